@@ -1,0 +1,30 @@
+/** What activities receive to find a build: small, secret-free JSON that is safe in workflow history. */
+export interface BuildRef {
+  buildId: string;
+  output: string;
+  s3: { endpoint?: string; region?: string; forcePathStyle?: boolean };
+  configFingerprint: string;
+}
+
+export interface ShardTask {
+  build: BuildRef;
+  shard: number;
+}
+
+export interface BatchTask extends ShardTask {
+  stage: 'image' | 'instruction' | 'constraints' | 'answer' | 'rejected';
+  /** Sample positions [from, to) in the shard plan. */
+  from: number;
+  to: number;
+}
+
+/** What a committed shard reports back to the build workflow. */
+export interface ShardSummary {
+  shard: number;
+  planned: number;
+  instruct: number;
+  dpo: number;
+  rejectedSamples: number;
+  rejectedPairs: number;
+  simulated: boolean;
+}

@@ -1,0 +1,96 @@
+/**
+ * The activities: thin adapters from Temporal to the pipeline modules. They add heartbeats, map
+ * permanent errors to non-retryable failures, and return only small JSON.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ConfigError, parseBuildConfig } from '../config/buildConfig.js';
+import { buildLayout } from '../output/layout.js';
+import { commitShard as writeShard } from '../output/shardWriter.js';
+import { writeBuildReport, type BuildReport } from '../output/buildReport.js';
+import { ConfigMismatchError, planBuild as plan, type BuildPlan } from '../pipeline/planBuild.js';
+import { runStage, type BatchOutcome } from '../pipeline/runStage.js';
+import { SourceError } from '../sources/source.js';
+import type { SourceSample } from '../domain/sample.js';
+import { getJson } from '../storage/objectStore.js';
+import type { ShardManifest } from '../output/manifest.js';
+import type { BatchTask, BuildRef, ShardSummary, ShardTask } from './buildRef.js';
+import { contextFor, contextForBuild, storeFor } from './runtime.js';
+
+/** Errors no retry can fix: the build fails at once with the message. */
+const PERMANENT = [ConfigError, ConfigMismatchError, SourceError];
+
+async function permanentOnFailure<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (PERMANENT.some((type) => err instanceof type)) {
+      throw ApplicationFailure.nonRetryable((err as Error).message, (err as Error).name);
+    }
+    throw err;
+  }
+}
+
+/** Heartbeats on a timer while `work` runs: a killed worker is noticed within the heartbeat timeout. */
+async function withHeartbeat<T>(work: () => Promise<T>): Promise<T> {
+  const timer = setInterval(() => Context.current().heartbeat(), 5_000);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+async function loadShardPlan(task: ShardTask): Promise<SourceSample[]> {
+  const store = storeFor(task.build.output, task.build.s3);
+  const samples = await getJson<SourceSample[]>(store, buildLayout(task.build.buildId).shardPlan(task.shard));
+  if (!samples) throw new Error(`build '${task.build.buildId}': no plan for shard ${task.shard} in ${store.root}`);
+  return samples;
+}
+
+function summarize(manifest: ShardManifest): ShardSummary {
+  const { planned, instruct, dpo, rejectedSamples, rejectedPairs } = manifest.counts;
+  return { shard: manifest.shard, planned, instruct, dpo, rejectedSamples, rejectedPairs, simulated: manifest.simulated };
+}
+
+export async function planBuild(input: unknown): Promise<BuildPlan> {
+  return permanentOnFailure(() =>
+    withHeartbeat(async () => {
+      const ctx = contextFor(parseBuildConfig(input));
+      return plan(ctx.config, ctx.store, ctx.layout, ctx.sources);
+    }),
+  );
+}
+
+export async function runStageBatch(task: BatchTask): Promise<BatchOutcome> {
+  return withHeartbeat(async () => {
+    const ctx = await contextForBuild(task.build);
+    const samples = (await loadShardPlan(task)).slice(task.from, task.to);
+    return runStage(ctx, task.stage, samples);
+  });
+}
+
+/** The summary of a committed shard, or null: lets a re-run skip committed shards without any model call. */
+export async function committedShard(task: ShardTask): Promise<ShardSummary | null> {
+  const store = storeFor(task.build.output, task.build.s3);
+  const manifest = await getJson<ShardManifest>(store, buildLayout(task.build.buildId).manifest(task.shard));
+  return manifest ? summarize(manifest) : null;
+}
+
+export async function commitShard(task: ShardTask): Promise<ShardSummary> {
+  return withHeartbeat(async () => {
+    const ctx = await contextForBuild(task.build);
+    const samples = await loadShardPlan(task);
+    const manifest = await writeShard(ctx.store, ctx.layout, {
+      buildId: task.build.buildId,
+      shard: task.shard,
+      configFingerprint: task.build.configFingerprint,
+      samples,
+    });
+    return summarize(manifest);
+  });
+}
+
+export async function finalizeBuild(input: { build: BuildRef; shardCount: number; failed: Array<{ shard: number; error: string }> }): Promise<BuildReport> {
+  const store = storeFor(input.build.output, input.build.s3);
+  return writeBuildReport(store, buildLayout(input.build.buildId), input);
+}

@@ -1,0 +1,59 @@
+/**
+ * Per-worker caches behind the activities: stores, loaded configs and source readers are opened
+ * once per process and shared by every activity call, instead of once per batch.
+ */
+import { parseBuildConfig, type BuildConfig } from '../config/buildConfig.js';
+import { ModelCaller } from '../llm/modelCaller.js';
+import { buildLayout, LLM_CACHE_PREFIX } from '../output/layout.js';
+import type { StageContext } from '../pipeline/context.js';
+import type { StoredConfig } from '../pipeline/planBuild.js';
+import { openSource } from '../sources/source.js';
+import { getJson, type ObjectStore } from '../storage/objectStore.js';
+import { openStore } from '../storage/openStore.js';
+import type { BuildRef } from './buildRef.js';
+
+const stores = new Map<string, ObjectStore>();
+const contexts = new Map<string, Promise<StageContext>>();
+
+export function storeFor(output: string, s3: BuildRef['s3']): ObjectStore {
+  const id = JSON.stringify([output, s3]);
+  let store = stores.get(id);
+  if (!store) {
+    store = openStore(output, s3);
+    stores.set(id, store);
+  }
+  return store;
+}
+
+export function contextFor(config: BuildConfig): StageContext {
+  const store = storeFor(config.output, config.s3);
+  return {
+    config,
+    store,
+    layout: buildLayout(config.buildId),
+    models: new ModelCaller(store, LLM_CACHE_PREFIX, config.llm),
+    sources: config.sources.map((source, index) => openSource(source, index, config.s3)),
+  };
+}
+
+/** The context of a planned build, from the config its plan stored (checked against the fingerprint). */
+export function contextForBuild(build: BuildRef): Promise<StageContext> {
+  const id = `${build.output}\u0000${build.buildId}\u0000${build.configFingerprint}`;
+  let ctx = contexts.get(id);
+  if (!ctx) {
+    ctx = loadContext(build);
+    ctx.catch(() => contexts.delete(id));
+    contexts.set(id, ctx);
+  }
+  return ctx;
+}
+
+async function loadContext(build: BuildRef): Promise<StageContext> {
+  const store = storeFor(build.output, build.s3);
+  const stored = await getJson<StoredConfig>(store, buildLayout(build.buildId).config);
+  if (!stored) throw new Error(`build '${build.buildId}' has no stored config in ${store.root}: was it planned?`);
+  if (stored.configFingerprint !== build.configFingerprint) {
+    throw new Error(`build '${build.buildId}' in ${store.root} was planned with another config`);
+  }
+  return contextFor(parseBuildConfig(stored.config));
+}

@@ -1,0 +1,30 @@
+/** The build config `npm start` runs: the bundled samples, ./out, and models from the environment. */
+import { fileURLToPath } from 'node:url';
+import type { BuildConfigInput, Stage } from '../config/buildConfig.js';
+import { STAGES } from '../config/buildConfig.js';
+
+export const SAMPLES_DIR = fileURLToPath(new URL('../samples/cc3m/', import.meta.url));
+export const SIMULATOR_MODEL = 'mmif-sim-vlm';
+
+/** MMIF_MODEL names the default model; MMIF_MODEL_<STAGE> overrides one stage (e.g. MMIF_MODEL_REJECTED). */
+export function modelsFromEnv(env: NodeJS.ProcessEnv, fallback: string): BuildConfigInput['models'] {
+  const models: BuildConfigInput['models'] = { default: { model: env.MMIF_MODEL || fallback } };
+  for (const stage of STAGES) {
+    const model = env[`MMIF_MODEL_${stage.toUpperCase()}`];
+    if (model) models[stage as Stage] = { model };
+  }
+  return models;
+}
+
+export function quickstartConfig(options: { buildId: string; output: string; maxSamples: number; models: BuildConfigInput['models'] }): BuildConfigInput {
+  return {
+    buildId: options.buildId,
+    seed: 7,
+    output: options.output,
+    sources: [{ type: 'cc3m', uri: SAMPLES_DIR, layout: 'files' }],
+    maxSamples: options.maxSamples,
+    shardSize: 5,
+    batchSize: 5,
+    models: options.models,
+  };
+}

@@ -1,0 +1,32 @@
+/** The one-screen summary printed after a build. */
+import type { BuildReport } from '../output/buildReport.js';
+import { buildLayout } from '../output/layout.js';
+
+export function formatSummary(report: BuildReport): string {
+  const layout = buildLayout(report.buildId);
+  const rel = (key: string) => `${report.datasetRoot}/${key.slice(layout.root.length + 1)}`;
+  const lines = [
+    `build ${report.buildId}: ${report.shards.committed}/${report.shards.planned} shards committed, ${report.shards.failed} failed`,
+    `samples: ${report.counts.planned} planned -> ${report.counts.instruct} MM-IFInstruct, ${report.counts.dpo} MM-IFDPO pairs, ` +
+      `${report.counts.rejectedSamples} rejected samples, ${report.counts.rejectedPairs} rejected pairs`,
+  ];
+  const rejects = Object.entries(report.rejectsByStage);
+  if (rejects.length) lines.push(`rejections by stage: ${rejects.map(([stage, n]) => `${stage} ${n}`).join(', ')}`);
+  for (const f of report.failedShards) lines.push(`FAILED shard ${f.shard}: ${f.error}`);
+  const usage = Object.entries(report.usage);
+  if (usage.length) {
+    lines.push('model calls (requests / cached / prompt tokens / completion tokens):');
+    for (const [stage, u] of usage) {
+      lines.push(`  ${stage.padEnd(14)} ${report.models[stage] ?? ''}  ${u.requests} / ${u.cachedRequests} / ${u.promptTokens} / ${u.completionTokens}`);
+    }
+  }
+  lines.push(`dataset root: ${report.datasetRoot}`);
+  for (let shard = 0; shard < report.shards.planned; shard++) {
+    lines.push(`  shard ${shard}: ${rel(layout.instructParquet(shard))}, ${rel(layout.dpoParquet(shard))} (+ sharegpt JSONL, manifest)`);
+  }
+  lines.push(`LLaMA-Factory: dataset_dir=${report.datasetRoot} datasets mmif_instruct, mmif_dpo (dataset_info.json)`);
+  if (report.simulated) {
+    lines.push('', 'NOTE: every instruction, constraint and answer in this build came from the bundled SIMULATOR,', 'not a real model. It is test data. Set OPENAI_BASE_URL (and OPENAI_API_KEY, MMIF_MODEL) for real data.');
+  }
+  return lines.join('\n');
+}

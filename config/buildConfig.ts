@@ -1,0 +1,168 @@
+/**
+ * The build configuration: the one JSON document a user writes (or `temporal workflow start
+ * --input-file` sends). Validated with zod in the workflow itself, so a bad config fails the build
+ * at once with a message naming the field. It holds no secrets: API keys are named by env var.
+ * Pure and deterministic: imported by workflow code.
+ */
+import { z } from 'zod';
+
+export const STAGES = ['instruction', 'constraints', 'compatibility', 'answer', 'rejected'] as const;
+export type Stage = (typeof STAGES)[number];
+
+const slug = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'use letters, digits, ".", "_" or "-"');
+
+const endpointSchema = z
+  .object({
+    model: z.string().min(1),
+    /** OpenAI-compatible base URL, e.g. http://localhost:8000/v1. Unset: the worker's OPENAI_BASE_URL. */
+    baseUrl: z.string().url().optional(),
+    /** Name of the env var holding the API key (never the key itself). */
+    apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).default('OPENAI_API_KEY'),
+  })
+  .strict();
+export type EndpointConfig = z.infer<typeof endpointSchema>;
+
+const s3Schema = z
+  .object({
+    endpoint: z.string().url().optional(),
+    region: z.string().optional(),
+    forcePathStyle: z.boolean().optional(),
+  })
+  .strict();
+
+export const sourceSchema = z
+  .object({
+    type: z.literal('cc3m'),
+    /** Dataset root: a local path or s3://bucket/prefix. */
+    uri: z.string().min(1),
+    /** Which img2dataset layout the root holds; 'auto' detects it. */
+    layout: z.enum(['auto', 'webdataset', 'files', 'flat']).default('auto'),
+    licenseNote: z.string().default('CC3M: images owned by their original publishers; captions CC BY 4.0 (Google)'),
+  })
+  .strict();
+export type SourceConfig = z.infer<typeof sourceSchema>;
+
+export const imageSchema = z
+  .object({
+    /** Decompression-bomb guard handed to sharp's limitInputPixels. */
+    maxInputPixels: z.number().int().positive().default(64_000_000),
+    minShortSide: z.number().int().positive().default(224),
+    maxAspectRatio: z.number().min(1).default(3),
+    /** Images whose every channel has a standard deviation below this are "blank". */
+    minChannelStdDev: z.number().nonnegative().default(6),
+    maxLongSide: z.number().int().positive().default(1024),
+    jpegQuality: z.number().int().min(1).max(100).default(90),
+  })
+  .strict();
+export type ImageConfig = z.infer<typeof imageSchema>;
+
+export const buildConfigSchema = z
+  .object({
+    buildId: slug,
+    seed: z.number().int().nonnegative().default(0),
+    /** Output root: a local directory or s3://bucket/prefix. The build writes under <output>/<buildId>/. */
+    output: z.string().min(1),
+    /** Endpoint options for every s3:// URI in this config (credentials come from the AWS env). */
+    s3: s3Schema.default({}),
+    sources: z.array(sourceSchema).min(1),
+    /** Samples to select from the sources (deterministically, by seeded hash order). */
+    maxSamples: z.number().int().positive(),
+    shardSize: z.number().int().min(1).max(5000).default(64),
+    /** Samples per activity call: bounds history (one event group per batch) and retry cost. */
+    batchSize: z.number().int().min(1).max(500).default(16),
+    maxParallelShards: z.number().int().min(1).max(500).default(4),
+    image: imageSchema.default(imageSchema.parse({})),
+    instruction: z
+      .object({
+        /** Task-pool examples shown in the Fig. 14 prompt. */
+        examples: z.number().int().min(1).max(18).default(6),
+      })
+      .strict()
+      .default({ examples: 6 }),
+    constraints: z
+      .object({
+        /** Constraint types offered to the model in the Fig. 15 prompt. */
+        typesOffered: z.number().int().min(3).max(32).default(12),
+        min: z.number().int().min(1).default(3),
+        max: z.number().int().min(1).default(12),
+      })
+      .strict()
+      .default({ typesOffered: 12, min: 3, max: 12 }),
+    dpo: z
+      .object({
+        /** Fraction of constraints dropped (rounded up) before generating the rejected answer. */
+        dropFraction: z.number().gt(0).max(1).default(1 / 3),
+      })
+      .strict()
+      .default({ dropFraction: 1 / 3 }),
+    models: z
+      .object({
+        default: endpointSchema,
+        instruction: endpointSchema.optional(),
+        constraints: endpointSchema.optional(),
+        compatibility: endpointSchema.optional(),
+        answer: endpointSchema.optional(),
+        rejected: endpointSchema.optional(),
+      })
+      .strict(),
+    llm: z
+      .object({
+        temperature: z.number().min(0).max(2).default(0.7),
+        maxTokens: z.number().int().positive().default(1024),
+        timeoutMs: z.number().int().positive().default(120_000),
+        /** Model calls in flight per activity (per batch). */
+        concurrency: z.number().int().min(1).max(256).default(8),
+        /** Ask for response_format json_schema (OpenAI, vLLM, SGLang, Ollama >= 0.5 support it). */
+        structuredOutput: z.boolean().default(true),
+        imageDetail: z.enum(['auto', 'low', 'high']).default('auto'),
+      })
+      .strict()
+      .default({ temperature: 0.7, maxTokens: 1024, timeoutMs: 120_000, concurrency: 8, structuredOutput: true, imageDetail: 'auto' }),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    if (c.constraints.min > c.constraints.max) {
+      ctx.addIssue({ code: 'custom', path: ['constraints', 'min'], message: 'must not exceed constraints.max' });
+    }
+  });
+
+export type BuildConfigInput = z.input<typeof buildConfigSchema>;
+export type BuildConfig = z.output<typeof buildConfigSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses a config; throws ConfigError whose message names every bad field by its JSON path. */
+export function parseBuildConfig(input: unknown): BuildConfig {
+  const result = buildConfigSchema.safeParse(input);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`);
+  throw new ConfigError(`invalid build config: ${problems.join('; ')}`);
+}
+
+export function endpointFor(config: BuildConfig, stage: Stage): EndpointConfig {
+  return config.models[stage] ?? config.models.default;
+}
+
+/** Settings that change no output byte: excluded from the fingerprint so tuning them never invalidates a build. */
+const OPERATIONAL_KEYS = ['maxParallelShards', 'batchSize'] as const;
+
+/** Canonical JSON (sorted keys) of everything that shapes the output. */
+export function fingerprintMaterial(config: BuildConfig): string {
+  const copy: Record<string, unknown> = { ...config, llm: { ...config.llm, concurrency: undefined } };
+  for (const key of OPERATIONAL_KEYS) delete copy[key];
+  return canonicalJson(copy);
+}
+
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : v,
+  );
+}

@@ -1,0 +1,57 @@
+/**
+ * The seeded choices around constraints: which types the model is offered, how an over-long list
+ * is trimmed, and which constraints the rejected (DPO) answer is generated without.
+ */
+import { CONSTRAINT_TYPES, constraintType, type ConstraintType } from './catalogue.js';
+import { sampleK, type Rng } from '../random.js';
+
+export interface Constraint {
+  type: string;
+  value: string;
+}
+
+export function offeredConstraintTypes(rng: Rng, count: number): ConstraintType[] {
+  return sampleK(rng, CONSTRAINT_TYPES, count);
+}
+
+export type ConstraintListVerdict =
+  | { ok: true; constraints: Constraint[]; trimmed: Constraint[] }
+  | { ok: false; reason: string };
+
+/**
+ * Cleans the model's constraint list: unknown types, types not offered, empty values and repeated
+ * types are removed (the paper uses each type at most once per sample); then the list is trimmed
+ * to `max` at random and refused when fewer than `min` remain.
+ */
+export function finalizeConstraints(
+  rng: Rng,
+  proposed: readonly Constraint[],
+  offered: readonly string[],
+  limits: { min: number; max: number },
+): ConstraintListVerdict {
+  const allowed = new Set(offered);
+  const seen = new Set<string>();
+  const valid: Constraint[] = [];
+  for (const c of proposed) {
+    const value = c.value.trim();
+    if (!constraintType(c.type) || !allowed.has(c.type) || !value || seen.has(c.type)) continue;
+    seen.add(c.type);
+    valid.push({ type: c.type, value });
+  }
+  if (valid.length < limits.min) {
+    return { ok: false, reason: `too-few-constraints: ${valid.length} usable, at least ${limits.min} required` };
+  }
+  const kept = sampleK(rng, valid, limits.max);
+  return { ok: true, constraints: kept, trimmed: valid.filter((c) => !kept.includes(c)) };
+}
+
+/** Splits constraints for the rejected answer: ceil(n * fraction) are dropped, chosen at random (the epsilon keeps 6 * (1/3) at 2, not 3). */
+export function dropConstraints(
+  rng: Rng,
+  constraints: readonly Constraint[],
+  fraction: number,
+): { kept: Constraint[]; dropped: Constraint[] } {
+  const dropCount = Math.min(constraints.length, Math.ceil(constraints.length * fraction - 1e-9));
+  const dropped = sampleK(rng, constraints, dropCount);
+  return { kept: constraints.filter((c) => !dropped.includes(c)), dropped };
+}

@@ -1,0 +1,115 @@
+/**
+ * Turns a sample's stage states into output records: one MM-IFInstruct record (SFT), one MM-IFDPO
+ * pair, or a rejection saying which stage refused the sample and why. Pure: no I/O.
+ */
+import type { Stage } from '../config/buildConfig.js';
+import type { CallRecord } from '../llm/modelCaller.js';
+import { imagePathInDataset } from '../output/layout.js';
+import type { StageName, StageResults, StageState } from '../pipeline/stageState.js';
+import type { Constraint } from './constraints/selection.js';
+import type { SourceSample } from './sample.js';
+
+export interface InstructRecord {
+  id: string;
+  source: string;
+  source_id: string;
+  license: string;
+  image_path: string;
+  image_sha256: string;
+  instruction: string;
+  instruction_origin: string;
+  constraints: Constraint[];
+  prompt: string;
+  answer: string;
+  models: Record<'instruction' | 'constraints' | 'compatibility' | 'answer', string>;
+  simulated: boolean;
+}
+
+export interface DpoRecord extends Omit<InstructRecord, 'answer' | 'models'> {
+  sample_id: string;
+  chosen: string;
+  rejected: string;
+  /** The prompt the rejected answer was generated from: the same task without `dropped_constraints`. */
+  rejected_prompt: string;
+  dropped_constraints: Constraint[];
+  chosen_model: string;
+  rejected_model: string;
+}
+
+export interface RejectRecord {
+  id: string;
+  source: string;
+  source_id: string;
+  /** 'sample': no record at all; 'pair': the SFT record exists but no DPO pair. */
+  kind: 'sample' | 'pair';
+  stage: StageName;
+  reason: string;
+}
+
+export type SampleStates = Partial<{ [S in StageName]: StageState<S> }>;
+
+export interface AssembledSample {
+  instruct?: InstructRecord;
+  dpo?: DpoRecord;
+  reject?: RejectRecord;
+  calls: CallRecord[];
+}
+
+const PIPELINE: StageName[] = ['image', 'instruction', 'constraints', 'answer', 'rejected'];
+
+export function assembleSample(sample: SourceSample, states: SampleStates): AssembledSample {
+  const calls = PIPELINE.flatMap((s) => states[s]?.calls ?? []);
+  const reject = (kind: RejectRecord['kind'], stage: StageName, reason: string): RejectRecord => ({
+    id: sample.sampleId,
+    source: sample.source,
+    source_id: sample.sourceId,
+    kind,
+    stage,
+    reason,
+  });
+  const results: Partial<StageResults> = {};
+  for (const stage of PIPELINE.slice(0, 4)) {
+    const state = states[stage];
+    if (!state) return { calls, reject: reject('sample', stage, `incomplete: stage '${stage}' never ran`) };
+    if (state.status === 'rejected') return { calls, reject: reject('sample', stage, state.reason) };
+    (results as Record<string, unknown>)[stage] = state.result;
+  }
+  const { image, instruction, constraints, answer } = results as Omit<StageResults, 'rejected'>;
+  const modelOf = (stage: Stage) => calls.find((c) => c.stage === stage)?.model ?? '';
+  const instruct: InstructRecord = {
+    id: sample.sampleId,
+    source: sample.source,
+    source_id: sample.sourceId,
+    license: sample.licenseNote,
+    image_path: imagePathInDataset(image.sha256),
+    image_sha256: image.sha256,
+    instruction: instruction.instruction,
+    instruction_origin: instruction.origin,
+    constraints: constraints.constraints,
+    prompt: answer.prompt,
+    answer: answer.answer,
+    models: {
+      instruction: modelOf('instruction'),
+      constraints: modelOf('constraints'),
+      compatibility: modelOf('compatibility'),
+      answer: modelOf('answer') || answer.model,
+    },
+    simulated: calls.some((c) => c.simulated),
+  };
+  const rejected = states.rejected;
+  if (!rejected) return { calls, instruct, reject: reject('pair', 'rejected', "incomplete: stage 'rejected' never ran") };
+  if (rejected.status === 'rejected') return { calls, instruct, reject: reject('pair', 'rejected', rejected.reason) };
+  const { answer: _answer, models: _models, ...shared } = instruct;
+  const dpo: DpoRecord = {
+    ...shared,
+    id: `${sample.sampleId}-dpo`,
+    sample_id: sample.sampleId,
+    chosen: answer.answer,
+    rejected: rejected.result.answer,
+    rejected_prompt: rejected.result.prompt,
+    dropped_constraints: rejected.result.dropped,
+    chosen_model: instruct.models.answer,
+    rejected_model: modelOf('rejected') || rejected.result.model,
+  };
+  return { calls, instruct, dpo };
+}

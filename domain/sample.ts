@@ -1,0 +1,24 @@
+/**
+ * The unit of work: one source image on its way to an MM-IFInstruct record and an MM-IFDPO pair.
+ * Everything here is small JSON: it is what the shard plan stores and what stage state refers to.
+ */
+
+/** Where a sample's image bytes live, relative to its source's root. */
+export interface ImageRef {
+  /** Index into BuildConfig.sources. */
+  sourceIndex: number;
+  key: string;
+  /** Byte range [start, end) inside `key`, for a member of an uncompressed tar. */
+  range?: [number, number];
+}
+
+export interface SourceSample {
+  /** Stable across builds: derived from source name and source id only. */
+  sampleId: string;
+  source: string;
+  sourceId: string;
+  licenseNote: string;
+  image: ImageRef;
+  /** Text that came with the image (CC3M caption); grounding only, never the instruction. */
+  caption?: string;
+}

@@ -1,0 +1,34 @@
+import OpenAI from 'openai';
+import type { EndpointConfig } from '../config/buildConfig.js';
+
+export const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+
+export interface ResolvedEndpoint {
+  baseURL: string;
+  model: string;
+  apiKey: string;
+}
+
+/** Fills an endpoint from the worker's environment: base URL fallback and the API key (env only). */
+export function resolveEndpoint(endpoint: EndpointConfig, env: NodeJS.ProcessEnv = process.env): ResolvedEndpoint {
+  const baseURL = (endpoint.baseUrl ?? env.OPENAI_BASE_URL ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
+  const apiKey = env[endpoint.apiKeyEnv];
+  if (!apiKey && baseURL === DEFAULT_BASE_URL) {
+    throw new Error(`model endpoint ${baseURL}: the API key variable ${endpoint.apiKeyEnv} is not set`);
+  }
+  // Local servers (vLLM, Ollama, the simulator) accept any key; the SDK insists on one.
+  return { baseURL, model: endpoint.model, apiKey: apiKey || 'not-needed' };
+}
+
+const clients = new Map<string, OpenAI>();
+
+/** One SDK client per endpoint and key, shared by every activity of the worker (keeps connections alive). */
+export function clientFor(endpoint: ResolvedEndpoint, timeoutMs: number): OpenAI {
+  const id = `${endpoint.baseURL}\u0000${endpoint.apiKey}\u0000${timeoutMs}`;
+  let client = clients.get(id);
+  if (!client) {
+    client = new OpenAI({ baseURL: endpoint.baseURL, apiKey: endpoint.apiKey, timeout: timeoutMs, maxRetries: 3 });
+    clients.set(id, client);
+  }
+  return client;
+}

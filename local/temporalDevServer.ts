@@ -1,0 +1,71 @@
+/** Starts the real `temporal server start-dev` on a free loopback port, for the quickstart and tests. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { temporalCliPath } from './tools.js';
+
+export interface DevServer {
+  address: string;
+  uiPort?: number;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startTemporalDevServer(options: { dbFile?: string; withUi?: boolean } = {}): Promise<DevServer> {
+  const port = await freePort();
+  const uiPort = options.withUi ? await freePort() : undefined;
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'error', '--namespace', 'default'];
+  args.push(...(uiPort ? ['--ui-port', String(uiPort)] : ['--headless']));
+  if (options.dbFile) args.push('--db-filename', options.dbFile);
+  const child = spawn(temporalCliPath(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`temporal dev server exited (code ${code}): ${stderr.trim() || 'no output'}`))),
+  );
+  child.once('error', () => {});
+  await Promise.race([waitForPort(port, 30_000), exited]);
+  exited.catch(() => {});
+  return {
+    address: `127.0.0.1:${port}`,
+    uiPort,
+    process: child,
+    stop: () => stopProcess(child),
+  };
+}
+
+async function waitForPort(port: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1', () => {
+        socket.end();
+        resolve(true);
+      });
+      socket.on('error', () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`temporal dev server did not open port ${port} within ${timeoutMs} ms`);
+}
+
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await gone;
+  clearTimeout(timer);
+}

@@ -1,0 +1,60 @@
+/**
+ * The build report: totals over every committed shard's manifest, the shards that failed and why,
+ * and LLaMA-Factory's dataset_info.json beside the data. Written when a build run finishes.
+ */
+import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
+import type { BuildLayout } from './layout.js';
+import type { ShardManifest, StageUsage } from './manifest.js';
+import { llamaFactoryDatasetInfo } from './sharegpt.js';
+
+export interface BuildReport {
+  buildId: string;
+  configFingerprint: string;
+  /** Where the dataset is: `<output>/<buildId>`. */
+  datasetRoot: string;
+  simulated: boolean;
+  shards: { planned: number; committed: number; failed: number };
+  failedShards: Array<{ shard: number; error: string }>;
+  counts: { planned: number; instruct: number; dpo: number; rejectedSamples: number; rejectedPairs: number };
+  rejectsByStage: Record<string, number>;
+  usage: Record<string, StageUsage>;
+  models: Record<string, string>;
+}
+
+export async function writeBuildReport(
+  store: ObjectStore,
+  layout: BuildLayout,
+  input: { build: { buildId: string; configFingerprint: string }; shardCount: number; failed: Array<{ shard: number; error: string }> },
+): Promise<BuildReport> {
+  const report: BuildReport = {
+    buildId: input.build.buildId,
+    configFingerprint: input.build.configFingerprint,
+    datasetRoot: `${store.root.replace(/\/+$/, '')}/${layout.root}`,
+    simulated: false,
+    shards: { planned: input.shardCount, committed: 0, failed: input.failed.length },
+    failedShards: input.failed,
+    counts: { planned: 0, instruct: 0, dpo: 0, rejectedSamples: 0, rejectedPairs: 0 },
+    rejectsByStage: {},
+    usage: {},
+    models: {},
+  };
+  for (let shard = 0; shard < input.shardCount; shard++) {
+    const manifest = await getJson<ShardManifest>(store, layout.manifest(shard));
+    if (!manifest) continue;
+    report.shards.committed += 1;
+    report.simulated ||= manifest.simulated;
+    for (const key of Object.keys(report.counts) as Array<keyof BuildReport['counts']>) report.counts[key] += manifest.counts[key];
+    for (const [stage, n] of Object.entries(manifest.rejectsByStage)) report.rejectsByStage[stage] = (report.rejectsByStage[stage] ?? 0) + n;
+    for (const [stage, u] of Object.entries(manifest.usage)) {
+      const total = (report.usage[stage] ??= { requests: 0, cachedRequests: 0, promptTokens: 0, completionTokens: 0 });
+      total.requests += u.requests;
+      total.cachedRequests += u.cachedRequests;
+      total.promptTokens += u.promptTokens;
+      total.completionTokens += u.completionTokens;
+    }
+    Object.assign(report.models, manifest.models);
+  }
+  await putJson(store, layout.datasetInfo, llamaFactoryDatasetInfo());
+  await putJson(store, layout.report, report);
+  return report;
+}

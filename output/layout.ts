@@ -1,0 +1,40 @@
+/**
+ * Where everything of a build lives, relative to the output root. One place, so the writer, the
+ * resume logic, the CLI and the tests agree. The dataset root is `<output>/<buildId>/`; paths
+ * inside records (images) are relative to it, as LLaMA-Factory expects.
+ */
+import type { StageName } from '../pipeline/stageState.js';
+
+export const pad = (n: number): string => String(n).padStart(5, '0');
+export const shardName = (shard: number): string => `shard-${pad(shard)}`;
+
+export function imagePathInDataset(sha256: string): string {
+  return `images/${sha256.slice(0, 2)}/${sha256}.jpg`;
+}
+
+export function buildLayout(buildId: string) {
+  const root = buildId;
+  const work = `${root}/_work`;
+  return {
+    root,
+    image: (sha256: string) => `${root}/${imagePathInDataset(sha256)}`,
+    imageClaim: (sha256: string) => `${work}/image-claims/${sha256}.json`,
+    stageState: (sampleId: string, stage: StageName) => `${work}/samples/${sampleId}/${stage}.json`,
+    config: `${work}/config.json`,
+    shardPlan: (shard: number) => `${work}/plan/${shardName(shard)}.json`,
+    sourceProblems: `${root}/rejects/source-problems.jsonl`,
+    instructParquet: (shard: number) => `${root}/instruct/parquet/${shardName(shard)}.parquet`,
+    instructJsonl: (shard: number) => `${root}/instruct/sharegpt/${shardName(shard)}.jsonl`,
+    dpoParquet: (shard: number) => `${root}/dpo/parquet/${shardName(shard)}.parquet`,
+    dpoJsonl: (shard: number) => `${root}/dpo/sharegpt/${shardName(shard)}.jsonl`,
+    rejects: (shard: number) => `${root}/rejects/${shardName(shard)}.jsonl`,
+    /** Written last: its presence is what makes a shard committed. */
+    manifest: (shard: number) => `${root}/manifests/${shardName(shard)}.json`,
+    report: `${root}/build-report.json`,
+    datasetInfo: `${root}/dataset_info.json`,
+  };
+}
+export type BuildLayout = ReturnType<typeof buildLayout>;
+
+/** The model-call cache sits beside the builds so every build in an output root shares it. */
+export const LLM_CACHE_PREFIX = '_cache/llm';

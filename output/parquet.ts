@@ -1,0 +1,81 @@
+/**
+ * Parquet shards in the layout Hugging Face `datasets` loads directly: the image column is the
+ * `{bytes, path}` struct with an `Image` feature declared in the schema's `huggingface` metadata,
+ * so `load_dataset("parquet", ...)` decodes it as a PIL image. Nullable columns are required for
+ * that: `datasets` only trusts the metadata when it matches the Arrow field exactly.
+ */
+import { Writable } from 'node:stream';
+import parquet, { type FieldDefinition, type ParquetSchema } from 'parquetjs-lite';
+import type { DpoRecord, InstructRecord } from '../domain/records.js';
+
+const text: FieldDefinition = { type: 'UTF8', optional: true, compression: 'GZIP' };
+const flag: FieldDefinition = { type: 'BOOLEAN', optional: true };
+const imageField: FieldDefinition = {
+  optional: true,
+  fields: { bytes: { type: 'BYTE_ARRAY', optional: true }, path: { type: 'UTF8', optional: true } },
+};
+const constraintList: FieldDefinition = { repeated: true, fields: { type: text, value: text } };
+
+const common: Record<string, FieldDefinition> = {
+  id: text,
+  source: text,
+  source_id: text,
+  license: text,
+  image: imageField,
+  image_sha256: text,
+  instruction: text,
+  instruction_origin: text,
+  constraints: constraintList,
+  prompt: text,
+  simulated: flag,
+};
+
+const instructSchema = new parquet.ParquetSchema({
+  ...common,
+  answer: text,
+  models: { optional: true, fields: { instruction: text, constraints: text, compatibility: text, answer: text } },
+});
+
+const dpoSchema = new parquet.ParquetSchema({
+  ...common,
+  sample_id: text,
+  chosen: text,
+  rejected: text,
+  rejected_prompt: text,
+  dropped_constraints: constraintList,
+  chosen_model: text,
+  rejected_model: text,
+});
+
+const HF_METADATA = JSON.stringify({ info: { features: { image: { _type: 'Image' } } } });
+
+export type ImageBytes = (record: InstructRecord | DpoRecord) => Buffer;
+
+export function instructParquet(records: readonly InstructRecord[], imageBytes: ImageBytes): Promise<Buffer> {
+  return writeParquet(instructSchema, records.map((r) => withImage(r, imageBytes)));
+}
+
+export function dpoParquet(records: readonly DpoRecord[], imageBytes: ImageBytes): Promise<Buffer> {
+  return writeParquet(dpoSchema, records.map((r) => withImage(r, imageBytes)));
+}
+
+function withImage(record: InstructRecord | DpoRecord, imageBytes: ImageBytes): Record<string, unknown> {
+  const { image_path, ...rest } = record;
+  return { ...rest, image: { bytes: imageBytes(record), path: image_path } };
+}
+
+async function writeParquet(schema: ParquetSchema, rows: Record<string, unknown>[]): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      chunks.push(chunk);
+      done();
+    },
+  });
+  // Row groups of 64 keep a reader's memory bounded while images are in the rows.
+  const writer = await parquet.ParquetWriter.openStream(schema, sink, { rowGroupSize: 64 });
+  writer.setMetadata('huggingface', HF_METADATA);
+  for (const row of rows) await writer.appendRow(row);
+  await writer.close();
+  return Buffer.concat(chunks);
+}

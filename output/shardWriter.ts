@@ -1,0 +1,91 @@
+/**
+ * Commits a shard: assembles every sample's records from its stage states, writes the data files
+ * under deterministic keys, then the manifest last. A shard whose manifest exists is committed and
+ * is never rewritten; a crash before the manifest leaves files that the retry overwrites with the
+ * same bytes.
+ */
+import { assembleSample, type DpoRecord, type InstructRecord, type RejectRecord, type SampleStates } from '../domain/records.js';
+import type { SourceSample } from '../domain/sample.js';
+import { sha256Hex } from '../domain/hashing.js';
+import { mapLimit } from '../domain/mapLimit.js';
+import type { CallRecord } from '../llm/modelCaller.js';
+import { STAGE_NAMES, type StageState } from '../pipeline/stageState.js';
+import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
+import type { BuildLayout } from './layout.js';
+import { countByStage, MANIFEST_FORMAT, modelsByStage, summarizeUsage, type ManifestFile, type ShardManifest } from './manifest.js';
+import { dpoParquet, instructParquet } from './parquet.js';
+import { dpoSharegptLine, instructSharegptLine, jsonl } from './sharegpt.js';
+
+export interface ShardToCommit {
+  buildId: string;
+  shard: number;
+  configFingerprint: string;
+  samples: readonly SourceSample[];
+}
+
+export async function commitShard(store: ObjectStore, layout: BuildLayout, spec: ShardToCommit): Promise<ShardManifest> {
+  const existing = await getJson<ShardManifest>(store, layout.manifest(spec.shard));
+  if (existing) return existing;
+
+  const assembled = await mapLimit(spec.samples, 16, async (sample) => assembleSample(sample, await loadStates(store, layout, sample)));
+  const instruct = assembled.flatMap((a) => (a.instruct ? [a.instruct] : []));
+  const dpo = assembled.flatMap((a) => (a.dpo ? [a.dpo] : []));
+  const rejects = assembled.flatMap((a) => (a.reject ? [a.reject] : []));
+  const calls: CallRecord[] = assembled.flatMap((a) => a.calls);
+
+  const images = await loadImages(store, layout, instruct);
+  const imageBytes = (r: InstructRecord | DpoRecord) => images.get(r.image_sha256)!;
+  const files: Array<{ key: string; body: Buffer | string; rows: number }> = [
+    { key: layout.instructParquet(spec.shard), body: await instructParquet(instruct, imageBytes), rows: instruct.length },
+    { key: layout.instructJsonl(spec.shard), body: jsonl(instruct.map(instructSharegptLine)), rows: instruct.length },
+    { key: layout.dpoParquet(spec.shard), body: await dpoParquet(dpo, imageBytes), rows: dpo.length },
+    { key: layout.dpoJsonl(spec.shard), body: jsonl(dpo.map(dpoSharegptLine)), rows: dpo.length },
+    { key: layout.rejects(spec.shard), body: jsonl(rejects.map((r) => JSON.stringify(r))), rows: rejects.length },
+  ];
+  const manifestFiles: ManifestFile[] = [];
+  for (const file of files) {
+    await store.put(file.key, file.body);
+    const bytes = typeof file.body === 'string' ? Buffer.from(file.body) : file.body;
+    manifestFiles.push({ path: file.key.slice(layout.root.length + 1), sha256: sha256Hex(bytes), bytes: bytes.length, rows: file.rows });
+  }
+
+  const manifest: ShardManifest = {
+    format: MANIFEST_FORMAT,
+    buildId: spec.buildId,
+    shard: spec.shard,
+    configFingerprint: spec.configFingerprint,
+    simulated: calls.some((c) => c.simulated),
+    counts: {
+      planned: spec.samples.length,
+      instruct: instruct.length,
+      dpo: dpo.length,
+      rejectedSamples: rejects.filter((r: RejectRecord) => r.kind === 'sample').length,
+      rejectedPairs: rejects.filter((r: RejectRecord) => r.kind === 'pair').length,
+    },
+    rejectsByStage: countByStage(rejects),
+    files: manifestFiles,
+    models: modelsByStage(calls),
+    usage: summarizeUsage(calls),
+  };
+  await putJson(store, layout.manifest(spec.shard), manifest);
+  return manifest;
+}
+
+async function loadStates(store: ObjectStore, layout: BuildLayout, sample: SourceSample): Promise<SampleStates> {
+  const states: Record<string, StageState> = {};
+  for (const stage of STAGE_NAMES) {
+    const state = await getJson<StageState>(store, layout.stageState(sample.sampleId, stage));
+    if (state) states[stage] = state;
+  }
+  return states as SampleStates;
+}
+
+async function loadImages(store: ObjectStore, layout: BuildLayout, records: readonly InstructRecord[]): Promise<Map<string, Buffer>> {
+  const images = new Map<string, Buffer>();
+  await mapLimit([...new Set(records.map((r) => r.image_sha256))], 16, async (sha) => {
+    const bytes = await store.get(layout.image(sha));
+    if (!bytes) throw new Error(`image ${sha} is missing from ${store.root}`);
+    images.set(sha, bytes);
+  });
+  return images;
+}

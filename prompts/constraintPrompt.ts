@@ -1,0 +1,46 @@
+/** Constraint integration (paper Fig. 15): the model adds constraints of offered types to the instruction. */
+import { z } from 'zod';
+import type { ConstraintType } from '../domain/constraints/catalogue.js';
+import type { RenderedPrompt } from './chat.js';
+
+export const CONSTRAINT_PROMPT_VERSION = 'fig15-v1';
+
+export const constraintReplySchema = z.object({
+  constraints: z.array(z.object({ type: z.string(), value: z.string() })),
+});
+export type ConstraintReply = z.infer<typeof constraintReplySchema>;
+
+const OUTPUT_FORMAT = '{"constraints": [{"type": "<constraint type key>", "value": "<the constraint, written as an instruction>"}, ...]}';
+
+/** One line per offered type; the simulator and humans both read this format. */
+export function constraintTypeLine(c: ConstraintType): string {
+  return `- ${c.key} (${c.subclass}): ${c.description} Example: "${c.example}"`;
+}
+
+export function renderConstraintPrompt(instruction: string, offered: readonly ConstraintType[]): RenderedPrompt {
+  const text = `You are an expert in add appropriate constraints to the instruction for images.
+
+## Task
+Given the original instruction, your task is to expand the instruction by adding constraints to it.
+
+You can select **as many as possible** appropriate types of constraints from the given **Constraints List** below and modify them. However, ensure that the constraints you generate meet the following requirements:
+
+1. Maintain the thematic consistency of the original instruction.
+2. Be relevant and appropriate for the original instruction and be concise.
+3. Do not conflict with the original instruction or with each other.
+
+For example, if the original instruction is a simple query like "What color is the truck?" you should avoid adding constraints such as "Your response must be in three paragraphs," as such a requirement is unnecessary for a short and simple question. Moreover, if the original instruction is a question like "What is the object in the image?", you should avoid adding constraints such as "Respond in the second-person to directly address the reader," as it conflicts with the original instruction.
+
+## Original Instruction
+${instruction}
+
+## Constraints List
+Your added constraints can be from the following types:
+
+${offered.map(constraintTypeLine).join('\n')}
+
+## Output Format
+Your output should follow the format below, using each type at most once:
+${OUTPUT_FORMAT}`;
+  return { version: CONSTRAINT_PROMPT_VERSION, messages: [{ role: 'user', text, withImage: true }] };
+}

@@ -1,0 +1,127 @@
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm, stat, link, unlink, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { StoreError, type ObjectInfo, type ObjectStore } from './objectStore.js';
+
+/** A local directory as an object store: the embedded default. Writes go through a temp file + rename. */
+export class LocalStore implements ObjectStore {
+  readonly root: string;
+
+  constructor(root: string) {
+    this.root = path.resolve(root);
+  }
+
+  private resolve(key: string): string {
+    const full = path.resolve(this.root, key);
+    if (full !== this.root && !full.startsWith(this.root + path.sep)) {
+      throw new StoreError(`key '${key}' escapes the store root ${this.root}`, key, 'escapes-root');
+    }
+    return full;
+  }
+
+  async get(key: string): Promise<Buffer | undefined> {
+    try {
+      return await readFile(this.resolve(key));
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async getRange(key: string, start: number, end: number): Promise<Buffer> {
+    const handle = await this.openExisting(key);
+    try {
+      const buf = Buffer.alloc(end - start);
+      const { bytesRead } = await handle.read(buf, 0, buf.length, start);
+      return buf.subarray(0, bytesRead);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async openRead(key: string): Promise<NodeJS.ReadableStream> {
+    await (await this.openExisting(key)).close();
+    return createReadStream(this.resolve(key));
+  }
+
+  private async openExisting(key: string) {
+    try {
+      return await open(this.resolve(key), 'r');
+    } catch (err) {
+      if (isNotFound(err)) throw new StoreError(`no object '${key}' in ${this.root}`, key, 'not-found');
+      throw err;
+    }
+  }
+
+  async put(key: string, body: Buffer | string): Promise<void> {
+    const tmp = await this.writeTemp(key, body);
+    await rename(tmp, this.resolve(key));
+  }
+
+  async putIfAbsent(key: string, body: Buffer | string): Promise<boolean> {
+    const tmp = await this.writeTemp(key, body);
+    try {
+      await link(tmp, this.resolve(key)); // link() fails with EEXIST atomically: no check-then-write race
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw err;
+    } finally {
+      await unlink(tmp);
+    }
+  }
+
+  private async writeTemp(key: string, body: Buffer | string): Promise<string> {
+    const full = this.resolve(key);
+    await mkdir(path.dirname(full), { recursive: true });
+    const tmp = `${full}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
+    await writeFile(tmp, body);
+    return tmp;
+  }
+
+  async exists(key: string): Promise<boolean> {
+    try {
+      return (await stat(this.resolve(key))).isFile();
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
+  }
+
+  async *list(prefix: string): AsyncIterable<ObjectInfo> {
+    // Walk only the deepest directory the prefix names, then filter by the remaining key prefix.
+    const dirKey = prefix.includes('/') ? prefix.slice(0, prefix.lastIndexOf('/')) : '';
+    yield* this.walk(dirKey, prefix);
+  }
+
+  private async *walk(dirKey: string, prefix: string): AsyncIterable<ObjectInfo> {
+    let entries;
+    try {
+      entries = await readdir(this.resolve(dirKey), { withFileTypes: true });
+    } catch (err) {
+      if (isNotFound(err) || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return;
+      throw err;
+    }
+    // Order by full key, as S3 does: a directory's keys all start with `name/`, so 'a.txt' < 'a/x' < 'a0'.
+    const sortKey = (e: (typeof entries)[number]) => (e.isDirectory() ? `${e.name}/` : e.name);
+    entries.sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : sortKey(a) > sortKey(b) ? 1 : 0));
+    for (const entry of entries) {
+      const key = dirKey ? `${dirKey}/${entry.name}` : entry.name;
+      if (entry.name.includes('.tmp-')) continue; // an in-flight write, not an object
+      if (entry.isDirectory()) {
+        if (key.startsWith(prefix) || prefix.startsWith(key + '/')) yield* this.walk(key, prefix);
+      } else if (entry.isFile() && key.startsWith(prefix)) {
+        yield { key, size: (await stat(this.resolve(key))).size };
+      }
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(this.resolve(key), { force: true });
+  }
+}
+
+function isNotFound(err: unknown): boolean {
+  return (err as NodeJS.ErrnoException)?.code === 'ENOENT';
+}

@@ -1,0 +1,54 @@
+/**
+ * The one storage abstraction of the project. Output shards, per-sample stage state, the model-call
+ * cache and (read-only) source datasets all go through it, so a local folder and S3 behave the same.
+ * Keys are '/'-separated and relative to the store's root.
+ */
+export interface ObjectInfo {
+  key: string;
+  size: number;
+}
+
+export interface ObjectStore {
+  /** Human-readable root, e.g. `/data/out` or `s3://bucket/prefix`; used in messages. */
+  readonly root: string;
+  get(key: string): Promise<Buffer | undefined>;
+  /** Bytes [start, end) of an object; used to read one tar member without streaming the whole tar. */
+  getRange(key: string, start: number, end: number): Promise<Buffer>;
+  /** Streams an object; for sources too large to buffer (tars, 500k-record JSON arrays). */
+  openRead(key: string): Promise<NodeJS.ReadableStream>;
+  /** Writes atomically: a reader sees the old object or the whole new one, never a partial one. */
+  put(key: string, body: Buffer | string, contentType?: string): Promise<void>;
+  /** Writes only if the key does not exist yet; returns false when it already existed. */
+  putIfAbsent(key: string, body: Buffer | string, contentType?: string): Promise<boolean>;
+  exists(key: string): Promise<boolean>;
+  /** Every object under a prefix, in lexicographic key order. */
+  list(prefix: string): AsyncIterable<ObjectInfo>;
+  delete(key: string): Promise<void>;
+}
+
+export class StoreError extends Error {
+  constructor(
+    message: string,
+    readonly key: string,
+    readonly code: 'not-found' | 'escapes-root' | 'io',
+  ) {
+    super(message);
+    this.name = 'StoreError';
+  }
+}
+
+export async function getJson<T>(store: ObjectStore, key: string): Promise<T | undefined> {
+  const body = await store.get(key);
+  return body === undefined ? undefined : (JSON.parse(body.toString('utf8')) as T);
+}
+
+export async function putJson(store: ObjectStore, key: string, value: unknown): Promise<void> {
+  await store.put(key, JSON.stringify(value), 'application/json');
+}
+
+export function joinKey(...parts: string[]): string {
+  return parts
+    .flatMap((p) => p.split('/'))
+    .filter((p) => p.length > 0)
+    .join('/');
+}

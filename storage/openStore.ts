@@ -1,0 +1,13 @@
+import { LocalStore } from './localStore.js';
+import { S3Store, type S3Options } from './s3Store.js';
+import type { ObjectStore } from './objectStore.js';
+
+export type { S3Options };
+
+/** Opens `s3://bucket/prefix` as an S3 store and anything else as a local directory. */
+export function openStore(uri: string, s3: S3Options = {}): ObjectStore {
+  const match = /^s3:\/\/([^/]+)\/?(.*)$/.exec(uri);
+  if (!match) return new LocalStore(uri.startsWith('file://') ? new URL(uri).pathname : uri);
+  const [, bucket, prefix] = match;
+  return new S3Store(bucket!, prefix!.replace(/\/+$/, ''), s3);
+}

@@ -1,0 +1,142 @@
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { StoreError, type ObjectInfo, type ObjectStore } from './objectStore.js';
+
+export interface S3Options {
+  /** Custom endpoint for S3-compatible stores (MinIO, versitygw, R2...). Credentials come from the AWS env/chain. */
+  endpoint?: string;
+  region?: string;
+  forcePathStyle?: boolean;
+}
+
+/** Objects above this size are sent as a multipart upload (lib-storage) rather than one PUT. */
+const MULTIPART_THRESHOLD = 16 * 1024 * 1024;
+
+export class S3Store implements ObjectStore {
+  readonly root: string;
+  private readonly client: S3Client;
+
+  constructor(
+    private readonly bucket: string,
+    private readonly prefix: string,
+    options: S3Options = {},
+  ) {
+    this.root = `s3://${bucket}/${prefix}`;
+    this.client = new S3Client({
+      endpoint: options.endpoint,
+      region: options.region ?? process.env.AWS_REGION ?? 'us-east-1',
+      forcePathStyle: options.forcePathStyle ?? Boolean(options.endpoint),
+      maxAttempts: 5,
+    });
+  }
+
+  private key(key: string): string {
+    if (key.split('/').includes('..')) throw new StoreError(`key '${key}' escapes the store root ${this.root}`, key, 'escapes-root');
+    return this.prefix ? `${this.prefix}/${key}` : key;
+  }
+
+  async get(key: string): Promise<Buffer | undefined> {
+    try {
+      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key(key) }));
+      return Buffer.from(await res.Body!.transformToByteArray());
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async getRange(key: string, start: number, end: number): Promise<Buffer> {
+    if (end <= start) return Buffer.alloc(0);
+    try {
+      const res = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: this.key(key), Range: `bytes=${start}-${end - 1}` }),
+      );
+      return Buffer.from(await res.Body!.transformToByteArray());
+    } catch (err) {
+      if (isMissing(err)) throw new StoreError(`no object '${key}' in ${this.root}`, key, 'not-found');
+      throw err;
+    }
+  }
+
+  async openRead(key: string): Promise<NodeJS.ReadableStream> {
+    try {
+      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key(key) }));
+      return res.Body as NodeJS.ReadableStream;
+    } catch (err) {
+      if (isMissing(err)) throw new StoreError(`no object '${key}' in ${this.root}`, key, 'not-found');
+      throw err;
+    }
+  }
+
+  async put(key: string, body: Buffer | string, contentType?: string): Promise<void> {
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    if (bytes.length > MULTIPART_THRESHOLD) {
+      await new Upload({
+        client: this.client,
+        params: { Bucket: this.bucket, Key: this.key(key), Body: bytes, ContentType: contentType },
+      }).done();
+      return;
+    }
+    await this.client.send(
+      new PutObjectCommand({ Bucket: this.bucket, Key: this.key(key), Body: bytes, ContentType: contentType }),
+    );
+  }
+
+  async putIfAbsent(key: string, body: Buffer | string, contentType?: string): Promise<boolean> {
+    try {
+      await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: this.key(key),
+          Body: typeof body === 'string' ? Buffer.from(body) : body,
+          ContentType: contentType,
+          IfNoneMatch: '*', // S3 conditional write: the server refuses atomically if the key exists
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof S3ServiceException && (err.$metadata.httpStatusCode === 412 || err.$metadata.httpStatusCode === 409)) {
+        return false;
+      }
+      throw err;
+    }
+  }
+
+  async exists(key: string): Promise<boolean> {
+    try {
+      await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.key(key) }));
+      return true;
+    } catch (err) {
+      if (isMissing(err)) return false;
+      throw err;
+    }
+  }
+
+  async *list(prefix: string): AsyncIterable<ObjectInfo> {
+    let token: string | undefined;
+    const strip = this.prefix ? this.prefix.length + 1 : 0;
+    do {
+      const res = await this.client.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.key(prefix), ContinuationToken: token }),
+      );
+      for (const obj of res.Contents ?? []) yield { key: obj.Key!.slice(strip), size: obj.Size ?? 0 };
+      token = res.IsTruncated ? res.NextContinuationToken : undefined;
+    } while (token);
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.key(key) }));
+  }
+}
+
+function isMissing(err: unknown): boolean {
+  return err instanceof S3ServiceException && (err.name === 'NoSuchKey' || err.name === 'NotFound' || err.$metadata.httpStatusCode === 404);
+}

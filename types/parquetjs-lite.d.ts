@@ -1,0 +1,27 @@
+// Minimal typings for the parts of parquetjs-lite this project uses (the package ships none).
+declare module 'parquetjs-lite' {
+  export interface FieldDefinition {
+    type?: string;
+    optional?: boolean;
+    repeated?: boolean;
+    compression?: 'UNCOMPRESSED' | 'GZIP' | 'SNAPPY' | 'LZO' | 'BROTLI';
+    fields?: Record<string, FieldDefinition>;
+  }
+  export class ParquetSchema {
+    constructor(fields: Record<string, FieldDefinition>);
+  }
+  export class ParquetWriter {
+    static openStream(schema: ParquetSchema, stream: NodeJS.WritableStream, opts?: { rowGroupSize?: number }): Promise<ParquetWriter>;
+    appendRow(row: Record<string, unknown>): Promise<void>;
+    setMetadata(key: string, value: string): void;
+    close(): Promise<void>;
+  }
+  export class ParquetReader {
+    static openFile(path: string): Promise<ParquetReader>;
+    getCursor(): { next(): Promise<Record<string, unknown> | null> };
+    getRowCount(): number;
+    close(): Promise<void>;
+  }
+  const parquet: { ParquetSchema: typeof ParquetSchema; ParquetWriter: typeof ParquetWriter; ParquetReader: typeof ParquetReader };
+  export default parquet;
+}
