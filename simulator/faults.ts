@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import { rngFromHex, sha256Hex } from './replies.js';
+
+const probability = z.number().min(0).max(1);
+const millis = z.number().int().min(0);
+const count = z.number().int().min(0);
+
+/**
+ * Field validators without defaults. Kept apart from the defaulted schema because in zod 4
+ * `.partial()` still applies inner defaults, which would make every patch reset the
+ * fields it does not mention.
+ */
+const faultFields = {
+  latencyMs: millis,
+  latencyJitterMs: millis,
+  rate429: probability,
+  retryAfterSeconds: count,
+  rate500: probability,
+  rateHang: probability,
+  hangMs: millis,
+  rateMalformed: probability,
+  rateTruncated: probability,
+  maxConcurrent: count,
+} as const;
+
+export const FaultConfigSchema = z
+  .object({
+    latencyMs: faultFields.latencyMs.default(0),
+    latencyJitterMs: faultFields.latencyJitterMs.default(0),
+    rate429: faultFields.rate429.default(0),
+    retryAfterSeconds: faultFields.retryAfterSeconds.default(1),
+    rate500: faultFields.rate500.default(0),
+    rateHang: faultFields.rateHang.default(0),
+    hangMs: faultFields.hangMs.default(30_000),
+    rateMalformed: faultFields.rateMalformed.default(0),
+    rateTruncated: faultFields.rateTruncated.default(0),
+    /** 0 = unlimited. */
+    maxConcurrent: faultFields.maxConcurrent.default(0),
+  })
+  .strict();
+
+export type FaultConfig = z.infer<typeof FaultConfigSchema>;
+
+/** A partial update: only the given fields change. Unknown keys are rejected to catch typos. */
+export const FaultPatchSchema = z.object(faultFields).partial().strict();
+
+export const DEFAULT_FAULTS: Readonly<FaultConfig> = Object.freeze(FaultConfigSchema.parse({}));
+
+/** Validates `patch` and applies it on top of `base`; throws a ZodError when invalid. */
+export function mergeFaults(base: FaultConfig, patch: unknown): FaultConfig {
+  return { ...base, ...FaultPatchSchema.parse(patch) };
+}
+
+export type FaultKind = 'none' | 'rate429' | 'rate500' | 'hang' | 'malformed' | 'truncated';
+
+export interface FaultDecision {
+  kind: FaultKind;
+  /** Delay before the outcome is sent (latency plus jitter); a hang waits `hangMs` on top. */
+  latencyMs: number;
+}
+
+/**
+ * Decides the outcome of one attempt. Seeded by (seed, request key, attempt number), so a
+ * run is reproducible while a client retry of the same request (next attempt) gets a fresh
+ * draw and can succeed whenever the rates are below 1.
+ *
+ * The rates partition one uniform draw, so each is the share of all attempts with that
+ * fault as long as they sum to at most 1 (beyond that, the later kinds are starved).
+ */
+export function decideFault(
+  config: FaultConfig,
+  seed: number,
+  requestKey: string,
+  attempt: number,
+): FaultDecision {
+  const rng = rngFromHex(sha256Hex(`fault\u0000${seed}\u0000${requestKey}\u0000${attempt}`));
+  const draw = rng.next();
+  const jitter = rng.int(0, config.latencyJitterMs);
+  return { kind: pickKind(config, draw), latencyMs: config.latencyMs + jitter };
+}
+
+function pickKind(config: FaultConfig, draw: number): FaultKind {
+  const shares: Array<[Exclude<FaultKind, 'none'>, number]> = [
+    ['rate429', config.rate429],
+    ['rate500', config.rate500],
+    ['hang', config.rateHang],
+    ['malformed', config.rateMalformed],
+    ['truncated', config.rateTruncated],
+  ];
+  let rest = draw;
+  for (const [kind, rate] of shares) {
+    if (rest < rate) return kind;
+    rest -= rate;
+  }
+  return 'none';
+}

@@ -1,0 +1,215 @@
+/**
+ * The foundation's end-to-end test: a real Temporal dev server, a real S3-compatible server
+ * (versitygw) on 127.0.0.1 and the simulator over HTTP. A CC3M webdataset on S3 is built into
+ * MM-IFInstruct and MM-IFDPO shards on S3; every output object is read back and checked, and the
+ * Parquet files are read by pyarrow and Hugging Face `datasets`.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { WorkflowFailedError } from '@temporalio/client';
+import type { BuildConfigInput } from '../../config/buildConfig.js';
+import { sha256Hex } from '../../domain/hashing.js';
+import type { DpoRecord, InstructRecord, RejectRecord } from '../../domain/records.js';
+import type { SourceSample } from '../../domain/sample.js';
+import type { BuildReport } from '../../output/buildReport.js';
+import { buildLayout } from '../../output/layout.js';
+import type { ShardManifest } from '../../output/manifest.js';
+import { getJson, type ObjectStore } from '../../storage/objectStore.js';
+import { openStore, type S3Options } from '../../storage/openStore.js';
+import { writeCc3m } from '../fixtures/cc3m.js';
+import { readParquetWithPython } from '../harness/pythonReader.js';
+import { startS3Server, useS3Env, type S3Server } from '../harness/s3Server.js';
+import { startStack, type Stack } from '../harness/stack.js';
+
+let s3: S3Server;
+let s3Options: S3Options;
+let stack: Stack;
+let out: ObjectStore;
+let tmp: string;
+const BUILD_ID = 'e2e-build';
+
+before(async () => {
+  [s3, stack] = await Promise.all([startS3Server(), startStack({ simulator: { seed: 11 } })]);
+  s3Options = useS3Env(s3);
+  // 3 tar shards x 4 records, one of which has a broken .json sidecar: 11 usable samples.
+  await writeCc3m(openStore(`s3://${s3.bucket}/cc3m`, s3Options), 'webdataset', { perShard: 4, shards: 3, brokenJson: '000010001' });
+  out = openStore(`s3://${s3.bucket}/out`, s3Options);
+  tmp = await mkdtemp(path.join(tmpdir(), 'mmif-e2e-'));
+});
+
+after(async () => {
+  await stack?.stop();
+  await s3?.stop();
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+});
+
+function config(overrides: Partial<BuildConfigInput> = {}): BuildConfigInput {
+  return {
+    buildId: BUILD_ID,
+    seed: 5,
+    output: `s3://${s3.bucket}/out`,
+    s3: s3Options,
+    sources: [{ type: 'cc3m', uri: `s3://${s3.bucket}/cc3m` }],
+    maxSamples: 100,
+    shardSize: 4,
+    batchSize: 3,
+    image: { minShortSide: 100 },
+    models: { default: { model: 'mmif-sim-vlm' }, rejected: { model: 'mmif-sim-vlm-mini' } },
+    ...overrides,
+  };
+}
+
+async function runBuild(workflowId: string, input: unknown): Promise<BuildReport> {
+  return stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId, args: [input] });
+}
+
+const lines = <T>(body: Buffer | undefined): T[] =>
+  (body ?? Buffer.alloc(0))
+    .toString()
+    .split('\n')
+    .filter((l) => l.length > 0)
+    .map((l) => JSON.parse(l) as T);
+
+test('a CC3M webdataset on S3 becomes verified SFT and DPO shards on S3', async () => {
+  const report = await runBuild('e2e-1', config());
+  const layout = buildLayout(BUILD_ID);
+
+  assert.equal(report.shards.planned, 3);
+  assert.equal(report.shards.committed, 3);
+  assert.equal(report.shards.failed, 0);
+  assert.equal(report.simulated, true);
+  assert.equal(report.counts.planned, 11);
+  assert.equal(report.models.rejected, 'mmif-sim-vlm-mini');
+  assert.match((await out.get(layout.sourceProblems))!.toString(), /000010001/);
+
+  const planned: SourceSample[] = [];
+  const instruct: InstructRecord[] = [];
+  const dpo: DpoRecord[] = [];
+  const rejects: RejectRecord[] = [];
+  const parquetFiles: string[] = [];
+  for (let shard = 0; shard < report.shards.planned; shard++) {
+    planned.push(...(await getJson<SourceSample[]>(out, layout.shardPlan(shard)))!);
+    const manifest = (await getJson<ShardManifest>(out, layout.manifest(shard)))!;
+    assert.equal(manifest.configFingerprint, report.configFingerprint);
+    assert.equal(manifest.files.length, 5);
+    for (const file of manifest.files) {
+      const body = await out.get(`${layout.root}/${file.path}`);
+      assert.ok(body, `${file.path} listed in the manifest must exist`);
+      assert.equal(sha256Hex(body), file.sha256, `checksum of ${file.path}`);
+      assert.equal(body.length, file.bytes);
+      if (file.path.endsWith('.parquet')) {
+        const local = path.join(tmp, file.path.replaceAll('/', '_'));
+        await writeFile(local, body);
+        parquetFiles.push(local);
+      } else {
+        assert.equal(lines(body).length, file.rows, `rows of ${file.path}`);
+      }
+    }
+    const shardInstruct = lines<{ conversations: Array<{ from: string; value: string }>; images: string[] } & InstructRecord>(
+      await out.get(layout.instructJsonl(shard)),
+    );
+    for (const r of shardInstruct) {
+      assert.equal(r.conversations[0]!.from, 'human');
+      assert.ok(r.conversations[0]!.value.startsWith('<image>\n## Task Description\n'));
+      assert.equal(r.conversations[1]!.from, 'gpt');
+      assert.match(r.images[0]!, /^images\/[0-9a-f]{2}\/[0-9a-f]{64}\.jpg$/);
+      instruct.push({ ...r, prompt: r.conversations[0]!.value.slice('<image>\n'.length), answer: r.conversations[1]!.value, image_path: r.images[0]! });
+    }
+    type DpoLine = Omit<DpoRecord, 'chosen' | 'rejected'> & {
+      conversations: Array<{ from: string; value: string }>;
+      chosen: { from: string; value: string };
+      rejected: { from: string; value: string };
+      images: string[];
+    };
+    for (const r of lines<DpoLine>(await out.get(layout.dpoJsonl(shard)))) {
+      assert.equal(r.conversations.length, 1, 'the DPO prompt is the only conversation turn');
+      assert.deepEqual([r.chosen.from, r.rejected.from], ['gpt', 'gpt']);
+      dpo.push({
+        ...r,
+        prompt: r.conversations[0]!.value.slice('<image>\n'.length),
+        chosen: r.chosen.value,
+        rejected: r.rejected.value,
+        image_path: r.images[0]!,
+      });
+    }
+    rejects.push(...lines<RejectRecord>(await out.get(layout.rejects(shard))));
+  }
+
+  // Every planned sample is accounted for exactly once: a record or a rejection with its reason.
+  const plannedIds = planned.map((s) => s.sampleId).sort();
+  assert.equal(new Set(plannedIds).size, 11);
+  const sampleRejects = rejects.filter((r) => r.kind === 'sample');
+  assert.deepEqual([...instruct.map((r) => r.id), ...sampleRejects.map((r) => r.id)].sort(), plannedIds);
+  for (const r of rejects) assert.ok(r.reason.length > 0 && r.stage, JSON.stringify(r));
+  assert.ok(instruct.length >= 6, `expected most samples accepted, got ${instruct.length}`);
+  assert.equal(report.counts.instruct, instruct.length);
+
+  for (const r of instruct) {
+    assert.equal(r.source, 'cc3m');
+    assert.ok(r.constraints.length >= 3 && r.constraints.length <= 12);
+    assert.equal(r.models.answer, 'mmif-sim-vlm');
+    assert.equal(r.simulated, true);
+    const image = await out.get(`${layout.root}/${r.image_path}`);
+    assert.ok(image);
+    assert.equal(sha256Hex(image), r.image_sha256);
+    assert.equal((await sharp(image).metadata()).format, 'jpeg');
+  }
+  for (const pair of dpo) {
+    const sft = instruct.find((r) => r.id === pair.sample_id)!;
+    assert.ok(sft, `DPO pair ${pair.id} has its SFT record`);
+    assert.equal(pair.chosen, sft.answer);
+    assert.equal(pair.dropped_constraints.length, Math.ceil(sft.constraints.length / 3));
+    for (const dropped of pair.dropped_constraints) {
+      assert.ok(!pair.rejected_prompt.includes(dropped.value), 'the rejected prompt lacks the dropped constraint');
+      assert.ok(pair.prompt.includes(dropped.value));
+    }
+    assert.equal(pair.rejected_model, 'mmif-sim-vlm-mini');
+  }
+
+  // An independent reader: pyarrow and Hugging Face datasets, with the image decoded.
+  const files = await readParquetWithPython(parquetFiles, path.join(tmp, 'hf-cache'));
+  const byId = new Map([...instruct, ...dpo].map((r) => [r.id, r]));
+  let rows = 0;
+  for (const file of files) {
+    assert.equal(file.hf_features.image, 'Image', `${file.path}: the image column decodes as an image`);
+    for (const row of file.rows) {
+      rows += 1;
+      const record = byId.get(row.id);
+      assert.ok(record, `parquet row ${row.id} matches a JSONL record`);
+      assert.equal(row.image_bytes_sha256, record.image_sha256);
+      assert.equal(row.image_path, record.image_path);
+      assert.deepEqual(row.constraint_types, record.constraints.map((c) => c.type));
+      assert.equal(row.decoded_image.mode, 'RGB');
+    }
+  }
+  assert.equal(rows, instruct.length + dpo.length);
+});
+
+test('re-running a finished build makes no model call and rewrites nothing', async () => {
+  const layout = buildLayout(BUILD_ID);
+  const manifestsBefore = await Promise.all([0, 1, 2].map((s) => out.get(layout.manifest(s))));
+  const requestsBefore = stack.simulator.stats().requests;
+  const report = await runBuild('e2e-1-again', config({ maxParallelShards: 1 }));
+  assert.equal(report.shards.committed, 3);
+  assert.equal(stack.simulator.stats().requests, requestsBefore);
+  const manifestsAfter = await Promise.all([0, 1, 2].map((s) => out.get(layout.manifest(s))));
+  assert.deepEqual(manifestsAfter, manifestsBefore);
+});
+
+test('a bad config fails the build at once with a message naming the field', async () => {
+  await assert.rejects(runBuild('e2e-bad', { ...config(), maxSamples: -3, shardSize: 'many' }), (err: unknown) => {
+    assert.ok(err instanceof WorkflowFailedError);
+    const message = (err.cause as Error).message;
+    assert.match(message, /maxSamples/);
+    assert.match(message, /shardSize/);
+    return true;
+  });
+  await assert.rejects(runBuild('e2e-changed', config({ seed: 6 })), (err: unknown) => {
+    assert.match(String((err as WorkflowFailedError).cause?.cause?.message ?? (err as Error).message), /different config/);
+    return true;
+  });
+});

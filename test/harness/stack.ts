@@ -1,0 +1,57 @@
+/**
+ * The real components the integration tests run against, started once per test file: a Temporal
+ * dev server (the `temporal` CLI from tools/), the HTTP simulator, and a worker on its own task
+ * queue. Tests that need S3 add test/harness/s3Server.ts.
+ */
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { startTemporalDevServer, type DevServer } from '../../local/temporalDevServer.js';
+import { startSimulator, type SimulatorHandle, type SimulatorOptions } from '../../simulator/server.js';
+import { bundleWorkflows, createWorker } from '../../worker/createWorker.js';
+
+export interface Stack {
+  server: DevServer;
+  simulator: SimulatorHandle;
+  client: Client;
+  taskQueue: string;
+  /** Starts (another) worker in this process; it runs until `stopWorkers` or `stop`. */
+  startWorker(): Promise<Worker>;
+  stopWorkers(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startStack(options: { simulator?: SimulatorOptions; taskQueue?: string } = {}): Promise<Stack> {
+  const [server, simulator, bundle] = await Promise.all([startTemporalDevServer(), startSimulator(options.simulator), bundleWorkflows()]);
+  process.env.OPENAI_BASE_URL = simulator.url;
+  const connection = await Connection.connect({ address: server.address });
+  const nativeConnection = await NativeConnection.connect({ address: server.address });
+  const taskQueue = options.taskQueue ?? 'mmif-test';
+  const running: Array<{ worker: Worker; done: Promise<void> }> = [];
+
+  const startWorker = async () => {
+    const worker = await createWorker({ connection: nativeConnection, namespace: 'default', taskQueue, workflowBundle: bundle });
+    running.push({ worker, done: worker.run() });
+    return worker;
+  };
+  const stopWorkers = async () => {
+    for (const { worker } of running) if (worker.getState() === 'RUNNING') worker.shutdown();
+    await Promise.allSettled(running.map((r) => r.done));
+    running.length = 0;
+  };
+  await startWorker();
+  return {
+    server,
+    simulator,
+    client: new Client({ connection }),
+    taskQueue,
+    startWorker,
+    stopWorkers,
+    stop: async () => {
+      await stopWorkers();
+      await connection.close();
+      await nativeConnection.close();
+      await server.stop();
+      await simulator.close();
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConfigError, fingerprintMaterial, parseBuildConfig } from '../../config/buildConfig.js';
+
+const minimal = {
+  buildId: 'b1',
+  output: '/tmp/out',
+  sources: [{ type: 'cc3m', uri: '/data/cc3m' }],
+  maxSamples: 10,
+  models: { default: { model: 'gpt-4o-mini' } },
+};
+
+test('a minimal config gets documented defaults', () => {
+  const c = parseBuildConfig(minimal);
+  assert.equal(c.shardSize, 64);
+  assert.equal(c.image.minShortSide, 224);
+  assert.equal(c.constraints.min, 3);
+  assert.equal(c.constraints.max, 12);
+  assert.ok(Math.abs(c.dpo.dropFraction - 1 / 3) < 1e-12);
+  assert.equal(c.models.default.apiKeyEnv, 'OPENAI_API_KEY');
+  assert.equal(c.sources[0]!.layout, 'auto');
+});
+
+test('errors name every bad field by path', () => {
+  const bad = { ...minimal, maxSamples: 0, sources: [{ type: 'cc3m', uri: '' }], image: { minShortSide: -1 } };
+  assert.throws(
+    () => parseBuildConfig(bad),
+    (err: unknown) =>
+      err instanceof ConfigError &&
+      err.message.includes('maxSamples') &&
+      err.message.includes('sources.0.uri') &&
+      err.message.includes('image.minShortSide'),
+  );
+});
+
+test('unknown fields, unknown sources and secrets-as-values are refused', () => {
+  assert.throws(() => parseBuildConfig({ ...minimal, sauce: 1 }), /Unrecognized key.*sauce|sauce/);
+  assert.throws(() => parseBuildConfig({ ...minimal, sources: [{ type: 'laion', uri: '/x' }] }), /sources\.0\.type/);
+  // The key itself is never config: only the name of the variable holding it.
+  assert.throws(() => parseBuildConfig({ ...minimal, models: { default: { model: 'm', apiKey: 'sk-123' } } }), /models\.default/);
+  assert.throws(() => parseBuildConfig({ ...minimal, buildId: '../escape' }), /buildId/);
+  assert.throws(() => parseBuildConfig({ ...minimal, constraints: { min: 5, max: 4 } }), /constraints\.min/);
+});
+
+test('the fingerprint ignores operational knobs but not output-shaping settings', () => {
+  const base = fingerprintMaterial(parseBuildConfig(minimal));
+  assert.equal(fingerprintMaterial(parseBuildConfig({ ...minimal, maxParallelShards: 9, batchSize: 3 })), base);
+  assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, seed: 1 })), base);
+  assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, models: { default: { model: 'other' } } })), base);
+  assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, image: { minShortSide: 100 } })), base);
+});

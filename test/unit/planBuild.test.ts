@@ -1,0 +1,81 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
+import { sampleIdFor } from '../../domain/hashing.js';
+import type { SourceSample } from '../../domain/sample.js';
+import { buildLayout } from '../../output/layout.js';
+import { ConfigMismatchError, planBuild } from '../../pipeline/planBuild.js';
+import type { SourceItem, SourceReader } from '../../sources/source.js';
+import { getJson } from '../../storage/objectStore.js';
+import { LocalStore } from '../../storage/localStore.js';
+
+/** An in-memory source of n samples and one damaged unit, listed in the given order. */
+function source(ids: string[]): SourceReader {
+  return {
+    async *samples(): AsyncIterable<SourceItem> {
+      for (const id of ids) {
+        yield { sampleId: sampleIdFor('cc3m', id), source: 'cc3m', sourceId: id, licenseNote: 'x', image: { sourceIndex: 0, key: `${id}.jpg` } };
+      }
+      yield { problem: true, sourceId: '00009.tar', reason: '00009.tar is truncated' };
+    },
+    readImage: async () => Buffer.alloc(0),
+  };
+}
+
+const ids = Array.from({ length: 40 }, (_, i) => String(i).padStart(9, '0'));
+const config = (over: Partial<BuildConfigInput>) =>
+  parseBuildConfig({
+    buildId: 'plan',
+    output: '/unused',
+    sources: [{ type: 'cc3m', uri: '/unused' }],
+    maxSamples: 10,
+    shardSize: 4,
+    models: { default: { model: 'm' } },
+    ...over,
+  });
+
+async function planned(store: LocalStore, c = config({}), order = ids) {
+  const plan = await planBuild(c, store, buildLayout(c.buildId), [source(order)]);
+  const shards: SourceSample[][] = [];
+  for (let s = 0; s < plan.shardCount; s++) shards.push((await getJson<SourceSample[]>(store, buildLayout(c.buildId).shardPlan(s)))!);
+  return { plan, shards, all: shards.flat().map((x) => x.sourceId) };
+}
+
+test('selection is seeded, independent of listing order, and extends when the quota grows', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'mmif-plan-'));
+  try {
+    const a = await planned(new LocalStore(path.join(dir, 'a')));
+    assert.equal(a.plan.sampleCount, 10);
+    assert.equal(a.plan.shardCount, 3);
+    assert.deepEqual(a.shards.map((s) => s.length), [4, 4, 2]);
+    assert.equal(a.plan.sourceProblems, 1);
+
+    const reversed = await planned(new LocalStore(path.join(dir, 'b')), config({}), [...ids].reverse());
+    assert.deepEqual(reversed.all, a.all);
+
+    const larger = await planned(new LocalStore(path.join(dir, 'c')), config({ maxSamples: 20 }));
+    assert.deepEqual(larger.all.slice(0, 10), a.all, 'a larger quota keeps the earlier picks, in place');
+
+    const reseeded = await planned(new LocalStore(path.join(dir, 'd')), config({ seed: 99 }));
+    assert.notDeepEqual(reseeded.all, a.all);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('source problems are recorded, and a changed config is refused for an existing build', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'mmif-plan-'));
+  try {
+    const store = new LocalStore(dir);
+    await planned(store);
+    const problems = (await store.get(buildLayout('plan').sourceProblems))!.toString();
+    assert.match(problems, /00009\.tar is truncated/);
+    await planned(store); // the same config again is fine
+    await assert.rejects(planned(store, config({ seed: 5 })), ConfigMismatchError);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

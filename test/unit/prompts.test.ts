@@ -1,0 +1,58 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { CONSTRAINT_TYPES } from '../../domain/constraints/catalogue.js';
+import { answerPromptText, renderAnswerPrompt } from '../../prompts/answerPrompt.js';
+import { renderCompatibilityPrompt } from '../../prompts/compatibilityPrompt.js';
+import { renderConstraintPrompt } from '../../prompts/constraintPrompt.js';
+import { renderInstructionPrompt } from '../../prompts/instructionPrompt.js';
+
+test('the answer prompt is the reference format, with a numbered constraint list', () => {
+  const text = answerPromptText('Describe the scene.', [
+    { type: 'paragraph_number_limit', value: 'Use exactly 2 paragraphs.' },
+    { type: 'mention', value: "Mention 'sun' twice." },
+  ]);
+  assert.equal(
+    text,
+    "## Task Description\nDescribe the scene.\n\n## Constraints\nYou must strictly follow the constraints below:\n1. Use exactly 2 paragraphs.\n2. Mention 'sun' twice.",
+  );
+  assert.equal(answerPromptText('Describe the scene.', []), '## Task Description\nDescribe the scene.');
+  const rendered = renderAnswerPrompt('Describe the scene.', []);
+  assert.equal(rendered.messages.length, 1);
+  assert.equal(rendered.messages[0]!.withImage, true);
+});
+
+test('the instruction prompt (Fig. 14) lists the sampled examples and the JSON output format', () => {
+  const p = renderInstructionPrompt(['Explain the activity.', 'Write a poem.']);
+  const text = p.messages[0]!.text;
+  assert.match(text, /^You are an expert in generating concise instructions for images\./);
+  assert.match(text, /1\. Explain the activity\.\n2\. Write a poem\./);
+  assert.match(text, /\{"instructions": \[/);
+  assert.equal(p.messages[0]!.withImage, true);
+});
+
+test('the constraint prompt (Fig. 15) embeds the instruction and one line per offered type', () => {
+  const offered = CONSTRAINT_TYPES.slice(16, 19);
+  const text = renderConstraintPrompt('Describe the chart.', offered).messages[0]!.text;
+  assert.match(text, /## Original Instruction\nDescribe the chart\./);
+  assert.match(text, /- paragraph_number_limit \(C\.1 Paragraph limit\): .* Example: "Your response must consist of exactly 4 paragraphs\."/);
+  assert.equal(text.match(/^- [a-z_]+ \(/gm)!.length, 3);
+  assert.match(text, /Do not conflict with the original instruction or with each other/);
+});
+
+test('the compatibility prompt numbers the constraints with their types', () => {
+  const text = renderCompatibilityPrompt('Q?', [
+    { type: 'mention', value: 'A' },
+    { type: 'not_mention', value: 'B' },
+  ]).messages[0]!.text;
+  assert.match(text, /1\. \[mention\] A\n2\. \[not_mention\] B/);
+});
+
+test('prompt versions differ per template (they are part of the cache key)', () => {
+  const versions = [
+    renderInstructionPrompt(['x']).version,
+    renderConstraintPrompt('x', []).version,
+    renderCompatibilityPrompt('x', []).version,
+    renderAnswerPrompt('x', []).version,
+  ];
+  assert.equal(new Set(versions).size, 4);
+});
