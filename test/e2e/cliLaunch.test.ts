@@ -1,0 +1,78 @@
+/**
+ * Users launch builds with the `temporal` CLI. This runs the real binary against a dev server with
+ * a project worker: `workflow start --input-file`, `workflow query --name progress` and
+ * `workflow result`, and checks the dataset landed.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { temporalCliPath } from '../../local/tools.js';
+import { buildLayout } from '../../output/layout.js';
+import type { ShardManifest } from '../../output/manifest.js';
+import { LocalStore } from '../../storage/localStore.js';
+import { writeCc3m } from '../fixtures/cc3m.js';
+import { startStack, type Stack } from '../harness/stack.js';
+
+const run = promisify(execFile);
+let stack: Stack;
+let dir: string;
+
+before(async () => {
+  stack = await startStack({ simulator: { seed: 2 }, taskQueue: 'mmif-cli' });
+  dir = await mkdtemp(path.join(tmpdir(), 'mmif-cli-'));
+  await writeCc3m(new LocalStore(path.join(dir, 'cc3m')), 'flat', { perShard: 3, shards: 2 });
+});
+
+after(async () => {
+  await stack?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+function temporal(...args: string[]) {
+  return run(temporalCliPath(), [...args, '--address', stack.server.address, '--namespace', 'default'], { env: { ...process.env } });
+}
+
+test('temporal workflow start --input-file launches a build that completes', async () => {
+  const buildFile = path.join(dir, 'build.json');
+  await writeFile(
+    buildFile,
+    JSON.stringify({
+      buildId: 'cli-build',
+      output: path.join(dir, 'out'),
+      sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m'), layout: 'flat' }],
+      maxSamples: 6,
+      shardSize: 3,
+      image: { minShortSide: 100 },
+      models: { default: { model: 'mmif-sim-vlm' } },
+    }),
+  );
+  const started = await temporal(
+    'workflow', 'start',
+    '--type', 'buildDataset',
+    '--task-queue', stack.taskQueue,
+    '--workflow-id', 'cli-build',
+    '--input-file', buildFile,
+  );
+  assert.match(started.stdout, /cli-build/);
+
+  const result = await temporal('workflow', 'result', '--workflow-id', 'cli-build', '--output', 'json');
+  const report = JSON.parse(result.stdout) as { result?: { shards: { committed: number; planned: number } }; status?: string };
+  assert.equal(report.status, 'COMPLETED', result.stdout);
+  assert.deepEqual(report.result!.shards, { planned: 2, committed: 2, failed: 0 });
+
+  const query = await temporal('workflow', 'query', '--workflow-id', 'cli-build', '--name', 'progress', '--output', 'json');
+  const progress = JSON.parse(query.stdout) as { queryResult: Array<{ phase: string; shards: { committed: number } }> };
+  assert.equal(progress.queryResult[0]!.phase, 'done');
+  assert.equal(progress.queryResult[0]!.shards.committed, 2);
+
+  const layout = buildLayout('cli-build');
+  for (const shard of [0, 1]) {
+    const manifest = JSON.parse(await readFile(path.join(dir, 'out', layout.manifest(shard)), 'utf8')) as ShardManifest;
+    assert.equal(manifest.counts.planned, 3);
+    assert.equal(manifest.counts.instruct + manifest.counts.rejectedSamples, 3);
+  }
+});
