@@ -8,7 +8,7 @@
 import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { startSimulator, simulatorOptionsFromEnv } from '../simulator/server.js';
 import { startTemporalDevServer } from '../local/temporalDevServer.js';
 import { createWorker } from '../worker/createWorker.js';
@@ -72,6 +72,8 @@ async function quickstart(args: string[]): Promise<number> {
   const buildId = values['build-id'] ?? (simulator ? 'quickstart-sim' : `quickstart-${models.default.model.replace(/[^A-Za-z0-9._-]+/g, '-')}`);
   console.log(simulator ? `simulator: ${simulator.url} (answers will be SIMULATED)` : `model endpoint: ${process.env.OPENAI_BASE_URL}`);
 
+  // The quickstart's screen is for the summary; worker lifecycle logs would bury it.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
   const server = await startTemporalDevServer();
   console.log(`temporal dev server: ${server.address}`);
   const taskQueue = 'mmif-quickstart';

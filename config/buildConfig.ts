@@ -75,6 +75,8 @@ export const buildConfigSchema = z
     /** Samples per activity call: bounds history (one event group per batch) and retry cost. */
     batchSize: z.number().int().min(1).max(500).default(16),
     maxParallelShards: z.number().int().min(1).max(500).default(4),
+    /** Shards one workflow run starts before it continues as new (sooner if Temporal suggests it). */
+    shardsPerRun: z.number().int().min(1).max(10_000).default(200),
     image: imageSchema.default(imageSchema.parse({})),
     instruction: z
       .object({
@@ -150,7 +152,7 @@ export function endpointFor(config: BuildConfig, stage: Stage): EndpointConfig {
 }
 
 /** Settings that change no output byte: excluded from the fingerprint so tuning them never invalidates a build. */
-const OPERATIONAL_KEYS = ['maxParallelShards', 'batchSize'] as const;
+const OPERATIONAL_KEYS = ['maxParallelShards', 'batchSize', 'shardsPerRun'] as const;
 
 /** Canonical JSON (sorted keys) of everything that shapes the output. */
 export function fingerprintMaterial(config: BuildConfig): string {

@@ -28,8 +28,6 @@ const { planBuild, finalizeBuild } = proxyActivities<typeof activities>(PIPELINE
 
 /** Batches of one shard in flight at once: enough to overlap model latency, few enough to keep order. */
 const PARALLEL_BATCHES_PER_SHARD = 4;
-/** Shards started by one run before it continues as new, whatever Temporal suggests. */
-const SHARDS_PER_RUN = 200;
 
 export interface BuildProgress {
   buildId: string;
@@ -69,7 +67,7 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
 
   let nextShard = carried?.nextShard ?? 0;
   const startedHere = nextShard;
-  const shouldRollOver = () => workflowInfo().continueAsNewSuggested || nextShard - startedHere >= SHARDS_PER_RUN;
+  const shouldRollOver = () => workflowInfo().continueAsNewSuggested || nextShard - startedHere >= config.shardsPerRun;
 
   while (nextShard < plan.shardCount && !shouldRollOver()) {
     await condition(() => progress.shards.running < config.maxParallelShards);

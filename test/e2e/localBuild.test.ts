@@ -1,7 +1,8 @@
 /**
- * Users launch builds with the `temporal` CLI. This runs the real binary against a dev server with
- * a project worker: `workflow start --input-file`, `workflow query --name progress` and
- * `workflow result`, and checks the dataset landed.
+ * Builds into a local directory. Users launch builds with the `temporal` CLI: the first test runs
+ * the real binary against a dev server with a project worker (`workflow start --input-file`,
+ * `workflow query --name progress`, `workflow result`) and checks the dataset landed. The second
+ * checks that a build continues as new and carries its progress across runs.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -32,24 +33,24 @@ after(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
+const buildConfig = (buildId: string, extra: Record<string, unknown> = {}) => ({
+  buildId,
+  output: path.join(dir, 'out'),
+  sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m'), layout: 'flat' }],
+  maxSamples: 6,
+  shardSize: 3,
+  image: { minShortSide: 100 },
+  models: { default: { model: 'mmif-sim-vlm' } },
+  ...extra,
+});
+
 function temporal(...args: string[]) {
   return run(temporalCliPath(), [...args, '--address', stack.server.address, '--namespace', 'default'], { env: { ...process.env } });
 }
 
 test('temporal workflow start --input-file launches a build that completes', async () => {
   const buildFile = path.join(dir, 'build.json');
-  await writeFile(
-    buildFile,
-    JSON.stringify({
-      buildId: 'cli-build',
-      output: path.join(dir, 'out'),
-      sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m'), layout: 'flat' }],
-      maxSamples: 6,
-      shardSize: 3,
-      image: { minShortSide: 100 },
-      models: { default: { model: 'mmif-sim-vlm' } },
-    }),
-  );
+  await writeFile(buildFile, JSON.stringify(buildConfig('cli-build')));
   const started = await temporal(
     'workflow', 'start',
     '--type', 'buildDataset',
@@ -75,4 +76,23 @@ test('temporal workflow start --input-file launches a build that completes', asy
     assert.equal(manifest.counts.planned, 3);
     assert.equal(manifest.counts.instruct + manifest.counts.rejectedSamples, 3);
   }
+});
+
+test('a build continues as new every shardsPerRun shards and carries its progress', async () => {
+  const handle = await stack.client.workflow.start('buildDataset', {
+    taskQueue: stack.taskQueue,
+    workflowId: 'can-build',
+    args: [buildConfig('can-build', { shardSize: 2, shardsPerRun: 1, maxParallelShards: 2 })],
+  });
+  const report = (await handle.result()) as { shards: { planned: number; committed: number }; counts: { planned: number } };
+  assert.deepEqual(report.shards, { planned: 3, committed: 3, failed: 0 });
+  assert.equal(report.counts.planned, 6);
+
+  const runs: string[] = [];
+  for await (const execution of stack.client.workflow.list({ query: `WorkflowId = 'can-build'` })) runs.push(execution.status.name);
+  assert.deepEqual(runs.sort(), ['COMPLETED', 'CONTINUED_AS_NEW', 'CONTINUED_AS_NEW']);
+
+  const progress = await stack.client.workflow.getHandle('can-build').query<{ shards: { committed: number }; phase: string }>('progress');
+  assert.equal(progress.phase, 'done');
+  assert.equal(progress.shards.committed, 3, 'progress from earlier runs is carried over');
 });
