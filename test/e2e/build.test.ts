@@ -209,7 +209,9 @@ test('a bad config fails the build at once with a message naming the field', asy
     return true;
   });
   await assert.rejects(runBuild('e2e-changed', config({ seed: 6 })), (err: unknown) => {
-    assert.match(String((err as WorkflowFailedError).cause?.cause?.message ?? (err as Error).message), /different config/);
+    assert.ok(err instanceof WorkflowFailedError);
+    const activityFailure = err.cause as Error & { cause?: Error };
+    assert.match(activityFailure.cause!.message, /already exists .* with a different config/);
     return true;
   });
 });

@@ -1,0 +1,91 @@
+/**
+ * The image stage: rejects images a vision model cannot use and turns the rest into one canonical
+ * form (upright, sRGB, 3 channels, bounded size, baseline JPEG), byte-for-byte deterministic so the
+ * output sha256 identifies the image across builds and machines running the same sharp/libvips.
+ */
+import sharp, { type FormatEnum, type Metadata, type OutputInfo } from 'sharp';
+import type { ImageConfig } from '../config/buildConfig.js';
+import { sha256Hex } from '../domain/hashing.js';
+
+export interface NormalizedImage {
+  ok: true;
+  jpeg: Buffer;
+  /** sha256 of `jpeg`. */
+  sha256: string;
+  width: number;
+  height: number;
+  /** Size of the input as displayed, i.e. after EXIF rotation. */
+  originalWidth: number;
+  originalHeight: number;
+}
+
+/** `reason` starts with a stable code (`corrupt:`, `unsupported-format:`, `too-large:`, `too-small:`, `aspect-ratio:`, `blank:`) for counting. */
+export interface ImageRejection {
+  ok: false;
+  reason: string;
+}
+
+/** Raster formats photos and charts come in; anything else (SVG, PDF...) is not rendered from untrusted data. */
+const ACCEPTED_FORMATS = new Set<keyof FormatEnum>(['jpeg', 'png', 'webp', 'gif', 'tiff', 'heif'] /* heif covers AVIF */);
+
+export async function normalizeImage(bytes: Buffer, cfg: ImageConfig): Promise<NormalizedImage | ImageRejection> {
+  const reject = (reason: string): ImageRejection => ({ ok: false, reason });
+
+  // limitInputPixels makes sharp refuse oversized images from the header, before allocating pixels;
+  // failOn 'truncated' makes the decode below fail on cut-off data instead of padding it with grey.
+  const open = () => sharp(bytes, { limitInputPixels: cfg.maxInputPixels, failOn: 'truncated', autoOrient: true });
+
+  let meta: Metadata;
+  try {
+    meta = await open().metadata(); // header only: no pixel is decoded yet
+  } catch (err) {
+    const message = (err as Error).message;
+    if (/pixel limit/i.test(message)) return reject(`too-large: more than ${cfg.maxInputPixels} pixels (${message})`);
+    return reject(`corrupt: ${message}`);
+  }
+  if (!meta.format || !ACCEPTED_FORMATS.has(meta.format)) return reject(`unsupported-format: ${meta.format ?? 'unknown'}`);
+  const { width, height } = meta.autoOrient; // as displayed, after EXIF rotation
+  if (!width || !height) return reject('corrupt: no image dimensions');
+  if (Math.min(width, height) < cfg.minShortSide) {
+    return reject(`too-small: ${width}x${height} has a short side below ${cfg.minShortSide}`);
+  }
+  const aspect = Math.max(width, height) / Math.min(width, height);
+  if (aspect > cfg.maxAspectRatio) {
+    return reject(`aspect-ratio: ${width}x${height} is ${aspect.toFixed(2)}:1, above ${cfg.maxAspectRatio}:1`);
+  }
+
+  // One decode serves both the blank check and the output: the pixels are normalised and downscaled
+  // first, then measured, then encoded.
+  let pixels: { data: Buffer; info: OutputInfo };
+  try {
+    pixels = await open()
+      .flatten({ background: '#ffffff' })
+      .toColourspace('srgb')
+      .resize({ width: cfg.maxLongSide, height: cfg.maxLongSide, fit: 'inside', withoutEnlargement: true })
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+  } catch (err) {
+    return reject(`corrupt: ${(err as Error).message}`);
+  }
+  const raw = { raw: { width: pixels.info.width, height: pixels.info.height, channels: pixels.info.channels } };
+
+  const { channels } = await sharp(pixels.data, raw).stats();
+  const maxStdDev = Math.max(...channels.map((c) => c.stdev));
+  if (maxStdDev < cfg.minChannelStdDev) {
+    return reject(`blank: every channel's standard deviation is below ${cfg.minChannelStdDev} (largest ${maxStdDev.toFixed(2)})`);
+  }
+
+  // Fixed encoder settings (no mozjpeg, fixed subsampling, baseline) keep the bytes reproducible.
+  const jpeg = await sharp(pixels.data, raw)
+    .jpeg({ quality: cfg.jpegQuality, mozjpeg: false, chromaSubsampling: '4:2:0', progressive: false, optimiseCoding: true })
+    .toBuffer();
+  return {
+    ok: true,
+    jpeg,
+    sha256: sha256Hex(jpeg),
+    width: pixels.info.width,
+    height: pixels.info.height,
+    originalWidth: width,
+    originalHeight: height,
+  };
+}

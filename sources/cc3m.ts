@@ -1,0 +1,228 @@
+/**
+ * CC3M as users have it from img2dataset (NOTES §5), on local disk or S3:
+ *   webdataset  `00000.tar` shards at the root holding `{key}.jpg|.txt|.json` (a `.parquet` beside them is ignored)
+ *   files       `00000/000000000.jpg|.txt|.json`
+ *   flat        images at the root, with an optional same-stem `.txt` caption
+ * A record is the files sharing a key: the file name up to its first '.', the webdataset convention.
+ * Order is listing order (lexicographic keys) and, inside a tar, archive order; both are fixed by the data.
+ */
+import type { SourceConfig } from '../config/buildConfig.js';
+import { sampleIdFor } from '../domain/hashing.js';
+import type { ObjectStore } from '../storage/objectStore.js';
+import { openStore, type S3Options } from '../storage/openStore.js';
+import { SourceError, readStored, type SourceItem, type SourceProblem, type SourceReader } from './contract.js';
+import { TarError, tarEntries } from './tar.js';
+
+type Layout = Exclude<SourceConfig['layout'], 'auto'>;
+
+const IMAGE_EXTS = new Set(['jpg', 'jpeg', 'png', 'webp']);
+/** Sidecars up to this size are kept while streaming a tar; a larger one is read by range when needed. */
+const MAX_CAPTURED_SIDECAR = 1 << 20;
+
+/**
+ * Records of the files layout cost a GET per sidecar; on S3 that latency, paid one record at a time,
+ * would dominate a full scan. This many records are resolved ahead, still yielded in order.
+ */
+const READ_AHEAD = 16;
+
+const EXPECTED_LAYOUTS =
+  'expected an img2dataset CC3M layout: webdataset (*.tar shards at the root, e.g. 00000.tar), ' +
+  'files (numbered folders: 00000/000000000.jpg|.txt|.json) or flat (.jpg/.jpeg/.png/.webp images at the root)';
+
+export function openCc3m(config: SourceConfig, sourceIndex: number, s3: S3Options): SourceReader {
+  const store = openStore(config.uri, s3);
+  return {
+    samples: () => cc3mSamples(store, config, sourceIndex),
+    readImage: (ref) => readStored(store, ref),
+  };
+}
+
+async function* cc3mSamples(store: ObjectStore, config: SourceConfig, sourceIndex: number): AsyncGenerator<SourceItem> {
+  const layout = config.layout === 'auto' ? await detectLayout(store) : config.layout;
+  const items = orderedMap(RECORDS[layout](store), READ_AHEAD, (record) =>
+    'problem' in record ? Promise.resolve(record) : toItem(record, store, config, sourceIndex),
+  );
+  let seen = 0;
+  for await (const item of items) {
+    seen++;
+    yield item;
+  }
+  if (seen === 0) throw new SourceError(store.root, `no ${layout} records found; ${EXPECTED_LAYOUTS}`);
+}
+
+/** The first object that only one layout would hold decides; listing stops there. */
+async function detectLayout(store: ObjectStore): Promise<Layout> {
+  let listed = 0;
+  for await (const { key } of store.list('')) {
+    listed++;
+    if (isRootTar(key)) return 'webdataset';
+    const kind = fileKind(key);
+    if (kind === 'image' && isInNumberedFolder(key)) return 'files';
+    if (kind === 'image' && !key.includes('/')) return 'flat';
+  }
+  const what = listed === 0 ? 'the root is missing or empty' : `none of its ${listed} files fits a known layout`;
+  throw new SourceError(store.root, `no CC3M dataset found (${what}); ${EXPECTED_LAYOUTS}`);
+}
+
+/** One file of a record: a plain object, or a member of a tar (its byte range, maybe its bytes). */
+interface Member {
+  path: string;
+  key: string;
+  range?: [number, number];
+  data?: Buffer;
+}
+
+interface Cc3mRecord {
+  /** Where the record lives, for messages: `00000/000000003` or `00000.tar:000000003`. */
+  where: string;
+  sourceId: string;
+  members: (Member & { kind: 'image' | 'txt' | 'json' })[];
+}
+
+const RECORDS: Record<Layout, (store: ObjectStore) => AsyncIterable<Cc3mRecord | SourceProblem>> = {
+  webdataset: webdatasetRecords,
+  files: (store) => objectRecords(store, isInNumberedFolder),
+  flat: (store) => objectRecords(store, (key) => !key.includes('/')),
+};
+
+async function* objectRecords(store: ObjectStore, include: (key: string) => boolean): AsyncGenerator<Cc3mRecord> {
+  const members = mapAsync(store.list(''), ({ key }): Member | undefined => (include(key) ? { path: key, key } : undefined));
+  yield* groupRecords(members, '');
+}
+
+/** fn over items with up to `window` calls in flight; results come out in input order. */
+async function* orderedMap<T, U>(items: AsyncIterable<T>, window: number, fn: (item: T) => Promise<U>): AsyncGenerator<U> {
+  const pending: Promise<U>[] = [];
+  for await (const item of items) {
+    const result = fn(item);
+    result.catch(() => {}); // rethrown when its turn comes; this only stops an early "unhandled rejection"
+    pending.push(result);
+    if (pending.length >= window) yield await pending.shift()!;
+  }
+  while (pending.length > 0) yield await pending.shift()!;
+}
+
+async function* mapAsync<T, U>(items: AsyncIterable<T>, fn: (item: T) => U | undefined): AsyncGenerator<U> {
+  for await (const item of items) {
+    const mapped = fn(item);
+    if (mapped !== undefined) yield mapped;
+  }
+}
+
+async function* webdatasetRecords(store: ObjectStore): AsyncGenerator<Cc3mRecord | SourceProblem> {
+  for await (const { key: tar } of store.list('')) {
+    if (!isRootTar(tar)) continue;
+    let last: string | undefined;
+    try {
+      const entries = tarEntries(await store.openRead(tar), tar, {
+        capture: ({ path, size }) => isSidecar(path) && size <= MAX_CAPTURED_SIDECAR,
+      });
+      const members = mapAsync(entries, (e): Member => ({ path: e.path, key: tar, range: [e.offset, e.offset + e.size], data: e.data }));
+      for await (const record of groupRecords(members, `${tar}:`)) {
+        last = record.sourceId;
+        yield record;
+      }
+    } catch (err) {
+      if (!(err instanceof TarError)) throw err;
+      // A record the tar broke inside may be missing members, so it counts as lost too.
+      const lost = last === undefined ? 'no record in it is readable' : `the records after ${last} are lost`;
+      yield { problem: true, sourceId: tar, reason: `${err.message}; ${lost}` };
+    }
+  }
+}
+
+/**
+ * Groups adjacent members sharing a key into records. Sorted listings and webdataset tars keep a
+ * record's files together, so only one record is held at a time.
+ */
+async function* groupRecords(members: AsyncIterable<Member>, wherePrefix: string): AsyncGenerator<Cc3mRecord> {
+  let current: (Cc3mRecord & { key: string }) | undefined;
+  try {
+    for await (const member of members) {
+      const kind = fileKind(member.path);
+      if (!kind) continue;
+      const key = recordKey(member.path);
+      if (current && current.key !== key) {
+        yield current;
+        current = undefined;
+      }
+      current ??= { key, where: wherePrefix + key, sourceId: key.slice(key.lastIndexOf('/') + 1), members: [] };
+      current.members.push({ ...member, kind });
+    }
+  } catch (err) {
+    // A tar cut inside the next record's member leaves the current record whole: keep it.
+    if (current && err instanceof TarError && err.member !== undefined && recordKey(err.member) !== current.key) yield current;
+    throw err;
+  }
+  if (current) yield current;
+}
+
+/** The path up to the first '.' of its file name: `00000/000000003.jpg` -> `00000/000000003`. */
+function recordKey(path: string): string {
+  const slash = path.lastIndexOf('/');
+  return path.slice(0, slash + 1) + path.slice(slash + 1).split('.')[0]!;
+}
+
+async function toItem(record: Cc3mRecord, store: ObjectStore, config: SourceConfig, sourceIndex: number): Promise<SourceItem> {
+  const problem = (reason: string): SourceProblem => ({ problem: true, sourceId: record.sourceId, reason: `${record.where}: ${reason}` });
+  const read = (m: Member) => (m.data ? Promise.resolve(m.data) : readStored(store, m));
+  const sidecar = record.members.find((m) => m.kind === 'json');
+  const text = record.members.find((m) => m.kind === 'txt');
+  const images = record.members.filter((m) => m.kind === 'image');
+
+  let meta: Record<string, unknown> = {};
+  if (sidecar) {
+    const parsed = parseSidecar(await read(sidecar));
+    if (typeof parsed === 'string') return problem(`${sidecar.path} ${parsed}`);
+    meta = parsed;
+    if (meta.status !== undefined && meta.status !== 'success') {
+      const detail = typeof meta.error_message === 'string' ? ` (${meta.error_message})` : '';
+      return problem(`img2dataset status "${String(meta.status)}"${detail}`);
+    }
+  }
+  const image = images[0];
+  if (!image) return problem(`no image among ${record.members.map((m) => m.path).join(', ')}`);
+  if (images.length > 1) return problem(`several images: ${images.map((m) => m.path).join(', ')}`);
+
+  const caption = text ? (await read(text)).toString('utf8').trim() : typeof meta.caption === 'string' ? meta.caption.trim() : '';
+  return {
+    sampleId: sampleIdFor('cc3m', record.sourceId),
+    source: 'cc3m',
+    sourceId: record.sourceId,
+    licenseNote: config.licenseNote,
+    image: image.range ? { sourceIndex, key: image.key, range: image.range } : { sourceIndex, key: image.key },
+    ...(caption ? { caption } : {}),
+  };
+}
+
+/** The sidecar as an object, or why it is unusable. */
+function parseSidecar(bytes: Buffer): Record<string, unknown> | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(bytes.toString('utf8'));
+  } catch (err) {
+    return `is not JSON (${(err as Error).message})`;
+  }
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : 'is not a JSON object';
+}
+
+function fileKind(path: string): 'image' | 'txt' | 'json' | undefined {
+  const base = path.slice(path.lastIndexOf('/') + 1);
+  if (base.indexOf('.') <= 0) return undefined; // no extension, or a hidden file: no record key
+  const ext = base.slice(base.lastIndexOf('.') + 1).toLowerCase();
+  if (IMAGE_EXTS.has(ext)) return 'image';
+  return ext === 'txt' || ext === 'json' ? ext : undefined;
+}
+
+function isSidecar(path: string): boolean {
+  const kind = fileKind(path);
+  return kind === 'txt' || kind === 'json';
+}
+
+function isRootTar(key: string): boolean {
+  return !key.includes('/') && key.toLowerCase().endsWith('.tar');
+}
+
+function isInNumberedFolder(key: string): boolean {
+  return /^\d+\/[^/]+$/.test(key);
+}

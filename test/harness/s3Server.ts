@@ -1,0 +1,89 @@
+/**
+ * A throwaway S3-compatible server for tests: versitygw (built by `tools/install.sh test`) serving a
+ * fresh temp directory on 127.0.0.1, with one bucket created. Lets the S3 code paths run offline.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Options } from '../../storage/openStore.js';
+import { freePort } from '../../local/temporalDevServer.js';
+
+export interface S3Server {
+  endpoint: string;
+  bucket: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  region: string;
+  stop(): Promise<void>;
+}
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const BINARY = path.join(REPO_ROOT, 'tools/bin/versitygw');
+const STARTUP_TIMEOUT_MS = 10_000;
+
+export async function startS3Server(): Promise<S3Server> {
+  if (!existsSync(BINARY)) {
+    throw new Error(`versitygw not found at ${BINARY}: run \`bash tools/install.sh test\` to build it`);
+  }
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'mmif-s3-'));
+  const port = await freePort();
+  const credentials = { accessKeyId: 'mmif-test', secretAccessKey: 'mmif-test-secret', region: 'us-east-1' };
+  const child = spawn(BINARY, ['--port', `127.0.0.1:${port}`, 'posix', dataDir], {
+    env: { ...process.env, ROOT_ACCESS_KEY: credentials.accessKeyId, ROOT_SECRET_KEY: credentials.secretAccessKey },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // If the test process dies without calling stop(), do not leave the server running.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+
+  const stop = async () => {
+    process.off('exit', killOnExit);
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+    await rm(dataDir, { recursive: true, force: true });
+  };
+
+  const endpoint = `http://127.0.0.1:${port}`;
+  try {
+    await waitUntilAnswering(endpoint, child, () => stderr);
+    const bucket = 'mmif-test';
+    const client = new S3Client({ endpoint, forcePathStyle: true, region: credentials.region, credentials });
+    await client.send(new CreateBucketCommand({ Bucket: bucket }));
+    client.destroy();
+    return { endpoint, bucket, ...credentials, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** Points the AWS SDK's default credential chain at the test server; returns the matching store options. */
+export function useS3Env(s: S3Server): S3Options {
+  process.env.AWS_ACCESS_KEY_ID = s.accessKeyId;
+  process.env.AWS_SECRET_ACCESS_KEY = s.secretAccessKey;
+  process.env.AWS_REGION = s.region;
+  return { endpoint: s.endpoint, region: s.region, forcePathStyle: true };
+}
+
+
+/** Any HTTP answer (even 403 for an unsigned request) means the gateway is serving. */
+async function waitUntilAnswering(endpoint: string, child: ChildProcess, stderr: () => string): Promise<void> {
+  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`versitygw exited with code ${child.exitCode}: ${stderr()}`);
+    try {
+      await fetch(endpoint, { signal: AbortSignal.timeout(500) });
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  throw new Error(`versitygw did not answer on ${endpoint} within ${STARTUP_TIMEOUT_MS} ms: ${stderr()}`);
+}

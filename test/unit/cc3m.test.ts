@@ -1,0 +1,182 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { sourceSchema, type SourceConfig } from '../../config/buildConfig.js';
+import { sampleIdFor } from '../../domain/hashing.js';
+import type { SourceSample } from '../../domain/sample.js';
+import { openStore, type S3Options } from '../../storage/openStore.js';
+import { SourceError, isProblem, openSource, type SourceItem, type SourceProblem } from '../../sources/source.js';
+import { startS3Server, useS3Env, type S3Server } from '../harness/s3Server.js';
+import { writeCc3m, type Cc3mFixtureOptions, type Cc3mLayoutName, type FixtureRecord } from '../fixtures/cc3m.js';
+
+const SOURCE_INDEX = 2;
+const LAYOUTS: Cc3mLayoutName[] = ['webdataset', 'files', 'flat'];
+
+/** Where datasets are written: a temp dir, or a bucket prefix on the test S3 server. */
+interface Backend {
+  name: string;
+  setUp(): Promise<void>;
+  tearDown(): Promise<void>;
+  /** A fresh, empty dataset root. */
+  freshRoot(): string;
+  s3: S3Options;
+}
+
+function localBackend(): Backend {
+  let dir = '';
+  let n = 0;
+  return {
+    name: 'local disk',
+    s3: {},
+    setUp: async () => void (dir = await mkdtemp(path.join(tmpdir(), 'mmif-cc3m-'))),
+    tearDown: () => rm(dir, { recursive: true, force: true }),
+    freshRoot: () => path.join(dir, `root${n++}`),
+  };
+}
+
+function s3Backend(): Backend {
+  let server: S3Server | undefined;
+  let n = 0;
+  const backend: Backend = {
+    name: 'S3 (versitygw)',
+    s3: {},
+    setUp: async () => {
+      server = await startS3Server();
+      backend.s3 = useS3Env(server);
+    },
+    tearDown: async () => server?.stop(),
+    freshRoot: () => `s3://${server!.bucket}/root${n++}`,
+  };
+  return backend;
+}
+
+async function collect(config: SourceConfig, s3: S3Options): Promise<SourceItem[]> {
+  const items: SourceItem[] = [];
+  for await (const item of openSource(config, SOURCE_INDEX, s3).samples()) items.push(item);
+  return items;
+}
+
+function cc3mConfig(uri: string, layout: SourceConfig['layout'] = 'auto'): SourceConfig {
+  return sourceSchema.parse({ type: 'cc3m', uri, layout, licenseNote: 'test licence' });
+}
+
+function samplesOf(items: SourceItem[]): SourceSample[] {
+  return items.filter((i): i is SourceSample => !isProblem(i));
+}
+
+function problemsOf(items: SourceItem[]): SourceProblem[] {
+  return items.filter(isProblem);
+}
+
+for (const backend of [localBackend(), s3Backend()]) {
+  describe(`CC3M source on ${backend.name}`, () => {
+    before(() => backend.setUp());
+    after(() => backend.tearDown());
+
+    async function dataset(layout: Cc3mLayoutName, options?: Cc3mFixtureOptions): Promise<{ uri: string; records: FixtureRecord[] }> {
+      const uri = backend.freshRoot();
+      return { uri, records: await writeCc3m(openStore(uri, backend.s3), layout, options) };
+    }
+
+    for (const layout of LAYOUTS) {
+      it(`reads the ${layout} layout, named or auto-detected, in key order with captions and image bytes`, async () => {
+        const { uri, records } = await dataset(layout);
+        const named = await collect(cc3mConfig(uri, layout), backend.s3);
+        assert.deepEqual(await collect(cc3mConfig(uri, 'auto'), backend.s3), named, 'auto-detection reads the same samples');
+
+        const samples = samplesOf(named);
+        assert.equal(samples.length, named.length, 'no problems in a clean dataset');
+        assert.deepEqual(
+          samples.map((s) => [s.sourceId, s.caption]),
+          records.map((r) => [r.key, r.caption]),
+        );
+        const reader = openSource(cc3mConfig(uri), SOURCE_INDEX, backend.s3);
+        for (const [i, s] of samples.entries()) {
+          const record = records[i]!;
+          assert.equal(s.sampleId, sampleIdFor('cc3m', record.key));
+          assert.equal(s.source, 'cc3m');
+          assert.equal(s.licenseNote, 'test licence');
+          assert.equal(s.image.sourceIndex, SOURCE_INDEX);
+          assert.ok((await reader.readImage(s.image)).equals(record.image), `image bytes of ${record.key}`);
+        }
+        const first = samples[0]!.image;
+        const expectedRef = {
+          webdataset: { key: '00000.tar', ranged: true },
+          files: { key: '00000/000000000.jpg', ranged: false },
+          flat: { key: '000000000.jpg', ranged: false },
+        }[layout];
+        assert.deepEqual({ key: first.key, ranged: first.range !== undefined }, expectedRef);
+      });
+    }
+
+    it('fails on a missing root with a message naming the root and the expected layouts', async () => {
+      const uri = backend.freshRoot();
+      const error = await collect(cc3mConfig(uri), backend.s3).catch((e: unknown) => e);
+      assert.ok(error instanceof SourceError);
+      assert.ok(error.message.startsWith(`${uri}: `), error.message);
+      assert.match(error.message, /missing or empty/);
+      assert.match(error.message, /webdataset.*files.*flat/);
+    });
+
+    it('fails on a root that holds no known layout', async () => {
+      const uri = backend.freshRoot();
+      const store = openStore(uri, backend.s3);
+      await store.put('README.md', '# my photos');
+      await store.put('captions.csv', 'key,caption');
+      const error = await collect(cc3mConfig(uri), backend.s3).catch((e: unknown) => e);
+      assert.ok(error instanceof SourceError);
+      assert.match(error.message, /none of its 2 files fits a known layout/);
+      assert.match(error.message, /webdataset.*files.*flat/);
+    });
+
+    it('fails when the named layout is not what the root holds', async () => {
+      const { uri } = await dataset('files');
+      const error = await collect(cc3mConfig(uri, 'webdataset'), backend.s3).catch((e: unknown) => e);
+      assert.ok(error instanceof SourceError);
+      assert.match(error.message, /no webdataset records found/);
+    });
+
+    it('keeps the complete records of a truncated tar and reports the tar', async () => {
+      const { uri, records } = await dataset('webdataset', { truncateInside: '000010001' });
+      const items = await collect(cc3mConfig(uri), backend.s3);
+      assert.deepEqual(
+        items.map((i) => i.sourceId),
+        ['000000000', '000000001', '000000002', '000010000', '00001.tar'],
+      );
+      const [problem] = problemsOf(items);
+      assert.equal(problem?.sourceId, '00001.tar');
+      assert.match(problem!.reason, /^tar 00001\.tar is truncated: .*'000010001\.jpg'.*; the records after 000010000 are lost$/);
+      const kept = samplesOf(items).at(-1)!;
+      const reader = openSource(cc3mConfig(uri), SOURCE_INDEX, backend.s3);
+      assert.ok((await reader.readImage(kept.image)).equals(records[3]!.image));
+    });
+
+    it('reports a tar cut inside its first record as having no readable record', async () => {
+      const { uri } = await dataset('webdataset', { truncateInside: '000000000', shards: 1 });
+      const items = await collect(cc3mConfig(uri), backend.s3);
+      assert.equal(items.length, 1);
+      assert.match(problemsOf(items)[0]!.reason, /00000\.tar is truncated.*no record in it is readable/);
+    });
+
+    for (const layout of ['webdataset', 'files'] as const) {
+      it(`reports a ${layout} record whose .json sidecar is not JSON, and keeps the others`, async () => {
+        const { uri } = await dataset(layout, { brokenJson: '000000001' });
+        const items = await collect(cc3mConfig(uri), backend.s3);
+        assert.equal(samplesOf(items).length, 5);
+        assert.deepEqual(problemsOf(items).map((p) => p.sourceId), ['000000001']);
+        const where = layout === 'webdataset' ? '00000.tar:000000001' : '00000/000000001';
+        assert.match(problemsOf(items)[0]!.reason, new RegExp(`^${where}: .*000000001\\.json is not JSON`));
+      });
+
+      it(`reports a ${layout} record img2dataset failed to download, naming the status`, async () => {
+        const { uri } = await dataset(layout, { failedDownload: '000010002' });
+        const items = await collect(cc3mConfig(uri), backend.s3);
+        assert.deepEqual(samplesOf(items).map((s) => s.sourceId), ['000000000', '000000001', '000000002', '000010000', '000010001']);
+        assert.deepEqual(problemsOf(items).map((p) => p.sourceId), ['000010002']);
+        assert.match(problemsOf(items)[0]!.reason, /status "failed_to_download" \(HTTP Error 404\)/);
+      });
+    }
+  });
+}

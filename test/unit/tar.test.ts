@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { describe, it } from 'node:test';
+import { TarError, tarEntries, type TarEntry, type TarOptions } from '../../sources/tar.js';
+import { cutInsideMember, packTar, type TarFile } from '../fixtures/cc3m.js';
+
+/** Feeds a buffer in fixed-size chunks, so headers and data straddle chunk boundaries. */
+function streamOf(bytes: Buffer, chunkSize = 4096): Readable {
+  return Readable.from(
+    (function* () {
+      for (let i = 0; i < bytes.length; i += chunkSize) yield bytes.subarray(i, i + chunkSize);
+    })(),
+  );
+}
+
+async function readAll(bytes: Buffer, options?: TarOptions, chunkSize?: number): Promise<{ entries: TarEntry[]; error?: unknown }> {
+  const entries: TarEntry[] = [];
+  try {
+    for await (const e of tarEntries(streamOf(bytes, chunkSize), 'shard.tar', options)) entries.push(e);
+    return { entries };
+  } catch (error) {
+    return { entries, error };
+  }
+}
+
+function assertTruncated(error: unknown): TarError {
+  assert.ok(error instanceof TarError, `expected a TarError, got ${String(error)}`);
+  assert.match(error.message, /shard\.tar/);
+  assert.match(error.message, /truncated/);
+  return error;
+}
+
+const LONG_PATH = `${'deep/'.repeat(25)}0123456789.jpg`; // 139 bytes: too long for the 100-byte name field
+
+const files: TarFile[] = [
+  { path: '000000000.jpg', data: Buffer.alloc(1000, 7) },
+  { path: 'folder', data: '', type: '5' },
+  { path: '000000000.txt', data: 'a red boat' },
+  { path: 'empty.json', data: '' },
+  { path: '000000001.jpg', data: Buffer.alloc(512, 9) },
+];
+
+describe('tarEntries', () => {
+  it('yields regular files with the offset and size of their data, skipping directories', async () => {
+    const tar = packTar(files);
+    for (const chunkSize of [7, 512, 65536]) {
+      const { entries, error } = await readAll(tar, {}, chunkSize);
+      assert.equal(error, undefined);
+      assert.deepEqual(
+        entries.map((e) => e.path),
+        ['000000000.jpg', '000000000.txt', 'empty.json', '000000001.jpg'],
+      );
+      for (const e of entries) {
+        const expected = files.find((f) => f.path === e.path)!.data;
+        assert.deepEqual(tar.subarray(e.offset, e.offset + e.size), Buffer.from(expected), e.path);
+        assert.equal(e.data, undefined);
+      }
+    }
+  });
+
+  it('hands back the bytes of the members the caller captures', async () => {
+    const { entries } = await readAll(packTar(files), { capture: (e) => e.path.endsWith('.txt') });
+    assert.deepEqual(
+      entries.map((e) => e.data?.toString()),
+      [undefined, 'a red boat', undefined, undefined],
+    );
+  });
+
+  for (const format of ['gnu', 'pax'] as const) {
+    it(`reads names longer than 100 bytes from ${format} headers`, async () => {
+      const tar = packTar([{ path: LONG_PATH, data: 'long' }, { path: 'short.txt', data: 'short' }], format);
+      const { entries, error } = await readAll(tar);
+      assert.equal(error, undefined);
+      assert.deepEqual(
+        entries.map((e) => [e.path, tar.subarray(e.offset, e.offset + e.size).toString()]),
+        [
+          [LONG_PATH, 'long'],
+          ['short.txt', 'short'],
+        ],
+      );
+    });
+  }
+
+  it('agrees with GNU tar on ustar, gnu and pax archives', async (t) => {
+    try {
+      execFileSync('tar', ['--version'], { stdio: 'ignore' });
+    } catch {
+      return t.skip('no tar binary');
+    }
+    const dir = mkdtempSync(path.join(tmpdir(), 'mmif-tar-'));
+    try {
+      const names = ['a.txt', LONG_PATH, 'b.bin'];
+      for (const [i, name] of names.entries()) {
+        mkdirSync(path.dirname(path.join(dir, 'in', name)), { recursive: true });
+        writeFileSync(path.join(dir, 'in', name), Buffer.alloc(300 * (i + 1), 65 + i));
+      }
+      for (const format of ['ustar', 'gnu', 'pax']) {
+        const out = path.join(dir, `${format}.tar`);
+        execFileSync('tar', [`--format=${format}`, '-cf', out, '-C', path.join(dir, 'in'), ...names]);
+        const tar = readFileSync(out);
+        const { entries, error } = await readAll(tar);
+        assert.equal(error, undefined, format);
+        assert.deepEqual(entries.map((e) => e.path), names, format);
+        for (const e of entries) {
+          assert.deepEqual(tar.subarray(e.offset, e.offset + e.size), readFileSync(path.join(dir, 'in', e.path)), `${format} ${e.path}`);
+        }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('streams: the first entry arrives before the rest of the tar is read', async () => {
+    const big = Buffer.alloc(1 << 20, 1);
+    const tar = packTar([{ path: 'a.jpg', data: 'small' }, { path: 'b.jpg', data: big }, { path: 'c.jpg', data: big }]);
+    let pulled = 0;
+    const source = Readable.from(
+      (function* () {
+        for (let i = 0; i < tar.length; i += 65536) {
+          pulled += Math.min(65536, tar.length - i);
+          yield tar.subarray(i, i + 65536);
+        }
+      })(),
+    );
+    for await (const first of tarEntries(source, 'shard.tar')) {
+      assert.equal(first.path, 'a.jpg');
+      assert.ok(pulled < tar.length / 2, `read ${pulled} of ${tar.length} bytes before the first entry`);
+      break;
+    }
+    assert.ok(source.destroyed, 'leaving early must stop the stream');
+  });
+
+  it('yields the complete entries, then throws naming the tar, when cut inside member data', async () => {
+    const { entries, error } = await readAll(cutInsideMember(packTar(files), '000000001.jpg'));
+    assert.deepEqual(
+      entries.map((e) => e.path),
+      ['000000000.jpg', '000000000.txt', 'empty.json'],
+    );
+    assert.equal(assertTruncated(error).member, '000000001.jpg');
+  });
+
+  it('throws when cut inside a header', async () => {
+    const tar = packTar(files);
+    const secondHeader = 512 + 1024; // after the first member's header and its 1000 bytes padded to 1024
+    const { entries, error } = await readAll(tar.subarray(0, secondHeader + 100));
+    assert.deepEqual(entries.map((e) => e.path), ['000000000.jpg']);
+    assert.equal(assertTruncated(error).member, undefined);
+  });
+
+  it('throws when the end-of-archive marker is missing, even on a block boundary', async () => {
+    const tar = packTar(files);
+    const { entries, error } = await readAll(tar.subarray(0, tar.length - 1024));
+    assert.equal(entries.length, 4);
+    assertTruncated(error);
+    assertTruncated((await readAll(Buffer.alloc(0))).error);
+  });
+
+  it('rejects a damaged header by its checksum', async () => {
+    const tar = Buffer.from(packTar(files));
+    tar[10] = 0x41; // inside the first member's name
+    const { entries, error } = await readAll(tar);
+    assert.equal(entries.length, 0);
+    assert.ok(error instanceof TarError);
+    assert.match(error.message, /shard\.tar is damaged: bad header checksum at offset 0/);
+  });
+});
