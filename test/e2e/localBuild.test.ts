@@ -1,8 +1,9 @@
 /**
  * Builds into a local directory. Users launch builds with the `temporal` CLI: the first test runs
  * the real binary against a dev server with a project worker (`workflow start --input-file`,
- * `workflow query --name progress`, `workflow result`) and checks the dataset landed. The second
- * checks that a build continues as new and carries its progress across runs.
+ * `workflow query --name progress`, `workflow result`) and checks the dataset landed. The others
+ * check that a duplicate image is dropped, and that a build continues as new and carries its
+ * progress across runs.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,7 +26,9 @@ let dir: string;
 before(async () => {
   stack = await startStack({ simulator: { seed: 2 }, taskQueue: 'mmif-cli' });
   dir = await mkdtemp(path.join(tmpdir(), 'mmif-cli-'));
-  await writeCc3m(new LocalStore(path.join(dir, 'cc3m')), 'flat', { perShard: 3, shards: 2 });
+  const source = new LocalStore(path.join(dir, 'cc3m'));
+  const records = await writeCc3m(source, 'flat', { perShard: 3, shards: 2 });
+  await source.put('zz-copy.jpg', records[0]!.image); // the same image under another name
 });
 
 after(async () => {
@@ -37,7 +40,7 @@ const buildConfig = (buildId: string, extra: Record<string, unknown> = {}) => ({
   buildId,
   output: path.join(dir, 'out'),
   sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m'), layout: 'flat' }],
-  maxSamples: 6,
+  maxSamples: 7,
   shardSize: 3,
   image: { minShortSide: 100 },
   models: { default: { model: 'mmif-sim-vlm' } },
@@ -63,19 +66,28 @@ test('temporal workflow start --input-file launches a build that completes', asy
   const result = await temporal('workflow', 'result', '--workflow-id', 'cli-build', '--output', 'json');
   const report = JSON.parse(result.stdout) as { result?: { shards: { committed: number; planned: number } }; status?: string };
   assert.equal(report.status, 'COMPLETED', result.stdout);
-  assert.deepEqual(report.result!.shards, { planned: 2, committed: 2, failed: 0 });
+  assert.deepEqual(report.result!.shards, { planned: 3, committed: 3, failed: 0 });
 
   const query = await temporal('workflow', 'query', '--workflow-id', 'cli-build', '--name', 'progress', '--output', 'json');
   const progress = JSON.parse(query.stdout) as { queryResult: Array<{ phase: string; shards: { committed: number } }> };
   assert.equal(progress.queryResult[0]!.phase, 'done');
-  assert.equal(progress.queryResult[0]!.shards.committed, 2);
+  assert.equal(progress.queryResult[0]!.shards.committed, 3);
 
   const layout = buildLayout('cli-build');
-  for (const shard of [0, 1]) {
+  let planned = 0;
+  const rejects: Array<{ source_id: string; reason: string }> = [];
+  for (const shard of [0, 1, 2]) {
     const manifest = JSON.parse(await readFile(path.join(dir, 'out', layout.manifest(shard)), 'utf8')) as ShardManifest;
-    assert.equal(manifest.counts.planned, 3);
-    assert.equal(manifest.counts.instruct + manifest.counts.rejectedSamples, 3);
+    planned += manifest.counts.planned;
+    assert.equal(manifest.counts.instruct + manifest.counts.rejectedSamples, manifest.counts.planned);
+    const lines = (await readFile(path.join(dir, 'out', layout.rejects(shard)), 'utf8')).split('\n').filter(Boolean);
+    rejects.push(...lines.map((l) => JSON.parse(l) as { source_id: string; reason: string }));
   }
+  assert.equal(planned, 7);
+  // Exactly one of the two identical images is dropped as a duplicate, naming the one kept.
+  const duplicates = rejects.filter((r) => r.reason.startsWith('duplicate-image: same image as sample cc3m-'));
+  assert.equal(duplicates.length, 1, JSON.stringify(rejects));
+  assert.ok(['zz-copy', '000000000'].includes(duplicates[0]!.source_id));
 });
 
 test('a build continues as new every shardsPerRun shards and carries its progress', async () => {
@@ -85,14 +97,14 @@ test('a build continues as new every shardsPerRun shards and carries its progres
     args: [buildConfig('can-build', { shardSize: 2, shardsPerRun: 1, maxParallelShards: 2 })],
   });
   const report = (await handle.result()) as { shards: { planned: number; committed: number }; counts: { planned: number } };
-  assert.deepEqual(report.shards, { planned: 3, committed: 3, failed: 0 });
-  assert.equal(report.counts.planned, 6);
+  assert.deepEqual(report.shards, { planned: 4, committed: 4, failed: 0 });
+  assert.equal(report.counts.planned, 7);
 
   const runs: string[] = [];
   for await (const execution of stack.client.workflow.list({ query: `WorkflowId = 'can-build'` })) runs.push(execution.status.name);
-  assert.deepEqual(runs.sort(), ['COMPLETED', 'CONTINUED_AS_NEW', 'CONTINUED_AS_NEW']);
+  assert.deepEqual(runs.sort(), ['COMPLETED', 'CONTINUED_AS_NEW', 'CONTINUED_AS_NEW', 'CONTINUED_AS_NEW']);
 
   const progress = await stack.client.workflow.getHandle('can-build').query<{ shards: { committed: number }; phase: string }>('progress');
   assert.equal(progress.phase, 'done');
-  assert.equal(progress.shards.committed, 3, 'progress from earlier runs is carried over');
+  assert.equal(progress.shards.committed, 4, 'progress from earlier runs is carried over');
 });

@@ -1,0 +1,44 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { temporalSettingsFromEnv } from '../../worker/connectionFromEnv.js';
+
+test('defaults to a local dev server without TLS', () => {
+  const s = temporalSettingsFromEnv({});
+  assert.deepEqual(s.connection, { address: 'localhost:7233', tls: undefined, apiKey: undefined });
+  assert.equal(s.namespace, 'default');
+  assert.equal(s.taskQueue, 'mmif');
+});
+
+test('Temporal Cloud with an API key turns TLS on', () => {
+  const s = temporalSettingsFromEnv({
+    TEMPORAL_ADDRESS: 'ns.acct.tmprl.cloud:7233',
+    TEMPORAL_NAMESPACE: 'ns.acct',
+    TEMPORAL_API_KEY: 'secret-key',
+    MMIF_TASK_QUEUE: 'gpu-queue',
+  });
+  assert.equal(s.connection.address, 'ns.acct.tmprl.cloud:7233');
+  assert.equal(s.connection.apiKey, 'secret-key');
+  assert.ok(s.connection.tls);
+  assert.equal(s.namespace, 'ns.acct');
+  assert.equal(s.taskQueue, 'gpu-queue');
+});
+
+test('mTLS reads the certificate files; half a pair is an error; TEMPORAL_TLS=false wins', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'mmif-tls-'));
+  try {
+    await writeFile(path.join(dir, 'c.pem'), 'CERT');
+    await writeFile(path.join(dir, 'k.pem'), 'KEY');
+    const s = temporalSettingsFromEnv({ TEMPORAL_TLS_CLIENT_CERT_PATH: path.join(dir, 'c.pem'), TEMPORAL_TLS_CLIENT_KEY_PATH: path.join(dir, 'k.pem'), TEMPORAL_TLS_SERVER_NAME: 'srv' });
+    const tls = s.connection.tls as { clientCertPair: { crt: Buffer; key: Buffer }; serverNameOverride: string };
+    assert.equal(tls.clientCertPair.crt.toString(), 'CERT');
+    assert.equal(tls.clientCertPair.key.toString(), 'KEY');
+    assert.equal(tls.serverNameOverride, 'srv');
+    assert.throws(() => temporalSettingsFromEnv({ TEMPORAL_TLS_CLIENT_CERT_PATH: path.join(dir, 'c.pem') }), /must be set together/);
+    assert.equal(temporalSettingsFromEnv({ TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'false' }).connection.tls, undefined);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
