@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ConstraintType } from '../domain/constraints/catalogue.js';
 import type { RenderedPrompt } from './chat.js';
 
-export const CONSTRAINT_PROMPT_VERSION = 'fig15-v1';
+export const CONSTRAINT_PROMPT_VERSION = 'fig15-v2';
 
 export const constraintReplySchema = z.object({
   constraints: z.array(z.object({ type: z.string(), value: z.string() })),
@@ -14,7 +14,7 @@ const OUTPUT_FORMAT = '{"constraints": [{"type": "<constraint type key>", "value
 
 /** One line per offered type; the simulator and humans both read this format. */
 export function constraintTypeLine(c: ConstraintType): string {
-  return `- ${c.key} (${c.subclass}): ${c.description} Example: "${c.example}"`;
+  return `- ${c.key} (${c.subclass}): ${c.description} ${c.guidance} Example: "${c.examples[0]}"`;
 }
 
 export function renderConstraintPrompt(instruction: string, offered: readonly ConstraintType[]): RenderedPrompt {

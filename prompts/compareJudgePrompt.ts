@@ -1,0 +1,23 @@
+/** The compare judge (paper Fig. 21): text only, one call per constraint, against an answer made without it. */
+import type { RenderedPrompt } from './chat.js';
+
+export const COMPARE_JUDGE_PROMPT_VERSION = 'fig21-v1';
+
+export function renderCompareJudgePrompt(constraint: string, withConstraint: string, withoutConstraint: string): RenderedPrompt {
+  const text = `You are an expert in judging whether the response follow the given constraint. Your task is to assess whether the model's response satisfies the given constraint and return True or False. I will provide you with the constraint and the model's response under this constraint. To assist with your evaluation, I will also provide you with the model's response to the same question without the constraint.
+
+Constraint: ${constraint}
+
+Response under the constraint: ${withConstraint}
+
+Response without the constraint: ${withoutConstraint}
+
+**Please follow the steps below to evaluate**:
+
+Step 1. Compare the model's response under the constraint with its response without the constraint. If you believe these two answers are very similar, it means the model has not fully considered the impact of the constraint on the answer. Please return False.
+
+Step 2. Compare the model's response under the constraint with the content of the constraint. If you believe the model's response does not meet the requirements specified in the constraint, return False. Otherwise, if the response effectively satisfies the constraint, return True.
+
+**Response Format**: Your answer should only include "True" or "False", and no additional text. End with a line "Summary: True" or "Summary: False".`;
+  return { version: COMPARE_JUDGE_PROMPT_VERSION, messages: [{ role: 'user', text }] };
+}

@@ -1,0 +1,29 @@
+/** The direct judge (paper Fig. 22): one call per sample, with the image, scoring every judged constraint. */
+import type { RenderedPrompt } from './chat.js';
+
+export const DIRECT_JUDGE_PROMPT_VERSION = 'fig22-v1';
+
+export function renderDirectJudgePrompt(response: string, constraints: readonly string[]): RenderedPrompt {
+  const list = constraints.map((c, i) => `Constraint_${i + 1}: ${c}`).join('\n');
+  const text = `Your task is to evaluate whether the response from an AI assistant adheres to all of the given constraints.
+
+Please follow the requirements below to make the judgment:
+1. Be strict and consistent in your assessment.
+2. You should refer to the content of image to make the judgment.
+3. For one constraint, if the response fails to fully meet the constraint, give it a score of 0. Otherwise, give it a score of 1.
+
+<start of response>
+${response}
+<end of response>
+
+<start of constraint list>
+${list}
+<end of constraint list>
+
+You should judge and explain for each constraint in the constraint list without omitting any constraint. Finally, list scores of all the constraints in one sentence.
+
+You should strictly follow the format below:
+Judgement: ...
+Summary: Score of constraint_1: x/1, Score of constraint_2: x/1, Score of constraint_3: x/1, ..., Score of constraint_n: x/1.`;
+  return { version: DIRECT_JUDGE_PROMPT_VERSION, messages: [{ role: 'user', text, withImage: true }] };
+}
