@@ -6,8 +6,11 @@
  */
 import { z } from 'zod';
 
-export const STAGES = ['instruction', 'constraints', 'compatibility', 'answer', 'rejected'] as const;
+export const STAGES = ['instruction', 'constraints', 'compatibility', 'verifier', 'answer', 'rejected', 'judge'] as const;
 export type Stage = (typeof STAGES)[number];
+
+export const DPO_STRATEGIES = ['drop33', 'drop66', 'drop100', 'no_image'] as const;
+export type DpoStrategy = (typeof DPO_STRATEGIES)[number];
 
 const slug = z
   .string()
@@ -94,26 +97,44 @@ export const buildConfigSchema = z
       })
       .strict()
       .default({ typesOffered: 12, min: 3, max: 12 }),
-    dpo: z
+    verification: z
       .object({
-        /** Fraction of constraints dropped (rounded up) before generating the rejected answer. */
-        dropFraction: z.number().gt(0).max(1).default(1 / 3),
+        /** A sample is kept when at least this fraction of its constraints pass (1 = strict). */
+        passThreshold: z.number().gt(0).max(1).default(0.8),
+        /** Extra answers generated when an answer (or a rejected answer) misses the bar. */
+        maxRegenerations: z.number().int().min(0).max(10).default(2),
+        /** Ask the verifier model (Fig. 20) for constraints the phrase parser does not recognise. */
+        llmVerifierSelection: z.boolean().default(true),
       })
       .strict()
-      .default({ dropFraction: 1 / 3 }),
+      .default({ passThreshold: 0.8, maxRegenerations: 2, llmVerifierSelection: true }),
+    dpo: z
+      .object({
+        /**
+         * How rejected answers are made; each sample draws one (seeded). drop33/drop66/drop100 drop
+         * ceil(n/3), ceil(2n/3) or all constraints; no_image keeps the constraints and drops the image.
+         */
+        strategies: z.array(z.enum(DPO_STRATEGIES)).min(1).default(['drop33']),
+      })
+      .strict()
+      .default({ strategies: ['drop33'] }),
     models: z
       .object({
         default: endpointSchema,
         instruction: endpointSchema.optional(),
         constraints: endpointSchema.optional(),
         compatibility: endpointSchema.optional(),
+        verifier: endpointSchema.optional(),
         answer: endpointSchema.optional(),
         rejected: endpointSchema.optional(),
+        judge: endpointSchema.optional(),
       })
       .strict(),
     llm: z
       .object({
         temperature: z.number().min(0).max(2).default(0.7),
+        /** Judges and verifier selection run at this temperature (the reference used 0). */
+        judgeTemperature: z.number().min(0).max(2).default(0),
         maxTokens: z.number().int().positive().default(1024),
         timeoutMs: z.number().int().positive().default(120_000),
         /** Model calls in flight per activity (per batch). */
@@ -123,7 +144,7 @@ export const buildConfigSchema = z
         imageDetail: z.enum(['auto', 'low', 'high']).default('auto'),
       })
       .strict()
-      .default({ temperature: 0.7, maxTokens: 1024, timeoutMs: 120_000, concurrency: 8, structuredOutput: true, imageDetail: 'auto' }),
+      .default({ temperature: 0.7, judgeTemperature: 0, maxTokens: 1024, timeoutMs: 120_000, concurrency: 8, structuredOutput: true, imageDetail: 'auto' }),
   })
   .strict()
   .superRefine((c, ctx) => {

@@ -5,8 +5,9 @@
 import type { Stage } from '../config/buildConfig.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 import { imagePathInDataset } from '../output/layout.js';
-import type { StageName, StageResults, StageState } from '../pipeline/stageState.js';
+import type { PlannedConstraint, StageName, StageResults, StageState, Verdict } from '../pipeline/stageState.js';
 import type { Constraint } from './constraints/selection.js';
+import type { RejectionDetails } from './rejection.js';
 import type { SourceSample } from './sample.js';
 
 export interface InstructRecord {
@@ -18,20 +19,30 @@ export interface InstructRecord {
   image_sha256: string;
   instruction: string;
   instruction_origin: string;
-  constraints: Constraint[];
+  /** With how each is verified (method, verifier calls) and who chose the calls. */
+  constraints: PlannedConstraint[];
   prompt: string;
   answer: string;
-  models: Record<'instruction' | 'constraints' | 'compatibility' | 'answer', string>;
+  /** One per constraint, for the accepted answer. */
+  verdicts: Verdict[];
+  pass_rate: number;
+  /** Answers generated until one passed the post-filter. */
+  answer_attempts: number;
+  models: Record<'instruction' | 'constraints' | 'compatibility' | 'verifier' | 'answer' | 'judge', string>;
   simulated: boolean;
 }
 
-export interface DpoRecord extends Omit<InstructRecord, 'answer' | 'models'> {
+export interface DpoRecord extends Omit<InstructRecord, 'answer' | 'models' | 'answer_attempts'> {
   sample_id: string;
   chosen: string;
   rejected: string;
   /** The prompt the rejected answer was generated from: the same task without `dropped_constraints`. */
   rejected_prompt: string;
   dropped_constraints: Constraint[];
+  /** How the rejected answer was made: drop33, drop66, drop100 or no_image. */
+  strategy: string;
+  /** Verdicts on the constraints at stake; at least one failed, or the pair would not exist. */
+  rejected_verdicts: Verdict[];
   chosen_model: string;
   rejected_model: string;
 }
@@ -44,6 +55,9 @@ export interface RejectRecord {
   kind: 'sample' | 'pair';
   stage: StageName;
   reason: string;
+  verdicts?: Verdict[];
+  /** The DPO strategy of a discarded pair. */
+  strategy?: string;
 }
 
 export type SampleStates = Partial<{ [S in StageName]: StageState<S> }>;
@@ -59,19 +73,20 @@ const PIPELINE: StageName[] = ['image', 'instruction', 'constraints', 'answer', 
 
 export function assembleSample(sample: SourceSample, states: SampleStates): AssembledSample {
   const calls = PIPELINE.flatMap((s) => states[s]?.calls ?? []);
-  const reject = (kind: RejectRecord['kind'], stage: StageName, reason: string): RejectRecord => ({
+  const reject = (kind: RejectRecord['kind'], stage: StageName, reason: string, details?: RejectionDetails): RejectRecord => ({
     id: sample.sampleId,
     source: sample.source,
     source_id: sample.sourceId,
     kind,
     stage,
     reason,
+    ...details,
   });
   const results: Partial<StageResults> = {};
   for (const stage of PIPELINE.slice(0, 4)) {
     const state = states[stage];
     if (!state) return { calls, reject: reject('sample', stage, `incomplete: stage '${stage}' never ran`) };
-    if (state.status === 'rejected') return { calls, reject: reject('sample', stage, state.reason) };
+    if (state.status === 'rejected') return { calls, reject: reject('sample', stage, state.reason, state.details) };
     (results as Record<string, unknown>)[stage] = state.result;
   }
   const { image, instruction, constraints, answer } = results as Omit<StageResults, 'rejected'>;
@@ -88,18 +103,23 @@ export function assembleSample(sample: SourceSample, states: SampleStates): Asse
     constraints: constraints.constraints,
     prompt: answer.prompt,
     answer: answer.answer,
+    verdicts: answer.verdicts,
+    pass_rate: answer.passRate,
+    answer_attempts: answer.attempts,
     models: {
       instruction: modelOf('instruction'),
       constraints: modelOf('constraints'),
       compatibility: modelOf('compatibility'),
+      verifier: modelOf('verifier'),
       answer: modelOf('answer') || answer.model,
+      judge: modelOf('judge'),
     },
     simulated: calls.some((c) => c.simulated),
   };
   const rejected = states.rejected;
   if (!rejected) return { calls, instruct, reject: reject('pair', 'rejected', "incomplete: stage 'rejected' never ran") };
-  if (rejected.status === 'rejected') return { calls, instruct, reject: reject('pair', 'rejected', rejected.reason) };
-  const { answer: _answer, models: _models, ...shared } = instruct;
+  if (rejected.status === 'rejected') return { calls, instruct, reject: reject('pair', 'rejected', rejected.reason, rejected.details) };
+  const { answer: _answer, models: _models, answer_attempts: _attempts, ...shared } = instruct;
   const dpo: DpoRecord = {
     ...shared,
     id: `${sample.sampleId}-dpo`,
@@ -107,7 +127,9 @@ export function assembleSample(sample: SourceSample, states: SampleStates): Asse
     chosen: answer.answer,
     rejected: rejected.result.answer,
     rejected_prompt: rejected.result.prompt,
-    dropped_constraints: rejected.result.dropped,
+    dropped_constraints: rejected.result.dropped.map(({ type, value }) => ({ type, value })),
+    strategy: rejected.result.strategy,
+    rejected_verdicts: rejected.result.verdicts,
     chosen_model: instruct.models.answer,
     rejected_model: modelOf('rejected') || rejected.result.model,
   };

@@ -34,6 +34,13 @@ export interface ModelRequest {
   endpoint: EndpointConfig;
   prompt: RenderedPrompt;
   image?: { jpeg: Buffer; sha256: string };
+  /** Overrides llm.temperature (judges run at llm.judgeTemperature). */
+  temperature?: number;
+  /**
+   * The OpenAI `seed`: set on regenerations, so a second attempt is a different request (and a
+   * different cache entry) rather than the cached first answer again.
+   */
+  seed?: number;
 }
 
 interface CachedReply {
@@ -108,8 +115,9 @@ export class ModelCaller {
     const params = {
       model: endpoint.model,
       messages,
-      temperature: this.llm.temperature,
+      temperature: req.temperature ?? this.llm.temperature,
       max_tokens: this.llm.maxTokens,
+      ...(req.seed !== undefined ? { seed: req.seed } : {}),
       ...(responseFormat ? { response_format: responseFormat } : {}),
     };
     const key = `${this.cachePrefix}/${this.cacheKey(endpoint.baseURL, params, req)}.json`;

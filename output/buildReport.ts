@@ -4,7 +4,7 @@
  */
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 import type { BuildLayout } from './layout.js';
-import type { ShardManifest, StageUsage } from './manifest.js';
+import type { PairStats, ShardManifest, StageUsage, Tally, VerificationStats } from './manifest.js';
 import { llamaFactoryDatasetInfo } from './sharegpt.js';
 
 export interface BuildReport {
@@ -19,6 +19,8 @@ export interface BuildReport {
   rejectsByStage: Record<string, number>;
   usage: Record<string, StageUsage>;
   models: Record<string, string>;
+  verification: VerificationStats;
+  pairs: PairStats;
 }
 
 export async function writeBuildReport(
@@ -37,6 +39,8 @@ export async function writeBuildReport(
     rejectsByStage: {},
     usage: {},
     models: {},
+    verification: { byMethod: {}, regeneratedAnswers: 0 },
+    pairs: { byStrategy: {}, byConstraintType: {} },
   };
   for (let shard = 0; shard < input.shardCount; shard++) {
     const manifest = await getJson<ShardManifest>(store, layout.manifest(shard));
@@ -53,8 +57,24 @@ export async function writeBuildReport(
       total.completionTokens += u.completionTokens;
     }
     Object.assign(report.models, manifest.models);
+    report.verification.regeneratedAnswers += manifest.verification.regeneratedAnswers;
+    for (const [method, m] of Object.entries(manifest.verification.byMethod)) {
+      const total = (report.verification.byMethod[method] ??= { passed: 0, total: 0 });
+      total.passed += m.passed;
+      total.total += m.total;
+    }
+    addTallies(report.pairs.byStrategy, manifest.pairs.byStrategy);
+    addTallies(report.pairs.byConstraintType, manifest.pairs.byConstraintType);
   }
   await putJson(store, layout.datasetInfo, llamaFactoryDatasetInfo());
   await putJson(store, layout.report, report);
   return report;
+}
+
+function addTallies(into: Record<string, Tally>, from: Record<string, Tally>): void {
+  for (const [key, t] of Object.entries(from)) {
+    const total = (into[key] ??= { kept: 0, discarded: 0 });
+    total.kept += t.kept;
+    total.discarded += t.discarded;
+  }
 }

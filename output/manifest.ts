@@ -1,6 +1,6 @@
 /** The shard manifest: written last, it is the commit marker and the shard's table of contents. */
 import type { CallRecord } from '../llm/modelCaller.js';
-import type { RejectRecord } from '../domain/records.js';
+import type { AssembledSample, RejectRecord } from '../domain/records.js';
 
 export const MANIFEST_FORMAT = 'mmif-engine/shard-manifest@1';
 
@@ -32,6 +32,27 @@ export interface ShardManifest {
   files: ManifestFile[];
   models: Record<string, string>;
   usage: Record<string, StageUsage>;
+  verification: VerificationStats;
+  pairs: PairStats;
+}
+
+export interface Tally {
+  kept: number;
+  discarded: number;
+}
+
+/** DPO pair acceptance: a pair is discarded when its rejected answer still met every constraint at stake. */
+export interface PairStats {
+  byStrategy: Record<string, Tally>;
+  /** Per constraint type, over the pairs where it was at stake (dropped, or all under no_image). */
+  byConstraintType: Record<string, Tally>;
+}
+
+export interface VerificationStats {
+  /** Verdicts on accepted answers, by method. */
+  byMethod: Record<string, { passed: number; total: number }>;
+  /** Accepted answers that needed a regeneration. */
+  regeneratedAnswers: number;
 }
 
 export function summarizeUsage(calls: readonly CallRecord[]): Record<string, StageUsage> {
@@ -56,4 +77,38 @@ export function countByStage(rejects: readonly RejectRecord[]): Record<string, n
   const counts: Record<string, number> = {};
   for (const r of rejects) counts[r.stage] = (counts[r.stage] ?? 0) + 1;
   return counts;
+}
+
+export function pairStats(samples: readonly AssembledSample[]): PairStats {
+  const stats: PairStats = { byStrategy: {}, byConstraintType: {} };
+  const count = (table: Record<string, Tally>, key: string, kept: boolean) => {
+    const tally = (table[key] ??= { kept: 0, discarded: 0 });
+    if (kept) tally.kept += 1;
+    else tally.discarded += 1;
+  };
+  for (const s of samples) {
+    const pair = s.dpo
+      ? { kept: true, strategy: s.dpo.strategy, types: s.dpo.rejected_verdicts.map((v) => v.type) }
+      : s.reject?.kind === 'pair' && s.reject.strategy
+        ? { kept: false, strategy: s.reject.strategy, types: (s.reject.verdicts ?? []).map((v) => v.type) }
+        : undefined;
+    if (!pair) continue;
+    count(stats.byStrategy, pair.strategy, pair.kept);
+    for (const type of new Set(pair.types)) count(stats.byConstraintType, type, pair.kept);
+  }
+  return stats;
+}
+
+export function verificationStats(samples: readonly AssembledSample[]): VerificationStats {
+  const stats: VerificationStats = { byMethod: {}, regeneratedAnswers: 0 };
+  for (const s of samples) {
+    if (!s.instruct) continue;
+    if (s.instruct.answer_attempts > 1) stats.regeneratedAnswers += 1;
+    for (const v of s.instruct.verdicts) {
+      const m = (stats.byMethod[v.method] ??= { passed: 0, total: 0 });
+      m.total += 1;
+      if (v.passed) m.passed += 1;
+    }
+  }
+  return stats;
 }

@@ -7,6 +7,7 @@
 import { Writable } from 'node:stream';
 import parquet, { type FieldDefinition, type ParquetSchema } from 'parquetjs-lite';
 import type { DpoRecord, InstructRecord } from '../domain/records.js';
+import type { Verdict } from '../pipeline/stageState.js';
 
 const text: FieldDefinition = { type: 'UTF8', optional: true, compression: 'GZIP' };
 const flag: FieldDefinition = { type: 'BOOLEAN', optional: true };
@@ -14,7 +15,18 @@ const imageField: FieldDefinition = {
   optional: true,
   fields: { bytes: { type: 'BYTE_ARRAY', optional: true }, path: { type: 'UTF8', optional: true } },
 };
+const number: FieldDefinition = { type: 'DOUBLE', optional: true };
+const integer: FieldDefinition = { type: 'INT64', optional: true };
 const constraintList: FieldDefinition = { repeated: true, fields: { type: text, value: text } };
+/** Verifier calls are stored as JSON text: their params are heterogeneous (numbers, strings, lists). */
+const plannedConstraintList: FieldDefinition = {
+  repeated: true,
+  fields: { type: text, value: text, method: text, selection: text, selection_note: text, verifiers: text },
+};
+const verdictList: FieldDefinition = {
+  repeated: true,
+  fields: { index: integer, type: text, method: text, passed: flag, calls: text, judge_model: text, detail: text },
+};
 
 const common: Record<string, FieldDefinition> = {
   id: text,
@@ -25,15 +37,21 @@ const common: Record<string, FieldDefinition> = {
   image_sha256: text,
   instruction: text,
   instruction_origin: text,
-  constraints: constraintList,
+  constraints: plannedConstraintList,
   prompt: text,
+  verdicts: verdictList,
+  pass_rate: number,
   simulated: flag,
 };
 
 const instructSchema = new parquet.ParquetSchema({
   ...common,
   answer: text,
-  models: { optional: true, fields: { instruction: text, constraints: text, compatibility: text, answer: text } },
+  answer_attempts: integer,
+  models: {
+    optional: true,
+    fields: { instruction: text, constraints: text, compatibility: text, verifier: text, answer: text, judge: text },
+  },
 });
 
 const dpoSchema = new parquet.ParquetSchema({
@@ -43,6 +61,8 @@ const dpoSchema = new parquet.ParquetSchema({
   rejected: text,
   rejected_prompt: text,
   dropped_constraints: constraintList,
+  strategy: text,
+  rejected_verdicts: verdictList,
   chosen_model: text,
   rejected_model: text,
 });
@@ -60,8 +80,18 @@ export function dpoParquet(records: readonly DpoRecord[], imageBytes: ImageBytes
 }
 
 function withImage(record: InstructRecord | DpoRecord, imageBytes: ImageBytes): Record<string, unknown> {
-  const { image_path, ...rest } = record;
-  return { ...rest, image: { bytes: imageBytes(record), path: image_path } };
+  const { image_path, constraints, verdicts, ...rest } = record;
+  return {
+    ...rest,
+    ...('rejected_verdicts' in record ? { rejected_verdicts: record.rejected_verdicts.map(verdictRow) } : {}),
+    image: { bytes: imageBytes(record), path: image_path },
+    constraints: constraints.map((c) => ({ ...c, verifiers: JSON.stringify(c.verifiers) })),
+    verdicts: verdicts.map(verdictRow),
+  };
+}
+
+function verdictRow(v: Verdict): Record<string, unknown> {
+  return { index: v.index, type: v.type, method: v.method, passed: v.passed, calls: JSON.stringify(v.calls ?? []), judge_model: v.judgeModel ?? '', detail: v.detail };
 }
 
 async function writeParquet(schema: ParquetSchema, rows: Record<string, unknown>[]): Promise<Buffer> {

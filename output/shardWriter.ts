@@ -12,7 +12,16 @@ import type { CallRecord } from '../llm/modelCaller.js';
 import { STAGE_NAMES, type StageState } from '../pipeline/stageState.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 import type { BuildLayout } from './layout.js';
-import { countByStage, MANIFEST_FORMAT, modelsByStage, summarizeUsage, type ManifestFile, type ShardManifest } from './manifest.js';
+import {
+  countByStage,
+  MANIFEST_FORMAT,
+  modelsByStage,
+  pairStats,
+  summarizeUsage,
+  verificationStats,
+  type ManifestFile,
+  type ShardManifest,
+} from './manifest.js';
 import { dpoParquet, instructParquet } from './parquet.js';
 import { dpoSharegptLine, instructSharegptLine, jsonl } from './sharegpt.js';
 
@@ -66,6 +75,8 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
     files: manifestFiles,
     models: modelsByStage(calls),
     usage: summarizeUsage(calls),
+    verification: verificationStats(assembled),
+    pairs: pairStats(assembled),
   };
   await putJson(store, layout.manifest(spec.shard), manifest);
   return manifest;

@@ -1,48 +1,112 @@
 /**
- * Stages 4 and 5: the chosen answer follows every constraint; the rejected answer (for DPO) is
- * generated with a seeded ceil(n * dropFraction) of them removed, and records which.
+ * Stages 4 and 5. The chosen answer follows every constraint and must pass the post-filter (at
+ * least `passThreshold` of its constraints verified), regenerating up to `maxRegenerations` times.
+ * The rejected answer (DPO) is generated under a seeded strategy — ceil(n/3), ceil(2n/3) or all
+ * constraints dropped, or the image removed — and the pair is kept only if that answer really
+ * fails at least one constraint at stake, under the same verifiers.
  */
-import { endpointFor, type Stage } from '../config/buildConfig.js';
+import { endpointFor, type DpoStrategy, type Stage } from '../config/buildConfig.js';
 import { dropConstraints, type Constraint } from '../domain/constraints/selection.js';
+import { pickOne } from '../domain/random.js';
+import { SampleRejection } from '../domain/rejection.js';
 import type { SourceSample } from '../domain/sample.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 import { answerPromptText, renderAnswerPrompt } from '../prompts/answerPrompt.js';
 import { sampleRng, type StageContext } from './context.js';
 import type { SampleImage } from './sampleImage.js';
-import type { AnswerResult, RejectedResult } from './stageState.js';
+import type { AnswerResult, PlannedConstraint, RejectedResult, Verdict } from './stageState.js';
+import { passRate, verifyAnswer } from './verifyAnswer.js';
 
-async function answer(
+const DROP_FRACTION: Record<Exclude<DpoStrategy, 'no_image'>, number> = { drop33: 1 / 3, drop66: 2 / 3, drop100: 1 };
+
+/** Attempt 0 sends no seed (the plain request); regenerations send seed = attempt, a new request. */
+function generate(
   ctx: StageContext,
   stage: Extract<Stage, 'answer' | 'rejected'>,
   instruction: string,
   constraints: readonly Constraint[],
-  image: SampleImage,
+  image: SampleImage | undefined,
+  attempt: number,
   calls: CallRecord[],
-): Promise<AnswerResult> {
-  const endpoint = endpointFor(ctx.config, stage);
-  const text = await ctx.models.text({ stage, endpoint, prompt: renderAnswerPrompt(instruction, constraints), image }, calls);
-  return { prompt: answerPromptText(instruction, constraints), answer: text, model: endpoint.model };
+): Promise<string> {
+  return ctx.models.text(
+    {
+      stage,
+      endpoint: endpointFor(ctx.config, stage),
+      prompt: renderAnswerPrompt(instruction, constraints),
+      image,
+      seed: attempt === 0 ? undefined : attempt,
+    },
+    calls,
+  );
 }
 
-export function runAnswerStage(
+const failures = (verdicts: readonly Verdict[]) =>
+  verdicts
+    .filter((v) => !v.passed)
+    .map((v) => `#${v.index + 1} ${v.type} (${v.method}: ${v.detail})`)
+    .join('; ');
+
+export async function runAnswerStage(
   ctx: StageContext,
   instruction: string,
-  constraints: readonly Constraint[],
+  constraints: readonly PlannedConstraint[],
   image: SampleImage,
   calls: CallRecord[],
 ): Promise<AnswerResult> {
-  return answer(ctx, 'answer', instruction, constraints, image, calls);
+  const { passThreshold, maxRegenerations } = ctx.config.verification;
+  let verdicts: Verdict[] = [];
+  for (let attempt = 0; attempt <= maxRegenerations; attempt++) {
+    const answer = await generate(ctx, 'answer', instruction, constraints, image, attempt, calls);
+    verdicts = await verifyAnswer(ctx, { instruction, constraints, answer, image, compare: true }, calls);
+    const rate = passRate(verdicts);
+    if (rate >= passThreshold) {
+      const model = endpointFor(ctx.config, 'answer').model;
+      return { prompt: answerPromptText(instruction, constraints), answer, model, verdicts, passRate: rate, attempts: attempt + 1 };
+    }
+  }
+  throw new SampleRejection(
+    `answer: below-threshold: pass rate ${passRate(verdicts).toFixed(2)} < ${passThreshold} after ${maxRegenerations + 1} attempts; failed: ${failures(verdicts)}`,
+    { verdicts },
+  );
 }
 
 export async function runRejectedStage(
   ctx: StageContext,
   sample: SourceSample,
   instruction: string,
-  constraints: readonly Constraint[],
+  constraints: readonly PlannedConstraint[],
   image: SampleImage,
   calls: CallRecord[],
 ): Promise<RejectedResult> {
-  const { kept, dropped } = dropConstraints(sampleRng(ctx, sample.sampleId, 'dpo-drop'), constraints, ctx.config.dpo.dropFraction);
-  const result = await answer(ctx, 'rejected', instruction, kept, image, calls);
-  return { ...result, kept, dropped };
+  const strategy = pickOne(sampleRng(ctx, sample.sampleId, 'dpo-strategy'), ctx.config.dpo.strategies);
+  const { kept, dropped } =
+    strategy === 'no_image'
+      ? { kept: [...constraints], dropped: [] }
+      : dropConstraints(sampleRng(ctx, sample.sampleId, 'dpo-drop'), constraints, DROP_FRACTION[strategy]);
+  // Without the image every constraint is at stake; otherwise only the dropped ones.
+  const atStake = constraints.flatMap((c, i) => (strategy === 'no_image' || dropped.includes(c) ? [i] : []));
+  let verdicts: Verdict[] = [];
+  for (let attempt = 0; attempt <= ctx.config.verification.maxRegenerations; attempt++) {
+    const answer = await generate(ctx, 'rejected', instruction, kept, strategy === 'no_image' ? undefined : image, attempt, calls);
+    verdicts = await verifyAnswer(ctx, { instruction, constraints, answer, image, indices: atStake, compare: false }, calls);
+    if (verdicts.some((v) => !v.passed)) {
+      const model = endpointFor(ctx.config, 'rejected').model;
+      return {
+        strategy,
+        kept,
+        dropped,
+        prompt: answerPromptText(instruction, kept),
+        answer,
+        model,
+        verdicts,
+        passRate: passRate(verdicts),
+        attempts: attempt + 1,
+      };
+    }
+  }
+  throw new SampleRejection(
+    `rejected: uninformative-pair: the ${strategy} rejected answer satisfied every constraint at stake in ${ctx.config.verification.maxRegenerations + 1} attempts`,
+    { verdicts, strategy },
+  );
 }

@@ -1,17 +1,21 @@
 /**
- * Stage 3: integrate constraints (Fig. 15) from a seeded subset of the catalogue, clean the list,
- * then let the compatibility pass remove conflicts. Fewer than the minimum left rejects the sample.
+ * Stage 3: integrate constraints (Fig. 15) from a seeded subset of the catalogue that suits the
+ * instruction, clean the list, decide how each constraint will be verified, then remove conflicts:
+ * the declared ones deterministically, the rest by the model's compatibility pass, and the
+ * declared ones once more on the result. Fewer than the minimum left rejects the sample.
  */
 import { endpointFor } from '../config/buildConfig.js';
-import { finalizeConstraints, offeredConstraintTypes, type Constraint } from '../domain/constraints/selection.js';
+import { classifyInstruction, removeConflicts } from '../domain/constraints/compatibility.js';
+import { finalizeConstraints, offeredConstraintTypes } from '../domain/constraints/selection.js';
 import { SampleRejection } from '../domain/rejection.js';
 import type { SourceSample } from '../domain/sample.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 import { compatibilityReplySchema, renderCompatibilityPrompt } from '../prompts/compatibilityPrompt.js';
 import { constraintReplySchema, renderConstraintPrompt } from '../prompts/constraintPrompt.js';
 import { sampleRng, type StageContext } from './context.js';
+import { planVerification } from './planVerification.js';
 import type { SampleImage } from './sampleImage.js';
-import type { ConstraintsResult } from './stageState.js';
+import type { ConstraintsResult, PlannedConstraint } from './stageState.js';
 
 export async function runConstraintStage(
   ctx: StageContext,
@@ -21,7 +25,8 @@ export async function runConstraintStage(
   calls: CallRecord[],
 ): Promise<ConstraintsResult> {
   const { constraints: limits } = ctx.config;
-  const offered = offeredConstraintTypes(sampleRng(ctx, sample.sampleId, 'offered-types'), limits.typesOffered);
+  const kind = classifyInstruction(instruction);
+  const offered = offeredConstraintTypes(sampleRng(ctx, sample.sampleId, 'offered-types'), limits.typesOffered, kind);
   const reply = await ctx.models.json(
     {
       stage: 'constraints',
@@ -37,21 +42,30 @@ export async function runConstraintStage(
   const first = finalizeConstraints(sampleRng(ctx, sample.sampleId, 'trim'), reply.constraints, offeredKeys, limits);
   if (!first.ok) throw new SampleRejection(`constraints: ${first.reason}`);
 
-  const { kept, incompatible } = await removeIncompatible(ctx, instruction, first.constraints, calls);
-  if (kept.length < limits.min) {
+  const removed: ConstraintsResult['removed'] = [];
+  const byRules = (list: PlannedConstraint[]) => {
+    const { kept, removed: out } = removeConflicts(list, kind);
+    removed.push(...out.map(({ constraint, reason }) => ({ type: constraint.type, value: constraint.value, reason, by: 'rules' as const })));
+    return kept;
+  };
+  const planned = byRules(await planVerification(ctx, first.constraints, calls));
+  const afterModel = await removeIncompatible(ctx, instruction, planned, removed, calls);
+  const constraints = byRules(afterModel);
+  if (constraints.length < limits.min) {
     throw new SampleRejection(
-      `constraints: too-few-constraints: ${kept.length} left after the compatibility pass, at least ${limits.min} required`,
+      `constraints: too-few-constraints: ${constraints.length} left after removing conflicts, at least ${limits.min} required`,
     );
   }
-  return { offeredTypes: offeredKeys, proposed: reply.constraints, constraints: kept, incompatible, trimmed: first.trimmed };
+  return { instructionKind: kind, offeredTypes: offeredKeys, proposed: reply.constraints, constraints, removed, trimmed: first.trimmed };
 }
 
 async function removeIncompatible(
   ctx: StageContext,
   instruction: string,
-  constraints: Constraint[],
+  constraints: PlannedConstraint[],
+  removed: ConstraintsResult['removed'],
   calls: CallRecord[],
-): Promise<{ kept: Constraint[]; incompatible: ConstraintsResult['incompatible'] }> {
+): Promise<PlannedConstraint[]> {
   const reply = await ctx.models.json(
     {
       stage: 'compatibility',
@@ -64,12 +78,9 @@ async function removeIncompatible(
   );
   // Only explicit drops remove a constraint: an index the model forgot to mention is kept.
   const reasons = new Map(reply.dropped.map((d) => [d.index, d.reason]));
-  const kept: Constraint[] = [];
-  const incompatible: ConstraintsResult['incompatible'] = [];
-  constraints.forEach((c, i) => {
+  return constraints.filter((c, i) => {
     const reason = reasons.get(i + 1);
-    if (reason === undefined) kept.push(c);
-    else incompatible.push({ ...c, reason });
+    if (reason !== undefined) removed.push({ type: c.type, value: c.value, reason, by: 'model' });
+    return reason === undefined;
   });
-  return { kept, incompatible };
 }

@@ -59,7 +59,7 @@ async function runOne(ctx: StageContext, stage: StageName, sample: SourceSample)
     state = { status: 'ok', stage, result: await execute(ctx, stage, sample, prior, calls), calls };
   } catch (err) {
     if (!(err instanceof SampleRejection)) throw err;
-    state = { status: 'rejected', stage, reason: err.reason, calls };
+    state = { status: 'rejected', stage, reason: err.reason, calls, ...(err.details ? { details: err.details } : {}) };
   }
   await putJson(ctx.store, key, state);
   return state.status;

@@ -3,8 +3,11 @@
  * it made. Stored as one small JSON object per (sample, stage); the next stage reads it, a retried
  * activity finds it and skips the work, and the shard writer assembles records from it.
  */
-import type { CallRecord } from '../llm/modelCaller.js';
+import type { DpoStrategy } from '../config/buildConfig.js';
+import type { VerifierCall } from '../domain/constraints/compatibility.js';
 import type { Constraint } from '../domain/constraints/selection.js';
+import type { RejectionDetails } from '../domain/rejection.js';
+import type { CallRecord } from '../llm/modelCaller.js';
 
 export const STAGE_NAMES = ['image', 'instruction', 'constraints', 'answer', 'rejected'] as const;
 export type StageName = (typeof STAGE_NAMES)[number];
@@ -24,23 +27,54 @@ export interface InstructionResult {
   examples: string[];
 }
 
+export type VerificationMethod = 'rule' | 'direct_judge' | 'compare_judge';
+
+/** A constraint ready for verification: how it will be checked, and how that was decided. */
+export interface PlannedConstraint extends Constraint {
+  method: VerificationMethod;
+  /** Rule calls (all must pass); empty for judged constraints. */
+  verifiers: VerifierCall[];
+  /** Who chose the verifiers: the phrase parser, the Fig. 20 model, or nobody (judged). */
+  selection: 'parser' | 'llm' | 'none';
+  /** Why a model's choice was refused (a hallucinated function, bad parameters). */
+  selectionNote?: string;
+}
+
 export interface ConstraintsResult {
+  instructionKind: string;
   offeredTypes: string[];
   proposed: Constraint[];
-  constraints: Constraint[];
-  /** Removed by the compatibility pass, with the model's reason. */
-  incompatible: Array<Constraint & { reason: string }>;
+  constraints: PlannedConstraint[];
+  /** Removed by the deterministic rules or the model's compatibility pass, with the reason. */
+  removed: Array<Constraint & { reason: string; by: 'rules' | 'model' }>;
   /** Valid but beyond the per-sample maximum. */
   trimmed: Constraint[];
+}
+
+/** The verdict on one constraint of one answer. */
+export interface Verdict {
+  /** Index into the sample's constraints. */
+  index: number;
+  type: string;
+  method: VerificationMethod;
+  passed: boolean;
+  calls?: VerifierCall[];
+  judgeModel?: string;
+  detail: string;
 }
 
 export interface AnswerResult {
   prompt: string;
   answer: string;
   model: string;
+  verdicts: Verdict[];
+  passRate: number;
+  /** Answers generated, including the accepted one. */
+  attempts: number;
 }
 
 export interface RejectedResult extends AnswerResult {
+  strategy: DpoStrategy;
   kept: Constraint[];
   dropped: Constraint[];
 }
@@ -55,4 +89,4 @@ export interface StageResults {
 
 export type StageState<S extends StageName = StageName> =
   | { status: 'ok'; stage: S; result: StageResults[S]; calls: CallRecord[] }
-  | { status: 'rejected'; stage: S; reason: string; calls: CallRecord[] };
+  | { status: 'rejected'; stage: S; reason: string; calls: CallRecord[]; details?: RejectionDetails };

@@ -1,5 +1,21 @@
+/**
+ * The simulator's behaviour knobs. Every field can be set at start-up (`faults` option or a
+ * SIM_* environment variable, see server.ts) and changed at run time (POST /admin/faults).
+ *
+ * Transport faults: latencyMs / latencyJitterMs (SIM_LATENCY_MS, SIM_LATENCY_JITTER_MS),
+ * rate429 + retryAfterSeconds (SIM_RATE_429, SIM_RETRY_AFTER_SECONDS), rate500 (SIM_RATE_500),
+ * rateHang + hangMs (SIM_RATE_HANG, SIM_HANG_MS), rateMalformed (SIM_RATE_MALFORMED),
+ * rateTruncated (SIM_RATE_TRUNCATED), maxConcurrent (SIM_MAX_CONCURRENT).
+ *
+ * Reply quality, so verification has something to catch:
+ * - complianceRate (SIM_COMPLIANCE_RATE, default 0.9): probability that an answer follows each
+ *   constraint the simulator recognises; otherwise it breaks that constraint on purpose.
+ * - judgeLeniency (SIM_JUDGE_LENIENCY, default 0.9): probability that a judge passes a
+ *   constraint it cannot check itself (checkable ones are always judged truthfully).
+ */
 import { z } from 'zod';
-import { rngFromHex, sha256Hex } from './replies.js';
+import { DEFAULT_TUNING } from './replies.js';
+import { rngFromHex, sha256Hex } from './rng.js';
 
 const probability = z.number().min(0).max(1);
 const millis = z.number().int().min(0);
@@ -21,6 +37,8 @@ const faultFields = {
   rateMalformed: probability,
   rateTruncated: probability,
   maxConcurrent: count,
+  complianceRate: probability,
+  judgeLeniency: probability,
 } as const;
 
 export const FaultConfigSchema = z
@@ -36,6 +54,8 @@ export const FaultConfigSchema = z
     rateTruncated: faultFields.rateTruncated.default(0),
     /** 0 = unlimited. */
     maxConcurrent: faultFields.maxConcurrent.default(0),
+    complianceRate: faultFields.complianceRate.default(DEFAULT_TUNING.complianceRate),
+    judgeLeniency: faultFields.judgeLeniency.default(DEFAULT_TUNING.judgeLeniency),
   })
   .strict();
 

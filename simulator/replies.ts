@@ -1,10 +1,20 @@
 /**
  * Pure, deterministic reply generation for the simulator: no I/O, no clock, no global
- * state. Every reply is a function of (seed, request), so tests and benchmarks can compare
- * runs byte for byte.
+ * state. Every reply is a function of (seed, request, tuning), so tests and benchmarks can
+ * compare runs byte for byte. Stages are told apart here; answers.ts writes the prose
+ * answers and judges.ts the verification replies.
  */
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { parseAnswerPrompt, writeAnswer } from './answers.js';
+import {
+  parseCompareJudgePrompt,
+  parseDirectJudgePrompt,
+  parseVerifierSelectionPrompt,
+  writeCompareJudgement,
+  writeDirectJudgement,
+  writeVerifierSelection,
+} from './judges.js';
+import { rngFromHex, sha256Hex, type Rng } from './rng.js';
 
 export const SIMULATOR_FINGERPRINT = 'mmif-simulator';
 
@@ -47,6 +57,10 @@ export const ChatRequestSchema = z
     max_tokens: z.number().int().positive().nullish(),
     max_completion_tokens: z.number().int().positive().nullish(),
     stream: z.boolean().nullish(),
+    /** The OpenAI sampling seed: part of the request key, so a new seed gives a new reply. */
+    seed: z.number().int().nullish(),
+    /** One choice per reply is all the simulator writes. */
+    n: z.literal(1).nullish(),
   })
   .loose();
 
@@ -54,8 +68,26 @@ export type ChatRequest = z.infer<typeof ChatRequestSchema>;
 type ChatMessage = ChatRequest['messages'][number];
 type ContentPart = z.infer<typeof ContentPartSchema>;
 
-export type Stage = 'instructions' | 'constraints' | 'compatibility' | 'answer';
-export const STAGES: readonly Stage[] = ['instructions', 'constraints', 'compatibility', 'answer'];
+export const STAGES = [
+  'instructions',
+  'constraints',
+  'compatibility',
+  'answer',
+  'direct_judge',
+  'compare_judge',
+  'verifier_selection',
+] as const;
+export type Stage = (typeof STAGES)[number];
+
+/** Knobs for reply content (not transport faults); the server takes them from its FaultConfig. */
+export interface ReplyTuning {
+  /** Probability that an answer follows each constraint it recognises. */
+  complianceRate: number;
+  /** Probability that a judge passes what it cannot check itself. */
+  judgeLeniency: number;
+}
+
+export const DEFAULT_TUNING: Readonly<ReplyTuning> = Object.freeze({ complianceRate: 0.9, judgeLeniency: 0.9 });
 
 export type FinishReason = 'stop' | 'length';
 
@@ -67,11 +99,7 @@ export interface Reply {
 }
 
 // ---------------------------------------------------------------------------------------
-// Hashing and PRNG
-
-export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
+// Request hashing
 
 /** JSON with object keys sorted at every level, so key order in the request never matters. */
 export function canonicalJson(value: unknown): string {
@@ -94,7 +122,11 @@ function tokenLimit(request: ChatRequest): number | undefined {
   return request.max_completion_tokens ?? request.max_tokens ?? undefined;
 }
 
-/** Seed-free hash of the request fields that determine a reply. */
+/**
+ * Hash of the request fields that determine a reply (the simulator's own seed is mixed in
+ * later). The request `seed` is only part of it when sent, so keys of seedless requests stay
+ * what they were.
+ */
 export function requestKey(request: ChatRequest): string {
   return sha256Hex(
     canonicalJson({
@@ -103,56 +135,9 @@ export function requestKey(request: ChatRequest): string {
       response_format: request.response_format ?? null,
       temperature: request.temperature ?? null,
       max_tokens: tokenLimit(request) ?? null,
+      ...(request.seed == null ? {} : { seed: request.seed }),
     }),
   );
-}
-
-export interface Rng {
-  /** Uniform in [0, 1). */
-  next(): number;
-  /** Uniform integer in [min, max], both inclusive. */
-  int(min: number, max: number): number;
-  pick<T>(items: readonly T[]): T;
-  /** Up to `k` distinct items in random order. */
-  sample<T>(items: readonly T[], k: number): T[];
-  chance(probability: number): boolean;
-}
-
-/**
- * sfc32 seeded from the first 128 bits of a hex hash: tiny, fast and identical on every
- * platform, unlike Math.random.
- */
-export function rngFromHex(hex: string): Rng {
-  const words = [0, 8, 16, 24].map((at) => Number.parseInt(hex.slice(at, at + 8).padEnd(8, '0'), 16) | 0);
-  let [a, b, c, d] = words as [number, number, number, number];
-  const next = (): number => {
-    const t = (((a + b) | 0) + d) | 0;
-    d = (d + 1) | 0;
-    a = b ^ (b >>> 9);
-    b = (c + (c << 3)) | 0;
-    c = (c << 21) | (c >>> 11);
-    c = (c + t) | 0;
-    return (t >>> 0) / 4294967296;
-  };
-  // Mix the state before use so seeds sharing a prefix diverge.
-  for (let i = 0; i < 12; i++) next();
-  const int = (min: number, max: number): number => min + Math.floor(next() * (max - min + 1));
-  return {
-    next,
-    int,
-    pick<T>(items: readonly T[]): T {
-      const item = items[int(0, items.length - 1)];
-      if (item === undefined) throw new Error('pick() from an empty list');
-      return item;
-    },
-    sample<T>(items: readonly T[], k: number): T[] {
-      const pool = [...items];
-      const out: T[] = [];
-      while (out.length < k && pool.length > 0) out.push(...pool.splice(int(0, pool.length - 1), 1));
-      return out;
-    },
-    chance: (probability) => next() < probability,
-  };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -171,6 +156,12 @@ function textOf(messages: readonly ChatMessage[]): string {
     .join('\n');
 }
 
+/** The answer prompt is the last user turn; earlier turns (a repair round trip) are context. */
+function lastUserText(request: ChatRequest): string {
+  const users = request.messages.filter((message) => message.role === 'user');
+  return textOf(users.slice(-1));
+}
+
 /** ≈ ceil(chars / 4) over all text parts, plus a flat charge per image part. */
 export function promptTokens(request: ChatRequest): number {
   const parts = request.messages.flatMap(partsOf);
@@ -186,8 +177,18 @@ export function completionTokens(content: string): number {
 // ---------------------------------------------------------------------------------------
 // Stage detection
 
-const JSON_STAGES = ['instructions', 'constraints', 'compatibility'] as const;
+const JSON_STAGES = ['instructions', 'constraints', 'compatibility', 'verifier_selection'] as const;
 type JsonStage = (typeof JSON_STAGES)[number];
+
+/**
+ * Verification prompts embed answers and constraints that could contain any other marker, so
+ * they are recognised only by how a prompt opens, and before the others.
+ */
+const OPENING_MARKERS: ReadonlyArray<[Stage, string]> = [
+  ['direct_judge', 'Your task is to evaluate whether the response from an AI assistant adheres to all of the given constraints.'],
+  ['compare_judge', 'You are an expert in judging whether the response follow the given constraint.'],
+  ['verifier_selection', 'Please analyze the following constraint and select the most appropriate function'],
+];
 
 const STAGE_MARKERS: ReadonlyArray<[JsonStage, string]> = [
   ['instructions', 'You are an expert in generating concise instructions for images'],
@@ -203,6 +204,11 @@ function isJsonStage(name: string | undefined): name is JsonStage {
 export function detectStage(request: ChatRequest): Stage {
   const schemaName = request.response_format?.json_schema?.name;
   if (isJsonStage(schemaName)) return schemaName;
+  const openings = request.messages
+    .flatMap(partsOf)
+    .map((part) => (part.type === 'text' ? part.text.trimStart() : ''));
+  const opened = OPENING_MARKERS.find(([, marker]) => openings.some((text) => text.startsWith(marker)));
+  if (opened) return opened[0];
   const text = textOf(request.messages);
   return STAGE_MARKERS.find(([, marker]) => text.includes(marker))?.[0] ?? 'answer';
 }
@@ -210,21 +216,31 @@ export function detectStage(request: ChatRequest): Stage {
 // ---------------------------------------------------------------------------------------
 // Reply generation
 
-export function generateReply(request: ChatRequest, seed: number, key = requestKey(request)): Reply {
+export function generateReply(
+  request: ChatRequest,
+  seed: number,
+  tuning: ReplyTuning = DEFAULT_TUNING,
+  key = requestKey(request),
+): Reply {
   const hash = sha256Hex(`reply\u0000${seed}\u0000${key}`);
   const rng = rngFromHex(hash);
   const stage = detectStage(request);
-  const content = STAGE_WRITERS[stage](request, rng);
+  const content = STAGE_WRITERS[stage](request, rng, tuning);
   return { id: `chatcmpl-sim-${hash.slice(0, 16)}`, stage, ...limitLength(content, tokenLimit(request)) };
 }
 
-const STAGE_WRITERS: Record<Stage, (request: ChatRequest, rng: Rng) => string> = {
+const STAGE_WRITERS: Record<Stage, (request: ChatRequest, rng: Rng, tuning: ReplyTuning) => string> = {
   instructions: (_request, rng) => JSON.stringify({ instructions: writeInstructions(rng) }),
   constraints: (request, rng) =>
     JSON.stringify({ constraints: writeConstraints(parseOfferedConstraints(textOf(request.messages)), rng) }),
   compatibility: (request, rng) =>
     JSON.stringify(judgeCompatibility(parseNumberedConstraints(textOf(request.messages)), rng)),
-  answer: (request, rng) => writeAnswer(parseAnswerPrompt(lastUserText(request)), rng),
+  answer: (request, rng, tuning) => writeAnswer(parseAnswerPrompt(lastUserText(request)), rng, tuning.complianceRate),
+  direct_judge: (request, rng, tuning) =>
+    writeDirectJudgement(parseDirectJudgePrompt(textOf(request.messages)), rng, tuning.judgeLeniency),
+  compare_judge: (request, rng, tuning) =>
+    writeCompareJudgement(parseCompareJudgePrompt(textOf(request.messages)), rng, tuning.judgeLeniency),
+  verifier_selection: (request, rng) => writeVerifierSelection(parseVerifierSelectionPrompt(textOf(request.messages)), rng),
 };
 
 /** Mimics a model hitting its token budget: ~4 chars per token. */
@@ -240,10 +256,11 @@ export function truncateReply(reply: Reply): Reply {
 
 /**
  * Fault: JSON stages get chatty, single-quoted, unterminated pseudo-JSON that neither
- * JSON.parse nor "extract the {...} block" heuristics can recover; answers come back empty.
+ * JSON.parse nor "extract the {...} block" heuristics can recover; prose (answers and judge
+ * verdicts) comes back empty.
  */
 export function malformReply(reply: Reply): Reply {
-  if (reply.stage === 'answer') return { ...reply, content: '' };
+  if (!isJsonStage(reply.stage)) return { ...reply, content: '' };
   return { ...reply, content: `Here is the JSON you asked for: ${reply.content.slice(0, -1).replaceAll('"', "'")}` };
 }
 
@@ -410,115 +427,4 @@ function judgeCompatibility(items: readonly NumberedConstraint[], rng: Rng) {
     keep: items.filter((item) => item !== victim).map((item) => item.index),
     dropped: [{ index: victim.index, reason: rng.pick(DROP_REASONS)(victim, other) }],
   };
-}
-
-// ---------------------------------------------------------------------------------------
-// Stage: answer
-
-export interface AnswerPrompt {
-  instruction: string;
-  constraints: string[];
-}
-
-function lastUserText(request: ChatRequest): string {
-  const users = request.messages.filter((message) => message.role === 'user');
-  return textOf(users.slice(-1));
-}
-
-/** "## Task Description\n<instruction>\n\n## Constraints\n...\n1. <constraint>\n2. ..." */
-export function parseAnswerPrompt(text: string): AnswerPrompt {
-  const task = /## Task Description\s*\n([\s\S]*?)(?=\n\s*## Constraints|$)/.exec(text);
-  const constraintsAt = text.indexOf('## Constraints');
-  const constraintText = constraintsAt >= 0 ? text.slice(constraintsAt) : '';
-  return {
-    instruction: (task?.[1] ?? text).trim(),
-    constraints: [...constraintText.matchAll(/^\s*\d+\.\s+(.*)$/gm)].map((match) => (match[1] ?? '').trim()),
-  };
-}
-
-const NUMBER_WORDS: Record<string, number> = {
-  one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10,
-};
-
-function requiredParagraphs(constraints: readonly string[]): number | undefined {
-  for (const constraint of constraints) {
-    const word = /exactly (\w+) paragraphs?\b/i.exec(constraint)?.[1]?.toLowerCase();
-    const count = word === undefined ? undefined : (NUMBER_WORDS[word] ?? Number(word));
-    if (count !== undefined && Number.isInteger(count) && count >= 1 && count <= 20) return count;
-  }
-  return undefined;
-}
-
-/** The closing quote must be followed by a boundary, so apostrophes inside X ("Let's") survive. */
-function requiredPrefix(constraints: readonly string[]): string | undefined {
-  for (const constraint of constraints) {
-    const match = /start (?:your )?(?:answer|response) with ['"‘“](.+?)['"’”](?=[\s.,;:!?]|$)/i.exec(constraint);
-    if (match?.[1]) return match[1];
-  }
-  return undefined;
-}
-
-const STOPWORDS = new Set([
-  'about', 'above', 'after', 'again', 'also', 'based', 'being', 'could', 'describe', 'does', 'each',
-  'explain', 'from', 'have', 'image', 'into', 'might', 'picture', 'photo', 'should', 'some', 'that',
-  'their', 'there', 'these', 'this', 'what', 'when', 'where', 'which', 'while', 'with', 'would', 'write', 'your',
-]);
-
-/**
- * A few content words from the instruction make the prose look on-topic. They may be nouns or
- * adjectives, so templates use them as modifiers ("the {kw} elements").
- */
-function instructionKeywords(instruction: string): string[] {
-  const words = (instruction.toLowerCase().match(/[a-z][a-z'-]{3,}/g) ?? []).filter((word) => !STOPWORDS.has(word));
-  const unique = [...new Set(words)].slice(0, 8);
-  return unique.length > 0 ? unique : ['scene'];
-}
-
-const SENTENCE_TEMPLATES = [
-  'The scene centres on the {adj} {noun} set against the {place}.',
-  'When it comes to {kw} details, the most striking element is the {noun} near the {place}.',
-  'Soft {light} light falls across the {noun}, giving the whole view a {feeling} quality.',
-  'The {kw} elements are easy to overlook at first, yet they tie the composition together.',
-  'Details such as the {adj} edges of the {noun} reward a second look.',
-  'Against the {place}, the {noun} feels both {adj} and {feeling}.',
-  'A closer reading of the {kw} aspects suggests a story that continues beyond the frame.',
-  'The balance between the {noun} and the {place} keeps the eye moving.',
-  'Colors shift gently from the {place} toward the {noun}, reinforcing the {feeling} mood.',
-  'Nothing about the {kw} elements feels staged; the moment seems genuinely {feeling}.',
-  'The {light} light emphasizes texture on the {noun} and depth in the {place}.',
-  'Taken together, the {kw} elements and the {noun} create a {feeling} impression.',
-];
-const ADJECTIVES = ['weathered', 'bright', 'quiet', 'textured', 'slender', 'rounded', 'vivid', 'muted'];
-const NOUNS = ['figure', 'doorway', 'tree', 'bicycle', 'table', 'boat', 'lamp', 'wall', 'path', 'window'];
-const PLACES = ['open sky', 'distant hills', 'busy street', 'calm water', 'stone courtyard', 'green field'];
-const LIGHTS = ['morning', 'golden', 'diffuse', 'late-afternoon', 'overcast', 'warm'];
-const FEELINGS = ['peaceful', 'lively', 'nostalgic', 'hopeful', 'contemplative', 'tender'];
-
-function writeSentence(keywords: readonly string[], rng: Rng): string {
-  const slots: Record<string, () => string> = {
-    kw: () => rng.pick(keywords),
-    adj: () => rng.pick(ADJECTIVES),
-    noun: () => rng.pick(NOUNS),
-    place: () => rng.pick(PLACES),
-    light: () => rng.pick(LIGHTS),
-    feeling: () => rng.pick(FEELINGS),
-  };
-  return rng.pick(SENTENCE_TEMPLATES).replace(/\{(\w+)\}/g, (slot, name: string) => slots[name]?.() ?? slot);
-}
-
-function writeAnswer(prompt: AnswerPrompt, rng: Rng): string {
-  const keywords = instructionKeywords(prompt.instruction);
-  const paragraphCount = requiredParagraphs(prompt.constraints) ?? rng.int(2, 3);
-  const paragraphs = Array.from({ length: paragraphCount }, () =>
-    Array.from({ length: rng.int(2, 5) }, () => writeSentence(keywords, rng)).join(' '),
-  );
-  const text = paragraphs.join('\n\n');
-  const prefix = requiredPrefix(prompt.constraints);
-  return prefix === undefined ? text : withPrefix(prefix, text);
-}
-
-/** "In this image" + "The scene…" reads as "In this image, the scene…". */
-function withPrefix(prefix: string, text: string): string {
-  if (!/[A-Za-z0-9]$/.test(prefix)) return `${prefix} ${text}`;
-  return `${prefix}, ${text.charAt(0).toLowerCase()}${text.slice(1)}`;
 }

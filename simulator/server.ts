@@ -111,6 +111,8 @@ const FAULT_ENV = {
   SIM_RATE_MALFORMED: 'rateMalformed',
   SIM_RATE_TRUNCATED: 'rateTruncated',
   SIM_MAX_CONCURRENT: 'maxConcurrent',
+  SIM_COMPLIANCE_RATE: 'complianceRate',
+  SIM_JUDGE_LENIENCY: 'judgeLeniency',
 } as const satisfies Record<string, keyof FaultConfig>;
 
 /** Reads SIM_PORT, SIM_HOST, SIM_SEED and the SIM_* fault variables; unset or empty means default. */
@@ -276,7 +278,7 @@ class Simulator {
         await pause(this.faults.hangMs, signal);
         throw new HttpError(504, 'Simulated upstream timeout.', 'server_error', 'timeout');
       default:
-        this.sendCompletion(res, request, applyContentFault(decision.kind, generateReply(request, this.seed, key)));
+        this.sendCompletion(res, request, applyContentFault(decision.kind, generateReply(request, this.seed, this.faults, key)));
     }
   }
 

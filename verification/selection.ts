@@ -17,7 +17,7 @@ function toNumber(word: string): number {
   return /^\d+$/.test(word) ? Number(word) : NUMBER_WORDS[word.toLowerCase()]!;
 }
 
-/** [lo, hi] for "exactly N", "at least N", "at most N", "between A and B", "fewer than N" before `unit`. */
+/** [lo, hi] for "exactly N", "at least N", "at most N", "between A and B", "fewer than N" before `unit`; first match wins, so "no more than" is tried before "more than". */
 function countRange(text: string, unit: string): [number, number] | undefined {
   const u = String.raw`\s+(?:\w+\s+){0,2}?${unit}`;
   const patterns: Array<[RegExp, (m: RegExpExecArray) => [number, number]]> = [
@@ -25,8 +25,8 @@ function countRange(text: string, unit: string): [number, number] | undefined {
     [new RegExp(String.raw`from\s+${NUM}\s+to\s+${NUM}${u}`, 'i'), (m) => [toNumber(m[1]!), toNumber(m[2]!)]],
     [new RegExp(String.raw`${NUM}\s*(?:-|–|to)\s*${NUM}${u}`, 'i'), (m) => [toNumber(m[1]!), toNumber(m[2]!)]],
     [new RegExp(String.raw`(?:at least|no fewer than|a minimum of|minimum of)\s+${NUM}${u}`, 'i'), (m) => [toNumber(m[1]!), MANY]],
-    [new RegExp(String.raw`(?:more than|over)\s+${NUM}${u}`, 'i'), (m) => [toNumber(m[1]!) + 1, MANY]],
     [new RegExp(String.raw`(?:at most|no more than|up to|a maximum of|maximum of|not exceed(?:ing)?)\s+${NUM}${u}`, 'i'), (m) => [0, toNumber(m[1]!)]],
+    [new RegExp(String.raw`(?:more than|over)\s+${NUM}${u}`, 'i'), (m) => [toNumber(m[1]!) + 1, MANY]],
     [new RegExp(String.raw`(?:fewer than|less than|under)\s+${NUM}${u}`, 'i'), (m) => [0, toNumber(m[1]!) - 1]],
     [new RegExp(String.raw`(?:exactly|precisely|only|totally use|use|contain|consist of|in)\s+${NUM}${u}`, 'i'), (m) => [toNumber(m[1]!), toNumber(m[1]!)]],
     [new RegExp(String.raw`\b${NUM}${u}`, 'i'), (m) => [toNumber(m[1]!), toNumber(m[1]!)]],

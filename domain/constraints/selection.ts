@@ -2,7 +2,8 @@
  * The seeded choices around constraints: which types the model is offered, how an over-long list
  * is trimmed, and which constraints the rejected (DPO) answer is generated without.
  */
-import { CONSTRAINT_TYPES, constraintType, type ConstraintType } from './catalogue.js';
+import { CONSTRAINT_TYPES, constraintType, type ConstraintType, type InstructionKind } from './catalogue.js';
+import { typeSuitableFor } from './compatibility.js';
 import { sampleK, type Rng } from '../random.js';
 
 export interface Constraint {
@@ -10,8 +11,9 @@ export interface Constraint {
   value: string;
 }
 
-export function offeredConstraintTypes(rng: Rng, count: number): ConstraintType[] {
-  return sampleK(rng, CONSTRAINT_TYPES, count);
+/** The types offered to the model: a seeded sample of those the kind of instruction can carry. */
+export function offeredConstraintTypes(rng: Rng, count: number, kind: InstructionKind): ConstraintType[] {
+  return sampleK(rng, CONSTRAINT_TYPES.filter((t) => typeSuitableFor(t.key, kind)), count);
 }
 
 export type ConstraintListVerdict =
@@ -46,11 +48,7 @@ export function finalizeConstraints(
 }
 
 /** Splits constraints for the rejected answer: ceil(n * fraction) are dropped, chosen at random (the epsilon keeps 6 * (1/3) at 2, not 3). */
-export function dropConstraints(
-  rng: Rng,
-  constraints: readonly Constraint[],
-  fraction: number,
-): { kept: Constraint[]; dropped: Constraint[] } {
+export function dropConstraints<C extends Constraint>(rng: Rng, constraints: readonly C[], fraction: number): { kept: C[]; dropped: C[] } {
   const dropCount = Math.min(constraints.length, Math.ceil(constraints.length * fraction - 1e-9));
   const dropped = sampleK(rng, constraints, dropCount);
   return { kept: constraints.filter((c) => !dropped.includes(c)), dropped };

@@ -16,7 +16,9 @@ test('a minimal config gets documented defaults', () => {
   assert.equal(c.image.minShortSide, 224);
   assert.equal(c.constraints.min, 3);
   assert.equal(c.constraints.max, 12);
-  assert.ok(Math.abs(c.dpo.dropFraction - 1 / 3) < 1e-12);
+  assert.deepEqual(c.dpo.strategies, ['drop33']);
+  assert.equal(c.verification.passThreshold, 0.8);
+  assert.equal(c.llm.judgeTemperature, 0);
   assert.equal(c.models.default.apiKeyEnv, 'OPENAI_API_KEY');
   assert.equal(c.sources[0]!.layout, 'auto');
 });

@@ -17,12 +17,16 @@ test('the catalogue has the 32 subtypes of Table 5 in 6 categories, with unique 
 });
 
 test('offered types are seeded: same seed, same types; another seed, other types', () => {
-  const a = offeredConstraintTypes(rngFor(1, 'sample-a', 'offered'), 12).map((t) => t.key);
-  const again = offeredConstraintTypes(rngFor(1, 'sample-a', 'offered'), 12).map((t) => t.key);
-  const other = offeredConstraintTypes(rngFor(2, 'sample-a', 'offered'), 12).map((t) => t.key);
+  const a = offeredConstraintTypes(rngFor(1, 'sample-a', 'offered'), 12, 'open').map((t) => t.key);
+  const again = offeredConstraintTypes(rngFor(1, 'sample-a', 'offered'), 12, 'open').map((t) => t.key);
+  const other = offeredConstraintTypes(rngFor(2, 'sample-a', 'offered'), 12, 'open').map((t) => t.key);
   assert.deepEqual(a, again);
   assert.equal(new Set(a).size, 12);
   assert.notDeepEqual(a, other);
+  // A short question is never offered paragraph counts or word ranges.
+  const short = offeredConstraintTypes(rngFor(1, 'sample-a', 'offered'), 32, 'short_answer').map((t) => t.key);
+  assert.ok(!short.includes('paragraph_number_limit') && !short.includes('word_count_range_limit'));
+  assert.ok(short.includes('tone_requirement'));
 });
 
 test('dropping removes ceil(n/3) constraints, seeded, and keeps the rest in order', () => {

@@ -106,6 +106,94 @@ const CompatibilityReply = z
     dropped: z.array(z.object({ index: z.number().int(), reason: z.string().min(1) }).strict()),
   })
   .strict();
+const VerifierSelectionReply = z
+  .object({ calls: z.array(z.object({ func: z.string().min(1), params: z.array(z.unknown()) }).strict()) })
+  .strict();
+
+// Independent checks of the answer constraints, in the pipeline's terms: blank-line paragraphs,
+// whitespace words, word-boundary keyword counts.
+const paragraphsOf = (text: string) => text.split(/\n\s*\n/).filter((paragraph) => paragraph.trim() !== '');
+/** Like Punkt, no break before a lowercase word ("Once upon a time... the"). */
+const sentenceCount = (paragraph: string) => paragraph.split(/(?<=[.!?])\s+(?![a-z])/).filter((sentence) => sentence !== '').length;
+const wordCount = (text: string) => text.split(/\s+/).filter((word) => word !== '').length;
+const mentions = (text: string, word: string) => text.toLowerCase().match(new RegExp(`\\b${word}\\b`, 'g'))?.length ?? 0;
+const numbersIn = (text: string) => text.match(/\d[\d,]*(?:\.\d+)?/g) ?? [];
+
+type CheckedConstraint = [constraint: string, holds: (answer: string) => boolean];
+
+/** Every phrasing family the answer writer recognises, in two sets that can hold together. */
+const STRUCTURE_SET: CheckedConstraint[] = [
+  ['Your response must consist of exactly 3 paragraphs.', (text) => paragraphsOf(text).length === 3],
+  [
+    'Each paragraph should contain between 2 and 4 sentences.',
+    (text) => paragraphsOf(text).every((paragraph) => sentenceCount(paragraph) >= 2 && sentenceCount(paragraph) <= 4),
+  ],
+  ['Your response must be between 80 and 150 words in total.', (text) => wordCount(text) >= 80 && wordCount(text) <= 150],
+  ["Mention the word 'harmony' at least twice.", (text) => mentions(text, 'harmony') >= 2],
+  ["Do not mention the words 'beautiful' or 'very'.", (text) => !/beautiful|very/i.test(text)],
+  ["Start your answer with 'In this image'", (text) => text.startsWith('In this image')],
+  ["End your response with 'Thank you for reading.'", (text) => text.endsWith('Thank you for reading.')],
+  ['Keep two decimal places for all numbers in the answer.', (text) => numbersIn(text).every((n) => /\.\d{2}$/.test(n))],
+];
+const COUNTS_SET: CheckedConstraint[] = [
+  ['Write exactly five paragraphs.', (text) => paragraphsOf(text).length === 5],
+  ['Totally use 7 sentences in your response.', (text) => paragraphsOf(text).reduce((sum, p) => sum + sentenceCount(p), 0) === 7],
+  ["Mention 'GreenTech' exactly three times throughout.", (text) => mentions(text, 'greentech') === 3],
+  ['Do not use any numbers in your response.', (text) => numbersIn(text).length === 0],
+  ['Your answer must contain at most 120 words.', (text) => wordCount(text) <= 120],
+  ["Please start your answer with 'Once upon a time...'", (text) => text.startsWith('Once upon a time...')],
+];
+const TOPICS = ['the harbour at dawn', 'a busy market', 'a mountain lake', 'an old library', 'a city park', 'a farm at dusk'];
+
+/** One answer per topic and set; returns each constraint's verdict per answer. */
+async function answerVerdicts(extra: Partial<ChatCompletionCreateParamsNonStreaming> = {}): Promise<Array<[string, boolean]>> {
+  const jobs = TOPICS.flatMap((topic) => [STRUCTURE_SET, COUNTS_SET].map((set) => ({ topic, set })));
+  const answers = await Promise.all(
+    jobs.map(({ topic, set }) =>
+      complete(userRequest(answerPrompt(`Describe ${topic}.`, set.map(([constraint]) => constraint)), extra)),
+    ),
+  );
+  return jobs.flatMap(({ set }, i) => {
+    const text = contentOf(answers[i] as ChatCompletion);
+    return set.map(([constraint, holds]): [string, boolean] => [constraint, holds(text)]);
+  });
+}
+
+function directJudgePrompt(response: string, constraints: readonly string[]): string {
+  const list = constraints.map((constraint, i) => `Constraint_${i + 1}: ${constraint}`).join('\n');
+  return `Your task is to evaluate whether the response from an AI assistant adheres to all of the given constraints.\n\n<start of response>\n${response}\n<end of response>\n\n<start of constraint list>\n${list}\n<end of constraint list>\n\nYou should strictly follow the format below:\nJudgement: ...\nSummary: Score of constraint_1: x/1, ..., Score of constraint_n: x/1.`;
+}
+
+/** Tolerant like the pipeline's parser: markdown stripped, case and spacing ignored. */
+function judgeScores(reply: string): Array<[index: number, score: number]> {
+  const summary = reply.replaceAll('*', '').split(/summary:/i).at(-1) ?? '';
+  return [...summary.matchAll(/score of constraint_(\d+)\s*:\s*(\d)\/1/gi)].map((m) => [Number(m[1]), Number(m[2])]);
+}
+
+function compareJudgePrompt(constraint: string, withConstraint: string, withoutConstraint: string): string {
+  return `You are an expert in judging whether the response follow the given constraint. Return True or False.\n\nConstraint: ${constraint}\n\nResponse under the constraint: ${withConstraint}\n\nResponse without the constraint: ${withoutConstraint}\n\n**Please follow the steps below to evaluate**: ... End with a line "Summary: True" or "Summary: False".`;
+}
+
+/** The first true/false word after the last "summary", as the pipeline reads it. */
+function compareVerdict(reply: string): boolean | undefined {
+  const word = /\b(true|false)\b/i.exec(reply.split(/summary/i).at(-1) ?? '')?.[1];
+  return word === undefined ? undefined : word.toLowerCase() === 'true';
+}
+
+const VERIFIER_FUNCTIONS = [
+  'check_whether_response_paragraph_number_in_range(lower_bound:int, upper_bound:int) e.g. [3, 10000]',
+  'check_whether_each_paragraph_sentence_number_in_range(lower_bound:int, upper_bound:int) e.g. [0, 2]',
+  'check_whether_response_word_count_in_range(lower_bound:int, upper_bound:int) e.g. [50, 80]',
+  'check_whether_whole_response_not_contain_certain_substrings(substrings:List[str]) e.g. [["apple", "banana"]]',
+  'check_whether_whole_response_begin_with_certain_substring(substring:str) e.g. ["apple"]',
+  'check_whether_keywords_mentioned_in_range(keywords:List[str], lower_bound_times:int, upper_bound_times:int) e.g. [["apple"], 3, 10000]',
+];
+const VERIFIER_NAMES = VERIFIER_FUNCTIONS.map((line) => line.slice(0, line.indexOf('(')));
+
+function verifierPrompt(constraint: string): string {
+  const list = VERIFIER_FUNCTIONS.map((line) => `- ${line}`).join('\n');
+  return `Please analyze the following constraint and select the most appropriate function from the given list to verify this constraint.\n\nConstraint content: ${constraint}\n\nAvailable verification functions:\n${list}\n\n**Please return the result in JSON format as follows:**\n{"calls": [{"func": "<function name>", "params": [<positional parameters>]}]}`;
+}
 
 // ---------------------------------------------------------------------------------------
 // Stages
@@ -174,7 +262,8 @@ test('compatibility: every index kept or dropped exactly once; some lists lose o
   assert.ok(withDrop > 0 && withDrop < lists, `some but not all lists drop one (${withDrop}/${lists})`);
 });
 
-test('answer: honours "exactly N paragraphs" and the required prefix', async () => {
+test('answer: honours "exactly N paragraphs" and the required prefix (full compliance)', async () => {
+  sim.setFaults({ complianceRate: 1 });
   const three = contentOf(
     await complete(
       userRequest(
@@ -200,11 +289,110 @@ test('answer: honours "exactly N paragraphs" and the required prefix', async () 
   assert.ok(freeCount >= 2 && freeCount <= 3, `2-3 paragraphs, got ${freeCount}`);
 });
 
+test('answer: complianceRate 1 satisfies every recognised constraint at once', async () => {
+  sim.setFaults({ complianceRate: 1 });
+  for (const [constraint, holds] of await answerVerdicts()) assert.ok(holds, `followed: ${constraint}`);
+});
+
+test('answer: complianceRate 0 breaks every recognised constraint', async () => {
+  sim.setFaults({ complianceRate: 0 });
+  for (const [constraint, holds] of await answerVerdicts()) assert.ok(!holds, `broken: ${constraint}`);
+});
+
+test('answer: the default rate follows most constraints but not all', async () => {
+  const verdicts = [
+    ...(await answerVerdicts()),
+    ...(await answerVerdicts({ seed: 1 })),
+    ...(await answerVerdicts({ seed: 2 })),
+  ];
+  const followed = verdicts.filter(([, holds]) => holds).length / verdicts.length;
+  assert.ok(followed >= 0.8 && followed < 0.98, `followed ${(followed * 100).toFixed(1)}% of ${verdicts.length}`);
+});
+
+test('answer: the request seed and the constraint list change the answer', async () => {
+  const constraints = STRUCTURE_SET.map(([constraint]) => constraint);
+  const request = (seed: number | undefined, list = constraints) =>
+    userRequest(answerPrompt('Describe the bridge.', list), seed === undefined ? {} : { seed });
+  const [unseeded, seed1, seed1Again, seed2, fewer] = await Promise.all(
+    [request(undefined), request(1), request(1), request(2), request(undefined, constraints.slice(0, 4))].map(complete),
+  );
+  const texts = [unseeded, seed1, seed1Again, seed2, fewer].map((completion) => contentOf(completion as ChatCompletion));
+  assert.equal(texts[2], texts[1], 'same seed, same answer');
+  assert.equal(new Set([texts[0], texts[1], texts[3], texts[4]]).size, 4, 'seeds and dropped constraints all differ');
+});
+
 test('max_tokens cuts the reply with finish_reason length', async () => {
   const completion = await complete(userRequest(answerPrompt('Describe the scene.', []), { max_tokens: 10 }));
   assert.equal(firstChoice(completion).finish_reason, 'length');
   assert.equal(contentOf(completion).length, 40);
   assert.equal(completion.usage?.completion_tokens, 10);
+});
+
+// ---------------------------------------------------------------------------------------
+// Verification stages
+
+const JUDGED_RESPONSE = 'The harbour wakes slowly under a pale sky.\n\nFishing crews load their nets while gulls circle overhead.';
+const JUDGED_CONSTRAINTS = [
+  'Your response must consist of exactly 3 paragraphs.', // checkable, broken (2 paragraphs)
+  "Mention the word 'harbour' at least once.", // checkable, followed
+  'Use a formal tone.', // not checkable: judgeLeniency decides
+  "Do not mention the word 'boat'.", // checkable, followed
+];
+
+test('direct judge: one score per constraint; checkable ones scored truthfully, others by leniency', async () => {
+  for (const [judgeLeniency, unchecked] of [[1, 1], [0, 0]] as const) {
+    sim.setFaults({ judgeLeniency });
+    const reply = contentOf(await complete(userRequest(directJudgePrompt(JUDGED_RESPONSE, JUDGED_CONSTRAINTS))));
+    assert.match(reply, /Judgement:/);
+    assert.deepEqual(judgeScores(reply), [[1, 0], [2, 1], [3, unchecked], [4, 1]], reply);
+  }
+  assert.equal(sim.stats().byStage.direct_judge, 2);
+});
+
+test('direct judge: replies are sometimes messy but always parseable', async () => {
+  const replies = await Promise.all(
+    TOPICS.flatMap((topic) => [topic, `${topic} again`]).map(async (topic) =>
+      contentOf(await complete(userRequest(directJudgePrompt(`A note about ${topic}.`, JUDGED_CONSTRAINTS)))),
+    ),
+  );
+  for (const reply of replies) assert.deepEqual(judgeScores(reply).map(([index]) => index), [1, 2, 3, 4], reply);
+  assert.ok(replies.some((reply) => /\*\*Summary:\*\*|Constraint_\d+ :/.test(reply)), 'some formatting noise');
+});
+
+test('compare judge: identical responses are False; different ones follow judgeLeniency', async () => {
+  const verdict = async (withConstraint: string, withoutConstraint: string) =>
+    compareVerdict(contentOf(await complete(userRequest(compareJudgePrompt('Use a formal tone.', withConstraint, withoutConstraint)))));
+  const answer = 'The harbour wakes slowly.\n\nCrews load their nets.';
+  sim.setFaults({ judgeLeniency: 1 });
+  assert.equal(await verdict(answer, answer), false);
+  assert.equal(await verdict(answer, 'Boats everywhere, lol.'), true);
+  sim.setFaults({ judgeLeniency: 0 });
+  assert.equal(await verdict(answer, 'Boats everywhere, lol.'), false);
+  assert.equal(sim.stats().byStage.compare_judge, 3);
+});
+
+test('verifier selection: offered functions with extracted params, [] when none fits, rare hallucinations', async () => {
+  const expected: Array<[string, unknown[]]> = [
+    ['Your response must consist of exactly 3 paragraphs.', [{ func: 'check_whether_response_paragraph_number_in_range', params: [3, 3] }]],
+    ['Your response must be between 60 and 130 words in total.', [{ func: 'check_whether_response_word_count_in_range', params: [60, 130] }]],
+    ["Mention the word 'light' at least twice.", [{ func: 'check_whether_keywords_mentioned_in_range', params: [['light'], 2, 10000] }]],
+    ["Do not mention the words 'nice' or 'very'.", [{ func: 'check_whether_whole_response_not_contain_certain_substrings', params: [['nice', 'very']] }]],
+    ['Use a formal tone.', []],
+  ];
+  for (const [constraint, calls] of expected) {
+    const completion = await complete(userRequest(verifierPrompt(constraint), { response_format: jsonSchemaFormat('verifier_selection') }));
+    assert.deepEqual(VerifierSelectionReply.parse(JSON.parse(contentOf(completion))).calls, calls, constraint);
+  }
+  assert.equal(sim.stats().byStage.verifier_selection, expected.length);
+
+  // In bulk through the pure function (marker only, no schema): mostly offered names, a few invented ones.
+  const replies = Array.from({ length: 200 }, (_, i) =>
+    VerifierSelectionReply.parse(
+      JSON.parse(generateReply(ChatRequestSchema.parse(userRequest(verifierPrompt(`Write exactly ${i + 1} paragraphs.`))), SEED).content),
+    ),
+  );
+  const invented = replies.filter(({ calls }) => calls.some(({ func }) => !VERIFIER_NAMES.includes(func))).length;
+  assert.ok(invented > 0 && invented <= 25, `${invented} of ${replies.length} replies name a function that was not offered`);
 });
 
 // ---------------------------------------------------------------------------------------
@@ -366,7 +554,15 @@ test('stats count requests, statuses, stages, tokens and concurrency', async () 
   assert.equal(stats.requests, 4);
   assert.equal(stats.completed, 3);
   assert.deepEqual(stats.byStatus, { '200': 3, '400': 1 });
-  assert.deepEqual(stats.byStage, { instructions: 1, constraints: 1, compatibility: 0, answer: 1 });
+  assert.deepEqual(stats.byStage, {
+    instructions: 1,
+    constraints: 1,
+    compatibility: 0,
+    answer: 1,
+    direct_judge: 0,
+    compare_judge: 0,
+    verifier_selection: 0,
+  });
   assert.equal(stats.inFlight, 0);
   assert.equal(stats.maxInFlight, 3);
   const sum = (pick: (usage: NonNullable<ChatCompletion['usage']>) => number) =>
@@ -398,6 +594,7 @@ test('bad requests get 400, unknown routes 404; /v1/models lists models', async 
   const cases = [
     'not json',
     JSON.stringify({ ...userRequest('hi'), stream: true }),
+    JSON.stringify({ ...userRequest('hi'), n: 2 }),
     JSON.stringify({ model: 'sim-vlm' }),
     JSON.stringify({ model: 'sim-vlm', messages: [{ role: 'user', content: [{ type: 'audio' }] }] }),
   ];
@@ -416,11 +613,20 @@ test('bad requests get 400, unknown routes 404; /v1/models lists models', async 
 
 test('simulatorOptionsFromEnv reads SIM_* variables and names the bad one', () => {
   assert.deepEqual(
-    simulatorOptionsFromEnv({ SIM_PORT: '8089', SIM_SEED: '42', SIM_RATE_429: '0.1', SIM_MAX_CONCURRENT: '4', SIM_RATE_500: '' }),
-    { port: 8089, seed: 42, faults: { rate429: 0.1, maxConcurrent: 4 } },
+    simulatorOptionsFromEnv({
+      SIM_PORT: '8089',
+      SIM_SEED: '42',
+      SIM_RATE_429: '0.1',
+      SIM_MAX_CONCURRENT: '4',
+      SIM_RATE_500: '',
+      SIM_COMPLIANCE_RATE: '0.75',
+      SIM_JUDGE_LENIENCY: '1',
+    }),
+    { port: 8089, seed: 42, faults: { rate429: 0.1, maxConcurrent: 4, complianceRate: 0.75, judgeLeniency: 1 } },
   );
   assert.deepEqual(simulatorOptionsFromEnv({}), {});
   assert.throws(() => simulatorOptionsFromEnv({ SIM_RATE_429: '1.5' }), /SIM_RATE_429/);
   assert.throws(() => simulatorOptionsFromEnv({ SIM_PORT: 'eighty' }), /SIM_PORT/);
   assert.throws(() => simulatorOptionsFromEnv({ SIM_LATENCY_MS: '-1' }), /SIM_LATENCY_MS/);
+  assert.throws(() => simulatorOptionsFromEnv({ SIM_COMPLIANCE_RATE: '1.2' }), /SIM_COMPLIANCE_RATE/);
 });

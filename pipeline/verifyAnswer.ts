@@ -1,0 +1,126 @@
+/**
+ * Verifies one answer against (a subset of) a sample's constraints: rule functions where the
+ * constraint has verifier calls, otherwise the LLM judges — one direct-judge call (with the image)
+ * for all direct-judged constraints, one compare-judge call per compare-judged constraint against
+ * an answer generated without it. Every constraint gets a verdict with a short detail.
+ */
+import { endpointFor } from '../config/buildConfig.js';
+import type { CallRecord, ModelRequest } from '../llm/modelCaller.js';
+import { renderAnswerPrompt } from '../prompts/answerPrompt.js';
+import type { RenderedPrompt } from '../prompts/chat.js';
+import { renderCompareJudgePrompt } from '../prompts/compareJudgePrompt.js';
+import { renderDirectJudgePrompt } from '../prompts/directJudgePrompt.js';
+import { runVerifierCall } from '../verification/functions.js';
+import { parseCompareJudge, parseDirectJudge } from '../verification/judgeReplies.js';
+import type { StageContext } from './context.js';
+import type { SampleImage } from './sampleImage.js';
+import type { PlannedConstraint, Verdict } from './stageState.js';
+
+export interface AnswerUnderTest {
+  instruction: string;
+  /** All the sample's constraints: compare judging regenerates answers without one of them. */
+  constraints: readonly PlannedConstraint[];
+  answer: string;
+  image: SampleImage;
+  /** Indices of the constraints to verify (default: all). */
+  indices?: readonly number[];
+  /** Compare judging needs answers without each constraint; when off, those constraints are direct-judged. */
+  compare: boolean;
+}
+
+export async function verifyAnswer(ctx: StageContext, subject: AnswerUnderTest, calls: CallRecord[]): Promise<Verdict[]> {
+  const indices = subject.indices ?? subject.constraints.map((_, i) => i);
+  const verdicts: Verdict[] = [];
+  const direct: number[] = [];
+  const compare: number[] = [];
+  for (const index of indices) {
+    const c = subject.constraints[index]!;
+    if (c.method === 'rule') verdicts.push(ruleVerdict(index, c, subject.answer));
+    else if (c.method === 'compare_judge' && subject.compare) compare.push(index);
+    else direct.push(index);
+  }
+  if (direct.length > 0) verdicts.push(...(await directJudge(ctx, subject, direct, calls)));
+  for (const index of compare) verdicts.push(await compareJudge(ctx, subject, index, calls));
+  return verdicts.sort((a, b) => a.index - b.index);
+}
+
+export function passRate(verdicts: readonly Verdict[]): number {
+  return verdicts.length === 0 ? 1 : verdicts.filter((v) => v.passed).length / verdicts.length;
+}
+
+function ruleVerdict(index: number, c: PlannedConstraint, answer: string): Verdict {
+  const outcomes = c.verifiers.map((call) => ({ call, outcome: runVerifierCall(answer, call) }));
+  const failed = outcomes.find((o) => !('passed' in o.outcome) || !o.outcome.passed);
+  const describe = (o: (typeof outcomes)[number]) =>
+    `${o.call.func}(${JSON.stringify(o.call.params).slice(1, -1)}) = ${'passed' in o.outcome ? o.outcome.passed : `error: ${o.outcome.error}`}`;
+  return {
+    index,
+    type: c.type,
+    method: 'rule',
+    passed: !failed,
+    calls: c.verifiers,
+    detail: failed ? describe(failed) : outcomes.map(describe).join('; '),
+  };
+}
+
+function judgeRequest(ctx: StageContext, prompt: RenderedPrompt, image?: SampleImage): ModelRequest {
+  return { stage: 'judge', endpoint: endpointFor(ctx.config, 'judge'), prompt, image, temperature: ctx.config.llm.judgeTemperature };
+}
+
+/** Asks again once, in the same conversation, when the reply misses what the parser needs. */
+function withReminder(prompt: RenderedPrompt, reply: string, reminder: string): RenderedPrompt {
+  return {
+    version: prompt.version,
+    messages: [...prompt.messages, { role: 'assistant', text: reply }, { role: 'user', text: reminder }],
+  };
+}
+
+async function directJudge(ctx: StageContext, subject: AnswerUnderTest, indices: number[], calls: CallRecord[]): Promise<Verdict[]> {
+  const prompt = renderDirectJudgePrompt(subject.answer, indices.map((i) => subject.constraints[i]!.value));
+  const model = endpointFor(ctx.config, 'judge').model;
+  let reply = await ctx.models.text(judgeRequest(ctx, prompt, subject.image), calls);
+  let scores = parseDirectJudge(reply, indices.length);
+  if (scores.some((s) => s === undefined)) {
+    const missing = scores.flatMap((s, i) => (s === undefined ? [`constraint_${i + 1}`] : [])).join(', ');
+    const retry = withReminder(
+      prompt,
+      reply,
+      `Your reply has no score for ${missing}. Reply again, ending with the line "Summary: Score of constraint_1: x/1, ..." covering every constraint.`,
+    );
+    reply = await ctx.models.text(judgeRequest(ctx, retry, subject.image), calls);
+    const second = parseDirectJudge(reply, indices.length);
+    scores = scores.map((s, i) => second[i] ?? s);
+  }
+  return indices.map((index, i) => ({
+    index,
+    type: subject.constraints[index]!.type,
+    method: 'direct_judge',
+    passed: scores[i] === true,
+    judgeModel: model,
+    detail: scores[i] === undefined ? 'unparsed: the judge gave no score' : `score ${scores[i] ? 1 : 0}/1`,
+  }));
+}
+
+async function compareJudge(ctx: StageContext, subject: AnswerUnderTest, index: number, calls: CallRecord[]): Promise<Verdict> {
+  const c = subject.constraints[index]!;
+  const others = subject.constraints.filter((_, i) => i !== index);
+  const without = await ctx.models.text(
+    { stage: 'answer', endpoint: endpointFor(ctx.config, 'answer'), prompt: renderAnswerPrompt(subject.instruction, others), image: subject.image },
+    calls,
+  );
+  const prompt = renderCompareJudgePrompt(c.value, subject.answer, without);
+  let reply = await ctx.models.text(judgeRequest(ctx, prompt), calls);
+  let verdict = parseCompareJudge(reply);
+  if (verdict === undefined) {
+    reply = await ctx.models.text(judgeRequest(ctx, withReminder(prompt, reply, 'Reply again, ending with "Summary: True" or "Summary: False".')), calls);
+    verdict = parseCompareJudge(reply);
+  }
+  return {
+    index,
+    type: c.type,
+    method: 'compare_judge',
+    passed: verdict === true,
+    judgeModel: endpointFor(ctx.config, 'judge').model,
+    detail: verdict === undefined ? 'unparsed: the judge gave no True/False' : `judged ${verdict}`,
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * Replies for the verification stages: the direct judge (paper Fig. 22), the compare judge
+ * (Fig. 21) and verifier selection (Fig. 20). Verdicts on constraints the simulator can check
+ * itself are true; the rest are lenient coin flips. The text carries some of the formatting
+ * noise real judges produce, so the pipeline's parsers have to be robust.
+ */
+import type { Rng } from './rng.js';
+import { checkRule, parseRule, verifierCandidates, type VerifierCall } from './rules.js';
+
+// ---------------------------------------------------------------------------------------
+// Direct judge
+
+export interface DirectJudgePrompt {
+  response: string;
+  constraints: string[];
+}
+
+export function parseDirectJudgePrompt(text: string): DirectJudgePrompt {
+  const response = /<start of response>\n?([\s\S]*?)\n?<end of response>/.exec(text)?.[1] ?? '';
+  const list = /<start of constraint list>([\s\S]*?)<end of constraint list>/.exec(text)?.[1] ?? '';
+  return {
+    response,
+    constraints: [...list.matchAll(/^\s*Constraint_\d+:\s*(.*)$/gim)].map((match) => (match[1] ?? '').trim()),
+  };
+}
+
+const PASS_REASONS = [
+  'The response satisfies constraint_{i}.',
+  'Constraint_{i} is fully met throughout the response.',
+  'For constraint_{i}, the requirement is followed.',
+];
+const FAIL_REASONS = [
+  'The response does not satisfy constraint_{i}.',
+  'Constraint_{i} is not met: the response departs from it.',
+  'For constraint_{i}, the requirement is broken at least once.',
+];
+
+/** "Judgement: …" with a sentence per constraint, then "Summary: Score of constraint_1: 1/1, …". */
+export function writeDirectJudgement(prompt: DirectJudgePrompt, rng: Rng, leniency: number): string {
+  const scores = prompt.constraints.map((constraint) => {
+    const rule = parseRule(constraint);
+    return (rule ? checkRule(rule, prompt.response) : rng.chance(leniency)) ? 1 : 0;
+  });
+  const judgement = scores
+    .map((score, i) => rng.pick(score ? PASS_REASONS : FAIL_REASONS).replace('{i}', String(i + 1)))
+    .join(' ');
+  const summary = scores.map((score, i) => `${scoreLabel(i + 1, rng)} ${score}/1`).join(', ');
+  return `${label('Judgement', rng)} ${judgement}\n${label('Summary', rng)} ${summary}.`;
+}
+
+/** Mostly `Score of constraint_2:`, sometimes `Score of Constraint_2 :` as real judges write it. */
+function scoreLabel(index: number, rng: Rng): string {
+  return rng.chance(0.15) ? `Score of Constraint_${index} :` : `Score of constraint_${index}:`;
+}
+
+/** Mostly `Summary:`, sometimes bold markdown. */
+function label(name: string, rng: Rng): string {
+  return rng.chance(0.2) ? `**${name}:**` : `${name}:`;
+}
+
+// ---------------------------------------------------------------------------------------
+// Compare judge
+
+export interface CompareJudgePrompt {
+  withConstraint: string;
+  withoutConstraint: string;
+}
+
+/** The two responses run until the next section; the "without" one ends at the instructions that follow it. */
+export function parseCompareJudgePrompt(text: string): CompareJudgePrompt {
+  const under = /Response under the constraint:\s*([\s\S]*?)\s*Response without the constraint:/.exec(text)?.[1] ?? '';
+  const without = /Response without the constraint:\s*([\s\S]*?)\s*(?:\*\*Please follow the steps|$)/.exec(text)?.[1] ?? '';
+  return { withConstraint: under, withoutConstraint: without };
+}
+
+/** False for identical responses (the constraint changed nothing), else True with probability `leniency`. */
+export function writeCompareJudgement(prompt: CompareJudgePrompt, rng: Rng, leniency: number): string {
+  const same = prompt.withConstraint.trim() === prompt.withoutConstraint.trim();
+  const verdict = !same && rng.chance(leniency);
+  const reason = same
+    ? 'The two responses are identical, so the constraint had no effect on the answer.'
+    : verdict
+      ? 'The response under the constraint differs from the one without it and meets the requirement.'
+      : 'The response under the constraint differs from the one without it, but it does not fully meet the requirement.';
+  const word = verdict ? 'True' : 'False';
+  return `${reason}\n${label('Summary', rng)} ${rng.chance(0.2) ? `"${word}"` : word}`;
+}
+
+// ---------------------------------------------------------------------------------------
+// Verifier selection
+
+export interface VerifierSelectionPrompt {
+  constraint: string;
+  functions: string[];
+}
+
+/** `Constraint content: …` and the offered functions as `- name(signature) …` lines. */
+export function parseVerifierSelectionPrompt(text: string): VerifierSelectionPrompt {
+  return {
+    constraint: /Constraint content:\s*(.*)/.exec(text)?.[1]?.trim() ?? '',
+    functions: [...text.matchAll(/^\s*-\s*([A-Za-z_]\w*)\(/gm)].map((match) => match[1] ?? ''),
+  };
+}
+
+/** Share of replies naming a function that was not offered, so the caller's validation runs. */
+const HALLUCINATION_RATE = 0.05;
+
+/** `{"calls": [...]}` with the first offered function that fits the constraint, or `[]`. */
+export function writeVerifierSelection(prompt: VerifierSelectionPrompt, rng: Rng): string {
+  const rule = parseRule(prompt.constraint);
+  const offered = new Set(prompt.functions);
+  const fitting = rule && verifierCandidates(rule).find((candidate) => offered.has(candidate.func));
+  const calls: VerifierCall[] = fitting ? [fitting] : [];
+  return JSON.stringify({ calls: rng.chance(HALLUCINATION_RATE) ? [hallucinate(fitting, prompt.constraint)] : calls });
+}
+
+/** A plausible name that no list offers: the real one respelled, or a generic catch-all. */
+function hallucinate(fitting: VerifierCall | undefined, constraint: string): VerifierCall {
+  if (fitting) return { func: fitting.func.replace(/^check_(?:whether_)?/, 'verify_'), params: fitting.params };
+  return { func: 'verify_response_follows_constraint', params: [constraint] };
+}
