@@ -4,6 +4,7 @@
  *   quickstart   build the bundled samples into ./out on a local dev server (what `npm start` runs)
  *   worker       run a worker against the Temporal server named by TEMPORAL_* env variables
  *   simulator    serve the OpenAI-compatible simulator (SIM_* env variables)
+ *   verify       run the rule-based verifiers over JSON lines (stdin -> stdout)
  */
 import { parseArgs } from 'node:util';
 import path from 'node:path';
@@ -17,6 +18,7 @@ import type { BuildProgress } from '../workflows/buildDataset.js';
 import type { BuildReport } from '../output/buildReport.js';
 import { modelsFromEnv, quickstartConfig, SIMULATOR_MODEL } from './quickstartConfig.js';
 import { formatSummary } from './summary.js';
+import { runVerifyCommand, VERIFY_USAGE } from '../verification/verifyCommand.js';
 
 const USAGE = `usage: mmif <command> [options]
 
@@ -29,7 +31,9 @@ commands:
       polls the task queue MMIF_TASK_QUEUE (default "mmif").
   simulator [--port N]
       Serve the OpenAI-compatible simulator on 127.0.0.1 (SIM_PORT, SIM_SEED, SIM_LATENCY_MS, SIM_RATE_*).
-`;
+  verify [--records]
+      Verify responses with the reference rule functions, one JSON line in, one out:
+${VERIFY_USAGE.split('\n').slice(1).map((l) => `    ${l}`).join('\n')}`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -40,6 +44,8 @@ async function main(argv: string[]): Promise<number> {
       return runWorker(rest);
     case 'simulator':
       return runSimulator(rest);
+    case 'verify':
+      return runVerifyCommand(rest, process.stdin, process.stdout);
     case undefined:
     case '--help':
     case '-h':

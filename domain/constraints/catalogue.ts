@@ -161,7 +161,7 @@ export const CONSTRAINT_TYPES: readonly ConstraintType[] = [
     'Your response must be a single word or phrase.', { wildIfEval: 'Length', more: ['Please write between 150 and 200 words in total.'], guidance: 'Give a range, not an exact count ("between 100 and 150 words").', verifiers: WORDS, unsuitableFor: ['short_answer'] }),
   t('precision', 'D.1 Precision', 'Math limit', 'rule',
     'Constraint that specifies the level of precision required in mathematical calculations.',
-    'Keep two decimal places for all numbers in the answer.', { wildIfEval: 'Format and Structure', more: ['Do not include specific numbers in your answer; compare quantities by their relative sizes.'], guidance: 'Fix the number of decimals, rounding, or the absence of numbers.', verifiers: ['check_number_precision_in_response', 'check_percentage_precision_in_response', 'check_whether_has_no_arabic_number_in_response'] }),
+    'Keep two decimal places for all numbers in the answer.', { wildIfEval: 'Format and Structure', more: ['Do not include specific numbers in your answer; compare quantities by their relative sizes.'], guidance: 'Fix the number of decimals, rounding, or the absence of numbers.', verifiers: ['check_number_precision_in_response', 'check_percentage_number_precision_in_response', 'check_whether_has_no_arabic_number_in_response'] }),
   t('scientific_notation', 'D.2 Scientific notation', 'Math limit', 'rule',
     'Constraint that requires the use of scientific notation for large or small numbers.',
     'Express all numbers greater than 1,000 in scientific notation.', { wildIfEval: 'Format and Structure', guidance: 'Say which numbers and how many significant digits.', verifiers: ['check_scientific_notation_precision_in_response'] }),

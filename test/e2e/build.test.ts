@@ -33,7 +33,7 @@ let tmp: string;
 const BUILD_ID = 'e2e-build';
 
 before(async () => {
-  [s3, stack] = await Promise.all([startS3Server(), startStack({ simulator: { seed: 11 } })]);
+  [s3, stack] = await Promise.all([startS3Server(), startStack({ simulator: { seed: 11, faults: { complianceRate: 0.7 } } })]);
   s3Options = useS3Env(s3);
   // 3 tar shards x 4 records, one of which has a broken .json sidecar: 11 usable samples.
   await writeCc3m(openStore(`s3://${s3.bucket}/cc3m`, s3Options), 'webdataset', { perShard: 4, shards: 3, brokenJson: '000010001' });
@@ -151,6 +151,14 @@ test('a CC3M webdataset on S3 becomes verified SFT and DPO shards on S3', async 
   for (const r of instruct) {
     assert.equal(r.source, 'cc3m');
     assert.ok(r.constraints.length >= 3 && r.constraints.length <= 12);
+    // Verified: one verdict per constraint, and the post-filter's bar met.
+    assert.deepEqual(r.verdicts.map((v) => v.index), r.constraints.map((_, i) => i));
+    assert.ok(r.pass_rate >= 0.8, `${r.id} pass rate ${r.pass_rate}`);
+    for (const [i, c] of r.constraints.entries()) {
+      assert.equal(r.verdicts[i]!.method, c.method);
+      if (c.method === 'rule') assert.ok(c.verifiers.length > 0 && ['parser', 'llm'].includes(c.selection));
+      else assert.ok(r.verdicts[i]!.judgeModel);
+    }
     assert.equal(r.models.answer, 'mmif-sim-vlm');
     assert.equal(r.simulated, true);
     const image = await out.get(`${layout.root}/${r.image_path}`);
@@ -168,7 +176,14 @@ test('a CC3M webdataset on S3 becomes verified SFT and DPO shards on S3', async 
       assert.ok(pair.prompt.includes(dropped.value));
     }
     assert.equal(pair.rejected_model, 'mmif-sim-vlm-mini');
+    assert.equal(pair.strategy, 'drop33');
+    assert.ok(pair.rejected_verdicts.some((v) => !v.passed), `pair ${pair.id} teaches something`);
   }
+  // The simulator misses constraints often enough that filtering, regeneration and DPO validation all ran.
+  assert.ok(report.pairs.byStrategy.drop33!.kept === dpo.length);
+  const belowThreshold = rejects.filter((r) => r.reason.includes('below-threshold'));
+  assert.ok(report.verification.regeneratedAnswers + belowThreshold.length > 0, 'some answers needed another attempt');
+  assert.ok((report.verification.byMethod.rule?.total ?? 0) > 0 && (report.verification.byMethod.direct_judge?.total ?? 0) > 0);
 
   // An independent reader: pyarrow and Hugging Face datasets, with the image decoded.
   const files = await readParquetWithPython(parquetFiles, path.join(tmp, 'hf-cache'));

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { CONSTRAINT_TYPES } from '../../domain/constraints/catalogue.js';
 import { dropConstraints, finalizeConstraints, offeredConstraintTypes, type Constraint } from '../../domain/constraints/selection.js';
 import { rngFor } from '../../domain/random.js';
+import { resolveFunction } from '../../verification/functions.js';
 
 const constraints = (n: number): Constraint[] =>
   CONSTRAINT_TYPES.slice(0, n).map((t) => ({ type: t.key, value: `follow ${t.key}` }));
@@ -61,4 +62,10 @@ test('finalize drops unknown, unoffered, empty and repeated types, then enforces
 
   const tooFew = finalizeConstraints(rngFor(1), constraints(2), offered, { min: 3, max: 12 });
   assert.deepEqual(tooFew, { ok: false, reason: 'too-few-constraints: 2 usable, at least 3 required' });
+});
+
+test('every verifier a type names is a canonical registry function', () => {
+  for (const t of CONSTRAINT_TYPES) {
+    for (const name of t.verifiers) assert.equal(resolveFunction(name)?.name, name, `${t.key}: ${name}`);
+  }
 });

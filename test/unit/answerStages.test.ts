@@ -1,0 +1,125 @@
+/**
+ * The post-filter and DPO validation, run against the real simulator over HTTP. The simulator's
+ * compliance rate and judge leniency steer whether answers follow their constraints.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { contextFor } from '../../activities/runtime.js';
+import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
+import { SampleRejection } from '../../domain/rejection.js';
+import type { SourceSample } from '../../domain/sample.js';
+import { runAnswerStage, runRejectedStage } from '../../pipeline/answerStages.js';
+import type { PlannedConstraint } from '../../pipeline/stageState.js';
+import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
+import { sceneJpeg } from '../fixtures/images.js';
+
+let sim: SimulatorHandle;
+let dir: string;
+const image = { jpeg: Buffer.alloc(0), sha256: 'scene' };
+
+before(async () => {
+  sim = await startSimulator({ seed: 4 });
+  dir = await mkdtemp(path.join(tmpdir(), 'mmif-stages-'));
+  image.jpeg = await sceneJpeg(3);
+});
+after(async () => {
+  await sim.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function context(overrides: Partial<BuildConfigInput> = {}) {
+  return contextFor(
+    parseBuildConfig({
+      buildId: 'stages',
+      output: path.join(dir, `out-${Math.random()}`), // a fresh model cache per test
+      sources: [{ type: 'cc3m', uri: dir }],
+      maxSamples: 1,
+      models: { default: { model: 'mmif-sim-vlm', baseUrl: sim.url } },
+      ...overrides,
+    }),
+  );
+}
+
+const sample: SourceSample = { sampleId: 'cc3m-test', source: 'cc3m', sourceId: 't', licenseNote: '', image: { sourceIndex: 0, key: 'x' } };
+const rule = (type: string, value: string, func: string, params: unknown[]): PlannedConstraint => ({
+  type,
+  value,
+  method: 'rule',
+  verifiers: [{ func, params }],
+  selection: 'parser',
+});
+const judged = (type: string, value: string): PlannedConstraint => ({ type, value, method: 'direct_judge', verifiers: [], selection: 'none' });
+
+const RULES: PlannedConstraint[] = [
+  rule('paragraph_number_limit', 'Your response must consist of exactly 3 paragraphs.', 'check_whether_response_paragraph_number_in_range', [3, 3]),
+  rule('mention', "Mention the word 'harbor' at least twice.", 'check_whether_each_keyword_in_list_mentioned_in_range', [['harbor'], 2, 10000]),
+  rule('not_mention', "Do not mention the words 'boat' or 'water'.", 'check_whether_whole_response_not_contain_certain_substrings', [['boat', 'water']]),
+];
+
+test('an answer that follows its constraints passes at the first attempt, with a verdict per constraint', async () => {
+  sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
+  const result = await runAnswerStage(context(), 'Describe the harbor scene.', [...RULES, judged('tone_requirement', 'Use a calm tone.')], image, []);
+  assert.equal(result.attempts, 1);
+  assert.equal(result.passRate, 1);
+  assert.deepEqual(result.verdicts.map((v) => [v.index, v.method, v.passed]), [
+    [0, 'rule', true],
+    [1, 'rule', true],
+    [2, 'rule', true],
+    [3, 'direct_judge', true],
+  ]);
+});
+
+test('an answer below the threshold is regenerated, then the sample is rejected with per-constraint reasons', async () => {
+  sim.setFaults({ complianceRate: 0, judgeLeniency: 1 });
+  sim.resetStats();
+  await assert.rejects(runAnswerStage(context(), 'Describe the harbor scene.', RULES, image, []), (err: unknown) => {
+    assert.ok(err instanceof SampleRejection);
+    assert.match(err.reason, /^answer: below-threshold: pass rate 0\.00 < 0\.8 after 3 attempts; failed: #1 paragraph_number_limit/);
+    assert.equal(err.details?.verdicts?.length, 3);
+    return true;
+  });
+  assert.equal(sim.stats().byStage.answer, 3, 'one answer and two regenerations');
+});
+
+test('a strict threshold (1.0) refuses an answer that misses one constraint of four', async () => {
+  sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
+  const ctx = context({ verification: { passThreshold: 1, maxRegenerations: 0 } });
+  const impossible = rule('word_count_range_limit', 'Write between 2 and 3 words.', 'check_whether_response_word_count_in_range', [2, 3]);
+  await assert.rejects(runAnswerStage(ctx, 'Describe the harbor scene.', [...RULES.slice(0, 2), impossible], image, []), /below-threshold/);
+});
+
+test('a pair is kept when the rejected answer fails a dropped constraint, and records strategy and verdicts', async () => {
+  sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
+  const result = await runRejectedStage(context({ dpo: { strategies: ['drop100'] } }), sample, 'Describe the harbor scene.', RULES, image, []);
+  assert.equal(result.strategy, 'drop100');
+  assert.equal(result.dropped.length, 3);
+  assert.equal(result.prompt, '## Task Description\nDescribe the harbor scene.');
+  assert.ok(result.verdicts.some((v) => !v.passed), 'without the constraints, the answer misses at least one');
+});
+
+test('a rejected answer that still satisfies every dropped constraint is not kept', async () => {
+  sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
+  const lenient = [judged('tone_requirement', 'Use a calm tone.'), judged('perspective_requirement', 'Write in the third person.'), judged('style_requirements', 'Write like a log entry.')];
+  await assert.rejects(
+    runRejectedStage(context({ dpo: { strategies: ['drop33'] } }), sample, 'Describe the harbor scene.', lenient, image, []),
+    (err: unknown) => {
+      assert.ok(err instanceof SampleRejection);
+      assert.match(err.reason, /^rejected: uninformative-pair: the drop33 rejected answer satisfied every constraint at stake in 3 attempts/);
+      assert.equal(err.details?.strategy, 'drop33');
+      assert.equal(err.details?.verdicts?.length, 1, 'ceil(3/3) = 1 constraint at stake');
+      return true;
+    },
+  );
+});
+
+test('no_image keeps every constraint in the prompt and puts every constraint at stake', async () => {
+  sim.setFaults({ complianceRate: 0, judgeLeniency: 1 });
+  const result = await runRejectedStage(context({ dpo: { strategies: ['no_image'] } }), sample, 'Describe the harbor scene.', RULES, image, []);
+  assert.equal(result.strategy, 'no_image');
+  assert.deepEqual(result.dropped, []);
+  assert.equal(result.kept.length, 3);
+  assert.equal(result.verdicts.length, 3);
+});
