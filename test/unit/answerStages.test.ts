@@ -18,7 +18,7 @@ import { sceneJpeg } from '../fixtures/images.js';
 
 let sim: SimulatorHandle;
 let dir: string;
-const image = { jpeg: Buffer.alloc(0), sha256: 'scene' };
+const image: { jpeg: Buffer; sha256: string } = { jpeg: Buffer.alloc(0), sha256: 'scene' };
 
 before(async () => {
   sim = await startSimulator({ seed: 4 });
