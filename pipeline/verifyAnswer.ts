@@ -6,6 +6,7 @@
  */
 import { endpointFor } from '../config/buildConfig.js';
 import type { CallRecord, ModelRequest } from '../llm/modelCaller.js';
+import { SampleRejection } from '../domain/rejection.js';
 import { renderAnswerPrompt } from '../prompts/answerPrompt.js';
 import type { RenderedPrompt } from '../prompts/chat.js';
 import { renderCompareJudgePrompt } from '../prompts/compareJudgePrompt.js';
@@ -63,8 +64,18 @@ function ruleVerdict(index: number, c: PlannedConstraint, answer: string): Verdi
   };
 }
 
-function judgeRequest(ctx: StageContext, prompt: RenderedPrompt, image?: SampleImage): ModelRequest {
-  return { stage: 'judge', endpoint: endpointFor(ctx.config, 'judge'), prompt, image, temperature: ctx.config.llm.judgeTemperature };
+/**
+ * A judge's reply text. An empty or cut-off reply is not a reason to drop the sample: it reads as
+ * "no verdict", which the callers ask for once more and then record as unparsed.
+ */
+async function askJudge(ctx: StageContext, prompt: RenderedPrompt, calls: CallRecord[], image?: SampleImage): Promise<string> {
+  const request: ModelRequest = { stage: 'judge', endpoint: endpointFor(ctx.config, 'judge'), prompt, image, temperature: ctx.config.llm.judgeTemperature };
+  try {
+    return await ctx.models.text(request, calls);
+  } catch (err) {
+    if (err instanceof SampleRejection) return '';
+    throw err;
+  }
 }
 
 /** Asks again once, in the same conversation, when the reply misses what the parser needs. */
@@ -78,7 +89,7 @@ function withReminder(prompt: RenderedPrompt, reply: string, reminder: string): 
 async function directJudge(ctx: StageContext, subject: AnswerUnderTest, indices: number[], calls: CallRecord[]): Promise<Verdict[]> {
   const prompt = renderDirectJudgePrompt(subject.answer, indices.map((i) => subject.constraints[i]!.value));
   const model = endpointFor(ctx.config, 'judge').model;
-  let reply = await ctx.models.text(judgeRequest(ctx, prompt, subject.image), calls);
+  let reply = await askJudge(ctx, prompt, calls, subject.image);
   let scores = parseDirectJudge(reply, indices.length);
   if (scores.some((s) => s === undefined)) {
     const missing = scores.flatMap((s, i) => (s === undefined ? [`constraint_${i + 1}`] : [])).join(', ');
@@ -87,7 +98,7 @@ async function directJudge(ctx: StageContext, subject: AnswerUnderTest, indices:
       reply,
       `Your reply has no score for ${missing}. Reply again, ending with the line "Summary: Score of constraint_1: x/1, ..." covering every constraint.`,
     );
-    reply = await ctx.models.text(judgeRequest(ctx, retry, subject.image), calls);
+    reply = await askJudge(ctx, retry, calls, subject.image);
     const second = parseDirectJudge(reply, indices.length);
     scores = scores.map((s, i) => second[i] ?? s);
   }
@@ -109,11 +120,11 @@ async function compareJudge(ctx: StageContext, subject: AnswerUnderTest, index: 
     calls,
   );
   const prompt = renderCompareJudgePrompt(c.value, subject.answer, without);
-  let reply = await ctx.models.text(judgeRequest(ctx, prompt), calls);
+  const reply = await askJudge(ctx, prompt, calls);
   let verdict = parseCompareJudge(reply);
   if (verdict === undefined) {
-    reply = await ctx.models.text(judgeRequest(ctx, withReminder(prompt, reply, 'Reply again, ending with "Summary: True" or "Summary: False".')), calls);
-    verdict = parseCompareJudge(reply);
+    const retry = withReminder(prompt, reply, 'Reply again, ending with "Summary: True" or "Summary: False".');
+    verdict = parseCompareJudge(await askJudge(ctx, retry, calls));
   }
   return {
     index,

@@ -13,6 +13,8 @@ import { SampleRejection } from '../../domain/rejection.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { runAnswerStage, runRejectedStage } from '../../pipeline/answerStages.js';
 import type { PlannedConstraint } from '../../pipeline/stageState.js';
+import { verifyAnswer } from '../../pipeline/verifyAnswer.js';
+import type { CallRecord } from '../../llm/modelCaller.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
 import { sceneJpeg } from '../fixtures/images.js';
 
@@ -122,4 +124,23 @@ test('no_image keeps every constraint in the prompt and puts every constraint at
   assert.deepEqual(result.dropped, []);
   assert.equal(result.kept.length, 3);
   assert.equal(result.verdicts.length, 3);
+});
+
+test('a judge reply without scores is asked for once more, then the constraints count as failed "unparsed"', async () => {
+  sim.setFaults({ rateMalformed: 1 }); // judge replies come back empty
+  try {
+    const calls: CallRecord[] = [];
+    const verdicts = await verifyAnswer(
+      context(),
+      { instruction: 'Describe.', constraints: [judged('tone_requirement', 'Be calm.'), judged('perspective_requirement', 'Use the third person.')], answer: 'A calm harbor.', image, compare: false },
+      calls,
+    );
+    assert.deepEqual(verdicts.map((v) => [v.passed, v.detail]), [
+      [false, 'unparsed: the judge gave no score'],
+      [false, 'unparsed: the judge gave no score'],
+    ]);
+    assert.deepEqual(calls.map((c) => c.stage), ['judge', 'judge'], 'one reminder, not more');
+  } finally {
+    sim.setFaults({ rateMalformed: 0 });
+  }
 });
