@@ -5,6 +5,11 @@
  * Pure and deterministic: imported by workflow code.
  */
 import { z } from 'zod';
+import { imageSchema } from './imageConfig.js';
+import { sourceSchema } from './sourceConfig.js';
+
+export { imageSchema, type ImageConfig } from './imageConfig.js';
+export { sourceSchema, type SourceConfig } from './sourceConfig.js';
 
 export const STAGES = ['instruction', 'constraints', 'compatibility', 'verifier', 'answer', 'rejected', 'judge'] as const;
 export type Stage = (typeof STAGES)[number];
@@ -37,31 +42,9 @@ const s3Schema = z
   })
   .strict();
 
-export const sourceSchema = z
-  .object({
-    type: z.literal('cc3m'),
-    /** Dataset root: a local path or s3://bucket/prefix. */
-    uri: z.string().min(1),
-    /** Which img2dataset layout the root holds; 'auto' detects it. */
-    layout: z.enum(['auto', 'webdataset', 'files', 'flat']).default('auto'),
-    licenseNote: z.string().default('CC3M: images owned by their original publishers; captions CC BY 4.0 (Google)'),
-  })
-  .strict();
-export type SourceConfig = z.infer<typeof sourceSchema>;
 
-export const imageSchema = z
-  .object({
-    /** Decompression-bomb guard handed to sharp's limitInputPixels. */
-    maxInputPixels: z.number().int().positive().default(64_000_000),
-    minShortSide: z.number().int().positive().default(224),
-    maxAspectRatio: z.number().min(1).default(3),
-    /** Images whose every channel has a standard deviation below this are "blank". */
-    minChannelStdDev: z.number().nonnegative().default(6),
-    maxLongSide: z.number().int().positive().default(1024),
-    jpegQuality: z.number().int().min(1).max(100).default(90),
-  })
-  .strict();
-export type ImageConfig = z.infer<typeof imageSchema>;
+
+
 
 export const buildConfigSchema = z
   .object({

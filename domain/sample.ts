@@ -21,4 +21,10 @@ export interface SourceSample {
   image: ImageRef;
   /** Text that came with the image (CC3M caption); grounding only, never the instruction. */
   caption?: string;
+  /** The dataset's own question, cleaned of `<image>` tokens and boilerplate (ALLaVA, ChartQA...). */
+  originalInstruction?: string;
+  /** The dataset's answer to it (a ChartQA label): grounding for the answer stage. */
+  originalAnswer?: string;
+  /** Extra text about the image for the instruction stage: a ChartQA data table, RICO screen text. */
+  grounding?: string;
 }
