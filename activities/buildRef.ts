@@ -1,3 +1,5 @@
+import type { StageUsage } from '../output/manifest.js';
+
 /** What activities receive to find a build: small, secret-free JSON that is safe in workflow history. */
 export interface BuildRef {
   buildId: string;
@@ -18,7 +20,7 @@ export interface BatchTask extends ShardTask {
   to: number;
 }
 
-/** What a committed shard reports back to the build workflow. */
+/** What a committed shard reports back to the build workflow (from its manifest). */
 export interface ShardSummary {
   shard: number;
   planned: number;
@@ -26,5 +28,8 @@ export interface ShardSummary {
   dpo: number;
   rejectedSamples: number;
   rejectedPairs: number;
+  rejectsByStage: Record<string, number>;
+  rejectsByReason: Record<string, number>;
+  usage: Record<string, StageUsage>;
   simulated: boolean;
 }

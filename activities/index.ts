@@ -48,8 +48,14 @@ async function loadShardPlan(task: ShardTask): Promise<SourceSample[]> {
 }
 
 function summarize(manifest: ShardManifest): ShardSummary {
-  const { planned, instruct, dpo, rejectedSamples, rejectedPairs } = manifest.counts;
-  return { shard: manifest.shard, planned, instruct, dpo, rejectedSamples, rejectedPairs, simulated: manifest.simulated };
+  return {
+    shard: manifest.shard,
+    ...manifest.counts,
+    rejectsByStage: manifest.rejectsByStage,
+    rejectsByReason: manifest.rejectsByReason,
+    usage: manifest.usage,
+    simulated: manifest.simulated,
+  };
 }
 
 export async function planBuild(input: unknown): Promise<BuildPlan> {

@@ -63,6 +63,22 @@ export const buildConfigSchema = z
     maxParallelShards: z.number().int().min(1).max(500).default(4),
     /** Shards one workflow run starts before it continues as new (sooner if Temporal suggests it). */
     shardsPerRun: z.number().int().min(1).max(10_000).default(200),
+    /** Retry policy of every pipeline activity; after the last attempt the shard is reported failed. */
+    retry: z
+      .object({
+        maximumAttempts: z.number().int().min(1).max(100).default(8),
+        initialIntervalSeconds: z.number().positive().default(2),
+        maximumIntervalSeconds: z.number().positive().default(120),
+      })
+      .strict()
+      .default({ maximumAttempts: 8, initialIntervalSeconds: 2, maximumIntervalSeconds: 120 }),
+    /**
+     * When shards failed, the finished build waits this long for a `retryFailedShards` update before
+     * it writes its report and fails; 0 fails at once (re-run it with the same workflow id).
+     */
+    retryWindowSeconds: z.number().int().min(0).default(0),
+    /** Upsert MmifBuildId / MmifSource / MmifStatus search attributes (they must be registered on the server). */
+    searchAttributes: z.boolean().default(false),
     image: imageSchema.default(imageSchema.parse({})),
     instruction: z
       .object({
@@ -156,7 +172,7 @@ export function endpointFor(config: BuildConfig, stage: Stage): EndpointConfig {
 }
 
 /** Settings that change no output byte: excluded from the fingerprint so tuning them never invalidates a build. */
-const OPERATIONAL_KEYS = ['maxParallelShards', 'batchSize', 'shardsPerRun'] as const;
+const OPERATIONAL_KEYS = ['maxParallelShards', 'batchSize', 'shardsPerRun', 'retry', 'retryWindowSeconds', 'searchAttributes'] as const;
 
 /** Canonical JSON (sorted keys) of everything that shapes the output. */
 export function fingerprintMaterial(config: BuildConfig): string {

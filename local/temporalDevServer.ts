@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { temporalCliPath } from './tools.js';
+import { DEV_SERVER_SEARCH_ATTRIBUTES } from '../workflows/searchAttributes.js';
 
 export interface DevServer {
   address: string;
@@ -28,6 +29,7 @@ export async function startTemporalDevServer(options: { dbFile?: string; withUi?
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'error', '--namespace', 'default'];
   args.push(...(uiPort ? ['--ui-port', String(uiPort)] : ['--headless']));
   if (options.dbFile) args.push('--db-filename', options.dbFile);
+  for (const attribute of DEV_SERVER_SEARCH_ATTRIBUTES) args.push('--search-attribute', attribute);
   const child = spawn(temporalCliPath(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));

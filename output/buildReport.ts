@@ -2,7 +2,7 @@
  * The build report: totals over every committed shard's manifest, the shards that failed and why,
  * and LLaMA-Factory's dataset_info.json beside the data. Written when a build run finishes.
  */
-import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
+import { getJson, putIfChanged, type ObjectStore } from '../storage/objectStore.js';
 import type { BuildLayout } from './layout.js';
 import type { PairStats, ShardManifest, StageUsage, Tally, VerificationStats } from './manifest.js';
 import { llamaFactoryDatasetInfo } from './sharegpt.js';
@@ -66,8 +66,8 @@ export async function writeBuildReport(
     addTallies(report.pairs.byStrategy, manifest.pairs.byStrategy);
     addTallies(report.pairs.byConstraintType, manifest.pairs.byConstraintType);
   }
-  await putJson(store, layout.datasetInfo, llamaFactoryDatasetInfo());
-  await putJson(store, layout.report, report);
+  await putIfChanged(store, layout.datasetInfo, JSON.stringify(llamaFactoryDatasetInfo()), 'application/json');
+  await putIfChanged(store, layout.report, JSON.stringify(report), 'application/json');
   return report;
 }
 

@@ -22,6 +22,8 @@ export function buildLayout(buildId: string) {
     stageState: (sampleId: string, stage: StageName) => `${work}/samples/${sampleId}/${stage}.json`,
     config: `${work}/config.json`,
     shardPlan: (shard: number) => `${work}/plan/${shardName(shard)}.json`,
+    /** Written after every shard plan: a re-run finds the plan complete and lists no source again. */
+    planSummary: `${work}/plan/summary.json`,
     sourceProblems: `${root}/rejects/source-problems.jsonl`,
     instructParquet: (shard: number) => `${root}/instruct/parquet/${shardName(shard)}.parquet`,
     instructJsonl: (shard: number) => `${root}/instruct/sharegpt/${shardName(shard)}.jsonl`,

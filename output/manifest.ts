@@ -29,6 +29,8 @@ export interface ShardManifest {
   simulated: boolean;
   counts: { planned: number; instruct: number; dpo: number; rejectedSamples: number; rejectedPairs: number };
   rejectsByStage: Record<string, number>;
+  /** By reason code, e.g. "too-small", "below-threshold", "uninformative-pair". */
+  rejectsByReason: Record<string, number>;
   files: ManifestFile[];
   models: Record<string, string>;
   usage: Record<string, StageUsage>;
@@ -74,8 +76,24 @@ export function modelsByStage(calls: readonly CallRecord[]): Record<string, stri
 }
 
 export function countByStage(rejects: readonly RejectRecord[]): Record<string, number> {
+  return countBy(rejects, (r) => r.stage);
+}
+
+/** The stable code of a reason: "answer: below-threshold: pass rate ..." -> "below-threshold". */
+export function reasonCode(reason: string): string {
+  const parts = reason.split(':').map((p) => p.trim());
+  const [first, second] = parts;
+  const stageNames = ['image', 'instruction', 'constraints', 'compatibility', 'answer', 'rejected'];
+  return (stageNames.includes(first!) && second ? second : first!) || 'unknown';
+}
+
+export function countByReason(rejects: readonly RejectRecord[]): Record<string, number> {
+  return countBy(rejects, (r) => reasonCode(r.reason));
+}
+
+function countBy<T>(items: readonly T[], key: (item: T) => string): Record<string, number> {
   const counts: Record<string, number> = {};
-  for (const r of rejects) counts[r.stage] = (counts[r.stage] ?? 0) + 1;
+  for (const item of items) counts[key(item)] = (counts[key(item)] ?? 0) + 1;
   return counts;
 }
 

@@ -10,9 +10,10 @@ import { sha256Hex } from '../domain/hashing.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 import { STAGE_NAMES, type StageState } from '../pipeline/stageState.js';
-import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
+import { getJson, type ObjectStore } from '../storage/objectStore.js';
 import type { BuildLayout } from './layout.js';
 import {
+  countByReason,
   countByStage,
   MANIFEST_FORMAT,
   modelsByStage,
@@ -72,13 +73,16 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
       rejectedPairs: rejects.filter((r: RejectRecord) => r.kind === 'pair').length,
     },
     rejectsByStage: countByStage(rejects),
+    rejectsByReason: countByReason(rejects),
     files: manifestFiles,
     models: modelsByStage(calls),
     usage: summarizeUsage(calls),
     verification: verificationStats(assembled),
     pairs: pairStats(assembled),
   };
-  await putJson(store, layout.manifest(spec.shard), manifest);
+  // The commit point. A conditional write: if a racing attempt committed first, its manifest (the
+  // same bytes, as every input is deterministic) stands.
+  await store.putIfAbsent(layout.manifest(spec.shard), JSON.stringify(manifest), 'application/json');
   return manifest;
 }
 

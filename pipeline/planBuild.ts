@@ -49,6 +49,9 @@ export async function planBuild(
     );
   }
 
+  const planned = stored ? await getJson<BuildPlan>(store, layout.planSummary) : undefined;
+  if (planned) return planned;
+
   const selection = new LowestRanks<SourceSample>(config.maxSamples);
   const problems: Array<SourceProblem & { source: string }> = [];
   for (const [index, reader] of sources.entries()) {
@@ -64,7 +67,9 @@ export async function planBuild(
   }
   await store.put(layout.sourceProblems, problems.map((p) => `${JSON.stringify(p)}\n`).join(''));
   if (!stored) await putJson(store, layout.config, { configFingerprint: fingerprint, config } satisfies StoredConfig);
-  return { configFingerprint: fingerprint, sampleCount: selected.length, shardCount, sourceProblems: problems.length };
+  const plan: BuildPlan = { configFingerprint: fingerprint, sampleCount: selected.length, shardCount, sourceProblems: problems.length };
+  await putJson(store, layout.planSummary, plan);
+  return plan;
 }
 
 /** Keeps the `capacity` items of lowest rank seen so far (a max-heap on rank). */

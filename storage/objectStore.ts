@@ -46,9 +46,10 @@ export async function putJson(store: ObjectStore, key: string, value: unknown): 
   await store.put(key, JSON.stringify(value), 'application/json');
 }
 
-export function joinKey(...parts: string[]): string {
-  return parts
-    .flatMap((p) => p.split('/'))
-    .filter((p) => p.length > 0)
-    .join('/');
+/** Writes only when the stored bytes differ: a re-run that changes nothing writes nothing. */
+export async function putIfChanged(store: ObjectStore, key: string, body: string, contentType?: string): Promise<boolean> {
+  const existing = await store.get(key);
+  if (existing?.equals(Buffer.from(body))) return false;
+  await store.put(key, body, contentType);
+  return true;
 }

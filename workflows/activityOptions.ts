@@ -1,18 +1,24 @@
 import type { ActivityOptions } from '@temporalio/workflow';
+import type { BuildConfig } from '../config/buildConfig.js';
+
+export type RetrySettings = BuildConfig['retry'];
 
 /**
  * One policy for every pipeline activity. Heartbeats every 5 s let a dead worker be noticed in
- * 30 s; transient failures (endpoint 5xx/timeouts after the SDK's own retries, store outages)
- * back off up to 2 minutes; after 8 attempts the shard is reported as failed.
+ * 30 s; transient failures (endpoint 5xx/timeouts after the client's own retries, store outages)
+ * back off exponentially; after the last attempt the shard is reported as failed. Permanent errors
+ * (bad config, unreadable source) are never retried.
  */
-export const PIPELINE_ACTIVITY: ActivityOptions = {
-  startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '30 seconds',
-  retry: {
-    initialInterval: '2 seconds',
-    backoffCoefficient: 2,
-    maximumInterval: '2 minutes',
-    maximumAttempts: 8,
-    nonRetryableErrorTypes: ['ConfigError', 'ConfigMismatchError', 'SourceError'],
-  },
-};
+export function pipelineActivityOptions(retry: RetrySettings): ActivityOptions {
+  return {
+    startToCloseTimeout: '30 minutes',
+    heartbeatTimeout: '30 seconds',
+    retry: {
+      initialInterval: retry.initialIntervalSeconds * 1000,
+      backoffCoefficient: 2,
+      maximumInterval: retry.maximumIntervalSeconds * 1000,
+      maximumAttempts: retry.maximumAttempts,
+      nonRetryableErrorTypes: ['ConfigError', 'ConfigMismatchError', 'SourceError'],
+    },
+  };
+}

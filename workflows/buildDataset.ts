@@ -2,86 +2,128 @@
  * A whole build: validate the config, plan shards deterministically, run one child workflow per
  * shard (id `<buildId>/shard-<n>`) with bounded parallelism, then write the build report.
  *
- * A failed shard does not fail the build: it is listed in the report with its error. History stays
- * small because children carry the per-sample work; when Temporal suggests it, the workflow drains
- * the running shards and continues as new with its progress carried over.
+ * A failed shard does not stop the others. When shards failed, the build waits up to
+ * `retryWindowSeconds` for a `retryFailedShards` update, then writes its report and fails with a
+ * message listing them, so `temporal workflow start --id-reuse-policy AllowDuplicateFailedOnly`
+ * (or `mmif resume`) can re-run it: committed shards are skipped. Cancelling stops the running
+ * shards; committed shards stay valid. History stays small because children carry the per-sample
+ * work; the workflow drains its shards and continues as new when Temporal suggests it.
  */
 import {
   ApplicationFailure,
+  CancellationScope,
   condition,
   continueAsNew,
   defineQuery,
+  defineUpdate,
   executeChild,
+  isCancellation,
   proxyActivities,
   setHandler,
+  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import type * as activities from '../activities/index.js';
-import type { BuildRef, ShardSummary } from '../activities/buildRef.js';
+import type { BuildRef } from '../activities/buildRef.js';
 import { ConfigError, parseBuildConfig, type BuildConfig } from '../config/buildConfig.js';
 import type { BuildReport } from '../output/buildReport.js';
 import type { BuildPlan } from '../pipeline/planBuild.js';
-import { PIPELINE_ACTIVITY } from './activityOptions.js';
+import { pipelineActivityOptions } from './activityOptions.js';
+import { newProgress, recordCommittedShard, type BuildPhase, type BuildProgress } from './buildProgress.js';
 import { buildShard } from './buildShard.js';
+import { MMIF_BUILD_ID, MMIF_SOURCE, MMIF_STATUS } from './searchAttributes.js';
 
-const { planBuild, finalizeBuild } = proxyActivities<typeof activities>(PIPELINE_ACTIVITY);
+export type { BuildProgress } from './buildProgress.js';
 
 /** Batches of one shard in flight at once: enough to overlap model latency, few enough to keep order. */
 const PARALLEL_BATCHES_PER_SHARD = 4;
-
-export interface BuildProgress {
-  buildId: string;
-  phase: 'planning' | 'running' | 'finalizing' | 'done';
-  shards: { planned: number; running: number; committed: number; failed: number };
-  samples: { planned: number; instruct: number; dpo: number; rejectedSamples: number; rejectedPairs: number };
-  failedShards: Array<{ shard: number; error: string }>;
-  simulated: boolean;
-}
 
 /** What a run hands to the next one when it continues as new. */
 export interface CarriedProgress {
   plan: BuildPlan;
   nextShard: number;
+  retryQueue: number[];
   progress: BuildProgress;
 }
 
 export const progressQuery = defineQuery<BuildProgress>('progress');
+/** Re-runs the failed shards of a running or finished-but-waiting build; returns the shards retried. */
+export const retryFailedShardsUpdate = defineUpdate<{ retrying: number[] }>('retryFailedShards');
 
 export async function buildDataset(input: unknown, carried?: CarriedProgress): Promise<BuildReport> {
   const config = validate(input);
-  const progress: BuildProgress = carried?.progress ?? {
-    buildId: config.buildId,
-    phase: 'planning',
-    shards: { planned: 0, running: 0, committed: 0, failed: 0 },
-    samples: { planned: 0, instruct: 0, dpo: 0, rejectedSamples: 0, rejectedPairs: 0 },
-    failedShards: [],
-    simulated: false,
-  };
+  const progress = carried?.progress ?? newProgress(config.buildId, Date.now());
+  const retryQueue = carried?.retryQueue ?? [];
   setHandler(progressQuery, () => progress);
-
-  const plan = carried?.plan ?? (await planBuild(config));
-  progress.phase = 'running';
-  progress.shards.planned = plan.shardCount;
-  progress.samples.planned = plan.sampleCount;
-  const build: BuildRef = { buildId: config.buildId, output: config.output, s3: config.s3, configFingerprint: plan.configFingerprint };
-
-  let nextShard = carried?.nextShard ?? 0;
-  const startedHere = nextShard;
-  const shouldRollOver = () => workflowInfo().continueAsNewSuggested || nextShard - startedHere >= config.shardsPerRun;
-
-  while (nextShard < plan.shardCount && !shouldRollOver()) {
-    await condition(() => progress.shards.running < config.maxParallelShards);
-    if (shouldRollOver()) break;
-    void runShard(config, build, plan, nextShard++, progress);
-  }
-  await condition(() => progress.shards.running === 0);
-  if (nextShard < plan.shardCount) {
-    await continueAsNew<typeof buildDataset>(input, { plan, nextShard, progress });
+  setHandler(retryFailedShardsUpdate, () => {
+    const retrying = progress.failedShards.map((f) => f.shard);
+    retryQueue.push(...retrying);
+    progress.failedShards = [];
+    progress.shards.failed = 0;
+    return { retrying };
+  });
+  const { planBuild, finalizeBuild } = proxyActivities<typeof activities>(pipelineActivityOptions(config.retry));
+  const setPhase = (phase: BuildPhase) => {
+    progress.phase = phase;
+    if (config.searchAttributes) upsertSearchAttributes([{ key: MMIF_STATUS, value: phase }]);
+  };
+  if (config.searchAttributes && !carried) {
+    upsertSearchAttributes([
+      { key: MMIF_BUILD_ID, value: config.buildId },
+      { key: MMIF_SOURCE, value: [...new Set(config.sources.map((s) => s.type))] },
+    ]);
   }
 
-  progress.phase = 'finalizing';
+  let plan: BuildPlan | undefined = carried?.plan;
+  let build: BuildRef | undefined;
+  try {
+    plan ??= await planBuild(config);
+    build = { buildId: config.buildId, output: config.output, s3: config.s3, configFingerprint: plan.configFingerprint };
+    progress.shards.planned = plan.shardCount;
+    progress.samples.planned = plan.sampleCount;
+    setPhase('running');
+
+    let nextShard = carried?.nextShard ?? 0;
+    const startedHere = nextShard;
+    const rollOver = () => workflowInfo().continueAsNewSuggested || nextShard - startedHere >= config.shardsPerRun;
+    const work = () => retryQueue.length > 0 || nextShard < plan!.shardCount;
+    for (;;) {
+      while (work() && !rollOver()) {
+        await condition(() => progress.shards.running < config.maxParallelShards);
+        const shard = retryQueue.shift() ?? nextShard++;
+        void runShard(config, build, plan, shard, progress);
+      }
+      await condition(() => progress.shards.running === 0);
+      if (work()) {
+        // More to do: a retry that arrived meanwhile, or the rest of the plan after a roll-over.
+        if (rollOver()) await continueAsNew<typeof buildDataset>(input, { plan, nextShard, retryQueue, progress });
+        continue;
+      }
+      if (progress.shards.failed === 0 || config.retryWindowSeconds === 0) break;
+      setPhase('waiting-for-retry');
+      if (!(await condition(() => retryQueue.length > 0, config.retryWindowSeconds * 1000))) break;
+      setPhase('running');
+    }
+  } catch (err) {
+    if (!isCancellation(err) || !plan || !build) throw err;
+    // Cancelled: committed shards are valid as they are; record where the build stopped.
+    await CancellationScope.nonCancellable(() => finalizeBuild({ build: build!, shardCount: plan!.shardCount, failed: progress.failedShards }));
+    setPhase('cancelled');
+    throw err;
+  }
+
+  setPhase('finalizing');
   const report = await finalizeBuild({ build, shardCount: plan.shardCount, failed: progress.failedShards });
-  progress.phase = 'done';
+  if (report.failedShards.length > 0) {
+    setPhase('failed');
+    const list = report.failedShards.map((f) => `shard ${f.shard}: ${f.error}`).join('; ');
+    throw ApplicationFailure.nonRetryable(
+      `${report.failedShards.length} of ${plan.shardCount} shards failed (report: ${report.datasetRoot}/build-report.json): ${list}`,
+      'ShardsFailed',
+      report,
+    );
+  }
+  setPhase('done');
   return report;
 }
 
@@ -97,7 +139,7 @@ function validate(input: unknown): BuildConfig {
 async function runShard(config: BuildConfig, build: BuildRef, plan: BuildPlan, shard: number, progress: BuildProgress): Promise<void> {
   progress.shards.running += 1;
   try {
-    const summary: ShardSummary = await executeChild(buildShard, {
+    const summary = await executeChild(buildShard, {
       workflowId: `${config.buildId}/shard-${shard}`,
       args: [
         {
@@ -106,16 +148,13 @@ async function runShard(config: BuildConfig, build: BuildRef, plan: BuildPlan, s
           sampleCount: Math.min(config.shardSize, plan.sampleCount - shard * config.shardSize),
           batchSize: config.batchSize,
           parallelBatches: PARALLEL_BATCHES_PER_SHARD,
+          retry: config.retry,
         },
       ],
     });
-    progress.shards.committed += 1;
-    progress.simulated ||= summary.simulated;
-    progress.samples.instruct += summary.instruct;
-    progress.samples.dpo += summary.dpo;
-    progress.samples.rejectedSamples += summary.rejectedSamples;
-    progress.samples.rejectedPairs += summary.rejectedPairs;
+    recordCommittedShard(progress, summary, Date.now());
   } catch (err) {
+    if (isCancellation(err)) return; // the build is being cancelled: not a shard failure
     progress.shards.failed += 1;
     progress.failedShards.push({ shard, error: describeFailure(err) });
   } finally {

@@ -8,18 +8,18 @@ import type * as activities from '../activities/index.js';
 import type { ShardSummary, ShardTask } from '../activities/buildRef.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import { STAGE_NAMES } from '../pipeline/stageState.js';
-import { PIPELINE_ACTIVITY } from './activityOptions.js';
-
-const { runStageBatch, commitShard, committedShard } = proxyActivities<typeof activities>(PIPELINE_ACTIVITY);
+import { pipelineActivityOptions, type RetrySettings } from './activityOptions.js';
 
 export interface BuildShardInput extends ShardTask {
   sampleCount: number;
   batchSize: number;
   /** Batches of this shard in flight at once. */
   parallelBatches: number;
+  retry: RetrySettings;
 }
 
 export async function buildShard(input: BuildShardInput): Promise<ShardSummary> {
+  const { runStageBatch, commitShard, committedShard } = proxyActivities<typeof activities>(pipelineActivityOptions(input.retry));
   const { build, shard } = input;
   const committed = await committedShard({ build, shard });
   if (committed) return committed;

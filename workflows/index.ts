@@ -1,3 +1,3 @@
 // The workflow bundle's entry point: every workflow type the worker registers.
-export { buildDataset, progressQuery } from './buildDataset.js';
+export { buildDataset, progressQuery, retryFailedShardsUpdate } from './buildDataset.js';
 export { buildShard } from './buildShard.js';

@@ -1,0 +1,63 @@
+/** The live state of a build, as the `progress` query returns it. Pure: updated from shard summaries. */
+import type { ShardSummary } from '../activities/buildRef.js';
+import type { StageUsage } from '../output/manifest.js';
+
+export type BuildPhase = 'planning' | 'running' | 'waiting-for-retry' | 'finalizing' | 'done' | 'failed' | 'cancelled';
+
+export interface BuildProgress {
+  buildId: string;
+  phase: BuildPhase;
+  shards: { planned: number; running: number; committed: number; failed: number };
+  samples: { planned: number; instruct: number; dpo: number; rejectedSamples: number; rejectedPairs: number };
+  rejections: { byStage: Record<string, number>; byReason: Record<string, number> };
+  /** Tokens, requests and cache hits per stage, over committed shards. */
+  usage: Record<string, StageUsage>;
+  /** Milliseconds since the epoch (workflow time) when the build started; survives continue-as-new. */
+  startedAt: number;
+  /** Samples of committed shards per minute, and the estimated time to finish the planned ones. */
+  throughput: { samplesPerMinute: number; etaSeconds: number | null };
+  failedShards: Array<{ shard: number; error: string }>;
+  simulated: boolean;
+}
+
+export function newProgress(buildId: string, now: number): BuildProgress {
+  return {
+    buildId,
+    phase: 'planning',
+    shards: { planned: 0, running: 0, committed: 0, failed: 0 },
+    samples: { planned: 0, instruct: 0, dpo: 0, rejectedSamples: 0, rejectedPairs: 0 },
+    rejections: { byStage: {}, byReason: {} },
+    usage: {},
+    startedAt: now,
+    throughput: { samplesPerMinute: 0, etaSeconds: null },
+    failedShards: [],
+    simulated: false,
+  };
+}
+
+export function recordCommittedShard(progress: BuildProgress, summary: ShardSummary, now: number): void {
+  progress.shards.committed += 1;
+  progress.simulated ||= summary.simulated;
+  const s = progress.samples;
+  s.instruct += summary.instruct;
+  s.dpo += summary.dpo;
+  s.rejectedSamples += summary.rejectedSamples;
+  s.rejectedPairs += summary.rejectedPairs;
+  addCounts(progress.rejections.byStage, summary.rejectsByStage);
+  addCounts(progress.rejections.byReason, summary.rejectsByReason);
+  for (const [stage, u] of Object.entries(summary.usage)) {
+    const total = (progress.usage[stage] ??= { requests: 0, cachedRequests: 0, promptTokens: 0, completionTokens: 0 });
+    total.requests += u.requests;
+    total.cachedRequests += u.cachedRequests;
+    total.promptTokens += u.promptTokens;
+    total.completionTokens += u.completionTokens;
+  }
+  const done = s.instruct + s.rejectedSamples;
+  const minutes = Math.max((now - progress.startedAt) / 60_000, 1 / 60);
+  const rate = done / minutes;
+  progress.throughput = { samplesPerMinute: rate, etaSeconds: rate > 0 ? Math.round(((s.planned - done) / rate) * 60) : null };
+}
+
+function addCounts(into: Record<string, number>, from: Record<string, number>): void {
+  for (const [key, n] of Object.entries(from)) into[key] = (into[key] ?? 0) + n;
+}
