@@ -31,7 +31,7 @@ export function contextFor(config: BuildConfig): StageContext {
     config,
     store,
     layout: buildLayout(config.buildId),
-    models: new ModelCaller(store, LLM_CACHE_PREFIX, config.llm),
+    models: new ModelCaller(config.cacheUri ? storeFor(config.cacheUri, config.s3) : store, LLM_CACHE_PREFIX, config.llm),
     sources: config.sources.map((source, index) => openSource(source, index, config.s3)),
   };
 }

@@ -52,6 +52,11 @@ export const buildConfigSchema = z
     seed: z.number().int().nonnegative().default(0),
     /** Output root: a local directory or s3://bucket/prefix. The build writes under <output>/<buildId>/. */
     output: z.string().min(1),
+    /**
+     * Where the model-call cache lives (`<cacheUri>/_cache/llm/`); default: `output`. Scheduled runs
+     * write to dated prefixes but share the cache of their base output, so unchanged samples cost nothing.
+     */
+    cacheUri: z.string().min(1).optional(),
     /** Endpoint options for every s3:// URI in this config (credentials come from the AWS env). */
     s3: s3Schema.default({}),
     sources: z.array(sourceSchema).min(1),
@@ -172,7 +177,7 @@ export function endpointFor(config: BuildConfig, stage: Stage): EndpointConfig {
 }
 
 /** Settings that change no output byte: excluded from the fingerprint so tuning them never invalidates a build. */
-const OPERATIONAL_KEYS = ['maxParallelShards', 'batchSize', 'shardsPerRun', 'retry', 'retryWindowSeconds', 'searchAttributes'] as const;
+const OPERATIONAL_KEYS = ['maxParallelShards', 'batchSize', 'shardsPerRun', 'retry', 'retryWindowSeconds', 'searchAttributes', 'cacheUri'] as const;
 
 /** Canonical JSON (sorted keys) of everything that shapes the output. */
 export function fingerprintMaterial(config: BuildConfig): string {

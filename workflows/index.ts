@@ -1,3 +1,4 @@
 // The workflow bundle's entry point: every workflow type the worker registers.
 export { buildDataset, progressQuery, retryFailedShardsUpdate } from './buildDataset.js';
 export { buildShard } from './buildShard.js';
+export { scheduledBuild } from './scheduledBuild.js';

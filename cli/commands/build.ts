@@ -1,0 +1,67 @@
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { ConfigError, parseBuildConfig, type BuildConfig } from '../../config/buildConfig.js';
+import { buildLayout } from '../../output/layout.js';
+import { configFingerprint, type StoredConfig } from '../../pipeline/planBuild.js';
+import { getJson } from '../../storage/objectStore.js';
+import { openStore } from '../../storage/openStore.js';
+import { CliError, EXIT } from '../exitCodes.js';
+import { connectTemporal } from '../temporalClient.js';
+import { watch } from './status.js';
+
+export const BUILD_USAGE = `usage: mmif build --config FILE [--wait] [--new-version]
+  Start a build on the task queue MMIF_TASK_QUEUE (workflow id = the config's buildId).
+  Re-running a build id skips its committed shards; a changed config is refused unless --new-version.
+  --wait         show live progress until the build closes (exit 0 done, 1 failed)
+  --new-version  when the build exists with another config, start <buildId>-v2 (or the next free version)`;
+
+export async function buildCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { config: { type: 'string' }, wait: { type: 'boolean' }, 'new-version': { type: 'boolean' } } });
+  if (!values.config) throw new CliError(BUILD_USAGE, EXIT.usage);
+  let config = await readConfig(values.config);
+  if (values['new-version']) config = await nextFreeVersion(config);
+
+  const temporal = await connectTemporal();
+  try {
+    const handle = await temporal.client.workflow
+      .start('buildDataset', { taskQueue: temporal.settings.taskQueue, workflowId: config.buildId, args: [config] })
+      .catch((err: unknown) => {
+        if (err instanceof WorkflowExecutionAlreadyStartedError) {
+          throw new CliError(`build '${config.buildId}' is already running: see \`mmif status ${config.buildId}\``, EXIT.failed);
+        }
+        throw err;
+      });
+    console.log(`started build ${config.buildId} (run ${handle.firstExecutionRunId}) on task queue ${temporal.settings.taskQueue}`);
+    return values.wait ? await watch(handle, config.buildId) : EXIT.ok;
+  } finally {
+    await temporal.close();
+  }
+}
+
+export async function readConfig(file: string): Promise<BuildConfig> {
+  let json: unknown;
+  try {
+    json = JSON.parse(await readFile(file, 'utf8'));
+  } catch (err) {
+    throw new CliError(`cannot read build config ${file}: ${(err as Error).message}`, EXIT.usage);
+  }
+  try {
+    return parseBuildConfig(json);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new CliError(`${file}: ${err.message}`, EXIT.usage);
+    throw err;
+  }
+}
+
+/** The config itself when its build id is free or holds the same config; else the next `-vN` that is. */
+async function nextFreeVersion(config: BuildConfig): Promise<BuildConfig> {
+  const store = openStore(config.output, config.s3);
+  const fingerprint = configFingerprint(config);
+  const base = config.buildId.replace(/-v\d+$/, '');
+  for (let version = 1; ; version++) {
+    const buildId = version === 1 ? base : `${base}-v${version}`;
+    const stored = await getJson<StoredConfig>(store, buildLayout(buildId).config);
+    if (!stored || stored.configFingerprint === fingerprint) return { ...config, buildId };
+  }
+}

@@ -1,0 +1,87 @@
+import { parseArgs } from 'node:util';
+import type { DpoRecord, InstructRecord } from '../../domain/records.js';
+import { buildLayout } from '../../output/layout.js';
+import { openStore } from '../../storage/openStore.js';
+import { CliError, EXIT } from '../exitCodes.js';
+
+export const INSPECT_USAGE = `usage: mmif inspect --output URI --build-id ID [--shard N] [-n COUNT] [--dpo] [--rejects]
+  Print COUNT (default 3) samples of a shard in readable form: instruction, constraints with how each
+  was verified and its verdict, the answer; --dpo shows pairs (chosen, rejected, dropped constraints);
+  --rejects shows the shard's rejected samples with their reasons. S3 endpoints come from the
+  environment (MMIF_S3_ENDPOINT, AWS_*).`;
+
+export async function inspectCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      output: { type: 'string' },
+      'build-id': { type: 'string' },
+      shard: { type: 'string', default: '0' },
+      n: { type: 'string', short: 'n', default: '3' },
+      dpo: { type: 'boolean' },
+      rejects: { type: 'boolean' },
+    },
+  });
+  if (!values.output || !values['build-id']) throw new CliError(INSPECT_USAGE, EXIT.usage);
+  const shard = Number(values.shard);
+  const count = Number(values.n);
+  const store = openStore(values.output, s3FromEnv());
+  const layout = buildLayout(values['build-id']);
+  const key = values.rejects ? layout.rejects(shard) : values.dpo ? layout.dpoJsonl(shard) : layout.instructJsonl(shard);
+  const body = await store.get(key);
+  if (!body) throw new CliError(`no ${key} in ${store.root}`, EXIT.notFound);
+  const lines = body.toString('utf8').split('\n').filter(Boolean).slice(0, count);
+  for (const line of lines) {
+    const record = JSON.parse(line) as Record<string, unknown>;
+    console.log(values.rejects ? formatReject(record) : values.dpo ? formatPair(record as unknown as DpoLine) : formatInstruct(record as unknown as InstructLine));
+    console.log('-'.repeat(72));
+  }
+  return EXIT.ok;
+}
+
+type InstructLine = InstructRecord & { conversations: Array<{ value: string }> };
+type DpoLine = Omit<DpoRecord, 'chosen' | 'rejected'> & { chosen: { value: string }; rejected: { value: string } };
+
+function formatConstraints(r: Pick<InstructRecord, 'constraints' | 'verdicts'>): string[] {
+  return r.constraints.map((c, i) => {
+    const v = r.verdicts[i];
+    const verdict = v ? `${v.passed ? 'PASS' : 'FAIL'} (${v.detail})` : '';
+    return `  ${i + 1}. [${c.type}, ${c.method}] ${c.value}  ${verdict}`;
+  });
+}
+
+function formatInstruct(r: InstructLine): string {
+  return [
+    `${r.id}  (${r.source} ${r.source_id}, image ${r.image_path}${r.simulated ? ', SIMULATED' : ''})`,
+    `instruction: ${r.instruction}`,
+    `constraints (pass rate ${r.pass_rate.toFixed(2)}, ${r.answer_attempts} attempt(s)):`,
+    ...formatConstraints(r),
+    'answer:',
+    indent(r.conversations[1]?.value ?? ''),
+  ].join('\n');
+}
+
+function formatPair(r: DpoLine): string {
+  return [
+    `${r.id}  (strategy ${r.strategy}, chosen ${r.chosen_model}, rejected ${r.rejected_model})`,
+    `instruction: ${r.instruction}`,
+    'constraints:',
+    ...formatConstraints(r),
+    `dropped for the rejected answer: ${r.dropped_constraints.map((c) => c.type).join(', ') || '(none: image removed)'}`,
+    `rejected answer fails: ${r.rejected_verdicts.filter((v) => !v.passed).map((v) => `${v.type} (${v.detail})`).join('; ')}`,
+    'chosen:',
+    indent(r.chosen.value),
+    'rejected:',
+    indent(r.rejected.value),
+  ].join('\n');
+}
+
+function formatReject(r: Record<string, unknown>): string {
+  return `${r.id}  (${r.source} ${r.source_id}) rejected at ${r.stage}: ${r.reason}`;
+}
+
+const indent = (text: string) => text.split('\n').map((l) => `    ${l}`).join('\n');
+
+function s3FromEnv() {
+  return { endpoint: process.env.MMIF_S3_ENDPOINT || undefined, forcePathStyle: process.env.MMIF_S3_ENDPOINT ? true : undefined };
+}

@@ -1,0 +1,28 @@
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { temporalSettingsFromEnv, type TemporalSettings } from '../worker/connectionFromEnv.js';
+import { CliError, EXIT } from './exitCodes.js';
+
+export interface Temporal {
+  client: Client;
+  settings: TemporalSettings;
+  close(): Promise<void>;
+}
+
+/** A client for the server named by TEMPORAL_* variables (as Temporal's own CLI reads them). */
+export async function connectTemporal(): Promise<Temporal> {
+  const settings = temporalSettingsFromEnv();
+  const connection = await Connection.connect(settings.connection).catch((err: Error) => {
+    throw new CliError(`cannot reach Temporal at ${settings.connection.address}: ${err.message}`, EXIT.failed);
+  });
+  return { client: new Client({ connection, namespace: settings.namespace }), settings, close: () => connection.close() };
+}
+
+/** Runs `work`, turning "no such workflow" into a one-line error with its exit code. */
+export async function forBuild<T>(buildId: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) throw new CliError(`no build '${buildId}' on this Temporal namespace`, EXIT.notFound);
+    throw err;
+  }
+}
