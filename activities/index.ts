@@ -30,9 +30,13 @@ async function permanentOnFailure<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Heartbeats on a timer while `work` runs: a killed worker is noticed within the heartbeat timeout. */
+/**
+ * Heartbeats on a timer while `work` runs: a killed worker is noticed within the heartbeat timeout,
+ * and a cancelled build reaches the activity. The SDK throttles what it actually sends.
+ */
 async function withHeartbeat<T>(work: () => Promise<T>): Promise<T> {
-  const timer = setInterval(() => Context.current().heartbeat(), 5_000);
+  const context = Context.current();
+  const timer = setInterval(() => context.heartbeat(), 1_000);
   try {
     return await work();
   } finally {

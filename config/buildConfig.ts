@@ -74,9 +74,11 @@ export const buildConfigSchema = z
         maximumAttempts: z.number().int().min(1).max(100).default(8),
         initialIntervalSeconds: z.number().positive().default(2),
         maximumIntervalSeconds: z.number().positive().default(120),
+        /** A worker silent this long (killed, partitioned) loses its activities to another worker. */
+        heartbeatTimeoutSeconds: z.number().positive().default(30),
       })
       .strict()
-      .default({ maximumAttempts: 8, initialIntervalSeconds: 2, maximumIntervalSeconds: 120 }),
+      .default({ maximumAttempts: 8, initialIntervalSeconds: 2, maximumIntervalSeconds: 120, heartbeatTimeoutSeconds: 30 }),
     /**
      * When shards failed, the finished build waits this long for a `retryFailedShards` update before
      * it writes its report and fails; 0 fails at once (re-run it with the same workflow id).

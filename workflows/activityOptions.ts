@@ -4,15 +4,15 @@ import type { BuildConfig } from '../config/buildConfig.js';
 export type RetrySettings = BuildConfig['retry'];
 
 /**
- * One policy for every pipeline activity. Heartbeats every 5 s let a dead worker be noticed in
- * 30 s; transient failures (endpoint 5xx/timeouts after the client's own retries, store outages)
+ * One policy for every pipeline activity. Activities heartbeat every second, so a dead worker is
+ * noticed after `heartbeatTimeoutSeconds`; transient failures (endpoint 5xx/timeouts after the client's own retries, store outages)
  * back off exponentially; after the last attempt the shard is reported as failed. Permanent errors
  * (bad config, unreadable source) are never retried.
  */
 export function pipelineActivityOptions(retry: RetrySettings): ActivityOptions {
   return {
     startToCloseTimeout: '30 minutes',
-    heartbeatTimeout: '30 seconds',
+    heartbeatTimeout: retry.heartbeatTimeoutSeconds * 1000,
     retry: {
       initialInterval: retry.initialIntervalSeconds * 1000,
       backoffCoefficient: 2,

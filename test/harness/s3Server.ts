@@ -18,6 +18,10 @@ export interface S3Server {
   accessKeyId: string;
   secretAccessKey: string;
   region: string;
+  /** Kills the server process but keeps its data: an outage. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port and data after `kill`. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -32,6 +36,33 @@ export async function startS3Server(): Promise<S3Server> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'mmif-s3-'));
   const port = await freePort();
   const credentials = { accessKeyId: 'mmif-test', secretAccessKey: 'mmif-test-secret', region: 'us-east-1' };
+  const endpoint = `http://127.0.0.1:${port}`;
+  let server = await launch(port, dataDir, credentials, endpoint);
+
+  const kill = async () => {
+    await server.kill();
+  };
+  const stop = async () => {
+    await server.kill();
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const bucket = 'mmif-test';
+    const client = new S3Client({ endpoint, forcePathStyle: true, region: credentials.region, credentials });
+    await client.send(new CreateBucketCommand({ Bucket: bucket }));
+    client.destroy();
+    const restart = async () => {
+      server = await launch(port, dataDir, credentials, endpoint);
+    };
+    return { endpoint, bucket, ...credentials, kill, restart, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** One versitygw process serving `dataDir`; resolves once it answers HTTP. */
+async function launch(port: number, dataDir: string, credentials: { accessKeyId: string; secretAccessKey: string }, endpoint: string) {
   const child = spawn(BINARY, ['--port', `127.0.0.1:${port}`, 'posix', dataDir], {
     env: { ...process.env, ROOT_ACCESS_KEY: credentials.accessKeyId, ROOT_SECRET_KEY: credentials.secretAccessKey },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -42,26 +73,18 @@ export async function startS3Server(): Promise<S3Server> {
   // If the test process dies without calling stop(), do not leave the server running.
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
-
-  const stop = async () => {
+  const kill = async () => {
     process.off('exit', killOnExit);
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await exited;
-    await rm(dataDir, { recursive: true, force: true });
   };
-
-  const endpoint = `http://127.0.0.1:${port}`;
   try {
     await waitUntilAnswering(endpoint, child, () => stderr);
-    const bucket = 'mmif-test';
-    const client = new S3Client({ endpoint, forcePathStyle: true, region: credentials.region, credentials });
-    await client.send(new CreateBucketCommand({ Bucket: bucket }));
-    client.destroy();
-    return { endpoint, bucket, ...credentials, stop };
   } catch (err) {
-    await stop();
+    await kill();
     throw err;
   }
+  return { kill };
 }
 
 /** Points the AWS SDK's default credential chain at the test server; returns the matching store options. */

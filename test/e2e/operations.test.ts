@@ -1,0 +1,222 @@
+/**
+ * Operating builds against real components: outages of the model endpoint and of the object store
+ * (versitygw on 127.0.0.1), failed shards resumed in each documented way, re-runs that cost and
+ * write nothing, cancellation, and schedules created with the `mmif` CLI.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { WorkflowFailedError } from '@temporalio/client';
+import type { BuildConfigInput } from '../../config/buildConfig.js';
+import { temporalCliPath } from '../../local/tools.js';
+import type { BuildReport } from '../../output/buildReport.js';
+import { buildLayout } from '../../output/layout.js';
+import { LocalStore } from '../../storage/localStore.js';
+import { openStore } from '../../storage/openStore.js';
+import type { BuildProgress } from '../../workflows/buildProgress.js';
+import { writeCc3m } from '../fixtures/cc3m.js';
+import { assertCommittedShardsIntact, eventually } from '../harness/datasetChecks.js';
+import { mmif } from '../harness/mmifCli.js';
+import { startS3Server, useS3Env, type S3Server } from '../harness/s3Server.js';
+import { startStack, type Stack } from '../harness/stack.js';
+
+let stack: Stack;
+let s3: S3Server;
+let dir: string;
+const FAST_RETRY = { maximumAttempts: 30, initialIntervalSeconds: 0.5, maximumIntervalSeconds: 1, heartbeatTimeoutSeconds: 10 };
+
+before(async () => {
+  [stack, s3] = await Promise.all([startStack({ simulator: { seed: 21 }, taskQueue: 'mmif-ops' }), startS3Server()]);
+  useS3Env(s3);
+  dir = await mkdtemp(path.join(tmpdir(), 'mmif-ops-'));
+  await writeCc3m(new LocalStore(path.join(dir, 'cc3m')), 'files', { perShard: 3, shards: 2 });
+});
+
+after(async () => {
+  await stack?.stop();
+  await s3?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+function config(buildId: string, overrides: Partial<BuildConfigInput> = {}): BuildConfigInput {
+  return {
+    buildId,
+    seed: 3,
+    output: path.join(dir, 'out', buildId),
+    sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m') }],
+    maxSamples: 6,
+    shardSize: 2,
+    batchSize: 2,
+    llm: { timeoutMs: 1500 },
+    retry: FAST_RETRY,
+    models: { default: { model: 'mmif-sim-vlm' } },
+    ...overrides,
+  };
+}
+
+function start(workflowId: string, input: BuildConfigInput) {
+  return stack.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId, args: [input] });
+}
+
+async function withFaults<T>(faults: Parameters<Stack['simulator']['setFaults']>[0], work: () => Promise<T>): Promise<T> {
+  stack.simulator.setFaults(faults);
+  try {
+    return await work();
+  } finally {
+    stack.simulator.setFaults({ rate500: 0, rateHang: 0, latencyMs: 0 });
+  }
+}
+
+test('an endpoint outage (500s, then hangs) is ridden out: every shard commits', async () => {
+  const handle = await start('outage-endpoint', config('outage-endpoint'));
+  stack.simulator.setFaults({ rate500: 1 });
+  await new Promise((r) => setTimeout(r, 2_500));
+  stack.simulator.setFaults({ rate500: 0, rateHang: 1, hangMs: 60_000 });
+  await new Promise((r) => setTimeout(r, 2_500));
+  stack.simulator.setFaults({ rateHang: 0 });
+  const report = (await handle.result()) as BuildReport;
+  assert.deepEqual(report.shards, { planned: 3, committed: 3, failed: 0 });
+  assert.ok(stack.simulator.stats().byStatus['500']! > 0, 'the outage really happened');
+});
+
+test('an object-store outage during uploads: shards retry, commit whole, none half-committed', async () => {
+  const s3Options = { endpoint: s3.endpoint, region: s3.region, forcePathStyle: true };
+  const output = `s3://${s3.bucket}/outage`;
+  await withFaults({ latencyMs: 100 }, async () => {
+    const handle = await start('outage-store', config('outage-store', { output, s3: s3Options }));
+    const requests = stack.simulator.stats().requests;
+    await eventually(() => stack.simulator.stats().requests > requests + 10, 30_000, 'the build to be under way');
+    await s3.kill();
+    await new Promise((r) => setTimeout(r, 3_000));
+    await s3.restart();
+    const report = (await handle.result()) as BuildReport;
+    assert.deepEqual(report.shards, { planned: 3, committed: 3, failed: 0 });
+  });
+  const sums = await assertCommittedShardsIntact(openStore(output, s3Options), 'outage-store', 3);
+  assert.equal(sums.size, 15);
+});
+
+/** Runs a build whose endpoint fails from the start; resolves once every shard has failed. */
+async function failingBuild(buildId: string, overrides: Partial<BuildConfigInput> = {}) {
+  stack.simulator.setFaults({ rate500: 1 });
+  const retry = { ...FAST_RETRY, maximumAttempts: 2 };
+  const handle = await start(buildId, config(buildId, { maxSamples: 4, retry, llm: { timeoutMs: 1500 }, ...overrides }));
+  return handle;
+}
+
+test('after retries are exhausted the build fails listing its shards; `mmif resume` re-runs only those', async () => {
+  // One shard commits first, then the endpoint goes down for the rest.
+  const handle = await start('resume-cli', config('resume-cli', { maxParallelShards: 1, retry: { ...FAST_RETRY, maximumAttempts: 2 } }));
+  await eventually(async () => (await handle.query<BuildProgress>('progress')).shards.committed >= 1, 60_000, 'a first committed shard');
+  stack.simulator.setFaults({ rate500: 1 });
+  await assert.rejects(handle.result(), (err: unknown) => {
+    assert.ok(err instanceof WorkflowFailedError);
+    assert.match(err.cause!.message, /^[12] of 3 shards failed \(report: .*build-report\.json\): shard \d/);
+    return true;
+  });
+  stack.simulator.setFaults({ rate500: 0 });
+  const store = new LocalStore(path.join(dir, 'out', 'resume-cli'));
+  const before = await assertCommittedShardsIntact(store, 'resume-cli', 3);
+  const mtimes = await mtimesOf(path.join(dir, 'out', 'resume-cli', 'resume-cli', 'instruct'));
+
+  const resumed = await mmif(stack, 'resume', 'resume-cli', '--wait');
+  assert.equal(resumed.code, 0, resumed.stderr + resumed.stdout);
+  assert.match(resumed.stdout, /restarted resume-cli \(was FAILED/);
+  const after = await assertCommittedShardsIntact(store, 'resume-cli', 3);
+  assert.equal(after.size, 15);
+  for (const [file, sum] of before) assert.equal(after.get(file), sum, `${file} untouched`);
+  const mtimesAfter = await mtimesOf(path.join(dir, 'out', 'resume-cli', 'resume-cli', 'instruct'));
+  for (const [file, mtime] of mtimes) assert.equal(mtimesAfter.get(file), mtime, `${file} not rewritten`);
+});
+
+test('a build waiting in its retry window takes the retryFailedShards update (via `mmif resume`)', async () => {
+  const handle = await failingBuild('resume-update', { retryWindowSeconds: 300 });
+  await eventually(async () => (await handle.query<BuildProgress>('progress')).phase === 'waiting-for-retry', 60_000, 'the retry window');
+  stack.simulator.setFaults({ rate500: 0 });
+  const resumed = await mmif(stack, 'resume', 'resume-update');
+  assert.equal(resumed.code, 0, resumed.stderr);
+  assert.match(resumed.stdout, /retrying shards 0, 1 of resume-update/);
+  const report = (await handle.result()) as BuildReport;
+  assert.deepEqual(report.shards, { planned: 2, committed: 2, failed: 0 });
+});
+
+test('a failed build re-runs with `temporal workflow start --id-reuse-policy AllowDuplicateFailedOnly`', async () => {
+  const input = config('resume-temporal', { maxSamples: 4, retry: { ...FAST_RETRY, maximumAttempts: 2 } });
+  const handle = await failingBuild('resume-temporal');
+  await assert.rejects(handle.result(), WorkflowFailedError);
+  stack.simulator.setFaults({ rate500: 0 });
+  const file = path.join(dir, 'resume-temporal.json');
+  await writeFile(file, JSON.stringify(input));
+  await promisify(execFile)(temporalCliPath(), [
+    'workflow', 'start', '--type', 'buildDataset', '--task-queue', stack.taskQueue, '--workflow-id', 'resume-temporal',
+    '--input-file', file, '--id-reuse-policy', 'AllowDuplicateFailedOnly', '--address', stack.server.address,
+  ]);
+  const report = (await stack.client.workflow.getHandle('resume-temporal').result()) as BuildReport;
+  assert.deepEqual(report.shards, { planned: 2, committed: 2, failed: 0 });
+});
+
+test('re-running a completed build makes zero model calls and writes nothing', async () => {
+  const input = config('rerun');
+  await (await start('rerun-1', input)).result();
+  const root = path.join(dir, 'out', 'rerun');
+  const before = await mtimesOf(root);
+  const requests = stack.simulator.stats().requests;
+  const report = (await (await start('rerun-2', input)).result()) as BuildReport;
+  assert.equal(report.shards.committed, 3);
+  assert.equal(stack.simulator.stats().requests, requests, 'no model call');
+  assert.deepEqual(await mtimesOf(root), before, 'no object written or rewritten');
+});
+
+test('cancelling a build stops it; committed shards stay valid and the report says what was committed', async () => {
+  await withFaults({ latencyMs: 150 }, async () => {
+    const handle = await start('cancel-me', config('cancel-me', { maxParallelShards: 1 }));
+    await eventually(async () => (await handle.query<BuildProgress>('progress')).shards.committed >= 1, 60_000, 'a committed shard');
+    const cancelled = await mmif(stack, 'cancel', 'cancel-me');
+    assert.equal(cancelled.code, 0, cancelled.stderr);
+    await assert.rejects(handle.result(), (err: unknown) => err instanceof WorkflowFailedError && /cancel/i.test(String(err.cause?.message ?? err.cause?.name)));
+  });
+  const store = new LocalStore(path.join(dir, 'out', 'cancel-me'));
+  const report = JSON.parse((await store.get(buildLayout('cancel-me').report))!.toString()) as BuildReport;
+  assert.ok(report.shards.committed >= 1 && report.shards.committed < 3, JSON.stringify(report.shards));
+  assert.equal((await assertCommittedShardsIntact(store, 'cancel-me', 3)).size, report.shards.committed * 5);
+});
+
+test('a schedule created with `mmif schedule` runs builds under dated prefixes sharing one model cache', async () => {
+  const file = path.join(dir, 'nightly.json');
+  await writeFile(file, JSON.stringify(config('nightly', { output: path.join(dir, 'out', 'nightly') })));
+  const created = await mmif(stack, 'schedule', 'create', 'nightly', '--config', file, '--cron', '0 3 * * *');
+  assert.equal(created.code, 0, created.stderr);
+  assert.match((await mmif(stack, 'schedule', 'list')).stdout, /^nightly {2}active/m);
+
+  assert.equal((await mmif(stack, 'schedule', 'trigger', 'nightly')).code, 0);
+  const today = new Date().toISOString().slice(0, 10);
+  const report = (key: string) => new LocalStore(path.join(dir, 'out', 'nightly')).get(key);
+  await eventually(async () => Boolean(await report(`${today}/nightly/build-report.json`)), 60_000, "today's scheduled build");
+
+  // A backfill for a past night lands under that night's date, and costs no model call: same samples, shared cache.
+  const requests = stack.simulator.stats().requests;
+  const backfill = await mmif(stack, 'schedule', 'backfill', 'nightly', '--start', '2026-11-01T00:00:00Z', '--end', '2026-11-01T12:00:00Z');
+  assert.equal(backfill.code, 0, backfill.stderr);
+  await eventually(async () => Boolean(await report('2026-11-01/nightly/build-report.json')), 60_000, 'the backfilled build');
+  assert.equal(stack.simulator.stats().requests, requests);
+
+  assert.match((await mmif(stack, 'schedule', 'describe', 'nightly')).stdout, /"cronString"|"0 3 \* \* \*"|calendars/);
+  assert.equal((await mmif(stack, 'schedule', 'pause', 'nightly')).code, 0);
+  assert.match((await mmif(stack, 'schedule', 'list')).stdout, /^nightly {2}paused/m);
+  assert.equal((await mmif(stack, 'schedule', 'delete', 'nightly')).code, 0);
+  assert.equal((await mmif(stack, 'schedule', 'trigger', 'nightly')).code, 3, 'a deleted schedule is not found');
+});
+
+async function mtimesOf(root: string): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    out.set(path.relative(root, file), (await stat(file)).mtimeMs);
+  }
+  return out;
+}

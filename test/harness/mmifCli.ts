@@ -1,0 +1,21 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import type { Stack } from './stack.js';
+
+const run = promisify(execFile);
+const CLI = fileURLToPath(new URL('../../cli/mmif.ts', import.meta.url));
+const TSX = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
+
+/** Runs the real `mmif` command against the stack's Temporal server; resolves with its output and exit code. */
+export async function mmif(stack: Stack, ...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
+  try {
+    const { stdout, stderr } = await run(TSX, [CLI, ...args], {
+      env: { ...process.env, TEMPORAL_ADDRESS: stack.server.address, TEMPORAL_NAMESPACE: 'default', MMIF_TASK_QUEUE: stack.taskQueue },
+    });
+    return { stdout, stderr, code: 0 };
+  } catch (err) {
+    const e = err as { stdout: string; stderr: string; code: number };
+    return { stdout: e.stdout, stderr: e.stderr, code: e.code };
+  }
+}
