@@ -31,7 +31,11 @@ export function contextFor(config: BuildConfig): StageContext {
     config,
     store,
     layout: buildLayout(config.buildId),
-    models: new ModelCaller(config.cacheUri ? storeFor(config.cacheUri, config.s3) : store, LLM_CACHE_PREFIX, config.llm),
+    models: new ModelCaller(config.cacheUri ? storeFor(config.cacheUri, config.s3) : store, LLM_CACHE_PREFIX, config.llm, {
+      limits: (e) => ({ concurrency: e.concurrency, requestsPerMinute: e.requestsPerMinute, tokensPerMinute: e.tokensPerMinute }),
+      prices: config.llm.prices,
+      retry: config.llm.retry,
+    }),
     sources: config.sources.map((source, index) => openSource(source, index, config.s3)),
   };
 }

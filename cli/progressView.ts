@@ -17,7 +17,9 @@ export function formatProgress(p: BuildProgress): string {
   const reasons = Object.entries(p.rejections.byReason).sort((a, b) => b[1] - a[1]);
   if (reasons.length) lines.push(`rejections: ${reasons.map(([reason, n]) => `${reason} ${n}`).join(', ')}`);
   for (const [stage, u] of Object.entries(p.usage)) {
-    lines.push(`  ${stage.padEnd(14)} ${u.requests} requests (${u.cachedRequests} cached), ${u.promptTokens} + ${u.completionTokens} tokens`);
+    lines.push(
+      `  ${stage.padEnd(14)} ${u.requests} requests (${u.cachedRequests} cached, ${u.batchRequests} batch), ${u.promptTokens} + ${u.completionTokens} tokens, $${u.costUsd.toFixed(4)}`,
+    );
   }
   for (const f of p.failedShards) lines.push(`FAILED shard ${f.shard}: ${f.error}`);
   return lines.join('\n');

@@ -15,10 +15,15 @@ export function formatSummary(report: BuildReport): string {
   for (const f of report.failedShards) lines.push(`FAILED shard ${f.shard}: ${f.error}`);
   const usage = Object.entries(report.usage);
   if (usage.length) {
-    lines.push('model calls (requests / cached / prompt tokens / completion tokens):');
+    lines.push('model calls (requests / cached / prompt tokens / completion tokens / est. cost):');
     for (const [stage, u] of usage) {
-      lines.push(`  ${stage.padEnd(14)} ${report.models[stage] ?? ''}  ${u.requests} / ${u.cachedRequests} / ${u.promptTokens} / ${u.completionTokens}`);
+      lines.push(
+        `  ${stage.padEnd(14)} ${report.models[stage] ?? ''}  ${u.requests} / ${u.cachedRequests} / ${u.promptTokens} / ${u.completionTokens} / $${u.costUsd.toFixed(4)}`,
+      );
     }
+    const cost = usage.reduce((sum, [, u]) => sum + u.costUsd, 0);
+    const perSample = report.counts.instruct > 0 ? cost / report.counts.instruct : 0;
+    lines.push(`  estimated cost $${cost.toFixed(4)} ($${perSample.toFixed(5)} per accepted sample; models missing from the price table count as $0)`);
   }
   lines.push(`dataset root: ${report.datasetRoot}`);
   for (let shard = 0; shard < report.shards.planned; shard++) {

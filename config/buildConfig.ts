@@ -30,6 +30,11 @@ const endpointSchema = z
     baseUrl: z.string().url().optional(),
     /** Name of the env var holding the API key (never the key itself). */
     apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).default('OPENAI_API_KEY'),
+    /** Requests in flight to this endpoint from one worker (AIMD adapts below it on 429s). */
+    concurrency: z.number().int().min(1).max(1024).default(16),
+    /** Client-side pacing; learned from x-ratelimit-* headers when the provider sends them. */
+    requestsPerMinute: z.number().positive().optional(),
+    tokensPerMinute: z.number().positive().optional(),
   })
   .strict();
 export type EndpointConfig = z.infer<typeof endpointSchema>;
@@ -148,9 +153,31 @@ export const buildConfigSchema = z
         /** Ask for response_format json_schema (OpenAI, vLLM, SGLang, Ollama >= 0.5 support it). */
         structuredOutput: z.boolean().default(true),
         imageDetail: z.enum(['auto', 'low', 'high']).default('auto'),
+        /** USD per million tokens by model, over the built-in (dated, approximate) table. */
+        prices: z
+          .record(
+            z.string().min(1),
+            z
+              .object({
+                inputPerMTok: z.number().min(0),
+                outputPerMTok: z.number().min(0),
+                batchDiscount: z.number().min(0).max(1).default(0.5),
+              })
+              .strict(),
+          )
+          .default({}),
+        /** Retries of one model call (429s wait for Retry-After; 5xx/timeouts back off with jitter). */
+        retry: z
+          .object({
+            maxAttempts: z.number().int().min(1).max(20).default(6),
+            baseDelayMs: z.number().int().min(0).default(1000),
+            maxDelayMs: z.number().int().min(0).default(30_000),
+          })
+          .strict()
+          .default({ maxAttempts: 6, baseDelayMs: 1000, maxDelayMs: 30_000 }),
       })
       .strict()
-      .default({ temperature: 0.7, judgeTemperature: 0, maxTokens: 1024, timeoutMs: 120_000, concurrency: 8, structuredOutput: true, imageDetail: 'auto' }),
+      .default({ temperature: 0.7, judgeTemperature: 0, maxTokens: 1024, timeoutMs: 120_000, concurrency: 8, structuredOutput: true, imageDetail: 'auto', prices: {}, retry: { maxAttempts: 6, baseDelayMs: 1000, maxDelayMs: 30_000 } }),
   })
   .strict()
   .superRefine((c, ctx) => {
@@ -181,9 +208,23 @@ export function endpointFor(config: BuildConfig, stage: Stage): EndpointConfig {
 /** Settings that change no output byte: excluded from the fingerprint so tuning them never invalidates a build. */
 const OPERATIONAL_KEYS = ['maxParallelShards', 'batchSize', 'shardsPerRun', 'retry', 'retryWindowSeconds', 'searchAttributes', 'cacheUri'] as const;
 
+/** Endpoint settings that pace calls but change no reply. */
+const ENDPOINT_OPERATIONAL_KEYS = ['concurrency', 'requestsPerMinute', 'tokensPerMinute'] as const;
+
 /** Canonical JSON (sorted keys) of everything that shapes the output. */
 export function fingerprintMaterial(config: BuildConfig): string {
-  const copy: Record<string, unknown> = { ...config, llm: { ...config.llm, concurrency: undefined } };
+  const models = Object.fromEntries(
+    Object.entries(config.models).map(([stage, endpoint]) => {
+      const copy: Record<string, unknown> = { ...endpoint };
+      for (const key of ENDPOINT_OPERATIONAL_KEYS) delete copy[key];
+      return [stage, copy];
+    }),
+  );
+  const copy: Record<string, unknown> = {
+    ...config,
+    models,
+    llm: { ...config.llm, concurrency: undefined, prices: undefined, retry: undefined },
+  };
   for (const key of OPERATIONAL_KEYS) delete copy[key];
   return canonicalJson(copy);
 }

@@ -64,6 +64,8 @@ const STRUCTURE = [
   'language_requirements',
   'target_audience_requirement',
 ];
+/** Screens also suit a point of view, a usage situation or a conditional step ("if the user is signed out..."). */
+const SCREEN = [...STRUCTURE, 'perspective_requirement', 'situation_requirement', 'prior_condition', 'tone_requirement', 'case_requirements'];
 
 const DEFAULTS: Record<SourceType, SourceDefaults> = {
   cc3m: {
@@ -93,13 +95,13 @@ const DEFAULTS: Record<SourceType, SourceDefaults> = {
   rico: {
     licenseNote: 'RICO: CC BY 4.0 (interactionmining.org)',
     image: { maxAspectRatio: 4 },
-    constraintTypes: [...STRUCTURE, 'perspective_requirement', 'situation_requirement', 'prior_condition', 'tone_requirement', 'case_requirements'],
+    constraintTypes: SCREEN,
   },
   multiui: {
     licenseNote: 'MultiUI: ODC-BY per its dataset card; webpage screenshots owned by their sites (see dataset card)',
     // Full-page screenshots are tall; at 1024 px their text would be unreadable.
     image: { maxAspectRatio: 6, maxLongSide: 2048 },
-    constraintTypes: [...STRUCTURE, 'perspective_requirement', 'situation_requirement', 'prior_condition', 'tone_requirement', 'case_requirements'],
+    constraintTypes: SCREEN,
     question: QUESTION_DEFAULTS.multiui,
   },
 };

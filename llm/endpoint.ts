@@ -22,12 +22,15 @@ export function resolveEndpoint(endpoint: EndpointConfig, env: NodeJS.ProcessEnv
 
 const clients = new Map<string, OpenAI>();
 
-/** One SDK client per endpoint and key, shared by every activity of the worker (keeps connections alive). */
+/**
+ * One SDK client per endpoint and key, shared by every activity of the worker (keeps connections
+ * alive). The SDK does not retry: ModelCaller does, through the endpoint's limiter.
+ */
 export function clientFor(endpoint: ResolvedEndpoint, timeoutMs: number): OpenAI {
   const id = `${endpoint.baseURL}\u0000${endpoint.apiKey}\u0000${timeoutMs}`;
   let client = clients.get(id);
   if (!client) {
-    client = new OpenAI({ baseURL: endpoint.baseURL, apiKey: endpoint.apiKey, timeout: timeoutMs, maxRetries: 3 });
+    client = new OpenAI({ baseURL: endpoint.baseURL, apiKey: endpoint.apiKey, timeout: timeoutMs, maxRetries: 0 });
     clients.set(id, client);
   }
   return client;

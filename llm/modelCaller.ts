@@ -3,20 +3,35 @@
  *  - renders a prompt into OpenAI chat messages (the image as a base64 data URL part),
  *  - answers from the object-store cache when the identical request was made before, so a retried
  *    activity or a re-run build never pays twice,
+ *  - sends through the endpoint's worker-wide limiter (limiter.ts) and retries there: 429s wait
+ *    for the paused endpoint, 5xx / connection errors / timeouts back off with jitter, and after
+ *    the last attempt the error fails the activity so Temporal retries it,
  *  - validates JSON replies with zod, asking once for a repair before rejecting the sample,
- *  - turns client errors (400-class, content filter) into sample rejections and lets transient
- *    ones (429, 5xx, timeouts; already retried by the SDK) fail the activity so Temporal retries.
+ *  - turns client errors (400-class, content filter) into sample rejections,
+ *  - prices every call (pricing.ts), and
+ *  - for the Batch API, prepares request bodies with their cache keys and stores batch replies
+ *    where the synchronous path will find them.
  */
-import OpenAI from 'openai';
+import { setTimeout as sleep } from 'node:timers/promises';
+import OpenAI, { APIError } from 'openai';
 import { z } from 'zod';
-import type { ChatCompletionContentPart, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletion,
+  ChatCompletionContentPart,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
 import type { BuildConfig, EndpointConfig, Stage } from '../config/buildConfig.js';
 import { canonicalJson } from '../config/buildConfig.js';
 import type { RenderedPrompt } from '../prompts/chat.js';
 import { SampleRejection } from '../domain/rejection.js';
 import { sha256Hex } from '../domain/hashing.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
-import { clientFor, resolveEndpoint } from './endpoint.js';
+import { clientFor, resolveEndpoint, type ResolvedEndpoint } from './endpoint.js';
+import { DEFAULT_CONCURRENCY, limiterFor, type EndpointLimits, type Ticket } from './limiter.js';
+import { DEFAULT_PRICES, costOf, type PriceTable } from './pricing.js';
+import { DEFAULT_RETRY_POLICY, backoffMs, classifyFailure, type RetryPolicy } from './retryPolicy.js';
+import { estimateRequestTokens } from './tokenEstimate.js';
 
 export interface CallRecord {
   stage: Stage;
@@ -27,6 +42,12 @@ export interface CallRecord {
   cached: boolean;
   /** The endpoint identified itself as the mmif simulator. */
   simulated: boolean;
+  /** USD this call cost now: 0 for a cache hit (see pricing.ts for unknown models). */
+  costUsd: number;
+  /** USD a cache hit did not pay again: what the call that filled the cache cost. 0 otherwise. */
+  savedUsd: number;
+  /** Made through the Batch API (for a cache hit: the cached reply was), priced with its discount. */
+  batch: boolean;
 }
 
 export interface ModelRequest {
@@ -43,6 +64,33 @@ export interface ModelRequest {
   seed?: number;
 }
 
+export interface ModelCallerOptions {
+  /** Limits of the endpoint a stage calls; default: DEFAULT_CONCURRENCY in flight, no rate limits. */
+  limits?: (endpoint: EndpointConfig) => EndpointLimits;
+  /** Per-model prices, over DEFAULT_PRICES. */
+  prices?: PriceTable;
+  retry?: Partial<RetryPolicy>;
+}
+
+/** Where a reply obtained elsewhere goes: small, so it can be kept between submitting a batch and collecting it. */
+export interface ReplyTarget {
+  stage: Stage;
+  /** Where the synchronous path looks for this request's reply (an object-store key). */
+  cacheKey: string;
+  model: string;
+}
+
+/** A first request of a stage, ready to send through the Batch API instead of the synchronous path. */
+export interface PreparedRequest extends ReplyTarget {
+  body: ChatCompletionCreateParamsNonStreaming;
+}
+
+/** Asks for a JSON reply matching `schema`, sent as response_format `name` when structured output is on. */
+export interface JsonReply<T> {
+  name: string;
+  schema: z.ZodType<T>;
+}
+
 interface CachedReply {
   content: string;
   finishReason: string;
@@ -50,21 +98,33 @@ interface CachedReply {
   promptTokens: number;
   completionTokens: number;
   simulated: boolean;
+  /** Absent in entries written before the Batch API was supported. */
+  batch?: boolean;
 }
 
+type ResponseFormat = ChatCompletionCreateParamsNonStreaming['response_format'];
+
 const SIMULATOR_FINGERPRINT = 'mmif-simulator';
-const REJECTING_STATUSES = new Set([400, 413, 422]);
 
 export class ModelCaller {
+  private readonly limits: (endpoint: EndpointConfig) => EndpointLimits;
+  private readonly prices: PriceTable;
+  private readonly retry: RetryPolicy;
+
   constructor(
     private readonly cache: ObjectStore,
     private readonly cachePrefix: string,
     private readonly llm: BuildConfig['llm'],
-  ) {}
+    options: ModelCallerOptions = {},
+  ) {
+    this.limits = options.limits ?? (() => ({ concurrency: DEFAULT_CONCURRENCY }));
+    this.prices = { ...DEFAULT_PRICES, ...options.prices };
+    this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+  }
 
   /** A prose reply. A reply cut by the token limit or a content filter rejects the sample. */
   async text(req: ModelRequest, calls: CallRecord[]): Promise<string> {
-    const reply = await this.complete(req, req.prompt.messages.map((m) => this.toMessage(m, req)), undefined, calls);
+    const reply = await this.complete(req, this.messages(req), undefined, calls);
     if (reply.finishReason === 'length') throw new SampleRejection(`${req.stage}: truncated reply (finish_reason length)`);
     if (!reply.content.trim()) throw new SampleRejection(`${req.stage}: empty reply`);
     return reply.content;
@@ -72,10 +132,8 @@ export class ModelCaller {
 
   /** A JSON reply validated by `schema`; one repair round trip, then the sample is rejected. */
   async json<T>(req: ModelRequest, schemaName: string, schema: z.ZodType<T>, calls: CallRecord[]): Promise<T> {
-    const format = this.llm.structuredOutput
-      ? { type: 'json_schema' as const, json_schema: { name: schemaName, schema: z.toJSONSchema(schema) as Record<string, unknown> } }
-      : undefined;
-    const messages = req.prompt.messages.map((m) => this.toMessage(m, req));
+    const format = this.responseFormat({ name: schemaName, schema });
+    const messages = this.messages(req);
     let reply = await this.complete(req, messages, format, calls);
     let parsed = parseJsonReply(reply, schema);
     if (parsed.ok) return parsed.value;
@@ -93,6 +151,40 @@ export class ModelCaller {
     throw new SampleRejection(`${req.stage}: invalid-json after repair: ${parsed.error}`);
   }
 
+  /**
+   * The request text() (no `json`) or json() would send first, without sending it: the Batch API
+   * sends `body` instead, and storeReply files the answer under `cacheKey`, so the pipeline then
+   * runs on cache hits. Repair round trips are not prepared: they go through the synchronous path.
+   */
+  prepare<T>(req: ModelRequest, json?: JsonReply<T>): PreparedRequest {
+    return this.build(req, this.messages(req), json && this.responseFormat(json)).prepared;
+  }
+
+  /**
+   * Caches a reply obtained elsewhere (a Batch API result for a prepared body) and returns its call
+   * record, priced as a batch call when `batch`. An entry already there is kept: the pipeline may
+   * have used it.
+   */
+  async storeReply(target: ReplyTarget, completion: ChatCompletion, batch = true): Promise<CallRecord> {
+    const reply = toCachedReply(completion, target.model, batch);
+    await this.cache.putIfAbsent(target.cacheKey, JSON.stringify(reply), 'application/json');
+    return this.record(target.stage, reply, false);
+  }
+
+  /** The SDK client of an endpoint, for the Batch API helpers (batch.ts). */
+  client(endpoint: EndpointConfig): OpenAI {
+    return clientFor(resolveEndpoint(endpoint), this.llm.timeoutMs);
+  }
+
+  private messages(req: ModelRequest): ChatCompletionMessageParam[] {
+    return req.prompt.messages.map((m) => this.toMessage(m, req));
+  }
+
+  private responseFormat<T>(json: JsonReply<T>): ResponseFormat {
+    if (!this.llm.structuredOutput) return undefined;
+    return { type: 'json_schema', json_schema: { name: json.name, schema: z.toJSONSchema(json.schema) as Record<string, unknown> } };
+  }
+
   private toMessage(m: RenderedPrompt['messages'][number], req: ModelRequest): ChatCompletionMessageParam {
     if (!m.withImage || !req.image) return { role: m.role, content: m.text } as ChatCompletionMessageParam;
     const parts: ChatCompletionContentPart[] = [
@@ -105,14 +197,13 @@ export class ModelCaller {
     return { role: 'user', content: parts };
   }
 
-  private async complete(
+  private build(
     req: ModelRequest,
     messages: ChatCompletionMessageParam[],
-    responseFormat: OpenAI.ChatCompletionCreateParams['response_format'] | undefined,
-    calls: CallRecord[],
-  ): Promise<CachedReply> {
+    responseFormat: ResponseFormat,
+  ): { endpoint: ResolvedEndpoint; prepared: PreparedRequest } {
     const endpoint = resolveEndpoint(req.endpoint);
-    const params = {
+    const body: ChatCompletionCreateParamsNonStreaming = {
       model: endpoint.model,
       messages,
       temperature: req.temperature ?? this.llm.temperature,
@@ -120,38 +211,70 @@ export class ModelCaller {
       ...(req.seed !== undefined ? { seed: req.seed } : {}),
       ...(responseFormat ? { response_format: responseFormat } : {}),
     };
-    const key = `${this.cachePrefix}/${this.cacheKey(endpoint.baseURL, params, req)}.json`;
-    const hit = await getJson<CachedReply>(this.cache, key);
-    if (hit) {
-      calls.push(record(req.stage, hit, true));
-      return hit;
+    const cacheKey = `${this.cachePrefix}/${this.cacheKey(endpoint.baseURL, body, req)}.json`;
+    return { endpoint, prepared: { stage: req.stage, cacheKey, model: endpoint.model, body } };
+  }
+
+  private async complete(
+    req: ModelRequest,
+    messages: ChatCompletionMessageParam[],
+    responseFormat: ResponseFormat,
+    calls: CallRecord[],
+  ): Promise<CachedReply> {
+    const { endpoint, prepared } = this.build(req, messages, responseFormat);
+    let reply = await getJson<CachedReply>(this.cache, prepared.cacheKey);
+    if (reply) {
+      calls.push(this.record(req.stage, reply, true));
+    } else {
+      reply = toCachedReply(await this.send(req, endpoint, prepared.body), endpoint.model, false);
+      await putJson(this.cache, prepared.cacheKey, reply);
+      calls.push(this.record(req.stage, reply, false));
     }
-    let completion: OpenAI.ChatCompletion;
-    try {
-      completion = await clientFor(endpoint, this.llm.timeoutMs).chat.completions.create(params);
-    } catch (err) {
-      if (err instanceof OpenAI.APIError && err.status !== undefined && REJECTING_STATUSES.has(err.status)) {
-        throw new SampleRejection(`${req.stage}: endpoint refused the request (HTTP ${err.status}): ${err.message}`);
-      }
-      throw err;
-    }
-    const choice = completion.choices[0];
-    if (choice?.finish_reason === 'content_filter') throw new SampleRejection(`${req.stage}: content filter refused the reply`);
-    const reply: CachedReply = {
-      content: choice?.message.content ?? '',
-      finishReason: choice?.finish_reason ?? 'unknown',
-      model: completion.model || endpoint.model,
-      promptTokens: completion.usage?.prompt_tokens ?? 0,
-      completionTokens: completion.usage?.completion_tokens ?? 0,
-      simulated: completion.system_fingerprint === SIMULATOR_FINGERPRINT,
-    };
-    await putJson(this.cache, key, reply);
-    calls.push(record(req.stage, reply, false));
+    // Checked after caching: a retried activity is refused again without paying for it again.
+    if (reply.finishReason === 'content_filter') throw new SampleRejection(`${req.stage}: content filter refused the reply`);
     return reply;
   }
 
+  /** One call, attempted until it succeeds, is refused, or runs out of attempts (see retryPolicy.ts). */
+  private async send(req: ModelRequest, endpoint: ResolvedEndpoint, body: ChatCompletionCreateParamsNonStreaming): Promise<ChatCompletion> {
+    const limiter = limiterFor(endpoint, this.limits(req.endpoint));
+    const client = clientFor(endpoint, this.llm.timeoutMs);
+    const estimate = estimateRequestTokens(body);
+    const place = limiter.place();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await limiter.run(estimate, (ticket) => attemptCompletion(client, body, ticket), place);
+      } catch (err) {
+        const kind = classifyFailure(err);
+        if (kind === 'rejected') {
+          const { status, message } = err as APIError;
+          throw new SampleRejection(`${req.stage}: endpoint refused the request (HTTP ${status}): ${message}`);
+        }
+        if (kind === 'fatal' || attempt >= this.retry.maxAttempts) throw err;
+        // A 429 needs no wait here: the limiter holds the endpoint until its Retry-After.
+        if (kind === 'transient') await sleep(backoffMs(this.retry, attempt));
+      }
+    }
+  }
+
+  private record(stage: Stage, reply: CachedReply, cached: boolean): CallRecord {
+    const batch = reply.batch ?? false;
+    const cost = costOf({ ...reply, batch }, this.prices);
+    return {
+      stage,
+      model: reply.model,
+      promptTokens: reply.promptTokens,
+      completionTokens: reply.completionTokens,
+      cached,
+      simulated: reply.simulated,
+      costUsd: cached ? 0 : cost,
+      savedUsd: cached ? cost : 0,
+      batch,
+    };
+  }
+
   /** Endpoint + model + full request + template version; the image enters by its hash, not its bytes. */
-  private cacheKey(baseURL: string, params: { messages: ChatCompletionMessageParam[] } & Record<string, unknown>, req: ModelRequest): string {
+  private cacheKey(baseURL: string, params: ChatCompletionCreateParamsNonStreaming, req: ModelRequest): string {
     const imageUrl = req.image ? `data:image/jpeg;base64,${req.image.jpeg.toString('base64')}` : undefined;
     const material = canonicalJson({
       baseURL,
@@ -168,14 +291,28 @@ export class ModelCaller {
   }
 }
 
-function record(stage: Stage, reply: CachedReply, cached: boolean): CallRecord {
+/** Tells the limiter how the attempt went: the response headers carry the provider's x-ratelimit-* budgets. */
+async function attemptCompletion(client: OpenAI, body: ChatCompletionCreateParamsNonStreaming, ticket: Ticket): Promise<ChatCompletion> {
+  try {
+    const { data, response } = await client.chat.completions.create(body).withResponse();
+    ticket.succeeded(response.headers, data.usage?.total_tokens);
+    return data;
+  } catch (err) {
+    if (classifyFailure(err) === 'rate-limited') ticket.rateLimited((err as APIError).headers);
+    throw err;
+  }
+}
+
+function toCachedReply(completion: ChatCompletion, requestedModel: string, batch: boolean): CachedReply {
+  const choice = completion.choices[0];
   return {
-    stage,
-    model: reply.model,
-    promptTokens: reply.promptTokens,
-    completionTokens: reply.completionTokens,
-    cached,
-    simulated: reply.simulated,
+    content: choice?.message.content ?? '',
+    finishReason: choice?.finish_reason ?? 'unknown',
+    model: completion.model || requestedModel,
+    promptTokens: completion.usage?.prompt_tokens ?? 0,
+    completionTokens: completion.usage?.completion_tokens ?? 0,
+    simulated: completion.system_fingerprint === SIMULATOR_FINGERPRINT,
+    batch,
   };
 }
 

@@ -4,7 +4,7 @@
  */
 import { getJson, putIfChanged, type ObjectStore } from '../storage/objectStore.js';
 import type { BuildLayout } from './layout.js';
-import type { PairStats, ShardManifest, StageUsage, Tally, VerificationStats } from './manifest.js';
+import { addUsage, emptyUsage, type PairStats, type ShardManifest, type StageUsage, type Tally, type VerificationStats } from './manifest.js';
 import { llamaFactoryDatasetInfo } from './sharegpt.js';
 
 export interface BuildReport {
@@ -49,13 +49,7 @@ export async function writeBuildReport(
     report.simulated ||= manifest.simulated;
     for (const key of Object.keys(report.counts) as Array<keyof BuildReport['counts']>) report.counts[key] += manifest.counts[key];
     for (const [stage, n] of Object.entries(manifest.rejectsByStage)) report.rejectsByStage[stage] = (report.rejectsByStage[stage] ?? 0) + n;
-    for (const [stage, u] of Object.entries(manifest.usage)) {
-      const total = (report.usage[stage] ??= { requests: 0, cachedRequests: 0, promptTokens: 0, completionTokens: 0 });
-      total.requests += u.requests;
-      total.cachedRequests += u.cachedRequests;
-      total.promptTokens += u.promptTokens;
-      total.completionTokens += u.completionTokens;
-    }
+    for (const [stage, u] of Object.entries(manifest.usage)) addUsage((report.usage[stage] ??= emptyUsage()), u);
     Object.assign(report.models, manifest.models);
     report.verification.regeneratedAnswers += manifest.verification.regeneratedAnswers;
     for (const [method, m] of Object.entries(manifest.verification.byMethod)) {

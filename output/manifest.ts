@@ -8,8 +8,29 @@ export interface StageUsage {
   requests: number;
   /** Requests answered from the cache (made and paid before). */
   cachedRequests: number;
+  /** Requests whose reply came through the Batch API. */
+  batchRequests: number;
   promptTokens: number;
   completionTokens: number;
+  /** Estimated USD paid by this build (price table; batch discount applied; cache hits are free). */
+  costUsd: number;
+  /** What the cache hits cost when they were first made: money not spent again. */
+  savedUsd: number;
+}
+
+export const emptyUsage = (): StageUsage => ({
+  requests: 0,
+  cachedRequests: 0,
+  batchRequests: 0,
+  promptTokens: 0,
+  completionTokens: 0,
+  costUsd: 0,
+  savedUsd: 0,
+});
+
+/** Adds `from` into `into`, field by field. */
+export function addUsage(into: StageUsage, from: Partial<StageUsage>): void {
+  for (const key of Object.keys(into) as Array<keyof StageUsage>) into[key] += from[key] ?? 0;
 }
 
 export interface ManifestFile {
@@ -60,11 +81,16 @@ export interface VerificationStats {
 export function summarizeUsage(calls: readonly CallRecord[]): Record<string, StageUsage> {
   const usage: Record<string, StageUsage> = {};
   for (const c of calls) {
-    const u = (usage[c.stage] ??= { requests: 0, cachedRequests: 0, promptTokens: 0, completionTokens: 0 });
-    u.requests += 1;
-    if (c.cached) u.cachedRequests += 1;
-    u.promptTokens += c.promptTokens;
-    u.completionTokens += c.completionTokens;
+    addUsage((usage[c.stage] ??= emptyUsage()), {
+      requests: 1,
+      cachedRequests: c.cached ? 1 : 0,
+      batchRequests: c.batch ? 1 : 0,
+      promptTokens: c.promptTokens,
+      completionTokens: c.completionTokens,
+      // Stage states stored before costs were recorded have none: count them as unknown (0).
+      costUsd: c.costUsd ?? 0,
+      savedUsd: c.savedUsd ?? 0,
+    });
   }
   return usage;
 }

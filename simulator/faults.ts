@@ -7,6 +7,16 @@
  * rateHang + hangMs (SIM_RATE_HANG, SIM_HANG_MS), rateMalformed (SIM_RATE_MALFORMED),
  * rateTruncated (SIM_RATE_TRUNCATED), maxConcurrent (SIM_MAX_CONCURRENT).
  *
+ * Provider rate limits (0 = none): rateLimitRequests / rateLimitTokens (SIM_RATE_LIMIT_REQUESTS,
+ * SIM_RATE_LIMIT_TOKENS) per minute, enforced with 429s and reported in OpenAI's x-ratelimit-*
+ * headers (see rateLimits.ts).
+ *
+ * Batch API (see batches.ts): batchCompletionMs (SIM_BATCH_COMPLETION_MS), the time a batch takes
+ * to finish; batchFailureRate (SIM_BATCH_FAILURE_RATE), the share of lines answered with a 500 in
+ * the error file; batchExpireRate (SIM_BATCH_EXPIRE_RATE), the share of lines still unfinished when
+ * the window closes (any makes the batch `expired`); batchMaxRequests / batchMaxBytes
+ * (SIM_BATCH_MAX_REQUESTS, SIM_BATCH_MAX_BYTES), the input file limits (OpenAI's by default).
+ *
  * Reply quality, so verification has something to catch:
  * - complianceRate (SIM_COMPLIANCE_RATE, default 0.9): probability that an answer follows each
  *   constraint the simulator recognises; otherwise it breaks that constraint on purpose.
@@ -39,6 +49,13 @@ const faultFields = {
   maxConcurrent: count,
   complianceRate: probability,
   judgeLeniency: probability,
+  rateLimitRequests: count,
+  rateLimitTokens: count,
+  batchCompletionMs: millis,
+  batchFailureRate: probability,
+  batchExpireRate: probability,
+  batchMaxRequests: count.min(1),
+  batchMaxBytes: count.min(1),
 } as const;
 
 export const FaultConfigSchema = z
@@ -56,6 +73,14 @@ export const FaultConfigSchema = z
     maxConcurrent: faultFields.maxConcurrent.default(0),
     complianceRate: faultFields.complianceRate.default(DEFAULT_TUNING.complianceRate),
     judgeLeniency: faultFields.judgeLeniency.default(DEFAULT_TUNING.judgeLeniency),
+    /** Per minute; 0 = unlimited and no x-ratelimit headers. */
+    rateLimitRequests: faultFields.rateLimitRequests.default(0),
+    rateLimitTokens: faultFields.rateLimitTokens.default(0),
+    batchCompletionMs: faultFields.batchCompletionMs.default(1000),
+    batchFailureRate: faultFields.batchFailureRate.default(0),
+    batchExpireRate: faultFields.batchExpireRate.default(0),
+    batchMaxRequests: faultFields.batchMaxRequests.default(50_000),
+    batchMaxBytes: faultFields.batchMaxBytes.default(200 * 1024 * 1024),
   })
   .strict();
 
@@ -113,4 +138,17 @@ function pickKind(config: FaultConfig, draw: number): FaultKind {
     rest -= rate;
   }
   return 'none';
+}
+
+/**
+ * Batch line faults, drawn apart from decideFault so that switching batch knobs never changes the
+ * replies or faults of synchronous calls. A failure is drawn per attempt (a resubmitted line can
+ * succeed); an expiry per batch and line (the window closed on this batch, not on the request).
+ */
+export function decideBatchFailure(config: FaultConfig, seed: number, requestKey: string, attempt: number): boolean {
+  return rngFromHex(sha256Hex(`batch-failure\u0000${seed}\u0000${requestKey}\u0000${attempt}`)).chance(config.batchFailureRate);
+}
+
+export function decideBatchExpiry(config: FaultConfig, seed: number, batchId: string, customId: string): boolean {
+  return rngFromHex(sha256Hex(`batch-expiry\u0000${seed}\u0000${batchId}\u0000${customId}`)).chance(config.batchExpireRate);
 }

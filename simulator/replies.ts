@@ -118,7 +118,7 @@ function canonicalize(value: unknown): unknown {
 }
 
 /** max_completion_tokens is the newer name of max_tokens; both mean the same limit. */
-function tokenLimit(request: ChatRequest): number | undefined {
+export function tokenLimit(request: ChatRequest): number | undefined {
   return request.max_completion_tokens ?? request.max_tokens ?? undefined;
 }
 

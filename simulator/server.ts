@@ -1,26 +1,33 @@
 /**
  * OpenAI-compatible chat completions simulator (node:http only) with deterministic replies,
- * injectable latency and faults, and admin endpoints for stats and fault control.
+ * injectable latency and faults, provider rate limits, the Batch API (batches.ts), and admin
+ * endpoints for stats and fault control.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+import { BatchService, type LineResult } from './batches.js';
 import {
   DEFAULT_FAULTS,
   FaultPatchSchema,
+  decideBatchFailure,
   decideFault,
   mergeFaults,
   type FaultConfig,
   type FaultKind,
 } from './faults.js';
+import { HttpError, readJson, sendJson } from './http.js';
+import { ProviderRateLimits } from './rateLimits.js';
 import {
   ChatRequestSchema,
   STAGES,
   completionBody,
   generateReply,
   malformReply,
+  promptTokens,
   requestKey,
+  tokenLimit,
   truncateReply,
   type ChatRequest,
   type Reply,
@@ -37,7 +44,10 @@ export interface SimulatorOptions {
   faults?: Partial<FaultConfig>;
 }
 
-/** Counters cover POST /v1/chat/completions only, so polling the admin routes does not skew them. */
+/**
+ * Counters cover chat completions only (POST /v1/chat/completions and batch lines, which count like
+ * them and again under `batch`), so polling the admin, file and batch routes does not skew them.
+ */
 export interface SimulatorStats {
   requests: number;
   /** Replies sent with status 200 (including malformed and truncated ones). */
@@ -49,6 +59,21 @@ export interface SimulatorStats {
   completionTokens: number;
   /** Completed (200) replies per stage. */
   byStage: Record<Stage, number>;
+  batch: BatchLineStats;
+}
+
+/** Batch lines: those that ran (also counted above) and those that never did. */
+export interface BatchLineStats {
+  requests: number;
+  completed: number;
+  /** Ran and answered with an error (in the error file). */
+  failed: number;
+  /** Still unfinished when the window closed. */
+  expired: number;
+  /** Not run because the batch was cancelled first. */
+  cancelled: number;
+  promptTokens: number;
+  completionTokens: number;
 }
 
 export interface SimulatorHandle {
@@ -64,9 +89,6 @@ export interface SimulatorHandle {
 }
 
 export const SIMULATED_MODELS = ['mmif-sim-vlm', 'mmif-sim-vlm-mini', 'mmif-sim-llm'] as const;
-
-/** Base64 images make bodies large; this only guards against runaway clients. */
-const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<SimulatorHandle> {
   const host = options.host ?? '127.0.0.1';
@@ -113,6 +135,13 @@ const FAULT_ENV = {
   SIM_MAX_CONCURRENT: 'maxConcurrent',
   SIM_COMPLIANCE_RATE: 'complianceRate',
   SIM_JUDGE_LENIENCY: 'judgeLeniency',
+  SIM_RATE_LIMIT_REQUESTS: 'rateLimitRequests',
+  SIM_RATE_LIMIT_TOKENS: 'rateLimitTokens',
+  SIM_BATCH_COMPLETION_MS: 'batchCompletionMs',
+  SIM_BATCH_FAILURE_RATE: 'batchFailureRate',
+  SIM_BATCH_EXPIRE_RATE: 'batchExpireRate',
+  SIM_BATCH_MAX_REQUESTS: 'batchMaxRequests',
+  SIM_BATCH_MAX_BYTES: 'batchMaxBytes',
 } as const satisfies Record<string, keyof FaultConfig>;
 
 /** Reads SIM_PORT, SIM_HOST, SIM_SEED and the SIM_* fault variables; unset or empty means default. */
@@ -149,19 +178,6 @@ function readEnvNumber(
 // ---------------------------------------------------------------------------------------
 // Request handling
 
-/** Carries an HTTP status and an OpenAI-style error body out of any handler depth. */
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly type: string = 'invalid_request_error',
-    readonly code: string | null = null,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-  }
-}
-
 function emptyStats(): SimulatorStats {
   return {
     requests: 0,
@@ -172,6 +188,7 @@ function emptyStats(): SimulatorStats {
     promptTokens: 0,
     completionTokens: 0,
     byStage: Object.fromEntries(STAGES.map((stage) => [stage, 0])) as Record<Stage, number>,
+    batch: { requests: 0, completed: 0, failed: 0, expired: 0, cancelled: 0, promptTokens: 0, completionTokens: 0 },
   };
 }
 
@@ -181,11 +198,17 @@ class Simulator {
   private readonly attempts = new Map<string, number>();
   /** Aborted when their client leaves, or all at once on shutdown. */
   private readonly pending = new Set<AbortController>();
+  private readonly rateLimits = new ProviderRateLimits();
+  private readonly batches = new BatchService(this);
 
   constructor(
-    private readonly seed: number,
-    private faults: FaultConfig,
+    readonly seed: number,
+    private faultConfig: FaultConfig,
   ) {}
+
+  faults(): FaultConfig {
+    return this.faultConfig;
+  }
 
   handle(req: IncomingMessage, res: ServerResponse): void {
     this.route(req, res).catch((error: unknown) => this.fail(res, error));
@@ -196,8 +219,8 @@ class Simulator {
   }
 
   setFaults(patch: unknown): FaultConfig {
-    this.faults = mergeFaults(this.faults, patch);
-    return { ...this.faults };
+    this.faultConfig = mergeFaults(this.faultConfig, patch);
+    return { ...this.faultConfig };
   }
 
   resetStats(): void {
@@ -209,6 +232,7 @@ class Simulator {
   /** Cancels pending latency and hang timers so close() is not held up by them. */
   shutdown(): void {
     for (const controller of this.pending) controller.abort();
+    this.batches.shutdown();
   }
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -229,6 +253,7 @@ class Simulator {
         this.resetStats();
         return sendJson(res, 200, this.snapshot());
       default:
+        if (await this.batches.route(req.method ?? '', path, req, res)) return;
         throw new HttpError(404, `Unknown route: ${req.method} ${path}`, 'invalid_request_error', 'not_found');
     }
   }
@@ -243,57 +268,104 @@ class Simulator {
     this.stats.requests++;
     // Counted on 'finish' so every status is tallied in one place, and replies a client
     // abandoned mid-way are not.
-    res.once('finish', () => {
-      const status = String(res.statusCode);
-      this.stats.byStatus[status] = (this.stats.byStatus[status] ?? 0) + 1;
-    });
+    res.once('finish', () => this.countStatus(res.statusCode));
     const request = parseChatRequest(await readJson(req));
-    if (this.faults.maxConcurrent > 0 && this.stats.inFlight >= this.faults.maxConcurrent) {
-      throw this.rateLimited(`Simulated concurrency limit of ${this.faults.maxConcurrent} requests reached.`);
+    if (this.faultConfig.maxConcurrent > 0 && this.stats.inFlight >= this.faultConfig.maxConcurrent) {
+      throw this.rateLimited(`Simulated concurrency limit of ${this.faultConfig.maxConcurrent} requests reached.`);
     }
+    const budget = this.rateLimits.admit(this.faultConfig, promptTokens(request) + (tokenLimit(request) ?? 0));
+    if (!budget.ok) throw this.rateLimited('Simulated rate limit (requests or tokens per minute) reached.', budget.headers);
     this.stats.inFlight++;
     this.stats.maxInFlight = Math.max(this.stats.maxInFlight, this.stats.inFlight);
     const controller = abortWhenAbandoned(res);
     this.pending.add(controller);
     try {
-      await this.complete(request, res, controller.signal);
+      await this.complete(request, res, controller.signal, budget.headers);
     } finally {
       this.pending.delete(controller);
       this.stats.inFlight--;
     }
   }
 
-  private async complete(request: ChatRequest, res: ServerResponse, signal: AbortSignal): Promise<void> {
-    const key = requestKey(request);
-    const attempt = (this.attempts.get(key) ?? 0) + 1;
-    this.attempts.set(key, attempt);
-    const decision = decideFault(this.faults, this.seed, key, attempt);
+  private async complete(
+    request: ChatRequest,
+    res: ServerResponse,
+    signal: AbortSignal,
+    headers: Record<string, string>,
+  ): Promise<void> {
+    const { key, attempt } = this.nextAttempt(request);
+    const decision = decideFault(this.faultConfig, this.seed, key, attempt);
     await pause(decision.latencyMs, signal);
     switch (decision.kind) {
       case 'rate429':
-        throw this.rateLimited('Simulated rate limit reached, please retry later.');
+        throw this.rateLimited('Simulated rate limit reached, please retry later.', headers);
       case 'rate500':
         throw new HttpError(500, 'Simulated internal server error.', 'server_error', 'internal_error');
       case 'hang':
-        await pause(this.faults.hangMs, signal);
+        await pause(this.faultConfig.hangMs, signal);
         throw new HttpError(504, 'Simulated upstream timeout.', 'server_error', 'timeout');
       default:
-        this.sendCompletion(res, request, applyContentFault(decision.kind, generateReply(request, this.seed, this.faults, key)));
+        sendJson(res, 200, this.completion(request, key, decision.kind, false), headers);
     }
   }
 
-  private sendCompletion(res: ServerResponse, request: ChatRequest, reply: Reply): void {
-    const body = completionBody(request, reply);
-    this.stats.completed++;
-    this.stats.byStage[reply.stage]++;
-    this.stats.promptTokens += body.usage.prompt_tokens;
-    this.stats.completionTokens += body.usage.completion_tokens;
-    sendJson(res, 200, body);
+  /**
+   * One batch line, answered as the synchronous route would answer it: same validation, same
+   * attempt counter, same reply and content faults. Transport faults (latency, 429, 500, hang)
+   * belong to HTTP and do not apply; batchFailureRate stands in for them.
+   */
+  executeBatchLine(body: unknown): LineResult {
+    this.stats.requests++;
+    this.stats.batch.requests++;
+    try {
+      const request = parseChatRequest(body);
+      const { key, attempt } = this.nextAttempt(request);
+      if (decideBatchFailure(this.faultConfig, this.seed, key, attempt)) {
+        throw new HttpError(500, 'Simulated internal server error.', 'server_error', 'internal_error');
+      }
+      const kind = decideFault(this.faultConfig, this.seed, key, attempt).kind;
+      const completion = this.completion(request, key, kind === 'malformed' || kind === 'truncated' ? kind : 'none', true);
+      this.countStatus(200);
+      return { statusCode: 200, body: completion, usage: completion.usage };
+    } catch (error) {
+      if (!(error instanceof HttpError)) throw error;
+      this.countStatus(error.status);
+      this.stats.batch.failed++;
+      return { statusCode: error.status, body: error.body() };
+    }
   }
 
-  private rateLimited(message: string): HttpError {
+  countUnrun(kind: 'expired' | 'cancelled', lines: number): void {
+    this.stats.batch[kind] += lines;
+  }
+
+  private nextAttempt(request: ChatRequest): { key: string; attempt: number } {
+    const key = requestKey(request);
+    const attempt = (this.attempts.get(key) ?? 0) + 1;
+    this.attempts.set(key, attempt);
+    return { key, attempt };
+  }
+
+  private completion(request: ChatRequest, key: string, kind: FaultKind, batch: boolean) {
+    const reply = applyContentFault(kind, generateReply(request, this.seed, this.faultConfig, key));
+    const body = completionBody(request, reply);
+    for (const stats of batch ? [this.stats, this.stats.batch] : [this.stats]) {
+      stats.completed++;
+      stats.promptTokens += body.usage.prompt_tokens;
+      stats.completionTokens += body.usage.completion_tokens;
+    }
+    this.stats.byStage[reply.stage]++;
+    return body;
+  }
+
+  private countStatus(status: number): void {
+    this.stats.byStatus[String(status)] = (this.stats.byStatus[String(status)] ?? 0) + 1;
+  }
+
+  private rateLimited(message: string, headers: Record<string, string> = {}): HttpError {
     return new HttpError(429, message, 'requests', 'rate_limit_exceeded', {
-      'retry-after': String(this.faults.retryAfterSeconds),
+      ...headers,
+      'retry-after': String(this.faultConfig.retryAfterSeconds),
     });
   }
 
@@ -306,12 +378,7 @@ class Simulator {
     }
     const httpError =
       error instanceof HttpError ? error : new HttpError(500, `Simulator bug: ${String(error)}`, 'server_error');
-    sendJson(
-      res,
-      httpError.status,
-      { error: { message: httpError.message, type: httpError.type, param: null, code: httpError.code } },
-      httpError.headers,
-    );
+    sendJson(res, httpError.status, httpError.body(), httpError.headers);
   }
 }
 
@@ -332,26 +399,6 @@ function parseChatRequest(body: unknown): ChatRequest {
   return parsed.data;
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) {
-      // The unread rest of the body makes the connection unusable, so ask the client to drop it.
-      throw new HttpError(413, `Request body exceeds ${MAX_BODY_BYTES} bytes.`, 'invalid_request_error', null, {
-        connection: 'close',
-      });
-    }
-    chunks.push(chunk as Buffer);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    throw new HttpError(400, 'Request body is not valid JSON.');
-  }
-}
-
 /** Aborts when the client disconnects before the response has been fully sent. */
 function abortWhenAbandoned(res: ServerResponse): AbortController {
   const controller = new AbortController();
@@ -363,14 +410,4 @@ function abortWhenAbandoned(res: ServerResponse): AbortController {
 
 async function pause(ms: number, signal: AbortSignal): Promise<void> {
   if (ms > 0) await sleep(ms, undefined, { signal });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-    ...headers,
-  });
-  res.end(text);
 }

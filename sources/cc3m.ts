@@ -6,30 +6,27 @@
  * A record is the files sharing a key: the file name up to its first '.', the webdataset convention.
  * Order is listing order (lexicographic keys) and, inside a tar, archive order; both are fixed by the data.
  */
-import type { SourceConfig } from '../config/buildConfig.js';
-import { sampleIdFor } from '../domain/hashing.js';
+import type { Cc3mSourceConfig } from '../config/sourceConfig.js';
 import type { ObjectStore } from '../storage/objectStore.js';
 import { openStore, type S3Options } from '../storage/openStore.js';
-import { SourceError, readStored, type SourceItem, type SourceProblem, type SourceReader } from './contract.js';
+import { SourceError, damaged, filtered, readStored, sourceSample, type SourceItem, type SourceProblem, type SourceReader } from './contract.js';
+import { orderedMap } from './orderedMap.js';
 import { TarError, tarEntries } from './tar.js';
 
-type Layout = Exclude<SourceConfig['layout'], 'auto'>;
+type Layout = Exclude<Cc3mSourceConfig['layout'], 'auto'>;
 
 const IMAGE_EXTS = new Set(['jpg', 'jpeg', 'png', 'webp']);
 /** Sidecars up to this size are kept while streaming a tar; a larger one is read by range when needed. */
 const MAX_CAPTURED_SIDECAR = 1 << 20;
 
-/**
- * Records of the files layout cost a GET per sidecar; on S3 that latency, paid one record at a time,
- * would dominate a full scan. This many records are resolved ahead, still yielded in order.
- */
+/** Records of the files layout cost a GET per sidecar: this many are resolved ahead, still yielded in order. */
 const READ_AHEAD = 16;
 
 const EXPECTED_LAYOUTS =
   'expected an img2dataset CC3M layout: webdataset (*.tar shards at the root, e.g. 00000.tar), ' +
   'files (numbered folders: 00000/000000000.jpg|.txt|.json) or flat (.jpg/.jpeg/.png/.webp images at the root)';
 
-export function openCc3m(config: SourceConfig, sourceIndex: number, s3: S3Options): SourceReader {
+export function openCc3m(config: Cc3mSourceConfig, sourceIndex: number, s3: S3Options): SourceReader {
   const store = openStore(config.uri, s3);
   return {
     samples: () => cc3mSamples(store, config, sourceIndex),
@@ -37,7 +34,7 @@ export function openCc3m(config: SourceConfig, sourceIndex: number, s3: S3Option
   };
 }
 
-async function* cc3mSamples(store: ObjectStore, config: SourceConfig, sourceIndex: number): AsyncGenerator<SourceItem> {
+async function* cc3mSamples(store: ObjectStore, config: Cc3mSourceConfig, sourceIndex: number): AsyncGenerator<SourceItem> {
   const layout = config.layout === 'auto' ? await detectLayout(store) : config.layout;
   const items = orderedMap(RECORDS[layout](store), READ_AHEAD, (record) =>
     'problem' in record ? Promise.resolve(record) : toItem(record, store, config, sourceIndex),
@@ -90,18 +87,6 @@ async function* objectRecords(store: ObjectStore, include: (key: string) => bool
   yield* groupRecords(members, '');
 }
 
-/** fn over items with up to `window` calls in flight; results come out in input order. */
-async function* orderedMap<T, U>(items: AsyncIterable<T>, window: number, fn: (item: T) => Promise<U>): AsyncGenerator<U> {
-  const pending: Promise<U>[] = [];
-  for await (const item of items) {
-    const result = fn(item);
-    result.catch(() => {}); // rethrown when its turn comes; this only stops an early "unhandled rejection"
-    pending.push(result);
-    if (pending.length >= window) yield await pending.shift()!;
-  }
-  while (pending.length > 0) yield await pending.shift()!;
-}
-
 async function* mapAsync<T, U>(items: AsyncIterable<T>, fn: (item: T) => U | undefined): AsyncGenerator<U> {
   for await (const item of items) {
     const mapped = fn(item);
@@ -126,7 +111,7 @@ async function* webdatasetRecords(store: ObjectStore): AsyncGenerator<Cc3mRecord
       if (!(err instanceof TarError)) throw err;
       // A record the tar broke inside may be missing members, so it counts as lost too.
       const lost = last === undefined ? 'no record in it is readable' : `the records after ${last} are lost`;
-      yield { problem: true, sourceId: tar, reason: `${err.message}; ${lost}` };
+      yield damaged(tar, `${err.message}; ${lost}`);
     }
   }
 }
@@ -163,8 +148,8 @@ function recordKey(path: string): string {
   return path.slice(0, slash + 1) + path.slice(slash + 1).split('.')[0]!;
 }
 
-async function toItem(record: Cc3mRecord, store: ObjectStore, config: SourceConfig, sourceIndex: number): Promise<SourceItem> {
-  const problem = (reason: string): SourceProblem => ({ problem: true, sourceId: record.sourceId, reason: `${record.where}: ${reason}` });
+async function toItem(record: Cc3mRecord, store: ObjectStore, config: Cc3mSourceConfig, sourceIndex: number): Promise<SourceItem> {
+  const problem = (reason: string): SourceProblem => damaged(record.sourceId, `${record.where}: ${reason}`);
   const read = (m: Member) => (m.data ? Promise.resolve(m.data) : readStored(store, m));
   const sidecar = record.members.find((m) => m.kind === 'json');
   const text = record.members.find((m) => m.kind === 'txt');
@@ -176,8 +161,11 @@ async function toItem(record: Cc3mRecord, store: ObjectStore, config: SourceConf
     if (typeof parsed === 'string') return problem(`${sidecar.path} ${parsed}`);
     meta = parsed;
     if (meta.status !== undefined && meta.status !== 'success') {
+      // A failed download is a gap img2dataset already knows about, not damage, and real CC3M runs
+      // have hundreds of thousands of them: counted by status, not listed one by one.
       const detail = typeof meta.error_message === 'string' ? ` (${meta.error_message})` : '';
-      return problem(`img2dataset status "${String(meta.status)}"${detail}`);
+      const reason = `${record.where}: img2dataset status "${String(meta.status)}"${detail}`;
+      return filtered(record.sourceId, `img2dataset-${String(meta.status)}`, reason);
     }
   }
   const image = images[0];
@@ -185,14 +173,8 @@ async function toItem(record: Cc3mRecord, store: ObjectStore, config: SourceConf
   if (images.length > 1) return problem(`several images: ${images.map((m) => m.path).join(', ')}`);
 
   const caption = text ? (await read(text)).toString('utf8').trim() : typeof meta.caption === 'string' ? meta.caption.trim() : '';
-  return {
-    sampleId: sampleIdFor('cc3m', record.sourceId),
-    source: 'cc3m',
-    sourceId: record.sourceId,
-    licenseNote: config.licenseNote,
-    image: image.range ? { sourceIndex, key: image.key, range: image.range } : { sourceIndex, key: image.key },
-    ...(caption ? { caption } : {}),
-  };
+  const ref = image.range ? { sourceIndex, key: image.key, range: image.range } : { sourceIndex, key: image.key };
+  return sourceSample('cc3m', record.sourceId, config.licenseNote, ref, { caption });
 }
 
 /** The sidecar as an object, or why it is unusable. */

@@ -1,23 +1,54 @@
 /**
- * What every image source (CC3M now; ALLaVA, ChartQA... later) provides. Kept apart from the
- * registry in source.ts so source modules can import it without an import cycle.
+ * What every image source (CC3M, ALLaVA, ChartQA, Geo170K, RICO, MultiUI) provides. Kept apart from
+ * the registry in source.ts so source modules can import it without an import cycle.
  */
+import { sampleIdFor } from '../domain/hashing.js';
 import type { ObjectStore } from '../storage/objectStore.js';
+import { StoreError } from '../storage/objectStore.js';
 import type { ImageRef, SourceSample } from '../domain/sample.js';
 
 /**
- * A unit of the dataset that could not become a sample: a truncated tar, a sidecar that is not JSON,
- * an img2dataset record whose download failed. Sources yield these in the sample stream, in order,
- * instead of dropping the unit silently or aborting the whole dataset for one bad file: the caller
- * counts and records them (the build report lists them) and keeps going with the good samples.
+ * A unit of the dataset that did not become a sample. Sources yield these in the sample stream, in
+ * order, instead of dropping the unit silently or aborting the whole dataset for one bad file: the
+ * caller records them (the build report lists them) and keeps going with the good samples.
  * Infrastructure failures (network, permissions, a missing root) are thrown, not yielded.
  */
-export interface SourceProblem {
+export type SourceProblem = DamagedUnit | FilteredRecord;
+
+interface ProblemBase {
   problem: true;
-  /** The record's source id when known, else the damaged unit itself (e.g. `00000.tar`). */
+  /** The record's source id when known, else the damaged unit itself (e.g. `00000.tar`, `file.json#12`). */
   sourceId: string;
-  /** Names the file and what is wrong with it. */
+  /** Names the file or record and what is wrong with it, or why a policy dropped it. */
   reason: string;
+}
+
+/**
+ * Corrupt, malformed or truncated data, or a record naming a path outside the dataset root: few, and
+ * each worth a look, so they are listed one by one.
+ */
+export interface DamagedUnit extends ProblemBase {
+  /** Optional only so problems built before filtering existed still type-check: absent means damaged. */
+  kind?: 'damaged';
+}
+
+/**
+ * A well-formed record a policy dropped: a multiple-choice or few-shot question, a task type not
+ * kept, a download img2dataset reported as failed. Can be a large share of a dataset, so the planner
+ * counts them by `filter` rather than listing each.
+ */
+export interface FilteredRecord extends ProblemBase {
+  kind: 'filtered';
+  /** Short stable key of the policy, to count by: `multiple-choice`, `task-grounding`... */
+  filter: string;
+}
+
+export function damaged(sourceId: string, reason: string): DamagedUnit {
+  return { problem: true, kind: 'damaged', sourceId, reason };
+}
+
+export function filtered(sourceId: string, filter: string, reason: string): FilteredRecord {
+  return { problem: true, kind: 'filtered', filter, sourceId, reason };
 }
 
 export type SourceItem = SourceSample | SourceProblem;
@@ -28,7 +59,7 @@ export function isProblem(item: SourceItem): item is SourceProblem {
 
 export interface SourceReader {
   /**
-   * Streams every sample, and a SourceProblem for every damaged unit, in a stable deterministic order;
+   * Streams every sample, and a SourceProblem for every damaged or filtered unit, in a stable deterministic order;
    * never loads the whole dataset. Throws SourceError when the dataset cannot be read at all.
    */
   samples(): AsyncIterable<SourceItem>;
@@ -61,4 +92,27 @@ export async function readStored(store: ObjectStore, ref: { key: string; range?:
     throw new SourceError(store.root, `'${ref.key}' ends before bytes [${start}, ${end}): the file has changed since it was listed`);
   }
   return body;
+}
+
+/**
+ * Reads an image a dataset record names (rather than one found by listing). A missing file is an
+ * ordinary dataset defect, reported as StoreError 'not-found' so the image stage rejects only that
+ * sample.
+ */
+export async function readNamedImage(store: ObjectStore, ref: ImageRef): Promise<Buffer> {
+  const body = await store.get(ref.key);
+  if (!body) throw new StoreError(`image '${ref.key}' is named by the dataset but is not in ${store.root}`, ref.key, 'not-found');
+  return body;
+}
+
+/** The fields every source fills the same way (ids derived from source and sourceId only); empty texts are left out. */
+export function sourceSample(
+  source: string,
+  sourceId: string,
+  licenseNote: string,
+  image: ImageRef,
+  text: Pick<SourceSample, 'caption' | 'originalInstruction' | 'originalAnswer' | 'grounding'> = {},
+): SourceSample {
+  const present = Object.entries(text).filter(([, value]) => value !== undefined && value !== '');
+  return { sampleId: sampleIdFor(source, sourceId), source, sourceId, licenseNote, image, ...Object.fromEntries(present) };
 }

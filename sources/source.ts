@@ -1,15 +1,38 @@
 /** Entry point to the image sources: turns one `sources[i]` entry of the build config into a reader. */
 import type { SourceConfig } from '../config/buildConfig.js';
 import type { S3Options } from '../storage/openStore.js';
+import { openAllava } from './allava.js';
 import { openCc3m } from './cc3m.js';
+import { openChartqa } from './chartqa.js';
 import type { SourceReader } from './contract.js';
+import { openGeo170k } from './geo170k.js';
+import { openMultiui } from './multiui.js';
+import { openRico } from './rico.js';
 
-export { SourceError, isProblem, type SourceItem, type SourceProblem, type SourceReader } from './contract.js';
+export {
+  SourceError,
+  isProblem,
+  type DamagedUnit,
+  type FilteredRecord,
+  type SourceItem,
+  type SourceProblem,
+  type SourceReader,
+} from './contract.js';
 
 /** Opening is lazy and cheap: nothing is listed or read until `samples()` or `readImage()` is called. */
 export function openSource(config: SourceConfig, sourceIndex: number, s3: S3Options): SourceReader {
   switch (config.type) {
     case 'cc3m':
       return openCc3m(config, sourceIndex, s3);
+    case 'allava':
+      return openAllava(config, sourceIndex, s3);
+    case 'chartqa':
+      return openChartqa(config, sourceIndex, s3);
+    case 'geo170k':
+      return openGeo170k(config, sourceIndex, s3);
+    case 'rico':
+      return openRico(config, sourceIndex, s3);
+    case 'multiui':
+      return openMultiui(config, sourceIndex, s3);
   }
 }

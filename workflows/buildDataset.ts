@@ -56,7 +56,7 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
   const retryQueue = carried?.retryQueue ?? [];
   setHandler(progressQuery, () => progress);
   setHandler(retryFailedShardsUpdate, () => {
-    const retrying = progress.failedShards.map((f) => f.shard);
+    const retrying = progress.failedShards.map((f) => f.shard).sort((a, b) => a - b);
     retryQueue.push(...retrying);
     progress.failedShards = [];
     progress.shards.failed = 0;

@@ -1,6 +1,6 @@
 /** The live state of a build, as the `progress` query returns it. Pure: updated from shard summaries. */
 import type { ShardSummary } from '../activities/buildRef.js';
-import type { StageUsage } from '../output/manifest.js';
+import { addUsage, emptyUsage, type StageUsage } from '../output/manifest.js';
 
 export type BuildPhase = 'planning' | 'running' | 'waiting-for-retry' | 'finalizing' | 'done' | 'failed' | 'cancelled';
 
@@ -10,7 +10,7 @@ export interface BuildProgress {
   shards: { planned: number; running: number; committed: number; failed: number };
   samples: { planned: number; instruct: number; dpo: number; rejectedSamples: number; rejectedPairs: number };
   rejections: { byStage: Record<string, number>; byReason: Record<string, number> };
-  /** Tokens, requests and cache hits per stage, over committed shards. */
+  /** Requests, cache hits, tokens and estimated cost per stage, over committed shards. */
   usage: Record<string, StageUsage>;
   /** Milliseconds since the epoch (workflow time) when the build started; survives continue-as-new. */
   startedAt: number;
@@ -45,13 +45,7 @@ export function recordCommittedShard(progress: BuildProgress, summary: ShardSumm
   s.rejectedPairs += summary.rejectedPairs;
   addCounts(progress.rejections.byStage, summary.rejectsByStage);
   addCounts(progress.rejections.byReason, summary.rejectsByReason);
-  for (const [stage, u] of Object.entries(summary.usage)) {
-    const total = (progress.usage[stage] ??= { requests: 0, cachedRequests: 0, promptTokens: 0, completionTokens: 0 });
-    total.requests += u.requests;
-    total.cachedRequests += u.cachedRequests;
-    total.promptTokens += u.promptTokens;
-    total.completionTokens += u.completionTokens;
-  }
+  for (const [stage, u] of Object.entries(summary.usage)) addUsage((progress.usage[stage] ??= emptyUsage()), u);
   const done = s.instruct + s.rejectedSamples;
   const minutes = Math.max((now - progress.startedAt) / 60_000, 1 / 60);
   const rate = done / minutes;

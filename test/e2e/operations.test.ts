@@ -51,7 +51,7 @@ function config(buildId: string, overrides: Partial<BuildConfigInput> = {}): Bui
     maxSamples: 6,
     shardSize: 2,
     batchSize: 2,
-    llm: { timeoutMs: 1500 },
+    llm: { timeoutMs: 1500, retry: { maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 400 } },
     retry: FAST_RETRY,
     models: { default: { model: 'mmif-sim-vlm' } },
     ...overrides,
@@ -104,7 +104,7 @@ test('an object-store outage during uploads: shards retry, commit whole, none ha
 async function failingBuild(buildId: string, overrides: Partial<BuildConfigInput> = {}) {
   stack.simulator.setFaults({ rate500: 1 });
   const retry = { ...FAST_RETRY, maximumAttempts: 2 };
-  const handle = await start(buildId, config(buildId, { maxSamples: 4, retry, llm: { timeoutMs: 1500 }, ...overrides }));
+  const handle = await start(buildId, config(buildId, { maxSamples: 4, retry, ...overrides }));
   return handle;
 }
 

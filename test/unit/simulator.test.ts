@@ -514,6 +514,31 @@ test('maxConcurrent: requests beyond the cap get 429 with Retry-After', async ()
   assert.equal(sim.stats().maxInFlight, 2);
 });
 
+test('rate limits: x-ratelimit headers on every answer, 429 once a per-minute budget is spent', async () => {
+  sim.setFaults({ rateLimitRequests: 3, rateLimitTokens: 100_000 });
+  const responses: Response[] = [];
+  for (let i = 0; i < 4; i++) responses.push(await postRaw(JSON.stringify(userRequest(`budget ${i}`))));
+  assert.deepEqual(responses.map((res) => res.status), [200, 200, 200, 429]);
+  assert.deepEqual(responses.map((res) => res.headers.get('x-ratelimit-remaining-requests')), ['2', '1', '0', '0']);
+  for (const res of responses) {
+    assert.equal(res.headers.get('x-ratelimit-limit-requests'), '3');
+    assert.equal(res.headers.get('x-ratelimit-limit-tokens'), '100000');
+    assert.match(res.headers.get('x-ratelimit-reset-requests') ?? '', /^(\d+ms|(\d+m)?\d+(\.\d+)?s)$/);
+  }
+  assert.equal(responses[3]!.headers.get('retry-after'), '1');
+
+  // A request larger than the token budget is refused whatever the request budget says.
+  sim.setFaults({ rateLimitRequests: 0, rateLimitTokens: 10 });
+  const big = await postRaw(JSON.stringify(userRequest('far more than ten tokens of prompt text in this request')));
+  assert.equal(big.status, 429);
+  assert.equal(big.headers.get('x-ratelimit-limit-requests'), null);
+
+  sim.setFaults({ rateLimitTokens: 0 });
+  const free = await postRaw(JSON.stringify(userRequest('no limits')));
+  assert.equal(free.status, 200);
+  assert.equal(free.headers.get('x-ratelimit-limit-tokens'), null);
+});
+
 test('a retry of a faulted request can succeed, and the fault sequence is reproducible', async () => {
   sim.setFaults({ rate500: 0.5 });
   const body = JSON.stringify(userRequest('retry me'));
@@ -624,6 +649,9 @@ test('simulatorOptionsFromEnv reads SIM_* variables and names the bad one', () =
     }),
     { port: 8089, seed: 42, faults: { rate429: 0.1, maxConcurrent: 4, complianceRate: 0.75, judgeLeniency: 1 } },
   );
+  assert.deepEqual(simulatorOptionsFromEnv({ SIM_BATCH_COMPLETION_MS: '250', SIM_BATCH_FAILURE_RATE: '0.2', SIM_RATE_LIMIT_TOKENS: '9000' }), {
+    faults: { batchCompletionMs: 250, batchFailureRate: 0.2, rateLimitTokens: 9000 },
+  });
   assert.deepEqual(simulatorOptionsFromEnv({}), {});
   assert.throws(() => simulatorOptionsFromEnv({ SIM_RATE_429: '1.5' }), /SIM_RATE_429/);
   assert.throws(() => simulatorOptionsFromEnv({ SIM_PORT: 'eighty' }), /SIM_PORT/);

@@ -1,0 +1,255 @@
+/**
+ * The OpenAI Batch API (/v1/files + /v1/batches; also served by the simulator, vLLM's and other
+ * gateways), as steps a Temporal activity can take one at a time and describe in small JSON:
+ *
+ *   planBatchFiles / submitBatches   requests → uploaded files → batch ids (SubmittedBatch[])
+ *   pollBatch                        batch id → BatchProgress (status, counts, result file ids)
+ *   collectBatch                     batch id → outcome per custom_id (ok reply, failed, expired)
+ *
+ * Requests are ModelCaller.prepare() bodies keyed by batchCustomId(sample, stage, attempt); an ok
+ * reply goes back through ModelCaller.storeReply() into the cache, where the synchronous pipeline
+ * finds it. One call of these helpers targets one endpoint (base URL + key): group requests by
+ * endpoint first. Files are split per model, since a batch file may use one model only.
+ */
+import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
+import type { ReadableStream } from 'node:stream/web';
+import OpenAI, { toFile } from 'openai';
+import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
+import { z } from 'zod';
+import { STAGES, type Stage } from '../config/buildConfig.js';
+
+export interface BatchLimits {
+  maxRequests: number;
+  maxBytes: number;
+}
+
+/** OpenAI's limits per batch input file. */
+export const OPENAI_BATCH_LIMITS: BatchLimits = { maxRequests: 50_000, maxBytes: 200 * 1024 * 1024 };
+
+const ENDPOINT = '/v1/chat/completions';
+const COMPLETION_WINDOW = '24h';
+/** Reads are idempotent, so the SDK may retry them; creating files and batches is left to the activity's retry. */
+const READ_OPTIONS = { maxRetries: 2 };
+
+export interface BatchRequest {
+  custom_id: string;
+  body: ChatCompletionCreateParamsNonStreaming;
+}
+
+export interface BatchFile {
+  model: string;
+  customIds: string[];
+  bytes: number;
+  jsonl: string;
+}
+
+// ---------------------------------------------------------------------------------------
+// custom_id
+
+export interface BatchCallId {
+  sampleId: string;
+  stage: Stage;
+  attempt: number;
+}
+
+/** `mmif:<stage>:<attempt>:<sampleId>`; the sample id goes last, so it may contain anything. */
+export function batchCustomId(sampleId: string, stage: Stage, attempt: number): string {
+  if (!Number.isInteger(attempt) || attempt < 0) throw new Error(`batch attempt must be a non-negative integer, not ${attempt}`);
+  return `mmif:${stage}:${attempt}:${sampleId}`;
+}
+
+/** The inverse of batchCustomId; undefined for ids it did not make. */
+export function parseBatchCustomId(customId: string): BatchCallId | undefined {
+  const match = /^mmif:([a-z]+):(\d+):([\s\S]+)$/.exec(customId);
+  const stage = STAGES.find((s) => s === match?.[1]);
+  if (!match || !stage) return undefined;
+  return { sampleId: match[3]!, stage, attempt: Number(match[2]) };
+}
+
+// ---------------------------------------------------------------------------------------
+// Input files (pure)
+
+/**
+ * JSONL input files within `limits`: one model per file, and a new file whenever the next line
+ * would pass the request count or byte size. Request order is kept within a model.
+ */
+export function planBatchFiles(requests: readonly BatchRequest[], limits: BatchLimits = OPENAI_BATCH_LIMITS): BatchFile[] {
+  const seen = new Set<string>();
+  const files: BatchFile[] = [];
+  /** The file being filled for each model, its lines joined only once it is full. */
+  const filling = new Map<string, { model: string; customIds: string[]; bytes: number; lines: string[] }>();
+  const close = ({ lines, ...file }: { model: string; customIds: string[]; bytes: number; lines: string[] }) =>
+    files.push({ ...file, jsonl: lines.join('') });
+  for (const { custom_id, body } of requests) {
+    if (seen.has(custom_id)) throw new Error(`duplicate batch custom_id ${custom_id}`);
+    seen.add(custom_id);
+    const line = `${JSON.stringify({ custom_id, method: 'POST', url: ENDPOINT, body })}\n`;
+    const bytes = Buffer.byteLength(line);
+    if (bytes > limits.maxBytes) throw new Error(`batch request ${custom_id} is ${bytes} bytes, over the ${limits.maxBytes}-byte file limit`);
+    let file = filling.get(body.model);
+    if (file && (file.customIds.length >= limits.maxRequests || file.bytes + bytes > limits.maxBytes)) {
+      close(file);
+      file = undefined;
+    }
+    if (!file) {
+      file = { model: body.model, customIds: [], bytes: 0, lines: [] };
+      filling.set(body.model, file);
+    }
+    file.customIds.push(custom_id);
+    file.lines.push(line);
+    file.bytes += bytes;
+  }
+  for (const file of filling.values()) close(file);
+  return files;
+}
+
+// ---------------------------------------------------------------------------------------
+// Submitting and polling
+
+export interface SubmittedBatch {
+  batchId: string;
+  inputFileId: string;
+  model: string;
+  requests: number;
+}
+
+/** Uploads `requests` as one or more files and starts a batch for each. */
+export async function submitBatches(
+  client: OpenAI,
+  requests: readonly BatchRequest[],
+  options: { limits?: BatchLimits; metadata?: Record<string, string> } = {},
+): Promise<SubmittedBatch[]> {
+  const submitted: SubmittedBatch[] = [];
+  for (const file of planBatchFiles(requests, options.limits)) submitted.push(await submitBatchFile(client, file, options.metadata));
+  return submitted;
+}
+
+export async function submitBatchFile(client: OpenAI, file: BatchFile, metadata?: Record<string, string>): Promise<SubmittedBatch> {
+  const upload = await client.files.create({
+    file: await toFile(Buffer.from(file.jsonl), `mmif-batch-${file.model.replace(/[^\w.-]+/g, '_')}.jsonl`, { type: 'application/jsonl' }),
+    purpose: 'batch',
+  });
+  const batch = await client.batches.create({
+    input_file_id: upload.id,
+    endpoint: ENDPOINT,
+    completion_window: COMPLETION_WINDOW,
+    ...(metadata ? { metadata } : {}),
+  });
+  return { batchId: batch.id, inputFileId: upload.id, model: file.model, requests: file.customIds.length };
+}
+
+export interface BatchProgress {
+  batchId: string;
+  status: OpenAI.Batches.Batch['status'];
+  /** completed, failed, expired or cancelled: nothing will change any more. */
+  done: boolean;
+  counts: { total: number; completed: number; failed: number };
+  outputFileId?: string;
+  errorFileId?: string;
+  /** Why the batch failed validation (status failed), one message per problem. */
+  errors: string[];
+}
+
+const DONE: ReadonlySet<BatchProgress['status']> = new Set(['completed', 'failed', 'expired', 'cancelled']);
+
+export async function pollBatch(client: OpenAI, batchId: string): Promise<BatchProgress> {
+  return progressOf(await client.batches.retrieve(batchId, READ_OPTIONS));
+}
+
+/** Stops a batch; the lines finished so far can still be collected once it is done. */
+export async function cancelBatch(client: OpenAI, batchId: string): Promise<BatchProgress> {
+  return progressOf(await client.batches.cancel(batchId));
+}
+
+function progressOf(batch: OpenAI.Batches.Batch): BatchProgress {
+  return {
+    batchId: batch.id,
+    status: batch.status,
+    done: DONE.has(batch.status),
+    counts: batch.request_counts ?? { total: 0, completed: 0, failed: 0 },
+    ...(batch.output_file_id ? { outputFileId: batch.output_file_id } : {}),
+    ...(batch.error_file_id ? { errorFileId: batch.error_file_id } : {}),
+    errors: (batch.errors?.data ?? []).map((e) => `${e.line != null ? `line ${e.line}: ` : ''}${e.code ?? 'error'}: ${e.message ?? ''}`),
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// Results
+
+export interface BatchLineError {
+  code: string | null;
+  message: string;
+  /** The HTTP status the request got, when it ran. */
+  httpStatus?: number;
+}
+
+/**
+ * A custom_id missing from the results never ran (a cancelled batch, a failed one): treat it like
+ * `expired`, i.e. resubmit it or let the synchronous path make the call.
+ */
+export type BatchOutcome =
+  | { status: 'ok'; reply: ChatCompletion }
+  | { status: 'failed'; error: BatchLineError }
+  | { status: 'expired' };
+
+/** The outcome of every line in a finished batch's output and error files, by custom_id. */
+export async function collectBatch(client: OpenAI, batchId: string): Promise<Map<string, BatchOutcome>> {
+  const progress = await pollBatch(client, batchId);
+  if (!progress.done) throw new Error(`batch ${batchId} is still ${progress.status}; collect it once it is done`);
+  const outcomes = new Map<string, BatchOutcome>();
+  for (const fileId of [progress.outputFileId, progress.errorFileId]) {
+    if (!fileId) continue;
+    const content = await client.files.content(fileId, READ_OPTIONS);
+    if (!content.body) continue;
+    // Output files grow with the replies; read them a line at a time rather than as one string.
+    const lines = createInterface({ input: Readable.fromWeb(content.body as ReadableStream<Uint8Array>), crlfDelay: Infinity });
+    for await (const line of lines) {
+      if (line.trim() === '') continue;
+      const [customId, outcome] = parseBatchResultLine(line);
+      outcomes.set(customId, outcome);
+    }
+  }
+  return outcomes;
+}
+
+const ResultLineSchema = z
+  .object({
+    custom_id: z.string(),
+    response: z.object({ status_code: z.number().int(), body: z.unknown() }).loose().nullish(),
+    error: z.object({ code: z.string().nullish(), message: z.string().nullish() }).loose().nullish(),
+  })
+  .loose();
+const ErrorBodySchema = z.object({ error: z.object({ code: z.string().nullish(), message: z.string().nullish() }).loose() }).loose();
+const CompletionSchema = z.object({ choices: z.array(z.unknown()) }).loose();
+
+/**
+ * One line of an output or error file. OpenAI reports two kinds of failure: a request that ran and
+ * got an HTTP error has `response.status_code` ≠ 200 and the error in the body; one that did not
+ * run has a top-level `error` (`batch_expired` when the window closed first).
+ */
+export function parseBatchResultLine(line: string): [string, BatchOutcome] {
+  const { custom_id, response, error } = ResultLineSchema.parse(JSON.parse(line));
+  if (error) {
+    if (error.code === 'batch_expired') return [custom_id, { status: 'expired' }];
+    return [custom_id, { status: 'failed', error: { code: error.code ?? null, message: error.message ?? 'batch request failed' } }];
+  }
+  if (!response) return [custom_id, { status: 'failed', error: { code: null, message: 'neither a response nor an error' } }];
+  if (response.status_code === 200) {
+    const reply = CompletionSchema.safeParse(response.body);
+    if (reply.success) return [custom_id, { status: 'ok', reply: reply.data as unknown as ChatCompletion }];
+    return [custom_id, { status: 'failed', error: { code: null, message: 'a 200 response without a chat completion', httpStatus: 200 } }];
+  }
+  const body = ErrorBodySchema.safeParse(response.body);
+  return [
+    custom_id,
+    {
+      status: 'failed',
+      error: {
+        code: body.success ? (body.data.error.code ?? null) : null,
+        message: body.success ? (body.data.error.message ?? `HTTP ${response.status_code}`) : `HTTP ${response.status_code}`,
+        httpStatus: response.status_code,
+      },
+    },
+  ];
+}

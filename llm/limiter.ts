@@ -1,0 +1,203 @@
+/**
+ * Admission control per endpoint, shared by every activity of a worker process (limiterFor keeps
+ * one limiter per endpoint in a module-level registry). An endpoint is a base URL + model + API
+ * key: providers count limits per organisation/project key and per model, so two stages on one
+ * model share a limiter, and the same model under two keys does not.
+ *
+ * A request is admitted when, in FIFO order:
+ * - fewer than `window` requests are in flight. The window starts at the configured concurrency
+ *   and follows AIMD: a 429 halves it (not below 1), each success adds 1/window (so +1 per
+ *   window's worth of successes) back up to the cap. Halving happens once per congestion event:
+ *   429s of requests admitted before the last halving were caused by the old window and would
+ *   otherwise collapse it to 1 in one burst;
+ * - the endpoint is not paused: a 429 pauses it for its Retry-After (or a doubling default);
+ * - the request and token budgets allow it (rateBudget.ts): configured and learned per-minute
+ *   limits. Tokens are estimated before the call and corrected from `usage` after it.
+ *
+ * Strict FIFO means no starvation: a large request at the head is not overtaken by small ones.
+ * Retries keep their place in line (`place()` once per request, reused for each attempt).
+ * Waiting uses one timer per limiter and release events, never polling.
+ */
+import { createHash } from 'node:crypto';
+import type { ResolvedEndpoint } from './endpoint.js';
+import { RateBudget } from './rateBudget.js';
+import { readRateLimitHeaders, retryAfterMs, type HeaderSource } from './rateLimitHeaders.js';
+
+export interface EndpointLimits {
+  /** Requests in flight at most (the AIMD cap). */
+  concurrency: number;
+  requestsPerMinute?: number;
+  tokensPerMinute?: number;
+}
+
+export const DEFAULT_CONCURRENCY = 16;
+
+/** How an attempt went, told by the code that made the HTTP call. */
+export interface Ticket {
+  /** A 2xx: learn the provider's limits, replace the token estimate by the real count, widen the window. */
+  succeeded(headers: HeaderSource | undefined, tokensUsed: number | undefined): void;
+  /** A 429: learn the provider's limits, halve the window, pause the endpoint. */
+  rateLimited(headers: HeaderSource | undefined): void;
+}
+
+export interface LimiterSnapshot {
+  concurrency: number;
+  window: number;
+  inFlight: number;
+  queued: number;
+  pausedForMs: number;
+  requestsPerMinute: number | undefined;
+  tokensPerMinute: number | undefined;
+}
+
+/** Without a Retry-After: 1 s, doubling per congestion event without a success in between, at most 30 s. */
+const DEFAULT_PAUSE_MS = 1000;
+const MAX_DEFAULT_PAUSE_MS = 30_000;
+
+interface Waiter {
+  place: number;
+  tokens: number;
+  admit: (epoch: number) => void;
+}
+
+export class EndpointLimiter {
+  private cap: number;
+  private window: number;
+  private inFlight = 0;
+  private pausedUntil = 0;
+  /** Bumped by each halving; a 429 halves only when its request was admitted in the current epoch. */
+  private epoch = 0;
+  /** Congestion events since the last success, for the default pause. */
+  private strikes = 0;
+  private readonly requests: RateBudget;
+  private readonly tokens: RateBudget;
+  private readonly queue: Waiter[] = [];
+  private nextPlace = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Number.POSITIVE_INFINITY;
+
+  constructor(limits: EndpointLimits) {
+    this.cap = limits.concurrency;
+    this.window = limits.concurrency;
+    this.requests = new RateBudget(limits.requestsPerMinute, Date.now());
+    this.tokens = new RateBudget(limits.tokensPerMinute, Date.now());
+  }
+
+  /** Several configurations may name one endpoint (stages, builds): the tightest of each limit wins. */
+  tighten(limits: EndpointLimits): void {
+    const now = Date.now();
+    this.cap = Math.min(this.cap, limits.concurrency);
+    this.window = Math.min(this.window, this.cap);
+    this.requests.configure(limits.requestsPerMinute, now);
+    this.tokens.configure(limits.tokensPerMinute, now);
+  }
+
+  /** A place in line; pass it to every attempt of one request so retries are not sent to the back. */
+  place(): number {
+    return this.nextPlace++;
+  }
+
+  /** Waits for admission, runs `attempt` and releases its slot however it ends. */
+  async run<T>(estimatedTokens: number, attempt: (ticket: Ticket) => Promise<T>, place = this.place()): Promise<T> {
+    const epoch = await new Promise<number>((admit) => this.enqueue({ place, tokens: estimatedTokens, admit }));
+    const ticket: Ticket = {
+      succeeded: (headers, tokensUsed) => {
+        const now = Date.now();
+        if (headers) this.learn(headers, now);
+        if (tokensUsed !== undefined) this.tokens.correct(estimatedTokens, tokensUsed, now);
+        this.strikes = 0;
+        this.window = Math.min(this.cap, this.window + 1 / this.window);
+      },
+      rateLimited: (headers) => {
+        const now = Date.now();
+        if (headers) this.learn(headers, now);
+        if (epoch === this.epoch) {
+          this.epoch++;
+          this.strikes++;
+          this.window = Math.max(1, this.window / 2);
+        }
+        const pause = retryAfterMs(headers, now) ?? Math.min(MAX_DEFAULT_PAUSE_MS, DEFAULT_PAUSE_MS * 2 ** Math.max(0, this.strikes - 1));
+        this.pausedUntil = Math.max(this.pausedUntil, now + pause);
+      },
+    };
+    try {
+      return await attempt(ticket);
+    } finally {
+      this.inFlight--;
+      this.pump();
+    }
+  }
+
+  snapshot(): LimiterSnapshot {
+    return {
+      concurrency: this.cap,
+      window: this.window,
+      inFlight: this.inFlight,
+      queued: this.queue.length,
+      pausedForMs: Math.max(0, this.pausedUntil - Date.now()),
+      requestsPerMinute: this.requests.perMinute,
+      tokensPerMinute: this.tokens.perMinute,
+    };
+  }
+
+  private learn(headers: HeaderSource, now: number): void {
+    const report = readRateLimitHeaders(headers);
+    this.requests.learn(report.requests, now);
+    this.tokens.learn(report.tokens, now);
+  }
+
+  private enqueue(waiter: Waiter): void {
+    let at = this.queue.length;
+    while (at > 0 && this.queue[at - 1]!.place > waiter.place) at--;
+    this.queue.splice(at, 0, waiter);
+    this.pump();
+  }
+
+  /** Admits from the head while it fits; otherwise a release or the one timer calls again. */
+  private pump(): void {
+    for (let head = this.queue[0]; head; head = this.queue[0]) {
+      if (this.inFlight >= Math.floor(this.window)) return;
+      const now = Date.now();
+      const wait = Math.max(this.pausedUntil - now, this.requests.waitMs(1, now), this.tokens.waitMs(head.tokens, now));
+      if (wait > 0) return this.wakeIn(wait, now);
+      this.queue.shift();
+      this.inFlight++;
+      this.requests.take(1, now);
+      this.tokens.take(head.tokens, now);
+      head.admit(this.epoch);
+    }
+  }
+
+  private wakeIn(ms: number, now: number): void {
+    const at = now + ms;
+    if (this.timer && this.timerAt <= at) return;
+    clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.timerAt = Number.POSITIVE_INFINITY;
+      this.pump();
+    }, Math.ceil(ms));
+  }
+}
+
+const limiters = new Map<string, EndpointLimiter>();
+
+/** The worker-wide limiter of an endpoint, created on first use. */
+export function limiterFor(endpoint: ResolvedEndpoint, limits: EndpointLimits): EndpointLimiter {
+  const id = endpointIdentity(endpoint);
+  const existing = limiters.get(id);
+  if (existing) {
+    existing.tighten(limits);
+    return existing;
+  }
+  const limiter = new EndpointLimiter(limits);
+  limiters.set(id, limiter);
+  return limiter;
+}
+
+/** The key enters hashed: the registry never holds it in a form that could be logged. */
+export function endpointIdentity(endpoint: ResolvedEndpoint): string {
+  const key = createHash('sha256').update(endpoint.apiKey).digest('hex').slice(0, 16);
+  return `${endpoint.baseURL}\u0000${endpoint.model}\u0000${key}`;
+}

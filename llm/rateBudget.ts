@@ -1,0 +1,110 @@
+/**
+ * One budget of an endpoint, requests or tokens per minute, as two token buckets:
+ *
+ * - pacing, at the tighter of the configured rate and the limit the provider announces
+ *   (x-ratelimit-limit-*, per minute as OpenAI documents it). It holds one second's worth, not a
+ *   minute's: providers enforce limits over shorter periods too (OpenAI: "60,000 requests/minute
+ *   may be enforced as 1,000 requests/second"), so a full minute in one burst would earn 429s.
+ * - a mirror of the provider's own bucket, from the last x-ratelimit-remaining-* / reset-* it
+ *   sent: full at `limit` after `reset`, refilled linearly until then. It only binds when someone
+ *   else spends the same key (another worker, another tool) or when the provider's window is not
+ *   a minute (Groq's requests-per-day), and then waits exactly as long as the provider said.
+ *
+ * A cost larger than a bucket holds is let through when the bucket is full, and the bucket goes
+ * into debt: a 4,000-token request against a 1,000-token second is paced by the debt it leaves.
+ */
+import type { BudgetReport } from './rateLimitHeaders.js';
+
+const MINUTE_MS = 60_000;
+
+export class RateBucket {
+  constructor(
+    readonly capacity: number,
+    readonly perMs: number,
+    private level: number,
+    private updatedAt: number,
+  ) {}
+
+  levelAt(now: number): number {
+    this.refill(now);
+    return this.level;
+  }
+
+  /** Milliseconds until `cost` (at most a full bucket) is available; 0 means now. */
+  waitMs(cost: number, now: number): number {
+    this.refill(now);
+    const missing = Math.min(cost, this.capacity) - this.level;
+    return missing <= 0 ? 0 : missing / this.perMs;
+  }
+
+  /** Negative amounts give back (a request that used fewer tokens than estimated). */
+  take(amount: number, now: number): void {
+    this.refill(now);
+    this.level = Math.min(this.capacity, this.level - amount);
+  }
+
+  private refill(now: number): void {
+    this.level = Math.min(this.capacity, this.level + (now - this.updatedAt) * this.perMs);
+    this.updatedAt = now;
+  }
+}
+
+export class RateBudget {
+  private configured: number | undefined;
+  private announced: number | undefined;
+  private pacing: RateBucket | undefined;
+  private provider: RateBucket | undefined;
+
+  constructor(perMinute: number | undefined, now: number) {
+    this.configured = perMinute;
+    this.repace(now);
+  }
+
+  /** Per minute; the tightest of what was configured and what the provider announced. */
+  get perMinute(): number | undefined {
+    const known = [this.configured, this.announced].filter((n): n is number => n !== undefined);
+    return known.length > 0 ? Math.min(...known) : undefined;
+  }
+
+  /** Several configurations may name one endpoint: the tightest wins. */
+  configure(perMinute: number | undefined, now: number): void {
+    if (perMinute === undefined || (this.configured !== undefined && this.configured <= perMinute)) return;
+    this.configured = perMinute;
+    this.repace(now);
+  }
+
+  learn(report: BudgetReport, now: number): void {
+    const { limit, remaining, resetMs } = report;
+    if (limit !== undefined && limit > 0 && limit !== this.announced) {
+      this.announced = limit;
+      this.repace(now);
+    }
+    if (limit === undefined || remaining === undefined) return;
+    // No reset, or nothing spent: the provider refills over its (per-minute) limit.
+    const perMs = resetMs !== undefined && resetMs > 0 && remaining < limit ? (limit - remaining) / resetMs : limit / MINUTE_MS;
+    this.provider = new RateBucket(limit, perMs, remaining, now);
+  }
+
+  waitMs(cost: number, now: number): number {
+    return Math.max(this.pacing?.waitMs(cost, now) ?? 0, this.provider?.waitMs(cost, now) ?? 0);
+  }
+
+  take(amount: number, now: number): void {
+    this.pacing?.take(amount, now);
+    this.provider?.take(amount, now);
+  }
+
+  /** Corrects an estimate once the real amount is known; the provider's mirror is resynced by its next headers. */
+  correct(estimated: number, actual: number, now: number): void {
+    this.pacing?.take(actual - estimated, now);
+  }
+
+  /** A new rate keeps what the old bucket held (debt included); the first starts full, as at start-up. */
+  private repace(now: number): void {
+    const perMinute = this.perMinute;
+    if (perMinute === undefined) return;
+    const perMs = perMinute / MINUTE_MS;
+    const capacity = Math.max(1, perMs * 1000);
+    this.pacing = new RateBucket(capacity, perMs, Math.min(capacity, this.pacing?.levelAt(now) ?? capacity), now);
+  }
+}

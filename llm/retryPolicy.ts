@@ -1,0 +1,42 @@
+/**
+ * Which failed model calls are retried here and how long to wait. The SDK's own retries are off
+ * (endpoint.ts) so that every attempt passes through the endpoint's limiter: a retry storm from
+ * many activities would otherwise bypass the concurrency window and the rate budgets.
+ */
+import OpenAI from 'openai';
+
+export interface RetryPolicy {
+  /** Attempts per call, the first included; after the last the error fails the activity and Temporal retries it. */
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 6, baseDelayMs: 1000, maxDelayMs: 30_000 };
+
+/**
+ * - rejected: the request itself is refused (400, 413, 422); no retry can help, so the sample is rejected;
+ * - rate-limited: 429; the limiter pauses the endpoint, so the retry waits in line, not here;
+ * - transient: 408, 409, 5xx, connection errors and timeouts; retried after a backoff;
+ * - fatal: anything else (401, 403, 404, an exhausted quota, a bug); fails the activity at once.
+ */
+export type FailureKind = 'rejected' | 'rate-limited' | 'transient' | 'fatal';
+
+const REJECTING_STATUSES = new Set([400, 413, 422]);
+const TRANSIENT_STATUSES = new Set([408, 409]);
+
+export function classifyFailure(err: unknown): FailureKind {
+  if (!(err instanceof OpenAI.APIError)) return 'fatal';
+  // APIConnectionError and its timeout subclass carry no status.
+  if (err.status === undefined) return 'transient';
+  if (REJECTING_STATUSES.has(err.status)) return 'rejected';
+  // OpenAI answers 429 when the account is out of credit too; waiting does not refill it.
+  if (err.status === 429) return err.code === 'insufficient_quota' ? 'fatal' : 'rate-limited';
+  if (err.status >= 500 || TRANSIENT_STATUSES.has(err.status)) return 'transient';
+  return 'fatal';
+}
+
+/** "Full jitter": uniform in [0, min(max, base·2^(attempt−1))], so a burst of failures does not retry in lockstep. */
+export function backoffMs(policy: RetryPolicy, attempt: number, random: () => number = Math.random): number {
+  return random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+}

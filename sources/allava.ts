@@ -1,0 +1,58 @@
+/**
+ * ALLaVA-4V (FreedomIntelligence/ALLaVA-4V) as downloaded from the Hub: one JSON array per subset,
+ *   allava_laion/ALLaVA-Instruct-LAION-4V.json   allava_laion/ALLaVA-Caption-LAION-4V.json
+ *   allava_vflan/ALLaVA-Instruct-VFLAN-4V.json   allava_vflan/ALLaVA-Caption-VFLAN-4V.json
+ * of LLaVA records `{id, image: "allava_laion/images/100277305.jpeg", conversations, original_caption?, url?}`,
+ * image paths relative to the root. Files of 500k+ records are streamed, never loaded whole.
+ * Vision-FLAN questions often carry answer options or demonstrations: the question filter drops them.
+ */
+import type { SourceConfigOf } from '../config/sourceConfig.js';
+import { openStore, type S3Options } from '../storage/openStore.js';
+import type { ObjectStore } from '../storage/objectStore.js';
+import { SourceError, readNamedImage, type SourceItem, type SourceReader } from './contract.js';
+import { describeRoot } from './jsonFiles.js';
+import { llavaItems } from './llava.js';
+
+/** Read in this order when the config names no files; the Caption files' questions are generic "describe the image" prompts. */
+const ALLAVA_FILES = [
+  'allava_laion/ALLaVA-Instruct-LAION-4V.json',
+  'allava_laion/ALLaVA-Caption-LAION-4V.json',
+  'allava_vflan/ALLaVA-Instruct-VFLAN-4V.json',
+  'allava_vflan/ALLaVA-Caption-VFLAN-4V.json',
+];
+
+const EXPECTED =
+  `expected the ALLaVA-4V layout: JSON arrays of {id, image, conversations} (${ALLAVA_FILES.join(', ')}) ` +
+  'with the image paths they name (allava_laion/images/..., allava_vflan/images/...) under the same root, or `files` naming the JSON arrays';
+
+export function openAllava(config: SourceConfigOf<'allava'>, sourceIndex: number, s3: S3Options): SourceReader {
+  const store = openStore(config.uri, s3);
+  return {
+    samples: () => allavaSamples(store, config, sourceIndex),
+    readImage: (ref) => readNamedImage(store, ref),
+  };
+}
+
+async function* allavaSamples(store: ObjectStore, config: SourceConfigOf<'allava'>, sourceIndex: number): AsyncGenerator<SourceItem> {
+  const files = config.files ?? (await presentFiles(store));
+  yield* llavaItems({
+    source: 'allava',
+    store,
+    files,
+    imageDir: '',
+    licenseNote: config.licenseNote,
+    sourceIndex,
+    question: config.question,
+    expected: EXPECTED,
+    // LAION records keep the image's alt text: grounding, like a CC3M caption.
+    extras: (record) => (typeof record.original_caption === 'string' ? { caption: record.original_caption.trim() } : {}),
+  });
+}
+
+/** The ALLaVA-4V files present at the root; a cheap existence check each, instead of listing 700k images. */
+async function presentFiles(store: ObjectStore): Promise<string[]> {
+  const present = await Promise.all(ALLAVA_FILES.map((file) => store.exists(file)));
+  const files = ALLAVA_FILES.filter((_, i) => present[i]);
+  if (files.length === 0) throw new SourceError(store.root, `no ALLaVA-4V file found (${await describeRoot(store)}); ${EXPECTED}`);
+  return files;
+}

@@ -1,0 +1,104 @@
+/**
+ * ChartQA (vis-nlp/ChartQA) as downloaded:
+ *   ChartQA Dataset/{split}/{split}_human.json, {split}_augmented.json   arrays of {imgname, query, label}
+ *   ChartQA Dataset/{split}/png/<imgname>                               the charts
+ *   ChartQA Dataset/{split}/tables/<stem>.csv                           optional data tables
+ * for split in train, val, test. The root may be the folder holding `ChartQA Dataset` or that folder
+ * itself. A chart's table, cut to whole rows within a few KB, becomes the sample's grounding.
+ */
+import type { SourceConfigOf } from '../config/sourceConfig.js';
+import type { ObjectStore } from '../storage/objectStore.js';
+import { openStore, type S3Options } from '../storage/openStore.js';
+import { SourceError, damaged, filtered, readNamedImage, sourceSample, type SourceItem, type SourceReader } from './contract.js';
+import { datasetKey, joinPath } from './datasetPath.js';
+import { asObject, describeRoot, jsonFileRecords, requireFiles, type JsonRecord } from './jsonFiles.js';
+import { orderedMap } from './orderedMap.js';
+import { cleanQuestion } from './questions.js';
+
+type ChartqaConfig = SourceConfigOf<'chartqa'>;
+
+const DATASET_DIR = 'ChartQA Dataset';
+/** Grounding budget for a data table: enough for the rows a question is about, small enough for every prompt. */
+export const TABLE_LIMIT = 4096;
+/** Records whose table is fetched ahead (a GET each). */
+const READ_AHEAD = 16;
+
+const EXPECTED =
+  `expected the ChartQA layout: '${DATASET_DIR}/{split}/{split}_human.json' and '{split}_augmented.json' ` +
+  `(arrays of {imgname, query, label}) with charts in '{split}/png/', optional tables in '{split}/tables/'; ` +
+  `the root is the folder holding '${DATASET_DIR}' or that folder itself`;
+
+export function openChartqa(config: ChartqaConfig, sourceIndex: number, s3: S3Options): SourceReader {
+  const store = openStore(config.uri, s3);
+  return {
+    samples: () => chartqaSamples(store, config, sourceIndex),
+    readImage: (ref) => readNamedImage(store, ref),
+  };
+}
+
+interface SplitFile {
+  split: string;
+  set: string;
+  /** `ChartQA Dataset/train` or `train`. */
+  dir: string;
+  file: string;
+}
+
+async function* chartqaSamples(store: ObjectStore, config: ChartqaConfig, sourceIndex: number): AsyncGenerator<SourceItem> {
+  const base = await datasetDir(store, config);
+  const files: SplitFile[] = config.splits.flatMap((split) =>
+    config.sets.map((set) => ({ split, set, dir: joinPath(base, split), file: joinPath(base, split, `${split}_${set}.json`) })),
+  );
+  await requireFiles(store, files.map((f) => f.file), EXPECTED);
+  for (const split of files) {
+    yield* orderedMap(jsonFileRecords(store, split.file, EXPECTED), READ_AHEAD, async (record) =>
+      'problem' in record ? record : toItem(record, split, store, config, sourceIndex),
+    );
+  }
+}
+
+/** '' when the root is the `ChartQA Dataset` folder itself, else that folder's name; probed with the first configured file. */
+async function datasetDir(store: ObjectStore, config: ChartqaConfig): Promise<string> {
+  const split = config.splits[0]!;
+  const probe = `${split}/${split}_${config.sets[0]!}.json`;
+  if (await store.exists(joinPath(DATASET_DIR, probe))) return DATASET_DIR;
+  if (await store.exists(probe)) return '';
+  throw new SourceError(store.root, `no ChartQA dataset found: neither '${DATASET_DIR}/${probe}' nor '${probe}' exists (${await describeRoot(store)}); ${EXPECTED}`);
+}
+
+/** sourceId is `<split>/<set>/<index>/<imgname>`: position and chart, stable while the file is. */
+async function toItem({ index, value }: JsonRecord, at: SplitFile, store: ObjectStore, config: ChartqaConfig, sourceIndex: number): Promise<SourceItem> {
+  const position = `${at.split}/${at.set}/${index}`;
+  const record = asObject(value);
+  if (!record || typeof record.imgname !== 'string' || typeof record.query !== 'string') {
+    return damaged(position, `${at.file}#${index}: expected {imgname, query, label}, got ${JSON.stringify(value).slice(0, 80)}`);
+  }
+  const sourceId = `${position}/${record.imgname}`;
+  const key = datasetKey(joinPath(at.dir, 'png'), record.imgname);
+  if (key === undefined) return damaged(sourceId, `${sourceId}: imgname '${record.imgname}' leaves the dataset root; not read`);
+  const verdict = cleanQuestion(record.query, config.question);
+  if (!verdict.ok) return filtered(sourceId, verdict.reason, `${sourceId}: ${verdict.detail}`);
+
+  const label = typeof record.label === 'string' || typeof record.label === 'number' ? String(record.label).trim() : undefined;
+  return sourceSample('chartqa', sourceId, config.licenseNote, { sourceIndex, key }, {
+    originalInstruction: verdict.question,
+    originalAnswer: label,
+    grounding: config.attachTables ? await chartTable(store, at.dir, record.imgname) : undefined,
+  });
+}
+
+/** The chart's data table, if the dataset has one. */
+async function chartTable(store: ObjectStore, dir: string, imgname: string): Promise<string | undefined> {
+  const stem = imgname.replace(/\.[^./]*$/, '');
+  const key = datasetKey(joinPath(dir, 'tables'), `${stem}.csv`);
+  const csv = key === undefined ? undefined : await store.get(key);
+  return csv === undefined ? undefined : tableText(csv.toString('utf8'));
+}
+
+/** Whole rows up to TABLE_LIMIT characters, saying when rows were left out. */
+function tableText(csv: string): string {
+  const text = csv.replace(/\r\n?/g, '\n').trim();
+  if (text.length <= TABLE_LIMIT) return text;
+  const cut = text.lastIndexOf('\n', TABLE_LIMIT);
+  return `${text.slice(0, cut > 0 ? cut : TABLE_LIMIT)}\n… (table cut at ${TABLE_LIMIT} characters)`;
+}

@@ -1,0 +1,60 @@
+/**
+ * JSON-array files inside a dataset root (ALLaVA, ChartQA, Geo170K, MultiUI): checking that the
+ * layout's files are there, and streaming each file's records with damage reported per record.
+ */
+import { StoreError, type ObjectStore } from '../storage/objectStore.js';
+import { SourceError, damaged, type DamagedUnit } from './contract.js';
+import { JsonArrayError, jsonArrayElements } from './jsonArrayStream.js';
+
+export interface JsonRecord {
+  file: string;
+  /** Position in the file's array, from 0. */
+  index: number;
+  value: unknown;
+}
+
+/**
+ * Fails fast, before any sample is yielded, when a file the layout needs is missing: a build should
+ * not stream half a million records of one file and then stop on the next.
+ * `expected` describes the layout for the message.
+ */
+export async function requireFiles(store: ObjectStore, files: readonly string[], expected: string): Promise<void> {
+  const present = await Promise.all(files.map((file) => store.exists(file)));
+  const missing = files.filter((_, i) => !present[i]);
+  if (missing.length === 0) return;
+  throw new SourceError(store.root, `${missing.map((f) => `'${f}'`).join(', ')} not found (${await describeRoot(store)}); ${expected}`);
+}
+
+/** What the root holds, for error messages: a wrong uri and a wrong layout call for different fixes. */
+export async function describeRoot(store: ObjectStore): Promise<string> {
+  for await (const { key } of store.list('')) return `the root holds other files, e.g. '${key}'`;
+  return 'the root is missing or empty';
+}
+
+/**
+ * The elements of one JSON array file, in order. A malformed element or a truncated end becomes a
+ * damaged unit named `<file>#<index>`; a file that is not a JSON array at all is a layout error.
+ */
+export async function* jsonFileRecords(store: ObjectStore, file: string, expected: string): AsyncGenerator<JsonRecord | DamagedUnit> {
+  let stream: NodeJS.ReadableStream;
+  try {
+    stream = await store.openRead(file);
+  } catch (err) {
+    if (err instanceof StoreError && err.code === 'not-found') throw new SourceError(store.root, `'${file}' not found; ${expected}`);
+    throw err;
+  }
+  try {
+    for await (const item of jsonArrayElements(stream as AsyncIterable<Buffer>)) {
+      if ('error' in item) yield damaged(`${file}#${item.index}`, `${file}: element #${item.index} at byte ${item.offset}: ${item.error}`);
+      else yield { file, index: item.index, value: item.value };
+    }
+  } catch (err) {
+    if (err instanceof JsonArrayError) throw new SourceError(store.root, `'${file}' is not a JSON array (${err.message}); ${expected}`);
+    throw err;
+  }
+}
+
+/** The value as a plain JSON object, or undefined. */
+export function asObject(value: unknown): Record<string, unknown> | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}

@@ -1,0 +1,85 @@
+/**
+ * LLaVA-style conversation records, the format ALLaVA, Geo170K and MultiUI share:
+ *   { id, image: "<path under the image folder>", conversations: [{ from: "human", value }, { from: "gpt", value }, ...] }
+ * stored as JSON arrays. The first human turn is the dataset's question (cleaned by questions.ts),
+ * the first gpt turn after it is its answer. Each source only says where its files and images are,
+ * and which records its own policy drops.
+ */
+import type { QuestionPolicy, SourceType } from '../config/sourceConfig.js';
+import type { SourceSample } from '../domain/sample.js';
+import type { ObjectStore } from '../storage/objectStore.js';
+import { damaged, filtered, sourceSample, type SourceItem } from './contract.js';
+import { datasetKey } from './datasetPath.js';
+import { asObject, jsonFileRecords, requireFiles, type JsonRecord } from './jsonFiles.js';
+import { cleanQuestion } from './questions.js';
+
+export interface LlavaSource {
+  source: SourceType;
+  store: ObjectStore;
+  /** JSON arrays relative to the root, read in this order. */
+  files: readonly string[];
+  /** Folder the records' image paths are relative to: '' for the root. */
+  imageDir: string;
+  licenseNote: string;
+  sourceIndex: number;
+  question: QuestionPolicy;
+  /** The layout, for error messages. */
+  expected: string;
+  /** A policy drop decided from the record's id (MultiUI's task types): the filter key and why. */
+  screen?: (id: string | undefined) => { filter: string; reason: string } | undefined;
+  /** Source-specific text kept with the sample (ALLaVA's LAION alt text). */
+  extras?: (record: Record<string, unknown>) => Pick<SourceSample, 'caption' | 'grounding'>;
+}
+
+const HUMAN = new Set(['human', 'user']);
+const ASSISTANT = new Set(['gpt', 'assistant']);
+
+export async function* llavaItems(source: LlavaSource): AsyncGenerator<SourceItem> {
+  await requireFiles(source.store, source.files, source.expected);
+  for (const file of source.files) {
+    for await (const record of jsonFileRecords(source.store, file, source.expected)) {
+      yield 'problem' in record ? record : toItem(record, source);
+    }
+  }
+}
+
+/**
+ * sourceId is `<file>#<index>:<id>`: the position makes it unique even where a dataset repeats an
+ * id, the id lets a reader find the record by grep.
+ */
+function toItem({ file, index, value }: JsonRecord, source: LlavaSource): SourceItem {
+  const record = asObject(value);
+  if (!record) return damaged(`${file}#${index}`, `${file}#${index}: not a JSON object`);
+  const id = typeof record.id === 'string' || typeof record.id === 'number' ? String(record.id) : undefined;
+  const sourceId = id === undefined ? `${file}#${index}` : `${file}#${index}:${id}`;
+
+  if (record.image === undefined) return filtered(sourceId, 'no-image', `${sourceId}: a text-only record`);
+  if (typeof record.image !== 'string') return damaged(sourceId, `${sourceId}: image is not a path: ${JSON.stringify(record.image).slice(0, 80)}`);
+  const key = datasetKey(source.imageDir, record.image);
+  if (key === undefined) return damaged(sourceId, `${sourceId}: image path '${record.image}' leaves the dataset root; not read`);
+  const exchange = firstExchange(record.conversations);
+  if (typeof exchange === 'string') return damaged(sourceId, `${sourceId}: ${exchange}`);
+
+  const drop = source.screen?.(id);
+  if (drop) return filtered(sourceId, drop.filter, `${sourceId}: ${drop.reason}`);
+  const verdict = cleanQuestion(exchange.question, source.question);
+  if (!verdict.ok) return filtered(sourceId, verdict.reason, `${sourceId}: ${verdict.detail}`);
+
+  return sourceSample(source.source, sourceId, source.licenseNote, { sourceIndex: source.sourceIndex, key }, {
+    originalInstruction: verdict.question,
+    originalAnswer: exchange.answer,
+    ...source.extras?.(record),
+  });
+}
+
+/** The first human turn and the first assistant turn after it, or what is wrong with the conversation. */
+function firstExchange(conversations: unknown): { question: string; answer?: string } | string {
+  if (!Array.isArray(conversations)) return 'no conversations array';
+  const turns = conversations.map(asObject);
+  const q = turns.findIndex((t) => t !== undefined && HUMAN.has(String(t.from)));
+  if (q === -1) return 'no human turn in the conversation';
+  const question = turns[q]!.value;
+  if (typeof question !== 'string') return `human turn #${q} has no text`;
+  const answer = turns.find((t, i) => i > q && t !== undefined && ASSISTANT.has(String(t.from)))?.value;
+  return typeof answer === 'string' ? { question, answer: answer.trim() } : { question };
+}

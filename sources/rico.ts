@@ -1,0 +1,120 @@
+/**
+ * RICO unique UIs (interactionmining.org) as unpacked: `combined/<N>.jpg` screenshots beside
+ * `combined/<N>.json` view hierarchies; the root is the folder holding `combined/` or `combined/`
+ * itself. `semantic_annotations/` holds wireframe renderings, not screenshots, and is never read.
+ * RICO has no questions: instructions are generated, and the text visible on the screen (from the
+ * hierarchy) is the grounding.
+ */
+import type { SourceConfigOf } from '../config/sourceConfig.js';
+import type { ObjectStore } from '../storage/objectStore.js';
+import { openStore, type S3Options } from '../storage/openStore.js';
+import { SourceError, damaged, readStored, sourceSample, type SourceItem, type SourceReader } from './contract.js';
+import { asObject, describeRoot } from './jsonFiles.js';
+import { orderedMap } from './orderedMap.js';
+
+const SCREENS = 'combined';
+const IMAGE_EXTS = new Set(['jpg', 'jpeg', 'png']);
+/** Screen text budget: the labels and headings that say what the screen is, not every list row. */
+const SCREEN_TEXT_LIMIT = 2000;
+/** Screens whose hierarchy is fetched ahead (a GET each). */
+const READ_AHEAD = 16;
+
+const EXPECTED =
+  `expected the RICO layout: '${SCREENS}/<N>.jpg' screenshots with '${SCREENS}/<N>.json' view hierarchies; ` +
+  `the root is the folder holding '${SCREENS}/' or that folder itself ('semantic_annotations/' wireframes are not screenshots)`;
+
+export function openRico(config: SourceConfigOf<'rico'>, sourceIndex: number, s3: S3Options): SourceReader {
+  const store = openStore(config.uri, s3);
+  return {
+    samples: () => ricoSamples(store, config, sourceIndex),
+    readImage: (ref) => readStored(store, ref),
+  };
+}
+
+/** One screen: the files sharing a stem. */
+interface Screen {
+  stem: string;
+  image?: string;
+  hierarchy?: string;
+}
+
+async function* ricoSamples(store: ObjectStore, config: SourceConfigOf<'rico'>, sourceIndex: number): AsyncGenerator<SourceItem> {
+  const dir = await screensDir(store);
+  yield* orderedMap(screens(store, dir), READ_AHEAD, (screen) => toItem(screen, store, config, sourceIndex));
+}
+
+/** `combined/` when the root holds it, '' when the root is that folder (screenshots at the top level). */
+async function screensDir(store: ObjectStore): Promise<string> {
+  for await (const { key } of store.list(`${SCREENS}/`)) if (kindOf(key.slice(SCREENS.length + 1)) === 'image') return `${SCREENS}/`;
+  for await (const { key } of store.list('')) if (kindOf(key) === 'image') return '';
+  throw new SourceError(store.root, `no RICO screenshots found (${await describeRoot(store)}); ${EXPECTED}`);
+}
+
+function kindOf(name: string): 'image' | 'hierarchy' | undefined {
+  if (name.includes('/') || name.indexOf('.') <= 0) return undefined;
+  const ext = name.slice(name.lastIndexOf('.') + 1).toLowerCase();
+  return IMAGE_EXTS.has(ext) ? 'image' : ext === 'json' ? 'hierarchy' : undefined;
+}
+
+/** Screens in listing order. A stem's files are adjacent in a sorted listing, so one screen is held at a time. */
+async function* screens(store: ObjectStore, dir: string): AsyncGenerator<Screen> {
+  let current: Screen | undefined;
+  for await (const { key } of store.list(dir)) {
+    const name = key.slice(dir.length);
+    const kind = kindOf(name);
+    if (!kind) continue;
+    const stem = name.slice(0, name.indexOf('.'));
+    if (current && current.stem !== stem) {
+      yield current;
+      current = undefined;
+    }
+    current ??= { stem };
+    current[kind] ??= key;
+  }
+  if (current) yield current;
+}
+
+/** sourceId is the screen's number, `<N>`. */
+async function toItem(screen: Screen, store: ObjectStore, config: SourceConfigOf<'rico'>, sourceIndex: number): Promise<SourceItem> {
+  if (!screen.image) return damaged(screen.stem, `${screen.hierarchy}: a view hierarchy without its screenshot`);
+  let grounding: string | undefined;
+  if (screen.hierarchy) {
+    const body = await store.get(screen.hierarchy);
+    let hierarchy: unknown;
+    try {
+      hierarchy = body === undefined ? undefined : JSON.parse(body.toString('utf8'));
+    } catch (err) {
+      return damaged(screen.stem, `${screen.hierarchy} is not JSON (${(err as Error).message})`);
+    }
+    grounding = visibleText(hierarchy);
+  }
+  return sourceSample('rico', screen.stem, config.licenseNote, { sourceIndex, key: screen.image }, { grounding });
+}
+
+/**
+ * The `text` of the hierarchy's visible nodes in document order, one per line, each once, up to
+ * `limit` characters. A node hidden from the user hides its subtree too.
+ */
+function visibleText(hierarchy: unknown, limit = SCREEN_TEXT_LIMIT): string | undefined {
+  const top = asObject(hierarchy);
+  const root = asObject(asObject(top?.activity)?.root) ?? top;
+  const stack = root ? [root] : [];
+  const seen = new Set<string>();
+  let length = 0;
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    if (node['visible-to-user'] === false || node.visibility === 'invisible' || node.visibility === 'gone') continue;
+    const text = typeof node.text === 'string' ? node.text.replace(/\s+/g, ' ').trim() : '';
+    if (text && !seen.has(text)) {
+      if (length + text.length > limit) break;
+      seen.add(text);
+      length += text.length + 1;
+    }
+    const children = Array.isArray(node.children) ? node.children : [];
+    for (let i = children.length - 1; i >= 0; i--) {
+      const child = asObject(children[i]);
+      if (child) stack.push(child);
+    }
+  }
+  return seen.size > 0 ? [...seen].join('\n') : undefined;
+}

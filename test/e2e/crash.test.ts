@@ -1,0 +1,120 @@
+/**
+ * Kill a worker mid-shard. Workers run as separate `mmif worker` processes; one is SIGKILLed while
+ * activities are in flight, a fresh one takes over, and the dataset must come out exactly as an
+ * uninterrupted run with the same seed makes it: the planned sample ids, each once, byte-identical.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import type { BuildConfigInput } from '../../config/buildConfig.js';
+import type { InstructRecord } from '../../domain/records.js';
+import type { SourceSample } from '../../domain/sample.js';
+import { startTemporalDevServer, stopProcess, type DevServer } from '../../local/temporalDevServer.js';
+import type { BuildReport } from '../../output/buildReport.js';
+import { buildLayout } from '../../output/layout.js';
+import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
+import { getJson } from '../../storage/objectStore.js';
+import { LocalStore } from '../../storage/localStore.js';
+import { writeCc3m } from '../fixtures/cc3m.js';
+import { assertCommittedShardsIntact, eventually } from '../harness/datasetChecks.js';
+
+const CLI = fileURLToPath(new URL('../../cli/mmif.ts', import.meta.url));
+const TASK_QUEUE = 'mmif-crash';
+
+let server: DevServer;
+let simulator: SimulatorHandle;
+let connection: Connection;
+let client: Client;
+let dir: string;
+const workers: ChildProcess[] = [];
+
+before(async () => {
+  [server, simulator] = await Promise.all([startTemporalDevServer(), startSimulator({ seed: 9, faults: { latencyMs: 120 } })]);
+  connection = await Connection.connect({ address: server.address });
+  client = new Client({ connection });
+  dir = await mkdtemp(path.join(tmpdir(), 'mmif-crash-'));
+  await writeCc3m(new LocalStore(path.join(dir, 'cc3m')), 'files', { perShard: 4, shards: 2 });
+});
+
+after(async () => {
+  for (const w of workers) await stopProcess(w);
+  await connection?.close();
+  await server?.stop();
+  await simulator?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+/** A worker in its own process, as production runs it. */
+async function startWorkerProcess(): Promise<ChildProcess> {
+  // node itself, not the tsx wrapper: a wrapper's grandchild would outlive SIGTERM and hold the pipes.
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'worker'], {
+    env: { ...process.env, TEMPORAL_ADDRESS: server.address, MMIF_TASK_QUEUE: TASK_QUEUE, OPENAI_BASE_URL: simulator.url },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  workers.push(child);
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => d.toString().includes('worker polling') && resolve());
+    child.once('exit', (code) => reject(new Error(`worker exited early (${code})`)));
+  });
+  return child;
+}
+
+const config = (buildId: string, output: string): BuildConfigInput => ({
+  buildId,
+  seed: 12,
+  output,
+  sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m') }],
+  maxSamples: 8,
+  shardSize: 4,
+  batchSize: 2,
+  retry: { maximumAttempts: 20, initialIntervalSeconds: 0.5, maximumIntervalSeconds: 1, heartbeatTimeoutSeconds: 3 },
+  models: { default: { model: 'mmif-sim-vlm' } },
+});
+
+/** Data files by path -> sha256, and the record ids of the whole build. */
+async function dataset(output: string, buildId: string) {
+  const store = new LocalStore(output);
+  const sums = await assertCommittedShardsIntact(store, buildId, 2);
+  const data = new Map([...sums].filter(([file]) => !file.startsWith('manifests/')));
+  const ids: string[] = [];
+  const planned: string[] = [];
+  for (const shard of [0, 1]) {
+    const layout = buildLayout(buildId);
+    planned.push(...(await getJson<SourceSample[]>(store, layout.shardPlan(shard)))!.map((s) => s.sampleId));
+    const body = (await store.get(layout.instructJsonl(shard)))!.toString();
+    ids.push(...body.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as InstructRecord).id));
+    const rejects = (await store.get(layout.rejects(shard)))!.toString();
+    ids.push(...rejects.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { id: string; kind: string }).filter((r) => r.kind === 'sample').map((r) => r.id));
+  }
+  return { data, ids: ids.sort(), planned: planned.sort() };
+}
+
+test('a worker SIGKILLed mid-shard is replaced and the dataset is byte-identical to an uninterrupted run', async () => {
+  const first = await startWorkerProcess();
+
+  // The reference: the same build, uninterrupted, into its own output (and so its own model cache).
+  const refOutput = path.join(dir, 'reference');
+  const ref = (await client.workflow.execute('buildDataset', { taskQueue: TASK_QUEUE, workflowId: 'reference', args: [config('crash', refOutput)] })) as BuildReport;
+  assert.equal(ref.shards.committed, 2);
+
+  const output = path.join(dir, 'crashed');
+  const handle = await client.workflow.start('buildDataset', { taskQueue: TASK_QUEUE, workflowId: 'crashed', args: [config('crash', output)] });
+  const requests = simulator.stats().requests;
+  await eventually(() => simulator.stats().requests > requests + 8 && simulator.stats().inFlight > 0, 60_000, 'activities in flight');
+  first.kill('SIGKILL');
+  await new Promise((r) => first.once('exit', r));
+  await startWorkerProcess();
+
+  const report = (await handle.result()) as BuildReport;
+  assert.deepEqual(report.shards, { planned: 2, committed: 2, failed: 0 });
+  const crashed = await dataset(output, 'crash');
+  const reference = await dataset(refOutput, 'crash');
+  assert.deepEqual(crashed.ids, crashed.planned, 'every planned sample exactly once (a record or a rejection)');
+  assert.equal(new Set(crashed.ids).size, 8);
+  assert.deepEqual(crashed.data, reference.data, 'data files byte-identical to the uninterrupted run');
+});

@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { QuestionPolicy } from '../../config/sourceConfig.js';
+import { cleanQuestion, type QuestionVerdict } from '../../sources/questions.js';
+
+const DROP: QuestionPolicy = { minLength: 8, maxLength: 1000, dropMultipleChoice: true, dropFewShot: true };
+const KEEP_STEMS: QuestionPolicy = { ...DROP, dropMultipleChoice: false };
+
+function kept(verdict: QuestionVerdict): string {
+  assert.ok(verdict.ok, `expected a kept question, got ${JSON.stringify(verdict)}`);
+  return verdict.question;
+}
+
+function dropped(verdict: QuestionVerdict): string {
+  assert.ok(!verdict.ok, `expected a drop, got ${JSON.stringify(verdict)}`);
+  assert.ok(verdict.detail.length > 0);
+  return verdict.reason;
+}
+
+describe('cleanQuestion', () => {
+  it('removes <image> tokens wherever they are, with the spaces and blank lines they leave', () => {
+    assert.equal(kept(cleanQuestion('<image>\nWhat is in the picture?', DROP)), 'What is in the picture?');
+    assert.equal(kept(cleanQuestion('What is in the picture?\n<image>', DROP)), 'What is in the picture?');
+    assert.equal(kept(cleanQuestion('Describe <IMAGE> the scene.\r\n\r\n\r\n\r\nBe brief.', DROP)), 'Describe the scene.\n\nBe brief.');
+  });
+
+  it('removes answer-format boilerplate written for the dataset\'s own training', () => {
+    assert.equal(kept(cleanQuestion('<image>\nWhat colour is the car?\nAnswer the question using a single word or phrase.', DROP)), 'What colour is the car?');
+    assert.equal(
+      kept(cleanQuestion('<image>\nHint: Please answer the question and provide the final answer at the end.\nQuestion: How many people are there?', DROP)),
+      'How many people are there?',
+    );
+  });
+
+  it('reduces a Geo170K question to its stem when multiple choice is kept', () => {
+    const raw =
+      '<image>\nFirst perform reasoning, then finally select the question from the choices in the following format: Answer: xxx.\n' +
+      'Question: As shown in the figure, AB is the diameter of circle O, then the degree of angle BOC is ()\nChoices:\nA:30°\nB:45°\nC:60°\nD:90°';
+    assert.equal(kept(cleanQuestion(raw, KEEP_STEMS)), 'As shown in the figure, AB is the diameter of circle O, then the degree of angle BOC is');
+    assert.equal(dropped(cleanQuestion(raw, DROP)), 'multiple-choice');
+  });
+
+  it('recognises the usual ways of offering options', () => {
+    const cases = [
+      'Which animal is shown?\nOptions: cat, dog, bird',
+      'Which animal is shown?\nA. cat\nB. dog\nC. bird',
+      'Which animal is shown?\n(A) cat\n(B) dog',
+      'Which animal is shown?\na) cat\nb) dog',
+      'Which animal is shown? (A) cat (B) dog (C) bird',
+      "Which animal is shown?\nA: cat\nB: dog\nAnswer with the option's letter from the given choices directly.",
+    ];
+    for (const raw of cases) assert.equal(dropped(cleanQuestion(raw, DROP)), 'multiple-choice', raw);
+  });
+
+  it('strips every form of options when keeping the stem', () => {
+    assert.equal(kept(cleanQuestion('Which animal is shown? (A) cat (B) dog (C) bird', KEEP_STEMS)), 'Which animal is shown?');
+    assert.equal(kept(cleanQuestion('Which animal is shown?\n(A) cat\n(B) dog\nExplain briefly.', KEEP_STEMS)), 'Which animal is shown?\nExplain briefly.');
+    assert.equal(kept(cleanQuestion('Which animal is shown?\nOptions:\n\nA. cat\nB. dog', KEEP_STEMS)), 'Which animal is shown?');
+  });
+
+  it('does not take a sentence that starts with "A." for options', () => {
+    assert.equal(kept(cleanQuestion('A. Lincoln signed this document; what is its title?', DROP)), 'A. Lincoln signed this document; what is its title?');
+  });
+
+  it('drops prompts that carry worked examples', () => {
+    const cases = [
+      'Question: Is the sky blue?\nAnswer: yes\nQuestion: What shape is in the corner?',
+      'Q: How many cats?\nQ: How many dogs?',
+      'Look at the chart.\nAnswer: 42\nNow, what is the lowest value?',
+      'Example: "a red car" -> car\nWhat is the main object?',
+    ];
+    for (const raw of cases) assert.equal(dropped(cleanQuestion(raw, DROP)), 'few-shot', raw);
+    assert.equal(kept(cleanQuestion('Q: How many cats?\nQ: How many dogs?', { ...DROP, dropFewShot: false })), 'How many cats?\nQ: How many dogs?');
+  });
+
+  it('keeps a trailing "Answer:" cue with nothing after it', () => {
+    assert.equal(kept(cleanQuestion('What is the tallest building in the photo?\nAnswer:', DROP)), 'What is the tallest building in the photo?\nAnswer:');
+  });
+
+  it('applies the length limits to the cleaned text', () => {
+    assert.equal(dropped(cleanQuestion('<image>\nWhy?', DROP)), 'too-short');
+    assert.equal(dropped(cleanQuestion('<image>', DROP)), 'too-short');
+    assert.equal(kept(cleanQuestion('12345678', DROP)), '12345678');
+    const long = `Describe ${'very '.repeat(30)}carefully.`;
+    assert.equal(dropped(cleanQuestion(long, { ...DROP, maxLength: 100 })), 'too-long');
+    assert.equal(kept(cleanQuestion(long, { ...DROP, maxLength: long.length })), long);
+  });
+});

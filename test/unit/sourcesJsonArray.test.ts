@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { JsonArrayError, jsonArrayElements, type JsonArrayItem, type JsonArrayOptions } from '../../sources/jsonArrayStream.js';
+
+/** Streams `text` in chunks of `size` bytes, so every boundary case is hit by some size. */
+async function parse(text: string | Buffer, size = 1 << 16, options?: JsonArrayOptions): Promise<JsonArrayItem[]> {
+  const bytes = typeof text === 'string' ? Buffer.from(text) : text;
+  async function* chunks() {
+    for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size);
+  }
+  const items: JsonArrayItem[] = [];
+  for await (const item of jsonArrayElements(chunks(), options)) items.push(item);
+  return items;
+}
+
+const TRICKY = [
+  { id: 'a', text: 'commas, ] brackets } and "quotes" \\ in strings', nested: [[1, { x: [] }], {}] },
+  'a string element',
+  42,
+  null,
+  { emoji: '日本語 ✓ 😀', escaped: '\u0000\n\t' },
+];
+
+describe('jsonArrayElements', () => {
+  it('yields every element, whatever the chunk boundaries (strings, escapes, nesting, multi-byte UTF-8)', async () => {
+    const text = JSON.stringify(TRICKY, null, 2);
+    for (const size of [1, 2, 3, 7, 64, 1 << 16]) {
+      const items = await parse(text, size);
+      assert.deepEqual(items.map((i) => ('value' in i ? i.value : i)), TRICKY, `chunk size ${size}`);
+      assert.deepEqual(items.map((i) => i.index), [0, 1, 2, 3, 4]);
+    }
+  });
+
+  it('gives each element its byte offset in the file', async () => {
+    const text = '\ufeff[ {"a":"é"},\n  7 ]';
+    const items = await parse(text, 1);
+    const bytes = Buffer.from(text);
+    assert.deepEqual(items.map((i) => i.offset), [bytes.indexOf('{'), bytes.indexOf('7')]);
+  });
+
+  it('reports a malformed element with its index and offset, and goes on with the next', async () => {
+    const text = '[{"id": 1}, {"id": 2, "image": }, {"id": 3}, {id: 4}, {"id": 5}]';
+    for (const size of [1, 5, 1 << 16]) {
+      const items = await parse(text, size);
+      assert.deepEqual(items.map((i) => ('value' in i ? i.value : 'error')), [{ id: 1 }, 'error', { id: 3 }, 'error', { id: 5 }]);
+      const bad = items[1]!;
+      assert.ok('error' in bad);
+      assert.equal(bad.offset, text.indexOf('{"id": 2'));
+      assert.match(bad.error, /not valid JSON/);
+    }
+  });
+
+  it('reports an empty element between two commas', async () => {
+    const items = await parse('[1,,2]');
+    assert.deepEqual(items.map((i) => ('value' in i ? i.value : i.error)), [1, 'empty element (two commas in a row)', 2]);
+  });
+
+  it('yields the complete elements of a truncated file, then a problem', async () => {
+    const inside = await parse('[{"id": 1}, {"id": 2}, {"id": 3, "conv');
+    assert.deepEqual(inside.slice(0, 2).map((i) => ('value' in i ? i.value : i)), [{ id: 1 }, { id: 2 }]);
+    const last = inside[2]!;
+    assert.ok('error' in last && /ends inside this element.*truncated/.test(last.error));
+    assert.equal(last.index, 2);
+
+    const between = await parse('[{"id": 1},\n');
+    assert.equal(between.length, 2);
+    assert.ok('error' in between[1]! && /before the array's closing \] \(truncated\)/.test(between[1].error));
+
+    const empty = await parse('');
+    assert.ok(empty.length === 1 && 'error' in empty[0]! && /empty/.test(empty[0].error));
+  });
+
+  it('accepts an empty array and a trailing comma, and reports content after the array', async () => {
+    assert.deepEqual(await parse(' [ ] \n'), []);
+    assert.deepEqual((await parse('[1, 2,]')).map((i) => ('value' in i ? i.value : i)), [1, 2]);
+    const after = await parse('[1] [2]');
+    assert.ok('error' in after[1]! && /after the closing/.test(after[1].error));
+  });
+
+  it('refuses input that is not a JSON array', async () => {
+    await assert.rejects(parse('{"data": []}'), (err: unknown) => err instanceof JsonArrayError && /found "\{" at byte 0/.test(err.message));
+    await assert.rejects(parse('{"a": 1}\n{"a": 2}\n'), JsonArrayError);
+  });
+
+  it('gives up on an element that outgrows the limit instead of holding the rest of the file', async () => {
+    const text = `[{"id": 1}, {"id": "unterminated, ${'x'.repeat(5000)}"}, {"id": 3}]`.replace('"}, {"id": 3}]', '');
+    const items = await parse(text, 100, { maxElementBytes: 1000 });
+    assert.equal(items.length, 2);
+    assert.ok('error' in items[1]! && /exceeds 1000 bytes/.test(items[1].error));
+  });
+});
