@@ -19,6 +19,9 @@ export interface InstructRecord {
   image_sha256: string;
   instruction: string;
   instruction_origin: string;
+  /** The dataset's own question and answer, when it had them (kept for grounding and audit). */
+  original_instruction: string | null;
+  original_answer: string | null;
   /** With how each is verified (method, verifier calls) and who chose the calls. */
   constraints: PlannedConstraint[];
   prompt: string;
@@ -100,6 +103,8 @@ export function assembleSample(sample: SourceSample, states: SampleStates): Asse
     image_sha256: image.sha256,
     instruction: instruction.instruction,
     instruction_origin: instruction.origin,
+    original_instruction: sample.originalInstruction ?? null,
+    original_answer: sample.originalAnswer ?? null,
     constraints: constraints.constraints,
     prompt: answer.prompt,
     answer: answer.answer,

@@ -25,6 +25,8 @@ export function buildLayout(buildId: string) {
     /** Written after every shard plan: a re-run finds the plan complete and lists no source again. */
     planSummary: `${work}/plan/summary.json`,
     sourceProblems: `${root}/rejects/source-problems.jsonl`,
+    /** Records dropped by policy (multiple choice, dropped task types...), counted by source and reason. */
+    sourceFiltered: `${root}/rejects/source-filtered.json`,
     instructParquet: (shard: number) => `${root}/instruct/parquet/${shardName(shard)}.parquet`,
     instructJsonl: (shard: number) => `${root}/instruct/sharegpt/${shardName(shard)}.jsonl`,
     dpoParquet: (shard: number) => `${root}/dpo/parquet/${shardName(shard)}.parquet`,

@@ -37,6 +37,8 @@ const common: Record<string, FieldDefinition> = {
   image_sha256: text,
   instruction: text,
   instruction_origin: text,
+  original_instruction: text,
+  original_answer: text,
   constraints: plannedConstraintList,
   prompt: text,
   verdicts: verdictList,

@@ -17,13 +17,19 @@ import type { SampleImage } from './sampleImage.js';
 import type { AnswerResult, PlannedConstraint, RejectedResult, Verdict } from './stageState.js';
 import { passRate, verifyAnswer } from './verifyAnswer.js';
 
+/** What an answer is for: the instruction, and the dataset's own answer when it has one. */
+export interface Task {
+  instruction: string;
+  reference?: string;
+}
+
 const DROP_FRACTION: Record<Exclude<DpoStrategy, 'no_image'>, number> = { drop33: 1 / 3, drop66: 2 / 3, drop100: 1 };
 
 /** Attempt 0 sends no seed (the plain request); regenerations send seed = attempt, a new request. */
 function generate(
   ctx: StageContext,
   stage: Extract<Stage, 'answer' | 'rejected'>,
-  instruction: string,
+  task: Task,
   constraints: readonly Constraint[],
   image: SampleImage | undefined,
   attempt: number,
@@ -33,7 +39,7 @@ function generate(
     {
       stage,
       endpoint: endpointFor(ctx.config, stage),
-      prompt: renderAnswerPrompt(instruction, constraints),
+      prompt: renderAnswerPrompt(task.instruction, constraints, task.reference),
       image,
       seed: attempt === 0 ? undefined : attempt,
     },
@@ -49,7 +55,7 @@ const failures = (verdicts: readonly Verdict[]) =>
 
 export async function runAnswerStage(
   ctx: StageContext,
-  instruction: string,
+  task: Task,
   constraints: readonly PlannedConstraint[],
   image: SampleImage,
   calls: CallRecord[],
@@ -57,12 +63,12 @@ export async function runAnswerStage(
   const { passThreshold, maxRegenerations } = ctx.config.verification;
   let verdicts: Verdict[] = [];
   for (let attempt = 0; attempt <= maxRegenerations; attempt++) {
-    const answer = await generate(ctx, 'answer', instruction, constraints, image, attempt, calls);
-    verdicts = await verifyAnswer(ctx, { instruction, constraints, answer, image, compare: true }, calls);
+    const answer = await generate(ctx, 'answer', task, constraints, image, attempt, calls);
+    verdicts = await verifyAnswer(ctx, { task, constraints, answer, image, compare: true }, calls);
     const rate = passRate(verdicts);
     if (rate >= passThreshold) {
       const model = endpointFor(ctx.config, 'answer').model;
-      return { prompt: answerPromptText(instruction, constraints), answer, model, verdicts, passRate: rate, attempts: attempt + 1 };
+      return { prompt: answerPromptText(task.instruction, constraints), answer, model, verdicts, passRate: rate, attempts: attempt + 1 };
     }
   }
   throw new SampleRejection(
@@ -74,7 +80,7 @@ export async function runAnswerStage(
 export async function runRejectedStage(
   ctx: StageContext,
   sample: SourceSample,
-  instruction: string,
+  task: Task,
   constraints: readonly PlannedConstraint[],
   image: SampleImage,
   calls: CallRecord[],
@@ -88,15 +94,15 @@ export async function runRejectedStage(
   const atStake = constraints.flatMap((c, i) => (strategy === 'no_image' || dropped.includes(c) ? [i] : []));
   let verdicts: Verdict[] = [];
   for (let attempt = 0; attempt <= ctx.config.verification.maxRegenerations; attempt++) {
-    const answer = await generate(ctx, 'rejected', instruction, kept, strategy === 'no_image' ? undefined : image, attempt, calls);
-    verdicts = await verifyAnswer(ctx, { instruction, constraints, answer, image, indices: atStake, compare: false }, calls);
+    const answer = await generate(ctx, 'rejected', task, kept, strategy === 'no_image' ? undefined : image, attempt, calls);
+    verdicts = await verifyAnswer(ctx, { task, constraints, answer, image, indices: atStake, compare: false }, calls);
     if (verdicts.some((v) => !v.passed)) {
       const model = endpointFor(ctx.config, 'rejected').model;
       return {
         strategy,
         kept,
         dropped,
-        prompt: answerPromptText(instruction, kept),
+        prompt: answerPromptText(task.instruction, kept),
         answer,
         model,
         verdicts,

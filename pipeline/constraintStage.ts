@@ -26,7 +26,8 @@ export async function runConstraintStage(
 ): Promise<ConstraintsResult> {
   const { constraints: limits } = ctx.config;
   const kind = classifyInstruction(instruction);
-  const offered = offeredConstraintTypes(sampleRng(ctx, sample.sampleId, 'offered-types'), limits.typesOffered, kind);
+  const allowed = ctx.config.sources[sample.image.sourceIndex]?.constraintTypes;
+  const offered = offeredConstraintTypes(sampleRng(ctx, sample.sampleId, 'offered-types'), limits.typesOffered, kind, allowed);
   const reply = await ctx.models.json(
     {
       stage: 'constraints',

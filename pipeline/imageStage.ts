@@ -1,4 +1,5 @@
 /** Stage 1: read the source image, check it, normalize it to an RGB JPEG and store it by content hash. */
+import { sourceImageConfig } from '../config/sourceConfig.js';
 import { normalizeImage } from '../image/normalize.js';
 import { SampleRejection } from '../domain/rejection.js';
 import type { SourceSample } from '../domain/sample.js';
@@ -18,7 +19,7 @@ export async function runImageStage(ctx: StageContext, sample: SourceSample): Pr
     if (missing) throw new SampleRejection(`missing-image: ${(err as Error).message}`);
     throw err;
   }
-  const image = await normalizeImage(bytes, ctx.config.image);
+  const image = await normalizeImage(bytes, sourceImageConfig(ctx.config.image, ctx.config.sources[sample.image.sourceIndex]!));
   if (!image.ok) throw new SampleRejection(image.reason);
 
   // The first sample to claim a content hash owns it; later duplicates in the build are dropped.

@@ -1,4 +1,8 @@
-/** Stage 2: generate candidate instructions for the image (Fig. 14) and pick one, seeded. */
+/**
+ * Stage 2: the instruction. Images without a question get candidates generated (Fig. 14, with
+ * task-pool examples and any screen text as grounding) and one is picked, seeded; images that
+ * come with a dataset question get it refined into an open task that can carry constraints.
+ */
 import { endpointFor } from '../config/buildConfig.js';
 import { TASK_POOL } from '../domain/taskPool.js';
 import { pickOne, sampleK } from '../domain/random.js';
@@ -6,6 +10,7 @@ import { SampleRejection } from '../domain/rejection.js';
 import type { SourceSample } from '../domain/sample.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 import { instructionReplySchema, renderInstructionPrompt } from '../prompts/instructionPrompt.js';
+import { refineReplySchema, renderRefinePrompt } from '../prompts/refinePrompt.js';
 import { sampleRng, type StageContext } from './context.js';
 import type { InstructionResult } from './stageState.js';
 import type { SampleImage } from './sampleImage.js';
@@ -16,11 +21,20 @@ export async function runInstructionStage(
   image: SampleImage,
   calls: CallRecord[],
 ): Promise<InstructionResult> {
+  return sample.originalInstruction ? refine(ctx, sample, sample.originalInstruction, image, calls) : generate(ctx, sample, image, calls);
+}
+
+async function generate(ctx: StageContext, sample: SourceSample, image: SampleImage, calls: CallRecord[]): Promise<InstructionResult> {
   const examples = sampleK(sampleRng(ctx, sample.sampleId, 'task-examples'), TASK_POOL, ctx.config.instruction.examples).map(
     (t) => t.instruction,
   );
   const reply = await ctx.models.json(
-    { stage: 'instruction', endpoint: endpointFor(ctx.config, 'instruction'), prompt: renderInstructionPrompt(examples), image },
+    {
+      stage: 'instruction',
+      endpoint: endpointFor(ctx.config, 'instruction'),
+      prompt: renderInstructionPrompt(examples, sample.grounding),
+      image,
+    },
     'instructions',
     instructionReplySchema,
     calls,
@@ -29,4 +43,21 @@ export async function runInstructionStage(
   if (candidates.length === 0) throw new SampleRejection('instruction: the model returned no usable instruction');
   const instruction = pickOne(sampleRng(ctx, sample.sampleId, 'instruction-pick'), candidates);
   return { instruction, origin: 'generated', candidates, examples };
+}
+
+async function refine(ctx: StageContext, sample: SourceSample, question: string, image: SampleImage, calls: CallRecord[]): Promise<InstructionResult> {
+  const reply = await ctx.models.json(
+    {
+      stage: 'instruction',
+      endpoint: endpointFor(ctx.config, 'instruction'),
+      prompt: renderRefinePrompt(question, { answer: sample.originalAnswer, grounding: sample.grounding }),
+      image,
+    },
+    'refined_instruction',
+    refineReplySchema,
+    calls,
+  );
+  const instruction = reply.instruction.trim();
+  if (!instruction) throw new SampleRejection('instruction: the model returned an empty refinement');
+  return { instruction, origin: 'refined', candidates: [instruction], examples: [] };
 }

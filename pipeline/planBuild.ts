@@ -1,10 +1,12 @@
 /**
- * Plans a build: streams every source, selects `maxSamples` samples and cuts them into shards.
+ * Plans a build: streams every source, selects each source's share of samples and cuts them into
+ * shards of one source each (so a shard's state never mixes sources).
  *
- * Selection ranks each sample by sha256(seed, sampleId) and keeps the lowest ranks. The choice is
- * therefore reproducible, independent of listing order, and stable under growth: raising
- * maxSamples keeps every earlier pick (and its shard position) and only appends new ones.
- * Memory is bounded by maxSamples, not by the dataset size.
+ * Selection ranks each sample by sha256(seed, sampleId) and keeps the lowest ranks of its source.
+ * The choice is therefore reproducible, independent of listing order, and stable under growth:
+ * raising a quota keeps every earlier pick and only adds new ones. Memory is bounded by the
+ * quotas, not by the dataset size. Damaged source units are listed in full; records filtered by
+ * policy (multiple choice, dropped task types...) are counted by reason.
  */
 import { fingerprintMaterial, type BuildConfig } from '../config/buildConfig.js';
 import { sha256Hex } from '../domain/hashing.js';
@@ -17,6 +19,10 @@ export interface BuildPlan {
   configFingerprint: string;
   sampleCount: number;
   shardCount: number;
+  /** Samples in each shard; the last shard of each source may be short. */
+  shardSizes: number[];
+  /** Per source, in config order. */
+  sources: Array<{ type: string; target: number; selected: number; damaged: number; filtered: number }>;
   /** Damaged source units, listed in rejects/source-problems.jsonl. */
   sourceProblems: number;
 }
@@ -52,24 +58,66 @@ export async function planBuild(
   const planned = stored ? await getJson<BuildPlan>(store, layout.planSummary) : undefined;
   if (planned) return planned;
 
-  const selection = new LowestRanks<SourceSample>(config.maxSamples);
-  const problems: Array<SourceProblem & { source: string }> = [];
+  const targets = sourceTargets(config.maxSamples, config.sources);
+  const damaged: Array<SourceProblem & { source: string }> = [];
+  const filtered: Record<string, Record<string, number>> = {};
+  const shards: SourceSample[][] = [];
+  const perSource: BuildPlan['sources'] = [];
   for (const [index, reader] of sources.entries()) {
+    const type = config.sources[index]!.type;
+    const selection = new LowestRanks<SourceSample>(targets[index]!);
+    let damagedHere = 0;
+    let filteredHere = 0;
     for await (const item of reader.samples()) {
-      if (isProblem(item)) problems.push({ ...item, source: config.sources[index]!.type });
-      else selection.offer(sha256Hex(`${config.seed}\u0000${item.sampleId}`), item);
+      if (!isProblem(item)) selection.offer(sha256Hex(`${config.seed}\u0000${item.sampleId}`), item);
+      else if (item.kind === 'filtered') {
+        const counts = (filtered[`${index}:${type}`] ??= {});
+        counts[item.filter] = (counts[item.filter] ?? 0) + 1;
+        filteredHere += 1;
+      } else {
+        damaged.push({ ...item, source: type });
+        damagedHere += 1;
+      }
     }
+    const selected = selection.sorted();
+    for (let from = 0; from < selected.length; from += config.shardSize) shards.push(selected.slice(from, from + config.shardSize));
+    perSource.push({ type, target: targets[index]!, selected: selected.length, damaged: damagedHere, filtered: filteredHere });
   }
-  const selected = selection.sorted();
-  const shardCount = Math.ceil(selected.length / config.shardSize);
-  for (let shard = 0; shard < shardCount; shard++) {
-    await putJson(store, layout.shardPlan(shard), selected.slice(shard * config.shardSize, (shard + 1) * config.shardSize));
-  }
-  await store.put(layout.sourceProblems, problems.map((p) => `${JSON.stringify(p)}\n`).join(''));
+  for (const [shard, samples] of shards.entries()) await putJson(store, layout.shardPlan(shard), samples);
+  await store.put(layout.sourceProblems, damaged.map((p) => `${JSON.stringify(p)}\n`).join(''));
+  await putJson(store, layout.sourceFiltered, filtered);
   if (!stored) await putJson(store, layout.config, { configFingerprint: fingerprint, config } satisfies StoredConfig);
-  const plan: BuildPlan = { configFingerprint: fingerprint, sampleCount: selected.length, shardCount, sourceProblems: problems.length };
+  const plan: BuildPlan = {
+    configFingerprint: fingerprint,
+    sampleCount: shards.reduce((n, s) => n + s.length, 0),
+    shardCount: shards.length,
+    shardSizes: shards.map((s) => s.length),
+    sources: perSource,
+    sourceProblems: damaged.length,
+  };
   await putJson(store, layout.planSummary, plan);
   return plan;
+}
+
+/**
+ * Samples wanted from each source: its `quota`, or a share of what the quotas leave of maxSamples
+ * by `weight` (1 when a source gives neither); shares are rounded down and the remainder goes to
+ * the largest fractions, earlier sources first on ties.
+ */
+export function sourceTargets(maxSamples: number, sources: ReadonlyArray<{ quota?: number; weight?: number }>): number[] {
+  const remaining = Math.max(0, maxSamples - sources.reduce((n, s) => n + (s.quota ?? 0), 0));
+  const weights = sources.map((s) => (s.quota !== undefined ? 0 : (s.weight ?? 1)));
+  const total = weights.reduce((a, b) => a + b, 0);
+  const exact = weights.map((w) => (total > 0 ? (remaining * w) / total : 0));
+  const targets = sources.map((s, i) => s.quota ?? Math.floor(exact[i]!));
+  let left = remaining - targets.reduce((n, t, i) => n + (sources[i]!.quota === undefined ? t : 0), 0);
+  const byFraction = exact.map((e, i) => ({ i, f: e - Math.floor(e) })).filter(({ i }) => weights[i]! > 0).sort((a, b) => b.f - a.f || a.i - b.i);
+  for (const { i } of byFraction) {
+    if (left <= 0) break;
+    targets[i]! += 1;
+    left -= 1;
+  }
+  return targets;
 }
 
 /** Keeps the `capacity` items of lowest rank seen so far (a max-heap on rank). */

@@ -8,7 +8,7 @@ import { SampleRejection } from '../domain/rejection.js';
 import type { SourceSample } from '../domain/sample.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 import { getJson, putJson } from '../storage/objectStore.js';
-import { runAnswerStage, runRejectedStage } from './answerStages.js';
+import { runAnswerStage, runRejectedStage, type Task } from './answerStages.js';
 import { runConstraintStage } from './constraintStage.js';
 import type { StageContext } from './context.js';
 import { runImageStage } from './imageStage.js';
@@ -92,8 +92,12 @@ async function execute(
     case 'constraints':
       return runConstraintStage(ctx, sample, prior.instruction!.instruction, image, calls);
     case 'answer':
-      return runAnswerStage(ctx, prior.instruction!.instruction, prior.constraints!.constraints, image, calls);
+      return runAnswerStage(ctx, taskOf(sample, prior), prior.constraints!.constraints, image, calls);
     case 'rejected':
-      return runRejectedStage(ctx, sample, prior.instruction!.instruction, prior.constraints!.constraints, image, calls);
+      return runRejectedStage(ctx, sample, taskOf(sample, prior), prior.constraints!.constraints, image, calls);
   }
+}
+
+function taskOf(sample: SourceSample, prior: Partial<StageResults>): Task {
+  return { instruction: prior.instruction!.instruction, reference: sample.originalAnswer };
 }

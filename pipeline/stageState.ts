@@ -22,7 +22,8 @@ export interface ImageResult {
 
 export interface InstructionResult {
   instruction: string;
-  origin: 'generated';
+  /** Generated for an image without a question, or refined from the dataset's own question. */
+  origin: 'generated' | 'refined';
   candidates: string[];
   examples: string[];
 }

@@ -16,9 +16,10 @@ import { parseCompareJudge, parseDirectJudge } from '../verification/judgeReplie
 import type { StageContext } from './context.js';
 import type { SampleImage } from './sampleImage.js';
 import type { PlannedConstraint, Verdict } from './stageState.js';
+import type { Task } from './answerStages.js';
 
 export interface AnswerUnderTest {
-  instruction: string;
+  task: Task;
   /** All the sample's constraints: compare judging regenerates answers without one of them. */
   constraints: readonly PlannedConstraint[];
   answer: string;
@@ -116,7 +117,12 @@ async function compareJudge(ctx: StageContext, subject: AnswerUnderTest, index: 
   const c = subject.constraints[index]!;
   const others = subject.constraints.filter((_, i) => i !== index);
   const without = await ctx.models.text(
-    { stage: 'answer', endpoint: endpointFor(ctx.config, 'answer'), prompt: renderAnswerPrompt(subject.instruction, others), image: subject.image },
+    {
+      stage: 'answer',
+      endpoint: endpointFor(ctx.config, 'answer'),
+      prompt: renderAnswerPrompt(subject.task.instruction, others, subject.task.reference),
+      image: subject.image,
+    },
     calls,
   );
   const prompt = renderCompareJudgePrompt(c.value, subject.answer, without);

@@ -10,9 +10,12 @@ export function answerPromptText(instruction: string, constraints: readonly Cons
   return `## Task Description\n${instruction}\n\n## Constraints\nYou must strictly follow the constraints below:\n${list}`;
 }
 
-export function renderAnswerPrompt(instruction: string, constraints: readonly Constraint[]): RenderedPrompt {
-  return {
-    version: ANSWER_PROMPT_VERSION,
-    messages: [{ role: 'user', text: answerPromptText(instruction, constraints), withImage: true }],
-  };
+/**
+ * `reference` (a dataset's own answer, e.g. a ChartQA label) goes in a system message: it helps the
+ * model get the facts right but is not part of the prompt stored in the training record.
+ */
+export function renderAnswerPrompt(instruction: string, constraints: readonly Constraint[], reference?: string): RenderedPrompt {
+  const user = { role: 'user' as const, text: answerPromptText(instruction, constraints), withImage: true };
+  const system = { role: 'system' as const, text: `A reference answer to the underlying question, for accuracy (do not mention it): ${reference}` };
+  return { version: ANSWER_PROMPT_VERSION, messages: reference ? [system, user] : [user] };
 }

@@ -11,7 +11,8 @@ export type InstructionReply = z.infer<typeof instructionReplySchema>;
 
 const OUTPUT_FORMAT = '{"instructions": ["<instruction 1>", "<instruction 2>", "..."]}';
 
-export function renderInstructionPrompt(examples: readonly string[]): RenderedPrompt {
+/** `grounding` (e.g. a RICO screen's visible text) is appended so instructions can refer to what the screen shows. */
+export function renderInstructionPrompt(examples: readonly string[], grounding?: string): RenderedPrompt {
   const text = `You are an expert in generating concise instructions for images.
 
 ## Task
@@ -25,6 +26,6 @@ On the other hand, you can generate new instructions, but only if these new inst
 ${examples.map((e, i) => `${i + 1}. ${e}`).join('\n')}
 
 You output format should be in the following format:
-${OUTPUT_FORMAT}`;
+${OUTPUT_FORMAT}${grounding ? `\n\n## Text visible in the image\n${grounding}` : ''}`;
   return { version: INSTRUCTION_PROMPT_VERSION, messages: [{ role: 'user', text, withImage: true }] };
 }

@@ -70,6 +70,7 @@ type ContentPart = z.infer<typeof ContentPartSchema>;
 
 export const STAGES = [
   'instructions',
+  'refined_instruction',
   'constraints',
   'compatibility',
   'answer',
@@ -177,7 +178,7 @@ export function completionTokens(content: string): number {
 // ---------------------------------------------------------------------------------------
 // Stage detection
 
-const JSON_STAGES = ['instructions', 'constraints', 'compatibility', 'verifier_selection'] as const;
+const JSON_STAGES = ['instructions', 'refined_instruction', 'constraints', 'compatibility', 'verifier_selection'] as const;
 type JsonStage = (typeof JSON_STAGES)[number];
 
 /**
@@ -192,6 +193,7 @@ const OPENING_MARKERS: ReadonlyArray<[Stage, string]> = [
 
 const STAGE_MARKERS: ReadonlyArray<[JsonStage, string]> = [
   ['instructions', 'You are an expert in generating concise instructions for images'],
+  ['refined_instruction', 'You are an expert in writing instructions for images.'],
   ['constraints', 'You are an expert in add appropriate constraints'],
   ['compatibility', 'You are checking a list of constraints for conflicts'],
 ];
@@ -231,6 +233,7 @@ export function generateReply(
 
 const STAGE_WRITERS: Record<Stage, (request: ChatRequest, rng: Rng, tuning: ReplyTuning) => string> = {
   instructions: (_request, rng) => JSON.stringify({ instructions: writeInstructions(rng) }),
+  refined_instruction: (request) => JSON.stringify({ instruction: refineQuestion(textOf(request.messages)) }),
   constraints: (request, rng) =>
     JSON.stringify({ constraints: writeConstraints(parseOfferedConstraints(textOf(request.messages)), rng) }),
   compatibility: (request, rng) =>
@@ -242,6 +245,15 @@ const STAGE_WRITERS: Record<Stage, (request: ChatRequest, rng: Rng, tuning: Repl
     writeCompareJudgement(parseCompareJudgePrompt(textOf(request.messages)), rng, tuning.judgeLeniency),
   verifier_selection: (request, rng) => writeVerifierSelection(parseVerifierSelectionPrompt(textOf(request.messages)), rng),
 };
+
+/**
+ * An open version of the prompt's "## Original question": the question itself, asked to be
+ * explained, as the pipeline's refinement stage requests of short factoid questions.
+ */
+function refineQuestion(prompt: string): string {
+  const question = /## Original question\n([\s\S]*?)(?:\n\n## |\n*$)/.exec(prompt)?.[1]?.trim() || 'Describe the image.';
+  return `${question.replace(/\?$/, '')}? Explain your answer with reference to what the image shows.`;
+}
 
 /** Mimics a model hitting its token budget: ~4 chars per token. */
 function limitLength(content: string, maxTokens: number | undefined): Pick<Reply, 'content' | 'finishReason'> {

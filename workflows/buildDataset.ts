@@ -145,7 +145,7 @@ async function runShard(config: BuildConfig, build: BuildRef, plan: BuildPlan, s
         {
           build,
           shard,
-          sampleCount: Math.min(config.shardSize, plan.sampleCount - shard * config.shardSize),
+          sampleCount: plan.shardSizes[shard]!,
           batchSize: config.batchSize,
           parallelBatches: PARALLEL_BATCHES_PER_SHARD,
           retry: config.retry,

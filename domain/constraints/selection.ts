@@ -11,9 +11,13 @@ export interface Constraint {
   value: string;
 }
 
-/** The types offered to the model: a seeded sample of those the kind of instruction can carry. */
-export function offeredConstraintTypes(rng: Rng, count: number, kind: InstructionKind): ConstraintType[] {
-  return sampleK(rng, CONSTRAINT_TYPES.filter((t) => typeSuitableFor(t.key, kind)), count);
+/**
+ * The types offered to the model: a seeded sample of those the kind of instruction can carry,
+ * within the source's own subset when it has one.
+ */
+export function offeredConstraintTypes(rng: Rng, count: number, kind: InstructionKind, allowed?: readonly string[]): ConstraintType[] {
+  const candidates = CONSTRAINT_TYPES.filter((t) => typeSuitableFor(t.key, kind) && (!allowed || allowed.includes(t.key)));
+  return sampleK(rng, candidates, count);
 }
 
 export type ConstraintListVerdict =

@@ -55,6 +55,7 @@ const rule = (type: string, value: string, func: string, params: unknown[]): Pla
 });
 const judged = (type: string, value: string): PlannedConstraint => ({ type, value, method: 'direct_judge', verifiers: [], selection: 'none' });
 
+const TASK = { instruction: 'Describe the harbor scene.' };
 const RULES: PlannedConstraint[] = [
   rule('paragraph_number_limit', 'Your response must consist of exactly 3 paragraphs.', 'check_whether_response_paragraph_number_in_range', [3, 3]),
   rule('mention', "Mention the word 'harbor' at least twice.", 'check_whether_each_keyword_in_list_mentioned_in_range', [['harbor'], 2, 10000]),
@@ -63,7 +64,7 @@ const RULES: PlannedConstraint[] = [
 
 test('an answer that follows its constraints passes at the first attempt, with a verdict per constraint', async () => {
   sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
-  const result = await runAnswerStage(context(), 'Describe the harbor scene.', [...RULES, judged('tone_requirement', 'Use a calm tone.')], image, []);
+  const result = await runAnswerStage(context(), TASK, [...RULES, judged('tone_requirement', 'Use a calm tone.')], image, []);
   assert.equal(result.attempts, 1);
   assert.equal(result.passRate, 1);
   assert.deepEqual(result.verdicts.map((v) => [v.index, v.method, v.passed]), [
@@ -77,7 +78,7 @@ test('an answer that follows its constraints passes at the first attempt, with a
 test('an answer below the threshold is regenerated, then the sample is rejected with per-constraint reasons', async () => {
   sim.setFaults({ complianceRate: 0, judgeLeniency: 1 });
   sim.resetStats();
-  await assert.rejects(runAnswerStage(context(), 'Describe the harbor scene.', RULES, image, []), (err: unknown) => {
+  await assert.rejects(runAnswerStage(context(), TASK, RULES, image, []), (err: unknown) => {
     assert.ok(err instanceof SampleRejection);
     assert.match(err.reason, /^answer: below-threshold: pass rate 0\.00 < 0\.8 after 3 attempts; failed: #1 paragraph_number_limit/);
     assert.equal(err.details?.verdicts?.length, 3);
@@ -90,12 +91,12 @@ test('a strict threshold (1.0) refuses an answer that misses one constraint of f
   sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
   const ctx = context({ verification: { passThreshold: 1, maxRegenerations: 0 } });
   const impossible = rule('word_count_range_limit', 'Write between 2 and 3 words.', 'check_whether_response_word_count_in_range', [2, 3]);
-  await assert.rejects(runAnswerStage(ctx, 'Describe the harbor scene.', [...RULES.slice(0, 2), impossible], image, []), /below-threshold/);
+  await assert.rejects(runAnswerStage(ctx, TASK, [...RULES.slice(0, 2), impossible], image, []), /below-threshold/);
 });
 
 test('a pair is kept when the rejected answer fails a dropped constraint, and records strategy and verdicts', async () => {
   sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
-  const result = await runRejectedStage(context({ dpo: { strategies: ['drop100'] } }), sample, 'Describe the harbor scene.', RULES, image, []);
+  const result = await runRejectedStage(context({ dpo: { strategies: ['drop100'] } }), sample, TASK, RULES, image, []);
   assert.equal(result.strategy, 'drop100');
   assert.equal(result.dropped.length, 3);
   assert.equal(result.prompt, '## Task Description\nDescribe the harbor scene.');
@@ -106,7 +107,7 @@ test('a rejected answer that still satisfies every dropped constraint is not kep
   sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
   const lenient = [judged('tone_requirement', 'Use a calm tone.'), judged('perspective_requirement', 'Write in the third person.'), judged('style_requirements', 'Write like a log entry.')];
   await assert.rejects(
-    runRejectedStage(context({ dpo: { strategies: ['drop33'] } }), sample, 'Describe the harbor scene.', lenient, image, []),
+    runRejectedStage(context({ dpo: { strategies: ['drop33'] } }), sample, TASK, lenient, image, []),
     (err: unknown) => {
       assert.ok(err instanceof SampleRejection);
       assert.match(err.reason, /^rejected: uninformative-pair: the drop33 rejected answer satisfied every constraint at stake in 3 attempts/);
@@ -119,7 +120,7 @@ test('a rejected answer that still satisfies every dropped constraint is not kep
 
 test('no_image keeps every constraint in the prompt and puts every constraint at stake', async () => {
   sim.setFaults({ complianceRate: 0, judgeLeniency: 1 });
-  const result = await runRejectedStage(context({ dpo: { strategies: ['no_image'] } }), sample, 'Describe the harbor scene.', RULES, image, []);
+  const result = await runRejectedStage(context({ dpo: { strategies: ['no_image'] } }), sample, TASK, RULES, image, []);
   assert.equal(result.strategy, 'no_image');
   assert.deepEqual(result.dropped, []);
   assert.equal(result.kept.length, 3);
@@ -132,7 +133,7 @@ test('a judge reply without scores is asked for once more, then the constraints 
     const calls: CallRecord[] = [];
     const verdicts = await verifyAnswer(
       context(),
-      { instruction: 'Describe.', constraints: [judged('tone_requirement', 'Be calm.'), judged('perspective_requirement', 'Use the third person.')], answer: 'A calm harbor.', image, compare: false },
+      { task: { instruction: 'Describe.' }, constraints: [judged('tone_requirement', 'Be calm.'), judged('perspective_requirement', 'Use the third person.')], answer: 'A calm harbor.', image, compare: false },
       calls,
     );
     assert.deepEqual(verdicts.map((v) => [v.passed, v.detail]), [

@@ -7,7 +7,7 @@ import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfi
 import { sampleIdFor } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { buildLayout } from '../../output/layout.js';
-import { ConfigMismatchError, planBuild } from '../../pipeline/planBuild.js';
+import { ConfigMismatchError, planBuild, sourceTargets } from '../../pipeline/planBuild.js';
 import type { SourceItem, SourceReader } from '../../sources/source.js';
 import { getJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';
@@ -19,7 +19,8 @@ function source(ids: string[]): SourceReader {
       for (const id of ids) {
         yield { sampleId: sampleIdFor('cc3m', id), source: 'cc3m', sourceId: id, licenseNote: 'x', image: { sourceIndex: 0, key: `${id}.jpg` } };
       }
-      yield { problem: true, sourceId: '00009.tar', reason: '00009.tar is truncated' };
+      yield { problem: true, kind: 'damaged', sourceId: '00009.tar', reason: '00009.tar is truncated' };
+      yield { problem: true, kind: 'filtered', filter: 'multiple-choice', sourceId: 'q1', reason: 'has options' };
     },
     readImage: async () => Buffer.alloc(0),
   };
@@ -73,8 +74,39 @@ test('source problems are recorded, and a changed config is refused for an exist
     await planned(store);
     const problems = (await store.get(buildLayout('plan').sourceProblems))!.toString();
     assert.match(problems, /00009\.tar is truncated/);
+    assert.doesNotMatch(problems, /has options/, 'filtered records are counted, not listed');
+    assert.deepEqual(JSON.parse((await store.get(buildLayout('plan').sourceFiltered))!.toString()), { '0:cc3m': { 'multiple-choice': 1 } });
     await planned(store); // the same config again is fine
     await assert.rejects(planned(store, config({ seed: 5 })), ConfigMismatchError);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('source targets: quotas first, then weights share what is left, remainders to the largest fractions', () => {
+  assert.deepEqual(sourceTargets(23, [{ weight: 13 }, { weight: 6 }, { weight: 4 }]), [13, 6, 4]);
+  assert.deepEqual(sourceTargets(10, [{ quota: 4 }, {}, {}]), [4, 3, 3]);
+  assert.deepEqual(sourceTargets(10, [{}, {}, {}]), [4, 3, 3]);
+  assert.deepEqual(sourceTargets(5, [{ quota: 8 }, { weight: 2 }]), [8, 0], 'quotas are kept even past maxSamples');
+  assert.deepEqual(sourceTargets(7, [{}]), [7]);
+});
+
+test('several sources: each gets its target, in shards of its own', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'mmif-plan-'));
+  try {
+    const store = new LocalStore(dir);
+    const c = config({ maxSamples: 9, sources: [{ type: 'cc3m', uri: '/a', weight: 2 }, { type: 'cc3m', uri: '/b', weight: 1 }] });
+    const other = (ids: string[]): SourceReader => ({
+      async *samples(): AsyncIterable<SourceItem> {
+        for (const id of ids) yield { sampleId: sampleIdFor('cc3m', `b-${id}`), source: 'cc3m', sourceId: `b-${id}`, licenseNote: 'x', image: { sourceIndex: 1, key: id } };
+      },
+      readImage: async () => Buffer.alloc(0),
+    });
+    const plan = await planBuild(c, store, buildLayout('plan'), [source(ids), other(ids)]);
+    assert.deepEqual(plan.sources.map((s) => [s.target, s.selected]), [[6, 6], [3, 3]]);
+    assert.deepEqual(plan.shardSizes, [4, 2, 3], 'a shard never mixes sources');
+    const third = (await getJson<SourceSample[]>(store, buildLayout('plan').shardPlan(2)))!;
+    assert.ok(third.every((s) => s.image.sourceIndex === 1));
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

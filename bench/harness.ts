@@ -1,0 +1,272 @@
+/**
+ * Shared pieces of the model-call benchmarks (bench/throughput.ts, bench/resume.ts): procedural CC3M
+ * images, the simulator and workers as separate processes (so each one's CPU and memory can be read
+ * from /proc), a 1 s poller of the simulator's GET /admin/stats, and steady-state arithmetic.
+ *
+ * Everything listens on 127.0.0.1 only.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, stopProcess } from '../local/temporalDevServer.js';
+import { sceneJpeg } from '../test/fixtures/images.js';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const CLI = path.join(ROOT, 'cli/mmif.ts');
+export const BENCH_WORKER = path.join(ROOT, 'bench/benchWorker.ts');
+export const CLK_TCK = 100;
+
+// ---------------------------------------------------------------------------------------
+// Images
+
+/**
+ * A CC3M `flat` folder of `count` different size x size procedural JPEGs (+ captions), made once and
+ * reused from the temp dir. Every image differs by content hash (the build drops duplicates).
+ */
+export async function ensureImages(count: number, size = 256): Promise<string> {
+  const dir = path.join(tmpdir(), 'mmif-bench', `cc3m-flat-${count}-${size}`);
+  const done = `${dir}.complete`;
+  if (existsSync(done)) return dir;
+  await mkdir(dir, { recursive: true });
+  const seen = new Set<string>();
+  let seed = 0;
+  const started = Date.now();
+  for (let i = 0; i < count; i++) {
+    let jpeg: Buffer;
+    let hash: string;
+    do {
+      jpeg = await sceneJpeg(seed++, size, size);
+      hash = createHash('sha256').update(jpeg).digest('hex');
+    } while (seen.has(hash));
+    seen.add(hash);
+    const key = String(i).padStart(9, '0');
+    await writeFile(path.join(dir, `${key}.jpg`), jpeg);
+    await writeFile(path.join(dir, `${key}.txt`), `a procedural scene with shapes, number ${i}`);
+  }
+  await writeFile(done, `${count} images in ${Date.now() - started} ms\n`);
+  return dir;
+}
+
+// ---------------------------------------------------------------------------------------
+// Processes
+
+export interface Proc {
+  child: ChildProcess;
+  pid: number;
+  stderr: () => string;
+  stop(): Promise<void>;
+}
+
+/** `node --import tsx <script> ...args`, node itself (no tsx wrapper), so the pid is the process that works. */
+export async function startNodeProcess(script: string, args: string[], env: NodeJS.ProcessEnv, readyText: string, timeoutMs = 60_000): Promise<Proc & { stdout: () => string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${path.basename(script)} not ready in ${timeoutMs} ms: ${err}`)), timeoutMs);
+    const check = () => {
+      if (out.includes(readyText)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${path.basename(script)} exited early (${code}): ${err.trim()}`));
+    });
+  });
+  child.removeAllListeners('exit');
+  return { child, pid: child.pid!, stdout: () => out, stderr: () => err, stop: () => stopProcess(child) };
+}
+
+export interface SimulatorProc extends Proc {
+  url: string;
+  admin: string;
+}
+
+/** The simulator (`mmif simulator`) in its own process, configured by SIM_* variables. */
+export async function startSimulatorProcess(faults: Record<string, number>): Promise<SimulatorProc> {
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = { SIM_HOST: '127.0.0.1', SIM_PORT: String(port) };
+  const names: Record<string, string> = {
+    latencyMs: 'SIM_LATENCY_MS',
+    latencyJitterMs: 'SIM_LATENCY_JITTER_MS',
+    maxConcurrent: 'SIM_MAX_CONCURRENT',
+    complianceRate: 'SIM_COMPLIANCE_RATE',
+    judgeLeniency: 'SIM_JUDGE_LENIENCY',
+    retryAfterSeconds: 'SIM_RETRY_AFTER_SECONDS',
+    seed: 'SIM_SEED',
+  };
+  for (const [k, v] of Object.entries(faults)) {
+    const name = names[k];
+    if (!name) throw new Error(`harness: unknown simulator setting ${k}`);
+    env[name] = String(v);
+  }
+  const proc = await startNodeProcess(CLI, ['simulator'], env, 'listening on');
+  return { ...proc, url: `http://127.0.0.1:${port}/v1`, admin: `http://127.0.0.1:${port}/admin` };
+}
+
+/**
+ * A worker process. `cli` = the real `mmif worker` (16 concurrent activities, as shipped); otherwise
+ * bench/benchWorker.ts, the same createWorker with maxConcurrentActivities from the argument.
+ */
+export function startWorkerProcess(
+  options: { address: string; taskQueue: string; simulatorUrl: string; maxConcurrentActivities?: number },
+): Promise<Proc> {
+  const env = { TEMPORAL_ADDRESS: options.address, MMIF_TASK_QUEUE: options.taskQueue, OPENAI_BASE_URL: options.simulatorUrl };
+  if (options.maxConcurrentActivities === undefined) return startNodeProcess(CLI, ['worker'], env, 'worker polling', 120_000);
+  return startNodeProcess(BENCH_WORKER, [], { ...env, BENCH_MAX_ACTIVITIES: String(options.maxConcurrentActivities) }, 'worker polling', 120_000);
+}
+
+export interface ProcUsage {
+  /** user + system CPU, ms. */
+  cpuMs: number;
+  rssMiB: number;
+  /** Peak RSS (VmHWM), MiB. */
+  peakRssMiB: number;
+}
+
+/** CPU and memory of a live process, from /proc (Linux). Undefined once it is gone. */
+export function procUsage(pid: number): ProcUsage | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // fields[0] is field 3 (state): utime is field 14, stime field 15.
+    const cpuMs = ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+    return { cpuMs, rssMiB: kib('VmRSS') / 1024, peakRssMiB: kib('VmHWM') / 1024 };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Total CPU of the machine (all cores), ms, from /proc/stat: busy and all. */
+export function machineCpu(): { busyMs: number; totalMs: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
+  const v = line.trim().split(/\s+/).slice(1).map(Number);
+  const idle = v[3]! + (v[4] ?? 0);
+  const total = v.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { busyMs: ((total - idle) * 1000) / CLK_TCK, totalMs: (total * 1000) / CLK_TCK };
+}
+
+// ---------------------------------------------------------------------------------------
+// Simulator stats over time
+
+export interface SimStats {
+  requests: number;
+  completed: number;
+  byStatus: Record<string, number>;
+  inFlight: number;
+  maxInFlight: number;
+  byStage: Record<string, number>;
+}
+
+export interface Tick {
+  /** ms since the poller started. */
+  t: number;
+  requests: number;
+  completed: number;
+  r429: number;
+  inFlight: number;
+  maxInFlight: number;
+  /** Machine CPU busy (all cores), ms, cumulative. */
+  machineBusyMs: number;
+}
+
+export async function simStats(sim: { admin: string }): Promise<SimStats> {
+  const res = await fetch(`${sim.admin}/stats`);
+  return (await res.json()) as SimStats;
+}
+
+export async function resetSim(sim: { admin: string }): Promise<void> {
+  await fetch(`${sim.admin}/reset`, { method: 'POST' });
+}
+
+/** Polls GET /admin/stats every `everyMs`; `stop()` returns the ticks (and takes a last one). */
+export function pollSimulator(sim: { admin: string }, everyMs = 1000): { ticks: Tick[]; stop(): Promise<Tick[]> } {
+  const ticks: Tick[] = [];
+  const start = Date.now();
+  const take = async () => {
+    const s = await simStats(sim);
+    ticks.push({
+      t: Date.now() - start,
+      requests: s.requests,
+      completed: s.completed,
+      r429: s.byStatus['429'] ?? 0,
+      inFlight: s.inFlight,
+      maxInFlight: s.maxInFlight,
+      machineBusyMs: machineCpu().busyMs,
+    });
+  };
+  let running = take();
+  const timer = setInterval(() => {
+    running = running.then(take, take);
+  }, everyMs);
+  return {
+    ticks,
+    stop: async () => {
+      clearInterval(timer);
+      await running.catch(() => {});
+      await take().catch(() => {});
+      return ticks;
+    },
+  };
+}
+
+export interface SteadyState {
+  /** Window used, ms since the poller started. */
+  from: number;
+  to: number;
+  completed: number;
+  requestsPerSecond: number;
+  /** 429 replies per second in the window. */
+  r429PerSecond: number;
+  meanInFlight: number;
+  /** Machine CPU busy in the window, as a share of all cores. */
+  machineCpuShare: number;
+}
+
+/**
+ * The middle `share` of the run by completed requests: the window from the first tick at which
+ * (1-share)/2 of all completions had happened to the first tick at which (1+share)/2 had.
+ */
+export function steadyState(ticks: Tick[], cores: number, share = 0.8): SteadyState {
+  const total = ticks.at(-1)!.completed;
+  const lo = ticks.find((k) => k.completed >= (total * (1 - share)) / 2)!;
+  const hi = ticks.find((k) => k.completed >= (total * (1 + share)) / 2)!;
+  const inside = ticks.filter((k) => k.t >= lo.t && k.t <= hi.t);
+  const seconds = (hi.t - lo.t) / 1000;
+  return {
+    from: lo.t,
+    to: hi.t,
+    completed: hi.completed - lo.completed,
+    requestsPerSecond: (hi.completed - lo.completed) / seconds,
+    r429PerSecond: (hi.r429 - lo.r429) / seconds,
+    meanInFlight: inside.reduce((a, k) => a + k.inFlight, 0) / Math.max(1, inside.length),
+    machineCpuShare: (hi.machineBusyMs - lo.machineBusyMs) / (seconds * 1000 * cores),
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// Output
+
+export function table(headers: string[], rows: Array<Array<string | number>>): string {
+  const cells = rows.map((r) => r.map((c) => String(c)));
+  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]!.length)));
+  const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(headers), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...cells.map(line)].join('\n');
+}
+
+export const fmt = (n: number, digits = 1): string => n.toFixed(digits);

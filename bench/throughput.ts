@@ -1,0 +1,227 @@
+// Model-call throughput of a real build: a Temporal dev server, the simulator over HTTP with a fixed
+// latency, and `mmif worker` processes, building a CC3M `flat` folder of procedural 256x256 JPEGs.
+// The endpoint cap C is set in the build config (`models.default.concurrency`) and at the simulator
+// (`maxConcurrent` = C, a provider that answers 429 above C in flight). The physical limit is
+// C / latency requests per second.
+//
+// Measured (steady state = the middle 80% of the run by completed requests, from GET /admin/stats
+// polled every second):
+//   - completed model requests/s vs. C / latency;
+//   - worker CPU ms per sample (user+system of the worker process from /proc, after start-up; the
+//     model is the simulator, another process) and the worker's peak RSS;
+//   - 2 workers vs 1 on one task queue: requests/s, 429s, the simulator's max in-flight; and, with
+//     the simulator's cap off, what the two per-worker limiters send together.
+//
+// Run:   npx tsx bench/throughput.ts                      (the three scenarios below, ~8-9 minutes)
+//        npx tsx bench/throughput.ts --only one --samples 500 --concurrency 64 ...   (one scenario)
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import type { BuildConfigInput } from '../config/buildConfig.js';
+import { startTemporalDevServer, type DevServer } from '../local/temporalDevServer.js';
+import type { BuildReport } from '../output/buildReport.js';
+import {
+  ensureImages,
+  fmt,
+  pollSimulator,
+  procUsage,
+  resetSim,
+  simStats,
+  startSimulatorProcess,
+  startWorkerProcess,
+  steadyState,
+  table,
+  type Proc,
+  type SimulatorProc,
+  type SteadyState,
+  type Tick,
+} from './harness.js';
+
+const { values } = parseArgs({
+  options: {
+    only: { type: 'string' }, // one | two | two-uncapped
+    samples: { type: 'string', default: '2000' },
+    'samples-two': { type: 'string', default: '1000' },
+    'samples-uncapped': { type: 'string', default: '400' },
+    concurrency: { type: 'string', default: '128' },
+    'latency-ms': { type: 'string', default: '2000' },
+    'batch-size': { type: 'string', default: '32' },
+    'llm-concurrency': { type: 'string', default: '32' },
+    'shard-size': { type: 'string', default: '128' },
+    'parallel-shards': { type: 'string', default: '4' },
+    /** Worker maxConcurrentActivities; unset = the real `mmif worker` (16). */
+    activities: { type: 'string' },
+    compliance: { type: 'string', default: '1' },
+    leniency: { type: 'string', default: '1' },
+    json: { type: 'string' },
+  },
+});
+
+const C = Number(values.concurrency);
+const LATENCY_MS = Number(values['latency-ms']);
+const CORES = cpus().length;
+const LIMIT = C / (LATENCY_MS / 1000);
+
+interface Scenario {
+  name: string;
+  workers: number;
+  samples: number;
+  /** Simulator maxConcurrent: C, or 0 (no provider cap). */
+  simulatorCap: number;
+}
+
+interface Result {
+  scenario: Scenario;
+  wallSeconds: number;
+  report: BuildReport;
+  steady: SteadyState;
+  requests: number;
+  completed: number;
+  r429: number;
+  maxInFlight: number;
+  workerCpuMs: number[];
+  workerPeakRssMiB: number[];
+  simulatorCpuMs: number;
+  temporalCpuMs: number;
+  samplesDone: number;
+  ticks: Tick[];
+}
+
+function buildConfig(buildId: string, output: string, images: string, samples: number): BuildConfigInput {
+  return {
+    buildId,
+    seed: 1,
+    output,
+    sources: [{ type: 'cc3m', uri: images, layout: 'flat' }],
+    maxSamples: samples,
+    shardSize: Number(values['shard-size']),
+    batchSize: Number(values['batch-size']),
+    maxParallelShards: Number(values['parallel-shards']),
+    image: { minShortSide: 200 },
+    models: { default: { model: 'mmif-sim-vlm', concurrency: C } },
+    llm: { concurrency: Number(values['llm-concurrency']) },
+  };
+}
+
+async function runScenario(server: DevServer, sim: SimulatorProc, client: Client, images: string, scenario: Scenario): Promise<Result> {
+  const output = await mkdtemp(path.join(tmpdir(), 'mmif-bench-out-'));
+  const taskQueue = `bench-${scenario.name}`;
+  const activities = values.activities === undefined ? undefined : Number(values.activities);
+  const workers: Proc[] = [];
+  try {
+    for (let i = 0; i < scenario.workers; i++) {
+      workers.push(await startWorkerProcess({ address: server.address, taskQueue, simulatorUrl: sim.url, maxConcurrentActivities: activities }));
+    }
+    await fetch(`${sim.admin}/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ maxConcurrent: scenario.simulatorCap }) });
+    await resetSim(sim);
+    const cpu0 = workers.map((w) => procUsage(w.pid)!.cpuMs);
+    const sim0 = procUsage(sim.pid)!.cpuMs;
+    const tmp0 = procUsage(server.process.pid!)!.cpuMs;
+    const poller = pollSimulator(sim);
+    const started = Date.now();
+    const report = (await client.workflow.execute('buildDataset', {
+      taskQueue,
+      workflowId: `bench-${scenario.name}-${Date.now()}`,
+      args: [buildConfig(`bench-${scenario.name}`, output, images, scenario.samples)],
+    })) as BuildReport;
+    const wallSeconds = (Date.now() - started) / 1000;
+    const ticks = await poller.stop();
+    const usage = workers.map((w) => procUsage(w.pid)!);
+    const stats = await simStats(sim);
+    return {
+      scenario,
+      wallSeconds,
+      report,
+      steady: steadyState(ticks, CORES),
+      requests: stats.requests,
+      completed: stats.completed,
+      r429: stats.byStatus['429'] ?? 0,
+      maxInFlight: stats.maxInFlight,
+      workerCpuMs: usage.map((u, i) => u.cpuMs - cpu0[i]!),
+      workerPeakRssMiB: usage.map((u) => u.peakRssMiB),
+      simulatorCpuMs: procUsage(sim.pid)!.cpuMs - sim0,
+      temporalCpuMs: procUsage(server.process.pid!)!.cpuMs - tmp0,
+      samplesDone: scenario.samples,
+      ticks,
+    };
+  } finally {
+    await Promise.all(workers.map((w) => w.stop()));
+    await rm(output, { recursive: true, force: true });
+  }
+}
+
+function describe(r: Result): void {
+  const s = r.steady;
+  const cpu = r.workerCpuMs.reduce((a, b) => a + b, 0);
+  console.log(
+    `\n[${r.scenario.name}] ${r.scenario.workers} worker(s), ${r.scenario.samples} samples, simulator cap ${r.scenario.simulatorCap || 'off'}: ` +
+      `${fmt(r.wallSeconds)} s; ${r.completed} completed requests (${fmt(r.completed / r.scenario.samples, 2)}/sample), ${r.r429} x 429; ` +
+      `steady ${fmt(s.requestsPerSecond)} req/s (${fmt((100 * s.requestsPerSecond) / LIMIT)}% of ${fmt(LIMIT)}), mean in flight ${fmt(s.meanInFlight)}, ` +
+      `machine CPU ${fmt(100 * s.machineCpuShare)}%; worker CPU ${fmt(cpu / r.scenario.samples, 2)} ms/sample ` +
+      `(${fmt(cpu / r.completed, 2)} ms/request), peak RSS ${r.workerPeakRssMiB.map((m) => fmt(m, 0)).join(' + ')} MiB; ` +
+      `simulator CPU ${fmt(r.simulatorCpuMs / r.completed, 2)} ms/request; temporal ${fmt(r.temporalCpuMs / 1000)} s`,
+  );
+  console.log(`  report: shards ${JSON.stringify(r.report.shards)}, counts ${JSON.stringify(r.report.counts)}, rejects by stage ${JSON.stringify(r.report.rejectsByStage)}`);
+}
+
+async function main(): Promise<void> {
+  const all: Scenario[] = [
+    { name: 'one', workers: 1, samples: Number(values.samples), simulatorCap: C },
+    { name: 'two', workers: 2, samples: Number(values['samples-two']), simulatorCap: C },
+    { name: 'two-uncapped', workers: 2, samples: Number(values['samples-uncapped']), simulatorCap: 0 },
+  ];
+  const scenarios = values.only ? all.filter((s) => values.only!.split(',').includes(s.name)) : all;
+  const maxSamples = Math.max(...scenarios.map((s) => s.samples));
+  console.log(`machine: ${CORES} cores; C = ${C}, latency ${LATENCY_MS} ms -> limit ${fmt(LIMIT)} req/s; images: ${maxSamples} x 256x256`);
+  const t0 = Date.now();
+  const images = await ensureImages(maxSamples, 256);
+  console.log(`images ready in ${fmt((Date.now() - t0) / 1000)} s: ${images}`);
+
+  const [server, sim] = await Promise.all([
+    startTemporalDevServer(),
+    startSimulatorProcess({ latencyMs: LATENCY_MS, maxConcurrent: C, complianceRate: Number(values.compliance), judgeLeniency: Number(values.leniency), seed: 3 }),
+  ]);
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection });
+  const results: Result[] = [];
+  try {
+    for (const scenario of scenarios) {
+      const result = await runScenario(server, sim, client, images, scenario);
+      describe(result);
+      results.push(result);
+    }
+  } finally {
+    await connection.close();
+    await server.stop();
+    await sim.stop();
+  }
+
+  console.log(`\nSummary (C = ${C}, latency ${LATENCY_MS} ms, limit ${fmt(LIMIT)} req/s; steady state = middle 80% of completed requests)\n`);
+  console.log(
+    table(
+      ['scenario', 'samples', 'wall s', 'requests', 'req/sample', 'steady req/s', '% of limit', '429s', 'sim max in flight', 'worker CPU ms/sample', 'worker peak RSS MiB', 'machine CPU'],
+      results.map((r) => [
+        `${r.scenario.workers} worker${r.scenario.workers > 1 ? 's' : ''}, sim cap ${r.scenario.simulatorCap || 'off'}`,
+        r.scenario.samples,
+        fmt(r.wallSeconds, 0),
+        r.completed,
+        fmt(r.completed / r.scenario.samples, 2),
+        fmt(r.steady.requestsPerSecond),
+        `${fmt((100 * r.steady.requestsPerSecond) / LIMIT)}%`,
+        r.r429,
+        r.maxInFlight,
+        fmt(r.workerCpuMs.reduce((a, b) => a + b, 0) / r.scenario.samples, 1),
+        r.workerPeakRssMiB.map((m) => fmt(m, 0)).join(' + '),
+        `${fmt(100 * r.steady.machineCpuShare, 0)}%`,
+      ]),
+    ),
+  );
+  if (values.json) {
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(values.json, JSON.stringify(results.map(({ report: _r, ...rest }) => rest), null, 1));
+  }
+}
+
+await main();

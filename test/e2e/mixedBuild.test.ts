@@ -1,0 +1,101 @@
+/**
+ * One build over all six sources in their on-disk layouts, with bad input mixed in: every source's
+ * records carry its id, licence note and (where it had one) the original question, and each bad
+ * record is rejected with its reason while the build goes on.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { BuildConfigInput } from '../../config/buildConfig.js';
+import type { InstructRecord, RejectRecord } from '../../domain/records.js';
+import type { BuildReport } from '../../output/buildReport.js';
+import { buildLayout } from '../../output/layout.js';
+import { LocalStore } from '../../storage/localStore.js';
+import { writeAllava } from '../fixtures/allava.js';
+import { writeCc3m } from '../fixtures/cc3m.js';
+import { writeChartqa } from '../fixtures/chartqa.js';
+import { writeGeo170k } from '../fixtures/geo170k.js';
+import { writeMultiui, MULTIUI_FILE } from '../fixtures/multiui.js';
+import { writeRico } from '../fixtures/rico.js';
+import { startStack, type Stack } from '../harness/stack.js';
+
+let stack: Stack;
+let dir: string;
+
+before(async () => {
+  stack = await startStack({ simulator: { seed: 5 }, taskQueue: 'mmif-mixed' });
+  dir = await mkdtemp(path.join(tmpdir(), 'mmif-mixed-'));
+  const at = (name: string) => new LocalStore(path.join(dir, name));
+  await Promise.all([
+    writeCc3m(at('cc3m'), 'webdataset', { perShard: 2, shards: 1 }),
+    writeAllava(at('allava'), { missingImage: 0, escapingPath: 1, corruptImage: 2, malformedRecord: 3 }),
+    writeChartqa(at('chartqa')),
+    writeGeo170k(at('geo170k')),
+    writeRico(at('rico')),
+    writeMultiui(at('multiui')),
+  ]);
+});
+
+after(async () => {
+  await stack?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const lines = <T>(text: string) => text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as T);
+
+test('a mixed build draws from every source and records where each sample came from', async () => {
+  const src = (type: string, extra: Record<string, unknown> = {}) => ({ type, uri: path.join(dir, type), quota: 3, ...extra });
+  const config: BuildConfigInput = {
+    buildId: 'mixed',
+    seed: 1,
+    output: path.join(dir, 'out'),
+    sources: [
+      src('cc3m', { image: { minShortSide: 100 } }),
+      src('allava', { quota: 10 }),
+      src('chartqa'),
+      src('geo170k'),
+      src('rico'),
+      src('multiui', { files: [MULTIUI_FILE] }),
+    ] as BuildConfigInput['sources'],
+    maxSamples: 30,
+    shardSize: 4,
+    models: { default: { model: 'mmif-sim-vlm' } },
+  };
+  const report = (await stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'mixed', args: [config] })) as BuildReport;
+  assert.equal(report.shards.failed, 0);
+
+  const layout = buildLayout('mixed');
+  const root = path.join(dir, 'out');
+  const records: InstructRecord[] = [];
+  const rejects: RejectRecord[] = [];
+  for (let shard = 0; shard < report.shards.planned; shard++) {
+    records.push(...lines<InstructRecord>(await readFile(path.join(root, layout.instructJsonl(shard)), 'utf8')));
+    rejects.push(...lines<RejectRecord>(await readFile(path.join(root, layout.rejects(shard)), 'utf8')));
+  }
+  const bySource = (s: string) => records.filter((r) => r.source === s);
+  for (const source of ['cc3m', 'allava', 'chartqa', 'geo170k', 'rico', 'multiui']) {
+    assert.ok(bySource(source).length > 0, `${source} contributed accepted samples; rejects: ${JSON.stringify(rejects.filter((r) => r.source === source).map((r) => r.reason))}`);
+    for (const r of bySource(source)) assert.ok(r.source_id && r.license.length > 0, `${source} record ${r.id} names its source id and licence`);
+  }
+  for (const source of ['allava', 'chartqa', 'geo170k', 'multiui']) {
+    for (const r of bySource(source)) {
+      assert.equal(r.instruction_origin, 'refined');
+      assert.ok(r.original_instruction && !r.original_instruction.includes('<image>'), `${r.id}: the cleaned original question is kept`);
+    }
+  }
+  for (const r of [...bySource('cc3m'), ...bySource('rico')]) assert.equal(r.instruction_origin, 'generated');
+  assert.ok(bySource('chartqa').every((r) => r.original_answer !== null), 'ChartQA labels are kept');
+  assert.match(bySource('chartqa')[0]!.license, /GPL-3\.0/);
+
+  // Bad input: rejected per record with a reason, the build went on.
+  const reasons = rejects.filter((r) => r.source === 'allava').map((r) => r.reason);
+  assert.ok(reasons.some((r) => r.startsWith('missing-image:')), JSON.stringify(reasons));
+  assert.ok(reasons.some((r) => r.startsWith('corrupt:')), JSON.stringify(reasons));
+  const problems = await readFile(path.join(root, layout.sourceProblems), 'utf8');
+  assert.match(problems, /image path '\.\.\/outside\.jpg' leaves the dataset root/);
+  assert.match(problems, /not JSON|malformed|Unexpected/i);
+  const filtered = JSON.parse(await readFile(path.join(root, layout.sourceFiltered), 'utf8')) as Record<string, Record<string, number>>;
+  assert.ok(Object.keys(filtered).some((k) => k.endsWith(':multiui')), 'MultiUI grounding/OCR items are counted as filtered');
+});
