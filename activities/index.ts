@@ -12,7 +12,8 @@ import { runStage, type BatchOutcome } from '../pipeline/runStage.js';
 import { SourceError } from '../sources/source.js';
 import type { SourceSample } from '../domain/sample.js';
 import { getJson } from '../storage/objectStore.js';
-import type { ShardManifest } from '../output/manifest.js';
+import { addCounts, addUsage, emptyUsage, type ShardManifest } from '../output/manifest.js';
+import { mapLimit } from '../domain/mapLimit.js';
 import type { BatchTask, BuildRef, ShardSummary, ShardTask } from './buildRef.js';
 import { contextFor, contextForBuild, storeFor } from './runtime.js';
 
@@ -51,6 +52,29 @@ async function loadShardPlan(task: ShardTask): Promise<SourceSample[]> {
   return samples;
 }
 
+function sumSummaries(summaries: ShardSummary[]): ShardSummary {
+  const total: ShardSummary = {
+    shard: -1,
+    planned: 0,
+    instruct: 0,
+    dpo: 0,
+    rejectedSamples: 0,
+    rejectedPairs: 0,
+    rejectsByStage: {},
+    rejectsByReason: {},
+    usage: {},
+    simulated: false,
+  };
+  for (const s of summaries) {
+    for (const key of ['planned', 'instruct', 'dpo', 'rejectedSamples', 'rejectedPairs'] as const) total[key] += s[key];
+    addCounts(total.rejectsByStage, s.rejectsByStage);
+    addCounts(total.rejectsByReason, s.rejectsByReason);
+    for (const [stage, u] of Object.entries(s.usage)) addUsage((total.usage[stage] ??= emptyUsage()), u);
+    total.simulated ||= s.simulated;
+  }
+  return total;
+}
+
 function summarize(manifest: ShardManifest): ShardSummary {
   return {
     shard: manifest.shard,
@@ -77,6 +101,19 @@ export async function runStageBatch(task: BatchTask): Promise<BatchOutcome> {
     const samples = (await loadShardPlan(task)).slice(task.from, task.to);
     return runStage(ctx, task.stage, samples);
   });
+}
+
+/**
+ * Which shards of [from, to) are already committed, with their summaries added up: a resumed build
+ * checks its plan in chunks and starts child workflows only for the rest.
+ */
+export async function committedShards(input: { build: BuildRef; from: number; to: number }): Promise<{ shards: number[]; total: ShardSummary }> {
+  const store = storeFor(input.build.output, input.build.s3);
+  const layout = buildLayout(input.build.buildId);
+  const range = Array.from({ length: input.to - input.from }, (_, i) => input.from + i);
+  const manifests = await mapLimit(range, 32, (shard) => getJson<ShardManifest>(store, layout.manifest(shard)));
+  const committed = manifests.filter((m): m is ShardManifest => m !== undefined);
+  return { shards: committed.map((m) => m.shard), total: sumSummaries(committed.map(summarize)) };
 }
 
 /** The summary of a committed shard, or null: lets a re-run skip committed shards without any model call. */

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, stopProcess } from '../local/temporalDevServer.js';
+import type { BuildConfigInput } from '../config/buildConfig.js';
 import { sceneJpeg } from '../test/fixtures/images.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -183,6 +184,8 @@ export interface Tick {
   maxInFlight: number;
   /** Machine CPU busy (all cores), ms, cumulative. */
   machineBusyMs: number;
+  /** CPU ms, cumulative, of each watched process (by the pids given to the poller). */
+  cpuMs: number[];
 }
 
 export async function simStats(sim: { admin: string }): Promise<SimStats> {
@@ -195,7 +198,7 @@ export async function resetSim(sim: { admin: string }): Promise<void> {
 }
 
 /** Polls GET /admin/stats every `everyMs`; `stop()` returns the ticks (and takes a last one). */
-export function pollSimulator(sim: { admin: string }, everyMs = 1000): { ticks: Tick[]; stop(): Promise<Tick[]> } {
+export function pollSimulator(sim: { admin: string }, pids: number[] = [], everyMs = 1000): { ticks: Tick[]; stop(): Promise<Tick[]> } {
   const ticks: Tick[] = [];
   const start = Date.now();
   const take = async () => {
@@ -208,6 +211,7 @@ export function pollSimulator(sim: { admin: string }, everyMs = 1000): { ticks: 
       inFlight: s.inFlight,
       maxInFlight: s.maxInFlight,
       machineBusyMs: machineCpu().busyMs,
+      cpuMs: pids.map((pid) => procUsage(pid)?.cpuMs ?? Number.NaN),
     });
   };
   let running = take();
@@ -236,6 +240,8 @@ export interface SteadyState {
   meanInFlight: number;
   /** Machine CPU busy in the window, as a share of all cores. */
   machineCpuShare: number;
+  /** CPU of each watched process in the window, as a share of one core. */
+  cpuShare: number[];
 }
 
 /**
@@ -256,6 +262,7 @@ export function steadyState(ticks: Tick[], cores: number, share = 0.8): SteadySt
     r429PerSecond: (hi.r429 - lo.r429) / seconds,
     meanInFlight: inside.reduce((a, k) => a + k.inFlight, 0) / Math.max(1, inside.length),
     machineCpuShare: (hi.machineBusyMs - lo.machineBusyMs) / (seconds * 1000 * cores),
+    cpuShare: hi.cpuMs.map((ms, i) => (ms - lo.cpuMs[i]!) / (seconds * 1000)),
   };
 }
 
@@ -270,3 +277,38 @@ export function table(headers: string[], rows: Array<Array<string | number>>): s
 }
 
 export const fmt = (n: number, digits = 1): string => n.toFixed(digits);
+
+// ---------------------------------------------------------------------------------------
+// Build config
+
+export interface BenchBuildSettings {
+  /** Endpoint cap C: models.default.concurrency. */
+  concurrency: number;
+  shardSize: number;
+  batchSize: number;
+  maxParallelShards: number;
+  llmConcurrency: number;
+  /** Shorter than the default 30 s, so a killed worker's activities move on sooner (resume bench). */
+  heartbeatTimeoutSeconds?: number;
+}
+
+/** The benchmark build: the flat folder of procedural images, the simulator's model, the given parallelism. */
+export function benchBuildConfig(buildId: string, output: string, images: string, samples: number, s: BenchBuildSettings): BuildConfigInput {
+  return {
+    buildId,
+    seed: 1,
+    output,
+    sources: [{ type: 'cc3m', uri: images, layout: 'flat' }],
+    maxSamples: samples,
+    shardSize: s.shardSize,
+    batchSize: s.batchSize,
+    maxParallelShards: s.maxParallelShards,
+    // The procedural images are 256x256 (the default minimum short side, 224, passes them too).
+    image: { minShortSide: 200 },
+    ...(s.heartbeatTimeoutSeconds
+      ? { retry: { maximumAttempts: 8, initialIntervalSeconds: 1, maximumIntervalSeconds: 10, heartbeatTimeoutSeconds: s.heartbeatTimeoutSeconds } }
+      : {}),
+    models: { default: { model: 'mmif-sim-vlm', concurrency: s.concurrency } },
+    llm: { concurrency: s.llmConcurrency },
+  };
+}

@@ -119,7 +119,7 @@ async function runScenario(server: DevServer, sim: SimulatorProc, client: Client
     const cpu0 = workers.map((w) => procUsage(w.pid)!.cpuMs);
     const sim0 = procUsage(sim.pid)!.cpuMs;
     const tmp0 = procUsage(server.process.pid!)!.cpuMs;
-    const poller = pollSimulator(sim);
+    const poller = pollSimulator(sim, [...workers.map((w) => w.pid), sim.pid, server.process.pid!]);
     const started = Date.now();
     const report = (await client.workflow.execute('buildDataset', {
       taskQueue,
@@ -159,7 +159,7 @@ function describe(r: Result): void {
     `\n[${r.scenario.name}] ${r.scenario.workers} worker(s), ${r.scenario.samples} samples, simulator cap ${r.scenario.simulatorCap || 'off'}: ` +
       `${fmt(r.wallSeconds)} s; ${r.completed} completed requests (${fmt(r.completed / r.scenario.samples, 2)}/sample), ${r.r429} x 429; ` +
       `steady ${fmt(s.requestsPerSecond)} req/s (${fmt((100 * s.requestsPerSecond) / LIMIT)}% of ${fmt(LIMIT)}), mean in flight ${fmt(s.meanInFlight)}, ` +
-      `machine CPU ${fmt(100 * s.machineCpuShare)}%; worker CPU ${fmt(cpu / r.scenario.samples, 2)} ms/sample ` +
+      `machine CPU ${fmt(100 * s.machineCpuShare)}% (of one core: workers ${s.cpuShare.slice(0, -2).map((c) => fmt(100 * c, 0) + '%').join(' + ')}, simulator ${fmt(100 * s.cpuShare.at(-2)!, 0)}%, temporal ${fmt(100 * s.cpuShare.at(-1)!, 0)}%); worker CPU ${fmt(cpu / r.scenario.samples, 2)} ms/sample ` +
       `(${fmt(cpu / r.completed, 2)} ms/request), peak RSS ${r.workerPeakRssMiB.map((m) => fmt(m, 0)).join(' + ')} MiB; ` +
       `simulator CPU ${fmt(r.simulatorCpuMs / r.completed, 2)} ms/request; temporal ${fmt(r.temporalCpuMs / 1000)} s`,
   );

@@ -28,6 +28,10 @@ export const emptyUsage = (): StageUsage => ({
   savedUsd: 0,
 });
 
+export function addCounts(into: Record<string, number>, from: Record<string, number>): void {
+  for (const [key, n] of Object.entries(from)) into[key] = (into[key] ?? 0) + n;
+}
+
 /** Adds `from` into `into`, field by field. */
 export function addUsage(into: StageUsage, from: Partial<StageUsage>): void {
   for (const key of Object.keys(into) as Array<keyof StageUsage>) into[key] += from[key] ?? 0;

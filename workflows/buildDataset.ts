@@ -38,10 +38,15 @@ export type { BuildProgress } from './buildProgress.js';
 /** Batches of one shard in flight at once: enough to overlap model latency, few enough to keep order. */
 const PARALLEL_BATCHES_PER_SHARD = 4;
 
+/** Shards whose manifests one activity call checks when a build (re)starts. */
+const COMMIT_CHECK_CHUNK = 1000;
+
 /** What a run hands to the next one when it continues as new. */
 export interface CarriedProgress {
   plan: BuildPlan;
-  nextShard: number;
+  /** Shards still to run, in order, and how far this list has been started. */
+  pending: number[];
+  nextPending: number;
   retryQueue: number[];
   progress: BuildProgress;
 }
@@ -62,7 +67,7 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
     progress.shards.failed = 0;
     return { retrying };
   });
-  const { planBuild, finalizeBuild } = proxyActivities<typeof activities>(pipelineActivityOptions(config.retry));
+  const { planBuild, finalizeBuild, committedShards } = proxyActivities<typeof activities>(pipelineActivityOptions(config.retry));
   const setPhase = (phase: BuildPhase) => {
     progress.phase = phase;
     if (config.searchAttributes) upsertSearchAttributes([{ key: MMIF_STATUS, value: phase }]);
@@ -83,20 +88,31 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
     progress.samples.planned = plan.sampleCount;
     setPhase('running');
 
-    let nextShard = carried?.nextShard ?? 0;
-    const startedHere = nextShard;
-    const rollOver = () => workflowInfo().continueAsNewSuggested || nextShard - startedHere >= config.shardsPerRun;
-    const work = () => retryQueue.length > 0 || nextShard < plan!.shardCount;
+    // A re-run finds its committed shards in a few activity calls, not one child workflow each.
+    let pending = carried?.pending;
+    if (!pending) {
+      const committed = new Set<number>();
+      for (let from = 0; from < plan.shardCount; from += COMMIT_CHECK_CHUNK) {
+        const found = await committedShards({ build, from, to: Math.min(from + COMMIT_CHECK_CHUNK, plan.shardCount) });
+        found.shards.forEach((shard) => committed.add(shard));
+        if (found.shards.length > 0) recordCommittedShard(progress, found.total, Date.now(), found.shards.length, true);
+      }
+      pending = Array.from({ length: plan.shardCount }, (_, shard) => shard).filter((shard) => !committed.has(shard));
+    }
+    let nextPending = carried?.nextPending ?? 0;
+    const startedHere = nextPending;
+    const rollOver = () => workflowInfo().continueAsNewSuggested || nextPending - startedHere >= config.shardsPerRun;
+    const work = () => retryQueue.length > 0 || nextPending < pending!.length;
     for (;;) {
       while (work() && !rollOver()) {
         await condition(() => progress.shards.running < config.maxParallelShards);
-        const shard = retryQueue.shift() ?? nextShard++;
+        const shard = retryQueue.shift() ?? pending[nextPending++]!;
         void runShard(config, build, plan, shard, progress);
       }
       await condition(() => progress.shards.running === 0);
       if (work()) {
         // More to do: a retry that arrived meanwhile, or the rest of the plan after a roll-over.
-        if (rollOver()) await continueAsNew<typeof buildDataset>(input, { plan, nextShard, retryQueue, progress });
+        if (rollOver()) await continueAsNew<typeof buildDataset>(input, { plan, pending, nextPending, retryQueue, progress });
         continue;
       }
       if (progress.shards.failed === 0 || config.retryWindowSeconds === 0) break;

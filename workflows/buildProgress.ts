@@ -1,6 +1,6 @@
 /** The live state of a build, as the `progress` query returns it. Pure: updated from shard summaries. */
 import type { ShardSummary } from '../activities/buildRef.js';
-import { addUsage, emptyUsage, type StageUsage } from '../output/manifest.js';
+import { addCounts, addUsage, emptyUsage, type StageUsage } from '../output/manifest.js';
 
 export type BuildPhase = 'planning' | 'running' | 'waiting-for-retry' | 'finalizing' | 'done' | 'failed' | 'cancelled';
 
@@ -16,6 +16,8 @@ export interface BuildProgress {
   startedAt: number;
   /** Samples of committed shards per minute, and the estimated time to finish the planned ones. */
   throughput: { samplesPerMinute: number; etaSeconds: number | null };
+  /** Samples of shards found committed when the build (re)started: done before, so not in the throughput. */
+  resumedSamples: number;
   failedShards: Array<{ shard: number; error: string }>;
   simulated: boolean;
 }
@@ -30,13 +32,16 @@ export function newProgress(buildId: string, now: number): BuildProgress {
     usage: {},
     startedAt: now,
     throughput: { samplesPerMinute: 0, etaSeconds: null },
+    resumedSamples: 0,
     failedShards: [],
     simulated: false,
   };
 }
 
-export function recordCommittedShard(progress: BuildProgress, summary: ShardSummary, now: number): void {
-  progress.shards.committed += 1;
+/** Adds a committed shard — or, with `shards` > 1, the sum of several found committed on resume. */
+export function recordCommittedShard(progress: BuildProgress, summary: ShardSummary, now: number, shards = 1, resumed = false): void {
+  progress.shards.committed += shards;
+  if (resumed) progress.resumedSamples += summary.instruct + summary.rejectedSamples;
   progress.simulated ||= summary.simulated;
   const s = progress.samples;
   s.instruct += summary.instruct;
@@ -48,10 +53,7 @@ export function recordCommittedShard(progress: BuildProgress, summary: ShardSumm
   for (const [stage, u] of Object.entries(summary.usage)) addUsage((progress.usage[stage] ??= emptyUsage()), u);
   const done = s.instruct + s.rejectedSamples;
   const minutes = Math.max((now - progress.startedAt) / 60_000, 1 / 60);
-  const rate = done / minutes;
+  const rate = (done - progress.resumedSamples) / minutes;
   progress.throughput = { samplesPerMinute: rate, etaSeconds: rate > 0 ? Math.round(((s.planned - done) / rate) * 60) : null };
 }
 
-function addCounts(into: Record<string, number>, from: Record<string, number>): void {
-  for (const [key, n] of Object.entries(from)) into[key] = (into[key] ?? 0) + n;
-}

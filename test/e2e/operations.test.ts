@@ -160,7 +160,7 @@ test('a failed build re-runs with `temporal workflow start --id-reuse-policy All
 });
 
 test('re-running a completed build makes zero model calls and writes nothing', async () => {
-  const input = config('rerun');
+  const input = config('rerun', { searchAttributes: true });
   await (await start('rerun-1', input)).result();
   const root = path.join(dir, 'out', 'rerun');
   const before = await mtimesOf(root);
@@ -169,6 +169,15 @@ test('re-running a completed build makes zero model calls and writes nothing', a
   assert.equal(report.shards.committed, 3);
   assert.equal(stack.simulator.stats().requests, requests, 'no model call');
   assert.deepEqual(await mtimesOf(root), before, 'no object written or rewritten');
+
+  // Search attributes let the UI and `temporal workflow list --query` filter builds.
+  const found = async () => {
+    const ids: string[] = [];
+    for await (const w of stack.client.workflow.list({ query: `MmifBuildId = 'rerun' AND MmifStatus = 'done' AND MmifSource = 'cc3m'` })) ids.push(w.workflowId);
+    return ids.sort();
+  };
+  await eventually(async () => (await found()).length === 2, 20_000, 'both runs to be visible by search attribute');
+  assert.deepEqual(await found(), ['rerun-1', 'rerun-2']);
 });
 
 test('cancelling a build stops it; committed shards stay valid and the report says what was committed', async () => {
