@@ -19,10 +19,10 @@ import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import type { BuildConfigInput } from '../config/buildConfig.js';
 import { startTemporalDevServer, type DevServer } from '../local/temporalDevServer.js';
 import type { BuildReport } from '../output/buildReport.js';
 import {
+  benchBuildConfig,
   ensureImages,
   fmt,
   pollSimulator,
@@ -33,6 +33,7 @@ import {
   startWorkerProcess,
   steadyState,
   table,
+  type BenchBuildSettings,
   type Proc,
   type SimulatorProc,
   type SteadyState,
@@ -43,18 +44,19 @@ const { values } = parseArgs({
   options: {
     only: { type: 'string' }, // one | two | two-uncapped
     samples: { type: 'string', default: '2000' },
+    'samples-defaults': { type: 'string', default: '640' },
     'samples-two': { type: 'string', default: '1000' },
     'samples-uncapped': { type: 'string', default: '400' },
     concurrency: { type: 'string', default: '128' },
-    'latency-ms': { type: 'string', default: '2000' },
+    'latency-ms': { type: 'string', default: '1000' },
     'batch-size': { type: 'string', default: '32' },
     'llm-concurrency': { type: 'string', default: '32' },
     'shard-size': { type: 'string', default: '128' },
     'parallel-shards': { type: 'string', default: '4' },
     /** Worker maxConcurrentActivities; unset = the real `mmif worker` (16). */
     activities: { type: 'string' },
-    compliance: { type: 'string', default: '1' },
-    leniency: { type: 'string', default: '1' },
+    compliance: { type: 'string', default: '0.9' },
+    leniency: { type: 'string', default: '0.9' },
     json: { type: 'string' },
   },
 });
@@ -63,6 +65,7 @@ const C = Number(values.concurrency);
 const LATENCY_MS = Number(values['latency-ms']);
 const CORES = cpus().length;
 const LIMIT = C / (LATENCY_MS / 1000);
+const ACTIVITIES = values.activities === undefined ? 16 : Number(values.activities);
 
 interface Scenario {
   name: string;
@@ -70,6 +73,7 @@ interface Scenario {
   samples: number;
   /** Simulator maxConcurrent: C, or 0 (no provider cap). */
   simulatorCap: number;
+  settings: BenchBuildSettings;
 }
 
 interface Result {
@@ -87,22 +91,6 @@ interface Result {
   temporalCpuMs: number;
   samplesDone: number;
   ticks: Tick[];
-}
-
-function buildConfig(buildId: string, output: string, images: string, samples: number): BuildConfigInput {
-  return {
-    buildId,
-    seed: 1,
-    output,
-    sources: [{ type: 'cc3m', uri: images, layout: 'flat' }],
-    maxSamples: samples,
-    shardSize: Number(values['shard-size']),
-    batchSize: Number(values['batch-size']),
-    maxParallelShards: Number(values['parallel-shards']),
-    image: { minShortSide: 200 },
-    models: { default: { model: 'mmif-sim-vlm', concurrency: C } },
-    llm: { concurrency: Number(values['llm-concurrency']) },
-  };
 }
 
 async function runScenario(server: DevServer, sim: SimulatorProc, client: Client, images: string, scenario: Scenario): Promise<Result> {
@@ -124,7 +112,7 @@ async function runScenario(server: DevServer, sim: SimulatorProc, client: Client
     const report = (await client.workflow.execute('buildDataset', {
       taskQueue,
       workflowId: `bench-${scenario.name}-${Date.now()}`,
-      args: [buildConfig(`bench-${scenario.name}`, output, images, scenario.samples)],
+      args: [benchBuildConfig(`bench-${scenario.name}`, output, images, scenario.samples, scenario.settings)],
     })) as BuildReport;
     const wallSeconds = (Date.now() - started) / 1000;
     const ticks = await poller.stop();
@@ -166,11 +154,27 @@ function describe(r: Result): void {
   console.log(`  report: shards ${JSON.stringify(r.report.shards)}, counts ${JSON.stringify(r.report.counts)}, rejects by stage ${JSON.stringify(r.report.rejectsByStage)}`);
 }
 
+/** Shards x batches x samples: the sample lanes a build can have in flight (one model call each at a time). */
+function parallelism(s: BenchBuildSettings): string {
+  const activities = Math.min(s.maxParallelShards * 4, ACTIVITIES);
+  return `${s.maxParallelShards}sh x 4b x min(${s.batchSize},${s.llmConcurrency}) = ${activities * Math.min(s.batchSize, s.llmConcurrency)} lanes`;
+}
+
 async function main(): Promise<void> {
+  const tuned: BenchBuildSettings = {
+    concurrency: C,
+    shardSize: Number(values['shard-size']),
+    batchSize: Number(values['batch-size']),
+    maxParallelShards: Number(values['parallel-shards']),
+    llmConcurrency: Number(values['llm-concurrency']),
+  };
+  // The shipped defaults: shardSize 64, batchSize 16, maxParallelShards 4, llm.concurrency 8.
+  const defaults: BenchBuildSettings = { concurrency: C, shardSize: 64, batchSize: 16, maxParallelShards: 4, llmConcurrency: 8 };
   const all: Scenario[] = [
-    { name: 'one', workers: 1, samples: Number(values.samples), simulatorCap: C },
-    { name: 'two', workers: 2, samples: Number(values['samples-two']), simulatorCap: C },
-    { name: 'two-uncapped', workers: 2, samples: Number(values['samples-uncapped']), simulatorCap: 0 },
+    { name: 'one', workers: 1, samples: Number(values.samples), simulatorCap: C, settings: tuned },
+    { name: 'defaults', workers: 1, samples: Number(values['samples-defaults']), simulatorCap: C, settings: defaults },
+    { name: 'two', workers: 2, samples: Number(values['samples-two']), simulatorCap: C, settings: tuned },
+    { name: 'two-uncapped', workers: 2, samples: Number(values['samples-uncapped']), simulatorCap: 0, settings: tuned },
   ];
   const scenarios = values.only ? all.filter((s) => values.only!.split(',').includes(s.name)) : all;
   const maxSamples = Math.max(...scenarios.map((s) => s.samples));
@@ -201,9 +205,10 @@ async function main(): Promise<void> {
   console.log(`\nSummary (C = ${C}, latency ${LATENCY_MS} ms, limit ${fmt(LIMIT)} req/s; steady state = middle 80% of completed requests)\n`);
   console.log(
     table(
-      ['scenario', 'samples', 'wall s', 'requests', 'req/sample', 'steady req/s', '% of limit', '429s', 'sim max in flight', 'worker CPU ms/sample', 'worker peak RSS MiB', 'machine CPU'],
+      ['scenario', 'parallelism', 'samples', 'wall s', 'requests', 'req/sample', 'steady req/s', '% of limit', '429s', 'sim max in flight', 'worker CPU ms/sample', 'worker peak RSS MiB', 'machine CPU'],
       results.map((r) => [
-        `${r.scenario.workers} worker${r.scenario.workers > 1 ? 's' : ''}, sim cap ${r.scenario.simulatorCap || 'off'}`,
+        `${r.scenario.name}: ${r.scenario.workers} worker${r.scenario.workers > 1 ? 's' : ''}, sim cap ${r.scenario.simulatorCap || 'off'}`,
+        parallelism(r.scenario.settings),
         r.scenario.samples,
         fmt(r.wallSeconds, 0),
         r.completed,

@@ -1,0 +1,308 @@
+// mmif-engine vs. a peer synthetic-data tool (Bespoke Labs Curator, bench/peer_curator.py) on the same
+// simulator, latency, concurrency cap C and number of requests with images:
+//   1. mmif-engine: a real build of N samples (Temporal dev server + `mmif worker`); R = the
+//      requests it makes.
+//   2. curator: R independent requests, each with one of the same JPEGs, max_concurrent_requests C.
+//   3. both again, SIGKILLed once half of R has completed and started again: mmif-engine gets a new
+//      worker process (the build goes on), curator is re-run with the same arguments and cache dir.
+//      Re-sent = completed requests in all - R (every one of the R requests is distinct, and both
+//      tools make the same R requests again when run again: the simulator's replies are
+//      deterministic, so the build makes the same calls; curator's rows are fixed).
+// Requests/s are steady-state (middle 80% of completed requests, GET /admin/stats every second).
+//
+// Run:   bash tools/install.sh bench && npx tsx bench/peer.ts      (~5 minutes)
+//        npx tsx bench/peer.ts --samples 500 --concurrency 128 --latency-ms 1000 --kill-at 0.5
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { startTemporalDevServer, type DevServer } from '../local/temporalDevServer.js';
+import type { BuildReport } from '../output/buildReport.js';
+import {
+  ROOT,
+  benchBuildConfig,
+  ensureImages,
+  fmt,
+  pollSimulator,
+  procUsage,
+  resetSim,
+  simStats,
+  startSimulatorProcess,
+  startWorkerProcess,
+  steadyState,
+  table,
+  type BenchBuildSettings,
+  type Proc,
+  type SimulatorProc,
+} from './harness.js';
+
+const { values } = parseArgs({
+  options: {
+    samples: { type: 'string', default: '500' },
+    concurrency: { type: 'string', default: '128' },
+    'latency-ms': { type: 'string', default: '1000' },
+    'kill-at': { type: 'string', default: '0.5' },
+    only: { type: 'string' }, // mmif | curator
+  },
+});
+const SAMPLES = Number(values.samples);
+const C = Number(values.concurrency);
+const LATENCY_MS = Number(values['latency-ms']);
+const KILL_AT = Number(values['kill-at']);
+const LIMIT = C / (LATENCY_MS / 1000);
+const CORES = cpus().length;
+const PYTHON = path.join(ROOT, 'tools/bench-venv/bin/python');
+const PEER = path.join(ROOT, 'bench/peer_curator.py');
+const SETTINGS: BenchBuildSettings = { concurrency: C, shardSize: 128, batchSize: 32, maxParallelShards: 4, llmConcurrency: 32, heartbeatTimeoutSeconds: 5 };
+
+interface Run {
+  tool: 'mmif-engine' | 'curator';
+  killed: boolean;
+  wallSeconds: number;
+  completed: number;
+  requestsPerSecond: number;
+  /** Completed before the kill. */
+  doneAtKill?: number;
+  /** Seconds from the kill until the new process was ready. */
+  restartSeconds?: number;
+  cpuMs: number;
+  peakRssMiB: number;
+  check: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitForCompleted(sim: SimulatorProc, target: number): Promise<number> {
+  for (;;) {
+    const { completed } = await simStats(sim);
+    if (completed >= target) return completed;
+    await sleep(50);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// mmif-engine
+
+async function mmifRun(server: DevServer, sim: SimulatorProc, client: Client, images: string, killAfter?: number): Promise<Run & { report: BuildReport }> {
+  const output = await mkdtemp(path.join(tmpdir(), 'mmif-bench-peer-'));
+  const taskQueue = `peer-${killAfter ? 'killed' : 'ref'}`;
+  const workers: Proc[] = [];
+  let cpuMs = 0;
+  let peakRssMiB = 0;
+  const account = (w: Proc, base: number) => {
+    const u = procUsage(w.pid)!;
+    cpuMs += u.cpuMs - base;
+    peakRssMiB = Math.max(peakRssMiB, u.peakRssMiB);
+  };
+  try {
+    let worker = await startWorkerProcess({ address: server.address, taskQueue, simulatorUrl: sim.url });
+    workers.push(worker);
+    let base = procUsage(worker.pid)!.cpuMs;
+    await resetSim(sim);
+    const poller = pollSimulator(sim);
+    const started = Date.now();
+    const handle = await client.workflow.start('buildDataset', {
+      taskQueue,
+      workflowId: `peer-mmif-${Date.now()}`,
+      args: [benchBuildConfig('peer', output, images, SAMPLES, SETTINGS)],
+    });
+    let doneAtKill: number | undefined;
+    let restartSeconds: number | undefined;
+    if (killAfter) {
+      doneAtKill = await waitForCompleted(sim, killAfter);
+      account(worker, base);
+      worker.child.kill('SIGKILL');
+      const killedAt = Date.now();
+      await new Promise((r) => worker.child.once('exit', r));
+      doneAtKill = (await simStats(sim)).completed; // replies already on the wire when it died
+      worker = await startWorkerProcess({ address: server.address, taskQueue, simulatorUrl: sim.url });
+      restartSeconds = (Date.now() - killedAt) / 1000;
+      workers.push(worker);
+      base = procUsage(worker.pid)!.cpuMs;
+    }
+    const report = (await handle.result()) as BuildReport;
+    const wallSeconds = (Date.now() - started) / 1000;
+    account(worker, base);
+    const ticks = await poller.stop();
+    const stats = await simStats(sim);
+    return {
+      tool: 'mmif-engine',
+      killed: Boolean(killAfter),
+      wallSeconds,
+      completed: stats.completed,
+      requestsPerSecond: steadyState(ticks, CORES).requestsPerSecond,
+      doneAtKill,
+      restartSeconds,
+      cpuMs,
+      peakRssMiB,
+      check: `${report.shards.committed}/${report.shards.planned} shards, ${report.counts.instruct} instruct, ${report.counts.dpo} dpo, ${report.counts.rejectedSamples} rejected`,
+      report,
+    };
+  } finally {
+    for (const w of workers) await w.stop();
+    await rm(output, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// curator
+
+interface PeerSummary {
+  responses: number;
+  seconds: number;
+  cpu_ms: number;
+  peak_rss_mib: number;
+}
+
+/** One curator process; `killAfter` completed requests (simulator-side) SIGKILLs it. */
+async function curatorProcess(sim: SimulatorProc, images: string, requests: number, workingDir: string, killAfter?: number): Promise<PeerSummary | 'killed'> {
+  const child = spawn(
+    PYTHON,
+    [PEER, '--base-url', sim.url, '--images', images, '--requests', String(requests), '--concurrency', String(C), '--working-dir', workingDir],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, COLUMNS: '200' } },
+  );
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  if (killAfter) {
+    const reached = waitForCompleted(sim, killAfter).then(() => 'reached' as const);
+    if ((await Promise.race([reached, exited])) === 'reached') {
+      child.kill('SIGKILL');
+      await exited;
+      return 'killed';
+    }
+  }
+  const code = await exited;
+  if (code !== 0) throw new Error(`peer_curator.py exited with ${code}: ${err.slice(-3000)}`);
+  return JSON.parse(out.trim().split('\n').at(-1)!) as PeerSummary;
+}
+
+async function curatorRun(sim: SimulatorProc, images: string, requests: number, killAfter?: number): Promise<Run> {
+  const workingDir = await mkdtemp(path.join(tmpdir(), 'mmif-bench-curator-'));
+  try {
+    await resetSim(sim);
+    const poller = pollSimulator(sim);
+    const started = Date.now();
+    let doneAtKill: number | undefined;
+    let restartSeconds: number | undefined;
+    let cpuMs = 0;
+    if (killAfter) {
+      await curatorProcess(sim, images, requests, workingDir, killAfter);
+      const killedAt = Date.now();
+      doneAtKill = (await simStats(sim)).completed;
+      // The killed process's CPU is lost with it; count the restarted run only, and say so.
+      const second = await curatorProcess(sim, images, requests, workingDir);
+      if (second === 'killed') throw new Error('unreachable');
+      restartSeconds = (Date.now() - killedAt) / 1000 - second.seconds;
+      cpuMs = second.cpu_ms;
+      const ticks = await poller.stop();
+      const stats = await simStats(sim);
+      return {
+        tool: 'curator',
+        killed: true,
+        wallSeconds: (Date.now() - started) / 1000,
+        completed: stats.completed,
+        requestsPerSecond: steadyState(ticks, CORES).requestsPerSecond,
+        doneAtKill,
+        restartSeconds,
+        cpuMs,
+        peakRssMiB: second.peak_rss_mib,
+        check: `${second.responses} responses in the final dataset`,
+      };
+    }
+    const summary = await curatorProcess(sim, images, requests, workingDir);
+    if (summary === 'killed') throw new Error('unreachable');
+    const ticks = await poller.stop();
+    const stats = await simStats(sim);
+    return {
+      tool: 'curator',
+      killed: false,
+      wallSeconds: (Date.now() - started) / 1000,
+      completed: stats.completed,
+      requestsPerSecond: steadyState(ticks, CORES).requestsPerSecond,
+      cpuMs: summary.cpu_ms,
+      peakRssMiB: summary.peak_rss_mib,
+      check: `${summary.responses} responses in the final dataset`,
+    };
+  } finally {
+    await rm(workingDir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  if (!existsSync(PYTHON)) throw new Error(`no ${PYTHON}: run \`bash tools/install.sh bench\` first`);
+  console.log(`machine: ${CORES} cores; C = ${C}, latency ${LATENCY_MS} ms -> limit ${fmt(LIMIT)} req/s; ${SAMPLES} samples; kill at ${KILL_AT * 100}% of the requests`);
+  const images = await ensureImages(SAMPLES, 256);
+  const [server, sim] = await Promise.all([startTemporalDevServer(), startSimulatorProcess({ latencyMs: LATENCY_MS, maxConcurrent: C, seed: 3 })]);
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection });
+  const runs: Run[] = [];
+  try {
+    const ref = await mmifRun(server, sim, client, images);
+    runs.push(ref);
+    const R = ref.completed;
+    console.log(`mmif-engine, uninterrupted: ${R} requests in ${fmt(ref.wallSeconds)} s, steady ${fmt(ref.requestsPerSecond)} req/s (${ref.check})`);
+    if (values.only !== 'curator') {
+      const killed = await mmifRun(server, sim, client, images, Math.round(R * KILL_AT));
+      runs.push(killed);
+      console.log(`mmif-engine, killed at ${killed.doneAtKill}: ${killed.completed} requests in ${fmt(killed.wallSeconds)} s (${killed.check})`);
+      if (killed.check !== ref.check) console.log(`  WARNING: the killed build's counts differ from the reference: ${ref.check}`);
+    }
+    if (values.only !== 'mmif') {
+      const cur = await curatorRun(sim, images, R);
+      runs.push(cur);
+      console.log(`curator, uninterrupted: ${cur.completed} requests in ${fmt(cur.wallSeconds)} s, steady ${fmt(cur.requestsPerSecond)} req/s`);
+      const curKilled = await curatorRun(sim, images, R, Math.round(R * KILL_AT));
+      runs.push(curKilled);
+      console.log(`curator, killed at ${curKilled.doneAtKill}: ${curKilled.completed} requests in ${fmt(curKilled.wallSeconds)} s (${curKilled.check})`);
+    }
+  } finally {
+    await connection.close();
+    await server.stop();
+    await sim.stop();
+  }
+
+  const R = runs[0]!.completed;
+  console.log(`\nPeer comparison: ${R} requests with a 256x256 JPEG each, latency ${LATENCY_MS} ms, cap C = ${C} (limit ${fmt(LIMIT)} req/s)\n`);
+  console.log(
+    table(
+      ['tool', 'run', 'wall s', 'completed', 'steady req/s', '% of limit', 'done at kill', 're-sent', 'restart s', 'CPU ms/request', 'peak RSS MiB', 'output'],
+      runs.map((r) => [
+        r.tool,
+        r.killed ? `SIGKILL at ${KILL_AT * 100}%` : 'uninterrupted',
+        fmt(r.wallSeconds),
+        r.completed,
+        fmt(r.requestsPerSecond),
+        `${fmt((100 * r.requestsPerSecond) / LIMIT)}%`,
+        r.doneAtKill ?? '-',
+        r.killed ? r.completed - R : '-',
+        r.restartSeconds === undefined ? '-' : fmt(r.restartSeconds),
+        r.killed ? '-' : fmt(r.cpuMs / r.completed, 2),
+        fmt(r.peakRssMiB, 0),
+        r.check,
+      ]),
+    ),
+  );
+  const get = (tool: Run['tool'], killed: boolean) => runs.find((r) => r.tool === tool && r.killed === killed);
+  const [m, c, mk, ck] = [get('mmif-engine', false), get('curator', false), get('mmif-engine', true), get('curator', true)];
+  if (m && c) {
+    console.log(`\nratios mmif-engine / curator:`);
+    console.log(`  steady requests/s      ${fmt(m.requestsPerSecond / c.requestsPerSecond, 3)}`);
+    console.log(`  wall time (same R)     ${fmt(m.wallSeconds / c.wallSeconds, 3)}`);
+    console.log(`  client CPU per request ${fmt(m.cpuMs / m.completed / (c.cpuMs / c.completed), 3)}`);
+    if (mk && ck) {
+      const resent = (r: Run) => r.completed - R;
+      console.log(`  re-sent after a kill   ${resent(mk)} / ${resent(ck)}` + (resent(ck) > 0 ? ` = ${fmt(resent(mk) / resent(ck), 3)}` : ''));
+      console.log(`  kill overhead (wall)   ${fmt(mk.wallSeconds - m.wallSeconds)} s / ${fmt(ck.wallSeconds - c.wallSeconds)} s`);
+    }
+  }
+}
+
+await main();
