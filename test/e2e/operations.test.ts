@@ -220,6 +220,34 @@ test('a schedule created with `mmif schedule` runs builds under dated prefixes s
   assert.equal((await mmif(stack, 'schedule', 'trigger', 'nightly')).code, 3, 'a deleted schedule is not found');
 });
 
+test('`mmif build --wait` runs a build; a changed config is refused unless --new-version; `mmif status` reports it', async () => {
+  const file = path.join(dir, 'cli-build.json');
+  await writeFile(file, JSON.stringify(config('cli-build')));
+  const built = await mmif(stack, 'build', '--config', file, '--wait');
+  assert.equal(built.code, 0, built.stderr);
+  assert.match(built.stdout, /build cli-build: COMPLETED/);
+
+  const status = await mmif(stack, 'status', 'cli-build');
+  assert.equal(status.code, 0, status.stderr);
+  assert.match(status.stdout, /cli-build done[\s\S]*3\/3 shards, 0 running, 0 failed[\s\S]*samples: \d+ accepted/);
+  const progress = JSON.parse((await mmif(stack, 'status', 'cli-build', '--json')).stdout) as BuildProgress;
+  assert.equal(progress.shards.committed, 3);
+  assert.ok(progress.usage.answer!.requests > 0);
+
+  await writeFile(file, JSON.stringify(config('cli-build', { seed: 99 })));
+  const refused = await mmif(stack, 'build', '--config', file, '--wait');
+  assert.equal(refused.code, 1, 'the changed config fails the build');
+  const failure = await stack.client.workflow.getHandle('cli-build').result().catch((err: WorkflowFailedError) => err);
+  assert.match(String((failure as WorkflowFailedError).cause?.cause?.message), /different config.*new buildId/);
+
+  const versioned = await mmif(stack, 'build', '--config', file, '--new-version', '--wait');
+  assert.equal(versioned.code, 0, versioned.stderr);
+  assert.match(versioned.stdout, /started build cli-build-v2/);
+
+  assert.equal((await mmif(stack, 'status', 'no-such-build')).code, 3);
+  assert.equal((await mmif(stack, 'build')).code, 2);
+});
+
 async function mtimesOf(root: string): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
