@@ -51,7 +51,7 @@ export async function planBuild(
   if (stored && stored.configFingerprint !== fingerprint) {
     throw new ConfigMismatchError(
       `build '${config.buildId}' already exists in ${store.root} with a different config (fingerprint ` +
-        `${stored.configFingerprint.slice(0, 12)}, now ${fingerprint.slice(0, 12)}); use a new buildId for a new version (`mmif build --new-version` picks one)`,
+        `${stored.configFingerprint.slice(0, 12)}, now ${fingerprint.slice(0, 12)}); use a new buildId for a new version ('mmif build --new-version' picks one)`,
     );
   }
 
