@@ -237,8 +237,9 @@ test('`mmif build --wait` runs a build; a changed config is refused unless --new
   await writeFile(file, JSON.stringify(config('cli-build', { seed: 99 })));
   const refused = await mmif(stack, 'build', '--config', file, '--wait');
   assert.equal(refused.code, 1, 'the changed config fails the build');
-  const failure = await stack.client.workflow.getHandle('cli-build').result().catch((err: WorkflowFailedError) => err);
-  assert.match(String((failure as WorkflowFailedError).cause?.cause?.message), /different config.*new buildId/);
+  const failure = (await stack.client.workflow.getHandle('cli-build').result().catch((err: unknown) => err)) as WorkflowFailedError;
+  const cause = failure.cause as Error & { cause?: Error };
+  assert.match(String(cause.cause?.message), /different config.*new buildId/);
 
   const versioned = await mmif(stack, 'build', '--config', file, '--new-version', '--wait');
   assert.equal(versioned.code, 0, versioned.stderr);
