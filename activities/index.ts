@@ -10,12 +10,14 @@ import { writeBuildReport, type BuildReport } from '../output/buildReport.js';
 import { ConfigMismatchError, planBuild as plan, type BuildPlan } from '../pipeline/planBuild.js';
 import { runStage, type BatchOutcome } from '../pipeline/runStage.js';
 import { SourceError } from '../sources/source.js';
-import type { SourceSample } from '../domain/sample.js';
 import { getJson } from '../storage/objectStore.js';
 import { addCounts, addUsage, emptyUsage, type ShardManifest } from '../output/manifest.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import type { BatchTask, BuildRef, ShardSummary, ShardTask } from './buildRef.js';
 import { contextFor, contextForBuild, storeFor } from './runtime.js';
+import { loadShardPlan } from './shardPlan.js';
+
+export { collectStageBatch, pollStageBatch, submitStageBatch } from './batchApi.js';
 
 /** Errors no retry can fix: the build fails at once with the message. */
 const PERMANENT = [ConfigError, ConfigMismatchError, SourceError];
@@ -45,12 +47,6 @@ async function withHeartbeat<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-async function loadShardPlan(task: ShardTask): Promise<SourceSample[]> {
-  const store = storeFor(task.build.output, task.build.s3);
-  const samples = await getJson<SourceSample[]>(store, buildLayout(task.build.buildId).shardPlan(task.shard));
-  if (!samples) throw new Error(`build '${task.build.buildId}': no plan for shard ${task.shard} in ${store.root}`);
-  return samples;
-}
 
 function sumSummaries(summaries: ShardSummary[]): ShardSummary {
   const total: ShardSummary = {

@@ -35,6 +35,11 @@ const endpointSchema = z
     /** Client-side pacing; learned from x-ratelimit-* headers when the provider sends them. */
     requestsPerMinute: z.number().positive().optional(),
     tokensPerMinute: z.number().positive().optional(),
+    /**
+     * Send this stage's first call per sample through the provider's Batch API (/v1/files +
+     * /v1/batches; half price at OpenAI), waiting durably; for instruction, constraints, answer, rejected.
+     */
+    batch: z.boolean().default(false),
   })
   .strict();
 export type EndpointConfig = z.infer<typeof endpointSchema>;
@@ -89,6 +94,14 @@ export const buildConfigSchema = z
      * it writes its report and fails; 0 fails at once (re-run it with the same workflow id).
      */
     retryWindowSeconds: z.number().int().min(0).default(0),
+    /** Batch API waits: polls back off from a few seconds to `pollSeconds`; failed or expired lines are resubmitted `maxResubmits` times, then made synchronously. */
+    batchApi: z
+      .object({
+        pollSeconds: z.number().positive().default(300),
+        maxResubmits: z.number().int().min(0).max(10).default(2),
+      })
+      .strict()
+      .default({ pollSeconds: 300, maxResubmits: 2 }),
     /** Upsert MmifBuildId / MmifSource / MmifStatus search attributes (they must be registered on the server). */
     searchAttributes: z.boolean().default(false),
     image: imageSchema.default(imageSchema.parse({})),
@@ -181,6 +194,11 @@ export const buildConfigSchema = z
   })
   .strict()
   .superRefine((c, ctx) => {
+    for (const stage of ['compatibility', 'verifier', 'judge'] as const) {
+      if (c.models[stage]?.batch) {
+        ctx.addIssue({ code: 'custom', path: ['models', stage, 'batch'], message: 'the Batch API applies to instruction, constraints, answer and rejected' });
+      }
+    }
     if (c.constraints.min > c.constraints.max) {
       ctx.addIssue({ code: 'custom', path: ['constraints', 'min'], message: 'must not exceed constraints.max' });
     }
@@ -205,11 +223,18 @@ export function endpointFor(config: BuildConfig, stage: Stage): EndpointConfig {
   return config.models[stage] ?? config.models.default;
 }
 
+/** Stages whose first call per sample goes through the Batch API. */
+export const BATCHABLE_STAGES = ['instruction', 'constraints', 'answer', 'rejected'] as const;
+
+export function batchStages(config: BuildConfig): Array<(typeof BATCHABLE_STAGES)[number]> {
+  return BATCHABLE_STAGES.filter((stage) => endpointFor(config, stage).batch);
+}
+
 /** Settings that change no output byte: excluded from the fingerprint so tuning them never invalidates a build. */
-const OPERATIONAL_KEYS = ['maxParallelShards', 'batchSize', 'shardsPerRun', 'retry', 'retryWindowSeconds', 'searchAttributes', 'cacheUri'] as const;
+const OPERATIONAL_KEYS = ['maxParallelShards', 'batchSize', 'shardsPerRun', 'retry', 'retryWindowSeconds', 'searchAttributes', 'cacheUri', 'batchApi'] as const;
 
 /** Endpoint settings that pace calls but change no reply. */
-const ENDPOINT_OPERATIONAL_KEYS = ['concurrency', 'requestsPerMinute', 'tokensPerMinute'] as const;
+const ENDPOINT_OPERATIONAL_KEYS = ['concurrency', 'requestsPerMinute', 'tokensPerMinute', 'batch'] as const;
 
 /** Canonical JSON (sorted keys) of everything that shapes the output. */
 export function fingerprintMaterial(config: BuildConfig): string {

@@ -171,6 +171,11 @@ export class ModelCaller {
     return this.record(target.stage, reply, false);
   }
 
+  /** Whether a reply is cached under this key (prepared requests carry their key). */
+  isCached(cacheKey: string): Promise<boolean> {
+    return this.cache.exists(cacheKey);
+  }
+
   /** The SDK client of an endpoint, for the Batch API helpers (batch.ts). */
   client(endpoint: EndpointConfig): OpenAI {
     return clientFor(resolveEndpoint(endpoint), this.llm.timeoutMs);

@@ -22,6 +22,11 @@ export function buildLayout(buildId: string) {
     stageState: (sampleId: string, stage: StageName) => `${work}/samples/${sampleId}/${stage}.json`,
     config: `${work}/config.json`,
     shardPlan: (shard: number) => `${work}/plan/${shardName(shard)}.json`,
+    /** A Batch API round of one stage of a shard: batch ids and where each reply goes. */
+    batchRound: (shard: number, stage: string, round: number) => `${work}/batches/${shardName(shard)}/${stage}-${round}.json`,
+    /** The call records (tokens, cost) of the replies collected in that round. */
+    batchCalls: (shard: number, stage: string, round: number) => `${work}/batches/${shardName(shard)}/${stage}-${round}.calls.json`,
+    batchCallsPrefix: (shard: number) => `${work}/batches/${shardName(shard)}/`,
     /** Written after every shard plan: a re-run finds the plan complete and lists no source again. */
     planSummary: `${work}/plan/summary.json`,
     sourceProblems: `${root}/rejects/source-problems.jsonl`,

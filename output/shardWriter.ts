@@ -41,7 +41,8 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
   const instruct = assembled.flatMap((a) => (a.instruct ? [a.instruct] : []));
   const dpo = assembled.flatMap((a) => (a.dpo ? [a.dpo] : []));
   const rejects = assembled.flatMap((a) => (a.reject ? [a.reject] : []));
-  const calls: CallRecord[] = assembled.flatMap((a) => a.calls);
+  // Replies that came through the Batch API were paid when collected; the stages read them as cache hits.
+  const calls: CallRecord[] = [...assembled.flatMap((a) => a.calls), ...(await batchCalls(store, layout, spec.shard))];
 
   const images = await loadImages(store, layout, instruct);
   const imageBytes = (r: InstructRecord | DpoRecord) => images.get(r.image_sha256)!;
@@ -84,6 +85,14 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
   // same bytes, as every input is deterministic) stands.
   await store.putIfAbsent(layout.manifest(spec.shard), JSON.stringify(manifest), 'application/json');
   return manifest;
+}
+
+async function batchCalls(store: ObjectStore, layout: BuildLayout, shard: number): Promise<CallRecord[]> {
+  const calls: CallRecord[] = [];
+  for await (const { key } of store.list(layout.batchCallsPrefix(shard))) {
+    if (key.endsWith('.calls.json')) calls.push(...((await getJson<CallRecord[]>(store, key)) ?? []));
+  }
+  return calls;
 }
 
 async function loadStates(store: ObjectStore, layout: BuildLayout, sample: SourceSample): Promise<SampleStates> {

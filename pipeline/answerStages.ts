@@ -14,6 +14,7 @@ import type { CallRecord } from '../llm/modelCaller.js';
 import { answerPromptText, renderAnswerPrompt } from '../prompts/answerPrompt.js';
 import { sampleRng, type StageContext } from './context.js';
 import type { SampleImage } from './sampleImage.js';
+import type { StageRequest } from './stageRequest.js';
 import type { AnswerResult, PlannedConstraint, RejectedResult, Verdict } from './stageState.js';
 import { passRate, verifyAnswer } from './verifyAnswer.js';
 
@@ -26,6 +27,25 @@ export interface Task {
 const DROP_FRACTION: Record<Exclude<DpoStrategy, 'no_image'>, number> = { drop33: 1 / 3, drop66: 2 / 3, drop100: 1 };
 
 /** Attempt 0 sends no seed (the plain request); regenerations send seed = attempt, a new request. */
+export function answerRequest(
+  ctx: StageContext,
+  stage: Extract<Stage, 'answer' | 'rejected'>,
+  task: Task,
+  constraints: readonly Constraint[],
+  image: SampleImage | undefined,
+  attempt: number,
+): StageRequest {
+  return {
+    request: {
+      stage,
+      endpoint: endpointFor(ctx.config, stage),
+      prompt: renderAnswerPrompt(task.instruction, constraints, task.reference),
+      image,
+      seed: attempt === 0 ? undefined : attempt,
+    },
+  };
+}
+
 function generate(
   ctx: StageContext,
   stage: Extract<Stage, 'answer' | 'rejected'>,
@@ -35,16 +55,23 @@ function generate(
   attempt: number,
   calls: CallRecord[],
 ): Promise<string> {
-  return ctx.models.text(
-    {
-      stage,
-      endpoint: endpointFor(ctx.config, stage),
-      prompt: renderAnswerPrompt(task.instruction, constraints, task.reference),
-      image,
-      seed: attempt === 0 ? undefined : attempt,
-    },
-    calls,
-  );
+  return ctx.models.text(answerRequest(ctx, stage, task, constraints, image, attempt).request, calls);
+}
+
+/** The seeded DPO plan of a sample: its strategy and which constraints the rejected answer drops. */
+export function rejectedPlan(ctx: StageContext, sample: SourceSample, constraints: readonly PlannedConstraint[]) {
+  const strategy = pickOne(sampleRng(ctx, sample.sampleId, 'dpo-strategy'), ctx.config.dpo.strategies);
+  const { kept, dropped } =
+    strategy === 'no_image'
+      ? { kept: [...constraints], dropped: [] as PlannedConstraint[] }
+      : dropConstraints(sampleRng(ctx, sample.sampleId, 'dpo-drop'), constraints, DROP_FRACTION[strategy]);
+  return { strategy, kept, dropped };
+}
+
+/** The rejected stage's first model call, as the stage (or the Batch API, ahead of it) sends it. */
+export function rejectedRequest(ctx: StageContext, sample: SourceSample, task: Task, constraints: readonly PlannedConstraint[], image: SampleImage): StageRequest {
+  const { strategy, kept } = rejectedPlan(ctx, sample, constraints);
+  return answerRequest(ctx, 'rejected', task, kept, strategy === 'no_image' ? undefined : image, 0);
 }
 
 const failures = (verdicts: readonly Verdict[]) =>
@@ -85,11 +112,7 @@ export async function runRejectedStage(
   image: SampleImage,
   calls: CallRecord[],
 ): Promise<RejectedResult> {
-  const strategy = pickOne(sampleRng(ctx, sample.sampleId, 'dpo-strategy'), ctx.config.dpo.strategies);
-  const { kept, dropped } =
-    strategy === 'no_image'
-      ? { kept: [...constraints], dropped: [] }
-      : dropConstraints(sampleRng(ctx, sample.sampleId, 'dpo-drop'), constraints, DROP_FRACTION[strategy]);
+  const { strategy, kept, dropped } = rejectedPlan(ctx, sample, constraints);
   // Without the image every constraint is at stake; otherwise only the dropped ones.
   const atStake = constraints.flatMap((c, i) => (strategy === 'no_image' || dropped.includes(c) ? [i] : []));
   let verdicts: Verdict[] = [];

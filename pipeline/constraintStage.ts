@@ -15,6 +15,7 @@ import { constraintReplySchema, renderConstraintPrompt } from '../prompts/constr
 import { sampleRng, type StageContext } from './context.js';
 import { planVerification } from './planVerification.js';
 import type { SampleImage } from './sampleImage.js';
+import type { StageRequest } from './stageRequest.js';
 import type { ConstraintsResult, PlannedConstraint } from './stageState.js';
 
 export async function runConstraintStage(
@@ -26,19 +27,8 @@ export async function runConstraintStage(
 ): Promise<ConstraintsResult> {
   const { constraints: limits } = ctx.config;
   const kind = classifyInstruction(instruction);
-  const allowed = ctx.config.sources[sample.image.sourceIndex]?.constraintTypes;
-  const offered = offeredConstraintTypes(sampleRng(ctx, sample.sampleId, 'offered-types'), limits.typesOffered, kind, allowed);
-  const reply = await ctx.models.json(
-    {
-      stage: 'constraints',
-      endpoint: endpointFor(ctx.config, 'constraints'),
-      prompt: renderConstraintPrompt(instruction, offered),
-      image,
-    },
-    'constraints',
-    constraintReplySchema,
-    calls,
-  );
+  const offered = offeredTypes(ctx, sample, instruction);
+  const reply = await ctx.models.json(constraintRequest(ctx, sample, instruction, image).request, 'constraints', constraintReplySchema, calls);
   const offeredKeys = offered.map((c) => c.key);
   const first = finalizeConstraints(sampleRng(ctx, sample.sampleId, 'trim'), reply.constraints, offeredKeys, limits);
   if (!first.ok) throw new SampleRejection(`constraints: ${first.reason}`);
@@ -58,6 +48,21 @@ export async function runConstraintStage(
     );
   }
   return { instructionKind: kind, offeredTypes: offeredKeys, proposed: reply.constraints, constraints, removed, trimmed: first.trimmed };
+}
+
+function offeredTypes(ctx: StageContext, sample: SourceSample, instruction: string) {
+  const allowed = ctx.config.sources[sample.image.sourceIndex]?.constraintTypes;
+  const rng = sampleRng(ctx, sample.sampleId, 'offered-types');
+  return offeredConstraintTypes(rng, ctx.config.constraints.typesOffered, classifyInstruction(instruction), allowed);
+}
+
+/** The stage's first model call (Fig. 15), as the stage (or the Batch API, ahead of it) sends it. */
+export function constraintRequest(ctx: StageContext, sample: SourceSample, instruction: string, image: SampleImage): StageRequest {
+  const prompt = renderConstraintPrompt(instruction, offeredTypes(ctx, sample, instruction));
+  return {
+    request: { stage: 'constraints', endpoint: endpointFor(ctx.config, 'constraints'), prompt, image },
+    json: { name: 'constraints', schema: constraintReplySchema },
+  };
 }
 
 async function removeIncompatible(

@@ -46,6 +46,11 @@ export async function runStage(
   return outcome;
 }
 
+/** Whether a sample still needs this stage: no state for it yet. */
+export async function stageDone(ctx: StageContext, stage: StageName, sample: SourceSample): Promise<boolean> {
+  return ctx.store.exists(ctx.layout.stageState(sample.sampleId, stage));
+}
+
 async function runOne(ctx: StageContext, stage: StageName, sample: SourceSample): Promise<keyof BatchOutcome> {
   const key = ctx.layout.stageState(sample.sampleId, stage);
   const existing = await getJson<StageState>(ctx.store, key);
@@ -66,7 +71,7 @@ async function runOne(ctx: StageContext, stage: StageName, sample: SourceSample)
 }
 
 /** The results of the stages this one builds on, or undefined when one of them rejected the sample. */
-async function loadPrior(ctx: StageContext, stage: StageName, sample: SourceSample): Promise<Partial<StageResults> | undefined> {
+export async function loadPrior(ctx: StageContext, stage: StageName, sample: SourceSample): Promise<Partial<StageResults> | undefined> {
   const prior: Partial<StageResults> = {};
   for (const dep of PRIOR_STAGES[stage]) {
     const state = await getJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, dep));
@@ -98,6 +103,6 @@ async function execute(
   }
 }
 
-function taskOf(sample: SourceSample, prior: Partial<StageResults>): Task {
+export function taskOf(sample: SourceSample, prior: Partial<StageResults>): Task {
   return { instruction: prior.instruction!.instruction, reference: sample.originalAnswer };
 }

@@ -25,7 +25,7 @@ import {
 } from '@temporalio/workflow';
 import type * as activities from '../activities/index.js';
 import type { BuildRef } from '../activities/buildRef.js';
-import { ConfigError, parseBuildConfig, type BuildConfig } from '../config/buildConfig.js';
+import { batchStages, ConfigError, parseBuildConfig, type BuildConfig } from '../config/buildConfig.js';
 import type { BuildReport } from '../output/buildReport.js';
 import type { BuildPlan } from '../pipeline/planBuild.js';
 import { pipelineActivityOptions } from './activityOptions.js';
@@ -165,6 +165,8 @@ async function runShard(config: BuildConfig, build: BuildRef, plan: BuildPlan, s
           batchSize: config.batchSize,
           parallelBatches: PARALLEL_BATCHES_PER_SHARD,
           retry: config.retry,
+          batchStages: batchStages(config),
+          batchApi: config.batchApi,
         },
       ],
     });

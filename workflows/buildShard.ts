@@ -3,11 +3,13 @@
  * parallel), then the shard is committed. Only keys and counts cross Temporal; a committed shard
  * returns at once, so re-running a build costs no model call for it.
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, sleep } from '@temporalio/workflow';
 import type * as activities from '../activities/index.js';
 import type { ShardSummary, ShardTask } from '../activities/buildRef.js';
 import { mapLimit } from '../domain/mapLimit.js';
-import { STAGE_NAMES } from '../pipeline/stageState.js';
+import type { BuildConfig } from '../config/buildConfig.js';
+import type { BatchableStage } from '../pipeline/batchRequests.js';
+import { STAGE_NAMES, type StageName } from '../pipeline/stageState.js';
 import { pipelineActivityOptions, type RetrySettings } from './activityOptions.js';
 
 export interface BuildShardInput extends ShardTask {
@@ -16,20 +18,63 @@ export interface BuildShardInput extends ShardTask {
   /** Batches of this shard in flight at once. */
   parallelBatches: number;
   retry: RetrySettings;
+  /** Stages whose first call goes through the Batch API, and how to wait for it. */
+  batchStages: BatchableStage[];
+  batchApi: BuildConfig['batchApi'];
 }
 
+/** The first wait for a batch; later polls back off by half again, up to batchApi.pollSeconds. */
+const FIRST_POLL_MS = 2_000;
+
 export async function buildShard(input: BuildShardInput): Promise<ShardSummary> {
-  const { runStageBatch, commitShard, committedShard } = proxyActivities<typeof activities>(pipelineActivityOptions(input.retry));
+  const acts = proxyActivities<typeof activities>(pipelineActivityOptions(input.retry));
   const { build, shard } = input;
-  const committed = await committedShard({ build, shard });
+  const committed = await acts.committedShard({ build, shard });
   if (committed) return committed;
 
   const batches: Array<[number, number]> = [];
   for (let from = 0; from < input.sampleCount; from += input.batchSize) {
     batches.push([from, Math.min(from + input.batchSize, input.sampleCount)]);
   }
-  await mapLimit(batches, input.parallelBatches, async ([from, to]) => {
-    for (const stage of STAGE_NAMES) await runStageBatch({ build, shard, stage, from, to });
-  });
-  return commitShard({ build, shard });
+  const runStage = (stage: StageName) =>
+    mapLimit(batches, input.parallelBatches, ([from, to]) => acts.runStageBatch({ build, shard, stage, from, to }));
+  if (input.batchStages.length === 0) {
+    // Each batch of samples flows through all stages on its own: no stage waits for the whole shard.
+    await mapLimit(batches, input.parallelBatches, async ([from, to]) => {
+      for (const stage of STAGE_NAMES) await acts.runStageBatch({ build, shard, stage, from, to });
+    });
+  } else {
+    // The Batch API needs a whole stage's requests at once: the shard goes stage by stage.
+    for (const stage of STAGE_NAMES) {
+      const batched = input.batchStages.find((s) => s === stage);
+      if (batched) await throughBatchApi(acts, input, batched);
+      await runStage(stage);
+    }
+  }
+  return acts.commitShard({ build, shard });
+}
+
+/**
+ * Submits the stage's first calls, waits on durable timers (a worker restart changes nothing),
+ * collects the replies into the cache, and resubmits failed or expired lines; what is still
+ * missing after the last round is made synchronously by the stage itself.
+ */
+async function throughBatchApi(acts: ReturnType<typeof proxyActivities<typeof activities>>, input: BuildShardInput, stage: BatchableStage): Promise<void> {
+  const { build, shard } = input;
+  let only: string[] | undefined;
+  for (let round = 0; round <= input.batchApi.maxResubmits; round++) {
+    const { batchIds } = await acts.submitStageBatch({ build, shard, stage, round, only });
+    if (batchIds.length === 0) return;
+    for (const batchId of batchIds) {
+      let wait = FIRST_POLL_MS;
+      for (;;) {
+        await sleep(wait);
+        if ((await acts.pollStageBatch({ build, stage, batchId })).done) break;
+        wait = Math.min(wait * 1.5, input.batchApi.pollSeconds * 1000);
+      }
+    }
+    const { retry } = await acts.collectStageBatch({ build, shard, stage, round });
+    if (retry.length === 0) return;
+    only = retry;
+  }
 }

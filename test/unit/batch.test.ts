@@ -57,7 +57,7 @@ beforeEach(() => {
   sim.resetStats();
 });
 
-const endpoint = { model: 'mmif-sim-vlm', baseUrl: '', apiKeyEnv: 'MMIF_TEST_UNSET_KEY', concurrency: 16 };
+const endpoint = { model: 'mmif-sim-vlm', baseUrl: '', apiKeyEnv: 'MMIF_TEST_UNSET_KEY', concurrency: 16, batch: false };
 const answerRequest = (i: number): ModelRequest => ({
   stage: 'answer',
   endpoint: { ...endpoint, baseUrl: sim.url },

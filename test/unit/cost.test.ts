@@ -35,7 +35,7 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const endpoint = () => ({ model: MODEL, baseUrl: sim.url, apiKeyEnv: 'MMIF_TEST_UNSET_KEY', concurrency: 16 });
+const endpoint = () => ({ model: MODEL, baseUrl: sim.url, apiKeyEnv: 'MMIF_TEST_UNSET_KEY', concurrency: 16, batch: false });
 const sum = (calls: readonly CallRecord[], pick: (c: CallRecord) => number) => calls.reduce((total, c) => total + pick(c), 0);
 const close = (actual: number, expected: number) => assert.ok(Math.abs(actual - expected) < 1e-12, `${actual} ≠ ${expected}`);
 

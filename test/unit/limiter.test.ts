@@ -42,7 +42,7 @@ beforeEach(() => {
   sim.resetStats();
 });
 
-const endpoint = (model: string) => ({ model, baseUrl: sim.url, apiKeyEnv: 'MMIF_TEST_UNSET_KEY', concurrency: 16 });
+const endpoint = (model: string) => ({ model, baseUrl: sim.url, apiKeyEnv: 'MMIF_TEST_UNSET_KEY', concurrency: 16, batch: false });
 const limiterOf = (model: string) => limiterFor(resolveEndpoint(endpoint(model)), { concurrency: 1_000 });
 
 /** `count` distinct answer calls at once through a fresh cache; resolves to the elapsed milliseconds. */

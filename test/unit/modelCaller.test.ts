@@ -34,7 +34,7 @@ after(async () => {
 function caller(sub: string, overrides: Partial<typeof llm> = {}) {
   return new ModelCaller(new LocalStore(path.join(dir, sub)), '_cache/llm', { ...llm, ...overrides });
 }
-const endpoint = () => ({ model: 'mmif-sim-vlm', baseUrl: sim.url, apiKeyEnv: 'MMIF_TEST_UNSET_KEY', concurrency: 16 });
+const endpoint = () => ({ model: 'mmif-sim-vlm', baseUrl: sim.url, apiKeyEnv: 'MMIF_TEST_UNSET_KEY', concurrency: 16, batch: false });
 
 test('a JSON stage returns the validated reply, labelled simulated, and the cache answers the repeat', async () => {
   sim.setFaults({ rateMalformed: 0 });

@@ -1,0 +1,88 @@
+/**
+ * The Batch API path end to end against the simulator's /v1/files and /v1/batches: the same dataset
+ * as the synchronous path, a worker restart during the durable wait, failed lines resubmitted,
+ * expired batches falling back to synchronous calls, and batch calls priced at the discount.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { BuildConfigInput } from '../../config/buildConfig.js';
+import type { BuildReport } from '../../output/buildReport.js';
+import { LocalStore } from '../../storage/localStore.js';
+import { writeCc3m } from '../fixtures/cc3m.js';
+import { assertCommittedShardsIntact, eventually } from '../harness/datasetChecks.js';
+import { startStack, type Stack } from '../harness/stack.js';
+
+let stack: Stack;
+let dir: string;
+
+before(async () => {
+  stack = await startStack({ simulator: { seed: 8 }, taskQueue: 'mmif-batch' });
+  dir = await mkdtemp(path.join(tmpdir(), 'mmif-batch-'));
+  await writeCc3m(new LocalStore(path.join(dir, 'cc3m')), 'files', { perShard: 3, shards: 2 });
+});
+
+after(async () => {
+  await stack?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const config = (buildId: string, batch: boolean): BuildConfigInput => ({
+  buildId,
+  seed: 4,
+  output: path.join(dir, buildId),
+  sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m') }],
+  maxSamples: 6,
+  shardSize: 3,
+  batchApi: { pollSeconds: 1, maxResubmits: 3 },
+  // A price for the simulated model, so batch pricing shows.
+  llm: { prices: { 'mmif-sim-vlm': { inputPerMTok: 2, outputPerMTok: 8, batchDiscount: 0.5 } } },
+  models: { default: { model: 'mmif-sim-vlm', batch } },
+});
+
+const run = async (workflowId: string, input: BuildConfigInput) =>
+  (await stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId, args: [input] })) as BuildReport;
+
+const dataFiles = async (buildId: string) =>
+  new Map([...(await assertCommittedShardsIntact(new LocalStore(path.join(dir, buildId)), buildId, 2))].filter(([f]) => !f.startsWith('manifests/')));
+
+test('batch mode: same dataset as the synchronous path, across a worker restart, with failed lines resubmitted', async () => {
+  const sync = await run('sync', config('sync', false));
+  assert.equal(sync.shards.committed, 2);
+
+  stack.simulator.setFaults({ batchCompletionMs: 1500, batchFailureRate: 0.3 });
+  try {
+    const handle = await stack.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'batched', args: [config('batched', true)] });
+    await eventually(() => stack.simulator.stats().batch.requests > 0, 30_000, 'a batch to be submitted');
+    await stack.stopWorkers(); // the wait is a durable timer: nobody needs to be there
+    await new Promise((r) => setTimeout(r, 1_000));
+    await stack.startWorker();
+    const report = (await handle.result()) as BuildReport;
+    assert.deepEqual(report.shards, { planned: 2, committed: 2, failed: 0 });
+    const stats = stack.simulator.stats().batch;
+    assert.ok(stats.failed > 0, 'some lines failed');
+    for (const stage of ['instruction', 'constraints', 'answer', 'rejected']) {
+      assert.ok(report.usage[stage]!.batchRequests > 0, `${stage} went through the Batch API`);
+    }
+    // Batch calls cost half: the batched instruction stage costs less than the synchronous one.
+    assert.ok(report.usage.instruction!.costUsd < sync.usage.instruction!.costUsd, JSON.stringify([report.usage.instruction, sync.usage.instruction]));
+    assert.deepEqual(await dataFiles('batched'), await dataFiles('sync'), 'byte-identical to the synchronous build');
+  } finally {
+    stack.simulator.setFaults({ batchCompletionMs: 0, batchFailureRate: 0 });
+  }
+});
+
+test('expired batches are resubmitted, then their calls are made synchronously', async () => {
+  stack.simulator.setFaults({ batchCompletionMs: 300, batchExpireRate: 1 });
+  try {
+    const report = await run('expired', { ...config('expired', true), batchApi: { pollSeconds: 1, maxResubmits: 1 } });
+    assert.deepEqual(report.shards, { planned: 2, committed: 2, failed: 0 });
+    assert.ok(stack.simulator.stats().batch.expired > 0);
+    assert.equal(report.usage.instruction!.batchRequests, 0, 'nothing came back from an expired batch');
+    assert.deepEqual(await dataFiles('expired'), await dataFiles('sync'));
+  } finally {
+    stack.simulator.setFaults({ batchCompletionMs: 0, batchExpireRate: 0 });
+  }
+});
