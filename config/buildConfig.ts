@@ -40,6 +40,11 @@ const endpointSchema = z
      * /v1/batches; half price at OpenAI), waiting durably; for instruction, constraints, answer, rejected.
      */
     batch: z.boolean().default(false),
+    /**
+     * Run this stage's activities on their own task queue (one per endpoint), whose workers cap
+     * activities/s across all of them (MMIF_TASK_QUEUE_ACTIVITIES_PER_SECOND); default: the build's queue.
+     */
+    taskQueue: z.string().min(1).optional(),
   })
   .strict();
 export type EndpointConfig = z.infer<typeof endpointSchema>;
@@ -223,6 +228,16 @@ export function endpointFor(config: BuildConfig, stage: Stage): EndpointConfig {
   return config.models[stage] ?? config.models.default;
 }
 
+/** Pipeline stages whose activities run on an endpoint's own task queue (the image stage calls no model). */
+export function stageTaskQueues(config: BuildConfig): Partial<Record<'instruction' | 'constraints' | 'answer' | 'rejected', string>> {
+  const queues: Partial<Record<'instruction' | 'constraints' | 'answer' | 'rejected', string>> = {};
+  for (const stage of ['instruction', 'constraints', 'answer', 'rejected'] as const) {
+    const queue = endpointFor(config, stage).taskQueue;
+    if (queue) queues[stage] = queue;
+  }
+  return queues;
+}
+
 /** Stages whose first call per sample goes through the Batch API. */
 export const BATCHABLE_STAGES = ['instruction', 'constraints', 'answer', 'rejected'] as const;
 
@@ -234,7 +249,7 @@ export function batchStages(config: BuildConfig): Array<(typeof BATCHABLE_STAGES
 const OPERATIONAL_KEYS = ['maxParallelShards', 'batchSize', 'shardsPerRun', 'retry', 'retryWindowSeconds', 'searchAttributes', 'cacheUri', 'batchApi'] as const;
 
 /** Endpoint settings that pace calls but change no reply. */
-const ENDPOINT_OPERATIONAL_KEYS = ['concurrency', 'requestsPerMinute', 'tokensPerMinute', 'batch'] as const;
+const ENDPOINT_OPERATIONAL_KEYS = ['concurrency', 'requestsPerMinute', 'tokensPerMinute', 'batch', 'taskQueue'] as const;
 
 /** Canonical JSON (sorted keys) of everything that shapes the output. */
 export function fingerprintMaterial(config: BuildConfig): string {

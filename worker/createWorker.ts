@@ -12,6 +12,8 @@ export interface WorkerSetup {
   workflowBundle?: WorkflowBundleWithSourceMap;
   /** Activity tasks run at once by this worker; each runs up to llm.concurrency model calls. */
   maxConcurrentActivities?: number;
+  /** Activities per second across ALL workers of this task queue (Temporal enforces it server-side). */
+  maxTaskQueueActivitiesPerSecond?: number;
 }
 
 export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
@@ -26,6 +28,7 @@ export function createWorker(setup: WorkerSetup): Promise<Worker> {
     activities,
     ...(setup.workflowBundle ? { workflowBundle: setup.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     maxConcurrentActivityTaskExecutions: setup.maxConcurrentActivities ?? 16,
+    ...(setup.maxTaskQueueActivitiesPerSecond ? { maxTaskQueueActivitiesPerSecond: setup.maxTaskQueueActivitiesPerSecond } : {}),
   });
 }
 

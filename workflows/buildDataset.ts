@@ -25,7 +25,7 @@ import {
 } from '@temporalio/workflow';
 import type * as activities from '../activities/index.js';
 import type { BuildRef } from '../activities/buildRef.js';
-import { batchStages, ConfigError, parseBuildConfig, type BuildConfig } from '../config/buildConfig.js';
+import { batchStages, ConfigError, parseBuildConfig, stageTaskQueues, type BuildConfig } from '../config/buildConfig.js';
 import type { BuildReport } from '../output/buildReport.js';
 import type { BuildPlan } from '../pipeline/planBuild.js';
 import { pipelineActivityOptions } from './activityOptions.js';
@@ -167,6 +167,7 @@ async function runShard(config: BuildConfig, build: BuildRef, plan: BuildPlan, s
           retry: config.retry,
           batchStages: batchStages(config),
           batchApi: config.batchApi,
+          stageTaskQueues: stageTaskQueues(config),
         },
       ],
     });

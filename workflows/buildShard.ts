@@ -21,13 +21,20 @@ export interface BuildShardInput extends ShardTask {
   /** Stages whose first call goes through the Batch API, and how to wait for it. */
   batchStages: BatchableStage[];
   batchApi: BuildConfig['batchApi'];
+  /** Stages routed to an endpoint's own task queue. */
+  stageTaskQueues: Partial<Record<StageName, string>>;
 }
 
 /** The first wait for a batch; later polls back off by half again, up to batchApi.pollSeconds. */
 const FIRST_POLL_MS = 2_000;
 
 export async function buildShard(input: BuildShardInput): Promise<ShardSummary> {
-  const acts = proxyActivities<typeof activities>(pipelineActivityOptions(input.retry));
+  const options = pipelineActivityOptions(input.retry);
+  const acts = proxyActivities<typeof activities>(options);
+  const stageActs = (stage: StageName) => {
+    const taskQueue = input.stageTaskQueues[stage];
+    return taskQueue ? proxyActivities<typeof activities>({ ...options, taskQueue }) : acts;
+  };
   const { build, shard } = input;
   const committed = await acts.committedShard({ build, shard });
   if (committed) return committed;
@@ -37,11 +44,11 @@ export async function buildShard(input: BuildShardInput): Promise<ShardSummary> 
     batches.push([from, Math.min(from + input.batchSize, input.sampleCount)]);
   }
   const runStage = (stage: StageName) =>
-    mapLimit(batches, input.parallelBatches, ([from, to]) => acts.runStageBatch({ build, shard, stage, from, to }));
+    mapLimit(batches, input.parallelBatches, ([from, to]) => stageActs(stage).runStageBatch({ build, shard, stage, from, to }));
   if (input.batchStages.length === 0) {
     // Each batch of samples flows through all stages on its own: no stage waits for the whole shard.
     await mapLimit(batches, input.parallelBatches, async ([from, to]) => {
-      for (const stage of STAGE_NAMES) await acts.runStageBatch({ build, shard, stage, from, to });
+      for (const stage of STAGE_NAMES) await stageActs(stage).runStageBatch({ build, shard, stage, from, to });
     });
   } else {
     // The Batch API needs a whole stage's requests at once: the shard goes stage by stage.

@@ -2,19 +2,35 @@ import { parseArgs } from 'node:util';
 import { NativeConnection } from '@temporalio/worker';
 import { createWorker } from '../../worker/createWorker.js';
 import { temporalSettingsFromEnv } from '../../worker/connectionFromEnv.js';
-import { EXIT } from '../exitCodes.js';
+import { CliError, EXIT } from '../exitCodes.js';
 
 export const WORKER_USAGE = `usage: mmif worker
   Run a worker: connects with TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS*,
-  polls the task queue MMIF_TASK_QUEUE (default "mmif"); stops gracefully on SIGINT/SIGTERM.`;
+  polls the task queue MMIF_TASK_QUEUE (default "mmif"); stops gracefully on SIGINT/SIGTERM.
+  MMIF_TASK_QUEUE_ACTIVITIES_PER_SECOND caps activities/s across all workers of that queue (use one
+  queue per endpoint: models.<stage>.taskQueue); MMIF_MAX_CONCURRENT_ACTIVITIES (16) per worker.`;
 
 export async function workerCommand(args: string[]): Promise<number> {
   parseArgs({ args, options: {} });
   const settings = temporalSettingsFromEnv();
   const connection = await NativeConnection.connect(settings.connection);
-  const worker = await createWorker({ connection, namespace: settings.namespace, taskQueue: settings.taskQueue });
+  const worker = await createWorker({
+    connection,
+    namespace: settings.namespace,
+    taskQueue: settings.taskQueue,
+    maxConcurrentActivities: positiveNumber('MMIF_MAX_CONCURRENT_ACTIVITIES'),
+    maxTaskQueueActivitiesPerSecond: positiveNumber('MMIF_TASK_QUEUE_ACTIVITIES_PER_SECOND'),
+  });
   console.log(`worker polling task queue '${settings.taskQueue}' on ${settings.connection.address} (namespace ${settings.namespace})`);
   await worker.run(); // returns after SIGINT/SIGTERM: the SDK shuts the worker down gracefully
   await connection.close();
   return EXIT.ok;
+}
+
+function positiveNumber(name: string): number | undefined {
+  const raw = process.env[name];
+  if (!raw) return undefined;
+  const value = Number(raw);
+  if (!(value > 0)) throw new CliError(`${name} must be a positive number, got '${raw}'`, EXIT.usage);
+  return value;
 }

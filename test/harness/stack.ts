@@ -14,8 +14,8 @@ export interface Stack {
   simulator: SimulatorHandle;
   client: Client;
   taskQueue: string;
-  /** Starts (another) worker in this process; it runs until `stopWorkers` or `stop`. */
-  startWorker(): Promise<Worker>;
+  /** Starts (another) worker in this process, on the stack's task queue or another; it runs until `stopWorkers` or `stop`. */
+  startWorker(options?: { taskQueue?: string; maxTaskQueueActivitiesPerSecond?: number }): Promise<Worker>;
   stopWorkers(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -28,8 +28,14 @@ export async function startStack(options: { simulator?: SimulatorOptions; taskQu
   const taskQueue = options.taskQueue ?? 'mmif-test';
   const running: Array<{ worker: Worker; done: Promise<void> }> = [];
 
-  const startWorker = async () => {
-    const worker = await createWorker({ connection: nativeConnection, namespace: 'default', taskQueue, workflowBundle: bundle });
+  const startWorker = async (options: { taskQueue?: string; maxTaskQueueActivitiesPerSecond?: number } = {}) => {
+    const worker = await createWorker({
+      connection: nativeConnection,
+      namespace: 'default',
+      taskQueue: options.taskQueue ?? taskQueue,
+      workflowBundle: bundle,
+      maxTaskQueueActivitiesPerSecond: options.maxTaskQueueActivitiesPerSecond,
+    });
     running.push({ worker, done: worker.run() });
     return worker;
   };

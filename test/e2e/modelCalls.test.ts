@@ -1,7 +1,8 @@
 /**
- * The Batch API path end to end against the simulator's /v1/files and /v1/batches: the same dataset
- * as the synchronous path, a worker restart during the durable wait, failed lines resubmitted,
- * expired batches falling back to synchronous calls, and batch calls priced at the discount.
+ * Model calls in real builds. The per-endpoint cap holds across all concurrent activities of a
+ * worker. The Batch API path, end to end against the simulator's /v1/files and /v1/batches: the
+ * same dataset as the synchronous path, a worker restart during the durable wait, failed lines
+ * resubmitted, expired batches falling back to synchronous calls, batch calls priced at the discount.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -47,6 +48,41 @@ const run = async (workflowId: string, input: BuildConfigInput) =>
 
 const dataFiles = async (buildId: string) =>
   new Map([...(await assertCommittedShardsIntact(new LocalStore(path.join(dir, buildId)), buildId, 2))].filter(([f]) => !f.startsWith('manifests/')));
+
+test('the per-endpoint concurrency cap holds across every concurrent activity of the worker', async () => {
+  stack.simulator.setFaults({ latencyMs: 60 });
+  stack.simulator.resetStats();
+  try {
+    const input = { ...config('capped', false), maxParallelShards: 2, batchSize: 1, llm: { concurrency: 8 }, models: { default: { model: 'mmif-sim-vlm', concurrency: 2 } } };
+    const report = await run('capped', input);
+    assert.equal(report.shards.committed, 2);
+    const stats = stack.simulator.stats();
+    assert.ok(stats.requests > 50, 'enough calls to contend');
+    assert.equal(stats.maxInFlight, 2, 'never more than the cap in flight, and the cap reached');
+  } finally {
+    stack.simulator.setFaults({ latencyMs: 0 });
+  }
+});
+
+test("a stage routed to its endpoint's task queue runs only on that queue's workers, at its activities/s cap", async () => {
+  const input = {
+    ...config('routed', false),
+    models: { default: { model: 'mmif-sim-vlm' }, answer: { model: 'mmif-sim-vlm', taskQueue: 'mmif-batch-answers' } },
+  };
+  const handle = await stack.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'routed', args: [input] });
+  // No worker polls the answers queue yet: the build stops before its answer stage.
+  await new Promise((r) => setTimeout(r, 3_000));
+  const waiting = await handle.query<{ shards: { committed: number } }>('progress');
+  assert.equal(waiting.shards.committed, 0);
+  const answers = stack.simulator.stats().byStage.answer;
+  const started = Date.now();
+  await stack.startWorker({ taskQueue: 'mmif-batch-answers', maxTaskQueueActivitiesPerSecond: 1 });
+  const report = (await handle.result()) as BuildReport;
+  assert.equal(report.shards.committed, 2);
+  assert.ok(stack.simulator.stats().byStage.answer > answers, 'the answers worker made the answer calls');
+  // 2 shards x 1 batch of answers at 1 activity/s across the queue.
+  assert.ok(Date.now() - started >= 900, 'the task-queue rate limit spaced the activities');
+});
 
 test('batch mode: same dataset as the synchronous path, across a worker restart, with failed lines resubmitted', async () => {
   const sync = await run('sync', config('sync', false));
