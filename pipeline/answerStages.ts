@@ -46,18 +46,6 @@ export function answerRequest(
   };
 }
 
-function generate(
-  ctx: StageContext,
-  stage: Extract<Stage, 'answer' | 'rejected'>,
-  task: Task,
-  constraints: readonly Constraint[],
-  image: SampleImage | undefined,
-  attempt: number,
-  calls: CallRecord[],
-): Promise<string> {
-  return ctx.models.text(answerRequest(ctx, stage, task, constraints, image, attempt).request, calls);
-}
-
 /** The seeded DPO plan of a sample: its strategy and which constraints the rejected answer drops. */
 export function rejectedPlan(ctx: StageContext, sample: SourceSample, constraints: readonly PlannedConstraint[]) {
   const strategy = pickOne(sampleRng(ctx, sample.sampleId, 'dpo-strategy'), ctx.config.dpo.strategies);
@@ -90,7 +78,7 @@ export async function runAnswerStage(
   const { passThreshold, maxRegenerations } = ctx.config.verification;
   let verdicts: Verdict[] = [];
   for (let attempt = 0; attempt <= maxRegenerations; attempt++) {
-    const answer = await generate(ctx, 'answer', task, constraints, image, attempt, calls);
+    const answer = await ctx.models.text(answerRequest(ctx, 'answer', task, constraints, image, attempt).request, calls);
     verdicts = await verifyAnswer(ctx, { task, constraints, answer, image, compare: true }, calls);
     const rate = passRate(verdicts);
     if (rate >= passThreshold) {
@@ -117,7 +105,8 @@ export async function runRejectedStage(
   const atStake = constraints.flatMap((c, i) => (strategy === 'no_image' || dropped.includes(c) ? [i] : []));
   let verdicts: Verdict[] = [];
   for (let attempt = 0; attempt <= ctx.config.verification.maxRegenerations; attempt++) {
-    const answer = await generate(ctx, 'rejected', task, kept, strategy === 'no_image' ? undefined : image, attempt, calls);
+    const request = answerRequest(ctx, 'rejected', task, kept, strategy === 'no_image' ? undefined : image, attempt).request;
+    const answer = await ctx.models.text(request, calls);
     verdicts = await verifyAnswer(ctx, { task, constraints, answer, image, indices: atStake, compare: false }, calls);
     if (verdicts.some((v) => !v.passed)) {
       const model = endpointFor(ctx.config, 'rejected').model;

@@ -11,7 +11,6 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
-import { parseBuildConfig } from '../../config/buildConfig.js';
 import {
   batchCustomId,
   cancelBatch,
@@ -30,18 +29,13 @@ import { renderAnswerPrompt } from '../../prompts/answerPrompt.js';
 import { instructionReplySchema, renderInstructionPrompt } from '../../prompts/instructionPrompt.js';
 import { DEFAULT_FAULTS } from '../../simulator/faults.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
+import { defaultLlmSettings } from '../harness/llmSettings.js';
 import { LocalStore } from '../../storage/localStore.js';
 
 let sim: SimulatorHandle;
 let client: OpenAI;
 let dir: string;
-const llm = parseBuildConfig({
-  buildId: 'b',
-  output: '/tmp/x',
-  sources: [{ type: 'cc3m', uri: '/x' }],
-  maxSamples: 1,
-  models: { default: { model: 'm' } },
-}).llm;
+const llm = defaultLlmSettings();
 
 before(async () => {
   sim = await startSimulator({ seed: 12 });

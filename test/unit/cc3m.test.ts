@@ -8,49 +8,13 @@ import { sampleIdFor } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { openStore, type S3Options } from '../../storage/openStore.js';
 import { SourceError, isProblem, openSource, type SourceItem, type SourceProblem } from '../../sources/source.js';
-import { startS3Server, useS3Env, type S3Server } from '../harness/s3Server.js';
+import { localBackend, s3Backend } from '../fixtures/backends.js';
 import { writeCc3m, type Cc3mFixtureOptions, type Cc3mLayoutName, type FixtureRecord } from '../fixtures/cc3m.js';
 
 const SOURCE_INDEX = 2;
 const LAYOUTS: Cc3mLayoutName[] = ['webdataset', 'files', 'flat'];
 
 /** Where datasets are written: a temp dir, or a bucket prefix on the test S3 server. */
-interface Backend {
-  name: string;
-  setUp(): Promise<void>;
-  tearDown(): Promise<void>;
-  /** A fresh, empty dataset root. */
-  freshRoot(): string;
-  s3: S3Options;
-}
-
-function localBackend(): Backend {
-  let dir = '';
-  let n = 0;
-  return {
-    name: 'local disk',
-    s3: {},
-    setUp: async () => void (dir = await mkdtemp(path.join(tmpdir(), 'mmif-cc3m-'))),
-    tearDown: () => rm(dir, { recursive: true, force: true }),
-    freshRoot: () => path.join(dir, `root${n++}`),
-  };
-}
-
-function s3Backend(): Backend {
-  let server: S3Server | undefined;
-  let n = 0;
-  const backend: Backend = {
-    name: 'S3 (versitygw)',
-    s3: {},
-    setUp: async () => {
-      server = await startS3Server();
-      backend.s3 = useS3Env(server);
-    },
-    tearDown: async () => server?.stop(),
-    freshRoot: () => `s3://${server!.bucket}/root${n++}`,
-  };
-  return backend;
-}
 
 async function collect(config: SourceConfig, s3: S3Options): Promise<SourceItem[]> {
   const items: SourceItem[] = [];

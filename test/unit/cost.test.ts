@@ -5,23 +5,17 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
-import { parseBuildConfig } from '../../config/buildConfig.js';
 import { ModelCaller, type CallRecord } from '../../llm/modelCaller.js';
 import { DEFAULT_PRICES, costOf, priceFor, type PriceTable } from '../../llm/pricing.js';
 import { renderAnswerPrompt } from '../../prompts/answerPrompt.js';
 import { instructionReplySchema, renderInstructionPrompt } from '../../prompts/instructionPrompt.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
+import { defaultLlmSettings } from '../harness/llmSettings.js';
 import { LocalStore } from '../../storage/localStore.js';
 
 let sim: SimulatorHandle;
 let dir: string;
-const llm = parseBuildConfig({
-  buildId: 'b',
-  output: '/tmp/x',
-  sources: [{ type: 'cc3m', uri: '/x' }],
-  maxSamples: 1,
-  models: { default: { model: 'm' } },
-}).llm;
+const llm = defaultLlmSettings();
 const MODEL = 'cost-sim-vlm';
 const prices: PriceTable = { [MODEL]: { inputPerMTok: 3, outputPerMTok: 15, batchDiscount: 0.5 } };
 const image = { jpeg: Buffer.from('stand-in jpeg bytes'), sha256: 'cost-image' };

@@ -8,7 +8,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseBuildConfig } from '../../config/buildConfig.js';
 import { resolveEndpoint } from '../../llm/endpoint.js';
 import { EndpointLimiter, limiterFor, type EndpointLimits } from '../../llm/limiter.js';
 import { ModelCaller } from '../../llm/modelCaller.js';
@@ -17,17 +16,12 @@ import { renderAnswerPrompt } from '../../prompts/answerPrompt.js';
 import { DEFAULT_FAULTS } from '../../simulator/faults.js';
 import { formatDuration } from '../../simulator/rateLimits.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
+import { defaultLlmSettings } from '../harness/llmSettings.js';
 import { LocalStore } from '../../storage/localStore.js';
 
 let sim: SimulatorHandle;
 let dir: string;
-const llm = parseBuildConfig({
-  buildId: 'b',
-  output: '/tmp/x',
-  sources: [{ type: 'cc3m', uri: '/x' }],
-  maxSamples: 1,
-  models: { default: { model: 'm' } },
-}).llm;
+const llm = defaultLlmSettings();
 
 before(async () => {
   sim = await startSimulator({ seed: 5 });

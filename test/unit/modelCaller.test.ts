@@ -3,23 +3,17 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseBuildConfig } from '../../config/buildConfig.js';
 import { SampleRejection } from '../../domain/rejection.js';
 import { ModelCaller, type CallRecord } from '../../llm/modelCaller.js';
 import { instructionReplySchema, renderInstructionPrompt } from '../../prompts/instructionPrompt.js';
 import { renderAnswerPrompt } from '../../prompts/answerPrompt.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
+import { defaultLlmSettings } from '../harness/llmSettings.js';
 import { LocalStore } from '../../storage/localStore.js';
 
 let sim: SimulatorHandle;
 let dir: string;
-const llm = parseBuildConfig({
-  buildId: 'b',
-  output: '/tmp/x',
-  sources: [{ type: 'cc3m', uri: '/x' }],
-  maxSamples: 1,
-  models: { default: { model: 'm' } },
-}).llm;
+const llm = defaultLlmSettings();
 const image = { jpeg: Buffer.from('not really a jpeg, the simulator only counts it'), sha256: 'abc123' };
 
 before(async () => {
