@@ -1,19 +1,79 @@
 /**
- * `mmif worker` with one knob more, for the benchmarks: BENCH_MAX_ACTIVITIES sets the worker's
- * maxConcurrentActivities (createWorker's default, and so `mmif worker`'s, is 16). Same connection
- * settings (TEMPORAL_ADDRESS, MMIF_TASK_QUEUE, ...) and the same graceful stop on SIGINT/SIGTERM.
+ * `mmif worker` with knobs for the benchmarks. Same connection settings (TEMPORAL_ADDRESS,
+ * MMIF_TASK_QUEUE, ...) and the same graceful stop on SIGINT/SIGTERM.
+ *
+ *  - BENCH_MAX_ACTIVITIES: the worker's maxConcurrentActivities (createWorker's default, and so
+ *    `mmif worker`'s, is 16).
+ *  - BENCH_TRACE=<file>: a diagnostic worker. Appends JSON lines to <file>: one per finished
+ *    activity ({t, activity, stage, ms}) and one per second with the event loop's delay over that
+ *    second ({t, loopMaxMs, loopMeanMs}); t is Unix ms. It is Worker.create with createWorker's
+ *    options plus an activity interceptor (createWorker takes no interceptors).
+ *  - BENCH_CPU_PROF=<file>: writes a V8 CPU profile of the whole run (open it in Chrome DevTools or
+ *    summarize it with bench/profileSummary.ts) when the worker stops (SIGTERM).
  *
  * Run:   BENCH_MAX_ACTIVITIES=32 node --import tsx bench/benchWorker.ts
  */
-import { NativeConnection } from '@temporalio/worker';
+import { appendFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { writeFile } from 'node:fs/promises';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker, type ActivityInboundCallsInterceptor } from '@temporalio/worker';
+import * as activities from '../activities/index.js';
 import { createWorker } from '../worker/createWorker.js';
 import { temporalSettingsFromEnv } from '../worker/connectionFromEnv.js';
 
 const max = Number(process.env.BENCH_MAX_ACTIVITIES ?? '16');
 if (!Number.isInteger(max) || max < 1) throw new Error(`BENCH_MAX_ACTIVITIES must be a positive integer, got ${process.env.BENCH_MAX_ACTIVITIES}`);
+const trace = process.env.BENCH_TRACE;
 const settings = temporalSettingsFromEnv();
 const connection = await NativeConnection.connect(settings.connection);
-const worker = await createWorker({ connection, namespace: settings.namespace, taskQueue: settings.taskQueue, maxConcurrentActivities: max });
-console.log(`worker polling task queue '${settings.taskQueue}' on ${settings.connection.address} (maxConcurrentActivities ${max})`);
+const profile = process.env.BENCH_CPU_PROF;
+const profiler = profile ? new Session() : undefined;
+if (profiler) {
+  profiler.connect();
+  await profiler.post('Profiler.enable');
+  await profiler.post('Profiler.setSamplingInterval', { interval: 1000 });
+  await profiler.post('Profiler.start');
+}
+
+let worker: Worker;
+if (trace) {
+  const log = (line: object) => appendFileSync(trace, `${JSON.stringify(line)}\n`);
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+  setInterval(() => {
+    log({ t: Date.now(), loopMaxMs: loop.max / 1e6, loopMeanMs: loop.mean / 1e6 });
+    loop.reset();
+  }, 1000).unref();
+  const timing = (activity: string): ActivityInboundCallsInterceptor => ({
+    async execute(input, next) {
+      const started = Date.now();
+      try {
+        return await next(input);
+      } finally {
+        const stage = (input.args[0] as { stage?: string } | undefined)?.stage;
+        log({ t: Date.now(), activity, stage, ms: Date.now() - started });
+      }
+    },
+  });
+  worker = await Worker.create({
+    connection,
+    namespace: settings.namespace,
+    taskQueue: settings.taskQueue,
+    activities,
+    workflowsPath: fileURLToPath(new URL('../workflows/index.ts', import.meta.url)),
+    maxConcurrentActivityTaskExecutions: max,
+    interceptors: { activity: [(ctx) => ({ inbound: timing(ctx.info.activityType) })] },
+  });
+} else {
+  worker = await createWorker({ connection, namespace: settings.namespace, taskQueue: settings.taskQueue, maxConcurrentActivities: max });
+}
+console.log(`worker polling task queue '${settings.taskQueue}' on ${settings.connection.address} (maxConcurrentActivities ${max}${trace ? `, trace ${trace}` : ''})`);
 await worker.run();
+if (profiler) {
+  const { profile: data } = await profiler.post('Profiler.stop');
+  await writeFile(profile!, JSON.stringify(data));
+}
 await connection.close();
+

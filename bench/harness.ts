@@ -119,15 +119,18 @@ export async function startSimulatorProcess(faults: Record<string, number>): Pro
 }
 
 /**
- * A worker process. `cli` = the real `mmif worker` (16 concurrent activities, as shipped); otherwise
- * bench/benchWorker.ts, the same createWorker with maxConcurrentActivities from the argument.
+ * A worker process: the real `mmif worker` (16 concurrent activities, as shipped), or, with
+ * maxConcurrentActivities, trace or cpuProfile, bench/benchWorker.ts (see there).
  */
 export function startWorkerProcess(
-  options: { address: string; taskQueue: string; simulatorUrl: string; maxConcurrentActivities?: number },
+  options: { address: string; taskQueue: string; simulatorUrl: string; maxConcurrentActivities?: number; trace?: string; cpuProfile?: string },
 ): Promise<Proc> {
   const env = { TEMPORAL_ADDRESS: options.address, MMIF_TASK_QUEUE: options.taskQueue, OPENAI_BASE_URL: options.simulatorUrl };
-  if (options.maxConcurrentActivities === undefined) return startNodeProcess(CLI, ['worker'], env, 'worker polling', 120_000);
-  return startNodeProcess(BENCH_WORKER, [], { ...env, BENCH_MAX_ACTIVITIES: String(options.maxConcurrentActivities) }, 'worker polling', 120_000);
+  if (options.maxConcurrentActivities === undefined && !options.trace && !options.cpuProfile) return startNodeProcess(CLI, ['worker'], env, 'worker polling', 120_000);
+  const extra: NodeJS.ProcessEnv = { BENCH_MAX_ACTIVITIES: String(options.maxConcurrentActivities ?? 16) };
+  if (options.trace) extra.BENCH_TRACE = options.trace;
+  if (options.cpuProfile) extra.BENCH_CPU_PROF = options.cpuProfile;
+  return startNodeProcess(BENCH_WORKER, [], { ...env, ...extra }, 'worker polling', 120_000);
 }
 
 export interface ProcUsage {

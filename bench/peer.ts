@@ -5,9 +5,8 @@
 //   2. curator: R independent requests, each with one of the same JPEGs, max_concurrent_requests C.
 //   3. both again, SIGKILLed once half of R has completed and started again: mmif-engine gets a new
 //      worker process (the build goes on), curator is re-run with the same arguments and cache dir.
-//      Re-sent = completed requests in all - R (every one of the R requests is distinct, and both
-//      tools make the same R requests again when run again: the simulator's replies are
-//      deterministic, so the build makes the same calls; curator's rows are fixed).
+//      These runs go through bench/countingProxy.ts, which keys every answered request by its body:
+//      re-sent = requests answered before the kill and answered again after it.
 // Requests/s are steady-state (middle 80% of completed requests, GET /admin/stats every second).
 //
 // Run:   bash tools/install.sh bench && npx tsx bench/peer.ts      (~5 minutes)
@@ -20,6 +19,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { startTemporalDevServer, type DevServer } from '../local/temporalDevServer.js';
+import { startCountingProxy, type ProxyCounts } from './countingProxy.js';
 import type { BuildReport } from '../output/buildReport.js';
 import {
   ROOT,
@@ -51,7 +51,8 @@ const { values } = parseArgs({
 const SAMPLES = Number(values.samples);
 const C = Number(values.concurrency);
 const LATENCY_MS = Number(values['latency-ms']);
-const KILL_AT = Number(values['kill-at']);
+/** Kill points, as shares of R: one killed run per tool and point. */
+const KILL_AT = values['kill-at']!.split(',').map(Number);
 const LIMIT = C / (LATENCY_MS / 1000);
 const CORES = cpus().length;
 const PYTHON = path.join(ROOT, 'tools/bench-venv/bin/python');
@@ -61,11 +62,15 @@ const SETTINGS: BenchBuildSettings = { concurrency: C, shardSize: 128, batchSize
 interface Run {
   tool: 'mmif-engine' | 'curator';
   killed: boolean;
+  /** The kill point, as a share of R. */
+  killAt?: number;
   wallSeconds: number;
   completed: number;
   requestsPerSecond: number;
-  /** Completed before the kill. */
+  /** Completed before the kill (simulator). */
   doneAtKill?: number;
+  /** Killed runs go through bench/countingProxy.ts: re-sent requests, counted per request body. */
+  proxy?: ProxyCounts;
   /** Seconds from the kill until the simulator completed a request again. */
   restartSeconds?: number;
   cpuMs: number;
@@ -105,8 +110,10 @@ async function mmifRun(server: DevServer, sim: SimulatorProc, client: Client, im
     cpuMs += u.cpuMs - base;
     peakRssMiB = Math.max(peakRssMiB, u.peakRssMiB);
   };
+  const proxy = killAfter ? await startCountingProxy(sim.url) : undefined;
+  const simulatorUrl = proxy?.url ?? sim.url;
   try {
-    let worker = await startWorkerProcess({ address: server.address, taskQueue, simulatorUrl: sim.url });
+    let worker = await startWorkerProcess({ address: server.address, taskQueue, simulatorUrl });
     workers.push(worker);
     let base = procUsage(worker.pid)!.cpuMs;
     const server0 = procUsage(server.process.pid!)!.cpuMs;
@@ -126,9 +133,10 @@ async function mmifRun(server: DevServer, sim: SimulatorProc, client: Client, im
       worker.child.kill('SIGKILL');
       const killedAt = Date.now();
       await new Promise((r) => worker.child.once('exit', r));
+      proxy!.markKill();
       doneAtKill = (await simStats(sim)).completed; // replies already on the wire when it died
       const stall = stallAfter(sim, doneAtKill, killedAt);
-      worker = await startWorkerProcess({ address: server.address, taskQueue, simulatorUrl: sim.url });
+      worker = await startWorkerProcess({ address: server.address, taskQueue, simulatorUrl });
       workers.push(worker);
       restartSeconds = await stall;
       base = procUsage(worker.pid)!.cpuMs;
@@ -145,6 +153,7 @@ async function mmifRun(server: DevServer, sim: SimulatorProc, client: Client, im
       completed: stats.completed,
       requestsPerSecond: steadyState(ticks, CORES).requestsPerSecond,
       doneAtKill,
+      proxy: proxy?.counts(),
       restartSeconds,
       cpuMs,
       serverCpuMs: procUsage(server.process.pid!)!.cpuMs - server0,
@@ -154,6 +163,7 @@ async function mmifRun(server: DevServer, sim: SimulatorProc, client: Client, im
     };
   } finally {
     for (const w of workers) await w.stop();
+    await proxy?.close();
     await rm(output, { recursive: true, force: true });
   }
 }
@@ -169,10 +179,10 @@ interface PeerSummary {
 }
 
 /** One curator process; `killAfter` completed requests (simulator-side) SIGKILLs it. */
-async function curatorProcess(sim: SimulatorProc, images: string, requests: number, workingDir: string, killAfter?: number): Promise<PeerSummary | 'killed'> {
+async function curatorProcess(sim: SimulatorProc, url: string, images: string, requests: number, workingDir: string, killAfter?: number): Promise<PeerSummary | 'killed'> {
   const child = spawn(
     PYTHON,
-    [PEER, '--base-url', sim.url, '--images', images, '--requests', String(requests), '--concurrency', String(C), '--working-dir', workingDir],
+    [PEER, '--base-url', url, '--images', images, '--requests', String(requests), '--concurrency', String(C), '--working-dir', workingDir],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, COLUMNS: '200' } },
   );
   let out = '';
@@ -195,6 +205,7 @@ async function curatorProcess(sim: SimulatorProc, images: string, requests: numb
 
 async function curatorRun(sim: SimulatorProc, images: string, requests: number, killAfter?: number): Promise<Run> {
   const workingDir = await mkdtemp(path.join(tmpdir(), 'mmif-bench-curator-'));
+  const proxy = killAfter ? await startCountingProxy(sim.url) : undefined;
   try {
     await resetSim(sim);
     const poller = pollSimulator(sim);
@@ -203,12 +214,13 @@ async function curatorRun(sim: SimulatorProc, images: string, requests: number, 
     let restartSeconds: number | undefined;
     let cpuMs = 0;
     if (killAfter) {
-      await curatorProcess(sim, images, requests, workingDir, killAfter);
+      await curatorProcess(sim, proxy!.url, images, requests, workingDir, killAfter);
       const killedAt = Date.now();
+      proxy!.markKill();
       doneAtKill = (await simStats(sim)).completed;
       const stall = stallAfter(sim, doneAtKill, killedAt);
       // The killed process's CPU is lost with it; count the restarted run only, and say so.
-      const second = await curatorProcess(sim, images, requests, workingDir);
+      const second = await curatorProcess(sim, proxy!.url, images, requests, workingDir);
       if (second === 'killed') throw new Error('unreachable');
       restartSeconds = await stall;
       cpuMs = second.cpu_ms;
@@ -221,13 +233,14 @@ async function curatorRun(sim: SimulatorProc, images: string, requests: number, 
         completed: stats.completed,
         requestsPerSecond: steadyState(ticks, CORES).requestsPerSecond,
         doneAtKill,
+        proxy: proxy!.counts(),
         restartSeconds,
         cpuMs,
         peakRssMiB: second.peak_rss_mib,
         check: `${second.responses} responses in the final dataset`,
       };
     }
-    const summary = await curatorProcess(sim, images, requests, workingDir);
+    const summary = await curatorProcess(sim, sim.url, images, requests, workingDir);
     if (summary === 'killed') throw new Error('unreachable');
     const ticks = await poller.stop();
     const stats = await simStats(sim);
@@ -242,6 +255,7 @@ async function curatorRun(sim: SimulatorProc, images: string, requests: number, 
       check: `${summary.responses} responses in the final dataset`,
     };
   } finally {
+    await proxy?.close();
     await rm(workingDir, { recursive: true, force: true });
   }
 }
@@ -250,7 +264,7 @@ async function curatorRun(sim: SimulatorProc, images: string, requests: number, 
 
 async function main(): Promise<void> {
   if (!existsSync(PYTHON)) throw new Error(`no ${PYTHON}: run \`bash tools/install.sh bench\` first`);
-  console.log(`machine: ${CORES} cores; C = ${C}, latency ${LATENCY_MS} ms -> limit ${fmt(LIMIT)} req/s; ${SAMPLES} samples; kill at ${KILL_AT * 100}% of the requests`);
+  console.log(`machine: ${CORES} cores; C = ${C}, latency ${LATENCY_MS} ms -> limit ${fmt(LIMIT)} req/s; ${SAMPLES} samples; kill at ${KILL_AT.map((k) => `${k * 100}%`).join(', ')} of the requests`);
   const images = await ensureImages(SAMPLES, 256);
   const [server, sim] = await Promise.all([startTemporalDevServer(), startSimulatorProcess({ latencyMs: LATENCY_MS, maxConcurrent: C, seed: 3 })]);
   const connection = await Connection.connect({ address: server.address });
@@ -262,18 +276,22 @@ async function main(): Promise<void> {
     const R = ref.completed;
     console.log(`mmif-engine, uninterrupted: ${R} requests in ${fmt(ref.wallSeconds)} s, steady ${fmt(ref.requestsPerSecond)} req/s (${ref.check})`);
     if (values.only !== 'curator') {
-      const killed = await mmifRun(server, sim, client, images, Math.round(R * KILL_AT));
-      runs.push(killed);
-      console.log(`mmif-engine, killed at ${killed.doneAtKill}: ${killed.completed} requests in ${fmt(killed.wallSeconds)} s (${killed.check})`);
-      if (killed.check !== ref.check) console.log(`  WARNING: the killed build's counts differ from the reference: ${ref.check}`);
+      for (const k of KILL_AT) {
+        const killed = { ...(await mmifRun(server, sim, client, images, Math.round(R * k))), killAt: k };
+        runs.push(killed);
+        console.log(`mmif-engine, killed at ${killed.doneAtKill}: ${killed.completed} requests in ${fmt(killed.wallSeconds)} s (${killed.check})`);
+        if (killed.check !== ref.check) console.log(`  WARNING: the killed build's counts differ from the reference: ${ref.check}`);
+      }
     }
     if (values.only !== 'mmif') {
       const cur = await curatorRun(sim, images, R);
       runs.push(cur);
       console.log(`curator, uninterrupted: ${cur.completed} requests in ${fmt(cur.wallSeconds)} s, steady ${fmt(cur.requestsPerSecond)} req/s`);
-      const curKilled = await curatorRun(sim, images, R, Math.round(R * KILL_AT));
-      runs.push(curKilled);
-      console.log(`curator, killed at ${curKilled.doneAtKill}: ${curKilled.completed} requests in ${fmt(curKilled.wallSeconds)} s (${curKilled.check})`);
+      for (const k of KILL_AT) {
+        const curKilled = { ...(await curatorRun(sim, images, R, Math.round(R * k))), killAt: k };
+        runs.push(curKilled);
+        console.log(`curator, killed at ${curKilled.doneAtKill}: ${curKilled.completed} requests in ${fmt(curKilled.wallSeconds)} s (${curKilled.check})`);
+      }
     }
   } finally {
     await connection.close();
@@ -285,16 +303,16 @@ async function main(): Promise<void> {
   console.log(`\nPeer comparison: ${R} requests with a 256x256 JPEG each, latency ${LATENCY_MS} ms, cap C = ${C} (limit ${fmt(LIMIT)} req/s)\n`);
   console.log(
     table(
-      ['tool', 'run', 'wall s', 'completed', 'steady req/s', '% of limit', 'done at kill', 're-sent', 'stall after kill s', 'client CPU ms/request', 'peak RSS MiB', 'output'],
+      ['tool', 'run', 'wall s', 'completed', 'steady req/s', '% of limit', 'done before kill', 're-sent after kill', 'stall after kill s', 'client CPU ms/request', 'peak RSS MiB', 'output'],
       runs.map((r) => [
         r.tool,
-        r.killed ? `SIGKILL at ${KILL_AT * 100}%` : 'uninterrupted',
+        r.killed ? `SIGKILL at ${r.killAt! * 100}%` : 'uninterrupted',
         fmt(r.wallSeconds),
         r.completed,
         fmt(r.requestsPerSecond),
         `${fmt((100 * r.requestsPerSecond) / LIMIT)}%`,
-        r.doneAtKill ?? '-',
-        r.killed ? r.completed - R : '-',
+        r.proxy?.doneBeforeKill ?? '-',
+        r.proxy ? `${r.proxy.resentAfterKill} (${fmt((100 * r.proxy.resentAfterKill) / r.proxy.doneBeforeKill, 2)}%)` : '-',
         r.restartSeconds === undefined ? '-' : fmt(r.restartSeconds),
         r.killed ? '-' : fmt(r.cpuMs / r.completed, 2) + (r.serverCpuMs === undefined ? '' : ` (+${fmt(r.serverCpuMs / r.completed, 2)} Temporal)`),
         fmt(r.peakRssMiB, 0),
@@ -302,17 +320,28 @@ async function main(): Promise<void> {
       ]),
     ),
   );
-  const get = (tool: Run['tool'], killed: boolean) => runs.find((r) => r.tool === tool && r.killed === killed);
-  const [m, c, mk, ck] = [get('mmif-engine', false), get('curator', false), get('mmif-engine', true), get('curator', true)];
+  const [m, c] = [runs.find((r) => r.tool === 'mmif-engine' && !r.killed), runs.find((r) => r.tool === 'curator' && !r.killed)];
   if (m && c) {
     console.log(`\nratios mmif-engine / curator:`);
     console.log(`  steady requests/s      ${fmt(m.requestsPerSecond / c.requestsPerSecond, 3)}`);
     console.log(`  wall time (same R)     ${fmt(m.wallSeconds / c.wallSeconds, 3)}`);
     console.log(`  client CPU per request ${fmt(m.cpuMs / m.completed / (c.cpuMs / c.completed), 3)} (worker only; with the Temporal dev server ${fmt((m.cpuMs + (m.serverCpuMs ?? 0)) / m.completed / (c.cpuMs / c.completed), 3)})`);
-    if (mk && ck) {
-      const resent = (r: Run) => r.completed - R;
-      console.log(`  re-sent after a kill   ${resent(mk)} / ${resent(ck)}` + (resent(ck) > 0 ? ` = ${fmt(resent(mk) / resent(ck), 3)}` : ''));
-      console.log(`  kill overhead (wall)   ${fmt(mk.wallSeconds - m.wallSeconds)} s / ${fmt(ck.wallSeconds - c.wallSeconds)} s`);
+    const killed = (tool: Run['tool']) => runs.filter((r) => r.tool === tool && r.proxy);
+    const sum = (rs: Run[], f: (r: Run) => number) => rs.reduce((a, r) => a + f(r), 0);
+    const [mk, ck] = [killed('mmif-engine'), killed('curator')];
+    if (mk.length > 0 && ck.length > 0) {
+      const resent = (rs: Run[]) => sum(rs, (r) => r.proxy!.resentAfterKill);
+      const done = (rs: Run[]) => sum(rs, (r) => r.proxy!.doneBeforeKill);
+      const share = (rs: Run[]) => resent(rs) / done(rs);
+      console.log(
+        `  re-sent after a kill   ${resent(mk)} of ${done(mk)} / ${resent(ck)} of ${done(ck)} done before the kills` +
+          (resent(ck) > 0 ? ` = ${fmt(resent(mk) / resent(ck), 3)} (as shares of the work done: ${fmt(share(mk) / share(ck), 3)})` : ''),
+      );
+      const overhead = (rs: Run[], ref: Run) => sum(rs, (r) => r.wallSeconds - ref.wallSeconds) / rs.length;
+      const stall = (rs: Run[]) => sum(rs, (r) => r.restartSeconds ?? 0) / rs.length;
+      console.log(`  stall after a kill     ${fmt(stall(mk))} s / ${fmt(stall(ck))} s = ${fmt(stall(mk) / stall(ck), 3)} (mean)`);
+      console.log(`  wall time lost to it   ${fmt(overhead(mk, m))} s / ${fmt(overhead(ck, c))} s (mean)`);
+      for (const r of [...mk, ...ck]) console.log(`  ${r.tool} at ${r.killAt! * 100}%: ${JSON.stringify(r.proxy)}`);
     }
   }
 }

@@ -16,6 +16,7 @@ Only 127.0.0.1 is contacted: telemetry, the hosted viewer and litellm's remote c
 """
 
 import argparse
+import importlib.metadata
 import importlib.util
 import json
 import resource
@@ -91,7 +92,7 @@ def main() -> int:
             "seconds_to_pause_on_rate_limit": 1,
         },
     )
-    print(f"curator {curator.__version__ if hasattr(curator, '__version__') else ''}: {len(rows)} requests", file=sys.stderr, flush=True)
+    print(f"bespokelabs-curator {importlib.metadata.version('bespokelabs-curator')}: {len(rows)} requests", file=sys.stderr, flush=True)
     started = time.time()
     result = llm(rows, working_dir=args.working_dir)
     seconds = time.time() - started

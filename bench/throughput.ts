@@ -44,20 +44,24 @@ const { values } = parseArgs({
   options: {
     only: { type: 'string' }, // one | two | two-uncapped
     samples: { type: 'string', default: '2000' },
-    'samples-defaults': { type: 'string', default: '640' },
-    'samples-two': { type: 'string', default: '1000' },
+    'samples-defaults': { type: 'string', default: '512' },
+    'samples-two': { type: 'string', default: '768' },
     'samples-uncapped': { type: 'string', default: '400' },
     concurrency: { type: 'string', default: '128' },
     'latency-ms': { type: 'string', default: '1000' },
     'batch-size': { type: 'string', default: '32' },
     'llm-concurrency': { type: 'string', default: '32' },
     'shard-size': { type: 'string', default: '128' },
-    'parallel-shards': { type: 'string', default: '4' },
+    'parallel-shards': { type: 'string', default: '8' },
     /** Worker maxConcurrentActivities; unset = the real `mmif worker` (16). */
     activities: { type: 'string' },
     compliance: { type: 'string', default: '0.9' },
     leniency: { type: 'string', default: '0.9' },
     json: { type: 'string' },
+    /** Diagnostic: run bench/benchWorker.ts with BENCH_TRACE=<this>.<scenario>.<n>.jsonl (activity times, event-loop delay). */
+    trace: { type: 'string' },
+    /** Diagnostic: a V8 CPU profile of each worker, <this>.<scenario>.<n>.cpuprofile (bench/profileSummary.ts). */
+    'cpu-prof': { type: 'string' },
   },
 });
 
@@ -100,7 +104,9 @@ async function runScenario(server: DevServer, sim: SimulatorProc, client: Client
   const workers: Proc[] = [];
   try {
     for (let i = 0; i < scenario.workers; i++) {
-      workers.push(await startWorkerProcess({ address: server.address, taskQueue, simulatorUrl: sim.url, maxConcurrentActivities: activities }));
+      const trace = values.trace ? `${values.trace}.${scenario.name}.${i}.jsonl` : undefined;
+      const cpuProfile = values['cpu-prof'] ? `${values['cpu-prof']}.${scenario.name}.${i}.cpuprofile` : undefined;
+      workers.push(await startWorkerProcess({ address: server.address, taskQueue, simulatorUrl: sim.url, maxConcurrentActivities: activities, trace, cpuProfile }));
     }
     await fetch(`${sim.admin}/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ maxConcurrent: scenario.simulatorCap }) });
     await resetSim(sim);
@@ -154,10 +160,15 @@ function describe(r: Result): void {
   console.log(`  report: shards ${JSON.stringify(r.report.shards)}, counts ${JSON.stringify(r.report.counts)}, rejects by stage ${JSON.stringify(r.report.rejectsByStage)}`);
 }
 
-/** Shards x batches x samples: the sample lanes a build can have in flight (one model call each at a time). */
-function parallelism(s: BenchBuildSettings): string {
-  const activities = Math.min(s.maxParallelShards * 4, ACTIVITIES);
-  return `${s.maxParallelShards}sh x 4b x min(${s.batchSize},${s.llmConcurrency}) = ${activities * Math.min(s.batchSize, s.llmConcurrency)} lanes`;
+/**
+ * The sample lanes a build can have in flight (a sample makes one model call at a time): running
+ * activities = min(maxParallelShards x 4 batches per shard, workers x maxConcurrentActivities), each
+ * with min(batchSize, llm.concurrency) samples at once.
+ */
+function parallelism(sc: Scenario): string {
+  const s = sc.settings;
+  const activities = Math.min(s.maxParallelShards * 4, sc.workers * ACTIVITIES);
+  return `min(${s.maxParallelShards}x4, ${sc.workers}x${ACTIVITIES}) x min(${s.batchSize},${s.llmConcurrency}) = ${activities * Math.min(s.batchSize, s.llmConcurrency)}`;
 }
 
 async function main(): Promise<void> {
@@ -174,6 +185,8 @@ async function main(): Promise<void> {
     { name: 'one', workers: 1, samples: Number(values.samples), simulatorCap: C, settings: tuned },
     { name: 'defaults', workers: 1, samples: Number(values['samples-defaults']), simulatorCap: C, settings: defaults },
     { name: 'two', workers: 2, samples: Number(values['samples-two']), simulatorCap: C, settings: tuned },
+    // The cap split by hand: each worker's limiter gets C/2, so together they send at most C.
+    { name: 'two-split', workers: 2, samples: Number(values['samples-two']), simulatorCap: C, settings: { ...tuned, concurrency: Math.floor(C / 2) } },
     { name: 'two-uncapped', workers: 2, samples: Number(values['samples-uncapped']), simulatorCap: 0, settings: tuned },
   ];
   const scenarios = values.only ? all.filter((s) => values.only!.split(',').includes(s.name)) : all;
@@ -205,10 +218,10 @@ async function main(): Promise<void> {
   console.log(`\nSummary (C = ${C}, latency ${LATENCY_MS} ms, limit ${fmt(LIMIT)} req/s; steady state = middle 80% of completed requests)\n`);
   console.log(
     table(
-      ['scenario', 'parallelism', 'samples', 'wall s', 'requests', 'req/sample', 'steady req/s', '% of limit', '429s', 'sim max in flight', 'worker CPU ms/sample', 'worker peak RSS MiB', 'machine CPU'],
+      ['scenario', 'lanes', 'samples', 'wall s', 'requests', 'req/sample', 'steady req/s', '% of limit', '429s', 'sim max in flight', 'worker CPU ms/sample', 'worker peak RSS MiB', 'machine CPU'],
       results.map((r) => [
-        `${r.scenario.name}: ${r.scenario.workers} worker${r.scenario.workers > 1 ? 's' : ''}, sim cap ${r.scenario.simulatorCap || 'off'}`,
-        parallelism(r.scenario.settings),
+        `${r.scenario.name}: ${r.scenario.workers} worker${r.scenario.workers > 1 ? 's' : ''} x concurrency ${r.scenario.settings.concurrency}, sim cap ${r.scenario.simulatorCap || 'off'}`,
+        parallelism(r.scenario),
         r.scenario.samples,
         fmt(r.wallSeconds, 0),
         r.completed,
