@@ -35,6 +35,8 @@ export interface ProxyCounts {
   duplicatesWithinPhase: number;
   /** The re-sent ones by kind of request (see `kindOf`). */
   resentKinds?: Record<string, number>;
+  /** ms from the kill mark to the first answer to a request that arrived after it (the new process's first). */
+  stallMs?: number;
 }
 
 export async function startCountingProxy(target: string): Promise<CountingProxy> {
@@ -43,6 +45,8 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
   const before = new Set<string>();
   const after = new Set<string>();
   let killed = false;
+  let killedAt = 0;
+  let firstAnswerAfterKill: number | undefined;
   const counts: ProxyCounts = { doneBeforeKill: 0, resentAfterKill: 0, newAfterKill: 0, duplicatesWithinPhase: 0 };
   const duplicateKinds = new Map<string, number>();
   const resentKinds = new Map<string, number>();
@@ -72,6 +76,7 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
   const server = http.createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
+    const arrivedAfterKill = killed;
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const key = createHash('sha256').update(body).digest('hex');
@@ -79,7 +84,10 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
       const forward = http.request(
         { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent },
         (up) => {
-          if (up.statusCode === 200 && req.url?.includes('/chat/completions')) answered(key, body);
+          if (up.statusCode === 200 && req.url?.includes('/chat/completions')) {
+            answered(key, body);
+            if (arrivedAfterKill) firstAnswerAfterKill ??= Date.now();
+          }
           res.writeHead(up.statusCode ?? 502, up.headers);
           up.pipe(res);
         },
@@ -98,8 +106,13 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
     url: `http://127.0.0.1:${port}/v1`,
     markKill: () => {
       killed = true;
+      killedAt = Date.now();
     },
-    counts: () => ({ ...counts, resentKinds: Object.fromEntries(resentKinds) }),
+    counts: () => ({
+      ...counts,
+      resentKinds: Object.fromEntries(resentKinds),
+      ...(firstAnswerAfterKill === undefined ? {} : { stallMs: firstAnswerAfterKill - killedAt }),
+    }),
     duplicatesByKind: () => [...duplicateKinds].sort((a, b) => b[1] - a[1]),
     resentByKind: () => [...resentKinds].sort((a, b) => b[1] - a[1]),
     close: () =>

@@ -3,7 +3,8 @@
 //   1. mmif-engine: a real build of N samples (Temporal dev server + `mmif worker`); R = the
 //      requests it makes.
 //   2. curator: R independent requests, each with one of the same JPEGs, max_concurrent_requests C.
-//   3. both again, SIGKILLed once half of R has completed and started again: mmif-engine gets a new
+//   3. both again, SIGKILLed at --kill-at shares (default 50%) of their own uninterrupted run's wall
+//      time (a moment independent of the request stream) and started again: mmif-engine gets a new
 //      worker process (the build goes on), curator is re-run with the same arguments and cache dir.
 //      These runs go through bench/countingProxy.ts, which keys every answered request by its body:
 //      re-sent = requests answered before the kill and answered again after it.
@@ -51,7 +52,7 @@ const { values } = parseArgs({
 const SAMPLES = Number(values.samples);
 const C = Number(values.concurrency);
 const LATENCY_MS = Number(values['latency-ms']);
-/** Kill points, as shares of R: one killed run per tool and point. */
+/** Kill points, as shares of each tool's own uninterrupted wall time: one killed run per tool and point. */
 const KILL_AT = values['kill-at']!.split(',').map(Number);
 const LIMIT = C / (LATENCY_MS / 1000);
 const CORES = cpus().length;
@@ -71,7 +72,7 @@ interface Run {
   doneAtKill?: number;
   /** Killed runs go through bench/countingProxy.ts: re-sent requests, counted per request body. */
   proxy?: ProxyCounts;
-  /** Seconds from the kill until the simulator completed a request again. */
+  /** Seconds from the kill until a request of the new process was answered. */
   restartSeconds?: number;
   cpuMs: number;
   /** mmif-engine: CPU of the Temporal dev server during the run (part of its cost per request). */
@@ -82,26 +83,13 @@ interface Run {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Seconds from now until the simulator completes a request beyond `done` (the stall a kill costs). */
-async function stallAfter(sim: SimulatorProc, done: number, from = Date.now()): Promise<number> {
-  await waitForCompleted(sim, done + 1);
-  return (Date.now() - from) / 1000;
-}
-
-async function waitForCompleted(sim: SimulatorProc, target: number): Promise<number> {
-  for (;;) {
-    const { completed } = await simStats(sim);
-    if (completed >= target) return completed;
-    await sleep(50);
-  }
-}
-
 // ---------------------------------------------------------------------------------------
 // mmif-engine
 
-async function mmifRun(server: DevServer, sim: SimulatorProc, client: Client, images: string, killAfter?: number): Promise<Run & { report: BuildReport }> {
+/** `killAfterMs`: SIGKILL the worker this long after the build starts, then start a new one. */
+async function mmifRun(server: DevServer, sim: SimulatorProc, client: Client, images: string, killAfterMs?: number): Promise<Run & { report: BuildReport }> {
   const output = await mkdtemp(path.join(tmpdir(), 'mmif-bench-peer-'));
-  const taskQueue = `peer-${killAfter ? 'killed' : 'ref'}`;
+  const taskQueue = `peer-${killAfterMs ? 'killed' : 'ref'}`;
   const workers: Proc[] = [];
   let cpuMs = 0;
   let peakRssMiB = 0;
@@ -110,7 +98,7 @@ async function mmifRun(server: DevServer, sim: SimulatorProc, client: Client, im
     cpuMs += u.cpuMs - base;
     peakRssMiB = Math.max(peakRssMiB, u.peakRssMiB);
   };
-  const proxy = killAfter ? await startCountingProxy(sim.url) : undefined;
+  const proxy = killAfterMs ? await startCountingProxy(sim.url) : undefined;
   const simulatorUrl = proxy?.url ?? sim.url;
   try {
     let worker = await startWorkerProcess({ address: server.address, taskQueue, simulatorUrl });
@@ -127,28 +115,27 @@ async function mmifRun(server: DevServer, sim: SimulatorProc, client: Client, im
     });
     let doneAtKill: number | undefined;
     let restartSeconds: number | undefined;
-    if (killAfter) {
-      doneAtKill = await waitForCompleted(sim, killAfter);
+    if (killAfterMs) {
+      await sleep(killAfterMs - (Date.now() - started));
       account(worker, base);
       worker.child.kill('SIGKILL');
-      const killedAt = Date.now();
       await new Promise((r) => worker.child.once('exit', r));
       proxy!.markKill();
-      doneAtKill = (await simStats(sim)).completed; // replies already on the wire when it died
-      const stall = stallAfter(sim, doneAtKill, killedAt);
+      doneAtKill = (await simStats(sim)).completed;
       worker = await startWorkerProcess({ address: server.address, taskQueue, simulatorUrl });
       workers.push(worker);
-      restartSeconds = await stall;
       base = procUsage(worker.pid)!.cpuMs;
     }
     const report = (await handle.result()) as BuildReport;
     const wallSeconds = (Date.now() - started) / 1000;
     account(worker, base);
+    const stallMs = proxy?.counts().stallMs;
+    restartSeconds = stallMs === undefined ? undefined : stallMs / 1000;
     const ticks = await poller.stop();
     const stats = await simStats(sim);
     return {
       tool: 'mmif-engine',
-      killed: Boolean(killAfter),
+      killed: Boolean(killAfterMs),
       wallSeconds,
       completed: stats.completed,
       requestsPerSecond: steadyState(ticks, CORES).requestsPerSecond,
@@ -178,8 +165,8 @@ interface PeerSummary {
   peak_rss_mib: number;
 }
 
-/** One curator process; `killAfter` completed requests (simulator-side) SIGKILLs it. */
-async function curatorProcess(sim: SimulatorProc, url: string, images: string, requests: number, workingDir: string, killAfter?: number): Promise<PeerSummary | 'killed'> {
+/** One curator process; `killAfterMs` after its start, it is SIGKILLed. */
+async function curatorProcess(url: string, images: string, requests: number, workingDir: string, killAfterMs?: number): Promise<PeerSummary | 'killed'> {
   const child = spawn(
     PYTHON,
     [PEER, '--base-url', url, '--images', images, '--requests', String(requests), '--concurrency', String(C), '--working-dir', workingDir],
@@ -190,8 +177,8 @@ async function curatorProcess(sim: SimulatorProc, url: string, images: string, r
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  if (killAfter) {
-    const reached = waitForCompleted(sim, killAfter).then(() => 'reached' as const);
+  if (killAfterMs) {
+    const reached = sleep(killAfterMs).then(() => 'reached' as const);
     if ((await Promise.race([reached, exited])) === 'reached') {
       child.kill('SIGKILL');
       await exited;
@@ -203,9 +190,9 @@ async function curatorProcess(sim: SimulatorProc, url: string, images: string, r
   return JSON.parse(out.trim().split('\n').at(-1)!) as PeerSummary;
 }
 
-async function curatorRun(sim: SimulatorProc, images: string, requests: number, killAfter?: number): Promise<Run> {
+async function curatorRun(sim: SimulatorProc, images: string, requests: number, killAfterMs?: number): Promise<Run> {
   const workingDir = await mkdtemp(path.join(tmpdir(), 'mmif-bench-curator-'));
-  const proxy = killAfter ? await startCountingProxy(sim.url) : undefined;
+  const proxy = killAfterMs ? await startCountingProxy(sim.url) : undefined;
   try {
     await resetSim(sim);
     const poller = pollSimulator(sim);
@@ -213,16 +200,15 @@ async function curatorRun(sim: SimulatorProc, images: string, requests: number, 
     let doneAtKill: number | undefined;
     let restartSeconds: number | undefined;
     let cpuMs = 0;
-    if (killAfter) {
-      await curatorProcess(sim, proxy!.url, images, requests, workingDir, killAfter);
-      const killedAt = Date.now();
+    if (killAfterMs) {
+      if ((await curatorProcess(proxy!.url, images, requests, workingDir, killAfterMs)) !== 'killed') throw new Error('curator finished before the kill');
       proxy!.markKill();
       doneAtKill = (await simStats(sim)).completed;
-      const stall = stallAfter(sim, doneAtKill, killedAt);
       // The killed process's CPU is lost with it; count the restarted run only, and say so.
-      const second = await curatorProcess(sim, proxy!.url, images, requests, workingDir);
+      const second = await curatorProcess(proxy!.url, images, requests, workingDir);
       if (second === 'killed') throw new Error('unreachable');
-      restartSeconds = await stall;
+      const stallMs = proxy!.counts().stallMs;
+      restartSeconds = stallMs === undefined ? undefined : stallMs / 1000;
       cpuMs = second.cpu_ms;
       const ticks = await poller.stop();
       const stats = await simStats(sim);
@@ -240,7 +226,7 @@ async function curatorRun(sim: SimulatorProc, images: string, requests: number, 
         check: `${second.responses} responses in the final dataset`,
       };
     }
-    const summary = await curatorProcess(sim, sim.url, images, requests, workingDir);
+    const summary = await curatorProcess(sim.url, images, requests, workingDir);
     if (summary === 'killed') throw new Error('unreachable');
     const ticks = await poller.stop();
     const stats = await simStats(sim);
@@ -264,7 +250,7 @@ async function curatorRun(sim: SimulatorProc, images: string, requests: number, 
 
 async function main(): Promise<void> {
   if (!existsSync(PYTHON)) throw new Error(`no ${PYTHON}: run \`bash tools/install.sh bench\` first`);
-  console.log(`machine: ${CORES} cores; C = ${C}, latency ${LATENCY_MS} ms -> limit ${fmt(LIMIT)} req/s; ${SAMPLES} samples; kill at ${KILL_AT.map((k) => `${k * 100}%`).join(', ')} of the requests`);
+  console.log(`machine: ${CORES} cores; C = ${C}, latency ${LATENCY_MS} ms -> limit ${fmt(LIMIT)} req/s; ${SAMPLES} samples; kill at ${KILL_AT.map((k) => `${k * 100}%`).join(', ')} of each tool's uninterrupted wall time`);
   const images = await ensureImages(SAMPLES, 256);
   const [server, sim] = await Promise.all([startTemporalDevServer(), startSimulatorProcess({ latencyMs: LATENCY_MS, maxConcurrent: C, seed: 3 })]);
   const connection = await Connection.connect({ address: server.address });
@@ -277,7 +263,7 @@ async function main(): Promise<void> {
     console.log(`mmif-engine, uninterrupted: ${R} requests in ${fmt(ref.wallSeconds)} s, steady ${fmt(ref.requestsPerSecond)} req/s (${ref.check})`);
     if (values.only !== 'curator') {
       for (const k of KILL_AT) {
-        const killed = { ...(await mmifRun(server, sim, client, images, Math.round(R * k))), killAt: k };
+        const killed = { ...(await mmifRun(server, sim, client, images, Math.round(ref.wallSeconds * 1000 * k))), killAt: k };
         runs.push(killed);
         console.log(`mmif-engine, killed at ${killed.doneAtKill}: ${killed.completed} requests in ${fmt(killed.wallSeconds)} s (${killed.check})`);
         if (killed.check !== ref.check) console.log(`  WARNING: the killed build's counts differ from the reference: ${ref.check}`);
@@ -288,7 +274,7 @@ async function main(): Promise<void> {
       runs.push(cur);
       console.log(`curator, uninterrupted: ${cur.completed} requests in ${fmt(cur.wallSeconds)} s, steady ${fmt(cur.requestsPerSecond)} req/s`);
       for (const k of KILL_AT) {
-        const curKilled = { ...(await curatorRun(sim, images, R, Math.round(R * k))), killAt: k };
+        const curKilled = { ...(await curatorRun(sim, images, R, Math.round(cur.wallSeconds * 1000 * k))), killAt: k };
         runs.push(curKilled);
         console.log(`curator, killed at ${curKilled.doneAtKill}: ${curKilled.completed} requests in ${fmt(curKilled.wallSeconds)} s (${curKilled.check})`);
       }
@@ -303,7 +289,7 @@ async function main(): Promise<void> {
   console.log(`\nPeer comparison: ${R} requests with a 256x256 JPEG each, latency ${LATENCY_MS} ms, cap C = ${C} (limit ${fmt(LIMIT)} req/s)\n`);
   console.log(
     table(
-      ['tool', 'run', 'wall s', 'completed', 'steady req/s', '% of limit', 'done before kill', 're-sent after kill', 'stall after kill s', 'client CPU ms/request', 'peak RSS MiB', 'output'],
+      ['tool', 'run', 'wall s', 'completed', 'steady req/s', '% of limit', 'done before kill', 're-sent after kill', 'stall s', 'client CPU ms/request', 'peak RSS MiB', 'output'],
       runs.map((r) => [
         r.tool,
         r.killed ? `SIGKILL at ${r.killAt! * 100}%` : 'uninterrupted',
@@ -327,6 +313,7 @@ async function main(): Promise<void> {
     console.log(`  wall time (same R)     ${fmt(m.wallSeconds / c.wallSeconds, 3)}`);
     console.log(`  client CPU per request ${fmt(m.cpuMs / m.completed / (c.cpuMs / c.completed), 3)} (worker only; with the Temporal dev server ${fmt((m.cpuMs + (m.serverCpuMs ?? 0)) / m.completed / (c.cpuMs / c.completed), 3)})`);
     const killed = (tool: Run['tool']) => runs.filter((r) => r.tool === tool && r.proxy);
+    console.log(`  (stall: from the kill until the new process's first request is answered; re-sent: answered before the kill and again after it)`);
     const sum = (rs: Run[], f: (r: Run) => number) => rs.reduce((a, r) => a + f(r), 0);
     const [mk, ck] = [killed('mmif-engine'), killed('curator')];
     if (mk.length > 0 && ck.length > 0) {

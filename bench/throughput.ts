@@ -1,19 +1,29 @@
 // Model-call throughput of a real build: a Temporal dev server, the simulator over HTTP with a fixed
-// latency, and `mmif worker` processes, building a CC3M `flat` folder of procedural 256x256 JPEGs.
-// The endpoint cap C is set in the build config (`models.default.concurrency`) and at the simulator
-// (`maxConcurrent` = C, a provider that answers 429 above C in flight). The physical limit is
-// C / latency requests per second.
+// latency, and `mmif worker` processes (separate processes, like production), building a CC3M `flat`
+// folder of procedural 256x256 JPEGs. The endpoint cap C is set in the build config
+// (`models.default.concurrency`) and at the simulator (`maxConcurrent` = C: a provider that answers
+// 429 above C in flight). The physical limit is C / latency requests per second.
+//
+// Scenarios (all on one dev server and simulator, a fresh output dir and worker processes each):
+//   one           1 worker, tuned parallelism (--shard-size 128 --batch-size 32 --llm-concurrency 32
+//                 --parallel-shards 8), --samples 2000
+//   defaults      1 worker, the shipped parallelism (shardSize 64, batchSize 16, llm.concurrency 8,
+//                 maxParallelShards 4), --samples-defaults 512
+//   two           2 workers on one task queue, each with concurrency C, --samples-two 768
+//   two-split     2 workers, each with concurrency C/2 (the cap split by hand), --samples-two 768
+//   two-uncapped  2 workers, each with concurrency C, simulator cap off, --samples-uncapped 400
 //
 // Measured (steady state = the middle 80% of the run by completed requests, from GET /admin/stats
 // polled every second):
-//   - completed model requests/s vs. C / latency;
-//   - worker CPU ms per sample (user+system of the worker process from /proc, after start-up; the
-//     model is the simulator, another process) and the worker's peak RSS;
-//   - 2 workers vs 1 on one task queue: requests/s, 429s, the simulator's max in-flight; and, with
-//     the simulator's cap off, what the two per-worker limiters send together.
+//   - completed model requests/s vs. C / latency, mean requests in flight, 429s, max in flight;
+//   - worker CPU ms per sample (user+system of the worker process from /proc, from the build's start
+//     to its end: planning, images, every stage, shard commits; the model is the simulator, another
+//     process) and the worker's peak RSS (VmHWM); CPU of the simulator and the dev server besides.
 //
-// Run:   npx tsx bench/throughput.ts                      (the three scenarios below, ~8-9 minutes)
-//        npx tsx bench/throughput.ts --only one --samples 500 --concurrency 64 ...   (one scenario)
+// Run:   npx tsx bench/throughput.ts                    (all five, ~10 minutes on 2 cores)
+//        npx tsx bench/throughput.ts --only one --samples 1000 --parallel-shards 4   (one scenario, other settings)
+//        ... --trace /tmp/t      per-activity times and event-loop delay (bench/benchWorker.ts)
+//        ... --cpu-prof /tmp/p   V8 CPU profile of each worker (summarize: bench/profileSummary.ts)
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -42,7 +52,7 @@ import {
 
 const { values } = parseArgs({
   options: {
-    only: { type: 'string' }, // one | two | two-uncapped
+    only: { type: 'string' }, // comma-separated: one, defaults, two, two-split, two-uncapped
     samples: { type: 'string', default: '2000' },
     'samples-defaults': { type: 'string', default: '512' },
     'samples-two': { type: 'string', default: '768' },
@@ -93,7 +103,6 @@ interface Result {
   workerPeakRssMiB: number[];
   simulatorCpuMs: number;
   temporalCpuMs: number;
-  samplesDone: number;
   ticks: Tick[];
 }
 
@@ -137,7 +146,6 @@ async function runScenario(server: DevServer, sim: SimulatorProc, client: Client
       workerPeakRssMiB: usage.map((u) => u.peakRssMiB),
       simulatorCpuMs: procUsage(sim.pid)!.cpuMs - sim0,
       temporalCpuMs: procUsage(server.process.pid!)!.cpuMs - tmp0,
-      samplesDone: scenario.samples,
       ticks,
     };
   } finally {
