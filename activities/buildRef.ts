@@ -13,7 +13,7 @@ export interface ShardTask {
   shard: number;
 }
 
-export interface BatchTask extends ShardTask {
+export interface SliceTask extends ShardTask {
   stage: 'image' | 'instruction' | 'constraints' | 'answer' | 'rejected';
   /** Sample positions [from, to) in the shard plan. */
   from: number;

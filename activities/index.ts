@@ -8,12 +8,12 @@ import { buildLayout } from '../output/layout.js';
 import { commitShard as writeShard } from '../output/shardWriter.js';
 import { writeBuildReport, type BuildReport } from '../output/buildReport.js';
 import { ConfigMismatchError, planBuild as plan, type BuildPlan } from '../pipeline/planBuild.js';
-import { runStage, type BatchOutcome } from '../pipeline/runStage.js';
+import { runStage, type SliceOutcome } from '../pipeline/runStage.js';
 import { SourceError } from '../sources/source.js';
 import { getJson } from '../storage/objectStore.js';
 import { addCounts, addUsage, emptyUsage, type ShardManifest } from '../output/manifest.js';
 import { mapLimit } from '../domain/mapLimit.js';
-import type { BatchTask, BuildRef, ShardSummary, ShardTask } from './buildRef.js';
+import type { SliceTask, BuildRef, ShardSummary, ShardTask } from './buildRef.js';
 import { contextFor, contextForBuild, storeFor } from './runtime.js';
 import { loadShardPlan } from './shardPlan.js';
 
@@ -91,7 +91,7 @@ export async function planBuild(input: unknown): Promise<BuildPlan> {
   );
 }
 
-export async function runStageBatch(task: BatchTask): Promise<BatchOutcome> {
+export async function runStageSlice(task: SliceTask): Promise<SliceOutcome> {
   return withHeartbeat(async () => {
     const ctx = await contextForBuild(task.build);
     const samples = (await loadShardPlan(task)).slice(task.from, task.to);

@@ -32,7 +32,7 @@ const output = await mkdtemp(path.join(tmpdir(), 'mmif-bench-dups-'));
 const connection = await Connection.connect({ address: server.address });
 const worker = await startWorkerProcess({ address: server.address, taskQueue: 'dups', simulatorUrl: proxy.url });
 try {
-  const config = benchBuildConfig('dups', output, images, SAMPLES, { concurrency: C, shardSize: 128, batchSize: 32, maxParallelShards: 8, llmConcurrency: 32 });
+  const config = benchBuildConfig('dups', output, images, SAMPLES, { concurrency: C, shardSize: 128, sliceSize: 32, maxParallelShards: 8, llmConcurrency: 32 });
   const report = (await new Client({ connection }).workflow.execute('buildDataset', { taskQueue: 'dups', workflowId: `dups-${Date.now()}`, args: [config] })) as BuildReport;
   const stats = await simStats(sim);
   const counts = proxy.counts();

@@ -288,7 +288,7 @@ export interface BenchBuildSettings {
   /** Endpoint cap C: models.default.concurrency. */
   concurrency: number;
   shardSize: number;
-  batchSize: number;
+  sliceSize: number;
   maxParallelShards: number;
   llmConcurrency: number;
   /** Shorter than the default 30 s, so a killed worker's activities move on sooner (resume bench). */
@@ -304,7 +304,7 @@ export function benchBuildConfig(buildId: string, output: string, images: string
     sources: [{ type: 'cc3m', uri: images, layout: 'flat' }],
     maxSamples: samples,
     shardSize: s.shardSize,
-    batchSize: s.batchSize,
+    sliceSize: s.sliceSize,
     maxParallelShards: s.maxParallelShards,
     // The procedural images are 256x256 (the default minimum short side, 224, passes them too).
     image: { minShortSide: 200 },

@@ -58,7 +58,7 @@ const LIMIT = C / (LATENCY_MS / 1000);
 const CORES = cpus().length;
 const PYTHON = path.join(ROOT, 'tools/bench-venv/bin/python');
 const PEER = path.join(ROOT, 'bench/peer_curator.py');
-const SETTINGS: BenchBuildSettings = { concurrency: C, shardSize: 128, batchSize: 32, maxParallelShards: 4, llmConcurrency: 32, heartbeatTimeoutSeconds: 5 };
+const SETTINGS: BenchBuildSettings = { concurrency: C, shardSize: 128, sliceSize: 32, maxParallelShards: 4, llmConcurrency: 32, heartbeatTimeoutSeconds: 5 };
 
 interface Run {
   tool: 'mmif-engine' | 'curator';

@@ -94,7 +94,7 @@ try {
 
   await writeCc3m(new LocalStore(path.join(dir, 'cc3m')), 'files', { perShard: 16, shards: 4 });
   const samples = 64;
-  const input = base('events', { maxSamples: samples, shardSize: 16, batchSize: 16, maxParallelShards: 4 });
+  const input = base('events', { maxSamples: samples, shardSize: 16, sliceSize: 16, maxParallelShards: 4 });
   await stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'events', args: [input] });
   const events = await historyEvents('events');
   console.log(`history: ${events} events for ${samples} samples = ${(events / samples).toFixed(1)} events per sample (shards of 16, batches of 16)`);

@@ -5,9 +5,9 @@
 // 429 above C in flight). The physical limit is C / latency requests per second.
 //
 // Scenarios (all on one dev server and simulator, a fresh output dir and worker processes each):
-//   one           1 worker, tuned parallelism (--shard-size 128 --batch-size 32 --llm-concurrency 32
+//   one           1 worker, tuned parallelism (--shard-size 128 --slice-size 32 --llm-concurrency 32
 //                 --parallel-shards 8), --samples 2000
-//   defaults      1 worker, the shipped parallelism (shardSize 64, batchSize 16, llm.concurrency 8,
+//   defaults      1 worker, the shipped parallelism (shardSize 64, sliceSize 16, llm.concurrency 8,
 //                 maxParallelShards 4), --samples-defaults 512
 //   two           2 workers on one task queue, each with concurrency C, --samples-two 768
 //   two-split     2 workers, each with concurrency C/2 (the cap split by hand), --samples-two 768
@@ -59,7 +59,7 @@ const { values } = parseArgs({
     'samples-uncapped': { type: 'string', default: '400' },
     concurrency: { type: 'string', default: '128' },
     'latency-ms': { type: 'string', default: '1000' },
-    'batch-size': { type: 'string', default: '32' },
+    'slice-size': { type: 'string', default: '32' },
     'llm-concurrency': { type: 'string', default: '32' },
     'shard-size': { type: 'string', default: '128' },
     'parallel-shards': { type: 'string', default: '8' },
@@ -171,24 +171,24 @@ function describe(r: Result): void {
 /**
  * The sample lanes a build can have in flight (a sample makes one model call at a time): running
  * activities = min(maxParallelShards x 4 batches per shard, workers x maxConcurrentActivities), each
- * with min(batchSize, llm.concurrency) samples at once.
+ * with min(sliceSize, llm.concurrency) samples at once.
  */
 function parallelism(sc: Scenario): string {
   const s = sc.settings;
   const activities = Math.min(s.maxParallelShards * 4, sc.workers * ACTIVITIES);
-  return `min(${s.maxParallelShards}x4, ${sc.workers}x${ACTIVITIES}) x min(${s.batchSize},${s.llmConcurrency}) = ${activities * Math.min(s.batchSize, s.llmConcurrency)}`;
+  return `min(${s.maxParallelShards}x4, ${sc.workers}x${ACTIVITIES}) x min(${s.sliceSize},${s.llmConcurrency}) = ${activities * Math.min(s.sliceSize, s.llmConcurrency)}`;
 }
 
 async function main(): Promise<void> {
   const tuned: BenchBuildSettings = {
     concurrency: C,
     shardSize: Number(values['shard-size']),
-    batchSize: Number(values['batch-size']),
+    sliceSize: Number(values['slice-size']),
     maxParallelShards: Number(values['parallel-shards']),
     llmConcurrency: Number(values['llm-concurrency']),
   };
-  // The shipped defaults: shardSize 64, batchSize 16, maxParallelShards 4, llm.concurrency 8.
-  const defaults: BenchBuildSettings = { concurrency: C, shardSize: 64, batchSize: 16, maxParallelShards: 4, llmConcurrency: 8 };
+  // The shipped defaults: shardSize 64, sliceSize 16, maxParallelShards 4, llm.concurrency 8.
+  const defaults: BenchBuildSettings = { concurrency: C, shardSize: 64, sliceSize: 16, maxParallelShards: 4, llmConcurrency: 8 };
   const all: Scenario[] = [
     { name: 'one', workers: 1, samples: Number(values.samples), simulatorCap: C, settings: tuned },
     { name: 'defaults', workers: 1, samples: Number(values['samples-defaults']), simulatorCap: C, settings: defaults },

@@ -24,7 +24,7 @@ export function quickstartConfig(options: { buildId: string; output: string; max
     sources: [{ type: 'cc3m', uri: SAMPLES_DIR, layout: 'files' }],
     maxSamples: options.maxSamples,
     shardSize: 5,
-    batchSize: 5,
+    sliceSize: 5,
     models: options.models,
   };
 }

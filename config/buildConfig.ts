@@ -78,8 +78,8 @@ export const buildConfigSchema = z
     /** Samples to select from the sources (deterministically, by seeded hash order). */
     maxSamples: z.number().int().positive(),
     shardSize: z.number().int().min(1).max(5000).default(64),
-    /** Samples per activity call: bounds history (one event group per batch) and retry cost. */
-    batchSize: z.number().int().min(1).max(500).default(16),
+    /** Samples per activity call: bounds history (one event group per slice) and retry cost. */
+    sliceSize: z.number().int().min(1).max(500).default(16),
     maxParallelShards: z.number().int().min(1).max(500).default(4),
     /** Shards one workflow run starts before it continues as new (sooner if Temporal suggests it). */
     shardsPerRun: z.number().int().min(1).max(10_000).default(200),
@@ -166,7 +166,7 @@ export const buildConfigSchema = z
         judgeTemperature: z.number().min(0).max(2).default(0),
         maxTokens: z.number().int().positive().default(1024),
         timeoutMs: z.number().int().positive().default(120_000),
-        /** Model calls in flight per activity (per batch). */
+        /** Model calls in flight per activity (per slice). */
         concurrency: z.number().int().min(1).max(256).default(8),
         /** Ask for response_format json_schema (OpenAI, vLLM, SGLang, Ollama >= 0.5 support it). */
         structuredOutput: z.boolean().default(true),
@@ -246,7 +246,7 @@ export function batchStages(config: BuildConfig): Array<(typeof BATCHABLE_STAGES
 }
 
 /** Settings that change no output byte: excluded from the fingerprint so tuning them never invalidates a build. */
-const OPERATIONAL_KEYS = ['maxParallelShards', 'batchSize', 'shardsPerRun', 'retry', 'retryWindowSeconds', 'searchAttributes', 'cacheUri', 'batchApi'] as const;
+const OPERATIONAL_KEYS = ['maxParallelShards', 'sliceSize', 'shardsPerRun', 'retry', 'retryWindowSeconds', 'searchAttributes', 'cacheUri', 'batchApi'] as const;
 
 /** Endpoint settings that pace calls but change no reply. */
 const ENDPOINT_OPERATIONAL_KEYS = ['concurrency', 'requestsPerMinute', 'tokensPerMinute', 'batch', 'taskQueue'] as const;

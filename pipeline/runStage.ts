@@ -1,5 +1,5 @@
 /**
- * Runs one stage over a batch of samples. Idempotent: a sample whose state for this stage exists is
+ * Runs one stage over a slice of samples. Idempotent: a sample whose state for this stage exists is
  * skipped, so a retried activity resumes where the last attempt stopped and pays for nothing twice.
  * A sample rejected by an earlier stage is not processed further.
  */
@@ -24,7 +24,7 @@ const PRIOR_STAGES: Record<StageName, StageName[]> = {
   rejected: ['image', 'instruction', 'constraints', 'answer'],
 };
 
-export interface BatchOutcome {
+export interface SliceOutcome {
   ok: number;
   rejected: number;
   /** Rejected by an earlier stage: nothing to do here. */
@@ -36,8 +36,8 @@ export async function runStage(
   stage: StageName,
   samples: readonly SourceSample[],
   onSampleDone: () => void = () => {},
-): Promise<BatchOutcome> {
-  const outcome: BatchOutcome = { ok: 0, rejected: 0, blocked: 0 };
+): Promise<SliceOutcome> {
+  const outcome: SliceOutcome = { ok: 0, rejected: 0, blocked: 0 };
   await mapLimit(samples, ctx.config.llm.concurrency, async (sample) => {
     const status = await runOne(ctx, stage, sample);
     outcome[status] += 1;
@@ -51,7 +51,7 @@ export async function stageDone(ctx: StageContext, stage: StageName, sample: Sou
   return ctx.store.exists(ctx.layout.stageState(sample.sampleId, stage));
 }
 
-async function runOne(ctx: StageContext, stage: StageName, sample: SourceSample): Promise<keyof BatchOutcome> {
+async function runOne(ctx: StageContext, stage: StageName, sample: SourceSample): Promise<keyof SliceOutcome> {
   const key = ctx.layout.stageState(sample.sampleId, stage);
   const existing = await getJson<StageState>(ctx.store, key);
   if (existing) return existing.status;

@@ -1,5 +1,5 @@
 /**
- * One shard: each batch of samples goes through the five stages in order (batches run in
+ * One shard: each slice of samples goes through the five stages in order (slices run in
  * parallel), then the shard is committed. Only keys and counts cross Temporal; a committed shard
  * returns at once, so re-running a build costs no model call for it.
  */
@@ -14,9 +14,9 @@ import { pipelineActivityOptions, type RetrySettings } from './activityOptions.j
 
 export interface BuildShardInput extends ShardTask {
   sampleCount: number;
-  batchSize: number;
+  sliceSize: number;
   /** Batches of this shard in flight at once. */
-  parallelBatches: number;
+  parallelSlices: number;
   retry: RetrySettings;
   /** Stages whose first call goes through the Batch API, and how to wait for it. */
   batchStages: BatchableStage[];
@@ -39,16 +39,16 @@ export async function buildShard(input: BuildShardInput): Promise<ShardSummary> 
   const committed = await acts.committedShard({ build, shard });
   if (committed) return committed;
 
-  const batches: Array<[number, number]> = [];
-  for (let from = 0; from < input.sampleCount; from += input.batchSize) {
-    batches.push([from, Math.min(from + input.batchSize, input.sampleCount)]);
+  const slices: Array<[number, number]> = [];
+  for (let from = 0; from < input.sampleCount; from += input.sliceSize) {
+    slices.push([from, Math.min(from + input.sliceSize, input.sampleCount)]);
   }
   const runStage = (stage: StageName) =>
-    mapLimit(batches, input.parallelBatches, ([from, to]) => stageActs(stage).runStageBatch({ build, shard, stage, from, to }));
+    mapLimit(slices, input.parallelSlices, ([from, to]) => stageActs(stage).runStageSlice({ build, shard, stage, from, to }));
   if (input.batchStages.length === 0) {
-    // Each batch of samples flows through all stages on its own: no stage waits for the whole shard.
-    await mapLimit(batches, input.parallelBatches, async ([from, to]) => {
-      for (const stage of STAGE_NAMES) await stageActs(stage).runStageBatch({ build, shard, stage, from, to });
+    // Each slice of samples flows through all stages on its own: no stage waits for the whole shard.
+    await mapLimit(slices, input.parallelSlices, async ([from, to]) => {
+      for (const stage of STAGE_NAMES) await stageActs(stage).runStageSlice({ build, shard, stage, from, to });
     });
   } else {
     // The Batch API needs a whole stage's requests at once: the shard goes stage by stage.

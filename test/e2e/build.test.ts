@@ -56,7 +56,7 @@ function config(overrides: Partial<BuildConfigInput> = {}): BuildConfigInput {
     sources: [{ type: 'cc3m', uri: `s3://${s3.bucket}/cc3m` }],
     maxSamples: 100,
     shardSize: 4,
-    batchSize: 3,
+    sliceSize: 3,
     image: { minShortSide: 100 },
     models: { default: { model: 'mmif-sim-vlm' }, rejected: { model: 'mmif-sim-vlm-mini' } },
     ...overrides,

@@ -71,7 +71,7 @@ const config = (buildId: string, output: string): BuildConfigInput => ({
   sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m') }],
   maxSamples: 8,
   shardSize: 4,
-  batchSize: 2,
+  sliceSize: 2,
   retry: { maximumAttempts: 20, initialIntervalSeconds: 0.5, maximumIntervalSeconds: 1, heartbeatTimeoutSeconds: 3 },
   models: { default: { model: 'mmif-sim-vlm' } },
 });

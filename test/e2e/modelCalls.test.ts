@@ -53,7 +53,7 @@ test('the per-endpoint concurrency cap holds across every concurrent activity of
   stack.simulator.setFaults({ latencyMs: 60 });
   stack.simulator.resetStats();
   try {
-    const input = { ...config('capped', false), maxParallelShards: 2, batchSize: 1, llm: { concurrency: 8 }, models: { default: { model: 'mmif-sim-vlm', concurrency: 2 } } };
+    const input = { ...config('capped', false), maxParallelShards: 2, sliceSize: 1, llm: { concurrency: 8 }, models: { default: { model: 'mmif-sim-vlm', concurrency: 2 } } };
     const report = await run('capped', input);
     assert.equal(report.shards.committed, 2);
     const stats = stack.simulator.stats();

@@ -50,7 +50,7 @@ function config(buildId: string, overrides: Partial<BuildConfigInput> = {}): Bui
     sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m') }],
     maxSamples: 6,
     shardSize: 2,
-    batchSize: 2,
+    sliceSize: 2,
     llm: { timeoutMs: 1500, retry: { maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 400 } },
     retry: FAST_RETRY,
     models: { default: { model: 'mmif-sim-vlm' } },

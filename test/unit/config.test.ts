@@ -46,7 +46,7 @@ test('unknown fields, unknown sources and secrets-as-values are refused', () => 
 
 test('the fingerprint ignores operational knobs but not output-shaping settings', () => {
   const base = fingerprintMaterial(parseBuildConfig(minimal));
-  assert.equal(fingerprintMaterial(parseBuildConfig({ ...minimal, maxParallelShards: 9, batchSize: 3 })), base);
+  assert.equal(fingerprintMaterial(parseBuildConfig({ ...minimal, maxParallelShards: 9, sliceSize: 3 })), base);
   assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, seed: 1 })), base);
   assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, models: { default: { model: 'other' } } })), base);
   assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, image: { minShortSide: 100 } })), base);
