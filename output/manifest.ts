@@ -1,6 +1,6 @@
 /** The shard manifest: written last, it is the commit marker and the shard's table of contents. */
 import type { CallRecord } from '../llm/modelCaller.js';
-import type { AssembledSample, RejectRecord } from '../domain/records.js';
+import type { AssembledSample, RejectRecord } from './records.js';
 
 export const MANIFEST_FORMAT = 'mmif-engine/shard-manifest@1';
 

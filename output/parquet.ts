@@ -6,7 +6,7 @@
  */
 import { Writable } from 'node:stream';
 import parquet, { type FieldDefinition, type ParquetSchema } from 'parquetjs-lite';
-import type { DpoRecord, InstructRecord } from '../domain/records.js';
+import type { DpoRecord, InstructRecord } from './records.js';
 import type { Verdict } from '../pipeline/stageState.js';
 
 const text: FieldDefinition = { type: 'UTF8', optional: true, compression: 'GZIP' };

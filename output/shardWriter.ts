@@ -4,7 +4,7 @@
  * is never rewritten; a crash before the manifest leaves files that the retry overwrites with the
  * same bytes.
  */
-import { assembleSample, type DpoRecord, type InstructRecord, type RejectRecord, type SampleStates } from '../domain/records.js';
+import { assembleSample, type DpoRecord, type InstructRecord, type RejectRecord, type SampleStates } from './records.js';
 import type { SourceSample } from '../domain/sample.js';
 import { sha256Hex } from '../domain/hashing.js';
 import { mapLimit } from '../domain/mapLimit.js';

@@ -2,7 +2,7 @@
  * LLaMA-Factory's sharegpt layout (the format MMIF-23k was released in): `<image>` in the human
  * turn, image paths relative to the dataset root; DPO records add `chosen` and `rejected`.
  */
-import type { DpoRecord, InstructRecord } from '../domain/records.js';
+import type { DpoRecord, InstructRecord } from './records.js';
 
 export function instructSharegptLine(r: InstructRecord): string {
   const { prompt, answer, image_path, ...meta } = r;

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { DpoRecord, InstructRecord } from '../../domain/records.js';
+import type { DpoRecord, InstructRecord } from '../../output/records.js';
 import { buildLayout } from '../../output/layout.js';
 import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';

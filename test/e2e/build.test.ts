@@ -13,7 +13,7 @@ import sharp from 'sharp';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import { sha256Hex } from '../../domain/hashing.js';
-import type { DpoRecord, InstructRecord, RejectRecord } from '../../domain/records.js';
+import type { DpoRecord, InstructRecord, RejectRecord } from '../../output/records.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { BuildReport } from '../../output/buildReport.js';
 import { buildLayout } from '../../output/layout.js';

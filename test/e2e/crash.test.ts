@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
-import type { InstructRecord } from '../../domain/records.js';
+import type { InstructRecord } from '../../output/records.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { startTemporalDevServer, stopProcess, type DevServer } from '../../local/temporalDevServer.js';
 import type { BuildReport } from '../../output/buildReport.js';

@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
-import type { InstructRecord, RejectRecord } from '../../domain/records.js';
+import type { InstructRecord, RejectRecord } from '../../output/records.js';
 import type { BuildReport } from '../../output/buildReport.js';
 import { buildLayout } from '../../output/layout.js';
 import { LocalStore } from '../../storage/localStore.js';

@@ -4,11 +4,11 @@
  */
 import type { Stage } from '../config/buildConfig.js';
 import type { CallRecord } from '../llm/modelCaller.js';
-import { imagePathInDataset } from '../output/layout.js';
+import { imagePathInDataset } from './layout.js';
 import type { PlannedConstraint, StageName, StageResults, StageState, Verdict } from '../pipeline/stageState.js';
-import type { Constraint } from './constraints/selection.js';
-import type { RejectionDetails } from './rejection.js';
-import type { SourceSample } from './sample.js';
+import type { Constraint } from '../domain/constraints/selection.js';
+import type { RejectionDetails } from '../domain/rejection.js';
+import type { SourceSample } from '../domain/sample.js';
 
 export interface InstructRecord {
   id: string;
