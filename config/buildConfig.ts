@@ -17,6 +17,9 @@ export type Stage = (typeof STAGES)[number];
 export const DPO_STRATEGIES = ['drop33', 'drop66', 'drop100', 'no_image'] as const;
 export type DpoStrategy = (typeof DPO_STRATEGIES)[number];
 
+export const DPO_VALIDATION = ['strict', 'paper'] as const;
+export type DpoValidation = (typeof DPO_VALIDATION)[number];
+
 const slug = z
   .string()
   .min(1)
@@ -144,9 +147,16 @@ export const buildConfigSchema = z
          * ceil(n/3), ceil(2n/3) or all constraints; no_image keeps the constraints and drops the image.
          */
         strategies: z.array(z.enum(DPO_STRATEGIES)).min(1).default(['drop33']),
+        /**
+         * strict: a pair is kept only if the rejected answer fails a constraint at stake and the
+         * chosen answer loses on no constraint both were verified on (pipeline/pairRules.ts);
+         * otherwise the rejected answer is regenerated, then the pair discarded. paper: the
+         * paper's unvalidated pairs: one rejected answer, kept as generated.
+         */
+        validate: z.enum(DPO_VALIDATION).default('strict'),
       })
       .strict()
-      .default({ strategies: ['drop33'] }),
+      .default({ strategies: ['drop33'], validate: 'strict' }),
     models: z
       .object({
         default: endpointSchema,

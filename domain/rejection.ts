@@ -7,6 +7,10 @@ export interface RejectionDetails {
   verdicts?: import('../pipeline/stageState.js').Verdict[];
   /** The DPO strategy of a discarded pair. */
   strategy?: string;
+  /** Rejected answers of a discarded pair refused, by pair rule ("uninformative-pair", "chosen-loses"). */
+  ruleRejections?: Record<string, number>;
+  /** Indices of a discarded pair's constraints at stake (its verdicts also cover rule-checked others). */
+  atStake?: number[];
 }
 
 export class SampleRejection extends Error {

@@ -4,7 +4,7 @@
  */
 import { getJson, putIfChanged, type ObjectStore } from '../storage/objectStore.js';
 import type { BuildLayout } from './layout.js';
-import { addUsage, emptyUsage, type PairStats, type ShardManifest, type StageUsage, type Tally, type VerificationStats } from './manifest.js';
+import { addCounts, addUsage, emptyStrategyPairs, emptyUsage, type PairStats, type StrategyPairs, type ShardManifest, type StageUsage, type Tally, type VerificationStats } from './manifest.js';
 import { llamaFactoryDatasetInfo } from './sharegpt.js';
 
 export interface BuildReport {
@@ -57,12 +57,22 @@ export async function writeBuildReport(
       total.passed += m.passed;
       total.total += m.total;
     }
-    addTallies(report.pairs.byStrategy, manifest.pairs.byStrategy);
+    addStrategyPairs(report.pairs.byStrategy, manifest.pairs.byStrategy);
     addTallies(report.pairs.byConstraintType, manifest.pairs.byConstraintType);
   }
   await putIfChanged(store, layout.datasetInfo, JSON.stringify(llamaFactoryDatasetInfo()), 'application/json');
   await putIfChanged(store, layout.report, JSON.stringify(report), 'application/json');
   return report;
+}
+
+function addStrategyPairs(into: Record<string, StrategyPairs>, from: Record<string, StrategyPairs>): void {
+  for (const [strategy, p] of Object.entries(from)) {
+    const total = (into[strategy] ??= emptyStrategyPairs());
+    total.kept += p.kept;
+    total.discarded += p.discarded;
+    addCounts(total.discardedByReason, p.discardedByReason);
+    addCounts(total.refusedAnswersByRule, p.refusedAnswersByRule);
+  }
 }
 
 function addTallies(into: Record<string, Tally>, from: Record<string, Tally>): void {

@@ -1,6 +1,6 @@
 /** The shard manifest: written last, it is the commit marker and the shard's table of contents. */
 import type { CallRecord } from '../llm/modelCaller.js';
-import type { AssembledSample, RejectRecord } from './records.js';
+import type { AssembledSample, DpoRecord, RejectRecord } from './records.js';
 
 export const MANIFEST_FORMAT = 'mmif-engine/shard-manifest@1';
 
@@ -68,9 +68,17 @@ export interface Tally {
   discarded: number;
 }
 
-/** DPO pair acceptance: a pair is discarded when its rejected answer still met every constraint at stake. */
+/** Pair acceptance of one DPO strategy, and what each pair rule (pipeline/pairRules.ts) removed. */
+export interface StrategyPairs extends Tally {
+  /** Discarded pairs by reason code: a pair rule ("uninformative-pair", "chosen-loses") or a model-call failure. */
+  discardedByReason: Record<string, number>;
+  /** Rejected answers refused by each pair rule, in kept and discarded pairs (each refusal cost a regeneration). */
+  refusedAnswersByRule: Record<string, number>;
+}
+
+/** DPO pair acceptance by strategy and by the constraint types at stake. */
 export interface PairStats {
-  byStrategy: Record<string, Tally>;
+  byStrategy: Record<string, StrategyPairs>;
   /** Per constraint type, over the pairs where it was at stake (dropped, or all under no_image). */
   byConstraintType: Record<string, Tally>;
 }
@@ -127,24 +135,39 @@ function countBy<T>(items: readonly T[], key: (item: T) => string): Record<strin
   return counts;
 }
 
+export const emptyStrategyPairs = (): StrategyPairs => ({ kept: 0, discarded: 0, discardedByReason: {}, refusedAnswersByRule: {} });
+
 export function pairStats(samples: readonly AssembledSample[]): PairStats {
   const stats: PairStats = { byStrategy: {}, byConstraintType: {} };
-  const count = (table: Record<string, Tally>, key: string, kept: boolean) => {
-    const tally = (table[key] ??= { kept: 0, discarded: 0 });
+  const count = (tally: Tally, kept: boolean) => {
     if (kept) tally.kept += 1;
     else tally.discarded += 1;
   };
   for (const s of samples) {
     const pair = s.dpo
-      ? { kept: true, strategy: s.dpo.strategy, types: s.dpo.rejected_verdicts.map((v) => v.type) }
+      ? { kept: true, strategy: s.dpo.strategy, types: atStakeTypes(s.dpo), refused: s.dpo.pair_rule_rejections }
       : s.reject?.kind === 'pair' && s.reject.strategy
-        ? { kept: false, strategy: s.reject.strategy, types: (s.reject.verdicts ?? []).map((v) => v.type) }
+        ? { kept: false, strategy: s.reject.strategy, types: discardedAtStakeTypes(s.reject), refused: s.reject.ruleRejections ?? {} }
         : undefined;
     if (!pair) continue;
-    count(stats.byStrategy, pair.strategy, pair.kept);
-    for (const type of new Set(pair.types)) count(stats.byConstraintType, type, pair.kept);
+    const strategy = (stats.byStrategy[pair.strategy] ??= emptyStrategyPairs());
+    count(strategy, pair.kept);
+    if (!pair.kept) addCounts(strategy.discardedByReason, { [reasonCode(s.reject!.reason)]: 1 });
+    addCounts(strategy.refusedAnswersByRule, pair.refused);
+    for (const type of new Set(pair.types)) count((stats.byConstraintType[type] ??= { kept: 0, discarded: 0 }), pair.kept);
   }
   return stats;
+}
+
+function discardedAtStakeTypes(reject: RejectRecord): string[] {
+  const stake = new Set(reject.atStake ?? []);
+  return (reject.verdicts ?? []).filter((v) => stake.has(v.index)).map((v) => v.type);
+}
+
+/** The types of a kept pair's constraints at stake: dropped ones (all of them under no_image). */
+function atStakeTypes(pair: DpoRecord): string[] {
+  if (pair.strategy === 'no_image') return pair.constraints.map((c) => c.type);
+  return pair.dropped_constraints.map((c) => c.type);
 }
 
 export function verificationStats(samples: readonly AssembledSample[]): VerificationStats {

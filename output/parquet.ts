@@ -67,6 +67,10 @@ const dpoSchema = new parquet.ParquetSchema({
   rejected_verdicts: verdictList,
   chosen_model: text,
   rejected_model: text,
+  pair_validation: text,
+  rejected_attempts: integer,
+  /** JSON text: {rule: rejected answers refused}. */
+  pair_rule_rejections: text,
 });
 
 const HF_METADATA = JSON.stringify({ info: { features: { image: { _type: 'Image' } } } });
@@ -85,7 +89,9 @@ function withImage(record: InstructRecord | DpoRecord, imageBytes: ImageBytes): 
   const { image_path, constraints, verdicts, ...rest } = record;
   return {
     ...rest,
-    ...('rejected_verdicts' in record ? { rejected_verdicts: record.rejected_verdicts.map(verdictRow) } : {}),
+    ...('rejected_verdicts' in record
+      ? { rejected_verdicts: record.rejected_verdicts.map(verdictRow), pair_rule_rejections: JSON.stringify(record.pair_rule_rejections) }
+      : {}),
     image: { bytes: imageBytes(record), path: image_path },
     constraints: constraints.map((c) => ({ ...c, verifiers: JSON.stringify(c.verifiers) })),
     verdicts: verdicts.map(verdictRow),

@@ -44,10 +44,19 @@ export interface DpoRecord extends Omit<InstructRecord, 'answer' | 'models' | 'a
   dropped_constraints: Constraint[];
   /** How the rejected answer was made: drop33, drop66, drop100 or no_image. */
   strategy: string;
-  /** Verdicts on the constraints at stake; at least one failed, or the pair would not exist. */
+  /**
+   * Verdicts on the constraints at stake and on every rule-checked constraint. Under the strict
+   * rule, one at stake failed and none is passed where the chosen answer failed.
+   */
   rejected_verdicts: Verdict[];
   chosen_model: string;
   rejected_model: string;
+  /** `dpo.validate` the pair was kept under: strict (pairRules.ts) or paper (unvalidated). */
+  pair_validation: string;
+  /** Rejected answers generated, including the kept one. */
+  rejected_attempts: number;
+  /** Earlier rejected answers refused, by pair rule. */
+  pair_rule_rejections: Record<string, number>;
 }
 
 export interface RejectRecord {
@@ -61,6 +70,9 @@ export interface RejectRecord {
   verdicts?: Verdict[];
   /** The DPO strategy of a discarded pair. */
   strategy?: string;
+  /** A discarded pair's rejected answers refused, by pair rule. */
+  ruleRejections?: Record<string, number>;
+  atStake?: number[];
 }
 
 export type SampleStates = Partial<{ [S in StageName]: StageState<S> }>;
@@ -137,6 +149,9 @@ export function assembleSample(sample: SourceSample, states: SampleStates): Asse
     rejected_verdicts: rejected.result.verdicts,
     chosen_model: instruct.models.answer,
     rejected_model: modelOf('rejected') || rejected.result.model,
+    pair_validation: rejected.result.validation,
+    rejected_attempts: rejected.result.attempts,
+    pair_rule_rejections: rejected.result.ruleRejections,
   };
   return { calls, instruct, dpo };
 }

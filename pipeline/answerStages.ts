@@ -3,7 +3,7 @@
  * least `passThreshold` of its constraints verified), regenerating up to `maxRegenerations` times.
  * The rejected answer (DPO) is generated under a seeded strategy — ceil(n/3), ceil(2n/3) or all
  * constraints dropped, or the image removed — and the pair is kept only if that answer really
- * fails at least one constraint at stake, under the same verifiers.
+ * fails at least one constraint at stake and beats the chosen answer on none (pairRules.ts).
  */
 import { endpointFor, type DpoStrategy, type Stage } from '../config/buildConfig.js';
 import { dropConstraints, type Constraint } from '../domain/constraints/selection.js';
@@ -16,6 +16,7 @@ import { sampleRng, type StageContext } from './context.js';
 import type { SampleImage } from './sampleImage.js';
 import type { StageRequest } from './stageRequest.js';
 import type { AnswerResult, PlannedConstraint, RejectedResult, Verdict } from './stageState.js';
+import { judgePair, rejectedVerificationIndices, type PairJudgement, type PairRule } from './pairRules.js';
 import { passRate, verifyAnswer } from './verifyAnswer.js';
 
 /** What an answer is for: the instruction, and the dataset's own answer when it has one. */
@@ -92,23 +93,37 @@ export async function runAnswerStage(
   );
 }
 
+/**
+ * The rejected answer of a DPO pair. Under `dpo.validate: strict` it is verified on the constraints
+ * at stake and on every rule-checked constraint, and the pair must pass pipeline/pairRules.ts; a
+ * refused answer is regenerated (OpenAI seed = attempt), and after the last attempt the pair is
+ * discarded under the rule that refused it. Under `paper` the first answer is kept as generated;
+ * its rule verdicts are still recorded (they cost no model call), no judge is asked.
+ */
 export async function runRejectedStage(
   ctx: StageContext,
   sample: SourceSample,
   task: Task,
   constraints: readonly PlannedConstraint[],
+  chosen: readonly Verdict[],
   image: SampleImage,
   calls: CallRecord[],
 ): Promise<RejectedResult> {
   const { strategy, kept, dropped } = rejectedPlan(ctx, sample, constraints);
+  const validation = ctx.config.dpo.validate;
   // Without the image every constraint is at stake; otherwise only the dropped ones.
   const atStake = constraints.flatMap((c, i) => (strategy === 'no_image' || dropped.includes(c) ? [i] : []));
+  const indices = rejectedVerificationIndices(constraints, validation === 'strict' ? atStake : []);
+  const maxAttempts = validation === 'strict' ? ctx.config.verification.maxRegenerations + 1 : 1;
+  const ruleRejections: Partial<Record<PairRule, number>> = {};
   let verdicts: Verdict[] = [];
-  for (let attempt = 0; attempt <= ctx.config.verification.maxRegenerations; attempt++) {
+  let refusal: Extract<PairJudgement, { kept: false }> | undefined;
+  for (let attempt = 0; attempt < maxAttempts; attempt++) {
     const request = answerRequest(ctx, 'rejected', task, kept, strategy === 'no_image' ? undefined : image, attempt).request;
     const answer = await ctx.models.text(request, calls);
-    verdicts = await verifyAnswer(ctx, { task, constraints, answer, image, indices: atStake, compare: false }, calls);
-    if (verdicts.some((v) => !v.passed)) {
+    verdicts = await verifyAnswer(ctx, { task, constraints, answer, image, indices, compare: false }, calls);
+    const judgement: PairJudgement = validation === 'strict' ? judgePair(chosen, verdicts, atStake) : { kept: true };
+    if (judgement.kept) {
       const model = endpointFor(ctx.config, 'rejected').model;
       return {
         strategy,
@@ -120,11 +135,18 @@ export async function runRejectedStage(
         verdicts,
         passRate: passRate(verdicts),
         attempts: attempt + 1,
+        atStake,
+        validation,
+        ruleRejections,
       };
     }
+    refusal = judgement;
+    ruleRejections[judgement.rule] = (ruleRejections[judgement.rule] ?? 0) + 1;
   }
-  throw new SampleRejection(
-    `rejected: uninformative-pair: the ${strategy} rejected answer satisfied every constraint at stake in ${ctx.config.verification.maxRegenerations + 1} attempts`,
-    { verdicts, strategy },
-  );
+  throw new SampleRejection(`rejected: ${refusal!.rule}: ${strategy} pair, after ${maxAttempts} rejected answers: ${refusal!.detail}`, {
+    verdicts,
+    strategy,
+    ruleRejections,
+    atStake,
+  });
 }

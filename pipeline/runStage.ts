@@ -99,7 +99,7 @@ async function execute(
     case 'answer':
       return runAnswerStage(ctx, taskOf(sample, prior), prior.constraints!.constraints, image, calls);
     case 'rejected':
-      return runRejectedStage(ctx, sample, taskOf(sample, prior), prior.constraints!.constraints, image, calls);
+      return runRejectedStage(ctx, sample, taskOf(sample, prior), prior.constraints!.constraints, prior.answer!.verdicts, image, calls);
   }
 }
 

@@ -3,7 +3,8 @@
  * it made. Stored as one small JSON object per (sample, stage); the next stage reads it, a retried
  * activity finds it and skips the work, and the shard writer assembles records from it.
  */
-import type { DpoStrategy } from '../config/buildConfig.js';
+import type { DpoStrategy, DpoValidation } from '../config/buildConfig.js';
+import type { PairRule } from './pairRules.js';
 import type { VerifierCall } from '../domain/constraints/compatibility.js';
 import type { Constraint } from '../domain/constraints/selection.js';
 import type { RejectionDetails } from '../domain/rejection.js';
@@ -78,6 +79,12 @@ export interface RejectedResult extends AnswerResult {
   strategy: DpoStrategy;
   kept: Constraint[];
   dropped: Constraint[];
+  /** Indices of the constraints at stake: the dropped ones, or all of them under no_image. */
+  atStake: number[];
+  /** The `dpo.validate` rule the pair was kept under. */
+  validation: DpoValidation;
+  /** Earlier rejected answers refused, by pair rule (pairRules.ts). */
+  ruleRejections: Partial<Record<PairRule, number>>;
 }
 
 export interface StageResults {

@@ -17,7 +17,8 @@ import type { DpoRecord, InstructRecord, RejectRecord } from '../../output/recor
 import type { SourceSample } from '../../domain/sample.js';
 import type { BuildReport } from '../../output/buildReport.js';
 import { buildLayout } from '../../output/layout.js';
-import type { ShardManifest } from '../../output/manifest.js';
+import { reasonCode, type ShardManifest } from '../../output/manifest.js';
+import { runVerifierCall } from '../../verification/functions.js';
 import { getJson, type ObjectStore } from '../../storage/objectStore.js';
 import { openStore, type S3Options } from '../../storage/openStore.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
@@ -178,7 +179,26 @@ test('a CC3M webdataset on S3 becomes verified SFT and DPO shards on S3', async 
     assert.equal(pair.rejected_model, 'mmif-sim-vlm-mini');
     assert.equal(pair.strategy, 'drop33');
     assert.ok(pair.rejected_verdicts.some((v) => !v.passed), `pair ${pair.id} teaches something`);
+    assert.equal(pair.pair_validation, 'strict');
+    // The chosen answer loses on no constraint with a rule verdict: re-checked here on the texts
+    // themselves with the reference functions, independently of the verdicts the build stored.
+    for (const c of sft.constraints.filter((c) => c.method === 'rule')) {
+      const passes = (text: string) => c.verifiers.every((call) => {
+        const outcome = runVerifierCall(text, call);
+        return 'passed' in outcome && outcome.passed;
+      });
+      assert.ok(passes(pair.chosen) || !passes(pair.rejected), `pair ${pair.id}: the chosen answer fails "${c.value}" and the rejected one passes it`);
+    }
   }
+  // The simulator's 70% compliance made the strict rule refuse rejected answers, and report it per strategy.
+  const drop33 = report.pairs.byStrategy.drop33!;
+  const pairRejects = rejects.filter((r) => r.kind === 'pair');
+  assert.equal(drop33.discarded, pairRejects.length);
+  const byReason: Record<string, number> = {};
+  for (const r of pairRejects) byReason[reasonCode(r.reason)] = (byReason[reasonCode(r.reason)] ?? 0) + 1;
+  assert.deepEqual(drop33.discardedByReason, byReason);
+  const refused = Object.values(drop33.refusedAnswersByRule).reduce((a, b) => a + b, 0);
+  assert.ok(refused > 0, `some rejected answers were refused by a pair rule: ${JSON.stringify(drop33)}`);
   // The simulator misses constraints often enough that filtering, regeneration and DPO validation all ran.
   assert.ok(report.pairs.byStrategy.drop33!.kept === dpo.length);
   const belowThreshold = rejects.filter((r) => r.reason.includes('below-threshold'));

@@ -12,7 +12,7 @@ import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfi
 import { SampleRejection } from '../../domain/rejection.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { runAnswerStage, runRejectedStage } from '../../pipeline/answerStages.js';
-import type { PlannedConstraint } from '../../pipeline/stageState.js';
+import type { PlannedConstraint, Verdict } from '../../pipeline/stageState.js';
 import { verifyAnswer } from '../../pipeline/verifyAnswer.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
@@ -56,6 +56,11 @@ const rule = (type: string, value: string, func: string, params: unknown[]): Pla
 const judged = (type: string, value: string): PlannedConstraint => ({ type, value, method: 'direct_judge', verifiers: [], selection: 'none' });
 
 const TASK = { instruction: 'Describe the harbor scene.' };
+
+/** The chosen answer's verdicts, as the answer stage leaves them: every constraint passed, or failed. */
+const verdictsOf = (constraints: readonly PlannedConstraint[], passed: boolean): Verdict[] =>
+  constraints.map((c, index) => ({ index, type: c.type, method: c.method, passed, detail: passed ? 'passed' : 'failed' }));
+const passing = (constraints: readonly PlannedConstraint[]) => verdictsOf(constraints, true);
 const RULES: PlannedConstraint[] = [
   rule('paragraph_number_limit', 'Your response must consist of exactly 3 paragraphs.', 'check_whether_response_paragraph_number_in_range', [3, 3]),
   rule('mention', "Mention the word 'harbor' at least twice.", 'check_whether_each_keyword_in_list_mentioned_in_range', [['harbor'], 2, 10000]),
@@ -96,7 +101,7 @@ test('a strict threshold (1.0) refuses an answer that misses one constraint of f
 
 test('a pair is kept when the rejected answer fails a dropped constraint, and records strategy and verdicts', async () => {
   sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
-  const result = await runRejectedStage(context({ dpo: { strategies: ['drop100'] } }), sample, TASK, RULES, image, []);
+  const result = await runRejectedStage(context({ dpo: { strategies: ['drop100'] } }), sample, TASK, RULES, passing(RULES), image, []);
   assert.equal(result.strategy, 'drop100');
   assert.equal(result.dropped.length, 3);
   assert.equal(result.prompt, '## Task Description\nDescribe the harbor scene.');
@@ -107,10 +112,11 @@ test('a rejected answer that still satisfies every dropped constraint is not kep
   sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
   const lenient = [judged('tone_requirement', 'Use a calm tone.'), judged('perspective_requirement', 'Write in the third person.'), judged('style_requirements', 'Write like a log entry.')];
   await assert.rejects(
-    runRejectedStage(context({ dpo: { strategies: ['drop33'] } }), sample, TASK, lenient, image, []),
+    runRejectedStage(context({ dpo: { strategies: ['drop33'] } }), sample, TASK, lenient, passing(lenient), image, []),
     (err: unknown) => {
       assert.ok(err instanceof SampleRejection);
-      assert.match(err.reason, /^rejected: uninformative-pair: the drop33 rejected answer satisfied every constraint at stake in 3 attempts/);
+      assert.match(err.reason, /^rejected: uninformative-pair: drop33 pair, after 3 rejected answers: the rejected answer satisfied every constraint at stake/);
+      assert.deepEqual(err.details?.ruleRejections, { 'uninformative-pair': 3 });
       assert.equal(err.details?.strategy, 'drop33');
       assert.equal(err.details?.verdicts?.length, 1, 'ceil(3/3) = 1 constraint at stake');
       return true;
@@ -120,7 +126,7 @@ test('a rejected answer that still satisfies every dropped constraint is not kep
 
 test('no_image keeps every constraint in the prompt and puts every constraint at stake', async () => {
   sim.setFaults({ complianceRate: 0, judgeLeniency: 1 });
-  const result = await runRejectedStage(context({ dpo: { strategies: ['no_image'] } }), sample, TASK, RULES, image, []);
+  const result = await runRejectedStage(context({ dpo: { strategies: ['no_image'] } }), sample, TASK, RULES, passing(RULES), image, []);
   assert.equal(result.strategy, 'no_image');
   assert.deepEqual(result.dropped, []);
   assert.equal(result.kept.length, 3);
@@ -144,4 +150,51 @@ test('a judge reply without scores is asked for once more, then the constraints 
   } finally {
     sim.setFaults({ rateMalformed: 0 });
   }
+});
+
+/** Constraints a compliant answer meets when told, and an answer not told about them misses. */
+const DISTINCTIVE: PlannedConstraint[] = [
+  rule('prefix_and_suffix', "Start your response with 'Zebra report:'.", 'check_whether_response_start_with_certain_substring', ['Zebra report:']),
+  rule('mention', "Mention the word 'quokka' at least twice.", 'check_whether_each_keyword_in_list_mentioned_in_range', [['quokka'], 2, 10000]),
+  rule('paragraph_number_limit', 'Your response must consist of exactly 7 paragraphs.', 'check_whether_response_paragraph_number_in_range', [7, 7]),
+];
+
+test('a pair whose chosen answer fails a constraint the rejected answer passes is regenerated, then discarded as chosen-loses', async () => {
+  sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
+  sim.resetStats();
+  const ctx = context({ dpo: { strategies: ['drop33'] } });
+  // The chosen answer failed everything: the rejected answer (which follows the kept constraints) beats it on those.
+  await assert.rejects(runRejectedStage(ctx, sample, TASK, DISTINCTIVE, verdictsOf(DISTINCTIVE, false), image, []), (err: unknown) => {
+    assert.ok(err instanceof SampleRejection);
+    assert.match(err.reason, /^rejected: chosen-loses: drop33 pair, after 3 rejected answers: the chosen answer fails where the rejected one passes: #\d/);
+    assert.deepEqual(err.details?.ruleRejections, { 'chosen-loses': 3 });
+    // Verified on every rule-checked constraint, not only the one at stake.
+    assert.deepEqual(err.details?.verdicts?.map((v) => v.index), [0, 1, 2]);
+    assert.equal(err.details?.atStake?.length, 1);
+    return true;
+  });
+  assert.equal(sim.stats().byStage.answer, 3, 'one rejected answer and two regenerations, no judge');
+});
+
+test('a pair whose chosen answer passed everything is kept; the rejected answer is verified on every rule-checked constraint', async () => {
+  sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
+  const result = await runRejectedStage(context({ dpo: { strategies: ['drop33'] } }), sample, TASK, DISTINCTIVE, passing(DISTINCTIVE), image, []);
+  assert.equal(result.validation, 'strict');
+  assert.deepEqual(result.verdicts.map((v) => v.index), [0, 1, 2]);
+  assert.equal(result.atStake.length, 1);
+  assert.equal(result.verdicts.find((v) => v.index === result.atStake[0])!.passed, false, 'the dropped constraint is missed');
+  assert.deepEqual(result.ruleRejections, {});
+});
+
+test('dpo.validate "paper" keeps the first rejected answer as generated, asks no judge, and records its rule verdicts', async () => {
+  sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
+  sim.resetStats();
+  const lenient = [judged('tone_requirement', 'Use a calm tone.'), judged('perspective_requirement', 'Write in the third person.'), ...RULES.slice(0, 1)];
+  // Under the strict rule this pair would be refused (see the chosen-loses test); the paper keeps it.
+  const calls: CallRecord[] = [];
+  const result = await runRejectedStage(context({ dpo: { strategies: ['drop33'], validate: 'paper' } }), sample, TASK, lenient, verdictsOf(lenient, false), image, calls);
+  assert.equal(result.validation, 'paper');
+  assert.equal(result.attempts, 1);
+  assert.deepEqual(result.verdicts.map((v) => v.method), ['rule'], 'judged constraints are not verified under paper');
+  assert.deepEqual(calls.map((c) => c.stage), ['rejected']);
 });

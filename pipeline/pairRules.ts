@@ -1,0 +1,43 @@
+/**
+ * When a DPO pair is worth keeping: the rules a (chosen, rejected) pair must pass, as pure logic
+ * over the two answers' verdicts. A pair teaches "prefer the chosen answer" on every constraint of
+ * the prompt, so it must not contradict itself on any of them:
+ *
+ * - `uninformative-pair`: the rejected answer fails no constraint at stake (the dropped ones; all of
+ *   them under no_image). Such a pair has nothing to teach.
+ * - `chosen-loses`: on some constraint both answers have a verdict for, the chosen answer fails and
+ *   the rejected one passes. Such a pair teaches the opposite on that constraint.
+ *
+ * Rules are checked in this order; a pair refused by both is counted under the first.
+ */
+import type { Verdict } from './stageState.js';
+
+export const PAIR_RULES = ['uninformative-pair', 'chosen-loses'] as const;
+export type PairRule = (typeof PAIR_RULES)[number];
+
+export type PairJudgement = { kept: true } | { kept: false; rule: PairRule; detail: string };
+
+export function judgePair(chosen: readonly Verdict[], rejected: readonly Verdict[], atStake: readonly number[]): PairJudgement {
+  const stake = new Set(atStake);
+  if (!rejected.some((v) => stake.has(v.index) && !v.passed)) {
+    return { kept: false, rule: 'uninformative-pair', detail: 'the rejected answer satisfied every constraint at stake' };
+  }
+  const losses = chosenLosses(chosen, rejected);
+  if (losses.length > 0) {
+    const list = losses.map((l) => `#${l.index + 1} ${l.type} (chosen ${l.method}: ${l.detail})`).join('; ');
+    return { kept: false, rule: 'chosen-loses', detail: `the chosen answer fails where the rejected one passes: ${list}` };
+  }
+  return { kept: true };
+}
+
+/** The chosen answer's failed verdicts on constraints the rejected answer passed. */
+export function chosenLosses(chosen: readonly Verdict[], rejected: readonly Verdict[]): Verdict[] {
+  const rejectedPassed = new Set(rejected.filter((v) => v.passed).map((v) => v.index));
+  return chosen.filter((v) => !v.passed && rejectedPassed.has(v.index));
+}
+
+/** Which constraints the rejected answer is verified on: those at stake, plus every rule-checked one (free to check). */
+export function rejectedVerificationIndices(methods: ReadonlyArray<{ method: string }>, atStake: readonly number[]): number[] {
+  const stake = new Set(atStake);
+  return methods.flatMap((c, i) => (stake.has(i) || c.method === 'rule' ? [i] : []));
+}
