@@ -128,6 +128,7 @@ export async function commitShard(task: ShardTask): Promise<ShardSummary> {
       shard: task.shard,
       configFingerprint: task.build.configFingerprint,
       samples,
+      training: { template: ctx.config.training.promptTemplate, seed: ctx.config.seed },
     });
     return summarize(manifest);
   });

@@ -20,6 +20,10 @@ export type DpoStrategy = (typeof DPO_STRATEGIES)[number];
 export const DPO_VALIDATION = ['strict', 'paper'] as const;
 export type DpoValidation = (typeof DPO_VALIDATION)[number];
 
+/** How the user turn of a training record states the task (the generation prompt is not affected). */
+export const TRAINING_PROMPT_TEMPLATES = ['inline', 'numbered', 'mixed'] as const;
+export type TrainingPromptTemplate = (typeof TRAINING_PROMPT_TEMPLATES)[number];
+
 const slug = z
   .string()
   .min(1)
@@ -157,6 +161,17 @@ export const buildConfigSchema = z
       })
       .strict()
       .default({ strategies: ['drop33'], validate: 'strict' }),
+    training: z
+      .object({
+        /**
+         * The prompt written into the records' user turn: `inline` (the instruction followed by the
+         * constraints as prose, the form MM-IFEval evaluates with), `numbered` (the `## Task Description /
+         * ## Constraints` form answers are generated with) or `mixed` (a seeded choice per sample).
+         */
+        promptTemplate: z.enum(TRAINING_PROMPT_TEMPLATES).default('inline'),
+      })
+      .strict()
+      .default({ promptTemplate: 'inline' }),
     models: z
       .object({
         default: endpointSchema,

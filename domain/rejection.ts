@@ -3,8 +3,10 @@
  * stored as the sample's outcome: the build goes on and the reason lands in the shard's rejects.
  * Reasons start with a stable code ("too-small:", "invalid-json:") so they can be counted.
  */
+import type { Verdict } from './verdict.js';
+
 export interface RejectionDetails {
-  verdicts?: import('../pipeline/stageState.js').Verdict[];
+  verdicts?: Verdict[];
   /** The DPO strategy of a discarded pair. */
   strategy?: string;
   /** Rejected answers of a discarded pair refused, by pair rule ("uninformative-pair", "chosen-loses"). */

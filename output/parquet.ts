@@ -41,6 +41,8 @@ const common: Record<string, FieldDefinition> = {
   original_answer: text,
   constraints: plannedConstraintList,
   prompt: text,
+  prompt_template: text,
+  generation_prompt: text,
   verdicts: verdictList,
   pass_rate: number,
   simulated: flag,

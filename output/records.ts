@@ -2,13 +2,16 @@
  * Turns a sample's stage states into output records: one MM-IFInstruct record (SFT), one MM-IFDPO
  * pair, or a rejection saying which stage refused the sample and why. Pure: no I/O.
  */
-import type { Stage } from '../config/buildConfig.js';
+import type { Stage, TrainingPromptTemplate } from '../config/buildConfig.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 import { imagePathInDataset } from './layout.js';
 import type { PlannedConstraint, StageName, StageResults, StageState, Verdict } from '../pipeline/stageState.js';
 import type { Constraint } from '../domain/constraints/selection.js';
 import type { RejectionDetails } from '../domain/rejection.js';
 import type { SourceSample } from '../domain/sample.js';
+import type { VerifierCall } from '../domain/constraints/compatibility.js';
+import { templateForSample, trainingPromptText, type WrittenTemplate } from '../prompts/trainingPrompt.js';
+import { writtenFunctionName } from '../verification/functions.js';
 
 export interface InstructRecord {
   id: string;
@@ -24,7 +27,11 @@ export interface InstructRecord {
   original_answer: string | null;
   /** With how each is verified (method, verifier calls) and who chose the calls. */
   constraints: PlannedConstraint[];
+  /** The user turn of training: the instruction and constraints in the `prompt_template` form. */
   prompt: string;
+  prompt_template: WrittenTemplate;
+  /** The prompt the answer was generated from (the numbered reference form). */
+  generation_prompt: string;
   answer: string;
   /** One per constraint, for the accepted answer. */
   verdicts: Verdict[];
@@ -39,7 +46,7 @@ export interface DpoRecord extends Omit<InstructRecord, 'answer' | 'models' | 'a
   sample_id: string;
   chosen: string;
   rejected: string;
-  /** The prompt the rejected answer was generated from: the same task without `dropped_constraints`. */
+  /** The generation prompt of the rejected answer: the same task without `dropped_constraints`. */
   rejected_prompt: string;
   dropped_constraints: Constraint[];
   /** How the rejected answer was made: drop33, drop66, drop100 or no_image. */
@@ -86,7 +93,13 @@ export interface AssembledSample {
 
 const PIPELINE: StageName[] = ['image', 'instruction', 'constraints', 'answer', 'rejected'];
 
-export function assembleSample(sample: SourceSample, states: SampleStates): AssembledSample {
+/** How the training prompt of every record of a build is written (from its config). */
+export interface TrainingPromptSettings {
+  template: TrainingPromptTemplate;
+  seed: number;
+}
+
+export function assembleSample(sample: SourceSample, states: SampleStates, training: TrainingPromptSettings): AssembledSample {
   const calls = PIPELINE.flatMap((s) => states[s]?.calls ?? []);
   const reject = (kind: RejectRecord['kind'], stage: StageName, reason: string, details?: RejectionDetails): RejectRecord => ({
     id: sample.sampleId,
@@ -106,6 +119,7 @@ export function assembleSample(sample: SourceSample, states: SampleStates): Asse
   }
   const { image, instruction, constraints, answer } = results as Omit<StageResults, 'rejected'>;
   const modelOf = (stage: Stage) => calls.find((c) => c.stage === stage)?.model ?? '';
+  const template = templateForSample(training.template, training.seed, sample.sampleId);
   const instruct: InstructRecord = {
     id: sample.sampleId,
     source: sample.source,
@@ -117,10 +131,12 @@ export function assembleSample(sample: SourceSample, states: SampleStates): Asse
     instruction_origin: instruction.origin,
     original_instruction: sample.originalInstruction ?? null,
     original_answer: sample.originalAnswer ?? null,
-    constraints: constraints.constraints,
-    prompt: answer.prompt,
+    constraints: constraints.constraints.map((c) => ({ ...c, verifiers: writtenCalls(c.verifiers) })),
+    prompt: trainingPromptText(template, instruction.instruction, constraints.constraints),
+    prompt_template: template,
+    generation_prompt: answer.prompt,
     answer: answer.answer,
-    verdicts: answer.verdicts,
+    verdicts: answer.verdicts.map(writtenVerdict),
     pass_rate: answer.passRate,
     answer_attempts: answer.attempts,
     models: {
@@ -133,9 +149,13 @@ export function assembleSample(sample: SourceSample, states: SampleStates): Asse
     },
     simulated: calls.some((c) => c.simulated),
   };
+  const placeholder = imageTokenIn({ prompt: instruct.prompt, answer: instruct.answer });
+  if (placeholder) return { calls, reject: reject('sample', 'answer', placeholder) };
   const rejected = states.rejected;
   if (!rejected) return { calls, instruct, reject: reject('pair', 'rejected', "incomplete: stage 'rejected' never ran") };
   if (rejected.status === 'rejected') return { calls, instruct, reject: reject('pair', 'rejected', rejected.reason, rejected.details) };
+  const rejectedPlaceholder = imageTokenIn({ 'rejected answer': rejected.result.answer });
+  if (rejectedPlaceholder) return { calls, instruct, reject: reject('pair', 'rejected', rejectedPlaceholder) };
   const { answer: _answer, models: _models, answer_attempts: _attempts, ...shared } = instruct;
   const dpo: DpoRecord = {
     ...shared,
@@ -146,7 +166,7 @@ export function assembleSample(sample: SourceSample, states: SampleStates): Asse
     rejected_prompt: rejected.result.prompt,
     dropped_constraints: rejected.result.dropped.map(({ type, value }) => ({ type, value })),
     strategy: rejected.result.strategy,
-    rejected_verdicts: rejected.result.verdicts,
+    rejected_verdicts: rejected.result.verdicts.map(writtenVerdict),
     chosen_model: instruct.models.answer,
     rejected_model: modelOf('rejected') || rejected.result.model,
     pair_validation: rejected.result.validation,
@@ -154,4 +174,24 @@ export function assembleSample(sample: SourceSample, states: SampleStates): Asse
     pair_rule_rejections: rejected.result.ruleRejections,
   };
   return { calls, instruct, dpo };
+}
+
+/**
+ * Trainers read `<image>` in any turn as an image slot (LLaMA-Factory requires as many as the row has
+ * images), so a text that contains it literally cannot be written as a training row.
+ */
+export const IMAGE_TOKEN = '<image>';
+
+function imageTokenIn(texts: Record<string, string>): string | undefined {
+  const field = Object.keys(texts).find((name) => texts[name]!.includes(IMAGE_TOKEN));
+  return field && `image-token-in-text: the ${field} contains the literal ${IMAGE_TOKEN}, which trainers read as an image slot`;
+}
+
+/** Calls as the MM-IFEval scorer names them (`..._metioned_...`), whatever alias chose them. */
+function writtenCalls(calls: readonly VerifierCall[]): VerifierCall[] {
+  return calls.map((call) => ({ ...call, func: writtenFunctionName(call.func) }));
+}
+
+function writtenVerdict(v: Verdict): Verdict {
+  return v.calls ? { ...v, calls: writtenCalls(v.calls) } : v;
 }

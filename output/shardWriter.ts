@@ -4,7 +4,7 @@
  * is never rewritten; a crash before the manifest leaves files that the retry overwrites with the
  * same bytes.
  */
-import { assembleSample, type DpoRecord, type InstructRecord, type RejectRecord, type SampleStates } from './records.js';
+import { assembleSample, type DpoRecord, type InstructRecord, type RejectRecord, type SampleStates, type TrainingPromptSettings } from './records.js';
 import type { SourceSample } from '../domain/sample.js';
 import { sha256Hex } from '../domain/hashing.js';
 import { mapLimit } from '../domain/mapLimit.js';
@@ -31,13 +31,14 @@ export interface ShardToCommit {
   shard: number;
   configFingerprint: string;
   samples: readonly SourceSample[];
+  training: TrainingPromptSettings;
 }
 
 export async function commitShard(store: ObjectStore, layout: BuildLayout, spec: ShardToCommit): Promise<ShardManifest> {
   const existing = await getJson<ShardManifest>(store, layout.manifest(spec.shard));
   if (existing) return existing;
 
-  const assembled = await mapLimit(spec.samples, 16, async (sample) => assembleSample(sample, await loadStates(store, layout, sample)));
+  const assembled = await mapLimit(spec.samples, 16, async (sample) => assembleSample(sample, await loadStates(store, layout, sample), spec.training));
   const instruct = assembled.flatMap((a) => (a.instruct ? [a.instruct] : []));
   const dpo = assembled.flatMap((a) => (a.dpo ? [a.dpo] : []));
   const rejects = assembled.flatMap((a) => (a.reject ? [a.reject] : []));

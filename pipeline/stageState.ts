@@ -8,6 +8,7 @@ import type { PairRule } from './pairRules.js';
 import type { VerifierCall } from '../domain/constraints/compatibility.js';
 import type { Constraint } from '../domain/constraints/selection.js';
 import type { RejectionDetails } from '../domain/rejection.js';
+import type { Verdict, VerificationMethod } from '../domain/verdict.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 
 export const STAGE_NAMES = ['image', 'instruction', 'constraints', 'answer', 'rejected'] as const;
@@ -29,7 +30,7 @@ export interface InstructionResult {
   examples: string[];
 }
 
-export type VerificationMethod = 'rule' | 'direct_judge' | 'compare_judge';
+export type { Verdict, VerificationMethod } from '../domain/verdict.js';
 
 /** A constraint ready for verification: how it will be checked, and how that was decided. */
 export interface PlannedConstraint extends Constraint {
@@ -51,18 +52,6 @@ export interface ConstraintsResult {
   removed: Array<Constraint & { reason: string; by: 'rules' | 'model' }>;
   /** Valid but beyond the per-sample maximum. */
   trimmed: Constraint[];
-}
-
-/** The verdict on one constraint of one answer. */
-export interface Verdict {
-  /** Index into the sample's constraints. */
-  index: number;
-  type: string;
-  method: VerificationMethod;
-  passed: boolean;
-  calls?: VerifierCall[];
-  judgeModel?: string;
-  detail: string;
 }
 
 export interface AnswerResult {

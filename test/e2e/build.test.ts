@@ -14,6 +14,8 @@ import { WorkflowFailedError } from '@temporalio/client';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import { sha256Hex } from '../../domain/hashing.js';
 import type { DpoRecord, InstructRecord, RejectRecord } from '../../output/records.js';
+import { writtenFunctionName } from '../../verification/functions.js';
+import { dpoRecordFromLine, instructRecordFromLine, type DpoSharegptRow, type InstructSharegptRow } from '../../output/sharegpt.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { BuildReport } from '../../output/buildReport.js';
 import { buildLayout } from '../../output/layout.js';
@@ -110,32 +112,27 @@ test('a CC3M webdataset on S3 becomes verified SFT and DPO shards on S3', async 
         assert.equal(lines(body).length, file.rows, `rows of ${file.path}`);
       }
     }
-    const shardInstruct = lines<{ conversations: Array<{ from: string; value: string }>; images: string[] } & InstructRecord>(
-      await out.get(layout.instructJsonl(shard)),
-    );
-    for (const r of shardInstruct) {
-      assert.equal(r.conversations[0]!.from, 'human');
-      assert.ok(r.conversations[0]!.value.startsWith('<image>\n## Task Description\n'));
-      assert.equal(r.conversations[1]!.from, 'gpt');
-      assert.match(r.images[0]!, /^images\/[0-9a-f]{2}\/[0-9a-f]{64}\.jpg$/);
-      instruct.push({ ...r, prompt: r.conversations[0]!.value.slice('<image>\n'.length), answer: r.conversations[1]!.value, image_path: r.images[0]! });
+    // The sharegpt rows: training columns, and the rest of the record as JSON text (output/sharegpt.ts).
+    for (const line of lines<InstructSharegptRow>(await out.get(layout.instructJsonl(shard)))) {
+      assert.deepEqual(Object.keys(line).sort(), ['conversations', 'id', 'images', 'metadata']);
+      assert.deepEqual(line.conversations.map((t) => t.from), ['human', 'gpt']);
+      assert.match(line.images[0], /^images\/[0-9a-f]{2}\/[0-9a-f]{64}\.jpg$/);
+      const r = instructRecordFromLine(JSON.stringify(line));
+      // The default training template is MM-IFEval's inline form; the numbered form stays the generation prompt.
+      assert.equal(r.prompt_template, 'inline');
+      assert.equal(line.conversations[0].value, `<image>\n${[r.instruction, ...r.constraints.map((c) => c.value)].join(' ')}`);
+      assert.ok(r.generation_prompt.startsWith('## Task Description\n'));
+      // Calls are written as MM-IFEval's scorer names them (it looks them up with globals()[func]).
+      for (const call of [...r.constraints.flatMap((c) => c.verifiers), ...r.verdicts.flatMap((v) => v.calls ?? [])]) {
+        assert.equal(call.func, writtenFunctionName(call.func));
+        assert.doesNotMatch(call.func, /_mentioned_/);
+      }
+      instruct.push(r);
     }
-    type DpoLine = Omit<DpoRecord, 'chosen' | 'rejected'> & {
-      conversations: Array<{ from: string; value: string }>;
-      chosen: { from: string; value: string };
-      rejected: { from: string; value: string };
-      images: string[];
-    };
-    for (const r of lines<DpoLine>(await out.get(layout.dpoJsonl(shard)))) {
-      assert.equal(r.conversations.length, 1, 'the DPO prompt is the only conversation turn');
-      assert.deepEqual([r.chosen.from, r.rejected.from], ['gpt', 'gpt']);
-      dpo.push({
-        ...r,
-        prompt: r.conversations[0]!.value.slice('<image>\n'.length),
-        chosen: r.chosen.value,
-        rejected: r.rejected.value,
-        image_path: r.images[0]!,
-      });
+    for (const line of lines<DpoSharegptRow>(await out.get(layout.dpoJsonl(shard)))) {
+      assert.equal(line.conversations.length, 1, 'the DPO prompt is the only conversation turn');
+      assert.deepEqual([line.chosen.from, line.rejected.from], ['gpt', 'gpt']);
+      dpo.push(dpoRecordFromLine(JSON.stringify(line)));
     }
     rejects.push(...lines<RejectRecord>(await out.get(layout.rejects(shard))));
   }

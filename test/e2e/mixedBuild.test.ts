@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import type { InstructRecord, RejectRecord } from '../../output/records.js';
+import { instructRecordFromLine } from '../../output/sharegpt.js';
 import type { BuildReport } from '../../output/buildReport.js';
 import { buildLayout } from '../../output/layout.js';
 import { LocalStore } from '../../storage/localStore.js';
@@ -71,7 +72,7 @@ test('a mixed build draws from every source and records where each sample came f
   const records: InstructRecord[] = [];
   const rejects: RejectRecord[] = [];
   for (let shard = 0; shard < report.shards.planned; shard++) {
-    records.push(...lines<InstructRecord>(await readFile(path.join(root, layout.instructJsonl(shard)), 'utf8')));
+    records.push(...(await readFile(path.join(root, layout.instructJsonl(shard)), 'utf8')).split('\n').filter(Boolean).map(instructRecordFromLine));
     rejects.push(...lines<RejectRecord>(await readFile(path.join(root, layout.rejects(shard)), 'utf8')));
   }
   const bySource = (s: string) => records.filter((r) => r.source === s);
