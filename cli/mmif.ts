@@ -3,29 +3,59 @@
  * The `mmif` command: one subcommand per module under cli/commands/. `mmif <command> --help`
  * prints a command's usage. Exit codes: 0 ok, 1 failed, 2 usage or config error, 3 not found.
  */
-import { BUILD_USAGE, buildCommand } from './commands/build.js';
-import { CANCEL_USAGE, cancelCommand } from './commands/cancel.js';
-import { INSPECT_USAGE, inspectCommand } from './commands/inspect.js';
-import { QUICKSTART_USAGE, quickstartCommand } from './commands/quickstart.js';
-import { RESUME_USAGE, resumeCommand } from './commands/resume.js';
-import { SCHEDULE_USAGE, scheduleCommand } from './commands/schedule.js';
-import { SIMULATOR_USAGE, simulatorCommand } from './commands/simulator.js';
-import { STATUS_USAGE, statusCommand } from './commands/status.js';
-import { WORKER_USAGE, workerCommand } from './commands/worker.js';
-import { runVerifyCommand, VERIFY_USAGE } from '../verification/verifyCommand.js';
 import { CliError, EXIT } from './exitCodes.js';
 
-const COMMANDS: Record<string, { summary: string; usage: string; run: (args: string[]) => Promise<number> }> = {
-  build: { summary: 'start a build from a config file (optionally wait with live progress)', usage: BUILD_USAGE, run: buildCommand },
-  status: { summary: 'show or --watch a build\'s progress', usage: STATUS_USAGE, run: statusCommand },
-  resume: { summary: 'retry the failed shards of a build', usage: RESUME_USAGE, run: resumeCommand },
-  cancel: { summary: 'cancel a build (committed shards stay valid)', usage: CANCEL_USAGE, run: cancelCommand },
-  schedule: { summary: 'nightly builds: create, list, describe, pause, unpause, trigger, backfill, delete', usage: SCHEDULE_USAGE, run: scheduleCommand },
-  inspect: { summary: 'print samples of a shard in readable form', usage: INSPECT_USAGE, run: inspectCommand },
-  verify: { summary: 'run the reference rule verifiers over JSON lines (stdin -> stdout)', usage: VERIFY_USAGE, run: (args) => runVerifyCommand(args, process.stdin, process.stdout) },
-  worker: { summary: 'run a worker (TEMPORAL_* settings from the environment)', usage: WORKER_USAGE, run: workerCommand },
-  quickstart: { summary: 'local dev server + worker + simulator: build the bundled samples (npm start)', usage: QUICKSTART_USAGE, run: quickstartCommand },
-  simulator: { summary: 'serve the OpenAI-compatible simulator', usage: SIMULATOR_USAGE, run: simulatorCommand },
+interface Command {
+  usage: string;
+  run: (args: string[]) => Promise<number>;
+}
+
+/**
+ * Each command's module is imported only when that command runs: `mmif verify` then never loads the
+ * Temporal, AWS and sharp stacks, which took ~2 s of its start-up.
+ */
+const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+  build: {
+    summary: 'start a build from a config file (optionally wait with live progress)',
+    load: async () => import('./commands/build.js').then((m) => ({ usage: m.BUILD_USAGE, run: m.buildCommand })),
+  },
+  status: {
+    summary: 'show or --watch a build\'s progress',
+    load: async () => import('./commands/status.js').then((m) => ({ usage: m.STATUS_USAGE, run: m.statusCommand })),
+  },
+  resume: {
+    summary: 'retry the failed shards of a build',
+    load: async () => import('./commands/resume.js').then((m) => ({ usage: m.RESUME_USAGE, run: m.resumeCommand })),
+  },
+  cancel: {
+    summary: 'cancel a build (committed shards stay valid)',
+    load: async () => import('./commands/cancel.js').then((m) => ({ usage: m.CANCEL_USAGE, run: m.cancelCommand })),
+  },
+  schedule: {
+    summary: 'nightly builds: create, list, describe, pause, unpause, trigger, backfill, delete',
+    load: async () => import('./commands/schedule.js').then((m) => ({ usage: m.SCHEDULE_USAGE, run: m.scheduleCommand })),
+  },
+  inspect: {
+    summary: 'print samples of a shard in readable form',
+    load: async () => import('./commands/inspect.js').then((m) => ({ usage: m.INSPECT_USAGE, run: m.inspectCommand })),
+  },
+  verify: {
+    summary: 'run the reference rule verifiers over JSON lines (stdin -> stdout)',
+    load: async () =>
+      import('../verification/verifyCommand.js').then((m) => ({ usage: m.VERIFY_USAGE, run: (args) => m.runVerifyCommand(args, process.stdin, process.stdout) })),
+  },
+  worker: {
+    summary: 'run a worker (TEMPORAL_* settings from the environment)',
+    load: async () => import('./commands/worker.js').then((m) => ({ usage: m.WORKER_USAGE, run: m.workerCommand })),
+  },
+  quickstart: {
+    summary: 'local dev server + worker + simulator: build the bundled samples (npm start)',
+    load: async () => import('./commands/quickstart.js').then((m) => ({ usage: m.QUICKSTART_USAGE, run: m.quickstartCommand })),
+  },
+  simulator: {
+    summary: 'serve the OpenAI-compatible simulator',
+    load: async () => import('./commands/simulator.js').then((m) => ({ usage: m.SIMULATOR_USAGE, run: m.simulatorCommand })),
+  },
 };
 
 const USAGE = `usage: mmif <command> [options]   (mmif <command> --help for details)
@@ -44,11 +74,12 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return name === undefined ? EXIT.usage : EXIT.ok;
   }
-  const command = COMMANDS[name];
-  if (!command) {
+  const entry = COMMANDS[name];
+  if (!entry) {
     process.stderr.write(`mmif: unknown command '${name}'\n${USAGE}`);
     return EXIT.usage;
   }
+  const command = await entry.load();
   if (args.includes('--help') || args.includes('-h')) {
     process.stdout.write(`${command.usage}\n`);
     return EXIT.ok;
