@@ -10,6 +10,8 @@ import { writeBuildReport, type BuildReport } from '../output/buildReport.js';
 import { ConfigMismatchError, planBuild as plan, type BuildPlan } from '../pipeline/planBuild.js';
 import { runStage, type SliceOutcome } from '../pipeline/runStage.js';
 import { SourceError } from '../sources/source.js';
+import { EndpointError } from '../llm/endpointError.js';
+import { ErrorBudgetExceeded } from '../pipeline/errorBudget.js';
 import { getJson } from '../storage/objectStore.js';
 import { addCounts, addUsage, emptyUsage, type ShardManifest } from '../output/manifest.js';
 import { mapLimit } from '../domain/mapLimit.js';
@@ -20,7 +22,7 @@ import { loadShardPlan } from './shardPlan.js';
 export { collectStageBatch, pollStageBatch, submitStageBatch } from './batchApi.js';
 
 /** Errors no retry can fix: the build fails at once with the message. */
-const PERMANENT = [ConfigError, ConfigMismatchError, SourceError];
+const PERMANENT = [ConfigError, ConfigMismatchError, SourceError, EndpointError, ErrorBudgetExceeded];
 
 async function permanentOnFailure<T>(work: () => Promise<T>): Promise<T> {
   try {
@@ -92,11 +94,13 @@ export async function planBuild(input: unknown): Promise<BuildPlan> {
 }
 
 export async function runStageSlice(task: SliceTask): Promise<SliceOutcome> {
-  return withHeartbeat(async () => {
-    const ctx = await contextForBuild(task.build);
-    const samples = (await loadShardPlan(task)).slice(task.from, task.to);
-    return runStage(ctx, task.stage, samples);
-  });
+  return permanentOnFailure(() =>
+    withHeartbeat(async () => {
+      const ctx = await contextForBuild(task.build);
+      const samples = (await loadShardPlan(task)).slice(task.from, task.to);
+      return runStage(ctx, task.stage, samples);
+    }),
+  );
 }
 
 /**
@@ -120,18 +124,21 @@ export async function committedShard(task: ShardTask): Promise<ShardSummary | nu
 }
 
 export async function commitShard(task: ShardTask): Promise<ShardSummary> {
-  return withHeartbeat(async () => {
-    const ctx = await contextForBuild(task.build);
-    const samples = await loadShardPlan(task);
-    const manifest = await writeShard(ctx.store, ctx.layout, {
-      buildId: task.build.buildId,
-      shard: task.shard,
-      configFingerprint: task.build.configFingerprint,
-      samples,
-      training: { template: ctx.config.training.promptTemplate, seed: ctx.config.seed },
-    });
-    return summarize(manifest);
-  });
+  return permanentOnFailure(() =>
+    withHeartbeat(async () => {
+      const ctx = await contextForBuild(task.build);
+      const samples = await loadShardPlan(task);
+      const manifest = await writeShard(ctx.store, ctx.layout, {
+        buildId: task.build.buildId,
+        shard: task.shard,
+        configFingerprint: task.build.configFingerprint,
+        samples,
+        training: { template: ctx.config.training.promptTemplate, seed: ctx.config.seed },
+        errorBudget: ctx.config.llm.errorBudget,
+      });
+      return summarize(manifest);
+    }),
+  );
 }
 
 export async function finalizeBuild(input: { build: BuildRef; shardCount: number; failed: Array<{ shard: number; error: string }> }): Promise<BuildReport> {

@@ -35,6 +35,8 @@ export function contextFor(config: BuildConfig): StageContext {
       limits: (e) => ({ concurrency: e.concurrency, requestsPerMinute: e.requestsPerMinute, tokensPerMinute: e.tokensPerMinute }),
       prices: config.llm.prices,
       retry: config.llm.retry,
+      // Output root + build id: dated scheduled runs share a build id but not an output.
+      owner: `${config.output}\u0000${config.buildId}`,
     }),
     sources: config.sources.map((source, index) => openSource(source, index, config.s3)),
   };

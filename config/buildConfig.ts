@@ -218,9 +218,47 @@ export const buildConfigSchema = z
           })
           .strict()
           .default({ maxAttempts: 6, baseDelayMs: 1000, maxDelayMs: 30_000 }),
+        /**
+         * Tries per call when the reply is unusable: empty, unparseable after the repair round trip,
+         * cut by max_tokens or refused by a content filter. Each try sends a new OpenAI `seed` (and is
+         * its own cache entry); after the last the sample is rejected with the cause.
+         */
+        replyAttempts: z.number().int().min(1).max(10).default(3),
+        /** A reply cut by `maxTokens` is tried once more with this larger limit (unset: no larger try). */
+        maxTokensCeiling: z.number().int().positive().optional(),
+        /**
+         * A shard fails (instead of committing a quietly empty result) when samples rejected by
+         * model-call errors (endpoint refusals, unusable replies after every try) exceed `maxFraction`
+         * of its samples, or when `maxConsecutive` samples in a row of one slice fail that way.
+         */
+        errorBudget: z
+          .object({
+            maxFraction: z.number().min(0).max(1).default(0.2),
+            maxConsecutive: z.number().int().min(1).default(8),
+          })
+          .strict()
+          .default({ maxFraction: 0.2, maxConsecutive: 8 }),
+        /**
+         * Before planning, send one tiny request (with an image where the stage sends images) per
+         * distinct endpoint and model, so a bad key, unknown model or text-only model fails in seconds.
+         */
+        preflight: z.boolean().default(true),
       })
       .strict()
-      .default({ temperature: 0.7, judgeTemperature: 0, maxTokens: 1024, timeoutMs: 120_000, concurrency: 8, structuredOutput: true, imageDetail: 'auto', prices: {}, retry: { maxAttempts: 6, baseDelayMs: 1000, maxDelayMs: 30_000 } }),
+      .default({
+        temperature: 0.7,
+        judgeTemperature: 0,
+        maxTokens: 1024,
+        timeoutMs: 120_000,
+        concurrency: 8,
+        structuredOutput: true,
+        imageDetail: 'auto',
+        prices: {},
+        retry: { maxAttempts: 6, baseDelayMs: 1000, maxDelayMs: 30_000 },
+        replyAttempts: 3,
+        errorBudget: { maxFraction: 0.2, maxConsecutive: 8 },
+        preflight: true,
+      }),
   })
   .strict()
   .superRefine((c, ctx) => {
@@ -228,6 +266,9 @@ export const buildConfigSchema = z
       if (c.models[stage]?.batch) {
         ctx.addIssue({ code: 'custom', path: ['models', stage, 'batch'], message: 'the Batch API applies to instruction, constraints, answer and rejected' });
       }
+    }
+    if (c.llm.maxTokensCeiling !== undefined && c.llm.maxTokensCeiling <= c.llm.maxTokens) {
+      ctx.addIssue({ code: 'custom', path: ['llm', 'maxTokensCeiling'], message: 'must exceed llm.maxTokens' });
     }
     if (c.constraints.min > c.constraints.max) {
       ctx.addIssue({ code: 'custom', path: ['constraints', 'min'], message: 'must not exceed constraints.max' });
@@ -288,7 +329,7 @@ export function fingerprintMaterial(config: BuildConfig): string {
   const copy: Record<string, unknown> = {
     ...config,
     models,
-    llm: { ...config.llm, concurrency: undefined, prices: undefined, retry: undefined },
+    llm: { ...config.llm, concurrency: undefined, prices: undefined, retry: undefined, errorBudget: undefined, preflight: undefined },
   };
   for (const key of OPERATIONAL_KEYS) delete copy[key];
   return canonicalJson(copy);

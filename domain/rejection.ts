@@ -13,6 +13,21 @@ export interface RejectionDetails {
   ruleRejections?: Record<string, number>;
   /** Indices of a discarded pair's constraints at stake (its verdicts also cover rule-checked others). */
   atStake?: number[];
+  /**
+   * Set when a model call, not the sample, was at fault (the endpoint refused the request, or every
+   * try gave an unusable reply): such rejections count against the shard's error budget, and a
+   * re-run of the shard tries the sample again.
+   */
+  modelCall?: ModelCallFault;
+}
+
+/** What went wrong with a model call, for messages: the excerpt has every secret masked. */
+export interface ModelCallFault {
+  endpoint: string;
+  model: string;
+  /** HTTP status; 200 when the endpoint answered but the reply was unusable. */
+  status: number;
+  excerpt: string;
 }
 
 export class SampleRejection extends Error {

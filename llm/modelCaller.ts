@@ -6,12 +6,17 @@
  *  - sends through the endpoint's worker-wide limiter (limiter.ts) and retries there: 429s wait
  *    for the paused endpoint, 5xx / connection errors / timeouts back off with jitter, and after
  *    the last attempt the error fails the activity so Temporal retries it,
- *  - validates JSON replies with zod, asking once for a repair before rejecting the sample,
- *  - turns client errors (400-class, content filter) into sample rejections,
+ *  - validates JSON replies with zod, asking once for a repair,
+ *  - tries again with a new seed when a reply is unusable (empty, unparseable after the repair, cut
+ *    by max_tokens, refused by a content filter) — such replies are never served from the cache as
+ *    final (see `withTries`) — and rejects the sample after `llm.replyAttempts` tries,
+ *  - turns request refusals (400, 413, 422) into sample rejections that name the endpoint, and
+ *    answers no retry can change (401, 403, 404, no quota) into non-retryable EndpointErrors,
  *  - prices every call (pricing.ts), and
  *  - for the Batch API, prepares request bodies with their cache keys and stores batch replies
  *    where the synchronous path will find them.
  */
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI, { APIError } from 'openai';
 import { z } from 'zod';
@@ -24,10 +29,11 @@ import type {
 import type { BuildConfig, EndpointConfig, Stage } from '../config/buildConfig.js';
 import { canonicalJson } from '../config/buildConfig.js';
 import type { RenderedPrompt } from '../prompts/chat.js';
-import { SampleRejection } from '../domain/rejection.js';
+import { SampleRejection, type ModelCallFault } from '../domain/rejection.js';
 import { sha256Hex } from '../domain/hashing.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 import { clientFor, resolveEndpoint, type ResolvedEndpoint } from './endpoint.js';
+import { describeFault, faultOf, permanentError } from './endpointError.js';
 import { DEFAULT_CONCURRENCY, limiterFor, type EndpointLimits, type Ticket } from './limiter.js';
 import { DEFAULT_PRICES, costOf, type PriceTable } from './pricing.js';
 import { DEFAULT_RETRY_POLICY, backoffMs, classifyFailure, type RetryPolicy } from './retryPolicy.js';
@@ -48,7 +54,19 @@ export interface CallRecord {
   savedUsd: number;
   /** Made through the Batch API (for a cache hit: the cached reply was), priced with its discount. */
   batch: boolean;
+  /** The try of a call after unusable replies (1, 2, ...; absent for the first). */
+  replyTry?: number;
+  /** Why this reply could not be used: the call was tried again. */
+  problem?: ReplyProblem;
+  /**
+   * A cache hit on a reply this very stage of this sample paid for in an attempt that died before
+   * recording it (a killed worker): counted as paid here, so cost is never under-reported.
+   */
+  recovered?: boolean;
 }
+
+/** Why a reply cannot be used; also the rejection reason code when every try gives one. */
+export type ReplyProblem = 'empty-reply' | 'truncated-reply' | 'content-filter' | 'invalid-json';
 
 export interface ModelRequest {
   stage: Stage;
@@ -70,6 +88,12 @@ export interface ModelCallerOptions {
   /** Per-model prices, over DEFAULT_PRICES. */
   prices?: PriceTable;
   retry?: Partial<RetryPolicy>;
+  /**
+   * Names the build in the cache entries it writes (any stable string). An unusable reply this
+   * build stored is a past try of its own, reused without paying again; one stored by another build
+   * (or before the entry carried an owner) counts as a miss once the cached tries are exhausted.
+   */
+  owner?: string;
 }
 
 /** Where a reply obtained elsewhere goes: small, so it can be kept between submitting a batch and collecting it. */
@@ -100,7 +124,30 @@ interface CachedReply {
   simulated: boolean;
   /** Absent in entries written before the Batch API was supported. */
   batch?: boolean;
+  /** ModelCallerOptions.owner of the build that paid for it. */
+  owner?: string;
+  /** The stage execution that paid for it (`forExecution`): tells a lost attempt's calls from cache hits. */
+  scope?: string;
+  execution?: string;
 }
+
+/** One try of a call: its number (0 = the plain request) and the token limit it asks for. */
+interface ReplyTry {
+  index: number;
+  maxTokens: number;
+}
+
+/** How one try went; `foreign` when it replayed an unusable reply stored by another build. */
+type TryOutcome<T> = { ok: true; value: T } | { ok: false; problem: ReplyProblem; detail: string; endpoint: ResolvedEndpoint };
+
+interface TryPass {
+  /** Re-request unusable replies stored by another build instead of replaying them. */
+  refreshForeign: boolean;
+  sawForeign: boolean;
+}
+
+/** Seeds of tries after the first: far from the small seeds answer regenerations use. */
+const TRY_SEED_STRIDE = 1000;
 
 type ResponseFormat = ChatCompletionCreateParamsNonStreaming['response_format'];
 
@@ -110,54 +157,77 @@ export class ModelCaller {
   private readonly limits: (endpoint: EndpointConfig) => EndpointLimits;
   private readonly prices: PriceTable;
   private readonly retry: RetryPolicy;
+  private readonly owner: string | undefined;
+  private readonly options: ModelCallerOptions;
 
   constructor(
     private readonly cache: ObjectStore,
     private readonly cachePrefix: string,
     private readonly llm: BuildConfig['llm'],
     options: ModelCallerOptions = {},
+    /** Set on the view `forExecution` returns. */
+    private readonly execution?: { scope: string; id: string },
   ) {
     this.limits = options.limits ?? (() => ({ concurrency: DEFAULT_CONCURRENCY }));
     this.prices = { ...DEFAULT_PRICES, ...options.prices };
     this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.owner = options.owner;
+    this.options = options;
   }
 
-  /** A prose reply. A reply cut by the token limit or a content filter rejects the sample. */
+  /**
+   * A view of this caller for one execution of one stage of one sample (`scope`, e.g.
+   * "<sampleId>/answer"). A reply that an earlier execution of the same scope paid for, and that
+   * is in the cache although no stage state recorded it, was lost with a killed attempt: its cache
+   * hit is counted as paid (`recovered`), so cost is never under-reported.
+   */
+  forExecution(scope: string): ModelCaller {
+    return new ModelCaller(this.cache, this.cachePrefix, this.llm, this.options, { scope, id: randomUUID() });
+  }
+
+  /** A prose reply; empty, cut or filtered replies are tried again (see withTries). */
   async text(req: ModelRequest, calls: CallRecord[]): Promise<string> {
-    const reply = await this.complete(req, this.messages(req), undefined, calls);
-    if (reply.finishReason === 'length') throw new SampleRejection(`${req.stage}: truncated reply (finish_reason length)`);
-    if (!reply.content.trim()) throw new SampleRejection(`${req.stage}: empty reply`);
-    return reply.content;
+    return this.withTries(req, async (t, pass) => {
+      const { reply, endpoint } = await this.complete(req, t, this.messages(req), undefined, calls, textProblem, pass);
+      const problem = textProblem(reply);
+      return problem ? { ok: false, problem, detail: PROBLEM_DETAIL[problem], endpoint } : { ok: true, value: reply.content };
+    });
   }
 
-  /** A JSON reply validated by `schema`; one repair round trip, then the sample is rejected. */
+  /** A JSON reply validated by `schema`; one repair round trip per try (see withTries for the tries). */
   async json<T>(req: ModelRequest, schemaName: string, schema: z.ZodType<T>, calls: CallRecord[]): Promise<T> {
     const format = this.responseFormat({ name: schemaName, schema });
-    const messages = this.messages(req);
-    let reply = await this.complete(req, messages, format, calls);
-    let parsed = parseJsonReply(reply, schema);
-    if (parsed.ok) return parsed.value;
-    const repair: ChatCompletionMessageParam[] = [
-      ...messages,
-      { role: 'assistant', content: reply.content },
-      {
-        role: 'user',
-        content: `Your reply could not be used (${parsed.error}). Reply again with only the complete JSON object in the required format, and nothing else.`,
-      },
-    ];
-    reply = await this.complete(req, repair, format, calls);
-    parsed = parseJsonReply(reply, schema);
-    if (parsed.ok) return parsed.value;
-    throw new SampleRejection(`${req.stage}: invalid-json after repair: ${parsed.error}`);
+    const problemOf = (reply: CachedReply): ReplyProblem | undefined =>
+      reply.finishReason === 'content_filter' ? 'content-filter' : parseJsonReply(reply, schema).ok ? undefined : jsonProblem(reply);
+    return this.withTries(req, async (t, pass) => {
+      const messages = this.messages(req);
+      let { reply, endpoint } = await this.complete(req, t, messages, format, calls, problemOf, pass);
+      let parsed = parseJsonReply(reply, schema);
+      if (parsed.ok) return parsed;
+      if (reply.finishReason === 'content_filter') return { ok: false, problem: 'content-filter', detail: PROBLEM_DETAIL['content-filter'], endpoint };
+      const repair: ChatCompletionMessageParam[] = [
+        ...messages,
+        { role: 'assistant', content: reply.content },
+        {
+          role: 'user',
+          content: `Your reply could not be used (${parsed.error}). Reply again with only the complete JSON object in the required format, and nothing else.`,
+        },
+      ];
+      ({ reply, endpoint } = await this.complete(req, t, repair, format, calls, problemOf, pass));
+      parsed = parseJsonReply(reply, schema);
+      if (parsed.ok) return parsed;
+      return { ok: false, problem: problemOf(reply) ?? 'invalid-json', detail: `after repair: ${parsed.error}`, endpoint };
+    });
   }
 
   /**
    * The request text() (no `json`) or json() would send first, without sending it: the Batch API
    * sends `body` instead, and storeReply files the answer under `cacheKey`, so the pipeline then
-   * runs on cache hits. Repair round trips are not prepared: they go through the synchronous path.
+   * runs on cache hits. Repair round trips and later tries are not prepared: they go through the
+   * synchronous path.
    */
   prepare<T>(req: ModelRequest, json?: JsonReply<T>): PreparedRequest {
-    return this.build(req, this.messages(req), json && this.responseFormat(json)).prepared;
+    return this.build(req, this.firstTry(), this.messages(req), json && this.responseFormat(json)).prepared;
   }
 
   /**
@@ -166,7 +236,7 @@ export class ModelCaller {
    * have used it.
    */
   async storeReply(target: ReplyTarget, completion: ChatCompletion, batch = true): Promise<CallRecord> {
-    const reply = toCachedReply(completion, target.model, batch);
+    const reply = { ...toCachedReply(completion, target.model, batch), ...(this.owner ? { owner: this.owner } : {}) };
     await this.cache.putIfAbsent(target.cacheKey, JSON.stringify(reply), 'application/json');
     return this.record(target.stage, reply, false);
   }
@@ -179,6 +249,39 @@ export class ModelCaller {
   /** The SDK client of an endpoint, for the Batch API helpers (batch.ts). */
   client(endpoint: EndpointConfig): OpenAI {
     return clientFor(resolveEndpoint(endpoint), this.llm.timeoutMs);
+  }
+
+  /**
+   * Runs tries 0, 1, ... of one call until one gives a usable reply. Each try after the first sends
+   * another seed (a new request and cache entry), and after a reply cut by max_tokens the tries ask
+   * for `llm.maxTokensCeiling` tokens. The numbering depends only on what the cache holds, so a
+   * retried activity walks the same keys and pays for nothing twice.
+   *
+   * Unusable replies are never final. The first pass replays the cached tries as they are — the
+   * build that stored them took the same path, so a sample it recovered on a later try comes out the
+   * same at no cost. When every try failed and some of them replayed another build's unusable
+   * replies (a flaky endpoint then; perhaps fixed now), a second pass asks for those again.
+   */
+  private async withTries<T>(req: ModelRequest, run: (t: ReplyTry, pass: TryPass) => Promise<TryOutcome<T>>): Promise<T> {
+    let last: Extract<TryOutcome<T>, { ok: false }> | undefined;
+    for (const refreshForeign of [false, true]) {
+      const pass: TryPass = { refreshForeign, sawForeign: false };
+      let t = this.firstTry();
+      for (let index = 0; index < this.llm.replyAttempts; index++) {
+        const outcome = await run({ ...t, index }, pass);
+        if (outcome.ok) return outcome.value;
+        last = outcome;
+        const ceiling = this.llm.maxTokensCeiling;
+        if (outcome.problem === 'truncated-reply' && ceiling !== undefined && t.maxTokens < ceiling) t = { ...t, maxTokens: ceiling };
+      }
+      if (!pass.sawForeign) break;
+    }
+    const fault: ModelCallFault = { endpoint: last!.endpoint.baseURL, model: last!.endpoint.model, status: 200, excerpt: `${last!.problem}: ${last!.detail}` };
+    throw new SampleRejection(`${req.stage}: ${last!.problem}: ${last!.detail} (${this.llm.replyAttempts} tries)`, { modelCall: fault });
+  }
+
+  private firstTry(): ReplyTry {
+    return { index: 0, maxTokens: this.llm.maxTokens };
   }
 
   private messages(req: ModelRequest): ChatCompletionMessageParam[] {
@@ -204,40 +307,69 @@ export class ModelCaller {
 
   private build(
     req: ModelRequest,
+    t: ReplyTry,
     messages: ChatCompletionMessageParam[],
     responseFormat: ResponseFormat,
   ): { endpoint: ResolvedEndpoint; prepared: PreparedRequest } {
     const endpoint = resolveEndpoint(req.endpoint);
+    // The first try keeps the request's own seed, so its key is what it always was.
+    const seed = t.index === 0 ? req.seed : (req.seed ?? 0) + t.index * TRY_SEED_STRIDE;
     const body: ChatCompletionCreateParamsNonStreaming = {
       model: endpoint.model,
       messages,
       temperature: req.temperature ?? this.llm.temperature,
-      max_tokens: this.llm.maxTokens,
-      ...(req.seed !== undefined ? { seed: req.seed } : {}),
+      max_tokens: t.maxTokens,
+      ...(seed !== undefined ? { seed } : {}),
       ...(responseFormat ? { response_format: responseFormat } : {}),
     };
-    const cacheKey = `${this.cachePrefix}/${this.cacheKey(endpoint.baseURL, body, req)}.json`;
+    const cacheKey = `${this.cachePrefix}/${this.cacheKey(endpoint.baseURL, body, req, t)}.json`;
     return { endpoint, prepared: { stage: req.stage, cacheKey, model: endpoint.model, body } };
   }
 
+  /**
+   * One request of one try: from the cache when it holds a usable reply, or an unusable one that
+   * this build stored (a past try: replayed, not paid again), or one another build stored while the
+   * first pass replays; otherwise sent, and stored with this build as its owner.
+   */
   private async complete(
     req: ModelRequest,
+    t: ReplyTry,
     messages: ChatCompletionMessageParam[],
     responseFormat: ResponseFormat,
     calls: CallRecord[],
-  ): Promise<CachedReply> {
-    const { endpoint, prepared } = this.build(req, messages, responseFormat);
-    let reply = await getJson<CachedReply>(this.cache, prepared.cacheKey);
-    if (reply) {
-      calls.push(this.record(req.stage, reply, true));
+    problemOf: (reply: CachedReply) => ReplyProblem | undefined,
+    pass: TryPass,
+  ): Promise<{ reply: CachedReply; endpoint: ResolvedEndpoint }> {
+    const { endpoint, prepared } = this.build(req, t, messages, responseFormat);
+    const cached = await getJson<CachedReply>(this.cache, prepared.cacheKey);
+    const foreignProblem = cached !== undefined && (cached.owner === undefined || cached.owner !== this.owner) && problemOf(cached) !== undefined;
+    if (foreignProblem) pass.sawForeign = true;
+    let reply: CachedReply;
+    if (cached && !(foreignProblem && pass.refreshForeign)) {
+      reply = cached;
+      calls.push(this.tryRecord(req.stage, reply, this.lostByEarlierAttempt(reply) ? 'recovered' : 'cached', t, problemOf(reply)));
     } else {
-      reply = toCachedReply(await this.send(req, endpoint, prepared.body), endpoint.model, false);
+      reply = {
+        ...toCachedReply(await this.send(req, endpoint, prepared.body), endpoint.model, false),
+        ...(this.owner ? { owner: this.owner } : {}),
+        ...(this.execution ? { scope: this.execution.scope, execution: this.execution.id } : {}),
+      };
+      // Overwrites an unusable entry of another build: this build's own try replaces it.
       await putJson(this.cache, prepared.cacheKey, reply);
-      calls.push(this.record(req.stage, reply, false));
+      calls.push(this.tryRecord(req.stage, reply, 'paid', t, problemOf(reply)));
     }
-    // Checked after caching: a retried activity is refused again without paying for it again.
-    if (reply.finishReason === 'content_filter') throw new SampleRejection(`${req.stage}: content filter refused the reply`);
-    return reply;
+    return { reply, endpoint };
+  }
+
+  /** Paid by another execution of this very stage and sample of this build, which recorded nothing. */
+  private lostByEarlierAttempt(reply: CachedReply): boolean {
+    return (
+      this.execution !== undefined &&
+      reply.owner === this.owner &&
+      reply.scope === this.execution.scope &&
+      reply.execution !== undefined &&
+      reply.execution !== this.execution.id
+    );
   }
 
   /** One call, attempted until it succeeds, is refused, or runs out of attempts (see retryPolicy.ts). */
@@ -252,14 +384,25 @@ export class ModelCaller {
       } catch (err) {
         const kind = classifyFailure(err);
         if (kind === 'rejected') {
-          const { status, message } = err as APIError;
-          throw new SampleRejection(`${req.stage}: endpoint refused the request (HTTP ${status}): ${message}`);
+          const fault = faultOf(err as APIError, endpoint);
+          throw new SampleRejection(`${req.stage}: endpoint-refused: ${describeFault(fault)}`, { modelCall: fault });
         }
+        if (kind === 'permanent') throw permanentError(err as APIError, endpoint, req.endpoint.apiKeyEnv);
         if (kind === 'fatal' || attempt >= this.retry.maxAttempts) throw err;
         // A 429 needs no wait here: the limiter holds the endpoint until its Retry-After.
         if (kind === 'transient') await sleep(backoffMs(this.retry, attempt));
       }
     }
+  }
+
+  private tryRecord(stage: Stage, reply: CachedReply, how: 'paid' | 'cached' | 'recovered', t: ReplyTry, problem: ReplyProblem | undefined): CallRecord {
+    const record = this.record(stage, reply, how === 'cached');
+    return {
+      ...record,
+      ...(t.index > 0 ? { replyTry: t.index } : {}),
+      ...(problem ? { problem } : {}),
+      ...(how === 'recovered' ? { recovered: true } : {}),
+    };
   }
 
   private record(stage: Stage, reply: CachedReply, cached: boolean): CallRecord {
@@ -278,14 +421,16 @@ export class ModelCaller {
     };
   }
 
-  /** Endpoint + model + full request + template version; the image enters by its hash, not its bytes. */
-  private cacheKey(baseURL: string, params: ChatCompletionCreateParamsNonStreaming, req: ModelRequest): string {
+  /** Endpoint + model + full request + template version (+ the try); the image enters by its hash, not its bytes. */
+  private cacheKey(baseURL: string, params: ChatCompletionCreateParamsNonStreaming, req: ModelRequest, t: ReplyTry): string {
     const imageUrl = req.image ? `data:image/jpeg;base64,${req.image.jpeg.toString('base64')}` : undefined;
     const material = canonicalJson({
       baseURL,
       promptVersion: req.prompt.version,
       imageSha256: req.image?.sha256,
       detail: this.llm.imageDetail,
+      // Absent for the first try, so first-try keys stay what they were before tries existed.
+      ...(t.index > 0 ? { replyTry: t.index } : {}),
       params: {
         ...params,
         messages: JSON.parse(JSON.stringify(params.messages), (_k, v: unknown) => (v === imageUrl ? '<image>' : v)),
@@ -294,6 +439,26 @@ export class ModelCaller {
     const hash = sha256Hex(material);
     return `${hash.slice(0, 2)}/${hash}`;
   }
+}
+
+const PROBLEM_DETAIL: Record<ReplyProblem, string> = {
+  'empty-reply': 'the reply was empty',
+  'truncated-reply': 'the reply was cut by the token limit (finish_reason length)',
+  'content-filter': 'a content filter refused the reply',
+  'invalid-json': 'the reply was not the JSON asked for',
+};
+
+/** Why a prose reply cannot be used, if it cannot. */
+function textProblem(reply: CachedReply): ReplyProblem | undefined {
+  if (reply.finishReason === 'content_filter') return 'content-filter';
+  if (reply.finishReason === 'length') return 'truncated-reply';
+  if (!reply.content.trim()) return 'empty-reply';
+  return undefined;
+}
+
+/** Why a JSON reply that did not parse failed: cut, empty, or just not the JSON. */
+function jsonProblem(reply: CachedReply): ReplyProblem {
+  return textProblem(reply) ?? 'invalid-json';
 }
 
 /** Tells the limiter how the attempt went: the response headers carry the provider's x-ratelimit-* budgets. */

@@ -18,9 +18,11 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 6, baseDelayMs: 
  * - rejected: the request itself is refused (400, 413, 422); no retry can help, so the sample is rejected;
  * - rate-limited: 429; the limiter pauses the endpoint, so the retry waits in line, not here;
  * - transient: 408, 409, 5xx, connection errors and timeouts; retried after a backoff;
- * - fatal: anything else (401, 403, 404, an exhausted quota, a bug); fails the activity at once.
+ * - permanent: the endpoint's answer will not change on a retry (401, 403, 404, an exhausted quota):
+ *   the activity fails non-retryably with the endpoint named (endpointError.ts);
+ * - fatal: anything that is not an endpoint's answer (a bug); fails the activity.
  */
-export type FailureKind = 'rejected' | 'rate-limited' | 'transient' | 'fatal';
+export type FailureKind = 'rejected' | 'rate-limited' | 'transient' | 'permanent' | 'fatal';
 
 const REJECTING_STATUSES = new Set([400, 413, 422]);
 const TRANSIENT_STATUSES = new Set([408, 409]);
@@ -29,11 +31,12 @@ export function classifyFailure(err: unknown): FailureKind {
   if (!(err instanceof OpenAI.APIError)) return 'fatal';
   // APIConnectionError and its timeout subclass carry no status.
   if (err.status === undefined) return 'transient';
+  // OpenAI answers 429 (and some proxies 400 or 403) when the account is out of credit; waiting does not refill it.
+  if (err.code === 'insufficient_quota') return 'permanent';
   if (REJECTING_STATUSES.has(err.status)) return 'rejected';
-  // OpenAI answers 429 when the account is out of credit too; waiting does not refill it.
-  if (err.status === 429) return err.code === 'insufficient_quota' ? 'fatal' : 'rate-limited';
+  if (err.status === 429) return 'rate-limited';
   if (err.status >= 500 || TRANSIENT_STATUSES.has(err.status)) return 'transient';
-  return 'fatal';
+  return 'permanent';
 }
 
 /** "Full jitter": uniform in [0, min(max, base·2^(attempt−1))], so a burst of failures does not retry in lockstep. */

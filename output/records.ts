@@ -7,7 +7,7 @@ import type { CallRecord } from '../llm/modelCaller.js';
 import { imagePathInDataset } from './layout.js';
 import type { PlannedConstraint, StageName, StageResults, StageState, Verdict } from '../pipeline/stageState.js';
 import type { Constraint } from '../domain/constraints/selection.js';
-import type { RejectionDetails } from '../domain/rejection.js';
+import type { ModelCallFault, RejectionDetails } from '../domain/rejection.js';
 import type { SourceSample } from '../domain/sample.js';
 import type { VerifierCall } from '../domain/constraints/compatibility.js';
 import { templateForSample, trainingPromptText, type WrittenTemplate } from '../prompts/trainingPrompt.js';
@@ -80,6 +80,8 @@ export interface RejectRecord {
   /** A discarded pair's rejected answers refused, by pair rule. */
   ruleRejections?: Record<string, number>;
   atStake?: number[];
+  /** The failed model call behind the rejection: endpoint, model, status, masked excerpt. */
+  modelCall?: ModelCallFault;
 }
 
 export type SampleStates = Partial<{ [S in StageName]: StageState<S> }>;

@@ -11,6 +11,7 @@ import { mapLimit } from '../domain/mapLimit.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 import { STAGE_NAMES, type StageState } from '../pipeline/stageState.js';
 import { getJson, type ObjectStore } from '../storage/objectStore.js';
+import { checkShardBudget, type ErrorBudget } from '../pipeline/errorBudget.js';
 import type { BuildLayout } from './layout.js';
 import {
   countByReason,
@@ -32,6 +33,8 @@ export interface ShardToCommit {
   configFingerprint: string;
   samples: readonly SourceSample[];
   training: TrainingPromptSettings;
+  /** Fails the commit when too many samples were rejected by model-call errors (errorBudget.ts). */
+  errorBudget?: ErrorBudget;
 }
 
 export async function commitShard(store: ObjectStore, layout: BuildLayout, spec: ShardToCommit): Promise<ShardManifest> {
@@ -42,6 +45,10 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
   const instruct = assembled.flatMap((a) => (a.instruct ? [a.instruct] : []));
   const dpo = assembled.flatMap((a) => (a.dpo ? [a.dpo] : []));
   const rejects = assembled.flatMap((a) => (a.reject ? [a.reject] : []));
+  if (spec.errorBudget) {
+    const faults = rejects.flatMap((r) => (r.modelCall ? [r.modelCall] : []));
+    checkShardBudget(spec.shard, spec.samples.length, faults, spec.errorBudget);
+  }
   // Replies that came through the Batch API were paid when collected; the stages read them as cache hits.
   const calls: CallRecord[] = [...assembled.flatMap((a) => a.calls), ...(await batchCalls(store, layout, spec.shard))];
 

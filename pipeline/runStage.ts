@@ -1,13 +1,16 @@
 /**
  * Runs one stage over a slice of samples. Idempotent: a sample whose state for this stage exists is
  * skipped, so a retried activity resumes where the last attempt stopped and pays for nothing twice.
- * A sample rejected by an earlier stage is not processed further.
+ * A sample rejected by an earlier stage is not processed further. A rejection caused by a model call
+ * (modelCall in its details) is not final: the next run of the stage tries the sample again, so a
+ * shard failed by its error budget recovers once the endpoint is fixed.
  */
 import { mapLimit } from '../domain/mapLimit.js';
 import { SampleRejection } from '../domain/rejection.js';
 import type { SourceSample } from '../domain/sample.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 import { getJson, putJson } from '../storage/objectStore.js';
+import { ConsecutiveFaults } from './errorBudget.js';
 import { runAnswerStage, runRejectedStage, type Task } from './answerStages.js';
 import { runConstraintStage } from './constraintStage.js';
 import type { StageContext } from './context.js';
@@ -38,36 +41,45 @@ export async function runStage(
   onSampleDone: () => void = () => {},
 ): Promise<SliceOutcome> {
   const outcome: SliceOutcome = { ok: 0, rejected: 0, blocked: 0 };
+  const inARow = new ConsecutiveFaults(ctx.config.llm.errorBudget, `stage ${stage}`);
   await mapLimit(samples, ctx.config.llm.concurrency, async (sample) => {
-    const status = await runOne(ctx, stage, sample);
+    const { status, fresh } = await runOne(ctx, stage, sample);
     outcome[status] += 1;
+    if (fresh) inARow.record(fresh.status === 'rejected' ? fresh.details?.modelCall : undefined);
     onSampleDone();
   });
   return outcome;
 }
 
-/** Whether a sample still needs this stage: no state for it yet. */
+/** Whether a sample still needs this stage: no final state for it yet. */
 export async function stageDone(ctx: StageContext, stage: StageName, sample: SourceSample): Promise<boolean> {
-  return ctx.store.exists(ctx.layout.stageState(sample.sampleId, stage));
+  return isFinal(await getJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, stage)));
 }
 
-async function runOne(ctx: StageContext, stage: StageName, sample: SourceSample): Promise<keyof SliceOutcome> {
+function isFinal(state: StageState | undefined): state is StageState {
+  return state !== undefined && !(state.status === 'rejected' && state.details?.modelCall);
+}
+
+/** The sample's outcome, and the state this call wrote (none when the stage was done or blocked). */
+async function runOne(ctx: StageContext, stage: StageName, sample: SourceSample): Promise<{ status: keyof SliceOutcome; fresh?: StageState }> {
   const key = ctx.layout.stageState(sample.sampleId, stage);
   const existing = await getJson<StageState>(ctx.store, key);
-  if (existing) return existing.status;
+  if (isFinal(existing)) return { status: existing.status };
 
   const prior = await loadPrior(ctx, stage, sample);
-  if (!prior) return 'blocked';
+  if (!prior) return { status: 'blocked' };
   const calls: CallRecord[] = [];
+  // Scoped to this execution, so calls a killed earlier execution paid for are still counted.
+  const scoped: StageContext = { ...ctx, models: ctx.models.forExecution(`${sample.sampleId}/${stage}`) };
   let state: StageState;
   try {
-    state = { status: 'ok', stage, result: await execute(ctx, stage, sample, prior, calls), calls };
+    state = { status: 'ok', stage, result: await execute(scoped, stage, sample, prior, calls), calls };
   } catch (err) {
     if (!(err instanceof SampleRejection)) throw err;
     state = { status: 'rejected', stage, reason: err.reason, calls, ...(err.details ? { details: err.details } : {}) };
   }
   await putJson(ctx.store, key, state);
-  return state.status;
+  return { status: state.status, fresh: state };
 }
 
 /** The results of the stages this one builds on, or undefined when one of them rejected the sample. */

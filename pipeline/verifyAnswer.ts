@@ -6,7 +6,6 @@
  */
 import { endpointFor } from '../config/buildConfig.js';
 import type { CallRecord, ModelRequest } from '../llm/modelCaller.js';
-import { SampleRejection } from '../domain/rejection.js';
 import { renderAnswerPrompt } from '../prompts/answerPrompt.js';
 import type { RenderedPrompt } from '../prompts/chat.js';
 import { renderCompareJudgePrompt } from '../prompts/compareJudgePrompt.js';
@@ -66,17 +65,12 @@ function ruleVerdict(index: number, c: PlannedConstraint, answer: string): Verdi
 }
 
 /**
- * A judge's reply text. An empty or cut-off reply is not a reason to drop the sample: it reads as
- * "no verdict", which the callers ask for once more and then record as unparsed.
+ * A judge's reply text. An unusable reply is tried again by the model caller; when every try fails
+ * the sample is rejected for the model call (and tried again by a later run), not judged on noise.
  */
 async function askJudge(ctx: StageContext, prompt: RenderedPrompt, calls: CallRecord[], image?: SampleImage): Promise<string> {
   const request: ModelRequest = { stage: 'judge', endpoint: endpointFor(ctx.config, 'judge'), prompt, image, temperature: ctx.config.llm.judgeTemperature };
-  try {
-    return await ctx.models.text(request, calls);
-  } catch (err) {
-    if (err instanceof SampleRejection) return '';
-    throw err;
-  }
+  return ctx.models.text(request, calls);
 }
 
 /** Asks again once, in the same conversation, when the reply misses what the parser needs. */

@@ -17,6 +17,12 @@
  * the window closes (any makes the batch `expired`); batchMaxRequests / batchMaxBytes
  * (SIM_BATCH_MAX_REQUESTS, SIM_BATCH_MAX_BYTES), the input file limits (OpenAI's by default).
  *
+ * Endpoint misconfiguration (see misconfiguration.ts; off by default): rate400 (SIM_RATE_400), the
+ * share of attempts refused with a 400; requiredApiKey (SIM_REQUIRED_API_KEY), the only key
+ * accepted (401 otherwise); knownModels (SIM_KNOWN_MODELS, comma-separated), the only models served
+ * (404 otherwise); textOnlyModels (SIM_TEXT_ONLY_MODELS), models that refuse image input (400);
+ * insufficientQuota (SIM_INSUFFICIENT_QUOTA=1), every request answered 429 insufficient_quota.
+ *
  * Reply quality, so verification has something to catch:
  * - complianceRate (SIM_COMPLIANCE_RATE, default 0.9): probability that an answer follows each
  *   constraint the simulator recognises; otherwise it breaks that constraint on purpose.
@@ -56,6 +62,11 @@ const faultFields = {
   batchExpireRate: probability,
   batchMaxRequests: count.min(1),
   batchMaxBytes: count.min(1),
+  rate400: probability,
+  requiredApiKey: z.string(),
+  knownModels: z.array(z.string().min(1)),
+  textOnlyModels: z.array(z.string().min(1)),
+  insufficientQuota: z.boolean(),
 } as const;
 
 export const FaultConfigSchema = z
@@ -81,6 +92,13 @@ export const FaultConfigSchema = z
     batchExpireRate: faultFields.batchExpireRate.default(0),
     batchMaxRequests: faultFields.batchMaxRequests.default(50_000),
     batchMaxBytes: faultFields.batchMaxBytes.default(200 * 1024 * 1024),
+    rate400: faultFields.rate400.default(0),
+    /** '' = any key. */
+    requiredApiKey: faultFields.requiredApiKey.default(''),
+    /** [] = any model. */
+    knownModels: faultFields.knownModels.default([]),
+    textOnlyModels: faultFields.textOnlyModels.default([]),
+    insufficientQuota: faultFields.insufficientQuota.default(false),
   })
   .strict();
 
@@ -96,7 +114,7 @@ export function mergeFaults(base: FaultConfig, patch: unknown): FaultConfig {
   return { ...base, ...FaultPatchSchema.parse(patch) };
 }
 
-export type FaultKind = 'none' | 'rate429' | 'rate500' | 'hang' | 'malformed' | 'truncated';
+export type FaultKind = 'none' | 'rate429' | 'rate500' | 'hang' | 'malformed' | 'truncated' | 'rate400';
 
 export interface FaultDecision {
   kind: FaultKind;
@@ -131,6 +149,7 @@ function pickKind(config: FaultConfig, draw: number): FaultKind {
     ['hang', config.rateHang],
     ['malformed', config.rateMalformed],
     ['truncated', config.rateTruncated],
+    ['rate400', config.rate400],
   ];
   let rest = draw;
   for (const [kind, rate] of shares) {

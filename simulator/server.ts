@@ -18,6 +18,7 @@ import {
   type FaultKind,
 } from './faults.js';
 import { HttpError, readJson, sendJson } from './http.js';
+import { checkSetup } from './misconfiguration.js';
 import { ProviderRateLimits } from './rateLimits.js';
 import {
   ChatRequestSchema,
@@ -142,6 +143,7 @@ const FAULT_ENV = {
   SIM_BATCH_EXPIRE_RATE: 'batchExpireRate',
   SIM_BATCH_MAX_REQUESTS: 'batchMaxRequests',
   SIM_BATCH_MAX_BYTES: 'batchMaxBytes',
+  SIM_RATE_400: 'rate400',
 } as const satisfies Record<string, keyof FaultConfig>;
 
 /** Reads SIM_PORT, SIM_HOST, SIM_SEED and the SIM_* fault variables; unset or empty means default. */
@@ -158,6 +160,13 @@ export function simulatorOptionsFromEnv(env: Record<string, string | undefined> 
     const value = readEnvNumber(env, name, FaultPatchSchema.shape[field]);
     if (value !== undefined) faults[field] = value;
   }
+  const requiredApiKey = env.SIM_REQUIRED_API_KEY?.trim();
+  if (requiredApiKey) faults.requiredApiKey = requiredApiKey;
+  for (const [name, field] of [['SIM_KNOWN_MODELS', 'knownModels'], ['SIM_TEXT_ONLY_MODELS', 'textOnlyModels']] as const) {
+    const list = env[name]?.split(',').map((m) => m.trim()).filter(Boolean);
+    if (list?.length) faults[field] = list;
+  }
+  if (env.SIM_INSUFFICIENT_QUOTA?.trim()) faults.insufficientQuota = ['1', 'true'].includes(env.SIM_INSUFFICIENT_QUOTA.trim());
   if (Object.keys(faults).length > 0) options.faults = faults;
   return options;
 }
@@ -243,7 +252,7 @@ class Simulator {
       case 'GET /v1/models':
         return sendJson(res, 200, {
           object: 'list',
-          data: SIMULATED_MODELS.map((id) => ({ id, object: 'model', created: 0, owned_by: 'mmif-simulator' })),
+          data: (this.faultConfig.knownModels.length > 0 ? this.faultConfig.knownModels : SIMULATED_MODELS).map((id) => ({ id, object: 'model', created: 0, owned_by: 'mmif-simulator' })),
         });
       case 'GET /admin/stats':
         return sendJson(res, 200, this.snapshot());
@@ -270,6 +279,7 @@ class Simulator {
     // abandoned mid-way are not.
     res.once('finish', () => this.countStatus(res.statusCode));
     const request = parseChatRequest(await readJson(req));
+    checkSetup(this.faultConfig, req, request);
     if (this.faultConfig.maxConcurrent > 0 && this.stats.inFlight >= this.faultConfig.maxConcurrent) {
       throw this.rateLimited(`Simulated concurrency limit of ${this.faultConfig.maxConcurrent} requests reached.`);
     }
@@ -301,6 +311,8 @@ class Simulator {
         throw this.rateLimited('Simulated rate limit reached, please retry later.', headers);
       case 'rate500':
         throw new HttpError(500, 'Simulated internal server error.', 'server_error', 'internal_error');
+      case 'rate400':
+        throw new HttpError(400, 'Simulated invalid request: the endpoint refuses this request.', 'invalid_request_error', 'invalid_request');
       case 'hang':
         await pause(this.faultConfig.hangMs, signal);
         throw new HttpError(504, 'Simulated upstream timeout.', 'server_error', 'timeout');

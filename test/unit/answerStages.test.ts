@@ -133,20 +133,19 @@ test('no_image keeps every constraint in the prompt and puts every constraint at
   assert.equal(result.verdicts.length, 3);
 });
 
-test('a judge reply without scores is asked for once more, then the constraints count as failed "unparsed"', async () => {
+test('judge replies that stay empty after every try reject the sample for the model call, not as failed verdicts', async () => {
   sim.setFaults({ rateMalformed: 1 }); // judge replies come back empty
   try {
     const calls: CallRecord[] = [];
-    const verdicts = await verifyAnswer(
-      context(),
-      { task: { instruction: 'Describe.' }, constraints: [judged('tone_requirement', 'Be calm.'), judged('perspective_requirement', 'Use the third person.')], answer: 'A calm harbor.', image, compare: false },
-      calls,
+    await assert.rejects(
+      verifyAnswer(
+        context(),
+        { task: { instruction: 'Describe.' }, constraints: [judged('tone_requirement', 'Be calm.'), judged('perspective_requirement', 'Use the third person.')], answer: 'A calm harbor.', image, compare: false },
+        calls,
+      ),
+      (err: unknown) => err instanceof SampleRejection && /^judge: empty-reply: .*\(3 tries\)$/.test(err.reason) && err.details?.modelCall?.status === 200,
     );
-    assert.deepEqual(verdicts.map((v) => [v.passed, v.detail]), [
-      [false, 'unparsed: the judge gave no score'],
-      [false, 'unparsed: the judge gave no score'],
-    ]);
-    assert.deepEqual(calls.map((c) => c.stage), ['judge', 'judge'], 'one reminder, not more');
+    assert.deepEqual(calls.map((c) => [c.stage, c.problem]), Array(3).fill(['judge', 'empty-reply']), 'each try recorded');
   } finally {
     sim.setFaults({ rateMalformed: 0 });
   }

@@ -4,6 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SampleRejection } from '../../domain/rejection.js';
+import { EndpointError } from '../../llm/endpointError.js';
 import { ModelCaller, type CallRecord } from '../../llm/modelCaller.js';
 import { instructionReplySchema, renderInstructionPrompt } from '../../prompts/instructionPrompt.js';
 import { renderAnswerPrompt } from '../../prompts/answerPrompt.js';
@@ -48,7 +49,7 @@ test('a JSON stage returns the validated reply, labelled simulated, and the cach
   assert.equal(sim.stats().requests, 1, 'the repeat must not reach the endpoint');
 });
 
-test('a malformed JSON reply gets one repair request, then the sample is rejected with the cause', async () => {
+test('a malformed JSON reply gets a repair request per try; after every try the sample is rejected with the cause', async () => {
   sim.resetStats();
   sim.setFaults({ rateMalformed: 1 });
   try {
@@ -60,25 +61,78 @@ test('a malformed JSON reply gets one repair request, then the sample is rejecte
         instructionReplySchema,
         calls,
       ),
-      (err: unknown) => err instanceof SampleRejection && /instruction: invalid-json after repair: not valid JSON/.test(err.reason),
+      (err: unknown) =>
+        err instanceof SampleRejection &&
+        /^instruction: invalid-json: after repair: not valid JSON.*\(3 tries\)$/.test(err.reason) &&
+        err.details?.modelCall?.status === 200 &&
+        err.details.modelCall.endpoint === sim.url,
     );
-    assert.equal(calls.length, 2);
-    assert.equal(sim.stats().requests, 2);
+    // Three tries (new seeds), each a first request and a repair; every one recorded with its problem.
+    assert.deepEqual(calls.map((c) => [c.replyTry ?? 0, c.problem]), [
+      [0, 'invalid-json'], [0, 'invalid-json'], [1, 'invalid-json'], [1, 'invalid-json'], [2, 'invalid-json'], [2, 'invalid-json'],
+    ]);
+    assert.equal(sim.stats().requests, 6);
   } finally {
     sim.setFaults({ rateMalformed: 0 });
   }
 });
 
-test('a reply cut by the token limit rejects the sample', async () => {
-  sim.setFaults({ rateTruncated: 1 });
+test('a reply cut by the token limit is tried again with llm.maxTokensCeiling tokens', async () => {
+  sim.resetStats();
+  const req = { stage: 'answer' as const, endpoint: endpoint(), prompt: renderAnswerPrompt('Describe the long harbour scene.', []), image };
+  // 5 tokens cut every answer (the simulator honours max_tokens); the ceiling lets the second try finish.
+  const calls: CallRecord[] = [];
+  const text = await caller('ceiling', { maxTokens: 5, maxTokensCeiling: 4096 }).text(req, calls);
+  assert.ok(text.length > 20, text);
+  assert.deepEqual(calls.map((c) => [c.replyTry ?? 0, c.problem]), [[0, 'truncated-reply'], [1, undefined]]);
+  // Without a ceiling every try is cut, and the sample is rejected for it.
+  await assert.rejects(
+    caller('no-ceiling', { maxTokens: 5 }).text(req, []),
+    (err: unknown) => err instanceof SampleRejection && /^answer: truncated-reply: .*finish_reason length\) \(3 tries\)$/.test(err.reason),
+  );
+});
+
+test("unusable cached replies: this build's own are past tries (not paid again), another build's count as misses", async () => {
+  const req = { stage: 'answer' as const, endpoint: endpoint(), prompt: renderAnswerPrompt('Describe the quay.', []), image };
+  const store = 'shared-cache';
+  const owned = (owner: string) => new ModelCaller(new LocalStore(path.join(dir, store)), '_cache/llm', { ...llm, replyAttempts: 2 }, { owner });
+  sim.setFaults({ rateMalformed: 1 }); // answers come back empty
   try {
-    await assert.rejects(
-      caller('truncated').text({ stage: 'answer', endpoint: endpoint(), prompt: renderAnswerPrompt('Describe.', []), image }, []),
-      (err: unknown) => err instanceof SampleRejection && /truncated reply/.test(err.reason),
-    );
+    await assert.rejects(owned('build-a').text(req, []), (err: unknown) => err instanceof SampleRejection && /empty-reply/.test(err.reason));
   } finally {
-    sim.setFaults({ rateTruncated: 0 });
+    sim.setFaults({ rateMalformed: 0 });
   }
+  sim.resetStats();
+  // The same build again (a retried activity): its tries are replayed from the cache, nothing is paid.
+  await assert.rejects(owned('build-a').text(req, []), (err: unknown) => err instanceof SampleRejection && /empty-reply/.test(err.reason));
+  assert.equal(sim.stats().requests, 0);
+  // Another build on the same cache: the empty replies are misses, asked again now the endpoint is healthy.
+  const calls: CallRecord[] = [];
+  const text = await owned('build-b').text(req, calls);
+  assert.ok(text.trim().length > 0);
+  assert.equal(sim.stats().requests, 1);
+  assert.deepEqual(calls.map((c) => [c.cached, c.problem]), [[true, 'empty-reply'], [true, 'empty-reply'], [false, undefined]]);
+  // The good reply is cached for good: both builds now read it without a request.
+  assert.equal(await owned('build-a').text(req, []), text);
+  assert.equal(await owned('build-b').text(req, []), text);
+  assert.equal(sim.stats().requests, 1);
+});
+
+test('a cache hit on a reply an earlier, unrecorded execution of the same stage paid for counts as paid', async () => {
+  const req = { stage: 'answer' as const, endpoint: endpoint(), prompt: renderAnswerPrompt('Describe the lighthouse.', []), image };
+  const models = new ModelCaller(new LocalStore(path.join(dir, 'recovered')), '_cache/llm', llm, { owner: 'build-a', prices: { 'mmif-sim-vlm': { inputPerMTok: 2, outputPerMTok: 8, batchDiscount: 0.5 } } });
+  const first: CallRecord[] = [];
+  await models.forExecution('s1/answer').text(req, first); // its worker dies before the stage state is written
+  const again: CallRecord[] = [];
+  await models.forExecution('s1/answer').text(req, again);
+  assert.equal(again[0]!.recovered, true);
+  assert.equal(again[0]!.cached, false);
+  assert.equal(again[0]!.costUsd, first[0]!.costUsd);
+  assert.ok(first[0]!.costUsd > 0);
+  // Another sample (or stage) reading the same reply is an ordinary hit: paid once, saved here.
+  const other: CallRecord[] = [];
+  await models.forExecution('s2/answer').text(req, other);
+  assert.deepEqual([other[0]!.cached, other[0]!.recovered, other[0]!.costUsd], [true, undefined, 0]);
 });
 
 test('transient 500s are retried by the client and succeed', async () => {
@@ -92,5 +146,45 @@ test('transient 500s are retried by the client and succeed', async () => {
     assert.ok(text.length > 0);
   } finally {
     sim.setFaults({ rate500: 0 });
+  }
+});
+
+test('a refused key, an unknown model and a spent quota fail at once, naming the endpoint; a 400 rejects the sample', async () => {
+  const req = (model = 'mmif-sim-vlm') => ({
+    stage: 'answer' as const,
+    endpoint: { ...endpoint(), model, apiKeyEnv: 'MMIF_TEST_WRONG_KEY' },
+    prompt: renderAnswerPrompt('Describe the pier.', []),
+    image,
+  });
+  process.env.MMIF_TEST_WRONG_KEY = 'sk-wrong-key-abcdef123';
+  const cases: Array<[Partial<Parameters<SimulatorHandle['setFaults']>[0]>, string, RegExp]> = [
+    [{ requiredApiKey: 'sk-right-key-987654' }, 'mmif-sim-vlm', /HTTP 401: invalid_api_key: Incorrect API key provided: \*\*\*.*the API key was refused.*\(MMIF_TEST_WRONG_KEY\)/],
+    [{ knownModels: ['mmif-sim-vlm'] }, 'gpt-nonexistent', /\(model gpt-nonexistent\): HTTP 404: model_not_found: .*unknown model or wrong base URL/],
+    [{ insufficientQuota: true }, 'mmif-sim-vlm', /HTTP 429: insufficient_quota: .*out of quota/],
+  ];
+  try {
+    for (const [faults, model, message] of cases) {
+      sim.setFaults(faults);
+      sim.resetStats();
+      await assert.rejects(caller('permanent').text(req(model), []), (err: unknown) => {
+        assert.ok(err instanceof EndpointError, String(err));
+        assert.match(err.message, new RegExp(`^model endpoint ${sim.url.replace(/[.]/g, '\\.')} `));
+        assert.match(err.message, message);
+        assert.doesNotMatch(err.message, /sk-wrong-key-abcdef123/, 'the key is masked');
+        return true;
+      });
+      assert.equal(sim.stats().requests, 1, 'not retried');
+      sim.setFaults({ requiredApiKey: '', knownModels: [], insufficientQuota: false });
+    }
+    sim.setFaults({ rate400: 1 });
+    await assert.rejects(caller('refused').text(req(), []), (err: unknown) => {
+      assert.ok(err instanceof SampleRejection);
+      assert.match(err.reason, /^answer: endpoint-refused: model endpoint .* \(model mmif-sim-vlm\): HTTP 400: invalid_request: Simulated invalid request/);
+      assert.equal(err.details?.modelCall?.status, 400);
+      return true;
+    });
+  } finally {
+    sim.setFaults({ requiredApiKey: '', knownModels: [], insufficientQuota: false, rate400: 0 });
+    delete process.env.MMIF_TEST_WRONG_KEY;
   }
 });

@@ -1,0 +1,51 @@
+/**
+ * The error budget of a shard: samples rejected because a model call failed (the endpoint refused
+ * the request, or every try gave an unusable reply) are the endpoint's fault, not the data's. A few
+ * are tolerated; past the budget the shard fails with the endpoint, status and a masked excerpt in
+ * the message, instead of committing a quietly empty result. Re-running the shard (`mmif resume`)
+ * tries those samples again.
+ */
+import type { BuildConfig } from '../config/buildConfig.js';
+import type { ModelCallFault } from '../domain/rejection.js';
+import { describeFault } from '../llm/endpointError.js';
+
+export type ErrorBudget = BuildConfig['llm']['errorBudget'];
+
+export class ErrorBudgetExceeded extends Error {
+  override name = 'ErrorBudgetExceeded';
+}
+
+/** Throws when more than `maxFraction` of a shard's samples were rejected by model-call faults. */
+export function checkShardBudget(shard: number, planned: number, faults: readonly ModelCallFault[], budget: ErrorBudget): void {
+  if (planned === 0 || faults.length / planned <= budget.maxFraction) return;
+  throw new ErrorBudgetExceeded(
+    `shard ${shard}: ${faults.length} of ${planned} samples rejected by model-call errors, over the error budget ` +
+      `(llm.errorBudget.maxFraction ${budget.maxFraction}); first: ${describeFault(faults[0]!)}`,
+  );
+}
+
+/**
+ * Counts model-call rejections in a row within one slice of a shard: `maxConsecutive` of them with
+ * no other outcome in between stops the slice at once (an endpoint that refuses everything).
+ */
+export class ConsecutiveFaults {
+  private run = 0;
+  constructor(
+    private readonly budget: ErrorBudget,
+    private readonly where: string,
+  ) {}
+
+  record(fault: ModelCallFault | undefined): void {
+    if (!fault) {
+      this.run = 0;
+      return;
+    }
+    this.run += 1;
+    if (this.run >= this.budget.maxConsecutive) {
+      throw new ErrorBudgetExceeded(
+        `${this.where}: ${this.run} samples in a row rejected by model-call errors ` +
+          `(llm.errorBudget.maxConsecutive ${this.budget.maxConsecutive}): ${describeFault(fault)}`,
+      );
+    }
+  }
+}
