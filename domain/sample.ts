@@ -10,6 +10,11 @@ export interface ImageRef {
   key: string;
   /** Byte range [start, end) inside `key`, for a member of an uncompressed tar. */
   range?: [number, number];
+  /**
+   * The webdataset record (key) in tar `key` whose image this is, when planning took the record from
+   * img2dataset's parquet and left finding its byte range to the shard that reads it.
+   */
+  tarRecord?: string;
 }
 
 export interface SourceSample {

@@ -1,6 +1,9 @@
 /**
  * CC3M as users have it from img2dataset (NOTES §5), on local disk or S3:
- *   webdataset  `00000.tar` shards at the root holding `{key}.jpg|.txt|.json` (a `.parquet` beside them is ignored)
+ *   webdataset  `00000.tar` shards at the root holding `{key}.jpg|.txt|.json`, each with img2dataset's
+ *               `00000.parquet` beside it: planning reads the parquet (keys, statuses, captions) and no
+ *               tar byte; an image's byte range is found when a shard reads it, by reading that tar's
+ *               headers by range, once per tar and worker. A tar without a usable parquet is streamed.
  *   files       `00000/000000000.jpg|.txt|.json`
  *   flat        images at the root, with an optional same-stem `.txt` caption
  * A record is the files sharing a key: the file name up to its first '.', the webdataset convention.
@@ -10,8 +13,9 @@ import type { Cc3mSourceConfig } from '../config/sourceConfig.js';
 import type { ObjectStore } from '../storage/objectStore.js';
 import { openStore, type S3Options } from '../storage/openStore.js';
 import { SourceError, damaged, filtered, readStored, sourceSample, type SourceItem, type SourceProblem, type SourceReader } from './contract.js';
+import { Img2datasetParquetError, openImg2datasetParquet, type Img2datasetRow } from './img2datasetParquet.js';
 import { orderedMap } from './orderedMap.js';
-import { TarError, tarEntries } from './tar.js';
+import { TarError, tarEntries, tarEntriesByRange } from './tar.js';
 
 type Layout = Exclude<Cc3mSourceConfig['layout'], 'auto'>;
 
@@ -28,17 +32,18 @@ const EXPECTED_LAYOUTS =
 
 export function openCc3m(config: Cc3mSourceConfig, sourceIndex: number, s3: S3Options): SourceReader {
   const store = openStore(config.uri, s3);
+  const tarImages = new TarImageIndex(store);
   return {
     samples: () => cc3mSamples(store, config, sourceIndex),
-    readImage: (ref) => readStored(store, ref),
+    readImage: async (ref) => (ref.tarRecord === undefined ? readStored(store, ref) : readStored(store, await tarImages.find(ref.key, ref.tarRecord))),
   };
 }
 
 async function* cc3mSamples(store: ObjectStore, config: Cc3mSourceConfig, sourceIndex: number): AsyncGenerator<SourceItem> {
   const layout = config.layout === 'auto' ? await detectLayout(store) : config.layout;
-  const items = orderedMap(RECORDS[layout](store), READ_AHEAD, (record) =>
-    'problem' in record ? Promise.resolve(record) : toItem(record, store, config, sourceIndex),
-  );
+  const toItems = (records: AsyncIterable<Cc3mRecord | SourceProblem>) =>
+    orderedMap(records, READ_AHEAD, (record) => ('problem' in record ? Promise.resolve(record) : toItem(record, store, config, sourceIndex)));
+  const items = layout === 'webdataset' ? webdatasetItems(store, config, sourceIndex, toItems) : toItems(RECORDS[layout](store));
   let seen = 0;
   for await (const item of items) {
     seen++;
@@ -76,8 +81,7 @@ interface Cc3mRecord {
   members: (Member & { kind: 'image' | 'txt' | 'json' })[];
 }
 
-const RECORDS: Record<Layout, (store: ObjectStore) => AsyncIterable<Cc3mRecord | SourceProblem>> = {
-  webdataset: webdatasetRecords,
+const RECORDS: Record<Exclude<Layout, 'webdataset'>, (store: ObjectStore) => AsyncIterable<Cc3mRecord | SourceProblem>> = {
   files: (store) => objectRecords(store, isInNumberedFolder),
   flat: (store) => objectRecords(store, (key) => !key.includes('/')),
 };
@@ -94,25 +98,117 @@ async function* mapAsync<T, U>(items: AsyncIterable<T>, fn: (item: T) => U | und
   }
 }
 
-async function* webdatasetRecords(store: ObjectStore): AsyncGenerator<Cc3mRecord | SourceProblem> {
-  for await (const { key: tar } of store.list('')) {
-    if (!isRootTar(tar)) continue;
-    let last: string | undefined;
+/**
+ * Each root tar's items: from its img2dataset parquet when there is a usable one (listed just before
+ * it: '.p' sorts before '.t'), else by streaming the tar.
+ */
+async function* webdatasetItems(
+  store: ObjectStore,
+  config: Cc3mSourceConfig,
+  sourceIndex: number,
+  toItems: (records: AsyncIterable<Cc3mRecord | SourceProblem>) => AsyncIterable<SourceItem>,
+): AsyncGenerator<SourceItem> {
+  const parquets = new Set<string>();
+  for await (const { key } of store.list('')) {
+    if (!key.includes('/') && key.endsWith('.parquet')) parquets.add(key);
+    if (!isRootTar(key)) continue;
+    const parquet = `${key.slice(0, -'.tar'.length)}.parquet`;
+    const rows = parquets.has(parquet) ? await parquetRows(store, parquet) : undefined;
+    if (rows) for (const row of rows) yield parquetItem(row, key, parquet, config, sourceIndex);
+    else yield* toItems(tarRecords(store, key));
+  }
+}
+
+/** A tar's rows from its side file, or undefined when the tar must be streamed instead (no captions, unreadable). */
+async function parquetRows(store: ObjectStore, key: string): Promise<Img2datasetRow[] | undefined> {
+  const bytes = await store.get(key);
+  if (!bytes) return undefined;
+  try {
+    const parquet = await openImg2datasetParquet(bytes, key);
+    if (!parquet.hasCaptions) return undefined;
+    // Read whole before yielding (a few MB per 10k-record shard), so a damaged file falls back cleanly.
+    const rows: Img2datasetRow[] = [];
+    for await (const row of parquet.rows()) rows.push(row);
+    return rows;
+  } catch (err) {
+    if (err instanceof Img2datasetParquetError) return undefined;
+    throw err;
+  }
+}
+
+function parquetItem(row: Img2datasetRow, tar: string, parquet: string, config: Cc3mSourceConfig, sourceIndex: number): SourceItem {
+  if (row.status !== 'success') {
+    // A failed download is a gap img2dataset already knows about, not damage, and real CC3M runs
+    // have hundreds of thousands of them: counted by status, not listed one by one.
+    const detail = row.errorMessage ? ` (${row.errorMessage})` : '';
+    return filtered(row.key, `img2dataset-${row.status}`, `${parquet}:${row.key}: img2dataset status "${row.status}"${detail}`);
+  }
+  return sourceSample('cc3m', row.key, config.licenseNote, { sourceIndex, key: tar, tarRecord: row.key }, { caption: row.caption?.trim() ?? '' });
+}
+
+async function* tarRecords(store: ObjectStore, tar: string): AsyncGenerator<Cc3mRecord | SourceProblem> {
+  let last: string | undefined;
+  try {
+    const entries = tarEntries(await store.openRead(tar), tar, {
+      capture: ({ path, size }) => isSidecar(path) && size <= MAX_CAPTURED_SIDECAR,
+    });
+    const members = mapAsync(entries, (e): Member => ({ path: e.path, key: tar, range: [e.offset, e.offset + e.size], data: e.data }));
+    for await (const record of groupRecords(members, `${tar}:`)) {
+      last = record.sourceId;
+      yield record;
+    }
+  } catch (err) {
+    if (!(err instanceof TarError)) throw err;
+    // A record the tar broke inside may be missing members, so it counts as lost too.
+    const lost = last === undefined ? 'no record in it is readable' : `the records after ${last} are lost`;
+    yield damaged(tar, `${err.message}; ${lost}`);
+  }
+}
+
+/** Tars indexed at once by one reader: each index is ~100 bytes per record (10k records: ~1 MB). */
+const INDEXED_TARS = 16;
+
+/**
+ * Byte ranges of the images of webdataset records, by tar: each tar's headers are read by range once
+ * (per reader, i.e. per build and worker), when a shard first asks for one of its records.
+ */
+class TarImageIndex {
+  private readonly tars = new Map<string, Promise<{ images: Map<string, [number, number]>; damage?: string }>>();
+
+  constructor(private readonly store: ObjectStore) {}
+
+  async find(tar: string, record: string): Promise<{ key: string; range: [number, number] }> {
+    let index = this.tars.get(tar);
+    if (!index) {
+      if (this.tars.size >= INDEXED_TARS) this.tars.delete(this.tars.keys().next().value!);
+      index = this.build(tar);
+      index.catch(() => this.tars.delete(tar));
+      this.tars.set(tar, index);
+    }
+    const { images, damage } = await index;
+    const range = images.get(record);
+    if (!range) {
+      const why = damage ?? 'img2dataset\'s parquet lists it as a success, but the tar does not hold it';
+      throw new SourceError(this.store.root, `${tar}: no image for record ${record} (${why})`);
+    }
+    return { key: tar, range };
+  }
+
+  private async build(tar: string): Promise<{ images: Map<string, [number, number]>; damage?: string }> {
+    let size: number | undefined;
+    for await (const info of this.store.list(tar)) if (info.key === tar) size = info.size;
+    if (size === undefined) throw new SourceError(this.store.root, `'${tar}' has disappeared since it was planned`);
+    const images = new Map<string, [number, number]>();
     try {
-      const entries = tarEntries(await store.openRead(tar), tar, {
-        capture: ({ path, size }) => isSidecar(path) && size <= MAX_CAPTURED_SIDECAR,
-      });
-      const members = mapAsync(entries, (e): Member => ({ path: e.path, key: tar, range: [e.offset, e.offset + e.size], data: e.data }));
-      for await (const record of groupRecords(members, `${tar}:`)) {
-        last = record.sourceId;
-        yield record;
+      for await (const entry of tarEntriesByRange((start, end) => this.store.getRange(tar, start, end), size, tar)) {
+        const record = recordKey(entry.path);
+        if (fileKind(entry.path) === 'image' && !images.has(record)) images.set(record, [entry.offset, entry.offset + entry.size]);
       }
     } catch (err) {
       if (!(err instanceof TarError)) throw err;
-      // A record the tar broke inside may be missing members, so it counts as lost too.
-      const lost = last === undefined ? 'no record in it is readable' : `the records after ${last} are lost`;
-      yield damaged(tar, `${err.message}; ${lost}`);
+      return { images, damage: err.message };
     }
+    return { images };
   }
 }
 

@@ -1,7 +1,8 @@
 /**
- * Streaming reader of uncompressed tar files (ustar, GNU long names, pax path/size records).
- * It parses only headers and skips member data, so a multi-GB webdataset shard costs a few KB of
- * memory; callers later read a member with ObjectStore.getRange(offset, offset + size).
+ * Reader of uncompressed tar files (ustar, GNU long names, pax path/size records), from a stream or
+ * by byte ranges. It parses only headers and skips member data, so a multi-GB webdataset shard costs
+ * a few KB of memory; callers later read a member with ObjectStore.getRange(offset, offset + size).
+ * Read by ranges, a member's data is never fetched unless it shares a read window with a header.
  */
 
 export interface TarEntry {
@@ -37,12 +38,32 @@ const BLOCK = 512;
  * fully arrived, so when the stream ends early (or a header is damaged) the complete entries before the
  * damage have been yielded and then a TarError naming the tar is thrown.
  */
-export async function* tarEntries(
-  stream: NodeJS.ReadableStream,
+export function tarEntries(stream: NodeJS.ReadableStream, name: string, options: TarOptions = {}): AsyncGenerator<TarEntry> {
+  return walkTar(new BlockReader(stream), name, options);
+}
+
+/**
+ * The same entries, read by byte ranges of a tar of `size` bytes: windows of `windowBytes` from each
+ * header on, jumping over member data that extends past the window. Damage is reported as by
+ * tarEntries (the size tells where the file ends).
+ */
+export function tarEntriesByRange(
+  readRange: (start: number, end: number) => Promise<Buffer>,
+  size: number,
   name: string,
-  options: TarOptions = {},
+  options: TarOptions & { windowBytes?: number } = {},
 ): AsyncGenerator<TarEntry> {
-  const reader = new BlockReader(stream);
+  return walkTar(new RangeReader(readRange, size, options.windowBytes ?? 256 * 1024), name, options);
+}
+
+interface ByteReader {
+  readonly position: number;
+  read(n: number): Promise<Buffer>;
+  skip(n: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+async function* walkTar(reader: ByteReader, name: string, options: TarOptions): AsyncGenerator<TarEntry> {
   /** Overrides for the next header, from a GNU 'L' member or a pax 'x' member. */
   let pending: { path?: string; size?: number } = {};
   try {
@@ -156,8 +177,40 @@ function truncated(name: string, where: string, member?: string): TarError {
   return new TarError(`tar ${name} is truncated: the file ends ${where}`, member);
 }
 
+/** Reads by ranges, a window at a time; skips cost nothing. */
+class RangeReader implements ByteReader {
+  position = 0;
+  private window: Buffer = Buffer.alloc(0);
+  private windowStart = 0;
+
+  constructor(
+    private readonly readRange: (start: number, end: number) => Promise<Buffer>,
+    private readonly size: number,
+    private readonly windowBytes: number,
+  ) {}
+
+  async read(n: number): Promise<Buffer> {
+    const end = Math.min(this.position + n, this.size);
+    if (this.position < this.windowStart || end > this.windowStart + this.window.length) {
+      this.windowStart = this.position;
+      this.window = end > this.position ? await this.readRange(this.position, Math.min(this.size, this.position + Math.max(n, this.windowBytes))) : Buffer.alloc(0);
+    }
+    const out = this.window.subarray(this.position - this.windowStart, end - this.windowStart);
+    this.position += out.length;
+    return out;
+  }
+
+  async skip(n: number): Promise<number> {
+    const skipped = Math.max(0, Math.min(n, this.size - this.position));
+    this.position += skipped;
+    return skipped;
+  }
+
+  async close(): Promise<void> {}
+}
+
 /** Exact-length reads and skips over a chunked stream, tracking the absolute byte position. */
-class BlockReader {
+class BlockReader implements ByteReader {
   position = 0;
   private readonly chunks: AsyncIterator<string | Buffer>;
   private buffered: Buffer = Buffer.alloc(0);

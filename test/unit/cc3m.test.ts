@@ -142,5 +142,41 @@ for (const backend of [localBackend(), s3Backend()]) {
         assert.match(problemsOf(items)[0]!.reason, /status "failed_to_download" \(HTTP Error 404\)/);
       });
     }
+
+    it('plans a webdataset from img2dataset\'s parquet side files without reading a tar byte, and counts failed downloads', async () => {
+      const { uri, records } = await dataset('webdataset', { sideFile: 'img2dataset', failedDownload: '000010002' });
+      const store = openStore(uri, backend.s3);
+      const tars = { '00000.tar': (await store.get('00000.tar'))!, '00001.tar': (await store.get('00001.tar'))! };
+      // Planning must not need the tars' bytes: replace them with garbage while it runs.
+      for (const tar of Object.keys(tars)) await store.put(tar, 'not a tar');
+      const items = await collect(cc3mConfig(uri), backend.s3);
+      for (const [tar, bytes] of Object.entries(tars)) await store.put(tar, bytes);
+
+      const samples = samplesOf(items);
+      const kept = records.filter((r) => r.key !== '000010002');
+      assert.deepEqual(samples.map((s) => [s.sourceId, s.caption]), kept.map((r) => [r.key, r.caption]));
+      assert.deepEqual(samples[3]!.image, { sourceIndex: SOURCE_INDEX, key: '00001.tar', tarRecord: '000010000' });
+      const [failed, ...others] = problemsOf(items);
+      assert.deepEqual(others, []);
+      assert.equal(failed!.kind, 'filtered');
+      assert.equal(failed!.kind === 'filtered' && failed!.filter, 'img2dataset-failed_to_download');
+      assert.match(failed!.reason, /^00001\.parquet:000010002: img2dataset status "failed_to_download" \(HTTP Error 404\)$/);
+
+      // A shard finds each image's bytes by reading its tar's headers by range.
+      const reader = openSource(cc3mConfig(uri), SOURCE_INDEX, backend.s3);
+      for (const [i, s] of samples.entries()) assert.ok((await reader.readImage(s.image)).equals(kept[i]!.image), `image bytes of ${s.sourceId}`);
+    });
+
+    it('plans a truncated tar from its parquet: records before the damage read, a lost one names the damage', async () => {
+      const { uri, records } = await dataset('webdataset', { sideFile: 'img2dataset', truncateInside: '000010001' });
+      const items = await collect(cc3mConfig(uri), backend.s3);
+      assert.equal(samplesOf(items).length, 6, 'the parquet lists every record as downloaded');
+      const reader = openSource(cc3mConfig(uri), SOURCE_INDEX, backend.s3);
+      const byId = new Map(samplesOf(items).map((s) => [s.sourceId, s]));
+      assert.ok((await reader.readImage(byId.get('000010000')!.image)).equals(records[3]!.image));
+      const error = await reader.readImage(byId.get('000010001')!.image).catch((e: unknown) => e);
+      assert.ok(error instanceof SourceError, String(error));
+      assert.match(error.message, /00001\.tar: no image for record 000010001 \(tar 00001\.tar is truncated/);
+    });
   });
 }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { TarError, tarEntries, type TarEntry, type TarOptions } from '../../sources/tar.js';
+import { TarError, tarEntries, tarEntriesByRange, type TarEntry, type TarOptions } from '../../sources/tar.js';
 import { cutInsideMember, packTar, type TarFile } from '../fixtures/cc3m.js';
 
 /** Feeds a buffer in fixed-size chunks, so headers and data straddle chunk boundaries. */
@@ -166,5 +166,51 @@ describe('tarEntries', () => {
     assert.equal(entries.length, 0);
     assert.ok(error instanceof TarError);
     assert.match(error.message, /shard\.tar is damaged: bad header checksum at offset 0/);
+  });
+});
+
+describe('tarEntriesByRange', () => {
+  async function readByRange(tar: Buffer, windowBytes: number, options: TarOptions = {}) {
+    const entries: TarEntry[] = [];
+    let fetched = 0;
+    const readRange = async (start: number, end: number) => {
+      fetched += end - start;
+      return tar.subarray(start, end);
+    };
+    try {
+      for await (const e of tarEntriesByRange(readRange, tar.length, 'shard.tar', { ...options, windowBytes })) entries.push(e);
+      return { entries, fetched };
+    } catch (error) {
+      return { entries, fetched, error };
+    }
+  }
+
+  const damaged = {
+    'cut inside member data': cutInsideMember(packTar(files), '000000001.jpg'),
+    'cut inside a header': packTar(files).subarray(0, 512 + 1024 + 100),
+    'no end-of-archive marker': packTar(files).subarray(0, packTar(files).length - 1024),
+  };
+
+  for (const windowBytes of [512, 4096, 1 << 20]) {
+    it(`yields what the stream reader yields, damage included (window ${windowBytes} bytes)`, async () => {
+      const cases: Record<string, Buffer> = { whole: packTar(files), gnu: packTar([{ path: LONG_PATH, data: 'long' }, ...files], 'gnu'), pax: packTar([{ path: LONG_PATH, data: 'x' }], 'pax'), ...damaged };
+      for (const [name, tar] of Object.entries(cases)) {
+        const options = { capture: (e: { path: string }) => e.path.endsWith('.txt') };
+        const streamed = await readAll(tar, options);
+        const ranged = await readByRange(tar, windowBytes, options);
+        assert.deepEqual(ranged.entries, streamed.entries, name);
+        assert.equal(String(ranged.error), String(streamed.error), name);
+        assert.equal((ranged.error as TarError | undefined)?.member, (streamed.error as TarError | undefined)?.member, name);
+      }
+    });
+  }
+
+  it('reads headers, not the data of members larger than its window', async () => {
+    const big = Buffer.alloc(1 << 20, 1);
+    const tar = packTar([{ path: 'a.jpg', data: big }, { path: 'a.txt', data: 'caption' }, { path: 'b.jpg', data: big }, { path: 'b.txt', data: 'caption' }]);
+    const { entries, fetched, error } = await readByRange(tar, 4096);
+    assert.equal(error, undefined);
+    assert.deepEqual(entries.map((e) => e.path), ['a.jpg', 'a.txt', 'b.jpg', 'b.txt']);
+    assert.ok(fetched < 5 * 4096, `fetched ${fetched} of ${tar.length} bytes`);
   });
 });
