@@ -9,6 +9,9 @@ import { commitShard as writeShard } from '../output/shardWriter.js';
 import { writeBuildReport, type BuildReport } from '../output/buildReport.js';
 import { ConfigMismatchError, planBuild as plan, type BuildPlan } from '../pipeline/planBuild.js';
 import { runStage, type SliceOutcome } from '../pipeline/runStage.js';
+import { planTopUp as topUp } from '../pipeline/topUp.js';
+import { sourceTallies } from '../output/sourceTallies.js';
+import type { Goals, SourceTally } from '../domain/targets.js';
 import { SourceError } from '../sources/source.js';
 import { EndpointError } from '../llm/endpointError.js';
 import { ErrorBudgetExceeded } from '../pipeline/errorBudget.js';
@@ -123,7 +126,8 @@ export async function committedShard(task: ShardTask): Promise<ShardSummary | nu
   return manifest ? summarize(manifest) : null;
 }
 
-export async function commitShard(task: ShardTask): Promise<ShardSummary> {
+/** Commits a shard; with `caps` (targets), keeps at most that many accepted records of each kind. */
+export async function commitShard(task: ShardTask & { caps?: Goals }): Promise<ShardSummary> {
   return permanentOnFailure(() =>
     withHeartbeat(async () => {
       const ctx = await contextForBuild(task.build);
@@ -135,8 +139,24 @@ export async function commitShard(task: ShardTask): Promise<ShardSummary> {
         samples,
         training: { template: ctx.config.training.promptTemplate, seed: ctx.config.seed },
         errorBudget: ctx.config.llm.errorBudget,
+        ...(task.caps ? { caps: task.caps } : {}),
       });
       return summarize(manifest);
+    }),
+  );
+}
+
+/** Per source: samples planned and records kept by the committed shards of the plan (targets). */
+export async function targetTallies(input: { build: BuildRef; plan: BuildPlan }): Promise<SourceTally[]> {
+  return sourceTallies(storeFor(input.build.output, input.build.s3), buildLayout(input.build.buildId), input.plan);
+}
+
+/** Plans topping-up round `round`, or records why topping up stops; returns the plan as it stands. */
+export async function planTopUp(input: { config: unknown; round: number }): Promise<BuildPlan> {
+  return permanentOnFailure(() =>
+    withHeartbeat(async () => {
+      const ctx = contextFor(parseBuildConfig(input.config));
+      return topUp(ctx.config, ctx.store, ctx.layout, ctx.sources, input.round, (plan) => sourceTallies(ctx.store, ctx.layout, plan));
     }),
   );
 }

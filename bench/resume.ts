@@ -49,7 +49,9 @@ async function committedBuild(input: BuildConfigInput): Promise<void> {
     sampleCount: SHARDS,
     shardCount: SHARDS,
     shardSizes: Array(SHARDS).fill(1),
-    sources: [{ type: 'cc3m', target: SHARDS, selected: SHARDS, damaged: 0, filtered: 0 }],
+    shardSources: Array(SHARDS).fill(0),
+    rounds: [0],
+    sources: [{ type: 'cc3m', target: SHARDS, selected: SHARDS, damaged: 0, filtered: 0, exhausted: false }],
     sourceProblems: 0,
   };
   await putJson(store, layout.planSummary, plan);

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { imageSchema } from './imageConfig.js';
-import { sourceSchema } from './sourceConfig.js';
+import { sourceSchema, sourceTargetsSchema } from './sourceConfig.js';
 
 export { imageSchema, type ImageConfig } from './imageConfig.js';
 export { sourceSchema, type SourceConfig } from './sourceConfig.js';
@@ -84,6 +84,21 @@ export const buildConfigSchema = z
     sources: z.array(sourceSchema).min(1),
     /** Samples to select from the sources (deterministically, by seeded hash order). */
     maxSamples: z.number().int().positive(),
+    /**
+     * Accepted records wanted. The build tops up in rounds: further ranks of the same seeded order, in
+     * new shards, until each source meets its share or runs out; surplus records are trimmed by rank.
+     * maxSamples then caps the samples planned over all rounds.
+     */
+    targets: sourceTargetsSchema
+      .extend({
+        /** Accepted share of planned samples assumed for the first round (later rounds use the measured one). */
+        expectedYield: z.number().gt(0).max(1).default(0.8),
+        /** Planning rounds at most (the first included). */
+        maxRounds: z.number().int().min(1).max(50).default(8),
+      })
+      .strict()
+      .refine((t) => t.instruct !== undefined || t.dpo !== undefined, 'set instruct, dpo or both')
+      .optional(),
     shardSize: z.number().int().min(1).max(5000).default(64),
     /** Samples per activity call: bounds history (one event group per slice) and retry cost. */
     sliceSize: z.number().int().min(1).max(500).default(16),
@@ -269,6 +284,14 @@ export const buildConfigSchema = z
     }
     if (c.llm.maxTokensCeiling !== undefined && c.llm.maxTokensCeiling <= c.llm.maxTokens) {
       ctx.addIssue({ code: 'custom', path: ['llm', 'maxTokensCeiling'], message: 'must exceed llm.maxTokens' });
+    }
+    for (const [i, source] of c.sources.entries()) {
+      if (source.targets && !c.targets) {
+        ctx.addIssue({ code: 'custom', path: ['sources', i, 'targets'], message: 'source targets need the build-level targets (which turn on topping up)' });
+      }
+      if (source.quota !== undefined && c.targets) {
+        ctx.addIssue({ code: 'custom', path: ['sources', i, 'quota'], message: 'with targets, a source takes targets (accepted records), not quota (planned samples)' });
+      }
     }
     if (c.constraints.min > c.constraints.max) {
       ctx.addIssue({ code: 'custom', path: ['constraints', 'min'], message: 'must not exceed constraints.max' });

@@ -145,6 +145,15 @@ function questionSchema(d: QuestionPolicy) {
     .default(() => ({ ...d }));
 }
 
+/** Accepted records wanted, by output: MM-IFInstruct records and MM-IFDPO pairs. An absent kind is not counted. */
+export const sourceTargetsSchema = z
+  .object({
+    instruct: z.number().int().min(0).optional(),
+    dpo: z.number().int().min(0).optional(),
+  })
+  .strict();
+export type RecordTargets = z.infer<typeof sourceTargetsSchema>;
+
 function common<T extends SourceType>(type: T) {
   return {
     type: z.literal(type),
@@ -155,6 +164,8 @@ function common<T extends SourceType>(type: T) {
     quota: z.number().int().positive().optional(),
     /** Share of the build's maxSamples taken from this source (relative to the other sources' weights). */
     weight: z.number().positive().optional(),
+    /** Accepted records wanted from this source (with the build's `targets`): overrides its weighted share. */
+    targets: sourceTargetsSchema.optional(),
     image: imageOverrideSchema.optional(),
     constraintTypes: constraintTypesSchema.optional(),
   };

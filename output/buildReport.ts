@@ -6,6 +6,9 @@ import { getJson, putIfChanged, type ObjectStore } from '../storage/objectStore.
 import type { BuildLayout } from './layout.js';
 import { addCounts, addUsage, emptyStrategyPairs, emptyUsage, type PairStats, type StrategyPairs, type ShardManifest, type StageUsage, type Tally, type VerificationStats } from './manifest.js';
 import { llamaFactoryDatasetInfo } from './sharegpt.js';
+import { sourceGoals, type Goals, type TargetsOutcome } from '../domain/targets.js';
+import type { BuildPlan, StoredConfig } from '../pipeline/planBuild.js';
+import { sourceTallies } from './sourceTallies.js';
 
 export interface BuildReport {
   buildId: string;
@@ -21,6 +24,15 @@ export interface BuildReport {
   models: Record<string, string>;
   verification: VerificationStats;
   pairs: PairStats;
+  /** With targets: whether they were met, or why topping up stopped, and the counts per source. */
+  targets?: TargetsReport;
+}
+
+export interface TargetsReport {
+  /** `targets-met`, `sources-exhausted`, `round-limit` or `sample-limit`; absent while the build is still topping up. */
+  outcome: TargetsOutcome | 'in-progress';
+  rounds: number;
+  sources: Array<{ type: string; goals: Goals; kept: { instruct: number; dpo: number }; planned: number; exhausted: boolean }>;
 }
 
 export async function writeBuildReport(
@@ -60,9 +72,29 @@ export async function writeBuildReport(
     addStrategyPairs(report.pairs.byStrategy, manifest.pairs.byStrategy);
     addTallies(report.pairs.byConstraintType, manifest.pairs.byConstraintType);
   }
+  const targets = await targetsReport(store, layout);
+  if (targets) report.targets = targets;
   await putIfChanged(store, layout.datasetInfo, JSON.stringify(llamaFactoryDatasetInfo()), 'application/json');
   await putIfChanged(store, layout.report, JSON.stringify(report), 'application/json');
   return report;
+}
+
+async function targetsReport(store: ObjectStore, layout: BuildLayout): Promise<TargetsReport | undefined> {
+  const config = (await getJson<StoredConfig>(store, layout.config))?.config;
+  const plan = await getJson<BuildPlan>(store, layout.planSummary);
+  if (!config?.targets || !plan) return undefined;
+  const tallies = await sourceTallies(store, layout, plan);
+  return {
+    outcome: plan.targetsOutcome ?? 'in-progress',
+    rounds: plan.rounds.length,
+    sources: sourceGoals(config).map((goals, i) => ({
+      type: plan.sources[i]!.type,
+      goals,
+      kept: { instruct: tallies[i]!.instruct, dpo: tallies[i]!.dpo },
+      planned: tallies[i]!.planned,
+      exhausted: tallies[i]!.exhausted,
+    })),
+  };
 }
 
 function addStrategyPairs(into: Record<string, StrategyPairs>, from: Record<string, StrategyPairs>): void {

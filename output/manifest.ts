@@ -61,6 +61,8 @@ export interface ShardManifest {
   usage: Record<string, StageUsage>;
   verification: VerificationStats;
   pairs: PairStats;
+  /** With targets: the records of each kind this shard could keep; accepted ones beyond are `over-target` rejects. */
+  targetCaps?: Partial<Record<'instruct' | 'dpo', number>>;
 }
 
 export interface Tally {

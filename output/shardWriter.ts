@@ -24,6 +24,8 @@ import {
   type ManifestFile,
   type ShardManifest,
 } from './manifest.js';
+import type { Goals } from '../domain/targets.js';
+import { trimToCaps } from './overTarget.js';
 import { dpoParquet, instructParquet } from './parquet.js';
 import { dpoSharegptLine, instructSharegptLine, jsonl } from './sharegpt.js';
 
@@ -35,6 +37,8 @@ export interface ShardToCommit {
   training: TrainingPromptSettings;
   /** Fails the commit when too many samples were rejected by model-call errors (errorBudget.ts). */
   errorBudget?: ErrorBudget;
+  /** With targets: accepted records of each kind this shard may keep (its source's remaining target). */
+  caps?: Goals;
 }
 
 export async function commitShard(store: ObjectStore, layout: BuildLayout, spec: ShardToCommit): Promise<ShardManifest> {
@@ -42,13 +46,12 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
   if (existing) return existing;
 
   const assembled = await mapLimit(spec.samples, 16, async (sample) => assembleSample(sample, await loadStates(store, layout, sample), spec.training));
+  const modelFaults = assembled.flatMap((a) => (a.reject?.modelCall ? [a.reject.modelCall] : []));
+  if (spec.errorBudget) checkShardBudget(spec.shard, spec.samples.length, modelFaults, spec.errorBudget);
+  const overTarget = spec.caps ? trimToCaps(assembled, spec.caps) : [];
   const instruct = assembled.flatMap((a) => (a.instruct ? [a.instruct] : []));
   const dpo = assembled.flatMap((a) => (a.dpo ? [a.dpo] : []));
-  const rejects = assembled.flatMap((a) => (a.reject ? [a.reject] : []));
-  if (spec.errorBudget) {
-    const faults = rejects.flatMap((r) => (r.modelCall ? [r.modelCall] : []));
-    checkShardBudget(spec.shard, spec.samples.length, faults, spec.errorBudget);
-  }
+  const rejects = [...assembled.flatMap((a) => (a.reject ? [a.reject] : [])), ...overTarget];
   // Replies that came through the Batch API were paid when collected; the stages read them as cache hits.
   const calls: CallRecord[] = [...assembled.flatMap((a) => a.calls), ...(await batchCalls(store, layout, spec.shard))];
 
@@ -88,6 +91,7 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
     usage: summarizeUsage(calls),
     verification: verificationStats(assembled),
     pairs: pairStats(assembled),
+    ...(spec.caps ? { targetCaps: spec.caps } : {}),
   };
   // The commit point. A conditional write: if a racing attempt committed first, its manifest (the
   // same bytes, as every input is deterministic) stands.

@@ -12,6 +12,7 @@ import { fingerprintMaterial, type BuildConfig } from '../config/buildConfig.js'
 import { sha256Hex } from '../domain/hashing.js';
 import type { SourceSample } from '../domain/sample.js';
 import type { BuildLayout } from '../output/layout.js';
+import { firstRoundSizes, sourceShares, type TargetsOutcome } from '../domain/targets.js';
 import { isProblem, type SourceProblem, type SourceReader } from '../sources/source.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 
@@ -21,8 +22,14 @@ export interface BuildPlan {
   shardCount: number;
   /** Samples in each shard; the last shard of each source may be short. */
   shardSizes: number[];
-  /** Per source, in config order. */
-  sources: Array<{ type: string; target: number; selected: number; damaged: number; filtered: number }>;
+  /** The source (config index) of each shard. */
+  shardSources: number[];
+  /** First shard of each planning round: [0] without targets; topping up appends rounds. */
+  rounds: number[];
+  /** With targets: why topping up stopped, once it has. */
+  targetsOutcome?: TargetsOutcome;
+  /** Per source, in config order; `selected` counts the ranks taken over all rounds. */
+  sources: Array<{ type: string; target: number; selected: number; damaged: number; filtered: number; exhausted: boolean }>;
   /** Damaged source units, listed in rejects/source-problems.jsonl. */
   sourceProblems: number;
 }
@@ -58,10 +65,12 @@ export async function planBuild(
   const planned = stored ? await getJson<BuildPlan>(store, layout.planSummary) : undefined;
   if (planned) return planned;
 
-  const targets = sourceTargets(config.maxSamples, config.sources);
+  // With targets, the first round of topping up (pipeline/topUp.ts plans the later ones).
+  const targets = config.targets ? firstRoundSizes(config) : sourceShares(config.maxSamples, config.sources);
   const damaged: Array<SourceProblem & { source: string }> = [];
   const filtered: Record<string, Record<string, number>> = {};
   const shards: SourceSample[][] = [];
+  const shardSources: number[] = [];
   const perSource: BuildPlan['sources'] = [];
   for (const [index, reader] of sources.entries()) {
     const type = config.sources[index]!.type;
@@ -69,7 +78,7 @@ export async function planBuild(
     let damagedHere = 0;
     let filteredHere = 0;
     for await (const item of reader.samples()) {
-      if (!isProblem(item)) selection.offer(sha256Hex(`${config.seed}\u0000${item.sampleId}`), item);
+      if (!isProblem(item)) selection.offer(sampleRank(config.seed, item.sampleId), item);
       else if (item.kind === 'filtered') {
         const counts = (filtered[`${index}:${type}`] ??= {});
         counts[item.filter] = (counts[item.filter] ?? 0) + 1;
@@ -80,8 +89,11 @@ export async function planBuild(
       }
     }
     const selected = selection.sorted();
-    for (let from = 0; from < selected.length; from += config.shardSize) shards.push(selected.slice(from, from + config.shardSize));
-    perSource.push({ type, target: targets[index]!, selected: selected.length, damaged: damagedHere, filtered: filteredHere });
+    for (const shard of cutShards(selected, config.shardSize)) {
+      shards.push(shard);
+      shardSources.push(index);
+    }
+    perSource.push({ type, target: targets[index]!, selected: selected.length, damaged: damagedHere, filtered: filteredHere, exhausted: selected.length < targets[index]! });
   }
   for (const [shard, samples] of shards.entries()) await putJson(store, layout.shardPlan(shard), samples);
   await store.put(layout.sourceProblems, damaged.map((p) => `${JSON.stringify(p)}\n`).join(''));
@@ -92,6 +104,8 @@ export async function planBuild(
     sampleCount: shards.reduce((n, s) => n + s.length, 0),
     shardCount: shards.length,
     shardSizes: shards.map((s) => s.length),
+    shardSources,
+    rounds: [0],
     sources: perSource,
     sourceProblems: damaged.length,
   };
@@ -99,26 +113,20 @@ export async function planBuild(
   return plan;
 }
 
-/**
- * Samples wanted from each source: its `quota`, or a share of what the quotas leave of maxSamples
- * by `weight` (1 when a source gives neither); shares are rounded down and the remainder goes to
- * the largest fractions, earlier sources first on ties.
- */
-export function sourceTargets(maxSamples: number, sources: ReadonlyArray<{ quota?: number; weight?: number }>): number[] {
-  const remaining = Math.max(0, maxSamples - sources.reduce((n, s) => n + (s.quota ?? 0), 0));
-  const weights = sources.map((s) => (s.quota !== undefined ? 0 : (s.weight ?? 1)));
-  const total = weights.reduce((a, b) => a + b, 0);
-  const exact = weights.map((w) => (total > 0 ? (remaining * w) / total : 0));
-  const targets = sources.map((s, i) => s.quota ?? Math.floor(exact[i]!));
-  let left = remaining - targets.reduce((n, t, i) => n + (sources[i]!.quota === undefined ? t : 0), 0);
-  const byFraction = exact.map((e, i) => ({ i, f: e - Math.floor(e) })).filter(({ i }) => weights[i]! > 0).sort((a, b) => b.f - a.f || a.i - b.i);
-  for (const { i } of byFraction) {
-    if (left <= 0) break;
-    targets[i]! += 1;
-    left -= 1;
-  }
-  return targets;
+export function cutShards<T>(samples: readonly T[], shardSize: number): T[][] {
+  const shards: T[][] = [];
+  for (let from = 0; from < samples.length; from += shardSize) shards.push(samples.slice(from, from + shardSize));
+  return shards;
 }
+
+/** The samples of ranks [from, to) of a source's seeded order (fewer when the source runs out). */
+export async function rankedSlice(config: BuildConfig, reader: SourceReader, from: number, to: number): Promise<SourceSample[]> {
+  const selection = new LowestRanks<SourceSample>(to);
+  for await (const item of reader.samples()) if (!isProblem(item)) selection.offer(sampleRank(config.seed, item.sampleId), item);
+  return selection.sorted().slice(from);
+}
+
+export const sampleRank = (seed: number, sampleId: string): string => sha256Hex(`${seed}\u0000${sampleId}`);
 
 /** Keeps the `capacity` items of lowest rank seen so far (a max-heap on rank). */
 class LowestRanks<T> {

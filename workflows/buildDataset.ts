@@ -28,6 +28,7 @@ import type { BuildRef } from '../activities/buildRef.js';
 import { batchStages, ConfigError, parseBuildConfig, stageTaskQueues, type BuildConfig } from '../config/buildConfig.js';
 import type { BuildReport } from '../output/buildReport.js';
 import type { BuildPlan } from '../pipeline/planBuild.js';
+import { commitCaps, sourceGoals } from '../domain/targets.js';
 import { pipelineActivityOptions } from './activityOptions.js';
 import { newProgress, recordCommittedShard, type BuildPhase, type BuildProgress } from './buildProgress.js';
 import { buildShard } from './buildShard.js';
@@ -67,7 +68,7 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
     progress.shards.failed = 0;
     return { retrying };
   });
-  const { planBuild, finalizeBuild, committedShards } = proxyActivities<typeof activities>(pipelineActivityOptions(config.retry));
+  const { planBuild, planTopUp, finalizeBuild, committedShards } = proxyActivities<typeof activities>(pipelineActivityOptions(config.retry));
   const setPhase = (phase: BuildPhase) => {
     progress.phase = phase;
     if (config.searchAttributes) upsertSearchAttributes([{ key: MMIF_STATUS, value: phase }]);
@@ -100,19 +101,35 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
       pending = Array.from({ length: plan.shardCount }, (_, shard) => shard).filter((shard) => !committed.has(shard));
     }
     let nextPending = carried?.nextPending ?? 0;
-    const startedHere = nextPending;
-    const rollOver = () => workflowInfo().continueAsNewSuggested || nextPending - startedHere >= config.shardsPerRun;
+    let startedThisRun = 0;
+    const rollOver = () => workflowInfo().continueAsNewSuggested || startedThisRun >= config.shardsPerRun;
     const work = () => retryQueue.length > 0 || nextPending < pending!.length;
     for (;;) {
       while (work() && !rollOver()) {
         await condition(() => progress.shards.running < config.maxParallelShards);
         const shard = retryQueue.shift() ?? pending[nextPending++]!;
+        startedThisRun += 1;
         void runShard(config, build, plan, shard, progress);
       }
       await condition(() => progress.shards.running === 0);
       if (work()) {
         // More to do: a retry that arrived meanwhile, or the rest of the plan after a roll-over.
         if (rollOver()) await continueAsNew<typeof buildDataset>(input, { plan, pending, nextPending, retryQueue, progress });
+        continue;
+      }
+      if (progress.shards.failed === 0 && config.targets) {
+        // Targets: commit the round in rank order, then plan the next one from what was kept.
+        await commitRoundInOrder(config, build, plan, progress);
+        const grown: BuildPlan = await planTopUp({ config: input, round: plan.rounds.length });
+        if (grown.targetsOutcome) {
+          plan = grown;
+          break;
+        }
+        pending = Array.from({ length: grown.shardCount - plan.shardCount }, (_, i) => plan!.shardCount + i);
+        nextPending = 0;
+        plan = grown;
+        progress.shards.planned = plan.shardCount;
+        progress.samples.planned = plan.sampleCount;
         continue;
       }
       if (progress.shards.failed === 0 || config.retryWindowSeconds === 0) break;
@@ -152,6 +169,27 @@ function validate(input: unknown): BuildConfig {
   }
 }
 
+/**
+ * Commits the last round's uncommitted shards one by one in plan order (= rank order), each capped
+ * at what its source still owes, so the records kept are the lowest-ranked accepted ones whatever
+ * order the shards finished in. Earlier rounds are committed whole (planTopUp checks it).
+ */
+async function commitRoundInOrder(config: BuildConfig, build: BuildRef, plan: BuildPlan, progress: BuildProgress): Promise<void> {
+  const { commitShard, committedShards, targetTallies } = proxyActivities<typeof activities>(pipelineActivityOptions(config.retry));
+  const roundStart = plan.rounds[plan.rounds.length - 1]!;
+  const committed = new Set((await committedShards({ build, from: roundStart, to: plan.shardCount })).shards);
+  const kept = await targetTallies({ build, plan });
+  const goals = sourceGoals(config);
+  for (let shard = roundStart; shard < plan.shardCount; shard++) {
+    if (committed.has(shard)) continue;
+    const source = plan.shardSources[shard]!;
+    const summary = await commitShard({ build, shard, caps: commitCaps(goals[source]!, kept[source]!) });
+    kept[source]!.instruct += summary.instruct;
+    kept[source]!.dpo += summary.dpo;
+    recordCommittedShard(progress, summary, Date.now());
+  }
+}
+
 async function runShard(config: BuildConfig, build: BuildRef, plan: BuildPlan, shard: number, progress: BuildProgress): Promise<void> {
   progress.shards.running += 1;
   try {
@@ -168,10 +206,12 @@ async function runShard(config: BuildConfig, build: BuildRef, plan: BuildPlan, s
           batchStages: batchStages(config),
           batchApi: config.batchApi,
           stageTaskQueues: stageTaskQueues(config),
+          // With targets, the build commits shards itself, in rank order (commitRoundInOrder).
+          deferCommit: config.targets !== undefined,
         },
       ],
     });
-    recordCommittedShard(progress, summary, Date.now());
+    if (summary) recordCommittedShard(progress, summary, Date.now());
   } catch (err) {
     if (isCancellation(err)) return; // the build is being cancelled: not a shard failure
     progress.shards.failed += 1;

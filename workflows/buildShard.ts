@@ -23,12 +23,15 @@ export interface BuildShardInput extends ShardTask {
   batchApi: BuildConfig['batchApi'];
   /** Stages routed to an endpoint's own task queue. */
   stageTaskQueues: Partial<Record<StageName, string>>;
+  /** Run the stages only: the build commits the shard (targets: in rank order, with caps). */
+  deferCommit: boolean;
 }
 
 /** The first wait for a batch; later polls back off by half again, up to batchApi.pollSeconds. */
 const FIRST_POLL_MS = 2_000;
 
-export async function buildShard(input: BuildShardInput): Promise<ShardSummary> {
+/** The shard's summary once committed; null when `deferCommit` leaves the commit to the build. */
+export async function buildShard(input: BuildShardInput): Promise<ShardSummary | null> {
   const options = pipelineActivityOptions(input.retry);
   const acts = proxyActivities<typeof activities>(options);
   const stageActs = (stage: StageName) => {
@@ -58,7 +61,7 @@ export async function buildShard(input: BuildShardInput): Promise<ShardSummary> 
       await runStage(stage);
     }
   }
-  return acts.commitShard({ build, shard });
+  return input.deferCommit ? null : acts.commitShard({ build, shard });
 }
 
 /**

@@ -7,7 +7,8 @@ import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfi
 import { sampleIdFor } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { buildLayout } from '../../output/layout.js';
-import { ConfigMismatchError, planBuild, sourceTargets } from '../../pipeline/planBuild.js';
+import { ConfigMismatchError, planBuild } from '../../pipeline/planBuild.js';
+import { sourceShares } from '../../domain/targets.js';
 import type { SourceItem, SourceReader } from '../../sources/source.js';
 import { getJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';
@@ -84,11 +85,11 @@ test('source problems are recorded, and a changed config is refused for an exist
 });
 
 test('source targets: quotas first, then weights share what is left, remainders to the largest fractions', () => {
-  assert.deepEqual(sourceTargets(23, [{ weight: 13 }, { weight: 6 }, { weight: 4 }]), [13, 6, 4]);
-  assert.deepEqual(sourceTargets(10, [{ quota: 4 }, {}, {}]), [4, 3, 3]);
-  assert.deepEqual(sourceTargets(10, [{}, {}, {}]), [4, 3, 3]);
-  assert.deepEqual(sourceTargets(5, [{ quota: 8 }, { weight: 2 }]), [8, 0], 'quotas are kept even past maxSamples');
-  assert.deepEqual(sourceTargets(7, [{}]), [7]);
+  assert.deepEqual(sourceShares(23, [{ weight: 13 }, { weight: 6 }, { weight: 4 }]), [13, 6, 4]);
+  assert.deepEqual(sourceShares(10, [{ quota: 4 }, {}, {}]), [4, 3, 3]);
+  assert.deepEqual(sourceShares(10, [{}, {}, {}]), [4, 3, 3]);
+  assert.deepEqual(sourceShares(5, [{ quota: 8 }, { weight: 2 }]), [8, 0], 'quotas are kept even past maxSamples');
+  assert.deepEqual(sourceShares(7, [{}]), [7]);
 });
 
 test('several sources: each gets its target, in shards of its own', async () => {

@@ -1,0 +1,135 @@
+/**
+ * Targets counted in accepted records: how many records each source owes, how many samples each
+ * planning round takes from it, and how many accepted records a shard may keep. Pure and
+ * deterministic (the build workflow imports it): every decision is a function of the config and
+ * of counts read from committed shards, never of timing.
+ *
+ * Rounds take further ranks of each source's seeded order. Round 0 plans a source's larger target
+ * divided by `expectedYield`; a later round plans the deficit divided by the yield measured on the
+ * source's committed shards (twice what it planned so far when nothing was accepted). Shards are
+ * committed in plan order, which is rank order, and each keeps accepted records only while its
+ * source still owes them: the records kept are exactly the lowest-ranked accepted ones.
+ */
+import type { BuildConfig } from '../config/buildConfig.js';
+
+export const RECORD_KINDS = ['instruct', 'dpo'] as const;
+export type RecordKind = (typeof RECORD_KINDS)[number];
+
+/** Accepted records a source owes, by kind; an absent kind is not targeted (never trimmed). */
+export type Goals = Partial<Record<RecordKind, number>>;
+
+/** What a source has produced so far, read from its committed shards. */
+export interface SourceTally {
+  planned: number;
+  instruct: number;
+  dpo: number;
+  /** The last round asked for more samples than the source had left. */
+  exhausted: boolean;
+}
+
+export type TargetsOutcome = 'targets-met' | 'sources-exhausted' | 'round-limit' | 'sample-limit';
+
+/**
+ * Each source's goals: its own `targets`, or its share of the build's by `weight` (1 by default),
+ * split like quotas (sourceShares). A kind the build does not target is targeted only on the
+ * sources that name it.
+ */
+export function sourceGoals(config: BuildConfig): Goals[] {
+  const goals: Goals[] = config.sources.map(() => ({}));
+  for (const kind of RECORD_KINDS) {
+    const total = config.targets?.[kind];
+    if (total === undefined) {
+      // Not targeted build-wide: only sources that name their own target for this kind have one.
+      for (const [i, s] of config.sources.entries()) {
+        const own = s.targets?.[kind];
+        if (own !== undefined) goals[i]![kind] = own;
+      }
+      continue;
+    }
+    const shares = sourceShares(total, config.sources.map((s) => ({ quota: s.targets?.[kind], weight: s.weight })));
+    shares.forEach((n, i) => (goals[i]![kind] = n));
+  }
+  return goals;
+}
+
+/**
+ * A total split over sources: each `quota` as given, the rest of the total by `weight` (1 when a
+ * source gives neither); shares are rounded down and the remainder goes to the largest fractions,
+ * earlier sources first on ties.
+ */
+export function sourceShares(total: number, sources: ReadonlyArray<{ quota?: number; weight?: number }>): number[] {
+  const remaining = Math.max(0, total - sources.reduce((n, s) => n + (s.quota ?? 0), 0));
+  const weights = sources.map((s) => (s.quota !== undefined ? 0 : (s.weight ?? 1)));
+  const weightSum = weights.reduce((a, b) => a + b, 0);
+  const exact = weights.map((w) => (weightSum > 0 ? (remaining * w) / weightSum : 0));
+  const shares = sources.map((s, i) => s.quota ?? Math.floor(exact[i]!));
+  let left = remaining - shares.reduce((n, t, i) => n + (sources[i]!.quota === undefined ? t : 0), 0);
+  const byFraction = exact
+    .map((e, i) => ({ i, f: e - Math.floor(e) }))
+    .filter(({ i }) => weights[i]! > 0)
+    .sort((a, b) => b.f - a.f || a.i - b.i);
+  for (const { i } of byFraction) {
+    if (left <= 0) break;
+    shares[i]! += 1;
+    left -= 1;
+  }
+  return shares;
+}
+
+const largest = (goals: Goals) => Math.max(0, ...RECORD_KINDS.map((k) => goals[k] ?? 0));
+
+/** Samples the first round plans per source. */
+export function firstRoundSizes(config: BuildConfig): number[] {
+  const expectedYield = config.targets!.expectedYield;
+  return clampToBudget(sourceGoals(config).map((g) => Math.ceil(largest(g) / expectedYield)), config.maxSamples, 0);
+}
+
+/** Records of one kind a source still owes (0 when met or not targeted). */
+export function deficit(goals: Goals, tally: SourceTally, kind: RecordKind): number {
+  const goal = goals[kind];
+  return goal === undefined ? 0 : Math.max(0, goal - tally[kind]);
+}
+
+/**
+ * The next round's samples per source, or why there is none. `round` counts rounds already
+ * planned; tallies cover every committed shard of those rounds.
+ */
+export function nextRound(config: BuildConfig, round: number, tallies: readonly SourceTally[]): { sizes: number[] } | { outcome: TargetsOutcome } {
+  const goals = sourceGoals(config);
+  const owing = tallies.map((t, i) => RECORD_KINDS.some((k) => deficit(goals[i]!, t, k) > 0));
+  if (!owing.some(Boolean)) return { outcome: 'targets-met' };
+  if (owing.every((owes, i) => !owes || tallies[i]!.exhausted)) return { outcome: 'sources-exhausted' };
+  if (round >= config.targets!.maxRounds) return { outcome: 'round-limit' };
+  const wanted = tallies.map((t, i) => {
+    if (!owing[i] || t.exhausted) return 0;
+    const needs = RECORD_KINDS.map((kind) => {
+      const missing = deficit(goals[i]!, t, kind);
+      if (missing === 0) return 0;
+      return t[kind] === 0 ? Math.max(1, 2 * t.planned) : Math.ceil((missing * t.planned) / t[kind]);
+    });
+    return Math.max(1, ...needs);
+  });
+  const planned = tallies.reduce((n, t) => n + t.planned, 0);
+  const sizes = clampToBudget(wanted, config.maxSamples, planned);
+  return sizes.some((n) => n > 0) ? { sizes } : { outcome: 'sample-limit' };
+}
+
+/** Cuts sizes (in source order) so that the samples planned over all rounds stay within maxSamples. */
+function clampToBudget(sizes: number[], maxSamples: number, alreadyPlanned: number): number[] {
+  let left = Math.max(0, maxSamples - alreadyPlanned);
+  return sizes.map((n) => {
+    const take = Math.min(n, left);
+    left -= take;
+    return take;
+  });
+}
+
+/** How many accepted records of each kind a shard of a source may keep: what the source still owes. */
+export function commitCaps(goals: Goals, kept: Pick<SourceTally, RecordKind>): Goals {
+  const caps: Goals = {};
+  for (const kind of RECORD_KINDS) {
+    const goal = goals[kind];
+    if (goal !== undefined) caps[kind] = Math.max(0, goal - kept[kind]);
+  }
+  return caps;
+}

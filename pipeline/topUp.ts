@@ -1,0 +1,69 @@
+/**
+ * Topping up a build with `targets`: the next planning round, which takes the next ranks of each
+ * source's seeded order into new shards appended to the plan. Idempotent: a round is planned once; a retried
+ * activity or a re-run finds it in the plan summary, which is written last.
+ */
+import type { BuildConfig } from '../config/buildConfig.js';
+import type { SourceSample } from '../domain/sample.js';
+import { nextRound, type SourceTally } from '../domain/targets.js';
+import type { BuildLayout } from '../output/layout.js';
+import type { SourceReader } from '../sources/source.js';
+import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
+import { cutShards, rankedSlice, type BuildPlan } from './planBuild.js';
+
+/**
+ * Plans round `round` (1 = the first top-up) once every shard of the earlier rounds is committed,
+ * or records why topping up stops. Returns the plan as it now stands.
+ */
+export async function planTopUp(
+  config: BuildConfig,
+  store: ObjectStore,
+  layout: BuildLayout,
+  sources: readonly SourceReader[],
+  round: number,
+  /** What each source's committed shards hold (read from their manifests, output/sourceTallies.ts). */
+  tallyOf: (plan: BuildPlan) => Promise<SourceTally[]>,
+): Promise<BuildPlan> {
+  const plan = await getJson<BuildPlan>(store, layout.planSummary);
+  if (!plan) throw new Error(`build '${config.buildId}': no plan in ${store.root} to top up`);
+  if (plan.rounds.length > round || plan.targetsOutcome) return plan;
+
+  const tallies = await tallyOf(plan);
+  const committed = tallies.reduce((n, t) => n + t.planned, 0);
+  if (committed !== plan.sampleCount) {
+    throw new Error(`build '${config.buildId}': round ${round} is planned from committed shards only, but ${plan.sampleCount - committed} planned samples are not committed`);
+  }
+  const next = nextRound(config, plan.rounds.length, tallies);
+  if ('outcome' in next) {
+    const done: BuildPlan = { ...plan, targetsOutcome: next.outcome };
+    await putJson(store, layout.planSummary, done);
+    return done;
+  }
+
+  const added: SourceSample[][] = [];
+  const addedSources: number[] = [];
+  const perSource = plan.sources.map((s) => ({ ...s }));
+  for (const [index, size] of next.sizes.entries()) {
+    if (size === 0) continue;
+    const source = perSource[index]!;
+    const slice = await rankedSlice(config, sources[index]!, source.selected, source.selected + size);
+    for (const shard of cutShards(slice, config.shardSize)) {
+      added.push(shard);
+      addedSources.push(index);
+    }
+    source.selected += slice.length;
+    source.exhausted = slice.length < size;
+  }
+  for (const [i, samples] of added.entries()) await putJson(store, layout.shardPlan(plan.shardCount + i), samples);
+  const grown: BuildPlan = {
+    ...plan,
+    sampleCount: plan.sampleCount + added.reduce((n, s) => n + s.length, 0),
+    shardCount: plan.shardCount + added.length,
+    shardSizes: [...plan.shardSizes, ...added.map((s) => s.length)],
+    shardSources: [...plan.shardSources, ...addedSources],
+    rounds: [...plan.rounds, plan.shardCount],
+    sources: perSource,
+  };
+  await putJson(store, layout.planSummary, grown);
+  return grown;
+}

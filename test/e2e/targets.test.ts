@@ -1,0 +1,100 @@
+/**
+ * Targets counted in accepted records, end to end: the quickstart's sample images (samples/cc3m,
+ * two rejected on purpose) built against the simulator with imperfect compliance, on a real
+ * Temporal dev server. The first round is deliberately short (expectedYield 1), so the build tops
+ * up with further ranks, trims the surplus by rank, and ends with exactly the counts asked for.
+ * The same config and seed, run again with other parallelism and no shared cache, give the same
+ * dataset byte for byte.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
+import type { BuildConfigInput } from '../../config/buildConfig.js';
+import type { BuildReport } from '../../output/buildReport.js';
+import { buildLayout } from '../../output/layout.js';
+import type { ShardManifest } from '../../output/manifest.js';
+import type { RejectRecord } from '../../output/records.js';
+import { getJson } from '../../storage/objectStore.js';
+import { LocalStore } from '../../storage/localStore.js';
+import { assertCommittedShardsIntact } from '../harness/datasetChecks.js';
+import { startStack, type Stack } from '../harness/stack.js';
+
+let stack: Stack;
+let dir: string;
+
+before(async () => {
+  stack = await startStack({ simulator: { seed: 3, faults: { complianceRate: 0.7 } }, taskQueue: 'mmif-targets' });
+  dir = await mkdtemp(path.join(tmpdir(), 'mmif-targets-'));
+});
+
+after(async () => {
+  await stack?.stop();
+  if (dir && !process.env.KEEP) await rm(dir, { recursive: true, force: true });
+});
+
+const TARGETS = { instruct: 5, dpo: 4 };
+
+const config = (buildId: string, output: string, extra: Partial<BuildConfigInput> = {}): BuildConfigInput => ({
+  buildId,
+  seed: 7,
+  output,
+  sources: [{ type: 'cc3m', uri: SAMPLES_DIR, layout: 'files' }],
+  maxSamples: 10,
+  targets: { ...TARGETS, expectedYield: 1 },
+  shardSize: 2,
+  sliceSize: 2,
+  models: { default: { model: 'mmif-sim-vlm' }, rejected: { model: 'mmif-sim-vlm-mini' } },
+  ...extra,
+});
+
+const run = (workflowId: string, input: BuildConfigInput): Promise<BuildReport> =>
+  stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId, args: [input] });
+
+const lines = <T>(body: Buffer | undefined): T[] =>
+  (body ?? Buffer.alloc(0)).toString().split('\n').filter(Boolean).map((l) => JSON.parse(l) as T);
+
+test('a build with targets tops up in rounds and ends with exactly the accepted counts asked for', async () => {
+  const store = new LocalStore(path.join(dir, 'a'));
+  const report = await run('targets-a', config('targets', store.root, { maxParallelShards: 4 }));
+  assert.equal(report.counts.instruct, TARGETS.instruct);
+  assert.equal(report.counts.dpo, TARGETS.dpo);
+  assert.equal(report.targets?.outcome, 'targets-met');
+  assert.ok(report.targets!.rounds >= 2, `round 0 planned 5 samples of which at most 4 could pass (2 images are bad): ${report.targets!.rounds} rounds`);
+  assert.deepEqual(report.targets!.sources[0]!.kept, TARGETS);
+  assert.deepEqual(report.targets!.sources[0]!.goals, TARGETS);
+
+  // The kept records are the lowest-ranked accepted ones: surplus only in shards after them.
+  const layout = buildLayout('targets');
+  const instructIds: string[] = [];
+  const overTarget: RejectRecord[] = [];
+  let sawSurplus = false;
+  for (let shard = 0; shard < report.shards.planned; shard++) {
+    const manifest = (await getJson<ShardManifest>(store, layout.manifest(shard)))!;
+    assert.ok(manifest.targetCaps, `shard ${shard} was committed with caps`);
+    const shardInstruct = lines<{ id: string }>(await store.get(layout.instructJsonl(shard)));
+    const surplus = lines<RejectRecord>(await store.get(layout.rejects(shard))).filter((r) => r.reason.startsWith('over-target:'));
+    if (sawSurplus) assert.equal(shardInstruct.length, 0, `shard ${shard} keeps nothing after a surplus was trimmed`);
+    if (surplus.some((r) => r.kind === 'sample')) sawSurplus = true;
+    instructIds.push(...shardInstruct.map((r) => r.id));
+    overTarget.push(...surplus);
+  }
+  assert.equal(instructIds.length, TARGETS.instruct);
+  assert.ok(overTarget.some((r) => r.kind === 'sample'), 'the last round overshot the SFT target and its surplus was trimmed');
+  assert.equal(report.counts.instruct + report.counts.rejectedSamples, report.counts.planned, 'every planned sample is a record or a reject');
+  await assertCommittedShardsIntact(store, 'targets', report.shards.planned);
+});
+
+test('the same config and seed give the same dataset, whatever the parallelism, without a shared cache', async () => {
+  const first = new LocalStore(path.join(dir, 'a'));
+  const second = new LocalStore(path.join(dir, 'b'));
+  const report = await run('targets-b', config('targets', second.root, { maxParallelShards: 1 }));
+  const firstReport = (await getJson<BuildReport>(first, buildLayout('targets').report))!;
+  assert.equal(report.shards.planned, firstReport.shards.planned);
+  assert.deepEqual(report.counts, firstReport.counts);
+  const sumsA = await assertCommittedShardsIntact(first, 'targets', firstReport.shards.planned);
+  const sumsB = await assertCommittedShardsIntact(second, 'targets', report.shards.planned);
+  assert.deepEqual([...sumsB.entries()].sort(), [...sumsA.entries()].sort());
+});

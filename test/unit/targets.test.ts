@@ -1,0 +1,121 @@
+/** Targets counted in accepted records (domain/targets.ts), trimming (output/overTarget.ts) and top-up rounds (pipeline/topUp.ts). */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
+import { sampleIdFor } from '../../domain/hashing.js';
+import type { SourceSample } from '../../domain/sample.js';
+import { commitCaps, firstRoundSizes, nextRound, sourceGoals, type SourceTally } from '../../domain/targets.js';
+import { buildLayout } from '../../output/layout.js';
+import { trimToCaps } from '../../output/overTarget.js';
+import type { AssembledSample, DpoRecord, InstructRecord } from '../../output/records.js';
+import { planBuild } from '../../pipeline/planBuild.js';
+import { planTopUp } from '../../pipeline/topUp.js';
+import type { SourceItem, SourceReader } from '../../sources/source.js';
+import { getJson } from '../../storage/objectStore.js';
+import { LocalStore } from '../../storage/localStore.js';
+
+const config = (over: Partial<BuildConfigInput> = {}) =>
+  parseBuildConfig({
+    buildId: 'targets',
+    output: '/unused',
+    sources: [{ type: 'cc3m', uri: '/a' }],
+    maxSamples: 1000,
+    shardSize: 4,
+    targets: { instruct: 10, dpo: 6 },
+    models: { default: { model: 'm' } },
+    ...over,
+  });
+
+const tally = (planned: number, instruct: number, dpo: number, exhausted = false): SourceTally => ({ planned, instruct, dpo, exhausted });
+
+test('targets are split over sources by weight, a source may set its own, and a kind left out is not targeted', () => {
+  const c = config({
+    targets: { instruct: 100 },
+    sources: [
+      { type: 'cc3m', uri: '/a', weight: 3 },
+      { type: 'cc3m', uri: '/b', weight: 1 },
+      { type: 'cc3m', uri: '/c', targets: { instruct: 20, dpo: 5 } },
+    ],
+  });
+  assert.deepEqual(sourceGoals(c), [{ instruct: 60 }, { instruct: 20 }, { instruct: 20, dpo: 5 }]);
+});
+
+test('targets refuse quotas, and source targets need build targets', () => {
+  assert.throws(() => config({ sources: [{ type: 'cc3m', uri: '/a', quota: 4 }] }), /sources\.0\.quota: with targets/);
+  assert.throws(() => config({ targets: undefined, sources: [{ type: 'cc3m', uri: '/a', targets: { dpo: 3 } }] }), /sources\.0\.targets: source targets need/);
+  assert.throws(() => config({ targets: {} as never }), /targets: set instruct, dpo or both/);
+});
+
+test('round sizes: the first over-provisions by the expected yield, later ones by the measured yield', () => {
+  const c = config({ targets: { instruct: 10, dpo: 6, expectedYield: 0.5 } });
+  assert.deepEqual(firstRoundSizes(c), [20]);
+  // 20 planned, 8 SFT (yield 0.4) and 3 pairs (0.15) kept: 2 more SFT need 5 samples, 3 more pairs need 20.
+  assert.deepEqual(nextRound(c, 1, [tally(20, 8, 3)]), { sizes: [20] });
+  // Nothing kept: double what was planned.
+  assert.deepEqual(nextRound(c, 1, [tally(20, 0, 0)]), { sizes: [40] });
+  assert.deepEqual(nextRound(c, 1, [tally(20, 10, 6)]), { outcome: 'targets-met' });
+  assert.deepEqual(nextRound(c, 1, [tally(20, 8, 3, true)]), { outcome: 'sources-exhausted' });
+  assert.deepEqual(nextRound(c, 8, [tally(20, 8, 3)]), { outcome: 'round-limit' });
+  assert.deepEqual(nextRound(config({ maxSamples: 20 }), 1, [tally(20, 8, 3)]), { outcome: 'sample-limit' });
+  assert.deepEqual(nextRound(config({ maxSamples: 30 }), 1, [tally(20, 8, 3)]), { sizes: [10] }, 'maxSamples caps the samples of all rounds');
+});
+
+test('a shard keeps only what its source still owes, the lowest-ranked first, and lists the rest as over-target', () => {
+  assert.deepEqual(commitCaps({ instruct: 10, dpo: 6 }, { instruct: 8, dpo: 6 }), { instruct: 2, dpo: 0 });
+  assert.deepEqual(commitCaps({ dpo: 6 }, { instruct: 80, dpo: 1 }), { dpo: 5 });
+  const record = (id: string) => ({ id, source: 'cc3m', source_id: id }) as InstructRecord;
+  const pair = (id: string) => ({ id: `${id}-dpo`, sample_id: id, source: 'cc3m', source_id: id, strategy: 'drop33' }) as DpoRecord;
+  const assembled: AssembledSample[] = ['a', 'b', 'c', 'd'].map((id) => ({ instruct: record(id), ...(id !== 'b' ? { dpo: pair(id) } : {}), calls: [] }));
+  const trimmed = trimToCaps(assembled, { instruct: 2, dpo: 1 });
+  assert.deepEqual(assembled.map((a) => [a.instruct?.id ?? null, a.dpo?.sample_id ?? null]), [['a', 'a'], ['b', null], [null, null], [null, null]]);
+  assert.deepEqual(trimmed.map((r) => [r.id, r.kind]), [['c', 'sample'], ['c', 'pair'], ['d', 'sample'], ['d', 'pair']]);
+  assert.ok(trimmed.every((r) => r.reason.startsWith('over-target: ')));
+});
+
+/** An in-memory source of n samples. */
+function source(n: number): SourceReader {
+  return {
+    async *samples(): AsyncIterable<SourceItem> {
+      for (let i = 0; i < n; i++) {
+        const id = String(i).padStart(9, '0');
+        yield { sampleId: sampleIdFor('cc3m', id), source: 'cc3m', sourceId: id, licenseNote: 'x', image: { sourceIndex: 0, key: `${id}.jpg` } };
+      }
+    },
+    readImage: async () => Buffer.alloc(0),
+  };
+}
+
+test('a top-up round takes the next ranks of the same seeded order into new shards, once, and marks an exhausted source', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'mmif-topup-'));
+  try {
+    const store = new LocalStore(dir);
+    const c = config({ targets: { instruct: 6, expectedYield: 1 } });
+    const layout = buildLayout(c.buildId);
+    const readers = [source(14)];
+    const plan = await planBuild(c, store, layout, readers);
+    assert.deepEqual([plan.shardSizes, plan.rounds, plan.shardSources], [[4, 2], [0], [0, 0]]);
+    // Round 0 kept 3 of 6: half the yield, 3 missing -> 6 more samples.
+    let tallies = [tally(6, 3, 0)];
+    const grown = await planTopUp(c, store, layout, readers, 1, async () => tallies);
+    assert.deepEqual([grown.shardSizes, grown.rounds, grown.sources[0]!.selected, grown.sources[0]!.exhausted], [[4, 2, 4, 2], [0, 2], 12, false]);
+    assert.deepEqual(await planTopUp(c, store, layout, readers, 1, async () => assert.fail('a planned round is not planned again')), grown);
+
+    // The shards of both rounds hold the 12 lowest ranks of a plan made for 12 samples at once, in order.
+    const ids = async (s: LocalStore, shards: number) =>
+      (await Promise.all(Array.from({ length: shards }, (_, i) => getJson<SourceSample[]>(s, layout.shardPlan(i))))).flatMap((x) => x!.map((y) => y.sourceId));
+    const once = new LocalStore(path.join(dir, 'once'));
+    await planBuild(config({ targets: { instruct: 12, expectedYield: 1 } }), once, layout, readers);
+    assert.deepEqual(await ids(store, 4), await ids(once, 3));
+
+    tallies = [tally(12, 5, 0)];
+    const last = await planTopUp(c, store, layout, readers, 2, async () => tallies);
+    assert.deepEqual([last.shardSizes.slice(4), last.sources[0]!.exhausted], [[2], true], 'asked for 3, only 2 left');
+    tallies = [tally(14, 5, 0, true)];
+    assert.equal((await planTopUp(c, store, layout, readers, 3, async () => tallies)).targetsOutcome, 'sources-exhausted');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
