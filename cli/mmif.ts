@@ -39,6 +39,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: 'print samples of a shard in readable form',
     load: async () => import('./commands/inspect.js').then((m) => ({ usage: m.INSPECT_USAGE, run: m.inspectCommand })),
   },
+  export: {
+    summary: 'write TRL rows or an MM-IFEval held-out split from a build',
+    load: async () => import('./commands/export.js').then((m) => ({ usage: m.EXPORT_USAGE, run: m.exportCommand })),
+  },
   verify: {
     summary: 'run the reference rule verifiers over JSON lines (stdin -> stdout)',
     load: async () =>

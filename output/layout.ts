@@ -12,6 +12,9 @@ export function imagePathInDataset(sha256: string): string {
   return `images/${sha256.slice(0, 2)}/${sha256}.jpg`;
 }
 
+/** The bench name the MM-IFEval scripts are given (`--bench_name`). */
+export const MMIFEVAL_BENCH = 'mmif_holdout';
+
 export function buildLayout(buildId: string) {
   const root = buildId;
   const work = `${root}/_work`;
@@ -40,6 +43,16 @@ export function buildLayout(buildId: string) {
     /** Written last: its presence is what makes a shard committed. */
     manifest: (shard: number) => `${root}/manifests/${shardName(shard)}.json`,
     report: `${root}/build-report.json`,
+    /** `mmif export --format trl`: TRL's vision rows, one file per committed shard. */
+    trlSft: (shard: number) => `${root}/trl/sft/${shardName(shard)}.parquet`,
+    trlDpo: (shard: number) => `${root}/trl/dpo/${shardName(shard)}.parquet`,
+    /**
+     * `mmif export --format mmifeval`: the dataset root is MM-IFEval's `data/` directory (its
+     * scripts read `data/MM-IFEval/<bench>.jsonl` and open `data/<image>`), so no image is copied.
+     */
+    mmifevalBench: `${root}/MM-IFEval/${MMIFEVAL_BENCH}.jsonl`,
+    mmifevalHoldoutIds: `${root}/MM-IFEval/${MMIFEVAL_BENCH}.ids.json`,
+    manifestsPrefix: `${root}/manifests/`,
     datasetInfo: `${root}/dataset_info.json`,
   };
 }

@@ -75,16 +75,18 @@ const dpoSchema = new parquet.ParquetSchema({
   pair_rule_rejections: text,
 });
 
-const HF_METADATA = JSON.stringify({ info: { features: { image: { _type: 'Image' } } } });
+/** The `datasets` features declared in a file's `huggingface` metadata (columns left out are inferred). */
+export type HfFeatures = Record<string, unknown>;
+const IMAGE_FEATURES: HfFeatures = { image: { _type: 'Image' } };
 
 export type ImageBytes = (record: InstructRecord | DpoRecord) => Buffer;
 
 export function instructParquet(records: readonly InstructRecord[], imageBytes: ImageBytes): Promise<Buffer> {
-  return writeParquet(instructSchema, records.map((r) => withImage(r, imageBytes)));
+  return writeParquet(instructSchema, records.map((r) => withImage(r, imageBytes)), IMAGE_FEATURES);
 }
 
 export function dpoParquet(records: readonly DpoRecord[], imageBytes: ImageBytes): Promise<Buffer> {
-  return writeParquet(dpoSchema, records.map((r) => withImage(r, imageBytes)));
+  return writeParquet(dpoSchema, records.map((r) => withImage(r, imageBytes)), IMAGE_FEATURES);
 }
 
 function withImage(record: InstructRecord | DpoRecord, imageBytes: ImageBytes): Record<string, unknown> {
@@ -104,7 +106,7 @@ function verdictRow(v: Verdict): Record<string, unknown> {
   return { index: v.index, type: v.type, method: v.method, passed: v.passed, calls: JSON.stringify(v.calls ?? []), judge_model: v.judgeModel ?? '', detail: v.detail };
 }
 
-async function writeParquet(schema: ParquetSchema, rows: Record<string, unknown>[]): Promise<Buffer> {
+export async function writeParquet(schema: ParquetSchema, rows: Record<string, unknown>[], features: HfFeatures): Promise<Buffer> {
   const chunks: Buffer[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -114,7 +116,7 @@ async function writeParquet(schema: ParquetSchema, rows: Record<string, unknown>
   });
   // Row groups of 64 keep a reader's memory bounded while images are in the rows.
   const writer = await parquet.ParquetWriter.openStream(schema, sink, { rowGroupSize: 64 });
-  writer.setMetadata('huggingface', HF_METADATA);
+  writer.setMetadata('huggingface', JSON.stringify({ info: { features } }));
   for (const row of rows) await writer.appendRow(row);
   await writer.close();
   return Buffer.concat(chunks);

@@ -116,7 +116,8 @@ async function loadStates(store: ObjectStore, layout: BuildLayout, sample: Sourc
   return states as SampleStates;
 }
 
-async function loadImages(store: ObjectStore, layout: BuildLayout, records: readonly InstructRecord[]): Promise<Map<string, Buffer>> {
+/** The normalized image bytes of the records, by sha256. */
+export async function loadImages(store: ObjectStore, layout: BuildLayout, records: readonly Pick<InstructRecord, 'image_sha256'>[]): Promise<Map<string, Buffer>> {
   const images = new Map<string, Buffer>();
   await mapLimit([...new Set(records.map((r) => r.image_sha256))], 16, async (sha) => {
     const bytes = await store.get(layout.image(sha));

@@ -4,6 +4,7 @@ import { buildLayout } from '../../output/layout.js';
 import { dpoRecordFromLine, instructRecordFromLine } from '../../output/sharegpt.js';
 import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';
+import { s3FromEnv } from '../s3FromEnv.js';
 
 export const INSPECT_USAGE = `usage: mmif inspect --output URI --build-id ID [--shard N] [-n COUNT] [--dpo] [--rejects]
   Print COUNT (default 3) samples of a shard in readable form: instruction, constraints with how each
@@ -78,7 +79,3 @@ function formatReject(r: Record<string, unknown>): string {
 }
 
 const indent = (text: string) => text.split('\n').map((l) => `    ${l}`).join('\n');
-
-function s3FromEnv() {
-  return { endpoint: process.env.MMIF_S3_ENDPOINT || undefined, forcePathStyle: process.env.MMIF_S3_ENDPOINT ? true : undefined };
-}

@@ -1,0 +1,38 @@
+import { parseArgs } from 'node:util';
+import { EXPORT_FORMATS, exportMmifeval, exportTrl, type ExportFormat } from '../../output/export.js';
+import { buildLayout } from '../../output/layout.js';
+import { openStore } from '../../storage/openStore.js';
+import { CliError, EXIT } from '../exitCodes.js';
+import { s3FromEnv } from '../s3FromEnv.js';
+
+export const EXPORT_USAGE = `usage: mmif export --output URI --build-id ID --format trl|mmifeval [--holdout FRACTION]
+  Writes trainer and evaluator formats beside a build's data (<output>/<build-id>/), from its
+  committed shards; no model call. Re-running rewrites the same bytes.
+  trl       trl/sft/shard-N.parquet {id, images, messages} and trl/dpo/shard-N.parquet
+            {id, images, prompt, chosen, rejected}: TRL's vision conventions, images inside.
+  mmifeval  MM-IFEval/mmif_holdout.jsonl: a held-out FRACTION (default 0.05, seeded by the build's
+            seed) of the SFT samples in the input layout of MM-IFEval's scripts (the dataset root is
+            their data/ directory); MM-IFEval/mmif_holdout.ids.json lists the ids to leave out of training.
+  S3 endpoints come from the environment (MMIF_S3_ENDPOINT, AWS_*).`;
+
+export async function exportCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      output: { type: 'string' },
+      'build-id': { type: 'string' },
+      format: { type: 'string' },
+      holdout: { type: 'string', default: '0.05' },
+    },
+  });
+  const format = values.format as ExportFormat | undefined;
+  if (!values.output || !values['build-id'] || !format || !EXPORT_FORMATS.includes(format)) throw new CliError(EXPORT_USAGE, EXIT.usage);
+  const fraction = Number(values.holdout);
+  if (!(fraction > 0 && fraction <= 1)) throw new CliError(`--holdout must be a fraction in (0, 1], got '${values.holdout}'`, EXIT.usage);
+  const store = openStore(values.output, s3FromEnv());
+  const layout = buildLayout(values['build-id']);
+  const summary = format === 'trl' ? await exportTrl(store, layout) : await exportMmifeval(store, layout, fraction);
+  console.log(`${summary.format}: ${summary.rows} rows`);
+  for (const file of summary.files) console.log(`  ${store.root.replace(/\/+$/, '')}/${file}`);
+  return EXIT.ok;
+}

@@ -1,0 +1,75 @@
+/**
+ * `mmif export`: trainer and evaluator formats made from a build's committed shards. It reads the
+ * records back from the sharegpt shards (they hold every field), so it needs no model call and no
+ * Temporal; every file is written under a deterministic key, so a re-run rewrites the same bytes.
+ */
+import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
+import type { StoredConfig } from '../pipeline/planBuild.js';
+import type { BuildLayout } from './layout.js';
+import type { ShardManifest } from './manifest.js';
+import { isHeldOut, mmifevalLines } from './mmifeval.js';
+import type { DpoRecord, InstructRecord } from './records.js';
+import { dpoRecordFromLine, instructRecordFromLine, jsonl } from './sharegpt.js';
+import { loadImages } from './shardWriter.js';
+import { trlDpoParquet, trlSftParquet } from './trl.js';
+
+export const EXPORT_FORMATS = ['trl', 'mmifeval'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+export interface ExportSummary {
+  format: ExportFormat;
+  files: string[];
+  rows: number;
+}
+
+async function committedShards(store: ObjectStore, layout: BuildLayout): Promise<number[]> {
+  const shards: number[] = [];
+  for await (const { key } of store.list(layout.manifestsPrefix)) {
+    const manifest = await getJson<ShardManifest>(store, key);
+    if (manifest) shards.push(manifest.shard);
+  }
+  if (shards.length === 0) throw new Error(`no committed shard under ${store.root}/${layout.manifestsPrefix}: is the build id right, has a shard finished?`);
+  return shards.sort((a, b) => a - b);
+}
+
+async function recordsOf<R>(store: ObjectStore, key: string, parse: (line: string) => R): Promise<R[]> {
+  const body = await store.get(key);
+  if (!body) throw new Error(`${key} is missing from ${store.root} although its shard is committed`);
+  return body.toString('utf8').split('\n').filter(Boolean).map((line, i) => {
+    try {
+      return parse(line);
+    } catch (err) {
+      throw new Error(`${key} line ${i + 1}: not a record of this format (${err instanceof Error ? err.message : String(err)})`);
+    }
+  });
+}
+
+export async function exportTrl(store: ObjectStore, layout: BuildLayout): Promise<ExportSummary> {
+  const summary: ExportSummary = { format: 'trl', files: [], rows: 0 };
+  for (const shard of await committedShards(store, layout)) {
+    const sft = await recordsOf<InstructRecord>(store, layout.instructJsonl(shard), instructRecordFromLine);
+    const dpo = await recordsOf<DpoRecord>(store, layout.dpoJsonl(shard), dpoRecordFromLine);
+    const images = await loadImages(store, layout, [...sft, ...dpo]);
+    const bytes = (r: { image_sha256: string }) => images.get(r.image_sha256)!;
+    await store.put(layout.trlSft(shard), await trlSftParquet(sft, bytes));
+    await store.put(layout.trlDpo(shard), await trlDpoParquet(dpo, bytes));
+    summary.files.push(layout.trlSft(shard), layout.trlDpo(shard));
+    summary.rows += sft.length + dpo.length;
+  }
+  return summary;
+}
+
+/** Holds out `fraction` of the SFT samples (seeded by the build's seed) in MM-IFEval's input layout. */
+export async function exportMmifeval(store: ObjectStore, layout: BuildLayout, fraction: number): Promise<ExportSummary> {
+  const seed = (await getJson<StoredConfig>(store, layout.config))?.config.seed ?? 0;
+  const heldOut: InstructRecord[] = [];
+  for (const shard of await committedShards(store, layout)) {
+    const records = await recordsOf<InstructRecord>(store, layout.instructJsonl(shard), instructRecordFromLine);
+    heldOut.push(...records.filter((r) => isHeldOut(seed, r.id, fraction)));
+  }
+  const lines = mmifevalLines(heldOut);
+  await store.put(layout.mmifevalBench, jsonl(lines.map((l) => JSON.stringify(l))));
+  // The sample ids to leave out of training (a DPO pair's sample_id is its SFT record's id).
+  await putJson(store, layout.mmifevalHoldoutIds, { seed, fraction, ids: heldOut.map((r) => r.id) });
+  return { format: 'mmifeval', files: [layout.mmifevalBench, layout.mmifevalHoldoutIds], rows: heldOut.length };
+}

@@ -1,0 +1,136 @@
+/**
+ * What `npm start` writes loads, unmodified, in the tools it is named for: LLaMA-Factory's reading
+ * path under every `datasets` release it accepts (2.16.0 to 4.0.0) and the newest, TRL's vision
+ * rows from `mmif export --format trl` (TRL needs datasets >= 3.0), and an MM-IFEval held-out split
+ * from `mmif export --format mmifeval` scored by the reference rule functions as the authors' scorer
+ * calls them. `mmif inspect` names each sample's image.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { after, before, test } from 'node:test';
+import type { BuildReport } from '../../output/buildReport.js';
+import { MMIFEVAL_BENCH } from '../../output/layout.js';
+import type { MmifevalLine } from '../../output/mmifeval.js';
+import type { InstructRecord, DpoRecord } from '../../output/records.js';
+import { dpoRecordFromLine, instructRecordFromLine } from '../../output/sharegpt.js';
+import { DATASETS_VENVS, loadLikeLlamaFactory, runReader } from '../harness/trainerReaders.js';
+
+const run = promisify(execFile);
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const TSX = path.join(REPO, 'node_modules/.bin/tsx');
+const CLI = path.join(REPO, 'cli/mmif.ts');
+/** MM-IFEngine's released verifiers live beside the repository (read and run there, never copied). */
+const REFERENCE_DIR = process.env.MMIF_REFERENCE_DIR ?? path.resolve(REPO, '../shared/reference');
+const BUILD_ID = 'quickstart-sim';
+
+let dir: string;
+let root: string;
+let instruct: InstructRecord[] = [];
+let dpo: DpoRecord[] = [];
+
+async function mmif(...args: string[]): Promise<string> {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.OPENAI_BASE_URL; // the quickstart then runs on the bundled simulator
+  const { stdout } = await run(TSX, [CLI, ...args], { env, cwd: REPO, maxBuffer: 16 * 1024 * 1024 });
+  return stdout;
+}
+
+async function readRecords<R>(sub: string, parse: (line: string) => R): Promise<R[]> {
+  const folder = path.join(root, sub);
+  const records: R[] = [];
+  for (const file of (await readdir(folder)).sort()) records.push(...(await readFile(path.join(folder, file), 'utf8')).split('\n').filter(Boolean).map(parse));
+  return records;
+}
+
+before(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'mmif-trainers-'));
+  await mmif('quickstart', '--out', dir);
+  root = path.join(dir, BUILD_ID);
+  instruct = await readRecords('instruct/sharegpt', instructRecordFromLine);
+  dpo = await readRecords('dpo/sharegpt', dpoRecordFromLine);
+  assert.ok(instruct.length > 0 && dpo.length > 0, 'the quickstart wrote SFT records and DPO pairs');
+});
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('both datasets load through dataset_info.json as LLaMA-Factory reads it, under datasets 2.16.0, 3.6.0, 4.0.0 and the newest', async () => {
+  const report = JSON.parse(await readFile(path.join(root, 'build-report.json'), 'utf8')) as BuildReport;
+  for (const venv of DATASETS_VENVS) {
+    const out = await loadLikeLlamaFactory(venv.python, root, path.join(dir, `hf-${venv.label}`));
+    for (const [name, rows] of [['mmif_instruct', report.counts.instruct], ['mmif_dpo', report.counts.dpo]] as const) {
+      const entry = out.entries[name]!;
+      assert.equal(entry.error, undefined, `${venv.label} ${name}: ${entry.error}`);
+      assert.equal(entry.rows, rows, `${venv.label} ${name}: every record of the build`);
+      assert.deepEqual(entry.problems, [], `${venv.label} ${name}`);
+    }
+    assert.equal(out.entries.mmif_dpo!.attr.ranking, true);
+  }
+});
+
+test('mmif inspect prints each sample\'s image path', async () => {
+  for (const flag of [[], ['--dpo']]) {
+    const stdout = await mmif('inspect', '--output', dir, '--build-id', BUILD_ID, '-n', '2', ...flag);
+    assert.doesNotMatch(stdout, /undefined/);
+    const records = flag.length ? dpo : instruct;
+    for (const r of records.slice(0, 2)) assert.ok(stdout.includes(`${r.id}  (${r.source} ${r.source_id}, image ${r.image_path}`), stdout);
+  }
+});
+
+interface TrlSplit {
+  rows: number;
+  columns: string[];
+  ids: string[];
+  problems: string[];
+  texts: string[][];
+  image_sizes: number[][][];
+}
+
+test('mmif export --format trl writes rows TRL\'s DPOTrainer and SFTTrainer read, under datasets 3.6.0, 4.0.0 and the newest', async () => {
+  await mmif('export', '--output', dir, '--build-id', BUILD_ID, '--format', 'trl');
+  for (const venv of DATASETS_VENVS.filter((v) => v.label !== 'datasets 2.16.0')) {
+    const out = await runReader<{ splits: Record<'sft' | 'dpo', TrlSplit> }>(venv.python, 'trl_check.py', [path.join(root, 'trl')], { HF_CACHE_DIR: path.join(dir, `trl-${venv.label}`) });
+    const { sft, dpo: pairs } = out.splits;
+    assert.deepEqual(sft.columns, ['id', 'images', 'messages']);
+    assert.deepEqual(pairs.columns, ['chosen', 'id', 'images', 'prompt', 'rejected']);
+    assert.deepEqual(sft.problems, [], venv.label);
+    assert.deepEqual(pairs.problems, [], venv.label);
+    assert.deepEqual(sft.ids, instruct.map((r) => r.id));
+    assert.deepEqual(sft.texts, instruct.map((r) => [r.prompt, r.answer]), 'the training prompt and answer, verbatim');
+    assert.deepEqual(pairs.texts, dpo.map((r) => [r.prompt, r.chosen, r.rejected]));
+    for (const sizes of [...sft.image_sizes, ...pairs.image_sizes]) assert.ok(sizes.length === 1 && sizes[0]![0]! > 0, 'one decoded image per row');
+  }
+});
+
+test('mmif export --format mmifeval writes the reference evaluation\'s input, and the reference rule functions score it as our verifiers did', async (t) => {
+  await mmif('export', '--output', dir, '--build-id', BUILD_ID, '--format', 'mmifeval', '--holdout', '1');
+  const lines = (await readFile(path.join(root, 'MM-IFEval', `${MMIFEVAL_BENCH}.jsonl`), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as MmifevalLine);
+  const main = lines.filter((l) => l.infer_type === 'main');
+  assert.deepEqual(main.map((l) => l.id), instruct.map((r) => r.id), 'with --holdout 1 every SFT sample is held out');
+  assert.ok(main.some((l) => l.constraints.some((c) => c.judge.method === 'rule_based')), 'the split has rule-checked constraints to score');
+  if (!existsSync(path.join(REFERENCE_DIR, 'function_and_compare.py'))) {
+    t.skip(`the reference verifiers are not at ${REFERENCE_DIR} (set MMIF_REFERENCE_DIR)`);
+    return;
+  }
+  const predictions = path.join(dir, 'predictions.json');
+  await writeFile(predictions, JSON.stringify(Object.fromEntries(instruct.map((r) => [r.id, r.answer]))));
+  const python = DATASETS_VENVS.at(-1)!.python; // the tools venv: nltk + python-dotenv for the reference module
+  const out = await runReader<{ main: number; problems: string[]; rule_scores: Record<string, Record<string, number>> }>(python, 'mmifeval_score.py', [root, MMIFEVAL_BENCH, predictions, REFERENCE_DIR]);
+  assert.deepEqual(out.problems, []);
+  assert.equal(out.main, instruct.length);
+  let scored = 0;
+  for (const r of instruct) {
+    for (const [key, score] of Object.entries(out.rule_scores[r.id]!)) {
+      const index = r.constraints.findIndex((c) => c.type === key);
+      assert.equal(score === 1, r.verdicts[index]!.passed, `${r.id} ${key}: the reference scorer and our verdict agree`);
+      scored += 1;
+    }
+  }
+  assert.ok(scored > 0);
+});
