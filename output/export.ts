@@ -63,10 +63,14 @@ export async function exportTrl(store: ObjectStore, layout: BuildLayout): Promis
 export async function exportMmifeval(store: ObjectStore, layout: BuildLayout, fraction: number): Promise<ExportSummary> {
   const seed = (await getJson<StoredConfig>(store, layout.config))?.config.seed ?? 0;
   const heldOut: InstructRecord[] = [];
+  let total = 0;
   for (const shard of await committedShards(store, layout)) {
     const records = await recordsOf<InstructRecord>(store, layout.instructJsonl(shard), instructRecordFromLine);
+    total += records.length;
     heldOut.push(...records.filter((r) => isHeldOut(seed, r.id, fraction)));
   }
+  // The authors' scripts read their first line to find the image key: an empty file would crash them.
+  if (heldOut.length === 0) throw new Error(`the held-out draw (fraction ${fraction}, seed ${seed}) picked none of the ${total} SFT samples; raise --holdout`);
   const lines = mmifevalLines(heldOut);
   await store.put(layout.mmifevalBench, jsonl(lines.map((l) => JSON.stringify(l))));
   // The sample ids to leave out of training (a DPO pair's sample_id is its SFT record's id).

@@ -109,6 +109,8 @@ test('mmif export --format trl writes rows TRL\'s DPOTrainer and SFTTrainer read
 });
 
 test('mmif export --format mmifeval writes the reference evaluation\'s input, and the reference rule functions score it as our verifiers did', async (t) => {
+  // A draw that holds out nothing is refused by name: the authors' scripts crash on an empty file.
+  await assert.rejects(mmif('export', '--output', dir, '--build-id', BUILD_ID, '--format', 'mmifeval', '--holdout', '0.001'), /picked none of the \d+ SFT samples; raise --holdout/);
   await mmif('export', '--output', dir, '--build-id', BUILD_ID, '--format', 'mmifeval', '--holdout', '1');
   const lines = (await readFile(path.join(root, 'MM-IFEval', `${MMIFEVAL_BENCH}.jsonl`), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as MmifevalLine);
   const main = lines.filter((l) => l.infer_type === 'main');

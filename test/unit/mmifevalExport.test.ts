@@ -1,0 +1,48 @@
+/**
+ * How constraints map to the judge methods of MM-IFEval's scorer (eval_mmifeval/ of
+ * github.com/SYuan03/MM-IFEngine): only calls the reference code can make stay rule_based.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { isHeldOut, mmifevalLines, scorerConstraint } from '../../output/mmifeval.js';
+import type { InstructRecord } from '../../output/records.js';
+import type { PlannedConstraint } from '../../pipeline/stageState.js';
+
+const rule = (type: string, func: string, params: unknown[]): PlannedConstraint => ({ type, value: `${type} text`, method: 'rule', verifiers: [{ func, params }], selection: 'parser' });
+
+test('reference functions stay rule_based with their calls; our functions beyond the reference go to the judge', () => {
+  assert.deepEqual(scorerConstraint(rule('mention', 'check_whether_each_keyword_in_list_metioned_in_range', [['a'], 1, 3])), {
+    key: 'mention',
+    value: 'mention text',
+    judge: { method: 'rule_based', verify_funcs: [{ func: 'check_whether_each_keyword_in_list_metioned_in_range', params: [['a'], 1, 3] }] },
+  });
+  assert.equal(scorerConstraint(rule('precision', 'check_scientific_notation_precision_in_response', [3])).judge.method, 'direct_gpt');
+  assert.equal(scorerConstraint({ type: 'tone', value: 'calm', method: 'compare_judge', verifiers: [], selection: 'none' }).judge.method, 'cmp_gpt');
+  assert.equal(scorerConstraint({ type: 'bold', value: 'bold nouns', method: 'direct_judge', verifiers: [], selection: 'none' }).judge.method, 'direct_gpt');
+});
+
+test('a compare-judged constraint gets an aux line without it; indexes are unique; repeated types are refused by name', () => {
+  const record = {
+    id: 's1',
+    image_path: 'images/ab/x.jpg',
+    instruction: 'Describe.',
+    constraints: [rule('length', 'check_whether_response_word_count_in_range', [10, 20]), { type: 'tone', value: 'calm', method: 'compare_judge', verifiers: [], selection: 'none' }],
+  } as unknown as InstructRecord;
+  const lines = mmifevalLines([record, { ...record, id: 's2' }]);
+  assert.deepEqual(lines.map((l) => [l.id, l.index, l.infer_type, l.del_cons ?? null, l.constraints.map((c) => c.key)]), [
+    ['s1', 0, 'main', null, ['length', 'tone']],
+    ['s1', 1, 'aux_cmp_gpt', 'tone', ['length']],
+    ['s2', 2, 'main', null, ['length', 'tone']],
+    ['s2', 3, 'aux_cmp_gpt', 'tone', ['length']],
+  ]);
+  const repeated = { ...record, constraints: [record.constraints[0]!, record.constraints[0]!] } as InstructRecord;
+  assert.throws(() => mmifevalLines([repeated]), /record s1: constraint types repeat \(length, length\)/);
+});
+
+test('the held-out draw depends on seed and id only', () => {
+  const ids = Array.from({ length: 1000 }, (_, i) => `s${i}`);
+  const drawn = ids.filter((id) => isHeldOut(7, id, 0.1));
+  assert.deepEqual(drawn, ids.filter((id) => isHeldOut(7, id, 0.1)));
+  assert.ok(drawn.length > 60 && drawn.length < 140, `about 10%, got ${drawn.length}`);
+  assert.notDeepEqual(drawn, ids.filter((id) => isHeldOut(8, id, 0.1)));
+});
