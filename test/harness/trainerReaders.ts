@@ -4,6 +4,7 @@
  * tools venv holds the newest release.
  */
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { TOOLS_DIR } from '../../local/tools.js';
@@ -36,6 +37,7 @@ export function loadLikeLlamaFactory(python: string, datasetDir: string, cacheDi
 
 /** Runs a reader script with one venv's python; resolves with its parsed JSON output. */
 export async function runReader<T>(python: string, script: string, args: string[], env: Record<string, string> = {}): Promise<T> {
+  if (!existsSync(python)) throw new Error(`${python} is missing: run 'bash tools/install.sh test' (npm test does)`);
   const { stdout } = await run(python, [readers(script), ...args], { env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 });
   return JSON.parse(stdout) as T;
 }
