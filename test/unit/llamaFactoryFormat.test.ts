@@ -1,6 +1,6 @@
 /**
- * The sharegpt writer's rows load in LLaMA-Factory's reading path under every `datasets` release it
- * accepts, even when the records differ in exactly the ways that broke Arrow's schema inference
+ * The sharegpt writer's rows load through LLaMA-Factory's own parser and converter under every
+ * `datasets` release it accepts, even when the records differ in exactly the ways that broke Arrow's schema inference
  * (issue 9: `Column(/constraints/[]/verifiers/[]/params/[]) changed from number to array`): verifier
  * params that are numbers in one shard and lists in another, nulls beside strings, a pass rate of 1
  * beside 0.8, and an empty shard first.
@@ -109,22 +109,30 @@ test('rows whose metadata varies in shape load through dataset_info.json under e
     assert.deepEqual(sft.problems, [], venv.label);
     assert.deepEqual(dpo.problems, [], venv.label);
     assert.equal(dpo.attr.ranking, true);
+    assert.deepEqual(dpo.responses, [2, 2], `${venv.label}: LLaMA-Factory's converter made each row a chosen/rejected pair`);
     assert.ok(sft.metadata_keys.includes('constraints') && sft.metadata_keys.includes('verdicts'), `${venv.label}: the record's constraints travel in metadata`);
     assert.ok(dpo.metadata_keys.includes('dropped_constraints'));
   }
 });
 
-test('the row contract check fails on a row LLaMA-Factory would refuse', async () => {
-  // A stray <image> in an answer (two placeholders for one image) and an image that is not there.
+test('the check fails on rows LLaMA-Factory would refuse', async () => {
+  // A stray <image> in an answer (two placeholders for one image), an image that is not there, and
+  // turns in the wrong order (LLaMA-Factory's converter logs and skips such a row).
   const root = path.join(dir, 'broken');
-  const bad = { ...instruct(4, 'numbers'), answer: 'See <image> above.' };
-  await writeDataset(root, [{ instruct: [bad], dpo: [] }]);
-  await rm(path.join(root, bad.image_path));
+  const strayToken = { ...instruct(4, 'numbers'), answer: 'See <image> above.' };
+  const noImage = instruct(5, 'numbers');
+  await writeDataset(root, [{ instruct: [strayToken, noImage], dpo: [] }]);
+  await rm(path.join(root, noImage.image_path));
+  const swapped = JSON.parse(instructSharegptLine(instruct(6, 'numbers'))) as { conversations: unknown[] };
+  swapped.conversations.reverse();
+  await writeFile(path.join(root, 'instruct/sharegpt/shard-00001.jsonl'), jsonl([JSON.stringify(swapped)]));
   const venv = DATASETS_VENVS[0]!;
   const out = await loadLikeLlamaFactory(venv.python, root, path.join(dir, 'cache-broken'));
-  assert.deepEqual(out.entries.mmif_instruct!.problems, [
-    'row 0 (s4): 2 <image> placeholders for 1 images',
-    `row 0 (s4): image ${bad.image_path} does not resolve from dataset_dir`,
+  // Row numbers follow the directory listing LLaMA-Factory reads (unsorted): compare without them.
+  assert.deepEqual(out.entries.mmif_instruct!.problems.map((p) => p.replace(/^row \d+ /, '')).sort(), [
+    '(s4): 2 <image> placeholders for 1 images',
+    `(s5): image ${noImage.image_path} is not a file under dataset_dir`,
+    "(s6): LLaMA-Factory's converter found the row abnormal and skipped it",
   ]);
 });
 
