@@ -165,50 +165,80 @@ async function* tarRecords(store: ObjectStore, tar: string): AsyncGenerator<Cc3m
   }
 }
 
-/** Tars indexed at once by one reader: each index is ~100 bytes per record (10k records: ~1 MB). */
-const INDEXED_TARS = 16;
+/**
+ * Image records kept indexed by one reader, over all its tars (~70 bytes each: 500k is ~35 MB).
+ * Shards draw their samples from every tar (selection is by seeded rank), so a small per-tar cap
+ * would evict and re-read tars all the time; beyond this the least recently indexed tars go.
+ */
+const INDEXED_RECORDS = 500_000;
+
+interface TarImages {
+  /** Record key -> position in `ranges` (start, end pairs). */
+  records: Map<string, number>;
+  ranges: Float64Array;
+  /** Why records after some point are missing: the tar's damage. */
+  damage?: string;
+}
 
 /**
  * Byte ranges of the images of webdataset records, by tar: each tar's headers are read by range once
  * (per reader, i.e. per build and worker), when a shard first asks for one of its records.
  */
 class TarImageIndex {
-  private readonly tars = new Map<string, Promise<{ images: Map<string, [number, number]>; damage?: string }>>();
+  private readonly tars = new Map<string, Promise<TarImages>>();
+  private readonly sizes = new Map<string, number>();
 
   constructor(private readonly store: ObjectStore) {}
 
   async find(tar: string, record: string): Promise<{ key: string; range: [number, number] }> {
     let index = this.tars.get(tar);
     if (!index) {
-      if (this.tars.size >= INDEXED_TARS) this.tars.delete(this.tars.keys().next().value!);
       index = this.build(tar);
       index.catch(() => this.tars.delete(tar));
       this.tars.set(tar, index);
     }
-    const { images, damage } = await index;
-    const range = images.get(record);
-    if (!range) {
+    const { records, ranges, damage } = await index;
+    const at = records.get(record);
+    if (at === undefined) {
       const why = damage ?? 'img2dataset\'s parquet lists it as a success, but the tar does not hold it';
       throw new SourceError(this.store.root, `${tar}: no image for record ${record} (${why})`);
     }
-    return { key: tar, range };
+    return { key: tar, range: [ranges[2 * at]!, ranges[2 * at + 1]!] };
   }
 
-  private async build(tar: string): Promise<{ images: Map<string, [number, number]>; damage?: string }> {
+  private async build(tar: string): Promise<TarImages> {
     let size: number | undefined;
     for await (const info of this.store.list(tar)) if (info.key === tar) size = info.size;
     if (size === undefined) throw new SourceError(this.store.root, `'${tar}' has disappeared since it was planned`);
-    const images = new Map<string, [number, number]>();
+    const records = new Map<string, number>();
+    const ranges: number[] = [];
+    let damage: string | undefined;
     try {
       for await (const entry of tarEntriesByRange((start, end) => this.store.getRange(tar, start, end), size, tar)) {
         const record = recordKey(entry.path);
-        if (fileKind(entry.path) === 'image' && !images.has(record)) images.set(record, [entry.offset, entry.offset + entry.size]);
+        if (fileKind(entry.path) !== 'image' || records.has(record)) continue;
+        records.set(record, records.size);
+        ranges.push(entry.offset, entry.offset + entry.size);
       }
     } catch (err) {
       if (!(err instanceof TarError)) throw err;
-      return { images, damage: err.message };
+      damage = err.message;
     }
-    return { images };
+    this.sizes.set(tar, records.size);
+    this.evictBeyond(INDEXED_RECORDS, tar);
+    return { records, ranges: Float64Array.from(ranges), ...(damage ? { damage } : {}) };
+  }
+
+  /** Drops the earliest indexed tars (never `keep`) until at most `limit` records are indexed. */
+  private evictBeyond(limit: number, keep: string): void {
+    let total = [...this.sizes.values()].reduce((a, b) => a + b, 0);
+    for (const [tar, count] of this.sizes) {
+      if (total <= limit) return;
+      if (tar === keep) continue;
+      this.sizes.delete(tar);
+      this.tars.delete(tar);
+      total -= count;
+    }
   }
 }
 

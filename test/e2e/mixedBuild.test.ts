@@ -30,7 +30,8 @@ before(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'mmif-mixed-'));
   const at = (name: string) => new LocalStore(path.join(dir, name));
   await Promise.all([
-    writeCc3m(at('cc3m'), 'webdataset', { perShard: 2, shards: 1 }),
+    // img2dataset's real side file (pyarrow parquet): the plan comes from it, the failed download is only there.
+    writeCc3m(at('cc3m'), 'webdataset', { perShard: 3, shards: 1, sideFile: 'img2dataset', failedDownload: '000000002' }),
     writeAllava(at('allava'), { missingImage: 0, escapingPath: 1, corruptImage: 2, malformedRecord: 3 }),
     writeChartqa(at('chartqa')),
     writeGeo170k(at('geo170k')),
@@ -99,4 +100,5 @@ test('a mixed build draws from every source and records where each sample came f
   assert.match(problems, /not JSON|malformed|Unexpected/i);
   const filtered = JSON.parse(await readFile(path.join(root, layout.sourceFiltered), 'utf8')) as Record<string, Record<string, number>>;
   assert.ok(Object.keys(filtered).some((k) => k.endsWith(':multiui')), 'MultiUI grounding/OCR items are counted as filtered');
+  assert.deepEqual(filtered['0:cc3m'], { 'img2dataset-failed_to_download': 1 }, 'failed downloads img2dataset listed only in its parquet are counted by status');
 });

@@ -18,6 +18,8 @@ export interface S3Server {
   accessKeyId: string;
   secretAccessKey: string;
   region: string;
+  /** The folder versitygw serves (posix backend): the bucket's objects are files under `<dataDir>/<bucket>/`. */
+  dataDir: string;
   /** Kills the server process but keeps its data: an outage. */
   kill(): Promise<void>;
   /** Starts it again on the same port and data after `kill`. */
@@ -54,7 +56,7 @@ export async function startS3Server(): Promise<S3Server> {
     const restart = async () => {
       server = await launch(port, dataDir, credentials, endpoint);
     };
-    return { endpoint, bucket, ...credentials, kill, restart, stop };
+    return { endpoint, bucket, ...credentials, dataDir, kill, restart, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -1,0 +1,232 @@
+// Planning at CC3M scale: plans builds over a generated img2dataset webdataset of 30k, 100k and 300k
+// records (tars of 10,000 records with tiny JPEGs, `.txt` captions and `.json` sidecars, each tar
+// with its `.parquet` side file and `_stats.json` as img2dataset writes them; 5% failed downloads,
+// which only the parquet lists), on local disk and on versitygw (S3), each plan in a fresh process:
+//   parquet   the real layout: planning reads the side files, no tar byte;
+//   streamed  the same tars without side files: planning streams every tar (the previous behaviour).
+// Reports planning wall time and peak RSS, then what the shards pay instead: reading the selected
+// samples' images (each tar's headers read by range, once per tar), 16 at a time.
+//
+// Run:   npx tsx bench/planning.ts [--samples 1000] [--sizes 30000,100000,300000] [--no-s3]
+// Needs tools/venv with pyarrow (`bash tools/install.sh test`) and, for S3, tools/bin/versitygw.
+import { spawn } from 'node:child_process';
+import { existsSync, linkSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import sharp from 'sharp';
+import { parseBuildConfig } from '../config/buildConfig.js';
+import { buildLayout } from '../output/layout.js';
+import { planBuild } from '../pipeline/planBuild.js';
+import { openSource } from '../sources/source.js';
+import type { SourceSample } from '../domain/sample.js';
+import { LocalStore } from '../storage/localStore.js';
+import { getJson } from '../storage/objectStore.js';
+import { startS3Server, useS3Env } from '../test/harness/s3Server.js';
+import { img2datasetParquet, packTar, type TarFile } from '../test/fixtures/cc3m.js';
+
+const { values } = parseArgs({
+  options: {
+    samples: { type: 'string', default: '1000' },
+    sizes: { type: 'string', default: '30000,100000,300000' },
+    'no-s3': { type: 'boolean' },
+    child: { type: 'string' },
+  },
+});
+const PER_TAR = 10_000;
+const FAILED_EVERY = 20;
+const ROOT = path.join(process.env.TMPDIR ?? tmpdir(), 'mmif-bench', 'planning');
+
+interface ChildResult {
+  planMs: number;
+  planPeakRssMiB: number;
+  selected: number;
+  filtered: Record<string, number>;
+  imagesMs: number;
+  peakRssMiB: number;
+}
+
+if (values.child) await child(JSON.parse(values.child) as { uri: string; samples: number; s3?: object });
+else await main();
+
+async function main(): Promise<void> {
+  const sizes = values.sizes.split(',').map(Number);
+  const tarCount = Math.ceil(Math.max(...sizes) / PER_TAR);
+  const full = await generate(tarCount);
+  const datasets: Record<string, string> = {};
+  for (const size of sizes) {
+    for (const mode of ['parquet', 'streamed'] as const) {
+      const dir = path.join(ROOT, `${mode}-${size}`);
+      rmSync(dir, { recursive: true, force: true });
+      mkdirSync(dir, { recursive: true });
+      for (let t = 0; t < Math.ceil(size / PER_TAR); t++) {
+        const shard = String(t).padStart(5, '0');
+        // Hard links: the same bytes, no copy, and no symlink for the reader to judge.
+        for (const file of mode === 'parquet' ? [`${shard}.tar`, `${shard}.parquet`, `${shard}_stats.json`] : [`${shard}.tar`]) {
+          linkSync(path.join(full, file), path.join(dir, file));
+        }
+      }
+      datasets[`${mode}-${size}`] = dir;
+    }
+  }
+  const samples = Number(values.samples);
+  console.log(`planning ${samples} samples; tars of ${PER_TAR} records, ${tarBytes(full)} MiB per tar; load ${loadAverage()}`);
+  console.log('| backend | records | dataset MiB | mode | plan s | plan peak RSS MiB | selected | failed downloads counted | shards: read the selected images s | load |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  const backends: Array<{ name: string; uri: (dir: string) => Promise<string>; s3?: object; stop?: () => Promise<void> }> = [
+    { name: 'local', uri: async (dir) => dir },
+  ];
+  if (!values['no-s3']) {
+    const server = await startS3Server();
+    const s3 = useS3Env(server); // credentials in this process's env, inherited by the children
+    backends.push({
+      name: 'versitygw',
+      s3,
+      stop: () => server.stop(),
+      uri: async (dir) => {
+        // The posix backend serves the bucket folder's files as objects: link the dataset in.
+        const prefix = path.basename(dir);
+        const target = path.join(server.dataDir, server.bucket, prefix);
+        mkdirSync(target, { recursive: true });
+        for (const file of readdirSync(dir)) if (!existsSync(path.join(target, file))) linkSync(path.join(dir, file), path.join(target, file));
+        return `s3://${server.bucket}/${prefix}`;
+      },
+    });
+  }
+  try {
+    for (const backend of backends) {
+      for (const size of sizes) {
+        for (const mode of ['parquet', 'streamed'] as const) {
+          const dir = datasets[`${mode}-${size}`]!;
+          const r = await runChild({ uri: await backend.uri(dir), samples, s3: backend.s3 });
+          const failed = Object.entries(r.filtered).map(([k, v]) => `${k.replace('img2dataset-', '')} ${v}`).join(', ') || 'none (not in the tars)';
+          console.log(
+            `| ${backend.name} | ${size} | ${Math.round((tarBytes(dir) * Math.ceil(size / PER_TAR)))} | ${mode} | ${(r.planMs / 1000).toFixed(2)} | ${r.planPeakRssMiB} | ${r.selected} | ${failed} | ${(r.imagesMs / 1000).toFixed(2)} | ${loadAverage()} |`,
+          );
+        }
+      }
+    }
+  } finally {
+    for (const b of backends) await b.stop?.();
+  }
+}
+
+function tarBytes(dir: string): number {
+  return Math.round(readFileSync(path.join(dir, '00000.tar')).length / 2 ** 20);
+}
+
+function loadAverage(): string {
+  return readFileSync('/proc/loadavg', 'utf8').split(' ')[0]!;
+}
+
+/** The full dataset, generated once (a marker file says it is complete). */
+async function generate(tarCount: number): Promise<string> {
+  const dir = path.join(ROOT, `full-${tarCount}`);
+  if (existsSync(path.join(dir, 'complete'))) return dir;
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  // One tiny JPEG for every record: planning never decodes images, and reading them is timed apart.
+  const jpeg = await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 90, g: 140, b: 200 } } }).jpeg().toBuffer();
+  for (let t = 0; t < tarCount; t++) {
+    const shard = String(t).padStart(5, '0');
+    const rows: Record<string, unknown>[] = [];
+    const files: TarFile[] = [];
+    for (let i = 0; i < PER_TAR; i++) {
+      const key = `${shard}${String(i).padStart(4, '0')}`;
+      const caption = `a generated scene number ${t * PER_TAR + i}`;
+      const failed = i % FAILED_EVERY === 7;
+      const meta = {
+        url: `http://example.com/${key}.jpg`,
+        caption,
+        key,
+        status: failed ? 'failed_to_download' : 'success',
+        error_message: failed ? 'HTTP Error 404: Not Found' : null,
+        width: failed ? null : 64,
+        height: failed ? null : 48,
+        original_width: failed ? null : 640,
+        original_height: failed ? null : 480,
+        exif: failed ? null : '{}',
+        sha256: null,
+      };
+      rows.push(meta);
+      // img2dataset writes only successful downloads into the tar (writer.py WebDatasetSampleWriter).
+      if (!failed) files.push({ path: `${key}.jpg`, data: jpeg }, { path: `${key}.txt`, data: caption }, { path: `${key}.json`, data: JSON.stringify(meta, null, 4) });
+    }
+    writeFileSync(path.join(dir, `${shard}.tar`), packTar(files));
+    writeFileSync(path.join(dir, `${shard}.parquet`), await img2datasetParquet(rows));
+    const failedCount = rows.filter((r) => r.status !== 'success').length;
+    writeFileSync(
+      path.join(dir, `${shard}_stats.json`),
+      JSON.stringify({ count: PER_TAR, successes: PER_TAR - failedCount, failed_to_download: failedCount, failed_to_resize: 0, status_dict: { success: PER_TAR - failedCount, 'HTTP Error 404: Not Found': failedCount } }, null, 4),
+    );
+    process.stdout.write(`\rgenerated ${t + 1}/${tarCount} tars`);
+  }
+  process.stdout.write('\n');
+  writeFileSync(path.join(dir, 'complete'), '');
+  return dir;
+}
+
+async function runChild(args: { uri: string; samples: number; s3?: object }): Promise<ChildResult> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', JSON.stringify(args)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const code = await new Promise<number | null>((done) => proc.on('close', done));
+  if (code !== 0) throw new Error(`planning child exited with ${code}`);
+  return JSON.parse(out.trim().split('\n').at(-1)!) as ChildResult;
+}
+
+function peakRssMiB(): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+  return Math.round(Number(match![1]) / 1024);
+}
+
+/** One plan in this process, then the selected images read as the shards would. */
+async function child({ uri, samples, s3 = {} }: { uri: string; samples: number; s3?: object }): Promise<void> {
+  const out = path.join(ROOT, `out-${process.pid}`);
+  rmSync(out, { recursive: true, force: true });
+  try {
+    const config = parseBuildConfig({
+      buildId: 'plan-bench',
+      output: out,
+      s3,
+      sources: [{ type: 'cc3m', uri, layout: 'webdataset' }],
+      maxSamples: samples,
+      models: { default: { model: 'mmif-sim-vlm' } },
+    });
+    const store = new LocalStore(out);
+    const layout = buildLayout(config.buildId);
+    const source = openSource(config.sources[0]!, 0, config.s3);
+    const start = performance.now();
+    const plan = await planBuild(config, store, layout, [source]);
+    const planMs = performance.now() - start;
+    const planPeakRssMiB = peakRssMiB();
+    const filtered = (await getJson<Record<string, Record<string, number>>>(store, layout.sourceFiltered)) ?? {};
+
+    // The shards' side: each selected image read through a fresh reader (a worker's view), 16 at a time.
+    const selected: SourceSample[] = [];
+    for (let shard = 0; shard < plan.shardCount; shard++) selected.push(...((await getJson<SourceSample[]>(store, layout.shardPlan(shard))) ?? []));
+    const reader = openSource(config.sources[0]!, 0, config.s3);
+    const imagesStart = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < selected.length) {
+          const bytes = await reader.readImage(selected[next++]!.image);
+          if (bytes.length === 0) throw new Error('empty image');
+        }
+      }),
+    );
+    const result: ChildResult = {
+      planMs,
+      planPeakRssMiB,
+      selected: plan.sampleCount,
+      filtered: Object.values(filtered)[0] ?? {},
+      imagesMs: performance.now() - imagesStart,
+      peakRssMiB: peakRssMiB(),
+    };
+    console.log(JSON.stringify(result));
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+}
