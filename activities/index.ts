@@ -19,7 +19,9 @@ import { getJson } from '../storage/objectStore.js';
 import { addCounts, addUsage, emptyUsage, type ShardManifest } from '../output/manifest.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import type { SliceTask, BuildRef, ShardSummary, ShardTask } from './buildRef.js';
-import { contextFor, contextForBuild, storeFor } from './runtime.js';
+import { cacheStoreFor, contextFor, contextForBuild, storeFor } from './runtime.js';
+import { preflight, type PreflightOutcome } from '../llm/preflight.js';
+import { LLM_CACHE_PREFIX } from '../output/layout.js';
 import { loadShardPlan } from './shardPlan.js';
 
 export { collectStageBatch, pollStageBatch, submitStageBatch } from './batchApi.js';
@@ -85,6 +87,19 @@ function summarize(manifest: ShardManifest): ShardSummary {
     usage: manifest.usage,
     simulated: manifest.simulated,
   };
+}
+
+/**
+ * One tiny request per distinct endpoint and model (llm/preflight.ts), before planning: a refused
+ * key, unknown model or text-only model fails the build in seconds, non-retryably.
+ */
+export async function preflightEndpoints(input: unknown): Promise<PreflightOutcome[]> {
+  return permanentOnFailure(() =>
+    withHeartbeat(async () => {
+      const config = parseBuildConfig(input);
+      return preflight(config, cacheStoreFor(config), LLM_CACHE_PREFIX);
+    }),
+  );
 }
 
 export async function planBuild(input: unknown): Promise<BuildPlan> {

@@ -25,13 +25,18 @@ export function storeFor(output: string, s3: BuildRef['s3']): ObjectStore {
   return store;
 }
 
+/** Where a build's model-call cache lives: `cacheUri`, or its output. */
+export function cacheStoreFor(config: BuildConfig): ObjectStore {
+  return storeFor(config.cacheUri ?? config.output, config.s3);
+}
+
 export function contextFor(config: BuildConfig): StageContext {
   const store = storeFor(config.output, config.s3);
   return {
     config,
     store,
     layout: buildLayout(config.buildId),
-    models: new ModelCaller(config.cacheUri ? storeFor(config.cacheUri, config.s3) : store, LLM_CACHE_PREFIX, config.llm, {
+    models: new ModelCaller(cacheStoreFor(config), LLM_CACHE_PREFIX, config.llm, {
       limits: (e) => ({ concurrency: e.concurrency, requestsPerMinute: e.requestsPerMinute, tokensPerMinute: e.tokensPerMinute }),
       prices: config.llm.prices,
       retry: config.llm.retry,

@@ -18,6 +18,7 @@ import {
   defineUpdate,
   executeChild,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
@@ -68,7 +69,7 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
     progress.shards.failed = 0;
     return { retrying };
   });
-  const { planBuild, planTopUp, finalizeBuild, committedShards } = proxyActivities<typeof activities>(pipelineActivityOptions(config.retry));
+  const { planBuild, planTopUp, finalizeBuild, committedShards, preflightEndpoints } = proxyActivities<typeof activities>(pipelineActivityOptions(config.retry));
   const setPhase = (phase: BuildPhase) => {
     progress.phase = phase;
     if (config.searchAttributes) upsertSearchAttributes([{ key: MMIF_STATUS, value: phase }]);
@@ -83,6 +84,9 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
   let plan: BuildPlan | undefined = carried?.plan;
   let build: BuildRef | undefined;
   try {
+    // Before planning, once per build (not again after continue-as-new). Patched: builds started
+    // before pre-flight existed replay without it.
+    if (!carried && config.llm.preflight && patched('preflight-endpoints')) await preflightEndpoints(config);
     plan ??= await planBuild(config);
     build = { buildId: config.buildId, output: config.output, s3: config.s3, configFingerprint: plan.configFingerprint };
     progress.shards.planned = plan.shardCount;

@@ -2,7 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { ConfigError, parseBuildConfig, type BuildConfig } from '../../config/buildConfig.js';
-import { buildLayout } from '../../output/layout.js';
+import { EndpointError } from '../../llm/endpointError.js';
+import { preflight } from '../../llm/preflight.js';
+import { buildLayout, LLM_CACHE_PREFIX } from '../../output/layout.js';
 import { configFingerprint, type StoredConfig } from '../../pipeline/planBuild.js';
 import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
@@ -13,6 +15,8 @@ import { watch } from './status.js';
 export const BUILD_USAGE = `usage: mmif build --config FILE [--wait] [--new-version]
   Start a build on the task queue MMIF_TASK_QUEUE (workflow id = the config's buildId).
   Re-running a build id skips its committed shards; a changed config is refused unless --new-version.
+  First checks every endpoint + model with one tiny request (llm.preflight): a refused key, unknown
+  model or text-only model exits 2 in seconds, naming the endpoint, model and status.
   --wait         show live progress until the build closes (exit 0 done, 1 failed)
   --new-version  when the build exists with another config, start <buildId>-v2 (or the next free version)`;
 
@@ -21,6 +25,7 @@ export async function buildCommand(args: string[]): Promise<number> {
   if (!values.config) throw new CliError(BUILD_USAGE, EXIT.usage);
   let config = await readConfig(values.config);
   if (values['new-version']) config = await nextFreeVersion(config);
+  if (config.llm.preflight) await checkEndpoints(config);
 
   const temporal = await connectTemporal();
   try {
@@ -36,6 +41,23 @@ export async function buildCommand(args: string[]): Promise<number> {
     return values.wait ? await watch(handle, config.buildId) : EXIT.ok;
   } finally {
     await temporal.close();
+  }
+}
+
+/**
+ * The workflow runs the same pre-flight before planning; running it here first answers at once, and
+ * what passed is remembered in the model cache, so the workflow makes no second request for it.
+ */
+async function checkEndpoints(config: BuildConfig): Promise<void> {
+  try {
+    for (const checked of await preflight(config, openStore(config.cacheUri ?? config.output, config.s3), LLM_CACHE_PREFIX)) {
+      const what = `${checked.endpoint} (model ${checked.model}${checked.withImage ? ', with an image' : ''})`;
+      if (checked.unreachable) console.warn(`pre-flight: ${checked.unreachable}; starting anyway (its calls are retried)`);
+      else console.log(`pre-flight: ${what} ok${checked.cached ? ' (checked before)' : ''}`);
+    }
+  } catch (err) {
+    if (err instanceof EndpointError) throw new CliError(`pre-flight failed: ${err.message}`, EXIT.usage);
+    throw err;
   }
 }
 

@@ -2,11 +2,13 @@
  * A flaky or misconfigured endpoint, end to end (Temporal dev server, simulator over HTTP):
  * unusable replies are tried again and never poison the shared model cache, so a later build on the
  * same output regenerates exactly the samples they rejected; an endpoint refusing everything fails
- * its shards with the endpoint, status and error in the message, and recovers on a re-run.
+ * its shards with the endpoint, status and error in the message, and recovers on a re-run; a bad
+ * key, an unknown model or a text-only model fails the pre-flight in seconds, through `mmif build`
+ * and through a workflow started directly.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
@@ -19,6 +21,7 @@ import { STAGE_NAMES, type StageState } from '../../pipeline/stageState.js';
 import { getJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
+import { mmif } from '../harness/mmifCli.js';
 import { startStack, type Stack } from '../harness/stack.js';
 
 let stack: Stack;
@@ -154,4 +157,89 @@ test('an endpoint answering 400 to everything fails its shards with the endpoint
   });
   assert.deepEqual((rerun as BuildReport).shards, { planned: SHARDS, committed: SHARDS, failed: 0 });
   assert.ok((rerun as BuildReport).counts.instruct > 0);
+});
+
+/** Endpoint setups a pre-flight must refuse, with what its message must say. */
+const MISCONFIGURED: Array<{ name: string; faults: Parameters<Stack['simulator']['setFaults']>[0]; models: BuildConfigInput['models']; message: RegExp }> = [
+  {
+    name: 'wrong key',
+    faults: { requiredApiKey: 'sk-the-right-key-0123456789' },
+    models: { default: { model: 'mmif-sim-vlm' } },
+    message: /\(model mmif-sim-vlm\): HTTP 401: invalid_api_key: Incorrect API key provided: \*\*\*.*\(OPENAI_API_KEY\)/,
+  },
+  {
+    name: 'unknown model',
+    faults: { knownModels: ['mmif-sim-vlm', 'mmif-sim-llm'] },
+    models: { default: { model: 'mmif-sim-vlm' }, judge: { model: 'mmif-sim-vlm-typo' } },
+    message: /\(model mmif-sim-vlm-typo\): HTTP 404: model_not_found: .*unknown model or wrong base URL/,
+  },
+  {
+    name: 'text-only model',
+    faults: { textOnlyModels: ['mmif-sim-llm'] },
+    // Text-only stages may use it; the answer stage sends images.
+    models: { default: { model: 'mmif-sim-vlm' }, compatibility: { model: 'mmif-sim-llm' }, answer: { model: 'mmif-sim-llm' } },
+    message: /\(model mmif-sim-llm\): HTTP 400: .*does the model accept image input\? \(images are sent by: answer\)/,
+  },
+  {
+    name: 'spent quota',
+    faults: { insufficientQuota: true },
+    models: { default: { model: 'mmif-sim-vlm' } },
+    message: /\(model mmif-sim-vlm\): HTTP 429: insufficient_quota: You exceeded your current quota.* — the account is out of quota or credit/,
+  },
+];
+
+const WRONG_KEY = 'sk-a-wrong-key-abcdef987654';
+
+async function withSetup<T>(faults: Parameters<Stack['simulator']['setFaults']>[0], work: () => Promise<T>): Promise<T> {
+  const key = process.env.OPENAI_API_KEY;
+  process.env.OPENAI_API_KEY = WRONG_KEY;
+  stack.simulator.setFaults(faults);
+  try {
+    return await work();
+  } finally {
+    stack.simulator.setFaults({ requiredApiKey: '', knownModels: [], textOnlyModels: [], insufficientQuota: false });
+    if (key === undefined) delete process.env.OPENAI_API_KEY;
+    else process.env.OPENAI_API_KEY = key;
+  }
+}
+
+test('pre-flight through `mmif build`: a wrong key, an unknown model, a text-only model, a spent quota exit 2 in seconds, naming endpoint, model and status', async () => {
+  for (const [i, setup] of MISCONFIGURED.entries()) {
+    const buildId = `preflight-cli-${i}`;
+    const file = path.join(dir, `${buildId}.json`);
+    await writeFile(file, JSON.stringify(config(buildId, { output: path.join(dir, buildId), models: setup.models })));
+    const started = Date.now();
+    const result = await withSetup(setup.faults, () => mmif(stack, 'build', '--config', file));
+    const seconds = (Date.now() - started) / 1000;
+    console.log(`mmif build, ${setup.name}: exit ${result.code} after ${seconds.toFixed(1)} s`);
+    assert.equal(result.code, 2, result.stdout + result.stderr);
+    assert.match(result.stderr, new RegExp(`pre-flight failed: model endpoint ${stack.simulator.url.replace(/\./g, '\\.')} `));
+    assert.match(result.stderr, setup.message);
+    assert.doesNotMatch(result.stderr + result.stdout, new RegExp(WRONG_KEY), 'the key is masked');
+    assert.ok(seconds < 30, `${setup.name}: ${seconds} s`);
+    await assert.rejects(stack.client.workflow.getHandle(buildId).describe(), 'no build was started');
+  }
+});
+
+test('pre-flight in the workflow, for `temporal workflow start` users: fails before planning, in seconds, non-retryably', async () => {
+  for (const [i, setup] of MISCONFIGURED.entries()) {
+    const buildId = `preflight-wf-${i}`;
+    const buildOutput = path.join(dir, buildId);
+    const started = Date.now();
+    await withSetup(setup.faults, () =>
+      assert.rejects(run(buildId, config(buildId, { output: buildOutput, models: setup.models })), (err: unknown) => {
+        assert.ok(err instanceof WorkflowFailedError);
+        let cause = err.cause as { message?: string; cause?: unknown } | undefined;
+        while (cause?.cause) cause = cause.cause as typeof cause;
+        assert.match(String(cause?.message), setup.message);
+        assert.doesNotMatch(String(cause?.message), new RegExp(WRONG_KEY));
+        return true;
+      }),
+    );
+    const seconds = (Date.now() - started) / 1000;
+    console.log(`workflow, ${setup.name}: failed after ${seconds.toFixed(1)} s`);
+    assert.ok(seconds < 20, `${setup.name}: ${seconds} s`);
+    // Nothing was planned: the output holds at most the model cache (endpoints that passed), no build directory.
+    assert.deepEqual((await readdir(buildOutput).catch(() => [])).filter((name) => name !== '_cache'), []);
+  }
 });

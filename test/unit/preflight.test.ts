@@ -1,0 +1,82 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
+import { EndpointError } from '../../llm/endpointError.js';
+import { preflight, preflightTargets } from '../../llm/preflight.js';
+import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
+import { LocalStore } from '../../storage/localStore.js';
+
+let sim: SimulatorHandle;
+let dir: string;
+
+before(async () => {
+  sim = await startSimulator({ seed: 2 });
+  dir = await mkdtemp(path.join(tmpdir(), 'mmif-preflight-'));
+});
+after(async () => {
+  await sim.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const config = (models: BuildConfigInput['models'], extra: Partial<BuildConfigInput> = {}) =>
+  parseBuildConfig({ buildId: 'b', output: dir, sources: [{ type: 'cc3m', uri: '/x' }], maxSamples: 1, models, ...extra });
+
+test('one target per distinct endpoint, model and key variable; images only where a stage sends them', () => {
+  const targets = preflightTargets(
+    config({
+      default: { model: 'vlm', baseUrl: 'http://a/v1' },
+      compatibility: { model: 'llm', baseUrl: 'http://b/v1' },
+      verifier: { model: 'llm', baseUrl: 'http://b/v1' },
+      rejected: { model: 'vlm', baseUrl: 'http://a/v1', apiKeyEnv: 'OTHER_KEY' },
+    }),
+  );
+  assert.deepEqual(
+    targets.map((t) => [t.endpoint.baseUrl, t.endpoint.model, t.endpoint.apiKeyEnv, t.stages, t.withImage]),
+    [
+      ['http://a/v1', 'vlm', 'OPENAI_API_KEY', ['instruction', 'constraints', 'answer', 'judge'], true],
+      ['http://b/v1', 'llm', 'OPENAI_API_KEY', ['compatibility', 'verifier'], false],
+      ['http://a/v1', 'vlm', 'OTHER_KEY', ['rejected'], true],
+    ],
+  );
+  // Rejected answers of the no_image strategy go without the image.
+  const noImage = preflightTargets(config({ default: { model: 'vlm' }, rejected: { model: 'llm' } }, { dpo: { strategies: ['no_image'] } }));
+  assert.deepEqual(noImage.map((t) => [t.endpoint.model, t.withImage]), [['vlm', true], ['llm', false]]);
+});
+
+test('a passed check is remembered in the cache: the next one makes no request; a text-only model is refused only with an image', async () => {
+  const cache = new LocalStore(path.join(dir, 'cache'));
+  const models = { default: { model: 'mmif-sim-vlm', baseUrl: sim.url }, compatibility: { model: 'mmif-sim-llm', baseUrl: sim.url }, verifier: { model: 'mmif-sim-llm', baseUrl: sim.url } };
+  sim.setFaults({ textOnlyModels: ['mmif-sim-llm'] });
+  try {
+    sim.resetStats();
+    const first = await preflight(config(models), cache, '_cache/llm');
+    assert.deepEqual(first.map((o) => [o.model, o.withImage, o.cached]), [['mmif-sim-vlm', true, false], ['mmif-sim-llm', false, false]]);
+    assert.equal(sim.stats().requests, 2);
+    const second = await preflight(config(models), cache, '_cache/llm');
+    assert.deepEqual(second.map((o) => o.cached), [true, true]);
+    assert.equal(sim.stats().requests, 2, 'no request for what passed before');
+    await assert.rejects(
+      preflight(config({ ...models, judge: { model: 'mmif-sim-llm', baseUrl: sim.url } }), cache, '_cache/llm'),
+      (err: unknown) => err instanceof EndpointError && err.fault.status === 400 && /image input\? \(images are sent by: judge\)$/.test(err.message),
+    );
+  } finally {
+    sim.setFaults({ textOnlyModels: [] });
+  }
+});
+
+test('an endpoint that cannot be reached is no misconfiguration: reported, not remembered, the build goes on', async () => {
+  const cache = new LocalStore(path.join(dir, 'cache-down'));
+  const models = { default: { model: 'mmif-sim-vlm', baseUrl: sim.url } };
+  sim.setFaults({ rate500: 1 });
+  try {
+    const [outcome] = await preflight(config(models), cache, '_cache/llm');
+    assert.match(outcome!.unreachable ?? '', /^model endpoint .* \(model mmif-sim-vlm\) is unreachable: 500 /);
+  } finally {
+    sim.setFaults({ rate500: 0 });
+  }
+  const [again] = await preflight(config(models), cache, '_cache/llm');
+  assert.deepEqual([again!.cached, again!.unreachable], [false, undefined], 'checked again once reachable');
+});
