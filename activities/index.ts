@@ -22,6 +22,8 @@ import type { SliceTask, BuildRef, ShardSummary, ShardTask } from './buildRef.js
 import { cacheStoreFor, contextFor, contextForBuild, storeFor } from './runtime.js';
 import { preflight, type PreflightOutcome } from '../llm/preflight.js';
 import { LLM_CACHE_PREFIX } from '../output/layout.js';
+import { recordPreflightUsage } from '../output/preflightUsage.js';
+import { DEFAULT_PRICES } from '../llm/pricing.js';
 import { loadShardPlan } from './shardPlan.js';
 
 export { collectStageBatch, pollStageBatch, submitStageBatch } from './batchApi.js';
@@ -97,7 +99,9 @@ export async function preflightEndpoints(input: unknown): Promise<PreflightOutco
   return permanentOnFailure(() =>
     withHeartbeat(async () => {
       const config = parseBuildConfig(input);
-      return preflight(config, cacheStoreFor(config), LLM_CACHE_PREFIX);
+      const outcomes = await preflight(config, cacheStoreFor(config), LLM_CACHE_PREFIX);
+      await recordPreflightUsage(storeFor(config.output, config.s3), buildLayout(config.buildId), outcomes, { ...DEFAULT_PRICES, ...config.llm.prices });
+      return outcomes;
     }),
   );
 }

@@ -63,6 +63,12 @@ export interface CallRecord {
    * recording it (a killed worker): counted as paid here, so cost is never under-reported.
    */
   recovered?: boolean;
+  /**
+   * Stands for a request an earlier, killed execution of this stage and sample sent and never saw
+   * answered (its reply never reached the cache): providers answer and bill such requests, so it is
+   * counted, with the tokens of the same request made again now.
+   */
+  lostInFlight?: boolean;
 }
 
 /** Why a reply cannot be used; also the rejection reason code when every try gives one. */
@@ -145,6 +151,15 @@ interface TryPass {
   refreshForeign: boolean;
   sawForeign: boolean;
 }
+
+/** Written beside a cache entry before its request is sent, by stage executions: who sent it. */
+interface SentMark {
+  owner?: string;
+  scope: string;
+  execution: string;
+}
+
+const sentKey = (cacheKey: string) => cacheKey.replace(/\.json$/, '.sent.json');
 
 /** Seeds of tries after the first: far from the small seeds answer regenerations use. */
 const TRY_SEED_STRIDE = 1000;
@@ -349,6 +364,8 @@ export class ModelCaller {
       reply = cached;
       calls.push(this.tryRecord(req.stage, reply, this.lostByEarlierAttempt(reply) ? 'recovered' : 'cached', t, problemOf(reply)));
     } else {
+      const lost = await this.sentByLostExecution(prepared.cacheKey);
+      if (this.execution) await putJson(this.cache, sentKey(prepared.cacheKey), this.sentMark());
       reply = {
         ...toCachedReply(await this.send(req, endpoint, prepared.body), endpoint.model, false),
         ...(this.owner ? { owner: this.owner } : {}),
@@ -357,8 +374,23 @@ export class ModelCaller {
       // Overwrites an unusable entry of another build: this build's own try replaces it.
       await putJson(this.cache, prepared.cacheKey, reply);
       calls.push(this.tryRecord(req.stage, reply, 'paid', t, problemOf(reply)));
+      if (lost) calls.push({ ...this.tryRecord(req.stage, reply, 'paid', t, problemOf(reply)), lostInFlight: true });
     }
     return { reply, endpoint };
+  }
+
+  private sentMark(): SentMark {
+    return { owner: this.owner, scope: this.execution!.scope, execution: this.execution!.id };
+  }
+
+  /**
+   * Whether another execution of this very stage and sample sent this request and died before its
+   * reply reached the cache: the mark written before every request of a stage execution says so.
+   */
+  private async sentByLostExecution(cacheKey: string): Promise<boolean> {
+    if (!this.execution) return false;
+    const mark = await getJson<SentMark>(this.cache, sentKey(cacheKey));
+    return mark !== undefined && mark.owner === this.owner && mark.scope === this.execution.scope && mark.execution !== this.execution.id;
   }
 
   /** Paid by another execution of this very stage and sample of this build, which recorded nothing. */

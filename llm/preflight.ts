@@ -49,8 +49,12 @@ export interface PreflightOutcome {
   model: string;
   stages: Stage[];
   withImage: boolean;
+  /** Names this check (endpoint, model, key hash, image use): one usage record per check. */
+  checkId: string;
   /** Passed earlier (remembered in the cache): no request was made. */
   cached: boolean;
+  /** Tokens of the request made now, for the build's cost figures. */
+  usage?: { model: string; promptTokens: number; completionTokens: number };
   /**
    * Set when the endpoint could not be reached (connection errors, 5xx): that is no misconfiguration,
    * so the build goes on and its own calls retry; nothing is remembered.
@@ -71,19 +75,20 @@ export async function preflight(
   const outcomes: PreflightOutcome[] = [];
   for (const target of preflightTargets(config)) {
     const endpoint = resolveOrFail(target.endpoint, env);
-    const marker = `${cachePrefix}/preflight/${sha256Hex(canonicalJson([endpoint.baseURL, endpoint.model, sha256Hex(endpoint.apiKey), target.withImage]))}.json`;
-    const outcome = { endpoint: endpoint.baseURL, model: endpoint.model, stages: target.stages, withImage: target.withImage };
+    const checkId = sha256Hex(canonicalJson([endpoint.baseURL, endpoint.model, sha256Hex(endpoint.apiKey), target.withImage]));
+    const marker = `${cachePrefix}/preflight/${checkId}.json`;
+    const outcome = { endpoint: endpoint.baseURL, model: endpoint.model, stages: target.stages, withImage: target.withImage, checkId };
     if (await cache.exists(marker)) {
       outcomes.push({ ...outcome, cached: true });
       continue;
     }
-    const unreachable = await check(endpoint, target, config.llm.timeoutMs);
-    if (unreachable) {
-      outcomes.push({ ...outcome, cached: false, unreachable });
+    const result = await check(endpoint, target, config.llm.timeoutMs);
+    if (typeof result === 'string') {
+      outcomes.push({ ...outcome, cached: false, unreachable: result });
       continue;
     }
     await cache.put(marker, JSON.stringify({ ...outcome, checkedAt: new Date().toISOString() }), 'application/json');
-    outcomes.push({ ...outcome, cached: false });
+    outcomes.push({ ...outcome, cached: false, ...(result ? { usage: result } : {}) });
   }
   return outcomes;
 }
@@ -97,14 +102,17 @@ function resolveOrFail(endpoint: EndpointConfig, env: NodeJS.ProcessEnv): Resolv
   }
 }
 
-/** Undefined when the endpoint accepted the request; why not, when it could not be reached. */
-async function check(endpoint: ResolvedEndpoint, target: PreflightTarget, timeoutMs: number): Promise<string | undefined> {
+/**
+ * The tokens of the answered request (undefined when rate limited: accepted, not answered), or why
+ * the endpoint could not be reached.
+ */
+async function check(endpoint: ResolvedEndpoint, target: PreflightTarget, timeoutMs: number): Promise<PreflightOutcome['usage'] | string> {
   const client = clientFor(endpoint, timeoutMs);
   const body = await tinyRequest(endpoint.model, target.withImage);
   for (let attempt = 1; ; attempt++) {
     try {
-      await client.chat.completions.create(body);
-      return undefined;
+      const reply = await client.chat.completions.create(body);
+      return { model: reply.model || endpoint.model, promptTokens: reply.usage?.prompt_tokens ?? 0, completionTokens: reply.usage?.completion_tokens ?? 0 };
     } catch (err) {
       const kind = classifyFailure(err);
       // Rate limited: the key and model were accepted, which is all this checks.

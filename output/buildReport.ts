@@ -5,6 +5,7 @@
 import { getJson, putIfChanged, type ObjectStore } from '../storage/objectStore.js';
 import type { BuildLayout } from './layout.js';
 import { addCounts, addUsage, emptyStrategyPairs, emptyUsage, type PairStats, type StrategyPairs, type ShardManifest, type StageUsage, type Tally, type VerificationStats } from './manifest.js';
+import { preflightUsage } from './preflightUsage.js';
 import { llamaFactoryDatasetInfo } from './sharegpt.js';
 import { sourceGoals, type Goals, type TargetsOutcome } from '../domain/targets.js';
 import type { BuildPlan, StoredConfig } from '../pipeline/planBuild.js';
@@ -74,6 +75,8 @@ export async function writeBuildReport(
   }
   const targets = await targetsReport(store, layout);
   if (targets) report.targets = targets;
+  const preflight = await preflightUsage(store, layout);
+  if (preflight) report.usage.preflight = preflight;
   await putIfChanged(store, layout.datasetInfo, JSON.stringify(llamaFactoryDatasetInfo()), 'application/json');
   await putIfChanged(store, layout.report, JSON.stringify(report), 'application/json');
   return report;

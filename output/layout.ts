@@ -30,6 +30,9 @@ export function buildLayout(buildId: string) {
     /** The call records (tokens, cost) of the replies collected in that round. */
     batchCalls: (shard: number, stage: string, round: number) => `${work}/batches/${shardName(shard)}/${stage}-${round}.calls.json`,
     batchCallsPrefix: (shard: number) => `${work}/batches/${shardName(shard)}/`,
+    /** The usage of one pre-flight request (llm/preflight.ts), by check id; summed into the build report. */
+    preflightUsage: (checkId: string) => `${work}/preflight/${checkId}.json`,
+    preflightUsagePrefix: `${work}/preflight/`,
     /** Written after every shard plan: a re-run finds the plan complete and lists no source again. */
     planSummary: `${work}/plan/summary.json`,
     sourceProblems: `${root}/rejects/source-problems.jsonl`,

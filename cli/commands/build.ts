@@ -4,6 +4,8 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { ConfigError, parseBuildConfig, type BuildConfig } from '../../config/buildConfig.js';
 import { EndpointError } from '../../llm/endpointError.js';
 import { preflight } from '../../llm/preflight.js';
+import { DEFAULT_PRICES } from '../../llm/pricing.js';
+import { recordPreflightUsage } from '../../output/preflightUsage.js';
 import { buildLayout, LLM_CACHE_PREFIX } from '../../output/layout.js';
 import { configFingerprint, type StoredConfig } from '../../pipeline/planBuild.js';
 import { getJson } from '../../storage/objectStore.js';
@@ -50,7 +52,9 @@ export async function buildCommand(args: string[]): Promise<number> {
  */
 async function checkEndpoints(config: BuildConfig): Promise<void> {
   try {
-    for (const checked of await preflight(config, openStore(config.cacheUri ?? config.output, config.s3), LLM_CACHE_PREFIX)) {
+    const outcomes = await preflight(config, openStore(config.cacheUri ?? config.output, config.s3), LLM_CACHE_PREFIX);
+    await recordPreflightUsage(openStore(config.output, config.s3), buildLayout(config.buildId), outcomes, { ...DEFAULT_PRICES, ...config.llm.prices });
+    for (const checked of outcomes) {
       const what = `${checked.endpoint} (model ${checked.model}${checked.withImage ? ', with an image' : ''})`;
       if (checked.unreachable) console.warn(`pre-flight: ${checked.unreachable}; starting anyway (its calls are retried)`);
       else console.log(`pre-flight: ${what} ok${checked.cached ? ' (checked before)' : ''}`);

@@ -2,6 +2,8 @@
  * Kill a worker mid-shard. Workers run as separate `mmif worker` processes; one is SIGKILLed while
  * activities are in flight, a fresh one takes over, and the dataset must come out exactly as an
  * uninterrupted run with the same seed makes it: the planned sample ids, each once, byte-identical.
+ * Its cost is never under-reported: calls the killed worker paid for but never recorded are counted
+ * from the cache entries they left, checked against the requests the simulator answered.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -74,6 +76,14 @@ const config = (buildId: string, output: string): BuildConfigInput => ({
   sliceSize: 2,
   retry: { maximumAttempts: 20, initialIntervalSeconds: 0.5, maximumIntervalSeconds: 1, heartbeatTimeoutSeconds: 3 },
   models: { default: { model: 'mmif-sim-vlm' } },
+  // A price for the simulated model, so cost figures show.
+  llm: { prices: { 'mmif-sim-vlm': { inputPerMTok: 2, outputPerMTok: 8, batchDiscount: 0.5 } } },
+});
+
+/** Requests a build paid for (not cache hits), and its estimated cost, from its report. */
+const paid = (report: BuildReport) => ({
+  requests: Object.values(report.usage).reduce((n, u) => n + u.requests - u.cachedRequests, 0),
+  costUsd: Object.values(report.usage).reduce((n, u) => n + u.costUsd, 0),
 });
 
 /** Data files by path -> sha256, and the record ids of the whole build. */
@@ -99,13 +109,17 @@ test('a worker SIGKILLed mid-shard is replaced and the dataset is byte-identical
 
   // The reference: the same build, uninterrupted, into its own output (and so its own model cache).
   const refOutput = path.join(dir, 'reference');
+  const refStart = simulator.stats().completed;
   const ref = (await client.workflow.execute('buildDataset', { taskQueue: TASK_QUEUE, workflowId: 'reference', args: [config('crash', refOutput)] })) as BuildReport;
   assert.equal(ref.shards.committed, 2);
+  assert.equal(paid(ref).requests, simulator.stats().completed - refStart, 'uninterrupted: every answered request counted');
 
   const output = path.join(dir, 'crashed');
   const handle = await client.workflow.start('buildDataset', { taskQueue: TASK_QUEUE, workflowId: 'crashed', args: [config('crash', output)] });
   const requests = simulator.stats().requests;
+  const answeredBefore = simulator.stats().completed;
   await eventually(() => simulator.stats().requests > requests + 8 && simulator.stats().inFlight > 0, 60_000, 'activities in flight');
+  const inFlightAtKill = simulator.stats().inFlight;
   first.kill('SIGKILL');
   await new Promise((r) => first.once('exit', r));
   await startWorkerProcess();
@@ -117,4 +131,19 @@ test('a worker SIGKILLed mid-shard is replaced and the dataset is byte-identical
   assert.deepEqual(crashed.ids, crashed.planned, 'every planned sample exactly once (a record or a rejection)');
   assert.equal(new Set(crashed.ids).size, 8);
   assert.deepEqual(crashed.data, reference.data, 'data files byte-identical to the uninterrupted run');
+
+  // Cost after a crash: what the endpoint answered, against what the report counts.
+  const answered = simulator.stats().completed - answeredBefore;
+  const counted = paid(report);
+  console.log(
+    `crashed build: ${answered} requests answered by the endpoint, ${counted.requests} counted ($${counted.costUsd.toFixed(6)}); ` +
+      `uninterrupted: ${paid(ref).requests} ($${paid(ref).costUsd.toFixed(6)}); ${inFlightAtKill} in flight at the kill`,
+  );
+  // Calls the killed worker paid for are counted from the cache entries they left, and requests it
+  // sent but never saw answered from the marks written before sending: the report never counts
+  // fewer calls than the endpoint answered, nor fewer than the uninterrupted run ...
+  assert.ok(counted.requests >= answered, `${answered} answered, ${counted.requests} counted`);
+  assert.ok(counted.requests >= paid(ref).requests && counted.costUsd >= paid(ref).costUsd - 1e-9, 'no less than the uninterrupted run');
+  // ... and overcounts at most the requests in flight at the kill that the endpoint dropped unanswered.
+  assert.ok(counted.requests - answered <= inFlightAtKill, `${answered} answered, ${counted.requests} counted, ${inFlightAtKill} in flight`);
 });

@@ -149,6 +149,26 @@ test('transient 500s are retried by the client and succeed', async () => {
   }
 });
 
+test('a request a killed execution sent but never saw answered is counted, once, by the execution that makes it again', async () => {
+  const req = { stage: 'answer' as const, endpoint: endpoint(), prompt: renderAnswerPrompt('Describe the ferry.', []), image };
+  const models = new ModelCaller(new LocalStore(path.join(dir, 'lost')), '_cache/llm', { ...llm, timeoutMs: 300 }, { owner: 'build-a', retry: { maxAttempts: 1 } });
+  // The first execution's request hangs past its timeout: sent, never answered to it (as when its worker dies).
+  sim.setFaults({ rateHang: 1, hangMs: 2_000 });
+  try {
+    await assert.rejects(models.forExecution('s1/answer').text(req, []));
+  } finally {
+    sim.setFaults({ rateHang: 0 });
+  }
+  const calls: CallRecord[] = [];
+  await models.forExecution('s1/answer').text(req, calls);
+  assert.deepEqual(calls.map((c) => [c.cached, c.lostInFlight]), [[false, undefined], [false, true]]);
+  assert.equal(calls[1]!.costUsd, calls[0]!.costUsd);
+  // Counted once: a third execution finds the reply cached (recovered, as no stage state recorded it), no lost request.
+  const third: CallRecord[] = [];
+  await models.forExecution('s1/answer').text(req, third);
+  assert.deepEqual(third.map((c) => [c.recovered, c.lostInFlight]), [[true, undefined]]);
+});
+
 test('a refused key, an unknown model and a spent quota fail at once, naming the endpoint; a 400 rejects the sample', async () => {
   const req = (model = 'mmif-sim-vlm') => ({
     stage: 'answer' as const,
