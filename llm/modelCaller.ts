@@ -33,7 +33,7 @@ import { SampleRejection, type ModelCallFault } from '../domain/rejection.js';
 import { sha256Hex } from '../domain/hashing.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 import { clientFor, resolveEndpoint, type ResolvedEndpoint } from './endpoint.js';
-import { describeFault, faultOf, permanentError } from './endpointError.js';
+import { describeFault, EndpointError, faultOf, permanentError } from './endpointError.js';
 import { DEFAULT_CONCURRENCY, limiterFor, type EndpointLimits, type Ticket } from './limiter.js';
 import { DEFAULT_PRICES, costOf, type PriceTable } from './pricing.js';
 import { DEFAULT_RETRY_POLICY, backoffMs, classifyFailure, type RetryPolicy } from './retryPolicy.js';
@@ -366,8 +366,14 @@ export class ModelCaller {
     } else {
       const lost = await this.sentByLostExecution(prepared.cacheKey);
       if (this.execution) await putJson(this.cache, sentKey(prepared.cacheKey), this.sentMark());
+      const completion = await this.send(req, endpoint, prepared.body).catch(async (err: unknown) => {
+        // An error status is an answer, and not a billed one: the request is not lost in flight.
+        const errorStatus = err instanceof SampleRejection || err instanceof EndpointError || (err instanceof APIError && err.status !== undefined);
+        if (this.execution && errorStatus) await this.cache.delete(sentKey(prepared.cacheKey));
+        throw err;
+      });
       reply = {
-        ...toCachedReply(await this.send(req, endpoint, prepared.body), endpoint.model, false),
+        ...toCachedReply(completion, endpoint.model, false),
         ...(this.owner ? { owner: this.owner } : {}),
         ...(this.execution ? { scope: this.execution.scope, execution: this.execution.id } : {}),
       };

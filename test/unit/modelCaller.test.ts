@@ -167,6 +167,18 @@ test('a request a killed execution sent but never saw answered is counted, once,
   const third: CallRecord[] = [];
   await models.forExecution('s1/answer').text(req, third);
   assert.deepEqual(third.map((c) => [c.recovered, c.lostInFlight]), [[true, undefined]]);
+
+  // A request answered with an error status (here a 400) was answered, and not billed: nothing to count again.
+  const refusedReq = { ...req, prompt: renderAnswerPrompt('Describe the ferry at night.', []) };
+  sim.setFaults({ rate400: 1 });
+  try {
+    await assert.rejects(models.forExecution('s3/answer').text(refusedReq, []), SampleRejection);
+  } finally {
+    sim.setFaults({ rate400: 0 });
+  }
+  const retried: CallRecord[] = [];
+  await models.forExecution('s3/answer').text(refusedReq, retried);
+  assert.deepEqual(retried.map((c) => c.lostInFlight), [undefined]);
 });
 
 test('a refused key, an unknown model and a spent quota fail at once, naming the endpoint; a 400 rejects the sample', async () => {
