@@ -365,8 +365,9 @@ export class ModelCaller {
       calls.push(this.tryRecord(req.stage, reply, this.lostByEarlierAttempt(reply) ? 'recovered' : 'cached', t, problemOf(reply)));
     } else {
       const lost = await this.sentByLostExecution(prepared.cacheKey);
-      if (this.execution) await putJson(this.cache, sentKey(prepared.cacheKey), this.sentMark());
-      const completion = await this.send(req, endpoint, prepared.body).catch(async (err: unknown) => {
+      // Marked once the request leaves the limiter's queue, not while it waits there.
+      const markSent = this.execution ? () => putJson(this.cache, sentKey(prepared.cacheKey), this.sentMark()) : undefined;
+      const completion = await this.send(req, endpoint, prepared.body, markSent).catch(async (err: unknown) => {
         // An error status is an answer, and not a billed one: the request is not lost in flight.
         const errorStatus = err instanceof SampleRejection || err instanceof EndpointError || (err instanceof APIError && err.status !== undefined);
         if (this.execution && errorStatus) await this.cache.delete(sentKey(prepared.cacheKey));
@@ -411,14 +412,26 @@ export class ModelCaller {
   }
 
   /** One call, attempted until it succeeds, is refused, or runs out of attempts (see retryPolicy.ts). */
-  private async send(req: ModelRequest, endpoint: ResolvedEndpoint, body: ChatCompletionCreateParamsNonStreaming): Promise<ChatCompletion> {
+  private async send(
+    req: ModelRequest,
+    endpoint: ResolvedEndpoint,
+    body: ChatCompletionCreateParamsNonStreaming,
+    beforeFirstSend?: () => Promise<void>,
+  ): Promise<ChatCompletion> {
     const limiter = limiterFor(endpoint, this.limits(req.endpoint));
     const client = clientFor(endpoint, this.llm.timeoutMs);
     const estimate = estimateRequestTokens(body);
     const place = limiter.place();
     for (let attempt = 1; ; attempt++) {
       try {
-        return await limiter.run(estimate, (ticket) => attemptCompletion(client, body, ticket), place);
+        return await limiter.run(
+          estimate,
+          async (ticket) => {
+            if (attempt === 1) await beforeFirstSend?.();
+            return attemptCompletion(client, body, ticket);
+          },
+          place,
+        );
       } catch (err) {
         const kind = classifyFailure(err);
         if (kind === 'rejected') {
