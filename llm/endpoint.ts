@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import type { EndpointConfig } from '../config/buildConfig.js';
+import { EndpointError } from './endpointError.js';
 
 export const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -14,7 +15,9 @@ export function resolveEndpoint(endpoint: EndpointConfig, env: NodeJS.ProcessEnv
   const baseURL = (endpoint.baseUrl ?? env.OPENAI_BASE_URL ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
   const apiKey = env[endpoint.apiKeyEnv];
   if (!apiKey && baseURL === DEFAULT_BASE_URL) {
-    throw new Error(`model endpoint ${baseURL}: the API key variable ${endpoint.apiKeyEnv} is not set`);
+    // Permanent: no retry sets the variable. Names the variable, never a value.
+    const message = `model endpoint ${baseURL} (model ${endpoint.model}): the API key variable ${endpoint.apiKeyEnv} is not set`;
+    throw new EndpointError(message, { endpoint: baseURL, model: endpoint.model, status: 0, excerpt: `${endpoint.apiKeyEnv} is not set` });
   }
   // Local servers (vLLM, Ollama, the simulator) accept any key; the SDK insists on one.
   return { baseURL, model: endpoint.model, apiKey: apiKey || 'not-needed' };

@@ -74,7 +74,7 @@ export async function preflight(
 ): Promise<PreflightOutcome[]> {
   const outcomes: PreflightOutcome[] = [];
   for (const target of preflightTargets(config)) {
-    const endpoint = resolveOrFail(target.endpoint, env);
+    const endpoint = resolveEndpoint(target.endpoint, env);
     const checkId = sha256Hex(canonicalJson([endpoint.baseURL, endpoint.model, sha256Hex(endpoint.apiKey), target.withImage]));
     const marker = `${cachePrefix}/preflight/${checkId}.json`;
     const outcome = { endpoint: endpoint.baseURL, model: endpoint.model, stages: target.stages, withImage: target.withImage, checkId };
@@ -91,15 +91,6 @@ export async function preflight(
     outcomes.push({ ...outcome, cached: false, ...(result ? { usage: result } : {}) });
   }
   return outcomes;
-}
-
-function resolveOrFail(endpoint: EndpointConfig, env: NodeJS.ProcessEnv): ResolvedEndpoint {
-  try {
-    return resolveEndpoint(endpoint, env);
-  } catch (err) {
-    const baseURL = endpoint.baseUrl ?? env.OPENAI_BASE_URL ?? 'default';
-    throw new EndpointError((err as Error).message, { endpoint: baseURL, model: endpoint.model, status: 0, excerpt: (err as Error).message });
-  }
 }
 
 /**

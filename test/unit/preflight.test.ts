@@ -80,3 +80,10 @@ test('an endpoint that cannot be reached is no misconfiguration: reported, not r
   const [again] = await preflight(config(models), cache, '_cache/llm');
   assert.deepEqual([again!.cached, again!.unreachable], [false, undefined], 'checked again once reachable');
 });
+
+test('a missing API key for OpenAI fails the pre-flight at once, naming the variable', async () => {
+  await assert.rejects(
+    preflight(config({ default: { model: 'gpt-4o', apiKeyEnv: 'MMIF_TEST_NO_SUCH_KEY' } }), new LocalStore(path.join(dir, 'cache-nokey')), '_cache/llm', {}),
+    (err: unknown) => err instanceof EndpointError && /^model endpoint https:\/\/api\.openai\.com\/v1 \(model gpt-4o\): the API key variable MMIF_TEST_NO_SUCH_KEY is not set$/.test(err.message),
+  );
+});
