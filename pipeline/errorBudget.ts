@@ -30,6 +30,8 @@ export function checkShardBudget(shard: number, planned: number, faults: readonl
  */
 export class ConsecutiveFaults {
   private run = 0;
+  /** Set once the budget is spent: the slice's remaining samples are not started. */
+  exceeded: ErrorBudgetExceeded | undefined;
   constructor(
     private readonly budget: ErrorBudget,
     private readonly where: string,
@@ -42,10 +44,10 @@ export class ConsecutiveFaults {
     }
     this.run += 1;
     if (this.run >= this.budget.maxConsecutive) {
-      throw new ErrorBudgetExceeded(
+      throw (this.exceeded ??= new ErrorBudgetExceeded(
         `${this.where}: ${this.run} samples in a row rejected by model-call errors ` +
           `(llm.errorBudget.maxConsecutive ${this.budget.maxConsecutive}): ${describeFault(fault)}`,
-      );
+      ));
     }
   }
 }

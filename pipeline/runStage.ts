@@ -43,6 +43,8 @@ export async function runStage(
   const outcome: SliceOutcome = { ok: 0, rejected: 0, blocked: 0 };
   const inARow = new ConsecutiveFaults(ctx.config.llm.errorBudget, `stage ${stage}`);
   await mapLimit(samples, ctx.config.llm.concurrency, async (sample) => {
+    // An endpoint refusing everything: the slice fails, and the rest are not sent to it.
+    if (inARow.exceeded) return;
     const { status, fresh } = await runOne(ctx, stage, sample);
     outcome[status] += 1;
     if (fresh) inARow.record(fresh.status === 'rejected' ? fresh.details?.modelCall : undefined);

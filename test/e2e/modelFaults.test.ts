@@ -159,6 +159,32 @@ test('an endpoint answering 400 to everything fails its shards with the endpoint
   assert.ok((rerun as BuildReport).counts.instruct > 0);
 });
 
+test('llm.errorBudget.maxConsecutive stops a slice after that many model-call rejections in a row, before trying the rest', async () => {
+  // One shard, one slice, one call at a time: "in a row" is the order of the slice's samples.
+  const input = config('in-a-row', {
+    output: path.join(dir, 'out-in-a-row'),
+    shardSize: 12,
+    sliceSize: 12,
+    llm: { preflight: false, concurrency: 1, errorBudget: { maxFraction: 1, maxConsecutive: 3 } },
+  });
+  stack.simulator.setFaults({ rate400: 1 });
+  stack.simulator.resetStats();
+  try {
+    await assert.rejects(run('in-a-row', input), (err: unknown) => {
+      let cause = (err as { cause?: unknown }).cause as { message?: string; cause?: unknown } | undefined;
+      while (cause?.cause) cause = cause.cause as typeof cause;
+      assert.match(
+        String(cause?.message),
+        /shard 0: stage instruction: 3 samples in a row rejected by model-call errors \(llm.errorBudget.maxConsecutive 3\): model endpoint .* \(model mmif-sim-vlm\): HTTP 400: /,
+      );
+      return true;
+    });
+  } finally {
+    stack.simulator.setFaults({ rate400: 0 });
+  }
+  assert.equal(stack.simulator.stats().requests, 3, 'the other 9 samples were not sent to the refusing endpoint');
+});
+
 /** Endpoint setups a pre-flight must refuse, with what its message must say. */
 const MISCONFIGURED: Array<{ name: string; faults: Parameters<Stack['simulator']['setFaults']>[0]; models: BuildConfigInput['models']; message: RegExp }> = [
   {
