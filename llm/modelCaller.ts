@@ -143,12 +143,13 @@ interface ReplyTry {
   maxTokens: number;
 }
 
-/** How one try went; `foreign` when it replayed an unusable reply stored by another build. */
+/** How one try went: the value, or why its reply cannot be used (and which endpoint gave it). */
 type TryOutcome<T> = { ok: true; value: T } | { ok: false; problem: ReplyProblem; detail: string; endpoint: ResolvedEndpoint };
 
 interface TryPass {
   /** Re-request unusable replies stored by another build instead of replaying them. */
   refreshForeign: boolean;
+  /** Set when a try replayed an unusable reply another build stored. */
   sawForeign: boolean;
 }
 
