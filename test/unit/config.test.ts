@@ -21,6 +21,10 @@ test('a minimal config gets documented defaults', () => {
   assert.equal(c.llm.judgeTemperature, 0);
   assert.equal(c.models.default.apiKeyEnv, 'OPENAI_API_KEY');
   assert.equal(c.sources[0]!.layout, 'auto');
+  assert.equal(c.llm.replyAttempts, 3);
+  assert.equal(c.llm.maxTokensCeiling, undefined);
+  assert.deepEqual(c.llm.errorBudget, { maxFraction: 0.2, maxConsecutive: 8 });
+  assert.equal(c.llm.preflight, true);
 });
 
 test('errors name every bad field by path', () => {
@@ -42,6 +46,8 @@ test('unknown fields, unknown sources and secrets-as-values are refused', () => 
   assert.throws(() => parseBuildConfig({ ...minimal, models: { default: { model: 'm', apiKey: 'sk-123' } } }), /models\.default/);
   assert.throws(() => parseBuildConfig({ ...minimal, buildId: '../escape' }), /buildId/);
   assert.throws(() => parseBuildConfig({ ...minimal, constraints: { min: 5, max: 4 } }), /constraints\.min/);
+  assert.throws(() => parseBuildConfig({ ...minimal, llm: { maxTokens: 1024, maxTokensCeiling: 512 } }), /llm\.maxTokensCeiling: must exceed llm\.maxTokens/);
+  assert.throws(() => parseBuildConfig({ ...minimal, llm: { errorBudget: { maxFraction: 1.5 } } }), /llm\.errorBudget\.maxFraction/);
 });
 
 test('the fingerprint ignores operational knobs but not output-shaping settings', () => {
@@ -50,4 +56,7 @@ test('the fingerprint ignores operational knobs but not output-shaping settings'
   assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, seed: 1 })), base);
   assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, models: { default: { model: 'other' } } })), base);
   assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, image: { minShortSide: 100 } })), base);
+  // The error budget and the pre-flight decide whether a build runs, not what it writes; reply tries do.
+  assert.equal(fingerprintMaterial(parseBuildConfig({ ...minimal, llm: { errorBudget: { maxFraction: 0.5 }, preflight: false } })), base);
+  assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, llm: { replyAttempts: 5 } })), base);
 });
