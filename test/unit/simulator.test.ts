@@ -653,6 +653,16 @@ test('simulatorOptionsFromEnv reads SIM_* variables and names the bad one', () =
   assert.deepEqual(simulatorOptionsFromEnv({ SIM_BATCH_COMPLETION_MS: '250', SIM_BATCH_FAILURE_RATE: '0.2', SIM_RATE_LIMIT_TOKENS: '9000' }), {
     faults: { batchCompletionMs: 250, batchFailureRate: 0.2, rateLimitTokens: 9000 },
   });
+  assert.deepEqual(
+    simulatorOptionsFromEnv({
+      SIM_RATE_400: '1',
+      SIM_REQUIRED_API_KEY: 'sk-right',
+      SIM_KNOWN_MODELS: 'mmif-sim-vlm, mmif-sim-llm',
+      SIM_TEXT_ONLY_MODELS: 'mmif-sim-llm',
+      SIM_INSUFFICIENT_QUOTA: '1',
+    }),
+    { faults: { rate400: 1, requiredApiKey: 'sk-right', knownModels: ['mmif-sim-vlm', 'mmif-sim-llm'], textOnlyModels: ['mmif-sim-llm'], insufficientQuota: true } },
+  );
   assert.deepEqual(simulatorOptionsFromEnv({}), {});
   assert.throws(() => simulatorOptionsFromEnv({ SIM_RATE_429: '1.5' }), /SIM_RATE_429/);
   assert.throws(() => simulatorOptionsFromEnv({ SIM_PORT: 'eighty' }), /SIM_PORT/);
