@@ -13,13 +13,15 @@ import { planTopUp as topUp } from '../pipeline/topUp.js';
 import { sourceTallies } from '../output/sourceTallies.js';
 import type { Goals, SourceTally } from '../domain/targets.js';
 import { SourceError } from '../sources/source.js';
+import { ImportedScoresError } from '../sources/importedScores.js';
+import { RichnessError } from '../pipeline/richness.js';
 import { EndpointError } from '../llm/endpointError.js';
 import { ErrorBudgetExceeded } from '../pipeline/errorBudget.js';
 import { getJson } from '../storage/objectStore.js';
 import { addCounts, addUsage, emptyUsage, type ShardManifest } from '../output/manifest.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import type { SliceTask, BuildRef, ShardSummary, ShardTask } from './buildRef.js';
-import { cacheStoreFor, contextFor, contextForBuild, storeFor } from './runtime.js';
+import { cacheStoreFor, contextFor, contextForBuild, richnessTools, storeFor } from './runtime.js';
 import { preflight, type PreflightOutcome } from '../llm/preflight.js';
 import { LLM_CACHE_PREFIX } from '../output/layout.js';
 import { recordPreflightUsage } from '../output/preflightUsage.js';
@@ -29,7 +31,7 @@ import { loadShardPlan } from './shardPlan.js';
 export { collectStageBatch, pollStageBatch, submitStageBatch } from './batchApi.js';
 
 /** Errors no retry can fix: the build fails at once with the message. */
-const PERMANENT = [ConfigError, ConfigMismatchError, SourceError, EndpointError, ErrorBudgetExceeded];
+const PERMANENT = [ConfigError, ConfigMismatchError, SourceError, EndpointError, ErrorBudgetExceeded, RichnessError, ImportedScoresError];
 
 async function permanentOnFailure<T>(work: () => Promise<T>): Promise<T> {
   try {
@@ -110,7 +112,7 @@ export async function planBuild(input: unknown): Promise<BuildPlan> {
   return permanentOnFailure(() =>
     withHeartbeat(async () => {
       const ctx = contextFor(parseBuildConfig(input));
-      return plan(ctx.config, ctx.store, ctx.layout, ctx.sources);
+      return plan(ctx.config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx));
     }),
   );
 }
@@ -175,7 +177,7 @@ export async function planTopUp(input: { config: unknown; round: number }): Prom
   return permanentOnFailure(() =>
     withHeartbeat(async () => {
       const ctx = contextFor(parseBuildConfig(input.config));
-      return topUp(ctx.config, ctx.store, ctx.layout, ctx.sources, input.round, (plan) => sourceTallies(ctx.store, ctx.layout, plan));
+      return topUp(ctx.config, ctx.store, ctx.layout, ctx.sources, input.round, (plan) => sourceTallies(ctx.store, ctx.layout, plan), richnessTools(ctx));
     }),
   );
 }

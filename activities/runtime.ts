@@ -7,6 +7,7 @@ import { ModelCaller } from '../llm/modelCaller.js';
 import { buildLayout, LLM_CACHE_PREFIX } from '../output/layout.js';
 import type { StageContext } from '../pipeline/context.js';
 import type { StoredConfig } from '../pipeline/planBuild.js';
+import type { RichnessTools } from '../pipeline/richness.js';
 import { openSource } from '../sources/source.js';
 import { getJson, type ObjectStore } from '../storage/objectStore.js';
 import { openStore } from '../storage/openStore.js';
@@ -28,6 +29,11 @@ export function storeFor(output: string, s3: BuildRef['s3']): ObjectStore {
 /** Where a build's model-call cache lives: `cacheUri`, or its output. */
 export function cacheStoreFor(config: BuildConfig): ObjectStore {
   return storeFor(config.cacheUri ?? config.output, config.s3);
+}
+
+/** What planning scores images with (richness selection): the build's models and caches. */
+export function richnessTools(ctx: StageContext): RichnessTools {
+  return { models: ctx.models, cache: cacheStoreFor(ctx.config), store: ctx.store, layout: ctx.layout };
 }
 
 export function contextFor(config: BuildConfig): StageContext {

@@ -6,6 +6,9 @@ import { STAGES } from '../config/buildConfig.js';
 export const SAMPLES_DIR = fileURLToPath(new URL('../samples/cc3m/', import.meta.url));
 export const SIMULATOR_MODEL = 'mmif-sim-vlm';
 
+/** Keeps images with some structure: the blank sheet (edge density 0) and the plain sunset (0.012) go. */
+export const QUICKSTART_RICHNESS = { scorer: 'statistic', minScore: 0.02 } as const;
+
 /** MMIF_MODEL names the default model; MMIF_MODEL_<STAGE> overrides one stage (e.g. MMIF_MODEL_REJECTED). */
 export function modelsFromEnv(env: NodeJS.ProcessEnv, fallback: string): BuildConfigInput['models'] {
   const models: BuildConfigInput['models'] = { default: { model: env.MMIF_MODEL || fallback } };
@@ -21,7 +24,8 @@ export function quickstartConfig(options: { buildId: string; output: string; max
     buildId: options.buildId,
     seed: 7,
     output: options.output,
-    sources: [{ type: 'cc3m', uri: SAMPLES_DIR, layout: 'files' }],
+    // Richness selection as the paper's first step, with the built-in statistic (README: image.richness).
+    sources: [{ type: 'cc3m', uri: SAMPLES_DIR, layout: 'files', richness: QUICKSTART_RICHNESS }],
     maxSamples: options.maxSamples,
     shardSize: 5,
     sliceSize: 5,

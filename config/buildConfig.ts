@@ -11,7 +11,8 @@ import { sourceSchema, sourceTargetsSchema } from './sourceConfig.js';
 export { imageSchema, type ImageConfig } from './imageConfig.js';
 export { sourceSchema, type SourceConfig } from './sourceConfig.js';
 
-export const STAGES = ['instruction', 'constraints', 'compatibility', 'verifier', 'answer', 'rejected', 'judge'] as const;
+/** Model-calling stages; `richness` is the VLM tag count that can select images at planning (sources[].richness). */
+export const STAGES = ['instruction', 'constraints', 'compatibility', 'verifier', 'answer', 'rejected', 'judge', 'richness'] as const;
 export type Stage = (typeof STAGES)[number];
 
 export const DPO_STRATEGIES = ['drop33', 'drop66', 'drop100', 'no_image'] as const;
@@ -197,6 +198,7 @@ export const buildConfigSchema = z
         answer: endpointSchema.optional(),
         rejected: endpointSchema.optional(),
         judge: endpointSchema.optional(),
+        richness: endpointSchema.optional(),
       })
       .strict(),
     llm: z

@@ -154,6 +154,45 @@ export const sourceTargetsSchema = z
   .strict();
 export type RecordTargets = z.infer<typeof sourceTargetsSchema>;
 
+export const RICHNESS_SCORERS = ['imported', 'statistic', 'vlm-tags', 'endpoint'] as const;
+
+/**
+ * Semantic-richness selection of a source's images at planning (pipeline/richness.ts), in the role
+ * of the paper's IC9600 score and RAM++ tag count.
+ */
+export const richnessSchema = z
+  .object({
+    /**
+     * imported: the authors' (or any) score file; statistic: edge density computed with sharp;
+     * vlm-tags: distinct tags the build's `models.richness` endpoint lists; endpoint: an HTTP JSON scorer.
+     */
+    scorer: z.enum(RICHNESS_SCORERS),
+    /** imported: a CSV or JSONL of scores (`ic_ram_output.csv`, `final_output_sorted.csv`...), a local path or s3:// URI. */
+    scores: z.string().min(1).optional(),
+    /** endpoint: POSTed `{id, filename, image}` (base64 JPEG), answers `{score, tags?}`. */
+    url: z.string().url().optional(),
+    /** endpoint: env var holding a bearer token, if the scorer needs one. */
+    apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).optional(),
+    /** Keep images scoring at least this. */
+    minScore: z.number().optional(),
+    /** Keep images with at least this many tags (imported ram_cnt, vlm-tags, endpoint tags). */
+    minTags: z.number().int().min(0).optional(),
+    /** Keep this best-scoring share: of the whole file for imported scores, of each scored window otherwise. */
+    topFraction: z.number().gt(0).max(1).optional(),
+    /** Share of scored images expected to pass: planning scores target / this many candidates per window. */
+    expectedPassRate: z.number().gt(0).max(1).optional(),
+  })
+  .strict()
+  .superRefine((r, ctx) => {
+    if (r.scorer === 'imported' && !r.scores) ctx.addIssue({ code: 'custom', path: ['scores'], message: 'the imported scorer needs a scores file' });
+    if (r.scorer === 'endpoint' && !r.url) ctx.addIssue({ code: 'custom', path: ['url'], message: 'the endpoint scorer needs a url' });
+    if (r.minScore === undefined && r.minTags === undefined && r.topFraction === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['minScore'], message: 'set minScore, minTags or topFraction' });
+    }
+    if (r.scorer === 'statistic' && r.minTags !== undefined) ctx.addIssue({ code: 'custom', path: ['minTags'], message: 'the statistic scorer counts no tags' });
+  });
+export type RichnessConfig = z.infer<typeof richnessSchema>;
+
 function common<T extends SourceType>(type: T) {
   return {
     type: z.literal(type),
@@ -166,6 +205,8 @@ function common<T extends SourceType>(type: T) {
     weight: z.number().positive().optional(),
     /** Accepted records wanted from this source (with the build's `targets`): overrides its weighted share. */
     targets: sourceTargetsSchema.optional(),
+    /** Select images by semantic richness at planning (see richnessSchema). */
+    richness: richnessSchema.optional(),
     image: imageOverrideSchema.optional(),
     constraintTypes: constraintTypesSchema.optional(),
   };

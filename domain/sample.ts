@@ -2,6 +2,7 @@
  * The unit of work: one source image on its way to an MM-IFInstruct record and an MM-IFDPO pair.
  * Everything here is small JSON: it is what the shard plan stores and what stage state refers to.
  */
+import type { RichnessScore } from './richness.js';
 
 /** Where a sample's image bytes live, relative to its source's root. */
 export interface ImageRef {
@@ -32,4 +33,6 @@ export interface SourceSample {
   originalAnswer?: string;
   /** Extra text about the image for the instruction stage: a ChartQA data table, RICO screen text. */
   grounding?: string;
+  /** How rich the image scored when planning selected it by richness (sources[].richness). */
+  richness?: RichnessScore;
 }

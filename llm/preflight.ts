@@ -20,7 +20,7 @@ import { EndpointError, faultOf, describeFault, permanentError } from './endpoin
 import { classifyFailure } from './retryPolicy.js';
 
 /** Stages that send the sample's image (verifier selection and the compatibility pass are text only). */
-const IMAGE_STAGES: ReadonlySet<Stage> = new Set(['instruction', 'constraints', 'answer', 'rejected', 'judge']);
+const IMAGE_STAGES: ReadonlySet<Stage> = new Set(['instruction', 'constraints', 'answer', 'rejected', 'judge', 'richness']);
 
 export interface PreflightTarget {
   endpoint: EndpointConfig;
@@ -32,6 +32,8 @@ export interface PreflightTarget {
 export function preflightTargets(config: BuildConfig): PreflightTarget[] {
   const targets = new Map<string, PreflightTarget>();
   for (const stage of STAGES) {
+    // The richness stage is called only when a source selects images by VLM tag count.
+    if (stage === 'richness' && !config.sources.some((s) => s.richness?.scorer === 'vlm-tags')) continue;
     const endpoint = endpointFor(config, stage);
     const id = canonicalJson([endpoint.baseUrl ?? null, endpoint.model, endpoint.apiKeyEnv]);
     const target = targets.get(id) ?? { endpoint, stages: [], withImage: false };

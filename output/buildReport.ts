@@ -4,12 +4,13 @@
  */
 import { getJson, putIfChanged, type ObjectStore } from '../storage/objectStore.js';
 import type { BuildLayout } from './layout.js';
-import { addCounts, addUsage, emptyStrategyPairs, emptyUsage, type PairStats, type StrategyPairs, type ShardManifest, type StageUsage, type Tally, type VerificationStats } from './manifest.js';
+import { addCounts, addUsage, emptyStrategyPairs, emptyUsage, summarizeUsage, type PairStats, type StrategyPairs, type ShardManifest, type StageUsage, type Tally, type VerificationStats } from './manifest.js';
 import { preflightUsage } from './preflightUsage.js';
 import { llamaFactoryDatasetInfo } from './sharegpt.js';
 import { sourceGoals, type Goals, type TargetsOutcome } from '../domain/targets.js';
 import type { BuildPlan, StoredConfig } from '../pipeline/planBuild.js';
 import { sourceTallies } from './sourceTallies.js';
+import { richnessReport, type SourceRichness } from './richnessReport.js';
 
 export interface BuildReport {
   buildId: string;
@@ -27,6 +28,8 @@ export interface BuildReport {
   pairs: PairStats;
   /** With targets: whether they were met, or why topping up stopped, and the counts per source. */
   targets?: TargetsReport;
+  /** Sources selected by richness: scorer, rule, candidates by fate, score and tag distributions. */
+  richness?: SourceRichness[];
 }
 
 export interface TargetsReport {
@@ -77,6 +80,12 @@ export async function writeBuildReport(
   if (targets) report.targets = targets;
   const preflight = await preflightUsage(store, layout);
   if (preflight) report.usage.preflight = preflight;
+  const richness = await richnessReport(store, layout);
+  if (richness) {
+    report.richness = richness.sources;
+    // Planning's scoring calls (vlm-tags) are paid by the build too.
+    for (const [stage, u] of Object.entries(summarizeUsage(richness.calls))) addUsage((report.usage[stage] ??= emptyUsage()), u);
+  }
   await putIfChanged(store, layout.datasetInfo, JSON.stringify(llamaFactoryDatasetInfo()), 'application/json');
   await putIfChanged(store, layout.report, JSON.stringify(report), 'application/json');
   return report;

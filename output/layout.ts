@@ -36,6 +36,12 @@ export function buildLayout(buildId: string) {
     /** Written after every shard plan: a re-run finds the plan complete and lists no source again. */
     planSummary: `${work}/plan/summary.json`,
     sourceProblems: `${root}/rejects/source-problems.jsonl`,
+    /** Richness selection: every scored candidate of a window of source `index` from rank `from`, with its fate. */
+    richnessScores: (index: number, from: number) => `${root}/richness/source-${index}-from-${pad(from)}.jsonl`,
+    richnessPrefix: `${root}/richness/`,
+    /** The model calls (vlm-tags) made to score that window. */
+    richnessCalls: (index: number, from: number) => `${work}/richness/source-${index}-from-${pad(from)}.calls.json`,
+    richnessCallsPrefix: `${work}/richness/`,
     /** Records dropped by policy (multiple choice, dropped task types...), counted by source and reason. */
     sourceFiltered: `${root}/rejects/source-filtered.json`,
     instructParquet: (shard: number) => `${root}/instruct/parquet/${shardName(shard)}.parquet`,

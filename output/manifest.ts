@@ -1,4 +1,5 @@
 /** The shard manifest: written last, it is the commit marker and the shard's table of contents. */
+import { addCounts } from '../domain/counts.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 import type { AssembledSample, DpoRecord, RejectRecord } from './records.js';
 
@@ -28,9 +29,7 @@ export const emptyUsage = (): StageUsage => ({
   savedUsd: 0,
 });
 
-export function addCounts(into: Record<string, number>, from: Record<string, number>): void {
-  for (const [key, n] of Object.entries(from)) into[key] = (into[key] ?? 0) + n;
-}
+export { addCounts };
 
 /** Adds `from` into `into`, field by field. */
 export function addUsage(into: StageUsage, from: Partial<StageUsage>): void {
@@ -61,6 +60,8 @@ export interface ShardManifest {
   usage: Record<string, StageUsage>;
   verification: VerificationStats;
   pairs: PairStats;
+  /** Richness of the shard's planned images (sources[].richness), in plan order: for score distributions. */
+  richness?: { scorer: string; scores: number[]; tags: number[] };
   /** With targets: the records of each kind this shard could keep; accepted ones beyond are `over-target` rejects. */
   targetCaps?: Partial<Record<'instruct' | 'dpo', number>>;
 }

@@ -46,6 +46,8 @@ const common: Record<string, FieldDefinition> = {
   verdicts: verdictList,
   pass_rate: number,
   simulated: flag,
+  /** JSON text: {scorer, score, tags?, entropyBits?}, or null. */
+  image_richness: text,
 };
 
 const instructSchema = new parquet.ParquetSchema({
@@ -97,6 +99,7 @@ function withImage(record: InstructRecord | DpoRecord, imageBytes: ImageBytes): 
       ? { rejected_verdicts: record.rejected_verdicts.map(verdictRow), pair_rule_rejections: JSON.stringify(record.pair_rule_rejections) }
       : {}),
     image: { bytes: imageBytes(record), path: image_path },
+    image_richness: record.image_richness ? JSON.stringify(record.image_richness) : null,
     constraints: constraints.map((c) => ({ ...c, verifiers: JSON.stringify(c.verifiers) })),
     verdicts: verdicts.map(verdictRow),
   };

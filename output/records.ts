@@ -2,6 +2,7 @@
  * Turns a sample's stage states into output records: one MM-IFInstruct record (SFT), one MM-IFDPO
  * pair, or a rejection saying which stage refused the sample and why. Pure: no I/O.
  */
+import type { RichnessScore } from '../domain/richness.js';
 import type { Stage, TrainingPromptTemplate } from '../config/buildConfig.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 import { imagePathInDataset } from './layout.js';
@@ -40,6 +41,8 @@ export interface InstructRecord {
   answer_attempts: number;
   models: Record<'instruction' | 'constraints' | 'compatibility' | 'verifier' | 'answer' | 'judge', string>;
   simulated: boolean;
+  /** The image's richness score, when planning selected it by richness (sources[].richness); else null. */
+  image_richness: RichnessScore | null;
 }
 
 export interface DpoRecord extends Omit<InstructRecord, 'answer' | 'models' | 'answer_attempts'> {
@@ -150,6 +153,7 @@ export function assembleSample(sample: SourceSample, states: SampleStates, train
       judge: modelOf('judge'),
     },
     simulated: calls.some((c) => c.simulated),
+    image_richness: sample.richness ?? null,
   };
   const placeholder = imageTokenIn({ prompt: instruct.prompt, answer: instruct.answer });
   if (placeholder) return { calls, reject: reject('sample', 'answer', placeholder) };

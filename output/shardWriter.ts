@@ -90,6 +90,7 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
     models: modelsByStage(calls),
     usage: summarizeUsage(calls),
     verification: verificationStats(assembled),
+    ...richnessOf(spec.samples),
     pairs: pairStats(assembled),
     ...(spec.caps ? { targetCaps: spec.caps } : {}),
   };
@@ -97,6 +98,13 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
   // same bytes, as every input is deterministic) stands.
   await store.putIfAbsent(layout.manifest(spec.shard), JSON.stringify(manifest), 'application/json');
   return manifest;
+}
+
+/** Richness scores and tag counts of the shard's planned images, when planning selected them by richness. */
+function richnessOf(samples: readonly SourceSample[]): Pick<ShardManifest, 'richness'> {
+  const scored = samples.flatMap((s) => (s.richness ? [s.richness] : []));
+  if (scored.length === 0) return {};
+  return { richness: { scorer: scored[0]!.scorer, scores: scored.map((r) => r.score), tags: scored.flatMap((r) => (r.tags === undefined ? [] : [r.tags])) } };
 }
 
 async function batchCalls(store: ObjectStore, layout: BuildLayout, shard: number): Promise<CallRecord[]> {

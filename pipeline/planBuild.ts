@@ -14,6 +14,8 @@ import type { SourceSample } from '../domain/sample.js';
 import type { BuildLayout } from '../output/layout.js';
 import { firstRoundSizes, sourceShares, type TargetsOutcome } from '../domain/targets.js';
 import { isProblem, type SourceProblem, type SourceReader } from '../sources/source.js';
+import { cutShards, LowestRanks, sampleRank } from './ranking.js';
+import { takeRichSamples, type RichnessTools } from './richness.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 
 export interface BuildPlan {
@@ -28,8 +30,21 @@ export interface BuildPlan {
   rounds: number[];
   /** With targets: why topping up stopped, once it has. */
   targetsOutcome?: TargetsOutcome;
-  /** Per source, in config order; `selected` counts the ranks taken over all rounds. */
-  sources: Array<{ type: string; target: number; selected: number; damaged: number; filtered: number; exhausted: boolean }>;
+  /**
+   * Per source, in config order: samples `selected` over all rounds, ranks of its seeded order
+   * consumed (`ranked`: more than selected when richness refused some), and with richness the
+   * scored candidates by fate (selected, not-needed, or the rule's reason code).
+   */
+  sources: Array<{
+    type: string;
+    target: number;
+    selected: number;
+    ranked: number;
+    damaged: number;
+    filtered: number;
+    exhausted: boolean;
+    richness?: Record<string, number>;
+  }>;
   /** Damaged source units, listed in rejects/source-problems.jsonl. */
   sourceProblems: number;
 }
@@ -52,6 +67,8 @@ export async function planBuild(
   store: ObjectStore,
   layout: BuildLayout,
   sources: readonly SourceReader[],
+  /** For sources with `richness` (pipeline/richness.ts). */
+  richness?: RichnessTools,
 ): Promise<BuildPlan> {
   const fingerprint = configFingerprint(config);
   const stored = await getJson<StoredConfig>(store, layout.config);
@@ -63,6 +80,7 @@ export async function planBuild(
   }
 
   const planned = stored ? await getJson<BuildPlan>(store, layout.planSummary) : undefined;
+  if (config.sources.some((s) => s.richness) && !richness) throw new Error('planning a build with richness selection needs its scoring tools');
   if (planned) return planned;
 
   // With targets, the first round of topping up (pipeline/topUp.ts plans the later ones).
@@ -74,11 +92,14 @@ export async function planBuild(
   const perSource: BuildPlan['sources'] = [];
   for (const [index, reader] of sources.entries()) {
     const type = config.sources[index]!.type;
-    const selection = new LowestRanks<SourceSample>(targets[index]!);
+    const byRichness = config.sources[index]!.richness !== undefined;
+    const selection = new LowestRanks<SourceSample>(byRichness ? 0 : targets[index]!);
     let damagedHere = 0;
     let filteredHere = 0;
     for await (const item of reader.samples()) {
-      if (!isProblem(item)) selection.offer(sampleRank(config.seed, item.sampleId), item);
+      if (!isProblem(item)) {
+        if (!byRichness) selection.offer(sampleRank(config.seed, item.sampleId), item);
+      }
       else if (item.kind === 'filtered') {
         const counts = (filtered[`${index}:${type}`] ??= {});
         counts[item.filter] = (counts[item.filter] ?? 0) + 1;
@@ -88,12 +109,22 @@ export async function planBuild(
         damagedHere += 1;
       }
     }
-    const selected = selection.sorted();
+    const rich = byRichness ? await takeRichSamples(config, index, reader, 0, targets[index]!, richness!) : undefined;
+    const selected = rich?.samples ?? selection.sorted();
     for (const shard of cutShards(selected, config.shardSize)) {
       shards.push(shard);
       shardSources.push(index);
     }
-    perSource.push({ type, target: targets[index]!, selected: selected.length, damaged: damagedHere, filtered: filteredHere, exhausted: selected.length < targets[index]! });
+    perSource.push({
+      type,
+      target: targets[index]!,
+      selected: selected.length,
+      ranked: rich?.ranked ?? selected.length,
+      damaged: damagedHere,
+      filtered: filteredHere,
+      exhausted: rich?.exhausted ?? selected.length < targets[index]!,
+      ...(rich ? { richness: rich.fates } : {}),
+    });
   }
   for (const [shard, samples] of shards.entries()) await putJson(store, layout.shardPlan(shard), samples);
   await store.put(layout.sourceProblems, damaged.map((p) => `${JSON.stringify(p)}\n`).join(''));
@@ -111,65 +142,4 @@ export async function planBuild(
   };
   await putJson(store, layout.planSummary, plan);
   return plan;
-}
-
-export function cutShards<T>(samples: readonly T[], shardSize: number): T[][] {
-  const shards: T[][] = [];
-  for (let from = 0; from < samples.length; from += shardSize) shards.push(samples.slice(from, from + shardSize));
-  return shards;
-}
-
-/** The samples of ranks [from, to) of a source's seeded order (fewer when the source runs out). */
-export async function rankedSlice(config: BuildConfig, reader: SourceReader, from: number, to: number): Promise<SourceSample[]> {
-  const selection = new LowestRanks<SourceSample>(to);
-  for await (const item of reader.samples()) if (!isProblem(item)) selection.offer(sampleRank(config.seed, item.sampleId), item);
-  return selection.sorted().slice(from);
-}
-
-export const sampleRank = (seed: number, sampleId: string): string => sha256Hex(`${seed}\u0000${sampleId}`);
-
-/** Keeps the `capacity` items of lowest rank seen so far (a max-heap on rank). */
-class LowestRanks<T> {
-  private readonly heap: Array<{ rank: string; item: T }> = [];
-  constructor(private readonly capacity: number) {}
-
-  offer(rank: string, item: T): void {
-    if (this.heap.length < this.capacity) {
-      this.heap.push({ rank, item });
-      this.siftUp(this.heap.length - 1);
-    } else if (rank < this.heap[0]!.rank) {
-      this.heap[0] = { rank, item };
-      this.siftDown(0);
-    }
-  }
-
-  sorted(): T[] {
-    return [...this.heap].sort((a, b) => (a.rank < b.rank ? -1 : 1)).map((e) => e.item);
-  }
-
-  private siftUp(i: number): void {
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (this.heap[parent]!.rank >= this.heap[i]!.rank) return;
-      this.swap(i, parent);
-      i = parent;
-    }
-  }
-
-  private siftDown(i: number): void {
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let largest = i;
-      if (l < this.heap.length && this.heap[l]!.rank > this.heap[largest]!.rank) largest = l;
-      if (r < this.heap.length && this.heap[r]!.rank > this.heap[largest]!.rank) largest = r;
-      if (largest === i) return;
-      this.swap(i, largest);
-      i = largest;
-    }
-  }
-
-  private swap(a: number, b: number): void {
-    [this.heap[a], this.heap[b]] = [this.heap[b]!, this.heap[a]!];
-  }
 }

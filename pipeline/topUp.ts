@@ -4,12 +4,15 @@
  * activity or a re-run finds it in the plan summary, which is written last.
  */
 import type { BuildConfig } from '../config/buildConfig.js';
+import { addCounts } from '../domain/counts.js';
 import type { SourceSample } from '../domain/sample.js';
 import { nextRound, type SourceTally } from '../domain/targets.js';
 import type { BuildLayout } from '../output/layout.js';
 import type { SourceReader } from '../sources/source.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
-import { cutShards, rankedSlice, type BuildPlan } from './planBuild.js';
+import type { BuildPlan } from './planBuild.js';
+import { cutShards, rankedSlice } from './ranking.js';
+import { takeRichSamples, type RichnessTools } from './richness.js';
 
 /**
  * Plans round `round` (1 = the first top-up) once every shard of the earlier rounds is committed,
@@ -23,6 +26,7 @@ export async function planTopUp(
   round: number,
   /** What each source's committed shards hold (read from their manifests, output/sourceTallies.ts). */
   tallyOf: (plan: BuildPlan) => Promise<SourceTally[]>,
+  richness?: RichnessTools,
 ): Promise<BuildPlan> {
   const plan = await getJson<BuildPlan>(store, layout.planSummary);
   if (!plan) throw new Error(`build '${config.buildId}': no plan in ${store.root} to top up`);
@@ -46,13 +50,16 @@ export async function planTopUp(
   for (const [index, size] of next.sizes.entries()) {
     if (size === 0) continue;
     const source = perSource[index]!;
-    const slice = await rankedSlice(config, sources[index]!, source.selected, source.selected + size);
+    const rich = config.sources[index]!.richness ? await takeRichSamples(config, index, sources[index]!, source.ranked, size, richness!) : undefined;
+    const slice = rich?.samples ?? (await rankedSlice(config, sources[index]!, source.ranked, source.ranked + size));
     for (const shard of cutShards(slice, config.shardSize)) {
       added.push(shard);
       addedSources.push(index);
     }
     source.selected += slice.length;
-    source.exhausted = slice.length < size;
+    source.ranked = rich?.ranked ?? source.ranked + slice.length;
+    source.exhausted = rich?.exhausted ?? slice.length < size;
+    if (rich) addCounts((source.richness ??= {}), rich.fates);
   }
   for (const [i, samples] of added.entries()) await putJson(store, layout.shardPlan(plan.shardCount + i), samples);
   const grown: BuildPlan = {
@@ -67,3 +74,4 @@ export async function planTopUp(
   await putJson(store, layout.planSummary, grown);
   return grown;
 }
+

@@ -77,6 +77,7 @@ export const STAGES = [
   'direct_judge',
   'compare_judge',
   'verifier_selection',
+  'image_tags',
 ] as const;
 export type Stage = (typeof STAGES)[number];
 
@@ -178,7 +179,7 @@ export function completionTokens(content: string): number {
 // ---------------------------------------------------------------------------------------
 // Stage detection
 
-const JSON_STAGES = ['instructions', 'refined_instruction', 'constraints', 'compatibility', 'verifier_selection'] as const;
+const JSON_STAGES = ['instructions', 'refined_instruction', 'constraints', 'compatibility', 'verifier_selection', 'image_tags'] as const;
 type JsonStage = (typeof JSON_STAGES)[number];
 
 /**
@@ -196,6 +197,7 @@ const STAGE_MARKERS: ReadonlyArray<[JsonStage, string]> = [
   ['refined_instruction', 'You are an expert in writing instructions for images.'],
   ['constraints', 'You are an expert in add appropriate constraints'],
   ['compatibility', 'You are checking a list of constraints for conflicts'],
+  ['image_tags', 'You are an image tagger.'],
 ];
 
 function isJsonStage(name: string | undefined): name is JsonStage {
@@ -244,7 +246,34 @@ const STAGE_WRITERS: Record<Stage, (request: ChatRequest, rng: Rng, tuning: Repl
   compare_judge: (request, rng, tuning) =>
     writeCompareJudgement(parseCompareJudgePrompt(textOf(request.messages)), rng, tuning.judgeLeniency),
   verifier_selection: (request, rng) => writeVerifierSelection(parseVerifierSelectionPrompt(textOf(request.messages)), rng),
+  image_tags: (request, rng) => JSON.stringify({ tags: writeImageTags(imageBytesOf(request), rng) }),
 };
+
+const TAG_WORDS = [
+  'sky', 'tree', 'building', 'person', 'car', 'road', 'water', 'cloud', 'grass', 'window', 'light', 'sign',
+  'table', 'chair', 'food', 'bottle', 'flower', 'mountain', 'boat', 'bird', 'dog', 'street', 'night', 'sunset',
+  'blue', 'red', 'green', 'white', 'wooden', 'bright', 'dark', 'outdoor', 'indoor', 'city', 'beach', 'forest',
+];
+
+/** Bytes of the request's image, from the length of its base64 data URL (0 without one). */
+function imageBytesOf(request: ChatRequest): number {
+  const url = request.messages.flatMap(partsOf).find((p) => p.type === 'image_url');
+  if (!url || url.type !== 'image_url') return 0;
+  const comma = url.image_url.url.indexOf(',');
+  return Math.floor(((url.image_url.url.length - comma - 1) * 3) / 4);
+}
+
+/**
+ * Simulated tagging, deterministic per image: a JPEG's size grows with its detail, so the tag count
+ * grows with the image's compressed size (about 3 more per doubling above 1 KB), plus a little noise.
+ * One tag is sometimes repeated in another case, as models do, to exercise de-duplication.
+ */
+function writeImageTags(bytes: number, rng: Rng): string[] {
+  const count = Math.max(1, Math.min(TAG_WORDS.length, 2 + Math.floor(3 * Math.log2(Math.max(1, bytes / 1024))) + rng.int(0, 2)));
+  const tags = rng.sample(TAG_WORDS, count);
+  if (rng.chance(0.3)) tags.push(tags[0]!.toUpperCase());
+  return tags;
+}
 
 /**
  * An open version of the prompt's "## Original question": the question itself, asked to be

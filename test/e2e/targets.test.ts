@@ -4,19 +4,20 @@
  * Temporal dev server. The first round is deliberately short (expectedYield 1), so the build tops
  * up with further ranks, trims the surplus by rank, and ends with exactly the counts asked for.
  * The same config and seed, run again with other parallelism and no shared cache, give the same
- * dataset byte for byte.
+ * dataset byte for byte. And the quickstart's own config selects its images by richness first.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
+import { quickstartConfig, SAMPLES_DIR } from '../../cli/quickstartConfig.js';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import type { BuildReport } from '../../output/buildReport.js';
 import { buildLayout } from '../../output/layout.js';
 import type { ShardManifest } from '../../output/manifest.js';
 import type { RejectRecord } from '../../output/records.js';
+import { instructRecordFromLine } from '../../output/sharegpt.js';
 import { getJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { assertCommittedShardsIntact } from '../harness/datasetChecks.js';
@@ -97,4 +98,31 @@ test('the same config and seed give the same dataset, whatever the parallelism, 
   const sumsA = await assertCommittedShardsIntact(first, 'targets', firstReport.shards.planned);
   const sumsB = await assertCommittedShardsIntact(second, 'targets', report.shards.planned);
   assert.deepEqual([...sumsB.entries()].sort(), [...sumsA.entries()].sort());
+});
+
+test("the quickstart's build selects its images by richness and shows the scores in records, manifests and report", async () => {
+  const store = new LocalStore(path.join(dir, 'quickstart'));
+  const report = await run('quickstart-richness', quickstartConfig({ buildId: 'qs', output: store.root, maxSamples: 10, models: { default: { model: 'mmif-sim-vlm' } } }));
+  const [richness] = report.richness!;
+  assert.equal(richness!.settings.scorer, 'statistic');
+  // The blank sheet (edge density 0) and the plain sunset (0.012) are below 0.02; the other 8 are planned.
+  assert.deepEqual(richness!.fates, { selected: 8, 'below-min-score': 2 });
+  assert.equal(report.counts.planned, 8);
+  assert.equal(richness!.scores.scored!.count, 10);
+  assert.ok(richness!.scores.selected!.min >= 0.02 && richness!.scores.scored!.min === 0);
+  const layout = buildLayout('qs');
+  let records = 0;
+  for (let shard = 0; shard < report.shards.planned; shard++) {
+    const manifest = (await getJson<ShardManifest>(store, layout.manifest(shard)))!;
+    assert.equal(manifest.richness!.scorer, 'statistic');
+    assert.equal(manifest.richness!.scores.length, manifest.counts.planned);
+    for (const line of (await store.get(layout.instructJsonl(shard)))!.toString().split('\n').filter(Boolean)) {
+      const record = instructRecordFromLine(line);
+      assert.equal(record.image_richness!.scorer, 'statistic');
+      assert.ok(record.image_richness!.score >= 0.02, `${record.source_id} scored ${record.image_richness!.score}`);
+      records += 1;
+    }
+  }
+  assert.equal(records, report.counts.instruct);
+  assert.ok(records > 0);
 });

@@ -44,6 +44,11 @@ test('one target per distinct endpoint, model and key variable; images only wher
   // Rejected answers of the no_image strategy go without the image.
   const noImage = preflightTargets(config({ default: { model: 'vlm' }, rejected: { model: 'llm' } }, { dpo: { strategies: ['no_image'] } }));
   assert.deepEqual(noImage.map((t) => [t.endpoint.model, t.withImage]), [['vlm', true], ['llm', false]]);
+  // The richness tagger is checked, with an image, only when a source selects by VLM tag count.
+  const tagger = { default: { model: 'vlm' }, richness: { model: 'tagger' } };
+  assert.deepEqual(preflightTargets(config(tagger)).map((t) => t.endpoint.model), ['vlm']);
+  const tagging = preflightTargets(config(tagger, { sources: [{ type: 'cc3m', uri: '/x', richness: { scorer: 'vlm-tags', minTags: 5 } }] }));
+  assert.deepEqual(tagging.map((t) => [t.endpoint.model, t.stages, t.withImage]).at(-1), ['tagger', ['richness'], true]);
 });
 
 test('a passed check is remembered in the cache: the next one makes no request; a text-only model is refused only with an image', async () => {

@@ -588,6 +588,7 @@ test('stats count requests, statuses, stages, tokens and concurrency', async () 
     direct_judge: 0,
     compare_judge: 0,
     verifier_selection: 0,
+    image_tags: 0,
   });
   assert.equal(stats.inFlight, 0);
   assert.equal(stats.maxInFlight, 3);

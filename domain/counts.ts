@@ -1,0 +1,4 @@
+/** Adds counts by key into `into`. */
+export function addCounts(into: Record<string, number>, from: Record<string, number>): void {
+  for (const [key, n] of Object.entries(from)) into[key] = (into[key] ?? 0) + n;
+}
