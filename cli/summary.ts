@@ -10,6 +10,15 @@ export function formatSummary(report: BuildReport): string {
     `samples: ${report.counts.planned} planned -> ${report.counts.instruct} MM-IFInstruct, ${report.counts.dpo} MM-IFDPO pairs, ` +
       `${report.counts.rejectedSamples} rejected samples, ${report.counts.rejectedPairs} rejected pairs`,
   ];
+  for (const r of report.richness ?? []) {
+    const fates = Object.entries(r.fates).map(([fate, n]) => `${fate} ${n}`).join(', ');
+    const s = r.scores.selected;
+    lines.push(`richness (${r.type} #${r.source}, ${r.settings.scorer}): ${fates}` + (s ? `; selected scores ${s.min}..${s.max}, median ${s.p50}` : ''));
+  }
+  if (report.targets) {
+    const kept = report.targets.sources.map((t) => `${t.type} instruct ${t.kept.instruct}/${t.goals.instruct ?? '-'}, dpo ${t.kept.dpo}/${t.goals.dpo ?? '-'}`).join('; ');
+    lines.push(`targets: ${report.targets.outcome} after ${report.targets.rounds} round(s): ${kept}`);
+  }
   const rejects = Object.entries(report.rejectsByStage);
   if (rejects.length) lines.push(`rejections by stage: ${rejects.map(([stage, n]) => `${stage} ${n}`).join(', ')}`);
   for (const f of report.failedShards) lines.push(`FAILED shard ${f.shard}: ${f.error}`);

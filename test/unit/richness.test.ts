@@ -19,6 +19,7 @@ import { judgeWindow, topFractionCutoff, type ScoreOutcome } from '../../domain/
 import type { SourceSample } from '../../domain/sample.js';
 import { imageComplexity } from '../../image/complexity.js';
 import { planBuild } from '../../pipeline/planBuild.js';
+import { planTopUp } from '../../pipeline/topUp.js';
 import { parseImportedScores } from '../../sources/importedScores.js';
 import { getJson } from '../../storage/objectStore.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
@@ -182,4 +183,21 @@ test('endpoint: a user-served scorer gets each image as base64 JPEG; a refusal i
   } finally {
     await new Promise((resolve) => server.close(resolve));
   }
+});
+
+test('with targets, a top-up round scores the next window after the ranks already scored', async () => {
+  const ctx = build('topup', { scorer: 'statistic', minScore: 0.02 }, { targets: { instruct: 3, expectedYield: 1 } });
+  const first = await plannedSamples(ctx);
+  // Round 0 wants 3: a window of 3 / 0.5 (default pass rate) = 6 ranks.
+  assert.equal(first.plan.sources[0]!.ranked, 6);
+  assert.equal(first.samples.length, 3);
+  const firstRanks = new Set(first.listing.map((l) => l.source_id));
+  const grown = await planTopUp(ctx.config, ctx.store, ctx.layout, ctx.sources, 1, async () => [{ planned: 3, instruct: 1, dpo: 0, exhausted: false }], richnessTools(ctx));
+  // 2 missing at a yield of 1/3: 6 more samples wanted, a window of 12 ranks, only 4 left.
+  assert.equal(grown.sources[0]!.ranked, 10);
+  assert.equal(grown.sources[0]!.exhausted, true);
+  const added = (await Promise.all(grown.shardSizes.slice(first.plan.shardCount).map((_, i) => getJson<SourceSample[]>(ctx.store, ctx.layout.shardPlan(first.plan.shardCount + i))))).flatMap((s) => s!);
+  assert.ok(added.length > 0 && added.every((s) => !firstRanks.has(s.sourceId) && s.richness!.score >= 0.02), 'only new, scored, passing images');
+  const fates = grown.sources[0]!.richness!;
+  assert.equal(Object.values(fates).reduce((a, b) => a + b, 0), 10, 'every image scored once over both rounds');
 });
