@@ -13,6 +13,8 @@ export interface RichnessScore {
   tags?: number;
   /** statistic: luminance entropy in bits, kept beside the edge density. */
   entropyBits?: number;
+  /** vlm-tags: the tags came from the mmif simulator, not a model. */
+  simulated?: boolean;
 }
 
 export type ScoreOutcome = { ok: true; value: RichnessScore } | { ok: false; reason: string };

@@ -15,7 +15,7 @@ import type { BuildLayout } from '../output/layout.js';
 import { firstRoundSizes, sourceShares, type TargetsOutcome } from '../domain/targets.js';
 import { isProblem, type SourceProblem, type SourceReader } from '../sources/source.js';
 import { cutShards, LowestRanks, sampleRank } from './ranking.js';
-import { takeRichSamples, type RichnessTools } from './richness.js';
+import { richnessWindow, takeRichSamples, type RichnessTools } from './richness.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 
 export interface BuildPlan {
@@ -92,14 +92,13 @@ export async function planBuild(
   const perSource: BuildPlan['sources'] = [];
   for (const [index, reader] of sources.entries()) {
     const type = config.sources[index]!.type;
-    const byRichness = config.sources[index]!.richness !== undefined;
-    const selection = new LowestRanks<SourceSample>(byRichness ? 0 : targets[index]!);
+    // With richness, the scan ranks the first window of candidates to score.
+    const richnessRule = config.sources[index]!.richness;
+    const selection = new LowestRanks<SourceSample>(richnessRule ? richnessWindow(richnessRule, targets[index]!) : targets[index]!);
     let damagedHere = 0;
     let filteredHere = 0;
     for await (const item of reader.samples()) {
-      if (!isProblem(item)) {
-        if (!byRichness) selection.offer(sampleRank(config.seed, item.sampleId), item);
-      }
+      if (!isProblem(item)) selection.offer(sampleRank(config.seed, item.sampleId), item);
       else if (item.kind === 'filtered') {
         const counts = (filtered[`${index}:${type}`] ??= {});
         counts[item.filter] = (counts[item.filter] ?? 0) + 1;
@@ -109,8 +108,9 @@ export async function planBuild(
         damagedHere += 1;
       }
     }
-    const rich = byRichness ? await takeRichSamples(config, index, reader, 0, targets[index]!, richness!) : undefined;
-    const selected = rich?.samples ?? selection.sorted();
+    const ranked = selection.sorted();
+    const rich = richnessRule && targets[index]! > 0 ? await takeRichSamples(config, index, reader, 0, targets[index]!, richness!, ranked) : undefined;
+    const selected = rich?.samples ?? (richnessRule ? [] : ranked);
     for (const shard of cutShards(selected, config.shardSize)) {
       shards.push(shard);
       shardSources.push(index);
@@ -122,7 +122,7 @@ export async function planBuild(
       ranked: rich?.ranked ?? selected.length,
       damaged: damagedHere,
       filtered: filteredHere,
-      exhausted: rich?.exhausted ?? selected.length < targets[index]!,
+      exhausted: rich?.exhausted ?? ranked.length < targets[index]!,
       ...(rich ? { richness: rich.fates } : {}),
     });
   }

@@ -28,6 +28,7 @@ export class LowestRanks<T> {
   constructor(private readonly capacity: number) {}
 
   offer(rank: string, item: T): void {
+    if (this.capacity === 0) return;
     if (this.heap.length < this.capacity) {
       this.heap.push({ rank, item });
       this.siftUp(this.heap.length - 1);

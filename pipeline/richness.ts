@@ -65,17 +65,20 @@ export async function takeRichSamples(
   from: number,
   wanted: number,
   tools: RichnessTools,
+  /** The first window, when the caller already ranked it (planning's own scan of the source). */
+  firstWindow?: SourceSample[],
 ): Promise<RichnessTaken> {
   const settings = config.sources[index]!.richness!;
   const scorer = await scorerFor(config, index, reader, settings, tools);
-  const passRate = settings.expectedPassRate ?? settings.topFraction ?? 0.5;
   const taken: SourceSample[] = [];
   const fates: Record<string, number> = {};
   let cursor = from;
   let exhausted = false;
+  let prefetched = firstWindow;
   while (taken.length < wanted && !exhausted) {
-    const size = Math.ceil((wanted - taken.length) / passRate);
-    const window = await rankedSlice(config, reader, cursor, cursor + size);
+    const size = richnessWindow(settings, wanted - taken.length);
+    const window = prefetched ?? (await rankedSlice(config, reader, cursor, cursor + size));
+    prefetched = undefined;
     exhausted = window.length < size;
     const calls: CallRecord[] = [];
     const outcomes = await mapLimit(window, SCORING_CONCURRENCY, (sample) => scorer.score(sample, calls));
@@ -100,6 +103,11 @@ export async function takeRichSamples(
     cursor += window.length;
   }
   return { samples: taken, ranked: cursor, exhausted, fates };
+}
+
+/** Candidates scored to find `wanted` passing images: wanted / the expected pass rate. */
+export function richnessWindow(settings: RichnessConfig, wanted: number): number {
+  return Math.ceil(wanted / (settings.expectedPassRate ?? settings.topFraction ?? 0.5));
 }
 
 interface Scorer {
@@ -183,14 +191,16 @@ function computeFor(
         async run(bytes, calls) {
           const image = await normalizeImage(bytes, imageConfig);
           if (!image.ok) return { ok: false, reason: image.reason };
+          const made: CallRecord[] = [];
           const reply = await tools.models.json(
             { stage: 'richness', endpoint, prompt: renderTagPrompt(), image: { jpeg: image.jpeg, sha256: image.sha256 }, temperature: config.llm.judgeTemperature },
             TAG_SCHEMA_NAME,
             tagReplySchema,
-            calls,
+            made,
           );
+          calls.push(...made);
           const tags = distinctTags(reply.tags).length;
-          return { ok: true, value: { scorer: 'vlm-tags', score: tags, tags } };
+          return { ok: true, value: { scorer: 'vlm-tags', score: tags, tags, ...(made.some((c) => c.simulated) ? { simulated: true } : {}) } };
         },
       };
     }

@@ -137,7 +137,7 @@ test('vlm-tags: the build endpoint lists tags (simulated, counted without repeat
   assert.equal(sim.stats().byStage.image_tags, 8, 'one call per image that passes the image checks (2 of 10 do not)');
   assert.equal(first.listing.filter((l) => l.fate === 'unscorable').length, 2);
   assert.ok(first.samples.length > 0 && first.samples.length < 8, `some images have 17 tags or more: ${JSON.stringify(first.listing)}`);
-  for (const s of first.samples) assert.ok(s.richness!.tags! >= 17 && s.richness!.score === s.richness!.tags);
+  for (const s of first.samples) assert.ok(s.richness!.tags! >= 17 && s.richness!.score === s.richness!.tags && s.richness!.simulated === true);
   // The city (46 KB JPEG) gets more tags than the plain sunset (11 KB): the simulator's tags follow detail.
   const tags = new Map(first.listing.map((l) => [l.source_id, l.tags!]));
   assert.ok(tags.get('000000001')! > tags.get('000000000')!);
