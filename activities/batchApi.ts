@@ -10,6 +10,9 @@ import { batchCustomId, collectBatch, pollBatch, submitBatches, type BatchReques
 import type { CallRecord, ReplyTarget } from '../llm/modelCaller.js';
 import { firstRequest, type BatchableStage } from '../pipeline/batchRequests.js';
 import { getJson, putJson } from '../storage/objectStore.js';
+import { resolveEndpoint } from '../llm/endpoint.js';
+import { asPermanent } from '../llm/endpointError.js';
+import type { StageContext } from '../pipeline/context.js';
 import type { ShardTask } from './buildRef.js';
 import { contextForBuild } from './runtime.js';
 import { loadShardPlan } from './shardPlan.js';
@@ -54,7 +57,7 @@ export async function submitStageBatch(task: BatchRoundTask): Promise<{ batchIds
   const client = ctx.models.client(endpointFor(ctx.config, task.stage));
   const batches = await submitBatches(client, requests, {
     metadata: { build: task.build.buildId, shard: String(task.shard), stage: task.stage, round: String(task.round) },
-  });
+  }).catch(failFast(ctx, task.stage));
   // Saved right after submitting: a retry of this activity then returns these batches instead of
   // paying for the same requests twice (only a crash between the two lines can duplicate a batch).
   await putJson(ctx.store, key, { batchIds: batches.map((b) => b.batchId), targets } satisfies StoredRound);
@@ -63,7 +66,7 @@ export async function submitStageBatch(task: BatchRoundTask): Promise<{ batchIds
 
 export async function pollStageBatch(task: { build: ShardTask['build']; stage: BatchableStage; batchId: string }): Promise<{ done: boolean; status: string }> {
   const ctx = await contextForBuild(task.build);
-  const progress = await pollBatch(ctx.models.client(endpointFor(ctx.config, task.stage)), task.batchId);
+  const progress = await pollBatch(ctx.models.client(endpointFor(ctx.config, task.stage)), task.batchId).catch(failFast(ctx, task.stage));
   return { done: progress.done, status: progress.status };
 }
 
@@ -76,7 +79,7 @@ export async function collectStageBatch(task: BatchRoundTask): Promise<{ stored:
   const calls: CallRecord[] = [];
   const answered = new Set<string>();
   for (const batchId of round.batchIds) {
-    for (const [customId, outcome] of await collectBatch(client, batchId)) {
+    for (const [customId, outcome] of await collectBatch(client, batchId).catch(failFast(ctx, task.stage))) {
       const target = round.targets[customId];
       if (!target || outcome.status !== 'ok') continue;
       calls.push(await ctx.models.storeReply(target, outcome.reply));
@@ -89,4 +92,15 @@ export async function collectStageBatch(task: BatchRoundTask): Promise<{ stored:
     .filter(([customId]) => !answered.has(customId))
     .map(([, target]) => target.sampleId);
   return { stored: calls.length, retry };
+}
+
+/**
+ * A refused key or spent quota on the Batch API is as permanent as on the synchronous path: an
+ * EndpointError, which Temporal does not retry (activityOptions.ts), naming the endpoint.
+ */
+function failFast(ctx: StageContext, stage: BatchableStage): (err: unknown) => never {
+  const endpoint = endpointFor(ctx.config, stage);
+  return (err) => {
+    throw asPermanent(err, resolveEndpoint(endpoint), endpoint.apiKeyEnv);
+  };
 }

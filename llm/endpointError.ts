@@ -7,6 +7,7 @@
 import { APIError } from 'openai';
 import type { ModelCallFault } from '../domain/rejection.js';
 import type { ResolvedEndpoint } from './endpoint.js';
+import { classifyFailure } from './retryPolicy.js';
 
 export class EndpointError extends Error {
   override name = 'EndpointError';
@@ -55,4 +56,9 @@ export function permanentError(err: APIError, endpoint: ResolvedEndpoint, apiKey
   const hint = err.code === 'insufficient_quota' ? 'the account is out of quota or credit' : HINTS[fault.status];
   const keyNote = fault.status === 401 || fault.status === 403 ? ` (${apiKeyEnv})` : '';
   return new EndpointError(`${describeFault(fault)}${hint ? ` — ${hint}${keyNote}` : ''}`, fault);
+}
+
+/** `err` as an EndpointError when no retry can change it (a refused key, unknown model, spent quota); else `err`. */
+export function asPermanent(err: unknown, endpoint: ResolvedEndpoint, apiKeyEnv: string): unknown {
+  return classifyFailure(err) === 'permanent' ? permanentError(err as APIError, endpoint, apiKeyEnv) : err;
 }

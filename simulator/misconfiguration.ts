@@ -10,14 +10,17 @@ import type { FaultConfig } from './faults.js';
 import { HttpError } from './http.js';
 import type { ChatRequest } from './replies.js';
 
-/** Throws the provider's error for a request the endpoint's setup refuses; returns when none applies. */
-export function checkSetup(config: FaultConfig, req: IncomingMessage, request: Pick<ChatRequest, 'model' | 'messages'>): void {
-  if (config.requiredApiKey) {
-    const key = /^Bearer (.*)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
-    if (key !== config.requiredApiKey) {
-      throw new HttpError(401, `Incorrect API key provided: ${key}. You can find your API key at https://platform.openai.com/account/api-keys.`, 'invalid_request_error', 'invalid_api_key');
-    }
+/** Every /v1 route (chat, files, batches, models) refuses a key other than `requiredApiKey`. */
+export function checkKey(config: FaultConfig, req: IncomingMessage): void {
+  if (!config.requiredApiKey) return;
+  const key = /^Bearer (.*)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+  if (key !== config.requiredApiKey) {
+    throw new HttpError(401, `Incorrect API key provided: ${key}. You can find your API key at https://platform.openai.com/account/api-keys.`, 'invalid_request_error', 'invalid_api_key');
   }
+}
+
+/** Throws the provider's error for a chat request the endpoint's setup refuses; returns when none applies. */
+export function checkChat(config: FaultConfig, request: Pick<ChatRequest, 'model' | 'messages'>): void {
   if (config.knownModels.length > 0 && !config.knownModels.includes(request.model)) {
     throw new HttpError(404, `The model \`${request.model}\` does not exist or you do not have access to it.`, 'invalid_request_error', 'model_not_found', {}, 'model');
   }

@@ -18,7 +18,7 @@ import {
   type FaultKind,
 } from './faults.js';
 import { HttpError, readJson, sendJson } from './http.js';
-import { checkSetup } from './misconfiguration.js';
+import { checkChat, checkKey } from './misconfiguration.js';
 import { ProviderRateLimits } from './rateLimits.js';
 import {
   ChatRequestSchema,
@@ -246,6 +246,8 @@ class Simulator {
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://simulator').pathname;
+    // Chat requests check it in chat(), after being counted.
+    if (path.startsWith('/v1/') && path !== '/v1/chat/completions') checkKey(this.faultConfig, req);
     switch (`${req.method} ${path}`) {
       case 'POST /v1/chat/completions':
         return this.chat(req, res);
@@ -279,7 +281,8 @@ class Simulator {
     // abandoned mid-way are not.
     res.once('finish', () => this.countStatus(res.statusCode));
     const request = parseChatRequest(await readJson(req));
-    checkSetup(this.faultConfig, req, request);
+    checkKey(this.faultConfig, req);
+    checkChat(this.faultConfig, request);
     if (this.faultConfig.maxConcurrent > 0 && this.stats.inFlight >= this.faultConfig.maxConcurrent) {
       throw this.rateLimited(`Simulated concurrency limit of ${this.faultConfig.maxConcurrent} requests reached.`);
     }

@@ -270,24 +270,26 @@ test('pre-flight in the workflow, for `temporal workflow start` users: fails bef
   }
 });
 
-test('without the pre-flight, a refused key fails the build in seconds, non-retryably, naming the endpoint (no minutes of retries)', async () => {
-  const buildId = 'key-mid-build';
-  const input = config(buildId, { output: path.join(dir, buildId), maxParallelShards: 3, llm: { preflight: false } });
-  stack.simulator.resetStats();
-  const started = Date.now();
-  await withSetup({ requiredApiKey: 'sk-the-right-key-0123456789' }, () =>
-    assert.rejects(run(buildId, input), (err: unknown) => {
-      assert.ok(err instanceof WorkflowFailedError);
-      const message = String(err.cause?.message);
-      assert.match(message, /3 of 3 shards failed/);
-      assert.match(message, /shard \d: model endpoint .* \(model mmif-sim-vlm\): HTTP 401: invalid_api_key: Incorrect API key provided: \*\*\*/);
-      assert.doesNotMatch(message, new RegExp(WRONG_KEY));
-      return true;
-    }),
-  );
-  const seconds = (Date.now() - started) / 1000;
-  console.log(`refused key without pre-flight: build failed after ${seconds.toFixed(1)} s, ${stack.simulator.stats().requests} requests`);
-  assert.ok(seconds < 20, `${seconds} s`);
-  // At most one refused request per sample (12), none retried: Temporal's activity retries would multiply them.
-  assert.ok(stack.simulator.stats().requests <= 3 * 4, `${stack.simulator.stats().requests} requests`);
-});
+for (const batch of [false, true]) {
+  test(`without the pre-flight, a refused key fails the build in seconds, non-retryably, naming the endpoint (no minutes of retries)${batch ? ': Batch API' : ''}`, async () => {
+    const buildId = batch ? 'key-mid-build-batch' : 'key-mid-build';
+    const input = config(buildId, { output: path.join(dir, buildId), maxParallelShards: 3, llm: { preflight: false }, models: { default: { model: 'mmif-sim-vlm', batch } } });
+    stack.simulator.resetStats();
+    const started = Date.now();
+    await withSetup({ requiredApiKey: 'sk-the-right-key-0123456789' }, () =>
+      assert.rejects(run(buildId, input), (err: unknown) => {
+        assert.ok(err instanceof WorkflowFailedError);
+        const message = String(err.cause?.message);
+        assert.match(message, /3 of 3 shards failed/);
+        assert.match(message, /shard \d: model endpoint .* \(model mmif-sim-vlm\): HTTP 401: invalid_api_key: Incorrect API key provided: \*\*\*/);
+        assert.doesNotMatch(message, new RegExp(WRONG_KEY));
+        return true;
+      }),
+    );
+    const seconds = (Date.now() - started) / 1000;
+    console.log(`refused key without pre-flight${batch ? ' (Batch API)' : ''}: build failed after ${seconds.toFixed(1)} s, ${stack.simulator.stats().requests} chat requests`);
+    assert.ok(seconds < 20, `${seconds} s`);
+    // At most one refused request per sample (12), none retried: Temporal's activity retries would multiply them.
+    assert.ok(stack.simulator.stats().requests <= 3 * 4, `${stack.simulator.stats().requests} requests`);
+  });
+}
