@@ -142,8 +142,8 @@ async function scorerFor(config: BuildConfig, index: number, reader: SourceReade
 
 async function importedScorer(config: BuildConfig, settings: RichnessConfig, rule: RichnessRule): Promise<Scorer> {
   const file = settings.scores!;
-  const slash = Math.max(file.lastIndexOf('/'), 0);
-  const store = openStore(file.slice(0, slash) || '.', config.s3);
+  const slash = file.lastIndexOf('/');
+  const store = openStore(slash < 0 ? '.' : file.slice(0, slash) || '/', config.s3);
   const body = await store.get(file.slice(slash + 1));
   if (!body) throw new RichnessError(`richness scores file ${file} does not exist`);
   const scores: Map<string, ImportedScore> = parseImportedScores(body.toString('utf8'), file);
