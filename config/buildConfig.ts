@@ -240,7 +240,7 @@ export const buildConfigSchema = z
          * cut by max_tokens or refused by a content filter. Each try sends a new OpenAI `seed` (and is
          * its own cache entry); after the last the sample is rejected with the cause.
          */
-        replyAttempts: z.number().int().min(1).max(10).default(3),
+        replyTries: z.number().int().min(1).max(10).default(3),
         /** A reply cut by `maxTokens` is tried once more with this larger limit (unset: no larger try). */
         maxTokensCeiling: z.number().int().positive().optional(),
         /**
@@ -272,7 +272,7 @@ export const buildConfigSchema = z
         imageDetail: 'auto',
         prices: {},
         retry: { maxAttempts: 6, baseDelayMs: 1000, maxDelayMs: 30_000 },
-        replyAttempts: 3,
+        replyTries: 3,
         errorBudget: { maxFraction: 0.2, maxConsecutive: 8 },
         preflight: true,
       }),

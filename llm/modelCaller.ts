@@ -9,7 +9,7 @@
  *  - validates JSON replies with zod, asking once for a repair,
  *  - tries again with a new seed when a reply is unusable (empty, unparseable after the repair, cut
  *    by max_tokens, refused by a content filter) — such replies are never served from the cache as
- *    final (see `withTries`) — and rejects the sample after `llm.replyAttempts` tries,
+ *    final (see `withTries`) — and rejects the sample after `llm.replyTries` tries,
  *  - turns request refusals (400, 413, 422) into sample rejections that name the endpoint, and
  *    answers no retry can change (401, 403, 404, no quota) into non-retryable EndpointErrors,
  *  - prices every call (pricing.ts), and
@@ -283,7 +283,7 @@ export class ModelCaller {
     for (const refreshForeign of [false, true]) {
       const pass: TryPass = { refreshForeign, sawForeign: false };
       let t = this.firstTry();
-      for (let index = 0; index < this.llm.replyAttempts; index++) {
+      for (let index = 0; index < this.llm.replyTries; index++) {
         const outcome = await run({ ...t, index }, pass);
         if (outcome.ok) return outcome.value;
         last = outcome;
@@ -293,7 +293,7 @@ export class ModelCaller {
       if (!pass.sawForeign) break;
     }
     const fault: ModelCallFault = { endpoint: last!.endpoint.baseURL, model: last!.endpoint.model, status: 200, excerpt: `${last!.problem}: ${last!.detail}` };
-    throw new SampleRejection(`${req.stage}: ${last!.problem}: ${last!.detail} (${this.llm.replyAttempts} tries)`, { modelCall: fault });
+    throw new SampleRejection(`${req.stage}: ${last!.problem}: ${last!.detail} (${this.llm.replyTries} tries)`, { modelCall: fault });
   }
 
   private firstTry(): ReplyTry {

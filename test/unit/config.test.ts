@@ -21,7 +21,7 @@ test('a minimal config gets documented defaults', () => {
   assert.equal(c.llm.judgeTemperature, 0);
   assert.equal(c.models.default.apiKeyEnv, 'OPENAI_API_KEY');
   assert.equal(c.sources[0]!.layout, 'auto');
-  assert.equal(c.llm.replyAttempts, 3);
+  assert.equal(c.llm.replyTries, 3);
   assert.equal(c.llm.maxTokensCeiling, undefined);
   assert.deepEqual(c.llm.errorBudget, { maxFraction: 0.2, maxConsecutive: 8 });
   assert.equal(c.llm.preflight, true);
@@ -58,5 +58,5 @@ test('the fingerprint ignores operational knobs but not output-shaping settings'
   assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, image: { minShortSide: 100 } })), base);
   // The error budget and the pre-flight decide whether a build runs, not what it writes; reply tries do.
   assert.equal(fingerprintMaterial(parseBuildConfig({ ...minimal, llm: { errorBudget: { maxFraction: 0.5 }, preflight: false } })), base);
-  assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, llm: { replyAttempts: 5 } })), base);
+  assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, llm: { replyTries: 5 } })), base);
 });

@@ -95,7 +95,7 @@ test('a reply cut by the token limit is tried again with llm.maxTokensCeiling to
 test("unusable cached replies: this build's own are past tries (not paid again), another build's count as misses", async () => {
   const req = { stage: 'answer' as const, endpoint: endpoint(), prompt: renderAnswerPrompt('Describe the quay.', []), image };
   const store = 'shared-cache';
-  const owned = (owner: string) => new ModelCaller(new LocalStore(path.join(dir, store)), '_cache/llm', { ...llm, replyAttempts: 2 }, { owner });
+  const owned = (owner: string) => new ModelCaller(new LocalStore(path.join(dir, store)), '_cache/llm', { ...llm, replyTries: 2 }, { owner });
   sim.setFaults({ rateMalformed: 1 }); // answers come back empty
   try {
     await assert.rejects(owned('build-a').text(req, []), (err: unknown) => err instanceof SampleRejection && /empty-reply/.test(err.reason));
