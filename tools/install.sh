@@ -44,7 +44,8 @@ pinned_venv() { # dir spec ...
   if [ -x "$dir/bin/python" ] && [ "$(cat "$dir/.specs" 2>/dev/null)" = "$want" ]; then return; fi
   rm -rf "$dir"
   python3 -m venv "$dir"
-  "$dir/bin/python" -m pip install --disable-pip-version-check -q "$@"
+  # --no-compile: on a 2-core runner compiling every .pyc up front costs more than the tests' imports.
+  "$dir/bin/python" -m pip install --disable-pip-version-check -q --no-compile "$@"
   echo "$want" > "$dir/.specs"
 }
 
