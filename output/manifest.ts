@@ -124,7 +124,8 @@ export function countByStage(rejects: readonly RejectRecord[]): Record<string, n
 export function reasonCode(reason: string): string {
   const parts = reason.split(':').map((p) => p.trim());
   const [first, second] = parts;
-  const stageNames = ['image', 'instruction', 'constraints', 'compatibility', 'answer', 'rejected'];
+  // Pipeline stages and model-call stages: a judge or verifier call's failure names its own stage.
+  const stageNames = ['image', 'instruction', 'constraints', 'compatibility', 'verifier', 'answer', 'rejected', 'judge'];
   return (stageNames.includes(first!) && second ? second : first!) || 'unknown';
 }
 
