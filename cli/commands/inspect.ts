@@ -48,9 +48,17 @@ function formatConstraints(r: Pick<InstructRecord, 'constraints' | 'verdicts'>):
   });
 }
 
+const refusals = (byRule: Record<string, number>) => {
+  const list = Object.entries(byRule).map(([rule, n]) => `${rule} ${n}`);
+  return list.length > 0 ? ` (refused: ${list.join(', ')})` : '';
+};
+
+const richnessNote = (r: InstructRecord | DpoRecord) =>
+  r.image_richness ? `, richness ${r.image_richness.scorer} ${r.image_richness.score}${r.image_richness.tags !== undefined ? ` / ${r.image_richness.tags} tags` : ''}` : '';
+
 function formatInstruct(r: InstructRecord): string {
   return [
-    `${r.id}  (${r.source} ${r.source_id}, image ${r.image_path}${r.simulated ? ', SIMULATED' : ''})`,
+    `${r.id}  (${r.source} ${r.source_id}, image ${r.image_path}${richnessNote(r)}${r.simulated ? ', SIMULATED' : ''})`,
     `instruction: ${r.instruction}`,
     `constraints (pass rate ${r.pass_rate.toFixed(2)}, ${r.answer_attempts} attempt(s)):`,
     ...formatConstraints(r),
@@ -61,12 +69,13 @@ function formatInstruct(r: InstructRecord): string {
 
 function formatPair(r: DpoRecord): string {
   return [
-    `${r.id}  (${r.source} ${r.source_id}, image ${r.image_path}, strategy ${r.strategy}, chosen ${r.chosen_model}, rejected ${r.rejected_model}${r.simulated ? ', SIMULATED' : ''})`,
+    `${r.id}  (${r.source} ${r.source_id}, image ${r.image_path}${richnessNote(r)}, strategy ${r.strategy}, chosen ${r.chosen_model}, rejected ${r.rejected_model}${r.simulated ? ', SIMULATED' : ''})`,
     `instruction: ${r.instruction}`,
     'constraints:',
     ...formatConstraints(r),
     `dropped for the rejected answer: ${r.dropped_constraints.map((c) => c.type).join(', ') || '(none: image removed)'}`,
-    `rejected answer fails: ${r.rejected_verdicts.filter((v) => !v.passed).map((v) => `${v.type} (${v.detail})`).join('; ')}`,
+    `rejected answer fails: ${r.rejected_verdicts.filter((v) => !v.passed).map((v) => `${v.type} (${v.detail})`).join('; ') || '(nothing verified fails)'}`,
+    `pair kept under dpo.validate ${r.pair_validation} after ${r.rejected_attempts} rejected answer(s)${refusals(r.pair_rule_rejections)}`,
     'chosen:',
     indent(r.chosen),
     'rejected:',
