@@ -15,6 +15,7 @@ import type { BuildConfigInput } from '../../config/buildConfig.js';
 import { sha256Hex } from '../../domain/hashing.js';
 import type { DpoRecord, InstructRecord, RejectRecord } from '../../output/records.js';
 import { writtenFunctionName } from '../../verification/functions.js';
+import { exportMmifeval, exportTrl } from '../../output/export.js';
 import { dpoRecordFromLine, instructRecordFromLine, type DpoSharegptRow, type InstructSharegptRow } from '../../output/sharegpt.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { BuildReport } from '../../output/buildReport.js';
@@ -219,6 +220,16 @@ test('a CC3M webdataset on S3 becomes verified SFT and DPO shards on S3', async 
     }
   }
   assert.equal(rows, instruct.length + dpo.length);
+
+  // The exports read the committed shards from S3 and write beside them (trainerFormats.test.ts
+  // loads what they write; here: that they work on an S3 store).
+  const trl = await exportTrl(out, layout);
+  assert.equal(trl.rows, instruct.length + dpo.length);
+  for (const key of trl.files) assert.ok((await out.get(key))?.subarray(0, 4).equals(Buffer.from('PAR1')), `${key} is Parquet on S3`);
+  const mmifeval = await exportMmifeval(out, layout, 1);
+  assert.equal(mmifeval.rows, instruct.length);
+  const held = (await getJson<{ ids: string[] }>(out, layout.mmifevalHoldoutIds))!;
+  assert.deepEqual(held.ids.sort(), instruct.map((r) => r.id).sort());
 });
 
 test('re-running a finished build makes no model call and rewrites nothing', async () => {
