@@ -167,9 +167,9 @@ export async function commitShard(task: ShardTask & { caps?: Goals }): Promise<S
   );
 }
 
-/** Per source: samples planned and records kept by the committed shards of the plan (targets). */
-export async function targetTallies(input: { build: BuildRef; plan: BuildPlan }): Promise<SourceTally[]> {
-  return sourceTallies(storeFor(input.build.output, input.build.s3), buildLayout(input.build.buildId), input.plan);
+/** Per source: samples planned and records kept by the committed shards of the plan before shard `to` (targets). */
+export async function targetTallies(input: { build: BuildRef; plan: BuildPlan; to?: number }): Promise<SourceTally[]> {
+  return sourceTallies(storeFor(input.build.output, input.build.s3), buildLayout(input.build.buildId), input.plan, input.to);
 }
 
 /** Plans topping-up round `round`, or records why topping up stops; returns the plan as it stands. */

@@ -6,10 +6,10 @@ import { getJson, type ObjectStore } from '../storage/objectStore.js';
 import type { BuildLayout } from './layout.js';
 import type { ShardManifest } from './manifest.js';
 
-/** Per source: samples planned and records kept by its committed shards. */
-export async function sourceTallies(store: ObjectStore, layout: BuildLayout, plan: BuildPlan): Promise<SourceTally[]> {
+/** Per source: samples planned and records kept by its committed shards (those before shard `to`). */
+export async function sourceTallies(store: ObjectStore, layout: BuildLayout, plan: BuildPlan, to = plan.shardCount): Promise<SourceTally[]> {
   const tallies: SourceTally[] = plan.sources.map((s) => ({ planned: 0, instruct: 0, dpo: 0, exhausted: s.exhausted }));
-  const shards = Array.from({ length: plan.shardCount }, (_, shard) => shard);
+  const shards = Array.from({ length: to }, (_, shard) => shard);
   const manifests = await mapLimit(shards, 32, (shard) => getJson<ShardManifest>(store, layout.manifest(shard)));
   for (const [shard, manifest] of manifests.entries()) {
     if (!manifest) continue;

@@ -29,7 +29,8 @@ import type { BuildRef } from '../activities/buildRef.js';
 import { batchStages, ConfigError, parseBuildConfig, stageTaskQueues, type BuildConfig } from '../config/buildConfig.js';
 import type { BuildReport } from '../output/buildReport.js';
 import type { BuildPlan } from '../pipeline/planBuild.js';
-import { commitCaps, sourceGoals } from '../domain/targets.js';
+import { mapLimit } from '../domain/mapLimit.js';
+import { commitCaps, sourceGoals, type Goals } from '../domain/targets.js';
 import { pipelineActivityOptions } from './activityOptions.js';
 import { newProgress, recordCommittedShard, type BuildPhase, type BuildProgress } from './buildProgress.js';
 import { buildShard } from './buildShard.js';
@@ -174,23 +175,52 @@ function validate(input: unknown): BuildConfig {
 }
 
 /**
- * Commits the last round's uncommitted shards one by one in plan order (= rank order), each capped
- * at what its source still owes, so the records kept are the lowest-ranked accepted ones whatever
- * order the shards finished in. Earlier rounds are committed whole (planTopUp checks it).
+ * Commits the last round's shards so that each keeps only what its source still owes, counted in
+ * plan order (= rank order): the records kept are the lowest-ranked accepted ones whatever order the
+ * shards finished in. A shard whose source would still owe at least its size if every earlier shard
+ * of the round kept all its samples cannot be trimmed: those commit in parallel, with that bound as
+ * their caps. The others commit one by one, capped by what the earlier ones actually kept. Every cap
+ * is a function of the plan and of committed counts, so a resumed build commits the same bytes.
  */
 async function commitRoundInOrder(config: BuildConfig, build: BuildRef, plan: BuildPlan, progress: BuildProgress): Promise<void> {
-  const { commitShard, committedShards, targetTallies } = proxyActivities<typeof activities>(pipelineActivityOptions(config.retry));
+  const { commitShard, committedShard, committedShards, targetTallies } = proxyActivities<typeof activities>(pipelineActivityOptions(config.retry));
   const roundStart = plan.rounds[plan.rounds.length - 1]!;
   const committed = new Set((await committedShards({ build, from: roundStart, to: plan.shardCount })).shards);
-  const kept = await targetTallies({ build, plan });
+  // What earlier rounds kept; this round's shards are added below, in plan order.
+  const kept = await targetTallies({ build, plan, to: roundStart });
   const goals = sourceGoals(config);
-  for (let shard = roundStart; shard < plan.shardCount; shard++) {
-    if (committed.has(shard)) continue;
-    const source = plan.shardSources[shard]!;
-    const summary = await commitShard({ build, shard, caps: commitCaps(goals[source]!, kept[source]!) });
-    kept[source]!.instruct += summary.instruct;
-    kept[source]!.dpo += summary.dpo;
+  const commit = async (shard: number, caps: Goals) => {
+    if (committed.has(shard)) return (await committedShard({ build, shard }))!;
+    const summary = await commitShard({ build, shard, caps });
     recordCommittedShard(progress, summary, Date.now());
+    return summary;
+  };
+
+  const round = Array.from({ length: plan.shardCount - roundStart }, (_, i) => roundStart + i);
+  const bound = kept.map((t) => ({ instruct: t.instruct, dpo: t.dpo }));
+  const unbound: Array<{ shard: number; caps: Goals }> = [];
+  const rest: number[] = [];
+  for (const shard of round) {
+    const source = plan.shardSources[shard]!;
+    const caps = commitCaps(goals[source]!, bound[source]!);
+    const fits = Object.values(caps).every((cap) => cap >= plan.shardSizes[shard]!);
+    if (fits && !rest.some((s) => plan.shardSources[s] === source)) {
+      unbound.push({ shard, caps });
+      bound[source]!.instruct += plan.shardSizes[shard]!;
+      bound[source]!.dpo += plan.shardSizes[shard]!;
+    } else rest.push(shard);
+  }
+  const summaries = await mapLimit(unbound, config.maxParallelShards, ({ shard, caps }) => commit(shard, caps));
+  for (const [i, { shard }] of unbound.entries()) {
+    const tally = kept[plan.shardSources[shard]!]!;
+    tally.instruct += summaries[i]!.instruct;
+    tally.dpo += summaries[i]!.dpo;
+  }
+  for (const shard of rest) {
+    const tally = kept[plan.shardSources[shard]!]!;
+    const summary = await commit(shard, commitCaps(goals[plan.shardSources[shard]!]!, tally));
+    tally.instruct += summary.instruct;
+    tally.dpo += summary.dpo;
   }
 }
 
