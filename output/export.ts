@@ -22,13 +22,18 @@ export interface ExportSummary {
   rows: number;
 }
 
+/** The build has no committed shard at that place (a wrong build id or output, or nothing finished yet). */
+export class NoCommittedShardError extends Error {
+  override name = 'NoCommittedShardError';
+}
+
 async function committedShards(store: ObjectStore, layout: BuildLayout): Promise<number[]> {
   const shards: number[] = [];
   for await (const { key } of store.list(layout.manifestsPrefix)) {
     const manifest = await getJson<ShardManifest>(store, key);
     if (manifest) shards.push(manifest.shard);
   }
-  if (shards.length === 0) throw new Error(`no committed shard under ${store.root}/${layout.manifestsPrefix}: is the build id right, has a shard finished?`);
+  if (shards.length === 0) throw new NoCommittedShardError(`no committed shard under ${store.root}/${layout.manifestsPrefix}: is the build id right, has a shard finished?`);
   return shards.sort((a, b) => a - b);
 }
 

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { EXPORT_FORMATS, exportMmifeval, exportTrl, type ExportFormat } from '../../output/export.js';
+import { EXPORT_FORMATS, exportMmifeval, exportTrl, NoCommittedShardError, type ExportFormat } from '../../output/export.js';
 import { buildLayout } from '../../output/layout.js';
 import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';
@@ -31,7 +31,9 @@ export async function exportCommand(args: string[]): Promise<number> {
   if (!(fraction > 0 && fraction <= 1)) throw new CliError(`--holdout must be a fraction in (0, 1], got '${values.holdout}'`, EXIT.usage);
   const store = openStore(values.output, s3FromEnv());
   const layout = buildLayout(values['build-id']);
-  const summary = format === 'trl' ? await exportTrl(store, layout) : await exportMmifeval(store, layout, fraction);
+  const summary = await (format === 'trl' ? exportTrl(store, layout) : exportMmifeval(store, layout, fraction)).catch((err: unknown) => {
+    throw err instanceof NoCommittedShardError ? new CliError(err.message, EXIT.notFound) : err;
+  });
   console.log(`${summary.format}: ${summary.rows} rows`);
   for (const file of summary.files) console.log(`  ${store.root.replace(/\/+$/, '')}/${file}`);
   return EXIT.ok;

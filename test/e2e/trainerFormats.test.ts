@@ -94,6 +94,11 @@ interface TrlSplit {
 
 test('mmif export --format trl writes rows that TRL\'s own vision collator steps accept (TRL 1.16, newest datasets)', async () => {
   await mmif('export', '--output', dir, '--build-id', BUILD_ID, '--format', 'trl');
+  await assert.rejects(mmif('export', '--output', dir, '--build-id', 'no-such-build', '--format', 'trl'), (err: { code: number; stderr: string }) => {
+    assert.equal(err.code, 3, 'exit code 3: no such build');
+    assert.match(err.stderr, /no committed shard under .*no-such-build\/manifests\//);
+    return true;
+  });
   // TRL 1.16 needs datasets >= 4.7: it is installed (without torch) beside the newest datasets only.
   const venv = DATASETS_VENVS.at(-1)!;
   const out = await runReader<{ splits: Record<'sft' | 'dpo', TrlSplit> }>(venv.python, 'trl_check.py', [path.join(root, 'trl')], { HF_CACHE_DIR: path.join(dir, 'trl-cache') });
