@@ -109,7 +109,7 @@ function verdictRow(v: Verdict): Record<string, unknown> {
   return { index: v.index, type: v.type, method: v.method, passed: v.passed, calls: JSON.stringify(v.calls ?? []), judge_model: v.judgeModel ?? '', detail: v.detail };
 }
 
-export async function writeParquet(schema: ParquetSchema, rows: Record<string, unknown>[], features: HfFeatures): Promise<Buffer> {
+export async function writeParquet(schema: ParquetSchema, rows: Record<string, unknown>[], features?: HfFeatures): Promise<Buffer> {
   const chunks: Buffer[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -119,7 +119,7 @@ export async function writeParquet(schema: ParquetSchema, rows: Record<string, u
   });
   // Row groups of 64 keep a reader's memory bounded while images are in the rows.
   const writer = await parquet.ParquetWriter.openStream(schema, sink, { rowGroupSize: 64 });
-  writer.setMetadata('huggingface', JSON.stringify({ info: { features } }));
+  if (features) writer.setMetadata('huggingface', JSON.stringify({ info: { features } }));
   for (const row of rows) await writer.appendRow(row);
   await writer.close();
   return Buffer.concat(chunks);

@@ -4,11 +4,14 @@
  * is `{role, content: [{type: "image"} | {type: "text", text}]}` with one image part per image.
  * DPOTrainer applies the processor's chat template to `prompt`/`chosen`/`rejected` and passes
  * `images` to the processor; SFTTrainer does the same with `messages`. Arrow needs one struct for
- * every content part, so an image part carries `text: null`, as in rlaif-v.
+ * every content part, so an image part carries `text: null`, as in rlaif-v. No `datasets` features are
+ * declared: `datasets` honours a declaration only when it equals the Arrow field, and a Parquet repeated
+ * group's items are non-nullable where `List(Image())` is nullable, so `load_dataset` yields `{bytes,
+ * path}` dicts and the README's one-line cast makes them images.
  */
 import parquet, { type FieldDefinition } from 'parquetjs-lite';
 import type { DpoRecord, InstructRecord } from './records.js';
-import { writeParquet, type HfFeatures, type ImageBytes } from './parquet.js';
+import { writeParquet, type ImageBytes } from './parquet.js';
 
 const text: FieldDefinition = { type: 'UTF8', optional: true, compression: 'GZIP' };
 const messages: FieldDefinition = { repeated: true, fields: { role: text, content: { repeated: true, fields: { type: text, text } } } };
@@ -16,13 +19,6 @@ const images: FieldDefinition = { repeated: true, fields: { bytes: { type: 'BYTE
 
 const dpoSchema = new parquet.ParquetSchema({ id: text, images, prompt: messages, chosen: messages, rejected: messages });
 const sftSchema = new parquet.ParquetSchema({ id: text, images, messages });
-
-/**
- * Declared for readers that honour it; `datasets` checks the declaration against the Arrow field,
- * and a Parquet repeated group's items are non-nullable where `List(Image())` expects nullable, so
- * `load_dataset` yields `{bytes, path}` dicts and the README's one-line cast makes them images.
- */
-const FEATURES: HfFeatures = { images: [{ _type: 'Image' }] };
 
 interface Part {
   type: 'image' | 'text';
@@ -45,7 +41,7 @@ export function trlSftParquet(records: readonly InstructRecord[], imageBytes: Im
     images: [{ bytes: imageBytes(r), path: r.image_path }],
     messages: [trlUserTurn(r.prompt, 1), assistantTurn(r.answer)],
   }));
-  return writeParquet(sftSchema, rows, FEATURES);
+  return writeParquet(sftSchema, rows);
 }
 
 export function trlDpoParquet(records: readonly DpoRecord[], imageBytes: ImageBytes): Promise<Buffer> {
@@ -56,5 +52,5 @@ export function trlDpoParquet(records: readonly DpoRecord[], imageBytes: ImageBy
     chosen: [assistantTurn(r.chosen)],
     rejected: [assistantTurn(r.rejected)],
   }));
-  return writeParquet(dpoSchema, rows, FEATURES);
+  return writeParquet(dpoSchema, rows);
 }
