@@ -9,9 +9,15 @@
 //                 --parallel-shards 8), --samples 2000
 //   defaults      1 worker, the shipped parallelism (shardSize 64, sliceSize 16, llm.concurrency 8,
 //                 maxParallelShards 4), --samples-defaults 512
-//   two           2 workers on one task queue, each with concurrency C, --samples-two 768
+//   two           2 workers on one task queue, each configured with concurrency C (each admits
+//                 C/2: they count each other, worker/endpointSharing.ts), --samples-two 768
+//   four          4 workers, each configured with concurrency C, --samples-two 768
 //   two-split     2 workers, each with concurrency C/2 (the cap split by hand), --samples-two 768
 //   two-uncapped  2 workers, each with concurrency C, simulator cap off, --samples-uncapped 400
+//   rpm-one, rpm-two, rpm-four
+//                 1, 2, 4 workers against an OpenAI-style endpoint: no concurrency cap, a limit of
+//                 C / latency x 60 requests per minute enforced with 429s and announced in
+//                 x-ratelimit-* headers (nothing configured: the workers learn it), --samples-two 768
 //
 // Measured (steady state = the middle 80% of the run by completed requests, from GET /admin/stats
 // polled every second):
@@ -52,7 +58,7 @@ import {
 
 const { values } = parseArgs({
   options: {
-    only: { type: 'string' }, // comma-separated: one, defaults, two, two-split, two-uncapped
+    only: { type: 'string' }, // comma-separated: one, defaults, two, four, two-split, two-uncapped, rpm-one, rpm-two, rpm-four
     samples: { type: 'string', default: '2000' },
     'samples-defaults': { type: 'string', default: '512' },
     'samples-two': { type: 'string', default: '768' },
@@ -87,6 +93,8 @@ interface Scenario {
   samples: number;
   /** Simulator maxConcurrent: C, or 0 (no provider cap). */
   simulatorCap: number;
+  /** Simulator requests-per-minute limit with x-ratelimit-* headers (0 = none). */
+  simulatorRpm?: number;
   settings: BenchBuildSettings;
 }
 
@@ -117,7 +125,7 @@ async function runScenario(server: DevServer, sim: SimulatorProc, client: Client
       const cpuProfile = values['cpu-prof'] ? `${values['cpu-prof']}.${scenario.name}.${i}.cpuprofile` : undefined;
       workers.push(await startWorkerProcess({ address: server.address, taskQueue, simulatorUrl: sim.url, maxConcurrentActivities: activities, trace, cpuProfile }));
     }
-    await fetch(`${sim.admin}/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ maxConcurrent: scenario.simulatorCap }) });
+    await fetch(`${sim.admin}/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ maxConcurrent: scenario.simulatorCap, rateLimitRequests: scenario.simulatorRpm ?? 0 }) });
     await resetSim(sim);
     const cpu0 = workers.map((w) => procUsage(w.pid)!.cpuMs);
     const sim0 = procUsage(sim.pid)!.cpuMs;
@@ -158,7 +166,7 @@ function describe(r: Result): void {
   const s = r.steady;
   const cpu = r.workerCpuMs.reduce((a, b) => a + b, 0);
   console.log(
-    `\n[${r.scenario.name}] ${r.scenario.workers} worker(s), ${r.scenario.samples} samples, simulator cap ${r.scenario.simulatorCap || 'off'}: ` +
+    `\n[${r.scenario.name}] ${r.scenario.workers} worker(s), ${r.scenario.samples} samples, simulator cap ${r.scenario.simulatorCap || 'off'}${r.scenario.simulatorRpm ? `, ${r.scenario.simulatorRpm} requests/min` : ''}: ` +
       `${fmt(r.wallSeconds)} s; ${r.completed} completed requests (${fmt(r.completed / r.scenario.samples, 2)}/sample), ${r.r429} x 429; ` +
       `steady ${fmt(s.requestsPerSecond)} req/s (${fmt((100 * s.requestsPerSecond) / LIMIT)}% of ${fmt(LIMIT)}), mean in flight ${fmt(s.meanInFlight)}, ` +
       `machine CPU ${fmt(100 * s.machineCpuShare)}% (of one core: workers ${s.cpuShare.slice(0, -2).map((c) => fmt(100 * c, 0) + '%').join(' + ')}, simulator ${fmt(100 * s.cpuShare.at(-2)!, 0)}%, temporal ${fmt(100 * s.cpuShare.at(-1)!, 0)}%); worker CPU ${fmt(cpu / r.scenario.samples, 2)} ms/sample ` +
@@ -193,9 +201,19 @@ async function main(): Promise<void> {
     { name: 'one', workers: 1, samples: Number(values.samples), simulatorCap: C, settings: tuned },
     { name: 'defaults', workers: 1, samples: Number(values['samples-defaults']), simulatorCap: C, settings: defaults },
     { name: 'two', workers: 2, samples: Number(values['samples-two']), simulatorCap: C, settings: tuned },
+    { name: 'four', workers: 4, samples: Number(values['samples-two']), simulatorCap: C, settings: tuned },
     // The cap split by hand: each worker's limiter gets C/2, so together they send at most C.
     { name: 'two-split', workers: 2, samples: Number(values['samples-two']), simulatorCap: C, settings: { ...tuned, concurrency: Math.floor(C / 2) } },
     { name: 'two-uncapped', workers: 2, samples: Number(values['samples-uncapped']), simulatorCap: 0, settings: tuned },
+    // Rate-limited, not concurrency-limited: the configured concurrency (4C) never binds.
+    ...[1, 2, 4].map((workers) => ({
+      name: `rpm-${['', 'one', 'two', '', 'four'][workers]}`,
+      workers,
+      samples: Number(values['samples-two']),
+      simulatorCap: 0,
+      simulatorRpm: Math.round(LIMIT * 60),
+      settings: { ...tuned, concurrency: 4 * C },
+    })),
   ];
   const scenarios = values.only ? all.filter((s) => values.only!.split(',').includes(s.name)) : all;
   const maxSamples = Math.max(...scenarios.map((s) => s.samples));
@@ -226,9 +244,9 @@ async function main(): Promise<void> {
   console.log(`\nSummary (C = ${C}, latency ${LATENCY_MS} ms, limit ${fmt(LIMIT)} req/s; steady state = middle 80% of completed requests)\n`);
   console.log(
     table(
-      ['scenario', 'lanes', 'samples', 'wall s', 'requests', 'req/sample', 'steady req/s', '% of limit', '429s', 'sim max in flight', 'worker CPU ms/sample', 'worker peak RSS MiB', 'machine CPU'],
+      ['scenario', 'lanes', 'samples', 'wall s', 'requests', 'req/sample', 'steady req/s', '% of limit', '429s (% of requests)', 'sim max in flight', 'worker CPU ms/sample', 'worker peak RSS MiB', 'machine CPU'],
       results.map((r) => [
-        `${r.scenario.name}: ${r.scenario.workers} worker${r.scenario.workers > 1 ? 's' : ''} x concurrency ${r.scenario.settings.concurrency}, sim cap ${r.scenario.simulatorCap || 'off'}`,
+        `${r.scenario.name}: ${r.scenario.workers} worker${r.scenario.workers > 1 ? 's' : ''} x concurrency ${r.scenario.settings.concurrency}, sim cap ${r.scenario.simulatorCap || 'off'}${r.scenario.simulatorRpm ? `, ${r.scenario.simulatorRpm} req/min` : ''}`,
         parallelism(r.scenario),
         r.scenario.samples,
         fmt(r.wallSeconds, 0),
@@ -236,7 +254,7 @@ async function main(): Promise<void> {
         fmt(r.completed / r.scenario.samples, 2),
         fmt(r.steady.requestsPerSecond),
         `${fmt((100 * r.steady.requestsPerSecond) / LIMIT)}%`,
-        r.r429,
+        `${r.r429} (${fmt((100 * r.r429) / Math.max(1, r.requests), 2)}%)`,
         r.maxInFlight,
         fmt(r.workerCpuMs.reduce((a, b) => a + b, 0) / r.scenario.samples, 1),
         r.workerPeakRssMiB.map((m) => fmt(m, 0)).join(' + '),

@@ -14,6 +14,11 @@
  * - the request and token budgets allow it (rateBudget.ts): configured and learned per-minute
  *   limits. Tokens are estimated before the call and corrected from `usage` after it.
  *
+ * Limits are per endpoint, not per worker: when N workers poll the same task queue, each admits 1/N of
+ * the configured concurrency and of the per-minute rates (shareEndpointsAmong, fed by the worker's
+ * count of live pollers, worker/endpointSharing.ts), so N workers hold the endpoint at its limit
+ * without a hand-split cap. The provider's own remaining-budget headers are global and stay unshared.
+ *
  * Strict FIFO means no starvation: a large request at the head is not overtaken by small ones.
  * Retries keep their place in line (`place()` once per request, reused for each attempt).
  * Waiting uses one timer per limiter and release events, never polling.
@@ -41,6 +46,8 @@ export interface Ticket {
 }
 
 export interface LimiterSnapshot {
+  /** Worker processes sharing the endpoint; the figures below are this worker's share. */
+  workers: number;
   concurrency: number;
   window: number;
   inFlight: number;
@@ -61,7 +68,11 @@ interface Waiter {
 }
 
 export class EndpointLimiter {
+  /** The configured concurrency, for all workers together. */
+  private configuredCap: number;
+  /** This worker's share of it. */
   private cap: number;
+  private workers = 1;
   private window: number;
   private inFlight = 0;
   private pausedUntil = 0;
@@ -76,20 +87,40 @@ export class EndpointLimiter {
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
 
-  constructor(limits: EndpointLimits) {
+  constructor(limits: EndpointLimits, workers = 1) {
+    this.configuredCap = limits.concurrency;
     this.cap = limits.concurrency;
     this.window = limits.concurrency;
     this.requests = new RateBudget(limits.requestsPerMinute, Date.now());
     this.tokens = new RateBudget(limits.tokensPerMinute, Date.now());
+    this.share(workers);
   }
 
   /** Several configurations may name one endpoint (stages, builds): the tightest of each limit wins. */
   tighten(limits: EndpointLimits): void {
     const now = Date.now();
-    this.cap = Math.min(this.cap, limits.concurrency);
+    this.configuredCap = Math.min(this.configuredCap, limits.concurrency);
+    this.cap = shareOf(this.configuredCap, this.workers);
     this.window = Math.min(this.window, this.cap);
     this.requests.configure(limits.requestsPerMinute, now);
     this.tokens.configure(limits.tokensPerMinute, now);
+  }
+
+  /**
+   * `workers` processes share this endpoint: admit 1/workers of its concurrency and rates. The
+   * window keeps its place relative to the cap, so a worker that joins or leaves moves every
+   * window at once instead of waiting for 429s or additive growth.
+   */
+  share(workers: number): void {
+    if (!(workers >= 1) || workers === this.workers) return;
+    const cap = shareOf(this.configuredCap, workers);
+    this.window = Math.min(cap, Math.max(1, (this.window * cap) / this.cap));
+    this.cap = cap;
+    this.workers = workers;
+    const now = Date.now();
+    this.requests.share(workers, now);
+    this.tokens.share(workers, now);
+    this.pump();
   }
 
   /** A place in line; pass it to every attempt of one request so retries are not sent to the back. */
@@ -130,6 +161,7 @@ export class EndpointLimiter {
 
   snapshot(): LimiterSnapshot {
     return {
+      workers: this.workers,
       concurrency: this.cap,
       window: this.window,
       inFlight: this.inFlight,
@@ -181,7 +213,13 @@ export class EndpointLimiter {
   }
 }
 
+/** A worker's part of a limit shared by `workers`: at least 1, so every worker makes progress. */
+function shareOf(limit: number, workers: number): number {
+  return Math.max(1, Math.floor(limit / workers));
+}
+
 const limiters = new Map<string, EndpointLimiter>();
+let workersSharing = 1;
 
 /** The worker-wide limiter of an endpoint, created on first use. */
 export function limiterFor(endpoint: ResolvedEndpoint, limits: EndpointLimits): EndpointLimiter {
@@ -191,9 +229,15 @@ export function limiterFor(endpoint: ResolvedEndpoint, limits: EndpointLimits): 
     existing.tighten(limits);
     return existing;
   }
-  const limiter = new EndpointLimiter(limits);
+  const limiter = new EndpointLimiter(limits, workersSharing);
   limiters.set(id, limiter);
   return limiter;
+}
+
+/** How many worker processes share every endpoint this process calls (1 = this one alone). */
+export function shareEndpointsAmong(workers: number): void {
+  workersSharing = Math.max(1, Math.floor(workers));
+  for (const limiter of limiters.values()) limiter.share(workersSharing);
 }
 
 /** The key enters hashed: the registry never holds it in a form that could be logged. */

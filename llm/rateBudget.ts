@@ -52,6 +52,8 @@ export class RateBucket {
 export class RateBudget {
   private configured: number | undefined;
   private announced: number | undefined;
+  /** Worker processes pacing against the same limit; this one paces at 1/workers of it. */
+  private workers = 1;
   private pacing: RateBucket | undefined;
   private provider: RateBucket | undefined;
 
@@ -60,10 +62,17 @@ export class RateBudget {
     this.repace(now);
   }
 
-  /** Per minute; the tightest of what was configured and what the provider announced. */
+  /** Per minute for this worker: the tightest of what was configured and what the provider announced, over the workers sharing it. */
   get perMinute(): number | undefined {
     const known = [this.configured, this.announced].filter((n): n is number => n !== undefined);
-    return known.length > 0 ? Math.min(...known) : undefined;
+    return known.length > 0 ? Math.min(...known) / this.workers : undefined;
+  }
+
+  /** The mirror of the provider's bucket stays whole: its remaining count already covers every worker. */
+  share(workers: number, now: number): void {
+    if (workers === this.workers) return;
+    this.workers = workers;
+    this.repace(now);
   }
 
   /** Several configurations may name one endpoint: the tightest wins. */

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import * as activities from '../activities/index.js';
+import { shareEndpointLimits } from './endpointSharing.js';
 
 const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -20,8 +21,12 @@ export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
   return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
 }
 
-export function createWorker(setup: WorkerSetup): Promise<Worker> {
-  return Worker.create({
+/**
+ * The worker, sharing its endpoints' limits with the other workers of its task queue while it runs
+ * (worker/endpointSharing.ts).
+ */
+export async function createWorker(setup: WorkerSetup): Promise<Worker> {
+  const worker = await Worker.create({
     connection: setup.connection,
     namespace: setup.namespace,
     taskQueue: setup.taskQueue,
@@ -30,6 +35,8 @@ export function createWorker(setup: WorkerSetup): Promise<Worker> {
     maxConcurrentActivityTaskExecutions: setup.maxConcurrentActivities ?? 16,
     ...(setup.maxTaskQueueActivitiesPerSecond ? { maxTaskQueueActivitiesPerSecond: setup.maxTaskQueueActivitiesPerSecond } : {}),
   });
+  shareEndpointLimits(setup.connection, setup.namespace, setup.taskQueue, () => ['STOPPED', 'FAILED'].includes(worker.getState()));
+  return worker;
 }
 
 const quietBundlerLogger = {

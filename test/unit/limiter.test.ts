@@ -183,3 +183,31 @@ test("x-ratelimit headers teach the limiter the provider's limits, which then pa
   assert.ok(elapsed >= 900 && elapsed < 2500, `paced by the learned limit, took ${elapsed} ms`);
   assert.equal(sim.stats().byStatus['429'], undefined, 'the server never had to refuse');
 });
+
+test('shared by N workers, a limiter admits 1/N of the concurrency and of the per-minute rates, and follows N as it changes', async () => {
+  const limiter = new EndpointLimiter({ concurrency: 8, requestsPerMinute: 6_000 });
+  limiter.share(2);
+  assert.deepEqual(
+    (({ workers, concurrency, window, requestsPerMinute }) => ({ workers, concurrency, window, requestsPerMinute }))(limiter.snapshot()),
+    { workers: 2, concurrency: 4, window: 4, requestsPerMinute: 3_000 },
+  );
+  const releases: Array<() => void> = [];
+  const calls = Array.from({ length: 8 }, () => limiter.run(1, () => new Promise<void>((done) => releases.push(done))));
+  await sleep(20);
+  assert.equal(limiter.snapshot().inFlight, 4, 'half the cap in flight');
+  limiter.share(1); // the other worker left: the whole cap at once, not by additive growth
+  await sleep(20);
+  assert.equal(limiter.snapshot().inFlight, 8);
+  limiter.share(4);
+  assert.equal(limiter.snapshot().concurrency, 2);
+  assert.equal(limiter.snapshot().requestsPerMinute, 1_500);
+  for (const release of releases) release();
+  await Promise.all(calls);
+
+  // A limit the provider announces is shared too (its remaining-budget mirror is global and is not).
+  const learning = new EndpointLimiter({ concurrency: 4 });
+  learning.share(3);
+  await learning.run(1, async (ticket) => ticket.succeeded({ get: (name: string) => ({ 'x-ratelimit-limit-requests': '900' })[name] ?? null }, undefined));
+  assert.equal(learning.snapshot().requestsPerMinute, 300);
+  assert.equal(learning.snapshot().concurrency, 1, 'never below 1');
+});
