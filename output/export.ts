@@ -9,7 +9,7 @@ import type { BuildLayout } from './layout.js';
 import type { ShardManifest } from './manifest.js';
 import { isHeldOut, mmifevalLines } from './mmifeval.js';
 import type { DpoRecord, InstructRecord } from './records.js';
-import { dpoRecordFromLine, instructRecordFromLine, jsonl } from './sharegpt.js';
+import { dpoRecordFromLine, dpoSharegptLine, instructRecordFromLine, instructSharegptLine, jsonl, llamaFactoryDatasetInfo } from './sharegpt.js';
 import { loadImages } from './shardWriter.js';
 import { trlDpoParquet, trlSftParquet } from './trl.js';
 
@@ -64,12 +64,17 @@ export async function exportTrl(store: ObjectStore, layout: BuildLayout): Promis
   return summary;
 }
 
-/** Holds out `fraction` of the SFT samples (seeded by the build's seed) in MM-IFEval's input layout. */
+/**
+ * Holds out `fraction` of the samples (seeded by the build's seed) in MM-IFEval's input layout, and
+ * writes the training data without them (SFT records and the DPO pairs of the held-out samples) as a
+ * LLaMA-Factory dataset_dir of its own, so the scores are on samples the model never saw.
+ */
 export async function exportMmifeval(store: ObjectStore, layout: BuildLayout, fraction: number): Promise<ExportSummary> {
   const seed = (await getJson<StoredConfig>(store, layout.config))?.config.seed ?? 0;
+  const shards = await committedShards(store, layout);
   const heldOut: InstructRecord[] = [];
   let total = 0;
-  for (const shard of await committedShards(store, layout)) {
+  for (const shard of shards) {
     const records = await recordsOf<InstructRecord>(store, layout.instructJsonl(shard), instructRecordFromLine);
     total += records.length;
     heldOut.push(...records.filter((r) => isHeldOut(seed, r.id, fraction)));
@@ -78,7 +83,19 @@ export async function exportMmifeval(store: ObjectStore, layout: BuildLayout, fr
   if (heldOut.length === 0) throw new Error(`the held-out draw (fraction ${fraction}, seed ${seed}) picked none of the ${total} SFT samples; raise --holdout`);
   const lines = mmifevalLines(heldOut);
   await store.put(layout.mmifevalBench, jsonl(lines.map((l) => JSON.stringify(l))));
-  // The sample ids to leave out of training (a DPO pair's sample_id is its SFT record's id).
   await putJson(store, layout.mmifevalHoldoutIds, { seed, fraction, ids: heldOut.map((r) => r.id) });
-  return { format: 'mmifeval', files: [layout.mmifevalBench, layout.mmifevalHoldoutIds], rows: heldOut.length };
+
+  const held = new Set(heldOut.map((r) => r.id));
+  // Image paths from the training dataset_dir (MM-IFEval/) back to the build root's images/.
+  const fromTrainDir = <R extends { image_path: string }>(r: R): R => ({ ...r, image_path: `../${r.image_path}` });
+  const files = [layout.mmifevalBench, layout.mmifevalHoldoutIds, layout.mmifevalTrainDatasetInfo];
+  for (const shard of shards) {
+    const records = await recordsOf<InstructRecord>(store, layout.instructJsonl(shard), instructRecordFromLine);
+    const pairs = await recordsOf<DpoRecord>(store, layout.dpoJsonl(shard), dpoRecordFromLine);
+    await store.put(layout.mmifevalTrainInstruct(shard), jsonl(records.filter((r) => !held.has(r.id)).map((r) => instructSharegptLine(fromTrainDir(r)))));
+    await store.put(layout.mmifevalTrainDpo(shard), jsonl(pairs.filter((p) => !held.has(p.sample_id)).map((p) => dpoSharegptLine(fromTrainDir(p)))));
+    files.push(layout.mmifevalTrainInstruct(shard), layout.mmifevalTrainDpo(shard));
+  }
+  await putJson(store, layout.mmifevalTrainDatasetInfo, llamaFactoryDatasetInfo({ instruct: 'train/instruct', dpo: 'train/dpo' }));
+  return { format: 'mmifeval', files, rows: heldOut.length };
 }

@@ -92,17 +92,17 @@ export function jsonl(lines: readonly string[]): string {
  * so the four tags these rows use are named. `ranking: true` makes the DPO entry a preference set:
  * its `conversations` hold the prompt turn only, `chosen` and `rejected` one `gpt` turn each.
  */
-export function llamaFactoryDatasetInfo(): Record<string, unknown> {
+export function llamaFactoryDatasetInfo(folders = { instruct: 'instruct/sharegpt', dpo: 'dpo/sharegpt' }): Record<string, unknown> {
   const tags = { role_tag: 'from', content_tag: 'value', user_tag: 'human', assistant_tag: 'gpt' };
   return {
     mmif_instruct: {
-      file_name: 'instruct/sharegpt',
+      file_name: folders.instruct,
       formatting: 'sharegpt',
       columns: { messages: 'conversations', images: 'images' },
       tags,
     },
     mmif_dpo: {
-      file_name: 'dpo/sharegpt',
+      file_name: folders.dpo,
       formatting: 'sharegpt',
       ranking: true,
       columns: { messages: 'conversations', chosen: 'chosen', rejected: 'rejected', images: 'images' },

@@ -12,7 +12,8 @@ export const EXPORT_USAGE = `usage: mmif export --output URI --build-id ID --for
             {id, images, prompt, chosen, rejected}: TRL's vision conventions, images inside.
   mmifeval  MM-IFEval/mmif_holdout.jsonl: a held-out FRACTION (default 0.05, seeded by the build's
             seed) of the SFT samples in the input layout of MM-IFEval's scripts (the dataset root is
-            their data/ directory); MM-IFEval/mmif_holdout.ids.json lists the ids to leave out of training.
+            their data/ directory); MM-IFEval/mmif_holdout.ids.json lists them, and MM-IFEval/ is a
+            LLaMA-Factory dataset_dir (dataset_info.json, train/) with every other record.
   S3 endpoints come from the environment (MMIF_S3_ENDPOINT, AWS_*).`;
 
 export async function exportCommand(args: string[]): Promise<number> {

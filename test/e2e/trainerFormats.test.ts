@@ -116,6 +116,18 @@ test('mmif export --format trl writes rows that TRL\'s own vision collator steps
 test('mmif export --format mmifeval writes the reference evaluation\'s input, and the reference rule functions score it as our verifiers did', async (t) => {
   // A draw that holds out nothing is refused by name: the authors' scripts crash on an empty file.
   await assert.rejects(mmif('export', '--output', dir, '--build-id', BUILD_ID, '--format', 'mmifeval', '--holdout', '0.001'), /picked none of the \d+ SFT samples; raise --holdout/);
+  // Half held out: the training data written beside it, a LLaMA-Factory dataset_dir of its own, lacks exactly those samples.
+  await mmif('export', '--output', dir, '--build-id', BUILD_ID, '--format', 'mmifeval', '--holdout', '0.5');
+  const held = new Set((JSON.parse(await readFile(path.join(root, 'MM-IFEval', `${MMIFEVAL_BENCH}.ids.json`), 'utf8')) as { ids: string[] }).ids);
+  assert.ok(held.size > 0 && held.size < instruct.length, `some but not all samples held out: ${held.size}/${instruct.length}`);
+  for (const venv of [DATASETS_VENVS[0]!, DATASETS_VENVS.at(-1)!]) {
+    const train = await loadLikeLlamaFactory(venv.python, path.join(root, 'MM-IFEval'), path.join(dir, `train-${venv.label}`));
+    assert.deepEqual(train.entries.mmif_instruct!.problems, [], venv.label);
+    assert.deepEqual(train.entries.mmif_dpo!.problems, [], venv.label);
+    assert.deepEqual(train.entries.mmif_instruct!.ids.sort(), instruct.filter((r) => !held.has(r.id)).map((r) => r.id).sort(), venv.label);
+    assert.deepEqual(train.entries.mmif_dpo!.ids.sort(), dpo.filter((p) => !held.has(p.sample_id)).map((p) => p.id).sort(), venv.label);
+  }
+
   await mmif('export', '--output', dir, '--build-id', BUILD_ID, '--format', 'mmifeval', '--holdout', '1');
   const lines = (await readFile(path.join(root, 'MM-IFEval', `${MMIFEVAL_BENCH}.jsonl`), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as MmifevalLine);
   const main = lines.filter((l) => l.infer_type === 'main');
