@@ -11,7 +11,8 @@ import type { Verdict } from '../pipeline/stageState.js';
 
 const text: FieldDefinition = { type: 'UTF8', optional: true, compression: 'GZIP' };
 const flag: FieldDefinition = { type: 'BOOLEAN', optional: true };
-const imageField: FieldDefinition = {
+/** The struct `datasets`' `Image` feature stores: encoded bytes and the file name they came from. */
+export const imageField: FieldDefinition = {
   optional: true,
   fields: { bytes: { type: 'BYTE_ARRAY', optional: true }, path: { type: 'UTF8', optional: true } },
 };

@@ -4,18 +4,27 @@
  * is `{role, content: [{type: "image"} | {type: "text", text}]}` with one image part per image.
  * DPOTrainer applies the processor's chat template to `prompt`/`chosen`/`rejected` and passes
  * `images` to the processor; SFTTrainer does the same with `messages`. Arrow needs one struct for
- * every content part, so an image part carries `text: null`, as in rlaif-v. No `datasets` features are
- * declared: `datasets` honours a declaration only when it equals the Arrow field, and a Parquet repeated
- * group's items are non-nullable where `List(Image())` is nullable, so `load_dataset` yields `{bytes,
- * path}` dicts and the README's one-line cast makes them images.
+ * every content part, so an image part carries `text: null`, as in rlaif-v.
  */
 import parquet, { type FieldDefinition } from 'parquetjs-lite';
 import type { DpoRecord, InstructRecord } from './records.js';
-import { writeParquet, type ImageBytes } from './parquet.js';
+import { imageField, writeParquet, type HfFeatures, type ImageBytes } from './parquet.js';
 
 const text: FieldDefinition = { type: 'UTF8', optional: true, compression: 'GZIP' };
 const messages: FieldDefinition = { repeated: true, fields: { role: text, content: { repeated: true, fields: { type: text, text } } } };
-const images: FieldDefinition = { repeated: true, fields: { bytes: { type: 'BYTE_ARRAY', optional: true }, path: { type: 'UTF8', optional: true } } };
+/**
+ * A Parquet LIST (optional list of optional items), not a bare repeated group: `datasets` (3.x and
+ * later) honours a declared feature only when its Arrow field equals the file's, and `List(Image())`
+ * is a nullable list of nullable `{bytes, path}` structs, which a bare repeated group (non-nullable
+ * list, non-nullable items) is not. So declared this way, `load_dataset` yields PIL images.
+ */
+const images: FieldDefinition = {
+  type: 'LIST',
+  optional: true,
+  fields: { list: { repeated: true, fields: { element: imageField } } },
+};
+/** The list form datasets 2.x/3.x write for a list of features; datasets 4 and 5 read it as `List(Image())`. */
+const FEATURES: HfFeatures = { images: [{ _type: 'Image' }] };
 
 const dpoSchema = new parquet.ParquetSchema({ id: text, images, prompt: messages, chosen: messages, rejected: messages });
 const sftSchema = new parquet.ParquetSchema({ id: text, images, messages });
@@ -33,24 +42,27 @@ export function trlUserTurn(prompt: string, imageCount: number): Message {
   return { role: 'user', content: [...Array.from({ length: imageCount }, (): Part => ({ type: 'image' })), { type: 'text', text: prompt }] };
 }
 
+/** The row value of the LIST column: parquetjs-lite shreds the three levels as written. */
+const imageList = (r: InstructRecord | DpoRecord, imageBytes: ImageBytes) => ({ list: [{ element: { bytes: imageBytes(r), path: r.image_path } }] });
+
 const assistantTurn = (answer: string): Message => ({ role: 'assistant', content: [{ type: 'text', text: answer }] });
 
 export function trlSftParquet(records: readonly InstructRecord[], imageBytes: ImageBytes): Promise<Buffer> {
   const rows = records.map((r) => ({
     id: r.id,
-    images: [{ bytes: imageBytes(r), path: r.image_path }],
+    images: imageList(r, imageBytes),
     messages: [trlUserTurn(r.prompt, 1), assistantTurn(r.answer)],
   }));
-  return writeParquet(sftSchema, rows);
+  return writeParquet(sftSchema, rows, FEATURES);
 }
 
 export function trlDpoParquet(records: readonly DpoRecord[], imageBytes: ImageBytes): Promise<Buffer> {
   const rows = records.map((r) => ({
     id: r.id,
-    images: [{ bytes: imageBytes(r), path: r.image_path }],
+    images: imageList(r, imageBytes),
     prompt: [trlUserTurn(r.prompt, 1)],
     chosen: [assistantTurn(r.chosen)],
     rejected: [assistantTurn(r.rejected)],
   }));
-  return writeParquet(dpoSchema, rows);
+  return writeParquet(dpoSchema, rows, FEATURES);
 }

@@ -24,7 +24,7 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import datasets  # noqa: E402
-from datasets import Image, load_dataset  # noqa: E402
+from datasets import load_dataset  # noqa: E402
 
 with contextlib.redirect_stdout(sys.stderr):  # transformers announces that torch is absent
     from tokenizers import Tokenizer, models  # noqa: E402
@@ -89,8 +89,7 @@ def main(trl_dir):
     for kind, check in (("sft", check_sft), ("dpo", check_dpo)):
         files = sorted(glob.glob(os.path.join(trl_dir, kind, "*.parquet")))
         ds = load_dataset("parquet", data_files=files, split="train", cache_dir=os.environ.get("HF_CACHE_DIR"))
-        # The one-line cast the README gives: the {bytes, path} structs become images.
-        ds = ds.cast_column("images", [Image()])
+        # No cast: the files declare `images` as a list of `Image` features, so rows hold PIL images.
         problems, texts, image_sizes = [], [], []
         for i in range(len(ds)):
             row = ds[i]
