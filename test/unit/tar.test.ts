@@ -85,12 +85,8 @@ describe('tarEntries', () => {
     });
   }
 
-  it('agrees with GNU tar on ustar, gnu and pax archives', async (t) => {
-    try {
-      execFileSync('tar', ['--version'], { stdio: 'ignore' });
-    } catch {
-      return t.skip('no tar binary');
-    }
+  // GNU tar is part of every Debian base image CI runs on: a missing binary fails the test, not skips it.
+  it('agrees with GNU tar on ustar, gnu and pax archives', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'mmif-tar-'));
     try {
       const names = ['a.txt', LONG_PATH, 'b.bin'];
