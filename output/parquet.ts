@@ -19,14 +19,18 @@ export const imageField: FieldDefinition = {
 const number: FieldDefinition = { type: 'DOUBLE', optional: true };
 const integer: FieldDefinition = { type: 'INT64', optional: true };
 const constraintList: FieldDefinition = { repeated: true, fields: { type: text, value: text } };
-/** Verifier calls are stored as JSON text: their params are heterogeneous (numbers, strings, lists). */
+/**
+ * Nested structs keep the JSON record's field names (`selectionNote`, `judgeModel`): one name per
+ * field whichever format is read. Verifier calls are stored as JSON text: their params are
+ * heterogeneous (numbers, strings, lists).
+ */
 const plannedConstraintList: FieldDefinition = {
   repeated: true,
-  fields: { type: text, value: text, method: text, selection: text, selection_note: text, verifiers: text },
+  fields: { type: text, value: text, method: text, selection: text, selectionNote: text, verifiers: text },
 };
 const verdictList: FieldDefinition = {
   repeated: true,
-  fields: { index: integer, type: text, method: text, passed: flag, calls: text, judge_model: text, detail: text },
+  fields: { index: integer, type: text, method: text, passed: flag, calls: text, judgeModel: text, detail: text },
 };
 
 const common: Record<string, FieldDefinition> = {
@@ -107,7 +111,7 @@ function withImage(record: InstructRecord | DpoRecord, imageBytes: ImageBytes): 
 }
 
 function verdictRow(v: Verdict): Record<string, unknown> {
-  return { index: v.index, type: v.type, method: v.method, passed: v.passed, calls: JSON.stringify(v.calls ?? []), judge_model: v.judgeModel ?? '', detail: v.detail };
+  return { ...v, calls: JSON.stringify(v.calls ?? []) };
 }
 
 export async function writeParquet(schema: ParquetSchema, rows: Record<string, unknown>[], features?: HfFeatures): Promise<Buffer> {

@@ -12,6 +12,9 @@ export interface PythonRow {
   image_bytes_sha256: string;
   image_path: string;
   constraint_types: string[];
+  /** As stored, JSON-text columns parsed: an absent optional field reads as null. */
+  constraints: Array<Record<string, unknown>>;
+  verdicts: Array<Record<string, unknown>>;
   decoded_image: { mode: string; size: [number, number] };
 }
 

@@ -33,6 +33,8 @@ def main(paths):
                     "image_bytes_sha256": hashlib.sha256(row["image"]["bytes"]).hexdigest(),
                     "image_path": row["image"]["path"],
                     "constraint_types": [c["type"] for c in row["constraints"]],
+                    "constraints": [{**c, "verifiers": json.loads(c["verifiers"])} for c in row["constraints"]],
+                    "verdicts": [{**v, "calls": json.loads(v["calls"])} for v in row["verdicts"]],
                     "decoded_image": {"mode": img.mode, "size": list(img.size)},
                 }
                 for row, img in zip(rows, decoded)

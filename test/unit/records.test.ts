@@ -1,12 +1,19 @@
 /**
  * Record assembly: the training prompt is written in the configured template while the generation
  * prompt is kept beside it; calls are written as MM-IFEval's scorer names them; a text holding the
- * literal `<image>` cannot become a training row and is rejected with its reason.
+ * literal `<image>` cannot become a training row and is rejected with its reason; Parquet keeps the
+ * nested fields under the record's own names.
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { test } from 'node:test';
+import sharp from 'sharp';
 import type { SourceSample } from '../../domain/sample.js';
+import { dpoParquet, instructParquet } from '../../output/parquet.js';
 import { assembleSample, type SampleStates } from '../../output/records.js';
+import { readParquetWithPython } from '../harness/pythonReader.js';
 import { answerPromptText } from '../../prompts/answerPrompt.js';
 import type { PlannedConstraint, StageName, StageResults, StageState } from '../../pipeline/stageState.js';
 
@@ -14,7 +21,7 @@ const sample: SourceSample = { sampleId: 'cc3m-1', source: 'cc3m', sourceId: '1'
 const constraints: PlannedConstraint[] = [
   // Chosen under the Table 7 alias: written out under the reference spelling.
   { type: 'mention', value: "Mention 'harbor' at least twice.", method: 'rule', verifiers: [{ func: 'check_whether_keywords_mentioned_in_range', params: [['harbor'], 2, 10000] }], selection: 'parser' },
-  { type: 'tone_requirement', value: 'Use a calm tone.', method: 'compare_judge', verifiers: [], selection: 'none' },
+  { type: 'tone_requirement', value: 'Use a calm tone.', method: 'compare_judge', verifiers: [], selection: 'none', selectionNote: 'model choice refused: no such function' },
 ];
 const instruction = 'Describe the harbor.';
 
@@ -86,4 +93,25 @@ test('a literal <image> in an answer rejects the sample, in a rejected answer th
   assert.ok(pairReject.instruct && !pairReject.dpo);
   assert.equal(pairReject.reject!.kind, 'pair');
   assert.match(pairReject.reject!.reason, /^image-token-in-text: the rejected answer contains/);
+});
+
+test('Parquet stores nested constraints and verdicts under the record\'s field names, read back by pyarrow and datasets', async () => {
+  const { instruct, dpo } = assembleSample(sample, states(), { template: 'inline', seed: 0 });
+  const jpeg = await sharp({ create: { width: 4, height: 3, channels: 3, background: 'gray' } }).jpeg().toBuffer();
+  const dir = await mkdtemp(path.join(tmpdir(), 'mmif-records-'));
+  try {
+    const files = [path.join(dir, 'instruct.parquet'), path.join(dir, 'dpo.parquet')];
+    await writeFile(files[0]!, await instructParquet([instruct!], () => jpeg));
+    await writeFile(files[1]!, await dpoParquet([dpo!], () => jpeg));
+    const [sft, pair] = await readParquetWithPython(files, path.join(dir, 'hf-cache'));
+    // Parquet has no "absent": an optional field the record leaves out reads as null.
+    const withNulls = <T extends object>(rows: readonly T[], keys: string[]) => rows.map((r) => ({ ...Object.fromEntries(keys.map((k) => [k, null])), ...r }));
+    for (const [file, record] of [[sft!, instruct!], [pair!, dpo!]] as const) {
+      assert.deepEqual(file.rows[0]!.constraints, withNulls(record.constraints, ['selectionNote']));
+      assert.deepEqual(file.rows[0]!.verdicts, withNulls(record.verdicts, ['judgeModel', 'calls']).map((v) => ({ ...v, calls: v.calls ?? [] })));
+    }
+    assert.equal(sft!.rows[0]!.constraints[1]!.selectionNote, 'model choice refused: no such function');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
