@@ -1,10 +1,5 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { fileURLToPath } from 'node:url';
 import { TOOLS_DIR } from '../../local/tools.js';
-
-const run = promisify(execFile);
-const SCRIPT = fileURLToPath(new URL('../readers/read_dataset.py', import.meta.url));
+import { runReader } from './trainerReaders.js';
 
 export interface PythonRow {
   id: string;
@@ -27,9 +22,6 @@ export interface PythonFile {
 
 /** Reads Parquet files with pyarrow and Hugging Face `datasets` from the tools venv: an independent reader. */
 export async function readParquetWithPython(paths: string[], cacheDir: string): Promise<PythonFile[]> {
-  const { stdout } = await run(`${TOOLS_DIR}venv/bin/python`, [SCRIPT, ...paths], {
-    env: { ...process.env, HF_CACHE_DIR: cacheDir },
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  return (JSON.parse(stdout) as { files: PythonFile[] }).files;
+  const out = await runReader<{ files: PythonFile[] }>(`${TOOLS_DIR}venv/bin/python`, 'read_dataset.py', paths, { HF_CACHE_DIR: cacheDir });
+  return out.files;
 }
