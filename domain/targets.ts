@@ -85,9 +85,9 @@ export function firstRoundSizes(config: BuildConfig): number[] {
 }
 
 /** Records of one kind a source still owes (0 when met or not targeted). */
-export function deficit(goals: Goals, tally: SourceTally, kind: RecordKind): number {
+function deficit(goals: Goals, kept: Pick<SourceTally, RecordKind>, kind: RecordKind): number {
   const goal = goals[kind];
-  return goal === undefined ? 0 : Math.max(0, goal - tally[kind]);
+  return goal === undefined ? 0 : Math.max(0, goal - kept[kind]);
 }
 
 /**
@@ -127,9 +127,6 @@ function clampToBudget(sizes: number[], maxSamples: number, alreadyPlanned: numb
 /** How many accepted records of each kind a shard of a source may keep: what the source still owes. */
 export function commitCaps(goals: Goals, kept: Pick<SourceTally, RecordKind>): Goals {
   const caps: Goals = {};
-  for (const kind of RECORD_KINDS) {
-    const goal = goals[kind];
-    if (goal !== undefined) caps[kind] = Math.max(0, goal - kept[kind]);
-  }
+  for (const kind of RECORD_KINDS) if (goals[kind] !== undefined) caps[kind] = deficit(goals, kept, kind);
   return caps;
 }
