@@ -24,7 +24,7 @@ import type { SourceSample } from '../domain/sample.js';
 import { LocalStore } from '../storage/localStore.js';
 import { getJson } from '../storage/objectStore.js';
 import { startS3Server, useS3Env } from '../test/harness/s3Server.js';
-import { img2datasetParquet, packTar, type TarFile } from '../test/fixtures/cc3m.js';
+import { img2datasetParquet, packTar, sideFileRow, type TarFile } from '../test/fixtures/cc3m.js';
 
 const { values } = parseArgs({
   options: {
@@ -136,19 +136,7 @@ async function generate(tarCount: number): Promise<string> {
       const key = `${shard}${String(i).padStart(4, '0')}`;
       const caption = `a generated scene number ${t * PER_TAR + i}`;
       const failed = i % FAILED_EVERY === 7;
-      const meta = {
-        url: `http://example.com/${key}.jpg`,
-        caption,
-        key,
-        status: failed ? 'failed_to_download' : 'success',
-        error_message: failed ? 'HTTP Error 404: Not Found' : null,
-        width: failed ? null : 64,
-        height: failed ? null : 48,
-        original_width: failed ? null : 640,
-        original_height: failed ? null : 480,
-        exif: failed ? null : '{}',
-        sha256: null,
-      };
+      const meta = sideFileRow({ key, caption }, { failed, width: 64, height: 48 });
       rows.push(meta);
       // img2dataset writes only successful downloads into the tar (writer.py WebDatasetSampleWriter).
       if (!failed) files.push({ path: `${key}.jpg`, data: jpeg }, { path: `${key}.txt`, data: caption }, { path: `${key}.json`, data: JSON.stringify(meta, null, 4) });
@@ -158,7 +146,7 @@ async function generate(tarCount: number): Promise<string> {
     const failedCount = rows.filter((r) => r.status !== 'success').length;
     writeFileSync(
       path.join(dir, `${shard}_stats.json`),
-      JSON.stringify({ count: PER_TAR, successes: PER_TAR - failedCount, failed_to_download: failedCount, failed_to_resize: 0, status_dict: { success: PER_TAR - failedCount, 'HTTP Error 404: Not Found': failedCount } }, null, 4),
+      JSON.stringify({ count: PER_TAR, successes: PER_TAR - failedCount, failed_to_download: failedCount, failed_to_resize: 0, status_dict: { success: PER_TAR - failedCount, 'HTTP Error 404': failedCount } }, null, 4),
     );
     process.stdout.write(`\rgenerated ${t + 1}/${tarCount} tars`);
   }

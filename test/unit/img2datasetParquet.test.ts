@@ -18,7 +18,7 @@ test('reads the keys, statuses, captions and errors of a pyarrow-written side fi
   // 250 rows: img2dataset flushes every 100 rows, so three row groups, dictionary-encoded by pyarrow.
   const records = Array.from({ length: 250 }, (_, i) => ({ key: String(i).padStart(9, '0'), caption: i % 7 === 0 ? undefined : `caption ${i} é`, image: Buffer.alloc(0) }));
   const failed = new Set(['000000003', '000000141', '000000249']);
-  const rows = records.map((r) => sideFileRow(r, { failedDownload: failed.has(r.key) ? r.key : undefined }));
+  const rows = records.map((r) => sideFileRow(r, { failed: failed.has(r.key) }));
   rows[141]!.status = 'failed_to_resize';
   rows[141]!.error_message = 'image too small';
   const bytes = await img2datasetParquet(rows);
