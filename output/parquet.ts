@@ -1,11 +1,13 @@
 /**
  * Parquet shards in the layout Hugging Face `datasets` loads directly: the image column is the
  * `{bytes, path}` struct with an `Image` feature declared in the schema's `huggingface` metadata,
- * so `load_dataset("parquet", ...)` decodes it as a PIL image. Nullable columns are required for
- * that: `datasets` only trusts the metadata when it matches the Arrow field exactly.
+ * so `load_dataset("parquet", ...)` decodes it as a PIL image, in every datasets release from 2.16
+ * (output/hfFeatures.ts declares every column). The image column is nullable for that: datasets 3.x
+ * and later only trust a declared feature whose Arrow field equals the file's.
  */
 import { Writable } from 'node:stream';
 import parquet, { type FieldDefinition, type ParquetSchema } from 'parquetjs-lite';
+import { hfFeatures, type HfFeatures } from './hfFeatures.js';
 import type { DpoRecord, InstructRecord } from './records.js';
 import type { Verdict } from '../pipeline/stageState.js';
 
@@ -55,7 +57,7 @@ const common: Record<string, FieldDefinition> = {
   image_richness: text,
 };
 
-const instructSchema = new parquet.ParquetSchema({
+const instructFields: Record<string, FieldDefinition> = {
   ...common,
   answer: text,
   answer_attempts: integer,
@@ -63,9 +65,9 @@ const instructSchema = new parquet.ParquetSchema({
     optional: true,
     fields: { instruction: text, constraints: text, compatibility: text, verifier: text, answer: text, judge: text },
   },
-});
+};
 
-const dpoSchema = new parquet.ParquetSchema({
+const dpoFields: Record<string, FieldDefinition> = {
   ...common,
   sample_id: text,
   chosen: text,
@@ -80,20 +82,30 @@ const dpoSchema = new parquet.ParquetSchema({
   rejected_attempts: integer,
   /** JSON text: {rule: rejected answers refused}. */
   pair_rule_rejections: text,
-});
+};
 
-/** The `datasets` features declared in a file's `huggingface` metadata (columns left out are inferred). */
-export type HfFeatures = Record<string, unknown>;
-const IMAGE_FEATURES: HfFeatures = { image: { _type: 'Image' } };
+/** A Parquet schema with the `datasets` features declared for it. */
+export interface ParquetTable {
+  schema: ParquetSchema;
+  features: HfFeatures;
+}
+
+/** `imageColumns`: the `Image` features of the `{bytes, path}` columns (the rest follow the schema). */
+export function parquetTable(fields: Record<string, FieldDefinition>, imageColumns: HfFeatures): ParquetTable {
+  return { schema: new parquet.ParquetSchema(fields), features: hfFeatures(fields, imageColumns) };
+}
+
+const instructTable = parquetTable(instructFields, { image: { _type: 'Image' } });
+const dpoTable = parquetTable(dpoFields, { image: { _type: 'Image' } });
 
 export type ImageBytes = (record: InstructRecord | DpoRecord) => Buffer;
 
 export function instructParquet(records: readonly InstructRecord[], imageBytes: ImageBytes): Promise<Buffer> {
-  return writeParquet(instructSchema, records.map((r) => withImage(r, imageBytes)), IMAGE_FEATURES);
+  return writeParquet(instructTable, records.map((r) => withImage(r, imageBytes)));
 }
 
 export function dpoParquet(records: readonly DpoRecord[], imageBytes: ImageBytes): Promise<Buffer> {
-  return writeParquet(dpoSchema, records.map((r) => withImage(r, imageBytes)), IMAGE_FEATURES);
+  return writeParquet(dpoTable, records.map((r) => withImage(r, imageBytes)));
 }
 
 function withImage(record: InstructRecord | DpoRecord, imageBytes: ImageBytes): Record<string, unknown> {
@@ -114,7 +126,7 @@ function verdictRow(v: Verdict): Record<string, unknown> {
   return { ...v, calls: JSON.stringify(v.calls ?? []) };
 }
 
-export async function writeParquet(schema: ParquetSchema, rows: Record<string, unknown>[], features?: HfFeatures): Promise<Buffer> {
+export async function writeParquet(table: ParquetTable, rows: Record<string, unknown>[]): Promise<Buffer> {
   const chunks: Buffer[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -123,8 +135,8 @@ export async function writeParquet(schema: ParquetSchema, rows: Record<string, u
     },
   });
   // Row groups of 64 keep a reader's memory bounded while images are in the rows.
-  const writer = await parquet.ParquetWriter.openStream(schema, sink, { rowGroupSize: 64 });
-  if (features) writer.setMetadata('huggingface', JSON.stringify({ info: { features } }));
+  const writer = await parquet.ParquetWriter.openStream(table.schema, sink, { rowGroupSize: 64 });
+  writer.setMetadata('huggingface', JSON.stringify({ info: { features: table.features } }));
   for (const row of rows) await writer.appendRow(row);
   await writer.close();
   return Buffer.concat(chunks);

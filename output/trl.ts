@@ -6,9 +6,9 @@
  * `images` to the processor; SFTTrainer does the same with `messages`. Arrow needs one struct for
  * every content part, so an image part carries `text: null`, as in rlaif-v.
  */
-import parquet, { type FieldDefinition } from 'parquetjs-lite';
+import type { FieldDefinition } from 'parquetjs-lite';
 import type { DpoRecord, InstructRecord } from './records.js';
-import { imageField, writeParquet, type HfFeatures, type ImageBytes } from './parquet.js';
+import { imageField, parquetTable, writeParquet, type ImageBytes } from './parquet.js';
 
 const text: FieldDefinition = { type: 'UTF8', optional: true, compression: 'GZIP' };
 const messages: FieldDefinition = { repeated: true, fields: { role: text, content: { repeated: true, fields: { type: text, text } } } };
@@ -24,10 +24,9 @@ const images: FieldDefinition = {
   fields: { list: { repeated: true, fields: { element: imageField } } },
 };
 /** The list form datasets 2.x/3.x write for a list of features; datasets 4 and 5 read it as `List(Image())`. */
-const FEATURES: HfFeatures = { images: [{ _type: 'Image' }] };
-
-const dpoSchema = new parquet.ParquetSchema({ id: text, images, prompt: messages, chosen: messages, rejected: messages });
-const sftSchema = new parquet.ParquetSchema({ id: text, images, messages });
+const IMAGES = { images: [{ _type: 'Image' }] };
+const dpoTable = parquetTable({ id: text, images, prompt: messages, chosen: messages, rejected: messages }, IMAGES);
+const sftTable = parquetTable({ id: text, images, messages }, IMAGES);
 
 interface Part {
   type: 'image' | 'text';
@@ -53,7 +52,7 @@ export function trlSftParquet(records: readonly InstructRecord[], imageBytes: Im
     images: imageList(r, imageBytes),
     messages: [trlUserTurn(r.prompt, 1), assistantTurn(r.answer)],
   }));
-  return writeParquet(sftSchema, rows, FEATURES);
+  return writeParquet(sftTable, rows);
 }
 
 export function trlDpoParquet(records: readonly DpoRecord[], imageBytes: ImageBytes): Promise<Buffer> {
@@ -64,5 +63,5 @@ export function trlDpoParquet(records: readonly DpoRecord[], imageBytes: ImageBy
     chosen: [assistantTurn(r.chosen)],
     rejected: [assistantTurn(r.rejected)],
   }));
-  return writeParquet(dpoSchema, rows, FEATURES);
+  return writeParquet(dpoTable, rows);
 }

@@ -20,8 +20,8 @@ export interface PythonFile {
   rows: PythonRow[];
 }
 
-/** Reads Parquet files with pyarrow and Hugging Face `datasets` from the tools venv: an independent reader. */
-export async function readParquetWithPython(paths: string[], cacheDir: string): Promise<PythonFile[]> {
-  const out = await runReader<{ files: PythonFile[] }>(`${TOOLS_DIR}venv/bin/python`, 'read_dataset.py', paths, { HF_CACHE_DIR: cacheDir });
+/** Reads Parquet files with pyarrow and Hugging Face `datasets` (the tools venv's unless `python` is given): an independent reader. */
+export async function readParquetWithPython(paths: string[], cacheDir: string, python = `${TOOLS_DIR}venv/bin/python`): Promise<PythonFile[]> {
+  const out = await runReader<{ files: PythonFile[] }>(python, 'read_dataset.py', paths, { HF_CACHE_DIR: cacheDir });
   return out.files;
 }

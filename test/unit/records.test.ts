@@ -14,6 +14,7 @@ import type { SourceSample } from '../../domain/sample.js';
 import { dpoParquet, instructParquet } from '../../output/parquet.js';
 import { assembleSample, type SampleStates } from '../../output/records.js';
 import { readParquetWithPython } from '../harness/pythonReader.js';
+import { DATASETS_VENVS } from '../harness/trainerReaders.js';
 import { answerPromptText } from '../../prompts/answerPrompt.js';
 import type { PlannedConstraint, StageName, StageResults, StageState } from '../../pipeline/stageState.js';
 
@@ -95,7 +96,7 @@ test('a literal <image> in an answer rejects the sample, in a rejected answer th
   assert.match(pairReject.reject!.reason, /^image-token-in-text: the rejected answer contains/);
 });
 
-test('Parquet stores nested constraints and verdicts under the record\'s field names, read back by pyarrow and datasets', async () => {
+test('Parquet stores nested constraints and verdicts under the record\'s field names, and its image decodes in datasets 2.16 to the newest', async () => {
   const { instruct, dpo } = assembleSample(sample, states(), { template: 'inline', seed: 0 });
   const jpeg = await sharp({ create: { width: 4, height: 3, channels: 3, background: 'gray' } }).jpeg().toBuffer();
   const dir = await mkdtemp(path.join(tmpdir(), 'mmif-records-'));
@@ -111,6 +112,13 @@ test('Parquet stores nested constraints and verdicts under the record\'s field n
       assert.deepEqual(file.rows[0]!.verdicts, withNulls(record.verdicts, ['judgeModel', 'calls']).map((v) => ({ ...v, calls: v.calls ?? [] })));
     }
     assert.equal(sft!.rows[0]!.constraints[1]!.selectionNote, 'model choice refused: no such function');
+    // Every datasets release the trainers use decodes the image column without a cast.
+    for (const venv of DATASETS_VENVS) {
+      for (const file of await readParquetWithPython(files, path.join(dir, `hf-${venv.label}`), venv.python)) {
+        assert.equal(file.hf_features.image, 'Image', `${venv.label}: ${file.path}`);
+        assert.deepEqual(file.rows[0]!.decoded_image, { mode: 'RGB', size: [4, 3] }, venv.label);
+      }
+    }
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
