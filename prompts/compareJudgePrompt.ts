@@ -1,7 +1,13 @@
-/** The compare judge (paper Fig. 21): text only, one call per constraint, against an answer made without it. */
+/**
+ * The compare judge (paper Fig. 21): text only, one call per constraint, against an answer made without it.
+ * Fig. 21 asks for "only True or False, no additional text"; the reference parser reads the first
+ * True/False after the last "Summary" (verification/judgeReplies.ts). The response format asks for
+ * exactly that, once: the verdict word on a single `Summary:` line and nothing else.
+ */
 import type { RenderedPrompt } from './chat.js';
 
-export const COMPARE_JUDGE_PROMPT_VERSION = 'fig21-v1';
+/** v2: one reply format (a single "Summary: True/False" line) where v1 asked for a bare word and a Summary line. */
+export const COMPARE_JUDGE_PROMPT_VERSION = 'fig21-v2';
 
 export function renderCompareJudgePrompt(constraint: string, withConstraint: string, withoutConstraint: string): RenderedPrompt {
   const text = `You are an expert in judging whether the response follow the given constraint. Your task is to assess whether the model's response satisfies the given constraint and return True or False. I will provide you with the constraint and the model's response under this constraint. To assist with your evaluation, I will also provide you with the model's response to the same question without the constraint.
@@ -18,6 +24,6 @@ Step 1. Compare the model's response under the constraint with its response with
 
 Step 2. Compare the model's response under the constraint with the content of the constraint. If you believe the model's response does not meet the requirements specified in the constraint, return False. Otherwise, if the response effectively satisfies the constraint, return True.
 
-**Response Format**: Your answer should only include "True" or "False", and no additional text. End with a line "Summary: True" or "Summary: False".`;
+**Response Format**: Your answer should be exactly one line, "Summary: True" or "Summary: False", and no additional text.`;
   return { version: COMPARE_JUDGE_PROMPT_VERSION, messages: [{ role: 'user', text }] };
 }

@@ -73,7 +73,11 @@ export function parseCompareJudgePrompt(text: string): CompareJudgePrompt {
   return { withConstraint: under, withoutConstraint: without };
 }
 
-/** False for identical responses (the constraint changed nothing), else True with probability `leniency`. */
+/**
+ * False for identical responses (the constraint changed nothing), else True with probability
+ * `leniency`. The prompt asks for the single line `Summary: True|False`; like real judges, the
+ * simulator sometimes adds a reason before it anyway, or quotes or bolds the line.
+ */
 export function writeCompareJudgement(prompt: CompareJudgePrompt, rng: Rng, leniency: number): string {
   const same = prompt.withConstraint.trim() === prompt.withoutConstraint.trim();
   const verdict = !same && rng.chance(leniency);
@@ -83,7 +87,8 @@ export function writeCompareJudgement(prompt: CompareJudgePrompt, rng: Rng, leni
       ? 'The response under the constraint differs from the one without it and meets the requirement.'
       : 'The response under the constraint differs from the one without it, but it does not fully meet the requirement.';
   const word = verdict ? 'True' : 'False';
-  return `${reason}\n${label('Summary', rng)} ${rng.chance(0.2) ? `"${word}"` : word}`;
+  const line = `${label('Summary', rng)} ${rng.chance(0.2) ? `"${word}"` : word}`;
+  return rng.chance(0.2) ? `${reason}\n${line}` : line;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -56,3 +56,19 @@ test('prompt versions differ per template (they are part of the cache key)', () 
   ];
   assert.equal(new Set(versions).size, 4);
 });
+
+test('the compare judge prompt (Fig. 21) asks for one reply format: the single line the parser reads', async () => {
+  const { renderCompareJudgePrompt, COMPARE_JUDGE_PROMPT_VERSION } = await import('../../prompts/compareJudgePrompt.js');
+  const { parseCompareJudge } = await import('../../verification/judgeReplies.js');
+  const p = renderCompareJudgePrompt('Use a formal tone.', 'Dear reader, ...', 'Hey, ...');
+  const text = p.messages[0]!.text;
+  const format = text.slice(text.indexOf('**Response Format**'));
+  // Fig. 21's meaning: the verdict alone, no extra text; the parser's need: after "Summary".
+  assert.match(format, /exactly one line, "Summary: True" or "Summary: False", and no additional text\.$/);
+  assert.equal((format.match(/Summary:/g) ?? []).length, 2, 'one instruction naming both verdict lines, no second format');
+  assert.doesNotMatch(text, /should only include "True" or "False"/, 'no bare-word instruction contradicting the Summary line');
+  // The two replies the instruction allows are exactly what the parser reads.
+  assert.equal(parseCompareJudge('Summary: True'), true);
+  assert.equal(parseCompareJudge('Summary: False'), false);
+  assert.notEqual(COMPARE_JUDGE_PROMPT_VERSION, 'fig21-v1', 'a wording change must change every cache key');
+});
