@@ -10,8 +10,6 @@
  * committed in plan order, which is rank order, and each keeps accepted records only while its
  * source still owes them: the records kept are exactly the lowest-ranked accepted ones.
  */
-import type { BuildConfig } from '../config/buildConfig.js';
-
 export const RECORD_KINDS = ['instruct', 'dpo'] as const;
 export type RecordKind = (typeof RECORD_KINDS)[number];
 
@@ -30,11 +28,21 @@ export interface SourceTally {
 export type TargetsOutcome = 'targets-met' | 'sources-exhausted' | 'round-limit' | 'sample-limit';
 
 /**
+ * The build settings targets are planned from. A build config is one (structurally); naming only
+ * these keeps domain/ free of config/, which itself imports the domain's vocabulary.
+ */
+export interface TargetsSettings {
+  maxSamples: number;
+  targets?: Goals & { expectedYield: number; maxRounds: number };
+  sources: ReadonlyArray<{ targets?: Goals; weight?: number }>;
+}
+
+/**
  * Each source's goals: its own `targets`, or its share of the build's by `weight` (1 by default),
  * split like quotas (sourceShares). A kind the build does not target is targeted only on the
  * sources that name it.
  */
-export function sourceGoals(config: BuildConfig): Goals[] {
+export function sourceGoals(config: TargetsSettings): Goals[] {
   const goals: Goals[] = config.sources.map(() => ({}));
   for (const kind of RECORD_KINDS) {
     const total = config.targets?.[kind];
@@ -79,7 +87,7 @@ export function sourceShares(total: number, sources: ReadonlyArray<{ quota?: num
 const largest = (goals: Goals) => Math.max(0, ...RECORD_KINDS.map((k) => goals[k] ?? 0));
 
 /** Samples the first round plans per source. */
-export function firstRoundSizes(config: BuildConfig): number[] {
+export function firstRoundSizes(config: TargetsSettings): number[] {
   const expectedYield = config.targets!.expectedYield;
   return clampToBudget(sourceGoals(config).map((g) => Math.ceil(largest(g) / expectedYield)), config.maxSamples, 0);
 }
@@ -94,7 +102,7 @@ function deficit(goals: Goals, kept: Pick<SourceTally, RecordKind>, kind: Record
  * The next round's samples per source, or why there is none. `round` counts rounds already
  * planned; tallies cover every committed shard of those rounds.
  */
-export function nextRound(config: BuildConfig, round: number, tallies: readonly SourceTally[]): { sizes: number[] } | { outcome: TargetsOutcome } {
+export function nextRound(config: TargetsSettings, round: number, tallies: readonly SourceTally[]): { sizes: number[] } | { outcome: TargetsOutcome } {
   const goals = sourceGoals(config);
   const owing = tallies.map((t, i) => RECORD_KINDS.some((k) => deficit(goals[i]!, t, k) > 0));
   if (!owing.some(Boolean)) return { outcome: 'targets-met' };
