@@ -11,7 +11,8 @@ import { hfFeatures, type HfFeatures } from './hfFeatures.js';
 import type { DpoRecord, InstructRecord } from './records.js';
 import type { Verdict } from '../pipeline/stageState.js';
 
-const text: FieldDefinition = { type: 'UTF8', optional: true, compression: 'GZIP' };
+/** A nullable, GZIP-compressed UTF-8 column (the TRL rows use it too). */
+export const text: FieldDefinition = { type: 'UTF8', optional: true, compression: 'GZIP' };
 const flag: FieldDefinition = { type: 'BOOLEAN', optional: true };
 /** The struct `datasets`' `Image` feature stores: encoded bytes and the file name they came from. */
 export const imageField: FieldDefinition = {

@@ -8,9 +8,8 @@
  */
 import type { FieldDefinition } from 'parquetjs-lite';
 import type { DpoRecord, InstructRecord } from './records.js';
-import { imageField, parquetTable, writeParquet, type ImageBytes } from './parquet.js';
+import { imageField, parquetTable, text, writeParquet, type ImageBytes } from './parquet.js';
 
-const text: FieldDefinition = { type: 'UTF8', optional: true, compression: 'GZIP' };
 const messages: FieldDefinition = { repeated: true, fields: { role: text, content: { repeated: true, fields: { type: text, text } } } };
 /**
  * A Parquet LIST (optional list of optional items), not a bare repeated group: `datasets` (3.x and
