@@ -89,6 +89,8 @@ export async function exportMmifeval(store: ObjectStore, layout: BuildLayout, fr
   // Image paths from the training dataset_dir (MM-IFEval/) back to the build root's images/.
   const fromTrainDir = <R extends { image_path: string }>(r: R): R => ({ ...r, image_path: `../${r.image_path}` });
   const files = [layout.mmifevalBench, layout.mmifevalHoldoutIds, layout.mmifevalTrainDatasetInfo];
+  // A second read of the shards rather than records kept from the first: a build need not fit in
+  // memory, and nothing is written before the draw is known to hold out at least one sample.
   for (const shard of shards) {
     const records = await recordsOf<InstructRecord>(store, layout.instructJsonl(shard), instructRecordFromLine);
     const pairs = await recordsOf<DpoRecord>(store, layout.dpoJsonl(shard), dpoRecordFromLine);
