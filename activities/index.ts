@@ -7,6 +7,7 @@ import { ConfigError, parseBuildConfig } from '../config/buildConfig.js';
 import { buildLayout } from '../output/layout.js';
 import { commitShard as writeShard } from '../output/shardWriter.js';
 import { writeBuildReport, type BuildReport } from '../output/buildReport.js';
+import { writeDatasetDocs } from '../output/datasetDocs.js';
 import { ConfigMismatchError, planBuild as plan, type BuildPlan } from '../pipeline/planBuild.js';
 import { runStage, type SliceOutcome } from '../pipeline/runStage.js';
 import { planTopUp as topUp } from '../pipeline/topUp.js';
@@ -184,5 +185,8 @@ export async function planTopUp(input: { config: unknown; round: number }): Prom
 
 export async function finalizeBuild(input: { build: BuildRef; shardCount: number; failed: Array<{ shard: number; error: string }> }): Promise<BuildReport> {
   const store = storeFor(input.build.output, input.build.s3);
-  return writeBuildReport(store, buildLayout(input.build.buildId), input);
+  const layout = buildLayout(input.build.buildId);
+  const report = await writeBuildReport(store, layout, input);
+  await writeDatasetDocs(store, layout, report, input.shardCount);
+  return report;
 }

@@ -157,9 +157,14 @@ export const buildConfigSchema = z
         maxRegenerations: z.number().int().min(0).max(10).default(2),
         /** Ask the verifier model (Fig. 20) for constraints the phrase parser does not recognise. */
         llmVerifierSelection: z.boolean().default(true),
+        /**
+         * Share of rule-checked constraints (seeded) that the direct judge also scores, in a call of
+         * their own: the quality report's judge-vs-rule agreement. The rule verdict still decides.
+         */
+        judgeAgreementSample: z.number().min(0).max(1).default(0.05),
       })
       .strict()
-      .default({ passThreshold: 0.8, maxRegenerations: 2, llmVerifierSelection: true }),
+      .default({ passThreshold: 0.8, maxRegenerations: 2, llmVerifierSelection: true, judgeAgreementSample: 0.05 }),
     dpo: z
       .object({
         /**

@@ -7,6 +7,8 @@ import type { Verdict } from './verdict.js';
 
 export interface RejectionDetails {
   verdicts?: Verdict[];
+  /** A regenerated answer's first attempt's verdicts (the quality report's pass rate before regeneration). */
+  firstVerdicts?: Verdict[];
   /** The DPO strategy of a discarded pair. */
   strategy?: string;
   /** Rejected answers of a discarded pair refused, by pair rule ("uninformative-pair", "chosen-loses"). */

@@ -12,4 +12,17 @@ export interface Verdict {
   calls?: VerifierCall[];
   judgeModel?: string;
   detail: string;
+  /**
+   * A rule verdict's second opinion: the direct judge's score on the same constraint, asked for a
+   * seeded sample of rule-checked constraints (`verification.judgeAgreementSample`) to measure
+   * judge-vs-rule agreement. Never used for filtering; `passed` stays the rule's.
+   */
+  judgeAudit?: JudgeAudit;
+}
+
+export interface JudgeAudit {
+  /** The judge's score, or null when it gave none (unparsed) or its call was unusable. */
+  passed: boolean | null;
+  judgeModel: string;
+  detail: string;
 }

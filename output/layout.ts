@@ -52,6 +52,9 @@ export function buildLayout(buildId: string) {
     /** Written last: its presence is what makes a shard committed. */
     manifest: (shard: number) => `${root}/manifests/${shardName(shard)}.json`,
     report: `${root}/build-report.json`,
+    /** The quality report (output/qualityReport.ts) and the Hugging Face dataset card (output/datasetCard.ts). */
+    quality: `${root}/quality.json`,
+    datasetCard: `${root}/README.md`,
     /** `mmif export --format trl`: TRL's vision rows, one file per committed shard. */
     trlSft: (shard: number) => `${root}/trl/sft/${shardName(shard)}.parquet`,
     trlDpo: (shard: number) => `${root}/trl/dpo/${shardName(shard)}.parquet`,

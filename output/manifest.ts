@@ -2,6 +2,7 @@
 import { addCounts } from '../domain/counts.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 import type { AssembledSample, DpoRecord, RejectRecord } from './records.js';
+import type { ShardQuality } from './qualityStats.js';
 
 export const MANIFEST_FORMAT = 'mmif-engine/shard-manifest@1';
 
@@ -62,6 +63,8 @@ export interface ShardManifest {
   pairs: PairStats;
   /** Richness of the shard's planned images (sources[].richness), in plan order: for score distributions. */
   richness?: { scorer: string; scores: number[]; tags: number[] };
+  /** The shard's share of the quality report (qualityStats.ts); absent in manifests written before it existed. */
+  quality?: ShardQuality;
   /** With targets: the records of each kind this shard could keep; accepted ones beyond are `over-target` rejects. */
   targetCaps?: Partial<Record<'instruct' | 'dpo', number>>;
 }

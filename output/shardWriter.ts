@@ -26,6 +26,7 @@ import {
 } from './manifest.js';
 import type { Goals } from '../domain/targets.js';
 import { trimToCaps } from './overTarget.js';
+import { shardQuality } from './qualityStats.js';
 import { dpoParquet, instructParquet } from './parquet.js';
 import { dpoSharegptLine, instructSharegptLine, jsonl } from './sharegpt.js';
 
@@ -45,7 +46,8 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
   const existing = await getJson<ShardManifest>(store, layout.manifest(spec.shard));
   if (existing) return existing;
 
-  const assembled = await mapLimit(spec.samples, 16, async (sample) => assembleSample(sample, await loadStates(store, layout, sample), spec.training));
+  const loaded = await mapLimit(spec.samples, 16, async (sample) => ({ sample, states: await loadStates(store, layout, sample) }));
+  const assembled = loaded.map(({ sample, states }) => assembleSample(sample, states, spec.training));
   const modelFaults = assembled.flatMap((a) => (a.reject?.modelCall ? [a.reject.modelCall] : []));
   if (spec.errorBudget) checkShardBudget(spec.shard, spec.samples.length, modelFaults, spec.errorBudget);
   const overTarget = spec.caps ? trimToCaps(assembled, spec.caps) : [];
@@ -92,6 +94,7 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
     verification: verificationStats(assembled),
     ...richnessOf(spec.samples),
     pairs: pairStats(assembled),
+    quality: shardQuality(loaded, { instruct, dpo, rejects }),
     ...(spec.caps ? { targetCaps: spec.caps } : {}),
   };
   // The commit point. A conditional write: if a racing attempt committed first, its manifest (the

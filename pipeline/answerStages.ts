@@ -78,18 +78,21 @@ export async function runAnswerStage(
 ): Promise<AnswerResult> {
   const { passThreshold, maxRegenerations } = ctx.config.verification;
   let verdicts: Verdict[] = [];
+  let firstVerdicts: Verdict[] = [];
   for (let attempt = 0; attempt <= maxRegenerations; attempt++) {
     const answer = await ctx.models.text(answerRequest(ctx, 'answer', task, constraints, image, attempt).request, calls);
     verdicts = await verifyAnswer(ctx, { task, constraints, answer, image, compare: true }, calls);
+    if (attempt === 0) firstVerdicts = verdicts;
+    const regenerated = attempt > 0 ? { firstVerdicts } : {};
     const rate = passRate(verdicts);
     if (rate >= passThreshold) {
       const model = endpointFor(ctx.config, 'answer').model;
-      return { prompt: answerPromptText(task.instruction, constraints), answer, model, verdicts, passRate: rate, attempts: attempt + 1 };
+      return { prompt: answerPromptText(task.instruction, constraints), answer, model, verdicts, passRate: rate, attempts: attempt + 1, ...regenerated };
     }
   }
   throw new SampleRejection(
     `answer: below-threshold: pass rate ${passRate(verdicts).toFixed(2)} < ${passThreshold} after ${maxRegenerations + 1} attempts; failed: ${failures(verdicts)}`,
-    { verdicts },
+    maxRegenerations > 0 ? { verdicts, firstVerdicts } : { verdicts },
   );
 }
 

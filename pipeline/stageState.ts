@@ -62,6 +62,8 @@ export interface AnswerResult {
   passRate: number;
   /** Answers generated, including the accepted one. */
   attempts: number;
+  /** The first answer's verdicts, when it was regenerated (the quality report's pass rate before regeneration). */
+  firstVerdicts?: Verdict[];
 }
 
 export interface RejectedResult extends AnswerResult {

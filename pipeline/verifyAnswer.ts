@@ -10,6 +10,8 @@ import { renderAnswerPrompt } from '../prompts/answerPrompt.js';
 import type { RenderedPrompt } from '../prompts/chat.js';
 import { renderCompareJudgePrompt } from '../prompts/compareJudgePrompt.js';
 import { renderDirectJudgePrompt } from '../prompts/directJudgePrompt.js';
+import { rngFor } from '../domain/random.js';
+import { SampleRejection } from '../domain/rejection.js';
 import { runVerifierCall } from '../verification/functions.js';
 import { parseCompareJudge, parseDirectJudge } from '../verification/judgeReplies.js';
 import type { StageContext } from './context.js';
@@ -42,7 +44,37 @@ export async function verifyAnswer(ctx: StageContext, subject: AnswerUnderTest, 
   }
   if (direct.length > 0) verdicts.push(...(await directJudge(ctx, subject, direct, calls)));
   for (const index of compare) verdicts.push(await compareJudge(ctx, subject, index, calls));
+  await auditRuleVerdicts(ctx, subject, verdicts, calls);
   return verdicts.sort((a, b) => a.index - b.index);
+}
+
+/**
+ * The judge-vs-rule sample (`verification.judgeAgreementSample`): a seeded share of the rule-checked
+ * constraints is also scored by the direct judge, in a call of its own, so the judged constraints'
+ * call and every verdict used for filtering are the same with or without it. The choice depends on
+ * the build seed and the constraint only, so a regenerated or rejected answer is audited on the
+ * same constraints. An unusable judge reply leaves the audit unscored instead of rejecting the sample.
+ */
+async function auditRuleVerdicts(ctx: StageContext, subject: AnswerUnderTest, verdicts: Verdict[], calls: CallRecord[]): Promise<void> {
+  const share = ctx.config.verification.judgeAgreementSample;
+  const audited = verdicts.filter((v) => {
+    const c = subject.constraints[v.index]!;
+    return v.method === 'rule' && share > 0 && rngFor(ctx.config.seed, 'judge-agreement', c.type, c.value)() < share;
+  });
+  if (audited.length === 0) return;
+  const judgeModel = endpointFor(ctx.config, 'judge').model;
+  let scores: Verdict[];
+  try {
+    scores = await directJudge(ctx, subject, audited.map((v) => v.index), calls);
+  } catch (err) {
+    if (!(err instanceof SampleRejection)) throw err;
+    for (const v of audited) v.judgeAudit = { passed: null, judgeModel, detail: `unusable: ${err.reason}` };
+    return;
+  }
+  for (const [i, v] of audited.entries()) {
+    const score = scores[i]!;
+    v.judgeAudit = { passed: score.detail.startsWith('unparsed') ? null : score.passed, judgeModel, detail: score.detail };
+  }
 }
 
 export function passRate(verdicts: readonly Verdict[]): number {

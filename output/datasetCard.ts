@@ -1,0 +1,281 @@
+/**
+ * The dataset card: `README.md` at the dataset root, with the Hugging Face YAML front matter
+ * (https://github.com/huggingface/hub-docs/blob/main/datasetcard.md, the `configs:` field of
+ * https://huggingface.co/docs/hub/datasets-manual-configuration) that lets
+ * `datasets.load_dataset(<dataset root>)` find the `instruct` and `dpo` configs, and a body that says
+ * what the data is, how it was built, what it holds and how good it is (from the build report and
+ * the quality report). Pure: the caller reads its inputs and writes the text.
+ */
+import type { BuildConfig } from '../config/buildConfig.js';
+import type { BuildReport } from './buildReport.js';
+import type { QualityReport, LengthStats } from './qualityReport.js';
+
+/** The configs `load_dataset(<root>, name)` offers, and where their Parquet shards are (relative to the root). */
+export const CARD_CONFIGS = [
+  { name: 'instruct', path: 'instruct/parquet/*.parquet', what: 'MM-IFInstruct: image, instruction with constraints, answer (SFT)' },
+  { name: 'dpo', path: 'dpo/parquet/*.parquet', what: 'MM-IFDPO: the same prompts with a chosen and a rejected answer (preference pairs)' },
+] as const;
+
+/** The main columns of each config; every name here is a column of the written Parquet (checked by the tests). */
+export const CARD_FEATURES: Record<(typeof CARD_CONFIGS)[number]['name'], Array<[column: string, type: string, meaning: string]>> = {
+  instruct: [
+    ['id', 'string', 'stable sample id'],
+    ['source', 'string', 'source dataset type (cc3m, allava, chartqa, geo170k, rico, multiui)'],
+    ['source_id', 'string', "the record's id in its source"],
+    ['license', 'string', "the source's licence note"],
+    ['image', 'Image', 'the normalized RGB JPEG'],
+    ['instruction', 'string', 'the task, generated (Fig. 14) or refined from the source question'],
+    ['constraints', 'list of struct', 'type, value, verification method, verifier calls (JSON text)'],
+    ['prompt', 'string', 'the user turn for training (`prompt_template` form)'],
+    ['answer', 'string', 'the answer that passed the post-filter'],
+    ['verdicts', 'list of struct', 'one per constraint: method, passed, detail'],
+    ['pass_rate', 'float64', 'share of constraints passed'],
+    ['simulated', 'bool', 'true when a model reply came from the mmif simulator'],
+  ],
+  dpo: [
+    ['id', 'string', 'pair id (`<sample id>-dpo`)'],
+    ['image', 'Image', 'the normalized RGB JPEG'],
+    ['prompt', 'string', 'the user turn, with every constraint'],
+    ['chosen', 'string', 'answer generated with every constraint'],
+    ['rejected', 'string', 'answer generated under the DPO strategy'],
+    ['dropped_constraints', 'list of struct', 'constraints the rejected answer was generated without'],
+    ['strategy', 'string', 'drop33, drop66, drop100 or no_image'],
+    ['rejected_verdicts', 'list of struct', 'verdicts of the rejected answer'],
+    ['simulated', 'bool', 'true when a model reply came from the mmif simulator'],
+  ],
+};
+
+export interface CardInput {
+  report: BuildReport;
+  quality: QualityReport;
+  config?: BuildConfig;
+}
+
+export function datasetCard({ report, quality, config }: CardInput): string {
+  return `${frontMatter(report, config)}\n${body(report, quality, config)}`;
+}
+
+/** The HF size category of the larger config. */
+export function sizeCategory(n: number): string {
+  const bounds: Array<[number, string]> = [
+    [1e3, 'n<1K'],
+    [1e4, '1K<n<10K'],
+    [1e5, '10K<n<100K'],
+    [1e6, '100K<n<1M'],
+    [1e7, '1M<n<10M'],
+  ];
+  return bounds.find(([limit]) => n < limit)?.[1] ?? '10M<n<100M';
+}
+
+function frontMatter(report: BuildReport, config: BuildConfig | undefined): string {
+  const q = JSON.stringify; // a JSON string is a valid YAML double-quoted scalar
+  const configs = CARD_CONFIGS.map(
+    (c, i) => `- config_name: ${c.name}\n${i === 0 ? '  default: true\n' : ''}  data_files:\n  - split: train\n    path: ${q(c.path)}`,
+  ).join('\n');
+  const sources = [...new Set((config?.sources ?? []).map((s) => s.type))];
+  return [
+    '---',
+    `pretty_name: ${q(`MM-IF ${report.buildId}`)}`,
+    'language:\n- en',
+    // Records mix sources under different licences: the card's Licences section lists them.
+    'license: other',
+    'license_name: mixed-source-licenses',
+    'task_categories:\n- image-text-to-text\n- visual-question-answering',
+    `size_categories:\n- ${sizeCategory(Math.max(report.counts.instruct, report.counts.dpo))}`,
+    'annotations_creators:\n- machine-generated',
+    `tags:\n${['multimodal', 'instruction-following', 'dpo', 'synthetic', 'mm-ifengine', ...(report.simulated ? ['simulated'] : []), ...sources].map((t) => `- ${t}`).join('\n')}`,
+    `configs:\n${configs}`,
+    '---',
+    '',
+  ].join('\n');
+}
+
+function body(report: BuildReport, quality: QualityReport, config: BuildConfig | undefined): string {
+  const parts: string[] = [`# MM-IF dataset \`${report.buildId}\``, ''];
+  if (report.simulated) {
+    parts.push(
+      '> **SIMULATED DATA — NOT FOR TRAINING.** Model replies in this build came from the mmif simulator',
+      '> (an offline fake of a VLM endpoint), not from a real model. Records carry `simulated: true`.',
+      '> It exists to test the pipeline and the tools that read its output.',
+      '',
+    );
+  }
+  parts.push(
+    `Multimodal instruction-following data made by mmif-engine (an implementation of MM-IFEngine): ` +
+      `**${report.counts.instruct}** MM-IFInstruct records (SFT) and **${report.counts.dpo}** MM-IFDPO preference pairs ` +
+      `from ${report.counts.planned} planned samples.`,
+    '',
+    '## Loading',
+    '',
+    '```python',
+    'from datasets import load_dataset',
+    `sft = load_dataset("<this folder or repo id>", "instruct", split="train")   # the default config`,
+    `dpo = load_dataset("<this folder or repo id>", "dpo", split="train")`,
+    '```',
+    '',
+    'LLaMA-Factory: point `dataset_dir` at this folder (`dataset_info.json` names `mmif_instruct` and `mmif_dpo`, in `*/sharegpt/`).',
+    '',
+    '## Configs and features',
+    '',
+    ...CARD_CONFIGS.flatMap((c) => [
+      `**\`${c.name}\`** (\`${c.path}\`): ${c.what}.`,
+      '',
+      '| column | type | meaning |',
+      '|---|---|---|',
+      ...CARD_FEATURES[c.name].map(([column, type, meaning]) => `| \`${column}\` | ${type} | ${meaning} |`),
+      '',
+    ]),
+    ...sourcesSection(quality, config),
+    ...buildSection(report, config),
+    ...compositionSection(quality),
+    ...acceptanceSection(report, quality),
+    ...qualitySection(quality),
+  );
+  return parts.join('\n');
+}
+
+function sourcesSection(quality: QualityReport, config: BuildConfig | undefined): string[] {
+  const notes = new Map<string, string>((config?.sources ?? []).map((s) => [s.type, s.licenseNote]));
+  const types = [...new Set([...notes.keys(), ...Object.keys(quality.composition.bySource)])];
+  return [
+    '## Sources and licences',
+    '',
+    'Each record keeps its source and licence note (`source`, `license`). The images belong to their owners; check each source\'s terms before use.',
+    '',
+    '| source | SFT records | DPO pairs | rejected samples | rejected pairs | licence note |',
+    '|---|---|---|---|---|---|',
+    ...types.map((t) => {
+      const c = quality.composition.bySource[t] ?? { instruct: 0, dpo: 0, rejectedSamples: 0, rejectedPairs: 0 };
+      return `| ${t} | ${c.instruct} | ${c.dpo} | ${c.rejectedSamples} | ${c.rejectedPairs} | ${cell(notes.get(t) ?? 'unknown')} |`;
+    }),
+    '',
+  ];
+}
+
+function buildSection(report: BuildReport, config: BuildConfig | undefined): string[] {
+  const lines = [
+    '## How it was built',
+    '',
+    `- Config fingerprint: \`${report.configFingerprint}\``,
+    `- Seed: ${config ? config.seed : 'unknown'}`,
+    `- Shards: ${report.shards.committed} committed of ${report.shards.planned} planned, ${report.shards.failed} failed`,
+    `- Simulated: ${report.simulated ? '**yes**' : 'no'}`,
+  ];
+  if (config) {
+    lines.push(
+      `- Post-filter: at least ${config.verification.passThreshold} of the constraints passed, up to ${config.verification.maxRegenerations} regenerations`,
+      `- DPO strategies: ${config.dpo.strategies.join(', ')} (validation: ${config.dpo.validate})`,
+      `- Training prompt template: ${config.training.promptTemplate}`,
+      `- Judge-vs-rule sample: ${config.verification.judgeAgreementSample} of rule-checked constraints`,
+    );
+  }
+  lines.push('', '| stage | model |', '|---|---|', ...Object.entries(report.models).sort().map(([stage, model]) => `| ${stage} | \`${model}\` |`), '');
+  return lines;
+}
+
+function compositionSection(quality: QualityReport): string[] {
+  const c = quality.composition;
+  const counts = (title: string, tally: Record<string, number>) => [
+    `| ${title} | constraints |`,
+    '|---|---|',
+    ...Object.entries(tally)
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .map(([k, n]) => `| ${k} | ${n} |`),
+    '',
+  ];
+  return [
+    '## Composition (SFT records)',
+    '',
+    `Constraints per record: ${summary(c.constraintsPerRecord)}.`,
+    '',
+    ...counts('constraint type', c.constraintTypes),
+    ...counts('category (Table 5)', c.categories),
+    ...counts('WildIFEval class', c.wildIfEvalClasses),
+  ];
+}
+
+function acceptanceSection(report: BuildReport, quality: QualityReport): string[] {
+  const n = report.counts;
+  const sorted = (tally: Record<string, number>) => Object.entries(tally).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  return [
+    '## Acceptance and rejection',
+    '',
+    `- Samples planned: ${n.planned}; accepted as SFT records: ${n.instruct} (${pct(n.instruct, n.planned)}); rejected: ${n.rejectedSamples}`,
+    `- DPO pairs kept: ${n.dpo}; discarded: ${n.rejectedPairs} (${pct(n.dpo, n.dpo + n.rejectedPairs)} kept)`,
+    `- Answers that needed a regeneration: ${report.verification.regeneratedAnswers}`,
+    '',
+    '| rejected at stage | count |',
+    '|---|---|',
+    ...sorted(quality.rejections.byStage).map(([k, v]) => `| ${k} | ${v} |`),
+    '',
+    '| rejection reason | count |',
+    '|---|---|',
+    ...sorted(quality.rejections.byReason).map(([k, v]) => `| ${k} | ${v} |`),
+    '',
+  ];
+}
+
+function qualitySection(quality: QualityReport): string[] {
+  const agreement = quality.judgeAgreement;
+  return [
+    '## Quality report',
+    '',
+    `Full figures: \`quality.json\` (${quality.coverage.shardsWithStats} of ${quality.coverage.committedShards} committed shards carry quality stats).`,
+    '',
+    '### Pass rate per constraint type, first answer vs final answer',
+    '',
+    '| type | category | first answer | final answer |',
+    '|---|---|---|---|',
+    ...Object.entries(quality.passRates).map(
+      ([type, p]) => `| ${type} | ${p.category} | ${fraction(p.firstAnswer.passed, p.firstAnswer.total)} | ${fraction(p.finalAnswer.passed, p.finalAnswer.total)} |`,
+    ),
+    '',
+    '### Judge vs rule',
+    '',
+    'A seeded sample of rule-checked constraints is also scored by the direct judge (the rule still decides). ' +
+      '"judge passes rule fails" is the error that lets an answer through the post-filter; the advice says, for constraints ' +
+      `of the type that get no rule, whether to keep the judge (≤ ${agreement.thresholds.keepJudgeAtMost}), add a second judge ` +
+      `(≤ ${agreement.thresholds.secondJudgeAtMost}) or require a rule (above), given at least ${agreement.thresholds.minRuleFailures} rule failures.`,
+    '',
+    '| type | audited | agreement | kappa | judge passes rule fails | unscored | advice |',
+    '|---|---|---|---|---|---|---|',
+    ...Object.entries({ ...agreement.byType, '**all**': agreement.total }).map(
+      ([type, a]) =>
+        `| ${type} | ${a.audited} | ${num(a.agreement)} | ${num(a.kappa)} | ${a.judgePassedRuleFailed}/${a.judgePassedRuleFailed + a.bothFailed} (${num(a.judgePassesRuleFailsRate)}) | ${a.unscored} | ${a.advice} |`,
+    ),
+    '',
+    '### DPO strategies',
+    '',
+    '| strategy | kept | discarded | share of kept pairs | discarded by reason |',
+    '|---|---|---|---|---|',
+    ...Object.entries(quality.dpo.strategyMix).map(
+      ([s, m]) => `| ${s} | ${m.kept} | ${m.discarded} | ${num(m.share)} | ${Object.entries(m.discardedByReason).map(([r, n]) => `${r}: ${n}`).join(', ') || '-'} |`,
+    ),
+    '',
+    'Rejected answers failing the constraints at stake (dropped ones; all under no_image):',
+    '',
+    '| strategy | type | failed / verified |',
+    '|---|---|---|',
+    ...Object.entries(quality.dpo.atStakeFailureRates).flatMap(([s, byType]) => Object.entries(byType).map(([type, t]) => `| ${s} | ${type} | ${fraction(t.failed, t.total)} |`)),
+    '',
+    '### Lengths (words)',
+    '',
+    '| text | distribution |',
+    '|---|---|',
+    `| SFT answers | ${lengths(quality.lengths.answerWords)} |`,
+    `| DPO chosen | ${lengths(quality.lengths.chosenWords)} |`,
+    `| DPO rejected | ${lengths(quality.lengths.rejectedWords)} |`,
+    '',
+  ];
+}
+
+const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+const num = (x: number | null) => (x === null ? '-' : x.toFixed(2));
+const pct = (n: number, of: number) => (of === 0 ? '-' : `${((100 * n) / of).toFixed(1)}%`);
+const fraction = (n: number, of: number) => `${n}/${of} (${pct(n, of)})`;
+function summary(d: QualityReport['composition']['constraintsPerRecord']): string {
+  return d ? `min ${d.min}, median ${d.p50}, mean ${d.mean.toFixed(1)}, max ${d.max} (n = ${d.count})` : 'no records';
+}
+function lengths(l: LengthStats): string {
+  return l.summary ? `${summary(l.summary)}; p10 ${l.summary.p10}, p90 ${l.summary.p90}` : 'none';
+}

@@ -1,0 +1,144 @@
+/**
+ * A shard's contribution to the quality report (quality.json, the dataset card): verdicts per
+ * constraint type on each sample's first answer and on its final one, the judge-vs-rule sample,
+ * how often rejected answers failed the constraints at stake, answer lengths, and what the
+ * accepted records hold. Pure: computed from the samples' stage states and records when the shard
+ * commits, stored in its manifest, added up over manifests when the build finishes.
+ */
+import { addCounts } from '../domain/counts.js';
+import type { SourceSample } from '../domain/sample.js';
+import type { Verdict } from '../domain/verdict.js';
+import type { DpoRecord, InstructRecord, RejectRecord, SampleStates } from './records.js';
+
+export interface PassCount {
+  passed: number;
+  total: number;
+}
+
+/** Rule verdicts that the direct judge also scored (`judgeAudit`), by outcome. */
+export interface AgreementCount {
+  /** Rule verdicts with a judge score asked for. */
+  audited: number;
+  bothPassed: number;
+  bothFailed: number;
+  /** The risk a judge-only check carries: it lets through what the rule refuses. */
+  judgePassedRuleFailed: number;
+  judgeFailedRulePassed: number;
+  /** The judge gave no score, or its reply was unusable. */
+  unscored: number;
+}
+
+export interface ShardQuality {
+  /** Per constraint type: verdicts on every sample's first answer, and on the answer it ended with. */
+  passRates: Record<string, { firstAnswer: PassCount; finalAnswer: PassCount }>;
+  /** Per constraint type, over every verified answer (chosen, regenerated and rejected ones). */
+  judgeAgreement: Record<string, AgreementCount>;
+  /** Per DPO strategy, then per constraint type at stake: how often the rejected answer failed it. */
+  atStakeFailures: Record<string, Record<string, { failed: number; total: number }>>;
+  /** Word counts (whitespace-separated) of accepted SFT answers and of the kept pairs' answers. */
+  lengths: { answerWords: number[]; chosenWords: number[]; rejectedWords: number[] };
+  /** What the accepted records hold: records per source, constraints per type (SFT records). */
+  composition: {
+    bySource: Record<string, { instruct: number; dpo: number; rejectedSamples: number; rejectedPairs: number }>;
+    constraintTypes: Record<string, number>;
+    constraintsPerRecord: number[];
+  };
+}
+
+export interface CommittedSample {
+  sample: SourceSample;
+  states: SampleStates;
+}
+
+export const emptyAgreement = (): AgreementCount => ({ audited: 0, bothPassed: 0, bothFailed: 0, judgePassedRuleFailed: 0, judgeFailedRulePassed: 0, unscored: 0 });
+
+export function shardQuality(
+  samples: readonly CommittedSample[],
+  written: { instruct: readonly InstructRecord[]; dpo: readonly DpoRecord[]; rejects: readonly RejectRecord[] },
+): ShardQuality {
+  const quality: ShardQuality = {
+    passRates: {},
+    judgeAgreement: {},
+    atStakeFailures: {},
+    lengths: {
+      answerWords: written.instruct.map((r) => wordCount(r.answer)),
+      chosenWords: written.dpo.map((r) => wordCount(r.chosen)),
+      rejectedWords: written.dpo.map((r) => wordCount(r.rejected)),
+    },
+    composition: composition(written),
+  };
+  for (const { states } of samples) {
+    const answer = answerVerdicts(states);
+    if (answer) {
+      for (const v of answer.first) count(quality.passRates, v, 'firstAnswer');
+      for (const v of answer.final) count(quality.passRates, v, 'finalAnswer');
+      addAgreement(quality.judgeAgreement, answer.first);
+      if (answer.final !== answer.first) addAgreement(quality.judgeAgreement, answer.final);
+    }
+    const rejected = rejectedVerdicts(states);
+    if (rejected) {
+      addAgreement(quality.judgeAgreement, rejected.verdicts);
+      const byType = (quality.atStakeFailures[rejected.strategy] ??= {});
+      const stake = new Set(rejected.atStake);
+      for (const v of rejected.verdicts.filter((v) => stake.has(v.index))) {
+        const tally = (byType[v.type] ??= { failed: 0, total: 0 });
+        tally.total += 1;
+        if (!v.passed) tally.failed += 1;
+      }
+    }
+  }
+  return quality;
+}
+
+export function wordCount(text: string): number {
+  return text.split(/\s+/).filter(Boolean).length;
+}
+
+/** The first and the final answer's verdicts of a sample that reached verification; one list when it was not regenerated. */
+function answerVerdicts(states: SampleStates): { first: Verdict[]; final: Verdict[] } | undefined {
+  const state = states.answer;
+  if (!state) return undefined;
+  const [final, first] = state.status === 'ok' ? [state.result.verdicts, state.result.firstVerdicts] : [state.details?.verdicts, state.details?.firstVerdicts];
+  if (!final) return undefined;
+  return { first: first ?? final, final };
+}
+
+/** The last rejected answer's verdicts, with its strategy and the constraints at stake (kept or discarded pair). */
+function rejectedVerdicts(states: SampleStates): { verdicts: Verdict[]; strategy: string; atStake: number[] } | undefined {
+  const state = states.rejected;
+  if (!state) return undefined;
+  if (state.status === 'ok') return { verdicts: state.result.verdicts, strategy: state.result.strategy, atStake: state.result.atStake };
+  const { verdicts, strategy, atStake } = state.details ?? {};
+  return verdicts && strategy && atStake ? { verdicts, strategy, atStake } : undefined;
+}
+
+function count(into: ShardQuality['passRates'], v: Verdict, which: 'firstAnswer' | 'finalAnswer'): void {
+  const entry = (into[v.type] ??= { firstAnswer: { passed: 0, total: 0 }, finalAnswer: { passed: 0, total: 0 } });
+  entry[which].total += 1;
+  if (v.passed) entry[which].passed += 1;
+}
+
+function addAgreement(into: Record<string, AgreementCount>, verdicts: readonly Verdict[]): void {
+  for (const v of verdicts) {
+    if (v.method !== 'rule' || !v.judgeAudit) continue;
+    const tally = (into[v.type] ??= emptyAgreement());
+    tally.audited += 1;
+    const judge = v.judgeAudit.passed;
+    if (judge === null) tally.unscored += 1;
+    else if (judge && v.passed) tally.bothPassed += 1;
+    else if (!judge && !v.passed) tally.bothFailed += 1;
+    else if (judge) tally.judgePassedRuleFailed += 1;
+    else tally.judgeFailedRulePassed += 1;
+  }
+}
+
+function composition(written: { instruct: readonly InstructRecord[]; dpo: readonly DpoRecord[]; rejects: readonly RejectRecord[] }): ShardQuality['composition'] {
+  const bySource: ShardQuality['composition']['bySource'] = {};
+  const of = (source: string) => (bySource[source] ??= { instruct: 0, dpo: 0, rejectedSamples: 0, rejectedPairs: 0 });
+  for (const r of written.instruct) of(r.source).instruct += 1;
+  for (const r of written.dpo) of(r.source).dpo += 1;
+  for (const r of written.rejects) of(r.source)[r.kind === 'sample' ? 'rejectedSamples' : 'rejectedPairs'] += 1;
+  const constraintTypes: Record<string, number> = {};
+  for (const r of written.instruct) for (const c of r.constraints) addCounts(constraintTypes, { [c.type]: 1 });
+  return { bySource, constraintTypes, constraintsPerRecord: written.instruct.map((r) => r.constraints.length) };
+}
