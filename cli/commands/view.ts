@@ -1,0 +1,104 @@
+import { createServer } from 'node:http';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { BuildReport } from '../../output/buildReport.js';
+import { buildLayout, type BuildLayout } from '../../output/layout.js';
+import type { ShardManifest } from '../../output/manifest.js';
+import type { DpoRecord, InstructRecord } from '../../output/records.js';
+import { dpoRecordFromLine, instructRecordFromLine } from '../../output/sharegpt.js';
+import { viewerHtml } from '../../output/viewer.js';
+import { getJson, type ObjectStore } from '../../storage/objectStore.js';
+import { openStore } from '../../storage/openStore.js';
+import { CliError, EXIT } from '../exitCodes.js';
+import { s3FromEnv } from '../s3FromEnv.js';
+
+export const VIEW_USAGE = `usage: mmif view <dataset root> [--out FILE] [--serve [--port N]] [--limit N]
+  Writes a static HTML page showing the build's samples with their images (default
+  <dataset root>/viewer.html; images are linked relative to the page): each SFT record's instruction,
+  constraints with method and verdict, and answer; DPO pairs side by side with the dropped constraints
+  marked; filters by kind, source, constraint type and verdict. --serve serves the page and the
+  images on 127.0.0.1:N (default 8080; 0 picks a free port) instead, also for an s3:// root.
+  --limit caps the records of each kind shown (default 500).`;
+
+export async function viewCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { out: { type: 'string' }, serve: { type: 'boolean' }, port: { type: 'string', default: '8080' }, limit: { type: 'string', default: '500' } },
+  });
+  const root = positionals[0];
+  const limit = Number(values.limit);
+  if (!root || positionals.length > 1 || !(limit > 0) || (values.serve && values.out)) throw new CliError(VIEW_USAGE, EXIT.usage);
+  // The dataset root is `<output>/<buildId>`: the layout's keys start with the build id.
+  const trimmed = root.replace(/\/+$/, '');
+  const buildId = trimmed.slice(trimmed.lastIndexOf('/') + 1);
+  const store = openStore(trimmed.slice(0, trimmed.length - buildId.length) || '.', s3FromEnv());
+  const layout = buildLayout(buildId);
+  const data = await loadRecords(store, layout, limit);
+
+  if (values.serve) return serve(store, layout, data, Number(values.port));
+  if (/^s3:\/\//.test(root)) throw new CliError('mmif view: an s3:// dataset root can only be served (--serve): the page links its images by path', EXIT.usage);
+  const out = path.resolve(values.out ?? path.join(trimmed, 'viewer.html'));
+  const fromPage = (imagePath: string) => path.relative(path.dirname(out), path.resolve(trimmed, imagePath)).split(path.sep).map(encodeURIComponent).join('/');
+  await writeFile(out, viewerHtml({ ...data, imageSrc: fromPage }));
+  console.log(`wrote ${out} (${data.instruct.length} SFT records, ${data.dpo.length} DPO pairs)`);
+  return EXIT.ok;
+}
+
+type ViewerData = Omit<Parameters<typeof viewerHtml>[0], 'imageSrc'>;
+
+/** The committed shards' records, in shard order, up to `limit` of each kind. */
+async function loadRecords(store: ObjectStore, layout: BuildLayout, limit: number): Promise<ViewerData> {
+  const shards: number[] = [];
+  for await (const { key } of store.list(layout.manifestsPrefix)) {
+    const manifest = await getJson<ShardManifest>(store, key);
+    if (manifest) shards.push(manifest.shard);
+  }
+  if (shards.length === 0) throw new CliError(`mmif view: no committed shard under ${store.root}/${layout.manifestsPrefix}`, EXIT.notFound);
+  const instruct: InstructRecord[] = [];
+  const dpo: DpoRecord[] = [];
+  const omitted = { instruct: 0, dpo: 0 };
+  const lines = async (key: string) => ((await store.get(key)) ?? Buffer.alloc(0)).toString('utf8').split('\n').filter(Boolean);
+  for (const shard of shards.sort((a, b) => a - b)) {
+    for (const line of await lines(layout.instructJsonl(shard))) {
+      if (instruct.length < limit) instruct.push(instructRecordFromLine(line));
+      else omitted.instruct += 1;
+    }
+    for (const line of await lines(layout.dpoJsonl(shard))) {
+      if (dpo.length < limit) dpo.push(dpoRecordFromLine(line));
+      else omitted.dpo += 1;
+    }
+  }
+  const report = await getJson<BuildReport>(store, layout.report);
+  const simulated = report?.simulated ?? [...instruct, ...dpo].some((r) => r.simulated);
+  return { buildId: layout.root, simulated, instruct, dpo, omitted };
+}
+
+/** Only content-addressed images are served: no other path of the store is reachable. */
+const IMAGE_PATH = /^\/images\/[0-9a-f]{2}\/[0-9a-f]{64}\.jpg$/;
+
+async function serve(store: ObjectStore, layout: BuildLayout, data: ViewerData, port: number): Promise<number> {
+  const page = viewerHtml({ ...data, imageSrc: (imagePath) => `/${imagePath}` });
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname === '/') {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
+      return;
+    }
+    if (!IMAGE_PATH.test(url.pathname)) {
+      res.writeHead(404).end();
+      return;
+    }
+    store.get(`${layout.root}${url.pathname}`).then(
+      (bytes) => (bytes ? res.writeHead(200, { 'content-type': 'image/jpeg' }).end(bytes) : res.writeHead(404).end()),
+      (err: Error) => res.writeHead(500).end(err.message),
+    );
+  });
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
+  const address = server.address();
+  console.log(`serving http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}/ (Ctrl-C stops)`);
+  await new Promise<void>((resolve) => process.once('SIGINT', resolve).once('SIGTERM', resolve));
+  server.close();
+  return EXIT.ok;
+}
