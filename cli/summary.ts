@@ -41,6 +41,7 @@ export function formatSummary(report: BuildReport): string {
   lines.push(`LLaMA-Factory: dataset_dir=${report.datasetRoot} datasets mmif_instruct, mmif_dpo (dataset_info.json)`);
   const output = report.datasetRoot.slice(0, -(report.buildId.length + 1));
   lines.push(`TRL / MM-IFEval: npm run mmif -- export --output ${output} --build-id ${report.buildId} --format trl|mmifeval`);
+  lines.push(`dataset card: ${rel(layout.datasetCard)}; quality report: ${rel(layout.quality)}; viewer: npm run mmif -- view ${report.datasetRoot}`);
   if (report.simulated) {
     lines.push('', 'NOTE: every instruction, constraint and answer in this build came from the bundled SIMULATOR,', 'not a real model. It is test data. Set OPENAI_BASE_URL (and OPENAI_API_KEY, MMIF_MODEL) for real data.');
   }

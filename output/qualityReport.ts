@@ -64,6 +64,8 @@ export interface QualityReport {
     wildIfEvalClasses: Record<string, number>;
     constraintsPerRecord: Distribution;
   };
+  /** Sources selected by image richness: scorer, rule, candidates by fate, score and tag distributions (the build report's). */
+  richness: BuildReport['richness'] | null;
 }
 
 export interface LengthStats {
@@ -145,6 +147,7 @@ export function qualityReport(
       wildIfEvalClasses,
       constraintsPerRecord: distribution(sum.composition.constraintsPerRecord),
     },
+    richness: report.richness ?? null,
   };
 }
 
