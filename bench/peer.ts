@@ -53,7 +53,8 @@ const SAMPLES = Number(values.samples);
 const C = Number(values.concurrency);
 const LATENCY_MS = Number(values['latency-ms']);
 /** Kill points, as shares of each tool's own uninterrupted wall time: one killed run per tool and point. */
-const KILL_AT = values['kill-at']!.split(',').map(Number);
+// An empty --kill-at skips the kill runs (the uninterrupted comparison only).
+const KILL_AT = values['kill-at'] ? values['kill-at'].split(',').map(Number) : [];
 const LIMIT = C / (LATENCY_MS / 1000);
 const CORES = cpus().length;
 const PYTHON = path.join(ROOT, 'tools/bench-venv/bin/python');

@@ -1,12 +1,21 @@
-import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rm, stat, link, unlink, writeFile } from 'node:fs/promises';
+import { createReadStream, readFile as readFileCallback, writeFile as writeFileCallback } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, stat, link, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { StoreError, type ObjectInfo, type ObjectStore } from './objectStore.js';
+
+// Whole-file reads and writes through the callback API: fs/promises wraps every open in a FileHandle
+// (an object with a close-on-GC finalizer), which made opening files the largest CPU cost of a
+// worker's small per-call writes (bench/README.md, worker cost per request).
+const readWhole = promisify(readFileCallback);
+const writeWhole = promisify(writeFileCallback);
 
 /** A local directory as an object store: the embedded default. Writes go through a temp file + rename. */
 export class LocalStore implements ObjectStore {
   readonly root: string;
+  /** Directories this store created or found: a write into one skips its mkdir (re-made if removed meanwhile). */
+  private readonly knownDirs = new Set<string>();
 
   constructor(root: string) {
     this.root = path.resolve(root);
@@ -22,7 +31,7 @@ export class LocalStore implements ObjectStore {
 
   async get(key: string): Promise<Buffer | undefined> {
     try {
-      return await readFile(this.resolve(key));
+      return await readWhole(this.resolve(key));
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -74,10 +83,22 @@ export class LocalStore implements ObjectStore {
 
   private async writeTemp(key: string, body: Buffer | string): Promise<string> {
     const full = this.resolve(key);
-    await mkdir(path.dirname(full), { recursive: true });
+    const dir = path.dirname(full);
     const tmp = `${full}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
-    await writeFile(tmp, body);
+    if (!this.knownDirs.has(dir)) await this.makeDir(dir);
+    try {
+      await writeWhole(tmp, body);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      await this.makeDir(dir); // removed since we made it
+      await writeWhole(tmp, body);
+    }
     return tmp;
+  }
+
+  private async makeDir(dir: string): Promise<void> {
+    await mkdir(dir, { recursive: true });
+    this.knownDirs.add(dir);
   }
 
   async exists(key: string): Promise<boolean> {
