@@ -124,7 +124,8 @@ export async function runRejectedStage(
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
     const request = answerRequest(ctx, 'rejected', task, kept, strategy === 'no_image' ? undefined : image, attempt).request;
     const answer = await ctx.models.text(request, calls);
-    verdicts = await verifyAnswer(ctx, { task, constraints, answer, image, indices, compare: false }, calls);
+    // `paper` asks no judge about the rejected answer, not even for the judge-vs-rule sample.
+    verdicts = await verifyAnswer(ctx, { task, constraints, answer, image, indices, compare: false, auditJudge: validation === 'strict' }, calls);
     const judgement: PairJudgement = validation === 'strict' ? judgePair(chosen, verdicts, atStake) : { kept: true };
     if (judgement.kept) {
       const model = endpointFor(ctx.config, 'rejected').model;

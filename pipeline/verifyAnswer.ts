@@ -29,6 +29,8 @@ export interface AnswerUnderTest {
   indices?: readonly number[];
   /** Compare judging needs answers without each constraint; when off, those constraints are direct-judged. */
   compare: boolean;
+  /** Whether sampled rule verdicts get the judge's second opinion (judgeAgreementSample); default true. */
+  auditJudge?: boolean;
 }
 
 export async function verifyAnswer(ctx: StageContext, subject: AnswerUnderTest, calls: CallRecord[]): Promise<Verdict[]> {
@@ -44,7 +46,7 @@ export async function verifyAnswer(ctx: StageContext, subject: AnswerUnderTest, 
   }
   if (direct.length > 0) verdicts.push(...(await directJudge(ctx, subject, direct, calls)));
   for (const index of compare) verdicts.push(await compareJudge(ctx, subject, index, calls));
-  await auditRuleVerdicts(ctx, subject, verdicts, calls);
+  if (subject.auditJudge !== false) await auditRuleVerdicts(ctx, subject, verdicts, calls);
   return verdicts.sort((a, b) => a.index - b.index);
 }
 

@@ -12,6 +12,8 @@ import { contextFor } from '../../activities/runtime.js';
 import { parseBuildConfig } from '../../config/buildConfig.js';
 import type { PlannedConstraint } from '../../pipeline/stageState.js';
 import { verifyAnswer } from '../../pipeline/verifyAnswer.js';
+import { runRejectedStage } from '../../pipeline/answerStages.js';
+import type { SourceSample } from '../../domain/sample.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
 import { sceneJpeg } from '../fixtures/images.js';
@@ -30,7 +32,7 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function context(judgeAgreementSample: number) {
+function context(judgeAgreementSample: number, validate: 'strict' | 'paper' = 'strict') {
   return contextFor(
     parseBuildConfig({
       buildId: 'agreement',
@@ -39,6 +41,7 @@ function context(judgeAgreementSample: number) {
       maxSamples: 1,
       models: { default: { model: 'mmif-sim-vlm', baseUrl: sim.url } },
       verification: { judgeAgreementSample },
+      dpo: { strategies: ['drop100'], validate },
     }),
   );
 }
@@ -94,4 +97,19 @@ test('an unusable audit reply leaves the audit unscored and never rejects the sa
   } finally {
     sim.setFaults({ rateMalformed: 0 });
   }
+});
+
+test('dpo.validate "paper" asks no judge about the rejected answer, not even for the sample', async () => {
+  const sample: SourceSample = { sampleId: 'cc3m-audit', source: 'cc3m', sourceId: 'a', licenseNote: '', image: { sourceIndex: 0, key: 'x' } };
+  const chosen = CONSTRAINTS.map((c, index) => ({ index, type: c.type, method: c.method, passed: true, detail: 'passed' }));
+  const calls: CallRecord[] = [];
+  const paper = await runRejectedStage(context(1, 'paper'), sample, subject.task, CONSTRAINTS, chosen, image, calls);
+  assert.deepEqual(calls.map((c) => c.stage), ['rejected']);
+  assert.ok(paper.verdicts.length > 0 && paper.verdicts.every((v) => v.method === 'rule' && v.judgeAudit === undefined));
+  const strictCalls: CallRecord[] = [];
+  const strict = await runRejectedStage(context(1, 'strict'), sample, subject.task, CONSTRAINTS, chosen, image, strictCalls);
+  // Strict validation judges the rejected answer (the drop100 pair is kept: it fails the dropped rules), and its rule verdicts get the judge's score.
+  assert.ok(strictCalls.some((c) => c.stage === 'judge'));
+  const ruleVerdicts = strict.verdicts.filter((v) => v.method === 'rule');
+  assert.ok(ruleVerdicts.length > 0 && ruleVerdicts.every((v) => v.judgeAudit !== undefined));
 });
