@@ -6,8 +6,10 @@
  *    `mmif worker`'s, is 16).
  *  - BENCH_TRACE=<file>: a diagnostic worker. Appends JSON lines to <file>: one per finished
  *    activity ({t, activity, stage, ms}) and one per second with the event loop's delay over that
- *    second ({t, loopMaxMs, loopMeanMs}); t is Unix ms. It is Worker.create with createWorker's
- *    options plus an activity interceptor (createWorker takes no interceptors).
+ *    second and each endpoint limiter's state ({t, loopMaxMs, loopMeanMs, limiters: [{workers,
+ *    concurrency, window, inFlight, queued, ...}]}); t is Unix ms. It is Worker.create with
+ *    createWorker's options (endpoint sharing included) plus an activity interceptor (createWorker
+ *    takes no interceptors).
  *  - BENCH_CPU_PROF=<file>: writes a V8 CPU profile of the whole run (open it in Chrome DevTools or
  *    summarize it with bench/profileSummary.ts) when the worker stops (SIGTERM).
  *
@@ -20,7 +22,9 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type ActivityInboundCallsInterceptor } from '@temporalio/worker';
 import * as activities from '../activities/index.js';
+import { limiterSnapshots } from '../llm/limiter.js';
 import { createWorker } from '../worker/createWorker.js';
+import { shareEndpointLimits } from '../worker/endpointSharing.js';
 import { temporalSettingsFromEnv } from '../worker/connectionFromEnv.js';
 
 const max = Number(process.env.BENCH_MAX_ACTIVITIES ?? '16');
@@ -43,7 +47,7 @@ if (trace) {
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
   setInterval(() => {
-    log({ t: Date.now(), loopMaxMs: loop.max / 1e6, loopMeanMs: loop.mean / 1e6 });
+    log({ t: Date.now(), loopMaxMs: loop.max / 1e6, loopMeanMs: loop.mean / 1e6, limiters: limiterSnapshots() });
     loop.reset();
   }, 1000).unref();
   const timing = (activity: string): ActivityInboundCallsInterceptor => ({
@@ -66,6 +70,8 @@ if (trace) {
     maxConcurrentActivityTaskExecutions: max,
     interceptors: { activity: [(ctx) => ({ inbound: timing(ctx.info.activityType) })] },
   });
+  const traced = worker;
+  shareEndpointLimits(connection, settings.namespace, settings.taskQueue, () => ['STOPPED', 'FAILED'].includes(traced.getState()));
 } else {
   worker = await createWorker({ connection, namespace: settings.namespace, taskQueue: settings.taskQueue, maxConcurrentActivities: max });
 }

@@ -234,6 +234,11 @@ export function limiterFor(endpoint: ResolvedEndpoint, limits: EndpointLimits): 
   return limiter;
 }
 
+/** Every endpoint limiter of this process, for diagnostics (bench/benchWorker.ts traces them). */
+export function limiterSnapshots(): LimiterSnapshot[] {
+  return [...limiters.values()].map((limiter) => limiter.snapshot());
+}
+
 /** How many worker processes share every endpoint this process calls (1 = this one alone). */
 export function shareEndpointsAmong(workers: number): void {
   workersSharing = Math.max(1, Math.floor(workers));

@@ -1,0 +1,43 @@
+// Where an endpoint's shared limit went unused: reads the per-second limiter states that
+// bench/benchWorker.ts traces (`npx tsx bench/throughput.ts --only four --trace /tmp/t`) and, over
+// the middle 80% of the busy seconds, splits the shortfall below the endpoint's cap into the unused
+// share of workers that had nothing queued, and counts the worker-seconds spent held at a share
+// with requests waiting.
+//
+// Run:   npx tsx bench/shareTrace.ts /tmp/t.four.*.jsonl [--cap 128]
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { LimiterSnapshot } from '../llm/limiter.js';
+
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { cap: { type: 'string', default: '128' } } });
+const CAP = Number(values.cap);
+const bySecond = new Map<number, LimiterSnapshot[]>();
+for (const [worker, file] of positionals.entries()) {
+  for (const line of readFileSync(file, 'utf8').split('\n').filter(Boolean)) {
+    const entry = JSON.parse(line) as { t: number; limiters?: LimiterSnapshot[] };
+    if (!entry.limiters?.length) continue;
+    // The busiest limiter: the benchmark's one endpoint.
+    const limiter = entry.limiters.reduce((a, b) => (a.inFlight + a.queued >= b.inFlight + b.queued ? a : b));
+    const states = bySecond.get(Math.round(entry.t / 1000)) ?? [];
+    states[worker] = limiter;
+    bySecond.set(Math.round(entry.t / 1000), states);
+  }
+}
+const seconds = [...bySecond.entries()]
+  .filter(([, states]) => states.filter(Boolean).length === positionals.length)
+  .sort(([a], [b]) => a - b)
+  .map(([, states]) => states);
+const busy = seconds.filter((states) => states.some((s) => s.inFlight > 0));
+const steady = busy.slice(Math.floor(busy.length / 10), busy.length - Math.floor(busy.length / 10));
+let shortfall = 0;
+let idleShare = 0;
+let heldWithQueue = 0;
+for (const states of steady) {
+  shortfall += CAP - states.reduce((n, s) => n + s.inFlight, 0);
+  idleShare += states.filter((s) => s.queued === 0).reduce((n, s) => n + Math.max(0, s.concurrency - s.inFlight), 0);
+  heldWithQueue += states.filter((s) => s.queued > 0 && s.inFlight >= s.concurrency).length;
+}
+const mean = (n: number) => (n / steady.length).toFixed(1);
+console.log(`${positionals.length} workers, ${steady.length} steady seconds, shares ${[...new Set(steady.flat().map((s) => `${s.concurrency} of ${CAP} (${s.workers} workers)`))].join(', ')}`);
+console.log(`mean in flight ${mean(CAP * steady.length - shortfall)} of ${CAP}; shortfall ${mean(shortfall)}, of which unused share of workers with nothing queued ${mean(idleShare)}`);
+console.log(`worker-seconds held at their share with requests queued: ${heldWithQueue} of ${steady.length * positionals.length}`);
