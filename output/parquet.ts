@@ -33,7 +33,7 @@ const plannedConstraintList: FieldDefinition = {
 };
 const verdictList: FieldDefinition = {
   repeated: true,
-  fields: { index: integer, type: text, method: text, passed: flag, calls: text, judgeModel: text, detail: text },
+  fields: { index: integer, type: text, method: text, passed: flag, calls: text, judgeModel: text, detail: text, judgeAudit: text },
 };
 
 const common: Record<string, FieldDefinition> = {
@@ -124,7 +124,8 @@ function withImage(record: InstructRecord | DpoRecord, imageBytes: ImageBytes): 
 }
 
 function verdictRow(v: Verdict): Record<string, unknown> {
-  return { ...v, calls: JSON.stringify(v.calls ?? []) };
+  // judgeAudit (a sampled rule verdict's judge score) is JSON text too: null on every other verdict.
+  return { ...v, calls: JSON.stringify(v.calls ?? []), judgeAudit: v.judgeAudit ? JSON.stringify(v.judgeAudit) : null };
 }
 
 export async function writeParquet(table: ParquetTable, rows: Record<string, unknown>[]): Promise<Buffer> {

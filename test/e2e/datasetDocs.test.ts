@@ -74,7 +74,7 @@ test('load_dataset(<dataset root>) finds the instruct and dpo configs from the c
   assert.ok(report.counts.instruct > 0 && report.counts.dpo > 0, `the build kept records: ${JSON.stringify(report.counts)}`);
   const seen = await runReader<{
     config_names: string[];
-    instruct: { rows: number; columns: string[]; image_feature: string; image_size: number[] };
+    instruct: { rows: number; columns: string[]; image_feature: string; image_size: number[]; judge_audits: Array<{ passed: boolean | null; judgeModel: string }> };
     dpo: { rows: number; columns: string[]; image_feature: string };
     default: { rows: number; columns: string[] };
     card_data: Record<string, unknown>;
@@ -86,6 +86,9 @@ test('load_dataset(<dataset root>) finds the instruct and dpo configs from the c
   assert.equal(seen.dpo.image_feature, 'Image');
   assert.ok(seen.instruct.image_size[0]! > 0);
   assert.equal(seen.default.rows, report.counts.instruct, 'the default config is instruct');
+  const audits = instruct.flatMap((r) => r.verdicts.flatMap((v) => (v.judgeAudit ? [v.judgeAudit] : [])));
+  assert.ok(audits.length > 0);
+  assert.deepEqual(seen.instruct.judge_audits, audits, 'Parquet keeps the judge-vs-rule scores the JSON records have');
   for (const [config, features] of Object.entries(CARD_FEATURES)) {
     const columns = seen[config as 'instruct' | 'dpo'].columns;
     for (const [column] of features) assert.ok(columns.includes(column), `the card describes ${config}.${column}, which the data has`);
