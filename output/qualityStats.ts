@@ -6,7 +6,6 @@
  * commits, stored in its manifest, added up over manifests when the build finishes.
  */
 import { addCounts } from '../domain/counts.js';
-import type { SourceSample } from '../domain/sample.js';
 import type { Verdict } from '../domain/verdict.js';
 import type { DpoRecord, InstructRecord, RejectRecord, SampleStates } from './records.js';
 
@@ -45,15 +44,10 @@ export interface ShardQuality {
   };
 }
 
-export interface CommittedSample {
-  sample: SourceSample;
-  states: SampleStates;
-}
-
 export const emptyAgreement = (): AgreementCount => ({ audited: 0, bothPassed: 0, bothFailed: 0, judgePassedRuleFailed: 0, judgeFailedRulePassed: 0, unscored: 0 });
 
 export function shardQuality(
-  samples: readonly CommittedSample[],
+  samples: readonly SampleStates[],
   written: { instruct: readonly InstructRecord[]; dpo: readonly DpoRecord[]; rejects: readonly RejectRecord[] },
 ): ShardQuality {
   const quality: ShardQuality = {
@@ -67,7 +61,7 @@ export function shardQuality(
     },
     composition: composition(written),
   };
-  for (const { states } of samples) {
+  for (const states of samples) {
     const answer = answerVerdicts(states);
     if (answer) {
       for (const v of answer.first) count(quality.passRates, v, 'firstAnswer');

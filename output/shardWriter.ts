@@ -94,7 +94,7 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
     verification: verificationStats(assembled),
     ...richnessOf(spec.samples),
     pairs: pairStats(assembled),
-    quality: shardQuality(loaded, { instruct, dpo, rejects }),
+    quality: shardQuality(loaded.map((l) => l.states), { instruct, dpo, rejects }),
     ...(spec.caps ? { targetCaps: spec.caps } : {}),
   };
   // The commit point. A conditional write: if a racing attempt committed first, its manifest (the

@@ -56,3 +56,38 @@ test('size categories follow the Hub names', () => {
   assert.equal(sizeCategory(1000), '1K<n<10K');
   assert.equal(sizeCategory(23000), '10K<n<100K');
 });
+
+test('shard stats read each sample\'s first and final answer, the rejected answer at stake, and the judge audits', async () => {
+  const { shardQuality } = await import('../../output/qualityStats.js');
+  type States = Parameters<typeof shardQuality>[0][number];
+  const v = (index: number, type: string, passed: boolean, judge?: boolean | null) => ({
+    index,
+    type,
+    method: 'rule' as const,
+    passed,
+    detail: '',
+    ...(judge === undefined ? {} : { judgeAudit: { passed: judge, judgeModel: 'j', detail: '' } }),
+  });
+  const regenerated = {
+    answer: {
+      status: 'ok',
+      stage: 'answer',
+      calls: [],
+      result: { prompt: '', answer: 'a', model: 'm', passRate: 1, attempts: 2, verdicts: [v(0, 'mention', true, true)], firstVerdicts: [v(0, 'mention', false, true)] },
+    },
+    rejected: {
+      status: 'ok',
+      stage: 'rejected',
+      calls: [],
+      result: { strategy: 'drop33', atStake: [0], verdicts: [v(0, 'mention', false, null)], kept: [], dropped: [], prompt: '', answer: 'r', model: 'm', passRate: 0, attempts: 1, validation: 'strict', ruleRejections: {} },
+    },
+  } as unknown as States;
+  const belowThreshold = {
+    answer: { status: 'rejected', stage: 'answer', calls: [], reason: 'answer: below-threshold: ...', details: { verdicts: [v(0, 'mention', false)] } },
+  } as unknown as States;
+  const q = shardQuality([regenerated, belowThreshold], { instruct: [], dpo: [], rejects: [] });
+  assert.deepEqual(q.passRates.mention, { firstAnswer: { passed: 0, total: 2 }, finalAnswer: { passed: 1, total: 2 } });
+  // First answer: judge passed what the rule failed; final: both passed; rejected answer: unscored.
+  assert.deepEqual(q.judgeAgreement.mention, { audited: 3, bothPassed: 1, bothFailed: 0, judgePassedRuleFailed: 1, judgeFailedRulePassed: 0, unscored: 1 });
+  assert.deepEqual(q.atStakeFailures, { drop33: { mention: { failed: 1, total: 1 } } });
+});
