@@ -55,6 +55,8 @@ export function buildLayout(buildId: string) {
     /** The quality report (output/qualityReport.ts) and the Hugging Face dataset card (output/datasetCard.ts). */
     quality: `${root}/quality.json`,
     datasetCard: `${root}/README.md`,
+    /** The `mmif view` page of the first records, written by every build beside the card. */
+    viewer: `${root}/viewer.html`,
     /** `mmif export --format trl`: TRL's vision rows, one file per committed shard. */
     trlSft: (shard: number) => `${root}/trl/sft/${shardName(shard)}.parquet`,
     trlDpo: (shard: number) => `${root}/trl/dpo/${shardName(shard)}.parquet`,

@@ -6,7 +6,12 @@
  * else is plain HTML, readable without script. Pure: records in, text out.
  */
 import type { Verdict } from '../domain/verdict.js';
+import { getJson, type ObjectStore } from '../storage/objectStore.js';
+import type { BuildReport } from './buildReport.js';
+import type { BuildLayout } from './layout.js';
+import type { ShardManifest } from './manifest.js';
 import type { DpoRecord, InstructRecord } from './records.js';
+import { dpoRecordFromLine, instructRecordFromLine } from './sharegpt.js';
 
 export interface ViewerInput {
   buildId: string;
@@ -17,6 +22,36 @@ export interface ViewerInput {
   imageSrc: (imagePath: string) => string;
   /** Records left out by a display limit, said on the page. */
   omitted?: { instruct: number; dpo: number };
+}
+
+/** What the page shows, without where its images are reached from. */
+export type ViewerRecords = Omit<ViewerInput, 'imageSrc'>;
+
+/** The committed shards' records, in shard order, up to `limit` of each kind; undefined when no shard is committed. */
+export async function loadViewerRecords(store: ObjectStore, layout: BuildLayout, limit: number): Promise<ViewerRecords | undefined> {
+  const shards: number[] = [];
+  for await (const { key } of store.list(layout.manifestsPrefix)) {
+    const manifest = await getJson<ShardManifest>(store, key);
+    if (manifest) shards.push(manifest.shard);
+  }
+  if (shards.length === 0) return undefined;
+  const instruct: InstructRecord[] = [];
+  const dpo: DpoRecord[] = [];
+  const omitted = { instruct: 0, dpo: 0 };
+  const lines = async (key: string) => ((await store.get(key)) ?? Buffer.alloc(0)).toString('utf8').split('\n').filter(Boolean);
+  for (const shard of shards.sort((a, b) => a - b)) {
+    for (const line of await lines(layout.instructJsonl(shard))) {
+      if (instruct.length < limit) instruct.push(instructRecordFromLine(line));
+      else omitted.instruct += 1;
+    }
+    for (const line of await lines(layout.dpoJsonl(shard))) {
+      if (dpo.length < limit) dpo.push(dpoRecordFromLine(line));
+      else omitted.dpo += 1;
+    }
+  }
+  const report = await getJson<BuildReport>(store, layout.report);
+  const simulated = report?.simulated ?? [...instruct, ...dpo].some((r) => r.simulated);
+  return { buildId: layout.root, simulated, instruct, dpo, omitted };
 }
 
 export function viewerHtml(input: ViewerInput): string {

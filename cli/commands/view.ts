@@ -2,13 +2,9 @@ import { createServer } from 'node:http';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { BuildReport } from '../../output/buildReport.js';
 import { buildLayout, type BuildLayout } from '../../output/layout.js';
-import type { ShardManifest } from '../../output/manifest.js';
-import type { DpoRecord, InstructRecord } from '../../output/records.js';
-import { dpoRecordFromLine, instructRecordFromLine } from '../../output/sharegpt.js';
-import { viewerHtml } from '../../output/viewer.js';
-import { getJson, type ObjectStore } from '../../storage/objectStore.js';
+import { loadViewerRecords, viewerHtml, type ViewerRecords } from '../../output/viewer.js';
+import type { ObjectStore } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { s3FromEnv } from '../s3FromEnv.js';
@@ -35,7 +31,8 @@ export async function viewCommand(args: string[]): Promise<number> {
   const buildId = trimmed.slice(trimmed.lastIndexOf('/') + 1);
   const store = openStore(trimmed.slice(0, trimmed.length - buildId.length) || '.', s3FromEnv());
   const layout = buildLayout(buildId);
-  const data = await loadRecords(store, layout, limit);
+  const data = await loadViewerRecords(store, layout, limit);
+  if (!data) throw new CliError(`mmif view: no committed shard under ${store.root}/${layout.manifestsPrefix}`, EXIT.notFound);
 
   if (values.serve) return serve(store, layout, data, Number(values.port));
   if (/^s3:\/\//.test(root)) throw new CliError('mmif view: an s3:// dataset root can only be served (--serve): the page links its images by path', EXIT.usage);
@@ -46,39 +43,10 @@ export async function viewCommand(args: string[]): Promise<number> {
   return EXIT.ok;
 }
 
-type ViewerData = Omit<Parameters<typeof viewerHtml>[0], 'imageSrc'>;
-
-/** The committed shards' records, in shard order, up to `limit` of each kind. */
-async function loadRecords(store: ObjectStore, layout: BuildLayout, limit: number): Promise<ViewerData> {
-  const shards: number[] = [];
-  for await (const { key } of store.list(layout.manifestsPrefix)) {
-    const manifest = await getJson<ShardManifest>(store, key);
-    if (manifest) shards.push(manifest.shard);
-  }
-  if (shards.length === 0) throw new CliError(`mmif view: no committed shard under ${store.root}/${layout.manifestsPrefix}`, EXIT.notFound);
-  const instruct: InstructRecord[] = [];
-  const dpo: DpoRecord[] = [];
-  const omitted = { instruct: 0, dpo: 0 };
-  const lines = async (key: string) => ((await store.get(key)) ?? Buffer.alloc(0)).toString('utf8').split('\n').filter(Boolean);
-  for (const shard of shards.sort((a, b) => a - b)) {
-    for (const line of await lines(layout.instructJsonl(shard))) {
-      if (instruct.length < limit) instruct.push(instructRecordFromLine(line));
-      else omitted.instruct += 1;
-    }
-    for (const line of await lines(layout.dpoJsonl(shard))) {
-      if (dpo.length < limit) dpo.push(dpoRecordFromLine(line));
-      else omitted.dpo += 1;
-    }
-  }
-  const report = await getJson<BuildReport>(store, layout.report);
-  const simulated = report?.simulated ?? [...instruct, ...dpo].some((r) => r.simulated);
-  return { buildId: layout.root, simulated, instruct, dpo, omitted };
-}
-
 /** Only content-addressed images are served: no other path of the store is reachable. */
 const IMAGE_PATH = /^\/images\/[0-9a-f]{2}\/[0-9a-f]{64}\.jpg$/;
 
-async function serve(store: ObjectStore, layout: BuildLayout, data: ViewerData, port: number): Promise<number> {
+async function serve(store: ObjectStore, layout: BuildLayout, data: ViewerRecords, port: number): Promise<number> {
   const page = viewerHtml({ ...data, imageSrc: (imagePath) => `/${imagePath}` });
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
