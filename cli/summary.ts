@@ -2,6 +2,8 @@
 import type { BuildReport } from '../output/buildReport.js';
 import { buildLayout } from '../output/layout.js';
 
+const SHARDS_LISTED = 5;
+
 export function formatSummary(report: BuildReport): string {
   const layout = buildLayout(report.buildId);
   const rel = (key: string) => `${report.datasetRoot}/${key.slice(layout.root.length + 1)}`;
@@ -27,7 +29,7 @@ export function formatSummary(report: BuildReport): string {
     lines.push('model calls (requests / cached / prompt tokens / completion tokens / est. cost):');
     for (const [stage, u] of usage) {
       lines.push(
-        `  ${stage.padEnd(14)} ${report.models[stage] ?? ''}  ${u.requests} / ${u.cachedRequests} / ${u.promptTokens} / ${u.completionTokens} / $${u.costUsd.toFixed(4)}`,
+        `  ${stage.padEnd(14)} ${report.models[stage] ?? '(every endpoint)'}  ${u.requests} / ${u.cachedRequests} / ${u.promptTokens} / ${u.completionTokens} / $${u.costUsd.toFixed(4)}`,
       );
     }
     const cost = usage.reduce((sum, [, u]) => sum + u.costUsd, 0);
@@ -35,13 +37,16 @@ export function formatSummary(report: BuildReport): string {
     lines.push(`  estimated cost $${cost.toFixed(4)} ($${perSample.toFixed(5)} per accepted sample; models missing from the price table count as $0)`);
   }
   lines.push(`dataset root: ${report.datasetRoot}`);
-  for (let shard = 0; shard < report.shards.planned; shard++) {
+  // A screen, not a listing: a large build names its first shards and counts the rest.
+  const listed = Math.min(report.shards.planned, SHARDS_LISTED);
+  for (let shard = 0; shard < listed; shard++) {
     lines.push(`  shard ${shard}: ${rel(layout.instructParquet(shard))}, ${rel(layout.dpoParquet(shard))} (+ sharegpt JSONL, manifest)`);
   }
+  if (report.shards.planned > listed) lines.push(`  ... and ${report.shards.planned - listed} more shards (manifests/)`);
   lines.push(`LLaMA-Factory: dataset_dir=${report.datasetRoot} datasets mmif_instruct, mmif_dpo (dataset_info.json)`);
   const output = report.datasetRoot.slice(0, -(report.buildId.length + 1));
   lines.push(`TRL / MM-IFEval: npm run mmif -- export --output ${output} --build-id ${report.buildId} --format trl|mmifeval`);
-  lines.push(`dataset card: ${rel(layout.datasetCard)}; quality report: ${rel(layout.quality)}; viewer: npm run mmif -- view ${report.datasetRoot}`);
+  lines.push(`dataset card: ${rel(layout.datasetCard)}; quality report: ${rel(layout.quality)}; viewer: ${rel(layout.viewer)}`);
   if (report.simulated) {
     lines.push('', 'NOTE: every instruction, constraint and answer in this build came from the bundled SIMULATOR,', 'not a real model. It is test data. Set OPENAI_BASE_URL (and OPENAI_API_KEY, MMIF_MODEL) for real data.');
   }
