@@ -32,4 +32,8 @@ export interface ShardSummary {
   rejectsByReason: Record<string, number>;
   usage: Record<string, StageUsage>;
   simulated: boolean;
+  /** From the manifest (absent from summaries recorded before they existed): see ShardManifest. */
+  modelCallRejects?: number;
+  revision?: number;
+  revising?: number;
 }

@@ -19,7 +19,7 @@ import { RichnessError } from '../pipeline/richness.js';
 import { EndpointError } from '../llm/endpointError.js';
 import { ErrorBudgetExceeded } from '../pipeline/errorBudget.js';
 import { getJson } from '../storage/objectStore.js';
-import { addCounts, addUsage, emptyUsage, type ShardManifest } from '../output/manifest.js';
+import { addCounts, addUsage, emptyUsage, reopensOnRerun, type ShardManifest } from '../output/manifest.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import type { SliceTask, BuildRef, ShardSummary, ShardTask } from './buildRef.js';
 import { cacheStoreFor, contextFor, contextForBuild, richnessTools, storeFor } from './runtime.js';
@@ -91,6 +91,9 @@ function summarize(manifest: ShardManifest): ShardSummary {
     rejectsByReason: manifest.rejectsByReason,
     usage: manifest.usage,
     simulated: manifest.simulated,
+    modelCallRejects: manifest.modelCallRejects ?? 0,
+    revision: manifest.revision ?? 1,
+    ...(manifest.revising !== undefined ? { revising: manifest.revising } : {}),
   };
 }
 
@@ -130,15 +133,24 @@ export async function runStageSlice(task: SliceTask): Promise<SliceOutcome> {
 
 /**
  * Which shards of [from, to) are already committed, with their summaries added up: a resumed build
- * checks its plan in chunks and starts child workflows only for the rest.
+ * checks its plan in chunks and starts child workflows only for the rest. Committed shards that a
+ * re-run must re-open (`reopensOnRerun`: model-call rejections when `rerunModelCallRejects`, an
+ * interrupted re-commit always) are listed apart, in `reopened`, and left out of `shards` and `total`.
  */
-export async function committedShards(input: { build: BuildRef; from: number; to: number }): Promise<{ shards: number[]; total: ShardSummary }> {
+export async function committedShards(input: {
+  build: BuildRef;
+  from: number;
+  to: number;
+  rerunModelCallRejects?: boolean;
+}): Promise<{ shards: number[]; total: ShardSummary; reopened: number[] }> {
   const store = storeFor(input.build.output, input.build.s3);
   const layout = buildLayout(input.build.buildId);
   const range = Array.from({ length: input.to - input.from }, (_, i) => input.from + i);
   const manifests = await mapLimit(range, 32, (shard) => getJson<ShardManifest>(store, layout.manifest(shard)));
-  const committed = manifests.filter((m): m is ShardManifest => m !== undefined);
-  return { shards: committed.map((m) => m.shard), total: sumSummaries(committed.map(summarize)) };
+  const found = manifests.filter((m): m is ShardManifest => m !== undefined);
+  const reopen = (m: ShardManifest) => reopensOnRerun(m, input.rerunModelCallRejects ?? false);
+  const committed = found.filter((m) => !reopen(m));
+  return { shards: committed.map((m) => m.shard), total: sumSummaries(committed.map(summarize)), reopened: found.filter(reopen).map((m) => m.shard) };
 }
 
 /** The summary of a committed shard, or null: lets a re-run skip committed shards without any model call. */
@@ -148,8 +160,11 @@ export async function committedShard(task: ShardTask): Promise<ShardSummary | nu
   return manifest ? summarize(manifest) : null;
 }
 
-/** Commits a shard; with `caps` (targets), keeps at most that many accepted records of each kind. */
-export async function commitShard(task: ShardTask & { caps?: Goals }): Promise<ShardSummary> {
+/**
+ * Commits a shard; with `caps` (targets), keeps at most that many accepted records of each kind;
+ * with `replacesRevision`, commits a re-opened shard again as its next revision.
+ */
+export async function commitShard(task: ShardTask & { caps?: Goals; replacesRevision?: number }): Promise<ShardSummary> {
   return permanentOnFailure(() =>
     withHeartbeat(async () => {
       const ctx = await contextForBuild(task.build);
@@ -162,6 +177,7 @@ export async function commitShard(task: ShardTask & { caps?: Goals }): Promise<S
         training: { template: ctx.config.training.promptTemplate, seed: ctx.config.seed },
         errorBudget: ctx.config.llm.errorBudget,
         ...(task.caps ? { caps: task.caps } : {}),
+        ...(task.replacesRevision !== undefined ? { replacesRevision: task.replacesRevision } : {}),
       });
       return summarize(manifest);
     }),

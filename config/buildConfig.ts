@@ -265,6 +265,12 @@ export const buildConfigSchema = z
          * distinct endpoint and model, so a bad key, unknown model or text-only model fails in seconds.
          */
         preflight: z.boolean().default(true),
+        /**
+         * Re-running a build (same buildId and config) re-opens its committed shards that hold
+         * samples rejected by model-call errors, regenerates just those samples and commits the shard
+         * again as a new revision. Off: committed shards are left as they are.
+         */
+        rerunModelCallRejects: z.boolean().default(true),
       })
       .strict()
       .default({
@@ -280,6 +286,7 @@ export const buildConfigSchema = z
         replyTries: 3,
         errorBudget: { maxFraction: 0.2, maxConsecutive: 8 },
         preflight: true,
+        rerunModelCallRejects: true,
       }),
   })
   .strict()
@@ -359,7 +366,7 @@ export function fingerprintMaterial(config: BuildConfig): string {
   const copy: Record<string, unknown> = {
     ...config,
     models,
-    llm: { ...config.llm, concurrency: undefined, prices: undefined, retry: undefined, errorBudget: undefined, preflight: undefined },
+    llm: { ...config.llm, concurrency: undefined, prices: undefined, retry: undefined, errorBudget: undefined, preflight: undefined, rerunModelCallRejects: undefined },
   };
   for (const key of OPERATIONAL_KEYS) delete copy[key];
   return canonicalJson(copy);

@@ -196,9 +196,16 @@ export class ModelCaller {
    * "<sampleId>/answer"). A reply that an earlier execution of the same scope paid for, and that
    * is in the cache although no stage state recorded it, was lost with a killed attempt: its cache
    * hit is counted as paid (`recovered`), so cost is never under-reported.
+   *
+   * `rerun` (1, 2, ...) marks an execution that tries again a sample the stage rejected for a model
+   * call in an earlier execution (a re-run build, a resumed shard). It owns its cache entries apart
+   * from the executions before it, so the unusable replies they stored are another owner's and are
+   * asked again once replayed (withTries): a fixed endpoint now gets the chance to answer. A retried
+   * activity of the same rerun still replays its own tries and pays for nothing twice.
    */
-  forExecution(scope: string): ModelCaller {
-    return new ModelCaller(this.cache, this.cachePrefix, this.llm, this.options, { scope, id: randomUUID() });
+  forExecution(scope: string, rerun = 0): ModelCaller {
+    const options = rerun > 0 && this.owner !== undefined ? { ...this.options, owner: `${this.owner}\u0000rerun ${rerun}` } : this.options;
+    return new ModelCaller(this.cache, this.cachePrefix, this.llm, options, { scope, id: randomUUID() });
   }
 
   /** A prose reply; empty, cut or filtered replies are tried again (see withTries). */

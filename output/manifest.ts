@@ -67,6 +67,25 @@ export interface ShardManifest {
   quality?: ShardQuality;
   /** With targets: the records of each kind this shard could keep; accepted ones beyond are `over-target` rejects. */
   targetCaps?: Partial<Record<'instruct' | 'dpo', number>>;
+  /**
+   * Rejections (samples and pairs) caused by a model call: `modelCall` in their reject records. Not
+   * final: a re-run of the build regenerates them (llm.rerunModelCallRejects). Absent in manifests
+   * written before it existed (taken as 0).
+   */
+  modelCallRejects?: number;
+  /** 1 for the first commit; each re-commit of a re-opened shard adds one. Absent before revisions existed (1). */
+  revision?: number;
+  /**
+   * Set, to the revision being written, on the standing manifest before a re-commit rewrites the
+   * data files: a crash mid-rewrite leaves this mark, and the next run re-opens the shard whatever
+   * the config says, so the files and the manifest agree again.
+   */
+  revising?: number;
+}
+
+/** Whether a re-run of the build must re-open this committed shard (see ShardManifest.modelCallRejects, revising). */
+export function reopensOnRerun(manifest: Pick<ShardManifest, 'modelCallRejects' | 'revising'>, rerunModelCallRejects: boolean): boolean {
+  return manifest.revising !== undefined || (rerunModelCallRejects && (manifest.modelCallRejects ?? 0) > 0);
 }
 
 export interface Tally {

@@ -1,8 +1,10 @@
 /**
  * Commits a shard: assembles every sample's records from its stage states, writes the data files
  * under deterministic keys, then the manifest last. A shard whose manifest exists is committed and
- * is never rewritten; a crash before the manifest leaves files that the retry overwrites with the
- * same bytes.
+ * is not rewritten, except deliberately: a re-run that regenerated its model-call rejections commits
+ * it again as the next revision (`replacesRevision`). A crash before the manifest leaves files that
+ * the retry overwrites with the same bytes; a crash in a re-commit leaves the `revising` mark on the
+ * standing manifest, which makes the next run re-open the shard and finish it.
  */
 import { assembleSample, type DpoRecord, type InstructRecord, type RejectRecord, type SampleStates, type TrainingPromptSettings } from './records.js';
 import type { SourceSample } from '../domain/sample.js';
@@ -10,7 +12,7 @@ import { sha256Hex } from '../domain/hashing.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 import { STAGE_NAMES, type StageState } from '../pipeline/stageState.js';
-import { getJson, type ObjectStore } from '../storage/objectStore.js';
+import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 import { checkShardBudget, type ErrorBudget } from '../pipeline/errorBudget.js';
 import type { BuildLayout } from './layout.js';
 import {
@@ -40,11 +42,16 @@ export interface ShardToCommit {
   errorBudget?: ErrorBudget;
   /** With targets: accepted records of each kind this shard may keep (its source's remaining target). */
   caps?: Goals;
+  /**
+   * Commit again a shard committed at this revision (re-opened for its model-call rejections). A
+   * manifest at another revision is returned as it is: a retried re-commit writes nothing twice.
+   */
+  replacesRevision?: number;
 }
 
 export async function commitShard(store: ObjectStore, layout: BuildLayout, spec: ShardToCommit): Promise<ShardManifest> {
   const existing = await getJson<ShardManifest>(store, layout.manifest(spec.shard));
-  if (existing) return existing;
+  if (existing && revisionOf(existing) !== spec.replacesRevision) return existing;
 
   const loaded = await mapLimit(spec.samples, 16, async (sample) => ({ sample, states: await loadStates(store, layout, sample) }));
   const assembled = loaded.map(({ sample, states }) => assembleSample(sample, states, spec.training));
@@ -66,6 +73,8 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
     { key: layout.dpoJsonl(spec.shard), body: jsonl(dpo.map(dpoSharegptLine)), rows: dpo.length },
     { key: layout.rejects(spec.shard), body: jsonl(rejects.map((r) => JSON.stringify(r))), rows: rejects.length },
   ];
+  // Marked before any data file changes, so a crash from here on is repaired by the next run.
+  if (existing && existing.revising === undefined) await putJson(store, layout.manifest(spec.shard), { ...existing, revising: revisionOf(existing) + 1 });
   const manifestFiles: ManifestFile[] = [];
   for (const file of files) {
     await store.put(file.key, file.body);
@@ -96,12 +105,21 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
     pairs: pairStats(assembled),
     quality: shardQuality(loaded.map((l) => l.states), { instruct, dpo, rejects }),
     ...(spec.caps ? { targetCaps: spec.caps } : {}),
+    modelCallRejects: rejects.filter((r) => r.modelCall).length,
+    revision: existing ? revisionOf(existing) + 1 : 1,
   };
+  if (existing) {
+    // A deliberate overwrite of the revision it replaces (checked above); it clears the `revising` mark.
+    await putJson(store, layout.manifest(spec.shard), manifest);
+    return manifest;
+  }
   // The commit point. A conditional write: if a racing attempt committed first, its manifest (the
   // same bytes, as every input is deterministic) stands.
   await store.putIfAbsent(layout.manifest(spec.shard), JSON.stringify(manifest), 'application/json');
   return manifest;
 }
+
+const revisionOf = (manifest: ShardManifest): number => manifest.revision ?? 1;
 
 /** Richness scores and tag counts of the shard's planned images, when planning selected them by richness. */
 function richnessOf(samples: readonly SourceSample[]): Pick<ShardManifest, 'richness'> {

@@ -58,7 +58,7 @@ export async function stageDone(ctx: StageContext, stage: StageName, sample: Sou
   return isFinal(await getJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, stage)));
 }
 
-function isFinal(state: StageState | undefined): state is StageState {
+function isFinal(state: StageState | undefined): boolean {
   return state !== undefined && !(state.status === 'rejected' && state.details?.modelCall);
 }
 
@@ -66,19 +66,23 @@ function isFinal(state: StageState | undefined): state is StageState {
 async function runOne(ctx: StageContext, stage: StageName, sample: SourceSample): Promise<{ status: keyof SliceOutcome; fresh?: StageState }> {
   const key = ctx.layout.stageState(sample.sampleId, stage);
   const existing = await getJson<StageState>(ctx.store, key);
-  if (isFinal(existing)) return { status: existing.status };
+  if (existing && isFinal(existing)) return { status: existing.status };
 
   const prior = await loadPrior(ctx, stage, sample);
   if (!prior) return { status: 'blocked' };
-  const calls: CallRecord[] = [];
+  // A model-call rejection tried again: a rerun of its own (the unusable replies it stored are asked
+  // again, see ModelCaller.forExecution), keeping the calls it paid for in the sample's accounts.
+  const rerun = existing ? (existing.rerun ?? 0) + 1 : 0;
+  const calls: CallRecord[] = [...(existing?.calls ?? [])];
   // Scoped to this execution, so calls a killed earlier execution paid for are still counted.
-  const scoped: StageContext = { ...ctx, models: ctx.models.forExecution(`${sample.sampleId}/${stage}`) };
+  const scoped: StageContext = { ...ctx, models: ctx.models.forExecution(`${sample.sampleId}/${stage}`, rerun) };
+  const reran = rerun > 0 ? { rerun } : {};
   let state: StageState;
   try {
-    state = { status: 'ok', stage, result: await execute(scoped, stage, sample, prior, calls), calls };
+    state = { status: 'ok', stage, result: await execute(scoped, stage, sample, prior, calls), calls, ...reran };
   } catch (err) {
     if (!(err instanceof SampleRejection)) throw err;
-    state = { status: 'rejected', stage, reason: err.reason, calls, ...(err.details ? { details: err.details } : {}) };
+    state = { status: 'rejected', stage, reason: err.reason, calls, ...(err.details ? { details: err.details } : {}), ...reran };
   }
   await putJson(ctx.store, key, state);
   return { status: state.status, fresh: state };

@@ -86,6 +86,11 @@ export interface StageResults {
   rejected: RejectedResult;
 }
 
+/**
+ * `calls` holds every call made for this stage of this sample, including those of earlier
+ * executions that a model-call rejection left to try again; `rerun` counts those tries again
+ * (absent for the first execution).
+ */
 export type StageState<S extends StageName = StageName> =
-  | { status: 'ok'; stage: S; result: StageResults[S]; calls: CallRecord[] }
-  | { status: 'rejected'; stage: S; reason: string; calls: CallRecord[]; details?: RejectionDetails };
+  | { status: 'ok'; stage: S; result: StageResults[S]; calls: CallRecord[]; rerun?: number }
+  | { status: 'rejected'; stage: S; reason: string; calls: CallRecord[]; details?: RejectionDetails; rerun?: number };

@@ -5,7 +5,8 @@
  * A failed shard does not stop the others. When shards failed, the build waits up to
  * `retryWindowSeconds` for a `retryFailedShards` update, then writes its report and fails with a
  * message listing them, so `temporal workflow start --id-reuse-policy AllowDuplicateFailedOnly`
- * (or `mmif resume`) can re-run it: committed shards are skipped. Cancelling stops the running
+ * (or `mmif resume`) can re-run it: committed shards are skipped, except those holding samples
+ * rejected by model-call errors, which are re-opened (llm.rerunModelCallRejects). Cancelling stops the running
  * shards; committed shards stay valid. History stays small because children carry the per-sample
  * work; the workflow drains its shards and continues as new when Temporal suggests it.
  */
@@ -94,12 +95,15 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
     progress.samples.planned = plan.sampleCount;
     setPhase('running');
 
-    // A re-run finds its committed shards in a few activity calls, not one child workflow each.
+    // A re-run finds its committed shards in a few activity calls, not one child workflow each. The
+    // ones to re-open (model-call rejections to regenerate, an interrupted re-commit) are not among
+    // them: their children run. No patch marker: this follows from the activity's recorded result.
     let pending = carried?.pending;
     if (!pending) {
       const committed = new Set<number>();
       for (let from = 0; from < plan.shardCount; from += COMMIT_CHECK_CHUNK) {
-        const found = await committedShards({ build, from, to: Math.min(from + COMMIT_CHECK_CHUNK, plan.shardCount) });
+        const to = Math.min(from + COMMIT_CHECK_CHUNK, plan.shardCount);
+        const found = await committedShards({ build, from, to, rerunModelCallRejects: rerunModelCallRejects(config) });
         found.shards.forEach((shard) => committed.add(shard));
         if (found.shards.length > 0) recordCommittedShard(progress, found.total, Date.now(), found.shards.length, true);
       }
@@ -224,6 +228,15 @@ async function commitRoundInOrder(config: BuildConfig, build: BuildRef, plan: Bu
   }
 }
 
+/**
+ * Whether a re-run regenerates the model-call rejections of committed shards. Not with targets: each
+ * shard's cap was computed from what the shards before it kept, so re-opening one would move the
+ * counts the targets were met with (the top-up rounds already made up for those rejections).
+ */
+function rerunModelCallRejects(config: BuildConfig): boolean {
+  return config.llm.rerunModelCallRejects && config.targets === undefined;
+}
+
 async function runShard(config: BuildConfig, build: BuildRef, plan: BuildPlan, shard: number, progress: BuildProgress): Promise<void> {
   progress.shards.running += 1;
   try {
@@ -242,6 +255,7 @@ async function runShard(config: BuildConfig, build: BuildRef, plan: BuildPlan, s
           stageTaskQueues: stageTaskQueues(config),
           // With targets, the build commits shards itself, in rank order (commitRoundInOrder).
           deferCommit: config.targets !== undefined,
+          rerunModelCallRejects: rerunModelCallRejects(config),
         },
       ],
     });

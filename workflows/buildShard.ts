@@ -1,12 +1,16 @@
 /**
  * One shard: each slice of samples goes through the five stages in order (slices run in
  * parallel), then the shard is committed. Only keys and counts cross Temporal; a committed shard
- * returns at once, so re-running a build costs no model call for it.
+ * returns at once, so re-running a build costs no model call for it — unless it holds samples
+ * rejected by model-call errors and `rerunModelCallRejects` is set: then the stages run again (every
+ * sample with a final state is skipped, only those rejections are tried again) and the shard is
+ * committed again as its next revision.
  */
 import { proxyActivities, sleep } from '@temporalio/workflow';
 import type * as activities from '../activities/index.js';
 import type { ShardSummary, ShardTask } from '../activities/buildRef.js';
 import { mapLimit } from '../domain/mapLimit.js';
+import { reopensOnRerun } from '../output/manifest.js';
 import type { BuildConfig } from '../config/buildConfig.js';
 import type { BatchableStage } from '../pipeline/batchRequests.js';
 import { STAGE_NAMES, type StageName } from '../pipeline/stageState.js';
@@ -25,6 +29,8 @@ export interface BuildShardInput extends ShardTask {
   stageTaskQueues: Partial<Record<StageName, string>>;
   /** Run the stages only: the build commits the shard (targets: in rank order, with caps). */
   deferCommit: boolean;
+  /** llm.rerunModelCallRejects (never with targets); absent in inputs recorded before it existed. */
+  rerunModelCallRejects?: boolean;
 }
 
 /** The first wait for a batch; later polls back off by half again, up to batchApi.pollSeconds. */
@@ -39,8 +45,10 @@ export async function buildShard(input: BuildShardInput): Promise<ShardSummary |
     return taskQueue ? proxyActivities<typeof activities>({ ...options, taskQueue }) : acts;
   };
   const { build, shard } = input;
+  // Whether a committed shard re-opens follows from this activity's result, which history records:
+  // histories from before re-opening existed replay unchanged, with no patch marker needed.
   const committed = await acts.committedShard({ build, shard });
-  if (committed) return committed;
+  if (committed && !reopensOnRerun(committed, input.rerunModelCallRejects ?? false)) return committed;
 
   const slices: Array<[number, number]> = [];
   for (let from = 0; from < input.sampleCount; from += input.sliceSize) {
@@ -61,7 +69,8 @@ export async function buildShard(input: BuildShardInput): Promise<ShardSummary |
       await runStage(stage);
     }
   }
-  return input.deferCommit ? null : acts.commitShard({ build, shard });
+  if (input.deferCommit) return null;
+  return acts.commitShard({ build, shard, ...(committed ? { replacesRevision: committed.revision ?? 1 } : {}) });
 }
 
 /**

@@ -22,6 +22,7 @@ import { STAGE_NAMES, type StageState } from '../../pipeline/stageState.js';
 import { getJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
+import { assertCommittedShardsIntact, mtimesOf } from '../harness/datasetChecks.js';
 import { mmif } from '../harness/mmifCli.js';
 import { startStack, type Stack } from '../harness/stack.js';
 
@@ -57,8 +58,8 @@ const run = async (workflowId: string, input: BuildConfigInput) =>
   (await stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId, args: [input] })) as BuildReport;
 
 /** Per sample id: its instruct record (or undefined), its reject records, and whether this build paid for any call. */
-async function outcomes(buildId: string) {
-  const store = new LocalStore(output());
+async function outcomes(buildId: string, root = output()) {
+  const store = new LocalStore(root);
   const layout = buildLayout(buildId);
   const bySample = new Map<string, { record?: InstructRecord; rejects: RejectRecord[]; paid: number }>();
   for (let shard = 0; shard < SHARDS; shard++) {
@@ -128,6 +129,110 @@ test('30% unusable replies: tried again, never cached as final; a build after th
     assert.ok(!o.rejects.some((r) => r.modelCall), `${id} is no longer rejected for a model call`);
     if (!victims.has(id)) assert.deepEqual(o.record, before.get(id)!.record, `${id} is the same as before, from the cache`);
   }
+});
+
+/** The raw text of every data line (instruct, DPO, reject) and stage state of a build, by record or state key. */
+async function storedText(root: string, buildId: string): Promise<{ lines: Map<string, string>; states: Map<string, string>; manifests: string[] }> {
+  const store = new LocalStore(root);
+  const layout = buildLayout(buildId);
+  const lines = new Map<string, string>();
+  const states = new Map<string, string>();
+  const manifests: string[] = [];
+  for (let shard = 0; shard < SHARDS; shard++) {
+    for (const [kind, key] of [['instruct', layout.instructJsonl(shard)], ['dpo', layout.dpoJsonl(shard)], ['reject', layout.rejects(shard)]] as const) {
+      for (const line of ((await store.get(key))?.toString() ?? '').split('\n').filter(Boolean)) {
+        const { id, kind: rejectKind } = JSON.parse(line) as { id: string; kind?: string };
+        lines.set(`${kind} ${rejectKind ?? ''} ${id}`, line);
+      }
+    }
+    for (const sample of (await getJson<SourceSample[]>(store, layout.shardPlan(shard)))!) {
+      for (const stage of STAGE_NAMES) {
+        const body = await store.get(layout.stageState(sample.sampleId, stage));
+        if (body) states.set(`${sample.sampleId}/${stage}`, body.toString());
+      }
+    }
+    manifests.push((await store.get(layout.manifest(shard)))!.toString());
+  }
+  return { lines, states, manifests };
+}
+
+/** Calls a stage state records as paid (not cache hits). */
+const paidCalls = (state: string | undefined) => (state ? (JSON.parse(state) as StageState).calls.filter((c) => !c.cached).length : 0);
+
+/** Paid requests of a build report, over every stage. */
+const paidRequests = (report: BuildReport) => Object.values(report.usage).reduce((n, u) => n + u.requests - u.cachedRequests, 0);
+
+test('re-running the same build after the faults cleared regenerates exactly the samples they rejected in committed shards; a third run makes no request and writes nothing', async () => {
+  const root = path.join(dir, 'out-rerun');
+  const input = config('rerun', { output: root, llm: { errorBudget: { maxFraction: 1, maxConsecutive: 100 } } });
+  stack.simulator.setFaults({ rateMalformed: 0.15, rateTruncated: 0.15 });
+  let first: BuildReport;
+  try {
+    first = await run('rerun', input);
+  } finally {
+    stack.simulator.setFaults({ rateMalformed: 0, rateTruncated: 0 });
+  }
+  assert.deepEqual(first.shards, { planned: SHARDS, committed: SHARDS, failed: 0 });
+  const before = await outcomes('rerun', root);
+  const modelCallRejects = [...before.values()].flatMap((o) => o.rejects.filter((r) => r.modelCall));
+  const victims = new Set(modelCallRejects.map((r) => r.id));
+  assert.ok(victims.size > 0 && victims.size < before.size, `some samples lost to unusable replies, not all: ${victims.size}/${before.size}`);
+  const stored = await storedText(root, 'rerun');
+  const manifestsBefore = stored.manifests.map((m) => JSON.parse(m) as ShardManifest);
+  assert.equal(manifestsBefore.reduce((n, m) => n + m.modelCallRejects!, 0), modelCallRejects.length, 'manifests count the model-call rejections');
+  assert.ok(manifestsBefore.every((m) => m.revision === 1 && m.revising === undefined));
+  const reopened = manifestsBefore.filter((m) => m.modelCallRejects! > 0).map((m) => m.shard);
+
+  // The same build id again, as an operator would: `mmif resume` restarts it with its own config.
+  stack.simulator.resetStats();
+  const resumed = await mmif(stack, 'resume', 'rerun', '--wait');
+  assert.equal(resumed.code, 0, resumed.stderr + resumed.stdout);
+  const store = new LocalStore(root);
+  const report = JSON.parse((await store.get(buildLayout('rerun').report))!.toString()) as BuildReport;
+  const requests = stack.simulator.stats().requests;
+  console.log(`re-run: ${victims.size} samples rejected by faults in shards ${reopened.join(', ')}; ${requests} requests; accepted ${first.counts.instruct} -> ${report.counts.instruct}`);
+
+  const restored = await storedText(root, 'rerun');
+  const victimOf = (key: string) => victims.has(key.split('/')[0]!) || victims.has(key.split(' ').pop()!.replace(/-dpo$/, ''));
+  // Only the victims' stage states changed, and the requests made are exactly their new paid calls.
+  let paidForVictims = 0;
+  for (const [key, state] of restored.states) {
+    if (!victimOf(key)) assert.equal(state, stored.states.get(key), `${key} untouched`);
+    else paidForVictims += paidCalls(state) - paidCalls(stored.states.get(key));
+  }
+  assert.ok(requests > 0);
+  assert.equal(requests, paidForVictims, 'every request was a call for a sample the faults had rejected');
+  // Nothing paid before is lost from the accounts: the new requests come on top.
+  assert.equal(paidRequests(report), paidRequests(first) + requests);
+
+  // Every other record is byte for byte what it was; the victims are now decided on their merits.
+  for (const [key, line] of stored.lines) if (!victimOf(key)) assert.equal(restored.lines.get(key), line, `${key} unchanged`);
+  for (const [key, line] of restored.lines) if (!victimOf(key)) assert.equal(stored.lines.get(key), line, `${key} was there before`);
+  const after = await outcomes('rerun', root);
+  assert.equal(after.size, before.size);
+  for (const [id, o] of after) {
+    assert.ok(!o.rejects.some((r) => r.modelCall), `${id} is no longer rejected for a model call`);
+    assert.equal(Number(Boolean(o.record)) + o.rejects.filter((r) => r.kind === 'sample').length, 1, `${id} is either accepted or rejected, once`);
+  }
+  assert.ok(report.counts.instruct > first.counts.instruct, `accepted ${first.counts.instruct} -> ${report.counts.instruct}`);
+  assert.equal(report.counts.planned, report.counts.instruct + report.counts.rejectedSamples);
+  assert.deepEqual(report.shards, { planned: SHARDS, committed: SHARDS, failed: 0 });
+
+  // The re-opened shards are committed again as revision 2; the others were not touched.
+  const manifestsAfter = restored.manifests.map((m) => JSON.parse(m) as ShardManifest);
+  for (const [shard, manifest] of manifestsAfter.entries()) {
+    if (reopened.includes(shard)) assert.deepEqual([manifest.revision, manifest.modelCallRejects, manifest.revising], [2, 0, undefined]);
+    else assert.equal(restored.manifests[shard], stored.manifests[shard], `shard ${shard} had nothing to regenerate`);
+  }
+  await assertCommittedShardsIntact(store, 'rerun', SHARDS);
+
+  // A third run: nothing left to regenerate, so no request and no write anywhere in the output.
+  const mtimes = await mtimesOf(root);
+  stack.simulator.resetStats();
+  const third = await run('rerun', input);
+  assert.deepEqual(third.counts, report.counts);
+  assert.equal(stack.simulator.stats().requests, 0);
+  assert.deepEqual(await mtimesOf(root), mtimes, 'no object written or rewritten');
 });
 
 test('an endpoint answering 400 to everything fails its shards with the endpoint, status and error; a re-run recovers', async () => {

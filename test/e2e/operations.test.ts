@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -19,7 +19,7 @@ import { LocalStore } from '../../storage/localStore.js';
 import { openStore } from '../../storage/openStore.js';
 import type { BuildProgress } from '../../workflows/buildProgress.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
-import { assertCommittedShardsIntact, eventually } from '../harness/datasetChecks.js';
+import { assertCommittedShardsIntact, eventually, mtimesOf } from '../harness/datasetChecks.js';
 import { mmif } from '../harness/mmifCli.js';
 import { startS3Server, useS3Env, type S3Server } from '../harness/s3Server.js';
 import { startStack, type Stack } from '../harness/stack.js';
@@ -248,13 +248,3 @@ test('`mmif build --wait` runs a build; a changed config is refused unless --new
   assert.equal((await mmif(stack, 'status', 'no-such-build')).code, 3);
   assert.equal((await mmif(stack, 'build')).code, 2);
 });
-
-async function mtimesOf(root: string): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
-    const file = path.join(entry.parentPath, entry.name);
-    out.set(path.relative(root, file), (await stat(file)).mtimeMs);
-  }
-  return out;
-}

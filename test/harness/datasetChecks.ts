@@ -1,5 +1,7 @@
 /** Checks of a finished build's output shared by the integration tests. */
 import assert from 'node:assert/strict';
+import { readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
 import { sha256Hex } from '../../domain/hashing.js';
 import { buildLayout } from '../../output/layout.js';
 import type { ShardManifest } from '../../output/manifest.js';
@@ -32,4 +34,15 @@ export async function eventually(check: () => Promise<boolean> | boolean, timeou
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** Modification time of every file under a local folder, by relative path: compare runs to see what was written. */
+export async function mtimesOf(root: string): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    out.set(path.relative(root, file), (await stat(file)).mtimeMs);
+  }
+  return out;
 }
