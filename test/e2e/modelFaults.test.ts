@@ -156,6 +156,10 @@ async function storedText(root: string, buildId: string): Promise<{ lines: Map<s
   return { lines, states, manifests };
 }
 
+/** Rejections of the given samples that are not model-call ones: decided on the samples' merits. */
+const verdictRejectsOf = (found: Awaited<ReturnType<typeof outcomes>>, ids: Set<string>) =>
+  [...found].filter(([id]) => ids.has(id)).reduce((n, [, o]) => n + o.rejects.filter((r) => !r.modelCall).length, 0);
+
 /** Calls a stage state records as paid (not cache hits). */
 const paidCalls = (state: string | undefined) => (state ? (JSON.parse(state) as StageState).calls.filter((c) => !c.cached).length : 0);
 
@@ -190,7 +194,8 @@ test('re-running the same build after the faults cleared regenerates exactly the
   const store = new LocalStore(root);
   const report = JSON.parse((await store.get(buildLayout('rerun').report))!.toString()) as BuildReport;
   const requests = stack.simulator.stats().requests;
-  console.log(`re-run: ${victims.size} samples rejected by faults in shards ${reopened.join(', ')}; ${requests} requests; accepted ${first.counts.instruct} -> ${report.counts.instruct}`);
+  const accepted = (r: BuildReport) => `${r.counts.instruct} instruct + ${r.counts.dpo} DPO`;
+  console.log(`re-run: ${victims.size} samples rejected by faults (${modelCallRejects.length} samples or pairs) in shards ${reopened.join(', ')}; ${requests} requests; accepted ${accepted(first)} -> ${accepted(report)}`);
 
   const restored = await storedText(root, 'rerun');
   const victimOf = (key: string) => victims.has(key.split('/')[0]!) || victims.has(key.split(' ').pop()!.replace(/-dpo$/, ''));
@@ -214,7 +219,9 @@ test('re-running the same build after the faults cleared regenerates exactly the
     assert.ok(!o.rejects.some((r) => r.modelCall), `${id} is no longer rejected for a model call`);
     assert.equal(Number(Boolean(o.record)) + o.rejects.filter((r) => r.kind === 'sample').length, 1, `${id} is either accepted or rejected, once`);
   }
-  assert.ok(report.counts.instruct > first.counts.instruct, `accepted ${first.counts.instruct} -> ${report.counts.instruct}`);
+  // A victim may have lost its sample or only its DPO pair: accepted records rise either way.
+  assert.ok(report.counts.instruct + report.counts.dpo > first.counts.instruct + first.counts.dpo, `accepted ${accepted(first)} -> ${accepted(report)}`);
+  assert.equal(report.counts.rejectedSamples + report.counts.rejectedPairs, first.counts.rejectedSamples + first.counts.rejectedPairs - modelCallRejects.length + verdictRejectsOf(after, victims));
   assert.equal(report.counts.planned, report.counts.instruct + report.counts.rejectedSamples);
   assert.deepEqual(report.shards, { planned: SHARDS, committed: SHARDS, failed: 0 });
 

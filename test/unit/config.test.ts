@@ -25,6 +25,7 @@ test('a minimal config gets documented defaults', () => {
   assert.equal(c.llm.maxTokensCeiling, undefined);
   assert.deepEqual(c.llm.errorBudget, { maxFraction: 0.2, maxConsecutive: 8 });
   assert.equal(c.llm.preflight, true);
+  assert.equal(c.llm.rerunModelCallRejects, true);
 });
 
 test('errors name every bad field by path', () => {
@@ -58,5 +59,7 @@ test('the fingerprint ignores operational knobs but not output-shaping settings'
   assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, image: { minShortSide: 100 } })), base);
   // The error budget and the pre-flight decide whether a build runs, not what it writes; reply tries do.
   assert.equal(fingerprintMaterial(parseBuildConfig({ ...minimal, llm: { errorBudget: { maxFraction: 0.5 }, preflight: false } })), base);
+  // Whether a re-run regenerates model-call rejections can be chosen per run of the same build.
+  assert.equal(fingerprintMaterial(parseBuildConfig({ ...minimal, llm: { rerunModelCallRejects: false } })), base);
   assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, llm: { replyTries: 5 } })), base);
 });

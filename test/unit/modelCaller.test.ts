@@ -118,6 +118,33 @@ test("unusable cached replies: this build's own are past tries (not paid again),
   assert.equal(sim.stats().requests, 1);
 });
 
+test("a rerun of a sample the stage rejected for unusable replies asks again; a retried execution of that rerun replays its own tries", async () => {
+  const req = { stage: 'answer' as const, endpoint: endpoint(), prompt: renderAnswerPrompt('Describe the lighthouse.', []), image };
+  const models = new ModelCaller(new LocalStore(path.join(dir, 'reruns')), '_cache/llm', { ...llm, replyTries: 2 }, { owner: 'build-a' });
+  const rejected = (err: unknown) => err instanceof SampleRejection && /empty-reply/.test(err.reason);
+  sim.setFaults({ rateMalformed: 1 });
+  try {
+    await assert.rejects(models.forExecution('s1/answer').text(req, []), rejected);
+    sim.resetStats();
+    // Rerun 1 while the endpoint is still broken: the first execution's tries are asked again.
+    await assert.rejects(models.forExecution('s1/answer', 1).text(req, []), rejected);
+    assert.equal(sim.stats().requests, 2);
+    // Its activity retried: rerun 1's own tries are replayed, not paid again.
+    sim.resetStats();
+    await assert.rejects(models.forExecution('s1/answer', 1).text(req, []), rejected);
+    assert.equal(sim.stats().requests, 0);
+  } finally {
+    sim.setFaults({ rateMalformed: 0 });
+  }
+  // Rerun 2, the endpoint fixed: one request, and the good reply is the build's for good.
+  const calls: CallRecord[] = [];
+  const text = await models.forExecution('s1/answer', 2).text(req, calls);
+  assert.equal(sim.stats().requests, 1);
+  assert.deepEqual(calls.map((c) => [c.cached, c.problem]), [[true, 'empty-reply'], [true, 'empty-reply'], [false, undefined]]);
+  assert.equal(await models.forExecution('s1/answer').text(req, []), text);
+  assert.equal(sim.stats().requests, 1);
+});
+
 test('a cache hit on a reply an earlier, unrecorded execution of the same stage paid for counts as paid', async () => {
   const req = { stage: 'answer' as const, endpoint: endpoint(), prompt: renderAnswerPrompt('Describe the lighthouse.', []), image };
   const models = new ModelCaller(new LocalStore(path.join(dir, 'recovered')), '_cache/llm', llm, { owner: 'build-a', prices: { 'mmif-sim-vlm': { inputPerMTok: 2, outputPerMTok: 8, batchDiscount: 0.5 } } });
