@@ -1,6 +1,6 @@
 /**
  * A whole build: validate the config, plan shards deterministically, run one child workflow per
- * shard (id `<buildId>/shard-<n>`) with bounded parallelism, then write the build report.
+ * shard (id `<this workflow's id>/shard-<n>`) with bounded parallelism, then write the build report.
  *
  * A failed shard does not stop the others. When shards failed, the build waits up to
  * `retryWindowSeconds` for a `retryFailedShards` update, then writes its report and fails with a
@@ -241,7 +241,7 @@ async function runShard(config: BuildConfig, build: BuildRef, plan: BuildPlan, s
   progress.shards.running += 1;
   try {
     const summary = await executeChild(buildShard, {
-      workflowId: `${config.buildId}/shard-${shard}`,
+      workflowId: shardWorkflowId(config.buildId, shard),
       args: [
         {
           build,
@@ -267,6 +267,19 @@ async function runShard(config: BuildConfig, build: BuildRef, plan: BuildPlan, s
   } finally {
     progress.shards.running -= 1;
   }
+}
+
+const SHARD_IDS_FROM_WORKFLOW_ID = 'shard-ids-from-workflow-id';
+
+/**
+ * Shard children are named after this build's own workflow id, so concurrent runs of one buildId
+ * (backfilled dates `<buildId>@<date>`, a manual run beside a scheduled one) never collide. A manual
+ * build's workflow id is its buildId, so its shard ids are unchanged. The patch keeps builds started
+ * before this change (children `<buildId>/shard-<n>`) replaying the ids they already started.
+ */
+function shardWorkflowId(buildId: string, shard: number): string {
+  const parent = patched(SHARD_IDS_FROM_WORKFLOW_ID) ? workflowInfo().workflowId : buildId;
+  return `${parent}/shard-${shard}`;
 }
 
 /** The innermost cause: "child failed: activity failed: <what actually went wrong>" helps nobody. */

@@ -220,6 +220,36 @@ test('a schedule created with `mmif schedule` runs builds under dated prefixes s
   assert.equal((await mmif(stack, 'schedule', 'trigger', 'nightly')).code, 3, 'a deleted schedule is not found');
 });
 
+test('a 3-day backfill and a manual run of the same buildId run concurrently without colliding: every date has a full report', async () => {
+  // Before shard ids were derived from the parent's workflow id, all dated runs started children
+  // `<buildId>/shard-N` and all but one failed with "Workflow execution already started".
+  const file = path.join(dir, 'weekly.json');
+  const output = path.join(dir, 'out', 'weekly');
+  await writeFile(file, JSON.stringify(config('weekly', { output })));
+  assert.equal((await mmif(stack, 'schedule', 'create', 'weekly', '--config', file, '--cron', '0 3 * * *')).code, 0);
+  const reportOf = async (key: string) => {
+    const bytes = await new LocalStore(output).get(key);
+    return bytes ? (JSON.parse(bytes.toString()) as BuildReport) : undefined;
+  };
+  await withFaults({ latencyMs: 100 }, async () => {
+    const backfill = await mmif(stack, 'schedule', 'backfill', 'weekly', '--start', '2026-11-01T00:00:00Z', '--end', '2026-11-04T00:00:00Z');
+    assert.equal(backfill.code, 0, backfill.stderr);
+    // The manual build (workflow id = buildId) overlaps the dated runs.
+    const manual = await start('weekly', config('weekly', { output }));
+    await manual.result();
+    const dates = ['2026-11-01', '2026-11-02', '2026-11-03'];
+    await eventually(async () => (await Promise.all(dates.map((d) => reportOf(`${d}/weekly/build-report.json`)))).every(Boolean), 120_000, 'three backfilled reports');
+    for (const key of [...dates.map((d) => `${d}/weekly/build-report.json`), 'weekly/build-report.json']) {
+      const report = (await reportOf(key))!;
+      assert.deepEqual(report.failedShards, [], `${key}: ${JSON.stringify(report.failedShards)}`);
+      assert.equal(report.shards.committed, 3, key);
+    }
+  });
+  const describe = JSON.parse((await mmif(stack, 'schedule', 'describe', 'weekly')).stdout) as { recentActions: unknown[] };
+  assert.equal(describe.recentActions.length, 3);
+  assert.equal((await mmif(stack, 'schedule', 'delete', 'weekly')).code, 0);
+});
+
 test('`mmif build --wait` runs a build; a changed config is refused unless --new-version; `mmif status` reports it', async () => {
   const file = path.join(dir, 'cli-build.json');
   await writeFile(file, JSON.stringify(config('cli-build')));
