@@ -23,6 +23,8 @@ export function formatSummary(report: BuildReport): string {
   }
   const rejects = Object.entries(report.rejectsByStage);
   if (rejects.length) lines.push(`rejections by stage: ${rejects.map(([stage, n]) => `${stage} ${n}`).join(', ')}`);
+  const rerun = rerunHint(report);
+  if (rerun) lines.push(rerun);
   for (const f of report.failedShards) lines.push(`FAILED shard ${f.shard}: ${f.error}`);
   const usage = Object.entries(report.usage);
   if (usage.length) {
@@ -51,4 +53,14 @@ export function formatSummary(report: BuildReport): string {
     lines.push('', 'NOTE: every instruction, constraint and answer in this build came from the bundled SIMULATOR,', 'not a real model. It is test data. Set OPENAI_BASE_URL (and OPENAI_API_KEY, MMIF_MODEL) for real data.');
   }
   return lines.join('\n');
+}
+
+/** When model-call errors rejected samples a re-run can regenerate (never with targets): how to. */
+export function rerunHint(report: BuildReport): string | undefined {
+  // Reports of builds from before the count existed have none.
+  if (!report.modelCallRejects || report.targets) return undefined;
+  return (
+    `${report.modelCallRejects} of the rejections were caused by model-call errors (modelCall in rejects/): ` +
+    `\`mmif resume ${report.buildId}\` once the endpoint is fixed regenerates just those`
+  );
 }

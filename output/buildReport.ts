@@ -22,6 +22,11 @@ export interface BuildReport {
   failedShards: Array<{ shard: number; error: string }>;
   counts: { planned: number; instruct: number; dpo: number; rejectedSamples: number; rejectedPairs: number };
   rejectsByStage: Record<string, number>;
+  /**
+   * Of the rejections, those caused by a model call (endpoint refusals, unusable replies after every
+   * try): not final, a re-run of the build regenerates them (llm.rerunModelCallRejects).
+   */
+  modelCallRejects: number;
   usage: Record<string, StageUsage>;
   models: Record<string, string>;
   verification: VerificationStats;
@@ -53,6 +58,7 @@ export async function writeBuildReport(
     failedShards: input.failed,
     counts: { planned: 0, instruct: 0, dpo: 0, rejectedSamples: 0, rejectedPairs: 0 },
     rejectsByStage: {},
+    modelCallRejects: 0,
     usage: {},
     models: {},
     verification: { byMethod: {}, regeneratedAnswers: 0 },
@@ -65,6 +71,7 @@ export async function writeBuildReport(
     report.simulated ||= manifest.simulated;
     for (const key of Object.keys(report.counts) as Array<keyof BuildReport['counts']>) report.counts[key] += manifest.counts[key];
     for (const [stage, n] of Object.entries(manifest.rejectsByStage)) report.rejectsByStage[stage] = (report.rejectsByStage[stage] ?? 0) + n;
+    report.modelCallRejects += manifest.modelCallRejects ?? 0;
     for (const [stage, u] of Object.entries(manifest.usage)) addUsage((report.usage[stage] ??= emptyUsage()), u);
     Object.assign(report.models, manifest.models);
     report.verification.regeneratedAnswers += manifest.verification.regeneratedAnswers;

@@ -9,7 +9,8 @@ export const RESUME_USAGE = `usage: mmif resume <buildId> [--wait]
   Retry the failed shards of a build. A running build (or one waiting in its retry window) gets the
   retryFailedShards update; a closed one is started again with its original config under the same
   id: committed shards are skipped, so only failed and unfinished shards run, and cached model calls
-  are not paid again.`;
+  are not paid again; committed shards holding samples rejected by model-call errors are re-opened
+  and just those samples regenerated (llm.rerunModelCallRejects).`;
 
 export async function resumeCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { wait: { type: 'boolean' } } });

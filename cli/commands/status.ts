@@ -1,8 +1,10 @@
 import { parseArgs } from 'node:util';
 import type { WorkflowHandle } from '@temporalio/client';
+import type { BuildReport } from '../../output/buildReport.js';
 import type { BuildProgress } from '../../workflows/buildProgress.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { formatProgress } from '../progressView.js';
+import { rerunHint } from '../summary.js';
 import { connectTemporal, forBuild } from '../temporalClient.js';
 
 export const STATUS_USAGE = `usage: mmif status <buildId> [--watch] [--json]
@@ -38,7 +40,10 @@ export async function watch(handle: WorkflowHandle, buildId: string): Promise<nu
     }
     if (description.status.name !== 'RUNNING' && description.status.name !== 'CONTINUED_AS_NEW') {
       console.log(`build ${buildId}: ${description.status.name}`);
-      return description.status.name === 'COMPLETED' ? EXIT.ok : EXIT.failed;
+      if (description.status.name !== 'COMPLETED') return EXIT.failed;
+      const rerun = rerunHint((await handle.result()) as BuildReport);
+      if (rerun) console.log(rerun);
+      return EXIT.ok;
     }
     await new Promise((r) => setTimeout(r, 2_000));
   }

@@ -169,13 +169,17 @@ const paidRequests = (report: BuildReport) => Object.values(report.usage).reduce
 test('re-running the same build after the faults cleared regenerates exactly the samples they rejected in committed shards; a third run makes no request and writes nothing', async () => {
   const root = path.join(dir, 'out-rerun');
   const input = config('rerun', { output: root, llm: { errorBudget: { maxFraction: 1, maxConsecutive: 100 } } });
+  const file = path.join(dir, 'rerun.json');
+  await writeFile(file, JSON.stringify(input));
   stack.simulator.setFaults({ rateMalformed: 0.15, rateTruncated: 0.15 });
-  let first: BuildReport;
+  let built: Awaited<ReturnType<typeof mmif>>;
   try {
-    first = await run('rerun', input);
+    built = await mmif(stack, 'build', '--config', file, '--wait');
   } finally {
     stack.simulator.setFaults({ rateMalformed: 0, rateTruncated: 0 });
   }
+  assert.equal(built.code, 0, built.stderr + built.stdout);
+  const first = JSON.parse((await new LocalStore(root).get(buildLayout('rerun').report))!.toString()) as BuildReport;
   assert.deepEqual(first.shards, { planned: SHARDS, committed: SHARDS, failed: 0 });
   const before = await outcomes('rerun', root);
   const modelCallRejects = [...before.values()].flatMap((o) => o.rejects.filter((r) => r.modelCall));
@@ -184,6 +188,8 @@ test('re-running the same build after the faults cleared regenerates exactly the
   const stored = await storedText(root, 'rerun');
   const manifestsBefore = stored.manifests.map((m) => JSON.parse(m) as ShardManifest);
   assert.equal(manifestsBefore.reduce((n, m) => n + m.modelCallRejects!, 0), modelCallRejects.length, 'manifests count the model-call rejections');
+  assert.equal(first.modelCallRejects, modelCallRejects.length, 'so does the build report');
+  assert.match(built.stdout, new RegExp(`\\n${modelCallRejects.length} of the rejections were caused by model-call errors .*\`mmif resume rerun\` once the endpoint is fixed`));
   assert.ok(manifestsBefore.every((m) => m.revision === 1 && m.revising === undefined));
   const reopened = manifestsBefore.filter((m) => m.modelCallRejects! > 0).map((m) => m.shard);
 
@@ -224,6 +230,7 @@ test('re-running the same build after the faults cleared regenerates exactly the
   assert.equal(report.counts.rejectedSamples + report.counts.rejectedPairs, first.counts.rejectedSamples + first.counts.rejectedPairs - modelCallRejects.length + verdictRejectsOf(after, victims));
   assert.equal(report.counts.planned, report.counts.instruct + report.counts.rejectedSamples);
   assert.deepEqual(report.shards, { planned: SHARDS, committed: SHARDS, failed: 0 });
+  assert.equal(report.modelCallRejects, 0);
 
   // The re-opened shards are committed again as revision 2; the others were not touched.
   const manifestsAfter = restored.manifests.map((m) => JSON.parse(m) as ShardManifest);
