@@ -28,6 +28,7 @@ import { LLM_CACHE_PREFIX } from '../output/layout.js';
 import { recordPreflightUsage } from '../output/preflightUsage.js';
 import { DEFAULT_PRICES } from '../llm/pricing.js';
 import { loadShardPlan } from './shardPlan.js';
+import { withAbortSignal } from '../llm/abortScope.js';
 
 export { collectStageBatch, pollStageBatch, submitStageBatch } from './batchApi.js';
 
@@ -47,13 +48,15 @@ async function permanentOnFailure<T>(work: () => Promise<T>): Promise<T> {
 
 /**
  * Heartbeats on a timer while `work` runs: a killed worker is noticed within the heartbeat timeout,
- * and a cancelled build reaches the activity. The SDK throttles what it actually sends.
+ * and a cancelled build (or a shutting-down worker) reaches the activity, whose cancellation signal
+ * then aborts every model call and sample loop under `work` (llm/abortScope.ts). The SDK throttles
+ * what it actually sends.
  */
 async function withHeartbeat<T>(work: () => Promise<T>): Promise<T> {
   const context = Context.current();
   const timer = setInterval(() => context.heartbeat(), 1_000);
   try {
-    return await work();
+    return await withAbortSignal(context.cancellationSignal, work);
   } finally {
     clearInterval(timer);
   }
@@ -200,9 +203,12 @@ export async function planTopUp(input: { config: unknown; round: number }): Prom
 }
 
 export async function finalizeBuild(input: { build: BuildRef; shardCount: number; failed: Array<{ shard: number; error: string }> }): Promise<BuildReport> {
-  const store = storeFor(input.build.output, input.build.s3);
-  const layout = buildLayout(input.build.buildId);
-  const report = await writeBuildReport(store, layout, input);
-  await writeDatasetDocs(store, layout, report, input.shardCount);
-  return report;
+  // Reads every manifest: a large build takes longer than the heartbeat timeout.
+  return withHeartbeat(async () => {
+    const store = storeFor(input.build.output, input.build.s3);
+    const layout = buildLayout(input.build.buildId);
+    const report = await writeBuildReport(store, layout, input);
+    await writeDatasetDocs(store, layout, report, input.shardCount);
+    return report;
+  });
 }

@@ -18,6 +18,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { abortSignal } from './abortScope.js';
 import OpenAI, { APIError } from 'openai';
 import { z } from 'zod';
 import type {
@@ -430,17 +431,21 @@ export class ModelCaller {
     const client = clientFor(endpoint, this.llm.timeoutMs);
     const estimate = estimateRequestTokens(body);
     const place = limiter.place();
+    const signal = abortSignal();
     for (let attempt = 1; ; attempt++) {
       try {
         return await limiter.run(
           estimate,
           async (ticket) => {
+            signal?.throwIfAborted(); // cancelled while waiting for admission
             if (attempt === 1) await beforeFirstSend?.();
-            return attemptCompletion(client, body, ticket);
+            return attemptCompletion(client, body, ticket, signal);
           },
           place,
         );
       } catch (err) {
+        // Cancelled: neither a fault of the endpoint nor worth another attempt.
+        if (signal?.aborted) throw signal.reason;
         const kind = classifyFailure(err);
         if (kind === 'rejected') {
           const fault = faultOf(err as APIError, endpoint);
@@ -449,7 +454,7 @@ export class ModelCaller {
         if (kind === 'permanent') throw permanentError(err as APIError, endpoint, req.endpoint.apiKeyEnv);
         if (kind === 'fatal' || attempt >= this.retry.maxAttempts) throw err;
         // A 429 needs no wait here: the limiter holds the endpoint until its Retry-After.
-        if (kind === 'transient') await sleep(backoffMs(this.retry, attempt));
+        if (kind === 'transient') await sleep(backoffMs(this.retry, attempt), undefined, { signal });
       }
     }
   }
@@ -521,9 +526,9 @@ function jsonProblem(reply: CachedReply): ReplyProblem {
 }
 
 /** Tells the limiter how the attempt went: the response headers carry the provider's x-ratelimit-* budgets. */
-async function attemptCompletion(client: OpenAI, body: ChatCompletionCreateParamsNonStreaming, ticket: Ticket): Promise<ChatCompletion> {
+async function attemptCompletion(client: OpenAI, body: ChatCompletionCreateParamsNonStreaming, ticket: Ticket, signal?: AbortSignal): Promise<ChatCompletion> {
   try {
-    const { data, response } = await client.chat.completions.create(body).withResponse();
+    const { data, response } = await client.chat.completions.create(body, signal ? { signal } : undefined).withResponse();
     ticket.succeeded(response.headers, data.usage?.total_tokens);
     return data;
   } catch (err) {

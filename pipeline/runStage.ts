@@ -6,6 +6,7 @@
  * shard failed by its error budget recovers once the endpoint is fixed.
  */
 import { mapLimit } from '../domain/mapLimit.js';
+import { throwIfAborted } from '../llm/abortScope.js';
 import { SampleRejection } from '../domain/rejection.js';
 import type { SourceSample } from '../domain/sample.js';
 import type { CallRecord } from '../llm/modelCaller.js';
@@ -45,6 +46,8 @@ export async function runStage(
   await mapLimit(samples, ctx.config.llm.concurrency, async (sample) => {
     // An endpoint refusing everything: the slice fails, and the rest are not sent to it.
     if (inARow.exceeded) return;
+    throwIfAborted(); // a cancelled activity starts no further sample
+
     const { status, fresh } = await runOne(ctx, stage, sample);
     outcome[status] += 1;
     if (fresh) inARow.record(fresh.status === 'rejected' ? fresh.details?.modelCall : undefined);

@@ -5,6 +5,9 @@ import { shareEndpointLimits } from './endpointSharing.js';
 
 export { bundleWorkflows } from './bundleProcess.js';
 
+/** How often a running activity's heartbeat actually reaches the server (and cancellation reaches it back). */
+const HEARTBEAT_SEND_INTERVAL = '1s';
+
 export interface WorkerSetup {
   connection: NativeConnection;
   namespace: string;
@@ -32,6 +35,9 @@ export async function createWorker(setup: WorkerSetup): Promise<Worker> {
     activities,
     workflowBundle: setup.workflowBundle ?? (await bundleWorkflowsInChild()),
     maxConcurrentActivityTaskExecutions: setup.maxConcurrentActivities ?? 16,
+    // A cancellation reaches an activity only in the answer to a heartbeat it sends; by default the
+    // SDK sends one per 0.8 x heartbeat timeout (24 s), and a cancelled build would pay that long.
+    maxHeartbeatThrottleInterval: HEARTBEAT_SEND_INTERVAL,
     ...(setup.maxTaskQueueActivitiesPerSecond ? { maxTaskQueueActivitiesPerSecond: setup.maxTaskQueueActivitiesPerSecond } : {}),
   });
   shareEndpointLimits(setup.connection, setup.namespace, setup.taskQueue, () => ['STOPPED', 'FAILED'].includes(worker.getState()));

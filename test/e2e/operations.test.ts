@@ -194,6 +194,33 @@ test('cancelling a build stops it; committed shards stay valid and the report sa
   assert.equal((await assertCommittedShardsIntact(store, 'cancel-me', 3)).size, report.shards.committed * 5);
 });
 
+test('after `mmif cancel` no model request reaches the endpoint within a few seconds: in-flight activities abort their calls', async () => {
+  // One long slice per shard, one call at a time, slow replies: without cancellation reaching the
+  // model calls, the running activities would keep calling the endpoint for the rest of their slice.
+  const source = path.join(dir, 'cc3m-long');
+  await writeCc3m(new LocalStore(source), 'files', { perShard: 24, shards: 1 });
+  const input = config('cancel-spend', {
+    sources: [{ type: 'cc3m', uri: source }],
+    maxSamples: 24,
+    shardSize: 24,
+    sliceSize: 24,
+    llm: { timeoutMs: 5000, concurrency: 1, retry: { maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 400 } },
+  });
+  await withFaults({ latencyMs: 500 }, async () => {
+    const before = stack.simulator.stats().requests;
+    const handle = await start('cancel-spend', input);
+    await eventually(async () => stack.simulator.stats().requests >= before + 4, 60_000, 'model calls under way');
+    const cancelled = await mmif(stack, 'cancel', 'cancel-spend');
+    assert.equal(cancelled.code, 0, cancelled.stderr);
+    await assert.rejects(handle.result());
+    // Allow the cancellation a heartbeat to arrive and the aborted requests to land.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const settled = stack.simulator.stats().requests;
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    assert.equal(stack.simulator.stats().requests, settled, 'requests reached the endpoint after the build was cancelled');
+  });
+});
+
 test('a schedule created with `mmif schedule` runs builds under dated prefixes sharing one model cache', async () => {
   const file = path.join(dir, 'nightly.json');
   await writeFile(file, JSON.stringify(config('nightly', { output: path.join(dir, 'out', 'nightly') })));

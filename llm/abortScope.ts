@@ -1,0 +1,25 @@
+/**
+ * The abort signal of the work in progress (a cancelled activity, a stopping worker), carried
+ * implicitly through the async calls under it. Every model request is sent with it and every retry
+ * wait ends on it, so a cancelled build stops paying at once instead of when its activities finish;
+ * loops over samples check it between items. Implicit because one cached ModelCaller serves many
+ * activity calls at once, each with its own cancellation.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+const current = new AsyncLocalStorage<AbortSignal>();
+
+/** Runs `work` with `signal` as the abort signal of everything it calls. */
+export function withAbortSignal<T>(signal: AbortSignal, work: () => Promise<T>): Promise<T> {
+  return current.run(signal, work);
+}
+
+/** The signal of the work in progress, if it has one. */
+export function abortSignal(): AbortSignal | undefined {
+  return current.getStore();
+}
+
+/** Throws the abort reason when the work in progress was aborted: a loop calls it before each item. */
+export function throwIfAborted(): void {
+  current.getStore()?.throwIfAborted();
+}
