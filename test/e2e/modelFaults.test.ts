@@ -1,7 +1,8 @@
 /**
  * A flaky or misconfigured endpoint, end to end (Temporal dev server, simulator over HTTP):
  * unusable replies are tried again and never poison the shared model cache, so a later build on the
- * same output regenerates exactly the samples they rejected; an endpoint refusing everything fails
+ * same output, or a re-run of the same build (which re-opens the committed shards they hit),
+ * regenerates exactly the samples they rejected; an endpoint refusing everything fails
  * its shards with the endpoint, status and error in the message, and recovers on a re-run; a bad
  * key, an unknown model or a text-only model fails the pre-flight in seconds, through `mmif build`
  * and through a workflow started directly.
