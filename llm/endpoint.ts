@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import type { EndpointConfig } from '../config/buildConfig.js';
 import { EndpointError } from './endpointError.js';
+import { readSecret } from '../config/secrets.js';
 
 export const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -13,7 +14,7 @@ export interface ResolvedEndpoint {
 /** Fills an endpoint from the worker's environment: base URL fallback and the API key (env only). */
 export function resolveEndpoint(endpoint: EndpointConfig, env: NodeJS.ProcessEnv = process.env): ResolvedEndpoint {
   const baseURL = (endpoint.baseUrl ?? env.OPENAI_BASE_URL ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
-  const apiKey = env[endpoint.apiKeyEnv];
+  const apiKey = readSecret(endpoint.apiKeyEnv, env);
   if (!apiKey && baseURL === DEFAULT_BASE_URL) {
     // Permanent: no retry sets the variable. Names the variable, never a value.
     const message = `model endpoint ${baseURL} (model ${endpoint.model}): the API key variable ${endpoint.apiKeyEnv} is not set`;

@@ -28,6 +28,7 @@ import type { SourceReader } from '../sources/source.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 import { openStore } from '../storage/openStore.js';
 import { rankedSlice } from './ranking.js';
+import { readSecret } from '../config/secrets.js';
 
 /** Scored at once per window: reads and model calls in flight. */
 const SCORING_CONCURRENCY = 8;
@@ -222,7 +223,7 @@ const round = (x: number) => Math.round(x * 1e6) / 1e6;
 
 /** POST {image: base64 JPEG} to the user's scorer; it answers {score, tags?} (tags a count or a list). */
 async function callScoringEndpoint(settings: RichnessConfig, jpeg: Buffer): Promise<ScoreOutcome> {
-  const key = settings.apiKeyEnv ? process.env[settings.apiKeyEnv] : undefined;
+  const key = settings.apiKeyEnv ? readSecret(settings.apiKeyEnv) : undefined;
   if (settings.apiKeyEnv && !key) throw new RichnessError(`richness endpoint ${settings.url}: env var ${settings.apiKeyEnv} is not set`);
   const response = await fetch(settings.url!, {
     method: 'POST',

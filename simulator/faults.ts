@@ -21,7 +21,8 @@
  * share of attempts refused with a 400; requiredApiKey (SIM_REQUIRED_API_KEY), the only key
  * accepted (401 otherwise); knownModels (SIM_KNOWN_MODELS, comma-separated), the only models served
  * (404 otherwise); textOnlyModels (SIM_TEXT_ONLY_MODELS), models that refuse image input (400);
- * insufficientQuota (SIM_INSUFFICIENT_QUOTA=1), every request answered 429 insufficient_quota.
+ * insufficientQuota (SIM_INSUFFICIENT_QUOTA=1), every request answered 429 insufficient_quota;
+ * echoKeyInErrors, every chat error message ends with the request's key, as careless proxies do.
  *
  * Reply quality, so verification has something to catch:
  * - complianceRate (SIM_COMPLIANCE_RATE, default 0.9): probability that an answer follows each
@@ -67,6 +68,7 @@ const faultFields = {
   knownModels: z.array(z.string().min(1)),
   textOnlyModels: z.array(z.string().min(1)),
   insufficientQuota: z.boolean(),
+  echoKeyInErrors: z.boolean(),
 } as const;
 
 export const FaultConfigSchema = z
@@ -99,6 +101,7 @@ export const FaultConfigSchema = z
     knownModels: faultFields.knownModels.default([]),
     textOnlyModels: faultFields.textOnlyModels.default([]),
     insufficientQuota: faultFields.insufficientQuota.default(false),
+    echoKeyInErrors: faultFields.echoKeyInErrors.default(false),
   })
   .strict();
 

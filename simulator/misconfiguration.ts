@@ -19,6 +19,13 @@ export function checkKey(config: FaultConfig, req: IncomingMessage): void {
   }
 }
 
+/** A chat error as an endpoint that echoes the key answers it (echoKeyInErrors); other errors as they are. */
+export function echoingKey(config: FaultConfig, req: IncomingMessage, err: unknown): unknown {
+  if (!config.echoKeyInErrors || !(err instanceof HttpError)) return err;
+  const key = /^Bearer (.*)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+  return new HttpError(err.status, `${err.message} (request key: ${key})`, err.type, err.code, err.headers, err.param);
+}
+
 /** Throws the provider's error for a chat request the endpoint's setup refuses; returns when none applies. */
 export function checkChat(config: FaultConfig, request: Pick<ChatRequest, 'model' | 'messages'>): void {
   if (config.knownModels.length > 0 && !config.knownModels.includes(request.model)) {

@@ -18,7 +18,7 @@ import {
   type FaultKind,
 } from './faults.js';
 import { HttpError, readJson, sendJson } from './http.js';
-import { checkChat, checkKey } from './misconfiguration.js';
+import { checkChat, checkKey, echoingKey } from './misconfiguration.js';
 import { ProviderRateLimits } from './rateLimits.js';
 import {
   ChatRequestSchema,
@@ -250,7 +250,9 @@ class Simulator {
     if (path.startsWith('/v1/') && path !== '/v1/chat/completions') checkKey(this.faultConfig, req);
     switch (`${req.method} ${path}`) {
       case 'POST /v1/chat/completions':
-        return this.chat(req, res);
+        return this.chat(req, res).catch((err: unknown) => {
+          throw echoingKey(this.faultConfig, req, err);
+        });
       case 'GET /v1/models':
         return sendJson(res, 200, {
           object: 'list',

@@ -1,13 +1,17 @@
 import { LocalStore } from './localStore.js';
 import { S3Store, type S3Options } from './s3Store.js';
 import type { ObjectStore } from './objectStore.js';
+import { maskingStore } from './maskingStore.js';
 
 export type { S3Options };
 
-/** Opens `s3://bucket/prefix` as an S3 store and anything else as a local directory. */
+/**
+ * Opens `s3://bucket/prefix` as an S3 store and anything else as a local directory; either masks
+ * secret values in the text it writes (maskingStore.ts).
+ */
 export function openStore(uri: string, s3: S3Options = {}): ObjectStore {
   const match = /^s3:\/\/([^/]+)\/?(.*)$/.exec(uri);
-  if (!match) return new LocalStore(uri.startsWith('file://') ? new URL(uri).pathname : uri);
+  if (!match) return maskingStore(new LocalStore(uri.startsWith('file://') ? new URL(uri).pathname : uri));
   const [, bucket, prefix] = match;
-  return new S3Store(bucket!, prefix!.replace(/\/+$/, ''), s3);
+  return maskingStore(new S3Store(bucket!, prefix!.replace(/\/+$/, ''), s3));
 }

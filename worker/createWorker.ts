@@ -2,6 +2,7 @@ import { NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@tem
 import * as activities from '../activities/index.js';
 import { bundleWorkflowsInChild } from './bundleProcess.js';
 import { shareEndpointLimits } from './endpointSharing.js';
+import { maskSecretsInActivityFailures } from './maskSecretsInterceptor.js';
 
 export { bundleWorkflows } from './bundleProcess.js';
 
@@ -33,6 +34,7 @@ export async function createWorker(setup: WorkerSetup): Promise<Worker> {
     namespace: setup.namespace,
     taskQueue: setup.taskQueue,
     activities,
+    interceptors: { activity: [maskSecretsInActivityFailures] },
     workflowBundle: setup.workflowBundle ?? (await bundleWorkflowsInChild()),
     maxConcurrentActivityTaskExecutions: setup.maxConcurrentActivities ?? 16,
     // A cancellation reaches an activity only in the answer to a heartbeat it sends; by default the

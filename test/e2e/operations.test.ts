@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -219,6 +219,52 @@ test('after `mmif cancel` no model request reaches the endpoint within a few sec
     await new Promise((resolve) => setTimeout(resolve, 5_000));
     assert.equal(stack.simulator.stats().requests, settled, 'requests reached the endpoint after the build was cancelled');
   });
+});
+
+test('a key echoed by the endpoint in its error bodies reaches no output file, report or workflow history: it is masked', async () => {
+  const CANARY = 'sk-canary-5f3a9c17e2d84b06';
+  process.env.MMIF_CANARY_KEY = CANARY;
+  const output = path.join(dir, 'out', 'canary');
+  const input = config('canary', {
+    output,
+    retry: { ...FAST_RETRY, maximumAttempts: 2 },
+    llm: { timeoutMs: 1500, preflight: false, retry: { maxAttempts: 2, baseDelayMs: 50, maxDelayMs: 100 } },
+    models: { default: { model: 'mmif-sim-vlm', apiKeyEnv: 'MMIF_CANARY_KEY' } },
+  });
+  // The worker runs in this process: what it logs passes through these writes.
+  let logs = '';
+  const writes = { out: process.stdout.write, err: process.stderr.write };
+  const tee = (original: typeof process.stdout.write) =>
+    function (this: NodeJS.WriteStream, chunk: unknown, ...rest: unknown[]) {
+      logs += String(chunk);
+      return (original as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
+    } as typeof process.stdout.write;
+  process.stdout.write = tee(writes.out);
+  process.stderr.write = tee(writes.err);
+  try {
+    // Every chat request answered 500 with the key in the message: the shards fail with the error text.
+    await withFaults({ rate500: 1, echoKeyInErrors: true }, () => assert.rejects(start('canary', input).then((h) => h.result())));
+  } finally {
+    process.stdout.write = writes.out;
+    process.stderr.write = writes.err;
+    stack.simulator.setFaults({ echoKeyInErrors: false });
+    delete process.env.MMIF_CANARY_KEY;
+  }
+  assert.match(logs, /\[secret MMIF_CANARY_KEY\]/, 'the worker logged the failures');
+  assert.ok(!logs.includes(CANARY), 'the key is in the worker log');
+  const files = await readdir(output, { recursive: true, withFileTypes: true });
+  let texts = '';
+  for (const f of files.filter((e) => e.isFile())) texts += (await readFile(path.join(f.parentPath, f.name))).toString('latin1');
+  const run = promisify(execFile);
+  const show = (id: string) => run(temporalCliPath(), ['workflow', 'show', '--workflow-id', id, '--output', 'json', '--address', stack.server.address], { maxBuffer: 64 << 20 });
+  const histories = (await Promise.all(['canary', 'canary/shard-0', 'canary/shard-1', 'canary/shard-2'].map(show))).map((r) => r.stdout).join('\n');
+  const report = JSON.parse((await new LocalStore(output).get(buildLayout('canary').report))!.toString()) as BuildReport;
+  assert.equal(report.failedShards.length, 3, 'every shard failed on the echoing endpoint');
+  // The echo was there to mask: the error text names the variable instead of the value.
+  assert.match(JSON.stringify(report.failedShards), /request key: \[secret MMIF_CANARY_KEY\]/);
+  assert.match(histories, /\[secret MMIF_CANARY_KEY\]/);
+  assert.ok(!texts.includes(CANARY), 'the key is in an output file');
+  assert.ok(!histories.includes(CANARY), 'the key is in a workflow history');
 });
 
 test('a schedule created with `mmif schedule` runs builds under dated prefixes sharing one model cache', async () => {

@@ -1,0 +1,23 @@
+/**
+ * An ObjectStore that masks secret values (config/secrets.ts) in every text it writes: stage
+ * states, rejects, manifests, reports and cached replies all pass through here, so an endpoint's
+ * error body that echoes a key is stored without it. Binary bodies (images, Parquet) are written
+ * as they are; their text comes from states already masked here.
+ */
+import { maskSecrets } from '../config/secrets.js';
+import type { ObjectStore } from './objectStore.js';
+
+export function maskingStore(store: ObjectStore): ObjectStore {
+  const mask = (body: Buffer | string) => (typeof body === 'string' ? maskSecrets(body) : body);
+  return {
+    root: store.root,
+    get: (key) => store.get(key),
+    getRange: (key, start, end) => store.getRange(key, start, end),
+    openRead: (key) => store.openRead(key),
+    put: (key, body, contentType) => store.put(key, mask(body), contentType),
+    putIfAbsent: (key, body, contentType) => store.putIfAbsent(key, mask(body), contentType),
+    exists: (key) => store.exists(key),
+    list: (prefix) => store.list(prefix),
+    delete: (key) => store.delete(key),
+  };
+}

@@ -1,0 +1,34 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ApplicationFailure } from '@temporalio/common';
+import { maskSecrets, readSecret } from '../../config/secrets.js';
+import { maskedFailure } from '../../worker/maskSecretsInterceptor.js';
+
+const env = { OPENAI_API_KEY: 'sk-openai-0123456789', MY_PROXY_KEY: 'proxy-secret-abcdef', SHORT: 'x' };
+
+test('always-secret variables and the ones read through readSecret are masked by name; short values are not', () => {
+  assert.equal(maskSecrets('key sk-openai-0123456789 and proxy-secret-abcdef', env), 'key [secret OPENAI_API_KEY] and proxy-secret-abcdef');
+  assert.equal(readSecret('MY_PROXY_KEY', env), 'proxy-secret-abcdef');
+  assert.equal(maskSecrets('proxy-secret-abcdef twice proxy-secret-abcdef', env), '[secret MY_PROXY_KEY] twice [secret MY_PROXY_KEY]');
+  readSecret('SHORT', env);
+  assert.equal(maskSecrets('x marks the spot', env), 'x marks the spot');
+});
+
+test('a failure leaves the worker masked: SDK errors lose their body properties, Temporal failures keep their class', () => {
+  process.env.MMIF_UNIT_KEY = 'sk-unit-test-key-42';
+  readSecret('MMIF_UNIT_KEY');
+  try {
+    const sdkError = Object.assign(new Error('500 Incorrect key sk-unit-test-key-42'), { name: 'InternalServerError', error: { message: 'sk-unit-test-key-42' } });
+    const copy = maskedFailure(sdkError) as Error;
+    assert.equal(copy.name, 'InternalServerError');
+    assert.equal(copy.message, '500 Incorrect key [secret MMIF_UNIT_KEY]');
+    assert.ok(!JSON.stringify({ ...copy, stack: copy.stack }).includes('sk-unit-test-key-42'));
+
+    const failure = ApplicationFailure.nonRetryable('refused sk-unit-test-key-42', 'EndpointError');
+    const masked = maskedFailure(failure) as ApplicationFailure;
+    assert.ok(masked instanceof ApplicationFailure && masked.nonRetryable);
+    assert.equal(masked.message, 'refused [secret MMIF_UNIT_KEY]');
+  } finally {
+    delete process.env.MMIF_UNIT_KEY;
+  }
+});
