@@ -28,12 +28,13 @@ import { LLM_CACHE_PREFIX } from '../output/layout.js';
 import { recordPreflightUsage } from '../output/preflightUsage.js';
 import { DEFAULT_PRICES } from '../llm/pricing.js';
 import { loadShardPlan } from './shardPlan.js';
+import { OutputLocationError, probeOutput } from '../storage/outputProbe.js';
 import { withAbortSignal } from '../llm/abortScope.js';
 
 export { collectStageBatch, pollStageBatch, submitStageBatch } from './batchApi.js';
 
 /** Errors no retry can fix: the build fails at once with the message. */
-const PERMANENT = [ConfigError, ConfigMismatchError, SourceError, EndpointError, ErrorBudgetExceeded, RichnessError, ImportedScoresError];
+const PERMANENT = [OutputLocationError, ConfigError, ConfigMismatchError, SourceError, EndpointError, ErrorBudgetExceeded, RichnessError, ImportedScoresError];
 
 async function permanentOnFailure<T>(work: () => Promise<T>): Promise<T> {
   try {
@@ -108,6 +109,8 @@ export async function preflightEndpoints(input: unknown): Promise<PreflightOutco
   return permanentOnFailure(() =>
     withHeartbeat(async () => {
       const config = parseBuildConfig(input);
+      // First: the pre-flight records its usage in the output.
+      await probeOutput(storeFor(config.output, config.s3));
       const outcomes = await preflight(config, cacheStoreFor(config), LLM_CACHE_PREFIX);
       await recordPreflightUsage(storeFor(config.output, config.s3), buildLayout(config.buildId), outcomes, { ...DEFAULT_PRICES, ...config.llm.prices });
       return outcomes;
@@ -119,6 +122,7 @@ export async function planBuild(input: unknown): Promise<BuildPlan> {
   return permanentOnFailure(() =>
     withHeartbeat(async () => {
       const ctx = contextFor(parseBuildConfig(input));
+      await probeOutput(ctx.store);
       return plan(ctx.config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx));
     }),
   );

@@ -97,7 +97,7 @@ export class LocalStore implements ObjectStore {
   }
 
   private async makeDir(dir: string): Promise<void> {
-    await mkdir(dir, { recursive: true });
+    await makeDirs(dir);
     this.knownDirs.add(dir);
   }
 
@@ -145,4 +145,24 @@ export class LocalStore implements ObjectStore {
 
 function isNotFound(err: unknown): boolean {
   return (err as NodeJS.ErrnoException)?.code === 'ENOENT';
+}
+
+/**
+ * `mkdir -p` one level at a time. Node's `mkdir(dir, { recursive: true })` never returns for a path
+ * under /proc (it retries ENOENT forever, spinning a core); here each level is made once, so such
+ * a path fails with ENOENT at once.
+ */
+async function makeDirs(dir: string): Promise<void> {
+  try {
+    await mkdir(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return;
+    const parent = path.dirname(dir);
+    if (code !== 'ENOENT' || parent === dir) throw err;
+    await makeDirs(parent);
+    await mkdir(dir).catch((again: NodeJS.ErrnoException) => {
+      if (again.code !== 'EEXIST') throw again;
+    });
+  }
 }

@@ -267,6 +267,33 @@ test('a key echoed by the endpoint in its error bodies reaches no output file, r
   assert.ok(!histories.includes(CANARY), 'the key is in a workflow history');
 });
 
+test('an output that cannot be written fails the build in seconds, non-retryably, naming the location: missing bucket, read-only, under a file, under /proc', async () => {
+  const file = path.join(dir, 'a-file');
+  await writeFile(file, 'not a directory');
+  const s3Options = { endpoint: s3.endpoint, region: s3.region, forcePathStyle: true };
+  const cases = [
+    { name: 'missing bucket', output: 's3://mmif-no-such-bucket/out', s3: s3Options, message: /output s3:\/\/mmif-no-such-bucket\/out is not writable: NoSuchBucket/ },
+    { name: 'read-only (sysfs)', output: '/sys/mmif-out', message: /output \/sys\/mmif-out is not writable: E[A-Z]+/ },
+    { name: 'under a file', output: path.join(file, 'out'), message: /is not writable: ENOTDIR: a part of the path is a file/ },
+    // Node's recursive mkdir spins forever here; before the probe, each attempt spun a core.
+    { name: 'under /proc', output: '/proc/mmif-out', message: /output \/proc\/mmif-out is not writable: ENOENT/ },
+  ];
+  for (const [i, c] of cases.entries()) {
+    const buildId = `bad-output-${i}`;
+    const started = Date.now();
+    const failure = await start(buildId, config(buildId, { output: c.output, ...(c.s3 ? { s3: c.s3 } : {}) }))
+      .then((h) => h.result())
+      .then(() => assert.fail(`${c.name}: the build succeeded`), (err: unknown) => err);
+    const seconds = (Date.now() - started) / 1000;
+    let cause = (failure as { cause?: unknown }).cause as { message?: string; cause?: unknown; nonRetryable?: boolean } | undefined;
+    while (cause?.cause) cause = cause.cause as typeof cause;
+    assert.match(String(cause?.message), c.message, c.name);
+    assert.equal(cause?.nonRetryable, true, `${c.name}: non-retryable`);
+    // FAST_RETRY would retry a retryable failure 30 times, 0.5-1 s apart.
+    assert.ok(seconds < 15, `${c.name}: failed after ${seconds} s`);
+  }
+});
+
 test('a schedule created with `mmif schedule` runs builds under dated prefixes sharing one model cache', async () => {
   const file = path.join(dir, 'nightly.json');
   await writeFile(file, JSON.stringify(config('nightly', { output: path.join(dir, 'out', 'nightly') })));

@@ -1,0 +1,55 @@
+/**
+ * Checks at plan time that a build can write where its output goes, by writing and deleting one
+ * small object: a missing bucket, a read-only or non-existent path, or a path under a file fails
+ * the build at once with a message naming the location, instead of each shard retrying for minutes.
+ */
+import { randomBytes } from 'node:crypto';
+import { S3ServiceException } from '@aws-sdk/client-s3';
+import type { ObjectStore } from './objectStore.js';
+
+/** The output location cannot be written: no retry fixes it. */
+export class OutputLocationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OutputLocationError';
+  }
+}
+
+/** Local errors that say the location itself is wrong (not a passing hiccup). */
+const PERMANENT_FS_CODES = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOENT', 'ENOTDIR', 'EEXIST', 'EISDIR', 'ENOSPC', 'EDQUOT']);
+/** S3 answers that mean the bucket or the credentials are wrong. */
+const PERMANENT_S3_CODES = new Set(['NoSuchBucket', 'AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'InvalidBucketName', 'AllAccessDisabled']);
+
+const written = new Set<string>();
+
+/** Writes and deletes `_probe/<random>` under the store's root; once per root and process. */
+export async function probeOutput(store: ObjectStore): Promise<void> {
+  if (written.has(store.root)) return;
+  const key = `_probe/${randomBytes(6).toString('hex')}`;
+  try {
+    await store.put(key, 'mmif-engine write probe\n', 'text/plain');
+    await store.delete(key);
+  } catch (err) {
+    if (!isPermanent(err)) throw err;
+    throw new OutputLocationError(`output ${store.root} is not writable: ${describe(err)}`);
+  }
+  written.add(store.root);
+}
+
+function isPermanent(err: unknown): boolean {
+  if (err instanceof S3ServiceException) return PERMANENT_S3_CODES.has(err.name) || err.$metadata.httpStatusCode === 403 || err.$metadata.httpStatusCode === 404;
+  return PERMANENT_FS_CODES.has((err as NodeJS.ErrnoException).code ?? '');
+}
+
+function describe(err: unknown): string {
+  if (err instanceof S3ServiceException) return `${err.name} (HTTP ${err.$metadata.httpStatusCode}): ${err.message}`;
+  const e = err as NodeJS.ErrnoException;
+  const hints: Record<string, string> = {
+    ENOTDIR: 'a part of the path is a file, not a directory',
+    ENOENT: 'the path cannot be created (a parent is missing or virtual, e.g. /proc)',
+    EROFS: 'read-only file system',
+    EACCES: 'permission denied',
+    EPERM: 'operation not permitted',
+  };
+  return `${e.code}: ${hints[e.code ?? ''] ?? e.message}${e.path ? ` (${e.path})` : ''}`;
+}
