@@ -1,0 +1,151 @@
+/**
+ * MMMT-IF's instruction-following metrics (seed 002, §3 and §5.1), pure so that builds and `mmif eval`
+ * score chats with one definition.
+ *
+ * - PIF(X, Y) (eq. 1): instructions given in context X that response Y follows / instructions given in X.
+ *   Every earlier global instruction counts, not only the one added at this turn.
+ * - Corpus PIF (eq. 2): the mean of PIF over answered turns; per turn j (eq. 3) the mean over chats that
+ *   reach turn j, with a 95% interval from the Bernoulli approximation the paper uses (§5.1): the
+ *   variance of a [0, 1] score with mean p is at most p(1 - p), so p ± 1.96·sqrt(p(1 - p) / n) is a
+ *   conservative bound.
+ * - PIF-N-K (eq. 4): N responses sampled per turn; a turn scores 1 when at least K of them have PIF = 1;
+ *   the corpus value is the mean over turns. PIF-N-K falls as K grows (eq. 5).
+ *
+ * A turn before the first instruction has no PIF (0 / 0): it is left out of every mean rather than
+ * counted as 0 or 1, and reported as such (`unscoredTurns`) so nothing disappears silently.
+ */
+
+/** One response at one turn, scored against every instruction given so far in its chat. */
+export interface ScoredResponse {
+  chatId: string;
+  /** 1-based question turn. */
+  turn: number;
+  /** One entry per instruction given so far, in the order given: true when the response follows it. */
+  followed: readonly boolean[];
+}
+
+/** PIF of one response, or null when no instruction has been given yet (the ratio is undefined). */
+export function pif(followed: readonly boolean[]): number | null {
+  if (followed.length === 0) return null;
+  return followed.filter(Boolean).length / followed.length;
+}
+
+/** PIF = 1, decided on counts so that no rounding can turn 0.999… into a pass. */
+export function followsAll(followed: readonly boolean[]): boolean {
+  return followed.length > 0 && followed.every(Boolean);
+}
+
+export interface MeanWithInterval {
+  /** Responses averaged. */
+  n: number;
+  mean: number;
+  /** 95% interval, Bernoulli approximation, clipped to [0, 1]. */
+  low: number;
+  high: number;
+}
+
+/** 1.96: the two-sided 95% quantile of the normal distribution. */
+const Z_95 = 1.959963984540054;
+
+/** Mean of scores in [0, 1] with its 95% Bernoulli-approximation interval; null for no scores. */
+export function meanWithInterval(scores: readonly number[]): MeanWithInterval | null {
+  if (scores.length === 0) return null;
+  const n = scores.length;
+  const mean = scores.reduce((sum, s) => sum + s, 0) / n;
+  const half = Z_95 * Math.sqrt((mean * (1 - mean)) / n);
+  return { n, mean, low: Math.max(0, mean - half), high: Math.min(1, mean + half) };
+}
+
+export interface PifReport {
+  /** Eq. 2 over every scored response, with its interval. */
+  corpus: MeanWithInterval | null;
+  /** Eq. 3: one row per turn that has at least one scored response, ascending. */
+  perTurn: Array<{ turn: number } & MeanWithInterval>;
+  /** PIF conditional on how many instructions had been given (the paper's Figure 5). */
+  perInstructionCount: Array<{ instructions: number } & MeanWithInterval>;
+  /** Responses at turns before any instruction: no PIF exists for them. */
+  unscoredTurns: number;
+}
+
+/** Corpus PIF, PIF per turn and per number of instructions given. */
+export function pifReport(responses: readonly ScoredResponse[]): PifReport {
+  const byTurn = new Map<number, number[]>();
+  const byCount = new Map<number, number[]>();
+  const all: number[] = [];
+  let unscoredTurns = 0;
+  for (const response of responses) {
+    const score = pif(response.followed);
+    if (score === null) {
+      unscoredTurns++;
+      continue;
+    }
+    all.push(score);
+    push(byTurn, response.turn, score);
+    push(byCount, response.followed.length, score);
+  }
+  return {
+    corpus: meanWithInterval(all),
+    perTurn: rows(byTurn).map(([turn, stats]) => ({ turn, ...stats })),
+    perInstructionCount: rows(byCount).map(([instructions, stats]) => ({ instructions, ...stats })),
+    unscoredTurns,
+  };
+}
+
+export interface PifNk {
+  n: number;
+  k: number;
+  /** Turns averaged (those with at least one instruction given). */
+  turns: number;
+  /** Null when no turn had an instruction: there is nothing to average. */
+  value: number | null;
+}
+
+/**
+ * PIF-N-K for K = 1..N. `samples` holds the N responses of each turn, grouped by (chatId, turn); every
+ * scored turn must have exactly N of them, since a turn with fewer could never reach K = N and would
+ * bias the metric down. Turns without instructions are skipped, as for PIF.
+ */
+export function pifNk(samples: readonly ScoredResponse[], n: number): PifNk[] {
+  if (!Number.isInteger(n) || n < 1) throw new Error(`PIF-N-K: N must be a positive integer, got ${n}`);
+  const perfectByTurn = new Map<string, { sampled: number; perfect: number; instructions: number }>();
+  for (const sample of samples) {
+    const key = `${sample.chatId}\u0000${sample.turn}`;
+    const entry = perfectByTurn.get(key) ?? { sampled: 0, perfect: 0, instructions: sample.followed.length };
+    // The N samples answer one context, so they are scored against the same instructions.
+    if (entry.instructions !== sample.followed.length) {
+      throw new Error(
+        `PIF-N-K: chat ${sample.chatId} turn ${sample.turn} has samples scored against ${entry.instructions} and ${sample.followed.length} instructions`,
+      );
+    }
+    entry.sampled++;
+    if (followsAll(sample.followed)) entry.perfect++;
+    perfectByTurn.set(key, entry);
+  }
+  const perfectCounts: number[] = [];
+  for (const [key, entry] of perfectByTurn) {
+    if (entry.instructions === 0) continue;
+    if (entry.sampled !== n) {
+      const [chatId, turn] = key.split('\u0000');
+      throw new Error(`PIF-N-K: chat ${chatId} turn ${turn} has ${entry.sampled} sampled responses, expected N = ${n}`);
+    }
+    perfectCounts.push(entry.perfect);
+  }
+  const result: PifNk[] = [];
+  for (let k = 1; k <= n; k++) {
+    const hits = perfectCounts.filter((perfect) => perfect >= k).length;
+    result.push({ n, k, turns: perfectCounts.length, value: perfectCounts.length === 0 ? null : hits / perfectCounts.length });
+  }
+  return result;
+}
+
+function push(into: Map<number, number[]>, key: number, score: number): void {
+  const list = into.get(key);
+  if (list) list.push(score);
+  else into.set(key, [score]);
+}
+
+function rows(groups: Map<number, number[]>): Array<[number, MeanWithInterval]> {
+  return [...groups.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([key, scores]) => [key, meanWithInterval(scores) as MeanWithInterval]);
+}

@@ -1,0 +1,118 @@
+/**
+ * MMMT-IF's metrics (seed 002, eqs. 1-5 and the §5.1 Bernoulli interval) computed by hand on small
+ * fixtures; every expected number below is worked out in the comment next to it, not by the code under test.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { followsAll, meanWithInterval, pif, pifNk, pifReport, type ScoredResponse } from '../../domain/multiturn/pif.js';
+
+const T = true;
+const F = false;
+const close = (actual: number | undefined, expected: number) =>
+  assert.ok(actual !== undefined && Math.abs(actual - expected) < 1e-6, `expected ${expected}, got ${actual}`);
+
+test('PIF counts every instruction given so far; no instruction means no PIF', () => {
+  assert.equal(pif([T, F, T]), 2 / 3);
+  // Seed 002 Table 7 turn 15: 3 of 6 instructions followed.
+  assert.equal(pif([F, T, T, F, T, F]), 0.5);
+  assert.equal(pif([]), null);
+  assert.equal(followsAll([T, T]), true);
+  assert.equal(followsAll([T, F]), false);
+  assert.equal(followsAll([]), false);
+});
+
+test('95% interval: p ± 1.96·sqrt(p(1-p)/n), clipped to [0, 1]', () => {
+  // 10 scores, mean 0.5: half width 1.959964 · sqrt(0.25 / 10) = 1.959964 · 0.158114 = 0.3098975.
+  const half = meanWithInterval([1, 0, 1, 0, 0.5, 0.5, 1, 0, 1, 0]);
+  assert.equal(half?.n, 10);
+  close(half?.mean, 0.5);
+  close(half?.low, 0.1901025);
+  close(half?.high, 0.8098975);
+  // All perfect: p(1-p) = 0, the interval collapses on 1.
+  assert.deepEqual(meanWithInterval([1, 1, 1]), { n: 3, mean: 1, low: 1, high: 1 });
+  assert.equal(meanWithInterval([]), null);
+});
+
+/**
+ * Four chats. A gets its first instruction at turn 2, so its turn 1 has no PIF.
+ *   turn 1: A —, B [T] = 1, C [F] = 0, D [T] = 1
+ *   turn 2: A [T] = 1, B [T,F] = 0.5, C [F,F] = 0, D [T,T] = 1
+ *   turn 3: D [T,T,F] = 2/3
+ */
+const chats: ScoredResponse[] = [
+  { chatId: 'A', turn: 1, followed: [] },
+  { chatId: 'A', turn: 2, followed: [T] },
+  { chatId: 'B', turn: 1, followed: [T] },
+  { chatId: 'B', turn: 2, followed: [T, F] },
+  { chatId: 'C', turn: 1, followed: [F] },
+  { chatId: 'C', turn: 2, followed: [F, F] },
+  { chatId: 'D', turn: 1, followed: [T] },
+  { chatId: 'D', turn: 2, followed: [T, T] },
+  { chatId: 'D', turn: 3, followed: [T, T, F] },
+];
+
+test('corpus PIF, PIF per turn and per instruction count, by hand', () => {
+  const report = pifReport(chats);
+  // (1 + 0 + 1 + 1 + 0.5 + 0 + 1 + 2/3) / 8 = 5.1667 / 8 = 0.645833
+  assert.equal(report.corpus?.n, 8);
+  close(report.corpus?.mean, 31 / 48);
+  assert.equal(report.unscoredTurns, 1);
+
+  assert.deepEqual(report.perTurn.map((row) => [row.turn, row.n]), [[1, 3], [2, 4], [3, 1]]);
+  // Turn 1: mean 2/3, half 1.959964 · sqrt((2/9) / 3) = 0.5334346 → [0.1332320, 1 (clipped from 1.2)].
+  close(report.perTurn[0]?.mean, 2 / 3);
+  close(report.perTurn[0]?.low, 0.133232);
+  close(report.perTurn[0]?.high, 1);
+  // Turn 2: mean 2.5 / 4 = 0.625, half 1.959964 · sqrt(0.234375 / 4) = 0.4744317 → low 0.1505683.
+  close(report.perTurn[1]?.mean, 0.625);
+  close(report.perTurn[1]?.low, 0.1505683);
+  // Turn 3: a single score of 2/3.
+  close(report.perTurn[2]?.mean, 2 / 3);
+
+  // One instruction given: B1, C1, D1, A2 = (1 + 0 + 1 + 1) / 4; two: B2, C2, D2 = 1.5 / 3; three: D3.
+  assert.deepEqual(report.perInstructionCount.map((row) => [row.instructions, row.n]), [[1, 4], [2, 3], [3, 1]]);
+  close(report.perInstructionCount[0]?.mean, 0.75);
+  close(report.perInstructionCount[1]?.mean, 0.5);
+  close(report.perInstructionCount[2]?.mean, 2 / 3);
+});
+
+/** N = 3 samples per turn. Perfect samples (PIF = 1) per turn: A1 2, A2 3, B1 1, B2 0; C1 has no instruction. */
+const sampled: ScoredResponse[] = [
+  { chatId: 'A', turn: 1, followed: [T] },
+  { chatId: 'A', turn: 1, followed: [T] },
+  { chatId: 'A', turn: 1, followed: [F] },
+  { chatId: 'A', turn: 2, followed: [T, T] },
+  { chatId: 'A', turn: 2, followed: [T, T] },
+  { chatId: 'A', turn: 2, followed: [T, T] },
+  { chatId: 'B', turn: 1, followed: [T, F] },
+  { chatId: 'B', turn: 1, followed: [F, T] },
+  { chatId: 'B', turn: 1, followed: [T, T] },
+  { chatId: 'B', turn: 2, followed: [F] },
+  { chatId: 'B', turn: 2, followed: [F] },
+  { chatId: 'B', turn: 2, followed: [F] },
+  { chatId: 'C', turn: 1, followed: [] },
+  { chatId: 'C', turn: 1, followed: [] },
+  { chatId: 'C', turn: 1, followed: [] },
+];
+
+test('PIF-N-K for K = 1..N, by hand, and non-increasing in K', () => {
+  const rows = pifNk(sampled, 3);
+  // K=1: A1, A2, B1 → 3/4; K=2: A1, A2 → 2/4; K=3: A2 → 1/4. C1 (no instruction) is not a turn here.
+  assert.deepEqual(
+    rows.map((row) => [row.k, row.turns, row.value]),
+    [[1, 4, 0.75], [2, 4, 0.5], [3, 4, 0.25]],
+  );
+  for (let i = 1; i < rows.length; i++) assert.ok((rows[i]?.value ?? 0) <= (rows[i - 1]?.value ?? 0));
+  // With N = 1, PIF-1-1 is the share of turns with PIF = 1: A1 yes, B1 no.
+  assert.deepEqual(pifNk([sampled[0]!, sampled[6]!], 1).map((row) => row.value), [0.5]);
+  assert.deepEqual(pifNk([], 2).map((row) => row.value), [null, null]);
+});
+
+test('PIF-N-K refuses a turn with the wrong number of samples, naming it', () => {
+  assert.throws(() => pifNk(sampled.slice(1), 3), /chat A turn 1 has 2 sampled responses, expected N = 3/);
+  assert.throws(
+    () => pifNk([{ chatId: 'X', turn: 4, followed: [T] }, { chatId: 'X', turn: 4, followed: [T, T] }], 2),
+    /chat X turn 4 has samples scored against 1 and 2 instructions/,
+  );
+  assert.throws(() => pifNk(sampled, 0), /N must be a positive integer/);
+});
