@@ -248,6 +248,23 @@ test('re-running the same build after the faults cleared regenerates exactly the
   assert.deepEqual(third.counts, report.counts);
   assert.equal(stack.simulator.stats().requests, 0);
   assert.deepEqual(await mtimesOf(root), mtimes, 'no object written or rewritten');
+
+  // A worker killed in the middle of a re-commit: the mark is on the manifest, a data file already
+  // rewritten (here: clobbered). The next run repairs it, even with re-running rejections turned off.
+  const shard = reopened[0]!;
+  const layout = buildLayout('rerun');
+  const standing = (await getJson<ShardManifest>(store, layout.manifest(shard)))!;
+  await store.put(layout.manifest(shard), JSON.stringify({ ...standing, revising: 3 }));
+  const good = (await store.get(layout.instructJsonl(shard)))!;
+  await store.put(layout.instructJsonl(shard), 'half a rewrite\n');
+  stack.simulator.resetStats();
+  const repaired = await run('rerun', { ...input, llm: { ...input.llm, rerunModelCallRejects: false } });
+  assert.equal(stack.simulator.stats().requests, 0, 'nothing to ask: every stage state is final');
+  assert.deepEqual(repaired.counts, report.counts);
+  const manifest = (await getJson<ShardManifest>(store, layout.manifest(shard)))!;
+  assert.deepEqual([manifest.revision, manifest.revising], [3, undefined]);
+  assert.deepEqual(await store.get(layout.instructJsonl(shard)), good, 'the same bytes as revision 2');
+  await assertCommittedShardsIntact(store, 'rerun', SHARDS);
 });
 
 test('an endpoint answering 400 to everything fails its shards with the endpoint, status and error; a re-run recovers', async () => {
