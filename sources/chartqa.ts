@@ -14,6 +14,7 @@ import { datasetKey, joinPath } from './datasetPath.js';
 import { asObject, describeRoot, jsonFileRecords, requireFiles, type JsonRecord } from './jsonFiles.js';
 import { orderedMap } from './orderedMap.js';
 import { cleanQuestion } from './questions.js';
+import { chartLabel } from './referenceAnswers.js';
 
 type ChartqaConfig = SourceConfigOf<'chartqa'>;
 
@@ -79,10 +80,13 @@ async function toItem({ index, value }: JsonRecord, at: SplitFile, store: Object
   const verdict = cleanQuestion(record.query, config.question);
   if (!verdict.ok) return filtered(sourceId, verdict.reason, `${sourceId}: ${verdict.detail}`);
 
-  const label = typeof record.label === 'string' || typeof record.label === 'number' ? String(record.label).trim() : undefined;
+  // Labels are chart data cells: list strings and date serials are rewritten, unparseable lists counted.
+  const rawLabel = typeof record.label === 'string' || typeof record.label === 'number' ? String(record.label) : undefined;
+  const label = rawLabel === undefined ? undefined : chartLabel(rawLabel, record.query);
+  if (label && !label.ok) return filtered(sourceId, label.filter, `${sourceId}: ${label.detail}`);
   return sourceSample('chartqa', sourceId, config.licenseNote, { sourceIndex, key }, {
     originalInstruction: verdict.question,
-    originalAnswer: label,
+    originalAnswer: label?.answer,
     grounding: config.attachTables ? await chartTable(store, at.dir, record.imgname) : undefined,
   });
 }

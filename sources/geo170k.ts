@@ -1,14 +1,16 @@
 /**
  * Geo170K (G-LLaVA) as downloaded: `qa_tuning.json` and `alignment.json` at the root, JSON arrays of
  * LLaVA records whose `image` (e.g. `geoqa_plus/10756.png`) lives under `images/`. QA questions are
- * multiple choice wrapped in a "First perform reasoning..." preamble: the preamble and the `Choices:`
- * block are stripped and the stem kept (question.dropMultipleChoice defaults to false here), for the
- * refinement stage to turn into an open question.
+ * multiple choice wrapped in a "First perform reasoning..." or "Based on the image, directly select..."
+ * preamble: the preamble and the `Choices:` block are stripped and the stem kept
+ * (question.dropMultipleChoice defaults to false here), for the refinement stage to turn into an open
+ * question. Answers end in `Answer:C`: letters are rewritten to the option's text.
  */
 import type { SourceConfigOf } from '../config/sourceConfig.js';
 import { openStore, type S3Options } from '../storage/openStore.js';
 import { readNamedImage, type SourceReader } from './contract.js';
 import { llavaItems } from './llava.js';
+import { optionTexts, withoutOptionLetters } from './referenceAnswers.js';
 
 const EXPECTED =
   'expected the Geo170K layout: qa_tuning.json and/or alignment.json (JSON arrays of {id, image, conversations}) ' +
@@ -27,6 +29,8 @@ export function openGeo170k(config: SourceConfigOf<'geo170k'>, sourceIndex: numb
         sourceIndex,
         question: config.question,
         expected: EXPECTED,
+        // The options are stripped from the question, so the answer's letter becomes the option's text.
+        reference: (answer, rawQuestion) => withoutOptionLetters(answer, optionTexts(rawQuestion)),
       }),
     readImage: (ref) => readNamedImage(store, ref),
   };

@@ -27,6 +27,11 @@ export interface LlavaSource {
   expected: string;
   /** A policy drop decided from the record's id (MultiUI's task types): the filter key and why. */
   screen?: (id: string | undefined) => { filter: string; reason: string } | undefined;
+  /**
+   * The dataset's answer made fit to be a reference (Geo170K's option letters, MultiUI's boxes), given the
+   * raw question it answers; undefined when nothing usable is left.
+   */
+  reference?: (answer: string, rawQuestion: string) => string | undefined;
   /** Source-specific text kept with the sample (ALLaVA's LAION alt text). */
   extras?: (record: Record<string, unknown>) => Pick<SourceSample, 'caption' | 'grounding'>;
 }
@@ -67,7 +72,7 @@ function toItem({ file, index, value }: JsonRecord, source: LlavaSource): Source
 
   return sourceSample(source.source, sourceId, source.licenseNote, { sourceIndex: source.sourceIndex, key }, {
     originalInstruction: verdict.question,
-    originalAnswer: exchange.answer,
+    originalAnswer: exchange.answer === undefined || !source.reference ? exchange.answer : source.reference(exchange.answer, exchange.question),
     ...source.extras?.(record),
   });
 }

@@ -18,6 +18,8 @@ export type QuestionVerdict =
 const BOILERPLATE: RegExp[] = [
   // Geo170K / MathV360K: "First perform reasoning, then finally select the question from the choices in the following format: Answer: xxx."
   /^[ \t]*(?:according to the question shown in the image, )?(?:please )?first (?:perform|conduct) reasoning\b[^\n]*$/gim,
+  // Geo170K's other preamble (qa_tuning.json), quoted in HJYao00/Mulberry's README: "Based on the image, directly select the correct answer for the following question:"
+  /^[ \t]*based on the image, directly select the correct answer for the following question[ \t]*[:：]?[ \t]*$/gim,
   /^[ \t]*hint: please answer the question\b[^\n]*$/gim,
   /answer with the option'?s letter from the given choices directly\.?/gi,
   /answer with the given options directly\.?/gi,
@@ -28,7 +30,7 @@ const BOILERPLATE: RegExp[] = [
 /** A line that opens an options block: `Choices:`, `Options: (a) ...`. */
 const OPTIONS_HEADER = /^[ \t]*(?:answer )?(?:choices|options|candidates)[ \t]*[:：]/i;
 /** A labelled option line: `A. cat`, `B: 45°`, `(C) dog`, `d) none`; the label letter is captured. */
-const OPTION_LINE = /^[ \t]*(?:\(([A-Ha-h])\)|([A-Ha-h])[ \t]*[.:)：])[ \t]*\S/;
+export const OPTION_LINE = /^[ \t]*(?:\(([A-Ha-h])\)|([A-Ha-h])[ \t]*[.:)：])[ \t]*\S/;
 /** Options run together on one line: `... (A) cat (B) dog (C) ...`, from `(A)` to the line's end. */
 const INLINE_OPTIONS = /[ \t]*\(A\)[^\n]*\(B\)[^\n]*/;
 

@@ -13,6 +13,7 @@ import { asObject, describeRoot } from './jsonFiles.js';
 import { orderedMap } from './orderedMap.js';
 
 const SCREENS = 'combined';
+const WIREFRAMES = 'semantic_annotations';
 const IMAGE_EXTS = new Set(['jpg', 'jpeg', 'png']);
 /** Screen text budget: the labels and headings that say what the screen is, not every list row. */
 const SCREEN_TEXT_LIMIT = 2000;
@@ -39,8 +40,17 @@ interface Screen {
 }
 
 async function* ricoSamples(store: ObjectStore, config: SourceConfigOf<'rico'>, sourceIndex: number): AsyncGenerator<SourceItem> {
+  refuseWireframes(config.uri);
   const dir = await screensDir(store);
   yield* orderedMap(screens(store, dir), READ_AHEAD, (screen) => toItem(screen, store, config, sourceIndex));
+}
+
+/** The wireframe folder holds PNG renderings that would otherwise be read as screenshots without complaint. */
+function refuseWireframes(uri: string): void {
+  const last = uri.replace(/[/\\]+$/, '').split(/[/\\]/).pop();
+  if (last === WIREFRAMES) {
+    throw new SourceError(uri, `'${WIREFRAMES}/' holds RICO's wireframe renderings, not screenshots; point uri at the folder holding '${SCREENS}/' (${EXPECTED})`);
+  }
 }
 
 /** `combined/` when the root holds it, '' when the root is that folder (screenshots at the top level). */
@@ -92,7 +102,17 @@ async function toItem(screen: Screen, store: ObjectStore, config: SourceConfigOf
 }
 
 /**
- * The `text` of the hierarchy's visible nodes in document order, one per line, each once, up to
+ * A node's visible `text`, then its `content-desc` labels (a list, e.g. `["Navigate up"]`): icon-only
+ * controls have no text, and their accessibility label is all that says what they do.
+ */
+function nodeLabels(node: Record<string, unknown>): string[] {
+  const desc = node['content-desc'];
+  const raw = [node.text, ...(Array.isArray(desc) ? desc : [desc])];
+  return raw.filter((v): v is string => typeof v === 'string').map((v) => v.replace(/\s+/g, ' ').trim()).filter((v) => v !== '');
+}
+
+/**
+ * The `text` and `content-desc` labels of the hierarchy's visible nodes in document order, one per line, each once, up to
  * `limit` characters. A node hidden from the user hides its subtree too.
  */
 function visibleText(hierarchy: unknown, limit = SCREEN_TEXT_LIMIT): string | undefined {
@@ -104,9 +124,9 @@ function visibleText(hierarchy: unknown, limit = SCREEN_TEXT_LIMIT): string | un
   while (stack.length > 0) {
     const node = stack.pop()!;
     if (node['visible-to-user'] === false || node.visibility === 'invisible' || node.visibility === 'gone') continue;
-    const text = typeof node.text === 'string' ? node.text.replace(/\s+/g, ' ').trim() : '';
-    if (text && !seen.has(text)) {
-      if (length + text.length > limit) break;
+    for (const text of nodeLabels(node)) {
+      if (seen.has(text)) continue;
+      if (length + text.length > limit) return [...seen].join('\n');
       seen.add(text);
       length += text.length + 1;
     }

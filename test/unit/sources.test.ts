@@ -182,7 +182,7 @@ for (const backend of [localBackend(), s3Backend()]) {
         const samples = samplesOf(await read(config));
         assert.deepEqual(samples.map((s) => s.sourceId), ['qa_tuning.json#0:1000', 'qa_tuning.json#1:1001', 'qa_tuning.json#2:1002']);
         assert.deepEqual(samples.map((s) => s.originalInstruction), GEO_STEMS);
-        assert.deepEqual([samples[0]!.image.key, samples[0]!.originalAnswer], ['images/geoqa_plus/1000.png', 'Reasoning for question 0. Answer: C']);
+        assert.deepEqual([samples[0]!.image.key, samples[0]!.originalAnswer], ['images/geoqa_plus/1000.png', 'Reasoning for question 0. Therefore, the answer is 60°.'], 'the letter becomes the option');
         await assertImages(config, samples, images);
 
         const both = await read(sourceSchema.parse({ type: 'geo170k', uri, files: ['qa_tuning.json', 'alignment.json'] }));
@@ -216,9 +216,11 @@ for (const backend of [localBackend(), s3Backend()]) {
           `sample ${file}#4:meta_generate_000005`,
           `filtered:task-grounding ${file}#5:action_ground_000006`,
           `filtered:task-other ${file}#6:caption_000007`,
+          `filtered:task-ocr ${file}#7:title_identification_000008`,
         ]);
         assert.match(problemsOf(items)[0]!.reason, /id 'elem_ground_000002' names a grounding task \(kept: webqa, embed_qa, meta_generate\)/);
         assert.equal(samplesOf(items)[0]!.originalInstruction, 'What is the price of the cheapest plan listed on this page?');
+        assert.equal(samplesOf(items)[0]!.originalAnswer, 'The cheapest plan is Basic at $9 per month.', 'element boxes removed');
         await assertImages(config, samplesOf(items), images);
 
         const captions = await read(sourceSchema.parse({ type: 'multiui', uri, files: [MULTIUI_FILE], keepTasks: ['caption'] }));
@@ -243,7 +245,7 @@ for (const backend of [localBackend(), s3Backend()]) {
           sourceId: '0',
           licenseNote: 'RICO: CC BY 4.0 (interactionmining.org)',
           image: { sourceIndex: SOURCE_INDEX, key: 'combined/0.jpg' },
-          grounding: 'Screen 0 title\nSign in\nForgot password?',
+          grounding: 'Screen 0 title\nNavigate up\nSign in\nForgot password?',
         });
         assert.equal(ten!.grounding, undefined, 'a screen without a hierarchy has no grounding');
         await assertImages(config, samplesOf(items), nested.images);
@@ -270,6 +272,16 @@ for (const backend of [localBackend(), s3Backend()]) {
           assert.ok(error instanceof SourceError);
           assert.match(error.message, /no RICO screenshots found .*RICO layout: 'combined\/<N>\.jpg'/);
         }
+      });
+
+      it('refuses a uri that points at the semantic_annotations/ wireframes, saying why', async () => {
+        const { uri } = await dataset(async (store) => {
+          await writeRico(store);
+          return new Map();
+        });
+        const error = await read(sourceSchema.parse({ type: 'rico', uri: `${uri}/semantic_annotations/` })).catch((e: unknown) => e);
+        assert.ok(error instanceof SourceError);
+        assert.match(error.message, /'semantic_annotations\/' holds RICO's wireframe renderings, not screenshots; point uri at the folder holding 'combined\/'/);
       });
     });
 
