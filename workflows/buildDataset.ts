@@ -59,18 +59,31 @@ export const progressQuery = defineQuery<BuildProgress>('progress');
 /** Re-runs the failed shards of a running or finished-but-waiting build; returns the shards retried. */
 export const retryFailedShardsUpdate = defineUpdate<{ retrying: number[] }>('retryFailedShards');
 
+/** Phases in which a retryFailedShards update can still run shards. */
+const RETRYABLE_PHASES: readonly BuildPhase[] = ['planning', 'running', 'waiting-for-retry'];
+
 export async function buildDataset(input: unknown, carried?: CarriedProgress): Promise<BuildReport> {
   const config = validate(input);
   const progress = carried?.progress ?? newProgress(config.buildId, Date.now());
   const retryQueue = carried?.retryQueue ?? [];
   setHandler(progressQuery, () => progress);
-  setHandler(retryFailedShardsUpdate, () => {
-    const retrying = progress.failedShards.map((f) => f.shard).sort((a, b) => a - b);
-    retryQueue.push(...retrying);
-    progress.failedShards = [];
-    progress.shards.failed = 0;
-    return { retrying };
-  });
+  setHandler(
+    retryFailedShardsUpdate,
+    () => {
+      const retrying = progress.failedShards.map((f) => f.shard).sort((a, b) => a - b);
+      retryQueue.push(...retrying);
+      progress.failedShards = [];
+      progress.shards.failed = 0;
+      return { retrying };
+    },
+    {
+      // Once finalizing, no shard runs again: answering "retrying" would be a lie. A rejected update
+      // leaves no trace in the history; the caller restarts the closed build instead (mmif resume).
+      validator: () => {
+        if (!RETRYABLE_PHASES.includes(progress.phase)) throw new Error(`build ${config.buildId} is ${progress.phase}: no shard can be retried in this run`);
+      },
+    },
+  );
   const { planBuild, planTopUp, finalizeBuild, committedShards, preflightEndpoints } = proxyActivities<typeof activities>(pipelineActivityOptions(config.retry));
   const setPhase = (phase: BuildPhase) => {
     progress.phase = phase;

@@ -1,6 +1,11 @@
 import { parseArgs } from 'node:util';
 import type { WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { parseBuildConfig } from '../../config/buildConfig.js';
+import { buildLayout } from '../../output/layout.js';
+import type { StoredConfig } from '../../pipeline/planBuild.js';
+import { getJson } from '../../storage/objectStore.js';
+import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { connectTemporal, forBuild } from '../temporalClient.js';
 import { watch } from './status.js';
@@ -24,7 +29,7 @@ export async function resumeCommand(args: string[]): Promise<number> {
       const { retrying } = await handle.executeUpdate<{ retrying: number[] }, []>('retryFailedShards');
       console.log(retrying.length ? `retrying shards ${retrying.join(', ')} of ${buildId}` : `${buildId} has no failed shard to retry`);
     } else {
-      const config = await originalConfig(handle);
+      const config = await configToResume(handle);
       const restarted = await temporal.client.workflow.start('buildDataset', {
         taskQueue: description.taskQueue,
         workflowId: buildId,
@@ -36,6 +41,31 @@ export async function resumeCommand(args: string[]): Promise<number> {
   } finally {
     await temporal.close();
   }
+}
+
+/**
+ * The config the latest run was started with, unless that run was refused for a changed config:
+ * then the config the build was planned with (stored beside its output), so resuming re-runs the
+ * build rather than the refused change.
+ */
+async function configToResume(handle: WorkflowHandle): Promise<unknown> {
+  const started = await originalConfig(handle);
+  const refused = await handle.result().then(
+    () => false,
+    (err: unknown) => causes(err).some((c) => (c as { type?: string }).type === 'ConfigMismatchError'),
+  );
+  if (!refused) return started;
+  const config = parseBuildConfig(started);
+  const stored = await getJson<StoredConfig>(openStore(config.output, config.s3), buildLayout(config.buildId).config);
+  if (!stored) throw new CliError(`${handle.workflowId} was refused for a changed config and has no planned config to resume with`, EXIT.failed);
+  console.log(`the last run of ${handle.workflowId} was refused for a changed config: resuming with the config it was planned with`);
+  return stored.config;
+}
+
+function causes(err: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (let e = err; e && chain.length < 10; e = (e as { cause?: unknown }).cause) chain.push(e);
+  return chain;
 }
 
 /** The config the latest run was started with: the first argument of its first history event. */

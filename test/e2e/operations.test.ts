@@ -370,6 +370,10 @@ test('`mmif build --wait` runs a build; a changed config is refused unless --new
   const failure = (await stack.client.workflow.getHandle('cli-build').result().catch((err: unknown) => err)) as WorkflowFailedError;
   const cause = failure.cause as Error & { cause?: Error };
   assert.match(String(cause.cause?.message), /different config.*new buildId/);
+  // Resuming the refused build re-runs the build as planned, not the refused change.
+  const resumed = await mmif(stack, 'resume', 'cli-build', '--wait');
+  assert.equal(resumed.code, 0, resumed.stdout + resumed.stderr);
+  assert.match(resumed.stdout, /refused for a changed config: resuming with the config it was planned with/);
 
   const versioned = await mmif(stack, 'build', '--config', file, '--new-version', '--wait');
   assert.equal(versioned.code, 0, versioned.stderr);
