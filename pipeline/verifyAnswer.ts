@@ -83,7 +83,8 @@ export function passRate(verdicts: readonly Verdict[]): number {
   return verdicts.length === 0 ? 1 : verdicts.filter((v) => v.passed).length / verdicts.length;
 }
 
-function ruleVerdict(index: number, c: PlannedConstraint, answer: string): Verdict {
+/** A rule-checked constraint's verdict on an answer: every verifier call must pass (also scores multi-turn chats). */
+export function ruleVerdict(index: number, c: PlannedConstraint, answer: string): Verdict {
   const outcomes = c.verifiers.map((call) => ({ call, outcome: runVerifierCall(answer, call) }));
   const failed = outcomes.find((o) => !('passed' in o.outcome) || !o.outcome.passed);
   const describe = (o: (typeof outcomes)[number]) =>
