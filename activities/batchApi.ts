@@ -6,7 +6,8 @@
  */
 import { endpointFor } from '../config/buildConfig.js';
 import { mapLimit } from '../domain/mapLimit.js';
-import { batchCustomId, collectBatch, pollBatch, submitBatches, type BatchRequest } from '../llm/batch.js';
+import { batchCustomId, collectBatch, pollBatch, submitBatches, type BatchRequest, type SubmissionLog } from '../llm/batch.js';
+import { throwIfAborted } from '../llm/abortScope.js';
 import type { CallRecord, ReplyTarget } from '../llm/modelCaller.js';
 import { firstRequest, type BatchableStage } from '../pipeline/batchRequests.js';
 import { getJson, putJson } from '../storage/objectStore.js';
@@ -16,6 +17,7 @@ import type { StageContext } from '../pipeline/context.js';
 import type { ShardTask } from './buildRef.js';
 import { contextForBuild } from './runtime.js';
 import { loadShardPlan } from './shardPlan.js';
+import { withHeartbeat } from './heartbeat.js';
 
 export interface BatchRoundTask extends ShardTask {
   stage: BatchableStage;
@@ -31,37 +33,53 @@ interface StoredRound {
   targets: Record<string, ReplyTarget & { sampleId: string }>;
 }
 
+/**
+ * Submits a round. Each file's batch is recorded (layout.batchSubmissions) before the next file is
+ * uploaded, so a retry after a timeout, a crash or a lost worker submits only the files not yet
+ * submitted: nothing is paid twice, large rounds included.
+ */
 export async function submitStageBatch(task: BatchRoundTask): Promise<{ batchIds: string[]; requests: number }> {
-  const ctx = await contextForBuild(task.build);
-  const key = ctx.layout.batchRound(task.shard, task.stage, task.round);
-  const submitted = await getJson<StoredRound>(ctx.store, key);
-  if (submitted) return { batchIds: submitted.batchIds, requests: Object.keys(submitted.targets).length };
+  return withHeartbeat(async () => {
+    const ctx = await contextForBuild(task.build);
+    const key = ctx.layout.batchRound(task.shard, task.stage, task.round);
+    const submitted = await getJson<StoredRound>(ctx.store, key);
+    if (submitted) return { batchIds: submitted.batchIds, requests: Object.keys(submitted.targets).length };
 
-  const samples = (await loadShardPlan(task)).filter((s) => !task.only || task.only.includes(s.sampleId));
-  const prepared = await mapLimit(samples, 8, async (sample) => {
-    const first = await firstRequest(ctx, task.stage, sample);
-    if (!first) return undefined;
-    const request = ctx.models.prepare(first.request, first.json);
-    if (await ctx.models.isCached(request.cacheKey)) return undefined;
-    return { sample, request };
+    const samples = (await loadShardPlan(task)).filter((s) => !task.only || task.only.includes(s.sampleId));
+    const prepared = await mapLimit(samples, 8, async (sample) => {
+      throwIfAborted();
+      const first = await firstRequest(ctx, task.stage, sample);
+      if (!first) return undefined;
+      const request = ctx.models.prepare(first.request, first.json);
+      if (await ctx.models.isCached(request.cacheKey)) return undefined;
+      return { sample, request };
+    });
+    const requests: BatchRequest[] = [];
+    const targets: StoredRound['targets'] = {};
+    for (const p of prepared) {
+      if (!p) continue;
+      const customId = batchCustomId(p.sample.sampleId, task.stage, task.round);
+      requests.push({ custom_id: customId, body: p.request.body });
+      targets[customId] = { stage: p.request.stage, cacheKey: p.request.cacheKey, model: p.request.model, sampleId: p.sample.sampleId };
+    }
+    const logKey = ctx.layout.batchSubmissions(task.shard, task.stage, task.round);
+    const log = (await getJson<SubmissionLog>(ctx.store, logKey)) ?? { batches: [] };
+    if (requests.length === 0 && log.batches.length === 0) return { batchIds: [], requests: 0 };
+    const client = ctx.models.client(endpointFor(ctx.config, task.stage));
+    let all = log;
+    await submitBatches(client, requests, {
+      metadata: { build: task.build.buildId, shard: String(task.shard), stage: task.stage, round: String(task.round) },
+      log,
+      record: async (grown) => {
+        await putJson(ctx.store, logKey, grown);
+        all = grown;
+      },
+      beforeFile: throwIfAborted,
+    }).catch(failFast(ctx, task.stage));
+    const batchIds = all.batches.map((b) => b.batchId);
+    await putJson(ctx.store, key, { batchIds, targets } satisfies StoredRound);
+    return { batchIds, requests: requests.length };
   });
-  const requests: BatchRequest[] = [];
-  const targets: StoredRound['targets'] = {};
-  for (const p of prepared) {
-    if (!p) continue;
-    const customId = batchCustomId(p.sample.sampleId, task.stage, task.round);
-    requests.push({ custom_id: customId, body: p.request.body });
-    targets[customId] = { stage: p.request.stage, cacheKey: p.request.cacheKey, model: p.request.model, sampleId: p.sample.sampleId };
-  }
-  if (requests.length === 0) return { batchIds: [], requests: 0 };
-  const client = ctx.models.client(endpointFor(ctx.config, task.stage));
-  const batches = await submitBatches(client, requests, {
-    metadata: { build: task.build.buildId, shard: String(task.shard), stage: task.stage, round: String(task.round) },
-  }).catch(failFast(ctx, task.stage));
-  // Saved right after submitting: a retry of this activity then returns these batches instead of
-  // paying for the same requests twice (only a crash between the two lines can duplicate a batch).
-  await putJson(ctx.store, key, { batchIds: batches.map((b) => b.batchId), targets } satisfies StoredRound);
-  return { batchIds: batches.map((b) => b.batchId), requests: requests.length };
 }
 
 export async function pollStageBatch(task: { build: ShardTask['build']; stage: BatchableStage; batchId: string }): Promise<{ done: boolean; status: string }> {
@@ -72,26 +90,30 @@ export async function pollStageBatch(task: { build: ShardTask['build']; stage: B
 
 /** Files every reply of a finished round in the cache; returns the samples to resubmit. */
 export async function collectStageBatch(task: BatchRoundTask): Promise<{ stored: number; retry: string[] }> {
-  const ctx = await contextForBuild(task.build);
-  const round = await getJson<StoredRound>(ctx.store, ctx.layout.batchRound(task.shard, task.stage, task.round));
-  if (!round) throw new Error(`no batch round ${task.round} of ${task.stage} for shard ${task.shard}`);
-  const client = ctx.models.client(endpointFor(ctx.config, task.stage));
-  const calls: CallRecord[] = [];
-  const answered = new Set<string>();
-  for (const batchId of round.batchIds) {
-    for (const [customId, outcome] of await collectBatch(client, batchId).catch(failFast(ctx, task.stage))) {
-      const target = round.targets[customId];
-      if (!target || outcome.status !== 'ok') continue;
-      calls.push(await ctx.models.storeReply(target, outcome.reply));
-      answered.add(customId);
+  // Stores one reply at a time: a large round takes longer than the heartbeat timeout.
+  return withHeartbeat(async () => {
+    const ctx = await contextForBuild(task.build);
+    const round = await getJson<StoredRound>(ctx.store, ctx.layout.batchRound(task.shard, task.stage, task.round));
+    if (!round) throw new Error(`no batch round ${task.round} of ${task.stage} for shard ${task.shard}`);
+    const client = ctx.models.client(endpointFor(ctx.config, task.stage));
+    const calls: CallRecord[] = [];
+    const answered = new Set<string>();
+    for (const batchId of round.batchIds) {
+      for (const [customId, outcome] of await collectBatch(client, batchId).catch(failFast(ctx, task.stage))) {
+        throwIfAborted();
+        const target = round.targets[customId];
+        if (!target || outcome.status !== 'ok') continue;
+        calls.push(await ctx.models.storeReply(target, outcome.reply));
+        answered.add(customId);
+      }
     }
-  }
-  // Batch replies are paid here, not by the stage that later reads them from the cache.
-  await putJson(ctx.store, ctx.layout.batchCalls(task.shard, task.stage, task.round), calls);
-  const retry = Object.entries(round.targets)
-    .filter(([customId]) => !answered.has(customId))
-    .map(([, target]) => target.sampleId);
-  return { stored: calls.length, retry };
+    // Batch replies are paid here, not by the stage that later reads them from the cache.
+    await putJson(ctx.store, ctx.layout.batchCalls(task.shard, task.stage, task.round), calls);
+    const retry = Object.entries(round.targets)
+      .filter(([customId]) => !answered.has(customId))
+      .map(([, target]) => target.sampleId);
+    return { stored: calls.length, retry };
+  });
 }
 
 /**

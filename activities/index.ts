@@ -2,7 +2,7 @@
  * The activities: thin adapters from Temporal to the pipeline modules. They add heartbeats, map
  * permanent errors to non-retryable failures, and return only small JSON.
  */
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import { ConfigError, parseBuildConfig } from '../config/buildConfig.js';
 import { buildLayout } from '../output/layout.js';
 import { commitShard as writeShard } from '../output/shardWriter.js';
@@ -29,7 +29,7 @@ import { recordPreflightUsage } from '../output/preflightUsage.js';
 import { DEFAULT_PRICES } from '../llm/pricing.js';
 import { loadShardPlan } from './shardPlan.js';
 import { OutputLocationError, probeOutput } from '../storage/outputProbe.js';
-import { withAbortSignal } from '../llm/abortScope.js';
+import { withHeartbeat } from './heartbeat.js';
 
 export { collectStageBatch, pollStageBatch, submitStageBatch } from './batchApi.js';
 
@@ -46,23 +46,6 @@ async function permanentOnFailure<T>(work: () => Promise<T>): Promise<T> {
     throw err;
   }
 }
-
-/**
- * Heartbeats on a timer while `work` runs: a killed worker is noticed within the heartbeat timeout,
- * and a cancelled build (or a shutting-down worker) reaches the activity, whose cancellation signal
- * then aborts every model call and sample loop under `work` (llm/abortScope.ts). The SDK throttles
- * what it actually sends.
- */
-async function withHeartbeat<T>(work: () => Promise<T>): Promise<T> {
-  const context = Context.current();
-  const timer = setInterval(() => context.heartbeat(), 1_000);
-  try {
-    return await withAbortSignal(context.cancellationSignal, work);
-  } finally {
-    clearInterval(timer);
-  }
-}
-
 
 function sumSummaries(summaries: ShardSummary[]): ShardSummary {
   const total: ShardSummary = {

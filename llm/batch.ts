@@ -114,14 +114,39 @@ export interface SubmittedBatch {
   requests: number;
 }
 
-/** Uploads `requests` as one or more files and starts a batch for each. */
+/** Which requests each batch submitted so far covers: what a retried submission must not send again. */
+export interface SubmissionLog {
+  batches: Array<{ batchId: string; customIds: string[] }>;
+}
+
+/**
+ * Uploads `requests` as one or more files and starts a batch for each. With `record`, each batch is
+ * recorded (the grown `log`) before the next file goes out, and requests an earlier attempt's log
+ * already covers are skipped: a retry passing the recorded log back never submits a request twice
+ * (only a crash between creating a batch and recording it can). Returns the batches of this call.
+ */
 export async function submitBatches(
   client: OpenAI,
   requests: readonly BatchRequest[],
-  options: { limits?: BatchLimits; metadata?: Record<string, string> } = {},
+  options: {
+    limits?: BatchLimits;
+    metadata?: Record<string, string>;
+    log?: SubmissionLog;
+    record?: (log: SubmissionLog) => Promise<void>;
+    /** Called before each file: a cancelled submission stops between files. */
+    beforeFile?: () => void;
+  } = {},
 ): Promise<SubmittedBatch[]> {
+  const log: SubmissionLog = { batches: [...(options.log?.batches ?? [])] };
+  const covered = new Set(log.batches.flatMap((b) => b.customIds));
   const submitted: SubmittedBatch[] = [];
-  for (const file of planBatchFiles(requests, options.limits)) submitted.push(await submitBatchFile(client, file, options.metadata));
+  for (const file of planBatchFiles(requests.filter((r) => !covered.has(r.custom_id)), options.limits)) {
+    options.beforeFile?.();
+    const batch = await submitBatchFile(client, file, options.metadata);
+    submitted.push(batch);
+    log.batches.push({ batchId: batch.batchId, customIds: file.customIds });
+    await options.record?.(log);
+  }
   return submitted;
 }
 

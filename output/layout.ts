@@ -27,6 +27,8 @@ export function buildLayout(buildId: string) {
     shardPlan: (shard: number) => `${work}/plan/${shardName(shard)}.json`,
     /** A Batch API round of one stage of a shard: batch ids and where each reply goes. */
     batchRound: (shard: number, stage: string, round: number) => `${work}/batches/${shardName(shard)}/${stage}-${round}.json`,
+    /** The batches of that round submitted so far (llm/batch.ts SubmissionLog): a retried submission skips them. */
+    batchSubmissions: (shard: number, stage: string, round: number) => `${work}/batches/${shardName(shard)}/${stage}-${round}.submitted.json`,
     /** The call records (tokens, cost) of the replies collected in that round. */
     batchCalls: (shard: number, stage: string, round: number) => `${work}/batches/${shardName(shard)}/${stage}-${round}.calls.json`,
     batchCallsPrefix: (shard: number) => `${work}/batches/${shardName(shard)}/`,

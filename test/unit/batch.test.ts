@@ -238,3 +238,46 @@ test('files: metadata and content round-trip', async () => {
   assert.equal(await (await client.files.content(upload.id)).text(), '{"x":1}\n');
   await assert.rejects(client.files.create({ file: await OpenAI.toFile(Buffer.from('x'), 'a.txt'), purpose: 'assistants' }), /purpose 'batch'/);
 });
+
+test('a submission retried after a failure mid-way submits only the files its log does not cover: no request twice', async () => {
+  // Counts what reaches the simulator's Batch API and fails the second batch creation once, as a
+  // worker lost between two files would.
+  let batchPosts = 0;
+  let failNext = true;
+  const created: string[] = [];
+  const flaky = new OpenAI({
+    baseURL: sim.url,
+    apiKey: 'sim',
+    maxRetries: 0,
+    fetch: async (url, init) => {
+      if (init?.method === 'POST' && String(url).endsWith('/batches')) {
+        batchPosts += 1;
+        if (batchPosts === 2 && failNext) {
+          failNext = false;
+          throw new Error('connection reset (forced)');
+        }
+      }
+      const response = await fetch(url, init);
+      if (init?.method === 'POST' && String(url).endsWith('/batches')) created.push(((await response.clone().json()) as { id: string }).id);
+      return response;
+    },
+  });
+  const requests: BatchRequest[] = Array.from({ length: 6 }, (_, i) => ({ custom_id: `line-${i}`, body: chat('mmif-sim-llm', `Describe item ${i}.`) }));
+  const limits = { maxRequests: 2, maxBytes: 1 << 20 };
+  let recorded: { batches: Array<{ batchId: string; customIds: string[] }> } = { batches: [] };
+  const record = async (log: typeof recorded) => {
+    recorded = structuredClone(log);
+  };
+  await assert.rejects(submitBatches(flaky, requests, { limits, log: recorded, record }), /Connection error/);
+  assert.equal(recorded.batches.length, 1, 'the first file was recorded before the second went out');
+
+  const retried = await submitBatches(flaky, requests, { limits, log: recorded, record });
+  assert.equal(retried.length, 2, 'the retry submits the two files not yet submitted');
+  assert.equal(created.length, 3, `3 batches created in all, not 4: ${created.join(' ')}`);
+  assert.deepEqual(recorded.batches.map((b) => b.batchId), created);
+  const covered = recorded.batches.flatMap((b) => b.customIds);
+  assert.deepEqual([...covered].sort(), requests.map((r) => r.custom_id).sort(), 'every request exactly once');
+  // The simulator runs each submitted line once: 6 lines, not more.
+  for (const batchId of created) await untilDone(batchId);
+  assert.equal(sim.stats().batch.requests, 6);
+});
