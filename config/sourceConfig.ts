@@ -33,7 +33,17 @@ export interface SourceDefaults {
   constraintTypes?: readonly string[];
   /** Only for sources that come with questions. */
   question?: QuestionPolicy;
+  /** Which samples count as duplicates of each other (see DEDUPE_POLICIES). */
+  dedupe: DedupePolicy;
 }
+
+/**
+ * When two samples of a source are duplicates, the lower rank is kept. `image`: same normalized image
+ * (caption-style sources, where the image is the whole sample); `image+question`: same image and same
+ * original question (real releases ask several questions about one chart, page or diagram); `none`.
+ */
+export const DEDUPE_POLICIES = ['image', 'image+question', 'none'] as const;
+export type DedupePolicy = (typeof DEDUPE_POLICIES)[number];
 
 const QUESTIONS: QuestionPolicy = { minLength: 8, maxLength: 1000, dropMultipleChoice: true, dropFewShot: true };
 const QUESTION_DEFAULTS = {
@@ -69,15 +79,18 @@ const SCREEN = [...STRUCTURE, 'perspective_requirement', 'situation_requirement'
 
 const DEFAULTS: Record<SourceType, SourceDefaults> = {
   cc3m: {
+    dedupe: 'image',
     licenseNote: 'CC3M: images owned by their original publishers; captions CC BY 4.0 (Google)',
     image: {},
   },
   allava: {
+    dedupe: 'image+question',
     licenseNote: 'ALLaVA-4V: images owned by third parties (LAION, Vision-FLAN sources); GPT-4V annotations Apache-2.0 per the dataset card',
     image: {},
     question: QUESTION_DEFAULTS.allava,
   },
   chartqa: {
+    dedupe: 'image+question',
     licenseNote: 'ChartQA: GPL-3.0; charts crawled from their publishers (see dataset card)',
     // Charts are often wide (time series) and sometimes small exports.
     image: { minShortSide: 128, maxAspectRatio: 4 },
@@ -85,6 +98,7 @@ const DEFAULTS: Record<SourceType, SourceDefaults> = {
     question: QUESTION_DEFAULTS.chartqa,
   },
   geo170k: {
+    dedupe: 'image+question',
     licenseNote: 'Geo170K: licence not declared by its authors; diagrams from GeoQA+ and Geometry3K (see dataset card)',
     // Small black-on-white line drawings: little variance, short sides well under 224, some long strips.
     image: { minShortSide: 64, maxAspectRatio: 6, minChannelStdDev: 2 },
@@ -93,11 +107,13 @@ const DEFAULTS: Record<SourceType, SourceDefaults> = {
     question: QUESTION_DEFAULTS.geo170k,
   },
   rico: {
+    dedupe: 'image',
     licenseNote: 'RICO: CC BY 4.0 (interactionmining.org)',
     image: { maxAspectRatio: 4 },
     constraintTypes: SCREEN,
   },
   multiui: {
+    dedupe: 'image+question',
     licenseNote: 'MultiUI: ODC-BY per its dataset card; webpage screenshots owned by their sites (see dataset card)',
     // Full-page screenshots are tall; at 1024 px their text would be unreadable.
     image: { maxAspectRatio: 6, maxLongSide: 2048 },
@@ -209,6 +225,8 @@ function common<T extends SourceType>(type: T) {
     richness: richnessSchema.optional(),
     image: imageOverrideSchema.optional(),
     constraintTypes: constraintTypesSchema.optional(),
+    /** Which samples are duplicates; the type's default is written into the config (see DEDUPE_POLICIES). */
+    dedupe: z.enum(DEDUPE_POLICIES).optional(),
   };
 }
 
@@ -297,15 +315,23 @@ export type Cc3mSourceConfig = SourceConfigOf<'cc3m'>;
  * Writes the type's image and constraint-type defaults into the config. Nothing is added where the
  * type has no default (CC3M), so existing CC3M configs keep their fingerprint.
  */
-function withDefaults<S extends { type: SourceType; image?: Partial<ImageConfig>; constraintTypes?: string[] }>(s: S): S {
+function withDefaults<S extends { type: SourceType; image?: Partial<ImageConfig>; constraintTypes?: string[]; dedupe?: DedupePolicy }>(s: S): S {
   const d = DEFAULTS[s.type];
+  // 'image' was the only behaviour before policies existed: left implicit so those configs keep their fingerprint.
+  const dedupe = s.dedupe ?? (d.dedupe === 'image' ? undefined : d.dedupe);
   const image = { ...d.image, ...s.image };
   const constraintTypes = s.constraintTypes ?? (d.constraintTypes ? [...d.constraintTypes] : undefined);
   return {
     ...s,
     ...(Object.keys(image).length > 0 ? { image } : {}),
     ...(constraintTypes ? { constraintTypes } : {}),
+    ...(dedupe ? { dedupe } : {}),
   };
+}
+
+/** The source's dedupe policy: its own, else its type's default. */
+export function dedupePolicy(source: SourceConfig): DedupePolicy {
+  return source.dedupe ?? DEFAULTS[source.type].dedupe;
 }
 
 /** The image settings for one source's samples: the build's, with the source's overrides on top. */

@@ -21,7 +21,7 @@ export function buildLayout(buildId: string) {
   return {
     root,
     image: (sha256: string) => `${root}/${imagePathInDataset(sha256)}`,
-    imageClaim: (sha256: string) => `${work}/image-claims/${sha256}.json`,
+    imageClaim: (dedupeKey: string) => `${work}/image-claims/${dedupeKey}.json`,
     stageState: (sampleId: string, stage: StageName) => `${work}/samples/${sampleId}/${stage}.json`,
     config: `${work}/config.json`,
     shardPlan: (shard: number) => `${work}/plan/${shardName(shard)}.json`,

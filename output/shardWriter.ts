@@ -14,6 +14,7 @@ import type { CallRecord } from '../llm/modelCaller.js';
 import { STAGE_NAMES, type StageState } from '../pipeline/stageState.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 import { checkShardBudget, type ErrorBudget } from '../pipeline/errorBudget.js';
+import { claimHolder, duplicateReason } from '../pipeline/imageClaims.js';
 import type { BuildLayout } from './layout.js';
 import {
   countByReason,
@@ -54,7 +55,11 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
   if (existing && revisionOf(existing) !== spec.replacesRevision) return existing;
 
   const loaded = await mapLimit(spec.samples, 16, async (sample) => ({ sample, states: await loadStates(store, layout, sample) }));
-  const assembled = loaded.map(({ sample, states }) => assembleSample(sample, states, spec.training));
+  const assembled = await mapLimit(loaded, 16, async ({ sample, states }) => {
+    const sampleRecords = assembleSample(sample, states, spec.training);
+    const lostTo = await claimLostTo(store, layout, sample, states);
+    return lostTo ? { calls: sampleRecords.calls, reject: lostTo } : sampleRecords;
+  });
   const modelFaults = assembled.flatMap((a) => (a.reject?.modelCall ? [a.reject.modelCall] : []));
   if (spec.errorBudget) checkShardBudget(spec.shard, spec.samples.length, modelFaults, spec.errorBudget);
   const overTarget = spec.caps ? trimToCaps(assembled, spec.caps) : [];
@@ -134,6 +139,19 @@ async function batchCalls(store: ObjectStore, layout: BuildLayout, shard: number
     if (key.endsWith('.calls.json')) calls.push(...((await getJson<CallRecord[]>(store, key)) ?? []));
   }
   return calls;
+}
+
+/**
+ * The duplicate rejection of a sample whose dedupe claim a lower rank took over after its image
+ * stage passed (pipeline/imageClaims.ts), else undefined.
+ */
+async function claimLostTo(store: ObjectStore, layout: BuildLayout, sample: SourceSample, states: SampleStates): Promise<RejectRecord | undefined> {
+  const image = states.image;
+  const claim = image?.status === 'ok' ? image.result.claim : undefined;
+  if (!claim) return undefined;
+  const holder = await claimHolder(store, layout.imageClaim(claim.key));
+  if (!holder || holder.sampleId === sample.sampleId) return undefined;
+  return { id: sample.sampleId, source: sample.source, source_id: sample.sourceId, kind: 'sample', stage: 'image', reason: duplicateReason(claim.policy, holder.sampleId) };
 }
 
 async function loadStates(store: ObjectStore, layout: BuildLayout, sample: SourceSample): Promise<SampleStates> {

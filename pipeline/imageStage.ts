@@ -1,11 +1,13 @@
 /** Stage 1: read the source image, check it, normalize it to an RGB JPEG and store it by content hash. */
-import { sourceImageConfig } from '../config/sourceConfig.js';
+import { dedupePolicy, sourceImageConfig } from '../config/sourceConfig.js';
 import { normalizeImage } from '../image/normalize.js';
 import { SampleRejection } from '../domain/rejection.js';
 import type { SourceSample } from '../domain/sample.js';
-import { StoreError, getJson } from '../storage/objectStore.js';
+import { StoreError } from '../storage/objectStore.js';
 import { SourceError } from '../sources/source.js';
 import type { StageContext } from './context.js';
+import { claimOrReject, dedupeKey } from './imageClaims.js';
+import { sampleRank } from './ranking.js';
 import type { ImageResult } from './stageState.js';
 
 export async function runImageStage(ctx: StageContext, sample: SourceSample): Promise<ImageResult> {
@@ -22,13 +24,12 @@ export async function runImageStage(ctx: StageContext, sample: SourceSample): Pr
   const image = await normalizeImage(bytes, sourceImageConfig(ctx.config.image, ctx.config.sources[sample.image.sourceIndex]!));
   if (!image.ok) throw new SampleRejection(image.reason);
 
-  // The first sample to claim a content hash owns it; later duplicates in the build are dropped.
-  // A claim survives retries and re-runs, so the owner never changes once chosen.
-  const claimKey = ctx.layout.imageClaim(image.sha256);
-  const claimed = await ctx.store.putIfAbsent(claimKey, JSON.stringify({ sampleId: sample.sampleId }), 'application/json');
-  if (!claimed) {
-    const owner = (await getJson<{ sampleId: string }>(ctx.store, claimKey))?.sampleId;
-    if (owner !== sample.sampleId) throw new SampleRejection(`duplicate-image: same image as sample ${owner}`);
+  // Duplicates by the source's policy: the lowest rank keeps its sample, the others are rejected naming it.
+  const policy = dedupePolicy(ctx.config.sources[sample.image.sourceIndex]!);
+  const key = dedupeKey(policy, image.sha256, sample.originalInstruction);
+  if (key) {
+    const mine = { sampleId: sample.sampleId, rank: sampleRank(ctx.config.seed, sample.sampleId) };
+    await claimOrReject(ctx.store, ctx.layout.imageClaim(key), mine, policy);
   }
   await ctx.store.put(ctx.layout.image(image.sha256), image.jpeg, 'image/jpeg');
   return {
@@ -37,5 +38,6 @@ export async function runImageStage(ctx: StageContext, sample: SourceSample): Pr
     height: image.height,
     originalWidth: image.originalWidth,
     originalHeight: image.originalHeight,
+    ...(key ? { claim: { key, policy } } : {}),
   };
 }

@@ -3,6 +3,7 @@
  * it made. Stored as one small JSON object per (sample, stage); the next stage reads it, a retried
  * activity finds it and skips the work, and the shard writer assembles records from it.
  */
+import type { DedupePolicy } from '../config/sourceConfig.js';
 import type { DpoStrategy, DpoValidation } from '../config/buildConfig.js';
 import type { PairRule } from './pairRules.js';
 import type { VerifierCall } from '../domain/constraints/compatibility.js';
@@ -20,6 +21,8 @@ export interface ImageResult {
   height: number;
   originalWidth: number;
   originalHeight: number;
+  /** The dedupe key this sample claimed (pipeline/imageClaims.ts): commit checks it still holds it. */
+  claim?: { key: string; policy: DedupePolicy };
 }
 
 export interface InstructionResult {

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { temporalCliPath } from '../../local/tools.js';
 import { buildLayout } from '../../output/layout.js';
+import { sampleRank } from '../../pipeline/ranking.js';
 import type { ShardManifest } from '../../output/manifest.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
@@ -36,8 +37,10 @@ after(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
+const SEED = 11;
 const buildConfig = (buildId: string, extra: Record<string, unknown> = {}) => ({
   buildId,
+  seed: SEED,
   output: path.join(dir, 'out'),
   sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m'), layout: 'flat' }],
   maxSamples: 7,
@@ -75,19 +78,21 @@ test('temporal workflow start --input-file launches a build that completes', asy
 
   const layout = buildLayout('cli-build');
   let planned = 0;
-  const rejects: Array<{ source_id: string; reason: string }> = [];
+  const rejects: Array<{ id: string; source_id: string; reason: string }> = [];
   for (const shard of [0, 1, 2]) {
     const manifest = JSON.parse(await readFile(path.join(dir, 'out', layout.manifest(shard)), 'utf8')) as ShardManifest;
     planned += manifest.counts.planned;
     assert.equal(manifest.counts.instruct + manifest.counts.rejectedSamples, manifest.counts.planned);
     const lines = (await readFile(path.join(dir, 'out', layout.rejects(shard)), 'utf8')).split('\n').filter(Boolean);
-    rejects.push(...lines.map((l) => JSON.parse(l) as { source_id: string; reason: string }));
+    rejects.push(...lines.map((l) => JSON.parse(l) as { id: string; source_id: string; reason: string }));
   }
   assert.equal(planned, 7);
-  // Exactly one of the two identical images is dropped as a duplicate, naming the one kept.
+  // Exactly one of the two identical images is dropped as a duplicate, naming the one kept: the lower rank.
   const duplicates = rejects.filter((r) => r.reason.startsWith('duplicate-image: same image as sample cc3m-'));
   assert.equal(duplicates.length, 1, JSON.stringify(rejects));
   assert.ok(['zz-copy', '000000000'].includes(duplicates[0]!.source_id));
+  const kept = duplicates[0]!.reason.replace('duplicate-image: same image as sample ', '');
+  assert.ok(sampleRank(SEED, kept) < sampleRank(SEED, duplicates[0]!.id), 'the lower rank of the two is kept');
 });
 
 test('a build continues as new every shardsPerRun shards and carries its progress', async () => {

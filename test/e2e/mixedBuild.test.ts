@@ -56,7 +56,7 @@ test('a mixed build draws from every source and records where each sample came f
     sources: [
       src('cc3m', { image: { minShortSide: 100 } }),
       src('allava', { quota: 10 }),
-      src('chartqa'),
+      src('chartqa', { quota: 5 }),
       src('geo170k'),
       src('rico'),
       src('multiui', { files: [MULTIUI_FILE] }),
@@ -90,6 +90,9 @@ test('a mixed build draws from every source and records where each sample came f
   for (const r of [...bySource('cc3m'), ...bySource('rico')]) assert.equal(r.instruction_origin, 'generated');
   assert.ok(bySource('chartqa').every((r) => r.original_answer !== null), 'ChartQA labels are kept');
   assert.match(bySource('chartqa')[0]!.license, /GPL-3\.0/);
+  // Chart 10001 has a human and an augmented question: both are kept (dedupe by image and question).
+  const chart10001 = bySource('chartqa').filter((r) => r.source_id.endsWith('/10001.png'));
+  assert.equal(chart10001.length, 2, `both questions on one chart kept; chartqa rejects: ${JSON.stringify(rejects.filter((r) => r.source === 'chartqa'))}`);
 
   // Bad input: rejected per record with a reason, the build went on.
   const reasons = rejects.filter((r) => r.source === 'allava').map((r) => r.reason);
