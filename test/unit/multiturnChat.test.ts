@@ -1,0 +1,75 @@
+/** Multi-turn chat planning, per-turn verification (PIF) and the turn-level pair rule. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { constraintType } from '../../domain/constraints/catalogue.js';
+import { removeConflicts } from '../../domain/constraints/compatibility.js';
+import { allGlobalInstructions, instructionsGivenBy, planChat, type GlobalInstruction } from '../../pipeline/multiturn/chatPlan.js';
+import { judgeTurnPair, verifyTurn } from '../../pipeline/multiturn/turnVerdicts.js';
+
+test('every instruction the planner can give is rule-checkable by its type\'s catalogue verifiers', () => {
+  const all = allGlobalInstructions();
+  assert.ok(all.length >= 10);
+  for (const i of all) {
+    const type = constraintType(i.type)!;
+    assert.notEqual(type.verifiers.length, 0, i.type);
+    assert.ok(i.verifiers!.length > 0 && i.verifiers!.every((c) => type.verifiers.includes(c.func)), i.value);
+  }
+});
+
+test('a plan is seeded, has at most maxInstructions on distinct turns, and is compatible across the whole chat', () => {
+  const options = { seed: 7, turns: 10, maxInstructions: 6 };
+  assert.deepEqual(planChat('img-1', options), planChat('img-1', options));
+  const plans = Array.from({ length: 40 }, (_, i) => planChat(`img-${i}`, options));
+  assert.ok(plans.some((p) => JSON.stringify(p.instructions) !== JSON.stringify(plans[0]!.instructions)), 'different images get different plans');
+  for (const plan of plans) {
+    assert.ok(plan.instructions.length >= 1 && plan.instructions.length <= 6);
+    const turns = plan.instructions.map((i) => i.turn);
+    assert.equal(new Set(turns).size, turns.length);
+    assert.deepEqual(turns, [...turns].sort((a, b) => a - b));
+    assert.ok(turns.every((t) => t >= 1 && t <= 10));
+    // no instruction conflicts with an earlier one anywhere in the chat
+    assert.equal(removeConflicts(plan.instructions, 'open').removed.length, 0, JSON.stringify(plan.instructions));
+  }
+  // two "start every answer with" phrases can never both be given
+  for (const plan of plans) assert.ok(plan.instructions.filter((i) => i.value.includes('start every answer')).length <= 1);
+  assert.equal(planChat('x', { seed: 1, turns: 2, maxInstructions: 6 }).instructions.length, 2, 'at most one per turn');
+  assert.throws(() => planChat('img-9', { seed: 1, turns: 0, maxInstructions: 2 }), /chat img-9: turns must be a positive integer/);
+});
+
+const given = (value: string, func: string, params: unknown[], type: string, turn: number): GlobalInstruction => ({ type, value, turn, verifiers: [{ func, params }] });
+
+const plan = {
+  chatId: 'c1',
+  turns: 3,
+  instructions: [
+    given("mention 'overall'", 'check_whether_each_keyword_in_list_mentioned_in_range', [['overall'], 1, 10000], 'mention', 1),
+    given('at most 2 sentences', 'check_whether_response_sentence_number_in_range', [0, 2], 'sentence_number_limit', 3),
+  ],
+};
+
+test('each answer is verified against every instruction given so far, and its PIF computed', () => {
+  assert.equal(instructionsGivenBy(plan, 2).length, 1);
+  const t2 = verifyTurn('The dog sits on grass. It looks calm.', instructionsGivenBy(plan, 2));
+  assert.deepEqual(t2.verdicts.map((v) => v.passed), [false]);
+  assert.equal(t2.pif, 0);
+  const t3 = verifyTurn('Overall, the dog sits on grass. It looks calm. The sky is blue.', instructionsGivenBy(plan, 3));
+  assert.deepEqual(t3.verdicts.map((v) => v.passed), [true, false]); // "Overall" counts (case-insensitive), 3 sentences > 2
+  assert.equal(t3.pif, 0.5);
+  assert.equal(verifyTurn('Anything.', []).pif, undefined);
+});
+
+test('turn-level pair: kept only when the rejected answer fails the removed instruction and the chosen never loses', () => {
+  const at3 = instructionsGivenBy(plan, 3);
+  const chosen = verifyTurn('Overall, the dog sits on grass. It looks calm.', at3); // passes both
+  const forgot = verifyTurn('The dog sits on grass. It looks calm.', at3); // generated without instruction #1: fails it
+  assert.deepEqual(judgeTurnPair(chosen, forgot, 0), { kept: true });
+  // the rejected answer happens to follow the removed instruction anyway: nothing to teach
+  const luckyRejected = verifyTurn('Overall, a dog. Calm.', at3);
+  const unhelpful = judgeTurnPair(chosen, luckyRejected, 0);
+  assert.equal(unhelpful.kept, false);
+  assert.equal(!unhelpful.kept && unhelpful.rule, 'uninformative-pair');
+  // the chosen answer breaks the sentence limit the rejected answer keeps: the pair would teach the opposite
+  const longChosen = verifyTurn('Overall, the dog sits. It looks calm. The sky is blue.', at3);
+  const judged = judgeTurnPair(longChosen, forgot, 0);
+  assert.equal(!judged.kept && judged.rule, 'chosen-loses');
+});
