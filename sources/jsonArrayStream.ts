@@ -11,6 +11,12 @@
  * and byte offset) and parsing goes on with the next one, since its brackets and quotes still balance
  * in practice (a missing value, a trailing comma, an unquoted key). A file that ends early yields its
  * complete elements, then one error item.
+ *
+ * An unterminated string would otherwise invert the quote parity and swallow the rest of the file as
+ * one element. JSON forbids a raw line break inside a string, so one ends the string there: the
+ * broken element is reported (where the string broke) and the scan resynchronises at the element's
+ * end, keeping the records after it. Released files (ALLaVA, Geo170k, ChartQA) are indented, one key
+ * per line, so this recovers them; a minified file still ends as "truncated".
  */
 
 export type JsonArrayItem =
@@ -43,6 +49,7 @@ const enum State {
 /** The UTF-8 byte order mark some Windows tools write first. */
 const BOM = [0xef, 0xbb, 0xbf];
 const QUOTE = 0x22;
+const LINE_FEED = 0x0a;
 const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
 const OPEN_BRACE = 0x7b;
@@ -70,12 +77,17 @@ export async function* jsonArrayElements(
   let depth = 0;
   let inString = false;
   let escaped = false;
+  /** Where a line break inside a string showed the current element's string unterminated. */
+  let brokenAt: number | undefined;
 
   const finish = (): JsonArrayItem => {
     const text = (parts.length === 1 ? parts[0]! : Buffer.concat(parts, size)).toString('utf8');
     parts = [];
     size = 0;
     const at = { index: index++, offset: start };
+    if (brokenAt !== undefined) {
+      return { ...at, error: `unterminated string (a line break inside it at byte ${brokenAt}): this element is skipped, reading resumes after it` };
+    }
     if (text.trim() === '') return { ...at, error: 'empty element (two commas in a row)' };
     try {
       return { ...at, value: JSON.parse(text) as unknown };
@@ -96,6 +108,10 @@ export async function* jsonArrayElements(
             if (escaped) escaped = false;
             else if (b === BACKSLASH) escaped = true;
             else if (b === QUOTE) inString = false;
+            else if (b === LINE_FEED) {
+              inString = false;
+              brokenAt ??= base + i;
+            }
             continue;
           }
           if (b === QUOTE) inString = true;
@@ -121,6 +137,7 @@ export async function* jsonArrayElements(
           depth = 0;
           inString = false;
           escaped = false;
+          brokenAt = undefined;
           i--; // scan this byte as part of the element
           continue;
         case State.BeforeArray:

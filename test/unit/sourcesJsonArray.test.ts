@@ -50,6 +50,18 @@ describe('jsonArrayElements', () => {
     }
   });
 
+  it('resynchronises after an unterminated string in the middle: one element skipped, the later ones kept', async () => {
+    const records = [{ id: 1, value: 'a' }, { id: 2, value: 'b' }, { id: 3, value: 'c' }, { id: 4, value: 'd' }];
+    const text = JSON.stringify(records, null, 2).replace('"value": "b"', '"value": "b');
+    for (const size of [1, 3, 1 << 16]) {
+      const items = await parse(text, size);
+      assert.deepEqual(items.map((i) => ('value' in i ? i.value : 'error')), [records[0], 'error', records[2], records[3]], `chunk size ${size}`);
+      const bad = items[1]!;
+      assert.ok('error' in bad && /unterminated string \(a line break inside it at byte \d+\)/.test(bad.error), JSON.stringify(bad));
+      assert.equal(bad.offset, text.indexOf('{\n    "id": 2'));
+    }
+  });
+
   it('reports an empty element between two commas', async () => {
     const items = await parse('[1,,2]');
     assert.deepEqual(items.map((i) => ('value' in i ? i.value : i.error)), [1, 'empty element (two commas in a row)', 2]);
