@@ -86,8 +86,11 @@ export class EndpointLimiter {
   private nextPlace = 0;
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
+  /** The limits of the requests waiting or in flight, by value, with how many requests claim each. */
+  private readonly claims = new Map<string, { limits: EndpointLimits; active: number }>();
 
-  constructor(limits: EndpointLimits, workers = 1) {
+  constructor(private readonly initial: EndpointLimits, workers = 1) {
+    const limits = initial;
     this.configuredCap = limits.concurrency;
     this.cap = limits.concurrency;
     this.window = limits.concurrency;
@@ -96,14 +99,41 @@ export class EndpointLimiter {
     this.share(workers);
   }
 
-  /** Several configurations may name one endpoint (stages, builds): the tightest of each limit wins. */
-  tighten(limits: EndpointLimits): void {
+  /**
+   * Several configurations may name one endpoint (stages, builds): the tightest limits among the
+   * requests waiting or in flight apply, so one build's low cap stops applying once its requests are
+   * done instead of holding every later build of this worker to it. `run` claims for each request.
+   */
+  private claim(limits: EndpointLimits): () => void {
+    const id = `${limits.concurrency}/${limits.requestsPerMinute}/${limits.tokensPerMinute}`;
+    const entry = this.claims.get(id) ?? { limits, active: 0 };
+    entry.active++;
+    this.claims.set(id, entry);
+    this.configure();
+    return () => {
+      if (--entry.active === 0) this.claims.delete(id);
+      // Idle: nothing to reconfigure for; the next request's limits apply when it claims.
+      if (this.claims.size > 0) this.configure();
+    };
+  }
+
+  private configure(): void {
+    const active = [...this.claims.values()].map((c) => c.limits);
+    const tightest = (pick: (l: EndpointLimits) => number | undefined) =>
+      active.map(pick).reduce<number | undefined>((min, n) => (n === undefined ? min : min === undefined ? n : Math.min(min, n)), undefined);
     const now = Date.now();
-    this.configuredCap = Math.min(this.configuredCap, limits.concurrency);
-    this.cap = shareOf(this.configuredCap, this.workers);
-    this.window = Math.min(this.window, this.cap);
-    this.requests.configure(limits.requestsPerMinute, now);
-    this.tokens.configure(limits.tokensPerMinute, now);
+    this.configuredCap = tightest((l) => l.concurrency)!;
+    this.rescale(shareOf(this.configuredCap, this.workers));
+    this.requests.configure(tightest((l) => l.requestsPerMinute), now);
+    this.tokens.configure(tightest((l) => l.tokensPerMinute), now);
+    this.pump();
+  }
+
+  /** A new cap; the window keeps its place relative to the cap, so it follows at once instead of via 429s or additive growth. */
+  private rescale(cap: number): void {
+    if (cap === this.cap) return;
+    this.window = Math.min(cap, Math.max(1, (this.window * cap) / this.cap));
+    this.cap = cap;
   }
 
   /**
@@ -113,9 +143,7 @@ export class EndpointLimiter {
    */
   share(workers: number): void {
     if (!(workers >= 1) || workers === this.workers) return;
-    const cap = shareOf(this.configuredCap, workers);
-    this.window = Math.min(cap, Math.max(1, (this.window * cap) / this.cap));
-    this.cap = cap;
+    this.rescale(shareOf(this.configuredCap, workers));
     this.workers = workers;
     const now = Date.now();
     this.requests.share(workers, now);
@@ -128,8 +156,20 @@ export class EndpointLimiter {
     return this.nextPlace++;
   }
 
-  /** Waits for admission, runs `attempt` and releases its slot however it ends. */
-  async run<T>(estimatedTokens: number, attempt: (ticket: Ticket) => Promise<T>, place = this.place()): Promise<T> {
+  /**
+   * Waits for admission, runs `attempt` and releases its slot however it ends. `limits`: those of
+   * the configuration making the request (see `claim`); the constructor's otherwise.
+   */
+  async run<T>(estimatedTokens: number, attempt: (ticket: Ticket) => Promise<T>, place = this.place(), limits = this.initial): Promise<T> {
+    const release = this.claim(limits);
+    try {
+      return await this.admitted(estimatedTokens, attempt, place);
+    } finally {
+      release();
+    }
+  }
+
+  private async admitted<T>(estimatedTokens: number, attempt: (ticket: Ticket) => Promise<T>, place: number): Promise<T> {
     const epoch = await new Promise<number>((admit) => this.enqueue({ place, tokens: estimatedTokens, admit }));
     const ticket: Ticket = {
       succeeded: (headers, tokensUsed) => {
@@ -221,14 +261,11 @@ function shareOf(limit: number, workers: number): number {
 const limiters = new Map<string, EndpointLimiter>();
 let workersSharing = 1;
 
-/** The worker-wide limiter of an endpoint, created on first use. */
+/** The worker-wide limiter of an endpoint, created on first use; each request passes its own limits to `run`. */
 export function limiterFor(endpoint: ResolvedEndpoint, limits: EndpointLimits): EndpointLimiter {
   const id = endpointIdentity(endpoint);
   const existing = limiters.get(id);
-  if (existing) {
-    existing.tighten(limits);
-    return existing;
-  }
+  if (existing) return existing;
   const limiter = new EndpointLimiter(limits, workersSharing);
   limiters.set(id, limiter);
   return limiter;

@@ -427,7 +427,8 @@ export class ModelCaller {
     body: ChatCompletionCreateParamsNonStreaming,
     beforeFirstSend?: () => Promise<void>,
   ): Promise<ChatCompletion> {
-    const limiter = limiterFor(endpoint, this.limits(req.endpoint));
+    const limits = this.limits(req.endpoint);
+    const limiter = limiterFor(endpoint, limits);
     const client = clientFor(endpoint, this.llm.timeoutMs);
     const estimate = estimateRequestTokens(body);
     const place = limiter.place();
@@ -442,6 +443,7 @@ export class ModelCaller {
             return attemptCompletion(client, body, ticket, signal);
           },
           place,
+          limits,
         );
       } catch (err) {
         // Cancelled: neither a fault of the endpoint nor worth another attempt.

@@ -75,9 +75,9 @@ export class RateBudget {
     this.repace(now);
   }
 
-  /** Several configurations may name one endpoint: the tightest wins. */
+  /** The configured limit (EndpointLimiter passes the tightest of the builds using the endpoint now). */
   configure(perMinute: number | undefined, now: number): void {
-    if (perMinute === undefined || (this.configured !== undefined && this.configured <= perMinute)) return;
+    if (perMinute === this.configured) return;
     this.configured = perMinute;
     this.repace(now);
   }

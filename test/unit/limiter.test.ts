@@ -211,3 +211,43 @@ test('shared by N workers, a limiter admits 1/N of the concurrency and of the pe
   assert.equal(learning.snapshot().requestsPerMinute, 300);
   assert.equal(learning.snapshot().concurrency, 1, 'never below 1');
 });
+
+test("one build's low cap stops applying once its requests are done: a later build asking for 64 gets 64", async () => {
+  const resolved = resolveEndpoint(endpoint('cap-across-builds'));
+  let inFlight = 0;
+  let peak = 0;
+  const burstOf = async (count: number, limits: EndpointLimits) => {
+    peak = 0;
+    const limiter = limiterFor(resolved, limits);
+    await Promise.all(
+      Array.from({ length: count }, () =>
+        limiter.run(
+          0,
+          async () => {
+            peak = Math.max(peak, ++inFlight);
+            await sleep(20);
+            inFlight--;
+          },
+          limiter.place(),
+          limits,
+        ),
+      ),
+    );
+    return peak;
+  };
+  assert.equal(await burstOf(8, { concurrency: 2 }), 2, 'the first build is held to its cap of 2');
+  assert.equal(await burstOf(16, { concurrency: 64 }), 16, 'the later build is not held to the earlier cap');
+  assert.equal(limiterFor(resolved, { concurrency: 64 }).snapshot().concurrency, 64);
+
+  // While both builds have requests in flight, the tightest applies to all of them.
+  const limiter = limiterFor(resolved, { concurrency: 64 });
+  let release!: () => void;
+  const lowHeld = limiter.run(0, () => new Promise<void>((done) => (release = done)), limiter.place(), { concurrency: 2 });
+  await sleep(5);
+  const both = burstOf(8, { concurrency: 64 });
+  await sleep(50);
+  assert.equal(limiter.snapshot().concurrency, 2);
+  assert.ok(limiter.snapshot().inFlight <= 2, JSON.stringify(limiter.snapshot()));
+  release();
+  await Promise.all([lowHeld, both]);
+});
