@@ -4,7 +4,7 @@
  * by an endpoint's error body reaches neither. A copy, not the error itself: SDK errors carry the
  * response body and headers as properties, which the logger prints in full.
  */
-import { TemporalFailure } from '@temporalio/common';
+import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { maskSecrets } from '../config/secrets.js';
 
@@ -22,8 +22,9 @@ export const maskSecretsInActivityFailures: ActivityInterceptorsFactory = () => 
 
 /**
  * Temporal's own failures (non-retryable ApplicationFailure, cancellation) keep their class, which
- * decides retries, with message and stack masked; any other error becomes a plain Error of the same
- * name (the failure type Temporal records and retry policies match on) with only masked text.
+ * decides retries, with message and stack masked; any other error becomes an ApplicationFailure of
+ * the same name and type (the type Temporal would record for it, which retry policies match on)
+ * with only masked text.
  */
 export function maskedFailure(err: unknown, depth = 0): unknown {
   if (!(err instanceof Error) || depth > 10) return err;
@@ -34,8 +35,15 @@ export function maskedFailure(err: unknown, depth = 0): unknown {
     if (cause !== undefined) (err as { cause?: unknown }).cause = cause;
     return err;
   }
-  const copy = new Error(maskSecrets(err.message), cause === undefined ? undefined : { cause });
-  copy.name = err.name;
+  // Temporal records a plain error's type from its class, and retry policies match their
+  // nonRetryableErrorTypes on it (EndpointError fails fast): a plain Error copy would be `Error` and
+  // retried, so the copy is an ApplicationFailure carrying the original's type.
+  const copy = ApplicationFailure.create({
+    message: maskSecrets(err.message),
+    type: err.constructor?.name ?? err.name,
+    ...(cause instanceof Error ? { cause } : {}),
+  });
+  Object.defineProperty(copy, 'name', { value: err.name, configurable: true, writable: true });
   copy.stack = err.stack === undefined ? undefined : maskSecrets(err.stack);
   return copy;
 }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { ApplicationFailure } from '@temporalio/common';
 import { maskSecrets, readSecret } from '../../config/secrets.js';
 import { maskedFailure } from '../../worker/maskSecretsInterceptor.js';
+import { EndpointError } from '../../llm/endpointError.js';
 
 const env = { OPENAI_API_KEY: 'sk-openai-0123456789', MY_PROXY_KEY: 'proxy-secret-abcdef', SHORT: 'x' };
 
@@ -23,6 +24,11 @@ test('a failure leaves the worker masked: SDK errors lose their body properties,
     assert.equal(copy.name, 'InternalServerError');
     assert.equal(copy.message, '500 Incorrect key [secret MMIF_UNIT_KEY]');
     assert.ok(!JSON.stringify({ ...copy, stack: copy.stack }).includes('sk-unit-test-key-42'));
+
+    // Temporal takes a plain error's failure type from its class; retry policies match it (EndpointError fails fast).
+    const endpointError = maskedFailure(new EndpointError('HTTP 401: sk-unit-test-key-42', { endpoint: 'http://x/v1', model: 'm', status: 401, excerpt: '' }));
+    assert.ok(endpointError instanceof ApplicationFailure);
+    assert.deepEqual([endpointError.type, endpointError.name, endpointError.message], ['EndpointError', 'EndpointError', 'HTTP 401: [secret MMIF_UNIT_KEY]']);
 
     const failure = ApplicationFailure.nonRetryable('refused sk-unit-test-key-42', 'EndpointError');
     const masked = maskedFailure(failure) as ApplicationFailure;
