@@ -7,16 +7,16 @@
  * safe across chunk boundaries because every structural character is ASCII, and UTF-8 never uses
  * ASCII bytes inside a multi-byte character.
  *
- * Damage is local where it can be: an element that is not valid JSON yields an error item (its index
- * and byte offset) and parsing goes on with the next one, since its brackets and quotes still balance
- * in practice (a missing value, a trailing comma, an unquoted key). A file that ends early yields its
- * complete elements, then one error item.
- *
- * An unterminated string would otherwise invert the quote parity and swallow the rest of the file as
- * one element. JSON forbids a raw line break inside a string, so one ends the string there: the
- * broken element is reported (where the string broke) and the scan resynchronises at the element's
- * end, keeping the records after it. Released files (ALLaVA, Geo170k, ChartQA) are indented, one key
- * per line, so this recovers them; a minified file still ends as "truncated".
+ * Damage is local: an element that is not valid JSON yields an error item (its index and byte
+ * offset) and parsing goes on with the next record. Where the scanner can no longer trust its own
+ * idea of where elements end (an unterminated string inverts which quotes open strings, so the
+ * element may end at a wrong comma, run past its record or swallow the rest of the file), it
+ * resynchronises: from the damaged element's first byte it seeks the next record boundary,
+ * `}, {"<first key>":` with the damaged object's own first key (records of one array share their
+ * keys; nested objects such as conversation turns start with other keys), reports the skipped bytes
+ * as one error item and reads every later record. JSON forbids a raw line break inside a string, so
+ * one ends the string there and marks the element broken: in an indented file the damage then stays
+ * inside its element. A file that really ends early yields its complete elements, then one error item.
  */
 
 export type JsonArrayItem =
@@ -43,6 +43,8 @@ const enum State {
   BeforeArray,
   BeforeElement,
   InElement,
+  /** After a damaged object element: looking for the next record's start in the raw bytes. */
+  Seeking,
   AfterArray,
 }
 
@@ -69,8 +71,11 @@ export async function* jsonArrayElements(
   let state = State.BeforeArray as State;
   /** Absolute offset of the current chunk's first byte. */
   let base = 0;
+  /** Bytes read from `chunks` so far. */
+  let streamed = 0;
   let index = 0;
-  // The element being read: its start, the pieces of it seen so far, the scanner's position in it.
+  // The element being read (or, when seeking, the bytes from the damaged element's start): its
+  // start, the pieces of it seen so far, the scanner's position in it.
   let start = 0;
   let parts: Buffer[] = [];
   let size = 0;
@@ -79,31 +84,74 @@ export async function* jsonArrayElements(
   let escaped = false;
   /** Where a line break inside a string showed the current element's string unterminated. */
   let brokenAt: number | undefined;
+  /** While seeking: the first keys, quoted, a record may start with, and why the element was damaged. */
+  let seekKeys: string[] = [];
+  let seekWhy = '';
+  /** Bytes to scan again after a resynchronisation, before reading on; they end where the stream has been read to. */
+  let replay: Buffer | undefined;
 
-  const finish = (): JsonArrayItem => {
-    const text = (parts.length === 1 ? parts[0]! : Buffer.concat(parts, size)).toString('utf8');
+  const held = (): Buffer => (parts.length === 1 ? parts[0]! : Buffer.concat(parts, size));
+  const hold = (piece: Buffer): void => {
+    parts.push(piece);
+    size += piece.length;
+  };
+  const release = (): void => {
     parts = [];
     size = 0;
-    const at = { index: index++, offset: start };
-    if (brokenAt !== undefined) {
-      return { ...at, error: `unterminated string (a line break inside it at byte ${brokenAt}): this element is skipped, reading resumes after it` };
-    }
-    if (text.trim() === '') return { ...at, error: 'empty element (two commas in a row)' };
-    try {
-      return { ...at, value: JSON.parse(text) as unknown };
-    } catch (err) {
-      return { ...at, error: `not valid JSON: ${(err as Error).message}` };
-    }
   };
 
-  for await (const raw of chunks) {
-    const chunk = typeof raw === 'string' ? Buffer.from(raw) : raw;
+  /** The first key of the array's first well-formed object: records of one array share it. */
+  let recordKey: string | undefined;
+
+  /** Starts seeking when the element is an object with a first key to seek; false otherwise. */
+  const startSeeking = (element: Buffer, why: string): boolean => {
+    const own = firstKey(element);
+    if (own === undefined) return false;
+    seekKeys = recordKey === undefined || recordKey === own ? [own] : [recordKey, own];
+    seekWhy = why;
+    state = State.Seeking;
+    return true;
+  };
+
+  /** The skipped element's error item once the held bytes contain the next record's start (then replayed), else undefined. */
+  const seek = (): JsonArrayItem | undefined => {
+    const bytes = held();
+    const cut = recordStart(bytes, seekKeys);
+    if (cut === undefined) return undefined;
+    release();
+    replay = bytes.subarray(cut);
+    base = start + cut;
+    state = State.BeforeElement;
+    return { index: index++, offset: start, error: `${seekWhy}; ${cut} bytes skipped (1 record), reading resumes at the next record, byte ${start + cut}` };
+  };
+
+  const input = chunks[Symbol.asyncIterator]();
+  for (;;) {
+    let chunk: Buffer;
+    if (replay) {
+      chunk = replay;
+      replay = undefined;
+    } else {
+      const next = await input.next();
+      if (next.done) {
+        // An element still open at the end: an unterminated string or bracket may have swallowed later records.
+        const why = `an unterminated string or bracket runs to the end of the file at byte ${streamed}`;
+        const skipped = state === State.InElement && startSeeking(held(), why) ? seek() : undefined;
+        if (!skipped && state === State.Seeking) state = State.InElement; // no record after it: the file is cut inside it
+        if (!skipped) break;
+        yield skipped;
+        continue;
+      }
+      chunk = typeof next.value === 'string' ? Buffer.from(next.value) : next.value;
+      base = streamed;
+      streamed += chunk.length;
+    }
     /** Where the current element's bytes begin in this chunk. */
     let from = 0;
-    for (let i = 0; i < chunk.length; i++) {
+    scan: for (let i = 0; i < chunk.length; i++) {
       const b = chunk[i]!;
       switch (state) {
-        case State.InElement:
+        case State.InElement: {
           if (inString) {
             if (escaped) escaped = false;
             else if (b === BACKSLASH) escaped = true;
@@ -119,12 +167,25 @@ export async function* jsonArrayElements(
           else if ((b === CLOSE_BRACE || b === CLOSE_BRACKET) && depth > 0) depth--;
           else if (depth === 0 && (b === COMMA || b === CLOSE_BRACKET)) {
             // A comma or the array's own ']' outside any string or bracket ends the element.
-            parts.push(chunk.subarray(from, i));
-            size += i - from;
-            yield finish();
+            hold(chunk.subarray(from, i));
+            const element = held();
+            const at = { index, offset: start };
+            const item: JsonArrayItem =
+              brokenAt === undefined ? parsed(element, at) : { ...at, error: `unterminated string (a line break inside it at byte ${brokenAt})` };
+            if ('error' in item && startSeeking(element, item.error)) {
+              // The boundary may lie inside this element or after it: seek through both.
+              hold(chunk.subarray(i));
+              from = chunk.length;
+              break scan;
+            }
+            if (recordKey === undefined && 'value' in item) recordKey = firstKey(element);
+            release();
+            index++;
+            yield item;
             state = b === COMMA ? State.BeforeElement : State.AfterArray;
           }
           continue;
+        }
         case State.BeforeElement:
           if (isSpace(b)) continue;
           if (b === CLOSE_BRACKET) {
@@ -147,28 +208,67 @@ export async function* jsonArrayElements(
           }
           state = State.BeforeElement;
           continue;
+        case State.Seeking:
+          from = 0;
+          break scan;
         case State.AfterArray:
           if (isSpace(b)) continue;
           yield { index, offset: base + i, error: 'unexpected content after the closing ]' };
           return;
       }
     }
-    if (state === State.InElement) {
-      parts.push(chunk.subarray(from));
-      size += chunk.length - from;
-      if (size > maxElementBytes) {
-        yield { index, offset: start, error: `element exceeds ${maxElementBytes} bytes (an unterminated string or bracket?); the rest of the file is not read` };
-        return;
+    if (state === State.InElement || state === State.Seeking) {
+      if (from < chunk.length) hold(chunk.subarray(from));
+      if (state === State.InElement && size > maxElementBytes) {
+        startSeeking(held(), `element exceeds ${maxElementBytes} bytes (an unterminated string or bracket)`);
+      }
+      if (state === State.Seeking) {
+        const skipped = seek();
+        if (skipped) {
+          yield skipped;
+        } else if (size > maxElementBytes) {
+          yield { index, offset: start, error: `${seekWhy}; no next record within ${maxElementBytes} bytes, the rest of the file is not read` };
+          return;
+        }
       }
     }
-    base += chunk.length;
   }
 
   if (state === State.InElement) {
-    yield { index, offset: start, error: `the file ends inside this element at byte ${base} (truncated)` };
+    yield { index, offset: start, error: `the file ends inside this element at byte ${streamed} (truncated)` };
+  } else if (state === State.Seeking) {
+    yield { index, offset: start, error: `${seekWhy}; no later record follows up to the end of the file at byte ${streamed} (truncated)` };
   } else if (state === State.BeforeElement) {
-    yield { index, offset: base, error: `the file ends at byte ${base}, before the array's closing ] (truncated)` };
+    yield { index, offset: streamed, error: `the file ends at byte ${streamed}, before the array's closing ] (truncated)` };
   } else if (state === State.BeforeArray) {
-    yield { index, offset: base, error: 'the file is empty' };
+    yield { index, offset: streamed, error: 'the file is empty' };
   }
+}
+
+function parsed(element: Buffer, at: { index: number; offset: number }): JsonArrayItem {
+  const text = element.toString('utf8');
+  if (text.trim() === '') return { ...at, error: 'empty element (two commas in a row)' };
+  try {
+    return { ...at, value: JSON.parse(text) as unknown };
+  } catch (err) {
+    return { ...at, error: `not valid JSON: ${(err as Error).message}` };
+  }
+}
+
+/** The first key of an object element, with its quotes (`"id"`), or undefined when the element is not an object that starts with one. */
+function firstKey(element: Buffer): string | undefined {
+  return /^\{\s*("(?:[^"\\]|\\.)*")\s*:/.exec(element.subarray(0, 4096).toString('latin1'))?.[1];
+}
+
+/**
+ * Where the next record starts in bytes that begin with a damaged record: the `{` of the first
+ * `}, {<key>:` after the first byte, with one of `keys`, or undefined. Latin-1 decoding keeps string indexes equal to
+ * byte offsets; every byte the pattern matches is ASCII.
+ */
+function recordStart(bytes: Buffer, keys: readonly string[]): number | undefined {
+  const alternatives = keys.map((key) => key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
+  const boundary = new RegExp(`\\}\\s*,\\s*(\\{\\s*(?:${alternatives})\\s*:)`, 'g');
+  boundary.lastIndex = 1;
+  const m = boundary.exec(bytes.toString('latin1'));
+  return m ? m.index + m[0].length - m[1]!.length : undefined;
 }

@@ -62,6 +62,48 @@ describe('jsonArrayElements', () => {
     }
   });
 
+  it('resynchronises after an unterminated string in the middle, keeping every later record and saying what was skipped', async () => {
+    // LLaVA-shaped records (ALLaVA/Geo170K/MultiUI), pretty-printed and compact; record 2's image path loses its closing quote.
+    const records = Array.from({ length: 6 }, (_, i) => ({
+      id: String(i),
+      image: `images/${i}.jpg`,
+      conversations: [{ from: 'human', value: `<image>\nQ ${i}, with "quotes", [brackets] and {braces}` }, { from: 'gpt', value: `A ${i}` }],
+    }));
+    for (const indent of [0, 4]) {
+      const text = JSON.stringify(records, null, indent).replace('"images/2.jpg"', '"images/2.jpg');
+      const next = Buffer.from(text).indexOf(indent ? '{\n        "id": "3"' : '{"id":"3"');
+      for (const size of [1, 7, 1 << 16]) {
+        const items = await parse(text, size);
+        assert.deepEqual(items.map((i) => ('value' in i ? (i.value as { id: string }).id : `error #${i.index}`)), ['0', '1', 'error #2', '3', '4', '5'], `indent ${indent}, chunk ${size}`);
+        const skipped = items[2]!;
+        assert.ok('error' in skipped);
+        assert.equal(skipped.offset, Buffer.from(text).indexOf(indent ? '{\n        "id": "2"' : '{"id":"2"'));
+        assert.match(skipped.error, new RegExp(`; ${next - skipped.offset} bytes skipped \\(1 record\\), reading resumes at the next record, byte ${next}$`));
+      }
+    }
+  });
+
+  it('resynchronises when an unterminated string swallows the rest of the file, using the records\' shared first key', async () => {
+    // ChartQA-shaped: {imgname, query, label}; the damaged record's opening quote is doubled, so the string never closes in step.
+    const text = '[{"imgname": "1.png", "query": "q1", "label": "3"}, {"imgname": "2.png", "query": "q2, "label": "4"}, {"imgname": "3.png", "query": "q3", "label": "5"}]';
+    for (const size of [1, 5, 1 << 16]) {
+      const items = await parse(text, size);
+      assert.deepEqual(items.map((i) => ('value' in i ? (i.value as { imgname: string }).imgname : 'error')), ['1.png', 'error', '3.png']);
+      assert.deepEqual(items.map((i) => i.index), [0, 1, 2]);
+    }
+    const swallowed = await parse('[{"id": "1"}, {"id": "2, "x": 1}, {"id": "3"}, {"id": "4"}]');
+    assert.deepEqual(swallowed.map((i) => ('value' in i ? i.value : 'error')), [{ id: '1' }, 'error', { id: '3' }, { id: '4' }]);
+    const runaway = swallowed[1]!;
+    assert.ok('error' in runaway && /runs to the end of the file|not valid JSON/.test(runaway.error) && /1 record/.test(runaway.error), JSON.stringify(runaway));
+  });
+
+  it('reports the runaway element as truncated when no record follows it', async () => {
+    const items = await parse('[{"id": "1"}, {"id": "2, "x": 1}]');
+    assert.equal(items.length, 2);
+    const last = items[1]!;
+    assert.ok('error' in last && /truncated/.test(last.error), JSON.stringify(last));
+  });
+
   it('reports an empty element between two commas', async () => {
     const items = await parse('[1,,2]');
     assert.deepEqual(items.map((i) => ('value' in i ? i.value : i.error)), [1, 'empty element (two commas in a row)', 2]);
