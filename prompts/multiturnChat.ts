@@ -1,6 +1,6 @@
 /**
- * The context a model answers at one turn of a multi-turn chat (MMMT-IF, seed 002): the image with the
- * first question, each earlier question with the answer it got, and the current question. A global
+ * The context a model answers at one turn of a multi-turn chat (MMMT-IF, seed 002): a system message
+ * saying that instructions persist, the image with the first question, each earlier question with the answer it got, and the current question. A global
  * instruction is written in the user message of the turn that adds it, before that turn's question, and
  * is never repeated: finding it again later in the context is part of the task.
  *
@@ -13,6 +13,10 @@ import type { Constraint } from '../domain/constraints/selection.js';
 import type { RenderedPrompt, PromptMessage } from './chat.js';
 
 export const MULTITURN_CHAT_VERSION = 'multiturn-chat-v1';
+
+/** Opens every chat; the simulator recognises a chat by its first sentence (simulator/answers.ts). */
+export const MULTITURN_SYSTEM_TEXT =
+  'You are answering questions about an image over several turns. An instruction given in any turn applies to every later answer as well.';
 
 export interface ChatTurn {
   question: string;
@@ -34,7 +38,7 @@ export function renderChatTurn(turns: readonly ChatTurn[], current: number, opti
   if (options.forget !== undefined && !(options.forget < current && turns[options.forget]?.instruction)) {
     throw new Error(`chat context: turn ${options.forget + 1} adds no instruction before turn ${current + 1}, nothing to forget`);
   }
-  const messages: PromptMessage[] = [];
+  const messages: PromptMessage[] = [{ role: 'system', text: MULTITURN_SYSTEM_TEXT }];
   for (let i = 0; i <= current; i++) {
     const turn = turns[i]!;
     const instruction = i === options.forget ? undefined : turn.instruction;

@@ -28,11 +28,53 @@ export function parseAnswerPrompt(text: string): AnswerPrompt {
 }
 
 export function writeAnswer(prompt: AnswerPrompt, rng: Rng, complianceRate: number): string {
+  return writeFollowing(prompt.instruction, prompt.constraints.map((text) => ({ text, compliance: complianceRate })), rng);
+}
+
+/**
+ * How much of an instruction's pull survives each later turn of a chat: an instruction given k turns
+ * back is followed with probability complianceRate · 0.97^k, so PIF falls over a 20-turn chat (from
+ * about 0.9 to 0.6 at the default rate) as seed 002 measures for real models, and appending the
+ * instructions at the end (k = 0) brings it back.
+ */
+const CHAT_RETENTION_PER_TURN = 0.97;
+
+/** Marks the system message of a multi-turn chat (prompts/multiturnChat.ts) in a request. */
+export const CHAT_SYSTEM_MARKER = 'You are answering questions about an image over several turns.';
+const APPENDED_MARKER = 'Follow all of these instructions in your answer:';
+
+/**
+ * Answers the last question of a chat whose user turns read "[instruction\n\n]question", the last one
+ * optionally followed by the appended list of every instruction given (seed 002's ablation).
+ */
+export function writeChatAnswer(userTexts: readonly string[], rng: Rng, complianceRate: number): string {
+  const pull = new Map<string, number>();
+  const remember = (text: string, turnsAgo: number) => {
+    const compliance = complianceRate * CHAT_RETENTION_PER_TURN ** turnsAgo;
+    pull.set(text, Math.max(pull.get(text) ?? 0, compliance));
+  };
+  let question = '';
+  userTexts.forEach((text, i) => {
+    const turnsAgo = userTexts.length - 1 - i;
+    const appendedAt = text.indexOf(APPENDED_MARKER);
+    const body = appendedAt >= 0 ? text.slice(0, appendedAt).trim() : text.trim();
+    const paragraphs = body.split(/\n\s*\n/);
+    for (const instruction of paragraphs.slice(0, -1)) remember(instruction.trim(), turnsAgo);
+    if (turnsAgo === 0) {
+      question = paragraphs.at(-1) ?? '';
+      if (appendedAt >= 0) for (const m of text.slice(appendedAt).matchAll(/^\s*\d+\.\s+(.*)$/gm)) remember((m[1] ?? '').trim(), 0);
+    }
+  });
+  return writeFollowing(question, [...pull].map(([text, compliance]) => ({ text, compliance })), rng);
+}
+
+function writeFollowing(instruction: string, constraints: ReadonlyArray<{ text: string; compliance: number }>, rng: Rng): string {
   const spec = emptySpec();
-  for (const rule of prompt.constraints.map(parseRule)) {
-    if (rule) applyRule(spec, rule, rng.chance(complianceRate), rng);
+  for (const constraint of constraints) {
+    const rule = parseRule(constraint.text);
+    if (rule) applyRule(spec, rule, rng.chance(constraint.compliance), rng);
   }
-  const vocabulary = new Vocabulary(instructionKeywords(prompt.instruction), spec.avoid);
+  const vocabulary = new Vocabulary(instructionKeywords(instruction), spec.avoid);
   return planLayout(spec, vocabulary, rng)
     .map((paragraph) => paragraph.map((slot) => renderSlot(slot, vocabulary, rng)).join(' '))
     .join('\n\n');

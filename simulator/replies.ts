@@ -5,7 +5,7 @@
  * answers and judges.ts the verification replies.
  */
 import { z } from 'zod';
-import { parseAnswerPrompt, writeAnswer } from './answers.js';
+import { CHAT_SYSTEM_MARKER, parseAnswerPrompt, writeAnswer, writeChatAnswer } from './answers.js';
 import {
   parseCompareJudgePrompt,
   parseDirectJudgePrompt,
@@ -164,6 +164,15 @@ function lastUserText(request: ChatRequest): string {
   return textOf(users.slice(-1));
 }
 
+function userTexts(request: ChatRequest): string[] {
+  return request.messages.filter((message) => message.role === 'user').map((message) => textOf([message]));
+}
+
+/** A multi-turn chat opens with the chat system message; its answer follows instructions from every turn. */
+function isChat(request: ChatRequest): boolean {
+  return request.messages.some((message) => message.role === 'system' && textOf([message]).startsWith(CHAT_SYSTEM_MARKER));
+}
+
 /** ≈ ceil(chars / 4) over all text parts, plus a flat charge per image part. */
 export function promptTokens(request: ChatRequest): number {
   const parts = request.messages.flatMap(partsOf);
@@ -240,7 +249,10 @@ const STAGE_WRITERS: Record<Stage, (request: ChatRequest, rng: Rng, tuning: Repl
     JSON.stringify({ constraints: writeConstraints(parseOfferedConstraints(textOf(request.messages)), rng) }),
   compatibility: (request, rng) =>
     JSON.stringify(judgeCompatibility(parseNumberedConstraints(textOf(request.messages)), rng)),
-  answer: (request, rng, tuning) => writeAnswer(parseAnswerPrompt(lastUserText(request)), rng, tuning.complianceRate),
+  answer: (request, rng, tuning) =>
+    isChat(request)
+      ? writeChatAnswer(userTexts(request), rng, tuning.complianceRate)
+      : writeAnswer(parseAnswerPrompt(lastUserText(request)), rng, tuning.complianceRate),
   direct_judge: (request, rng, tuning) =>
     writeDirectJudgement(parseDirectJudgePrompt(textOf(request.messages)), rng, tuning.judgeLeniency),
   compare_judge: (request, rng, tuning) =>

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { instructionsInForce, type ChatInstruction } from '../../domain/multiturn/chatPlan.js';
-import { renderChatTurn, type ChatTurn } from '../../prompts/multiturnChat.js';
+import { MULTITURN_SYSTEM_TEXT, renderChatTurn, type ChatTurn } from '../../prompts/multiturnChat.js';
 import { judgeTurnPair, scoreTurn } from '../../pipeline/multiturn/turnScore.js';
 import type { PlannedConstraint } from '../../pipeline/stageState.js';
 
@@ -37,6 +37,7 @@ const chat: ChatTurn[] = [
 test('the context: image on the first question, instructions where they were given, earlier answers', () => {
   const prompt = renderChatTurn(chat, 2);
   assert.deepEqual(prompt.messages, [
+    { role: 'system', text: MULTITURN_SYSTEM_TEXT },
     { role: 'user', text: `${exclaim.value}\n\nWhat animal is in the picture?`, withImage: true },
     { role: 'assistant', text: 'A dog!' },
     { role: 'user', text: `${short.value}\n\nWhat is it doing?` },
@@ -47,8 +48,8 @@ test('the context: image on the first question, instructions where they were giv
 
 test('the rejected context forgets one earlier instruction; the ablation appends all at the end', () => {
   const forgetting = renderChatTurn(chat, 2, { forget: 0 });
-  assert.equal(forgetting.messages[0]?.text, 'What animal is in the picture?');
-  assert.equal(forgetting.messages[2]?.text, `${short.value}\n\nWhat is it doing?`);
+  assert.equal(forgetting.messages[1]?.text, 'What animal is in the picture?');
+  assert.equal(forgetting.messages[3]?.text, `${short.value}\n\nWhat is it doing?`);
   assert.ok(!forgetting.messages.some((m) => m.text.includes(exclaim.value)));
 
   const appended = renderChatTurn(chat, 2, { appendAll: true });

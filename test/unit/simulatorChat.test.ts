@@ -1,0 +1,59 @@
+/**
+ * The simulator answering multi-turn chats (simulator/answers.ts writeChatAnswer): it reads the
+ * instructions of every user turn from the pipeline's own chat context (prompts/multiturnChat.ts),
+ * remembers recent ones better than old ones, and follows appended ones best, so PIF measured with the
+ * real verifiers falls over a chat and rises under the append-all ablation (seed 002's shape).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { renderChatTurn, type ChatTurn } from '../../prompts/multiturnChat.js';
+import { scoreTurn } from '../../pipeline/multiturn/turnScore.js';
+import type { PlannedConstraint } from '../../pipeline/stageState.js';
+import type { ChatInstruction } from '../../domain/multiturn/chatPlan.js';
+import { ChatRequestSchema, generateReply } from '../../simulator/replies.js';
+
+const SEED = 7;
+const rule = (type: string, value: string, func: string, params: unknown[]): PlannedConstraint => ({ type, value, method: 'rule', verifiers: [{ func, params }], selection: 'parser' });
+const instructions: Array<ChatInstruction<PlannedConstraint>> = [
+  { turn: 1, constraint: rule('paragraph_number_limit', 'From now on, answer in exactly 2 paragraphs.', 'check_whether_response_paragraph_number_in_range', [2, 2]) },
+  { turn: 2, constraint: rule('mention', 'From now on, mention the word "harbor" at least once.', 'check_whether_each_keyword_in_list_mentioned_in_range', [['harbor'], 1, 10000]) },
+  { turn: 3, constraint: rule('word_count_range_limit', 'From now on, use at most 80 words.', 'check_whether_response_word_count_in_range', [1, 80]) },
+];
+
+function chatOf(id: number, turns: number): ChatTurn[] {
+  return Array.from({ length: turns }, (_, i) => ({
+    question: `Chat ${id}, question ${i + 1}: what stands out in the picture?`,
+    instruction: instructions.find((x) => x.turn === i + 1)?.constraint,
+    answer: `An earlier answer ${i + 1}.`,
+  }));
+}
+
+function answerPif(chat: ChatTurn[], turn: number, appendAll: boolean, complianceRate = 0.9): number {
+  const prompt = renderChatTurn(chat, turn - 1, { appendAll });
+  const request = ChatRequestSchema.parse({ model: 'sim-vl', messages: prompt.messages.map((m) => ({ role: m.role, content: m.text })) });
+  const reply = generateReply(request, SEED, { complianceRate, judgeLeniency: 0.9 });
+  assert.equal(reply.stage, 'answer');
+  return scoreTurn(reply.content, instructions.filter((x) => x.turn <= turn)).pif!;
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+test('a chat answer is deterministic and follows appended instructions exactly when compliance is 1', () => {
+  const chat = chatOf(0, 20);
+  const prompt = renderChatTurn(chat, 19);
+  const request = ChatRequestSchema.parse({ model: 'sim-vl', messages: prompt.messages.map((m) => ({ role: m.role, content: m.text })) });
+  assert.equal(generateReply(request, SEED).content, generateReply(request, SEED).content);
+  // Every instruction appended, nothing to forget: the real verifiers pass all of them on every chat.
+  for (let id = 0; id < 30; id++) assert.equal(answerPif(chatOf(id, 20), 20, true, 1), 1, `chat ${id}`);
+});
+
+test('PIF falls from turn 3 to turn 20 and the append-all ablation raises it again', () => {
+  const ids = Array.from({ length: 150 }, (_, i) => i);
+  const early = mean(ids.map((id) => answerPif(chatOf(id, 20), 3, false)));
+  const late = mean(ids.map((id) => answerPif(chatOf(id, 20), 20, false)));
+  const appended = mean(ids.map((id) => answerPif(chatOf(id, 20), 20, true)));
+  // Expected about 0.9·(0.97² + 0.97 + 1)/3 ≈ 0.87, 0.9·0.97^18 ≈ 0.52 and 0.9 (seeded, so fixed numbers).
+  assert.ok(early > 0.8, `turn 3 PIF ${early}`);
+  assert.ok(late < early - 0.2, `turn 20 PIF ${late} vs turn 3 ${early}`);
+  assert.ok(appended > late + 0.2, `append-all PIF ${appended} vs ${late}`);
+});
