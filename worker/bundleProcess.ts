@@ -1,18 +1,25 @@
 /**
- * Bundles the workflow code in a short-lived child process and hands back the bundle: webpack's
- * bundling raises a process's peak memory by ~200 MB (145 -> 340 MB measured), which a worker would
- * otherwise carry as its high-water mark for its whole life. Run as a script, it is the child:
- * `node --import tsx worker/bundleProcess.ts <out.js>` writes the bundle's code to <out.js>.
+ * The workflow bundle, built once and reused: webpack's bundling costs a worker several seconds of
+ * start-up and raises a process's peak memory by ~200 MB (145 -> 340 MB measured), which a worker would
+ * otherwise carry as its high-water mark for its whole life. So the bundle is built in a short-lived
+ * child process and kept at .tmp/workflow-bundles/<hash>.js, keyed by a hash of the sources it could
+ * include; a worker whose sources match an existing file starts from it with `{ codePath }`.
+ * Run as a script, this module is the child: `node --import tsx worker/bundleProcess.ts <out.js>`
+ * writes the bundle's code to <out.js>.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 
 const SELF = fileURLToPath(import.meta.url);
-const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const WORKFLOWS_PATH = path.join(ROOT, 'workflows/index.ts');
+const BUNDLE_DIR = path.join(ROOT, '.tmp/workflow-bundles');
+/** Folders whose code never reaches the workflow bundle; everything else counts towards its key. */
+const NOT_BUNDLED = new Set(['node_modules', 'test', 'bench', 'tools', 'samples', 'out', 'bin', 'simulator', 'cli']);
 
 /** The workflow bundle, built in this process. */
 export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
@@ -28,18 +35,47 @@ const quietBundlerLogger = {
   error: (message: string) => console.error(message),
 };
 
-/** The workflow bundle, built in a child process. */
-export async function bundleWorkflowsInChild(): Promise<{ code: string }> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'mmif-bundle-'));
-  try {
-    const out = path.join(dir, 'workflows.js');
-    const child = spawn(process.execPath, ['--import', 'tsx', SELF, out], { stdio: ['ignore', 'inherit', 'inherit'] });
-    const code = await new Promise<number | null>((done, fail) => child.on('error', fail).on('close', done));
-    if (code !== 0) throw new Error(`bundling the workflows failed (child exited with ${code})`);
-    return { code: await readFile(out, 'utf8') };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
+/**
+ * The path of a bundle of the current workflow code, built (in a child process) only when no bundle of
+ * these exact sources exists. The key hashes every TypeScript file the bundle could import plus the
+ * Temporal workflow SDK's version, so an edited workflow, a moved helper or an SDK upgrade each give a
+ * new bundle; hashing contents rather than comparing mtimes survives `git checkout` and copies.
+ */
+export async function prebuiltWorkflowBundle(): Promise<string> {
+  const codePath = path.join(BUNDLE_DIR, `${await workflowSourcesHash()}.js`);
+  if (await exists(codePath)) return codePath;
+  await mkdir(BUNDLE_DIR, { recursive: true });
+  // Written under a name of its own then renamed: two workers starting at once never read half a file.
+  const partial = `${codePath}.${process.pid}.partial`;
+  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), SELF, partial], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const code = await new Promise<number | null>((done, fail) => child.on('error', fail).on('close', done));
+  if (code !== 0) throw new Error(`bundling the workflows failed (child exited with ${code})`);
+  await rename(partial, codePath);
+  return codePath;
+}
+
+async function workflowSourcesHash(): Promise<string> {
+  const hash = createHash('sha256');
+  const sdk = JSON.parse(await readFile(path.join(ROOT, 'node_modules/@temporalio/workflow/package.json'), 'utf8')) as { version: string };
+  hash.update(`@temporalio/workflow@${sdk.version}\n`);
+  for (const file of await sourceFiles(ROOT, true)) hash.update(`${path.relative(ROOT, file)}\n`).update(await readFile(file));
+  return hash.digest('hex').slice(0, 16);
+}
+
+async function sourceFiles(dir: string, top: boolean): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  const files: string[] = [];
+  for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+    if (entry.name.startsWith('.')) continue;
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory() && !(top && NOT_BUNDLED.has(entry.name))) files.push(...(await sourceFiles(full, false)));
+    else if (entry.isFile() && !top && entry.name.endsWith('.ts')) files.push(full);
   }
+  return files;
+}
+
+async function exists(file: string): Promise<boolean> {
+  return stat(file).then(() => true, () => false);
 }
 
 if (process.argv[1] === SELF) await writeFile(process.argv[2]!, (await bundleWorkflows()).code);

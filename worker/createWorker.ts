@@ -1,6 +1,6 @@
 import { NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import * as activities from '../activities/index.js';
-import { bundleWorkflowsInChild } from './bundleProcess.js';
+import { prebuiltWorkflowBundle } from './bundleProcess.js';
 import { shareEndpointLimits } from './endpointSharing.js';
 import { maskSecretsInActivityFailures } from './maskSecretsInterceptor.js';
 
@@ -14,10 +14,10 @@ export interface WorkerSetup {
   namespace: string;
   taskQueue: string;
   /**
-   * A pre-built bundle saves the few seconds of bundling when one process starts several workers;
-   * without one, the workflows are bundled in a child process (worker/bundleProcess.ts).
+   * A bundle in memory, for a process that starts several workers; without one, the worker starts from
+   * the prebuilt bundle file of the current sources, built first if missing (worker/bundleProcess.ts).
    */
-  workflowBundle?: WorkflowBundleWithSourceMap | { code: string };
+  workflowBundle?: WorkflowBundleWithSourceMap | { codePath: string };
   /** Activity tasks run at once by this worker; each runs up to llm.concurrency model calls. */
   maxConcurrentActivities?: number;
   /** Activities per second across ALL workers of this task queue (Temporal enforces it server-side). */
@@ -35,7 +35,7 @@ export async function createWorker(setup: WorkerSetup): Promise<Worker> {
     taskQueue: setup.taskQueue,
     activities,
     interceptors: { activity: [maskSecretsInActivityFailures] },
-    workflowBundle: setup.workflowBundle ?? (await bundleWorkflowsInChild()),
+    workflowBundle: setup.workflowBundle ?? { codePath: await prebuiltWorkflowBundle() },
     maxConcurrentActivityTaskExecutions: setup.maxConcurrentActivities ?? 16,
     // A cancellation reaches an activity only in the answer to a heartbeat it sends; by default the
     // SDK sends one per 0.8 x heartbeat timeout (24 s), and a cancelled build would pay that long.

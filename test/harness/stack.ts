@@ -7,7 +7,8 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { startTemporalDevServer, type DevServer } from '../../local/temporalDevServer.js';
 import { startSimulator, type SimulatorHandle, type SimulatorOptions } from '../../simulator/server.js';
-import { bundleWorkflows, createWorker } from '../../worker/createWorker.js';
+import { prebuiltWorkflowBundle } from '../../worker/bundleProcess.js';
+import { createWorker } from '../../worker/createWorker.js';
 
 export interface Stack {
   server: DevServer;
@@ -21,7 +22,7 @@ export interface Stack {
 }
 
 export async function startStack(options: { simulator?: SimulatorOptions; taskQueue?: string } = {}): Promise<Stack> {
-  const [server, simulator, bundle] = await Promise.all([startTemporalDevServer(), startSimulator(options.simulator), bundleWorkflows()]);
+  const [server, simulator, bundle] = await Promise.all([startTemporalDevServer(), startSimulator(options.simulator), prebuiltWorkflowBundle()]);
   process.env.OPENAI_BASE_URL = simulator.url;
   const connection = await Connection.connect({ address: server.address });
   const nativeConnection = await NativeConnection.connect({ address: server.address });
@@ -33,7 +34,7 @@ export async function startStack(options: { simulator?: SimulatorOptions; taskQu
       connection: nativeConnection,
       namespace: 'default',
       taskQueue: options.taskQueue ?? taskQueue,
-      workflowBundle: bundle,
+      workflowBundle: { codePath: bundle },
       maxTaskQueueActivitiesPerSecond: options.maxTaskQueueActivitiesPerSecond,
     });
     running.push({ worker, done: worker.run() });
