@@ -43,6 +43,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: 'write TRL rows or an MM-IFEval held-out split from a build',
     load: async () => import('./commands/export.js').then((m) => ({ usage: m.EXPORT_USAGE, run: m.exportCommand })),
   },
+  eval: {
+    summary: 'score an OpenAI-compatible endpoint on a held-out split (MM-IFEval accuracies)',
+    load: async () => import('./commands/eval.js').then((m) => ({ usage: m.EVAL_USAGE, run: m.evalCommand })),
+  },
   view: {
     summary: 'write or serve an HTML page showing a build\'s samples with their images',
     load: async () => import('./commands/view.js').then((m) => ({ usage: m.VIEW_USAGE, run: m.viewCommand })),

@@ -168,7 +168,7 @@ const TRY_SEED_STRIDE = 1000;
 
 type ResponseFormat = ChatCompletionCreateParamsNonStreaming['response_format'];
 
-const SIMULATOR_FINGERPRINT = 'mmif-simulator';
+export const SIMULATOR_FINGERPRINT = 'mmif-simulator';
 
 export class ModelCaller {
   private readonly limits: (endpoint: EndpointConfig) => EndpointLimits;
