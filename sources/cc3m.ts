@@ -14,6 +14,7 @@ import type { ObjectStore } from '../storage/objectStore.js';
 import { openStore, type S3Options } from '../storage/openStore.js';
 import { SourceError, damaged, filtered, readStored, sourceSample, type SourceItem, type SourceProblem, type SourceReader } from './contract.js';
 import { Img2datasetParquetError, openImg2datasetParquet, type Img2datasetRow } from './img2datasetParquet.js';
+import { decodeUtf8, encodingReason } from './utf8.js';
 import { orderedMap } from './orderedMap.js';
 import { TarError, tarEntries, tarEntriesByRange } from './tar.js';
 
@@ -283,7 +284,9 @@ async function toItem(record: Cc3mRecord, store: ObjectStore, config: Cc3mSource
 
   let meta: Record<string, unknown> = {};
   if (sidecar) {
-    const parsed = parseSidecar(await read(sidecar));
+    const sidecarText = decodeUtf8(await read(sidecar));
+    if (sidecarText === undefined) return problem(encodingReason(sidecar.path));
+    const parsed = parseSidecar(sidecarText);
     if (typeof parsed === 'string') return problem(`${sidecar.path} ${parsed}`);
     meta = parsed;
     if (meta.status !== undefined && meta.status !== 'success') {
@@ -298,16 +301,18 @@ async function toItem(record: Cc3mRecord, store: ObjectStore, config: Cc3mSource
   if (!image) return problem(`no image among ${record.members.map((m) => m.path).join(', ')}`);
   if (images.length > 1) return problem(`several images: ${images.map((m) => m.path).join(', ')}`);
 
-  const caption = text ? (await read(text)).toString('utf8').trim() : typeof meta.caption === 'string' ? meta.caption.trim() : '';
+  const captionText = text ? decodeUtf8(await read(text)) : typeof meta.caption === 'string' ? meta.caption : '';
+  if (captionText === undefined) return problem(encodingReason(`caption ${text!.path}`));
+  const caption = captionText.trim();
   const ref = image.range ? { sourceIndex, key: image.key, range: image.range } : { sourceIndex, key: image.key };
   return sourceSample('cc3m', record.sourceId, config.licenseNote, ref, { caption });
 }
 
 /** The sidecar as an object, or why it is unusable. */
-function parseSidecar(bytes: Buffer): Record<string, unknown> | string {
+function parseSidecar(text: string): Record<string, unknown> | string {
   let value: unknown;
   try {
-    value = JSON.parse(bytes.toString('utf8'));
+    value = JSON.parse(text);
   } catch (err) {
     return `is not JSON (${(err as Error).message})`;
   }

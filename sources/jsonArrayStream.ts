@@ -19,6 +19,8 @@
  * inside its element. A file that really ends early yields its complete elements, then one error item.
  */
 
+import { decodeUtf8, encodingReason } from './utf8.js';
+
 export type JsonArrayItem =
   | { index: number; /** Byte offset of the element's first byte. */ offset: number; value: unknown }
   | { index: number; offset: number; error: string };
@@ -246,7 +248,8 @@ export async function* jsonArrayElements(
 }
 
 function parsed(element: Buffer, at: { index: number; offset: number }): JsonArrayItem {
-  const text = element.toString('utf8');
+  const text = decodeUtf8(element);
+  if (text === undefined) return { ...at, error: encodingReason('this element') };
   if (text.trim() === '') return { ...at, error: 'empty element (two commas in a row)' };
   try {
     return { ...at, value: JSON.parse(text) as unknown };

@@ -11,6 +11,7 @@ import { openStore, type S3Options } from '../storage/openStore.js';
 import { SourceError, damaged, readStored, sourceSample, type SourceItem, type SourceReader } from './contract.js';
 import { asObject, describeRoot } from './jsonFiles.js';
 import { orderedMap } from './orderedMap.js';
+import { decodeUtf8, encodingReason } from './utf8.js';
 
 const SCREENS = 'combined';
 const WIREFRAMES = 'semantic_annotations';
@@ -90,9 +91,11 @@ async function toItem(screen: Screen, store: ObjectStore, config: SourceConfigOf
   let grounding: string | undefined;
   if (screen.hierarchy) {
     const body = await store.get(screen.hierarchy);
+    const text = body === undefined ? undefined : decodeUtf8(body);
+    if (body !== undefined && text === undefined) return damaged(screen.stem, encodingReason(screen.hierarchy));
     let hierarchy: unknown;
     try {
-      hierarchy = body === undefined ? undefined : JSON.parse(body.toString('utf8'));
+      hierarchy = text === undefined ? undefined : JSON.parse(text);
     } catch (err) {
       return damaged(screen.stem, `${screen.hierarchy} is not JSON (${(err as Error).message})`);
     }

@@ -75,6 +75,18 @@ for (const backend of [localBackend(), s3Backend()]) {
       });
     }
 
+    it('reports a caption that is not valid UTF-8 as encoding:, not as U+FFFD text', async () => {
+      const { uri, records } = await dataset('files');
+      // Latin-1 "café": 0xE9 alone is not UTF-8.
+      await openStore(uri, backend.s3).put(`00000/${records[1]!.key}.txt`, Buffer.from([0x63, 0x61, 0x66, 0xe9]));
+      const items = await collect(cc3mConfig(uri, 'files'), backend.s3);
+      const problems = problemsOf(items);
+      assert.equal(problems.length, 1, JSON.stringify(problems));
+      assert.match(problems[0]!.reason, /encoding: caption 00000\/\d+\.txt is not valid UTF-8/);
+      assert.ok(samplesOf(items).every((s) => !s.caption?.includes('\ufffd')));
+      assert.equal(samplesOf(items).length, records.length - 1);
+    });
+
     it('fails on a missing root with a message naming the root and the expected layouts', async () => {
       const uri = backend.freshRoot();
       const error = await collect(cc3mConfig(uri), backend.s3).catch((e: unknown) => e);

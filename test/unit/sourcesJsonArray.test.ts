@@ -104,6 +104,14 @@ describe('jsonArrayElements', () => {
     assert.ok('error' in last && /truncated/.test(last.error), JSON.stringify(last));
   });
 
+  it('reports an element that is not valid UTF-8 as encoding:, and goes on', async () => {
+    const bytes = Buffer.concat([Buffer.from('[{"caption": "caf'), Buffer.from([0xe9]), Buffer.from('"}, {"caption": "ok"}]')]);
+    const items = await parse(bytes, 4);
+    assert.equal(items.length, 2);
+    assert.ok('error' in items[0]! && items[0].error.startsWith('encoding: this element is not valid UTF-8'), JSON.stringify(items[0]));
+    assert.deepEqual('value' in items[1]! && items[1].value, { caption: 'ok' });
+  });
+
   it('reports an empty element between two commas', async () => {
     const items = await parse('[1,,2]');
     assert.deepEqual(items.map((i) => ('value' in i ? i.value : i.error)), [1, 'empty element (two commas in a row)', 2]);
