@@ -6,11 +6,15 @@
  * activity calls at once, each with its own cancellation.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { setMaxListeners } from 'node:events';
 
 const current = new AsyncLocalStorage<AbortSignal>();
 
 /** Runs `work` with `signal` as the abort signal of everything it calls. */
 export function withAbortSignal<T>(signal: AbortSignal, work: () => Promise<T>): Promise<T> {
+  // Every request and retry wait in flight under it listens for the abort (llm.concurrency of them
+  // and more), and removes its listener when done: many listeners here are expected, not a leak.
+  setMaxListeners(0, signal);
   return current.run(signal, work);
 }
 
