@@ -160,17 +160,17 @@ export class EndpointLimiter {
    * Waits for admission, runs `attempt` and releases its slot however it ends. `limits`: those of
    * the configuration making the request (see `claim`); the constructor's otherwise.
    */
-  async run<T>(estimatedTokens: number, attempt: (ticket: Ticket) => Promise<T>, place = this.place(), limits = this.initial): Promise<T> {
+  async run<T>(estimatedTokens: number, attempt: (ticket: Ticket) => Promise<T>, place = this.place(), limits = this.initial, signal?: AbortSignal): Promise<T> {
     const release = this.claim(limits);
     try {
-      return await this.admitted(estimatedTokens, attempt, place);
+      return await this.admitted(estimatedTokens, attempt, place, signal);
     } finally {
       release();
     }
   }
 
-  private async admitted<T>(estimatedTokens: number, attempt: (ticket: Ticket) => Promise<T>, place: number): Promise<T> {
-    const epoch = await new Promise<number>((admit) => this.enqueue({ place, tokens: estimatedTokens, admit }));
+  private async admitted<T>(estimatedTokens: number, attempt: (ticket: Ticket) => Promise<T>, place: number, signal: AbortSignal | undefined): Promise<T> {
+    const epoch = await this.admission(place, estimatedTokens, signal);
     const ticket: Ticket = {
       succeeded: (headers, tokensUsed) => {
         const now = Date.now();
@@ -197,6 +197,33 @@ export class EndpointLimiter {
       this.inFlight--;
       this.pump();
     }
+  }
+
+  /**
+   * Waits in line; an abort (cancelled activity, stopping worker) leaves the line at once: a paused
+   * endpoint (Retry-After) or a spent budget can hold a request for minutes.
+   */
+  private admission(place: number, tokens: number, signal: AbortSignal | undefined): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const onAbort = () => {
+        const at = this.queue.indexOf(waiter);
+        if (at < 0) return; // already admitted
+        this.queue.splice(at, 1);
+        this.pump();
+        reject(signal!.reason);
+      };
+      const waiter: Waiter = {
+        place,
+        tokens,
+        admit: (epoch) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(epoch);
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.enqueue(waiter);
+    });
   }
 
   snapshot(): LimiterSnapshot {

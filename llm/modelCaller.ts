@@ -438,12 +438,13 @@ export class ModelCaller {
         return await limiter.run(
           estimate,
           async (ticket) => {
-            signal?.throwIfAborted(); // cancelled while waiting for admission
+            signal?.throwIfAborted(); // aborted the moment it was admitted
             if (attempt === 1) await beforeFirstSend?.();
             return attemptCompletion(client, body, ticket, signal);
           },
           place,
           limits,
+          signal,
         );
       } catch (err) {
         // Cancelled: neither a fault of the endpoint nor worth another attempt.

@@ -9,6 +9,13 @@ export { bundleWorkflows } from './bundleProcess.js';
 /** How often a running activity's heartbeat actually reaches the server (and cancellation reaches it back). */
 const HEARTBEAT_SEND_INTERVAL = '1s';
 
+/**
+ * How long a stopping worker (SIGTERM, SIGINT) waits for its activities after cancelling them:
+ * they stop at their next model call or loop step, and whatever ignores the cancellation is cut
+ * off here, to be retried by another worker.
+ */
+const SHUTDOWN_FORCE_TIME = '15s';
+
 export interface WorkerSetup {
   connection: NativeConnection;
   namespace: string;
@@ -40,6 +47,9 @@ export async function createWorker(setup: WorkerSetup): Promise<Worker> {
     // A cancellation reaches an activity only in the answer to a heartbeat it sends; by default the
     // SDK sends one per 0.8 x heartbeat timeout (24 s), and a cancelled build would pay that long.
     maxHeartbeatThrottleInterval: HEARTBEAT_SEND_INTERVAL,
+    // Running activities are cancelled at once on shutdown (their signal aborts their model calls).
+    shutdownGraceTime: 0,
+    shutdownForceTime: SHUTDOWN_FORCE_TIME,
     ...(setup.maxTaskQueueActivitiesPerSecond ? { maxTaskQueueActivitiesPerSecond: setup.maxTaskQueueActivitiesPerSecond } : {}),
   });
   shareEndpointLimits(setup.connection, setup.namespace, setup.taskQueue, () => ['STOPPED', 'FAILED'].includes(worker.getState()));

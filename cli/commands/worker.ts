@@ -6,7 +6,8 @@ import { CliError, EXIT } from '../exitCodes.js';
 
 export const WORKER_USAGE = `usage: mmif worker
   Run a worker: connects with TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS*,
-  polls the task queue MMIF_TASK_QUEUE (default "mmif"); stops gracefully on SIGINT/SIGTERM.
+  polls the task queue MMIF_TASK_QUEUE (default "mmif"); on SIGINT/SIGTERM cancels its running
+  activities (their model calls and limiter waits end at once) and exits within 15 s at most.
   MMIF_TASK_QUEUE_ACTIVITIES_PER_SECOND caps activities/s across all workers of that queue (use one
   queue per endpoint: models.<stage>.taskQueue); MMIF_MAX_CONCURRENT_ACTIVITIES (16) per worker.`;
 

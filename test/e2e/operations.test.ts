@@ -5,10 +5,11 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
@@ -381,4 +382,36 @@ test('`mmif build --wait` runs a build; a changed config is refused unless --new
 
   assert.equal((await mmif(stack, 'status', 'no-such-build')).code, 3);
   assert.equal((await mmif(stack, 'build')).code, 2);
+});
+
+test('SIGTERM stops an `mmif worker` within seconds, though its requests wait on a 2-minute Retry-After', async () => {
+  // A separate process, as production runs it (node itself: a tsx wrapper would not pass the signal on).
+  const cli = fileURLToPath(new URL('../../cli/mmif.ts', import.meta.url));
+  const taskQueue = 'mmif-sigterm';
+  const worker = spawn(process.execPath, ['--import', 'tsx', cli, 'worker'], {
+    env: { ...process.env, TEMPORAL_ADDRESS: stack.server.address, MMIF_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: stack.simulator.url },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code)));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      worker.stdout!.on('data', (d: Buffer) => d.toString().includes('worker polling') && resolve());
+      void exited.then((code) => reject(new Error(`worker exited early (${code})`)));
+    });
+    await withFaults({ rate429: 1, retryAfterSeconds: 120 }, async () => {
+      const before = stack.simulator.stats().byStatus['429'] ?? 0;
+      const handle = await stack.client.workflow.start('buildDataset', { taskQueue, workflowId: 'sigterm', args: [config('sigterm', { llm: { preflight: false } })] });
+      // Every model call now waits in the worker's limiter for the endpoint's Retry-After.
+      await eventually(() => (stack.simulator.stats().byStatus['429'] ?? 0) > before, 60_000, 'a rate-limited request');
+      await new Promise((r) => setTimeout(r, 500));
+      const started = Date.now();
+      worker.kill('SIGTERM');
+      const code = await Promise.race([exited, new Promise<'still running'>((r) => setTimeout(() => r('still running'), 10_000))]);
+      assert.equal(code, 0, `worker after SIGTERM: ${code}`);
+      assert.ok(Date.now() - started < 10_000);
+      await handle.terminate('test over');
+    });
+  } finally {
+    if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
+  }
 });
