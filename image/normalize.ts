@@ -35,6 +35,8 @@ export async function normalizeImage(bytes: Buffer, cfg: ImageConfig): Promise<N
   // failOn 'truncated' makes the decode below fail on cut-off data instead of padding it with grey.
   const open = () => sharp(bytes, { limitInputPixels: cfg.maxInputPixels, failOn: 'truncated', autoOrient: true });
 
+  // libvips has no BMP loader (ALLaVA's zips hold some): named as a format we cannot read, not as damage.
+  if (bytes.length >= 2 && bytes[0] === 0x42 && bytes[1] === 0x4d) return reject('unsupported-format: bmp (no BMP decoder in sharp/libvips)');
   let meta: Metadata;
   try {
     meta = await open().metadata(); // header only: no pixel is decoded yet

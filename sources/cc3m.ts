@@ -20,7 +20,8 @@ import { TarError, tarEntries, tarEntriesByRange } from './tar.js';
 
 type Layout = Exclude<Cc3mSourceConfig['layout'], 'auto'>;
 
-const IMAGE_EXTS = new Set(['jpg', 'jpeg', 'png', 'webp']);
+/** Everything img2dataset may save; formats sharp cannot decode (BMP) are rejected by the image stage with a reason, not skipped. */
+const IMAGE_EXTS = new Set(['jpg', 'jpeg', 'png', 'webp', 'gif', 'tif', 'tiff', 'avif', 'bmp']);
 /** Sidecars up to this size are kept while streaming a tar; a larger one is read by range when needed. */
 const MAX_CAPTURED_SIDECAR = 1 << 20;
 
@@ -29,7 +30,7 @@ const READ_AHEAD = 16;
 
 const EXPECTED_LAYOUTS =
   'expected an img2dataset CC3M layout: webdataset (*.tar shards at the root, e.g. 00000.tar), ' +
-  'files (numbered folders: 00000/000000000.jpg|.txt|.json) or flat (.jpg/.jpeg/.png/.webp images at the root)';
+  'files (numbered folders: 00000/000000000.jpg|.txt|.json) or flat (.jpg/.jpeg/.png/.webp/.gif/.tiff/.avif/.bmp images at the root)';
 
 export function openCc3m(config: Cc3mSourceConfig, sourceIndex: number, s3: S3Options): SourceReader {
   const store = openStore(config.uri, s3);

@@ -70,6 +70,26 @@ describe('normalizeImage', () => {
     await rejectedWith(Buffer.from('definitely not an image'), 'corrupt');
   });
 
+  it('decodes every raster format sharp reads (GIF first frame, TIFF, AVIF) and names BMP as unsupported, not corrupt', async () => {
+    const jpeg = await sceneJpeg(3, 640, 480);
+    for (const format of ['gif', 'tiff', 'avif'] as const) {
+      const image = await accepted(await sharp(jpeg).toFormat(format).toBuffer());
+      assert.deepEqual([image.width, image.height], [640, 480], format);
+    }
+    // A minimal 2x2 24-bit BMP (BITMAPINFOHEADER), as Windows tools write it.
+    const bmp = Buffer.alloc(70);
+    bmp.write('BM', 0, 'latin1');
+    bmp.writeUInt32LE(70, 2);
+    bmp.writeUInt32LE(54, 10);
+    bmp.writeUInt32LE(40, 14);
+    bmp.writeInt32LE(2, 18);
+    bmp.writeInt32LE(2, 22);
+    bmp.writeUInt16LE(1, 26);
+    bmp.writeUInt16LE(24, 28);
+    const reason = await rejectedWith(bmp, 'unsupported-format');
+    assert.match(reason, /bmp/);
+  });
+
   it('rejects vector input instead of rendering it', async () => {
     await rejectedWith(Buffer.from(sceneSvg(5, 640, 480)), 'unsupported-format');
   });
