@@ -1,0 +1,100 @@
+/**
+ * Records the histories the replay test (test/unit/workflowReplay.test.ts) replays: real builds on
+ * a Temporal dev server, the simulator and a local output, one per kind of history a running build
+ * can have: a single shard, shards failed then retried through the retryFailedShards update, a
+ * build that continues as new, a Batch API wait on durable timers, and a scheduled (dated) run.
+ * Every execution they leave (parents, shard children, each continued run) is saved as
+ * `histories/<workflowId>@<runId>.json` ({workflowId, runId, history}): the history message as protobuf.js objects (longs, enums and
+ * bytes as strings), read back with History.fromObject. Not the `temporal workflow show` JSON:
+ * the SDK's reader of that (historyFromJSON) fails in this install, whose @temporalio/common carries
+ * its own protobufjs major version.
+ *
+ *   node --import tsx test/replay/recordHistories.ts
+ *
+ * Re-record only for a release that deliberately breaks running builds (see README, "Operating in
+ * production"); a compatible change keeps the old histories and passes them via patched().
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import proto from '@temporalio/proto';
+import type { BuildConfigInput } from '../../config/buildConfig.js';
+import { LocalStore } from '../../storage/localStore.js';
+import type { BuildProgress } from '../../workflows/buildProgress.js';
+import { writeCc3m } from '../fixtures/cc3m.js';
+import { eventually } from '../harness/datasetChecks.js';
+import { startStack } from '../harness/stack.js';
+
+// CommonJS: its namespaces come through the default export.
+const { History } = proto.temporal.api.history.v1;
+
+const HISTORIES = fileURLToPath(new URL('./histories/', import.meta.url));
+/** How History.toObject writes what JSON cannot hold as is. */
+export const HISTORY_JSON = { longs: String, enums: String, bytes: String } as const;
+const FAST_RETRY = { maximumAttempts: 2, initialIntervalSeconds: 0.5, maximumIntervalSeconds: 1, heartbeatTimeoutSeconds: 10 };
+
+const stack = await startStack({ simulator: { seed: 12, faults: { batchCompletionMs: 1500 } }, taskQueue: 'mmif-replay' });
+const dir = await mkdtemp(path.join(tmpdir(), 'mmif-replay-'));
+try {
+  await writeCc3m(new LocalStore(path.join(dir, 'cc3m')), 'files', { perShard: 3, shards: 2 });
+  const config = (buildId: string, overrides: Partial<BuildConfigInput> = {}): BuildConfigInput => ({
+    buildId,
+    seed: 3,
+    output: path.join(dir, 'out', buildId),
+    sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m') }],
+    maxSamples: 6,
+    shardSize: 2,
+    retry: FAST_RETRY,
+    llm: { retry: { maxAttempts: 1, baseDelayMs: 50, maxDelayMs: 100 } },
+    models: { default: { model: 'mmif-sim-vlm' } },
+    ...overrides,
+  });
+  const run = (id: string, input: BuildConfigInput) => stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: id, args: [input] });
+
+  await run('replay-single-shard', config('replay-single-shard', { maxSamples: 2 }));
+  await run('replay-continue-as-new', config('replay-continue-as-new', { shardsPerRun: 1, maxParallelShards: 1 }));
+  await run('replay-batch-api', config('replay-batch-api', { maxSamples: 2, batchApi: { pollSeconds: 1, maxResubmits: 1 }, models: { default: { model: 'mmif-sim-vlm', batch: true } } }));
+
+  // Every request refused until the build waits in its retry window; then the update retries the shards.
+  stack.simulator.setFaults({ rate500: 1 });
+  const failing = await stack.client.workflow.start('buildDataset', {
+    taskQueue: stack.taskQueue,
+    workflowId: 'replay-failed-then-retried',
+    args: [config('replay-failed-then-retried', { retryWindowSeconds: 300, llm: { preflight: false, retry: { maxAttempts: 1, baseDelayMs: 50, maxDelayMs: 100 } } })],
+  });
+  await eventually(async () => (await failing.query<BuildProgress>('progress')).phase === 'waiting-for-retry', 120_000, 'the retry window');
+  stack.simulator.setFaults({ rate500: 0 });
+  await failing.executeUpdate('retryFailedShards');
+  await failing.result();
+
+  const scheduled = config('replay-scheduled');
+  await stack.client.schedule.create({
+    scheduleId: 'replay-nightly',
+    spec: { cronExpressions: ['0 3 * * *'] },
+    action: { type: 'startWorkflow', workflowType: 'scheduledBuild', taskQueue: stack.taskQueue, workflowId: 'replay-scheduled', args: [scheduled] },
+  });
+  await stack.client.schedule.getHandle('replay-nightly').trigger();
+  await eventually(async () => {
+    for await (const e of stack.client.workflow.list({ query: `WorkflowType = 'scheduledBuild' AND ExecutionStatus = 'Completed'` })) if (e) return true;
+    return false;
+  }, 120_000, 'the scheduled build');
+  await stack.client.schedule.getHandle('replay-nightly').delete();
+
+  await rm(HISTORIES, { recursive: true, force: true });
+  await mkdir(HISTORIES, { recursive: true });
+  let saved = 0;
+  for await (const execution of stack.client.workflow.list()) {
+    if (execution.status.name === 'RUNNING') continue;
+    const history = await stack.client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
+    const name = `${execution.workflowId.replace(/[^\w@.-]+/g, '_')}@${execution.runId}.json`;
+    // The workflow id too: the code under replay reads it (shard children are named after it).
+    const recorded = { workflowId: execution.workflowId, runId: execution.runId, history: History.toObject(History.fromObject(history), HISTORY_JSON) };
+    await writeFile(path.join(HISTORIES, name), JSON.stringify(recorded));
+    saved++;
+  }
+  console.log(`saved ${saved} histories to ${HISTORIES}`);
+} finally {
+  await stack.stop();
+  await rm(dir, { recursive: true, force: true });
+}
