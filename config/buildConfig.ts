@@ -307,10 +307,25 @@ export const buildConfigSchema = z
         ctx.addIssue({ code: 'custom', path: ['sources', i, 'quota'], message: 'with targets, a source takes targets (accepted records), not quota (planned samples)' });
       }
     }
+    const slices = Math.ceil(c.shardSize / c.sliceSize);
+    if (slices > MAX_SLICES_PER_SHARD) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['sliceSize'],
+        message: `shardSize ${c.shardSize} / sliceSize ${c.sliceSize} makes ${slices} slices per shard, over ${MAX_SLICES_PER_SHARD}: a shard's workflow history (one activity per slice and stage) would near Temporal's limits; raise sliceSize or lower shardSize`,
+      });
+    }
     if (c.constraints.min > c.constraints.max) {
       ctx.addIssue({ code: 'custom', path: ['constraints', 'min'], message: 'must not exceed constraints.max' });
     }
   });
+
+/**
+ * Slices of one shard at most. A shard's workflow never continues as new: each slice runs 5 stage
+ * activities (~6 history events each with their workflow tasks), so 250 slices stay near 7,500
+ * events, under Temporal's 10,240-event warning and far below its 51,200-event limit.
+ */
+export const MAX_SLICES_PER_SHARD = 250;
 
 export type BuildConfigInput = z.input<typeof buildConfigSchema>;
 export type BuildConfig = z.output<typeof buildConfigSchema>;

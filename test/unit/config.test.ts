@@ -63,3 +63,13 @@ test('the fingerprint ignores operational knobs but not output-shaping settings'
   assert.equal(fingerprintMaterial(parseBuildConfig({ ...minimal, llm: { rerunModelCallRejects: false } })), base);
   assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, llm: { replyTries: 5 } })), base);
 });
+
+test('a shard of more slices than its workflow history can hold is refused, naming the fields', () => {
+  // shardSize 5000 in slices of 1: 25,000 stage activities in one shard workflow, which never continues as new.
+  assert.throws(
+    () => parseBuildConfig({ ...minimal, shardSize: 5000, sliceSize: 1 }),
+    (err: unknown) => err instanceof ConfigError && /sliceSize: shardSize 5000 \/ sliceSize 1 makes 5000 slices per shard, over 250/.test(err.message),
+  );
+  assert.equal(parseBuildConfig({ ...minimal, shardSize: 5000, sliceSize: 20 }).sliceSize, 20, '250 slices are fine');
+  assert.throws(() => parseBuildConfig({ ...minimal, shardSize: 5000, sliceSize: 19 }), /264 slices per shard/);
+});
