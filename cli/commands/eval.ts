@@ -18,6 +18,10 @@ export const EVAL_USAGE = `usage: mmif eval --data DIR --model M [--samples N] [
   constraint-level and instruction-level accuracy, per category and per constraint type.
   Judge-scored constraints are counted, not scored. Prompts use MM-IFEval's inline form by default.
   Writes <out>/<model>.json, .md and .responses.jsonl (default out: DIR/MM-IFEval/eval) and prints the Markdown.
+  Multi-turn (seed 002): --chats FILE (JSON lines {id, image, questions: [...]}, images under DIR)
+  [--seed S] [--max-instructions 6] [--append-instructions] plans seeded global instructions per
+  chat, samples N responses per turn and reports PIF per turn (95% intervals), corpus PIF and
+  PIF-N-K for K = 1..N to <out>/<model>.multiturn[.appended].{json,md,turns.jsonl}.
   Answers from the mmif simulator are marked SIMULATED. Runs in this process, not on Temporal.`;
 
 const MIME: Record<string, string> = { '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.png': 'image/png', '.webp': 'image/webp' };
@@ -34,6 +38,10 @@ export async function evalCommand(args: string[]): Promise<number> {
       prompt: { type: 'string', default: 'inline' },
       concurrency: { type: 'string', default: '4' },
       out: { type: 'string' },
+      chats: { type: 'string' },
+      seed: { type: 'string', default: '0' },
+      'max-instructions': { type: 'string', default: '6' },
+      'append-instructions': { type: 'boolean', default: false },
     },
   });
   if (!values.data || !values.model) throw new CliError(EVAL_USAGE, EXIT.usage);
@@ -42,10 +50,19 @@ export async function evalCommand(args: string[]): Promise<number> {
   if (!Number.isInteger(samples) || samples < 1) throw new CliError(`--samples must be a positive integer, got '${values.samples}'`, EXIT.usage);
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new CliError(`--concurrency must be a positive integer, got '${values.concurrency}'`, EXIT.usage);
   if (values.prompt !== 'inline' && values.prompt !== 'numbered') throw new CliError(`--prompt must be inline or numbered, got '${values.prompt}'`, EXIT.usage);
-  const lines = await readHeldOut(values.data);
   // resolveEndpoint reads only model, baseUrl and apiKeyEnv; eval paces itself with --concurrency.
   const endpoint = resolveEndpoint({ model: values.model, baseUrl: values['base-url'], apiKeyEnv: values['api-key-env'] } as EndpointConfig);
   const client = clientFor(endpoint, 120_000);
+  const out = values.out ?? join(values.data, 'MM-IFEval', 'eval');
+  if (values.chats) {
+    const seed = Number(values.seed);
+    const maxInstructions = Number(values['max-instructions']);
+    if (!Number.isInteger(maxInstructions) || maxInstructions < 1) throw new CliError(`--max-instructions must be a positive integer, got '${values['max-instructions']}'`, EXIT.usage);
+    if (!Number.isInteger(seed)) throw new CliError(`--seed must be an integer, got '${values.seed}'`, EXIT.usage);
+    const { runChatEval } = await import('./evalChats.js');
+    return runChatEval({ client, model: endpoint.model, data: values.data, chatsFile: values.chats, samples, seed, maxInstructions, appendInstructions: values['append-instructions'], concurrency, out });
+  }
+  const lines = await readHeldOut(values.data);
   const template = values.prompt;
   let simulated = false;
   const main = lines.filter((l) => l.infer_type === 'main');
@@ -68,7 +85,7 @@ export async function evalCommand(args: string[]): Promise<number> {
     return [line.id, responses] as const;
   });
   const report = scoreSingleTurn(lines, new Map(answered), endpoint.model, simulated);
-  await writeReport(values.out ?? join(values.data, 'MM-IFEval', 'eval'), report, answered);
+  await writeReport(out, report, answered);
   return EXIT.ok;
 }
 
@@ -89,7 +106,7 @@ async function readHeldOut(root: string): Promise<MmifevalLine[]> {
     });
 }
 
-async function imageDataUrl(root: string, line: MmifevalLine): Promise<string> {
+export async function imageDataUrl(root: string, line: { id: string; image: string }): Promise<string> {
   const mime = MIME[extname(line.image).toLowerCase()];
   if (!mime) throw new CliError(`sample ${line.id}: image ${line.image} has an unsupported extension`, EXIT.usage);
   const bytes = await readFile(join(root, line.image)).catch((err: NodeJS.ErrnoException) => {
@@ -99,7 +116,7 @@ async function imageDataUrl(root: string, line: MmifevalLine): Promise<string> {
 }
 
 /** The report (JSON, Markdown) and every response scored, one JSON line per sample, for audit. */
-async function writeReport(dir: string, report: EvalReport, answered: ReadonlyArray<readonly [string, string[]]>): Promise<void> {
+export async function writeReport(dir: string, report: EvalReport, answered: ReadonlyArray<readonly [string, string[]]>): Promise<void> {
   await mkdir(dir, { recursive: true });
   const name = report.model.replace(/[^A-Za-z0-9._-]+/g, '_');
   const markdown = evalMarkdown(report);

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { evalCommand } from '../../cli/commands/eval.js';
 import type { EvalReport } from '../../output/evalReport.js';
+import type { MultiturnReport } from '../../output/multiturnEvalReport.js';
 import type { MmifevalLine } from '../../output/mmifeval.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
 import { runVerifierCall } from '../../verification/functions.js';
@@ -101,6 +102,42 @@ test('the verifiers discriminate: inline prompts (which the simulator does not p
   assert.equal(report.constraintLevel.scored, 4);
   assert.ok(report.constraintLevel.followed < 4, JSON.stringify(report.byType));
   assert.equal(report.byType['mention']!.followed, 0);
+});
+
+test('multi-turn eval: PIF per turn, corpus PIF and PIF-N-K match the saved turns; appending the instructions helps', async () => {
+  const questions = ['What is in the picture?', 'Describe the colours.', 'What might happen next?', 'Where could this be?', 'Who would enjoy this scene?'];
+  const chats = join(root, 'chats.jsonl');
+  await writeFile(chats, ['000000000', '000000001'].map((n, i) => JSON.stringify({ id: `chat${i}`, image: `cc3m/${n}.jpg`, questions })).join('\n') + '\n');
+  const run = async (extra: string[]) => {
+    await evalCommand(['--data', root, '--model', 'sim-chat', '--base-url', simulator.url, '--chats', chats, '--samples', '3', '--seed', '5', '--max-instructions', '3', ...extra]);
+    const name = `sim-chat.multiturn${extra.length ? '.appended' : ''}`;
+    const report = JSON.parse(await readFile(join(root, 'MM-IFEval', 'eval', `${name}.json`), 'utf8')) as MultiturnReport;
+    const turns = (await readFile(join(root, 'MM-IFEval', 'eval', `${name}.turns.jsonl`), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { chat: string; turn: number; instructions: string[]; pif: Array<number | null>; verdicts: Array<{ passed: boolean }> });
+    return { report, turns };
+  };
+  const plain = await run([]);
+  assert.equal(plain.report.simulated, true);
+  assert.equal(plain.turns.length, 10);
+  for (const t of plain.turns) {
+    assert.ok(t.instructions.length <= 3);
+    assert.equal(t.pif.length, 3);
+    // the first response's PIF is its verdicts' pass fraction over the instructions given so far
+    assert.equal(t.verdicts.length, t.instructions.length);
+    assert.equal(t.pif[0], t.instructions.length === 0 ? null : t.verdicts.filter((v) => v.passed).length / t.instructions.length);
+  }
+  for (const { report, turns } of [plain, await run(['--append-instructions'])]) {
+    const scored = turns.filter((t) => t.pif[0] !== null);
+    assert.equal(report.scoredTurns, scored.length);
+    assert.ok(scored.length > 0);
+    const mean = scored.reduce((a, t) => a + t.pif[0]!, 0) / scored.length;
+    assert.ok(Math.abs(report.corpusPif! - mean) < 1e-12);
+    const nk = [1, 2, 3].map((k) => scored.filter((t) => t.pif.filter((p) => p === 1).length >= k).length / scored.length);
+    assert.deepEqual(report.pifNK, nk);
+    assert.deepEqual(report.perTurn.map((p) => p.n), [1, 2, 3, 4, 5].map((turn) => scored.filter((t) => t.turn === turn).length).filter((n) => n > 0));
+  }
+  const appended = (await run(['--append-instructions'])).report;
+  // The simulator follows only constraints listed in the last user turn: retrieval is the whole gap here.
+  assert.ok(appended.corpusPif! > plain.report.corpusPif!, `${appended.corpusPif} vs ${plain.report.corpusPif}`);
 });
 
 test('mmif eval names the sample whose image is missing', async () => {
