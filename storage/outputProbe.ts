@@ -22,10 +22,13 @@ const PERMANENT_S3_CODES = new Set(['NoSuchBucket', 'AccessDenied', 'InvalidAcce
 
 const written = new Set<string>();
 
-/** Writes and deletes `_probe/<random>` under the store's root; once per root and process. */
+/**
+ * Writes and deletes `.mmif-write-probe-<random>` at the store's root (no folder of its own, so
+ * nothing is left behind); once per root and process.
+ */
 export async function probeOutput(store: ObjectStore): Promise<void> {
   if (written.has(store.root)) return;
-  const key = `_probe/${randomBytes(6).toString('hex')}`;
+  const key = `.mmif-write-probe-${randomBytes(6).toString('hex')}`;
   try {
     await store.put(key, 'mmif-engine write probe\n', 'text/plain');
     await store.delete(key);
