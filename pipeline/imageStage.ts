@@ -18,6 +18,8 @@ export async function runImageStage(ctx: StageContext, sample: SourceSample): Pr
     bytes = await reader.readImage(sample.image);
   } catch (err) {
     const missing = (err instanceof StoreError && err.code !== 'io') || err instanceof SourceError;
+    // A symlink leading out of the dataset is refused, not missing: counted apart so it is looked at.
+    if (err instanceof StoreError && err.code === 'escapes-root') throw new SampleRejection(`outside-root: ${err.message}`);
     if (missing) throw new SampleRejection(`missing-image: ${(err as Error).message}`);
     throw err;
   }

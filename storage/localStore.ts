@@ -1,5 +1,5 @@
 import { createReadStream, readFile as readFileCallback, writeFile as writeFileCallback } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat, link, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, realpath, rename, rm, stat, link, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -11,7 +11,14 @@ import { StoreError, type ObjectInfo, type ObjectStore } from './objectStore.js'
 const readWhole = promisify(readFileCallback);
 const writeWhole = promisify(writeFileCallback);
 
-/** A local directory as an object store: the embedded default. Writes go through a temp file + rename. */
+/**
+ * A local directory as an object store: the embedded default. Writes go through a temp file + rename.
+ * Symbolic links are followed where they stay inside the root (Hugging Face cache layouts link
+ * `00000/000000000.jpg` to `../../blobs/<sha>`); one that resolves outside it is listed like any file
+ * but refused on read with StoreError 'escapes-root', so a dataset cannot make a reader open
+ * /etc/passwd and the record naming it is rejected with the reason. A root inside a Hugging Face
+ * cache snapshot (`<repo>/snapshots/<revision>/...`) may link into that repository's `blobs/`.
+ */
 export class LocalStore implements ObjectStore {
   readonly root: string;
   /** Directories this store created or found: a write into one skips its mkdir (re-made if removed meanwhile). */
@@ -19,6 +26,24 @@ export class LocalStore implements ObjectStore {
 
   constructor(root: string) {
     this.root = path.resolve(root);
+  }
+
+  /** The real path links may lead inside (see linkRoot). */
+  private linkBoundary?: Promise<string>;
+
+  /** `full` (a resolved key) when its real path stays inside the root; throws 'escapes-root' otherwise, ENOENT when absent. */
+  private async confined(key: string, full: string): Promise<string> {
+    const real = await realpath(full);
+    // Cached once the root exists: an output root is made after the store is, and must not be pinned unresolved.
+    this.linkBoundary ??= realpath(this.root).then(linkRoot);
+    const root = await this.linkBoundary.catch(() => {
+      this.linkBoundary = undefined;
+      return this.root;
+    });
+    if (real !== root && !real.startsWith(root + path.sep)) {
+      throw new StoreError(`'${key}' in ${this.root} is a symbolic link to ${real}, outside the dataset root; not read`, key, 'escapes-root');
+    }
+    return full;
   }
 
   private resolve(key: string): string {
@@ -31,7 +56,7 @@ export class LocalStore implements ObjectStore {
 
   async get(key: string): Promise<Buffer | undefined> {
     try {
-      return await readWhole(this.resolve(key));
+      return await readWhole(await this.confined(key, this.resolve(key)));
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -56,7 +81,7 @@ export class LocalStore implements ObjectStore {
 
   private async openExisting(key: string) {
     try {
-      return await open(this.resolve(key), 'r');
+      return await open(await this.confined(key, this.resolve(key)), 'r');
     } catch (err) {
       if (isNotFound(err)) throw new StoreError(`no object '${key}' in ${this.root}`, key, 'not-found');
       throw err;
@@ -134,6 +159,11 @@ export class LocalStore implements ObjectStore {
         if (key.startsWith(prefix) || prefix.startsWith(key + '/')) yield* this.walk(key, prefix);
       } else if (entry.isFile() && key.startsWith(prefix)) {
         yield { key, size: (await stat(this.resolve(key))).size };
+      } else if (entry.isSymbolicLink() && key.startsWith(prefix)) {
+        // A linked file is listed (reads check where it leads); a dangling link or a linked
+        // directory is not an object: directories are walked only where they really are, so no cycle.
+        const target = await stat(this.resolve(key)).catch(() => undefined);
+        if (target?.isFile()) yield { key, size: target.size };
       }
     }
   }
@@ -141,6 +171,16 @@ export class LocalStore implements ObjectStore {
   async delete(key: string): Promise<void> {
     await rm(this.resolve(key), { force: true });
   }
+}
+
+/**
+ * Where the links of a store rooted at `realRoot` may lead: the root, or for a root inside a Hugging
+ * Face cache snapshot the repository's cache folder, whose `blobs/` the snapshot files link to.
+ */
+function linkRoot(realRoot: string): string {
+  const parts = realRoot.split(path.sep);
+  const at = parts.lastIndexOf('snapshots');
+  return at > 0 && at < parts.length - 1 ? parts.slice(0, at).join(path.sep) : realRoot;
 }
 
 function isNotFound(err: unknown): boolean {
