@@ -251,3 +251,20 @@ test("one build's low cap stops applying once its requests are done: a later bui
   release();
   await Promise.all([lowHeld, both]);
 });
+
+test('an aborted request leaves the line at once, and the ones behind it move up', async () => {
+  const limiter = new EndpointLimiter({ concurrency: 1 });
+  let release!: () => void;
+  const holding = limiter.run(0, () => new Promise<void>((done) => (release = done)));
+  const abort = new AbortController();
+  const aborted = limiter.run(0, async () => 'ran', limiter.place(), { concurrency: 1 }, abort.signal);
+  const behind = limiter.run(0, async () => 'behind ran');
+  await sleep(10);
+  assert.equal(limiter.snapshot().queued, 2);
+  abort.abort(new Error('build cancelled'));
+  await assert.rejects(aborted, /build cancelled/);
+  assert.equal(limiter.snapshot().queued, 1, 'only the request behind is still waiting');
+  release();
+  await holding;
+  assert.equal(await behind, 'behind ran');
+});
