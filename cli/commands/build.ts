@@ -11,7 +11,10 @@ import { configFingerprint, type StoredConfig } from '../../pipeline/planBuild.j
 import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';
-import { connectTemporal } from '../temporalClient.js';
+import { connectTemporal, type Temporal } from '../temporalClient.js';
+import { withLocalTemporal } from '../localTemporal.js';
+import { formatSummary } from '../summary.js';
+import type { BuildReport } from '../../output/buildReport.js';
 import { watch } from './status.js';
 
 export const BUILD_USAGE = `usage: mmif build --config FILE [--wait] [--new-version]
@@ -20,30 +23,44 @@ export const BUILD_USAGE = `usage: mmif build --config FILE [--wait] [--new-vers
   First checks every endpoint + model with one tiny request (llm.preflight): a refused key, unknown
   model or text-only model exits 2 in seconds, naming the endpoint, model and status.
   --wait         show live progress until the build closes (exit 0 done, 1 failed)
-  --new-version  when the build exists with another config, start <buildId>-v2 (or the next free version)`;
+  --new-version  when the build exists with another config, start <buildId>-v2 (or the next free version)
+  --local        run it all in this process: a Temporal dev server, a worker and (without
+                 OPENAI_BASE_URL) the simulator; waits, prints the summary, exits 1 when the build fails`;
 
 export async function buildCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { config: { type: 'string' }, wait: { type: 'boolean' }, 'new-version': { type: 'boolean' } } });
+  const { values } = parseArgs({
+    args,
+    options: { config: { type: 'string' }, wait: { type: 'boolean' }, 'new-version': { type: 'boolean' }, local: { type: 'boolean' } },
+  });
   if (!values.config) throw new CliError(BUILD_USAGE, EXIT.usage);
   let config = await readConfig(values.config);
   if (values['new-version']) config = await nextFreeVersion(config);
-  if (config.llm.preflight) await checkEndpoints(config);
-
+  // Local: the worker lives in this process, so the build is waited for; the simulator (started
+  // first) is what the pre-flight checks when no endpoint is configured.
+  if (values.local) return withLocalTemporal((temporal) => startBuild(temporal, config, { wait: true, summary: true }));
   const temporal = await connectTemporal();
   try {
-    const handle = await temporal.client.workflow
-      .start('buildDataset', { taskQueue: temporal.settings.taskQueue, workflowId: config.buildId, args: [config] })
-      .catch((err: unknown) => {
-        if (err instanceof WorkflowExecutionAlreadyStartedError) {
-          throw new CliError(`build '${config.buildId}' is already running: see \`mmif status ${config.buildId}\``, EXIT.failed);
-        }
-        throw err;
-      });
-    console.log(`started build ${config.buildId} (run ${handle.firstExecutionRunId}) on task queue ${temporal.settings.taskQueue}`);
-    return values.wait ? await watch(handle, config.buildId) : EXIT.ok;
+    return await startBuild(temporal, config, { wait: values.wait ?? false, summary: false });
   } finally {
     await temporal.close();
   }
+}
+
+async function startBuild(temporal: Temporal, config: BuildConfig, options: { wait: boolean; summary: boolean }): Promise<number> {
+  if (config.llm.preflight) await checkEndpoints(config);
+  const handle = await temporal.client.workflow
+    .start('buildDataset', { taskQueue: temporal.settings.taskQueue, workflowId: config.buildId, args: [config] })
+    .catch((err: unknown) => {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) {
+        throw new CliError(`build '${config.buildId}' is already running: see \`mmif status ${config.buildId}\``, EXIT.failed);
+      }
+      throw err;
+    });
+  console.log(`started build ${config.buildId} (run ${handle.firstExecutionRunId}) on task queue ${temporal.settings.taskQueue}`);
+  if (!options.wait) return EXIT.ok;
+  const code = await watch(handle, config.buildId);
+  if (options.summary && code === EXIT.ok) console.log(`\n${formatSummary((await handle.result()) as BuildReport)}`);
+  return code;
 }
 
 /**

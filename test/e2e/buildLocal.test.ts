@@ -1,0 +1,70 @@
+/**
+ * `mmif build --config FILE --local`: one command runs any config with no server or worker started
+ * by hand: the CLI starts a Temporal dev server, a worker and the simulator (no OPENAI_BASE_URL) in
+ * its own process, waits, prints the summary, and exits 1 when the build fails.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { BuildReport } from '../../output/buildReport.js';
+import { buildLayout } from '../../output/layout.js';
+import { getJson } from '../../storage/objectStore.js';
+import { LocalStore } from '../../storage/localStore.js';
+import { writeCc3m } from '../fixtures/cc3m.js';
+
+const CLI = fileURLToPath(new URL('../../cli/mmif.ts', import.meta.url));
+let dir: string;
+
+before(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'mmif-local-'));
+  await writeCc3m(new LocalStore(path.join(dir, 'cc3m')), 'files', { perShard: 3, shards: 1 });
+});
+
+after(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+/** The CLI as a user runs it: no Temporal address, no endpoint in the environment. */
+function mmifLocal(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env = { ...process.env };
+  for (const name of ['OPENAI_BASE_URL', 'TEMPORAL_ADDRESS', 'MMIF_TASK_QUEUE']) delete env[name];
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', CLI, ...args], { env, maxBuffer: 32 << 20 }, (err, stdout, stderr) =>
+      resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+const config = (buildId: string, source: string) => ({
+  buildId,
+  seed: 5,
+  output: path.join(dir, 'out'),
+  sources: [{ type: 'cc3m', uri: source }],
+  maxSamples: 3,
+  shardSize: 3,
+  models: { default: { model: 'mmif-sim-vlm' } },
+});
+
+test('`mmif build --config FILE --local` runs the build on its own dev server, worker and simulator and prints the summary', async () => {
+  const file = path.join(dir, 'local.json');
+  await writeFile(file, JSON.stringify(config('local-build', path.join(dir, 'cc3m'))));
+  const result = await mmifLocal('build', '--config', file, '--local');
+  assert.equal(result.code, 0, result.stdout + result.stderr);
+  assert.match(result.stdout, /simulator: http:\/\/127\.0\.0\.1:\d+\/v1 \(answers will be SIMULATED\)/);
+  assert.match(result.stdout, /build local-build: COMPLETED/);
+  const report = await getJson<BuildReport>(new LocalStore(path.join(dir, 'out')), buildLayout('local-build').report);
+  assert.equal(report?.shards.committed, 1);
+  assert.ok(result.stdout.includes(report!.datasetRoot), 'the summary names the dataset');
+});
+
+test('`mmif build --local` exits 1 when the build fails', async () => {
+  const file = path.join(dir, 'failing.json');
+  await writeFile(file, JSON.stringify(config('local-failing', path.join(dir, 'no-such-source'))));
+  const result = await mmifLocal('build', '--config', file, '--local');
+  assert.equal(result.code, 1, result.stdout + result.stderr);
+  assert.match(result.stdout, /build local-failing: FAILED/);
+});
