@@ -133,14 +133,17 @@ export async function committedShards(input: {
   to: number;
   rerunModelCallRejects?: boolean;
 }): Promise<{ shards: number[]; total: ShardSummary; reopened: number[] }> {
-  const store = storeFor(input.build.output, input.build.s3);
-  const layout = buildLayout(input.build.buildId);
-  const range = Array.from({ length: input.to - input.from }, (_, i) => input.from + i);
-  const manifests = await mapLimit(range, 32, (shard) => getJson<ShardManifest>(store, layout.manifest(shard)));
-  const found = manifests.filter((m): m is ShardManifest => m !== undefined);
-  const reopen = (m: ShardManifest) => reopensOnRerun(m, input.rerunModelCallRejects ?? false);
-  const committed = found.filter((m) => !reopen(m));
-  return { shards: committed.map((m) => m.shard), total: sumSummaries(committed.map(summarize)), reopened: found.filter(reopen).map((m) => m.shard) };
+  // Up to 1,000 manifests a call (workflows/buildDataset.ts): on a slow store, longer than the heartbeat timeout.
+  return withHeartbeat(async () => {
+    const store = storeFor(input.build.output, input.build.s3);
+    const layout = buildLayout(input.build.buildId);
+    const range = Array.from({ length: input.to - input.from }, (_, i) => input.from + i);
+    const manifests = await mapLimit(range, 32, (shard) => getJson<ShardManifest>(store, layout.manifest(shard)));
+    const found = manifests.filter((m): m is ShardManifest => m !== undefined);
+    const reopen = (m: ShardManifest) => reopensOnRerun(m, input.rerunModelCallRejects ?? false);
+    const committed = found.filter((m) => !reopen(m));
+    return { shards: committed.map((m) => m.shard), total: sumSummaries(committed.map(summarize)), reopened: found.filter(reopen).map((m) => m.shard) };
+  });
 }
 
 /** The summary of a committed shard, or null: lets a re-run skip committed shards without any model call. */
@@ -176,7 +179,8 @@ export async function commitShard(task: ShardTask & { caps?: Goals; replacesRevi
 
 /** Per source: samples planned and records kept by the committed shards of the plan before shard `to` (targets). */
 export async function targetTallies(input: { build: BuildRef; plan: BuildPlan; to?: number }): Promise<SourceTally[]> {
-  return sourceTallies(storeFor(input.build.output, input.build.s3), buildLayout(input.build.buildId), input.plan, input.to);
+  // Reads the manifests of every shard before `to`.
+  return withHeartbeat(() => sourceTallies(storeFor(input.build.output, input.build.s3), buildLayout(input.build.buildId), input.plan, input.to));
 }
 
 /** Plans topping-up round `round`, or records why topping up stops; returns the plan as it stands. */
