@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import type OpenAI from 'openai';
 import { mapLimit } from '../../domain/mapLimit.js';
 import { SIMULATOR_FINGERPRINT } from '../../llm/modelCaller.js';
-import { multiturnMarkdown, scoreMultiturn, type ScoredTurn } from '../../output/multiturnEvalReport.js';
+import type { ScoredResponse } from '../../domain/multiturn/pif.js';
+import { multiturnMarkdown, scoreMultiturn } from '../../output/multiturnEvalReport.js';
 import { instructionsGivenBy, planChat } from '../../pipeline/multiturn/chatPlan.js';
 import { verifyTurn } from '../../pipeline/multiturn/turnVerdicts.js';
 import { answerPromptText } from '../../prompts/answerPrompt.js';
@@ -48,7 +49,7 @@ export async function runChatEval(o: ChatEvalOptions): Promise<number> {
     const plan = planChat(chat.id, { seed: o.seed, turns: chat.questions.length, maxInstructions: o.maxInstructions });
     const image = await imageDataUrl(o.data, chat);
     const history: Message[] = [];
-    const scored: ScoredTurn[] = [];
+    const scored: ScoredResponse[][] = Array.from({ length: o.samples }, () => []);
     for (const [i, question] of chat.questions.entries()) {
       const turn = i + 1;
       const given = instructionsGivenBy(plan, turn);
@@ -65,13 +66,14 @@ export async function runChatEval(o: ChatEvalOptions): Promise<number> {
         responses.push(content);
       }
       const verified = responses.map((r) => verifyTurn(r, given));
-      scored.push({ chatId: chat.id, turn, samplePifs: verified.map((v) => v.pif) });
+      verified.forEach((v, s) => scored[s]!.push({ chatId: chat.id, turn, followed: v.verdicts.map((d) => d.passed) }));
       transcripts.push({ chat: chat.id, turn, instructions: given.map((g) => g.value), question, responses, pif: verified.map((v) => v.pif ?? null), verdicts: verified[0]!.verdicts.map((v) => ({ type: v.type, passed: v.passed })) });
       history.push({ role: 'assistant', content: responses[0]! });
     }
     return scored;
   });
-  const report = scoreMultiturn(perChat.flat(), o.samples, { model: o.model, simulated, instructionsAppended: o.appendInstructions, chats: chats.length });
+  const bySample = Array.from({ length: o.samples }, (_, s) => perChat.flatMap((chat) => chat[s]!));
+  const report = scoreMultiturn(bySample, { model: o.model, simulated, instructionsAppended: o.appendInstructions, chats: chats.length });
   await mkdir(o.out, { recursive: true });
   const name = `${o.model.replace(/[^A-Za-z0-9._-]+/g, '_')}.multiturn${o.appendInstructions ? '.appended' : ''}`;
   const markdown = multiturnMarkdown(report);

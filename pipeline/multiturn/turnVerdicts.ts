@@ -3,7 +3,7 @@
  * planner gives rule-checkable instructions), gives its PIF, and judges a turn-level preference pair.
  */
 import type { Verdict } from '../../domain/verdict.js';
-import { pif } from '../../domain/multiturn/metrics.js';
+import { pif } from '../../domain/multiturn/pif.js';
 import { runVerifierCall } from '../../verification/functions.js';
 import { judgePair, type PairJudgement } from '../pairRules.js';
 import type { GlobalInstruction } from './chatPlan.js';
@@ -11,7 +11,7 @@ import type { GlobalInstruction } from './chatPlan.js';
 export interface TurnVerification {
   verdicts: Verdict[];
   /** Undefined when no instruction has been given yet (PIF is 0/0). */
-  pif: number | undefined;
+  pif: number | null;
 }
 
 /** Verdict `index` is the instruction's position in the chat's instruction list. */

@@ -127,17 +127,17 @@ test('multi-turn eval: PIF per turn, corpus PIF and PIF-N-K match the saved turn
   }
   for (const { report, turns } of [plain, await run(['--append-instructions'])]) {
     const scored = turns.filter((t) => t.pif[0] !== null);
-    assert.equal(report.scoredTurns, scored.length);
     assert.ok(scored.length > 0);
+    assert.equal(report.pif.unscoredTurns, turns.length - scored.length);
     const mean = scored.reduce((a, t) => a + t.pif[0]!, 0) / scored.length;
-    assert.ok(Math.abs(report.corpusPif! - mean) < 1e-12);
+    assert.ok(Math.abs(report.pif.corpus!.mean - mean) < 1e-12);
     const nk = [1, 2, 3].map((k) => scored.filter((t) => t.pif.filter((p) => p === 1).length >= k).length / scored.length);
-    assert.deepEqual(report.pifNK, nk);
-    assert.deepEqual(report.perTurn.map((p) => p.n), [1, 2, 3, 4, 5].map((turn) => scored.filter((t) => t.turn === turn).length).filter((n) => n > 0));
+    assert.deepEqual(report.nk.map((r) => r.value), nk);
+    assert.deepEqual(report.pif.perTurn.map((p) => p.n), [1, 2, 3, 4, 5].map((turn) => scored.filter((t) => t.turn === turn).length).filter((n) => n > 0));
   }
   const appended = (await run(['--append-instructions'])).report;
   // The simulator follows only constraints listed in the last user turn: retrieval is the whole gap here.
-  assert.ok(appended.corpusPif! > plain.report.corpusPif!, `${appended.corpusPif} vs ${plain.report.corpusPif}`);
+  assert.ok(appended.pif.corpus!.mean > plain.report.pif.corpus!.mean, `${appended.pif.corpus!.mean} vs ${plain.report.pif.corpus!.mean}`);
 });
 
 test('mmif eval names the sample whose image is missing', async () => {

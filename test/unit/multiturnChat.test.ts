@@ -55,7 +55,7 @@ test('each answer is verified against every instruction given so far, and its PI
   const t3 = verifyTurn('Overall, the dog sits on grass. It looks calm. The sky is blue.', instructionsGivenBy(plan, 3));
   assert.deepEqual(t3.verdicts.map((v) => v.passed), [true, false]); // "Overall" counts (case-insensitive), 3 sentences > 2
   assert.equal(t3.pif, 0.5);
-  assert.equal(verifyTurn('Anything.', []).pif, undefined);
+  assert.equal(verifyTurn('Anything.', []).pif, null);
 });
 
 test('turn-level pair: kept only when the rejected answer fails the removed instruction and the chosen never loses', () => {
