@@ -84,7 +84,7 @@ export function passRate(verdicts: readonly Verdict[]): number {
 }
 
 /** A rule-checked constraint's verdict on an answer: every verifier call must pass (also scores multi-turn chats). */
-export function ruleVerdict(index: number, c: PlannedConstraint, answer: string): Verdict {
+export function ruleVerdict(index: number, c: Pick<PlannedConstraint, 'type' | 'verifiers'>, answer: string): Verdict {
   const outcomes = c.verifiers.map((call) => ({ call, outcome: runVerifierCall(answer, call) }));
   const failed = outcomes.find((o) => !('passed' in o.outcome) || !o.outcome.passed);
   const describe = (o: (typeof outcomes)[number]) =>

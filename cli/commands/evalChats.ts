@@ -15,7 +15,7 @@ import { SIMULATOR_FINGERPRINT } from '../../llm/modelCaller.js';
 import type { ScoredResponse } from '../../domain/multiturn/pif.js';
 import { multiturnMarkdown, scoreMultiturn } from '../../output/multiturnEvalReport.js';
 import { instructionsGivenBy, planChat } from '../../pipeline/multiturn/chatPlan.js';
-import { verifyTurn } from '../../pipeline/multiturn/turnVerdicts.js';
+import { scoreTurn } from '../../pipeline/multiturn/turnScore.js';
 import { answerPromptText } from '../../prompts/answerPrompt.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { imageDataUrl } from './eval.js';
@@ -65,9 +65,9 @@ export async function runChatEval(o: ChatEvalOptions): Promise<number> {
         if (typeof content !== 'string') throw new Error(`chat ${chat.id} turn ${turn}: the endpoint returned no text`);
         responses.push(content);
       }
-      const verified = responses.map((r) => verifyTurn(r, given));
+      const verified = responses.map((r) => scoreTurn(r, given));
       verified.forEach((v, s) => scored[s]!.push({ chatId: chat.id, turn, followed: v.verdicts.map((d) => d.passed) }));
-      transcripts.push({ chat: chat.id, turn, instructions: given.map((g) => g.value), question, responses, pif: verified.map((v) => v.pif ?? null), verdicts: verified[0]!.verdicts.map((v) => ({ type: v.type, passed: v.passed })) });
+      transcripts.push({ chat: chat.id, turn, instructions: given.map((g) => g.value), question, responses, pif: verified.map((v) => v.pif), verdicts: verified[0]!.verdicts.map((v) => ({ type: v.type, passed: v.passed })) });
       history.push({ role: 'assistant', content: responses[0]! });
     }
     return scored;

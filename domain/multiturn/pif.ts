@@ -74,6 +74,7 @@ export function pifReport(responses: readonly ScoredResponse[]): PifReport {
   const all: number[] = [];
   let unscoredTurns = 0;
   for (const response of responses) {
+    if (!Number.isInteger(response.turn) || response.turn < 1) throw new Error(`chat ${response.chatId}: turn ${response.turn} is not a positive integer`);
     const score = pif(response.followed);
     if (score === null) {
       unscoredTurns++;

@@ -8,7 +8,7 @@
  * global instruction constrains every later answer.
  */
 import { constraintType } from '../../domain/constraints/catalogue.js';
-import { removeConflicts, type CheckedConstraint } from '../../domain/constraints/compatibility.js';
+import { removeConflicts, type CheckedConstraint, type VerifierCall } from '../../domain/constraints/compatibility.js';
 import { pickOne, rngFor, sampleK, shuffled } from '../../domain/random.js';
 import { parseVerifierCalls } from '../../verification/selection.js';
 
@@ -33,6 +33,7 @@ const TEMPLATES: readonly InstructionTemplate[] = [
 export interface GlobalInstruction extends CheckedConstraint {
   /** The question turn (1-based) it is given at. */
   turn: number;
+  verifiers: VerifierCall[];
 }
 
 export interface ChatPlan {
@@ -50,7 +51,7 @@ export interface ChatPlanOptions {
 }
 
 /** The instruction a template yields for a parameter, with its verifier calls. */
-export function instructionFor(template: InstructionTemplate, param: string): CheckedConstraint {
+export function instructionFor(template: InstructionTemplate, param: string): CheckedConstraint & { verifiers: VerifierCall[] } {
   const value = template.make(param);
   const calls = parseVerifierCalls(template.type, value);
   const allowed = constraintType(template.type)?.verifiers ?? [];
@@ -61,7 +62,7 @@ export function instructionFor(template: InstructionTemplate, param: string): Ch
 }
 
 /** Every instruction the planner can give, in a fixed order (the test checks each is verified by code). */
-export function allGlobalInstructions(): CheckedConstraint[] {
+export function allGlobalInstructions(): Array<CheckedConstraint & { verifiers: VerifierCall[] }> {
   return TEMPLATES.flatMap((t) => t.params.map((p) => instructionFor(t, p)));
 }
 
@@ -72,7 +73,7 @@ export function planChat(chatId: string, options: ChatPlanOptions): ChatPlan {
   const rng = rngFor(seed, chatId, 'multiturn-plan');
   const count = Math.min(maxInstructions, turns);
   // Draw candidates one template at a time in seeded order; each must fit the whole chat so far.
-  const accepted: CheckedConstraint[] = [];
+  const accepted: Array<CheckedConstraint & { verifiers: VerifierCall[] }> = [];
   for (const template of shuffled(rng, TEMPLATES)) {
     if (accepted.length === count) break;
     const candidate = instructionFor(template, pickOne(rng, template.params));

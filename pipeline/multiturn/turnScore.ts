@@ -1,13 +1,16 @@
 /**
  * Scores one answer of a multi-turn chat against every instruction in force at its turn (all rule-
- * checked, see domain/multiturn/chatPlan.ts), and decides whether a turn-level DPO pair is kept.
- * Verdict indices are positions in the in-force list, so a pair's chosen and rejected verdicts line up.
+ * checked: both the build's chat plan and `mmif eval --chats`'s give only such instructions), and
+ * decides whether a turn-level DPO pair is kept. Verdict indices are positions in the in-force list, so
+ * a pair's chosen and rejected verdicts line up.
  */
-import type { ChatInstruction } from '../../domain/multiturn/chatPlan.js';
 import { pif } from '../../domain/multiturn/pif.js';
 import { judgePair, type PairJudgement } from '../pairRules.js';
 import type { PlannedConstraint, Verdict } from '../stageState.js';
 import { ruleVerdict } from '../verifyAnswer.js';
+
+/** What verifying an instruction by code needs: its type (for the verdict) and its verifier calls. */
+export type RuleCheckedInstruction = Pick<PlannedConstraint, 'type' | 'verifiers'>;
 
 export interface TurnScore {
   verdicts: Verdict[];
@@ -15,15 +18,16 @@ export interface TurnScore {
   pif: number | null;
 }
 
-export function scoreTurn(answer: string, inForce: ReadonlyArray<ChatInstruction<PlannedConstraint>>): TurnScore {
-  const verdicts = inForce.map((instruction, index) => ruleVerdict(index, instruction.constraint, answer));
+export function scoreTurn(answer: string, inForce: readonly RuleCheckedInstruction[]): TurnScore {
+  const verdicts = inForce.map((instruction, index) => ruleVerdict(index, instruction, answer));
   return { verdicts, pif: pif(verdicts.map((v) => v.passed)) };
 }
 
 /**
  * A turn-level pair: the rejected answer was generated with the instruction at `forgotten` (its index
- * in the in-force list) removed from the context. The single-turn rules apply with that instruction
- * at stake: the rejected answer must really fail it, and the chosen answer must lose on none.
+ * in the in-force list) removed from the context (the retrieval failure seed 002 measures). The
+ * single-turn rules apply with that instruction at stake: the rejected answer must really fail it, and
+ * the chosen answer must lose on none.
  */
 export function judgeTurnPair(chosen: TurnScore, rejected: TurnScore, forgotten: number): PairJudgement {
   return judgePair(chosen.verdicts, rejected.verdicts, [forgotten]);

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { constraintType } from '../../domain/constraints/catalogue.js';
 import { removeConflicts } from '../../domain/constraints/compatibility.js';
 import { allGlobalInstructions, instructionsGivenBy, planChat, type GlobalInstruction } from '../../pipeline/multiturn/chatPlan.js';
-import { judgeTurnPair, verifyTurn } from '../../pipeline/multiturn/turnVerdicts.js';
+import { judgeTurnPair, scoreTurn } from '../../pipeline/multiturn/turnScore.js';
 
 test('every instruction the planner can give is rule-checkable by its type\'s catalogue verifiers', () => {
   const all = allGlobalInstructions();
@@ -49,27 +49,27 @@ const plan = {
 
 test('each answer is verified against every instruction given so far, and its PIF computed', () => {
   assert.equal(instructionsGivenBy(plan, 2).length, 1);
-  const t2 = verifyTurn('The dog sits on grass. It looks calm.', instructionsGivenBy(plan, 2));
+  const t2 = scoreTurn('The dog sits on grass. It looks calm.', instructionsGivenBy(plan, 2));
   assert.deepEqual(t2.verdicts.map((v) => v.passed), [false]);
   assert.equal(t2.pif, 0);
-  const t3 = verifyTurn('Overall, the dog sits on grass. It looks calm. The sky is blue.', instructionsGivenBy(plan, 3));
+  const t3 = scoreTurn('Overall, the dog sits on grass. It looks calm. The sky is blue.', instructionsGivenBy(plan, 3));
   assert.deepEqual(t3.verdicts.map((v) => v.passed), [true, false]); // "Overall" counts (case-insensitive), 3 sentences > 2
   assert.equal(t3.pif, 0.5);
-  assert.equal(verifyTurn('Anything.', []).pif, null);
+  assert.equal(scoreTurn('Anything.', []).pif, null);
 });
 
 test('turn-level pair: kept only when the rejected answer fails the removed instruction and the chosen never loses', () => {
   const at3 = instructionsGivenBy(plan, 3);
-  const chosen = verifyTurn('Overall, the dog sits on grass. It looks calm.', at3); // passes both
-  const forgot = verifyTurn('The dog sits on grass. It looks calm.', at3); // generated without instruction #1: fails it
+  const chosen = scoreTurn('Overall, the dog sits on grass. It looks calm.', at3); // passes both
+  const forgot = scoreTurn('The dog sits on grass. It looks calm.', at3); // generated without instruction #1: fails it
   assert.deepEqual(judgeTurnPair(chosen, forgot, 0), { kept: true });
   // the rejected answer happens to follow the removed instruction anyway: nothing to teach
-  const luckyRejected = verifyTurn('Overall, a dog. Calm.', at3);
+  const luckyRejected = scoreTurn('Overall, a dog. Calm.', at3);
   const unhelpful = judgeTurnPair(chosen, luckyRejected, 0);
   assert.equal(unhelpful.kept, false);
   assert.equal(!unhelpful.kept && unhelpful.rule, 'uninformative-pair');
   // the chosen answer breaks the sentence limit the rejected answer keeps: the pair would teach the opposite
-  const longChosen = verifyTurn('Overall, the dog sits. It looks calm. The sky is blue.', at3);
+  const longChosen = scoreTurn('Overall, the dog sits. It looks calm. The sky is blue.', at3);
   const judged = judgeTurnPair(longChosen, forgot, 0);
   assert.equal(!judged.kept && judged.rule, 'chosen-loses');
 });

@@ -116,3 +116,49 @@ test('PIF-N-K refuses a turn with the wrong number of samples, naming it', () =>
   );
   assert.throws(() => pifNk(sampled, 0), /N must be a positive integer/);
 });
+
+/**
+ * A second fixture, two chats (from the eval command's metric test). Chat B gives its first instruction
+ * at turn 2. A: [T] = 1, [T,F] = 1/2, [T,T,F] = 2/3; B: [] (no PIF), [F] = 0, [T,T] = 1.
+ */
+const twoChats: ScoredResponse[] = [
+  { chatId: 'A', turn: 1, followed: [T] },
+  { chatId: 'A', turn: 2, followed: [T, F] },
+  { chatId: 'A', turn: 3, followed: [T, T, F] },
+  { chatId: 'B', turn: 1, followed: [] },
+  { chatId: 'B', turn: 2, followed: [F] },
+  { chatId: 'B', turn: 3, followed: [T, T] },
+];
+
+test('corpus PIF and PIF per turn on two chats, intervals clipped to [0, 1], by hand', () => {
+  const report = pifReport(twoChats);
+  // (1 + 0.5 + 0.6667 + 0 + 1) / 5 = 3.1667 / 5 = 0.63333; B's turn 1 is left out.
+  assert.equal(report.corpus?.n, 5);
+  close(report.corpus?.mean, 19 / 30);
+  const [t1, t2, t3] = report.perTurn;
+  // Turn 1: only chat A: p = 1, p(1-p) = 0, so the interval is [1, 1].
+  assert.deepEqual(t1, { turn: 1, n: 1, mean: 1, low: 1, high: 1 });
+  // Turn 2: (0.5 + 0) / 2 = 0.25; 1.96 · sqrt(0.25 · 0.75 / 2) = 1.96 · 0.30619 = 0.60013.
+  assert.equal(t2?.n, 2);
+  close(t2?.mean, 0.25);
+  assert.equal(t2?.low, 0); // 0.25 - 0.60 clipped
+  assert.ok(Math.abs(t2!.high - 0.85013) < 5e-4, `turn 2 high ${t2?.high}`);
+  // Turn 3: (2/3 + 1) / 2 = 5/6; 1.96 · sqrt((5/6)(1/6) / 2) = 1.96 · 0.26352 = 0.51650.
+  close(t3?.mean, 5 / 6);
+  assert.ok(Math.abs(t3!.low - 0.31683) < 5e-4, `turn 3 low ${t3?.low}`);
+  assert.equal(t3?.high, 1); // 1.3498 clipped
+  assert.throws(() => pifReport([{ chatId: 'c9', turn: 0, followed: [T] }]), /chat c9: turn 0 is not a positive integer/);
+});
+
+test('PIF-N-K on four turns of N = 3 samples, by hand (K=1: 3/4, K=2: 2/4, K=3: 1/4)', () => {
+  // Per-sample PIFs: A1 [1, 1, 0.5] (two perfect), A2 [1, 1, 1] (three), B2 [0, 0.5, 0] (none), B3 [1, 0, 0] (one).
+  const turn = (chatId: string, t: number, samples: boolean[][]) => samples.map((followed) => ({ chatId, turn: t, followed }));
+  const samples = [
+    ...turn('A', 1, [[T, T], [T, T], [T, F]]),
+    ...turn('A', 2, [[T], [T], [T]]),
+    ...turn('B', 2, [[F, F], [T, F], [F, F]]),
+    ...turn('B', 3, [[T], [F], [F]]),
+  ];
+  assert.deepEqual(pifNk(samples, 3).map((row) => row.value), [0.75, 0.5, 0.25]);
+  assert.throws(() => pifNk(turn('c7', 4, [[T], [T]]), 3), /chat c7 turn 4 has 2 sampled responses, expected N = 3/);
+});
