@@ -2,6 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { mapLimit } from '../../domain/mapLimit.js';
+import { MAX_CHAT_INSTRUCTIONS } from '../../domain/multiturn/chatPlan.js';
 import type { EndpointConfig } from '../../config/buildConfig.js';
 import { clientFor, resolveEndpoint } from '../../llm/endpoint.js';
 import { SIMULATOR_FINGERPRINT } from '../../llm/modelCaller.js';
@@ -57,7 +58,7 @@ export async function evalCommand(args: string[]): Promise<number> {
   if (values.chats) {
     const seed = Number(values.seed);
     const maxInstructions = Number(values['max-instructions']);
-    if (!Number.isInteger(maxInstructions) || maxInstructions < 1) throw new CliError(`--max-instructions must be a positive integer, got '${values['max-instructions']}'`, EXIT.usage);
+    if (!Number.isInteger(maxInstructions) || maxInstructions < 1 || maxInstructions > MAX_CHAT_INSTRUCTIONS) throw new CliError(`--max-instructions must be an integer in 1..${MAX_CHAT_INSTRUCTIONS} (seed 002), got '${values['max-instructions']}'`, EXIT.usage);
     if (!Number.isInteger(seed)) throw new CliError(`--seed must be an integer, got '${values.seed}'`, EXIT.usage);
     const { runChatEval } = await import('./evalChats.js');
     return runChatEval({ client, model: endpoint.model, data: values.data, chatsFile: values.chats, samples, seed, maxInstructions, appendInstructions: values['append-instructions'], concurrency, out });

@@ -1,7 +1,7 @@
 /**
  * `mmif eval --chats FILE`: multi-turn instruction following (seed 002). Each chat (one JSON line
  * `{id, image, questions: [..]}`, image relative to --data) gets a seeded plan of global
- * instructions (pipeline/multiturn/chatPlan.ts); turn t's user message is the instruction given at t
+ * instructions (pipeline/multiturn/globalInstructions.ts); turn t's user message is the instruction given at t
  * (if any) then the question, the image on the first turn. N responses are sampled per turn; each is
  * verified against every instruction given so far; the chat continues with the first response.
  * `--append-instructions` is the paper's ablation: every instruction given so far is appended to the
@@ -14,7 +14,8 @@ import { mapLimit } from '../../domain/mapLimit.js';
 import { SIMULATOR_FINGERPRINT } from '../../llm/modelCaller.js';
 import type { ScoredResponse } from '../../domain/multiturn/pif.js';
 import { multiturnMarkdown, scoreMultiturn } from '../../output/multiturnEvalReport.js';
-import { instructionsGivenBy, planChat } from '../../pipeline/multiturn/chatPlan.js';
+import { instructionsInForce } from '../../domain/multiturn/chatPlan.js';
+import { planEvalChat } from '../../pipeline/multiturn/globalInstructions.js';
 import { scoreTurn } from '../../pipeline/multiturn/turnScore.js';
 import { answerPromptText } from '../../prompts/answerPrompt.js';
 import { CliError, EXIT } from '../exitCodes.js';
@@ -46,14 +47,15 @@ export async function runChatEval(o: ChatEvalOptions): Promise<number> {
   let simulated = false;
   const transcripts: unknown[] = [];
   const perChat = await mapLimit(chats, o.concurrency, async (chat) => {
-    const plan = planChat(chat.id, { seed: o.seed, turns: chat.questions.length, maxInstructions: o.maxInstructions });
+    const plan = planEvalChat(chat.id, { seed: o.seed, turns: chat.questions.length, maxInstructions: o.maxInstructions });
     const image = await imageDataUrl(o.data, chat);
     const history: Message[] = [];
     const scored: ScoredResponse[][] = Array.from({ length: o.samples }, () => []);
     for (const [i, question] of chat.questions.entries()) {
       const turn = i + 1;
-      const given = instructionsGivenBy(plan, turn);
-      const now = plan.instructions.find((g) => g.turn === turn);
+      const inForce = instructionsInForce(plan.instructions, turn);
+      const given = inForce.map((x) => x.constraint);
+      const now = plan.instructions.find((g) => g.turn === turn)?.constraint;
       const asked = [now?.value, question].filter(Boolean).join(' ');
       const text = o.appendInstructions && given.length > 0 ? answerPromptText(asked, given) : asked;
       history.push({ role: 'user', content: turn === 1 ? [{ type: 'image_url', image_url: { url: image } }, { type: 'text', text }] : text });
@@ -65,7 +67,7 @@ export async function runChatEval(o: ChatEvalOptions): Promise<number> {
         if (typeof content !== 'string') throw new Error(`chat ${chat.id} turn ${turn}: the endpoint returned no text`);
         responses.push(content);
       }
-      const verified = responses.map((r) => scoreTurn(r, given));
+      const verified = responses.map((r) => scoreTurn(r, inForce));
       verified.forEach((v, s) => scored[s]!.push({ chatId: chat.id, turn, followed: v.verdicts.map((d) => d.passed) }));
       transcripts.push({ chat: chat.id, turn, instructions: given.map((g) => g.value), question, responses, pif: verified.map((v) => v.pif), verdicts: verified[0]!.verdicts.map((v) => ({ type: v.type, passed: v.passed })) });
       history.push({ role: 'assistant', content: responses[0]! });

@@ -118,7 +118,7 @@ async function answerTurn(
   let score: TurnScore = { verdicts: [], pif: null };
   for (let attempt = 0; attempt <= maxRegenerations; attempt++) {
     const answer = await ctx.models.text(turnRequest(ctx, 'answer', chat, index, image, attempt), calls);
-    score = scoreTurn(answer, inForce.map((x) => x.constraint));
+    score = scoreTurn(answer, inForce);
     if (score.pif === null || score.pif >= threshold) return { answer, attempts: attempt + 1, score };
   }
   const failed = score.verdicts.filter((v) => !v.passed).map((v) => `#${v.index + 1} ${v.type} (${v.detail})`).join('; ');
@@ -143,7 +143,7 @@ async function rejectedTurn(
   let pair: TurnPair | undefined;
   for (let attempt = 0; attempt <= ctx.config.verification.maxRegenerations; attempt++) {
     const rejected = await ctx.models.text(turnRequest(ctx, 'rejected', chat, index, image, attempt, { forget: forgotten.turn - 1 }), calls);
-    const score = scoreTurn(rejected, inForce.map((x) => x.constraint));
+    const score = scoreTurn(rejected, inForce);
     pair = { forgottenTurn: forgotten.turn, rejected, rejectedVerdicts: score.verdicts, judgement: judgeTurnPair(chosen, score, atStake) };
     if (pair.judgement.kept) break;
   }

@@ -4,13 +4,15 @@
  * decides whether a turn-level DPO pair is kept. Verdict indices are positions in the in-force list, so
  * a pair's chosen and rejected verdicts line up.
  */
+import type { VerifierCall } from '../../domain/constraints/compatibility.js';
+import type { ChatCandidate, ChatInstruction } from '../../domain/multiturn/chatPlan.js';
 import { pif } from '../../domain/multiturn/pif.js';
 import { judgePair, type PairJudgement } from '../pairRules.js';
-import type { PlannedConstraint, Verdict } from '../stageState.js';
+import type { Verdict } from '../stageState.js';
 import { ruleVerdict } from '../verifyAnswer.js';
 
-/** What verifying an instruction by code needs: its type (for the verdict) and its verifier calls. */
-export type RuleCheckedInstruction = Pick<PlannedConstraint, 'type' | 'verifiers'>;
+/** An instruction verified by code: its calls are always present. */
+export type RuleCheckedInstruction = ChatCandidate & { verifiers: VerifierCall[] };
 
 export interface TurnScore {
   verdicts: Verdict[];
@@ -18,8 +20,8 @@ export interface TurnScore {
   pif: number | null;
 }
 
-export function scoreTurn(answer: string, inForce: readonly RuleCheckedInstruction[]): TurnScore {
-  const verdicts = inForce.map((instruction, index) => ruleVerdict(index, instruction, answer));
+export function scoreTurn(answer: string, inForce: ReadonlyArray<ChatInstruction<RuleCheckedInstruction>>): TurnScore {
+  const verdicts = inForce.map((instruction, index) => ruleVerdict(index, instruction.constraint, answer));
   return { verdicts, pif: pif(verdicts.map((v) => v.passed)) };
 }
 

@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { constraintType } from '../../domain/constraints/catalogue.js';
 import { removeConflicts } from '../../domain/constraints/compatibility.js';
-import { allGlobalInstructions, instructionsGivenBy, planChat, type GlobalInstruction } from '../../pipeline/multiturn/chatPlan.js';
+import { instructionsInForce, type ChatInstruction } from '../../domain/multiturn/chatPlan.js';
+import { allGlobalInstructions, planEvalChat, type GlobalInstruction } from '../../pipeline/multiturn/globalInstructions.js';
 import { judgeTurnPair, scoreTurn } from '../../pipeline/multiturn/turnScore.js';
 
 test('every instruction the planner can give is rule-checkable by its type\'s catalogue verifiers', () => {
@@ -18,8 +19,8 @@ test('every instruction the planner can give is rule-checkable by its type\'s ca
 
 test('a plan is seeded, has at most maxInstructions on distinct turns, and is compatible across the whole chat', () => {
   const options = { seed: 7, turns: 10, maxInstructions: 6 };
-  assert.deepEqual(planChat('img-1', options), planChat('img-1', options));
-  const plans = Array.from({ length: 40 }, (_, i) => planChat(`img-${i}`, options));
+  assert.deepEqual(planEvalChat('img-1', options), planEvalChat('img-1', options));
+  const plans = Array.from({ length: 40 }, (_, i) => planEvalChat(`img-${i}`, options));
   assert.ok(plans.some((p) => JSON.stringify(p.instructions) !== JSON.stringify(plans[0]!.instructions)), 'different images get different plans');
   for (const plan of plans) {
     assert.ok(plan.instructions.length >= 1 && plan.instructions.length <= 6);
@@ -28,15 +29,17 @@ test('a plan is seeded, has at most maxInstructions on distinct turns, and is co
     assert.deepEqual(turns, [...turns].sort((a, b) => a - b));
     assert.ok(turns.every((t) => t >= 1 && t <= 10));
     // no instruction conflicts with an earlier one anywhere in the chat
-    assert.equal(removeConflicts(plan.instructions, 'open').removed.length, 0, JSON.stringify(plan.instructions));
+    assert.equal(removeConflicts(plan.instructions.map((i) => i.constraint), 'open').removed.length, 0, JSON.stringify(plan.instructions));
   }
   // two "start every answer with" phrases can never both be given
-  for (const plan of plans) assert.ok(plan.instructions.filter((i) => i.value.includes('start every answer')).length <= 1);
-  assert.equal(planChat('x', { seed: 1, turns: 2, maxInstructions: 6 }).instructions.length, 2, 'at most one per turn');
-  assert.throws(() => planChat('img-9', { seed: 1, turns: 0, maxInstructions: 2 }), /chat img-9: turns must be a positive integer/);
+  for (const plan of plans) assert.ok(plan.instructions.filter((i) => i.constraint.value.includes('start every answer')).length <= 1);
+  // a 2-turn chat gets 1 or 2 instructions (seeded count, at most one per turn), both counts occurring
+  const twoTurn = Array.from({ length: 40 }, (_, i) => planEvalChat(`x-${i}`, { seed: 1, turns: 2, maxInstructions: 6 }).instructions.length);
+  assert.deepEqual([...new Set(twoTurn)].sort(), [1, 2], 'at most one per turn');
+  assert.throws(() => planEvalChat('img-9', { seed: 1, turns: 0, maxInstructions: 2 }), /chat img-9: chat plan: turns must be an integer in 1\.\.20, got 0/);
 });
 
-const given = (value: string, func: string, params: unknown[], type: string, turn: number): GlobalInstruction => ({ type, value, turn, verifiers: [{ func, params }] });
+const given = (value: string, func: string, params: unknown[], type: string, turn: number): ChatInstruction<GlobalInstruction> => ({ turn, constraint: { type, value, method: 'rule', verifiers: [{ func, params }] } });
 
 const plan = {
   chatId: 'c1',
@@ -48,18 +51,18 @@ const plan = {
 };
 
 test('each answer is verified against every instruction given so far, and its PIF computed', () => {
-  assert.equal(instructionsGivenBy(plan, 2).length, 1);
-  const t2 = scoreTurn('The dog sits on grass. It looks calm.', instructionsGivenBy(plan, 2));
+  assert.equal(instructionsInForce(plan.instructions, 2).length, 1);
+  const t2 = scoreTurn('The dog sits on grass. It looks calm.', instructionsInForce(plan.instructions, 2));
   assert.deepEqual(t2.verdicts.map((v) => v.passed), [false]);
   assert.equal(t2.pif, 0);
-  const t3 = scoreTurn('Overall, the dog sits on grass. It looks calm. The sky is blue.', instructionsGivenBy(plan, 3));
+  const t3 = scoreTurn('Overall, the dog sits on grass. It looks calm. The sky is blue.', instructionsInForce(plan.instructions, 3));
   assert.deepEqual(t3.verdicts.map((v) => v.passed), [true, false]); // "Overall" counts (case-insensitive), 3 sentences > 2
   assert.equal(t3.pif, 0.5);
   assert.equal(scoreTurn('Anything.', []).pif, null);
 });
 
 test('turn-level pair: kept only when the rejected answer fails the removed instruction and the chosen never loses', () => {
-  const at3 = instructionsGivenBy(plan, 3);
+  const at3 = instructionsInForce(plan.instructions, 3);
   const chosen = scoreTurn('Overall, the dog sits on grass. It looks calm.', at3); // passes both
   const forgot = scoreTurn('The dog sits on grass. It looks calm.', at3); // generated without instruction #1: fails it
   assert.deepEqual(judgeTurnPair(chosen, forgot, 0), { kept: true });

@@ -61,7 +61,7 @@ test('the rejected context forgets one earlier instruction; the ablation appends
 });
 
 test('PIF at a turn counts every instruction in force, with the real verifiers', () => {
-  const inForce = instructionsInForce(plan, 3).map((x) => x.constraint);
+  const inForce = instructionsInForce(plan, 3);
   const both = scoreTurn('The dog looks happy! Its tail is up!', inForce);
   assert.equal(both.pif, 1);
   const forgotFirst = scoreTurn('The dog looks happy. Its tail is up.', inForce);
@@ -70,11 +70,11 @@ test('PIF at a turn counts every instruction in force, with the real verifiers',
     [0, 'punctuation_requirements', false],
     [1, 'word_count_range_limit', true],
   ]);
-  assert.equal(scoreTurn('Anything.', instructionsInForce(plan, 0).map((x) => x.constraint)).pif, null);
+  assert.equal(scoreTurn('Anything.', instructionsInForce(plan, 0)).pif, null);
 });
 
 test('turn-level pairs: kept only when the rejected answer fails the forgotten instruction and the chosen one loses nowhere', () => {
-  const inForce = instructionsInForce(plan, 3).map((x) => x.constraint);
+  const inForce = instructionsInForce(plan, 3);
   const chosen = scoreTurn('The dog looks happy! Its tail is up!', inForce);
   assert.deepEqual(judgeTurnPair(chosen, scoreTurn('The dog looks happy. Its tail is up.', inForce), 0), { kept: true });
 
