@@ -2,47 +2,21 @@
  * The post-filter and DPO validation, run against the real simulator over HTTP. The simulator's
  * compliance rate and judge leniency steer whether answers follow their constraints.
  */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { contextFor } from '../../activities/runtime.js';
-import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
+import type { BuildConfigInput } from '../../config/buildConfig.js';
 import { SampleRejection } from '../../domain/rejection.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { runAnswerStage, runRejectedStage } from '../../pipeline/answerStages.js';
 import type { PlannedConstraint, Verdict } from '../../pipeline/stageState.js';
 import { verifyAnswer } from '../../pipeline/verifyAnswer.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
-import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
-import { sceneJpeg } from '../fixtures/images.js';
+import { simulatorScene } from '../harness/simulatorScene.js';
 
-let sim: SimulatorHandle;
-let dir: string;
-const image: { jpeg: Buffer; sha256: string } = { jpeg: Buffer.alloc(0), sha256: 'scene' };
-
-before(async () => {
-  sim = await startSimulator({ seed: 4 });
-  dir = await mkdtemp(path.join(tmpdir(), 'mmif-stages-'));
-  image.jpeg = await sceneJpeg(3);
-});
-after(async () => {
-  await sim.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const scene = simulatorScene({ seed: 4, tmpPrefix: 'mmif-stages-', scene: 3 });
 
 function context(overrides: Partial<BuildConfigInput> = {}) {
-  return contextFor(
-    parseBuildConfig({
-      buildId: 'stages',
-      output: path.join(dir, `out-${Math.random()}`), // a fresh model cache per test
-      sources: [{ type: 'cc3m', uri: dir }],
-      maxSamples: 1,
-      models: { default: { model: 'mmif-sim-vlm', baseUrl: sim.url } },
-      ...overrides,
-    }),
-  );
+  return scene.context('stages', overrides);
 }
 
 const sample: SourceSample = { sampleId: 'cc3m-test', source: 'cc3m', sourceId: 't', licenseNote: '', image: { sourceIndex: 0, key: 'x' } };
@@ -68,8 +42,8 @@ const RULES: PlannedConstraint[] = [
 ];
 
 test('an answer that follows its constraints passes at the first attempt, with a verdict per constraint', async () => {
-  sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
-  const result = await runAnswerStage(context(), TASK, [...RULES, judged('tone_requirement', 'Use a calm tone.')], image, []);
+  scene.sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
+  const result = await runAnswerStage(context(), TASK, [...RULES, judged('tone_requirement', 'Use a calm tone.')], scene.image, []);
   assert.equal(result.attempts, 1);
   assert.equal(result.passRate, 1);
   assert.deepEqual(result.verdicts.map((v) => [v.index, v.method, v.passed]), [
@@ -81,27 +55,27 @@ test('an answer that follows its constraints passes at the first attempt, with a
 });
 
 test('an answer below the threshold is regenerated, then the sample is rejected with per-constraint reasons', async () => {
-  sim.setFaults({ complianceRate: 0, judgeLeniency: 1 });
-  sim.resetStats();
-  await assert.rejects(runAnswerStage(context(), TASK, RULES, image, []), (err: unknown) => {
+  scene.sim.setFaults({ complianceRate: 0, judgeLeniency: 1 });
+  scene.sim.resetStats();
+  await assert.rejects(runAnswerStage(context(), TASK, RULES, scene.image, []), (err: unknown) => {
     assert.ok(err instanceof SampleRejection);
     assert.match(err.reason, /^answer: below-threshold: pass rate 0\.00 < 0\.8 after 3 attempts; failed: #1 paragraph_number_limit/);
     assert.equal(err.details?.verdicts?.length, 3);
     return true;
   });
-  assert.equal(sim.stats().byStage.answer, 3, 'one answer and two regenerations');
+  assert.equal(scene.sim.stats().byStage.answer, 3, 'one answer and two regenerations');
 });
 
 test('a strict threshold (1.0) refuses an answer that misses one constraint of four', async () => {
-  sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
+  scene.sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
   const ctx = context({ verification: { passThreshold: 1, maxRegenerations: 0 } });
   const impossible = rule('word_count_range_limit', 'Write between 2 and 3 words.', 'check_whether_response_word_count_in_range', [2, 3]);
-  await assert.rejects(runAnswerStage(ctx, TASK, [...RULES.slice(0, 2), impossible], image, []), /below-threshold/);
+  await assert.rejects(runAnswerStage(ctx, TASK, [...RULES.slice(0, 2), impossible], scene.image, []), /below-threshold/);
 });
 
 test('a pair is kept when the rejected answer fails a dropped constraint, and records strategy and verdicts', async () => {
-  sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
-  const result = await runRejectedStage(context({ dpo: { strategies: ['drop100'] } }), sample, TASK, RULES, passing(RULES), image, []);
+  scene.sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
+  const result = await runRejectedStage(context({ dpo: { strategies: ['drop100'] } }), sample, TASK, RULES, passing(RULES), scene.image, []);
   assert.equal(result.strategy, 'drop100');
   assert.equal(result.dropped.length, 3);
   assert.equal(result.prompt, '## Task Description\nDescribe the harbor scene.');
@@ -109,10 +83,10 @@ test('a pair is kept when the rejected answer fails a dropped constraint, and re
 });
 
 test('a rejected answer that still satisfies every dropped constraint is not kept', async () => {
-  sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
+  scene.sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
   const lenient = [judged('tone_requirement', 'Use a calm tone.'), judged('perspective_requirement', 'Write in the third person.'), judged('style_requirements', 'Write like a log entry.')];
   await assert.rejects(
-    runRejectedStage(context({ dpo: { strategies: ['drop33'] } }), sample, TASK, lenient, passing(lenient), image, []),
+    runRejectedStage(context({ dpo: { strategies: ['drop33'] } }), sample, TASK, lenient, passing(lenient), scene.image, []),
     (err: unknown) => {
       assert.ok(err instanceof SampleRejection);
       assert.match(err.reason, /^rejected: uninformative-pair: drop33 pair, after 3 rejected answers: the rejected answer satisfied every constraint at stake/);
@@ -125,8 +99,8 @@ test('a rejected answer that still satisfies every dropped constraint is not kep
 });
 
 test('no_image keeps every constraint in the prompt and puts every constraint at stake', async () => {
-  sim.setFaults({ complianceRate: 0, judgeLeniency: 1 });
-  const result = await runRejectedStage(context({ dpo: { strategies: ['no_image'] } }), sample, TASK, RULES, passing(RULES), image, []);
+  scene.sim.setFaults({ complianceRate: 0, judgeLeniency: 1 });
+  const result = await runRejectedStage(context({ dpo: { strategies: ['no_image'] } }), sample, TASK, RULES, passing(RULES), scene.image, []);
   assert.equal(result.strategy, 'no_image');
   assert.deepEqual(result.dropped, []);
   assert.equal(result.kept.length, 3);
@@ -134,20 +108,20 @@ test('no_image keeps every constraint in the prompt and puts every constraint at
 });
 
 test('judge replies that stay empty after every try reject the sample for the model call, not as failed verdicts', async () => {
-  sim.setFaults({ rateMalformed: 1 }); // judge replies come back empty
+  scene.sim.setFaults({ rateMalformed: 1 }); // judge replies come back empty
   try {
     const calls: CallRecord[] = [];
     await assert.rejects(
       verifyAnswer(
         context(),
-        { task: { instruction: 'Describe.' }, constraints: [judged('tone_requirement', 'Be calm.'), judged('perspective_requirement', 'Use the third person.')], answer: 'A calm harbor.', image, compare: false },
+        { task: { instruction: 'Describe.' }, constraints: [judged('tone_requirement', 'Be calm.'), judged('perspective_requirement', 'Use the third person.')], answer: 'A calm harbor.', image: scene.image, compare: false },
         calls,
       ),
       (err: unknown) => err instanceof SampleRejection && /^judge: empty-reply: .*\(3 tries\)$/.test(err.reason) && err.details?.modelCall?.status === 200,
     );
     assert.deepEqual(calls.map((c) => [c.stage, c.problem]), Array(3).fill(['judge', 'empty-reply']), 'each try recorded');
   } finally {
-    sim.setFaults({ rateMalformed: 0 });
+    scene.sim.setFaults({ rateMalformed: 0 });
   }
 });
 
@@ -159,11 +133,11 @@ const DISTINCTIVE: PlannedConstraint[] = [
 ];
 
 test('a pair whose chosen answer fails a constraint the rejected answer passes is regenerated, then discarded as chosen-loses', async () => {
-  sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
-  sim.resetStats();
+  scene.sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
+  scene.sim.resetStats();
   const ctx = context({ dpo: { strategies: ['drop33'] } });
   // The chosen answer failed everything: the rejected answer (which follows the kept constraints) beats it on those.
-  await assert.rejects(runRejectedStage(ctx, sample, TASK, DISTINCTIVE, verdictsOf(DISTINCTIVE, false), image, []), (err: unknown) => {
+  await assert.rejects(runRejectedStage(ctx, sample, TASK, DISTINCTIVE, verdictsOf(DISTINCTIVE, false), scene.image, []), (err: unknown) => {
     assert.ok(err instanceof SampleRejection);
     assert.match(err.reason, /^rejected: chosen-loses: drop33 pair, after 3 rejected answers: the chosen answer fails where the rejected one passes: #\d/);
     assert.deepEqual(err.details?.ruleRejections, { 'chosen-loses': 3 });
@@ -172,12 +146,12 @@ test('a pair whose chosen answer fails a constraint the rejected answer passes i
     assert.equal(err.details?.atStake?.length, 1);
     return true;
   });
-  assert.equal(sim.stats().byStage.answer, 3, 'one rejected answer and two regenerations, no judge');
+  assert.equal(scene.sim.stats().byStage.answer, 3, 'one rejected answer and two regenerations, no judge');
 });
 
 test('a pair whose chosen answer passed everything is kept; the rejected answer is verified on every rule-checked constraint', async () => {
-  sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
-  const result = await runRejectedStage(context({ dpo: { strategies: ['drop33'] } }), sample, TASK, DISTINCTIVE, passing(DISTINCTIVE), image, []);
+  scene.sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
+  const result = await runRejectedStage(context({ dpo: { strategies: ['drop33'] } }), sample, TASK, DISTINCTIVE, passing(DISTINCTIVE), scene.image, []);
   assert.equal(result.validation, 'strict');
   assert.deepEqual(result.verdicts.map((v) => v.index), [0, 1, 2]);
   assert.equal(result.atStake.length, 1);
@@ -186,12 +160,12 @@ test('a pair whose chosen answer passed everything is kept; the rejected answer 
 });
 
 test('dpo.validate "paper" keeps the first rejected answer as generated, asks no judge, and records its rule verdicts', async () => {
-  sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
-  sim.resetStats();
+  scene.sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
+  scene.sim.resetStats();
   const lenient = [judged('tone_requirement', 'Use a calm tone.'), judged('perspective_requirement', 'Write in the third person.'), ...RULES.slice(0, 1)];
   // Under the strict rule this pair would be refused (see the chosen-loses test); the paper keeps it.
   const calls: CallRecord[] = [];
-  const result = await runRejectedStage(context({ dpo: { strategies: ['drop33'], validate: 'paper' } }), sample, TASK, lenient, verdictsOf(lenient, false), image, calls);
+  const result = await runRejectedStage(context({ dpo: { strategies: ['drop33'], validate: 'paper' } }), sample, TASK, lenient, verdictsOf(lenient, false), scene.image, calls);
   assert.equal(result.validation, 'paper');
   assert.equal(result.attempts, 1);
   assert.deepEqual(result.verdicts.map((v) => v.method), ['rule'], 'judged constraints are not verified under paper');

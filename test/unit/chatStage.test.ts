@@ -4,48 +4,22 @@
  * regenerated or the chat rejected, turn-level pairs kept only under the pair rules, and a re-run
  * served from the model cache.
  */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { contextFor } from '../../activities/runtime.js';
-import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
+import type { BuildConfigInput } from '../../config/buildConfig.js';
 import { SampleRejection } from '../../domain/rejection.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
 import { runChatStage } from '../../pipeline/multiturn/chatStage.js';
 import { scoreTurn } from '../../pipeline/multiturn/turnScore.js';
 import type { PlannedConstraint } from '../../pipeline/stageState.js';
-import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
-import { sceneJpeg } from '../fixtures/images.js';
+import { simulatorScene } from '../harness/simulatorScene.js';
 
-let sim: SimulatorHandle;
-let dir: string;
-const image: { jpeg: Buffer; sha256: string } = { jpeg: Buffer.alloc(0), sha256: 'scene' };
-
-before(async () => {
-  sim = await startSimulator({ seed: 11 });
-  dir = await mkdtemp(path.join(tmpdir(), 'mmif-chat-'));
-  image.jpeg = await sceneJpeg(2);
-});
-after(async () => {
-  await sim.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const scene = simulatorScene({ seed: 11, tmpPrefix: 'mmif-chat-', scene: 2 });
 
 function context(output: string, overrides: Partial<BuildConfigInput> = {}) {
-  return contextFor(
-    parseBuildConfig({
-      buildId: 'chat',
-      output,
-      sources: [{ type: 'cc3m', uri: dir }],
-      maxSamples: 1,
-      models: { default: { model: 'mmif-sim-vlm', baseUrl: sim.url } },
-      verification: { maxRegenerations: 6 },
-      ...overrides,
-    }),
-  );
+  return scene.context('chat', { verification: { maxRegenerations: 6 }, ...overrides }, output);
 }
 
 const sample: SourceSample = { sampleId: 'cc3m-chat-7', source: 'cc3m', sourceId: 'c', licenseNote: '', image: { sourceIndex: 0, key: 'x' } };
@@ -60,10 +34,10 @@ const CANDIDATES: PlannedConstraint[] = [
 const QUESTIONS = Array.from({ length: 8 }, (_, i) => `Question ${i + 1}: what detail of the scene stands out?`);
 
 test('a chat: every turn verified on every instruction in force, PIF 1 at the threshold, pairs under the rules, cached re-run', async () => {
-  sim.setFaults({ complianceRate: 0.9, judgeLeniency: 1 });
-  const output = path.join(dir, 'out-chat');
+  scene.sim.setFaults({ complianceRate: 0.9, judgeLeniency: 1 });
+  const output = path.join(scene.dir, 'out-chat');
   const calls: CallRecord[] = [];
-  const chat = await runChatStage(context(output), sample, image, QUESTIONS, CANDIDATES, { maxInstructions: 3, pifThreshold: 1 }, calls);
+  const chat = await runChatStage(context(output), sample, scene.image, QUESTIONS, CANDIDATES, { maxInstructions: 3, pifThreshold: 1 }, calls);
 
   // This sample's seeded plan: 2 instructions, at turns 4 and 7 (the count and turns vary per sample).
   assert.deepEqual(chat.instructions.map((x) => [x.turn, x.constraint.type]), [[4, 'paragraph_number_limit'], [7, 'mention']]);
@@ -96,16 +70,16 @@ test('a chat: every turn verified on every instruction in force, PIF 1 at the th
   assert.ok(calls.every((c) => c.simulated && !c.cached));
 
   const again: CallRecord[] = [];
-  assert.deepEqual(await runChatStage(context(output), sample, image, QUESTIONS, CANDIDATES, { maxInstructions: 3, pifThreshold: 1 }, again), chat);
+  assert.deepEqual(await runChatStage(context(output), sample, scene.image, QUESTIONS, CANDIDATES, { maxInstructions: 3, pifThreshold: 1 }, again), chat);
   assert.equal(again.length, calls.length);
   assert.ok(again.every((c) => c.cached), 'a re-run pays for nothing');
 });
 
 test('a turn that never reaches the threshold rejects the chat, naming the turn and the failed instruction', async () => {
-  sim.setFaults({ complianceRate: 0, judgeLeniency: 1 });
-  const ctx = context(path.join(dir, 'out-failing'), { verification: { maxRegenerations: 1 } });
+  scene.sim.setFaults({ complianceRate: 0, judgeLeniency: 1 });
+  const ctx = context(path.join(scene.dir, 'out-failing'), { verification: { maxRegenerations: 1 } });
   await assert.rejects(
-    runChatStage(ctx, sample, image, QUESTIONS, CANDIDATES, { maxInstructions: 3, pifThreshold: 1 }, []),
+    runChatStage(ctx, sample, scene.image, QUESTIONS, CANDIDATES, { maxInstructions: 3, pifThreshold: 1 }, []),
     (err: unknown) => {
       assert.ok(err instanceof SampleRejection);
       assert.match(err.reason, /^chat: below-threshold: turn \d PIF 0\.\d\d < 1 after 2 attempts; failed: #1 \w+/);

@@ -3,47 +3,19 @@
  * HTTP: sampled rule-checked constraints get the direct judge's score beside the rule verdict, in a
  * call of their own, and nothing used for filtering changes.
  */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { contextFor } from '../../activities/runtime.js';
-import { parseBuildConfig } from '../../config/buildConfig.js';
 import type { PlannedConstraint } from '../../pipeline/stageState.js';
 import { verifyAnswer } from '../../pipeline/verifyAnswer.js';
 import { runRejectedStage } from '../../pipeline/answerStages.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
-import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
-import { sceneJpeg } from '../fixtures/images.js';
+import { simulatorScene } from '../harness/simulatorScene.js';
 
-let sim: SimulatorHandle;
-let dir: string;
-const image: { jpeg: Buffer; sha256: string } = { jpeg: Buffer.alloc(0), sha256: 'scene' };
-
-before(async () => {
-  sim = await startSimulator({ seed: 4 });
-  dir = await mkdtemp(path.join(tmpdir(), 'mmif-agreement-'));
-  image.jpeg = await sceneJpeg(3);
-});
-after(async () => {
-  await sim.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const scene = simulatorScene({ seed: 4, tmpPrefix: 'mmif-agreement-', scene: 3 });
 
 function context(judgeAgreementSample: number, validate: 'strict' | 'paper' = 'strict') {
-  return contextFor(
-    parseBuildConfig({
-      buildId: 'agreement',
-      output: path.join(dir, `out-${Math.random()}`), // a fresh model cache per test
-      sources: [{ type: 'cc3m', uri: dir }],
-      maxSamples: 1,
-      models: { default: { model: 'mmif-sim-vlm', baseUrl: sim.url } },
-      verification: { judgeAgreementSample },
-      dpo: { strategies: ['drop100'], validate },
-    }),
-  );
+  return scene.context('agreement', { verification: { judgeAgreementSample }, dpo: { strategies: ['drop100'], validate } });
 }
 
 const rule = (type: string, value: string, func: string, params: unknown[]): PlannedConstraint => ({ type, value, method: 'rule', verifiers: [{ func, params }], selection: 'parser' });
@@ -54,7 +26,7 @@ const CONSTRAINTS: PlannedConstraint[] = [
 ];
 // One paragraph mentioning 'boat': both rules fail.
 const ANSWER = 'A calm harbor with one boat at the pier.';
-const subject = { task: { instruction: 'Describe the harbor.' }, constraints: CONSTRAINTS, answer: ANSWER, image, compare: false };
+const subject = { task: { instruction: 'Describe the harbor.' }, constraints: CONSTRAINTS, answer: ANSWER, image: scene.image, compare: false };
 
 test('with the whole sample audited, every rule verdict carries the judge score; filtering verdicts are the same as without', async () => {
   const plainCalls: CallRecord[] = [];
@@ -88,14 +60,14 @@ test('the sample is seeded by build seed and constraint: the same constraints ar
 });
 
 test('an unusable audit reply leaves the audit unscored and never rejects the sample', async () => {
-  sim.setFaults({ rateMalformed: 1 }); // every reply comes back empty
+  scene.sim.setFaults({ rateMalformed: 1 }); // every reply comes back empty
   try {
     const onlyRules = CONSTRAINTS.slice(0, 2);
     const verdicts = await verifyAnswer(context(1), { ...subject, constraints: onlyRules }, []);
     assert.deepEqual(verdicts.map((v) => [v.passed, v.judgeAudit?.passed]), [[false, null], [false, null]]);
     assert.match(verdicts[0]!.judgeAudit!.detail, /^unusable: judge: empty-reply/);
   } finally {
-    sim.setFaults({ rateMalformed: 0 });
+    scene.sim.setFaults({ rateMalformed: 0 });
   }
 });
 
@@ -103,11 +75,11 @@ test('dpo.validate "paper" asks no judge about the rejected answer, not even for
   const sample: SourceSample = { sampleId: 'cc3m-audit', source: 'cc3m', sourceId: 'a', licenseNote: '', image: { sourceIndex: 0, key: 'x' } };
   const chosen = CONSTRAINTS.map((c, index) => ({ index, type: c.type, method: c.method, passed: true, detail: 'passed' }));
   const calls: CallRecord[] = [];
-  const paper = await runRejectedStage(context(1, 'paper'), sample, subject.task, CONSTRAINTS, chosen, image, calls);
+  const paper = await runRejectedStage(context(1, 'paper'), sample, subject.task, CONSTRAINTS, chosen, scene.image, calls);
   assert.deepEqual(calls.map((c) => c.stage), ['rejected']);
   assert.ok(paper.verdicts.length > 0 && paper.verdicts.every((v) => v.method === 'rule' && v.judgeAudit === undefined));
   const strictCalls: CallRecord[] = [];
-  const strict = await runRejectedStage(context(1, 'strict'), sample, subject.task, CONSTRAINTS, chosen, image, strictCalls);
+  const strict = await runRejectedStage(context(1, 'strict'), sample, subject.task, CONSTRAINTS, chosen, scene.image, strictCalls);
   // Strict validation judges the rejected answer (the drop100 pair is kept: it fails the dropped rules), and its rule verdicts get the judge's score.
   assert.ok(strictCalls.some((c) => c.stage === 'judge'));
   const ruleVerdicts = strict.verdicts.filter((v) => v.method === 'rule');
