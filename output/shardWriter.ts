@@ -13,6 +13,7 @@ import { mapLimit } from '../domain/mapLimit.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 import { STAGE_NAMES, type StageState } from '../pipeline/stageState.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
+import { storedBody } from '../storage/maskingStore.js';
 import { checkShardBudget, type ErrorBudget } from '../pipeline/errorBudget.js';
 import { claimHolder, duplicateReason } from '../pipeline/imageClaims.js';
 import type { BuildLayout } from './layout.js';
@@ -83,7 +84,9 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
   const manifestFiles: ManifestFile[] = [];
   for (const file of files) {
     await store.put(file.key, file.body);
-    const bytes = typeof file.body === 'string' ? Buffer.from(file.body) : file.body;
+    // The manifest describes the file as stored: the store masked any secret in its text.
+    const stored = storedBody(file.body);
+    const bytes = typeof stored === 'string' ? Buffer.from(stored) : stored;
     manifestFiles.push({ path: file.key.slice(layout.root.length + 1), sha256: sha256Hex(bytes), bytes: bytes.length, rows: file.rows });
   }
 

@@ -7,8 +7,13 @@
 import { maskSecrets } from '../config/secrets.js';
 import type { ObjectStore } from './objectStore.js';
 
+/** A body as the store writes it: text masked, bytes as given. Shard manifests hash this form. */
+export function storedBody(body: Buffer | string): Buffer | string {
+  return typeof body === 'string' ? maskSecrets(body) : body;
+}
+
 export function maskingStore(store: ObjectStore): ObjectStore {
-  const mask = (body: Buffer | string) => (typeof body === 'string' ? maskSecrets(body) : body);
+  const mask = storedBody;
   return {
     root: store.root,
     get: (key) => store.get(key),

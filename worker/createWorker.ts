@@ -3,6 +3,7 @@ import * as activities from '../activities/index.js';
 import { prebuiltWorkflowBundle } from './bundleProcess.js';
 import { shareEndpointLimits } from './endpointSharing.js';
 import { maskSecretsInActivityFailures } from './maskSecretsInterceptor.js';
+import { maskingPayloadCodec } from './maskingPayloadCodec.js';
 
 export { bundleWorkflows } from './bundleProcess.js';
 
@@ -42,6 +43,7 @@ export async function createWorker(setup: WorkerSetup): Promise<Worker> {
     taskQueue: setup.taskQueue,
     activities,
     interceptors: { activity: [maskSecretsInActivityFailures] },
+    dataConverter: { payloadCodecs: [maskingPayloadCodec] },
     workflowBundle: setup.workflowBundle ?? { codePath: await prebuiltWorkflowBundle() },
     maxConcurrentActivityTaskExecutions: setup.maxConcurrentActivities ?? 16,
     // A cancellation reaches an activity only in the answer to a heartbeat it sends; by default the

@@ -38,3 +38,18 @@ test('a failure leaves the worker masked: SDK errors lose their body properties,
     delete process.env.MMIF_UNIT_KEY;
   }
 });
+
+test('the worker payload codec masks secrets in JSON payloads (history), leaves others and clean ones as they are', async () => {
+  const { maskingPayloadCodec } = await import('../../worker/maskingPayloadCodec.js');
+  const { defaultPayloadConverter } = await import('@temporalio/common');
+  process.env.MMIF_CODEC_KEY = 'sk-codec-test-key-77';
+  readSecret('MMIF_CODEC_KEY');
+  const secretPayload = defaultPayloadConverter.toPayload({ reason: 'Incorrect API key provided: sk-codec-test-key-77' })!;
+  const cleanPayload = defaultPayloadConverter.toPayload({ reason: 'fine' })!;
+  const bytesPayload = defaultPayloadConverter.toPayload(new TextEncoder().encode('sk-codec-test-key-77'))!;
+  const [masked, clean, bytes] = await maskingPayloadCodec.encode([secretPayload, cleanPayload, bytesPayload]);
+  assert.deepEqual(defaultPayloadConverter.fromPayload(masked!), { reason: 'Incorrect API key provided: [secret MMIF_CODEC_KEY]' });
+  assert.equal(clean, cleanPayload, 'a payload without a secret is passed through untouched');
+  assert.equal(bytes, bytesPayload, 'binary payloads are not rewritten');
+  delete process.env.MMIF_CODEC_KEY;
+});
