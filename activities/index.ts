@@ -4,7 +4,7 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import { ConfigError, parseBuildConfig } from '../config/buildConfig.js';
-import { buildLayout } from '../output/layout.js';
+import { buildLayout } from '../storage/buildLayout.js';
 import { commitShard as writeShard } from '../output/shardWriter.js';
 import { writeBuildReport, type BuildReport } from '../output/buildReport.js';
 import { writeDatasetDocs } from '../output/datasetDocs.js';
@@ -24,7 +24,7 @@ import { mapLimit } from '../domain/mapLimit.js';
 import type { SliceTask, BuildRef, ShardSummary, ShardTask } from './buildRef.js';
 import { cacheStoreFor, contextFor, contextForBuild, richnessTools, storeFor } from './runtime.js';
 import { preflight, type PreflightOutcome } from '../llm/preflight.js';
-import { LLM_CACHE_PREFIX } from '../output/layout.js';
+import { LLM_CACHE_PREFIX } from '../storage/buildLayout.js';
 import { recordPreflightUsage } from '../output/preflightUsage.js';
 import { DEFAULT_PRICES } from '../llm/pricing.js';
 import { loadShardPlan } from './shardPlan.js';

@@ -4,7 +4,7 @@
  */
 import { parseBuildConfig, type BuildConfig } from '../config/buildConfig.js';
 import { ModelCaller } from '../llm/modelCaller.js';
-import { buildLayout, LLM_CACHE_PREFIX } from '../output/layout.js';
+import { buildLayout, LLM_CACHE_PREFIX } from '../storage/buildLayout.js';
 import type { StageContext } from '../pipeline/context.js';
 import type { StoredConfig } from '../pipeline/planBuild.js';
 import type { RichnessTools } from '../pipeline/richness.js';

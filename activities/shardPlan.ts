@@ -1,5 +1,5 @@
 import type { SourceSample } from '../domain/sample.js';
-import { buildLayout } from '../output/layout.js';
+import { buildLayout } from '../storage/buildLayout.js';
 import { getJson } from '../storage/objectStore.js';
 import type { ShardTask } from './buildRef.js';
 import { storeFor } from './runtime.js';

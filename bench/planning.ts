@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { parseBuildConfig } from '../config/buildConfig.js';
-import { buildLayout } from '../output/layout.js';
+import { buildLayout } from '../storage/buildLayout.js';
 import { planBuild } from '../pipeline/planBuild.js';
 import { openSource } from '../sources/source.js';
 import type { SourceSample } from '../domain/sample.js';

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { parseBuildConfig, type BuildConfigInput } from '../config/buildConfig.js';
-import { buildLayout } from '../output/layout.js';
+import { buildLayout } from '../storage/buildLayout.js';
 import { MANIFEST_FORMAT, type ShardManifest } from '../output/manifest.js';
 import { configFingerprint, type BuildPlan, type StoredConfig } from '../pipeline/planBuild.js';
 import { putJson } from '../storage/objectStore.js';

@@ -1,6 +1,6 @@
 /** The one-screen summary printed after a build. */
 import type { BuildReport } from '../output/buildReport.js';
-import { buildLayout } from '../output/layout.js';
+import { buildLayout } from '../storage/buildLayout.js';
 
 const SHARDS_LISTED = 5;
 

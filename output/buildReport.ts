@@ -3,7 +3,7 @@
  * and LLaMA-Factory's dataset_info.json beside the data. Written when a build run finishes.
  */
 import { getJson, putIfChanged, type ObjectStore } from '../storage/objectStore.js';
-import type { BuildLayout } from './layout.js';
+import type { BuildLayout } from '../storage/buildLayout.js';
 import { addCounts, addUsage, emptyStrategyPairs, emptyUsage, summarizeUsage, type PairStats, type StrategyPairs, type ShardManifest, type StageUsage, type Tally, type VerificationStats } from './manifest.js';
 import { preflightUsage } from './preflightUsage.js';
 import { llamaFactoryDatasetInfo } from './sharegpt.js';

@@ -5,7 +5,7 @@
  */
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 import type { StoredConfig } from '../pipeline/planBuild.js';
-import type { BuildLayout } from './layout.js';
+import type { BuildLayout } from '../storage/buildLayout.js';
 import type { ShardManifest } from './manifest.js';
 import { isHeldOut, mmifevalLines } from './mmifeval.js';
 import type { DpoRecord, InstructRecord } from './records.js';

@@ -6,7 +6,7 @@
 import { costOf, type PriceTable } from '../llm/pricing.js';
 import type { PreflightOutcome } from '../llm/preflight.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
-import type { BuildLayout } from './layout.js';
+import type { BuildLayout } from '../storage/buildLayout.js';
 import { addUsage, emptyUsage, type StageUsage } from './manifest.js';
 
 export async function recordPreflightUsage(store: ObjectStore, layout: BuildLayout, outcomes: readonly PreflightOutcome[], prices: PriceTable): Promise<void> {

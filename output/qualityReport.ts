@@ -10,7 +10,7 @@ import { mapLimit } from '../domain/mapLimit.js';
 import { distribution } from '../domain/richness.js';
 import { getJson, putIfChanged, type ObjectStore } from '../storage/objectStore.js';
 import type { BuildReport } from './buildReport.js';
-import type { BuildLayout } from './layout.js';
+import type { BuildLayout } from '../storage/buildLayout.js';
 import type { ShardManifest, StrategyPairs } from './manifest.js';
 import { emptyAgreement, type AgreementCount, type PassCount, type ShardQuality } from './qualityStats.js';
 

@@ -5,8 +5,9 @@
 import type { RichnessScore } from '../domain/richness.js';
 import type { Stage, TrainingPromptTemplate } from '../config/buildConfig.js';
 import type { CallRecord } from '../llm/modelCaller.js';
-import { imagePathInDataset } from './layout.js';
-import type { PlannedConstraint, StageName, StageResults, StageState, Verdict } from '../pipeline/stageState.js';
+import { imagePathInDataset } from '../storage/buildLayout.js';
+import type { StageName } from '../domain/stages.js';
+import type { PlannedConstraint, StageResults, StageState, Verdict } from '../pipeline/stageState.js';
 import type { Constraint } from '../domain/constraints/selection.js';
 import type { ModelCallFault, RejectionDetails } from '../domain/rejection.js';
 import type { SourceSample } from '../domain/sample.js';

@@ -10,7 +10,7 @@ import { distribution } from '../domain/richness.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 import type { BuildPlan, StoredConfig } from '../pipeline/planBuild.js';
 import { getJson, type ObjectStore } from '../storage/objectStore.js';
-import type { BuildLayout } from './layout.js';
+import type { BuildLayout } from '../storage/buildLayout.js';
 
 type Distribution = ReturnType<typeof distribution>;
 

@@ -11,12 +11,13 @@ import type { SourceSample } from '../domain/sample.js';
 import { sha256Hex } from '../domain/hashing.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import type { CallRecord } from '../llm/modelCaller.js';
-import { STAGE_NAMES, type StageState } from '../pipeline/stageState.js';
+import { STAGE_NAMES } from '../domain/stages.js';
+import { type StageState } from '../pipeline/stageState.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 import { storedBody } from '../storage/maskingStore.js';
 import { checkShardBudget, type ErrorBudget } from '../pipeline/errorBudget.js';
 import { claimHolder, duplicateReason } from '../pipeline/imageClaims.js';
-import type { BuildLayout } from './layout.js';
+import type { BuildLayout } from '../storage/buildLayout.js';
 import {
   countByReason,
   countByStage,

@@ -3,7 +3,7 @@ import { mapLimit } from '../domain/mapLimit.js';
 import type { SourceTally } from '../domain/targets.js';
 import type { BuildPlan } from '../pipeline/planBuild.js';
 import { getJson, type ObjectStore } from '../storage/objectStore.js';
-import type { BuildLayout } from './layout.js';
+import type { BuildLayout } from '../storage/buildLayout.js';
 import type { ShardManifest } from './manifest.js';
 
 /** Per source: samples planned and records kept by its committed shards (those before shard `to`). */

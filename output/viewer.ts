@@ -8,7 +8,7 @@
 import type { Verdict } from '../domain/verdict.js';
 import { getJson, type ObjectStore } from '../storage/objectStore.js';
 import type { BuildReport } from './buildReport.js';
-import type { BuildLayout } from './layout.js';
+import type { BuildLayout } from '../storage/buildLayout.js';
 import type { ShardManifest } from './manifest.js';
 import type { DpoRecord, InstructRecord } from './records.js';
 import { dpoRecordFromLine, instructRecordFromLine } from './sharegpt.js';

@@ -11,7 +11,7 @@
 import { fingerprintMaterial, type BuildConfig } from '../config/buildConfig.js';
 import { sha256Hex } from '../domain/hashing.js';
 import type { SourceSample } from '../domain/sample.js';
-import type { BuildLayout } from '../output/layout.js';
+import type { BuildLayout } from '../storage/buildLayout.js';
 import { firstRoundSizes, sourceShares, type TargetsOutcome } from '../domain/targets.js';
 import { isProblem, type SourceProblem, type SourceReader } from '../sources/source.js';
 import { cutShards, LowestRanks, sampleRank } from './ranking.js';

@@ -21,7 +21,7 @@ import type { SourceSample } from '../domain/sample.js';
 import { imageComplexity } from '../image/complexity.js';
 import { normalizeImage } from '../image/normalize.js';
 import type { CallRecord, ModelCaller } from '../llm/modelCaller.js';
-import type { BuildLayout } from '../output/layout.js';
+import type { BuildLayout } from '../storage/buildLayout.js';
 import { distinctTags, renderTagPrompt, TAG_SCHEMA_NAME, tagReplySchema } from '../prompts/tagPrompt.js';
 import { baseName, parseImportedScores, type ImportedScore } from '../sources/importedScores.js';
 import type { SourceReader } from '../sources/source.js';

@@ -18,7 +18,8 @@ import type { StageContext } from './context.js';
 import { runImageStage } from './imageStage.js';
 import { runInstructionStage } from './instructionStage.js';
 import { loadSampleImage } from './sampleImage.js';
-import type { StageName, StageResults, StageState } from './stageState.js';
+import type { StageName } from '../domain/stages.js';
+import type { StageResults, StageState } from './stageState.js';
 
 const PRIOR_STAGES: Record<StageName, StageName[]> = {
   image: [],

@@ -11,9 +11,8 @@ import type { Constraint } from '../domain/constraints/selection.js';
 import type { RejectionDetails } from '../domain/rejection.js';
 import type { Verdict, VerificationMethod } from '../domain/verdict.js';
 import type { CallRecord } from '../llm/modelCaller.js';
+import type { StageName } from '../domain/stages.js';
 
-export const STAGE_NAMES = ['image', 'instruction', 'constraints', 'answer', 'rejected'] as const;
-export type StageName = (typeof STAGE_NAMES)[number];
 
 export interface ImageResult {
   sha256: string;

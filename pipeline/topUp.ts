@@ -7,7 +7,7 @@ import type { BuildConfig } from '../config/buildConfig.js';
 import { addCounts } from '../domain/counts.js';
 import type { SourceSample } from '../domain/sample.js';
 import { nextRound, type SourceTally } from '../domain/targets.js';
-import type { BuildLayout } from '../output/layout.js';
+import type { BuildLayout } from '../storage/buildLayout.js';
 import type { SourceReader } from '../sources/source.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 import type { BuildPlan } from './planBuild.js';

@@ -13,7 +13,7 @@ import { mapLimit } from '../domain/mapLimit.js';
 import { reopensOnRerun } from '../output/manifest.js';
 import type { BuildConfig } from '../config/buildConfig.js';
 import type { BatchableStage } from '../pipeline/batchRequests.js';
-import { STAGE_NAMES, type StageName } from '../pipeline/stageState.js';
+import { STAGE_NAMES, type StageName } from '../domain/stages.js';
 import { pipelineActivityOptions, type RetrySettings } from './activityOptions.js';
 
 export interface BuildShardInput extends ShardTask {

@@ -6,7 +6,7 @@ import { EndpointError } from '../../llm/endpointError.js';
 import { preflight } from '../../llm/preflight.js';
 import { DEFAULT_PRICES } from '../../llm/pricing.js';
 import { recordPreflightUsage } from '../../output/preflightUsage.js';
-import { buildLayout, LLM_CACHE_PREFIX } from '../../output/layout.js';
+import { buildLayout, LLM_CACHE_PREFIX } from '../../storage/buildLayout.js';
 import { configFingerprint, type StoredConfig } from '../../pipeline/planBuild.js';
 import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { EXPORT_FORMATS, exportMmifeval, exportTrl, NoCommittedShardError, type ExportFormat } from '../../output/export.js';
-import { buildLayout } from '../../output/layout.js';
+import { buildLayout } from '../../storage/buildLayout.js';
 import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { s3FromEnv } from '../s3FromEnv.js';

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { DpoRecord, InstructRecord } from '../../output/records.js';
-import { buildLayout } from '../../output/layout.js';
+import { buildLayout } from '../../storage/buildLayout.js';
 import { dpoRecordFromLine, instructRecordFromLine } from '../../output/sharegpt.js';
 import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import type { WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { parseBuildConfig } from '../../config/buildConfig.js';
-import { buildLayout } from '../../output/layout.js';
+import { buildLayout } from '../../storage/buildLayout.js';
 import type { StoredConfig } from '../../pipeline/planBuild.js';
 import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildLayout, type BuildLayout } from '../../output/layout.js';
+import { buildLayout, type BuildLayout } from '../../storage/buildLayout.js';
 import { loadViewerRecords, viewerHtml, type ViewerRecords } from '../../output/viewer.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';

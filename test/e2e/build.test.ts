@@ -19,7 +19,7 @@ import { exportMmifeval, exportTrl } from '../../output/export.js';
 import { dpoRecordFromLine, instructRecordFromLine, type DpoSharegptRow, type InstructSharegptRow } from '../../output/sharegpt.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { BuildReport } from '../../output/buildReport.js';
-import { buildLayout } from '../../output/layout.js';
+import { buildLayout } from '../../storage/buildLayout.js';
 import { reasonCode, type ShardManifest } from '../../output/manifest.js';
 import { runVerifierCall } from '../../verification/functions.js';
 import { getJson, type ObjectStore } from '../../storage/objectStore.js';

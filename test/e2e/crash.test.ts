@@ -18,7 +18,7 @@ import type { InstructRecord } from '../../output/records.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { startTemporalDevServer, stopProcess, type DevServer } from '../../local/temporalDevServer.js';
 import type { BuildReport } from '../../output/buildReport.js';
-import { buildLayout } from '../../output/layout.js';
+import { buildLayout } from '../../storage/buildLayout.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
 import { getJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';

@@ -13,7 +13,7 @@ import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import type { BuildReport } from '../../output/buildReport.js';
 import { CARD_FEATURES } from '../../output/datasetCard.js';
-import { buildLayout } from '../../output/layout.js';
+import { buildLayout } from '../../storage/buildLayout.js';
 import type { QualityReport } from '../../output/qualityReport.js';
 import type { DpoRecord, InstructRecord } from '../../output/records.js';
 import { dpoRecordFromLine, instructRecordFromLine } from '../../output/sharegpt.js';

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import type { BuildReport } from '../../output/buildReport.js';
-import { buildLayout } from '../../output/layout.js';
+import { buildLayout } from '../../storage/buildLayout.js';
 import { reasonCode } from '../../output/manifest.js';
 import type { DpoRecord, InstructRecord, RejectRecord } from '../../output/records.js';
 import { dpoRecordFromLine, instructRecordFromLine } from '../../output/sharegpt.js';

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { temporalCliPath } from '../../local/tools.js';
-import { buildLayout } from '../../output/layout.js';
+import { buildLayout } from '../../storage/buildLayout.js';
 import { sampleRank } from '../../pipeline/ranking.js';
 import type { ShardManifest } from '../../output/manifest.js';
 import { LocalStore } from '../../storage/localStore.js';

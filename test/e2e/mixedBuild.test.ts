@@ -12,7 +12,7 @@ import type { BuildConfigInput } from '../../config/buildConfig.js';
 import type { InstructRecord, RejectRecord } from '../../output/records.js';
 import { instructRecordFromLine } from '../../output/sharegpt.js';
 import type { BuildReport } from '../../output/buildReport.js';
-import { buildLayout } from '../../output/layout.js';
+import { buildLayout } from '../../storage/buildLayout.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { writeAllava } from '../fixtures/allava.js';
 import { writeCc3m } from '../fixtures/cc3m.js';

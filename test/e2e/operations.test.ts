@@ -15,7 +15,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import { temporalCliPath } from '../../local/tools.js';
 import type { BuildReport } from '../../output/buildReport.js';
-import { buildLayout } from '../../output/layout.js';
+import { buildLayout } from '../../storage/buildLayout.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { openStore } from '../../storage/openStore.js';
 import type { BuildProgress } from '../../workflows/buildProgress.js';

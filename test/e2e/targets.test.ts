@@ -14,7 +14,7 @@ import path from 'node:path';
 import { quickstartConfig, SAMPLES_DIR } from '../../cli/quickstartConfig.js';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import type { BuildReport } from '../../output/buildReport.js';
-import { buildLayout } from '../../output/layout.js';
+import { buildLayout } from '../../storage/buildLayout.js';
 import type { ShardManifest } from '../../output/manifest.js';
 import type { RejectRecord } from '../../output/records.js';
 import { instructRecordFromLine } from '../../output/sharegpt.js';

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 import type { BuildReport } from '../../output/buildReport.js';
-import { MMIFEVAL_BENCH } from '../../output/layout.js';
+import { MMIFEVAL_BENCH } from '../../storage/buildLayout.js';
 import type { MmifevalLine } from '../../output/mmifeval.js';
 import type { InstructRecord, DpoRecord } from '../../output/records.js';
 import { dpoRecordFromLine, instructRecordFromLine } from '../../output/sharegpt.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { sha256Hex } from '../../domain/hashing.js';
-import { buildLayout } from '../../output/layout.js';
+import { buildLayout } from '../../storage/buildLayout.js';
 import type { ShardManifest } from '../../output/manifest.js';
 import { getJson, type ObjectStore } from '../../storage/objectStore.js';
 

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
 import { sampleIdFor } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
-import { buildLayout } from '../../output/layout.js';
+import { buildLayout } from '../../storage/buildLayout.js';
 import { ConfigMismatchError, planBuild } from '../../pipeline/planBuild.js';
 import { sourceShares } from '../../domain/targets.js';
 import type { SourceItem, SourceReader } from '../../sources/source.js';

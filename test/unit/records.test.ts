@@ -16,7 +16,8 @@ import { assembleSample, type SampleStates } from '../../output/records.js';
 import { readParquetWithPython } from '../harness/pythonReader.js';
 import { DATASETS_VENVS } from '../harness/trainerReaders.js';
 import { answerPromptText } from '../../prompts/answerPrompt.js';
-import type { PlannedConstraint, StageName, StageResults, StageState } from '../../pipeline/stageState.js';
+import type { StageName } from '../../domain/stages.js';
+import type { PlannedConstraint, StageResults, StageState } from '../../pipeline/stageState.js';
 
 const sample: SourceSample = { sampleId: 'cc3m-1', source: 'cc3m', sourceId: '1', licenseNote: 'CC3M terms', image: { sourceIndex: 0, key: '1.jpg' } };
 const constraints: PlannedConstraint[] = [

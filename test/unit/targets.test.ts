@@ -8,7 +8,7 @@ import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfi
 import { sampleIdFor } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { commitCaps, firstRoundSizes, nextRound, sourceGoals, type SourceTally } from '../../domain/targets.js';
-import { buildLayout } from '../../output/layout.js';
+import { buildLayout } from '../../storage/buildLayout.js';
 import { trimToCaps } from '../../output/overTarget.js';
 import type { AssembledSample, DpoRecord, InstructRecord } from '../../output/records.js';
 import { planBuild } from '../../pipeline/planBuild.js';
