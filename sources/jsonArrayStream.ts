@@ -138,8 +138,11 @@ export async function* jsonArrayElements(
       if (next.done) {
         // An element still open at the end: an unterminated string or bracket may have swallowed later records.
         const why = `an unterminated string or bracket runs to the end of the file at byte ${streamed}`;
-        const skipped = state === State.InElement && startSeeking(held(), why) ? seek() : undefined;
-        if (!skipped && state === State.Seeking) state = State.InElement; // no record after it: the file is cut inside it
+        const openAtEnd = state === State.InElement;
+        const skipped = openAtEnd && startSeeking(held(), why) ? seek() : undefined;
+        // An element still open with no record after it: the file is cut inside it. One that ended
+        // but did not parse keeps its own reason (a malformed last record is not a truncated file).
+        if (!skipped && openAtEnd) state = State.InElement;
         if (!skipped) break;
         yield skipped;
         continue;
@@ -239,7 +242,7 @@ export async function* jsonArrayElements(
   if (state === State.InElement) {
     yield { index, offset: start, error: `the file ends inside this element at byte ${streamed} (truncated)` };
   } else if (state === State.Seeking) {
-    yield { index, offset: start, error: `${seekWhy}; no later record follows up to the end of the file at byte ${streamed} (truncated)` };
+    yield { index, offset: start, error: `${seekWhy}; no later record follows it before the end of the file at byte ${streamed}` };
   } else if (state === State.BeforeElement) {
     yield { index, offset: streamed, error: `the file ends at byte ${streamed}, before the array's closing ] (truncated)` };
   } else if (state === State.BeforeArray) {

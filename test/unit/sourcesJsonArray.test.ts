@@ -104,6 +104,13 @@ describe('jsonArrayElements', () => {
     assert.ok('error' in last && /truncated/.test(last.error), JSON.stringify(last));
   });
 
+  it('reports a malformed last record as not valid JSON, not as a truncated file', async () => {
+    const items = await parse('[\n{"id": "1"},\n{"id": "broken", "image": , "conversations": []}\n]\n');
+    assert.equal(items.length, 2);
+    const last = items[1]!;
+    assert.ok('error' in last && /not valid JSON/.test(last.error) && !/truncated/.test(last.error), JSON.stringify(last));
+  });
+
   it('reports an element that is not valid UTF-8 as encoding:, and goes on', async () => {
     const bytes = Buffer.concat([Buffer.from('[{"caption": "caf'), Buffer.from([0xe9]), Buffer.from('"}, {"caption": "ok"}]')]);
     const items = await parse(bytes, 4);
