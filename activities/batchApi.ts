@@ -7,7 +7,7 @@
 import { endpointFor } from '../config/buildConfig.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import { batchCustomId, collectBatch, pollBatch, submitBatches, type BatchRequest, type SubmissionLog } from '../llm/batch.js';
-import { throwIfAborted } from '../llm/abortScope.js';
+import { abortSignal, throwIfAborted } from '../llm/abortScope.js';
 import type { CallRecord, ReplyTarget } from '../llm/modelCaller.js';
 import { firstRequest, type BatchableStage } from '../pipeline/batchRequests.js';
 import { getJson, putJson } from '../storage/objectStore.js';
@@ -18,6 +18,7 @@ import type { ShardTask } from './buildRef.js';
 import { contextForBuild } from './runtime.js';
 import { loadShardPlan } from './shardPlan.js';
 import { withHeartbeat } from './heartbeat.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface BatchRoundTask extends ShardTask {
   stage: BatchableStage;
@@ -86,6 +87,35 @@ export async function pollStageBatch(task: { build: ShardTask['build']; stage: B
   const ctx = await contextForBuild(task.build);
   const progress = await pollBatch(ctx.models.client(endpointFor(ctx.config, task.stage)), task.batchId).catch(failFast(ctx, task.stage));
   return { done: progress.done, status: progress.status };
+}
+
+export interface BatchWait {
+  build: ShardTask['build'];
+  stage: BatchableStage;
+  batchId: string;
+  /** The first wait; later polls back off by half again, up to `maxPollMs`. */
+  firstPollMs: number;
+  maxPollMs: number;
+}
+
+/**
+ * Waits inside one heartbeating activity until the batch is done. Polling from the workflow cost
+ * a timer and an activity per poll: a 24-hour batch polled every 5 minutes added some 2,600 history
+ * events per batch id. Here the history holds one activity whatever the wait; a lost worker is
+ * noticed by the heartbeat timeout and the retry simply polls again (polling pays nothing).
+ */
+export async function awaitStageBatch(task: BatchWait): Promise<{ status: string }> {
+  return withHeartbeat(async () => {
+    const ctx = await contextForBuild(task.build);
+    const client = ctx.models.client(endpointFor(ctx.config, task.stage));
+    let wait = task.firstPollMs;
+    for (;;) {
+      await sleep(wait, undefined, { signal: abortSignal() });
+      const progress = await pollBatch(client, task.batchId).catch(failFast(ctx, task.stage));
+      if (progress.done) return { status: progress.status };
+      wait = Math.min(wait * 1.5, task.maxPollMs);
+    }
+  });
 }
 
 /** Files every reply of a finished round in the cache; returns the samples to resubmit. */

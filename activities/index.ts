@@ -31,7 +31,7 @@ import { loadShardPlan } from './shardPlan.js';
 import { OutputLocationError, probeOutput } from '../storage/outputProbe.js';
 import { withHeartbeat } from './heartbeat.js';
 
-export { collectStageBatch, pollStageBatch, submitStageBatch } from './batchApi.js';
+export { awaitStageBatch, collectStageBatch, pollStageBatch, submitStageBatch } from './batchApi.js';
 
 /** Errors no retry can fix: the build fails at once with the message. */
 const PERMANENT = [OutputLocationError, ConfigError, ConfigMismatchError, SourceError, EndpointError, ErrorBudgetExceeded, RichnessError, ImportedScoresError];

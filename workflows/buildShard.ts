@@ -6,7 +6,7 @@
  * sample with a final state is skipped, only those rejections are tried again) and the shard is
  * committed again as its next revision.
  */
-import { proxyActivities, sleep } from '@temporalio/workflow';
+import { patched, proxyActivities, sleep } from '@temporalio/workflow';
 import type * as activities from '../activities/index.js';
 import type { ShardSummary, ShardTask } from '../activities/buildRef.js';
 import { mapLimit } from '../domain/mapLimit.js';
@@ -35,6 +35,16 @@ export interface BuildShardInput extends ShardTask {
 
 /** The first wait for a batch; later polls back off by half again, up to batchApi.pollSeconds. */
 const FIRST_POLL_MS = 2_000;
+
+/** Versioning marker: the wait for a batch moved from workflow timers into one activity. */
+const BATCH_WAIT_IN_ACTIVITY = 'batch-wait-in-activity';
+
+/**
+ * A batch may take the provider's whole 24-hour completion window (then it ends `expired`, which
+ * is done): the waiting activity outlives the pipeline's 30-minute limit, and its heartbeat still
+ * notices a lost worker within seconds.
+ */
+const BATCH_WAIT_TIMEOUT = '25 hours';
 
 /** The shard's summary once committed; null when `deferCommit` leaves the commit to the build. */
 export async function buildShard(input: BuildShardInput): Promise<ShardSummary | null> {
@@ -80,16 +90,23 @@ export async function buildShard(input: BuildShardInput): Promise<ShardSummary |
  */
 async function throughBatchApi(acts: ReturnType<typeof proxyActivities<typeof activities>>, input: BuildShardInput, stage: BatchableStage): Promise<void> {
   const { build, shard } = input;
+  const waiting = proxyActivities<typeof activities>({ ...pipelineActivityOptions(input.retry), startToCloseTimeout: BATCH_WAIT_TIMEOUT });
   let only: string[] | undefined;
   for (let round = 0; round <= input.batchApi.maxResubmits; round++) {
     const { batchIds } = await acts.submitStageBatch({ build, shard, stage, round, only });
     if (batchIds.length === 0) return;
     for (const batchId of batchIds) {
+      const maxPollMs = input.batchApi.pollSeconds * 1000;
+      if (patched(BATCH_WAIT_IN_ACTIVITY)) {
+        await waiting.awaitStageBatch({ build, stage, batchId, firstPollMs: FIRST_POLL_MS, maxPollMs });
+        continue;
+      }
+      // Shards started before the patch poll from the workflow: a timer and an activity per poll.
       let wait = FIRST_POLL_MS;
       for (;;) {
         await sleep(wait);
         if ((await acts.pollStageBatch({ build, stage, batchId })).done) break;
-        wait = Math.min(wait * 1.5, input.batchApi.pollSeconds * 1000);
+        wait = Math.min(wait * 1.5, maxPollMs);
       }
     }
     const { retry } = await acts.collectStageBatch({ build, shard, stage, round });

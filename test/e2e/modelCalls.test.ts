@@ -91,7 +91,7 @@ test('batch mode: same dataset as the synchronous path, across a worker restart,
   try {
     const handle = await stack.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'batched', args: [config('batched', true)] });
     await eventually(() => stack.simulator.stats().batch.requests > 0, 30_000, 'a batch to be submitted');
-    await stack.stopWorkers(); // the wait is a durable timer: nobody needs to be there
+    await stack.stopWorkers(); // the waiting activity is retried on the next worker: polling pays nothing
     await new Promise((r) => setTimeout(r, 1_000));
     await stack.startWorker();
     const report = (await handle.result()) as BuildReport;
@@ -104,6 +104,14 @@ test('batch mode: same dataset as the synchronous path, across a worker restart,
     // Batch calls cost half: the batched instruction stage costs less than the synchronous one.
     assert.ok(report.usage.instruction!.costUsd < sync.usage.instruction!.costUsd, JSON.stringify([report.usage.instruction, sync.usage.instruction]));
     assert.deepEqual(await dataFiles('batched'), await dataFiles('sync'), 'byte-identical to the synchronous build');
+    // The waits live in one heartbeating activity per batch, not in timers and polls in history.
+    for (const shard of [0, 1]) {
+      const { events } = await stack.client.workflow.getHandle(`batched/shard-${shard}`).fetchHistory();
+      const scheduled = (events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+      assert.equal(scheduled.filter((name) => name === 'pollStageBatch').length, 0, `shard ${shard} polled from the workflow`);
+      assert.ok(scheduled.includes('awaitStageBatch'), `shard ${shard} waited in an activity`);
+      assert.equal((events ?? []).filter((e) => e.timerStartedEventAttributes).length, 0, `shard ${shard} started timers`);
+    }
   } finally {
     stack.simulator.setFaults({ batchCompletionMs: 0, batchFailureRate: 0 });
   }
