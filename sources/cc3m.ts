@@ -13,6 +13,7 @@ import type { Cc3mSourceConfig } from '../config/sourceConfig.js';
 import type { ObjectStore } from '../storage/objectStore.js';
 import { openStore, type S3Options } from '../storage/openStore.js';
 import { SourceError, damaged, filtered, readStored, sourceSample, type SourceItem, type SourceProblem, type SourceReader } from './contract.js';
+import { IMAGE_EXTENSIONS } from './datasetPath.js';
 import { Img2datasetParquetError, openImg2datasetParquet, type Img2datasetRow } from './img2datasetParquet.js';
 import { decodeUtf8, encodingReason } from './utf8.js';
 import { orderedMap } from './orderedMap.js';
@@ -20,8 +21,6 @@ import { TarError, tarEntries, tarEntriesByRange } from './tar.js';
 
 type Layout = Exclude<Cc3mSourceConfig['layout'], 'auto'>;
 
-/** Everything img2dataset may save; formats sharp cannot decode (BMP) are rejected by the image stage with a reason, not skipped. */
-const IMAGE_EXTS = new Set(['jpg', 'jpeg', 'png', 'webp', 'gif', 'tif', 'tiff', 'avif', 'bmp']);
 /** Sidecars up to this size are kept while streaming a tar; a larger one is read by range when needed. */
 const MAX_CAPTURED_SIDECAR = 1 << 20;
 
@@ -163,7 +162,7 @@ async function* tarRecords(store: ObjectStore, tar: string): AsyncGenerator<Cc3m
     if (!(err instanceof TarError)) throw err;
     // A record the tar broke inside may be missing members, so it counts as lost too.
     const lost = last === undefined ? 'no record in it is readable' : `the records after ${last} are lost`;
-    yield damaged(tar, `${err.message}; ${lost}`);
+    yield damaged(tar, 'tar-unreadable', `${err.message}; ${lost}`);
   }
 }
 
@@ -277,7 +276,7 @@ function recordKey(path: string): string {
 }
 
 async function toItem(record: Cc3mRecord, store: ObjectStore, config: Cc3mSourceConfig, sourceIndex: number): Promise<SourceItem> {
-  const problem = (reason: string): SourceProblem => damaged(record.sourceId, `${record.where}: ${reason}`);
+  const problem = (code: string, reason: string): SourceProblem => damaged(record.sourceId, code, `${record.where}: ${reason}`);
   const read = (m: Member) => (m.data ? Promise.resolve(m.data) : readStored(store, m));
   const sidecar = record.members.find((m) => m.kind === 'json');
   const text = record.members.find((m) => m.kind === 'txt');
@@ -286,9 +285,9 @@ async function toItem(record: Cc3mRecord, store: ObjectStore, config: Cc3mSource
   let meta: Record<string, unknown> = {};
   if (sidecar) {
     const sidecarText = decodeUtf8(await read(sidecar));
-    if (sidecarText === undefined) return problem(encodingReason(sidecar.path));
+    if (sidecarText === undefined) return problem('encoding', encodingReason(sidecar.path));
     const parsed = parseSidecar(sidecarText);
-    if (typeof parsed === 'string') return problem(`${sidecar.path} ${parsed}`);
+    if (typeof parsed === 'string') return problem('bad-sidecar', `${sidecar.path} ${parsed}`);
     meta = parsed;
     if (meta.status !== undefined && meta.status !== 'success') {
       // A failed download is a gap img2dataset already knows about, not damage, and real CC3M runs
@@ -299,11 +298,11 @@ async function toItem(record: Cc3mRecord, store: ObjectStore, config: Cc3mSource
     }
   }
   const image = images[0];
-  if (!image) return problem(`no image among ${record.members.map((m) => m.path).join(', ')}`);
-  if (images.length > 1) return problem(`several images: ${images.map((m) => m.path).join(', ')}`);
+  if (!image) return problem('no-image-member', `no image among ${record.members.map((m) => m.path).join(', ')}`);
+  if (images.length > 1) return problem('several-images', `several images: ${images.map((m) => m.path).join(', ')}`);
 
   const captionText = text ? decodeUtf8(await read(text)) : typeof meta.caption === 'string' ? meta.caption : '';
-  if (captionText === undefined) return problem(encodingReason(`caption ${text!.path}`));
+  if (captionText === undefined) return problem('encoding', encodingReason(`caption ${text!.path}`));
   const caption = captionText.trim();
   const ref = image.range ? { sourceIndex, key: image.key, range: image.range } : { sourceIndex, key: image.key };
   return sourceSample('cc3m', record.sourceId, config.licenseNote, ref, { caption });
@@ -324,7 +323,7 @@ function fileKind(path: string): 'image' | 'txt' | 'json' | undefined {
   const base = path.slice(path.lastIndexOf('/') + 1);
   if (base.indexOf('.') <= 0) return undefined; // no extension, or a hidden file: no record key
   const ext = base.slice(base.lastIndexOf('.') + 1).toLowerCase();
-  if (IMAGE_EXTS.has(ext)) return 'image';
+  if (IMAGE_EXTENSIONS.has(ext)) return 'image';
   return ext === 'txt' || ext === 'json' ? ext : undefined;
 }
 

@@ -15,6 +15,7 @@ import { asObject, describeRoot, jsonFileRecords, requireFiles, type JsonRecord 
 import { orderedMap } from './orderedMap.js';
 import { cleanQuestion } from './questions.js';
 import { chartLabel } from './referenceAnswers.js';
+import { decodeUtf8, encodingReason } from './utf8.js';
 
 type ChartqaConfig = SourceConfigOf<'chartqa'>;
 
@@ -72,11 +73,11 @@ async function toItem({ index, value }: JsonRecord, at: SplitFile, store: Object
   const position = `${at.split}/${at.set}/${index}`;
   const record = asObject(value);
   if (!record || typeof record.imgname !== 'string' || typeof record.query !== 'string') {
-    return damaged(position, `${at.file}#${index}: expected {imgname, query, label}, got ${JSON.stringify(value).slice(0, 80)}`);
+    return damaged(position, 'bad-record', `${at.file}#${index}: expected {imgname, query, label}, got ${JSON.stringify(value).slice(0, 80)}`);
   }
   const sourceId = `${position}/${record.imgname}`;
   const key = datasetKey(joinPath(at.dir, 'png'), record.imgname);
-  if (key === undefined) return damaged(sourceId, `${sourceId}: imgname '${record.imgname}' leaves the dataset root; not read`);
+  if (key === undefined) return damaged(sourceId, 'outside-root', `${sourceId}: imgname '${record.imgname}' leaves the dataset root; not read`);
   const verdict = cleanQuestion(record.query, config.question);
   if (!verdict.ok) return filtered(sourceId, verdict.reason, `${sourceId}: ${verdict.detail}`);
 
@@ -84,19 +85,24 @@ async function toItem({ index, value }: JsonRecord, at: SplitFile, store: Object
   const rawLabel = typeof record.label === 'string' || typeof record.label === 'number' ? String(record.label) : undefined;
   const label = rawLabel === undefined ? undefined : chartLabel(rawLabel, record.query);
   if (label && !label.ok) return filtered(sourceId, label.filter, `${sourceId}: ${label.detail}`);
+  const table = config.attachTables ? await chartTable(store, at.dir, record.imgname) : undefined;
+  // Like every other dataset text, a table that is not UTF-8 is reported, never passed on as U+FFFD.
+  if (table && 'notUtf8' in table) return damaged(sourceId, 'encoding', `${sourceId}: ${encodingReason(table.notUtf8)}`);
   return sourceSample('chartqa', sourceId, config.licenseNote, { sourceIndex, key }, {
     originalInstruction: verdict.question,
     originalAnswer: label?.answer,
-    grounding: config.attachTables ? await chartTable(store, at.dir, record.imgname) : undefined,
+    grounding: table?.text,
   });
 }
 
-/** The chart's data table, if the dataset has one. */
-async function chartTable(store: ObjectStore, dir: string, imgname: string): Promise<string | undefined> {
+/** The chart's data table, if the dataset has one, or the table's key when it is not valid UTF-8. */
+async function chartTable(store: ObjectStore, dir: string, imgname: string): Promise<{ text: string } | { notUtf8: string } | undefined> {
   const stem = imgname.replace(/\.[^./]*$/, '');
   const key = datasetKey(joinPath(dir, 'tables'), `${stem}.csv`);
   const csv = key === undefined ? undefined : await store.get(key);
-  return csv === undefined ? undefined : tableText(csv.toString('utf8'));
+  if (csv === undefined) return undefined;
+  const text = decodeUtf8(csv);
+  return text === undefined ? { notUtf8: key! } : { text: tableText(text) };
 }
 
 /** Whole rows up to TABLE_LIMIT characters, saying when rows were left out. */

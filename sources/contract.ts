@@ -28,8 +28,12 @@ interface ProblemBase {
  * each worth a look, so they are listed one by one.
  */
 export interface DamagedUnit extends ProblemBase {
-  /** Optional only so problems built before filtering existed still type-check: absent means damaged. */
-  kind?: 'damaged';
+  kind: 'damaged';
+  /**
+   * Short stable key of what is wrong, to count by in the build report's accounting: `encoding`,
+   * `outside-root`, `json-malformed`, `tar-unreadable`...
+   */
+  code: string;
 }
 
 /**
@@ -43,8 +47,8 @@ export interface FilteredRecord extends ProblemBase {
   filter: string;
 }
 
-export function damaged(sourceId: string, reason: string): DamagedUnit {
-  return { problem: true, kind: 'damaged', sourceId, reason };
+export function damaged(sourceId: string, code: string, reason: string): DamagedUnit {
+  return { problem: true, kind: 'damaged', code, sourceId, reason };
 }
 
 export function filtered(sourceId: string, filter: string, reason: string): FilteredRecord {

@@ -3,6 +3,13 @@
  * untrusted input: one naming `../` or an absolute path must never make a reader open a file outside
  * the dataset, so it is refused before any store is asked for it.
  */
+/**
+ * Image files a reader lists (by extension, lowercased): everything the image stage decodes (sharp:
+ * JPEG, PNG, WebP, GIF, TIFF, AVIF), and BMP, which it rejects as `unsupported-format: bmp` rather
+ * than the reader skipping the file without a record.
+ */
+export const IMAGE_EXTENSIONS: ReadonlySet<string> = new Set(['jpg', 'jpeg', 'png', 'webp', 'gif', 'tif', 'tiff', 'avif', 'bmp']);
+
 /** The store key of `path` under the folder `dir` of the dataset root, or undefined when `path` could leave the root. */
 export function datasetKey(dir: string, path: string): string | undefined {
   if (path.trim() === '' || path.includes('\0') || path.includes('\\')) return undefined;

@@ -23,7 +23,22 @@ import { decodeUtf8, encodingReason } from './utf8.js';
 
 export type JsonArrayItem =
   | { index: number; /** Byte offset of the element's first byte. */ offset: number; value: unknown }
-  | { index: number; offset: number; error: string };
+  | { index: number; offset: number; error: string; /** A short stable key of the error, to count by. */ code: JsonErrorCode };
+
+/**
+ * `json-record-skipped`: a broken record skipped by resynchronising at the next one; `json-rest-unread`:
+ * the rest of the file after a broken record (no next record found); the others name the damage itself.
+ */
+export type JsonErrorCode =
+  | 'json-record-skipped'
+  | 'json-rest-unread'
+  | 'json-unterminated-string'
+  | 'json-malformed'
+  | 'json-empty-element'
+  | 'json-truncated'
+  | 'json-trailing-content'
+  | 'json-empty-file'
+  | 'encoding';
 
 /** The input is not a JSON array at all (a JSON object, JSON lines, CSV...): nothing to stream. */
 export class JsonArrayError extends Error {
@@ -124,7 +139,7 @@ export async function* jsonArrayElements(
     replay = bytes.subarray(cut);
     base = start + cut;
     state = State.BeforeElement;
-    return { index: index++, offset: start, error: `${seekWhy}; ${cut} bytes skipped (1 record), reading resumes at the next record, byte ${start + cut}` };
+    return { index: index++, offset: start, error: `${seekWhy}; ${cut} bytes skipped (1 record), reading resumes at the next record, byte ${start + cut}`, code: 'json-record-skipped' };
   };
 
   const input = chunks[Symbol.asyncIterator]();
@@ -176,7 +191,7 @@ export async function* jsonArrayElements(
             const element = held();
             const at = { index, offset: start };
             const item: JsonArrayItem =
-              brokenAt === undefined ? parsed(element, at) : { ...at, error: `unterminated string (a line break inside it at byte ${brokenAt})` };
+              brokenAt === undefined ? parsed(element, at) : { ...at, error: `unterminated string (a line break inside it at byte ${brokenAt})`, code: 'json-unterminated-string' };
             if ('error' in item && startSeeking(element, item.error)) {
               // The boundary may lie inside this element or after it: seek through both.
               hold(chunk.subarray(i));
@@ -218,7 +233,7 @@ export async function* jsonArrayElements(
           break scan;
         case State.AfterArray:
           if (isSpace(b)) continue;
-          yield { index, offset: base + i, error: 'unexpected content after the closing ]' };
+          yield { index, offset: base + i, error: 'unexpected content after the closing ]', code: 'json-trailing-content' };
           return;
       }
     }
@@ -232,7 +247,7 @@ export async function* jsonArrayElements(
         if (skipped) {
           yield skipped;
         } else if (size > maxElementBytes) {
-          yield { index, offset: start, error: `${seekWhy}; no next record within ${maxElementBytes} bytes, the rest of the file is not read` };
+          yield { index, offset: start, error: `${seekWhy}; no next record within ${maxElementBytes} bytes, the rest of the file is not read`, code: 'json-rest-unread' };
           return;
         }
       }
@@ -240,24 +255,24 @@ export async function* jsonArrayElements(
   }
 
   if (state === State.InElement) {
-    yield { index, offset: start, error: `the file ends inside this element at byte ${streamed} (truncated)` };
+    yield { index, offset: start, error: `the file ends inside this element at byte ${streamed} (truncated)`, code: 'json-truncated' };
   } else if (state === State.Seeking) {
-    yield { index, offset: start, error: `${seekWhy}; no later record follows it before the end of the file at byte ${streamed}` };
+    yield { index, offset: start, error: `${seekWhy}; no later record follows it before the end of the file at byte ${streamed}`, code: 'json-rest-unread' };
   } else if (state === State.BeforeElement) {
-    yield { index, offset: streamed, error: `the file ends at byte ${streamed}, before the array's closing ] (truncated)` };
+    yield { index, offset: streamed, error: `the file ends at byte ${streamed}, before the array's closing ] (truncated)`, code: 'json-truncated' };
   } else if (state === State.BeforeArray) {
-    yield { index, offset: streamed, error: 'the file is empty' };
+    yield { index, offset: streamed, error: 'the file is empty', code: 'json-empty-file' };
   }
 }
 
 function parsed(element: Buffer, at: { index: number; offset: number }): JsonArrayItem {
   const text = decodeUtf8(element);
-  if (text === undefined) return { ...at, error: encodingReason('this element') };
-  if (text.trim() === '') return { ...at, error: 'empty element (two commas in a row)' };
+  if (text === undefined) return { ...at, error: encodingReason('this element'), code: 'encoding' };
+  if (text.trim() === '') return { ...at, error: 'empty element (two commas in a row)', code: 'json-empty-element' };
   try {
     return { ...at, value: JSON.parse(text) as unknown };
   } catch (err) {
-    return { ...at, error: `not valid JSON: ${(err as Error).message}` };
+    return { ...at, error: `not valid JSON: ${(err as Error).message}`, code: 'json-malformed' };
   }
 }
 

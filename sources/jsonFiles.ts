@@ -45,7 +45,7 @@ export async function* jsonFileRecords(store: ObjectStore, file: string, expecte
   }
   try {
     for await (const item of jsonArrayElements(stream as AsyncIterable<Buffer>)) {
-      if ('error' in item) yield damaged(`${file}#${item.index}`, `${file}: element #${item.index} at byte ${item.offset}: ${item.error}`);
+      if ('error' in item) yield damaged(`${file}#${item.index}`, item.code, `${file}: element #${item.index} at byte ${item.offset}: ${item.error}`);
       else yield { file, index: item.index, value: item.value };
     }
   } catch (err) {

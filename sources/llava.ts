@@ -54,16 +54,16 @@ export async function* llavaItems(source: LlavaSource): AsyncGenerator<SourceIte
  */
 function toItem({ file, index, value }: JsonRecord, source: LlavaSource): SourceItem {
   const record = asObject(value);
-  if (!record) return damaged(`${file}#${index}`, `${file}#${index}: not a JSON object`);
+  if (!record) return damaged(`${file}#${index}`, 'not-an-object', `${file}#${index}: not a JSON object`);
   const id = typeof record.id === 'string' || typeof record.id === 'number' ? String(record.id) : undefined;
   const sourceId = id === undefined ? `${file}#${index}` : `${file}#${index}:${id}`;
 
   if (record.image === undefined) return filtered(sourceId, 'no-image', `${sourceId}: a text-only record`);
-  if (typeof record.image !== 'string') return damaged(sourceId, `${sourceId}: image is not a path: ${JSON.stringify(record.image).slice(0, 80)}`);
+  if (typeof record.image !== 'string') return damaged(sourceId, 'image-not-a-path', `${sourceId}: image is not a path: ${JSON.stringify(record.image).slice(0, 80)}`);
   const key = datasetKey(source.imageDir, record.image);
-  if (key === undefined) return damaged(sourceId, `${sourceId}: image path '${record.image}' leaves the dataset root; not read`);
+  if (key === undefined) return damaged(sourceId, 'outside-root', `${sourceId}: image path '${record.image}' leaves the dataset root; not read`);
   const exchange = firstExchange(record.conversations);
-  if (typeof exchange === 'string') return damaged(sourceId, `${sourceId}: ${exchange}`);
+  if (typeof exchange === 'string') return damaged(sourceId, 'bad-conversation', `${sourceId}: ${exchange}`);
 
   const drop = source.screen?.(id);
   if (drop) return filtered(sourceId, drop.filter, `${sourceId}: ${drop.reason}`);

@@ -1,5 +1,6 @@
 /**
- * RICO unique UIs (interactionmining.org) as unpacked: `combined/<N>.jpg` screenshots beside
+ * RICO unique UIs (interactionmining.org) as unpacked: `combined/<N>.jpg` screenshots (any image
+ * format the image stage handles is listed too, so none is skipped without a record) beside
  * `combined/<N>.json` view hierarchies; the root is the folder holding `combined/` or `combined/`
  * itself. `semantic_annotations/` holds wireframe renderings, not screenshots, and is never read.
  * RICO has no questions: instructions are generated, and the text visible on the screen (from the
@@ -9,13 +10,13 @@ import type { SourceConfigOf } from '../config/sourceConfig.js';
 import type { ObjectStore } from '../storage/objectStore.js';
 import { openStore, type S3Options } from '../storage/openStore.js';
 import { SourceError, damaged, readStored, sourceSample, type SourceItem, type SourceReader } from './contract.js';
+import { IMAGE_EXTENSIONS } from './datasetPath.js';
 import { asObject, describeRoot } from './jsonFiles.js';
 import { orderedMap } from './orderedMap.js';
 import { decodeUtf8, encodingReason } from './utf8.js';
 
 const SCREENS = 'combined';
 const WIREFRAMES = 'semantic_annotations';
-const IMAGE_EXTS = new Set(['jpg', 'jpeg', 'png']);
 /** Screen text budget: the labels and headings that say what the screen is, not every list row. */
 const SCREEN_TEXT_LIMIT = 2000;
 /** Screens whose hierarchy is fetched ahead (a GET each). */
@@ -64,7 +65,7 @@ async function screensDir(store: ObjectStore): Promise<string> {
 function kindOf(name: string): 'image' | 'hierarchy' | undefined {
   if (name.includes('/') || name.indexOf('.') <= 0) return undefined;
   const ext = name.slice(name.lastIndexOf('.') + 1).toLowerCase();
-  return IMAGE_EXTS.has(ext) ? 'image' : ext === 'json' ? 'hierarchy' : undefined;
+  return IMAGE_EXTENSIONS.has(ext) ? 'image' : ext === 'json' ? 'hierarchy' : undefined;
 }
 
 /** Screens in listing order. A stem's files are adjacent in a sorted listing, so one screen is held at a time. */
@@ -87,17 +88,17 @@ async function* screens(store: ObjectStore, dir: string): AsyncGenerator<Screen>
 
 /** sourceId is the screen's number, `<N>`. */
 async function toItem(screen: Screen, store: ObjectStore, config: SourceConfigOf<'rico'>, sourceIndex: number): Promise<SourceItem> {
-  if (!screen.image) return damaged(screen.stem, `${screen.hierarchy}: a view hierarchy without its screenshot`);
+  if (!screen.image) return damaged(screen.stem, 'no-screenshot', `${screen.hierarchy}: a view hierarchy without its screenshot`);
   let grounding: string | undefined;
   if (screen.hierarchy) {
     const body = await store.get(screen.hierarchy);
     const text = body === undefined ? undefined : decodeUtf8(body);
-    if (body !== undefined && text === undefined) return damaged(screen.stem, encodingReason(screen.hierarchy));
+    if (body !== undefined && text === undefined) return damaged(screen.stem, 'encoding', encodingReason(screen.hierarchy));
     let hierarchy: unknown;
     try {
       hierarchy = text === undefined ? undefined : JSON.parse(text);
     } catch (err) {
-      return damaged(screen.stem, `${screen.hierarchy} is not JSON (${(err as Error).message})`);
+      return damaged(screen.stem, 'json-malformed', `${screen.hierarchy} is not JSON (${(err as Error).message})`);
     }
     grounding = visibleText(hierarchy);
   }

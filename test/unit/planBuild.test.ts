@@ -20,7 +20,7 @@ function source(ids: string[]): SourceReader {
       for (const id of ids) {
         yield { sampleId: sampleIdFor('cc3m', id), source: 'cc3m', sourceId: id, licenseNote: 'x', image: { sourceIndex: 0, key: `${id}.jpg` } };
       }
-      yield { problem: true, kind: 'damaged', sourceId: '00009.tar', reason: '00009.tar is truncated' };
+      yield { problem: true, kind: 'damaged', code: 'tar-unreadable', sourceId: '00009.tar', reason: '00009.tar is truncated' };
       yield { problem: true, kind: 'filtered', filter: 'multiple-choice', sourceId: 'q1', reason: 'has options' };
     },
     readImage: async () => Buffer.alloc(0),

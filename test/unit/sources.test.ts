@@ -167,6 +167,16 @@ for (const backend of [localBackend(), s3Backend()]) {
         assert.ok(samplesOf(bare).every((s) => s.grounding === undefined));
       });
 
+      it('reports a data table that is not valid UTF-8 as encoding:, not as U+FFFD grounding', async () => {
+        const { uri, store } = await dataset((store) => writeChartqa(store));
+        await store.put('ChartQA Dataset/train/tables/10001.csv', Buffer.from([0x59, 0x65, 0x61, 0x72, 0x2c, 0xe9, 0x74, 0xe9, 0x0a])); // Latin-1 "Year,été"
+        const items = await read(sourceSchema.parse({ type: 'chartqa', uri }));
+        const broken = problemsOf(items).filter((p) => p.kind === 'damaged');
+        assert.deepEqual(broken.map((p) => [p.sourceId, p.kind === 'damaged' && p.code]), [['train/human/0/10001.png', 'encoding'], ['train/augmented/0/10001.png', 'encoding']]);
+        assert.match(broken[0]!.reason, /encoding: ChartQA Dataset\/train\/tables\/10001\.csv is not valid UTF-8/);
+        assert.ok(samplesOf(items).every((s) => !s.grounding?.includes('\uFFFD')));
+      });
+
       it('fails before any sample when a configured split is missing', async () => {
         const { uri } = await dataset((store) => writeChartqa(store));
         const error = await read(sourceSchema.parse({ type: 'chartqa', uri, splits: ['train', 'test'] })).catch((e: unknown) => e);
@@ -249,6 +259,13 @@ for (const backend of [localBackend(), s3Backend()]) {
         });
         assert.equal(ten!.grounding, undefined, 'a screen without a hierarchy has no grounding');
         await assertImages(config, samplesOf(items), nested.images);
+      });
+
+      it('lists screenshots in every format the image stage handles (WebP, GIF, TIFF, AVIF; BMP to be refused there), none skipped', async () => {
+        const { uri, store } = await dataset((store) => writeRico(store));
+        for (const [n, ext] of [['20', 'webp'], ['21', 'gif'], ['22', 'tiff'], ['23', 'avif'], ['24', 'bmp'], ['25', 'PNG']]) await store.put(`combined/${n}.${ext}`, 'image bytes');
+        const items = await read(sourceSchema.parse({ type: 'rico', uri }));
+        assert.deepEqual(outline(items), ['sample 0', 'sample 1', 'sample 10', 'sample 2', 'sample 20', 'sample 21', 'sample 22', 'sample 23', 'sample 24', 'sample 25']);
       });
 
       it('reports a hierarchy without screenshot and one that is not JSON; a corrupt screenshot reaches the image stage', async () => {
