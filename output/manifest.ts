@@ -68,7 +68,7 @@ export interface ShardManifest {
   /** With targets: the records of each kind this shard could keep; accepted ones beyond are `over-target` rejects. */
   targetCaps?: Partial<Record<'instruct' | 'dpo', number>>;
   /**
-   * Rejections (samples and pairs) caused by a model call: `modelCall` in their reject records. Not
+   * Rejections (samples and pairs) caused by a model call: `model_call` in their reject records. Not
    * final: a re-run of the build regenerates them (llm.rerunModelCallRejects). Absent in manifests
    * written before it existed (taken as 0).
    */
@@ -173,7 +173,7 @@ export function pairStats(samples: readonly AssembledSample[]): PairStats {
     const pair = s.dpo
       ? { kept: true, strategy: s.dpo.strategy, types: atStakeTypes(s.dpo), refused: s.dpo.pair_rule_rejections }
       : s.reject?.kind === 'pair' && s.reject.strategy
-        ? { kept: false, strategy: s.reject.strategy, types: discardedAtStakeTypes(s.reject), refused: s.reject.ruleRejections ?? {} }
+        ? { kept: false, strategy: s.reject.strategy, types: discardedAtStakeTypes(s.reject), refused: s.reject.pair_rule_rejections ?? {} }
         : undefined;
     if (!pair) continue;
     const strategy = (stats.byStrategy[pair.strategy] ??= emptyStrategyPairs());
@@ -186,7 +186,7 @@ export function pairStats(samples: readonly AssembledSample[]): PairStats {
 }
 
 function discardedAtStakeTypes(reject: RejectRecord): string[] {
-  const stake = new Set(reject.atStake ?? []);
+  const stake = new Set(reject.at_stake ?? []);
   return (reject.verdicts ?? []).filter((v) => stake.has(v.index)).map((v) => v.type);
 }
 

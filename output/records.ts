@@ -79,13 +79,16 @@ export interface RejectRecord {
   stage: StageName;
   reason: string;
   verdicts?: Verdict[];
+  /** A regenerated answer's first attempt's verdicts. */
+  first_verdicts?: Verdict[];
   /** The DPO strategy of a discarded pair. */
   strategy?: string;
-  /** A discarded pair's rejected answers refused, by pair rule. */
-  ruleRejections?: Record<string, number>;
-  atStake?: number[];
+  /** A discarded pair's rejected answers refused, by pair rule (the DPO records' name). */
+  pair_rule_rejections?: Record<string, number>;
+  /** Indices of a discarded pair's constraints at stake. */
+  at_stake?: number[];
   /** The failed model call behind the rejection: endpoint, model, status, masked excerpt. */
-  modelCall?: ModelCallFault;
+  model_call?: ModelCallFault;
 }
 
 export type SampleStates = Partial<{ [S in StageName]: StageState<S> }>;
@@ -105,6 +108,19 @@ export interface TrainingPromptSettings {
   seed: number;
 }
 
+/** Rejection details as written: snake_case like every other record field. */
+function writtenDetails(details: RejectionDetails | undefined): Partial<RejectRecord> {
+  if (!details) return {};
+  const written: Partial<RejectRecord> = {};
+  if (details.verdicts) written.verdicts = details.verdicts;
+  if (details.firstVerdicts) written.first_verdicts = details.firstVerdicts;
+  if (details.strategy !== undefined) written.strategy = details.strategy;
+  if (details.ruleRejections) written.pair_rule_rejections = details.ruleRejections;
+  if (details.atStake) written.at_stake = details.atStake;
+  if (details.modelCall) written.model_call = details.modelCall;
+  return written;
+}
+
 export function assembleSample(sample: SourceSample, states: SampleStates, training: TrainingPromptSettings): AssembledSample {
   const calls = PIPELINE.flatMap((s) => states[s]?.calls ?? []);
   const reject = (kind: RejectRecord['kind'], stage: StageName, reason: string, details?: RejectionDetails): RejectRecord => ({
@@ -114,7 +130,7 @@ export function assembleSample(sample: SourceSample, states: SampleStates, train
     kind,
     stage,
     reason,
-    ...details,
+    ...writtenDetails(details),
   });
   const results: Partial<StageResults> = {};
   for (const stage of PIPELINE.slice(0, 4)) {

@@ -62,7 +62,7 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
     const lostTo = await claimLostTo(store, layout, sample, states);
     return lostTo ? { calls: sampleRecords.calls, reject: lostTo } : sampleRecords;
   });
-  const modelFaults = assembled.flatMap((a) => (a.reject?.modelCall ? [a.reject.modelCall] : []));
+  const modelFaults = assembled.flatMap((a) => (a.reject?.model_call ? [a.reject.model_call] : []));
   if (spec.errorBudget) checkShardBudget(spec.shard, spec.samples.length, modelFaults, spec.errorBudget);
   const overTarget = spec.caps ? trimToCaps(assembled, spec.caps) : [];
   const instruct = assembled.flatMap((a) => (a.instruct ? [a.instruct] : []));
@@ -114,7 +114,7 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
     pairs: pairStats(assembled),
     quality: shardQuality(loaded.map((l) => l.states), { instruct, dpo, rejects }),
     ...(spec.caps ? { targetCaps: spec.caps } : {}),
-    modelCallRejects: rejects.filter((r) => r.modelCall).length,
+    modelCallRejects: rejects.filter((r) => r.model_call).length,
     revision: existing ? revisionOf(existing) + 1 : 1,
   };
   if (existing) {

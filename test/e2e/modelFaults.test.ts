@@ -99,12 +99,12 @@ test('30% unusable replies: tried again, never cached as final; a build after th
   assert.deepEqual(flaky.shards, { planned: SHARDS, committed: SHARDS, failed: 0 });
   const before = await outcomes('flaky');
   const tried = [...before.values()].flatMap((o) => o.rejects);
-  const victims = new Set(tried.filter((r) => r.modelCall).map((r) => r.id));
+  const victims = new Set(tried.filter((r) => r.model_call).map((r) => r.id));
   console.log(`unusable replies rejected ${victims.size} of ${before.size} samples (${tried.length} rejects in all)`);
   assert.ok(victims.size > 0 && victims.size < before.size, `some samples lost to unusable replies, not all: ${victims.size}/${before.size}`);
-  for (const r of tried.filter((t) => t.modelCall)) {
+  for (const r of tried.filter((t) => t.model_call)) {
     assert.match(r.reason, /^(instruction|constraints|compatibility|verifier|answer|rejected|judge): (empty-reply|truncated-reply|invalid-json): .*\(3 tries\)$/);
-    assert.equal(r.modelCall!.endpoint, stack.simulator.url);
+    assert.equal(r.model_call!.endpoint, stack.simulator.url);
   }
   // Manifests count them by the problem, whichever stage's call it was (a judge's included).
   const byReason: Record<string, number> = {};
@@ -115,7 +115,7 @@ test('30% unusable replies: tried again, never cached as final; a build after th
   const problemCodes = ['empty-reply', 'truncated-reply', 'invalid-json'];
   assert.equal(
     problemCodes.reduce((n, code) => n + (byReason[code] ?? 0), 0),
-    tried.filter((t) => t.modelCall).length,
+    tried.filter((t) => t.model_call).length,
     JSON.stringify(byReason),
   );
 
@@ -128,7 +128,7 @@ test('30% unusable replies: tried again, never cached as final; a build after th
   assert.deepEqual([...paidFor].sort(), [...victims].sort(), 'requests were made for exactly the samples the faults rejected');
   assert.ok(stack.simulator.stats().requests > 0);
   for (const [id, o] of after) {
-    assert.ok(!o.rejects.some((r) => r.modelCall), `${id} is no longer rejected for a model call`);
+    assert.ok(!o.rejects.some((r) => r.model_call), `${id} is no longer rejected for a model call`);
     if (!victims.has(id)) assert.deepEqual(o.record, before.get(id)!.record, `${id} is the same as before, from the cache`);
   }
 });
@@ -160,7 +160,7 @@ async function storedText(root: string, buildId: string): Promise<{ lines: Map<s
 
 /** Rejections of the given samples that are not model-call ones: decided on the samples' merits. */
 const verdictRejectsOf = (found: Awaited<ReturnType<typeof outcomes>>, ids: Set<string>) =>
-  [...found].filter(([id]) => ids.has(id)).reduce((n, [, o]) => n + o.rejects.filter((r) => !r.modelCall).length, 0);
+  [...found].filter(([id]) => ids.has(id)).reduce((n, [, o]) => n + o.rejects.filter((r) => !r.model_call).length, 0);
 
 /** Calls a stage state records as paid (not cache hits). */
 const paidCalls = (state: string | undefined) => (state ? (JSON.parse(state) as StageState).calls.filter((c) => !c.cached).length : 0);
@@ -184,7 +184,7 @@ test('re-running the same build after the faults cleared regenerates exactly the
   const first = JSON.parse((await new LocalStore(root).get(buildLayout('rerun').report))!.toString()) as BuildReport;
   assert.deepEqual(first.shards, { planned: SHARDS, committed: SHARDS, failed: 0 });
   const before = await outcomes('rerun', root);
-  const modelCallRejects = [...before.values()].flatMap((o) => o.rejects.filter((r) => r.modelCall));
+  const modelCallRejects = [...before.values()].flatMap((o) => o.rejects.filter((r) => r.model_call));
   const victims = new Set(modelCallRejects.map((r) => r.id));
   assert.ok(victims.size > 0 && victims.size < before.size, `some samples lost to unusable replies, not all: ${victims.size}/${before.size}`);
   const stored = await storedText(root, 'rerun');
@@ -224,7 +224,7 @@ test('re-running the same build after the faults cleared regenerates exactly the
   const after = await outcomes('rerun', root);
   assert.equal(after.size, before.size);
   for (const [id, o] of after) {
-    assert.ok(!o.rejects.some((r) => r.modelCall), `${id} is no longer rejected for a model call`);
+    assert.ok(!o.rejects.some((r) => r.model_call), `${id} is no longer rejected for a model call`);
     assert.equal(Number(Boolean(o.record)) + o.rejects.filter((r) => r.kind === 'sample').length, 1, `${id} is either accepted or rejected, once`);
   }
   // A victim may have lost its sample or only its DPO pair: accepted records rise either way.
