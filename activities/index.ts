@@ -8,6 +8,7 @@ import { buildLayout } from '../storage/buildLayout.js';
 import { commitShard as writeShard } from '../output/shardWriter.js';
 import { writeBuildReport, type BuildReport } from '../output/buildReport.js';
 import { writeDatasetDocs } from '../output/datasetDocs.js';
+import { writeReservedSplit } from '../output/export.js';
 import { ConfigMismatchError, planBuild as plan, type BuildPlan } from '../pipeline/planBuild.js';
 import { runStage, type SliceOutcome } from '../pipeline/runStage.js';
 import { planTopUp as topUp } from '../pipeline/topUp.js';
@@ -169,6 +170,7 @@ export async function commitShard(task: ShardTask & { caps?: Goals; replacesRevi
         samples,
         training: { template: ctx.config.training.promptTemplate, seed: ctx.config.seed },
         errorBudget: ctx.config.llm.errorBudget,
+        ...(ctx.config.holdout ? { holdout: { seed: ctx.config.seed, fraction: ctx.config.holdout.fraction } } : {}),
         ...(task.caps ? { caps: task.caps } : {}),
         ...(task.replacesRevision !== undefined ? { replacesRevision: task.replacesRevision } : {}),
       });
@@ -200,6 +202,8 @@ export async function finalizeBuild(input: { build: BuildRef; shardCount: number
     const layout = buildLayout(input.build.buildId);
     const report = await writeBuildReport(store, layout, input);
     await writeDatasetDocs(store, layout, report, input.shardCount);
+    // The eval split the build reserved (config holdout), where `mmif eval --data` reads it.
+    if (report.heldOut && report.heldOut.instruct > 0) await writeReservedSplit(store, layout);
     return report;
   });
 }

@@ -100,6 +100,15 @@ export const buildConfigSchema = z
       .strict()
       .refine((t) => t.instruct !== undefined || t.dpo !== undefined, 'set instruct, dpo or both')
       .optional(),
+    /**
+     * A held-out split reserved for evaluation: every accepted sample whose normalized image is drawn
+     * (seeded by `seed` and the image's sha256, so a shared image is drawn once) is kept out of the
+     * training data and written as the eval split (`MM-IFEval/mmif_holdout.jsonl`); no image is in both.
+     */
+    holdout: z
+      .object({ fraction: z.number().gt(0).lt(1) })
+      .strict()
+      .optional(),
     shardSize: z.number().int().min(1).max(5000).default(64),
     /** Samples per activity call: bounds history (one event group per slice) and retry cost. */
     sliceSize: z.number().int().min(1).max(500).default(16),

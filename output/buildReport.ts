@@ -35,6 +35,11 @@ export interface BuildReport {
   targets?: TargetsReport;
   /** Sources selected by richness: scorer, rule, candidates by fate, score and tag distributions. */
   richness?: SourceRichness[];
+  /**
+   * With the build's `holdout`: the eval split it reserved (accepted records whose image is held out,
+   * not in `counts`), drawn by image with `seed`; written to MM-IFEval/mmif_holdout.jsonl.
+   */
+  heldOut?: { fraction: number; seed: number; instruct: number; dpo: number };
 }
 
 export interface TargetsReport {
@@ -64,6 +69,7 @@ export async function writeBuildReport(
     verification: { byMethod: {}, regeneratedAnswers: 0 },
     pairs: { byStrategy: {}, byConstraintType: {} },
   };
+  const heldOut = { instruct: 0, dpo: 0 };
   for (let shard = 0; shard < input.shardCount; shard++) {
     const manifest = await getJson<ShardManifest>(store, layout.manifest(shard));
     if (!manifest) continue;
@@ -82,7 +88,13 @@ export async function writeBuildReport(
     }
     addStrategyPairs(report.pairs.byStrategy, manifest.pairs.byStrategy);
     addTallies(report.pairs.byConstraintType, manifest.pairs.byConstraintType);
+    if (manifest.heldOut) {
+      heldOut.instruct += manifest.heldOut.instruct;
+      heldOut.dpo += manifest.heldOut.dpo;
+    }
   }
+  const config = (await getJson<StoredConfig>(store, layout.config))?.config;
+  if (config?.holdout) report.heldOut = { fraction: config.holdout.fraction, seed: config.seed, ...heldOut };
   const targets = await targetsReport(store, layout);
   if (targets) report.targets = targets;
   const preflight = await preflightUsage(store, layout);

@@ -7,7 +7,7 @@ import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 import type { StoredConfig } from '../pipeline/planBuild.js';
 import type { BuildLayout } from '../storage/buildLayout.js';
 import type { ShardManifest } from './manifest.js';
-import { isHeldOut, mmifevalLines } from './mmifeval.js';
+import { isHeldOutImage, mmifevalLines } from './mmifeval.js';
 import type { DpoRecord, InstructRecord } from './records.js';
 import { dpoRecordFromLine, dpoSharegptLine, instructRecordFromLine, instructSharegptLine, jsonl, llamaFactoryDatasetInfo } from './sharegpt.js';
 import { loadImages } from './shardWriter.js';
@@ -64,40 +64,84 @@ export async function exportTrl(store: ObjectStore, layout: BuildLayout): Promis
   return summary;
 }
 
+/** What `mmif export --format mmifeval` holds out of a build that reserved no split. */
+export const DEFAULT_EXPORT_HOLDOUT = 0.05;
+
+/** `--holdout` given for a build that reserved its split at build time (config `holdout`). */
+export class ReservedSplitError extends Error {
+  override name = 'ReservedSplitError';
+}
+
 /**
- * Holds out `fraction` of the samples (seeded by the build's seed) in MM-IFEval's input layout, and
- * writes the training data without them (SFT records and the DPO pairs of the held-out samples) as a
- * LLaMA-Factory dataset_dir of its own, so the scores are on samples the model never saw.
+ * The eval split in MM-IFEval's input layout. A build with `holdout` reserved it: its held-out
+ * records (heldout/, already out of the training data) are written as they are. Otherwise
+ * `fraction` (default 5%) of the images is drawn (seeded by the build's seed) and the training
+ * data without them (SFT records and DPO pairs of those images) is written as a LLaMA-Factory
+ * dataset_dir of its own (MM-IFEval/), so the scores are on images the model never saw.
  */
-export async function exportMmifeval(store: ObjectStore, layout: BuildLayout, fraction: number): Promise<ExportSummary> {
-  const seed = (await getJson<StoredConfig>(store, layout.config))?.config.seed ?? 0;
+export async function exportMmifeval(store: ObjectStore, layout: BuildLayout, fraction?: number): Promise<ExportSummary> {
+  const config = (await getJson<StoredConfig>(store, layout.config))?.config;
+  if (config?.holdout) {
+    if (fraction !== undefined) {
+      throw new ReservedSplitError(`build ${layout.root} reserved its eval split when it was built (holdout.fraction ${config.holdout.fraction}, drawn by image): the export writes that split; leave out --holdout`);
+    }
+    const summary = await writeReservedSplit(store, layout);
+    if (summary.rows === 0) throw new Error(`build ${layout.root} held out no accepted sample (holdout.fraction ${config.holdout.fraction}); raise it and build again`);
+    return summary;
+  }
+  const draw = fraction ?? DEFAULT_EXPORT_HOLDOUT;
+  const seed = config?.seed ?? 0;
   const shards = await committedShards(store, layout);
   const heldOut: InstructRecord[] = [];
   let total = 0;
   for (const shard of shards) {
     const records = await recordsOf<InstructRecord>(store, layout.instructJsonl(shard), instructRecordFromLine);
     total += records.length;
-    heldOut.push(...records.filter((r) => isHeldOut(seed, r.id, fraction)));
+    heldOut.push(...records.filter((r) => isHeldOutImage(seed, r.image_sha256, draw)));
   }
-  // The authors' scripts read their first line to find the image key: an empty file would crash them.
-  if (heldOut.length === 0) throw new Error(`the held-out draw (fraction ${fraction}, seed ${seed}) picked none of the ${total} SFT samples; raise --holdout`);
-  const lines = mmifevalLines(heldOut);
-  await store.put(layout.mmifevalBench, jsonl(lines.map((l) => JSON.stringify(l))));
-  await putJson(store, layout.mmifevalHoldoutIds, { seed, fraction, ids: heldOut.map((r) => r.id) });
+  if (heldOut.length === 0) throw new Error(`the held-out draw (fraction ${draw}, seed ${seed}) picked none of the ${total} SFT samples; raise --holdout (it draws images)`);
+  const files = await writeBench(store, layout, heldOut, { seed, fraction: draw, reservedByBuild: false });
 
-  const held = new Set(heldOut.map((r) => r.id));
+  const held = new Set(heldOut.map((r) => r.image_sha256));
   // Image paths from the training dataset_dir (MM-IFEval/) back to the build root's images/.
   const fromTrainDir = <R extends { image_path: string }>(r: R): R => ({ ...r, image_path: `../${r.image_path}` });
-  const files = [layout.mmifevalBench, layout.mmifevalHoldoutIds, layout.mmifevalTrainDatasetInfo];
+  files.push(layout.mmifevalTrainDatasetInfo);
   // A second read of the shards rather than records kept from the first: a build need not fit in
   // memory, and nothing is written before the draw is known to hold out at least one sample.
   for (const shard of shards) {
     const records = await recordsOf<InstructRecord>(store, layout.instructJsonl(shard), instructRecordFromLine);
     const pairs = await recordsOf<DpoRecord>(store, layout.dpoJsonl(shard), dpoRecordFromLine);
-    await store.put(layout.mmifevalTrainInstruct(shard), jsonl(records.filter((r) => !held.has(r.id)).map((r) => instructSharegptLine(fromTrainDir(r)))));
-    await store.put(layout.mmifevalTrainDpo(shard), jsonl(pairs.filter((p) => !held.has(p.sample_id)).map((p) => dpoSharegptLine(fromTrainDir(p)))));
+    await store.put(layout.mmifevalTrainInstruct(shard), jsonl(records.filter((r) => !held.has(r.image_sha256)).map((r) => instructSharegptLine(fromTrainDir(r)))));
+    await store.put(layout.mmifevalTrainDpo(shard), jsonl(pairs.filter((p) => !held.has(p.image_sha256)).map((p) => dpoSharegptLine(fromTrainDir(p)))));
     files.push(layout.mmifevalTrainInstruct(shard), layout.mmifevalTrainDpo(shard));
   }
   await putJson(store, layout.mmifevalTrainDatasetInfo, llamaFactoryDatasetInfo({ instruct: 'train/instruct', dpo: 'train/dpo' }));
   return { format: 'mmifeval', files, rows: heldOut.length };
+}
+
+/**
+ * Writes the split a build reserved (config `holdout`) from its committed shards' heldout/ files;
+ * the build's own training data already leaves those images out. Writes nothing when none was held
+ * out (MM-IFEval's scripts crash on an empty file). Run by every build's finalize and by the export.
+ */
+export async function writeReservedSplit(store: ObjectStore, layout: BuildLayout): Promise<ExportSummary> {
+  const config = (await getJson<StoredConfig>(store, layout.config))?.config;
+  if (!config?.holdout) throw new Error(`build ${layout.root} reserved no held-out split (config holdout)`);
+  const heldOut: InstructRecord[] = [];
+  for (const shard of await committedShards(store, layout)) {
+    const manifest = await getJson<ShardManifest>(store, layout.manifest(shard));
+    if (manifest?.heldOut) heldOut.push(...(await recordsOf<InstructRecord>(store, layout.heldOutJsonl(shard), instructRecordFromLine)));
+  }
+  if (heldOut.length === 0) return { format: 'mmifeval', files: [], rows: 0 };
+  const files = await writeBench(store, layout, heldOut, { seed: config.seed, fraction: config.holdout.fraction, reservedByBuild: true });
+  return { format: 'mmifeval', files, rows: heldOut.length };
+}
+
+/** `MM-IFEval/mmif_holdout.jsonl` and its ids file (which samples and images, and how they were drawn). */
+async function writeBench(store: ObjectStore, layout: BuildLayout, heldOut: InstructRecord[], draw: { seed: number; fraction: number; reservedByBuild: boolean }): Promise<string[]> {
+  const lines = mmifevalLines(heldOut);
+  await store.put(layout.mmifevalBench, jsonl(lines.map((l) => JSON.stringify(l))));
+  const images = [...new Set(heldOut.map((r) => r.image_sha256))].sort();
+  await putJson(store, layout.mmifevalHoldoutIds, { ...draw, by: 'image', ids: heldOut.map((r) => r.id), images });
+  return [layout.mmifevalBench, layout.mmifevalHoldoutIds];
 }

@@ -81,6 +81,12 @@ export interface ShardManifest {
    * the config says, so the files and the manifest agree again.
    */
   revising?: number;
+  /**
+   * With the build's `holdout`: accepted records kept out of the training data because their image
+   * is held out; the SFT ones are in `heldout/shard-N.jsonl` (listed in `files`). `counts` are the
+   * training data only.
+   */
+  heldOut?: { instruct: number; dpo: number };
 }
 
 /** Whether a re-run of the build must re-open this committed shard (see ShardManifest.modelCallRejects, revising). */

@@ -31,9 +31,13 @@ export interface MmifevalLine {
   del_cons?: string;
 }
 
-/** Whether a sample is held out for evaluation: a seeded draw per sample id, independent of order. */
-export function isHeldOut(seed: number, sampleId: string, fraction: number): boolean {
-  return rngFor(seed, sampleId, 'mmifeval-holdout')() < fraction;
+/**
+ * Whether an image is held out for evaluation: a seeded draw per normalized image (its sha256),
+ * independent of order, so all samples of one image are drawn together (builds' `holdout`, and
+ * `mmif export --format mmifeval --holdout` on a build that reserved none).
+ */
+export function isHeldOutImage(seed: number, imageSha256: string, fraction: number): boolean {
+  return rngFor(seed, imageSha256, 'mmifeval-holdout')() < fraction;
 }
 
 /**

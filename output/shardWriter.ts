@@ -31,6 +31,7 @@ import {
 } from './manifest.js';
 import type { Goals } from '../domain/targets.js';
 import { trimToCaps } from './overTarget.js';
+import { reserveHeldOut, type HoldoutSettings } from './heldOut.js';
 import { shardQuality } from './qualityStats.js';
 import { dpoParquet, instructParquet } from './parquet.js';
 import { dpoSharegptLine, instructSharegptLine, jsonl } from './sharegpt.js';
@@ -43,6 +44,8 @@ export interface ShardToCommit {
   training: TrainingPromptSettings;
   /** Fails the commit when too many samples were rejected by model-call errors (errorBudget.ts). */
   errorBudget?: ErrorBudget;
+  /** The build's held-out split (config `holdout`): samples whose image is drawn stay out of the training files. */
+  holdout?: HoldoutSettings;
   /** With targets: accepted records of each kind this shard may keep (its source's remaining target). */
   caps?: Goals;
   /**
@@ -64,6 +67,8 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
   });
   const modelFaults = assembled.flatMap((a) => (a.reject?.model_call ? [a.reject.model_call] : []));
   if (spec.errorBudget) checkShardBudget(spec.shard, spec.samples.length, modelFaults, spec.errorBudget);
+  // Held out before the caps: targets count training records.
+  const heldOut = spec.holdout ? reserveHeldOut(assembled, spec.holdout) : undefined;
   const overTarget = spec.caps ? trimToCaps(assembled, spec.caps) : [];
   const instruct = assembled.flatMap((a) => (a.instruct ? [a.instruct] : []));
   const dpo = assembled.flatMap((a) => (a.dpo ? [a.dpo] : []));
@@ -79,6 +84,7 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
     { key: layout.dpoParquet(spec.shard), body: await dpoParquet(dpo, imageBytes), rows: dpo.length },
     { key: layout.dpoJsonl(spec.shard), body: jsonl(dpo.map(dpoSharegptLine)), rows: dpo.length },
     { key: layout.rejects(spec.shard), body: jsonl(rejects.map((r) => JSON.stringify(r))), rows: rejects.length },
+    ...(heldOut ? [{ key: layout.heldOutJsonl(spec.shard), body: jsonl(heldOut.instruct.map(instructSharegptLine)), rows: heldOut.instruct.length }] : []),
   ];
   // Marked before any data file changes, so a crash from here on is repaired by the next run.
   if (existing && existing.revising === undefined) await putJson(store, layout.manifest(spec.shard), { ...existing, revising: revisionOf(existing) + 1 });
@@ -116,6 +122,7 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
     ...(spec.caps ? { targetCaps: spec.caps } : {}),
     modelCallRejects: rejects.filter((r) => r.model_call).length,
     revision: existing ? revisionOf(existing) + 1 : 1,
+    ...(heldOut ? { heldOut: { instruct: heldOut.instruct.length, dpo: heldOut.dpo } } : {}),
   };
   if (existing) {
     // A deliberate overwrite of the revision it replaces (checked above); it clears the `revising` mark.

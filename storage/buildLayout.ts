@@ -51,6 +51,8 @@ export function buildLayout(buildId: string) {
     dpoParquet: (shard: number) => `${root}/dpo/parquet/${shardName(shard)}.parquet`,
     dpoJsonl: (shard: number) => `${root}/dpo/sharegpt/${shardName(shard)}.jsonl`,
     rejects: (shard: number) => `${root}/rejects/${shardName(shard)}.jsonl`,
+    /** The shard's SFT records held out for evaluation (config `holdout`), sharegpt lines like instructJsonl. */
+    heldOutJsonl: (shard: number) => `${root}/heldout/${shardName(shard)}.jsonl`,
     /** Written last: its presence is what makes a shard committed. */
     manifest: (shard: number) => `${root}/manifests/${shardName(shard)}.json`,
     report: `${root}/build-report.json`,

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { EXPORT_FORMATS, exportMmifeval, exportTrl, NoCommittedShardError, type ExportFormat } from '../../output/export.js';
+import { EXPORT_FORMATS, exportMmifeval, exportTrl, NoCommittedShardError, ReservedSplitError, type ExportFormat } from '../../output/export.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';
@@ -10,10 +10,12 @@ export const EXPORT_USAGE = `usage: mmif export --output URI --build-id ID --for
   committed shards; no model call. Re-running rewrites the same bytes.
   trl       trl/sft/shard-N.parquet {id, images, messages} and trl/dpo/shard-N.parquet
             {id, images, prompt, chosen, rejected}: TRL's vision conventions, images inside.
-  mmifeval  MM-IFEval/mmif_holdout.jsonl: a held-out FRACTION (default 0.05, seeded by the build's
-            seed) of the SFT samples in the input layout of MM-IFEval's scripts (the dataset root is
-            their data/ directory); MM-IFEval/mmif_holdout.ids.json lists them, and MM-IFEval/ is a
-            LLaMA-Factory dataset_dir (dataset_info.json, train/) with every other record.
+  mmifeval  MM-IFEval/mmif_holdout.jsonl: the eval split in the input layout of MM-IFEval's scripts
+            (the dataset root is their data/ directory); MM-IFEval/mmif_holdout.ids.json lists its
+            samples and images. A build with config holdout reserved it (and every build writes it
+            itself; --holdout is refused). Otherwise a FRACTION of the images (default 0.05, seeded by
+            the build's seed) is drawn, and MM-IFEval/ is a LLaMA-Factory dataset_dir
+            (dataset_info.json, train/) with the records of every other image.
   S3 endpoints come from the environment (MMIF_S3_ENDPOINT, AWS_*).`;
 
 export async function exportCommand(args: string[]): Promise<number> {
@@ -23,17 +25,18 @@ export async function exportCommand(args: string[]): Promise<number> {
       output: { type: 'string' },
       'build-id': { type: 'string' },
       format: { type: 'string' },
-      holdout: { type: 'string', default: '0.05' },
+      holdout: { type: 'string' },
     },
   });
   const format = values.format as ExportFormat | undefined;
   if (!values.output || !values['build-id'] || !format || !EXPORT_FORMATS.includes(format)) throw new CliError(EXPORT_USAGE, EXIT.usage);
-  const fraction = Number(values.holdout);
-  if (!(fraction > 0 && fraction <= 1)) throw new CliError(`--holdout must be a fraction in (0, 1], got '${values.holdout}'`, EXIT.usage);
+  const fraction = values.holdout === undefined ? undefined : Number(values.holdout);
+  if (fraction !== undefined && !(fraction > 0 && fraction <= 1)) throw new CliError(`--holdout must be a fraction in (0, 1], got '${values.holdout}'`, EXIT.usage);
   const store = openStore(values.output, s3FromEnv());
   const layout = buildLayout(values['build-id']);
   const summary = await (format === 'trl' ? exportTrl(store, layout) : exportMmifeval(store, layout, fraction)).catch((err: unknown) => {
-    throw err instanceof NoCommittedShardError ? new CliError(err.message, EXIT.notFound) : err;
+    if (err instanceof NoCommittedShardError) throw new CliError(err.message, EXIT.notFound);
+    throw err instanceof ReservedSplitError ? new CliError(err.message, EXIT.usage) : err;
   });
   console.log(`${summary.format}: ${summary.rows} rows`);
   for (const file of summary.files) console.log(`  ${store.root.replace(/\/+$/, '')}/${file}`);

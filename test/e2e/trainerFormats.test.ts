@@ -118,14 +118,18 @@ test('mmif export --format mmifeval writes the reference evaluation\'s input, an
   await assert.rejects(mmif('export', '--output', dir, '--build-id', BUILD_ID, '--format', 'mmifeval', '--holdout', '0.001'), /picked none of the \d+ SFT samples; raise --holdout/);
   // Half held out: the training data written beside it, a LLaMA-Factory dataset_dir of its own, lacks exactly those samples.
   await mmif('export', '--output', dir, '--build-id', BUILD_ID, '--format', 'mmifeval', '--holdout', '0.5');
-  const held = new Set((JSON.parse(await readFile(path.join(root, 'MM-IFEval', `${MMIFEVAL_BENCH}.ids.json`), 'utf8')) as { ids: string[] }).ids);
-  assert.ok(held.size > 0 && held.size < instruct.length, `some but not all samples held out: ${held.size}/${instruct.length}`);
+  // Drawn by image: the training data written beside it has none of the held-out images.
+  const drawn = JSON.parse(await readFile(path.join(root, 'MM-IFEval', `${MMIFEVAL_BENCH}.ids.json`), 'utf8')) as { ids: string[]; images: string[]; by: string };
+  assert.equal(drawn.by, 'image');
+  const held = new Set(drawn.images);
+  assert.deepEqual(drawn.ids.sort(), instruct.filter((r) => held.has(r.image_sha256)).map((r) => r.id).sort());
+  assert.ok(drawn.ids.length > 0 && drawn.ids.length < instruct.length, `some but not all samples held out: ${drawn.ids.length}/${instruct.length}`);
   for (const venv of [DATASETS_VENVS[0]!, DATASETS_VENVS.at(-1)!]) {
     const train = await loadLikeLlamaFactory(venv.python, path.join(root, 'MM-IFEval'), path.join(dir, `train-${venv.label}`));
     assert.deepEqual(train.entries.mmif_instruct!.problems, [], venv.label);
     assert.deepEqual(train.entries.mmif_dpo!.problems, [], venv.label);
-    assert.deepEqual(train.entries.mmif_instruct!.ids.sort(), instruct.filter((r) => !held.has(r.id)).map((r) => r.id).sort(), venv.label);
-    assert.deepEqual(train.entries.mmif_dpo!.ids.sort(), dpo.filter((p) => !held.has(p.sample_id)).map((p) => p.id).sort(), venv.label);
+    assert.deepEqual(train.entries.mmif_instruct!.ids.sort(), instruct.filter((r) => !held.has(r.image_sha256)).map((r) => r.id).sort(), venv.label);
+    assert.deepEqual(train.entries.mmif_dpo!.ids.sort(), dpo.filter((p) => !held.has(p.image_sha256)).map((p) => p.id).sort(), venv.label);
   }
 
   await mmif('export', '--output', dir, '--build-id', BUILD_ID, '--format', 'mmifeval', '--holdout', '1');

@@ -4,8 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isHeldOut, mmifevalLines, scorerConstraint } from '../../output/mmifeval.js';
-import type { InstructRecord } from '../../output/records.js';
+import { isHeldOutImage, mmifevalLines, scorerConstraint } from '../../output/mmifeval.js';
+import { reserveHeldOut } from '../../output/heldOut.js';
+import type { AssembledSample, DpoRecord, InstructRecord } from '../../output/records.js';
 import type { PlannedConstraint } from '../../pipeline/stageState.js';
 
 const rule = (type: string, func: string, params: unknown[]): PlannedConstraint => ({ type, value: `${type} text`, method: 'rule', verifiers: [{ func, params }], selection: 'parser' });
@@ -39,10 +40,29 @@ test('a compare-judged constraint gets an aux line without it; indexes are uniqu
   assert.throws(() => mmifevalLines([repeated]), /record s1: constraint types repeat \(length, length\)/);
 });
 
-test('the held-out draw depends on seed and id only', () => {
-  const ids = Array.from({ length: 1000 }, (_, i) => `s${i}`);
-  const drawn = ids.filter((id) => isHeldOut(7, id, 0.1));
-  assert.deepEqual(drawn, ids.filter((id) => isHeldOut(7, id, 0.1)));
+test('the held-out draw depends on seed and image only', () => {
+  const images = Array.from({ length: 1000 }, (_, i) => `sha${i}`);
+  const drawn = images.filter((sha) => isHeldOutImage(7, sha, 0.1));
+  assert.deepEqual(drawn, images.filter((sha) => isHeldOutImage(7, sha, 0.1)));
   assert.ok(drawn.length > 60 && drawn.length < 140, `about 10%, got ${drawn.length}`);
-  assert.notDeepEqual(drawn, ids.filter((id) => isHeldOut(8, id, 0.1)));
+  assert.notDeepEqual(drawn, images.filter((sha) => isHeldOutImage(8, sha, 0.1)));
+});
+
+test('a build\'s held-out split is disjoint from its training records by image: samples sharing an image fall on one side, with their pairs', () => {
+  // 200 images, two questions each (as ChartQA's two per chart), every sample with an SFT record and a pair.
+  const assembled: AssembledSample[] = [];
+  for (let i = 0; i < 400; i++) {
+    const image_sha256 = `img${i >> 1}`;
+    assembled.push({ instruct: { id: `s${i}`, image_sha256 } as InstructRecord, dpo: { sample_id: `s${i}`, image_sha256 } as DpoRecord, calls: [] });
+  }
+  assembled.push({ reject: { id: 'r', source: 'cc3m', source_id: 'r', kind: 'sample', stage: 'image', reason: 'too-small' }, calls: [] });
+  const share = reserveHeldOut(assembled, { seed: 3, fraction: 0.2 });
+  const heldImages = new Set(share.instruct.map((r) => r.image_sha256));
+  const trainImages = new Set(assembled.flatMap((a) => [a.instruct?.image_sha256, a.dpo?.image_sha256].filter((x): x is string => x !== undefined)));
+  assert.ok(heldImages.size > 20 && heldImages.size < 60, `about 20% of 200 images, got ${heldImages.size}`);
+  assert.deepEqual([...heldImages].filter((sha) => trainImages.has(sha)), [], 'no image on both sides');
+  assert.equal(heldImages.size + trainImages.size, 200);
+  assert.equal(share.instruct.length, 2 * heldImages.size, 'both questions of a held-out image are held out');
+  assert.equal(share.dpo, share.instruct.length, 'their pairs leave the training data too');
+  assert.ok(assembled.at(-1)!.reject, 'rejections are untouched');
 });
