@@ -7,13 +7,10 @@
 import { endpointFor } from '../config/buildConfig.js';
 import type { CallRecord, ModelRequest } from '../llm/modelCaller.js';
 import { renderAnswerPrompt } from '../prompts/answerPrompt.js';
-import type { RenderedPrompt } from '../prompts/chat.js';
-import { renderCompareJudgePrompt } from '../prompts/compareJudgePrompt.js';
-import { renderDirectJudgePrompt } from '../prompts/directJudgePrompt.js';
 import { rngFor } from '../domain/random.js';
 import { SampleRejection } from '../domain/rejection.js';
 import { runVerifierCall } from '../verification/functions.js';
-import { parseCompareJudge, parseDirectJudge } from '../verification/judgeReplies.js';
+import { compareJudgeVerdict, directJudgeScores, type AskJudge } from './judges.js';
 import type { StageContext } from './context.js';
 import type { SampleImage } from './sampleImage.js';
 import type { PlannedConstraint, Verdict } from './stageState.js';
@@ -103,35 +100,16 @@ export function ruleVerdict(index: number, c: Pick<PlannedConstraint, 'type' | '
  * A judge's reply text. An unusable reply is tried again by the model caller; when every try fails
  * the sample is rejected for the model call (and tried again by a later run), not judged on noise.
  */
-async function askJudge(ctx: StageContext, prompt: RenderedPrompt, calls: CallRecord[], image?: SampleImage): Promise<string> {
-  const request: ModelRequest = { stage: 'judge', endpoint: endpointFor(ctx.config, 'judge'), prompt, image, temperature: ctx.config.llm.judgeTemperature };
-  return ctx.models.text(request, calls);
-}
-
-/** Asks again once, in the same conversation, when the reply misses what the parser needs. */
-function withReminder(prompt: RenderedPrompt, reply: string, reminder: string): RenderedPrompt {
-  return {
-    version: prompt.version,
-    messages: [...prompt.messages, { role: 'assistant', text: reply }, { role: 'user', text: reminder }],
+function judgeOf(ctx: StageContext, calls: CallRecord[]): AskJudge {
+  return (prompt, image) => {
+    const request: ModelRequest = { stage: 'judge', endpoint: endpointFor(ctx.config, 'judge'), prompt, image, temperature: ctx.config.llm.judgeTemperature };
+    return ctx.models.text(request, calls);
   };
 }
 
 async function directJudge(ctx: StageContext, subject: AnswerUnderTest, indices: number[], calls: CallRecord[]): Promise<Verdict[]> {
-  const prompt = renderDirectJudgePrompt(subject.answer, indices.map((i) => subject.constraints[i]!.value));
   const model = endpointFor(ctx.config, 'judge').model;
-  let reply = await askJudge(ctx, prompt, calls, subject.image);
-  let scores = parseDirectJudge(reply, indices.length);
-  if (scores.some((s) => s === undefined)) {
-    const missing = scores.flatMap((s, i) => (s === undefined ? [`constraint_${i + 1}`] : [])).join(', ');
-    const retry = withReminder(
-      prompt,
-      reply,
-      `Your reply has no score for ${missing}. Reply again, ending with the line "Summary: Score of constraint_1: x/1, ..." covering every constraint.`,
-    );
-    reply = await askJudge(ctx, retry, calls, subject.image);
-    const second = parseDirectJudge(reply, indices.length);
-    scores = scores.map((s, i) => second[i] ?? s);
-  }
+  const scores = await directJudgeScores(judgeOf(ctx, calls), subject.answer, indices.map((i) => subject.constraints[i]!.value), subject.image);
   return indices.map((index, i) => ({
     index,
     type: subject.constraints[index]!.type,
@@ -154,13 +132,7 @@ async function compareJudge(ctx: StageContext, subject: AnswerUnderTest, index: 
     },
     calls,
   );
-  const prompt = renderCompareJudgePrompt(c.value, subject.answer, without);
-  const reply = await askJudge(ctx, prompt, calls);
-  let verdict = parseCompareJudge(reply);
-  if (verdict === undefined) {
-    const retry = withReminder(prompt, reply, 'Reply again, ending with "Summary: True" or "Summary: False".');
-    verdict = parseCompareJudge(await askJudge(ctx, retry, calls));
-  }
+  const verdict = await compareJudgeVerdict(judgeOf(ctx, calls), c.value, subject.answer, without);
   return {
     index,
     type: c.type,
