@@ -27,7 +27,9 @@ export function renderPifMarkdown(section: PifSection): string {
     `Model: \`${section.model}\`${section.simulated ? ' — **simulated** (offline simulator answers, not a real model)' : ''}`,
     '',
     `Corpus PIF: ${corpusLine(report.corpus)}.` +
-      (report.unscoredTurns > 0 ? ` ${report.unscoredTurns} turn${report.unscoredTurns === 1 ? '' : 's'} came before any instruction (no PIF).` : ''),
+      (report.turnsBeforeInstruction > 0
+        ? ` ${report.turnsBeforeInstruction} turn${report.turnsBeforeInstruction === 1 ? '' : 's'} came before any instruction (PIF 1 by seed 002's default, included).`
+        : ''),
   ];
   if (section.appendAll) {
     const plain = report.corpus?.mean;

@@ -9,12 +9,12 @@
  * instructions whose verdict is computed by code.
  */
 import { removeConflicts, type CheckedConstraint } from '../constraints/compatibility.js';
-import { sampleK, pickOne, type Rng } from '../random.js';
+import { pickOne, type Rng } from '../random.js';
 import type { VerificationMethod } from '../verdict.js';
 
-/** Seed 002's chats run to 20 question turns with at most 6 instructions. */
-export const MAX_CHAT_TURNS = 20;
-export const MAX_CHAT_INSTRUCTIONS = 6;
+import { MAX_CHAT_INSTRUCTIONS, MAX_CHAT_TURNS } from './limits.js';
+
+export { MAX_CHAT_INSTRUCTIONS, MAX_CHAT_TURNS } from './limits.js';
 
 export type ChatCandidate = CheckedConstraint & { method: VerificationMethod };
 
@@ -33,8 +33,11 @@ export interface ChatInstructions<C extends ChatCandidate> {
 }
 
 /**
- * The turns that add an instruction: a seeded count in 1..min(maxInstructions, turns) (a chat with no
- * instruction has no PIF), at seeded distinct turns, ascending.
+ * The turns that add an instruction, as seed 002 draws them (§1): "Before each question, with
+ * probability 1 − (# Instruction given so far)/6 another instruction is added" (6 being its per-chat
+ * maximum; §2.1 calls this "inversely proportional to the number of instructions already provided").
+ * With `maxInstructions` = M the chance before a question is 1 − k/M after k instructions: the first
+ * question always gets one (so every chat has one), and none comes after the M-th. Ascending.
  */
 export function instructionTurns(rng: Rng, turns: number, maxInstructions: number): number[] {
   if (!Number.isInteger(turns) || turns < 1 || turns > MAX_CHAT_TURNS) {
@@ -43,9 +46,11 @@ export function instructionTurns(rng: Rng, turns: number, maxInstructions: numbe
   if (!Number.isInteger(maxInstructions) || maxInstructions < 1 || maxInstructions > MAX_CHAT_INSTRUCTIONS) {
     throw new Error(`chat plan: instructions per chat must be an integer in 1..${MAX_CHAT_INSTRUCTIONS}, got ${maxInstructions}`);
   }
-  const count = 1 + Math.floor(rng() * Math.min(maxInstructions, turns));
-  const all = Array.from({ length: turns }, (_, i) => i + 1);
-  return sampleK(rng, all, count); // sampleK keeps the original (ascending) order
+  const at: number[] = [];
+  for (let turn = 1; turn <= turns; turn++) {
+    if (rng() < 1 - at.length / maxInstructions) at.push(turn);
+  }
+  return at;
 }
 
 /**

@@ -11,8 +11,11 @@
  * - PIF-N-K (eq. 4): N responses sampled per turn; a turn scores 1 when at least K of them have PIF = 1;
  *   the corpus value is the mean over turns. PIF-N-K falls as K grows (eq. 5).
  *
- * A turn before the first instruction has no PIF (0 / 0): it is left out of every mean rather than
- * counted as 0 or 1, and reported as such (`unscoredTurns`) so nothing disappears silently.
+ * A turn before the first instruction: seed 002 Fig. 5's caption fixes it, "The metric defaults to 1 if
+ * no instruction has been given", and its corpus PIF is over "all 990 turns" (§5.2, Table 3). So such a
+ * turn scores PIF = 1, counts in every mean and, having PIF = 1, as a success in PIF-N-K (eq. 4). The
+ * report counts them (`turnsBeforeInstruction`) so a reader sees how many 1s are the default. (The
+ * seed's chats rarely have such turns: the first instruction is added with probability 1, §1.)
  */
 
 /** One response at one turn, scored against every instruction given so far in its chat. */
@@ -24,15 +27,15 @@ export interface ScoredResponse {
   followed: readonly boolean[];
 }
 
-/** PIF of one response, or null when no instruction has been given yet (the ratio is undefined). */
-export function pif(followed: readonly boolean[]): number | null {
-  if (followed.length === 0) return null;
+/** PIF of one response; 1 when no instruction has been given yet (seed 002 Fig. 5). */
+export function pif(followed: readonly boolean[]): number {
+  if (followed.length === 0) return 1;
   return followed.filter(Boolean).length / followed.length;
 }
 
-/** PIF = 1, decided on counts so that no rounding can turn 0.999… into a pass. */
+/** PIF = 1, decided on counts so that no rounding can turn 0.999… into a pass (vacuously true before any instruction). */
 export function followsAll(followed: readonly boolean[]): boolean {
-  return followed.length > 0 && followed.every(Boolean);
+  return followed.every(Boolean);
 }
 
 export interface MeanWithInterval {
@@ -63,8 +66,8 @@ export interface PifReport {
   perTurn: Array<{ turn: number } & MeanWithInterval>;
   /** PIF conditional on how many instructions had been given (the paper's Figure 5). */
   perInstructionCount: Array<{ instructions: number } & MeanWithInterval>;
-  /** Responses at turns before any instruction: no PIF exists for them. */
-  unscoredTurns: number;
+  /** Responses at turns before any instruction, scored 1 by the seed's default (included above). */
+  turnsBeforeInstruction: number;
 }
 
 /** Corpus PIF, PIF per turn and per number of instructions given. */
@@ -72,14 +75,11 @@ export function pifReport(responses: readonly ScoredResponse[]): PifReport {
   const byTurn = new Map<number, number[]>();
   const byCount = new Map<number, number[]>();
   const all: number[] = [];
-  let unscoredTurns = 0;
+  let turnsBeforeInstruction = 0;
   for (const response of responses) {
     if (!Number.isInteger(response.turn) || response.turn < 1) throw new Error(`chat ${response.chatId}: turn ${response.turn} is not a positive integer`);
     const score = pif(response.followed);
-    if (score === null) {
-      unscoredTurns++;
-      continue;
-    }
+    if (response.followed.length === 0) turnsBeforeInstruction++;
     all.push(score);
     push(byTurn, response.turn, score);
     push(byCount, response.followed.length, score);
@@ -88,23 +88,23 @@ export function pifReport(responses: readonly ScoredResponse[]): PifReport {
     corpus: meanWithInterval(all),
     perTurn: rows(byTurn).map(([turn, stats]) => ({ turn, ...stats })),
     perInstructionCount: rows(byCount).map(([instructions, stats]) => ({ instructions, ...stats })),
-    unscoredTurns,
+    turnsBeforeInstruction,
   };
 }
 
 export interface PifNk {
   n: number;
   k: number;
-  /** Turns averaged (those with at least one instruction given). */
+  /** Turns averaged (every sampled turn, those before any instruction included). */
   turns: number;
-  /** Null when no turn had an instruction: there is nothing to average. */
+  /** Null when no turn was sampled: there is nothing to average. */
   value: number | null;
 }
 
 /**
  * PIF-N-K for K = 1..N. `samples` holds the N responses of each turn, grouped by (chatId, turn); every
  * scored turn must have exactly N of them, since a turn with fewer could never reach K = N and would
- * bias the metric down. Turns without instructions are skipped, as for PIF.
+ * bias the metric down. A turn before any instruction has PIF = 1 in all N, as for PIF.
  */
 export function pifNk(samples: readonly ScoredResponse[], n: number): PifNk[] {
   if (!Number.isInteger(n) || n < 1) throw new Error(`PIF-N-K: N must be a positive integer, got ${n}`);
@@ -124,7 +124,6 @@ export function pifNk(samples: readonly ScoredResponse[], n: number): PifNk[] {
   }
   const perfectCounts: number[] = [];
   for (const [key, entry] of perfectByTurn) {
-    if (entry.instructions === 0) continue;
     if (entry.sampled !== n) {
       const [chatId, turn] = key.split('\u0000');
       throw new Error(`PIF-N-K: chat ${chatId} turn ${turn} has ${entry.sampled} sampled responses, expected N = ${n}`);

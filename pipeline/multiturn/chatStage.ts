@@ -14,6 +14,8 @@ import { SampleRejection } from '../../domain/rejection.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
 import { renderChatTurn, type ChatContextOptions, type ChatTurn } from '../../prompts/multiturnChat.js';
+import { shuffled } from '../../domain/random.js';
+import { throwIfAborted } from '../../llm/abortScope.js';
 import { sampleRng, type StageContext } from '../context.js';
 import type { PairJudgement } from '../pairRules.js';
 import type { SampleImage } from '../sampleImage.js';
@@ -35,8 +37,8 @@ export interface ChatTurnResult {
   answer: string;
   attempts: number;
   verdicts: Verdict[];
-  /** Null before the first instruction (no PIF exists). */
-  pif: number | null;
+  /** Seed 002's PIF over the instructions in force (1 before the first, Fig. 5). */
+  pif: number;
   pair?: TurnPair;
 }
 
@@ -65,13 +67,15 @@ export async function runChatStage(
   calls: CallRecord[],
 ): Promise<ChatResult> {
   const at = instructionTurns(sampleRng(ctx, sample.sampleId, 'chat-instruction-turns'), questions.length, settings.maxInstructions);
-  const plan = assignInstructions(at, candidates);
+  // Seed 002 §1: each instruction is "uniformly at random chosen from a category not yet added".
+  const plan = assignInstructions(at, shuffled(sampleRng(ctx, sample.sampleId, 'chat-instruction-order'), candidates));
   if (plan.instructions.length === 0) {
     throw new SampleRejection(`chat: no-instructions: none of ${candidates.length} candidate constraints is rule-checked and compatible`);
   }
   const chat: ChatTurn[] = questions.map((question, i) => ({ question, instruction: plan.instructions.find((x) => x.turn === i + 1)?.constraint }));
   const turns: ChatTurnResult[] = [];
   for (let i = 0; i < questions.length; i++) {
+    throwIfAborted(); // a cancelled activity asks no further turn
     const turn = i + 1;
     const inForce = instructionsInForce(plan.instructions, turn);
     const chosen = await answerTurn(ctx, chat, i, inForce, settings.pifThreshold, image, calls);
@@ -115,15 +119,15 @@ async function answerTurn(
   calls: CallRecord[],
 ): Promise<{ answer: string; attempts: number; score: TurnScore }> {
   const { maxRegenerations } = ctx.config.verification;
-  let score: TurnScore = { verdicts: [], pif: null };
+  let score: TurnScore = { verdicts: [], pif: 1 };
   for (let attempt = 0; attempt <= maxRegenerations; attempt++) {
     const answer = await ctx.models.text(turnRequest(ctx, 'answer', chat, index, image, attempt), calls);
     score = scoreTurn(answer, inForce);
-    if (score.pif === null || score.pif >= threshold) return { answer, attempts: attempt + 1, score };
+    if (score.pif >= threshold) return { answer, attempts: attempt + 1, score };
   }
   const failed = score.verdicts.filter((v) => !v.passed).map((v) => `#${v.index + 1} ${v.type} (${v.detail})`).join('; ');
   throw new SampleRejection(
-    `chat: below-threshold: turn ${index + 1} PIF ${score.pif!.toFixed(2)} < ${threshold} after ${maxRegenerations + 1} attempts; failed: ${failed}`,
+    `chat: below-threshold: turn ${index + 1} PIF ${score.pif.toFixed(2)} < ${threshold} after ${maxRegenerations + 1} attempts; failed: ${failed}`,
     { verdicts: score.verdicts },
   );
 }

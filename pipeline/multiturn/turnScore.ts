@@ -16,8 +16,8 @@ export type RuleCheckedInstruction = ChatCandidate & { verifiers: VerifierCall[]
 
 export interface TurnScore {
   verdicts: Verdict[];
-  /** Seed 002's PIF: share of the instructions in force that the answer follows (null before any). */
-  pif: number | null;
+  /** Seed 002's PIF: share of the instructions in force that the answer follows (1 before any, Fig. 5). */
+  pif: number;
 }
 
 export function scoreTurn(answer: string, inForce: ReadonlyArray<ChatInstruction<RuleCheckedInstruction>>): TurnScore {

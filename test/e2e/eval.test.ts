@@ -128,7 +128,7 @@ test('multi-turn eval: PIF per turn, corpus PIF and PIF-N-K match the saved turn
   for (const { report, turns } of [plain, await run(['--append-instructions'])]) {
     const scored = turns.filter((t) => t.pif[0] !== null);
     assert.ok(scored.length > 0);
-    assert.equal(report.pif.unscoredTurns, turns.length - scored.length);
+    assert.equal(report.pif.turnsBeforeInstruction, turns.length - scored.length);
     const mean = scored.reduce((a, t) => a + t.pif[0]!, 0) / scored.length;
     assert.ok(Math.abs(report.pif.corpus!.mean - mean) < 1e-12);
     const nk = [1, 2, 3].map((k) => scored.filter((t) => t.pif.filter((p) => p === 1).length >= k).length / scored.length);

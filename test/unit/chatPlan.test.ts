@@ -10,15 +10,39 @@ import {
   type ChatCandidate,
 } from '../../domain/multiturn/chatPlan.js';
 
-test('instruction turns: 1..min(max, T) distinct turns in 1..T, ascending, the same for the same seed', () => {
+test('instruction turns follow seed 002 §1: before question j, add one with probability 1 − (given so far)/max', () => {
   const counts = new Set<number>();
   for (let seed = 0; seed < 300; seed++) {
     const turns = instructionTurns(rngFor('chat', seed), 3, 6);
     counts.add(turns.length);
+    assert.equal(turns[0], 1, 'with none given, the chance is 1 − 0/6 = 1: the first question always gets one');
     assert.ok(turns.every((t, i) => t >= 1 && t <= 3 && (i === 0 || t > turns[i - 1]!)), `seed ${seed}: ${turns}`);
   }
   assert.deepEqual([...counts].sort(), [1, 2, 3], 'a 3-turn chat gets 1, 2 or 3 instructions, never more');
   for (let seed = 0; seed < 300; seed++) assert.ok(instructionTurns(rngFor('chat', seed), 20, 6).length <= 6);
+  // max 1: after the first, the chance is 1 − 1/1 = 0.
+  for (let seed = 0; seed < 50; seed++) assert.deepEqual(instructionTurns(rngFor('one', seed), 20, 1), [1]);
+  // The chance at turn 2 after one instruction is 1 − 1/6 = 5/6; at turn 3 after two, 4/6.
+  const runs = 6000;
+  let second = 0;
+  let thirdAfterTwo = 0;
+  let twoGiven = 0;
+  for (let seed = 0; seed < runs; seed++) {
+    const turns = instructionTurns(rngFor('freq', seed), 3, 6);
+    if (turns.includes(2)) second++;
+    if (turns.includes(2)) {
+      twoGiven++;
+      if (turns.includes(3)) thirdAfterTwo++;
+    }
+  }
+  assert.ok(Math.abs(second / runs - 5 / 6) < 0.02, `turn 2: ${second / runs}`);
+  assert.ok(Math.abs(thirdAfterTwo / twoGiven - 4 / 6) < 0.03, `turn 3 after two: ${thirdAfterTwo / twoGiven}`);
+  // §2.1 also says "most chats will receive 6 instructions between turns 6 and 10", which §1's formula
+  // does not give (the 6th comes after 1 + 6/5 + 6/4 + 6/3 + 6/2 + 6/1 = 14.7 questions on average);
+  // the formula is the explicit statement, so it is the one matched: mean 6th turn ≈ 14.7 when reached.
+  const sixth = Array.from({ length: 4000 }, (_, seed) => instructionTurns(rngFor('sixth', seed), 20, 6)[5]).filter((t) => t !== undefined);
+  const meanSixth = sixth.reduce((a, t) => a + t!, 0) / sixth.length;
+  assert.ok(meanSixth > 12 && meanSixth < 14.7, `mean turn of a 6th instruction reached by turn 20: ${meanSixth}`);
   assert.deepEqual(instructionTurns(rngFor('s', 'img-1'), 20, 6), instructionTurns(rngFor('s', 'img-1'), 20, 6));
   assert.throws(() => instructionTurns(rngFor('x'), 21, 6), /turns must be an integer in 1..20, got 21/);
   assert.throws(() => instructionTurns(rngFor('x'), 10, 7), /instructions per chat must be an integer in 1..6, got 7/);

@@ -58,7 +58,7 @@ test('each answer is verified against every instruction given so far, and its PI
   const t3 = scoreTurn('Overall, the dog sits on grass. It looks calm. The sky is blue.', instructionsInForce(plan.instructions, 3));
   assert.deepEqual(t3.verdicts.map((v) => v.passed), [true, false]); // "Overall" counts (case-insensitive), 3 sentences > 2
   assert.equal(t3.pif, 0.5);
-  assert.equal(scoreTurn('Anything.', []).pif, null);
+  assert.equal(scoreTurn('Anything.', []).pif, 1, 'seed 002 Fig. 5: PIF defaults to 1 before any instruction');
 });
 
 test('turn-level pair: kept only when the rejected answer fails the removed instruction and the chosen never loses', () => {

@@ -70,7 +70,7 @@ test('PIF at a turn counts every instruction in force, with the real verifiers',
     [0, 'punctuation_requirements', false],
     [1, 'word_count_range_limit', true],
   ]);
-  assert.equal(scoreTurn('Anything.', instructionsInForce(plan, 0)).pif, null);
+  assert.equal(scoreTurn('Anything.', instructionsInForce(plan, 0)).pif, 1, 'seed 002 Fig. 5: PIF defaults to 1 before any instruction');
 });
 
 test('turn-level pairs: kept only when the rejected answer fails the forgotten instruction and the chosen one loses nowhere', () => {

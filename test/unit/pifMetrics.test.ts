@@ -11,14 +11,15 @@ const F = false;
 const close = (actual: number | undefined, expected: number) =>
   assert.ok(actual !== undefined && Math.abs(actual - expected) < 1e-6, `expected ${expected}, got ${actual}`);
 
-test('PIF counts every instruction given so far; no instruction means no PIF', () => {
+test('PIF counts every instruction given so far; before any instruction it defaults to 1 (seed 002 Fig. 5)', () => {
   assert.equal(pif([T, F, T]), 2 / 3);
   // Seed 002 Table 7 turn 15: 3 of 6 instructions followed.
   assert.equal(pif([F, T, T, F, T, F]), 0.5);
-  assert.equal(pif([]), null);
+  // Fig. 5's caption: "The metric defaults to 1 if no instruction has been given."
+  assert.equal(pif([]), 1);
   assert.equal(followsAll([T, T]), true);
   assert.equal(followsAll([T, F]), false);
-  assert.equal(followsAll([]), false);
+  assert.equal(followsAll([]), true);
 });
 
 test('95% interval: p ± 1.96·sqrt(p(1-p)/n), clipped to [0, 1]', () => {
@@ -34,8 +35,8 @@ test('95% interval: p ± 1.96·sqrt(p(1-p)/n), clipped to [0, 1]', () => {
 });
 
 /**
- * Four chats. A gets its first instruction at turn 2, so its turn 1 has no PIF.
- *   turn 1: A —, B [T] = 1, C [F] = 0, D [T] = 1
+ * Four chats. A gets its first instruction at turn 2, so its turn 1 scores the default PIF = 1.
+ *   turn 1: A [] = 1, B [T] = 1, C [F] = 0, D [T] = 1
  *   turn 2: A [T] = 1, B [T,F] = 0.5, C [F,F] = 0, D [T,T] = 1
  *   turn 3: D [T,T,F] = 2/3
  */
@@ -53,15 +54,16 @@ const chats: ScoredResponse[] = [
 
 test('corpus PIF, PIF per turn and per instruction count, by hand', () => {
   const report = pifReport(chats);
-  // (1 + 0 + 1 + 1 + 0.5 + 0 + 1 + 2/3) / 8 = 5.1667 / 8 = 0.645833
-  assert.equal(report.corpus?.n, 8);
-  close(report.corpus?.mean, 31 / 48);
-  assert.equal(report.unscoredTurns, 1);
+  // All 9 turns count (Table 3 averages "all 990 turns"): (1 + 1 + 0 + 1 + 1 + 0.5 + 0 + 1 + 2/3) / 9
+  // = 6.1667 / 9 = 37/54 = 0.685185.
+  assert.equal(report.corpus?.n, 9);
+  close(report.corpus?.mean, 37 / 54);
+  assert.equal(report.turnsBeforeInstruction, 1);
 
-  assert.deepEqual(report.perTurn.map((row) => [row.turn, row.n]), [[1, 3], [2, 4], [3, 1]]);
-  // Turn 1: mean 2/3, half 1.959964 · sqrt((2/9) / 3) = 0.5334346 → [0.1332320, 1 (clipped from 1.2)].
-  close(report.perTurn[0]?.mean, 2 / 3);
-  close(report.perTurn[0]?.low, 0.133232);
+  assert.deepEqual(report.perTurn.map((row) => [row.turn, row.n]), [[1, 4], [2, 4], [3, 1]]);
+  // Turn 1: (1 + 1 + 0 + 1) / 4 = 0.75, half 1.959964 · sqrt(0.1875 / 4) = 0.4243439 → [0.3256561, 1 (clipped from 1.17)].
+  close(report.perTurn[0]?.mean, 0.75);
+  close(report.perTurn[0]?.low, 0.3256561);
   close(report.perTurn[0]?.high, 1);
   // Turn 2: mean 2.5 / 4 = 0.625, half 1.959964 · sqrt(0.234375 / 4) = 0.4744317 → low 0.1505683.
   close(report.perTurn[1]?.mean, 0.625);
@@ -69,14 +71,15 @@ test('corpus PIF, PIF per turn and per instruction count, by hand', () => {
   // Turn 3: a single score of 2/3.
   close(report.perTurn[2]?.mean, 2 / 3);
 
-  // One instruction given: B1, C1, D1, A2 = (1 + 0 + 1 + 1) / 4; two: B2, C2, D2 = 1.5 / 3; three: D3.
-  assert.deepEqual(report.perInstructionCount.map((row) => [row.instructions, row.n]), [[1, 4], [2, 3], [3, 1]]);
-  close(report.perInstructionCount[0]?.mean, 0.75);
-  close(report.perInstructionCount[1]?.mean, 0.5);
-  close(report.perInstructionCount[2]?.mean, 2 / 3);
+  // None given: A1 = 1 (Fig. 5's point at 0); one: B1, C1, D1, A2 = (1 + 0 + 1 + 1) / 4; two: B2, C2, D2 = 1.5 / 3; three: D3.
+  assert.deepEqual(report.perInstructionCount.map((row) => [row.instructions, row.n]), [[0, 1], [1, 4], [2, 3], [3, 1]]);
+  close(report.perInstructionCount[0]?.mean, 1);
+  close(report.perInstructionCount[1]?.mean, 0.75);
+  close(report.perInstructionCount[2]?.mean, 0.5);
+  close(report.perInstructionCount[3]?.mean, 2 / 3);
 });
 
-/** N = 3 samples per turn. Perfect samples (PIF = 1) per turn: A1 2, A2 3, B1 1, B2 0; C1 has no instruction. */
+/** N = 3 samples per turn. Perfect samples (PIF = 1) per turn: A1 2, A2 3, B1 1, B2 0; C1 has no instruction, so 3 (PIF defaults to 1). */
 const sampled: ScoredResponse[] = [
   { chatId: 'A', turn: 1, followed: [T] },
   { chatId: 'A', turn: 1, followed: [T] },
@@ -97,10 +100,10 @@ const sampled: ScoredResponse[] = [
 
 test('PIF-N-K for K = 1..N, by hand, and non-increasing in K', () => {
   const rows = pifNk(sampled, 3);
-  // K=1: A1, A2, B1 → 3/4; K=2: A1, A2 → 2/4; K=3: A2 → 1/4. C1 (no instruction) is not a turn here.
+  // K=1: A1, A2, B1, C1 → 4/5; K=2: A1, A2, C1 → 3/5; K=3: A2, C1 → 2/5 (C1's PIF is the default 1, eq. 4).
   assert.deepEqual(
     rows.map((row) => [row.k, row.turns, row.value]),
-    [[1, 4, 0.75], [2, 4, 0.5], [3, 4, 0.25]],
+    [[1, 5, 0.8], [2, 5, 0.6], [3, 5, 0.4]],
   );
   for (let i = 1; i < rows.length; i++) assert.ok((rows[i]?.value ?? 0) <= (rows[i - 1]?.value ?? 0));
   // With N = 1, PIF-1-1 is the share of turns with PIF = 1: A1 yes, B1 no.
@@ -119,7 +122,7 @@ test('PIF-N-K refuses a turn with the wrong number of samples, naming it', () =>
 
 /**
  * A second fixture, two chats (from the eval command's metric test). Chat B gives its first instruction
- * at turn 2. A: [T] = 1, [T,F] = 1/2, [T,T,F] = 2/3; B: [] (no PIF), [F] = 0, [T,T] = 1.
+ * at turn 2. A: [T] = 1, [T,F] = 1/2, [T,T,F] = 2/3; B: [] = 1 (the default), [F] = 0, [T,T] = 1.
  */
 const twoChats: ScoredResponse[] = [
   { chatId: 'A', turn: 1, followed: [T] },
@@ -132,12 +135,12 @@ const twoChats: ScoredResponse[] = [
 
 test('corpus PIF and PIF per turn on two chats, intervals clipped to [0, 1], by hand', () => {
   const report = pifReport(twoChats);
-  // (1 + 0.5 + 0.6667 + 0 + 1) / 5 = 3.1667 / 5 = 0.63333; B's turn 1 is left out.
-  assert.equal(report.corpus?.n, 5);
-  close(report.corpus?.mean, 19 / 30);
+  // (1 + 0.5 + 0.6667 + 1 + 0 + 1) / 6 = 4.1667 / 6 = 25/36 = 0.69444; B's turn 1 counts as 1.
+  assert.equal(report.corpus?.n, 6);
+  close(report.corpus?.mean, 25 / 36);
   const [t1, t2, t3] = report.perTurn;
-  // Turn 1: only chat A: p = 1, p(1-p) = 0, so the interval is [1, 1].
-  assert.deepEqual(t1, { turn: 1, n: 1, mean: 1, low: 1, high: 1 });
+  // Turn 1: A 1 and B 1 (default): p = 1, p(1-p) = 0, so the interval is [1, 1].
+  assert.deepEqual(t1, { turn: 1, n: 2, mean: 1, low: 1, high: 1 });
   // Turn 2: (0.5 + 0) / 2 = 0.25; 1.96 · sqrt(0.25 · 0.75 / 2) = 1.96 · 0.30619 = 0.60013.
   assert.equal(t2?.n, 2);
   close(t2?.mean, 0.25);
