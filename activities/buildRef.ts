@@ -1,3 +1,4 @@
+import type { StageName } from '../domain/stages.js';
 import type { StageUsage } from '../output/manifest.js';
 
 /** What activities receive to find a build: small, secret-free JSON that is safe in workflow history. */
@@ -14,7 +15,7 @@ export interface ShardTask {
 }
 
 export interface SliceTask extends ShardTask {
-  stage: 'image' | 'instruction' | 'constraints' | 'answer' | 'rejected';
+  stage: StageName;
   /** Sample positions [from, to) in the shard plan. */
   from: number;
   to: number;

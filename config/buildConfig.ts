@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { imageSchema } from './imageConfig.js';
 import { sourceSchema, sourceTargetsSchema } from './sourceConfig.js';
+import { MAX_CHAT_INSTRUCTIONS, MAX_CHAT_TURNS } from '../domain/multiturn/limits.js';
 
 export { imageSchema, type ImageConfig } from './imageConfig.js';
 export { sourceSchema, type SourceConfig } from './sourceConfig.js';
@@ -69,10 +70,31 @@ const s3Schema = z
 
 
 
+/** What a build makes: single-turn MM-IFEngine samples, or MMMT-IF chats (seed 002) with turn-level pairs. */
+export const BUILD_MODES = ['single', 'multiturn'] as const;
+export type BuildMode = (typeof BUILD_MODES)[number];
+
+/** `chat` settings of a multiturn build (pipeline/multiturn/chatStage.ts). */
+export const chatSchema = z
+  .object({
+    /** Question turns per chat (seed 002's chats run to 20). */
+    turns: z.number().int().min(1).max(MAX_CHAT_TURNS).default(10),
+    /** Global instructions per chat at most (seed 002: 6); before each question one is added with probability 1 − given/maxInstructions. */
+    maxInstructions: z.number().int().min(1).max(MAX_CHAT_INSTRUCTIONS).default(MAX_CHAT_INSTRUCTIONS),
+    /** A turn's answer is kept when its PIF reaches this, else regenerated (1: every instruction in force followed). */
+    pifThreshold: z.number().gt(0).max(1).default(1),
+  })
+  .strict();
+export type ChatConfig = z.output<typeof chatSchema>;
+
 export const buildConfigSchema = z
   .object({
     buildId: slug,
     seed: z.number().int().nonnegative().default(0),
+    /** `multiturn`: one chat of `chat.turns` questions per image, with global instructions (seed 002). */
+    mode: z.enum(BUILD_MODES).default('single'),
+    /** Chat settings; only with mode `multiturn` (defaults apply when absent). */
+    chat: chatSchema.optional(),
     /** Output root: a local directory or s3://bucket/prefix. The build writes under <output>/<buildId>/. */
     output: z.string().min(1),
     /**
@@ -324,6 +346,17 @@ export const buildConfigSchema = z
         message: `shardSize ${c.shardSize} / sliceSize ${c.sliceSize} makes ${slices} slices per shard, over ${MAX_SLICES_PER_SHARD}: a shard's workflow history (one activity per slice and stage) would near Temporal's limits; raise sliceSize or lower shardSize`,
       });
     }
+    if (c.mode === 'single' && c.chat) {
+      ctx.addIssue({ code: 'custom', path: ['chat'], message: 'chat settings apply to mode "multiturn" only; set mode: "multiturn" or remove chat' });
+    }
+    if (c.mode === 'multiturn') {
+      // A chat's turns depend on the answers before them, and its records are chats, not samples.
+      for (const stage of BATCHABLE_STAGES) {
+        if (c.models[stage]?.batch) ctx.addIssue({ code: 'custom', path: ['models', stage, 'batch'], message: 'the Batch API is not used by multiturn builds' });
+      }
+      if (c.models.default.batch) ctx.addIssue({ code: 'custom', path: ['models', 'default', 'batch'], message: 'the Batch API is not used by multiturn builds' });
+      if (c.targets) ctx.addIssue({ code: 'custom', path: ['targets'], message: 'targets are not supported by multiturn builds yet; use maxSamples' });
+    }
     if (c.constraints.min > c.constraints.max) {
       ctx.addIssue({ code: 'custom', path: ['constraints', 'min'], message: 'must not exceed constraints.max' });
     }
@@ -349,6 +382,11 @@ export function parseBuildConfig(input: unknown): BuildConfig {
   if (result.success) return result.data;
   const problems = result.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`);
   throw new ConfigError(`invalid build config: ${problems.join('; ')}`);
+}
+
+/** The chat settings of a multiturn build, defaults filled in. */
+export function chatSettings(config: BuildConfig): ChatConfig {
+  return config.chat ?? chatSchema.parse({});
 }
 
 export function endpointFor(config: BuildConfig, stage: Stage): EndpointConfig {
@@ -393,6 +431,10 @@ export function fingerprintMaterial(config: BuildConfig): string {
     llm: { ...config.llm, concurrency: undefined, prices: undefined, retry: undefined, errorBudget: undefined, preflight: undefined, rerunModelCallRejects: undefined },
   };
   for (const key of OPERATIONAL_KEYS) delete copy[key];
+  // Single-turn builds fingerprint as they did before modes existed, so their resumes still match;
+  // a multiturn build's chat settings are written out in full (explicit defaults = omitted ones).
+  if (config.mode === 'single') delete copy.mode;
+  else copy.chat = chatSettings(config);
   return canonicalJson(copy);
 }
 

@@ -11,7 +11,7 @@ import type { SourceSample } from '../domain/sample.js';
 import { sha256Hex } from '../domain/hashing.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import type { CallRecord } from '../llm/modelCaller.js';
-import { STAGE_NAMES } from '../domain/stages.js';
+import { ALL_STAGE_NAMES } from '../domain/stages.js';
 import { type StageState } from '../pipeline/stageState.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 import { storedBody } from '../storage/maskingStore.js';
@@ -167,7 +167,7 @@ async function claimLostTo(store: ObjectStore, layout: BuildLayout, sample: Sour
 
 async function loadStates(store: ObjectStore, layout: BuildLayout, sample: SourceSample): Promise<SampleStates> {
   const states: Record<string, StageState> = {};
-  for (const stage of STAGE_NAMES) {
+  for (const stage of ALL_STAGE_NAMES) {
     const state = await getJson<StageState>(store, layout.stageState(sample.sampleId, stage));
     if (state) states[stage] = state;
   }

@@ -5,6 +5,7 @@
  * declared ones once more on the result. Fewer than the minimum left rejects the sample.
  */
 import { endpointFor } from '../config/buildConfig.js';
+import { CONSTRAINT_TYPES } from '../domain/constraints/catalogue.js';
 import { classifyInstruction, removeConflicts } from '../domain/constraints/compatibility.js';
 import { finalizeConstraints, offeredConstraintTypes } from '../domain/constraints/selection.js';
 import { SampleRejection } from '../domain/rejection.js';
@@ -51,9 +52,21 @@ export async function runConstraintStage(
 }
 
 function offeredTypes(ctx: StageContext, sample: SourceSample, instruction: string) {
-  const allowed = ctx.config.sources[sample.image.sourceIndex]?.constraintTypes;
+  const allowed = allowedTypes(ctx, sample);
   const rng = sampleRng(ctx, sample.sampleId, 'offered-types');
   return offeredConstraintTypes(rng, ctx.config.constraints.typesOffered, classifyInstruction(instruction), allowed);
+}
+
+/**
+ * The source's constraint types; in a multiturn build only rule-checked ones (catalogue types with
+ * rule verifiers and a rule evaluation), since a chat's PIF is defined on verdicts computed by code.
+ */
+function allowedTypes(ctx: StageContext, sample: SourceSample): readonly string[] | undefined {
+  const fromSource = ctx.config.sources[sample.image.sourceIndex]?.constraintTypes;
+  if (ctx.config.mode !== 'multiturn') return fromSource;
+  return CONSTRAINT_TYPES.filter((t) => t.verifiers.length > 0 && t.evaluation !== 'direct_judge' && t.evaluation !== 'compare_judge')
+    .map((t) => t.key)
+    .filter((key) => !fromSource || fromSource.includes(key));
 }
 
 /** The stage's first model call (Fig. 15), as the stage (or the Batch API, ahead of it) sends it. */

@@ -17,6 +17,9 @@ import { runConstraintStage } from './constraintStage.js';
 import type { StageContext } from './context.js';
 import { runImageStage } from './imageStage.js';
 import { runInstructionStage } from './instructionStage.js';
+import { runChatStage } from './multiturn/chatStage.js';
+import { runQuestionStage } from './multiturn/questionStage.js';
+import { chatSettings } from '../config/buildConfig.js';
 import { loadSampleImage } from './sampleImage.js';
 import type { StageName } from '../domain/stages.js';
 import type { StageResults, StageState } from './stageState.js';
@@ -27,6 +30,7 @@ const PRIOR_STAGES: Record<StageName, StageName[]> = {
   constraints: ['image', 'instruction'],
   answer: ['image', 'instruction', 'constraints'],
   rejected: ['image', 'instruction', 'constraints', 'answer'],
+  chat: ['image', 'instruction', 'constraints'],
 };
 
 export interface SliceOutcome {
@@ -115,13 +119,19 @@ async function execute(
   const image = await loadSampleImage(ctx, prior.image!);
   switch (stage) {
     case 'instruction':
-      return runInstructionStage(ctx, sample, image, calls);
+      return ctx.config.mode === 'multiturn' ? runQuestionStage(ctx, sample, image, calls) : runInstructionStage(ctx, sample, image, calls);
     case 'constraints':
       return runConstraintStage(ctx, sample, prior.instruction!.instruction, image, calls);
     case 'answer':
       return runAnswerStage(ctx, taskOf(sample, prior), prior.constraints!.constraints, image, calls);
     case 'rejected':
       return runRejectedStage(ctx, sample, taskOf(sample, prior), prior.constraints!.constraints, prior.answer!.verdicts, image, calls);
+    case 'chat': {
+      const questions = prior.instruction!.questions;
+      if (!questions) throw new Error(`sample ${sample.sampleId}: the chat stage needs the questions of a multiturn instruction stage`);
+      const { maxInstructions, pifThreshold } = chatSettings(ctx.config);
+      return runChatStage(ctx, sample, image, questions, prior.constraints!.constraints, { maxInstructions, pifThreshold }, calls);
+    }
   }
 }
 

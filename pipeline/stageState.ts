@@ -12,6 +12,7 @@ import type { RejectionDetails } from '../domain/rejection.js';
 import type { Verdict, VerificationMethod } from '../domain/verdict.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 import type { StageName } from '../domain/stages.js';
+import type { ChatResult } from './multiturn/chatStage.js';
 
 
 export interface ImageResult {
@@ -30,6 +31,8 @@ export interface InstructionResult {
   origin: 'generated' | 'refined';
   candidates: string[];
   examples: string[];
+  /** Multiturn builds: the chat's questions, one per turn (`instruction` is then the task they make). */
+  questions?: string[];
 }
 
 export type { Verdict, VerificationMethod } from '../domain/verdict.js';
@@ -86,6 +89,7 @@ export interface StageResults {
   constraints: ConstraintsResult;
   answer: AnswerResult;
   rejected: RejectedResult;
+  chat: ChatResult;
 }
 
 /**

@@ -70,6 +70,7 @@ type ContentPart = z.infer<typeof ContentPartSchema>;
 
 export const STAGES = [
   'instructions',
+  'chat_questions',
   'refined_instruction',
   'constraints',
   'compatibility',
@@ -188,7 +189,7 @@ export function completionTokens(content: string): number {
 // ---------------------------------------------------------------------------------------
 // Stage detection
 
-const JSON_STAGES = ['instructions', 'refined_instruction', 'constraints', 'compatibility', 'verifier_selection', 'image_tags'] as const;
+const JSON_STAGES = ['instructions', 'chat_questions', 'refined_instruction', 'constraints', 'compatibility', 'verifier_selection', 'image_tags'] as const;
 type JsonStage = (typeof JSON_STAGES)[number];
 
 /**
@@ -203,6 +204,7 @@ const OPENING_MARKERS: ReadonlyArray<[Stage, string]> = [
 
 const STAGE_MARKERS: ReadonlyArray<[JsonStage, string]> = [
   ['instructions', 'You are an expert in generating concise instructions for images'],
+  ['chat_questions', 'You are an expert in writing questions about images for multi-turn conversations.'],
   ['refined_instruction', 'You are an expert in writing instructions for images.'],
   ['constraints', 'You are an expert in add appropriate constraints'],
   ['compatibility', 'You are checking a list of constraints for conflicts'],
@@ -244,6 +246,7 @@ export function generateReply(
 
 const STAGE_WRITERS: Record<Stage, (request: ChatRequest, rng: Rng, tuning: ReplyTuning) => string> = {
   instructions: (_request, rng) => JSON.stringify({ instructions: writeInstructions(rng) }),
+  chat_questions: (request, rng) => JSON.stringify({ questions: writeChatQuestions(askedCount(textOf(request.messages)), rng) }),
   refined_instruction: (request) => JSON.stringify({ instruction: refineQuestion(textOf(request.messages)) }),
   constraints: (request, rng) =>
     JSON.stringify({ constraints: writeConstraints(parseOfferedConstraints(textOf(request.messages)), rng) }),
@@ -370,6 +373,47 @@ function writeInstructions(rng: Rng): string[] {
         .replace('{subject}', rng.pick(INSTRUCTION_SUBJECTS))
         .replace('{aspect}', rng.pick(INSTRUCTION_ASPECTS)),
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// Stage: chat questions (multiturn builds)
+
+const QUESTION_TEMPLATES = [
+  'What is the {subject} doing in this image?',
+  'Which colors stand out most in the {subject}, and where do they appear?',
+  'How is the {aspect} of the scene arranged from left to right?',
+  'What can you tell about the {aspect} in the background?',
+  'Which objects are closest to the camera, and what are they?',
+  'What does the {aspect} suggest about the time of day?',
+  'How would you describe the textures visible on the {subject}?',
+  'What is the largest object in the picture, and what surrounds it?',
+  'Which details of the {subject} would someone notice only on a second look?',
+  'How do the {subject} and the background relate to each other?',
+  'What kind of place does this image show, and which details tell you so?',
+  'Is there any text or sign visible, and what does it say about the scene?',
+  'What mood does the {aspect} create, and which details create it?',
+  'How many distinct groups of objects can you see, and what are they?',
+  'What materials seem to be used in the {subject}?',
+  'Where does the light come from, and how does it fall on the {subject}?',
+  'What is happening at the edges of the frame?',
+  'Which part of the image draws the eye first, and why?',
+  'How would the scene look from the opposite side?',
+  'What season or weather does the {aspect} point to?',
+  'What shapes repeat across the image?',
+  'How does the {aspect} differ between the top and the bottom of the image?',
+];
+
+/** The count the questions prompt asks for ("Write exactly N different questions"); 5 when absent. */
+function askedCount(prompt: string): number {
+  const n = Number(/Write exactly (\d+) different questions/.exec(prompt)?.[1] ?? 5);
+  return Math.max(1, Math.min(n, QUESTION_TEMPLATES.length));
+}
+
+/** N distinct questions: distinct templates, so no two turns ask the same thing. */
+function writeChatQuestions(count: number, rng: Rng): string[] {
+  return rng
+    .sample(QUESTION_TEMPLATES, count)
+    .map((template) => template.replace('{subject}', rng.pick(INSTRUCTION_SUBJECTS)).replace('{aspect}', rng.pick(INSTRUCTION_ASPECTS)));
 }
 
 // ---------------------------------------------------------------------------------------

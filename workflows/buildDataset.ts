@@ -31,6 +31,7 @@ import { batchStages, ConfigError, parseBuildConfig, stageTaskQueues, type Build
 import type { BuildReport } from '../output/buildReport.js';
 import type { BuildPlan } from '../pipeline/planBuild.js';
 import { mapLimit } from '../domain/mapLimit.js';
+import { stagesFor } from '../domain/stages.js';
 import { commitCaps, sourceGoals, type Goals } from '../domain/targets.js';
 import { pipelineActivityOptions } from './activityOptions.js';
 import { newProgress, recordCommittedShard, type BuildPhase, type BuildProgress } from './buildProgress.js';
@@ -269,6 +270,8 @@ async function runShard(config: BuildConfig, build: BuildRef, plan: BuildPlan, s
           // With targets, the build commits shards itself, in rank order (commitRoundInOrder).
           deferCommit: config.targets !== undefined,
           rerunModelCallRejects: rerunModelCallRejects(config),
+          // Only multiturn builds name their stages: single-turn inputs stay as recorded histories have them.
+          ...(config.mode === 'multiturn' ? { stages: [...stagesFor('multiturn')] } : {}),
         },
       ],
     });

@@ -1,5 +1,6 @@
 /**
- * One shard: each slice of samples goes through the five stages in order (slices run in
+ * One shard: each slice of samples goes through the stages in order (five single-turn ones, or the
+ * four of a multiturn build; slices run in
  * parallel), then the shard is committed. Only keys and counts cross Temporal; a committed shard
  * returns at once, so re-running a build costs no model call for it — unless it holds samples
  * rejected by model-call errors and `rerunModelCallRejects` is set: then the stages run again (every
@@ -31,6 +32,11 @@ export interface BuildShardInput extends ShardTask {
   deferCommit: boolean;
   /** llm.rerunModelCallRejects (never with targets); absent in inputs recorded before it existed. */
   rerunModelCallRejects?: boolean;
+  /**
+   * The stages to run, in order: set by multiturn builds (domain/stages.ts). Absent (single-turn
+   * builds, and every history recorded before modes existed): STAGE_NAMES, so those replay unchanged.
+   */
+  stages?: StageName[];
 }
 
 /** The first wait for a batch; later polls back off by half again, up to batchApi.pollSeconds. */
@@ -55,6 +61,7 @@ export async function buildShard(input: BuildShardInput): Promise<ShardSummary |
     return taskQueue ? proxyActivities<typeof activities>({ ...options, taskQueue }) : acts;
   };
   const { build, shard } = input;
+  const stages: readonly StageName[] = input.stages ?? STAGE_NAMES;
   // Whether a committed shard re-opens follows from this activity's result, which history records:
   // histories from before re-opening existed replay unchanged, with no patch marker needed.
   const committed = await acts.committedShard({ build, shard });
@@ -69,11 +76,11 @@ export async function buildShard(input: BuildShardInput): Promise<ShardSummary |
   if (input.batchStages.length === 0) {
     // Each slice of samples flows through all stages on its own: no stage waits for the whole shard.
     await mapLimit(slices, input.parallelSlices, async ([from, to]) => {
-      for (const stage of STAGE_NAMES) await stageActs(stage).runStageSlice({ build, shard, stage, from, to });
+      for (const stage of stages) await stageActs(stage).runStageSlice({ build, shard, stage, from, to });
     });
   } else {
     // The Batch API needs a whole stage's requests at once: the shard goes stage by stage.
-    for (const stage of STAGE_NAMES) {
+    for (const stage of stages) {
       const batched = input.batchStages.find((s) => s === stage);
       if (batched) await throughBatchApi(acts, input, batched);
       await runStage(stage);

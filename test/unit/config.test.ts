@@ -73,3 +73,30 @@ test('a shard of more slices than its workflow history can hold is refused, nami
   assert.equal(parseBuildConfig({ ...minimal, shardSize: 5000, sliceSize: 20 }).sliceSize, 20, '250 slices are fine');
   assert.throws(() => parseBuildConfig({ ...minimal, shardSize: 5000, sliceSize: 19 }), /264 slices per shard/);
 });
+
+test('mode "multiturn": chat settings with defaults, bounds and clear errors; the fingerprint includes them', () => {
+  const c = parseBuildConfig({ ...minimal, mode: 'multiturn' });
+  assert.equal(c.mode, 'multiturn');
+  assert.equal(parseBuildConfig(minimal).mode, 'single');
+  const single = fingerprintMaterial(parseBuildConfig(minimal));
+  // A single-turn build fingerprints as before modes existed: its resume still matches.
+  assert.ok(!single.includes('"mode"') && !single.includes('"chat"'));
+  const multi = fingerprintMaterial(c);
+  assert.notEqual(multi, single);
+  assert.ok(multi.includes('"chat":{"maxInstructions":6,"pifThreshold":1,"turns":10}'), multi);
+  // Explicit defaults fingerprint like omitted ones; other settings do not.
+  assert.equal(fingerprintMaterial(parseBuildConfig({ ...minimal, mode: 'multiturn', chat: { turns: 10 } })), multi);
+  assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, mode: 'multiturn', chat: { turns: 4 } })), multi);
+  assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, mode: 'multiturn', chat: { maxInstructions: 3 } })), multi);
+  assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, mode: 'multiturn', chat: { pifThreshold: 0.5 } })), multi);
+
+  const refused = (input: object, message: RegExp) => assert.throws(() => parseBuildConfig({ ...minimal, ...input }), (err: Error) => err instanceof ConfigError && message.test(err.message));
+  refused({ mode: 'multiturn', chat: { turns: 21 } }, /chat\.turns: .*20/);
+  refused({ mode: 'multiturn', chat: { maxInstructions: 7 } }, /chat\.maxInstructions: .*6/);
+  refused({ mode: 'multiturn', chat: { pifThreshold: 0 } }, /chat\.pifThreshold/);
+  refused({ mode: 'multiturn', chat: { turn: 3 } }, /chat: .*turn/);
+  refused({ mode: 'chat' }, /mode: /);
+  refused({ chat: { turns: 3 } }, /chat: chat settings apply to mode "multiturn" only/);
+  refused({ mode: 'multiturn', models: { default: { model: 'm' }, answer: { model: 'm', batch: true } } }, /models\.answer\.batch: the Batch API is not used by multiturn builds/);
+  refused({ mode: 'multiturn', targets: { instruct: 5 } }, /targets: targets are not supported by multiturn builds yet/);
+});

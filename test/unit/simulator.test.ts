@@ -581,6 +581,7 @@ test('stats count requests, statuses, stages, tokens and concurrency', async () 
   assert.deepEqual(stats.byStatus, { '200': 3, '400': 1 });
   assert.deepEqual(stats.byStage, {
     instructions: 1,
+    chat_questions: 0,
     refined_instruction: 0,
     constraints: 1,
     compatibility: 0,

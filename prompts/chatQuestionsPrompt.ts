@@ -1,0 +1,33 @@
+/**
+ * The questions of a multi-turn chat (MMMT-IF, seed 002): T independent questions about one image,
+ * each answerable from what the image shows, as MMDU's question turns are (seed 002 §1 builds on
+ * MMDU's "multi-turn chat task with independent question turns"). The instruction stage of a
+ * multiturn build asks for them; the global instructions are added later, by the chat plan.
+ */
+import { z } from 'zod';
+import type { RenderedPrompt } from './chat.js';
+
+export const CHAT_QUESTIONS_PROMPT_VERSION = 'chat-questions-v1';
+
+export const chatQuestionsReplySchema = z.object({
+  questions: z.array(z.string().min(1)).min(1),
+});
+export type ChatQuestionsReply = z.infer<typeof chatQuestionsReplySchema>;
+
+/** The simulator recognises the prompt by this opening (simulator/replies.ts). */
+export const CHAT_QUESTIONS_OPENING = 'You are an expert in writing questions about images for multi-turn conversations.';
+
+export function renderChatQuestionsPrompt(count: number, grounding?: string): RenderedPrompt {
+  const text = `${CHAT_QUESTIONS_OPENING}
+
+## Task
+Write exactly ${count} different questions a user could ask about this image in one conversation, one question per turn.
+- Every question must be answerable from what the image shows; do not ask about things that are not visible.
+- Make the questions diverse: cover different objects, regions, attributes, relations, actions, text and the overall scene, not the same detail twice.
+- Each question stands on its own: it must not depend on the answer to another question.
+- Ask open questions that call for an answer of a few sentences, not yes/no questions.
+
+Your output format should be:
+{"questions": ["<question 1>", "<question 2>", "..."]}${grounding ? `\n\n## Text visible in the image\n${grounding}` : ''}`;
+  return { version: CHAT_QUESTIONS_PROMPT_VERSION, messages: [{ role: 'user', text, withImage: true }] };
+}
