@@ -125,12 +125,9 @@ async function parquetRows(store: ObjectStore, key: string): Promise<Img2dataset
   const bytes = await store.get(key);
   if (!bytes) return undefined;
   try {
-    const parquet = await openImg2datasetParquet(bytes, key);
-    if (!parquet.hasCaptions) return undefined;
+    const parquet = openImg2datasetParquet(bytes, key);
     // Read whole before yielding (a few MB per 10k-record shard), so a damaged file falls back cleanly.
-    const rows: Img2datasetRow[] = [];
-    for await (const row of parquet.rows()) rows.push(row);
-    return rows;
+    return parquet.hasCaptions ? parquet.rows() : undefined;
   } catch (err) {
     if (err instanceof Img2datasetParquetError) return undefined;
     throw err;

@@ -4,11 +4,10 @@
  * `failed_to_download`, `failed_to_resize`), `error_message`, `caption` (when the download had a
  * caption column), `url`, `width`, `height`... (img2dataset `writer.py` writes the sample's meta dict
  * through pyarrow; failed downloads appear ONLY here and in `_stats.json`, never in the tar.)
- * Planning reads these instead of the tars: a few MB per shard instead of the images.
+ * Planning reads these instead of the tars: a few MB per shard instead of the images, and of them
+ * only the four columns below (sources/parquetStrings.ts).
  */
-import parquet from 'parquetjs-lite';
-import codecs from 'parquetjs-lite/lib/codec/index.js';
-import { ParquetEnvelopeReader } from 'parquetjs-lite/lib/reader.js';
+import { ParquetStringsError, readFooter, readStrings, type ParquetFooter } from './parquetStrings.js';
 
 export interface Img2datasetRow {
   key: string;
@@ -17,12 +16,6 @@ export interface Img2datasetRow {
   errorMessage?: string;
 }
 
-// pyarrow writes format version 2 files whose data pages are RLE_DICTIONARY encoded. parquetjs-lite
-// knows that encoding under its format-1 name, PLAIN_DICTIONARY (the same bytes in data pages), and
-// refuses any version but 1 although it reads the rest; so alias the codec and read the footer
-// ourselves. Checked against pyarrow-written files in test/unit/img2datasetParquet.test.ts.
-codecs.RLE_DICTIONARY ??= codecs.PLAIN_DICTIONARY;
-
 export class Img2datasetParquetError extends Error {
   override name = 'Img2datasetParquetError';
 }
@@ -30,53 +23,54 @@ export class Img2datasetParquetError extends Error {
 export interface Img2datasetParquet {
   /** Without a caption column, captions live only in the tar's `.txt` members. */
   hasCaptions: boolean;
-  /** The rows, in file order; throws Img2datasetParquetError on a damaged row group. */
-  rows(): AsyncGenerator<Img2datasetRow>;
+  /** Every row, in file order; throws Img2datasetParquetError on a damaged row group. */
+  rows(): Img2datasetRow[];
 }
 
 /** Opens one side file. Throws Img2datasetParquetError when it is not a usable img2dataset parquet. */
-export async function openImg2datasetParquet(bytes: Buffer, name: string): Promise<Img2datasetParquet> {
-  let envelope: ParquetEnvelopeReader;
-  let columns: Set<string>;
-  let reader: InstanceType<typeof parquet.ParquetReader>;
+export function openImg2datasetParquet(bytes: Buffer, name: string): Img2datasetParquet {
+  let footer: ParquetFooter;
   try {
-    envelope = await ParquetEnvelopeReader.openBuffer(bytes);
-    await envelope.readHeader();
-    const metadata = await envelope.readFooter();
-    columns = new Set(metadata.schema.map((field) => field.name));
-    reader = new parquet.ParquetReader({ ...metadata, version: 1 }, envelope);
+    footer = readFooter(bytes);
   } catch (err) {
-    throw new Img2datasetParquetError(`${name} is not a readable Parquet file: ${describe(err)}`);
+    throw new Img2datasetParquetError(`${name} is not a readable Parquet file: ${(err as Error).message}`);
   }
   for (const required of ['key', 'status']) {
-    if (!columns.has(required)) throw new Img2datasetParquetError(`${name} has no '${required}' column: not an img2dataset side file`);
+    if (!footer.columns.has(required)) throw new Img2datasetParquetError(`${name} has no '${required}' column: not an img2dataset side file`);
   }
-  const wanted = ['key', 'status', 'caption', 'error_message'].filter((c) => columns.has(c));
-  return { hasCaptions: columns.has('caption'), rows: () => rowsOf(reader.getCursor(wanted.map((c) => [c])), name) };
+  const hasCaptions = footer.columns.has('caption');
+  const hasErrors = footer.columns.has('error_message');
+  return { hasCaptions, rows: () => rowsOf(bytes, footer, name, hasCaptions, hasErrors) };
 }
 
-async function* rowsOf(cursor: { next(): Promise<Record<string, unknown> | null> }, name: string): AsyncGenerator<Img2datasetRow> {
-  for (let index = 0; ; index++) {
-    let row: Record<string, unknown> | null;
-    try {
-      row = await cursor.next();
-    } catch (err) {
-      throw new Img2datasetParquetError(`${name} is damaged after row ${index}: ${describe(err)}`);
-    }
-    if (!row) return;
-    if (typeof row.key !== 'string' || typeof row.status !== 'string') {
-      throw new Img2datasetParquetError(`${name} row ${index}: key and status must be strings, got ${JSON.stringify([row.key, row.status])}`);
-    }
-    yield {
-      key: row.key,
-      status: row.status,
-      ...(typeof row.caption === 'string' ? { caption: row.caption } : {}),
-      ...(typeof row.error_message === 'string' ? { errorMessage: row.error_message } : {}),
+function rowsOf(bytes: Buffer, footer: ParquetFooter, name: string, hasCaptions: boolean, hasErrors: boolean): Img2datasetRow[] {
+  const rows: Img2datasetRow[] = [];
+  for (let group = 0; group < footer.rowGroups.length; group++) {
+    const column = (c: string): Array<string | null> => {
+      try {
+        return readStrings(bytes, footer, group, c);
+      } catch (err) {
+        if (!(err instanceof ParquetStringsError)) throw err;
+        throw new Img2datasetParquetError(`${name} is damaged after row ${rows.length}: ${err.message}`);
+      }
     };
+    const keys = column('key');
+    const statuses = column('status');
+    const captions = hasCaptions ? column('caption') : undefined;
+    const errors = hasErrors ? column('error_message') : undefined;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
+      const status = statuses[i];
+      if (typeof key !== 'string' || typeof status !== 'string') {
+        throw new Img2datasetParquetError(`${name} row ${rows.length}: key and status must be strings, got ${JSON.stringify([key, status])}`);
+      }
+      const row: Img2datasetRow = { key, status };
+      const caption = captions?.[i];
+      if (typeof caption === 'string') row.caption = caption;
+      const error = errors?.[i];
+      if (typeof error === 'string') row.errorMessage = error;
+      rows.push(row);
+    }
   }
-}
-
-/** parquetjs-lite throws strings as well as Errors. */
-function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return rows;
 }

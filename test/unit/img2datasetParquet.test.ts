@@ -8,10 +8,8 @@ import { TOOLS_DIR } from '../../local/tools.js';
 import { Img2datasetParquetError, openImg2datasetParquet, type Img2datasetRow } from '../../sources/img2datasetParquet.js';
 import { img2datasetParquet, sideFileRow } from '../fixtures/cc3m.js';
 
-async function rowsOf(bytes: Buffer): Promise<Img2datasetRow[]> {
-  const rows: Img2datasetRow[] = [];
-  for await (const row of (await openImg2datasetParquet(bytes, 'x.parquet')).rows()) rows.push(row);
-  return rows;
+function rowsOf(bytes: Buffer): Img2datasetRow[] {
+  return openImg2datasetParquet(bytes, 'x.parquet').rows();
 }
 
 test('reads the keys, statuses, captions and errors of a pyarrow-written side file, over several row groups', async () => {
@@ -23,18 +21,18 @@ test('reads the keys, statuses, captions and errors of a pyarrow-written side fi
   rows[141]!.error_message = 'image too small';
   const bytes = await img2datasetParquet(rows);
   assert.equal(bytes.subarray(0, 4).toString(), 'PAR1');
-  const read = await rowsOf(bytes);
+  const read = rowsOf(bytes);
   assert.equal(read.length, 250);
   assert.deepEqual(read[0], { key: '000000000', status: 'success' }, 'a null caption is left out');
   assert.deepEqual(read[1], { key: '000000001', status: 'success', caption: 'caption 1 é' });
   assert.deepEqual(read[3], { key: '000000003', status: 'failed_to_download', caption: 'caption 3 é', errorMessage: 'HTTP Error 404' });
   assert.deepEqual(read[141], { key: '000000141', status: 'failed_to_resize', caption: 'caption 141 é', errorMessage: 'image too small' });
   assert.deepEqual(read.map((r) => r.key), records.map((r) => r.key));
-  assert.equal((await openImg2datasetParquet(bytes, 'x.parquet')).hasCaptions, true);
+  assert.equal(openImg2datasetParquet(bytes, 'x.parquet').hasCaptions, true);
 });
 
 test('refuses a file that is not Parquet, or not an img2dataset side file, naming it', async () => {
-  await assert.rejects(openImg2datasetParquet(Buffer.from('PAR1 not really'), '00003.parquet'), (err: unknown) => {
+  assert.throws(() => openImg2datasetParquet(Buffer.from('PAR1 not really'), '00003.parquet'), (err: unknown) => {
     assert.ok(err instanceof Img2datasetParquetError);
     assert.match(err.message, /^00003\.parquet is not a readable Parquet file/);
     return true;
@@ -45,5 +43,5 @@ test('refuses a file that is not Parquet, or not an img2dataset side file, namin
   execFileSync(`${TOOLS_DIR}venv/bin/python`, ['-c', `import pyarrow as pa, pyarrow.parquet as pq; pq.write_table(pa.table({"key": ["a"], "caption": ["c"]}), ${JSON.stringify(out)})`]);
   const noStatus = readFileSync(out);
   rmSync(dir, { recursive: true, force: true });
-  await assert.rejects(openImg2datasetParquet(noStatus, 'other.parquet'), /other\.parquet has no 'status' column/);
+  assert.throws(() => openImg2datasetParquet(noStatus, 'other.parquet'), /other\.parquet has no 'status' column/);
 });
