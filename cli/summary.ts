@@ -1,6 +1,7 @@
 /** The one-screen summary printed after a build. */
 import type { BuildReport } from '../output/buildReport.js';
 import { buildLayout } from '../storage/buildLayout.js';
+import { formatAccount } from '../output/sourceAccounting.js';
 
 const SHARDS_LISTED = 5;
 
@@ -21,6 +22,7 @@ export function formatSummary(report: BuildReport): string {
     const kept = report.targets.sources.map((t) => `${t.type} instruct ${t.kept.instruct}/${t.goals.instruct ?? '-'}, dpo ${t.kept.dpo}/${t.goals.dpo ?? '-'}`).join('; ');
     lines.push(`targets: ${report.targets.outcome} after ${report.targets.rounds} round(s): ${kept}`);
   }
+  lines.push(...accountingLines(report));
   const rejects = Object.entries(report.rejectsByStage);
   if (rejects.length) lines.push(`rejections by stage: ${rejects.map(([stage, n]) => `${stage} ${n}`).join(', ')}`);
   const rerun = rerunHint(report);
@@ -53,6 +55,12 @@ export function formatSummary(report: BuildReport): string {
     lines.push('', 'NOTE: every instruction, constraint and answer in this build came from the bundled SIMULATOR,', 'not a real model. It is test data. Set OPENAI_BASE_URL (and OPENAI_API_KEY, MMIF_MODEL) for real data.');
   }
   return lines.join('\n');
+}
+
+/** Every source record accounted for (build-report.json `accounting`), a line per source. */
+export function accountingLines(report: BuildReport): string[] {
+  // Reports of builds from before the accounting existed have none.
+  return (report.accounting ?? []).map((a) => `accounting ${formatAccount(a)}`);
 }
 
 /** When model-call errors rejected samples a re-run can regenerate (never with targets): how to. */

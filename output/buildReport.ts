@@ -11,6 +11,7 @@ import { sourceGoals, type Goals, type TargetsOutcome } from '../domain/targets.
 import type { BuildPlan, StoredConfig } from '../pipeline/planBuild.js';
 import { sourceTallies } from './sourceTallies.js';
 import { richnessReport, type SourceRichness } from './richnessReport.js';
+import { sourceAccounting, type SourceAccount } from './sourceAccounting.js';
 
 export interface BuildReport {
   buildId: string;
@@ -40,6 +41,11 @@ export interface BuildReport {
    * not in `counts`), drawn by image with `seed`; written to MM-IFEval/mmif_holdout.jsonl.
    */
   heldOut?: { fraction: number; seed: number; instruct: number; dpo: number };
+  /**
+   * Per source, every record read accounted for (output/sourceAccounting.ts):
+   * read = planned + notSelected + filtered + problems, planned = accepted + heldOut + rejected + uncommitted.
+   */
+  accounting: SourceAccount[];
 }
 
 export interface TargetsReport {
@@ -68,10 +74,13 @@ export async function writeBuildReport(
     models: {},
     verification: { byMethod: {}, regeneratedAnswers: 0 },
     pairs: { byStrategy: {}, byConstraintType: {} },
+    accounting: [],
   };
   const heldOut = { instruct: 0, dpo: 0 };
+  const manifests: Array<ShardManifest | undefined> = [];
   for (let shard = 0; shard < input.shardCount; shard++) {
     const manifest = await getJson<ShardManifest>(store, layout.manifest(shard));
+    manifests.push(manifest);
     if (!manifest) continue;
     report.shards.committed += 1;
     report.simulated ||= manifest.simulated;
@@ -95,7 +104,10 @@ export async function writeBuildReport(
   }
   const config = (await getJson<StoredConfig>(store, layout.config))?.config;
   if (config?.holdout) report.heldOut = { fraction: config.holdout.fraction, seed: config.seed, ...heldOut };
-  const targets = await targetsReport(store, layout);
+  const plan = await getJson<BuildPlan>(store, layout.planSummary);
+  // The plan summary is written before any shard runs; a report without one has no shard either.
+  if (plan) report.accounting = sourceAccounting(plan, manifests);
+  const targets = await targetsReport(store, layout, plan);
   if (targets) report.targets = targets;
   const preflight = await preflightUsage(store, layout);
   if (preflight) report.usage.preflight = preflight;
@@ -110,9 +122,8 @@ export async function writeBuildReport(
   return report;
 }
 
-async function targetsReport(store: ObjectStore, layout: BuildLayout): Promise<TargetsReport | undefined> {
+async function targetsReport(store: ObjectStore, layout: BuildLayout, plan: BuildPlan | undefined): Promise<TargetsReport | undefined> {
   const config = (await getJson<StoredConfig>(store, layout.config))?.config;
-  const plan = await getJson<BuildPlan>(store, layout.planSummary);
   if (!config?.targets || !plan) return undefined;
   const tallies = await sourceTallies(store, layout, plan);
   return {

@@ -56,6 +56,11 @@ export interface ShardManifest {
   rejectsByStage: Record<string, number>;
   /** By reason code, e.g. "too-small", "below-threshold", "uninformative-pair". */
   rejectsByReason: Record<string, number>;
+  /**
+   * The rejected samples alone (no pairs) by reason code: with `counts.instruct`, every planned
+   * sample once (the build report's accounting). Absent in manifests written before it existed.
+   */
+  rejectedSamplesByReason?: Record<string, number>;
   files: ManifestFile[];
   models: Record<string, string>;
   usage: Record<string, StageUsage>;

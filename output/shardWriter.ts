@@ -112,6 +112,7 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
     },
     rejectsByStage: countByStage(rejects),
     rejectsByReason: countByReason(rejects),
+    rejectedSamplesByReason: countByReason(rejects.filter((r) => r.kind === 'sample')),
     files: manifestFiles,
     models: modelsByStage(calls),
     usage: summarizeUsage(calls),

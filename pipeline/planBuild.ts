@@ -31,22 +31,29 @@ export interface BuildPlan {
   /** With targets: why topping up stopped, once it has. */
   targetsOutcome?: TargetsOutcome;
   /**
-   * Per source, in config order: samples `selected` over all rounds, ranks of its seeded order
-   * consumed (`ranked`: more than selected when richness refused some), and with richness the
-   * scored candidates by fate (selected, not-needed, or the rule's reason code).
+   * Per source, in config order: what planning's scan read (every item the reader yielded, counted
+   * as it came: `samples`, `filtered` records by policy and damaged units by `problems` code),
+   * samples `selected` over all rounds, ranks of its seeded order consumed (`ranked`: more than
+   * selected when richness refused some), and with richness the scored candidates by fate
+   * (selected, not-needed, or the rule's reason code). The build report's accounting
+   * (output/sourceAccounting.ts) starts from these.
    */
-  sources: Array<{
-    type: string;
-    target: number;
-    selected: number;
-    ranked: number;
-    damaged: number;
-    filtered: number;
-    exhausted: boolean;
-    richness?: Record<string, number>;
-  }>;
+  sources: PlannedSource[];
   /** Damaged source units, listed in rejects/source-problems.jsonl. */
   sourceProblems: number;
+}
+
+export interface PlannedSource {
+  type: string;
+  target: number;
+  read: number;
+  samples: number;
+  filtered: Record<string, number>;
+  problems: Record<string, number>;
+  selected: number;
+  ranked: number;
+  exhausted: boolean;
+  richness?: Record<string, number>;
 }
 
 export interface StoredConfig {
@@ -85,7 +92,7 @@ export async function planBuild(
 
   // With targets, the first round of topping up (pipeline/topUp.ts plans the later ones).
   const targets = config.targets ? firstRoundSizes(config) : sourceShares(config.maxSamples, config.sources);
-  const damaged: Array<SourceProblem & { source: string }> = [];
+  const damaged: Array<SourceProblem & { source: string; sourceIndex: number }> = [];
   const filtered: Record<string, Record<string, number>> = {};
   const shards: SourceSample[][] = [];
   const shardSources: number[] = [];
@@ -95,19 +102,24 @@ export async function planBuild(
     // With richness, the scan ranks the first window of candidates to score.
     const richnessRule = config.sources[index]!.richness;
     const selection = new LowestRanks<SourceSample>(richnessRule ? richnessWindow(richnessRule, targets[index]!) : targets[index]!);
-    let damagedHere = 0;
-    let filteredHere = 0;
+    // `read` is counted apart from the terms it must equal, so the report's identity can fail.
+    let read = 0;
+    let samples = 0;
+    const problems: Record<string, number> = {};
+    const filteredHere: Record<string, number> = (filtered[`${index}:${type}`] = {});
     for await (const item of reader.samples()) {
-      if (!isProblem(item)) selection.offer(sampleRank(config.seed, item.sampleId), item);
-      else if (item.kind === 'filtered') {
-        const counts = (filtered[`${index}:${type}`] ??= {});
-        counts[item.filter] = (counts[item.filter] ?? 0) + 1;
-        filteredHere += 1;
+      read += 1;
+      if (!isProblem(item)) {
+        samples += 1;
+        selection.offer(sampleRank(config.seed, item.sampleId), item);
+      } else if (item.kind === 'filtered') {
+        filteredHere[item.filter] = (filteredHere[item.filter] ?? 0) + 1;
       } else {
-        damaged.push({ ...item, source: type });
-        damagedHere += 1;
+        damaged.push({ ...item, source: type, sourceIndex: index });
+        problems[item.code] = (problems[item.code] ?? 0) + 1;
       }
     }
+    if (Object.keys(filteredHere).length === 0) delete filtered[`${index}:${type}`];
     const ranked = selection.sorted();
     const rich = richnessRule && targets[index]! > 0 ? await takeRichSamples(config, index, reader, 0, targets[index]!, richness!, ranked) : undefined;
     const selected = rich?.samples ?? (richnessRule ? [] : ranked);
@@ -118,10 +130,12 @@ export async function planBuild(
     perSource.push({
       type,
       target: targets[index]!,
+      read,
+      samples,
+      filtered: { ...filteredHere },
+      problems,
       selected: selected.length,
       ranked: rich?.ranked ?? selected.length,
-      damaged: damagedHere,
-      filtered: filteredHere,
       exhausted: rich?.exhausted ?? ranked.length < targets[index]!,
       ...(rich ? { richness: rich.fates } : {}),
     });

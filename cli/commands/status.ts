@@ -4,12 +4,14 @@ import type { BuildReport } from '../../output/buildReport.js';
 import type { BuildProgress } from '../../workflows/buildProgress.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { formatProgress } from '../progressView.js';
-import { rerunHint } from '../summary.js';
+import { accountingLines, rerunHint } from '../summary.js';
 import { connectTemporal, forBuild } from '../temporalClient.js';
 
 export const STATUS_USAGE = `usage: mmif status <buildId> [--watch] [--json]
   Show a build's progress (shards, samples, rejections by reason, tokens per stage, throughput, ETA).
-  --watch  refresh every 2 s until the build closes; exit code 0 done, 1 failed or cancelled
+  --watch  refresh every 2 s until the build closes, then print each source's accounting (read =
+           planned + not selected + filtered + problems; planned = accepted + rejected); exit code
+           0 done, 1 failed or cancelled
   --json   print the raw progress query result`;
 
 export async function statusCommand(args: string[]): Promise<number> {
@@ -41,7 +43,9 @@ export async function watch(handle: WorkflowHandle, buildId: string): Promise<nu
     if (description.status.name !== 'RUNNING' && description.status.name !== 'CONTINUED_AS_NEW') {
       console.log(`build ${buildId}: ${description.status.name}`);
       if (description.status.name !== 'COMPLETED') return EXIT.failed;
-      const rerun = rerunHint((await handle.result()) as BuildReport);
+      const report = (await handle.result()) as BuildReport;
+      for (const line of accountingLines(report)) console.log(line);
+      const rerun = rerunHint(report);
       if (rerun) console.log(rerun);
       return EXIT.ok;
     }

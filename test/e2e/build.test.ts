@@ -27,6 +27,7 @@ import { openStore, type S3Options } from '../../storage/openStore.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
 import { readParquetWithPython } from '../harness/pythonReader.js';
 import { startS3Server, useS3Env, type S3Server } from '../harness/s3Server.js';
+import { assertAccounting } from '../harness/datasetChecks.js';
 import { startStack, type Stack } from '../harness/stack.js';
 
 let s3: S3Server;
@@ -89,6 +90,9 @@ test('a CC3M webdataset on S3 becomes verified SFT and DPO shards on S3', async 
   assert.equal(report.counts.planned, 11);
   assert.equal(report.models.rejected, 'mmif-sim-vlm-mini');
   assert.match((await out.get(layout.sourceProblems))!.toString(), /000010001/);
+  // 12 records: 11 samples and the broken sidecar, a problem; every one in exactly one term.
+  await assertAccounting(out, report, { 0: 12 });
+  assert.deepEqual(report.accounting[0]!.problems, { 'bad-sidecar': 1 });
 
   const planned: SourceSample[] = [];
   const instruct: InstructRecord[] = [];

@@ -14,16 +14,19 @@ import { instructRecordFromLine } from '../../output/sharegpt.js';
 import type { BuildReport } from '../../output/buildReport.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { LocalStore } from '../../storage/localStore.js';
-import { writeAllava } from '../fixtures/allava.js';
+import { LAION_QUESTIONS, VFLAN_QUESTIONS, writeAllava } from '../fixtures/allava.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
-import { writeChartqa } from '../fixtures/chartqa.js';
-import { writeGeo170k } from '../fixtures/geo170k.js';
-import { writeMultiui, MULTIUI_FILE } from '../fixtures/multiui.js';
-import { writeRico } from '../fixtures/rico.js';
+import { TRAIN_AUGMENTED, TRAIN_HUMAN, writeChartqa } from '../fixtures/chartqa.js';
+import { GEO_STEMS, writeGeo170k } from '../fixtures/geo170k.js';
+import { MULTIUI_RECORDS, writeMultiui, MULTIUI_FILE } from '../fixtures/multiui.js';
+import { SCREENS, writeRico } from '../fixtures/rico.js';
+import { assertAccounting } from '../harness/datasetChecks.js';
 import { startStack, type Stack } from '../harness/stack.js';
 
 let stack: Stack;
 let dir: string;
+/** CC3M records img2dataset listed (the failed download among them, only in its parquet). */
+let cc3mListed: number;
 
 before(async () => {
   stack = await startStack({ simulator: { seed: 5 }, taskQueue: 'mmif-mixed' });
@@ -31,7 +34,7 @@ before(async () => {
   const at = (name: string) => new LocalStore(path.join(dir, name));
   await Promise.all([
     // img2dataset's real side file (pyarrow parquet): the plan comes from it, the failed download is only there.
-    writeCc3m(at('cc3m'), 'webdataset', { perShard: 3, shards: 1, sideFile: 'img2dataset', failedDownload: '000000002' }),
+    writeCc3m(at('cc3m'), 'webdataset', { perShard: 3, shards: 1, sideFile: 'img2dataset', failedDownload: '000000002' }).then((r) => (cc3mListed = r.length)),
     writeAllava(at('allava'), { missingImage: 0, escapingPath: 1, corruptImage: 2, malformedRecord: 3 }),
     writeChartqa(at('chartqa')),
     writeGeo170k(at('geo170k')),
@@ -104,4 +107,25 @@ test('a mixed build draws from every source and records where each sample came f
   const filtered = JSON.parse(await readFile(path.join(root, layout.sourceFiltered), 'utf8')) as Record<string, Record<string, number>>;
   assert.ok(Object.keys(filtered).some((k) => k.endsWith(':multiui')), 'MultiUI grounding/OCR items are counted as filtered');
   assert.deepEqual(filtered['0:cc3m'], { 'img2dataset-failed_to_download': 1 }, 'failed downloads img2dataset listed only in its parquet are counted by status');
+
+  // Every record of every source is accounted for, and `read` is what each fixture holds: all three
+  // ALLaVA files (the malformed LAION record among them), ChartQA's train human and augmented sets,
+  // Geo170k's qa_tuning.json (the default file), every RICO screen, every MultiUI item.
+  const store = new LocalStore(root);
+  await assertAccounting(store, report, {
+    0: cc3mListed,
+    1: LAION_QUESTIONS.length + 1 + VFLAN_QUESTIONS.length,
+    2: TRAIN_HUMAN.length + TRAIN_AUGMENTED.length,
+    3: GEO_STEMS.length,
+    4: SCREENS.length,
+    5: MULTIUI_RECORDS.length,
+  });
+  // Each kind of loss lands in its own term, under its own reason.
+  const account = (type: string) => report.accounting.find((a) => a.type === type)!;
+  assert.deepEqual(account('cc3m').filtered, { 'img2dataset-failed_to_download': 1 });
+  // The malformed LAION record is the file's last: nothing after it could be resynchronised to.
+  assert.deepEqual(account('allava').problems, { 'outside-root': 1, 'json-rest-unread': 1 }, JSON.stringify(account('allava')));
+  assert.equal(account('allava').rejected['missing-image'], 1);
+  assert.equal(account('allava').rejected.corrupt, 1);
+  assert.ok(account('multiui').filtered['task-grounding']! > 0, JSON.stringify(account('multiui')));
 });

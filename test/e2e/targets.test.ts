@@ -20,7 +20,7 @@ import type { RejectRecord } from '../../output/records.js';
 import { instructRecordFromLine } from '../../output/sharegpt.js';
 import { getJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';
-import { assertCommittedShardsIntact } from '../harness/datasetChecks.js';
+import { assertAccounting, assertCommittedShardsIntact } from '../harness/datasetChecks.js';
 import { startStack, type Stack } from '../harness/stack.js';
 
 let stack: Stack;
@@ -86,6 +86,10 @@ test('a build with targets tops up in rounds and ends with exactly the accepted 
   assert.ok(overTarget.some((r) => r.kind === 'sample'), 'the last round overshot the SFT target and its surplus was trimmed');
   assert.equal(report.counts.instruct + report.counts.rejectedSamples, report.counts.planned, 'every planned sample is a record or a reject');
   await assertCommittedShardsIntact(store, 'targets', report.shards.planned);
+  // The ten quickstart images: top-up rounds move ranks from not drawn to planned, over-target
+  // surplus is a rejected reason.
+  await assertAccounting(store, report, { 0: 10 });
+  assert.equal(report.accounting[0]!.rejected['over-target'], overTarget.filter((r) => r.kind === 'sample').length);
 });
 
 test('the same config and seed give the same dataset, whatever the parallelism, without a shared cache', async () => {
@@ -125,4 +129,7 @@ test("the quickstart's build selects its images by richness and shows the scores
   }
   assert.equal(records, report.counts.instruct);
   assert.ok(records > 0);
+  // The two images richness left out are accounted for as not selected, under their fate.
+  await assertAccounting(store, report, { 0: 10 });
+  assert.deepEqual(report.accounting[0]!.notSelected, { 'richness:below-min-score': 2 });
 });

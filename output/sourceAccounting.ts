@@ -1,0 +1,104 @@
+/**
+ * Every record of every source, accounted for: the build report's `accounting`, one entry per source.
+ *
+ *   read    = planned + notSelected(reason) + filtered(reason) + problems(code)
+ *   planned = accepted + heldOut + rejected(reason) + uncommitted
+ *
+ * `read` is counted on its own while planning streams the source (every sample, filtered record and
+ * damaged unit the reader yielded); `planned` is what the plan selected over all its rounds; the
+ * right-hand side of the second line comes from the committed shards' manifests, so each identity
+ * compares counts made in different places and fails when one of them loses a record.
+ */
+import { addCounts } from '../domain/counts.js';
+import type { BuildPlan, PlannedSource } from '../pipeline/planBuild.js';
+import type { ShardManifest } from './manifest.js';
+
+/** Samples of the seeded order no planning round drew (beyond the quota, or beyond what targets needed). */
+export const NOT_DRAWN = 'not-drawn';
+/** Prefix of candidates richness scored but did not select, e.g. `richness:below-min-score`. */
+export const RICHNESS_PREFIX = 'richness:';
+
+export interface SourceAccount {
+  /** Index of the source in the config, and its type. */
+  source: number;
+  type: string;
+  /** Items the reader yielded while planning: samples, filtered records and damaged units. */
+  read: number;
+  /** Samples the plan selected, over every round. */
+  planned: number;
+  /** Samples read but not selected: `not-drawn`, and `richness:<fate>` for scored candidates left out. */
+  notSelected: Record<string, number>;
+  /** Records dropped by policy, by filter (as in rejects/source-filtered.json). */
+  filtered: Record<string, number>;
+  /** Damaged units, by code (listed one by one in rejects/source-problems.jsonl). */
+  problems: Record<string, number>;
+  /** Planned samples of committed shards that became an MM-IFInstruct training record. */
+  accepted: number;
+  /** Accepted samples whose image the build's `holdout` reserved: their SFT records are the eval split (heldout/). */
+  heldOut: number;
+  /** Planned samples of committed shards rejected, by reason code (listed in rejects/shard-*.jsonl). */
+  rejected: Record<string, number>;
+  /** Planned samples in shards not committed (failed or cancelled): 0 when the build completed. */
+  uncommitted: number;
+  /** Whether both identities hold. */
+  balanced: boolean;
+}
+
+const total = (counts: Record<string, number>): number => Object.values(counts).reduce((n, c) => n + c, 0);
+
+/** The accounting of each source, from the plan and the manifests of its shards (undefined: not committed). */
+export function sourceAccounting(plan: BuildPlan, manifests: ReadonlyArray<ShardManifest | undefined>): SourceAccount[] {
+  const accounts = plan.sources.map((s, source) => startAccount(s, source));
+  for (let shard = 0; shard < plan.shardCount; shard++) {
+    const account = accounts[plan.shardSources[shard]!]!;
+    const manifest = manifests[shard];
+    if (!manifest) {
+      account.uncommitted += plan.shardSizes[shard]!;
+      continue;
+    }
+    account.accepted += manifest.counts.instruct;
+    account.heldOut += manifest.heldOut?.instruct ?? 0;
+    // Manifests from before the per-kind breakdown: their rejected samples under one reason.
+    addCounts(account.rejected, manifest.rejectedSamplesByReason ?? { 'unrecorded-reason': manifest.counts.rejectedSamples });
+  }
+  for (const a of accounts) {
+    a.balanced =
+      a.read === a.planned + total(a.notSelected) + total(a.filtered) + total(a.problems) &&
+      a.planned === a.accepted + a.heldOut + total(a.rejected) + a.uncommitted;
+  }
+  return accounts;
+}
+
+function startAccount(s: PlannedSource, source: number): SourceAccount {
+  const notSelected: Record<string, number> = {};
+  const notDrawn = s.samples - s.ranked;
+  if (notDrawn > 0) notSelected[NOT_DRAWN] = notDrawn;
+  for (const [fate, n] of Object.entries(s.richness ?? {})) if (fate !== 'selected') notSelected[`${RICHNESS_PREFIX}${fate}`] = n;
+  return {
+    source,
+    type: s.type,
+    read: s.read,
+    planned: s.selected,
+    notSelected,
+    filtered: { ...s.filtered },
+    problems: { ...s.problems },
+    accepted: 0,
+    heldOut: 0,
+    rejected: {},
+    uncommitted: 0,
+    balanced: false,
+  };
+}
+
+/** One line per source for the CLI: the two identities with their terms. */
+export function formatAccount(a: SourceAccount): string {
+  const terms = (counts: Record<string, number>) => {
+    const entries = Object.entries(counts).sort(([x], [y]) => (x < y ? -1 : 1));
+    return entries.length === 0 ? '0' : `${total(counts)} (${entries.map(([k, n]) => `${k} ${n}`).join(', ')})`;
+  };
+  return (
+    `${a.type} #${a.source}: read ${a.read} = planned ${a.planned} + not selected ${terms(a.notSelected)} + filtered ${terms(a.filtered)} + problems ${terms(a.problems)}; ` +
+    `planned ${a.planned} = accepted ${a.accepted}${a.heldOut ? ` + held out ${a.heldOut}` : ''} + rejected ${terms(a.rejected)}${a.uncommitted ? ` + uncommitted ${a.uncommitted}` : ''}` +
+    (a.balanced ? '' : ' -- DOES NOT BALANCE (a bug: please report it)')
+  );
+}
