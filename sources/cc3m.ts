@@ -26,6 +26,8 @@ const MAX_CAPTURED_SIDECAR = 1 << 20;
 
 /** Records of the files layout cost a GET per sidecar: this many are resolved ahead, still yielded in order. */
 const READ_AHEAD = 16;
+/** img2dataset side files read ahead of the tar being planned (~0.4 MB and 10k rows each by default). */
+const SIDE_FILES_AHEAD = 8;
 
 const EXPECTED_LAYOUTS =
   'expected an img2dataset CC3M layout: webdataset (*.tar shards at the root, e.g. 00000.tar), ' +
@@ -101,7 +103,9 @@ async function* mapAsync<T, U>(items: AsyncIterable<T>, fn: (item: T) => U | und
 
 /**
  * Each root tar's items: from its img2dataset parquet when there is a usable one (listed just before
- * it: '.p' sorts before '.t'), else by streaming the tar.
+ * it: '.p' sorts before '.t'), else by streaming the tar. Side files are fetched and decoded
+ * SIDE_FILES_AHEAD tars ahead, in order: on S3 a GET's latency per tar, paid one tar at a time,
+ * would otherwise add up over the hundreds of tars of a real dataset.
  */
 async function* webdatasetItems(
   store: ObjectStore,
@@ -110,13 +114,18 @@ async function* webdatasetItems(
   toItems: (records: AsyncIterable<Cc3mRecord | SourceProblem>) => AsyncIterable<SourceItem>,
 ): AsyncGenerator<SourceItem> {
   const parquets = new Set<string>();
-  for await (const { key } of store.list('')) {
+  const tars = mapAsync(store.list(''), ({ key }) => {
     if (!key.includes('/') && key.endsWith('.parquet')) parquets.add(key);
-    if (!isRootTar(key)) continue;
-    const parquet = `${key.slice(0, -'.tar'.length)}.parquet`;
-    const rows = parquets.has(parquet) ? await parquetRows(store, parquet) : undefined;
-    if (rows) for (const row of rows) yield parquetItem(row, key, parquet, config, sourceIndex);
-    else yield* toItems(tarRecords(store, key));
+    return isRootTar(key) ? key : undefined;
+  });
+  // The tar's parquet, if any, was listed (and added) before the tar itself reaches this map.
+  const sideFiles = orderedMap(tars, SIDE_FILES_AHEAD, async (tar) => {
+    const parquet = `${tar.slice(0, -'.tar'.length)}.parquet`;
+    return { tar, parquet, rows: parquets.has(parquet) ? await parquetRows(store, parquet) : undefined };
+  });
+  for await (const { tar, parquet, rows } of sideFiles) {
+    if (rows) for (const row of rows) yield parquetItem(row, tar, parquet, config, sourceIndex);
+    else yield* toItems(tarRecords(store, tar));
   }
 }
 
