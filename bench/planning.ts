@@ -4,10 +4,11 @@
 // which only the parquet lists), on local disk and on versitygw (S3), each plan in a fresh process:
 //   parquet   the real layout: planning reads the side files, no tar byte;
 //   streamed  the same tars without side files: planning streams every tar (the previous behaviour).
-// Reports planning wall time and peak RSS, then what the shards pay instead: reading the selected
-// samples' images (each tar's headers read by range, once per tar), 16 at a time.
+// Reports planning wall time, CPU time (user + system: other sessions' load inflates wall time on a
+// shared machine, CPU time much less) and peak RSS, then what the shards pay instead: reading the
+// selected samples' images (each tar's headers read by range, once per tar), 16 at a time.
 //
-// Run:   npx tsx bench/planning.ts [--samples 1000] [--sizes 30000,100000,300000] [--no-s3]
+// Run:   npx tsx bench/planning.ts [--samples 1000] [--sizes 30000,100000,300000] [--modes parquet,streamed] [--no-s3]
 // Needs tools/venv with pyarrow (`bash tools/install.sh test`) and, for S3, tools/bin/versitygw.
 import { spawn } from 'node:child_process';
 import { existsSync, linkSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,6 +31,7 @@ const { values } = parseArgs({
   options: {
     samples: { type: 'string', default: '1000' },
     sizes: { type: 'string', default: '30000,100000,300000' },
+    modes: { type: 'string', default: 'parquet,streamed' },
     'no-s3': { type: 'boolean' },
     child: { type: 'string' },
   },
@@ -40,6 +42,7 @@ const ROOT = path.join(process.env.TMPDIR ?? tmpdir(), 'mmif-bench', 'planning')
 
 interface ChildResult {
   planMs: number;
+  planCpuMs: number;
   planPeakRssMiB: number;
   selected: number;
   filtered: Record<string, number>;
@@ -52,6 +55,7 @@ else await main();
 
 async function main(): Promise<void> {
   const sizes = values.sizes.split(',').map(Number);
+  const modes = values.modes.split(',') as Array<'parquet' | 'streamed'>;
   const tarCount = Math.ceil(Math.max(...sizes) / PER_TAR);
   const full = await generate(tarCount);
   const datasets: Record<string, string> = {};
@@ -72,8 +76,8 @@ async function main(): Promise<void> {
   }
   const samples = Number(values.samples);
   console.log(`planning ${samples} samples; tars of ${PER_TAR} records, ${tarBytes(full)} MiB per tar; load ${loadAverage()}`);
-  console.log('| backend | records | dataset MiB | mode | plan s | plan peak RSS MiB | selected | failed downloads counted | shards: read the selected images s | load |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  console.log('| backend | records | dataset MiB | mode | plan s | plan CPU s | plan peak RSS MiB | selected | failed downloads counted | shards: read the selected images s | load |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   const backends: Array<{ name: string; uri: (dir: string) => Promise<string>; s3?: object; stop?: () => Promise<void> }> = [
     { name: 'local', uri: async (dir) => dir },
   ];
@@ -97,12 +101,12 @@ async function main(): Promise<void> {
   try {
     for (const backend of backends) {
       for (const size of sizes) {
-        for (const mode of ['parquet', 'streamed'] as const) {
+        for (const mode of modes) {
           const dir = datasets[`${mode}-${size}`]!;
           const r = await runChild({ uri: await backend.uri(dir), samples, s3: backend.s3 });
           const failed = Object.entries(r.filtered).map(([k, v]) => `${k.replace('img2dataset-', '')} ${v}`).join(', ') || 'none (not in the tars)';
           console.log(
-            `| ${backend.name} | ${size} | ${Math.round((tarBytes(dir) * Math.ceil(size / PER_TAR)))} | ${mode} | ${(r.planMs / 1000).toFixed(2)} | ${r.planPeakRssMiB} | ${r.selected} | ${failed} | ${(r.imagesMs / 1000).toFixed(2)} | ${loadAverage()} |`,
+            `| ${backend.name} | ${size} | ${Math.round((tarBytes(dir) * Math.ceil(size / PER_TAR)))} | ${mode} | ${(r.planMs / 1000).toFixed(2)} | ${(r.planCpuMs / 1000).toFixed(2)} | ${r.planPeakRssMiB} | ${r.selected} | ${failed} | ${(r.imagesMs / 1000).toFixed(2)} | ${loadAverage()} |`,
           );
         }
       }
@@ -186,8 +190,10 @@ async function child({ uri, samples, s3 = {} }: { uri: string; samples: number; 
     const layout = buildLayout(config.buildId);
     const source = openSource(config.sources[0]!, 0, config.s3);
     const start = performance.now();
+    const cpuStart = process.cpuUsage();
     const plan = await planBuild(config, store, layout, [source]);
     const planMs = performance.now() - start;
+    const cpu = process.cpuUsage(cpuStart);
     const planPeakRssMiB = peakRssMiB();
     const filtered = (await getJson<Record<string, Record<string, number>>>(store, layout.sourceFiltered)) ?? {};
 
@@ -207,6 +213,7 @@ async function child({ uri, samples, s3 = {} }: { uri: string; samples: number; 
     );
     const result: ChildResult = {
       planMs,
+      planCpuMs: (cpu.user + cpu.system) / 1000,
       planPeakRssMiB,
       selected: plan.sampleCount,
       filtered: Object.values(filtered)[0] ?? {},
