@@ -4,8 +4,10 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import { ConfigError, parseBuildConfig } from '../config/buildConfig.js';
-import { buildLayout } from '../storage/buildLayout.js';
-import { commitShard as writeShard } from '../output/shardWriter.js';
+import { buildLayout, type BuildLayout } from '../storage/buildLayout.js';
+import { commitShard as writeShard, type ShardToCommit } from '../output/shardWriter.js';
+import { shardsKeepingLostClaims } from '../output/lateDuplicates.js';
+import type { StageContext } from '../pipeline/context.js';
 import { writeBuildReport, type BuildReport } from '../output/buildReport.js';
 import { writeDatasetDocs } from '../output/datasetDocs.js';
 import { writeReservedSplit } from '../output/export.js';
@@ -19,7 +21,7 @@ import { ImportedScoresError } from '../sources/importedScores.js';
 import { RichnessError } from '../pipeline/richness.js';
 import { EndpointError } from '../llm/endpointError.js';
 import { ErrorBudgetExceeded } from '../pipeline/errorBudget.js';
-import { getJson } from '../storage/objectStore.js';
+import { getJson, type ObjectStore } from '../storage/objectStore.js';
 import { addCounts, addUsage, emptyUsage, reopensOnRerun, type ShardManifest } from '../output/manifest.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import type { SliceTask, BuildRef, ShardSummary, ShardTask } from './buildRef.js';
@@ -28,7 +30,7 @@ import { preflight, type PreflightOutcome } from '../llm/preflight.js';
 import { LLM_CACHE_PREFIX } from '../storage/buildLayout.js';
 import { recordPreflightUsage } from '../output/preflightUsage.js';
 import { DEFAULT_PRICES } from '../llm/pricing.js';
-import { loadShardPlan } from './shardPlan.js';
+import { loadShardPlan, shardPlanIn } from './shardPlan.js';
 import { OutputLocationError, probeOutput } from '../storage/outputProbe.js';
 import { withHeartbeat } from './heartbeat.js';
 
@@ -162,21 +164,47 @@ export async function commitShard(task: ShardTask & { caps?: Goals; replacesRevi
   return permanentOnFailure(() =>
     withHeartbeat(async () => {
       const ctx = await contextForBuild(task.build);
-      const samples = await loadShardPlan(task);
       const manifest = await writeShard(ctx.store, ctx.layout, {
-        buildId: task.build.buildId,
-        shard: task.shard,
-        configFingerprint: task.build.configFingerprint,
-        samples,
-        training: { template: ctx.config.training.promptTemplate, seed: ctx.config.seed },
-        errorBudget: ctx.config.llm.errorBudget,
-        ...(ctx.config.holdout ? { holdout: { seed: ctx.config.seed, fraction: ctx.config.holdout.fraction } } : {}),
+        ...(await shardToCommit(ctx, task.shard, task.build.configFingerprint)),
         ...(task.caps ? { caps: task.caps } : {}),
         ...(task.replacesRevision !== undefined ? { replacesRevision: task.replacesRevision } : {}),
       });
       return summarize(manifest);
     }),
   );
+}
+
+/** What every commit of a shard of this build takes, beyond its caps and the revision it replaces. */
+async function shardToCommit(ctx: StageContext, shard: number, configFingerprint: string): Promise<ShardToCommit> {
+  return {
+    buildId: ctx.config.buildId,
+    shard,
+    configFingerprint,
+    samples: await shardPlanIn(ctx.store, ctx.layout, shard),
+    training: { template: ctx.config.training.promptTemplate, seed: ctx.config.seed },
+    errorBudget: ctx.config.llm.errorBudget,
+    ...(ctx.config.holdout ? { holdout: { seed: ctx.config.seed, fraction: ctx.config.holdout.fraction } } : {}),
+  };
+}
+
+/**
+ * Commits again, as its next revision, every committed shard that still keeps a sample whose image a
+ * lower rank claimed after that shard committed (output/lateDuplicates.ts): the commit rejects the
+ * sample as a duplicate of the lower rank, so the sample kept is the lowest rank whatever order the
+ * shards ran in. Runs before the build's records are counted: before the report, and with targets
+ * before each top-up round (a dropped duplicate is then refilled like any rejection).
+ */
+async function dropLateDuplicates(store: ObjectStore, layout: BuildLayout, shardCount: number, context: () => Promise<StageContext>): Promise<void> {
+  const late = await shardsKeepingLostClaims(store, layout, shardCount);
+  if (late.length === 0) return;
+  const ctx = await context();
+  for (const { shard, manifest } of late) {
+    await writeShard(ctx.store, ctx.layout, {
+      ...(await shardToCommit(ctx, shard, manifest.configFingerprint)),
+      ...(manifest.targetCaps ? { caps: manifest.targetCaps } : {}),
+      replacesRevision: manifest.revision ?? 1,
+    });
+  }
 }
 
 /** Per source: samples planned and records kept by the committed shards of the plan before shard `to` (targets). */
@@ -190,6 +218,9 @@ export async function planTopUp(input: { config: unknown; round: number }): Prom
   return permanentOnFailure(() =>
     withHeartbeat(async () => {
       const ctx = contextFor(parseBuildConfig(input.config));
+      const plan = await getJson<BuildPlan>(ctx.store, ctx.layout.planSummary);
+      // Only before the round is planned: a retry after it finds the round in the plan and changes nothing.
+      if (plan && plan.rounds.length <= input.round && !plan.targetsOutcome) await dropLateDuplicates(ctx.store, ctx.layout, plan.shardCount, async () => ctx);
       return topUp(ctx.config, ctx.store, ctx.layout, ctx.sources, input.round, (plan) => sourceTallies(ctx.store, ctx.layout, plan), richnessTools(ctx));
     }),
   );
@@ -200,6 +231,7 @@ export async function finalizeBuild(input: { build: BuildRef; shardCount: number
   return withHeartbeat(async () => {
     const store = storeFor(input.build.output, input.build.s3);
     const layout = buildLayout(input.build.buildId);
+    await dropLateDuplicates(store, layout, input.shardCount, () => contextForBuild(input.build));
     const report = await writeBuildReport(store, layout, input);
     await writeDatasetDocs(store, layout, report, input.shardCount);
     // The eval split the build reserved (config holdout), where `mmif eval --data` reads it.

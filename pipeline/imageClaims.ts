@@ -2,9 +2,10 @@
  * Duplicate samples of a build, by the source's dedupe policy (config/sourceConfig.ts): each
  * dedupe key is claimed by one sample, recorded with its rank in the seeded order. The lowest rank
  * keeps the key whichever worker gets there first: a lower rank takes over a claim held by a higher
- * one, and a shard's commit drops a sample whose claim was taken over since (output/shardWriter.ts),
- * so the kept sample does not depend on which shard ran first, as long as the lower rank's image
- * stage ran before the higher rank's shard committed.
+ * one, and a shard's commit drops a sample whose claim was taken over since (output/shardWriter.ts).
+ * A shard that committed before the lower rank took its claim over is named by a mark left before
+ * the takeover (`lostClaim`), and committed again without that sample before the build counts its
+ * records (output/lateDuplicates.ts): the kept sample never depends on which shard ran first.
  */
 import type { DedupePolicy } from '../config/sourceConfig.js';
 import { sha256Hex } from '../domain/hashing.js';
@@ -14,6 +15,13 @@ import { getJson, type ObjectStore } from '../storage/objectStore.js';
 export interface ImageClaim {
   sampleId: string;
   rank: string;
+}
+
+/** The mark a takeover leaves (`_work/image-claims-lost/<sample id>.json`): this sample lost `key` to `keptBy`. */
+export interface LostClaim {
+  sampleId: string;
+  key: string;
+  keptBy: string;
 }
 
 /**
@@ -49,7 +57,14 @@ export async function claimHolder(store: ObjectStore, claimKey: string): Promise
  * Claims `claimKey` for `mine`, or throws the duplicate rejection naming the kept sample. Taking over
  * is re-checked after the write: of two lower ranks racing for one claim, the lowest stays.
  */
-export async function claimOrReject(store: ObjectStore, claimKey: string, mine: ImageClaim, policy: DedupePolicy): Promise<void> {
+export async function claimOrReject(
+  store: ObjectStore,
+  claimKey: string,
+  mine: ImageClaim,
+  policy: DedupePolicy,
+  /** Where the mark of a holder that loses its claim goes (BuildLayout.lostClaim). */
+  lostClaimKey: (sampleId: string) => string,
+): Promise<void> {
   const body = () => JSON.stringify(mine);
   if (await store.putIfAbsent(claimKey, body(), 'application/json')) return;
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -57,6 +72,10 @@ export async function claimOrReject(store: ObjectStore, claimKey: string, mine: 
     if (!holder || holder.sampleId === mine.sampleId) return;
     const kept = keeps(holder, mine);
     if (kept !== mine) throw new SampleRejection(duplicateReason(policy, holder.sampleId));
+    // Marked before the takeover: a crash between the two leaves a mark the retry confirms, never a
+    // takeover without one. The holder's shard may have committed already; the mark names it.
+    const lost: LostClaim = { sampleId: holder.sampleId, key: claimKey, keptBy: mine.sampleId };
+    await store.put(lostClaimKey(holder.sampleId), JSON.stringify(lost), 'application/json');
     await store.put(claimKey, body(), 'application/json');
   }
 }

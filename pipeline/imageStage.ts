@@ -31,7 +31,7 @@ export async function runImageStage(ctx: StageContext, sample: SourceSample): Pr
   const key = dedupeKey(policy, image.sha256, sample.originalInstruction);
   if (key) {
     const mine = { sampleId: sample.sampleId, rank: sampleRank(ctx.config.seed, sample.sampleId) };
-    await claimOrReject(ctx.store, ctx.layout.imageClaim(key), mine, policy);
+    await claimOrReject(ctx.store, ctx.layout.imageClaim(key), mine, policy, ctx.layout.lostClaim);
   }
   await ctx.store.put(ctx.layout.image(image.sha256), image.jpeg, 'image/jpeg');
   return {

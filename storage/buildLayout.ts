@@ -22,6 +22,9 @@ export function buildLayout(buildId: string) {
     root,
     image: (sha256: string) => `${root}/${imagePathInDataset(sha256)}`,
     imageClaim: (dedupeKey: string) => `${work}/image-claims/${dedupeKey}.json`,
+    /** A sample whose dedupe claim a lower rank took over (pipeline/imageClaims.ts LostClaim). */
+    lostClaim: (sampleId: string) => `${work}/image-claims-lost/${sampleId}.json`,
+    lostClaimsPrefix: `${work}/image-claims-lost/`,
     stageState: (sampleId: string, stage: StageName) => `${work}/samples/${sampleId}/${stage}.json`,
     config: `${work}/config.json`,
     shardPlan: (shard: number) => `${work}/plan/${shardName(shard)}.json`,

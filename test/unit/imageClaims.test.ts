@@ -46,17 +46,22 @@ test('the lowest rank keeps a claim whichever sample claims first; the others ar
     const high = { sampleId: 'cc3m-high', rank: 'f0' };
     const low = { sampleId: 'cc3m-low', rank: '10' };
     const middle = { sampleId: 'cc3m-middle', rank: '80' };
-    await claimOrReject(store, 'claims/x.json', high, 'image'); // first come
-    await claimOrReject(store, 'claims/x.json', low, 'image'); // a lower rank takes over
-    await claimOrReject(store, 'claims/x.json', low, 'image'); // a retry of the holder passes
-    await assert.rejects(claimOrReject(store, 'claims/x.json', middle, 'image'), (err: unknown) => {
+    const lost = (id: string) => `lost/${id}.json`;
+    const claim = (who: typeof high, policy: 'image' | 'image+question' = 'image') => claimOrReject(store, 'claims/x.json', who, policy, lost);
+    await claim(high); // first come
+    assert.equal(await store.exists(lost('cc3m-high')), false, 'no mark while nobody took the claim over');
+    await claim(low); // a lower rank takes over, marking the sample that lost it
+    assert.deepEqual(JSON.parse((await store.get(lost('cc3m-high')))!.toString()), { sampleId: 'cc3m-high', key: 'claims/x.json', keptBy: 'cc3m-low' });
+    await claim(low); // a retry of the holder passes
+    await assert.rejects(claim(middle), (err: unknown) => {
       assert.ok(err instanceof SampleRejection);
       assert.equal(err.message, 'duplicate-image: same image as sample cc3m-low');
       return true;
     });
-    await assert.rejects(claimOrReject(store, 'claims/x.json', high, 'image'), /duplicate-image: same image as sample cc3m-low/);
-    await assert.rejects(claimOrReject(store, 'claims/x.json', high, 'image+question'), /duplicate-question: same image and question as sample cc3m-low/);
+    await assert.rejects(claim(high), /duplicate-image: same image as sample cc3m-low/);
+    await assert.rejects(claim(high, 'image+question'), /duplicate-question: same image and question as sample cc3m-low/);
     assert.deepEqual(JSON.parse((await store.get('claims/x.json'))!.toString()), low);
+    assert.equal(await store.exists(lost('cc3m-middle')), false, 'a rejected claimant took nothing over');
   } finally {
     await rm(root, { recursive: true, force: true });
   }

@@ -1,0 +1,82 @@
+/**
+ * The dedupe race forced the bad way: one picture is in a CC3M folder (source 0, planned first) and
+ * in RICO (source 1), and the RICO sample has the lower rank. With one shard at a time, the CC3M
+ * shard runs and commits holding the picture before the RICO sample's image stage claims it, so only
+ * the build's finalize step can drop the CC3M copy. The kept sample must be the lowest rank.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { BuildConfigInput } from '../../config/buildConfig.js';
+import { sampleIdFor } from '../../domain/hashing.js';
+import type { BuildReport } from '../../output/buildReport.js';
+import type { ShardManifest } from '../../output/manifest.js';
+import type { RejectRecord } from '../../output/records.js';
+import { sampleRank } from '../../pipeline/ranking.js';
+import { buildLayout } from '../../storage/buildLayout.js';
+import { LocalStore } from '../../storage/localStore.js';
+import { getJson } from '../../storage/objectStore.js';
+import { sceneJpeg } from '../fixtures/images.js';
+import { assertAccounting } from '../harness/datasetChecks.js';
+import { startStack, type Stack } from '../harness/stack.js';
+
+let stack: Stack;
+let dir: string;
+
+before(async () => {
+  stack = await startStack({ simulator: { seed: 5 }, taskQueue: 'mmif-dedupe-race' });
+  dir = await mkdtemp(path.join(tmpdir(), 'mmif-dedupe-race-'));
+  const shared = await sceneJpeg(7, 320, 480);
+  await new LocalStore(path.join(dir, 'cc3m')).put('shared.jpg', shared);
+  await new LocalStore(path.join(dir, 'cc3m')).put('own.jpg', await sceneJpeg(8, 320, 240));
+  await new LocalStore(path.join(dir, 'rico')).put('combined/1.jpg', shared);
+});
+
+after(async () => {
+  await stack?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const lines = <T>(body: Buffer | undefined): T[] => (body ?? Buffer.alloc(0)).toString().split('\n').filter(Boolean).map((l) => JSON.parse(l) as T);
+
+test('a shard that committed a duplicate before a lower rank claimed its image loses it at finalize', async () => {
+  const cc3mCopy = sampleIdFor('cc3m', 'shared');
+  const ricoCopy = sampleIdFor('rico', '1');
+  // A seed under which the RICO copy, planned in the later shard, has the lower rank.
+  const seed = Array.from({ length: 64 }, (_, s) => s).find((s) => sampleRank(s, ricoCopy) < sampleRank(s, cc3mCopy))!;
+  const output = path.join(dir, 'out');
+  const config: BuildConfigInput = {
+    buildId: 'race',
+    seed,
+    output,
+    sources: [
+      { type: 'cc3m', uri: path.join(dir, 'cc3m'), layout: 'flat', quota: 2 },
+      { type: 'rico', uri: path.join(dir, 'rico'), quota: 1 },
+    ] as BuildConfigInput['sources'],
+    maxSamples: 3,
+    shardSize: 2,
+    maxParallelShards: 1,
+    models: { default: { model: 'mmif-sim-vlm' } },
+  };
+  const report = (await stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'race', args: [config] })) as BuildReport;
+  assert.equal(report.shards.failed, 0);
+
+  const store = new LocalStore(output);
+  const layout = buildLayout('race');
+  const kept = new Set<string>();
+  const rejects: RejectRecord[] = [];
+  for (let shard = 0; shard < report.shards.planned; shard++) {
+    for (const r of lines<{ id: string }>(await store.get(layout.instructJsonl(shard)))) kept.add(r.id);
+    rejects.push(...lines<RejectRecord>(await store.get(layout.rejects(shard))));
+  }
+  assert.ok(kept.has(ricoCopy), `the lower rank keeps the picture; rejects: ${JSON.stringify(rejects)}`);
+  assert.ok(!kept.has(cc3mCopy), 'the higher rank, committed first, is dropped');
+  const dropped = rejects.find((r) => r.id === cc3mCopy)!;
+  assert.equal(dropped.reason, `duplicate-image: same image as sample ${ricoCopy}`);
+  // Shard 0 committed it, then was committed again by finalize without it.
+  assert.equal((await getJson<ShardManifest>(store, layout.manifest(0)))!.revision, 2);
+  assert.equal(report.accounting[0]!.rejected['duplicate-image'], 1);
+  await assertAccounting(store, report, { 0: 2, 1: 1 });
+});
