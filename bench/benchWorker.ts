@@ -7,7 +7,8 @@
  *  - BENCH_TRACE=<file>: a diagnostic worker. Appends JSON lines to <file>: one per finished
  *    activity ({t, activity, stage, ms}) and one per second with the event loop's delay over that
  *    second and each endpoint limiter's state ({t, loopMaxMs, loopMeanMs, limiters: [{workers,
- *    concurrency, window, inFlight, queued, ...}]}); t is Unix ms. It is Worker.create with
+ *    concurrency, leased, window, inFlight, queued, ...}], leaseReports}; leaseReports counts the
+ *    concurrency lease reports sent so far); t is Unix ms. It is Worker.create with
  *    createWorker's options (endpoint sharing included) plus an activity interceptor (createWorker
  *    takes no interceptors).
  *  - BENCH_CPU_PROF=<file>: writes a V8 CPU profile of the whole run (open it in Chrome DevTools or
@@ -24,7 +25,7 @@ import { NativeConnection, Worker, type ActivityInboundCallsInterceptor } from '
 import * as activities from '../activities/index.js';
 import { limiterSnapshots } from '../llm/limiter.js';
 import { createWorker } from '../worker/createWorker.js';
-import { shareEndpointLimits } from '../worker/endpointSharing.js';
+import { leaseReportsSent, shareEndpointLimits } from '../worker/endpointSharing.js';
 import { temporalSettingsFromEnv } from '../worker/connectionFromEnv.js';
 
 const max = Number(process.env.BENCH_MAX_ACTIVITIES ?? '16');
@@ -47,7 +48,7 @@ if (trace) {
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
   setInterval(() => {
-    log({ t: Date.now(), loopMaxMs: loop.max / 1e6, loopMeanMs: loop.mean / 1e6, limiters: limiterSnapshots() });
+    log({ t: Date.now(), loopMaxMs: loop.max / 1e6, loopMeanMs: loop.mean / 1e6, limiters: limiterSnapshots(), leaseReports: leaseReportsSent() });
     loop.reset();
   }, 1000).unref();
   const timing = (activity: string): ActivityInboundCallsInterceptor => ({

@@ -2,7 +2,7 @@
 // bench/benchWorker.ts traces (`npx tsx bench/throughput.ts --only four --trace /tmp/t`) and, over
 // the middle 80% of the busy seconds, splits the shortfall below the endpoint's cap into the unused
 // share of workers that had nothing queued, and counts the worker-seconds spent held at a share
-// with requests waiting.
+// with requests waiting; and how many concurrency lease reports the workers sent.
 //
 // Run:   npx tsx bench/shareTrace.ts /tmp/t.four.*.jsonl [--cap 128]
 import { readFileSync } from 'node:fs';
@@ -12,9 +12,12 @@ import type { LimiterSnapshot } from '../llm/limiter.js';
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { cap: { type: 'string', default: '128' } } });
 const CAP = Number(values.cap);
 const bySecond = new Map<number, LimiterSnapshot[]>();
+/** Per worker: the count of lease reports sent so far, per second. */
+const reports = new Map<number, Array<{ t: number; n: number }>>();
 for (const [worker, file] of positionals.entries()) {
   for (const line of readFileSync(file, 'utf8').split('\n').filter(Boolean)) {
-    const entry = JSON.parse(line) as { t: number; limiters?: LimiterSnapshot[] };
+    const entry = JSON.parse(line) as { t: number; limiters?: LimiterSnapshot[]; leaseReports?: number };
+    if (entry.leaseReports !== undefined) reports.set(worker, [...(reports.get(worker) ?? []), { t: entry.t, n: entry.leaseReports }]);
     if (!entry.limiters?.length) continue;
     // The busiest limiter: the benchmark's one endpoint.
     const limiter = entry.limiters.reduce((a, b) => (a.inFlight + a.queued >= b.inFlight + b.queued ? a : b));
@@ -38,6 +41,10 @@ for (const states of steady) {
   heldWithQueue += states.filter((s) => s.queued > 0 && s.inFlight >= s.concurrency).length;
 }
 const mean = (n: number) => (n / steady.length).toFixed(1);
-console.log(`${positionals.length} workers, ${steady.length} steady seconds, shares ${[...new Set(steady.flat().map((s) => `${s.concurrency} of ${CAP} (${s.workers} workers)`))].join(', ')}`);
+const shares = steady.flat().map((s) => s.concurrency);
+const kind = steady.flat().some((s) => s.leased) ? 'leased by demand' : `split 1/${steady[0]?.[0]?.workers}`;
+console.log(`${positionals.length} workers, ${steady.length} steady seconds, shares of ${CAP} ${kind}: ${Math.min(...shares)}-${Math.max(...shares)}`);
 console.log(`mean in flight ${mean(CAP * steady.length - shortfall)} of ${CAP}; shortfall ${mean(shortfall)}, of which unused share of workers with nothing queued ${mean(idleShare)}`);
 console.log(`worker-seconds held at their share with requests queued: ${heldWithQueue} of ${steady.length * positionals.length}`);
+const sent = [...reports.values()].map((r) => ({ n: r.at(-1)!.n - r[0]!.n, s: (r.at(-1)!.t - r[0]!.t) / 1000 }));
+if (sent.length > 0) console.log(`lease reports: ${sent.reduce((a, r) => a + r.n, 0)}, ${sent.map((r) => (r.n / Math.max(1, r.s)).toFixed(1)).join(' + ')} per second (whole run)`);

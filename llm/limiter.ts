@@ -15,9 +15,11 @@
  *   limits. Tokens are estimated before the call and corrected from `usage` after it.
  *
  * Limits are per endpoint, not per worker: when N workers poll the same task queue, each admits 1/N of
- * the configured concurrency and of the per-minute rates (shareEndpointsAmong, fed by the worker's
- * count of live pollers, worker/endpointSharing.ts), so N workers hold the endpoint at its limit
- * without a hand-split cap. The provider's own remaining-budget headers are global and stay unshared.
+ * the per-minute rates (shareEndpointsAmong, fed by the worker's count of live pollers,
+ * worker/endpointSharing.ts), and the concurrency cap by demand: a worker's lease of it, granted by
+ * the endpointLeases workflow (leaseConcurrency; llm/concurrencyLeases.ts), or 1/N of it where no
+ * lease is to be had. So N workers hold the endpoint at its limit without a hand-split cap. The
+ * provider's own remaining-budget headers are global and stay unshared.
  *
  * Strict FIFO means no starvation: a large request at the head is not overtaken by small ones.
  * Retries keep their place in line (`place()` once per request, reused for each attempt).
@@ -25,6 +27,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ResolvedEndpoint } from './endpoint.js';
+import type { EndpointDemand } from './concurrencyLeases.js';
 import { RateBudget } from './rateBudget.js';
 import { readRateLimitHeaders, retryAfterMs, type HeaderSource } from './rateLimitHeaders.js';
 
@@ -48,7 +51,10 @@ export interface Ticket {
 export interface LimiterSnapshot {
   /** Worker processes sharing the endpoint; the figures below are this worker's share. */
   workers: number;
+  /** The requests this worker may have in flight: its lease, or 1/workers of the configured cap. */
   concurrency: number;
+  /** Whether `concurrency` is a lease (demand-aware) rather than the 1/workers split. */
+  leased: boolean;
   window: number;
   inFlight: number;
   queued: number;
@@ -70,9 +76,13 @@ interface Waiter {
 export class EndpointLimiter {
   /** The configured concurrency, for all workers together. */
   private configuredCap: number;
-  /** This worker's share of it. */
+  /** The AIMD window's ceiling: the configured cap when leased, else this worker's 1/workers share of it. */
   private cap: number;
   private workers = 1;
+  /** Requests in flight this worker's lease allows (0 while it waits for one); undefined = no lease, the 1/workers share applies. */
+  private grant: number | undefined;
+  /** Called when requests wait for a lease this worker does not hold yet (an idle worker becoming busy). */
+  private wantLease: () => void = () => {};
   private window: number;
   private inFlight = 0;
   private pausedUntil = 0;
@@ -89,7 +99,7 @@ export class EndpointLimiter {
   /** The limits of the requests waiting or in flight, by value, with how many requests claim each. */
   private readonly claims = new Map<string, { limits: EndpointLimits; active: number }>();
 
-  constructor(private readonly initial: EndpointLimits, workers = 1) {
+  constructor(private readonly initial: EndpointLimits, workers = 1, leaseWanted?: () => void) {
     const limits = initial;
     this.configuredCap = limits.concurrency;
     this.cap = limits.concurrency;
@@ -97,6 +107,7 @@ export class EndpointLimiter {
     this.requests = new RateBudget(limits.requestsPerMinute, Date.now());
     this.tokens = new RateBudget(limits.tokensPerMinute, Date.now());
     this.share(workers);
+    if (leaseWanted) this.leaseThrough(leaseWanted);
   }
 
   /**
@@ -123,7 +134,7 @@ export class EndpointLimiter {
       active.map(pick).reduce<number | undefined>((min, n) => (n === undefined ? min : min === undefined ? n : Math.min(min, n)), undefined);
     const now = Date.now();
     this.configuredCap = tightest((l) => l.concurrency)!;
-    this.rescale(shareOf(this.configuredCap, this.workers));
+    this.rescale(this.ceiling());
     this.requests.configure(tightest((l) => l.requestsPerMinute), now);
     this.tokens.configure(tightest((l) => l.tokensPerMinute), now);
     this.pump();
@@ -143,12 +154,47 @@ export class EndpointLimiter {
    */
   share(workers: number): void {
     if (!(workers >= 1) || workers === this.workers) return;
-    this.rescale(shareOf(this.configuredCap, workers));
     this.workers = workers;
+    this.rescale(this.ceiling());
     const now = Date.now();
     this.requests.share(workers, now);
     this.tokens.share(workers, now);
     this.pump();
+  }
+
+  /**
+   * This worker's lease of the endpoint's concurrency (the endpointLeases workflow's grant): at most
+   * `grant` requests in flight, whatever 1/workers would be; undefined ends leasing (the 1/workers
+   * share applies again, e.g. when the workflow cannot be reached).
+   */
+  lease(grant: number | undefined): void {
+    this.grant = grant === undefined ? undefined : Math.max(0, Math.floor(grant));
+    this.rescale(this.ceiling());
+    if (this.grant === 0 && this.queue.length > 0) this.wantLease();
+    this.pump();
+  }
+
+  /**
+   * Starts leasing: nothing is admitted until the first grant; `wanted` is called whenever requests
+   * wait with no lease held, so the lease is asked for at once. Undefined stops leasing.
+   */
+  leaseThrough(wanted: (() => void) | undefined): void {
+    this.wantLease = wanted ?? (() => {});
+    this.lease(wanted ? 0 : undefined);
+  }
+
+  /** What the lease workflow needs to know of this endpoint here (llm/concurrencyLeases.ts EndpointDemand, less its identity). */
+  demand(): { cap: number; inFlight: number; queued: number; holding: number } {
+    return { cap: this.configuredCap, inFlight: this.inFlight, queued: this.queue.length, holding: this.grant ?? shareOf(this.configuredCap, this.workers) };
+  }
+
+  private ceiling(): number {
+    return this.grant === undefined ? shareOf(this.configuredCap, this.workers) : this.configuredCap;
+  }
+
+  /** Requests in flight allowed now: the AIMD window within the lease. */
+  private admissible(): number {
+    return Math.min(Math.floor(this.window), this.grant ?? Number.POSITIVE_INFINITY);
   }
 
   /** A place in line; pass it to every attempt of one request so retries are not sent to the back. */
@@ -185,7 +231,8 @@ export class EndpointLimiter {
         if (epoch === this.epoch) {
           this.epoch++;
           this.strikes++;
-          this.window = Math.max(1, this.window / 2);
+          // Half of what was allowed: under a lease smaller than the window, the lease.
+          this.window = Math.max(1, Math.min(this.window, this.grant ?? this.window) / 2);
         }
         const pause = retryAfterMs(headers, now) ?? Math.min(MAX_DEFAULT_PAUSE_MS, DEFAULT_PAUSE_MS * 2 ** Math.max(0, this.strikes - 1));
         this.pausedUntil = Math.max(this.pausedUntil, now + pause);
@@ -229,7 +276,8 @@ export class EndpointLimiter {
   snapshot(): LimiterSnapshot {
     return {
       workers: this.workers,
-      concurrency: this.cap,
+      concurrency: Math.min(this.cap, this.grant ?? this.cap),
+      leased: this.grant !== undefined,
       window: this.window,
       inFlight: this.inFlight,
       queued: this.queue.length,
@@ -249,13 +297,14 @@ export class EndpointLimiter {
     let at = this.queue.length;
     while (at > 0 && this.queue[at - 1]!.place > waiter.place) at--;
     this.queue.splice(at, 0, waiter);
+    if (this.grant === 0) this.wantLease();
     this.pump();
   }
 
   /** Admits from the head while it fits; otherwise a release or the one timer calls again. */
   private pump(): void {
     for (let head = this.queue[0]; head; head = this.queue[0]) {
-      if (this.inFlight >= Math.floor(this.window)) return;
+      if (this.inFlight >= this.admissible()) return;
       const now = Date.now();
       const wait = Math.max(this.pausedUntil - now, this.requests.waitMs(1, now), this.tokens.waitMs(head.tokens, now));
       if (wait > 0) return this.wakeIn(wait, now);
@@ -287,13 +336,14 @@ function shareOf(limit: number, workers: number): number {
 
 const limiters = new Map<string, EndpointLimiter>();
 let workersSharing = 1;
+let leaseWanted: (() => void) | undefined;
 
 /** The worker-wide limiter of an endpoint, created on first use; each request passes its own limits to `run`. */
 export function limiterFor(endpoint: ResolvedEndpoint, limits: EndpointLimits): EndpointLimiter {
   const id = endpointIdentity(endpoint);
   const existing = limiters.get(id);
   if (existing) return existing;
-  const limiter = new EndpointLimiter(limits, workersSharing);
+  const limiter = new EndpointLimiter(limits, workersSharing, leaseWanted);
   limiters.set(id, limiter);
   return limiter;
 }
@@ -307,6 +357,41 @@ export function limiterSnapshots(): LimiterSnapshot[] {
 export function shareEndpointsAmong(workers: number): void {
   workersSharing = Math.max(1, Math.floor(workers));
   for (const limiter of limiters.values()) limiter.share(workersSharing);
+}
+
+/**
+ * Leases every endpoint's concurrency, present and future, through the lease workflow
+ * (worker/endpointSharing.ts): each waits for its first grant, and `wanted` is called when requests
+ * wait with no lease held. Undefined stops leasing: the 1/N split applies again.
+ */
+export function leaseConcurrency(wanted: (() => void) | undefined): void {
+  leaseWanted = wanted;
+  for (const limiter of limiters.values()) limiter.leaseThrough(wanted);
+}
+
+/** Each endpoint's demand here, for the lease workflow; endpoints by an opaque id. */
+export function endpointDemands(): EndpointDemand[] {
+  return [...limiters.entries()].map(([id, limiter]) => ({ endpoint: leaseId(id), ...limiter.demand() }));
+}
+
+/** Applies the lease workflow's grants (by endpointDemands' ids); undefined for all: back to the 1/N split until the next grants. */
+export function applyLeases(grants: Record<string, number> | undefined): void {
+  for (const [id, limiter] of limiters.entries()) {
+    if (grants === undefined) limiter.lease(undefined);
+    else if (grants[leaseId(id)] !== undefined) limiter.lease(grants[leaseId(id)]);
+  }
+}
+
+/** Holds no lease (before telling the workflow this worker releases them): requests wait for a new one. */
+export function dropLeases(): void {
+  for (const limiter of limiters.values()) limiter.lease(0);
+}
+
+const leaseIds = new Map<string, string>();
+function leaseId(identity: string): string {
+  let id = leaseIds.get(identity);
+  if (!id) leaseIds.set(identity, (id = createHash('sha256').update(identity).digest('hex').slice(0, 16)));
+  return id;
 }
 
 /** The key enters hashed: the registry never holds it in a form that could be logged. */

@@ -2,3 +2,4 @@
 export { buildDataset, progressQuery, retryFailedShardsUpdate } from './buildDataset.js';
 export { buildShard } from './buildShard.js';
 export { scheduledBuild } from './scheduledBuild.js';
+export { endpointLeases, reportDemandUpdate } from './endpointLeases.js';

@@ -1,6 +1,7 @@
 /**
  * Endpoint limits across workers: the live pollers a real Temporal dev server reports for a task
- * queue, and the share every worker then admits. Two workers with their own identities (as two
+ * queue, the share of the per-minute rates every worker then admits, and the concurrency leased by
+ * demand through the queue's lease workflow. Two workers with their own identities (as two
  * processes have: pid@host) poll one queue; each counts both and admits half of each endpoint's cap.
  * (One process may run only one worker per queue and task type, so here one polls workflow tasks
  * and the other activity tasks; the count covers both types.)
@@ -8,13 +9,15 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Client, WithStartWorkflowOperation } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import * as activities from '../../activities/index.js';
 import { resolveEndpoint } from '../../llm/endpoint.js';
-import { limiterFor, shareEndpointsAmong } from '../../llm/limiter.js';
+import { endpointDemands, limiterFor, shareEndpointsAmong } from '../../llm/limiter.js';
 import { startTemporalDevServer, type DevServer } from '../../local/temporalDevServer.js';
 import { bundleWorkflows } from '../../worker/createWorker.js';
-import { LIVE_MS, livePollers, RECOUNT_MS, shareEndpointLimits } from '../../worker/endpointSharing.js';
+import { LIVE_MS, leaseEndpointConcurrency, livePollers, RECOUNT_MS, REPORT_MS, shareEndpointLimits } from '../../worker/endpointSharing.js';
+import { endpointLeases, endpointLeasesWorkflowId, reportDemandUpdate } from '../../workflows/endpointLeases.js';
 
 let server: DevServer;
 let connection: NativeConnection;
@@ -49,7 +52,7 @@ test('counts the workers polling a task queue, and only those seen within LIVE_M
   assert.equal(later.size, 0, 'a worker that stopped polling drops out of the count');
 });
 
-test('each worker admits its share of the endpoint: 2 live workers, half the cap and rates', async () => {
+test('each worker admits its share of the per-minute rates: 2 live workers, half of them', async () => {
   const endpoint = resolveEndpoint({ model: 'sharing-model', baseUrl: 'http://127.0.0.1:9', apiKeyEnv: 'MMIF_TEST_UNSET_KEY', concurrency: 64, batch: false });
   const limiter = limiterFor(endpoint, { concurrency: 64, requestsPerMinute: 1_200 });
   assert.equal(limiter.snapshot().workers, 1);
@@ -58,8 +61,65 @@ test('each worker admits its share of the endpoint: 2 live workers, half the cap
   for (let i = 0; i < 50 && limiter.snapshot().workers !== 2; i++) await sleep(100);
   stopped = true;
   assert.deepEqual(
-    (({ workers, concurrency, requestsPerMinute }) => ({ workers, concurrency, requestsPerMinute }))(limiter.snapshot()),
-    { workers: 2, concurrency: 32, requestsPerMinute: 600 },
+    (({ workers, requestsPerMinute, leased }) => ({ workers, requestsPerMinute, leased }))(limiter.snapshot()),
+    { workers: 2, requestsPerMinute: 600, leased: true },
   );
   assert.ok(RECOUNT_MS <= 10_000, 'workers joining or leaving are noticed within seconds');
+  await sleep(2 * REPORT_MS);
+});
+
+/**
+ * Concurrency by demand, through the task queue's lease workflow on the real server: this process
+ * (its limiter and its lease reports, as `mmif worker` runs them) and a peer worker reporting
+ * directly. While the peer is idle this process borrows its part (more than the 1/2 split); when the
+ * peer gets busy, this process gives it back as its requests end, until they hold half each; at no
+ * moment do the two hold more than the cap together.
+ */
+test('concurrency is leased by demand: an idle worker lends its part, takes it back when busy, never over the cap together', async () => {
+  const CAP = 64;
+  const limits = { concurrency: CAP };
+  const endpoint = resolveEndpoint({ model: 'leased-model', baseUrl: 'http://127.0.0.1:9', apiKeyEnv: 'MMIF_TEST_UNSET_KEY', concurrency: CAP, batch: false });
+  const limiter = limiterFor(endpoint, limits);
+  const client = new Client({ connection });
+  let stopped = false;
+  leaseEndpointConcurrency(client, TASK_QUEUE, 'this-worker@host', () => stopped);
+  const peer = { grant: 0, demand: 0 };
+  const endpointId = () => endpointDemands()[endpointDemands().length - 1]!.endpoint;
+  const peerReports = (async () => {
+    while (!stopped) {
+      const inFlight = Math.min(peer.demand, peer.grant);
+      const grants = await client.workflow.executeUpdateWithStart(reportDemandUpdate, {
+        args: [{ worker: 'peer@host', endpoints: [{ endpoint: endpointId(), cap: CAP, inFlight, queued: peer.demand - inFlight, holding: peer.grant }] }],
+        startWorkflowOperation: new WithStartWorkflowOperation(endpointLeases, { workflowId: endpointLeasesWorkflowId(TASK_QUEUE), taskQueue: TASK_QUEUE, workflowIdConflictPolicy: 'USE_EXISTING', args: [{}] }),
+      });
+      peer.grant = grants.grants[endpointId()]!;
+      await sleep(REPORT_MS);
+    }
+  })();
+  const releases: Array<() => void> = [];
+  const calls = Array.from({ length: 200 }, () => limiter.run(1, () => new Promise<void>((done) => releases.push(done)), undefined, limits));
+  let worst = 0;
+  const watch = setInterval(() => (worst = Math.max(worst, limiter.snapshot().inFlight + Math.min(peer.demand, peer.grant))), 10);
+  try {
+    const until = async (what: string, done: () => boolean) => {
+      for (let i = 0; i < 300 && !done(); i++) await sleep(50);
+      assert.ok(done(), `${what}: this worker ${JSON.stringify(limiter.snapshot())}, peer ${JSON.stringify(peer)}`);
+    };
+    await until('the idle peer lends its part', () => limiter.snapshot().inFlight === CAP);
+    peer.demand = 100;
+    // This worker's requests end one by one; only then can the peer have their slots.
+    const ending = setInterval(() => releases.shift()?.(), 20);
+    try {
+      await until('half each', () => peer.grant === CAP / 2 && limiter.snapshot().concurrency === CAP / 2 && limiter.snapshot().inFlight === CAP / 2);
+    } finally {
+      clearInterval(ending);
+    }
+    assert.ok(worst <= CAP, `${worst} in flight together, over the cap of ${CAP}`);
+  } finally {
+    clearInterval(watch);
+    stopped = true;
+    await peerReports;
+    while (releases.length > 0 || limiter.snapshot().inFlight + limiter.snapshot().queued > 0) releases.shift()?.(), await sleep(1);
+    await Promise.allSettled(calls);
+  }
 });

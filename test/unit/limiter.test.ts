@@ -212,6 +212,37 @@ test('shared by N workers, a limiter admits 1/N of the concurrency and of the pe
   assert.equal(learning.snapshot().concurrency, 1, 'never below 1');
 });
 
+test('leased: nothing is admitted before the first grant, the grant bounds the requests in flight whatever 1/N is, and an unleased limiter falls back to 1/N', async () => {
+  const limiter = new EndpointLimiter({ concurrency: 8, requestsPerMinute: 6_000 }, 2);
+  let wanted = 0;
+  limiter.leaseThrough(() => wanted++);
+  const releases: Array<() => void> = [];
+  const calls = Array.from({ length: 10 }, () => limiter.run(1, () => new Promise<void>((done) => releases.push(done))));
+  await sleep(20);
+  assert.equal(limiter.snapshot().inFlight, 0, 'no lease yet');
+  assert.ok(wanted > 0, 'requests waiting with no lease ask for one');
+  assert.deepEqual(limiter.demand(), { cap: 8, inFlight: 0, queued: 10, holding: 0 });
+  limiter.lease(7); // more than the 1/2 split: an idle worker lent its part
+  await sleep(20);
+  assert.deepEqual(
+    (({ concurrency, leased, inFlight, requestsPerMinute }) => ({ concurrency, leased, inFlight, requestsPerMinute }))(limiter.snapshot()),
+    { concurrency: 7, leased: true, inFlight: 7, requestsPerMinute: 3_000 },
+  );
+  limiter.lease(2); // lowered: requests already sent are not recalled, no new one is admitted
+  releases.splice(0, 4).forEach((release) => release());
+  await sleep(20);
+  assert.equal(limiter.snapshot().inFlight, 3);
+  releases.shift()!();
+  await sleep(20);
+  assert.equal(limiter.snapshot().inFlight, 2);
+  limiter.lease(undefined); // the lease workflow is out of reach: the 1/2 split
+  await sleep(20);
+  assert.deepEqual(limiter.demand(), { cap: 8, inFlight: 4, queued: 1, holding: 4 });
+  assert.equal(limiter.snapshot().leased, false);
+  while (releases.length) releases.shift()!(), await sleep(5);
+  await Promise.all(calls);
+});
+
 test("one build's low cap stops applying once its requests are done: a later build asking for 64 gets 64", async () => {
   const resolved = resolveEndpoint(endpoint('cap-across-builds'));
   let inFlight = 0;
