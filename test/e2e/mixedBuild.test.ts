@@ -5,7 +5,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
@@ -22,6 +22,7 @@ import { MULTIUI_RECORDS, writeMultiui, MULTIUI_FILE } from '../fixtures/multiui
 import { SCREENS, writeRico } from '../fixtures/rico.js';
 import { assertAccounting } from '../harness/datasetChecks.js';
 import { startStack, type Stack } from '../harness/stack.js';
+import { sceneJpeg } from '../fixtures/images.js';
 
 let stack: Stack;
 let dir: string;
@@ -37,10 +38,16 @@ before(async () => {
     writeCc3m(at('cc3m'), 'webdataset', { perShard: 3, shards: 1, sideFile: 'img2dataset', failedDownload: '000000002' }).then((r) => (cc3mListed = r.length)),
     writeAllava(at('allava'), { missingImage: 0, escapingPath: 1, corruptImage: 2, malformedRecord: 3 }),
     writeChartqa(at('chartqa')),
-    writeGeo170k(at('geo170k')),
+    writeGeo170k(at('geo170k'), { malformedRecord: 1 }),
     writeRico(at('rico')),
     writeMultiui(at('multiui')),
   ]);
+  // A chart table in Latin-1, a screenshot RICO could hold in a format sharp cannot decode, and a
+  // symlink leading out of the RICO root: each must land in exactly one term of the accounting.
+  await at('chartqa').put('ChartQA Dataset/train/tables/10002.csv', Buffer.from('Year,\xe9t\xe9\n2019,15\n', 'latin1'));
+  await at('rico').put('combined/20.bmp', Buffer.concat([Buffer.from('BM'), Buffer.alloc(64)]));
+  await at('').put('outside.jpg', await sceneJpeg(40, 240, 400));
+  await symlink(path.join(dir, 'outside.jpg'), path.join(dir, 'rico', 'combined', '21.jpg'));
 });
 
 after(async () => {
@@ -61,10 +68,10 @@ test('a mixed build draws from every source and records where each sample came f
       src('allava', { quota: 10 }),
       src('chartqa', { quota: 5 }),
       src('geo170k'),
-      src('rico'),
+      src('rico', { quota: SCREENS.length + 2 }),
       src('multiui', { files: [MULTIUI_FILE] }),
     ] as BuildConfigInput['sources'],
-    maxSamples: 30,
+    maxSamples: 40,
     shardSize: 4,
     models: { default: { model: 'mmif-sim-vlm' } },
   };
@@ -110,14 +117,14 @@ test('a mixed build draws from every source and records where each sample came f
 
   // Every record of every source is accounted for, and `read` is what each fixture holds: all three
   // ALLaVA files (the malformed LAION record among them), ChartQA's train human and augmented sets,
-  // Geo170k's qa_tuning.json (the default file), every RICO screen, every MultiUI item.
+  // Geo170k's qa_tuning.json (the default file), every RICO screen (with the BMP and the link out), every MultiUI item.
   const store = new LocalStore(root);
   await assertAccounting(store, report, {
     0: cc3mListed,
     1: LAION_QUESTIONS.length + 1 + VFLAN_QUESTIONS.length,
     2: TRAIN_HUMAN.length + TRAIN_AUGMENTED.length,
     3: GEO_STEMS.length,
-    4: SCREENS.length,
+    4: SCREENS.length + 2,
     5: MULTIUI_RECORDS.length,
   });
   // Each kind of loss lands in its own term, under its own reason.
@@ -128,4 +135,8 @@ test('a mixed build draws from every source and records where each sample came f
   assert.equal(account('allava').rejected['missing-image'], 1);
   assert.equal(account('allava').rejected.corrupt, 1);
   assert.ok(account('multiui').filtered['task-grounding']! > 0, JSON.stringify(account('multiui')));
+  assert.equal(account('chartqa').problems.encoding, 1, JSON.stringify(account('chartqa')));
+  assert.deepEqual(account('geo170k').problems, { 'json-record-skipped': 1 }, JSON.stringify(account('geo170k')));
+  assert.equal(account('rico').rejected['unsupported-format'], 1, JSON.stringify(account('rico')));
+  assert.equal(account('rico').rejected['outside-root'], 1, JSON.stringify(account('rico')));
 });
