@@ -24,7 +24,7 @@ import { type StageState } from '../../pipeline/stageState.js';
 import { getJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
-import { assertCommittedShardsIntact, mtimesOf } from '../harness/datasetChecks.js';
+import { assertAccounting, assertCommittedShardsIntact, mtimesOf } from '../harness/datasetChecks.js';
 import { mmif } from '../harness/mmifCli.js';
 import { startStack, type Stack } from '../harness/stack.js';
 
@@ -183,6 +183,7 @@ test('re-running the same build after the faults cleared regenerates exactly the
   assert.equal(built.code, 0, built.stderr + built.stdout);
   const first = JSON.parse((await new LocalStore(root).get(buildLayout('rerun').report))!.toString()) as BuildReport;
   assert.deepEqual(first.shards, { planned: SHARDS, committed: SHARDS, failed: 0 });
+  await assertAccounting(new LocalStore(root), first);
   const before = await outcomes('rerun', root);
   const modelCallRejects = [...before.values()].flatMap((o) => o.rejects.filter((r) => r.model_call));
   const victims = new Set(modelCallRejects.map((r) => r.id));
@@ -201,6 +202,8 @@ test('re-running the same build after the faults cleared regenerates exactly the
   assert.equal(resumed.code, 0, resumed.stderr + resumed.stdout);
   const store = new LocalStore(root);
   const report = JSON.parse((await store.get(buildLayout('rerun').report))!.toString()) as BuildReport;
+  // Re-committed shards (their next revision) still account for every sample.
+  await assertAccounting(store, report);
   const requests = stack.simulator.stats().requests;
   const accepted = (r: BuildReport) => `${r.counts.instruct} instruct + ${r.counts.dpo} DPO`;
   console.log(`re-run: ${victims.size} samples rejected by faults (${modelCallRejects.length} samples or pairs) in shards ${reopened.join(', ')}; ${requests} requests; accepted ${accepted(first)} -> ${accepted(report)}`);
@@ -296,6 +299,9 @@ test('an endpoint answering 400 to everything fails its shards with the endpoint
     );
   }
   assert.ok(seconds < 60, `failed in ${seconds.toFixed(1)} s, without minutes of retries`);
+  // Every planned sample sits in a failed shard: uncommitted, not lost.
+  await assertAccounting(new LocalStore(refusedOutput), report);
+  assert.equal(report.accounting[0]!.uncommitted, report.accounting[0]!.planned);
 
   // The endpoint is fixed: re-running the build tries the refused samples again and commits.
   const rerun = await stack.client.workflow.execute('buildDataset', {
@@ -306,6 +312,7 @@ test('an endpoint answering 400 to everything fails its shards with the endpoint
   });
   assert.deepEqual((rerun as BuildReport).shards, { planned: SHARDS, committed: SHARDS, failed: 0 });
   assert.ok((rerun as BuildReport).counts.instruct > 0);
+  await assertAccounting(new LocalStore(refusedOutput), rerun as BuildReport);
 });
 
 test('llm.errorBudget.maxConsecutive stops a slice after that many model-call rejections in a row, before trying the rest', async () => {

@@ -20,7 +20,7 @@ import { LocalStore } from '../../storage/localStore.js';
 import { openStore } from '../../storage/openStore.js';
 import type { BuildProgress } from '../../workflows/buildProgress.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
-import { assertCommittedShardsIntact, eventually, mtimesOf } from '../harness/datasetChecks.js';
+import { assertAccounting, assertCommittedShardsIntact, eventually, mtimesOf } from '../harness/datasetChecks.js';
 import { mmif } from '../harness/mmifCli.js';
 import { startS3Server, useS3Env, type S3Server } from '../harness/s3Server.js';
 import { startStack, type Stack } from '../harness/stack.js';
@@ -193,6 +193,9 @@ test('cancelling a build stops it; committed shards stay valid and the report sa
   const report = JSON.parse((await store.get(buildLayout('cancel-me').report))!.toString()) as BuildReport;
   assert.ok(report.shards.committed >= 1 && report.shards.committed < 3, JSON.stringify(report.shards));
   assert.equal((await assertCommittedShardsIntact(store, 'cancel-me', 3)).size, report.shards.committed * 5);
+  // The samples of the shards the cancel stopped are accounted for as uncommitted.
+  await assertAccounting(store, report);
+  assert.ok(report.accounting[0]!.uncommitted > 0, JSON.stringify(report.accounting));
 });
 
 test('after `mmif cancel` no model request reaches the endpoint within a few seconds: in-flight activities abort their calls', async () => {
