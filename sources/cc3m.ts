@@ -26,7 +26,7 @@ const MAX_CAPTURED_SIDECAR = 1 << 20;
 
 /** Records of the files layout cost a GET per sidecar: this many are resolved ahead, still yielded in order. */
 const READ_AHEAD = 16;
-/** img2dataset side files read ahead of the tar being planned (~0.4 MB and 10k rows each by default). */
+/** img2dataset side files fetched ahead of the tar being planned (~0.4 MB for 10k rows by default). */
 const SIDE_FILES_AHEAD = 8;
 
 const EXPECTED_LAYOUTS =
@@ -119,20 +119,20 @@ async function* webdatasetItems(
     return isRootTar(key) ? key : undefined;
   });
   // The tar's parquet, if any, was listed (and added) before the tar itself reaches this map.
+  // Only the bytes are fetched ahead: rows decoded ahead would outlive young-generation collections.
   const sideFiles = orderedMap(tars, SIDE_FILES_AHEAD, async (tar) => {
     const parquet = `${tar.slice(0, -'.tar'.length)}.parquet`;
-    return { tar, parquet, rows: parquets.has(parquet) ? await parquetRows(store, parquet) : undefined };
+    return { tar, parquet, bytes: parquets.has(parquet) ? await store.get(parquet) : undefined };
   });
-  for await (const { tar, parquet, rows } of sideFiles) {
+  for await (const { tar, parquet, bytes } of sideFiles) {
+    const rows = bytes && parquetRows(bytes, parquet);
     if (rows) for (const row of rows) yield parquetItem(row, tar, parquet, config, sourceIndex);
     else yield* toItems(tarRecords(store, tar));
   }
 }
 
 /** A tar's rows from its side file, or undefined when the tar must be streamed instead (no captions, unreadable). */
-async function parquetRows(store: ObjectStore, key: string): Promise<Img2datasetRow[] | undefined> {
-  const bytes = await store.get(key);
-  if (!bytes) return undefined;
+function parquetRows(bytes: Buffer, key: string): Img2datasetRow[] | undefined {
   try {
     const parquet = openImg2datasetParquet(bytes, key);
     // Read whole before yielding (a few MB per 10k-record shard), so a damaged file falls back cleanly.
