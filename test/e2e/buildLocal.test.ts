@@ -59,6 +59,12 @@ test('`mmif build --config FILE --local` runs the build on its own dev server, w
   const report = await getJson<BuildReport>(new LocalStore(path.join(dir, 'out')), buildLayout('local-build').report);
   assert.equal(report?.shards.committed, 1);
   assert.ok(result.stdout.includes(report!.datasetRoot), 'the summary names the dataset');
+  const a = report!.accounting[0]!;
+  assert.ok(
+    result.stdout.includes(`accounting cc3m #0: read ${a.read} = planned ${a.planned} + not selected `) && result.stdout.includes(`; planned ${a.planned} = accepted ${a.accepted} + rejected `),
+    `the summary shows the source's accounting: ${result.stdout}`,
+  );
+  assert.ok(!result.stdout.includes('DOES NOT BALANCE'));
 });
 
 test('`mmif build --local` exits 1 when the build fails', async () => {
