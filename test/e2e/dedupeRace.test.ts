@@ -32,6 +32,14 @@ before(async () => {
   await new LocalStore(path.join(dir, 'cc3m')).put('shared.jpg', shared);
   await new LocalStore(path.join(dir, 'cc3m')).put('own.jpg', await sceneJpeg(8, 320, 240));
   await new LocalStore(path.join(dir, 'rico')).put('combined/1.jpg', shared);
+
+  // For the targets build: the same picture in CC3M beside another CC3M image, and in RICO beside a
+  // screenshot too small for the image stage.
+  const targets = (name: string) => new LocalStore(path.join(dir, 'targets', name));
+  await targets('cc3m').put('shared.jpg', shared);
+  await targets('cc3m').put('other.jpg', await sceneJpeg(9, 320, 240));
+  await targets('rico').put('combined/1.jpg', await sceneJpeg(10, 120, 200));
+  await targets('rico').put('combined/2.jpg', shared);
 });
 
 after(async () => {
@@ -79,4 +87,48 @@ test('a shard that committed a duplicate before a lower rank claimed its image l
   assert.equal((await getJson<ShardManifest>(store, layout.manifest(0)))!.revision, 2);
   assert.equal(report.accounting[0]!.rejected['duplicate-image'], 1);
   await assertAccounting(store, report, { 0: 2, 1: 1 });
+});
+
+test('with targets, a copy committed in an earlier round loses to a lower rank drawn later, before the next round is planned', async () => {
+  const cc3mCopy = sampleIdFor('cc3m', 'shared');
+  const cc3mOther = sampleIdFor('cc3m', 'other');
+  const tooSmall = sampleIdFor('rico', '1');
+  const ricoCopy = sampleIdFor('rico', '2');
+  const rank = (seed: number, id: string) => sampleRank(seed, id);
+  // Round 0 draws the CC3M copy and the too-small screenshot; round 1 the RICO copy, of lower rank
+  // than the committed CC3M copy; round 2 the other CC3M image, to make up for the dropped copy.
+  const seed = Array.from({ length: 256 }, (_, s) => s).find(
+    (s) => rank(s, cc3mCopy) < rank(s, cc3mOther) && rank(s, tooSmall) < rank(s, ricoCopy) && rank(s, ricoCopy) < rank(s, cc3mCopy),
+  )!;
+  const output = path.join(dir, 'targets-out');
+  const config: BuildConfigInput = {
+    buildId: 'race-targets',
+    seed,
+    output,
+    sources: [
+      { type: 'cc3m', uri: path.join(dir, 'targets', 'cc3m'), layout: 'flat' },
+      { type: 'rico', uri: path.join(dir, 'targets', 'rico') },
+    ] as BuildConfigInput['sources'],
+    maxSamples: 10,
+    targets: { instruct: 2, expectedYield: 1 },
+    // Lenient, so the sample that makes up for the dropped copy is accepted (the race is the point).
+    verification: { passThreshold: 0.5 },
+    shardSize: 2,
+    models: { default: { model: 'mmif-sim-vlm' } },
+  };
+  const report = (await stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'race-targets', args: [config] })) as BuildReport;
+  const store = new LocalStore(output);
+  const layout = buildLayout('race-targets');
+  const kept = new Set<string>();
+  const rejects: RejectRecord[] = [];
+  for (let shard = 0; shard < report.shards.planned; shard++) {
+    for (const r of lines<{ id: string }>(await store.get(layout.instructJsonl(shard)))) kept.add(r.id);
+    rejects.push(...lines<RejectRecord>(await store.get(layout.rejects(shard))));
+  }
+  assert.ok(kept.has(ricoCopy) && !kept.has(cc3mCopy), `kept ${[...kept]}; rejects ${JSON.stringify(rejects.map((r) => [r.id, r.reason]))}`);
+  assert.equal(rejects.find((r) => r.id === cc3mCopy)?.reason, `duplicate-image: same image as sample ${ricoCopy}`);
+  assert.ok(kept.has(cc3mOther), `the next round made up for the dropped copy: ${JSON.stringify(report.targets)}`);
+  assert.equal(report.targets?.outcome, 'targets-met');
+  assert.deepEqual(report.targets!.sources.map((s) => s.kept.instruct), [1, 1]);
+  await assertAccounting(store, report, { 0: 2, 1: 2 });
 });
