@@ -183,6 +183,7 @@ async function shardToCommit(ctx: StageContext, shard: number, configFingerprint
     samples: await shardPlanIn(ctx.store, ctx.layout, shard),
     training: { template: ctx.config.training.promptTemplate, seed: ctx.config.seed },
     errorBudget: ctx.config.llm.errorBudget,
+    ...(ctx.config.mode === 'multiturn' ? { multiturn: true } : {}),
     ...(ctx.config.holdout ? { holdout: { seed: ctx.config.seed, fraction: ctx.config.holdout.fraction } } : {}),
   };
 }

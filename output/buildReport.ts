@@ -7,6 +7,7 @@ import type { BuildLayout } from '../storage/buildLayout.js';
 import { addCounts, addUsage, emptyStrategyPairs, emptyUsage, summarizeUsage, type PairStats, type StrategyPairs, type ShardManifest, type StageUsage, type Tally, type VerificationStats } from './manifest.js';
 import { preflightUsage } from './preflightUsage.js';
 import { llamaFactoryDatasetInfo } from './sharegpt.js';
+import { chatDatasetInfo } from './chatFormats.js';
 import { sourceGoals, type Goals, type TargetsOutcome } from '../domain/targets.js';
 import type { BuildPlan, StoredConfig } from '../pipeline/planBuild.js';
 import { sourceTallies } from './sourceTallies.js';
@@ -117,7 +118,9 @@ export async function writeBuildReport(
     // Planning's scoring calls (vlm-tags) are paid by the build too.
     for (const [stage, u] of Object.entries(summarizeUsage(richness.calls))) addUsage((report.usage[stage] ??= emptyUsage()), u);
   }
-  await putIfChanged(store, layout.datasetInfo, JSON.stringify(llamaFactoryDatasetInfo()), 'application/json');
+  // A multiturn build's data is chats and turn-level pairs (output/chatFormats.ts), in folders of their own.
+  const datasetInfo = config?.mode === 'multiturn' ? chatDatasetInfo() : llamaFactoryDatasetInfo();
+  await putIfChanged(store, layout.datasetInfo, JSON.stringify(datasetInfo), 'application/json');
   await putIfChanged(store, layout.report, JSON.stringify(report), 'application/json');
   return report;
 }

@@ -45,6 +45,41 @@ export const CARD_FEATURES: Record<(typeof CARD_CONFIGS)[number]['name'], Array<
   ],
 };
 
+/** A multiturn build's configs (output/chatFormats.ts): chats and turn-level pairs. */
+export const CHAT_CARD_CONFIGS = [
+  {
+    name: 'chat',
+    path: 'chat/parquet/*.parquet',
+    what: 'multi-turn chats (seed 002): questions with global instructions added at some turns, every answer verified against every instruction in force (SFT)',
+    features: [
+      ['id', 'string', 'stable sample id'],
+      ['image', 'Image', 'the normalized RGB JPEG'],
+      ['system', 'string', 'the system message the answers were generated under'],
+      ['conversations', 'list of struct', 'from (human/gpt) and value: each turn\'s instruction (if added there) and question, then its answer'],
+      ['metadata', 'string', 'JSON: instructions with their turn and verifier calls, per-turn verdicts and PIF, models, source, licence'],
+    ],
+  },
+  {
+    name: 'chat_dpo',
+    path: 'chat-dpo/parquet/*.parquet',
+    what: 'turn-level pairs: the chat up to a turn, its chosen answer, and one generated with an earlier instruction left out of the context',
+    features: [
+      ['id', 'string', 'pair id (`<sample id>-t<turn>-dpo`)'],
+      ['image', 'Image', 'the normalized RGB JPEG'],
+      ['system', 'string', 'the system message'],
+      ['conversations', 'list of struct', 'the chat up to the turn, ending with its human turn'],
+      ['chosen', 'struct', 'the kept answer (from: gpt)'],
+      ['rejected', 'struct', 'the answer made without the forgotten instruction (from: gpt)'],
+      ['metadata', 'string', 'JSON: turn, forgotten turn and instruction, chosen and rejected verdicts and PIF'],
+    ],
+  },
+] as const;
+
+/** The configs a build's card names, with their columns. */
+function cardConfigs(config: BuildConfig | undefined): ReadonlyArray<{ name: string; path: string; what: string; features: ReadonlyArray<readonly [string, string, string]> }> {
+  return config?.mode === 'multiturn' ? CHAT_CARD_CONFIGS : CARD_CONFIGS.map((c) => ({ ...c, features: CARD_FEATURES[c.name] }));
+}
+
 export interface CardInput {
   report: BuildReport;
   quality: QualityReport;
@@ -69,7 +104,7 @@ export function sizeCategory(n: number): string {
 
 function frontMatter(report: BuildReport, config: BuildConfig | undefined): string {
   const q = JSON.stringify; // a JSON string is a valid YAML double-quoted scalar
-  const configs = CARD_CONFIGS.map(
+  const configs = cardConfigs(config).map(
     (c, i) => `- config_name: ${c.name}\n${i === 0 ? '  default: true\n' : ''}  data_files:\n  - split: train\n    path: ${q(c.path)}`,
   ).join('\n');
   const sources = [...new Set((config?.sources ?? []).map((s) => s.type))];
@@ -100,29 +135,35 @@ function body(report: BuildReport, quality: QualityReport, config: BuildConfig |
       '',
     );
   }
+  const multiturn = config?.mode === 'multiturn';
+  const [sftConfig, dpoConfig] = cardConfigs(config);
   parts.push(
     `Multimodal instruction-following data made by mmif-engine (an implementation of MM-IFEngine): ` +
-      `**${report.counts.instruct}** MM-IFInstruct records (SFT) and **${report.counts.dpo}** MM-IFDPO preference pairs ` +
+      (multiturn
+        ? `**${report.counts.instruct}** multi-turn chats (SFT) and **${report.counts.dpo}** turn-level preference pairs `
+        : `**${report.counts.instruct}** MM-IFInstruct records (SFT) and **${report.counts.dpo}** MM-IFDPO preference pairs `) +
       `from ${report.counts.planned} planned samples.`,
     '',
     '## Loading',
     '',
     '```python',
     'from datasets import load_dataset',
-    `sft = load_dataset("<this folder or repo id>", "instruct", split="train")   # the default config`,
-    `dpo = load_dataset("<this folder or repo id>", "dpo", split="train")`,
+    `sft = load_dataset("<this folder or repo id>", "${sftConfig!.name}", split="train")   # the default config`,
+    `dpo = load_dataset("<this folder or repo id>", "${dpoConfig!.name}", split="train")`,
     '```',
     '',
-    'LLaMA-Factory: point `dataset_dir` at this folder (`dataset_info.json` names `mmif_instruct` and `mmif_dpo`, in `*/sharegpt/`).',
+    multiturn
+      ? 'LLaMA-Factory: point `dataset_dir` at this folder (`dataset_info.json` names `mmif_chat` and `mmif_chat_dpo`, in `chat*/sharegpt/`).'
+      : 'LLaMA-Factory: point `dataset_dir` at this folder (`dataset_info.json` names `mmif_instruct` and `mmif_dpo`, in `*/sharegpt/`).',
     '',
     '## Configs and features',
     '',
-    ...CARD_CONFIGS.flatMap((c) => [
+    ...cardConfigs(config).flatMap((c) => [
       `**\`${c.name}\`** (\`${c.path}\`): ${c.what}.`,
       '',
       '| column | type | meaning |',
       '|---|---|---|',
-      ...CARD_FEATURES[c.name].map(([column, type, meaning]) => `| \`${column}\` | ${type} | ${meaning} |`),
+      ...c.features.map(([column, type, meaning]) => `| \`${column}\` | ${type} | ${meaning} |`),
       '',
     ]),
     ...sourcesSection(quality, config),

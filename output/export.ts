@@ -11,7 +11,9 @@ import { isHeldOutImage, mmifevalLines } from './mmifeval.js';
 import type { DpoRecord, InstructRecord } from './records.js';
 import { dpoRecordFromLine, dpoSharegptLine, instructRecordFromLine, instructSharegptLine, jsonl, llamaFactoryDatasetInfo } from './sharegpt.js';
 import { loadImages } from './shardWriter.js';
-import { trlDpoParquet, trlSftParquet } from './trl.js';
+import { trlChatDpoParquet, trlChatSftParquet, trlDpoParquet, trlSftParquet, type TrlImage } from './trl.js';
+import { trlChatPairRow, trlChatRow } from './chatFormats.js';
+import { mapLimit } from '../domain/mapLimit.js';
 
 export const EXPORT_FORMATS = ['trl', 'mmifeval'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -51,6 +53,7 @@ async function recordsOf<R>(store: ObjectStore, key: string, parse: (line: strin
 
 export async function exportTrl(store: ObjectStore, layout: BuildLayout): Promise<ExportSummary> {
   const summary: ExportSummary = { format: 'trl', files: [], rows: 0 };
+  if ((await getJson<StoredConfig>(store, layout.config))?.config.mode === 'multiturn') return exportChatTrl(store, layout, summary);
   for (const shard of await committedShards(store, layout)) {
     const sft = await recordsOf<InstructRecord>(store, layout.instructJsonl(shard), instructRecordFromLine);
     const dpo = await recordsOf<DpoRecord>(store, layout.dpoJsonl(shard), dpoRecordFromLine);
@@ -64,12 +67,41 @@ export async function exportTrl(store: ObjectStore, layout: BuildLayout): Promis
   return summary;
 }
 
+/** A multiturn build's chats and turn-level pairs as TRL rows (output/chatFormats.ts), same files. */
+async function exportChatTrl(store: ObjectStore, layout: BuildLayout, summary: ExportSummary): Promise<ExportSummary> {
+  for (const shard of await committedShards(store, layout)) {
+    const chats = await recordsOf(store, layout.chatJsonl(shard), trlChatRow);
+    const pairs = await recordsOf(store, layout.chatDpoJsonl(shard), trlChatPairRow);
+    const images = new Map<string, Buffer>();
+    const image = async (imagePath: string): Promise<TrlImage> => {
+      if (!images.has(imagePath)) {
+        const bytes = await store.get(`${layout.root}/${imagePath}`);
+        if (!bytes) throw new Error(`image ${imagePath} is missing from ${store.root}/${layout.root}`);
+        images.set(imagePath, bytes);
+      }
+      return { bytes: images.get(imagePath)!, path: imagePath };
+    };
+    const sftRows = await mapLimit(chats, 8, async (c) => ({ id: c.id, image: await image(c.imagePath), messages: c.messages }));
+    const dpoRows = await mapLimit(pairs, 8, async (p) => ({ id: p.id, image: await image(p.imagePath), prompt: p.prompt, chosen: p.chosen, rejected: p.rejected }));
+    await store.put(layout.trlSft(shard), await trlChatSftParquet(sftRows));
+    await store.put(layout.trlDpo(shard), await trlChatDpoParquet(dpoRows));
+    summary.files.push(layout.trlSft(shard), layout.trlDpo(shard));
+    summary.rows += chats.length + pairs.length;
+  }
+  return summary;
+}
+
 /** What `mmif export --format mmifeval` holds out of a build that reserved no split. */
 export const DEFAULT_EXPORT_HOLDOUT = 0.05;
 
 /** `--holdout` given for a build that reserved its split at build time (config `holdout`). */
 export class ReservedSplitError extends Error {
   override name = 'ReservedSplitError';
+}
+
+/** A format a multiturn build's chats cannot be written in. */
+export class MultiturnExportError extends Error {
+  override name = 'MultiturnExportError';
 }
 
 /**
@@ -81,6 +113,10 @@ export class ReservedSplitError extends Error {
  */
 export async function exportMmifeval(store: ObjectStore, layout: BuildLayout, fraction?: number): Promise<ExportSummary> {
   const config = (await getJson<StoredConfig>(store, layout.config))?.config;
+  if (config?.mode === 'multiturn') {
+    // Its records are chats: MM-IFEval scores single-turn answers (multi-turn chats are `mmif eval --chats`).
+    throw new MultiturnExportError(`build ${layout.root} is a multiturn build: --format mmifeval exports single-turn samples only`);
+  }
   if (config?.holdout) {
     if (fraction !== undefined) {
       throw new ReservedSplitError(`build ${layout.root} reserved its eval split when it was built (holdout.fraction ${config.holdout.fraction}, drawn by image): the export writes that split; leave out --holdout`);

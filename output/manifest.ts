@@ -158,7 +158,7 @@ export function reasonCode(reason: string): string {
   const parts = reason.split(':').map((p) => p.trim());
   const [first, second] = parts;
   // Pipeline stages and model-call stages: a judge or verifier call's failure names its own stage.
-  const stageNames = ['image', 'instruction', 'constraints', 'compatibility', 'verifier', 'answer', 'rejected', 'judge'];
+  const stageNames = ['image', 'instruction', 'constraints', 'compatibility', 'verifier', 'answer', 'rejected', 'judge', 'chat'];
   return (stageNames.includes(first!) && second ? second : first!) || 'unknown';
 }
 

@@ -109,7 +109,7 @@ export interface TrainingPromptSettings {
 }
 
 /** Rejection details as written: snake_case like every other record field. */
-function writtenDetails(details: RejectionDetails | undefined): Partial<RejectRecord> {
+export function writtenDetails(details: RejectionDetails | undefined): Partial<RejectRecord> {
   if (!details) return {};
   const written: Partial<RejectRecord> = {};
   if (details.verdicts) written.verdicts = details.verdicts;
@@ -211,10 +211,10 @@ function imageTokenIn(texts: Record<string, string>): string | undefined {
 }
 
 /** Calls as the MM-IFEval scorer names them (`..._metioned_...`), whatever alias chose them. */
-function writtenCalls(calls: readonly VerifierCall[]): VerifierCall[] {
+export function writtenCalls(calls: readonly VerifierCall[]): VerifierCall[] {
   return calls.map((call) => ({ ...call, func: writtenFunctionName(call.func) }));
 }
 
-function writtenVerdict(v: Verdict): Verdict {
+export function writtenVerdict(v: Verdict): Verdict {
   return v.calls ? { ...v, calls: writtenCalls(v.calls) } : v;
 }

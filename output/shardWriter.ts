@@ -35,6 +35,8 @@ import { reserveHeldOut, type HoldoutSettings } from './heldOut.js';
 import { shardQuality } from './qualityStats.js';
 import { dpoParquet, instructParquet } from './parquet.js';
 import { dpoSharegptLine, instructSharegptLine, jsonl } from './sharegpt.js';
+import { assembleChat } from './chatRecords.js';
+import { chatPairParquet, chatPairSharegptLine, chatParquet, chatSharegptLine, chatVerificationStats } from './chatFormats.js';
 
 export interface ShardToCommit {
   buildId: string;
@@ -48,6 +50,8 @@ export interface ShardToCommit {
   holdout?: HoldoutSettings;
   /** With targets: accepted records of each kind this shard may keep (its source's remaining target). */
   caps?: Goals;
+  /** A multiturn build's shard: chat records and turn-level pairs instead of single-turn ones. */
+  multiturn?: boolean;
   /**
    * Commit again a shard committed at this revision (re-opened for its model-call rejections). A
    * manifest at another revision is returned as it is: a retried re-commit writes nothing twice.
@@ -60,32 +64,10 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
   if (existing && revisionOf(existing) !== spec.replacesRevision) return existing;
 
   const loaded = await mapLimit(spec.samples, 16, async (sample) => ({ sample, states: await loadStates(store, layout, sample) }));
-  const assembled = await mapLimit(loaded, 16, async ({ sample, states }) => {
-    const sampleRecords = assembleSample(sample, states, spec.training);
-    const lostTo = await claimLostTo(store, layout, sample, states);
-    return lostTo ? { calls: sampleRecords.calls, reject: lostTo } : sampleRecords;
-  });
-  const modelFaults = assembled.flatMap((a) => (a.reject?.model_call ? [a.reject.model_call] : []));
-  if (spec.errorBudget) checkShardBudget(spec.shard, spec.samples.length, modelFaults, spec.errorBudget);
-  // Held out before the caps: targets count training records.
-  const heldOut = spec.holdout ? reserveHeldOut(assembled, spec.holdout) : undefined;
-  const overTarget = spec.caps ? trimToCaps(assembled, spec.caps) : [];
-  const instruct = assembled.flatMap((a) => (a.instruct ? [a.instruct] : []));
-  const dpo = assembled.flatMap((a) => (a.dpo ? [a.dpo] : []));
-  const rejects = [...assembled.flatMap((a) => (a.reject ? [a.reject] : [])), ...overTarget];
+  const content = spec.multiturn ? await chatShardContent(store, layout, spec, loaded) : await singleTurnShardContent(store, layout, spec, loaded);
+  const { files, rejects } = content;
   // Replies that came through the Batch API were paid when collected; the stages read them as cache hits.
-  const calls: CallRecord[] = [...assembled.flatMap((a) => a.calls), ...(await batchCalls(store, layout, spec.shard))];
-
-  const images = await loadImages(store, layout, instruct);
-  const imageBytes = (r: InstructRecord | DpoRecord) => images.get(r.image_sha256)!;
-  const files: Array<{ key: string; body: Buffer | string; rows: number }> = [
-    { key: layout.instructParquet(spec.shard), body: await instructParquet(instruct, imageBytes), rows: instruct.length },
-    { key: layout.instructJsonl(spec.shard), body: jsonl(instruct.map(instructSharegptLine)), rows: instruct.length },
-    { key: layout.dpoParquet(spec.shard), body: await dpoParquet(dpo, imageBytes), rows: dpo.length },
-    { key: layout.dpoJsonl(spec.shard), body: jsonl(dpo.map(dpoSharegptLine)), rows: dpo.length },
-    { key: layout.rejects(spec.shard), body: jsonl(rejects.map((r) => JSON.stringify(r))), rows: rejects.length },
-    ...(heldOut ? [{ key: layout.heldOutJsonl(spec.shard), body: jsonl(heldOut.instruct.map(instructSharegptLine)), rows: heldOut.instruct.length }] : []),
-  ];
+  const calls: CallRecord[] = [...content.calls, ...(await batchCalls(store, layout, spec.shard))];
   // Marked before any data file changes, so a crash from here on is repaired by the next run.
   if (existing && existing.revising === undefined) await putJson(store, layout.manifest(spec.shard), { ...existing, revising: revisionOf(existing) + 1 });
   const manifestFiles: ManifestFile[] = [];
@@ -105,8 +87,8 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
     simulated: calls.some((c) => c.simulated),
     counts: {
       planned: spec.samples.length,
-      instruct: instruct.length,
-      dpo: dpo.length,
+      instruct: content.instruct,
+      dpo: content.dpo,
       rejectedSamples: rejects.filter((r: RejectRecord) => r.kind === 'sample').length,
       rejectedPairs: rejects.filter((r: RejectRecord) => r.kind === 'pair').length,
     },
@@ -116,14 +98,14 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
     files: manifestFiles,
     models: modelsByStage(calls),
     usage: summarizeUsage(calls),
-    verification: verificationStats(assembled),
+    verification: content.verification,
     ...richnessOf(spec.samples),
-    pairs: pairStats(assembled),
-    quality: shardQuality(loaded.map((l) => l.states), { instruct, dpo, rejects }),
+    pairs: content.pairs,
+    quality: content.quality,
     ...(spec.caps ? { targetCaps: spec.caps } : {}),
     modelCallRejects: rejects.filter((r) => r.model_call).length,
     revision: existing ? revisionOf(existing) + 1 : 1,
-    ...(heldOut ? { heldOut: { instruct: heldOut.instruct.length, dpo: heldOut.dpo } } : {}),
+    ...(content.heldOut ? { heldOut: content.heldOut } : {}),
   };
   if (existing) {
     // A deliberate overwrite of the revision it replaces (checked above); it clears the `revising` mark.
@@ -137,6 +119,96 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
 }
 
 const revisionOf = (manifest: ShardManifest): number => manifest.revision ?? 1;
+
+type LoadedSample = { sample: SourceSample; states: SampleStates };
+type ShardFile = { key: string; body: Buffer | string; rows: number };
+
+/** What a shard commits: its files, counts and the manifest's statistics. */
+interface ShardContent {
+  files: ShardFile[];
+  /** SFT records (single-turn samples or chats) and preference pairs written. */
+  instruct: number;
+  dpo: number;
+  rejects: RejectRecord[];
+  calls: CallRecord[];
+  verification: ShardManifest['verification'];
+  pairs: ShardManifest['pairs'];
+  quality?: ShardManifest['quality'];
+  heldOut?: ShardManifest['heldOut'];
+}
+
+async function singleTurnShardContent(store: ObjectStore, layout: BuildLayout, spec: ShardToCommit, loaded: readonly LoadedSample[]): Promise<ShardContent> {
+  const assembled = await mapLimit(loaded, 16, async ({ sample, states }) => {
+    const sampleRecords = assembleSample(sample, states, spec.training);
+    const lostTo = await claimLostTo(store, layout, sample, states);
+    return lostTo ? { calls: sampleRecords.calls, reject: lostTo } : sampleRecords;
+  });
+  checkBudget(spec, assembled.flatMap((a) => (a.reject ? [a.reject] : [])));
+  // Held out before the caps: targets count training records.
+  const heldOut = spec.holdout ? reserveHeldOut(assembled, spec.holdout) : undefined;
+  const overTarget = spec.caps ? trimToCaps(assembled, spec.caps) : [];
+  const instruct = assembled.flatMap((a) => (a.instruct ? [a.instruct] : []));
+  const dpo = assembled.flatMap((a) => (a.dpo ? [a.dpo] : []));
+  const rejects = [...assembled.flatMap((a) => (a.reject ? [a.reject] : [])), ...overTarget];
+  const images = await loadImages(store, layout, instruct);
+  const imageBytes = (r: InstructRecord | DpoRecord) => images.get(r.image_sha256)!;
+  const files: ShardFile[] = [
+    { key: layout.instructParquet(spec.shard), body: await instructParquet(instruct, imageBytes), rows: instruct.length },
+    { key: layout.instructJsonl(spec.shard), body: jsonl(instruct.map(instructSharegptLine)), rows: instruct.length },
+    { key: layout.dpoParquet(spec.shard), body: await dpoParquet(dpo, imageBytes), rows: dpo.length },
+    { key: layout.dpoJsonl(spec.shard), body: jsonl(dpo.map(dpoSharegptLine)), rows: dpo.length },
+    { key: layout.rejects(spec.shard), body: jsonl(rejects.map((r) => JSON.stringify(r))), rows: rejects.length },
+    ...(heldOut ? [{ key: layout.heldOutJsonl(spec.shard), body: jsonl(heldOut.instruct.map(instructSharegptLine)), rows: heldOut.instruct.length }] : []),
+  ];
+  return {
+    files,
+    instruct: instruct.length,
+    dpo: dpo.length,
+    rejects,
+    calls: assembled.flatMap((a) => a.calls),
+    verification: verificationStats(assembled),
+    pairs: pairStats(assembled),
+    quality: shardQuality(loaded.map((l) => l.states), { instruct, dpo, rejects }),
+    ...(heldOut ? { heldOut: { instruct: heldOut.instruct.length, dpo: heldOut.dpo } } : {}),
+  };
+}
+
+/** A multiturn shard: chats and turn-level pairs (output/chatRecords.ts) in the chat/ and chat-dpo/ folders. */
+async function chatShardContent(store: ObjectStore, layout: BuildLayout, spec: ShardToCommit, loaded: readonly LoadedSample[]): Promise<ShardContent> {
+  const assembled = await mapLimit(loaded, 16, async ({ sample, states }) => {
+    const chat = assembleChat(sample, states);
+    const lostTo = await claimLostTo(store, layout, sample, states);
+    return lostTo ? { pairs: [], rejects: [lostTo], calls: chat.calls } : chat;
+  });
+  const rejects = assembled.flatMap((a) => a.rejects);
+  checkBudget(spec, rejects);
+  const chats = assembled.flatMap((a) => (a.chat ? [a.chat] : []));
+  const pairs = assembled.flatMap((a) => a.pairs);
+  const images = await loadImages(store, layout, chats);
+  const imageBytes = (r: { image_sha256: string }) => images.get(r.image_sha256)!;
+  const files: ShardFile[] = [
+    { key: layout.chatParquet(spec.shard), body: await chatParquet(chats, imageBytes), rows: chats.length },
+    { key: layout.chatJsonl(spec.shard), body: jsonl(chats.map(chatSharegptLine)), rows: chats.length },
+    { key: layout.chatDpoParquet(spec.shard), body: await chatPairParquet(pairs, imageBytes), rows: pairs.length },
+    { key: layout.chatDpoJsonl(spec.shard), body: jsonl(pairs.map(chatPairSharegptLine)), rows: pairs.length },
+    { key: layout.rejects(spec.shard), body: jsonl(rejects.map((r) => JSON.stringify(r))), rows: rejects.length },
+  ];
+  return {
+    files,
+    instruct: chats.length,
+    dpo: pairs.length,
+    rejects,
+    calls: assembled.flatMap((a) => a.calls),
+    verification: chatVerificationStats(chats),
+    pairs: { byStrategy: {}, byConstraintType: {} },
+  };
+}
+
+/** Fails the commit when too many samples were rejected by model-call errors (errorBudget.ts). */
+function checkBudget(spec: ShardToCommit, rejects: readonly RejectRecord[]): void {
+  const modelFaults = rejects.flatMap((r) => (r.model_call ? [r.model_call] : []));
+  if (spec.errorBudget) checkShardBudget(spec.shard, spec.samples.length, modelFaults, spec.errorBudget);
+}
 
 /** Richness scores and tag counts of the shard's planned images, when planning selected them by richness. */
 function richnessOf(samples: readonly SourceSample[]): Pick<ShardManifest, 'richness'> {

@@ -27,14 +27,16 @@ const IMAGES = { images: [{ _type: 'Image' }] };
 const dpoTable = parquetTable({ id: text, images, prompt: messages, chosen: messages, rejected: messages }, IMAGES);
 const sftTable = parquetTable({ id: text, images, messages }, IMAGES);
 
-interface Part {
+export interface TrlPart {
   type: 'image' | 'text';
   text?: string;
 }
-interface Message {
-  role: 'user' | 'assistant';
+type Part = TrlPart;
+export interface TrlMessage {
+  role: 'system' | 'user' | 'assistant';
   content: Part[];
 }
+type Message = TrlMessage;
 
 export function trlUserTurn(prompt: string, imageCount: number): Message {
   return { role: 'user', content: [...Array.from({ length: imageCount }, (): Part => ({ type: 'image' })), { type: 'text', text: prompt }] };
@@ -63,4 +65,20 @@ export function trlDpoParquet(records: readonly DpoRecord[], imageBytes: ImageBy
     rejected: [assistantTurn(r.rejected)],
   }));
   return writeParquet(dpoTable, rows);
+}
+
+/** An image of a multi-turn row, with the path it has in the dataset. */
+export interface TrlImage {
+  bytes: Buffer;
+  path: string;
+}
+
+/** Multi-turn SFT rows (output/chatFormats.ts): the SFT table, with every turn's messages. */
+export function trlChatSftParquet(rows: ReadonlyArray<{ id: string; image: TrlImage; messages: Message[] }>): Promise<Buffer> {
+  return writeParquet(sftTable, rows.map((r) => ({ id: r.id, images: { list: [{ element: r.image }] }, messages: r.messages })));
+}
+
+/** Turn-level pairs: `prompt` is the chat up to the turn, conversational as DPOTrainer takes it. */
+export function trlChatDpoParquet(rows: ReadonlyArray<{ id: string; image: TrlImage; prompt: Message[]; chosen: Message[]; rejected: Message[] }>): Promise<Buffer> {
+  return writeParquet(dpoTable, rows.map((r) => ({ id: r.id, images: { list: [{ element: r.image }] }, prompt: r.prompt, chosen: r.chosen, rejected: r.rejected })));
 }

@@ -53,6 +53,11 @@ export function buildLayout(buildId: string) {
     instructJsonl: (shard: number) => `${root}/instruct/sharegpt/${shardName(shard)}.jsonl`,
     dpoParquet: (shard: number) => `${root}/dpo/parquet/${shardName(shard)}.parquet`,
     dpoJsonl: (shard: number) => `${root}/dpo/sharegpt/${shardName(shard)}.jsonl`,
+    /** Multiturn builds: chats (SFT) and turn-level pairs, in place of the instruct/ and dpo/ folders. */
+    chatParquet: (shard: number) => `${root}/chat/parquet/${shardName(shard)}.parquet`,
+    chatJsonl: (shard: number) => `${root}/chat/sharegpt/${shardName(shard)}.jsonl`,
+    chatDpoParquet: (shard: number) => `${root}/chat-dpo/parquet/${shardName(shard)}.parquet`,
+    chatDpoJsonl: (shard: number) => `${root}/chat-dpo/sharegpt/${shardName(shard)}.jsonl`,
     rejects: (shard: number) => `${root}/rejects/${shardName(shard)}.jsonl`,
     /** The shard's SFT records held out for evaluation (config `holdout`), sharegpt lines like instructJsonl. */
     heldOutJsonl: (shard: number) => `${root}/heldout/${shardName(shard)}.jsonl`,

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { EXPORT_FORMATS, exportMmifeval, exportTrl, NoCommittedShardError, ReservedSplitError, type ExportFormat } from '../../output/export.js';
+import { EXPORT_FORMATS, exportMmifeval, exportTrl, MultiturnExportError, NoCommittedShardError, ReservedSplitError, type ExportFormat } from '../../output/export.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';
@@ -36,7 +36,7 @@ export async function exportCommand(args: string[]): Promise<number> {
   const layout = buildLayout(values['build-id']);
   const summary = await (format === 'trl' ? exportTrl(store, layout) : exportMmifeval(store, layout, fraction)).catch((err: unknown) => {
     if (err instanceof NoCommittedShardError) throw new CliError(err.message, EXIT.notFound);
-    throw err instanceof ReservedSplitError ? new CliError(err.message, EXIT.usage) : err;
+    throw err instanceof ReservedSplitError || err instanceof MultiturnExportError ? new CliError(err.message, EXIT.usage) : err;
   });
   console.log(`${summary.format}: ${summary.rows} rows`);
   for (const file of summary.files) console.log(`  ${store.root.replace(/\/+$/, '')}/${file}`);

@@ -1,0 +1,176 @@
+/**
+ * A multiturn build's chats and turn-level pairs in the single-turn formats (seed 002 data):
+ *
+ * - LLaMA-Factory sharegpt (chat/sharegpt, chat-dpo/sharegpt): a chat is one row whose `conversations`
+ *   alternate human/gpt, `<image>` once, at the start of the first human turn; a turn-level pair is a
+ *   ranking row whose `conversations` are the chat up to that turn (ending with its human turn) and
+ *   whose `chosen`/`rejected` are one gpt turn each. `system` holds the system message the answers
+ *   were generated under. Every column has one type whatever the row (output/sharegpt.ts explains why);
+ *   the rest of the record, per-turn verdicts and PIF included, is JSON text in `metadata`.
+ * - Parquet for `datasets` (chat/parquet, chat-dpo/parquet): the same rows with the image inside.
+ * - TRL (`mmif export --format trl`): SFT `{images, messages}` with system, user and assistant
+ *   messages; DPO `{images, prompt, chosen, rejected}` in the conversational form, `prompt` being the
+ *   chat up to the turn.
+ */
+import type { FieldDefinition } from 'parquetjs-lite';
+import type { ChatPairRecord, ChatRecord } from './chatRecords.js';
+import { userText } from './chatRecords.js';
+import type { VerificationStats } from './manifest.js';
+import { imageField, parquetTable, text, writeParquet } from './parquet.js';
+import { IMAGE_TOKEN } from './records.js';
+import type { TrlMessage } from './trl.js';
+
+interface Turn {
+  from: 'human' | 'gpt';
+  value: string;
+}
+
+export interface ChatSharegptRow {
+  id: string;
+  system: string;
+  /** human, gpt, human, gpt, ...: one pair per question turn. */
+  conversations: Turn[];
+  images: [string];
+  metadata: string;
+}
+
+export interface ChatPairSharegptRow {
+  id: string;
+  system: string;
+  /** The chat up to the pair's turn: human, gpt, ..., human. */
+  conversations: Turn[];
+  chosen: Turn;
+  rejected: Turn;
+  images: [string];
+  metadata: string;
+}
+
+/** The human/gpt turns of a chat's history; `<image>` opens the first human turn. */
+function conversation(turns: ReadonlyArray<{ question: string; instruction: string | null; answer?: string }>): Turn[] {
+  return turns.flatMap((t, i) => {
+    const human: Turn = { from: 'human', value: i === 0 ? `${IMAGE_TOKEN}\n${userText(t)}` : userText(t) };
+    return t.answer === undefined ? [human] : [human, { from: 'gpt', value: t.answer }];
+  });
+}
+
+export function chatSharegptRow(r: ChatRecord): ChatSharegptRow {
+  const { id, system, image_path, turns, ...meta } = r;
+  // Questions, instructions and answers are in `conversations`; the metadata keeps each turn's verdicts and PIF.
+  const turnMeta = turns.map(({ question: _q, answer: _a, ...rest }) => rest);
+  return { id, system, conversations: conversation(turns), images: [image_path], metadata: JSON.stringify({ ...meta, turns: turnMeta }) };
+}
+
+export function chatPairSharegptRow(r: ChatPairRecord): ChatPairSharegptRow {
+  const { id, system, image_path, history, question, instruction, chosen, rejected, ...meta } = r;
+  return {
+    id,
+    system,
+    conversations: conversation([...history, { question, instruction }]),
+    chosen: { from: 'gpt', value: chosen },
+    rejected: { from: 'gpt', value: rejected },
+    images: [image_path],
+    metadata: JSON.stringify(meta),
+  };
+}
+
+export const chatSharegptLine = (r: ChatRecord): string => JSON.stringify(chatSharegptRow(r));
+export const chatPairSharegptLine = (r: ChatPairRecord): string => JSON.stringify(chatPairSharegptRow(r));
+
+/** LLaMA-Factory's dataset_info.json entries of a multiturn build (see llamaFactoryDatasetInfo for the keys). */
+export function chatDatasetInfo(folders = { chat: 'chat/sharegpt', pairs: 'chat-dpo/sharegpt' }): Record<string, unknown> {
+  const tags = { role_tag: 'from', content_tag: 'value', user_tag: 'human', assistant_tag: 'gpt' };
+  return {
+    mmif_chat: {
+      file_name: folders.chat,
+      formatting: 'sharegpt',
+      columns: { messages: 'conversations', system: 'system', images: 'images' },
+      tags,
+    },
+    mmif_chat_dpo: {
+      file_name: folders.pairs,
+      formatting: 'sharegpt',
+      ranking: true,
+      columns: { messages: 'conversations', chosen: 'chosen', rejected: 'rejected', system: 'system', images: 'images' },
+      tags,
+    },
+  };
+}
+
+// Parquet for `datasets`: the sharegpt row with the image bytes in place of the path list.
+const turnList: FieldDefinition = { repeated: true, fields: { from: text, value: text } };
+const turnStruct: FieldDefinition = { optional: true, fields: { from: text, value: text } };
+const chatTable = parquetTable({ id: text, image: imageField, system: text, conversations: turnList, metadata: text }, { image: { _type: 'Image' } });
+const pairTable = parquetTable(
+  { id: text, image: imageField, system: text, conversations: turnList, chosen: turnStruct, rejected: turnStruct, metadata: text },
+  { image: { _type: 'Image' } },
+);
+
+type Bytes = (r: { image_sha256: string }) => Buffer;
+
+export function chatParquet(records: readonly ChatRecord[], imageBytes: Bytes): Promise<Buffer> {
+  return writeParquet(
+    chatTable,
+    records.map((r) => {
+      const { images, ...row } = chatSharegptRow(r);
+      return { ...row, image: { bytes: imageBytes(r), path: images[0] } };
+    }),
+  );
+}
+
+export function chatPairParquet(records: readonly ChatPairRecord[], imageBytes: Bytes): Promise<Buffer> {
+  return writeParquet(
+    pairTable,
+    records.map((r) => {
+      const { images, ...row } = chatPairSharegptRow(r);
+      return { ...row, image: { bytes: imageBytes(r), path: images[0] } };
+    }),
+  );
+}
+
+/** Verdicts on the chats' kept answers, by method (all rule), and the turns that needed a regeneration. */
+export function chatVerificationStats(chats: readonly ChatRecord[]): VerificationStats {
+  const stats: VerificationStats = { byMethod: {}, regeneratedAnswers: 0 };
+  for (const turn of chats.flatMap((c) => c.turns)) {
+    if (turn.attempts > 1) stats.regeneratedAnswers += 1;
+    for (const v of turn.verdicts) {
+      const m = (stats.byMethod[v.method] ??= { passed: 0, total: 0 });
+      m.total += 1;
+      if (v.passed) m.passed += 1;
+    }
+  }
+  return stats;
+}
+
+// TRL (`mmif export --format trl`), made from the sharegpt rows as written.
+const textMessage = (role: TrlMessage['role'], value: string): TrlMessage => ({ role, content: [{ type: 'text', text: value }] });
+
+/** The sharegpt turns as TRL messages: the image part leads the first user message in place of `<image>`. */
+function trlMessages(system: string, turns: readonly Turn[]): TrlMessage[] {
+  return [
+    textMessage('system', system),
+    ...turns.map((t, i): TrlMessage => {
+      if (t.from === 'gpt') return textMessage('assistant', t.value);
+      if (i === 0) return { role: 'user', content: [{ type: 'image' }, { type: 'text', text: t.value.slice(IMAGE_TOKEN.length + 1) }] };
+      return textMessage('user', t.value);
+    }),
+  ];
+}
+
+/** A written chat line as TRL's SFT messages; `imagePath` is relative to the dataset root. */
+export function trlChatRow(line: string): { id: string; imagePath: string; messages: TrlMessage[] } {
+  const row = JSON.parse(line) as ChatSharegptRow;
+  return { id: row.id, imagePath: row.images[0], messages: trlMessages(row.system, row.conversations) };
+}
+
+/** A written turn-level pair line as TRL's conversational preference row. */
+export function trlChatPairRow(line: string): { id: string; imagePath: string; prompt: TrlMessage[]; chosen: TrlMessage[]; rejected: TrlMessage[] } {
+  const row = JSON.parse(line) as ChatPairSharegptRow;
+  return {
+    id: row.id,
+    imagePath: row.images[0],
+    prompt: trlMessages(row.system, row.conversations),
+    chosen: [textMessage('assistant', row.chosen.value)],
+    rejected: [textMessage('assistant', row.rejected.value)],
+  };
+}
+

@@ -1,0 +1,192 @@
+/**
+ * Turns a multiturn sample's stage states into output records (seed 002 chats): one chat record (SFT)
+ * with every turn's question, the instruction it adds, the answer, the verdicts on every instruction
+ * in force and the turn's PIF; one turn-level pair per turn whose rejected answer (made with an earlier
+ * instruction left out of its context) passed the pair rules; and a rejection for the sample or for
+ * each discarded pair, naming the turn and the instructions. Pure: no I/O.
+ */
+import type { RichnessScore } from '../domain/richness.js';
+import type { Stage } from '../config/buildConfig.js';
+import type { CallRecord } from '../llm/modelCaller.js';
+import type { SourceSample } from '../domain/sample.js';
+import { MULTITURN_STAGE_NAMES } from '../domain/stages.js';
+import type { Verdict } from '../pipeline/stageState.js';
+import { MULTITURN_SYSTEM_TEXT } from '../prompts/multiturnChat.js';
+import { imagePathInDataset } from '../storage/buildLayout.js';
+import { IMAGE_TOKEN, writtenCalls, writtenDetails, writtenVerdict, type RejectRecord, type SampleStates } from './records.js';
+
+export interface ChatTurnRecord {
+  /** 1-based question turn. */
+  turn: number;
+  question: string;
+  /** The global instruction added at this turn (written before its question), or null. */
+  instruction: string | null;
+  answer: string;
+  /** Answers generated until one reached chat.pifThreshold. */
+  attempts: number;
+  /** One per instruction in force at this turn, in the order given (index = position in `instructions`). */
+  verdicts: Verdict[];
+  /** Seed 002's PIF of the answer: followed / in force (1 before any instruction, Fig. 5). */
+  pif: number;
+}
+
+export interface ChatRecord {
+  id: string;
+  source: string;
+  source_id: string;
+  license: string;
+  image_path: string;
+  image_sha256: string;
+  /** The system message the answers were generated under (instructions persist). */
+  system: string;
+  /** The chat's global instructions, with the turn that adds each and how it is verified. */
+  instructions: Array<{ turn: number; type: string; value: string; verifiers: Array<{ func: string; params: unknown[] }> }>;
+  /** Candidates refused for this chat (judged, repeated type, conflicting), with the reason. */
+  removed_instructions: Array<{ type: string; value: string; reason: string }>;
+  turns: ChatTurnRecord[];
+  models: Record<'instruction' | 'constraints' | 'compatibility' | 'verifier' | 'answer' | 'rejected', string>;
+  simulated: boolean;
+  image_richness: RichnessScore | null;
+}
+
+/** A turn-level pair: the chat up to the turn, its chosen answer, and one made without an earlier instruction. */
+export interface ChatPairRecord {
+  id: string;
+  chat_id: string;
+  source: string;
+  source_id: string;
+  license: string;
+  image_path: string;
+  image_sha256: string;
+  system: string;
+  turn: number;
+  /** The earlier turns (question with its instruction, kept answer) and this turn's user message. */
+  history: Array<{ question: string; instruction: string | null; answer: string }>;
+  question: string;
+  instruction: string | null;
+  chosen: string;
+  rejected: string;
+  /** The turn whose instruction the rejected answer's context left out, and that instruction. */
+  forgotten_turn: number;
+  forgotten_instruction: { type: string; value: string };
+  chosen_verdicts: Verdict[];
+  rejected_verdicts: Verdict[];
+  chosen_pif: number;
+  rejected_pif: number;
+  simulated: boolean;
+}
+
+export interface AssembledChat {
+  chat?: ChatRecord;
+  pairs: ChatPairRecord[];
+  rejects: RejectRecord[];
+  calls: CallRecord[];
+}
+
+/** The human turn of chat turn `t`: its instruction (if any) before its question, as it was asked. */
+export function userText(turn: { question: string; instruction: string | null }): string {
+  return turn.instruction ? `${turn.instruction}\n\n${turn.question}` : turn.question;
+}
+
+export function assembleChat(sample: SourceSample, states: SampleStates): AssembledChat {
+  const calls = MULTITURN_STAGE_NAMES.flatMap((s) => states[s]?.calls ?? []);
+  const reject = (kind: RejectRecord['kind'], stage: RejectRecord['stage'], reason: string, extra: Partial<RejectRecord> = {}): RejectRecord => ({
+    id: sample.sampleId,
+    source: sample.source,
+    source_id: sample.sourceId,
+    kind,
+    stage,
+    reason,
+    ...extra,
+  });
+  for (const stage of MULTITURN_STAGE_NAMES) {
+    const state = states[stage];
+    if (!state) return { pairs: [], calls, rejects: [reject('sample', stage, `incomplete: stage '${stage}' never ran`)] };
+    if (state.status === 'rejected') return { pairs: [], calls, rejects: [reject('sample', stage, state.reason, writtenDetails(state.details))] };
+  }
+  const image = states.image!.status === 'ok' ? states.image!.result : undefined;
+  const result = states.chat!.status === 'ok' ? states.chat!.result : undefined;
+  if (!image || !result) throw new Error(`sample ${sample.sampleId}: unreachable, every stage is ok`);
+  const modelOf = (stage: Stage) => calls.find((c) => c.stage === stage)?.model ?? '';
+  const turns: ChatTurnRecord[] = result.turns.map((t) => ({
+    turn: t.turn,
+    question: t.question,
+    instruction: t.instruction ?? null,
+    answer: t.answer,
+    attempts: t.attempts,
+    verdicts: t.verdicts.map(writtenVerdict),
+    pif: t.pif,
+  }));
+  const placeholder = turns.find((t) => [t.question, t.instruction ?? '', t.answer].some((text) => text.includes(IMAGE_TOKEN)));
+  if (placeholder) {
+    return { pairs: [], calls, rejects: [reject('sample', 'chat', `image-token-in-text: turn ${placeholder.turn} contains the literal ${IMAGE_TOKEN}, which trainers read as an image slot`)] };
+  }
+  const simulated = calls.some((c) => c.simulated);
+  const shared = {
+    source: sample.source,
+    source_id: sample.sourceId,
+    license: sample.licenseNote,
+    image_path: imagePathInDataset(image.sha256),
+    image_sha256: image.sha256,
+    system: MULTITURN_SYSTEM_TEXT,
+  };
+  const chat: ChatRecord = {
+    id: sample.sampleId,
+    ...shared,
+    instructions: result.instructions.map(({ turn, constraint }) => ({ turn, type: constraint.type, value: constraint.value, verifiers: writtenCalls(constraint.verifiers) })),
+    removed_instructions: result.removed,
+    turns,
+    models: {
+      instruction: modelOf('instruction'),
+      constraints: modelOf('constraints'),
+      compatibility: modelOf('compatibility'),
+      verifier: modelOf('verifier'),
+      answer: modelOf('answer'),
+      rejected: modelOf('rejected'),
+    },
+    simulated,
+    image_richness: sample.richness ?? null,
+  };
+  const pairs: ChatPairRecord[] = [];
+  const rejects: RejectRecord[] = [];
+  for (const t of result.turns) {
+    if (!t.pair) continue;
+    const forgotten = result.instructions.find((x) => x.turn === t.pair!.forgottenTurn)!;
+    const inForce = result.instructions.filter((x) => x.turn <= t.turn);
+    const stake = inForce.indexOf(forgotten);
+    const judgement = t.pair.judgement;
+    if (!judgement.kept) {
+      rejects.push(
+        reject('pair', 'chat', `chat: ${judgement.rule}: turn ${t.turn}, answer made without turn ${forgotten.turn}'s instruction #${stake + 1} ${forgotten.constraint.type} ("${forgotten.constraint.value}"): ${judgement.detail}`, {
+          verdicts: t.pair.rejectedVerdicts.map(writtenVerdict),
+          at_stake: [stake],
+        }),
+      );
+      continue;
+    }
+    if (t.pair.rejected.includes(IMAGE_TOKEN)) {
+      rejects.push(reject('pair', 'chat', `image-token-in-text: turn ${t.turn}'s rejected answer contains the literal ${IMAGE_TOKEN}, which trainers read as an image slot`));
+      continue;
+    }
+    const rejectedPassed = t.pair.rejectedVerdicts.filter((v) => v.passed).length;
+    pairs.push({
+      id: `${sample.sampleId}-t${t.turn}-dpo`,
+      chat_id: sample.sampleId,
+      ...shared,
+      turn: t.turn,
+      history: turns.slice(0, t.turn - 1).map(({ question, instruction, answer }) => ({ question, instruction, answer })),
+      question: t.question,
+      instruction: t.instruction ?? null,
+      chosen: t.answer,
+      rejected: t.pair.rejected,
+      forgotten_turn: forgotten.turn,
+      forgotten_instruction: { type: forgotten.constraint.type, value: forgotten.constraint.value },
+      chosen_verdicts: t.verdicts.map(writtenVerdict),
+      rejected_verdicts: t.pair.rejectedVerdicts.map(writtenVerdict),
+      chosen_pif: t.pif,
+      rejected_pif: t.pair.rejectedVerdicts.length === 0 ? 1 : rejectedPassed / t.pair.rejectedVerdicts.length,
+      simulated,
+    });
+  }
+  return { chat, pairs, rejects, calls };
+}
