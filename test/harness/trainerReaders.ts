@@ -29,6 +29,9 @@ export interface LlamaFactoryEntry {
   ids: string[];
   /** Responses per aligned row: 1 for SFT, 2 (chosen, rejected) for a ranking pair. */
   responses: number[];
+  /** Prompt messages per aligned row (a chat's turns before its last answer) and its system text. */
+  prompt_messages: number[];
+  systems: string[];
 }
 
 /** Loads `dataset_dir` through its dataset_info.json with LLaMA-Factory's own parser and converter (test/readers/llamafactory_load.py). */

@@ -30,7 +30,8 @@ with contextlib.redirect_stdout(sys.stderr):
             "image_feature": type(ds.features["image"]).__name__ if "image" in ds.features else None,
             "image_size": list(first["image"].size) if first is not None else None,
             # A sampled rule verdict's judge score, JSON text in Parquet (null elsewhere).
-            "judge_audits": [json.loads(v["judgeAudit"]) for row in ds.select_columns(["verdicts"]) for v in row["verdicts"] if v["judgeAudit"]],
+            # (a multiturn build's configs keep verdicts in their metadata: no such column)
+            "judge_audits": [json.loads(v["judgeAudit"]) for row in ds.select_columns(["verdicts"]) for v in row["verdicts"] if v["judgeAudit"]] if "verdicts" in ds.column_names else [],
         }
     default = load_dataset(root, split="train", cache_dir=cache)
     out["default"] = {"rows": len(default), "columns": default.column_names}

@@ -127,6 +127,9 @@ def main(dataset_dir):
             "metadata_keys": sorted(metadata_keys),
             "ids": [raw[i]["id"] for i in range(len(raw))],
             "responses": [len(aligned[i]["_response"]) for i in range(len(aligned))],
+            # The converter's view of each row: prompt messages (a multi-turn chat's history) and system text.
+            "prompt_messages": [len(aligned[i]["_prompt"]) for i in range(len(aligned))],
+            "systems": [aligned[i]["_system"] for i in range(len(aligned))],
         }
     json.dump(out, sys.stdout)
 

@@ -46,6 +46,14 @@ def tokenizer():
     return t
 
 
+def alternates(roles, last):
+    """An optional system message, then user and assistant turns alternating from a user turn, ending on `last`."""
+    if roles[:1] == ["system"]:
+        roles = roles[1:]
+    expected = ["user" if i % 2 == 0 else "assistant" for i in range(len(roles))]
+    return len(roles) > 0 and roles == expected and roles[-1] == last
+
+
 def texts_of(messages):
     return [p["text"] for m in messages for p in m["content"] if p["type"] == "text"]
 
@@ -61,6 +69,9 @@ def check_dpo(row, tok):
     }
     rendered = apply_chat_template(example, tok)
     problems = []
+    # A multi-turn pair's prompt is the chat so far: [system], user, assistant, ..., user.
+    if not alternates([m["role"] for m in example["prompt"]], last="user"):
+        problems.append(f"prompt roles {[m['role'] for m in example['prompt']]}")
     if rendered["prompt"].count(IMAGE_TOKEN) != len(images):
         problems.append(f"templated prompt has {rendered['prompt'].count(IMAGE_TOKEN)} image tokens for {len(images)} images")
     for key in ("chosen", "rejected"):
@@ -76,7 +87,7 @@ def check_sft(row, tok):
     messages = prepare_multimodal_messages(row["messages"], images=images)
     rendered = tok.apply_chat_template(messages, tokenize=False)
     problems = []
-    if [m["role"] for m in messages] != ["user", "assistant"]:
+    if not alternates([m["role"] for m in messages], last="assistant"):
         problems.append(f"roles {[m['role'] for m in messages]}")
     if rendered.count(IMAGE_TOKEN) != len(images):
         problems.append(f"templated conversation has {rendered.count(IMAGE_TOKEN)} image tokens for {len(images)} images")

@@ -1,0 +1,276 @@
+/**
+ * A quickstart-sized multiturn build (seed 002 chats) on a real Temporal dev server with the HTTP
+ * simulator: every kept turn is re-verified here with the rule functions against every instruction in
+ * force, PIF is recomputed, turn-level pairs are checked against the pair rule (the rejected answer
+ * fails the instruction its context left out; the chosen one loses on none), and the outputs load in
+ * LLaMA-Factory's own converter under every pinned `datasets` release, in TRL's collator steps and in
+ * pyarrow + `datasets`. A re-run of the same build from its cache pays for no model call.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
+import type { BuildConfigInput } from '../../config/buildConfig.js';
+import { CONSTRAINT_TYPES } from '../../domain/constraints/catalogue.js';
+import type { BuildReport } from '../../output/buildReport.js';
+import type { ChatPairSharegptRow, ChatSharegptRow } from '../../output/chatFormats.js';
+import type { ChatRecord, ChatTurnRecord } from '../../output/chatRecords.js';
+import { CHAT_CARD_CONFIGS } from '../../output/datasetCard.js';
+import { exportTrl } from '../../output/export.js';
+import type { ShardManifest } from '../../output/manifest.js';
+import type { RejectRecord } from '../../output/records.js';
+import { MULTITURN_SYSTEM_TEXT } from '../../prompts/multiturnChat.js';
+import { buildLayout } from '../../storage/buildLayout.js';
+import { LocalStore } from '../../storage/localStore.js';
+import { getJson } from '../../storage/objectStore.js';
+import { runVerifierCall } from '../../verification/functions.js';
+import { assertCommittedShardsIntact } from '../harness/datasetChecks.js';
+import { startStack, type Stack } from '../harness/stack.js';
+import { DATASETS_VENVS, loadLikeLlamaFactory, runReader } from '../harness/trainerReaders.js';
+
+let stack: Stack;
+let dir: string;
+let store: LocalStore;
+const BUILD_ID = 'mt-quickstart';
+const layout = buildLayout(BUILD_ID);
+const TURNS = 6;
+const MAX_INSTRUCTIONS = 3;
+
+type Instruction = ChatRecord['instructions'][number];
+type ChatMeta = Omit<ChatRecord, 'id' | 'system' | 'image_path' | 'turns'> & { turns: Array<Omit<ChatTurnRecord, 'question' | 'answer'>> };
+
+interface Built {
+  report: BuildReport;
+  chats: ChatSharegptRow[];
+  pairs: ChatPairSharegptRow[];
+  rejects: RejectRecord[];
+}
+let built: Built;
+
+const config = (): BuildConfigInput => ({
+  buildId: BUILD_ID,
+  seed: 4,
+  output: store.root,
+  sources: [{ type: 'cc3m', uri: SAMPLES_DIR, layout: 'files' }],
+  maxSamples: 8,
+  shardSize: 4,
+  sliceSize: 4,
+  mode: 'multiturn',
+  chat: { turns: TURNS, maxInstructions: MAX_INSTRUCTIONS },
+  verification: { maxRegenerations: 8 },
+  models: { default: { model: 'mmif-sim-vlm' }, rejected: { model: 'mmif-sim-vlm-mini' } },
+});
+
+async function runBuild(workflowId: string): Promise<Built> {
+  const report: BuildReport = await stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId, args: [config()] });
+  const read = async <T>(key: string) => ((await store.get(key)) ?? Buffer.alloc(0)).toString().split('\n').filter(Boolean).map((l) => JSON.parse(l) as T);
+  const out: Built = { report, chats: [], pairs: [], rejects: [] };
+  for (let shard = 0; shard < report.shards.planned; shard++) {
+    out.chats.push(...(await read<ChatSharegptRow>(layout.chatJsonl(shard))));
+    out.pairs.push(...(await read<ChatPairSharegptRow>(layout.chatDpoJsonl(shard))));
+    out.rejects.push(...(await read<RejectRecord>(layout.rejects(shard))));
+  }
+  return out;
+}
+
+before(async () => {
+  stack = await startStack({ simulator: { seed: 21, faults: { complianceRate: 0.85 } }, taskQueue: 'mmif-multiturn' });
+  dir = await mkdtemp(path.join(tmpdir(), 'mmif-multiturn-'));
+  store = new LocalStore(path.join(dir, 'out'));
+  built = await runBuild('mt-1');
+});
+
+after(async () => {
+  await stack?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const follows = (answer: string, instruction: Instruction) =>
+  instruction.verifiers.every((call) => {
+    const outcome = runVerifierCall(answer, call);
+    assert.ok('passed' in outcome, `verifier ${call.func}: ${JSON.stringify(outcome)}`);
+    return outcome.passed;
+  });
+
+/** The human turn as written: the instruction added at the turn, then the question. */
+const humanText = (turn: { instruction: string | null }, question: string) => (turn.instruction ? `${turn.instruction}\n\n${question}` : question);
+
+test('every chat turn is verified against every instruction in force, by the rule functions, with its PIF', async (t) => {
+  const { report, chats, rejects } = built;
+  t.diagnostic(`planned ${report.counts.planned}, chats ${chats.length}, pairs ${report.counts.dpo}, rejected samples ${JSON.stringify(report.rejectsByStage)}, regenerated turns ${report.verification.regeneratedAnswers}`);
+  assert.equal(report.simulated, true);
+  assert.equal(report.shards.failed, 0);
+  assert.ok(chats.length >= 3, `chats kept: ${chats.length} of ${report.counts.planned}`);
+  assert.equal(report.counts.instruct, chats.length);
+  assert.equal(report.counts.rejectedSamples, rejects.filter((r) => r.kind === 'sample').length);
+  for (const r of rejects.filter((x) => x.kind === 'sample' && x.stage === 'chat')) {
+    assert.match(r.reason, /^chat: below-threshold: turn \d+ PIF 0\.\d\d < 1 after 9 attempts; failed: #\d/, 'a rejected chat names its turn and instructions');
+  }
+  const ruleTypes = new Set(CONSTRAINT_TYPES.filter((t) => t.verifiers.length > 0 && (t.evaluation === 'rule' || t.evaluation === 'rule_and_direct_judge')).map((t) => t.key));
+  let verdicts = 0;
+  for (const row of chats) {
+    const meta = JSON.parse(row.metadata) as ChatMeta;
+    assert.equal(row.system, MULTITURN_SYSTEM_TEXT);
+    assert.deepEqual(row.images, [`images/${meta.image_sha256.slice(0, 2)}/${meta.image_sha256}.jpg`]);
+    // The chat: alternating human/gpt, one pair per question turn, <image> once, opening the first turn.
+    assert.equal(row.conversations.length, 2 * TURNS);
+    row.conversations.forEach((t, i) => assert.equal(t.from, i % 2 === 0 ? 'human' : 'gpt'));
+    assert.equal(row.conversations.map((t) => t.value).join('\n').split('<image>').length - 1, 1);
+    assert.ok(row.conversations[0]!.value.startsWith('<image>\n'));
+    // Seed 002 §1: the first question gets an instruction; at most maxInstructions, distinct rule-checked types.
+    assert.equal(meta.instructions[0]?.turn, 1);
+    assert.ok(meta.instructions.length >= 1 && meta.instructions.length <= MAX_INSTRUCTIONS);
+    assert.equal(new Set(meta.instructions.map((x) => x.type)).size, meta.instructions.length);
+    assert.ok(meta.instructions.every((x) => ruleTypes.has(x.type) && x.verifiers.length > 0), JSON.stringify(meta.instructions));
+    assert.equal(meta.turns.length, TURNS);
+    for (const [i, turn] of meta.turns.entries()) {
+      const answer = row.conversations[2 * i + 1]!.value;
+      const human = row.conversations[2 * i]!.value.replace(/^<image>\n/, '');
+      const added = meta.instructions.find((x) => x.turn === turn.turn);
+      assert.equal(turn.instruction, added?.value ?? null);
+      if (added) assert.ok(human.startsWith(`${added.value}\n\n`), 'the instruction is written before the question of its turn');
+      const inForce = meta.instructions.filter((x) => x.turn <= turn.turn);
+      // Re-verified here, independently of the build: each verdict is the rule functions' on the answer.
+      const followed = inForce.map((x) => follows(answer, x));
+      assert.deepEqual(turn.verdicts.map((v) => v.passed), followed, `${row.id} turn ${turn.turn}`);
+      assert.deepEqual(turn.verdicts.map((v) => v.type), inForce.map((x) => x.type));
+      assert.equal(turn.pif, followed.filter(Boolean).length / followed.length);
+      assert.equal(turn.pif, 1, 'pifThreshold 1: every kept turn follows every instruction in force');
+      verdicts += followed.length;
+    }
+  }
+  assert.ok(verdicts > chats.length * TURNS, 'turns were checked against more than one instruction');
+  assert.ok(report.verification.byMethod.rule!.total === verdicts && report.verification.byMethod.rule!.passed === verdicts);
+});
+
+test('turn-level pairs: the rejected answer fails the instruction its context left out, the chosen one loses on none', async () => {
+  const { report, chats, pairs, rejects } = built;
+  assert.ok(pairs.length > 0, 'some turn-level pairs are kept');
+  assert.equal(report.counts.dpo, pairs.length);
+  const byId = new Map(chats.map((c) => [c.id, c]));
+  for (const pair of pairs) {
+    const meta = JSON.parse(pair.metadata) as { chat_id: string; turn: number; forgotten_turn: number; forgotten_instruction: { type: string; value: string }; chosen_verdicts: unknown[]; rejected_pif: number };
+    const chat = byId.get(meta.chat_id)!;
+    assert.ok(chat, `pair ${pair.id} belongs to a kept chat`);
+    const chatMeta = JSON.parse(chat.metadata) as ChatMeta;
+    // The prompt is the chat up to this turn (ending on its human turn); chosen is the chat's own answer there.
+    assert.deepEqual(pair.conversations, chat.conversations.slice(0, 2 * meta.turn - 1));
+    assert.deepEqual(pair.chosen, chat.conversations[2 * meta.turn - 1]);
+    assert.equal(pair.rejected.from, 'gpt');
+    assert.equal(pair.system, chat.system);
+    assert.ok(meta.forgotten_turn < meta.turn, 'the left-out instruction was given at an earlier turn');
+    const inForce = chatMeta.instructions.filter((x) => x.turn <= meta.turn);
+    const forgotten = inForce.find((x) => x.turn === meta.forgotten_turn)!;
+    assert.deepEqual(meta.forgotten_instruction, { type: forgotten.type, value: forgotten.value });
+    assert.equal(follows(pair.rejected.value, forgotten), false, `${pair.id}: the rejected answer fails the forgotten instruction`);
+    for (const x of inForce) {
+      assert.ok(follows(pair.chosen.value, x) || !follows(pair.rejected.value, x), `${pair.id}: the chosen answer loses on ${x.type}`);
+    }
+    assert.equal(meta.rejected_pif, inForce.filter((x) => follows(pair.rejected.value, x)).length / inForce.length);
+  }
+  // Pairs the rule discarded are recorded, naming the turn and the instruction left out.
+  for (const r of rejects.filter((x) => x.kind === 'pair')) {
+    assert.equal(r.stage, 'chat');
+    assert.match(r.reason, /^chat: (uninformative-pair|chosen-loses): turn \d+, answer made without turn \d+'s instruction #\d+ \w+ \(".+"\): /);
+  }
+  assert.equal(report.counts.rejectedPairs, rejects.filter((x) => x.kind === 'pair').length);
+});
+
+test('the chats and pairs load in LLaMA-Factory\'s own converter under datasets 2.16.0, 3.6.0, 4.0.0 and the newest', async () => {
+  const { report, chats, pairs } = built;
+  const info = (await getJson<Record<string, { file_name: string }>>(store, layout.datasetInfo))!;
+  assert.deepEqual(Object.keys(info), ['mmif_chat', 'mmif_chat_dpo']);
+  for (const venv of DATASETS_VENVS) {
+    const out = await loadLikeLlamaFactory(venv.python, path.join(store.root, BUILD_ID), path.join(dir, `hf-${venv.label}`));
+    const chat = out.entries.mmif_chat!;
+    const dpo = out.entries.mmif_chat_dpo!;
+    for (const [name, entry, rows] of [['mmif_chat', chat, report.counts.instruct], ['mmif_chat_dpo', dpo, report.counts.dpo]] as const) {
+      assert.equal(entry.error, undefined, `${venv.label} ${name}: ${entry.error}`);
+      assert.equal(entry.rows, rows, `${venv.label} ${name}`);
+      assert.deepEqual(entry.problems, [], `${venv.label} ${name}`);
+      assert.ok(entry.systems.every((s) => s === MULTITURN_SYSTEM_TEXT), `${venv.label} ${name}: the system column is read`);
+    }
+    // Shard files are listed in directory order: compare by id.
+    assert.deepEqual([...chat.ids].sort(), chats.map((c) => c.id).sort());
+    // The converter sees every turn: 2T - 1 prompt messages and the last answer as the response.
+    assert.ok(chat.prompt_messages.every((n) => n === 2 * TURNS - 1), `${venv.label}: ${chat.prompt_messages}`);
+    assert.ok(chat.responses.every((n) => n === 1));
+    assert.equal(dpo.attr.ranking, true);
+    const promptMessages = new Map(dpo.ids.map((id, i) => [id, dpo.prompt_messages[i]]));
+    assert.deepEqual(new Map(pairs.map((p) => [p.id, p.conversations.length])), promptMessages, 'each pair\'s prompt is its chat up to the turn');
+    assert.ok(dpo.responses.every((n) => n === 2), 'a ranking pair: chosen and rejected');
+  }
+});
+
+test('TRL: the export\'s multi-turn SFT and conversational DPO rows pass TRL\'s own collator steps', async () => {
+  const { chats, pairs } = built;
+  await exportTrl(store, layout);
+  const venv = DATASETS_VENVS.at(-1)!;
+  const out = await runReader<{ splits: Record<'sft' | 'dpo', { rows: number; columns: string[]; ids: string[]; problems: string[]; texts: string[][] }> }>(
+    venv.python,
+    'trl_check.py',
+    [path.join(store.root, BUILD_ID, 'trl')],
+    { HF_CACHE_DIR: path.join(dir, 'trl-cache') },
+  );
+  const { sft, dpo } = out.splits;
+  assert.deepEqual(sft.problems, []);
+  assert.deepEqual(dpo.problems, []);
+  assert.deepEqual(sft.ids, chats.map((c) => c.id));
+  const plain = (value: string) => value.replace(/^<image>\n/, '');
+  assert.deepEqual(sft.texts, chats.map((c) => [MULTITURN_SYSTEM_TEXT, ...c.conversations.map((t) => plain(t.value))]), 'system, then every turn verbatim');
+  assert.deepEqual(dpo.texts, pairs.map((p) => [MULTITURN_SYSTEM_TEXT, ...p.conversations.map((t) => plain(t.value)), p.chosen.value, p.rejected.value]));
+});
+
+test('Parquet: one Arrow type per column, images decoded, per-turn verdicts and PIF in the metadata', async () => {
+  const { chats, pairs } = built;
+  const manifests = await Promise.all(Array.from({ length: built.report.shards.planned }, (_, s) => getJson<ShardManifest>(store, layout.manifest(s))));
+  const files = (folder: string) => manifests.flatMap((m) => m!.files.filter((f) => f.path.startsWith(`${folder}/parquet/`) && f.rows > 0).map((f) => path.join(store.root, BUILD_ID, f.path)));
+  type Read = { arrow_types: Record<string, string>; hf_features: Record<string, string>; rows: Array<{ id: string; system: string; conversations: unknown[]; chosen: unknown; metadata: ChatMeta & { turn?: number }; decoded_image: { mode: string; size: number[] } }> };
+  const python = DATASETS_VENVS.at(-1)!.python;
+  const chatRead = await runReader<Read>(python, 'read_chat_parquet.py', files('chat'), { HF_CACHE_DIR: path.join(dir, 'pq-chat') });
+  assert.equal(chatRead.hf_features.image, 'Image');
+  assert.equal(chatRead.arrow_types.metadata, 'string');
+  assert.deepEqual(chatRead.rows.map((r) => r.id), chats.map((c) => c.id));
+  for (const [i, row] of chatRead.rows.entries()) {
+    assert.deepEqual(row.conversations, chats[i]!.conversations);
+    assert.deepEqual(row.metadata, JSON.parse(chats[i]!.metadata));
+    assert.ok(row.metadata.turns.every((t) => typeof t.pif === 'number' && t.verdicts.length > 0));
+    assert.equal(row.decoded_image.mode, 'RGB');
+  }
+  const pairRead = await runReader<Read>(python, 'read_chat_parquet.py', files('chat-dpo'), { HF_CACHE_DIR: path.join(dir, 'pq-pairs') });
+  assert.deepEqual(pairRead.rows.map((r) => r.id), pairs.map((p) => p.id));
+  assert.deepEqual(pairRead.rows.map((r) => r.chosen), pairs.map((p) => p.chosen));
+});
+
+test('the dataset card names the chat configs, which load_dataset(<dataset root>) finds and loads', async () => {
+  const { report } = built;
+  const seen = await runReader<{ config_names: string[]; default: { rows: number }; card_data: { tags: string[] } } & Record<string, { rows: number; columns: string[]; image_feature: string }>>(
+    DATASETS_VENVS.at(-1)!.python,
+    'card_check.py',
+    [path.join(store.root, BUILD_ID)],
+    { HF_CACHE_DIR: path.join(dir, 'card-cache') },
+  );
+  assert.deepEqual([...seen.config_names].sort(), ['chat', 'chat_dpo']);
+  assert.equal(seen.chat!.rows, report.counts.instruct);
+  assert.equal(seen.chat_dpo!.rows, report.counts.dpo);
+  assert.equal(seen.default.rows, report.counts.instruct, 'the default config is chat');
+  for (const c of CHAT_CARD_CONFIGS) {
+    assert.equal(seen[c.name]!.image_feature, 'Image');
+    for (const [column] of c.features) assert.ok(seen[c.name]!.columns.includes(column), `the card describes ${c.name}.${column}, which the data has`);
+  }
+  assert.ok(seen.card_data.tags.includes('simulated'));
+});
+
+test('a re-run of the build from its cache pays for no model call and writes the same bytes', async () => {
+  const sums = await assertCommittedShardsIntact(store, BUILD_ID, built.report.shards.planned);
+  const requests = stack.simulator.stats().requests;
+  // Forget every stage state and commit: each stage runs again, and finds every reply in the model cache.
+  await rm(path.join(store.root, BUILD_ID, '_work', 'samples'), { recursive: true });
+  await rm(path.join(store.root, BUILD_ID, 'manifests'), { recursive: true });
+  const again = await runBuild('mt-2');
+  assert.equal(stack.simulator.stats().requests, requests, 'no request reached the endpoint');
+  assert.deepEqual(await assertCommittedShardsIntact(store, BUILD_ID, again.report.shards.planned), sums);
+  assert.ok(Object.values(again.report.usage).every((u) => u.costUsd === 0 || u.requests === u.cachedRequests));
+});
