@@ -105,6 +105,9 @@ test('every chat turn is verified against every instruction in force, by the rul
   assert.ok(chats.length >= 3, `chats kept: ${chats.length} of ${report.counts.planned}`);
   assert.equal(report.counts.instruct, chats.length);
   assert.equal(report.counts.rejectedSamples, rejects.filter((r) => r.kind === 'sample').length);
+  // Every planned sample is a chat or a rejection: the report's per-source accounting balances.
+  assert.equal(report.counts.planned, chats.length + report.counts.rejectedSamples);
+  assert.ok(report.accounting.length > 0 && report.accounting.every((a) => a.balanced), JSON.stringify(report.accounting));
   for (const r of rejects.filter((x) => x.kind === 'sample' && x.stage === 'chat')) {
     assert.match(r.reason, /^chat: below-threshold: turn \d+ PIF 0\.\d\d < 1 after 9 attempts; failed: #\d/, 'a rejected chat names its turn and instructions');
   }
