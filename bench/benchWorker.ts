@@ -5,12 +5,14 @@
  *  - BENCH_MAX_ACTIVITIES: the worker's maxConcurrentActivities (createWorker's default, and so
  *    `mmif worker`'s, is 16).
  *  - BENCH_TRACE=<file>: a diagnostic worker. Appends JSON lines to <file>: one per finished
- *    activity ({t, activity, stage, ms}) and one per second with the event loop's delay over that
- *    second and each endpoint limiter's state ({t, loopMaxMs, loopMeanMs, limiters: [{workers,
- *    concurrency, leased, window, inFlight, queued, ...}], leaseReports}; leaseReports counts the
- *    concurrency lease reports sent so far); t is Unix ms. It is Worker.create with
- *    createWorker's options (endpoint sharing included) plus an activity interceptor (createWorker
- *    takes no interceptors).
+ *    activity ({t, activity, stage, ms}) and one per second ({t, loopMaxMs, loopMeanMs, mem, cpuMs,
+ *    limiters, leaseReports}) with the event loop's delay over that second, the process's memory in
+ *    MiB (rss, heapTotal, heapUsed, external, arrayBuffers from process.memoryUsage(), and V8's
+ *    `malloced`), its CPU so far in ms (user, system), each endpoint limiter's state ([{workers,
+ *    concurrency, leased, window, inFlight, queued, ...}]) and the concurrency lease reports sent so
+ *    far; t is Unix ms. It is Worker.create with createWorker's options (endpoint sharing and the
+ *    prebuilt workflow bundle included) plus an activity interceptor (createWorker takes no
+ *    interceptors).
  *  - BENCH_CPU_PROF=<file>: writes a V8 CPU profile of the whole run (open it in Chrome DevTools or
  *    summarize it with bench/profileSummary.ts) when the worker stops (SIGTERM).
  *
@@ -20,10 +22,11 @@ import { appendFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { writeFile } from 'node:fs/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
+import { getHeapStatistics } from 'node:v8';
 import { NativeConnection, Worker, type ActivityInboundCallsInterceptor } from '@temporalio/worker';
 import * as activities from '../activities/index.js';
 import { limiterSnapshots } from '../llm/limiter.js';
+import { prebuiltWorkflowBundle } from '../worker/bundleProcess.js';
 import { createWorker } from '../worker/createWorker.js';
 import { leaseReportsSent, shareEndpointLimits } from '../worker/endpointSharing.js';
 import { temporalSettingsFromEnv } from '../worker/connectionFromEnv.js';
@@ -42,13 +45,32 @@ if (profiler) {
   await profiler.post('Profiler.start');
 }
 
+const MiB = 1024 * 1024;
+function memoryMiB(): Record<string, number> {
+  const m = process.memoryUsage();
+  const round = (bytes: number) => Math.round(bytes / MiB);
+  return {
+    rss: round(m.rss),
+    heapTotal: round(m.heapTotal),
+    heapUsed: round(m.heapUsed),
+    external: round(m.external),
+    arrayBuffers: round(m.arrayBuffers),
+    malloced: round(getHeapStatistics().malloced_memory),
+  };
+}
+
+function cpuMs(): { user: number; system: number } {
+  const { user, system } = process.cpuUsage();
+  return { user: Math.round(user / 1000), system: Math.round(system / 1000) };
+}
+
 let worker: Worker;
 if (trace) {
   const log = (line: object) => appendFileSync(trace, `${JSON.stringify(line)}\n`);
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
   setInterval(() => {
-    log({ t: Date.now(), loopMaxMs: loop.max / 1e6, loopMeanMs: loop.mean / 1e6, limiters: limiterSnapshots(), leaseReports: leaseReportsSent() });
+    log({ t: Date.now(), loopMaxMs: loop.max / 1e6, loopMeanMs: loop.mean / 1e6, mem: memoryMiB(), cpuMs: cpuMs(), limiters: limiterSnapshots(), leaseReports: leaseReportsSent() });
     loop.reset();
   }, 1000).unref();
   const timing = (activity: string): ActivityInboundCallsInterceptor => ({
@@ -67,7 +89,8 @@ if (trace) {
     namespace: settings.namespace,
     taskQueue: settings.taskQueue,
     activities,
-    workflowsPath: fileURLToPath(new URL('../workflows/index.ts', import.meta.url)),
+    // Bundled in a child process, as createWorker does: bundling here would add ~200 MB to the peak RSS.
+    workflowBundle: { codePath: await prebuiltWorkflowBundle() },
     maxConcurrentActivityTaskExecutions: max,
     interceptors: { activity: [(ctx) => ({ inbound: timing(ctx.info.activityType) })] },
   });

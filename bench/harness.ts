@@ -125,7 +125,8 @@ export async function startSimulatorProcess(faults: Record<string, number>): Pro
 export function startWorkerProcess(
   options: { address: string; taskQueue: string; simulatorUrl: string; maxConcurrentActivities?: number; trace?: string; cpuProfile?: string },
 ): Promise<Proc> {
-  const env = { TEMPORAL_ADDRESS: options.address, MMIF_TASK_QUEUE: options.taskQueue, OPENAI_BASE_URL: options.simulatorUrl };
+  const env: NodeJS.ProcessEnv = { TEMPORAL_ADDRESS: options.address, MMIF_TASK_QUEUE: options.taskQueue, OPENAI_BASE_URL: options.simulatorUrl };
+  if (process.env.BENCH_WORKER_NODE_OPTIONS) env.NODE_OPTIONS = process.env.BENCH_WORKER_NODE_OPTIONS;
   if (options.maxConcurrentActivities === undefined && !options.trace && !options.cpuProfile) return startNodeProcess(CLI, ['worker'], env, 'worker polling', 120_000);
   const extra: NodeJS.ProcessEnv = { BENCH_MAX_ACTIVITIES: String(options.maxConcurrentActivities ?? 16) };
   if (options.trace) extra.BENCH_TRACE = options.trace;

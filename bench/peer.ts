@@ -12,6 +12,9 @@
 //
 // Run:   bash tools/install.sh bench && npx tsx bench/peer.ts      (~5 minutes)
 //        npx tsx bench/peer.ts --samples 500 --concurrency 128 --latency-ms 1000 --kill-at 0.5
+//        ... --trace /tmp/t      the uninterrupted mmif worker's per-second memory and event-loop delay
+//                                and per-activity times (bench/benchWorker.ts), in /tmp/t.jsonl
+//        ... --cpu-prof /tmp/p   its V8 CPU profile, /tmp/p.cpuprofile (bench/profileSummary.ts)
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -47,6 +50,8 @@ const { values } = parseArgs({
     'latency-ms': { type: 'string', default: '1000' },
     'kill-at': { type: 'string', default: '0.5' },
     only: { type: 'string' }, // mmif | curator
+    trace: { type: 'string' },
+    'cpu-prof': { type: 'string' },
   },
 });
 const SAMPLES = Number(values.samples);
@@ -102,7 +107,14 @@ async function mmifRun(server: DevServer, sim: SimulatorProc, client: Client, im
   const proxy = killAfterMs ? await startCountingProxy(sim.url) : undefined;
   const simulatorUrl = proxy?.url ?? sim.url;
   try {
-    let worker = await startWorkerProcess({ address: server.address, taskQueue, simulatorUrl });
+    // Diagnostics only for the uninterrupted run: the figures of the table come from it too.
+    const diagnostics = killAfterMs
+      ? {}
+      : {
+          ...(values.trace ? { trace: `${values.trace}.jsonl` } : {}),
+          ...(values['cpu-prof'] ? { cpuProfile: `${values['cpu-prof']}.cpuprofile` } : {}),
+        };
+    let worker = await startWorkerProcess({ address: server.address, taskQueue, simulatorUrl, ...diagnostics });
     workers.push(worker);
     let base = procUsage(worker.pid)!.cpuMs;
     const server0 = procUsage(server.process.pid!)!.cpuMs;
