@@ -38,6 +38,7 @@ import { describeFault, EndpointError, faultOf, permanentError } from './endpoin
 import { DEFAULT_CONCURRENCY, limiterFor, type EndpointLimits, type Ticket } from './limiter.js';
 import { DEFAULT_PRICES, costOf, type PriceTable } from './pricing.js';
 import { DEFAULT_RETRY_POLICY, backoffMs, classifyFailure, type RetryPolicy } from './retryPolicy.js';
+import { SentLog, type SentMark } from './sentLog.js';
 import { estimateRequestTokens } from './tokenEstimate.js';
 
 export interface CallRecord {
@@ -154,14 +155,6 @@ interface TryPass {
   sawForeign: boolean;
 }
 
-/** Written beside a cache entry before its request is sent, by stage executions: who sent it. */
-interface SentMark {
-  owner?: string;
-  scope: string;
-  execution: string;
-}
-
-const sentKey = (cacheKey: string) => cacheKey.replace(/\.json$/, '.sent.json');
 
 /** Seeds of tries after the first: far from the small seeds answer regenerations use. */
 const TRY_SEED_STRIDE = 1000;
@@ -184,6 +177,8 @@ export class ModelCaller {
     options: ModelCallerOptions = {},
     /** Set on the view `forExecution` returns. */
     private readonly execution?: { scope: string; id: string },
+    /** Where the executions of a slice note what they send (`forSlice`, or one per `forExecution`). */
+    private readonly sentLog?: SentLog,
   ) {
     this.limits = options.limits ?? (() => ({ concurrency: DEFAULT_CONCURRENCY }));
     this.prices = { ...DEFAULT_PRICES, ...options.prices };
@@ -206,7 +201,21 @@ export class ModelCaller {
    */
   forExecution(scope: string, rerun = 0): ModelCaller {
     const options = rerun > 0 && this.owner !== undefined ? { ...this.options, owner: `${this.owner}\u0000rerun ${rerun}` } : this.options;
-    return new ModelCaller(this.cache, this.cachePrefix, this.llm, options, { scope, id: randomUUID() });
+    return new ModelCaller(this.cache, this.cachePrefix, this.llm, options, { scope, id: randomUUID() }, this.sentLog ?? this.sentLogOf(scope));
+  }
+
+  /**
+   * A view for the executions of one slice of samples (`slice`: the same string every time that
+   * slice runs, e.g. its stage and sample range): their `forExecution` views note the requests
+   * they send in one log, read once per slice execution, instead of one file per request.
+   */
+  forSlice(slice: string): ModelCaller {
+    return new ModelCaller(this.cache, this.cachePrefix, this.llm, this.options, undefined, this.sentLogOf(slice));
+  }
+
+  private sentLogOf(slice: string): SentLog {
+    const hash = sha256Hex(`${this.owner ?? ''}\u0000${slice}`);
+    return new SentLog(this.cache, `${this.cachePrefix}/sent/${hash.slice(0, 2)}/${hash}.jsonl`);
   }
 
   /** A prose reply; empty, cut or filtered replies are tried again (see withTries). */
@@ -322,7 +331,7 @@ export class ModelCaller {
     const parts: ChatCompletionContentPart[] = [
       {
         type: 'image_url',
-        image_url: { url: `data:image/jpeg;base64,${req.image.jpeg.toString('base64')}`, detail: this.llm.imageDetail },
+        image_url: { url: imageDataUrl(req.image), detail: this.llm.imageDetail },
       },
       { type: 'text', text: m.text },
     ];
@@ -374,12 +383,13 @@ export class ModelCaller {
       calls.push(this.tryRecord(req.stage, reply, this.lostByEarlierAttempt(reply) ? 'recovered' : 'cached', t, problemOf(reply)));
     } else {
       const lost = await this.sentByLostExecution(prepared.cacheKey);
+      const log = this.execution && this.sentLog;
       // Marked once the request leaves the limiter's queue, not while it waits there.
-      const markSent = this.execution ? () => putJson(this.cache, sentKey(prepared.cacheKey), this.sentMark()) : undefined;
+      const markSent = log ? () => log.sent(prepared.cacheKey, this.sentMark()) : undefined;
       const completion = await this.send(req, endpoint, prepared.body, markSent).catch(async (err: unknown) => {
         // An error status is an answer, and not a billed one: the request is not lost in flight.
         const errorStatus = err instanceof SampleRejection || err instanceof EndpointError || (err instanceof APIError && err.status !== undefined);
-        if (this.execution && errorStatus) await this.cache.delete(sentKey(prepared.cacheKey));
+        if (log && errorStatus) await log.answered(prepared.cacheKey, this.sentMark());
         throw err;
       });
       reply = {
@@ -404,9 +414,8 @@ export class ModelCaller {
    * reply reached the cache: the mark written before every request of a stage execution says so.
    */
   private async sentByLostExecution(cacheKey: string): Promise<boolean> {
-    if (!this.execution) return false;
-    const mark = await getJson<SentMark>(this.cache, sentKey(cacheKey));
-    return mark !== undefined && mark.owner === this.owner && mark.scope === this.execution.scope && mark.execution !== this.execution.id;
+    if (!this.execution || !this.sentLog) return false;
+    return this.sentLog.sentByAnother(cacheKey, this.sentMark());
   }
 
   /** Paid by another execution of this very stage and sample of this build, which recorded nothing. */
@@ -490,7 +499,7 @@ export class ModelCaller {
 
   /** Endpoint + model + full request + template version (+ the try); the image enters by its hash, not its bytes. */
   private cacheKey(baseURL: string, params: ChatCompletionCreateParamsNonStreaming, req: ModelRequest, t: ReplyTry): string {
-    const imageUrl = req.image ? `data:image/jpeg;base64,${req.image.jpeg.toString('base64')}` : undefined;
+    const imageUrl = req.image ? imageDataUrl(req.image) : undefined;
     const material = canonicalJson({
       baseURL,
       promptVersion: req.prompt.version,
@@ -498,14 +507,35 @@ export class ModelCaller {
       detail: this.llm.imageDetail,
       // Absent for the first try, so first-try keys stay what they were before tries existed.
       ...(t.index > 0 ? { replyTry: t.index } : {}),
-      params: {
-        ...params,
-        messages: JSON.parse(JSON.stringify(params.messages), (_k, v: unknown) => (v === imageUrl ? '<image>' : v)),
-      },
+      params: { ...params, messages: params.messages.map((m) => withoutImage(m, imageUrl)) },
     });
     const hash = sha256Hex(material);
     return `${hash.slice(0, 2)}/${hash}`;
   }
+}
+
+/**
+ * The image as a base64 data URL, encoded once per image object: a stage execution loads its
+ * sample's image once and sends it in every call (and its cache key), so the encoding is not redone
+ * per call. Weakly held: it goes with the image.
+ */
+const dataUrls = new WeakMap<object, string>();
+function imageDataUrl(image: { jpeg: Buffer }): string {
+  let url = dataUrls.get(image);
+  if (url === undefined) {
+    url = `data:image/jpeg;base64,${image.jpeg.toString('base64')}`;
+    dataUrls.set(image, url);
+  }
+  return url;
+}
+
+/** A message with the image's data URL replaced by '<image>' (the key names the image by its hash). */
+function withoutImage(message: ChatCompletionMessageParam, imageUrl: string | undefined): ChatCompletionMessageParam {
+  if (imageUrl === undefined || !Array.isArray(message.content)) return message;
+  const content = message.content.map((part) =>
+    part.type === 'image_url' && part.image_url.url === imageUrl ? { ...part, image_url: { ...part.image_url, url: '<image>' } } : part,
+  );
+  return { ...message, content } as ChatCompletionMessageParam;
 }
 
 const PROBLEM_DETAIL: Record<ReplyProblem, string> = {

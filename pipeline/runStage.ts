@@ -48,12 +48,14 @@ export async function runStage(
 ): Promise<SliceOutcome> {
   const outcome: SliceOutcome = { ok: 0, rejected: 0, blocked: 0 };
   const inARow = new ConsecutiveFaults(ctx.config.llm.errorBudget, `stage ${stage}`);
+  // The slice's executions note the requests they send in one log (ModelCaller.forSlice).
+  const slice: StageContext = { ...ctx, models: ctx.models.forSlice(`${stage} ${samples[0]?.sampleId}..${samples.at(-1)?.sampleId}`) };
   await mapLimit(samples, ctx.config.llm.concurrency, async (sample) => {
     // An endpoint refusing everything: the slice fails, and the rest are not sent to it.
     if (inARow.exceeded) return;
     throwIfAborted(); // a cancelled activity starts no further sample
 
-    const { status, fresh } = await runOne(ctx, stage, sample);
+    const { status, fresh } = await runOne(slice, stage, sample);
     outcome[status] += 1;
     if (fresh) inARow.record(fresh.status === 'rejected' ? fresh.details?.modelCall : undefined);
     onSampleDone();

@@ -1,4 +1,4 @@
-import { createReadStream, readFile as readFileCallback, writeFile as writeFileCallback } from 'node:fs';
+import { appendFile as appendFileCallback, createReadStream, readFile as readFileCallback, writeFile as writeFileCallback } from 'node:fs';
 import { mkdir, open, readdir, realpath, rename, rm, stat, link, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -10,6 +10,7 @@ import { StoreError, type ObjectInfo, type ObjectStore } from './objectStore.js'
 // worker's small per-call writes (bench/README.md, worker cost per request).
 const readWhole = promisify(readFileCallback);
 const writeWhole = promisify(writeFileCallback);
+const appendWhole = promisify(appendFileCallback);
 
 /**
  * A local directory as an object store: the embedded default. Writes go through a temp file + rename.
@@ -108,17 +109,35 @@ export class LocalStore implements ObjectStore {
 
   private async writeTemp(key: string, body: Buffer | string): Promise<string> {
     const full = this.resolve(key);
-    const dir = path.dirname(full);
     const tmp = `${full}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
+    await this.inDir(path.dirname(full), () => writeWhole(tmp, body));
+    return tmp;
+  }
+
+  /** One write() with O_APPEND: lines of concurrent writers never interleave within a line. */
+  async appendLine(key: string, line: string): Promise<void> {
+    const full = this.resolve(key);
+    await this.inDir(path.dirname(full), () => appendWhole(full, `${line}\n`));
+  }
+
+  async readLines(key: string): Promise<string[]> {
+    const body = await this.get(key);
+    if (!body) return [];
+    const lines = body.toString('utf8').split('\n');
+    lines.pop(); // '' after the last newline, or a line cut by a crash mid-write
+    return lines;
+  }
+
+  /** Runs a write into `dir`, making the folder first unless this store made or found it before. */
+  private async inDir(dir: string, write: () => Promise<void>): Promise<void> {
     if (!this.knownDirs.has(dir)) await this.makeDir(dir);
     try {
-      await writeWhole(tmp, body);
+      await write();
     } catch (err) {
       if (!isNotFound(err)) throw err;
       await this.makeDir(dir); // removed since we made it
-      await writeWhole(tmp, body);
+      await write();
     }
-    return tmp;
   }
 
   private async makeDir(dir: string): Promise<void> {

@@ -22,6 +22,8 @@ export function maskingStore(store: ObjectStore): ObjectStore {
     put: (key, body, contentType) => store.put(key, mask(body), contentType),
     putIfAbsent: (key, body, contentType) => store.putIfAbsent(key, mask(body), contentType),
     exists: (key) => store.exists(key),
+    appendLine: (key, line) => store.appendLine(key, maskSecrets(line)),
+    readLines: (key) => store.readLines(key),
     list: (prefix) => store.list(prefix),
     delete: (key) => store.delete(key),
   };

@@ -21,6 +21,15 @@ export interface ObjectStore {
   /** Writes only if the key does not exist yet; returns false when it already existed. */
   putIfAbsent(key: string, body: Buffer | string, contentType?: string): Promise<boolean>;
   exists(key: string): Promise<boolean>;
+  /**
+   * Adds one line (no newline in it) to the append-only log `key`, which any number of writers may
+   * share; a line is written whole or not at all. A local file is appended to (no new file per
+   * line: creating files was the largest cost of a worker's small per-call writes); S3, which has
+   * no append, stores each line as an object of its own under `<key>/`. Read with readLines.
+   */
+  appendLine(key: string, line: string): Promise<void>;
+  /** The lines of log `key` (appendLine), oldest first for one writer; [] when there is none. */
+  readLines(key: string): Promise<string[]>;
   /** Every object under a prefix, in lexicographic key order. */
   list(prefix: string): AsyncIterable<ObjectInfo>;
   delete(key: string): Promise<void>;

@@ -8,6 +8,7 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { randomBytes } from 'node:crypto';
 import { StoreError, type ObjectInfo, type ObjectStore } from './objectStore.js';
 
 export interface S3Options {
@@ -118,6 +119,20 @@ export class S3Store implements ObjectStore {
       if (isMissing(err)) return false;
       throw err;
     }
+  }
+
+  async appendLine(key: string, line: string): Promise<void> {
+    // Time first, so a writer's lines list in the order written; the random part keeps writers apart.
+    await this.put(`${key}/${Date.now().toString(36).padStart(9, '0')}-${randomBytes(6).toString('hex')}`, line);
+  }
+
+  async readLines(key: string): Promise<string[]> {
+    const lines: string[] = [];
+    for await (const entry of this.list(`${key}/`)) {
+      const body = await this.get(entry.key);
+      if (body) lines.push(body.toString('utf8'));
+    }
+    return lines;
   }
 
   async *list(prefix: string): AsyncIterable<ObjectInfo> {

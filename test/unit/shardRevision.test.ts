@@ -87,6 +87,8 @@ function crashingOn(failingKey: string): ObjectStore {
     },
     putIfAbsent: (key, body, type) => inner.putIfAbsent(key, body, type),
     exists: (key) => store.exists(key),
+    appendLine: (key, line) => store.appendLine(key, line),
+    readLines: (key) => store.readLines(key),
     list: (prefix) => store.list(prefix),
     delete: (key) => store.delete(key),
   };
