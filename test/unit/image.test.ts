@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import { imageSchema } from '../../config/buildConfig.js';
 import { sha256Hex } from '../../domain/hashing.js';
-import { normalizeImage, type ImageRejection, type NormalizedImage } from '../../image/normalize.js';
+import { channelStdDevs, normalizeImage, type ImageRejection, type NormalizedImage } from '../../image/normalize.js';
 import {
   alphaPng,
   blankJpeg,
@@ -140,5 +140,15 @@ describe('normalizeImage', () => {
     const out = await accepted(grey);
     const meta = await sharp(out.jpeg).metadata();
     assert.deepEqual([meta.channels, meta.space], [3, 'srgb']);
+  });
+});
+
+describe('channelStdDevs', () => {
+  it("gives libvips' per-channel standard deviations (the blank check's measure) exactly", async () => {
+    for (const bytes of [await sceneJpeg(3, 320, 240), await blankJpeg(), await alphaPng(64, 48), await sceneJpeg(9, 1, 2)]) {
+      const { data, info } = await sharp(bytes).raw().toBuffer({ resolveWithObject: true });
+      const { channels } = await sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } }).stats();
+      assert.deepEqual(channelStdDevs(data, info.channels), channels.map((c) => c.stdev));
+    }
   });
 });
