@@ -1,0 +1,179 @@
+// An experiment, not the product's planning: what selecting from img2dataset side files would cost if
+// the seeded order were defined over positions (tar name, row index) instead of sample ids, so that
+// only the row groups holding drawn positions are decoded (bench/README "Planning at CC3M scale",
+// idea (a)). Per tar: one ranged GET of the parquet footer (row groups and their row counts); every
+// position is ranked by a seeded 52-bit hash of (tar, row), no byte of it read; the lowest ranks are
+// drawn, and only their row groups' key, status and caption chunks are fetched (one ranged GET per
+// row group) and decoded; failed downloads among them are skipped and more ranks drawn.
+// Runs over the datasets bench/planning.ts generates (run that first), local and on versitygw.
+//
+// Run:   npx tsx bench/positionalSelection.ts [--samples 1000] [--sizes 30000,100000,300000] [--no-s3]
+import { existsSync, linkSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { openStore, type S3Options } from '../storage/openStore.js';
+import type { ObjectStore } from '../storage/objectStore.js';
+import { readFooter, readStrings, type ParquetFooter } from '../sources/parquetStrings.js';
+import { startS3Server, useS3Env } from '../test/harness/s3Server.js';
+
+const { values } = parseArgs({ options: { samples: { type: 'string', default: '1000' }, sizes: { type: 'string', default: '30000,100000,300000' }, 'no-s3': { type: 'boolean' } } });
+const ROOT = path.join(process.env.TMPDIR ?? tmpdir(), 'mmif-bench', 'planning');
+const SEED = 0;
+
+interface TarFooter {
+  tar: string;
+  parquet: string;
+  size: number;
+  footer: ParquetFooter;
+  /** First row of each row group. */
+  groupStarts: number[];
+}
+
+function fmix32(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+function nameHash(name: string): number {
+  let h = SEED ^ 0x9747b28c;
+  for (let i = 0; i < name.length; i++) h = fmix32(h ^ name.charCodeAt(i));
+  return h;
+}
+
+/** Seeded rank of (tar, row) in [0, 2^52). */
+function positionRank(tarHash: number, row: number): number {
+  const hi = fmix32(tarHash ^ Math.imul(row + 1, 0x9e3779b1));
+  const lo = fmix32(hi ^ tarHash ^ 0x27d4eb2f ^ row);
+  return (hi & 0xfffff) * 2 ** 32 + lo;
+}
+
+async function footerOf(store: ObjectStore, parquet: string, size: number): Promise<ParquetFooter> {
+  // Footers are ~30% of an img2dataset side file (column statistics); read the last 256 KiB and widen if needed.
+  let tail = await store.getRange(parquet, Math.max(0, size - 256 * 1024), size);
+  const length = tail.readUInt32LE(tail.length - 8);
+  if (length + 8 > tail.length) tail = await store.getRange(parquet, size - 8 - length, size);
+  // readFooter wants a whole file: a stand-in with the magic at the front and the footer at the end.
+  return readFooter(Buffer.concat([Buffer.from('PAR1'), tail.subarray(tail.length - 8 - length)]));
+}
+
+async function plan(store: ObjectStore, samples: number): Promise<{ ms: number; footersMs: number; selected: number; drawn: number; groups: number; bytes: number }> {
+  const start = performance.now();
+  let footersMs = 0;
+  const listed = new Map<string, number>();
+  for await (const { key, size } of store.list('')) listed.set(key, size);
+  const tars = [...listed.keys()].filter((k) => k.endsWith('.tar'));
+  let bytes = 0;
+  const footers: TarFooter[] = await Promise.all(
+    tars.map(async (tar) => {
+      const parquet = tar.replace(/\.tar$/, '.parquet');
+      const size = listed.get(parquet)!;
+      const footer = await footerOf(store, parquet, size);
+      bytes += Math.min(size, 256 * 1024);
+      const groupStarts: number[] = [];
+      let row = 0;
+      for (const group of footer.rowGroups) {
+        groupStarts.push(row);
+        row += group.rowCount;
+      }
+      return { tar, parquet, size, footer, groupStarts };
+    }),
+  );
+  footersMs = performance.now() - start;
+  // Rank every position (arithmetic only), keep the lowest `want`; draw more if failures leave too few.
+  let want = Math.ceil(samples * 1.2);
+  let selected: Array<{ key: string; caption: string }> = [];
+  let drawn = 0;
+  const decoded = new Map<string, Promise<Map<number, { key: string; status: string; caption: string | null }>>>();
+  for (;;) {
+    const ranks = new Float64Array(want).fill(Infinity);
+    const where = new Array<[number, number]>(want);
+    let max = 0;
+    for (const [t, f] of footers.entries()) {
+      const h = nameHash(f.tar);
+      const rows = f.footer.rowCount;
+      for (let row = 0; row < rows; row++) {
+        const r = positionRank(h, row);
+        if (r >= ranks[max]!) continue;
+        ranks[max] = r;
+        where[max] = [t, row];
+        for (let i = 0; i < want; i++) if (ranks[i]! > ranks[max]!) max = i;
+      }
+    }
+    const order = [...ranks.keys()].filter((i) => ranks[i] !== Infinity).sort((a, b) => ranks[a]! - ranks[b]!);
+    const rows = await Promise.all(
+      order.map(async (i) => {
+        const [t, row] = where[i]!;
+        const f = footers[t]!;
+        let g = f.groupStarts.length - 1;
+        while (f.groupStarts[g]! > row) g--;
+        const id = `${t}:${g}`;
+        if (!decoded.has(id)) decoded.set(id, decodeGroup(store, f, g).then((m) => ((bytes += m.bytes), m.rows)));
+        return (await decoded.get(id)!).get(row)!;
+      }),
+    );
+    drawn = rows.length;
+    selected = rows.filter((r) => r.status === 'success').slice(0, samples).map((r) => ({ key: r.key, caption: r.caption ?? '' }));
+    if (selected.length >= samples || drawn < want) break;
+    want = Math.ceil(want * 1.5);
+  }
+  return { ms: performance.now() - start, footersMs, selected: selected.length, drawn, groups: decoded.size, bytes };
+}
+
+/** One row group's key, status and caption chunks, fetched by one ranged GET over them. */
+async function decodeGroup(store: ObjectStore, f: TarFooter, group: number): Promise<{ rows: Map<number, { key: string; status: string; caption: string | null }>; bytes: number }> {
+  const chunks = ['key', 'status', 'caption'].map((c) => f.footer.rowGroups[group]!.chunks.get(c)!);
+  const from = Math.min(...chunks.map((c) => c.start));
+  const to = Math.max(...chunks.map((c) => c.end));
+  const bytes = await store.getRange(f.parquet, from, to);
+  // The fetched range stands for the file: the group's chunk offsets shifted to it.
+  const chunksHere = new Map([...f.footer.rowGroups[group]!.chunks].map(([name, c]) => [name, { ...c, start: c.start - from, end: c.end - from }]));
+  const footer: ParquetFooter = { ...f.footer, rowGroups: [{ rowCount: f.footer.rowGroups[group]!.rowCount, chunks: chunksHere }] };
+  const [keys, statuses, captions] = ['key', 'status', 'caption'].map((c) => readStrings(bytes, footer, 0, c));
+  const rows = new Map<number, { key: string; status: string; caption: string | null }>();
+  for (let i = 0; i < keys!.length; i++) rows.set(f.groupStarts[group]! + i, { key: keys![i]!, status: statuses![i]!, caption: captions![i]! });
+  return { rows, bytes: to - from };
+}
+
+function peakRssMiB(): number {
+  return Math.round(Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))![1]) / 1024);
+}
+
+const sizes = values.sizes.split(',').map(Number);
+const samples = Number(values.samples);
+const backends: Array<{ name: string; uri: (dir: string) => string; s3: S3Options; stop?: () => Promise<void> }> = [{ name: 'local', uri: (dir) => dir, s3: {} }];
+if (!values['no-s3']) {
+  const server = await startS3Server();
+  const s3 = useS3Env(server);
+  backends.push({
+    name: 'versitygw',
+    s3,
+    stop: () => server.stop(),
+    uri: (dir) => {
+      const prefix = path.basename(dir);
+      const target = path.join(server.dataDir, server.bucket, prefix);
+      mkdirSync(target, { recursive: true });
+      for (const file of readdirSync(dir)) if (!existsSync(path.join(target, file))) linkSync(path.join(dir, file), path.join(target, file));
+      return `s3://${server.bucket}/${prefix}`;
+    },
+  });
+}
+console.log(`positional selection of ${samples} samples; load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`);
+console.log('| backend | records | plan s | of which footers s | positions drawn | row groups decoded | parquet bytes read | peak RSS MiB |');
+console.log('|---|---|---|---|---|---|---|---|');
+try {
+  for (const backend of backends) {
+    for (const size of sizes) {
+      const dir = path.join(ROOT, `parquet-${size}`);
+      if (!existsSync(dir)) throw new Error(`${dir} is missing: run bench/planning.ts --sizes ${values.sizes} first`);
+      const store = openStore(backend.uri(dir), backend.s3);
+      const r = await plan(store, samples);
+      console.log(`| ${backend.name} | ${size} | ${(r.ms / 1000).toFixed(2)} | ${(r.footersMs / 1000).toFixed(2)} | ${r.drawn} | ${r.groups} | ${(r.bytes / 2 ** 20).toFixed(1)} MiB | ${peakRssMiB()} |`);
+    }
+  }
+} finally {
+  for (const b of backends) await b.stop?.();
+}
