@@ -106,7 +106,7 @@ export async function planBuild(
     let read = 0;
     let samples = 0;
     const problems: Record<string, number> = {};
-    const filteredHere: Record<string, number> = (filtered[`${index}:${type}`] = {});
+    const filteredHere: Record<string, number> = {};
     for await (const item of reader.samples()) {
       read += 1;
       if (!isProblem(item)) {
@@ -119,7 +119,7 @@ export async function planBuild(
         problems[item.code] = (problems[item.code] ?? 0) + 1;
       }
     }
-    if (Object.keys(filteredHere).length === 0) delete filtered[`${index}:${type}`];
+    if (Object.keys(filteredHere).length > 0) filtered[`${index}:${type}`] = filteredHere;
     const ranked = selection.sorted();
     const rich = richnessRule && targets[index]! > 0 ? await takeRichSamples(config, index, reader, 0, targets[index]!, richness!, ranked) : undefined;
     const selected = rich?.samples ?? (richnessRule ? [] : ranked);
@@ -132,7 +132,7 @@ export async function planBuild(
       target: targets[index]!,
       read,
       samples,
-      filtered: { ...filteredHere },
+      filtered: filteredHere,
       problems,
       selected: selected.length,
       ranked: rich?.ranked ?? selected.length,

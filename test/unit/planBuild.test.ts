@@ -54,6 +54,9 @@ test('selection is seeded, independent of listing order, and extends when the qu
     assert.equal(a.plan.shardCount, 3);
     assert.deepEqual(a.shards.map((s) => s.length), [4, 4, 2]);
     assert.equal(a.plan.sourceProblems, 1);
+    // What the scan read, counted as it streamed: 40 samples, one damaged unit, one filtered record.
+    const [counted] = a.plan.sources;
+    assert.deepEqual([counted!.read, counted!.samples, counted!.problems, counted!.filtered, counted!.selected, counted!.ranked], [42, 40, { 'tar-unreadable': 1 }, { 'multiple-choice': 1 }, 10, 10]);
 
     const reversed = await planned(new LocalStore(path.join(dir, 'b')), config({}), [...ids].reverse());
     assert.deepEqual(reversed.all, a.all);
@@ -75,6 +78,7 @@ test('source problems are recorded, and a changed config is refused for an exist
     await planned(store);
     const problems = (await store.get(buildLayout('plan').sourceProblems))!.toString();
     assert.match(problems, /00009\.tar is truncated/);
+    assert.deepEqual(JSON.parse(problems), { problem: true, kind: 'damaged', code: 'tar-unreadable', sourceId: '00009.tar', reason: '00009.tar is truncated', source: 'cc3m', sourceIndex: 0 });
     assert.doesNotMatch(problems, /has options/, 'filtered records are counted, not listed');
     assert.deepEqual(JSON.parse((await store.get(buildLayout('plan').sourceFiltered))!.toString()), { '0:cc3m': { 'multiple-choice': 1 } });
     await planned(store); // the same config again is fine
