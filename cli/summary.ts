@@ -8,9 +8,11 @@ const SHARDS_LISTED = 5;
 export function formatSummary(report: BuildReport): string {
   const layout = buildLayout(report.buildId);
   const rel = (key: string) => `${report.datasetRoot}/${key.slice(layout.root.length + 1)}`;
+  const multiturn = report.mode === 'multiturn';
+  const kinds = multiturn ? ['chats', 'turn-level pairs'] : ['MM-IFInstruct', 'MM-IFDPO pairs'];
   const lines = [
     `build ${report.buildId}: ${report.shards.committed}/${report.shards.planned} shards committed, ${report.shards.failed} failed`,
-    `samples: ${report.counts.planned} planned -> ${report.counts.instruct} MM-IFInstruct, ${report.counts.dpo} MM-IFDPO pairs, ` +
+    `samples: ${report.counts.planned} planned -> ${report.counts.instruct} ${kinds[0]}, ${report.counts.dpo} ${kinds[1]}, ` +
       `${report.counts.rejectedSamples} rejected samples, ${report.counts.rejectedPairs} rejected pairs`,
   ];
   for (const r of report.richness ?? []) {
@@ -44,10 +46,11 @@ export function formatSummary(report: BuildReport): string {
   // A screen, not a listing: a large build names its first shards and counts the rest.
   const listed = Math.min(report.shards.planned, SHARDS_LISTED);
   for (let shard = 0; shard < listed; shard++) {
-    lines.push(`  shard ${shard}: ${rel(layout.instructParquet(shard))}, ${rel(layout.dpoParquet(shard))} (+ sharegpt JSONL, manifest)`);
+    const files = multiturn ? [layout.chatParquet(shard), layout.chatDpoParquet(shard)] : [layout.instructParquet(shard), layout.dpoParquet(shard)];
+    lines.push(`  shard ${shard}: ${files.map(rel).join(', ')} (+ sharegpt JSONL, manifest)`);
   }
   if (report.shards.planned > listed) lines.push(`  ... and ${report.shards.planned - listed} more shards (manifests/)`);
-  lines.push(`LLaMA-Factory: dataset_dir=${report.datasetRoot} datasets mmif_instruct, mmif_dpo (dataset_info.json)`);
+  lines.push(`LLaMA-Factory: dataset_dir=${report.datasetRoot} datasets ${multiturn ? 'mmif_chat, mmif_chat_dpo' : 'mmif_instruct, mmif_dpo'} (dataset_info.json)`);
   const output = report.datasetRoot.slice(0, -(report.buildId.length + 1));
   lines.push(`TRL / MM-IFEval: npm run mmif -- export --output ${output} --build-id ${report.buildId} --format trl|mmifeval`);
   lines.push(`dataset card: ${rel(layout.datasetCard)}; quality report: ${rel(layout.quality)}; viewer: ${rel(layout.viewer)}`);

@@ -37,6 +37,8 @@ export interface BuildReport {
   targets?: TargetsReport;
   /** Sources selected by richness: scorer, rule, candidates by fate, score and tag distributions. */
   richness?: SourceRichness[];
+  /** Set for multiturn builds: `counts.instruct` are chats and `counts.dpo` turn-level pairs (chat/, chat-dpo/). */
+  mode?: 'multiturn';
   /**
    * With the build's `holdout`: the eval split it reserved (accepted records whose image is held out,
    * not in `counts`), drawn by image with `seed`; written to MM-IFEval/mmif_holdout.jsonl.
@@ -119,6 +121,7 @@ export async function writeBuildReport(
     for (const [stage, u] of Object.entries(summarizeUsage(richness.calls))) addUsage((report.usage[stage] ??= emptyUsage()), u);
   }
   // A multiturn build's data is chats and turn-level pairs (output/chatFormats.ts), in folders of their own.
+  if (config?.mode === 'multiturn') report.mode = 'multiturn';
   const datasetInfo = config?.mode === 'multiturn' ? chatDatasetInfo() : llamaFactoryDatasetInfo();
   await putIfChanged(store, layout.datasetInfo, JSON.stringify(datasetInfo), 'application/json');
   await putIfChanged(store, layout.report, JSON.stringify(report), 'application/json');

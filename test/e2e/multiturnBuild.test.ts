@@ -12,6 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
+import { formatSummary } from '../../cli/summary.js';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import { CONSTRAINT_TYPES } from '../../domain/constraints/catalogue.js';
 import type { BuildReport } from '../../output/buildReport.js';
@@ -108,6 +109,12 @@ test('every chat turn is verified against every instruction in force, by the rul
   // Every planned sample is a chat or a rejection: the report's per-source accounting balances.
   assert.equal(report.counts.planned, chats.length + report.counts.rejectedSamples);
   assert.ok(report.accounting.length > 0 && report.accounting.every((a) => a.balanced), JSON.stringify(report.accounting));
+  // The report and the summary `mmif build` prints say what the counts are and where the files are.
+  assert.equal(report.mode, 'multiturn');
+  const summary = formatSummary(report);
+  assert.match(summary, new RegExp(`-> ${chats.length} chats, ${report.counts.dpo} turn-level pairs`));
+  assert.match(summary, /shard 0: .*\/chat\/parquet\/shard-00000\.parquet, .*\/chat-dpo\/parquet\/shard-00000\.parquet/);
+  assert.match(summary, /datasets mmif_chat, mmif_chat_dpo/);
   for (const r of rejects.filter((x) => x.kind === 'sample' && x.stage === 'chat')) {
     assert.match(r.reason, /^chat: below-threshold: turn \d+ PIF 0\.\d\d < 1 after 9 attempts; failed: #\d/, 'a rejected chat names its turn and instructions');
   }
