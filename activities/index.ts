@@ -35,6 +35,7 @@ import { OutputLocationError, probeOutput } from '../storage/outputProbe.js';
 import { withHeartbeat } from './heartbeat.js';
 
 export { awaitStageBatch, collectStageBatch, pollStageBatch, submitStageBatch } from './batchApi.js';
+export { finalizeEvaluation, planEvaluation, runEvalSlice } from './evaluation.js';
 
 /** Errors no retry can fix: the build fails at once with the message. */
 const PERMANENT = [OutputLocationError, ConfigError, ConfigMismatchError, SourceError, EndpointError, ErrorBudgetExceeded, RichnessError, ImportedScoresError];

@@ -10,6 +10,9 @@ import type { StoredConfig } from '../pipeline/planBuild.js';
 import type { RichnessTools } from '../pipeline/richness.js';
 import { openSource } from '../sources/source.js';
 import { getJson, type ObjectStore } from '../storage/objectStore.js';
+import { evalFingerprintMaterial, evalOutput, type EvalConfig } from '../config/evalConfig.js';
+import { evalLayout } from '../storage/evalLayout.js';
+import type { EvalContext } from '../pipeline/evaluation/evalContext.js';
 import { openStore } from '../storage/openStore.js';
 import type { BuildRef } from './buildRef.js';
 
@@ -73,4 +76,29 @@ async function loadContext(build: BuildRef): Promise<StageContext> {
     throw new Error(`build '${build.buildId}' in ${store.root} was planned with another config`);
   }
   return contextFor(parseBuildConfig(stored.config));
+}
+
+const evalContexts = new Map<string, EvalContext>();
+
+/** An evaluation's stores and model caller (the builds' cache and limiters), once per worker and config. */
+export function evalContextFor(config: EvalConfig): EvalContext {
+  const id = evalFingerprintMaterial(config) + JSON.stringify([config.cacheUri, config.model.concurrency, config.judge?.concurrency]);
+  let ctx = evalContexts.get(id);
+  if (!ctx) {
+    const out = evalOutput(config);
+    ctx = {
+      config,
+      data: storeFor(config.data, config.s3),
+      out: storeFor(out, config.s3),
+      layout: evalLayout(config.evalId),
+      models: new ModelCaller(storeFor(config.cacheUri ?? out, config.s3), LLM_CACHE_PREFIX, config.llm, {
+        limits: (e) => ({ concurrency: e.concurrency, requestsPerMinute: e.requestsPerMinute, tokensPerMinute: e.tokensPerMinute }),
+        prices: config.llm.prices,
+        retry: config.llm.retry,
+        owner: `${out}\u0000eval\u0000${config.evalId}`,
+      }),
+    };
+    evalContexts.set(id, ctx);
+  }
+  return ctx;
 }

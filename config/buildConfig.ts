@@ -26,13 +26,13 @@ export type DpoValidation = (typeof DPO_VALIDATION)[number];
 export const TRAINING_PROMPT_TEMPLATES = ['inline', 'numbered', 'mixed'] as const;
 export type TrainingPromptTemplate = (typeof TRAINING_PROMPT_TEMPLATES)[number];
 
-const slug = z
+export const slug = z
   .string()
   .min(1)
   .max(100)
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'use letters, digits, ".", "_" or "-"');
 
-const endpointSchema = z
+export const endpointSchema = z
   .object({
     model: z.string().min(1),
     /** OpenAI-compatible base URL, e.g. http://localhost:8000/v1. Unset: the worker's OPENAI_BASE_URL. */
@@ -58,7 +58,7 @@ const endpointSchema = z
   .strict();
 export type EndpointConfig = z.infer<typeof endpointSchema>;
 
-const s3Schema = z
+export const s3Schema = z
   .object({
     endpoint: z.string().url().optional(),
     region: z.string().optional(),
@@ -86,6 +86,102 @@ export const chatSchema = z
   })
   .strict();
 export type ChatConfig = z.output<typeof chatSchema>;
+
+/** Retry policy of every pipeline activity (builds and evals); after the last attempt the shard (or eval) fails. */
+export const retrySchema = z
+  .object({
+    maximumAttempts: z.number().int().min(1).max(100).default(8),
+    initialIntervalSeconds: z.number().positive().default(2),
+    maximumIntervalSeconds: z.number().positive().default(120),
+    /** A worker silent this long (killed, partitioned) loses its activities to another worker. */
+    heartbeatTimeoutSeconds: z.number().positive().default(30),
+  })
+  .strict()
+  .default({ maximumAttempts: 8, initialIntervalSeconds: 2, maximumIntervalSeconds: 120, heartbeatTimeoutSeconds: 30 });
+
+/** Model-call settings shared by builds and evals (llm/modelCaller.ts). */
+export const llmSchema = z
+  .object({
+    temperature: z.number().min(0).max(2).default(0.7),
+    /** Judges and verifier selection run at this temperature (the reference used 0). */
+    judgeTemperature: z.number().min(0).max(2).default(0),
+    maxTokens: z.number().int().positive().default(1024),
+    timeoutMs: z.number().int().positive().default(120_000),
+    /** Model calls in flight per activity (per slice). */
+    concurrency: z.number().int().min(1).max(256).default(8),
+    /** Ask for response_format json_schema (OpenAI, vLLM, SGLang, Ollama >= 0.5 support it). */
+    structuredOutput: z.boolean().default(true),
+    imageDetail: z.enum(['auto', 'low', 'high']).default('auto'),
+    /** USD per million tokens by model, over the built-in (dated, approximate) table. */
+    prices: z
+      .record(
+        z.string().min(1),
+        z
+          .object({
+            inputPerMTok: z.number().min(0),
+            outputPerMTok: z.number().min(0),
+            batchDiscount: z.number().min(0).max(1).default(0.5),
+          })
+          .strict(),
+      )
+      .default({}),
+    /** Retries of one model call (429s wait for Retry-After; 5xx/timeouts back off with jitter). */
+    retry: z
+      .object({
+        maxAttempts: z.number().int().min(1).max(20).default(6),
+        baseDelayMs: z.number().int().min(0).default(1000),
+        maxDelayMs: z.number().int().min(0).default(30_000),
+      })
+      .strict()
+      .default({ maxAttempts: 6, baseDelayMs: 1000, maxDelayMs: 30_000 }),
+    /**
+     * Tries per call when the reply is unusable: empty, unparseable after the repair round trip,
+     * cut by max_tokens or refused by a content filter. Each try sends a new OpenAI `seed` (and is
+     * its own cache entry); after the last the sample is rejected with the cause.
+     */
+    replyTries: z.number().int().min(1).max(10).default(3),
+    /** A reply cut by `maxTokens` is tried once more with this larger limit (unset: no larger try). */
+    maxTokensCeiling: z.number().int().positive().optional(),
+    /**
+     * A shard fails (instead of committing a quietly empty result) when samples rejected by
+     * model-call errors (endpoint refusals, unusable replies after every try) exceed `maxFraction`
+     * of its samples, or when `maxConsecutive` samples in a row of one slice fail that way.
+     */
+    errorBudget: z
+      .object({
+        maxFraction: z.number().min(0).max(1).default(0.2),
+        maxConsecutive: z.number().int().min(1).default(8),
+      })
+      .strict()
+      .default({ maxFraction: 0.2, maxConsecutive: 8 }),
+    /**
+     * Before planning, send one tiny request (with an image where the stage sends images) per
+     * distinct endpoint and model, so a bad key, unknown model or text-only model fails in seconds.
+     */
+    preflight: z.boolean().default(true),
+    /**
+     * Re-running a build (same buildId and config) re-opens its committed shards that hold
+     * samples rejected by model-call errors, regenerates just those samples and commits the shard
+     * again as a new revision. Off: committed shards are left as they are.
+     */
+    rerunModelCallRejects: z.boolean().default(true),
+  })
+  .strict()
+  .default({
+    temperature: 0.7,
+    judgeTemperature: 0,
+    maxTokens: 1024,
+    timeoutMs: 120_000,
+    concurrency: 8,
+    structuredOutput: true,
+    imageDetail: 'auto',
+    prices: {},
+    retry: { maxAttempts: 6, baseDelayMs: 1000, maxDelayMs: 30_000 },
+    replyTries: 3,
+    errorBudget: { maxFraction: 0.2, maxConsecutive: 8 },
+    preflight: true,
+    rerunModelCallRejects: true,
+  });
 
 export const buildConfigSchema = z
   .object({
@@ -138,16 +234,7 @@ export const buildConfigSchema = z
     /** Shards one workflow run starts before it continues as new (sooner if Temporal suggests it). */
     shardsPerRun: z.number().int().min(1).max(10_000).default(200),
     /** Retry policy of every pipeline activity; after the last attempt the shard is reported failed. */
-    retry: z
-      .object({
-        maximumAttempts: z.number().int().min(1).max(100).default(8),
-        initialIntervalSeconds: z.number().positive().default(2),
-        maximumIntervalSeconds: z.number().positive().default(120),
-        /** A worker silent this long (killed, partitioned) loses its activities to another worker. */
-        heartbeatTimeoutSeconds: z.number().positive().default(30),
-      })
-      .strict()
-      .default({ maximumAttempts: 8, initialIntervalSeconds: 2, maximumIntervalSeconds: 120, heartbeatTimeoutSeconds: 30 }),
+    retry: retrySchema,
     /**
      * When shards failed, the finished build waits this long for a `retryFailedShards` update before
      * it writes its report and fails; 0 fails at once (re-run it with the same workflow id).
@@ -237,88 +324,7 @@ export const buildConfigSchema = z
         richness: endpointSchema.optional(),
       })
       .strict(),
-    llm: z
-      .object({
-        temperature: z.number().min(0).max(2).default(0.7),
-        /** Judges and verifier selection run at this temperature (the reference used 0). */
-        judgeTemperature: z.number().min(0).max(2).default(0),
-        maxTokens: z.number().int().positive().default(1024),
-        timeoutMs: z.number().int().positive().default(120_000),
-        /** Model calls in flight per activity (per slice). */
-        concurrency: z.number().int().min(1).max(256).default(8),
-        /** Ask for response_format json_schema (OpenAI, vLLM, SGLang, Ollama >= 0.5 support it). */
-        structuredOutput: z.boolean().default(true),
-        imageDetail: z.enum(['auto', 'low', 'high']).default('auto'),
-        /** USD per million tokens by model, over the built-in (dated, approximate) table. */
-        prices: z
-          .record(
-            z.string().min(1),
-            z
-              .object({
-                inputPerMTok: z.number().min(0),
-                outputPerMTok: z.number().min(0),
-                batchDiscount: z.number().min(0).max(1).default(0.5),
-              })
-              .strict(),
-          )
-          .default({}),
-        /** Retries of one model call (429s wait for Retry-After; 5xx/timeouts back off with jitter). */
-        retry: z
-          .object({
-            maxAttempts: z.number().int().min(1).max(20).default(6),
-            baseDelayMs: z.number().int().min(0).default(1000),
-            maxDelayMs: z.number().int().min(0).default(30_000),
-          })
-          .strict()
-          .default({ maxAttempts: 6, baseDelayMs: 1000, maxDelayMs: 30_000 }),
-        /**
-         * Tries per call when the reply is unusable: empty, unparseable after the repair round trip,
-         * cut by max_tokens or refused by a content filter. Each try sends a new OpenAI `seed` (and is
-         * its own cache entry); after the last the sample is rejected with the cause.
-         */
-        replyTries: z.number().int().min(1).max(10).default(3),
-        /** A reply cut by `maxTokens` is tried once more with this larger limit (unset: no larger try). */
-        maxTokensCeiling: z.number().int().positive().optional(),
-        /**
-         * A shard fails (instead of committing a quietly empty result) when samples rejected by
-         * model-call errors (endpoint refusals, unusable replies after every try) exceed `maxFraction`
-         * of its samples, or when `maxConsecutive` samples in a row of one slice fail that way.
-         */
-        errorBudget: z
-          .object({
-            maxFraction: z.number().min(0).max(1).default(0.2),
-            maxConsecutive: z.number().int().min(1).default(8),
-          })
-          .strict()
-          .default({ maxFraction: 0.2, maxConsecutive: 8 }),
-        /**
-         * Before planning, send one tiny request (with an image where the stage sends images) per
-         * distinct endpoint and model, so a bad key, unknown model or text-only model fails in seconds.
-         */
-        preflight: z.boolean().default(true),
-        /**
-         * Re-running a build (same buildId and config) re-opens its committed shards that hold
-         * samples rejected by model-call errors, regenerates just those samples and commits the shard
-         * again as a new revision. Off: committed shards are left as they are.
-         */
-        rerunModelCallRejects: z.boolean().default(true),
-      })
-      .strict()
-      .default({
-        temperature: 0.7,
-        judgeTemperature: 0,
-        maxTokens: 1024,
-        timeoutMs: 120_000,
-        concurrency: 8,
-        structuredOutput: true,
-        imageDetail: 'auto',
-        prices: {},
-        retry: { maxAttempts: 6, baseDelayMs: 1000, maxDelayMs: 30_000 },
-        replyTries: 3,
-        errorBudget: { maxFraction: 0.2, maxConsecutive: 8 },
-        preflight: true,
-        rerunModelCallRejects: true,
-      }),
+    llm: llmSchema,
   })
   .strict()
   .superRefine((c, ctx) => {

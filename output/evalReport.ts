@@ -1,13 +1,13 @@
 /**
- * `mmif eval`'s single-turn scoring, MM-IFEval's reporting: constraint-level accuracy (constraints
- * followed / constraints scored) and instruction-level accuracy (samples whose every scored
- * constraint is followed), overall, per category and per constraint type. Only `rule_based`
- * constraints are scored here, with the same rule verifiers as the builds; judge-scored constraints
- * are counted as not scored (the report says how many), never guessed.
+ * `mmif eval`'s single-turn report, MM-IFEval's reporting: constraint-level accuracy (constraints
+ * followed / constraints scored) and instruction-level accuracy (responses following every scored
+ * constraint), overall, per judge method (`rule_based`, `direct_gpt`, `cmp_gpt`, each on its own and
+ * all in the totals), per category and per constraint type. Judged constraints are scored by the
+ * builds' judges when a judge endpoint is set; otherwise they are counted as not scored, never guessed.
  */
 import { constraintType } from '../domain/constraints/catalogue.js';
-import { runVerifierCall } from '../verification/functions.js';
-import type { MmifevalLine } from './mmifeval.js';
+import type { ItemResult } from '../pipeline/evaluation/evalSlice.js';
+import type { StageUsage } from './manifest.js';
 
 export interface Accuracy {
   followed: number;
@@ -17,101 +17,118 @@ export interface Accuracy {
 
 export interface EvalReport {
   model: string;
+  /** The judge endpoint's model, or null: judged constraints were not scored. */
+  judgeModel: string | null;
   simulated: boolean;
+  /** Samples evaluated (rejected ones excluded). */
   samples: number;
   /** Responses per sample (`--samples`); accuracies are over every response. */
   responsesPerSample: number;
   constraintLevel: Accuracy;
   instructionLevel: Accuracy;
+  byMethod: Record<string, Accuracy>;
   byCategory: Record<string, Accuracy>;
   byType: Record<string, Accuracy>;
-  /** Constraints left to a judge (direct_gpt, cmp_gpt): not scored by this report. */
+  /** Judged constraint verdicts left unscored because no judge endpoint was set. */
   judgeConstraintsNotScored: number;
-}
-
-/** A response's verdict per rule-based constraint key; a bad verifier call names the sample. */
-export function ruleVerdicts(line: MmifevalLine, response: string): Map<string, boolean> {
-  const verdicts = new Map<string, boolean>();
-  for (const c of line.constraints) {
-    if (c.judge.method !== 'rule_based') continue;
-    const passed = (c.judge.verify_funcs ?? []).every((call) => {
-      const outcome = runVerifierCall(response, call);
-      if ('error' in outcome) throw new Error(`sample ${line.id}, constraint ${c.key}: ${outcome.error}`);
-      return outcome.passed;
-    });
-    verdicts.set(c.key, passed);
-  }
-  return verdicts;
+  /** Judge replies with no verdict even after a reminder: counted as not followed (as builds do). */
+  judgeUnparsed: number;
+  /** Samples that could not be evaluated, with the reason. */
+  rejected: Array<{ id: string; reason: string }>;
+  /** Model calls by stage: `answer` = the model under evaluation, `judge` = the judge; cached ones were not paid again. */
+  usage: Record<string, StageUsage>;
 }
 
 const tally = () => ({ followed: 0, scored: 0 });
 const finish = (t: { followed: number; scored: number }): Accuracy => ({ ...t, accuracy: t.scored === 0 ? null : t.followed / t.scored });
 
-/** Scores the main lines; `responses` maps a line's id to its N responses. */
-export function scoreSingleTurn(lines: readonly MmifevalLine[], responses: ReadonlyMap<string, readonly string[]>, model: string, simulated: boolean): EvalReport {
-  const main = lines.filter((l) => l.infer_type === 'main');
+function bucket(map: Map<string, { followed: number; scored: number }>, key: string) {
+  let t = map.get(key);
+  if (!t) map.set(key, (t = tally()));
+  return t;
+}
+
+const table = (map: Map<string, { followed: number; scored: number }>) => Object.fromEntries([...map].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, t]) => [k, finish(t)]));
+
+export function scoreSingleTurn(results: readonly ItemResult[], meta: Pick<EvalReport, 'model' | 'judgeModel' | 'simulated' | 'usage'>): EvalReport {
   const constraintLevel = tally();
   const instructionLevel = tally();
+  const byMethod = new Map<string, ReturnType<typeof tally>>();
   const byCategory = new Map<string, ReturnType<typeof tally>>();
   const byType = new Map<string, ReturnType<typeof tally>>();
-  let judged = 0;
+  let notScored = 0;
+  let unparsed = 0;
   let perSample: number | undefined;
-  for (const line of main) {
-    const answers = responses.get(line.id);
-    if (!answers || answers.length === 0) throw new Error(`sample ${line.id}: no response to score`);
-    if (perSample !== undefined && answers.length !== perSample) throw new Error(`sample ${line.id}: ${answers.length} responses, others have ${perSample}`);
-    perSample = answers.length;
-    judged += line.constraints.filter((c) => c.judge.method !== 'rule_based').length;
-    for (const answer of answers) {
-      const verdicts = ruleVerdicts(line, answer);
-      if (verdicts.size === 0) continue;
+  const rejected: EvalReport['rejected'] = [];
+  let samples = 0;
+  for (const result of results) {
+    if (result.rejected !== undefined) {
+      rejected.push({ id: result.id, reason: result.rejected });
+      continue;
+    }
+    const verdicts = result.verdicts ?? [];
+    if (perSample !== undefined && verdicts.length !== perSample) throw new Error(`sample ${result.id}: ${verdicts.length} responses, others have ${perSample}`);
+    perSample = verdicts.length;
+    samples += 1;
+    for (const response of verdicts) {
+      const scored = response.filter((v) => v.passed !== null);
+      notScored += response.length - scored.length;
+      unparsed += response.filter((v) => v.unparsed).length;
+      if (scored.length === 0) continue;
       instructionLevel.scored++;
-      if ([...verdicts.values()].every(Boolean)) instructionLevel.followed++;
-      for (const [key, passed] of verdicts) {
-        const category = constraintType(key)?.category ?? 'unknown type';
-        for (const t of [constraintLevel, bucket(byCategory, category), bucket(byType, key)]) {
+      if (scored.every((v) => v.passed)) instructionLevel.followed++;
+      for (const v of scored) {
+        const category = constraintType(v.key)?.category ?? 'unknown type';
+        for (const t of [constraintLevel, bucket(byMethod, v.method), bucket(byCategory, category), bucket(byType, v.key)]) {
           t.scored++;
-          if (passed) t.followed++;
+          if (v.passed) t.followed++;
         }
       }
     }
   }
   return {
-    model,
-    simulated,
-    samples: main.length,
+    model: meta.model,
+    judgeModel: meta.judgeModel,
+    simulated: meta.simulated,
+    samples,
     responsesPerSample: perSample ?? 0,
     constraintLevel: finish(constraintLevel),
     instructionLevel: finish(instructionLevel),
-    byCategory: Object.fromEntries([...byCategory].sort().map(([k, t]) => [k, finish(t)])),
-    byType: Object.fromEntries([...byType].sort().map(([k, t]) => [k, finish(t)])),
-    judgeConstraintsNotScored: judged * (perSample ?? 0),
+    byMethod: table(byMethod),
+    byCategory: table(byCategory),
+    byType: table(byType),
+    judgeConstraintsNotScored: notScored,
+    judgeUnparsed: unparsed,
+    rejected,
+    usage: meta.usage,
   };
-}
-
-function bucket(map: Map<string, { followed: number; scored: number }>, key: string) {
-  const existing = map.get(key);
-  if (existing) return existing;
-  const fresh = tally();
-  map.set(key, fresh);
-  return fresh;
 }
 
 const pct = (a: Accuracy) => (a.accuracy === null ? 'n/a' : `${(100 * a.accuracy).toFixed(1)}% (${a.followed}/${a.scored})`);
 
 export function evalMarkdown(report: EvalReport): string {
-  const rows = (title: string, table: Record<string, Accuracy>) => [`| ${title} | constraint-level accuracy |`, '|---|---|', ...Object.entries(table).map(([k, a]) => `| ${k} | ${pct(a)} |`)];
+  const rows = (title: string, t: Record<string, Accuracy>) => [`| ${title} | constraint-level accuracy |`, '|---|---|', ...Object.entries(t).map(([k, a]) => `| ${k} | ${pct(a)} |`)];
+  const judging = report.judgeModel
+    ? `rule-verified constraints and judged ones (judge \`${report.judgeModel}\`${report.judgeUnparsed > 0 ? `; ${report.judgeUnparsed} judge verdicts unparsed, counted as not followed` : ''})`
+    : `rule-verified constraints only (no judge endpoint: ${report.judgeConstraintsNotScored} judged constraint verdicts not scored)`;
+  const paid = Object.values(report.usage).reduce((n, u) => n + u.requests - u.cachedRequests, 0);
+  const cached = Object.values(report.usage).reduce((n, u) => n + u.cachedRequests, 0);
   return [
     `# mmif eval: ${report.model}${report.simulated ? ' (SIMULATED: answers came from the mmif simulator)' : ''}`,
     '',
-    `${report.samples} held-out samples, ${report.responsesPerSample} response(s) each; rule-verified constraints only (${report.judgeConstraintsNotScored} judge-scored constraint verdicts not scored).`,
+    `${report.samples} held-out samples, ${report.responsesPerSample} response(s) each; ${judging}.`,
+    ...(report.rejected.length > 0 ? ['', `${report.rejected.length} sample(s) could not be evaluated: ${report.rejected.map((r) => `${r.id} (${r.reason})`).join('; ')}.`] : []),
     '',
     `- Constraint-level accuracy: ${pct(report.constraintLevel)}`,
     `- Instruction-level accuracy: ${pct(report.instructionLevel)}`,
     '',
+    ...rows('Judge method', report.byMethod),
+    '',
     ...rows('Category', report.byCategory),
     '',
     ...rows('Constraint type', report.byType),
+    '',
+    `Model calls: ${paid} made, ${cached} answered from the cache.`,
     '',
   ].join('\n');
 }

@@ -13,23 +13,9 @@ import type { PlannedConstraint } from '../pipeline/stageState.js';
 import { rngFor } from '../domain/random.js';
 import { inReferenceScorer } from '../verification/functions.js';
 import type { InstructRecord } from './records.js';
+import type { MmifevalConstraint, MmifevalLine } from '../domain/mmifevalLine.js';
 
-export interface MmifevalConstraint {
-  key: string;
-  value: string;
-  judge: { method: 'rule_based' | 'direct_gpt' | 'cmp_gpt'; verify_funcs?: Array<{ func: string; params: unknown[] }> };
-}
-
-export interface MmifevalLine {
-  id: string;
-  index: number;
-  image: string;
-  tag: 'C-Level';
-  infer_type: 'main' | 'aux_cmp_gpt';
-  instruction: string;
-  constraints: MmifevalConstraint[];
-  del_cons?: string;
-}
+export type { MmifevalConstraint, MmifevalLine } from '../domain/mmifevalLine.js';
 
 /**
  * Whether an image is held out for evaluation: a seeded draw per normalized image (its sha256),

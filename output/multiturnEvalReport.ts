@@ -5,6 +5,8 @@
  * chat continues with), PIF-N-K for K = 1..N over all N.
  */
 import { pifNk, pifReport, type PifNk, type PifReport, type ScoredResponse } from '../domain/multiturn/pif.js';
+import type { ItemResult } from '../pipeline/evaluation/evalSlice.js';
+import type { StageUsage } from './manifest.js';
 import { renderPifMarkdown } from './pifMarkdown.js';
 
 export interface MultiturnReport {
@@ -16,6 +18,9 @@ export interface MultiturnReport {
   responsesPerTurn: number;
   pif: PifReport;
   nk: PifNk[];
+  /** Chats that could not be evaluated, with the reason. */
+  rejected: Array<{ id: string; reason: string }>;
+  usage: Record<string, StageUsage>;
 }
 
 /** `samples[s]` holds sample s of every turn; sample 0 is the response the chat continued with. */
@@ -23,7 +28,15 @@ export function scoreMultiturn(samples: ReadonlyArray<readonly ScoredResponse[]>
   return { ...meta, responsesPerTurn: samples.length, pif: pifReport(samples[0] ?? []), nk: pifNk(samples.flat(), samples.length) };
 }
 
+/** Regroups the chats' turns by sample index, as scoreMultiturn takes them. */
+export function scoredBySample(results: readonly ItemResult[], responsesPerTurn: number): ScoredResponse[][] {
+  return Array.from({ length: responsesPerTurn }, (_, s) =>
+    results.flatMap((r) => (r.turns ?? []).map((t) => ({ chatId: r.id, turn: t.turn, followed: t.followed[s]! }))),
+  );
+}
+
 export function multiturnMarkdown(r: MultiturnReport): string {
   const title = `# mmif eval (multi-turn): ${r.chats} chats, ${r.responsesPerTurn} response(s) per turn${r.instructionsAppended ? ', every instruction appended (ablation)' : ''}\n\n`;
-  return title + renderPifMarkdown({ model: r.model, simulated: r.simulated, report: r.pif, nk: r.nk });
+  const rejected = r.rejected.length > 0 ? `\n${r.rejected.length} chat(s) could not be evaluated: ${r.rejected.map((x) => `${x.id} (${x.reason})`).join('; ')}.\n` : '';
+  return title + renderPifMarkdown({ model: r.model, simulated: r.simulated, report: r.pif, nk: r.nk }) + rejected;
 }

@@ -3,3 +3,4 @@ export { buildDataset, progressQuery, retryFailedShardsUpdate } from './buildDat
 export { buildShard } from './buildShard.js';
 export { scheduledBuild } from './scheduledBuild.js';
 export { endpointLeases, reportDemandUpdate } from './endpointLeases.js';
+export { evaluateModel, evalProgressQuery } from './evaluateModel.js';

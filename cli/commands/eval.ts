@@ -1,31 +1,38 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { extname, join } from 'node:path';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { mapLimit } from '../../domain/mapLimit.js';
-import { MAX_CHAT_INSTRUCTIONS } from '../../domain/multiturn/chatPlan.js';
-import type { EndpointConfig } from '../../config/buildConfig.js';
-import { clientFor, resolveEndpoint } from '../../llm/endpoint.js';
-import { SIMULATOR_FINGERPRINT } from '../../llm/modelCaller.js';
-import type { MmifevalLine } from '../../output/mmifeval.js';
-import { evalMarkdown, scoreSingleTurn, type EvalReport } from '../../output/evalReport.js';
-import { trainingPromptText } from '../../prompts/trainingPrompt.js';
+import { WorkflowFailedError } from '@temporalio/client';
+import { ConfigError, type BuildConfig, type EndpointConfig } from '../../config/buildConfig.js';
+import { evalFingerprintMaterial, evalOutput, evalWorkflowId, parseEvalConfig, type EvalConfig, type EvalConfigInput } from '../../config/evalConfig.js';
+import { sha256Hex } from '../../domain/hashing.js';
+import type { EvalSummary } from '../../output/evalOutputs.js';
+import { evalReportName } from '../../storage/evalLayout.js';
+import { getJson } from '../../storage/objectStore.js';
+import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';
+import { withLocalTemporal } from '../localTemporal.js';
+import { s3FromEnv } from '../s3FromEnv.js';
+import { connectTemporal, type Temporal } from '../temporalClient.js';
 
 export const EVAL_USAGE = `usage: mmif eval --data DIR --model M [--samples N] [--base-url URL] [--api-key-env VAR]
-                 [--prompt inline|numbered] [--concurrency C] [--out DIR]
-  Runs an OpenAI-compatible endpoint on the held-out split that \`mmif export --format mmifeval\`
-  wrote (DIR is the local dataset root: DIR/MM-IFEval/mmif_holdout.jsonl, images at DIR/<image>),
-  N responses per sample (default 1), and scores them with the builds' rule verifiers:
-  constraint-level and instruction-level accuracy, per category and per constraint type.
-  Judge-scored constraints are counted, not scored. Prompts use MM-IFEval's inline form by default.
-  Writes <out>/<model>.json, .md and .responses.jsonl (default out: DIR/MM-IFEval/eval) and prints the Markdown.
+                 [--prompt inline|numbered] [--judge-model J [--judge-base-url URL] [--judge-api-key-env VAR] | --no-judge]
+                 [--concurrency C] [--out DIR] [--cache DIR] [--eval-id ID] [--local]
+  Evaluates an OpenAI-compatible endpoint on Temporal, like a build (workflow eval-<ID> on
+  MMIF_TASK_QUEUE): resumable (a killed worker or a re-run with the same ID continues), every call
+  through the builds' model-call cache (a re-run pays nothing) and endpoint limiter.
+  Single-turn: the held-out split DIR/MM-IFEval/mmif_holdout.jsonl (written by a build with config
+  holdout, or by mmif export --format mmifeval), N responses per sample (default 1), scored with the
+  builds' rule verifiers and judges: constraint-level and instruction-level accuracy, per judge method,
+  category and constraint type. The judge is --judge-model, else the build's own judge (models.judge or
+  models.default of DIR/_work/config.json); --no-judge leaves judged constraints unscored.
   Multi-turn (seed 002): --chats FILE (JSON lines {id, image, questions: [...]}, images under DIR)
-  [--seed S] [--max-instructions 6] [--append-instructions] plans seeded global instructions per
-  chat, samples N responses per turn and reports PIF per turn (95% intervals), corpus PIF and
-  PIF-N-K for K = 1..N to <out>/<model>.multiturn[.appended].{json,md,turns.jsonl}.
-  Answers from the mmif simulator are marked SIMULATED. Runs in this process, not on Temporal.`;
-
-const MIME: Record<string, string> = { '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.png': 'image/png', '.webp': 'image/webp' };
+  [--seed S] [--max-instructions 6] [--append-instructions]: PIF per turn (95% intervals), corpus PIF,
+  PIF-N-K for K = 1..N.
+  Writes <out>/<model>[.multiturn[.appended]].{json,md,responses.jsonl|turns.jsonl} (default out:
+  DIR/MM-IFEval/eval) and prints the Markdown. DIR, --out and --chats may be s3:// URIs (MMIF_S3_ENDPOINT, AWS_*).
+  Answers from the mmif simulator are marked SIMULATED.
+  --cache DIR   where the model-call cache lives (DIR/_cache/llm); default: the out directory
+  --eval-id ID  default: the model and a hash of the settings, so the same command continues the same run
+  --local       a Temporal dev server, a worker and (without OPENAI_BASE_URL) the simulator in this process`;
 
 export async function evalCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -37,93 +44,110 @@ export async function evalCommand(args: string[]): Promise<number> {
       'base-url': { type: 'string' },
       'api-key-env': { type: 'string', default: 'OPENAI_API_KEY' },
       prompt: { type: 'string', default: 'inline' },
-      concurrency: { type: 'string', default: '4' },
+      'judge-model': { type: 'string' },
+      'judge-base-url': { type: 'string' },
+      'judge-api-key-env': { type: 'string' },
+      'no-judge': { type: 'boolean', default: false },
+      concurrency: { type: 'string' },
       out: { type: 'string' },
+      cache: { type: 'string' },
       chats: { type: 'string' },
       seed: { type: 'string', default: '0' },
       'max-instructions': { type: 'string', default: '6' },
       'append-instructions': { type: 'boolean', default: false },
+      'eval-id': { type: 'string' },
+      local: { type: 'boolean', default: false },
     },
   });
   if (!values.data || !values.model) throw new CliError(EVAL_USAGE, EXIT.usage);
-  const samples = Number(values.samples);
-  const concurrency = Number(values.concurrency);
-  if (!Number.isInteger(samples) || samples < 1) throw new CliError(`--samples must be a positive integer, got '${values.samples}'`, EXIT.usage);
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new CliError(`--concurrency must be a positive integer, got '${values.concurrency}'`, EXIT.usage);
-  if (values.prompt !== 'inline' && values.prompt !== 'numbered') throw new CliError(`--prompt must be inline or numbered, got '${values.prompt}'`, EXIT.usage);
-  // resolveEndpoint reads only model, baseUrl and apiKeyEnv; eval paces itself with --concurrency.
-  const endpoint = resolveEndpoint({ model: values.model, baseUrl: values['base-url'], apiKeyEnv: values['api-key-env'] } as EndpointConfig);
-  const client = clientFor(endpoint, 120_000);
-  const out = values.out ?? join(values.data, 'MM-IFEval', 'eval');
-  if (values.chats) {
-    const seed = Number(values.seed);
-    const maxInstructions = Number(values['max-instructions']);
-    if (!Number.isInteger(maxInstructions) || maxInstructions < 1 || maxInstructions > MAX_CHAT_INSTRUCTIONS) throw new CliError(`--max-instructions must be an integer in 1..${MAX_CHAT_INSTRUCTIONS} (seed 002), got '${values['max-instructions']}'`, EXIT.usage);
-    if (!Number.isInteger(seed)) throw new CliError(`--seed must be an integer, got '${values.seed}'`, EXIT.usage);
-    const { runChatEval } = await import('./evalChats.js');
-    return runChatEval({ client, model: endpoint.model, data: values.data, chatsFile: values.chats, samples, seed, maxInstructions, appendInstructions: values['append-instructions'], concurrency, out });
+  const uri = (u: string) => (u.startsWith('s3://') ? u : resolve(u));
+  const int = (flag: string, value: string | undefined) => {
+    const n = Number(value);
+    if (value !== undefined && !Number.isInteger(n)) throw new CliError(`--${flag} must be an integer, got '${value}'`, EXIT.usage);
+    return value === undefined ? undefined : n;
+  };
+  const s3 = s3FromEnv();
+  const data = uri(values.data);
+  const model: Record<string, unknown> = { model: values.model, apiKeyEnv: values['api-key-env'] };
+  if (values['base-url']) model.baseUrl = values['base-url'];
+  if (values.concurrency) model.concurrency = int('concurrency', values.concurrency);
+  const input: Omit<EvalConfigInput, 'evalId'> = {
+    data,
+    ...(values.out ? { out: uri(values.out) } : {}),
+    ...(values.cache ? { cacheUri: uri(values.cache) } : {}),
+    s3,
+    model: model as EvalConfigInput['model'],
+    responses: int('samples', values.samples),
+    prompt: values.prompt as 'inline',
+    ...(values.chats
+      ? { chats: { uri: uri(values.chats), seed: int('seed', values.seed), maxInstructions: int('max-instructions', values['max-instructions']), appendInstructions: values['append-instructions'] } }
+      : {}),
+  };
+  if (!values.chats && !values['no-judge']) {
+    const judge = values['judge-model'] ? judgeFromFlags(values) : await buildJudge(data, s3);
+    if (judge) input.judge = judge;
+    else console.log(`no judge endpoint (no --judge-model, and ${data} holds no build config): judged constraints will be counted, not scored`);
   }
-  const lines = await readHeldOut(values.data);
-  const template = values.prompt;
-  let simulated = false;
-  const main = lines.filter((l) => l.infer_type === 'main');
-  const answered = await mapLimit(main, concurrency, async (line) => {
-    const image = await imageDataUrl(values.data!, line);
-    const text = trainingPromptText(template, line.instruction, line.constraints.map((c) => ({ type: c.key, value: c.value })));
-    const responses: string[] = [];
-    for (let i = 0; i < samples; i++) {
-      // `seed` per sample: N draws of the same prompt, reproducible where the endpoint honours it.
-      const completion = await client.chat.completions.create({
-        model: endpoint.model,
-        seed: i,
-        messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: image } }, { type: 'text', text }] }],
-      });
-      if (completion.system_fingerprint === SIMULATOR_FINGERPRINT) simulated = true;
-      const content = completion.choices[0]?.message.content;
-      if (typeof content !== 'string') throw new Error(`sample ${line.id}: the endpoint returned no text (finish reason ${completion.choices[0]?.finish_reason ?? 'none'})`);
-      responses.push(content);
-    }
-    return [line.id, responses] as const;
-  });
-  const report = scoreSingleTurn(lines, new Map(answered), endpoint.model, simulated);
-  await writeReport(out, report, answered);
-  return EXIT.ok;
+  const config = withEvalId(input, values['eval-id']);
+  if (values.local) return withLocalTemporal((temporal) => runEval(temporal, config));
+  const temporal = await connectTemporal();
+  try {
+    return await runEval(temporal, config);
+  } finally {
+    await temporal.close();
+  }
 }
 
-async function readHeldOut(root: string): Promise<MmifevalLine[]> {
-  const path = join(root, 'MM-IFEval', 'mmif_holdout.jsonl');
-  const text = await readFile(path, 'utf8').catch((err: NodeJS.ErrnoException) => {
-    throw new CliError(`${path}: ${err.code === 'ENOENT' ? 'not found (write it with mmif export --format mmifeval)' : err.message}`, EXIT.notFound);
-  });
-  return text
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l, i) => {
-      try {
-        return JSON.parse(l) as MmifevalLine;
-      } catch (err) {
-        throw new CliError(`${path} line ${i + 1}: not JSON (${(err as Error).message})`, EXIT.usage);
-      }
+function judgeFromFlags(values: { 'judge-model'?: string; 'judge-base-url'?: string; 'judge-api-key-env'?: string }): EvalConfigInput['judge'] {
+  return {
+    model: values['judge-model']!,
+    ...(values['judge-base-url'] ? { baseUrl: values['judge-base-url'] } : {}),
+    ...(values['judge-api-key-env'] ? { apiKeyEnv: values['judge-api-key-env'] } : {}),
+  };
+}
+
+/** The judge the build that wrote the dataset used (models.judge, else models.default). */
+async function buildJudge(data: string, s3: EvalConfigInput['s3']): Promise<EndpointConfig | undefined> {
+  const stored = await getJson<{ config: BuildConfig }>(openStore(data, s3), '_work/config.json');
+  const models = stored?.config.models;
+  return models && (models.judge ?? models.default);
+}
+
+/** Validates the settings and names the run: the given id, or the model and a hash of every setting. */
+function withEvalId(input: Omit<EvalConfigInput, 'evalId'>, evalId: string | undefined): EvalConfig {
+  try {
+    const probe = parseEvalConfig({ ...input, evalId: 'x' });
+    const id = evalId ?? `${evalReportName(probe.model.model, probe.chats).slice(0, 60)}-${sha256Hex(evalFingerprintMaterial(probe)).slice(0, 10)}`;
+    return parseEvalConfig({ ...input, evalId: id });
+  } catch (err) {
+    if (err instanceof ConfigError) throw new CliError(err.message.replace('invalid eval config', 'invalid mmif eval settings'), EXIT.usage);
+    throw err;
+  }
+}
+
+async function runEval(temporal: Temporal, config: EvalConfig): Promise<number> {
+  const workflowId = evalWorkflowId(config.evalId);
+  // A run already under way (or finished) with this id is joined, not started again: its result is the same.
+  const handle = await temporal.client.workflow
+    .start('evaluateModel', { taskQueue: temporal.settings.taskQueue, workflowId, args: [config], workflowIdConflictPolicy: 'USE_EXISTING' })
+    .catch(async (err: unknown) => {
+      if ((err as Error).name === 'WorkflowExecutionAlreadyStartedError') return temporal.client.workflow.getHandle(workflowId);
+      throw err;
     });
-}
-
-export async function imageDataUrl(root: string, line: { id: string; image: string }): Promise<string> {
-  const mime = MIME[extname(line.image).toLowerCase()];
-  if (!mime) throw new CliError(`sample ${line.id}: image ${line.image} has an unsupported extension`, EXIT.usage);
-  const bytes = await readFile(join(root, line.image)).catch((err: NodeJS.ErrnoException) => {
-    throw new CliError(`sample ${line.id}: image ${join(root, line.image)}: ${err.code ?? err.message}`, EXIT.notFound);
-  });
-  return `data:${mime};base64,${bytes.toString('base64')}`;
-}
-
-/** The report (JSON, Markdown) and every response scored, one JSON line per sample, for audit. */
-export async function writeReport(dir: string, report: EvalReport, answered: ReadonlyArray<readonly [string, string[]]>): Promise<void> {
-  await mkdir(dir, { recursive: true });
-  const name = report.model.replace(/[^A-Za-z0-9._-]+/g, '_');
-  const markdown = evalMarkdown(report);
-  await writeFile(join(dir, `${name}.json`), `${JSON.stringify(report, null, 2)}\n`);
-  await writeFile(join(dir, `${name}.md`), markdown);
-  await writeFile(join(dir, `${name}.responses.jsonl`), answered.map(([id, responses]) => `${JSON.stringify({ id, responses })}\n`).join(''));
-  console.log(markdown);
-  console.log(`wrote ${join(dir, `${name}.json`)}, ${name}.md and ${name}.responses.jsonl`);
+  console.log(`eval ${config.evalId}: workflow ${workflowId} on task queue ${temporal.settings.taskQueue}`);
+  let summary: EvalSummary;
+  try {
+    summary = (await handle.result()) as EvalSummary;
+  } catch (err) {
+    if (!(err instanceof WorkflowFailedError)) throw err;
+    let cause = err.cause as { message?: string; cause?: unknown } | undefined;
+    while (cause?.cause) cause = cause.cause as typeof cause;
+    throw new CliError(`eval ${config.evalId} failed: ${cause?.message ?? err.message}`, EXIT.failed);
+  }
+  const out = openStore(evalOutput(config), config.s3);
+  const markdown = await out.get(`${evalReportName(config.model.model, config.chats)}.md`);
+  console.log(markdown?.toString('utf8') ?? '');
+  console.log(`wrote ${summary.files.join(', ')}`);
+  console.log(`model calls: ${summary.requests.paid} made, ${summary.requests.cached} answered from the cache`);
+  return EXIT.ok;
 }

@@ -1,11 +1,17 @@
 /**
  * Evaluation on held-out images, end to end on a Temporal dev server and the HTTP simulator. A
  * build with `holdout` reserves the eval split by image: no image of the split is in any training
- * file (SFT or DPO), and the split is written where `mmif eval --data` reads it.
+ * file (SFT or DPO), and the split is written where `mmif eval --data` reads it. `mmif eval` then
+ * runs on Temporal (the evaluateModel workflow): single-turn with rule verifiers and judges (the
+ * report re-checked against an independent re-scoring of the saved responses), multi-turn on chats
+ * (PIF, PIF-N-K, the append ablation), and a worker SIGKILLed mid-eval: the run resumes, comes out
+ * identical to an uninterrupted one, and pays no call twice (counted at the simulator).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
@@ -18,19 +24,34 @@ import { buildLayout, imagePathInDataset } from '../../storage/buildLayout.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { getJson } from '../../storage/objectStore.js';
 import { startStack, type Stack } from '../harness/stack.js';
+import { eventually } from '../harness/datasetChecks.js';
+import { evalCommand } from '../../cli/commands/eval.js';
+import { evalWorkflowId, type EvalConfigInput } from '../../config/evalConfig.js';
+import type { EvalReport } from '../../output/evalReport.js';
+import type { EvalSummary } from '../../output/evalOutputs.js';
+import type { MultiturnReport } from '../../output/multiturnEvalReport.js';
+import { stopProcess } from '../../local/temporalDevServer.js';
+import { runVerifierCall } from '../../verification/functions.js';
 
 let stack: Stack;
 let dir: string;
 let store: LocalStore;
 const BUILD_ID = 'heldout';
 
+const CLI = fileURLToPath(new URL('../../cli/mmif.ts', import.meta.url));
+const workers: ChildProcess[] = [];
+
 before(async () => {
   stack = await startStack({ simulator: { seed: 3 }, taskQueue: 'mmif-eval' });
   dir = await mkdtemp(path.join(tmpdir(), 'mmif-eval-temporal-'));
   store = new LocalStore(dir);
+  // mmif eval (the CLI) reaches the stack's server and worker through the environment, as users do.
+  process.env.TEMPORAL_ADDRESS = stack.server.address;
+  process.env.MMIF_TASK_QUEUE = stack.taskQueue;
 });
 
 after(async () => {
+  for (const w of workers) await stopProcess(w);
   await stack?.stop();
   if (dir && !process.env.KEEP) await rm(dir, { recursive: true, force: true });
 });
@@ -83,4 +104,196 @@ test('a build with holdout reserves an eval split by image: no held-out image is
   assert.equal(ids.by, 'image');
   assert.equal(ids.reservedByBuild, true);
   assert.deepEqual(ids.images, [...held].sort());
+});
+
+const ROOT = () => path.join(dir, BUILD_ID);
+const splitLines = async () => lines(await store.get(buildLayout(BUILD_ID).mmifevalBench)).map((l) => JSON.parse(l) as MmifevalLine);
+const readJson = async <T>(file: string) => JSON.parse(await readFile(file, 'utf8')) as T;
+const savedResponses = async (file: string) =>
+  (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { id: string; responses: string[]; verdicts: Array<Array<{ key: string; method: string; passed: boolean | null }>> });
+
+test('mmif eval runs on Temporal over the build\'s held-out split, scores rules and judges, and the report matches a re-scoring of its saved responses', async () => {
+  const split = await splitLines();
+  const main = split.filter((l) => l.infer_type === 'main');
+  const requestsBefore = stack.simulator.stats().requests;
+  // The judge defaults to the build's own (models.default here): the simulator's model.
+  assert.equal(await evalCommand(['--data', ROOT(), '--model', 'sim-model', '--samples', '2', '--prompt', 'numbered']), 0);
+  const dir_ = path.join(ROOT(), 'MM-IFEval', 'eval');
+  const report = await readJson<EvalReport>(path.join(dir_, 'sim-model.json'));
+  assert.equal(report.simulated, true);
+  assert.equal(report.judgeModel, 'mmif-sim-vlm');
+  assert.equal(report.samples, main.length);
+  assert.equal(report.responsesPerSample, 2);
+  assert.deepEqual(report.rejected, []);
+  assert.equal(report.judgeConstraintsNotScored, 0);
+  const saved = await savedResponses(path.join(dir_, 'sim-model.responses.jsonl'));
+  assert.deepEqual(saved.map((s) => s.id), main.map((l) => l.id));
+  assert.ok(saved.every((s) => s.responses.length === 2 && s.responses.every((r) => r.length > 0)));
+  assert.notEqual(saved[0]!.responses[0], saved[0]!.responses[1], 'the two samples are different draws');
+
+  // Re-score the rule constraints independently; judged ones are counted per method.
+  const counts = { rule_based: [0, 0], direct_gpt: [0, 0], cmp_gpt: [0, 0] } as Record<string, [number, number]>;
+  let responses = 0, allFollowed = 0;
+  for (const { id, responses: rs, verdicts } of saved) {
+    const line = main.find((l) => l.id === id)!;
+    for (const [i, r] of rs.entries()) {
+      responses++;
+      let all = true;
+      for (const [k, c] of line.constraints.entries()) {
+        const verdict = verdicts[i]![k]!;
+        assert.equal(verdict.key, c.key);
+        assert.equal(verdict.method, c.judge.method);
+        const passed = c.judge.method === 'rule_based' ? c.judge.verify_funcs!.every((call) => { const o = runVerifierCall(r, call); return 'passed' in o && o.passed; }) : verdict.passed!;
+        if (c.judge.method === 'rule_based') assert.equal(verdict.passed, passed, `${id} ${c.key}: the saved rule verdict is the verifier's`);
+        counts[c.judge.method]![1]++;
+        if (passed) counts[c.judge.method]![0]++;
+        else all = false;
+      }
+      if (all) allFollowed++;
+    }
+  }
+  assert.ok(counts.rule_based![1] > 0 && counts.direct_gpt![1] + counts.cmp_gpt![1] > 0, `the split has rule and judged constraints: ${JSON.stringify(counts)}`);
+  for (const [method, [followed, scored]] of Object.entries(counts)) {
+    if (scored > 0) assert.deepEqual([report.byMethod[method]!.followed, report.byMethod[method]!.scored], [followed, scored], method);
+  }
+  const total = Object.values(counts).reduce((a, [f, s]) => [a[0]! + f, a[1]! + s], [0, 0]);
+  assert.deepEqual([report.constraintLevel.followed, report.constraintLevel.scored], total, 'the totals include judged constraints');
+  assert.deepEqual([report.instructionLevel.followed, report.instructionLevel.scored], [allFollowed, responses]);
+  // Judge calls were made: one direct-judge call per response with direct_gpt constraints, and for
+  // each cmp_gpt constraint the model's answer without it plus a compare-judge call.
+  assert.ok((report.usage.judge?.requests ?? 0) > 0);
+  const markdown = await readFile(path.join(dir_, 'sim-model.md'), 'utf8');
+  assert.match(markdown, /SIMULATED/);
+  assert.match(markdown, /\| Judge method \|/);
+  assert.match(markdown, new RegExp(`Constraint-level accuracy: .*\\(${total[0]}/${total[1]}\\)`));
+
+  // The same command again: the same workflow id, every item done, not one request.
+  const requestsAfter = stack.simulator.stats().requests;
+  assert.ok(requestsAfter > requestsBefore);
+  assert.equal(await evalCommand(['--data', ROOT(), '--model', 'sim-model', '--samples', '2', '--prompt', 'numbered']), 0);
+  assert.equal(stack.simulator.stats().requests, requestsAfter, 'a re-run makes no model call');
+  assert.deepEqual(await readJson<EvalReport>(path.join(dir_, 'sim-model.json')), report);
+
+  // Without a judge, judged constraints are counted, not scored; the rules' figures stay.
+  assert.equal(await evalCommand(['--data', ROOT(), '--model', 'sim-model', '--samples', '2', '--prompt', 'numbered', '--no-judge', '--out', path.join(dir, 'nojudge'), '--cache', dir_]), 0);
+  const rulesOnly = await readJson<EvalReport>(path.join(dir, 'nojudge', 'sim-model.json'));
+  assert.equal(rulesOnly.judgeModel, null);
+  assert.equal(rulesOnly.judgeConstraintsNotScored, counts.direct_gpt![1] + counts.cmp_gpt![1]);
+  assert.deepEqual(rulesOnly.byMethod.rule_based, report.byMethod.rule_based);
+  assert.equal(rulesOnly.constraintLevel.scored, counts.rule_based![1]);
+  assert.equal(rulesOnly.usage.judge, undefined, 'no judge call');
+  assert.equal(rulesOnly.usage.answer!.requests, rulesOnly.usage.answer!.cachedRequests, 'the answers came from the cache the first run filled');
+});
+
+test('multi-turn eval on Temporal: PIF per turn, corpus PIF and PIF-N-K match the saved turns; appending the instructions helps', async () => {
+  const questions = ['What is in the picture?', 'Describe the colours.', 'What might happen next?', 'Where could this be?', 'Who would enjoy this scene?'];
+  const data = path.join(dir, 'chats-data');
+  await mkdir(path.join(data, 'cc3m'), { recursive: true });
+  for (const n of ['000000000', '000000001']) await copyFile(path.join(SAMPLES_DIR, '00000', `${n}.jpg`), path.join(data, 'cc3m', `${n}.jpg`));
+  const chats = path.join(data, 'chats.jsonl');
+  await writeFile(chats, ['000000000', '000000001'].map((n, i) => JSON.stringify({ id: `chat${i}`, image: `cc3m/${n}.jpg`, questions })).join('\n') + '\n');
+  const run = async (extra: string[]) => {
+    assert.equal(await evalCommand(['--data', data, '--model', 'sim-chat', '--chats', chats, '--samples', '3', '--seed', '5', '--max-instructions', '3', ...extra]), 0);
+    const name = `sim-chat.multiturn${extra.length ? '.appended' : ''}`;
+    const out = path.join(data, 'MM-IFEval', 'eval');
+    const report = await readJson<MultiturnReport>(path.join(out, `${name}.json`));
+    const turns = (await readFile(path.join(out, `${name}.turns.jsonl`), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { chat: string; turn: number; instructions: string[]; pif: Array<number | null>; followed: boolean[][] });
+    assert.match(await readFile(path.join(out, `${name}.md`), 'utf8'), /simulated/i);
+    return { report, turns };
+  };
+  const plain = await run([]);
+  assert.equal(plain.report.simulated, true);
+  assert.equal(plain.report.chats, 2);
+  assert.equal(plain.turns.length, 10);
+  for (const t of plain.turns) {
+    assert.ok(t.instructions.length <= 3);
+    assert.equal(t.pif.length, 3);
+    assert.equal(t.followed[0]!.length, t.instructions.length, 'each response verified against every instruction given so far');
+    assert.equal(t.pif[0], t.instructions.length === 0 ? null : t.followed[0]!.filter(Boolean).length / t.instructions.length);
+  }
+  const appended = await run(['--append-instructions']);
+  for (const { report, turns } of [plain, appended]) {
+    const scored = turns.filter((t) => t.pif[0] !== null);
+    assert.ok(scored.length > 0);
+    assert.equal(report.pif.turnsBeforeInstruction, turns.length - scored.length);
+    const mean = scored.reduce((a, t) => a + t.pif[0]!, 0) / scored.length;
+    assert.ok(Math.abs(report.pif.corpus!.mean - mean) < 1e-12);
+    const nk = [1, 2, 3].map((k) => scored.filter((t) => t.pif.filter((p) => p === 1).length >= k).length / scored.length);
+    assert.deepEqual(report.nk.map((r) => r.value), nk);
+    assert.deepEqual(report.pif.perTurn.map((p) => p.n), [1, 2, 3, 4, 5].map((turn) => scored.filter((t) => t.turn === turn).length).filter((n) => n > 0));
+  }
+  assert.ok(appended.report.pif.corpus!.mean > plain.report.pif.corpus!.mean, `${appended.report.pif.corpus!.mean} vs ${plain.report.pif.corpus!.mean}`);
+});
+
+test('bad eval input is named: a missing split fails at once, a missing image rejects its chat by name', async () => {
+  const empty = path.join(dir, 'no-split');
+  await mkdir(empty, { recursive: true });
+  await assert.rejects(evalCommand(['--data', empty, '--model', 'm', '--no-judge']), /mmif_holdout\.jsonl: not found \(build with config holdout, or write it with mmif export --format mmifeval\)/);
+  const chats = path.join(empty, 'chats.jsonl');
+  await writeFile(chats, JSON.stringify({ id: 'lost', image: 'cc3m/nowhere.jpg', questions: ['What is it?'] }) + '\n');
+  await assert.rejects(evalCommand(['--data', empty, '--model', 'm', '--chats', chats]), /chat lost: image .*cc3m\/nowhere\.jpg is missing/);
+});
+
+/** A worker in its own process, as production runs it, on its own task queue. */
+async function startWorkerProcess(taskQueue: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'worker'], {
+    env: { ...process.env, TEMPORAL_ADDRESS: stack.server.address, MMIF_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: stack.simulator.url },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  workers.push(child);
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => d.toString().includes('worker polling') && resolve());
+    child.once('exit', (code) => reject(new Error(`worker exited early (${code})`)));
+  });
+  return child;
+}
+
+test('a worker SIGKILLed mid-eval is replaced: the eval resumes, its report equals an uninterrupted run\'s, and no call is paid twice', async () => {
+  const taskQueue = 'mmif-eval-crash';
+  const config = (evalId: string, out: string): EvalConfigInput => ({
+    evalId,
+    data: ROOT(),
+    out,
+    model: { model: 'sim-model' },
+    judge: { model: 'mmif-sim-vlm' },
+    responses: 3,
+    prompt: 'numbered',
+    sliceSize: 1,
+    maxParallelSlices: 2,
+    retry: { maximumAttempts: 20, initialIntervalSeconds: 0.5, maximumIntervalSeconds: 1, heartbeatTimeoutSeconds: 3 },
+  });
+  const first = await startWorkerProcess(taskQueue);
+  stack.simulator.setFaults({ latencyMs: 150 });
+  try {
+    const refStart = stack.simulator.stats().completed;
+    const reference = (await stack.client.workflow.execute('evaluateModel', { taskQueue, workflowId: evalWorkflowId('reference'), args: [config('reference', path.join(dir, 'ref'))] })) as EvalSummary;
+    const referenceRequests = stack.simulator.stats().completed - refStart;
+    assert.equal(reference.requests.paid, referenceRequests, 'uninterrupted: every answered request counted');
+
+    const handle = await stack.client.workflow.start('evaluateModel', { taskQueue, workflowId: evalWorkflowId('crashed'), args: [config('crashed', path.join(dir, 'crashed'))] });
+    const start = stack.simulator.stats();
+    await eventually(() => stack.simulator.stats().completed > start.completed + 6 && stack.simulator.stats().inFlight > 0, 60_000, 'calls in flight');
+    const inFlightAtKill = stack.simulator.stats().inFlight;
+    first.kill('SIGKILL');
+    await new Promise((r) => first.once('exit', r));
+    await startWorkerProcess(taskQueue);
+    const crashed = (await handle.result()) as EvalSummary;
+    const answered = stack.simulator.stats().completed - start.completed;
+    console.log(`eval killed mid-run: ${answered} requests answered (uninterrupted: ${referenceRequests}), ${inFlightAtKill} in flight at the kill`);
+    assert.ok(answered <= referenceRequests + inFlightAtKill, `no call paid twice beyond those in flight at the kill: ${answered} vs ${referenceRequests} + ${inFlightAtKill}`);
+    const strip = (r: EvalReport) => ({ ...r, usage: undefined });
+    const a = await readJson<EvalReport>(path.join(dir, 'crashed', 'sim-model.json'));
+    const b = await readJson<EvalReport>(path.join(dir, 'ref', 'sim-model.json'));
+    assert.deepEqual(strip(a), strip(b), 'the resumed eval scores exactly what the uninterrupted one did');
+    assert.equal(crashed.headline, reference.headline);
+
+    // A new run over the same cache (cacheUri: the reference's output) pays for nothing.
+    const before = stack.simulator.stats().requests;
+    const cachedRun = (await stack.client.workflow.execute('evaluateModel', { taskQueue, workflowId: evalWorkflowId('cached'), args: [{ ...config('cached', path.join(dir, 'cached')), cacheUri: path.join(dir, 'ref') }] })) as EvalSummary;
+    assert.equal(stack.simulator.stats().requests, before, 'every call answered from the cache');
+    assert.equal(cachedRun.requests.paid, 0);
+    assert.deepEqual(strip(await readJson<EvalReport>(path.join(dir, 'cached', 'sim-model.json'))), strip(b));
+  } finally {
+    stack.simulator.setFaults({ latencyMs: 0 });
+  }
 });

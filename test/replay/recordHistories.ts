@@ -2,24 +2,27 @@
  * Records the histories the replay test (test/unit/workflowReplay.test.ts) replays: real builds on
  * a Temporal dev server, the simulator and a local output, one per kind of history a running build
  * can have: a single shard, shards failed then retried through the retryFailedShards update, a
- * build that continues as new, a Batch API wait on durable timers, and a scheduled (dated) run.
+ * build that continues as new, a Batch API wait on durable timers, and a scheduled (dated) run; and
+ * evaluations (`mmif eval`'s evaluateModel): single-turn with a judge, and multi-turn chats.
  * Every execution they leave (parents, shard children, each continued run) is saved as
  * `histories/<workflowId>@<runId>.json` ({workflowId, runId, history}): the history message as protobuf.js objects (longs, enums and
  * bytes as strings), read back with History.fromObject. Not the `temporal workflow show` JSON:
  * the SDK's reader of that (historyFromJSON) fails in this install, whose @temporalio/common carries
  * its own protobufjs major version.
  *
- *   node --import tsx test/replay/recordHistories.ts
+ *   node --import tsx test/replay/recordHistories.ts              # every kind (replaces all)
+ *   node --import tsx test/replay/recordHistories.ts --only eval  # adds the evaluations' histories, keeps the rest
  *
  * Re-record only for a release that deliberately breaks running builds (see README, "Operating in
  * production"); a compatible change keeps the old histories and passes them via patched().
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import proto from '@temporalio/proto';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
+import { evalWorkflowId, type EvalConfigInput } from '../../config/evalConfig.js';
 import { LocalStore } from '../../storage/localStore.js';
 import type { BuildProgress } from '../../workflows/buildProgress.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
@@ -33,6 +36,8 @@ const HISTORIES = fileURLToPath(new URL('./histories/', import.meta.url));
 /** How History.toObject writes what JSON cannot hold as is. */
 export const HISTORY_JSON = { longs: String, enums: String, bytes: String } as const;
 const FAST_RETRY = { maximumAttempts: 2, initialIntervalSeconds: 0.5, maximumIntervalSeconds: 1, heartbeatTimeoutSeconds: 10 };
+
+const onlyEval = process.argv.includes('--only') && process.argv[process.argv.indexOf('--only') + 1] === 'eval';
 
 const stack = await startStack({ simulator: { seed: 12, faults: { batchCompletionMs: 1500 } }, taskQueue: 'mmif-replay' });
 const dir = await mkdtemp(path.join(tmpdir(), 'mmif-replay-'));
@@ -52,40 +57,62 @@ try {
   });
   const run = (id: string, input: BuildConfigInput) => stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: id, args: [input] });
 
-  await run('replay-single-shard', config('replay-single-shard', { maxSamples: 2 }));
-  await run('replay-continue-as-new', config('replay-continue-as-new', { shardsPerRun: 1, maxParallelShards: 1 }));
-  await run('replay-batch-api', config('replay-batch-api', { maxSamples: 2, batchApi: { pollSeconds: 1, maxResubmits: 1 }, models: { default: { model: 'mmif-sim-vlm', batch: true } } }));
+  const recordBuilds = async (): Promise<void> => {
+    await run('replay-single-shard', config('replay-single-shard', { maxSamples: 2 }));
+    await run('replay-continue-as-new', config('replay-continue-as-new', { shardsPerRun: 1, maxParallelShards: 1 }));
+    await run('replay-batch-api', config('replay-batch-api', { maxSamples: 2, batchApi: { pollSeconds: 1, maxResubmits: 1 }, models: { default: { model: 'mmif-sim-vlm', batch: true } } }));
 
-  // Every request refused until the build waits in its retry window; then the update retries the shards.
-  stack.simulator.setFaults({ rate500: 1 });
-  const failing = await stack.client.workflow.start('buildDataset', {
-    taskQueue: stack.taskQueue,
-    workflowId: 'replay-failed-then-retried',
-    args: [config('replay-failed-then-retried', { retryWindowSeconds: 300, llm: { preflight: false, retry: { maxAttempts: 1, baseDelayMs: 50, maxDelayMs: 100 } } })],
-  });
-  await eventually(async () => (await failing.query<BuildProgress>('progress')).phase === 'waiting-for-retry', 120_000, 'the retry window');
-  stack.simulator.setFaults({ rate500: 0 });
-  await failing.executeUpdate('retryFailedShards');
-  await failing.result();
+    // Every request refused until the build waits in its retry window; then the update retries the shards.
+    stack.simulator.setFaults({ rate500: 1 });
+    const failing = await stack.client.workflow.start('buildDataset', {
+      taskQueue: stack.taskQueue,
+      workflowId: 'replay-failed-then-retried',
+      args: [config('replay-failed-then-retried', { retryWindowSeconds: 300, llm: { preflight: false, retry: { maxAttempts: 1, baseDelayMs: 50, maxDelayMs: 100 } } })],
+    });
+    await eventually(async () => (await failing.query<BuildProgress>('progress')).phase === 'waiting-for-retry', 120_000, 'the retry window');
+    stack.simulator.setFaults({ rate500: 0 });
+    await failing.executeUpdate('retryFailedShards');
+    await failing.result();
 
-  const scheduled = config('replay-scheduled');
-  await stack.client.schedule.create({
-    scheduleId: 'replay-nightly',
-    spec: { cronExpressions: ['0 3 * * *'] },
-    action: { type: 'startWorkflow', workflowType: 'scheduledBuild', taskQueue: stack.taskQueue, workflowId: 'replay-scheduled', args: [scheduled] },
-  });
-  await stack.client.schedule.getHandle('replay-nightly').trigger();
-  await eventually(async () => {
-    for await (const e of stack.client.workflow.list({ query: `WorkflowType = 'scheduledBuild' AND ExecutionStatus = 'Completed'` })) if (e) return true;
-    return false;
-  }, 120_000, 'the scheduled build');
-  await stack.client.schedule.getHandle('replay-nightly').delete();
+    const scheduled = config('replay-scheduled');
+    await stack.client.schedule.create({
+      scheduleId: 'replay-nightly',
+      spec: { cronExpressions: ['0 3 * * *'] },
+      action: { type: 'startWorkflow', workflowType: 'scheduledBuild', taskQueue: stack.taskQueue, workflowId: 'replay-scheduled', args: [scheduled] },
+    });
+    await stack.client.schedule.getHandle('replay-nightly').trigger();
+    await eventually(async () => {
+      for await (const e of stack.client.workflow.list({ query: `WorkflowType = 'scheduledBuild' AND ExecutionStatus = 'Completed'` })) if (e) return true;
+      return false;
+    }, 120_000, 'the scheduled build');
+    await stack.client.schedule.getHandle('replay-nightly').delete();
+  };
 
-  await rm(HISTORIES, { recursive: true, force: true });
+  // Evaluations: a one-sample split (a rule and a judged constraint), and two one-image chats.
+  const data = path.join(dir, 'eval-data');
+  await mkdir(path.join(data, 'MM-IFEval'), { recursive: true });
+  await copyFile(fileURLToPath(new URL('../../samples/cc3m/00000/000000000.jpg', import.meta.url)), path.join(data, 'scene.jpg'));
+  const line = {
+    id: 's1', index: 0, image: 'scene.jpg', tag: 'C-Level', infer_type: 'main', instruction: 'Describe the scene.',
+    constraints: [
+      { key: 'sentence_number_limit', value: 'Use exactly 3 sentences.', judge: { method: 'rule_based', verify_funcs: [{ func: 'check_whether_response_sentence_number_in_range', params: [3, 3] }] } },
+      { key: 'tone_requirement', value: 'Write in a cheerful tone.', judge: { method: 'direct_gpt' } },
+    ],
+  };
+  await writeFile(path.join(data, 'MM-IFEval', 'mmif_holdout.jsonl'), `${JSON.stringify(line)}\n`);
+  await writeFile(path.join(data, 'chats.jsonl'), ['c1', 'c2'].map((id) => `${JSON.stringify({ id, image: 'scene.jpg', questions: ['What is shown?', 'Describe the colours.', 'Where is it?'] })}\n`).join(''));
+  const evaluation = (evalId: string, extra: Partial<EvalConfigInput> = {}): EvalConfigInput => ({ evalId, data, model: { model: 'sim-model' }, responses: 2, sliceSize: 1, retry: FAST_RETRY, ...extra });
+  const runEval = (input: EvalConfigInput) => stack.client.workflow.execute('evaluateModel', { taskQueue: stack.taskQueue, workflowId: evalWorkflowId(input.evalId), args: [input] });
+  await runEval(evaluation('replay-eval-single', { judge: { model: 'mmif-sim-vlm' } }));
+  await runEval(evaluation('replay-eval-chats', { chats: { uri: path.join(data, 'chats.jsonl'), maxInstructions: 2 } }));
+
+  if (!onlyEval) await recordBuilds();
+  if (!onlyEval) await rm(HISTORIES, { recursive: true, force: true });
   await mkdir(HISTORIES, { recursive: true });
   let saved = 0;
   for await (const execution of stack.client.workflow.list()) {
     if (execution.status.name === 'RUNNING') continue;
+    if (onlyEval && execution.type !== 'evaluateModel') continue;
     const history = await stack.client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
     const name = `${execution.workflowId.replace(/[^\w@.-]+/g, '_')}@${execution.runId}.json`;
     // The workflow id too: the code under replay reads it (shard children are named after it).

@@ -1,0 +1,81 @@
+/**
+ * The evaluation configuration: what `mmif eval` starts on Temporal (the `evaluateModel` workflow's
+ * input), like a build config for a build. Validated with zod in the workflow, so a bad input fails
+ * at once naming the field. No secrets: keys are named by env var. Pure: imported by workflow code.
+ */
+import { z } from 'zod';
+import { MAX_CHAT_INSTRUCTIONS } from '../domain/multiturn/limits.js';
+import { canonicalJson, ConfigError, endpointSchema, llmSchema, retrySchema, s3Schema, slug } from './buildConfig.js';
+
+export const evalConfigSchema = z
+  .object({
+    /** Names the run: its workflow id is `eval-<evalId>`, its state `<out>/_work/<evalId>/`; a re-run continues it. */
+    evalId: slug,
+    /** The dataset root (local directory or s3://bucket/prefix/<buildId>): the split and the images are read from it. */
+    data: z.string().min(1),
+    /** Where the reports go (local directory or s3://...); default `<data>/MM-IFEval/eval`. */
+    out: z.string().min(1).optional(),
+    /** Where the model-call cache lives (`<cacheUri>/_cache/llm/`); default: `out`. */
+    cacheUri: z.string().min(1).optional(),
+    s3: s3Schema.default({}),
+    /** The model under evaluation (any OpenAI-compatible endpoint); its `taskQueue` routes the eval's activities. */
+    model: endpointSchema,
+    /** Scores the judged constraints (`direct_gpt`, `cmp_gpt`) with the builds' judges; unset: they are counted, not scored. */
+    judge: endpointSchema.optional(),
+    /** Responses per sample (single-turn) or per turn (multi-turn, PIF-N-K's N); response i is asked with seed i. */
+    responses: z.number().int().min(1).max(16).default(1),
+    /** Single-turn user prompt: MM-IFEval's inline `make_prompt_v2` form, or the builds' numbered form. */
+    prompt: z.enum(['inline', 'numbered']).default('inline'),
+    /**
+     * Multi-turn (seed 002) instead of single-turn: chats (one JSON line `{id, image, questions}` each,
+     * images relative to `data`) from `uri`, each given seeded global instructions.
+     */
+    chats: z
+      .object({
+        /** Local path or s3:// URI of the chats file. */
+        uri: z.string().min(1),
+        seed: z.number().int().nonnegative().default(0),
+        maxInstructions: z.number().int().min(1).max(MAX_CHAT_INSTRUCTIONS).default(MAX_CHAT_INSTRUCTIONS),
+        /** Seed 002's ablation: every instruction given so far appended to the current user turn. */
+        appendInstructions: z.boolean().default(false),
+      })
+      .strict()
+      .optional(),
+    /** Samples (or chats) per activity call. */
+    sliceSize: z.number().int().min(1).max(200).default(4),
+    /** Slices in flight at once. */
+    maxParallelSlices: z.number().int().min(1).max(100).default(4),
+    retry: retrySchema,
+    llm: llmSchema,
+  })
+  .strict();
+
+export type EvalConfigInput = z.input<typeof evalConfigSchema>;
+export type EvalConfig = z.output<typeof evalConfigSchema>;
+
+export function parseEvalConfig(input: unknown): EvalConfig {
+  const result = evalConfigSchema.safeParse(input);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`);
+  throw new ConfigError(`invalid eval config: ${problems.join('; ')}`);
+}
+
+/** Where the reports and the run's state are written. */
+export function evalOutput(config: Pick<EvalConfig, 'data' | 'out'>): string {
+  return config.out ?? `${config.data.replace(/\/+$/, '')}/MM-IFEval/eval`;
+}
+
+/** Settings that change no report byte: left out of the fingerprint a re-run is checked against. */
+export function evalFingerprintMaterial(config: EvalConfig): string {
+  const { sliceSize: _s, maxParallelSlices: _p, retry: _r, cacheUri: _c, ...rest } = config;
+  const pace = ({ concurrency: _c1, requestsPerMinute: _r1, tokensPerMinute: _t1, taskQueue: _q1, batch: _b1, ...endpoint }: EvalConfig['model']) => endpoint;
+  return canonicalJson({
+    ...rest,
+    model: pace(config.model),
+    judge: config.judge && pace(config.judge),
+    llm: { ...config.llm, concurrency: undefined, prices: undefined, retry: undefined, errorBudget: undefined, preflight: undefined, rerunModelCallRejects: undefined },
+  });
+}
+
+/** The workflow id of an evaluation: a re-run with the same evalId is the same workflow. */
+export const evalWorkflowId = (evalId: string): string => `eval-${evalId}`;

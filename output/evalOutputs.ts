@@ -1,0 +1,81 @@
+/**
+ * The end of an evaluation: every item's result read back and turned into the report, written to
+ * the eval's output as `<name>.json`, `<name>.md` and the responses (`.responses.jsonl` single-turn,
+ * `.turns.jsonl` multi-turn) for audit. Deterministic from the results, so re-writing is idempotent.
+ */
+import { evalOutput } from '../config/evalConfig.js';
+import { mapLimit } from '../domain/mapLimit.js';
+import type { EvalContext } from '../pipeline/evaluation/evalContext.js';
+import { loadEvalItems } from '../pipeline/evaluation/evalItems.js';
+import type { ItemResult } from '../pipeline/evaluation/evalSlice.js';
+import { evalReportName } from '../storage/evalLayout.js';
+import { getJson, putIfChanged } from '../storage/objectStore.js';
+import { evalMarkdown, scoreSingleTurn } from './evalReport.js';
+import { summarizeUsage } from './manifest.js';
+import { multiturnMarkdown, scoredBySample, scoreMultiturn } from './multiturnEvalReport.js';
+import { jsonl } from './sharegpt.js';
+
+/** What the workflow returns: small, with where to find the rest. */
+export interface EvalSummary {
+  evalId: string;
+  mode: 'single-turn' | 'multi-turn';
+  simulated: boolean;
+  /** The report files, as URIs under the eval's output. */
+  files: string[];
+  /** Constraint-level accuracy (single-turn) or corpus PIF (multi-turn); null when nothing was scored. */
+  headline: number | null;
+  rejected: number;
+  /** Model calls made (paid) and answered from the cache, over the whole run. */
+  requests: { paid: number; cached: number };
+}
+
+export async function writeEvalReports(ctx: EvalContext): Promise<EvalSummary> {
+  const { config } = ctx;
+  const items = await loadEvalItems(ctx);
+  const results = await mapLimit(items, 32, async (_, i) => {
+    const result = await getJson<ItemResult>(ctx.out, ctx.layout.result(i));
+    if (!result) throw new Error(`eval '${config.evalId}': item ${i} has no result at ${ctx.out.root}/${ctx.layout.result(i)}`);
+    return result;
+  });
+  const calls = results.flatMap((r) => r.calls);
+  const usage = summarizeUsage(calls);
+  const simulated = calls.some((c) => c.simulated);
+  const name = evalReportName(config.model.model, config.chats);
+  const rejected = results.flatMap((r) => (r.rejected !== undefined ? [{ id: r.id, reason: r.rejected }] : []));
+  let json: unknown;
+  let markdown: string;
+  let audit: { key: string; lines: string[] };
+  let headline: number | null;
+  if (config.chats) {
+    const report = scoreMultiturn(scoredBySample(results, config.responses), {
+      model: config.model.model,
+      simulated,
+      instructionsAppended: config.chats.appendInstructions,
+      chats: results.length - rejected.length,
+      rejected,
+      usage,
+    });
+    [json, markdown, headline] = [report, multiturnMarkdown(report), report.pif.corpus?.mean ?? null];
+    audit = {
+      key: `${name}.turns.jsonl`,
+      lines: results.flatMap((r) => (r.turns ?? []).map((t) => JSON.stringify({ chat: r.id, turn: t.turn, instructions: t.instructions, question: t.question, responses: t.responses, pif: t.pif, followed: t.followed }))),
+    };
+  } else {
+    const report = scoreSingleTurn(results, { model: config.model.model, judgeModel: config.judge?.model ?? null, simulated, usage });
+    [json, markdown, headline] = [report, evalMarkdown(report), report.constraintLevel.accuracy];
+    audit = { key: `${name}.responses.jsonl`, lines: results.map((r) => JSON.stringify({ id: r.id, responses: r.responses ?? [], verdicts: r.verdicts ?? [], ...(r.rejected !== undefined ? { rejected: r.rejected } : {}) })) };
+  }
+  await putIfChanged(ctx.out, `${name}.json`, `${JSON.stringify(json, null, 2)}\n`, 'application/json');
+  await putIfChanged(ctx.out, `${name}.md`, markdown);
+  await putIfChanged(ctx.out, audit.key, jsonl(audit.lines));
+  const root = evalOutput(config).replace(/\/+$/, '');
+  return {
+    evalId: config.evalId,
+    mode: config.chats ? 'multi-turn' : 'single-turn',
+    simulated,
+    files: [`${name}.json`, `${name}.md`, audit.key].map((k) => `${root}/${k}`),
+    headline,
+    rejected: rejected.length,
+    requests: { paid: calls.filter((c) => !c.cached).length, cached: calls.filter((c) => c.cached).length },
+  };
+}
