@@ -3,12 +3,17 @@ import type { DpoRecord, InstructRecord } from '../../output/records.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { dpoRecordFromLine, instructRecordFromLine } from '../../output/sharegpt.js';
 import { openStore } from '../../storage/openStore.js';
+import { getJson } from '../../storage/objectStore.js';
+import type { StoredConfig } from '../../pipeline/planBuild.js';
+import type { ChatPairSharegptRow, ChatSharegptRow } from '../../output/chatFormats.js';
+import type { Verdict } from '../../domain/verdict.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { s3FromEnv } from '../s3FromEnv.js';
 
 export const INSPECT_USAGE = `usage: mmif inspect --output URI --build-id ID [--shard N] [-n COUNT] [--dpo] [--rejects]
   Print COUNT (default 3) samples of a shard in readable form: instruction, constraints with how each
-  was verified and its verdict, the answer; --dpo shows pairs (chosen, rejected, dropped constraints);
+  was verified and its verdict, the answer (a multiturn build: each chat turn by turn with its
+  verdicts and PIF); --dpo shows pairs (chosen, rejected, dropped constraints or forgotten instruction);
   --rejects shows the shard's rejected samples with their reasons. S3 endpoints come from the
   environment (MMIF_S3_ENDPOINT, AWS_*).`;
 
@@ -29,12 +34,32 @@ export async function inspectCommand(args: string[]): Promise<number> {
   const count = Number(values.n);
   const store = openStore(values.output, s3FromEnv());
   const layout = buildLayout(values['build-id']);
-  const key = values.rejects ? layout.rejects(shard) : values.dpo ? layout.dpoJsonl(shard) : layout.instructJsonl(shard);
+  // A multiturn build's records are chats and turn-level pairs, in chat/ and chat-dpo/.
+  const multiturn = (await getJson<StoredConfig>(store, layout.config))?.config.mode === 'multiturn';
+  const key = values.rejects
+    ? layout.rejects(shard)
+    : multiturn
+      ? values.dpo
+        ? layout.chatDpoJsonl(shard)
+        : layout.chatJsonl(shard)
+      : values.dpo
+        ? layout.dpoJsonl(shard)
+        : layout.instructJsonl(shard);
   const body = await store.get(key);
   if (!body) throw new CliError(`no ${key} in ${store.root}`, EXIT.notFound);
   const lines = body.toString('utf8').split('\n').filter(Boolean).slice(0, count);
   for (const line of lines) {
-    console.log(values.rejects ? formatReject(JSON.parse(line) as Record<string, unknown>) : values.dpo ? formatPair(dpoRecordFromLine(line)) : formatInstruct(instructRecordFromLine(line)));
+    console.log(
+      values.rejects
+        ? formatReject(JSON.parse(line) as Record<string, unknown>)
+        : multiturn
+          ? values.dpo
+            ? formatChatPair(JSON.parse(line) as ChatPairSharegptRow)
+            : formatChat(JSON.parse(line) as ChatSharegptRow)
+          : values.dpo
+            ? formatPair(dpoRecordFromLine(line))
+            : formatInstruct(instructRecordFromLine(line)),
+    );
     console.log('-'.repeat(72));
   }
   return EXIT.ok;
@@ -80,6 +105,32 @@ function formatPair(r: DpoRecord): string {
     indent(r.chosen),
     'rejected:',
     indent(r.rejected),
+  ].join('\n');
+}
+
+/** A chat turn by turn: the instruction added there, the question, the answer, its verdicts and PIF. */
+function formatChat(row: ChatSharegptRow): string {
+  const meta = JSON.parse(row.metadata) as { source: string; source_id: string; simulated: boolean; turns: Array<{ turn: number; verdicts: Verdict[]; pif: number; attempts: number }> };
+  const lines = [`${row.id}  (${meta.source} ${meta.source_id}, image ${row.images[0]}, ${meta.turns.length} turns${meta.simulated ? ', SIMULATED' : ''})`];
+  for (const [i, turn] of meta.turns.entries()) {
+    const verdicts = turn.verdicts.map((v) => `${v.type} ${v.passed ? 'PASS' : 'FAIL'}`).join(', ') || 'no instruction yet';
+    lines.push(`turn ${turn.turn} (PIF ${turn.pif.toFixed(2)}, ${turn.attempts} attempt(s); ${verdicts}):`, indent(row.conversations[2 * i]!.value.replace(/^<image>\n/, '')), '  answer:', indent(row.conversations[2 * i + 1]!.value));
+  }
+  return lines.join('\n');
+}
+
+function formatChatPair(row: ChatPairSharegptRow): string {
+  const meta = JSON.parse(row.metadata) as { turn: number; forgotten_turn: number; forgotten_instruction: { type: string; value: string }; rejected_verdicts: Verdict[] };
+  return [
+    `${row.id}  (turn ${meta.turn} of chat ${row.id.replace(/-t\d+-dpo$/, '')}, image ${row.images[0]})`,
+    `rejected answer generated without turn ${meta.forgotten_turn}'s instruction [${meta.forgotten_instruction.type}] ${meta.forgotten_instruction.value}`,
+    `rejected answer fails: ${meta.rejected_verdicts.filter((v) => !v.passed).map((v) => `${v.type} (${v.detail})`).join('; ')}`,
+    'last user turn:',
+    indent(row.conversations.at(-1)!.value.replace(/^<image>\n/, '')),
+    'chosen:',
+    indent(row.chosen.value),
+    'rejected:',
+    indent(row.rejected.value),
   ].join('\n');
 }
 

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
 import { formatSummary } from '../../cli/summary.js';
+import { inspectCommand } from '../../cli/commands/inspect.js';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import { CONSTRAINT_TYPES } from '../../domain/constraints/catalogue.js';
 import type { BuildReport } from '../../output/buildReport.js';
@@ -271,6 +272,25 @@ test('the dataset card names the chat configs, which load_dataset(<dataset root>
     for (const [column] of c.features) assert.ok(seen[c.name]!.columns.includes(column), `the card describes ${c.name}.${column}, which the data has`);
   }
   assert.ok(seen.card_data.tags.includes('simulated'));
+});
+
+test('mmif inspect prints a chat turn by turn with verdicts and PIF, and a pair with the instruction its rejected answer lacked', async () => {
+  const printed: string[] = [];
+  const log = console.log;
+  console.log = (...args: unknown[]) => void printed.push(args.join(' '));
+  try {
+    await inspectCommand(['--output', store.root, '--build-id', BUILD_ID, '-n', '1']);
+    await inspectCommand(['--output', store.root, '--build-id', BUILD_ID, '-n', '1', '--dpo']);
+  } finally {
+    console.log = log;
+  }
+  const [chat, , pair] = printed;
+  const first = built.chats.find((c) => c.id === chat!.split(' ')[0])!;
+  assert.ok(first, chat);
+  assert.match(chat!, new RegExp(`${TURNS} turns, SIMULATED`));
+  assert.equal(chat!.match(/^turn \d+ \(PIF 1\.00, \d+ attempt\(s\); /gm)?.length, TURNS);
+  assert.ok(chat!.includes(first.conversations[1]!.value.split('\n')[0]!), 'the first answer is printed');
+  assert.match(pair!, /rejected answer generated without turn \d+'s instruction \[\w+\] /);
 });
 
 test('a re-run of the build from its cache pays for no model call and writes the same bytes', async () => {
