@@ -13,6 +13,8 @@
  *    far; t is Unix ms. It is Worker.create with createWorker's options (endpoint sharing and the
  *    prebuilt workflow bundle included) plus an activity interceptor (createWorker takes no
  *    interceptors).
+ *  - BENCH_SPLIT_ONLY=1: endpoint limits split 1/N among the live workers, concurrency included,
+ *    without the concurrency leases (what workers did before them; the `four-split` scenario).
  *  - BENCH_CPU_PROF=<file>: writes a V8 CPU profile of the whole run (open it in Chrome DevTools or
  *    summarize it with bench/profileSummary.ts) when the worker stops (SIGTERM).
  *
@@ -28,12 +30,13 @@ import * as activities from '../activities/index.js';
 import { limiterSnapshots } from '../llm/limiter.js';
 import { prebuiltWorkflowBundle } from '../worker/bundleProcess.js';
 import { createWorker } from '../worker/createWorker.js';
-import { leaseReportsSent, shareEndpointLimits } from '../worker/endpointSharing.js';
+import { leaseReportsSent, shareEndpointLimits, splitAmongPollers } from '../worker/endpointSharing.js';
 import { temporalSettingsFromEnv } from '../worker/connectionFromEnv.js';
 
 const max = Number(process.env.BENCH_MAX_ACTIVITIES ?? '16');
 if (!Number.isInteger(max) || max < 1) throw new Error(`BENCH_MAX_ACTIVITIES must be a positive integer, got ${process.env.BENCH_MAX_ACTIVITIES}`);
 const trace = process.env.BENCH_TRACE;
+const splitOnly = process.env.BENCH_SPLIT_ONLY === '1';
 const settings = temporalSettingsFromEnv();
 const connection = await NativeConnection.connect(settings.connection);
 const profile = process.env.BENCH_CPU_PROF;
@@ -65,14 +68,16 @@ function cpuMs(): { user: number; system: number } {
 }
 
 let worker: Worker;
-if (trace) {
-  const log = (line: object) => appendFileSync(trace, `${JSON.stringify(line)}\n`);
+if (trace || splitOnly) {
+  const log = (line: object) => trace && appendFileSync(trace, `${JSON.stringify(line)}\n`);
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
-  setInterval(() => {
-    log({ t: Date.now(), loopMaxMs: loop.max / 1e6, loopMeanMs: loop.mean / 1e6, mem: memoryMiB(), cpuMs: cpuMs(), limiters: limiterSnapshots(), leaseReports: leaseReportsSent() });
-    loop.reset();
-  }, 1000).unref();
+  if (trace) {
+    setInterval(() => {
+      log({ t: Date.now(), loopMaxMs: loop.max / 1e6, loopMeanMs: loop.mean / 1e6, mem: memoryMiB(), cpuMs: cpuMs(), limiters: limiterSnapshots(), leaseReports: leaseReportsSent() });
+      loop.reset();
+    }, 1000).unref();
+  }
   const timing = (activity: string): ActivityInboundCallsInterceptor => ({
     async execute(input, next) {
       const started = Date.now();
@@ -92,14 +97,16 @@ if (trace) {
     // Bundled in a child process, as createWorker does: bundling here would add ~200 MB to the peak RSS.
     workflowBundle: { codePath: await prebuiltWorkflowBundle() },
     maxConcurrentActivityTaskExecutions: max,
-    interceptors: { activity: [(ctx) => ({ inbound: timing(ctx.info.activityType) })] },
+    interceptors: trace ? { activity: [(ctx) => ({ inbound: timing(ctx.info.activityType) })] } : {},
   });
   const traced = worker;
-  shareEndpointLimits(connection, settings.namespace, settings.taskQueue, () => ['STOPPED', 'FAILED'].includes(traced.getState()));
+  const stopped = () => ['STOPPED', 'FAILED'].includes(traced.getState());
+  if (splitOnly) splitAmongPollers(connection, settings.namespace, settings.taskQueue, stopped);
+  else shareEndpointLimits(connection, settings.namespace, settings.taskQueue, stopped);
 } else {
   worker = await createWorker({ connection, namespace: settings.namespace, taskQueue: settings.taskQueue, maxConcurrentActivities: max });
 }
-console.log(`worker polling task queue '${settings.taskQueue}' on ${settings.connection.address} (maxConcurrentActivities ${max}${trace ? `, trace ${trace}` : ''})`);
+console.log(`worker polling task queue '${settings.taskQueue}' on ${settings.connection.address} (maxConcurrentActivities ${max}${trace ? `, trace ${trace}` : ''}${splitOnly ? ', limits split 1/N' : ''})`);
 await worker.run();
 if (profiler) {
   const { profile: data } = await profiler.post('Profiler.stop');

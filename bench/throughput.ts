@@ -9,9 +9,10 @@
 //                 --parallel-shards 8), --samples 2000
 //   defaults      1 worker, the shipped parallelism (shardSize 64, sliceSize 16, llm.concurrency 8,
 //                 maxParallelShards 4), --samples-defaults 512
-//   two           2 workers on one task queue, each configured with concurrency C (each admits
-//                 C/2: they count each other, worker/endpointSharing.ts), --samples-two 768
+//   two           2 workers on one task queue, each configured with concurrency C (together C: they
+//                 lease it by demand, worker/endpointSharing.ts), --samples-two 768
 //   four          4 workers, each configured with concurrency C, --samples-two 768
+//   four-split    the same with the cap split 1/4 per worker whatever its demand (before the leases)
 //   two-split     2 workers, each with concurrency C/2 (the cap split by hand), --samples-two 768
 //   two-uncapped  2 workers, each with concurrency C, simulator cap off, --samples-uncapped 400
 //   rpm-one, rpm-two, rpm-four
@@ -58,7 +59,7 @@ import {
 
 const { values } = parseArgs({
   options: {
-    only: { type: 'string' }, // comma-separated: one, defaults, two, four, two-split, two-uncapped, rpm-one, rpm-two, rpm-four
+    only: { type: 'string' }, // comma-separated: one, defaults, two, four, four-split, two-split, two-uncapped, rpm-one, rpm-two, rpm-four
     samples: { type: 'string', default: '2000' },
     'samples-defaults': { type: 'string', default: '512' },
     'samples-two': { type: 'string', default: '768' },
@@ -95,6 +96,8 @@ interface Scenario {
   simulatorCap: number;
   /** Simulator requests-per-minute limit with x-ratelimit-* headers (0 = none). */
   simulatorRpm?: number;
+  /** Workers split endpoint limits 1/N only, without concurrency leases (bench/benchWorker.ts BENCH_SPLIT_ONLY). */
+  splitOnly?: boolean;
   settings: BenchBuildSettings;
 }
 
@@ -123,7 +126,7 @@ async function runScenario(server: DevServer, sim: SimulatorProc, client: Client
     for (let i = 0; i < scenario.workers; i++) {
       const trace = values.trace ? `${values.trace}.${scenario.name}.${i}.jsonl` : undefined;
       const cpuProfile = values['cpu-prof'] ? `${values['cpu-prof']}.${scenario.name}.${i}.cpuprofile` : undefined;
-      workers.push(await startWorkerProcess({ address: server.address, taskQueue, simulatorUrl: sim.url, maxConcurrentActivities: activities, trace, cpuProfile }));
+      workers.push(await startWorkerProcess({ address: server.address, taskQueue, simulatorUrl: sim.url, maxConcurrentActivities: activities, trace, cpuProfile, splitOnly: scenario.splitOnly }));
     }
     await fetch(`${sim.admin}/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ maxConcurrent: scenario.simulatorCap, rateLimitRequests: scenario.simulatorRpm ?? 0 }) });
     await resetSim(sim);
@@ -202,6 +205,8 @@ async function main(): Promise<void> {
     { name: 'defaults', workers: 1, samples: Number(values['samples-defaults']), simulatorCap: C, settings: defaults },
     { name: 'two', workers: 2, samples: Number(values['samples-two']), simulatorCap: C, settings: tuned },
     { name: 'four', workers: 4, samples: Number(values['samples-two']), simulatorCap: C, settings: tuned },
+    // As before concurrency leases: each worker admits 1/4 of C whatever its demand.
+    { name: 'four-split', workers: 4, samples: Number(values['samples-two']), simulatorCap: C, settings: tuned, splitOnly: true },
     // The cap split by hand: each worker's limiter gets C/2, so together they send at most C.
     { name: 'two-split', workers: 2, samples: Number(values['samples-two']), simulatorCap: C, settings: { ...tuned, concurrency: Math.floor(C / 2) } },
     { name: 'two-uncapped', workers: 2, samples: Number(values['samples-uncapped']), simulatorCap: 0, settings: tuned },

@@ -8,7 +8,9 @@
  * requests waiting; with 4 workers on a C = 128 cap that cost 10-15% of the limit.
  *
  * Each report carries, per endpoint, the worker's requests in flight and waiting and the grant it
- * admits by now; the answer is its new grant. Two rules:
+ * admits by now; the answer is its new grant (held back by the workflow until it differs from what
+ * the worker holds: a long poll, so capacity given back by one worker reaches a waiting one at once,
+ * and nothing is sent while nothing changes). Two rules:
  * - Fair by demand: the cap is water-filled over the workers' demands (in flight + waiting), so a
  *   busy worker borrows what idle ones do not use and gives it back as soon as they want it; what no
  *   demand claims is spread evenly as headroom for demand that appears before the next report.
@@ -34,6 +36,8 @@ export interface EndpointDemand {
 export interface DemandReport {
   /** The worker's identity, stable for the life of its process. */
   worker: string;
+  /** Rises with each report of the worker: a newer report supersedes an older one still waiting for its answer. */
+  seq: number;
   endpoints: EndpointDemand[];
   /** The worker stops reporting (idle, or shutting down): forget its leases; it holds nothing by now. */
   release?: boolean;
@@ -55,19 +59,16 @@ export type LeaseBook = Record<string, Record<string, Holder>>;
 export const SILENT_MS = 20_000;
 
 export interface LeaseAnswer {
-  /** The worker's new grant per endpoint. */
+  /** The worker's new grant per endpoint (empty when superseded). */
   grants: Record<string, number>;
-  /**
-   * Some grant is below what the worker is entitled to: other workers hold the rest until their next
-   * reports, so this worker should ask again soon to pick it up.
-   */
-  owed: boolean;
+  /** A newer report of the same worker came in meanwhile: its answer is the one to apply. */
+  superseded?: boolean;
 }
 
 /** Applies one worker's report and answers its new grants. */
 export function grantLeases(book: LeaseBook, report: DemandReport, now: number): LeaseAnswer {
   forgetSilent(book, now);
-  const answer: LeaseAnswer = { grants: {}, owed: false };
+  const answer: LeaseAnswer = { grants: {} };
   if (report.release) {
     for (const holders of Object.values(book)) delete holders[report.worker];
     pruneEmpty(book);
@@ -80,16 +81,32 @@ export function grantLeases(book: LeaseBook, report: DemandReport, now: number):
     self.cap = demand.cap;
     self.demand = demand.inFlight + demand.queued;
     self.seenAt = now;
-    const others = Object.entries(holders).filter(([worker]) => worker !== report.worker).map(([, h]) => h);
-    const cap = Math.min(demand.cap, ...others.map((h) => h.cap));
-    const entitled = fairShares(cap, [self, ...others].map((h) => h.demand))[0]!;
-    const free = cap - others.reduce((n, h) => n + h.holds, 0);
-    self.grant = Math.max(0, Math.min(entitled, free));
+    self.grant = grantFor(holders, report.worker, demand);
     self.holds = Math.max(demand.inFlight, demand.holding, self.grant);
     answer.grants[demand.endpoint] = self.grant;
-    if (self.grant < Math.min(entitled, self.demand)) answer.owed = true;
   }
   return answer;
+}
+
+/**
+ * Whether the grants the report would get now differ from what the worker holds by enough to tell
+ * it (a lease workflow holds an answer back until then: workflows/endpointLeases.ts). Reads the book
+ * without changing it.
+ */
+export function grantsMoved(book: LeaseBook, report: DemandReport): boolean {
+  return report.endpoints.some((demand) => {
+    const grant = grantFor(book[demand.endpoint] ?? {}, report.worker, demand);
+    return Math.abs(grant - demand.holding) >= Math.max(1, Math.floor(demand.holding / 16));
+  });
+}
+
+/** The fair share of `demand`'s worker, within what the others cannot be holding. */
+function grantFor(holders: Record<string, Holder>, worker: string, demand: EndpointDemand): number {
+  const others = Object.entries(holders).filter(([w]) => w !== worker).map(([, h]) => h);
+  const cap = Math.min(demand.cap, ...others.map((h) => h.cap));
+  const entitled = fairShares(cap, [demand.inFlight + demand.queued, ...others.map((h) => h.demand)])[0]!;
+  const free = cap - others.reduce((n, h) => n + h.holds, 0);
+  return Math.max(0, Math.min(entitled, free));
 }
 
 /** Drops the workers silent for SILENT_MS (and endpoints nobody holds). */

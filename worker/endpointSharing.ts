@@ -4,8 +4,8 @@
  *   lists each poller's identity and last access), so every worker counts the live ones and admits
  *   1/N of each endpoint's requests and tokens per minute (llm/limiter.ts shareEndpointsAmong).
  * - Concurrency: split by demand, not by head count. Every worker reports its requests in flight and
- *   waiting per endpoint to the task queue's lease workflow (workflows/endpointLeases.ts, an update
- *   every REPORT_MS while busy, sooner when its demand crosses its grant) and admits what it is granted (llm/concurrencyLeases.ts): a worker
+ *   waiting per endpoint to the task queue's lease workflow (workflows/endpointLeases.ts: an update
+ *   it answers when the grant changes, a long poll) and admits what it is granted (llm/concurrencyLeases.ts): a worker
  *   whose activities are between model calls lends its part to the busy ones. When the lease
  *   workflow does not answer for LEASE_TTL_MS, the 1/N split applies until it answers again.
  * N workers then hold an endpoint at its configured concurrency or per-minute rates together, with
@@ -21,7 +21,7 @@ import { Client, WithStartWorkflowOperation } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import type { DemandReport, EndpointDemand } from '../llm/concurrencyLeases.js';
 import { applyLeases, dropLeases, endpointDemands, leaseConcurrency, shareEndpointsAmong } from '../llm/limiter.js';
-import { endpointLeases, endpointLeasesWorkflowId, reportDemandUpdate } from '../workflows/endpointLeases.js';
+import { endpointLeases, endpointLeasesWorkflowId, HOLD_MS, reportDemandUpdate } from '../workflows/endpointLeases.js';
 
 /** temporal.api.enums.v1.TaskQueueType (the proto package is not a direct dependency). */
 const TASK_QUEUE_TYPES = { workflow: 1, activity: 2 } as const;
@@ -54,7 +54,12 @@ export async function livePollers(service: WorkflowService, namespace: string, t
  * timers never keep the process alive.
  */
 export function shareEndpointLimits(connection: NativeConnection, namespace: string, taskQueue: string, finished: () => boolean): void {
+  splitAmongPollers(connection, namespace, taskQueue, finished);
   leaseEndpointConcurrency(new Client({ connection, namespace }), taskQueue, `${process.pid}@${hostname()}`, finished);
+}
+
+/** Shares the per-minute rates (and, where no lease applies, the concurrency) 1/N among the live workers of `taskQueue`. */
+export function splitAmongPollers(connection: NativeConnection, namespace: string, taskQueue: string, finished: () => boolean): void {
   const loop = async (): Promise<void> => {
     if (finished()) return;
     try {
@@ -67,40 +72,48 @@ export function shareEndpointLimits(connection: NativeConnection, namespace: str
   void loop();
 }
 
-/**
- * A busy worker reports at least this often (a report is an update: ~6 ms of CPU on the server and
- * as much on the workers): the fair shares follow the workers' demands within two reports.
- */
-export const REPORT_MS = 500;
-/** How often a worker owed capacity by others asks again, to pick it up as they give it back. */
-export const OWED_REPORT_MS = 150;
-/** Local checks for a change worth reporting at once: requests waiting beyond the grant, or a grant much above the demand. */
+/** Local checks for a change worth reporting at once: requests waiting at the grant, or a grant much above the demand. */
 const CHECK_MS = 50;
 /** A worker with nothing in flight or waiting this long gives its leases back and stops reporting. */
 export const IDLE_RELEASE_MS = 5_000;
 /** Unanswered this long, a worker admits the 1/N split instead (well within the workflow's SILENT_MS). */
 export const LEASE_TTL_MS = 5_000;
-const REPORT_DEADLINE_MS = 2_000;
+/** After a failed report, the next one waits this long. */
+const RETRY_MS = 500;
+const REPORT_DEADLINE_MS = HOLD_MS + 5_000;
 
 let reportsSent = 0;
 /** Lease reports this process has sent, for diagnostics (bench/benchWorker.ts traces it). */
 export const leaseReportsSent = (): number => reportsSent;
 
-/** What makes a report urgent: requests waiting at the grant (wants more), or a grant well above the demand (can give back). */
-function pressure(d: EndpointDemand): 'wants' | 'spares' | 'even' {
-  if (d.queued > 0 && d.inFlight >= d.holding) return 'wants';
-  if (d.holding - d.inFlight - d.queued >= Math.max(2, d.holding / 4)) return 'spares';
-  return 'even';
+/** Triggered reports go out at most this often (the one out is superseded: the workflow answers the newer). */
+const MIN_GAP_MS = 200;
+
+const wants = (d: EndpointDemand) => d.queued >= Math.max(1, d.holding / 8) && d.inFlight >= d.holding;
+const spares = (d: EndpointDemand) => d.holding - d.inFlight - d.queued >= Math.max(2, d.holding / 4);
+
+/**
+ * A change since the last report that the workflow should hear of at once: requests now wait at the
+ * grant (it wants more), a quarter of the grant is now unused (it can give back), or requests above a
+ * lowered grant have ended by a step (their slots are what other workers wait for).
+ */
+export function worthReporting(now: EndpointDemand, last: EndpointDemand | undefined): boolean {
+  if (!last) return wants(now);
+  if (wants(now) && !wants(last)) return true;
+  if (spares(now) && !spares(last)) return true;
+  return last.inFlight > now.holding && last.inFlight - Math.max(now.inFlight, now.holding) >= Math.max(2, now.holding / 8);
 }
 
 /**
  * Leases this process's endpoint concurrency from the lease workflow of `taskQueue` (started by the
- * first report). Reports every REPORT_MS while any endpoint has requests in flight or waiting, every
- * OWED_REPORT_MS while owed capacity, and at once when an endpoint starts wanting more or sparing
- * some; gives the leases back after IDLE_RELEASE_MS idle and when the worker stops.
+ * first report). While any endpoint has requests in flight or waiting, one report is always out:
+ * the workflow answers when the grant changes (or after HOLD_MS), and the next report goes out with
+ * the answer applied. A change worth reporting at once (worthReporting) sends a new report that
+ * supersedes the waiting one. Gives the leases back after IDLE_RELEASE_MS idle and when the
+ * worker stops.
  */
 export function leaseEndpointConcurrency(client: Client, taskQueue: string, worker: string, finished: () => boolean): void {
-  const report = (demand: DemandReport) => {
+  const send = (demand: DemandReport) => {
     reportsSent++;
     return client.withDeadline(Date.now() + REPORT_DEADLINE_MS, () =>
       client.workflow.executeUpdateWithStart(reportDemandUpdate, {
@@ -109,66 +122,62 @@ export function leaseEndpointConcurrency(client: Client, taskQueue: string, work
           workflowId: endpointLeasesWorkflowId(taskQueue),
           taskQueue,
           workflowIdConflictPolicy: 'USE_EXISTING',
-          args: [{}],
+          args: [{ book: {}, newest: {} }],
         }),
       }),
     );
   };
+  // Starts at the clock: a restarted worker with the same identity (pid@host) is never taken for its older self.
+  let seq = Date.now();
+  /** The report out now (its seq), 0 for none. */
+  let out = 0;
   let holding = false;
   let lastBusy = 0;
-  let lastReport = 0;
-  let owed = false;
-  let reported = new Map<string, ReturnType<typeof pressure>>();
+  let retryAt = 0;
   let unansweredSince: number | undefined;
-  const tick = async (asked: boolean): Promise<void> => {
+  let reported = new Map<string, EndpointDemand>();
+  let reportedAt = 0;
+  const report = (endpoints: EndpointDemand[]): void => {
+    const mine = (out = ++seq);
+    reported = new Map(endpoints.map((e) => [e.endpoint, e]));
+    reportedAt = Date.now();
+    send({ worker, seq: mine, endpoints }).then(
+      (answer) => {
+        if (out !== mine) return;
+        out = 0;
+        if (answer.superseded) return; // by a report of an earlier self: the next check reports anew
+        applyLeases(answer.grants);
+        holding = true;
+        unansweredSince = undefined;
+        check();
+      },
+      () => {
+        if (out !== mine) return;
+        out = 0;
+        retryAt = Date.now() + RETRY_MS;
+        unansweredSince ??= Date.now();
+        if (Date.now() - unansweredSince > LEASE_TTL_MS) applyLeases(undefined);
+      },
+    );
+  };
+  const check = (): void => {
     const now = Date.now();
     const endpoints = endpointDemands();
     if (endpoints.some((e) => e.inFlight + e.queued > 0)) lastBusy = now;
     if (finished() || now - lastBusy > IDLE_RELEASE_MS) {
-      if (!holding) return;
+      if (!holding && out === 0) return;
       dropLeases();
       holding = false;
-      reported = new Map();
-      await report({ worker, endpoints: [], release: true }).catch(() => {}); // unheard: the workflow forgets a silent worker
+      out = 0;
+      void send({ worker, seq: ++seq, endpoints: [], release: true }).catch(() => {}); // unheard: the workflow forgets a silent worker
       return;
     }
-    const changed = endpoints.some((e) => pressure(e) !== 'even' && pressure(e) !== reported.get(e.endpoint));
-    if (!asked && !changed && now - lastReport < (owed ? OWED_REPORT_MS : REPORT_MS)) return;
-    lastReport = now;
-    reported = new Map(endpoints.map((e) => [e.endpoint, pressure(e)]));
-    try {
-      const answer = await report({ worker, endpoints });
-      applyLeases(answer.grants);
-      owed = answer.owed;
-      holding = true;
-      unansweredSince = undefined;
-    } catch {
-      unansweredSince ??= now;
-      if (Date.now() - unansweredSince > LEASE_TTL_MS) applyLeases(undefined);
-    }
+    if (out === 0 ? now >= retryAt : now - reportedAt >= MIN_GAP_MS && endpoints.some((e) => worthReporting(e, reported.get(e.endpoint)))) report(endpoints);
   };
-  let running: Promise<void> | undefined;
-  let askedAgain = false;
-  const run = (asked: boolean): void => {
-    if (running) {
-      askedAgain ||= asked;
-      return;
-    }
-    running = tick(asked).finally(() => {
-      running = undefined;
-      if (askedAgain) {
-        askedAgain = false;
-        run(true);
-      }
-    });
-  };
-  leaseConcurrency(() => setImmediate(() => run(true)));
+  leaseConcurrency(() => setImmediate(check));
   const loop = (): void => {
-    run(false);
-    if (finished()) {
-      void running?.finally(() => leaseConcurrency(undefined));
-      return;
-    }
+    check();
+    if (finished()) return leaseConcurrency(undefined);
     setTimeout(loop, CHECK_MS).unref();
   };
   loop();

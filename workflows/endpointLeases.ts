@@ -1,28 +1,49 @@
 /**
  * The lease desk of one task queue's endpoints: the workers of the queue report their demand per
- * endpoint (an update, about twice a second while busy), and each answer is the worker's concurrency
- * grant (llm/concurrencyLeases.ts). Temporal serializes the updates and keeps the book durable, so the
- * workers need no coordination service of their own. One per task queue, started by the first
- * report (update-with-start, worker/endpointSharing.ts); it continues as new before its history
- * grows long and ends after IDLE_END without a report and with nothing leased.
+ * endpoint (an update), and each answer is the worker's concurrency grant
+ * (llm/concurrencyLeases.ts). An answer that would not change the worker's grant is held back (a
+ * long poll, up to HOLD_MS) until another worker's report moves it: capacity one worker gives back
+ * reaches the waiting ones in the same workflow task, and a steady fleet exchanges one update per
+ * worker per HOLD_MS. A worker's newer report supersedes its waiting one. Temporal serializes the
+ * updates and keeps the book durable, so the workers need no coordination service of their own.
+ * One per task queue, started by the first report (update-with-start, worker/endpointSharing.ts); it
+ * continues as new before its history grows long and ends after IDLE_END without a report and with
+ * nothing leased.
  */
 import { allHandlersFinished, condition, continueAsNew, defineUpdate, setHandler, workflowInfo } from '@temporalio/workflow';
-import { forgetSilent, grantLeases, type DemandReport, type LeaseAnswer, type LeaseBook } from '../llm/concurrencyLeases.js';
+import { forgetSilent, grantLeases, grantsMoved, type DemandReport, type LeaseAnswer, type LeaseBook } from '../llm/concurrencyLeases.js';
 
 export const reportDemandUpdate = defineUpdate<LeaseAnswer, [DemandReport]>('reportDemand');
 
 /** The lease desk's workflow id for a task queue. */
 export const endpointLeasesWorkflowId = (taskQueue: string) => `mmif-endpoint-leases-${taskQueue}`;
 
-/** An update is ~5 events: roll over well before Temporal's history limits slow the workflow down. */
+/** Longest an unchanged answer is held back: the worker's report then also serves as a keep-alive. */
+export const HOLD_MS = 3_000;
+/** An update is ~5-7 events: roll over well before Temporal's history limits slow the workflow down. */
 const MAX_HISTORY = 2_000;
 const IDLE_END = '2 minutes';
 
-export async function endpointLeases(book: LeaseBook = {}): Promise<void> {
+export interface LeaseDesk {
+  book: LeaseBook;
+  /** Each worker's newest report (DemandReport.seq). */
+  newest: Record<string, number>;
+}
+
+export async function endpointLeases(desk: LeaseDesk = { book: {}, newest: {} }): Promise<void> {
+  const { book, newest } = desk;
   let reports = 0;
-  setHandler(reportDemandUpdate, (report) => {
+  let rollingOver = false;
+  setHandler(reportDemandUpdate, async (report): Promise<LeaseAnswer> => {
     reports++;
-    return grantLeases(book, report, Date.now());
+    const superseded = () => newest[report.worker] !== report.seq;
+    if ((newest[report.worker] ?? -1) >= report.seq) return { grants: {}, superseded: true };
+    newest[report.worker] = report.seq;
+    const answer = grantLeases(book, report, Date.now());
+    const unchanged = report.endpoints.every((d) => answer.grants[d.endpoint] === d.holding);
+    if (report.release || !unchanged) return answer;
+    await condition(() => superseded() || rollingOver || grantsMoved(book, report), HOLD_MS);
+    return superseded() ? { grants: {}, superseded: true } : grantLeases(book, report, Date.now());
   });
   const rollOver = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > MAX_HISTORY;
   for (;;) {
@@ -31,6 +52,8 @@ export async function endpointLeases(book: LeaseBook = {}): Promise<void> {
     forgetSilent(book, Date.now());
     if (reports === seen && Object.keys(book).length === 0) return;
   }
+  rollingOver = true;
   await condition(allHandlersFinished);
-  await continueAsNew<typeof endpointLeases>(book);
+  const live = new Set(Object.values(book).flatMap((holders) => Object.keys(holders)));
+  await continueAsNew<typeof endpointLeases>({ book, newest: Object.fromEntries(Object.entries(newest).filter(([worker]) => live.has(worker))) });
 }

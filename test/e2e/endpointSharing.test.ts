@@ -16,7 +16,7 @@ import { resolveEndpoint } from '../../llm/endpoint.js';
 import { endpointDemands, limiterFor, shareEndpointsAmong } from '../../llm/limiter.js';
 import { startTemporalDevServer, type DevServer } from '../../local/temporalDevServer.js';
 import { bundleWorkflows } from '../../worker/createWorker.js';
-import { LIVE_MS, leaseEndpointConcurrency, livePollers, RECOUNT_MS, REPORT_MS, shareEndpointLimits } from '../../worker/endpointSharing.js';
+import { LIVE_MS, leaseEndpointConcurrency, livePollers, RECOUNT_MS, shareEndpointLimits } from '../../worker/endpointSharing.js';
 import { endpointLeases, endpointLeasesWorkflowId, reportDemandUpdate } from '../../workflows/endpointLeases.js';
 
 let server: DevServer;
@@ -65,7 +65,6 @@ test('each worker admits its share of the per-minute rates: 2 live workers, half
     { workers: 2, requestsPerMinute: 600, leased: true },
   );
   assert.ok(RECOUNT_MS <= 10_000, 'workers joining or leaving are noticed within seconds');
-  await sleep(2 * REPORT_MS);
 });
 
 /**
@@ -85,19 +84,22 @@ test('concurrency is leased by demand: an idle worker lends its part, takes it b
   leaseEndpointConcurrency(client, TASK_QUEUE, 'this-worker@host', () => stopped);
   const peer = { grant: 0, demand: 0 };
   const endpointId = () => endpointDemands()[endpointDemands().length - 1]!.endpoint;
+  // The peer reports as a worker does: one report out at a time, answered when its grant changes
+  // (or after HOLD_MS); it reports once more after it gets busy.
+  let seq = 0;
+  const peerReport = async (): Promise<void> => {
+    const inFlight = Math.min(peer.demand, peer.grant);
+    const answer = await client.workflow.executeUpdateWithStart(reportDemandUpdate, {
+      args: [{ worker: 'peer@host', seq: ++seq, endpoints: [{ endpoint: endpointId(), cap: CAP, inFlight, queued: peer.demand - inFlight, holding: peer.grant }] }],
+      startWorkflowOperation: new WithStartWorkflowOperation(endpointLeases, { workflowId: endpointLeasesWorkflowId(TASK_QUEUE), taskQueue: TASK_QUEUE, workflowIdConflictPolicy: 'USE_EXISTING', args: [{ book: {}, newest: {} }] }),
+    });
+    if (!answer.superseded) peer.grant = answer.grants[endpointId()]!;
+  };
   const peerReports = (async () => {
-    while (!stopped) {
-      const inFlight = Math.min(peer.demand, peer.grant);
-      const grants = await client.workflow.executeUpdateWithStart(reportDemandUpdate, {
-        args: [{ worker: 'peer@host', endpoints: [{ endpoint: endpointId(), cap: CAP, inFlight, queued: peer.demand - inFlight, holding: peer.grant }] }],
-        startWorkflowOperation: new WithStartWorkflowOperation(endpointLeases, { workflowId: endpointLeasesWorkflowId(TASK_QUEUE), taskQueue: TASK_QUEUE, workflowIdConflictPolicy: 'USE_EXISTING', args: [{}] }),
-      });
-      peer.grant = grants.grants[endpointId()]!;
-      await sleep(REPORT_MS);
-    }
+    while (!stopped) await peerReport();
   })();
   const releases: Array<() => void> = [];
-  const calls = Array.from({ length: 200 }, () => limiter.run(1, () => new Promise<void>((done) => releases.push(done)), undefined, limits));
+  const calls = Array.from({ length: 1000 }, () => limiter.run(1, () => new Promise<void>((done) => releases.push(done)), undefined, limits));
   let worst = 0;
   const watch = setInterval(() => (worst = Math.max(worst, limiter.snapshot().inFlight + Math.min(peer.demand, peer.grant))), 10);
   try {
@@ -107,6 +109,7 @@ test('concurrency is leased by demand: an idle worker lends its part, takes it b
     };
     await until('the idle peer lends its part', () => limiter.snapshot().inFlight === CAP);
     peer.demand = 100;
+    void peerReport(); // supersedes the report waiting for an answer
     // This worker's requests end one by one; only then can the peer have their slots.
     const ending = setInterval(() => releases.shift()?.(), 20);
     try {

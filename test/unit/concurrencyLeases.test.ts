@@ -5,7 +5,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fairShares, grantLeases, SILENT_MS, type LeaseBook } from '../../llm/concurrencyLeases.js';
+import { fairShares, grantLeases, grantsMoved, SILENT_MS, type LeaseBook } from '../../llm/concurrencyLeases.js';
+import { worthReporting } from '../../worker/endpointSharing.js';
 
 test('fair shares: water-filling over demands, the rest spread evenly, summing to the cap', () => {
   assert.deepEqual(fairShares(128, [200, 0, 0, 0]), [128, 0, 0, 0]);
@@ -22,7 +23,7 @@ test('a busy worker borrows what idle workers do not use and gives it back when 
   const held: Record<string, number> = {};
   /** A worker's report with the grant it holds; the answer is applied at once. */
   const report = (worker: string, inFlight: number, queued: number) =>
-    (held[worker] = grantLeases(book, { worker, endpoints: [{ endpoint: 'e', cap: 128, inFlight, queued, holding: held[worker] ?? 0 }] }, 0).grants.e!);
+    (held[worker] = grantLeases(book, { worker, seq: 0, endpoints: [{ endpoint: 'e', cap: 128, inFlight, queued, holding: held[worker] ?? 0 }] }, 0).grants.e!);
   const total = () => Object.values(held).reduce((a, b) => a + b, 0);
   // Four workers join idle: the first takes the unclaimed cap as headroom, the others get what is free.
   for (const w of ['a', 'b', 'c', 'd']) report(w, 0, 0);
@@ -43,20 +44,22 @@ test('a busy worker borrows what idle workers do not use and gives it back when 
   // b gets busy: nothing is free while a holds 128; a gives half back at its next report, but its
   // requests in flight still count until they end.
   assert.equal(report('b', 0, 300), 0);
-  assert.equal(grantLeases(book, { worker: 'b', endpoints: [{ endpoint: 'e', cap: 128, inFlight: 0, queued: 300, holding: 0 }] }, 0).owed, true, 'b is owed: it should ask again soon');
+  const bWaits = { worker: 'b', seq: 0, endpoints: [{ endpoint: 'e', cap: 128, inFlight: 0, queued: 300, holding: 0 }] };
+  assert.equal(grantsMoved(book, bWaits), false, "b's answer would not change: the workflow holds it back");
   assert.equal(report('a', 128, 400), 64, 'a is entitled to half now');
   assert.equal(report('b', 0, 300), 0, 'a still has 128 in flight');
   report('a', 64, 400);
+  assert.equal(grantsMoved(book, bWaits), true, "a gave half back: b's waiting answer goes out");
   assert.equal(report('b', 0, 300), 64, 'fair: half each');
   assert.ok(total() <= 128);
 });
 
 test('a released or silent worker returns its leases', () => {
   const book: LeaseBook = {};
-  const ask = (worker: string, now: number) => grantLeases(book, { worker, endpoints: [{ endpoint: 'e', cap: 100, inFlight: 0, queued: 1000, holding: 0 }] }, now).grants.e!;
+  const ask = (worker: string, now: number) => grantLeases(book, { worker, seq: 0, endpoints: [{ endpoint: 'e', cap: 100, inFlight: 0, queued: 1000, holding: 0 }] }, now).grants.e!;
   assert.equal(ask('a', 0), 100);
   assert.equal(ask('b', 0), 0);
-  grantLeases(book, { worker: 'a', endpoints: [], release: true }, 1);
+  grantLeases(book, { worker: 'a', seq: 0, endpoints: [], release: true }, 1);
   assert.equal(ask('b', 2), 100);
   assert.equal(ask('c', 3), 0);
   assert.equal(ask('c', 3 + SILENT_MS + 1), 100, 'b went silent: its lease returns');
@@ -65,13 +68,13 @@ test('a released or silent worker returns its leases', () => {
 
 test('the tightest cap any worker names applies', () => {
   const book: LeaseBook = {};
-  const a = grantLeases(book, { worker: 'a', endpoints: [{ endpoint: 'e', cap: 64, inFlight: 0, queued: 0, holding: 0 }] }, 0).grants.e!;
+  const a = grantLeases(book, { worker: 'a', seq: 0, endpoints: [{ endpoint: 'e', cap: 64, inFlight: 0, queued: 0, holding: 0 }] }, 0).grants.e!;
   assert.equal(a, 64);
-  const ask = () => grantLeases(book, { worker: 'b', endpoints: [{ endpoint: 'e', cap: 128, inFlight: 0, queued: 1000, holding: 0 }] }, 0).grants.e!;
+  const ask = () => grantLeases(book, { worker: 'b', seq: 0, endpoints: [{ endpoint: 'e', cap: 128, inFlight: 0, queued: 1000, holding: 0 }] }, 0).grants.e!;
   assert.equal(ask(), 0, 'a holds all of the 64 as headroom');
-  assert.equal(grantLeases(book, { worker: 'a', endpoints: [{ endpoint: 'e', cap: 64, inFlight: 0, queued: 0, holding: a }] }, 0).grants.e, 0);
+  assert.equal(grantLeases(book, { worker: 'a', seq: 0, endpoints: [{ endpoint: 'e', cap: 64, inFlight: 0, queued: 0, holding: a }] }, 0).grants.e, 0);
   assert.equal(ask(), 0, 'a may hold 64 until its next report');
-  grantLeases(book, { worker: 'a', endpoints: [{ endpoint: 'e', cap: 64, inFlight: 0, queued: 0, holding: 0 }] }, 0);
+  grantLeases(book, { worker: 'a', seq: 0, endpoints: [{ endpoint: 'e', cap: 64, inFlight: 0, queued: 0, holding: 0 }] }, 0);
   assert.equal(ask(), 64, "b's own cap of 128 does not apply: a's 64 is tighter");
 });
 
@@ -109,7 +112,7 @@ function simulate(workers: number, seed: number): { overCap: number; used: numbe
     for (const w of fleet) {
       if (random() < 0.5) continue;
       const queued = Math.max(0, w.demand - w.running.length);
-      w.inbox = grantLeases(book, { worker: w.id, endpoints: [{ endpoint: 'e', cap: CAP, inFlight: w.running.length, queued, holding: w.grant }] }, step).grants.e;
+      w.inbox = grantLeases(book, { worker: w.id, seq: 0, endpoints: [{ endpoint: 'e', cap: CAP, inFlight: w.running.length, queued, holding: w.grant }] }, step).grants.e;
     }
   }
   return { overCap, used, wanted };
@@ -123,4 +126,17 @@ test('simulated fleets of 2 and 4 workers: never over the cap, and the cap kept 
       assert.ok(used / wanted >= 0.95, `${workers} workers, seed ${seed}: ${((100 * used) / wanted).toFixed(1)}% of what was wanted`);
     }
   }
+});
+
+test('a worker reports at once when requests start waiting at its grant, a quarter of it falls idle, or requests above a lowered grant end', () => {
+  const at = (inFlight: number, queued: number, holding: number) => ({ endpoint: 'e', cap: 128, inFlight, queued, holding });
+  assert.equal(worthReporting(at(0, 1, 0), undefined), true, 'a first request waits for a lease');
+  assert.equal(worthReporting(at(0, 0, 0), undefined), false);
+  assert.equal(worthReporting(at(32, 10, 32), at(30, 0, 32)), true, 'wants more');
+  assert.equal(worthReporting(at(32, 12, 32), at(32, 10, 32)), false, 'still wants more: told already');
+  assert.equal(worthReporting(at(32, 2, 32), at(30, 0, 32)), false, 'two waiting at 32 are not worth an update');
+  assert.equal(worthReporting(at(20, 0, 32), at(32, 5, 32)), true, 'spares 12 of 32');
+  assert.equal(worthReporting(at(26, 0, 32), at(32, 5, 32)), false, 'spares 6 of 32');
+  assert.equal(worthReporting(at(56, 40, 32), at(64, 40, 64)), true, 'grant lowered to 32: 8 of the 64 sent before have ended');
+  assert.equal(worthReporting(at(62, 40, 32), at(64, 40, 64)), false);
 });
