@@ -8,7 +8,7 @@ import { buildLayout, LLM_CACHE_PREFIX } from '../storage/buildLayout.js';
 import type { StageContext } from '../pipeline/context.js';
 import type { StoredConfig } from '../pipeline/planBuild.js';
 import type { RichnessTools } from '../pipeline/richness.js';
-import { openSource } from '../sources/source.js';
+import { openSources } from '../sources/source.js';
 import { getJson, type ObjectStore } from '../storage/objectStore.js';
 import { evalFingerprintMaterial, evalOutput, type EvalConfig } from '../config/evalConfig.js';
 import { evalLayout } from '../storage/evalLayout.js';
@@ -52,7 +52,7 @@ export function contextFor(config: BuildConfig): StageContext {
       // Output root + build id: dated scheduled runs share a build id but not an output.
       owner: `${config.output}\u0000${config.buildId}`,
     }),
-    sources: config.sources.map((source, index) => openSource(source, index, config.s3)),
+    sources: openSources(config.sources, config.s3),
   };
 }
 

@@ -1,10 +1,11 @@
 /** Entry point to the image sources: turns one `sources[i]` entry of the build config into a reader. */
 import type { SourceConfig } from '../config/buildConfig.js';
+import { sampleIdFor } from '../domain/hashing.js';
 import type { S3Options } from '../storage/openStore.js';
 import { openAllava } from './allava.js';
 import { openCc3m } from './cc3m.js';
 import { openChartqa } from './chartqa.js';
-import type { SourceReader } from './contract.js';
+import { isProblem, type SourceReader } from './contract.js';
 import { openGeo170k } from './geo170k.js';
 import { openMultiui } from './multiui.js';
 import { openRico } from './rico.js';
@@ -18,6 +19,30 @@ export {
   type SourceProblem,
   type SourceReader,
 } from './contract.js';
+
+/**
+ * Opens every configured source, in config order. The second and later sources of one type read
+ * their records under ids of their own (sampleIdFor's `instance`), so two folders holding the same
+ * source ids never share sample ids, stage states or dedupe claims.
+ */
+export function openSources(configs: readonly SourceConfig[], s3: S3Options): SourceReader[] {
+  return configs.map((config, index) => {
+    const reader = openSource(config, index, s3);
+    const instance = configs.slice(0, index).filter((earlier) => earlier.type === config.type).length + 1;
+    return instance === 1 ? reader : withOwnIds(reader, config.type, instance);
+  });
+}
+
+function withOwnIds(reader: SourceReader, type: string, instance: number): SourceReader {
+  return {
+    readImage: (ref) => reader.readImage(ref),
+    async *samples() {
+      for await (const item of reader.samples()) {
+        yield isProblem(item) ? item : { ...item, sampleId: sampleIdFor(type, item.sourceId, instance) };
+      }
+    },
+  };
+}
 
 /** Opening is lazy and cheap: nothing is listed or read until `samples()` or `readImage()` is called. */
 export function openSource(config: SourceConfig, sourceIndex: number, s3: S3Options): SourceReader {
