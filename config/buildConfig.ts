@@ -362,7 +362,6 @@ export const buildConfigSchema = z
       }
       if (c.models.default.batch) ctx.addIssue({ code: 'custom', path: ['models', 'default', 'batch'], message: 'the Batch API is not used by multiturn builds' });
       if (c.targets) ctx.addIssue({ code: 'custom', path: ['targets'], message: 'targets are not supported by multiturn builds yet; use maxSamples' });
-      if (c.holdout) ctx.addIssue({ code: 'custom', path: ['holdout'], message: 'a held-out split is not reserved by multiturn builds yet' });
     }
     if (c.constraints.min > c.constraints.max) {
       ctx.addIssue({ code: 'custom', path: ['constraints', 'min'], message: 'must not exceed constraints.max' });

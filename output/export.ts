@@ -9,6 +9,7 @@ import type { BuildLayout } from '../storage/buildLayout.js';
 import type { ShardManifest } from './manifest.js';
 import { isHeldOutImage, mmifevalLines } from './mmifeval.js';
 import type { DpoRecord, InstructRecord } from './records.js';
+import type { ChatRecord } from './chatRecords.js';
 import { dpoRecordFromLine, dpoSharegptLine, instructRecordFromLine, instructSharegptLine, jsonl, llamaFactoryDatasetInfo } from './sharegpt.js';
 import { loadImages } from './shardWriter.js';
 import { trlChatDpoParquet, trlChatSftParquet, trlDpoParquet, trlSftParquet, type TrlImage } from './trl.js';
@@ -163,10 +164,22 @@ export async function exportMmifeval(store: ObjectStore, layout: BuildLayout, fr
 export async function writeReservedSplit(store: ObjectStore, layout: BuildLayout): Promise<ExportSummary> {
   const config = (await getJson<StoredConfig>(store, layout.config))?.config;
   if (!config?.holdout) throw new Error(`build ${layout.root} reserved no held-out split (config holdout)`);
+  const multiturn = config.mode === 'multiturn';
   const heldOut: InstructRecord[] = [];
+  const chats: ChatRecord[] = [];
   for (const shard of await committedShards(store, layout)) {
     const manifest = await getJson<ShardManifest>(store, layout.manifest(shard));
-    if (manifest?.heldOut) heldOut.push(...(await recordsOf<InstructRecord>(store, layout.heldOutJsonl(shard), instructRecordFromLine)));
+    if (!manifest?.heldOut) continue;
+    if (multiturn) chats.push(...(await recordsOf<ChatRecord>(store, layout.heldOutJsonl(shard), (line) => JSON.parse(line) as ChatRecord)));
+    else heldOut.push(...(await recordsOf<InstructRecord>(store, layout.heldOutJsonl(shard), instructRecordFromLine)));
+  }
+  if (multiturn) {
+    if (chats.length === 0) return { format: 'mmifeval', files: [], rows: 0 };
+    // The questions and image of each held-out chat: the eval gives them its own seeded instructions.
+    await store.put(layout.mmifevalHoldoutChats, jsonl(chats.map((c) => JSON.stringify({ id: c.id, image: c.image_path, questions: c.turns.map((t) => t.question) }))));
+    const images = [...new Set(chats.map((c) => c.image_sha256))].sort();
+    await putJson(store, layout.mmifevalHoldoutIds, { seed: config.seed, fraction: config.holdout.fraction, reservedByBuild: true, by: 'image', ids: chats.map((c) => c.id), images });
+    return { format: 'mmifeval', files: [layout.mmifevalHoldoutChats, layout.mmifevalHoldoutIds], rows: chats.length };
   }
   if (heldOut.length === 0) return { format: 'mmifeval', files: [], rows: 0 };
   const files = await writeBench(store, layout, heldOut, { seed: config.seed, fraction: config.holdout.fraction, reservedByBuild: true });

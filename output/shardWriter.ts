@@ -31,7 +31,7 @@ import {
 } from './manifest.js';
 import type { Goals } from '../domain/targets.js';
 import { trimToCaps } from './overTarget.js';
-import { reserveHeldOut, type HoldoutSettings } from './heldOut.js';
+import { reserveHeldOut, splitHeldOutChats, type HoldoutSettings } from './heldOut.js';
 import { shardQuality } from './qualityStats.js';
 import { dpoParquet, instructParquet } from './parquet.js';
 import { dpoSharegptLine, instructSharegptLine, jsonl } from './sharegpt.js';
@@ -182,8 +182,10 @@ async function chatShardContent(store: ObjectStore, layout: BuildLayout, spec: S
   });
   const rejects = assembled.flatMap((a) => a.rejects);
   checkBudget(spec, rejects);
-  const chats = assembled.flatMap((a) => (a.chat ? [a.chat] : []));
-  const pairs = assembled.flatMap((a) => a.pairs);
+  const built = assembled.flatMap((a) => (a.chat ? [a.chat] : []));
+  const builtPairs = assembled.flatMap((a) => a.pairs);
+  const split = spec.holdout ? splitHeldOutChats(built, builtPairs, spec.holdout) : undefined;
+  const [chats, pairs] = split ? [split.chats, split.pairs] : [built, builtPairs];
   const images = await loadImages(store, layout, chats);
   const imageBytes = (r: { image_sha256: string }) => images.get(r.image_sha256)!;
   const files: ShardFile[] = [
@@ -192,9 +194,12 @@ async function chatShardContent(store: ObjectStore, layout: BuildLayout, spec: S
     { key: layout.chatDpoParquet(spec.shard), body: await chatPairParquet(pairs, imageBytes), rows: pairs.length },
     { key: layout.chatDpoJsonl(spec.shard), body: jsonl(pairs.map(chatPairSharegptLine)), rows: pairs.length },
     { key: layout.rejects(spec.shard), body: jsonl(rejects.map((r) => JSON.stringify(r))), rows: rejects.length },
+    // Whole chat records: the eval reads their image and questions (output/export.ts writeReservedSplit).
+    ...(split ? [{ key: layout.heldOutJsonl(spec.shard), body: jsonl(split.heldOut.map((c) => JSON.stringify(c))), rows: split.heldOut.length }] : []),
   ];
   return {
     files,
+    ...(split ? { heldOut: { instruct: split.heldOut.length, dpo: split.droppedPairs } } : {}),
     instruct: chats.length,
     dpo: pairs.length,
     rejects,

@@ -59,7 +59,7 @@ export function buildLayout(buildId: string) {
     chatDpoParquet: (shard: number) => `${root}/chat-dpo/parquet/${shardName(shard)}.parquet`,
     chatDpoJsonl: (shard: number) => `${root}/chat-dpo/sharegpt/${shardName(shard)}.jsonl`,
     rejects: (shard: number) => `${root}/rejects/${shardName(shard)}.jsonl`,
-    /** The shard's SFT records held out for evaluation (config `holdout`), sharegpt lines like instructJsonl. */
+    /** The shard's records held out for evaluation (config `holdout`): SFT records as sharegpt lines like instructJsonl, or (multiturn) chat records as JSON. */
     heldOutJsonl: (shard: number) => `${root}/heldout/${shardName(shard)}.jsonl`,
     /** Written last: its presence is what makes a shard committed. */
     manifest: (shard: number) => `${root}/manifests/${shardName(shard)}.json`,
@@ -78,6 +78,8 @@ export function buildLayout(buildId: string) {
      */
     mmifevalBench: `${root}/MM-IFEval/${MMIFEVAL_BENCH}.jsonl`,
     mmifevalHoldoutIds: `${root}/MM-IFEval/${MMIFEVAL_BENCH}.ids.json`,
+    /** A multiturn build's held-out chats as `mmif eval --chats` reads them: `{id, image, questions}` lines. */
+    mmifevalHoldoutChats: `${root}/MM-IFEval/${MMIFEVAL_BENCH}_chats.jsonl`,
     /**
      * The training data without the held-out samples, as a LLaMA-Factory dataset_dir of its own
      * (`MM-IFEval/`, with its dataset_info.json; image paths `../images/...`).

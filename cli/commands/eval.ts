@@ -5,6 +5,7 @@ import { ConfigError, type BuildConfig, type EndpointConfig } from '../../config
 import { evalFingerprintMaterial, evalOutput, evalWorkflowId, parseEvalConfig, type EvalConfig, type EvalConfigInput } from '../../config/evalConfig.js';
 import { sha256Hex } from '../../domain/hashing.js';
 import type { EvalSummary } from '../../output/evalOutputs.js';
+import { buildLayout } from '../../storage/buildLayout.js';
 import { evalReportName } from '../../storage/evalLayout.js';
 import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
@@ -24,9 +25,10 @@ export const EVAL_USAGE = `usage: mmif eval --data DIR --model M [--samples N] [
   builds' rule verifiers and judges: constraint-level and instruction-level accuracy, per judge method,
   category and constraint type. The judge is --judge-model, else the build's own judge (models.judge or
   models.default of DIR/_work/config.json); --no-judge leaves judged constraints unscored.
-  Multi-turn (seed 002): --chats FILE (JSON lines {id, image, questions: [...]}, images under DIR)
-  [--seed S] [--max-instructions 6] [--append-instructions]: PIF per turn (95% intervals), corpus PIF,
-  PIF-N-K for K = 1..N.
+  Multi-turn (seed 002): --multiturn (the held-out chats of a multiturn build with config holdout,
+  DIR/MM-IFEval/mmif_holdout_chats.jsonl) or --chats FILE (JSON lines {id, image, questions: [...]},
+  images under DIR), [--seed S] [--max-instructions 6] [--append-instructions]: each chat's questions
+  get seeded rule-checked global instructions; PIF per turn (95% intervals), corpus PIF, PIF-N-K for K = 1..N.
   Writes <out>/<model>[.multiturn[.appended]].{json,md,responses.jsonl|turns.jsonl} (default out:
   DIR/MM-IFEval/eval) and prints the Markdown. DIR, --out and --chats may be s3:// URIs (MMIF_S3_ENDPOINT, AWS_*).
   Answers from the mmif simulator are marked SIMULATED.
@@ -52,6 +54,7 @@ export async function evalCommand(args: string[]): Promise<number> {
       out: { type: 'string' },
       cache: { type: 'string' },
       chats: { type: 'string' },
+      multiturn: { type: 'boolean', default: false },
       seed: { type: 'string', default: '0' },
       'max-instructions': { type: 'string', default: '6' },
       'append-instructions': { type: 'boolean', default: false },
@@ -68,6 +71,8 @@ export async function evalCommand(args: string[]): Promise<number> {
   };
   const s3 = s3FromEnv();
   const data = uri(values.data);
+  if (values.multiturn && values.chats) throw new CliError('--multiturn reads the build\'s held-out chats; --chats FILE names others: give one of them', EXIT.usage);
+  const chats = values.multiturn ? `${data.replace(/\/+$/, '')}/${buildLayout('').mmifevalHoldoutChats.slice(1)}` : values.chats && uri(values.chats);
   const model: Record<string, unknown> = { model: values.model, apiKeyEnv: values['api-key-env'] };
   if (values['base-url']) model.baseUrl = values['base-url'];
   if (values.concurrency) model.concurrency = int('concurrency', values.concurrency);
@@ -79,11 +84,11 @@ export async function evalCommand(args: string[]): Promise<number> {
     model: model as EvalConfigInput['model'],
     responses: int('samples', values.samples),
     prompt: values.prompt as 'inline',
-    ...(values.chats
-      ? { chats: { uri: uri(values.chats), seed: int('seed', values.seed), maxInstructions: int('max-instructions', values['max-instructions']), appendInstructions: values['append-instructions'] } }
+    ...(chats
+      ? { chats: { uri: chats, seed: int('seed', values.seed), maxInstructions: int('max-instructions', values['max-instructions']), appendInstructions: values['append-instructions'] } }
       : {}),
   };
-  if (!values.chats && !values['no-judge']) {
+  if (!chats && !values['no-judge']) {
     const judge = values['judge-model'] ? judgeFromFlags(values) : await buildJudge(data, s3);
     if (judge) input.judge = judge;
     else console.log(`no judge endpoint (no --judge-model, and ${data} holds no build config): judged constraints will be counted, not scored`);

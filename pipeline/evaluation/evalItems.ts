@@ -99,7 +99,7 @@ async function readSplit(data: ObjectStore): Promise<SampleItem[]> {
 async function readChats(uri: string, s3: EvalConfig['s3']): Promise<ChatItem[]> {
   const store = openStore(uri.startsWith('s3://') ? uri.slice(0, uri.lastIndexOf('/')) : dirname(uri), s3);
   const body = await store.get(basename(uri));
-  if (!body) throw new EvalInputError(`${uri}: not found`);
+  if (!body) throw new EvalInputError(`${uri}: not found (mmif eval --multiturn reads the held-out chats a multiturn build with config holdout writes; --chats FILE names others)`);
   return jsonLines(body.toString('utf8'), uri).map((line, i) => {
     const chat = line as Partial<ChatInput>;
     if (typeof chat.id !== 'string' || typeof chat.image !== 'string' || !Array.isArray(chat.questions) || chat.questions.length === 0 || !chat.questions.every((q) => typeof q === 'string')) {

@@ -225,6 +225,38 @@ test('multi-turn eval on Temporal: PIF per turn, corpus PIF and PIF-N-K match th
   assert.ok(appended.report.pif.corpus!.mean > plain.report.pif.corpus!.mean, `${appended.report.pif.corpus!.mean} vs ${plain.report.pif.corpus!.mean}`);
 });
 
+test('a multiturn build with holdout keeps held-out images out of its chats and pairs; mmif eval --multiturn scores those chats', async () => {
+  const buildId = 'heldout-chats';
+  const report = (await stack.client.workflow.execute('buildDataset', {
+    taskQueue: stack.taskQueue,
+    workflowId: buildId,
+    args: [{ ...buildConfig(), buildId, seed: 4, mode: 'multiturn', chat: { turns: 4, maxInstructions: 2 }, verification: { maxRegenerations: 8 }, shardSize: 4, sliceSize: 4 }],
+  })) as BuildReport;
+  const layout = buildLayout(buildId);
+  const training = new Set<string>();
+  const held = new Map<string, string[]>();
+  for (let shard = 0; shard < report.shards.planned; shard++) {
+    for (const key of [layout.chatJsonl(shard), layout.chatDpoJsonl(shard)]) {
+      for (const row of lines(await store.get(key)).map((l) => JSON.parse(l) as { images: string[] })) training.add(row.images[0]!);
+    }
+    for (const chat of lines(await store.get(layout.heldOutJsonl(shard))).map((l) => JSON.parse(l) as { image_path: string; turns: Array<{ question: string }> })) {
+      held.set(chat.image_path, chat.turns.map((t) => t.question));
+    }
+  }
+  assert.ok(held.size > 0 && training.size > 0, `both sides are non-empty: ${held.size} held-out, ${training.size} training images`);
+  assert.deepEqual([...held.keys()].filter((image) => training.has(image)), [], 'no image is in a training chat or pair and in the split');
+  assert.equal(report.heldOut?.instruct, held.size);
+
+  const root = path.join(dir, buildId);
+  const split = lines(await store.get(layout.mmifevalHoldoutChats)).map((l) => JSON.parse(l) as { id: string; image: string; questions: string[] });
+  assert.deepEqual(new Map(split.map((c) => [c.image, c.questions])), held, 'the split holds each held-out chat\'s image and questions');
+  assert.equal(await evalCommand(['--data', root, '--model', 'sim-chat', '--multiturn', '--samples', '2', '--max-instructions', '2']), 0);
+  const evaluated = await readJson<MultiturnReport>(path.join(root, 'MM-IFEval', 'eval', 'sim-chat.multiturn.json'));
+  assert.equal(evaluated.chats, split.length);
+  assert.equal(evaluated.simulated, true);
+  assert.ok(evaluated.pif.corpus !== null, 'the held-out chats were scored');
+});
+
 test('bad eval input is named: a missing split fails at once, a missing image rejects its chat by name', async () => {
   const empty = path.join(dir, 'no-split');
   await mkdir(empty, { recursive: true });
