@@ -2,8 +2,9 @@
  * Records the histories the replay test (test/unit/workflowReplay.test.ts) replays: real builds on
  * a Temporal dev server, the simulator and a local output, one per kind of history a running build
  * can have: a single shard, shards failed then retried through the retryFailedShards update, a
- * build that continues as new, a Batch API wait on durable timers, and a scheduled (dated) run; and
- * evaluations (`mmif eval`'s evaluateModel): single-turn with a judge, and multi-turn chats.
+ * build that continues as new, a Batch API wait on durable timers, a scheduled (dated) run, and a
+ * multiturn build (its shards run the chat stages); and evaluations (`mmif eval`'s evaluateModel):
+ * single-turn with a judge, and multi-turn chats.
  * Every execution they leave (parents, shard children, each continued run) is saved as
  * `histories/<workflowId>@<runId>.json` ({workflowId, runId, history}): the history message as protobuf.js objects (longs, enums and
  * bytes as strings), read back with History.fromObject. Not the `temporal workflow show` JSON:
@@ -12,6 +13,7 @@
  *
  *   node --import tsx test/replay/recordHistories.ts              # every kind (replaces all)
  *   node --import tsx test/replay/recordHistories.ts --only eval  # adds the evaluations' histories, keeps the rest
+ *   node --import tsx test/replay/recordHistories.ts --only multiturn  # adds the multiturn build's, keeps the rest
  *
  * Re-record only for a release that deliberately breaks running builds (see README, "Operating in
  * production"); a compatible change keeps the old histories and passes them via patched().
@@ -37,7 +39,8 @@ const HISTORIES = fileURLToPath(new URL('./histories/', import.meta.url));
 export const HISTORY_JSON = { longs: String, enums: String, bytes: String } as const;
 const FAST_RETRY = { maximumAttempts: 2, initialIntervalSeconds: 0.5, maximumIntervalSeconds: 1, heartbeatTimeoutSeconds: 10 };
 
-const onlyEval = process.argv.includes('--only') && process.argv[process.argv.indexOf('--only') + 1] === 'eval';
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+if (only !== undefined && only !== 'eval' && only !== 'multiturn') throw new Error(`--only takes eval or multiturn, got ${only}`);
 
 const stack = await startStack({ simulator: { seed: 12, faults: { batchCompletionMs: 1500 } }, taskQueue: 'mmif-replay' });
 const dir = await mkdtemp(path.join(tmpdir(), 'mmif-replay-'));
@@ -103,16 +106,21 @@ try {
   await writeFile(path.join(data, 'chats.jsonl'), ['c1', 'c2'].map((id) => `${JSON.stringify({ id, image: 'scene.jpg', questions: ['What is shown?', 'Describe the colours.', 'Where is it?'] })}\n`).join(''));
   const evaluation = (evalId: string, extra: Partial<EvalConfigInput> = {}): EvalConfigInput => ({ evalId, data, model: { model: 'sim-model' }, responses: 2, sliceSize: 1, retry: FAST_RETRY, ...extra });
   const runEval = (input: EvalConfigInput) => stack.client.workflow.execute('evaluateModel', { taskQueue: stack.taskQueue, workflowId: evalWorkflowId(input.evalId), args: [input] });
-  await runEval(evaluation('replay-eval-single', { judge: { model: 'mmif-sim-vlm' } }));
-  await runEval(evaluation('replay-eval-chats', { chats: { uri: path.join(data, 'chats.jsonl'), maxInstructions: 2 } }));
+  if (only !== 'multiturn') {
+    await runEval(evaluation('replay-eval-single', { judge: { model: 'mmif-sim-vlm' } }));
+    await runEval(evaluation('replay-eval-chats', { chats: { uri: path.join(data, 'chats.jsonl'), maxInstructions: 2 } }));
+  }
 
-  if (!onlyEval) await recordBuilds();
-  if (!onlyEval) await rm(HISTORIES, { recursive: true, force: true });
+  if (only === undefined) await recordBuilds();
+  // A multiturn build: its shard children run image -> instruction -> constraints -> chat.
+  if (only !== 'eval') await run('replay-multiturn', config('replay-multiturn', { maxSamples: 2, mode: 'multiturn', chat: { turns: 3, maxInstructions: 2 }, verification: { maxRegenerations: 6 } }));
+  if (only === undefined) await rm(HISTORIES, { recursive: true, force: true });
   await mkdir(HISTORIES, { recursive: true });
   let saved = 0;
   for await (const execution of stack.client.workflow.list()) {
     if (execution.status.name === 'RUNNING') continue;
-    if (onlyEval && execution.type !== 'evaluateModel') continue;
+    if (only === 'eval' && execution.type !== 'evaluateModel') continue;
+    if (only === 'multiturn' && !execution.workflowId.startsWith('replay-multiturn')) continue;
     const history = await stack.client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
     const name = `${execution.workflowId.replace(/[^\w@.-]+/g, '_')}@${execution.runId}.json`;
     // The workflow id too: the code under replay reads it (shard children are named after it).
