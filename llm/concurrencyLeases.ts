@@ -63,6 +63,8 @@ export interface LeaseAnswer {
   grants: Record<string, number>;
   /** A newer report of the same worker came in meanwhile: its answer is the one to apply. */
   superseded?: boolean;
+  /** Other workers hold leases on these endpoints: only then is a change of demand worth an early report. */
+  shared?: boolean;
 }
 
 /** Applies one worker's report and answers its new grants. */
@@ -84,6 +86,7 @@ export function grantLeases(book: LeaseBook, report: DemandReport, now: number):
     self.grant = grantFor(holders, report.worker, demand);
     self.holds = Math.max(demand.inFlight, demand.holding, self.grant);
     answer.grants[demand.endpoint] = self.grant;
+    if (Object.keys(holders).length > 1) answer.shared = true;
   }
   return answer;
 }

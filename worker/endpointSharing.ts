@@ -132,6 +132,8 @@ export function leaseEndpointConcurrency(client: Client, taskQueue: string, work
   /** The report out now (its seq), 0 for none. */
   let out = 0;
   let holding = false;
+  /** Other workers lease the same endpoints (as far as the last answer tells): alone, nothing is worth an early report. */
+  let shared = true;
   let lastBusy = 0;
   let retryAt = 0;
   let unansweredSince: number | undefined;
@@ -147,6 +149,7 @@ export function leaseEndpointConcurrency(client: Client, taskQueue: string, work
         out = 0;
         if (answer.superseded) return; // by a report of an earlier self: the next check reports anew
         applyLeases(answer.grants);
+        shared = answer.shared === true;
         holding = true;
         unansweredSince = undefined;
         check();
@@ -172,7 +175,10 @@ export function leaseEndpointConcurrency(client: Client, taskQueue: string, work
       void send({ worker, seq: ++seq, endpoints: [], release: true }).catch(() => {}); // unheard: the workflow forgets a silent worker
       return;
     }
-    if (out === 0 ? now >= retryAt : now - reportedAt >= MIN_GAP_MS && endpoints.some((e) => worthReporting(e, reported.get(e.endpoint)))) report(endpoints);
+    // Alone on an endpoint, only a first lease is worth an early report (nobody else waits for what it spares).
+    const early = () =>
+      now - reportedAt >= MIN_GAP_MS && endpoints.some((e) => (shared || !reported.has(e.endpoint) || e.holding === 0) && worthReporting(e, reported.get(e.endpoint)));
+    if (out === 0 ? now >= retryAt : early()) report(endpoints);
   };
   leaseConcurrency(() => setImmediate(check));
   const loop = (): void => {

@@ -58,7 +58,9 @@ test('a released or silent worker returns its leases', () => {
   const book: LeaseBook = {};
   const ask = (worker: string, now: number) => grantLeases(book, { worker, seq: 0, endpoints: [{ endpoint: 'e', cap: 100, inFlight: 0, queued: 1000, holding: 0 }] }, now).grants.e!;
   assert.equal(ask('a', 0), 100);
+  assert.equal(grantLeases(book, { worker: 'a', seq: 0, endpoints: [{ endpoint: 'e', cap: 100, inFlight: 0, queued: 1000, holding: 100 }] }, 0).shared, undefined, 'alone');
   assert.equal(ask('b', 0), 0);
+  assert.equal(grantLeases(book, { worker: 'a', seq: 0, endpoints: [{ endpoint: 'e', cap: 100, inFlight: 0, queued: 1000, holding: 100 }] }, 0).shared, true);
   grantLeases(book, { worker: 'a', seq: 0, endpoints: [], release: true }, 1);
   assert.equal(ask('b', 2), 100);
   assert.equal(ask('c', 3), 0);
