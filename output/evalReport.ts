@@ -128,7 +128,7 @@ export function evalMarkdown(report: EvalReport): string {
     '',
     ...rows('Constraint type', report.byType),
     '',
-    `Model calls: ${paid} made, ${cached} answered from the cache.`,
+    `Model calls of this eval (every run of its id): ${paid} paid, ${cached} answered from the cache.`,
     '',
   ].join('\n');
 }

@@ -153,6 +153,6 @@ async function runEval(temporal: Temporal, config: EvalConfig): Promise<number> 
   const markdown = await out.get(`${evalReportName(config.model.model, config.chats)}.md`);
   console.log(markdown?.toString('utf8') ?? '');
   console.log(`wrote ${summary.files.join(', ')}`);
-  console.log(`model calls: ${summary.requests.paid} made, ${summary.requests.cached} answered from the cache`);
+  console.log(`model calls of eval ${config.evalId} (every run of it): ${summary.requests.paid} paid, ${summary.requests.cached} answered from the cache`);
   return EXIT.ok;
 }

@@ -173,6 +173,10 @@ test('mmif eval runs on Temporal over the build\'s held-out split, scores rules 
   assert.equal(await evalCommand(['--data', ROOT(), '--model', 'sim-model', '--samples', '2', '--prompt', 'numbered']), 0);
   assert.equal(stack.simulator.stats().requests, requestsAfter, 'a re-run makes no model call');
   assert.deepEqual(await readJson<EvalReport>(path.join(dir_, 'sim-model.json')), report);
+  // Even with an empty model cache (the cache is not part of the eval's identity): the run continues
+  // from its stored results instead of starting over.
+  assert.equal(await evalCommand(['--data', ROOT(), '--model', 'sim-model', '--samples', '2', '--prompt', 'numbered', '--cache', path.join(dir, 'empty-cache')]), 0);
+  assert.equal(stack.simulator.stats().requests, requestsAfter, 'the re-run evaluated nothing again');
 
   // Without a judge, judged constraints are counted, not scored; the rules' figures stay.
   assert.equal(await evalCommand(['--data', ROOT(), '--model', 'sim-model', '--samples', '2', '--prompt', 'numbered', '--no-judge', '--out', path.join(dir, 'nojudge'), '--cache', dir_]), 0);
