@@ -39,7 +39,8 @@ export async function viewCommand(args: string[]): Promise<number> {
   const out = path.resolve(values.out ?? path.join(trimmed, 'viewer.html'));
   const fromPage = (imagePath: string) => path.relative(path.dirname(out), path.resolve(trimmed, imagePath)).split(path.sep).map(encodeURIComponent).join('/');
   await writeFile(out, viewerHtml({ ...data, imageSrc: fromPage }));
-  console.log(`wrote ${out} (${data.instruct.length} SFT records, ${data.dpo.length} DPO pairs)`);
+  const shown = data.chats ? `${data.chats.length} chats, ${data.chatPairs?.length ?? 0} turn-level pairs` : `${data.instruct.length} SFT records, ${data.dpo.length} DPO pairs`;
+  console.log(`wrote ${out} (${shown})`);
   return EXIT.ok;
 }
 

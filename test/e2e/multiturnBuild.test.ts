@@ -255,7 +255,7 @@ test('Parquet: one Arrow type per column, images decoded, per-turn verdicts and 
   assert.deepEqual(pairRead.rows.map((r) => r.chosen), pairs.map((p) => p.chosen));
 });
 
-test('the dataset card names the chat configs, which load_dataset(<dataset root>) finds and loads', async () => {
+test('the dataset card names the chat configs, which load_dataset(<dataset root>) finds and loads; the viewer page shows the chats', async () => {
   const { report } = built;
   const seen = await runReader<{ config_names: string[]; default: { rows: number }; card_data: { tags: string[] } } & Record<string, { rows: number; columns: string[]; image_feature: string }>>(
     DATASETS_VENVS.at(-1)!.python,
@@ -272,6 +272,11 @@ test('the dataset card names the chat configs, which load_dataset(<dataset root>
     for (const [column] of c.features) assert.ok(seen[c.name]!.columns.includes(column), `the card describes ${c.name}.${column}, which the data has`);
   }
   assert.ok(seen.card_data.tags.includes('simulated'));
+  // The viewer page beside the card shows every chat and pair.
+  const page = (await store.get(layout.viewer))!.toString();
+  for (const c of built.chats) assert.ok(page.includes(`data-kind="chat" data-source="cc3m"`) && page.includes(`id="${c.id}"`), c.id);
+  for (const p of built.pairs) assert.ok(page.includes(`id="${p.id}"`), p.id);
+  assert.match(page, new RegExp(`<p>${built.chats.length} chats, ${built.pairs.length} turn-level pairs\\.`));
 });
 
 test('mmif inspect prints a chat turn by turn with verdicts and PIF, and a pair with the instruction its rejected answer lacked', async () => {

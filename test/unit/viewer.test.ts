@@ -34,3 +34,43 @@ test('each sample carries its type:verdict tokens for the filters, and a sampled
   assert.match(html, /<td class="fail" [^>]*>fail<small> · judge: pass<\/small><\/td>/);
   assert.match(html, /SIMULATED DATA/);
 });
+
+test('a multiturn build\'s chats show turn by turn (instruction added, question, answer, verdicts, PIF) and its pairs the instruction left out, as text', () => {
+  const chat = {
+    id: 'cc3m-2',
+    system: 's',
+    images: ['images/cd/cd.jpg'] as [string],
+    conversations: [
+      { from: 'human' as const, value: '<image>\nMention "<b>harbor</b>".\n\nWhat is shown?' },
+      { from: 'gpt' as const, value: 'A harbor.' },
+      { from: 'human' as const, value: 'Which colours?' },
+      { from: 'gpt' as const, value: '</pre>Blue.' },
+    ],
+    metadata: JSON.stringify({
+      source: 'cc3m',
+      source_id: '0002',
+      instructions: [{ turn: 1, type: 'mention', value: 'Mention "<b>harbor</b>".' }],
+      turns: [
+        { turn: 1, instruction: 'Mention "<b>harbor</b>".', attempts: 1, verdicts: [{ index: 0, type: 'mention', method: 'rule', passed: true, detail: 'ok' }], pif: 1 },
+        { turn: 2, instruction: null, attempts: 3, verdicts: [{ index: 0, type: 'mention', method: 'rule', passed: false, detail: 'no' }], pif: 0 },
+      ],
+    }),
+  };
+  const pair = {
+    id: 'cc3m-2-t2-dpo',
+    system: 's',
+    images: ['images/cd/cd.jpg'] as [string],
+    conversations: chat.conversations.slice(0, 3),
+    chosen: { from: 'gpt' as const, value: 'Blue harbor.' },
+    rejected: { from: 'gpt' as const, value: 'Blue.' },
+    metadata: JSON.stringify({ source: 'cc3m', source_id: '0002', turn: 2, forgotten_turn: 1, forgotten_instruction: { type: 'mention', value: 'Mention "harbor".' }, chosen_verdicts: [], rejected_verdicts: [{ index: 0, type: 'mention', method: 'rule', passed: false, detail: 'no' }] }),
+  };
+  const html = viewerHtml({ buildId: 'b', simulated: true, instruct: [], dpo: [], chats: [chat], chatPairs: [pair], imageSrc: (p) => p });
+  assert.match(html, /<p>1 chats, 1 turn-level pairs\./);
+  assert.match(html, /data-kind="chat" data-source="cc3m" data-verdicts="mention:failed mention:passed"/);
+  assert.match(html, /<h3>Turn 1 <small>\(PIF 1\.00, 1 attempt\)<\/small><\/h3>\n<p class="instruction"><span class="badge">new instruction<\/span> Mention &quot;&lt;b&gt;harbor&lt;\/b&gt;&quot;\.<\/p>\n<p class="question">What is shown\?<\/p>/);
+  assert.match(html, /<h3>Turn 2 <small>\(PIF 0\.00, 3 attempts\)<\/small><\/h3>\n\n<p class="question">Which colours\?<\/p>\n<pre>&lt;\/pre&gt;Blue\.<\/pre>/);
+  assert.match(html, /data-kind="chat-dpo"/);
+  assert.match(html, /turn 1's instruction <code>mention<\/code>: Mention &quot;harbor&quot;\./);
+  assert.equal((html.match(/<script>/g) ?? []).length, 1, 'only the filter script');
+});
