@@ -399,13 +399,19 @@ export function endpointFor(config: BuildConfig, stage: Stage): EndpointConfig {
   return config.models[stage] ?? config.models.default;
 }
 
-/** Pipeline stages whose activities run on an endpoint's own task queue (the image stage calls no model). */
-export function stageTaskQueues(config: BuildConfig): Partial<Record<'instruction' | 'constraints' | 'answer' | 'rejected', string>> {
-  const queues: Partial<Record<'instruction' | 'constraints' | 'answer' | 'rejected', string>> = {};
+/**
+ * Pipeline stages whose activities run on an endpoint's own task queue (the image stage calls no
+ * model). A multiturn build's chat stage runs on the answer endpoint's queue: most of its calls are
+ * answers (the rest, rejected answers, on the same chat context).
+ */
+export function stageTaskQueues(config: BuildConfig): Partial<Record<'instruction' | 'constraints' | 'answer' | 'rejected' | 'chat', string>> {
+  const queues: Partial<Record<'instruction' | 'constraints' | 'answer' | 'rejected' | 'chat', string>> = {};
   for (const stage of ['instruction', 'constraints', 'answer', 'rejected'] as const) {
     const queue = endpointFor(config, stage).taskQueue;
     if (queue) queues[stage] = queue;
   }
+  const answerQueue = endpointFor(config, 'answer').taskQueue;
+  if (config.mode === 'multiturn' && answerQueue) queues.chat = answerQueue;
   return queues;
 }
 
