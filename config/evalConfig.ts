@@ -41,7 +41,7 @@ export const evalConfigSchema = z
       })
       .strict()
       .optional(),
-    /** Samples (or chats) per activity call. */
+    /** Samples (or chats) per activity call; raised so that an eval has at most 1,000 slices. */
     sliceSize: z.number().int().min(1).max(200).default(4),
     /** Slices in flight at once. */
     maxParallelSlices: z.number().int().min(1).max(100).default(4),

@@ -22,6 +22,9 @@ export interface EvalProgress {
 
 export const evalProgressQuery = defineQuery<EvalProgress>('evalProgress');
 
+/** Slices of one eval at most (~6 history events each): far below Temporal's 51,200-event limit. */
+const MAX_SLICES = 1000;
+
 export async function evaluateModel(input: unknown): Promise<EvalSummary> {
   const config = validate(input);
   const progress: EvalProgress = { phase: 'planning', items: 0, slices: { planned: 0, done: 0 } };
@@ -31,8 +34,10 @@ export async function evaluateModel(input: unknown): Promise<EvalSummary> {
   const sliceActs = config.model.taskQueue ? proxyActivities<typeof activities>({ ...options, taskQueue: config.model.taskQueue }) : acts;
 
   const { items } = await acts.planEvaluation(config);
+  // At most MAX_SLICES activities: the workflow never continues as new, so its history stays bounded.
+  const size = Math.max(config.sliceSize, Math.ceil(items / MAX_SLICES));
   const slices: Array<[number, number]> = [];
-  for (let from = 0; from < items; from += config.sliceSize) slices.push([from, Math.min(from + config.sliceSize, items)]);
+  for (let from = 0; from < items; from += size) slices.push([from, Math.min(from + size, items)]);
   Object.assign(progress, { phase: 'evaluating', items, slices: { planned: slices.length, done: 0 } });
   await mapLimit(slices, config.maxParallelSlices, async ([from, to]) => {
     await sliceActs.runEvalSlice({ config, from, to });

@@ -270,6 +270,42 @@ test('bad eval input is named: a missing split fails at once, a missing image re
   await assert.rejects(evalCommand(['--data', empty, '--model', 'm', '--chats', chats]), /chat lost: image .*cc3m\/nowhere\.jpg is missing/);
 });
 
+test('cancelling an eval stops its model calls at once; the same eval id run again completes from what was stored', async () => {
+  // One slice, one call at a time, slow replies: without cancellation reaching the calls, the
+  // running activity would keep calling the endpoint for the rest of its slice.
+  const input: EvalConfigInput = {
+    evalId: 'cancel-me',
+    data: ROOT(),
+    out: path.join(dir, 'cancelled'),
+    model: { model: 'sim-model' },
+    judge: { model: 'mmif-sim-vlm' },
+    responses: 4,
+    prompt: 'numbered',
+    sliceSize: 100,
+    llm: { concurrency: 1 },
+  };
+  stack.simulator.setFaults({ latencyMs: 500 });
+  try {
+    const before = stack.simulator.stats().requests;
+    const handle = await stack.client.workflow.start('evaluateModel', { taskQueue: stack.taskQueue, workflowId: evalWorkflowId('cancel-me'), args: [input] });
+    await eventually(() => stack.simulator.stats().requests >= before + 4, 60_000, 'model calls under way');
+    await handle.cancel();
+    await assert.rejects(handle.result());
+    // Allow the cancellation a heartbeat to arrive and the aborted requests to land.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const settled = stack.simulator.stats().requests;
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    assert.equal(stack.simulator.stats().requests, settled, 'requests reached the endpoint after the eval was cancelled');
+  } finally {
+    stack.simulator.setFaults({ latencyMs: 0 });
+  }
+  const summary = (await stack.client.workflow.execute('evaluateModel', { taskQueue: stack.taskQueue, workflowId: evalWorkflowId('cancel-me'), args: [input] })) as EvalSummary;
+  assert.equal(summary.rejected, 0);
+  const report = await readJson<EvalReport>(path.join(dir, 'cancelled', 'sim-model.json'));
+  assert.equal(report.samples, (await splitLines()).filter((l) => l.infer_type === 'main').length);
+  assert.ok((report.usage.answer?.cachedRequests ?? 0) > 0, 'calls answered before the cancel came back from the cache');
+});
+
 /** A worker in its own process, as production runs it, on its own task queue. */
 async function startWorkerProcess(taskQueue: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'worker'], {
