@@ -2,8 +2,9 @@
  * CC3M as users have it from img2dataset (NOTES §5), on local disk or S3:
  *   webdataset  `00000.tar` shards at the root holding `{key}.jpg|.txt|.json`, each with img2dataset's
  *               `00000.parquet` beside it: planning reads the parquet (keys, statuses, captions) and no
- *               tar byte; an image's byte range is found when a shard reads it, by reading that tar's
- *               headers by range, once per tar and worker. A tar without a usable parquet is streamed.
+ *               tar byte; an image's byte range is found when a shard reads it, by seeking in the tar
+ *               in the parquet's record order (a few ranged reads), else by reading that tar's headers
+ *               by range, once per tar and worker. A tar without a usable parquet is streamed.
  *   files       `00000/000000000.jpg|.txt|.json`
  *   flat        images at the root, with an optional same-stem `.txt` caption
  * A record is the files sharing a key: the file name up to its first '.', the webdataset convention.
@@ -18,6 +19,7 @@ import { Img2datasetParquetError, openImg2datasetParquet, type Img2datasetRow } 
 import { decodeUtf8, encodingReason } from './utf8.js';
 import { orderedMap } from './orderedMap.js';
 import { TarError, tarEntries, tarEntriesByRange } from './tar.js';
+import { seekTarMember, type TarOrder } from './tarSeek.js';
 
 type Layout = Exclude<Cc3mSourceConfig['layout'], 'auto'>;
 
@@ -178,6 +180,8 @@ async function* tarRecords(store: ObjectStore, tar: string): AsyncGenerator<Cc3m
  * would evict and re-read tars all the time; beyond this the least recently indexed tars go.
  */
 const INDEXED_RECORDS = 500_000;
+/** Side-file record orders kept by one reader (a key and its ordinal each), bounded the same way. */
+const ORDERED_RECORDS = 500_000;
 
 interface TarImages {
   /** Record key -> position in `ranges` (start, end pairs). */
@@ -188,23 +192,28 @@ interface TarImages {
 }
 
 /**
- * Byte ranges of the images of webdataset records, by tar: each tar's headers are read by range once
- * (per reader, i.e. per build and worker), when a shard first asks for one of its records.
+ * Byte ranges of the images of webdataset records, by tar. First by seeking (sources/tarSeek.ts) in
+ * the record order of the tar's img2dataset side file, read once per tar and reader: a few ranged
+ * reads per image. Else, or when seeking fails (a tar not in that order, damage), by reading the
+ * tar's headers by range from the start, once per tar and reader (per build and worker), which
+ * reads the whole tar when its images are smaller than the 256 KiB window.
  */
 class TarImageIndex {
-  private readonly tars = new Map<string, Promise<TarImages>>();
-  private readonly sizes = new Map<string, number>();
+  private readonly indexes = new WeighedCache<TarImages>(INDEXED_RECORDS, (index) => index.records.size);
+  private readonly orders = new WeighedCache<TarOrder | undefined>(ORDERED_RECORDS, (order) => order?.count ?? 0);
+  private readonly sizes = new Map<string, Promise<number>>();
 
   constructor(private readonly store: ObjectStore) {}
 
   async find(tar: string, record: string): Promise<{ key: string; range: [number, number] }> {
-    let index = this.tars.get(tar);
-    if (!index) {
-      index = this.build(tar);
-      index.catch(() => this.tars.delete(tar));
-      this.tars.set(tar, index);
+    const order = await this.orders.get(tar, () => this.sideFileOrder(tar));
+    const ordinal = order?.ordinals.get(record);
+    if (order && ordinal !== undefined) {
+      const isWanted = (path: string) => fileKind(path) === 'image' && recordKey(path) === record;
+      const range = await seekTarMember((start, end) => this.store.getRange(tar, start, end), await this.sizeOf(tar), order, { ordinal, isWanted });
+      if (range) return { key: tar, range };
     }
-    const { records, ranges, damage } = await index;
+    const { records, ranges, damage } = await this.indexes.get(tar, () => this.build(tar));
     const at = records.get(record);
     if (at === undefined) {
       const why = damage ?? 'img2dataset\'s parquet lists it as a success, but the tar does not hold it';
@@ -213,10 +222,39 @@ class TarImageIndex {
     return { key: tar, range: [ranges[2 * at]!, ranges[2 * at + 1]!] };
   }
 
+  /** The order of the tar's records: its side file's `success` rows (img2dataset writes both in one loop). */
+  private async sideFileOrder(tar: string): Promise<TarOrder | undefined> {
+    const parquet = `${tar.slice(0, -'.tar'.length)}.parquet`;
+    const bytes = await this.store.get(parquet);
+    if (!bytes) return undefined;
+    let rows: Img2datasetRow[];
+    try {
+      rows = openImg2datasetParquet(bytes, parquet).rows();
+    } catch (err) {
+      if (err instanceof Img2datasetParquetError) return undefined;
+      throw err;
+    }
+    const ordinals = new Map<string, number>();
+    let count = 0;
+    for (const row of rows) if (row.status === 'success' && !ordinals.has(row.key)) ordinals.set(row.key, count++);
+    return { ordinals, count, recordOf: recordKey };
+  }
+
+  private sizeOf(tar: string): Promise<number> {
+    let size = this.sizes.get(tar);
+    if (!size) {
+      size = (async () => {
+        for await (const info of this.store.list(tar)) if (info.key === tar) return info.size;
+        throw new SourceError(this.store.root, `'${tar}' has disappeared since it was planned`);
+      })();
+      size.catch(() => this.sizes.delete(tar));
+      this.sizes.set(tar, size);
+    }
+    return size;
+  }
+
   private async build(tar: string): Promise<TarImages> {
-    let size: number | undefined;
-    for await (const info of this.store.list(tar)) if (info.key === tar) size = info.size;
-    if (size === undefined) throw new SourceError(this.store.root, `'${tar}' has disappeared since it was planned`);
+    const size = await this.sizeOf(tar);
     const records = new Map<string, number>();
     const ranges: number[] = [];
     let damage: string | undefined;
@@ -231,20 +269,43 @@ class TarImageIndex {
       if (!(err instanceof TarError)) throw err;
       damage = err.message;
     }
-    this.sizes.set(tar, records.size);
-    this.evictBeyond(INDEXED_RECORDS, tar);
     return { records, ranges: Float64Array.from(ranges), ...(damage ? { damage } : {}) };
   }
+}
 
-  /** Drops the earliest indexed tars (never `keep`) until at most `limit` records are indexed. */
-  private evictBeyond(limit: number, keep: string): void {
-    let total = [...this.sizes.values()].reduce((a, b) => a + b, 0);
-    for (const [tar, count] of this.sizes) {
-      if (total <= limit) return;
-      if (tar === keep) continue;
-      this.sizes.delete(tar);
-      this.tars.delete(tar);
-      total -= count;
+/** Values made once per key, kept until their total weight passes `limit` (the earliest made go first). */
+class WeighedCache<T> {
+  private readonly entries = new Map<string, Promise<T>>();
+  private readonly weights = new Map<string, number>();
+
+  constructor(
+    private readonly limit: number,
+    private readonly weigh: (value: T) => number,
+  ) {}
+
+  get(key: string, make: () => Promise<T>): Promise<T> {
+    let entry = this.entries.get(key);
+    if (!entry) {
+      entry = make().then((value) => {
+        this.weights.set(key, this.weigh(value));
+        this.evictBeyond(key);
+        return value;
+      });
+      entry.catch(() => this.entries.delete(key));
+      this.entries.set(key, entry);
+    }
+    return entry;
+  }
+
+  /** Drops the earliest weighed entries (never `keep`) until the total is within the limit. */
+  private evictBeyond(keep: string): void {
+    let total = [...this.weights.values()].reduce((a, b) => a + b, 0);
+    for (const [key, weight] of this.weights) {
+      if (total <= this.limit) return;
+      if (key === keep) continue;
+      this.weights.delete(key);
+      this.entries.delete(key);
+      total -= weight;
     }
   }
 }

@@ -108,10 +108,23 @@ async function* walkTar(reader: ByteReader, name: string, options: TarOptions): 
   }
 }
 
-interface Header {
+export interface Header {
   path: string;
   size: number;
   type: string;
+}
+
+/**
+ * The header in a 512-byte block found anywhere in a tar (seeking by range rather than walking from
+ * the start), or undefined unless it has the ustar magic and a matching checksum.
+ */
+export function ustarHeaderAt(block: Buffer): Header | undefined {
+  if (block.length < BLOCK || block.toString('latin1', 257, 262) !== 'ustar') return undefined;
+  try {
+    return parseHeader(block, '', 0);
+  } catch {
+    return undefined;
+  }
 }
 
 function parseHeader(block: Buffer, name: string, at: number): Header {
