@@ -8,7 +8,10 @@
 // shared machine, CPU time much less) and peak RSS, then what the shards pay instead: reading the
 // selected samples' images (each tar's headers read by range, once per tar), 16 at a time.
 //
-// Run:   npx tsx bench/planning.ts [--samples 1000] [--sizes 30000,100000,300000] [--modes parquet,streamed] [--no-s3]
+// --image-kib pads every image to that size (img2dataset's 256 px JPEGs are ~10-30 KB), to see what
+// the shards read from tars of real size; the tiny default keeps the 300k dataset at 840 MiB.
+//
+// Run:   npx tsx bench/planning.ts [--samples 1000] [--sizes 30000,100000,300000] [--modes parquet,streamed] [--image-kib 24] [--no-s3]
 // Needs tools/venv with pyarrow (`bash tools/install.sh test`) and, for S3, tools/bin/versitygw.
 import { spawn } from 'node:child_process';
 import { existsSync, linkSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,6 +35,7 @@ const { values } = parseArgs({
     samples: { type: 'string', default: '1000' },
     sizes: { type: 'string', default: '30000,100000,300000' },
     modes: { type: 'string', default: 'parquet,streamed' },
+    'image-kib': { type: 'string', default: '0' },
     'no-s3': { type: 'boolean' },
     child: { type: 'string' },
   },
@@ -39,6 +43,9 @@ const { values } = parseArgs({
 const PER_TAR = 10_000;
 const FAILED_EVERY = 20;
 const ROOT = path.join(process.env.TMPDIR ?? tmpdir(), 'mmif-bench', 'planning');
+const IMAGE_KIB = Number(values['image-kib']);
+/** Datasets of padded images live apart from the tiny-image ones. */
+const SUFFIX = IMAGE_KIB > 0 ? `-${IMAGE_KIB}k` : '';
 
 interface ChildResult {
   planMs: number;
@@ -47,6 +54,7 @@ interface ChildResult {
   selected: number;
   filtered: Record<string, number>;
   imagesMs: number;
+  imagesReadMiB: number;
   peakRssMiB: number;
 }
 
@@ -61,7 +69,7 @@ async function main(): Promise<void> {
   const datasets: Record<string, string> = {};
   for (const size of sizes) {
     for (const mode of ['parquet', 'streamed'] as const) {
-      const dir = path.join(ROOT, `${mode}-${size}`);
+      const dir = path.join(ROOT, `${mode}-${size}${SUFFIX}`);
       rmSync(dir, { recursive: true, force: true });
       mkdirSync(dir, { recursive: true });
       for (let t = 0; t < Math.ceil(size / PER_TAR); t++) {
@@ -76,8 +84,8 @@ async function main(): Promise<void> {
   }
   const samples = Number(values.samples);
   console.log(`planning ${samples} samples; tars of ${PER_TAR} records, ${tarBytes(full)} MiB per tar; load ${loadAverage()}`);
-  console.log('| backend | records | dataset MiB | mode | plan s | plan CPU s | plan peak RSS MiB | selected | failed downloads counted | shards: read the selected images s | load |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+  console.log('| backend | records | dataset MiB | mode | plan s | plan CPU s | plan peak RSS MiB | selected | failed downloads counted | shards: read the selected images s | shards: MiB read | load |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
   const backends: Array<{ name: string; uri: (dir: string) => Promise<string>; s3?: object; stop?: () => Promise<void> }> = [
     { name: 'local', uri: async (dir) => dir },
   ];
@@ -106,7 +114,7 @@ async function main(): Promise<void> {
           const r = await runChild({ uri: await backend.uri(dir), samples, s3: backend.s3 });
           const failed = Object.entries(r.filtered).map(([k, v]) => `${k.replace('img2dataset-', '')} ${v}`).join(', ') || 'none (not in the tars)';
           console.log(
-            `| ${backend.name} | ${size} | ${Math.round((tarBytes(dir) * Math.ceil(size / PER_TAR)))} | ${mode} | ${(r.planMs / 1000).toFixed(2)} | ${(r.planCpuMs / 1000).toFixed(2)} | ${r.planPeakRssMiB} | ${r.selected} | ${failed} | ${(r.imagesMs / 1000).toFixed(2)} | ${loadAverage()} |`,
+            `| ${backend.name} | ${size} | ${Math.round((tarBytes(dir) * Math.ceil(size / PER_TAR)))} | ${mode} | ${(r.planMs / 1000).toFixed(2)} | ${(r.planCpuMs / 1000).toFixed(2)} | ${r.planPeakRssMiB} | ${r.selected} | ${failed} | ${(r.imagesMs / 1000).toFixed(2)} | ${r.imagesReadMiB} | ${loadAverage()} |`,
           );
         }
       }
@@ -126,12 +134,14 @@ function loadAverage(): string {
 
 /** The full dataset, generated once (a marker file says it is complete). */
 async function generate(tarCount: number): Promise<string> {
-  const dir = path.join(ROOT, `full-${tarCount}`);
+  const dir = path.join(ROOT, `full-${tarCount}${SUFFIX}`);
   if (existsSync(path.join(dir, 'complete'))) return dir;
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   // One tiny JPEG for every record: planning never decodes images, and reading them is timed apart.
-  const jpeg = await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 90, g: 140, b: 200 } } }).jpeg().toBuffer();
+  const tiny = await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 90, g: 140, b: 200 } } }).jpeg().toBuffer();
+  // Padding after the JPEG's end marker: decoders ignore it, and the shards read only bytes here.
+  const jpeg = IMAGE_KIB > 0 ? Buffer.concat([tiny, Buffer.alloc(Math.max(0, IMAGE_KIB * 1024 - tiny.length))]) : tiny;
   for (let t = 0; t < tarCount; t++) {
     const shard = String(t).padStart(5, '0');
     const rows: Record<string, unknown>[] = [];
@@ -168,6 +178,11 @@ async function runChild(args: { uri: string; samples: number; s3?: object }): Pr
   return JSON.parse(out.trim().split('\n').at(-1)!) as ChildResult;
 }
 
+/** Bytes this process has read by read(2) and the like, files and sockets alike (/proc/self/io rchar). */
+function bytesRead(): number {
+  return Number(/rchar:\s+(\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))![1]);
+}
+
 function peakRssMiB(): number {
   const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
   return Math.round(Number(match![1]) / 1024);
@@ -202,6 +217,7 @@ async function child({ uri, samples, s3 = {} }: { uri: string; samples: number; 
     for (let shard = 0; shard < plan.shardCount; shard++) selected.push(...((await getJson<SourceSample[]>(store, layout.shardPlan(shard))) ?? []));
     const reader = openSource(config.sources[0]!, 0, config.s3);
     const imagesStart = performance.now();
+    const readBefore = bytesRead();
     let next = 0;
     await Promise.all(
       Array.from({ length: 16 }, async () => {
@@ -218,6 +234,7 @@ async function child({ uri, samples, s3 = {} }: { uri: string; samples: number; 
       selected: plan.sampleCount,
       filtered: Object.values(filtered)[0] ?? {},
       imagesMs: performance.now() - imagesStart,
+      imagesReadMiB: Math.round((bytesRead() - readBefore) / 2 ** 20),
       peakRssMiB: peakRssMiB(),
     };
     console.log(JSON.stringify(result));
