@@ -3,6 +3,7 @@
  * form (upright, sRGB, 3 channels, bounded size, baseline JPEG), byte-for-byte deterministic so the
  * output sha256 identifies the image across builds and machines running the same sharp/libvips.
  */
+import { availableParallelism } from 'node:os';
 import sharp, { type FormatEnum, type Metadata, type OutputInfo } from 'sharp';
 import type { ImageConfig } from '../config/buildConfig.js';
 import { sha256Hex } from '../domain/hashing.js';
@@ -48,7 +49,34 @@ export function channelStdDevs(data: Uint8Array, channels: number): number[] {
   return Array.from(sums, (sum, c) => Math.sqrt(Math.abs(squares[c]! - (sum * sum) / n) / (n - 1)));
 }
 
-export async function normalizeImage(bytes: Buffer, cfg: ImageConfig): Promise<NormalizedImage | ImageRejection> {
+/**
+ * Images decoded at once in this process, whatever the number of activities and samples asking:
+ * the decoding runs on a few threads anyway (libuv's pool, libvips' per-pipeline threads), and
+ * every image let in holds its pixels until encoded. With 16 activities x 32 samples all started
+ * at once, 512 images queued their pixels together and the worker's RSS rose by ~270 MB during the
+ * image stage, which it kept as its peak (bench/README.md, worker cost per request).
+ */
+const DECODE_SLOTS = availableParallelism();
+let decoding = 0;
+const waitingForSlot: Array<() => void> = [];
+
+async function inDecodeSlot<T>(work: () => Promise<T>): Promise<T> {
+  if (decoding < DECODE_SLOTS) decoding++;
+  else await new Promise<void>((resolve) => waitingForSlot.push(resolve)); // handed the slot of one finishing
+  try {
+    return await work();
+  } finally {
+    const next = waitingForSlot.shift();
+    if (next) next();
+    else decoding--;
+  }
+}
+
+export function normalizeImage(bytes: Buffer, cfg: ImageConfig): Promise<NormalizedImage | ImageRejection> {
+  return inDecodeSlot(() => normalizeNow(bytes, cfg));
+}
+
+async function normalizeNow(bytes: Buffer, cfg: ImageConfig): Promise<NormalizedImage | ImageRejection> {
   const reject = (reason: string): ImageRejection => ({ ok: false, reason });
 
   // limitInputPixels makes sharp refuse oversized images from the header, before allocating pixels;
