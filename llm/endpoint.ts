@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import type { EndpointConfig } from '../config/buildConfig.js';
 import { EndpointError } from './endpointError.js';
+import { httpFetch } from './httpFetch.js';
 import { readSecret } from '../config/secrets.js';
 
 export const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -27,14 +28,15 @@ export function resolveEndpoint(endpoint: EndpointConfig, env: NodeJS.ProcessEnv
 const clients = new Map<string, OpenAI>();
 
 /**
- * One SDK client per endpoint and key, shared by every activity of the worker (keeps connections
- * alive). The SDK does not retry: ModelCaller does, through the endpoint's limiter.
+ * One SDK client per endpoint and key, shared by every activity of the worker, sending through
+ * httpFetch (keep-alive sockets, no web streams). The SDK does not retry: ModelCaller does, through
+ * the endpoint's limiter.
  */
 export function clientFor(endpoint: ResolvedEndpoint, timeoutMs: number): OpenAI {
   const id = `${endpoint.baseURL}\u0000${endpoint.apiKey}\u0000${timeoutMs}`;
   let client = clients.get(id);
   if (!client) {
-    client = new OpenAI({ baseURL: endpoint.baseURL, apiKey: endpoint.apiKey, timeout: timeoutMs, maxRetries: 0 });
+    client = new OpenAI({ baseURL: endpoint.baseURL, apiKey: endpoint.apiKey, timeout: timeoutMs, maxRetries: 0, fetch: httpFetch });
     clients.set(id, client);
   }
   return client;
