@@ -10,13 +10,16 @@
  *    MiB (rss, heapTotal, heapUsed, external, arrayBuffers from process.memoryUsage(), and V8's
  *    `malloced`), its CPU so far in ms (user, system), each endpoint limiter's state ([{workers,
  *    concurrency, leased, window, inFlight, queued, ...}]) and the concurrency lease reports sent so
- *    far; t is Unix ms. It is Worker.create with createWorker's options (endpoint sharing and the
- *    prebuilt workflow bundle included) plus an activity interceptor (createWorker takes no
- *    interceptors).
+ *    far; t is Unix ms. It is Worker.create with createWorker's options (endpoint sharing, the
+ *    prebuilt workflow bundle and the heap growth limit included) plus an activity interceptor
+ *    (createWorker takes no interceptors).
  *  - BENCH_SPLIT_ONLY=1: endpoint limits split 1/N among the live workers, concurrency included,
  *    without the concurrency leases (what workers did before them; the `four-split` scenario).
  *  - BENCH_CPU_PROF=<file>: writes a V8 CPU profile of the whole run (open it in Chrome DevTools or
  *    summarize it with bench/profileSummary.ts) when the worker stops (SIGTERM).
+ *  - BENCH_HEAP_PROF=<file>: writes a sampling heap profile (DevTools' .heapprofile) of the objects
+ *    that outlived a young-generation collection, whether a full collection freed them later or not:
+ *    where the old generation's growth comes from.
  *
  * Run:   BENCH_MAX_ACTIVITIES=32 node --import tsx bench/benchWorker.ts
  */
@@ -29,7 +32,7 @@ import { NativeConnection, Worker, type ActivityInboundCallsInterceptor } from '
 import * as activities from '../activities/index.js';
 import { limiterSnapshots } from '../llm/limiter.js';
 import { prebuiltWorkflowBundle } from '../worker/bundleProcess.js';
-import { createWorker } from '../worker/createWorker.js';
+import { createWorker, limitHeapGrowth } from '../worker/createWorker.js';
 import { leaseReportsSent, shareEndpointLimits, splitAmongPollers } from '../worker/endpointSharing.js';
 import { temporalSettingsFromEnv } from '../worker/connectionFromEnv.js';
 
@@ -67,6 +70,15 @@ function cpuMs(): { user: number; system: number } {
   return { user: Math.round(user / 1000), system: Math.round(system / 1000) };
 }
 
+const heapProf = process.env.BENCH_HEAP_PROF;
+const heapSession = heapProf ? new Session() : undefined;
+if (heapSession) {
+  heapSession.connect();
+  await heapSession.post('HeapProfiler.enable');
+  // Objects that outlived young-generation collections, dead or alive at the end: what grows the old generation.
+  await heapSession.post('HeapProfiler.startSampling', { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: false } as never);
+}
+
 let worker: Worker;
 if (trace || splitOnly) {
   const log = (line: object) => trace && appendFileSync(trace, `${JSON.stringify(line)}\n`);
@@ -78,6 +90,7 @@ if (trace || splitOnly) {
       loop.reset();
     }, 1000).unref();
   }
+  limitHeapGrowth();
   const timing = (activity: string): ActivityInboundCallsInterceptor => ({
     async execute(input, next) {
       const started = Date.now();
@@ -111,6 +124,10 @@ await worker.run();
 if (profiler) {
   const { profile: data } = await profiler.post('Profiler.stop');
   await writeFile(profile!, JSON.stringify(data));
+}
+if (heapSession) {
+  const { profile: data } = await heapSession.post('HeapProfiler.stopSampling');
+  await writeFile(heapProf!, JSON.stringify(data));
 }
 await connection.close();
 

@@ -15,6 +15,7 @@
 //        ... --trace /tmp/t      the uninterrupted mmif worker's per-second memory and event-loop delay
 //                                and per-activity times (bench/benchWorker.ts), in /tmp/t.jsonl
 //        ... --cpu-prof /tmp/p   its V8 CPU profile, /tmp/p.cpuprofile (bench/profileSummary.ts)
+//        ... --heap-prof /tmp/h  its sampling heap profile of objects reaching the old generation, /tmp/h.heapprofile
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -52,6 +53,7 @@ const { values } = parseArgs({
     only: { type: 'string' }, // mmif | curator
     trace: { type: 'string' },
     'cpu-prof': { type: 'string' },
+    'heap-prof': { type: 'string' },
   },
 });
 const SAMPLES = Number(values.samples);
@@ -113,6 +115,7 @@ async function mmifRun(server: DevServer, sim: SimulatorProc, client: Client, im
       : {
           ...(values.trace ? { trace: `${values.trace}.jsonl` } : {}),
           ...(values['cpu-prof'] ? { cpuProfile: `${values['cpu-prof']}.cpuprofile` } : {}),
+          ...(values['heap-prof'] ? { heapProfile: `${values['heap-prof']}.heapprofile` } : {}),
         };
     let worker = await startWorkerProcess({ address: server.address, taskQueue, simulatorUrl, ...diagnostics });
     workers.push(worker);
