@@ -133,6 +133,9 @@ test('submit, poll, collect and store: the pipeline then runs on cache hits with
   const json = { name: 'instructions', schema: instructionReplySchema };
   const instructionReq: ModelRequest = { ...answerRequest(0), stage: 'instruction', prompt: renderInstructionPrompt(['Describe it.']) };
   const texts = [1, 2, 3, 4, 5].map(answerRequest);
+  // Long enough that the first poll, made right after two uploads, still sees the batch running on
+  // a loaded machine (150 ms was not: the poll came after completion).
+  sim.setFaults({ batchCompletionMs: 2_000 });
   const prepared = new Map([
     ...texts.map((req, i) => [batchCustomId(`sample-${i}`, 'answer', 0), caller.prepare(req)] as const),
     [batchCustomId('sample-0', 'instruction', 0), caller.prepare(instructionReq, json)] as const,
