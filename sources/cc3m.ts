@@ -206,7 +206,8 @@ class TarImageIndex {
   constructor(private readonly store: ObjectStore) {}
 
   async find(tar: string, record: string): Promise<{ key: string; range: [number, number] }> {
-    const order = await this.orders.get(tar, () => this.sideFileOrder(tar));
+    // Once a tar had to be walked (seeking failed in it), its index answers at once.
+    const order = this.indexes.has(tar) ? undefined : await this.orders.get(tar, () => this.sideFileOrder(tar));
     const ordinal = order?.ordinals.get(record);
     if (order && ordinal !== undefined) {
       const isWanted = (path: string) => fileKind(path) === 'image' && recordKey(path) === record;
@@ -282,6 +283,10 @@ class WeighedCache<T> {
     private readonly limit: number,
     private readonly weigh: (value: T) => number,
   ) {}
+
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
 
   get(key: string, make: () => Promise<T>): Promise<T> {
     let entry = this.entries.get(key);
