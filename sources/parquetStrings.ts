@@ -78,7 +78,8 @@ export function readFooter(bytes: Buffer): ParquetFooter {
 function subtreeSize(schema: unknown[], at: number, children: number): number {
   let size = 0;
   for (let c = 0; c < children; c++) {
-    const child = schema[at + 1 + size] as Struct;
+    const child = schema[at + 1 + size] as Struct | undefined;
+    if (!child) throw new ParquetStringsError('the schema in the footer lists more children than elements');
     size += 1 + subtreeSize(schema, at + 1 + size, Number(child[5] ?? 0));
   }
   return size;
@@ -95,7 +96,9 @@ export function readStrings(bytes: Buffer, footer: ParquetFooter, rowGroup: numb
   if (info.physicalType !== BYTE_ARRAY) throw new ParquetStringsError(`column '${column}' is not BYTE_ARRAY (physical type ${info.physicalType})`);
   if (info.repetition === REPEATED) throw new ParquetStringsError(`column '${column}' is repeated, not a flat column`);
   const optional = info.repetition === OPTIONAL;
-  if (chunk.end > bytes.length) throw new ParquetStringsError(`column '${column}' of row group ${rowGroup} ends after the file`);
+  if (!(chunk.start >= 0 && chunk.start < chunk.end && chunk.end <= bytes.length)) {
+    throw new ParquetStringsError(`column '${column}' of row group ${rowGroup} lies outside the file (bytes ${chunk.start}-${chunk.end} of ${bytes.length})`);
+  }
   const values: Array<string | null> = [];
   let dictionary: string[] | undefined;
   let pos = chunk.start;
@@ -106,6 +109,9 @@ export function readStrings(bytes: Buffer, footer: ParquetFooter, rowGroup: numb
     const bodyStart = reader.pos;
     const compressedSize = Number(header[3]);
     const uncompressedSize = Number(header[2]);
+    if (!Number.isInteger(compressedSize) || compressedSize < 0 || !Number.isInteger(uncompressedSize) || uncompressedSize < 0) {
+      throw new ParquetStringsError(`a page header of column '${column}' in row group ${rowGroup} has no valid sizes`);
+    }
     pos = bodyStart + compressedSize;
     if (pos > chunk.end) throw new ParquetStringsError(`a page of column '${column}' runs past its chunk`);
     const body = bytes.subarray(bodyStart, pos);
@@ -113,18 +119,21 @@ export function readStrings(bytes: Buffer, footer: ParquetFooter, rowGroup: numb
     switch (header[1]) {
       case 2: {
         // Dictionary page: PLAIN values, whatever its encoding field says (PLAIN or PLAIN_DICTIONARY).
-        const count = Number(field(header[7], 1));
-        dictionary = plainStrings(decompress(body, chunk.codec, uncompressedSize, where), 0, count, where);
+        const data = decompress(body, chunk.codec, uncompressedSize, where);
+        // Each PLAIN value takes at least its 4-byte length.
+        const count = checkedCount(field(header[7], 1), data.length / 4, where);
+        dictionary = plainStrings(data, 0, count, where);
         break;
       }
       case 0: {
         const page = header[5] as Struct;
-        const count = Number(page[1]);
+        const count = checkedCount(page?.[1], chunk.valueCount - values.length, where);
         const data = decompress(body, chunk.codec, uncompressedSize, where);
         let at = 0;
         let defined: Uint32Array | undefined;
         if (optional) {
           if (page[3] !== 3) throw new ParquetStringsError(`${where}: definition levels encoded as ${page[3]}, only RLE (3) is supported`);
+          if (data.length < 4) throw new ParquetStringsError(`${where}: a data page ends before its definition levels`);
           const length = data.readUInt32LE(0);
           defined = hybrid(data, 4, 4 + length, 1, count, where);
           at = 4 + length;
@@ -134,7 +143,7 @@ export function readStrings(bytes: Buffer, footer: ParquetFooter, rowGroup: numb
       }
       case 3: {
         const page = header[8] as Struct;
-        const count = Number(page[1]);
+        const count = checkedCount(page?.[1], chunk.valueCount - values.length, where);
         const defLength = Number(page[5] ?? 0);
         const repLength = Number(page[6] ?? 0);
         const defined = optional ? hybrid(body, repLength, repLength + defLength, 1, count, where) : undefined;
@@ -149,6 +158,13 @@ export function readStrings(bytes: Buffer, footer: ParquetFooter, rowGroup: numb
     }
   }
   return values;
+}
+
+/** A page's value count, which must be a whole number no larger than what is left to read. */
+function checkedCount(value: unknown, max: number, where: string): number {
+  const count = Number(value);
+  if (!Number.isInteger(count) || count < 0 || count > max) throw new ParquetStringsError(`${where}: a page claims ${String(value)} values, more than the chunk holds`);
+  return count;
 }
 
 function pushValues(
@@ -212,6 +228,7 @@ function hybrid(data: Buffer, from: number, to: number, width: number, count: nu
     if (pos >= to) throw new ParquetStringsError(`${where}: levels or indices end after ${n} of ${count}`);
     let header = 0;
     for (let shift = 0; ; shift += 7) {
+      if (pos >= to || shift > 35) throw new ParquetStringsError(`${where}: a run header is cut off or too long`);
       const byte = data[pos++]!;
       header += (byte & 0x7f) * 2 ** shift;
       if (byte < 0x80) break;
@@ -223,22 +240,22 @@ function hybrid(data: Buffer, from: number, to: number, width: number, count: nu
       let buffered = 0;
       if (width <= 24) {
         // Integer ops: at most 23 bits are held before a byte is added, so nothing passes 31 bits.
-        for (let i = 0; i < values; i++) {
+        for (let i = 0; i < values && n < count; i++) {
           while (bits < width) {
             buffered |= (data[pos++] ?? 0) << bits;
             bits += 8;
           }
-          if (n < count) out[n++] = buffered & mask;
+          out[n++] = buffered & mask;
           buffered >>>= width;
           bits -= width;
         }
       } else {
-        for (let i = 0; i < values; i++) {
+        for (let i = 0; i < values && n < count; i++) {
           while (bits < width) {
             buffered += (data[pos++] ?? 0) * 2 ** bits;
             bits += 8;
           }
-          if (n < count) out[n++] = buffered % 2 ** width;
+          out[n++] = buffered % 2 ** width;
           buffered = Math.floor(buffered / 2 ** width);
           bits -= width;
         }

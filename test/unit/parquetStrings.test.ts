@@ -98,3 +98,27 @@ test('damage is a ParquetStringsError naming what broke, never a crash or a wron
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('any flipped byte or cut anywhere in the file gives a ParquetStringsError or values, never another error or a hang', { timeout: 120_000 }, () => {
+  const { dir } = writeVariants();
+  try {
+    for (const variant of ['dictionary-snappy', 'plain-uncompressed', 'page-v2']) {
+      const bytes = readFileSync(path.join(dir, `${variant}.parquet`));
+      const readAll = (file: Buffer) => {
+        const footer = readFooter(file);
+        for (let group = 0; group < footer.rowGroups.length; group++) for (const column of ['key', 'status', 'caption']) readStrings(file, footer, group, column);
+      };
+      for (let at = 0; at < bytes.length; at += 13) {
+        for (const broken of [Buffer.from(bytes).fill(bytes[at]! ^ 0xff, at, at + 1), Buffer.concat([bytes.subarray(0, at), bytes.subarray(bytes.length - 8)])]) {
+          try {
+            readAll(broken);
+          } catch (err) {
+            assert.ok(err instanceof ParquetStringsError, `${variant}, byte ${at}: ${String(err)}`);
+          }
+        }
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
