@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { WorkflowFailedError } from '@temporalio/client';
-import type { BuildConfigInput } from '../../config/buildConfig.js';
+import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
+import { normalizeImage } from '../../image/normalize.js';
 import { sha256Hex } from '../../domain/hashing.js';
 import type { DpoRecord, InstructRecord, RejectRecord } from '../../output/records.js';
 import { writtenFunctionName } from '../../verification/functions.js';
@@ -234,6 +235,32 @@ test('a CC3M webdataset on S3 becomes verified SFT and DPO shards on S3', async 
   assert.equal(mmifeval.rows, instruct.length);
   const held = (await getJson<{ ids: string[] }>(out, layout.mmifevalHoldoutIds))!;
   assert.deepEqual(held.ids.sort(), instruct.map((r) => r.id).sort());
+});
+
+test('a CC3M webdataset with img2dataset side files on S3 is planned from them, and the shards seek each image in its tar', async () => {
+  // 2 tars x 4 records with pyarrow-written side files; 000010002 failed to download (only in its parquet).
+  const uri = `s3://${s3.bucket}/cc3m-i2d`;
+  const records = await writeCc3m(openStore(uri, s3Options), 'webdataset', { perShard: 4, shards: 2, sideFile: 'img2dataset', failedDownload: '000010002' });
+  const input = config({ buildId: 'e2e-i2d', sources: [{ type: 'cc3m', uri }] });
+  const report = await runBuild('e2e-i2d', input);
+  const layout = buildLayout('e2e-i2d');
+  assert.equal(report.counts.planned, 7);
+  assert.equal(report.shards.failed, 0);
+  assert.deepEqual(await getJson(out, layout.sourceFiltered), { '0:cc3m': { 'img2dataset-failed_to_download': 1 } });
+  await assertAccounting(out, report, { 0: 8 });
+
+  // Every accepted record's image is its own record's image, as the image stage normalizes it.
+  const imageConfig = parseBuildConfig(input).image;
+  const instruct: InstructRecord[] = [];
+  for (let shard = 0; shard < report.shards.planned; shard++) {
+    for (const line of lines<InstructSharegptRow>(await out.get(layout.instructJsonl(shard)))) instruct.push(instructRecordFromLine(JSON.stringify(line)));
+  }
+  assert.ok(instruct.length > 0, 'some samples accepted');
+  for (const r of instruct) {
+    const normalized = await normalizeImage(records.find((f) => f.key === r.source_id)!.image, imageConfig);
+    assert.ok(normalized.ok);
+    assert.equal(r.image_sha256, normalized.sha256, `image of ${r.source_id}`);
+  }
 });
 
 test('re-running a finished build makes no model call and rewrites nothing', async () => {
