@@ -57,6 +57,10 @@ export function channelStdDevs(data: Uint8Array, channels: number): number[] {
  * image stage, which it kept as its peak (bench/README.md, worker cost per request).
  */
 const DECODE_SLOTS = availableParallelism();
+// The slots give the parallelism: one libvips thread per image, and no cache of libvips operations
+// (each image is seen once), so fewer threads (each with its own malloc arena) hold memory.
+sharp.concurrency(1);
+sharp.cache(false);
 let decoding = 0;
 const waitingForSlot: Array<() => void> = [];
 
