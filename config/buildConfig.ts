@@ -39,7 +39,7 @@ export const endpointSchema = z
     baseUrl: z.string().url().optional(),
     /** Name of the env var holding the API key (never the key itself). */
     apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).default('OPENAI_API_KEY'),
-    /** Requests in flight to this endpoint from one worker (AIMD adapts below it on 429s). */
+    /** Requests in flight to this endpoint, all workers of the task queue together (leased by demand; AIMD adapts below it on 429s). */
     concurrency: z.number().int().min(1).max(1024).default(16),
     /** Client-side pacing; learned from x-ratelimit-* headers when the provider sends them. */
     requestsPerMinute: z.number().positive().optional(),

@@ -10,7 +10,8 @@ import { connectTemporal, forBuild } from '../temporalClient.js';
 export const STATUS_USAGE = `usage: mmif status <buildId> [--watch] [--json]
   Show a build's progress (shards, samples, rejections by reason, tokens per stage, throughput, ETA).
   --watch  refresh every 2 s until the build closes, then print each source's accounting (read =
-           planned + not selected + filtered + problems; planned = accepted + rejected); exit code
+           planned + not selected + filtered + problems; planned = accepted + held out + rejected +
+           uncommitted); exit code
            0 done, 1 failed or cancelled
   --json   print the raw progress query result`;
 
