@@ -1,8 +1,8 @@
 /**
- * README.md documents everything a user can set: every build config field, every `mmif` command,
- * sub-action and flag, and every environment variable the code reads. The lists come from the code
- * itself (the zod schema, the CLI modules' `parseArgs` options, the env reads), so a new field, flag
- * or variable without documentation fails this test. The rules:
+ * README.md documents everything a user can set: every build config field and eval workflow input
+ * field, every `mmif` command, sub-action and flag, and every environment variable the code reads.
+ * The lists come from the code itself (the zod schemas, the CLI modules' `parseArgs` options, the env
+ * reads), so a new field, flag or variable without documentation fails this test. The rules:
  *
  * - **Config fields.** The build config schema (config/buildConfig.ts with config/sourceConfig.ts and
  *   config/imageConfig.ts) is walked through its zod v4 definitions (default, optional, pipe,
@@ -12,11 +12,13 @@
  *   backtick span, either
  *   (a) its dotted path, two segments or more (`llm.errorBudget.maxFraction`; array and record levels
  *       dropped; a source's fields relative to the source entry: `richness.minScore`), or
- *   (b) its key, as a span that starts with it (`maxSamples`, `.maxDelayMs`) or an object listing
- *       that names it (`{ model, baseUrl? }`), in a paragraph, list item or table row that also has
- *       its parent key as a word in a backtick span (a top-level key needs no parent).
+ *   (b) its key, as a span that starts with it (`maxSamples`; `.maxDelayMs` below a parent) or an
+ *       object listing that names it (`{ model, baseUrl? }`), in a paragraph, list item or table row
+ *       that also has its parent key as a word in a backtick span (a top-level key needs no parent).
  *   A source field that is also a build field (a source's `image` overrides, its `targets`) is
- *   documented with it.
+ *   documented with it. The same holds for the `mmif eval` workflow input (config/evalConfig.ts) in
+ *   the "Multi-turn (MMMT-IF) and `mmif eval`" section, whose `model` and `judge` endpoints count with
+ *   a build's `models.<stage>`, and its `retry`, `llm` and `s3` with the build's.
  * - **Commands and flags.** The commands are the keys of `COMMANDS` in cli/mmif.ts; each one's module
  *   (the one its `load` imports) is read for its `parseArgs({ options })` flags and the `case`
  *   labels of a `switch (action)` (sub-actions such as `schedule create`). The README's "The `mmif`
@@ -41,6 +43,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import type { z } from 'zod';
 import { buildConfigSchema, STAGES } from '../../config/buildConfig.js';
+import { evalConfigSchema } from '../../config/evalConfig.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const README = path.join(REPO, 'README.md');
@@ -160,7 +163,8 @@ const named = (fieldPath: string[]) => fieldPath.filter((segment) => segment !==
 function documentedIn(text: string, fieldPath: string[]): boolean {
   const key = fieldPath.at(-1)!;
   const parent = fieldPath.at(-2);
-  const namesKey = (span: string) => new RegExp(`^\\.?${escape(key)}(?![\\w])`).test(span) || (span.startsWith('{') && hasWord(span, key));
+  // `.maxDelayMs` continues the path of the row it is in, so it needs a parent.
+  const namesKey = (span: string) => new RegExp(`^${parent === undefined ? '' : '\\.?'}${escape(key)}(?![\\w])`).test(span) || (span.startsWith('{') && hasWord(span, key));
   return units(text).some((unit) => {
     const unitSpans = spans(unit);
     if (fieldPath.length > 1 && unitSpans.some((span) => hasPath(span, fieldPath.join('.')))) return true;
@@ -168,22 +172,43 @@ function documentedIn(text: string, fieldPath: string[]): boolean {
   });
 }
 
+const shown = (field: string[]) => field.join('.').replaceAll('.[]', '[]').replaceAll('.*', '.<key>');
+
 /** Build config fields the README does not document, as dotted paths (`sources[].richness.url`). */
 function undocumentedConfigFields(readme: string): string[] {
   const buildSection = section(readme, 'Build configuration');
   const sourcesSection = section(readme, 'Sources');
   const fields = schemaFields(buildConfigSchema as unknown as z.ZodType);
-  const isBuildField = new Set(fields.filter((f) => f[0] !== 'sources').map((f) => named(f).join('.')));
+  const buildField = buildFieldCheck(readme);
   const missing: string[] = [];
   for (const field of fields) {
     const inSource = field[0] === 'sources' && field.length > 2;
     const relative = named(inSource ? field.slice(2) : field);
-    const ok = inSource
-      ? documentedIn(sourcesSection, relative) || (isBuildField.has(relative.join('.')) && documentedIn(buildSection, relative))
-      : documentedIn(buildSection, relative);
-    if (!ok) missing.push(field.join('.').replaceAll('.[]', '[]').replaceAll('.*', '.<key>'));
+    const ok = inSource ? documentedIn(sourcesSection, relative) || buildField(relative) : documentedIn(buildSection, relative);
+    if (!ok) missing.push(shown(field));
   }
   return [...new Set(missing)];
+}
+
+/** Whether a path (named segments) is a build config field outside `sources[]` that the README documents. */
+function buildFieldCheck(readme: string): (path: string[]) => boolean {
+  const buildSection = section(readme, 'Build configuration');
+  const fields = new Set(schemaFields(buildConfigSchema as unknown as z.ZodType).filter((f) => f[0] !== 'sources').map((f) => named(f).join('.')));
+  return (path) => fields.has(path.join('.')) && documentedIn(buildSection, path);
+}
+
+/**
+ * Eval workflow input fields (config/evalConfig.ts) the `mmif eval` section does not document; the
+ * endpoint fields of `model` and `judge` count with a build's `models.<stage>`, and `retry`, `llm`
+ * and `s3` with the build's.
+ */
+function undocumentedEvalFields(readme: string): string[] {
+  const evalSection = section(readme, 'and `mmif eval`');
+  const buildField = buildFieldCheck(readme);
+  const asBuild = (path: string[]) => (path[0] === 'model' || path[0] === 'judge' ? ['models', 'default', ...path.slice(1)] : path);
+  return schemaFields(evalConfigSchema as unknown as z.ZodType)
+    .filter((field) => !documentedIn(evalSection, named(field)) && !(field.length > 1 && buildField(asBuild(named(field)))))
+    .map(shown);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -327,6 +352,10 @@ test('README documents every build config field (Build configuration, Sources)',
   assert.deepEqual(undocumentedConfigFields(await readme()), []);
 });
 
+test('README documents every field of the mmif eval workflow input', async () => {
+  assert.deepEqual(undocumentedEvalFields(await readme()), []);
+});
+
 test('README documents every mmif command, sub-action and flag in its command table', async () => {
   assert.deepEqual(undocumentedCli(await readme(), await cliSurface()), []);
 });
@@ -362,6 +391,7 @@ test('removing documentation makes each check report it', async () => {
   // A config table row, and a field named only inside a source's `{...}` list.
   assert.deepEqual(undocumentedConfigFields(without(/^\| `holdout\.fraction` .*\n/m)), ['holdout', 'holdout.fraction']);
   assert.deepEqual(undocumentedConfigFields(text.replaceAll('attachTables', 'attach-tables')), ['sources[].attachTables']);
+  assert.deepEqual(undocumentedEvalFields(without(/^\| `responses` .*\n/m)), ['responses']);
   // A flag and a sub-action of the command table.
   const commands = await cliSurface();
   assert.deepEqual(undocumentedCli(without(/ \[--append-instructions\]/), commands), ['eval --append-instructions']);
