@@ -185,7 +185,7 @@ export const richnessSchema = z
     scorer: z.enum(RICHNESS_SCORERS),
     /** imported: a CSV or JSONL of scores (`ic_ram_output.csv`, `final_output_sorted.csv`...), a local path or s3:// URI. */
     scores: z.string().min(1).optional(),
-    /** endpoint: POSTed `{id, filename, image}` (base64 JPEG), answers `{score, tags?}`. */
+    /** endpoint: POSTed `{image}` (the normalized image, base64 JPEG), answers `{score, tags?}`. */
     url: z.string().url().optional(),
     /** endpoint: env var holding a bearer token, if the scorer needs one. */
     apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).optional(),
