@@ -67,6 +67,17 @@ test('`mmif build --config FILE --local` runs the build on its own dev server, w
   assert.ok(!result.stdout.includes('DOES NOT BALANCE'));
 });
 
+test('a second `mmif build --local` over the same output answers every model call from the first one\'s cache (the simulator keeps its port)', async () => {
+  const file = path.join(dir, 'again.json');
+  await writeFile(file, JSON.stringify(config('local-again', path.join(dir, 'cc3m'))));
+  const result = await mmifLocal('build', '--config', file, '--local');
+  assert.equal(result.code, 0, result.stdout + result.stderr);
+  const report = await getJson<BuildReport>(new LocalStore(path.join(dir, 'out')), buildLayout('local-again').report);
+  const stages = Object.entries(report!.usage);
+  assert.ok(stages.length > 0);
+  for (const [stage, usage] of stages) assert.equal(usage.cachedRequests, usage.requests, `${stage}: ${JSON.stringify(usage)}`);
+});
+
 test('`mmif build --local` exits 1 when the build fails', async () => {
   const file = path.join(dir, 'failing.json');
   await writeFile(file, JSON.stringify(config('local-failing', path.join(dir, 'no-such-source'))));
