@@ -2,7 +2,8 @@
 // bench/benchWorker.ts traces (`npx tsx bench/throughput.ts --only four --trace /tmp/t`) and, over
 // the middle 80% of the busy seconds, splits the shortfall below the endpoint's cap into the unused
 // share of workers that had nothing queued, and counts the worker-seconds spent held at a share
-// with requests waiting; and how many concurrency lease reports the workers sent.
+// with requests waiting; the workers' event-loop delay (a request holds its slot while its worker's
+// loop is late); and how many concurrency lease reports the workers sent.
 //
 // Run:   npx tsx bench/shareTrace.ts /tmp/t.four.*.jsonl [--cap 128]
 import { readFileSync } from 'node:fs';
@@ -11,18 +12,19 @@ import type { LimiterSnapshot } from '../llm/limiter.js';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { cap: { type: 'string', default: '128' } } });
 const CAP = Number(values.cap);
-const bySecond = new Map<number, LimiterSnapshot[]>();
+type Second = LimiterSnapshot & { loopMeanMs: number };
+const bySecond = new Map<number, Second[]>();
 /** Per worker: the count of lease reports sent so far, per second. */
 const reports = new Map<number, Array<{ t: number; n: number }>>();
 for (const [worker, file] of positionals.entries()) {
   for (const line of readFileSync(file, 'utf8').split('\n').filter(Boolean)) {
-    const entry = JSON.parse(line) as { t: number; limiters?: LimiterSnapshot[]; leaseReports?: number };
+    const entry = JSON.parse(line) as { t: number; limiters?: LimiterSnapshot[]; leaseReports?: number; loopMeanMs?: number };
     if (entry.leaseReports !== undefined) reports.set(worker, [...(reports.get(worker) ?? []), { t: entry.t, n: entry.leaseReports }]);
     if (!entry.limiters?.length) continue;
     // The busiest limiter: the benchmark's one endpoint.
     const limiter = entry.limiters.reduce((a, b) => (a.inFlight + a.queued >= b.inFlight + b.queued ? a : b));
     const states = bySecond.get(Math.round(entry.t / 1000)) ?? [];
-    states[worker] = limiter;
+    states[worker] = { ...limiter, loopMeanMs: entry.loopMeanMs ?? 0 };
     bySecond.set(Math.round(entry.t / 1000), states);
   }
 }
@@ -46,5 +48,7 @@ const kind = steady.flat().some((s) => s.leased) ? 'leased by demand' : `split 1
 console.log(`${positionals.length} workers, ${steady.length} steady seconds, shares of ${CAP} ${kind}: ${Math.min(...shares)}-${Math.max(...shares)}`);
 console.log(`mean in flight ${mean(CAP * steady.length - shortfall)} of ${CAP}; shortfall ${mean(shortfall)}, of which unused share of workers with nothing queued ${mean(idleShare)}`);
 console.log(`worker-seconds held at their share with requests queued: ${heldWithQueue} of ${steady.length * positionals.length}`);
+const loopDelay = positionals.map((_, w) => steady.reduce((n, states) => n + states[w]!.loopMeanMs, 0) / steady.length);
+console.log(`event-loop delay, mean per worker: ${loopDelay.map((ms) => ms.toFixed(1)).join(' + ')} ms`);
 const sent = [...reports.values()].map((r) => ({ n: r.at(-1)!.n - r[0]!.n, s: (r.at(-1)!.t - r[0]!.t) / 1000 }));
 if (sent.length > 0) console.log(`lease reports: ${sent.reduce((a, r) => a + r.n, 0)}, ${sent.map((r) => (r.n / Math.max(1, r.s)).toFixed(1)).join(' + ')} per second (whole run)`);
