@@ -19,7 +19,7 @@
 import { hostname } from 'node:os';
 import { Client, WithStartWorkflowOperation } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
-import type { DemandReport, EndpointDemand } from '../llm/concurrencyLeases.js';
+import type { DemandReport, EndpointDemand, LeaseAnswer } from '../llm/concurrencyLeases.js';
 import { applyLeases, dropLeases, endpointDemands, leaseConcurrency, shareEndpointsAmong } from '../llm/limiter.js';
 import { endpointLeases, endpointLeasesWorkflowId, HOLD_MS, reportDemandUpdate } from '../workflows/endpointLeases.js';
 
@@ -104,6 +104,19 @@ export function worthReporting(now: EndpointDemand, last: EndpointDemand | undef
   return last.inFlight > now.holding && last.inFlight - Math.max(now.inFlight, now.holding) >= Math.max(2, now.holding / 8);
 }
 
+/** Sends one demand report to the lease workflow of `taskQueue`, starting it if none runs; resolves to its answer. */
+export function reportDemand(client: Client, taskQueue: string, report: DemandReport): Promise<LeaseAnswer> {
+  return client.workflow.executeUpdateWithStart(reportDemandUpdate, {
+    args: [report],
+    startWorkflowOperation: new WithStartWorkflowOperation(endpointLeases, {
+      workflowId: endpointLeasesWorkflowId(taskQueue),
+      taskQueue,
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      args: [{ book: {}, newest: {} }],
+    }),
+  });
+}
+
 /**
  * Leases this process's endpoint concurrency from the lease workflow of `taskQueue` (started by the
  * first report). While any endpoint has requests in flight or waiting, one report is always out:
@@ -115,17 +128,7 @@ export function worthReporting(now: EndpointDemand, last: EndpointDemand | undef
 export function leaseEndpointConcurrency(client: Client, taskQueue: string, worker: string, finished: () => boolean): void {
   const send = (demand: DemandReport) => {
     reportsSent++;
-    return client.withDeadline(Date.now() + REPORT_DEADLINE_MS, () =>
-      client.workflow.executeUpdateWithStart(reportDemandUpdate, {
-        args: [demand],
-        startWorkflowOperation: new WithStartWorkflowOperation(endpointLeases, {
-          workflowId: endpointLeasesWorkflowId(taskQueue),
-          taskQueue,
-          workflowIdConflictPolicy: 'USE_EXISTING',
-          args: [{ book: {}, newest: {} }],
-        }),
-      }),
-    );
+    return client.withDeadline(Date.now() + REPORT_DEADLINE_MS, () => reportDemand(client, taskQueue, demand));
   };
   // Starts at the clock: a restarted worker with the same identity (pid@host) is never taken for its older self.
   let seq = Date.now();

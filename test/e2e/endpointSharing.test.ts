@@ -9,15 +9,14 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client, WithStartWorkflowOperation } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import * as activities from '../../activities/index.js';
 import { resolveEndpoint } from '../../llm/endpoint.js';
 import { endpointDemands, limiterFor, shareEndpointsAmong } from '../../llm/limiter.js';
 import { startTemporalDevServer, type DevServer } from '../../local/temporalDevServer.js';
 import { bundleWorkflows } from '../../worker/createWorker.js';
-import { LIVE_MS, leaseEndpointConcurrency, livePollers, RECOUNT_MS, shareEndpointLimits } from '../../worker/endpointSharing.js';
-import { endpointLeases, endpointLeasesWorkflowId, reportDemandUpdate } from '../../workflows/endpointLeases.js';
+import { LIVE_MS, leaseEndpointConcurrency, livePollers, RECOUNT_MS, reportDemand, shareEndpointLimits } from '../../worker/endpointSharing.js';
 
 let server: DevServer;
 let connection: NativeConnection;
@@ -90,9 +89,10 @@ test('concurrency is leased by demand: an idle worker lends its part, takes it b
   let seq = 0;
   const peerReport = async (): Promise<void> => {
     const inFlight = Math.min(peer.demand, peer.grant);
-    const answer = await client.workflow.executeUpdateWithStart(reportDemandUpdate, {
-      args: [{ worker: 'peer@host', seq: ++seq, endpoints: [{ endpoint: endpointId(), cap: CAP, inFlight, queued: peer.demand - inFlight, holding: peer.grant }] }],
-      startWorkflowOperation: new WithStartWorkflowOperation(endpointLeases, { workflowId: endpointLeasesWorkflowId(TASK_QUEUE), taskQueue: TASK_QUEUE, workflowIdConflictPolicy: 'USE_EXISTING', args: [{ book: {}, newest: {} }] }),
+    const answer = await reportDemand(client, TASK_QUEUE, {
+      worker: 'peer@host',
+      seq: ++seq,
+      endpoints: [{ endpoint: endpointId(), cap: CAP, inFlight, queued: peer.demand - inFlight, holding: peer.grant }],
     });
     if (!answer.superseded) peer.grant = answer.grants[endpointId()]!;
   };

@@ -3,8 +3,9 @@
  * a Temporal dev server, the simulator and a local output, one per kind of history a running build
  * can have: a single shard, shards failed then retried through the retryFailedShards update, a
  * build that continues as new, a Batch API wait on durable timers, a scheduled (dated) run, and a
- * multiturn build (its shards run the chat stages); and evaluations (`mmif eval`'s evaluateModel):
- * single-turn with a judge, and multi-turn chats.
+ * multiturn build (its shards run the chat stages); evaluations (`mmif eval`'s evaluateModel):
+ * single-turn with a judge, and multi-turn chats; and a task queue's lease desk (endpointLeases)
+ * through two workers' reports, a continue-as-new and its idle end.
  * Every execution they leave (parents, shard children, each continued run) is saved as
  * `histories/<workflowId>@<runId>.json` ({workflowId, runId, history}): the history message as protobuf.js objects (longs, enums and
  * bytes as strings), read back with History.fromObject. Not the `temporal workflow show` JSON:
@@ -14,10 +15,12 @@
  *   node --import tsx test/replay/recordHistories.ts              # every kind (replaces all)
  *   node --import tsx test/replay/recordHistories.ts --only eval  # adds the evaluations' histories, keeps the rest
  *   node --import tsx test/replay/recordHistories.ts --only multiturn  # adds the multiturn build's, keeps the rest
+ *   node --import tsx test/replay/recordHistories.ts --only leases     # adds the lease desk's (~4 min: it waits for its idle end)
  *
  * Re-record only for a release that deliberately breaks running builds (see README, "Operating in
  * production"); a compatible change keeps the old histories and passes them via patched().
  */
+import assert from 'node:assert/strict';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -26,7 +29,9 @@ import proto from '@temporalio/proto';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import { evalWorkflowId, type EvalConfigInput } from '../../config/evalConfig.js';
 import { LocalStore } from '../../storage/localStore.js';
+import { reportDemand } from '../../worker/endpointSharing.js';
 import type { BuildProgress } from '../../workflows/buildProgress.js';
+import { endpointLeasesWorkflowId } from '../../workflows/endpointLeases.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
 import { eventually } from '../harness/datasetChecks.js';
 import { startStack } from '../harness/stack.js';
@@ -39,8 +44,12 @@ const HISTORIES = fileURLToPath(new URL('./histories/', import.meta.url));
 export const HISTORY_JSON = { longs: String, enums: String, bytes: String } as const;
 const FAST_RETRY = { maximumAttempts: 2, initialIntervalSeconds: 0.5, maximumIntervalSeconds: 1, heartbeatTimeoutSeconds: 10 };
 
+const KINDS = ['eval', 'multiturn', 'leases'] as const;
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
-if (only !== undefined && only !== 'eval' && only !== 'multiturn') throw new Error(`--only takes eval or multiturn, got ${only}`);
+if (only !== undefined && !(KINDS as readonly string[]).includes(only)) throw new Error(`--only takes ${KINDS.join(', ')}, got ${only}`);
+const recording = (kind: (typeof KINDS)[number]) => only === undefined || only === kind;
+/** The lease desk's own queue: the builds' model calls lease on the stack's queue, and must not mix in. */
+const LEASE_QUEUE = 'mmif-replay-leases';
 
 const stack = await startStack({ simulator: { seed: 12, faults: { batchCompletionMs: 1500 } }, taskQueue: 'mmif-replay' });
 const dir = await mkdtemp(path.join(tmpdir(), 'mmif-replay-'));
@@ -91,6 +100,45 @@ try {
     await stack.client.schedule.getHandle('replay-nightly').delete();
   };
 
+  /**
+   * The lease desk of LEASE_QUEUE, fed scripted reports (as workers send them) for one endpoint with
+   * a cap of 8: worker a alone gets all of it; b joins and its unchanged answer is held back until a's
+   * requests end down to its half; a's unchanged answer ends by the HOLD_MS timer; a newer report of
+   * b supersedes its waiting one; a run of reports with changed answers grows the history until the
+   * desk continues as new (releasing b's waiting report); in the new run both workers release and the
+   * desk ends after its idle wait.
+   */
+  const recordLeases = async (): Promise<void> => {
+    await stack.startWorker({ taskQueue: LEASE_QUEUE });
+    const seqs: Record<string, number> = {};
+    const report = (worker: string, inFlight: number, queued: number, holding: number) =>
+      reportDemand(stack.client, LEASE_QUEUE, { worker, seq: (seqs[worker] = (seqs[worker] ?? 0) + 1), endpoints: [{ endpoint: 'replay-endpoint', cap: 8, inFlight, queued, holding }] });
+    const grant = async (answer: Promise<{ grants: Record<string, number>; superseded?: boolean }>) => (await answer).grants['replay-endpoint'];
+    const desk = stack.client.workflow.getHandle(endpointLeasesWorkflowId(LEASE_QUEUE));
+
+    assert.equal(await grant(report('a', 0, 10, 0)), 8, 'a alone leases the whole cap');
+    const bJoins = grant(report('b', 0, 10, 0));
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(await grant(report('a', 8, 2, 8)), 4, "a's fair half");
+    const aSteady = grant(report('a', 4, 6, 4));
+    assert.equal(await bJoins, 4, "b's held answer moves once a's requests end down to its half");
+    assert.equal(await aSteady, 4, "a's unchanged answer comes after HOLD_MS");
+    const bOlder = report('b', 4, 6, 4);
+    await new Promise((r) => setTimeout(r, 500));
+    const bNewer = grant(report('b', 4, 6, 4));
+    assert.equal((await bOlder).superseded, true);
+
+    const firstRun = (await desk.describe()).runId;
+    for (let i = 0; (await desk.describe()).runId === firstRun; i++) {
+      assert.ok(i < 2_000, 'the lease desk continues as new');
+      await report('a', 0, 10, 0).catch(() => undefined); // one landing on the closing run is answered by nobody
+    }
+    assert.equal(await bNewer, 4, "b's waiting report is answered before the desk continues as new");
+    assert.equal(await grant(report('b', 4, 0, 4)), 4);
+    for (const worker of ['a', 'b']) await reportDemand(stack.client, LEASE_QUEUE, { worker, seq: ++seqs[worker]!, endpoints: [], release: true });
+    await eventually(async () => (await desk.describe()).status.name === 'COMPLETED', 300_000, 'the lease desk to end when idle');
+  };
+
   // Evaluations: a one-sample split (a rule and a judged constraint), and two one-image chats.
   const data = path.join(dir, 'eval-data');
   await mkdir(path.join(data, 'MM-IFEval'), { recursive: true });
@@ -106,14 +154,17 @@ try {
   await writeFile(path.join(data, 'chats.jsonl'), ['c1', 'c2'].map((id) => `${JSON.stringify({ id, image: 'scene.jpg', questions: ['What is shown?', 'Describe the colours.', 'Where is it?'] })}\n`).join(''));
   const evaluation = (evalId: string, extra: Partial<EvalConfigInput> = {}): EvalConfigInput => ({ evalId, data, model: { model: 'sim-model' }, responses: 2, sliceSize: 1, retry: FAST_RETRY, ...extra });
   const runEval = (input: EvalConfigInput) => stack.client.workflow.execute('evaluateModel', { taskQueue: stack.taskQueue, workflowId: evalWorkflowId(input.evalId), args: [input] });
-  if (only !== 'multiturn') {
+  if (recording('eval')) {
     await runEval(evaluation('replay-eval-single', { judge: { model: 'mmif-sim-vlm' } }));
     await runEval(evaluation('replay-eval-chats', { chats: { uri: path.join(data, 'chats.jsonl'), maxInstructions: 2 } }));
   }
 
   if (only === undefined) await recordBuilds();
   // A multiturn build: its shard children run image -> instruction -> constraints -> chat.
-  if (only !== 'eval') await run('replay-multiturn', config('replay-multiturn', { maxSamples: 2, mode: 'multiturn', chat: { turns: 3, maxInstructions: 2 }, verification: { maxRegenerations: 6 } }));
+  if (recording('multiturn')) await run('replay-multiturn', config('replay-multiturn', { maxSamples: 2, mode: 'multiturn', chat: { turns: 3, maxInstructions: 2 }, verification: { maxRegenerations: 6 } }));
+  // Last, once no build calls a model: this process's limiters are shared by its workers, and a
+  // worker on LEASE_QUEUE would report the builds' demand to the desk too.
+  if (recording('leases')) await recordLeases();
   if (only === undefined) await rm(HISTORIES, { recursive: true, force: true });
   await mkdir(HISTORIES, { recursive: true });
   let saved = 0;
@@ -121,6 +172,7 @@ try {
     if (execution.status.name === 'RUNNING') continue;
     if (only === 'eval' && execution.type !== 'evaluateModel') continue;
     if (only === 'multiturn' && !execution.workflowId.startsWith('replay-multiturn')) continue;
+    if (only === 'leases' && execution.workflowId !== endpointLeasesWorkflowId(LEASE_QUEUE)) continue;
     const history = await stack.client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
     const name = `${execution.workflowId.replace(/[^\w@.-]+/g, '_')}@${execution.runId}.json`;
     // The workflow id too: the code under replay reads it (shard children are named after it).
