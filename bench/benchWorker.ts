@@ -14,7 +14,7 @@
  *    prebuilt workflow bundle and the heap growth limit included) plus an activity interceptor
  *    (createWorker takes no interceptors).
  *  - BENCH_SPLIT_ONLY=1: endpoint limits split 1/N among the live workers, concurrency included,
- *    without the concurrency leases (what workers did before them; the `four-split` scenario).
+ *    without the leases (what workers did before them; the `four-split` scenario).
  *  - BENCH_CPU_PROF=<file>: writes a V8 CPU profile of the whole run (open it in Chrome DevTools or
  *    summarize it with bench/profileSummary.ts) when the worker stops (SIGTERM).
  *  - BENCH_HEAP_PROF=<file>: writes a sampling heap profile (DevTools' .heapprofile) of the objects

@@ -1,6 +1,6 @@
 /**
- * Concurrency leases: how the workers of one task queue divide an endpoint's concurrency cap by
- * demand instead of by head count. Pure bookkeeping, kept by the endpointLeases workflow
+ * Endpoint leases: how the workers of one task queue divide an endpoint's concurrency cap, and its
+ * per-minute request and token limits, by demand instead of by head count. Pure bookkeeping, kept by the endpointLeases workflow
  * (workflows/endpointLeases.ts), which every worker reports to a few times per second.
  *
  * Why not 1/N: a worker whose activities are all between model calls (images at a shard's start,
@@ -21,7 +21,14 @@
  *   and the sum of what every worker may have in flight stays within the cap at every moment.
  */
 
-/** One worker's state for one endpoint, as it reports it. */
+/**
+ * Per-minute limits (RPM, TPM) are leased the same way, each as an entry of its own (rateDemand):
+ * the cap is the limit, the grant the rate the worker paces at, and the demand what it used lately,
+ * or the whole limit while requests wait at its rate. The same two rules hold: a busy worker paces
+ * at what idle ones do not use, and the rates every worker may pace at sum to at most the limit.
+ */
+
+/** One worker's state for one endpoint's limit (its concurrency, or a per-minute rate), as it reports it. */
 export interface EndpointDemand {
   /** The endpoint's identity (a hash: never a key). */
   endpoint: string;
@@ -65,6 +72,16 @@ export interface LeaseAnswer {
   superseded?: boolean;
   /** Other workers hold leases on these endpoints: only then is a change of demand worth an early report. */
   shared?: boolean;
+}
+
+/** The lease entry of a per-minute rate (its own `endpoint` id); numbers per minute. */
+export function rateDemand(endpoint: string, rate: { limit: number; used: number; waiting: boolean; holding: number }): EndpointDemand {
+  const holding = Math.floor(rate.holding);
+  const limit = Math.floor(rate.limit);
+  // Requests wait at its rate: it uses all it holds and wants the whole limit (the water-filling
+  // splits it among those that do). Otherwise it wants what it used.
+  if (rate.waiting) return { endpoint, cap: limit, inFlight: holding, queued: Math.max(0, limit - holding), holding };
+  return { endpoint, cap: limit, inFlight: Math.min(holding, Math.ceil(rate.used)), queued: 0, holding };
 }
 
 /** Applies one worker's report and answers its new grants. */

@@ -14,11 +14,11 @@
  * - the request and token budgets allow it (rateBudget.ts): configured and learned per-minute
  *   limits. Tokens are estimated before the call and corrected from `usage` after it.
  *
- * Limits are per endpoint, not per worker: when N workers poll the same task queue, each admits 1/N of
- * the per-minute rates (shareEndpointsAmong, fed by the worker's count of live pollers,
- * worker/endpointSharing.ts), and the concurrency cap by demand: a worker's lease of it, granted by
- * the endpointLeases workflow (leaseConcurrency; llm/concurrencyLeases.ts), or 1/N of it where no
- * lease is to be had. So N workers hold the endpoint at its limit without a hand-split cap. The
+ * Limits are per endpoint, not per worker: the N workers polling one task queue divide the
+ * concurrency cap and the per-minute rates by demand: a worker's leases of them, granted by the
+ * endpointLeases workflow (leaseConcurrency; llm/concurrencyLeases.ts), or 1/N of them where no
+ * lease is to be had (shareEndpointsAmong, fed by the worker's count of live pollers,
+ * worker/endpointSharing.ts). So N workers hold the endpoint at its limit without a hand-split cap. The
  * provider's own remaining-budget headers are global and stay unshared.
  *
  * Strict FIFO means no starvation: a large request at the head is not overtaken by small ones.
@@ -27,7 +27,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ResolvedEndpoint } from './endpoint.js';
-import type { EndpointDemand } from './concurrencyLeases.js';
+import { rateDemand, type EndpointDemand } from './concurrencyLeases.js';
 import { RateBudget } from './rateBudget.js';
 import { readRateLimitHeaders, retryAfterMs, type HeaderSource } from './rateLimitHeaders.js';
 
@@ -175,12 +175,42 @@ export class EndpointLimiter {
   }
 
   /**
+   * This worker's leases of the per-minute rates (the endpointLeases workflow's grants, per minute):
+   * a rate without a grant keeps its lease; undefined ends leasing them all (the 1/workers share
+   * applies again); 0 admits nothing.
+   */
+  leaseRates(grants: Partial<Record<RateKind, number>> | undefined): void {
+    const now = Date.now();
+    for (const kind of RATE_KINDS) if (grants === undefined || grants[kind] !== undefined) this.budget(kind).lease(grants?.[kind], now);
+    this.pump();
+  }
+
+  private budget(kind: RateKind): RateBudget {
+    return kind === 'rpm' ? this.requests : this.tokens;
+  }
+
+  /**
    * Starts leasing: nothing is admitted until the first grant; `wanted` is called whenever requests
    * wait with no lease held, so the lease is asked for at once. Undefined stops leasing.
    */
   leaseThrough(wanted: (() => void) | undefined): void {
     this.wantLease = wanted ?? (() => {});
     this.lease(wanted ? 0 : undefined);
+    this.leaseRates(wanted ? { rpm: 0, tpm: 0 } : undefined);
+  }
+
+  /** The per-minute limits known here (configured or announced), each with this worker's use and pace, for the lease workflow. */
+  rateDemands(): Array<{ kind: RateKind; limit: number; used: number; waiting: boolean; holding: number }> {
+    const now = Date.now();
+    // Requests wait at a rate when the head of the line could go but for its budget.
+    const head = this.inFlight < this.admissible() ? this.queue[0] : undefined;
+    return RATE_KINDS.flatMap((kind) => {
+      const budget = this.budget(kind);
+      const limit = budget.limit;
+      if (limit === undefined) return [];
+      const waiting = head !== undefined && budget.waitMs(kind === 'rpm' ? 1 : head.tokens, now) > 0;
+      return [{ kind, limit, used: budget.usedPerMinute(now), waiting, holding: budget.perMinute ?? 0 }];
+    });
   }
 
   /** What the lease workflow needs to know of this endpoint here (llm/concurrencyLeases.ts EndpointDemand, less its identity). */
@@ -307,6 +337,8 @@ export class EndpointLimiter {
       if (this.inFlight >= this.admissible()) return;
       const now = Date.now();
       const wait = Math.max(this.pausedUntil - now, this.requests.waitMs(1, now), this.tokens.waitMs(head.tokens, now));
+      // A rate leased at 0: nothing to wait for but a lease (asked for; a grant pumps).
+      if (wait === Number.POSITIVE_INFINITY) return this.wantLease();
       if (wait > 0) return this.wakeIn(wait, now);
       this.queue.shift();
       this.inFlight++;
@@ -328,6 +360,10 @@ export class EndpointLimiter {
     }, Math.ceil(ms));
   }
 }
+
+/** The per-minute limits, as the lease workflow knows them (an endpoint's entry id + `/rpm`, `/tpm`). */
+export type RateKind = 'rpm' | 'tpm';
+const RATE_KINDS: readonly RateKind[] = ['rpm', 'tpm'];
 
 /** A worker's part of a limit shared by `workers`: at least 1, so every worker makes progress. */
 function shareOf(limit: number, workers: number): number {
@@ -369,22 +405,33 @@ export function leaseConcurrency(wanted: (() => void) | undefined): void {
   for (const limiter of limiters.values()) limiter.leaseThrough(wanted);
 }
 
-/** Each endpoint's demand here, for the lease workflow; endpoints by an opaque id. */
+/** Each endpoint's demand here, its concurrency and its known per-minute rates, for the lease workflow; endpoints by an opaque id. */
 export function endpointDemands(): EndpointDemand[] {
-  return [...limiters.entries()].map(([id, limiter]) => ({ endpoint: leaseId(id), ...limiter.demand() }));
+  return [...limiters.entries()].flatMap(([id, limiter]) => [
+    { endpoint: leaseId(id), ...limiter.demand() },
+    ...limiter.rateDemands().map(({ kind, ...rate }) => rateDemand(`${leaseId(id)}/${kind}`, rate)),
+  ]);
 }
 
 /** Applies the lease workflow's grants (by endpointDemands' ids); undefined for all: back to the 1/N split until the next grants. */
 export function applyLeases(grants: Record<string, number> | undefined): void {
   for (const [id, limiter] of limiters.entries()) {
-    if (grants === undefined) limiter.lease(undefined);
-    else if (grants[leaseId(id)] !== undefined) limiter.lease(grants[leaseId(id)]);
+    if (grants === undefined) {
+      limiter.lease(undefined);
+      limiter.leaseRates(undefined);
+      continue;
+    }
+    if (grants[leaseId(id)] !== undefined) limiter.lease(grants[leaseId(id)]);
+    limiter.leaseRates({ rpm: grants[`${leaseId(id)}/rpm`], tpm: grants[`${leaseId(id)}/tpm`] });
   }
 }
 
 /** Holds no lease (before telling the workflow this worker releases them): requests wait for a new one. */
 export function dropLeases(): void {
-  for (const limiter of limiters.values()) limiter.lease(0);
+  for (const limiter of limiters.values()) {
+    limiter.lease(0);
+    limiter.leaseRates({ rpm: 0, tpm: 0 });
+  }
 }
 
 const leaseIds = new Map<string, string>();

@@ -16,6 +16,8 @@
 import type { BudgetReport } from './rateLimitHeaders.js';
 
 const MINUTE_MS = 60_000;
+/** How far back a budget's use is measured, for the rate lease's demand (llm/concurrencyLeases.ts rateDemand). */
+const USE_WINDOW_S = 5;
 
 export class RateBucket {
   constructor(
@@ -49,11 +51,36 @@ export class RateBucket {
   }
 }
 
+/** What was spent per second over the last USE_WINDOW_S seconds. */
+class RecentUse {
+  private readonly seconds: Array<{ second: number; amount: number }> = [];
+
+  add(amount: number, now: number): void {
+    const second = Math.floor(now / 1000);
+    const last = this.seconds.at(-1);
+    if (last?.second === second) last.amount += amount;
+    else this.seconds.push({ second, amount });
+    this.forget(second);
+  }
+
+  perMinute(now: number): number {
+    this.forget(Math.floor(now / 1000));
+    return (this.seconds.reduce((n, s) => n + s.amount, 0) * 60) / USE_WINDOW_S;
+  }
+
+  private forget(second: number): void {
+    while (this.seconds.length > 0 && this.seconds[0]!.second <= second - USE_WINDOW_S) this.seconds.shift();
+  }
+}
+
 export class RateBudget {
   private configured: number | undefined;
   private announced: number | undefined;
-  /** Worker processes pacing against the same limit; this one paces at 1/workers of it. */
+  /** Worker processes pacing against the same limit; this one paces at 1/workers of it (unless leased). */
   private workers = 1;
+  /** This worker's lease of the limit, per minute (the lease workflow's grant); undefined: the 1/workers share. */
+  private leased: number | undefined;
+  private readonly used = new RecentUse();
   private pacing: RateBucket | undefined;
   private provider: RateBucket | undefined;
 
@@ -62,10 +89,29 @@ export class RateBudget {
     this.repace(now);
   }
 
-  /** Per minute for this worker: the tightest of what was configured and what the provider announced, over the workers sharing it. */
-  get perMinute(): number | undefined {
+  /** The limit for all workers together: the tightest of what was configured and what the provider announced. */
+  get limit(): number | undefined {
     const known = [this.configured, this.announced].filter((n): n is number => n !== undefined);
-    return known.length > 0 ? Math.min(...known) / this.workers : undefined;
+    return known.length > 0 ? Math.min(...known) : undefined;
+  }
+
+  /** Per minute for this worker: its lease of the limit, or else its 1/workers share. */
+  get perMinute(): number | undefined {
+    const limit = this.limit;
+    if (limit === undefined) return undefined;
+    return this.leased === undefined ? limit / this.workers : Math.min(this.leased, limit);
+  }
+
+  /** This worker's lease of the limit, per minute; undefined ends leasing (the 1/workers share applies). 0 admits nothing. */
+  lease(perMinute: number | undefined, now: number): void {
+    if (perMinute === this.leased) return;
+    this.leased = perMinute;
+    this.repace(now);
+  }
+
+  /** What this worker spent per minute lately (the rate lease's demand). */
+  usedPerMinute(now: number): number {
+    return this.used.perMinute(now);
   }
 
   /** The mirror of the provider's bucket stays whole: its remaining count already covers every worker. */
@@ -94,17 +140,21 @@ export class RateBudget {
     this.provider = new RateBucket(limit, perMs, remaining, now);
   }
 
+  /** Milliseconds until `cost` may be spent; infinite under a lease of 0 (a new lease pumps). */
   waitMs(cost: number, now: number): number {
+    if (this.perMinute === 0) return Number.POSITIVE_INFINITY;
     return Math.max(this.pacing?.waitMs(cost, now) ?? 0, this.provider?.waitMs(cost, now) ?? 0);
   }
 
   take(amount: number, now: number): void {
+    this.used.add(amount, now);
     this.pacing?.take(amount, now);
     this.provider?.take(amount, now);
   }
 
   /** Corrects an estimate once the real amount is known; the provider's mirror is resynced by its next headers. */
   correct(estimated: number, actual: number, now: number): void {
+    this.used.add(actual - estimated, now);
     this.pacing?.take(actual - estimated, now);
   }
 

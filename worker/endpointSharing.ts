@@ -1,13 +1,14 @@
 /**
  * Endpoint limits across workers, from what the deployment already has (no coordination service):
- * - Per-minute rates: Temporal knows which worker processes poll a task queue (DescribeTaskQueue
- *   lists each poller's identity and last access), so every worker counts the live ones and admits
- *   1/N of each endpoint's requests and tokens per minute (llm/limiter.ts shareEndpointsAmong).
- * - Concurrency: split by demand, not by head count. Every worker reports its requests in flight and
- *   waiting per endpoint to the task queue's lease workflow (workflows/endpointLeases.ts: an update
- *   it answers when the grant changes, a long poll) and admits what it is granted (llm/concurrencyLeases.ts): a worker
- *   whose activities are between model calls lends its part to the busy ones. When the lease
- *   workflow does not answer for LEASE_TTL_MS, the 1/N split applies until it answers again.
+ * - Concurrency and per-minute rates: split by demand, not by head count. Every worker reports its
+ *   requests in flight and waiting, and its recent use of each per-minute limit, per endpoint to the
+ *   task queue's lease workflow (workflows/endpointLeases.ts: an update it answers when the grant
+ *   changes, a long poll) and admits what it is granted (llm/concurrencyLeases.ts): a worker whose
+ *   activities are between model calls lends its part to the busy ones.
+ * - The 1/N split where no lease is to be had (the lease workflow unanswered for LEASE_TTL_MS):
+ *   Temporal knows which worker processes poll a task queue (DescribeTaskQueue lists each poller's
+ *   identity and last access), so every worker counts the live ones and admits 1/N of each
+ *   endpoint's limits (llm/limiter.ts shareEndpointsAmong).
  * N workers then hold an endpoint at its configured concurrency or per-minute rates together, with
  * no hand-split cap.
  *

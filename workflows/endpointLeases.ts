@@ -1,6 +1,6 @@
 /**
  * The lease desk of one task queue's endpoints: the workers of the queue report their demand per
- * endpoint (an update), and each answer is the worker's concurrency grant
+ * endpoint (an update), and each answer is the worker's grants, of concurrency and per-minute rates
  * (llm/concurrencyLeases.ts). An answer that would not change the worker's grant is held back (a
  * long poll, up to HOLD_MS) until another worker's report moves it: capacity one worker gives back
  * reaches the waiting ones in the same workflow task, and a steady fleet exchanges one update per

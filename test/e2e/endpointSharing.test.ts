@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import * as activities from '../../activities/index.js';
+import { rateDemand } from '../../llm/concurrencyLeases.js';
 import { resolveEndpoint } from '../../llm/endpoint.js';
 import { endpointDemands, limiterFor, shareEndpointsAmong } from '../../llm/limiter.js';
 import { startTemporalDevServer, type DevServer } from '../../local/temporalDevServer.js';
@@ -51,20 +52,19 @@ test('counts the workers polling a task queue, and only those seen within LIVE_M
   assert.equal(later.size, 0, 'a worker that stopped polling drops out of the count');
 });
 
-test('each worker admits its share of the per-minute rates: 2 live workers, half of them', async () => {
+test('each worker counts the live workers; where it holds no lease of the per-minute rates, it admits half of them', async () => {
   const endpoint = resolveEndpoint({ model: 'sharing-model', baseUrl: 'http://127.0.0.1:9', apiKeyEnv: 'MMIF_TEST_UNSET_KEY', concurrency: 64, batch: false });
   const limiter = limiterFor(endpoint, { concurrency: 64, requestsPerMinute: 1_200 });
   assert.equal(limiter.snapshot().workers, 1);
   let stopped = false;
   shareEndpointLimits(connection, 'default', TASK_QUEUE, () => stopped);
   for (let i = 0; i < 50 && limiter.snapshot().workers !== 2; i++) await sleep(100);
+  const pick = ({ workers, requestsPerMinute, leased }: ReturnType<typeof limiter.snapshot>) => ({ workers, requestsPerMinute, leased });
+  assert.deepEqual(pick(limiter.snapshot()), { workers: 2, requestsPerMinute: 0, leased: true }, 'leasing: nothing before a request asks for a lease');
   stopped = true;
-  assert.deepEqual(
-    (({ workers, requestsPerMinute, leased }) => ({ workers, requestsPerMinute, leased }))(limiter.snapshot()),
-    { workers: 2, requestsPerMinute: 600, leased: true },
-  );
-  assert.ok(RECOUNT_MS <= 10_000, 'workers joining or leaving are noticed within seconds');
   await sleep(200); // its lease loop sees the stop (every 50 ms) before the next test leases anew
+  assert.deepEqual(pick(limiter.snapshot()), { workers: 2, requestsPerMinute: 600, leased: false }, 'not leasing: the 1/2 split');
+  assert.ok(RECOUNT_MS <= 10_000, 'workers joining or leaving are noticed within seconds');
 });
 
 /**
@@ -125,5 +125,53 @@ test('concurrency is leased by demand: an idle worker lends its part, takes it b
     await peerReports;
     while (releases.length > 0 || limiter.snapshot().inFlight + limiter.snapshot().queued > 0) releases.shift()?.(), await sleep(1);
     await Promise.allSettled(calls);
+  }
+});
+
+/**
+ * Per-minute rates by demand, through the same lease workflow: this process paces its requests at
+ * its lease of a 1,200/min limit, a peer reports its rate directly. While the peer is idle this
+ * process paces at all of the limit (more than the 1/2 split); when requests wait at the peer's rate
+ * the two end at half each; at no moment do their paces sum to more than the limit.
+ */
+test('per-minute rates are leased by demand: an idle worker lends its part of the rate, takes it back when busy, never over the limit together', async () => {
+  const LIMIT = 1_200;
+  const limits = { concurrency: 64, requestsPerMinute: LIMIT };
+  const endpoint = resolveEndpoint({ model: 'rate-leased-model', baseUrl: 'http://127.0.0.1:9', apiKeyEnv: 'MMIF_TEST_UNSET_KEY', concurrency: 64, batch: false });
+  const limiter = limiterFor(endpoint, limits);
+  const client = new Client({ connection });
+  let stopped = false;
+  leaseEndpointConcurrency(client, TASK_QUEUE, 'this-worker@host', () => stopped);
+  const rateId = endpointDemands().at(-1)!.endpoint;
+  assert.match(rateId, /\/rpm$/);
+  const peer = { pace: 0, waiting: false };
+  let seq = 0;
+  const peerReport = async (): Promise<void> => {
+    const answer = await reportDemand(client, TASK_QUEUE, { worker: 'rate-peer@host', seq: ++seq, endpoints: [rateDemand(rateId, { limit: LIMIT, used: 0, waiting: peer.waiting, holding: peer.pace })] });
+    if (!answer.superseded) peer.pace = answer.grants[rateId]!;
+  };
+  const peerReports = (async () => {
+    while (!stopped) await peerReport();
+  })();
+  const abort = new AbortController();
+  const calls = Array.from({ length: 1000 }, () => limiter.run(1, async () => {}, undefined, limits, abort.signal).catch(() => {}));
+  let worst = 0;
+  const watch = setInterval(() => (worst = Math.max(worst, (limiter.snapshot().requestsPerMinute ?? 0) + peer.pace)), 10);
+  try {
+    const until = async (what: string, done: () => boolean) => {
+      for (let i = 0; i < 300 && !done(); i++) await sleep(50);
+      assert.ok(done(), `${what}: this worker ${JSON.stringify(limiter.snapshot())}, peer ${JSON.stringify(peer)}`);
+    };
+    await until('the idle peer lends its part of the rate', () => limiter.snapshot().requestsPerMinute === LIMIT);
+    peer.waiting = true;
+    void peerReport(); // supersedes the report waiting for an answer
+    await until('half each', () => peer.pace === LIMIT / 2 && limiter.snapshot().requestsPerMinute === LIMIT / 2);
+    assert.ok(worst <= LIMIT, `paced at ${worst}/min together, over the limit of ${LIMIT}`);
+  } finally {
+    clearInterval(watch);
+    stopped = true;
+    abort.abort();
+    await peerReports;
+    await Promise.all(calls);
   }
 });

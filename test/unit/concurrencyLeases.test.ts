@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fairShares, grantLeases, grantsMoved, SILENT_MS, type LeaseBook } from '../../llm/concurrencyLeases.js';
+import { fairShares, grantLeases, grantsMoved, rateDemand, SILENT_MS, type LeaseBook } from '../../llm/concurrencyLeases.js';
 import { worthReporting } from '../../worker/endpointSharing.js';
 
 test('fair shares: water-filling over demands, the rest spread evenly, summing to the cap', () => {
@@ -126,6 +126,59 @@ test('simulated fleets of 2 and 4 workers: never over the cap, and the cap kept 
       const { overCap, used, wanted } = simulate(workers, seed);
       assert.equal(overCap, 0, `${workers} workers, seed ${seed}: over the cap in ${overCap} steps`);
       assert.ok(used / wanted >= 0.95, `${workers} workers, seed ${seed}: ${((100 * used) / wanted).toFixed(1)}% of what was wanted`);
+    }
+  }
+});
+
+/**
+ * Per-minute rates leased the same way: `workers` whose request arrivals per step change at random;
+ * each sends what its backlog holds up to the rate it paces at, and reports (rateDemand) as in
+ * `simulate`. What the fleet sends per step never exceeds the limit, and reaches it whenever the
+ * fleet wants it.
+ */
+function simulateRates(workers: number, seed: number): { overLimit: number; sent: number; wanted: number } {
+  let state = seed;
+  const random = () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const LIMIT = 1_000;
+  const book: LeaseBook = {};
+  const fleet = Array.from({ length: workers }, (_, i) => ({ id: `w${i}`, arrivals: 0, backlog: 0, pace: 0, inbox: undefined as number | undefined }));
+  let overLimit = 0;
+  let sent = 0;
+  let wanted = 0;
+  for (let step = 0; step < 4000; step++) {
+    let out = 0;
+    const sends: number[] = [];
+    for (const w of fleet) {
+      if (step % 50 === 0) w.arrivals = random() < 0.3 ? 0 : Math.floor(random() * 600);
+      w.backlog += w.arrivals;
+      const send = Math.min(w.backlog, w.pace);
+      w.backlog -= send;
+      out += send;
+      sends.push(send);
+      if (w.inbox !== undefined) (w.pace = w.inbox), (w.inbox = undefined);
+    }
+    if (out > LIMIT) overLimit++;
+    if (step % 50 > 10) {
+      sent += out;
+      wanted += Math.min(LIMIT, fleet.reduce((n, w) => n + w.arrivals, 0));
+    }
+    for (const [i, w] of fleet.entries()) {
+      if (random() < 0.5) continue;
+      const entry = rateDemand('e/rpm', { limit: LIMIT, used: sends[i]!, waiting: w.backlog > 0, holding: w.pace });
+      w.inbox = grantLeases(book, { worker: w.id, seq: 0, endpoints: [entry] }, step).grants['e/rpm'];
+    }
+  }
+  return { overLimit, sent, wanted };
+}
+
+test('per-minute rates by demand: simulated fleets of 2 and 4 workers never pace over the limit together and keep it used when wanted', () => {
+  assert.deepEqual(rateDemand('e/rpm', { limit: 7_680, used: 1_000.4, waiting: true, holding: 1_920 }), { endpoint: 'e/rpm', cap: 7_680, inFlight: 1_920, queued: 5_760, holding: 1_920 }, 'waiting at its rate: wants the whole limit');
+  assert.deepEqual(rateDemand('e/rpm', { limit: 7_680, used: 300.2, waiting: false, holding: 1_920 }), { endpoint: 'e/rpm', cap: 7_680, inFlight: 301, queued: 0, holding: 1_920 }, 'otherwise: what it used');
+  for (const workers of [2, 4]) {
+    for (const seed of [1, 2, 3]) {
+      const { overLimit, sent, wanted } = simulateRates(workers, seed);
+      assert.equal(overLimit, 0, `${workers} workers, seed ${seed}: over the limit in ${overLimit} steps`);
+      assert.ok(sent / wanted >= 0.95, `${workers} workers, seed ${seed}: ${((100 * sent) / wanted).toFixed(1)}% of what was wanted`);
     }
   }
 });

@@ -224,10 +224,15 @@ test('leased: nothing is admitted before the first grant, the grant bounds the r
   assert.deepEqual(limiter.demand(), { cap: 8, inFlight: 0, queued: 10, holding: 0 });
   limiter.lease(7); // more than the 1/2 split: an idle worker lent its part
   await sleep(20);
+  assert.equal(limiter.snapshot().inFlight, 0, 'no rate lease yet');
+  assert.deepEqual(limiter.rateDemands(), [{ kind: 'rpm', limit: 6_000, used: 0, waiting: true, holding: 0 }]);
+  limiter.leaseRates({ rpm: 4_500 }); // more than the 1/2 split too; its pacing starts with an empty second
+  for (let i = 0; i < 40 && limiter.snapshot().inFlight < 7; i++) await sleep(10);
   assert.deepEqual(
     (({ concurrency, leased, inFlight, requestsPerMinute }) => ({ concurrency, leased, inFlight, requestsPerMinute }))(limiter.snapshot()),
-    { concurrency: 7, leased: true, inFlight: 7, requestsPerMinute: 3_000 },
+    { concurrency: 7, leased: true, inFlight: 7, requestsPerMinute: 4_500 },
   );
+  assert.deepEqual(limiter.rateDemands(), [{ kind: 'rpm', limit: 6_000, used: (7 * 60) / 5, waiting: false, holding: 4_500 }], 'its use: 7 in the last 5 s');
   limiter.lease(2); // lowered: requests already sent are not recalled, no new one is admitted
   releases.splice(0, 4).forEach((release) => release());
   await sleep(20);
@@ -236,9 +241,11 @@ test('leased: nothing is admitted before the first grant, the grant bounds the r
   await sleep(20);
   assert.equal(limiter.snapshot().inFlight, 2);
   limiter.lease(undefined); // the lease workflow is out of reach: the 1/2 split
+  limiter.leaseRates(undefined);
   await sleep(20);
   assert.deepEqual(limiter.demand(), { cap: 8, inFlight: 4, queued: 1, holding: 4 });
   assert.equal(limiter.snapshot().leased, false);
+  assert.equal(limiter.snapshot().requestsPerMinute, 3_000);
   while (releases.length) releases.shift()!(), await sleep(5);
   await Promise.all(calls);
 });
