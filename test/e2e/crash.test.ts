@@ -7,11 +7,10 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import type { InstructRecord } from '../../output/records.js';
@@ -24,8 +23,8 @@ import { getJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
 import { assertCommittedShardsIntact, eventually } from '../harness/datasetChecks.js';
+import { startWorkerProcess } from '../harness/mmifCli.js';
 
-const CLI = fileURLToPath(new URL('../../cli/mmif.ts', import.meta.url));
 const TASK_QUEUE = 'mmif-crash';
 
 let server: DevServer;
@@ -52,17 +51,9 @@ after(async () => {
 });
 
 /** A worker in its own process, as production runs it. */
-async function startWorkerProcess(): Promise<ChildProcess> {
-  // node itself, not the tsx wrapper: a wrapper's grandchild would outlive SIGTERM and hold the pipes.
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'worker'], {
-    env: { ...process.env, TEMPORAL_ADDRESS: server.address, MMIF_TASK_QUEUE: TASK_QUEUE, OPENAI_BASE_URL: simulator.url },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+async function startWorker(): Promise<ChildProcess> {
+  const child = await startWorkerProcess({ temporalAddress: server.address, taskQueue: TASK_QUEUE, baseUrl: simulator.url });
   workers.push(child);
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => d.toString().includes('worker polling') && resolve());
-    child.once('exit', (code) => reject(new Error(`worker exited early (${code})`)));
-  });
   return child;
 }
 
@@ -105,7 +96,7 @@ async function dataset(output: string, buildId: string) {
 }
 
 test('a worker SIGKILLed mid-shard is replaced and the dataset is byte-identical to an uninterrupted run', async () => {
-  const first = await startWorkerProcess();
+  const first = await startWorker();
 
   // The reference: the same build, uninterrupted, into its own output (and so its own model cache).
   const refOutput = path.join(dir, 'reference');
@@ -122,7 +113,7 @@ test('a worker SIGKILLed mid-shard is replaced and the dataset is byte-identical
   const inFlightAtKill = simulator.stats().inFlight;
   first.kill('SIGKILL');
   await new Promise((r) => first.once('exit', r));
-  await startWorkerProcess();
+  await startWorker();
 
   const report = (await handle.result()) as BuildReport;
   assert.deepEqual(report.shards, { planned: 2, committed: 2, failed: 0 });

@@ -10,7 +10,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -25,6 +25,7 @@ import { LocalStore } from '../../storage/localStore.js';
 import { getJson } from '../../storage/objectStore.js';
 import { startStack, type Stack } from '../harness/stack.js';
 import { eventually } from '../harness/datasetChecks.js';
+import { startWorkerProcess } from '../harness/mmifCli.js';
 import { evalCommand } from '../../cli/commands/eval.js';
 import { evalWorkflowId, type EvalConfigInput } from '../../config/evalConfig.js';
 import type { EvalReport } from '../../output/evalReport.js';
@@ -307,16 +308,9 @@ test('cancelling an eval stops its model calls at once; the same eval id run aga
 });
 
 /** A worker in its own process, as production runs it, on its own task queue. */
-async function startWorkerProcess(taskQueue: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'worker'], {
-    env: { ...process.env, TEMPORAL_ADDRESS: stack.server.address, MMIF_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: stack.simulator.url },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+async function startWorker(taskQueue: string): Promise<ChildProcess> {
+  const child = await startWorkerProcess({ temporalAddress: stack.server.address, taskQueue, baseUrl: stack.simulator.url });
   workers.push(child);
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => d.toString().includes('worker polling') && resolve());
-    child.once('exit', (code) => reject(new Error(`worker exited early (${code})`)));
-  });
   return child;
 }
 
@@ -334,7 +328,7 @@ test('a worker SIGKILLed mid-eval is replaced: the eval resumes, its report equa
     maxParallelSlices: 2,
     retry: { maximumAttempts: 20, initialIntervalSeconds: 0.5, maximumIntervalSeconds: 1, heartbeatTimeoutSeconds: 3 },
   });
-  const first = await startWorkerProcess(taskQueue);
+  const first = await startWorker(taskQueue);
   stack.simulator.setFaults({ latencyMs: 150 });
   try {
     const refStart = stack.simulator.stats().completed;
@@ -348,7 +342,7 @@ test('a worker SIGKILLed mid-eval is replaced: the eval resumes, its report equa
     const inFlightAtKill = stack.simulator.stats().inFlight;
     first.kill('SIGKILL');
     await new Promise((r) => first.once('exit', r));
-    await startWorkerProcess(taskQueue);
+    await startWorker(taskQueue);
     const crashed = (await handle.result()) as EvalSummary;
     const answered = stack.simulator.stats().completed - start.completed;
     console.log(`eval killed mid-run: ${answered} requests answered (uninterrupted: ${referenceRequests}), ${inFlightAtKill} in flight at the kill`);

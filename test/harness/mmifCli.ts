@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { Stack } from './stack.js';
@@ -18,4 +18,21 @@ export async function mmif(stack: Stack, ...args: string[]): Promise<{ stdout: s
     const e = err as { stdout: string; stderr: string; code: number };
     return { stdout: e.stdout, stderr: e.stderr, code: e.code };
   }
+}
+
+/**
+ * `mmif worker` in a process of its own, as production runs it, resolved once it polls. Node itself
+ * runs the CLI (not the tsx wrapper), so a signal reaches the worker rather than a wrapper whose
+ * grandchild would outlive it and hold the pipes.
+ */
+export async function startWorkerProcess(env: { temporalAddress: string; taskQueue: string; baseUrl: string }): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'worker'], {
+    env: { ...process.env, TEMPORAL_ADDRESS: env.temporalAddress, MMIF_TASK_QUEUE: env.taskQueue, OPENAI_BASE_URL: env.baseUrl },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => d.toString().includes('worker polling') && resolve());
+    child.once('exit', (code) => reject(new Error(`worker exited early (${code})`)));
+  });
+  return child;
 }
