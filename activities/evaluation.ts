@@ -3,7 +3,6 @@
  * write the reports. They take the eval config (small, secret-free JSON) and keep everything else in
  * the eval's output; bad input fails at once, non-retryably, with the record and the cause.
  */
-import { ApplicationFailure } from '@temporalio/activity';
 import { ConfigError } from '../config/buildConfig.js';
 import { parseEvalConfig } from '../config/evalConfig.js';
 import { EndpointError } from '../llm/endpointError.js';
@@ -11,18 +10,14 @@ import { writeEvalReports, type EvalSummary } from '../output/evalOutputs.js';
 import { EvalInputError } from '../pipeline/evaluation/evalContext.js';
 import { planEvalItems } from '../pipeline/evaluation/evalItems.js';
 import { evaluateSlice } from '../pipeline/evaluation/evalSlice.js';
+import { failPermanentlyOn } from './failures.js';
 import { withHeartbeat } from './heartbeat.js';
 import { evalContextFor } from './runtime.js';
 
 const PERMANENT = [ConfigError, EvalInputError, EndpointError];
 
-async function evalActivity<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await withHeartbeat(work);
-  } catch (err) {
-    if (PERMANENT.some((type) => err instanceof type)) throw ApplicationFailure.nonRetryable((err as Error).message, (err as Error).name);
-    throw err;
-  }
+function evalActivity<T>(work: () => Promise<T>): Promise<T> {
+  return failPermanentlyOn(PERMANENT, () => withHeartbeat(work));
 }
 
 /** Reads the split (or chats) once and stores the items; a re-run finds them. Returns how many. */

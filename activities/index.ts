@@ -2,7 +2,6 @@
  * The activities: thin adapters from Temporal to the pipeline modules. They add heartbeats, map
  * permanent errors to non-retryable failures, and return only small JSON.
  */
-import { ApplicationFailure } from '@temporalio/activity';
 import { ConfigError, parseBuildConfig } from '../config/buildConfig.js';
 import { buildLayout, type BuildLayout } from '../storage/buildLayout.js';
 import { commitShard as writeShard, type ShardToCommit } from '../output/shardWriter.js';
@@ -32,6 +31,7 @@ import { recordPreflightUsage } from '../output/preflightUsage.js';
 import { DEFAULT_PRICES } from '../llm/pricing.js';
 import { loadShardPlan, shardPlanIn } from './shardPlan.js';
 import { OutputLocationError, probeOutput } from '../storage/outputProbe.js';
+import { failPermanentlyOn } from './failures.js';
 import { withHeartbeat } from './heartbeat.js';
 
 export { awaitStageBatch, collectStageBatch, pollStageBatch, submitStageBatch } from './batchApi.js';
@@ -40,15 +40,8 @@ export { finalizeEvaluation, planEvaluation, runEvalSlice } from './evaluation.j
 /** Errors no retry can fix: the build fails at once with the message. */
 const PERMANENT = [OutputLocationError, ConfigError, ConfigMismatchError, SourceError, EndpointError, ErrorBudgetExceeded, RichnessError, ImportedScoresError];
 
-async function permanentOnFailure<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (PERMANENT.some((type) => err instanceof type)) {
-      throw ApplicationFailure.nonRetryable((err as Error).message, (err as Error).name);
-    }
-    throw err;
-  }
+function permanentOnFailure<T>(work: () => Promise<T>): Promise<T> {
+  return failPermanentlyOn(PERMANENT, work);
 }
 
 function sumSummaries(summaries: ShardSummary[]): ShardSummary {

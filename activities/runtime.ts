@@ -2,7 +2,8 @@
  * Per-worker caches behind the activities: stores, loaded configs and source readers are opened
  * once per process and shared by every activity call, instead of once per batch.
  */
-import { parseBuildConfig, type BuildConfig } from '../config/buildConfig.js';
+import { parseBuildConfig, type BuildConfig, type EndpointConfig } from '../config/buildConfig.js';
+import type { EndpointLimits } from '../llm/limiter.js';
 import { ModelCaller } from '../llm/modelCaller.js';
 import { buildLayout, LLM_CACHE_PREFIX } from '../storage/buildLayout.js';
 import type { StageContext } from '../pipeline/context.js';
@@ -39,6 +40,9 @@ export function richnessTools(ctx: StageContext): RichnessTools {
   return { models: ctx.models, cache: cacheStoreFor(ctx.config), store: ctx.store, layout: ctx.layout };
 }
 
+/** The limits an endpoint's config sets (its limiter learns the rest from the provider's headers). */
+const endpointLimits = (e: EndpointConfig): EndpointLimits => ({ concurrency: e.concurrency, requestsPerMinute: e.requestsPerMinute, tokensPerMinute: e.tokensPerMinute });
+
 export function contextFor(config: BuildConfig): StageContext {
   const store = storeFor(config.output, config.s3);
   return {
@@ -46,7 +50,7 @@ export function contextFor(config: BuildConfig): StageContext {
     store,
     layout: buildLayout(config.buildId),
     models: new ModelCaller(cacheStoreFor(config), LLM_CACHE_PREFIX, config.llm, {
-      limits: (e) => ({ concurrency: e.concurrency, requestsPerMinute: e.requestsPerMinute, tokensPerMinute: e.tokensPerMinute }),
+      limits: endpointLimits,
       prices: config.llm.prices,
       retry: config.llm.retry,
       // Output root + build id: dated scheduled runs share a build id but not an output.
@@ -92,7 +96,7 @@ export function evalContextFor(config: EvalConfig): EvalContext {
       out: storeFor(out, config.s3),
       layout: evalLayout(config.evalId),
       models: new ModelCaller(storeFor(config.cacheUri ?? out, config.s3), LLM_CACHE_PREFIX, config.llm, {
-        limits: (e) => ({ concurrency: e.concurrency, requestsPerMinute: e.requestsPerMinute, tokensPerMinute: e.tokensPerMinute }),
+        limits: endpointLimits,
         prices: config.llm.prices,
         retry: config.llm.retry,
         owner: `${out}\u0000eval\u0000${config.evalId}`,

@@ -117,12 +117,19 @@ export class EndpointLimiter {
    */
   private claim(limits: EndpointLimits): () => void {
     const id = `${limits.concurrency}/${limits.requestsPerMinute}/${limits.tokensPerMinute}`;
-    const entry = this.claims.get(id) ?? { limits, active: 0 };
-    entry.active++;
-    this.claims.set(id, entry);
-    this.configure();
+    let entry = this.claims.get(id);
+    // Only a change in the set of limits claimed changes the tightest ones: most requests share an
+    // entry already claimed and reconfigure nothing (this runs twice per request).
+    if (entry) entry.active++;
+    else {
+      entry = { limits, active: 1 };
+      this.claims.set(id, entry);
+      this.configure();
+    }
+    const claimed = entry;
     return () => {
-      if (--entry.active === 0) this.claims.delete(id);
+      if (--claimed.active > 0) return;
+      this.claims.delete(id);
       // Idle: nothing to reconfigure for; the next request's limits apply when it claims.
       if (this.claims.size > 0) this.configure();
     };
@@ -195,8 +202,13 @@ export class EndpointLimiter {
    */
   leaseThrough(wanted: (() => void) | undefined): void {
     this.wantLease = wanted ?? (() => {});
-    this.lease(wanted ? 0 : undefined);
-    this.leaseRates(wanted ? { rpm: 0, tpm: 0 } : undefined);
+    this.holdLeases(wanted ? 0 : undefined);
+  }
+
+  /** The concurrency and every rate at once: 0 holds no lease (requests wait for one); undefined stops leasing (1/N). */
+  holdLeases(grant: 0 | undefined): void {
+    this.lease(grant);
+    this.leaseRates(grant === 0 ? { rpm: 0, tpm: 0 } : undefined);
   }
 
   /** The per-minute limits known here (configured or announced), each with this worker's use and pace, for the lease workflow. */
@@ -417,21 +429,18 @@ export function endpointDemands(): EndpointDemand[] {
 export function applyLeases(grants: Record<string, number> | undefined): void {
   for (const [id, limiter] of limiters.entries()) {
     if (grants === undefined) {
-      limiter.lease(undefined);
-      limiter.leaseRates(undefined);
+      limiter.holdLeases(undefined);
       continue;
     }
-    if (grants[leaseId(id)] !== undefined) limiter.lease(grants[leaseId(id)]);
-    limiter.leaseRates({ rpm: grants[`${leaseId(id)}/rpm`], tpm: grants[`${leaseId(id)}/tpm`] });
+    const endpoint = leaseId(id);
+    if (grants[endpoint] !== undefined) limiter.lease(grants[endpoint]);
+    limiter.leaseRates({ rpm: grants[`${endpoint}/rpm`], tpm: grants[`${endpoint}/tpm`] });
   }
 }
 
 /** Holds no lease (before telling the workflow this worker releases them): requests wait for a new one. */
 export function dropLeases(): void {
-  for (const limiter of limiters.values()) {
-    limiter.lease(0);
-    limiter.leaseRates({ rpm: 0, tpm: 0 });
-  }
+  for (const limiter of limiters.values()) limiter.holdLeases(0);
 }
 
 const leaseIds = new Map<string, string>();

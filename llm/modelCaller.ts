@@ -161,7 +161,7 @@ const TRY_SEED_STRIDE = 1000;
 
 type ResponseFormat = ChatCompletionCreateParamsNonStreaming['response_format'];
 
-export const SIMULATOR_FINGERPRINT = 'mmif-simulator';
+const SIMULATOR_FINGERPRINT = 'mmif-simulator';
 
 export class ModelCaller {
   private readonly limits: (endpoint: EndpointConfig) => EndpointLimits;

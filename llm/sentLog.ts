@@ -58,7 +58,9 @@ export class SentLog {
     const byKey = new Map<string, Line[]>();
     for (const text of await this.store.readLines(this.key)) {
       const line = JSON.parse(text) as Line;
-      byKey.set(line.key, [...(byKey.get(line.key) ?? []), line]);
+      const lines = byKey.get(line.key);
+      if (lines) lines.push(line);
+      else byKey.set(line.key, [line]);
     }
     return byKey;
   }

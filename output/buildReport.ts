@@ -10,7 +10,8 @@ import { llamaFactoryDatasetInfo } from './sharegpt.js';
 import { chatDatasetInfo } from './chatFormats.js';
 import { sourceGoals, type Goals, type TargetsOutcome } from '../domain/targets.js';
 import type { BuildPlan, StoredConfig } from '../pipeline/planBuild.js';
-import { sourceTallies } from './sourceTallies.js';
+import type { BuildConfig } from '../config/buildConfig.js';
+import { readManifests, talliesFrom } from './sourceTallies.js';
 import { richnessReport, type SourceRichness } from './richnessReport.js';
 import { sourceAccounting, type SourceAccount } from './sourceAccounting.js';
 
@@ -80,10 +81,8 @@ export async function writeBuildReport(
     accounting: [],
   };
   const heldOut = { instruct: 0, dpo: 0 };
-  const manifests: Array<ShardManifest | undefined> = [];
-  for (let shard = 0; shard < input.shardCount; shard++) {
-    const manifest = await getJson<ShardManifest>(store, layout.manifest(shard));
-    manifests.push(manifest);
+  const manifests = await readManifests(store, layout, input.shardCount);
+  for (const manifest of manifests) {
     if (!manifest) continue;
     report.shards.committed += 1;
     report.simulated ||= manifest.simulated;
@@ -110,7 +109,7 @@ export async function writeBuildReport(
   const plan = await getJson<BuildPlan>(store, layout.planSummary);
   // The plan summary is written before any shard runs; a report without one has no shard either.
   if (plan) report.accounting = sourceAccounting(plan, manifests);
-  const targets = await targetsReport(store, layout, plan);
+  const targets = targetsReport(config, plan, manifests);
   if (targets) report.targets = targets;
   const preflight = await preflightUsage(store, layout);
   if (preflight) report.usage.preflight = preflight;
@@ -128,10 +127,9 @@ export async function writeBuildReport(
   return report;
 }
 
-async function targetsReport(store: ObjectStore, layout: BuildLayout, plan: BuildPlan | undefined): Promise<TargetsReport | undefined> {
-  const config = (await getJson<StoredConfig>(store, layout.config))?.config;
+function targetsReport(config: BuildConfig | undefined, plan: BuildPlan | undefined, manifests: ReadonlyArray<ShardManifest | undefined>): TargetsReport | undefined {
   if (!config?.targets || !plan) return undefined;
-  const tallies = await sourceTallies(store, layout, plan);
+  const tallies = talliesFrom(plan, manifests);
   return {
     outcome: plan.targetsOutcome ?? 'in-progress',
     rounds: plan.rounds.length,

@@ -9,11 +9,11 @@ import type { RichnessScore } from '../domain/richness.js';
 import type { Stage } from '../config/buildConfig.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 import type { SourceSample } from '../domain/sample.js';
+import { pif } from '../domain/multiturn/pif.js';
 import { MULTITURN_STAGE_NAMES } from '../domain/stages.js';
 import type { Verdict } from '../pipeline/stageState.js';
 import { MULTITURN_SYSTEM_TEXT } from '../prompts/multiturnChat.js';
-import { imagePathInDataset } from '../storage/buildLayout.js';
-import { IMAGE_TOKEN, writtenCalls, writtenDetails, writtenVerdict, type RejectRecord, type SampleStates } from './records.js';
+import { IMAGE_TOKEN, writtenCalls, writtenDetails, writtenVerdict, type RejectRecord, type SampleStates, type SourcedRecord, sourceFields } from './records.js';
 
 export interface ChatTurnRecord {
   /** 1-based question turn. */
@@ -30,13 +30,7 @@ export interface ChatTurnRecord {
   pif: number;
 }
 
-export interface ChatRecord {
-  id: string;
-  source: string;
-  source_id: string;
-  license: string;
-  image_path: string;
-  image_sha256: string;
+export interface ChatRecord extends SourcedRecord {
   /** The system message the answers were generated under (instructions persist). */
   system: string;
   /** The chat's global instructions, with the turn that adds each and how it is verified. */
@@ -50,14 +44,8 @@ export interface ChatRecord {
 }
 
 /** A turn-level pair: the chat up to the turn, its chosen answer, and one made without an earlier instruction. */
-export interface ChatPairRecord {
-  id: string;
+export interface ChatPairRecord extends SourcedRecord {
   chat_id: string;
-  source: string;
-  source_id: string;
-  license: string;
-  image_path: string;
-  image_sha256: string;
   system: string;
   turn: number;
   /** The earlier turns (question with its instruction, kept answer) and this turn's user message. */
@@ -122,14 +110,7 @@ export function assembleChat(sample: SourceSample, states: SampleStates): Assemb
     return { pairs: [], calls, rejects: [reject('sample', 'chat', `image-token-in-text: turn ${placeholder.turn} contains the literal ${IMAGE_TOKEN}, which trainers read as an image slot`)] };
   }
   const simulated = calls.some((c) => c.simulated);
-  const shared = {
-    source: sample.source,
-    source_id: sample.sourceId,
-    license: sample.licenseNote,
-    image_path: imagePathInDataset(image.sha256),
-    image_sha256: image.sha256,
-    system: MULTITURN_SYSTEM_TEXT,
-  };
+  const shared = { ...sourceFields(sample, image.sha256), system: MULTITURN_SYSTEM_TEXT };
   const chat: ChatRecord = {
     id: sample.sampleId,
     ...shared,
@@ -168,7 +149,6 @@ export function assembleChat(sample: SourceSample, states: SampleStates): Assemb
       rejects.push(reject('pair', 'chat', `image-token-in-text: turn ${t.turn}'s rejected answer contains the literal ${IMAGE_TOKEN}, which trainers read as an image slot`));
       continue;
     }
-    const rejectedPassed = t.pair.rejectedVerdicts.filter((v) => v.passed).length;
     pairs.push({
       id: `${sample.sampleId}-t${t.turn}-dpo`,
       chat_id: sample.sampleId,
@@ -184,7 +164,7 @@ export function assembleChat(sample: SourceSample, states: SampleStates): Assemb
       chosen_verdicts: t.verdicts.map(writtenVerdict),
       rejected_verdicts: t.pair.rejectedVerdicts.map(writtenVerdict),
       chosen_pif: t.pif,
-      rejected_pif: t.pair.rejectedVerdicts.length === 0 ? 1 : rejectedPassed / t.pair.rejectedVerdicts.length,
+      rejected_pif: pif(t.pair.rejectedVerdicts.map((v) => v.passed)),
       simulated,
     });
   }

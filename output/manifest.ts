@@ -1,5 +1,6 @@
 /** The shard manifest: written last, it is the commit marker and the shard's table of contents. */
 import { addCounts } from '../domain/counts.js';
+import { ALL_STAGE_NAMES } from '../domain/stages.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 import type { AssembledSample, DpoRecord, RejectRecord } from './records.js';
 import type { ShardQuality } from './qualityStats.js';
@@ -153,13 +154,13 @@ export function countByStage(rejects: readonly RejectRecord[]): Record<string, n
   return countBy(rejects, (r) => r.stage);
 }
 
+/** Pipeline stages and model-call stages: a judge or verifier call's failure names its own stage. */
+const REASON_STAGES: ReadonlySet<string> = new Set([...ALL_STAGE_NAMES, 'compatibility', 'verifier', 'judge']);
+
 /** The stable code of a reason: "answer: below-threshold: pass rate ..." -> "below-threshold". */
 export function reasonCode(reason: string): string {
-  const parts = reason.split(':').map((p) => p.trim());
-  const [first, second] = parts;
-  // Pipeline stages and model-call stages: a judge or verifier call's failure names its own stage.
-  const stageNames = ['image', 'instruction', 'constraints', 'compatibility', 'verifier', 'answer', 'rejected', 'judge', 'chat'];
-  return (stageNames.includes(first!) && second ? second : first!) || 'unknown';
+  const [first, second] = reason.split(':').map((p) => p.trim());
+  return (REASON_STAGES.has(first!) && second ? second : first!) || 'unknown';
 }
 
 export function countByReason(rejects: readonly RejectRecord[]): Record<string, number> {

@@ -15,13 +15,28 @@ import type { VerifierCall } from '../domain/constraints/compatibility.js';
 import { templateForSample, trainingPromptText, type WrittenTemplate } from '../prompts/trainingPrompt.js';
 import { writtenFunctionName } from '../verification/functions.js';
 
-export interface InstructRecord {
+/** The fields every written record starts with: which record of which source, and its image. */
+export interface SourcedRecord {
   id: string;
   source: string;
   source_id: string;
   license: string;
   image_path: string;
   image_sha256: string;
+}
+
+/** A sample's source fields as every record writes them (all but the record's own id). */
+export function sourceFields(sample: SourceSample, imageSha256: string): Omit<SourcedRecord, 'id'> {
+  return {
+    source: sample.source,
+    source_id: sample.sourceId,
+    license: sample.licenseNote,
+    image_path: imagePathInDataset(imageSha256),
+    image_sha256: imageSha256,
+  };
+}
+
+export interface InstructRecord extends SourcedRecord {
   instruction: string;
   instruction_origin: string;
   /** The dataset's own question and answer, when it had them (kept for grounding and audit). */
@@ -144,11 +159,7 @@ export function assembleSample(sample: SourceSample, states: SampleStates, train
   const template = templateForSample(training.template, training.seed, sample.sampleId);
   const instruct: InstructRecord = {
     id: sample.sampleId,
-    source: sample.source,
-    source_id: sample.sourceId,
-    license: sample.licenseNote,
-    image_path: imagePathInDataset(image.sha256),
-    image_sha256: image.sha256,
+    ...sourceFields(sample, image.sha256),
     instruction: instruction.instruction,
     instruction_origin: instruction.origin,
     original_instruction: sample.originalInstruction ?? null,

@@ -79,6 +79,7 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
     manifestFiles.push({ path: file.key.slice(layout.root.length + 1), sha256: sha256Hex(bytes), bytes: bytes.length, rows: file.rows });
   }
 
+  const sampleRejects = rejects.filter((r) => r.kind === 'sample');
   const manifest: ShardManifest = {
     format: MANIFEST_FORMAT,
     buildId: spec.buildId,
@@ -89,12 +90,12 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
       planned: spec.samples.length,
       instruct: content.instruct,
       dpo: content.dpo,
-      rejectedSamples: rejects.filter((r: RejectRecord) => r.kind === 'sample').length,
+      rejectedSamples: sampleRejects.length,
       rejectedPairs: rejects.filter((r: RejectRecord) => r.kind === 'pair').length,
     },
     rejectsByStage: countByStage(rejects),
     rejectsByReason: countByReason(rejects),
-    rejectedSamplesByReason: countByReason(rejects.filter((r) => r.kind === 'sample')),
+    rejectedSamplesByReason: countByReason(sampleRejects),
     files: manifestFiles,
     models: modelsByStage(calls),
     usage: summarizeUsage(calls),

@@ -8,9 +8,18 @@ import type { ShardManifest } from './manifest.js';
 
 /** Per source: samples planned and records kept by its committed shards (those before shard `to`). */
 export async function sourceTallies(store: ObjectStore, layout: BuildLayout, plan: BuildPlan, to = plan.shardCount): Promise<SourceTally[]> {
+  return talliesFrom(plan, await readManifests(store, layout, to));
+}
+
+/** The manifests of shards [0, count), by shard; undefined for a shard not committed. */
+export function readManifests(store: ObjectStore, layout: BuildLayout, count: number): Promise<Array<ShardManifest | undefined>> {
+  const shards = Array.from({ length: count }, (_, shard) => shard);
+  return mapLimit(shards, 32, (shard) => getJson<ShardManifest>(store, layout.manifest(shard)));
+}
+
+/** The same, from manifests already read (by shard). */
+export function talliesFrom(plan: BuildPlan, manifests: ReadonlyArray<ShardManifest | undefined>): SourceTally[] {
   const tallies: SourceTally[] = plan.sources.map((s) => ({ planned: 0, instruct: 0, dpo: 0, exhausted: s.exhausted }));
-  const shards = Array.from({ length: to }, (_, shard) => shard);
-  const manifests = await mapLimit(shards, 32, (shard) => getJson<ShardManifest>(store, layout.manifest(shard)));
   for (const [shard, manifest] of manifests.entries()) {
     if (!manifest) continue;
     const tally = tallies[plan.shardSources[shard]!]!;

@@ -43,7 +43,7 @@ export function duplicateReason(policy: DedupePolicy, keptSampleId: string): str
 }
 
 /** Who keeps a key: the lower rank (sample ids break a tie, which only a hash collision could cause). */
-export function keeps(a: ImageClaim, b: ImageClaim): ImageClaim {
+function keeps(a: ImageClaim, b: ImageClaim): ImageClaim {
   if (a.rank !== b.rank) return a.rank < b.rank ? a : b;
   return a.sampleId <= b.sampleId ? a : b;
 }

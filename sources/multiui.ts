@@ -30,7 +30,7 @@ export function openMultiui(config: SourceConfigOf<'multiui'>, sourceIndex: numb
         expected: EXPECTED,
         screen: taskScreen(config.keepTasks),
         // webqa answers point at elements with `[x1, y1, x2, y2]` boxes the answer model never sees.
-        reference: (answer) => withoutBoxes(answer),
+        reference: withoutBoxes,
       }),
     readImage: (ref) => readNamedImage(store, ref),
   };

@@ -108,7 +108,7 @@ async function* walkTar(reader: ByteReader, name: string, options: TarOptions): 
   }
 }
 
-export interface Header {
+interface Header {
   path: string;
   size: number;
   type: string;

@@ -9,6 +9,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { randomBytes } from 'node:crypto';
+import { mapLimit } from '../domain/mapLimit.js';
 import { StoreError, type ObjectInfo, type ObjectStore } from './objectStore.js';
 
 export interface S3Options {
@@ -127,12 +128,11 @@ export class S3Store implements ObjectStore {
   }
 
   async readLines(key: string): Promise<string[]> {
-    const lines: string[] = [];
-    for await (const entry of this.list(`${key}/`)) {
-      const body = await this.get(entry.key);
-      if (body) lines.push(body.toString('utf8'));
-    }
-    return lines;
+    const keys: string[] = [];
+    for await (const entry of this.list(`${key}/`)) keys.push(entry.key);
+    // A line is an object: fetched several at a time (mapLimit keeps the listed order).
+    const bodies = await mapLimit(keys, 16, (k) => this.get(k));
+    return bodies.flatMap((body) => (body ? [body.toString('utf8')] : []));
   }
 
   async *list(prefix: string): AsyncIterable<ObjectInfo> {

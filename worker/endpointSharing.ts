@@ -76,9 +76,9 @@ export function splitAmongPollers(connection: NativeConnection, namespace: strin
 /** Local checks for a change worth reporting at once: requests waiting at the grant, or a grant much above the demand. */
 const CHECK_MS = 50;
 /** A worker with nothing in flight or waiting this long gives its leases back and stops reporting. */
-export const IDLE_RELEASE_MS = 5_000;
+const IDLE_RELEASE_MS = 5_000;
 /** Unanswered this long, a worker admits the 1/N split instead (well within the workflow's SILENT_MS). */
-export const LEASE_TTL_MS = 5_000;
+const LEASE_TTL_MS = 5_000;
 /** After a failed report, the next one waits this long. */
 const RETRY_MS = 500;
 const REPORT_DEADLINE_MS = HOLD_MS + 5_000;

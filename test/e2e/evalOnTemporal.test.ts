@@ -11,7 +11,6 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type { ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
@@ -39,7 +38,6 @@ let dir: string;
 let store: LocalStore;
 const BUILD_ID = 'heldout';
 
-const CLI = fileURLToPath(new URL('../../cli/mmif.ts', import.meta.url));
 const workers: ChildProcess[] = [];
 
 before(async () => {

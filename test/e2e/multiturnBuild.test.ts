@@ -96,9 +96,6 @@ const follows = (answer: string, instruction: Instruction) =>
     return outcome.passed;
   });
 
-/** The human turn as written: the instruction added at the turn, then the question. */
-const humanText = (turn: { instruction: string | null }, question: string) => (turn.instruction ? `${turn.instruction}\n\n${question}` : question);
-
 test('every chat turn is verified against every instruction in force, by the rule functions, with its PIF', async (t) => {
   const { report, chats, rejects } = built;
   t.diagnostic(`planned ${report.counts.planned}, chats ${chats.length}, pairs ${report.counts.dpo}, rejected samples ${JSON.stringify(report.rejectsByStage)}, regenerated turns ${report.verification.regeneratedAnswers}`);

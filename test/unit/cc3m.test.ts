@@ -1,7 +1,4 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sourceSchema, type SourceConfig } from '../../config/buildConfig.js';
 import { sampleIdFor } from '../../domain/hashing.js';
