@@ -23,11 +23,12 @@ export async function runImageStage(ctx: StageContext, sample: SourceSample): Pr
     if (missing) throw new SampleRejection(`missing-image: ${(err as Error).message}`);
     throw err;
   }
-  const image = await normalizeImage(bytes, sourceImageConfig(ctx.config.image, ctx.config.sources[sample.image.sourceIndex]!));
+  const source = ctx.config.sources[sample.image.sourceIndex]!;
+  const image = await normalizeImage(bytes, sourceImageConfig(ctx.config.image, source));
   if (!image.ok) throw new SampleRejection(image.reason);
 
   // Duplicates by the source's policy: the lowest rank keeps its sample, the others are rejected naming it.
-  const policy = dedupePolicy(ctx.config.sources[sample.image.sourceIndex]!);
+  const policy = dedupePolicy(source);
   const key = dedupeKey(policy, image.sha256, sample.originalInstruction);
   if (key) {
     const mine = { sampleId: sample.sampleId, rank: sampleRank(ctx.config.seed, sample.sampleId) };
