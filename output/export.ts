@@ -73,17 +73,17 @@ async function exportChatTrl(store: ObjectStore, layout: BuildLayout, summary: E
   for (const shard of await committedShards(store, layout)) {
     const chats = await recordsOf(store, layout.chatJsonl(shard), trlChatRow);
     const pairs = await recordsOf(store, layout.chatDpoJsonl(shard), trlChatPairRow);
-    const images = new Map<string, Buffer>();
-    const image = async (imagePath: string): Promise<TrlImage> => {
-      if (!images.has(imagePath)) {
-        const bytes = await store.get(`${layout.root}/${imagePath}`);
-        if (!bytes) throw new Error(`image ${imagePath} is missing from ${store.root}/${layout.root}`);
-        images.set(imagePath, bytes);
-      }
-      return { bytes: images.get(imagePath)!, path: imagePath };
-    };
-    const sftRows = await mapLimit(chats, 8, async (c) => ({ id: c.id, image: await image(c.imagePath), messages: c.messages }));
-    const dpoRows = await mapLimit(pairs, 8, async (p) => ({ id: p.id, image: await image(p.imagePath), prompt: p.prompt, chosen: p.chosen, rejected: p.rejected }));
+    // Each image once: a chat and its turn-level pairs share one.
+    const paths = [...new Set([...chats, ...pairs].map((r) => r.imagePath))];
+    const bytes = await mapLimit(paths, 16, async (imagePath) => {
+      const body = await store.get(`${layout.root}/${imagePath}`);
+      if (!body) throw new Error(`image ${imagePath} is missing from ${store.root}/${layout.root}`);
+      return body;
+    });
+    const images = new Map(paths.map((path, i) => [path, bytes[i]!]));
+    const image = (imagePath: string): TrlImage => ({ bytes: images.get(imagePath)!, path: imagePath });
+    const sftRows = chats.map((c) => ({ id: c.id, image: image(c.imagePath), messages: c.messages }));
+    const dpoRows = pairs.map((p) => ({ id: p.id, image: image(p.imagePath), prompt: p.prompt, chosen: p.chosen, rejected: p.rejected }));
     await store.put(layout.trlSft(shard), await trlChatSftParquet(sftRows));
     await store.put(layout.trlDpo(shard), await trlChatDpoParquet(dpoRows));
     summary.files.push(layout.trlSft(shard), layout.trlDpo(shard));
