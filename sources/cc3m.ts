@@ -123,35 +123,47 @@ async function* webdatasetItems(
   // The tar's parquet, if any, was listed (and added) before the tar itself reaches this map.
   // Only the bytes are fetched ahead: rows decoded ahead would outlive young-generation collections.
   const sideFiles = orderedMap(tars, SIDE_FILES_AHEAD, async (tar) => {
-    const parquet = `${tar.slice(0, -'.tar'.length)}.parquet`;
+    const parquet = sideFileOf(tar);
     return { tar, parquet, bytes: parquets.has(parquet) ? await store.get(parquet) : undefined };
   });
   for await (const { tar, parquet, bytes } of sideFiles) {
-    const rows = bytes && parquetRows(bytes, parquet);
+    const rows = bytes && sideFileRows(bytes, parquet, { captions: true });
     if (rows) for (const row of rows) yield parquetItem(row, tar, parquet, config, sourceIndex);
     else yield* toItems(tarRecords(store, tar));
   }
 }
 
-/** A tar's rows from its side file, or undefined when the tar must be streamed instead (no captions, unreadable). */
-function parquetRows(bytes: Buffer, key: string): Img2datasetRow[] | undefined {
+/** img2dataset's side file of a root tar: `00000.tar` -> `00000.parquet`. */
+function sideFileOf(tar: string): string {
+  return `${tar.slice(0, -'.tar'.length)}.parquet`;
+}
+
+/**
+ * A tar's rows from its side file, or undefined when the side file is unusable (not img2dataset's,
+ * damaged, or without the captions asked for): the caller then reads the tar itself.
+ */
+function sideFileRows(bytes: Buffer, key: string, need: { captions: boolean }): Img2datasetRow[] | undefined {
   try {
     const parquet = openImg2datasetParquet(bytes, key);
-    // Read whole before yielding (a few MB per 10k-record shard), so a damaged file falls back cleanly.
-    return parquet.hasCaptions ? parquet.rows() : undefined;
+    // Read whole before use (a few MB per 10k-record shard), so a damaged file falls back cleanly.
+    return need.captions && !parquet.hasCaptions ? undefined : parquet.rows();
   } catch (err) {
     if (err instanceof Img2datasetParquetError) return undefined;
     throw err;
   }
 }
 
+/**
+ * A failed download is a gap img2dataset already knows about, not damage, and real CC3M runs have
+ * hundreds of thousands of them: counted by status, not listed one by one.
+ */
+function failedDownload(sourceId: string, where: string, status: string, errorMessage: string | undefined): SourceProblem {
+  const detail = errorMessage ? ` (${errorMessage})` : '';
+  return filtered(sourceId, `img2dataset-${status}`, `${where}: img2dataset status "${status}"${detail}`);
+}
+
 function parquetItem(row: Img2datasetRow, tar: string, parquet: string, config: Cc3mSourceConfig, sourceIndex: number): SourceItem {
-  if (row.status !== 'success') {
-    // A failed download is a gap img2dataset already knows about, not damage, and real CC3M runs
-    // have hundreds of thousands of them: counted by status, not listed one by one.
-    const detail = row.errorMessage ? ` (${row.errorMessage})` : '';
-    return filtered(row.key, `img2dataset-${row.status}`, `${parquet}:${row.key}: img2dataset status "${row.status}"${detail}`);
-  }
+  if (row.status !== 'success') return failedDownload(row.key, `${parquet}:${row.key}`, row.status, row.errorMessage);
   return sourceSample('cc3m', row.key, config.licenseNote, { sourceIndex, key: tar, tarRecord: row.key }, { caption: row.caption?.trim() ?? '' });
 }
 
@@ -201,7 +213,8 @@ interface TarImages {
 class TarImageIndex {
   private readonly indexes = new WeighedCache<TarImages>(INDEXED_RECORDS, (index) => index.records.size);
   private readonly orders = new WeighedCache<TarOrder | undefined>(ORDERED_RECORDS, (order) => order?.count ?? 0);
-  private readonly sizes = new Map<string, Promise<number>>();
+  /** Tar sizes, a few bytes each: weighed nothing, so never evicted (as many as the tars). */
+  private readonly sizes = new WeighedCache<number>(0, () => 0);
 
   constructor(private readonly store: ObjectStore) {}
 
@@ -225,16 +238,10 @@ class TarImageIndex {
 
   /** The order of the tar's records: its side file's `success` rows (img2dataset writes both in one loop). */
   private async sideFileOrder(tar: string): Promise<TarOrder | undefined> {
-    const parquet = `${tar.slice(0, -'.tar'.length)}.parquet`;
+    const parquet = sideFileOf(tar);
     const bytes = await this.store.get(parquet);
-    if (!bytes) return undefined;
-    let rows: Img2datasetRow[];
-    try {
-      rows = openImg2datasetParquet(bytes, parquet).rows();
-    } catch (err) {
-      if (err instanceof Img2datasetParquetError) return undefined;
-      throw err;
-    }
+    const rows = bytes && sideFileRows(bytes, parquet, { captions: false });
+    if (!rows) return undefined;
     const ordinals = new Map<string, number>();
     let count = 0;
     for (const row of rows) if (row.status === 'success' && !ordinals.has(row.key)) ordinals.set(row.key, count++);
@@ -242,16 +249,10 @@ class TarImageIndex {
   }
 
   private sizeOf(tar: string): Promise<number> {
-    let size = this.sizes.get(tar);
-    if (!size) {
-      size = (async () => {
-        for await (const info of this.store.list(tar)) if (info.key === tar) return info.size;
-        throw new SourceError(this.store.root, `'${tar}' has disappeared since it was planned`);
-      })();
-      size.catch(() => this.sizes.delete(tar));
-      this.sizes.set(tar, size);
-    }
-    return size;
+    return this.sizes.get(tar, async () => {
+      for await (const info of this.store.list(tar)) if (info.key === tar) return info.size;
+      throw new SourceError(this.store.root, `'${tar}' has disappeared since it was planned`);
+    });
   }
 
   private async build(tar: string): Promise<TarImages> {
@@ -362,11 +363,8 @@ async function toItem(record: Cc3mRecord, store: ObjectStore, config: Cc3mSource
     if (typeof parsed === 'string') return problem('bad-sidecar', `${sidecar.path} ${parsed}`);
     meta = parsed;
     if (meta.status !== undefined && meta.status !== 'success') {
-      // A failed download is a gap img2dataset already knows about, not damage, and real CC3M runs
-      // have hundreds of thousands of them: counted by status, not listed one by one.
-      const detail = typeof meta.error_message === 'string' ? ` (${meta.error_message})` : '';
-      const reason = `${record.where}: img2dataset status "${String(meta.status)}"${detail}`;
-      return filtered(record.sourceId, `img2dataset-${String(meta.status)}`, reason);
+      const errorMessage = typeof meta.error_message === 'string' ? meta.error_message : undefined;
+      return failedDownload(record.sourceId, record.where, String(meta.status), errorMessage);
     }
   }
   const image = images[0];
