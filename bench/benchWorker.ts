@@ -10,7 +10,9 @@
  *    MiB (rss, heapTotal, heapUsed, external, arrayBuffers from process.memoryUsage(), and V8's
  *    `malloced`), its CPU so far in ms (user, system), each endpoint limiter's state ([{workers,
  *    concurrency, leased, window, inFlight, queued, ...}]) and the concurrency lease reports sent so
- *    far; t is Unix ms. It is Worker.create with createWorker's options (endpoint sharing, the
+ *    far; t is Unix ms. Also, with the per-second line, `slots`: every 8th model request's slot
+ *    times (llm/limiter.ts SlotTimes: ms from admission to its sent mark, the fetch call, the body
+ *    written, the reply's headers and body, the release), summarized by bench/shareTrace.ts. It is Worker.create with createWorker's options (endpoint sharing, the
  *    prebuilt workflow bundle and the heap growth limit included) plus an activity interceptor
  *    (createWorker takes no interceptors).
  *  - BENCH_SPLIT_ONLY=1: endpoint limits split 1/N among the live workers, concurrency included,
@@ -30,7 +32,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import { NativeConnection, Worker, type ActivityInboundCallsInterceptor } from '@temporalio/worker';
 import * as activities from '../activities/index.js';
-import { limiterSnapshots } from '../llm/limiter.js';
+import { limiterSnapshots, slotTraces, type SlotTimes } from '../llm/limiter.js';
 import { prebuiltWorkflowBundle } from '../worker/bundleProcess.js';
 import { createWorker, limitHeapGrowth } from '../worker/createWorker.js';
 import { leaseReportsSent, shareEndpointLimits, splitAmongPollers } from '../worker/endpointSharing.js';
@@ -85,9 +87,15 @@ if (trace || splitOnly) {
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
   if (trace) {
+    let slots: SlotTimes[] = [];
+    let released = 0;
+    slotTraces.subscribe((times) => {
+      if (released++ % 8 === 0) slots.push(times as SlotTimes);
+    });
     setInterval(() => {
-      log({ t: Date.now(), loopMaxMs: loop.max / 1e6, loopMeanMs: loop.mean / 1e6, mem: memoryMiB(), cpuMs: cpuMs(), limiters: limiterSnapshots(), leaseReports: leaseReportsSent() });
+      log({ t: Date.now(), loopMaxMs: loop.max / 1e6, loopMeanMs: loop.mean / 1e6, mem: memoryMiB(), cpuMs: cpuMs(), limiters: limiterSnapshots(), leaseReports: leaseReportsSent(), slots });
       loop.reset();
+      slots = [];
     }, 1000).unref();
   }
   limitHeapGrowth();

@@ -11,6 +11,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import { attemptSlot } from './limiter.js';
 
 // Sockets stay open between calls; the limiter (limiter.ts) bounds how many are in use.
 const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
@@ -25,16 +26,20 @@ export const httpFetch: typeof fetch = (input, init) => {
 
 function request(url: URL, init: RequestInit, body: string | undefined): Promise<Response> {
   const signal = init.signal ?? undefined;
+  const slot = attemptSlot();
+  slot?.stamp('fetch');
   return new Promise<Response>((resolve, reject) => {
     if (signal?.aborted) return reject(abortError(signal));
     const transport = url.protocol === 'https:' ? https : http;
     const agent = agents[url.protocol as keyof typeof agents];
     if (!agent) return reject(new TypeError(`fetch: unsupported protocol ${url.protocol}`));
     const req = transport.request(url, { method: init.method ?? 'GET', headers: headerRecord(init.headers), agent }, (res) => {
+      slot?.stamp('headers');
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('error', fail);
       res.on('end', () => {
+        slot?.stamp('body');
         signal?.removeEventListener('abort', onAbort);
         const status = res.statusCode ?? 0;
         const headers = new Headers();
@@ -54,6 +59,7 @@ function request(url: URL, init: RequestInit, body: string | undefined): Promise
     }
     signal?.addEventListener('abort', onAbort, { once: true });
     req.on('error', fail);
+    if (slot) req.on('finish', () => slot.stamp('written'));
     req.end(body);
   });
 }

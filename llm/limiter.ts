@@ -25,7 +25,9 @@
  * Retries keep their place in line (`place()` once per request, reused for each attempt).
  * Waiting uses one timer per limiter and release events, never polling.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
+import diagnosticsChannel from 'node:diagnostics_channel';
 import type { ResolvedEndpoint } from './endpoint.js';
 import { rateDemand, type EndpointDemand } from './concurrencyLeases.js';
 import { RateBudget } from './rateBudget.js';
@@ -259,6 +261,10 @@ export class EndpointLimiter {
 
   private async admitted<T>(estimatedTokens: number, attempt: (ticket: Ticket) => Promise<T>, place: number, signal: AbortSignal | undefined): Promise<T> {
     const epoch = await this.admission(place, estimatedTokens, signal);
+    const slot = new Slot(() => {
+      this.inFlight--;
+      this.pump();
+    });
     const ticket: Ticket = {
       succeeded: (headers, tokensUsed) => {
         const now = Date.now();
@@ -281,10 +287,9 @@ export class EndpointLimiter {
       },
     };
     try {
-      return await attempt(ticket);
+      return await slots.run(slot, () => attempt(ticket));
     } finally {
-      this.inFlight--;
-      this.pump();
+      slot.release();
     }
   }
 
@@ -371,6 +376,53 @@ export class EndpointLimiter {
       this.pump();
     }, Math.ceil(ms));
   }
+}
+
+/** Where an admitted request's slot time went, by bench/benchWorker.ts --trace: ms since admission per event. */
+export interface SlotTimes {
+  /** performance.timeOrigin + performance.now() at admission. */
+  admittedAt: number;
+  [event: string]: number;
+}
+
+/** What code running inside an attempt (the HTTP fetch, the sent log) can tell its slot. */
+export interface AttemptSlot {
+  /** Marks `event` in the slot's trace, when one is traced (`slotTraces` has subscribers). */
+  stamp(event: string): void;
+}
+
+/** Published with an admitted request's times when its slot is released (subscribed to by bench tracing only). */
+export const slotTraces = diagnosticsChannel.channel('mmif:limiter-slot');
+
+class Slot implements AttemptSlot {
+  private readonly times: SlotTimes | undefined;
+  private released = false;
+
+  constructor(private readonly free: () => void) {
+    this.times = slotTraces.hasSubscribers ? { admittedAt: performance.timeOrigin + performance.now() } : undefined;
+  }
+
+  stamp(event: string): void {
+    if (this.times) this.times[event] = performance.timeOrigin + performance.now() - this.times.admittedAt;
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.free();
+    if (this.times) {
+      this.stamp('released');
+      slotTraces.publish(this.times);
+    }
+  }
+}
+
+/** The slot of the attempt running in this async context (limiter.run's `attempt`). */
+const slots = new AsyncLocalStorage<Slot>();
+
+/** The slot of the attempt this code runs in, if any; take it synchronously where the call starts (emitter callbacks may run in another context). */
+export function attemptSlot(): AttemptSlot | undefined {
+  return slots.getStore();
 }
 
 /** The per-minute limits, as the lease workflow knows them (an endpoint's entry id + `/rpm`, `/tpm`). */

@@ -6,6 +6,7 @@
  * CPU cost of a worker (bench/README.md, worker cost per request).
  */
 import type { ObjectStore } from '../storage/objectStore.js';
+import { attemptSlot } from './limiter.js';
 
 /** Who sent a request: the build (owner) and the execution of a stage of a sample (scope). */
 export interface SentMark {
@@ -30,8 +31,10 @@ export class SentLog {
   ) {}
 
   /** Appended before the request with cache key `key` is sent. */
-  sent(key: string, mark: SentMark): Promise<void> {
-    return this.append({ key, ...mark });
+  async sent(key: string, mark: SentMark): Promise<void> {
+    const slot = attemptSlot();
+    await this.append({ key, ...mark });
+    slot?.stamp('marked');
   }
 
   /** The request was answered with an error status: not lost in flight. */
