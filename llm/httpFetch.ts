@@ -8,6 +8,9 @@
  *
  * Bodies other than a string (the Batch API's file uploads) go through the built-in fetch. As
  * with the built-in fetch, no proxy variables are read. The reply is not asked compressed.
+ *
+ * A model call's limiter slot (limiter.ts) is freed the moment its whole 2xx reply has arrived:
+ * the endpoint is done with it, and the SDK's parsing and the caller's work after it are not.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -46,6 +49,7 @@ function request(url: URL, init: RequestInit, body: string | undefined): Promise
         for (let i = 0; i < res.rawHeaders.length; i += 2) headers.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
         // A Response refuses a body with these statuses.
         const nullBody = status === 204 || status === 205 || status === 304;
+        slot?.replied(status, headers);
         resolve(new Response(nullBody ? null : Buffer.concat(chunks), { status, statusText: res.statusMessage ?? '', headers }));
       });
     });

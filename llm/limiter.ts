@@ -261,14 +261,18 @@ export class EndpointLimiter {
 
   private async admitted<T>(estimatedTokens: number, attempt: (ticket: Ticket) => Promise<T>, place: number, signal: AbortSignal | undefined): Promise<T> {
     const epoch = await this.admission(place, estimatedTokens, signal);
-    const slot = new Slot(() => {
-      this.inFlight--;
-      this.pump();
-    });
+    const slot = new Slot(
+      () => {
+        this.inFlight--;
+        this.pump();
+      },
+      (headers) => this.learn(headers, Date.now()),
+    );
     const ticket: Ticket = {
       succeeded: (headers, tokensUsed) => {
         const now = Date.now();
-        if (headers) this.learn(headers, now);
+        // Learnt once: the slot learns them when the reply arrives (a second reading would forget the requests admitted since).
+        if (headers && !slot.learned) this.learn(headers, now);
         if (tokensUsed !== undefined) this.tokens.correct(estimatedTokens, tokensUsed, now);
         this.strikes = 0;
         this.window = Math.min(this.cap, this.window + 1 / this.window);
@@ -389,6 +393,13 @@ export interface SlotTimes {
 export interface AttemptSlot {
   /** Marks `event` in the slot's trace, when one is traced (`slotTraces` has subscribers). */
   stamp(event: string): void;
+  /**
+   * The whole reply has arrived: the endpoint has finished the request, so a 2xx frees the slot now,
+   * its rate-limit headers learnt first, instead of after the SDK's parsing and the caller's next
+   * loop turns. Other statuses keep it until the attempt ends: a 429's pause must apply before the
+   * next request goes.
+   */
+  replied(status: number, headers: HeaderSource): void;
 }
 
 /** Published with an admitted request's times when its slot is released (subscribed to by bench tracing only). */
@@ -397,13 +408,25 @@ export const slotTraces = diagnosticsChannel.channel('mmif:limiter-slot');
 class Slot implements AttemptSlot {
   private readonly times: SlotTimes | undefined;
   private released = false;
+  /** The reply's rate-limit headers have been learnt (`replied`). */
+  learned = false;
 
-  constructor(private readonly free: () => void) {
+  constructor(
+    private readonly free: () => void,
+    private readonly learn: (headers: HeaderSource) => void,
+  ) {
     this.times = slotTraces.hasSubscribers ? { admittedAt: performance.timeOrigin + performance.now() } : undefined;
   }
 
   stamp(event: string): void {
     if (this.times) this.times[event] = performance.timeOrigin + performance.now() - this.times.admittedAt;
+  }
+
+  replied(status: number, headers: HeaderSource): void {
+    if (status < 200 || status >= 300 || this.released) return;
+    this.learn(headers);
+    this.learned = true;
+    this.release();
   }
 
   release(): void {

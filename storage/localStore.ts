@@ -1,4 +1,4 @@
-import { appendFile as appendFileCallback, createReadStream, readFile as readFileCallback, writeFile as writeFileCallback } from 'node:fs';
+import { appendFileSync, createReadStream, mkdirSync, readFile as readFileCallback, writeFile as writeFileCallback } from 'node:fs';
 import { mkdir, open, readdir, realpath, rename, rm, stat, link, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -10,7 +10,6 @@ import { StoreError, type ObjectInfo, type ObjectStore } from './objectStore.js'
 // worker's small per-call writes (bench/README.md, worker cost per request).
 const readWhole = promisify(readFileCallback);
 const writeWhole = promisify(writeFileCallback);
-const appendWhole = promisify(appendFileCallback);
 
 /**
  * A local directory as an object store: the embedded default. Writes go through a temp file + rename.
@@ -114,10 +113,22 @@ export class LocalStore implements ObjectStore {
     return tmp;
   }
 
-  /** One write() with O_APPEND: lines of concurrent writers never interleave within a line. */
+  /**
+   * One write() with O_APPEND: lines of concurrent writers never interleave within a line. Done
+   * synchronously, on this thread: a request's sent mark is appended inside its limiter slot
+   * (llm/sentLog.ts), and through the thread pool its open, write and close each waited behind
+   * image and cache I/O and cost a turn of a busy event loop; appending a line to the page cache
+   * takes microseconds, and it is in the file (surviving a crash of this process) on return.
+   */
   async appendLine(key: string, line: string): Promise<void> {
     const full = this.resolve(key);
-    await this.inDir(path.dirname(full), () => appendWhole(full, `${line}\n`));
+    try {
+      appendFileSync(full, `${line}\n`);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      mkdirSync(path.dirname(full), { recursive: true });
+      appendFileSync(full, `${line}\n`);
+    }
   }
 
   async readLines(key: string): Promise<string[]> {

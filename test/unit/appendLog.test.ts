@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { appendFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -26,6 +27,11 @@ for (const backend of [localBackend(), s3Backend()]) {
       // A line cut by a crash mid-write (no newline yet) is not a line.
       await appendFile(path.join(root, 'logs/b.jsonl'), '{"n":7');
       assert.deepEqual(await writer.readLines('logs/b.jsonl'), ['{"n":6}']);
+      // On disk when the call returns, before any other turn of the event loop (a sent mark is
+      // written inside its request's limiter slot), its folder made if need be.
+      const appended = writer.appendLine('logs/new/c.jsonl', '{"n":8}');
+      assert.equal(readFileSync(path.join(root, 'logs/new/c.jsonl'), 'utf8'), '{"n":8}\n');
+      await appended;
     }
   });
 }

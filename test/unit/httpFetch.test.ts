@@ -3,7 +3,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import OpenAI from 'openai';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { httpFetch } from '../../llm/httpFetch.js';
+import { EndpointLimiter } from '../../llm/limiter.js';
 
 let server: http.Server;
 let base: string;
@@ -59,4 +61,27 @@ test('the SDK reads statuses, errors and timeouts through it as through the buil
   await assert.rejects(client.post('/slow', { body: {} }), OpenAI.APIConnectionTimeoutError);
   const down = new OpenAI({ baseURL: 'http://127.0.0.1:1', apiKey: 'k', maxRetries: 0, fetch: httpFetch });
   await assert.rejects(down.post('/x', { body: {} }), (err: unknown) => err instanceof OpenAI.APIConnectionError && !(err instanceof OpenAI.APIConnectionTimeoutError));
+});
+
+test("a 2xx reply frees its limiter slot as soon as it has arrived; a 429 holds it until the attempt ends", async () => {
+  const limiter = new EndpointLimiter({ concurrency: 1 });
+  const afterReply: string[] = [];
+  const order: string[] = [];
+  const call = (route: string) =>
+    limiter.run(0, async () => {
+      order.push(`${route} sent`);
+      await httpFetch(`${base}${route}`, { method: 'POST', body: '{}' });
+      const { inFlight, queued } = limiter.snapshot();
+      afterReply.push(`${inFlight} in flight, ${queued} queued`);
+      await sleep(100); // the caller's own work on the reply
+      order.push(`${route} done`);
+    });
+  await Promise.all([call('/v1/x'), call('/v1/y')]);
+  // The second request went while the first's caller was still busy with its reply.
+  assert.deepEqual(order, ['/v1/x sent', '/v1/y sent', '/v1/x done', '/v1/y done']);
+  order.length = 0;
+  await Promise.all([call('/busy'), call('/v1/z')]);
+  assert.deepEqual(order, ['/busy sent', '/busy done', '/v1/z sent', '/v1/z done']);
+  // Freed by the 2xx: the next request is in flight in its place; held by the 429: the next one waits.
+  assert.deepEqual(afterReply, ['1 in flight, 0 queued', '0 in flight, 0 queued', '1 in flight, 1 queued', '0 in flight, 0 queued']);
 });
