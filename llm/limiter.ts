@@ -247,7 +247,8 @@ export class EndpointLimiter {
   }
 
   /**
-   * Waits for admission, runs `attempt` and releases its slot however it ends. `limits`: those of
+   * Waits for admission, runs `attempt` and releases its slot however it ends, or earlier: as soon
+   * as a 2xx reply has arrived, when the attempt fetches with httpFetch (AttemptSlot). `limits`: those of
    * the configuration making the request (see `claim`); the constructor's otherwise.
    */
   async run<T>(estimatedTokens: number, attempt: (ticket: Ticket) => Promise<T>, place = this.place(), limits = this.initial, signal?: AbortSignal): Promise<T> {
