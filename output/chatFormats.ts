@@ -15,8 +15,7 @@
 import type { FieldDefinition } from 'parquetjs-lite';
 import type { ChatPairRecord, ChatRecord } from './chatRecords.js';
 import { userText } from './chatRecords.js';
-import type { VerificationStats } from './manifest.js';
-import { imageField, parquetTable, text, writeParquet } from './parquet.js';
+import { imageField, parquetTable, text, writeParquet, type ParquetTable } from './parquet.js';
 import { IMAGE_TOKEN } from './records.js';
 import type { TrlMessage } from './trl.js';
 
@@ -105,40 +104,23 @@ const pairTable = parquetTable(
   { image: { _type: 'Image' } },
 );
 
-type Bytes = (r: { image_sha256: string }) => Buffer;
+/** How the records of one kind become Parquet rows: their table and their sharegpt row. */
+interface ChatParquetForm<R> {
+  table: ParquetTable;
+  row: (record: R) => { images: [string] };
+}
+export const CHAT_ROWS: ChatParquetForm<ChatRecord> = { table: chatTable, row: chatSharegptRow };
+export const CHAT_PAIR_ROWS: ChatParquetForm<ChatPairRecord> = { table: pairTable, row: chatPairSharegptRow };
 
-export function chatParquet(records: readonly ChatRecord[], imageBytes: Bytes): Promise<Buffer> {
+/** Chats or turn-level pairs as Parquet: their sharegpt rows with the image's bytes in place of its path list. */
+export function chatParquet<R extends { image_sha256: string }>(form: ChatParquetForm<R>, records: readonly R[], imageBytes: (r: R) => Buffer): Promise<Buffer> {
   return writeParquet(
-    chatTable,
+    form.table,
     records.map((r) => {
-      const { images, ...row } = chatSharegptRow(r);
+      const { images, ...row } = form.row(r);
       return { ...row, image: { bytes: imageBytes(r), path: images[0] } };
     }),
   );
-}
-
-export function chatPairParquet(records: readonly ChatPairRecord[], imageBytes: Bytes): Promise<Buffer> {
-  return writeParquet(
-    pairTable,
-    records.map((r) => {
-      const { images, ...row } = chatPairSharegptRow(r);
-      return { ...row, image: { bytes: imageBytes(r), path: images[0] } };
-    }),
-  );
-}
-
-/** Verdicts on the chats' kept answers, by method (all rule), and the turns that needed a regeneration. */
-export function chatVerificationStats(chats: readonly ChatRecord[]): VerificationStats {
-  const stats: VerificationStats = { byMethod: {}, regeneratedAnswers: 0 };
-  for (const turn of chats.flatMap((c) => c.turns)) {
-    if (turn.attempts > 1) stats.regeneratedAnswers += 1;
-    for (const v of turn.verdicts) {
-      const m = (stats.byMethod[v.method] ??= { passed: 0, total: 0 });
-      m.total += 1;
-      if (v.passed) m.passed += 1;
-    }
-  }
-  return stats;
 }
 
 // TRL (`mmif export --format trl`), made from the sharegpt rows as written.

@@ -13,7 +13,7 @@ import { pif } from '../domain/multiturn/pif.js';
 import { MULTITURN_STAGE_NAMES } from '../domain/stages.js';
 import type { Verdict } from '../pipeline/stageState.js';
 import { MULTITURN_SYSTEM_TEXT } from '../prompts/multiturnChat.js';
-import { IMAGE_TOKEN, writtenCalls, writtenDetails, writtenVerdict, type RejectRecord, type SampleStates, type SourcedRecord, sourceFields } from './records.js';
+import { IMAGE_TOKEN, rejectRecord, writtenCalls, writtenDetails, writtenVerdict, type RejectRecord, type SampleStates, type SourcedRecord, sourceFields } from './records.js';
 
 export interface ChatTurnRecord {
   /** 1-based question turn. */
@@ -78,19 +78,10 @@ export function userText(turn: { question: string; instruction: string | null })
 
 export function assembleChat(sample: SourceSample, states: SampleStates): AssembledChat {
   const calls = MULTITURN_STAGE_NAMES.flatMap((s) => states[s]?.calls ?? []);
-  const reject = (kind: RejectRecord['kind'], stage: RejectRecord['stage'], reason: string, extra: Partial<RejectRecord> = {}): RejectRecord => ({
-    id: sample.sampleId,
-    source: sample.source,
-    source_id: sample.sourceId,
-    kind,
-    stage,
-    reason,
-    ...extra,
-  });
   for (const stage of MULTITURN_STAGE_NAMES) {
     const state = states[stage];
-    if (!state) return { pairs: [], calls, rejects: [reject('sample', stage, `incomplete: stage '${stage}' never ran`)] };
-    if (state.status === 'rejected') return { pairs: [], calls, rejects: [reject('sample', stage, state.reason, writtenDetails(state.details))] };
+    if (!state) return { pairs: [], calls, rejects: [rejectRecord(sample, 'sample', stage, `incomplete: stage '${stage}' never ran`)] };
+    if (state.status === 'rejected') return { pairs: [], calls, rejects: [rejectRecord(sample, 'sample', stage, state.reason, writtenDetails(state.details))] };
   }
   const image = states.image!.status === 'ok' ? states.image!.result : undefined;
   const result = states.chat!.status === 'ok' ? states.chat!.result : undefined;
@@ -107,7 +98,7 @@ export function assembleChat(sample: SourceSample, states: SampleStates): Assemb
   }));
   const placeholder = turns.find((t) => [t.question, t.instruction ?? '', t.answer].some((text) => text.includes(IMAGE_TOKEN)));
   if (placeholder) {
-    return { pairs: [], calls, rejects: [reject('sample', 'chat', `image-token-in-text: turn ${placeholder.turn} contains the literal ${IMAGE_TOKEN}, which trainers read as an image slot`)] };
+    return { pairs: [], calls, rejects: [rejectRecord(sample, 'sample', 'chat', `image-token-in-text: turn ${placeholder.turn} contains the literal ${IMAGE_TOKEN}, which trainers read as an image slot`)] };
   }
   const simulated = calls.some((c) => c.simulated);
   const shared = { ...sourceFields(sample, image.sha256), system: MULTITURN_SYSTEM_TEXT };
@@ -138,7 +129,7 @@ export function assembleChat(sample: SourceSample, states: SampleStates): Assemb
     const judgement = t.pair.judgement;
     if (!judgement.kept) {
       rejects.push(
-        reject('pair', 'chat', `chat: ${judgement.rule}: turn ${t.turn}, answer made without turn ${forgotten.turn}'s instruction #${stake + 1} ${forgotten.constraint.type} ("${forgotten.constraint.value}"): ${judgement.detail}`, {
+        rejectRecord(sample, 'pair', 'chat', `chat: ${judgement.rule}: turn ${t.turn}, answer made without turn ${forgotten.turn}'s instruction #${stake + 1} ${forgotten.constraint.type} ("${forgotten.constraint.value}"): ${judgement.detail}`, {
           verdicts: t.pair.rejectedVerdicts.map(writtenVerdict),
           at_stake: [stake],
         }),
@@ -146,7 +137,7 @@ export function assembleChat(sample: SourceSample, states: SampleStates): Assemb
       continue;
     }
     if (t.pair.rejected.includes(IMAGE_TOKEN)) {
-      rejects.push(reject('pair', 'chat', `image-token-in-text: turn ${t.turn}'s rejected answer contains the literal ${IMAGE_TOKEN}, which trainers read as an image slot`));
+      rejects.push(rejectRecord(sample, 'pair', 'chat', `image-token-in-text: turn ${t.turn}'s rejected answer contains the literal ${IMAGE_TOKEN}, which trainers read as an image slot`));
       continue;
     }
     pairs.push({

@@ -4,6 +4,7 @@ import { ALL_STAGE_NAMES } from '../domain/stages.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 import type { AssembledSample, DpoRecord, RejectRecord } from './records.js';
 import type { ShardQuality } from './qualityStats.js';
+import type { Verdict } from '../pipeline/stageState.js';
 
 export const MANIFEST_FORMAT = 'mmif-engine/shard-manifest@1';
 
@@ -208,12 +209,12 @@ function atStakeTypes(pair: DpoRecord): string[] {
   return pair.dropped_constraints.map((c) => c.type);
 }
 
-export function verificationStats(samples: readonly AssembledSample[]): VerificationStats {
+/** Verdicts on kept answers (SFT records' answers, or chat turns' answers), by method, and the answers regenerated. */
+export function verificationStats(answers: Iterable<{ attempts: number; verdicts: readonly Verdict[] }>): VerificationStats {
   const stats: VerificationStats = { byMethod: {}, regeneratedAnswers: 0 };
-  for (const s of samples) {
-    if (!s.instruct) continue;
-    if (s.instruct.answer_attempts > 1) stats.regeneratedAnswers += 1;
-    for (const v of s.instruct.verdicts) {
+  for (const answer of answers) {
+    if (answer.attempts > 1) stats.regeneratedAnswers += 1;
+    for (const v of answer.verdicts) {
       const m = (stats.byMethod[v.method] ??= { passed: 0, total: 0 });
       m.total += 1;
       if (v.passed) m.passed += 1;

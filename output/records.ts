@@ -136,22 +136,18 @@ export function writtenDetails(details: RejectionDetails | undefined): Partial<R
   return written;
 }
 
+/** The rejection of a sample (or of its pair) as every build mode writes it; `details` already written. */
+export function rejectRecord(sample: SourceSample, kind: RejectRecord['kind'], stage: StageName, reason: string, details: Partial<RejectRecord> = {}): RejectRecord {
+  return { id: sample.sampleId, source: sample.source, source_id: sample.sourceId, kind, stage, reason, ...details };
+}
+
 export function assembleSample(sample: SourceSample, states: SampleStates, training: TrainingPromptSettings): AssembledSample {
   const calls = PIPELINE.flatMap((s) => states[s]?.calls ?? []);
-  const reject = (kind: RejectRecord['kind'], stage: StageName, reason: string, details?: RejectionDetails): RejectRecord => ({
-    id: sample.sampleId,
-    source: sample.source,
-    source_id: sample.sourceId,
-    kind,
-    stage,
-    reason,
-    ...writtenDetails(details),
-  });
   const results: Partial<StageResults> = {};
   for (const stage of PIPELINE.slice(0, 4)) {
     const state = states[stage];
-    if (!state) return { calls, reject: reject('sample', stage, `incomplete: stage '${stage}' never ran`) };
-    if (state.status === 'rejected') return { calls, reject: reject('sample', stage, state.reason, state.details) };
+    if (!state) return { calls, reject: rejectRecord(sample, 'sample', stage, `incomplete: stage '${stage}' never ran`) };
+    if (state.status === 'rejected') return { calls, reject: rejectRecord(sample, 'sample', stage, state.reason, writtenDetails(state.details)) };
     (results as Record<string, unknown>)[stage] = state.result;
   }
   const { image, instruction, constraints, answer } = results as Omit<StageResults, 'rejected'>;
@@ -184,12 +180,12 @@ export function assembleSample(sample: SourceSample, states: SampleStates, train
     image_richness: sample.richness ?? null,
   };
   const placeholder = imageTokenIn({ prompt: instruct.prompt, answer: instruct.answer });
-  if (placeholder) return { calls, reject: reject('sample', 'answer', placeholder) };
+  if (placeholder) return { calls, reject: rejectRecord(sample, 'sample', 'answer', placeholder) };
   const rejected = states.rejected;
-  if (!rejected) return { calls, instruct, reject: reject('pair', 'rejected', "incomplete: stage 'rejected' never ran") };
-  if (rejected.status === 'rejected') return { calls, instruct, reject: reject('pair', 'rejected', rejected.reason, rejected.details) };
+  if (!rejected) return { calls, instruct, reject: rejectRecord(sample, 'pair', 'rejected', "incomplete: stage 'rejected' never ran") };
+  if (rejected.status === 'rejected') return { calls, instruct, reject: rejectRecord(sample, 'pair', 'rejected', rejected.reason, writtenDetails(rejected.details)) };
   const rejectedPlaceholder = imageTokenIn({ 'rejected answer': rejected.result.answer });
-  if (rejectedPlaceholder) return { calls, instruct, reject: reject('pair', 'rejected', rejectedPlaceholder) };
+  if (rejectedPlaceholder) return { calls, instruct, reject: rejectRecord(sample, 'pair', 'rejected', rejectedPlaceholder) };
   const { answer: _answer, models: _models, answer_attempts: _attempts, ...shared } = instruct;
   const dpo: DpoRecord = {
     ...shared,

@@ -6,7 +6,7 @@
  * the retry overwrites with the same bytes; a crash in a re-commit leaves the `revising` mark on the
  * standing manifest, which makes the next run re-open the shard and finish it.
  */
-import { assembleSample, type DpoRecord, type InstructRecord, type RejectRecord, type SampleStates, type TrainingPromptSettings } from './records.js';
+import { assembleSample, rejectRecord, type DpoRecord, type InstructRecord, type RejectRecord, type SampleStates, type TrainingPromptSettings } from './records.js';
 import type { SourceSample } from '../domain/sample.js';
 import { sha256Hex } from '../domain/hashing.js';
 import { mapLimit } from '../domain/mapLimit.js';
@@ -36,7 +36,7 @@ import { shardQuality } from './qualityStats.js';
 import { dpoParquet, instructParquet } from './parquet.js';
 import { dpoSharegptLine, instructSharegptLine, jsonl } from './sharegpt.js';
 import { assembleChat } from './chatRecords.js';
-import { chatPairParquet, chatPairSharegptLine, chatParquet, chatSharegptLine, chatVerificationStats } from './chatFormats.js';
+import { CHAT_PAIR_ROWS, CHAT_ROWS, chatPairSharegptLine, chatParquet, chatSharegptLine } from './chatFormats.js';
 
 export interface ShardToCommit {
   buildId: string;
@@ -167,7 +167,7 @@ async function singleTurnShardContent(store: ObjectStore, layout: BuildLayout, s
     dpo: dpo.length,
     rejects,
     calls: assembled.flatMap((a) => a.calls),
-    verification: verificationStats(assembled),
+    verification: verificationStats(instruct.map((r) => ({ attempts: r.answer_attempts, verdicts: r.verdicts }))),
     pairs: pairStats(assembled),
     quality: shardQuality(loaded.map((l) => l.states), { instruct, dpo, rejects }),
     ...(heldOut ? { heldOut: { instruct: heldOut.instruct.length, dpo: heldOut.dpo } } : {}),
@@ -190,9 +190,9 @@ async function chatShardContent(store: ObjectStore, layout: BuildLayout, spec: S
   const images = await loadImages(store, layout, chats);
   const imageBytes = (r: { image_sha256: string }) => images.get(r.image_sha256)!;
   const files: ShardFile[] = [
-    { key: layout.chatParquet(spec.shard), body: await chatParquet(chats, imageBytes), rows: chats.length },
+    { key: layout.chatParquet(spec.shard), body: await chatParquet(CHAT_ROWS, chats, imageBytes), rows: chats.length },
     { key: layout.chatJsonl(spec.shard), body: jsonl(chats.map(chatSharegptLine)), rows: chats.length },
-    { key: layout.chatDpoParquet(spec.shard), body: await chatPairParquet(pairs, imageBytes), rows: pairs.length },
+    { key: layout.chatDpoParquet(spec.shard), body: await chatParquet(CHAT_PAIR_ROWS, pairs, imageBytes), rows: pairs.length },
     { key: layout.chatDpoJsonl(spec.shard), body: jsonl(pairs.map(chatPairSharegptLine)), rows: pairs.length },
     { key: layout.rejects(spec.shard), body: jsonl(rejects.map((r) => JSON.stringify(r))), rows: rejects.length },
     // Whole chat records: the eval reads their image and questions (output/export.ts writeReservedSplit).
@@ -205,7 +205,7 @@ async function chatShardContent(store: ObjectStore, layout: BuildLayout, spec: S
     dpo: pairs.length,
     rejects,
     calls: assembled.flatMap((a) => a.calls),
-    verification: chatVerificationStats(chats),
+    verification: verificationStats(chats.flatMap((c) => c.turns)),
     pairs: { byStrategy: {}, byConstraintType: {} },
   };
 }
@@ -241,7 +241,7 @@ async function claimLostTo(store: ObjectStore, layout: BuildLayout, sample: Sour
   if (!claim) return undefined;
   const holder = await claimHolder(store, layout.imageClaim(claim.key));
   if (!holder || holder.sampleId === sample.sampleId) return undefined;
-  return { id: sample.sampleId, source: sample.source, source_id: sample.sourceId, kind: 'sample', stage: 'image', reason: duplicateReason(claim.policy, holder.sampleId) };
+  return rejectRecord(sample, 'sample', 'image', duplicateReason(claim.policy, holder.sampleId));
 }
 
 async function loadStates(store: ObjectStore, layout: BuildLayout, sample: SourceSample): Promise<SampleStates> {
