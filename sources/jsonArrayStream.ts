@@ -19,6 +19,8 @@
  * inside its element. A file that really ends early yields its complete elements, then one error item.
  */
 
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COMMA, isSpace, LINE_FEED, OPEN_BRACE, OPEN_BRACKET, QUOTE } from './jsonBytes.js';
+import { RecordStartScanner } from './recordStart.js';
 import { decodeUtf8, encodingReason } from './utf8.js';
 
 export type JsonArrayItem =
@@ -67,18 +69,6 @@ const enum State {
 
 /** The UTF-8 byte order mark some Windows tools write first. */
 const BOM = [0xef, 0xbb, 0xbf];
-const QUOTE = 0x22;
-const LINE_FEED = 0x0a;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-
-function isSpace(b: number): boolean {
-  return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
-}
 
 export async function* jsonArrayElements(
   chunks: AsyncIterable<Buffer | string>,
@@ -101,8 +91,9 @@ export async function* jsonArrayElements(
   let escaped = false;
   /** Where a line break inside a string showed the current element's string unterminated. */
   let brokenAt: number | undefined;
-  /** While seeking: the first keys, quoted, a record may start with, and why the element was damaged. */
-  let seekKeys: string[] = [];
+  /** While seeking: the scanner for the next record's start, how many held parts it has scanned, and why the element was damaged. */
+  let seeker: RecordStartScanner | undefined;
+  let seekedParts = 0;
   let seekWhy = '';
   /** Bytes to scan again after a resynchronisation, before reading on; they end where the stream has been read to. */
   let replay: Buffer | undefined;
@@ -124,7 +115,8 @@ export async function* jsonArrayElements(
   const startSeeking = (element: Buffer, why: string): boolean => {
     const own = firstKey(element);
     if (own === undefined) return false;
-    seekKeys = recordKey === undefined || recordKey === own ? [own] : [recordKey, own];
+    seeker = new RecordStartScanner(recordKey === undefined || recordKey === own ? [own] : [recordKey, own]);
+    seekedParts = 0;
     seekWhy = why;
     state = State.Seeking;
     return true;
@@ -132,11 +124,11 @@ export async function* jsonArrayElements(
 
   /** The skipped element's error item once the held bytes contain the next record's start (then replayed), else undefined. */
   const seek = (): JsonArrayItem | undefined => {
-    const bytes = held();
-    const cut = recordStart(bytes, seekKeys);
+    let cut: number | undefined;
+    while (cut === undefined && seekedParts < parts.length) cut = seeker!.feed(parts[seekedParts++]!);
     if (cut === undefined) return undefined;
+    replay = held().subarray(cut);
     release();
-    replay = bytes.subarray(cut);
     base = start + cut;
     state = State.BeforeElement;
     return { index: index++, offset: start, error: `${seekWhy}; ${cut} bytes skipped (1 record), reading resumes at the next record, byte ${start + cut}`, code: 'json-record-skipped' };
@@ -279,17 +271,4 @@ function parsed(element: Buffer, at: { index: number; offset: number }): JsonArr
 /** The first key of an object element, with its quotes (`"id"`), or undefined when the element is not an object that starts with one. */
 function firstKey(element: Buffer): string | undefined {
   return /^\{\s*("(?:[^"\\]|\\.)*")\s*:/.exec(element.subarray(0, 4096).toString('latin1'))?.[1];
-}
-
-/**
- * Where the next record starts in bytes that begin with a damaged record: the `{` of the first
- * `}, {<key>:` after the first byte, with one of `keys`, or undefined. Latin-1 decoding keeps string indexes equal to
- * byte offsets; every byte the pattern matches is ASCII.
- */
-function recordStart(bytes: Buffer, keys: readonly string[]): number | undefined {
-  const alternatives = keys.map((key) => key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
-  const boundary = new RegExp(`\\}\\s*,\\s*(\\{\\s*(?:${alternatives})\\s*:)`, 'g');
-  boundary.lastIndex = 1;
-  const m = boundary.exec(bytes.toString('latin1'));
-  return m ? m.index + m[0].length - m[1]!.length : undefined;
 }
