@@ -13,7 +13,7 @@ import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 import { sourceSchema } from '../config/sourceConfig.js';
 import { jsonArrayElements } from '../sources/jsonArrayStream.js';
-import { isProblem, openSource } from '../sources/source.js';
+import { openSource } from '../sources/source.js';
 
 const { values } = parseArgs({ options: { records: { type: 'string', default: '500000' } } });
 const RECORDS = Number(values.records);
@@ -87,7 +87,7 @@ try {
   await measure('ALLaVA reader', async () => {
     const config = sourceSchema.parse({ type: 'allava', uri: dir, files: [FILE] });
     let n = 0;
-    for await (const item of openSource(config, 0, {}).samples()) if (!isProblem(item)) n++;
+    for await (const batch of openSource(config, 0, {}).batches()) n += batch.sampleIds.length;
     return n;
   });
 } finally {

@@ -13,8 +13,8 @@ import { sha256Hex } from '../domain/hashing.js';
 import type { SourceSample } from '../domain/sample.js';
 import type { BuildLayout } from '../storage/buildLayout.js';
 import { firstRoundSizes, sourceShares, type TargetsOutcome } from '../domain/targets.js';
-import { isProblem, type SourceProblem, type SourceReader } from '../sources/source.js';
-import { cutShards, LowestRanks, sampleRank } from './ranking.js';
+import type { SourceProblem, SourceReader } from '../sources/source.js';
+import { cutShards, LowestRanks, offerBatch } from './ranking.js';
 import { richnessWindow, takeRichSamples, type RichnessTools } from './richness.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 
@@ -107,17 +107,19 @@ export async function planBuild(
     let samples = 0;
     const problems: Record<string, number> = {};
     const filteredHere: Record<string, number> = {};
-    for await (const item of reader.samples()) {
-      read += 1;
-      if (!isProblem(item)) {
-        samples += 1;
-        selection.offer(sampleRank(config.seed, item.sampleId), item);
-      } else if (item.kind === 'filtered') {
-        filteredHere[item.filter] = (filteredHere[item.filter] ?? 0) + 1;
-      } else {
-        damaged.push({ ...item, source: type, sourceIndex: index });
-        problems[item.code] = (problems[item.code] ?? 0) + 1;
+    for await (const batch of reader.batches()) {
+      read += batch.records.length;
+      samples += batch.sampleIds.length;
+      for (const record of batch.records) {
+        if (typeof record === 'string') continue;
+        if (record.kind === 'filtered') {
+          filteredHere[record.filter] = (filteredHere[record.filter] ?? 0) + 1;
+        } else {
+          damaged.push({ ...record, source: type, sourceIndex: index });
+          problems[record.code] = (problems[record.code] ?? 0) + 1;
+        }
       }
+      offerBatch(selection, config.seed, batch);
     }
     if (Object.keys(filteredHere).length > 0) filtered[`${index}:${type}`] = filteredHere;
     const ranked = selection.sorted();

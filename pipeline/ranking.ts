@@ -5,7 +5,7 @@
 import type { BuildConfig } from '../config/buildConfig.js';
 import { sha256Hex } from '../domain/hashing.js';
 import type { SourceSample } from '../domain/sample.js';
-import { isProblem, type SourceReader } from '../sources/source.js';
+import type { SourceBatch, SourceReader } from '../sources/source.js';
 
 export function cutShards<T>(samples: readonly T[], shardSize: number): T[][] {
   const shards: T[][] = [];
@@ -16,8 +16,16 @@ export function cutShards<T>(samples: readonly T[], shardSize: number): T[][] {
 /** The samples of ranks [from, to) of a source's seeded order (fewer when the source runs out). */
 export async function rankedSlice(config: BuildConfig, reader: SourceReader, from: number, to: number): Promise<SourceSample[]> {
   const selection = new LowestRanks<SourceSample>(to);
-  for await (const item of reader.samples()) if (!isProblem(item)) selection.offer(sampleRank(config.seed, item.sampleId), item);
+  for await (const batch of reader.batches()) offerBatch(selection, config.seed, batch);
   return selection.sorted().slice(from);
+}
+
+/** Ranks every sample of the batch; builds only those entering the lowest ranks. */
+export function offerBatch(selection: LowestRanks<SourceSample>, seed: number, batch: SourceBatch): void {
+  for (let i = 0; i < batch.sampleIds.length; i++) {
+    const rank = sampleRank(seed, batch.sampleIds[i]!);
+    if (selection.admits(rank)) selection.offer(rank, batch.sample(i));
+  }
 }
 
 export const sampleRank = (seed: number, sampleId: string): string => sha256Hex(`${seed}\u0000${sampleId}`);
@@ -26,6 +34,11 @@ export const sampleRank = (seed: number, sampleId: string): string => sha256Hex(
 export class LowestRanks<T> {
   private readonly heap: Array<{ rank: string; item: T }> = [];
   constructor(private readonly capacity: number) {}
+
+  /** Whether an item of this rank would be kept now. */
+  admits(rank: string): boolean {
+    return this.heap.length < this.capacity || (this.capacity > 0 && rank < this.heap[0]!.rank);
+  }
 
   offer(rank: string, item: T): void {
     if (this.capacity === 0) return;

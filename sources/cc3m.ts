@@ -13,7 +13,19 @@
 import type { Cc3mSourceConfig } from '../config/sourceConfig.js';
 import type { ObjectStore } from '../storage/objectStore.js';
 import { openStore, type S3Options } from '../storage/openStore.js';
-import { SourceError, damaged, filtered, readStored, sourceSample, type SourceItem, type SourceProblem, type SourceReader } from './contract.js';
+import {
+  SourceError,
+  damaged,
+  filtered,
+  inBatches,
+  lazyBatch,
+  readStored,
+  sourceSample,
+  type SourceBatch,
+  type SourceItem,
+  type SourceProblem,
+  type SourceReader,
+} from './contract.js';
 import { IMAGE_EXTENSIONS } from './datasetPath.js';
 import { Img2datasetParquetError, openImg2datasetParquet, type Img2datasetRow } from './img2datasetParquet.js';
 import { decodeUtf8, encodingReason } from './utf8.js';
@@ -39,20 +51,20 @@ export function openCc3m(config: Cc3mSourceConfig, sourceIndex: number, s3: S3Op
   const store = openStore(config.uri, s3);
   const tarImages = new TarImageIndex(store);
   return {
-    samples: () => cc3mSamples(store, config, sourceIndex),
+    batches: () => cc3mBatches(store, config, sourceIndex),
     readImage: async (ref) => (ref.tarRecord === undefined ? readStored(store, ref) : readStored(store, await tarImages.find(ref.key, ref.tarRecord))),
   };
 }
 
-async function* cc3mSamples(store: ObjectStore, config: Cc3mSourceConfig, sourceIndex: number): AsyncGenerator<SourceItem> {
+async function* cc3mBatches(store: ObjectStore, config: Cc3mSourceConfig, sourceIndex: number): AsyncGenerator<SourceBatch> {
   const layout = config.layout === 'auto' ? await detectLayout(store) : config.layout;
   const toItems = (records: AsyncIterable<Cc3mRecord | SourceProblem>) =>
-    orderedMap(records, READ_AHEAD, (record) => ('problem' in record ? Promise.resolve(record) : toItem(record, store, config, sourceIndex)));
-  const items = layout === 'webdataset' ? webdatasetItems(store, config, sourceIndex, toItems) : toItems(RECORDS[layout](store));
+    inBatches(orderedMap(records, READ_AHEAD, (record) => ('problem' in record ? Promise.resolve(record) : toItem(record, store, config, sourceIndex))));
+  const batches = layout === 'webdataset' ? webdatasetBatches(store, config, sourceIndex, toItems) : toItems(RECORDS[layout](store));
   let seen = 0;
-  for await (const item of items) {
-    seen++;
-    yield item;
+  for await (const batch of batches) {
+    seen += batch.records.length;
+    yield batch;
   }
   if (seen === 0) throw new SourceError(store.root, `no ${layout} records found; ${EXPECTED_LAYOUTS}`);
 }
@@ -104,17 +116,17 @@ async function* mapAsync<T, U>(items: AsyncIterable<T>, fn: (item: T) => U | und
 }
 
 /**
- * Each root tar's items: from its img2dataset parquet when there is a usable one (listed just before
+ * Each root tar's records: from its img2dataset parquet when there is a usable one (listed just before
  * it: '.p' sorts before '.t'), else by streaming the tar. Side files are fetched and decoded
  * SIDE_FILES_AHEAD tars ahead, in order: on S3 a GET's latency per tar, paid one tar at a time,
  * would otherwise add up over the hundreds of tars of a real dataset.
  */
-async function* webdatasetItems(
+async function* webdatasetBatches(
   store: ObjectStore,
   config: Cc3mSourceConfig,
   sourceIndex: number,
-  toItems: (records: AsyncIterable<Cc3mRecord | SourceProblem>) => AsyncIterable<SourceItem>,
-): AsyncGenerator<SourceItem> {
+  toItems: (records: AsyncIterable<Cc3mRecord | SourceProblem>) => AsyncIterable<SourceBatch>,
+): AsyncGenerator<SourceBatch> {
   const parquets = new Set<string>();
   const tars = mapAsync(store.list(''), ({ key }) => {
     if (!key.includes('/') && key.endsWith('.parquet')) parquets.add(key);
@@ -128,7 +140,7 @@ async function* webdatasetItems(
   });
   for await (const { tar, parquet, bytes } of sideFiles) {
     const rows = bytes && sideFileRows(bytes, parquet, { captions: true });
-    if (rows) for (const row of rows) yield parquetItem(row, tar, parquet, config, sourceIndex);
+    if (rows) yield parquetBatch(rows, tar, parquet, config, sourceIndex);
     else yield* toItems(tarRecords(store, tar));
   }
 }
@@ -162,9 +174,22 @@ function failedDownload(sourceId: string, where: string, status: string, errorMe
   return filtered(sourceId, `img2dataset-${status}`, `${where}: img2dataset status "${status}"${detail}`);
 }
 
-function parquetItem(row: Img2datasetRow, tar: string, parquet: string, config: Cc3mSourceConfig, sourceIndex: number): SourceItem {
-  if (row.status !== 'success') return failedDownload(row.key, `${parquet}:${row.key}`, row.status, row.errorMessage);
-  return sourceSample('cc3m', row.key, config.licenseNote, { sourceIndex, key: tar, tarRecord: row.key }, { caption: row.caption?.trim() ?? '' });
+/** A tar's records from its side file's rows: a row's status tells a sample, built only when asked for. */
+function parquetBatch(rows: Img2datasetRow[], tar: string, parquet: string, config: Cc3mSourceConfig, sourceIndex: number): SourceBatch {
+  const records: SourceBatch['records'] = [];
+  const successes: Img2datasetRow[] = [];
+  for (const row of rows) {
+    if (row.status === 'success') {
+      records.push(row.key);
+      successes.push(row);
+      continue;
+    }
+    records.push(failedDownload(row.key, `${parquet}:${row.key}`, row.status, row.errorMessage));
+  }
+  return lazyBatch('cc3m', records, (i) => {
+    const row = successes[i]!;
+    return sourceSample('cc3m', row.key, config.licenseNote, { sourceIndex, key: tar, tarRecord: row.key }, { caption: row.caption?.trim() ?? '' });
+  });
 }
 
 async function* tarRecords(store: ObjectStore, tar: string): AsyncGenerator<Cc3mRecord | SourceProblem> {

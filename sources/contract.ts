@@ -63,12 +63,58 @@ export function isProblem(item: SourceItem): item is SourceProblem {
 
 export interface SourceReader {
   /**
-   * Streams every sample, and a SourceProblem for every damaged or filtered unit, in a stable deterministic order;
-   * never loads the whole dataset. Throws SourceError when the dataset cannot be read at all.
+   * Streams the dataset in batches (a side file, a tar, a run of records), in a stable deterministic
+   * order: every sample, and a SourceProblem for every damaged or filtered unit; never loads the
+   * whole dataset. Throws SourceError when the dataset cannot be read at all.
    */
-  samples(): AsyncIterable<SourceItem>;
+  batches(): AsyncIterable<SourceBatch>;
   /** Bytes of one sample's image. */
   readImage(ref: ImageRef): Promise<Buffer>;
+}
+
+/**
+ * Records of a dataset in listing order, its samples known by id until built: planning ranks every
+ * sample by its id but keeps only the lowest ranks, so a source whose records say enough to tell a
+ * sample from a problem builds a sample only when asked (CC3M's side files); the others hand over
+ * samples already built (inBatches). A batch per unit, not per record, also saves an async step.
+ */
+export interface SourceBatch {
+  /** In listing order: each sample's source id, and each damaged or filtered unit. */
+  records: Array<string | SourceProblem>;
+  /** The samples' ids, in order: sampleIds[i] is sample(i)'s. */
+  sampleIds: string[];
+  /** The i-th sample of the batch (i counts samples only). */
+  sample(i: number): SourceSample;
+}
+
+/** Records a source builds samples of on demand: `records` hold the samples' source ids. */
+export function lazyBatch(source: string, records: Array<string | SourceProblem>, sample: (i: number) => SourceSample): SourceBatch {
+  const sampleIds: string[] = [];
+  for (const record of records) if (typeof record === 'string') sampleIds.push(sampleIdFor(source, record));
+  return { records, sampleIds, sample };
+}
+
+/** Items already built, in batches of up to `size` (bounded memory, one async step per batch). */
+export async function* inBatches(items: AsyncIterable<SourceItem>, size = 1000): AsyncGenerator<SourceBatch> {
+  let records: SourceBatch['records'] = [];
+  let samples: SourceSample[] = [];
+  const batch = (): SourceBatch => {
+    const built = samples;
+    return { records, sampleIds: built.map((s) => s.sampleId), sample: (i) => built[i]! };
+  };
+  for await (const item of items) {
+    if (isProblem(item)) records.push(item);
+    else {
+      records.push(item.sourceId);
+      samples.push(item);
+    }
+    if (records.length >= size) {
+      yield batch();
+      records = [];
+      samples = [];
+    }
+  }
+  if (records.length > 0) yield batch();
 }
 
 export class SourceError extends Error {

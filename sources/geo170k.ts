@@ -8,7 +8,7 @@
  */
 import type { SourceConfigOf } from '../config/sourceConfig.js';
 import { openStore, type S3Options } from '../storage/openStore.js';
-import { readNamedImage, type SourceReader } from './contract.js';
+import { inBatches, readNamedImage, type SourceReader } from './contract.js';
 import { llavaItems } from './llava.js';
 import { optionTexts, withoutOptionLetters } from './referenceAnswers.js';
 
@@ -19,19 +19,21 @@ const EXPECTED =
 export function openGeo170k(config: SourceConfigOf<'geo170k'>, sourceIndex: number, s3: S3Options): SourceReader {
   const store = openStore(config.uri, s3);
   return {
-    samples: () =>
-      llavaItems({
-        source: 'geo170k',
-        store,
-        files: config.files,
-        imageDir: 'images',
-        licenseNote: config.licenseNote,
-        sourceIndex,
-        question: config.question,
-        expected: EXPECTED,
-        // The options are stripped from the question, so the answer's letter becomes the option's text.
-        reference: (answer, rawQuestion) => withoutOptionLetters(answer, optionTexts(rawQuestion)),
-      }),
+    batches: () =>
+      inBatches(
+        llavaItems({
+          source: 'geo170k',
+          store,
+          files: config.files,
+          imageDir: 'images',
+          licenseNote: config.licenseNote,
+          sourceIndex,
+          question: config.question,
+          expected: EXPECTED,
+          // The options are stripped from the question, so the answer's letter becomes the option's text.
+          reference: (answer, rawQuestion) => withoutOptionLetters(answer, optionTexts(rawQuestion)),
+        }),
+      ),
     readImage: (ref) => readNamedImage(store, ref),
   };
 }

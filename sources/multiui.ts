@@ -8,7 +8,7 @@
  */
 import type { SourceConfigOf } from '../config/sourceConfig.js';
 import { openStore, type S3Options } from '../storage/openStore.js';
-import { readNamedImage, type SourceReader } from './contract.js';
+import { inBatches, readNamedImage, type SourceReader } from './contract.js';
 import { llavaItems, type LlavaSource } from './llava.js';
 import { withoutBoxes } from './referenceAnswers.js';
 
@@ -18,20 +18,22 @@ const EXPECTED =
 export function openMultiui(config: SourceConfigOf<'multiui'>, sourceIndex: number, s3: S3Options): SourceReader {
   const store = openStore(config.uri, s3);
   return {
-    samples: () =>
-      llavaItems({
-        source: 'multiui',
-        store,
-        files: config.files,
-        imageDir: '',
-        licenseNote: config.licenseNote,
-        sourceIndex,
-        question: config.question,
-        expected: EXPECTED,
-        screen: taskScreen(config.keepTasks),
-        // webqa answers point at elements with `[x1, y1, x2, y2]` boxes the answer model never sees.
-        reference: withoutBoxes,
-      }),
+    batches: () =>
+      inBatches(
+        llavaItems({
+          source: 'multiui',
+          store,
+          files: config.files,
+          imageDir: '',
+          licenseNote: config.licenseNote,
+          sourceIndex,
+          question: config.question,
+          expected: EXPECTED,
+          screen: taskScreen(config.keepTasks),
+          // webqa answers point at elements with `[x1, y1, x2, y2]` boxes the answer model never sees.
+          reference: withoutBoxes,
+        }),
+      ),
     readImage: (ref) => readNamedImage(store, ref),
   };
 }

@@ -5,16 +5,18 @@ import type { S3Options } from '../storage/openStore.js';
 import { openAllava } from './allava.js';
 import { openCc3m } from './cc3m.js';
 import { openChartqa } from './chartqa.js';
-import { isProblem, type SourceReader } from './contract.js';
+import type { SourceReader } from './contract.js';
 import { openGeo170k } from './geo170k.js';
 import { openMultiui } from './multiui.js';
 import { openRico } from './rico.js';
 
 export {
   SourceError,
+  inBatches,
   isProblem,
   type DamagedUnit,
   type FilteredRecord,
+  type SourceBatch,
   type SourceItem,
   type SourceProblem,
   type SourceReader,
@@ -36,9 +38,11 @@ export function openSources(configs: readonly SourceConfig[], s3: S3Options): So
 function withOwnIds(reader: SourceReader, type: string, instance: number): SourceReader {
   return {
     readImage: (ref) => reader.readImage(ref),
-    async *samples() {
-      for await (const item of reader.samples()) {
-        yield isProblem(item) ? item : { ...item, sampleId: sampleIdFor(type, item.sourceId, instance) };
+    async *batches() {
+      for await (const batch of reader.batches()) {
+        const sampleIds: string[] = [];
+        for (const record of batch.records) if (typeof record === 'string') sampleIds.push(sampleIdFor(type, record, instance));
+        yield { records: batch.records, sampleIds, sample: (i) => ({ ...batch.sample(i), sampleId: sampleIds[i]! }) };
       }
     },
   };

@@ -5,7 +5,7 @@ import { sampleIdFor } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { openStore, type S3Options } from '../../storage/openStore.js';
 import { SourceError, isProblem, openSource, type SourceItem, type SourceProblem } from '../../sources/source.js';
-import { localBackend, s3Backend } from '../fixtures/backends.js';
+import { localBackend, readItems, s3Backend } from '../fixtures/backends.js';
 import { writeCc3m, type Cc3mFixtureOptions, type Cc3mLayoutName, type FixtureRecord } from '../fixtures/cc3m.js';
 
 const SOURCE_INDEX = 2;
@@ -14,9 +14,7 @@ const LAYOUTS: Cc3mLayoutName[] = ['webdataset', 'files', 'flat'];
 /** Where datasets are written: a temp dir, or a bucket prefix on the test S3 server. */
 
 async function collect(config: SourceConfig, s3: S3Options): Promise<SourceItem[]> {
-  const items: SourceItem[] = [];
-  for await (const item of openSource(config, SOURCE_INDEX, s3).samples()) items.push(item);
-  return items;
+  return readItems(openSource(config, SOURCE_INDEX, s3));
 }
 
 function cc3mConfig(uri: string, layout: SourceConfig['layout'] = 'auto'): SourceConfig {

@@ -13,14 +13,14 @@ import { sourceSchema } from '../../config/sourceConfig.js';
 import { normalizeImage } from '../../image/normalize.js';
 import { StoreError } from '../../storage/objectStore.js';
 import { openSource, type SourceItem } from '../../sources/source.js';
+import { readItems } from '../fixtures/backends.js';
 import { sceneJpeg } from '../fixtures/images.js';
 
 const BUILD_IMAGE = imageSchema.parse({});
 
 async function readAll(uri: string, layout: 'flat' | 'files') {
   const reader = openSource(sourceSchema.parse({ type: 'cc3m', uri, layout }), 0, {});
-  const items: SourceItem[] = [];
-  for await (const item of reader.samples()) items.push(item);
+  const items = await readItems(reader);
   return { reader, samples: items.filter((i) => !('problem' in i)) as Extract<SourceItem, { sampleId: string }>[] };
 }
 

@@ -9,20 +9,21 @@ import type { SourceSample } from '../../domain/sample.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { ConfigMismatchError, planBuild } from '../../pipeline/planBuild.js';
 import { sourceShares } from '../../domain/targets.js';
-import type { SourceItem, SourceReader } from '../../sources/source.js';
+import { inBatches, type SourceItem, type SourceReader } from '../../sources/source.js';
 import { getJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';
 
 /** An in-memory source of n samples and one damaged unit, listed in the given order. */
 function source(ids: string[]): SourceReader {
+  async function* items(): AsyncGenerator<SourceItem> {
+    for (const id of ids) {
+      yield { sampleId: sampleIdFor('cc3m', id), source: 'cc3m', sourceId: id, licenseNote: 'x', image: { sourceIndex: 0, key: `${id}.jpg` } };
+    }
+    yield { problem: true, kind: 'damaged', code: 'tar-unreadable', sourceId: '00009.tar', reason: '00009.tar is truncated' };
+    yield { problem: true, kind: 'filtered', filter: 'multiple-choice', sourceId: 'q1', reason: 'has options' };
+  }
   return {
-    async *samples(): AsyncIterable<SourceItem> {
-      for (const id of ids) {
-        yield { sampleId: sampleIdFor('cc3m', id), source: 'cc3m', sourceId: id, licenseNote: 'x', image: { sourceIndex: 0, key: `${id}.jpg` } };
-      }
-      yield { problem: true, kind: 'damaged', code: 'tar-unreadable', sourceId: '00009.tar', reason: '00009.tar is truncated' };
-      yield { problem: true, kind: 'filtered', filter: 'multiple-choice', sourceId: 'q1', reason: 'has options' };
-    },
+    batches: () => inBatches(items()),
     readImage: async () => Buffer.alloc(0),
   };
 }
@@ -101,10 +102,11 @@ test('several sources: each gets its target, in shards of its own', async () => 
   try {
     const store = new LocalStore(dir);
     const c = config({ maxSamples: 9, sources: [{ type: 'cc3m', uri: '/a', weight: 2 }, { type: 'cc3m', uri: '/b', weight: 1 }] });
+    async function* items(ids: string[]): AsyncGenerator<SourceItem> {
+      for (const id of ids) yield { sampleId: sampleIdFor('cc3m', `b-${id}`), source: 'cc3m', sourceId: `b-${id}`, licenseNote: 'x', image: { sourceIndex: 1, key: id } };
+    }
     const other = (ids: string[]): SourceReader => ({
-      async *samples(): AsyncIterable<SourceItem> {
-        for (const id of ids) yield { sampleId: sampleIdFor('cc3m', `b-${id}`), source: 'cc3m', sourceId: `b-${id}`, licenseNote: 'x', image: { sourceIndex: 1, key: id } };
-      },
+      batches: () => inBatches(items(ids)),
       readImage: async () => Buffer.alloc(0),
     });
     const plan = await planBuild(c, store, buildLayout('plan'), [source(ids), other(ids)]);

@@ -11,15 +11,14 @@ import { sampleIdFor } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { isProblem, openSources } from '../../sources/source.js';
+import { readItems } from '../fixtures/backends.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
 
 const dir = await mkdtemp(path.join(tmpdir(), 'mmif-source-ids-'));
 after(() => rm(dir, { recursive: true, force: true }));
 
 async function samples(reader: ReturnType<typeof openSources>[number]): Promise<SourceSample[]> {
-  const out: SourceSample[] = [];
-  for await (const item of reader.samples()) if (!isProblem(item)) out.push(item);
-  return out;
+  return (await readItems(reader)).filter((item): item is SourceSample => !isProblem(item));
 }
 
 test('a second folder of the same type gets sample ids of its own; the first keeps its ids', async () => {

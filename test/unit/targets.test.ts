@@ -13,7 +13,7 @@ import { trimToCaps } from '../../output/overTarget.js';
 import type { AssembledSample, DpoRecord, InstructRecord } from '../../output/records.js';
 import { planBuild } from '../../pipeline/planBuild.js';
 import { planTopUp } from '../../pipeline/topUp.js';
-import type { SourceItem, SourceReader } from '../../sources/source.js';
+import { inBatches, type SourceItem, type SourceReader } from '../../sources/source.js';
 import { getJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';
 
@@ -77,13 +77,14 @@ test('a shard keeps only what its source still owes, the lowest-ranked first, an
 
 /** An in-memory source of n samples. */
 function source(n: number): SourceReader {
+  async function* items(): AsyncGenerator<SourceItem> {
+    for (let i = 0; i < n; i++) {
+      const id = String(i).padStart(9, '0');
+      yield { sampleId: sampleIdFor('cc3m', id), source: 'cc3m', sourceId: id, licenseNote: 'x', image: { sourceIndex: 0, key: `${id}.jpg` } };
+    }
+  }
   return {
-    async *samples(): AsyncIterable<SourceItem> {
-      for (let i = 0; i < n; i++) {
-        const id = String(i).padStart(9, '0');
-        yield { sampleId: sampleIdFor('cc3m', id), source: 'cc3m', sourceId: id, licenseNote: 'x', image: { sourceIndex: 0, key: `${id}.jpg` } };
-      }
-    },
+    batches: () => inBatches(items()),
     readImage: async () => Buffer.alloc(0),
   };
 }
