@@ -14,7 +14,7 @@ const K = new Int32Array([
   0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 ]);
 const INITIAL = new Int32Array([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
 
 /** Inputs up to this many UTF-16 units take this path (at most 3 bytes each: 12 blocks). */
 export const SHORT_INPUT = 180;
@@ -23,6 +23,7 @@ const encoder = new TextEncoder();
 const message = new Uint8Array(SHORT_INPUT * 3 + 72);
 const words = new Int32Array(64);
 const state = new Int32Array(8);
+const hex = Buffer.alloc(64);
 
 /** Hex SHA-256 of the UTF-8 bytes of `text`, which has at most SHORT_INPUT UTF-16 units. */
 export function sha256HexShort(text: string): string {
@@ -39,12 +40,12 @@ export function sha256HexShort(text: string): string {
   message[total - 1] = bits & 0xff;
   state.set(INITIAL);
   for (let block = 0; block < total; block += 64) compress(block);
-  let hex = '';
+  // One flat string from a buffer: 32 concatenations would allocate a chain of string pieces.
   for (let i = 0; i < 8; i++) {
     const h = state[i]!;
-    hex += HEX[h >>> 24]! + HEX[(h >>> 16) & 0xff]! + HEX[(h >>> 8) & 0xff]! + HEX[h & 0xff]!;
+    for (let digit = 0; digit < 8; digit++) hex[8 * i + digit] = HEX_DIGITS[(h >>> (28 - 4 * digit)) & 0xf]!;
   }
-  return hex;
+  return hex.toString('latin1');
 }
 
 function compress(offset: number): void {
