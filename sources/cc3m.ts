@@ -27,7 +27,7 @@ import {
   type SourceReader,
 } from './contract.js';
 import { IMAGE_EXTENSIONS } from './datasetPath.js';
-import { Img2datasetParquetError, openImg2datasetParquet, type Img2datasetRow } from './img2datasetParquet.js';
+import { Img2datasetParquetError, openImg2datasetParquet, type Img2datasetColumns } from './img2datasetParquet.js';
 import { decodeUtf8, encodingReason } from './utf8.js';
 import { orderedMap } from './orderedMap.js';
 import { TarError, tarEntries, tarEntriesByRange } from './tar.js';
@@ -154,11 +154,11 @@ function sideFileOf(tar: string): string {
  * A tar's rows from its side file, or undefined when the side file is unusable (not img2dataset's,
  * damaged, or without the captions asked for): the caller then reads the tar itself.
  */
-function sideFileRows(bytes: Buffer, key: string, need: { captions: boolean }): Img2datasetRow[] | undefined {
+function sideFileRows(bytes: Buffer, key: string, need: { captions: boolean }): Img2datasetColumns | undefined {
   try {
     const parquet = openImg2datasetParquet(bytes, key);
     // Read whole before use (a few MB per 10k-record shard), so a damaged file falls back cleanly.
-    return need.captions && !parquet.hasCaptions ? undefined : parquet.rows();
+    return need.captions && !parquet.hasCaptions ? undefined : parquet.columns();
   } catch (err) {
     if (err instanceof Img2datasetParquetError) return undefined;
     throw err;
@@ -175,20 +175,24 @@ function failedDownload(sourceId: string, where: string, status: string, errorMe
 }
 
 /** A tar's records from its side file's rows: a row's status tells a sample, built only when asked for. */
-function parquetBatch(rows: Img2datasetRow[], tar: string, parquet: string, config: Cc3mSourceConfig, sourceIndex: number): SourceBatch {
+function parquetBatch(rows: Img2datasetColumns, tar: string, parquet: string, config: Cc3mSourceConfig, sourceIndex: number): SourceBatch {
+  const { keys, statuses, captions, errors } = rows;
   const records: SourceBatch['records'] = [];
-  const successes: Img2datasetRow[] = [];
-  for (const row of rows) {
-    if (row.status === 'success') {
-      records.push(row.key);
+  const successes: number[] = [];
+  for (let row = 0; row < keys.length; row++) {
+    const key = keys[row]!;
+    const status = statuses[row]!;
+    if (status === 'success') {
+      records.push(key);
       successes.push(row);
       continue;
     }
-    records.push(failedDownload(row.key, `${parquet}:${row.key}`, row.status, row.errorMessage));
+    records.push(failedDownload(key, `${parquet}:${key}`, status, errors?.[row] ?? undefined));
   }
   return lazyBatch('cc3m', records, (i) => {
     const row = successes[i]!;
-    return sourceSample('cc3m', row.key, config.licenseNote, { sourceIndex, key: tar, tarRecord: row.key }, { caption: row.caption?.trim() ?? '' });
+    const key = keys[row]!;
+    return sourceSample('cc3m', key, config.licenseNote, { sourceIndex, key: tar, tarRecord: key }, { caption: captions?.[row]?.trim() ?? '' });
   });
 }
 
@@ -269,7 +273,9 @@ class TarImageIndex {
     if (!rows) return undefined;
     const ordinals = new Map<string, number>();
     let count = 0;
-    for (const row of rows) if (row.status === 'success' && !ordinals.has(row.key)) ordinals.set(row.key, count++);
+    rows.keys.forEach((key, row) => {
+      if (rows.statuses[row] === 'success' && !ordinals.has(key)) ordinals.set(key, count++);
+    });
     return { ordinals, count, recordOf: recordKey };
   }
 

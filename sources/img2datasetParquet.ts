@@ -9,11 +9,13 @@
  */
 import { ParquetStringsError, readFooter, readStrings, type ParquetFooter } from './parquetStrings.js';
 
-export interface Img2datasetRow {
-  key: string;
-  status: string;
-  caption?: string;
-  errorMessage?: string;
+/** Every row of a side file, in file order, as columns (row i is index i of each): no object per row. */
+export interface Img2datasetColumns {
+  keys: string[];
+  statuses: string[];
+  /** Absent without the column; null where a row has no value. */
+  captions?: Array<string | null>;
+  errors?: Array<string | null>;
 }
 
 export class Img2datasetParquetError extends Error {
@@ -23,8 +25,8 @@ export class Img2datasetParquetError extends Error {
 export interface Img2datasetParquet {
   /** Without a caption column, captions live only in the tar's `.txt` members. */
   hasCaptions: boolean;
-  /** Every row, in file order; throws Img2datasetParquetError on a damaged row group. */
-  rows(): Img2datasetRow[];
+  /** Every row; throws Img2datasetParquetError on a damaged row group. */
+  columns(): Img2datasetColumns;
 }
 
 /** Opens one side file. Throws Img2datasetParquetError when it is not a usable img2dataset parquet. */
@@ -40,18 +42,19 @@ export function openImg2datasetParquet(bytes: Buffer, name: string): Img2dataset
   }
   const hasCaptions = footer.columns.has('caption');
   const hasErrors = footer.columns.has('error_message');
-  return { hasCaptions, rows: () => rowsOf(bytes, footer, name, hasCaptions, hasErrors) };
+  return { hasCaptions, columns: () => columnsOf(bytes, footer, name, hasCaptions, hasErrors) };
 }
 
-function rowsOf(bytes: Buffer, footer: ParquetFooter, name: string, hasCaptions: boolean, hasErrors: boolean): Img2datasetRow[] {
-  const rows: Img2datasetRow[] = [];
+function columnsOf(bytes: Buffer, footer: ParquetFooter, name: string, hasCaptions: boolean, hasErrors: boolean): Img2datasetColumns {
+  const all: Img2datasetColumns = { keys: [], statuses: [], ...(hasCaptions ? { captions: [] } : {}), ...(hasErrors ? { errors: [] } : {}) };
   for (let group = 0; group < footer.rowGroups.length; group++) {
+    const rowsBefore = all.keys.length;
     const column = (c: string): Array<string | null> => {
       try {
         return readStrings(bytes, footer, group, c);
       } catch (err) {
         if (!(err instanceof ParquetStringsError)) throw err;
-        throw new Img2datasetParquetError(`${name} is damaged after row ${rows.length}: ${err.message}`);
+        throw new Img2datasetParquetError(`${name} is damaged after row ${rowsBefore}: ${err.message}`);
       }
     };
     const keys = column('key');
@@ -62,15 +65,13 @@ function rowsOf(bytes: Buffer, footer: ParquetFooter, name: string, hasCaptions:
       const key = keys[i];
       const status = statuses[i];
       if (typeof key !== 'string' || typeof status !== 'string') {
-        throw new Img2datasetParquetError(`${name} row ${rows.length}: key and status must be strings, got ${JSON.stringify([key, status])}`);
+        throw new Img2datasetParquetError(`${name} row ${rowsBefore + i}: key and status must be strings, got ${JSON.stringify([key, status])}`);
       }
-      const row: Img2datasetRow = { key, status };
-      const caption = captions?.[i];
-      if (typeof caption === 'string') row.caption = caption;
-      const error = errors?.[i];
-      if (typeof error === 'string') row.errorMessage = error;
-      rows.push(row);
+      all.keys.push(key);
+      all.statuses.push(status);
+      all.captions?.push(captions![i] ?? null);
+      all.errors?.push(errors![i] ?? null);
     }
   }
-  return rows;
+  return all;
 }

@@ -5,11 +5,18 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { TOOLS_DIR } from '../../local/tools.js';
-import { Img2datasetParquetError, openImg2datasetParquet, type Img2datasetRow } from '../../sources/img2datasetParquet.js';
+import { Img2datasetParquetError, openImg2datasetParquet } from '../../sources/img2datasetParquet.js';
 import { img2datasetParquet, sideFileRow } from '../fixtures/cc3m.js';
 
-function rowsOf(bytes: Buffer): Img2datasetRow[] {
-  return openImg2datasetParquet(bytes, 'x.parquet').rows();
+/** The side file's rows as objects, a value left out where its row has none. */
+function rowsOf(bytes: Buffer): Array<Record<string, string>> {
+  const { keys, statuses, captions, errors } = openImg2datasetParquet(bytes, 'x.parquet').columns();
+  return keys.map((key, i) => ({
+    key,
+    status: statuses[i]!,
+    ...(captions?.[i] != null ? { caption: captions[i]! } : {}),
+    ...(errors?.[i] != null ? { errorMessage: errors[i]! } : {}),
+  }));
 }
 
 test('reads the keys, statuses, captions and errors of a pyarrow-written side file, over several row groups', async () => {
