@@ -12,9 +12,10 @@
  *    concurrency, leased, window, inFlight, queued, ...}]) and the concurrency lease reports sent so
  *    far; t is Unix ms. Also, with the per-second line, `slots`: every 8th model request's slot
  *    times (llm/limiter.ts SlotTimes: ms from admission to its sent mark, the fetch call, the body
- *    written, the reply's headers and body, the release), summarized by bench/shareTrace.ts. It is Worker.create with createWorker's options (endpoint sharing, the
- *    prebuilt workflow bundle and the heap growth limit included) plus an activity interceptor
- *    (createWorker takes no interceptors).
+ *    written, the reply's headers and body, the release), summarized by bench/shareTrace.ts. It is
+ *    Worker.create with createWorker's options (endpoint sharing, the prebuilt workflow bundle, the
+ *    heap growth limit and the workflow thread's small young generation included) plus an activity
+ *    interceptor (createWorker takes no interceptors).
  *  - BENCH_SPLIT_ONLY=1: endpoint limits split 1/N among the live workers, concurrency included,
  *    without the leases (what workers did before them; the `four-split` scenario).
  *  - BENCH_CPU_PROF=<file>: writes a V8 CPU profile of the whole run (open it in Chrome DevTools or
@@ -34,7 +35,7 @@ import { NativeConnection, Worker, type ActivityInboundCallsInterceptor } from '
 import * as activities from '../activities/index.js';
 import { limiterSnapshots, slotTraces, type SlotTimes } from '../llm/limiter.js';
 import { prebuiltWorkflowBundle } from '../worker/bundleProcess.js';
-import { createWorker, limitHeapGrowth } from '../worker/createWorker.js';
+import { createWorker, limitHeapGrowth, withSmallWorkflowThreadHeap } from '../worker/createWorker.js';
 import { leaseReportsSent, shareEndpointLimits, splitAmongPollers } from '../worker/endpointSharing.js';
 import { temporalSettingsFromEnv } from '../worker/connectionFromEnv.js';
 
@@ -110,16 +111,19 @@ if (trace || splitOnly) {
       }
     },
   });
-  worker = await Worker.create({
-    connection,
-    namespace: settings.namespace,
-    taskQueue: settings.taskQueue,
-    activities,
-    // Bundled in a child process, as createWorker does: bundling here would add ~200 MB to the peak RSS.
-    workflowBundle: { codePath: await prebuiltWorkflowBundle() },
-    maxConcurrentActivityTaskExecutions: max,
-    interceptors: trace ? { activity: [(ctx) => ({ inbound: timing(ctx.info.activityType) })] } : {},
-  });
+  // Bundled in a child process, as createWorker does: bundling here would add ~200 MB to the peak RSS.
+  const codePath = await prebuiltWorkflowBundle();
+  worker = await withSmallWorkflowThreadHeap(() =>
+    Worker.create({
+      connection,
+      namespace: settings.namespace,
+      taskQueue: settings.taskQueue,
+      activities,
+      workflowBundle: { codePath },
+      maxConcurrentActivityTaskExecutions: max,
+      interceptors: trace ? { activity: [(ctx) => ({ inbound: timing(ctx.info.activityType) })] } : {},
+    }),
+  );
   const traced = worker;
   const stopped = () => ['STOPPED', 'FAILED'].includes(traced.getState());
   if (splitOnly) splitAmongPollers(connection, settings.namespace, settings.taskQueue, stopped);
