@@ -28,8 +28,9 @@ export function limitHeapGrowth(): void {
  * The young generation of the workflow thread's V8 isolate, in MB per semi-space (V8 grows each up
  * to 16 MB). Workflow activations allocate little and keep less, yet that isolate's heap reached
  * 74 MB committed in a build, ~30 MB of it young generation kept through the peak; 42 MB with 1 MB
- * (bench/README.md, where the memory went, round 3). V8 reads this flag when it creates an isolate, so it is set only while the SDK starts the
- * workflow thread; the worker's own (main) isolate keeps V8's default.
+ * (bench/README.md, where the memory went, round 3). V8 reads this flag when it creates an isolate,
+ * so it is set only while the SDK starts the workflow thread; the worker's own (main) isolate keeps
+ * V8's default.
  */
 const WORKFLOW_THREAD_SEMI_SPACE_MB = 1;
 
