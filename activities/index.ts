@@ -230,7 +230,8 @@ export async function finalizeBuild(input: { build: BuildRef; shardCount: number
     const report = await writeBuildReport(store, layout, input);
     await writeDatasetDocs(store, layout, report, input.shardCount);
     // The eval split the build reserved (config holdout), where `mmif eval --data` reads it.
-    if (report.heldOut && report.heldOut.instruct > 0) await writeReservedSplit(store, layout);
+    const split = report.heldOut;
+    if (split && split.instruct > 0) await writeReservedSplit(store, layout, { multiturn: report.mode === 'multiturn', seed: split.seed, fraction: split.fraction });
     return report;
   });
 }

@@ -7,7 +7,7 @@ const SHARDS_LISTED = 5;
 
 export function formatSummary(report: BuildReport): string {
   const layout = buildLayout(report.buildId);
-  const rel = (key: string) => `${report.datasetRoot}/${key.slice(layout.root.length + 1)}`;
+  const rel = (key: string) => `${report.datasetRoot}/${layout.inDataset(key)}`;
   const multiturn = report.mode === 'multiturn';
   const kinds = multiturn ? ['chats', 'turn-level pairs'] : ['MM-IFInstruct', 'MM-IFDPO pairs'];
   const lines = [

@@ -122,7 +122,7 @@ export async function exportMmifeval(store: ObjectStore, layout: BuildLayout, fr
     if (fraction !== undefined) {
       throw new ReservedSplitError(`build ${layout.root} reserved its eval split when it was built (holdout.fraction ${config.holdout.fraction}, drawn by image): the export writes that split; leave out --holdout`);
     }
-    const summary = await writeReservedSplit(store, layout);
+    const summary = await writeReservedSplit(store, layout, { multiturn: false, seed: config.seed, fraction: config.holdout.fraction });
     if (summary.rows === 0) throw new Error(`build ${layout.root} held out no accepted sample (holdout.fraction ${config.holdout.fraction}); raise it and build again`);
     return summary;
   }
@@ -156,15 +156,19 @@ export async function exportMmifeval(store: ObjectStore, layout: BuildLayout, fr
   return { format: 'mmifeval', files, rows: heldOut.length };
 }
 
+/** How a build reserved its split (config `mode`, `seed`, `holdout.fraction`), as its caller already knows it. */
+export interface ReservedSplit {
+  multiturn: boolean;
+  seed: number;
+  fraction: number;
+}
+
 /**
  * Writes the split a build reserved (config `holdout`) from its committed shards' heldout/ files;
  * the build's own training data already leaves those images out. Writes nothing when none was held
  * out (MM-IFEval's scripts crash on an empty file). Run by every build's finalize and by the export.
  */
-export async function writeReservedSplit(store: ObjectStore, layout: BuildLayout): Promise<ExportSummary> {
-  const config = (await getJson<StoredConfig>(store, layout.config))?.config;
-  if (!config?.holdout) throw new Error(`build ${layout.root} reserved no held-out split (config holdout)`);
-  const multiturn = config.mode === 'multiturn';
+export async function writeReservedSplit(store: ObjectStore, layout: BuildLayout, { multiturn, seed, fraction }: ReservedSplit): Promise<ExportSummary> {
   const heldOut: InstructRecord[] = [];
   const chats: ChatRecord[] = [];
   for (const shard of await committedShards(store, layout)) {
@@ -178,11 +182,11 @@ export async function writeReservedSplit(store: ObjectStore, layout: BuildLayout
     // The questions and image of each held-out chat: the eval gives them its own seeded instructions.
     await store.put(layout.mmifevalHoldoutChats, jsonl(chats.map((c) => JSON.stringify({ id: c.id, image: c.image_path, questions: c.turns.map((t) => t.question) }))));
     const images = [...new Set(chats.map((c) => c.image_sha256))].sort();
-    await putJson(store, layout.mmifevalHoldoutIds, { seed: config.seed, fraction: config.holdout.fraction, reservedByBuild: true, by: 'image', ids: chats.map((c) => c.id), images });
+    await putJson(store, layout.mmifevalHoldoutIds, { seed, fraction, reservedByBuild: true, by: 'image', ids: chats.map((c) => c.id), images });
     return { format: 'mmifeval', files: [layout.mmifevalHoldoutChats, layout.mmifevalHoldoutIds], rows: chats.length };
   }
   if (heldOut.length === 0) return { format: 'mmifeval', files: [], rows: 0 };
-  const files = await writeBench(store, layout, heldOut, { seed: config.seed, fraction: config.holdout.fraction, reservedByBuild: true });
+  const files = await writeBench(store, layout, heldOut, { seed, fraction, reservedByBuild: true });
   return { format: 'mmifeval', files, rows: heldOut.length };
 }
 

@@ -76,7 +76,7 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
     // The manifest describes the file as stored: the store masked any secret in its text.
     const stored = storedBody(file.body);
     const bytes = typeof stored === 'string' ? Buffer.from(stored) : stored;
-    manifestFiles.push({ path: file.key.slice(layout.root.length + 1), sha256: sha256Hex(bytes), bytes: bytes.length, rows: file.rows });
+    manifestFiles.push({ path: layout.inDataset(file.key), sha256: sha256Hex(bytes), bytes: bytes.length, rows: file.rows });
   }
 
   const sampleRejects = rejects.filter((r) => r.kind === 'sample');

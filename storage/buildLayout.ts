@@ -20,6 +20,8 @@ export function buildLayout(buildId: string) {
   const work = `${root}/_work`;
   return {
     root,
+    /** `key` as a path inside the dataset root: what manifests list, what a store opened at the root reads. */
+    inDataset: (key: string) => key.slice(root.length + 1),
     image: (sha256: string) => `${root}/${imagePathInDataset(sha256)}`,
     imageClaim: (dedupeKey: string) => `${work}/image-claims/${dedupeKey}.json`,
     /** A sample whose dedupe claim a lower rank took over (pipeline/imageClaims.ts LostClaim). */

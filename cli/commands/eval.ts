@@ -72,7 +72,7 @@ export async function evalCommand(args: string[]): Promise<number> {
   const s3 = s3FromEnv();
   const data = uri(values.data);
   if (values.multiturn && values.chats) throw new CliError('--multiturn reads the build\'s held-out chats; --chats FILE names others: give one of them', EXIT.usage);
-  const chats = values.multiturn ? `${data.replace(/\/+$/, '')}/${buildLayout('').mmifevalHoldoutChats.slice(1)}` : values.chats && uri(values.chats);
+  const chats = values.multiturn ? `${data.replace(/\/+$/, '')}/${DATASET.inDataset(DATASET.mmifevalHoldoutChats)}` : values.chats && uri(values.chats);
   const model: Record<string, unknown> = { model: values.model, apiKeyEnv: values['api-key-env'] };
   if (values['base-url']) model.baseUrl = values['base-url'];
   if (values.concurrency) model.concurrency = int('concurrency', values.concurrency);
@@ -111,9 +111,12 @@ function judgeFromFlags(values: { 'judge-model'?: string; 'judge-base-url'?: str
   };
 }
 
+/** A build's layout without its build id: `--data` names the dataset root itself. */
+const DATASET = buildLayout('');
+
 /** The judge the build that wrote the dataset used (models.judge, else models.default). */
 async function buildJudge(data: string, s3: EvalConfigInput['s3']): Promise<EndpointConfig | undefined> {
-  const stored = await getJson<{ config: BuildConfig }>(openStore(data, s3), '_work/config.json');
+  const stored = await getJson<{ config: BuildConfig }>(openStore(data, s3), DATASET.inDataset(DATASET.config));
   const models = stored?.config.models;
   return models && (models.judge ?? models.default);
 }
