@@ -1,6 +1,6 @@
 /**
  * Per-worker caches behind the activities: stores, loaded configs and source readers are opened
- * once per process and shared by every activity call, instead of once per batch.
+ * once per process and shared by every activity call, instead of once per slice of samples.
  */
 import { parseBuildConfig, type BuildConfig, type EndpointConfig } from '../config/buildConfig.js';
 import type { EndpointLimits } from '../llm/limiter.js';

@@ -99,7 +99,7 @@ try {
   const input = base('events', { maxSamples: samples, shardSize: 16, sliceSize: 16, maxParallelShards: 4 });
   await stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'events', args: [input] });
   const events = await historyEvents('events');
-  console.log(`history: ${events} events for ${samples} samples = ${(events / samples).toFixed(1)} events per sample (shards of 16, batches of 16)`);
+  console.log(`history: ${events} events for ${samples} samples = ${(events / samples).toFixed(1)} events per sample (shards of 16, slices of 16)`);
 } finally {
   await stack.stop();
   await rm(dir, { recursive: true, force: true });

@@ -181,7 +181,7 @@ function describe(r: Result): void {
 
 /**
  * The sample lanes a build can have in flight (a sample makes one model call at a time): running
- * activities = min(maxParallelShards x 4 batches per shard, workers x maxConcurrentActivities), each
+ * activities = min(maxParallelShards x 4 slices per shard, workers x maxConcurrentActivities), each
  * with min(sliceSize, llm.concurrency) samples at once.
  */
 function parallelism(sc: Scenario): string {

@@ -4,7 +4,7 @@
  * (workflows/endpointLeases.ts), which every worker reports to a few times per second.
  *
  * Why not 1/N: a worker whose activities are all between model calls (images at a shard's start,
- * a stage barrier at a batch's end) leaves its 1/N unused while the others are held at theirs with
+ * a stage barrier at a slice's end) leaves its 1/N unused while the others are held at theirs with
  * requests waiting; with 4 workers on a C = 128 cap that cost 10-15% of the limit.
  *
  * Each report carries, per endpoint, the worker's requests in flight and waiting and the grant it

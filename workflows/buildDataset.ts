@@ -40,8 +40,8 @@ import { MMIF_BUILD_ID, MMIF_SOURCE, MMIF_STATUS } from './searchAttributes.js';
 
 export type { BuildProgress } from './buildProgress.js';
 
-/** Batches of one shard in flight at once: enough to overlap model latency, few enough to keep order. */
-const PARALLEL_BATCHES_PER_SHARD = 4;
+/** Slices of one shard in flight at once: enough to overlap model latency, few enough to keep order. */
+const PARALLEL_SLICES_PER_SHARD = 4;
 
 /** Shards whose manifests one activity call checks when a build (re)starts. */
 const COMMIT_CHECK_CHUNK = 1000;
@@ -262,7 +262,7 @@ async function runShard(config: BuildConfig, build: BuildRef, plan: BuildPlan, s
           shard,
           sampleCount: plan.shardSizes[shard]!,
           sliceSize: config.sliceSize,
-          parallelSlices: PARALLEL_BATCHES_PER_SHARD,
+          parallelSlices: PARALLEL_SLICES_PER_SHARD,
           retry: config.retry,
           batchStages: batchStages(config),
           batchApi: config.batchApi,

@@ -20,7 +20,7 @@ import { pipelineActivityOptions, type RetrySettings } from './activityOptions.j
 export interface BuildShardInput extends ShardTask {
   sampleCount: number;
   sliceSize: number;
-  /** Batches of this shard in flight at once. */
+  /** Slices of this shard in flight at once. */
   parallelSlices: number;
   retry: RetrySettings;
   /** Stages whose first call goes through the Batch API, and how to wait for it. */
