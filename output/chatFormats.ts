@@ -17,6 +17,7 @@ import type { ChatPairRecord, ChatRecord } from './chatRecords.js';
 import { userText } from './chatRecords.js';
 import { imageField, parquetTable, text, writeParquet, type ParquetTable } from './parquet.js';
 import { IMAGE_TOKEN } from './records.js';
+import { sharegptRegistry } from './sharegpt.js';
 import type { TrlMessage } from './trl.js';
 
 interface Turn {
@@ -76,23 +77,8 @@ export const chatSharegptLine = (r: ChatRecord): string => JSON.stringify(chatSh
 export const chatPairSharegptLine = (r: ChatPairRecord): string => JSON.stringify(chatPairSharegptRow(r));
 
 /** LLaMA-Factory's dataset_info.json entries of a multiturn build (see llamaFactoryDatasetInfo for the keys). */
-export function chatDatasetInfo(folders = { chat: 'chat/sharegpt', pairs: 'chat-dpo/sharegpt' }): Record<string, unknown> {
-  const tags = { role_tag: 'from', content_tag: 'value', user_tag: 'human', assistant_tag: 'gpt' };
-  return {
-    mmif_chat: {
-      file_name: folders.chat,
-      formatting: 'sharegpt',
-      columns: { messages: 'conversations', system: 'system', images: 'images' },
-      tags,
-    },
-    mmif_chat_dpo: {
-      file_name: folders.pairs,
-      formatting: 'sharegpt',
-      ranking: true,
-      columns: { messages: 'conversations', chosen: 'chosen', rejected: 'rejected', system: 'system', images: 'images' },
-      tags,
-    },
-  };
+export function chatDatasetInfo(): Record<string, unknown> {
+  return sharegptRegistry({ sft: ['mmif_chat', 'chat/sharegpt'], dpo: ['mmif_chat_dpo', 'chat-dpo/sharegpt'], system: true });
 }
 
 // Parquet for `datasets`: the sharegpt row with the image bytes in place of the path list.

@@ -93,19 +93,25 @@ export function jsonl(lines: readonly string[]): string {
  * its `conversations` hold the prompt turn only, `chosen` and `rejected` one `gpt` turn each.
  */
 export function llamaFactoryDatasetInfo(folders = { instruct: 'instruct/sharegpt', dpo: 'dpo/sharegpt' }): Record<string, unknown> {
+  return sharegptRegistry({ sft: ['mmif_instruct', folders.instruct], dpo: ['mmif_dpo', folders.dpo], system: false });
+}
+
+/** An SFT and a preference entry (name, folder) of the registry; `system`: their rows have a `system` column. */
+export function sharegptRegistry({ sft, dpo, system }: { sft: [string, string]; dpo: [string, string]; system: boolean }): Record<string, unknown> {
   const tags = { role_tag: 'from', content_tag: 'value', user_tag: 'human', assistant_tag: 'gpt' };
+  const systemColumn = system ? { system: 'system' } : {};
   return {
-    mmif_instruct: {
-      file_name: folders.instruct,
+    [sft[0]]: {
+      file_name: sft[1],
       formatting: 'sharegpt',
-      columns: { messages: 'conversations', images: 'images' },
+      columns: { messages: 'conversations', ...systemColumn, images: 'images' },
       tags,
     },
-    mmif_dpo: {
-      file_name: folders.dpo,
+    [dpo[0]]: {
+      file_name: dpo[1],
       formatting: 'sharegpt',
       ranking: true,
-      columns: { messages: 'conversations', chosen: 'chosen', rejected: 'rejected', images: 'images' },
+      columns: { messages: 'conversations', chosen: 'chosen', rejected: 'rejected', ...systemColumn, images: 'images' },
       tags,
     },
   };
