@@ -1,4 +1,4 @@
-import { appendFileSync, createReadStream, mkdirSync, readFile as readFileCallback, writeFile as writeFileCallback } from 'node:fs';
+import { appendFileSync, constants, createReadStream, mkdirSync, readFile as readFileCallback, writeFile as writeFileCallback } from 'node:fs';
 import { mkdir, open, readdir, realpath, rename, rm, stat, link, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -10,6 +10,8 @@ import { StoreError, type ObjectInfo, type ObjectStore } from './objectStore.js'
 // worker's small per-call writes (bench/README.md, worker cost per request).
 const readWhole = promisify(readFileCallback);
 const writeWhole = promisify(writeFileCallback);
+/** Opens a file but not a link (ELOOP): a get in a folder known to be inside the root needs no realpath. */
+const READ_NO_LINK = constants.O_NOFOLLOW === undefined ? undefined : constants.O_RDONLY | constants.O_NOFOLLOW;
 
 /**
  * A local directory as an object store: the embedded default. Writes go through a temp file + rename.
@@ -30,20 +32,49 @@ export class LocalStore implements ObjectStore {
 
   /** The real path links may lead inside (see linkRoot). */
   private linkBoundary?: Promise<string>;
+  /**
+   * Folders whose real path was found inside the boundary: a file in one, opened without following
+   * a link, is inside too, so `get` skips the realpath of every read (a walk of the whole path, the
+   * largest cost of a small read). Kept for the store's life, as knownDirs: a dataset's links are
+   * fixed while it is read.
+   */
+  private readonly confinedDirs = new Set<string>();
 
   /** `full` (a resolved key) when its real path stays inside the root; throws 'escapes-root' otherwise, ENOENT when absent. */
   private async confined(key: string, full: string): Promise<string> {
     const real = await realpath(full);
-    // Cached once the root exists: an output root is made after the store is, and must not be pinned unresolved.
-    this.linkBoundary ??= realpath(this.root).then(linkRoot);
-    const root = await this.linkBoundary.catch(() => {
-      this.linkBoundary = undefined;
-      return this.root;
-    });
-    if (real !== root && !real.startsWith(root + path.sep)) {
+    if (!this.inside(real, await this.boundary())) {
       throw new StoreError(`'${key}' in ${this.root} is a symbolic link to ${real}, outside the dataset root; not read`, key, 'escapes-root');
     }
     return full;
+  }
+
+  private boundary(): Promise<string> {
+    // Cached once the root exists: an output root is made after the store is, and must not be pinned unresolved.
+    this.linkBoundary ??= realpath(this.root).then(linkRoot);
+    return this.linkBoundary.catch(() => {
+      this.linkBoundary = undefined;
+      return this.root;
+    });
+  }
+
+  private inside(real: string, root: string): boolean {
+    return real === root || real.startsWith(root + path.sep);
+  }
+
+  /** Whether folder `dir` really is inside the boundary (remembered once it is), or absent. */
+  private async dirState(dir: string): Promise<'confined' | 'absent' | 'unknown'> {
+    if (this.confinedDirs.has(dir)) return 'confined';
+    let real: string;
+    try {
+      real = await realpath(dir);
+    } catch (err) {
+      if (isNotFound(err) || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return 'absent';
+      throw err;
+    }
+    if (!this.inside(real, await this.boundary())) return 'unknown';
+    this.confinedDirs.add(dir);
+    return 'confined';
   }
 
   private resolve(key: string): string {
@@ -55,8 +86,20 @@ export class LocalStore implements ObjectStore {
   }
 
   async get(key: string): Promise<Buffer | undefined> {
+    const full = this.resolve(key);
     try {
-      return await readWhole(await this.confined(key, this.resolve(key)));
+      const dir = READ_NO_LINK === undefined ? 'unknown' : await this.dirState(path.dirname(full));
+      if (dir === 'absent') return undefined;
+      if (dir === 'confined') {
+        try {
+          // Node takes numeric flags (its types say string).
+          return await readWhole(full, { flag: READ_NO_LINK as unknown as string });
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'ELOOP') throw err;
+          // The file is a link: where it leads is checked below.
+        }
+      }
+      return await readWhole(await this.confined(key, full));
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { LocalStore } from '../../storage/localStore.js';
+import { StoreError } from '../../storage/objectStore.js';
 
 test('writes and reads whole objects; a folder removed behind its back is made again; no temp file is left', async () => {
   const root = await mkdtemp(path.join(tmpdir(), 'mmif-localstore-'));
@@ -21,5 +22,31 @@ test('writes and reads whole objects; a folder removed behind its back is made a
     assert.deepEqual((await readdir(path.join(root, 'a'))).sort(), ['b', 'e.json']);
   } finally {
     await rm(root, { recursive: true, force: true });
+  }
+});
+
+test('reads through links only where they stay inside the root, also in folders it has read plain files from', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'mmif-localstore-links-'));
+  try {
+    const root = path.join(dir, 'root');
+    await mkdir(path.join(root, 'a'), { recursive: true });
+    await writeFile(path.join(root, 'a', 'plain.json'), 'plain');
+    await writeFile(path.join(dir, 'secret.txt'), 'secret');
+    await mkdir(path.join(dir, 'outside'));
+    await writeFile(path.join(dir, 'outside', 'x.json'), 'outside');
+    const store = new LocalStore(root);
+    // The folder is known to be inside once a plain file was read from it; links in it are still checked.
+    assert.equal((await store.get('a/plain.json'))!.toString(), 'plain');
+    await symlink('plain.json', path.join(root, 'a', 'in.json'));
+    await symlink('../../secret.txt', path.join(root, 'a', 'out.json'));
+    assert.equal((await store.get('a/in.json'))!.toString(), 'plain');
+    await assert.rejects(store.get('a/out.json'), (e: unknown) => e instanceof StoreError && e.code === 'escapes-root');
+    // A linked folder leading outside: none of its files are read.
+    await symlink('../outside', path.join(root, 'b'));
+    await assert.rejects(store.get('b/x.json'), (e: unknown) => e instanceof StoreError && e.code === 'escapes-root');
+    assert.equal(await store.get('b/missing.json'), undefined);
+    assert.equal(await store.get('c/missing.json'), undefined);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 });
