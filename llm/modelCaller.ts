@@ -323,7 +323,7 @@ export class ModelCaller {
 
   private responseFormat<T>(json: JsonReply<T>): ResponseFormat {
     if (!this.llm.structuredOutput) return undefined;
-    return { type: 'json_schema', json_schema: { name: json.name, schema: z.toJSONSchema(json.schema) as Record<string, unknown> } };
+    return { type: 'json_schema', json_schema: { name: json.name, schema: jsonSchemaOf(json.schema) } };
   }
 
   private toMessage(m: RenderedPrompt['messages'][number], req: ModelRequest): ChatCompletionMessageParam {
@@ -527,6 +527,17 @@ function imageDataUrl(image: { jpeg: Buffer }): string {
     dataUrls.set(image, url);
   }
   return url;
+}
+
+/** A reply schema as JSON Schema, converted once per schema rather than per call (never mutated: bodies and keys only read it). */
+const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
+function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  let converted = jsonSchemas.get(schema);
+  if (converted === undefined) {
+    converted = z.toJSONSchema(schema) as Record<string, unknown>;
+    jsonSchemas.set(schema, converted);
+  }
+  return converted;
 }
 
 /** A message with the image's data URL replaced by '<image>' (the key names the image by its hash). */
