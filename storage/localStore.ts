@@ -10,6 +10,8 @@ import { StoreError, type ObjectInfo, type ObjectStore } from './objectStore.js'
 // worker's small per-call writes (bench/README.md, worker cost per request).
 const readWhole = promisify(readFileCallback);
 const writeWhole = promisify(writeFileCallback);
+/** Folders remembered as inside the root at most (LocalStore.confinedDirs). */
+const CONFINED_DIRS_KEPT = 4096;
 /** Opens a file but not a link (ELOOP): a get in a folder known to be inside the root needs no realpath. */
 const READ_NO_LINK = constants.O_NOFOLLOW === undefined ? undefined : constants.O_RDONLY | constants.O_NOFOLLOW;
 
@@ -35,8 +37,8 @@ export class LocalStore implements ObjectStore {
   /**
    * Folders whose real path was found inside the boundary: a file in one, opened without following
    * a link, is inside too, so `get` skips the realpath of every read (a walk of the whole path, the
-   * largest cost of a small read). Kept for the store's life, as knownDirs: a dataset's links are
-   * fixed while it is read.
+   * largest cost of a small read). Trusted for the store's life, as knownDirs: a dataset's links are
+   * fixed while it is read. Forgotten every CONFINED_DIRS_KEPT folders (a build has one per sample).
    */
   private readonly confinedDirs = new Set<string>();
 
@@ -73,6 +75,7 @@ export class LocalStore implements ObjectStore {
       throw err;
     }
     if (!this.inside(real, await this.boundary())) return 'unknown';
+    if (this.confinedDirs.size >= CONFINED_DIRS_KEPT) this.confinedDirs.clear();
     this.confinedDirs.add(dir);
     return 'confined';
   }
