@@ -32,7 +32,7 @@ import { canonicalJson } from '../config/buildConfig.js';
 import type { RenderedPrompt } from '../prompts/chat.js';
 import { SampleRejection, type ModelCallFault } from '../domain/rejection.js';
 import { sha256Hex } from '../domain/hashing.js';
-import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
+import { createJson, getCreatedJson, type ObjectStore } from '../storage/objectStore.js';
 import { clientFor, resolveEndpoint, type ResolvedEndpoint } from './endpoint.js';
 import { describeFault, EndpointError, faultOf, permanentError } from './endpointError.js';
 import { DEFAULT_CONCURRENCY, limiterFor, type EndpointLimits, type Ticket } from './limiter.js';
@@ -374,7 +374,7 @@ export class ModelCaller {
     pass: TryPass,
   ): Promise<{ reply: CachedReply; endpoint: ResolvedEndpoint }> {
     const { endpoint, prepared } = this.build(req, t, messages, responseFormat);
-    const cached = await getJson<CachedReply>(this.cache, prepared.cacheKey);
+    const cached = await getCreatedJson<CachedReply>(this.cache, prepared.cacheKey);
     const foreignProblem = cached !== undefined && (cached.owner === undefined || cached.owner !== this.owner) && problemOf(cached) !== undefined;
     if (foreignProblem) pass.sawForeign = true;
     let reply: CachedReply;
@@ -397,8 +397,10 @@ export class ModelCaller {
         ...(this.owner ? { owner: this.owner } : {}),
         ...(this.execution ? { scope: this.execution.scope, execution: this.execution.id } : {}),
       };
-      // Overwrites an unusable entry of another build: this build's own try replaces it.
-      await putJson(this.cache, prepared.cacheKey, reply);
+      // Overwrites an unusable entry of another build: this build's own try replaces it. A torn
+      // entry (a crash mid-write) reads as absent: its request is sent again, and counted as lost
+      // in flight by the sent log.
+      await createJson(this.cache, prepared.cacheKey, reply);
       calls.push(this.tryRecord(req.stage, reply, 'paid', t, problemOf(reply)));
       if (lost) calls.push({ ...this.tryRecord(req.stage, reply, 'paid', t, problemOf(reply)), lostInFlight: true });
     }

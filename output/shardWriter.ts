@@ -13,7 +13,7 @@ import { mapLimit } from '../domain/mapLimit.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 import { ALL_STAGE_NAMES } from '../domain/stages.js';
 import { type StageState } from '../pipeline/stageState.js';
-import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
+import { getCreatedJson, getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 import { storedBody } from '../storage/maskingStore.js';
 import { checkShardBudget, type ErrorBudget } from '../pipeline/errorBudget.js';
 import { claimHolder, duplicateReason } from '../pipeline/imageClaims.js';
@@ -247,7 +247,7 @@ async function claimLostTo(store: ObjectStore, layout: BuildLayout, sample: Sour
 async function loadStates(store: ObjectStore, layout: BuildLayout, sample: SourceSample): Promise<SampleStates> {
   const states: Record<string, StageState> = {};
   for (const stage of ALL_STAGE_NAMES) {
-    const state = await getJson<StageState>(store, layout.stageState(sample.sampleId, stage));
+    const state = await getCreatedJson<StageState>(store, layout.stageState(sample.sampleId, stage));
     if (state) states[stage] = state;
   }
   return states as SampleStates;

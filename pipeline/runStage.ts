@@ -10,7 +10,7 @@ import { throwIfAborted } from '../llm/abortScope.js';
 import { SampleRejection } from '../domain/rejection.js';
 import type { SourceSample } from '../domain/sample.js';
 import type { CallRecord } from '../llm/modelCaller.js';
-import { getJson, putJson } from '../storage/objectStore.js';
+import { createJson, getCreatedJson } from '../storage/objectStore.js';
 import { ConsecutiveFaults } from './errorBudget.js';
 import { runAnswerStage, runRejectedStage, type Task } from './answerStages.js';
 import { runConstraintStage } from './constraintStage.js';
@@ -65,7 +65,7 @@ export async function runStage(
 
 /** Whether a sample still needs this stage: no final state for it yet. */
 export async function stageDone(ctx: StageContext, stage: StageName, sample: SourceSample): Promise<boolean> {
-  return isFinal(await getJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, stage)));
+  return isFinal(await getCreatedJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, stage)));
 }
 
 function isFinal(state: StageState | undefined): boolean {
@@ -75,7 +75,7 @@ function isFinal(state: StageState | undefined): boolean {
 /** The sample's outcome, and the state this call wrote (none when the stage was done or blocked). */
 async function runOne(ctx: StageContext, stage: StageName, sample: SourceSample): Promise<{ status: keyof SliceOutcome; fresh?: StageState }> {
   const key = ctx.layout.stageState(sample.sampleId, stage);
-  const existing = await getJson<StageState>(ctx.store, key);
+  const existing = await getCreatedJson<StageState>(ctx.store, key);
   if (existing && isFinal(existing)) return { status: existing.status };
 
   const prior = await loadPrior(ctx, stage, sample);
@@ -94,7 +94,7 @@ async function runOne(ctx: StageContext, stage: StageName, sample: SourceSample)
     if (!(err instanceof SampleRejection)) throw err;
     state = { status: 'rejected', stage, reason: err.reason, calls, ...(err.details ? { details: err.details } : {}), ...reran };
   }
-  await putJson(ctx.store, key, state);
+  await createJson(ctx.store, key, state);
   return { status: state.status, fresh: state };
 }
 
@@ -102,7 +102,7 @@ async function runOne(ctx: StageContext, stage: StageName, sample: SourceSample)
 export async function loadPrior(ctx: StageContext, stage: StageName, sample: SourceSample): Promise<Partial<StageResults> | undefined> {
   const prior: Partial<StageResults> = {};
   for (const dep of PRIOR_STAGES[stage]) {
-    const state = await getJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, dep));
+    const state = await getCreatedJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, dep));
     if (!state) throw new Error(`sample ${sample.sampleId}: stage '${stage}' ran before stage '${dep}'`);
     if (state.status === 'rejected') return undefined;
     (prior as Record<string, unknown>)[dep] = state.result;

@@ -20,6 +20,7 @@ export function maskingStore(store: ObjectStore): ObjectStore {
     getRange: (key, start, end) => store.getRange(key, start, end),
     openRead: (key) => store.openRead(key),
     put: (key, body, contentType) => store.put(key, mask(body), contentType),
+    create: (key, body, contentType) => store.create(key, mask(body), contentType),
     putIfAbsent: (key, body, contentType) => store.putIfAbsent(key, mask(body), contentType),
     exists: (key) => store.exists(key),
     appendLine: (key, line) => store.appendLine(key, maskSecrets(line)),

@@ -18,6 +18,15 @@ export interface ObjectStore {
   openRead(key: string): Promise<NodeJS.ReadableStream>;
   /** Writes atomically: a reader sees the old object or the whole new one, never a partial one. */
   put(key: string, body: Buffer | string, contentType?: string): Promise<void>;
+  /**
+   * Writes an object that is usually new, at less cost than put where that matters: a local file is
+   * created in place (no temp file, no rename). An object already there is replaced atomically, as
+   * by put. But a crash while creating may leave the new object torn (cut or empty), and a reader
+   * racing the creation may see it so: write with createJson and read with getCreatedJson, which
+   * takes a torn object for an absent one (its writer's retry then writes it whole). S3 writes
+   * atomically anyway: there it is put.
+   */
+  create(key: string, body: Buffer | string, contentType?: string): Promise<void>;
   /** Writes only if the key does not exist yet; returns false when it already existed. */
   putIfAbsent(key: string, body: Buffer | string, contentType?: string): Promise<boolean>;
   exists(key: string): Promise<boolean>;
@@ -53,6 +62,29 @@ export async function getJson<T>(store: ObjectStore, key: string): Promise<T | u
 
 export async function putJson(store: ObjectStore, key: string, value: unknown): Promise<void> {
   await store.put(key, JSON.stringify(value), 'application/json');
+}
+
+/**
+ * A JSON object written with ObjectStore.create, for keys written once per piece of work (a model
+ * call's cache entry, a stage's state for a sample); read it with getCreatedJson.
+ */
+export async function createJson(store: ObjectStore, key: string, value: object): Promise<void> {
+  await store.create(key, JSON.stringify(value), 'application/json');
+}
+
+/**
+ * A JSON object written by createJson, or undefined when absent or torn. Torn cannot pass for
+ * whole: no cut (or NUL-filled) text of a JSON object parses.
+ */
+export async function getCreatedJson<T extends object>(store: ObjectStore, key: string): Promise<T | undefined> {
+  const body = await store.get(key);
+  if (body === undefined) return undefined;
+  try {
+    return JSON.parse(body.toString('utf8')) as T;
+  } catch (err) {
+    if (err instanceof SyntaxError) return undefined;
+    throw err;
+  }
 }
 
 /** Writes only when the stored bytes differ: a re-run that changes nothing writes nothing. */

@@ -92,6 +92,11 @@ export class S3Store implements ObjectStore {
     );
   }
 
+  /** A PUT is atomic: no cheaper way, no torn object. */
+  create(key: string, body: Buffer | string, contentType?: string): Promise<void> {
+    return this.put(key, body, contentType);
+  }
+
   async putIfAbsent(key: string, body: Buffer | string, contentType?: string): Promise<boolean> {
     try {
       await this.client.send(

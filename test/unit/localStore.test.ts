@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { LocalStore } from '../../storage/localStore.js';
-import { StoreError } from '../../storage/objectStore.js';
+import { createJson, getCreatedJson, StoreError } from '../../storage/objectStore.js';
 
 test('writes and reads whole objects; a folder removed behind its back is made again; no temp file is left', async () => {
   const root = await mkdtemp(path.join(tmpdir(), 'mmif-localstore-'));
@@ -48,5 +48,26 @@ test('reads through links only where they stay inside the root, also in folders 
     assert.equal(await store.get('c/missing.json'), undefined);
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('create writes a new object in place, replaces an existing one whole, and a torn one reads as absent until written again', async () => {
+  const root = await mkdtemp(path.join(tmpdir(), 'mmif-localstore-create-'));
+  try {
+    const store = new LocalStore(root);
+    await createJson(store, 'c/d/state.json', { n: 1 });
+    assert.deepEqual(await getCreatedJson(store, 'c/d/state.json'), { n: 1 });
+    await createJson(store, 'c/d/state.json', { n: 2 }); // a retry's write
+    assert.deepEqual(await getCreatedJson(store, 'c/d/state.json'), { n: 2 });
+    // A crash between creating the file and writing all of it: cut, empty, or NUL-filled after a power loss.
+    for (const torn of ['{"n":3,"calls":[{"a"', '', '\0\0\0\0']) {
+      await writeFile(path.join(root, 'c/d/state.json'), torn);
+      assert.equal(await getCreatedJson(store, 'c/d/state.json'), undefined);
+      await createJson(store, 'c/d/state.json', { n: 3 });
+      assert.deepEqual(await getCreatedJson(store, 'c/d/state.json'), { n: 3 });
+    }
+    assert.deepEqual(await readdir(path.join(root, 'c/d')), ['state.json'], 'no temp file is left');
+  } finally {
+    await rm(root, { recursive: true, force: true });
   }
 });

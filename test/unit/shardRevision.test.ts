@@ -85,6 +85,7 @@ function crashingOn(failingKey: string): ObjectStore {
       if (key === failingKey) throw new Error('worker killed');
       await inner.put(key, body, type);
     },
+    create: (key, body, type) => inner.create(key, body, type),
     putIfAbsent: (key, body, type) => inner.putIfAbsent(key, body, type),
     exists: (key) => store.exists(key),
     appendLine: (key, line) => store.appendLine(key, line),
