@@ -16,7 +16,8 @@ const CONFINED_DIRS_KEPT = 4096;
 const READ_NO_LINK = constants.O_NOFOLLOW === undefined ? undefined : constants.O_RDONLY | constants.O_NOFOLLOW;
 
 /**
- * A local directory as an object store: the embedded default. Writes go through a temp file + rename.
+ * A local directory as an object store: the embedded default. `put` writes a temp file and renames
+ * it; `create` writes the file in place.
  * Symbolic links are followed where they stay inside the root (Hugging Face cache layouts link
  * `00000/000000000.jpg` to `../../blobs/<sha>`); one that resolves outside it is listed like any file
  * but refused on read with StoreError 'escapes-root', so a dataset cannot make a reader open
