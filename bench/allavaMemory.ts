@@ -87,7 +87,7 @@ try {
   await measure('ALLaVA reader', async () => {
     const config = sourceSchema.parse({ type: 'allava', uri: dir, files: [FILE] });
     let n = 0;
-    for await (const batch of openSource(config, 0, {}).batches()) n += batch.sampleIds.length;
+    for await (const segment of openSource(config, 0, {}).segments()) n += segment.sampleIds.length;
     return n;
   });
 } finally {

@@ -14,7 +14,7 @@ import type { SourceSample } from '../domain/sample.js';
 import type { BuildLayout } from '../storage/buildLayout.js';
 import { firstRoundSizes, sourceShares, type TargetsOutcome } from '../domain/targets.js';
 import type { SourceProblem, SourceReader } from '../sources/source.js';
-import { cutShards, LowestRanks, offerBatch } from './ranking.js';
+import { cutShards, LowestRanks, offerSegment } from './ranking.js';
 import { richnessWindow, takeRichSamples, type RichnessTools } from './richness.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 
@@ -107,10 +107,10 @@ export async function planBuild(
     let samples = 0;
     const problems: Record<string, number> = {};
     const filteredHere: Record<string, number> = {};
-    for await (const batch of reader.batches()) {
-      read += batch.records.length;
-      samples += batch.sampleIds.length;
-      for (const record of batch.records) {
+    for await (const segment of reader.segments()) {
+      read += segment.records.length;
+      samples += segment.sampleIds.length;
+      for (const record of segment.records) {
         if (typeof record === 'string') continue;
         if (record.kind === 'filtered') {
           filteredHere[record.filter] = (filteredHere[record.filter] ?? 0) + 1;
@@ -119,7 +119,7 @@ export async function planBuild(
           problems[record.code] = (problems[record.code] ?? 0) + 1;
         }
       }
-      offerBatch(selection, config.seed, batch);
+      offerSegment(selection, config.seed, segment);
     }
     if (Object.keys(filteredHere).length > 0) filtered[`${index}:${type}`] = filteredHere;
     const ranked = selection.sorted();

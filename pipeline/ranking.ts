@@ -5,7 +5,7 @@
 import type { BuildConfig } from '../config/buildConfig.js';
 import { sha256Hex } from '../domain/hashing.js';
 import type { SourceSample } from '../domain/sample.js';
-import type { SourceBatch, SourceReader } from '../sources/source.js';
+import type { SourceSegment, SourceReader } from '../sources/source.js';
 
 export function cutShards<T>(samples: readonly T[], shardSize: number): T[][] {
   const shards: T[][] = [];
@@ -16,15 +16,15 @@ export function cutShards<T>(samples: readonly T[], shardSize: number): T[][] {
 /** The samples of ranks [from, to) of a source's seeded order (fewer when the source runs out). */
 export async function rankedSlice(config: BuildConfig, reader: SourceReader, from: number, to: number): Promise<SourceSample[]> {
   const selection = new LowestRanks<SourceSample>(to);
-  for await (const batch of reader.batches()) offerBatch(selection, config.seed, batch);
+  for await (const segment of reader.segments()) offerSegment(selection, config.seed, segment);
   return selection.sorted().slice(from);
 }
 
-/** Ranks every sample of the batch; builds only those entering the lowest ranks. */
-export function offerBatch(selection: LowestRanks<SourceSample>, seed: number, batch: SourceBatch): void {
-  for (let i = 0; i < batch.sampleIds.length; i++) {
-    const rank = sampleRank(seed, batch.sampleIds[i]!);
-    if (selection.admits(rank)) selection.offer(rank, batch.sample(i));
+/** Ranks every sample of the segment; builds only those entering the lowest ranks. */
+export function offerSegment(selection: LowestRanks<SourceSample>, seed: number, segment: SourceSegment): void {
+  for (let i = 0; i < segment.sampleIds.length; i++) {
+    const rank = sampleRank(seed, segment.sampleIds[i]!);
+    if (selection.admits(rank)) selection.offer(rank, segment.sample(i));
   }
 }
 

@@ -9,7 +9,7 @@
 import type { SourceConfigOf } from '../config/sourceConfig.js';
 import { openStore, type S3Options } from '../storage/openStore.js';
 import type { ObjectStore } from '../storage/objectStore.js';
-import { SourceError, inBatches, readNamedImage, type SourceItem, type SourceReader } from './contract.js';
+import { SourceError, inSegments, readNamedImage, type SourceItem, type SourceReader } from './contract.js';
 import { describeRoot } from './jsonFiles.js';
 import { llavaItems } from './llava.js';
 
@@ -28,7 +28,7 @@ const EXPECTED =
 export function openAllava(config: SourceConfigOf<'allava'>, sourceIndex: number, s3: S3Options): SourceReader {
   const store = openStore(config.uri, s3);
   return {
-    batches: () => inBatches(allavaSamples(store, config, sourceIndex)),
+    segments: () => inSegments(allavaSamples(store, config, sourceIndex)),
     readImage: (ref) => readNamedImage(store, ref),
   };
 }

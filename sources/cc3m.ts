@@ -17,11 +17,11 @@ import {
   SourceError,
   damaged,
   filtered,
-  inBatches,
-  lazyBatch,
+  inSegments,
+  lazySegment,
   readStored,
   sourceSample,
-  type SourceBatch,
+  type SourceSegment,
   type SourceItem,
   type SourceProblem,
   type SourceReader,
@@ -51,20 +51,20 @@ export function openCc3m(config: Cc3mSourceConfig, sourceIndex: number, s3: S3Op
   const store = openStore(config.uri, s3);
   const tarImages = new TarImageIndex(store);
   return {
-    batches: () => cc3mBatches(store, config, sourceIndex),
+    segments: () => cc3mSegments(store, config, sourceIndex),
     readImage: async (ref) => (ref.tarRecord === undefined ? readStored(store, ref) : readStored(store, await tarImages.find(ref.key, ref.tarRecord))),
   };
 }
 
-async function* cc3mBatches(store: ObjectStore, config: Cc3mSourceConfig, sourceIndex: number): AsyncGenerator<SourceBatch> {
+async function* cc3mSegments(store: ObjectStore, config: Cc3mSourceConfig, sourceIndex: number): AsyncGenerator<SourceSegment> {
   const layout = config.layout === 'auto' ? await detectLayout(store) : config.layout;
   const toItems = (records: AsyncIterable<Cc3mRecord | SourceProblem>) =>
-    inBatches(orderedMap(records, READ_AHEAD, (record) => ('problem' in record ? Promise.resolve(record) : toItem(record, store, config, sourceIndex))));
-  const batches = layout === 'webdataset' ? webdatasetBatches(store, config, sourceIndex, toItems) : toItems(RECORDS[layout](store));
+    inSegments(orderedMap(records, READ_AHEAD, (record) => ('problem' in record ? Promise.resolve(record) : toItem(record, store, config, sourceIndex))));
+  const segments = layout === 'webdataset' ? webdatasetSegments(store, config, sourceIndex, toItems) : toItems(RECORDS[layout](store));
   let seen = 0;
-  for await (const batch of batches) {
-    seen += batch.records.length;
-    yield batch;
+  for await (const segment of segments) {
+    seen += segment.records.length;
+    yield segment;
   }
   if (seen === 0) throw new SourceError(store.root, `no ${layout} records found; ${EXPECTED_LAYOUTS}`);
 }
@@ -121,12 +121,12 @@ async function* mapAsync<T, U>(items: AsyncIterable<T>, fn: (item: T) => U | und
  * SIDE_FILES_AHEAD tars ahead, in order: on S3 a GET's latency per tar, paid one tar at a time,
  * would otherwise add up over the hundreds of tars of a real dataset.
  */
-async function* webdatasetBatches(
+async function* webdatasetSegments(
   store: ObjectStore,
   config: Cc3mSourceConfig,
   sourceIndex: number,
-  toItems: (records: AsyncIterable<Cc3mRecord | SourceProblem>) => AsyncIterable<SourceBatch>,
-): AsyncGenerator<SourceBatch> {
+  toItems: (records: AsyncIterable<Cc3mRecord | SourceProblem>) => AsyncIterable<SourceSegment>,
+): AsyncGenerator<SourceSegment> {
   const parquets = new Set<string>();
   const tars = mapAsync(store.list(''), ({ key }) => {
     if (!key.includes('/') && key.endsWith('.parquet')) parquets.add(key);
@@ -140,7 +140,7 @@ async function* webdatasetBatches(
   });
   for await (const { tar, parquet, bytes } of sideFiles) {
     const rows = bytes && sideFileRows(bytes, parquet, { captions: true });
-    if (rows) yield parquetBatch(rows, tar, parquet, config, sourceIndex);
+    if (rows) yield parquetSegment(rows, tar, parquet, config, sourceIndex);
     else yield* toItems(tarRecords(store, tar));
   }
 }
@@ -175,9 +175,9 @@ function failedDownload(sourceId: string, where: string, status: string, errorMe
 }
 
 /** A tar's records from its side file's rows: a row's status tells a sample, built only when asked for. */
-function parquetBatch(rows: Img2datasetColumns, tar: string, parquet: string, config: Cc3mSourceConfig, sourceIndex: number): SourceBatch {
+function parquetSegment(rows: Img2datasetColumns, tar: string, parquet: string, config: Cc3mSourceConfig, sourceIndex: number): SourceSegment {
   const { keys, statuses, captions, errors } = rows;
-  const records: SourceBatch['records'] = [];
+  const records: SourceSegment['records'] = [];
   const successes: number[] = [];
   for (let row = 0; row < keys.length; row++) {
     const key = keys[row]!;
@@ -189,7 +189,7 @@ function parquetBatch(rows: Img2datasetColumns, tar: string, parquet: string, co
     }
     records.push(failedDownload(key, `${parquet}:${key}`, status, errors?.[row] ?? undefined));
   }
-  return lazyBatch('cc3m', records, (i) => {
+  return lazySegment('cc3m', records, (i) => {
     const row = successes[i]!;
     const key = keys[row]!;
     return sourceSample('cc3m', key, config.licenseNote, { sourceIndex, key: tar, tarRecord: key }, { caption: captions?.[row]?.trim() ?? '' });

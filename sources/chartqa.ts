@@ -9,7 +9,7 @@
 import type { SourceConfigOf } from '../config/sourceConfig.js';
 import type { ObjectStore } from '../storage/objectStore.js';
 import { openStore, type S3Options } from '../storage/openStore.js';
-import { SourceError, inBatches, damaged, filtered, readNamedImage, sourceSample, type SourceItem, type SourceReader } from './contract.js';
+import { SourceError, inSegments, damaged, filtered, readNamedImage, sourceSample, type SourceItem, type SourceReader } from './contract.js';
 import { datasetKey, joinPath } from './datasetPath.js';
 import { asObject, describeRoot, jsonFileRecords, requireFiles, type JsonRecord } from './jsonFiles.js';
 import { orderedMap } from './orderedMap.js';
@@ -33,7 +33,7 @@ const EXPECTED =
 export function openChartqa(config: ChartqaConfig, sourceIndex: number, s3: S3Options): SourceReader {
   const store = openStore(config.uri, s3);
   return {
-    batches: () => inBatches(chartqaSamples(store, config, sourceIndex)),
+    segments: () => inSegments(chartqaSamples(store, config, sourceIndex)),
     readImage: (ref) => readNamedImage(store, ref),
   };
 }

@@ -63,11 +63,11 @@ export function isProblem(item: SourceItem): item is SourceProblem {
 
 export interface SourceReader {
   /**
-   * Streams the dataset in batches (a side file, a tar, a run of records), in a stable deterministic
+   * Streams the dataset in segments (a side file, a tar, a run of records), in a stable deterministic
    * order: every sample, and a SourceProblem for every damaged or filtered unit; never loads the
    * whole dataset. Throws SourceError when the dataset cannot be read at all.
    */
-  batches(): AsyncIterable<SourceBatch>;
+  segments(): AsyncIterable<SourceSegment>;
   /** Bytes of one sample's image. */
   readImage(ref: ImageRef): Promise<Buffer>;
 }
@@ -76,29 +76,29 @@ export interface SourceReader {
  * Records of a dataset in listing order, its samples known by id until built: planning ranks every
  * sample by its id but keeps only the lowest ranks, so a source whose records say enough to tell a
  * sample from a problem builds a sample only when asked (CC3M's side files); the others hand over
- * samples already built (inBatches). A batch per unit, not per record, also saves an async step.
+ * samples already built (inSegments). A segment per unit, not per record, also saves an async step.
  */
-export interface SourceBatch {
+export interface SourceSegment {
   /** In listing order: each sample's source id, and each damaged or filtered unit. */
   records: Array<string | SourceProblem>;
   /** The samples' ids, in order: sampleIds[i] is sample(i)'s. */
   sampleIds: string[];
-  /** The i-th sample of the batch (i counts samples only). */
+  /** The i-th sample of the segment (i counts samples only). */
   sample(i: number): SourceSample;
 }
 
 /** Records a source builds samples of on demand: `records` hold the samples' source ids. */
-export function lazyBatch(source: string, records: Array<string | SourceProblem>, sample: (i: number) => SourceSample): SourceBatch {
+export function lazySegment(source: string, records: Array<string | SourceProblem>, sample: (i: number) => SourceSample): SourceSegment {
   const sampleIds: string[] = [];
   for (const record of records) if (typeof record === 'string') sampleIds.push(sampleIdFor(source, record));
   return { records, sampleIds, sample };
 }
 
-/** Items already built, in batches of up to `size` (bounded memory, one async step per batch). */
-export async function* inBatches(items: AsyncIterable<SourceItem>, size = 1000): AsyncGenerator<SourceBatch> {
-  let records: SourceBatch['records'] = [];
+/** Items already built, in segments of up to `size` (bounded memory, one async step per segment). */
+export async function* inSegments(items: AsyncIterable<SourceItem>, size = 1000): AsyncGenerator<SourceSegment> {
+  let records: SourceSegment['records'] = [];
   let samples: SourceSample[] = [];
-  const batch = (): SourceBatch => {
+  const segment = (): SourceSegment => {
     const built = samples;
     return { records, sampleIds: built.map((s) => s.sampleId), sample: (i) => built[i]! };
   };
@@ -109,12 +109,12 @@ export async function* inBatches(items: AsyncIterable<SourceItem>, size = 1000):
       samples.push(item);
     }
     if (records.length >= size) {
-      yield batch();
+      yield segment();
       records = [];
       samples = [];
     }
   }
-  if (records.length > 0) yield batch();
+  if (records.length > 0) yield segment();
 }
 
 export class SourceError extends Error {

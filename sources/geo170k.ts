@@ -8,7 +8,7 @@
  */
 import type { SourceConfigOf } from '../config/sourceConfig.js';
 import { openStore, type S3Options } from '../storage/openStore.js';
-import { inBatches, readNamedImage, type SourceReader } from './contract.js';
+import { inSegments, readNamedImage, type SourceReader } from './contract.js';
 import { llavaItems } from './llava.js';
 import { optionTexts, withoutOptionLetters } from './referenceAnswers.js';
 
@@ -19,8 +19,8 @@ const EXPECTED =
 export function openGeo170k(config: SourceConfigOf<'geo170k'>, sourceIndex: number, s3: S3Options): SourceReader {
   const store = openStore(config.uri, s3);
   return {
-    batches: () =>
-      inBatches(
+    segments: () =>
+      inSegments(
         llavaItems({
           source: 'geo170k',
           store,

@@ -8,7 +8,7 @@
  */
 import type { SourceConfigOf } from '../config/sourceConfig.js';
 import { openStore, type S3Options } from '../storage/openStore.js';
-import { inBatches, readNamedImage, type SourceReader } from './contract.js';
+import { inSegments, readNamedImage, type SourceReader } from './contract.js';
 import { llavaItems, type LlavaSource } from './llava.js';
 import { withoutBoxes } from './referenceAnswers.js';
 
@@ -18,8 +18,8 @@ const EXPECTED =
 export function openMultiui(config: SourceConfigOf<'multiui'>, sourceIndex: number, s3: S3Options): SourceReader {
   const store = openStore(config.uri, s3);
   return {
-    batches: () =>
-      inBatches(
+    segments: () =>
+      inSegments(
         llavaItems({
           source: 'multiui',
           store,

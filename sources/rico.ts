@@ -9,7 +9,7 @@
 import type { SourceConfigOf } from '../config/sourceConfig.js';
 import type { ObjectStore } from '../storage/objectStore.js';
 import { openStore, type S3Options } from '../storage/openStore.js';
-import { SourceError, inBatches, damaged, readStored, sourceSample, type SourceItem, type SourceReader } from './contract.js';
+import { SourceError, inSegments, damaged, readStored, sourceSample, type SourceItem, type SourceReader } from './contract.js';
 import { IMAGE_EXTENSIONS } from './datasetPath.js';
 import { asObject, describeRoot } from './jsonFiles.js';
 import { orderedMap } from './orderedMap.js';
@@ -29,7 +29,7 @@ const EXPECTED =
 export function openRico(config: SourceConfigOf<'rico'>, sourceIndex: number, s3: S3Options): SourceReader {
   const store = openStore(config.uri, s3);
   return {
-    batches: () => inBatches(ricoSamples(store, config, sourceIndex)),
+    segments: () => inSegments(ricoSamples(store, config, sourceIndex)),
     readImage: (ref) => readStored(store, ref),
   };
 }

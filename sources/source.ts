@@ -12,11 +12,11 @@ import { openRico } from './rico.js';
 
 export {
   SourceError,
-  inBatches,
+  inSegments,
   isProblem,
   type DamagedUnit,
   type FilteredRecord,
-  type SourceBatch,
+  type SourceSegment,
   type SourceItem,
   type SourceProblem,
   type SourceReader,
@@ -38,11 +38,11 @@ export function openSources(configs: readonly SourceConfig[], s3: S3Options): So
 function withOwnIds(reader: SourceReader, type: string, instance: number): SourceReader {
   return {
     readImage: (ref) => reader.readImage(ref),
-    async *batches() {
-      for await (const batch of reader.batches()) {
+    async *segments() {
+      for await (const segment of reader.segments()) {
         const sampleIds: string[] = [];
-        for (const record of batch.records) if (typeof record === 'string') sampleIds.push(sampleIdFor(type, record, instance));
-        yield { records: batch.records, sampleIds, sample: (i) => ({ ...batch.sample(i), sampleId: sampleIds[i]! }) };
+        for (const record of segment.records) if (typeof record === 'string') sampleIds.push(sampleIdFor(type, record, instance));
+        yield { records: segment.records, sampleIds, sample: (i) => ({ ...segment.sample(i), sampleId: sampleIds[i]! }) };
       }
     },
   };

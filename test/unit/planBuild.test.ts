@@ -9,7 +9,7 @@ import type { SourceSample } from '../../domain/sample.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { ConfigMismatchError, planBuild } from '../../pipeline/planBuild.js';
 import { sourceShares } from '../../domain/targets.js';
-import { inBatches, type SourceItem, type SourceReader } from '../../sources/source.js';
+import { inSegments, type SourceItem, type SourceReader } from '../../sources/source.js';
 import { getJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';
 
@@ -23,7 +23,7 @@ function source(ids: string[]): SourceReader {
     yield { problem: true, kind: 'filtered', filter: 'multiple-choice', sourceId: 'q1', reason: 'has options' };
   }
   return {
-    batches: () => inBatches(items()),
+    segments: () => inSegments(items()),
     readImage: async () => Buffer.alloc(0),
   };
 }
@@ -106,7 +106,7 @@ test('several sources: each gets its target, in shards of its own', async () => 
       for (const id of ids) yield { sampleId: sampleIdFor('cc3m', `b-${id}`), source: 'cc3m', sourceId: `b-${id}`, licenseNote: 'x', image: { sourceIndex: 1, key: id } };
     }
     const other = (ids: string[]): SourceReader => ({
-      batches: () => inBatches(items(ids)),
+      segments: () => inSegments(items(ids)),
       readImage: async () => Buffer.alloc(0),
     });
     const plan = await planBuild(c, store, buildLayout('plan'), [source(ids), other(ids)]);

@@ -13,7 +13,7 @@ import { trimToCaps } from '../../output/overTarget.js';
 import type { AssembledSample, DpoRecord, InstructRecord } from '../../output/records.js';
 import { planBuild } from '../../pipeline/planBuild.js';
 import { planTopUp } from '../../pipeline/topUp.js';
-import { inBatches, type SourceItem, type SourceReader } from '../../sources/source.js';
+import { inSegments, type SourceItem, type SourceReader } from '../../sources/source.js';
 import { getJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';
 
@@ -84,7 +84,7 @@ function source(n: number): SourceReader {
     }
   }
   return {
-    batches: () => inBatches(items()),
+    segments: () => inSegments(items()),
     readImage: async () => Buffer.alloc(0),
   };
 }
