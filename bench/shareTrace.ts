@@ -59,7 +59,7 @@ if (sent.length > 0) console.log(`lease reports: ${sent.reduce((a, r) => a + r.n
 
 // Slot steps, over the requests released in the steady seconds: each step's time is the difference
 // between consecutive stamps (a step missing in a slot, e.g. no sent mark, merges into the next).
-const STEPS = ['marked', 'fetch', 'written', 'headers', 'body', 'released'] as const;
+const STEPS = ['marked', 'fetch', 'written', 'simulator-arrived', 'simulator-counted', 'simulator-answered', 'headers', 'body', 'released'] as const;
 const inSteady = new Set(steadySeconds.map(([second]) => second));
 const sampled = slots.filter((s) => inSteady.has(s.second) && s.released !== undefined);
 if (sampled.length > 0) {

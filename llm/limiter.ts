@@ -424,6 +424,11 @@ class Slot implements AttemptSlot {
   }
 
   replied(status: number, headers: HeaderSource): void {
+    if (this.times) {
+      // The simulator tells its own times of the request (bench runs): when its headers arrived, when it was counted in flight (its body read) and when it was answered.
+      const simulator = headers.get('x-simulator-times')?.split(',').map(Number) ?? [];
+      for (const [i, at] of simulator.entries()) this.times[`simulator-${['arrived', 'counted', 'answered'][i]}`] = at - this.times.admittedAt;
+    }
     if (status < 200 || status >= 300 || this.released) return;
     this.learn(headers);
     this.learned = true;

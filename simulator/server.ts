@@ -278,6 +278,7 @@ class Simulator {
   }
 
   private async chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const arrived = performance.timeOrigin + performance.now();
     this.stats.requests++;
     // Counted on 'finish' so every status is tallied in one place, and replies a client
     // abandoned mid-way are not.
@@ -292,10 +293,11 @@ class Simulator {
     if (!budget.ok) throw this.rateLimited('Simulated rate limit (requests or tokens per minute) reached.', budget.headers);
     this.stats.inFlight++;
     this.stats.maxInFlight = Math.max(this.stats.maxInFlight, this.stats.inFlight);
+    const counted = performance.timeOrigin + performance.now();
     const controller = abortWhenAbandoned(res);
     this.pending.add(controller);
     try {
-      await this.complete(request, res, controller.signal, budget.headers);
+      await this.complete(request, res, controller.signal, budget.headers, `${arrived.toFixed(1)},${counted.toFixed(1)}`);
     } finally {
       this.pending.delete(controller);
       this.stats.inFlight--;
@@ -307,6 +309,8 @@ class Simulator {
     res: ServerResponse,
     signal: AbortSignal,
     headers: Record<string, string>,
+    /** When the request arrived and was counted in flight (ms): with the reply's time, x-simulator-times (bench/shareTrace.ts). */
+    times: string,
   ): Promise<void> {
     const { key, attempt } = this.nextAttempt(request);
     const decision = decideFault(this.faultConfig, this.seed, key, attempt);
@@ -322,7 +326,7 @@ class Simulator {
         await pause(this.faultConfig.hangMs, signal);
         throw new HttpError(504, 'Simulated upstream timeout.', 'server_error', 'timeout');
       default:
-        sendJson(res, 200, this.completion(request, key, decision.kind, false), headers);
+        sendJson(res, 200, this.completion(request, key, decision.kind, false), { ...headers, 'x-simulator-times': `${times},${(performance.timeOrigin + performance.now()).toFixed(1)}` });
     }
   }
 
