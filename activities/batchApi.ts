@@ -4,7 +4,7 @@
  * files each reply under the cache key the stage will look up. Batch ids and reply targets live in
  * the object store, never in workflow history.
  */
-import { endpointFor } from '../config/buildConfig.js';
+import { endpointFor } from '../config/endpointRouting.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import { batchCustomId, collectBatch, pollBatch, submitBatches, type BatchRequest, type SubmissionLog } from '../llm/batch.js';
 import { abortSignal, throwIfAborted } from '../llm/abortScope.js';

@@ -3,7 +3,7 @@
  * write the reports. They take the eval config (small, secret-free JSON) and keep everything else in
  * the eval's output; bad input fails at once, non-retryably, with the record and the cause.
  */
-import { ConfigError } from '../config/buildConfig.js';
+import { ConfigError } from '../config/configError.js';
 import { parseEvalConfig } from '../config/evalConfig.js';
 import { EndpointError } from '../llm/endpointError.js';
 import { writeEvalReports, type EvalSummary } from '../output/evalOutputs.js';

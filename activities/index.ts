@@ -2,7 +2,8 @@
  * The activities: thin adapters from Temporal to the pipeline modules. They add heartbeats, map
  * permanent errors to non-retryable failures, and return only small JSON.
  */
-import { ConfigError, parseBuildConfig } from '../config/buildConfig.js';
+import { parseBuildConfig } from '../config/buildConfig.js';
+import { ConfigError } from '../config/configError.js';
 import { buildLayout, type BuildLayout } from '../storage/buildLayout.js';
 import { commitShard as writeShard, type ShardToCommit } from '../output/shardWriter.js';
 import { shardsKeepingLostClaims } from '../output/lateDuplicates.js';

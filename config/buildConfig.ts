@@ -8,6 +8,8 @@ import { z } from 'zod';
 import { imageSchema } from './imageConfig.js';
 import { sourceSchema, sourceTargetsSchema } from './sourceConfig.js';
 import { MAX_CHAT_INSTRUCTIONS, MAX_CHAT_TURNS } from '../domain/multiturn/limits.js';
+import { ConfigError } from './configError.js';
+import { BATCHABLE_STAGES, endpointFor } from './endpointRouting.js';
 
 export { imageSchema, type ImageConfig } from './imageConfig.js';
 export { sourceSchema, type SourceConfig } from './sourceConfig.js';
@@ -378,9 +380,6 @@ export const MAX_SLICES_PER_SHARD = 250;
 export type BuildConfigInput = z.input<typeof buildConfigSchema>;
 export type BuildConfig = z.output<typeof buildConfigSchema>;
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
 
 /** Parses a config; throws ConfigError whose message names every bad field by its JSON path. */
 export function parseBuildConfig(input: unknown): BuildConfig {
@@ -395,32 +394,6 @@ export function chatSettings(config: BuildConfig): ChatConfig {
   return config.chat ?? chatSchema.parse({});
 }
 
-export function endpointFor(config: BuildConfig, stage: Stage): EndpointConfig {
-  return config.models[stage] ?? config.models.default;
-}
-
-/**
- * Pipeline stages whose activities run on an endpoint's own task queue (the image stage calls no
- * model). A multiturn build's chat stage runs on the answer endpoint's queue: most of its calls are
- * answers (the rest, rejected answers, on the same chat context).
- */
-export function stageTaskQueues(config: BuildConfig): Partial<Record<'instruction' | 'constraints' | 'answer' | 'rejected' | 'chat', string>> {
-  const queues: Partial<Record<'instruction' | 'constraints' | 'answer' | 'rejected' | 'chat', string>> = {};
-  for (const stage of ['instruction', 'constraints', 'answer', 'rejected'] as const) {
-    const queue = endpointFor(config, stage).taskQueue;
-    if (queue) queues[stage] = queue;
-  }
-  const answerQueue = endpointFor(config, 'answer').taskQueue;
-  if (config.mode === 'multiturn' && answerQueue) queues.chat = answerQueue;
-  return queues;
-}
-
-/** Stages whose first call per sample goes through the Batch API. */
-export const BATCHABLE_STAGES = ['instruction', 'constraints', 'answer', 'rejected'] as const;
-
-export function batchStages(config: BuildConfig): Array<(typeof BATCHABLE_STAGES)[number]> {
-  return BATCHABLE_STAGES.filter((stage) => endpointFor(config, stage).batch);
-}
 
 /** Settings that change no output byte: excluded from the fingerprint so tuning them never invalidates a build. */
 const OPERATIONAL_KEYS = ['maxParallelShards', 'sliceSize', 'shardsPerRun', 'retry', 'retryWindowSeconds', 'searchAttributes', 'cacheUri', 'batchApi'] as const;

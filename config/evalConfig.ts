@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 import { MAX_CHAT_INSTRUCTIONS } from '../domain/multiturn/limits.js';
-import { canonicalJson, ConfigError, endpointSchema, llmSchema, retrySchema, s3Schema, slug } from './buildConfig.js';
+import { canonicalJson, endpointSchema, llmSchema, retrySchema, s3Schema, slug } from './buildConfig.js';
+import { ConfigError } from './configError.js';
 
 export const evalConfigSchema = z
   .object({

@@ -5,7 +5,8 @@
  * constraints dropped, or the image removed — and the pair is kept only if that answer really
  * fails at least one constraint at stake and beats the chosen answer on none (pairRules.ts).
  */
-import { endpointFor, type DpoStrategy, type Stage } from '../config/buildConfig.js';
+import { type DpoStrategy, type Stage } from '../config/buildConfig.js';
+import { endpointFor } from '../config/endpointRouting.js';
 import { dropConstraints, type Constraint } from '../domain/constraints/selection.js';
 import { pickOne } from '../domain/random.js';
 import { SampleRejection } from '../domain/rejection.js';

@@ -3,7 +3,7 @@
  * it, built exactly as the stage builds it, so the replies filed under their cache keys make the
  * stage itself run on cache hits.
  */
-import type { BATCHABLE_STAGES } from '../config/buildConfig.js';
+import type { BATCHABLE_STAGES } from '../config/endpointRouting.js';
 import type { SourceSample } from '../domain/sample.js';
 import { answerRequest, rejectedRequest } from './answerStages.js';
 import { constraintRequest } from './constraintStage.js';

@@ -4,7 +4,7 @@
  * the declared ones deterministically, the rest by the model's compatibility pass, and the
  * declared ones once more on the result. Fewer than the minimum left rejects the sample.
  */
-import { endpointFor } from '../config/buildConfig.js';
+import { endpointFor } from '../config/endpointRouting.js';
 import { CONSTRAINT_TYPES } from '../domain/constraints/catalogue.js';
 import { classifyInstruction, removeConflicts } from '../domain/constraints/compatibility.js';
 import { finalizeConstraints, offeredConstraintTypes } from '../domain/constraints/selection.js';

@@ -3,7 +3,7 @@
  * task-pool examples and any screen text as grounding) and one is picked, seeded; images that
  * come with a dataset question get it refined into an open task that can carry constraints.
  */
-import { endpointFor } from '../config/buildConfig.js';
+import { endpointFor } from '../config/endpointRouting.js';
 import { TASK_POOL } from '../domain/taskPool.js';
 import { pickOne, sampleK } from '../domain/random.js';
 import { SampleRejection } from '../domain/rejection.js';

@@ -4,7 +4,7 @@
  * choice naming an unknown function, a function the type cannot use, or bad parameters counts as
  * "no rule"; the refusal is noted in the record.
  */
-import { endpointFor } from '../config/buildConfig.js';
+import { endpointFor } from '../config/endpointRouting.js';
 import { constraintType } from '../domain/constraints/catalogue.js';
 import type { VerifierCall } from '../domain/constraints/compatibility.js';
 import type { Constraint } from '../domain/constraints/selection.js';

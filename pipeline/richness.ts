@@ -12,7 +12,8 @@
  * out. Every scored candidate, kept or not, is written to `richness/` with its score and fate.
  * Scores of computed scorers are cached by scorer and image content, VLM replies like every call.
  */
-import { endpointFor, type BuildConfig } from '../config/buildConfig.js';
+import { type BuildConfig } from '../config/buildConfig.js';
+import { endpointFor } from '../config/endpointRouting.js';
 import { sourceImageConfig, type RichnessConfig } from '../config/sourceConfig.js';
 import { sha256Hex } from '../domain/hashing.js';
 import { mapLimit } from '../domain/mapLimit.js';

@@ -4,7 +4,7 @@
  * for all direct-judged constraints, one compare-judge call per compare-judged constraint against
  * an answer generated without it. Every constraint gets a verdict with a short detail.
  */
-import { endpointFor } from '../config/buildConfig.js';
+import { endpointFor } from '../config/endpointRouting.js';
 import type { CallRecord, ModelRequest } from '../llm/modelCaller.js';
 import { renderAnswerPrompt } from '../prompts/answerPrompt.js';
 import { rngFor } from '../domain/random.js';

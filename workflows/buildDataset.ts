@@ -27,7 +27,8 @@ import {
 } from '@temporalio/workflow';
 import type * as activities from '../activities/index.js';
 import type { BuildRef } from '../activities/buildRef.js';
-import { batchStages, ConfigError, parseBuildConfig, stageTaskQueues, type BuildConfig } from '../config/buildConfig.js';
+import type { BuildConfig } from '../config/buildConfig.js';
+import { batchStages, stageTaskQueues } from '../config/endpointRouting.js';
 import type { BuildReport } from '../output/buildReport.js';
 import type { BuildPlan } from '../pipeline/planBuild.js';
 import { mapLimit } from '../domain/mapLimit.js';
@@ -36,6 +37,7 @@ import { commitCaps, sourceGoals, type Goals } from '../domain/targets.js';
 import { pipelineActivityOptions } from './activityOptions.js';
 import { newProgress, recordCommittedShard, type BuildPhase, type BuildProgress } from './buildProgress.js';
 import { buildShard } from './buildShard.js';
+import { buildConfigInput } from './configInput.js';
 import { MMIF_BUILD_ID, MMIF_SOURCE, MMIF_STATUS } from './searchAttributes.js';
 
 export type { BuildProgress } from './buildProgress.js';
@@ -64,7 +66,7 @@ export const retryFailedShardsUpdate = defineUpdate<{ retrying: number[] }>('ret
 const RETRYABLE_PHASES: readonly BuildPhase[] = ['planning', 'running', 'waiting-for-retry'];
 
 export async function buildDataset(input: unknown, carried?: CarriedProgress): Promise<BuildReport> {
-  const config = validate(input);
+  const config = await buildConfigInput(input);
   const progress = carried?.progress ?? newProgress(config.buildId, Date.now());
   const retryQueue = carried?.retryQueue ?? [];
   setHandler(progressQuery, () => progress);
@@ -181,15 +183,6 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
   }
   setPhase('done');
   return report;
-}
-
-function validate(input: unknown): BuildConfig {
-  try {
-    return parseBuildConfig(input);
-  } catch (err) {
-    if (err instanceof ConfigError) throw ApplicationFailure.nonRetryable(err.message, 'ConfigError');
-    throw err;
-  }
 }
 
 /**

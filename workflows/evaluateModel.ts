@@ -6,13 +6,12 @@
  * a re-run with the same evalId (workflow id `eval-<evalId>`) continues instead of starting over.
  * Slices run on the evaluated model's `taskQueue` when it has one, as a build's stages do.
  */
-import { ApplicationFailure, defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
+import { defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
 import type * as activities from '../activities/index.js';
-import { ConfigError } from '../config/buildConfig.js';
-import { parseEvalConfig, type EvalConfig } from '../config/evalConfig.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import type { EvalSummary } from '../output/evalOutputs.js';
 import { pipelineActivityOptions } from './activityOptions.js';
+import { evalConfigInput } from './configInput.js';
 
 export interface EvalProgress {
   phase: 'planning' | 'evaluating' | 'reporting' | 'done';
@@ -26,7 +25,7 @@ export const evalProgressQuery = defineQuery<EvalProgress>('evalProgress');
 const MAX_SLICES = 1000;
 
 export async function evaluateModel(input: unknown): Promise<EvalSummary> {
-  const config = validate(input);
+  const config = await evalConfigInput(input);
   const progress: EvalProgress = { phase: 'planning', items: 0, slices: { planned: 0, done: 0 } };
   setHandler(evalProgressQuery, () => progress);
   const options = pipelineActivityOptions(config.retry);
@@ -47,13 +46,4 @@ export async function evaluateModel(input: unknown): Promise<EvalSummary> {
   const summary = await acts.finalizeEvaluation(config);
   progress.phase = 'done';
   return summary;
-}
-
-function validate(input: unknown): EvalConfig {
-  try {
-    return parseEvalConfig(input);
-  } catch (err) {
-    if (err instanceof ConfigError) throw ApplicationFailure.nonRetryable(err.message, 'ConfigError');
-    throw err;
-  }
 }

@@ -4,23 +4,17 @@
  * 2026-11-01 lands under 2026-11-01 — sharing the model-call cache of the base output, so only new
  * source records and samples whose prompts changed reach the model.
  */
-import { ApplicationFailure, executeChild, workflowInfo } from '@temporalio/workflow';
+import { executeChild, workflowInfo } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { ConfigError, parseBuildConfig } from '../config/buildConfig.js';
 import type { BuildReport } from '../output/buildReport.js';
 import { buildDataset } from './buildDataset.js';
+import { buildConfigInput } from './configInput.js';
 
 /** Set by Temporal on every workflow a schedule starts: the nominal (not actual) start time. */
 const SCHEDULED_START_TIME = defineSearchAttributeKey('TemporalScheduledStartTime', SearchAttributeType.DATETIME);
 
 export async function scheduledBuild(input: unknown): Promise<BuildReport> {
-  let config;
-  try {
-    config = parseBuildConfig(input);
-  } catch (err) {
-    if (err instanceof ConfigError) throw ApplicationFailure.nonRetryable(err.message, 'ConfigError');
-    throw err;
-  }
+  const config = await buildConfigInput(input);
   const info = workflowInfo();
   const nominal = info.typedSearchAttributes.get(SCHEDULED_START_TIME) ?? info.startTime;
   const date = nominal.toISOString().slice(0, 10);

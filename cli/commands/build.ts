@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { ConfigError, parseBuildConfig, type BuildConfig } from '../../config/buildConfig.js';
+import { parseBuildConfig, type BuildConfig } from '../../config/buildConfig.js';
+import { ConfigError } from '../../config/configError.js';
 import { EndpointError } from '../../llm/endpointError.js';
 import { preflight } from '../../llm/preflight.js';
 import { DEFAULT_PRICES } from '../../llm/pricing.js';

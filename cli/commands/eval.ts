@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { WorkflowFailedError } from '@temporalio/client';
-import { ConfigError, type BuildConfig, type EndpointConfig } from '../../config/buildConfig.js';
+import { type BuildConfig, type EndpointConfig } from '../../config/buildConfig.js';
+import { ConfigError } from '../../config/configError.js';
 import { evalFingerprintMaterial, evalOutput, evalWorkflowId, parseEvalConfig, type EvalConfig, type EvalConfigInput } from '../../config/evalConfig.js';
 import { sha256Hex } from '../../domain/hashing.js';
 import type { EvalSummary } from '../../output/evalOutputs.js';

@@ -8,7 +8,7 @@
  *
  * Every model call goes through ctx.models (cached per request), so a re-run pays nothing again.
  */
-import { endpointFor } from '../../config/buildConfig.js';
+import { endpointFor } from '../../config/endpointRouting.js';
 import { assignInstructions, droppedForRejected, instructionsInForce, instructionTurns, type ChatInstruction } from '../../domain/multiturn/chatPlan.js';
 import { SampleRejection } from '../../domain/rejection.js';
 import type { SourceSample } from '../../domain/sample.js';

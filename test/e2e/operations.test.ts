@@ -271,6 +271,19 @@ test('a key echoed by the endpoint in its error bodies reaches no output file, r
   assert.ok(!histories.includes(CANARY), 'the key is in a workflow history');
 });
 
+test('a config that does not parse fails the build at once, non-retryably, naming the field', async () => {
+  // The workflow parses its input with the config modules it imports on demand (workflows/configInput.ts).
+  const input = { ...config('bad-config'), shardSize: -1 } as BuildConfigInput;
+  const failure = await start('bad-config', input)
+    .then((h) => h.result())
+    .then(() => assert.fail('the build succeeded'), (err: unknown) => err);
+  assert.ok(failure instanceof WorkflowFailedError);
+  const cause = failure.cause as { message?: string; type?: string; nonRetryable?: boolean } | undefined;
+  assert.match(String(cause?.message), /^invalid build config: shardSize: /);
+  assert.equal(cause?.type, 'ConfigError');
+  assert.equal(cause?.nonRetryable, true);
+});
+
 test('an output that cannot be written fails the build in seconds, non-retryably, naming the location: missing bucket, read-only, under a file, under /proc', async () => {
   const file = path.join(dir, 'a-file');
   await writeFile(file, 'not a directory');

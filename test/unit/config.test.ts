@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, fingerprintMaterial, parseBuildConfig, stageTaskQueues } from '../../config/buildConfig.js';
+import { fingerprintMaterial, parseBuildConfig } from '../../config/buildConfig.js';
+import { ConfigError } from '../../config/configError.js';
+import { stageTaskQueues } from '../../config/endpointRouting.js';
 
 const minimal = {
   buildId: 'b1',

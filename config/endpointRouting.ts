@@ -1,0 +1,33 @@
+/**
+ * Each stage's endpoint, task queue and Batch API use, from a parsed build config. Pure and
+ * deterministic, and without zod (types only from buildConfig.ts): workflow code calls it on every
+ * build, so the workflow isolate need not evaluate the config schemas for it.
+ */
+import type { BuildConfig, EndpointConfig, Stage } from './buildConfig.js';
+
+export function endpointFor(config: BuildConfig, stage: Stage): EndpointConfig {
+  return config.models[stage] ?? config.models.default;
+}
+
+/**
+ * Pipeline stages whose activities run on an endpoint's own task queue (the image stage calls no
+ * model). A multiturn build's chat stage runs on the answer endpoint's queue: most of its calls are
+ * answers (the rest, rejected answers, on the same chat context).
+ */
+export function stageTaskQueues(config: BuildConfig): Partial<Record<'instruction' | 'constraints' | 'answer' | 'rejected' | 'chat', string>> {
+  const queues: Partial<Record<'instruction' | 'constraints' | 'answer' | 'rejected' | 'chat', string>> = {};
+  for (const stage of ['instruction', 'constraints', 'answer', 'rejected'] as const) {
+    const queue = endpointFor(config, stage).taskQueue;
+    if (queue) queues[stage] = queue;
+  }
+  const answerQueue = endpointFor(config, 'answer').taskQueue;
+  if (config.mode === 'multiturn' && answerQueue) queues.chat = answerQueue;
+  return queues;
+}
+
+/** Stages whose first call per sample goes through the Batch API. */
+export const BATCHABLE_STAGES = ['instruction', 'constraints', 'answer', 'rejected'] as const;
+
+export function batchStages(config: BuildConfig): Array<(typeof BATCHABLE_STAGES)[number]> {
+  return BATCHABLE_STAGES.filter((stage) => endpointFor(config, stage).batch);
+}
