@@ -10,8 +10,8 @@ import { StoreError, type ObjectInfo, type ObjectStore } from './objectStore.js'
 // worker's small per-call writes (bench/README.md, worker cost per request).
 const readWhole = promisify(readFileCallback);
 const writeWhole = promisify(writeFileCallback);
-/** Folders remembered as inside the root at most (LocalStore.confinedDirs). */
-const CONFINED_DIRS_KEPT = 4096;
+/** Folders a store remembers at most, per kind of fact (a build has one folder per sample). */
+const DIRS_KEPT = 4096;
 /** Opens a file but not a link (ELOOP): a get in a folder known to be inside the root needs no realpath. */
 const READ_NO_LINK = constants.O_NOFOLLOW === undefined ? undefined : constants.O_RDONLY | constants.O_NOFOLLOW;
 
@@ -27,7 +27,7 @@ const READ_NO_LINK = constants.O_NOFOLLOW === undefined ? undefined : constants.
 export class LocalStore implements ObjectStore {
   readonly root: string;
   /** Directories this store created or found: a write into one skips its mkdir (re-made if removed meanwhile). */
-  private readonly knownDirs = new Set<string>();
+  private readonly knownDirs = new ForgetfulSet(DIRS_KEPT);
 
   constructor(root: string) {
     this.root = path.resolve(root);
@@ -39,9 +39,9 @@ export class LocalStore implements ObjectStore {
    * Folders whose real path was found inside the boundary: a file in one, opened without following
    * a link, is inside too, so `get` skips the realpath of every read (a walk of the whole path, the
    * largest cost of a small read). Trusted for the store's life, as knownDirs: a dataset's links are
-   * fixed while it is read. Forgotten every CONFINED_DIRS_KEPT folders (a build has one per sample).
+   * fixed while it is read.
    */
-  private readonly confinedDirs = new Set<string>();
+  private readonly confinedDirs = new ForgetfulSet(DIRS_KEPT);
 
   /** `full` (a resolved key) when its real path stays inside the root; throws 'escapes-root' otherwise, ENOENT when absent. */
   private async confined(key: string, full: string): Promise<string> {
@@ -76,7 +76,6 @@ export class LocalStore implements ObjectStore {
       throw err;
     }
     if (!this.inside(real, await this.boundary())) return 'unknown';
-    if (this.confinedDirs.size >= CONFINED_DIRS_KEPT) this.confinedDirs.clear();
     this.confinedDirs.add(dir);
     return 'confined';
   }
@@ -292,5 +291,24 @@ async function makeDirs(dir: string): Promise<void> {
     await mkdir(dir).catch((again: NodeJS.ErrnoException) => {
       if (again.code !== 'EEXIST') throw again;
     });
+  }
+}
+
+/**
+ * Remembered facts about folders, forgotten all at once every `limit` entries: memory stays bounded
+ * however many folders a build writes, and a forgotten fact only costs one more check.
+ */
+class ForgetfulSet {
+  private readonly items = new Set<string>();
+
+  constructor(private readonly limit: number) {}
+
+  has(item: string): boolean {
+    return this.items.has(item);
+  }
+
+  add(item: string): void {
+    if (this.items.size >= this.limit) this.items.clear();
+    this.items.add(item);
   }
 }
