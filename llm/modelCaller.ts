@@ -265,18 +265,22 @@ export class ModelCaller {
 
   /**
    * Caches a reply obtained elsewhere (a Batch API result for a prepared body) and returns its call
-   * record, priced as a batch call when `batch`. An entry already there is kept: the pipeline may
-   * have used it.
+   * record, priced as a batch call when `batch`. A whole entry already there is kept: the pipeline
+   * may have used it. A torn one (a crash while creating it) is replaced: the pipeline reads it as
+   * absent and would pay for the request again.
    */
   async storeReply(target: ReplyTarget, completion: ChatCompletion, batch = true): Promise<CallRecord> {
     const reply = { ...toCachedReply(completion, target.model, batch), ...(this.owner ? { owner: this.owner } : {}) };
-    await this.cache.putIfAbsent(target.cacheKey, JSON.stringify(reply), 'application/json');
+    const body = JSON.stringify(reply);
+    if (!(await this.cache.putIfAbsent(target.cacheKey, body, 'application/json')) && !(await this.isCached(target.cacheKey))) {
+      await this.cache.put(target.cacheKey, body, 'application/json');
+    }
     return this.record(target.stage, reply, false);
   }
 
-  /** Whether a reply is cached under this key (prepared requests carry their key). */
-  isCached(cacheKey: string): Promise<boolean> {
-    return this.cache.exists(cacheKey);
+  /** Whether a whole reply is cached under this key (prepared requests carry their key), as the pipeline reads it. */
+  async isCached(cacheKey: string): Promise<boolean> {
+    return (await getCreatedJson<CachedReply>(this.cache, cacheKey)) !== undefined;
   }
 
   /** The SDK client of an endpoint, for the Batch API helpers (batch.ts). */

@@ -1,7 +1,7 @@
 /** Cost accounting: the price table, and CallRecord costs against the simulator's own token counts. */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
@@ -88,4 +88,23 @@ test('a stored batch reply is priced at the batch discount, and a hit on it save
   assert.deepEqual(calls.map((c) => [c.cached, c.batch, c.costUsd]), [[true, true, 0]]);
   close(calls[0]!.savedUsd, listPrice / 2);
   assert.equal(sim.stats().requests, 1, 'only the call standing in for the batch reached the endpoint');
+});
+
+test('a torn cache entry (a crash while creating it) is not cached for the Batch API: its batch reply replaces it and is used', async () => {
+  sim.resetStats();
+  const root = path.join(dir, 'torn');
+  const caller = new ModelCaller(new LocalStore(root), '_cache/llm', llm, { prices });
+  const req = { stage: 'answer' as const, endpoint: endpoint(), prompt: renderAnswerPrompt('Describe the torn scene.', []), image };
+  const prepared = caller.prepare(req);
+  await mkdir(path.dirname(path.join(root, prepared.cacheKey)), { recursive: true });
+  await writeFile(path.join(root, prepared.cacheKey), '{"content":"cut sho');
+  assert.equal(await caller.isCached(prepared.cacheKey), false, 'the torn entry is not a reply: the request goes into the batch');
+
+  const completion = await new OpenAI({ baseURL: sim.url, apiKey: 'sim', maxRetries: 0 }).chat.completions.create(prepared.body);
+  await caller.storeReply(prepared, completion);
+  assert.equal(await caller.isCached(prepared.cacheKey), true);
+  const calls: CallRecord[] = [];
+  assert.equal(await caller.text(req, calls), completion.choices[0]?.message.content);
+  assert.deepEqual(calls.map((c) => [c.cached, c.batch]), [[true, true]], 'the batch reply is served, not paid again');
+  assert.equal(sim.stats().requests, 1);
 });
