@@ -1,4 +1,4 @@
-import { appendFileSync, constants, createReadStream, mkdirSync, readFile as readFileCallback, writeFile as writeFileCallback } from 'node:fs';
+import { appendFileSync, constants, createReadStream, readFile as readFileCallback, writeFile as writeFileCallback } from 'node:fs';
 import { mkdir, open, readdir, realpath, rename, rm, stat, link, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -183,7 +183,7 @@ export class LocalStore implements ObjectStore {
       appendFileSync(full, `${line}\n`);
     } catch (err) {
       if (!isNotFound(err)) throw err;
-      mkdirSync(path.dirname(full), { recursive: true });
+      await this.makeDir(path.dirname(full)); // rare (a log's first line): only the append need be synchronous
       appendFileSync(full, `${line}\n`);
     }
   }

@@ -28,9 +28,11 @@ for (const backend of [localBackend(), s3Backend()]) {
       await appendFile(path.join(root, 'logs/b.jsonl'), '{"n":7');
       assert.deepEqual(await writer.readLines('logs/b.jsonl'), ['{"n":6}']);
       // On disk when the call returns, before any other turn of the event loop (a sent mark is
-      // written inside its request's limiter slot), its folder made if need be.
-      const appended = writer.appendLine('logs/new/c.jsonl', '{"n":8}');
+      // written inside its request's limiter slot); a new log's folder is made first.
+      await writer.appendLine('logs/new/c.jsonl', '{"n":8}');
       assert.equal(readFileSync(path.join(root, 'logs/new/c.jsonl'), 'utf8'), '{"n":8}\n');
+      const appended = writer.appendLine('logs/new/c.jsonl', '{"n":9}');
+      assert.equal(readFileSync(path.join(root, 'logs/new/c.jsonl'), 'utf8'), '{"n":8}\n{"n":9}\n');
       await appended;
     }
   });
