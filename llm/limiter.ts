@@ -398,7 +398,9 @@ export interface AttemptSlot {
    * The whole reply has arrived: the endpoint has finished the request, so a 2xx frees the slot now,
    * its rate-limit headers learnt first, instead of after the SDK's parsing and the caller's next
    * loop turns. Other statuses keep it until the attempt ends: a 429's pause must apply before the
-   * next request goes.
+   * next request goes. The token budget is corrected to the reply's usage a little later (the
+   * ticket, once the SDK has parsed the body: well under a millisecond), so a request admitted in
+   * between is judged on the estimate, against a per-minute window.
    */
   replied(status: number, headers: HeaderSource): void;
 }

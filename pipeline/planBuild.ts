@@ -31,8 +31,8 @@ export interface BuildPlan {
   /** With targets: why topping up stopped, once it has. */
   targetsOutcome?: TargetsOutcome;
   /**
-   * Per source, in config order: what planning's scan read (every item the reader yielded, counted
-   * as it came: `samples`, `filtered` records by policy and damaged units by `problems` code),
+   * Per source, in config order: what planning's scan read (every record of every segment the reader
+   * yielded: `samples`, `filtered` records by policy and damaged units by `problems` code),
    * samples `selected` over all rounds, ranks of its seeded order consumed (`ranked`: more than
    * selected when richness refused some), and with richness the scored candidates by fate
    * (selected, not-needed, or the rule's reason code). The build report's accounting
@@ -102,7 +102,7 @@ export async function planBuild(
     // With richness, the scan ranks the first window of candidates to score.
     const richnessRule = config.sources[index]!.richness;
     const selection = new LowestRanks<SourceSample>(richnessRule ? richnessWindow(richnessRule, targets[index]!) : targets[index]!);
-    // `read` is counted apart from the terms it must equal, so the report's identity can fail.
+    // `read` counts the records, `samples` the segment's ids: the report's identity fails if a source's ids and records disagree.
     let read = 0;
     let samples = 0;
     const problems: Record<string, number> = {};

@@ -89,9 +89,14 @@ export interface SourceSegment {
 
 /** Records a source builds samples of on demand: `records` hold the samples' source ids. */
 export function lazySegment(source: string, records: Array<string | SourceProblem>, sample: (i: number) => SourceSample): SourceSegment {
+  return { records, sampleIds: sampleIdsOf(records, source), sample };
+}
+
+/** The sample ids of a segment's records (`instance` > 1: a second source of the same type, sampleIdFor). */
+export function sampleIdsOf(records: SourceSegment['records'], source: string, instance = 1): string[] {
   const sampleIds: string[] = [];
-  for (const record of records) if (typeof record === 'string') sampleIds.push(sampleIdFor(source, record));
-  return { records, sampleIds, sample };
+  for (const record of records) if (typeof record === 'string') sampleIds.push(sampleIdFor(source, record, instance));
+  return sampleIds;
 }
 
 /** Items already built, in segments of up to `size` (bounded memory, one async step per segment). */

@@ -1,11 +1,10 @@
 /** Entry point to the image sources: turns one `sources[i]` entry of the build config into a reader. */
 import type { SourceConfig } from '../config/buildConfig.js';
-import { sampleIdFor } from '../domain/hashing.js';
 import type { S3Options } from '../storage/openStore.js';
 import { openAllava } from './allava.js';
 import { openCc3m } from './cc3m.js';
 import { openChartqa } from './chartqa.js';
-import type { SourceReader } from './contract.js';
+import { sampleIdsOf, type SourceReader } from './contract.js';
 import { openGeo170k } from './geo170k.js';
 import { openMultiui } from './multiui.js';
 import { openRico } from './rico.js';
@@ -40,15 +39,14 @@ function withOwnIds(reader: SourceReader, type: string, instance: number): Sourc
     readImage: (ref) => reader.readImage(ref),
     async *segments() {
       for await (const segment of reader.segments()) {
-        const sampleIds: string[] = [];
-        for (const record of segment.records) if (typeof record === 'string') sampleIds.push(sampleIdFor(type, record, instance));
+        const sampleIds = sampleIdsOf(segment.records, type, instance);
         yield { records: segment.records, sampleIds, sample: (i) => ({ ...segment.sample(i), sampleId: sampleIds[i]! }) };
       }
     },
   };
 }
 
-/** Opening is lazy and cheap: nothing is listed or read until `samples()` or `readImage()` is called. */
+/** Opening is lazy and cheap: nothing is listed or read until `segments()` or `readImage()` is called. */
 export function openSource(config: SourceConfig, sourceIndex: number, s3: S3Options): SourceReader {
   switch (config.type) {
     case 'cc3m':
