@@ -10,8 +10,8 @@ import { StoreError, type ObjectInfo, type ObjectStore } from './objectStore.js'
 // worker's small per-call writes (bench/README.md, worker cost per request).
 const readWhole = promisify(readFileCallback);
 const writeWhole = promisify(writeFileCallback);
-/** Folders a store remembers at most, per kind of fact (a build has one folder per sample). */
-const DIRS_KEPT = 4096;
+/** Folders remembered as inside the root at most (LocalStore.confinedDirs; a build has one folder per sample). */
+const CONFINED_DIRS_KEPT = 4096;
 /** Opens a file but not a link (ELOOP): a get in a folder known to be inside the root needs no realpath. */
 const READ_NO_LINK = constants.O_NOFOLLOW === undefined ? undefined : constants.O_RDONLY | constants.O_NOFOLLOW;
 
@@ -26,8 +26,6 @@ const READ_NO_LINK = constants.O_NOFOLLOW === undefined ? undefined : constants.
  */
 export class LocalStore implements ObjectStore {
   readonly root: string;
-  /** Directories this store created or found: a write into one skips its mkdir (re-made if removed meanwhile). */
-  private readonly knownDirs = new ForgetfulSet(DIRS_KEPT);
 
   constructor(root: string) {
     this.root = path.resolve(root);
@@ -38,10 +36,10 @@ export class LocalStore implements ObjectStore {
   /**
    * Folders whose real path was found inside the boundary: a file in one, opened without following
    * a link, is inside too, so `get` skips the realpath of every read (a walk of the whole path, the
-   * largest cost of a small read). Trusted for the store's life, as knownDirs: a dataset's links are
-   * fixed while it is read.
+   * largest cost of a small read). Trusted for the store's life: a dataset's links are fixed while it
+   * is read. Forgotten all at once every CONFINED_DIRS_KEPT folders, so memory stays bounded.
    */
-  private readonly confinedDirs = new ForgetfulSet(DIRS_KEPT);
+  private readonly confinedDirs = new Set<string>();
 
   /** `full` (a resolved key) when its real path stays inside the root; throws 'escapes-root' otherwise, ENOENT when absent. */
   private async confined(key: string, full: string): Promise<string> {
@@ -76,6 +74,7 @@ export class LocalStore implements ObjectStore {
       throw err;
     }
     if (!this.inside(real, await this.boundary())) return 'unknown';
+    if (this.confinedDirs.size >= CONFINED_DIRS_KEPT) this.confinedDirs.clear();
     this.confinedDirs.add(dir);
     return 'confined';
   }
@@ -179,13 +178,7 @@ export class LocalStore implements ObjectStore {
    */
   async appendLine(key: string, line: string): Promise<void> {
     const full = this.resolve(key);
-    try {
-      appendFileSync(full, `${line}\n`);
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-      await this.makeDir(path.dirname(full)); // rare (a log's first line): only the append need be synchronous
-      appendFileSync(full, `${line}\n`);
-    }
+    await this.inDir(path.dirname(full), async () => appendFileSync(full, `${line}\n`));
   }
 
   async readLines(key: string): Promise<string[]> {
@@ -196,21 +189,18 @@ export class LocalStore implements ObjectStore {
     return lines;
   }
 
-  /** Runs a write into `dir`, making the folder first unless this store made or found it before. */
+  /**
+   * Runs a write into `dir`, making the folder only when the write finds it missing: most writes go
+   * into a folder that exists, and pay no mkdir (and no memory of the folders made) for it.
+   */
   private async inDir(dir: string, write: () => Promise<void>): Promise<void> {
-    if (!this.knownDirs.has(dir)) await this.makeDir(dir);
     try {
       await write();
     } catch (err) {
       if (!isNotFound(err)) throw err;
-      await this.makeDir(dir); // removed since we made it
+      await makeDirs(dir);
       await write();
     }
-  }
-
-  private async makeDir(dir: string): Promise<void> {
-    await makeDirs(dir);
-    this.knownDirs.add(dir);
   }
 
   async exists(key: string): Promise<boolean> {
@@ -291,24 +281,5 @@ async function makeDirs(dir: string): Promise<void> {
     await mkdir(dir).catch((again: NodeJS.ErrnoException) => {
       if (again.code !== 'EEXIST') throw again;
     });
-  }
-}
-
-/**
- * Remembered facts about folders, forgotten all at once every `limit` entries: memory stays bounded
- * however many folders a build writes, and a forgotten fact only costs one more check.
- */
-class ForgetfulSet {
-  private readonly items = new Set<string>();
-
-  constructor(private readonly limit: number) {}
-
-  has(item: string): boolean {
-    return this.items.has(item);
-  }
-
-  add(item: string): void {
-    if (this.items.size >= this.limit) this.items.clear();
-    this.items.add(item);
   }
 }
