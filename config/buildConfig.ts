@@ -68,10 +68,6 @@ export const s3Schema = z
   })
   .strict();
 
-
-
-
-
 /** What a build makes: single-turn MM-IFEngine samples, or MMMT-IF chats (seed 002) with turn-level pairs. */
 export const BUILD_MODES = ['single', 'multiturn'] as const;
 export type BuildMode = (typeof BUILD_MODES)[number];
@@ -380,7 +376,6 @@ export const MAX_SLICES_PER_SHARD = 250;
 export type BuildConfigInput = z.input<typeof buildConfigSchema>;
 export type BuildConfig = z.output<typeof buildConfigSchema>;
 
-
 /** Parses a config; throws ConfigError whose message names every bad field by its JSON path. */
 export function parseBuildConfig(input: unknown): BuildConfig {
   const result = buildConfigSchema.safeParse(input);
@@ -393,7 +388,6 @@ export function parseBuildConfig(input: unknown): BuildConfig {
 export function chatSettings(config: BuildConfig): ChatConfig {
   return config.chat ?? chatSchema.parse({});
 }
-
 
 /** Settings that change no output byte: excluded from the fingerprint so tuning them never invalidates a build. */
 const OPERATIONAL_KEYS = ['maxParallelShards', 'sliceSize', 'shardsPerRun', 'retry', 'retryWindowSeconds', 'searchAttributes', 'cacheUri', 'batchApi'] as const;

@@ -58,9 +58,9 @@ export function openCc3m(config: Cc3mSourceConfig, sourceIndex: number, s3: S3Op
 
 async function* cc3mSegments(store: ObjectStore, config: Cc3mSourceConfig, sourceIndex: number): AsyncGenerator<SourceSegment> {
   const layout = config.layout === 'auto' ? await detectLayout(store) : config.layout;
-  const toItems = (records: AsyncIterable<Cc3mRecord | SourceProblem>) =>
+  const toSegments = (records: AsyncIterable<Cc3mRecord | SourceProblem>) =>
     inSegments(orderedMap(records, READ_AHEAD, (record) => ('problem' in record ? Promise.resolve(record) : toItem(record, store, config, sourceIndex))));
-  const segments = layout === 'webdataset' ? webdatasetSegments(store, config, sourceIndex, toItems) : toItems(RECORDS[layout](store));
+  const segments = layout === 'webdataset' ? webdatasetSegments(store, config, sourceIndex, toSegments) : toSegments(RECORDS[layout](store));
   let seen = 0;
   for await (const segment of segments) {
     seen += segment.records.length;
@@ -125,7 +125,7 @@ async function* webdatasetSegments(
   store: ObjectStore,
   config: Cc3mSourceConfig,
   sourceIndex: number,
-  toItems: (records: AsyncIterable<Cc3mRecord | SourceProblem>) => AsyncIterable<SourceSegment>,
+  toSegments: (records: AsyncIterable<Cc3mRecord | SourceProblem>) => AsyncIterable<SourceSegment>,
 ): AsyncGenerator<SourceSegment> {
   const parquets = new Set<string>();
   const tars = mapAsync(store.list(''), ({ key }) => {
@@ -141,7 +141,7 @@ async function* webdatasetSegments(
   for await (const { tar, parquet, bytes } of sideFiles) {
     const rows = bytes && sideFileRows(bytes, parquet, { captions: true });
     if (rows) yield parquetSegment(rows, tar, parquet, config, sourceIndex);
-    else yield* toItems(tarRecords(store, tar));
+    else yield* toSegments(tarRecords(store, tar));
   }
 }
 
@@ -310,6 +310,8 @@ class TarImageIndex {
 class WeighedCache<T> {
   private readonly entries = new Map<string, Promise<T>>();
   private readonly weights = new Map<string, number>();
+  /** The sum of `weights`, kept as they change (not re-added at every insert). */
+  private total = 0;
 
   constructor(
     private readonly limit: number,
@@ -324,7 +326,9 @@ class WeighedCache<T> {
     let entry = this.entries.get(key);
     if (!entry) {
       entry = make().then((value) => {
-        this.weights.set(key, this.weigh(value));
+        const weight = this.weigh(value);
+        this.weights.set(key, weight);
+        this.total += weight;
         this.evictBeyond(key);
         return value;
       });
@@ -336,13 +340,12 @@ class WeighedCache<T> {
 
   /** Drops the earliest weighed entries (never `keep`) until the total is within the limit. */
   private evictBeyond(keep: string): void {
-    let total = [...this.weights.values()].reduce((a, b) => a + b, 0);
     for (const [key, weight] of this.weights) {
-      if (total <= this.limit) return;
+      if (this.total <= this.limit) return;
       if (key === keep) continue;
       this.weights.delete(key);
       this.entries.delete(key);
-      total -= weight;
+      this.total -= weight;
     }
   }
 }

@@ -77,10 +77,8 @@ export async function createJson(store: ObjectStore, key: string, value: object)
  * whole: no cut (or NUL-filled) text of a JSON object parses.
  */
 export async function getCreatedJson<T extends object>(store: ObjectStore, key: string): Promise<T | undefined> {
-  const body = await store.get(key);
-  if (body === undefined) return undefined;
   try {
-    return JSON.parse(body.toString('utf8')) as T;
+    return await getJson<T>(store, key);
   } catch (err) {
     if (err instanceof SyntaxError) return undefined;
     throw err;
