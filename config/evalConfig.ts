@@ -5,8 +5,13 @@
  */
 import { z } from 'zod';
 import { MAX_CHAT_INSTRUCTIONS } from '../domain/multiturn/limits.js';
-import { canonicalJson, endpointSchema, llmSchema, retrySchema, s3Schema, slug } from './buildConfig.js';
-import { ConfigError } from './configError.js';
+import { canonicalJson, endpointMaterial, llmMaterial } from './fingerprint.js';
+import { llmSchema } from './llmConfig.js';
+import { endpointSchema } from './modelsConfig.js';
+import { retrySchema } from './retryConfig.js';
+import { s3Schema } from './s3Config.js';
+import { slug } from './slug.js';
+import { parseConfig } from './parseConfig.js';
 
 export const evalConfigSchema = z
   .object({
@@ -55,10 +60,7 @@ export type EvalConfigInput = z.input<typeof evalConfigSchema>;
 export type EvalConfig = z.output<typeof evalConfigSchema>;
 
 export function parseEvalConfig(input: unknown): EvalConfig {
-  const result = evalConfigSchema.safeParse(input);
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`);
-  throw new ConfigError(`invalid eval config: ${problems.join('; ')}`);
+  return parseConfig(evalConfigSchema, input, 'eval config');
 }
 
 /** Where the reports and the run's state are written. */
@@ -69,12 +71,11 @@ export function evalOutput(config: Pick<EvalConfig, 'data' | 'out'>): string {
 /** Settings that change no report byte: left out of the fingerprint a re-run is checked against. */
 export function evalFingerprintMaterial(config: EvalConfig): string {
   const { sliceSize: _s, maxParallelSlices: _p, retry: _r, cacheUri: _c, ...rest } = config;
-  const pace = ({ concurrency: _c1, requestsPerMinute: _r1, tokensPerMinute: _t1, taskQueue: _q1, batch: _b1, ...endpoint }: EvalConfig['model']) => endpoint;
   return canonicalJson({
     ...rest,
-    model: pace(config.model),
-    judge: config.judge && pace(config.judge),
-    llm: { ...config.llm, concurrency: undefined, prices: undefined, retry: undefined, errorBudget: undefined, preflight: undefined, rerunModelCallRejects: undefined },
+    model: endpointMaterial(config.model),
+    judge: config.judge && endpointMaterial(config.judge),
+    llm: llmMaterial(config.llm),
   });
 }
 

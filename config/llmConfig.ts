@@ -1,0 +1,72 @@
+/** Model-call settings shared by builds and evals (llm/modelCaller.ts): the `llm` object of both configs. */
+import { z } from 'zod';
+
+export const llmSchema = z
+  .object({
+    temperature: z.number().min(0).max(2).default(0.7),
+    /** Judges and verifier selection run at this temperature (the reference used 0). */
+    judgeTemperature: z.number().min(0).max(2).default(0),
+    maxTokens: z.number().int().positive().default(1024),
+    timeoutMs: z.number().int().positive().default(120_000),
+    /** Model calls in flight per activity (per slice). */
+    concurrency: z.number().int().min(1).max(256).default(8),
+    /** Ask for response_format json_schema (OpenAI, vLLM, SGLang, Ollama >= 0.5 support it). */
+    structuredOutput: z.boolean().default(true),
+    imageDetail: z.enum(['auto', 'low', 'high']).default('auto'),
+    /** USD per million tokens by model, over the built-in (dated, approximate) table. */
+    prices: z
+      .record(
+        z.string().min(1),
+        z
+          .object({
+            inputPerMTok: z.number().min(0),
+            outputPerMTok: z.number().min(0),
+            batchDiscount: z.number().min(0).max(1).default(0.5),
+          })
+          .strict(),
+      )
+      .default({}),
+    /** Retries of one model call (429s wait for Retry-After; 5xx/timeouts back off with jitter). */
+    retry: z
+      .object({
+        maxAttempts: z.number().int().min(1).max(20).default(6),
+        baseDelayMs: z.number().int().min(0).default(1000),
+        maxDelayMs: z.number().int().min(0).default(30_000),
+      })
+      .strict()
+      .prefault({}),
+    /**
+     * Tries per call when the reply is unusable: empty, unparseable after the repair round trip,
+     * cut by max_tokens or refused by a content filter. Each try sends a new OpenAI `seed` (and is
+     * its own cache entry); after the last the sample is rejected with the cause.
+     */
+    replyTries: z.number().int().min(1).max(10).default(3),
+    /** A reply cut by `maxTokens` is tried once more with this larger limit (unset: no larger try). */
+    maxTokensCeiling: z.number().int().positive().optional(),
+    /**
+     * A shard fails (instead of committing a quietly empty result) when samples rejected by
+     * model-call errors (endpoint refusals, unusable replies after every try) exceed `maxFraction`
+     * of its samples, or when `maxConsecutive` samples in a row of one slice fail that way.
+     */
+    errorBudget: z
+      .object({
+        maxFraction: z.number().min(0).max(1).default(0.2),
+        maxConsecutive: z.number().int().min(1).default(8),
+      })
+      .strict()
+      .prefault({}),
+    /**
+     * Before planning, send one tiny request (with an image where the stage sends images) per
+     * distinct endpoint and model, so a bad key, unknown model or text-only model fails in seconds.
+     */
+    preflight: z.boolean().default(true),
+    /**
+     * Re-running a build (same buildId and config) re-opens its committed shards that hold
+     * samples rejected by model-call errors, regenerates just those samples and commits the shard
+     * again as a new revision. Off: committed shards are left as they are.
+     */
+    rerunModelCallRejects: z.boolean().default(true),
+  })
+  .strict()
+  .prefault({});
+export type LlmConfig = z.output<typeof llmSchema>;

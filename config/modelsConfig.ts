@@ -1,0 +1,50 @@
+/**
+ * Model endpoints: one per model role (`models.default` and optional per-role overrides), shared
+ * by build configs and (one endpoint each for the model and the judge) eval configs.
+ */
+import { z } from 'zod';
+
+/** Model-calling stages; `richness` is the VLM tag count that can select images at planning (sources[].richness). */
+export const STAGES = ['instruction', 'constraints', 'compatibility', 'verifier', 'answer', 'rejected', 'judge', 'richness'] as const;
+export type Stage = (typeof STAGES)[number];
+
+export const endpointSchema = z
+  .object({
+    model: z.string().min(1),
+    /** OpenAI-compatible base URL, e.g. http://localhost:8000/v1. Unset: the worker's OPENAI_BASE_URL. */
+    baseUrl: z.string().url().optional(),
+    /** Name of the env var holding the API key (never the key itself). */
+    apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).default('OPENAI_API_KEY'),
+    /** Requests in flight to this endpoint, all workers of the task queue together (leased by demand; AIMD adapts below it on 429s). */
+    concurrency: z.number().int().min(1).max(1024).default(16),
+    /** Client-side pacing; learned from x-ratelimit-* headers when the provider sends them. */
+    requestsPerMinute: z.number().positive().optional(),
+    tokensPerMinute: z.number().positive().optional(),
+    /**
+     * Send this stage's first call per sample through the provider's Batch API (/v1/files +
+     * /v1/batches; half price at OpenAI), waiting durably; for instruction, constraints, answer, rejected.
+     */
+    batch: z.boolean().default(false),
+    /**
+     * Run this stage's activities on their own task queue (one per endpoint), whose workers cap
+     * activities/s across all of them (MMIF_TASK_QUEUE_ACTIVITIES_PER_SECOND); default: the build's queue.
+     */
+    taskQueue: z.string().min(1).optional(),
+  })
+  .strict();
+export type EndpointConfig = z.infer<typeof endpointSchema>;
+
+/** A build's `models`: the default endpoint and any per-stage override. */
+export const modelsSchema = z
+  .object({
+    default: endpointSchema,
+    instruction: endpointSchema.optional(),
+    constraints: endpointSchema.optional(),
+    compatibility: endpointSchema.optional(),
+    verifier: endpointSchema.optional(),
+    answer: endpointSchema.optional(),
+    rejected: endpointSchema.optional(),
+    judge: endpointSchema.optional(),
+    richness: endpointSchema.optional(),
+  })
+  .strict();
