@@ -1,0 +1,77 @@
+/**
+ * A stage's model request and the chat-completion body it becomes, filed under its cache key. The
+ * synchronous path sends the body; the Batch API sends the same body (a PreparedRequest) and files
+ * the reply under the same key, so the pipeline then runs on cache hits.
+ */
+import type { z } from 'zod';
+import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { BuildConfig, EndpointConfig, Stage } from '../config/buildConfig.js';
+import type { RenderedPrompt } from '../prompts/chat.js';
+import { jsonSchemaOf, type MessageImage } from './chatMessages.js';
+import { resolveEndpoint, type ResolvedEndpoint } from './endpoint.js';
+import { replyCacheKey } from './replyCache.js';
+import { trySeed, type ReplyTry } from './replyTries.js';
+
+export interface ModelRequest {
+  stage: Stage;
+  endpoint: EndpointConfig;
+  prompt: RenderedPrompt;
+  image?: MessageImage;
+  /** Overrides llm.temperature (judges run at llm.judgeTemperature). */
+  temperature?: number;
+  /**
+   * The OpenAI `seed`: set on regenerations, so a second attempt is a different request (and a
+   * different cache entry) rather than the cached first answer again.
+   */
+  seed?: number;
+}
+
+/** Asks for a JSON reply matching `schema`, sent as response_format `name` when structured output is on. */
+export interface JsonReply<T> {
+  name: string;
+  schema: z.ZodType<T>;
+}
+
+/** Where a reply obtained elsewhere goes: small, so it can be kept between submitting a batch and collecting it. */
+export interface ReplyTarget {
+  stage: Stage;
+  /** Where the synchronous path looks for this request's reply (an object-store key). */
+  cacheKey: string;
+  model: string;
+}
+
+/** A request of a stage, ready to send (the Batch API sends first requests instead of the synchronous path). */
+export interface PreparedRequest extends ReplyTarget {
+  body: ChatCompletionCreateParamsNonStreaming;
+}
+
+export type ResponseFormat = ChatCompletionCreateParamsNonStreaming['response_format'];
+
+/** The response format asking for `json`, or none when llm.structuredOutput is off. */
+export function responseFormatFor<T>(json: JsonReply<T>, llm: BuildConfig['llm']): ResponseFormat {
+  if (!llm.structuredOutput) return undefined;
+  return { type: 'json_schema', json_schema: { name: json.name, schema: jsonSchemaOf(json.schema) } };
+}
+
+/** The body one try of `req` sends with these messages, and the cache key its reply is filed under. */
+export function prepareRequest(
+  req: ModelRequest,
+  t: ReplyTry,
+  messages: ChatCompletionMessageParam[],
+  responseFormat: ResponseFormat,
+  llm: BuildConfig['llm'],
+  cachePrefix: string,
+): { endpoint: ResolvedEndpoint; prepared: PreparedRequest } {
+  const endpoint = resolveEndpoint(req.endpoint);
+  const seed = trySeed(req.seed, t);
+  const body: ChatCompletionCreateParamsNonStreaming = {
+    model: endpoint.model,
+    messages,
+    temperature: req.temperature ?? llm.temperature,
+    max_tokens: t.maxTokens,
+    ...(seed !== undefined ? { seed } : {}),
+    ...(responseFormat ? { response_format: responseFormat } : {}),
+  };
+  const cacheKey = `${cachePrefix}/${replyCacheKey(endpoint.baseURL, body, req, llm.imageDetail, t.index)}.json`;
+  return { endpoint, prepared: { stage: req.stage, cacheKey, model: endpoint.model, body } };
+}

@@ -1,0 +1,71 @@
+/**
+ * Model replies in the object-store cache: what an entry holds and the key a request is filed
+ * under. The key covers the endpoint, the full request and the prompt version, so the identical
+ * request made again (a retried activity, a re-run build) is answered from here and never paid twice.
+ */
+import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
+import type { BuildConfig } from '../config/buildConfig.js';
+import { canonicalJson } from '../config/buildConfig.js';
+import { sha256Hex } from '../domain/hashing.js';
+import type { RenderedPrompt } from '../prompts/chat.js';
+import { imageDataUrl, withoutImage, type MessageImage } from './chatMessages.js';
+import { usageOf, type Usage } from './usage.js';
+
+export interface CachedReply extends Usage {
+  content: string;
+  finishReason: string;
+  model: string;
+  simulated: boolean;
+  /** Absent in entries written before the Batch API was supported. */
+  batch?: boolean;
+  /** ModelCallerOptions.owner of the build that paid for it. */
+  owner?: string;
+  /** The stage execution that paid for it (`forExecution`): tells a lost attempt's calls from cache hits. */
+  scope?: string;
+  execution?: string;
+}
+
+/** What the simulator puts in `system_fingerprint` (simulator/replies.ts). */
+const SIMULATOR_FINGERPRINT = 'mmif-simulator';
+
+export function toCachedReply(completion: ChatCompletion, requestedModel: string, batch: boolean): CachedReply {
+  const choice = completion.choices[0];
+  return {
+    content: choice?.message.content ?? '',
+    finishReason: choice?.finish_reason ?? 'unknown',
+    model: completion.model || requestedModel,
+    ...usageOf(completion.usage),
+    simulated: completion.system_fingerprint === SIMULATOR_FINGERPRINT,
+    batch,
+  };
+}
+
+export interface KeyedRequest {
+  prompt: RenderedPrompt;
+  image?: MessageImage;
+}
+
+/**
+ * Endpoint + model + full request + template version (+ the try); the image enters by its hash, not
+ * its bytes. `replyTry` is absent for the first try, so first-try keys stay what they were before
+ * tries existed.
+ */
+export function replyCacheKey(
+  baseURL: string,
+  params: ChatCompletionCreateParamsNonStreaming,
+  req: KeyedRequest,
+  detail: BuildConfig['llm']['imageDetail'],
+  replyTry: number,
+): string {
+  const imageUrl = req.image ? imageDataUrl(req.image) : undefined;
+  const material = canonicalJson({
+    baseURL,
+    promptVersion: req.prompt.version,
+    imageSha256: req.image?.sha256,
+    detail,
+    ...(replyTry > 0 ? { replyTry } : {}),
+    params: { ...params, messages: params.messages.map((m) => withoutImage(m, imageUrl)) },
+  });
+  const hash = sha256Hex(material);
+  return `${hash.slice(0, 2)}/${hash}`;
+}
