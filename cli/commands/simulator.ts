@@ -4,7 +4,7 @@ import { EXIT } from '../exitCodes.js';
 
 export const SIMULATOR_USAGE = `usage: mmif simulator [--port N]
   Serve the OpenAI-compatible simulator on 127.0.0.1 (SIM_PORT, SIM_SEED, SIM_LATENCY_MS, SIM_RATE_*,
-  SIM_COMPLIANCE_RATE, SIM_JUDGE_LENIENCY...; see the README). Everything it answers is simulated.`;
+  SIM_COMPLIANCE_RATE, SIM_JUDGE_LENIENCY...; see docs/architecture.md). Everything it answers is simulated.`;
 
 export async function simulatorCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { port: { type: 'string' } } });

@@ -55,7 +55,7 @@ const sum = (counts: Record<string, number>): number => Object.values(counts).re
 const lines = <T>(text: string | undefined): T[] => (text ?? '').split('\n').filter(Boolean).map((l) => JSON.parse(l) as T);
 
 /**
- * The build report's accounting (README, Output): for every source, read = planned + notSelected +
+ * The build report's accounting (docs/outputs.md): for every source, read = planned + notSelected +
  * filtered + problems and planned = accepted + heldOut + rejected + uncommitted, each term checked against the
  * files a user sees rather than taken from the report: filtered against rejects/source-filtered.json,
  * problems against rejects/source-problems.jsonl, accepted against the shards' instruct JSONL rows,

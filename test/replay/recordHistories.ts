@@ -17,7 +17,7 @@
  *   node --import tsx test/replay/recordHistories.ts --only multiturn  # adds the multiturn build's, keeps the rest
  *   node --import tsx test/replay/recordHistories.ts --only leases     # adds the lease desk's (~4 min: it waits for its idle end)
  *
- * Re-record only for a release that deliberately breaks running builds (see README, "Operating in
+ * Re-record only for a release that deliberately breaks running builds (see docs/operations.md, "Operating in
  * production"); a compatible change keeps the old histories and passes them via patched().
  */
 import assert from 'node:assert/strict';

@@ -3,7 +3,7 @@
  * test/replay/recordHistories.ts) against the current workflow code. A change that alters the
  * commands an existing history expects (a new activity, another child id, a reordered step) fails
  * here with a nondeterminism error, as it would fail every build running while it is deployed: gate
- * it with patched() (README, "Operating in production") instead of re-recording.
+ * it with patched() (docs/operations.md, "Operating in production") instead of re-recording.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
