@@ -1,5 +1,5 @@
 import type { StageName } from '../domain/stages.js';
-import type { StageUsage } from '../output/manifest.js';
+import type { StageUsage, UnpricedUsage } from '../output/manifest.js';
 
 /** What activities receive to find a build: small, secret-free JSON that is safe in workflow history. */
 export interface BuildRef {
@@ -32,6 +32,8 @@ export interface ShardSummary {
   rejectsByStage: Record<string, number>;
   rejectsByReason: Record<string, number>;
   usage: Record<string, StageUsage>;
+  /** See ShardManifest.unpriced. */
+  unpriced?: UnpricedUsage;
   simulated: boolean;
   /** From the manifest (absent from summaries recorded before they existed): see ShardManifest. */
   modelCallRejects?: number;

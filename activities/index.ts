@@ -22,14 +22,13 @@ import { RichnessError } from '../pipeline/richness.js';
 import { EndpointError } from '../llm/endpointError.js';
 import { ErrorBudgetExceeded } from '../pipeline/errorBudget.js';
 import { getJson, type ObjectStore } from '../storage/objectStore.js';
-import { addCounts, addUsage, emptyUsage, reopensOnRerun, type ShardManifest } from '../output/manifest.js';
+import { addCounts, addUnpriced, addUsage, emptyUsage, reopensOnRerun, type ShardManifest } from '../output/manifest.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import type { SliceTask, BuildRef, ShardSummary, ShardTask } from './buildRef.js';
 import { cacheStoreFor, contextFor, contextForBuild, richnessTools, storeFor } from './runtime.js';
 import { preflight, type PreflightOutcome } from '../llm/preflight.js';
 import { LLM_CACHE_PREFIX } from '../storage/buildLayout.js';
 import { recordPreflightUsage } from '../output/preflightUsage.js';
-import { DEFAULT_PRICES } from '../llm/pricing.js';
 import { loadShardPlan, shardPlanIn } from './shardPlan.js';
 import { OutputLocationError, probeOutput } from '../storage/outputProbe.js';
 import { failPermanentlyOn } from './failures.js';
@@ -63,6 +62,7 @@ function sumSummaries(summaries: ShardSummary[]): ShardSummary {
     addCounts(total.rejectsByStage, s.rejectsByStage);
     addCounts(total.rejectsByReason, s.rejectsByReason);
     for (const [stage, u] of Object.entries(s.usage)) addUsage((total.usage[stage] ??= emptyUsage()), u);
+    if (s.unpriced) addUnpriced((total.unpriced ??= {}), s.unpriced);
     total.simulated ||= s.simulated;
   }
   return total;
@@ -75,6 +75,7 @@ function summarize(manifest: ShardManifest): ShardSummary {
     rejectsByStage: manifest.rejectsByStage,
     rejectsByReason: manifest.rejectsByReason,
     usage: manifest.usage,
+    ...(manifest.unpriced ? { unpriced: manifest.unpriced } : {}),
     simulated: manifest.simulated,
     modelCallRejects: manifest.modelCallRejects ?? 0,
     revision: manifest.revision ?? 1,
@@ -93,7 +94,7 @@ export async function preflightEndpoints(input: unknown): Promise<PreflightOutco
       // First: the pre-flight records its usage in the output.
       await probeOutput(storeFor(config.output, config.s3));
       const outcomes = await preflight(config, cacheStoreFor(config), LLM_CACHE_PREFIX);
-      await recordPreflightUsage(storeFor(config.output, config.s3), buildLayout(config.buildId), outcomes, { ...DEFAULT_PRICES, ...config.llm.prices });
+      await recordPreflightUsage(storeFor(config.output, config.s3), buildLayout(config.buildId), outcomes, config.llm.prices);
       return outcomes;
     }),
   );

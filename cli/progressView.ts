@@ -1,5 +1,6 @@
 /** One screen of build progress, for `mmif status` and `mmif build --wait`. */
 import type { BuildProgress } from '../workflows/buildProgress.js';
+import { costSummary, formatCost } from '../output/costSummary.js';
 
 const BAR_WIDTH = 30;
 
@@ -17,10 +18,10 @@ export function formatProgress(p: BuildProgress): string {
   const reasons = Object.entries(p.rejections.byReason).sort((a, b) => b[1] - a[1]);
   if (reasons.length) lines.push(`rejections: ${reasons.map(([reason, n]) => `${reason} ${n}`).join(', ')}`);
   for (const [stage, u] of Object.entries(p.usage)) {
-    lines.push(
-      `  ${stage.padEnd(14)} ${u.requests} requests (${u.cachedRequests} cached, ${u.batchRequests} batch), ${u.promptTokens} + ${u.completionTokens} tokens, $${u.costUsd.toFixed(4)}`,
-    );
+    const cost = u.unpricedRequests ? `unpriced (${u.unpricedRequests} requests)` : `$${u.costUsd.toFixed(4)}`;
+    lines.push(`  ${stage.padEnd(14)} ${u.requests} requests (${u.cachedRequests} cached, ${u.batchRequests} batch), ${u.promptTokens} + ${u.completionTokens} tokens, ${cost}`);
   }
+  if (Object.keys(p.usage).length) lines.push(...formatCost(costSummary(p.usage, p.unpriced, p.samples, p.simulated)).map((l) => `  ${l}`));
   for (const f of p.failedShards) lines.push(`FAILED shard ${f.shard}: ${f.error}`);
   return lines.join('\n');
 }

@@ -2,6 +2,7 @@
 import type { BuildReport } from '../output/buildReport.js';
 import { buildLayout } from '../storage/buildLayout.js';
 import { formatAccount } from '../output/sourceAccounting.js';
+import { formatCost, formatPricedBy } from '../output/costSummary.js';
 
 const SHARDS_LISTED = 5;
 
@@ -32,15 +33,14 @@ export function formatSummary(report: BuildReport): string {
   for (const f of report.failedShards) lines.push(`FAILED shard ${f.shard}: ${f.error}`);
   const usage = Object.entries(report.usage);
   if (usage.length) {
-    lines.push('model calls (requests / cached / prompt tokens / completion tokens / est. cost):');
+    lines.push('model calls (requests / cached / prompt tokens / completion tokens / cost):');
     for (const [stage, u] of usage) {
-      lines.push(
-        `  ${stage.padEnd(14)} ${report.models[stage] ?? '(every endpoint)'}  ${u.requests} / ${u.cachedRequests} / ${u.promptTokens} / ${u.completionTokens} / $${u.costUsd.toFixed(4)}`,
-      );
+      const cost = u.unpricedRequests ? `unpriced (${u.unpricedRequests} requests)` : `$${u.costUsd.toFixed(4)}`;
+      lines.push(`  ${stage.padEnd(14)} ${report.models[stage] ?? '(every endpoint)'}  ${u.requests} / ${u.cachedRequests} / ${u.promptTokens} / ${u.completionTokens} / ${cost}`);
     }
-    const cost = usage.reduce((sum, [, u]) => sum + u.costUsd, 0);
-    const perSample = report.counts.instruct > 0 ? cost / report.counts.instruct : 0;
-    lines.push(`  estimated cost $${cost.toFixed(4)} ($${perSample.toFixed(5)} per accepted sample; models missing from the price table count as $0)`);
+    // Reports of builds from before the cost summary existed have none.
+    if (report.cost) lines.push(...formatCost(report.cost, report.mode).map((l) => `  ${l}`));
+    if (report.prices) lines.push(`  ${formatPricedBy(report.prices)}`);
   }
   lines.push(`dataset root: ${report.datasetRoot}`);
   // A screen, not a listing: a large build names its first shards and counts the rest.

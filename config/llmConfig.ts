@@ -13,7 +13,10 @@ export const llmSchema = z
     /** Ask for response_format json_schema (OpenAI, vLLM, SGLang, Ollama >= 0.5 support it). */
     structuredOutput: z.boolean().default(true),
     imageDetail: z.enum(['auto', 'low', 'high']).default('auto'),
-    /** USD per million tokens by model, over the built-in (dated, approximate) table. */
+    /**
+     * USD per million tokens by model, over the maintained price table (llm/pricing.ts): for a model
+     * the table lacks (a self-hosted one: its price may be 0), or a negotiated price.
+     */
     prices: z
       .record(
         z.string().min(1),
@@ -21,6 +24,8 @@ export const llmSchema = z
           .object({
             inputPerMTok: z.number().min(0),
             outputPerMTok: z.number().min(0),
+            /** Prompt tokens served from the provider's prompt cache; unset: inputPerMTok. */
+            cachedInputPerMTok: z.number().min(0).optional(),
             batchDiscount: z.number().min(0).max(1).default(0.5),
           })
           .strict(),

@@ -1,6 +1,6 @@
 /** What the pipeline records of every model call: its tokens, whether it was paid now, and its price. */
 import type { Stage } from '../config/buildConfig.js';
-import { costOf, type PriceTable } from './pricing.js';
+import { costOf, type CostSource, type PriceOverrides } from './pricing.js';
 import type { CachedReply } from './replyCache.js';
 import type { ReplyProblem, ReplyTry } from './replyTries.js';
 import type { Usage } from './usage.js';
@@ -12,8 +12,13 @@ export interface CallRecord extends Usage {
   cached: boolean;
   /** The endpoint identified itself as the mmif simulator. */
   simulated: boolean;
-  /** USD this call cost now: 0 for a cache hit (see pricing.ts for unknown models). */
+  /** USD this call cost now: 0 for a cache hit, and for an unpriced model (`costSource`). */
   costUsd: number;
+  /**
+   * Where the price came from (pricing.ts): `unpriced` when neither the price table nor the config
+   * knows the model (its tokens are reported by name). Absent in records from before it existed.
+   */
+  costSource?: CostSource | 'unpriced';
   /** USD a cache hit did not pay again: what the call that filled the cache cost. 0 otherwise. */
   savedUsd: number;
   /** Made through the Batch API (for a cache hit: the cached reply was), priced with its discount. */
@@ -38,9 +43,11 @@ export interface CallRecord extends Usage {
 /** How a reply was obtained: sent now, a cache hit, or a cache hit paid by a lost attempt of this very execution. */
 export type Obtained = 'paid' | 'cached' | 'recovered';
 
-export function callRecord(stage: Stage, reply: CachedReply, cached: boolean, prices: PriceTable): CallRecord {
+/** `baseUrl`: the endpoint that answered, when known (it tells the price table the provider). */
+export function callRecord(stage: Stage, reply: CachedReply, cached: boolean, prices: PriceOverrides, baseUrl?: string): CallRecord {
   const batch = reply.batch ?? false;
-  const cost = costOf({ ...reply, batch }, prices);
+  const cost = costOf({ ...reply, batch, ...(baseUrl ? { baseUrl } : {}) }, prices);
+  const usd = cost.usd ?? 0;
   return {
     stage,
     model: reply.model,
@@ -51,16 +58,25 @@ export function callRecord(stage: Stage, reply: CachedReply, cached: boolean, pr
     ...(reply.providerCostUsd !== undefined ? { providerCostUsd: reply.providerCostUsd } : {}),
     cached,
     simulated: reply.simulated,
-    costUsd: cached ? 0 : cost,
-    savedUsd: cached ? cost : 0,
+    costUsd: cached ? 0 : usd,
+    savedUsd: cached ? usd : 0,
+    costSource: cost.source,
     batch,
   };
 }
 
 /** The record of one try's request. */
-export function tryRecord(stage: Stage, reply: CachedReply, how: Obtained, t: ReplyTry, problem: ReplyProblem | undefined, prices: PriceTable): CallRecord {
+export function tryRecord(
+  stage: Stage,
+  reply: CachedReply,
+  how: Obtained,
+  t: ReplyTry,
+  problem: ReplyProblem | undefined,
+  prices: PriceOverrides,
+  baseUrl: string,
+): CallRecord {
   return {
-    ...callRecord(stage, reply, how === 'cached', prices),
+    ...callRecord(stage, reply, how === 'cached', prices, baseUrl),
     ...(t.index > 0 ? { replyTry: t.index } : {}),
     ...(problem ? { problem } : {}),
     ...(how === 'recovered' ? { recovered: true } : {}),

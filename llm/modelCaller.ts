@@ -27,7 +27,7 @@ import { EndpointError } from './endpointError.js';
 import { DEFAULT_CONCURRENCY, type EndpointLimits } from './limiter.js';
 import { StageExecution } from './lostInFlight.js';
 import { prepareRequest, responseFormatFor, type JsonReply, type ModelRequest, type PreparedRequest, type ReplyTarget, type ResponseFormat } from './modelRequest.js';
-import { DEFAULT_PRICES, type PriceTable } from './pricing.js';
+import type { PriceOverrides } from './pricing.js';
 import { toCachedReply, type CachedReply } from './replyCache.js';
 import { firstTry, jsonProblem, PROBLEM_DETAIL, parseJsonReply, runTries, textProblem, type ReplyProblem, type ReplyTry, type TryPass } from './replyTries.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retryPolicy.js';
@@ -40,8 +40,8 @@ export type { JsonReply, ModelRequest, PreparedRequest, ReplyTarget } from './mo
 export interface ModelCallerOptions {
   /** Limits of the endpoint a stage calls; default: DEFAULT_CONCURRENCY in flight, no rate limits. */
   limits?: (endpoint: EndpointConfig) => EndpointLimits;
-  /** Per-model prices, over DEFAULT_PRICES. */
-  prices?: PriceTable;
+  /** Per-model prices (llm.prices), over the price table (pricing.ts). */
+  prices?: PriceOverrides;
   retry?: Partial<RetryPolicy>;
   /**
    * Names the build in the cache entries it writes (any stable string). An unusable reply this
@@ -53,7 +53,7 @@ export interface ModelCallerOptions {
 
 export class ModelCaller {
   private readonly limits: (endpoint: EndpointConfig) => EndpointLimits;
-  private readonly prices: PriceTable;
+  private readonly prices: PriceOverrides;
   private readonly retry: RetryPolicy;
   private readonly owner: string | undefined;
   private readonly options: ModelCallerOptions;
@@ -69,7 +69,7 @@ export class ModelCaller {
     private readonly sentLog?: SentLog,
   ) {
     this.limits = options.limits ?? (() => ({ concurrency: DEFAULT_CONCURRENCY }));
-    this.prices = { ...DEFAULT_PRICES, ...options.prices };
+    this.prices = options.prices ?? {};
     this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.owner = options.owner;
     this.options = options;
@@ -205,7 +205,7 @@ export class ModelCaller {
     if (foreignProblem) pass.sawForeign = true;
     if (cached && !(foreignProblem && pass.refreshForeign)) {
       const how = this.execution?.paidByEarlierAttempt(cached) ? 'recovered' : 'cached';
-      calls.push(tryRecord(req.stage, cached, how, t, problemOf(cached), this.prices));
+      calls.push(tryRecord(req.stage, cached, how, t, problemOf(cached), this.prices, endpoint.baseURL));
       return { reply: cached, endpoint };
     }
     const execution = this.execution;
@@ -235,7 +235,7 @@ export class ModelCaller {
     // entry (a crash mid-write) reads as absent: its request is sent again, and counted as lost
     // in flight by the sent log.
     await createJson(this.cache, key, reply);
-    const record = tryRecord(req.stage, reply, 'paid', t, problemOf(reply), this.prices);
+    const record = tryRecord(req.stage, reply, 'paid', t, problemOf(reply), this.prices, endpoint.baseURL);
     calls.push(record);
     if (lost) calls.push({ ...record, lostInFlight: true });
     return { reply, endpoint };

@@ -1,56 +1,106 @@
 /**
- * What model calls cost. Prices are USD per million tokens; `batchDiscount` is the share taken off
- * for calls made through the Batch API (OpenAI: half price).
+ * What a model call cost, in USD, and where the figure comes from:
+ *  - `provider`: the reply said what it was charged (OpenRouter's `usage.cost`,
+ *    https://openrouter.ai/docs/use-cases/usage-accounting): that figure, as is;
+ *  - `config`: the build's own per-model price (`llm.prices`), for contracts, self-hosted models or
+ *    a price the table lacks;
+ *  - `table`: the maintained price table of `@pydantic/genai-prices` (PRICE_TABLE), which knows
+ *    cached-input and reasoning prices per provider and model (and dated price changes);
+ *  - `unpriced`: none of them knows the model. Its tokens are reported by name, never as $0.
  *
- * DEFAULT_PRICES are OpenAI's published standard-tier list prices as of PRICES_AS_OF, rounded as
- * published. They are approximate and go stale: check the provider's pricing page and override
- * them per model in the build config. Cached-input discounts are not modelled. A model missing from
- * the table (a local vLLM, the simulator) costs 0.
+ * The table is the package's BUNDLED data only. The package fetches newer prices solely when a
+ * caller installs an updater with its `updatePrices` (see its README, "updatePrices"); nothing here
+ * does, so no price is ever fetched at run time and a build is priced by the pinned version it
+ * names in its report.
+ *
+ * Token counts follow OpenAI's usage object: cached prompt tokens are part of the prompt tokens and
+ * reasoning tokens part of the completion tokens
+ * (https://platform.openai.com/docs/api-reference/chat/object), which is also how the table takes
+ * them (`input_tokens` includes `cache_read_tokens`: the package's README, "Cached input tokens").
  */
-export interface ModelPrice {
+import { calcPrice } from '@pydantic/genai-prices';
+import type { Usage } from './usage.js';
+
+/** The price table this build is priced by: pinned in package.json (a unit test checks they agree). */
+export const PRICE_TABLE = { package: '@pydantic/genai-prices', version: '0.1.8', published: '2026-09-23' } as const;
+
+/**
+ * The share taken off calls made through the Batch API when the build's config sets no other:
+ * OpenAI's is half price ("50% lower costs", https://platform.openai.com/docs/guides/batch), and
+ * the Batch API this engine speaks is OpenAI's /v1/batches.
+ */
+export const BATCH_DISCOUNT = 0.5;
+
+/** A per-model price from the build config (`llm.prices`): USD per million tokens. */
+export interface PriceOverride {
   inputPerMTok: number;
   outputPerMTok: number;
+  /** Prompt tokens served from the provider's prompt cache; unset: the input price. */
+  cachedInputPerMTok?: number;
   batchDiscount: number;
 }
 
-export type PriceTable = Readonly<Record<string, ModelPrice>>;
+export type PriceOverrides = Readonly<Record<string, PriceOverride>>;
 
-export const PRICES_AS_OF = '2025-06';
+export interface PricedCall extends Usage {
+  model: string;
+  /** Made through the Batch API: priced with its discount. */
+  batch: boolean;
+  /** The endpoint's base URL: tells the table which provider's price applies (api.openai.com, openrouter.ai, ...). */
+  baseUrl?: string;
+}
 
-const openai = (inputPerMTok: number, outputPerMTok: number): ModelPrice => ({ inputPerMTok, outputPerMTok, batchDiscount: 0.5 });
+export type CostSource = 'provider' | 'config' | 'table';
 
-export const DEFAULT_PRICES: PriceTable = {
-  'gpt-4o': openai(2.5, 10),
-  'gpt-4o-mini': openai(0.15, 0.6),
-  'gpt-4.1': openai(2, 8),
-  'gpt-4.1-mini': openai(0.4, 1.6),
-  'gpt-4.1-nano': openai(0.1, 0.4),
-  'o4-mini': openai(1.1, 4.4),
-};
+export type CallCost = { usd: number; source: CostSource } | { usd: undefined; source: 'unpriced' };
 
 /**
- * The exact model, else the longest table entry it extends with `-`: replies name dated snapshots
- * (`gpt-4o-2024-08-06` is priced as `gpt-4o`, `gpt-4o-mini-2024-07-18` as `gpt-4o-mini`).
+ * The price of one call. Each call is priced by itself, as providers bill: tiered prices (e.g.
+ * Anthropic's above 200k prompt tokens) depend on the one request's size.
  */
-export function priceFor(model: string, table: PriceTable): ModelPrice | undefined {
-  const exact = table[model];
+export function costOf(call: PricedCall, overrides: PriceOverrides = {}): CallCost {
+  if (call.providerCostUsd !== undefined) return { usd: call.providerCostUsd, source: 'provider' };
+  const cached = Math.min(call.cachedPromptTokens ?? 0, call.promptTokens);
+  const discount = (d: number) => (call.batch ? 1 - d : 1);
+  const override = overrideFor(call.model, overrides);
+  if (override) {
+    const input = (call.promptTokens - cached) * override.inputPerMTok + cached * (override.cachedInputPerMTok ?? override.inputPerMTok);
+    return { usd: ((input + call.completionTokens * override.outputPerMTok) / 1e6) * discount(override.batchDiscount), source: 'config' };
+  }
+  const usd = tablePrice(call, cached);
+  return usd === undefined ? { usd: undefined, source: 'unpriced' } : { usd: usd * discount(BATCH_DISCOUNT), source: 'table' };
+}
+
+/**
+ * The config's price of a model: the exact name, else the longest entry it extends with `-`
+ * (replies name dated snapshots: `gpt-4o-2024-08-06` takes the price set for `gpt-4o`).
+ */
+export function overrideFor(model: string, overrides: PriceOverrides): PriceOverride | undefined {
+  const exact = overrides[model];
   if (exact) return exact;
-  const base = Object.keys(table)
+  const base = Object.keys(overrides)
     .filter((name) => model.startsWith(`${name}-`))
     .sort((a, b) => b.length - a.length)[0];
-  return base === undefined ? undefined : table[base];
+  return base === undefined ? undefined : overrides[base];
 }
 
-export interface PricedCall {
-  model: string;
-  promptTokens: number;
-  completionTokens: number;
-  batch: boolean;
+/** Whether the table or the config can price a model (for forecasts before any call is made). */
+export function isPriced(model: string, overrides: PriceOverrides = {}, baseUrl?: string): boolean {
+  return costOf({ model, promptTokens: 1, completionTokens: 1, batch: false, ...(baseUrl ? { baseUrl } : {}) }, overrides).source !== 'unpriced';
 }
 
-export function costOf(call: PricedCall, table: PriceTable = DEFAULT_PRICES): number {
-  const price = priceFor(call.model, table);
-  if (!price) return 0;
-  const listPrice = (call.promptTokens * price.inputPerMTok + call.completionTokens * price.outputPerMTok) / 1e6;
-  return call.batch ? listPrice * (1 - price.batchDiscount) : listPrice;
+/**
+ * The table's price: the provider the endpoint's URL names first (OpenRouter's `openai/gpt-4o` is
+ * priced as OpenRouter sells it), else the provider the model's name belongs to (a simulator or a
+ * proxy on localhost serving `gpt-4o` is priced as OpenAI's gpt-4o: what the build would cost there).
+ */
+function tablePrice(call: PricedCall, cached: number): number | undefined {
+  const usage = {
+    input_tokens: call.promptTokens,
+    cache_read_tokens: cached,
+    output_tokens: call.completionTokens,
+    output_reasoning_tokens: Math.min(call.reasoningTokens ?? 0, call.completionTokens),
+  };
+  const byUrl = call.baseUrl ? calcPrice(usage, call.model, { providerApiUrl: call.baseUrl }) : null;
+  return (byUrl ?? calcPrice(usage, call.model))?.total_price;
 }

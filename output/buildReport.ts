@@ -4,7 +4,9 @@
  */
 import { getJson, putIfChanged, type ObjectStore } from '../storage/objectStore.js';
 import type { BuildLayout } from '../storage/buildLayout.js';
-import { addCounts, addUsage, emptyStrategyPairs, emptyUsage, summarizeUsage, type PairStats, type StrategyPairs, type ShardManifest, type StageUsage, type Tally, type VerificationStats } from './manifest.js';
+import { addCounts, addUnpriced, addUsage, emptyStrategyPairs, emptyUsage, summarizeUsage, unpricedUsage, type PairStats, type StrategyPairs, type ShardManifest, type StageUsage, type Tally, type UnpricedUsage, type VerificationStats } from './manifest.js';
+import { costSummary, type CostSummary, type PricedBy } from './costSummary.js';
+import { PRICE_TABLE } from '../llm/pricing.js';
 import { preflightUsage } from './preflightUsage.js';
 import { llamaFactoryDatasetInfo } from './sharegpt.js';
 import { chatDatasetInfo } from './chatFormats.js';
@@ -31,6 +33,12 @@ export interface BuildReport {
    */
   modelCallRejects: number;
   usage: Record<string, StageUsage>;
+  /** Paid requests of models no price is known for, by model (their tokens are not in any USD figure). */
+  unpriced?: UnpricedUsage;
+  /** The cost in the figures every report shows (output/costSummary.ts). */
+  cost: CostSummary;
+  /** What the calls were priced by: the price table's package, version and date, and the models the config prices itself. */
+  prices: PricedBy;
   models: Record<string, string>;
   verification: VerificationStats;
   pairs: PairStats;
@@ -75,11 +83,14 @@ export async function writeBuildReport(
     rejectsByStage: {},
     modelCallRejects: 0,
     usage: {},
+    cost: costSummary({}, undefined, { instruct: 0, dpo: 0 }, false),
+    prices: { table: PRICE_TABLE.package, version: PRICE_TABLE.version, published: PRICE_TABLE.published, configured: [] },
     models: {},
     verification: { byMethod: {}, regeneratedAnswers: 0 },
     pairs: { byStrategy: {}, byConstraintType: {} },
     accounting: [],
   };
+  const unpriced: UnpricedUsage = {};
   const heldOut = { instruct: 0, dpo: 0 };
   const manifests = await readManifests(store, layout, input.shardCount);
   for (const manifest of manifests) {
@@ -90,6 +101,7 @@ export async function writeBuildReport(
     for (const [stage, n] of Object.entries(manifest.rejectsByStage)) report.rejectsByStage[stage] = (report.rejectsByStage[stage] ?? 0) + n;
     report.modelCallRejects += manifest.modelCallRejects ?? 0;
     for (const [stage, u] of Object.entries(manifest.usage)) addUsage((report.usage[stage] ??= emptyUsage()), u);
+    addUnpriced(unpriced, manifest.unpriced);
     Object.assign(report.models, manifest.models);
     report.verification.regeneratedAnswers += manifest.verification.regeneratedAnswers;
     for (const [method, m] of Object.entries(manifest.verification.byMethod)) {
@@ -118,7 +130,11 @@ export async function writeBuildReport(
     report.richness = richness.sources;
     // Planning's scoring calls (vlm-tags) are paid by the build too.
     for (const [stage, u] of Object.entries(summarizeUsage(richness.calls))) addUsage((report.usage[stage] ??= emptyUsage()), u);
+    addUnpriced(unpriced, unpricedUsage(richness.calls));
   }
+  if (Object.keys(unpriced).length) report.unpriced = unpriced;
+  report.cost = costSummary(report.usage, unpriced, report.counts, report.simulated);
+  report.prices.configured = Object.keys(config?.llm.prices ?? {}).sort();
   // A multiturn build's data is chats and turn-level pairs (output/chatFormats.ts), in folders of their own.
   if (config?.mode === 'multiturn') report.mode = 'multiturn';
   const datasetInfo = config?.mode === 'multiturn' ? chatDatasetInfo() : llamaFactoryDatasetInfo();

@@ -9,6 +9,7 @@
 import type { BuildConfig } from '../config/buildConfig.js';
 import type { BuildReport } from './buildReport.js';
 import type { QualityReport, LengthStats } from './qualityReport.js';
+import { formatCost, formatPricedBy } from './costSummary.js';
 
 /** The configs `load_dataset(<root>, name)` offers, and where their Parquet shards are (relative to the root). */
 export const CARD_CONFIGS = [
@@ -168,6 +169,7 @@ function body(report: BuildReport, quality: QualityReport, config: BuildConfig |
     ]),
     ...sourcesSection(quality, config),
     ...buildSection(report, config),
+    ...costSection(report),
     ...compositionSection(quality),
     ...acceptanceSection(report, quality),
     ...qualitySection(quality),
@@ -212,6 +214,13 @@ function buildSection(report: BuildReport, config: BuildConfig | undefined): str
   }
   lines.push('', '| stage | model |', '|---|---|', ...Object.entries(report.models).sort().map(([stage, model]) => `| ${stage} | \`${model}\` |`), '');
   return lines;
+}
+
+function costSection(report: BuildReport): string[] {
+  // Reports of builds from before the cost summary existed have none.
+  if (!report.cost) return [];
+  const lines = [...formatCost(report.cost, report.mode), ...(report.prices ? [formatPricedBy(report.prices)] : [])];
+  return ['## Cost', '', ...lines.map((line) => `- ${line}`), ''];
 }
 
 function compositionSection(quality: QualityReport): string[] {

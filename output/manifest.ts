@@ -16,10 +16,22 @@ export interface StageUsage {
   batchRequests: number;
   promptTokens: number;
   completionTokens: number;
-  /** Estimated USD paid by this build (price table; batch discount applied; cache hits are free). */
+  /** Of promptTokens, those the provider served from its prompt cache (billed at its cached-input price). */
+  cachedPromptTokens: number;
+  /** Of completionTokens, those spent reasoning (billed as output, never part of a reply). */
+  reasoningTokens: number;
+  /**
+   * USD paid by this build (llm/pricing.ts: the provider's own figure, the config's price or the
+   * price table; batch discount applied; cache hits are free). Unpriced requests add nothing here:
+   * they are counted in `unpricedRequests` and by model in `unpriced`, never as $0.
+   */
   costUsd: number;
   /** What the cache hits cost when they were first made: money not spent again. */
   savedUsd: number;
+  /** Requests paid now whose cost is the provider's own figure (OpenRouter's usage.cost). */
+  providerCostRequests: number;
+  /** Requests paid now of a model no price is known for. */
+  unpricedRequests: number;
 }
 
 export const emptyUsage = (): StageUsage => ({
@@ -28,15 +40,64 @@ export const emptyUsage = (): StageUsage => ({
   batchRequests: 0,
   promptTokens: 0,
   completionTokens: 0,
+  cachedPromptTokens: 0,
+  reasoningTokens: 0,
   costUsd: 0,
   savedUsd: 0,
+  providerCostRequests: 0,
+  unpricedRequests: 0,
 });
 
 export { addCounts };
 
-/** Adds `from` into `into`, field by field. */
+/** Adds `from` into `into`, field by field (fields `from` lacks, as in manifests written before them, add 0). */
 export function addUsage(into: StageUsage, from: Partial<StageUsage>): void {
   for (const key of Object.keys(into) as Array<keyof StageUsage>) into[key] += from[key] ?? 0;
+}
+
+/** The tokens of the requests of models no price is known for, by model (paid requests only). */
+export type UnpricedUsage = Record<string, { requests: number; promptTokens: number; completionTokens: number }>;
+
+/** The call fields usage is made of. */
+export type UsageOfCall = Pick<CallRecord, 'promptTokens' | 'completionTokens' | 'cachedPromptTokens' | 'reasoningTokens' | 'cached' | 'batch' | 'costUsd' | 'savedUsd' | 'costSource'>;
+
+/** One call as usage. */
+export function callUsage(c: UsageOfCall): StageUsage {
+  const paid = !c.cached;
+  return {
+    requests: 1,
+    cachedRequests: c.cached ? 1 : 0,
+    batchRequests: c.batch ? 1 : 0,
+    promptTokens: c.promptTokens,
+    completionTokens: c.completionTokens,
+    cachedPromptTokens: c.cachedPromptTokens ?? 0,
+    reasoningTokens: c.reasoningTokens ?? 0,
+    // Stage states stored before costs were recorded have none: count them as unknown (0).
+    costUsd: c.costUsd ?? 0,
+    savedUsd: c.savedUsd ?? 0,
+    providerCostRequests: paid && c.costSource === 'provider' ? 1 : 0,
+    unpricedRequests: paid && c.costSource === 'unpriced' ? 1 : 0,
+  };
+}
+
+/** Adds `from` into `into`, model by model. */
+export function addUnpriced(into: UnpricedUsage, from: UnpricedUsage | undefined): void {
+  for (const [model, u] of Object.entries(from ?? {})) {
+    const total = (into[model] ??= { requests: 0, promptTokens: 0, completionTokens: 0 });
+    total.requests += u.requests;
+    total.promptTokens += u.promptTokens;
+    total.completionTokens += u.completionTokens;
+  }
+}
+
+/** The paid requests of unpriced models, by model; undefined when every model was priced. */
+export function unpricedUsage(calls: readonly CallRecord[]): UnpricedUsage | undefined {
+  let unpriced: UnpricedUsage | undefined;
+  for (const c of calls) {
+    if (c.cached || c.costSource !== 'unpriced') continue;
+    addUnpriced((unpriced ??= {}), { [c.model]: { requests: 1, promptTokens: c.promptTokens, completionTokens: c.completionTokens } });
+  }
+  return unpriced;
 }
 
 export interface ManifestFile {
@@ -66,6 +127,8 @@ export interface ShardManifest {
   files: ManifestFile[];
   models: Record<string, string>;
   usage: Record<string, StageUsage>;
+  /** Paid requests of models no price is known for, by model; absent when every model was priced. */
+  unpriced?: UnpricedUsage;
   verification: VerificationStats;
   pairs: PairStats;
   /** Richness of the shard's planned images (sources[].richness), in plan order: for score distributions. */
@@ -130,18 +193,7 @@ export interface VerificationStats {
 
 export function summarizeUsage(calls: readonly CallRecord[]): Record<string, StageUsage> {
   const usage: Record<string, StageUsage> = {};
-  for (const c of calls) {
-    addUsage((usage[c.stage] ??= emptyUsage()), {
-      requests: 1,
-      cachedRequests: c.cached ? 1 : 0,
-      batchRequests: c.batch ? 1 : 0,
-      promptTokens: c.promptTokens,
-      completionTokens: c.completionTokens,
-      // Stage states stored before costs were recorded have none: count them as unknown (0).
-      costUsd: c.costUsd ?? 0,
-      savedUsd: c.savedUsd ?? 0,
-    });
-  }
+  for (const c of calls) addUsage((usage[c.stage] ??= emptyUsage()), callUsage(c));
   return usage;
 }
 

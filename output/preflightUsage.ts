@@ -3,16 +3,17 @@
  * object per check, so a later check with another key adds to it rather than replacing it) and the
  * build report shows them as usage stage `preflight`.
  */
-import { costOf, type PriceTable } from '../llm/pricing.js';
+import { costOf, type PriceOverrides } from '../llm/pricing.js';
 import type { PreflightOutcome } from '../llm/preflight.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 import type { BuildLayout } from '../storage/buildLayout.js';
-import { addUsage, emptyUsage, type StageUsage } from './manifest.js';
+import { addUsage, callUsage, emptyUsage, type StageUsage } from './manifest.js';
 
-export async function recordPreflightUsage(store: ObjectStore, layout: BuildLayout, outcomes: readonly PreflightOutcome[], prices: PriceTable): Promise<void> {
-  for (const { checkId, usage } of outcomes) {
+export async function recordPreflightUsage(store: ObjectStore, layout: BuildLayout, outcomes: readonly PreflightOutcome[], prices: PriceOverrides): Promise<void> {
+  for (const { checkId, endpoint, usage } of outcomes) {
     if (!usage) continue;
-    const record: StageUsage = { ...emptyUsage(), requests: 1, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, costUsd: costOf({ ...usage, batch: false }, prices) };
+    const cost = costOf({ ...usage, batch: false, baseUrl: endpoint }, prices);
+    const record: StageUsage = callUsage({ ...usage, cached: false, batch: false, costUsd: cost.usd ?? 0, savedUsd: 0, costSource: cost.source });
     await putJson(store, layout.preflightUsage(checkId), record);
   }
 }

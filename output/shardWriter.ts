@@ -25,6 +25,7 @@ import {
   modelsByStage,
   pairStats,
   summarizeUsage,
+  unpricedUsage,
   verificationStats,
   type ManifestFile,
   type ShardManifest,
@@ -99,6 +100,7 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
     files: manifestFiles,
     models: modelsByStage(calls),
     usage: summarizeUsage(calls),
+    ...unpricedOf(calls),
     verification: content.verification,
     ...richnessOf(spec.samples),
     pairs: content.pairs,
@@ -120,6 +122,11 @@ export async function commitShard(store: ObjectStore, layout: BuildLayout, spec:
 }
 
 const revisionOf = (manifest: ShardManifest): number => manifest.revision ?? 1;
+
+function unpricedOf(calls: readonly CallRecord[]): Pick<ShardManifest, 'unpriced'> {
+  const unpriced = unpricedUsage(calls);
+  return unpriced ? { unpriced } : {};
+}
 
 type LoadedSample = { sample: SourceSample; states: SampleStates };
 type ShardFile = { key: string; body: Buffer | string; rows: number };

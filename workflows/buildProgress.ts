@@ -1,6 +1,6 @@
 /** The live state of a build, as the `progress` query returns it. Pure: updated from shard summaries. */
 import type { ShardSummary } from '../activities/buildRef.js';
-import { addCounts, addUsage, emptyUsage, type StageUsage } from '../output/manifest.js';
+import { addCounts, addUnpriced, addUsage, emptyUsage, type StageUsage, type UnpricedUsage } from '../output/manifest.js';
 
 export type BuildPhase = 'planning' | 'running' | 'waiting-for-retry' | 'finalizing' | 'done' | 'failed' | 'cancelled';
 
@@ -12,6 +12,8 @@ export interface BuildProgress {
   rejections: { byStage: Record<string, number>; byReason: Record<string, number> };
   /** Requests, cache hits, tokens and estimated cost per stage, over committed shards. */
   usage: Record<string, StageUsage>;
+  /** Paid requests of models no price is known for, by model (absent from progress recorded before it existed). */
+  unpriced?: UnpricedUsage;
   /** Milliseconds since the epoch (workflow time) when the build started; survives continue-as-new. */
   startedAt: number;
   /** Samples of committed shards per minute, and the estimated time to finish the planned ones. */
@@ -51,6 +53,7 @@ export function recordCommittedShard(progress: BuildProgress, summary: ShardSumm
   addCounts(progress.rejections.byStage, summary.rejectsByStage);
   addCounts(progress.rejections.byReason, summary.rejectsByReason);
   for (const [stage, u] of Object.entries(summary.usage)) addUsage((progress.usage[stage] ??= emptyUsage()), u);
+  if (summary.unpriced) addUnpriced((progress.unpriced ??= {}), summary.unpriced);
   const done = s.instruct + s.rejectedSamples;
   const minutes = Math.max((now - progress.startedAt) / 60_000, 1 / 60);
   const rate = (done - progress.resumedSamples) / minutes;

@@ -5,7 +5,6 @@ import { parseBuildConfig, type BuildConfig } from '../../config/buildConfig.js'
 import { ConfigError } from '../../config/configError.js';
 import { EndpointError } from '../../llm/endpointError.js';
 import { preflight } from '../../llm/preflight.js';
-import { DEFAULT_PRICES } from '../../llm/pricing.js';
 import { recordPreflightUsage } from '../../output/preflightUsage.js';
 import { buildLayout, LLM_CACHE_PREFIX } from '../../storage/buildLayout.js';
 import { configFingerprint, type StoredConfig } from '../../pipeline/planBuild.js';
@@ -71,7 +70,7 @@ async function startBuild(temporal: Temporal, config: BuildConfig, options: { wa
 async function checkEndpoints(config: BuildConfig): Promise<void> {
   try {
     const outcomes = await preflight(config, openStore(config.cacheUri ?? config.output, config.s3), LLM_CACHE_PREFIX);
-    await recordPreflightUsage(openStore(config.output, config.s3), buildLayout(config.buildId), outcomes, { ...DEFAULT_PRICES, ...config.llm.prices });
+    await recordPreflightUsage(openStore(config.output, config.s3), buildLayout(config.buildId), outcomes, config.llm.prices);
     for (const checked of outcomes) {
       const what = `${checked.endpoint} (model ${checked.model}${checked.withImage ? ', with an image' : ''})`;
       if (checked.unreachable) console.warn(`pre-flight: ${checked.unreachable}; starting anyway (its calls are retried)`);

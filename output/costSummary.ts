@@ -1,0 +1,87 @@
+/**
+ * What a build's model calls cost, in the few figures every report shows (the build report, the
+ * dataset card, `mmif status`, the summary after a build): the USD of priced calls, per accepted
+ * SFT record and per DPO pair, the share of prompt tokens the provider served from its prompt
+ * cache, the reasoning tokens, and every model no price is known for, by name with its tokens.
+ *
+ * A simulated build spent nothing: its figure is what the same calls would cost at the named
+ * models' prices, a forecast.
+ */
+import type { StageUsage, UnpricedUsage } from './manifest.js';
+
+export interface CostSummary {
+  /** USD of the priced calls made by this build (cache hits are free; unpriced models add nothing). */
+  usd: number;
+  /** Simulated build: `usd` is what it would cost at the named models' prices; nothing was spent. */
+  forecast: boolean;
+  /** USD per accepted SFT record (or chat) and per DPO pair: the whole cost over each; absent with none. */
+  perSftRecord?: number;
+  perPair?: number;
+  /** Of all prompt tokens, the share the provider served from its prompt cache (0..1). */
+  cachedPromptShare: number;
+  reasoningTokens: number;
+  /** USD the model cache saved: what its hits cost when first made. */
+  savedUsd: number;
+  /** Paid requests whose cost is the provider's own figure. */
+  providerCostRequests: number;
+  /** Paid requests of models no price is known for, by model. */
+  unpriced: UnpricedUsage;
+}
+
+export function costSummary(
+  usage: Readonly<Record<string, StageUsage>>,
+  unpriced: UnpricedUsage | undefined,
+  accepted: { instruct: number; dpo: number },
+  simulated: boolean,
+): CostSummary {
+  const total = (pick: (u: StageUsage) => number | undefined) => Object.values(usage).reduce((sum, u) => sum + (pick(u) ?? 0), 0);
+  const usd = total((u) => u.costUsd);
+  const promptTokens = total((u) => u.promptTokens);
+  return {
+    usd,
+    forecast: simulated,
+    ...(accepted.instruct > 0 ? { perSftRecord: usd / accepted.instruct } : {}),
+    ...(accepted.dpo > 0 ? { perPair: usd / accepted.dpo } : {}),
+    cachedPromptShare: promptTokens > 0 ? total((u) => u.cachedPromptTokens) / promptTokens : 0,
+    reasoningTokens: total((u) => u.reasoningTokens),
+    savedUsd: total((u) => u.savedUsd),
+    providerCostRequests: total((u) => u.providerCostRequests),
+    unpriced: unpriced ?? {},
+  };
+}
+
+/** The cost as a few lines of text (a multiturn build's accepted records are chats). */
+export function formatCost(cost: CostSummary, mode?: 'multiturn'): string[] {
+  const per = [
+    cost.perSftRecord !== undefined ? `$${cost.perSftRecord.toFixed(5)} per ${mode === 'multiturn' ? 'chat' : 'SFT record'}` : undefined,
+    cost.perPair !== undefined ? `$${cost.perPair.toFixed(5)} per pair` : undefined,
+  ].filter((p) => p !== undefined);
+  const unpriced = Object.keys(cost.unpriced).length > 0;
+  const what = cost.forecast
+    ? `forecast $${cost.usd.toFixed(4)} at the named models' prices (simulated build: nothing was spent)`
+    : `cost $${cost.usd.toFixed(4)}${unpriced ? ' for the priced models' : ''}`;
+  const provider = cost.providerCostRequests > 0 ? `; ${cost.providerCostRequests} requests at the provider-reported cost` : '';
+  const lines = [
+    `${what}${per.length ? ` (${per.join(', ')})` : ''}${provider}`,
+    `cached prompt tokens ${(cost.cachedPromptShare * 100).toFixed(1)}%, reasoning tokens ${cost.reasoningTokens}, saved by the model cache $${cost.savedUsd.toFixed(4)}`,
+  ];
+  for (const [model, u] of Object.entries(cost.unpriced).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    lines.push(
+      `UNPRICED model ${model}: ${u.requests} requests, ${u.promptTokens} prompt + ${u.completionTokens} completion tokens not in the cost (set llm.prices["${model}"])`,
+    );
+  }
+  return lines;
+}
+
+/** What a build's calls were priced by: the price table's package, version and date, and the models the config prices itself. */
+export interface PricedBy {
+  table: string;
+  version: string;
+  published: string;
+  configured: string[];
+}
+
+export function formatPricedBy(prices: PricedBy): string {
+  const own = prices.configured.length ? `, and llm.prices for ${prices.configured.join(', ')}` : '';
+  return `priced by ${prices.table} ${prices.version} (${prices.published})${own}`;
+}
