@@ -10,6 +10,7 @@ import { llmSchema } from './llmConfig.js';
 import { endpointSchema } from './modelsConfig.js';
 import { retrySchema } from './retryConfig.js';
 import { s3Schema } from './s3Config.js';
+import { VACUOUS_POLICIES } from '../domain/verdict.js';
 import { slug } from './slug.js';
 import { parseConfig } from './parseConfig.js';
 
@@ -32,6 +33,12 @@ export const evalConfigSchema = z
     responses: z.number().int().min(1).max(16).default(1),
     /** Single-turn user prompt: MM-IFEval's inline `make_prompt_v2` form, or the builds' numbered form. */
     prompt: z.enum(['inline', 'numbered']).default('inline'),
+    /**
+     * Whether a vacuous rule pass (the response holds nothing the constraint speaks of) counts as
+     * followed: `pass` (default) scores as MM-IFEval's functions do, comparable with published figures;
+     * `fail` credits none, as builds do by default.
+     */
+    vacuous: z.enum(VACUOUS_POLICIES).default('pass'),
     /**
      * Multi-turn (seed 002) instead of single-turn: chats (one JSON line `{id, image, questions}` each,
      * images relative to `data`) from `uri`, each given seeded global instructions.
@@ -70,9 +77,11 @@ export function evalOutput(config: Pick<EvalConfig, 'data' | 'out'>): string {
 
 /** Settings that change no report byte: left out of the fingerprint a re-run is checked against. */
 export function evalFingerprintMaterial(config: EvalConfig): string {
-  const { sliceSize: _s, maxParallelSlices: _p, retry: _r, cacheUri: _c, ...rest } = config;
+  const { sliceSize: _s, maxParallelSlices: _p, retry: _r, cacheUri: _c, vacuous, ...rest } = config;
   return canonicalJson({
     ...rest,
+    // `pass` is how every eval scored before the setting existed: left implicit so their re-runs still match.
+    ...(vacuous === 'pass' ? {} : { vacuous }),
     model: endpointMaterial(config.model),
     judge: config.judge && endpointMaterial(config.judge),
     llm: llmMaterial(config.llm),

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { MAX_CHAT_INSTRUCTIONS, MAX_CHAT_TURNS } from '../domain/multiturn/limits.js';
+import { VACUOUS_POLICIES } from '../domain/verdict.js';
 
 export const DPO_STRATEGIES = ['drop33', 'drop66', 'drop100', 'no_image'] as const;
 export type DpoStrategy = (typeof DPO_STRATEGIES)[number];
@@ -46,6 +47,12 @@ export const verificationSchema = z
      * their own: the quality report's judge-vs-rule agreement. The rule verdict still decides.
      */
     judgeAgreementSample: z.number().min(0).max(1).default(0.05),
+    /**
+     * Whether a vacuous rule pass (the answer holds nothing the constraint speaks of: no number for a
+     * precision check, no paragraph, an empty answer) counts toward the post-filter and the pair
+     * rule: `fail` credits none (fail closed), `pass` keeps the reference functions' semantics.
+     */
+    vacuous: z.enum(VACUOUS_POLICIES).default('fail'),
   })
   .strict()
   .prefault({});

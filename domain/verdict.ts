@@ -8,7 +8,14 @@ export interface Verdict {
   index: number;
   type: string;
   method: VerificationMethod;
+  /** The verdict as the reference gives it (a vacuous pass included). */
   passed: boolean;
+  /**
+   * Rule verdicts only: the answer holds nothing the constraint speaks of (no number for a precision
+   * check, no paragraph for a per-paragraph one, an empty answer, ...; verification/functions.ts), so
+   * a pass was never exercised. Whether such a pass counts is the build's `verification.vacuous`.
+   */
+  vacuous?: boolean;
   calls?: VerifierCall[];
   judgeModel?: string;
   detail: string;
@@ -25,4 +32,21 @@ export interface JudgeAudit {
   passed: boolean | null;
   judgeModel: string;
   detail: string;
+}
+
+/**
+ * Whether a vacuous pass counts: `fail` (builds' default) credits no pass the answer never exercised;
+ * `pass` keeps the reference's semantics (MM-IFEval's functions, `mmif verify`).
+ */
+export const VACUOUS_POLICIES = ['fail', 'pass'] as const;
+export type VacuousPolicy = (typeof VACUOUS_POLICIES)[number];
+
+/** Whether a verdict counts as followed: passed, and not vacuously unless the policy lets vacuous passes count. */
+export function credited(v: Pick<Verdict, 'passed' | 'vacuous'>, policy: VacuousPolicy): boolean {
+  return v.passed && !(policy === 'fail' && v.vacuous === true);
+}
+
+/** Share of verdicts credited (1 with none: nothing to fail). */
+export function creditedRate(verdicts: ReadonlyArray<Pick<Verdict, 'passed' | 'vacuous'>>, policy: VacuousPolicy): number {
+  return verdicts.length === 0 ? 1 : verdicts.filter((v) => credited(v, policy)).length / verdicts.length;
 }

@@ -29,8 +29,8 @@ export const CARD_FEATURES: Record<(typeof CARD_CONFIGS)[number]['name'], Array<
     ['constraints', 'list of struct', 'type, value, verification method, verifier calls (JSON text)'],
     ['prompt', 'string', 'the user turn for training (`prompt_template` form)'],
     ['answer', 'string', 'the answer that passed the post-filter'],
-    ['verdicts', 'list of struct', 'one per constraint: method, passed, detail'],
-    ['pass_rate', 'float64', 'share of constraints passed'],
+    ['verdicts', 'list of struct', 'one per constraint: method, passed (the reference verdict), vacuous (rule verdicts: nothing to check), detail'],
+    ['pass_rate', 'float64', 'share of constraints passed (vacuous passes not credited under verification.vacuous "fail")'],
     ['simulated', 'bool', 'true when a model reply came from the mmif simulator'],
   ],
   dpo: [
@@ -210,6 +210,7 @@ function buildSection(report: BuildReport, config: BuildConfig | undefined): str
       `- DPO strategies: ${config.dpo.strategies.join(', ')} (validation: ${config.dpo.validate})`,
       `- Training prompt template: ${config.training.promptTemplate}`,
       `- Judge-vs-rule sample: ${config.verification.judgeAgreementSample} of rule-checked constraints`,
+      `- Vacuous rule passes: ${config.verification.vacuous === 'fail' ? 'not credited (fail closed)' : 'counted (reference semantics)'}`,
     );
   }
   lines.push('', '| stage | model |', '|---|---|', ...Object.entries(report.models).sort().map(([stage, model]) => `| ${stage} | \`${model}\` |`), '');
@@ -292,6 +293,20 @@ function qualitySection(quality: QualityReport): string[] {
     ...Object.entries({ ...agreement.byType, '**all**': agreement.total }).map(
       ([type, a]) =>
         `| ${type} | ${a.audited} | ${num(a.agreement)} | ${num(a.kappa)} | ${a.judgePassedRuleFailed}/${a.judgePassedRuleFailed + a.bothFailed} (${num(a.judgePassesRuleFailsRate)}) | ${a.unscored} | ${a.advice} |`,
+    ),
+    '',
+    '### Vacuous rule verdicts (final answers)',
+    '',
+    'A rule verdict is vacuous when the answer holds nothing the constraint speaks of (no number for a precision ' +
+      'check, no paragraph, an empty answer): the reference functions pass it. ' +
+      (quality.settings.vacuous === 'pass'
+        ? 'This build counted such passes (`verification.vacuous: "pass"`, the reference semantics).'
+        : 'This build credited none of them (`verification.vacuous: "fail"`): they count neither toward the post-filter nor the pair rule.'),
+    '',
+    '| type | rule verdicts | vacuous | of which reference passes | rate |',
+    '|---|---|---|---|---|',
+    ...Object.entries({ ...quality.vacuous.byType, '**all**': quality.vacuous.total }).map(
+      ([type, v]) => `| ${type} | ${v.rule} | ${v.vacuous} | ${v.vacuousPasses} | ${num(v.rate)} |`,
     ),
     '',
     '### DPO strategies',

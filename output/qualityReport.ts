@@ -12,7 +12,7 @@ import { getJson, putIfChanged, type ObjectStore } from '../storage/objectStore.
 import type { BuildReport } from './buildReport.js';
 import type { BuildLayout } from '../storage/buildLayout.js';
 import type { ShardManifest, StrategyPairs } from './manifest.js';
-import { emptyAgreement, type AgreementCount, type PassCount, type ShardQuality } from './qualityStats.js';
+import { emptyAgreement, type AgreementCount, type PassCount, type ShardQuality, type VacuousCount } from './qualityStats.js';
 
 export const QUALITY_FORMAT = 'mmif-engine/quality@1';
 
@@ -45,10 +45,12 @@ export interface QualityReport {
   simulated: boolean;
   /** Shards the figures cover: committed shards whose manifest carries quality stats. */
   coverage: { committedShards: number; shardsWithStats: number };
-  settings: { passThreshold: number | null; maxRegenerations: number | null; judgeAgreementSample: number | null };
+  settings: { passThreshold: number | null; maxRegenerations: number | null; judgeAgreementSample: number | null; vacuous: string | null };
   /** Per constraint type (with its Table 5 category and WildIFEval class): first answer vs final answer. */
   passRates: Record<string, { category: string; wildIfEval: string; firstAnswer: Rate; finalAnswer: Rate }>;
   judgeAgreement: { byType: Record<string, JudgeAgreement>; total: JudgeAgreement; thresholds: typeof ADVICE_THRESHOLDS };
+  /** Per constraint type, the final answers' rule verdicts that were vacuous, and the share. */
+  vacuous: { byType: Record<string, VacuousCount & { rate: number | null }>; total: VacuousCount & { rate: number | null } };
   dpo: {
     /** Kept pairs by strategy, as shares of all kept pairs, and each strategy's acceptance. */
     strategyMix: Record<string, { kept: number; discarded: number; share: number | null; keptRate: number | null; discardedByReason: Record<string, number> }>;
@@ -90,7 +92,7 @@ export async function writeQualityReport(store: ObjectStore, layout: BuildLayout
 export function qualityReport(
   report: BuildReport,
   manifests: readonly ShardManifest[],
-  verification?: { passThreshold: number; maxRegenerations: number; judgeAgreementSample?: number },
+  verification?: { passThreshold: number; maxRegenerations: number; judgeAgreementSample?: number; vacuous?: string },
 ): QualityReport {
   const stats = manifests.flatMap((m) => (m.quality ? [m.quality] : []));
   const sum = mergeQuality(stats);
@@ -115,6 +117,7 @@ export function qualityReport(
       passThreshold: verification?.passThreshold ?? null,
       maxRegenerations: verification?.maxRegenerations ?? null,
       judgeAgreementSample: verification?.judgeAgreementSample ?? null,
+      vacuous: verification?.vacuous ?? null,
     },
     passRates: Object.fromEntries(
       Object.entries(sum.passRates)
@@ -125,6 +128,7 @@ export function qualityReport(
         ]),
     ),
     judgeAgreement: { byType: agreementByType, total: judgeAgreement(total), thresholds: ADVICE_THRESHOLDS },
+    vacuous: vacuousRates(sum.vacuous ?? {}),
     dpo: {
       strategyMix: strategyMix(report.pairs.byStrategy),
       atStakeFailureRates: Object.fromEntries(
@@ -156,6 +160,7 @@ export function mergeQuality(stats: readonly ShardQuality[]): ShardQuality {
   const into: ShardQuality = {
     passRates: {},
     judgeAgreement: {},
+    vacuous: {},
     atStakeFailures: {},
     lengths: { answerWords: [], chosenWords: [], rejectedWords: [] },
     composition: { bySource: {}, constraintTypes: {}, constraintsPerRecord: [] },
@@ -167,6 +172,7 @@ export function mergeQuality(stats: readonly ShardQuality[]): ShardQuality {
       addFields(t.finalAnswer, p.finalAnswer);
     }
     for (const [type, a] of Object.entries(s.judgeAgreement)) addFields((into.judgeAgreement[type] ??= emptyAgreement()), a);
+    for (const [type, v] of Object.entries(s.vacuous ?? {})) addFields((into.vacuous![type] ??= { rule: 0, vacuous: 0, vacuousPasses: 0 }), v);
     for (const [strategy, byType] of Object.entries(s.atStakeFailures)) {
       const target = (into.atStakeFailures[strategy] ??= {});
       for (const [type, t] of Object.entries(byType)) addFields((target[type] ??= { failed: 0, total: 0 }), t);
@@ -181,6 +187,13 @@ export function mergeQuality(stats: readonly ShardQuality[]): ShardQuality {
     into.composition.constraintsPerRecord.push(...s.composition.constraintsPerRecord);
   }
   return into;
+}
+
+function vacuousRates(byType: Record<string, VacuousCount>): QualityReport['vacuous'] {
+  const total: VacuousCount = { rule: 0, vacuous: 0, vacuousPasses: 0 };
+  for (const v of Object.values(byType)) addFields(total, v);
+  const withRate = (v: VacuousCount) => ({ ...v, rate: ratio(v.vacuous, v.rule) });
+  return { byType: Object.fromEntries(Object.entries(byType).sort().map(([type, v]) => [type, withRate(v)])), total: withRate(total) };
 }
 
 export function judgeAgreement(a: AgreementCount): JudgeAgreement {

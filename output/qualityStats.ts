@@ -32,6 +32,11 @@ export interface ShardQuality {
   passRates: Record<string, { firstAnswer: PassCount; finalAnswer: PassCount }>;
   /** Per constraint type, over every verified answer (chosen, regenerated and rejected ones). */
   judgeAgreement: Record<string, AgreementCount>;
+  /**
+   * Per constraint type, the final answers' rule verdicts that were vacuous (domain/verdict.ts): how
+   * many, and how many of those the reference would pass. Absent in manifests made before the flag.
+   */
+  vacuous?: Record<string, VacuousCount>;
   /** Per DPO strategy, then per constraint type at stake: how often the rejected answer failed it. */
   atStakeFailures: Record<string, Record<string, { failed: number; total: number }>>;
   /** Word counts (whitespace-separated) of accepted SFT answers and of the kept pairs' answers. */
@@ -44,6 +49,14 @@ export interface ShardQuality {
   };
 }
 
+export interface VacuousCount {
+  /** Rule verdicts on final answers. */
+  rule: number;
+  vacuous: number;
+  /** Vacuous verdicts the reference passes (not credited under `verification.vacuous: "fail"`). */
+  vacuousPasses: number;
+}
+
 export const emptyAgreement = (): AgreementCount => ({ audited: 0, bothPassed: 0, bothFailed: 0, judgePassedRuleFailed: 0, judgeFailedRulePassed: 0, unscored: 0 });
 
 export function shardQuality(
@@ -53,6 +66,7 @@ export function shardQuality(
   const quality: ShardQuality = {
     passRates: {},
     judgeAgreement: {},
+    vacuous: {},
     atStakeFailures: {},
     lengths: {
       answerWords: written.instruct.map((r) => wordCount(r.answer)),
@@ -66,6 +80,7 @@ export function shardQuality(
     if (answer) {
       for (const v of answer.first) count(quality.passRates, v, 'firstAnswer');
       for (const v of answer.final) count(quality.passRates, v, 'finalAnswer');
+      for (const v of answer.final) countVacuous(quality.vacuous!, v);
       addAgreement(quality.judgeAgreement, answer.first);
       if (answer.final !== answer.first) addAgreement(quality.judgeAgreement, answer.final);
     }
@@ -110,6 +125,14 @@ function count(into: ShardQuality['passRates'], v: Verdict, which: 'firstAnswer'
   const entry = (into[v.type] ??= { firstAnswer: { passed: 0, total: 0 }, finalAnswer: { passed: 0, total: 0 } });
   entry[which].total += 1;
   if (v.passed) entry[which].passed += 1;
+}
+
+function countVacuous(into: Record<string, VacuousCount>, v: Verdict): void {
+  if (v.method !== 'rule' || v.vacuous === undefined) return;
+  const tally = (into[v.type] ??= { rule: 0, vacuous: 0, vacuousPasses: 0 });
+  tally.rule += 1;
+  if (v.vacuous) tally.vacuous += 1;
+  if (v.vacuous && v.passed) tally.vacuousPasses += 1;
 }
 
 function addAgreement(into: Record<string, AgreementCount>, verdicts: readonly Verdict[]): void {

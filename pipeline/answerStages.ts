@@ -18,7 +18,8 @@ import type { SampleImage } from './sampleImage.js';
 import type { StageRequest } from './stageRequest.js';
 import type { AnswerResult, PlannedConstraint, RejectedResult, Verdict } from './stageState.js';
 import { judgePair, rejectedVerificationIndices, type PairJudgement, type PairRule } from './pairRules.js';
-import { passRate, verifyAnswer } from './verifyAnswer.js';
+import { verifyAnswer } from './verifyAnswer.js';
+import { credited, creditedRate, type VacuousPolicy } from '../domain/verdict.js';
 
 /** What an answer is for: the instruction, and the dataset's own answer when it has one. */
 export interface Task {
@@ -64,10 +65,11 @@ export function rejectedRequest(ctx: StageContext, sample: SourceSample, task: T
   return answerRequest(ctx, 'rejected', task, kept, strategy === 'no_image' ? undefined : image, 0);
 }
 
-const failures = (verdicts: readonly Verdict[]) =>
+/** The verdicts not credited, vacuous passes named as such. */
+const failures = (verdicts: readonly Verdict[], policy: VacuousPolicy) =>
   verdicts
-    .filter((v) => !v.passed)
-    .map((v) => `#${v.index + 1} ${v.type} (${v.method}: ${v.detail})`)
+    .filter((v) => !credited(v, policy))
+    .map((v) => `#${v.index + 1} ${v.type} (${v.method}: ${v.passed ? 'vacuous pass: ' : ''}${v.detail})`)
     .join('; ');
 
 export async function runAnswerStage(
@@ -77,7 +79,7 @@ export async function runAnswerStage(
   image: SampleImage,
   calls: CallRecord[],
 ): Promise<AnswerResult> {
-  const { passThreshold, maxRegenerations } = ctx.config.verification;
+  const { passThreshold, maxRegenerations, vacuous } = ctx.config.verification;
   let verdicts: Verdict[] = [];
   let firstVerdicts: Verdict[] = [];
   for (let attempt = 0; attempt <= maxRegenerations; attempt++) {
@@ -85,14 +87,14 @@ export async function runAnswerStage(
     verdicts = await verifyAnswer(ctx, { task, constraints, answer, image, compare: true }, calls);
     if (attempt === 0) firstVerdicts = verdicts;
     const regenerated = attempt > 0 ? { firstVerdicts } : {};
-    const rate = passRate(verdicts);
+    const rate = creditedRate(verdicts, vacuous);
     if (rate >= passThreshold) {
       const model = endpointFor(ctx.config, 'answer').model;
       return { prompt: answerPromptText(task.instruction, constraints), answer, model, verdicts, passRate: rate, attempts: attempt + 1, ...regenerated };
     }
   }
   throw new SampleRejection(
-    `answer: below-threshold: pass rate ${passRate(verdicts).toFixed(2)} < ${passThreshold} after ${maxRegenerations + 1} attempts; failed: ${failures(verdicts)}`,
+    `answer: below-threshold: pass rate ${creditedRate(verdicts, vacuous).toFixed(2)} < ${passThreshold} after ${maxRegenerations + 1} attempts; failed: ${failures(verdicts, vacuous)}`,
     maxRegenerations > 0 ? { verdicts, firstVerdicts } : { verdicts },
   );
 }
@@ -127,7 +129,7 @@ export async function runRejectedStage(
     const answer = await ctx.models.text(request, calls);
     // `paper` asks no judge about the rejected answer, not even for the judge-vs-rule sample.
     verdicts = await verifyAnswer(ctx, { task, constraints, answer, image, indices, compare: false, auditJudge: validation === 'strict' }, calls);
-    const judgement: PairJudgement = validation === 'strict' ? judgePair(chosen, verdicts, atStake) : { kept: true };
+    const judgement: PairJudgement = validation === 'strict' ? judgePair(chosen, verdicts, atStake, ctx.config.verification.vacuous) : { kept: true };
     if (judgement.kept) {
       const model = endpointFor(ctx.config, 'rejected').model;
       return {
@@ -138,7 +140,7 @@ export async function runRejectedStage(
         answer,
         model,
         verdicts,
-        passRate: passRate(verdicts),
+        passRate: creditedRate(verdicts, ctx.config.verification.vacuous),
         attempts: attempt + 1,
         atStake,
         validation,

@@ -8,8 +8,15 @@
  * - `chosen-loses`: on some constraint both answers have a verdict for, the chosen answer fails and
  *   the rejected one passes. Such a pair teaches the opposite on that constraint.
  *
+ * Vacuous passes (domain/verdict.ts) count for neither side under `verification.vacuous: "fail"`: a
+ * rejected answer that dodged a constraint at stake did not fail it (it makes no pair informative),
+ * and a chosen answer that dodged one has not followed it, so it loses to a rejected answer that
+ * passed there (vacuously or not: either way the pair would reward dodging). Under `"pass"` both are
+ * the reference's passes.
+ *
  * Rules are checked in this order; a pair refused by both is counted under the first.
  */
+import { credited, type VacuousPolicy } from '../domain/verdict.js';
 import type { Verdict } from './stageState.js';
 
 export const PAIR_RULES = ['uninformative-pair', 'chosen-loses'] as const;
@@ -17,12 +24,12 @@ export type PairRule = (typeof PAIR_RULES)[number];
 
 export type PairJudgement = { kept: true } | { kept: false; rule: PairRule; detail: string };
 
-export function judgePair(chosen: readonly Verdict[], rejected: readonly Verdict[], atStake: readonly number[]): PairJudgement {
+export function judgePair(chosen: readonly Verdict[], rejected: readonly Verdict[], atStake: readonly number[], policy: VacuousPolicy): PairJudgement {
   const stake = new Set(atStake);
   if (!rejected.some((v) => stake.has(v.index) && !v.passed)) {
     return { kept: false, rule: 'uninformative-pair', detail: 'the rejected answer satisfied every constraint at stake' };
   }
-  const losses = chosenLosses(chosen, rejected);
+  const losses = chosenLosses(chosen, rejected, policy);
   if (losses.length > 0) {
     const list = losses.map((l) => `#${l.index + 1} ${l.type} (chosen ${l.method}: ${l.detail})`).join('; ');
     return { kept: false, rule: 'chosen-loses', detail: `the chosen answer fails where the rejected one passes: ${list}` };
@@ -30,10 +37,10 @@ export function judgePair(chosen: readonly Verdict[], rejected: readonly Verdict
   return { kept: true };
 }
 
-/** The chosen answer's failed verdicts on constraints the rejected answer passed. */
-export function chosenLosses(chosen: readonly Verdict[], rejected: readonly Verdict[]): Verdict[] {
+/** The chosen answer's verdicts not credited on constraints the rejected answer passed. */
+export function chosenLosses(chosen: readonly Verdict[], rejected: readonly Verdict[], policy: VacuousPolicy): Verdict[] {
   const rejectedPassed = new Set(rejected.filter((v) => v.passed).map((v) => v.index));
-  return chosen.filter((v) => !v.passed && rejectedPassed.has(v.index));
+  return chosen.filter((v) => !credited(v, policy) && rejectedPassed.has(v.index));
 }
 
 /** Which constraints the rejected answer is verified on: those at stake, plus every rule-checked one (free to check). */

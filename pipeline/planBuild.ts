@@ -69,6 +69,16 @@ export function configFingerprint(config: BuildConfig): string {
   return sha256Hex(fingerprintMaterial(config));
 }
 
+/**
+ * A build stored before `verification.vacuous` existed verified with the reference's semantics: its
+ * config matches again once it asks for `pass`. Its stage states were decided that way, so they are
+ * never re-counted under `fail` (which is another fingerprint, hence another build).
+ */
+function madeBeforeVacuousSetting(stored: StoredConfig, config: BuildConfig): boolean {
+  if ((stored.config.verification as { vacuous?: string } | undefined)?.vacuous !== undefined || config.verification.vacuous === 'pass') return false;
+  return configFingerprint({ ...config, verification: { ...config.verification, vacuous: 'pass' } }) === stored.configFingerprint;
+}
+
 export async function planBuild(
   config: BuildConfig,
   store: ObjectStore,
@@ -80,6 +90,12 @@ export async function planBuild(
   const fingerprint = configFingerprint(config);
   const stored = await getJson<StoredConfig>(store, layout.config);
   if (stored && stored.configFingerprint !== fingerprint) {
+    if (madeBeforeVacuousSetting(stored, config)) {
+      throw new ConfigMismatchError(
+        `build '${config.buildId}' in ${store.root} was made before vacuous rule passes failed closed and counted them as passes: ` +
+          `resume it with verification.vacuous: "pass", or use a new buildId to rebuild under "fail" ('mmif build --new-version' picks one)`,
+      );
+    }
     throw new ConfigMismatchError(
       `build '${config.buildId}' already exists in ${store.root} with a different config (fingerprint ` +
         `${stored.configFingerprint.slice(0, 12)}, now ${fingerprint.slice(0, 12)}); use a new buildId for a new version ('mmif build --new-version' picks one)`,

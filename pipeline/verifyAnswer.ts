@@ -76,21 +76,23 @@ async function auditRuleVerdicts(ctx: StageContext, subject: AnswerUnderTest, ve
   }
 }
 
-export function passRate(verdicts: readonly Verdict[]): number {
-  return verdicts.length === 0 ? 1 : verdicts.filter((v) => v.passed).length / verdicts.length;
-}
-
-/** A rule-checked constraint's verdict on an answer: every verifier call must pass (also scores multi-turn chats). */
+/**
+ * A rule-checked constraint's verdict on an answer: every verifier call must pass (also scores
+ * multi-turn chats). It is vacuous when any call found nothing to check: a constraint only partly
+ * exercised is not credited under `verification.vacuous: "fail"`.
+ */
 export function ruleVerdict(index: number, c: Pick<PlannedConstraint, 'type' | 'verifiers'>, answer: string): Verdict {
   const outcomes = c.verifiers.map((call) => ({ call, outcome: runVerifierCall(answer, call) }));
   const failed = outcomes.find((o) => !('passed' in o.outcome) || !o.outcome.passed);
+  const vacuous = outcomes.some((o) => 'vacuous' in o.outcome && o.outcome.vacuous);
   const describe = (o: (typeof outcomes)[number]) =>
-    `${o.call.func}(${JSON.stringify(o.call.params).slice(1, -1)}) = ${'passed' in o.outcome ? o.outcome.passed : `error: ${o.outcome.error}`}`;
+    `${o.call.func}(${JSON.stringify(o.call.params).slice(1, -1)}) = ${'passed' in o.outcome ? `${o.outcome.passed}${o.outcome.vacuous ? ' (vacuous)' : ''}` : `error: ${o.outcome.error}`}`;
   return {
     index,
     type: c.type,
     method: 'rule',
     passed: !failed,
+    vacuous,
     calls: c.verifiers,
     detail: failed ? describe(failed) : outcomes.map(describe).join('; '),
   };

@@ -14,7 +14,13 @@
 import { z } from 'zod';
 import { keywordCounts, paragraphs, paragraphSentences, pyRegExp, pyStrip, sentences, words } from './text.js';
 
-export type VerifierOutcome = { passed: boolean } | { error: string };
+/**
+ * A check's outcome. `vacuous` says the response holds nothing the constraint speaks of (no number
+ * for a precision check, no paragraph for a per-paragraph check, an empty response, ...): the
+ * reference then passes checks the answer never exercised (`all([])`, a loop over no number), and
+ * `passed` keeps that verdict; callers decide whether such a pass counts (verification.vacuous).
+ */
+export type VerifierOutcome = { passed: boolean; vacuous: boolean } | { error: string };
 
 /** What the verifier-selection prompt lists (it matches prompts' FunctionDescription). */
 export interface VerifierDescription {
@@ -24,6 +30,8 @@ export interface VerifierDescription {
   signature: string;
   /** A constraint and the params it yields. */
   example: string;
+  /** When a response leaves the check unexercised (its `vacuous` outcome), in words (docs/data-quality.md). */
+  vacuity: string;
   /** How a function the reference code lacks was defined. */
   note?: string;
   /**
@@ -42,6 +50,8 @@ interface VerifierSpec<P extends unknown[]> extends Omit<VerifierDescription, 'a
   aliases?: string[];
   params: z.ZodType<P>;
   check: (response: string, ...params: P) => boolean;
+  /** Whether the response holds nothing this check speaks of (see `vacuity`). */
+  vacuous: (response: string) => boolean;
 }
 
 /** Names every problem zod found, by its position in the params array. */
@@ -49,7 +59,7 @@ export function describeIssues(error: z.ZodError, root: string): string {
   return error.issues.map((issue) => `${[root, ...issue.path.map((p) => `[${String(p)}]`)].join('')}: ${issue.message}`).join('; ');
 }
 
-function define<P extends unknown[]>({ params, check, aliases = [], ...description }: VerifierSpec<P>): VerifierFunction {
+function define<P extends unknown[]>({ params, check, vacuous, aliases = [], ...description }: VerifierSpec<P>): VerifierFunction {
   return {
     ...description,
     aliases,
@@ -58,7 +68,7 @@ function define<P extends unknown[]>({ params, check, aliases = [], ...descripti
       if (!parsed.success) {
         return { error: `${description.name}: bad params ${JSON.stringify(raw)}, expected [${description.signature}]: ${describeIssues(parsed.error, 'params')}` };
       }
-      return { passed: check(response, ...parsed.data) };
+      return { passed: check(response, ...parsed.data), vacuous: vacuous(response) };
     },
   };
 }
@@ -149,6 +159,15 @@ function scientificPrecision(response: string, count: number): boolean {
   return true;
 }
 
+/** Vacuity tests (see VerifierSpec.vacuous): the response holds nothing the check speaks of. */
+const blank = (response: string): boolean => pyStrip(response) === '';
+const noParagraphs = (response: string): boolean => paragraphs(response).length === 0;
+const noSentences = (response: string): boolean => sentences(response).length === 0;
+const noWords = (response: string): boolean => words(response).length === 0;
+const noNumbers = (response: string): boolean => response.match(PRECISION_NUMBER) === null;
+const noPercentages = (response: string): boolean => response.match(PERCENTAGE) === null;
+const noScientific = (response: string): boolean => response.match(SCIENTIFIC) === null;
+
 /** The registry, in Table 7 order then the code-only functions. */
 export const FUNCTIONS: readonly VerifierFunction[] = [
   define({
@@ -156,6 +175,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'lower_bound:int, upper_bound:int',
     example: '"at least 3 paragraphs" -> [3, 10000]',
     params: bounds,
+    vacuity: 'the response has no paragraph (it is empty)',
+    vacuous: noParagraphs,
     check: (response, lower, upper) => inRange(paragraphs(response).length, lower, upper),
   }),
   define({
@@ -163,6 +184,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'lower_bound:int, upper_bound:int',
     example: '"exactly 3 sentences" -> [3, 3]',
     params: bounds,
+    vacuity: 'the response has no sentence',
+    vacuous: noSentences,
     check: (response, lower, upper) => inRange(sentences(response).length, lower, upper),
   }),
   define({
@@ -170,6 +193,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'lower_bound:int, upper_bound:int',
     example: '"fewer than 3 sentences in each paragraph" -> [0, 2]',
     params: bounds,
+    vacuity: 'the response has no paragraph (`all([])` passes)',
+    vacuous: noParagraphs,
     check: (response, lower, upper) => paragraphSentenceCounts(response).every((n) => inRange(n, lower, upper)),
   }),
   define({
@@ -177,6 +202,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'ranges:List[[int, int]]',
     example: '"exactly 3 sentences in the first paragraph, 1 to 2 in the second" -> [[[3, 3], [1, 2]]]',
     params: ranges,
+    vacuity: 'the response has no paragraph',
+    vacuous: noParagraphs,
     check: (response, list) => countsInRanges(paragraphSentenceCounts(response), list),
   }),
   define({
@@ -185,6 +212,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     example: '"each paragraph has 1 sentence more than the previous one, none more than 7" -> [1, 7]',
     note: 'Table 7 only, not in the reference code: every paragraph has exactly exceed_num sentences more than the one before it, and none has more than upper_bound.',
     params: bounds,
+    vacuity: 'the response has no paragraph',
+    vacuous: noParagraphs,
     check: (response, exceed, upper) => {
       const counts = paragraphSentenceCounts(response);
       return counts.every((n, i) => n <= upper && (i === 0 || n - counts[i - 1]! === exceed));
@@ -195,6 +224,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'lower_bound:int, upper_bound:int',
     example: '"between 50 and 80 words" -> [50, 80]',
     params: bounds,
+    vacuity: 'the response has no word',
+    vacuous: noWords,
     check: (response, lower, upper) => inRange(words(response).length, lower, upper),
   }),
   define({
@@ -202,6 +233,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'lower_bound:int, upper_bound:int',
     example: '"each paragraph between 50 and 80 words" -> [50, 80]',
     params: bounds,
+    vacuity: 'the response has no paragraph (`all([])` passes)',
+    vacuous: noParagraphs,
     check: (response, lower, upper) => paragraphWordCounts(response).every((n) => inRange(n, lower, upper)),
   }),
   define({
@@ -210,6 +243,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     example: '"20 to 30 words in the first paragraph, 50 to 80 in the second" -> [[[20, 30], [50, 80]]]',
     note: 'Table 7 only, not in the reference code: defined as the sentence _list check with the reference word count.',
     params: ranges,
+    vacuity: 'the response has no paragraph',
+    vacuous: noParagraphs,
     check: (response, list) => countsInRanges(paragraphWordCounts(response), list),
   }),
   define({
@@ -217,6 +252,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'substring:str',
     example: '"do not use the word apple" -> ["apple"]',
     params: substring,
+    vacuity: 'the response is empty',
+    vacuous: blank,
     check: (response, text) => !response.includes(text),
   }),
   define({
@@ -224,6 +261,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'substrings:List[str]',
     example: '"do not mention apple or banana" -> [["apple", "banana"]]',
     params: substrings,
+    vacuity: 'the response is empty',
+    vacuous: blank,
     check: (response, list) => list.every((text) => !response.includes(text)),
   }),
   define({
@@ -231,6 +270,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'substring:str',
     example: '"start every sentence with an exclamation point" -> ["!"]',
     params: substring,
+    vacuity: 'the response has no sentence (`all([])` passes)',
+    vacuous: noSentences,
     check: (response, text) => sentences(response).every((s) => s.startsWith(text)),
   }),
   define({
@@ -238,6 +279,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'substring:str',
     example: '"end every sentence with a question mark" -> ["?"]',
     params: substring,
+    vacuity: 'the response has no sentence (`all([])` passes)',
+    vacuous: noSentences,
     check: (response, text) => sentences(response).every((s) => s.endsWith(text)),
   }),
   define({
@@ -245,6 +288,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'substring:str',
     example: '"start your answer with \'Once upon a time\'" -> ["Once upon a time"]',
     params: substring,
+    vacuity: 'the response is empty',
+    vacuous: blank,
     check: (response, text) => pyStrip(response).startsWith(text),
   }),
   define({
@@ -252,6 +297,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'substring:str',
     example: '"end your answer with \'The end.\'" -> ["The end."]',
     params: substring,
+    vacuity: 'the response is empty',
+    vacuous: blank,
     check: (response, text) => pyStrip(response).endsWith(text),
   }),
   define({
@@ -265,6 +312,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'keywords:List[str], lower_bound_times:int, upper_bound_times:int',
     example: '"mention apple and banana at least 3 times each" -> [["apple", "banana"], 3, 10000]',
     params: keywordRange,
+    vacuity: 'the response is empty',
+    vacuous: blank,
     check: (response, keywords, lower, upper) => keywordCounts(response, keywords).every((n) => inRange(n, lower, upper)),
   }),
   define({
@@ -274,6 +323,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'keywords:List[str], lower_bound_times:int, upper_bound_times:int',
     example: '"mention apple or banana 2 to 4 times in total" -> [["apple", "banana"], 2, 4]',
     params: keywordRange,
+    vacuity: 'the response is empty',
+    vacuous: blank,
     check: (response, keywords, lower, upper) => inRange(keywordCounts(response, keywords).reduce((a, b) => a + b, 0), lower, upper),
   }),
   define({
@@ -281,6 +332,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'precision:int',
     example: '"keep two decimal places for all numbers" -> [2]',
     params: digitCount,
+    vacuity: 'the response has no number (the reference passes it)',
+    vacuous: noNumbers,
     check: numberPrecision,
   }),
   define({
@@ -289,6 +342,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: '',
     example: '"do not use any arabic numerals" -> []',
     params: none,
+    vacuity: 'the response is empty',
+    vacuous: blank,
     check: (response) => !ARABIC_NUMBER.test(response),
   }),
   define({
@@ -297,6 +352,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     example: '"write numbers in scientific notation with 3 significant digits" -> [3]',
     note: 'Table 7 only (commented out in the reference code): every number in scientific notation (1.23e5, 1.23 × 10^5, 1.23x10^5, 1.23·10⁵) has exactly significant_digits significant digits in its mantissa, leading zeros excluded, trailing zeros included; numbers not in scientific notation are not checked, so a text without any passes.',
     params: digitCount,
+    vacuity: 'the response has no number in scientific notation',
+    vacuous: noScientific,
     check: scientificPrecision,
   }),
   define({
@@ -304,6 +361,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'substring:str',
     example: '"start every paragraph with \'>\'" -> [">"]',
     params: substring,
+    vacuity: 'the response has no paragraph (`all([])` passes)',
+    vacuous: noParagraphs,
     check: (response, text) => paragraphs(response).every((p) => p.startsWith(text)),
   }),
   define({
@@ -311,6 +370,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'substring:str',
     example: '"end every paragraph with \'~\'" -> ["~"]',
     params: substring,
+    vacuity: 'the response has no paragraph (`all([])` passes)',
+    vacuous: noParagraphs,
     check: (response, text) => paragraphs(response).every((p) => p.endsWith(text)),
   }),
   define({
@@ -319,6 +380,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'precision:int',
     example: '"give percentages with two decimal places" -> [2]',
     params: digitCount,
+    vacuity: 'the response has no percentage (the reference passes it)',
+    vacuous: noPercentages,
     check: percentagePrecision,
   }),
 ];

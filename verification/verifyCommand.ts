@@ -7,16 +7,20 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { credited, VACUOUS_POLICIES, type VacuousPolicy } from '../domain/verdict.js';
 import { describeIssues, runVerifierCall, type VerifierOutcome } from './functions.js';
 
-export const VERIFY_USAGE = `usage: mmif verify [--records]
+export const VERIFY_USAGE = `usage: mmif verify [--records] [--vacuous pass|fail]
   Reads JSON lines on stdin, writes one JSON line per input line on stdout, in input order.
-  calls (default):  {"id", "response", "func", "params": [...]}  ->  {"id", "passed"}
+  calls (default):  {"id", "response", "func", "params": [...]}  ->  {"id", "passed", "vacuous"}
   --records:        {"id", "response", "constraints": [{"type", "value", "verifiers": [{"func", "params"}]}]}
-                    ->  {"id", "verdicts": [{"index", "type", "passed", "details"}], "passRate", "unverified", "errors"}
+                    ->  {"id", "verdicts": [{"index", "type", "passed", "vacuous", "details"}], "passRate", "unverified", "errors"}
                     A constraint passes only if all its calls pass; one without calls is unverified
                     (passed null), one with a bad call is an error (passed null, with "error"); both are
                     left out of passRate (null when no constraint was verified).
+  "vacuous": true when the response holds nothing the check speaks of (no number for a precision check,
+  no paragraph, an empty response; docs/data-quality.md). --vacuous pass (default) keeps the reference
+  functions' verdicts; --vacuous fail makes a vacuous pass "passed": false, as builds count it.
   A line that is not JSON, or names an unknown function or bad params, yields {"id", "error"}.
   Exit code: 0 all lines verified, 1 some line had an error, 2 usage error.
 `;
@@ -38,22 +42,22 @@ interface LineResult {
   failed: boolean;
 }
 
-type Verifier = (input: unknown, id: unknown) => LineResult;
+type Verifier = (input: unknown, id: unknown, policy: VacuousPolicy) => LineResult;
 
-function verifyCall(input: unknown, id: unknown): LineResult {
+function verifyCall(input: unknown, id: unknown, policy: VacuousPolicy): LineResult {
   const parsed = callLine.safeParse(input);
   if (!parsed.success) return errorLine(id, describeIssues(parsed.error, 'line'));
   const outcome = runVerifierCall(parsed.data.response, parsed.data);
-  return 'error' in outcome ? errorLine(id, outcome.error) : { output: { id, passed: outcome.passed }, failed: false };
+  return 'error' in outcome ? errorLine(id, outcome.error) : { output: { id, passed: credited(outcome, policy), vacuous: outcome.vacuous }, failed: false };
 }
 
-function verifyRecord(input: unknown, id: unknown): LineResult {
+function verifyRecord(input: unknown, id: unknown, policy: VacuousPolicy): LineResult {
   const parsed = recordLine.safeParse(input);
   if (!parsed.success) return errorLine(id, describeIssues(parsed.error, 'line'));
   const { response, constraints } = parsed.data;
   const verdicts = constraints.map(({ type, verifiers = [] }, index) => {
     const details = verifiers.map((call) => ({ func: call.func, ...runVerifierCall(response, call) }));
-    return { index, type: type ?? null, ...constraintVerdict(details) };
+    return { index, type: type ?? null, ...constraintVerdict(details, policy) };
   });
   const verified = verdicts.filter((v) => v.passed !== null);
   const errors = verdicts.filter((v) => 'error' in v).length;
@@ -66,17 +70,20 @@ function verifyRecord(input: unknown, id: unknown): LineResult {
 }
 
 /** All calls must pass; any call error makes the whole constraint an error, no call leaves it unverified. */
-function constraintVerdict(details: (VerifierOutcome & { func: unknown })[]) {
+function constraintVerdict(details: (VerifierOutcome & { func: unknown })[], policy: VacuousPolicy) {
   const problems = details.flatMap((d) => ('error' in d ? [d.error] : []));
   if (problems.length > 0) return { passed: null, error: problems.join('; '), details };
-  return { passed: details.length === 0 ? null : details.every((d) => 'passed' in d && d.passed), details };
+  if (details.length === 0) return { passed: null, details };
+  const passed = details.every((d) => 'passed' in d && d.passed);
+  const vacuous = details.some((d) => 'vacuous' in d && d.vacuous);
+  return { passed: credited({ passed, vacuous }, policy), vacuous, details };
 }
 
 function errorLine(id: unknown, error: string): LineResult {
   return { output: { id, error }, failed: true };
 }
 
-function verifyLine(line: string, lineNumber: number, verify: Verifier): LineResult {
+function verifyLine(line: string, lineNumber: number, verify: Verifier, policy: VacuousPolicy): LineResult {
   let input: unknown;
   try {
     input = JSON.parse(line);
@@ -84,15 +91,17 @@ function verifyLine(line: string, lineNumber: number, verify: Verifier): LineRes
     return errorLine(null, `line ${lineNumber} is not JSON: ${(err as Error).message}`);
   }
   const id = input !== null && typeof input === 'object' && 'id' in input ? input.id : null;
-  return verify(input, id ?? null);
+  return verify(input, id ?? null, policy);
 }
 
 /** The line verifier the arguments ask for, or the exit code when they ask for help or are wrong. */
-function parseMode(args: string[], stdout: NodeJS.WritableStream): { verify: Verifier } | { exit: number } {
+function parseMode(args: string[], stdout: NodeJS.WritableStream): { verify: Verifier; policy: VacuousPolicy } | { exit: number } {
   try {
-    const { values } = parseArgs({ args, options: { records: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+    const { values } = parseArgs({ args, options: { records: { type: 'boolean' }, vacuous: { type: 'string', default: 'pass' }, help: { type: 'boolean', short: 'h' } } });
     if (values.help) return stdout.write(VERIFY_USAGE), { exit: 0 };
-    return { verify: values.records ? verifyRecord : verifyCall };
+    const policy = VACUOUS_POLICIES.find((p) => p === values.vacuous);
+    if (!policy) throw new Error(`--vacuous must be pass or fail, got '${values.vacuous}'`);
+    return { verify: values.records ? verifyRecord : verifyCall, policy };
   } catch (err) {
     process.stderr.write(`mmif verify: ${(err as Error).message}\n${VERIFY_USAGE}`);
     return { exit: 2 };
@@ -108,7 +117,7 @@ export async function runVerifyCommand(args: string[], stdin: NodeJS.ReadableStr
   for await (const line of createInterface({ input: stdin, crlfDelay: Infinity })) {
     lineNumber++;
     if (line.trim() === '') continue;
-    const result = verifyLine(line, lineNumber, mode.verify);
+    const result = verifyLine(line, lineNumber, mode.verify, mode.policy);
     failed ||= result.failed;
     if (!stdout.write(`${JSON.stringify(result.output)}\n`)) await once(stdout, 'drain');
   }

@@ -16,7 +16,7 @@ import { s3FromEnv } from '../s3FromEnv.js';
 import { connectTemporal, type Temporal } from '../temporalClient.js';
 
 export const EVAL_USAGE = `usage: mmif eval --data DIR --model M [--samples N] [--base-url URL] [--api-key-env VAR]
-                 [--prompt inline|numbered] [--judge-model J [--judge-base-url URL] [--judge-api-key-env VAR] | --no-judge]
+                 [--prompt inline|numbered] [--vacuous pass|fail] [--judge-model J [--judge-base-url URL] [--judge-api-key-env VAR] | --no-judge]
                  [--concurrency C] [--out DIR] [--cache DIR] [--eval-id ID] [--local]
   Evaluates an OpenAI-compatible endpoint on Temporal, like a build (workflow eval-<ID> on
   MMIF_TASK_QUEUE): resumable (a killed worker or a re-run with the same ID continues), every call
@@ -33,6 +33,8 @@ export const EVAL_USAGE = `usage: mmif eval --data DIR --model M [--samples N] [
   Writes <out>/<model>[.multiturn[.appended]].{json,md,responses.jsonl|turns.jsonl} (default out:
   DIR/MM-IFEval/eval) and prints the Markdown. DIR, --out and --chats may be s3:// URIs (MMIF_S3_ENDPOINT, AWS_*).
   Answers from the mmif simulator are marked SIMULATED.
+  --vacuous     pass (default): a rule check the response never exercised (no number for a precision
+                check, an empty response) passes, as MM-IFEval scores; fail: it counts as not followed
   --cache DIR   where the model-call cache lives (DIR/_cache/llm); default: the out directory
   --eval-id ID  default: the model and a hash of the settings, so the same command continues the same run
   --local       a Temporal dev server, a worker and (without OPENAI_BASE_URL) the simulator in this process`;
@@ -47,6 +49,7 @@ export async function evalCommand(args: string[]): Promise<number> {
       'base-url': { type: 'string' },
       'api-key-env': { type: 'string', default: 'OPENAI_API_KEY' },
       prompt: { type: 'string', default: 'inline' },
+      vacuous: { type: 'string', default: 'pass' },
       'judge-model': { type: 'string' },
       'judge-base-url': { type: 'string' },
       'judge-api-key-env': { type: 'string' },
@@ -85,6 +88,7 @@ export async function evalCommand(args: string[]): Promise<number> {
     model: model as EvalConfigInput['model'],
     responses: int('samples', values.samples),
     prompt: values.prompt as 'inline',
+    vacuous: values.vacuous as 'pass',
     ...(chats
       ? { chats: { uri: chats, seed: int('seed', values.seed), maxInstructions: int('max-instructions', values['max-instructions']), appendInstructions: values['append-instructions'] } }
       : {}),

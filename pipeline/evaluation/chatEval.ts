@@ -7,6 +7,7 @@
  * `appendInstructions` (the paper's ablation) every instruction so far is also listed after the question.
  */
 import { instructionsInForce } from '../../domain/multiturn/chatPlan.js';
+import { credited } from '../../domain/verdict.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
 import { renderChatTurn, type ChatTurn } from '../../prompts/multiturnChat.js';
 import { planEvalChat } from '../multiturn/globalInstructions.js';
@@ -43,13 +44,13 @@ export async function evaluateChat(ctx: EvalContext, chat: ChatInput, image: Sam
     for (let seed = 0; seed < ctx.config.responses; seed++) {
       responses.push(await ctx.models.text({ stage: 'answer', endpoint: ctx.config.model, prompt, image, seed }, calls));
     }
-    const scored = responses.map((r) => scoreTurn(r, inForce));
+    const scored = responses.map((r) => scoreTurn(r, inForce, ctx.config.vacuous));
     results.push({
       turn: i + 1,
       question: turn.question,
       instructions: inForce.map((g) => g.constraint.value),
       responses,
-      followed: scored.map((s) => s.verdicts.map((v) => v.passed)),
+      followed: scored.map((s) => s.verdicts.map((v) => credited(v, ctx.config.vacuous))),
       pif: scored.map((s) => s.pif),
     });
     turn.answer = responses[0]!;

@@ -23,6 +23,8 @@ export interface ConstraintVerdict {
   method: 'rule_based' | 'direct_gpt' | 'cmp_gpt';
   /** null: not scored (a judged constraint with no judge configured). */
   passed: boolean | null;
+  /** Rule-based only: the response holds nothing the constraint speaks of (counted per `vacuous`). */
+  vacuous?: boolean;
   /** The judge's reply had no verdict even after a reminder: counted as not followed, as builds do. */
   unparsed?: boolean;
   detail: string;
@@ -49,7 +51,11 @@ export async function scoreResponse(ctx: EvalContext, item: SampleItem, response
       const error = outcomes.find((o) => 'error' in o.outcome);
       if (error) throw new SampleRejection(`sample ${main.id}, constraint ${c.key}: ${(error.outcome as { error: string }).error}`);
       const failed = outcomes.find((o) => !(o.outcome as { passed: boolean }).passed);
-      verdicts.set(c.key, { key: c.key, method, passed: !failed, detail: failed ? `${failed.call.func} failed` : 'every verifier call passed' });
+      const vacuous = outcomes.find((o) => (o.outcome as { vacuous: boolean }).vacuous);
+      // Under `vacuous: fail` a pass the response never exercised is not followed (domain/verdict.ts).
+      const passed = !failed && (ctx.config.vacuous === 'pass' || !vacuous);
+      const detail = failed ? `${failed.call.func} failed` : vacuous ? `${vacuous.call.func} passed vacuously` : 'every verifier call passed';
+      verdicts.set(c.key, { key: c.key, method, passed, vacuous: vacuous !== undefined, detail });
     } else if (!ask) {
       verdicts.set(c.key, { key: c.key, method, passed: null, detail: 'not scored: no judge endpoint' });
     } else if (method === 'cmp_gpt') {

@@ -11,6 +11,7 @@
 import { endpointFor } from '../../config/endpointRouting.js';
 import { assignInstructions, droppedForRejected, instructionsInForce, instructionTurns, type ChatInstruction } from '../../domain/multiturn/chatPlan.js';
 import { SampleRejection } from '../../domain/rejection.js';
+import { credited } from '../../domain/verdict.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
 import { renderChatTurn, type ChatContextOptions, type ChatTurn } from '../../prompts/multiturnChat.js';
@@ -118,14 +119,17 @@ async function answerTurn(
   image: SampleImage,
   calls: CallRecord[],
 ): Promise<{ answer: string; attempts: number; score: TurnScore }> {
-  const { maxRegenerations } = ctx.config.verification;
+  const { maxRegenerations, vacuous } = ctx.config.verification;
   let score: TurnScore = { verdicts: [], pif: 1 };
   for (let attempt = 0; attempt <= maxRegenerations; attempt++) {
     const answer = await ctx.models.text(turnRequest(ctx, 'answer', chat, index, image, attempt), calls);
-    score = scoreTurn(answer, inForce);
+    score = scoreTurn(answer, inForce, vacuous);
     if (score.pif >= threshold) return { answer, attempts: attempt + 1, score };
   }
-  const failed = score.verdicts.filter((v) => !v.passed).map((v) => `#${v.index + 1} ${v.type} (${v.detail})`).join('; ');
+  const failed = score.verdicts
+    .filter((v) => !credited(v, vacuous))
+    .map((v) => `#${v.index + 1} ${v.type} (${v.passed ? 'vacuous pass: ' : ''}${v.detail})`)
+    .join('; ');
   throw new SampleRejection(
     `chat: below-threshold: turn ${index + 1} PIF ${score.pif.toFixed(2)} < ${threshold} after ${maxRegenerations + 1} attempts; failed: ${failed}`,
     { verdicts: score.verdicts },
@@ -147,8 +151,9 @@ async function rejectedTurn(
   let pair: TurnPair | undefined;
   for (let attempt = 0; attempt <= ctx.config.verification.maxRegenerations; attempt++) {
     const rejected = await ctx.models.text(turnRequest(ctx, 'rejected', chat, index, image, attempt, { forget: forgotten.turn - 1 }), calls);
-    const score = scoreTurn(rejected, inForce);
-    pair = { forgottenTurn: forgotten.turn, rejected, rejectedVerdicts: score.verdicts, judgement: judgeTurnPair(chosen, score, atStake) };
+    const policy = ctx.config.verification.vacuous;
+    const score = scoreTurn(rejected, inForce, policy);
+    pair = { forgottenTurn: forgotten.turn, rejected, rejectedVerdicts: score.verdicts, judgement: judgeTurnPair(chosen, score, atStake, policy) };
     if (pair.judgement.kept) break;
   }
   return pair!;

@@ -8,6 +8,7 @@ import type { VerifierCall } from '../../domain/constraints/compatibility.js';
 import type { ChatCandidate, ChatInstruction } from '../../domain/multiturn/chatPlan.js';
 import { pif } from '../../domain/multiturn/pif.js';
 import { judgePair, type PairJudgement } from '../pairRules.js';
+import { credited, type VacuousPolicy } from '../../domain/verdict.js';
 import type { Verdict } from '../stageState.js';
 import { ruleVerdict } from '../verifyAnswer.js';
 
@@ -16,13 +17,13 @@ export type RuleCheckedInstruction = ChatCandidate & { verifiers: VerifierCall[]
 
 export interface TurnScore {
   verdicts: Verdict[];
-  /** Seed 002's PIF: share of the instructions in force that the answer follows (1 before any, Fig. 5). */
+  /** Seed 002's PIF: share of the instructions in force that the answer follows (1 before any, Fig. 5); a vacuous pass follows one only under the `pass` policy. */
   pif: number;
 }
 
-export function scoreTurn(answer: string, inForce: ReadonlyArray<ChatInstruction<RuleCheckedInstruction>>): TurnScore {
+export function scoreTurn(answer: string, inForce: ReadonlyArray<ChatInstruction<RuleCheckedInstruction>>, policy: VacuousPolicy): TurnScore {
   const verdicts = inForce.map((instruction, index) => ruleVerdict(index, instruction.constraint, answer));
-  return { verdicts, pif: pif(verdicts.map((v) => v.passed)) };
+  return { verdicts, pif: pif(verdicts.map((v) => credited(v, policy))) };
 }
 
 /**
@@ -31,6 +32,6 @@ export function scoreTurn(answer: string, inForce: ReadonlyArray<ChatInstruction
  * single-turn rules apply with that instruction at stake: the rejected answer must really fail it, and
  * the chosen answer must lose on none.
  */
-export function judgeTurnPair(chosen: TurnScore, rejected: TurnScore, forgotten: number): PairJudgement {
-  return judgePair(chosen.verdicts, rejected.verdicts, [forgotten]);
+export function judgeTurnPair(chosen: TurnScore, rejected: TurnScore, forgotten: number, policy: VacuousPolicy): PairJudgement {
+  return judgePair(chosen.verdicts, rejected.verdicts, [forgotten], policy);
 }

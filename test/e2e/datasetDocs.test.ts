@@ -158,6 +158,26 @@ test('quality.json: final-answer pass rates cover the accepted verdicts; the jud
   for (const s of Object.keys(quality.dpo.atStakeFailureRates)) assert.ok(['drop33', 'drop100', 'no_image'].includes(s));
 });
 
+test('every rule verdict of the records carries vacuous; pass rates credit no vacuous pass (verification.vacuous "fail"); quality.json and the card count them', async () => {
+  const rule = [...instruct.flatMap((r) => r.verdicts), ...pairs.flatMap((p) => p.rejected_verdicts)].filter((v) => v.method === 'rule');
+  assert.ok(rule.length > 0);
+  for (const v of rule) assert.equal(typeof v.vacuous, 'boolean', `rule verdict ${v.type} carries vacuous`);
+  for (const v of instruct.flatMap((r) => r.verdicts).filter((v) => v.method !== 'rule')) assert.equal(v.vacuous, undefined, 'judge verdicts carry no vacuous flag');
+  for (const r of instruct) {
+    const credited = r.verdicts.filter((v) => v.passed && !v.vacuous).length / r.verdicts.length;
+    assert.equal(r.pass_rate, credited, `${r.id}: pass_rate credits no vacuous pass`);
+    assert.ok(r.pass_rate >= 0.8, `${r.id} passed the post-filter without vacuous passes`);
+  }
+  const acceptedRule = instruct.flatMap((r) => r.verdicts.filter((v) => v.method === 'rule'));
+  assert.ok(quality.vacuous.total.rule >= acceptedRule.length, 'final answers of accepted and rejected samples are counted');
+  assert.ok(quality.vacuous.total.vacuous >= acceptedRule.filter((v) => v.vacuous).length);
+  assert.equal(quality.settings.vacuous, 'fail');
+  const text = await readFile(path.join(root, 'README.md'), 'utf8');
+  assert.match(text, /### Vacuous rule verdicts \(final answers\)/);
+  assert.match(text, new RegExp(`\\| \\*\\*all\\*\\* \\| ${quality.vacuous.total.rule} \\| ${quality.vacuous.total.vacuous} \\|`));
+  assert.match(text, /- Vacuous rule passes: not credited \(fail closed\)/);
+});
+
 test('mmif view writes a page whose images render and whose filters work in headless Chromium', async () => {
   const page = path.join(root, 'viewer.html');
   // Every build writes the page itself; `mmif view` rewrites the same bytes for a build this small.

@@ -49,7 +49,7 @@ test('a chat: every turn verified on every instruction in force, PIF 1 at the th
   for (const turn of chat.turns) {
     const inForce = chat.instructions.filter((x) => x.turn <= turn.turn);
     // The recorded verdicts are the verifiers' verdicts on the recorded answer.
-    assert.deepEqual(scoreTurn(turn.answer, inForce), { verdicts: turn.verdicts, pif: turn.pif });
+    assert.deepEqual(scoreTurn(turn.answer, inForce, 'fail'), { verdicts: turn.verdicts, pif: turn.pif });
     assert.equal(turn.verdicts.length, inForce.length);
     assert.equal(turn.pif, turn.turn < first ? null : 1, `turn ${turn.turn}`);
     assert.equal(turn.instruction, chat.instructions.find((x) => x.turn === turn.turn)?.constraint.value);

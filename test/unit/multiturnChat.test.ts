@@ -52,27 +52,27 @@ const plan = {
 
 test('each answer is verified against every instruction given so far, and its PIF computed', () => {
   assert.equal(instructionsInForce(plan.instructions, 2).length, 1);
-  const t2 = scoreTurn('The dog sits on grass. It looks calm.', instructionsInForce(plan.instructions, 2));
+  const t2 = scoreTurn('The dog sits on grass. It looks calm.', instructionsInForce(plan.instructions, 2), 'pass');
   assert.deepEqual(t2.verdicts.map((v) => v.passed), [false]);
   assert.equal(t2.pif, 0);
-  const t3 = scoreTurn('Overall, the dog sits on grass. It looks calm. The sky is blue.', instructionsInForce(plan.instructions, 3));
+  const t3 = scoreTurn('Overall, the dog sits on grass. It looks calm. The sky is blue.', instructionsInForce(plan.instructions, 3), 'pass');
   assert.deepEqual(t3.verdicts.map((v) => v.passed), [true, false]); // "Overall" counts (case-insensitive), 3 sentences > 2
   assert.equal(t3.pif, 0.5);
-  assert.equal(scoreTurn('Anything.', []).pif, 1, 'seed 002 Fig. 5: PIF defaults to 1 before any instruction');
+  assert.equal(scoreTurn('Anything.', [], 'pass').pif, 1, 'seed 002 Fig. 5: PIF defaults to 1 before any instruction');
 });
 
 test('turn-level pair: kept only when the rejected answer fails the removed instruction and the chosen never loses', () => {
   const at3 = instructionsInForce(plan.instructions, 3);
-  const chosen = scoreTurn('Overall, the dog sits on grass. It looks calm.', at3); // passes both
-  const forgot = scoreTurn('The dog sits on grass. It looks calm.', at3); // generated without instruction #1: fails it
-  assert.deepEqual(judgeTurnPair(chosen, forgot, 0), { kept: true });
+  const chosen = scoreTurn('Overall, the dog sits on grass. It looks calm.', at3, 'pass'); // passes both
+  const forgot = scoreTurn('The dog sits on grass. It looks calm.', at3, 'pass'); // generated without instruction #1: fails it
+  assert.deepEqual(judgeTurnPair(chosen, forgot, 0, 'pass'), { kept: true });
   // the rejected answer happens to follow the removed instruction anyway: nothing to teach
-  const luckyRejected = scoreTurn('Overall, a dog. Calm.', at3);
-  const unhelpful = judgeTurnPair(chosen, luckyRejected, 0);
+  const luckyRejected = scoreTurn('Overall, a dog. Calm.', at3, 'pass');
+  const unhelpful = judgeTurnPair(chosen, luckyRejected, 0, 'pass');
   assert.equal(unhelpful.kept, false);
   assert.equal(!unhelpful.kept && unhelpful.rule, 'uninformative-pair');
   // the chosen answer breaks the sentence limit the rejected answer keeps: the pair would teach the opposite
-  const longChosen = scoreTurn('Overall, the dog sits. It looks calm. The sky is blue.', at3);
-  const judged = judgeTurnPair(longChosen, forgot, 0);
+  const longChosen = scoreTurn('Overall, the dog sits. It looks calm. The sky is blue.', at3, 'pass');
+  const judged = judgeTurnPair(longChosen, forgot, 0, 'pass');
   assert.equal(!judged.kept && judged.rule, 'chosen-loses');
 });

@@ -62,30 +62,30 @@ test('the rejected context forgets one earlier instruction; the ablation appends
 
 test('PIF at a turn counts every instruction in force, with the real verifiers', () => {
   const inForce = instructionsInForce(plan, 3);
-  const both = scoreTurn('The dog looks happy! Its tail is up!', inForce);
+  const both = scoreTurn('The dog looks happy! Its tail is up!', inForce, 'pass');
   assert.equal(both.pif, 1);
-  const forgotFirst = scoreTurn('The dog looks happy. Its tail is up.', inForce);
+  const forgotFirst = scoreTurn('The dog looks happy. Its tail is up.', inForce, 'pass');
   assert.equal(forgotFirst.pif, 0.5);
   assert.deepEqual(forgotFirst.verdicts.map((v) => [v.index, v.type, v.passed]), [
     [0, 'punctuation_requirements', false],
     [1, 'word_count_range_limit', true],
   ]);
-  assert.equal(scoreTurn('Anything.', instructionsInForce(plan, 0)).pif, 1, 'seed 002 Fig. 5: PIF defaults to 1 before any instruction');
+  assert.equal(scoreTurn('Anything.', instructionsInForce(plan, 0), 'pass').pif, 1, 'seed 002 Fig. 5: PIF defaults to 1 before any instruction');
 });
 
 test('turn-level pairs: kept only when the rejected answer fails the forgotten instruction and the chosen one loses nowhere', () => {
   const inForce = instructionsInForce(plan, 3);
-  const chosen = scoreTurn('The dog looks happy! Its tail is up!', inForce);
-  assert.deepEqual(judgeTurnPair(chosen, scoreTurn('The dog looks happy. Its tail is up.', inForce), 0), { kept: true });
+  const chosen = scoreTurn('The dog looks happy! Its tail is up!', inForce, 'pass');
+  assert.deepEqual(judgeTurnPair(chosen, scoreTurn('The dog looks happy. Its tail is up.', inForce, 'pass'), 0, 'pass'), { kept: true });
 
   // The rejected answer followed the forgotten instruction anyway: nothing to teach.
-  const lucky = judgeTurnPair(chosen, scoreTurn('It looks happy!', inForce), 0);
+  const lucky = judgeTurnPair(chosen, scoreTurn('It looks happy!', inForce, 'pass'), 0, 'pass');
   assert.equal(!lucky.kept && lucky.rule, 'uninformative-pair');
 
   // The chosen answer breaks the word limit that the rejected answer keeps: the pair would teach the opposite.
-  const verbose = scoreTurn('The dog looks very happy in the bright afternoon sun! Its fluffy tail is raised high above its back!', inForce);
+  const verbose = scoreTurn('The dog looks very happy in the bright afternoon sun! Its fluffy tail is raised high above its back!', inForce, 'pass');
   assert.equal(verbose.pif, 0.5);
-  const losing = judgeTurnPair(verbose, scoreTurn('The dog looks happy. Its tail is up.', inForce), 0);
+  const losing = judgeTurnPair(verbose, scoreTurn('The dog looks happy. Its tail is up.', inForce, 'pass'), 0, 'pass');
   assert.equal(!losing.kept && losing.rule, 'chosen-loses');
   assert.match(!losing.kept ? losing.detail : '', /#2 word_count_range_limit/);
 });

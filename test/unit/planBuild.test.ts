@@ -7,10 +7,10 @@ import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfi
 import { sampleIdFor } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { buildLayout } from '../../storage/buildLayout.js';
-import { ConfigMismatchError, planBuild } from '../../pipeline/planBuild.js';
+import { ConfigMismatchError, configFingerprint, planBuild, type StoredConfig } from '../../pipeline/planBuild.js';
 import { sourceShares } from '../../domain/targets.js';
 import { inSegments, type SourceItem, type SourceReader } from '../../sources/source.js';
-import { getJson } from '../../storage/objectStore.js';
+import { getJson, putJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';
 
 /** An in-memory source of n samples and one damaged unit, listed in the given order. */
@@ -84,6 +84,27 @@ test('source problems are recorded, and a changed config is refused for an exist
     assert.deepEqual(JSON.parse((await store.get(buildLayout('plan').sourceFiltered))!.toString()), { '0:cc3m': { 'multiple-choice': 1 } });
     await planned(store); // the same config again is fine
     await assert.rejects(planned(store, config({ seed: 5 })), ConfigMismatchError);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('a build stored before verification.vacuous existed resumes under "pass" and is refused under "fail", with the way out named', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'mmif-plan-'));
+  try {
+    const store = new LocalStore(dir);
+    const before = config({ verification: { vacuous: 'pass' } });
+    await planned(store, before);
+    // What such a build stored: its config without the setting, fingerprinted as "pass" is now.
+    const stored = (await getJson<StoredConfig>(store, buildLayout('plan').config))!;
+    const { vacuous: _gone, ...verification } = stored.config.verification;
+    await putJson(store, buildLayout('plan').config, { ...stored, config: { ...stored.config, verification } });
+    await assert.rejects(planned(store, config({})), {
+      name: 'ConfigMismatchError',
+      message: /was made before vacuous rule passes failed closed .* resume it with verification\.vacuous: "pass", or use a new buildId/,
+    });
+    await planned(store, before);
+    assert.notEqual(configFingerprint(config({})), configFingerprint(before), '"fail" counts verdicts differently: another build');
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -91,3 +91,16 @@ test('shard stats read each sample\'s first and final answer, the rejected answe
   assert.deepEqual(q.judgeAgreement.mention, { audited: 3, bothPassed: 1, bothFailed: 0, judgePassedRuleFailed: 1, judgeFailedRulePassed: 0, unscored: 1 });
   assert.deepEqual(q.atStakeFailures, { drop33: { mention: { failed: 1, total: 1 } } });
 });
+
+test('vacuous rates: final answers\' rule verdicts per type, summed over shards, old manifests without the field still add up', async () => {
+  const { shardQuality } = await import('../../output/qualityStats.js');
+  type States = Parameters<typeof shardQuality>[0][number];
+  const v = (index: number, type: string, passed: boolean, vacuous: boolean) => ({ index, type, method: 'rule' as const, passed, vacuous, detail: '' });
+  const states = (verdicts: unknown[]) => ({ answer: { status: 'ok', stage: 'answer', calls: [], result: { prompt: '', answer: 'a', model: 'm', passRate: 1, attempts: 1, verdicts } } }) as unknown as States;
+  const judged = { index: 2, type: 'tone_requirement', method: 'direct_judge', passed: true, detail: '' };
+  const q = shardQuality([states([v(0, 'precision', true, true), v(1, 'mention', true, false), judged]), states([v(0, 'precision', true, false)])], { instruct: [], dpo: [], rejects: [] });
+  assert.deepEqual(q.vacuous, { precision: { rule: 2, vacuous: 1, vacuousPasses: 1 }, mention: { rule: 1, vacuous: 0, vacuousPasses: 0 } });
+  const { vacuous: _old, ...before } = q;
+  const merged = mergeQuality([q, before, q]);
+  assert.deepEqual(merged.vacuous!.precision, { rule: 4, vacuous: 2, vacuousPasses: 2 });
+});

@@ -33,7 +33,7 @@ function answerPif(chat: ChatTurn[], turn: number, appendAll: boolean, complianc
   const request = ChatRequestSchema.parse({ model: 'sim-vl', messages: prompt.messages.map((m) => ({ role: m.role, content: m.text })) });
   const reply = generateReply(request, SEED, { complianceRate, judgeLeniency: 0.9 });
   assert.equal(reply.stage, 'answer');
-  return scoreTurn(reply.content, instructions.filter((x) => x.turn <= turn)).pif!;
+  return scoreTurn(reply.content, instructions.filter((x) => x.turn <= turn), 'pass').pif!;
 }
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;

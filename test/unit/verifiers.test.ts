@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FUNCTIONS, resolveFunction, runVerifierCall } from '../../verification/functions.js';
+import { FUNCTIONS, resolveFunction, runVerifierCall, type VerifierOutcome } from '../../verification/functions.js';
 import { cleanText, keywordCounts, paragraphs, pyStrip, words } from '../../verification/text.js';
 
 /** [response, params, expected verdict] */
@@ -182,11 +182,14 @@ const BEYOND_REFERENCE: Record<string, Golden[]> = {
   ],
 };
 
+/** The reference's verdict alone (the `vacuous` flag is ours, tested below), or the error. */
+const verdictOf = (outcome: VerifierOutcome): boolean | VerifierOutcome => ('passed' in outcome ? outcome.passed : outcome);
+
 for (const [title, table] of [['reference', REFERENCE], ['beyond the reference', BEYOND_REFERENCE]] as const) {
   for (const [func, rows] of Object.entries(table)) {
     test(`${title}: ${func}`, () => {
       for (const [response, params, expected] of rows) {
-        assert.deepEqual(runVerifierCall(response, { func, params }), { passed: expected }, `${JSON.stringify(response)} ${JSON.stringify(params)}`);
+        assert.deepEqual(verdictOf(runVerifierCall(response, { func, params })), expected, `${JSON.stringify(response)} ${JSON.stringify(params)}`);
       }
     });
   }
@@ -217,11 +220,11 @@ test('the registry has every Table 7 and reference-code name, each resolving to 
 
 test('aliases give the canonical verdicts', () => {
   const call = (func: string, params: unknown[]) => runVerifierCall('Apple pie. apple tart. 3 apples', { func, params });
-  assert.deepEqual(call('check_whether_keywords_mentioned_in_range', [['apple'], 2, 2]), { passed: true }); // "apples" is not "apple"
-  assert.deepEqual(call('check_whether_keywords_metioned_in_range', [['apple'], 3, 3]), { passed: false });
-  assert.deepEqual(call('check_whether_total_keyword_in_list_metioned_in_range', [['apple', 'pie'], 3, 3]), { passed: true });
-  assert.deepEqual(call('check_whether_has_no_number_in_response', []), { passed: false });
-  assert.deepEqual(call('check_percentage_precision_in_response', [2]), { passed: true });
+  assert.deepEqual(call('check_whether_keywords_mentioned_in_range', [['apple'], 2, 2]), { passed: true, vacuous: false }); // "apples" is not "apple"
+  assert.deepEqual(call('check_whether_keywords_metioned_in_range', [['apple'], 3, 3]), { passed: false, vacuous: false });
+  assert.deepEqual(call('check_whether_total_keyword_in_list_metioned_in_range', [['apple', 'pie'], 3, 3]), { passed: true, vacuous: false });
+  assert.deepEqual(call('check_whether_has_no_number_in_response', []), { passed: false, vacuous: false });
+  assert.deepEqual(call('check_percentage_precision_in_response', [2]), { passed: true, vacuous: true }); // no percentage in it
 });
 
 test('unknown functions and bad params are errors naming the function and the problem', () => {
@@ -258,4 +261,44 @@ test('paragraphs, words and keyword counts follow the reference', () => {
   assert.deepEqual(paragraphs('# Title\n\n  Body one\nstill one  \n \n\nTwo'), ['# Title', 'Body one\nstill one', 'Two']);
   assert.deepEqual(words("don't \u2014 stop - now... #1 e\u0301t\u00e9"), ['dont', 'stop', '-', 'now...', '1', 'et\u00e9']);
   assert.deepEqual(keywordCounts('The cat, the CAT; concatenate. Cat\n\ncat', ['cat', 'the', 'dog']), [4, 2, 0]);
+});
+
+/** Example params of a function, from its prompt example (`"..." -> [params]`). */
+const exampleParams = (example: string): unknown[] => JSON.parse(example.slice(example.lastIndexOf('->') + 2)) as unknown[];
+
+test('vacuous: an empty answer exercises no check, and is flagged on every function', () => {
+  for (const fn of FUNCTIONS) {
+    for (const empty of ['', ' \n\n\t ']) {
+      const outcome = runVerifierCall(empty, { func: fn.name, params: exampleParams(fn.example) });
+      assert.ok('vacuous' in outcome && outcome.vacuous, `${fn.name} on ${JSON.stringify(empty)}`);
+    }
+  }
+});
+
+test("vacuous: the reference's known vacuous passes are flagged, their verdicts unchanged; exercised checks are not", () => {
+  // [function, params, response, reference verdict, vacuous]; verdicts from function_and_compare.py (NOTES §7).
+  const rows: Array<[string, unknown[], string, boolean, boolean]> = [
+    ['check_number_precision_in_response', [2], 'The sky is blue and calm.', true, true], // no number: the loop never fails
+    ['check_number_precision_in_response', [2], 'It costs 3.50 dollars.', true, false],
+    ['check_number_precision_in_response', [2], 'It costs 3 dollars.', false, false],
+    ['check_percentage_number_precision_in_response', [1], 'Most of it, roughly half.', true, true],
+    ['check_percentage_number_precision_in_response', [1], 'About 50.0% of it.', true, false],
+    ['check_scientific_notation_precision_in_response', [3], 'A plain 12345.', true, true],
+    ['check_whether_each_paragraph_word_count_in_range', [5, 10], '', true, true], // all([])
+    ['check_whether_each_paragraph_sentence_number_in_range', [2, 3], '', true, true],
+    ['check_whether_each_sentence_begin_with_certain_substring', ['!'], '', true, true],
+    ['check_whether_each_paragraph_begin_with_certain_substring', ['>'], '> One.\n\n> Two.', true, false],
+    ['check_whether_response_word_count_in_range', [0, 100], '', true, true], // "at most 100 words"
+    ['check_whether_response_word_count_in_range', [0, 100], 'Ten words at most here.', true, false],
+    ['check_whether_whole_response_not_contain_certain_substring', ['apple'], '', true, true],
+    ['check_whether_whole_response_not_contain_certain_substring', ['apple'], 'A pear.', true, false], // avoided, not dodged
+    ['check_whether_has_no_arabic_number_in_response', [], 'No digits here.', true, false],
+  ];
+  for (const [func, params, response, passed, vacuous] of rows) {
+    assert.deepEqual(runVerifierCall(response, { func, params }), { passed, vacuous }, `${func} on ${JSON.stringify(response)}`);
+  }
+});
+
+test('vacuous: every function says in words when it is vacuous (docs/data-quality.md lists them)', () => {
+  for (const fn of FUNCTIONS) assert.ok(fn.vacuity.length > 0, fn.name);
 });

@@ -38,7 +38,7 @@ test('calls mode: one verdict per line, in input order, errors in place, exit 1'
     ],
   );
   assert.equal(code, 1);
-  assert.deepEqual(lines.slice(0, 2), [{ id: 'a', passed: true }, { id: 'b', passed: false }]);
+  assert.deepEqual(lines.slice(0, 2), [{ id: 'a', passed: true, vacuous: false }, { id: 'b', passed: false, vacuous: false }]);
   assert.equal(lines.length, 8, 'the blank line is skipped, every other line answered');
   assert.deepEqual(
     lines.slice(2).map((l) => l.id),
@@ -49,13 +49,13 @@ test('calls mode: one verdict per line, in input order, errors in place, exit 1'
   assert.match(String(lines[4]!.error), new RegExp(`^${WORDS}: bad params`));
   assert.match(String(lines[5]!.error), /line\[response\]: .*expected string/);
   assert.match(String(lines[6]!.error), /expected object/);
-  assert.deepEqual(lines[7], { id: null, passed: true });
+  assert.deepEqual(lines[7], { id: null, passed: true, vacuous: false });
 });
 
 test('calls mode: exit 0 when every line was verified, failing verdicts included', async () => {
   const { code, lines } = await verify([], [{ id: 1, response: 'a b', func: WORDS, params: [5, 9] }]);
   assert.equal(code, 0);
-  assert.deepEqual(lines, [{ id: 1, passed: false }]);
+  assert.deepEqual(lines, [{ id: 1, passed: false, vacuous: false }]);
 });
 
 test('records mode: all calls of a constraint must pass; unverified and errored constraints leave passRate', async () => {
@@ -93,15 +93,17 @@ test('records mode: all calls of a constraint must pass; unverified and errored 
         index: 0,
         type: 'paragraph_number_limit',
         passed: true,
-        details: [{ func: 'check_whether_response_paragraph_number_in_range', passed: true }],
+        vacuous: false,
+        details: [{ func: 'check_whether_response_paragraph_number_in_range', passed: true, vacuous: false }],
       },
       {
         index: 1,
         type: 'prefix_and_suffix',
         passed: false,
+        vacuous: false,
         details: [
-          { func: 'check_whether_whole_response_begin_with_certain_substring', passed: true },
-          { func: 'check_whether_whole_response_end_with_certain_substring', passed: false },
+          { func: 'check_whether_whole_response_begin_with_certain_substring', passed: true, vacuous: false },
+          { func: 'check_whether_whole_response_end_with_certain_substring', passed: false, vacuous: false },
         ],
       },
       { index: 2, type: 'tone_requirement', passed: null, details: [] },
@@ -138,6 +140,28 @@ test('records mode: a bad call makes its constraint an error, the record still g
   assert.deepEqual([first!.passRate, first!.unverified, first!.errors], [1, 0, 1]);
   assert.equal(second!.id, 'bad');
   assert.match(String(second!.error), /line\[constraints\]/);
+});
+
+test('--vacuous: pass (default) keeps the reference verdict of a vacuous pass and flags it; fail counts it as not passed', async () => {
+  const precision = { func: 'check_number_precision_in_response', params: [2] };
+  const lines = [{ id: 'none', response: 'No numbers at all.', ...precision }, { id: 'some', response: 'It is 3.50.', ...precision }];
+  assert.deepEqual((await verify([], lines)).lines, [
+    { id: 'none', passed: true, vacuous: true },
+    { id: 'some', passed: true, vacuous: false },
+  ]);
+  assert.deepEqual((await verify(['--vacuous', 'fail'], lines)).lines, [
+    { id: 'none', passed: false, vacuous: true },
+    { id: 'some', passed: true, vacuous: false },
+  ]);
+  const records = await verify(['--records', '--vacuous', 'fail'], [{ id: 'r', response: '', constraints: [{ type: 'precision', verifiers: [precision] }] }]);
+  assert.deepEqual(records.lines[0]!.passRate, 0);
+  const stderr = process.stderr.write;
+  process.stderr.write = () => true; // the usage text is expected noise here
+  try {
+    assert.equal((await verify(['--vacuous', 'maybe'], [])).code, 2);
+  } finally {
+    process.stderr.write = stderr;
+  }
 });
 
 test('output keeps input order under backpressure from a slow reader', async () => {
