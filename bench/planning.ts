@@ -11,10 +11,15 @@
 // --image-kib pads every image to that size (img2dataset's 256 px JPEGs are ~10-30 KB), to see what
 // the shards read from tars of real size; the tiny default keeps the 300k dataset at 840 MiB.
 //
+// --side-files-only writes only what planning reads: each tar's parquet and `_stats.json`, and the
+// tar itself as a sparse file of its real size (24 KiB a success) that planning lists and never
+// reads; the shards' image reads are then skipped. This is how planning at 3.3M records runs:
+//   npx tsx bench/planning.ts --side-files-only --sizes 300000,3300000 --samples 23000 --modes parquet --no-s3
+//
 // Run:   npx tsx bench/planning.ts [--samples 1000] [--sizes 30000,100000,300000] [--modes parquet,streamed] [--image-kib 24] [--no-s3]
 // Needs tools/venv with pyarrow (`bash tools/install.sh test`) and, for S3, tools/bin/versitygw.
 import { spawn } from 'node:child_process';
-import { existsSync, linkSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +42,7 @@ const { values } = parseArgs({
     modes: { type: 'string', default: 'parquet,streamed' },
     'image-kib': { type: 'string', default: '0' },
     'no-s3': { type: 'boolean' },
+    'side-files-only': { type: 'boolean' },
     child: { type: 'string' },
   },
 });
@@ -45,7 +51,10 @@ const FAILED_EVERY = 20;
 const ROOT = path.join(process.env.TMPDIR ?? tmpdir(), 'mmif-bench', 'planning');
 const IMAGE_KIB = Number(values['image-kib']);
 /** Datasets of padded images live apart from the tiny-image ones. */
-const SUFFIX = IMAGE_KIB > 0 ? `-${IMAGE_KIB}k` : '';
+const SIDE_FILES_ONLY = values['side-files-only'] === true;
+const SUFFIX = SIDE_FILES_ONLY ? '-side' : IMAGE_KIB > 0 ? `-${IMAGE_KIB}k` : '';
+/** What a sparse stand-in tar counts per success: img2dataset's 256 px JPEGs are ~10-30 KB. */
+const SPARSE_KIB_PER_RECORD = 24;
 
 interface ChildResult {
   planMs: number;
@@ -58,7 +67,7 @@ interface ChildResult {
   peakRssMiB: number;
 }
 
-if (values.child) await child(JSON.parse(values.child) as { uri: string; samples: number; s3?: object });
+if (values.child) await child(JSON.parse(values.child) as { uri: string; samples: number; s3?: object; skipImages?: boolean });
 else await main();
 
 async function main(): Promise<void> {
@@ -68,7 +77,7 @@ async function main(): Promise<void> {
   const full = await generate(tarCount);
   const datasets: Record<string, string> = {};
   for (const size of sizes) {
-    for (const mode of ['parquet', 'streamed'] as const) {
+    for (const mode of SIDE_FILES_ONLY ? (['parquet'] as const) : (['parquet', 'streamed'] as const)) {
       const dir = path.join(ROOT, `${mode}-${size}${SUFFIX}`);
       rmSync(dir, { recursive: true, force: true });
       mkdirSync(dir, { recursive: true });
@@ -111,7 +120,7 @@ async function main(): Promise<void> {
       for (const size of sizes) {
         for (const mode of modes) {
           const dir = datasets[`${mode}-${size}`]!;
-          const r = await runChild({ uri: await backend.uri(dir), samples, s3: backend.s3 });
+          const r = await runChild({ uri: await backend.uri(dir), samples, s3: backend.s3, skipImages: SIDE_FILES_ONLY });
           const failed = Object.entries(r.filtered).map(([k, v]) => `${k.replace('img2dataset-', '')} ${v}`).join(', ') || 'none (not in the tars)';
           console.log(
             `| ${backend.name} | ${size} | ${Math.round((tarBytes(dir) * Math.ceil(size / PER_TAR)))} | ${mode} | ${(r.planMs / 1000).toFixed(2)} | ${(r.planCpuMs / 1000).toFixed(2)} | ${r.planPeakRssMiB} | ${r.selected} | ${failed} | ${(r.imagesMs / 1000).toFixed(2)} | ${r.imagesReadMiB} | ${loadAverage()} |`,
@@ -125,7 +134,7 @@ async function main(): Promise<void> {
 }
 
 function tarBytes(dir: string): number {
-  return Math.round(readFileSync(path.join(dir, '00000.tar')).length / 2 ** 20);
+  return Math.round(statSync(path.join(dir, '00000.tar')).size / 2 ** 20);
 }
 
 function loadAverage(): string {
@@ -139,7 +148,7 @@ async function generate(tarCount: number): Promise<string> {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   // One tiny JPEG for every record: planning never decodes images, and reading them is timed apart.
-  const tiny = await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 90, g: 140, b: 200 } } }).jpeg().toBuffer();
+  const tiny = SIDE_FILES_ONLY ? Buffer.alloc(0) : await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 90, g: 140, b: 200 } } }).jpeg().toBuffer();
   // Padding after the JPEG's end marker: decoders ignore it, and the shards read only bytes here.
   const jpeg = IMAGE_KIB > 0 ? Buffer.concat([tiny, Buffer.alloc(Math.max(0, IMAGE_KIB * 1024 - tiny.length))]) : tiny;
   for (let t = 0; t < tarCount; t++) {
@@ -153,11 +162,16 @@ async function generate(tarCount: number): Promise<string> {
       const meta = sideFileRow({ key, caption }, { failed, width: 64, height: 48 });
       rows.push(meta);
       // img2dataset writes only successful downloads into the tar (writer.py WebDatasetSampleWriter).
-      if (!failed) files.push({ path: `${key}.jpg`, data: jpeg }, { path: `${key}.txt`, data: caption }, { path: `${key}.json`, data: JSON.stringify(meta, null, 4) });
+      if (!failed && !SIDE_FILES_ONLY) files.push({ path: `${key}.jpg`, data: jpeg }, { path: `${key}.txt`, data: caption }, { path: `${key}.json`, data: JSON.stringify(meta, null, 4) });
     }
-    writeFileSync(path.join(dir, `${shard}.tar`), packTar(files));
-    writeFileSync(path.join(dir, `${shard}.parquet`), await img2datasetParquet(rows));
     const failedCount = rows.filter((r) => r.status !== 'success').length;
+    if (SIDE_FILES_ONLY) {
+      writeFileSync(path.join(dir, `${shard}.tar`), '');
+      truncateSync(path.join(dir, `${shard}.tar`), (PER_TAR - failedCount) * SPARSE_KIB_PER_RECORD * 1024);
+    } else {
+      writeFileSync(path.join(dir, `${shard}.tar`), packTar(files));
+    }
+    writeFileSync(path.join(dir, `${shard}.parquet`), await img2datasetParquet(rows));
     writeFileSync(
       path.join(dir, `${shard}_stats.json`),
       JSON.stringify({ count: PER_TAR, successes: PER_TAR - failedCount, failed_to_download: failedCount, failed_to_resize: 0, status_dict: { success: PER_TAR - failedCount, 'HTTP Error 404': failedCount } }, null, 4),
@@ -169,7 +183,7 @@ async function generate(tarCount: number): Promise<string> {
   return dir;
 }
 
-async function runChild(args: { uri: string; samples: number; s3?: object }): Promise<ChildResult> {
+async function runChild(args: { uri: string; samples: number; s3?: object; skipImages?: boolean }): Promise<ChildResult> {
   const proc = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', JSON.stringify(args)], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -189,7 +203,7 @@ function peakRssMiB(): number {
 }
 
 /** One plan in this process, then the selected images read as the shards would. */
-async function child({ uri, samples, s3 = {} }: { uri: string; samples: number; s3?: object }): Promise<void> {
+async function child({ uri, samples, s3 = {}, skipImages = false }: { uri: string; samples: number; s3?: object; skipImages?: boolean }): Promise<void> {
   const out = path.join(ROOT, `out-${process.pid}`);
   rmSync(out, { recursive: true, force: true });
   try {
@@ -221,7 +235,7 @@ async function child({ uri, samples, s3 = {} }: { uri: string; samples: number; 
     let next = 0;
     await Promise.all(
       Array.from({ length: 16 }, async () => {
-        while (next < selected.length) {
+        while (!skipImages && next < selected.length) {
           const bytes = await reader.readImage(selected[next++]!.image);
           if (bytes.length === 0) throw new Error('empty image');
         }

@@ -72,6 +72,12 @@ export interface LeaseAnswer {
   superseded?: boolean;
   /** Other workers hold leases on these endpoints: only then is a change of demand worth an early report. */
   shared?: boolean;
+  /**
+   * Answered at once although unchanged, because the desk already holds as many reports as it may
+   * (workflows/endpointLeases.ts MAX_HELD): report again after this many ms, or sooner on a change
+   * worth reporting, instead of at once.
+   */
+  again?: number;
 }
 
 /** The lease entry of a per-minute rate (its own `endpoint` id); numbers per minute. */

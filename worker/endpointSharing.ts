@@ -79,13 +79,23 @@ const CHECK_MS = 50;
 const IDLE_RELEASE_MS = 5_000;
 /** Unanswered this long, a worker admits the 1/N split instead (well within the workflow's SILENT_MS). */
 const LEASE_TTL_MS = 5_000;
-/** After a failed report, the next one waits this long. */
-const RETRY_MS = 500;
+/** After a failed report (one the server refused, or unanswered), the next one waits about this long. */
+export const RETRY_MS = 500;
+
+/**
+ * A delay spread over 0.5-1.5x `ms`: workers that started together, or were answered by one workflow
+ * task, would otherwise report again together, and a burst of more reports than Temporal admits in
+ * flight at once is refused (workflows/endpointLeases.ts).
+ */
+export const jittered = (ms: number): number => ms * (0.5 + Math.random());
 const REPORT_DEADLINE_MS = HOLD_MS + 5_000;
 
 let reportsSent = 0;
+let reportsFailed = 0;
 /** Lease reports this process has sent, for diagnostics (bench/benchWorker.ts traces it). */
 export const leaseReportsSent = (): number => reportsSent;
+/** Lease reports that failed (refused by the server, or unanswered by the deadline), for diagnostics (bench/leaseFleet.ts). */
+export const leaseReportsFailed = (): number => reportsFailed;
 
 /** Triggered reports go out at most this often (the one out is superseded: the workflow answers the newer). */
 const MIN_GAP_MS = 200;
@@ -122,7 +132,8 @@ export function reportDemand(client: Client, taskQueue: string, report: DemandRe
  * Leases this process's endpoint concurrency from the lease workflow of `taskQueue` (started by the
  * first report). While any endpoint has requests in flight or waiting, one report is always out:
  * the workflow answers when the grant changes (or after HOLD_MS), and the next report goes out with
- * the answer applied. A change worth reporting at once (worthReporting) sends a new report that
+ * the answer applied; when the desk holds as many reports as it may, it answers at once with a delay
+ * (`again`) the next report waits out. A change worth reporting at once (worthReporting) sends a new report that
  * supersedes the waiting one. Gives the leases back after IDLE_RELEASE_MS idle and when the
  * worker stops.
  */
@@ -140,6 +151,8 @@ export function leaseEndpointConcurrency(client: Client, taskQueue: string, work
   let shared = true;
   let lastBusy = 0;
   let retryAt = 0;
+  /** The desk answered without holding the report: the next one waits until then, unless a change is worth reporting early. */
+  let againAt = 0;
   let unansweredSince: number | undefined;
   let reported = new Map<string, EndpointDemand>();
   let reportedAt = 0;
@@ -154,14 +167,16 @@ export function leaseEndpointConcurrency(client: Client, taskQueue: string, work
         if (answer.superseded) return; // by a report of an earlier self: the next check reports anew
         applyLeases(answer.grants);
         shared = answer.shared === true;
+        againAt = answer.again === undefined ? 0 : Date.now() + jittered(answer.again);
         holding = true;
         unansweredSince = undefined;
         check();
       },
       () => {
+        reportsFailed++;
         if (out !== mine) return;
         out = 0;
-        retryAt = Date.now() + RETRY_MS;
+        retryAt = Date.now() + jittered(RETRY_MS);
         unansweredSince ??= Date.now();
         if (Date.now() - unansweredSince > LEASE_TTL_MS) applyLeases(undefined);
       },
@@ -182,7 +197,7 @@ export function leaseEndpointConcurrency(client: Client, taskQueue: string, work
     // Alone on an endpoint, only a first lease is worth an early report (nobody else waits for what it spares).
     const early = () =>
       now - reportedAt >= MIN_GAP_MS && endpoints.some((e) => (shared || !reported.has(e.endpoint) || e.holding === 0) && worthReporting(e, reported.get(e.endpoint)));
-    if (out === 0 ? now >= retryAt : early()) report(endpoints);
+    if (out === 0 ? now >= retryAt && (now >= againAt || early()) : early()) report(endpoints);
   };
   leaseConcurrency(() => setImmediate(check));
   const loop = (): void => {

@@ -9,8 +9,18 @@
  * One per task queue, started by the first report (update-with-start, worker/endpointSharing.ts); it
  * continues as new before its history grows long and ends after IDLE_END without a report and with
  * nothing leased.
+ *
+ * Any number of workers, within Temporal's in-flight update limit: the server refuses an update
+ * while a workflow has history.maxInFlightUpdates (10 by default) admitted and not completed
+ * (temporalio/temporal service/history/workflow/update/registry.go checkLimits: "limit on number of
+ * concurrent in-flight updates has been reached"; dynamic config history.maxInFlightUpdates), and a held answer is one in flight. So the desk holds at most
+ * MAX_HELD answers; an unchanged answer beyond them goes out at once with `again`, the delay after
+ * which that worker reports anew (sooner on a change worth reporting), paced so the unheld workers
+ * together send about UNHELD_REPORTS_PER_S reports. The rest of the limit is for the reports that
+ * arrive between two workflow tasks; capacity one worker gives back reaches a held worker at once and
+ * an unheld one within its `again`.
  */
-import { allHandlersFinished, condition, continueAsNew, defineUpdate, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, defineUpdate, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import { forgetSilent, grantLeases, grantsMoved, type DemandReport, type LeaseAnswer, type LeaseBook } from '../llm/concurrencyLeases.js';
 
 export const reportDemandUpdate = defineUpdate<LeaseAnswer, [DemandReport]>('reportDemand');
@@ -23,6 +33,19 @@ export const HOLD_MS = 3_000;
 /** An update is ~5-7 events: roll over well before Temporal's history limits slow the workflow down. */
 const MAX_HISTORY = 2_000;
 const IDLE_END = '2 minutes';
+/** Answers held back at once, at most: half of Temporal's default in-flight update limit (10). */
+export const MAX_HELD = 5;
+/** The reports per second the unheld workers send together, whatever their number (each reports every `again` ms). */
+const UNHELD_REPORTS_PER_S = 20;
+/** The shortest `again`: with few workers unheld, capacity still moves within a fraction of a second. */
+const MIN_AGAIN_MS = 250;
+
+/** How long an unheld worker waits before its next report, given the workers the book knows. */
+export function againMs(book: LeaseBook): number {
+  const workers = new Set(Object.values(book).flatMap((holders) => Object.keys(holders))).size;
+  const unheld = Math.max(1, workers - MAX_HELD);
+  return Math.min(HOLD_MS, Math.max(MIN_AGAIN_MS, Math.round((unheld * 1000) / UNHELD_REPORTS_PER_S)));
+}
 
 export interface LeaseDesk {
   book: LeaseBook;
@@ -34,6 +57,7 @@ export async function endpointLeases(desk: LeaseDesk = { book: {}, newest: {} })
   const { book, newest } = desk;
   let reports = 0;
   let rollingOver = false;
+  let held = 0;
   setHandler(reportDemandUpdate, async (report): Promise<LeaseAnswer> => {
     reports++;
     const superseded = () => newest[report.worker] !== report.seq;
@@ -42,7 +66,13 @@ export async function endpointLeases(desk: LeaseDesk = { book: {}, newest: {} })
     const answer = grantLeases(book, report, Date.now());
     const unchanged = report.endpoints.every((d) => answer.grants[d.endpoint] === d.holding);
     if (report.release || !unchanged) return answer;
-    await condition(() => superseded() || rollingOver || grantsMoved(book, report), HOLD_MS);
+    if (held >= MAX_HELD && patched('lease-desk-holds-few')) return { ...answer, again: againMs(book) };
+    held++;
+    try {
+      await condition(() => superseded() || rollingOver || grantsMoved(book, report), HOLD_MS);
+    } finally {
+      held--;
+    }
     return superseded() ? { grants: {}, superseded: true } : grantLeases(book, report, Date.now());
   });
   const rollOver = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > MAX_HISTORY;

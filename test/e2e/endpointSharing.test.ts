@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import * as activities from '../../activities/index.js';
 import { rateDemand } from '../../llm/concurrencyLeases.js';
@@ -17,7 +17,7 @@ import { resolveEndpoint } from '../../llm/endpoint.js';
 import { endpointDemands, limiterFor, shareEndpointsAmong } from '../../llm/limiter.js';
 import { startTemporalDevServer, type DevServer } from '../../local/temporalDevServer.js';
 import { bundleWorkflows } from '../../worker/createWorker.js';
-import { LIVE_MS, leaseEndpointConcurrency, livePollers, RECOUNT_MS, reportDemand, shareEndpointLimits } from '../../worker/endpointSharing.js';
+import { jittered, LIVE_MS, leaseEndpointConcurrency, livePollers, RECOUNT_MS, reportDemand, RETRY_MS, shareEndpointLimits } from '../../worker/endpointSharing.js';
 
 let server: DevServer;
 let connection: NativeConnection;
@@ -173,5 +173,74 @@ test('per-minute rates are leased by demand: an idle worker lends its part of th
     abort.abort();
     await peerReports;
     await Promise.all(calls);
+  }
+});
+
+/**
+ * More workers than Temporal's in-flight update limit (history.maxInFlightUpdates, 10 by default):
+ * 16 workers, all busy on one endpoint, reporting to one desk as worker/endpointSharing.ts does (one
+ * report out whenever none waits out the desk's `again`, a refused one retried after RETRY_MS, both
+ * jittered). The desk holds at most MAX_HELD reports and answers the rest at once with `again`.
+ * The reporters' client has no gRPC retries, so every refusal by the server is seen. They converge
+ * to fair shares, never over the cap together; from then on, while each reports at least twice more,
+ * the server refuses none. (Their first reports, sent at the same instant, may be: 16 updates arrive
+ * before the desk's first workflow task.) A desk that held every report would keep 10 in flight and
+ * have the other 6 refused at each try.
+ */
+test('more concurrent reporters than the in-flight update limit are all served, at fair shares within the cap', async () => {
+  const CAP = 64;
+  const WORKERS = 16;
+  const bare = await Connection.connect({ address: server.address, interceptors: [] }); // a refusal is an error, not a retry
+  const client = new Client({ connection: bare });
+  const grants: Record<string, number> = {};
+  const answered: Record<string, number> = {};
+  const refusals: string[] = [];
+  let unheld = 0;
+  let stopped = false;
+  const reporter = async (worker: string): Promise<void> => {
+    let seq = 0;
+    while (!stopped) {
+      const holding = grants[worker] ?? 0;
+      // Busy: it uses all it holds (requests above a lowered grant end at once) and 100 more wait.
+      const report = { worker, seq: ++seq, endpoints: [{ endpoint: 'fleet-endpoint', cap: CAP, inFlight: holding, queued: 100, holding }] };
+      const answer = await reportDemand(client, TASK_QUEUE, report).catch((error: Error) => {
+        refusals.push(error.message);
+        return undefined;
+      });
+      if (!answer) {
+        await sleep(jittered(RETRY_MS));
+        continue;
+      }
+      answered[worker] = (answered[worker] ?? 0) + 1;
+      if (!answer.superseded) grants[worker] = answer.grants['fleet-endpoint']!;
+      if (answer.again !== undefined) {
+        unheld++;
+        await sleep(jittered(answer.again));
+      }
+    }
+  };
+  let worst = 0;
+  const watch = setInterval(() => (worst = Math.max(worst, Object.values(grants).reduce((a, b) => a + b, 0))), 10);
+  const names = Array.from({ length: WORKERS }, (_, i) => `fleet-${i}@host`);
+  const loops = names.map(reporter);
+  const until = async (what: string, done: () => boolean) => {
+    for (let i = 0; i < 600 && !done(); i++) await sleep(50);
+    assert.ok(done(), `${what}: grants ${JSON.stringify(grants)}, refusals ${JSON.stringify(refusals)}`);
+  };
+  try {
+    await until('fair shares', () => names.every((w) => grants[w] === CAP / WORKERS));
+    const refusedBefore = refusals.length;
+    const answeredBefore = { ...answered };
+    await until('two more answers each', () => names.every((w) => answered[w]! >= answeredBefore[w]! + 2));
+    assert.deepEqual(refusals.slice(refusedBefore), [], 'the server refused no report once the fleet is steady');
+    assert.deepEqual(names.map((w) => grants[w]), names.map(() => CAP / WORKERS), 'still fair shares');
+    assert.ok(unheld > 0, 'some reports were answered without being held');
+    assert.ok(worst <= CAP, `${worst} granted together, over the cap of ${CAP}`);
+  } finally {
+    clearInterval(watch);
+    stopped = true;
+    await Promise.all(loops);
+    for (const worker of names) await reportDemand(client, TASK_QUEUE, { worker, seq: Number.MAX_SAFE_INTEGER, endpoints: [], release: true });
+    await bare.close();
   }
 });

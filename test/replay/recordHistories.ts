@@ -31,7 +31,7 @@ import { evalWorkflowId, type EvalConfigInput } from '../../config/evalConfig.js
 import { LocalStore } from '../../storage/localStore.js';
 import { reportDemand } from '../../worker/endpointSharing.js';
 import type { BuildProgress } from '../../workflows/buildProgress.js';
-import { endpointLeasesWorkflowId } from '../../workflows/endpointLeases.js';
+import { endpointLeasesWorkflowId, MAX_HELD } from '../../workflows/endpointLeases.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
 import { eventually } from '../harness/datasetChecks.js';
 import { startStack } from '../harness/stack.js';
@@ -105,8 +105,9 @@ try {
    * a cap of 8: worker a alone gets all of it; b joins and its unchanged answer is held back until a's
    * requests end down to its half; a's unchanged answer ends by the HOLD_MS timer; a newer report of
    * b supersedes its waiting one; a run of reports with changed answers grows the history until the
-   * desk continues as new (releasing b's waiting report); in the new run both workers release and the
-   * desk ends after its idle wait.
+   * desk continues as new (releasing b's waiting report); in the new run a fleet of more workers than
+   * the desk holds reports for gets its fair shares (some answered at once, with `again`); then all
+   * release and the desk ends after its idle wait.
    */
   const recordLeases = async (): Promise<void> => {
     await stack.startWorker({ taskQueue: LEASE_QUEUE });
@@ -135,7 +136,23 @@ try {
     }
     assert.equal(await bNewer, 4, "b's waiting report is answered before the desk continues as new");
     assert.equal(await grant(report('b', 4, 0, 4)), 4);
-    for (const worker of ['a', 'b']) await reportDemand(stack.client, LEASE_QUEUE, { worker, seq: ++seqs[worker]!, endpoints: [], release: true });
+    // A fleet of more workers than the desk holds reports (MAX_HELD), all busy on another endpoint:
+    // rounds of reports at once until each holds its fair share; in the last round the desk holds
+    // MAX_HELD unchanged reports and answers the rest at once with `again`.
+    const fleet = Array.from({ length: MAX_HELD + 3 }, (_, i) => `fleet-${i}`);
+    const fleetGrants: Record<string, number> = {};
+    for (let round = 0, unheld = 0; unheld === 0 || fleet.some((w) => fleetGrants[w] !== 1); round++) {
+      assert.ok(round < 20, `the fleet reaches fair shares of 1 each: ${JSON.stringify(fleetGrants)}`);
+      const answers = await Promise.all(
+        fleet.map((worker) => {
+          const holding = fleetGrants[worker] ?? 0;
+          return reportDemand(stack.client, LEASE_QUEUE, { worker, seq: (seqs[worker] = (seqs[worker] ?? 0) + 1), endpoints: [{ endpoint: 'replay-fleet', cap: fleet.length, inFlight: holding, queued: 10, holding }] });
+        }),
+      );
+      answers.forEach((answer, i) => (fleetGrants[fleet[i]!] = answer.grants['replay-fleet']!));
+      unheld = answers.filter((answer) => answer.again !== undefined).length;
+    }
+    for (const worker of ['a', 'b', ...fleet]) await reportDemand(stack.client, LEASE_QUEUE, { worker, seq: ++seqs[worker]!, endpoints: [], release: true });
     await eventually(async () => (await desk.describe()).status.name === 'COMPLETED', 300_000, 'the lease desk to end when idle');
   };
 

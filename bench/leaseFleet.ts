@@ -1,0 +1,162 @@
+// A fleet of 16 and 32 workers leasing one endpoint's concurrency cap through the task queue's lease
+// desk (workflows/endpointLeases.ts), more than Temporal's 10 in-flight updates per workflow. Full
+// `mmif worker`s do not fit 32 at a time on 2 cores, so each worker here is a process that does only
+// what a worker does with an endpoint: its limiter (llm/limiter.ts) admits model requests to the
+// simulator at the grant it leases (worker/endpointSharing.ts leaseEndpointConcurrency, the code
+// `mmif worker` runs), and falls back to the 1/N split when unanswered. The desk runs on one real
+// Temporal worker process; the simulator answers 429 above C requests in flight.
+//
+// Demand: each process runs 2C/N request lanes in busy spells (5-15 s) with idle gaps (1-3 s, all its
+// lanes paused, as a worker's are at a shard's images or a stage barrier), so the fleet together
+// wants about 1.7C on average while single workers come and go.
+//
+// Measured (steady state = the middle 80% of completions, from GET /admin/stats polled every second):
+// completed requests/s vs C / latency, 429s, lease reports sent and refused by the server.
+//
+// Run:   npx tsx bench/leaseFleet.ts [--workers 16,32] [--seconds 90] [--concurrency 128] [--latency-ms 1000]
+import { readFile } from 'node:fs/promises';
+import { cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { resolveEndpoint } from '../llm/endpoint.js';
+import { limiterFor, shareEndpointsAmong } from '../llm/limiter.js';
+import { startTemporalDevServer } from '../local/temporalDevServer.js';
+import { bundleWorkflows } from '../worker/createWorker.js';
+import { leaseEndpointConcurrency, leaseReportsFailed, leaseReportsSent } from '../worker/endpointSharing.js';
+import { fmt, pollSimulator, resetSim, startNodeProcess, startSimulatorProcess, steadyState, table, type Proc } from './harness.js';
+
+const { values } = parseArgs({
+  options: {
+    workers: { type: 'string', default: '16,32' },
+    seconds: { type: 'string', default: '90' },
+    concurrency: { type: 'string', default: '128' },
+    'latency-ms': { type: 'string', default: '1000' },
+    role: { type: 'string' },
+  },
+});
+const SELF = fileURLToPath(import.meta.url);
+const TASK_QUEUE = 'mmif-lease-fleet';
+const CAP = Number(values.concurrency);
+const LATENCY_MS = Number(values['latency-ms']);
+
+if (values.role === 'desk') await desk();
+else if (values.role === 'reporter') await reporter();
+else await main();
+
+/** The lease desk's worker: workflow tasks only (no activities), as any `mmif worker` of the queue would run it. */
+async function desk(): Promise<void> {
+  const connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS! });
+  const worker = await Worker.create({ connection, taskQueue: TASK_QUEUE, workflowBundle: await bundleWorkflows() });
+  console.log('desk polling');
+  await worker.run();
+}
+
+/**
+ * One worker's endpoint side: its limiter, its lease reports and its requests. Prints, when told to
+ * stop (SIGTERM), the lease reports it sent and the ones that failed.
+ */
+async function reporter(): Promise<void> {
+  const workers = Number(process.env.FLEET_WORKERS);
+  const endpoint = resolveEndpoint({ model: 'fleet-model', baseUrl: process.env.OPENAI_BASE_URL!, apiKeyEnv: 'MMIF_FLEET_UNSET_KEY', concurrency: CAP, batch: false });
+  const limits = { concurrency: CAP };
+  const limiter = limiterFor(endpoint, limits);
+  shareEndpointsAmong(workers); // where no lease is to be had: the 1/N split a worker counts from the pollers
+  const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS! });
+  let stopped = false;
+  leaseEndpointConcurrency(new Client({ connection }), TASK_QUEUE, `fleet-${process.pid}`, () => stopped);
+  const lanes = Math.ceil((2 * CAP) / workers);
+  let busyUntil = 0;
+  let idleUntil = 0;
+  const spell = () => {
+    const now = Date.now();
+    if (now >= idleUntil && now >= busyUntil) {
+      busyUntil = now + 5_000 + Math.random() * 10_000;
+      idleUntil = busyUntil + 1_000 + Math.random() * 2_000;
+    }
+  };
+  const request = () =>
+    limiter.run(
+      100,
+      async (ticket) => {
+        const res = await fetch(`${endpoint.baseURL}/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${endpoint.apiKey}` },
+          body: JSON.stringify({ model: endpoint.model, messages: [{ role: 'user', content: `Describe scene ${Math.random()}.` }], max_tokens: 64 }),
+        });
+        await res.arrayBuffer();
+        if (res.status === 429) ticket.rateLimited(res.headers);
+        else ticket.succeeded(res.headers, undefined);
+      },
+      undefined,
+      limits,
+    );
+  const lane = async (): Promise<void> => {
+    while (!stopped) {
+      spell();
+      const now = Date.now();
+      if (now >= busyUntil) await new Promise((r) => setTimeout(r, idleUntil - now));
+      else await request().catch(() => undefined);
+    }
+  };
+  process.once('SIGTERM', () => {
+    stopped = true;
+    console.log(JSON.stringify({ sent: leaseReportsSent(), failed: leaseReportsFailed() }));
+    setTimeout(() => process.exit(0), 200);
+  });
+  console.log('reporter ready');
+  await Promise.all(Array.from({ length: lanes }, lane));
+}
+
+async function main(): Promise<void> {
+  const server = await startTemporalDevServer();
+  const env = { TEMPORAL_ADDRESS: server.address };
+  const deskProc = await startNodeProcess(SELF, ['--role', 'desk'], env, 'desk polling', 180_000);
+  const sim = await startSimulatorProcess({ latencyMs: LATENCY_MS, maxConcurrent: CAP, seed: 3 });
+  const rows: Array<Array<string | number>> = [];
+  try {
+    for (const n of values.workers.split(',').map(Number)) {
+      await resetSim(sim);
+      const procs: Array<Proc & { stdout: () => string }> = [];
+      for (let i = 0; i < n; i++) procs.push(await startNodeProcess(SELF, ['--role', 'reporter'], { ...env, OPENAI_BASE_URL: sim.url, FLEET_WORKERS: String(n) }, 'reporter ready', 180_000));
+      const load = () => (process.platform === 'linux' ? readFile('/proc/loadavg', 'utf8').then((s) => s.split(' ')[0]!) : Promise.resolve('?'));
+      const poll = pollSimulator(sim, [deskProc.pid]);
+      await new Promise((r) => setTimeout(r, Number(values.seconds) * 1000));
+      const ticks = await poll.stop();
+      const reports = await Promise.all(
+        procs.map(async (p) => {
+          p.child.kill('SIGTERM');
+          await new Promise((r) => p.child.once('exit', r));
+          return JSON.parse(p.stdout().trim().split('\n').at(-1)!) as { sent: number; failed: number };
+        }),
+      );
+      const steady = steadyState(ticks, cpus().length);
+      const last = ticks.at(-1)!;
+      const limit = CAP / (LATENCY_MS / 1000);
+      rows.push([
+        n,
+        Math.ceil((2 * CAP) / n),
+        fmt(steady.requestsPerSecond),
+        `${fmt((100 * steady.requestsPerSecond) / limit)}%`,
+        fmt(steady.meanInFlight),
+        last.maxInFlight,
+        last.r429,
+        reports.reduce((a, r) => a + r.sent, 0),
+        reports.reduce((a, r) => a + r.failed, 0),
+        `${fmt(100 * steady.cpuShare[0]!)}%`,
+        `${fmt(100 * steady.machineCpuShare)}%`,
+        await load(),
+      ]);
+      console.log(`${n} workers done`);
+    }
+  } finally {
+    await sim.stop();
+    await deskProc.stop();
+    await server.stop();
+  }
+  console.log(`C = ${CAP}, latency ${LATENCY_MS} ms: limit ${CAP / (LATENCY_MS / 1000)} requests/s; ${values.seconds} s per fleet`);
+  console.log(
+    table(['workers', 'lanes each', 'steady req/s', '% of limit', 'mean in flight', 'max in flight', '429s', 'lease reports', 'reports failed', 'desk worker CPU', 'machine CPU', 'load'], rows),
+  );
+}
