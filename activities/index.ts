@@ -20,6 +20,7 @@ import { SourceError } from '../sources/source.js';
 import { ImportedScoresError } from '../sources/importedScores.js';
 import { RichnessError } from '../pipeline/richness.js';
 import { EndpointError } from '../llm/endpointError.js';
+import { BudgetExhausted, writeBudget } from '../llm/buildBudget.js';
 import { ErrorBudgetExceeded } from '../pipeline/errorBudget.js';
 import { getJson, type ObjectStore } from '../storage/objectStore.js';
 import { addCounts, addUnpriced, addUsage, emptyUsage, reopensOnRerun, type ShardManifest } from '../output/manifest.js';
@@ -38,7 +39,7 @@ export { awaitStageBatch, collectStageBatch, pollStageBatch, submitStageBatch } 
 export { finalizeEvaluation, planEvaluation, runEvalSlice } from './evaluation.js';
 
 /** Errors no retry can fix: the build fails at once with the message. */
-const PERMANENT = [OutputLocationError, ConfigError, ConfigMismatchError, SourceError, EndpointError, ErrorBudgetExceeded, RichnessError, ImportedScoresError];
+const PERMANENT = [OutputLocationError, ConfigError, ConfigMismatchError, SourceError, EndpointError, ErrorBudgetExceeded, BudgetExhausted, RichnessError, ImportedScoresError];
 
 function permanentOnFailure<T>(work: () => Promise<T>): Promise<T> {
   return failPermanentlyOn(PERMANENT, work);
@@ -105,6 +106,8 @@ export async function planBuild(input: unknown): Promise<BuildPlan> {
     withHeartbeat(async () => {
       const ctx = contextFor(parseBuildConfig(input));
       await probeOutput(ctx.store);
+      // Each run holds the build to the budget of the config it was started with (not fingerprinted).
+      await writeBudget(ctx.store, ctx.layout.budget, ctx.config.llm.budget);
       return plan(ctx.config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx));
     }),
   );

@@ -5,6 +5,8 @@
 import { parseBuildConfig, type BuildConfig, type EndpointConfig } from '../config/buildConfig.js';
 import type { EndpointLimits } from '../llm/limiter.js';
 import { ModelCaller } from '../llm/modelCaller.js';
+import { BuildBudget } from '../llm/buildBudget.js';
+import { SpendLedger } from '../llm/spendLedger.js';
 import { buildLayout, LLM_CACHE_PREFIX } from '../storage/buildLayout.js';
 import type { StageContext } from '../pipeline/context.js';
 import type { StoredConfig } from '../pipeline/planBuild.js';
@@ -19,6 +21,7 @@ import type { BuildRef } from './buildRef.js';
 
 const stores = new Map<string, ObjectStore>();
 const contexts = new Map<string, Promise<StageContext>>();
+const budgets = new Map<string, BuildBudget>();
 
 export function storeFor(output: string, s3: BuildRef['s3']): ObjectStore {
   const id = JSON.stringify([output, s3]);
@@ -28,6 +31,22 @@ export function storeFor(output: string, s3: BuildRef['s3']): ObjectStore {
     stores.set(id, store);
   }
   return store;
+}
+
+/**
+ * The hard budget of a build, one per process and build (output + buildId): planning and every
+ * shard this worker runs for the build count their spend in one ledger object of the process.
+ */
+export function budgetFor(config: BuildConfig): BuildBudget {
+  const id = JSON.stringify([config.output, config.s3, config.buildId]);
+  let budget = budgets.get(id);
+  if (!budget) {
+    const store = storeFor(config.output, config.s3);
+    const layout = buildLayout(config.buildId);
+    budget = new BuildBudget(store, layout.budget, new SpendLedger(store, layout.spendPrefix));
+    budgets.set(id, budget);
+  }
+  return budget;
 }
 
 /** Where a build's model-call cache lives: `cacheUri`, or its output. */
@@ -55,6 +74,7 @@ export function contextFor(config: BuildConfig): StageContext {
       retry: config.llm.retry,
       // Output root + build id: dated scheduled runs share a build id but not an output.
       owner: `${config.output}\u0000${config.buildId}`,
+      budget: budgetFor(config),
     }),
     sources: openSources(config.sources, config.s3),
   };

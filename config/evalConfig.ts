@@ -59,7 +59,8 @@ export const evalConfigSchema = z
     /** Slices in flight at once. */
     maxParallelSlices: z.number().int().min(1).max(100).default(4),
     retry: retrySchema,
-    llm: llmSchema,
+    // The hard budget (llm.budget) holds builds only.
+    llm: llmSchema.unwrap().omit({ budget: true }).prefault({}),
   })
   .strict();
 

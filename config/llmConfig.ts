@@ -71,6 +71,19 @@ export const llmSchema = z
      * again as a new revision. Off: committed shards are left as they are.
      */
     rerunModelCallRejects: z.boolean().default(true),
+    /**
+     * A hard budget for one build, all its workers together (llm/buildBudget.ts): once the build has
+     * paid `maxUsd` (priced calls; unpriced ones count 0) or made `maxRequests` paid requests, no
+     * request is sent and the build fails with `budget exhausted: $X of $Y spent`. Not part of the
+     * fingerprint: raise it and run the build again to continue it, paying nothing twice.
+     */
+    budget: z
+      .object({
+        maxUsd: z.number().positive().optional(),
+        maxRequests: z.number().int().positive().optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict()
   .prefault({});

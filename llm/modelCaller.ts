@@ -28,6 +28,7 @@ import { DEFAULT_CONCURRENCY, type EndpointLimits } from './limiter.js';
 import { StageExecution } from './lostInFlight.js';
 import { prepareRequest, responseFormatFor, type JsonReply, type ModelRequest, type PreparedRequest, type ReplyTarget, type ResponseFormat } from './modelRequest.js';
 import type { PriceOverrides } from './pricing.js';
+import type { BuildBudget } from './buildBudget.js';
 import { toCachedReply, type CachedReply } from './replyCache.js';
 import { firstTry, jsonProblem, PROBLEM_DETAIL, parseJsonReply, runTries, textProblem, type ReplyProblem, type ReplyTry, type TryPass } from './replyTries.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retryPolicy.js';
@@ -49,6 +50,8 @@ export interface ModelCallerOptions {
    * (or before the entry carried an owner) counts as a miss once the cached tries are exhausted.
    */
   owner?: string;
+  /** The build's hard budget (llm.budget): every request sent is admitted by it and its cost counted. */
+  budget?: BuildBudget;
 }
 
 export class ModelCaller {
@@ -160,10 +163,15 @@ export class ModelCaller {
   async storeReply(target: ReplyTarget, completion: ChatCompletion, batch = true): Promise<CallRecord> {
     const reply = { ...toCachedReply(completion, target.model, batch), ...(this.owner ? { owner: this.owner } : {}) };
     const body = JSON.stringify(reply);
-    if (!(await this.cache.putIfAbsent(target.cacheKey, body, 'application/json')) && !(await this.isCached(target.cacheKey))) {
+    let stored = await this.cache.putIfAbsent(target.cacheKey, body, 'application/json');
+    if (!stored && !(await this.isCached(target.cacheKey))) {
       await this.cache.put(target.cacheKey, body, 'application/json');
+      stored = true;
     }
-    return callRecord(target.stage, reply, false, this.prices);
+    const record = callRecord(target.stage, reply, false, this.prices);
+    // Counted by the collection that stored it: a retried collection finds it stored and counts nothing again.
+    if (stored) await this.options.budget?.billed(record.costUsd);
+    return record;
   }
 
   /** Whether a whole reply is cached under this key (prepared requests carry their key), as the pipeline reads it. */
@@ -210,6 +218,8 @@ export class ModelCaller {
     }
     const execution = this.execution;
     const lost = (await execution?.sentByLostExecution(key)) ?? false;
+    const budget = this.options.budget;
+    let admitted = false;
     const sending = {
       stage: req.stage,
       config: req.endpoint,
@@ -217,10 +227,16 @@ export class ModelCaller {
       limits: this.limits(req.endpoint),
       retry: this.retry,
       timeoutMs: this.llm.timeoutMs,
-      // Marked once the request leaves the limiter's queue, not while it waits there.
-      ...(execution ? { beforeFirstSend: () => execution.sent(key) } : {}),
+      // Admitted by the budget and marked once the request leaves the limiter's queue, not while it
+      // waits there: a request queued when the budget runs out is never sent.
+      beforeFirstSend: async () => {
+        await budget?.admit();
+        admitted = budget !== undefined;
+        await execution?.sent(key);
+      },
     };
     const completion = await sendCompletion(sending, prepared.body).catch(async (err: unknown) => {
+      if (admitted) budget!.unpaid();
       // An error status is an answer, and not a billed one: the request is not lost in flight.
       const errorStatus = err instanceof SampleRejection || err instanceof EndpointError || (err instanceof APIError && err.status !== undefined);
       if (execution && errorStatus) await execution.answered(key);
@@ -231,11 +247,14 @@ export class ModelCaller {
       ...(this.owner ? { owner: this.owner } : {}),
       ...(execution ? execution.stamp() : {}),
     };
+    const record = tryRecord(req.stage, reply, 'paid', t, problemOf(reply), this.prices, endpoint.baseURL);
+    // Counted before the reply is cached: a crash in between sends it again, counted twice rather than never.
+    const counted = budget && Promise.all([budget.paid(record.costUsd), ...(lost ? [budget.billed(record.costUsd)] : [])]);
     // Overwrites an unusable entry of another build: this build's own try replaces it. A torn
     // entry (a crash mid-write) reads as absent: its request is sent again, and counted as lost
     // in flight by the sent log.
     await createJson(this.cache, key, reply);
-    const record = tryRecord(req.stage, reply, 'paid', t, problemOf(reply), this.prices, endpoint.baseURL);
+    await counted;
     calls.push(record);
     if (lost) calls.push({ ...record, lostInFlight: true });
     return { reply, endpoint };

@@ -40,6 +40,10 @@ export function buildLayout(buildId: string) {
     /** The usage of one pre-flight request (llm/preflight.ts), by check id; summed into the build report. */
     preflightUsage: (checkId: string) => `${work}/preflight/${checkId}.json`,
     preflightUsagePrefix: `${work}/preflight/`,
+    /** The hard budget (llm.budget) the latest run of the build is held to (llm/buildBudget.ts). */
+    budget: `${work}/budget.json`,
+    /** What the build paid, one object per worker process that paid (llm/spendLedger.ts). */
+    spendPrefix: `${work}/spend/`,
     /** Written after every shard plan: a re-run finds the plan complete and lists no source again. */
     planSummary: `${work}/plan/summary.json`,
     sourceProblems: `${root}/rejects/source-problems.jsonl`,

@@ -130,13 +130,15 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
     const rollOver = () => workflowInfo().continueAsNewSuggested || startedThisRun >= config.shardsPerRun;
     const work = () => retryQueue.length > 0 || nextPending < pending!.length;
     for (;;) {
-      while (work() && !rollOver()) {
+      while (work() && !rollOver() && !progress.budgetExhausted) {
         await condition(() => progress.shards.running < config.maxParallelShards);
         const shard = retryQueue.shift() ?? pending[nextPending++]!;
         startedThisRun += 1;
         void runShard(config, build, plan, shard, progress);
       }
       await condition(() => progress.shards.running === 0);
+      // A spent budget stops the build: no shard starts, no retry is waited for (raise it and run again).
+      if (progress.budgetExhausted) break;
       if (work()) {
         // More to do: a retry that arrived meanwhile, or the rest of the plan after a roll-over.
         if (rollOver()) await continueAsNew<typeof buildDataset>(input, { plan, pending, nextPending, retryQueue, progress });
@@ -172,6 +174,10 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
 
   setPhase('finalizing');
   const report = await finalizeBuild({ build, shardCount: plan.shardCount, failed: progress.failedShards });
+  if (progress.budgetExhausted) {
+    setPhase('failed');
+    throw ApplicationFailure.nonRetryable(progress.budgetExhausted, 'BudgetExhausted', report);
+  }
   if (report.failedShards.length > 0) {
     setPhase('failed');
     const list = report.failedShards.map((f) => `shard ${f.shard}: ${f.error}`).join('; ');
@@ -273,6 +279,8 @@ async function runShard(config: BuildConfig, build: BuildRef, plan: BuildPlan, s
     if (isCancellation(err)) return; // the build is being cancelled: not a shard failure
     progress.shards.failed += 1;
     progress.failedShards.push({ shard, error: describeFailure(err) });
+    // Patched: builds whose histories predate the budget replay without stopping on it.
+    if (failureType(err) === 'BudgetExhausted' && patched(BUDGET_STOPS_BUILD)) progress.budgetExhausted = describeFailure(err);
   } finally {
     progress.shards.running -= 1;
   }
@@ -289,6 +297,15 @@ const SHARD_IDS_FROM_WORKFLOW_ID = 'shard-ids-from-workflow-id';
 function shardWorkflowId(buildId: string, shard: number): string {
   const parent = patched(SHARD_IDS_FROM_WORKFLOW_ID) ? workflowInfo().workflowId : buildId;
   return `${parent}/shard-${shard}`;
+}
+
+const BUDGET_STOPS_BUILD = 'budget-stops-build';
+
+/** The type of the innermost application failure (an activity's error class name). */
+function failureType(err: unknown): string | undefined {
+  let type: string | undefined;
+  for (let e = err as { type?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e) if (typeof e.type === 'string') type = e.type;
+  return type;
 }
 
 /** The innermost cause: "child failed: activity failed: <what actually went wrong>" helps nobody. */

@@ -22,6 +22,8 @@ export interface BuildProgress {
   resumedSamples: number;
   failedShards: Array<{ shard: number; error: string }>;
   simulated: boolean;
+  /** Set when the build's hard budget (llm.budget) ran out: the one line the build fails with. */
+  budgetExhausted?: string;
 }
 
 export function newProgress(buildId: string, now: number): BuildProgress {

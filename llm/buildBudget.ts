@@ -1,0 +1,98 @@
+/**
+ * The hard budget of one build (`llm.budget`): USD and, optionally, requests, across all its workers.
+ *
+ * Every request is admitted here the moment it would leave the limiter for the endpoint. Once what
+ * the build has paid (spendLedger.ts) reaches `maxUsd`, or what it has paid plus the requests this
+ * process has in flight reaches `maxRequests`, no request is sent: it fails with BudgetExhausted,
+ * which fails the activity, the shard and the build without retries, each with the same one line.
+ * Requests already in flight are answered and counted: they are the overshoot (docs/cost.md states
+ * the bound).
+ *
+ * The limits are read from the build's budget object (BuildLayout.budget), which each run of the
+ * build writes from the config it was started with: the budget is not part of the config's
+ * fingerprint, so raising it and running the build again continues it, and the calls already paid
+ * are cache hits, paid and counted once.
+ */
+import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
+import { SpendLedger, type Spend } from './spendLedger.js';
+
+export interface BudgetLimits {
+  maxUsd?: number;
+  maxRequests?: number;
+}
+
+/** How often a worker reads the other workers' spend and the budget again while it sends requests. */
+export const BUDGET_REFRESH_MS = 1_000;
+
+export class BudgetExhausted extends Error {
+  override name = 'BudgetExhausted';
+}
+
+/** The one line a spent budget fails with: `budget exhausted: $X of $Y spent` (or requests). */
+export function budgetMessage(spent: Spend, limits: BudgetLimits): string {
+  if (limits.maxUsd !== undefined && spent.usd >= limits.maxUsd) return `budget exhausted: ${usd(spent.usd)} of ${usd(limits.maxUsd)} spent`;
+  return `budget exhausted: ${spent.requests} of ${limits.maxRequests} requests spent (${usd(spent.usd)})`;
+}
+
+const usd = (value: number) => `$${value.toFixed(4)}`;
+
+/** Writes the budget a run of the build is held to (each run writes its own config's). */
+export function writeBudget(store: ObjectStore, key: string, limits: BudgetLimits | undefined): Promise<void> {
+  return putJson(store, key, limits ?? {});
+}
+
+export class BuildBudget {
+  private limits: BudgetLimits = {};
+  private limitsReadAt = -Infinity;
+  private inFlight = 0;
+
+  constructor(
+    private readonly store: ObjectStore,
+    /** The build's budget object (BuildLayout.budget). */
+    private readonly budgetKey: string,
+    readonly ledger: SpendLedger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * Admits one request about to be sent, or throws BudgetExhausted. An admitted request must be
+   * settled (`paid` or `unpaid`) once answered.
+   */
+  async admit(): Promise<void> {
+    await this.refresh();
+    const spent = this.ledger.total();
+    const { maxUsd, maxRequests } = this.limits;
+    if ((maxUsd !== undefined && spent.usd >= maxUsd) || (maxRequests !== undefined && spent.requests + this.inFlight >= maxRequests)) {
+      throw new BudgetExhausted(budgetMessage(spent, this.limits));
+    }
+    this.inFlight += 1;
+  }
+
+  /** An admitted request was answered and paid (`usd`: its cost, 0 when unpriced). */
+  paid(usd: number): Promise<void> {
+    this.inFlight -= 1;
+    return this.ledger.add({ usd, requests: 1 });
+  }
+
+  /** An admitted request ended without a bill (an error status, a connection failure). */
+  unpaid(): void {
+    this.inFlight -= 1;
+  }
+
+  /**
+   * A bill without an admission, counted: a request an earlier, killed execution sent and never saw
+   * answered, or a Batch API reply (a batch is submitted whole, not request by request).
+   */
+  billed(usd: number): Promise<void> {
+    return this.ledger.add({ usd, requests: 1 });
+  }
+
+  private async refresh(): Promise<void> {
+    if (this.now() - this.limitsReadAt >= BUDGET_REFRESH_MS) {
+      this.limits = (await getJson<BudgetLimits>(this.store, this.budgetKey)) ?? {};
+      this.limitsReadAt = this.now();
+    }
+    // Without a limit there is nothing to check against: only this process's spend is written.
+    if (this.limits.maxUsd !== undefined || this.limits.maxRequests !== undefined) await this.ledger.refresh(BUDGET_REFRESH_MS);
+  }
+}
