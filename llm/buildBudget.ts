@@ -28,10 +28,13 @@ export class BudgetExhausted extends Error {
   override name = 'BudgetExhausted';
 }
 
-/** The one line a spent budget fails with: `budget exhausted: $X of $Y spent` (or requests). */
-export function budgetMessage(spent: Spend, limits: BudgetLimits): string {
+/**
+ * The one line a spent budget fails with: `budget exhausted: $X of $Y spent`, or for requests
+ * `budget exhausted: N of M requests sent ($X spent)` (N: paid, and in flight from this worker).
+ */
+export function budgetMessage(spent: Spend, sent: number, limits: BudgetLimits): string {
   if (limits.maxUsd !== undefined && spent.usd >= limits.maxUsd) return `budget exhausted: ${usd(spent.usd)} of ${usd(limits.maxUsd)} spent`;
-  return `budget exhausted: ${spent.requests} of ${limits.maxRequests} requests spent (${usd(spent.usd)})`;
+  return `budget exhausted: ${sent} of ${limits.maxRequests} requests sent (${usd(spent.usd)} spent)`;
 }
 
 const usd = (value: number) => `$${value.toFixed(4)}`;
@@ -63,7 +66,7 @@ export class BuildBudget {
     const spent = this.ledger.total();
     const { maxUsd, maxRequests } = this.limits;
     if ((maxUsd !== undefined && spent.usd >= maxUsd) || (maxRequests !== undefined && spent.requests + this.inFlight >= maxRequests)) {
-      throw new BudgetExhausted(budgetMessage(spent, this.limits));
+      throw new BudgetExhausted(budgetMessage(spent, spent.requests + this.inFlight, this.limits));
     }
     this.inFlight += 1;
   }

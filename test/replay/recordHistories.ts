@@ -3,7 +3,7 @@
  * a Temporal dev server, the simulator and a local output, one per kind of history a running build
  * can have: a single shard, shards failed then retried through the retryFailedShards update, a
  * build that continues as new, a Batch API wait on durable timers, a scheduled (dated) run, and a
- * multiturn build (its shards run the chat stages); evaluations (`mmif eval`'s evaluateModel):
+ * multiturn build (its shards run the chat stages), a build stopped by its hard budget (llm.budget); evaluations (`mmif eval`'s evaluateModel):
  * single-turn with a judge, and multi-turn chats; and a task queue's lease desk (endpointLeases)
  * through two workers' reports, a continue-as-new and its idle end.
  * Every execution they leave (parents, shard children, each continued run) is saved as
@@ -16,6 +16,7 @@
  *   node --import tsx test/replay/recordHistories.ts --only eval  # adds the evaluations' histories, keeps the rest
  *   node --import tsx test/replay/recordHistories.ts --only multiturn  # adds the multiturn build's, keeps the rest
  *   node --import tsx test/replay/recordHistories.ts --only leases     # adds the lease desk's (~4 min: it waits for its idle end)
+ *   node --import tsx test/replay/recordHistories.ts --only budget     # adds a build stopped by its hard budget
  *
  * Re-record only for a release that deliberately breaks running builds (see docs/operations.md, "Operating in
  * production"); a compatible change keeps the old histories and passes them via patched().
@@ -44,7 +45,7 @@ const HISTORIES = fileURLToPath(new URL('./histories/', import.meta.url));
 export const HISTORY_JSON = { longs: String, enums: String, bytes: String } as const;
 const FAST_RETRY = { maximumAttempts: 2, initialIntervalSeconds: 0.5, maximumIntervalSeconds: 1, heartbeatTimeoutSeconds: 10 };
 
-const KINDS = ['eval', 'multiturn', 'leases'] as const;
+const KINDS = ['eval', 'multiturn', 'leases', 'budget'] as const;
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 if (only !== undefined && !(KINDS as readonly string[]).includes(only)) throw new Error(`--only takes ${KINDS.join(', ')}, got ${only}`);
 const recording = (kind: (typeof KINDS)[number]) => only === undefined || only === kind;
@@ -179,6 +180,11 @@ try {
   if (only === undefined) await recordBuilds();
   // A multiturn build: its shard children run image -> instruction -> constraints -> chat.
   if (recording('multiturn')) await run('replay-multiturn', config('replay-multiturn', { maxSamples: 2, mode: 'multiturn', chat: { turns: 3, maxInstructions: 2 }, verification: { maxRegenerations: 6 } }));
+  // A build whose hard budget runs out: its shards fail with BudgetExhausted and it stops (patched 'budget-stops-build').
+  if (recording('budget')) {
+    const budgeted = config('replay-budget', { llm: { preflight: false, budget: { maxRequests: 3 }, prices: { 'mmif-sim-vlm': { inputPerMTok: 2, outputPerMTok: 8, batchDiscount: 0.5 } } } });
+    await assert.rejects(run('replay-budget', budgeted), (err: { cause?: Error }) => /^budget exhausted: 3 of 3 requests sent/.test(err.cause?.message ?? ''));
+  }
   // Last, once no build calls a model: this process's limiters are shared by its workers, and a
   // worker on LEASE_QUEUE would report the builds' demand to the desk too.
   if (recording('leases')) await recordLeases();
@@ -190,6 +196,7 @@ try {
     if (only === 'eval' && execution.type !== 'evaluateModel') continue;
     if (only === 'multiturn' && !execution.workflowId.startsWith('replay-multiturn')) continue;
     if (only === 'leases' && execution.workflowId !== endpointLeasesWorkflowId(LEASE_QUEUE)) continue;
+    if (only === 'budget' && !execution.workflowId.startsWith('replay-budget')) continue;
     const history = await stack.client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
     const name = `${execution.workflowId.replace(/[^\w@.-]+/g, '_')}@${execution.runId}.json`;
     // The workflow id too: the code under replay reads it (shard children are named after it).

@@ -15,6 +15,9 @@ import { renderAnswerPrompt } from '../../prompts/answerPrompt.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { defaultLlmSettings } from '../harness/llmSettings.js';
+import { parseBuildConfig } from '../../config/buildConfig.js';
+import { parseEvalConfig } from '../../config/evalConfig.js';
+import { configFingerprint } from '../../pipeline/planBuild.js';
 
 let dir: string;
 let sim: SimulatorHandle;
@@ -60,11 +63,11 @@ test('requests are admitted until the budget is spent; in flight they count agai
   await budget.admit();
   await budget.admit();
   await budget.admit();
-  await assert.rejects(budget.admit(), (err: Error) => err instanceof BudgetExhausted && err.message === 'budget exhausted: 0 of 3 requests spent ($0.0000)');
+  await assert.rejects(budget.admit(), (err: Error) => err instanceof BudgetExhausted && err.message === 'budget exhausted: 3 of 3 requests sent ($0.0000 spent)');
   await budget.paid(0.6);
   budget.unpaid(); // answered with an error status: no bill, no request counted
   await budget.admit(); // 1 paid + 1 in flight: room for one more
-  await assert.rejects(budget.admit(), /budget exhausted: 1 of 3 requests spent \(\$0\.6000\)/);
+  await assert.rejects(budget.admit(), /budget exhausted: 3 of 3 requests sent \(\$0\.6000 spent\)/);
   await budget.paid(0.5); // in flight when the limit was reached: the overshoot
   await assert.rejects(budget.admit(), (err: Error) => err.message === 'budget exhausted: $1.1000 of $1.0000 spent');
 
@@ -108,4 +111,12 @@ test('a ModelCaller sends nothing once the budget is spent, and a raised budget 
   const reader = new SpendLedger(store, SPEND, () => now);
   await reader.refresh(0);
   assert.deepEqual(reader.total().requests, calls.length, 'each paid call counted once');
+});
+
+test('the budget is not part of the config fingerprint: raising it continues the same build', () => {
+  const input = { buildId: 'b', output: '/tmp/out', sources: [{ type: 'cc3m' as const, uri: '/tmp/cc3m' }], maxSamples: 4, models: { default: { model: 'm' } } };
+  const fingerprint = (budget?: { maxUsd: number }) => configFingerprint(parseBuildConfig({ ...input, ...(budget ? { llm: { budget } } : {}) }));
+  assert.equal(fingerprint({ maxUsd: 1 }), fingerprint({ maxUsd: 100 }));
+  assert.equal(fingerprint({ maxUsd: 1 }), fingerprint());
+  assert.throws(() => parseEvalConfig({ evalId: 'e', data: '/tmp/d', model: { model: 'm' }, llm: { budget: { maxUsd: 1 } } }), /budget/, 'evals take no budget: it would hold nothing');
 });

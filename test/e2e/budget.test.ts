@@ -1,0 +1,121 @@
+/**
+ * The hard budget end to end (Temporal dev server, a worker, the simulator over HTTP, the `mmif`
+ * CLI): a build held to a third of what it costs stops within the stated bound (the requests in
+ * flight when the budget ran out), fails with `budget exhausted: $X of $Y spent`, and, run again
+ * with a larger budget, completes without paying any call twice, with the same records as a build
+ * that never had a budget.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { BuildConfigInput } from '../../config/buildConfig.js';
+import type { CallRecord } from '../../llm/modelCaller.js';
+import { SpendLedger } from '../../llm/spendLedger.js';
+import type { BuildReport } from '../../output/buildReport.js';
+import { buildLayout } from '../../storage/buildLayout.js';
+import { LocalStore } from '../../storage/localStore.js';
+import { getJson } from '../../storage/objectStore.js';
+import { writeCc3m } from '../fixtures/cc3m.js';
+import { assertCommittedShardsIntact } from '../harness/datasetChecks.js';
+import { mmif } from '../harness/mmifCli.js';
+import { startStack, type Stack } from '../harness/stack.js';
+
+let stack: Stack;
+let dir: string;
+const BUILD_ID = 'budget';
+/** Requests in flight to the one endpoint, all workers together: the overshoot bound is this many calls. */
+const CONCURRENCY = 4;
+
+before(async () => {
+  stack = await startStack({ simulator: { seed: 17 }, taskQueue: 'mmif-budget' });
+  dir = await mkdtemp(path.join(tmpdir(), 'mmif-budget-'));
+  await writeCc3m(new LocalStore(path.join(dir, 'cc3m')), 'files', { perShard: 4, shards: 2 });
+});
+
+after(async () => {
+  await stack?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const config = (output: string, budget?: { maxUsd: number }): BuildConfigInput => ({
+  buildId: BUILD_ID,
+  seed: 5,
+  output,
+  sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m') }],
+  maxSamples: 8,
+  shardSize: 4,
+  sliceSize: 2,
+  models: { default: { model: 'mmif-sim-vlm', concurrency: CONCURRENCY } },
+  // No pre-flight: every request the simulator answers is then one of the pipeline's.
+  llm: { preflight: false, prices: { 'mmif-sim-vlm': { inputPerMTok: 2, outputPerMTok: 8, batchDiscount: 0.5 } }, ...(budget ? { budget } : {}) },
+});
+
+/** What the build's spend ledger holds: every worker process's object summed. */
+async function ledgerTotal(output: string) {
+  const ledger = new SpendLedger(new LocalStore(output), buildLayout(BUILD_ID).spendPrefix);
+  await ledger.refresh(0);
+  return ledger.total();
+}
+
+/** The dearest single call of a build, from its samples' stage states. */
+async function dearestCall(output: string): Promise<number> {
+  const store = new LocalStore(output);
+  let max = 0;
+  for await (const { key } of store.list(`${BUILD_ID}/_work/samples/`)) {
+    const state = await getJson<{ calls?: CallRecord[] }>(store, key);
+    for (const c of state?.calls ?? []) max = Math.max(max, c.costUsd);
+  }
+  return max;
+}
+
+async function runCli(output: string, budget: { maxUsd: number }) {
+  const file = path.join(dir, `config-${budget.maxUsd}.json`);
+  await writeFile(file, JSON.stringify(config(output, budget)));
+  return mmif(stack, 'build', '--config', file, '--wait');
+}
+
+test('a build stops within its budget, and run again with a larger one ends with the records of an unlimited build, paying nothing twice', async () => {
+  const unlimitedOutput = path.join(dir, 'unlimited');
+  let before = stack.simulator.stats().requests;
+  const unlimited = (await stack.client.workflow.execute('buildDataset', {
+    taskQueue: stack.taskQueue,
+    workflowId: 'budget-unlimited',
+    args: [config(unlimitedOutput)],
+  })) as BuildReport;
+  const fullRequests = stack.simulator.stats().requests - before;
+  assert.equal(unlimited.shards.committed, 2);
+  assert.ok(unlimited.cost.usd > 0);
+  assert.deepEqual(await ledgerTotal(unlimitedOutput).then((t) => t.requests), fullRequests, 'the ledger counted every request answered, once');
+
+  const output = path.join(dir, 'limited');
+  const maxUsd = Number((unlimited.cost.usd / 3).toFixed(6));
+  before = stack.simulator.stats().requests;
+  const stopped = await runCli(output, { maxUsd });
+  const limitedRequests = stack.simulator.stats().requests - before;
+  assert.equal(stopped.code, 1, stopped.stderr);
+  const line = /^STOPPED: budget exhausted: \$(\d+\.\d{4}) of \$(\d+\.\d{4}) spent \(raise llm\.budget and run the build again to continue it\)$/m.exec(stopped.stdout);
+  assert.ok(line, stopped.stdout);
+  assert.equal(line[2], maxUsd.toFixed(4));
+  assert.ok(Number(line[1]) >= maxUsd);
+  const spent = await ledgerTotal(output);
+  assert.equal(spent.requests, limitedRequests, 'every request answered was counted, once');
+  assert.ok(limitedRequests < fullRequests, 'the build stopped early');
+  // The stated bound: what was paid before the budget ran out is under it; beyond it, at most the requests in flight.
+  const bound = maxUsd + CONCURRENCY * (await dearestCall(unlimitedOutput));
+  assert.ok(spent.usd >= maxUsd && spent.usd <= bound, `spent $${spent.usd} with a budget of $${maxUsd} (bound $${bound})`);
+  console.log(`budget $${maxUsd}: stopped at $${spent.usd.toFixed(6)} after ${limitedRequests} of ${fullRequests} requests (bound $${bound.toFixed(6)}; unlimited $${unlimited.cost.usd.toFixed(6)})`);
+
+  before = stack.simulator.stats().requests;
+  const resumed = await runCli(output, { maxUsd: 1000 });
+  assert.equal(resumed.code, 0, resumed.stdout + resumed.stderr);
+  const resumedRequests = stack.simulator.stats().requests - before;
+  assert.equal(limitedRequests + resumedRequests, fullRequests, 'no call paid twice: both runs together made the unlimited build\'s requests');
+  assert.equal((await ledgerTotal(output)).requests, fullRequests);
+
+  const withBudget = await assertCommittedShardsIntact(new LocalStore(output), BUILD_ID, 2);
+  const without = await assertCommittedShardsIntact(new LocalStore(unlimitedOutput), BUILD_ID, 2);
+  const data = (sums: Map<string, string>) => [...sums].filter(([file]) => !file.startsWith('manifests/')).sort();
+  assert.deepEqual(data(withBudget), data(without), 'the same records, byte for byte');
+});
