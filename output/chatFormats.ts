@@ -12,7 +12,7 @@
  *   messages; DPO `{images, prompt, chosen, rejected}` in the conversational form, `prompt` being the
  *   chat up to the turn.
  */
-import type { FieldDefinition } from 'parquetjs-lite';
+import type { FieldDefinition } from '@dsnp/parquetjs';
 import type { ChatPairRecord, ChatRecord } from './chatRecords.js';
 import { userText } from './chatRecords.js';
 import { imageField, parquetTable, text, writeParquet, type ParquetTable } from './parquet.js';

@@ -6,7 +6,7 @@
  * column only where its Arrow field equals the file's and infer the others, so the image columns
  * must match exactly (see output/parquet.ts and output/trl.ts).
  */
-import type { FieldDefinition } from 'parquetjs-lite';
+import type { FieldDefinition } from '@dsnp/parquetjs';
 
 export type HfFeature = Record<string, unknown> | HfFeature[];
 export type HfFeatures = Record<string, HfFeature>;

@@ -6,18 +6,35 @@
  * and later only trust a declared feature whose Arrow field equals the file's.
  */
 import { Writable } from 'node:stream';
-import parquet, { type FieldDefinition, type ParquetSchema } from 'parquetjs-lite';
+import { ParquetSchema, ParquetWriter, type FieldDefinition } from '@dsnp/parquetjs';
+import type { WriteStreamMinimal } from '@dsnp/parquetjs/dist/lib/util.js';
 import { hfFeatures, type HfFeatures } from './hfFeatures.js';
 import type { DpoRecord, InstructRecord } from './records.js';
 import type { Verdict } from '../pipeline/stageState.js';
 
-/** A nullable, GZIP-compressed UTF-8 column (the TRL rows use it too). */
-export const text: FieldDefinition = { type: 'UTF8', optional: true, compression: 'GZIP' };
+/**
+ * Binary columns (text and image bytes) keep no min/max statistics: a writer stores a column's
+ * lowest and highest value in every page header and column chunk (twice: beside the chunk and in
+ * the footer), so with statistics each row group held up to six extra copies of whole images and
+ * prompts (a shard weighed 4-8x its content). Nobody filters these columns by range, which is all
+ * such statistics serve (parquet-format README, "Metadata": statistics are optional per column).
+ */
+const NO_STATISTICS = { statistics: false } as const;
+/**
+ * A nullable, GZIP-compressed UTF-8 column (the TRL rows use it too). The writer has no dictionary
+ * encoding (@dsnp/parquetjs encodes PLAIN or RLE only: lib/codec), so GZIP is what folds the
+ * repeated values (source, licence, model names) of a page.
+ */
+export const text: FieldDefinition = { type: 'UTF8', optional: true, compression: 'GZIP', ...NO_STATISTICS };
 const flag: FieldDefinition = { type: 'BOOLEAN', optional: true };
-/** The struct `datasets`' `Image` feature stores: encoded bytes and the file name they came from. */
+/**
+ * The struct `datasets`' `Image` feature stores: encoded bytes and the file name they came from.
+ * The bytes are stored uncompressed: JPEG/PNG/WebP are compressed already, GZIP would cost CPU for
+ * nothing.
+ */
 export const imageField: FieldDefinition = {
   optional: true,
-  fields: { bytes: { type: 'BYTE_ARRAY', optional: true }, path: { type: 'UTF8', optional: true } },
+  fields: { bytes: { type: 'BYTE_ARRAY', optional: true, ...NO_STATISTICS }, path: text },
 };
 const number: FieldDefinition = { type: 'DOUBLE', optional: true };
 const integer: FieldDefinition = { type: 'INT64', optional: true };
@@ -93,7 +110,7 @@ export interface ParquetTable {
 
 /** `imageColumns`: the `Image` features of the `{bytes, path}` columns (the rest follow the schema). */
 export function parquetTable(fields: Record<string, FieldDefinition>, imageColumns: HfFeatures): ParquetTable {
-  return { schema: new parquet.ParquetSchema(fields), features: hfFeatures(fields, imageColumns) };
+  return { schema: new ParquetSchema(fields), features: hfFeatures(fields, imageColumns) };
 }
 
 const instructTable = parquetTable(instructFields, { image: { _type: 'Image' } });
@@ -136,8 +153,10 @@ export async function writeParquet(table: ParquetTable, rows: Record<string, unk
       done();
     },
   });
+  // The writer's stream type is Pick<fs.WriteStream, 'write' | 'end'> (lib/util.d.ts) though it only
+  // calls write(buf, callback) and end(callback) (lib/util.js oswrite, osend), which a Writable has.
   // Row groups of 64 keep a reader's memory bounded while images are in the rows.
-  const writer = await parquet.ParquetWriter.openStream(table.schema, sink, { rowGroupSize: 64 });
+  const writer = await ParquetWriter.openStream(table.schema, sink as unknown as WriteStreamMinimal, { rowGroupSize: 64 });
   writer.setMetadata('huggingface', JSON.stringify({ info: { features: table.features } }));
   for (const row of rows) await writer.appendRow(row);
   await writer.close();

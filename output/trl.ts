@@ -6,7 +6,7 @@
  * `images` to the processor; SFTTrainer does the same with `messages`. Arrow needs one struct for
  * every content part, so an image part carries `text: null`, as in rlaif-v.
  */
-import type { FieldDefinition } from 'parquetjs-lite';
+import type { FieldDefinition } from '@dsnp/parquetjs';
 import type { DpoRecord, InstructRecord } from './records.js';
 import { imageField, parquetTable, text, writeParquet, type ImageBytes } from './parquet.js';
 
@@ -42,7 +42,7 @@ export function trlUserTurn(prompt: string, imageCount: number): Message {
   return { role: 'user', content: [...Array.from({ length: imageCount }, (): Part => ({ type: 'image' })), { type: 'text', text: prompt }] };
 }
 
-/** The row value of the LIST column: parquetjs-lite shreds the three levels as written. */
+/** The row value of the LIST column: the writer shreds the three levels as written. */
 const imageList = (r: InstructRecord | DpoRecord, imageBytes: ImageBytes) => ({ list: [{ element: { bytes: imageBytes(r), path: r.image_path } }] });
 
 const assistantTurn = (answer: string): Message => ({ role: 'assistant', content: [{ type: 'text', text: answer }] });
