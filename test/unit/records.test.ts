@@ -110,7 +110,7 @@ test('Parquet stores nested constraints and verdicts under the record\'s field n
     const withNulls = <T extends object>(rows: readonly T[], keys: string[]) => rows.map((r) => ({ ...Object.fromEntries(keys.map((k) => [k, null])), ...r }));
     for (const [file, record] of [[sft!, instruct!], [pair!, dpo!]] as const) {
       assert.deepEqual(file.rows[0]!.constraints, withNulls(record.constraints, ['selectionNote']));
-      assert.deepEqual(file.rows[0]!.verdicts, withNulls(record.verdicts, ['judgeModel', 'calls', 'judgeAudit']).map((v) => ({ ...v, calls: v.calls ?? [] })));
+      assert.deepEqual(file.rows[0]!.verdicts, withNulls(record.verdicts, ['judgeModel', 'calls', 'judgeAudit', 'vacuous']).map((v) => ({ ...v, calls: v.calls ?? [] })));
     }
     assert.equal(sft!.rows[0]!.constraints[1]!.selectionNote, 'model choice refused: no such function');
     // Every datasets release the trainers use decodes the image column without a cast.
