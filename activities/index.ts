@@ -19,6 +19,7 @@ import type { Goals, SourceTally } from '../domain/targets.js';
 import { SourceError } from '../sources/source.js';
 import { ImportedScoresError } from '../sources/importedScores.js';
 import { RichnessError } from '../pipeline/richness.js';
+import { DecontaminationSetError, evalSetIndex } from '../pipeline/decontamination.js';
 import { EndpointError } from '../llm/endpointError.js';
 import { BudgetExhausted, writeBudget } from '../llm/buildBudget.js';
 import { ErrorBudgetExceeded } from '../pipeline/errorBudget.js';
@@ -39,7 +40,7 @@ export { awaitStageBatch, collectStageBatch, pollStageBatch, submitStageBatch } 
 export { finalizeEvaluation, planEvaluation, runEvalSlice } from './evaluation.js';
 
 /** Errors no retry can fix: the build fails at once with the message. */
-const PERMANENT = [OutputLocationError, ConfigError, ConfigMismatchError, SourceError, EndpointError, ErrorBudgetExceeded, BudgetExhausted, RichnessError, ImportedScoresError];
+const PERMANENT = [OutputLocationError, ConfigError, ConfigMismatchError, SourceError, EndpointError, ErrorBudgetExceeded, BudgetExhausted, RichnessError, ImportedScoresError, DecontaminationSetError];
 
 function permanentOnFailure<T>(work: () => Promise<T>): Promise<T> {
   return failPermanentlyOn(PERMANENT, work);
@@ -108,6 +109,7 @@ export async function planBuild(input: unknown): Promise<BuildPlan> {
       await probeOutput(ctx.store);
       // Each run holds the build to the budget of the config it was started with (not fingerprinted).
       await writeBudget(ctx.store, ctx.layout.budget, ctx.config.llm.budget);
+      await evalSetIndex(ctx.config); // a missing or malformed evaluation set fails the build now
       return plan(ctx.config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx));
     }),
   );

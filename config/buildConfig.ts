@@ -10,6 +10,7 @@ import { sourceSchema, sourceTargetsSchema } from './sourceConfig.js';
 import { parseConfig } from './parseConfig.js';
 import { BATCHABLE_STAGES } from './endpointRouting.js';
 import { slug } from './slug.js';
+import { decontaminationSetSchema } from './decontaminationConfig.js';
 import { s3Schema } from './s3Config.js';
 import { modelsSchema } from './modelsConfig.js';
 import { llmSchema } from './llmConfig.js';
@@ -82,6 +83,12 @@ export const buildConfigSchema = z
      * (seeded by `seed` and the image's sha256, so a shared image is drawn once) is kept out of the
      * training data and written as the eval split (`MM-IFEval/mmif_holdout.jsonl`); no image is in both.
      */
+    /**
+     * Evaluation sets no training sample may copy: a sample whose image is one of theirs (same bytes,
+     * or a re-encoded or resized copy by perceptual hash) or whose question or instruction shares a
+     * 13-gram with one of their questions is rejected as `contaminated: <name> <index>`.
+     */
+    decontaminate: z.array(decontaminationSetSchema).optional(),
     holdout: z
       .object({ fraction: z.number().gt(0).lt(1) })
       .strict()

@@ -168,7 +168,7 @@ function body(report: BuildReport, quality: QualityReport, config: BuildConfig |
       '',
     ]),
     ...sourcesSection(quality, config),
-    ...buildSection(report, config),
+    ...buildSection(report, quality, config),
     ...costSection(report),
     ...compositionSection(quality),
     ...acceptanceSection(report, quality),
@@ -195,7 +195,7 @@ function sourcesSection(quality: QualityReport, config: BuildConfig | undefined)
   ];
 }
 
-function buildSection(report: BuildReport, config: BuildConfig | undefined): string[] {
+function buildSection(report: BuildReport, quality: QualityReport, config: BuildConfig | undefined): string[] {
   const lines = [
     '## How it was built',
     '',
@@ -211,6 +211,11 @@ function buildSection(report: BuildReport, config: BuildConfig | undefined): str
       `- Training prompt template: ${config.training.promptTemplate}`,
       `- Judge-vs-rule sample: ${config.verification.judgeAgreementSample} of rule-checked constraints`,
       `- Vacuous rule passes: ${config.verification.vacuous === 'fail' ? 'not credited (fail closed)' : 'counted (reference semantics)'}`,
+      `- Decontamination: ${
+        config.decontaminate?.length
+          ? `against ${config.decontaminate.map((s) => `${s.name} (${s.format})`).join(', ')}; ${quality.rejections.byReason.contaminated ?? 0} samples rejected as contaminated (image copies by sha256 or perceptual hash, instructions by 13-gram)`
+          : 'none (no `decontaminate` sets configured)'
+      }`,
     );
   }
   lines.push('', '| stage | model |', '|---|---|', ...Object.entries(report.models).sort().map(([stage, model]) => `| ${stage} | \`${model}\` |`), '');

@@ -7,6 +7,7 @@ import { StoreError } from '../storage/objectStore.js';
 import { SourceError } from '../sources/source.js';
 import type { StageContext } from './context.js';
 import { claimOrReject, dedupeKey } from './imageClaims.js';
+import { rejectIfContaminated } from './decontamination.js';
 import { sampleRank } from './ranking.js';
 import type { ImageResult } from './stageState.js';
 
@@ -26,6 +27,8 @@ export async function runImageStage(ctx: StageContext, sample: SourceSample): Pr
   const source = ctx.config.sources[sample.image.sourceIndex]!;
   const image = await normalizeImage(bytes, sourceImageConfig(ctx.config.image, source));
   if (!image.ok) throw new SampleRejection(image.reason);
+  // Before any claim, store write or model call: a contaminated sample costs nothing further.
+  await rejectIfContaminated(ctx.config, { image: bytes, texts: [sample.originalInstruction] });
 
   // Duplicates by the source's policy: the lowest rank keeps its sample, the others are rejected naming it.
   const policy = dedupePolicy(source);

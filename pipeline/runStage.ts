@@ -21,6 +21,7 @@ import { runChatStage } from './multiturn/chatStage.js';
 import { runQuestionStage } from './multiturn/questionStage.js';
 import { chatSettings } from '../config/buildConfig.js';
 import { loadSampleImage } from './sampleImage.js';
+import { rejectIfContaminated } from './decontamination.js';
 import type { StageName } from '../domain/stages.js';
 import type { StageResults, StageState } from './stageState.js';
 
@@ -120,8 +121,12 @@ async function execute(
   if (stage === 'image') return runImageStage(ctx, sample);
   const image = await loadSampleImage(ctx, prior.image!);
   switch (stage) {
-    case 'instruction':
-      return ctx.config.mode === 'multiturn' ? runQuestionStage(ctx, sample, image, calls) : runInstructionStage(ctx, sample, image, calls);
+    case 'instruction': {
+      const result = ctx.config.mode === 'multiturn' ? await runQuestionStage(ctx, sample, image, calls) : await runInstructionStage(ctx, sample, image, calls);
+      // The task as generated or refined: a copy of an evaluation question is contamination too.
+      await rejectIfContaminated(ctx.config, { texts: [result.instruction, ...(result.questions ?? [])] });
+      return result;
+    }
     case 'constraints':
       return runConstraintStage(ctx, sample, prior.instruction!.instruction, image, calls);
     case 'answer':

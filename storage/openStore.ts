@@ -15,3 +15,9 @@ export function openStore(uri: string, s3: S3Options = {}): ObjectStore {
   const [, bucket, prefix] = match;
   return maskingStore(new S3Store(bucket!, prefix!.replace(/\/+$/, ''), s3));
 }
+
+/** One file named by URI (a local path or s3://bucket/key): the store of its folder, and its key there. */
+export function openFileStore(uri: string, s3: S3Options = {}): { store: ObjectStore; key: string } {
+  const cut = uri.lastIndexOf('/');
+  return { store: openStore(cut < 0 ? '.' : cut === 0 ? '/' : uri.slice(0, cut), s3), key: uri.slice(cut + 1) };
+}

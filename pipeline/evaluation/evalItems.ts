@@ -4,14 +4,13 @@
  * of the held-out split (`MM-IFEval/mmif_holdout.jsonl`, written by a build with `holdout` or by
  * `mmif export --format mmifeval`) with its `aux_cmp_gpt` twins; multi-turn, the chats of a file.
  */
-import { basename, dirname } from 'node:path';
 import { evalFingerprintMaterial, type EvalConfig } from '../../config/evalConfig.js';
 import { sha256Hex } from '../../domain/hashing.js';
 import type { MmifevalLine } from '../../domain/mmifevalLine.js';
 import { MAX_CHAT_TURNS } from '../../domain/multiturn/chatPlan.js';
 import { MMIFEVAL_BENCH } from '../../storage/buildLayout.js';
 import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
-import { openStore } from '../../storage/openStore.js';
+import { openFileStore } from '../../storage/openStore.js';
 import { EvalInputError, type EvalContext } from './evalContext.js';
 
 export interface SampleItem {
@@ -97,8 +96,8 @@ async function readSplit(data: ObjectStore): Promise<SampleItem[]> {
 }
 
 async function readChats(uri: string, s3: EvalConfig['s3']): Promise<ChatItem[]> {
-  const store = openStore(uri.startsWith('s3://') ? uri.slice(0, uri.lastIndexOf('/')) : dirname(uri), s3);
-  const body = await store.get(basename(uri));
+  const { store, key } = openFileStore(uri, s3);
+  const body = await store.get(key);
   if (!body) throw new EvalInputError(`${uri}: not found (mmif eval --multiturn reads the held-out chats a multiturn build with config holdout writes; --chats FILE names others)`);
   return jsonLines(body.toString('utf8'), uri).map((line, i) => {
     const chat = line as Partial<ChatInput>;

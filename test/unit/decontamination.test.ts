@@ -1,0 +1,77 @@
+/** Decontamination's pieces: the TSV reader, the index's matching rules, and loading real sets from disk. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { EvalSetIndex, hammingDistance, ngrams, PERCEPTUAL_HASH_THRESHOLD, wordsOf } from '../../domain/decontamination.js';
+import { DecontaminationSetError, rejectIfContaminated } from '../../pipeline/decontamination.js';
+import { tsvRows } from '../../sources/tsv.js';
+import { sceneJpeg } from '../fixtures/images.js';
+
+async function rows(chunks: string[]): Promise<string[][]> {
+  const out: string[][] = [];
+  for await (const row of tsvRows(chunks.map((c) => Buffer.from(c)))) out.push(row);
+  return out;
+}
+
+test('tsvRows reads pandas-quoted fields (tabs, newlines, doubled quotes), CRLF, and chunks cut anywhere', async () => {
+  const text = 'index\tquestion\r\n0\t"Line one\nline ""two""\tstill"\r\n1\tplain é\n';
+  const expected = [['index', 'question'], ['0', 'Line one\nline "two"\tstill'], ['1', 'plain é']];
+  assert.deepEqual(await rows([text]), expected);
+  const bytes = Buffer.from(text);
+  for (let cut = 1; cut < bytes.length; cut++) {
+    const out: string[][] = [];
+    for await (const row of tsvRows([bytes.subarray(0, cut), bytes.subarray(cut)])) out.push(row);
+    assert.deepEqual(out, expected, `cut at byte ${cut}`);
+  }
+  assert.deepEqual(await rows(['a\tb']), [['a', 'b']], 'no newline at the end');
+});
+
+test('13-grams: a shared run of 13 words matches; 12 do not; a short question matches only itself', () => {
+  const index = new EvalSetIndex();
+  const long = 'Describe the red bicycle leaning on the wall and explain why the owner may have left it there today';
+  index.addQuestion({ name: 'mmifeval', index: '7' }, long);
+  index.addQuestion({ name: 'mia', index: '3' }, 'Describe the image.');
+  assert.equal(wordsOf(long).length, 19);
+  const thirteen = wordsOf(long).slice(2, 15).join(' ');
+  assert.deepEqual(index.matchText(`Please ${thirteen.toUpperCase()}, in three paragraphs.`), { name: 'mmifeval', index: '7', how: `instruction: shares the 13-gram "${thirteen}"` });
+  assert.equal(index.matchText(wordsOf(long).slice(2, 14).join(' ')), undefined, '12 shared words are not a match');
+  assert.equal(index.matchText('Describe the image in detail, with two decimals.'), undefined, 'a short question inside a longer text is not a match');
+  assert.deepEqual(index.matchText('describe THE image'), { name: 'mia', index: '3', how: 'instruction: the same text as its question' });
+  assert.deepEqual(ngrams(['a', 'b', 'c'], 2), ['a b', 'b c']);
+});
+
+test('images: identical bytes by sha256; a re-encoded, resized copy by perceptual hash; another picture not at all', async () => {
+  const original = await sceneJpeg(3, 640, 480);
+  const copy = await sharp(original).resize({ width: 300 }).jpeg({ quality: 55 }).toBuffer();
+  const other = await sceneJpeg(8, 640, 480);
+  const dir = await mkdtemp(path.join(tmpdir(), 'mmif-decon-'));
+  try {
+    const tsv = path.join(dir, 'MMIFEval.tsv');
+    await writeFile(tsv, `index\timage\tquestion\n0\t${original.toString('base64')}\tWhat is shown?\n1\t0\tThe same image again, by reference.\n`);
+    const config = { decontaminate: [{ uri: tsv, format: 'vlmevalkit-tsv' as const, name: 'mmifeval' }], s3: {} };
+    await assert.rejects(rejectIfContaminated(config, { image: original, texts: [] }), { reason: 'contaminated: mmifeval 0: image: identical bytes (sha256)' });
+    await assert.rejects(rejectIfContaminated(config, { image: copy, texts: [] }), { reason: /^contaminated: mmifeval 0: image: perceptual hash \d+ of 64 bits from it \(threshold 12\)$/ });
+    await rejectIfContaminated(config, { image: other, texts: ['What is not shown?'] });
+    await assert.rejects(rejectIfContaminated(config, { texts: [undefined, 'what is shown'] }), { reason: 'contaminated: mmifeval 0: instruction: the same text as its question' });
+    assert.ok(hammingDistance(0b1011n, 0b0110n) === 3 && PERCEPTUAL_HASH_THRESHOLD === 12);
+
+    const badHeader = path.join(dir, 'bad.tsv');
+    await writeFile(badHeader, 'id\tpicture\tquestion\n1\tx\ty\n');
+    await assert.rejects(rejectIfContaminated({ decontaminate: [{ uri: badHeader, format: 'vlmevalkit-tsv', name: 'bad' }], s3: {} }, { texts: ['x'] }), (err: Error) => {
+      assert.ok(err instanceof DecontaminationSetError);
+      assert.equal(err.message, `decontaminate 'bad' (${badHeader}): the header row lacks index, image (VLMEvalKit's TSV has index, image, question)`);
+      return true;
+    });
+    await writeFile(path.join(dir, 'a.jpg'), other);
+    await writeFile(path.join(dir, 'set.jsonl'), `${JSON.stringify({ id: 'q1', image: 'a.jpg', instruction: 'Count the shapes.' })}\n`);
+    const jsonl = { decontaminate: [{ uri: path.join(dir, 'set.jsonl'), format: 'jsonl' as const, name: 'local' }], s3: {} };
+    await assert.rejects(rejectIfContaminated(jsonl, { image: other, texts: [] }), { reason: 'contaminated: local q1: image: identical bytes (sha256)' });
+    await writeFile(path.join(dir, 'missing.jsonl'), `${JSON.stringify({ id: 'q1', image: 'nope.jpg' })}\n`);
+    await assert.rejects(rejectIfContaminated({ decontaminate: [{ uri: path.join(dir, 'missing.jsonl'), format: 'jsonl', name: 'm' }], s3: {} }, { texts: [] }), /decontaminate 'm' .* line 1: image 'nope.jpg' not found/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
