@@ -19,6 +19,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: 'start a build from a config file (optionally wait with live progress)',
     load: async () => import('./commands/build.js').then((m) => ({ usage: m.BUILD_USAGE, run: m.buildCommand })),
   },
+  estimate: {
+    summary: 'forecast a build\'s requests, tokens, cost and wall time from a pilot of its first samples',
+    load: async () => import('./commands/estimate.js').then((m) => ({ usage: m.ESTIMATE_USAGE, run: m.estimateCommand })),
+  },
   status: {
     summary: 'show or --watch a build\'s progress',
     load: async () => import('./commands/status.js').then((m) => ({ usage: m.STATUS_USAGE, run: m.statusCommand })),

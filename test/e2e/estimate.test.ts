@@ -1,0 +1,76 @@
+/**
+ * `mmif estimate` against real components (Temporal dev server, a worker, the simulator over HTTP,
+ * the CLI): with a model name the price table knows, its forecast of a quickstart-sized build's
+ * cost and requests lands within ±25% of what the build then makes, and the build pays nothing
+ * again for the pilot's calls.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { BuildConfigInput } from '../../config/buildConfig.js';
+import type { BuildReport } from '../../output/buildReport.js';
+import type { Forecast } from '../../output/forecast.js';
+import { LocalStore } from '../../storage/localStore.js';
+import { writeCc3m } from '../fixtures/cc3m.js';
+import { mmif } from '../harness/mmifCli.js';
+import { startStack, type Stack } from '../harness/stack.js';
+
+let stack: Stack;
+let dir: string;
+
+before(async () => {
+  stack = await startStack({ simulator: { seed: 23 }, taskQueue: 'mmif-estimate' });
+  dir = await mkdtemp(path.join(tmpdir(), 'mmif-estimate-'));
+  await writeCc3m(new LocalStore(path.join(dir, 'cc3m')), 'files', { perShard: 5, shards: 4 });
+});
+
+after(async () => {
+  await stack?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const within = (actual: number, forecast: number, what: string) =>
+  assert.ok(Math.abs(forecast - actual) <= 0.25 * actual, `${what}: forecast ${forecast}, actual ${actual} (${((forecast / actual - 1) * 100).toFixed(1)}%)`);
+
+test('the pilot forecasts the build within ±25% in cost and requests, and the build pays nothing again for it', async () => {
+  const config: BuildConfigInput = {
+    buildId: 'estimated',
+    seed: 4,
+    output: path.join(dir, 'out'),
+    sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m') }],
+    maxSamples: 20,
+    shardSize: 5,
+    sliceSize: 5,
+    // A name the price table knows (OpenAI's gpt-4o-mini), served by the simulator: a priced forecast.
+    models: { default: { model: 'gpt-4o-mini' } },
+    llm: { preflight: false },
+  };
+  const file = path.join(dir, 'build.json');
+  await writeFile(file, JSON.stringify(config));
+
+  const estimated = await mmif(stack, 'estimate', '--config', file, '--pilot', '8', '--json');
+  assert.equal(estimated.code, 0, estimated.stderr);
+  const forecast = JSON.parse(estimated.stdout.trim().split('\n').at(-1)!) as Forecast;
+  assert.equal(forecast.pilot.samples, 8);
+  assert.equal(forecast.samples, 20);
+  assert.ok(forecast.usd > 0 && forecast.simulated);
+  assert.deepEqual(forecast.unpriced, []);
+  assert.ok(forecast.usdInterval[0] <= forecast.usd && forecast.usd <= forecast.usdInterval[1]);
+
+  const before = stack.simulator.stats().requests;
+  const report = (await stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'estimated', args: [config] })) as BuildReport;
+  const paidNow = stack.simulator.stats().requests - before;
+  const requests = Object.values(report.usage).reduce((n, u) => n + u.requests, 0);
+  const cached = Object.values(report.usage).reduce((n, u) => n + u.cachedRequests, 0);
+  // Every pilot call is a cache hit of the build (and a few more: identical requests within the build, e.g. verifier selection).
+  assert.ok(cached >= forecast.pilot.requests, `${cached} cache hits, ${forecast.pilot.requests} pilot calls`);
+  assert.equal(paidNow, requests - cached);
+  // What the whole build costs at the table's prices: paid now plus what its cache hits saved.
+  const usd = report.cost.usd + report.cost.savedUsd;
+  console.log(`forecast ${forecast.requests} requests, $${forecast.usd.toFixed(6)}; actual ${requests} requests, $${usd.toFixed(6)}`);
+  within(requests, forecast.requests, 'requests');
+  within(usd, forecast.usd, 'USD');
+  within(usd - report.cost.savedUsd, forecast.usdToPay, 'USD still to pay');
+});
