@@ -174,6 +174,8 @@ export function machineCpu(): { busyMs: number; totalMs: number } {
 export interface SimStats {
   requests: number;
   completed: number;
+  promptTokens: number;
+  completionTokens: number;
   byStatus: Record<string, number>;
   inFlight: number;
   maxInFlight: number;

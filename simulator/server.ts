@@ -18,6 +18,7 @@ import {
   type FaultKind,
 } from './faults.js';
 import { HttpError, readJson, sendJson } from './http.js';
+import { gpuFleetFromEnv, type GpuFleet } from './gpuProfile.js';
 import { checkChat, checkKey, echoingKey } from './misconfiguration.js';
 import { ProviderRateLimits } from './rateLimits.js';
 import {
@@ -43,6 +44,8 @@ export interface SimulatorOptions {
   /** Default 0. Changes every reply and every fault decision. */
   seed?: number;
   faults?: Partial<FaultConfig>;
+  /** Serve as N GPUs of a published profile: latency from each reply's length, a cap of requests in flight (simulator/gpuProfile.ts). */
+  gpus?: GpuFleet;
 }
 
 /**
@@ -93,7 +96,7 @@ export const SIMULATED_MODELS = ['mmif-sim-vlm', 'mmif-sim-vlm-mini', 'mmif-sim-
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<SimulatorHandle> {
   const host = options.host ?? '127.0.0.1';
-  const simulator = new Simulator(options.seed ?? 0, mergeFaults(DEFAULT_FAULTS, options.faults ?? {}));
+  const simulator = new Simulator(options.seed ?? 0, mergeFaults(DEFAULT_FAULTS, options.faults ?? {}), options.gpus);
   const server = createServer((req, res) => simulator.handle(req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -168,6 +171,8 @@ export function simulatorOptionsFromEnv(env: Record<string, string | undefined> 
   }
   if (env.SIM_INSUFFICIENT_QUOTA?.trim()) faults.insufficientQuota = ['1', 'true'].includes(env.SIM_INSUFFICIENT_QUOTA.trim());
   if (Object.keys(faults).length > 0) options.faults = faults;
+  const gpus = gpuFleetFromEnv(env);
+  if (gpus) options.gpus = gpus;
   return options;
 }
 
@@ -213,6 +218,7 @@ class Simulator {
   constructor(
     readonly seed: number,
     private faultConfig: FaultConfig,
+    private readonly gpus?: GpuFleet,
   ) {}
 
   faults(): FaultConfig {
@@ -289,6 +295,9 @@ class Simulator {
     if (this.faultConfig.maxConcurrent > 0 && this.stats.inFlight >= this.faultConfig.maxConcurrent) {
       throw this.rateLimited(`Simulated concurrency limit of ${this.faultConfig.maxConcurrent} requests reached.`);
     }
+    if (this.gpus && this.stats.inFlight >= this.gpus.maxConcurrent) {
+      throw this.rateLimited(`Simulated GPUs full: ${this.gpus.maxConcurrent} requests in flight.`);
+    }
     const budget = this.rateLimits.admit(this.faultConfig, promptTokens(request) + (tokenLimit(request) ?? 0));
     if (!budget.ok) throw this.rateLimited('Simulated rate limit (requests or tokens per minute) reached.', budget.headers);
     this.stats.inFlight++;
@@ -314,6 +323,13 @@ class Simulator {
   ): Promise<void> {
     const { key, attempt } = this.nextAttempt(request);
     const decision = decideFault(this.faultConfig, this.seed, key, attempt);
+    if (this.gpus && ['none', 'malformed', 'truncated'].includes(decision.kind)) {
+      // A reply's time on the GPUs follows its length: made first, sent after its decode time.
+      const reply = this.reply(request, key, decision.kind);
+      await pause(this.gpus.latencyMs(reply.body.usage.completion_tokens), signal);
+      sendJson(res, 200, this.counted(reply, false), { ...headers, 'x-simulator-times': `${times},${(performance.timeOrigin + performance.now()).toFixed(1)}` });
+      return;
+    }
     await pause(decision.latencyMs, signal);
     switch (decision.kind) {
       case 'rate429':
@@ -368,14 +384,22 @@ class Simulator {
   }
 
   private completion(request: ChatRequest, key: string, kind: FaultKind, batch: boolean) {
+    return this.counted(this.reply(request, key, kind), batch);
+  }
+
+  private reply(request: ChatRequest, key: string, kind: FaultKind) {
     const reply = applyContentFault(kind, generateReply(request, this.seed, this.faultConfig, key));
-    const body = completionBody(request, reply);
+    return { stage: reply.stage, body: completionBody(request, reply) };
+  }
+
+  /** Counts a reply as completed, when it is sent. */
+  private counted({ stage, body }: ReturnType<Simulator['reply']>, batch: boolean) {
     for (const stats of batch ? [this.stats, this.stats.batch] : [this.stats]) {
       stats.completed++;
       stats.promptTokens += body.usage.prompt_tokens;
       stats.completionTokens += body.usage.completion_tokens;
     }
-    this.stats.byStage[reply.stage]++;
+    this.stats.byStage[stage]++;
     return body;
   }
 

@@ -1,0 +1,237 @@
+// The paper's build end to end, at a fraction of its size: the mix as the authors' training configs
+// name it (`mix-cc3m_13k+dive_4k+allava_6k`: CC3M 13k, ALLaVA 6k, and 4k from the diversity
+// collection, MultiUI + ChartQA + Geo170K), `targets: {instruct: 23000, dpo: 23000}` times --scale,
+// over sources generated in their release layouts at realistic record counts (bench/paperSources.ts:
+// a 300k-record CC3M webdataset, a 500k-record ALLaVA file), output on versitygw (S3), 2 `mmif
+// worker`s, a Temporal dev server, and the simulator serving as --gpus GPUs of the published
+// Qwen2.5-VL-7B profile (simulator/gpuProfile.ts; --speedup divides its latencies to fit the machine).
+//
+// Reported (each from this one run):
+// - wall time (workflow start to its report) against the endpoint bound: completed requests / the
+//   GPUs' capacity (GPUs x 8.59 requests/s x speedup); whole-build efficiency = bound / wall;
+// - time in pre-flight and planning, each round's shards (and its tail: from the round's last shard
+//   start to its last shard end), each round's commit + top-up planning (the endpoint idles there),
+//   and finalize; requests and tokens per accepted record; worker CPU and peak RSS; Temporal history
+//   events per workflow; objects and bytes written; when the card, quality report and viewer were
+//   written (their objects' times against finalize's start).
+//
+// Run:   npx tsx bench/paperScale.ts [--scale 0.0625] [--gpus 2] [--speedup 4] [--json /tmp/paper.json]
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import type { BuildConfigInput } from '../config/buildConfig.js';
+import { freePort, startTemporalDevServer } from '../local/temporalDevServer.js';
+import type { BuildReport } from '../output/buildReport.js';
+import { GPU_PROFILES } from '../simulator/gpuProfile.js';
+import { startS3Server, useS3Env } from '../test/harness/s3Server.js';
+import { CLI, fmt, pollSimulator, procUsage, simStats, startNodeProcess, startWorkerProcess, steadyState, type Proc } from './harness.js';
+import { IMAGE_SIDE, paperSources } from './paperSources.js';
+
+const { values } = parseArgs({
+  options: {
+    scale: { type: 'string', default: '0.0625' },
+    gpus: { type: 'string', default: '2' },
+    speedup: { type: 'string', default: '4' },
+    workers: { type: 'string', default: '2' },
+    json: { type: 'string' },
+  },
+});
+const SCALE = Number(values.scale);
+const GPUS = Number(values.gpus);
+const SPEEDUP = Number(values.speedup);
+const PROFILE = GPU_PROFILES['qwen2.5-vl-7b'];
+const CAPACITY = GPUS * PROFILE.requestsPerSecond * SPEEDUP;
+const ROOT = path.join(process.env.TMPDIR ?? tmpdir(), 'mmif-bench', 'paper');
+const load = async () => (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
+const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
+
+/** The paper's per-source record targets (instruct and dpo alike), before scaling. */
+const MIX = { cc3m: 13_000, allava: 6_000, multiui: 1_334, chartqa: 1_333, geo170k: 1_333 } as const;
+
+const sources = await paperSources(ROOT, { cc3m: 300_000, allava: 500_000, multiui: 50_000, chartqa: 28_299, geo170k: 60_000 }, log);
+const target = (n: number) => Math.max(1, Math.round(n * SCALE));
+const image = { minShortSide: IMAGE_SIDE / 2 };
+const buildId = `paper-${Date.now()}`;
+
+const s3Server = await startS3Server();
+const s3 = useS3Env(s3Server);
+const temporal = await startTemporalDevServer();
+const simEnv = { SIM_HOST: '127.0.0.1', SIM_PORT: String(await freePort()), SIM_SEED: '3', SIM_GPU_PROFILE: 'qwen2.5-vl-7b', SIM_GPUS: String(GPUS), SIM_GPU_SPEEDUP: String(SPEEDUP) };
+const sim = await startNodeProcess(CLI, ['simulator'], simEnv, 'listening on');
+const simUrls = { url: `http://127.0.0.1:${simEnv.SIM_PORT}/v1`, admin: `http://127.0.0.1:${simEnv.SIM_PORT}/admin` };
+const workers: Proc[] = [];
+try {
+  const taskQueue = 'bench-paper';
+  for (let i = 0; i < Number(values.workers); i++) workers.push(await startWorkerProcess({ address: temporal.address, taskQueue, simulatorUrl: simUrls.url }));
+  const connection = await Connection.connect({ address: temporal.address });
+  const client = new Client({ connection });
+  const config: BuildConfigInput = {
+    buildId,
+    seed: 1,
+    output: `s3://${s3Server.bucket}/paper`,
+    s3,
+    sources: [
+      { type: 'cc3m', uri: sources.cc3m, layout: 'webdataset', targets: { instruct: target(MIX.cc3m), dpo: target(MIX.cc3m) }, image },
+      { type: 'allava', uri: sources.allava, files: ['allava_laion/ALLaVA-Instruct-LAION-4V.json'], targets: { instruct: target(MIX.allava), dpo: target(MIX.allava) }, image },
+      { type: 'multiui', uri: sources.multiui, files: ['stage1/multiui_train.json'], targets: { instruct: target(MIX.multiui), dpo: target(MIX.multiui) }, image },
+      { type: 'chartqa', uri: sources.chartqa, attachTables: false, targets: { instruct: target(MIX.chartqa), dpo: target(MIX.chartqa) }, image },
+      { type: 'geo170k', uri: sources.geo170k, targets: { instruct: target(MIX.geo170k), dpo: target(MIX.geo170k) }, image },
+    ],
+    targets: { instruct: target(23_000), dpo: target(23_000) },
+    maxSamples: target(23_000) * 4,
+    shardSize: 128,
+    sliceSize: 32,
+    maxParallelShards: 8,
+    models: { default: { model: 'mmif-sim-vlm', concurrency: GPUS * PROFILE.slots } },
+    llm: { concurrency: 32 },
+  };
+  log(`scale ${SCALE}: targets ${target(23_000)} + ${target(23_000)}; ${GPUS} GPUs x ${PROFILE.requestsPerSecond} req/s x speedup ${SPEEDUP} = ${fmt(CAPACITY)} req/s, ${GPUS * PROFILE.slots} in flight; load ${await load()}`);
+  const loadBefore = await load();
+  const cpu0 = workers.map((w) => procUsage(w.pid)!.cpuMs);
+  const poll = pollSimulator(simUrls, [...workers.map((w) => w.pid), sim.pid, temporal.process.pid!]);
+  const started = Date.now();
+  const workflowId = `bench-${buildId}`;
+  const report = (await client.workflow.execute('buildDataset', { taskQueue, workflowId, args: [config] })) as BuildReport;
+  const wallSeconds = (Date.now() - started) / 1000;
+  const ticks = await poll.stop();
+  const usage = workers.map((w, i) => ({ cpuMs: procUsage(w.pid)!.cpuMs - cpu0[i]!, peakRssMiB: procUsage(w.pid)!.peakRssMiB }));
+  const stats = await simStats(simUrls);
+  const loadAfter = await load();
+
+  // Phases, from the parent's histories (every run of it: it continues as new).
+  const phases = await buildPhases(client, workflowId, started);
+  const events = await historyEvents(client, workflowId);
+  const written = walk(path.join(s3Server.dataDir, s3Server.bucket, 'paper'));
+  const finalizeStart = phases.find((p) => p.name === 'finalize')?.from ?? 0;
+  const outputsAt = written.files
+    .filter((f) => /README\.md$|quality|viewer|index\.html$/i.test(f.path))
+    .map((f) => ({ path: f.path, secondsAfterFinalizeStart: fmt((f.mtimeMs - started) / 1000 - finalizeStart) }));
+  const records = report.counts.instruct + report.counts.dpo;
+  const bound = stats.completed / CAPACITY;
+  const steady = steadyState(ticks, 2);
+  const result = {
+    scale: SCALE,
+    loadBefore,
+    loadAfter,
+    wallSeconds: fmt(wallSeconds),
+    capacity: fmt(CAPACITY, 2),
+    requests: stats.completed,
+    r429: stats.byStatus['429'] ?? 0,
+    boundSeconds: fmt(bound),
+    wholeBuildEfficiency: `${fmt((100 * bound) / wallSeconds)}%`,
+    steadyState: `${fmt(steady.requestsPerSecond)} req/s = ${fmt((100 * steady.requestsPerSecond) / CAPACITY)}% of capacity`,
+    counts: report.counts,
+    targets: report.targets,
+    requestsPerRecord: fmt(stats.completed / records, 2),
+    promptTokensPerRecord: Math.round(stats.promptTokens / records),
+    completionTokensPerRecord: Math.round(stats.completionTokens / records),
+    workers: usage.map((u) => ({ cpuSeconds: fmt(u.cpuMs / 1000), peakRssMiB: u.peakRssMiB })),
+    phases: phases.map((p) => ({ ...p, from: fmt(p.from), seconds: fmt(p.seconds) })),
+    historyEvents: events,
+    written: { objects: written.files.length, bytes: written.bytes },
+    outputsAt,
+  };
+  console.log(JSON.stringify(result, null, 2));
+  if (values.json) writeFileSync(values.json, JSON.stringify({ ...result, ticks }, null, 2));
+} finally {
+  await Promise.all(workers.map((w) => w.stop()));
+  await sim.stop();
+  await temporal.stop();
+  await s3Server.stop();
+}
+
+interface Phase {
+  name: string;
+  /** Seconds after the build started. */
+  from: number;
+  seconds: number;
+}
+
+/**
+ * Pre-flight, planning, each round's shards and tail, each commit + top-up, finalize: from the
+ * parent's activity and child-workflow events over all its runs.
+ */
+async function buildPhases(client: Client, workflowId: string, t0: number): Promise<Phase[]> {
+  const phases: Phase[] = [];
+  const at = (e: { eventTime?: { seconds?: unknown; nanos?: number | null } | null }) => (Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6) - t0) / 1000;
+  const scheduled = new Map<string, { type: string; at: number }>();
+  let round = { index: 0, firstStart: Number.NaN, lastStart: Number.NaN, lastEnd: Number.NaN };
+  const closeRound = () => {
+    if (Number.isNaN(round.firstStart)) return;
+    phases.push({ name: `round ${round.index} shards`, from: round.firstStart, seconds: round.lastEnd - round.firstStart });
+    phases.push({ name: `round ${round.index} tail (last shard start to end)`, from: round.lastStart, seconds: round.lastEnd - round.lastStart });
+  };
+  const runs: string[] = [];
+  for await (const execution of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs.push(execution.runId);
+  const histories = await Promise.all(runs.map((runId) => client.workflow.getHandle(workflowId, runId).fetchHistory()));
+  const all = histories.flatMap((h) => h.events ?? []).sort((a, b) => at(a) - at(b));
+  for (const e of all) {
+    const a = e.activityTaskScheduledEventAttributes;
+    if (a) scheduled.set(`${e.eventId}`, { type: a.activityType!.name!, at: at(e) });
+    const done = e.activityTaskCompletedEventAttributes;
+    if (done) {
+      const s = scheduled.get(`${done.scheduledEventId}`);
+      if (!s) continue;
+      const name = { preflightEndpoints: 'pre-flight', planBuild: 'planning', planTopUp: `round ${round.index} -> ${round.index + 1}: top-up planning`, finalizeBuild: 'finalize', commitShard: '', committedShards: '', targetTallies: '', committedShard: '' }[s.type];
+      if (s.type === 'planTopUp') {
+        closeRound();
+        round = { index: round.index + 1, firstStart: Number.NaN, lastStart: Number.NaN, lastEnd: Number.NaN };
+      }
+      if (name) phases.push({ name, from: s.at, seconds: at(e) - s.at });
+      if (s.type === 'commitShard') {
+        const last = phases.at(-1);
+        if (last?.name === `round ${round.index} commit in rank order`) last.seconds = at(e) - last.from;
+        else phases.push({ name: `round ${round.index} commit in rank order`, from: s.at, seconds: at(e) - s.at });
+      }
+    }
+    if (e.startChildWorkflowExecutionInitiatedEventAttributes) {
+      if (Number.isNaN(round.firstStart)) round.firstStart = at(e);
+      round.lastStart = at(e);
+    }
+    if (e.childWorkflowExecutionCompletedEventAttributes) round.lastEnd = at(e);
+  }
+  closeRound();
+  return phases.sort((a, b) => a.from - b.from);
+}
+
+/** History events: the parent's (all runs) and its shard children's (mean and max). */
+async function historyEvents(client: Client, workflowId: string): Promise<{ parentRuns: number; parentEvents: number; shards: number; shardMean: number; shardMax: number }> {
+  let parentRuns = 0;
+  let parentEvents = 0;
+  const shardCounts: number[] = [];
+  for await (const execution of client.workflow.list({ query: `WorkflowId STARTS_WITH '${workflowId}'` })) {
+    const n = (await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory()).events?.length ?? 0;
+    if (execution.workflowId === workflowId) {
+      parentRuns++;
+      parentEvents += n;
+    } else {
+      shardCounts.push(n);
+    }
+  }
+  return {
+    parentRuns,
+    parentEvents,
+    shards: shardCounts.length,
+    shardMean: Math.round(shardCounts.reduce((a, b) => a + b, 0) / Math.max(1, shardCounts.length)),
+    shardMax: Math.max(0, ...shardCounts),
+  };
+}
+
+function walk(dir: string): { files: Array<{ path: string; bytes: number; mtimeMs: number }>; bytes: number } {
+  const files: Array<{ path: string; bytes: number; mtimeMs: number }> = [];
+  const visit = (d: string) => {
+    for (const entry of readdirSync(d, { withFileTypes: true })) {
+      const full = path.join(d, entry.name);
+      if (entry.isDirectory()) visit(full);
+      else {
+        const st = statSync(full);
+        files.push({ path: path.relative(dir, full), bytes: st.size, mtimeMs: st.mtimeMs });
+      }
+    }
+  };
+  visit(dir);
+  return { files, bytes: files.reduce((a, f) => a + f.bytes, 0) };
+}

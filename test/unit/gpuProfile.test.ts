@@ -1,0 +1,49 @@
+/**
+ * The simulator as N GPUs of a published profile (simulator/gpuProfile.ts): latency from a reply's
+ * output length, the fleet's capacity and cap, over HTTP the 429 once the GPUs are full, and the
+ * SIM_GPU_* variables.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { GPU_PROFILES, GpuFleet, gpuFleetFromEnv } from '../../simulator/gpuProfile.js';
+import { simulatorOptionsFromEnv, startSimulator } from '../../simulator/server.js';
+
+test('a reply of the mean length takes slots / requests-per-second; longer replies proportionally longer; capacity is GPUs x the profile', () => {
+  const fleet = new GpuFleet(GPU_PROFILES['qwen2.5-vl-7b'], 8, 2);
+  assert.equal(fleet.maxConcurrent, 8 * 256);
+  assert.equal(Math.round(fleet.requestsPerSecond * 100) / 100, 137.44, '8 GPUs x 8.59 requests/s x speedup 2');
+  const meanMs = (1000 * 256) / 8.59 / 2;
+  assert.equal(Math.round(fleet.latencyMs(100)), Math.round(meanMs), 'the first reply is the mean');
+  assert.equal(Math.round(fleet.latencyMs(300)), Math.round((meanMs * 300) / 200), 'the mean is now 200 tokens');
+  assert.ok(fleet.latencyMs(10) < fleet.latencyMs(1000));
+});
+
+test('over HTTP: requests beyond the GPUs\' slots are answered 429', async () => {
+  // One GPU of 2 slots completing 1 request/s when full: a reply takes ~2 s, so three sent at once overlap.
+  const sim = await startSimulator({ gpus: new GpuFleet({ requestsPerSecond: 1, slots: 2 }, 1) });
+  try {
+    const post = (i: number) =>
+      fetch(`${sim.url}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer sim' },
+        body: JSON.stringify({ model: 'mmif-sim-vlm', messages: [{ role: 'user', content: `Describe scene ${i}.` }] }),
+      });
+    const responses = await Promise.all([0, 1, 2].map(post));
+    assert.deepEqual(responses.map((r) => r.status).sort(), [200, 200, 429]);
+    const refused = responses.find((r) => r.status === 429)!;
+    assert.match(((await refused.json()) as { error: { message: string } }).error.message, /Simulated GPUs full: 2 requests in flight/);
+    assert.equal(sim.stats().completed, 2);
+  } finally {
+    await sim.close();
+  }
+});
+
+test('SIM_GPU_PROFILE, SIM_GPUS and SIM_GPU_SPEEDUP configure the fleet; a bad value is named', () => {
+  assert.equal(gpuFleetFromEnv({}), undefined);
+  const fleet = simulatorOptionsFromEnv({ SIM_GPU_PROFILE: 'qwen2.5-vl-7b', SIM_GPUS: '4', SIM_GPU_SPEEDUP: '10' }).gpus!;
+  assert.equal(fleet.maxConcurrent, 1024);
+  assert.equal(Math.round(fleet.requestsPerSecond * 10) / 10, 343.6);
+  assert.throws(() => gpuFleetFromEnv({ SIM_GPU_PROFILE: 'llama-70b' }), /SIM_GPU_PROFILE="llama-70b": known profiles are qwen2.5-vl-7b/);
+  assert.throws(() => gpuFleetFromEnv({ SIM_GPU_PROFILE: 'qwen2.5-vl-7b', SIM_GPUS: '1.5' }), /SIM_GPUS="1.5": expected a whole number of GPUs/);
+  assert.throws(() => gpuFleetFromEnv({ SIM_GPU_PROFILE: 'qwen2.5-vl-7b', SIM_GPU_SPEEDUP: '-1' }), /SIM_GPU_SPEEDUP="-1": expected a positive number/);
+});
