@@ -121,13 +121,17 @@ async function main(): Promise<void> {
       const procs: Array<Proc & { stdout: () => string }> = [];
       for (let i = 0; i < n; i++) procs.push(await startNodeProcess(SELF, ['--role', 'reporter'], { ...env, OPENAI_BASE_URL: sim.url, FLEET_WORKERS: String(n) }, 'reporter ready', 180_000));
       const load = () => (process.platform === 'linux' ? readFile('/proc/loadavg', 'utf8').then((s) => s.split(' ')[0]!) : Promise.resolve('?'));
+      console.log(`${n} reporters running`);
       const poll = pollSimulator(sim, [deskProc.pid]);
       await new Promise((r) => setTimeout(r, Number(values.seconds) * 1000));
       const ticks = await poll.stop();
+      console.log(`${n} reporters stopping`);
       const reports = await Promise.all(
         procs.map(async (p) => {
+          if (p.child.exitCode !== null) throw new Error(`a reporter exited early (${p.child.exitCode}): ${p.stderr().trim()}`);
+          const exited = new Promise((r) => p.child.once('exit', r));
           p.child.kill('SIGTERM');
-          await new Promise((r) => p.child.once('exit', r));
+          await exited;
           return JSON.parse(p.stdout().trim().split('\n').at(-1)!) as { sent: number; failed: number };
         }),
       );
