@@ -10,17 +10,17 @@ import type { BuildReport } from './buildReport.js';
 import { datasetCard } from './datasetCard.js';
 import type { BuildLayout } from '../storage/buildLayout.js';
 import { writeQualityReport } from './qualityReport.js';
-import { loadViewerRecords, viewerHtml } from './viewer.js';
-
-/** Records per kind on the page a build writes; `mmif view --limit` shows more. */
-const VIEWER_RECORDS = 200;
+import { writeViewer } from './viewer.js';
 
 export async function writeDatasetDocs(store: ObjectStore, layout: BuildLayout, report: BuildReport, shardCount: number): Promise<void> {
   const config = (await getJson<{ config: BuildConfig }>(store, layout.config))?.config;
   const quality = await writeQualityReport(store, layout, report, shardCount, config);
   await putIfChanged(store, layout.datasetCard, datasetCard({ report, quality, config }), 'text/markdown');
-  const records = await loadViewerRecords(store, layout, VIEWER_RECORDS);
-  // The page sits at the dataset root, so a record's image path is already relative to it.
-  const imageSrc = (imagePath: string) => imagePath.split('/').map(encodeURIComponent).join('/');
-  if (records) await putIfChanged(store, layout.viewer, viewerHtml({ ...records, imageSrc }), 'text/html');
+  // Every record: the page loads them a page at a time. It sits at the dataset root, so a record's
+  // image path is already relative to it.
+  await writeViewer(store, layout, {
+    pageName: layout.viewer.slice(layout.root.length + 1),
+    imageSrc: (imagePath) => imagePath.split('/').map(encodeURIComponent).join('/'),
+    put: (file) => putIfChanged(store, `${layout.root}/${file.path}`, file.body, file.contentType),
+  });
 }

@@ -1,9 +1,10 @@
 import { createServer } from 'node:http';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildLayout, type BuildLayout } from '../../storage/buildLayout.js';
-import { loadViewerRecords, viewerHtml, type ViewerRecords } from '../../output/viewer.js';
+import { writeViewer, type ViewerSummary } from '../../output/viewer.js';
+import type { ViewerFile } from '../../output/viewerPage.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';
@@ -11,48 +12,63 @@ import { s3FromEnv } from '../s3FromEnv.js';
 
 export const VIEW_USAGE = `usage: mmif view <dataset root> [--out FILE] [--serve [--port N]] [--limit N]
   Writes a static HTML page showing the build's samples with their images (default
-  <dataset root>/viewer.html; images are linked relative to the page): each SFT record's instruction,
-  constraints with method and verdict, and answer; DPO pairs side by side with the dropped constraints
-  marked; filters by kind, source, constraint type and verdict. --serve serves the page and the
-  images on 127.0.0.1:N (default 8080; 0 picks a free port) instead, also for an s3:// root.
-  --limit caps the records of each kind shown (default 500).`;
+  <dataset root>/viewer.html, its records in viewer-data/ beside it, loaded a page at a time; images
+  are linked relative to the page): each SFT record's instruction, constraints with method and
+  verdict, and answer; DPO pairs side by side with the dropped constraints marked; filters by kind,
+  source, constraint type and verdict. --serve serves the page, its data and the images on
+  127.0.0.1:N (default 8080; 0 picks a free port) instead, also for an s3:// root.
+  --limit caps the records of each kind shown (default: every record).`;
 
 export async function viewCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { out: { type: 'string' }, serve: { type: 'boolean' }, port: { type: 'string', default: '8080' }, limit: { type: 'string', default: '500' } },
+    options: { out: { type: 'string' }, serve: { type: 'boolean' }, port: { type: 'string', default: '8080' }, limit: { type: 'string' } },
   });
   const root = positionals[0];
-  const limit = Number(values.limit);
+  const limit = values.limit === undefined ? Infinity : Number(values.limit);
   if (!root || positionals.length > 1 || !(limit > 0) || (values.serve && values.out)) throw new CliError(VIEW_USAGE, EXIT.usage);
   // The dataset root is `<output>/<buildId>`: the layout's keys start with the build id.
   const trimmed = root.replace(/\/+$/, '');
   const buildId = trimmed.slice(trimmed.lastIndexOf('/') + 1);
   const store = openStore(trimmed.slice(0, trimmed.length - buildId.length) || '.', s3FromEnv());
   const layout = buildLayout(buildId);
-  const data = await loadViewerRecords(store, layout, limit);
-  if (!data) throw new CliError(`mmif view: no committed shard under ${store.root}/${layout.manifestsPrefix}`, EXIT.notFound);
+  const noShard = () => new CliError(`mmif view: no committed shard under ${store.root}/${layout.manifestsPrefix}`, EXIT.notFound);
 
-  if (values.serve) return serve(store, layout, data, Number(values.port));
+  if (values.serve) {
+    // The page and its data files, held in memory (served paths are the page folder's): '/' is the page.
+    const files = new Map<string, ViewerFile>();
+    const summary = await writeViewer(store, layout, { pageName: 'viewer.html', limit, imageSrc: (imagePath) => `/${imagePath}`, put: async (f) => files.set(`/${f.path}`, f) });
+    if (!summary) throw noShard();
+    return serve(store, layout, files, Number(values.port));
+  }
   if (/^s3:\/\//.test(root)) throw new CliError('mmif view: an s3:// dataset root can only be served (--serve): the page links its images by path', EXIT.usage);
   const out = path.resolve(values.out ?? path.join(trimmed, 'viewer.html'));
-  const fromPage = (imagePath: string) => path.relative(path.dirname(out), path.resolve(trimmed, imagePath)).split(path.sep).map(encodeURIComponent).join('/');
-  await writeFile(out, viewerHtml({ ...data, imageSrc: fromPage }));
-  const shown = data.chats ? `${data.chats.length} chats, ${data.chatPairs?.length ?? 0} turn-level pairs` : `${data.instruct.length} SFT records, ${data.dpo.length} DPO pairs`;
-  console.log(`wrote ${out} (${shown})`);
+  const folder = path.dirname(out);
+  const fromPage = (imagePath: string) => path.relative(folder, path.resolve(trimmed, imagePath)).split(path.sep).map(encodeURIComponent).join('/');
+  const put = async (file: ViewerFile) => {
+    const to = path.join(folder, file.path);
+    await mkdir(path.dirname(to), { recursive: true });
+    await writeFile(to, file.body);
+  };
+  const summary = await writeViewer(store, layout, { pageName: path.basename(out), limit, imageSrc: fromPage, put });
+  if (!summary) throw noShard();
+  console.log(`wrote ${out} (${shownText(summary)})`);
   return EXIT.ok;
 }
 
-/** Only content-addressed images are served: no other path of the store is reachable. */
+const shownText = ({ multiturn, shown }: ViewerSummary) =>
+  multiturn ? `${shown.instruct} chats, ${shown.dpo} turn-level pairs` : `${shown.instruct} SFT records, ${shown.dpo} DPO pairs`;
+
+/** Only content-addressed images and the viewer's own files are served: no other path of the store is reachable. */
 const IMAGE_PATH = /^\/images\/[0-9a-f]{2}\/[0-9a-f]{64}\.jpg$/;
 
-async function serve(store: ObjectStore, layout: BuildLayout, data: ViewerRecords, port: number): Promise<number> {
-  const page = viewerHtml({ ...data, imageSrc: (imagePath) => `/${imagePath}` });
+async function serve(store: ObjectStore, layout: BuildLayout, files: ReadonlyMap<string, ViewerFile>, port: number): Promise<number> {
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname === '/') {
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
+    const file = files.get(url.pathname === '/' ? '/viewer.html' : url.pathname);
+    if (file) {
+      res.writeHead(200, { 'content-type': `${file.contentType}; charset=utf-8` }).end(file.body);
       return;
     }
     if (!IMAGE_PATH.test(url.pathname)) {

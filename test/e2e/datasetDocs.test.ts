@@ -6,7 +6,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
@@ -24,6 +24,7 @@ import { TOOLS_DIR } from '../../local/tools.js';
 import { startStack, type Stack } from '../harness/stack.js';
 import { HeadlessChromium } from '../harness/headlessChromium.js';
 import { mmif } from '../harness/mmifCli.js';
+import { chunkArticles, viewerIndex } from '../harness/viewerData.js';
 import { pathToFileURL } from 'node:url';
 
 const ARTIFACTS = path.join(process.cwd(), 'test-artifacts');
@@ -180,24 +181,39 @@ test('every rule verdict of the records carries vacuous; pass rates credit no va
 
 test('mmif view writes a page whose images render and whose filters work in headless Chromium', async () => {
   const page = path.join(root, 'viewer.html');
-  // Every build writes the page itself; `mmif view` rewrites the same bytes for a build this small.
-  const fromBuild = await readFile(page, 'utf8');
+  // Every build writes the page and its data itself; `mmif view` rewrites the same bytes.
+  const dataFiles = async () => {
+    const folder = path.join(root, 'viewer-data');
+    const names = (await readdir(folder)).sort();
+    return new Map(await Promise.all(names.map(async (n) => [n, await readFile(path.join(folder, n), 'utf8')] as const)));
+  };
+  const fromBuild = { page: await readFile(page, 'utf8'), data: await dataFiles() };
+  assert.deepEqual([...fromBuild.data.keys()], ['chunk-00000.js', 'index.js'], 'a build this small fits one data file');
   const written = await mmif(stack, 'view', root);
   assert.equal(written.code, 0, written.stderr);
-  assert.equal(await readFile(page, 'utf8'), fromBuild);
+  assert.equal(await readFile(page, 'utf8'), fromBuild.page);
+  assert.deepEqual(await dataFiles(), fromBuild.data);
   assert.match(written.stdout, new RegExp(`wrote ${page} \\(${instruct.length} SFT records, ${pairs.length} DPO pairs\\)`));
+  const total = instruct.length + pairs.length;
+  assert.ok(total <= 50, `one page of the viewer shows this build (${total} records)`);
   const browser = await HeadlessChromium.launch();
   try {
     const tab = await browser.open(pathToFileURL(page).href);
+    const ready = () => tab.waitFor(`document.querySelector('main').dataset.state === 'ready'`);
+    await ready();
     const count = (selector: string) => tab.evaluate<number>(`document.querySelectorAll(${JSON.stringify(selector)}).length`);
-    const shown = () => tab.evaluate<number>(`[...document.querySelectorAll('article.sample')].filter((a) => !a.hidden).length`);
+    const shown = () => count('main article.sample');
+    const select = async (id: string, value: string) => {
+      await tab.select(id, value);
+      await ready();
+    };
     assert.equal(await count('article.sft'), instruct.length);
     assert.equal(await count('article.dpo'), pairs.length);
     // Every image, lazy ones too, decodes to real pixels from the page's relative path.
     const widths = await tab.evaluate<number[]>(
       `Promise.all([...document.images].map(async (img) => { img.loading = 'eager'; await img.decode().catch(() => {}); return img.naturalWidth; }))`,
     );
-    assert.equal(widths.length, instruct.length + pairs.length);
+    assert.equal(widths.length, total);
     assert.ok(widths.every((w) => w > 0), `every image renders: ${widths.join(', ')}`);
     // A pair's dropped constraints are marked, beside both answers' verdicts.
     const pair = pairs.find((p) => p.strategy !== 'no_image')!;
@@ -208,33 +224,33 @@ test('mmif view writes a page whose images render and whose filters work in head
     await tab.screenshot(await artifact('viewer.png'));
 
     // Filters: by kind, by source, by constraint type and verdict, as the records say.
-    assert.equal(await shown(), instruct.length + pairs.length);
-    await tab.select('f-kind', 'dpo');
+    assert.equal(await shown(), total);
+    await select('f-kind', 'dpo');
     assert.equal(await shown(), pairs.length);
-    await tab.select('f-kind', '');
-    await tab.select('f-source', 'cc3m');
-    assert.equal(await shown(), instruct.length + pairs.length);
+    await select('f-kind', '');
+    await select('f-source', 'cc3m');
+    assert.equal(await shown(), total);
     const failed = instruct.flatMap((r) => r.verdicts.filter((v) => !v.passed).map((v) => v.type));
     assert.ok(failed.length > 0, 'the build has an accepted answer with a failed constraint');
     const type = failed[0]!;
     const expected = (records: ReadonlyArray<{ verdicts: Array<{ type: string; passed: boolean }> }>) => records.filter((r) => r.verdicts.some((v) => v.type === type && !v.passed)).length;
-    await tab.select('f-type', type);
-    await tab.select('f-verdict', 'failed');
+    await select('f-type', type);
+    await select('f-verdict', 'failed');
     assert.equal(await shown(), expected(instruct) + expected(pairs));
-    assert.match(await tab.evaluate<string>(`document.getElementById('shown').textContent`), new RegExp(`^${expected(instruct) + expected(pairs)} of ${instruct.length + pairs.length} shown\\.$`));
-    await tab.select('f-verdict', 'passed');
+    assert.match(await tab.evaluate<string>(`document.getElementById('shown').textContent`), new RegExp(`^${expected(instruct) + expected(pairs)} of ${total} shown\\.$`));
+    await select('f-verdict', 'passed');
     const passedToo = instruct.filter((r) => r.verdicts.some((v) => v.type === type && v.passed)).length + pairs.filter((r) => r.verdicts.some((v) => v.type === type && v.passed)).length;
     assert.equal(await shown(), passedToo);
-    await tab.select('f-type', '');
-    await tab.select('f-verdict', '');
-    await tab.select('f-kind', 'dpo');
+    await select('f-type', '');
+    await select('f-verdict', '');
+    await select('f-kind', 'dpo');
     await tab.screenshot(await artifact('viewer-pairs.png'));
   } finally {
     await browser.close();
   }
 });
 
-test('mmif view --serve serves the page and the images, and nothing else of the store', async () => {
+test('mmif view --serve serves the page, its data and the images, and nothing else of the store', async () => {
   const { spawn } = await import('node:child_process');
   const tsx = path.join(process.cwd(), 'node_modules/.bin/tsx');
   const child = spawn(tsx, ['cli/mmif.ts', 'view', root, '--serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -249,12 +265,17 @@ test('mmif view --serve serves the page and the images, and nothing else of the 
       child.once('exit', (code) => reject(new Error(`mmif view --serve exited (${code})`)));
     });
     const html = await (await fetch(url)).text();
-    const src = /<img src="([^"]+)"/.exec(html)![1]!;
+    assert.match(html, /const DATA = "viewer-data\/";/);
+    const index = await fetch(new URL('viewer-data/index.js', url));
+    assert.equal(index.status, 200);
+    assert.equal(viewerIndex(await index.text()).records.length, instruct.length + pairs.length);
+    const articles = chunkArticles(await (await fetch(new URL('viewer-data/chunk-00000.js', url))).text());
+    const src = /<img src="([^"]+)"/.exec(articles[0]!)![1]!;
     const image = await fetch(new URL(src, url));
     assert.equal(image.status, 200);
     assert.equal(image.headers.get('content-type'), 'image/jpeg');
     assert.deepEqual([...new Uint8Array(await image.arrayBuffer()).slice(0, 2)], [0xff, 0xd8]);
-    for (const other of ['/build-report.json', '/_work/config.json', '/images/../build-report.json']) assert.equal((await fetch(new URL(other, url))).status, 404, other);
+    for (const other of ['/build-report.json', '/_work/config.json', '/images/../build-report.json', '/viewer-data/../build-report.json']) assert.equal((await fetch(new URL(other, url))).status, 404, other);
   } finally {
     child.kill('SIGTERM');
   }

@@ -31,6 +31,7 @@ import { runVerifierCall } from '../../verification/functions.js';
 import { assertCommittedShardsIntact } from '../harness/datasetChecks.js';
 import { startStack, type Stack } from '../harness/stack.js';
 import { DATASETS_VENVS, loadLikeLlamaFactory, runReader } from '../harness/trainerReaders.js';
+import { chunkArticles } from '../harness/viewerData.js';
 
 let stack: Stack;
 let dir: string;
@@ -269,10 +270,13 @@ test('the dataset card names the chat configs, which load_dataset(<dataset root>
     for (const [column] of c.features) assert.ok(seen[c.name]!.columns.includes(column), `the card describes ${c.name}.${column}, which the data has`);
   }
   assert.ok(seen.card_data.tags.includes('simulated'));
-  // The viewer page beside the card shows every chat and pair.
+  // The viewer page beside the card shows every chat and pair (its data files hold their articles).
   const page = (await store.get(layout.viewer))!.toString();
-  for (const c of built.chats) assert.ok(page.includes(`data-kind="chat" data-source="cc3m"`) && page.includes(`id="${c.id}"`), c.id);
-  for (const p of built.pairs) assert.ok(page.includes(`id="${p.id}"`), p.id);
+  const articles: string[] = [];
+  for await (const { key } of store.list(`${layout.root}/viewer-data/`)) if (key.includes('/chunk-')) articles.push(...chunkArticles((await store.get(key))!.toString()));
+  for (const c of built.chats) assert.ok(articles.some((a) => a.includes(`data-kind="chat" data-source="cc3m"`) && a.includes(`id="${c.id}"`)), c.id);
+  for (const p of built.pairs) assert.ok(articles.some((a) => a.includes(`data-kind="chat-dpo"`) && a.includes(`id="${p.id}"`)), p.id);
+  assert.equal(articles.length, built.chats.length + built.pairs.length);
   assert.match(page, new RegExp(`<p>${built.chats.length} chats, ${built.pairs.length} turn-level pairs\\.`));
 });
 

@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { InstructRecord } from '../../output/records.js';
-import { viewerHtml } from '../../output/viewer.js';
+import type { ChatPairSharegptRow, ChatSharegptRow } from '../../output/chatFormats.js';
+import { VIEWER_CHUNK, ViewerWriter, type ViewerFile } from '../../output/viewerPage.js';
+import { chunkArticles, viewerIndex } from '../harness/viewerData.js';
 
 // Only the fields the page shows: model text is untrusted and must reach the page as text.
 const record = {
@@ -18,21 +20,48 @@ const record = {
   pass_rate: 0,
 } as unknown as InstructRecord;
 
+interface Shown {
+  page: string;
+  /** Every article of the data files, in record order. */
+  articles: string[];
+  files: ViewerFile[];
+}
+
+/** Writes a viewer of these records and reads back its page and the articles of its chunk files. */
+function view(input: { simulated: boolean; instruct?: InstructRecord[]; chats?: ChatSharegptRow[]; chatPairs?: ChatPairSharegptRow[] }, imageSrc = (p: string) => p): Shown {
+  const writer = new ViewerWriter({ pageName: 'viewer.html', buildId: 'b', imageSrc });
+  const files: ViewerFile[] = [];
+  for (const r of input.instruct ?? []) files.push(...[writer.addSft(r)].filter((f) => f !== undefined));
+  for (const c of input.chats ?? []) files.push(...[writer.addChat(c)].filter((f) => f !== undefined));
+  for (const p of input.chatPairs ?? []) files.push(...[writer.addChatPair(p)].filter((f) => f !== undefined));
+  files.push(...writer.finish({ simulated: input.simulated }));
+  const articles = files.filter((f) => f.path.startsWith('viewer-data/chunk-')).flatMap((f) => chunkArticles(f.body));
+  return { page: files.find((f) => f.path === 'viewer.html')!.body, articles, files };
+}
+
 test('the page shows model text as text: nothing in a record becomes markup or an attribute', () => {
-  const html = viewerHtml({ buildId: 'b', simulated: false, instruct: [record], dpo: [], imageSrc: (p) => `../${p}` });
+  const { page, articles } = view({ simulated: false, instruct: [record] }, (p) => `../${p}`);
+  const html = articles.join('\n');
+  assert.equal(articles.length, 1);
   assert.ok(!html.includes('<script>alert(1)</script>'));
   assert.ok(html.includes('&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;'));
   assert.ok(html.includes('Describe &lt;b&gt;this&lt;/b&gt;.'));
   assert.ok(html.includes('title="x&quot; onmouseover=&quot;alert(1)"'));
   assert.ok(html.includes('src="../images/ab/abc.jpg"'));
-  assert.equal((html.match(/<script>/g) ?? []).length, 1, 'only the filter script');
+  assert.ok(!html.includes('<script'), 'no script in an article');
+  assert.equal((page.match(/<script>/g) ?? []).length, 1, 'only the page script');
+  assert.ok(!page.includes('alert(1)'), 'the page itself holds no record');
 });
 
 test('each sample carries its type:verdict tokens for the filters, and a sampled rule verdict shows the judge', () => {
-  const html = viewerHtml({ buildId: 'b', simulated: true, instruct: [record], dpo: [], imageSrc: (p) => p });
-  assert.match(html, /data-kind="sft" data-source="cc3m" data-verdicts="mention:failed"/);
-  assert.match(html, /<td class="fail" [^>]*>fail<small> · judge: pass<\/small><\/td>/);
-  assert.match(html, /SIMULATED DATA/);
+  const { page, articles, files } = view({ simulated: true, instruct: [record] });
+  assert.match(articles[0]!, /data-kind="sft" data-source="cc3m" data-verdicts="mention:failed"/);
+  assert.match(articles[0]!, /<td class="fail" [^>]*>fail<small> · judge: pass<\/small><\/td>/);
+  assert.match(page, /SIMULATED DATA/);
+  // The index the filters run on: the record's kind, source and tokens, interned.
+  const index = viewerIndex(files.find((f) => f.path === 'viewer-data/index.js')!.body);
+  assert.deepEqual(index.records.map(([k, s, t]) => [index.kinds[k], index.sources[s], t.map((i) => index.tokens[i])]), [['sft', 'cc3m', ['mention:failed']]]);
+  assert.match(page, /<option value="mention">mention<\/option>/);
 });
 
 test('a multiturn build\'s chats show turn by turn (instruction added, question, answer, verdicts, PIF) and its pairs the instruction left out, as text', () => {
@@ -65,12 +94,34 @@ test('a multiturn build\'s chats show turn by turn (instruction added, question,
     rejected: { from: 'gpt' as const, value: 'Blue.' },
     metadata: JSON.stringify({ source: 'cc3m', source_id: '0002', turn: 2, forgotten_turn: 1, forgotten_instruction: { type: 'mention', value: 'Mention "harbor".' }, chosen_verdicts: [], rejected_verdicts: [{ index: 0, type: 'mention', method: 'rule', passed: false, detail: 'no' }] }),
   };
-  const html = viewerHtml({ buildId: 'b', simulated: true, instruct: [], dpo: [], chats: [chat], chatPairs: [pair], imageSrc: (p) => p });
-  assert.match(html, /<p>1 chats, 1 turn-level pairs\./);
+  const { page, articles } = view({ simulated: true, chats: [chat], chatPairs: [pair] });
+  const html = articles.join('\n');
+  assert.match(page, /<p>1 chats, 1 turn-level pairs\./);
   assert.match(html, /data-kind="chat" data-source="cc3m" data-verdicts="mention:failed mention:passed"/);
   assert.match(html, /<h3>Turn 1 <small>\(PIF 1\.00, 1 attempt\)<\/small><\/h3>\n<p class="instruction"><span class="badge">new instruction<\/span> Mention &quot;&lt;b&gt;harbor&lt;\/b&gt;&quot;\.<\/p>\n<p class="question">What is shown\?<\/p>/);
   assert.match(html, /<h3>Turn 2 <small>\(PIF 0\.00, 3 attempts\)<\/small><\/h3>\n\n<p class="question">Which colours\?<\/p>\n<pre>&lt;\/pre&gt;Blue\.<\/pre>/);
   assert.match(html, /data-kind="chat-dpo"/);
   assert.match(html, /turn 1's instruction <code>mention<\/code>: Mention &quot;harbor&quot;\./);
-  assert.equal((html.match(/<script>/g) ?? []).length, 1, 'only the filter script');
+  assert.ok(!html.includes('<script'));
+});
+
+test('records go to data files of VIEWER_CHUNK articles as they come, and the page loads them from the folder named after it', () => {
+  const count = 2 * VIEWER_CHUNK + 7;
+  const writer = new ViewerWriter({ pageName: 'my view.html', buildId: 'b', imageSrc: (p) => p });
+  const early: Array<[number, string]> = [];
+  for (let i = 0; i < count; i++) {
+    const file = writer.addSft({ ...record, id: `r${i}` });
+    if (file) early.push([i, file.path]);
+  }
+  // A chunk leaves the writer as soon as it is full: only one is ever held.
+  assert.deepEqual(early, [
+    [VIEWER_CHUNK - 1, 'my view-data/chunk-00000.js'],
+    [2 * VIEWER_CHUNK - 1, 'my view-data/chunk-00001.js'],
+  ]);
+  const rest = writer.finish({ simulated: false, omitted: { instruct: 3, dpo: 0 } });
+  assert.deepEqual(rest.map((f) => f.path), ['my view-data/chunk-00002.js', 'my view-data/index.js', 'my view.html']);
+  assert.match(rest[0]!.body, /^mmifViewer\.chunk\(2,\["<article [^"]*/);
+  const page = rest[2]!.body;
+  assert.match(page, /const DATA = "my%20view-data\/";/);
+  assert.match(page, new RegExp(`<p>${count} SFT records, 0 DPO pairs \\(3 SFT records and 0 pairs beyond the display limit are not shown\\)\\.`));
 });
