@@ -1,6 +1,9 @@
 /**
  * Per-worker caches behind the activities: stores, loaded configs and source readers are opened
  * once per process and shared by every activity call, instead of once per slice of samples.
+ * Each is an LRU of a fixed size: a worker serving nightly dated builds (a new output, so a new
+ * store, context and budget each night) keeps the recent ones, not every build it ever served.
+ * Dropping an entry only drops the cache's reference: activities running with it keep theirs.
  */
 import { parseBuildConfig, type BuildConfig, type EndpointConfig } from '../config/buildConfig.js';
 import type { EndpointLimits } from '../llm/limiter.js';
@@ -17,20 +20,22 @@ import { evalFingerprintMaterial, evalOutput, type EvalConfig } from '../config/
 import { evalLayout } from '../storage/evalLayout.js';
 import type { EvalContext } from '../pipeline/evaluation/evalContext.js';
 import { openStore } from '../storage/openStore.js';
+import { LruCache } from '../domain/lruCache.js';
 import type { BuildRef } from './buildRef.js';
 
-const stores = new Map<string, ObjectStore>();
-const contexts = new Map<string, Promise<StageContext>>();
-const budgets = new Map<string, BuildBudget>();
+/**
+ * Builds a worker serves at once, give or take: a context holds the build's source readers and
+ * their indexes (the heavy part), so few are kept. Stores (a build's output, its cache, an eval's
+ * data) and budgets are light and needed by more than one context each, so more of them are kept.
+ */
+const CONTEXTS = 8;
+const stores = new LruCache<ObjectStore>(4 * CONTEXTS);
+const contexts = new LruCache<Promise<StageContext>>(CONTEXTS);
+const budgets = new LruCache<BuildBudget>(4 * CONTEXTS);
+const evalContexts = new LruCache<EvalContext>(CONTEXTS);
 
 export function storeFor(output: string, s3: BuildRef['s3']): ObjectStore {
-  const id = JSON.stringify([output, s3]);
-  let store = stores.get(id);
-  if (!store) {
-    store = openStore(output, s3);
-    stores.set(id, store);
-  }
-  return store;
+  return stores.get(JSON.stringify([output, s3]), () => openStore(output, s3));
 }
 
 /**
@@ -38,15 +43,11 @@ export function storeFor(output: string, s3: BuildRef['s3']): ObjectStore {
  * shard this worker runs for the build count their spend in one ledger object of the process.
  */
 export function budgetFor(config: BuildConfig): BuildBudget {
-  const id = JSON.stringify([config.output, config.s3, config.buildId]);
-  let budget = budgets.get(id);
-  if (!budget) {
+  return budgets.get(JSON.stringify([config.output, config.s3, config.buildId]), () => {
     const store = storeFor(config.output, config.s3);
     const layout = buildLayout(config.buildId);
-    budget = new BuildBudget(store, layout.budget, new SpendLedger(store, layout.spendPrefix));
-    budgets.set(id, budget);
-  }
-  return budget;
+    return new BuildBudget(store, layout.budget, new SpendLedger(store, layout.spendPrefix));
+  });
 }
 
 /** Where a build's model-call cache lives: `cacheUri`, or its output. */
@@ -83,13 +84,11 @@ export function contextFor(config: BuildConfig): StageContext {
 /** The context of a planned build, from the config its plan stored (checked against the fingerprint). */
 export function contextForBuild(build: BuildRef): Promise<StageContext> {
   const id = `${build.output}\u0000${build.buildId}\u0000${build.configFingerprint}`;
-  let ctx = contexts.get(id);
-  if (!ctx) {
-    ctx = loadContext(build);
-    ctx.catch(() => contexts.delete(id));
-    contexts.set(id, ctx);
-  }
-  return ctx;
+  return contexts.get(id, () => {
+    const ctx = loadContext(build);
+    ctx.catch(() => contexts.deleteIf(id, ctx));
+    return ctx;
+  });
 }
 
 async function loadContext(build: BuildRef): Promise<StageContext> {
@@ -102,15 +101,12 @@ async function loadContext(build: BuildRef): Promise<StageContext> {
   return contextFor(parseBuildConfig(stored.config));
 }
 
-const evalContexts = new Map<string, EvalContext>();
-
 /** An evaluation's stores and model caller (the builds' cache and limiters), once per worker and config. */
 export function evalContextFor(config: EvalConfig): EvalContext {
   const id = evalFingerprintMaterial(config) + JSON.stringify([config.cacheUri, config.model.concurrency, config.judge?.concurrency]);
-  let ctx = evalContexts.get(id);
-  if (!ctx) {
+  return evalContexts.get(id, () => {
     const out = evalOutput(config);
-    ctx = {
+    return {
       config,
       data: storeFor(config.data, config.s3),
       out: storeFor(out, config.s3),
@@ -122,7 +118,5 @@ export function evalContextFor(config: EvalConfig): EvalContext {
         owner: `${out}\u0000eval\u0000${config.evalId}`,
       }),
     };
-    evalContexts.set(id, ctx);
-  }
-  return ctx;
+  });
 }

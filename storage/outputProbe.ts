@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { S3ServiceException } from '@aws-sdk/client-s3';
+import { LruCache } from '../domain/lruCache.js';
 import type { ObjectStore } from './objectStore.js';
 
 /** The output location cannot be written: no retry fixes it. */
@@ -20,7 +21,8 @@ const PERMANENT_FS_CODES = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOENT', 'ENOTD
 /** S3 answers that mean the bucket or the credentials are wrong. */
 const PERMANENT_S3_CODES = new Set(['NoSuchBucket', 'AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'InvalidBucketName', 'AllAccessDisabled']);
 
-const written = new Set<string>();
+/** Roots found writable; an LRU, so a worker serving a new dated output each night keeps the recent ones (a forgotten root is probed again). */
+const written = new LruCache<true>(256);
 
 /**
  * Writes and deletes `.mmif-write-probe-<random>` at the store's root (no folder of its own, so
@@ -36,7 +38,7 @@ export async function probeOutput(store: ObjectStore): Promise<void> {
     if (!isPermanent(err)) throw err;
     throw new OutputLocationError(`output ${store.root} is not writable: ${describe(err)}`);
   }
-  written.add(store.root);
+  written.get(store.root, () => true);
 }
 
 function isPermanent(err: unknown): boolean {
