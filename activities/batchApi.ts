@@ -51,7 +51,7 @@ export async function submitStageBatch(task: BatchRoundTask): Promise<{ batchIds
       throwIfAborted();
       const first = await firstRequest(ctx, task.stage, sample);
       if (!first) return undefined;
-      const request = ctx.models.prepare(first.request, first.json);
+      const request = await ctx.models.prepare(first.request, first.json);
       if (await ctx.models.isCached(request.cacheKey)) return undefined;
       return { sample, request };
     });

@@ -26,6 +26,12 @@ export const endpointSchema = z
      */
     batch: z.boolean().default(false),
     /**
+     * Sent as `reasoning_effort` to a model that thinks before answering (OpenAI's o-series and
+     * gpt-5 family, and servers that accept it); unset: the model's default. Refused by the endpoint:
+     * dropped and remembered like any refused parameter (docs/endpoints.md).
+     */
+    reasoningEffort: z.enum(['none', 'minimal', 'low', 'medium', 'high']).optional(),
+    /**
      * Run this stage's activities on their own task queue (one per endpoint), whose workers cap
      * activities/s across all of them (MMIF_TASK_QUEUE_ACTIVITIES_PER_SECOND); default: the build's queue.
      */

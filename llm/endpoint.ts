@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import type { EndpointConfig } from '../config/buildConfig.js';
 import { EndpointError } from './endpointError.js';
-import { httpFetch } from './httpFetch.js';
+import { httpFetch, replyLimitedFetch } from './httpFetch.js';
 import { readSecret } from '../config/secrets.js';
 
 export const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -29,14 +29,16 @@ const clients = new Map<string, OpenAI>();
 
 /**
  * One SDK client per endpoint and key, shared by every activity of the worker, sending through
- * httpFetch (keep-alive sockets, no web streams). The SDK does not retry: ModelCaller does, through
+ * httpFetch (keep-alive sockets, no web streams) with model replies read up to `maxReplyBytes`
+ * (the Batch API's result files are not capped). The SDK does not retry: ModelCaller does, through
  * the endpoint's limiter.
  */
-export function clientFor(endpoint: ResolvedEndpoint, timeoutMs: number): OpenAI {
-  const id = `${endpoint.baseURL}\u0000${endpoint.apiKey}\u0000${timeoutMs}`;
+export function clientFor(endpoint: ResolvedEndpoint, timeoutMs: number, maxReplyBytes = Infinity): OpenAI {
+  const id = `${endpoint.baseURL}\u0000${endpoint.apiKey}\u0000${timeoutMs}\u0000${maxReplyBytes}`;
   let client = clients.get(id);
   if (!client) {
-    client = new OpenAI({ baseURL: endpoint.baseURL, apiKey: endpoint.apiKey, timeout: timeoutMs, maxRetries: 0, fetch: httpFetch });
+    const fetch = Number.isFinite(maxReplyBytes) ? replyLimitedFetch(maxReplyBytes) : httpFetch;
+    client = new OpenAI({ baseURL: endpoint.baseURL, apiKey: endpoint.apiKey, timeout: timeoutMs, maxRetries: 0, fetch });
     clients.set(id, client);
   }
   return client;

@@ -15,19 +15,29 @@
 import http from 'node:http';
 import https from 'node:https';
 import { attemptSlot } from './limiter.js';
+import { UnusableReply } from './replyCheck.js';
 
 // Sockets stay open between calls; the limiter (limiter.ts) bounds how many are in use.
 const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
 
-export const httpFetch: typeof fetch = (input, init) => {
-  const body = init?.body;
-  if ((body !== undefined && body !== null && typeof body !== 'string') || (typeof input !== 'string' && !(input instanceof URL))) {
-    return fetch(input, init);
-  }
-  return request(new URL(input), init ?? {}, body ?? undefined);
-};
+export const httpFetch: typeof fetch = replyLimitedFetch(Infinity);
 
-function request(url: URL, init: RequestInit, body: string | undefined): Promise<Response> {
+/**
+ * httpFetch reading at most `maxReplyBytes` of a reply body: a larger one is dropped as it goes
+ * past the cap (the connection is destroyed, nothing more is read or kept) and the fetch fails with
+ * UnusableReply('reply-too-large'), which the SDK passes on as its error's cause.
+ */
+export function replyLimitedFetch(maxReplyBytes: number): typeof fetch {
+  return (input, init) => {
+    const body = init?.body;
+    if ((body !== undefined && body !== null && typeof body !== 'string') || (typeof input !== 'string' && !(input instanceof URL))) {
+      return fetch(input, init);
+    }
+    return request(new URL(input), init ?? {}, body ?? undefined, maxReplyBytes);
+  };
+}
+
+function request(url: URL, init: RequestInit, body: string | undefined, maxReplyBytes: number): Promise<Response> {
   const signal = init.signal ?? undefined;
   const slot = attemptSlot();
   slot?.stamp('fetch');
@@ -39,7 +49,17 @@ function request(url: URL, init: RequestInit, body: string | undefined): Promise
     const req = transport.request(url, { method: init.method ?? 'GET', headers: headerRecord(init.headers), agent }, (res) => {
       slot?.stamp('headers');
       const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      let received = 0;
+      res.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+        if (received > maxReplyBytes) {
+          res.destroy();
+          req.destroy();
+          fail(new UnusableReply('reply-too-large', `the reply went past ${maxReplyBytes} bytes (llm.maxReplyBytes), and was dropped unread from there`));
+          return;
+        }
+        chunks.push(chunk);
+      });
       res.on('error', fail);
       res.on('end', () => {
         slot?.stamp('body');

@@ -23,16 +23,18 @@ import { createJson, getCreatedJson, type ObjectStore } from '../storage/objectS
 import { callRecord, tryRecord, type CallRecord } from './callRecord.js';
 import { chatMessages } from './chatMessages.js';
 import { clientFor, resolveEndpoint, type ResolvedEndpoint } from './endpoint.js';
-import { EndpointError } from './endpointError.js';
+import { EndpointError, faultOf } from './endpointError.js';
 import { DEFAULT_CONCURRENCY, type EndpointLimits } from './limiter.js';
 import { StageExecution } from './lostInFlight.js';
-import { prepareRequest, responseFormatFor, type JsonReply, type ModelRequest, type PreparedRequest, type ReplyTarget, type ResponseFormat } from './modelRequest.js';
+import { prepareRequest, replySchema, type JsonReply, type ModelRequest, type PreparedRequest, type ReplyTarget } from './modelRequest.js';
+import type { Dialect, StageAsk } from './dialect.js';
+import { DialectMemory } from './dialectMemory.js';
 import type { PriceOverrides } from './pricing.js';
 import type { BuildBudget } from './buildBudget.js';
 import { toCachedReply, type CachedReply } from './replyCache.js';
-import { firstTry, jsonProblem, PROBLEM_DETAIL, parseJsonReply, runTries, textProblem, type ReplyProblem, type ReplyTry, type TryPass } from './replyTries.js';
+import { firstTry, jsonProblem, PROBLEM_DETAIL, parseJsonReply, problemDetail, runTries, textProblem, type ReplyProblem, type ReplyTry, type TryPass } from './replyTries.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retryPolicy.js';
-import { sendCompletion } from './sendCompletion.js';
+import { RequestRefused, sendCompletion } from './sendCompletion.js';
 import { SentLog } from './sentLog.js';
 
 export type { CallRecord } from './callRecord.js';
@@ -54,12 +56,16 @@ export interface ModelCallerOptions {
   budget?: BuildBudget;
 }
 
+/** Refusals answered by a new dialect per request: each renames, drops or steps down a different parameter. */
+const MAX_ADAPTATIONS = 4;
+
 export class ModelCaller {
   private readonly limits: (endpoint: EndpointConfig) => EndpointLimits;
   private readonly prices: PriceOverrides;
   private readonly retry: RetryPolicy;
   private readonly owner: string | undefined;
   private readonly options: ModelCallerOptions;
+  private readonly dialects: DialectMemory;
 
   constructor(
     private readonly cache: ObjectStore,
@@ -76,6 +82,7 @@ export class ModelCaller {
     this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.owner = options.owner;
     this.options = options;
+    this.dialects = new DialectMemory(cache, cachePrefix);
   }
 
   /**
@@ -115,13 +122,13 @@ export class ModelCaller {
     return runTries(req.stage, this.llm, async (t, pass) => {
       const { reply, endpoint } = await this.complete(req, t, this.messages(req), undefined, calls, textProblem, pass);
       const problem = textProblem(reply);
-      return problem ? { ok: false, problem, detail: PROBLEM_DETAIL[problem], endpoint } : { ok: true, value: reply.content };
+      return problem ? { ok: false, problem, detail: problemDetail(reply, problem), endpoint } : { ok: true, value: reply.content };
     });
   }
 
   /** A JSON reply validated by `schema`; one repair round trip per try (see runTries for the tries). */
   async json<T>(req: ModelRequest, schemaName: string, schema: z.ZodType<T>, calls: CallRecord[]): Promise<T> {
-    const format = responseFormatFor({ name: schemaName, schema }, this.llm);
+    const format = replySchema({ name: schemaName, schema }, this.llm);
     const problemOf = (reply: CachedReply): ReplyProblem | undefined => jsonProblem(reply, schema);
     return runTries(req.stage, this.llm, async (t, pass) => {
       const messages = this.messages(req);
@@ -150,8 +157,9 @@ export class ModelCaller {
    * runs on cache hits. Repair round trips and later tries are not prepared: they go through the
    * synchronous path.
    */
-  prepare<T>(req: ModelRequest, json?: JsonReply<T>): PreparedRequest {
-    return this.build(req, firstTry(this.llm), this.messages(req), json && responseFormatFor(json, this.llm)).prepared;
+  async prepare<T>(req: ModelRequest, json?: JsonReply<T>): Promise<PreparedRequest> {
+    const dialect = await this.dialects.get(resolveEndpoint(req.endpoint));
+    return prepareRequest(req, firstTry(this.llm), this.messages(req), replySchema(json, this.llm), dialect, this.llm, this.cachePrefix);
   }
 
   /**
@@ -188,25 +196,49 @@ export class ModelCaller {
     return chatMessages(req.prompt, req.image, this.llm.imageDetail);
   }
 
-  private build(req: ModelRequest, t: ReplyTry, messages: ChatCompletionMessageParam[], responseFormat: ResponseFormat) {
-    return prepareRequest(req, t, messages, responseFormat, this.llm, this.cachePrefix);
-  }
-
   /**
-   * One request of one try: from the cache when it holds a usable reply, or an unusable one that
-   * this build stored (a past try: replayed, not paid again), or one another build stored while the
-   * first pass replays; otherwise sent, and stored with this build as its owner.
+   * One request of one try, in the endpoint's dialect: a refusal the dialect can answer (a renamed
+   * or dropped parameter, a simpler response format) is learned and the request made again in the
+   * new dialect, a few times at most; any other refusal rejects the sample.
    */
   private async complete(
     req: ModelRequest,
     t: ReplyTry,
     messages: ChatCompletionMessageParam[],
-    responseFormat: ResponseFormat,
+    schema: StageAsk['schema'],
     calls: CallRecord[],
     problemOf: (reply: CachedReply) => ReplyProblem | undefined,
     pass: TryPass,
   ): Promise<{ reply: CachedReply; endpoint: ResolvedEndpoint }> {
-    const { endpoint, prepared } = this.build(req, t, messages, responseFormat);
+    const endpoint = resolveEndpoint(req.endpoint);
+    let dialect: Dialect = await this.dialects.get(endpoint);
+    for (let adaptations = 0; ; adaptations++) {
+      const prepared = prepareRequest(req, t, messages, schema, dialect, this.llm, this.cachePrefix);
+      try {
+        return { reply: await this.replyTo(req, t, prepared, endpoint, calls, problemOf, pass), endpoint };
+      } catch (err) {
+        if (!(err instanceof RequestRefused) || adaptations >= MAX_ADAPTATIONS) throw err;
+        const next = await this.dialects.afterRefusal(endpoint, dialect, err.refusal, prepared.body, faultOf(err.refusal, endpoint).excerpt);
+        if (!next) throw err;
+        dialect = next;
+      }
+    }
+  }
+
+  /**
+   * The reply to one prepared request: from the cache when it holds a usable reply, or an unusable
+   * one that this build stored (a past try: replayed, not paid again), or one another build stored
+   * while the first pass replays; otherwise sent, and stored with this build as its owner.
+   */
+  private async replyTo(
+    req: ModelRequest,
+    t: ReplyTry,
+    prepared: PreparedRequest,
+    endpoint: ResolvedEndpoint,
+    calls: CallRecord[],
+    problemOf: (reply: CachedReply) => ReplyProblem | undefined,
+    pass: TryPass,
+  ): Promise<CachedReply> {
     const key = prepared.cacheKey;
     const cached = await getCreatedJson<CachedReply>(this.cache, key);
     const foreignProblem = cached !== undefined && (cached.owner === undefined || cached.owner !== this.owner) && problemOf(cached) !== undefined;
@@ -214,7 +246,7 @@ export class ModelCaller {
     if (cached && !(foreignProblem && pass.refreshForeign)) {
       const how = this.execution?.paidByEarlierAttempt(cached) ? 'recovered' : 'cached';
       calls.push(tryRecord(req.stage, cached, how, t, problemOf(cached), this.prices, endpoint.baseURL));
-      return { reply: cached, endpoint };
+      return cached;
     }
     const execution = this.execution;
     const lost = (await execution?.sentByLostExecution(key)) ?? false;
@@ -227,6 +259,7 @@ export class ModelCaller {
       limits: this.limits(req.endpoint),
       retry: this.retry,
       timeoutMs: this.llm.timeoutMs,
+      maxReplyBytes: this.llm.maxReplyBytes,
       // Admitted by the budget and marked once the request leaves the limiter's queue, not while it
       // waits there: a request queued when the budget runs out is never sent.
       beforeFirstSend: async () => {
@@ -257,6 +290,6 @@ export class ModelCaller {
     await counted;
     calls.push(record);
     if (lost) calls.push({ ...record, lostInFlight: true });
-    return { reply, endpoint };
+    return reply;
   }
 }

@@ -1,14 +1,15 @@
 /**
- * A stage's model request and the chat-completion body it becomes, filed under its cache key. The
- * synchronous path sends the body; the Batch API sends the same body (a PreparedRequest) and files
- * the reply under the same key, so the pipeline then runs on cache hits.
+ * A stage's model request and the chat-completion body it becomes in the endpoint's dialect, filed
+ * under its cache key. The synchronous path sends the body; the Batch API sends the same body (a
+ * PreparedRequest) and files the reply under the same key, so the pipeline then runs on cache hits.
  */
 import type { z } from 'zod';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { BuildConfig, EndpointConfig, Stage } from '../config/buildConfig.js';
 import type { RenderedPrompt } from '../prompts/chat.js';
 import { jsonSchemaOf, type MessageImage } from './chatMessages.js';
-import { resolveEndpoint, type ResolvedEndpoint } from './endpoint.js';
+import { requestBody, type Dialect, type StageAsk } from './dialect.js';
+import { resolveEndpoint } from './endpoint.js';
 import { replyCacheKey } from './replyCache.js';
 import { trySeed, type ReplyTry } from './replyTries.js';
 
@@ -45,33 +46,39 @@ export interface PreparedRequest extends ReplyTarget {
   body: ChatCompletionCreateParamsNonStreaming;
 }
 
-export type ResponseFormat = ChatCompletionCreateParamsNonStreaming['response_format'];
-
-/** The response format asking for `json`, or none when llm.structuredOutput is off. */
-export function responseFormatFor<T>(json: JsonReply<T>, llm: BuildConfig['llm']): ResponseFormat {
-  if (!llm.structuredOutput) return undefined;
-  return { type: 'json_schema', json_schema: { name: json.name, schema: jsonSchemaOf(json.schema) } };
+/** The schema a JSON reply is asked for with, or none when llm.structuredOutput is off (the prompt alone asks). */
+export function replySchema<T>(json: JsonReply<T> | undefined, llm: BuildConfig['llm']): StageAsk['schema'] {
+  if (!json || !llm.structuredOutput) return undefined;
+  return { name: json.name, schema: jsonSchemaOf(json.schema) };
 }
 
-/** The body one try of `req` sends with these messages, and the cache key its reply is filed under. */
+/**
+ * The body one try of `req` sends with these messages in the endpoint's dialect (dialect.ts), and
+ * the cache key its reply is filed under.
+ */
 export function prepareRequest(
   req: ModelRequest,
   t: ReplyTry,
   messages: ChatCompletionMessageParam[],
-  responseFormat: ResponseFormat,
+  schema: StageAsk['schema'],
+  dialect: Dialect,
   llm: BuildConfig['llm'],
   cachePrefix: string,
-): { endpoint: ResolvedEndpoint; prepared: PreparedRequest } {
+): PreparedRequest {
   const endpoint = resolveEndpoint(req.endpoint);
   const seed = trySeed(req.seed, t);
-  const body: ChatCompletionCreateParamsNonStreaming = {
-    model: endpoint.model,
-    messages,
-    temperature: req.temperature ?? llm.temperature,
-    max_tokens: t.maxTokens,
-    ...(seed !== undefined ? { seed } : {}),
-    ...(responseFormat ? { response_format: responseFormat } : {}),
-  };
+  const body = requestBody(
+    {
+      model: endpoint.model,
+      messages,
+      temperature: req.temperature ?? llm.temperature,
+      maxTokens: t.maxTokens,
+      ...(seed !== undefined ? { seed } : {}),
+      ...(schema ? { schema } : {}),
+      ...(req.endpoint.reasoningEffort ? { reasoningEffort: req.endpoint.reasoningEffort } : {}),
+    },
+    dialect,
+  );
   const cacheKey = `${cachePrefix}/${replyCacheKey(endpoint.baseURL, body, req, llm.imageDetail, t.index)}.json`;
-  return { endpoint, prepared: { stage: req.stage, cacheKey, model: endpoint.model, body } };
+  return { stage: req.stage, cacheKey, model: endpoint.model, body };
 }

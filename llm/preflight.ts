@@ -4,21 +4,32 @@
  * unknown model (404), a spent quota or a text-only model fails the build in seconds with a message
  * naming the endpoint, model and status, instead of after planning and minutes of retries.
  *
+ * The request is built by the stages' own code in the endpoint's dialect (dialect.ts), so what
+ * passes here is what the stages send; a refusal a dialect answers (a reasoning model refusing
+ * max_tokens, a server refusing json_schema) is learned here, before any stage runs, and the reply
+ * must be a chat completion (replyCheck.ts): a proxy's HTML page fails here, naming the endpoint.
+ *
  * A check that passed is remembered in the model-call cache (per endpoint, model, key and image
  * use; the key enters only as a hash), so re-runs, resumed and scheduled builds make no request for it.
  */
 import { APIError } from 'openai';
 import sharp from 'sharp';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
+import { z } from 'zod';
 import { STAGES, type BuildConfig, type EndpointConfig, type Stage } from '../config/buildConfig.js';
 import { endpointFor } from '../config/endpointRouting.js';
 import { canonicalJson } from '../config/buildConfig.js';
 import { sha256Hex } from '../domain/hashing.js';
 import type { ObjectStore } from '../storage/objectStore.js';
+import { chatMessages, jsonSchemaOf } from './chatMessages.js';
+import { describeLessons, requestBody, type Dialect, type StageAsk } from './dialect.js';
+import { DialectMemory } from './dialectMemory.js';
 import { clientFor, resolveEndpoint, type ResolvedEndpoint } from './endpoint.js';
-import { EndpointError, faultOf, describeFault, permanentError } from './endpointError.js';
+import { EndpointError, faultOf, describeFault, maskedExcerpt, permanentError } from './endpointError.js';
+import { unusableOf, type UnusableReply } from './replyCheck.js';
 import { classifyFailure } from './retryPolicy.js';
+import { requestCompletion } from './sendCompletion.js';
+import { usageOf, type Usage } from './usage.js';
 
 /** Stages that send the sample's image (verifier selection and the compatibility pass are text only). */
 const IMAGE_STAGES: ReadonlySet<Stage> = new Set(['instruction', 'constraints', 'answer', 'rejected', 'judge', 'richness']);
@@ -57,7 +68,9 @@ export interface PreflightOutcome {
   /** Passed earlier (remembered in the cache): no request was made. */
   cached: boolean;
   /** Tokens of the request made now, for the build's cost figures. */
-  usage?: { model: string; promptTokens: number; completionTokens: number };
+  usage?: Usage & { model: string };
+  /** What the endpoint + model was found to accept beyond the plain request, one line each (dialect.ts). */
+  lessons?: string[];
   /**
    * Set when the endpoint could not be reached (connection errors, 5xx): that is no misconfiguration,
    * so the build goes on and its own calls retry; nothing is remembered.
@@ -76,46 +89,67 @@ export async function preflight(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<PreflightOutcome[]> {
   const outcomes: PreflightOutcome[] = [];
+  const dialects = new DialectMemory(cache, cachePrefix);
   for (const target of preflightTargets(config)) {
     const endpoint = resolveEndpoint(target.endpoint, env);
     const checkId = sha256Hex(canonicalJson([endpoint.baseURL, endpoint.model, sha256Hex(endpoint.apiKey), target.withImage]));
     const marker = `${cachePrefix}/preflight/${checkId}.json`;
     const outcome = { endpoint: endpoint.baseURL, model: endpoint.model, stages: target.stages, withImage: target.withImage, checkId };
     if (await cache.exists(marker)) {
-      outcomes.push({ ...outcome, cached: true });
+      outcomes.push({ ...outcome, cached: true, ...lessonsOf(await dialects.get(endpoint)) });
       continue;
     }
-    const result = await check(endpoint, target, config.llm.timeoutMs);
+    const result = await check(endpoint, target, config.llm, dialects);
     if (typeof result === 'string') {
       outcomes.push({ ...outcome, cached: false, unreachable: result });
       continue;
     }
     await cache.put(marker, JSON.stringify({ ...outcome, checkedAt: new Date().toISOString() }), 'application/json');
-    outcomes.push({ ...outcome, cached: false, ...(result ? { usage: result } : {}) });
+    outcomes.push({ ...outcome, cached: false, ...(result.usage ? { usage: result.usage } : {}), ...lessonsOf(result.dialect) });
   }
   return outcomes;
 }
 
+function lessonsOf(dialect: Dialect): Pick<PreflightOutcome, 'lessons'> {
+  return dialect.lessons.length > 0 ? { lessons: describeLessons(dialect) } : {};
+}
+
 /**
- * The tokens of the answered request (undefined when rate limited: accepted, not answered), or why
- * the endpoint could not be reached.
+ * Sends the tiny request in the endpoint's dialect, as the stages would (dialect.ts): a refusal the
+ * dialect can answer is learned, remembered for the stages, and the request sent again. Returns the
+ * tokens of the answered request (none when rate limited: accepted, not answered) and the dialect
+ * it was answered in, or why the endpoint could not be reached.
  */
-async function check(endpoint: ResolvedEndpoint, target: PreflightTarget, timeoutMs: number): Promise<PreflightOutcome['usage'] | string> {
-  const client = clientFor(endpoint, timeoutMs);
-  const body = await tinyRequest(endpoint.model, target.withImage);
-  for (let attempt = 1; ; attempt++) {
+async function check(
+  endpoint: ResolvedEndpoint,
+  target: PreflightTarget,
+  llm: BuildConfig['llm'],
+  dialects: DialectMemory,
+): Promise<{ usage?: PreflightOutcome['usage']; dialect: Dialect } | string> {
+  const client = clientFor(endpoint, llm.timeoutMs, llm.maxReplyBytes);
+  const ask = await tinyAsk(endpoint.model, target, llm);
+  let dialect = await dialects.get(endpoint);
+  for (let attempt = 1; ; ) {
+    const body = requestBody(ask, dialect);
     try {
-      const reply = await client.chat.completions.create(body);
-      return { model: reply.model || endpoint.model, promptTokens: reply.usage?.prompt_tokens ?? 0, completionTokens: reply.usage?.completion_tokens ?? 0 };
+      const { completion } = await requestCompletion(client, body);
+      return { usage: { model: completion.model || endpoint.model, ...usageOf(completion.usage) }, dialect };
     } catch (err) {
       const kind = classifyFailure(err);
       // Rate limited: the key and model were accepted, which is all this checks.
-      if (kind === 'rate-limited') return undefined;
+      if (kind === 'rate-limited') return { dialect };
       if (kind === 'permanent') throw permanentError(err as APIError, endpoint, target.endpoint.apiKeyEnv);
-      if (kind === 'rejected') throw refused(err as APIError, endpoint, target);
+      if (kind === 'unusable') throw notAnEndpoint(unusableOf(err)!, endpoint);
+      if (kind === 'rejected') {
+        const refusal = err as APIError;
+        const next = await dialects.afterRefusal(endpoint, dialect, refusal, body, faultOf(refusal, endpoint).excerpt);
+        if (!next) throw refused(refusal, endpoint, target);
+        dialect = next;
+        continue;
+      }
       if (kind === 'fatal') throw err;
       if (attempt >= TRANSIENT_ATTEMPTS) return `model endpoint ${endpoint.baseURL} (model ${endpoint.model}) is unreachable: ${(err as Error).message}`;
-      await sleep(500 * attempt);
+      await sleep(500 * attempt++);
     }
   }
 }
@@ -129,16 +163,35 @@ function refused(err: APIError, endpoint: ResolvedEndpoint, target: PreflightTar
   return new EndpointError(`${describeFault(fault)}${hint}`, fault);
 }
 
+/** A 200 that is no chat completion (a proxy's page, another API): the base URL is not a chat completions API. */
+function notAnEndpoint(unusable: UnusableReply, endpoint: ResolvedEndpoint): EndpointError {
+  const fault = { endpoint: endpoint.baseURL, model: endpoint.model, status: 200, excerpt: maskedExcerpt(`${unusable.kind}: ${unusable.detail}`, endpoint) };
+  const hint = unusable.kind === 'not-a-completion' ? ' — is baseUrl an OpenAI-compatible API (…/v1), not a web page or a login proxy?' : '';
+  return new EndpointError(`model endpoint ${fault.endpoint} (model ${fault.model}): ${fault.excerpt}${hint}`, fault);
+}
+
+/** Stages whose reply is prose; the others ask for JSON, so the pre-flight asks with a reply schema too. */
+const PROSE_STAGES: ReadonlySet<Stage> = new Set(['answer', 'rejected']);
+
+const TINY_SCHEMA = { name: 'preflight', schema: jsonSchemaOf(z.object({ reply: z.string() })) };
+
 let tinyJpeg: Promise<Buffer> | undefined;
 
-async function tinyRequest(model: string, withImage: boolean): Promise<ChatCompletionCreateParamsNonStreaming> {
-  const text = 'Reply with the word OK.';
-  if (!withImage) return { model, messages: [{ role: 'user', content: text }], max_tokens: 5 };
+/** What the tiny request asks, through the stages' own message and body code (chatMessages.ts, dialect.ts). */
+async function tinyAsk(model: string, target: PreflightTarget, llm: BuildConfig['llm']): Promise<StageAsk> {
+  const prompt = { version: 'preflight', messages: [{ role: 'user' as const, text: 'Reply with the word OK.', withImage: target.withImage }] };
   tinyJpeg ??= sharp({ create: { width: 64, height: 64, channels: 3, background: { r: 120, g: 160, b: 200 } } }).jpeg().toBuffer();
-  const url = `data:image/jpeg;base64,${(await tinyJpeg).toString('base64')}`;
+  const image = target.withImage ? { jpeg: await tinyJpeg, sha256: 'preflight' } : undefined;
+  const asksJson = llm.structuredOutput && target.stages.some((s) => !PROSE_STAGES.has(s));
   return {
     model,
-    messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url, detail: 'low' } }, { type: 'text', text }] }],
-    max_tokens: 5,
+    messages: chatMessages(prompt, image, 'low'),
+    temperature: llm.temperature,
+    maxTokens: PREFLIGHT_MAX_TOKENS,
+    ...(asksJson ? { schema: TINY_SCHEMA } : {}),
+    ...(target.endpoint.reasoningEffort ? { reasoningEffort: target.endpoint.reasoningEffort } : {}),
   };
 }
+
+/** Enough for "OK" or a cut JSON object; a reasoning model may spend it all thinking, which is fine here. */
+const PREFLIGHT_MAX_TOKENS = 16;

@@ -9,10 +9,14 @@ import { canonicalJson } from '../config/buildConfig.js';
 import { sha256Hex } from '../domain/hashing.js';
 import type { RenderedPrompt } from '../prompts/chat.js';
 import { imageDataUrl, withoutImage, type MessageImage } from './chatMessages.js';
+import { separateReasoning } from './reasoning.js';
 import { usageOf, type Usage } from './usage.js';
 
 export interface CachedReply extends Usage {
+  /** The answer, without the model's thinking (reasoning.ts). */
   content: string;
+  /** The model's thinking, when it returned any: never parsed, verified or sent back. */
+  reasoning?: string;
   finishReason: string;
   model: string;
   simulated: boolean;
@@ -30,8 +34,11 @@ const SIMULATOR_FINGERPRINT = 'mmif-simulator';
 
 export function toCachedReply(completion: ChatCompletion, requestedModel: string, batch: boolean): CachedReply {
   const choice = completion.choices[0];
+  // Servers add the thinking as fields the SDK's types do not name (reasoning.ts).
+  const { answer, reasoning } = separateReasoning(choice?.message.content ?? '', choice?.message as { reasoning_content?: unknown; reasoning?: unknown } | undefined);
   return {
-    content: choice?.message.content ?? '',
+    content: answer,
+    ...(reasoning !== undefined ? { reasoning } : {}),
     finishReason: choice?.finish_reason ?? 'unknown',
     model: completion.model || requestedModel,
     ...usageOf(completion.usage),

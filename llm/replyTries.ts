@@ -32,6 +32,7 @@ export interface TryPass {
 export interface ReplyText {
   content: string;
   finishReason: string;
+  reasoning?: string;
 }
 
 /** Seeds of tries after the first: far from the small seeds answer regenerations use. */
@@ -82,11 +83,18 @@ export const PROBLEM_DETAIL: Record<ReplyProblem, string> = {
   'invalid-json': 'the reply was not the JSON asked for',
 };
 
+/** What was wrong with a reply that has `problem`, for the rejection reason. */
+export function problemDetail(reply: ReplyText, problem: ReplyProblem): string {
+  if (problem === 'truncated-reply' && reply.finishReason !== 'length') return 'the reply was only thinking, no answer (the token limit was spent thinking)';
+  return PROBLEM_DETAIL[problem];
+}
+
 /** Why a prose reply cannot be used, if it cannot. */
 export function textProblem(reply: ReplyText): ReplyProblem | undefined {
   if (reply.finishReason === 'content_filter') return 'content-filter';
   if (reply.finishReason === 'length') return 'truncated-reply';
-  if (!reply.content.trim()) return 'empty-reply';
+  // Only thinking: the model spent its budget before answering, whatever finish reason it gave.
+  if (!reply.content.trim()) return reply.reasoning ? 'truncated-reply' : 'empty-reply';
   return undefined;
 }
 

@@ -4,6 +4,7 @@
  * many activities would otherwise bypass the concurrency window and the rate budgets.
  */
 import OpenAI from 'openai';
+import { unusableOf } from './replyCheck.js';
 
 export interface RetryPolicy {
   /** Attempts per call, the first included; after the last the error fails the activity and Temporal retries it. */
@@ -20,14 +21,18 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 6, baseDelayMs: 
  * - transient: 408, 409, 5xx, connection errors and timeouts; retried after a backoff;
  * - permanent: the endpoint's answer will not change on a retry (401, 403, 404, an exhausted quota):
  *   the activity fails non-retryably with the endpoint named (endpointError.ts);
+ * - unusable: a 2xx reply that is no chat completion or is too large (replyCheck.ts); the same
+ *   request gets the same answer, so the sample is rejected naming the endpoint;
  * - fatal: anything that is not an endpoint's answer (a bug); fails the activity.
  */
-export type FailureKind = 'rejected' | 'rate-limited' | 'transient' | 'permanent' | 'fatal';
+export type FailureKind = 'rejected' | 'rate-limited' | 'transient' | 'permanent' | 'unusable' | 'fatal';
 
 const REJECTING_STATUSES = new Set([400, 413, 422]);
 const TRANSIENT_STATUSES = new Set([408, 409]);
 
 export function classifyFailure(err: unknown): FailureKind {
+  // Before the status checks: the SDK wraps a capped body as a connection error.
+  if (unusableOf(err)) return 'unusable';
   if (!(err instanceof OpenAI.APIError)) return 'fatal';
   // APIConnectionError and its timeout subclass carry no status.
   if (err.status === undefined) return 'transient';

@@ -7,16 +7,29 @@
  * non-retryable EndpointErrors.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import OpenAI, { type APIError } from 'openai';
+import OpenAI, { APIConnectionTimeoutError, type APIError } from 'openai';
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import type { EndpointConfig, Stage } from '../config/buildConfig.js';
 import { SampleRejection } from '../domain/rejection.js';
 import { abortSignal } from './abortScope.js';
 import { clientFor, type ResolvedEndpoint } from './endpoint.js';
-import { describeFault, faultOf, permanentError } from './endpointError.js';
+import { describeFault, faultOf, maskedExcerpt, permanentError } from './endpointError.js';
+import { chatCompletionOf, unusableOf, type UnusableReply } from './replyCheck.js';
 import { limiterFor, type EndpointLimits, type Ticket } from './limiter.js';
 import { backoffMs, classifyFailure, type RetryPolicy } from './retryPolicy.js';
 import { estimateRequestTokens } from './tokenEstimate.js';
+
+/** The endpoint refused the request itself (400, 413, 422): the sample is rejected, unless a dialect can answer the refusal (dialect.ts). */
+export class RequestRefused extends SampleRejection {
+  constructor(
+    stage: Stage,
+    readonly refusal: APIError,
+    endpoint: ResolvedEndpoint,
+  ) {
+    const fault = faultOf(refusal, endpoint);
+    super(`${stage}: endpoint-refused: ${describeFault(fault)}`, { modelCall: fault });
+  }
+}
 
 export interface Sending {
   stage: Stage;
@@ -26,13 +39,14 @@ export interface Sending {
   limits: EndpointLimits;
   retry: RetryPolicy;
   timeoutMs: number;
+  maxReplyBytes: number;
   /** Runs once, as the first attempt leaves the limiter's queue. */
   beforeFirstSend?: () => Promise<void>;
 }
 
 export async function sendCompletion(s: Sending, body: ChatCompletionCreateParamsNonStreaming): Promise<ChatCompletion> {
   const limiter = limiterFor(s.endpoint, s.limits);
-  const client = clientFor(s.endpoint, s.timeoutMs);
+  const client = clientFor(s.endpoint, s.timeoutMs, s.maxReplyBytes);
   const estimate = estimateRequestTokens(body);
   const place = limiter.place();
   const signal = abortSignal();
@@ -53,26 +67,53 @@ export async function sendCompletion(s: Sending, body: ChatCompletionCreateParam
       // Cancelled: neither a fault of the endpoint nor worth another attempt.
       if (signal?.aborted) throw signal.reason;
       const kind = classifyFailure(err);
-      if (kind === 'rejected') {
-        const fault = faultOf(err as APIError, s.endpoint);
-        throw new SampleRejection(`${s.stage}: endpoint-refused: ${describeFault(fault)}`, { modelCall: fault });
-      }
+      if (kind === 'rejected') throw new RequestRefused(s.stage, err as APIError, s.endpoint);
+      if (kind === 'unusable') throw unusableRejection(s.stage, unusableOf(err)!, s.endpoint);
       if (kind === 'permanent') throw permanentError(err as APIError, s.endpoint, s.config.apiKeyEnv);
-      if (kind === 'fatal' || attempt >= s.retry.maxAttempts) throw err;
+      if (kind === 'fatal') throw err;
+      if (attempt >= s.retry.maxAttempts) throw err instanceof APIConnectionTimeoutError ? new EndpointTimeout(s.endpoint, s.timeoutMs, attempt) : err;
       // A 429 needs no wait here: the limiter holds the endpoint until its Retry-After.
       if (kind === 'transient') await sleep(backoffMs(s.retry, attempt), undefined, { signal });
     }
   }
 }
 
-/** Tells the limiter how the attempt went: the response headers carry the provider's x-ratelimit-* budgets. */
+/**
+ * Tells the limiter how the attempt went (the response headers carry the provider's x-ratelimit-*
+ * budgets), and reads the reply as a chat completion itself rather than trusting the SDK to: a 200
+ * that is HTML, empty or of another shape is UnusableReply('not-a-completion') (replyCheck.ts).
+ */
 async function attemptCompletion(client: OpenAI, body: ChatCompletionCreateParamsNonStreaming, ticket: Ticket, signal?: AbortSignal): Promise<ChatCompletion> {
   try {
-    const { data, response } = await client.chat.completions.create(body, signal ? { signal } : undefined).withResponse();
-    ticket.succeeded(response.headers, data.usage?.total_tokens);
-    return data;
+    const { completion, headers } = await requestCompletion(client, body, signal);
+    ticket.succeeded(headers, completion.usage?.total_tokens);
+    return completion;
   } catch (err) {
     if (classifyFailure(err) === 'rate-limited') ticket.rateLimited((err as APIError).headers);
     throw err;
+  }
+}
+
+/** One request, its reply read and checked as a chat completion (the pre-flight sends its request through this too). */
+export async function requestCompletion(client: OpenAI, body: ChatCompletionCreateParamsNonStreaming, signal?: AbortSignal): Promise<{ completion: ChatCompletion; headers: Headers }> {
+  const response = await client.chat.completions.create(body, signal ? { signal } : undefined).asResponse();
+  return { completion: chatCompletionOf(await response.text(), response.headers.get('content-type')), headers: response.headers };
+}
+
+/** A reply the endpoint sent that cannot be used: the sample is rejected, as a model call's fault, naming the endpoint. */
+export function unusableRejection(stage: Stage, unusable: UnusableReply, endpoint: ResolvedEndpoint): SampleRejection {
+  const fault = { endpoint: endpoint.baseURL, model: endpoint.model, status: 200, excerpt: maskedExcerpt(unusable.detail, endpoint) };
+  return new SampleRejection(`${stage}: ${unusable.kind}: model endpoint ${fault.endpoint} (model ${fault.model}): ${fault.excerpt}`, { modelCall: fault });
+}
+
+/**
+ * No whole reply within llm.timeoutMs, on every attempt: the SDK's own "Request timed out." names
+ * nothing, so this says which endpoint and model, and how long each attempt waited. Not a
+ * permanent failure: the activity fails and Temporal retries it.
+ */
+export class EndpointTimeout extends Error {
+  override name = 'EndpointTimeout';
+  constructor(endpoint: ResolvedEndpoint, timeoutMs: number, attempts: number) {
+    super(`model endpoint ${endpoint.baseURL} (model ${endpoint.model}): no complete reply within ${timeoutMs} ms (llm.timeoutMs), ${attempts} attempt${attempts === 1 ? '' : 's'}`);
   }
 }

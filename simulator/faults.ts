@@ -24,6 +24,14 @@
  * insufficientQuota (SIM_INSUFFICIENT_QUOTA=1), every request answered 429 insufficient_quota;
  * echoKeyInErrors, every chat error message ends with the request's key, as careless proxies do.
  *
+ * Other servers (see dialects.ts): dialect (SIM_DIALECT), the dialect every model speaks (`plain`,
+ * `openai-reasoning`, `inline-think`, `reasoning-content`, `no-json-schema`, `html-proxy`);
+ * modelDialects (SIM_MODEL_DIALECTS, `model=dialect` comma-separated), a model's own. Replies that
+ * are not what they should be: replyPadBytes (SIM_REPLY_PAD_BYTES), every reply's content padded
+ * with spaces to at least this many bytes, as a runaway model or proxy sends; trickleMs
+ * (SIM_TRICKLE_MS), the reply body sent a few bytes at a time, this long apart, as a stalled
+ * upstream or a slow proxy does.
+ *
  * Reply quality, so verification has something to catch:
  * - complianceRate (SIM_COMPLIANCE_RATE, default 0.9): probability that an answer follows each
  *   constraint the simulator recognises; otherwise it breaks that constraint on purpose.
@@ -31,6 +39,7 @@
  *   constraint it cannot check itself (checkable ones are always judged truthfully).
  */
 import { z } from 'zod';
+import { SIM_DIALECTS } from './dialects.js';
 import { DEFAULT_TUNING } from './replies.js';
 import { rngFromHex, sha256Hex } from './rng.js';
 
@@ -69,6 +78,10 @@ const faultFields = {
   textOnlyModels: z.array(z.string().min(1)),
   insufficientQuota: z.boolean(),
   echoKeyInErrors: z.boolean(),
+  dialect: z.enum(SIM_DIALECTS),
+  modelDialects: z.record(z.string().min(1), z.enum(SIM_DIALECTS)),
+  replyPadBytes: count,
+  trickleMs: millis,
 } as const;
 
 export const FaultConfigSchema = z
@@ -102,6 +115,13 @@ export const FaultConfigSchema = z
     textOnlyModels: faultFields.textOnlyModels.default([]),
     insufficientQuota: faultFields.insufficientQuota.default(false),
     echoKeyInErrors: faultFields.echoKeyInErrors.default(false),
+    dialect: faultFields.dialect.default('plain'),
+    /** Per model, over `dialect`. */
+    modelDialects: faultFields.modelDialects.default({}),
+    /** 0 = replies as written. */
+    replyPadBytes: faultFields.replyPadBytes.default(0),
+    /** 0 = the reply is sent at once. */
+    trickleMs: faultFields.trickleMs.default(0),
   })
   .strict();
 

@@ -17,7 +17,8 @@ import {
   type FaultConfig,
   type FaultKind,
 } from './faults.js';
-import { HttpError, readJson, sendJson } from './http.js';
+import { dialectFor, PORTAL_PAGE, refuseInDialect, SIM_DIALECTS, thinkingOf, thoughtsFor, type SimDialect } from './dialects.js';
+import { HttpError, readJson, send, sendJson } from './http.js';
 import { gpuFleetFromEnv, type GpuFleet } from './gpuProfile.js';
 import { checkChat, checkKey, echoingKey } from './misconfiguration.js';
 import { ProviderRateLimits } from './rateLimits.js';
@@ -25,6 +26,7 @@ import {
   ChatRequestSchema,
   STAGES,
   completionBody,
+  completionTokens,
   generateReply,
   malformReply,
   promptTokens,
@@ -147,6 +149,8 @@ const FAULT_ENV = {
   SIM_BATCH_MAX_REQUESTS: 'batchMaxRequests',
   SIM_BATCH_MAX_BYTES: 'batchMaxBytes',
   SIM_RATE_400: 'rate400',
+  SIM_REPLY_PAD_BYTES: 'replyPadBytes',
+  SIM_TRICKLE_MS: 'trickleMs',
 } as const satisfies Record<string, keyof FaultConfig>;
 
 /** Reads SIM_PORT, SIM_HOST, SIM_SEED and the SIM_* fault variables; unset or empty means default. */
@@ -170,10 +174,28 @@ export function simulatorOptionsFromEnv(env: Record<string, string | undefined> 
     if (list?.length) faults[field] = list;
   }
   if (env.SIM_INSUFFICIENT_QUOTA?.trim()) faults.insufficientQuota = ['1', 'true'].includes(env.SIM_INSUFFICIENT_QUOTA.trim());
+  const dialect = env.SIM_DIALECT?.trim();
+  if (dialect) faults.dialect = readDialect('SIM_DIALECT', dialect);
+  const modelDialects = env.SIM_MODEL_DIALECTS?.split(',').map((entry) => entry.trim()).filter(Boolean);
+  if (modelDialects?.length) {
+    faults.modelDialects = Object.fromEntries(
+      modelDialects.map((entry) => {
+        const at = entry.lastIndexOf('=');
+        if (at <= 0) throw new Error(`Invalid environment variable SIM_MODEL_DIALECTS: "${entry}" is not model=dialect`);
+        return [entry.slice(0, at).trim(), readDialect('SIM_MODEL_DIALECTS', entry.slice(at + 1).trim())];
+      }),
+    );
+  }
   if (Object.keys(faults).length > 0) options.faults = faults;
   const gpus = gpuFleetFromEnv(env);
   if (gpus) options.gpus = gpus;
   return options;
+}
+
+function readDialect(name: string, value: string): SimDialect {
+  const dialect = SIM_DIALECTS.find((d) => d === value);
+  if (!dialect) throw new Error(`Invalid environment variable ${name}: unknown dialect "${value}" (one of ${SIM_DIALECTS.join(', ')})`);
+  return dialect;
 }
 
 function readEnvNumber(
@@ -290,8 +312,11 @@ class Simulator {
     // abandoned mid-way are not.
     res.once('finish', () => this.countStatus(res.statusCode));
     const request = parseChatRequest(await readJson(req));
+    const dialect = dialectFor(this.faultConfig, request.model);
+    if (dialect === 'html-proxy') return send(res, 200, PORTAL_PAGE, 'text/html; charset=utf-8');
     checkKey(this.faultConfig, req);
     checkChat(this.faultConfig, request);
+    refuseInDialect(dialect, request);
     if (this.faultConfig.maxConcurrent > 0 && this.stats.inFlight >= this.faultConfig.maxConcurrent) {
       throw this.rateLimited(`Simulated concurrency limit of ${this.faultConfig.maxConcurrent} requests reached.`);
     }
@@ -306,7 +331,7 @@ class Simulator {
     const controller = abortWhenAbandoned(res);
     this.pending.add(controller);
     try {
-      await this.complete(request, res, controller.signal, budget.headers, `${arrived.toFixed(1)},${counted.toFixed(1)}`);
+      await this.complete(request, dialect, res, controller.signal, budget.headers, `${arrived.toFixed(1)},${counted.toFixed(1)}`);
     } finally {
       this.pending.delete(controller);
       this.stats.inFlight--;
@@ -315,6 +340,7 @@ class Simulator {
 
   private async complete(
     request: ChatRequest,
+    dialect: SimDialect,
     res: ServerResponse,
     signal: AbortSignal,
     headers: Record<string, string>,
@@ -325,7 +351,7 @@ class Simulator {
     const decision = decideFault(this.faultConfig, this.seed, key, attempt);
     if (this.gpus && ['none', 'malformed', 'truncated'].includes(decision.kind)) {
       // A reply's time on the GPUs follows its length: made first, sent after its decode time.
-      const reply = this.reply(request, key, decision.kind);
+      const reply = this.reply(request, key, decision.kind, dialect);
       await pause(this.gpus.latencyMs(reply.body.usage.completion_tokens), signal);
       sendJson(res, 200, this.counted(reply, false), { ...headers, 'x-simulator-times': `${times},${(performance.timeOrigin + performance.now()).toFixed(1)}` });
       return;
@@ -341,8 +367,12 @@ class Simulator {
       case 'hang':
         await pause(this.faultConfig.hangMs, signal);
         throw new HttpError(504, 'Simulated upstream timeout.', 'server_error', 'timeout');
-      default:
-        sendJson(res, 200, this.completion(request, key, decision.kind, false), { ...headers, 'x-simulator-times': `${times},${(performance.timeOrigin + performance.now()).toFixed(1)}` });
+      default: {
+        const body = JSON.stringify(this.completion(request, key, decision.kind, false, dialect));
+        const replyHeaders = { ...headers, 'x-simulator-times': `${times},${(performance.timeOrigin + performance.now()).toFixed(1)}` };
+        if (this.faultConfig.trickleMs > 0) return trickle(res, body, replyHeaders, this.faultConfig.trickleMs, signal);
+        send(res, 200, body, 'application/json', replyHeaders);
+      }
     }
   }
 
@@ -361,7 +391,7 @@ class Simulator {
         throw new HttpError(500, 'Simulated internal server error.', 'server_error', 'internal_error');
       }
       const kind = decideFault(this.faultConfig, this.seed, key, attempt).kind;
-      const completion = this.completion(request, key, kind === 'malformed' || kind === 'truncated' ? kind : 'none', true);
+      const completion = this.completion(request, key, kind === 'malformed' || kind === 'truncated' ? kind : 'none', true, dialectFor(this.faultConfig, request.model));
       this.countStatus(200);
       return { statusCode: 200, body: completion, usage: completion.usage };
     } catch (error) {
@@ -383,13 +413,39 @@ class Simulator {
     return { key, attempt };
   }
 
-  private completion(request: ChatRequest, key: string, kind: FaultKind, batch: boolean) {
-    return this.counted(this.reply(request, key, kind), batch);
+  private completion(request: ChatRequest, key: string, kind: FaultKind, batch: boolean, dialect: SimDialect) {
+    return this.counted(this.reply(request, key, kind, dialect), batch);
   }
 
-  private reply(request: ChatRequest, key: string, kind: FaultKind) {
-    const reply = applyContentFault(kind, generateReply(request, this.seed, this.faultConfig, key));
-    return { stage: reply.stage, body: completionBody(request, reply) };
+  /**
+   * The chat.completion for a request in its dialect (dialects.ts). A thinking model's thoughts
+   * come first and count against the token limit, so a small limit leaves no room for the answer
+   * (an empty, or for inline thinking an unterminated, reply cut with finish_reason length).
+   */
+  private reply(request: ChatRequest, key: string, kind: FaultKind, dialect: SimDialect) {
+    const thinking = thinkingOf(dialect);
+    const thoughts = thinking === 'none' ? '' : thoughtsFor(key);
+    const thoughtTokens = completionTokens(thoughts);
+    const limit = tokenLimit(request);
+    const cutWhileThinking = thoughtTokens > 0 && limit !== undefined && limit <= thoughtTokens;
+    // The answer gets what the thinking leaves of the limit; the request key (so the reply) stays the request's.
+    const answerRequest = thoughtTokens > 0 && limit !== undefined ? { ...request, max_tokens: Math.max(1, limit - thoughtTokens), max_completion_tokens: null } : request;
+    let reply = applyContentFault(kind, generateReply(answerRequest, this.seed, this.faultConfig, key));
+    if (cutWhileThinking) reply = { ...reply, content: '', finishReason: 'length' };
+    const shown = cutWhileThinking ? thoughts.slice(0, limit * 4) : thoughts;
+    if (this.faultConfig.replyPadBytes > 0) reply = { ...reply, content: reply.content.padEnd(this.faultConfig.replyPadBytes) };
+    if (thinking === 'inline') reply = { ...reply, content: cutWhileThinking ? `<think>\n${shown}` : `<think>\n${shown}\n</think>\n\n${reply.content}` };
+    const body = completionBody(request, reply);
+    const message: Record<string, unknown> = body.choices[0]!.message;
+    const usage: Record<string, unknown> & typeof body.usage = body.usage;
+    if (thinking === 'apart') message.reasoning_content = shown;
+    if (thinking === 'apart' || thinking === 'hidden') {
+      const reasoning = completionTokens(shown);
+      usage.completion_tokens += reasoning;
+      usage.total_tokens += reasoning;
+      if (thinking === 'hidden') usage.completion_tokens_details = { reasoning_tokens: reasoning };
+    }
+    return { stage: reply.stage, body };
   }
 
   /** Counts a reply as completed, when it is sent. */
@@ -452,6 +508,19 @@ function abortWhenAbandoned(res: ServerResponse): AbortController {
   });
   return controller;
 }
+
+/** Sends `body` a few bytes at a time, `everyMs` apart, as a stalled upstream does (the client's timeout must catch it). */
+async function trickle(res: ServerResponse, body: string, headers: Record<string, string>, everyMs: number, signal: AbortSignal): Promise<void> {
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
+  const bytes = Buffer.from(body);
+  for (let at = 0; at < bytes.length; at += TRICKLE_BYTES) {
+    if (at > 0) await pause(everyMs, signal);
+    res.write(bytes.subarray(at, at + TRICKLE_BYTES));
+  }
+  res.end();
+}
+
+const TRICKLE_BYTES = 16;
 
 async function pause(ms: number, signal: AbortSignal): Promise<void> {
   if (ms > 0) await sleep(ms, undefined, { signal });

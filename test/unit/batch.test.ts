@@ -137,8 +137,8 @@ test('submit, poll, collect and store: the pipeline then runs on cache hits with
   // a loaded machine (150 ms was not: the poll came after completion).
   sim.setFaults({ batchCompletionMs: 2_000 });
   const prepared = new Map([
-    ...texts.map((req, i) => [batchCustomId(`sample-${i}`, 'answer', 0), caller.prepare(req)] as const),
-    [batchCustomId('sample-0', 'instruction', 0), caller.prepare(instructionReq, json)] as const,
+    ...(await Promise.all(texts.map(async (req, i) => [batchCustomId(`sample-${i}`, 'answer', 0), await caller.prepare(req)] as const))),
+    [batchCustomId('sample-0', 'instruction', 0), await caller.prepare(instructionReq, json)] as const,
   ]);
   const submitted = await submitBatches(
     caller.client(texts[0]!.endpoint),

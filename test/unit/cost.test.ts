@@ -132,7 +132,7 @@ test('a stored batch reply is priced at the batch discount, and a hit on it save
   sim.resetStats();
   const caller = new ModelCaller(new LocalStore(path.join(dir, 'batch')), '_cache/llm', llm, { prices });
   const req = { stage: 'answer' as const, endpoint: endpoint(), prompt: renderAnswerPrompt('Describe the discounted scene.', []), image };
-  const prepared = caller.prepare(req);
+  const prepared = await caller.prepare(req);
   const completion = await new OpenAI({ baseURL: sim.url, apiKey: 'sim', maxRetries: 0 }).chat.completions.create(prepared.body);
   const stored = await caller.storeReply(prepared, completion);
   const listPrice = ((completion.usage?.prompt_tokens ?? 0) * 3 + (completion.usage?.completion_tokens ?? 0) * 15) / 1e6;
@@ -152,7 +152,7 @@ test('a torn cache entry (a crash while creating it) is not cached for the Batch
   const root = path.join(dir, 'torn');
   const caller = new ModelCaller(new LocalStore(root), '_cache/llm', llm, { prices });
   const req = { stage: 'answer' as const, endpoint: endpoint(), prompt: renderAnswerPrompt('Describe the torn scene.', []), image };
-  const prepared = caller.prepare(req);
+  const prepared = await caller.prepare(req);
   await mkdir(path.dirname(path.join(root, prepared.cacheKey)), { recursive: true });
   await writeFile(path.join(root, prepared.cacheKey), '{"content":"cut sho');
   assert.equal(await caller.isCached(prepared.cacheKey), false, 'the torn entry is not a reply: the request goes into the batch');

@@ -1,0 +1,163 @@
+/**
+ * Request dialects: what body a given endpoint + model accepts for a stage's request. A stage
+ * asks for a token limit, a temperature, a seed and (for JSON stages) a reply schema; endpoints
+ * differ in how they accept them:
+ *
+ * - OpenAI's reasoning models (o1, o3, o4-mini, the gpt-5 family but gpt-5-chat, and their dated
+ *   snapshots) refuse `max_tokens` ("Use 'max_completion_tokens' instead") and any `temperature` /
+ *   `top_p` but the default, and take `reasoning_effort`:
+ *   https://platform.openai.com/docs/guides/reasoning (limitations) and
+ *   https://platform.openai.com/docs/api-reference/chat/create (max_tokens: "not compatible with
+ *   o-series models"). They are known by name from REASONING_MODELS, so the first request is right.
+ * - Every other endpoint starts from the plain OpenAI body and learns from its refusals: a 400 that
+ *   names a parameter the body carries (refusedParameter) is answered by sending the body once more
+ *   with that parameter renamed, stepped down or dropped (adapt), and the lesson is remembered per
+ *   endpoint + model (dialectMemory.ts). An unknown model behind OpenAI's rules thus works with no
+ *   config: its first request is refused for max_tokens, the next for temperature, then it runs.
+ * - Structured outputs step down json_schema -> json_object -> prompt only (the reply is parsed
+ *   from the text either way: replyTries.ts parseJsonReply).
+ */
+import type { APIError } from 'openai';
+import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { ReasoningEffort } from 'openai/resources/shared';
+
+/** How a JSON reply is asked for: a schema, any JSON object, or only the prompt's words. */
+export type StructuredForm = 'json_schema' | 'json_object' | 'prompt';
+
+/** Parameters a dialect can leave out of a body (never the ones a request cannot do without). */
+export const OMITTABLE = ['temperature', 'top_p', 'seed', 'reasoning_effort'] as const;
+export type OmittableParam = (typeof OMITTABLE)[number];
+
+/** What was learned from one refusal: the parameter, what is sent instead, and the refusal's words. */
+export interface Lesson {
+  param: string;
+  change: string;
+  refusal: string;
+}
+
+export interface Dialect {
+  /** The name the token limit is sent under. */
+  tokenLimit: 'max_tokens' | 'max_completion_tokens';
+  omit: OmittableParam[];
+  structured: StructuredForm;
+  /** Known by name from REASONING_MODELS (set by the table, not learned). */
+  reasoningModel: boolean;
+  /** Learned from the endpoint's refusals, oldest first; empty when the base dialect was never refused. */
+  lessons: Lesson[];
+}
+
+/**
+ * OpenAI's reasoning models, by the name the endpoint is given (an `openai/` style gateway prefix
+ * is ignored; dated snapshots such as `o3-2025-04-16` or `gpt-5-mini-2025-08-07` extend the name
+ * with `-`). gpt-5-chat(-latest) is the non-reasoning chat model and takes the plain body (as in
+ * the Vercel AI SDK's table, packages/openai/src/openai-language-model-capabilities.ts).
+ */
+const REASONING_MODELS: ReadonlyArray<RegExp> = [/^o1(-|$)/, /^o3(-|$)/, /^o4-mini(-|$)/, /^gpt-5(?!-chat)([.-]|$)/];
+
+export function isReasoningModel(model: string): boolean {
+  const name = model.slice(model.lastIndexOf('/') + 1).toLowerCase();
+  return REASONING_MODELS.some((pattern) => pattern.test(name));
+}
+
+/** The dialect a model starts with: OpenAI's reasoning-model rules for a name in the table, else the plain body. */
+export function baseDialect(model: string): Dialect {
+  return isReasoningModel(model)
+    ? { tokenLimit: 'max_completion_tokens', omit: ['temperature', 'top_p'], structured: 'json_schema', reasoningModel: true, lessons: [] }
+    : { tokenLimit: 'max_tokens', omit: [], structured: 'json_schema', reasoningModel: false, lessons: [] };
+}
+
+/** What a stage asks of one request, before any dialect. */
+export interface StageAsk {
+  model: string;
+  messages: ChatCompletionMessageParam[];
+  temperature: number;
+  maxTokens: number;
+  seed?: number;
+  /** The schema of a JSON reply (absent: prose, or structured output turned off). */
+  schema?: { name: string; schema: Record<string, unknown> };
+  reasoningEffort?: Exclude<ReasoningEffort, null>;
+}
+
+const JSON_ONLY: ChatCompletionMessageParam = { role: 'system', content: 'Reply with one JSON object in the format the user gives, and nothing else.' };
+
+/** The body `ask` becomes in `dialect`. */
+export function requestBody(ask: StageAsk, dialect: Dialect): ChatCompletionCreateParamsNonStreaming {
+  const omitted = new Set<string>(dialect.omit);
+  // Without a schema the format is asked for in words: OpenAI's json_object mode also insists the
+  // messages say "JSON" (https://platform.openai.com/docs/guides/structured-outputs#json-mode).
+  const messages = ask.schema && dialect.structured !== 'json_schema' ? [JSON_ONLY, ...ask.messages] : ask.messages;
+  const body: ChatCompletionCreateParamsNonStreaming = { model: ask.model, messages };
+  if (!omitted.has('temperature')) body.temperature = ask.temperature;
+  body[dialect.tokenLimit] = ask.maxTokens;
+  if (ask.seed !== undefined && !omitted.has('seed')) body.seed = ask.seed;
+  if (ask.reasoningEffort !== undefined && !omitted.has('reasoning_effort')) body.reasoning_effort = ask.reasoningEffort;
+  if (ask.schema && dialect.structured === 'json_schema') body.response_format = { type: 'json_schema', json_schema: ask.schema };
+  if (ask.schema && dialect.structured === 'json_object') body.response_format = { type: 'json_object' };
+  return body;
+}
+
+/**
+ * The parameter of `body` a 400 refuses, if it names one:
+ * - OpenAI (`unsupported_parameter` / `unsupported_value` with `param`, e.g. `{"error": {"code":
+ *   "unsupported_parameter", "param": "max_tokens", ...}}`), vLLM and SGLang (their ErrorResponse
+ *   carries `param`: vllm-project/vllm vllm/entrypoints/openai/protocol.py, sgl-project/sglang
+ *   python/sglang/srt/entrypoints/openai/protocol.py) name it in `param`, possibly as a path
+ *   (`response_format.json_schema`);
+ * - Gemini's OpenAI-compatible endpoint answers a field it does not know with google.rpc.BadRequest
+ *   `Invalid JSON payload received. Unknown name "seed": Cannot find field.`
+ *   (https://ai.google.dev/gemini-api/docs/openai; body seen in Alishahryar1/free-claude-code#542);
+ * - llama.cpp's server (`{"error": {"code": 400, "message": ..., "type": "invalid_request_error"}}`,
+ *   tools/server/server-common.cpp format_error_response) refuses an unknown response_format type
+ *   with `response_format type must be one of "text" or "json_object", but got: json_schema` (older
+ *   builds; oaicompat_chat_params_parse);
+ * - Ollama's OpenAI layer (ollama/ollama openai/openai.go NewError: `param` and `code` always null)
+ *   and Anthropic's OpenAI SDK compatibility (https://docs.claude.com/en/api/openai-sdk: errors in
+ *   Anthropic's `{"type": "error", "error": {"type": "invalid_request_error", "message": ...}}`) name
+ *   the field only in the message.
+ * So: `param` when it names a top-level key of the body, else the first such key the message names
+ * as a word. Only parameters a dialect can change count (never `messages` or `model`).
+ */
+export function refusedParameter(err: Pick<APIError, 'param' | 'message'>, body: ChatCompletionCreateParamsNonStreaming): string | undefined {
+  const sent = Object.keys(body).filter(isAdaptable);
+  const param = typeof err.param === 'string' ? err.param.split(/[.[]/)[0]! : undefined;
+  if (param !== undefined && sent.includes(param)) return param;
+  const message = err.message;
+  let first: { key: string; at: number } | undefined;
+  for (const key of sent) {
+    const at = message.search(new RegExp(`(^|[^A-Za-z0-9_])${key}([^A-Za-z0-9_]|$)`));
+    if (at >= 0 && (first === undefined || at < first.at)) first = { key, at };
+  }
+  return first?.key;
+}
+
+function isAdaptable(key: string): boolean {
+  return key === 'max_tokens' || key === 'max_completion_tokens' || key === 'response_format' || (OMITTABLE as readonly string[]).includes(key);
+}
+
+/**
+ * The dialect that answers a refusal of `param`, or undefined when there is nothing left to try
+ * for it: then the refusal stands. The token limit's name is switched once (an endpoint refusing
+ * both names is refused for something else), the response format steps down until prompt only,
+ * and an omittable parameter is dropped.
+ */
+export function adapt(dialect: Dialect, param: string, refusal: string): Dialect | undefined {
+  const learn = (change: string, next: Partial<Dialect>): Dialect => ({ ...dialect, ...next, lessons: [...dialect.lessons, { param, change, refusal }] });
+  if (param === 'max_tokens' || param === 'max_completion_tokens') {
+    if (dialect.lessons.some((l) => l.param === 'max_tokens' || l.param === 'max_completion_tokens')) return undefined;
+    const other = param === 'max_tokens' ? 'max_completion_tokens' : 'max_tokens';
+    return learn(`sends ${other} instead`, { tokenLimit: other });
+  }
+  if (param === 'response_format') {
+    if (dialect.structured === 'json_schema') return learn('asks for json_object instead of json_schema', { structured: 'json_object' });
+    if (dialect.structured === 'json_object') return learn('asks for JSON in the prompt only (no response_format)', { structured: 'prompt' });
+    return undefined;
+  }
+  const omittable = OMITTABLE.find((p) => p === param);
+  if (omittable !== undefined && !dialect.omit.includes(omittable)) return learn(`sends no ${param}`, { omit: [...dialect.omit, omittable] });
+  return undefined;
+}
+
+/** The lessons of a dialect in one line each ("response_format: asks for json_object ... (refused: ...)"). */
+export function describeLessons(dialect: Dialect): string[] {
+  return dialect.lessons.map((l) => `${l.param}: ${l.change} (the endpoint answered: ${l.refusal})`);
+}
