@@ -28,7 +28,7 @@ import { addCounts, addUnpriced, addUsage, emptyUsage, reopensOnRerun, type Shar
 import { mapLimit } from '../domain/mapLimit.js';
 import type { SliceTask, BuildRef, ShardSummary, ShardTask } from './buildRef.js';
 import { cacheStoreFor, contextFor, contextForBuild, richnessTools, storeFor } from './runtime.js';
-import { preflight, type PreflightOutcome } from '../llm/preflight.js';
+import { endpointLessons, preflight, type PreflightOutcome } from '../llm/preflight.js';
 import { LLM_CACHE_PREFIX } from '../storage/buildLayout.js';
 import { recordPreflightUsage } from '../output/preflightUsage.js';
 import { loadShardPlan, shardPlanIn } from './shardPlan.js';
@@ -234,7 +234,8 @@ export async function finalizeBuild(input: { build: BuildRef; shardCount: number
     const store = storeFor(input.build.output, input.build.s3);
     const layout = buildLayout(input.build.buildId);
     await dropLateDuplicates(store, layout, input.shardCount, () => contextForBuild(input.build));
-    const report = await writeBuildReport(store, layout, input);
+    const { config } = await contextForBuild(input.build);
+    const report = await writeBuildReport(store, layout, input, await endpointLessons(config, cacheStoreFor(config), LLM_CACHE_PREFIX));
     await writeDatasetDocs(store, layout, report, input.shardCount);
     // The eval split the build reserved (config holdout), where `mmif eval --data` reads it.
     const split = report.heldOut;

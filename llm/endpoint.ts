@@ -13,8 +13,13 @@ export interface ResolvedEndpoint {
 }
 
 /** Fills an endpoint from the worker's environment: base URL fallback and the API key (env only). */
+/** The base URL an endpoint is called at: its own, else the worker's OPENAI_BASE_URL, else OpenAI's. */
+export function resolveBaseUrl(endpoint: Pick<EndpointConfig, 'baseUrl'>, env: NodeJS.ProcessEnv = process.env): string {
+  return (endpoint.baseUrl ?? env.OPENAI_BASE_URL ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
+}
+
 export function resolveEndpoint(endpoint: EndpointConfig, env: NodeJS.ProcessEnv = process.env): ResolvedEndpoint {
-  const baseURL = (endpoint.baseUrl ?? env.OPENAI_BASE_URL ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
+  const baseURL = resolveBaseUrl(endpoint, env);
   const apiKey = readSecret(endpoint.apiKeyEnv, env);
   if (!apiKey && baseURL === DEFAULT_BASE_URL) {
     // Permanent: no retry sets the variable. Names the variable, never a value.

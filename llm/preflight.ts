@@ -24,7 +24,7 @@ import type { ObjectStore } from '../storage/objectStore.js';
 import { chatMessages, jsonSchemaOf } from './chatMessages.js';
 import { describeLessons, requestBody, type Dialect, type StageAsk } from './dialect.js';
 import { DialectMemory } from './dialectMemory.js';
-import { clientFor, resolveEndpoint, type ResolvedEndpoint } from './endpoint.js';
+import { clientFor, resolveBaseUrl, resolveEndpoint, type ResolvedEndpoint } from './endpoint.js';
 import { EndpointError, faultOf, describeFault, maskedExcerpt, permanentError } from './endpointError.js';
 import { unusableOf, type UnusableReply } from './replyCheck.js';
 import { classifyFailure } from './retryPolicy.js';
@@ -108,6 +108,24 @@ export async function preflight(
     outcomes.push({ ...outcome, cached: false, ...(result.usage ? { usage: result.usage } : {}), ...lessonsOf(result.dialect) });
   }
   return outcomes;
+}
+
+/** What each endpoint + model of a config was found to accept beyond the plain request (dialect.ts), for the build report. */
+export async function endpointLessons(config: BuildConfig, cache: ObjectStore, cachePrefix: string): Promise<EndpointLessons[]> {
+  const dialects = new DialectMemory(cache, cachePrefix);
+  const found: EndpointLessons[] = [];
+  for (const target of preflightTargets(config)) {
+    const baseURL = resolveBaseUrl(target.endpoint);
+    const lessons = lessonsOf(await dialects.get({ baseURL, model: target.endpoint.model })).lessons;
+    if (lessons && !found.some((f) => f.endpoint === baseURL && f.model === target.endpoint.model)) found.push({ endpoint: baseURL, model: target.endpoint.model, lessons });
+  }
+  return found;
+}
+
+export interface EndpointLessons {
+  endpoint: string;
+  model: string;
+  lessons: string[];
 }
 
 function lessonsOf(dialect: Dialect): Pick<PreflightOutcome, 'lessons'> {

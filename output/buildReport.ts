@@ -8,6 +8,7 @@ import { addCounts, addUnpriced, addUsage, emptyStrategyPairs, emptyUsage, summa
 import { costSummary, type CostSummary, type PricedBy } from './costSummary.js';
 import { PRICE_TABLE } from '../llm/pricing.js';
 import { preflightUsage } from './preflightUsage.js';
+import type { EndpointLessons } from '../llm/preflight.js';
 import { llamaFactoryDatasetInfo } from './sharegpt.js';
 import { chatDatasetInfo } from './chatFormats.js';
 import { sourceGoals, type Goals, type TargetsOutcome } from '../domain/targets.js';
@@ -58,6 +59,11 @@ export interface BuildReport {
    * read = planned + notSelected + filtered + problems, planned = accepted + heldOut + rejected + uncommitted.
    */
   accounting: SourceAccount[];
+  /**
+   * Endpoints + models that accept something other than the plain OpenAI request, and what the
+   * engine sends them instead, learned from their refusals (llm/dialect.ts); absent when none.
+   */
+  endpointDialects?: EndpointLessons[];
 }
 
 export interface TargetsReport {
@@ -71,6 +77,7 @@ export async function writeBuildReport(
   store: ObjectStore,
   layout: BuildLayout,
   input: { build: { buildId: string; configFingerprint: string }; shardCount: number; failed: Array<{ shard: number; error: string }> },
+  endpointDialects: EndpointLessons[] = [],
 ): Promise<BuildReport> {
   const report: BuildReport = {
     buildId: input.build.buildId,
@@ -135,6 +142,7 @@ export async function writeBuildReport(
   if (Object.keys(unpriced).length) report.unpriced = unpriced;
   report.cost = costSummary(report.usage, unpriced, report.counts, report.simulated);
   report.prices.configured = Object.keys(config?.llm.prices ?? {}).sort();
+  if (endpointDialects.length > 0) report.endpointDialects = endpointDialects;
   // A multiturn build's data is chats and turn-level pairs (output/chatFormats.ts), in folders of their own.
   if (config?.mode === 'multiturn') report.mode = 'multiturn';
   const datasetInfo = config?.mode === 'multiturn' ? chatDatasetInfo() : llamaFactoryDatasetInfo();

@@ -75,6 +75,8 @@ async function checkEndpoints(config: BuildConfig): Promise<void> {
       const what = `${checked.endpoint} (model ${checked.model}${checked.withImage ? ', with an image' : ''})`;
       if (checked.unreachable) console.warn(`pre-flight: ${checked.unreachable}; starting anyway (its calls are retried)`);
       else console.log(`pre-flight: ${what} ok${checked.cached ? ' (checked before)' : ''}`);
+      // What the endpoint was found to accept instead of the plain request (docs/endpoints.md).
+      for (const lesson of checked.lessons ?? []) console.log(`pre-flight: ${checked.endpoint} (model ${checked.model}) ${lesson}`);
     }
   } catch (err) {
     if (err instanceof EndpointError) throw new CliError(`pre-flight failed: ${err.message}`, EXIT.usage);
