@@ -15,8 +15,11 @@ import { usageOf, type Usage } from './usage.js';
 export interface CachedReply extends Usage {
   /** The answer, without the model's thinking (reasoning.ts). */
   content: string;
-  /** The model's thinking, when it returned any: never parsed, verified or sent back. */
-  reasoning?: string;
+  /**
+   * Set when the model returned thinking with its answer. The thinking itself is dropped here: it
+   * is never parsed, verified, sent back or written anywhere (the cache lives beside the dataset).
+   */
+  thought?: true;
   finishReason: string;
   model: string;
   simulated: boolean;
@@ -38,7 +41,7 @@ export function toCachedReply(completion: ChatCompletion, requestedModel: string
   const { answer, reasoning } = separateReasoning(choice?.message.content ?? '', choice?.message as { reasoning_content?: unknown; reasoning?: unknown } | undefined);
   return {
     content: answer,
-    ...(reasoning !== undefined ? { reasoning } : {}),
+    ...(reasoning !== undefined ? { thought: true } : {}),
     finishReason: choice?.finish_reason ?? 'unknown',
     model: completion.model || requestedModel,
     ...usageOf(completion.usage),

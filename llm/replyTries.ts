@@ -32,7 +32,8 @@ export interface TryPass {
 export interface ReplyText {
   content: string;
   finishReason: string;
-  reasoning?: string;
+  /** The model returned thinking (taken apart from `content`, reasoning.ts). */
+  thought?: true;
 }
 
 /** Seeds of tries after the first: far from the small seeds answer regenerations use. */
@@ -94,7 +95,7 @@ export function textProblem(reply: ReplyText): ReplyProblem | undefined {
   if (reply.finishReason === 'content_filter') return 'content-filter';
   if (reply.finishReason === 'length') return 'truncated-reply';
   // Only thinking: the model spent its budget before answering, whatever finish reason it gave.
-  if (!reply.content.trim()) return reply.reasoning ? 'truncated-reply' : 'empty-reply';
+  if (!reply.content.trim()) return reply.thought ? 'truncated-reply' : 'empty-reply';
   return undefined;
 }
 
