@@ -174,12 +174,12 @@ function isChat(request: ChatRequest): boolean {
   return request.messages.some((message) => message.role === 'system' && textOf([message]).startsWith(CHAT_SYSTEM_MARKER));
 }
 
-/** ≈ ceil(chars / 4) over all text parts, plus a flat charge per image part. */
-export function promptTokens(request: ChatRequest): number {
+/** ≈ ceil(chars / 4) over all text parts, plus a flat charge per image part (`imageTokens`). */
+export function promptTokens(request: ChatRequest, imageTokens = IMAGE_PART_TOKENS): number {
   const parts = request.messages.flatMap(partsOf);
   const chars = parts.reduce((sum, part) => sum + (part.type === 'text' ? part.text.length : 0), 0);
   const images = parts.filter((part) => part.type === 'image_url').length;
-  return Math.ceil(chars / 4) + images * IMAGE_PART_TOKENS;
+  return Math.ceil(chars / 4) + images * imageTokens;
 }
 
 export function completionTokens(content: string): number {
@@ -321,8 +321,8 @@ export function malformReply(reply: Reply): Reply {
 }
 
 /** The OpenAI `chat.completion` object; usage is computed from the final (possibly faulted) content. */
-export function completionBody(request: ChatRequest, reply: Reply) {
-  const prompt = promptTokens(request);
+export function completionBody(request: ChatRequest, reply: Reply, imageTokens = IMAGE_PART_TOKENS) {
+  const prompt = promptTokens(request, imageTokens);
   const completion = completionTokens(reply.content);
   return {
     id: reply.id,

@@ -22,8 +22,10 @@ import { HttpError, readJson, send, sendJson } from './http.js';
 import { gpuFleetFromEnv, type GpuFleet } from './gpuProfile.js';
 import { checkChat, checkKey, echoingKey } from './misconfiguration.js';
 import { ProviderRateLimits } from './rateLimits.js';
+import { PROMPT_CACHE_PRESETS, PromptCache, type PromptCacheSettings } from './promptCache.js';
 import {
   ChatRequestSchema,
+  IMAGE_PART_TOKENS,
   STAGES,
   completionBody,
   completionTokens,
@@ -48,6 +50,18 @@ export interface SimulatorOptions {
   faults?: Partial<FaultConfig>;
   /** Serve as N GPUs of a published profile: latency from each reply's length, a cap of requests in flight (simulator/gpuProfile.ts). */
   gpus?: GpuFleet;
+  /**
+   * A provider-side prompt cache (promptCache.ts): replies then report
+   * `usage.prompt_tokens_details.cached_tokens`. Off by default: with it, the usage of a request
+   * depends on the requests before it, and identical requests are no longer answered byte for byte alike.
+   */
+  promptCache?: PromptCacheSettings;
+  /**
+   * Prompt tokens an image part counts for (default IMAGE_PART_TOKENS, 85: OpenAI's low-detail
+   * image). OpenAI charges 85 + 170 per 512-px tile at high detail, 765 for a 1024x1024 image
+   * (https://platform.openai.com/docs/guides/images-vision#calculating-costs).
+   */
+  imageTokens?: number;
 }
 
 /**
@@ -63,6 +77,8 @@ export interface SimulatorStats {
   maxInFlight: number;
   promptTokens: number;
   completionTokens: number;
+  /** Of promptTokens, those reported as cached (with a prompt cache). */
+  cachedPromptTokens: number;
   /** Completed (200) replies per stage. */
   byStage: Record<Stage, number>;
   batch: BatchLineStats;
@@ -98,7 +114,9 @@ export const SIMULATED_MODELS = ['mmif-sim-vlm', 'mmif-sim-vlm-mini', 'mmif-sim-
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<SimulatorHandle> {
   const host = options.host ?? '127.0.0.1';
-  const simulator = new Simulator(options.seed ?? 0, mergeFaults(DEFAULT_FAULTS, options.faults ?? {}), options.gpus);
+  const imageTokens = options.imageTokens ?? IMAGE_PART_TOKENS;
+  const promptCache = options.promptCache && new PromptCache(options.promptCache, imageTokens);
+  const simulator = new Simulator(options.seed ?? 0, mergeFaults(DEFAULT_FAULTS, options.faults ?? {}), imageTokens, options.gpus, promptCache);
   const server = createServer((req, res) => simulator.handle(req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -186,6 +204,13 @@ export function simulatorOptionsFromEnv(env: Record<string, string | undefined> 
       }),
     );
   }
+  const imageTokens = readEnvNumber(env, 'SIM_IMAGE_TOKENS', z.number().int().min(0));
+  if (imageTokens !== undefined) options.imageTokens = imageTokens;
+  const cache = env.SIM_PROMPT_CACHE?.trim();
+  if (cache) {
+    if (!(cache in PROMPT_CACHE_PRESETS)) throw new Error(`Invalid environment variable SIM_PROMPT_CACHE=${JSON.stringify(cache)}: use ${Object.keys(PROMPT_CACHE_PRESETS).join(' or ')}`);
+    options.promptCache = PROMPT_CACHE_PRESETS[cache as keyof typeof PROMPT_CACHE_PRESETS];
+  }
   if (Object.keys(faults).length > 0) options.faults = faults;
   const gpus = gpuFleetFromEnv(env);
   if (gpus) options.gpus = gpus;
@@ -223,6 +248,7 @@ function emptyStats(): SimulatorStats {
     maxInFlight: 0,
     promptTokens: 0,
     completionTokens: 0,
+    cachedPromptTokens: 0,
     byStage: Object.fromEntries(STAGES.map((stage) => [stage, 0])) as Record<Stage, number>,
     batch: { requests: 0, completed: 0, failed: 0, expired: 0, cancelled: 0, promptTokens: 0, completionTokens: 0 },
   };
@@ -240,7 +266,9 @@ class Simulator {
   constructor(
     readonly seed: number,
     private faultConfig: FaultConfig,
+    private readonly imageTokens: number,
     private readonly gpus?: GpuFleet,
+    private readonly promptCache?: PromptCache,
   ) {}
 
   faults(): FaultConfig {
@@ -323,7 +351,7 @@ class Simulator {
     if (this.gpus && this.stats.inFlight >= this.gpus.maxConcurrent) {
       throw this.rateLimited(`Simulated GPUs full: ${this.gpus.maxConcurrent} requests in flight.`);
     }
-    const budget = this.rateLimits.admit(this.faultConfig, promptTokens(request) + (tokenLimit(request) ?? 0));
+    const budget = this.rateLimits.admit(this.faultConfig, promptTokens(request, this.imageTokens) + (tokenLimit(request) ?? 0));
     if (!budget.ok) throw this.rateLimited('Simulated rate limit (requests or tokens per minute) reached.', budget.headers);
     this.stats.inFlight++;
     this.stats.maxInFlight = Math.max(this.stats.maxInFlight, this.stats.inFlight);
@@ -435,7 +463,12 @@ class Simulator {
     const shown = cutWhileThinking ? thoughts.slice(0, limit * 4) : thoughts;
     if (this.faultConfig.replyPadBytes > 0) reply = { ...reply, content: reply.content.padEnd(this.faultConfig.replyPadBytes) };
     if (thinking === 'inline') reply = { ...reply, content: cutWhileThinking ? `<think>\n${shown}` : `<think>\n${shown}\n</think>\n\n${reply.content}` };
-    const body = completionBody(request, reply);
+    const body = completionBody(request, reply, this.imageTokens);
+    if (this.promptCache) {
+      const cached = this.promptCache.lookup(request, body.usage.prompt_tokens);
+      Object.assign(body.usage, { prompt_tokens_details: { cached_tokens: cached } });
+      this.stats.cachedPromptTokens += cached;
+    }
     const message: Record<string, unknown> = body.choices[0]!.message;
     const usage: Record<string, unknown> & typeof body.usage = body.usage;
     if (thinking === 'apart') message.reasoning_content = shown;
