@@ -14,6 +14,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import { normalizedErrorBody } from './errorBody.js';
 import { attemptSlot } from './limiter.js';
 import { UnusableReply } from './replyCheck.js';
 
@@ -70,7 +71,16 @@ function request(url: URL, init: RequestInit, body: string | undefined, maxReply
         // A Response refuses a body with these statuses.
         const nullBody = status === 204 || status === 205 || status === 304;
         slot?.replied(status, headers);
-        resolve(new Response(nullBody ? null : Buffer.concat(chunks), { status, statusText: res.statusMessage ?? '', headers }));
+        let replyBody = Buffer.concat(chunks);
+        if (status >= 400) {
+          // In the shape the SDK reads its message and `param` from (errorBody.ts).
+          const normalized = normalizedErrorBody(replyBody.toString('utf8'));
+          if (normalized !== undefined) {
+            replyBody = Buffer.from(normalized);
+            headers.delete('content-length');
+          }
+        }
+        resolve(new Response(nullBody ? null : replyBody, { status, statusText: res.statusMessage ?? '', headers }));
       });
     });
     function fail(err: Error): void {

@@ -4,6 +4,8 @@
  * refusal and remembered, reasoning kept apart from the answer, and HTML, oversized and trickling
  * replies rejected with their reasons.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -187,4 +189,39 @@ test('pre-flight learns a dialect with the stages’ own request and reports wha
   sim.resetStats();
   await caller(store).json(instructionReq('acme-thinker'), 'instructions', instructionReplySchema, []);
   assert.deepEqual(sim.stats().byStatus, { '200': 1 });
+});
+
+test('refusals in vLLM’s flat error body and Gemini’s list are read as well as OpenAI’s (llm/errorBody.ts)', async () => {
+  // A server refusing `seed` as Gemini's compatible endpoint does and `max_tokens` as an older vLLM does.
+  const refused: string[] = [];
+  const server = createServer((req, res) => {
+    let text = '';
+    req.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    req.on('end', () => {
+      const body = JSON.parse(text) as Record<string, unknown>;
+      const reply = (status: number, payload: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(payload));
+      };
+      if ('seed' in body) {
+        refused.push('seed');
+        return reply(400, [{ error: { code: 400, message: 'Invalid JSON payload received. Unknown name "seed": Cannot find field.', status: 'INVALID_ARGUMENT' } }]);
+      }
+      if ('max_tokens' in body) {
+        refused.push('max_tokens');
+        return reply(400, { object: 'error', message: 'max_tokens is not supported, use max_completion_tokens', type: 'BadRequestError', param: 'max_tokens', code: 400 });
+      }
+      reply(200, { id: 'x', object: 'chat.completion', created: 0, model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: 'A quiet harbour.' }, finish_reason: 'stop' }] });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    const req = { stage: 'answer' as const, endpoint: { ...endpoint('compat-vlm'), baseUrl: url }, prompt: renderAnswerPrompt('Describe it.', []), image, seed: 4 };
+    assert.equal(await caller(cache('compat')).text(req, []), 'A quiet harbour.');
+    assert.deepEqual(refused, ['seed', 'max_tokens']);
+  } finally {
+    server.close();
+    server.closeAllConnections();
+  }
 });
