@@ -32,6 +32,20 @@ export const endpointSchema = z
      */
     reasoningEffort: z.enum(['none', 'minimal', 'low', 'medium', 'high']).optional(),
     /**
+     * An Azure OpenAI deployment: `baseUrl` is then the resource's endpoint
+     * (https://<resource>.openai.azure.com), requests go to /openai/deployments/<deployment> with
+     * `api-version` and the key in an `api-key` header (the SDK's AzureOpenAI client).
+     */
+    azure: z
+      .object({
+        /** The deployment's name; unset: `model`. */
+        deployment: z.string().min(1).optional(),
+        /** The REST API version, e.g. "2024-10-21". */
+        apiVersion: z.string().min(1),
+      })
+      .strict()
+      .optional(),
+    /**
      * Run this stage's activities on their own task queue (one per endpoint), whose workers cap
      * activities/s across all of them (MMIF_TASK_QUEUE_ACTIVITIES_PER_SECOND); default: the build's queue.
      */

@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import OpenAI, { AzureOpenAI } from 'openai';
 import type { EndpointConfig } from '../config/buildConfig.js';
 import { EndpointError } from './endpointError.js';
 import { httpFetch, replyLimitedFetch } from './httpFetch.js';
@@ -7,9 +7,12 @@ import { readSecret } from '../config/secrets.js';
 export const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
 export interface ResolvedEndpoint {
+  /** Where requests go: for Azure, the deployment's URL (<resource>/openai/deployments/<deployment>). */
   baseURL: string;
   model: string;
   apiKey: string;
+  /** Set for an Azure OpenAI deployment (EndpointConfig.azure). */
+  azure?: { resource: string; deployment: string; apiVersion: string };
 }
 
 /** Fills an endpoint from the worker's environment: base URL fallback and the API key (env only). */
@@ -20,6 +23,7 @@ export function resolveBaseUrl(endpoint: Pick<EndpointConfig, 'baseUrl'>, env: N
 
 export function resolveEndpoint(endpoint: EndpointConfig, env: NodeJS.ProcessEnv = process.env): ResolvedEndpoint {
   const baseURL = resolveBaseUrl(endpoint, env);
+  if (endpoint.azure) return resolveAzure(endpoint, endpoint.azure, baseURL, env);
   const apiKey = readSecret(endpoint.apiKeyEnv, env);
   if (!apiKey && baseURL === DEFAULT_BASE_URL) {
     // Permanent: no retry sets the variable. Names the variable, never a value.
@@ -28,6 +32,26 @@ export function resolveEndpoint(endpoint: EndpointConfig, env: NodeJS.ProcessEnv
   }
   // Local servers (vLLM, Ollama, the simulator) accept any key; the SDK insists on one.
   return { baseURL, model: endpoint.model, apiKey: apiKey || 'not-needed' };
+}
+
+/**
+ * An Azure OpenAI deployment: chat completions are POST
+ * <resource>/openai/deployments/<deployment>/chat/completions?api-version=<version> with the key in
+ * an `api-key` header (https://learn.microsoft.com/en-us/azure/ai-foundry/openai/reference#chat-completions).
+ * Its base URL is the deployment's, so the limiter, the model cache and every message tell two
+ * deployments of one resource apart.
+ */
+function resolveAzure(endpoint: EndpointConfig, azure: NonNullable<EndpointConfig['azure']>, baseURL: string, env: NodeJS.ProcessEnv): ResolvedEndpoint {
+  // The SDK adds /openai itself; a resource URL given with it is taken as meant.
+  const resource = baseURL.replace(/\/openai$/, '');
+  const deployment = azure.deployment ?? endpoint.model;
+  const deploymentURL = `${resource}/openai/deployments/${deployment}`;
+  const apiKey = readSecret(endpoint.apiKeyEnv, env);
+  if (!apiKey || resource === DEFAULT_BASE_URL) {
+    const excerpt = !apiKey ? `${endpoint.apiKeyEnv} is not set` : 'baseUrl must be the Azure resource endpoint (https://<resource>.openai.azure.com)';
+    throw new EndpointError(`model endpoint ${deploymentURL} (model ${endpoint.model}): ${!apiKey ? `the API key variable ${excerpt}` : excerpt}`, { endpoint: deploymentURL, model: endpoint.model, status: 0, excerpt });
+  }
+  return { baseURL: deploymentURL, model: endpoint.model, apiKey, azure: { resource, deployment, apiVersion: azure.apiVersion } };
 }
 
 const clients = new Map<string, OpenAI>();
@@ -39,11 +63,17 @@ const clients = new Map<string, OpenAI>();
  * the endpoint's limiter.
  */
 export function clientFor(endpoint: ResolvedEndpoint, timeoutMs: number, maxReplyBytes = Infinity): OpenAI {
-  const id = `${endpoint.baseURL}\u0000${endpoint.apiKey}\u0000${timeoutMs}\u0000${maxReplyBytes}`;
+  const id = `${endpoint.baseURL}\u0000${endpoint.azure?.apiVersion ?? ''}\u0000${endpoint.apiKey}\u0000${timeoutMs}\u0000${maxReplyBytes}`;
   let client = clients.get(id);
   if (!client) {
     const fetch = Number.isFinite(maxReplyBytes) ? replyLimitedFetch(maxReplyBytes) : httpFetch;
-    client = new OpenAI({ baseURL: endpoint.baseURL, apiKey: endpoint.apiKey, timeout: timeoutMs, maxRetries: 0, fetch });
+    const options = { apiKey: endpoint.apiKey, timeout: timeoutMs, maxRetries: 0, fetch };
+    const azure = endpoint.azure;
+    // AzureOpenAI puts the deployment in the path, api-version in the query and the key in `api-key`.
+    // Its base URL is given (not `endpoint`): the SDK would otherwise take OPENAI_BASE_URL from the environment.
+    client = azure
+      ? new AzureOpenAI({ ...options, baseURL: `${azure.resource}/openai`, deployment: azure.deployment, apiVersion: azure.apiVersion })
+      : new OpenAI({ ...options, baseURL: endpoint.baseURL });
     clients.set(id, client);
   }
   return client;

@@ -13,7 +13,7 @@ import type { ChatRequest } from './replies.js';
 /** Every /v1 route (chat, files, batches, models) refuses a key other than `requiredApiKey`. */
 export function checkKey(config: FaultConfig, req: IncomingMessage): void {
   if (!config.requiredApiKey) return;
-  const key = /^Bearer (.*)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+  const key = presentedKey(req);
   if (key !== config.requiredApiKey) {
     throw new HttpError(401, `Incorrect API key provided: ${key}. You can find your API key at https://platform.openai.com/account/api-keys.`, 'invalid_request_error', 'invalid_api_key');
   }
@@ -22,8 +22,15 @@ export function checkKey(config: FaultConfig, req: IncomingMessage): void {
 /** A chat error as an endpoint that echoes the key answers it (echoKeyInErrors); other errors as they are. */
 export function echoingKey(config: FaultConfig, req: IncomingMessage, err: unknown): unknown {
   if (!config.echoKeyInErrors || !(err instanceof HttpError)) return err;
-  const key = /^Bearer (.*)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+  const key = presentedKey(req);
   return new HttpError(err.status, `${err.message} (request key: ${key})`, err.type, err.code, err.headers, err.param);
+}
+
+/** The key a request carries: OpenAI's `Authorization: Bearer`, or Azure OpenAI's `api-key` header. */
+function presentedKey(req: IncomingMessage): string {
+  const azureKey = req.headers['api-key'];
+  if (typeof azureKey === 'string') return azureKey;
+  return /^Bearer (.*)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
 }
 
 /** Throws the provider's error for a chat request the endpoint's setup refuses; returns when none applies. */

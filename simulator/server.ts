@@ -17,7 +17,7 @@ import {
   type FaultConfig,
   type FaultKind,
 } from './faults.js';
-import { dialectFor, PORTAL_PAGE, refuseInDialect, SIM_DIALECTS, thinkingOf, thoughtsFor, type SimDialect } from './dialects.js';
+import { dialectFor, PORTAL_PAGE, refuseInDialect, ServerError, SIM_DIALECTS, thinkingOf, thoughtsFor, type SimDialect } from './dialects.js';
 import { HttpError, readJson, send, sendJson } from './http.js';
 import { gpuFleetFromEnv, type GpuFleet } from './gpuProfile.js';
 import { checkChat, checkKey, echoingKey } from './misconfiguration.js';
@@ -304,6 +304,12 @@ class Simulator {
     const path = new URL(req.url ?? '/', 'http://simulator').pathname;
     // Chat requests check it in chat(), after being counted.
     if (path.startsWith('/v1/') && path !== '/v1/chat/completions') checkKey(this.faultConfig, req);
+    const deployment = AZURE_CHAT.exec(path)?.[1];
+    if (deployment !== undefined && req.method === 'POST') {
+      return this.chat(req, res, azureDeployment(req, deployment)).catch((err: unknown) => {
+        throw echoingKey(this.faultConfig, req, err);
+      });
+    }
     switch (`${req.method} ${path}`) {
       case 'POST /v1/chat/completions':
         return this.chat(req, res).catch((err: unknown) => {
@@ -333,13 +339,15 @@ class Simulator {
     return this.setFaults(parsed.data);
   }
 
-  private async chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** `deployment`: the Azure deployment the request came for (its model when the body names none). */
+  private async chat(req: IncomingMessage, res: ServerResponse, deployment?: string): Promise<void> {
     const arrived = performance.timeOrigin + performance.now();
     this.stats.requests++;
     // Counted on 'finish' so every status is tallied in one place, and replies a client
     // abandoned mid-way are not.
     res.once('finish', () => this.countStatus(res.statusCode));
-    const request = parseChatRequest(await readJson(req));
+    const body = await readJson(req);
+    const request = parseChatRequest(deployment !== undefined && typeof body === 'object' && body !== null ? { model: deployment, ...body } : body);
     const dialect = dialectFor(this.faultConfig, request.model);
     if (dialect === 'html-proxy') return send(res, 200, PORTAL_PAGE, 'text/html; charset=utf-8');
     checkKey(this.faultConfig, req);
@@ -520,6 +528,20 @@ function applyContentFault(kind: FaultKind, reply: Reply): Reply {
   if (kind === 'malformed') return malformReply(reply);
   if (kind === 'truncated') return truncateReply(reply);
   return reply;
+}
+
+/**
+ * Azure OpenAI's chat route: POST /openai/deployments/{deployment-id}/chat/completions?api-version=...
+ * with the key in an `api-key` header (https://learn.microsoft.com/en-us/azure/ai-foundry/openai/reference#chat-completions).
+ * Without api-version Azure answers 404 Resource not found (MicrosoftDocs/azure-docs#114602).
+ */
+const AZURE_CHAT = /^\/openai\/deployments\/([^/]+)\/chat\/completions$/;
+
+function azureDeployment(req: IncomingMessage, deployment: string): string {
+  if (!new URL(req.url ?? '/', 'http://simulator').searchParams.get('api-version')) {
+    throw new ServerError(404, 'Resource not found', { error: { code: '404', message: 'Resource not found' } });
+  }
+  return decodeURIComponent(deployment);
 }
 
 function parseChatRequest(body: unknown): ChatRequest {

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { parseBuildConfig } from '../../config/buildConfig.js';
 import { SampleRejection } from '../../domain/rejection.js';
 import { adapt, baseDialect, isReasoningModel, refusedParameter, requestBody } from '../../llm/dialect.js';
+import { resolveEndpoint } from '../../llm/endpoint.js';
 import { EndpointError } from '../../llm/endpointError.js';
 import { ModelCaller, type CallRecord } from '../../llm/modelCaller.js';
 import { preflight } from '../../llm/preflight.js';
@@ -224,4 +225,36 @@ test('refusals in vLLM’s flat error body and Gemini’s list are read as well 
     server.close();
     server.closeAllConnections();
   }
+});
+
+test('Azure OpenAI: the deployment URL with api-version and the api-key header, through the SDK’s Azure client; the reasoning rules apply by model', async () => {
+  const key = 'azure-key-0123456789';
+  process.env.MMIF_TEST_AZURE_KEY = key;
+  sim.setFaults({ requiredApiKey: key });
+  try {
+    sim.resetStats();
+    const resource = sim.url.replace(/\/v1$/, '');
+    const azure = { model: 'gpt-5-mini', baseUrl: resource, apiKeyEnv: 'MMIF_TEST_AZURE_KEY', concurrency: 4, batch: false, azure: { deployment: 'prod-gpt5', apiVersion: '2024-10-21' } };
+    const calls: CallRecord[] = [];
+    const text = await caller(cache('azure')).text({ ...answerReq('gpt-5-mini'), endpoint: azure }, calls);
+    assert.ok(text.length > 20);
+    assert.deepEqual(sim.stats().byStatus, { '200': 1 }, 'answered on the Azure route, key accepted, no refusal');
+    assert.ok((calls[0]!.reasoningTokens ?? 0) > 0);
+    const config = parseBuildConfig({ buildId: 'b', output: dir, sources: [{ type: 'cc3m', uri: '/x' }], maxSamples: 1, models: { default: azure } });
+    const [outcome] = await preflight(config, cache('azure-preflight'), '_cache/llm');
+    assert.equal(outcome!.endpoint, `${resource}/openai/deployments/prod-gpt5`);
+    assert.equal(outcome!.unreachable, undefined);
+    // The key is required: Azure has no keyless endpoint.
+    assert.throws(() => resolveEndpoint({ ...azure, apiKeyEnv: 'MMIF_TEST_NO_AZURE_KEY' }), (err: unknown) => err instanceof EndpointError && /the API key variable MMIF_TEST_NO_AZURE_KEY is not set$/.test(err.message));
+  } finally {
+    sim.setFaults({ requiredApiKey: '' });
+    delete process.env.MMIF_TEST_AZURE_KEY;
+  }
+});
+
+test('an Azure endpoint with batch: true is a config error', () => {
+  assert.throws(
+    () => parseBuildConfig({ buildId: 'b', output: dir, sources: [{ type: 'cc3m', uri: '/x' }], maxSamples: 1, models: { default: { model: 'gpt-4o', baseUrl: 'https://r.openai.azure.com', batch: true, azure: { apiVersion: '2024-10-21' } } } }),
+    /models\.default\.batch: the Batch API is not used for Azure OpenAI endpoints/,
+  );
 });
