@@ -13,6 +13,7 @@ import { writeDatasetDocs } from '../output/datasetDocs.js';
 import { writeReservedSplit } from '../output/export.js';
 import { ConfigMismatchError, planBuild as plan, type BuildPlan } from '../pipeline/planBuild.js';
 import { runStage, type SliceOutcome } from '../pipeline/runStage.js';
+import { buildProblems } from '../pipeline/buildChecks.js';
 import { planTopUp as topUp } from '../pipeline/topUp.js';
 import { sourceTallies } from '../output/sourceTallies.js';
 import type { Goals, SourceTally } from '../domain/targets.js';
@@ -100,6 +101,11 @@ export async function preflightEndpoints(input: unknown): Promise<PreflightOutco
       return outcomes;
     }),
   );
+}
+
+/** `mmif build`'s checks before it starts anything (pipeline/buildChecks.ts): the problems found, none when fine. */
+export async function checkBuild(input: unknown): Promise<string[]> {
+  return permanentOnFailure(() => withHeartbeat(() => buildProblems(parseBuildConfig(input))));
 }
 
 export async function planBuild(input: unknown): Promise<BuildPlan> {

@@ -5,7 +5,7 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { startTemporalDevServer } from '../local/temporalDevServer.js';
+import { startTemporalDevServer, type DevServer } from '../local/temporalDevServer.js';
 import { startSimulator, type SimulatorHandle } from '../simulator/server.js';
 import { createWorker } from '../worker/createWorker.js';
 import type { Temporal } from './temporalClient.js';
@@ -29,25 +29,92 @@ async function startLocalSimulator(): Promise<SimulatorHandle> {
   }
 }
 
-/** Runs `work` against a local dev server while a worker serves it; stops them all afterwards. */
+/** Starts of the dev server tried: one failed start under load is retried once (then the error is the user's). */
+const SERVER_START_ATTEMPTS = 2;
+/** How long a started dev server gets to answer as healthy. */
+const HEALTHY_WITHIN_MS = 60_000;
+
+/**
+ * A dev server whose frontend answers: its port opens before the frontend serves ("Frontend is not
+ * healthy yet"), so a namespace lookup is retried until it succeeds. A start that fails, or never
+ * gets healthy, is stopped and tried once more.
+ */
+async function startHealthyServer(): Promise<{ server: DevServer; connection: Connection }> {
+  for (let attempt = 1; ; attempt++) {
+    let server: DevServer | undefined;
+    try {
+      server = await startTemporalDevServer();
+      const connection = await Connection.connect({ address: server.address });
+      await untilHealthy(connection).catch(async (err: unknown) => {
+        await connection.close();
+        throw err;
+      });
+      return { server, connection };
+    } catch (err) {
+      await server?.stop();
+      if (attempt >= SERVER_START_ATTEMPTS) throw new Error(`the local Temporal dev server did not start: ${(err as Error).message}`);
+      console.log(`the local Temporal dev server did not start (${(err as Error).message}); trying once more`);
+    }
+  }
+}
+
+async function untilHealthy(connection: Connection): Promise<void> {
+  const deadline = Date.now() + HEALTHY_WITHIN_MS;
+  for (;;) {
+    try {
+      await connection.workflowService.describeNamespace({ namespace: 'default' });
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`not healthy within ${HEALTHY_WITHIN_MS / 1000} s: ${(err as Error).message}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
+/**
+ * Worker log lines on the console, level and message only. An activity's failure is left out: its
+ * cause reaches the user as the build's one line (cli/buildRun.ts), and the SDK's entry (the error
+ * with its stack, the task token) would bury it.
+ */
+const quietLogger = new DefaultLogger('WARN', (entry) => {
+  if (entry.message !== 'Activity failed') console.error(`${entry.level.toLowerCase()}: ${entry.message}`);
+});
+
+/**
+ * Runs `work` against a local dev server while a worker serves it; stops them all afterwards, on an
+ * error and on SIGINT/SIGTERM too, so nothing it started outlives the command.
+ */
 export async function withLocalTemporal<T>(work: (temporal: Temporal) => Promise<T>): Promise<T> {
-  const simulator = process.env.OPENAI_BASE_URL ? undefined : await startLocalSimulator();
-  if (simulator) process.env.OPENAI_BASE_URL = simulator.url;
-  console.log(simulator ? `simulator: ${simulator.url} (answers will be SIMULATED)` : `model endpoint: ${process.env.OPENAI_BASE_URL}`);
-  // The screen is for progress and the summary; worker lifecycle logs would bury them.
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const server = await startTemporalDevServer();
-  console.log(`temporal dev server: ${server.address}`);
-  const nativeConnection = await NativeConnection.connect({ address: server.address });
-  const connection = await Connection.connect({ address: server.address });
+  const started: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const stop of started.splice(0).reverse()) await stop().catch(() => {});
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    console.error(`\n${signal}: stopping the local worker, Temporal dev server and simulator`);
+    void stopAll().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
+    const simulator = process.env.OPENAI_BASE_URL ? undefined : await startLocalSimulator();
+    if (simulator) {
+      started.push(() => simulator.close());
+      process.env.OPENAI_BASE_URL = simulator.url;
+    }
+    console.log(simulator ? `simulator: ${simulator.url} (answers will be SIMULATED)` : `model endpoint: ${process.env.OPENAI_BASE_URL}`);
+    // The screen is for progress and the summary; worker lifecycle logs would bury them.
+    Runtime.install({ logger: quietLogger });
+    const { server, connection } = await startHealthyServer();
+    started.push(() => server.stop(), () => connection.close());
+    console.log(`temporal dev server: ${server.address}`);
+    const nativeConnection = await NativeConnection.connect({ address: server.address });
+    started.push(() => nativeConnection.close());
     const worker = await createWorker({ connection: nativeConnection, namespace: 'default', taskQueue: LOCAL_TASK_QUEUE });
     const settings = { connection: { address: server.address }, namespace: 'default', taskQueue: LOCAL_TASK_QUEUE };
     return await worker.runUntil(() => work({ client: new Client({ connection }), settings, close: async () => {} }));
   } finally {
-    await connection.close();
-    await nativeConnection.close();
-    await server.stop();
-    await simulator?.close();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await stopAll();
   }
 }

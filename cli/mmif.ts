@@ -23,6 +23,18 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: 'forecast a build\'s requests, tokens, cost and wall time from a pilot of its first samples',
     load: async () => import('./commands/estimate.js').then((m) => ({ usage: m.ESTIMATE_USAGE, run: m.estimateCommand })),
   },
+  init: {
+    summary: 'write a starter build config, from flags or by asking',
+    load: async () => import('./commands/init.js').then((m) => ({ usage: m.INIT_USAGE, run: m.initCommand })),
+  },
+  schema: {
+    summary: 'print the build config\'s JSON Schema (for editors)',
+    load: async () => import('./commands/schema.js').then((m) => ({ usage: m.SCHEMA_USAGE, run: m.schemaCommand })),
+  },
+  validate: {
+    summary: 'check a config, its fingerprint against an existing build and its sources, starting nothing',
+    load: async () => import('./commands/validate.js').then((m) => ({ usage: m.VALIDATE_USAGE, run: m.validateCommand })),
+  },
   status: {
     summary: 'show or --watch a build\'s progress',
     load: async () => import('./commands/status.js').then((m) => ({ usage: m.STATUS_USAGE, run: m.statusCommand })),

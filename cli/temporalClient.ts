@@ -8,10 +8,14 @@ export interface Temporal {
   close(): Promise<void>;
 }
 
-/** A client for the server named by TEMPORAL_* variables (as Temporal's own CLI reads them). */
-export async function connectTemporal(): Promise<Temporal> {
+/**
+ * A client for the server named by TEMPORAL_* variables (as Temporal's own CLI reads them).
+ * `connectTimeoutMs` shortens the wait for a server that may be gone (after a `--local` build).
+ */
+export async function connectTemporal(options: { connectTimeoutMs?: number } = {}): Promise<Temporal> {
   const settings = temporalSettingsFromEnv();
-  const connection = await Connection.connect(settings.connection).catch((err: Error) => {
+  const connectTimeout = options.connectTimeoutMs;
+  const connection = await Connection.connect({ ...settings.connection, ...(connectTimeout ? { connectTimeout } : {}) }).catch((err: Error) => {
     throw new CliError(`cannot reach Temporal at ${settings.connection.address}: ${err.message}`, EXIT.failed);
   });
   return { client: new Client({ connection, namespace: settings.namespace }), settings, close: () => connection.close() };
@@ -22,7 +26,10 @@ export async function forBuild<T>(buildId: string, work: () => Promise<T>): Prom
   try {
     return await work();
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) throw new CliError(`no build '${buildId}' on this Temporal namespace`, EXIT.notFound);
+    if (err instanceof WorkflowNotFoundError) {
+      // A build started with `temporal workflow start --workflow-id <other>` is known by that id (docs/operations.md).
+      throw new CliError(`no build '${buildId}' on this Temporal namespace (a build started with \`temporal workflow start\` is known by its --workflow-id)`, EXIT.notFound);
+    }
     throw err;
   }
 }

@@ -1,14 +1,22 @@
 /**
- * `npm run docs:config`: rewrites the generated reference at the end of docs/configuration.md from
- * the config schemas (config/configReference.ts). test/unit/configReference.test.ts fails when the
- * committed file differs from what this writes, so a schema change without a re-run is caught.
+ * `npm run docs:config`: rewrites what is generated from the config schemas: the reference at the
+ * end of docs/configuration.md (config/configReference.ts) and examples/build-config.schema.json,
+ * the JSON Schema the examples name in `$schema` (config/jsonSchema.ts, what `mmif schema` prints).
+ * test/unit/configReference.test.ts fails when a committed file differs from what this writes, so a
+ * schema change without a re-run is caught.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configReferenceMarkdown } from '../config/configReference.js';
+import { buildConfigJsonSchema } from '../config/jsonSchema.js';
 
-export const CONFIG_DOC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../docs/configuration.md');
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const CONFIG_DOC = path.join(REPO, 'docs/configuration.md');
+export const SCHEMA_FILE = path.join(REPO, 'examples/build-config.schema.json');
+
+/** The build config's JSON Schema as committed (and as `mmif schema` prints it). */
+export const schemaText = () => `${JSON.stringify(buildConfigJsonSchema(), null, 2)}\n`;
 export const BEGIN = '<!-- BEGIN GENERATED REFERENCE: npm run docs:config -->';
 export const END = '<!-- END GENERATED REFERENCE -->';
 
@@ -22,5 +30,7 @@ export function withReference(doc: string): string {
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   await writeFile(CONFIG_DOC, withReference(await readFile(CONFIG_DOC, 'utf8')));
-  console.log(`wrote ${path.relative(process.cwd(), CONFIG_DOC)}`);
+  await mkdir(path.dirname(SCHEMA_FILE), { recursive: true });
+  await writeFile(SCHEMA_FILE, schemaText());
+  console.log(`wrote ${path.relative(process.cwd(), CONFIG_DOC)} and ${path.relative(process.cwd(), SCHEMA_FILE)}`);
 }

@@ -18,5 +18,10 @@ function inputSchema(schema: z.ZodType, title: string): JsonSchema {
   return { title, ...z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) } as JsonSchema;
 }
 
-export const buildConfigJsonSchema = (): JsonSchema => inputSchema(buildConfigSchema, 'mmif-engine build config');
+/** The build config's schema; a config may name it in `$schema` (parseBuildConfig drops that key). */
+export function buildConfigJsonSchema(): JsonSchema {
+  const schema = inputSchema(buildConfigSchema, 'mmif-engine build config');
+  const properties = schema.properties as Record<string, unknown>;
+  return { ...schema, properties: { $schema: { type: 'string', description: 'the JSON Schema this file follows (for editors)' }, ...properties } };
+}
 export const evalConfigJsonSchema = (): JsonSchema => inputSchema(evalConfigSchema, 'mmif-engine eval input');

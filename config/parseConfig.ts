@@ -1,4 +1,10 @@
-/** Parsing a config document against its zod schema, with one error message form for every config. */
+/**
+ * Parsing a config document against its zod schema, with one error message form for every config.
+ * The messages help a user writing a config by hand: a missing object names the minimum it needs
+ * (`models.default.model is required`), an unknown field gets the closest known one (`shardsize:
+ * unknown field; did you mean shardSize?`), and a value of a fixed set written in the wrong case is
+ * recognised (`"ChartQA" ...; did you mean "chartqa"?`).
+ */
 import type { z } from 'zod';
 import { ConfigError } from './configError.js';
 
@@ -6,6 +12,149 @@ import { ConfigError } from './configError.js';
 export function parseConfig<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  const problems = result.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`);
+  const problems = result.error.issues.flatMap((issue) => describeIssue(schema, input, issue));
   throw new ConfigError(`invalid ${what}: ${problems.join('; ')}`);
+}
+
+type Issue = z.core.$ZodIssue;
+type Def = Record<string, unknown> & { type: string };
+const defOf = (s: z.ZodType) => (s as unknown as { _zod: { def: Def } })._zod.def;
+const shown = (path: PropertyKey[]) => (path.length ? path.map(String).join('.') : '(root)');
+
+function describeIssue(schema: z.ZodType, input: unknown, issue: Issue): string[] {
+  const at = shown(issue.path);
+  if (issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined) {
+    return [`${shown(minimumPath(schema, input, issue.path))} is required`];
+  }
+  if (issue.code === 'unrecognized_keys') {
+    const known = keysAt(schema, input, issue.path);
+    return issue.keys.map((key) => {
+      const near = closest(key, known);
+      return `${shown([...issue.path, key])}: unknown field${near ? `; did you mean ${near}?` : ''}`;
+    });
+  }
+  const options = issue.code === 'invalid_union' ? (issue as { options?: unknown[] }).options : issue.code === 'invalid_value' ? issue.values : undefined;
+  if (options && options.every((o) => typeof o === 'string')) {
+    const value = valueAt(input, issue.path);
+    const sameLetters = (options as string[]).find((o) => typeof value === 'string' && o.toLowerCase() === value.toLowerCase());
+    const list = (options as string[]).join(', ');
+    return [`${at}: ${JSON.stringify(value)} is not one of ${list}${sameLetters ? `; did you mean "${sameLetters}"?` : ''}`];
+  }
+  return [`${at}: ${issue.message}`];
+}
+
+function valueAt(input: unknown, path: PropertyKey[]): unknown {
+  let value = input;
+  for (const key of path) value = value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[key] : undefined;
+  return value;
+}
+
+/** The schema under wrappers (optional, default, pipe...): the one that says what the value is. */
+function unwrap(schema: z.ZodType, input: unknown): z.ZodType {
+  for (let s = schema; ; ) {
+    const def = defOf(s);
+    switch (def.type) {
+      case 'optional':
+      case 'nonoptional':
+      case 'default':
+      case 'prefault':
+      case 'nullable':
+      case 'readonly':
+      case 'catch':
+        s = def.innerType as z.ZodType;
+        continue;
+      case 'pipe':
+        s = def.in as z.ZodType;
+        continue;
+      case 'lazy':
+        s = (def.getter as () => z.ZodType)();
+        continue;
+      case 'union': {
+        // A discriminated union: the option the input names, else the first.
+        const options = def.options as z.ZodType[];
+        const discriminator = def.discriminator as string | undefined;
+        const tag = discriminator && input !== null && typeof input === 'object' ? (input as Record<string, unknown>)[discriminator] : undefined;
+        s = options.find((o) => keysOf(o).includes(discriminator ?? '') && matchesTag(o, discriminator!, tag)) ?? options[0]!;
+        continue;
+      }
+      default:
+        return s;
+    }
+  }
+}
+
+function matchesTag(option: z.ZodType, discriminator: string, tag: unknown): boolean {
+  const field = (defOf(option).shape as Record<string, z.ZodType>)[discriminator];
+  return field !== undefined && (defOf(field).values as unknown[] | undefined)?.includes(tag) === true;
+}
+
+const keysOf = (schema: z.ZodType): string[] => {
+  const def = defOf(schema);
+  return def.type === 'object' ? Object.keys(def.shape as object) : [];
+};
+
+/** The schema at `path` of `input` (array indexes and record keys step into their element). */
+function schemaAt(schema: z.ZodType, input: unknown, path: PropertyKey[]): z.ZodType | undefined {
+  let s: z.ZodType | undefined = schema;
+  let value = input;
+  for (const key of path) {
+    const def = defOf(unwrap(s!, value));
+    if (def.type === 'object') s = (def.shape as Record<string, z.ZodType>)[String(key)];
+    else if (def.type === 'array') s = def.element as z.ZodType;
+    else if (def.type === 'record') s = def.valueType as z.ZodType;
+    else return undefined;
+    if (!s) return undefined;
+    value = value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[key] : undefined;
+  }
+  return s;
+}
+
+function keysAt(schema: z.ZodType, input: unknown, path: PropertyKey[]): string[] {
+  const s = schemaAt(schema, input, path);
+  return s ? keysOf(unwrap(s, valueAt(input, path))) : [];
+}
+
+/** Whether a field may be left out: optional, or defaulted. */
+function omittable(schema: z.ZodType): boolean {
+  const type = defOf(schema).type;
+  return type === 'optional' || type === 'default' || type === 'prefault';
+}
+
+/** A missing object's first required field, and so on down: the least that must be written. */
+function minimumPath(schema: z.ZodType, input: unknown, path: PropertyKey[]): PropertyKey[] {
+  const out = [...path];
+  let s = schemaAt(schema, input, path);
+  while (s) {
+    const def = defOf(unwrap(s, undefined));
+    if (def.type !== 'object') break;
+    const entry = Object.entries(def.shape as Record<string, z.ZodType>).find(([, field]) => !omittable(field));
+    if (!entry) break;
+    out.push(entry[0]);
+    s = entry[1];
+  }
+  return out;
+}
+
+/** The known name closest to `name`: the same letters in another case, or within a few edits. */
+function closest(name: string, known: string[]): string | undefined {
+  const lower = name.toLowerCase();
+  const sameLetters = known.find((k) => k.toLowerCase() === lower);
+  if (sameLetters) return sameLetters;
+  let best: { key: string; distance: number } | undefined;
+  for (const key of known) {
+    const distance = editDistance(lower, key.toLowerCase());
+    if (distance <= Math.max(1, Math.floor(key.length / 4)) && (!best || distance < best.distance)) best = { key, distance };
+  }
+  return best?.key;
+}
+
+/** Levenshtein distance. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = row;
+  }
+  return previous[b.length]!;
 }

@@ -79,14 +79,12 @@ function madeBeforeVacuousSetting(stored: StoredConfig, config: BuildConfig): bo
   return configFingerprint({ ...config, verification: { ...config.verification, vacuous: 'pass' } }) === stored.configFingerprint;
 }
 
-export async function planBuild(
-  config: BuildConfig,
-  store: ObjectStore,
-  layout: BuildLayout,
-  sources: readonly SourceReader[],
-  /** For sources with `richness` (pipeline/richness.ts). */
-  richness?: RichnessTools,
-): Promise<BuildPlan> {
+/**
+ * The config the build was planned with, if it was; throws ConfigMismatchError when that differs
+ * from `config` in anything that changes output bytes (planning, and `mmif validate` / `mmif build`
+ * before starting anything, pipeline/buildChecks.ts).
+ */
+export async function sameStoredConfig(config: BuildConfig, store: ObjectStore, layout: BuildLayout): Promise<StoredConfig | undefined> {
   const fingerprint = configFingerprint(config);
   const stored = await getJson<StoredConfig>(store, layout.config);
   if (stored && stored.configFingerprint !== fingerprint) {
@@ -101,6 +99,19 @@ export async function planBuild(
         `${stored.configFingerprint.slice(0, 12)}, now ${fingerprint.slice(0, 12)}); use a new buildId for a new version ('mmif build --new-version' picks one)`,
     );
   }
+  return stored;
+}
+
+export async function planBuild(
+  config: BuildConfig,
+  store: ObjectStore,
+  layout: BuildLayout,
+  sources: readonly SourceReader[],
+  /** For sources with `richness` (pipeline/richness.ts). */
+  richness?: RichnessTools,
+): Promise<BuildPlan> {
+  const fingerprint = configFingerprint(config);
+  const stored = await sameStoredConfig(config, store, layout);
 
   const planned = stored ? await getJson<BuildPlan>(store, layout.planSummary) : undefined;
   if (config.sources.some((s) => s.richness) && !richness) throw new Error('planning a build with richness selection needs its scoring tools');

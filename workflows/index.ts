@@ -4,3 +4,4 @@ export { buildShard } from './buildShard.js';
 export { scheduledBuild } from './scheduledBuild.js';
 export { endpointLeases, reportDemandUpdate } from './endpointLeases.js';
 export { evaluateModel, evalProgressQuery } from './evaluateModel.js';
+export { buildChecks } from './buildChecks.js';

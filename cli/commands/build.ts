@@ -1,28 +1,30 @@
-import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { parseBuildConfig, type BuildConfig } from '../../config/buildConfig.js';
-import { ConfigError } from '../../config/configError.js';
-import { EndpointError } from '../../llm/endpointError.js';
-import { preflight } from '../../llm/preflight.js';
-import { recordPreflightUsage } from '../../output/preflightUsage.js';
-import { buildLayout, LLM_CACHE_PREFIX } from '../../storage/buildLayout.js';
+import { WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temporalio/client';
+import type { BuildConfig } from '../../config/buildConfig.js';
+import type { BuildCheckResult } from '../../workflows/buildChecks.js';
+import { buildLayout } from '../../storage/buildLayout.js';
 import { configFingerprint, type StoredConfig } from '../../pipeline/planBuild.js';
 import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
+import { readConfig } from '../configFile.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { connectTemporal, type Temporal } from '../temporalClient.js';
 import { withLocalTemporal } from '../localTemporal.js';
 import { formatSummary } from '../summary.js';
-import type { BuildReport } from '../../output/buildReport.js';
+import { BuildRun, exitCodeFor, rootFailure, RunEnded } from '../buildRun.js';
+import { writeLocalRecord } from '../localRecord.js';
 import { watch } from './status.js';
 
 export const BUILD_USAGE = `usage: mmif build --config FILE [--wait] [--new-version]
   Start a build on the task queue MMIF_TASK_QUEUE (workflow id = the config's buildId).
   Re-running a build id skips its committed shards; a changed config is refused unless --new-version.
-  First checks every endpoint + model with one tiny request (llm.preflight): a refused key, unknown
-  model or text-only model exits 2 in seconds, naming the endpoint, model and status.
-  --wait         show live progress until the build closes (exit 0 done, 1 failed)
+  Relative paths in the config are read from the config file's folder and recorded absolute.
+  First, on a worker of that task queue, runs \`mmif validate\`'s checks (config against an existing
+  build, the sources' layouts) and checks every endpoint + model with one tiny request
+  (llm.preflight): a problem, a refused key, unknown model or text-only model exits 2 in seconds,
+  naming what to fix; nothing is started.
+  --wait         show live progress until the build closes (exit 0 done, 1 failed, 2 failed for a
+                 config, data path, output or endpoint setting), ending with the cause on one line
   --new-version  when the build exists with another config, start <buildId>-v2 (or the next free version)
   --local        run it all in this process: a Temporal dev server, a worker and (without
                  OPENAI_BASE_URL) the simulator; waits, prints the summary, exits 1 when the build fails`;
@@ -37,7 +39,7 @@ export async function buildCommand(args: string[]): Promise<number> {
   if (values['new-version']) config = await nextFreeVersion(config);
   // Local: the worker lives in this process, so the build is waited for; the simulator (started
   // first) is what the pre-flight checks when no endpoint is configured.
-  if (values.local) return withLocalTemporal((temporal) => startBuild(temporal, config, { wait: true, summary: true }));
+  if (values.local) return withLocalTemporal((temporal) => recordedLocally(config, () => startBuild(temporal, config, { wait: true, summary: true, localWorker: true })));
   const temporal = await connectTemporal();
   try {
     return await startBuild(temporal, config, { wait: values.wait ?? false, summary: false });
@@ -46,8 +48,8 @@ export async function buildCommand(args: string[]): Promise<number> {
   }
 }
 
-async function startBuild(temporal: Temporal, config: BuildConfig, options: { wait: boolean; summary: boolean }): Promise<number> {
-  if (config.llm.preflight) await checkEndpoints(config);
+async function startBuild(temporal: Temporal, config: BuildConfig, options: { wait: boolean; summary: boolean; localWorker?: boolean }): Promise<number> {
+  await checkOnWorker(temporal, config, options.localWorker ?? false);
   const handle = await temporal.client.workflow
     .start('buildDataset', { taskQueue: temporal.settings.taskQueue, workflowId: config.buildId, args: [config] })
     .catch((err: unknown) => {
@@ -58,43 +60,101 @@ async function startBuild(temporal: Temporal, config: BuildConfig, options: { wa
     });
   console.log(`started build ${config.buildId} (run ${handle.firstExecutionRunId}) on task queue ${temporal.settings.taskQueue}`);
   if (!options.wait) return EXIT.ok;
-  const code = await watch(handle, config.buildId);
-  if (options.summary && code === EXIT.ok) console.log(`\n${formatSummary((await handle.result()) as BuildReport)}`);
-  return code;
+  // This run and its continuations only: another start under the same id is not ours to report.
+  const report = await watch(new BuildRun(temporal.client, config.buildId, handle.firstExecutionRunId));
+  if (options.summary) console.log(`\n${formatSummary(report)}`);
+  return EXIT.ok;
+}
+
+/** `TASK_QUEUE_TYPE_WORKFLOW` (temporal/api enums/v1/task_queue.proto): the pollers that would run the checks workflow. */
+const WORKFLOW_TASK_QUEUE = 1;
+/** How long `mmif build` waits for a worker to run the checks before leaving them to the build itself. */
+const CHECKS_WAIT_MS = 120_000;
+/** The checks workflow's id: beside the build's own (`<buildId>/shard-<n>` are its children), never equal to it. */
+const checksWorkflowId = (buildId: string) => `${buildId}/checks`;
+
+/**
+ * The build's checks on a worker of its task queue (workflows/buildChecks.ts), where its data is read
+ * and its calls are made: the config against an existing build, the sources' layouts, then the
+ * endpoints (pre-flight, with that worker's `OPENAI_BASE_URL` and keys). A problem exits 2 and starts
+ * no build. With no worker polling the queue, or none able to run the checks in time (an older
+ * release), the build starts anyway: it checks its config, sources and endpoints itself first.
+ */
+async function checkOnWorker(temporal: Temporal, config: BuildConfig, localWorker: boolean): Promise<void> {
+  const { client, settings } = temporal;
+  // A --local worker runs in this process: it may not have polled yet, but it will.
+  const polled = localWorker || (await hasPollers(temporal));
+  if (!polled) {
+    console.warn(`checks: no worker polls task queue ${settings.taskQueue}; the build checks its config, sources and endpoints when a worker picks it up`);
+    return;
+  }
+  const handle = await client.workflow.start('buildChecks', {
+    taskQueue: settings.taskQueue,
+    workflowId: checksWorkflowId(config.buildId),
+    args: [config],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    // Bounded: a worker of an older release (without this workflow) fails its tasks until then.
+    workflowExecutionTimeout: CHECKS_WAIT_MS * 2,
+  });
+  let result: BuildCheckResult | 'late';
+  try {
+    result = await Promise.race([handle.result() as Promise<BuildCheckResult>, unableToRun(handle, CHECKS_WAIT_MS)]);
+  } catch (err) {
+    const failure = rootFailure(err);
+    throw new CliError(`pre-flight failed: ${failure.message}`, exitCodeFor(failure));
+  }
+  if (result === 'late') {
+    await handle.terminate('mmif build went on without it').catch(() => {});
+    console.warn(`checks: the workers of task queue ${settings.taskQueue} did not run them within ${CHECKS_WAIT_MS / 1000} s (an older release?); the build runs its own`);
+    return;
+  }
+  if (result.problems.length > 0) throw new CliError(`checks failed: ${result.problems.join('; ')}`, EXIT.usage);
+  console.log(`checks: config, ${config.sources.length} source layout(s) ok`);
+  for (const checked of result.preflight ?? []) {
+    const what = `${checked.endpoint} (model ${checked.model}${checked.withImage ? ', with an image' : ''})`;
+    if (checked.unreachable) console.warn(`pre-flight: ${checked.unreachable}; starting anyway (its calls are retried)`);
+    else console.log(`pre-flight: ${what} ok${checked.cached ? ' (checked before)' : ''}`);
+    // What the endpoint was found to accept instead of the plain request (docs/endpoints.md).
+    for (const lesson of checked.lessons ?? []) console.log(`pre-flight: ${checked.endpoint} (model ${checked.model}) ${lesson}`);
+  }
+}
+
+async function hasPollers({ client, settings }: Temporal): Promise<boolean> {
+  const { pollers } = await client.workflowService.describeTaskQueue({
+    namespace: settings.namespace,
+    taskQueue: { name: settings.taskQueue },
+    taskQueueType: WORKFLOW_TASK_QUEUE,
+  });
+  return (pollers?.length ?? 0) > 0;
 }
 
 /**
- * The workflow runs the same pre-flight before planning; running it here first answers at once, and
- * what passed is remembered in the model cache, so the workflow makes no second request for it.
+ * Resolves 'late' when the checks cannot finish: `waitMs` passed, or its workflow task keeps failing
+ * (a worker without the `buildChecks` type retries it every few seconds).
  */
-async function checkEndpoints(config: BuildConfig): Promise<void> {
-  try {
-    const outcomes = await preflight(config, openStore(config.cacheUri ?? config.output, config.s3), LLM_CACHE_PREFIX);
-    await recordPreflightUsage(openStore(config.output, config.s3), buildLayout(config.buildId), outcomes, config.llm.prices);
-    for (const checked of outcomes) {
-      const what = `${checked.endpoint} (model ${checked.model}${checked.withImage ? ', with an image' : ''})`;
-      if (checked.unreachable) console.warn(`pre-flight: ${checked.unreachable}; starting anyway (its calls are retried)`);
-      else console.log(`pre-flight: ${what} ok${checked.cached ? ' (checked before)' : ''}`);
-      // What the endpoint was found to accept instead of the plain request (docs/endpoints.md).
-      for (const lesson of checked.lessons ?? []) console.log(`pre-flight: ${checked.endpoint} (model ${checked.model}) ${lesson}`);
-    }
-  } catch (err) {
-    if (err instanceof EndpointError) throw new CliError(`pre-flight failed: ${err.message}`, EXIT.usage);
-    throw err;
+async function unableToRun(handle: WorkflowHandle, waitMs: number): Promise<'late'> {
+  const deadline = Date.now() + waitMs;
+  while (Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 1_000));
+    const description = await handle.describe().catch(() => undefined);
+    if ((description?.raw.pendingWorkflowTask?.attempt ?? 0) > 2) return 'late';
   }
+  return 'late';
 }
 
-export async function readConfig(file: string): Promise<BuildConfig> {
-  let json: unknown;
+/** Runs a --local build and records how it ended for `mmif status` (its server goes with this process). */
+async function recordedLocally(config: BuildConfig, build: () => Promise<number>): Promise<number> {
+  const record = { buildId: config.buildId, output: config.output, s3: config.s3 };
+  const finishedAt = () => new Date().toISOString();
   try {
-    json = JSON.parse(await readFile(file, 'utf8'));
+    const code = await build();
+    await writeLocalRecord({ ...record, status: 'COMPLETED', exitCode: code, finishedAt: finishedAt() });
+    return code;
   } catch (err) {
-    throw new CliError(`cannot read build config ${file}: ${(err as Error).message}`, EXIT.usage);
-  }
-  try {
-    return parseBuildConfig(json);
-  } catch (err) {
-    if (err instanceof ConfigError) throw new CliError(`${file}: ${err.message}`, EXIT.usage);
+    if (err instanceof CliError) {
+      const status = err instanceof RunEnded ? err.status : 'REFUSED';
+      await writeLocalRecord({ ...record, status, failure: err.message, exitCode: err.exitCode, finishedAt: finishedAt() });
+    }
     throw err;
   }
 }

@@ -9,7 +9,7 @@ import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { withLocalTemporal } from '../localTemporal.js';
 import { connectTemporal, type Temporal } from '../temporalClient.js';
-import { readConfig } from './build.js';
+import { readConfig } from '../configFile.js';
 
 export const ESTIMATE_USAGE = `usage: mmif estimate --config FILE [--pilot N] [--json] [--local]
   Forecast what the build will cost before it runs: a pilot build of the first N samples of the

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { BuildReport } from '../../output/buildReport.js';
 import type { BuildProgress } from '../../workflows/buildProgress.js';
+import { exitCodeFor, rootFailure } from '../buildRun.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { withLocalTemporal } from '../localTemporal.js';
 import { modelsFromEnv, quickstartConfig, SIMULATOR_MODEL } from '../quickstartConfig.js';
@@ -38,6 +39,9 @@ export async function quickstartCommand(args: string[]): Promise<number> {
     let report: BuildReport;
     try {
       report = (await handle.result()) as BuildReport;
+    } catch (err) {
+      const failure = rootFailure(err);
+      throw new CliError(`build ${buildId} failed: ${failure.message}`, exitCodeFor(failure));
     } finally {
       clearInterval(ticker);
     }

@@ -8,6 +8,7 @@ import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { connectTemporal, forBuild } from '../temporalClient.js';
+import { BuildRun } from '../buildRun.js';
 import { watch } from './status.js';
 
 export const RESUME_USAGE = `usage: mmif resume <buildId> [--wait]
@@ -25,8 +26,10 @@ export async function resumeCommand(args: string[]): Promise<number> {
   try {
     const handle = temporal.client.workflow.getHandle(buildId);
     const description = await forBuild(buildId, () => handle.describe());
+    // The run to follow with --wait: the one updated, or the one this command starts.
+    let runId = description.runId;
     if (description.status.name === 'RUNNING') {
-      const { retrying } = await handle.executeUpdate<{ retrying: number[] }, []>('retryFailedShards');
+      const { retrying } = await temporal.client.workflow.getHandle(buildId, runId).executeUpdate<{ retrying: number[] }, []>('retryFailedShards');
       console.log(retrying.length ? `retrying shards ${retrying.join(', ')} of ${buildId}` : `${buildId} has no failed shard to retry`);
     } else {
       const config = await configToResume(handle);
@@ -35,9 +38,11 @@ export async function resumeCommand(args: string[]): Promise<number> {
         workflowId: buildId,
         args: [config],
       });
-      console.log(`restarted ${buildId} (was ${description.status.name}; run ${restarted.firstExecutionRunId})`);
+      runId = restarted.firstExecutionRunId;
+      console.log(`restarted ${buildId} (was ${description.status.name}; run ${runId})`);
     }
-    return values.wait ? await watch(temporal.client.workflow.getHandle(buildId), buildId) : EXIT.ok;
+    if (values.wait) await watch(new BuildRun(temporal.client, buildId, runId));
+    return EXIT.ok;
   } finally {
     await temporal.close();
   }

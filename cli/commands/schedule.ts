@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { ScheduleNotFoundError, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import { CliError, EXIT } from '../exitCodes.js';
 import { connectTemporal } from '../temporalClient.js';
-import { readConfig } from './build.js';
+import { readConfig } from '../configFile.js';
 
 export const SCHEDULE_USAGE = `usage: mmif schedule <create|list|describe|pause|unpause|trigger|backfill|delete> ...
   create <id> --config FILE --cron EXPR [--overlap skip|buffer_one|allow_all|cancel_other|terminate_other]

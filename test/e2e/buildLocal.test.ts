@@ -1,7 +1,7 @@
 /**
  * `mmif build --config FILE --local`: one command runs any config with no server or worker started
  * by hand: the CLI starts a Temporal dev server, a worker and the simulator (no OPENAI_BASE_URL) in
- * its own process, waits, prints the summary, and exits 1 when the build fails.
+ * its own process, waits, prints the summary, and ends with the cause on one line when it cannot build.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,6 +17,8 @@ import { LocalStore } from '../../storage/localStore.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
 
 const CLI = fileURLToPath(new URL('../../cli/mmif.ts', import.meta.url));
+/** tsx by its own location: the CLI runs in another folder, where `--import tsx` would not resolve. */
+const TSX_LOADER = import.meta.resolve('tsx');
 let dir: string;
 
 before(async () => {
@@ -33,7 +35,8 @@ function mmifLocal(...args: string[]): Promise<{ code: number; stdout: string; s
   const env = { ...process.env };
   for (const name of ['OPENAI_BASE_URL', 'TEMPORAL_ADDRESS', 'MMIF_TASK_QUEUE']) delete env[name];
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', CLI, ...args], { env, maxBuffer: 32 << 20 }, (err, stdout, stderr) =>
+    // In the test's folder: a --local build records how it ended under `.mmif/` where it runs.
+    execFile(process.execPath, ['--import', TSX_LOADER, CLI, ...args], { env, cwd: dir, maxBuffer: 32 << 20 }, (err, stdout, stderr) =>
       resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -78,10 +81,14 @@ test('a second `mmif build --local` over the same output answers every model cal
   for (const [stage, usage] of stages) assert.equal(usage.cachedRequests, usage.requests, `${stage}: ${JSON.stringify(usage)}`);
 });
 
-test('`mmif build --local` exits 1 when the build fails', async () => {
+test('`mmif build --local` refuses a wrong data path with its cause on one line, exit 2', async () => {
   const file = path.join(dir, 'failing.json');
-  await writeFile(file, JSON.stringify(config('local-failing', path.join(dir, 'no-such-source'))));
+  const missing = path.join(dir, 'no-such-source');
+  await writeFile(file, JSON.stringify(config('local-failing', missing)));
   const result = await mmifLocal('build', '--config', file, '--local');
-  assert.equal(result.code, 1, result.stdout + result.stderr);
-  assert.match(result.stdout, /build local-failing: FAILED/);
+  assert.equal(result.code, 2, result.stdout + result.stderr);
+  assert.ok(
+    result.stderr.trimEnd().endsWith(`mmif: checks failed: sources[0] (cc3m): ${missing}: no CC3M dataset found (the root is missing or empty); expected an img2dataset CC3M layout: webdataset (*.tar shards at the root, e.g. 00000.tar), files (numbered folders: 00000/000000000.jpg|.txt|.json) or flat (.jpg/.jpeg/.png/.webp/.gif/.tiff/.avif/.bmp images at the root)`),
+    result.stderr,
+  );
 });

@@ -383,8 +383,11 @@ test('`mmif build --wait` runs a build; a changed config is refused unless --new
 
   await writeFile(file, JSON.stringify(config('cli-build', { seed: 99 })));
   const refused = await mmif(stack, 'build', '--config', file, '--wait');
-  assert.equal(refused.code, 1, 'the changed config fails the build');
-  const failure = (await stack.client.workflow.getHandle('cli-build').result().catch((err: unknown) => err)) as WorkflowFailedError;
+  assert.equal(refused.code, 2, 'the changed config is refused before anything starts, a config error');
+  assert.match(refused.stderr, /^mmif: checks failed: build 'cli-build' already exists in .* with a different config .*new buildId/m);
+  // Started around the CLI (`temporal workflow start`), the workflow refuses it itself.
+  const changed = await stack.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'cli-build', args: [config('cli-build', { seed: 99 })] });
+  const failure = (await changed.result().catch((err: unknown) => err)) as WorkflowFailedError;
   const cause = failure.cause as Error & { cause?: Error };
   assert.match(String(cause.cause?.message), /different config.*new buildId/);
   // Resuming the refused build re-runs the build as planned, not the refused change.

@@ -7,12 +7,21 @@ const run = promisify(execFile);
 const CLI = fileURLToPath(new URL('../../cli/mmif.ts', import.meta.url));
 const TSX = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
 
+export interface MmifResult {
+  stdout: string;
+  stderr: string;
+  code: number;
+}
+
 /** Runs the real `mmif` command against the stack's Temporal server; resolves with its output and exit code. */
-export async function mmif(stack: Stack, ...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
+export async function mmif(stack: Stack, ...args: string[]): Promise<MmifResult> {
+  return runMmif(args, { env: { TEMPORAL_ADDRESS: stack.server.address, TEMPORAL_NAMESPACE: 'default', MMIF_TASK_QUEUE: stack.taskQueue } });
+}
+
+/** Runs the real `mmif` command with `env` added to this process's environment, in `cwd` (default: this process's). */
+export async function runMmif(args: string[], options: { env?: Record<string, string | undefined>; cwd?: string } = {}): Promise<MmifResult> {
   try {
-    const { stdout, stderr } = await run(TSX, [CLI, ...args], {
-      env: { ...process.env, TEMPORAL_ADDRESS: stack.server.address, TEMPORAL_NAMESPACE: 'default', MMIF_TASK_QUEUE: stack.taskQueue },
-    });
+    const { stdout, stderr } = await run(TSX, [CLI, ...args], { env: { ...process.env, ...options.env }, cwd: options.cwd });
     return { stdout, stderr, code: 0 };
   } catch (err) {
     const e = err as { stdout: string; stderr: string; code: number };

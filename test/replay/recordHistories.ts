@@ -17,6 +17,7 @@
  *   node --import tsx test/replay/recordHistories.ts --only multiturn  # adds the multiturn build's, keeps the rest
  *   node --import tsx test/replay/recordHistories.ts --only leases     # adds the lease desk's (~4 min: it waits for its idle end)
  *   node --import tsx test/replay/recordHistories.ts --only budget     # adds a build stopped by its hard budget
+ *   node --import tsx test/replay/recordHistories.ts --only checks     # adds `mmif build`'s checks (buildChecks)
  *
  * Re-record only for a release that deliberately breaks running builds (see docs/operations.md, "Operating in
  * production"); a compatible change keeps the old histories and passes them via patched().
@@ -45,7 +46,7 @@ const HISTORIES = fileURLToPath(new URL('./histories/', import.meta.url));
 export const HISTORY_JSON = { longs: String, enums: String, bytes: String } as const;
 const FAST_RETRY = { maximumAttempts: 2, initialIntervalSeconds: 0.5, maximumIntervalSeconds: 1, heartbeatTimeoutSeconds: 10 };
 
-const KINDS = ['eval', 'multiturn', 'leases', 'budget'] as const;
+const KINDS = ['eval', 'multiturn', 'leases', 'budget', 'checks'] as const;
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 if (only !== undefined && !(KINDS as readonly string[]).includes(only)) throw new Error(`--only takes ${KINDS.join(', ')}, got ${only}`);
 const recording = (kind: (typeof KINDS)[number]) => only === undefined || only === kind;
@@ -185,6 +186,12 @@ try {
     const budgeted = config('replay-budget', { llm: { preflight: false, budget: { maxRequests: 3 }, prices: { 'mmif-sim-vlm': { inputPerMTok: 2, outputPerMTok: 8, batchDiscount: 0.5 } } } });
     await assert.rejects(run('replay-budget', budgeted), (err: { cause?: Error }) => /^budget exhausted: 3 of 3 requests sent/.test(err.cause?.message ?? ''));
   }
+  // `mmif build`'s checks: one that passes (and runs the pre-flight), one that finds a problem.
+  if (recording('checks')) {
+    const check = (id: string, input: BuildConfigInput) => stack.client.workflow.execute('buildChecks', { taskQueue: stack.taskQueue, workflowId: `${id}/checks`, args: [input] });
+    await check('replay-checks', config('replay-checks'));
+    await check('replay-checks-wrong-path', config('replay-checks-wrong-path', { sources: [{ type: 'cc3m', uri: path.join(dir, 'missing') }] }));
+  }
   // Last, once no build calls a model: this process's limiters are shared by its workers, and a
   // worker on LEASE_QUEUE would report the builds' demand to the desk too.
   if (recording('leases')) await recordLeases();
@@ -197,6 +204,7 @@ try {
     if (only === 'multiturn' && !execution.workflowId.startsWith('replay-multiturn')) continue;
     if (only === 'leases' && execution.workflowId !== endpointLeasesWorkflowId(LEASE_QUEUE)) continue;
     if (only === 'budget' && !execution.workflowId.startsWith('replay-budget')) continue;
+    if (only === 'checks' && execution.type !== 'buildChecks') continue;
     const history = await stack.client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
     const name = `${execution.workflowId.replace(/[^\w@.-]+/g, '_')}@${execution.runId}.json`;
     // The workflow id too: the code under replay reads it (shard children are named after it).

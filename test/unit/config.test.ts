@@ -96,7 +96,7 @@ test('mode "multiturn": chat settings with defaults, bounds and clear errors; th
   refused({ mode: 'multiturn', chat: { turns: 21 } }, /chat\.turns: .*20/);
   refused({ mode: 'multiturn', chat: { maxInstructions: 7 } }, /chat\.maxInstructions: .*6/);
   refused({ mode: 'multiturn', chat: { pifThreshold: 0 } }, /chat\.pifThreshold/);
-  refused({ mode: 'multiturn', chat: { turn: 3 } }, /chat: .*turn/);
+  refused({ mode: 'multiturn', chat: { turn: 3 } }, /chat\.turn: unknown field; did you mean turns\?/);
   refused({ mode: 'chat' }, /mode: /);
   refused({ chat: { turns: 3 } }, /chat: chat settings apply to mode "multiturn" only/);
   refused({ mode: 'multiturn', models: { default: { model: 'm' }, answer: { model: 'm', batch: true } } }, /models\.answer\.batch: the Batch API is not used by multiturn builds/);

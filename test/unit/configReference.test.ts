@@ -5,12 +5,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { CONFIG_DOC, withReference } from '../../cli/writeConfigReference.js';
+import { CONFIG_DOC, SCHEMA_FILE, schemaText, withReference } from '../../cli/writeConfigReference.js';
 import { configReferenceMarkdown } from '../../config/configReference.js';
 
 test('docs/configuration.md holds the reference the current schemas generate', async () => {
   const committed = await readFile(CONFIG_DOC, 'utf8');
   assert.ok(committed === withReference(committed), 'docs/configuration.md is stale: run `npm run docs:config` and commit it');
+});
+
+test('examples/build-config.schema.json is the schema the current config gives', async () => {
+  assert.ok((await readFile(SCHEMA_FILE, 'utf8')) === schemaText(), 'examples/build-config.schema.json is stale: run `npm run docs:config` and commit it');
 });
 
 test('the reference lists each field with its type, default and limits', () => {

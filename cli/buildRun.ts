@@ -1,0 +1,143 @@
+/**
+ * One run of a build, as the CLI follows it: from the run it started (or found) through its
+ * continue-as-new successors, never another start under the same build id; and how it ended, as the
+ * one line the user reads (no stack, no task token) and the exit code that goes with it.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
+import type { BuildReport } from '../output/buildReport.js';
+import type { BuildPhase, BuildProgress } from '../workflows/buildProgress.js';
+import { CliError, EXIT } from './exitCodes.js';
+import { forBuild } from './temporalClient.js';
+
+/**
+ * Failure types the user fixes in the config, the data path or the environment: the CLI exits 2 for
+ * them as for a config it refuses itself (docs/troubleshooting.md). Types are the error classes'
+ * names, which activities/failures.ts carries as the ApplicationFailure type.
+ */
+const CONFIG_FAILURES = new Set(['ConfigError', 'ConfigMismatchError', 'OutputLocationError', 'SourceError', 'EndpointError', 'ImportedScoresError', 'RichnessError']);
+
+/** `GetWorkflowExecutionHistory`'s filter for the close event only (temporal/api enums/v1/workflow.proto, HistoryEventFilterType). */
+const CLOSE_EVENT_ONLY = 2;
+
+/** A query to a closed run needs a worker to replay it; without one the screen shows no progress rather than hang. */
+const QUERY_TIMEOUT_MS = 5_000;
+
+export interface Failure {
+  /** The ApplicationFailure type (the error class name), when there is one. */
+  type?: string;
+  message: string;
+}
+
+/** Text on one line: a failure message may list shards or quote a reply over several. */
+export const oneLine = (text: string) => text.replace(/\s*\n\s*/g, ' ').trim();
+
+/**
+ * The cause a user can act on: the innermost ApplicationFailure of the chain (an activity's or a
+ * child's error under Temporal's "Activity task failed" / "Child Workflow execution failed"
+ * wrappers), else the innermost message.
+ */
+export function rootFailure(err: unknown): Failure {
+  let innermost: unknown = err;
+  let application: ApplicationFailure | undefined;
+  for (let e = err, depth = 0; e instanceof Error && depth < 20; e = e.cause, depth++) {
+    innermost = e;
+    if (e instanceof ApplicationFailure) application = e;
+  }
+  if (application) return { type: application.type ?? undefined, message: oneLine(application.message) };
+  return { message: oneLine(innermost instanceof Error ? innermost.message : String(innermost)) };
+}
+
+export const exitCodeFor = (failure: Failure) => (failure.type && CONFIG_FAILURES.has(failure.type) ? EXIT.usage : EXIT.failed);
+
+/** The phase a closed run shows, whatever its progress said last (a build that failed planning still says `planning`). */
+export function closedPhase(status: string): BuildPhase | undefined {
+  if (status === 'COMPLETED') return 'done';
+  if (status === 'CANCELLED') return 'cancelled';
+  if (status === 'FAILED' || status === 'TERMINATED' || status === 'TIMED_OUT') return 'failed';
+  return undefined;
+}
+
+/** How a followed run ended, when not with its report: the line, the exit code and the closed status. */
+export class RunEnded extends CliError {
+  constructor(
+    message: string,
+    exitCode: number,
+    readonly status: string,
+  ) {
+    super(message, exitCode);
+  }
+}
+
+export class BuildRun {
+  constructor(
+    private readonly client: Client,
+    readonly buildId: string,
+    /** The run to follow; unset: the latest run of the build id. */
+    private runId?: string,
+  ) {}
+
+  private handle(): WorkflowHandle {
+    return this.client.workflow.getHandle(this.buildId, this.runId);
+  }
+
+  /** The followed run's description, moved on to its successor when it continued as new. */
+  async describe(): Promise<WorkflowExecutionDescription> {
+    for (;;) {
+      const description = await forBuild(this.buildId, () => this.handle().describe());
+      this.runId = description.runId;
+      if (description.status.name !== 'CONTINUED_AS_NEW') return description;
+      this.runId = await this.successor(description.runId);
+    }
+  }
+
+  /** The run a continued-as-new run handed over to, from its close event. */
+  private async successor(runId: string): Promise<string> {
+    const response = await this.client.workflowService.getWorkflowExecutionHistory({
+      namespace: this.client.options.namespace,
+      execution: { workflowId: this.buildId, runId },
+      historyEventFilterType: CLOSE_EVENT_ONLY,
+      waitNewEvent: true,
+    });
+    const next = response.history?.events?.[0]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
+    if (!next) throw new Error(`run ${runId} of ${this.buildId} continued as new without naming its successor`);
+    return next;
+  }
+
+  /** The run's progress, or undefined when no worker answers (a closed run with no worker to replay it). */
+  async progress(): Promise<BuildProgress | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), QUERY_TIMEOUT_MS)));
+    try {
+      return await Promise.race([this.handle().query<BuildProgress>('progress').catch(() => undefined), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * How the closed run ended: its report when it completed; otherwise a CliError carrying the one
+   * line (`build <id> failed: <cause>`) and the exit code (2 for a config-class cause, else 1).
+   */
+  async report(description: WorkflowExecutionDescription): Promise<BuildReport> {
+    const status = description.status.name;
+    const outcome = this.handle().result() as Promise<BuildReport>;
+    if (status === 'COMPLETED') return outcome;
+    if (status === 'CANCELLED') throw new RunEnded(`build ${this.buildId} was cancelled (committed shards stay valid; \`mmif resume ${this.buildId}\` continues it)`, EXIT.failed, status);
+    if (status === 'TERMINATED') throw new RunEnded(`build ${this.buildId} was terminated${await terminationReason(outcome)}`, EXIT.failed, status);
+    if (status === 'TIMED_OUT') throw new RunEnded(`build ${this.buildId} timed out`, EXIT.failed, status);
+    const failure = await outcome.then(
+      () => ({ message: 'failed' }) as Failure,
+      (err: unknown) => rootFailure(err),
+    );
+    throw new RunEnded(`build ${this.buildId} failed: ${failure.message}`, exitCodeFor(failure), status);
+  }
+}
+
+async function terminationReason(outcome: Promise<unknown>): Promise<string> {
+  const reason = await outcome.then(
+    () => '',
+    (err: unknown) => rootFailure(err).message,
+  );
+  return reason && !/^Workflow execution terminated$/i.test(reason) ? `: ${reason}` : '';
+}

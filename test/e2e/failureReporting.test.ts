@@ -1,0 +1,205 @@
+/**
+ * Every way a build fails reaches the user as one line where they look: `mmif build --wait`,
+ * `build --local`, `resume --wait` and `status`, with the exit code the docs give (2 when the cause is
+ * a config, data path, output or endpoint setting, else 1). Each case is started wrong as a user
+ * would start it, and the exact line is asserted: no stack, no task token, no bare FAILED.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import net from 'node:net';
+import path from 'node:path';
+import { BuildRun } from '../../cli/buildRun.js';
+import { LocalStore } from '../../storage/localStore.js';
+import { writeCc3m } from '../fixtures/cc3m.js';
+import { writeChartqa } from '../fixtures/chartqa.js';
+import { mmif, runMmif, type MmifResult } from '../harness/mmifCli.js';
+import { startStack, type Stack } from '../harness/stack.js';
+
+let stack: Stack;
+let dir: string;
+
+before(async () => {
+  stack = await startStack({ simulator: { seed: 3 }, taskQueue: 'mmif-failures' });
+  dir = await mkdtemp(path.join(tmpdir(), 'mmif-failures-'));
+  await writeCc3m(new LocalStore(path.join(dir, 'cc3m')), 'flat', { perShard: 2, shards: 1 });
+  await writeChartqa(new LocalStore(path.join(dir, 'chartqa')));
+});
+
+after(async () => {
+  await stack?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const config = (buildId: string, extra: Record<string, unknown> = {}) => ({
+  buildId,
+  output: path.join(dir, 'out'),
+  sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m'), layout: 'flat' }],
+  maxSamples: 2,
+  shardSize: 2,
+  image: { minShortSide: 100 },
+  models: { default: { model: 'mmif-sim-vlm' } },
+  ...extra,
+});
+
+async function configFile(buildId: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const file = path.join(dir, `${buildId}.json`);
+  await writeFile(file, JSON.stringify(config(buildId, extra)));
+  return file;
+}
+
+/** The command's last stderr line: what the user reads last, and the only line that says why. */
+function lastLine(result: MmifResult): string {
+  const lines = result.stderr.trim().split('\n');
+  return lines[lines.length - 1]!;
+}
+
+/** One line, no stack frames, no task token. */
+function assertClean(result: MmifResult): void {
+  const all = result.stdout + result.stderr;
+  assert.doesNotMatch(all, /^\s+at /m, 'no stack trace');
+  assert.doesNotMatch(all, /taskToken|task_token/i, 'no task token');
+  assert.doesNotMatch(all, /: FAILED$/m, 'no bare FAILED');
+}
+
+const cc3mMissing = (root: string) => `${root}: no CC3M dataset found (the root is missing or empty); `;
+
+test('a wrong data path: `mmif build` refuses it on the worker before starting anything, exit 2', async () => {
+  const missing = path.join(dir, 'no-such-folder');
+  const file = await configFile('wrong-path', { sources: [{ type: 'cc3m', uri: missing }] });
+  const built = await mmif(stack, 'build', '--config', file, '--wait');
+  assertClean(built);
+  assert.equal(built.code, 2, built.stderr);
+  assert.ok(lastLine(built).startsWith(`mmif: checks failed: sources[0] (cc3m): ${cc3mMissing(missing)}`), lastLine(built));
+  await assert.rejects(stack.client.workflow.getHandle('wrong-path').describe(), 'no build was started');
+  // `mmif validate` says the same, here, with nothing started.
+  const validated = await mmif(stack, 'validate', '--config', file);
+  assert.equal(validated.code, 2);
+  assert.ok(lastLine(validated).startsWith(`${file}: sources[0] (cc3m): ${cc3mMissing(missing)}`), lastLine(validated));
+});
+
+test('a wrong data path started on Temporal directly: status and resume --wait end with the cause, exit 2', async () => {
+  const missing = path.join(dir, 'no-such-folder');
+  // As `temporal workflow start` would: no CLI check in front of it.
+  const started = await stack.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'wrong-path-wf', args: [config('wrong-path-wf', { sources: [{ type: 'cc3m', uri: missing }] })] });
+  await started.result().catch(() => undefined);
+  const line = `mmif: build wrong-path-wf failed: ${cc3mMissing(missing)}`;
+  const status = await mmif(stack, 'status', 'wrong-path-wf');
+  assertClean(status);
+  assert.equal(status.code, 2);
+  assert.match(status.stdout, /^wrong-path-wf failed$/m, 'a closed build shows as failed, not planning');
+  assert.ok(lastLine(status).startsWith(line), lastLine(status));
+
+  const resumed = await mmif(stack, 'resume', 'wrong-path-wf', '--wait');
+  assertClean(resumed);
+  assert.equal(resumed.code, 2);
+  assert.equal(lastLine(resumed), lastLine(status));
+});
+
+test('a ChartQA sub-folder given as the root names both layouts it looked for, exit 2', async () => {
+  const root = path.join(dir, 'chartqa', 'ChartQA Dataset', 'train');
+  const file = await configFile('chartqa-subfolder', { sources: [{ type: 'chartqa', uri: root }] });
+  const built = await mmif(stack, 'build', '--config', file, '--wait');
+  assertClean(built);
+  assert.equal(built.code, 2, built.stderr);
+  assert.ok(
+    lastLine(built).startsWith(`mmif: checks failed: sources[0] (chartqa): ${root}: no ChartQA dataset found: neither 'ChartQA Dataset/train/train_human.json' nor 'train/train_human.json' exists`),
+    lastLine(built),
+  );
+});
+
+test('an unwritable output with pre-flight off fails planning: build --wait and status name the output, exit 2', async () => {
+  const blocker = path.join(dir, 'a-file');
+  await writeFile(blocker, 'not a folder');
+  const output = path.join(blocker, 'out');
+  const file = await configFile('unwritable', { output, llm: { preflight: false } });
+  const built = await mmif(stack, 'build', '--config', file, '--wait');
+  assertClean(built);
+  assert.equal(built.code, 2, built.stderr);
+  assert.ok(lastLine(built).startsWith(`mmif: build unwritable failed: output ${output} is not writable: `), lastLine(built));
+  const status = await mmif(stack, 'status', 'unwritable');
+  assert.equal(status.code, 2);
+  assert.match(status.stdout, /^unwritable failed$/m);
+  assert.equal(lastLine(status), lastLine(built));
+});
+
+test('a changed config under an existing buildId: `mmif build` refuses it; started on Temporal directly, status says why; exit 2', async () => {
+  const file = await configFile('changed');
+  const built = await mmif(stack, 'build', '--config', file, '--wait');
+  assert.equal(built.code, 0, built.stderr);
+  const refusal = (fingerprints: string) =>
+    `build 'changed' already exists in ${path.join(dir, 'out')} with a different config (fingerprint ${fingerprints}); use a new buildId for a new version ('mmif build --new-version' picks one)`;
+  const fingerprints = '[0-9a-f]{12}, now [0-9a-f]{12}';
+
+  await writeFile(file, JSON.stringify(config('changed', { seed: 5 })));
+  const refused = await mmif(stack, 'build', '--config', file);
+  assertClean(refused);
+  assert.equal(refused.code, 2, 'refused before starting, without --wait too');
+  assert.match(lastLine(refused), new RegExp(`^mmif: checks failed: ${escape(refusal('@')).replace('@', fingerprints)}$`));
+
+  const changed = await stack.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'changed', args: [config('changed', { seed: 5 })] });
+  await changed.result().catch(() => undefined);
+  const status = await mmif(stack, 'status', 'changed');
+  assertClean(status);
+  assert.equal(status.code, 2);
+  assert.match(status.stdout, /^changed failed$/m);
+  assert.match(lastLine(status), new RegExp(`^mmif: build changed failed: ${escape(refusal('@')).replace('@', fingerprints)}$`));
+});
+
+test('--wait follows its own run: another run started under the same buildId once it completed is not reported', async () => {
+  const file = await configFile('own-run');
+  const built = await mmif(stack, 'build', '--config', file, '--wait');
+  assert.equal(built.code, 0, built.stderr);
+  const ours = /started build own-run \(run ([0-9a-f-]+)\)/.exec(built.stdout)![1]!;
+  // The other run fails (a changed config); a CLI following the build id rather than its run would report that.
+  const other = await stack.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'own-run', args: [config('own-run', { seed: 9 })] });
+  await other.result().catch(() => undefined);
+  const run = new BuildRun(stack.client, 'own-run', ours);
+  const description = await run.describe();
+  assert.equal(description.status.name, 'COMPLETED');
+  assert.equal(description.runId, ours);
+  assert.equal((await run.report(description)).buildId, 'own-run');
+  // Following the build id instead finds the other run, which failed.
+  const latest = new BuildRun(stack.client, 'own-run');
+  assert.equal((await latest.describe()).runId, other.firstExecutionRunId);
+});
+
+test('build --local with an unwritable output ends with the cause, leaves nothing running, and status answers at once from its record', async () => {
+  const cwd = path.join(dir, 'local-cwd');
+  await mkdir(cwd, { recursive: true });
+  const output = path.join(dir, 'a-file', 'local-out');
+  const file = await configFile('local-unwritable', { output, llm: { preflight: false } });
+  // Nothing listens on TEMPORAL_ADDRESS: `status` finds the server gone.
+  const env = { TEMPORAL_ADDRESS: '127.0.0.1:1', OPENAI_BASE_URL: stack.simulator.url };
+  const built = await runMmif(['build', '--config', file, '--local'], { env, cwd });
+  assertClean(built);
+  assert.equal(built.code, 2, built.stdout + built.stderr);
+  assert.ok(lastLine(built).startsWith(`mmif: build local-unwritable failed: output ${output} is not writable: `), lastLine(built));
+  const server = /temporal dev server: (127\.0\.0\.1):(\d+)/.exec(built.stdout)!;
+  assert.equal(await listening(server[1]!, Number(server[2])), false, 'the dev server stopped with the command');
+
+  // Quickly: compared with the command's own start-up (loading it, under this machine's load).
+  let started = Date.now();
+  await runMmif(['status', '--help'], { env, cwd });
+  const startup = (Date.now() - started) / 1000;
+  started = Date.now();
+  const status = await runMmif(['status', 'local-unwritable'], { env, cwd });
+  const seconds = (Date.now() - started) / 1000;
+  assert.equal(status.code, 2, status.stderr);
+  assert.match(status.stdout, /^local-unwritable failed \(a --local build, ended .*; its Temporal server is gone\)$/m);
+  assert.equal(lastLine(status), lastLine(built));
+  assert.ok(seconds < startup + 4, `status took ${seconds} s, its start-up ${startup} s`);
+});
+
+function listening(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, host, () => {
+      socket.end();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
