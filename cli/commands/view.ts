@@ -1,4 +1,3 @@
-import { createServer } from 'node:http';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -9,21 +8,24 @@ import type { ObjectStore } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { s3FromEnv } from '../s3FromEnv.js';
+import { viewerServer } from '../viewServer.js';
 
-export const VIEW_USAGE = `usage: mmif view <dataset root> [--out FILE] [--serve [--port N]] [--limit N]
+export const VIEW_USAGE = `usage: mmif view <dataset root> [--out FILE] [--serve [--port N] [--host H]] [--limit N]
   Writes a static HTML page showing the build's samples with their images (default
   <dataset root>/viewer.html, its records in viewer-data/ beside it, loaded a page at a time; images
   are linked relative to the page): each SFT record's instruction, constraints with method and
   verdict, and answer; DPO pairs side by side with the dropped constraints marked; filters by kind,
   source, constraint type and verdict. --serve serves the page, its data and the images on
-  127.0.0.1:N (default 8080; 0 picks a free port) instead, also for an s3:// root.
+  127.0.0.1:N (default 8080; 0 picks a free port) instead, also for an s3:// root, answering only
+  requests whose Host is that address (127.0.0.1 or localhost): --host H listens on H and answers
+  requests for H:N only.
   --limit caps the records of each kind shown (default: every record).`;
 
 export async function viewCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { out: { type: 'string' }, serve: { type: 'boolean' }, port: { type: 'string', default: '8080' }, limit: { type: 'string' } },
+    options: { out: { type: 'string' }, serve: { type: 'boolean' }, port: { type: 'string', default: '8080' }, host: { type: 'string', default: '127.0.0.1' }, limit: { type: 'string' } },
   });
   const root = positionals[0];
   const limit = values.limit === undefined ? Infinity : Number(values.limit);
@@ -40,7 +42,7 @@ export async function viewCommand(args: string[]): Promise<number> {
     const files = new Map<string, ViewerFile>();
     const summary = await writeViewer(store, layout, { pageName: 'viewer.html', limit, imageSrc: (imagePath) => `/${imagePath}`, put: async (f) => files.set(`/${f.path}`, f) });
     if (!summary) throw noShard();
-    return serve(store, layout, files, Number(values.port));
+    return serve(store, layout, files, values.host!, Number(values.port));
   }
   if (/^s3:\/\//.test(root)) throw new CliError('mmif view: an s3:// dataset root can only be served (--serve): the page links its images by path', EXIT.usage);
   const out = path.resolve(values.out ?? path.join(trimmed, 'viewer.html'));
@@ -60,29 +62,11 @@ export async function viewCommand(args: string[]): Promise<number> {
 const shownText = ({ multiturn, shown }: ViewerSummary) =>
   multiturn ? `${shown.instruct} chats, ${shown.dpo} turn-level pairs` : `${shown.instruct} SFT records, ${shown.dpo} DPO pairs`;
 
-/** Only content-addressed images and the viewer's own files are served: no other path of the store is reachable. */
-const IMAGE_PATH = /^\/images\/[0-9a-f]{2}\/[0-9a-f]{64}\.jpg$/;
-
-async function serve(store: ObjectStore, layout: BuildLayout, files: ReadonlyMap<string, ViewerFile>, port: number): Promise<number> {
-  const server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const file = files.get(url.pathname === '/' ? '/viewer.html' : url.pathname);
-    if (file) {
-      res.writeHead(200, { 'content-type': `${file.contentType}; charset=utf-8` }).end(file.body);
-      return;
-    }
-    if (!IMAGE_PATH.test(url.pathname)) {
-      res.writeHead(404).end();
-      return;
-    }
-    store.get(`${layout.root}${url.pathname}`).then(
-      (bytes) => (bytes ? res.writeHead(200, { 'content-type': 'image/jpeg' }).end(bytes) : res.writeHead(404).end()),
-      (err: Error) => res.writeHead(500).end(err.message),
-    );
-  });
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
+async function serve(store: ObjectStore, layout: BuildLayout, files: ReadonlyMap<string, ViewerFile>, host: string, port: number): Promise<number> {
+  const server = viewerServer(store, layout, files, host);
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, host, resolve));
   const address = server.address();
-  console.log(`serving http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}/ (Ctrl-C stops)`);
+  console.log(`serving http://${host}:${typeof address === 'object' && address ? address.port : port}/ (Ctrl-C stops)`);
   await new Promise<void>((resolve) => process.once('SIGINT', resolve).once('SIGTERM', resolve));
   server.close();
   return EXIT.ok;

@@ -168,7 +168,9 @@ test('--wait follows its own run: another run started under the same buildId onc
 test('build --local with an unwritable output ends with the cause, leaves nothing running, and status answers at once from its record', async () => {
   const cwd = path.join(dir, 'local-cwd');
   await mkdir(cwd, { recursive: true });
-  const output = path.join(dir, 'a-file', 'local-out');
+  const blocker = path.join(dir, 'a-file');
+  await writeFile(blocker, 'not a folder');
+  const output = path.join(blocker, 'local-out');
   const file = await configFile('local-unwritable', { output, llm: { preflight: false } });
   // Nothing listens on TEMPORAL_ADDRESS: `status` finds the server gone.
   const env = { TEMPORAL_ADDRESS: '127.0.0.1:1', OPENAI_BASE_URL: stack.simulator.url };

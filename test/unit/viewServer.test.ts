@@ -1,0 +1,66 @@
+/**
+ * `mmif view --serve` answers only requests for the address it serves: a request naming another
+ * host (a DNS-rebinding page sends its own name) is refused, on the page and on the images alike.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request, type Server } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { hostAllowed, viewerServer } from '../../cli/viewServer.js';
+import { buildLayout } from '../../storage/buildLayout.js';
+import { LocalStore } from '../../storage/localStore.js';
+
+const IMAGE = `/images/ab/${'ab'.repeat(32)}.jpg`;
+let dir: string;
+let server: Server;
+let port: number;
+
+before(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'mmif-view-'));
+  const store = new LocalStore(dir);
+  const layout = buildLayout('b');
+  await store.put(`${layout.root}${IMAGE}`, Buffer.from('jpeg bytes'));
+  server = viewerServer(store, layout, new Map([['/viewer.html', { path: 'viewer.html', body: '<html>viewer</html>', contentType: 'text/html' }]]), '127.0.0.1');
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as { port: number }).port;
+});
+
+after(async () => {
+  server?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+function get(pathname: string, host: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: pathname, headers: { host } }, (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode!, body }));
+    });
+    req.on('error', reject).end();
+  });
+}
+
+test('the page and images answer for 127.0.0.1:<port> and localhost:<port>', async () => {
+  assert.deepEqual(await get('/', `127.0.0.1:${port}`), { status: 200, body: '<html>viewer</html>' });
+  assert.deepEqual(await get('/', `localhost:${port}`), { status: 200, body: '<html>viewer</html>' });
+  assert.deepEqual(await get(IMAGE, `localhost:${port}`), { status: 200, body: 'jpeg bytes' });
+});
+
+test('another Host is refused with 403, page and images alike', async () => {
+  for (const host of [`evil.example:${port}`, 'evil.example', `127.0.0.1:${port + 1}`, `127.0.0.1.evil.example:${port}`]) {
+    const page = await get('/', host);
+    assert.equal(page.status, 403, host);
+    assert.equal(page.body, `mmif view serves 127.0.0.1:${port} only\n`);
+    assert.equal((await get(IMAGE, host)).status, 403, host);
+  }
+});
+
+test('with --host, only that host:port is served', () => {
+  assert.equal(hostAllowed('viewer.lan:8080', 'viewer.lan', 8080), true);
+  assert.equal(hostAllowed('localhost:8080', 'viewer.lan', 8080), false);
+  assert.equal(hostAllowed(undefined, '127.0.0.1', 8080), false);
+  assert.equal(hostAllowed('LOCALHOST:8080', '127.0.0.1', 8080), true);
+});
