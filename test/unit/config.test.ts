@@ -63,6 +63,9 @@ test('the fingerprint ignores operational knobs but not output-shaping settings'
   assert.equal(fingerprintMaterial(parseBuildConfig({ ...minimal, llm: { errorBudget: { maxFraction: 0.5 }, preflight: false } })), base);
   // Whether a re-run regenerates model-call rejections can be chosen per run of the same build.
   assert.equal(fingerprintMaterial(parseBuildConfig({ ...minimal, llm: { rerunModelCallRejects: false } })), base);
+  // The reply cap rejects what no build could use; it changes no reply that is kept, and builds made before it existed still match.
+  assert.equal(fingerprintMaterial(parseBuildConfig({ ...minimal, llm: { maxReplyBytes: 65536 } })), base);
+  assert.ok(!base.includes('maxReplyBytes') && !base.includes('reasoningEffort') && !base.includes('azure'), base);
   assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, llm: { replyTries: 5 } })), base);
 });
 
