@@ -12,7 +12,7 @@
  * A check that passed is remembered in the model-call cache (per endpoint, model, key and image
  * use; the key enters only as a hash), so re-runs, resumed and scheduled builds make no request for it.
  */
-import { APIError } from 'openai';
+import OpenAI, { APIError } from 'openai';
 import sharp from 'sharp';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
@@ -166,9 +166,35 @@ async function check(
         continue;
       }
       if (kind === 'fatal') throw err;
+      if (target.withImage && (err as APIError).status !== undefined && (await failsOnlyOnImages(client, endpoint.model, body))) {
+        throw refused(err as APIError, endpoint, target);
+      }
       if (attempt >= TRANSIENT_ATTEMPTS) return `model endpoint ${endpoint.baseURL} (model ${endpoint.model}) is unreachable: ${(err as Error).message}`;
       await sleep(500 * attempt++);
     }
+  }
+}
+
+/**
+ * After a server error (5xx) to the image request: whether the endpoint answers the same request
+ * without the image and then fails the image request again, i.e. the image is what it fails on, as
+ * a refusal no retry changes. llama.cpp's server started without a vision projector (`--mmproj`)
+ * answers an image with HTTP 500 "image input is not supported - hint: if this is unexpected, you
+ * may need to provide the mmproj": a std::runtime_error thrown by oaicompat_content_load_media
+ * (llama.cpp tools/server/server-common.cpp), which ex_wrapper (tools/server/server.cpp) turns
+ * into a 500 carrying that message.
+ */
+async function failsOnlyOnImages(client: OpenAI, model: string, imageRequest: ChatCompletionCreateParamsNonStreaming): Promise<boolean> {
+  try {
+    await client.chat.completions.create(await tinyRequest(model, false));
+  } catch {
+    return false;
+  }
+  try {
+    await client.chat.completions.create(imageRequest);
+    return false;
+  } catch (err) {
+    return classifyFailure(err) === 'transient' && (err as APIError).status !== undefined;
   }
 }
 
