@@ -36,7 +36,10 @@ export function maskedExcerpt(text: string, endpoint: Pick<ResolvedEndpoint, 'ap
 export function faultOf(err: APIError, endpoint: ResolvedEndpoint): ModelCallFault {
   // The SDK's message starts with the status, which the fault carries on its own.
   const message = err.message.replace(/^\d{3}\s+/, '');
-  return { endpoint: endpoint.baseURL, model: endpoint.model, status: err.status ?? 0, excerpt: maskedExcerpt(err.code ? `${err.code}: ${message}` : message, endpoint) };
+  // llama.cpp's server puts the HTTP status itself in `error.code` (format_error_response in
+  // tools/server/server-common.cpp): that is no code worth repeating after the status.
+  const code = err.code && String(err.code) !== String(err.status) ? err.code : undefined;
+  return { endpoint: endpoint.baseURL, model: endpoint.model, status: err.status ?? 0, excerpt: maskedExcerpt(code ? `${code}: ${message}` : message, endpoint) };
 }
 
 /** "model endpoint URL (model M): HTTP 401: <excerpt>" — one wording for every message about a fault. */

@@ -13,6 +13,7 @@
  * use; the key enters only as a hash), so re-runs, resumed and scheduled builds make no request for it.
  */
 import OpenAI, { APIError } from 'openai';
+import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import sharp from 'sharp';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
@@ -166,8 +167,9 @@ async function check(
         continue;
       }
       if (kind === 'fatal') throw err;
-      if (target.withImage && (err as APIError).status !== undefined && (await failsOnlyOnImages(client, endpoint.model, body))) {
-        throw refused(err as APIError, endpoint, target);
+      if (target.withImage && (err as APIError).status !== undefined) {
+        const textBody = requestBody(await tinyAsk(endpoint.model, { ...target, withImage: false }, llm), dialect);
+        if (await failsOnlyOnImages(client, textBody, body)) throw refused(err as APIError, endpoint, target);
       }
       if (attempt >= TRANSIENT_ATTEMPTS) return `model endpoint ${endpoint.baseURL} (model ${endpoint.model}) is unreachable: ${(err as Error).message}`;
       await sleep(500 * attempt++);
@@ -184,14 +186,14 @@ async function check(
  * (llama.cpp tools/server/server-common.cpp), which ex_wrapper (tools/server/server.cpp) turns
  * into a 500 carrying that message.
  */
-async function failsOnlyOnImages(client: OpenAI, model: string, imageRequest: ChatCompletionCreateParamsNonStreaming): Promise<boolean> {
+async function failsOnlyOnImages(client: OpenAI, textBody: ChatCompletionCreateParamsNonStreaming, imageBody: ChatCompletionCreateParamsNonStreaming): Promise<boolean> {
   try {
-    await client.chat.completions.create(await tinyRequest(model, false));
+    await requestCompletion(client, textBody);
   } catch {
     return false;
   }
   try {
-    await client.chat.completions.create(imageRequest);
+    await requestCompletion(client, imageBody);
     return false;
   } catch (err) {
     return classifyFailure(err) === 'transient' && (err as APIError).status !== undefined;
