@@ -1,0 +1,131 @@
+/**
+ * A build against a real inference server we did not write: llama.cpp's `llama-server` (built by
+ * tools/install.sh from the source PyPI's llama-cpp-python vendors) serving a tiny vision-language
+ * model with random weights and its vision projector (test/fixtures/llamacpp), on the real Temporal
+ * dev server, through `mmif build` as a user runs it, with the endpoint configured as
+ * docs/endpoints.md's llama.cpp recipe configures it.
+ *
+ * The model's answers are nonsense, so what this checks is the plumbing a real server exercises and
+ * the simulator cannot: images sent as data URLs reach a real vision projector, `response_format`
+ * json_schema becomes llama.cpp's grammar (every structured reply parses and matches its schema),
+ * nonsense is rejected with a recorded reason, the accounting holds and the build completes. The
+ * same server without its projector is refused at pre-flight with the server's own error text.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { BuildConfigInput } from '../../config/buildConfig.js';
+import type { BuildReport } from '../../output/buildReport.js';
+import type { RejectRecord } from '../../output/records.js';
+import type { SourceSample } from '../../domain/sample.js';
+import { STAGE_NAMES } from '../../domain/stages.js';
+import type { StageState } from '../../pipeline/stageState.js';
+import { buildLayout } from '../../storage/buildLayout.js';
+import { getJson } from '../../storage/objectStore.js';
+import { LocalStore } from '../../storage/localStore.js';
+import { writeCc3m } from '../fixtures/cc3m.js';
+import { assertAccounting } from '../harness/datasetChecks.js';
+import { startLlamaServer, type LlamaServer } from '../harness/llamaServer.js';
+import { mmif } from '../harness/mmifCli.js';
+import { startStack, type Stack } from '../harness/stack.js';
+
+let stack: Stack;
+let dir: string;
+const SAMPLES = 4;
+
+before(async () => {
+  stack = await startStack({ taskQueue: 'mmif-llamacpp' });
+  dir = await mkdtemp(path.join(tmpdir(), 'mmif-llamacpp-'));
+  await writeCc3m(new LocalStore(path.join(dir, 'cc3m')), 'files', { perShard: SAMPLES, shards: 1 });
+});
+
+after(async () => {
+  await stack?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+/** The build config of docs/endpoints.md's llama.cpp recipe, with the tiny model's alias. */
+const config = (buildId: string, server: LlamaServer): BuildConfigInput => ({
+  buildId,
+  seed: 7,
+  output: path.join(dir, 'out'),
+  sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m') }],
+  maxSamples: SAMPLES,
+  shardSize: SAMPLES,
+  models: { default: { model: 'tiny-vlm', baseUrl: server.baseUrl, concurrency: 2 } },
+  // A local model costs nothing per token; a low limit keeps the nonsense short.
+  llm: { maxTokens: 256, prices: { 'tiny-vlm': { inputPerMTok: 0, outputPerMTok: 0 } } },
+});
+
+async function withServer<T>(mmproj: boolean, work: (server: LlamaServer) => Promise<T>): Promise<T> {
+  const server = await startLlamaServer({ mmproj });
+  try {
+    return await work(server);
+  } catch (err) {
+    console.log(`llama-server's log:\n${server.log().slice(-4000)}`);
+    throw err;
+  } finally {
+    await server.stop();
+  }
+}
+
+test('a build against llama.cpp serving a tiny random VLM with its projector: pre-flight passes, structured stages parse, nonsense is rejected with reasons, the accounting holds', async () => {
+  await withServer(true, async (server) => {
+    const buildId = 'llamacpp';
+    const file = path.join(dir, `${buildId}.json`);
+    await writeFile(file, JSON.stringify(config(buildId, server)));
+    const started = Date.now();
+    const built = await mmif(stack, 'build', '--config', file, '--wait');
+    console.log(`build against llama-server: exit ${built.code} after ${((Date.now() - started) / 1000).toFixed(1)} s\n${built.stdout}`);
+    assert.equal(built.code, 0, built.stderr + built.stdout);
+    assert.ok(built.stdout.split('\n').includes(`pre-flight: ${server.baseUrl} (model tiny-vlm, with an image) ok`), built.stdout);
+
+    const store = new LocalStore(path.join(dir, 'out'));
+    const layout = buildLayout(buildId);
+    const report = (await getJson<BuildReport>(store, layout.report))!;
+    assert.deepEqual(report.shards, { planned: 1, committed: 1, failed: 0 });
+    await assertAccounting(store, report, { 0: SAMPLES });
+
+    // Every structured reply the stages used parsed and matched its schema at the first try: the
+    // grammar llama.cpp made of response_format held the random model to it.
+    const plan = (await getJson<SourceSample[]>(store, layout.shardPlan(0)))!;
+    let structured = 0;
+    for (const sample of plan) {
+      for (const stage of STAGE_NAMES) {
+        const state = await getJson<StageState>(store, layout.stageState(sample.sampleId, stage));
+        for (const call of state?.calls ?? []) {
+          assert.equal(call.problem, undefined, `${sample.sampleId} ${stage}: ${call.problem}`);
+          if (call.stage === 'instruction' || call.stage === 'constraints') structured++;
+        }
+      }
+    }
+    assert.ok(structured >= SAMPLES, `${structured} structured calls`);
+
+    // Nonsense is rejected on its merits, each with a reason, none for a model call.
+    const rejects = ((await store.get(layout.rejects(0)))?.toString() ?? '').split('\n').filter(Boolean).map((l) => JSON.parse(l) as RejectRecord);
+    assert.ok(rejects.length > 0, 'some samples are rejected');
+    for (const r of rejects) {
+      assert.ok(r.reason.length > 0, `${r.id} has a reason`);
+      assert.equal(r.model_call, undefined, `${r.id}: ${r.reason}`);
+    }
+    console.log(`rejections: ${[...new Set(rejects.map((r) => `${r.stage}: ${r.reason}`))].join(' | ')}`);
+  });
+});
+
+test('the same server without its vision projector is refused at pre-flight, with the server\'s own error text', async () => {
+  await withServer(false, async (server) => {
+    const buildId = 'llamacpp-no-mmproj';
+    const file = path.join(dir, `${buildId}.json`);
+    await writeFile(file, JSON.stringify(config(buildId, server)));
+    const result = await mmif(stack, 'build', '--config', file);
+    assert.equal(result.code, 2, result.stderr + result.stdout);
+    const line = result.stderr.split('\n').find((l) => l.includes('pre-flight failed'));
+    assert.equal(
+      line,
+      `mmif: pre-flight failed: model endpoint ${server.baseUrl} (model tiny-vlm): HTTP 500: image input is not supported - hint: if this is unexpected, you may need to provide the mmproj — a one-line request with an image was refused: does the model accept image input? (images are sent by: instruction, constraints, answer, rejected, judge)`,
+    );
+    await assert.rejects(stack.client.workflow.getHandle(buildId).describe(), 'no build was started');
+  });
+});
