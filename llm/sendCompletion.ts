@@ -102,8 +102,9 @@ export async function requestCompletion(client: OpenAI, body: ChatCompletionCrea
 
 /** A reply the endpoint sent that cannot be used: the sample is rejected, as a model call's fault, naming the endpoint. */
 export function unusableRejection(stage: Stage, unusable: UnusableReply, endpoint: ResolvedEndpoint): SampleRejection {
-  const fault = { endpoint: endpoint.baseURL, model: endpoint.model, status: 200, excerpt: maskedExcerpt(unusable.detail, endpoint) };
-  return new SampleRejection(`${stage}: ${unusable.kind}: model endpoint ${fault.endpoint} (model ${fault.model}): ${fault.excerpt}`, { modelCall: fault });
+  const detail = maskedExcerpt(unusable.detail, endpoint);
+  const fault = { endpoint: endpoint.baseURL, model: endpoint.model, status: 200, excerpt: `${unusable.kind}: ${detail}` };
+  return new SampleRejection(`${stage}: ${unusable.kind}: model endpoint ${fault.endpoint} (model ${fault.model}): ${detail}`, { modelCall: fault });
 }
 
 /**

@@ -149,3 +149,47 @@ test('a captive-portal proxy answering 200 with HTML fails the pre-flight naming
     return true;
   });
 });
+
+/** The innermost cause of a failed build: the one line `mmif build --wait` and `mmif status` print. */
+function failureLine(err: unknown): string {
+  assert.ok(err instanceof WorkflowFailedError);
+  let cause = err.cause as { message?: string; cause?: unknown } | undefined;
+  while (cause?.cause) cause = cause.cause as typeof cause;
+  return String(cause?.message);
+}
+
+test('oversized replies are rejected as reply-too-large without being read whole; the build fails on its error budget with that line', async () => {
+  stack.simulator.setFaults({ replyPadBytes: 512 * 1024 });
+  try {
+    const input = { ...config('oversized', 'mmif-sim-vlm'), sliceSize: 8, llm: { preflight: false, concurrency: 1, maxReplyBytes: 65536, errorBudget: { maxConsecutive: 3 } } };
+    await assert.rejects(stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'oversized', args: [input] }), (err: unknown) => {
+      assert.equal(
+        failureLine(err),
+        `1 of 1 shards failed (report: ${path.join(dir, 'oversized', 'oversized', 'build-report.json')}): shard 0: stage instruction: 3 samples in a row rejected by model-call errors (llm.errorBudget.maxConsecutive 3): model endpoint ${stack.simulator.url} (model mmif-sim-vlm): HTTP 200: reply-too-large: the reply went past 65536 bytes (llm.maxReplyBytes), and was dropped unread from there`,
+      );
+      return true;
+    });
+  } finally {
+    stack.simulator.setFaults({ replyPadBytes: 0 });
+  }
+});
+
+test('a trickling reply times out, and the build fails naming the endpoint, the model and the time waited', async () => {
+  stack.simulator.setFaults({ trickleMs: 200 });
+  try {
+    const input = {
+      ...config('trickling', 'mmif-sim-vlm'),
+      retry: { maximumAttempts: 1 },
+      llm: { preflight: false, timeoutMs: 500, retry: { maxAttempts: 2, baseDelayMs: 0 } },
+    };
+    await assert.rejects(stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'trickling', args: [input] }), (err: unknown) => {
+      assert.equal(
+        failureLine(err),
+        `1 of 1 shards failed (report: ${path.join(dir, 'trickling', 'trickling', 'build-report.json')}): shard 0: model endpoint ${stack.simulator.url} (model mmif-sim-vlm): no complete reply within 500 ms (llm.timeoutMs), 2 attempts`,
+      );
+      return true;
+    });
+  } finally {
+    stack.simulator.setFaults({ trickleMs: 0 });
+  }
+});
