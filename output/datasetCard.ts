@@ -6,7 +6,7 @@
  * what the data is, how it was built, what it holds and how good it is (from the build report and
  * the quality report). Pure: the caller reads its inputs and writes the text.
  */
-import type { BuildConfig } from '../config/buildConfig.js';
+import { chatSettings, type BuildConfig } from '../config/buildConfig.js';
 import type { BuildReport } from './buildReport.js';
 import type { QualityReport, LengthStats } from './qualityReport.js';
 import { formatCost, formatPricedBy } from './costSummary.js';
@@ -170,9 +170,9 @@ function body(report: BuildReport, quality: QualityReport, config: BuildConfig |
     ...sourcesSection(quality, config),
     ...buildSection(report, quality, config),
     ...costSection(report),
-    ...compositionSection(quality),
-    ...acceptanceSection(report, quality),
-    ...qualitySection(quality),
+    ...compositionSection(quality, multiturn),
+    ...acceptanceSection(report, quality, multiturn),
+    ...(multiturn ? multiturnSection(quality) : qualitySection(quality)),
   );
   return parts.join('\n');
 }
@@ -185,7 +185,9 @@ function sourcesSection(quality: QualityReport, config: BuildConfig | undefined)
     '',
     'Each record keeps its source and licence note (`source`, `license`). The images belong to their owners; check each source\'s terms before use.',
     '',
-    '| source | SFT records | DPO pairs | rejected samples | rejected pairs | licence note |',
+    config?.mode === 'multiturn'
+      ? '| source | chats (SFT) | turn-level pairs | rejected chats | rejected pairs | licence note |'
+      : '| source | SFT records | DPO pairs | rejected samples | rejected pairs | licence note |',
     '|---|---|---|---|---|---|',
     ...types.map((t) => {
       const c = quality.composition.bySource[t] ?? { instruct: 0, dpo: 0, rejectedSamples: 0, rejectedPairs: 0 };
@@ -204,13 +206,25 @@ function buildSection(report: BuildReport, quality: QualityReport, config: Build
     `- Shards: ${report.shards.committed} committed of ${report.shards.planned} planned, ${report.shards.failed} failed`,
     `- Simulated: ${report.simulated ? '**yes**' : 'no'}`,
   ];
-  if (config) {
+  if (config?.mode === 'multiturn') {
+    const chat = chatSettings(config);
+    lines.push(
+      `- Chats: ${chat.turns} question turns each, up to ${chat.maxInstructions} global instructions (seed 002), all rule-checked`,
+      `- Turn filter: a turn's answer is kept when its PIF reaches ${chat.pifThreshold}, up to ${config.verification.maxRegenerations} regenerations, else the chat is rejected`,
+      '- Turn-level pairs: the rejected answer is generated with one earlier instruction left out of the context; kept under the pair rules (it must fail that instruction, the chosen answer may lose on none)',
+    );
+  } else if (config) {
     lines.push(
       `- Post-filter: at least ${config.verification.passThreshold} of the constraints passed, up to ${config.verification.maxRegenerations} regenerations`,
       `- DPO strategies: ${config.dpo.strategies.join(', ')} (validation: ${config.dpo.validate})`,
       `- Training prompt template: ${config.training.promptTemplate}`,
       `- Judge-vs-rule sample: ${config.verification.judgeAgreementSample} of rule-checked constraints`,
+    );
+  }
+  if (config) {
+    lines.push(
       `- Vacuous rule passes: ${config.verification.vacuous === 'fail' ? 'not credited (fail closed)' : 'counted (reference semantics)'}`,
+      ...(config.holdout ? [`- Held out for evaluation: ${config.holdout.fraction} of the images (seeded), in no training file`] : []),
       `- Decontamination: ${
         config.decontaminate?.length
           ? `against ${config.decontaminate.map((s) => `${s.name} (${s.format})`).join(', ')}; ${quality.rejections.byReason.contaminated ?? 0} samples rejected as contaminated (image copies by sha256 or perceptual hash, instructions by 13-gram)`
@@ -229,7 +243,7 @@ function costSection(report: BuildReport): string[] {
   return ['## Cost', '', ...lines.map((line) => `- ${line}`), ''];
 }
 
-function compositionSection(quality: QualityReport): string[] {
+function compositionSection(quality: QualityReport, multiturn: boolean): string[] {
   const c = quality.composition;
   const counts = (title: string, tally: Record<string, number>) => [
     `| ${title} | constraints |`,
@@ -240,9 +254,9 @@ function compositionSection(quality: QualityReport): string[] {
     '',
   ];
   return [
-    '## Composition (SFT records)',
+    multiturn ? '## Composition (chats: their global instructions)' : '## Composition (SFT records)',
     '',
-    `Constraints per record: ${summary(c.constraintsPerRecord)}.`,
+    `${multiturn ? 'Global instructions per chat' : 'Constraints per record'}: ${summary(c.constraintsPerRecord)}.`,
     '',
     ...counts('constraint type', c.constraintTypes),
     ...counts('category (Table 5)', c.categories),
@@ -250,16 +264,21 @@ function compositionSection(quality: QualityReport): string[] {
   ];
 }
 
-function acceptanceSection(report: BuildReport, quality: QualityReport): string[] {
+function acceptanceSection(report: BuildReport, quality: QualityReport, multiturn: boolean): string[] {
   const n = report.counts;
   const sorted = (tally: Record<string, number>) => Object.entries(tally).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  const heldOut = report.heldOut?.instruct ?? 0;
+  const uncommitted = report.accounting.reduce((sum, a) => sum + a.uncommitted, 0);
+  const [records, pairs] = multiturn ? ['chats', 'Turn-level pairs'] : ['SFT records', 'DPO pairs'];
   return [
     '## Acceptance and rejection',
     '',
-    `- Samples planned: ${n.planned}; accepted as SFT records: ${n.instruct} (${pct(n.instruct, n.planned)}); rejected: ${n.rejectedSamples}`,
-    `- DPO pairs kept: ${n.dpo}; discarded: ${n.rejectedPairs} (${pct(n.dpo, n.dpo + n.rejectedPairs)} kept)`,
+    `- Samples planned: ${n.planned} = accepted as ${records} ${n.instruct} (${pct(n.instruct, n.planned)}) + held out for evaluation ${heldOut} + rejected ${n.rejectedSamples}` +
+      (uncommitted ? ` + in shards not committed ${uncommitted}` : ''),
+    `- ${pairs} kept: ${n.dpo}; discarded: ${n.rejectedPairs} (${pct(n.dpo, n.dpo + n.rejectedPairs)} kept)${report.heldOut?.dpo ? `; dropped with held-out samples: ${report.heldOut.dpo}` : ''}`,
     `- Answers that needed a regeneration: ${report.verification.regeneratedAnswers}`,
     '',
+    ...accountingTable(report),
     '| rejected at stage | count |',
     '|---|---|',
     ...sorted(quality.rejections.byStage).map(([k, v]) => `| ${k} | ${v} |`),
@@ -300,20 +319,7 @@ function qualitySection(quality: QualityReport): string[] {
         `| ${type} | ${a.audited} | ${num(a.agreement)} | ${num(a.kappa)} | ${a.judgePassedRuleFailed}/${a.judgePassedRuleFailed + a.bothFailed} (${num(a.judgePassesRuleFailsRate)}) | ${a.unscored} | ${a.advice} |`,
     ),
     '',
-    '### Vacuous rule verdicts (final answers)',
-    '',
-    'A rule verdict is vacuous when the answer holds nothing the constraint speaks of (no number for a precision ' +
-      'check, no paragraph, an empty answer): the reference functions pass it. ' +
-      (quality.settings.vacuous === 'pass'
-        ? 'This build counted such passes (`verification.vacuous: "pass"`, the reference semantics).'
-        : 'This build credited none of them (`verification.vacuous: "fail"`): they count neither toward the post-filter nor the pair rule.'),
-    '',
-    '| type | rule verdicts | vacuous | of which reference passes | rate |',
-    '|---|---|---|---|---|',
-    ...Object.entries({ ...quality.vacuous.byType, '**all**': quality.vacuous.total }).map(
-      ([type, v]) => `| ${type} | ${v.rule} | ${v.vacuous} | ${v.vacuousPasses} | ${num(v.rate)} |`,
-    ),
-    '',
+    ...vacuousTable(quality),
     '### DPO strategies',
     '',
     '| strategy | kept | discarded | share of kept pairs | discarded by reason |',
@@ -335,6 +341,81 @@ function qualitySection(quality: QualityReport): string[] {
     `| SFT answers | ${lengths(quality.lengths.answerWords)} |`,
     `| DPO chosen | ${lengths(quality.lengths.chosenWords)} |`,
     `| DPO rejected | ${lengths(quality.lengths.rejectedWords)} |`,
+    '',
+  ];
+}
+
+/**
+ * Every record each source yielded, accounted for (output/sourceAccounting.ts): the samples planning
+ * did not select (not drawn, refused by richness), records the source's filters dropped, damaged
+ * units, and what became of the planned ones; the card shows both identities.
+ */
+function accountingTable(report: BuildReport): string[] {
+  const terms = (counts: Record<string, number>) => {
+    const entries = Object.entries(counts).sort(([a], [b]) => (a < b ? -1 : 1));
+    return entries.length === 0 ? '0' : `${entries.reduce((n, [, c]) => n + c, 0)} (${entries.map(([k, c]) => `${k} ${c}`).join(', ')})`;
+  };
+  return [
+    'Every record each source yielded, accounted for (read = planned + not selected + filtered + damaged; planned = accepted + held out + rejected + not committed):',
+    '',
+    '| source | read | not selected (not drawn, richness) | filtered by the source | damaged | planned | accepted | held out | rejected | not committed | balances |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+    ...report.accounting.map(
+      (a) =>
+        `| ${a.type} #${a.source} | ${a.read} | ${cell(terms(a.notSelected))} | ${cell(terms(a.filtered))} | ${cell(terms(a.problems))} | ${a.planned} | ${a.accepted} | ${a.heldOut} | ${cell(terms(a.rejected))} | ${a.uncommitted} | ${a.balanced ? 'yes' : '**no**'} |`,
+    ),
+    '',
+  ];
+}
+
+/** A multiturn build's quality: per-turn PIF of the data, vacuous verdicts of the kept answers, lengths. */
+function multiturnSection(quality: QualityReport): string[] {
+  const m = quality.multiturn;
+  return [
+    '## Quality report',
+    '',
+    `Full figures: \`quality.json\` (${quality.coverage.shardsWithStats} of ${quality.coverage.committedShards} committed shards carry quality stats).`,
+    '',
+    '### Instruction following of the data, per turn (seed 002)',
+    '',
+    "PIF: the kept answers' mean share of the instructions in force they follow; PIF-1-1: the share of kept answers " +
+      'that follow every one (one kept answer per turn, so N = 1, K = 1). A turn before the first instruction counts as PIF 1 (seed 002, Fig. 5).',
+    '',
+    `Corpus: ${m?.corpus.turns ?? 0} turns, PIF ${num(m?.corpus.pif ?? null)}, PIF-1-1 ${num(m?.corpus.pif_1_1 ?? null)}.`,
+    '',
+    "| turn | chats | PIF | PIF-1-1 | instructions in force | answers generated per kept one | pairs kept | rejected answers' PIF |",
+    '|---|---|---|---|---|---|---|---|',
+    ...(m?.turns ?? []).map(
+      (t) => `| ${t.turn} | ${t.chats} | ${num(t.pif)} | ${num(t.pif_1_1)} | ${num(t.instructionsInForce)} | ${num(t.attemptsPerAnswer)} | ${t.pairs} | ${num(t.rejectedPif)} |`,
+    ),
+    '',
+    ...vacuousTable(quality),
+    '### Lengths (words)',
+    '',
+    '| text | distribution |',
+    '|---|---|',
+    `| kept answers (every turn) | ${lengths(quality.lengths.answerWords)} |`,
+    `| pairs: chosen | ${lengths(quality.lengths.chosenWords)} |`,
+    `| pairs: rejected | ${lengths(quality.lengths.rejectedWords)} |`,
+    '',
+  ];
+}
+
+function vacuousTable(quality: QualityReport): string[] {
+  return [
+    '### Vacuous rule verdicts (final answers)',
+    '',
+    'A rule verdict is vacuous when the answer holds nothing the constraint speaks of (no number for a precision ' +
+      'check, no paragraph, an empty answer): the reference functions pass it. ' +
+      (quality.settings.vacuous === 'pass'
+        ? 'This build counted such passes (`verification.vacuous: "pass"`, the reference semantics).'
+        : 'This build credited none of them (`verification.vacuous: "fail"`): they count neither toward the post-filter nor the pair rule.'),
+    '',
+    '| type | rule verdicts | vacuous | of which reference passes | rate |',
+    '|---|---|---|---|---|',
+    ...Object.entries({ ...quality.vacuous.byType, '**all**': quality.vacuous.total }).map(
+      ([type, v]) => `| ${type} | ${v.rule} | ${v.vacuous} | ${v.vacuousPasses} | ${num(v.rate)} |`,
+    ),
     '',
   ];
 }

@@ -3,14 +3,14 @@
  * the eval's output as `<name>.json`, `<name>.md` and the responses (`.responses.jsonl` single-turn,
  * `.turns.jsonl` multi-turn) for audit. Deterministic from the results, so re-writing is idempotent.
  */
-import { evalOutput } from '../config/evalConfig.js';
+import { evalFingerprintMaterial, evalOutput } from '../config/evalConfig.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import type { EvalContext } from '../pipeline/evaluation/evalContext.js';
 import { loadEvalItems } from '../pipeline/evaluation/evalItems.js';
 import type { ItemResult } from '../pipeline/evaluation/evalSlice.js';
 import { evalReportName } from '../storage/evalLayout.js';
 import { getJson, putIfChanged } from '../storage/objectStore.js';
-import { evalMarkdown, scoreSingleTurn } from './evalReport.js';
+import { evalMarkdown, scoreSingleTurn, type EvalIdentity } from './evalReport.js';
 import { summarizeUsage } from './manifest.js';
 import { multiturnMarkdown, scoredBySample, scoreMultiturn } from './multiturnEvalReport.js';
 import { jsonl } from './sharegpt.js';
@@ -19,6 +19,8 @@ import { jsonl } from './sharegpt.js';
 export interface EvalSummary {
   evalId: string;
   mode: 'single-turn' | 'multi-turn';
+  /** The prompt form (`inline`, `numbered`), or `multiturn`. */
+  prompt: EvalIdentity['prompt'];
   simulated: boolean;
   /** The report files, as URIs under the eval's output. */
   files: string[];
@@ -40,7 +42,9 @@ export async function writeEvalReports(ctx: EvalContext): Promise<EvalSummary> {
   const calls = results.flatMap((r) => r.calls);
   const usage = summarizeUsage(calls);
   const simulated = calls.some((c) => c.simulated);
-  const name = evalReportName(config.model.model, config.chats);
+  const name = evalReportName(config.evalId);
+  // What the report was made with: its id, prompt form and every setting that shapes it (no secret: keys are named by env var).
+  const identity = { evalId: config.evalId, prompt: config.chats ? ('multiturn' as const) : config.prompt, config: JSON.parse(evalFingerprintMaterial(config)) as Record<string, unknown> };
   const rejected = results.flatMap((r) => (r.rejected !== undefined ? [{ id: r.id, reason: r.rejected }] : []));
   let json: unknown;
   let markdown: string;
@@ -48,6 +52,7 @@ export async function writeEvalReports(ctx: EvalContext): Promise<EvalSummary> {
   let headline: number | null;
   if (config.chats) {
     const report = scoreMultiturn(scoredBySample(results, config.responses), {
+      ...identity,
       model: config.model.model,
       simulated,
       instructionsAppended: config.chats.appendInstructions,
@@ -61,7 +66,7 @@ export async function writeEvalReports(ctx: EvalContext): Promise<EvalSummary> {
       lines: results.flatMap((r) => (r.turns ?? []).map((t) => JSON.stringify({ chat: r.id, turn: t.turn, instructions: t.instructions, question: t.question, responses: t.responses, pif: t.pif, followed: t.followed }))),
     };
   } else {
-    const report = scoreSingleTurn(results, { model: config.model.model, judgeModel: config.judge?.model ?? null, simulated, usage });
+    const report = scoreSingleTurn(results, { ...identity, model: config.model.model, judgeModel: config.judge?.model ?? null, simulated, usage });
     [json, markdown, headline] = [report, evalMarkdown(report), report.constraintLevel.accuracy];
     audit = { key: `${name}.responses.jsonl`, lines: results.map((r) => JSON.stringify({ id: r.id, responses: r.responses ?? [], verdicts: r.verdicts ?? [], ...(r.rejected !== undefined ? { rejected: r.rejected } : {}) })) };
   }
@@ -72,6 +77,7 @@ export async function writeEvalReports(ctx: EvalContext): Promise<EvalSummary> {
   return {
     evalId: config.evalId,
     mode: config.chats ? 'multi-turn' : 'single-turn',
+    prompt: identity.prompt,
     simulated,
     files: [`${name}.json`, `${name}.md`, audit.key].map((k) => `${root}/${k}`),
     headline,

@@ -15,7 +15,16 @@ export interface Accuracy {
   accuracy: number | null;
 }
 
-export interface EvalReport {
+/** Which eval a report is: its id (model, prompt form, hash of the settings), its prompt form and settings. */
+export interface EvalIdentity {
+  evalId: string;
+  /** The user prompt form: `inline` (make_prompt_v2), `numbered`, or `multiturn` for chats. */
+  prompt: 'inline' | 'numbered' | 'multiturn';
+  /** The eval config's settings that shape the report (config/evalConfig.ts evalFingerprintMaterial). */
+  config: Record<string, unknown>;
+}
+
+export interface EvalReport extends EvalIdentity {
   model: string;
   /** The judge endpoint's model, or null: judged constraints were not scored. */
   judgeModel: string | null;
@@ -50,7 +59,7 @@ function bucket(map: Map<string, { followed: number; scored: number }>, key: str
 
 const table = (map: Map<string, { followed: number; scored: number }>) => Object.fromEntries([...map].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, t]) => [k, finish(t)]));
 
-export function scoreSingleTurn(results: readonly ItemResult[], meta: Pick<EvalReport, 'model' | 'judgeModel' | 'simulated' | 'usage'>): EvalReport {
+export function scoreSingleTurn(results: readonly ItemResult[], meta: Pick<EvalReport, keyof EvalIdentity | 'model' | 'judgeModel' | 'simulated' | 'usage'>): EvalReport {
   const constraintLevel = tally();
   const instructionLevel = tally();
   const byMethod = new Map<string, ReturnType<typeof tally>>();
@@ -87,6 +96,9 @@ export function scoreSingleTurn(results: readonly ItemResult[], meta: Pick<EvalR
     }
   }
   return {
+    evalId: meta.evalId,
+    prompt: meta.prompt,
+    config: meta.config,
     model: meta.model,
     judgeModel: meta.judgeModel,
     simulated: meta.simulated,
@@ -116,7 +128,7 @@ export function evalMarkdown(report: EvalReport): string {
   return [
     `# mmif eval: ${report.model}${report.simulated ? ' (SIMULATED: answers came from the mmif simulator)' : ''}`,
     '',
-    `${report.samples} held-out samples, ${report.responsesPerSample} response(s) each; ${judging}.`,
+    `Eval \`${report.evalId}\`: the ${report.prompt} prompt form; ${report.samples} held-out samples, ${report.responsesPerSample} response(s) each; ${judging}.`,
     ...(report.rejected.length > 0 ? ['', `${report.rejected.length} sample(s) could not be evaluated: ${report.rejected.map((r) => `${r.id} (${r.reason})`).join('; ')}.`] : []),
     '',
     `- Constraint-level accuracy: ${pct(report.constraintLevel)}`,

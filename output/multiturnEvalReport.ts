@@ -6,10 +6,11 @@
  */
 import { pifNk, pifReport, type PifNk, type PifReport, type ScoredResponse } from '../domain/multiturn/pif.js';
 import type { ItemResult } from '../pipeline/evaluation/evalSlice.js';
+import type { EvalIdentity } from './evalReport.js';
 import type { StageUsage } from './manifest.js';
 import { renderPifMarkdown } from './pifMarkdown.js';
 
-export interface MultiturnReport {
+export interface MultiturnReport extends EvalIdentity {
   model: string;
   simulated: boolean;
   /** The seed 002 ablation: every instruction given so far appended to the last user turn. */
@@ -36,7 +37,7 @@ export function scoredBySample(results: readonly ItemResult[], responsesPerTurn:
 }
 
 export function multiturnMarkdown(r: MultiturnReport): string {
-  const title = `# mmif eval (multi-turn): ${r.chats} chats, ${r.responsesPerTurn} response(s) per turn${r.instructionsAppended ? ', every instruction appended (ablation)' : ''}\n\n`;
+  const title = `# mmif eval (multi-turn): ${r.chats} chats, ${r.responsesPerTurn} response(s) per turn${r.instructionsAppended ? ', every instruction appended (ablation)' : ''}\n\nEval \`${r.evalId}\`.\n\n`;
   const rejected = r.rejected.length > 0 ? `\n${r.rejected.length} chat(s) could not be evaluated: ${r.rejected.map((x) => `${x.id} (${x.reason})`).join('; ')}.\n` : '';
   return title + renderPifMarkdown({ model: r.model, simulated: r.simulated, report: r.pif, nk: r.nk }) + rejected;
 }

@@ -12,7 +12,7 @@ import { getJson, putIfChanged, type ObjectStore } from '../storage/objectStore.
 import type { BuildReport } from './buildReport.js';
 import type { BuildLayout } from '../storage/buildLayout.js';
 import type { ShardManifest, StrategyPairs } from './manifest.js';
-import { emptyAgreement, type AgreementCount, type PassCount, type ShardQuality, type VacuousCount } from './qualityStats.js';
+import { emptyAgreement, type AgreementCount, type PassCount, type ShardQuality, type TurnTally, type VacuousCount } from './qualityStats.js';
 
 export const QUALITY_FORMAT = 'mmif-engine/quality@1';
 
@@ -66,8 +66,26 @@ export interface QualityReport {
     wildIfEvalClasses: Record<string, number>;
     constraintsPerRecord: Distribution;
   };
+  /**
+   * Multiturn builds: per question turn, the kept answers' mean PIF (seed 002 eq. 3), PIF-1-1 (the
+   * share whose PIF is 1: one kept answer per turn, so N = 1), answers generated per kept one,
+   * instructions in force, and the kept turn-level pairs with their rejected answers' mean PIF; and
+   * the corpus figures over every turn. Null for single-turn builds.
+   */
+  multiturn: { turns: TurnQuality[]; corpus: { turns: number; pif: number | null; pif_1_1: number | null } } | null;
   /** Sources selected by image richness: scorer, rule, candidates by fate, score and tag distributions (the build report's). */
   richness: BuildReport['richness'] | null;
+}
+
+export interface TurnQuality {
+  turn: number;
+  chats: number;
+  pif: number | null;
+  pif_1_1: number | null;
+  attemptsPerAnswer: number | null;
+  instructionsInForce: number | null;
+  pairs: number;
+  rejectedPif: number | null;
 }
 
 export interface LengthStats {
@@ -151,7 +169,30 @@ export function qualityReport(
       wildIfEvalClasses,
       constraintsPerRecord: distribution(sum.composition.constraintsPerRecord),
     },
+    multiturn: sum.turns ? multiturnQuality(sum.turns) : null,
     richness: report.richness ?? null,
+  };
+}
+
+function multiturnQuality(turns: Record<string, TurnTally>): NonNullable<QualityReport['multiturn']> {
+  const rows = Object.entries(turns)
+    .map(([turn, t]) => ({ turn: Number(turn), t }))
+    .sort((a, b) => a.turn - b.turn)
+    .map(({ turn, t }) => ({
+      turn,
+      chats: t.answers,
+      pif: ratio(t.pifSum, t.answers),
+      pif_1_1: ratio(t.followsAll, t.answers),
+      attemptsPerAnswer: ratio(t.attempts, t.answers),
+      instructionsInForce: ratio(t.inForce, t.answers),
+      pairs: t.pairs,
+      rejectedPif: ratio(t.rejectedPifSum, t.pairs),
+    }));
+  const all = Object.values(turns);
+  const answers = all.reduce((n, t) => n + t.answers, 0);
+  return {
+    turns: rows,
+    corpus: { turns: answers, pif: ratio(all.reduce((n, t) => n + t.pifSum, 0), answers), pif_1_1: ratio(all.reduce((n, t) => n + t.followsAll, 0), answers) },
   };
 }
 
@@ -173,6 +214,9 @@ export function mergeQuality(stats: readonly ShardQuality[]): ShardQuality {
     }
     for (const [type, a] of Object.entries(s.judgeAgreement)) addFields((into.judgeAgreement[type] ??= emptyAgreement()), a);
     for (const [type, v] of Object.entries(s.vacuous ?? {})) addFields((into.vacuous![type] ??= { rule: 0, vacuous: 0, vacuousPasses: 0 }), v);
+    for (const [turn, t] of Object.entries(s.turns ?? {})) {
+      addFields(((into.turns ??= {})[turn] ??= { answers: 0, pifSum: 0, followsAll: 0, attempts: 0, inForce: 0, pairs: 0, rejectedPifSum: 0 }), t);
+    }
     for (const [strategy, byType] of Object.entries(s.atStakeFailures)) {
       const target = (into.atStakeFailures[strategy] ??= {});
       for (const [type, t] of Object.entries(byType)) addFields((target[type] ??= { failed: 0, total: 0 }), t);

@@ -8,6 +8,7 @@
 import { addCounts } from '../domain/counts.js';
 import type { Verdict } from '../domain/verdict.js';
 import type { DpoRecord, InstructRecord, RejectRecord, SampleStates } from './records.js';
+import type { ChatPairRecord, ChatRecord } from './chatRecords.js';
 
 export interface PassCount {
   passed: number;
@@ -37,6 +38,8 @@ export interface ShardQuality {
    * many, and how many of those the reference would pass. Absent in manifests made before the flag.
    */
   vacuous?: Record<string, VacuousCount>;
+  /** Multiturn shards: per question turn (1-based, as a string key), the kept answers of the chats. */
+  turns?: Record<string, TurnTally>;
   /** Per DPO strategy, then per constraint type at stake: how often the rejected answer failed it. */
   atStakeFailures: Record<string, Record<string, { failed: number; total: number }>>;
   /** Word counts (whitespace-separated) of accepted SFT answers and of the kept pairs' answers. */
@@ -47,6 +50,23 @@ export interface ShardQuality {
     constraintTypes: Record<string, number>;
     constraintsPerRecord: number[];
   };
+}
+
+/** A multiturn shard's kept answers at one question turn, over its chats (seed 002's PIF of the data). */
+export interface TurnTally {
+  /** Chats reaching the turn (one kept answer each). */
+  answers: number;
+  /** Sum of the kept answers' PIF (credited verdicts: verification.vacuous). */
+  pifSum: number;
+  /** Kept answers with PIF = 1 (every instruction in force followed): PIF-1-1's successes. */
+  followsAll: number;
+  /** Answers generated, kept ones included. */
+  attempts: number;
+  /** Instructions in force, summed over the chats. */
+  inForce: number;
+  /** Turn-level pairs kept at this turn, and the sum of their rejected answers' PIF. */
+  pairs: number;
+  rejectedPifSum: number;
 }
 
 export interface VacuousCount {
@@ -158,4 +178,50 @@ function composition(written: { instruct: readonly InstructRecord[]; dpo: readon
   const constraintTypes: Record<string, number> = {};
   for (const r of written.instruct) for (const c of r.constraints) addCounts(constraintTypes, { [c.type]: 1 });
   return { bySource, constraintTypes, constraintsPerRecord: written.instruct.map((r) => r.constraints.length) };
+}
+
+/**
+ * A multiturn shard's stats: composition (chats and turn-level pairs per source, global instructions
+ * per type), lengths (kept answers, chosen and rejected pair answers), vacuous verdicts of the kept
+ * answers, and the per-turn tallies behind the quality report's per-turn PIF.
+ */
+export function chatQuality(chats: readonly ChatRecord[], pairs: readonly ChatPairRecord[], rejects: readonly RejectRecord[]): ShardQuality {
+  const bySource: ShardQuality['composition']['bySource'] = {};
+  const of = (source: string) => (bySource[source] ??= { instruct: 0, dpo: 0, rejectedSamples: 0, rejectedPairs: 0 });
+  for (const c of chats) of(c.source).instruct += 1;
+  for (const p of pairs) of(p.source).dpo += 1;
+  for (const r of rejects) of(r.source)[r.kind === 'sample' ? 'rejectedSamples' : 'rejectedPairs'] += 1;
+  const constraintTypes: Record<string, number> = {};
+  for (const c of chats) for (const i of c.instructions) addCounts(constraintTypes, { [i.type]: 1 });
+  const vacuous: Record<string, VacuousCount> = {};
+  const turns: Record<string, TurnTally> = {};
+  const at = (turn: number) => (turns[String(turn)] ??= { answers: 0, pifSum: 0, followsAll: 0, attempts: 0, inForce: 0, pairs: 0, rejectedPifSum: 0 });
+  for (const c of chats) {
+    for (const t of c.turns) {
+      const tally = at(t.turn);
+      tally.answers += 1;
+      tally.pifSum += t.pif;
+      if (t.pif === 1) tally.followsAll += 1;
+      tally.attempts += t.attempts;
+      tally.inForce += t.verdicts.length;
+      for (const v of t.verdicts) countVacuous(vacuous, v);
+    }
+  }
+  for (const p of pairs) {
+    at(p.turn).pairs += 1;
+    at(p.turn).rejectedPifSum += p.rejected_pif;
+  }
+  return {
+    passRates: {},
+    judgeAgreement: {},
+    vacuous,
+    atStakeFailures: {},
+    lengths: {
+      answerWords: chats.flatMap((c) => c.turns.map((t) => wordCount(t.answer))),
+      chosenWords: pairs.map((p) => wordCount(p.chosen)),
+      rejectedWords: pairs.map((p) => wordCount(p.rejected)),
+    },
+    composition: { bySource, constraintTypes, constraintsPerRecord: chats.map((c) => c.instructions.length) },
+    turns,
+  };
 }

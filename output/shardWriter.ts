@@ -33,7 +33,7 @@ import {
 import type { Goals } from '../domain/targets.js';
 import { trimToCaps } from './overTarget.js';
 import { reserveHeldOut, splitHeldOutChats, type HoldoutSettings } from './heldOut.js';
-import { shardQuality } from './qualityStats.js';
+import { chatQuality, shardQuality } from './qualityStats.js';
 import { dpoParquet, instructParquet } from './parquet.js';
 import { dpoSharegptLine, instructSharegptLine, jsonl } from './sharegpt.js';
 import { assembleChat } from './chatRecords.js';
@@ -214,6 +214,7 @@ async function chatShardContent(store: ObjectStore, layout: BuildLayout, spec: S
     calls: assembled.flatMap((a) => a.calls),
     verification: verificationStats(chats.flatMap((c) => c.turns)),
     pairs: { byStrategy: {}, byConstraintType: {} },
+    quality: chatQuality(chats, pairs, rejects),
   };
 }
 

@@ -16,8 +16,17 @@ export function evalLayout(evalId: string) {
 }
 export type EvalLayout = ReturnType<typeof evalLayout>;
 
-/** The report files' base name: the model, and for chats `.multiturn` (`.appended` for the ablation). */
-export function evalReportName(model: string, chats?: { appendInstructions: boolean }): string {
+/**
+ * The report files' base name: the eval id, so that two evals (another prompt form, another setting)
+ * never overwrite each other's reports, and a re-run of one eval rewrites its own with the same bytes.
+ */
+export const evalReportName = (evalId: string): string => evalId;
+
+/**
+ * What an eval id says before its hash: the model, and the prompt form (`inline`, `numbered`) or
+ * `multiturn` (`.appended` for the ablation).
+ */
+export function evalIdPrefix(model: string, form: { prompt: string; chats?: { appendInstructions: boolean } }): string {
   const base = model.replace(/[^A-Za-z0-9._-]+/g, '_');
-  return chats ? `${base}.multiturn${chats.appendInstructions ? '.appended' : ''}` : base;
+  return form.chats ? `${base}.multiturn${form.chats.appendInstructions ? '.appended' : ''}` : `${base}.${form.prompt}`;
 }

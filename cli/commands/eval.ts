@@ -7,7 +7,7 @@ import { evalFingerprintMaterial, evalOutput, evalWorkflowId, parseEvalConfig, t
 import { sha256Hex } from '../../domain/hashing.js';
 import type { EvalSummary } from '../../output/evalOutputs.js';
 import { buildLayout } from '../../storage/buildLayout.js';
-import { evalReportName } from '../../storage/evalLayout.js';
+import { evalIdPrefix, evalReportName } from '../../storage/evalLayout.js';
 import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';
@@ -130,7 +130,7 @@ async function buildJudge(data: string, s3: EvalConfigInput['s3']): Promise<Endp
 function withEvalId(input: Omit<EvalConfigInput, 'evalId'>, evalId: string | undefined): EvalConfig {
   try {
     const probe = parseEvalConfig({ ...input, evalId: 'x' });
-    const id = evalId ?? `${evalReportName(probe.model.model, probe.chats).slice(0, 60)}-${sha256Hex(evalFingerprintMaterial(probe)).slice(0, 10)}`;
+    const id = evalId ?? `${evalIdPrefix(probe.model.model, probe).slice(0, 60)}-${sha256Hex(evalFingerprintMaterial(probe)).slice(0, 10)}`;
     return parseEvalConfig({ ...input, evalId: id });
   } catch (err) {
     if (err instanceof ConfigError) throw new CliError(err.message.replace('invalid eval config', 'invalid mmif eval settings'), EXIT.usage);
@@ -158,7 +158,7 @@ async function runEval(temporal: Temporal, config: EvalConfig): Promise<number> 
     throw new CliError(`eval ${config.evalId} failed: ${cause?.message ?? err.message}`, EXIT.failed);
   }
   const out = openStore(evalOutput(config), config.s3);
-  const markdown = await out.get(`${evalReportName(config.model.model, config.chats)}.md`);
+  const markdown = await out.get(`${evalReportName(config.evalId)}.md`);
   console.log(markdown?.toString('utf8') ?? '');
   console.log(`wrote ${summary.files.join(', ')}`);
   console.log(`model calls of eval ${config.evalId} (every run of it): ${summary.requests.paid} paid, ${summary.requests.cached} answered from the cache`);

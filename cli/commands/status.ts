@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { BuildReport } from '../../output/buildReport.js';
+import type { EvalSummary } from '../../output/evalOutputs.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
@@ -11,7 +12,10 @@ import { accountingLines, formatSummary, rerunHint } from '../summary.js';
 import { connectTemporal, type Temporal } from '../temporalClient.js';
 
 export const STATUS_USAGE = `usage: mmif status <buildId> [--watch] [--json]
+       mmif status --evals [--json]
   Show a build's progress (shards, samples, rejections by reason, tokens per stage, throughput, ETA).
+  --evals  list the evaluations (mmif eval) on the Temporal server instead: eval id, status, prompt
+           form, headline figure and report files of each finished one
   A closed build shows how it ended: done, or failed / cancelled with its cause on one line (exit 1;
   2 when the cause is a config, data path, output or endpoint setting). A --local build whose server
   is gone is read from what the run recorded (.mmif/local-builds/) and its build-report.json.
@@ -25,8 +29,9 @@ export const STATUS_USAGE = `usage: mmif status <buildId> [--watch] [--json]
 const LOCAL_CONNECT_TIMEOUT_MS = 1_500;
 
 export async function statusCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { watch: { type: 'boolean' }, json: { type: 'boolean' } } });
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { watch: { type: 'boolean' }, json: { type: 'boolean' }, evals: { type: 'boolean' } } });
   const buildId = positionals[0];
+  if (values.evals) return listEvals(values.json ?? false);
   if (!buildId) throw new CliError(STATUS_USAGE, EXIT.usage);
   const local = await readLocalRecord(buildId);
   let temporal: Temporal;
@@ -95,4 +100,30 @@ async function localStatus(record: LocalBuildRecord): Promise<number> {
   if (report) console.log(formatSummary(report));
   if (record.failure) throw new CliError(record.failure, record.exitCode);
   return record.exitCode;
+}
+
+/** One line per evaluation workflow (type evaluateModel); a finished one with its prompt form, figure and reports. */
+async function listEvals(json: boolean): Promise<number> {
+  const temporal = await connectTemporal();
+  try {
+    const rows: Array<{ evalId: string; status: string; started: string; summary?: EvalSummary }> = [];
+    for await (const execution of temporal.client.workflow.list({ query: "WorkflowType = 'evaluateModel'" })) {
+      const status = execution.status.name;
+      const summary = status === 'COMPLETED' ? ((await temporal.client.workflow.getHandle(execution.workflowId, execution.runId).result()) as EvalSummary) : undefined;
+      rows.push({ evalId: execution.workflowId.replace(/^eval-/, ''), status, started: execution.startTime.toISOString(), ...(summary ? { summary } : {}) });
+    }
+    if (json) {
+      console.log(JSON.stringify(rows, null, 2));
+      return EXIT.ok;
+    }
+    if (rows.length === 0) console.log('no evaluations on this Temporal server');
+    for (const r of rows) {
+      const s = r.summary;
+      const figure = s ? `${s.mode === 'multi-turn' ? 'corpus PIF' : 'constraint-level accuracy'} ${s.headline === null ? '-' : s.headline.toFixed(3)}${s.simulated ? ' (SIMULATED)' : ''}` : '';
+      console.log([`eval ${r.evalId}`, r.status, `started ${r.started}`, ...(s ? [`prompt ${s.prompt}`, figure, `reports ${s.files.join(', ')}`] : [])].join('  '));
+    }
+    return EXIT.ok;
+  } finally {
+    await temporal.close();
+  }
 }

@@ -9,7 +9,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import type { ChildProcess } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -26,6 +26,7 @@ import { startStack, type Stack } from '../harness/stack.js';
 import { eventually } from '../harness/datasetChecks.js';
 import { startWorkerProcess } from '../harness/mmifCli.js';
 import { evalCommand } from '../../cli/commands/eval.js';
+import { statusCommand } from '../../cli/commands/status.js';
 import { evalWorkflowId, type EvalConfigInput } from '../../config/evalConfig.js';
 import type { EvalReport } from '../../output/evalReport.js';
 import type { EvalSummary } from '../../output/evalOutputs.js';
@@ -108,6 +109,12 @@ test('a build with holdout reserves an eval split by image: no held-out image is
 const ROOT = () => path.join(dir, BUILD_ID);
 const splitLines = async () => lines(await store.get(buildLayout(BUILD_ID).mmifevalBench)).map((l) => JSON.parse(l) as MmifevalLine);
 const readJson = async <T>(file: string) => JSON.parse(await readFile(file, 'utf8')) as T;
+/** The report of the one eval in `out` whose id starts with `prefix` (reports are named by eval id), without extension. */
+async function reportBase(out: string, prefix: string): Promise<string> {
+  const names = (await readdir(out)).filter((f) => f.startsWith(`${prefix}-`) && f.endsWith('.json'));
+  assert.equal(names.length, 1, `one report ${prefix}-*.json in ${out}: ${names.join(', ')}`);
+  return path.join(out, names[0]!.slice(0, -'.json'.length));
+}
 const savedResponses = async (file: string) =>
   (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { id: string; responses: string[]; verdicts: Array<Array<{ key: string; method: string; passed: boolean | null }>> });
 
@@ -118,14 +125,20 @@ test('mmif eval runs on Temporal over the build\'s held-out split, scores rules 
   // The judge defaults to the build's own (models.default here): the simulator's model.
   assert.equal(await evalCommand(['--data', ROOT(), '--model', 'sim-model', '--samples', '2', '--prompt', 'numbered']), 0);
   const dir_ = path.join(ROOT(), 'MM-IFEval', 'eval');
-  const report = await readJson<EvalReport>(path.join(dir_, 'sim-model.json'));
+  const base = await reportBase(dir_, 'sim-model.numbered');
+  const report = await readJson<EvalReport>(`${base}.json`);
+  assert.match(path.basename(base), /^sim-model\.numbered-[0-9a-f]{10}$/, 'the eval id: model, prompt form, hash of the settings');
+  assert.equal(report.evalId, path.basename(base));
+  assert.equal(report.prompt, 'numbered');
+  assert.equal(report.config.prompt, 'numbered');
+  assert.equal(report.config.responses, 2);
   assert.equal(report.simulated, true);
   assert.equal(report.judgeModel, 'mmif-sim-vlm');
   assert.equal(report.samples, main.length);
   assert.equal(report.responsesPerSample, 2);
   assert.deepEqual(report.rejected, []);
   assert.equal(report.judgeConstraintsNotScored, 0);
-  const saved = await savedResponses(path.join(dir_, 'sim-model.responses.jsonl'));
+  const saved = await savedResponses(`${base}.responses.jsonl`);
   assert.deepEqual(saved.map((s) => s.id), main.map((l) => l.id));
   assert.ok(saved.every((s) => s.responses.length === 2 && s.responses.every((r) => r.length > 0)));
   assert.notEqual(saved[0]!.responses[0], saved[0]!.responses[1], 'the two samples are different draws');
@@ -161,8 +174,9 @@ test('mmif eval runs on Temporal over the build\'s held-out split, scores rules 
   // Judge calls were made: one direct-judge call per response with direct_gpt constraints, and for
   // each cmp_gpt constraint the model's answer without it plus a compare-judge call.
   assert.ok((report.usage.judge?.requests ?? 0) > 0);
-  const markdown = await readFile(path.join(dir_, 'sim-model.md'), 'utf8');
+  const markdown = await readFile(`${base}.md`, 'utf8');
   assert.match(markdown, /SIMULATED/);
+  assert.match(markdown, new RegExp(`Eval \`${report.evalId}\`: the numbered prompt form`));
   assert.match(markdown, /\| Judge method \|/);
   assert.match(markdown, new RegExp(`Constraint-level accuracy: .*\\(${total[0]}/${total[1]}\\)`));
 
@@ -171,7 +185,7 @@ test('mmif eval runs on Temporal over the build\'s held-out split, scores rules 
   assert.ok(requestsAfter > requestsBefore);
   assert.equal(await evalCommand(['--data', ROOT(), '--model', 'sim-model', '--samples', '2', '--prompt', 'numbered']), 0);
   assert.equal(stack.simulator.stats().requests, requestsAfter, 'a re-run makes no model call');
-  assert.deepEqual(await readJson<EvalReport>(path.join(dir_, 'sim-model.json')), report);
+  assert.deepEqual(await readJson<EvalReport>(`${base}.json`), report);
   // Even with an empty model cache (the cache is not part of the eval's identity): the run continues
   // from its stored results instead of starting over.
   assert.equal(await evalCommand(['--data', ROOT(), '--model', 'sim-model', '--samples', '2', '--prompt', 'numbered', '--cache', path.join(dir, 'empty-cache')]), 0);
@@ -179,13 +193,36 @@ test('mmif eval runs on Temporal over the build\'s held-out split, scores rules 
 
   // Without a judge, judged constraints are counted, not scored; the rules' figures stay.
   assert.equal(await evalCommand(['--data', ROOT(), '--model', 'sim-model', '--samples', '2', '--prompt', 'numbered', '--no-judge', '--out', path.join(dir, 'nojudge'), '--cache', dir_]), 0);
-  const rulesOnly = await readJson<EvalReport>(path.join(dir, 'nojudge', 'sim-model.json'));
+  const rulesOnly = await readJson<EvalReport>(`${await reportBase(path.join(dir, 'nojudge'), 'sim-model.numbered')}.json`);
   assert.equal(rulesOnly.judgeModel, null);
   assert.equal(rulesOnly.judgeConstraintsNotScored, counts.direct_gpt![1] + counts.cmp_gpt![1]);
   assert.deepEqual(rulesOnly.byMethod.rule_based, report.byMethod.rule_based);
   assert.equal(rulesOnly.constraintLevel.scored, counts.rule_based![1]);
   assert.equal(rulesOnly.usage.judge, undefined, 'no judge call');
   assert.equal(rulesOnly.usage.answer!.requests, rulesOnly.usage.answer!.cachedRequests, 'the answers came from the cache the first run filled');
+
+  // The inline form beside it: another eval id, another report; the numbered one is left as it was.
+  assert.equal(await evalCommand(['--data', ROOT(), '--model', 'sim-model', '--samples', '2', '--prompt', 'inline']), 0);
+  const inlineBase = await reportBase(dir_, 'sim-model.inline');
+  const inline = await readJson<EvalReport>(`${inlineBase}.json`);
+  assert.equal(inline.prompt, 'inline');
+  assert.notEqual(inline.evalId, report.evalId);
+  assert.deepEqual(await readJson<EvalReport>(`${base}.json`), report, 'the numbered report is not overwritten');
+  assert.equal(inline.samples, report.samples);
+  // mmif status --evals lists both, with their prompt forms and report files.
+  const printed: string[] = [];
+  const log = console.log;
+  console.log = (line: string) => void printed.push(line);
+  try {
+    assert.equal(await statusCommand(['--evals']), 0);
+  } finally {
+    console.log = log;
+  }
+  for (const r of [report, inline]) {
+    const line = printed.find((l) => l.startsWith(`eval ${r.evalId}  COMPLETED`));
+    assert.ok(line, `mmif status --evals lists ${r.evalId}: ${printed.join('\n')}`);
+    assert.match(line, new RegExp(`prompt ${r.prompt}  constraint-level accuracy ${r.constraintLevel.accuracy!.toFixed(3)} \\(SIMULATED\\)  reports .*${r.evalId}\\.json`));
+  }
 });
 
 test('multi-turn eval on Temporal: PIF per turn, corpus PIF and PIF-N-K match the saved turns; appending the instructions helps', async () => {
@@ -197,8 +234,8 @@ test('multi-turn eval on Temporal: PIF per turn, corpus PIF and PIF-N-K match th
   await writeFile(chats, ['000000000', '000000001'].map((n, i) => JSON.stringify({ id: `chat${i}`, image: `cc3m/${n}.jpg`, questions })).join('\n') + '\n');
   const run = async (extra: string[]) => {
     assert.equal(await evalCommand(['--data', data, '--model', 'sim-chat', '--chats', chats, '--samples', '3', '--seed', '5', '--max-instructions', '3', ...extra]), 0);
-    const name = `sim-chat.multiturn${extra.length ? '.appended' : ''}`;
     const out = path.join(data, 'MM-IFEval', 'eval');
+    const name = path.basename(await reportBase(out, `sim-chat.multiturn${extra.length ? '.appended' : ''}`));
     const report = await readJson<MultiturnReport>(path.join(out, `${name}.json`));
     const turns = (await readFile(path.join(out, `${name}.turns.jsonl`), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { chat: string; turn: number; instructions: string[]; pif: Array<number | null>; followed: boolean[][] });
     assert.match(await readFile(path.join(out, `${name}.md`), 'utf8'), /simulated/i);
@@ -254,7 +291,7 @@ test('a multiturn build with holdout keeps held-out images out of its chats and 
   const split = lines(await store.get(layout.mmifevalHoldoutChats)).map((l) => JSON.parse(l) as { id: string; image: string; questions: string[] });
   assert.deepEqual(new Map(split.map((c) => [c.image, c.questions])), held, 'the split holds each held-out chat\'s image and questions');
   assert.equal(await evalCommand(['--data', root, '--model', 'sim-chat', '--multiturn', '--samples', '2', '--max-instructions', '2']), 0);
-  const evaluated = await readJson<MultiturnReport>(path.join(root, 'MM-IFEval', 'eval', 'sim-chat.multiturn.json'));
+  const evaluated = await readJson<MultiturnReport>(`${await reportBase(path.join(root, 'MM-IFEval', 'eval'), 'sim-chat.multiturn')}.json`);
   assert.equal(evaluated.chats, split.length);
   assert.equal(evaluated.simulated, true);
   assert.ok(evaluated.pif.corpus !== null, 'the held-out chats were scored');
@@ -300,7 +337,7 @@ test('cancelling an eval stops its model calls at once; the same eval id run aga
   }
   const summary = (await stack.client.workflow.execute('evaluateModel', { taskQueue: stack.taskQueue, workflowId: evalWorkflowId('cancel-me'), args: [input] })) as EvalSummary;
   assert.equal(summary.rejected, 0);
-  const report = await readJson<EvalReport>(path.join(dir, 'cancelled', 'sim-model.json'));
+  const report = await readJson<EvalReport>(path.join(dir, 'cancelled', 'cancel-me.json'));
   assert.equal(report.samples, (await splitLines()).filter((l) => l.infer_type === 'main').length);
   assert.ok((report.usage.answer?.cachedRequests ?? 0) > 0, 'calls answered before the cancel came back from the cache');
 });
@@ -345,9 +382,10 @@ test('a worker SIGKILLed mid-eval is replaced: the eval resumes, its report equa
     const answered = stack.simulator.stats().completed - start.completed;
     console.log(`eval killed mid-run: ${answered} requests answered (uninterrupted: ${referenceRequests}), ${inFlightAtKill} in flight at the kill`);
     assert.ok(answered <= referenceRequests + inFlightAtKill, `no call paid twice beyond those in flight at the kill: ${answered} vs ${referenceRequests} + ${inFlightAtKill}`);
-    const strip = (r: EvalReport) => ({ ...r, usage: undefined });
-    const a = await readJson<EvalReport>(path.join(dir, 'crashed', 'sim-model.json'));
-    const b = await readJson<EvalReport>(path.join(dir, 'ref', 'sim-model.json'));
+    // The eval id and the settings naming it (id, output) differ by construction; the scores may not.
+    const strip = (r: EvalReport) => ({ ...r, usage: undefined, evalId: undefined, config: undefined });
+    const a = await readJson<EvalReport>(path.join(dir, 'crashed', 'crashed.json'));
+    const b = await readJson<EvalReport>(path.join(dir, 'ref', 'reference.json'));
     assert.deepEqual(strip(a), strip(b), 'the resumed eval scores exactly what the uninterrupted one did');
     assert.equal(crashed.headline, reference.headline);
 
@@ -356,7 +394,7 @@ test('a worker SIGKILLed mid-eval is replaced: the eval resumes, its report equa
     const cachedRun = (await stack.client.workflow.execute('evaluateModel', { taskQueue, workflowId: evalWorkflowId('cached'), args: [{ ...config('cached', path.join(dir, 'cached')), cacheUri: path.join(dir, 'ref') }] })) as EvalSummary;
     assert.equal(stack.simulator.stats().requests, before, 'every call answered from the cache');
     assert.equal(cachedRun.requests.paid, 0);
-    assert.deepEqual(strip(await readJson<EvalReport>(path.join(dir, 'cached', 'sim-model.json'))), strip(b));
+    assert.deepEqual(strip(await readJson<EvalReport>(path.join(dir, 'cached', 'cached.json'))), strip(b));
   } finally {
     stack.simulator.setFaults({ latencyMs: 0 });
   }

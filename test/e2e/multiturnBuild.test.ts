@@ -17,6 +17,7 @@ import { inspectCommand } from '../../cli/commands/inspect.js';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import { CONSTRAINT_TYPES } from '../../domain/constraints/catalogue.js';
 import type { BuildReport } from '../../output/buildReport.js';
+import type { QualityReport } from '../../output/qualityReport.js';
 import type { ChatPairSharegptRow, ChatSharegptRow } from '../../output/chatFormats.js';
 import type { ChatRecord, ChatTurnRecord } from '../../output/chatRecords.js';
 import { CHAT_CARD_CONFIGS } from '../../output/datasetCard.js';
@@ -278,6 +279,41 @@ test('the dataset card names the chat configs, which load_dataset(<dataset root>
   for (const p of built.pairs) assert.ok(articles.some((a) => a.includes(`data-kind="chat-dpo"`) && a.includes(`id="${p.id}"`)), p.id);
   assert.equal(articles.length, built.chats.length + built.pairs.length);
   assert.match(page, new RegExp(`<p>${built.chats.length} chats, ${built.pairs.length} turn-level pairs\\.`));
+});
+
+test('the card and quality.json document the chats like single-turn data: counts per source, chat settings, per-turn PIF, every sample accounted for', async () => {
+  const quality = (await getJson<QualityReport>(store, layout.quality))!;
+  const { report, chats, pairs } = built;
+  assert.ok(chats.length > 0 && pairs.length > 0, 'the build kept chats and pairs');
+  assert.equal(quality.coverage.shardsWithStats, quality.coverage.committedShards, 'every committed shard carries stats');
+  assert.deepEqual(quality.composition.bySource.cc3m && [quality.composition.bySource.cc3m.instruct, quality.composition.bySource.cc3m.dpo], [chats.length, pairs.length]);
+  const turns = quality.multiturn!.turns;
+  assert.deepEqual(turns.map((t) => t.turn), Array.from({ length: TURNS }, (_, i) => i + 1));
+  for (const t of turns) assert.equal(t.chats, chats.length, `every kept chat answers turn ${t.turn}`);
+  // PIF recomputed from the records' per-turn metadata.
+  const metas = chats.map((c) => JSON.parse(c.metadata) as ChatMeta);
+  for (const t of turns) {
+    const pifs = metas.map((m) => m.turns[t.turn - 1]!.pif);
+    assert.ok(Math.abs(t.pif! - pifs.reduce((a, b) => a + b, 0) / pifs.length) < 1e-9, `turn ${t.turn} PIF`);
+    assert.equal(t.pif_1_1, pifs.filter((p) => p === 1).length / pifs.length);
+  }
+  assert.equal(turns.reduce((n, t) => n + t.pairs, 0), pairs.length);
+  assert.equal(quality.multiturn!.corpus.turns, chats.length * TURNS);
+  assert.ok(quality.vacuous.total.rule > 0, 'the kept answers\' rule verdicts are counted for vacuity');
+
+  const card = (await store.get(`${BUILD_ID}/README.md`))!.toString();
+  assert.match(card, new RegExp(`\\| cc3m \\| ${chats.length} \\| ${pairs.length} \\| \\d+ \\| \\d+ \\|`), 'the sources table counts chats and pairs');
+  assert.match(card, /\| source \| chats \(SFT\) \| turn-level pairs \|/);
+  assert.match(card, new RegExp(`- Chats: ${TURNS} question turns each, up to ${MAX_INSTRUCTIONS} global instructions`));
+  assert.match(card, /- Turn filter: a turn's answer is kept when its PIF reaches 1, up to 8 regenerations/);
+  assert.doesNotMatch(card, /Post-filter|DPO strategies|Training prompt template/, 'no single-turn setting is listed');
+  assert.match(card, /### Instruction following of the data, per turn \(seed 002\)/);
+  assert.match(card, new RegExp(`\\| 1 \\| ${chats.length} \\| \\d\\.\\d\\d \\| \\d\\.\\d\\d \\|`));
+  assert.doesNotMatch(card, /no records/);
+  const n = report.counts;
+  assert.match(card, new RegExp(`- Samples planned: ${n.planned} = accepted as chats ${n.instruct} \\(.*\\) \\+ held out for evaluation 0 \\+ rejected ${n.rejectedSamples}`));
+  assert.equal(n.planned, n.instruct + n.rejectedSamples, 'planned and accepted add up');
+  assert.match(card, /\| cc3m #0 \| \d+ \| .* \| yes \|/, 'the accounting table balances');
 });
 
 test('mmif inspect prints a chat turn by turn with verdicts and PIF, and a pair with the instruction its rejected answer lacked', async () => {
