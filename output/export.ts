@@ -7,10 +7,10 @@ import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 import type { StoredConfig } from '../pipeline/planBuild.js';
 import type { BuildLayout } from '../storage/buildLayout.js';
 import type { ShardManifest } from './manifest.js';
-import { isHeldOutImage, mmifevalLines } from './mmifeval.js';
+import { mmifevalLines } from './mmifeval.js';
 import type { DpoRecord, InstructRecord } from './records.js';
 import type { ChatRecord } from './chatRecords.js';
-import { dpoRecordFromLine, dpoSharegptLine, instructRecordFromLine, instructSharegptLine, jsonl, llamaFactoryDatasetInfo } from './sharegpt.js';
+import { dpoRecordFromLine, instructRecordFromLine, jsonl } from './sharegpt.js';
 import { loadImages } from './shardWriter.js';
 import { trlChatDpoParquet, trlChatSftParquet, trlDpoParquet, trlSftParquet, type TrlImage } from './trl.js';
 import { trlChatPairRow, trlChatRow } from './chatFormats.js';
@@ -92,12 +92,14 @@ async function exportChatTrl(store: ObjectStore, layout: BuildLayout, summary: E
   return summary;
 }
 
-/** What `mmif export --format mmifeval` holds out of a build that reserved no split. */
-export const DEFAULT_EXPORT_HOLDOUT = 0.05;
-
 /** `--holdout` given for a build that reserved its split at build time (config `holdout`). */
 export class ReservedSplitError extends Error {
   override name = 'ReservedSplitError';
+}
+
+/** An eval split asked of a build that reserved none: drawn now, its samples would stay in the training files. */
+export class NoReservedSplitError extends Error {
+  override name = 'NoReservedSplitError';
 }
 
 /** A format a multiturn build's chats cannot be written in. */
@@ -106,54 +108,40 @@ export class MultiturnExportError extends Error {
 }
 
 /**
- * The eval split in MM-IFEval's input layout. A build with `holdout` reserved it: its held-out
- * records (heldout/, already out of the training data) are written as they are. Otherwise
- * `fraction` (default 5%) of the images is drawn (seeded by the build's seed) and the training
- * data without them (SFT records and DPO pairs of those images) is written as a LLaMA-Factory
- * dataset_dir of its own (MM-IFEval/), so the scores are on images the model never saw.
+ * The eval split in MM-IFEval's input layout. Held-out splits are made only at build time (config
+ * `holdout`): a build with one reserved it, its held-out records (heldout/) are out of every training
+ * file and of the card's configs, and the export writes them as they are. A split drawn here instead
+ * would leave its samples in the sharegpt and Parquet shards the card loads and in any TRL export, so
+ * a user training on the dataset would train on the test set: it is refused, naming the build-time way.
+ * `all` writes every accepted sample instead, to score the data itself with MM-IFEval's scripts (no
+ * eval split: these samples are the training data, and the ids file says so).
  */
-export async function exportMmifeval(store: ObjectStore, layout: BuildLayout, fraction?: number): Promise<ExportSummary> {
+export async function exportMmifeval(store: ObjectStore, layout: BuildLayout, options: { fraction?: number; all?: boolean } = {}): Promise<ExportSummary> {
   const config = (await getJson<StoredConfig>(store, layout.config))?.config;
   if (config?.mode === 'multiturn') {
     // Its records are chats: MM-IFEval scores single-turn answers (multi-turn chats are `mmif eval --chats`).
     throw new MultiturnExportError(`build ${layout.root} is a multiturn build: --format mmifeval exports single-turn samples only`);
   }
   if (config?.holdout) {
-    if (fraction !== undefined) {
-      throw new ReservedSplitError(`build ${layout.root} reserved its eval split when it was built (holdout.fraction ${config.holdout.fraction}, drawn by image): the export writes that split; leave out --holdout`);
+    if (options.fraction !== undefined || options.all) {
+      throw new ReservedSplitError(`build ${layout.root} reserved its eval split when it was built (holdout.fraction ${config.holdout.fraction}, drawn by image): the export writes that split; leave out --holdout and --all`);
     }
     const summary = await writeReservedSplit(store, layout, { multiturn: false, seed: config.seed, fraction: config.holdout.fraction });
     if (summary.rows === 0) throw new Error(`build ${layout.root} held out no accepted sample (holdout.fraction ${config.holdout.fraction}); raise it and build again`);
     return summary;
   }
-  const draw = fraction ?? DEFAULT_EXPORT_HOLDOUT;
-  const seed = config?.seed ?? 0;
-  const shards = await committedShards(store, layout);
-  const heldOut: InstructRecord[] = [];
-  let total = 0;
-  for (const shard of shards) {
-    const records = await recordsOf<InstructRecord>(store, layout.instructJsonl(shard), instructRecordFromLine);
-    total += records.length;
-    heldOut.push(...records.filter((r) => isHeldOutImage(seed, r.image_sha256, draw)));
+  if (!options.all) {
+    const fraction = options.fraction ?? 0.05;
+    throw new NoReservedSplitError(
+      `build ${layout.root} reserved no eval split: one drawn at export time would leave its samples in the training files (sharegpt, Parquet, TRL) and the card's default config. ` +
+        `Build a new version with "holdout": {"fraction": ${fraction}} ('mmif build --new-version'), whose held-out images are in no training file, or pass --all to write every sample to score the data itself`,
+    );
   }
-  if (heldOut.length === 0) throw new Error(`the held-out draw (fraction ${draw}, seed ${seed}) picked none of the ${total} SFT samples; raise --holdout (it draws images)`);
-  const files = await writeBench(store, layout, heldOut, { seed, fraction: draw, reservedByBuild: false });
-
-  const held = new Set(heldOut.map((r) => r.image_sha256));
-  // Image paths from the training dataset_dir (MM-IFEval/) back to the build root's images/.
-  const fromTrainDir = <R extends { image_path: string }>(r: R): R => ({ ...r, image_path: `../${r.image_path}` });
-  files.push(layout.mmifevalTrainDatasetInfo);
-  // A second read of the shards rather than records kept from the first: a build need not fit in
-  // memory, and nothing is written before the draw is known to hold out at least one sample.
-  for (const shard of shards) {
-    const records = await recordsOf<InstructRecord>(store, layout.instructJsonl(shard), instructRecordFromLine);
-    const pairs = await recordsOf<DpoRecord>(store, layout.dpoJsonl(shard), dpoRecordFromLine);
-    await store.put(layout.mmifevalTrainInstruct(shard), jsonl(records.filter((r) => !held.has(r.image_sha256)).map((r) => instructSharegptLine(fromTrainDir(r)))));
-    await store.put(layout.mmifevalTrainDpo(shard), jsonl(pairs.filter((p) => !held.has(p.image_sha256)).map((p) => dpoSharegptLine(fromTrainDir(p)))));
-    files.push(layout.mmifevalTrainInstruct(shard), layout.mmifevalTrainDpo(shard));
-  }
-  await putJson(store, layout.mmifevalTrainDatasetInfo, llamaFactoryDatasetInfo({ instruct: 'train/instruct', dpo: 'train/dpo' }));
-  return { format: 'mmifeval', files, rows: heldOut.length };
+  const all: InstructRecord[] = [];
+  for (const shard of await committedShards(store, layout)) all.push(...(await recordsOf<InstructRecord>(store, layout.instructJsonl(shard), instructRecordFromLine)));
+  if (all.length === 0) throw new Error(`build ${layout.root} has no accepted SFT sample to write`);
+  const files = await writeBench(store, layout, all, { seed: config?.seed ?? 0, fraction: 1, reservedByBuild: false, trainingData: true });
+  return { format: 'mmifeval', files, rows: all.length };
 }
 
 /** How a build reserved its split (config `mode`, `seed`, `holdout.fraction`), as its caller already knows it. */
@@ -191,7 +179,12 @@ export async function writeReservedSplit(store: ObjectStore, layout: BuildLayout
 }
 
 /** `MM-IFEval/mmif_holdout.jsonl` and its ids file (which samples and images, and how they were drawn). */
-async function writeBench(store: ObjectStore, layout: BuildLayout, heldOut: InstructRecord[], draw: { seed: number; fraction: number; reservedByBuild: boolean }): Promise<string[]> {
+async function writeBench(
+  store: ObjectStore,
+  layout: BuildLayout,
+  heldOut: InstructRecord[],
+  draw: { seed: number; fraction: number; reservedByBuild: boolean; trainingData?: boolean },
+): Promise<string[]> {
   const lines = mmifevalLines(heldOut);
   await store.put(layout.mmifevalBench, jsonl(lines.map((l) => JSON.stringify(l))));
   const images = [...new Set(heldOut.map((r) => r.image_sha256))].sort();

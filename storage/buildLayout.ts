@@ -86,13 +86,6 @@ export function buildLayout(buildId: string) {
     mmifevalHoldoutIds: `${root}/MM-IFEval/${MMIFEVAL_BENCH}.ids.json`,
     /** A multiturn build's held-out chats as `mmif eval --chats` reads them: `{id, image, questions}` lines. */
     mmifevalHoldoutChats: `${root}/MM-IFEval/${MMIFEVAL_BENCH}_chats.jsonl`,
-    /**
-     * The training data without the held-out samples, as a LLaMA-Factory dataset_dir of its own
-     * (`MM-IFEval/`, with its dataset_info.json; image paths `../images/...`).
-     */
-    mmifevalTrainDatasetInfo: `${root}/MM-IFEval/dataset_info.json`,
-    mmifevalTrainInstruct: (shard: number) => `${root}/MM-IFEval/train/instruct/${shardName(shard)}.jsonl`,
-    mmifevalTrainDpo: (shard: number) => `${root}/MM-IFEval/train/dpo/${shardName(shard)}.jsonl`,
     manifestsPrefix: `${root}/manifests/`,
     datasetInfo: `${root}/dataset_info.json`,
   };

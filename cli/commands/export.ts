@@ -1,21 +1,22 @@
 import { parseArgs } from 'node:util';
-import { EXPORT_FORMATS, exportMmifeval, exportTrl, MultiturnExportError, NoCommittedShardError, ReservedSplitError, type ExportFormat } from '../../output/export.js';
+import { EXPORT_FORMATS, exportMmifeval, exportTrl, MultiturnExportError, NoCommittedShardError, NoReservedSplitError, ReservedSplitError, type ExportFormat } from '../../output/export.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { s3FromEnv } from '../s3FromEnv.js';
 
-export const EXPORT_USAGE = `usage: mmif export --output URI --build-id ID --format trl|mmifeval [--holdout FRACTION]
+export const EXPORT_USAGE = `usage: mmif export --output URI --build-id ID --format trl|mmifeval [--all]
   Writes trainer and evaluator formats beside a build's data (<output>/<build-id>/), from its
   committed shards; no model call. Re-running rewrites the same bytes.
   trl       trl/sft/shard-N.parquet {id, images, messages} and trl/dpo/shard-N.parquet
             {id, images, prompt, chosen, rejected}: TRL's vision conventions, images inside.
   mmifeval  MM-IFEval/mmif_holdout.jsonl: the eval split in the input layout of MM-IFEval's scripts
             (the dataset root is their data/ directory); MM-IFEval/mmif_holdout.ids.json lists its
-            samples and images. A build with config holdout reserved it (and every build writes it
-            itself; --holdout is refused). Otherwise a FRACTION of the images (default 0.05, seeded by
-            the build's seed) is drawn, and MM-IFEval/ is a LLaMA-Factory dataset_dir
-            (dataset_info.json, train/) with the records of every other image.
+            samples and images. Eval splits are made only at build time (config holdout: its images
+            are in no training file); every such build writes it itself. A build without one is
+            refused (--holdout is refused too: a split drawn now would leave its samples in the
+            training files), unless --all: every accepted sample in that layout, to score the data
+            itself with the reference scripts (the ids file marks it trainingData).
   S3 endpoints come from the environment (MMIF_S3_ENDPOINT, AWS_*).`;
 
 export async function exportCommand(args: string[]): Promise<number> {
@@ -26,17 +27,19 @@ export async function exportCommand(args: string[]): Promise<number> {
       'build-id': { type: 'string' },
       format: { type: 'string' },
       holdout: { type: 'string' },
+      all: { type: 'boolean', default: false },
     },
   });
   const format = values.format as ExportFormat | undefined;
   if (!values.output || !values['build-id'] || !format || !EXPORT_FORMATS.includes(format)) throw new CliError(EXPORT_USAGE, EXIT.usage);
+  // Still read, to answer with the build-time way (config holdout) instead of "unknown option".
   const fraction = values.holdout === undefined ? undefined : Number(values.holdout);
-  if (fraction !== undefined && !(fraction > 0 && fraction <= 1)) throw new CliError(`--holdout must be a fraction in (0, 1], got '${values.holdout}'`, EXIT.usage);
+  if (fraction !== undefined && !(fraction > 0 && fraction < 1)) throw new CliError(`--holdout must be a fraction in (0, 1), got '${values.holdout}'`, EXIT.usage);
   const store = openStore(values.output, s3FromEnv());
   const layout = buildLayout(values['build-id']);
-  const summary = await (format === 'trl' ? exportTrl(store, layout) : exportMmifeval(store, layout, fraction)).catch((err: unknown) => {
+  const summary = await (format === 'trl' ? exportTrl(store, layout) : exportMmifeval(store, layout, { fraction, all: values.all })).catch((err: unknown) => {
     if (err instanceof NoCommittedShardError) throw new CliError(err.message, EXIT.notFound);
-    throw err instanceof ReservedSplitError || err instanceof MultiturnExportError ? new CliError(err.message, EXIT.usage) : err;
+    throw err instanceof ReservedSplitError || err instanceof NoReservedSplitError || err instanceof MultiturnExportError ? new CliError(err.message, EXIT.usage) : err;
   });
   console.log(`${summary.format}: ${summary.rows} rows`);
   for (const file of summary.files) console.log(`  ${store.root.replace(/\/+$/, '')}/${file}`);

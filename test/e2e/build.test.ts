@@ -231,7 +231,7 @@ test('a CC3M webdataset on S3 becomes verified SFT and DPO shards on S3', async 
   const trl = await exportTrl(out, layout);
   assert.equal(trl.rows, instruct.length + dpo.length);
   for (const key of trl.files) assert.ok((await out.get(key))?.subarray(0, 4).equals(Buffer.from('PAR1')), `${key} is Parquet on S3`);
-  const mmifeval = await exportMmifeval(out, layout, 1);
+  const mmifeval = await exportMmifeval(out, layout, { all: true });
   assert.equal(mmifeval.rows, instruct.length);
   const held = (await getJson<{ ids: string[] }>(out, layout.mmifevalHoldoutIds))!;
   assert.deepEqual(held.ids.sort(), instruct.map((r) => r.id).sort());

@@ -23,7 +23,8 @@ import { buildLayout, imagePathInDataset } from '../../storage/buildLayout.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { getJson } from '../../storage/objectStore.js';
 import { startStack, type Stack } from '../harness/stack.js';
-import { eventually } from '../harness/datasetChecks.js';
+import { exportMmifeval, exportTrl } from '../../output/export.js';
+import { eventually, trainingFileSampleIds } from '../harness/datasetChecks.js';
 import { startWorkerProcess } from '../harness/mmifCli.js';
 import { evalCommand } from '../../cli/commands/eval.js';
 import { statusCommand } from '../../cli/commands/status.js';
@@ -100,11 +101,30 @@ test('a build with holdout reserves an eval split by image: no held-out image is
   const main = bench.filter((l) => l.infer_type === 'main');
   assert.equal(main.length, heldRecords);
   assert.deepEqual(new Set(main.map((l) => l.image)), new Set([...held].map(imagePathInDataset)));
-  const ids = (await getJson<{ by: string; reservedByBuild: boolean; images: string[] }>(store, layout.mmifevalHoldoutIds))!;
+  const ids = (await getJson<{ by: string; reservedByBuild: boolean; images: string[]; ids: string[] }>(store, layout.mmifevalHoldoutIds))!;
   assert.equal(ids.by, 'image');
   assert.equal(ids.reservedByBuild, true);
   assert.deepEqual(ids.images, [...held].sort());
+
+  // After every export, no held-out record is in any training file of any format (the card's default
+  // Parquet config, sharegpt, TRL); an export-time split is refused, so none can be drawn over them.
+  await exportTrl(store, layout);
+  await exportMmifeval(store, layout);
+  await assert.rejects(exportMmifeval(store, layout, { fraction: 0.5 }), { name: 'ReservedSplitError' });
+  await assertNoHeldOutInTraining(ROOT(), new Set(ids.ids), ['instruct/parquet', 'instruct/sharegpt', 'dpo/parquet', 'dpo/sharegpt', 'trl/sft', 'trl/dpo']);
 });
+
+/** Every training file of every format is read back (JSONL and Parquet rows): none holds a held-out sample. */
+async function assertNoHeldOutInTraining(root: string, heldOut: ReadonlySet<string>, expectedFolders: readonly string[]): Promise<void> {
+  const files = await trainingFileSampleIds(root);
+  for (const folder of expectedFolders) assert.ok([...files.keys()].some((f) => f.startsWith(`${folder}/`)), `the check read ${folder}/`);
+  let rows = 0;
+  for (const [file, ids] of files) {
+    rows += ids.size;
+    assert.deepEqual([...ids].filter((id) => heldOut.has(id)), [], `${file} holds no held-out sample`);
+  }
+  assert.ok(rows > 0 && heldOut.size > 0);
+}
 
 const ROOT = () => path.join(dir, BUILD_ID);
 const splitLines = async () => lines(await store.get(buildLayout(BUILD_ID).mmifevalBench)).map((l) => JSON.parse(l) as MmifevalLine);
@@ -286,6 +306,9 @@ test('a multiturn build with holdout keeps held-out images out of its chats and 
   assert.ok(held.size > 0 && training.size > 0, `both sides are non-empty: ${held.size} held-out, ${training.size} training images`);
   assert.deepEqual([...held.keys()].filter((image) => training.has(image)), [], 'no image is in a training chat or pair and in the split');
   assert.equal(report.heldOut?.instruct, held.size);
+  await exportTrl(store, layout);
+  const heldIds = (await getJson<{ ids: string[] }>(store, layout.mmifevalHoldoutIds))!.ids;
+  await assertNoHeldOutInTraining(path.join(dir, buildId), new Set(heldIds), ['chat/parquet', 'chat/sharegpt', 'chat-dpo/parquet', 'chat-dpo/sharegpt', 'trl/sft', 'trl/dpo']);
 
   const root = path.join(dir, buildId);
   const split = lines(await store.get(layout.mmifevalHoldoutChats)).map((l) => JSON.parse(l) as { id: string; image: string; questions: string[] });

@@ -113,29 +113,25 @@ test('mmif export --format trl writes rows that TRL\'s own vision collator steps
   for (const sizes of [...sft.image_sizes, ...pairs.image_sizes]) assert.ok(sizes.length === 1 && sizes[0]![0]! > 0, 'one decoded image per row');
 });
 
-test('mmif export --format mmifeval writes the reference evaluation\'s input, and the reference rule functions score it as our verifiers did', async (t) => {
-  // A draw that holds out nothing is refused by name: the authors' scripts crash on an empty file.
-  await assert.rejects(mmif('export', '--output', dir, '--build-id', BUILD_ID, '--format', 'mmifeval', '--holdout', '0.001'), /picked none of the \d+ SFT samples; raise --holdout/);
-  // Half held out: the training data written beside it, a LLaMA-Factory dataset_dir of its own, lacks exactly those samples.
-  await mmif('export', '--output', dir, '--build-id', BUILD_ID, '--format', 'mmifeval', '--holdout', '0.5');
-  // Drawn by image: the training data written beside it has none of the held-out images.
-  const drawn = JSON.parse(await readFile(path.join(root, 'MM-IFEval', `${MMIFEVAL_BENCH}.ids.json`), 'utf8')) as { ids: string[]; images: string[]; by: string };
-  assert.equal(drawn.by, 'image');
-  const held = new Set(drawn.images);
-  assert.deepEqual(drawn.ids.sort(), instruct.filter((r) => held.has(r.image_sha256)).map((r) => r.id).sort());
-  assert.ok(drawn.ids.length > 0 && drawn.ids.length < instruct.length, `some but not all samples held out: ${drawn.ids.length}/${instruct.length}`);
-  for (const venv of [DATASETS_VENVS[0]!, DATASETS_VENVS.at(-1)!]) {
-    const train = await loadLikeLlamaFactory(venv.python, path.join(root, 'MM-IFEval'), path.join(dir, `train-${venv.label}`));
-    assert.deepEqual(train.entries.mmif_instruct!.problems, [], venv.label);
-    assert.deepEqual(train.entries.mmif_dpo!.problems, [], venv.label);
-    assert.deepEqual(train.entries.mmif_instruct!.ids.sort(), instruct.filter((r) => !held.has(r.image_sha256)).map((r) => r.id).sort(), venv.label);
-    assert.deepEqual(train.entries.mmif_dpo!.ids.sort(), dpo.filter((p) => !held.has(p.image_sha256)).map((p) => p.id).sort(), venv.label);
+test('mmif export --format mmifeval draws no split at export time; --all writes the reference evaluation\'s input, and the reference rule functions score it as our verifiers did', async (t) => {
+  // A split drawn now would leave its samples in the training files: refused, naming the build-time way.
+  for (const args of [[], ['--holdout', '0.3']]) {
+    await assert.rejects(
+      mmif('export', '--output', dir, '--build-id', BUILD_ID, '--format', 'mmifeval', ...args),
+      (err: { code: number; stderr: string }) => {
+        assert.equal(err.code, 2);
+        assert.match(err.stderr, /reserved no eval split: one drawn at export time would leave its samples in the training files \(sharegpt, Parquet, TRL\) and the card's default config\. Build a new version with "holdout": \{"fraction": 0\.(05|3)\}/);
+        return true;
+      },
+    );
   }
-
-  await mmif('export', '--output', dir, '--build-id', BUILD_ID, '--format', 'mmifeval', '--holdout', '1');
+  assert.ok(!existsSync(path.join(root, 'MM-IFEval', 'train')), 'no second training set is written');
+  await mmif('export', '--output', dir, '--build-id', BUILD_ID, '--format', 'mmifeval', '--all');
+  const ids = JSON.parse(await readFile(path.join(root, 'MM-IFEval', `${MMIFEVAL_BENCH}.ids.json`), 'utf8')) as { trainingData?: boolean; reservedByBuild: boolean };
+  assert.deepEqual([ids.trainingData, ids.reservedByBuild], [true, false], 'the ids file says these samples are the training data');
   const lines = (await readFile(path.join(root, 'MM-IFEval', `${MMIFEVAL_BENCH}.jsonl`), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as MmifevalLine);
   const main = lines.filter((l) => l.infer_type === 'main');
-  assert.deepEqual(main.map((l) => l.id), instruct.map((r) => r.id), 'with --holdout 1 every SFT sample is held out');
+  assert.deepEqual(main.map((l) => l.id), instruct.map((r) => r.id), 'with --all every SFT sample is written');
   assert.ok(main.some((l) => l.constraints.some((c) => c.judge.method === 'rule_based')), 'the split has rule-checked constraints to score');
   if (!existsSync(path.join(REFERENCE_DIR, 'function_and_compare.py'))) {
     t.skip(`the reference verifiers are not at ${REFERENCE_DIR} (set MMIF_REFERENCE_DIR)`);

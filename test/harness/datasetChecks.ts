@@ -1,6 +1,7 @@
 /** Checks of a finished build's output shared by the integration tests. */
 import assert from 'node:assert/strict';
-import { readdir, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { ParquetReader } from '@dsnp/parquetjs';
 import path from 'node:path';
 import { sha256Hex } from '../../domain/hashing.js';
 import { buildLayout } from '../../storage/buildLayout.js';
@@ -107,4 +108,37 @@ export async function assertAccounting(store: ObjectStore, report: BuildReport, 
     const { [NOT_DRAWN]: _notDrawn, ...scoredOut } = a.notSelected;
     assert.deepEqual(scoredOut, fates, `${name}: candidates richness left out, as listed in richness/`);
   }
+}
+
+/**
+ * Every training file of every format under a dataset root (sharegpt JSONL and Parquet of every
+ * config, the card's default config among them, and a TRL export): the sample ids of its rows. Ids of
+ * pairs are mapped to their sample (`<id>-dpo`, `<id>-t<turn>-dpo`). Held-out, rejected, eval and
+ * work files are not training files and are skipped.
+ */
+export async function trainingFileSampleIds(root: string): Promise<Map<string, Set<string>>> {
+  const sampleOf = (id: string) => id.replace(/(-t\d+)?-dpo$/, '');
+  const byFile = new Map<string, Set<string>>();
+  for (const folder of ['instruct', 'dpo', 'chat', 'chat-dpo', 'trl']) {
+    let files: string[];
+    try {
+      files = (await readdir(path.join(root, folder), { recursive: true })).map(String);
+    } catch {
+      continue; // a format this build or export does not have
+    }
+    for (const file of files.filter((f) => f.endsWith('.jsonl') || f.endsWith('.parquet'))) {
+      const full = path.join(root, folder, file);
+      const ids = new Set<string>();
+      if (file.endsWith('.jsonl')) {
+        for (const line of (await readFile(full, 'utf8')).split('\n').filter(Boolean)) ids.add(sampleOf(String((JSON.parse(line) as { id: unknown }).id)));
+      } else {
+        const reader = await ParquetReader.openFile(full);
+        const cursor = reader.getCursor([['id']]);
+        for (let row = (await cursor.next()) as { id?: string } | null; row; row = (await cursor.next()) as { id?: string } | null) ids.add(sampleOf(String(row.id)));
+        await reader.close();
+      }
+      byFile.set(path.join(folder, file), ids);
+    }
+  }
+  return byFile;
 }
