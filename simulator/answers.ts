@@ -9,6 +9,7 @@
  * All slot values are single words, so every template's word count is known up front.
  */
 import type { Rng } from './rng.js';
+import type { ReplyTuning } from './replies.js';
 import { countWords, mentionCount, parseRule, type Range, type Rule } from './rules.js';
 
 export interface AnswerPrompt {
@@ -16,10 +17,18 @@ export interface AnswerPrompt {
   constraints: string[];
 }
 
-/** "## Task Description\n<instruction>\n\n## Constraints\n...\n1. <constraint>\n2. ..." */
+/**
+ * The task and constraints of an answer prompt in either template the builds and `mmif eval` send:
+ * numbered ("## Task Description\n<instruction>\n\n## Constraints\n...\n1. <constraint>\n2. ...") or
+ * inline (MM-IFEval's `make_prompt_v2`, the records' default: the instruction, then each constraint's
+ * text, joined by single spaces; prompts/trainingPrompt.ts). Inline text has no markers, so every
+ * sentence the simulator recognises as a constraint (rules.ts) is one, as a model reading the prose
+ * would take it.
+ */
 export function parseAnswerPrompt(text: string): AnswerPrompt {
   const task = /## Task Description\s*\n([\s\S]*?)(?=\n\s*## Constraints|$)/.exec(text);
   const constraintsAt = text.indexOf('## Constraints');
+  if (!task && constraintsAt < 0) return parseInlinePrompt(text);
   const constraintText = constraintsAt >= 0 ? text.slice(constraintsAt) : '';
   return {
     instruction: (task?.[1] ?? text).trim(),
@@ -27,17 +36,35 @@ export function parseAnswerPrompt(text: string): AnswerPrompt {
   };
 }
 
+/**
+ * Sentences of inline prose: a break after . ! ? (or a closing quote, since constraints such as
+ * "Start your answer with 'In short,'" end without a stop) and whitespace, before a capital letter.
+ */
+const INLINE_SENTENCE_BREAK = /(?<=[.!?]|['"’”])\s+(?=[A-Z])/;
+
+/**
+ * make_prompt_v2 puts the instruction first: the task is the prose before the first recognised
+ * constraint; later sentences the simulator does not understand are constraints it cannot follow
+ * (tone, audience), left out as the numbered form's are.
+ */
+function parseInlinePrompt(text: string): AnswerPrompt {
+  const sentences = text.trim().split(INLINE_SENTENCE_BREAK);
+  const first = sentences.findIndex((sentence) => parseRule(sentence) !== undefined);
+  if (first < 0) return { instruction: text.trim(), constraints: [] };
+  return { instruction: sentences.slice(0, first).join(' ') || text.trim(), constraints: sentences.slice(first).filter((sentence) => parseRule(sentence) !== undefined) };
+}
+
 export function writeAnswer(prompt: AnswerPrompt, rng: Rng, complianceRate: number): string {
   return writeFollowing(prompt.instruction, prompt.constraints.map((text) => ({ text, compliance: complianceRate })), rng);
 }
 
 /**
- * How much of an instruction's pull survives each later turn of a chat: an instruction given k turns
- * back is followed with probability complianceRate · 0.97^k, so PIF falls over a 20-turn chat (from
- * about 0.9 to 0.6 at the default rate) as seed 002 measures for real models, and appending the
- * instructions at the end (k = 0) brings it back.
+ * How persistent ("From now on, ...") instructions are followed in a chat: one given k turns back is
+ * followed with probability complianceRate · persistence^k (`persistence`, SIM_PERSISTENCE, default
+ * 0.97 per turn), so PIF falls over a 20-turn chat (from about 0.9 to 0.6 at the defaults) as seed 002
+ * measures for real models, and appending the instructions at the end (k = 0) brings it back.
+ * `persistence` 1 follows every earlier instruction as if just given; 0 forgets each after its turn.
  */
-const CHAT_RETENTION_PER_TURN = 0.97;
 
 /** Marks the system message of a multi-turn chat (prompts/multiturnChat.ts) in a request. */
 export const CHAT_SYSTEM_MARKER = 'You are answering questions about an image over several turns.';
@@ -47,10 +74,10 @@ const APPENDED_MARKER = 'Follow all of these instructions in your answer:';
  * Answers the last question of a chat whose user turns read "[instruction\n\n]question", the last one
  * optionally followed by the appended list of every instruction given (seed 002's ablation).
  */
-export function writeChatAnswer(userTexts: readonly string[], rng: Rng, complianceRate: number): string {
+export function writeChatAnswer(userTexts: readonly string[], rng: Rng, tuning: Pick<ReplyTuning, 'complianceRate' | 'persistence'>): string {
   const pull = new Map<string, number>();
   const remember = (text: string, turnsAgo: number) => {
-    const compliance = complianceRate * CHAT_RETENTION_PER_TURN ** turnsAgo;
+    const compliance = tuning.complianceRate * tuning.persistence ** turnsAgo;
     pull.set(text, Math.max(pull.get(text) ?? 0, compliance));
   };
   let question = '';

@@ -37,6 +37,8 @@
  *   constraint the simulator recognises; otherwise it breaks that constraint on purpose.
  * - judgeLeniency (SIM_JUDGE_LENIENCY, default 0.9): probability that a judge passes a
  *   constraint it cannot check itself (checkable ones are always judged truthfully).
+ * - persistence (SIM_PERSISTENCE, default 0.97): in a chat, a persistent ("From now on, ...")
+ *   instruction given k turns back is followed with probability complianceRate · persistence^k.
  */
 import { z } from 'zod';
 import { SIM_DIALECTS } from './dialects.js';
@@ -65,6 +67,7 @@ const faultFields = {
   maxConcurrent: count,
   complianceRate: probability,
   judgeLeniency: probability,
+  persistence: probability,
   rateLimitRequests: count,
   rateLimitTokens: count,
   batchCompletionMs: millis,
@@ -99,6 +102,7 @@ export const FaultConfigSchema = z
     maxConcurrent: faultFields.maxConcurrent.default(0),
     complianceRate: faultFields.complianceRate.default(DEFAULT_TUNING.complianceRate),
     judgeLeniency: faultFields.judgeLeniency.default(DEFAULT_TUNING.judgeLeniency),
+    persistence: faultFields.persistence.default(DEFAULT_TUNING.persistence),
     /** Per minute; 0 = unlimited and no x-ratelimit headers. */
     rateLimitRequests: faultFields.rateLimitRequests.default(0),
     rateLimitTokens: faultFields.rateLimitTokens.default(0),

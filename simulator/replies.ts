@@ -88,9 +88,11 @@ export interface ReplyTuning {
   complianceRate: number;
   /** Probability that a judge passes what it cannot check itself. */
   judgeLeniency: number;
+  /** Per later turn, the share of a persistent chat instruction's pull that survives (answers.ts writeChatAnswer). */
+  persistence: number;
 }
 
-export const DEFAULT_TUNING: Readonly<ReplyTuning> = Object.freeze({ complianceRate: 0.9, judgeLeniency: 0.9 });
+export const DEFAULT_TUNING: Readonly<ReplyTuning> = Object.freeze({ complianceRate: 0.9, judgeLeniency: 0.9, persistence: 0.97 });
 
 export type FinishReason = 'stop' | 'length';
 
@@ -254,7 +256,7 @@ const STAGE_WRITERS: Record<Stage, (request: ChatRequest, rng: Rng, tuning: Repl
     JSON.stringify(judgeCompatibility(parseNumberedConstraints(textOf(request.messages)), rng)),
   answer: (request, rng, tuning) =>
     isChat(request)
-      ? writeChatAnswer(userTexts(request), rng, tuning.complianceRate)
+      ? writeChatAnswer(userTexts(request), rng, tuning)
       : writeAnswer(parseAnswerPrompt(lastUserText(request)), rng, tuning.complianceRate),
   direct_judge: (request, rng, tuning) =>
     writeDirectJudgement(parseDirectJudgePrompt(textOf(request.messages)), rng, tuning.judgeLeniency),

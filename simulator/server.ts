@@ -159,6 +159,7 @@ const FAULT_ENV = {
   SIM_MAX_CONCURRENT: 'maxConcurrent',
   SIM_COMPLIANCE_RATE: 'complianceRate',
   SIM_JUDGE_LENIENCY: 'judgeLeniency',
+  SIM_PERSISTENCE: 'persistence',
   SIM_RATE_LIMIT_REQUESTS: 'rateLimitRequests',
   SIM_RATE_LIMIT_TOKENS: 'rateLimitTokens',
   SIM_BATCH_COMPLETION_MS: 'batchCompletionMs',

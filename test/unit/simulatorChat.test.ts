@@ -28,10 +28,10 @@ function chatOf(id: number, turns: number): ChatTurn[] {
   }));
 }
 
-function answerPif(chat: ChatTurn[], turn: number, appendAll: boolean, complianceRate = 0.9): number {
+function answerPif(chat: ChatTurn[], turn: number, appendAll: boolean, complianceRate = 0.9, persistence = 0.97): number {
   const prompt = renderChatTurn(chat, turn - 1, { appendAll });
   const request = ChatRequestSchema.parse({ model: 'sim-vl', messages: prompt.messages.map((m) => ({ role: m.role, content: m.text })) });
-  const reply = generateReply(request, SEED, { complianceRate, judgeLeniency: 0.9 });
+  const reply = generateReply(request, SEED, { complianceRate, judgeLeniency: 0.9, persistence });
   assert.equal(reply.stage, 'answer');
   return scoreTurn(reply.content, instructions.filter((x) => x.turn <= turn), 'pass').pif!;
 }
@@ -56,4 +56,14 @@ test('PIF falls from turn 3 to turn 20 and the append-all ablation raises it aga
   assert.ok(early > 0.8, `turn 3 PIF ${early}`);
   assert.ok(late < early - 0.2, `turn 20 PIF ${late} vs turn 3 ${early}`);
   assert.ok(appended > late + 0.2, `append-all PIF ${appended} vs ${late}`);
+});
+
+test('persistent ("From now on") instructions are followed with the configured persistence: 1 keeps every one, 0 forgets each after its turn', () => {
+  const ids = Array.from({ length: 60 }, (_, i) => i);
+  // Turn 20: every instruction was given turns earlier.
+  assert.equal(mean(ids.map((id) => answerPif(chatOf(id, 20), 20, false, 1, 1))), 1, 'persistence 1: followed as if just given');
+  const forgotten = mean(ids.map((id) => answerPif(chatOf(id, 20), 20, false, 1, 0)));
+  assert.ok(forgotten < 0.6, `persistence 0: earlier instructions are followed only by chance (PIF ${forgotten})`);
+  const half = mean(ids.map((id) => answerPif(chatOf(id, 20), 20, false, 1, 0.9)));
+  assert.ok(half > forgotten && half < 1, `persistence 0.9 lies between (PIF ${half})`);
 });
