@@ -71,7 +71,10 @@ async function withServer<T>(mmproj: boolean, work: (server: LlamaServer) => Pro
   }
 }
 
-test('a build against llama.cpp serving a tiny random VLM with its projector: pre-flight passes, structured stages parse, nonsense is rejected with reasons, the accounting holds', async () => {
+/** Generous for a 0.6 MB model on a loaded 2-core machine (the build takes 10-30 s); bounds a hung server. */
+const BOUND = { timeout: 5 * 60_000 };
+
+test('a build against llama.cpp serving a tiny random VLM with its projector: pre-flight passes, structured stages parse, nonsense is rejected with reasons, the accounting holds', BOUND, async () => {
   await withServer(true, async (server) => {
     const buildId = 'llamacpp';
     const file = path.join(dir, `${buildId}.json`);
@@ -86,6 +89,8 @@ test('a build against llama.cpp serving a tiny random VLM with its projector: pr
     const layout = buildLayout(buildId);
     const report = (await getJson<BuildReport>(store, layout.report))!;
     assert.deepEqual(report.shards, { planned: 1, committed: 1, failed: 0 });
+    // The plain request was accepted as it is: json_schema was not stepped down to json_object or the prompt alone.
+    assert.equal(report.endpointDialects, undefined, JSON.stringify(report.endpointDialects));
     await assertAccounting(store, report, { 0: SAMPLES });
 
     // Every structured reply the stages used parsed and matched its schema at the first try: the
@@ -114,7 +119,7 @@ test('a build against llama.cpp serving a tiny random VLM with its projector: pr
   });
 });
 
-test('the same server without its vision projector is refused at pre-flight, with the server\'s own error text', async () => {
+test('the same server without its vision projector is refused at pre-flight, with the server\'s own error text', BOUND, async () => {
   await withServer(false, async (server) => {
     const buildId = 'llamacpp-no-mmproj';
     const file = path.join(dir, `${buildId}.json`);
