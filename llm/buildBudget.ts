@@ -13,7 +13,7 @@
  * fingerprint, so raising it and running the build again continues it, and the calls already paid
  * are cache hits, paid and counted once.
  */
-import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
+import { getJson, putIfChanged, type ObjectStore } from '../storage/objectStore.js';
 import { SpendLedger, type Spend } from './spendLedger.js';
 
 export interface BudgetLimits {
@@ -39,9 +39,9 @@ export function budgetMessage(spent: Spend, sent: number, limits: BudgetLimits):
 
 const usd = (value: number) => `$${value.toFixed(4)}`;
 
-/** Writes the budget a run of the build is held to (each run writes its own config's). */
-export function writeBudget(store: ObjectStore, key: string, limits: BudgetLimits | undefined): Promise<void> {
-  return putJson(store, key, limits ?? {});
+/** Writes the budget a run of the build is held to (each run its own config's; unchanged, nothing is written). */
+export async function writeBudget(store: ObjectStore, key: string, limits: BudgetLimits | undefined): Promise<void> {
+  await putIfChanged(store, key, JSON.stringify(limits ?? {}), 'application/json');
 }
 
 export class BuildBudget {

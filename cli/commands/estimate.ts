@@ -6,6 +6,7 @@ import type { BuildPlan } from '../../pipeline/planBuild.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
+import { rootFailure } from '../buildRun.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { withLocalTemporal } from '../localTemporal.js';
 import { connectTemporal, type Temporal } from '../temporalClient.js';
@@ -65,7 +66,7 @@ async function estimate(temporal: Temporal, config: BuildConfig, size: number, j
   const report = (await temporal.client.workflow
     .execute('buildDataset', { taskQueue: temporal.settings.taskQueue, workflowId: pilot.buildId, args: [pilot] })
     .catch((err: unknown) => {
-      throw new CliError(`the pilot build ${pilot.buildId} failed: ${innermost(err)}`, EXIT.failed);
+      throw new CliError(`the pilot build ${pilot.buildId} failed: ${rootFailure(err).message}`, EXIT.failed);
     })) as BuildReport;
   const seconds = (Date.now() - started) / 1000;
   const store = openStore(pilot.output, pilot.s3);
@@ -75,10 +76,4 @@ async function estimate(temporal: Temporal, config: BuildConfig, size: number, j
   const forecast = forecastBuild({ config, pilot: report, pilotSamples: await sampleCosts(store, layout), fullSamples: fullBuildSamples(config, plan, report), seconds });
   console.log(json ? JSON.stringify(forecast) : formatForecast(forecast).join('\n'));
   return EXIT.ok;
-}
-
-function innermost(err: unknown): string {
-  let e = err as { message?: string; cause?: unknown } | undefined;
-  while (e?.cause) e = e.cause as typeof e;
-  return e?.message ?? String(err);
 }

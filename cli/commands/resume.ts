@@ -9,19 +9,25 @@ import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { connectTemporal, forBuild } from '../temporalClient.js';
 import { BuildRun } from '../buildRun.js';
+import { writeBudget } from '../../llm/buildBudget.js';
+import { readConfig } from '../configFile.js';
 import { watch } from './status.js';
 
-export const RESUME_USAGE = `usage: mmif resume <buildId> [--wait]
+export const RESUME_USAGE = `usage: mmif resume <buildId> [--wait] [--config FILE]
   Retry the failed shards of a build. A running build (or one waiting in its retry window) gets the
   retryFailedShards update; a closed one is started again with its original config under the same
   id: committed shards are skipped, so only failed and unfinished shards run, and cached model calls
   are not paid again; committed shards holding samples rejected by model-call errors are re-opened
-  and just those samples regenerated (llm.rerunModelCallRejects).`;
+  and just those samples regenerated (llm.rerunModelCallRejects).
+  --config FILE  resume with this config instead (the same build: only settings outside the
+                 fingerprint may differ, e.g. a raised llm.budget)`;
 
 export async function resumeCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { wait: { type: 'boolean' } } });
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { wait: { type: 'boolean' }, config: { type: 'string' } } });
   const buildId = positionals[0];
   if (!buildId) throw new CliError(RESUME_USAGE, EXIT.usage);
+  const given = values.config === undefined ? undefined : await readConfig(values.config);
+  if (given && given.buildId !== buildId) throw new CliError(`${values.config} is the config of build '${given.buildId}', not '${buildId}'`, EXIT.usage);
   const temporal = await connectTemporal();
   try {
     const handle = temporal.client.workflow.getHandle(buildId);
@@ -29,10 +35,12 @@ export async function resumeCommand(args: string[]): Promise<number> {
     // The run to follow with --wait: the one updated, or the one this command starts.
     let runId = description.runId;
     if (description.status.name === 'RUNNING') {
+      // The running build's workers read its budget again within a second (llm/buildBudget.ts).
+      if (given) await writeBudget(openStore(given.output, given.s3), buildLayout(buildId).budget, given.llm.budget);
       const { retrying } = await temporal.client.workflow.getHandle(buildId, runId).executeUpdate<{ retrying: number[] }, []>('retryFailedShards');
       console.log(retrying.length ? `retrying shards ${retrying.join(', ')} of ${buildId}` : `${buildId} has no failed shard to retry`);
     } else {
-      const config = await configToResume(handle);
+      const config = given ?? (await configToResume(handle));
       const restarted = await temporal.client.workflow.start('buildDataset', {
         taskQueue: description.taskQueue,
         workflowId: buildId,
