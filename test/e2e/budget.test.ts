@@ -98,6 +98,8 @@ test('a build stops within its budget, and run again with a larger one ends with
   const line = /^STOPPED: budget exhausted: \$(\d+\.\d{4}) of \$(\d+\.\d{4}) spent \(raise llm\.budget and run the build again to continue it\)$/m.exec(stopped.stdout);
   assert.ok(line, stopped.stdout);
   assert.equal(line[2], maxUsd.toFixed(4));
+  // The build fails with the same line, which the CLI prints as its cause.
+  assert.equal(stopped.stderr.trim().split('\n').at(-1), `mmif: build ${BUILD_ID} failed: budget exhausted: $${line[1]} of $${line[2]} spent`);
   assert.ok(Number(line[1]) >= maxUsd);
   const spent = await ledgerTotal(output);
   assert.equal(spent.requests, limitedRequests, 'every request answered was counted, once');
