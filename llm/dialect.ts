@@ -118,7 +118,10 @@ export function requestBody(ask: StageAsk, dialect: Dialect): ChatCompletionCrea
  * as a word. Only parameters a dialect can change count (never `messages` or `model`).
  */
 export function refusedParameter(err: Pick<APIError, 'param' | 'message'>, body: ChatCompletionCreateParamsNonStreaming): string | undefined {
-  const sent = Object.keys(body).filter(isAdaptable);
+  // A prompt too long for the context names the token limit too (vLLM: "'max_tokens' or
+  // 'max_completion_tokens' is too large"): that is this request's size, not the parameter's name.
+  const overflow = CONTEXT_OVERFLOW.test(err.message);
+  const sent = Object.keys(body).filter((key) => isAdaptable(key) && !(overflow && TOKEN_LIMITS.has(key)));
   const param = typeof err.param === 'string' ? err.param.split(/[.[]/)[0]! : undefined;
   if (param !== undefined && sent.includes(param)) return param;
   const message = err.message;
@@ -129,6 +132,9 @@ export function refusedParameter(err: Pick<APIError, 'param' | 'message'>, body:
   }
   return first?.key;
 }
+
+const CONTEXT_OVERFLOW = /context length|context window|too large|too long|exceeds? the/i;
+const TOKEN_LIMITS: ReadonlySet<string> = new Set(['max_tokens', 'max_completion_tokens']);
 
 function isAdaptable(key: string): boolean {
   return key === 'max_tokens' || key === 'max_completion_tokens' || key === 'response_format' || (OMITTABLE as readonly string[]).includes(key);

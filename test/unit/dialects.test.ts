@@ -22,7 +22,7 @@ import { separateReasoning } from '../../llm/reasoning.js';
 import { EndpointTimeout } from '../../llm/sendCompletion.js';
 import { instructionReplySchema, renderInstructionPrompt } from '../../prompts/instructionPrompt.js';
 import { renderAnswerPrompt } from '../../prompts/answerPrompt.js';
-import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
+import { simulatorOptionsFromEnv, startSimulator, type SimulatorHandle } from '../../simulator/server.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { defaultLlmSettings } from '../harness/llmSettings.js';
 
@@ -76,6 +76,9 @@ test('the refused parameter is read from each server’s error: param, a path, G
   assert.equal(refusedParameter({ param: null, message: '400 Invalid JSON payload received. Unknown name "seed": Cannot find field.' }, body), 'seed');
   assert.equal(refusedParameter({ param: null, message: '400 response_format type must be one of "text" or "json_object", but got: json_schema' }, body), 'response_format');
   assert.equal(refusedParameter({ param: null, message: '400 temperature: range: 0..1' }, body), 'temperature');
+  // A request too long for the context names the token limit, but renaming it changes nothing.
+  const overflow = "400 'max_tokens' or 'max_completion_tokens' is too large: 1024. This model's maximum context length is 4096 tokens and your request has 3500 input tokens";
+  assert.equal(refusedParameter({ param: null, message: overflow }, body), undefined);
   // Nothing a dialect can change: messages, the model, an image the model cannot take.
   assert.equal(refusedParameter({ param: 'messages', message: "400 'messages' is required" }, body), undefined);
   assert.equal(refusedParameter({ param: null, message: '400 image input is not supported - hint: you may need to provide the mmproj' }, body), undefined);
@@ -257,4 +260,11 @@ test('an Azure endpoint with batch: true is a config error', () => {
     () => parseBuildConfig({ buildId: 'b', output: dir, sources: [{ type: 'cc3m', uri: '/x' }], maxSamples: 1, models: { default: { model: 'gpt-4o', baseUrl: 'https://r.openai.azure.com', batch: true, azure: { apiVersion: '2024-10-21' } } } }),
     /models\.default\.batch: the Batch API is not used for Azure OpenAI endpoints/,
   );
+});
+
+test('SIM_DIALECT and SIM_MODEL_DIALECTS set the simulator’s dialects; an unknown dialect is an error naming the variable', () => {
+  const options = simulatorOptionsFromEnv({ SIM_DIALECT: 'inline-think', SIM_MODEL_DIALECTS: 'gpt-5-mini=openai-reasoning, org/model=html-proxy', SIM_REPLY_PAD_BYTES: '100', SIM_TRICKLE_MS: '5' });
+  assert.deepEqual(options.faults, { replyPadBytes: 100, trickleMs: 5, dialect: 'inline-think', modelDialects: { 'gpt-5-mini': 'openai-reasoning', 'org/model': 'html-proxy' } });
+  assert.throws(() => simulatorOptionsFromEnv({ SIM_DIALECT: 'vllm' }), /SIM_DIALECT: unknown dialect "vllm" \(one of plain, openai-reasoning, inline-think, reasoning-content, no-json-schema, html-proxy\)/);
+  assert.throws(() => simulatorOptionsFromEnv({ SIM_MODEL_DIALECTS: 'gpt-5-mini' }), /SIM_MODEL_DIALECTS: "gpt-5-mini" is not model=dialect/);
 });
