@@ -5,8 +5,8 @@
  *
  * - `uninformative-pair`: the rejected answer fails no constraint at stake (the dropped ones; all of
  *   them under no_image). Such a pair has nothing to teach.
- * - `chosen-loses`: on some constraint both answers have a verdict for, the chosen answer fails and
- *   the rejected one passes. Such a pair teaches the opposite on that constraint.
+ * - `chosen-loses`: on some constraint both answers have a verdict for by the same method, the chosen
+ *   answer fails and the rejected one passes. Such a pair teaches the opposite on that constraint.
  *
  * Vacuous passes (domain/verdict.ts) count for neither side under `verification.vacuous: "fail"`: a
  * rejected answer that dodged a constraint at stake did not fail it (it makes no pair informative),
@@ -37,10 +37,15 @@ export function judgePair(chosen: readonly Verdict[], rejected: readonly Verdict
   return { kept: true };
 }
 
-/** The chosen answer's verdicts not credited on constraints the rejected answer passed. */
+/**
+ * The chosen answer's verdicts not credited on constraints the rejected answer passed by the same
+ * method. Verdicts of different methods are not compared: the chosen answer's compare-judge verdict
+ * (against an answer made without the constraint) and the rejected answer's direct-judge verdict (the
+ * rejected answer is itself the one made without it) answer different questions.
+ */
 export function chosenLosses(chosen: readonly Verdict[], rejected: readonly Verdict[], policy: VacuousPolicy): Verdict[] {
-  const rejectedPassed = new Set(rejected.filter((v) => v.passed).map((v) => v.index));
-  return chosen.filter((v) => !credited(v, policy) && rejectedPassed.has(v.index));
+  const rejectedPassed = new Map(rejected.filter((v) => v.passed).map((v) => [v.index, v.method]));
+  return chosen.filter((v) => !credited(v, policy) && rejectedPassed.get(v.index) === v.method);
 }
 
 /** Which constraints the rejected answer is verified on: those at stake, plus every rule-checked one (free to check). */

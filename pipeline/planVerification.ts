@@ -29,13 +29,18 @@ async function planOne(ctx: StageContext, c: Constraint, calls: CallRecord[]): P
     verifiers: [],
     selection: 'none',
   };
-  if (type.verifiers.length === 0) return judged;
+  // A type Table 5 checks by rule that ends up judged says why (its own examples, e.g. "Replace all
+  // periods with semicolons.", have no function of Table 7 that checks them).
+  const ruleType = type.evaluation === 'rule';
+  if (type.verifiers.length === 0) return ruleType ? { ...judged, selectionNote: 'judged: Table 5 checks this type by rule, but no rule function checks it' } : judged;
 
   const parsed = parseVerifierCalls(c.type, c.value);
   if (parsed && parsed.every((call) => checkCall(call, type.verifiers) === undefined)) {
     return { ...c, method: 'rule', verifiers: parsed, selection: 'parser' };
   }
-  if (!ctx.config.verification.llmVerifierSelection) return judged;
+  if (!ctx.config.verification.llmVerifierSelection) {
+    return { ...judged, selectionNote: 'judged: the phrase parser does not recognise this phrasing and verification.llmVerifierSelection is off' };
+  }
 
   const candidates = FUNCTIONS.filter((f) => type.verifiers.includes(f.name));
   const reply = await ctx.models.json(
@@ -49,7 +54,7 @@ async function planOne(ctx: StageContext, c: Constraint, calls: CallRecord[]): P
     verifierSelectionReplySchema,
     calls,
   );
-  if (reply.calls.length === 0) return judged;
+  if (reply.calls.length === 0) return { ...judged, selectionNote: 'judged: neither the phrase parser nor the verifier model found a rule function that checks this phrasing' };
   const problem = reply.calls.map((call) => checkCall(call, type.verifiers)).find((p) => p !== undefined);
   if (problem) return { ...judged, selectionNote: `model choice refused: ${problem}` };
   return { ...c, method: 'rule', verifiers: reply.calls.map((call) => ({ func: canonicalName(call.func), params: call.params })), selection: 'llm' };

@@ -25,6 +25,11 @@ const BOILERPLATE: RegExp[] = [
   /answer with the given options directly\.?/gi,
   /answer the question using a single word or phrase\.?/gi,
   /answer the question by selecting only one option from the given options\.?/gi,
+  // Vision-FLAN's task framing (ALLaVA's allava_vflan questions carry its templates): "You are provided
+  // with an image and a question related to the image. Answer the question based on the information
+  // given in the image." and "In this task, you are given an image of ...". The question that follows stays.
+  /(?:^|(?<=[.!?:]\s))[ \t]*(?:in this task, )?you (?:are|will be) (?:provided with|given|shown|presented with) an image\b[^.!?\n]*[.!?]?/gim,
+  /(?:please )?answer (?:the|this) question based on the (?:information|content|details) (?:given |provided |shown )?in the image\.?/gi,
 ];
 
 /** A line that opens an options block: `Choices:`, `Options: (a) ...`. */

@@ -13,6 +13,7 @@ import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import type { BuildReport } from '../../output/buildReport.js';
 import { CARD_FEATURES } from '../../output/datasetCard.js';
+import { constraintType } from '../../domain/constraints/catalogue.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import type { QualityReport } from '../../output/qualityReport.js';
 import type { DpoRecord, InstructRecord } from '../../output/records.js';
@@ -177,6 +178,11 @@ test('every rule verdict of the records carries vacuous; pass rates credit no va
   assert.match(text, /### Vacuous rule verdicts \(final answers\)/);
   assert.match(text, new RegExp(`\\| \\*\\*all\\*\\* \\| ${quality.vacuous.total.rule} \\| ${quality.vacuous.total.vacuous} \\|`));
   assert.match(text, /- Vacuous rule passes: not credited \(fail closed\)/);
+});
+
+test('a constraint of a type Table 5 checks by rule that ends up judged records why', () => {
+  const judgedRuleTypes = instruct.flatMap((r) => r.constraints).filter((c) => c.method !== 'rule' && constraintType(c.type)?.evaluation === 'rule');
+  for (const c of judgedRuleTypes) assert.match(c.selectionNote ?? '', /^(judged: |model choice refused: )/, `${c.type}: ${c.value}`);
 });
 
 test('mmif view writes a page whose images render and whose filters work in headless Chromium', async () => {

@@ -28,6 +28,8 @@ test('the chosen answer failing "exactly 3 paragraphs" where the rejected answer
 
 test('the comparison covers judged constraints too, and only constraints both answers were verified on', () => {
   assert.deepEqual(chosenLosses([v(0, false, 'direct_judge'), v(1, false), v(2, false)], [v(0, true, 'direct_judge'), v(1, false)], 'pass').map((l) => l.index), [0]);
+  // Like with like: the chosen answer's compare-judge verdict is not set against the rejected answer's direct-judge one.
+  assert.deepEqual(chosenLosses([v(0, false, 'compare_judge')], [v(0, true, 'direct_judge')], 'pass'), []);
   // Both failing, or the rejected answer unverified on it, is no loss.
   assert.deepEqual(judgePair([v(0, true), v(1, false), v(2, false)], [v(0, false), v(1, false)], [0], 'pass'), { kept: true });
 });

@@ -32,6 +32,15 @@ describe('cleanQuestion', () => {
     );
   });
 
+  it('removes Vision-FLAN\'s task framing (ALLaVA vflan questions) and keeps the question', () => {
+    assert.equal(
+      kept(cleanQuestion('<image>\nYou are provided with an image and a question related to the image. Answer the question based on the information given in the image.\n\nWhat is the man holding in his left hand?', DROP)),
+      'What is the man holding in his left hand?',
+    );
+    assert.equal(kept(cleanQuestion('In this task, you are given an image of a street scene. Describe the traffic situation.', DROP)), 'Describe the traffic situation.');
+    assert.equal(kept(cleanQuestion('Which part of the image are you provided with an image of?', DROP)), 'Which part of the image are you provided with an image of?', 'only a framing sentence, not words inside a question');
+  });
+
   it('reduces a Geo170K question to its stem when multiple choice is kept', () => {
     const raw =
       '<image>\nFirst perform reasoning, then finally select the question from the choices in the following format: Answer: xxx.\n' +
