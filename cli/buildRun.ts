@@ -8,6 +8,7 @@ import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temp
 import type { BuildReport } from '../output/buildReport.js';
 import type { BuildPhase, BuildProgress } from '../workflows/buildProgress.js';
 import { CliError, EXIT } from './exitCodes.js';
+import { withRunningShards, type LiveProgress } from './liveProgress.js';
 import { forBuild } from './temporalClient.js';
 
 /**
@@ -104,12 +105,19 @@ export class BuildRun {
     return next;
   }
 
-  /** The run's progress, or undefined when no worker answers (a closed run with no worker to replay it). */
-  async progress(): Promise<BuildProgress | undefined> {
+  /**
+   * The run's progress with its running shards' live counters, or undefined when no worker answers
+   * (a closed run with no worker to replay it).
+   */
+  async progress(): Promise<LiveProgress | undefined> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), QUERY_TIMEOUT_MS)));
+    const live = async () => {
+      const progress = await this.handle().query<BuildProgress>('progress').catch(() => undefined);
+      return progress && withRunningShards(this.client.workflow, progress);
+    };
     try {
-      return await Promise.race([this.handle().query<BuildProgress>('progress').catch(() => undefined), timeout]);
+      return await Promise.race([live(), timeout]);
     } finally {
       clearTimeout(timer);
     }

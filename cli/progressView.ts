@@ -1,10 +1,13 @@
 /** One screen of build progress, for `mmif status` and `mmif build --wait`. */
 import type { BuildProgress } from '../workflows/buildProgress.js';
+import { requestRate, type ShardProgress } from '../workflows/shardProgress.js';
 import { costSummary, formatCost } from '../output/costSummary.js';
+import type { LiveProgress } from './liveProgress.js';
 
 const BAR_WIDTH = 30;
 
-export function formatProgress(p: BuildProgress): string {
+/** `now`: the wall clock the running shards' request rates are read at. */
+export function formatProgress(p: BuildProgress | LiveProgress, now = Date.now()): string {
   const { planned, committed, failed, running } = p.shards;
   const filled = planned > 0 ? Math.round((committed / planned) * BAR_WIDTH) : 0;
   const bar = `[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}]`;
@@ -15,6 +18,7 @@ export function formatProgress(p: BuildProgress): string {
     `samples: ${p.samples.instruct} accepted, ${p.samples.dpo} DPO pairs, ${p.samples.rejectedSamples} rejected of ${p.samples.planned} | ` +
       `${p.throughput.samplesPerMinute.toFixed(1)} samples/min${eta}`,
   ];
+  if ('shardsLive' in p && p.shardsLive.length > 0) lines.push(...liveLines(p.shardsLive, p.requestsPerSecondLimit, now));
   const reasons = Object.entries(p.rejections.byReason).sort((a, b) => b[1] - a[1]);
   if (reasons.length) lines.push(`rejections: ${reasons.map(([reason, n]) => `${reason} ${n}`).join(', ')}`);
   for (const [stage, u] of Object.entries(p.usage)) {
@@ -25,6 +29,27 @@ export function formatProgress(p: BuildProgress): string {
   for (const f of p.failedShards) lines.push(`FAILED shard ${f.shard}: ${f.error}`);
   if (p.budgetExhausted) lines.push(`STOPPED: ${p.budgetExhausted} (raise llm.budget and run the build again to continue it)`);
   return lines.join('\n');
+}
+
+/**
+ * The running shards as their stages finish: samples through every stage and through each one,
+ * the requests/s they send now (against the endpoints' limit when the config sets one), and the
+ * model-call faults that rejected samples, by class.
+ */
+function liveLines(shards: readonly ShardProgress[], limit: number | undefined, now: number): string[] {
+  const samples = shards.reduce((n, s) => n + s.samples, 0);
+  const through: Record<string, number> = {};
+  for (const s of shards) for (const stage of s.order) through[stage] = (through[stage] ?? 0) + (s.stages[stage] ?? 0);
+  const last = shards[0]!.order.at(-1)!;
+  const perSecond = shards.reduce((r, s) => r + requestRate(s, now), 0);
+  const share = limit ? ` (${Math.round((100 * perSecond) / limit)}% of the endpoints' limit, ${limit.toFixed(1)}/s)` : " (the endpoints' limit is not configured: set requestsPerMinute to see the share in use)";
+  const faults: Record<string, number> = {};
+  for (const s of shards) for (const [kind, n] of Object.entries(s.faults)) faults[kind] = (faults[kind] ?? 0) + n!;
+  const errors = Object.entries(faults).sort((a, b) => b[1] - a[1]);
+  return [
+    `running shards: ${through[last]} of ${samples} samples done (${Object.entries(through).map(([stage, n]) => `${stage} ${n}`).join(', ')})`,
+    `requests: ${perSecond.toFixed(1)}/s${share} | model-call errors: ${errors.length ? errors.map(([kind, n]) => `${kind} ${n}`).join(', ') : 'none'}`,
+  ];
 }
 
 function formatDuration(seconds: number): string {

@@ -31,3 +31,20 @@ export const BATCHABLE_STAGES = ['instruction', 'constraints', 'answer', 'reject
 export function batchStages(config: BuildConfig): Array<(typeof BATCHABLE_STAGES)[number]> {
   return BATCHABLE_STAGES.filter((stage) => endpointFor(config, stage).batch);
 }
+
+/**
+ * The requests per second the build's endpoints allow together (each distinct endpoint's
+ * `requestsPerMinute`), for the share of the limit in use that `mmif status` shows; undefined when
+ * one of them sets none (its limit is the provider's, learned by the workers, not known here).
+ */
+export function requestsPerSecondLimit(config: BuildConfig): number | undefined {
+  // Every endpoint the config names (the default and each role's override), once each.
+  const named: EndpointConfig[] = Object.values(config.models).filter((e): e is EndpointConfig => e !== undefined);
+  const endpoints = new Map(named.map((e) => [JSON.stringify([e.baseUrl, e.model, e.apiKeyEnv]), e]));
+  let perMinute = 0;
+  for (const e of endpoints.values()) {
+    if (e.requestsPerMinute === undefined) return undefined;
+    perMinute += e.requestsPerMinute;
+  }
+  return perMinute / 60;
+}

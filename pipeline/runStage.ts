@@ -7,7 +7,7 @@
  */
 import { mapLimit } from '../domain/mapLimit.js';
 import { throwIfAborted } from '../llm/abortScope.js';
-import { SampleRejection } from '../domain/rejection.js';
+import { faultClass, SampleRejection, type FaultClass } from '../domain/rejection.js';
 import type { SourceSample } from '../domain/sample.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 import { createJson, getCreatedJson } from '../storage/objectStore.js';
@@ -39,6 +39,10 @@ export interface SliceOutcome {
   rejected: number;
   /** Rejected by an earlier stage: nothing to do here. */
   blocked: number;
+  /** Model requests this execution of the slice sent (cache hits not counted). Absent in results recorded before it existed. */
+  requests?: number;
+  /** Samples rejected here because a model call failed, by fault class. Absent likewise. */
+  faults?: Partial<Record<FaultClass, number>>;
 }
 
 export async function runStage(
@@ -47,7 +51,7 @@ export async function runStage(
   samples: readonly SourceSample[],
   onSampleDone: () => void = () => {},
 ): Promise<SliceOutcome> {
-  const outcome: SliceOutcome = { ok: 0, rejected: 0, blocked: 0 };
+  const outcome: SliceOutcome = { ok: 0, rejected: 0, blocked: 0, requests: 0, faults: {} };
   const inARow = new ConsecutiveFaults(ctx.config.llm.errorBudget, `stage ${stage}`);
   // The slice's executions note the requests they send in one log (ModelCaller.forSlice).
   const slice: StageContext = { ...ctx, models: ctx.models.forSlice(`${stage} ${samples[0]?.sampleId}..${samples.at(-1)?.sampleId}`) };
@@ -56,9 +60,15 @@ export async function runStage(
     if (inARow.exceeded) return;
     throwIfAborted(); // a cancelled activity starts no further sample
 
-    const { status, fresh } = await runOne(slice, stage, sample);
+    const { status, fresh, sent } = await runOne(slice, stage, sample);
     outcome[status] += 1;
-    if (fresh) inARow.record(fresh.status === 'rejected' ? fresh.details?.modelCall : undefined);
+    outcome.requests! += sent;
+    const fault = fresh?.status === 'rejected' ? fresh.details?.modelCall : undefined;
+    if (fault) {
+      const kind = faultClass(fault.status);
+      outcome.faults![kind] = (outcome.faults![kind] ?? 0) + 1;
+    }
+    if (fresh) inARow.record(fault);
     onSampleDone();
   });
   return outcome;
@@ -73,14 +83,16 @@ function isFinal(state: StageState | undefined): boolean {
   return state !== undefined && !(state.status === 'rejected' && state.details?.modelCall);
 }
 
-/** The sample's outcome, and the state this call wrote (none when the stage was done or blocked). */
-async function runOne(ctx: StageContext, stage: StageName, sample: SourceSample): Promise<{ status: keyof SliceOutcome; fresh?: StageState }> {
+type Status = 'ok' | 'rejected' | 'blocked';
+
+/** The sample's outcome, the state this call wrote (none when the stage was done or blocked) and the requests it sent. */
+async function runOne(ctx: StageContext, stage: StageName, sample: SourceSample): Promise<{ status: Status; fresh?: StageState; sent: number }> {
   const key = ctx.layout.stageState(sample.sampleId, stage);
   const existing = await getCreatedJson<StageState>(ctx.store, key);
-  if (existing && isFinal(existing)) return { status: existing.status };
+  if (existing && isFinal(existing)) return { status: existing.status, sent: 0 };
 
   const prior = await loadPrior(ctx, stage, sample);
-  if (!prior) return { status: 'blocked' };
+  if (!prior) return { status: 'blocked', sent: 0 };
   // A model-call rejection tried again: a rerun of its own (the unusable replies it stored are asked
   // again, see ModelCaller.forExecution), keeping the calls it paid for in the sample's accounts.
   const rerun = existing ? (existing.rerun ?? 0) + 1 : 0;
@@ -96,7 +108,9 @@ async function runOne(ctx: StageContext, stage: StageName, sample: SourceSample)
     state = { status: 'rejected', stage, reason: err.reason, calls, ...(err.details ? { details: err.details } : {}), ...reran };
   }
   await createJson(ctx.store, key, state);
-  return { status: state.status, fresh: state };
+  // The calls of earlier executions came first in `calls`: only the rest were sent now.
+  const sent = calls.slice(existing?.calls.length ?? 0).filter((c) => !c.cached).length;
+  return { status: state.status, fresh: state, sent };
 }
 
 /** The results of the stages this one builds on, or undefined when one of them rejected the sample. */

@@ -28,14 +28,14 @@ import {
 import type * as activities from '../activities/index.js';
 import type { BuildRef } from '../activities/buildRef.js';
 import type { BuildConfig } from '../config/buildConfig.js';
-import { batchStages, stageTaskQueues } from '../config/endpointRouting.js';
+import { batchStages, requestsPerSecondLimit, stageTaskQueues } from '../config/endpointRouting.js';
 import type { BuildReport } from '../output/buildReport.js';
 import type { BuildPlan } from '../pipeline/planBuild.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import { stagesFor } from '../domain/stages.js';
 import { commitCaps, sourceGoals, type Goals } from '../domain/targets.js';
 import { pipelineActivityOptions } from './activityOptions.js';
-import { newProgress, recordCommittedShard, type BuildPhase, type BuildProgress } from './buildProgress.js';
+import { newProgress, recordCommittedShard, restartRate, type BuildPhase, type BuildProgress } from './buildProgress.js';
 import { buildShard } from './buildShard.js';
 import { buildConfigInput } from './configInput.js';
 import { MMIF_BUILD_ID, MMIF_SOURCE, MMIF_STATUS } from './searchAttributes.js';
@@ -77,6 +77,7 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
       retryQueue.push(...retrying);
       progress.failedShards = [];
       progress.shards.failed = 0;
+      restartRate(progress, Date.now());
       return { retrying };
     },
     {
@@ -109,6 +110,7 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
     build = { buildId: config.buildId, output: config.output, s3: config.s3, configFingerprint: plan.configFingerprint };
     progress.shards.planned = plan.shardCount;
     progress.samples.planned = plan.sampleCount;
+    progress.requestsPerSecondLimit = requestsPerSecondLimit(config);
     setPhase('running');
 
     // A re-run finds its committed shards in a few activity calls, not one child workflow each. The
@@ -124,6 +126,8 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
         if (found.shards.length > 0) recordCommittedShard(progress, found.total, Date.now(), found.shards.length, true);
       }
       pending = Array.from({ length: plan.shardCount }, (_, shard) => shard).filter((shard) => !committed.has(shard));
+      // This run's rate starts with its shards: planning and the shards found done stay out of it.
+      restartRate(progress, Date.now());
     }
     let nextPending = carried?.nextPending ?? 0;
     let startedThisRun = 0;
@@ -252,9 +256,11 @@ function rerunModelCallRejects(config: BuildConfig): boolean {
 
 async function runShard(config: BuildConfig, build: BuildRef, plan: BuildPlan, shard: number, progress: BuildProgress): Promise<void> {
   progress.shards.running += 1;
+  const workflowId = shardWorkflowId(config.buildId, shard);
+  (progress.runningShards ??= []).push(workflowId);
   try {
     const summary = await executeChild(buildShard, {
-      workflowId: shardWorkflowId(config.buildId, shard),
+      workflowId,
       args: [
         {
           build,
@@ -283,6 +289,7 @@ async function runShard(config: BuildConfig, build: BuildRef, plan: BuildPlan, s
     if (failureType(err) === 'BudgetExhausted' && patched(BUDGET_STOPS_BUILD)) progress.budgetExhausted = describeFailure(err);
   } finally {
     progress.shards.running -= 1;
+    progress.runningShards = progress.runningShards!.filter((id) => id !== workflowId);
   }
 }
 

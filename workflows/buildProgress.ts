@@ -16,8 +16,21 @@ export interface BuildProgress {
   unpriced?: UnpricedUsage;
   /** Milliseconds since the epoch (workflow time) when the build started; survives continue-as-new. */
   startedAt: number;
-  /** Samples of committed shards per minute, and the estimated time to finish the planned ones. */
+  /**
+   * Samples of committed shards per minute over the recent window (`recent`), and the estimated
+   * time to finish the planned ones at that rate; null until a shard of this run commits.
+   */
   throughput: { samplesPerMinute: number; etaSeconds: number | null };
+  /**
+   * (workflow time ms, samples done) when this run's shards started and at each commit since, the
+   * last RATE_WINDOW_MS of them (at least two): the rate is taken over these, so neither planning,
+   * a wait for a retry, nor samples found done on a resume enter it. Absent before it existed.
+   */
+  recent?: Array<[number, number]>;
+  /** The workflow ids of the shards running now, whose `shardProgress` query tells their stages (cli/commands/status.ts). */
+  runningShards?: string[];
+  /** The requests per second the build's endpoints allow together, when each sets `requestsPerMinute`. */
+  requestsPerSecondLimit?: number;
   /** Samples of shards found committed when the build (re)started: done before, so not in the throughput. */
   resumedSamples: number;
   failedShards: Array<{ shard: number; error: string }>;
@@ -56,9 +69,29 @@ export function recordCommittedShard(progress: BuildProgress, summary: ShardSumm
   addCounts(progress.rejections.byReason, summary.rejectsByReason);
   for (const [stage, u] of Object.entries(summary.usage)) addUsage((progress.usage[stage] ??= emptyUsage()), u);
   if (summary.unpriced) addUnpriced((progress.unpriced ??= {}), summary.unpriced);
-  const done = s.instruct + s.rejectedSamples;
-  const minutes = Math.max((now - progress.startedAt) / 60_000, 1 / 60);
-  const rate = (done - progress.resumedSamples) / minutes;
-  progress.throughput = { samplesPerMinute: rate, etaSeconds: rate > 0 ? Math.round(((s.planned - done) / rate) * 60) : null };
+  if (resumed) return;
+  const recent = (progress.recent ??= [[progress.startedAt, progress.resumedSamples]]);
+  recent.push([now, samplesDone(progress)]);
+  while (recent.length > 2 && (now - recent[0]![0] > RATE_WINDOW_MS || recent.length > MAX_RATE_POINTS)) recent.shift();
+  const [t0, done0] = recent[0]!;
+  const minutes = Math.max((now - t0) / 60_000, 1 / 60);
+  const rate = (samplesDone(progress) - done0) / minutes;
+  const left = progress.samples.planned - samplesDone(progress);
+  progress.throughput = { samplesPerMinute: rate, etaSeconds: rate > 0 ? Math.round((Math.max(left, 0) / rate) * 60) : null };
+}
+
+/** The rate is taken over the last 10 minutes of commits: recent enough to follow a change of pace. */
+const RATE_WINDOW_MS = 10 * 60_000;
+const MAX_RATE_POINTS = 64;
+
+const samplesDone = (p: BuildProgress) => p.samples.instruct + p.samples.rejectedSamples;
+
+/**
+ * Shards start (or start again, on a retry of failed ones): the rate window restarts here, so the
+ * time spent planning or waiting for the retry does not dilute it.
+ */
+export function restartRate(progress: BuildProgress, now: number): void {
+  progress.recent = [[now, samplesDone(progress)]];
+  progress.throughput = { samplesPerMinute: 0, etaSeconds: null };
 }
 

@@ -7,7 +7,7 @@
  * sample with a final state is skipped, only those rejections are tried again) and the shard is
  * committed again as its next revision.
  */
-import { patched, proxyActivities, sleep } from '@temporalio/workflow';
+import { defineQuery, patched, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type * as activities from '../activities/index.js';
 import type { ShardSummary, ShardTask } from '../activities/buildRef.js';
 import { mapLimit } from '../domain/mapLimit.js';
@@ -16,6 +16,7 @@ import type { BuildConfig } from '../config/buildConfig.js';
 import type { BatchableStage } from '../pipeline/batchRequests.js';
 import { STAGE_NAMES, type StageName } from '../domain/stages.js';
 import { pipelineActivityOptions, type RetrySettings } from './activityOptions.js';
+import { newShardProgress, recordSlice, type ShardProgress } from './shardProgress.js';
 
 export interface BuildShardInput extends ShardTask {
   sampleCount: number;
@@ -52,6 +53,12 @@ const BATCH_WAIT_IN_ACTIVITY = 'batch-wait-in-activity';
  */
 const BATCH_WAIT_TIMEOUT = '25 hours';
 
+/**
+ * The shard's live counters (workflows/shardProgress.ts). Updating them and answering the query
+ * issue no command, so histories recorded before they existed replay unchanged without a patch.
+ */
+export const shardProgressQuery = defineQuery<ShardProgress>('shardProgress');
+
 /** The shard's summary once committed; null when `deferCommit` leaves the commit to the build. */
 export async function buildShard(input: BuildShardInput): Promise<ShardSummary | null> {
   const options = pipelineActivityOptions(input.retry);
@@ -62,6 +69,8 @@ export async function buildShard(input: BuildShardInput): Promise<ShardSummary |
   };
   const { build, shard } = input;
   const stages: readonly StageName[] = input.stages ?? STAGE_NAMES;
+  const live = newShardProgress(shard, input.sampleCount, stages, Date.now());
+  setHandler(shardProgressQuery, () => live);
   // Whether a committed shard re-opens follows from this activity's result, which history records:
   // histories from before re-opening existed replay unchanged, with no patch marker needed.
   const committed = await acts.committedShard({ build, shard });
@@ -71,12 +80,15 @@ export async function buildShard(input: BuildShardInput): Promise<ShardSummary |
   for (let from = 0; from < input.sampleCount; from += input.sliceSize) {
     slices.push([from, Math.min(from + input.sliceSize, input.sampleCount)]);
   }
-  const runStage = (stage: StageName) =>
-    mapLimit(slices, input.parallelSlices, ([from, to]) => stageActs(stage).runStageSlice({ build, shard, stage, from, to }));
+  const runSlice = async (stage: StageName, from: number, to: number) => {
+    const outcome = await stageActs(stage).runStageSlice({ build, shard, stage, from, to });
+    recordSlice(live, stage, to - from, outcome, Date.now());
+  };
+  const runStage = (stage: StageName) => mapLimit(slices, input.parallelSlices, ([from, to]) => runSlice(stage, from, to));
   if (input.batchStages.length === 0) {
     // Each slice of samples flows through all stages on its own: no stage waits for the whole shard.
     await mapLimit(slices, input.parallelSlices, async ([from, to]) => {
-      for (const stage of stages) await stageActs(stage).runStageSlice({ build, shard, stage, from, to });
+      for (const stage of stages) await runSlice(stage, from, to);
     });
   } else {
     // The Batch API needs a whole stage's requests at once: the shard goes stage by stage.

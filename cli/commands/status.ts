@@ -13,7 +13,9 @@ import { connectTemporal, type Temporal } from '../temporalClient.js';
 
 export const STATUS_USAGE = `usage: mmif status <buildId> [--watch] [--json]
        mmif status --evals [--json]
-  Show a build's progress (shards, samples, rejections by reason, tokens per stage, throughput, ETA).
+  Show a build's progress (shards, samples, the running shards' samples through each stage,
+  requests/s and the share of the endpoints' limit, model-call errors by class, rejections by
+  reason, tokens per stage, throughput over the last minutes, ETA).
   --evals  list the evaluations (mmif eval) on the Temporal server instead: eval id, status, prompt
            form, headline figure and report files of each finished one
   A closed build shows how it ended: done, or failed / cancelled with its cause on one line (exit 1;
@@ -23,7 +25,7 @@ export const STATUS_USAGE = `usage: mmif status <buildId> [--watch] [--json]
            planned + not selected + filtered + problems; planned = accepted + held out + rejected +
            uncommitted); exit code
            0 done, 1 failed or cancelled
-  --json   print the raw progress query result`;
+  --json   print the raw progress query result, with the running shards' (shardsLive)`;
 
 /** A --local build's server is gone once the command ends: a short wait, not the usual 10 s, says so. */
 const LOCAL_CONNECT_TIMEOUT_MS = 1_500;

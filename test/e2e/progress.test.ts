@@ -1,0 +1,97 @@
+/**
+ * Progress while a build runs, on a real Temporal dev server with the HTTP simulator slowed down:
+ * `mmif status` counts samples as their stages finish, before any shard commits, with the requests
+ * per second against the endpoint's configured limit and the model-call errors by class; after the
+ * build is stopped and `mmif resume` starts it again, the ETA comes from the resumed shards alone
+ * and is close to the time the build then takes.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { BuildConfigInput } from '../../config/buildConfig.js';
+import type { BuildProgress } from '../../workflows/buildProgress.js';
+import { LocalStore } from '../../storage/localStore.js';
+import { writeCc3m } from '../fixtures/cc3m.js';
+import { eventually } from '../harness/datasetChecks.js';
+import { mmif } from '../harness/mmifCli.js';
+import { startStack, type Stack } from '../harness/stack.js';
+
+let stack: Stack;
+let dir: string;
+
+before(async () => {
+  stack = await startStack({ simulator: { seed: 9 }, taskQueue: 'mmif-progress' });
+  dir = await mkdtemp(path.join(tmpdir(), 'mmif-progress-'));
+  await writeCc3m(new LocalStore(path.join(dir, 'cc3m')), 'webdataset', { perShard: 24, shards: 1 });
+});
+
+after(async () => {
+  stack?.simulator.setFaults({ latencyMs: 0 });
+  await stack?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const config = (buildId: string): BuildConfigInput => ({
+  buildId,
+  seed: 2,
+  output: path.join(dir, 'out'),
+  sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m'), layout: 'webdataset' }],
+  maxSamples: 24,
+  shardSize: 8,
+  sliceSize: 2,
+  maxParallelShards: 1,
+  // 600 a minute: 10 requests/s, the limit whose share `mmif status` shows.
+  models: { default: { model: 'mmif-sim-vlm', requestsPerMinute: 600 } },
+});
+
+test('mmif status counts samples through each stage before the first shard commits, with requests/s against the limit', async () => {
+  stack.simulator.setFaults({ latencyMs: 150 });
+  const handle = await stack.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'progress-live', args: [config('progress-live')] });
+  let screen = '';
+  await eventually(
+    async () => {
+      screen = (await mmif(stack, 'status', 'progress-live')).stdout;
+      const live = /^running shards: (\d+) of 8 samples done \(image (\d+), instruction (\d+)/m.exec(screen);
+      return /0\/3 shards/.test(screen) && live !== null && Number(live[3]) > 0;
+    },
+    90_000,
+    'samples through the instruction stage of a running shard, no shard committed yet',
+  );
+  assert.match(screen, /^requests: \d+\.\d\/s \(\d+% of the endpoints' limit, 10\.0\/s\) \| model-call errors: none$/m);
+  const json = JSON.parse((await mmif(stack, 'status', 'progress-live', '--json')).stdout) as BuildProgress & { shardsLive: Array<{ requests: number }> };
+  assert.equal(json.shards.planned, 3, "the JSON carries the build's progress...");
+  assert.ok(json.shardsLive.length === 1 && json.shardsLive[0]!.requests > 0, '...and the running shard\'s, with the requests it sent');
+  stack.simulator.setFaults({ latencyMs: 0 });
+  await handle.result();
+});
+
+test('after a resume the ETA comes from the resumed shards and is close to the time the build then takes', async () => {
+  stack.simulator.setFaults({ latencyMs: 40 });
+  const handle = await stack.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'progress-resume', args: [config('progress-resume')] });
+  await eventually(async () => (await handle.query<BuildProgress>('progress')).shards.committed >= 1, 90_000, 'a first committed shard');
+  await handle.terminate('stopped to test resume');
+  const resumed = await mmif(stack, 'resume', 'progress-resume');
+  assert.equal(resumed.code, 0, resumed.stderr);
+  const run = stack.client.workflow.getHandle('progress-resume');
+  // The resumed run's first commit: its rate is that shard's, the samples found done left out.
+  let seen: BuildProgress | undefined;
+  await eventually(
+    async () => {
+      const p = await run.query<BuildProgress>('progress');
+      if (p.shards.committed >= 2 && p.resumedSamples > 0 && p.throughput.etaSeconds !== null) seen = p;
+      return seen !== undefined;
+    },
+    90_000,
+    'a shard committed after the resume',
+  );
+  const at = Date.now();
+  await run.result();
+  const took = (Date.now() - at) / 1000;
+  const eta = seen!.throughput.etaSeconds!;
+  assert.ok(seen!.shards.committed < 3 ? eta > 0 : eta === 0, `ETA ${eta} s with ${seen!.shards.committed} of 3 shards committed`);
+  assert.ok(eta <= 3 * took + 10, `ETA ${eta} s after the resume, the build then took ${took.toFixed(1)} s`);
+  assert.ok(seen!.throughput.samplesPerMinute > 0);
+  stack.simulator.setFaults({ latencyMs: 0 });
+});

@@ -1,0 +1,64 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ShardSummary } from '../../activities/buildRef.js';
+import { formatProgress } from '../../cli/progressView.js';
+import type { LiveProgress } from '../../cli/liveProgress.js';
+import { newProgress, recordCommittedShard, restartRate } from '../../workflows/buildProgress.js';
+import { newShardProgress, recordSlice, requestRate } from '../../workflows/shardProgress.js';
+
+const MIN = 60_000;
+const shard = (n: number, instruct: number, rejected = 0): ShardSummary => ({
+  shard: n,
+  planned: instruct + rejected,
+  instruct,
+  dpo: 0,
+  rejectedSamples: rejected,
+  rejectedPairs: 0,
+  rejectsByStage: {},
+  rejectsByReason: {},
+  usage: {},
+  simulated: true,
+});
+
+test('the rate leaves out planning and the shards a resume found done; the ETA follows it', () => {
+  const p = newProgress('b', 0);
+  p.samples.planned = 100;
+  // A resume finds 60 samples done; planning took 20 minutes.
+  recordCommittedShard(p, shard(0, 50, 10), 0, 6, true);
+  restartRate(p, 20 * MIN);
+  assert.deepEqual(p.throughput, { samplesPerMinute: 0, etaSeconds: null }, 'no rate before a shard of this run commits');
+  recordCommittedShard(p, shard(6, 10), 21 * MIN);
+  assert.equal(p.throughput.samplesPerMinute, 10, '10 samples in the minute since the shards started');
+  assert.equal(p.throughput.etaSeconds, 3 * 60, '30 left at 10 a minute');
+});
+
+test('the rate is a recent one: commits older than 10 minutes leave the window, and a retry restarts it', () => {
+  const p = newProgress('b', 0);
+  p.samples.planned = 1000;
+  restartRate(p, 0);
+  for (let m = 1; m <= 20; m++) recordCommittedShard(p, shard(m, m <= 10 ? 5 : 20), m * MIN);
+  assert.equal(p.throughput.samplesPerMinute, 20, 'the last 10 minutes ran at 20 a minute (the first 10 at 5 are out)');
+  // Failed shards wait an hour for a retry: the wait is not part of the rate.
+  restartRate(p, 80 * MIN);
+  recordCommittedShard(p, shard(21, 30), 81 * MIN);
+  assert.equal(p.throughput.samplesPerMinute, 30);
+});
+
+test('a running shard counts samples through each stage as slices finish, and its recent requests per second', () => {
+  const live = newShardProgress(3, 8, ['image', 'instruction', 'answer'], 0);
+  recordSlice(live, 'image', 4, { ok: 4, rejected: 0, blocked: 0, requests: 0 }, 1_000);
+  recordSlice(live, 'instruction', 4, { ok: 3, rejected: 1, blocked: 0, requests: 6, faults: { 'rate-limited': 1 } }, 2_000);
+  recordSlice(live, 'image', 4, { ok: 4, rejected: 0, blocked: 0 }, 3_000); // an outcome recorded before requests were counted
+  recordSlice(live, 'instruction', 4, { ok: 4, rejected: 0, blocked: 0, requests: 4, faults: { 'server-error': 2, 'rate-limited': 1 } }, 4_000);
+  assert.deepEqual(live.stages, { image: 8, instruction: 8 });
+  assert.equal(live.requests, 10);
+  assert.deepEqual(live.faults, { 'rate-limited': 2, 'server-error': 2 });
+  assert.equal(requestRate(live, 5_000), 2, '10 requests in the 5 s since the shard started');
+  assert.equal(requestRate(live, 62_000), 4 / 60, 'over the last minute: from the first slice end inside it (2 s, 6 requests so far)');
+  assert.equal(requestRate(live, 200_000), 0, 'nothing sent for over a minute');
+
+  const progress = { ...newProgress('b', 0), requestsPerSecondLimit: 4, shardsLive: [live, newShardProgress(4, 8, ['image', 'instruction', 'answer'], 0)] } satisfies LiveProgress;
+  const screen = formatProgress(progress, 5_000);
+  assert.match(screen, /^running shards: 0 of 16 samples done \(image 8, instruction 8, answer 0\)$/m);
+  assert.match(screen, /^requests: 2\.0\/s \(50% of the endpoints' limit, 4\.0\/s\) \| model-call errors: rate-limited 2, server-error 2$/m);
+});

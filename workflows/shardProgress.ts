@@ -1,0 +1,44 @@
+/**
+ * A running shard's live counters, as its `shardProgress` query returns them: samples through each
+ * stage as its slices finish (not only when the shard commits), the model requests its slices sent
+ * and the model-call faults that rejected samples. Pure: updated from each slice's outcome.
+ */
+import type { FaultClass } from '../domain/rejection.js';
+import type { StageName } from '../domain/stages.js';
+import type { SliceOutcome } from '../pipeline/runStage.js';
+
+export interface ShardProgress {
+  shard: number;
+  samples: number;
+  /** Samples through each stage: a sample an earlier stage rejected counts too (nothing is left to do for it). */
+  stages: Partial<Record<StageName, number>>;
+  /** The stages in order, the last one meaning done. */
+  order: StageName[];
+  requests: number;
+  faults: Partial<Record<FaultClass, number>>;
+  /** (workflow time ms, requests so far) at the end of each of the last slices: the recent request rate. */
+  recent: Array<[number, number]>;
+}
+
+/** Slice ends kept for the request rate. */
+const RECENT_SLICES = 32;
+
+export function newShardProgress(shard: number, samples: number, order: readonly StageName[], now: number): ShardProgress {
+  return { shard, samples, stages: {}, order: [...order], requests: 0, faults: {}, recent: [[now, 0]] };
+}
+
+export function recordSlice(p: ShardProgress, stage: StageName, samples: number, outcome: SliceOutcome, now: number): void {
+  p.stages[stage] = (p.stages[stage] ?? 0) + samples;
+  // Outcomes recorded before these counts existed carry none.
+  p.requests += outcome.requests ?? 0;
+  for (const [kind, n] of Object.entries(outcome.faults ?? {}) as Array<[FaultClass, number]>) p.faults[kind] = (p.faults[kind] ?? 0) + n;
+  p.recent.push([now, p.requests]);
+  if (p.recent.length > RECENT_SLICES) p.recent.shift();
+}
+
+/** Requests per second over the last `windowMs` of slice ends (from the first point inside it, or the oldest kept), up to `now`. */
+export function requestRate(p: ShardProgress, now: number, windowMs = 60_000): number {
+  const from = p.recent.find(([t]) => now - t <= windowMs) ?? p.recent.at(-1)!;
+  const seconds = (now - from[0]) / 1000;
+  return seconds > 0 ? (p.requests - from[1]) / seconds : 0;
+}
