@@ -18,6 +18,7 @@
  *   node --import tsx test/replay/recordHistories.ts --only leases     # adds the lease desk's (~4 min: it waits for its idle end)
  *   node --import tsx test/replay/recordHistories.ts --only budget     # adds a build stopped by its hard budget
  *   node --import tsx test/replay/recordHistories.ts --only checks     # adds `mmif build`'s checks (buildChecks)
+ *   node --import tsx test/replay/recordHistories.ts --only progress   # adds a build whose shards keep live counters (shardProgress) and whose retry restarts the rate
  *
  * Re-record only for a release that deliberately breaks running builds (see docs/operations.md, "Operating in
  * production"); a compatible change keeps the old histories and passes them via patched().
@@ -46,7 +47,7 @@ const HISTORIES = fileURLToPath(new URL('./histories/', import.meta.url));
 export const HISTORY_JSON = { longs: String, enums: String, bytes: String } as const;
 const FAST_RETRY = { maximumAttempts: 2, initialIntervalSeconds: 0.5, maximumIntervalSeconds: 1, heartbeatTimeoutSeconds: 10 };
 
-const KINDS = ['eval', 'multiturn', 'leases', 'budget', 'checks'] as const;
+const KINDS = ['eval', 'multiturn', 'leases', 'budget', 'checks', 'progress'] as const;
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 if (only !== undefined && !(KINDS as readonly string[]).includes(only)) throw new Error(`--only takes ${KINDS.join(', ')}, got ${only}`);
 const recording = (kind: (typeof KINDS)[number]) => only === undefined || only === kind;
@@ -192,6 +193,21 @@ try {
     await check('replay-checks', config('replay-checks'));
     await check('replay-checks-wrong-path', config('replay-checks-wrong-path', { sources: [{ type: 'cc3m', uri: path.join(dir, 'missing') }] }));
   }
+  // Live progress: slice outcomes carry their requests and faults, shards keep counters behind a
+  // query, the build lists its running shards and restarts its rate when failed shards are retried.
+  if (recording('progress')) {
+    stack.simulator.setFaults({ rate500: 1 });
+    const llm = { preflight: false, retry: { maxAttempts: 1, baseDelayMs: 50, maxDelayMs: 100 } };
+    const failing = await stack.client.workflow.start('buildDataset', {
+      taskQueue: stack.taskQueue,
+      workflowId: 'replay-progress',
+      args: [config('replay-progress', { maxSamples: 4, retryWindowSeconds: 300, llm, models: { default: { model: 'mmif-sim-vlm', requestsPerMinute: 6000 } } })],
+    });
+    await eventually(async () => (await failing.query<BuildProgress>('progress')).phase === 'waiting-for-retry', 120_000, 'the retry window');
+    stack.simulator.setFaults({ rate500: 0 });
+    await failing.executeUpdate('retryFailedShards');
+    await failing.result();
+  }
   // Last, once no build calls a model: this process's limiters are shared by its workers, and a
   // worker on LEASE_QUEUE would report the builds' demand to the desk too.
   if (recording('leases')) await recordLeases();
@@ -205,6 +221,7 @@ try {
     if (only === 'leases' && execution.workflowId !== endpointLeasesWorkflowId(LEASE_QUEUE)) continue;
     if (only === 'budget' && !execution.workflowId.startsWith('replay-budget')) continue;
     if (only === 'checks' && execution.type !== 'buildChecks') continue;
+    if (only === 'progress' && !execution.workflowId.startsWith('replay-progress')) continue;
     const history = await stack.client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
     const name = `${execution.workflowId.replace(/[^\w@.-]+/g, '_')}@${execution.runId}.json`;
     // The workflow id too: the code under replay reads it (shard children are named after it).
