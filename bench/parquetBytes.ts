@@ -22,8 +22,9 @@ import { writeAllava } from '../test/fixtures/allava.js';
 import { writeCc3m } from '../test/fixtures/cc3m.js';
 import { writeChartqa } from '../test/fixtures/chartqa.js';
 import { writeGeo170k } from '../test/fixtures/geo170k.js';
-import { MULTIUI_FILE, writeMultiui } from '../test/fixtures/multiui.js';
-import { SCREENS, writeRico } from '../test/fixtures/rico.js';
+import { writeMultiui } from '../test/fixtures/multiui.js';
+import { mixedSources } from '../test/fixtures/mixedSources.js';
+import { writeRico } from '../test/fixtures/rico.js';
 import { runReader } from '../test/harness/trainerReaders.js';
 import { startStack } from '../test/harness/stack.js';
 
@@ -41,19 +42,11 @@ try {
     writeRico(at('rico')),
     writeMultiui(at('multiui')),
   ]);
-  const src = (type: string, extra: Record<string, unknown> = {}) => ({ type, uri: path.join(dir, type), quota: 3, ...extra });
   const config: BuildConfigInput = {
     buildId: 'six',
     seed: 1,
     output: path.join(dir, 'out'),
-    sources: [
-      src('cc3m', { image: { minShortSide: 100 } }),
-      src('allava', { quota: 10 }),
-      src('chartqa', { quota: 5 }),
-      src('geo170k'),
-      src('rico', { quota: SCREENS.length }),
-      src('multiui', { files: [MULTIUI_FILE] }),
-    ] as BuildConfigInput['sources'],
+    sources: mixedSources(dir),
     maxSamples: 40,
     shardSize: Number(values['shard-size']),
     models: { default: { model: 'mmif-sim-vlm' } },

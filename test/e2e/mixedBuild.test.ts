@@ -18,11 +18,12 @@ import { LAION_QUESTIONS, VFLAN_QUESTIONS, writeAllava } from '../fixtures/allav
 import { writeCc3m } from '../fixtures/cc3m.js';
 import { TRAIN_AUGMENTED, TRAIN_HUMAN, writeChartqa } from '../fixtures/chartqa.js';
 import { GEO_STEMS, writeGeo170k } from '../fixtures/geo170k.js';
-import { MULTIUI_RECORDS, writeMultiui, MULTIUI_FILE } from '../fixtures/multiui.js';
+import { MULTIUI_RECORDS, writeMultiui } from '../fixtures/multiui.js';
 import { SCREENS, writeRico } from '../fixtures/rico.js';
 import { assertAccounting } from '../harness/datasetChecks.js';
 import { startStack, type Stack } from '../harness/stack.js';
 import { sceneJpeg } from '../fixtures/images.js';
+import { mixedSources } from '../fixtures/mixedSources.js';
 
 let stack: Stack;
 let dir: string;
@@ -58,19 +59,12 @@ after(async () => {
 const lines = <T>(text: string) => text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as T);
 
 test('a mixed build draws from every source and records where each sample came from', async () => {
-  const src = (type: string, extra: Record<string, unknown> = {}) => ({ type, uri: path.join(dir, type), quota: 3, ...extra });
   const config: BuildConfigInput = {
     buildId: 'mixed',
     seed: 1,
     output: path.join(dir, 'out'),
-    sources: [
-      src('cc3m', { image: { minShortSide: 100 } }),
-      src('allava', { quota: 10 }),
-      src('chartqa', { quota: 5 }),
-      src('geo170k'),
-      src('rico', { quota: SCREENS.length + 2 }),
-      src('multiui', { files: [MULTIUI_FILE] }),
-    ] as BuildConfigInput['sources'],
+    // RICO's two extra files: the BMP and the link out of the root written above.
+    sources: mixedSources(dir, 2),
     maxSamples: 40,
     shardSize: 4,
     models: { default: { model: 'mmif-sim-vlm' } },
