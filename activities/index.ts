@@ -246,6 +246,10 @@ export async function finalizeBuild(input: { build: BuildRef; shardCount: number
     // The eval split the build reserved (config holdout), where `mmif eval --data` reads it.
     const split = report.heldOut;
     if (split && split.instruct > 0) await writeReservedSplit(store, layout, { multiturn: report.mode === 'multiturn', seed: split.seed, fraction: split.fraction });
+    // Every shard has ended: a temp file still under the dataset root is one whose writer died
+    // before its rename (a killed worker), and must not ship with the dataset (a Hub upload would).
+    // Removed here; a removal that fails fails the activity, so none remains after a finalize.
+    await store.sweepIncompleteWrites(`${layout.root}/`);
     return report;
   });
 }

@@ -24,6 +24,9 @@ const READ_NO_LINK = constants.O_NOFOLLOW === undefined ? undefined : constants.
  * /etc/passwd and the record naming it is rejected with the reason. A root inside a Hugging Face
  * cache snapshot (`<repo>/snapshots/<revision>/...`) may link into that repository's `blobs/`.
  */
+/** Marks a put's temp file (`<key>.tmp-<pid>-<hex>`): never listed as an object, swept when left behind. */
+const TEMP_MARK = '.tmp-';
+
 export class LocalStore implements ObjectStore {
   readonly root: string;
 
@@ -135,7 +138,10 @@ export class LocalStore implements ObjectStore {
 
   async put(key: string, body: Buffer | string): Promise<void> {
     const tmp = await this.writeTemp(key, body);
-    await rename(tmp, this.resolve(key));
+    await rename(tmp, this.resolve(key)).catch(async (err: unknown) => {
+      await unlink(tmp).catch(() => {});
+      throw err;
+    });
   }
 
   /** Exclusive create + one write: half the cost of put's temp file + rename (bench/README.md). */
@@ -162,11 +168,43 @@ export class LocalStore implements ObjectStore {
     }
   }
 
+  /**
+   * The body in a temp file beside the key, for a rename or link into place. A write that fails (a
+   * full disk: ENOSPC) removes what it wrote, so no part of a temp file stays in the dataset.
+   */
   private async writeTemp(key: string, body: Buffer | string): Promise<string> {
     const full = this.resolve(key);
-    const tmp = `${full}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
-    await this.inDir(path.dirname(full), () => writeWhole(tmp, body));
+    const tmp = `${full}${TEMP_MARK}${process.pid}-${randomBytes(6).toString('hex')}`;
+    try {
+      await this.inDir(path.dirname(full), () => writeWhole(tmp, body));
+    } catch (err) {
+      await unlink(tmp).catch(() => {});
+      throw err;
+    }
     return tmp;
+  }
+
+  async sweepIncompleteWrites(prefix: string): Promise<string[]> {
+    const removed: string[] = [];
+    const sweep = async (dirKey: string): Promise<void> => {
+      let entries;
+      try {
+        entries = await readdir(this.resolve(dirKey), { withFileTypes: true });
+      } catch (err) {
+        if (isNotFound(err) || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return;
+        throw err;
+      }
+      for (const entry of entries) {
+        const key = dirKey ? `${dirKey}/${entry.name}` : entry.name;
+        if (entry.isDirectory()) await sweep(key);
+        else if (entry.name.includes(TEMP_MARK) && key.startsWith(prefix)) {
+          await rm(this.resolve(key), { force: true });
+          removed.push(key);
+        }
+      }
+    };
+    await sweep(prefix.replace(/\/+$/, ''));
+    return removed;
   }
 
   /**
@@ -231,7 +269,7 @@ export class LocalStore implements ObjectStore {
     entries.sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : sortKey(a) > sortKey(b) ? 1 : 0));
     for (const entry of entries) {
       const key = dirKey ? `${dirKey}/${entry.name}` : entry.name;
-      if (entry.name.includes('.tmp-')) continue; // an in-flight write, not an object
+      if (entry.name.includes(TEMP_MARK)) continue; // an in-flight write, not an object
       if (entry.isDirectory()) {
         if (key.startsWith(prefix) || prefix.startsWith(key + '/')) yield* this.walk(key, prefix);
       } else if (entry.isFile() && key.startsWith(prefix)) {

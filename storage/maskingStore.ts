@@ -27,5 +27,6 @@ export function maskingStore(store: ObjectStore): ObjectStore {
     readLines: (key) => store.readLines(key),
     list: (prefix) => store.list(prefix),
     delete: (key) => store.delete(key),
+    sweepIncompleteWrites: (prefix) => store.sweepIncompleteWrites(prefix),
   };
 }

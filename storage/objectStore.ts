@@ -42,6 +42,13 @@ export interface ObjectStore {
   /** Every object under a prefix, in lexicographic key order. */
   list(prefix: string): AsyncIterable<ObjectInfo>;
   delete(key: string): Promise<void>;
+  /**
+   * Removes what interrupted writes left under `prefix` and returns their keys: a local put's temp
+   * file (`<key>.tmp-<pid>-<hex>`) whose process died before its rename. A failed write removes its
+   * own; S3 writes leave nothing behind. Call it when no write under `prefix` can still be running
+   * (a build's finalize: every shard has ended), or it takes an in-flight write's file.
+   */
+  sweepIncompleteWrites(prefix: string): Promise<string[]>;
 }
 
 export class StoreError extends Error {

@@ -155,6 +155,11 @@ export class S3Store implements ObjectStore {
   async delete(key: string): Promise<void> {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.key(key) }));
   }
+
+  /** A PUT (or a multipart upload's completion) makes the object appear whole or not at all: nothing is left to sweep. */
+  async sweepIncompleteWrites(): Promise<string[]> {
+    return [];
+  }
 }
 
 function isMissing(err: unknown): boolean {

@@ -6,7 +6,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
@@ -163,6 +163,20 @@ test('--wait follows its own run: another run started under the same buildId onc
   // Following the build id instead finds the other run, which failed.
   const latest = new BuildRun(stack.client, 'own-run');
   assert.equal((await latest.describe()).runId, other.firstExecutionRunId);
+});
+
+test('temp files a killed writer left in the dataset are gone after the build finalizes', async () => {
+  const file = await configFile('temp-files');
+  assert.equal((await mmif(stack, 'build', '--config', file, '--wait')).code, 0);
+  const root = path.join(dir, 'out', 'temp-files');
+  // What a worker killed between its temp file and the rename leaves (issue 22: after ENOSPC and a resume).
+  const strays = ['instruct/parquet/shard-00000.parquet.tmp-4242-0123456789ab', 'dataset_info.json.tmp-4242-ba9876543210'];
+  for (const stray of strays) await writeFile(path.join(root, stray), 'cut short');
+  // The same build again: its shards are committed, so it only finalizes.
+  const again = await mmif(stack, 'build', '--config', file, '--wait');
+  assert.equal(again.code, 0, again.stderr);
+  const left = (await readdir(root, { recursive: true })).filter((name) => name.includes('.tmp-'));
+  assert.deepEqual(left, []);
 });
 
 test('build --local with an unwritable output ends with the cause, leaves nothing running, and status answers at once from its record', async () => {

@@ -71,3 +71,31 @@ test('create writes a new object in place, replaces an existing one whole, and a
     await rm(root, { recursive: true, force: true });
   }
 });
+
+test('a write that fails removes its temp file; one left by a killed writer is never listed, and the sweep removes it alone', async () => {
+  const root = await mkdtemp(path.join(tmpdir(), 'mmif-localstore-'));
+  try {
+    const store = new LocalStore(root);
+    // The rename fails: a non-empty folder stands where the object goes.
+    await mkdir(path.join(root, 'a/x.json'), { recursive: true });
+    await writeFile(path.join(root, 'a/x.json/inside'), 'in the way');
+    await assert.rejects(store.put('a/x.json', 'body'));
+    assert.deepEqual((await readdir(path.join(root, 'a'))).sort(), ['x.json']);
+
+    // A worker killed between writing its temp file and the rename.
+    await store.put('b/shard.parquet', 'whole');
+    await writeFile(path.join(root, 'b/shard.parquet.tmp-4242-0123456789ab'), 'cut');
+    await writeFile(path.join(root, 'b/dataset_info.json.tmp-4242-ba9876543210'), '{');
+    await writeFile(path.join(root, 'c.json.tmp-1-aaaaaaaaaaaa'), 'outside the prefix');
+    const listed = [];
+    for await (const o of store.list('b/')) listed.push(o.key);
+    assert.deepEqual(listed, ['b/shard.parquet']);
+    assert.deepEqual((await store.sweepIncompleteWrites('b/')).sort(), ['b/dataset_info.json.tmp-4242-ba9876543210', 'b/shard.parquet.tmp-4242-0123456789ab']);
+    assert.deepEqual(await readdir(path.join(root, 'b')), ['shard.parquet']);
+    assert.equal((await store.get('b/shard.parquet'))!.toString(), 'whole');
+    assert.deepEqual(await store.sweepIncompleteWrites('b/'), []);
+    assert.ok((await readdir(root)).includes('c.json.tmp-1-aaaaaaaaaaaa'), 'outside the prefix: left alone');
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+});

@@ -92,6 +92,7 @@ function crashingOn(failingKey: string): ObjectStore {
     readLines: (key) => store.readLines(key),
     list: (prefix) => store.list(prefix),
     delete: (key) => store.delete(key),
+    sweepIncompleteWrites: (prefix) => store.sweepIncompleteWrites(prefix),
   };
 }
 
