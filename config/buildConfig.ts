@@ -181,17 +181,7 @@ export const MAX_SLICES_PER_SHARD = 250;
 export type BuildConfigInput = z.input<typeof buildConfigSchema>;
 export type BuildConfig = z.output<typeof buildConfigSchema>;
 
-/**
- * Parses a config; throws ConfigError whose message names every bad field by its JSON path. A
- * top-level `$schema` (the JSON Schema editors complete fields from, `mmif schema`) is not part of
- * the build and is dropped first, so it changes no fingerprint.
- */
+/** Parses a config; throws ConfigError whose message names every bad field by its JSON path. */
 export function parseBuildConfig(input: unknown): BuildConfig {
-  return parseConfig(buildConfigSchema, withoutSchemaLink(input), 'build config');
-}
-
-function withoutSchemaLink(input: unknown): unknown {
-  if (input === null || typeof input !== 'object' || !('$schema' in input)) return input;
-  const { $schema: _forEditors, ...config } = input as Record<string, unknown>;
-  return config;
+  return parseConfig(buildConfigSchema, input, 'build config');
 }

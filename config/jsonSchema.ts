@@ -18,10 +18,11 @@ function inputSchema(schema: z.ZodType, title: string): JsonSchema {
   return { title, ...z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) } as JsonSchema;
 }
 
-/** The build config's schema; a config may name it in `$schema` (parseBuildConfig drops that key). */
-export function buildConfigJsonSchema(): JsonSchema {
-  const schema = inputSchema(buildConfigSchema, 'mmif-engine build config');
+/** A config may name its schema in `$schema` (config/parseConfig.ts drops that key before parsing). */
+function withSchemaLink(schema: JsonSchema): JsonSchema {
   const properties = schema.properties as Record<string, unknown>;
   return { ...schema, properties: { $schema: { type: 'string', description: 'the JSON Schema this file follows (for editors)' }, ...properties } };
 }
-export const evalConfigJsonSchema = (): JsonSchema => inputSchema(evalConfigSchema, 'mmif-engine eval input');
+
+export const buildConfigJsonSchema = (): JsonSchema => withSchemaLink(inputSchema(buildConfigSchema, 'mmif-engine build config'));
+export const evalConfigJsonSchema = (): JsonSchema => withSchemaLink(inputSchema(evalConfigSchema, 'mmif-engine eval input'));

@@ -8,12 +8,22 @@
 import type { z } from 'zod';
 import { ConfigError } from './configError.js';
 
-/** Parses `input`; throws a ConfigError whose message names every bad field by its JSON path. */
+/**
+ * Parses `input`; throws a ConfigError whose message names every bad field by its JSON path. A
+ * top-level `$schema` (the JSON Schema editors complete fields from, `mmif schema`) is not part of
+ * the config and is dropped first, so it changes no fingerprint.
+ */
 export function parseConfig<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
-  const result = schema.safeParse(input);
+  const result = schema.safeParse(withoutSchemaLink(input));
   if (result.success) return result.data;
-  const problems = result.error.issues.flatMap((issue) => describeIssue(schema, input, issue));
+  const problems = result.error.issues.flatMap((issue) => describeIssue(schema, withoutSchemaLink(input), issue));
   throw new ConfigError(`invalid ${what}: ${problems.join('; ')}`);
+}
+
+function withoutSchemaLink(input: unknown): unknown {
+  if (input === null || typeof input !== 'object' || !('$schema' in input)) return input;
+  const { $schema: _forEditors, ...config } = input as Record<string, unknown>;
+  return config;
 }
 
 type Issue = z.core.$ZodIssue;

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { CONFIG_DOC, SCHEMA_FILE, schemaText, withReference } from '../../cli/writeConfigReference.js';
+import { CONFIG_DOC, EVAL_SCHEMA_FILE, evalSchemaText, SCHEMA_FILE, schemaText, withReference } from '../../cli/writeConfigReference.js';
 import { configReferenceMarkdown } from '../../config/configReference.js';
 
 test('docs/configuration.md holds the reference the current schemas generate', async () => {
@@ -13,8 +13,9 @@ test('docs/configuration.md holds the reference the current schemas generate', a
   assert.ok(committed === withReference(committed), 'docs/configuration.md is stale: run `npm run docs:config` and commit it');
 });
 
-test('examples/build-config.schema.json is the schema the current config gives', async () => {
+test('examples/build-config.schema.json and eval-input.schema.json are the schemas the current configs give', async () => {
   assert.ok((await readFile(SCHEMA_FILE, 'utf8')) === schemaText(), 'examples/build-config.schema.json is stale: run `npm run docs:config` and commit it');
+  assert.ok((await readFile(EVAL_SCHEMA_FILE, 'utf8')) === evalSchemaText(), 'examples/eval-input.schema.json is stale: run `npm run docs:config` and commit it');
 });
 
 test('the reference lists each field with its type, default and limits', () => {
