@@ -1,0 +1,59 @@
+/**
+ * `mmif init` writes a starter config that `mmif build` accepts, naming the JSON Schema beside the
+ * examples; `mmif schema` prints that schema. Run as users run them (the real CLI).
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { readConfig } from '../../cli/configFile.js';
+import { schemaText } from '../../cli/writeConfigReference.js';
+import { runMmif } from '../harness/mmifCli.js';
+
+let dir: string;
+before(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'mmif-init-'));
+});
+after(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+test('mmif init from flags writes a config mmif build reads, with $schema pointing at the schema', async () => {
+  const file = path.join(dir, 'configs', '..', 'build.json');
+  const result = await runMmif(['init', '--source', 'chartqa=/data/ChartQA', '--source', 'ALLaVA=data/allava', '--model', 'gpt-4o-mini', '--samples', '200', '--out', file]);
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stdout, /^wrote .*build\.json: check it with `mmif validate --config .*`, then `mmif build --config .* --local`$/m);
+  const raw = JSON.parse(await readFile(file, 'utf8')) as { $schema: string };
+  assert.ok(existsSync(path.resolve(path.dirname(file), raw.$schema)), raw.$schema);
+  const config = await readConfig(file);
+  assert.deepEqual(config.sources.map((s) => [s.type, s.uri]), [
+    ['chartqa', '/data/ChartQA'],
+    ['allava', path.join(dir, 'data/allava')],
+  ]);
+  assert.equal(config.maxSamples, 200);
+  assert.equal(config.models.default.model, 'gpt-4o-mini');
+
+  const again = await runMmif(['init', '--source', 'rico=/data/rico', '--out', file]);
+  assert.equal(again.code, 2);
+  assert.match(again.stderr, /build\.json exists: pass --force to overwrite it/);
+});
+
+test('mmif init without --source off a terminal, or with an unknown type, exits 2 saying why', async () => {
+  const none = await runMmif(['init', '--out', path.join(dir, 'none.json')]);
+  assert.equal(none.code, 2);
+  assert.match(none.stderr, /give at least one --source TYPE=URI/);
+  const unknown = await runMmif(['init', '--source', 'coco=/data/coco', '--out', path.join(dir, 'unknown.json')]);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /sources\.0\.type: "coco" is not one of cc3m, allava, chartqa, geo170k, rico, multiui/);
+});
+
+test('mmif schema prints the build config JSON Schema, the same as examples/build-config.schema.json', async () => {
+  const result = await runMmif(['schema']);
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(result.stdout, schemaText());
+  const schema = JSON.parse(result.stdout) as { properties: Record<string, unknown>; required: string[] };
+  assert.ok(schema.properties.$schema && schema.properties.buildId);
+  assert.deepEqual(schema.required.sort(), ['buildId', 'maxSamples', 'models', 'output', 'sources']);
+});
