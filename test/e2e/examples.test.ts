@@ -111,7 +111,7 @@ test('every example builds a tiny slice on the simulator; the eval input runs on
   // The eval input, on a held-out split exported from the sliced ChartQA build.
   const chartqa = reports.find(([name]) => name === 'chartqa.json')![1];
   const out = new LocalStore(path.join(dir, 'out'));
-  await exportMmifeval(out, buildLayout(chartqa.buildId), 1);
+  await exportMmifeval(out, buildLayout(chartqa.buildId), { all: true });
   const shipped = JSON.parse(await readFile(path.join(EXAMPLES, 'eval.json'), 'utf8')) as Record<string, unknown>;
   const input = { ...shipped, data: chartqa.datasetRoot, model: { ...(shipped.model as object), baseUrl: stack.simulator.url } };
   const summary = (await stack.client.workflow.execute('evaluateModel', { taskQueue: stack.taskQueue, workflowId: evalWorkflowId(String(shipped.evalId)), args: [input] })) as EvalSummary;
