@@ -27,7 +27,7 @@ export function formatProgress(p: BuildProgress | LiveProgress, now = Date.now()
   }
   if (Object.keys(p.usage).length) lines.push(...formatCost(costSummary(p.usage, p.unpriced, p.samples, p.simulated)).map((l) => `  ${l}`));
   for (const f of p.failedShards) lines.push(`FAILED shard ${f.shard}: ${f.error}`);
-  if (p.budgetExhausted) lines.push(`STOPPED: ${p.budgetExhausted} (raise llm.budget and run the build again to continue it)`);
+  if (p.budgetExhausted) lines.push(`STOPPED: ${p.budgetExhausted} (raise llm.budget in the config, then \`mmif resume ${p.buildId} --config FILE\`)`);
   return lines.join('\n');
 }
 

@@ -66,7 +66,8 @@ export function fullBuildSamples(config: BuildConfig, pilotPlan: BuildPlan, pilo
   let wanted = config.maxSamples;
   if (config.targets) {
     const planned = Math.max(pilot.counts.planned, 1);
-    const need = (goal: number | undefined, kept: number) => (goal === undefined ? 0 : Math.ceil(goal / Math.max(kept / planned, 1 / planned)));
+    // A kind the pilot kept none of gives no yield to go by: the build may need every sample it may plan.
+    const need = (goal: number | undefined, kept: number) => (goal === undefined ? 0 : kept === 0 ? Infinity : Math.ceil((goal * planned) / kept));
     const goals = { instruct: config.targets.instruct, dpo: config.targets.dpo };
     wanted = Math.min(wanted, Math.max(need(goals.instruct, pilot.counts.instruct), need(goals.dpo, pilot.counts.dpo)));
   }
@@ -87,6 +88,7 @@ export function forecastBuild(input: {
   const sd = Math.sqrt(pilotSamples.reduce((sum, s) => sum + (s.usd - usdMean) ** 2, 0) / Math.max(n - 1, 1));
   const half = (1.96 * sd) / Math.sqrt(n);
   const requests = Math.round(m * mean((s) => s.requests));
+  const pilotRequests = pilotSamples.reduce((sum, s) => sum + s.requests, 0);
   const paidRequests = Object.values(pilot.usage).reduce((sum, u) => sum + u.requests - u.cachedRequests, 0);
   const usd = m * usdMean;
   return {
@@ -94,7 +96,7 @@ export function forecastBuild(input: {
       samples: pilot.counts.planned,
       instruct: pilot.counts.instruct,
       dpo: pilot.counts.dpo,
-      requests: pilotSamples.reduce((sum, s) => sum + s.requests, 0),
+      requests: pilotRequests,
       paidRequests,
       usd: pilotSamples.reduce((sum, s) => sum + s.usd, 0),
       seconds,
@@ -109,7 +111,8 @@ export function forecastBuild(input: {
     usd,
     usdInterval: [Math.max(0, m * (usdMean - half)), m * (usdMean + half)],
     usdToPay: Math.max(0, m - pilotSamples.length) * usdMean,
-    wallSeconds: wallSeconds(config, requests - paidRequests, paidRequests, seconds),
+    // The pilot's calls are cache hits for the build: only the rest are made.
+    wallSeconds: wallSeconds(config, Math.max(0, requests - pilotRequests), paidRequests, seconds),
     unpriced: Object.keys(pilot.unpriced ?? {}).sort(),
     simulated: pilot.simulated,
   };

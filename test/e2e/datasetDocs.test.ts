@@ -20,6 +20,7 @@ import type { DpoRecord, InstructRecord } from '../../output/records.js';
 import { dpoRecordFromLine, instructRecordFromLine } from '../../output/sharegpt.js';
 import { wordCount } from '../../output/qualityStats.js';
 import { LocalStore } from '../../storage/localStore.js';
+import { PRICE_TABLE } from '../../llm/pricing.js';
 import { runReader } from '../harness/trainerReaders.js';
 import { TOOLS_DIR } from '../../local/tools.js';
 import { startStack, type Stack } from '../harness/stack.js';
@@ -113,6 +114,22 @@ test('the card states at the top that the data is simulated, and carries the bui
   assert.match(text, /\| rejected \| `mmif-sim-vlm-mini` \|/);
   assert.match(text, /\| cc3m \| \d+ \| \d+ \| \d+ \| \d+ \| CC3M: images owned by their original publishers/);
   assert.match(text, /### Judge vs rule/);
+});
+
+test('cost: the simulated models are unpriced, named with their tokens in the report and the card, never $0; the price table is named', async () => {
+  const text = await readFile(path.join(root, 'README.md'), 'utf8');
+  assert.deepEqual(report.prices, { table: PRICE_TABLE.package, version: PRICE_TABLE.version, published: PRICE_TABLE.published, configured: [] });
+  assert.deepEqual(Object.keys(report.unpriced ?? {}).sort(), ['mmif-sim-vlm', 'mmif-sim-vlm-mini']);
+  const pipelineStages = Object.entries(report.usage).filter(([stage]) => stage !== 'preflight');
+  const unpricedRequests = Object.values(report.unpriced!).reduce((n, u) => n + u.requests, 0);
+  assert.equal(unpricedRequests, pipelineStages.reduce((n, [, u]) => n + u.unpricedRequests, 0));
+  assert.equal(report.cost.usd, 0);
+  assert.equal(report.cost.forecast, true);
+  for (const [model, u] of Object.entries(report.unpriced!)) {
+    assert.ok(text.includes(`- UNPRICED model ${model}: ${u.requests} requests, ${u.promptTokens} prompt + ${u.completionTokens} completion tokens not in the cost (set llm.prices["${model}"])`), model);
+  }
+  assert.match(text, /^- forecast \$0\.0000 at the named models' prices \(simulated build: nothing was spent\)/m);
+  assert.match(text, new RegExp(`^- priced by @pydantic/genai-prices ${PRICE_TABLE.version.replaceAll('.', '\\.')} \\(${PRICE_TABLE.published}\\)$`, 'm'));
 });
 
 test('quality.json: composition and lengths match the written records', () => {
