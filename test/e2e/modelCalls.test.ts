@@ -64,14 +64,21 @@ test('the per-endpoint concurrency cap holds across every concurrent activity of
   }
 });
 
+/** Activity tasks waiting in `taskQueue` (the server's approximate backlog, reported with reportStats). */
+async function activityBacklog(taskQueue: string): Promise<number> {
+  const { stats } = await stack.client.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType: 2 /* TASK_QUEUE_TYPE_ACTIVITY */, reportStats: true });
+  return Number(stats?.approximateBacklogCount ?? 0);
+}
+
 test("a stage routed to its endpoint's task queue runs only on that queue's workers", async () => {
   const input = {
     ...config('routed', false),
     models: { default: { model: 'mmif-sim-vlm' }, answer: { model: 'mmif-sim-vlm', taskQueue: 'mmif-batch-answers' } },
   };
   const handle = await stack.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'routed', args: [input] });
-  // No worker polls the answers queue yet: the build stops before its answer stage.
-  await new Promise((r) => setTimeout(r, 3_000));
+  // No worker polls the answers queue yet: the build stops before its answer stage, whose activities
+  // wait in that queue's backlog.
+  await eventually(async () => (await activityBacklog('mmif-batch-answers')) > 0, 60_000, 'answer activities waiting in their queue');
   const waiting = await handle.query<{ shards: { committed: number } }>('progress');
   assert.equal(waiting.shards.committed, 0);
   const answers = stack.simulator.stats().byStage.answer;

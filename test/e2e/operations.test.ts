@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import { temporalCliPath } from '../../local/tools.js';
 import type { BuildReport } from '../../output/buildReport.js';
@@ -74,10 +74,17 @@ async function withFaults<T>(faults: Parameters<Stack['simulator']['setFaults']>
 
 test('an endpoint outage (500s, then hangs) is ridden out: every shard commits', async () => {
   const handle = await start('outage-endpoint', config('outage-endpoint'));
+  const fiveHundreds = () => stack.simulator.stats().byStatus['500'] ?? 0;
+  const before = fiveHundreds();
   stack.simulator.setFaults({ rate500: 1 });
-  await new Promise((r) => setTimeout(r, 2_500));
+  await eventually(() => fiveHundreds() >= before + 5, 60_000, 'calls answered 500');
+  const hangsFrom = stack.simulator.stats().requests;
   stack.simulator.setFaults({ rate500: 0, rateHang: 1, hangMs: 60_000 });
-  await new Promise((r) => setTimeout(r, 2_500));
+  // Requests hang for a minute: one that has ended was given up by the client at its timeout.
+  await eventually(() => {
+    const { requests, inFlight } = stack.simulator.stats();
+    return requests - hangsFrom > inFlight;
+  }, 60_000, 'a hung call given up at its timeout');
   stack.simulator.setFaults({ rateHang: 0 });
   const report = (await handle.result()) as BuildReport;
   assert.deepEqual(report.shards, { planned: 3, committed: 3, failed: 0 });
@@ -92,7 +99,7 @@ test('an object-store outage during uploads: shards retry, commit whole, none ha
     const requests = stack.simulator.stats().requests;
     await eventually(() => stack.simulator.stats().requests > requests + 10, 30_000, 'the build to be under way');
     await s3.kill();
-    await new Promise((r) => setTimeout(r, 3_000));
+    await eventually(() => anActivityFailed(handle), 60_000, 'an activity failing against the stopped store');
     await s3.restart();
     const report = (await handle.result()) as BuildReport;
     assert.deepEqual(report.shards, { planned: 3, committed: 3, failed: 0 });
@@ -100,6 +107,15 @@ test('an object-store outage during uploads: shards retry, commit whole, none ha
   const sums = await assertCommittedShardsIntact(openStore(output, s3Options), 'outage-store', 3);
   assert.equal(sums.size, 15);
 });
+
+/** Whether an activity of one of the build's shard workflows has failed an attempt (and waits to be retried). */
+async function anActivityFailed(handle: WorkflowHandle): Promise<boolean> {
+  for (const child of (await handle.describe()).raw.pendingChildren ?? []) {
+    const shard = await stack.client.workflow.getHandle(child.workflowId!).describe();
+    if ((shard.raw.pendingActivities ?? []).some((activity) => activity.lastFailure)) return true;
+  }
+  return false;
+}
 
 /** Runs a build whose endpoint fails from the start; resolves once every shard has failed. */
 async function failingBuild(buildId: string, overrides: Partial<BuildConfigInput> = {}) {
@@ -216,12 +232,14 @@ test('after `mmif cancel` no model request reaches the endpoint within a few sec
     await eventually(async () => stack.simulator.stats().requests >= before + 4, 60_000, 'model calls under way');
     const cancelled = await mmif(stack, 'cancel', 'cancel-spend');
     assert.equal(cancelled.code, 0, cancelled.stderr);
+    const atCancel = stack.simulator.stats().requests;
     await assert.rejects(handle.result());
-    // Allow the cancellation a heartbeat to arrive and the aborted requests to land.
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
-    const settled = stack.simulator.stats().requests;
-    await new Promise((resolve) => setTimeout(resolve, 5_000));
-    assert.equal(stack.simulator.stats().requests, settled, 'requests reached the endpoint after the build was cancelled');
+    // The cancellation reaches the running activity with its next heartbeat; it aborts its call and
+    // ends. Once no activity runs, nothing of this build can call the endpoint any more.
+    await eventually(() => stack.activitiesInFlight() === 0 && stack.simulator.stats().inFlight === 0, 60_000, 'the activities to end');
+    const sent = stack.simulator.stats().requests - atCancel;
+    // Without the abort, the slice would go on with its remaining samples (at least one call each).
+    assert.ok(sent < 24 - 4, `${sent} requests reached the endpoint after the build was cancelled`);
   });
 });
 
@@ -422,7 +440,6 @@ test('SIGTERM stops an `mmif worker` within seconds, though its requests wait on
       const handle = await stack.client.workflow.start('buildDataset', { taskQueue, workflowId: 'sigterm', args: [config('sigterm', { llm: { preflight: false } })] });
       // Every model call now waits in the worker's limiter for the endpoint's Retry-After.
       await eventually(() => (stack.simulator.stats().byStatus['429'] ?? 0) > before, 60_000, 'a rate-limited request');
-      await new Promise((r) => setTimeout(r, 500));
       const started = Date.now();
       worker.kill('SIGTERM');
       const code = await Promise.race([exited, new Promise<'still running'>((r) => setTimeout(() => r('still running'), 10_000))]);

@@ -18,6 +18,8 @@ export interface Stack {
   /** Starts (another) worker in this process, on the stack's task queue or another; it runs until `stopWorkers` or `stop`. */
   startWorker(options?: { taskQueue?: string; maxTaskQueueActivitiesPerSecond?: number }): Promise<Worker>;
   stopWorkers(): Promise<void>;
+  /** Activities running now on this process's workers (Worker.getStatus()). */
+  activitiesInFlight(): number;
   stop(): Promise<void>;
 }
 
@@ -53,6 +55,7 @@ export async function startStack(options: { simulator?: SimulatorOptions; taskQu
     taskQueue,
     startWorker,
     stopWorkers,
+    activitiesInFlight: () => running.reduce((n, { worker }) => n + worker.getStatus().numInFlightActivities, 0),
     stop: async () => {
       await stopWorkers();
       await connection.close();

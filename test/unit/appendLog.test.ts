@@ -4,9 +4,9 @@ import { appendFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { openStore } from '../../storage/openStore.js';
-import { localBackend, s3Backend } from '../fixtures/backends.js';
+import { testBackends } from '../harness/tier.js';
 
-for (const backend of [localBackend(), s3Backend()]) {
+for (const backend of testBackends()) {
   before(() => backend.setUp());
   after(() => backend.tearDown());
 

@@ -5,7 +5,8 @@ import { sampleIdFor } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { openStore, type S3Options } from '../../storage/openStore.js';
 import { SourceError, isProblem, openSource, type SourceItem, type SourceProblem } from '../../sources/source.js';
-import { localBackend, readItems, s3Backend } from '../fixtures/backends.js';
+import { readItems } from '../fixtures/backends.js';
+import { needs, testBackends } from '../harness/tier.js';
 import { writeCc3m, type Cc3mFixtureOptions, type Cc3mLayoutName, type FixtureRecord } from '../fixtures/cc3m.js';
 
 const SOURCE_INDEX = 2;
@@ -29,7 +30,7 @@ function problemsOf(items: SourceItem[]): SourceProblem[] {
   return items.filter(isProblem);
 }
 
-for (const backend of [localBackend(), s3Backend()]) {
+for (const backend of testBackends()) {
   describe(`CC3M source on ${backend.name}`, () => {
     before(() => backend.setUp());
     after(() => backend.tearDown());
@@ -150,7 +151,7 @@ for (const backend of [localBackend(), s3Backend()]) {
       });
     }
 
-    it('plans a webdataset from img2dataset\'s parquet side files without reading a tar byte, and counts failed downloads', async () => {
+    it('plans a webdataset from img2dataset\'s parquet side files without reading a tar byte, and counts failed downloads', needs('pyarrow (tools/venv)'), async () => {
       const { uri, records } = await dataset('webdataset', { sideFile: 'img2dataset', failedDownload: '000010002' });
       const store = openStore(uri, backend.s3);
       const tars = { '00000.tar': (await store.get('00000.tar'))!, '00001.tar': (await store.get('00001.tar'))! };
@@ -174,7 +175,7 @@ for (const backend of [localBackend(), s3Backend()]) {
       for (const [i, s] of samples.entries()) assert.ok((await reader.readImage(s.image)).equals(kept[i]!.image), `image bytes of ${s.sourceId}`);
     });
 
-    it('plans a truncated tar from its parquet: records before the damage read, a lost one names the damage', async () => {
+    it('plans a truncated tar from its parquet: records before the damage read, a lost one names the damage', needs('pyarrow (tools/venv)'), async () => {
       const { uri, records } = await dataset('webdataset', { sideFile: 'img2dataset', truncateInside: '000010001' });
       const items = await collect(cc3mConfig(uri), backend.s3);
       assert.equal(samplesOf(items).length, 6, 'the parquet lists every record as downloaded');

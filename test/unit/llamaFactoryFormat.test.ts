@@ -12,6 +12,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { DpoRecord, InstructRecord } from '../../output/records.js';
 import { dpoSharegptLine, instructRecordFromLine, instructSharegptLine, jsonl, llamaFactoryDatasetInfo } from '../../output/sharegpt.js';
+import { needs } from '../harness/tier.js';
 import { DATASETS_VENVS, loadLikeLlamaFactory } from '../harness/trainerReaders.js';
 
 let dir: string;
@@ -92,7 +93,7 @@ async function writeDataset(root: string, shards: { instruct: InstructRecord[]; 
   await writeFile(path.join(root, 'dataset_info.json'), JSON.stringify(llamaFactoryDatasetInfo()));
 }
 
-test('rows whose metadata varies in shape load through dataset_info.json under every datasets release LLaMA-Factory accepts', async () => {
+test('rows whose metadata varies in shape load through dataset_info.json under every datasets release LLaMA-Factory accepts', needs("LLaMA-Factory's datasets venvs (tools/datasets-*)"), async () => {
   const root = path.join(dir, 'varied');
   await writeDataset(root, [
     { instruct: [], dpo: [] },
@@ -116,7 +117,7 @@ test('rows whose metadata varies in shape load through dataset_info.json under e
   }
 });
 
-test('the check fails on rows LLaMA-Factory would refuse', async () => {
+test('the check fails on rows LLaMA-Factory would refuse', needs("LLaMA-Factory's datasets venvs (tools/datasets-*)"), async () => {
   // A stray <image> in an answer (two placeholders for one image), an image that is not there, and
   // turns in the wrong order (LLaMA-Factory's converter logs and skips such a row).
   const root = path.join(dir, 'broken');

@@ -9,6 +9,7 @@ import { ModelCaller, type CallRecord } from '../../llm/modelCaller.js';
 import { instructionReplySchema, renderInstructionPrompt } from '../../prompts/instructionPrompt.js';
 import { renderAnswerPrompt } from '../../prompts/answerPrompt.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
+import { eventually } from '../harness/datasetChecks.js';
 import { defaultLlmSettings } from '../harness/llmSettings.js';
 import { LocalStore } from '../../storage/localStore.js';
 
@@ -164,13 +165,20 @@ test('a cache hit on a reply an earlier, unrecorded execution of the same stage 
 
 test('transient 500s are retried by the client and succeed', async () => {
   sim.resetStats();
-  sim.setFaults({ rate500: 0.5 });
+  // Every attempt fails until two 500s have been answered; the retries after that succeed.
+  sim.setFaults({ rate500: 1 });
   try {
-    const text = await caller('flaky').text(
+    // Short backoffs, and attempts enough to outlast the wait for the second 500.
+    const reply = caller('flaky', { retry: { maxAttempts: 20, baseDelayMs: 50, maxDelayMs: 200 } }).text(
       { stage: 'answer', endpoint: endpoint(), prompt: renderAnswerPrompt('Describe the flaky scene.', []), image },
       [],
     );
-    assert.ok(text.length > 0);
+    await eventually(() => (sim.stats().byStatus['500'] ?? 0) >= 2, 30_000, 'two 500s');
+    sim.setFaults({ rate500: 0 });
+    assert.ok((await reply).length > 0);
+    const stats = sim.stats();
+    assert.equal(stats.completed, 1);
+    assert.equal(stats.requests, stats.byStatus['500']! + 1, 'every 500 was retried, and the retry after them succeeded');
   } finally {
     sim.setFaults({ rate500: 0 });
   }

@@ -14,6 +14,7 @@ import type { SourceSample } from '../../domain/sample.js';
 import { dpoParquet, instructParquet } from '../../output/parquet.js';
 import { assembleSample, type SampleStates } from '../../output/records.js';
 import { readParquetWithPython } from '../harness/pythonReader.js';
+import { needs } from '../harness/tier.js';
 import { DATASETS_VENVS } from '../harness/trainerReaders.js';
 import { answerPromptText } from '../../prompts/answerPrompt.js';
 import type { StageName } from '../../domain/stages.js';
@@ -97,7 +98,7 @@ test('a literal <image> in an answer rejects the sample, in a rejected answer th
   assert.match(pairReject.reject!.reason, /^image-token-in-text: the rejected answer contains/);
 });
 
-test('Parquet stores nested constraints and verdicts under the record\'s field names, and its image decodes in datasets 2.16 to the newest', async () => {
+test('Parquet stores nested constraints and verdicts under the record\'s field names, and its image decodes in datasets 2.16 to the newest', needs("LLaMA-Factory's datasets venvs (tools/datasets-*)"), async () => {
   const { instruct, dpo } = assembleSample(sample, states(), { template: 'inline', seed: 0 });
   const jpeg = await sharp({ create: { width: 4, height: 3, channels: 3, background: 'gray' } }).jpeg().toBuffer();
   const dir = await mkdtemp(path.join(tmpdir(), 'mmif-records-'));

@@ -10,7 +10,8 @@ import { openStore } from '../../storage/openStore.js';
 import { SourceError, openSource, type SourceItem } from '../../sources/source.js';
 import { TABLE_LIMIT } from '../../sources/chartqa.js';
 import { ALLAVA_LAION_INSTRUCT, ALLAVA_VFLAN_INSTRUCT, writeAllava } from '../fixtures/allava.js';
-import { collect, localBackend, problemsOf, s3Backend, samplesOf } from '../fixtures/backends.js';
+import { collect, problemsOf, samplesOf } from '../fixtures/backends.js';
+import { testBackends } from '../harness/tier.js';
 import { LARGE_TABLE, SMALL_TABLE, writeChartqa } from '../fixtures/chartqa.js';
 import { ESCAPING_PATH, writeUnknownLayout, type Damage } from '../fixtures/datasetFiles.js';
 import { GEO_STEMS, writeGeo170k } from '../fixtures/geo170k.js';
@@ -67,7 +68,7 @@ const JSON_SOURCES: JsonSourceCase[] = [
   },
 ];
 
-for (const backend of [localBackend(), s3Backend()]) {
+for (const backend of testBackends()) {
   describe(`image sources on ${backend.name}`, () => {
     before(() => backend.setUp());
     after(() => backend.tearDown());
