@@ -14,7 +14,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { openStore, type S3Options } from '../storage/openStore.js';
 import type { ObjectStore } from '../storage/objectStore.js';
-import { readFooter, readStrings, type ParquetFooter } from '../sources/parquetStrings.js';
+import { parquetMetadataAsync, parquetRead, type AsyncBuffer, type FileMetaData } from 'hyparquet';
+import { compressors } from 'hyparquet-compressors';
 import { startS3Server, useS3Env } from '../test/harness/s3Server.js';
 
 const { values } = parseArgs({ options: { samples: { type: 'string', default: '1000' }, sizes: { type: 'string', default: '30000,100000,300000' }, 'no-s3': { type: 'boolean' } } });
@@ -25,7 +26,9 @@ interface TarFooter {
   tar: string;
   parquet: string;
   size: number;
-  footer: ParquetFooter;
+  /** The side file, each read of it a ranged GET. */
+  file: AsyncBuffer;
+  footer: FileMetaData;
   /** First row of each row group. */
   groupStarts: number[];
 }
@@ -51,13 +54,16 @@ function positionRank(tarHash: number, row: number): number {
   return (hi & 0xfffff) * 2 ** 32 + lo;
 }
 
-async function footerOf(store: ObjectStore, parquet: string, size: number): Promise<ParquetFooter> {
-  // Footers are ~30% of an img2dataset side file (column statistics); read the last 256 KiB and widen if needed.
-  let tail = await store.getRange(parquet, Math.max(0, size - 256 * 1024), size);
-  const length = tail.readUInt32LE(tail.length - 8);
-  if (length + 8 > tail.length) tail = await store.getRange(parquet, size - 8 - length, size);
-  // readFooter wants a whole file: a stand-in with the magic at the front and the footer at the end.
-  return readFooter(Buffer.concat([Buffer.from('PAR1'), tail.subarray(tail.length - 8 - length)]));
+/** A side file as hyparquet reads it: every slice a ranged GET, its bytes counted in `read`. */
+function rangedFile(store: ObjectStore, parquet: string, size: number, read: { bytes: number }): AsyncBuffer {
+  return {
+    byteLength: size,
+    slice: async (start, end = size) => {
+      const bytes = await store.getRange(parquet, start, end);
+      read.bytes += bytes.length;
+      return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+    },
+  };
 }
 
 async function plan(store: ObjectStore, samples: number): Promise<{ ms: number; footersMs: number; selected: number; drawn: number; groups: number; bytes: number }> {
@@ -66,20 +72,21 @@ async function plan(store: ObjectStore, samples: number): Promise<{ ms: number; 
   const listed = new Map<string, number>();
   for await (const { key, size } of store.list('')) listed.set(key, size);
   const tars = [...listed.keys()].filter((k) => k.endsWith('.tar'));
-  let bytes = 0;
+  const read = { bytes: 0 };
   const footers: TarFooter[] = await Promise.all(
     tars.map(async (tar) => {
       const parquet = tar.replace(/\.tar$/, '.parquet');
       const size = listed.get(parquet)!;
-      const footer = await footerOf(store, parquet, size);
-      bytes += Math.min(size, 256 * 1024);
+      const file = rangedFile(store, parquet, size, read);
+      // Footers are ~30% of an img2dataset side file (column statistics): the last 256 KiB, widened if needed.
+      const footer = await parquetMetadataAsync(file, { initialFetchSize: 256 * 1024 });
       const groupStarts: number[] = [];
       let row = 0;
-      for (const group of footer.rowGroups) {
+      for (const group of footer.row_groups) {
         groupStarts.push(row);
-        row += group.rowCount;
+        row += Number(group.num_rows);
       }
-      return { tar, parquet, size, footer, groupStarts };
+      return { tar, parquet, size, file, footer, groupStarts };
     }),
   );
   footersMs = performance.now() - start;
@@ -94,7 +101,7 @@ async function plan(store: ObjectStore, samples: number): Promise<{ ms: number; 
     let max = 0;
     for (const [t, f] of footers.entries()) {
       const h = nameHash(f.tar);
-      const rows = f.footer.rowCount;
+      const rows = Number(f.footer.num_rows);
       for (let row = 0; row < rows; row++) {
         const r = positionRank(h, row);
         if (r >= ranks[max]!) continue;
@@ -111,7 +118,7 @@ async function plan(store: ObjectStore, samples: number): Promise<{ ms: number; 
         let g = f.groupStarts.length - 1;
         while (f.groupStarts[g]! > row) g--;
         const id = `${t}:${g}`;
-        if (!decoded.has(id)) decoded.set(id, decodeGroup(store, f, g).then((m) => ((bytes += m.bytes), m.rows)));
+        if (!decoded.has(id)) decoded.set(id, decodeGroup(f, g));
         return (await decoded.get(id)!).get(row)!;
       }),
     );
@@ -120,22 +127,17 @@ async function plan(store: ObjectStore, samples: number): Promise<{ ms: number; 
     if (selected.length >= samples || drawn < want) break;
     want = Math.ceil(want * 1.5);
   }
-  return { ms: performance.now() - start, footersMs, selected: selected.length, drawn, groups: decoded.size, bytes };
+  return { ms: performance.now() - start, footersMs, selected: selected.length, drawn, groups: decoded.size, bytes: read.bytes };
 }
 
-/** One row group's key, status and caption chunks, fetched by one ranged GET over them. */
-async function decodeGroup(store: ObjectStore, f: TarFooter, group: number): Promise<{ rows: Map<number, { key: string; status: string; caption: string | null }>; bytes: number }> {
-  const chunks = ['key', 'status', 'caption'].map((c) => f.footer.rowGroups[group]!.chunks.get(c)!);
-  const from = Math.min(...chunks.map((c) => c.start));
-  const to = Math.max(...chunks.map((c) => c.end));
-  const bytes = await store.getRange(f.parquet, from, to);
-  // The fetched range stands for the file: the group's chunk offsets shifted to it.
-  const chunksHere = new Map([...f.footer.rowGroups[group]!.chunks].map(([name, c]) => [name, { ...c, start: c.start - from, end: c.end - from }]));
-  const footer: ParquetFooter = { ...f.footer, rowGroups: [{ rowCount: f.footer.rowGroups[group]!.rowCount, chunks: chunksHere }] };
-  const [keys, statuses, captions] = ['key', 'status', 'caption'].map((c) => readStrings(bytes, footer, 0, c));
-  const rows = new Map<number, { key: string; status: string; caption: string | null }>();
-  for (let i = 0; i < keys!.length; i++) rows.set(f.groupStarts[group]! + i, { key: keys![i]!, status: statuses![i]!, caption: captions![i]! });
-  return { rows, bytes: to - from };
+/** One row group's key, status and caption chunks, fetched by ranged GETs over them. */
+async function decodeGroup(f: TarFooter, group: number): Promise<Map<number, { key: string; status: string; caption: string | null }>> {
+  const rowStart = f.groupStarts[group]!;
+  const rowEnd = rowStart + Number(f.footer.row_groups[group]!.num_rows);
+  const rows = await new Promise<unknown[][]>((resolve, reject) => {
+    parquetRead({ file: f.file, metadata: f.footer, columns: ['key', 'status', 'caption'], rowStart, rowEnd, compressors, onComplete: resolve }).catch(reject);
+  });
+  return new Map(rows.map(([key, status, caption], i) => [rowStart + i, { key: key as string, status: status as string, caption: (caption as string | null) ?? null }]));
 }
 
 function peakRssMiB(): number {

@@ -1,10 +1,12 @@
-import { createHash } from 'node:crypto';
-import { SHORT_INPUT, sha256HexShort } from './sha256.js';
+import { hash } from 'node:crypto';
 
+/**
+ * Hex SHA-256 of `data` (a string as UTF-8). Node's one-shot crypto.hash (Node >= 20.12): planning
+ * hashes every record twice (its sample id, then its seeded rank), and for such short inputs a
+ * createHash object per call costs about three times as much (bench/README, "crypto.hash").
+ */
 export function sha256Hex(data: Buffer | string): string {
-  // Short strings (ids, ranks: millions of them when planning) skip node:crypto's per-call cost.
-  if (typeof data === 'string' && data.length <= SHORT_INPUT) return sha256HexShort(data);
-  return createHash('sha256').update(data).digest('hex');
+  return hash('sha256', data, 'hex');
 }
 
 /**

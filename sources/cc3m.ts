@@ -139,7 +139,7 @@ async function* webdatasetSegments(
     return { tar, parquet, bytes: parquets.has(parquet) ? await store.get(parquet) : undefined };
   });
   for await (const { tar, parquet, bytes } of sideFiles) {
-    const rows = bytes && sideFileRows(bytes, parquet, { captions: true });
+    const rows = bytes && (await sideFileRows(bytes, parquet, { captions: true }));
     if (rows) yield parquetSegment(rows, tar, parquet, config, sourceIndex);
     else yield* toSegments(tarRecords(store, tar));
   }
@@ -154,11 +154,11 @@ function sideFileOf(tar: string): string {
  * A tar's rows from its side file, or undefined when the side file is unusable (not img2dataset's,
  * damaged, or without the captions asked for): the caller then reads the tar itself.
  */
-function sideFileRows(bytes: Buffer, key: string, need: { captions: boolean }): Img2datasetColumns | undefined {
+async function sideFileRows(bytes: Buffer, key: string, need: { captions: boolean }): Promise<Img2datasetColumns | undefined> {
   try {
     const parquet = openImg2datasetParquet(bytes, key);
     // Read whole before use (a few MB per 10k-record shard), so a damaged file falls back cleanly.
-    return need.captions && !parquet.hasCaptions ? undefined : parquet.columns();
+    return need.captions && !parquet.hasCaptions ? undefined : await parquet.columns();
   } catch (err) {
     if (err instanceof Img2datasetParquetError) return undefined;
     throw err;
@@ -269,7 +269,7 @@ class TarImageIndex {
   private async sideFileOrder(tar: string): Promise<TarOrder | undefined> {
     const parquet = sideFileOf(tar);
     const bytes = await this.store.get(parquet);
-    const rows = bytes && sideFileRows(bytes, parquet, { captions: false });
+    const rows = bytes && (await sideFileRows(bytes, parquet, { captions: false }));
     if (!rows) return undefined;
     const ordinals = new Map<string, number>();
     let count = 0;

@@ -5,9 +5,14 @@
  * caption column), `url`, `width`, `height`... (img2dataset `writer.py` writes the sample's meta dict
  * through pyarrow; failed downloads appear ONLY here and in `_stats.json`, never in the tar.)
  * Planning reads these instead of the tars: a few MB per shard instead of the images, and of them
- * only the four columns below (sources/parquetStrings.ts).
+ * only the four columns below.
+ *
+ * Decoded by hyparquet (https://github.com/hyparam/hyparquet) with hyparquet-compressors for every
+ * codec pyarrow writes (snappy, gzip, brotli, zstd, lz4): img2dataset leaves the codec to pyarrow's
+ * default (snappy), but a re-written or re-compressed dataset may use ZSTD.
  */
-import { ParquetStringsError, readFooter, readStrings, type ParquetFooter } from './parquetStrings.js';
+import { parquetMetadata, parquetRead, parquetSchema, type FileMetaData } from 'hyparquet';
+import { compressors } from 'hyparquet-compressors';
 
 /** Every row of a side file, in file order, as columns (row i is index i of each): no object per row. */
 export interface Img2datasetColumns {
@@ -25,53 +30,82 @@ export class Img2datasetParquetError extends Error {
 export interface Img2datasetParquet {
   /** Without a caption column, captions live only in the tar's `.txt` members. */
   hasCaptions: boolean;
-  /** Every row; throws Img2datasetParquetError on a damaged row group. */
-  columns(): Img2datasetColumns;
+  /** Every row; rejects with Img2datasetParquetError on a damaged row group. */
+  columns(): Promise<Img2datasetColumns>;
 }
 
 /** Opens one side file. Throws Img2datasetParquetError when it is not a usable img2dataset parquet. */
 export function openImg2datasetParquet(bytes: Buffer, name: string): Img2datasetParquet {
-  let footer: ParquetFooter;
+  // hyparquet reads an ArrayBuffer; a Buffer may be a view into a larger pooled one.
+  const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  let metadata: FileMetaData;
+  let names: Set<string>;
   try {
-    footer = readFooter(bytes);
+    metadata = parquetMetadata(file);
+    names = new Set(parquetSchema(metadata).children.map((child) => child.element.name));
   } catch (err) {
-    throw new Img2datasetParquetError(`${name} is not a readable Parquet file: ${(err as Error).message}`);
+    throw new Img2datasetParquetError(`${name} is not a readable Parquet file: ${messageOf(err)}`);
   }
   for (const required of ['key', 'status']) {
-    if (!footer.columns.has(required)) throw new Img2datasetParquetError(`${name} has no '${required}' column: not an img2dataset side file`);
+    if (!names.has(required)) throw new Img2datasetParquetError(`${name} has no '${required}' column: not an img2dataset side file`);
   }
-  const hasCaptions = footer.columns.has('caption');
-  const hasErrors = footer.columns.has('error_message');
-  return { hasCaptions, columns: () => columnsOf(bytes, footer, name, hasCaptions, hasErrors) };
+  const hasCaptions = names.has('caption');
+  const hasErrors = names.has('error_message');
+  return { hasCaptions, columns: () => columnsOf(file, metadata, name, hasCaptions, hasErrors) };
 }
 
-function columnsOf(bytes: Buffer, footer: ParquetFooter, name: string, hasCaptions: boolean, hasErrors: boolean): Img2datasetColumns {
-  const all: Img2datasetColumns = { keys: [], statuses: [], ...(hasCaptions ? { captions: [] } : {}), ...(hasErrors ? { errors: [] } : {}) };
-  for (let group = 0; group < footer.rowGroups.length; group++) {
-    const rowsBefore = all.keys.length;
-    const column = (c: string): Array<string | null> => {
-      try {
-        return readStrings(bytes, footer, group, c);
-      } catch (err) {
-        if (!(err instanceof ParquetStringsError)) throw err;
-        throw new Img2datasetParquetError(`${name} is damaged after row ${rowsBefore}: ${err.message}`);
-      }
-    };
-    const keys = column('key');
-    const statuses = column('status');
-    const captions = hasCaptions ? column('caption') : undefined;
-    const errors = hasErrors ? column('error_message') : undefined;
-    for (let i = 0; i < keys.length; i++) {
-      const key = keys[i];
-      const status = statuses[i];
-      if (typeof key !== 'string' || typeof status !== 'string') {
-        throw new Img2datasetParquetError(`${name} row ${rowsBefore + i}: key and status must be strings, got ${JSON.stringify([key, status])}`);
-      }
-      all.keys.push(key);
-      all.statuses.push(status);
-      all.captions?.push(captions![i] ?? null);
-      all.errors?.push(errors![i] ?? null);
+async function columnsOf(file: ArrayBuffer, metadata: FileMetaData, name: string, hasCaptions: boolean, hasErrors: boolean): Promise<Img2datasetColumns> {
+  const wanted = ['key', 'status', ...(hasCaptions ? ['caption'] : []), ...(hasErrors ? ['error_message'] : [])];
+  const rowCount = Number(metadata.num_rows);
+  // Decoded column by column (onChunk), no row arrays: chunks arrive per row group and page.
+  const cells = new Map(wanted.map((column) => [column, new Array<unknown>(rowCount)]));
+  let decoded = 0;
+  try {
+    await parquetRead({
+      file,
+      metadata,
+      columns: wanted,
+      compressors,
+      onChunk: ({ columnName, columnData, rowStart }) => {
+        const into = cells.get(columnName)!;
+        for (let i = 0; i < columnData.length; i++) into[rowStart + i] = columnData[i];
+        decoded += columnData.length;
+      },
+    });
+  } catch (err) {
+    throw new Img2datasetParquetError(`${name} is damaged after row ${await rowsReadable(file, metadata, wanted)}: ${messageOf(err)}`);
+  }
+  if (decoded !== rowCount * wanted.length) throw new Img2datasetParquetError(`${name} is damaged: ${decoded} values decoded where ${wanted.length} columns of ${rowCount} rows were expected`);
+  const [keys, statuses, captions, errors] = [cells.get('key')!, cells.get('status')!, cells.get('caption'), cells.get('error_message')];
+  for (let i = 0; i < rowCount; i++) {
+    if (typeof keys[i] !== 'string' || typeof statuses[i] !== 'string') {
+      throw new Img2datasetParquetError(`${name} row ${i}: key and status must be strings, got ${JSON.stringify([keys[i], statuses[i]])}`);
     }
   }
-  return all;
+  return {
+    keys: keys as string[],
+    statuses: statuses as string[],
+    ...(captions ? { captions: captions.map(text) } : {}),
+    ...(errors ? { errors: errors.map(text) } : {}),
+  };
 }
+
+/** The rows of the row groups before the first one that does not decode (to say where damage starts). */
+async function rowsReadable(file: ArrayBuffer, metadata: FileMetaData, columns: string[]): Promise<number> {
+  let rowStart = 0;
+  for (const group of metadata.row_groups) {
+    const rowEnd = rowStart + Number(group.num_rows);
+    try {
+      await parquetRead({ file, metadata, columns, rowStart, rowEnd, compressors, onChunk: () => {} });
+    } catch {
+      return rowStart;
+    }
+    rowStart = rowEnd;
+  }
+  return rowStart;
+}
+
+/** A string cell, or null (a null, or a value of another type: a column img2dataset did not write). */
+const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
+const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
