@@ -1,9 +1,9 @@
 /**
- * The activities: thin adapters from Temporal to the pipeline modules. They add heartbeats, map
- * permanent errors to non-retryable failures, and return only small JSON.
+ * The activities: thin adapters from Temporal to the pipeline modules. They add heartbeats and
+ * return only small JSON; a permanent error (domain/errors.ts) fails one non-retryably
+ * (worker/maskSecretsInterceptor.ts).
  */
 import { parseBuildConfig } from '../config/buildConfig.js';
-import { ConfigError } from '../config/configError.js';
 import { buildLayout, type BuildLayout } from '../storage/buildLayout.js';
 import { commitShard as writeShard, type ShardToCommit } from '../output/shardWriter.js';
 import { shardsKeepingLostClaims } from '../output/lateDuplicates.js';
@@ -11,19 +11,14 @@ import type { StageContext } from '../pipeline/context.js';
 import { writeBuildReport, type BuildReport } from '../output/buildReport.js';
 import { writeDatasetDocs } from '../output/datasetDocs.js';
 import { writeReservedSplit } from '../output/export.js';
-import { ConfigMismatchError, planBuild as plan, type BuildPlan } from '../pipeline/planBuild.js';
+import { planBuild as plan, type BuildPlan } from '../pipeline/planBuild.js';
 import { runStage, type SliceOutcome } from '../pipeline/runStage.js';
 import { buildProblems } from '../pipeline/buildChecks.js';
 import { planTopUp as topUp } from '../pipeline/topUp.js';
 import { sourceTallies } from '../output/sourceTallies.js';
 import type { Goals, SourceTally } from '../domain/targets.js';
-import { SourceError } from '../sources/source.js';
-import { ImportedScoresError } from '../sources/importedScores.js';
-import { RichnessError } from '../pipeline/richness.js';
-import { DecontaminationSetError, evalSetIndex } from '../pipeline/decontamination.js';
-import { EndpointError } from '../llm/endpointError.js';
-import { BudgetExhausted, writeBudget } from '../llm/buildBudget.js';
-import { ErrorBudgetExceeded } from '../pipeline/errorBudget.js';
+import { evalSetIndex } from '../pipeline/decontamination.js';
+import { writeBudget } from '../llm/buildBudget.js';
 import { getJson, type ObjectStore } from '../storage/objectStore.js';
 import { addCounts, addUnpriced, addUsage, emptyUsage, reopensOnRerun, type ShardManifest } from '../output/manifest.js';
 import { mapLimit } from '../domain/mapLimit.js';
@@ -33,19 +28,11 @@ import { endpointLessons, preflight, type PreflightOutcome } from '../llm/prefli
 import { LLM_CACHE_PREFIX } from '../storage/buildLayout.js';
 import { recordPreflightUsage } from '../output/preflightUsage.js';
 import { loadShardPlan, shardPlanIn } from './shardPlan.js';
-import { OutputLocationError, probeOutput } from '../storage/outputProbe.js';
-import { failPermanentlyOn } from './failures.js';
+import { probeOutput } from '../storage/outputProbe.js';
 import { withHeartbeat } from './heartbeat.js';
 
 export { awaitStageBatch, collectStageBatch, pollStageBatch, submitStageBatch } from './batchApi.js';
 export { finalizeEvaluation, planEvaluation, runEvalSlice } from './evaluation.js';
-
-/** Errors no retry can fix: the build fails at once with the message. */
-const PERMANENT = [OutputLocationError, ConfigError, ConfigMismatchError, SourceError, EndpointError, ErrorBudgetExceeded, BudgetExhausted, RichnessError, ImportedScoresError, DecontaminationSetError];
-
-function permanentOnFailure<T>(work: () => Promise<T>): Promise<T> {
-  return failPermanentlyOn(PERMANENT, work);
-}
 
 function sumSummaries(summaries: ShardSummary[]): ShardSummary {
   const total: ShardSummary = {
@@ -91,16 +78,14 @@ function summarize(manifest: ShardManifest): ShardSummary {
  * key, unknown model or text-only model fails the build in seconds, non-retryably.
  */
 export async function preflightEndpoints(input: unknown): Promise<PreflightOutcome[]> {
-  return permanentOnFailure(() =>
-    withHeartbeat(async () => {
-      const config = parseBuildConfig(input);
-      // First: the pre-flight records its usage in the output.
-      await probeOutput(storeFor(config.output, config.s3));
-      const outcomes = await preflight(config, cacheStoreFor(config), LLM_CACHE_PREFIX);
-      await recordPreflightUsage(storeFor(config.output, config.s3), buildLayout(config.buildId), outcomes, config.llm.prices);
-      return outcomes;
-    }),
-  );
+  return withHeartbeat(async () => {
+    const config = parseBuildConfig(input);
+    // First: the pre-flight records its usage in the output.
+    await probeOutput(storeFor(config.output, config.s3));
+    const outcomes = await preflight(config, cacheStoreFor(config), LLM_CACHE_PREFIX);
+    await recordPreflightUsage(storeFor(config.output, config.s3), buildLayout(config.buildId), outcomes, config.llm.prices);
+    return outcomes;
+  });
 }
 
 /** `mmif build`'s checks before it starts anything (pipeline/buildChecks.ts): the problems found, none when fine. */
@@ -109,26 +94,22 @@ export async function checkBuild(input: unknown): Promise<string[]> {
 }
 
 export async function planBuild(input: unknown): Promise<BuildPlan> {
-  return permanentOnFailure(() =>
-    withHeartbeat(async () => {
-      const ctx = contextFor(parseBuildConfig(input));
-      await probeOutput(ctx.store);
-      // Each run holds the build to the budget of the config it was started with (not fingerprinted).
-      await writeBudget(ctx.store, ctx.layout.budget, ctx.config.llm.budget);
-      await evalSetIndex(ctx.config); // a missing or malformed evaluation set fails the build now
-      return plan(ctx.config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx));
-    }),
-  );
+  return withHeartbeat(async () => {
+    const ctx = contextFor(parseBuildConfig(input));
+    await probeOutput(ctx.store);
+    // Each run holds the build to the budget of the config it was started with (not fingerprinted).
+    await writeBudget(ctx.store, ctx.layout.budget, ctx.config.llm.budget);
+    await evalSetIndex(ctx.config); // a missing or malformed evaluation set fails the build now
+    return plan(ctx.config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx));
+  });
 }
 
 export async function runStageSlice(task: SliceTask): Promise<SliceOutcome> {
-  return permanentOnFailure(() =>
-    withHeartbeat(async () => {
-      const ctx = await contextForBuild(task.build);
-      const samples = (await loadShardPlan(task)).slice(task.from, task.to);
-      return runStage(ctx, task.stage, samples);
-    }),
-  );
+  return withHeartbeat(async () => {
+    const ctx = await contextForBuild(task.build);
+    const samples = (await loadShardPlan(task)).slice(task.from, task.to);
+    return runStage(ctx, task.stage, samples);
+  });
 }
 
 /**
@@ -168,17 +149,15 @@ export async function committedShard(task: ShardTask): Promise<ShardSummary | nu
  * with `replacesRevision`, commits a re-opened shard again as its next revision.
  */
 export async function commitShard(task: ShardTask & { caps?: Goals; replacesRevision?: number }): Promise<ShardSummary> {
-  return permanentOnFailure(() =>
-    withHeartbeat(async () => {
-      const ctx = await contextForBuild(task.build);
-      const manifest = await writeShard(ctx.store, ctx.layout, {
-        ...(await shardToCommit(ctx, task.shard, task.build.configFingerprint)),
-        ...(task.caps ? { caps: task.caps } : {}),
-        ...(task.replacesRevision !== undefined ? { replacesRevision: task.replacesRevision } : {}),
-      });
-      return summarize(manifest);
-    }),
-  );
+  return withHeartbeat(async () => {
+    const ctx = await contextForBuild(task.build);
+    const manifest = await writeShard(ctx.store, ctx.layout, {
+      ...(await shardToCommit(ctx, task.shard, task.build.configFingerprint)),
+      ...(task.caps ? { caps: task.caps } : {}),
+      ...(task.replacesRevision !== undefined ? { replacesRevision: task.replacesRevision } : {}),
+    });
+    return summarize(manifest);
+  });
 }
 
 /** What every commit of a shard of this build takes, beyond its caps and the revision it replaces. */
@@ -223,15 +202,13 @@ export async function targetTallies(input: { build: BuildRef; plan: BuildPlan; t
 
 /** Plans topping-up round `round`, or records why topping up stops; returns the plan as it stands. */
 export async function planTopUp(input: { config: unknown; round: number }): Promise<BuildPlan> {
-  return permanentOnFailure(() =>
-    withHeartbeat(async () => {
-      const ctx = contextFor(parseBuildConfig(input.config));
-      const plan = await getJson<BuildPlan>(ctx.store, ctx.layout.planSummary);
-      // Only before the round is planned: a retry after it finds the round in the plan and changes nothing.
-      if (plan && plan.rounds.length <= input.round && !plan.targetsOutcome) await dropLateDuplicates(ctx.store, ctx.layout, plan.shardCount, async () => ctx);
-      return topUp(ctx.config, ctx.store, ctx.layout, ctx.sources, input.round, (plan) => sourceTallies(ctx.store, ctx.layout, plan), richnessTools(ctx));
-    }),
-  );
+  return withHeartbeat(async () => {
+    const ctx = contextFor(parseBuildConfig(input.config));
+    const plan = await getJson<BuildPlan>(ctx.store, ctx.layout.planSummary);
+    // Only before the round is planned: a retry after it finds the round in the plan and changes nothing.
+    if (plan && plan.rounds.length <= input.round && !plan.targetsOutcome) await dropLateDuplicates(ctx.store, ctx.layout, plan.shardCount, async () => ctx);
+    return topUp(ctx.config, ctx.store, ctx.layout, ctx.sources, input.round, (plan) => sourceTallies(ctx.store, ctx.layout, plan), richnessTools(ctx));
+  });
 }
 
 export async function finalizeBuild(input: { build: BuildRef; shardCount: number; failed: Array<{ shard: number; error: string }> }): Promise<BuildReport> {

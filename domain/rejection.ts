@@ -4,6 +4,7 @@
  * Reasons start with a stable code ("too-small:", "invalid-json:") so they can be counted.
  */
 import type { Verdict } from './verdict.js';
+import { RecordError } from './errors.js';
 
 export interface RejectionDetails {
   verdicts?: Verdict[];
@@ -48,7 +49,7 @@ export function faultClass(status: number): FaultClass {
   return 'no-reply';
 }
 
-export class SampleRejection extends Error {
+export class SampleRejection extends RecordError {
   override name = 'SampleRejection';
   constructor(
     readonly reason: string,

@@ -15,6 +15,7 @@
  */
 import { getJson, putIfChanged, type ObjectStore } from '../storage/objectStore.js';
 import { SpendLedger, type Spend } from './spendLedger.js';
+import { PermanentError } from '../domain/errors.js';
 
 export interface BudgetLimits {
   maxUsd?: number;
@@ -24,7 +25,7 @@ export interface BudgetLimits {
 /** How often a worker reads the other workers' spend and the budget again while it sends requests. */
 export const BUDGET_REFRESH_MS = 1_000;
 
-export class BudgetExhausted extends Error {
+export class BudgetExhausted extends PermanentError {
   override name = 'BudgetExhausted';
 }
 

@@ -7,10 +7,11 @@
  * TypeError deep in the caller, and no retry of the same request changes it, so it is not retried.
  */
 import type { ChatCompletion } from 'openai/resources/chat/completions';
+import { RecordError } from '../domain/errors.js';
 
 export type UnusableKind = 'not-a-completion' | 'reply-too-large';
 
-export class UnusableReply extends Error {
+export class UnusableReply extends RecordError {
   override name = 'UnusableReply';
   constructor(
     readonly kind: UnusableKind,

@@ -18,6 +18,7 @@ import { chatCompletionOf, unusableOf, type UnusableReply } from './replyCheck.j
 import { limiterFor, type EndpointLimits, type Ticket } from './limiter.js';
 import { backoffMs, classifyFailure, type RetryPolicy } from './retryPolicy.js';
 import { estimateRequestTokens } from './tokenEstimate.js';
+import { TransientError } from '../domain/errors.js';
 
 /** The endpoint refused the request itself (400, 413, 422): the sample is rejected, unless a dialect can answer the refusal (dialect.ts). */
 export class RequestRefused extends SampleRejection {
@@ -112,7 +113,7 @@ export function unusableRejection(stage: Stage, unusable: UnusableReply, endpoin
  * nothing, so this says which endpoint and model, and how long each attempt waited. Not a
  * permanent failure: the activity fails and Temporal retries it.
  */
-export class EndpointTimeout extends Error {
+export class EndpointTimeout extends TransientError {
   override name = 'EndpointTimeout';
   constructor(endpoint: ResolvedEndpoint, timeoutMs: number, attempts: number) {
     super(`model endpoint ${endpoint.baseURL} (model ${endpoint.model}): no complete reply within ${timeoutMs} ms (llm.timeoutMs), ${attempts} attempt${attempts === 1 ? '' : 's'}`);

@@ -15,6 +15,7 @@ import { loadImages } from './shardWriter.js';
 import { trlChatDpoParquet, trlChatSftParquet, trlDpoParquet, trlSftParquet, type TrlImage } from './trl.js';
 import { trlChatPairRow, trlChatRow } from './chatFormats.js';
 import { mapLimit } from '../domain/mapLimit.js';
+import { PermanentError } from '../domain/errors.js';
 
 export const EXPORT_FORMATS = ['trl', 'mmifeval'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -26,7 +27,7 @@ export interface ExportSummary {
 }
 
 /** The build has no committed shard at that place (a wrong build id or output, or nothing finished yet). */
-export class NoCommittedShardError extends Error {
+export class NoCommittedShardError extends PermanentError {
   override name = 'NoCommittedShardError';
 }
 
@@ -93,7 +94,7 @@ async function exportChatTrl(store: ObjectStore, layout: BuildLayout, summary: E
 }
 
 /** `--holdout` given for a build that reserved its split at build time (config `holdout`). */
-export class ReservedSplitError extends Error {
+export class ReservedSplitError extends PermanentError {
   override name = 'ReservedSplitError';
 }
 
@@ -103,7 +104,7 @@ export class NoReservedSplitError extends Error {
 }
 
 /** A format a multiturn build's chats cannot be written in. */
-export class MultiturnExportError extends Error {
+export class MultiturnExportError extends PermanentError {
   override name = 'MultiturnExportError';
 }
 

@@ -22,9 +22,10 @@ import { asObject } from '../sources/jsonFiles.js';
 import { tsvRows } from '../sources/tsv.js';
 import { StoreError, type ObjectStore } from '../storage/objectStore.js';
 import { openFileStore } from '../storage/openStore.js';
+import { PermanentError } from '../domain/errors.js';
 
 /** A set that cannot be read: no retry fixes it, so the build fails with this message. */
-export class DecontaminationSetError extends Error {
+export class DecontaminationSetError extends PermanentError {
   override name = 'DecontaminationSetError';
 }
 

@@ -8,10 +8,11 @@
 import type { BuildConfig } from '../config/buildConfig.js';
 import type { ModelCallFault } from '../domain/rejection.js';
 import { describeFault } from '../llm/endpointError.js';
+import { PermanentError } from '../domain/errors.js';
 
 export type ErrorBudget = BuildConfig['llm']['errorBudget'];
 
-export class ErrorBudgetExceeded extends Error {
+export class ErrorBudgetExceeded extends PermanentError {
   override name = 'ErrorBudgetExceeded';
 }
 

@@ -17,6 +17,7 @@ import type { SourceProblem, SourceReader } from '../sources/source.js';
 import { cutShards, LowestRanks, offerSegment } from './ranking.js';
 import { richnessWindow, takeRichSamples, type RichnessTools } from './richness.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
+import { PermanentError } from '../domain/errors.js';
 
 export interface BuildPlan {
   configFingerprint: string;
@@ -61,7 +62,7 @@ export interface StoredConfig {
   config: BuildConfig;
 }
 
-export class ConfigMismatchError extends Error {
+export class ConfigMismatchError extends PermanentError {
   override name = 'ConfigMismatchError';
 }
 

@@ -30,6 +30,7 @@ import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 import { openStore } from '../storage/openStore.js';
 import { rankedSlice } from './ranking.js';
 import { readSecret } from '../config/secrets.js';
+import { PermanentError } from '../domain/errors.js';
 
 /** Scored at once per window: reads and model calls in flight. */
 const SCORING_CONCURRENCY = 8;
@@ -162,7 +163,7 @@ async function importedScorer(config: BuildConfig, settings: RichnessConfig, rul
   };
 }
 
-export class RichnessError extends Error {
+export class RichnessError extends PermanentError {
   override name = 'RichnessError';
 }
 

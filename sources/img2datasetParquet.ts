@@ -13,6 +13,7 @@
  */
 import { parquetMetadata, parquetRead, parquetSchema, type FileMetaData } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
+import { RecordError } from '../domain/errors.js';
 
 /** Every row of a side file, in file order, as columns (row i is index i of each): no object per row. */
 export interface Img2datasetColumns {
@@ -23,7 +24,7 @@ export interface Img2datasetColumns {
   errors?: Array<string | null>;
 }
 
-export class Img2datasetParquetError extends Error {
+export class Img2datasetParquetError extends RecordError {
   override name = 'Img2datasetParquetError';
 }
 

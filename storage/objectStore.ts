@@ -3,6 +3,7 @@
  * cache and (read-only) source datasets all go through it, so a local folder and S3 behave the same.
  * Keys are '/'-separated and relative to the store's root.
  */
+import { TransientError } from '../domain/errors.js';
 export interface ObjectInfo {
   key: string;
   size: number;
@@ -51,7 +52,7 @@ export interface ObjectStore {
   sweepIncompleteWrites(prefix: string): Promise<string[]>;
 }
 
-export class StoreError extends Error {
+export class StoreError extends TransientError {
   constructor(
     message: string,
     readonly key: string,

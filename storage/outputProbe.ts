@@ -7,9 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { S3ServiceException } from '@aws-sdk/client-s3';
 import { LruCache } from '../domain/lruCache.js';
 import type { ObjectStore } from './objectStore.js';
+import { PermanentError } from '../domain/errors.js';
 
 /** The output location cannot be written: no retry fixes it. */
-export class OutputLocationError extends Error {
+export class OutputLocationError extends PermanentError {
   constructor(message: string) {
     super(message);
     this.name = 'OutputLocationError';

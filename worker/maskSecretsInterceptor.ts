@@ -7,6 +7,7 @@
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { maskSecrets } from '../config/secrets.js';
+import { isPermanent } from '../domain/errors.js';
 
 export const maskSecretsInActivityFailures: ActivityInterceptorsFactory = () => ({
   inbound: {
@@ -35,12 +36,13 @@ export function maskedFailure(err: unknown, depth = 0): unknown {
     if (cause !== undefined) (err as { cause?: unknown }).cause = cause;
     return err;
   }
-  // Temporal records a plain error's type from its class, and retry policies match their
-  // nonRetryableErrorTypes on it (EndpointError fails fast): a plain Error copy would be `Error` and
-  // retried, so the copy is an ApplicationFailure carrying the original's type.
+  // Temporal records a plain error's type from its class: the copy is an ApplicationFailure carrying
+  // the original's type, and non-retryable when the error is permanent (domain/errors.ts), the one
+  // place every activity's permanent errors stop the retries.
   const copy = ApplicationFailure.create({
     message: maskSecrets(err.message),
     type: err.constructor?.name ?? err.name,
+    nonRetryable: isPermanent(err),
     ...(cause instanceof Error ? { cause } : {}),
   });
   Object.defineProperty(copy, 'name', { value: err.name, configurable: true, writable: true });

@@ -38,6 +38,7 @@ export const WORKFLOW_BOUNDARY = [
   'config/sourceConfig.ts',
   'domain/constraints/catalogue.ts',
   'domain/counts.ts',
+  'domain/errors.ts',
   'domain/mapLimit.ts',
   'domain/multiturn/limits.ts',
   'domain/stages.ts',

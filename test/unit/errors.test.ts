@@ -1,0 +1,59 @@
+/**
+ * The error taxonomy (domain/errors.ts): every error class the engine defines derives from MmifError,
+ * and the one place activity failures leave the worker (worker/maskSecretsInterceptor.ts) makes the
+ * permanent ones non-retryable, whichever activity threw them.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ApplicationFailure } from '@temporalio/common';
+import { ConfigError } from '../../config/configError.js';
+import { isPermanent, MmifError } from '../../domain/errors.js';
+import { SampleRejection } from '../../domain/rejection.js';
+import { BudgetExhausted } from '../../llm/buildBudget.js';
+import { EndpointError } from '../../llm/endpointError.js';
+import { EndpointTimeout } from '../../llm/sendCompletion.js';
+import { SourceError } from '../../sources/contract.js';
+import { StoreError } from '../../storage/objectStore.js';
+import { maskedFailure } from '../../worker/maskSecretsInterceptor.js';
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** Folders of the product (tooling folders define errors of their own: the simulator's HTTP errors). */
+const PRODUCT = ['domain', 'config', 'prompts', 'verification', 'storage', 'sources', 'image', 'llm', 'pipeline', 'output', 'activities', 'workflows', 'worker'];
+
+test('every error class of the product derives from the taxonomy, not from Error directly', async () => {
+  const direct: string[] = [];
+  for (const folder of PRODUCT) {
+    for (const entry of await readdir(path.join(REPO, folder), { withFileTypes: true, recursive: true })) {
+      if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
+      const file = path.join(entry.parentPath, entry.name);
+      for (const [, name] of (await readFile(file, 'utf8')).matchAll(/class (\w+) extends Error\b/g)) direct.push(`${path.relative(REPO, file)}: ${name}`);
+    }
+  }
+  assert.deepEqual(direct, ['domain/errors.ts: MmifError']);
+});
+
+test('permanent errors fail their activity non-retryably under their own type; transient and record errors are retried', () => {
+  const endpoint = { baseURL: 'http://127.0.0.1:1/v1', model: 'm', apiKey: 'k' };
+  const cases: Array<[Error, boolean]> = [
+    [new ConfigError('invalid build config: maxSamples: too small'), true],
+    [new SourceError('/data', 'no such root'), true],
+    [new EndpointError('model endpoint refused the key', { endpoint: endpoint.baseURL, model: 'm', status: 401, excerpt: '' }), true],
+    [new BudgetExhausted('budget exhausted: $1.0000 of $1.0000 spent'), true],
+    [new EndpointTimeout(endpoint, 1000, 3), false],
+    [new StoreError('store unreachable', 'k', 'io'), false],
+    [new SampleRejection('answer: below-threshold'), false],
+    [new Error('a bug'), false],
+  ];
+  for (const [err, permanent] of cases) {
+    assert.equal(isPermanent(err), permanent, err.name);
+    const failure = maskedFailure(err);
+    assert.ok(failure instanceof ApplicationFailure, err.name);
+    assert.equal(failure.type, err.constructor.name);
+    assert.equal(failure.nonRetryable, permanent, `${err.name} non-retryable`);
+    assert.equal(failure.message, err.message);
+  }
+  assert.ok(new ConfigError('x') instanceof MmifError);
+});
