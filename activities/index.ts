@@ -90,7 +90,7 @@ export async function preflightEndpoints(input: unknown): Promise<PreflightOutco
 
 /** `mmif build`'s checks before it starts anything (pipeline/buildChecks.ts): the problems found, none when fine. */
 export async function checkBuild(input: unknown): Promise<string[]> {
-  return permanentOnFailure(() => withHeartbeat(() => buildProblems(parseBuildConfig(input))));
+  return withHeartbeat(() => buildProblems(parseBuildConfig(input)));
 }
 
 export async function planBuild(input: unknown): Promise<BuildPlan> {

@@ -99,7 +99,7 @@ export class ReservedSplitError extends PermanentError {
 }
 
 /** An eval split asked of a build that reserved none: drawn now, its samples would stay in the training files. */
-export class NoReservedSplitError extends Error {
+export class NoReservedSplitError extends PermanentError {
   override name = 'NoReservedSplitError';
 }
 
