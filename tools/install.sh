@@ -58,7 +58,8 @@ pinned_venv() { # dir spec ...
 # registry it is served from). Only the llama-server target (with mtmd, its vision projectors), CPU
 # only, Release, portable (GGML_NATIVE=OFF: CI's runner may not be the machine that built it), static
 # (one file), without the web UI or its download, OpenSSL or CURL (the tests talk plain HTTP on
-# 127.0.0.1). Skipped when tools/llama.cpp holds this version's binary. ~30 min on 2 cores.
+# 127.0.0.1). Skipped when tools/llama.cpp holds this version's binary. About 10 CPU-minutes: ~5 min on
+# 2 idle cores (measured: 9 min 46 s of CPU, 42 min wall on a 2-core machine at load 15-30).
 install_llama_server() {
   local dir="$here/llama.cpp"
   if [ -x "$dir/bin/llama-server" ] && [ "$(cat "$dir/.version" 2>/dev/null)" = "$LLAMA_CPP_PYTHON_VERSION" ]; then return; fi
