@@ -176,6 +176,8 @@ export interface SimStats {
   completed: number;
   promptTokens: number;
   completionTokens: number;
+  /** Set when the simulator serves as GPUs (simulator/gpuProfile.ts). */
+  gpus?: { slots: number; busyMs: number };
   byStatus: Record<string, number>;
   inFlight: number;
   maxInFlight: number;

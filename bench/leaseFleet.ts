@@ -24,7 +24,7 @@ import { resolveEndpoint } from '../llm/endpoint.js';
 import { limiterFor, shareEndpointsAmong } from '../llm/limiter.js';
 import { startTemporalDevServer } from '../local/temporalDevServer.js';
 import { bundleWorkflows } from '../worker/createWorker.js';
-import { leaseEndpointConcurrency, leaseReportsFailed, leaseReportsSent } from '../worker/endpointSharing.js';
+import { leaseEndpointConcurrency, leaseReportFailures, leaseReportsSent } from '../worker/endpointSharing.js';
 import { fmt, pollSimulator, resetSim, startNodeProcess, startSimulatorProcess, steadyState, table, type Proc } from './harness.js';
 
 const { values } = parseArgs({
@@ -102,11 +102,14 @@ async function reporter(): Promise<void> {
   };
   process.once('SIGTERM', () => {
     stopped = true;
-    console.log(JSON.stringify({ sent: leaseReportsSent(), failed: leaseReportsFailed() }));
+    console.log(JSON.stringify({ sent: leaseReportsSent(), failed: leaseReportFailures() }));
     setTimeout(() => process.exit(0), 200);
   });
+  // The lease loop's timers are unref'd (a worker's Temporal polling keeps its process alive): so does this, while it runs.
+  const alive = setInterval(() => {}, 1000);
   console.log('reporter ready');
   await Promise.all(Array.from({ length: lanes }, lane));
+  clearInterval(alive);
 }
 
 async function main(): Promise<void> {
@@ -132,7 +135,7 @@ async function main(): Promise<void> {
           const exited = new Promise((r) => p.child.once('exit', r));
           p.child.kill('SIGTERM');
           await exited;
-          return JSON.parse(p.stdout().trim().split('\n').at(-1)!) as { sent: number; failed: number };
+          return JSON.parse(p.stdout().trim().split('\n').at(-1)!) as { sent: number; failed: Record<string, number> };
         }),
       );
       const steady = steadyState(ticks, cpus().length);
@@ -147,12 +150,14 @@ async function main(): Promise<void> {
         last.maxInFlight,
         last.r429,
         reports.reduce((a, r) => a + r.sent, 0),
-        reports.reduce((a, r) => a + r.failed, 0),
+        reports.reduce((a, r) => a + Object.values(r.failed).reduce((x, y) => x + y, 0), 0),
         `${fmt(100 * steady.cpuShare[0]!)}%`,
         `${fmt(100 * steady.machineCpuShare)}%`,
         await load(),
       ]);
-      console.log(`${n} workers done`);
+      const causes: Record<string, number> = {};
+      for (const r of reports) for (const [cause, count] of Object.entries(r.failed)) causes[cause] = (causes[cause] ?? 0) + count;
+      console.log(`${n} workers done; failed reports by cause: ${JSON.stringify(causes)}`);
     }
   } finally {
     await sim.stop();

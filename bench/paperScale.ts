@@ -111,6 +111,8 @@ try {
     .map((f) => ({ path: f.path, secondsAfterFinalizeStart: fmt((f.mtimeMs - started) / 1000 - finalizeStart) }));
   const records = report.counts.instruct + report.counts.dpo;
   const bound = stats.completed / CAPACITY;
+  // The mix's replies took this much GPU slot time: with every slot busy, no shorter wall time serves them.
+  const slotBound = stats.gpus ? stats.gpus.busyMs / 1000 / stats.gpus.slots : Number.NaN;
   const steady = steadyState(ticks, 2);
   const result = {
     scale: SCALE,
@@ -122,6 +124,8 @@ try {
     r429: stats.byStatus['429'] ?? 0,
     boundSeconds: fmt(bound),
     wholeBuildEfficiency: `${fmt((100 * bound) / wallSeconds)}%`,
+    slotTimeBoundSeconds: fmt(slotBound),
+    slotTimeEfficiency: `${fmt((100 * slotBound) / wallSeconds)}%`,
     steadyState: `${fmt(steady.requestsPerSecond)} req/s = ${fmt((100 * steady.requestsPerSecond) / CAPACITY)}% of capacity`,
     counts: report.counts,
     targets: report.targets,

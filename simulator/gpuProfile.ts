@@ -34,6 +34,8 @@ export type GpuProfileName = keyof typeof GPU_PROFILES;
 export class GpuFleet {
   private outputTokens = 0;
   private replies = 0;
+  /** The latencies given so far, summed: the slot time the replies took. */
+  busyMs = 0;
 
   constructor(
     readonly profile: GpuProfile,
@@ -57,7 +59,9 @@ export class GpuFleet {
     this.replies++;
     const mean = this.outputTokens / this.replies;
     const meanMs = (1000 * this.profile.slots) / this.profile.requestsPerSecond / this.speedup;
-    return mean > 0 ? (meanMs * tokens) / mean : meanMs;
+    const latency = mean > 0 ? (meanMs * tokens) / mean : meanMs;
+    this.busyMs += latency;
+    return latency;
   }
 }
 

@@ -82,6 +82,8 @@ export interface SimulatorStats {
   /** Completed (200) replies per stage. */
   byStage: Record<Stage, number>;
   batch: BatchLineStats;
+  /** Serving as GPUs: their slots, and the slot time the replies so far took (ms): slot time / slots is the shortest wall time that serves them. */
+  gpus?: { slots: number; busyMs: number };
 }
 
 /** Batch lines: those that ran (also counted above) and those that never did. */
@@ -281,7 +283,8 @@ class Simulator {
   }
 
   snapshot(): SimulatorStats {
-    return structuredClone(this.stats);
+    const stats = structuredClone(this.stats);
+    return this.gpus ? { ...stats, gpus: { slots: this.gpus.maxConcurrent, busyMs: this.gpus.busyMs } } : stats;
   }
 
   setFaults(patch: unknown): FaultConfig {

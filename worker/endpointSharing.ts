@@ -91,11 +91,11 @@ export const jittered = (ms: number): number => ms * (0.5 + Math.random());
 const REPORT_DEADLINE_MS = HOLD_MS + 5_000;
 
 let reportsSent = 0;
-let reportsFailed = 0;
+const reportFailures: Record<string, number> = {};
 /** Lease reports this process has sent, for diagnostics (bench/benchWorker.ts traces it). */
 export const leaseReportsSent = (): number => reportsSent;
-/** Lease reports that failed (refused by the server, or unanswered by the deadline), for diagnostics (bench/leaseFleet.ts). */
-export const leaseReportsFailed = (): number => reportsFailed;
+/** Lease reports that failed (refused by the server, or unanswered by the deadline) by the start of their error message, for diagnostics (bench/leaseFleet.ts). */
+export const leaseReportFailures = (): Readonly<Record<string, number>> => reportFailures;
 
 /** Triggered reports go out at most this often (the one out is superseded: the workflow answers the newer). */
 const MIN_GAP_MS = 200;
@@ -172,8 +172,9 @@ export function leaseEndpointConcurrency(client: Client, taskQueue: string, work
         unansweredSince = undefined;
         check();
       },
-      () => {
-        reportsFailed++;
+      (error: unknown) => {
+        const cause = (error instanceof Error ? error.message : String(error)).slice(0, 80);
+        reportFailures[cause] = (reportFailures[cause] ?? 0) + 1;
         if (out !== mine) return;
         out = 0;
         retryAt = Date.now() + jittered(RETRY_MS);

@@ -18,6 +18,15 @@ test('a reply of the mean length takes slots / requests-per-second; longer repli
   assert.ok(fleet.latencyMs(10) < fleet.latencyMs(1000));
 });
 
+test('the slot time given out is summed: it bounds the wall time the replies need', () => {
+  const fleet = new GpuFleet({ requestsPerSecond: 2, slots: 4 }, 1);
+  const first = fleet.latencyMs(50);
+  const second = fleet.latencyMs(150);
+  assert.equal(first, 2000, 'the mean reply takes slots / requests-per-second');
+  assert.equal(second, 3000, '150 tokens against a mean of 100');
+  assert.equal(fleet.busyMs, 5000);
+});
+
 test('over HTTP: requests beyond the GPUs\' slots are answered 429', async () => {
   // One GPU of 2 slots completing 1 request/s when full: a reply takes ~2 s, so three sent at once overlap.
   const sim = await startSimulator({ gpus: new GpuFleet({ requestsPerSecond: 1, slots: 2 }, 1) });
