@@ -86,12 +86,18 @@ const quietLogger = new DefaultLogger('WARN', (entry) => {
  */
 export async function withLocalTemporal<T>(work: (temporal: Temporal) => Promise<T>): Promise<T> {
   const started: Array<() => Promise<void>> = [];
-  const stopAll = async () => {
-    for (const stop of started.splice(0).reverse()) await stop().catch(() => {});
-  };
+  // One stop for all callers: the signal handler and the `finally` below may both ask.
+  let stopping: Promise<void> | undefined;
+  const stopAll = () =>
+    (stopping ??= (async () => {
+      for (const stop of started.reverse()) await stop().catch(() => {});
+    })());
+  let interrupted: NodeJS.Signals | undefined;
+  const exitCode = (signal: NodeJS.Signals) => (signal === 'SIGINT' ? 130 : 143);
   const onSignal = (signal: NodeJS.Signals) => {
+    interrupted = signal;
     console.error(`\n${signal}: stopping the local worker, Temporal dev server and simulator`);
-    void stopAll().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+    void stopAll().finally(() => process.exit(exitCode(signal)));
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
@@ -113,8 +119,10 @@ export async function withLocalTemporal<T>(work: (temporal: Temporal) => Promise
     const settings = { connection: { address: server.address }, namespace: 'default', taskQueue: LOCAL_TASK_QUEUE };
     return await worker.runUntil(() => work({ client: new Client({ connection }), settings, close: async () => {} }));
   } finally {
+    await stopAll();
+    // Interrupted: the work's own ending (the worker shut down under it) is not the outcome.
+    if (interrupted) process.exit(exitCode(interrupted));
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    await stopAll();
   }
 }

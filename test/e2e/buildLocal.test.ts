@@ -5,11 +5,13 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { temporalCliPath } from '../../local/tools.js';
 import type { BuildReport } from '../../output/buildReport.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { getJson } from '../../storage/objectStore.js';
@@ -30,10 +32,16 @@ after(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-/** The CLI as a user runs it: no Temporal address, no endpoint in the environment. */
-function mmifLocal(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = { ...process.env };
+/** The CLI's environment as a user has it: no Temporal address, no endpoint. */
+function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = { ...process.env, ...extra };
   for (const name of ['OPENAI_BASE_URL', 'TEMPORAL_ADDRESS', 'MMIF_TASK_QUEUE']) delete env[name];
+  return env;
+}
+
+/** The CLI as a user runs it: no Temporal address, no endpoint in the environment. */
+function mmifLocal(args: string[], extraEnv: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env = userEnv(extraEnv);
   return new Promise((resolve) => {
     // In the test's folder: a --local build records how it ended under `.mmif/` where it runs.
     execFile(process.execPath, ['--import', TSX_LOADER, CLI, ...args], { env, cwd: dir, maxBuffer: 32 << 20 }, (err, stdout, stderr) =>
@@ -55,7 +63,7 @@ const config = (buildId: string, source: string) => ({
 test('`mmif build --config FILE --local` runs the build on its own dev server, worker and simulator and prints the summary', async () => {
   const file = path.join(dir, 'local.json');
   await writeFile(file, JSON.stringify(config('local-build', path.join(dir, 'cc3m'))));
-  const result = await mmifLocal('build', '--config', file, '--local');
+  const result = await mmifLocal(['build', '--config', file, '--local']);
   assert.equal(result.code, 0, result.stdout + result.stderr);
   assert.match(result.stdout, /simulator: http:\/\/127\.0\.0\.1:\d+\/v1 \(answers will be SIMULATED\)/);
   assert.match(result.stdout, /build local-build: COMPLETED/);
@@ -73,7 +81,7 @@ test('`mmif build --config FILE --local` runs the build on its own dev server, w
 test('a second `mmif build --local` over the same output answers every model call from the first one\'s cache (the simulator keeps its port)', async () => {
   const file = path.join(dir, 'again.json');
   await writeFile(file, JSON.stringify(config('local-again', path.join(dir, 'cc3m'))));
-  const result = await mmifLocal('build', '--config', file, '--local');
+  const result = await mmifLocal(['build', '--config', file, '--local']);
   assert.equal(result.code, 0, result.stdout + result.stderr);
   const report = await getJson<BuildReport>(new LocalStore(path.join(dir, 'out')), buildLayout('local-again').report);
   const stages = Object.entries(report!.usage);
@@ -85,10 +93,55 @@ test('`mmif build --local` refuses a wrong data path with its cause on one line,
   const file = path.join(dir, 'failing.json');
   const missing = path.join(dir, 'no-such-source');
   await writeFile(file, JSON.stringify(config('local-failing', missing)));
-  const result = await mmifLocal('build', '--config', file, '--local');
+  const result = await mmifLocal(['build', '--config', file, '--local']);
   assert.equal(result.code, 2, result.stdout + result.stderr);
   assert.ok(
     result.stderr.trimEnd().endsWith(`mmif: checks failed: sources[0] (cc3m): ${missing}: no CC3M dataset found (the root is missing or empty); expected an img2dataset CC3M layout: webdataset (*.tar shards at the root, e.g. 00000.tar), files (numbered folders: 00000/000000000.jpg|.txt|.json) or flat (.jpg/.jpeg/.png/.webp/.gif/.tiff/.avif/.bmp images at the root)`),
     result.stderr,
   );
+});
+
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1', () => {
+      socket.end();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+}
+
+test('a dev server that fails to start is tried once more, and the build runs', async () => {
+  // A `temporal` that fails its first start (as under load: "Frontend is not healthy yet"), then is the real one.
+  const marker = path.join(dir, 'failed-once');
+  const flaky = path.join(dir, 'flaky-temporal.sh');
+  await writeFile(flaky, `#!/bin/sh\nif [ ! -e '${marker}' ]; then touch '${marker}'; echo 'Frontend is not healthy yet' >&2; exit 1; fi\nexec '${temporalCliPath()}' "$@"\n`);
+  await chmod(flaky, 0o755);
+  const file = path.join(dir, 'flaky.json');
+  await writeFile(file, JSON.stringify(config('local-flaky', path.join(dir, 'cc3m'))));
+  const result = await mmifLocal(['build', '--config', file, '--local'], { TEMPORAL_CLI_PATH: flaky });
+  assert.equal(result.code, 0, result.stdout + result.stderr);
+  assert.match(result.stdout, /the local Temporal dev server did not start \(temporal dev server exited \(code 1\): Frontend is not healthy yet\); trying once more/);
+  assert.match(result.stdout, /build local-flaky: COMPLETED/);
+});
+
+test('Ctrl-C during `mmif build --local` stops its dev server and simulator before it exits', async () => {
+  const file = path.join(dir, 'interrupted.json');
+  await writeFile(file, JSON.stringify({ ...config('local-interrupted', path.join(dir, 'cc3m')), maxSamples: 3 }));
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI, 'build', '--config', file, '--local'], { env: userEnv(), cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  // Interrupted once the build runs: its server and simulator are up.
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', () => /started build local-interrupted/.test(out) && resolve());
+    child.once('exit', (code) => reject(new Error(`exited (${code}) before the build started: ${out}`)));
+  });
+  const server = Number(/temporal dev server: 127\.0\.0\.1:(\d+)/.exec(out)![1]);
+  const simulator = Number(/simulator: http:\/\/127\.0\.0\.1:(\d+)/.exec(out)![1]);
+  assert.ok((await listening(server)) && (await listening(simulator)));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  child.kill('SIGINT');
+  assert.equal(await exited, 130);
+  assert.equal(await listening(server), false, 'the dev server stopped');
+  assert.equal(await listening(simulator), false, 'the simulator stopped');
 });
