@@ -74,3 +74,31 @@ test('the pilot forecasts the build within ±25% in cost and requests, and the b
   within(usd, forecast.usd, 'USD');
   within(usd - report.cost.savedUsd, forecast.usdToPay, 'USD still to pay');
 });
+
+test('a multiturn build and a targets build are forecast too: chats per sample, samples through the pilot yield', async () => {
+  const common = {
+    seed: 6,
+    output: path.join(dir, 'out-kinds'),
+    sources: [{ type: 'cc3m' as const, uri: path.join(dir, 'cc3m') }],
+    shardSize: 2,
+    sliceSize: 2,
+    models: { default: { model: 'gpt-4o-mini' } },
+    llm: { preflight: false },
+  };
+  const estimate = async (name: string, config: BuildConfigInput) => {
+    const file = path.join(dir, `${name}.json`);
+    await writeFile(file, JSON.stringify(config));
+    const run = await mmif(stack, 'estimate', '--config', file, '--pilot', '2', '--json');
+    assert.equal(run.code, 0, run.stderr);
+    return JSON.parse(run.stdout.trim().split('\n').at(-1)!) as Forecast;
+  };
+  const chats = await estimate('chats', { ...common, buildId: 'chats', mode: 'multiturn', chat: { turns: 3, maxInstructions: 2 }, maxSamples: 10 });
+  assert.equal(chats.pilot.samples, 2);
+  assert.equal(chats.samples, 10);
+  assert.ok(chats.usd > 0 && chats.requests >= 10 * 3, `a chat of 3 turns makes a request per turn at least: ${chats.requests}`);
+
+  const targeted = await estimate('targeted', { ...common, buildId: 'targeted', maxSamples: 20, targets: { instruct: 6 } });
+  assert.equal(targeted.pilot.samples, 2);
+  const expected = targeted.pilot.instruct === 0 ? 20 : Math.min(20, Math.ceil((6 * 2) / targeted.pilot.instruct));
+  assert.equal(targeted.samples, expected, `6 SFT records at the pilot's yield (${targeted.pilot.instruct} of 2)`);
+});
