@@ -25,7 +25,7 @@ import type { ReasoningEffort } from 'openai/resources/shared';
 export type StructuredForm = 'json_schema' | 'json_object' | 'prompt';
 
 /** Parameters a dialect can leave out of a body (never the ones a request cannot do without). */
-export const OMITTABLE = ['temperature', 'top_p', 'seed', 'reasoning_effort'] as const;
+const OMITTABLE = ['temperature', 'top_p', 'seed', 'reasoning_effort'] as const;
 export type OmittableParam = (typeof OMITTABLE)[number];
 
 /** What was learned from one refusal: the parameter, what is sent instead, and the refusal's words. */

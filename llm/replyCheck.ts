@@ -26,7 +26,7 @@ export class UnusableReply extends RecordError {
 const SHOWN_CHARS = 120;
 
 /** The start of a body on one line, for a message. */
-export function bodyExcerpt(text: string): string {
+function bodyExcerpt(text: string): string {
   const line = text.replace(/\s+/g, ' ').trim();
   if (!line) return '(an empty body)';
   return line.length > SHOWN_CHARS ? `${line.slice(0, SHOWN_CHARS)}…` : line;
