@@ -75,6 +75,7 @@ export function contextFor(config: BuildConfig): StageContext {
       retry: config.llm.retry,
       // Output root + build id: dated scheduled runs share a build id but not an output.
       owner: `${config.output}\u0000${config.buildId}`,
+      keepReasoning: config.training.keepReasoning,
       budget: budgetFor(config),
     }),
     sources: openSources(config.sources, config.s3),

@@ -158,6 +158,9 @@ export const buildConfigSchema = z
     if (c.mode === 'single' && c.chat) {
       ctx.addIssue({ code: 'custom', path: ['chat'], message: 'chat settings apply to mode "multiturn" only; set mode: "multiturn" or remove chat' });
     }
+    if (c.mode === 'multiturn' && c.training.keepReasoning) {
+      ctx.addIssue({ code: 'custom', path: ['training', 'keepReasoning'], message: 'reasoning is kept for single-turn records only: a chat drops it' });
+    }
     if (c.mode === 'multiturn') {
       // A chat's turns depend on the answers before them, and its records are chats, not samples.
       for (const stage of BATCHABLE_STAGES) {

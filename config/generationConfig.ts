@@ -83,6 +83,12 @@ export const trainingSchema = z
      * ## Constraints` form answers are generated with) or `mixed` (a seeded choice per sample).
      */
     promptTemplate: z.enum(TRAINING_PROMPT_TEMPLATES).default('inline'),
+    /**
+     * A thinking model's reasoning for the answers (llm/reasoning.ts), kept in fields of their own
+     * (`answer_reasoning`; `chosen_reasoning` and `rejected_reasoning` in pairs), never in the
+     * answer. Off: the reasoning is dropped where it arrives and written nowhere.
+     */
+    keepReasoning: z.boolean().default(false),
   })
   .strict()
   .prefault({});

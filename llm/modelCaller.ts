@@ -54,6 +54,8 @@ export interface ModelCallerOptions {
   owner?: string;
   /** The build's hard budget (llm.budget): every request sent is admitted by it and its cost counted. */
   budget?: BuildBudget;
+  /** Store a thinking model's reasoning with its replies (training.keepReasoning), for textAndReasoning. */
+  keepReasoning?: boolean;
 }
 
 /** Refusals answered by a new dialect per request: each renames, drops or steps down a different parameter. */
@@ -119,10 +121,18 @@ export class ModelCaller {
 
   /** A prose reply; empty, cut or filtered replies are tried again (see runTries). */
   async text(req: ModelRequest, calls: CallRecord[]): Promise<string> {
+    return (await this.textAndReasoning(req, calls)).text;
+  }
+
+  /**
+   * A prose reply and the model's reasoning for it: null when it returned none, or when the reply
+   * was cached by a caller that did not keep reasoning (ModelCallerOptions.keepReasoning).
+   */
+  async textAndReasoning(req: ModelRequest, calls: CallRecord[]): Promise<{ text: string; reasoning: string | null }> {
     return runTries(req.stage, this.llm, async (t, pass) => {
       const { reply, endpoint } = await this.complete(req, t, this.messages(req), undefined, calls, textProblem, pass);
       const problem = textProblem(reply);
-      return problem ? { ok: false, problem, detail: problemDetail(reply, problem), endpoint } : { ok: true, value: reply.content };
+      return problem ? { ok: false, problem, detail: problemDetail(reply, problem), endpoint } : { ok: true, value: { text: reply.content, reasoning: reply.reasoning ?? null } };
     });
   }
 
@@ -169,7 +179,7 @@ export class ModelCaller {
    * absent and would pay for the request again.
    */
   async storeReply(target: ReplyTarget, completion: ChatCompletion, batch = true): Promise<CallRecord> {
-    const reply = { ...toCachedReply(completion, target.model, batch), ...(this.owner ? { owner: this.owner } : {}) };
+    const reply = { ...toCachedReply(completion, target.model, batch, this.options.keepReasoning), ...(this.owner ? { owner: this.owner } : {}) };
     const body = JSON.stringify(reply);
     let stored = await this.cache.putIfAbsent(target.cacheKey, body, 'application/json');
     if (!stored && !(await this.isCached(target.cacheKey))) {
@@ -276,7 +286,7 @@ export class ModelCaller {
       throw err;
     });
     const reply: CachedReply = {
-      ...toCachedReply(completion, endpoint.model, false),
+      ...toCachedReply(completion, endpoint.model, false, this.options.keepReasoning),
       ...(this.owner ? { owner: this.owner } : {}),
       ...(execution ? execution.stamp() : {}),
     };

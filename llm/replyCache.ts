@@ -16,10 +16,13 @@ export interface CachedReply extends Usage {
   /** The answer, without the model's thinking (reasoning.ts). */
   content: string;
   /**
-   * Set when the model returned thinking with its answer. The thinking itself is dropped here: it
-   * is never parsed, verified, sent back or written anywhere (the cache lives beside the dataset).
+   * Set when the model returned thinking with its answer. The thinking itself is never parsed,
+   * verified or sent back, and is dropped here unless the build keeps it (training.keepReasoning):
+   * the cache lives beside the dataset.
    */
   thought?: true;
+  /** The thinking, stored only by a caller that keeps it. */
+  reasoning?: string;
   finishReason: string;
   model: string;
   simulated: boolean;
@@ -35,13 +38,13 @@ export interface CachedReply extends Usage {
 /** What the simulator puts in `system_fingerprint` (simulator/replies.ts). */
 const SIMULATOR_FINGERPRINT = 'mmif-simulator';
 
-export function toCachedReply(completion: ChatCompletion, requestedModel: string, batch: boolean): CachedReply {
+export function toCachedReply(completion: ChatCompletion, requestedModel: string, batch: boolean, keepReasoning = false): CachedReply {
   const choice = completion.choices[0];
   // Servers add the thinking as fields the SDK's types do not name (reasoning.ts).
   const { answer, reasoning } = separateReasoning(choice?.message.content ?? '', choice?.message as { reasoning_content?: unknown; reasoning?: unknown } | undefined);
   return {
     content: answer,
-    ...(reasoning !== undefined ? { thought: true } : {}),
+    ...(reasoning !== undefined ? { thought: true, ...(keepReasoning ? { reasoning } : {}) } : {}),
     finishReason: choice?.finish_reason ?? 'unknown',
     model: completion.model || requestedModel,
     ...usageOf(completion.usage),

@@ -115,15 +115,20 @@ export function parquetTable(fields: Record<string, FieldDefinition>, imageColum
 
 const instructTable = parquetTable(instructFields, { image: { _type: 'Image' } });
 const dpoTable = parquetTable(dpoFields, { image: { _type: 'Image' } });
+// With training.keepReasoning the records carry the models' reasoning, in columns of their own.
+const instructReasoningTable = parquetTable({ ...instructFields, answer_reasoning: text }, { image: { _type: 'Image' } });
+const dpoReasoningTable = parquetTable({ ...dpoFields, chosen_reasoning: text, rejected_reasoning: text }, { image: { _type: 'Image' } });
 
 export type ImageBytes = (record: InstructRecord | DpoRecord) => Buffer;
 
 export function instructParquet(records: readonly InstructRecord[], imageBytes: ImageBytes): Promise<Buffer> {
-  return writeParquet(instructTable, records.map((r) => withImage(r, imageBytes)));
+  const table = records.some((r) => r.answer_reasoning !== undefined) ? instructReasoningTable : instructTable;
+  return writeParquet(table, records.map((r) => withImage(r, imageBytes)));
 }
 
 export function dpoParquet(records: readonly DpoRecord[], imageBytes: ImageBytes): Promise<Buffer> {
-  return writeParquet(dpoTable, records.map((r) => withImage(r, imageBytes)));
+  const table = records.some((r) => r.chosen_reasoning !== undefined) ? dpoReasoningTable : dpoTable;
+  return writeParquet(table, records.map((r) => withImage(r, imageBytes)));
 }
 
 function withImage(record: InstructRecord | DpoRecord, imageBytes: ImageBytes): Record<string, unknown> {

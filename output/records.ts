@@ -50,6 +50,8 @@ export interface InstructRecord extends SourcedRecord {
   /** The prompt the answer was generated from (the numbered reference form). */
   generation_prompt: string;
   answer: string;
+  /** The answering model's reasoning, apart from the answer: with training.keepReasoning only (null: it gave none). */
+  answer_reasoning?: string | null;
   /** One per constraint, for the accepted answer. */
   verdicts: Verdict[];
   pass_rate: number;
@@ -61,7 +63,7 @@ export interface InstructRecord extends SourcedRecord {
   image_richness: RichnessScore | null;
 }
 
-export interface DpoRecord extends Omit<InstructRecord, 'answer' | 'models' | 'answer_attempts'> {
+export interface DpoRecord extends Omit<InstructRecord, 'answer' | 'models' | 'answer_attempts' | 'answer_reasoning'> {
   sample_id: string;
   chosen: string;
   rejected: string;
@@ -83,6 +85,9 @@ export interface DpoRecord extends Omit<InstructRecord, 'answer' | 'models' | 'a
   rejected_attempts: number;
   /** Earlier rejected answers refused, by pair rule. */
   pair_rule_rejections: Record<string, number>;
+  /** The models' reasoning for the two answers: with training.keepReasoning only (null: none given). */
+  chosen_reasoning?: string | null;
+  rejected_reasoning?: string | null;
 }
 
 export interface RejectRecord {
@@ -168,6 +173,7 @@ export function assembleSample(sample: SourceSample, states: SampleStates, train
     verdicts: answer.verdicts.map(writtenVerdict),
     pass_rate: answer.passRate,
     answer_attempts: answer.attempts,
+    ...(answer.reasoning !== undefined ? { answer_reasoning: answer.reasoning } : {}),
     models: {
       instruction: modelOf('instruction'),
       constraints: modelOf('constraints'),
@@ -186,7 +192,7 @@ export function assembleSample(sample: SourceSample, states: SampleStates, train
   if (rejected.status === 'rejected') return { calls, instruct, reject: rejectRecord(sample, 'pair', 'rejected', rejected.reason, writtenDetails(rejected.details)) };
   const rejectedPlaceholder = imageTokenIn({ 'rejected answer': rejected.result.answer });
   if (rejectedPlaceholder) return { calls, instruct, reject: rejectRecord(sample, 'pair', 'rejected', rejectedPlaceholder) };
-  const { answer: _answer, models: _models, answer_attempts: _attempts, ...shared } = instruct;
+  const { answer: _answer, models: _models, answer_attempts: _attempts, answer_reasoning: _reasoning, ...shared } = instruct;
   const dpo: DpoRecord = {
     ...shared,
     id: `${sample.sampleId}-dpo`,
@@ -202,6 +208,7 @@ export function assembleSample(sample: SourceSample, states: SampleStates, train
     pair_validation: rejected.result.validation,
     rejected_attempts: rejected.result.attempts,
     pair_rule_rejections: rejected.result.ruleRejections,
+    ...(answer.reasoning !== undefined ? { chosen_reasoning: answer.reasoning, rejected_reasoning: rejected.result.reasoning ?? null } : {}),
   };
   return { calls, instruct, dpo };
 }

@@ -72,6 +72,10 @@ const failures = (verdicts: readonly Verdict[], policy: VacuousPolicy) =>
     .map((v) => `#${v.index + 1} ${v.type} (${v.method}: ${v.passed ? 'vacuous pass: ' : ''}${v.detail})`)
     .join('; ');
 
+/** The reasoning an answer's result carries: only with training.keepReasoning, so other builds' stage states are as before. */
+const keptReasoning = (ctx: StageContext, reasoning: string | null): Pick<AnswerResult, 'reasoning'> =>
+  ctx.config.training.keepReasoning ? { reasoning } : {};
+
 export async function runAnswerStage(
   ctx: StageContext,
   task: Task,
@@ -83,14 +87,14 @@ export async function runAnswerStage(
   let verdicts: Verdict[] = [];
   let firstVerdicts: Verdict[] = [];
   for (let attempt = 0; attempt <= maxRegenerations; attempt++) {
-    const answer = await ctx.models.text(answerRequest(ctx, 'answer', task, constraints, image, attempt).request, calls);
+    const { text: answer, reasoning } = await ctx.models.textAndReasoning(answerRequest(ctx, 'answer', task, constraints, image, attempt).request, calls);
     verdicts = await verifyAnswer(ctx, { task, constraints, answer, image, compare: true }, calls);
     if (attempt === 0) firstVerdicts = verdicts;
     const regenerated = attempt > 0 ? { firstVerdicts } : {};
     const rate = creditedRate(verdicts, vacuous);
     if (rate >= passThreshold) {
       const model = endpointFor(ctx.config, 'answer').model;
-      return { prompt: answerPromptText(task.instruction, constraints), answer, model, verdicts, passRate: rate, attempts: attempt + 1, ...regenerated };
+      return { prompt: answerPromptText(task.instruction, constraints), answer, model, verdicts, passRate: rate, attempts: attempt + 1, ...regenerated, ...keptReasoning(ctx, reasoning) };
     }
   }
   throw new SampleRejection(
@@ -126,7 +130,7 @@ export async function runRejectedStage(
   let refusal: Extract<PairJudgement, { kept: false }> | undefined;
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
     const request = answerRequest(ctx, 'rejected', task, kept, strategy === 'no_image' ? undefined : image, attempt).request;
-    const answer = await ctx.models.text(request, calls);
+    const { text: answer, reasoning } = await ctx.models.textAndReasoning(request, calls);
     // `paper` asks no judge about the rejected answer, not even for the judge-vs-rule sample.
     verdicts = await verifyAnswer(ctx, { task, constraints, answer, image, indices, compare: false, auditJudge: validation === 'strict' }, calls);
     const judgement: PairJudgement = validation === 'strict' ? judgePair(chosen, verdicts, atStake, ctx.config.verification.vacuous) : { kept: true };
@@ -145,6 +149,7 @@ export async function runRejectedStage(
         atStake,
         validation,
         ruleRejections,
+        ...keptReasoning(ctx, reasoning),
       };
     }
     refusal = judgement;

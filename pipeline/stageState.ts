@@ -69,6 +69,8 @@ export interface AnswerResult {
   attempts: number;
   /** The first answer's verdicts, when it was regenerated (the quality report's pass rate before regeneration). */
   firstVerdicts?: Verdict[];
+  /** The model's reasoning for the answer, with training.keepReasoning only (null: it gave none). */
+  reasoning?: string | null;
 }
 
 export interface RejectedResult extends AnswerResult {

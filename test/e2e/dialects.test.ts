@@ -129,6 +129,31 @@ for (const [model, how] of [['qwen3-vl-thinking', 'inline <think>'], ['qwen3-vl-
   });
 }
 
+test('training.keepReasoning: the thinking goes into fields of its own (answer_reasoning, chosen_reasoning, rejected_reasoning), never into the answers', async () => {
+  const input = { ...config('keep-reasoning', 'qwen3-vl-thinking'), training: { keepReasoning: true } };
+  const report = (await stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'keep-reasoning', args: [input] })) as BuildReport;
+  assertSameYield(report, 'keepReasoning');
+  const root = path.join(dir, 'keep-reasoning', 'keep-reasoning');
+  const lines = async (file: string) => (await readFile(path.join(root, file), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { conversations: Array<{ value: string }>; chosen?: { value: string }; rejected?: { value: string }; metadata: string });
+  const sft = await lines('instruct/sharegpt/shard-00000.jsonl');
+  assert.equal(sft.length, report.counts.instruct);
+  for (const row of sft) {
+    const meta = JSON.parse(row.metadata) as { answer_reasoning?: string };
+    assert.match(meta.answer_reasoning ?? '', /^(Let me look|The task asks|I should check|I will keep)/);
+    assert.ok(!row.conversations[1]!.value.includes('<think>') && !row.conversations[1]!.value.includes(meta.answer_reasoning!));
+  }
+  const pairs = await lines('dpo/sharegpt/shard-00000.jsonl');
+  assert.ok(pairs.length > 0);
+  for (const row of pairs) {
+    const meta = JSON.parse(row.metadata) as { chosen_reasoning?: string; rejected_reasoning?: string };
+    assert.ok(meta.chosen_reasoning && meta.rejected_reasoning, row.metadata.slice(0, 200));
+    assert.ok(!row.chosen!.value.includes('<think>') && !row.rejected!.value.includes('<think>'));
+  }
+  // The Parquet shards carry the columns too.
+  assert.ok((await readFile(path.join(root, 'instruct/parquet/shard-00000.parquet'))).includes('answer_reasoning'));
+  assert.ok((await readFile(path.join(root, 'dpo/parquet/shard-00000.parquet'))).includes('rejected_reasoning'));
+});
+
 test('a server refusing json_schema is asked for json_object, learned once, and builds as well', async () => {
   stack.simulator.resetStats();
   const report = await run('no-json-schema', 'llama-vlm-old');

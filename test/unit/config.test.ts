@@ -65,7 +65,9 @@ test('the fingerprint ignores operational knobs but not output-shaping settings'
   assert.equal(fingerprintMaterial(parseBuildConfig({ ...minimal, llm: { rerunModelCallRejects: false } })), base);
   // The reply cap rejects what no build could use; it changes no reply that is kept, and builds made before it existed still match.
   assert.equal(fingerprintMaterial(parseBuildConfig({ ...minimal, llm: { maxReplyBytes: 65536 } })), base);
-  assert.ok(!base.includes('maxReplyBytes') && !base.includes('reasoningEffort') && !base.includes('azure'), base);
+  assert.ok(!base.includes('maxReplyBytes') && !base.includes('reasoningEffort') && !base.includes('azure') && !base.includes('keepReasoning'), base);
+  // Keeping the reasoning adds fields to the records.
+  assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, training: { keepReasoning: true } })), base);
   assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, llm: { replyTries: 5 } })), base);
 });
 
