@@ -3,7 +3,8 @@
  * (buildBudget.ts) is checked against.
  *
  * Each worker process keeps its own running total of the calls it paid for this build, and writes
- * it, whole, to an object of its own under the build (`spend/<writer>.json`). A paid call is counted
+ * it, whole, to an object of its own under the build (`spend/<writer>.json`; one writer per ledger:
+ * a process whose bounded caches dropped and remade a build's budget has two, both counted). A paid call is counted
  * once, by the process that paid, when its reply arrives: cache hits are never counted (the model
  * cache already holds every paid reply, so a retried activity, a resumed or re-run build pays nothing
  * twice and counts nothing twice), and the objects of earlier processes and runs stay, so the total
