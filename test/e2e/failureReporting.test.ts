@@ -165,6 +165,17 @@ test('--wait follows its own run: another run started under the same buildId onc
   assert.equal((await latest.describe()).runId, other.firstExecutionRunId);
 });
 
+test('pre-flight checks the endpoint the worker will call, not the one the shell running `mmif build` names', async () => {
+  const file = await configFile('worker-endpoint');
+  // The shell's OPENAI_BASE_URL is a dead port; the worker's (this process's) is the simulator.
+  const env = { TEMPORAL_ADDRESS: stack.server.address, TEMPORAL_NAMESPACE: 'default', MMIF_TASK_QUEUE: stack.taskQueue, OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' };
+  const built = await runMmif(['build', '--config', file], { env });
+  assert.equal(built.code, 0, built.stdout + built.stderr);
+  assert.match(built.stdout, new RegExp(`^pre-flight: ${escape(stack.simulator.url)} \\(model mmif-sim-vlm, with an image\\) ok`, 'm'));
+  assert.doesNotMatch(built.stdout + built.stderr, /127\.0\.0\.1:1\b/);
+  await stack.client.workflow.getHandle('worker-endpoint').result();
+});
+
 test('temp files a killed writer left in the dataset are gone after the build finalizes', async () => {
   const file = await configFile('temp-files');
   assert.equal((await mmif(stack, 'build', '--config', file, '--wait')).code, 0);
