@@ -34,7 +34,7 @@ export function formatProgress(p: BuildProgress | LiveProgress, now = Date.now()
 /**
  * The running shards as their stages finish: samples through every stage and through each one,
  * the requests/s they send now (against the endpoints' limit when the config sets one), and the
- * model-call faults that rejected samples, by class.
+ * failed attempts of their requests by kind, retried or not.
  */
 function liveLines(shards: readonly ShardProgress[], limit: number | undefined, now: number): string[] {
   const samples = shards.reduce((n, s) => n + s.samples, 0);
@@ -43,12 +43,12 @@ function liveLines(shards: readonly ShardProgress[], limit: number | undefined, 
   const last = shards[0]!.order.at(-1)!;
   const perSecond = shards.reduce((r, s) => r + requestRate(s, now), 0);
   const share = limit ? ` (${Math.round((100 * perSecond) / limit)}% of the endpoints' limit, ${limit.toFixed(1)}/s)` : " (the endpoints' limit is not configured: set requestsPerMinute to see the share in use)";
-  const faults: Record<string, number> = {};
-  for (const s of shards) for (const [kind, n] of Object.entries(s.faults)) faults[kind] = (faults[kind] ?? 0) + n!;
-  const errors = Object.entries(faults).sort((a, b) => b[1] - a[1]);
+  const failed: Record<string, number> = {};
+  for (const s of shards) for (const [kind, n] of Object.entries(s.failedAttempts)) failed[kind] = (failed[kind] ?? 0) + n!;
+  const errors = Object.entries(failed).sort((a, b) => b[1] - a[1]);
   return [
     `running shards: ${through[last]} of ${samples} samples done (${Object.entries(through).map(([stage, n]) => `${stage} ${n}`).join(', ')})`,
-    `requests: ${perSecond.toFixed(1)}/s${share} | model-call errors: ${errors.length ? errors.map(([kind, n]) => `${kind} ${n}`).join(', ') : 'none'}`,
+    `requests: ${perSecond.toFixed(1)}/s${share} | failed attempts: ${errors.length ? errors.map(([kind, n]) => `${kind} ${n}`).join(', ') : 'none'}`,
   ];
 }
 

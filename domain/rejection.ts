@@ -33,22 +33,6 @@ export interface ModelCallFault {
   excerpt: string;
 }
 
-/**
- * The class of a model-call fault, for counting errors in progress: the endpoint's rate limit
- * (429), its own failure (5xx), a refusal of the request (other 4xx: key, model, body), an answer
- * that could not be used (200: empty, cut, unparseable after every try), or no answer at all
- * (status 0: timeout, connection).
- */
-export type FaultClass = 'rate-limited' | 'server-error' | 'refused' | 'unusable-reply' | 'no-reply';
-
-export function faultClass(status: number): FaultClass {
-  if (status === 429) return 'rate-limited';
-  if (status >= 500) return 'server-error';
-  if (status >= 400) return 'refused';
-  if (status >= 200 && status < 300) return 'unusable-reply';
-  return 'no-reply';
-}
-
 export class SampleRejection extends RecordError {
   override name = 'SampleRejection';
   constructor(

@@ -12,6 +12,7 @@ import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'ope
 import type { EndpointConfig, Stage } from '../config/buildConfig.js';
 import { SampleRejection } from '../domain/rejection.js';
 import { abortSignal } from './abortScope.js';
+import { tallyFailedAttempt } from './attemptTally.js';
 import { clientFor, type ResolvedEndpoint } from './endpoint.js';
 import { describeFault, faultOf, maskedExcerpt, permanentError } from './endpointError.js';
 import { chatCompletionOf, unusableOf, type UnusableReply } from './replyCheck.js';
@@ -68,6 +69,7 @@ export async function sendCompletion(s: Sending, body: ChatCompletionCreateParam
       // Cancelled: neither a fault of the endpoint nor worth another attempt.
       if (signal?.aborted) throw signal.reason;
       const kind = classifyFailure(err);
+      tallyFailedAttempt(kind);
       if (kind === 'rejected') throw new RequestRefused(s.stage, err as APIError, s.endpoint);
       if (kind === 'unusable') throw unusableRejection(s.stage, unusableOf(err)!, s.endpoint);
       if (kind === 'permanent') throw permanentError(err as APIError, s.endpoint, s.config.apiKeyEnv);

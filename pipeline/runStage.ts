@@ -7,7 +7,8 @@
  */
 import { mapLimit } from '../domain/mapLimit.js';
 import { throwIfAborted } from '../llm/abortScope.js';
-import { faultClass, SampleRejection, type FaultClass } from '../domain/rejection.js';
+import { SampleRejection } from '../domain/rejection.js';
+import { withAttemptTally, type AttemptTally } from '../llm/attemptTally.js';
 import type { SourceSample } from '../domain/sample.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 import { createJson, getCreatedJson } from '../storage/objectStore.js';
@@ -41,8 +42,8 @@ export interface SliceOutcome {
   blocked: number;
   /** Model requests this execution of the slice sent (cache hits not counted). Absent in results recorded before it existed. */
   requests?: number;
-  /** Samples rejected here because a model call failed, by fault class. Absent likewise. */
-  faults?: Partial<Record<FaultClass, number>>;
+  /** Failed attempts of those requests by kind (llm/retryPolicy.ts), retried or not. Absent likewise. */
+  failedAttempts?: AttemptTally;
 }
 
 export async function runStage(
@@ -51,11 +52,11 @@ export async function runStage(
   samples: readonly SourceSample[],
   onSampleDone: () => void = () => {},
 ): Promise<SliceOutcome> {
-  const outcome: SliceOutcome = { ok: 0, rejected: 0, blocked: 0, requests: 0, faults: {} };
+  const outcome: SliceOutcome = { ok: 0, rejected: 0, blocked: 0, requests: 0, failedAttempts: {} };
   const inARow = new ConsecutiveFaults(ctx.config.llm.errorBudget, `stage ${stage}`);
   // The slice's executions note the requests they send in one log (ModelCaller.forSlice).
   const slice: StageContext = { ...ctx, models: ctx.models.forSlice(`${stage} ${samples[0]?.sampleId}..${samples.at(-1)?.sampleId}`) };
-  await mapLimit(samples, ctx.config.llm.concurrency, async (sample) => {
+  await withAttemptTally(outcome.failedAttempts!, () => mapLimit(samples, ctx.config.llm.concurrency, async (sample) => {
     // An endpoint refusing everything: the slice fails, and the rest are not sent to it.
     if (inARow.exceeded) return;
     throwIfAborted(); // a cancelled activity starts no further sample
@@ -63,14 +64,9 @@ export async function runStage(
     const { status, fresh, sent } = await runOne(slice, stage, sample);
     outcome[status] += 1;
     outcome.requests! += sent;
-    const fault = fresh?.status === 'rejected' ? fresh.details?.modelCall : undefined;
-    if (fault) {
-      const kind = faultClass(fault.status);
-      outcome.faults![kind] = (outcome.faults![kind] ?? 0) + 1;
-    }
-    if (fresh) inARow.record(fault);
+    if (fresh) inARow.record(fresh.status === 'rejected' ? fresh.details?.modelCall : undefined);
     onSampleDone();
-  });
+  }));
   return outcome;
 }
 

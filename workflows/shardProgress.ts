@@ -1,10 +1,12 @@
 /**
  * A running shard's live counters, as its `shardProgress` query returns them: samples through each
  * stage as its slices finish (not only when the shard commits), the model requests its slices sent
- * and the model-call faults that rejected samples. Pure: updated from each slice's outcome.
+ * and their failed attempts by kind (429s, 5xx and timeouts retried, refusals...). Pure: updated
+ * from each slice's outcome.
  */
-import type { FaultClass } from '../domain/rejection.js';
 import type { StageName } from '../domain/stages.js';
+import type { AttemptTally } from '../llm/attemptTally.js';
+import type { FailureKind } from '../llm/retryPolicy.js';
 import type { SliceOutcome } from '../pipeline/runStage.js';
 
 export interface ShardProgress {
@@ -15,7 +17,7 @@ export interface ShardProgress {
   /** The stages in order, the last one meaning done. */
   order: StageName[];
   requests: number;
-  faults: Partial<Record<FaultClass, number>>;
+  failedAttempts: AttemptTally;
   /** (workflow time ms, requests so far) at the end of each of the last slices: the recent request rate. */
   recent: Array<[number, number]>;
 }
@@ -24,14 +26,14 @@ export interface ShardProgress {
 const RECENT_SLICES = 32;
 
 export function newShardProgress(shard: number, samples: number, order: readonly StageName[], now: number): ShardProgress {
-  return { shard, samples, stages: {}, order: [...order], requests: 0, faults: {}, recent: [[now, 0]] };
+  return { shard, samples, stages: {}, order: [...order], requests: 0, failedAttempts: {}, recent: [[now, 0]] };
 }
 
 export function recordSlice(p: ShardProgress, stage: StageName, samples: number, outcome: SliceOutcome, now: number): void {
   p.stages[stage] = (p.stages[stage] ?? 0) + samples;
   // Outcomes recorded before these counts existed carry none.
   p.requests += outcome.requests ?? 0;
-  for (const [kind, n] of Object.entries(outcome.faults ?? {}) as Array<[FaultClass, number]>) p.faults[kind] = (p.faults[kind] ?? 0) + n;
+  for (const [kind, n] of Object.entries(outcome.failedAttempts ?? {}) as Array<[FailureKind, number]>) p.failedAttempts[kind] = (p.failedAttempts[kind] ?? 0) + n;
   p.recent.push([now, p.requests]);
   if (p.recent.length > RECENT_SLICES) p.recent.shift();
 }

@@ -1,7 +1,7 @@
 /**
  * Progress while a build runs, on a real Temporal dev server with the HTTP simulator slowed down:
  * `mmif status` counts samples as their stages finish, before any shard commits, with the requests
- * per second against the endpoint's configured limit and the model-call errors by class; after the
+ * per second against the endpoint's configured limit and the failed attempts by kind; after the
  * build is stopped and `mmif resume` starts it again, the ETA comes from the resumed shards alone
  * and is close to the time the build then takes.
  */
@@ -44,26 +44,29 @@ const config = (buildId: string): BuildConfigInput => ({
   maxParallelShards: 1,
   // 600 a minute: 10 requests/s, the limit whose share `mmif status` shows.
   models: { default: { model: 'mmif-sim-vlm', requestsPerMinute: 600 } },
+  // The first test's 500s are for the shards' requests to meet, not the pre-flight's.
+  llm: { preflight: false },
 });
 
-test('mmif status counts samples through each stage before the first shard commits, with requests/s against the limit', async () => {
-  stack.simulator.setFaults({ latencyMs: 150 });
+test('mmif status counts samples through each stage before the first shard commits, with requests/s against the limit and failed attempts', async () => {
+  // One request in five answered 500: retried (llm.retry), each failed attempt counted as transient.
+  stack.simulator.setFaults({ latencyMs: 150, rate500: 0.2 });
   const handle = await stack.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'progress-live', args: [config('progress-live')] });
   let screen = '';
   await eventually(
     async () => {
       screen = (await mmif(stack, 'status', 'progress-live')).stdout;
       const live = /^running shards: (\d+) of 8 samples done \(image (\d+), instruction (\d+)/m.exec(screen);
-      return /0\/3 shards/.test(screen) && live !== null && Number(live[3]) > 0;
+      return /0\/3 shards/.test(screen) && live !== null && Number(live[3]) > 0 && /failed attempts: transient \d+/.test(screen);
     },
     90_000,
-    'samples through the instruction stage of a running shard, no shard committed yet',
+    'samples through the instruction stage of a running shard and a failed attempt, no shard committed yet',
   );
-  assert.match(screen, /^requests: \d+\.\d\/s \(\d+% of the endpoints' limit, 10\.0\/s\) \| model-call errors: none$/m);
+  assert.match(screen, /^requests: \d+\.\d\/s \(\d+% of the endpoints' limit, 10\.0\/s\) \| failed attempts: transient \d+$/m);
   const json = JSON.parse((await mmif(stack, 'status', 'progress-live', '--json')).stdout) as BuildProgress & { shardsLive: Array<{ requests: number }> };
   assert.equal(json.shards.planned, 3, "the JSON carries the build's progress...");
   assert.ok(json.shardsLive.length === 1 && json.shardsLive[0]!.requests > 0, '...and the running shard\'s, with the requests it sent');
-  stack.simulator.setFaults({ latencyMs: 0 });
+  stack.simulator.setFaults({ latencyMs: 0, rate500: 0 });
   await handle.result();
 });
 

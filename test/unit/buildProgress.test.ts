@@ -47,12 +47,12 @@ test('the rate is a recent one: commits older than 10 minutes leave the window, 
 test('a running shard counts samples through each stage as slices finish, and its recent requests per second', () => {
   const live = newShardProgress(3, 8, ['image', 'instruction', 'answer'], 0);
   recordSlice(live, 'image', 4, { ok: 4, rejected: 0, blocked: 0, requests: 0 }, 1_000);
-  recordSlice(live, 'instruction', 4, { ok: 3, rejected: 1, blocked: 0, requests: 6, faults: { 'rate-limited': 1 } }, 2_000);
+  recordSlice(live, 'instruction', 4, { ok: 3, rejected: 1, blocked: 0, requests: 6, failedAttempts: { 'rate-limited': 1 } }, 2_000);
   recordSlice(live, 'image', 4, { ok: 4, rejected: 0, blocked: 0 }, 3_000); // an outcome recorded before requests were counted
-  recordSlice(live, 'instruction', 4, { ok: 4, rejected: 0, blocked: 0, requests: 4, faults: { 'server-error': 2, 'rate-limited': 1 } }, 4_000);
+  recordSlice(live, 'instruction', 4, { ok: 4, rejected: 0, blocked: 0, requests: 4, failedAttempts: { transient: 2, 'rate-limited': 1 } }, 4_000);
   assert.deepEqual(live.stages, { image: 8, instruction: 8 });
   assert.equal(live.requests, 10);
-  assert.deepEqual(live.faults, { 'rate-limited': 2, 'server-error': 2 });
+  assert.deepEqual(live.failedAttempts, { 'rate-limited': 2, transient: 2 });
   assert.equal(requestRate(live, 5_000), 2, '10 requests in the 5 s since the shard started');
   assert.equal(requestRate(live, 62_000), 4 / 60, 'over the last minute: from the first slice end inside it (2 s, 6 requests so far)');
   assert.equal(requestRate(live, 200_000), 0, 'nothing sent for over a minute');
@@ -60,5 +60,5 @@ test('a running shard counts samples through each stage as slices finish, and it
   const progress = { ...newProgress('b', 0), requestsPerSecondLimit: 4, shardsLive: [live, newShardProgress(4, 8, ['image', 'instruction', 'answer'], 0)] } satisfies LiveProgress;
   const screen = formatProgress(progress, 5_000);
   assert.match(screen, /^running shards: 0 of 16 samples done \(image 8, instruction 8, answer 0\)$/m);
-  assert.match(screen, /^requests: 2\.0\/s \(50% of the endpoints' limit, 4\.0\/s\) \| model-call errors: rate-limited 2, server-error 2$/m);
+  assert.match(screen, /^requests: 2\.0\/s \(50% of the endpoints' limit, 4\.0\/s\) \| failed attempts: rate-limited 2, transient 2$/m);
 });
