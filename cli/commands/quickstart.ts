@@ -32,9 +32,14 @@ export async function quickstartCommand(args: string[]): Promise<number> {
     const buildId = values['build-id'] ?? (simulated ? 'quickstart-sim' : `quickstart-${models.default.model.replace(/[^A-Za-z0-9._-]+/g, '-')}`);
     const config = quickstartConfig({ buildId, output: path.resolve(values.out!), maxSamples, models });
     const handle = await temporal.client.workflow.start('buildDataset', { taskQueue: temporal.settings.taskQueue, workflowId: buildId, args: [config] });
-    const ticker = setInterval(async () => {
-      const p = await handle.query<BuildProgress>('progress').catch(() => undefined);
-      if (p) console.log(`  ${p.phase}: shards ${p.shards.committed}/${p.shards.planned} committed, ${p.shards.running} running; samples ${p.samples.instruct} accepted, ${p.samples.rejectedSamples} rejected`);
+    // A timer ignores its callback's promise: the query's failure is caught here, a missed tick is harmless.
+    const ticker = setInterval(() => {
+      void handle
+        .query<BuildProgress>('progress')
+        .catch(() => undefined)
+        .then((p) => {
+          if (p) console.log(`  ${p.phase}: shards ${p.shards.committed}/${p.shards.planned} committed, ${p.shards.running} running; samples ${p.samples.instruct} accepted, ${p.samples.rejectedSamples} rejected`);
+        });
     }, 2_000);
     let report: BuildReport;
     try {

@@ -153,7 +153,7 @@ test('endpoint: a user-served scorer gets each image as base64 JPEG; a refusal i
   const server: Server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
-    req.on('end', async () => {
+    const answer = async () => {
       requests += 1;
       const { image } = JSON.parse(body) as { image: string };
       const meta = await sharp(Buffer.from(image, 'base64')).metadata();
@@ -163,7 +163,9 @@ test('endpoint: a user-served scorer gets each image as base64 JPEG; a refusal i
         return void res.writeHead(422, { 'content-type': 'application/json' }).end('{"error": "not ready"}');
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ score: image.length / 1e5, tags: ['a', 'b', 'B'] }));
-    });
+    };
+    // An emitter ignores its listener's promise: a failure answers 500 instead of going unhandled.
+    req.on('end', () => void answer().catch((err: unknown) => res.writeHead(500).end(String(err))));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   try {
