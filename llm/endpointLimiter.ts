@@ -20,7 +20,7 @@ import { AdmissionQueue } from './admissionQueue.js';
 import { AimdWindow } from './aimdWindow.js';
 import { runInSlot, Slot } from './attemptSlot.js';
 import { systemClock, type Clock } from './clock.js';
-import { LimitClaims } from './limitClaims.js';
+import { ActiveLimits } from './activeLimits.js';
 import { RateBudget } from './rateBudget.js';
 import { readRateLimitHeaders, retryAfterMs, type HeaderSource } from './rateLimitHeaders.js';
 
@@ -84,7 +84,7 @@ export class EndpointLimiter {
     if (joined && this.grant === 0) this.wantLease();
     this.pump();
   });
-  private readonly claims = new LimitClaims(() => this.configure());
+  private readonly active = new ActiveLimits(() => this.configure());
   private readonly clock: Clock;
   private cancelTimer: (() => void) | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
@@ -104,7 +104,7 @@ export class EndpointLimiter {
   }
 
   private configure(): void {
-    const tightest = this.claims.tightest();
+    const tightest = this.active.tightest();
     const now = this.clock.now();
     this.configuredCap = tightest.concurrency;
     this.window.rescale(this.ceiling());
@@ -206,10 +206,10 @@ export class EndpointLimiter {
   /**
    * Waits for admission, runs `attempt` and releases its slot however it ends, or earlier: as soon
    * as a 2xx reply has arrived, when the attempt fetches with httpFetch (AttemptSlot). `limits`: those of
-   * the configuration making the request (see LimitClaims); the constructor's otherwise.
+   * the configuration making the request (see ActiveLimits); the constructor's otherwise.
    */
   async run<T>(estimatedTokens: number, attempt: (ticket: Ticket) => Promise<T>, place = this.place(), limits = this.initial, signal?: AbortSignal): Promise<T> {
-    const release = this.claims.claim(limits);
+    const release = this.active.hold(limits);
     try {
       return await this.admitted(estimatedTokens, attempt, place, signal);
     } finally {
