@@ -15,7 +15,7 @@ import { s3Schema } from './s3Config.js';
 import { modelsSchema } from './modelsConfig.js';
 import { llmSchema } from './llmConfig.js';
 import { retrySchema } from './retryConfig.js';
-import { chatSchema, constraintsSchema, dpoSchema, instructionSchema, trainingSchema, verificationSchema } from './generationConfig.js';
+import { chatSchema, constraintsSchema, dpoSchema, instructionSchema, qualitySchema, trainingSchema, verificationSchema } from './generationConfig.js';
 
 // The build config's parts, each defined once in a module of its own, re-exported so that a config
 // type has one import path.
@@ -120,6 +120,8 @@ export const buildConfigSchema = z
     instruction: instructionSchema,
     constraints: constraintsSchema,
     verification: verificationSchema,
+    /** Data-quality checks beyond the paper's (off unless set): `quality.visionDependence`. */
+    quality: qualitySchema.optional(),
     dpo: dpoSchema,
     training: trainingSchema,
     models: modelsSchema,

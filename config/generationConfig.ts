@@ -110,3 +110,21 @@ export type ChatConfig = z.output<typeof chatSchema>;
 export function chatSettings(config: { chat?: ChatConfig }): ChatConfig {
   return config.chat ?? chatSchema.parse({});
 }
+
+/**
+ * Data-quality checks beyond the paper's. `visionDependence` (present: on): every accepted sample is
+ * also answered without its image and judged (with the image) against its image-grounded constraints
+ * and a reference answer, after VC-IFEval (arXiv 2601.03198); a sample answered as well without the
+ * image is marked `vision_dependent: false`, and with `filter` rejected.
+ */
+export const qualitySchema = z
+  .object({
+    visionDependence: z
+      .object({
+        /** Reject vision-independent samples (`answer: vision-independent: ...`) instead of only marking them. */
+        filter: z.boolean().default(false),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();

@@ -32,6 +32,7 @@ export const CARD_FEATURES: Record<(typeof CARD_CONFIGS)[number]['name'], Array<
     ['verdicts', 'list of struct', 'one per constraint: method, passed (the reference verdict), vacuous (rule verdicts: nothing to check), detail'],
     ['pass_rate', 'float64', 'share of constraints passed (vacuous passes not credited under verification.vacuous "fail")'],
     ['simulated', 'bool', 'true when a model reply came from the mmif simulator'],
+    ['vision_dependent', 'bool', 'false when the sample was answered as well without its image (quality.visionDependence); null when not checked'],
   ],
   dpo: [
     ['id', 'string', 'pair id (`<sample id>-dpo`)'],
@@ -320,6 +321,7 @@ function qualitySection(quality: QualityReport): string[] {
     ),
     '',
     ...vacuousTable(quality),
+    ...visionTable(quality),
     '### DPO strategies',
     '',
     '| strategy | kept | discarded | share of kept pairs | discarded by reason |',
@@ -398,6 +400,28 @@ function multiturnSection(quality: QualityReport): string[] {
     `| pairs: chosen | ${lengths(quality.lengths.chosenWords)} |`,
     `| pairs: rejected | ${lengths(quality.lengths.rejectedWords)} |`,
     '',
+  ];
+}
+
+/** quality.visionDependence's rates, per source and task type (method: docs/data-quality.md, after VC-IFEval). */
+function visionTable(quality: QualityReport): string[] {
+  const v = quality.visionDependence;
+  if (!v) return [];
+  const rows = (title: string, t: Record<string, { checked: number; independent: number; independentRate: number | null }>) => [
+    `| ${title} | checked | answered as well without the image | share |`,
+    '|---|---|---|---|',
+    ...Object.entries(t).map(([k, r]) => `| ${k} | ${r.checked} | ${r.independent} | ${num(r.independentRate)} |`),
+    '',
+  ];
+  return [
+    '### Vision dependence',
+    '',
+    'Each accepted sample was also answered without its image, and the direct judge (shown the image) scored that answer on the ' +
+      'image-grounded constraints and against a reference answer (after VC-IFEval, arXiv 2601.03198). A sample answered as well ' +
+      `without its image is marked \`vision_dependent: false\`: ${v.total.independent} of ${v.total.checked} (${num(v.total.independentRate)}).`,
+    '',
+    ...rows('source', v.bySource),
+    ...rows('task type', v.byTaskType),
   ];
 }
 

@@ -73,6 +73,8 @@ const common: Record<string, FieldDefinition> = {
   simulated: flag,
   /** JSON text: {scorer, score, tags?, entropyBits?}, or null. */
   image_richness: text,
+  /** quality.visionDependence's verdict, null when the build did not check. */
+  vision_dependent: flag,
 };
 
 const instructFields: Record<string, FieldDefinition> = {

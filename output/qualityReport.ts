@@ -12,7 +12,7 @@ import { getJson, putIfChanged, type ObjectStore } from '../storage/objectStore.
 import type { BuildReport } from './buildReport.js';
 import type { BuildLayout } from '../storage/buildLayout.js';
 import type { ShardManifest, StrategyPairs } from './manifest.js';
-import { emptyAgreement, type AgreementCount, type PassCount, type ShardQuality, type TurnTally, type VacuousCount } from './qualityStats.js';
+import { emptyAgreement, type AgreementCount, type PassCount, type ShardQuality, type TurnTally, type VacuousCount, type VisionTally } from './qualityStats.js';
 
 export const QUALITY_FORMAT = 'mmif-engine/quality@1';
 
@@ -73,9 +73,16 @@ export interface QualityReport {
    * the corpus figures over every turn. Null for single-turn builds.
    */
   multiturn: { turns: TurnQuality[]; corpus: { turns: number; pif: number | null; pif_1_1: number | null } } | null;
+  /**
+   * With `quality.visionDependence`: samples checked and those answered as well without their image
+   * (vision-independent), with the share, per source and per task type; null when not checked.
+   */
+  visionDependence: { bySource: Record<string, VisionRate>; byTaskType: Record<string, VisionRate>; total: VisionRate } | null;
   /** Sources selected by image richness: scorer, rule, candidates by fate, score and tag distributions (the build report's). */
   richness: BuildReport['richness'] | null;
 }
+
+export type VisionRate = VisionTally & { independentRate: number | null };
 
 export interface TurnQuality {
   turn: number;
@@ -170,8 +177,17 @@ export function qualityReport(
       constraintsPerRecord: distribution(sum.composition.constraintsPerRecord),
     },
     multiturn: sum.turns ? multiturnQuality(sum.turns) : null,
+    visionDependence: sum.visionDependence ? visionRates(sum.visionDependence) : null,
     richness: report.richness ?? null,
   };
+}
+
+function visionRates(v: NonNullable<ShardQuality['visionDependence']>): NonNullable<QualityReport['visionDependence']> {
+  const withRate = (t: VisionTally): VisionRate => ({ ...t, independentRate: ratio(t.independent, t.checked) });
+  const table = (tallies: Record<string, VisionTally>) => Object.fromEntries(Object.entries(tallies).sort().map(([k, t]) => [k, withRate(t)]));
+  const total: VisionTally = { checked: 0, independent: 0 };
+  for (const t of Object.values(v.bySource)) addFields(total, t);
+  return { bySource: table(v.bySource), byTaskType: table(v.byTaskType), total: withRate(total) };
 }
 
 function multiturnQuality(turns: Record<string, TurnTally>): NonNullable<QualityReport['multiturn']> {
@@ -214,6 +230,10 @@ export function mergeQuality(stats: readonly ShardQuality[]): ShardQuality {
     }
     for (const [type, a] of Object.entries(s.judgeAgreement)) addFields((into.judgeAgreement[type] ??= emptyAgreement()), a);
     for (const [type, v] of Object.entries(s.vacuous ?? {})) addFields((into.vacuous![type] ??= { rule: 0, vacuous: 0, vacuousPasses: 0 }), v);
+    for (const [key, tallies] of Object.entries(s.visionDependence ?? {}) as Array<['bySource' | 'byTaskType', Record<string, VisionTally>]>) {
+      const target = (into.visionDependence ??= { bySource: {}, byTaskType: {} })[key];
+      for (const [k, t] of Object.entries(tallies)) addFields((target[k] ??= { checked: 0, independent: 0 }), t);
+    }
     for (const [turn, t] of Object.entries(s.turns ?? {})) {
       addFields(((into.turns ??= {})[turn] ??= { answers: 0, pifSum: 0, followsAll: 0, attempts: 0, inForce: 0, pairs: 0, rejectedPifSum: 0 }), t);
     }

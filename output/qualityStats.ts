@@ -9,6 +9,7 @@ import { addCounts } from '../domain/counts.js';
 import type { Verdict } from '../domain/verdict.js';
 import type { DpoRecord, InstructRecord, RejectRecord, SampleStates } from './records.js';
 import type { ChatPairRecord, ChatRecord } from './chatRecords.js';
+import { VISION_INDEPENDENT } from '../pipeline/visionDependence.js';
 
 export interface PassCount {
   passed: number;
@@ -38,6 +39,11 @@ export interface ShardQuality {
    * many, and how many of those the reference would pass. Absent in manifests made before the flag.
    */
   vacuous?: Record<string, VacuousCount>;
+  /**
+   * With `quality.visionDependence`: samples checked and those answered as well without their image,
+   * per source and per task type (the instruction kind the constraint stage saw).
+   */
+  visionDependence?: { bySource: Record<string, VisionTally>; byTaskType: Record<string, VisionTally> };
   /** Multiturn shards: per question turn (1-based, as a string key), the kept answers of the chats. */
   turns?: Record<string, TurnTally>;
   /** Per DPO strategy, then per constraint type at stake: how often the rejected answer failed it. */
@@ -50,6 +56,30 @@ export interface ShardQuality {
     constraintTypes: Record<string, number>;
     constraintsPerRecord: number[];
   };
+}
+
+export interface VisionTally {
+  checked: number;
+  independent: number;
+}
+
+/** Vision-dependence tallies of a shard's samples, or undefined when none was checked. */
+export function visionTallies(samples: ReadonlyArray<{ source: string; states: SampleStates }>): ShardQuality['visionDependence'] {
+  const bySource: Record<string, VisionTally> = {};
+  const byTaskType: Record<string, VisionTally> = {};
+  for (const { source, states } of samples) {
+    const answer = states.answer;
+    const checked = answer?.status === 'ok' ? answer.result.visionDependence : undefined;
+    const filtered = answer?.status === 'rejected' && answer.reason.startsWith(`answer: ${VISION_INDEPENDENT}:`);
+    if (!checked && !filtered) continue;
+    const independent = filtered || checked?.dependent === false;
+    const kind = states.constraints?.status === 'ok' ? states.constraints.result.instructionKind : 'unknown';
+    for (const tally of [(bySource[source] ??= { checked: 0, independent: 0 }), (byTaskType[kind] ??= { checked: 0, independent: 0 })]) {
+      tally.checked += 1;
+      if (independent) tally.independent += 1;
+    }
+  }
+  return Object.keys(bySource).length > 0 ? { bySource, byTaskType } : undefined;
 }
 
 /** A multiturn shard's kept answers at one question turn, over its chats (seed 002's PIF of the data). */

@@ -61,6 +61,11 @@ export interface InstructRecord extends SourcedRecord {
   simulated: boolean;
   /** The image's richness score, when planning selected it by richness (sources[].richness); else null. */
   image_richness: RichnessScore | null;
+  /**
+   * With `quality.visionDependence`: false when the sample was answered as well without its image
+   * (pipeline/visionDependence.ts); null when the build did not check.
+   */
+  vision_dependent: boolean | null;
 }
 
 export interface DpoRecord extends Omit<InstructRecord, 'answer' | 'models' | 'answer_attempts' | 'answer_reasoning'> {
@@ -184,6 +189,7 @@ export function assembleSample(sample: SourceSample, states: SampleStates, train
     },
     simulated: calls.some((c) => c.simulated),
     image_richness: sample.richness ?? null,
+    vision_dependent: answer.visionDependence?.dependent ?? null,
   };
   const placeholder = imageTokenIn({ prompt: instruct.prompt, answer: instruct.answer });
   if (placeholder) return { calls, reject: rejectRecord(sample, 'sample', 'answer', placeholder) };

@@ -33,7 +33,7 @@ import {
 import type { Goals } from '../domain/targets.js';
 import { trimToCaps } from './overTarget.js';
 import { reserveHeldOut, splitHeldOutChats, type HoldoutSettings } from './heldOut.js';
-import { chatQuality, shardQuality } from './qualityStats.js';
+import { chatQuality, shardQuality, visionTallies, type ShardQuality } from './qualityStats.js';
 import { dpoParquet, instructParquet } from './parquet.js';
 import { dpoSharegptLine, instructSharegptLine, jsonl } from './sharegpt.js';
 import { assembleChat } from './chatRecords.js';
@@ -176,7 +176,7 @@ async function singleTurnShardContent(store: ObjectStore, layout: BuildLayout, s
     calls: assembled.flatMap((a) => a.calls),
     verification: verificationStats(instruct.map((r) => ({ attempts: r.answer_attempts, verdicts: r.verdicts }))),
     pairs: pairStats(assembled),
-    quality: shardQuality(loaded.map((l) => l.states), { instruct, dpo, rejects }),
+    quality: withVision(shardQuality(loaded.map((l) => l.states), { instruct, dpo, rejects }), visionTallies(loaded.map((l) => ({ source: l.sample.source, states: l.states })))),
     ...(heldOut ? { heldOut: { instruct: heldOut.instruct.length, dpo: heldOut.dpo } } : {}),
   };
 }
@@ -217,6 +217,9 @@ async function chatShardContent(store: ObjectStore, layout: BuildLayout, spec: S
     quality: chatQuality(chats, pairs, rejects),
   };
 }
+
+/** A shard's quality stats with its vision-dependence tallies, when the build checked any. */
+const withVision = (quality: ShardQuality, vision: ShardQuality['visionDependence']): ShardQuality => (vision ? { ...quality, visionDependence: vision } : quality);
 
 /** Fails the commit when too many samples were rejected by model-call errors (errorBudget.ts). */
 function checkBudget(spec: ShardToCommit, rejects: readonly RejectRecord[]): void {

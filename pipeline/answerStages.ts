@@ -19,6 +19,7 @@ import type { StageRequest } from './stageRequest.js';
 import type { AnswerResult, PlannedConstraint, RejectedResult, Verdict } from './stageState.js';
 import { judgePair, rejectedVerificationIndices, type PairJudgement, type PairRule } from './pairRules.js';
 import { verifyAnswer } from './verifyAnswer.js';
+import { checkVisionDependence, VISION_INDEPENDENT } from './visionDependence.js';
 import { credited, creditedRate, type VacuousPolicy } from '../domain/verdict.js';
 
 /** What an answer is for: the instruction, and the dataset's own answer when it has one. */
@@ -94,7 +95,14 @@ export async function runAnswerStage(
     const rate = creditedRate(verdicts, vacuous);
     if (rate >= passThreshold) {
       const model = endpointFor(ctx.config, 'answer').model;
-      return { prompt: answerPromptText(task.instruction, constraints), answer, model, verdicts, passRate: rate, attempts: attempt + 1, ...regenerated, ...keptReasoning(ctx, reasoning) };
+      const accepted: AnswerResult = { prompt: answerPromptText(task.instruction, constraints), answer, model, verdicts, passRate: rate, attempts: attempt + 1, ...regenerated, ...keptReasoning(ctx, reasoning) };
+      const vision = ctx.config.quality?.visionDependence;
+      if (!vision) return accepted;
+      const visionDependence = await checkVisionDependence(ctx, task, constraints, answer, image, calls);
+      if (vision.filter && !visionDependence.dependent) {
+        throw new SampleRejection(`answer: ${VISION_INDEPENDENT}: answered as well without the image (quality.visionDependence.filter)`, { verdicts });
+      }
+      return { ...accepted, visionDependence };
     }
   }
   throw new SampleRejection(

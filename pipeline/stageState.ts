@@ -13,6 +13,7 @@ import type { Verdict, VerificationMethod } from '../domain/verdict.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 import type { StageName } from '../domain/stages.js';
 import type { ChatResult } from './multiturn/chatStage.js';
+import type { VisionDependence } from './visionDependence.js';
 
 
 export interface ImageResult {
@@ -71,6 +72,8 @@ export interface AnswerResult {
   firstVerdicts?: Verdict[];
   /** The model's reasoning for the answer, with training.keepReasoning only (null: it gave none). */
   reasoning?: string | null;
+  /** With `quality.visionDependence`: whether the sample needs its image (pipeline/visionDependence.ts). */
+  visionDependence?: VisionDependence;
 }
 
 export interface RejectedResult extends AnswerResult {

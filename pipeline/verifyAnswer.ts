@@ -102,7 +102,7 @@ export function ruleVerdict(index: number, c: Pick<PlannedConstraint, 'type' | '
  * A judge's reply text. An unusable reply is tried again by the model caller; when every try fails
  * the sample is rejected for the model call (and tried again by a later run), not judged on noise.
  */
-function judgeOf(ctx: StageContext, calls: CallRecord[]): AskJudge {
+export function judgeOf(ctx: StageContext, calls: CallRecord[]): AskJudge {
   return (prompt, image) => {
     const request: ModelRequest = { stage: 'judge', endpoint: endpointFor(ctx.config, 'judge'), prompt, image, temperature: ctx.config.llm.judgeTemperature };
     return ctx.models.text(request, calls);

@@ -40,6 +40,7 @@ function instruct(n: number, shape: 'numbers' | 'lists'): InstructRecord {
     original_instruction: shape === 'numbers' ? null : 'What is shown?',
     original_answer: shape === 'numbers' ? null : 'A harbor.',
     image_richness: shape === 'numbers' ? null : { scorer: 'statistic', score: 0.108, entropyBits: 2.85 },
+    vision_dependent: null,
     constraints: [
       { type: 'paragraph_number', value: 'Write exactly 3 paragraphs.', method: 'rule', verifiers: [shape === 'numbers' ? countCall : keywordCall], selection: 'parser' },
       { type: 'tone_requirement', value: 'Use a calm tone.', method: 'compare_judge', verifiers: [], selection: 'none' },
