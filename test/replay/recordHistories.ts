@@ -19,6 +19,7 @@
  *   node --import tsx test/replay/recordHistories.ts --only budget     # adds a build stopped by its hard budget
  *   node --import tsx test/replay/recordHistories.ts --only checks     # adds `mmif build`'s checks (buildChecks)
  *   node --import tsx test/replay/recordHistories.ts --only progress   # adds a build whose shards keep live counters (shardProgress) and whose retry restarts the rate
+ *   node --import tsx test/replay/recordHistories.ts --only batch,targets,cancelled  # adds a Batch API wait in an activity (batch-wait-in-activity), a build topping up to targets, a cancelled build
  *
  * Re-record only for a release that deliberately breaks running builds (see docs/operations.md, "Operating in
  * production"); a compatible change keeps the old histories and passes them via patched().
@@ -47,12 +48,23 @@ const HISTORIES = fileURLToPath(new URL('./histories/', import.meta.url));
 export const HISTORY_JSON = { longs: String, enums: String, bytes: String } as const;
 const FAST_RETRY = { maximumAttempts: 2, initialIntervalSeconds: 0.5, maximumIntervalSeconds: 1, heartbeatTimeoutSeconds: 10 };
 
-const KINDS = ['eval', 'multiturn', 'leases', 'budget', 'checks', 'progress'] as const;
-const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
-if (only !== undefined && !(KINDS as readonly string[]).includes(only)) throw new Error(`--only takes ${KINDS.join(', ')}, got ${only}`);
-const recording = (kind: (typeof KINDS)[number]) => only === undefined || only === kind;
+const KINDS = ['eval', 'multiturn', 'leases', 'budget', 'checks', 'progress', 'batch', 'targets', 'cancelled'] as const;
+type Kind = (typeof KINDS)[number];
+/** `--only a,b`: the kinds to add, keeping the other histories; without it every kind, replacing all. */
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1]!.split(',') : undefined;
+for (const kind of only ?? []) if (!(KINDS as readonly string[]).includes(kind)) throw new Error(`--only takes ${KINDS.join(', ')}, got ${kind}`);
+const recording = (kind: Kind) => only === undefined || only.includes(kind);
 /** The lease desk's own queue: the builds' model calls lease on the stack's queue, and must not mix in. */
 const LEASE_QUEUE = 'mmif-replay-leases';
+
+/** The kind of history an execution recorded here is (for `--only`). */
+function kindOf(execution: { type: string; workflowId: string }): Kind | 'builds' {
+  if (execution.type === 'evaluateModel') return 'eval';
+  if (execution.type === 'buildChecks') return 'checks';
+  if (execution.workflowId === endpointLeasesWorkflowId(LEASE_QUEUE)) return 'leases';
+  const prefixes: Array<[string, Kind]> = [['replay-multiturn', 'multiturn'], ['replay-budget', 'budget'], ['replay-progress', 'progress'], ['replay-batch-wait', 'batch'], ['replay-targets', 'targets'], ['replay-cancelled', 'cancelled']];
+  return prefixes.find(([prefix]) => execution.workflowId.startsWith(prefix))?.[1] ?? 'builds';
+}
 
 const stack = await startStack({ simulator: { seed: 12, faults: { batchCompletionMs: 1500 } }, taskQueue: 'mmif-replay' });
 const dir = await mkdtemp(path.join(tmpdir(), 'mmif-replay-'));
@@ -208,6 +220,28 @@ try {
     await failing.executeUpdate('retryFailedShards');
     await failing.result();
   }
+  // A Batch API wait as the current code runs it: one activity waits for the batch, heartbeating
+  // (patched 'batch-wait-in-activity'; replay-batch-api above predates it and polls on timers).
+  if (recording('batch')) {
+    await run('replay-batch-wait', config('replay-batch-wait', { maxSamples: 2, batchApi: { pollSeconds: 1, maxResubmits: 1 }, models: { default: { model: 'mmif-sim-vlm', batch: true } } }));
+  }
+  // A build with targets: it tops up in rounds (planTopUp, targetTallies) and trims to the goals.
+  if (recording('targets')) {
+    await run('replay-targets', config('replay-targets', { maxSamples: 6, targets: { instruct: 3, expectedYield: 1, maxRounds: 4 } }));
+  }
+  // A build cancelled while its shards run: the parent and its children end cancelled.
+  if (recording('cancelled')) {
+    stack.simulator.setFaults({ latencyMs: 150 });
+    const cancelled = await stack.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'replay-cancelled', args: [config('replay-cancelled', { maxParallelShards: 1 })] });
+    await eventually(async () => (await cancelled.query<BuildProgress>('progress')).shards.committed >= 1, 120_000, 'a committed shard');
+    await cancelled.cancel();
+    await assert.rejects(cancelled.result());
+    stack.simulator.setFaults({ latencyMs: 0 });
+    await eventually(async () => {
+      for await (const e of stack.client.workflow.list({ query: `WorkflowId STARTS_WITH 'replay-cancelled' AND ExecutionStatus = 'Running'` })) if (e) return false;
+      return true;
+    }, 120_000, 'the cancelled build and its shards to close');
+  }
   // Last, once no build calls a model: this process's limiters are shared by its workers, and a
   // worker on LEASE_QUEUE would report the builds' demand to the desk too.
   if (recording('leases')) await recordLeases();
@@ -216,12 +250,7 @@ try {
   let saved = 0;
   for await (const execution of stack.client.workflow.list()) {
     if (execution.status.name === 'RUNNING') continue;
-    if (only === 'eval' && execution.type !== 'evaluateModel') continue;
-    if (only === 'multiturn' && !execution.workflowId.startsWith('replay-multiturn')) continue;
-    if (only === 'leases' && execution.workflowId !== endpointLeasesWorkflowId(LEASE_QUEUE)) continue;
-    if (only === 'budget' && !execution.workflowId.startsWith('replay-budget')) continue;
-    if (only === 'checks' && execution.type !== 'buildChecks') continue;
-    if (only === 'progress' && !execution.workflowId.startsWith('replay-progress')) continue;
+    if (only !== undefined && !only.includes(kindOf(execution))) continue;
     const history = await stack.client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
     const name = `${execution.workflowId.replace(/[^\w@.-]+/g, '_')}@${execution.runId}.json`;
     // The workflow id too: the code under replay reads it (shard children are named after it).
