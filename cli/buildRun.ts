@@ -3,53 +3,13 @@
  * continue-as-new successors, never another start under the same build id; and how it ended, as the
  * one line the user reads (no stack, no task token) and the exit code that goes with it.
  */
-import { ApplicationFailure } from '@temporalio/common';
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import type { BuildReport } from '../output/buildReport.js';
 import type { BuildPhase, BuildProgress } from '../workflows/buildProgress.js';
 import { CliError, EXIT } from './exitCodes.js';
+import { exitCodeFor, rootFailure, type Failure } from './failures.js';
 import { withRunningShards, type LiveProgress } from './liveProgress.js';
 import { forBuild } from './temporalClient.js';
-
-/**
- * Failure types the user fixes in the config, the data path or the environment: the CLI exits 2 for
- * them as for a config it refuses itself (docs/troubleshooting.md). Types are the error classes'
- * names, which activities/failures.ts carries as the ApplicationFailure type.
- */
-const CONFIG_FAILURES = new Set(['ConfigError', 'ConfigMismatchError', 'OutputLocationError', 'SourceError', 'EndpointError', 'ImportedScoresError', 'RichnessError']);
-
-/** `GetWorkflowExecutionHistory`'s filter for the close event only (temporal/api enums/v1/workflow.proto, HistoryEventFilterType). */
-const CLOSE_EVENT_ONLY = 2;
-
-/** A query to a closed run needs a worker to replay it; without one the screen shows no progress rather than hang. */
-const QUERY_TIMEOUT_MS = 5_000;
-
-export interface Failure {
-  /** The ApplicationFailure type (the error class name), when there is one. */
-  type?: string;
-  message: string;
-}
-
-/** Text on one line: a failure message may list shards or quote a reply over several. */
-export const oneLine = (text: string) => text.replace(/\s*\n\s*/g, ' ').trim();
-
-/**
- * The cause a user can act on: the innermost ApplicationFailure of the chain (an activity's or a
- * child's error under Temporal's "Activity task failed" / "Child Workflow execution failed"
- * wrappers), else the innermost message.
- */
-export function rootFailure(err: unknown): Failure {
-  let innermost: unknown = err;
-  let application: ApplicationFailure | undefined;
-  for (let e = err, depth = 0; e instanceof Error && depth < 20; e = e.cause, depth++) {
-    innermost = e;
-    if (e instanceof ApplicationFailure) application = e;
-  }
-  if (application) return { type: application.type ?? undefined, message: oneLine(application.message) };
-  return { message: oneLine(innermost instanceof Error ? innermost.message : String(innermost)) };
-}
-
-export const exitCodeFor = (failure: Failure) => (failure.type && CONFIG_FAILURES.has(failure.type) ? EXIT.usage : EXIT.failed);
 
 /** The phase a closed run shows, whatever its progress said last (a build that failed planning still says `planning`). */
 export function closedPhase(status: string): BuildPhase | undefined {
@@ -58,6 +18,12 @@ export function closedPhase(status: string): BuildPhase | undefined {
   if (status === 'FAILED' || status === 'TERMINATED' || status === 'TIMED_OUT') return 'failed';
   return undefined;
 }
+
+/** `GetWorkflowExecutionHistory`'s filter for the close event only (temporal/api enums/v1/workflow.proto, HistoryEventFilterType). */
+const CLOSE_EVENT_ONLY = 2;
+
+/** A query to a closed run needs a worker to replay it; without one the screen shows no progress rather than hang. */
+const QUERY_TIMEOUT_MS = 5_000;
 
 /** How a followed run ended, when not with its report: the line, the exit code and the closed status. */
 export class RunEnded extends CliError {

@@ -11,7 +11,8 @@ import { CliError, EXIT } from '../exitCodes.js';
 import { connectTemporal, type Temporal } from '../temporalClient.js';
 import { withLocalTemporal } from '../localTemporal.js';
 import { formatSummary } from '../summary.js';
-import { BuildRun, exitCodeFor, rootFailure, RunEnded } from '../buildRun.js';
+import { BuildRun, RunEnded } from '../buildRun.js';
+import { exitCodeFor, rootFailure } from '../failures.js';
 import { writeLocalRecord } from '../localRecord.js';
 import { watch } from './status.js';
 

@@ -6,7 +6,7 @@ import type { BuildPlan } from '../../pipeline/planBuild.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
-import { rootFailure } from '../buildRun.js';
+import { rootFailure } from '../failures.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { withLocalTemporal } from '../localTemporal.js';
 import { connectTemporal, type Temporal } from '../temporalClient.js';

@@ -10,6 +10,7 @@ import { buildLayout } from '../../storage/buildLayout.js';
 import { evalIdPrefix, evalReportName } from '../../storage/evalLayout.js';
 import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
+import { exitCodeFor, rootFailure } from '../failures.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { withLocalTemporal } from '../localTemporal.js';
 import { s3FromEnv } from '../s3FromEnv.js';
@@ -153,9 +154,8 @@ async function runEval(temporal: Temporal, config: EvalConfig): Promise<number> 
     summary = (await handle.result()) as EvalSummary;
   } catch (err) {
     if (!(err instanceof WorkflowFailedError)) throw err;
-    let cause = err.cause as { message?: string; cause?: unknown } | undefined;
-    while (cause?.cause) cause = cause.cause as typeof cause;
-    throw new CliError(`eval ${config.evalId} failed: ${cause?.message ?? err.message}`, EXIT.failed);
+    const failure = rootFailure(err);
+    throw new CliError(`eval ${config.evalId} failed: ${failure.message}`, exitCodeFor(failure));
   }
   const out = openStore(evalOutput(config), config.s3);
   const markdown = await out.get(`${evalReportName(config.evalId)}.md`);

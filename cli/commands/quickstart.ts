@@ -2,7 +2,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { BuildReport } from '../../output/buildReport.js';
 import type { BuildProgress } from '../../workflows/buildProgress.js';
-import { exitCodeFor, rootFailure } from '../buildRun.js';
+import { exitCodeFor, rootFailure } from '../failures.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { withLocalTemporal } from '../localTemporal.js';
 import { modelsFromEnv, quickstartConfig, SIMULATOR_MODEL } from '../quickstartConfig.js';

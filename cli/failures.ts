@@ -1,0 +1,40 @@
+/**
+ * A failure as the user reads it: one line (no stack, no task token) naming the cause they can act
+ * on, and the exit code that goes with it. For builds (cli/buildRun.ts), pre-flight checks and evals.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { EXIT } from './exitCodes.js';
+
+/**
+ * Failure types the user fixes in the config, the data path or the environment: the CLI exits 2 for
+ * them as for a config it refuses itself (docs/troubleshooting.md). Types are the error classes'
+ * names, which the worker carries as the ApplicationFailure type (domain/errors.ts).
+ */
+const CONFIG_FAILURES = new Set(['ConfigError', 'ConfigMismatchError', 'OutputLocationError', 'SourceError', 'EndpointError', 'ImportedScoresError', 'RichnessError']);
+
+export interface Failure {
+  /** The ApplicationFailure type (the error class name), when there is one. */
+  type?: string;
+  message: string;
+}
+
+/** Text on one line: a failure message may list shards or quote a reply over several. */
+export const oneLine = (text: string) => text.replace(/\s*\n\s*/g, ' ').trim();
+
+/**
+ * The cause a user can act on: the innermost ApplicationFailure of the chain (an activity's or a
+ * child's error under Temporal's "Activity task failed" / "Child Workflow execution failed"
+ * wrappers), else the innermost message.
+ */
+export function rootFailure(err: unknown): Failure {
+  let innermost: unknown = err;
+  let application: ApplicationFailure | undefined;
+  for (let e = err, depth = 0; e instanceof Error && depth < 20; e = e.cause, depth++) {
+    innermost = e;
+    if (e instanceof ApplicationFailure) application = e;
+  }
+  if (application) return { type: application.type ?? undefined, message: oneLine(application.message) };
+  return { message: oneLine(innermost instanceof Error ? innermost.message : String(innermost)) };
+}
+
+export const exitCodeFor = (failure: Failure) => (failure.type && CONFIG_FAILURES.has(failure.type) ? EXIT.usage : EXIT.failed);
