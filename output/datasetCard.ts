@@ -8,6 +8,7 @@
  */
 import { chatSettings, type BuildConfig } from '../config/buildConfig.js';
 import type { BuildReport } from './buildReport.js';
+import { countTerms } from './sourceAccounting.js';
 import type { QualityReport, LengthStats } from './qualityReport.js';
 import { formatCost, formatPricedBy } from './costSummary.js';
 
@@ -291,13 +292,18 @@ function acceptanceSection(report: BuildReport, quality: QualityReport, multitur
   ];
 }
 
+/** Where the full figures are, and what share of the shards they cover. */
+const qualityHeader = (quality: QualityReport): string[] => [
+  '## Quality report',
+  '',
+  `Full figures: \`quality.json\` (${quality.coverage.shardsWithStats} of ${quality.coverage.committedShards} committed shards carry quality stats).`,
+  '',
+];
+
 function qualitySection(quality: QualityReport): string[] {
   const agreement = quality.judgeAgreement;
   return [
-    '## Quality report',
-    '',
-    `Full figures: \`quality.json\` (${quality.coverage.shardsWithStats} of ${quality.coverage.committedShards} committed shards carry quality stats).`,
-    '',
+    ...qualityHeader(quality),
     '### Pass rate per constraint type, first answer vs final answer',
     '',
     '| type | category | first answer | final answer |',
@@ -353,10 +359,7 @@ function qualitySection(quality: QualityReport): string[] {
  * units, and what became of the planned ones; the card shows both identities.
  */
 function accountingTable(report: BuildReport): string[] {
-  const terms = (counts: Record<string, number>) => {
-    const entries = Object.entries(counts).sort(([a], [b]) => (a < b ? -1 : 1));
-    return entries.length === 0 ? '0' : `${entries.reduce((n, [, c]) => n + c, 0)} (${entries.map(([k, c]) => `${k} ${c}`).join(', ')})`;
-  };
+  const terms = (counts: Record<string, number>) => cell(countTerms(counts));
   return [
     'Every record each source yielded, accounted for (read = planned + not selected + filtered + damaged; planned = accepted + held out + rejected + not committed):',
     '',
@@ -364,7 +367,7 @@ function accountingTable(report: BuildReport): string[] {
     '|---|---|---|---|---|---|---|---|---|---|---|',
     ...report.accounting.map(
       (a) =>
-        `| ${a.type} #${a.source} | ${a.read} | ${cell(terms(a.notSelected))} | ${cell(terms(a.filtered))} | ${cell(terms(a.problems))} | ${a.planned} | ${a.accepted} | ${a.heldOut} | ${cell(terms(a.rejected))} | ${a.uncommitted} | ${a.balanced ? 'yes' : '**no**'} |`,
+        `| ${a.type} #${a.source} | ${a.read} | ${terms(a.notSelected)} | ${terms(a.filtered)} | ${terms(a.problems)} | ${a.planned} | ${a.accepted} | ${a.heldOut} | ${terms(a.rejected)} | ${a.uncommitted} | ${a.balanced ? 'yes' : '**no**'} |`,
     ),
     '',
   ];
@@ -374,10 +377,7 @@ function accountingTable(report: BuildReport): string[] {
 function multiturnSection(quality: QualityReport): string[] {
   const m = quality.multiturn;
   return [
-    '## Quality report',
-    '',
-    `Full figures: \`quality.json\` (${quality.coverage.shardsWithStats} of ${quality.coverage.committedShards} committed shards carry quality stats).`,
-    '',
+    ...qualityHeader(quality),
     '### Instruction following of the data, per turn (seed 002)',
     '',
     "PIF: the kept answers' mean share of the instructions in force they follow; PIF-1-1: the share of kept answers " +

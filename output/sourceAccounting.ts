@@ -90,15 +90,17 @@ function startAccount(s: PlannedSource, source: number): SourceAccount {
   };
 }
 
+/** A term of the identities: its total and its counts by key (`0` when there are none). */
+export function countTerms(counts: Record<string, number>): string {
+  const entries = Object.entries(counts).sort(([x], [y]) => (x < y ? -1 : 1));
+  return entries.length === 0 ? '0' : `${total(counts)} (${entries.map(([k, n]) => `${k} ${n}`).join(', ')})`;
+}
+
 /** One line per source for the CLI: the two identities with their terms. */
 export function formatAccount(a: SourceAccount): string {
-  const terms = (counts: Record<string, number>) => {
-    const entries = Object.entries(counts).sort(([x], [y]) => (x < y ? -1 : 1));
-    return entries.length === 0 ? '0' : `${total(counts)} (${entries.map(([k, n]) => `${k} ${n}`).join(', ')})`;
-  };
   return (
-    `${a.type} #${a.source}: read ${a.read} = planned ${a.planned} + not selected ${terms(a.notSelected)} + filtered ${terms(a.filtered)} + problems ${terms(a.problems)}; ` +
-    `planned ${a.planned} = accepted ${a.accepted}${a.heldOut ? ` + held out ${a.heldOut}` : ''} + rejected ${terms(a.rejected)}${a.uncommitted ? ` + uncommitted ${a.uncommitted}` : ''}` +
+    `${a.type} #${a.source}: read ${a.read} = planned ${a.planned} + not selected ${countTerms(a.notSelected)} + filtered ${countTerms(a.filtered)} + problems ${countTerms(a.problems)}; ` +
+    `planned ${a.planned} = accepted ${a.accepted}${a.heldOut ? ` + held out ${a.heldOut}` : ''} + rejected ${countTerms(a.rejected)}${a.uncommitted ? ` + uncommitted ${a.uncommitted}` : ''}` +
     (a.balanced ? '' : ' -- DOES NOT BALANCE (a bug: please report it)')
   );
 }
