@@ -33,6 +33,7 @@ import { withHeartbeat } from './heartbeat.js';
 
 export { awaitStageBatch, collectStageBatch, pollStageBatch, submitStageBatch } from './batchApi.js';
 export { finalizeEvaluation, planEvaluation, runEvalSlice } from './evaluation.js';
+export { resolveBuildConfig, resolveEvalConfig } from './resolveConfig.js';
 
 function sumSummaries(summaries: ShardSummary[]): ShardSummary {
   const total: ShardSummary = {

@@ -1,8 +1,9 @@
 /**
  * The build configuration: the one JSON document a user writes (or `temporal workflow start
- * --input-file` sends). Validated with zod in the workflow itself, so a bad config fails the build
- * at once with a message naming the field. It holds no secrets: API keys are named by env var.
- * Pure and deterministic: imported by workflow code.
+ * --input-file` sends). Parsed and defaulted by an activity before the workflow reads it
+ * (workflows/configInput.ts), so a bad config fails the build at once with a message naming the
+ * field. It holds no secrets: API keys are named by env var. Pure and deterministic: runs started
+ * before the config was resolved outside the workflow still parse it in workflow code.
  */
 import { z } from 'zod';
 import { imageSchema } from './imageConfig.js';

@@ -1,7 +1,8 @@
 /**
  * The evaluation configuration: what `mmif eval` starts on Temporal (the `evaluateModel` workflow's
- * input), like a build config for a build. Validated with zod in the workflow, so a bad input fails
- * at once naming the field. No secrets: keys are named by env var. Pure: imported by workflow code.
+ * input), like a build config for a build. Parsed and defaulted by an activity before the workflow
+ * reads it (workflows/configInput.ts), so a bad input fails at once naming the field. No secrets:
+ * keys are named by env var. Pure: runs started before that still parse it in workflow code.
  */
 import { z } from 'zod';
 import { MAX_CHAT_INSTRUCTIONS } from '../domain/multiturn/limits.js';

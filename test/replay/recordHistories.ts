@@ -20,6 +20,7 @@
  *   node --import tsx test/replay/recordHistories.ts --only checks     # adds `mmif build`'s checks (buildChecks)
  *   node --import tsx test/replay/recordHistories.ts --only progress   # adds a build whose shards keep live counters (shardProgress) and whose retry restarts the rate
  *   node --import tsx test/replay/recordHistories.ts --only batch,targets,cancelled  # adds a Batch API wait in an activity (batch-wait-in-activity), a build topping up to targets, a cancelled build
+ *   node --import tsx test/replay/recordHistories.ts --only resolved   # adds a build, an eval and a bad config resolved by an activity (config-resolved-outside-workflow)
  *
  * Re-record only for a release that deliberately breaks running builds (see docs/operations.md, "Operating in
  * production"); a compatible change keeps the old histories and passes them via patched().
@@ -48,7 +49,7 @@ const HISTORIES = fileURLToPath(new URL('./histories/', import.meta.url));
 export const HISTORY_JSON = { longs: String, enums: String, bytes: String } as const;
 const FAST_RETRY = { maximumAttempts: 2, initialIntervalSeconds: 0.5, maximumIntervalSeconds: 1, heartbeatTimeoutSeconds: 10 };
 
-const KINDS = ['eval', 'multiturn', 'leases', 'budget', 'checks', 'progress', 'batch', 'targets', 'cancelled'] as const;
+const KINDS = ['eval', 'multiturn', 'leases', 'budget', 'checks', 'progress', 'batch', 'targets', 'cancelled', 'resolved'] as const;
 type Kind = (typeof KINDS)[number];
 /** `--only a,b`: the kinds to add, keeping the other histories; without it every kind, replacing all. */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1]!.split(',') : undefined;
@@ -59,6 +60,7 @@ const LEASE_QUEUE = 'mmif-replay-leases';
 
 /** The kind of history an execution recorded here is (for `--only`). */
 function kindOf(execution: { type: string; workflowId: string }): Kind | 'builds' {
+  if (/^(eval-)?replay-resolved/.test(execution.workflowId)) return 'resolved';
   if (execution.type === 'evaluateModel') return 'eval';
   if (execution.type === 'buildChecks') return 'checks';
   if (execution.workflowId === endpointLeasesWorkflowId(LEASE_QUEUE)) return 'leases';
@@ -241,6 +243,13 @@ try {
       for await (const e of stack.client.workflow.list({ query: `WorkflowId STARTS_WITH 'replay-cancelled' AND ExecutionStatus = 'Running'` })) if (e) return false;
       return true;
     }, 120_000, 'the cancelled build and its shards to close');
+  }
+  // Configs resolved by an activity outside the sandbox (patched 'config-resolved-outside-workflow'):
+  // a build, an evaluation, and a config that does not parse.
+  if (recording('resolved')) {
+    await run('replay-resolved', config('replay-resolved', { maxSamples: 2 }));
+    await runEval(evaluation('replay-resolved-eval'));
+    await assert.rejects(run('replay-resolved-bad', config('replay-resolved-bad', { maxSamples: 0 })), (err: { cause?: Error }) => /^invalid build config: maxSamples/.test(err.cause?.message ?? ''));
   }
   // Last, once no build calls a model: this process's limiters are shared by its workers, and a
   // worker on LEASE_QUEUE would report the builds' demand to the desk too.

@@ -32,6 +32,7 @@ export const WORKFLOW_BOUNDARY = [
   'config/llmConfig.ts',
   'config/modelsConfig.ts',
   'config/parseConfig.ts',
+  'config/resolvedConfig.ts',
   'config/retryConfig.ts',
   'config/s3Config.ts',
   'config/slug.ts',
