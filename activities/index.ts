@@ -12,6 +12,7 @@ import { writeBuildReport, type BuildReport } from '../output/buildReport.js';
 import { writeDatasetDocs } from '../output/datasetDocs.js';
 import { writeReservedSplit } from '../output/export.js';
 import { planBuild as plan, type BuildPlan } from '../pipeline/planBuild.js';
+import { CURRENT_REQUEST_LAYOUT } from '../prompts/chat.js';
 import { runStage, type SliceOutcome } from '../pipeline/runStage.js';
 import { buildProblems } from '../pipeline/buildChecks.js';
 import { planTopUp as topUp } from '../pipeline/topUp.js';
@@ -96,7 +97,7 @@ export async function checkBuild(input: unknown): Promise<string[]> {
 
 export async function planBuild(input: unknown): Promise<BuildPlan> {
   return withHeartbeat(async () => {
-    const ctx = contextFor(parseBuildConfig(input));
+    const ctx = contextFor(parseBuildConfig(input), CURRENT_REQUEST_LAYOUT);
     await probeOutput(ctx.store);
     // Each run holds the build to the budget of the config it was started with (not fingerprinted).
     await writeBudget(ctx.store, ctx.layout.budget, ctx.config.llm.budget);
@@ -204,7 +205,7 @@ export async function targetTallies(input: { build: BuildRef; plan: BuildPlan; t
 /** Plans topping-up round `round`, or records why topping up stops; returns the plan as it stands. */
 export async function planTopUp(input: { config: unknown; round: number }): Promise<BuildPlan> {
   return withHeartbeat(async () => {
-    const ctx = contextFor(parseBuildConfig(input.config));
+    const ctx = contextFor(parseBuildConfig(input.config), CURRENT_REQUEST_LAYOUT);
     const plan = await getJson<BuildPlan>(ctx.store, ctx.layout.planSummary);
     // Only before the round is planned: a retry after it finds the round in the plan and changes nothing.
     if (plan && plan.rounds.length <= input.round && !plan.targetsOutcome) await dropLateDuplicates(ctx.store, ctx.layout, plan.shardCount, async () => ctx);

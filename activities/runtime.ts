@@ -12,7 +12,8 @@ import { BuildBudget } from '../llm/buildBudget.js';
 import { SpendLedger } from '../llm/spendLedger.js';
 import { buildLayout, LLM_CACHE_PREFIX } from '../storage/buildLayout.js';
 import type { StageContext } from '../pipeline/context.js';
-import type { StoredConfig } from '../pipeline/planBuild.js';
+import { requestLayoutOf, type StoredConfig } from '../pipeline/planBuild.js';
+import type { RequestLayout } from '../prompts/chat.js';
 import type { RichnessTools } from '../pipeline/richness.js';
 import { openSources } from '../sources/source.js';
 import { getJson, type ObjectStore } from '../storage/objectStore.js';
@@ -63,7 +64,8 @@ export function richnessTools(ctx: StageContext): RichnessTools {
 /** The limits an endpoint's config sets (its limiter learns the rest from the provider's headers). */
 const endpointLimits = (e: EndpointConfig): EndpointLimits => ({ concurrency: e.concurrency, requestsPerMinute: e.requestsPerMinute, tokensPerMinute: e.tokensPerMinute });
 
-export function contextFor(config: BuildConfig): StageContext {
+/** `requestLayout`: the build's, from its stored config (contextForBuild); planning sends no request a layout places. */
+export function contextFor(config: BuildConfig, requestLayout: RequestLayout): StageContext {
   const store = storeFor(config.output, config.s3);
   return {
     config,
@@ -79,6 +81,7 @@ export function contextFor(config: BuildConfig): StageContext {
       budget: budgetFor(config),
     }),
     sources: openSources(config.sources, config.s3),
+    requestLayout,
   };
 }
 
@@ -99,7 +102,7 @@ async function loadContext(build: BuildRef): Promise<StageContext> {
   if (stored.configFingerprint !== build.configFingerprint) {
     throw new Error(`build '${build.buildId}' in ${store.root} was planned with another config`);
   }
-  return contextFor(parseBuildConfig(stored.config));
+  return contextFor(parseBuildConfig(stored.config), requestLayoutOf(stored));
 }
 
 /** An evaluation's stores and model caller (the builds' cache and limiters), once per worker and config. */

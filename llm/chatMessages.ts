@@ -14,12 +14,10 @@ export interface MessageImage {
 
 export function chatMessages(prompt: RenderedPrompt, image: MessageImage | undefined, detail: BuildConfig['llm']['imageDetail']): ChatCompletionMessageParam[] {
   return prompt.messages.map((m): ChatCompletionMessageParam => {
-    if (!m.withImage || !image) return { role: m.role, content: m.text } as ChatCompletionMessageParam;
-    const parts: ChatCompletionContentPart[] = [
-      { type: 'image_url', image_url: { url: imageDataUrl(image), detail } },
-      { type: 'text', text: m.text },
-    ];
-    return { role: 'user', content: parts };
+    // A preface is its own text part (prompts/chat.ts), with or without the image before it.
+    const texts: ChatCompletionContentPart[] = [...(m.preface === undefined ? [] : [m.preface]), m.text].map((text) => ({ type: 'text', text }));
+    if (!m.withImage || !image) return { role: m.role, content: m.preface === undefined ? m.text : texts } as ChatCompletionMessageParam;
+    return { role: 'user', content: [{ type: 'image_url', image_url: { url: imageDataUrl(image), detail } }, ...texts] };
   });
 }
 

@@ -43,7 +43,7 @@ export function answerRequest(
     request: {
       stage,
       endpoint: endpointFor(ctx.config, stage),
-      prompt: renderAnswerPrompt(task.instruction, constraints, task.reference),
+      prompt: renderAnswerPrompt(task.instruction, constraints, task.reference, ctx.requestLayout),
       image,
       seed: attempt === 0 ? undefined : attempt,
     },

@@ -18,6 +18,7 @@ import { cutShards, LowestRanks, offerSegment } from './ranking.js';
 import { richnessWindow, takeRichSamples, type RichnessTools } from './richness.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 import { PermanentError } from '../domain/errors.js';
+import { CURRENT_REQUEST_LAYOUT, type RequestLayout } from '../prompts/chat.js';
 
 export interface BuildPlan {
   configFingerprint: string;
@@ -60,7 +61,12 @@ export interface PlannedSource {
 export interface StoredConfig {
   configFingerprint: string;
   config: BuildConfig;
+  /** The request layout the build was planned with (prompts/chat.ts); absent on builds planned before layouts were recorded, which used layout 1. */
+  requestLayout?: RequestLayout;
 }
+
+/** The request layout a stored build runs with: the one recorded at planning, else the layout before recording began. */
+export const requestLayoutOf = (stored: StoredConfig): RequestLayout => stored.requestLayout ?? 1;
 
 export class ConfigMismatchError extends PermanentError {
   override name = 'ConfigMismatchError';
@@ -173,7 +179,7 @@ export async function planBuild(
   for (const [shard, samples] of shards.entries()) await putJson(store, layout.shardPlan(shard), samples);
   await store.put(layout.sourceProblems, damaged.map((p) => `${JSON.stringify(p)}\n`).join(''));
   await putJson(store, layout.sourceFiltered, filtered);
-  if (!stored) await putJson(store, layout.config, { configFingerprint: fingerprint, config } satisfies StoredConfig);
+  if (!stored) await putJson(store, layout.config, { configFingerprint: fingerprint, config, requestLayout: CURRENT_REQUEST_LAYOUT } satisfies StoredConfig);
   const plan: BuildPlan = {
     configFingerprint: fingerprint,
     sampleCount: shards.reduce((n, s) => n + s.length, 0),

@@ -129,7 +129,7 @@ async function compareJudge(ctx: StageContext, subject: AnswerUnderTest, index: 
     {
       stage: 'answer',
       endpoint: endpointFor(ctx.config, 'answer'),
-      prompt: renderAnswerPrompt(subject.task.instruction, others, subject.task.reference),
+      prompt: renderAnswerPrompt(subject.task.instruction, others, subject.task.reference, ctx.requestLayout),
       image: subject.image,
     },
     calls,

@@ -1,6 +1,6 @@
 /** The answering prompt of the reference implementation (shared NOTES §4), used for chosen and rejected answers. */
 import type { Constraint } from '../domain/constraints/selection.js';
-import type { RenderedPrompt } from './chat.js';
+import { framed, type RenderedPrompt, type RequestLayout } from './chat.js';
 
 export const ANSWER_PROMPT_VERSION = 'answer-v1';
 
@@ -11,11 +11,14 @@ export function answerPromptText(instruction: string, constraints: readonly Cons
 }
 
 /**
- * `reference` (a dataset's own answer, e.g. a ChartQA label) goes in a system message: it helps the
- * model get the facts right but is not part of the prompt stored in the training record.
+ * `reference` (a dataset's own answer, e.g. a ChartQA label) frames the prompt (a system message
+ * before the image in layout 1, the image message's preface in layout 2): it helps the model get the
+ * facts right but is not part of the prompt stored in the training record.
  */
-export function renderAnswerPrompt(instruction: string, constraints: readonly Constraint[], reference?: string): RenderedPrompt {
+export function renderAnswerPrompt(instruction: string, constraints: readonly Constraint[]): RenderedPrompt;
+export function renderAnswerPrompt(instruction: string, constraints: readonly Constraint[], reference: string | undefined, layout: RequestLayout): RenderedPrompt;
+export function renderAnswerPrompt(instruction: string, constraints: readonly Constraint[], reference?: string, layout: RequestLayout = 1): RenderedPrompt {
   const user = { role: 'user' as const, text: answerPromptText(instruction, constraints), withImage: true };
-  const system = { role: 'system' as const, text: `A reference answer to the underlying question, for accuracy (do not mention it): ${reference}` };
-  return { version: ANSWER_PROMPT_VERSION, messages: reference ? [system, user] : [user] };
+  const frame = `A reference answer to the underlying question, for accuracy (do not mention it): ${reference}`;
+  return { version: ANSWER_PROMPT_VERSION, messages: reference ? framed(layout, frame, user) : [user] };
 }

@@ -1,6 +1,6 @@
 /**
- * The context a model answers at one turn of a multi-turn chat (MMMT-IF, seed 002): a system message
- * saying that instructions persist, the image with the first question, each earlier question with the answer it got, and the current question. A global
+ * The context a model answers at one turn of a multi-turn chat (MMMT-IF, seed 002): a standing rule
+ * saying that instructions persist (placed by the request layout, prompts/chat.ts), the image with the first question, each earlier question with the answer it got, and the current question. A global
  * instruction is written in the user message of the turn that adds it, before that turn's question, and
  * is never repeated: finding it again later in the context is part of the task.
  *
@@ -10,7 +10,7 @@
  * - `appendAll`: seed 002's ablation, every instruction given so far appended after the current question.
  */
 import type { Constraint } from '../domain/constraints/selection.js';
-import type { RenderedPrompt, PromptMessage } from './chat.js';
+import { framed, type RenderedPrompt, type PromptMessage, type RequestLayout } from './chat.js';
 
 export const MULTITURN_CHAT_VERSION = 'multiturn-chat-v1';
 
@@ -27,18 +27,20 @@ export interface ChatTurn {
 }
 
 export interface ChatContextOptions {
+  /** Where the chat's standing rule goes (prompts/chat.ts); evaluations keep layout 1, the layout their cached replies were asked in. */
+  layout: RequestLayout;
   /** 0-based index of the earlier turn whose instruction is left out. */
   forget?: number;
   appendAll?: boolean;
 }
 
 /** The messages to answer turn `current` (0-based); earlier turns must carry their kept answer. */
-export function renderChatTurn(turns: readonly ChatTurn[], current: number, options: ChatContextOptions = {}): RenderedPrompt {
+export function renderChatTurn(turns: readonly ChatTurn[], current: number, options: ChatContextOptions): RenderedPrompt {
   if (current < 0 || current >= turns.length) throw new Error(`chat context: turn ${current + 1} is outside a ${turns.length}-turn chat`);
   if (options.forget !== undefined && !(options.forget < current && turns[options.forget]?.instruction)) {
     throw new Error(`chat context: turn ${options.forget + 1} adds no instruction before turn ${current + 1}, nothing to forget`);
   }
-  const messages: PromptMessage[] = [{ role: 'system', text: MULTITURN_SYSTEM_TEXT }];
+  const messages: PromptMessage[] = [];
   for (let i = 0; i <= current; i++) {
     const turn = turns[i]!;
     const instruction = i === options.forget ? undefined : turn.instruction;
@@ -53,5 +55,5 @@ export function renderChatTurn(turns: readonly ChatTurn[], current: number, opti
       messages.push({ role: 'assistant', text: turn.answer });
     }
   }
-  return { version: MULTITURN_CHAT_VERSION + (options.appendAll ? '+append-all' : ''), messages };
+  return { version: MULTITURN_CHAT_VERSION + (options.appendAll ? '+append-all' : ''), messages: framed(options.layout, MULTITURN_SYSTEM_TEXT, messages[0]!, messages.slice(1)) };
 }

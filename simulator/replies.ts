@@ -167,13 +167,18 @@ function lastUserText(request: ChatRequest): string {
   return textOf(users.slice(-1));
 }
 
+/** The chat's user turns without its standing rule, which request layout 2 sends as a part of the first turn (prompts/chat.ts). */
 function userTexts(request: ChatRequest): string[] {
-  return request.messages.filter((message) => message.role === 'user').map((message) => textOf([message]));
+  return request.messages
+    .filter((message) => message.role === 'user')
+    .map((message) => textOf([{ ...message, content: partsOf(message).filter((part) => !isChatRule(part)) }]));
 }
 
-/** A multi-turn chat opens with the chat system message; its answer follows instructions from every turn. */
+const isChatRule = (part: ContentPart) => part.type === 'text' && part.text.startsWith(CHAT_SYSTEM_MARKER);
+
+/** A multi-turn chat opens with its standing rule (a system message, or a part of the image's message); its answer follows instructions from every turn. */
 function isChat(request: ChatRequest): boolean {
-  return request.messages.some((message) => message.role === 'system' && textOf([message]).startsWith(CHAT_SYSTEM_MARKER));
+  return request.messages.some((message) => message.role !== 'assistant' && partsOf(message).some(isChatRule));
 }
 
 /** ≈ ceil(chars / 4) over all text parts, plus a flat charge per image part (`imageTokens`). */

@@ -100,11 +100,11 @@ export async function runChatStage(
   };
 }
 
-function turnRequest(ctx: StageContext, stage: 'answer' | 'rejected', chat: readonly ChatTurn[], index: number, image: SampleImage, attempt: number, options?: ChatContextOptions) {
+function turnRequest(ctx: StageContext, stage: 'answer' | 'rejected', chat: readonly ChatTurn[], index: number, image: SampleImage, attempt: number, options: Omit<ChatContextOptions, 'layout'> = {}) {
   return {
     stage,
     endpoint: endpointFor(ctx.config, stage),
-    prompt: renderChatTurn(chat, index, options),
+    prompt: renderChatTurn(chat, index, { ...options, layout: ctx.requestLayout }),
     image,
     seed: attempt === 0 ? undefined : attempt,
   };

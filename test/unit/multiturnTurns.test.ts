@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { instructionsInForce, type ChatInstruction } from '../../domain/multiturn/chatPlan.js';
 import { MULTITURN_SYSTEM_TEXT, renderChatTurn, type ChatTurn } from '../../prompts/multiturnChat.js';
+import { chatMessages } from '../../llm/chatMessages.js';
 import { judgeTurnPair, scoreTurn } from '../../pipeline/multiturn/turnScore.js';
 import type { PlannedConstraint } from '../../pipeline/stageState.js';
 
@@ -35,29 +36,37 @@ const chat: ChatTurn[] = [
 ];
 
 test('the context: image on the first question, instructions where they were given, earlier answers', () => {
-  const prompt = renderChatTurn(chat, 2);
-  assert.deepEqual(prompt.messages, [
-    { role: 'system', text: MULTITURN_SYSTEM_TEXT },
-    { role: 'user', text: `${exclaim.value}\n\nWhat animal is in the picture?`, withImage: true },
+  const later = [
     { role: 'assistant', text: 'A dog!' },
     { role: 'user', text: `${short.value}\n\nWhat is it doing?` },
     { role: 'assistant', text: 'It is running on grass!' },
     { role: 'user', text: 'How does it look?' },
-  ]);
+  ];
+  const first = { role: 'user', text: `${exclaim.value}\n\nWhat animal is in the picture?`, withImage: true };
+  // Layout 1 (builds planned before layouts were recorded): the chat's rule is a system message before the image.
+  assert.deepEqual(renderChatTurn(chat, 2, { layout: 1 }).messages, [{ role: 'system', text: MULTITURN_SYSTEM_TEXT }, first, ...later]);
+  // Layout 2: the same text, after the image in its message, so the chat opens with the image like every other stage of the sample.
+  const prompt = renderChatTurn(chat, 2, { layout: 2 });
+  assert.deepEqual(prompt.messages, [{ ...first, preface: MULTITURN_SYSTEM_TEXT }, ...later]);
+  const [opening] = chatMessages(prompt, { jpeg: Buffer.from('jpeg'), sha256: 'x' }, 'low');
+  assert.deepEqual(
+    (opening!.content as Array<{ type: string; text?: string }>).map((part) => part.text ?? part.type),
+    ['image_url', MULTITURN_SYSTEM_TEXT, first.text],
+  );
 });
 
 test('the rejected context forgets one earlier instruction; the ablation appends all at the end', () => {
-  const forgetting = renderChatTurn(chat, 2, { forget: 0 });
+  const forgetting = renderChatTurn(chat, 2, { forget: 0, layout: 1 });
   assert.equal(forgetting.messages[1]?.text, 'What animal is in the picture?');
   assert.equal(forgetting.messages[3]?.text, `${short.value}\n\nWhat is it doing?`);
   assert.ok(!forgetting.messages.some((m) => m.text.includes(exclaim.value)));
 
-  const appended = renderChatTurn(chat, 2, { appendAll: true });
+  const appended = renderChatTurn(chat, 2, { appendAll: true, layout: 1 });
   assert.equal(appended.messages.at(-1)?.text, `How does it look?\n\nFollow all of these instructions in your answer:\n1. ${exclaim.value}\n2. ${short.value}`);
-  assert.notEqual(appended.version, renderChatTurn(chat, 2).version, 'the ablation never shares a cache key with the plain chat');
+  assert.notEqual(appended.version, renderChatTurn(chat, 2, { layout: 1 }).version, 'the ablation never shares a cache key with the plain chat');
 
-  assert.throws(() => renderChatTurn(chat, 2, { forget: 2 }), /turn 3 adds no instruction before turn 3/);
-  assert.throws(() => renderChatTurn([{ question: 'q1' }, { question: 'q2' }], 1), /turn 1 has no answer/);
+  assert.throws(() => renderChatTurn(chat, 2, { forget: 2, layout: 1 }), /turn 3 adds no instruction before turn 3/);
+  assert.throws(() => renderChatTurn([{ question: 'q1' }, { question: 'q2' }], 1, { layout: 1 }), /turn 1 has no answer/);
 });
 
 test('PIF at a turn counts every instruction in force, with the real verifiers', () => {

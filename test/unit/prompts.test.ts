@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CONSTRAINT_TYPES } from '../../domain/constraints/catalogue.js';
 import { answerPromptText, renderAnswerPrompt } from '../../prompts/answerPrompt.js';
+import { chatMessages } from '../../llm/chatMessages.js';
 import { renderCompatibilityPrompt } from '../../prompts/compatibilityPrompt.js';
 import { renderConstraintPrompt } from '../../prompts/constraintPrompt.js';
 import { renderInstructionPrompt } from '../../prompts/instructionPrompt.js';
@@ -19,6 +20,27 @@ test('the answer prompt is the reference format, with a numbered constraint list
   const rendered = renderAnswerPrompt('Describe the scene.', []);
   assert.equal(rendered.messages.length, 1);
   assert.equal(rendered.messages[0]!.withImage, true);
+});
+
+test('a reference answer frames the answer prompt: a system message first in layout 1, after the image in layout 2, same text', () => {
+  const constraints = [{ type: 'length', value: 'Use exactly 2 paragraphs.' }];
+  const frame = 'A reference answer to the underlying question, for accuracy (do not mention it): 42';
+  const task = answerPromptText('How many birds?', constraints);
+  assert.deepEqual(renderAnswerPrompt('How many birds?', constraints, '42', 1).messages, [
+    { role: 'system', text: frame },
+    { role: 'user', text: task, withImage: true },
+  ]);
+  const layout2 = renderAnswerPrompt('How many birds?', constraints, '42', 2);
+  assert.deepEqual(layout2.messages, [{ role: 'user', text: task, withImage: true, preface: frame }]);
+  // Without a reference both layouts send the same request (the same cache key).
+  assert.deepEqual(renderAnswerPrompt('How many birds?', constraints, undefined, 2), renderAnswerPrompt('How many birds?', constraints, undefined, 1));
+  // Sent: the image first, then the reference, then the task; the rejected answer (fewer constraints) shares all but the dropped ones.
+  const image = { jpeg: Buffer.from('jpeg'), sha256: 'x' };
+  const parts = (prompt: typeof layout2) => (chatMessages(prompt, image, 'low')[0]!.content as Array<{ type: string; text?: string }>).map((p) => p.text ?? p.type);
+  assert.deepEqual(parts(layout2), ['image_url', frame, task]);
+  assert.deepEqual(parts(renderAnswerPrompt('How many birds?', [], '42', 2)).slice(0, 2), ['image_url', frame]);
+  // Without the image (the no_image rejected answer), the reference still goes first, as its own text part.
+  assert.deepEqual(chatMessages(layout2, undefined, 'low'), [{ role: 'user', content: [{ type: 'text', text: frame }, { type: 'text', text: task }] }]);
 });
 
 test('the instruction prompt (Fig. 14) lists the sampled examples and the JSON output format', () => {

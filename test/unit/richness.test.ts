@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { contextFor, richnessTools } from '../../activities/runtime.js';
+import { CURRENT_REQUEST_LAYOUT } from '../../prompts/chat.js';
 import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
 import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
 import { judgeWindow, topFractionCutoff, type ScoreOutcome } from '../../domain/richness.js';
@@ -97,6 +98,7 @@ function build(id: string, richness: Record<string, unknown>, extra: Partial<Bui
       models: { default: { model: 'mmif-sim-vlm', baseUrl: sim.url } },
       ...extra,
     }),
+    CURRENT_REQUEST_LAYOUT,
   );
 }
 

@@ -11,6 +11,8 @@ import { scoreTurn } from '../../pipeline/multiturn/turnScore.js';
 import type { PlannedConstraint } from '../../pipeline/stageState.js';
 import type { ChatInstruction } from '../../domain/multiturn/chatPlan.js';
 import { ChatRequestSchema, generateReply } from '../../simulator/replies.js';
+import { chatMessages } from '../../llm/chatMessages.js';
+import type { RenderedPrompt, RequestLayout } from '../../prompts/chat.js';
 
 const SEED = 7;
 const rule = (type: string, value: string, func: string, params: unknown[]): PlannedConstraint => ({ type, value, method: 'rule', verifiers: [{ func, params }], selection: 'parser' });
@@ -28,9 +30,12 @@ function chatOf(id: number, turns: number): ChatTurn[] {
   }));
 }
 
-function answerPif(chat: ChatTurn[], turn: number, appendAll: boolean, complianceRate = 0.9, persistence = 0.97): number {
-  const prompt = renderChatTurn(chat, turn - 1, { appendAll });
-  const request = ChatRequestSchema.parse({ model: 'sim-vl', messages: prompt.messages.map((m) => ({ role: m.role, content: m.text })) });
+/** A chat turn as the model caller sends it (llm/chatMessages.ts): the image, then the standing rule where the layout puts it. */
+const IMAGE = { jpeg: Buffer.from('not decoded by the simulator'), sha256: 'image' };
+const requestOf = (prompt: RenderedPrompt) => ChatRequestSchema.parse({ model: 'sim-vl', messages: chatMessages(prompt, IMAGE, 'low') });
+
+function answerPif(chat: ChatTurn[], turn: number, appendAll: boolean, complianceRate = 0.9, persistence = 0.97, layout: RequestLayout = 2): number {
+  const request = requestOf(renderChatTurn(chat, turn - 1, { appendAll, layout }));
   const reply = generateReply(request, SEED, { complianceRate, judgeLeniency: 0.9, persistence });
   assert.equal(reply.stage, 'answer');
   return scoreTurn(reply.content, instructions.filter((x) => x.turn <= turn), 'pass').pif!;
@@ -40,11 +45,13 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 test('a chat answer is deterministic and follows appended instructions exactly when compliance is 1', () => {
   const chat = chatOf(0, 20);
-  const prompt = renderChatTurn(chat, 19);
-  const request = ChatRequestSchema.parse({ model: 'sim-vl', messages: prompt.messages.map((m) => ({ role: m.role, content: m.text })) });
+  const request = requestOf(renderChatTurn(chat, 19, { layout: 2 }));
   assert.equal(generateReply(request, SEED).content, generateReply(request, SEED).content);
-  // Every instruction appended, nothing to forget: the real verifiers pass all of them on every chat.
-  for (let id = 0; id < 30; id++) assert.equal(answerPif(chatOf(id, 20), 20, true, 1), 1, `chat ${id}`);
+  // Every instruction appended, nothing to forget: the real verifiers pass all of them on every chat,
+  // whether the chat's rule is a system message (layout 1) or a part of the image's message (layout 2).
+  for (const layout of [1, 2] as const) {
+    for (let id = 0; id < 30; id++) assert.equal(answerPif(chatOf(id, 20), 20, true, 1, 0.97, layout), 1, `chat ${id}, layout ${layout}`);
+  }
 });
 
 test('PIF falls from turn 3 to turn 20 and the append-all ablation raises it again', () => {
