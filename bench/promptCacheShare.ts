@@ -1,12 +1,17 @@
 /**
- * The share of prompt tokens a provider's prompt cache serves, measured on a real build: Temporal
+ * The share of prompt tokens a provider's prompt cache serves, measured on real builds: Temporal
  * dev server, an in-process worker, the simulator with its prefix cache (simulator/promptCache.ts)
  * as vLLM keeps one (16-token blocks, no minimum) and as OpenAI does (1,024-token minimum, 128-token
- * increments), images counted at `--image-tokens` (default 765: a 1024x1024 image at OpenAI's high
- * detail; the simulator's own default is 85, low detail). Prints the build report's cached-prompt
- * share, overall and per stage.
+ * increments), images counted at each of `--image-tokens` (default 765 and 85: a 1024x1024 image at
+ * OpenAI's high detail, and the simulator's own default, low detail).
  *
- * Run: npx tsx bench/promptCacheShare.ts [--samples 16] [--image-tokens 765]
+ * Three builds, each in request layout 1 (before: planned as builds were before layouts were
+ * recorded, test/harness/plannedBefore.ts) and layout 2 (after: planned now; prompts/chat.ts):
+ * CC3M (no request the layouts place differently), ChartQA (reference answers) and a multiturn CC3M
+ * build (chats). Every build gets a fresh stack, so no simulator prefix cache carries over between
+ * builds. Prints each build's cached-prompt share, overall and per stage, and the three together.
+ *
+ * Run: npx tsx bench/promptCacheShare.ts [--samples 16] [--image-tokens 765,85]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,33 +23,60 @@ import type { BuildReport } from '../output/buildReport.js';
 import { PROMPT_CACHE_PRESETS } from '../simulator/promptCache.js';
 import { LocalStore } from '../storage/localStore.js';
 import { startStack } from '../test/harness/stack.js';
+import { planAsBeforeLayouts } from '../test/harness/plannedBefore.js';
 import { writeCc3m } from '../test/fixtures/cc3m.js';
+import { writeChartqa } from '../test/fixtures/chartqa.js';
 
-const { values } = parseArgs({ options: { samples: { type: 'string', default: '16' }, 'image-tokens': { type: 'string', default: '765' } } });
+const { values } = parseArgs({ options: { samples: { type: 'string', default: '16' }, 'image-tokens': { type: 'string', default: '765,85' } } });
 const SAMPLES = Number(values.samples);
-const IMAGE_TOKENS = Number(values['image-tokens']);
+const IMAGE_TOKENS = values['image-tokens'].split(',').map(Number);
 Runtime.install({ logger: new DefaultLogger('WARN') });
 const dir = await mkdtemp(path.join(tmpdir(), 'mmif-bench-prefix-'));
 await writeCc3m(new LocalStore(path.join(dir, 'cc3m')), 'files', { perShard: SAMPLES, shards: 1 });
+await writeChartqa(new LocalStore(path.join(dir, 'chartqa')));
 const percent = (part: number, whole: number) => `${whole > 0 ? ((part / whole) * 100).toFixed(1) : '0.0'}%`;
+
+const models = { default: { model: 'mmif-sim-vlm' } };
+const BUILDS: Record<string, Omit<BuildConfigInput, 'buildId' | 'output' | 'seed'>> = {
+  cc3m: { sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m') }], maxSamples: SAMPLES, shardSize: SAMPLES, models },
+  // Every train sample of the fixture (4 human, 1 augmented), each with its reference answer.
+  chartqa: { sources: [{ type: 'chartqa', uri: path.join(dir, 'chartqa'), splits: ['train'], sets: ['human', 'augmented'] }], maxSamples: 5, shardSize: 5, models },
+  multiturn: {
+    sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m') }],
+    maxSamples: Math.min(SAMPLES, 6),
+    shardSize: Math.min(SAMPLES, 6),
+    mode: 'multiturn',
+    chat: { turns: 4, maxInstructions: 2 },
+    models,
+  },
+};
+
 try {
-  for (const [name, settings] of Object.entries(PROMPT_CACHE_PRESETS)) {
-    const stack = await startStack({ simulator: { seed: 5, promptCache: settings, imageTokens: IMAGE_TOKENS }, taskQueue: `bench-prefix-${name}` });
-    try {
-      const config: BuildConfigInput = {
-        buildId: `prefix-${name}`,
-        seed: 5,
-        output: path.join(dir, name),
-        sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m') }],
-        maxSamples: SAMPLES,
-        shardSize: SAMPLES,
-        models: { default: { model: 'mmif-sim-vlm' } },
-      };
-      const report = (await stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: config.buildId, args: [config] })) as BuildReport;
-      const stages = Object.entries(report.usage).map(([stage, u]) => `${stage} ${percent(u.cachedPromptTokens, u.promptTokens)} of ${u.promptTokens}`);
-      console.log(`${name} (min ${settings.minTokens}, blocks of ${settings.blockTokens}; images ${IMAGE_TOKENS} tokens): ${(report.cost.cachedPromptShare * 100).toFixed(1)}% of prompt tokens cached; ${stages.join(', ')}`);
-    } finally {
-      await stack.stop();
+  for (const imageTokens of IMAGE_TOKENS) {
+    for (const [cache, settings] of Object.entries(PROMPT_CACHE_PRESETS)) {
+      for (const layout of [1, 2] as const) {
+        const total = { prompt: 0, cached: 0 };
+        for (const [name, build] of Object.entries(BUILDS)) {
+          const buildId = `prefix-${name}-${cache}-${imageTokens}-layout${layout}`;
+          const output = path.join(dir, buildId);
+          const config: BuildConfigInput = { ...build, buildId, seed: 5, output };
+          if (layout === 1) await planAsBeforeLayouts(new LocalStore(output), config);
+          const stack = await startStack({ simulator: { seed: 5, promptCache: settings, imageTokens }, taskQueue: `bench-${buildId}` });
+          try {
+            const report = (await stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: buildId, args: [config] })) as BuildReport;
+            const usage = Object.entries(report.usage).filter(([stage]) => stage !== 'preflight');
+            for (const [, u] of usage) {
+              total.prompt += u.promptTokens;
+              total.cached += u.cachedPromptTokens;
+            }
+            const stages = usage.map(([stage, u]) => `${stage} ${percent(u.cachedPromptTokens, u.promptTokens)} of ${u.promptTokens}`);
+            console.log(`${cache} images ${imageTokens} layout ${layout} ${name}: ${percent(report.cost.cachedPromptShare, 1)} cached; ${stages.join(', ')}`);
+          } finally {
+            await stack.stop();
+          }
+        }
+        console.log(`${cache} images ${imageTokens} layout ${layout} ALL THREE: ${percent(total.cached, total.prompt)} of ${total.prompt} prompt tokens cached`);
+      }
     }
   }
 } finally {

@@ -13,15 +13,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
-import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
+import type { BuildConfigInput } from '../../config/buildConfig.js';
 import type { BuildReport } from '../../output/buildReport.js';
-import { configFingerprint, type StoredConfig } from '../../pipeline/planBuild.js';
+import type { StoredConfig } from '../../pipeline/planBuild.js';
 import { CURRENT_REQUEST_LAYOUT } from '../../prompts/chat.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { LocalStore } from '../../storage/localStore.js';
-import { getJson, putJson } from '../../storage/objectStore.js';
+import { getJson } from '../../storage/objectStore.js';
 import { writeChartqa } from '../fixtures/chartqa.js';
 import { assertCommittedShardsIntact } from '../harness/datasetChecks.js';
+import { planAsBeforeLayouts } from '../harness/plannedBefore.js';
 import { startStack, type Stack } from '../harness/stack.js';
 
 let stack: Stack;
@@ -66,12 +67,6 @@ let runs = 0;
 const build = (config: BuildConfigInput): Promise<BuildReport> =>
   stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: `${config.buildId}-${++runs}`, args: [config] });
 
-/** The stored config of a build planned before layouts were recorded: the same record, without `requestLayout`. */
-async function planAsBefore(input: BuildConfigInput): Promise<void> {
-  const config = parseBuildConfig(input);
-  await putJson(store, buildLayout(config.buildId).config, { configFingerprint: configFingerprint(config), config } satisfies StoredConfig);
-}
-
 /** Paid (not cached) requests per stage of a report. */
 const paid = (report: BuildReport) =>
   Object.fromEntries(Object.entries(report.usage).flatMap(([stage, u]) => (u.requests > u.cachedRequests ? [[stage, u.requests - u.cachedRequests]] : [])));
@@ -85,7 +80,7 @@ for (const [name, config] of [
 ] as const) {
   test(`${name}: a build planned with the old layout resumes with 0 new requests; a build planned now uses the new one`, async () => {
     const old = config(`${name.split(' ')[0]}-old`);
-    await planAsBefore(old);
+    await planAsBeforeLayouts(store, old);
     const first = await build(old);
     assert.ok(first.shards.committed > 0 && first.shards.failed === 0, JSON.stringify(first.shards));
     const stored = await getJson<StoredConfig>(store, buildLayout(old.buildId).config);
