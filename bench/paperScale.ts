@@ -179,7 +179,8 @@ async function buildPhases(client: Client, workflowId: string, t0: number): Prom
     if (done) {
       const s = scheduled.get(`${done.scheduledEventId}`);
       if (!s) continue;
-      const name = { preflightEndpoints: 'pre-flight', planBuild: 'planning', planTopUp: `round ${round.index} -> ${round.index + 1}: top-up planning`, finalizeBuild: 'finalize', commitShard: '', committedShards: '', targetTallies: '', committedShard: '' }[s.type];
+      const names: Record<string, string> = { preflightEndpoints: 'pre-flight', planBuild: 'planning', planTopUp: `round ${round.index} -> ${round.index + 1}: top-up planning`, finalizeBuild: 'finalize' };
+      const name = names[s.type];
       if (s.type === 'planTopUp') {
         closeRound();
         round = { index: round.index + 1, firstStart: Number.NaN, lastStart: Number.NaN, lastEnd: Number.NaN };

@@ -389,14 +389,9 @@ class Simulator {
   ): Promise<void> {
     const { key, attempt } = this.nextAttempt(request);
     const decision = decideFault(this.faultConfig, this.seed, key, attempt);
-    if (this.gpus && ['none', 'malformed', 'truncated'].includes(decision.kind)) {
-      // A reply's time on the GPUs follows its length: made first, sent after its decode time.
-      const reply = this.reply(request, key, decision.kind, dialect);
-      await pause(this.gpus.latencyMs(reply.body.usage.completion_tokens), signal);
-      sendJson(res, 200, this.counted(reply, false), { ...headers, 'x-simulator-times': `${times},${(performance.timeOrigin + performance.now()).toFixed(1)}` });
-      return;
-    }
-    await pause(decision.latencyMs, signal);
+    // Serving as GPUs, a reply's time follows its length: it is made first and sent after its decode time.
+    const early = this.gpus && ['none', 'malformed', 'truncated'].includes(decision.kind) ? this.reply(request, key, decision.kind, dialect) : undefined;
+    await pause(early ? this.gpus!.latencyMs(early.body.usage.completion_tokens) : decision.latencyMs, signal);
     switch (decision.kind) {
       case 'rate429':
         throw this.rateLimited('Simulated rate limit reached, please retry later.', headers);
@@ -408,7 +403,7 @@ class Simulator {
         await pause(this.faultConfig.hangMs, signal);
         throw new HttpError(504, 'Simulated upstream timeout.', 'server_error', 'timeout');
       default: {
-        const body = JSON.stringify(this.completion(request, key, decision.kind, false, dialect));
+        const body = JSON.stringify(early ? this.counted(early, false) : this.completion(request, key, decision.kind, false, dialect));
         const replyHeaders = { ...headers, 'x-simulator-times': `${times},${(performance.timeOrigin + performance.now()).toFixed(1)}` };
         if (this.faultConfig.trickleMs > 0) return trickle(res, body, replyHeaders, this.faultConfig.trickleMs, signal);
         send(res, 200, body, 'application/json', replyHeaders);

@@ -14,7 +14,7 @@
  * while a workflow has history.maxInFlightUpdates (10 by default) admitted and not completed
  * (temporalio/temporal service/history/workflow/update/registry.go checkLimits: "limit on number of
  * concurrent in-flight updates has been reached"; dynamic config history.maxInFlightUpdates), and a held answer is one in flight. So the desk holds at most
- * MAX_HELD answers; an unchanged answer beyond them goes out at once with `again`, the delay after
+ * MAX_HELD (3) answers; an unchanged answer beyond them goes out at once with `again`, the delay after
  * which that worker reports anew (sooner on a change worth reporting), paced so the unheld workers
  * together send about UNHELD_REPORTS_PER_S reports. The rest of the limit is for the reports that
  * arrive between two workflow tasks; capacity one worker gives back reaches a held worker at once and
@@ -33,10 +33,16 @@ export const HOLD_MS = 3_000;
 /** An update is ~5-7 events: roll over well before Temporal's history limits slow the workflow down. */
 const MAX_HISTORY = 2_000;
 const IDLE_END = '2 minutes';
-/** Answers held back at once, at most: half of Temporal's default in-flight update limit (10). */
-export const MAX_HELD = 5;
+/**
+ * Answers held back at once, at most: with the reports arriving between two workflow tasks (at
+ * UNHELD_REPORTS_PER_S and a workflow task's latency on a busy host), well within Temporal's default
+ * in-flight update limit (10). 5 let a 16-worker fleet be refused at times (test/e2e/endpointSharing.test.ts).
+ */
+export const MAX_HELD = 3;
+/** What the desk held before 'lease-desk-holds-three': the histories recorded then replay with it. */
+const MAX_HELD_BEFORE = 5;
 /** The reports per second the unheld workers send together, whatever their number (each reports every `again` ms). */
-const UNHELD_REPORTS_PER_S = 20;
+const UNHELD_REPORTS_PER_S = 8;
 /** The shortest `again`: with few workers unheld, capacity still moves within a fraction of a second. */
 const MIN_AGAIN_MS = 250;
 
@@ -66,7 +72,8 @@ export async function endpointLeases(desk: LeaseDesk = { book: {}, newest: {} })
     const answer = grantLeases(book, report, Date.now());
     const unchanged = report.endpoints.every((d) => answer.grants[d.endpoint] === d.holding);
     if (report.release || !unchanged) return answer;
-    if (held >= MAX_HELD && patched('lease-desk-holds-few')) return { ...answer, again: againMs(book) };
+    const full = (held >= MAX_HELD && patched('lease-desk-holds-three')) || (held >= MAX_HELD_BEFORE && patched('lease-desk-holds-few'));
+    if (full) return { ...answer, again: againMs(book) };
     held++;
     try {
       await condition(() => superseded() || rollingOver || grantsMoved(book, report), HOLD_MS);

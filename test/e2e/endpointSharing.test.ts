@@ -180,7 +180,7 @@ test('per-minute rates are leased by demand: an idle worker lends its part of th
  * More workers than Temporal's in-flight update limit (history.maxInFlightUpdates, 10 by default):
  * 16 workers, all busy on one endpoint, reporting to one desk as worker/endpointSharing.ts does (one
  * report out whenever none waits out the desk's `again`, a refused one retried after RETRY_MS, both
- * jittered). The desk holds at most MAX_HELD reports and answers the rest at once with `again`.
+ * jittered). The desk holds at most MAX_HELD (3) reports and answers the rest at once with `again`.
  * The reporters' client has no gRPC retries, so every refusal by the server is seen. They converge
  * to fair shares, never over the cap together; from then on, while each reports at least twice more,
  * the server refuses none. (Their first reports, sent at the same instant, may be: 16 updates arrive
@@ -232,7 +232,9 @@ test('more concurrent reporters than the in-flight update limit are all served, 
     const refusedBefore = refusals.length;
     const answeredBefore = { ...answered };
     await until('two more answers each', () => names.every((w) => answered[w]! >= answeredBefore[w]! + 2));
-    assert.deepEqual(refusals.slice(refusedBefore), [], 'the server refused no report once the fleet is steady');
+    // A report landing on the desk while it continues as new is aborted (and sent again): not a refusal.
+    const refused = refusals.slice(refusedBefore).filter((message) => !/workflow update was aborted/.test(message));
+    assert.deepEqual(refused, [], 'the server refused no report once the fleet is steady');
     assert.deepEqual(names.map((w) => grants[w]), names.map(() => CAP / WORKERS), 'still fair shares');
     assert.ok(unheld > 0, 'some reports were answered without being held');
     assert.ok(worst <= CAP, `${worst} granted together, over the cap of ${CAP}`);
