@@ -21,7 +21,11 @@ import { sourceAccounting, type SourceAccount } from './sourceAccounting.js';
 export interface BuildReport {
   buildId: string;
   configFingerprint: string;
-  /** Where the dataset is: `<output>/<buildId>`. */
+  /**
+   * Where the dataset is, for whoever reads the report: `<output>/<buildId>` in the workflow's result
+   * (datasetRootOf); `.` in build-report.json, which lives at the dataset root and is published with
+   * it, so it names no folder of the machine that wrote it.
+   */
   datasetRoot: string;
   simulated: boolean;
   shards: { planned: number; committed: number; failed: number };
@@ -82,7 +86,7 @@ export async function writeBuildReport(
   const report: BuildReport = {
     buildId: input.build.buildId,
     configFingerprint: input.build.configFingerprint,
-    datasetRoot: `${store.root.replace(/\/+$/, '')}/${layout.root}`,
+    datasetRoot: datasetRootOf(store, layout),
     simulated: false,
     shards: { planned: input.shardCount, committed: 0, failed: input.failed.length },
     failedShards: input.failed,
@@ -147,8 +151,13 @@ export async function writeBuildReport(
   if (config?.mode === 'multiturn') report.mode = 'multiturn';
   const datasetInfo = config?.mode === 'multiturn' ? chatDatasetInfo() : llamaFactoryDatasetInfo();
   await putIfChanged(store, layout.datasetInfo, JSON.stringify(datasetInfo), 'application/json');
-  await putIfChanged(store, layout.report, JSON.stringify(report), 'application/json');
+  await putIfChanged(store, layout.report, JSON.stringify({ ...report, datasetRoot: '.' }), 'application/json');
   return report;
+}
+
+/** The dataset's location: `<output>/<buildId>`. */
+export function datasetRootOf(store: ObjectStore, layout: BuildLayout): string {
+  return `${store.root.replace(/\/+$/, '')}/${layout.root}`;
 }
 
 function targetsReport(config: BuildConfig | undefined, plan: BuildPlan | undefined, manifests: ReadonlyArray<ShardManifest | undefined>): TargetsReport | undefined {

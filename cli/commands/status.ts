@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { BuildReport } from '../../output/buildReport.js';
+import { datasetRootOf, type BuildReport } from '../../output/buildReport.js';
 import type { EvalSummary } from '../../output/evalOutputs.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { getJson } from '../../storage/objectStore.js';
@@ -96,7 +96,10 @@ export async function watch(run: BuildRun): Promise<BuildReport> {
 /** A --local build with no server left: how the run ended (its record) and its figures (build-report.json). */
 async function localStatus(record: LocalBuildRecord): Promise<number> {
   const store = openStore(record.output, record.s3);
-  const report = await getJson<BuildReport>(store, buildLayout(record.buildId).report);
+  const layout = buildLayout(record.buildId);
+  const stored = await getJson<BuildReport>(store, layout.report);
+  // The stored report names its dataset relative to itself: here, where it is.
+  const report = stored && { ...stored, datasetRoot: datasetRootOf(store, layout) };
   const phase = closedPhase(record.status) ?? record.status.toLowerCase();
   console.log(`${record.buildId} ${phase} (a --local build, ended ${record.finishedAt}; its Temporal server is gone)`);
   if (report) console.log(formatSummary(report));
