@@ -37,6 +37,7 @@ import { chatQuality, shardQuality, visionTallies, type ShardQuality } from './q
 import { dpoParquet, instructParquet } from './parquet.js';
 import { dpoSharegptLine, instructSharegptLine, jsonl } from './sharegpt.js';
 import { assembleChat } from './chatRecords.js';
+import { loadNormalizedImage } from '../pipeline/sampleImage.js';
 import { CHAT_PAIR_ROWS, CHAT_ROWS, chatPairSharegptLine, chatParquet, chatSharegptLine } from './chatFormats.js';
 
 export interface ShardToCommit {
@@ -158,7 +159,8 @@ async function singleTurnShardContent(store: ObjectStore, layout: BuildLayout, s
   const instruct = assembled.flatMap((a) => (a.instruct ? [a.instruct] : []));
   const dpo = assembled.flatMap((a) => (a.dpo ? [a.dpo] : []));
   const rejects = [...assembled.flatMap((a) => (a.reject ? [a.reject] : [])), ...overTarget];
-  const images = await loadImages(store, layout, instruct);
+  const images = await loadImages(store, layout, [...instruct, ...(heldOut?.instruct ?? [])]);
+  await publishImages(store, layout, images);
   const imageBytes = (r: InstructRecord | DpoRecord) => images.get(r.image_sha256)!;
   const files: ShardFile[] = [
     { key: layout.instructParquet(spec.shard), body: await instructParquet(instruct, imageBytes), rows: instruct.length },
@@ -194,7 +196,8 @@ async function chatShardContent(store: ObjectStore, layout: BuildLayout, spec: S
   const builtPairs = assembled.flatMap((a) => a.pairs);
   const split = spec.holdout ? splitHeldOutChats(built, builtPairs, spec.holdout) : undefined;
   const [chats, pairs] = split ? [split.chats, split.pairs] : [built, builtPairs];
-  const images = await loadImages(store, layout, chats);
+  const images = await loadImages(store, layout, [...chats, ...(split?.heldOut ?? [])]);
+  await publishImages(store, layout, images);
   const imageBytes = (r: { image_sha256: string }) => images.get(r.image_sha256)!;
   const files: ShardFile[] = [
     { key: layout.chatParquet(spec.shard), body: await chatParquet(CHAT_ROWS, chats, imageBytes), rows: chats.length },
@@ -268,9 +271,18 @@ async function loadStates(store: ObjectStore, layout: BuildLayout, sample: Sourc
 export async function loadImages(store: ObjectStore, layout: BuildLayout, records: readonly Pick<InstructRecord, 'image_sha256'>[]): Promise<Map<string, Buffer>> {
   const images = new Map<string, Buffer>();
   await mapLimit([...new Set(records.map((r) => r.image_sha256))], 16, async (sha) => {
-    const bytes = await store.get(layout.image(sha));
-    if (!bytes) throw new Error(`image ${sha} is missing from ${store.root}`);
-    images.set(sha, bytes);
+    images.set(sha, await loadNormalizedImage(store, layout, sha));
   });
   return images;
+}
+
+/**
+ * Writes the images of the records a shard commits (training and held-out ones) into images/, the
+ * folder records point at and that is uploaded; images of rejected samples stay staged (_work/).
+ * Before the manifest: a crash leaves images whose records a retried commit writes again.
+ */
+async function publishImages(store: ObjectStore, layout: BuildLayout, images: ReadonlyMap<string, Buffer>): Promise<void> {
+  await mapLimit([...images], 16, async ([sha, bytes]) => {
+    await store.putIfAbsent(layout.image(sha), bytes, 'image/jpeg');
+  });
 }

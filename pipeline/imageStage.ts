@@ -37,7 +37,7 @@ export async function runImageStage(ctx: StageContext, sample: SourceSample): Pr
     const mine = { sampleId: sample.sampleId, rank: sampleRank(ctx.config.seed, sample.sampleId) };
     await claimOrReject(ctx.store, ctx.layout.imageClaim(key), mine, policy, ctx.layout.lostClaim);
   }
-  await ctx.store.put(ctx.layout.image(image.sha256), image.jpeg, 'image/jpeg');
+  await ctx.store.put(ctx.layout.stagedImage(image.sha256), image.jpeg, 'image/jpeg');
   return {
     sha256: image.sha256,
     width: image.width,

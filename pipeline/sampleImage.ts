@@ -1,3 +1,5 @@
+import type { BuildLayout } from '../storage/buildLayout.js';
+import type { ObjectStore } from '../storage/objectStore.js';
 import type { StageContext } from './context.js';
 import type { ImageResult } from './stageState.js';
 
@@ -8,7 +10,15 @@ export interface SampleImage {
 }
 
 export async function loadSampleImage(ctx: StageContext, image: ImageResult): Promise<SampleImage> {
-  const jpeg = await ctx.store.get(ctx.layout.image(image.sha256));
-  if (!jpeg) throw new Error(`normalized image ${image.sha256} is missing from ${ctx.store.root}`);
-  return { jpeg, sha256: image.sha256 };
+  return { jpeg: await loadNormalizedImage(ctx.store, ctx.layout, image.sha256), sha256: image.sha256 };
+}
+
+/**
+ * A normalized image where the image stage stored it (_work/images/), or, for a build whose image
+ * stage ran before images were staged, where it stored them then (images/).
+ */
+export async function loadNormalizedImage(store: ObjectStore, layout: BuildLayout, sha256: string): Promise<Buffer> {
+  const jpeg = (await store.get(layout.stagedImage(sha256))) ?? (await store.get(layout.image(sha256)));
+  if (!jpeg) throw new Error(`normalized image ${sha256} is missing from ${store.root}`);
+  return jpeg;
 }

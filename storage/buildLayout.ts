@@ -22,7 +22,13 @@ export function buildLayout(buildId: string) {
     root,
     /** `key` as a path inside the dataset root: what manifests list, what a store opened at the root reads. */
     inDataset: (key: string) => key.slice(root.length + 1),
+    /** A record's image in the dataset (images/): written when a shard commits the records that use it. */
     image: (sha256: string) => `${root}/${imagePathInDataset(sha256)}`,
+    /**
+     * A normalized image as the image stage stores it, before any record uses it: a sample rejected
+     * later leaves its image here, out of the folder that is uploaded.
+     */
+    stagedImage: (sha256: string) => `${work}/${imagePathInDataset(sha256)}`,
     imageClaim: (dedupeKey: string) => `${work}/image-claims/${dedupeKey}.json`,
     /** A sample whose dedupe claim a lower rank took over (pipeline/imageClaims.ts LostClaim). */
     lostClaim: (sampleId: string) => `${work}/image-claims-lost/${sampleId}.json`,

@@ -197,6 +197,14 @@ test('every rule verdict of the records carries vacuous; pass rates credit no va
   assert.match(text, /- Vacuous rule passes: not credited \(fail closed\)/);
 });
 
+test('images/ holds the images of the written records only: a rejected sample\'s image stays staged under _work/', async () => {
+  const published = (await readdir(path.join(root, 'images'), { recursive: true })).filter((f) => String(f).endsWith('.jpg')).map((f) => path.basename(String(f), '.jpg'));
+  const used = new Set([...instruct, ...pairs].map((r) => r.image_sha256));
+  assert.deepEqual(new Set(published), used);
+  const staged = (await readdir(path.join(root, '_work', 'images'), { recursive: true })).filter((f) => String(f).endsWith('.jpg'));
+  assert.ok(staged.length > used.size, `some sample was rejected after its image stage (${staged.length} staged, ${used.size} published)`);
+});
+
 test('a constraint of a type Table 5 checks by rule that ends up judged records why', () => {
   const judgedRuleTypes = instruct.flatMap((r) => r.constraints).filter((c) => c.method !== 'rule' && constraintType(c.type)?.evaluation === 'rule');
   for (const c of judgedRuleTypes) assert.match(c.selectionNote ?? '', /^(judged: |model choice refused: )/, `${c.type}: ${c.value}`);
