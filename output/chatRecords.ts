@@ -155,7 +155,7 @@ export function assembleChat(sample: SourceSample, states: SampleStates): Assemb
       chosen_verdicts: t.verdicts.map(writtenVerdict),
       rejected_verdicts: t.pair.rejectedVerdicts.map(writtenVerdict),
       chosen_pif: t.pif,
-      rejected_pif: pif(t.pair.rejectedVerdicts.map((v) => v.passed)),
+      rejected_pif: t.pair.rejectedPif ?? pif(t.pair.rejectedVerdicts.map((v) => v.passed)),
       simulated,
     });
   }

@@ -48,6 +48,8 @@ export interface TurnPair {
   forgottenTurn: number;
   rejected: string;
   rejectedVerdicts: Verdict[];
+  /** The rejected answer's PIF, counted as the chosen one's is (verification.vacuous); absent in states made before. */
+  rejectedPif?: number;
   judgement: PairJudgement;
 }
 
@@ -153,7 +155,7 @@ async function rejectedTurn(
     const rejected = await ctx.models.text(turnRequest(ctx, 'rejected', chat, index, image, attempt, { forget: forgotten.turn - 1 }), calls);
     const policy = ctx.config.verification.vacuous;
     const score = scoreTurn(rejected, inForce, policy);
-    pair = { forgottenTurn: forgotten.turn, rejected, rejectedVerdicts: score.verdicts, judgement: judgeTurnPair(chosen, score, atStake, policy) };
+    pair = { forgottenTurn: forgotten.turn, rejected, rejectedVerdicts: score.verdicts, rejectedPif: score.pif, judgement: judgeTurnPair(chosen, score, atStake, policy) };
     if (pair.judgement.kept) break;
   }
   return pair!;
