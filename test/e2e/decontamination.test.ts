@@ -7,7 +7,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
@@ -48,6 +48,9 @@ test('a re-encoded, resized copy of a training image and a copied question in a 
       `0\t${reencoded.toString('base64')}\tDescribe the picture.\tperception`,
       `1\t${(await sceneJpeg(77, 300, 200)).toString('base64')}\t"${question.replaceAll('"', '""')}"\tperception`,
       '2\t0\tThe same image as item 0, named by its index as VLMEvalKit does.\tperception',
+      // Shares a 13-gram with the instruction refined from LAION question 1 (the simulator appends
+      // "Explain your answer with reference to what the image shows."), not with the question itself.
+      `3\t${(await sceneJpeg(78, 300, 200)).toString('base64')}\tTell me how do they interact? Explain your answer with reference to what the image shows. Be brief.\tperception`,
     ].join('\n'),
   );
   const buildId = 'decon';
@@ -84,10 +87,19 @@ test('a re-encoded, resized copy of a training image and a copied question in a 
   const text = contaminated.find((r) => r.source === 'allava');
   assert.ok(text, 'the copied question is caught');
   assert.equal(text.reason, 'contaminated: mmifeval 1: instruction: the same text as its question');
-  assert.equal(contaminated.length, 2, 'nothing else matches');
+  const refined = contaminated.find((r) => r.stage === 'instruction');
+  assert.ok(refined, 'the refined instruction sharing a 13-gram is caught after the instruction stage');
+  assert.equal(refined.reason, 'contaminated: mmifeval 3: instruction: shares the 13-gram "how do they interact explain your answer with reference to what the image"');
+  assert.equal(contaminated.length, 3, 'nothing else matches');
   for (const r of contaminated) assert.ok(!training.some((t) => t.includes(`"source_id":"${r.source_id}"`)), `${r.source_id} is in no training file`);
 
+  // The refined instruction's sample was rejected after its image stage: its image stays staged, out of images/.
+  const jpgs = async (folder: string) => new Set((await readdir(path.join(root, buildId, folder), { recursive: true })).map(String).filter((f) => f.endsWith('.jpg')).map((f) => path.basename(f, '.jpg')));
+  const used = new Set(training.flatMap((t) => t.split('\n').filter(Boolean)).map((l) => (JSON.parse(l) as { images: string[] }).images[0]!.replace(/^.*\//, '').replace(/\.jpg$/, '')));
+  const staged = await jpgs('_work/images');
+  assert.deepEqual(await jpgs('images'), used, 'images/ holds the written records\' images only');
+  assert.ok([...staged].some((sha) => !used.has(sha)), 'the rejected sample\'s image is staged, not published');
   const card = await readFile(path.join(root, buildId, 'README.md'), 'utf8');
-  assert.match(card, /- Decontamination: against mmifeval \(vlmevalkit-tsv\); 2 samples rejected as contaminated/);
-  assert.match(card, /\| contaminated \| 2 \|/);
+  assert.match(card, /- Decontamination: against mmifeval \(vlmevalkit-tsv\); 3 samples rejected as contaminated/);
+  assert.match(card, /\| contaminated \| 3 \|/);
 });
