@@ -296,8 +296,9 @@ export class ModelCaller {
     // Overwrites an unusable entry of another build: this build's own try replaces it. A torn
     // entry (a crash mid-write) reads as absent: its request is sent again, and counted as lost
     // in flight by the sent log.
-    await createJson(this.cache, key, reply);
-    await counted;
+    // Awaited together: a cache write that fails must not leave the count's promise unwatched (an
+    // object-store outage fails both, and an unawaited rejection would surface after the activity).
+    await Promise.all([createJson(this.cache, key, reply), counted]);
     calls.push(record);
     if (lost) calls.push({ ...record, lostInFlight: true });
     return reply;
