@@ -65,11 +65,20 @@ export const retryFailedShardsUpdate = defineUpdate<{ retrying: number[] }>('ret
 /** Phases in which a retryFailedShards update can still run shards. */
 const RETRYABLE_PHASES: readonly BuildPhase[] = ['planning', 'running', 'waiting-for-retry'];
 
+/** The buildId of a config input not yet resolved (empty when it has none: resolving fails it). */
+function inputBuildId(input: unknown): string {
+  const buildId = typeof input === 'object' && input !== null ? (input as { buildId?: unknown }).buildId : undefined;
+  return typeof buildId === 'string' ? buildId : '';
+}
+
 export async function buildDataset(input: unknown, carried?: CarriedProgress): Promise<BuildReport> {
-  const config = await buildConfigInput(input);
-  const progress = carried?.progress ?? newProgress(config.buildId, Date.now());
-  const retryQueue = carried?.retryQueue ?? [];
+  // The query answers from the first activation: the config is resolved by an activity, and
+  // `mmif status` (or `build --wait`) may ask while it runs.
+  const progress = carried?.progress ?? newProgress(inputBuildId(input), Date.now());
   setHandler(progressQuery, () => progress);
+  const config = await buildConfigInput(input);
+  progress.buildId = config.buildId;
+  const retryQueue = carried?.retryQueue ?? [];
   setHandler(
     retryFailedShardsUpdate,
     () => {
