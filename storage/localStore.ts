@@ -1,4 +1,4 @@
-import { appendFileSync, constants, createReadStream, readFile as readFileCallback, writeFile as writeFileCallback } from 'node:fs';
+import { appendFileSync, constants, createReadStream, type Dirent, readFile as readFileCallback, writeFile as writeFileCallback } from 'node:fs';
 import { mkdir, open, readdir, realpath, rename, rm, stat, link, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -187,14 +187,7 @@ export class LocalStore implements ObjectStore {
   async sweepIncompleteWrites(prefix: string): Promise<string[]> {
     const removed: string[] = [];
     const sweep = async (dirKey: string): Promise<void> => {
-      let entries;
-      try {
-        entries = await readdir(this.resolve(dirKey), { withFileTypes: true });
-      } catch (err) {
-        if (isNotFound(err) || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return;
-        throw err;
-      }
-      for (const entry of entries) {
+      for (const entry of await this.entries(dirKey)) {
         const key = dirKey ? `${dirKey}/${entry.name}` : entry.name;
         if (entry.isDirectory()) await sweep(key);
         else if (entry.name.includes(TEMP_MARK) && key.startsWith(prefix)) {
@@ -256,14 +249,18 @@ export class LocalStore implements ObjectStore {
     yield* this.walk(dirKey, prefix);
   }
 
-  private async *walk(dirKey: string, prefix: string): AsyncIterable<ObjectInfo> {
-    let entries;
+  /** A folder's entries; none where the folder is missing or is a file. */
+  private async entries(dirKey: string): Promise<Dirent[]> {
     try {
-      entries = await readdir(this.resolve(dirKey), { withFileTypes: true });
+      return await readdir(this.resolve(dirKey), { withFileTypes: true });
     } catch (err) {
-      if (isNotFound(err) || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return;
+      if (isNotFound(err) || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return [];
       throw err;
     }
+  }
+
+  private async *walk(dirKey: string, prefix: string): AsyncIterable<ObjectInfo> {
+    const entries = await this.entries(dirKey);
     // Order by full key, as S3 does: a directory's keys all start with `name/`, so 'a.txt' < 'a/x' < 'a0'.
     const sortKey = (e: (typeof entries)[number]) => (e.isDirectory() ? `${e.name}/` : e.name);
     entries.sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : sortKey(a) > sortKey(b) ? 1 : 0));
