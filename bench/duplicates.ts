@@ -33,7 +33,7 @@ const connection = await Connection.connect({ address: server.address });
 const worker = await startWorkerProcess({ address: server.address, taskQueue: 'dups', simulatorUrl: proxy.url });
 try {
   const config = benchBuildConfig('dups', output, images, SAMPLES, { concurrency: C, shardSize: 128, sliceSize: 32, maxParallelShards: 8, llmConcurrency: 32 });
-  const report = (await new Client({ connection }).workflow.execute('buildDataset', { taskQueue: 'dups', workflowId: `dups-${Date.now()}`, args: [config] })) as BuildReport;
+  const report = (await new Client({ connection }).workflow.execute('buildDataset', { taskQueue: 'dups', workflowId: config.buildId, args: [config] })) as BuildReport;
   const stats = await simStats(sim);
   const counts = proxy.counts();
   const cached = Object.values(report.usage).reduce((a, u) => a + u.cachedRequests, 0);

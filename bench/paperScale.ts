@@ -93,7 +93,7 @@ try {
   const cpu0 = workers.map((w) => procUsage(w.pid)!.cpuMs);
   const poll = pollSimulator(simUrls, [...workers.map((w) => w.pid), sim.pid, temporal.process.pid!]);
   const started = Date.now();
-  const workflowId = `bench-${buildId}`;
+  const workflowId = buildId;
   const report = (await client.workflow.execute('buildDataset', { taskQueue, workflowId, args: [config] })) as BuildReport;
   const wallSeconds = (Date.now() - started) / 1000;
   const ticks = await poll.stop();

@@ -126,7 +126,7 @@ async function mmifRun(server: DevServer, sim: SimulatorProc, client: Client, im
     const started = Date.now();
     const handle = await client.workflow.start('buildDataset', {
       taskQueue,
-      workflowId: `peer-mmif-${Date.now()}`,
+      workflowId: 'peer',
       args: [benchBuildConfig('peer', output, images, SAMPLES, SETTINGS)],
     });
     let doneAtKill: number | undefined;

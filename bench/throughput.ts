@@ -137,7 +137,7 @@ async function runScenario(server: DevServer, sim: SimulatorProc, client: Client
     const started = Date.now();
     const report = (await client.workflow.execute('buildDataset', {
       taskQueue,
-      workflowId: `bench-${scenario.name}-${Date.now()}`,
+      workflowId: `bench-${scenario.name}`,
       args: [benchBuildConfig(`bench-${scenario.name}`, output, images, scenario.samples, scenario.settings)],
     })) as BuildReport;
     const wallSeconds = (Date.now() - started) / 1000;

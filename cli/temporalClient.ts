@@ -27,8 +27,9 @@ export async function forBuild<T>(buildId: string, work: () => Promise<T>): Prom
     return await work();
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) {
-      // A build started with `temporal workflow start --workflow-id <other>` is known by that id (docs/operations.md).
-      throw new CliError(`no build '${buildId}' on this Temporal namespace (a build started with \`temporal workflow start\` is known by its --workflow-id)`, EXIT.notFound);
+      // A build runs under its buildId (workflows/buildDataset.ts refuses another id); a schedule's
+      // dated run under <buildId>@<date> (domain/buildWorkflowId.ts).
+      throw new CliError(`no build '${buildId}' on this Temporal namespace (a schedule's run is known by <buildId>@<YYYY-MM-DD>)`, EXIT.notFound);
     }
     throw err;
   }

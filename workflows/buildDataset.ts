@@ -31,6 +31,7 @@ import type { BuildConfig } from '../config/buildConfig.js';
 import { batchStages, requestsPerSecondLimit, stageTaskQueues } from '../config/endpointRouting.js';
 import type { BuildReport } from '../output/buildReport.js';
 import type { BuildPlan } from '../pipeline/planBuild.js';
+import { workflowIdRefusal } from '../domain/buildWorkflowId.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import { stagesFor } from '../domain/stages.js';
 import { commitCaps, sourceGoals, type Goals } from '../domain/targets.js';
@@ -97,6 +98,13 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
       },
     },
   );
+  // A build started under another id (the Temporal CLI) is one status and resume never find: refused
+  // before it plans or pays for anything. Once per build (a continued run keeps its id). Patched:
+  // builds started before the check replay without it.
+  if (!carried && patched('workflow-id-is-build-id')) {
+    const refusal = workflowIdRefusal(workflowInfo().workflowId, config.buildId);
+    if (refusal) throw ApplicationFailure.nonRetryable(refusal, 'ConfigError');
+  }
   const { planBuild, planTopUp, finalizeBuild, committedShards, preflightEndpoints } = proxyActivities<typeof activities>(pipelineActivityOptions(config.retry));
   const setPhase = (phase: BuildPhase) => {
     progress.phase = phase;

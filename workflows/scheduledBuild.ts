@@ -6,6 +6,7 @@
  */
 import { executeChild, workflowInfo } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { scheduledRunWorkflowId } from '../domain/buildWorkflowId.js';
 import type { BuildReport } from '../output/buildReport.js';
 import { buildDataset } from './buildDataset.js';
 import { buildConfigInput } from './configInput.js';
@@ -19,5 +20,5 @@ export async function scheduledBuild(input: unknown): Promise<BuildReport> {
   const nominal = info.typedSearchAttributes.get(SCHEDULED_START_TIME) ?? info.startTime;
   const date = nominal.toISOString().slice(0, 10);
   const dated = { ...config, output: `${config.output.replace(/\/+$/, '')}/${date}`, cacheUri: config.cacheUri ?? config.output };
-  return executeChild(buildDataset, { workflowId: `${config.buildId}@${date}`, args: [dated] });
+  return executeChild(buildDataset, { workflowId: scheduledRunWorkflowId(config.buildId, date), args: [dated] });
 }

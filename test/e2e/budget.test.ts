@@ -81,7 +81,7 @@ test('a build stops within its budget, and run again with a larger one ends with
   let before = stack.simulator.stats().requests;
   const unlimited = (await stack.client.workflow.execute('buildDataset', {
     taskQueue: stack.taskQueue,
-    workflowId: 'budget-unlimited',
+    workflowId: BUILD_ID,
     args: [config(unlimitedOutput)],
   })) as BuildReport;
   const fullRequests = stack.simulator.stats().requests - before;

@@ -81,7 +81,7 @@ const lines = <T>(body: Buffer | undefined): T[] =>
     .map((l) => JSON.parse(l) as T);
 
 test('a CC3M webdataset on S3 becomes verified SFT and DPO shards on S3', async () => {
-  const report = await runBuild('e2e-1', config());
+  const report = await runBuild(BUILD_ID, config());
   const layout = buildLayout(BUILD_ID);
 
   assert.equal(report.shards.planned, 3);
@@ -267,7 +267,7 @@ test('re-running a finished build makes no model call and rewrites nothing', asy
   const layout = buildLayout(BUILD_ID);
   const manifestsBefore = await Promise.all([0, 1, 2].map((s) => out.get(layout.manifest(s))));
   const requestsBefore = stack.simulator.stats().requests;
-  const report = await runBuild('e2e-1-again', config({ maxParallelShards: 1 }));
+  const report = await runBuild(BUILD_ID, config({ maxParallelShards: 1 }));
   assert.equal(report.shards.committed, 3);
   assert.equal(stack.simulator.stats().requests, requestsBefore);
   const manifestsAfter = await Promise.all([0, 1, 2].map((s) => out.get(layout.manifest(s))));
@@ -275,14 +275,14 @@ test('re-running a finished build makes no model call and rewrites nothing', asy
 });
 
 test('a bad config fails the build at once with a message naming the field', async () => {
-  await assert.rejects(runBuild('e2e-bad', { ...config(), maxSamples: -3, shardSize: 'many' }), (err: unknown) => {
+  await assert.rejects(runBuild(BUILD_ID, { ...config(), maxSamples: -3, shardSize: 'many' }), (err: unknown) => {
     assert.ok(err instanceof WorkflowFailedError);
     const message = (err.cause as Error).message;
     assert.match(message, /maxSamples/);
     assert.match(message, /shardSize/);
     return true;
   });
-  await assert.rejects(runBuild('e2e-changed', config({ seed: 6 })), (err: unknown) => {
+  await assert.rejects(runBuild(BUILD_ID, config({ seed: 6 })), (err: unknown) => {
     assert.ok(err instanceof WorkflowFailedError);
     const activityFailure = err.cause as Error & { cause?: Error };
     assert.match(activityFailure.cause!.message, /already exists .* with a different config/);

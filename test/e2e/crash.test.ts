@@ -101,12 +101,12 @@ test('a worker SIGKILLed mid-shard is replaced and the dataset is byte-identical
   // The reference: the same build, uninterrupted, into its own output (and so its own model cache).
   const refOutput = path.join(dir, 'reference');
   const refStart = simulator.stats().completed;
-  const ref = (await client.workflow.execute('buildDataset', { taskQueue: TASK_QUEUE, workflowId: 'reference', args: [config('crash', refOutput)] })) as BuildReport;
+  const ref = (await client.workflow.execute('buildDataset', { taskQueue: TASK_QUEUE, workflowId: 'crash', args: [config('crash', refOutput)] })) as BuildReport;
   assert.equal(ref.shards.committed, 2);
   assert.equal(paid(ref).requests, simulator.stats().completed - refStart, 'uninterrupted: every answered request counted');
 
   const output = path.join(dir, 'crashed');
-  const handle = await client.workflow.start('buildDataset', { taskQueue: TASK_QUEUE, workflowId: 'crashed', args: [config('crash', output)] });
+  const handle = await client.workflow.start('buildDataset', { taskQueue: TASK_QUEUE, workflowId: 'crash', args: [config('crash', output)] });
   const requests = simulator.stats().requests;
   const answeredBefore = simulator.stats().completed;
   await eventually(() => simulator.stats().requests > requests + 8 && simulator.stats().inFlight > 0, 60_000, 'activities in flight');

@@ -97,6 +97,28 @@ test('a wrong data path started on Temporal directly: status and resume --wait e
   assert.equal(lastLine(resumed), lastLine(status));
 });
 
+test('a build started on Temporal under a workflow id other than its buildId is refused at once: status and resume --wait say how to start it, exit 2', async () => {
+  // As `temporal workflow start --workflow-id other-id` would: the config says buildId 'own-id'.
+  const output = path.join(dir, 'out-other-id');
+  const requests = stack.simulator.stats().requests;
+  const started = await stack.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'other-id', args: [config('own-id', { output })] });
+  await assert.rejects(started.result());
+  const line =
+    "mmif: build other-id failed: workflow id 'other-id' is not the config's buildId 'own-id': start the build with --workflow-id own-id (mmif status and resume find builds by their buildId)";
+  const status = await mmif(stack, 'status', 'other-id');
+  assertClean(status);
+  assert.equal(status.code, 2, status.stderr);
+  assert.equal(lastLine(status), line);
+  const resumed = await mmif(stack, 'resume', 'other-id', '--wait');
+  assertClean(resumed);
+  assert.equal(resumed.code, 2, resumed.stderr);
+  assert.equal(lastLine(resumed), line);
+  // Refused before pre-flight and planning: no model called, nothing written, no build under its buildId.
+  assert.equal(stack.simulator.stats().requests, requests, 'no model call');
+  await assert.rejects(readdir(output), 'no output written');
+  assert.equal((await mmif(stack, 'status', 'own-id')).code, 3);
+});
+
 test('a ChartQA sub-folder given as the root names both layouts it looked for, exit 2', async () => {
   const root = path.join(dir, 'chartqa', 'ChartQA Dataset', 'train');
   const file = await configFile('chartqa-subfolder', { sources: [{ type: 'chartqa', uri: root }] });

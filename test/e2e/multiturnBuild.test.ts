@@ -67,8 +67,8 @@ const config = (): BuildConfigInput => ({
   models: { default: { model: 'mmif-sim-vlm' }, rejected: { model: 'mmif-sim-vlm-mini' } },
 });
 
-async function runBuild(workflowId: string): Promise<Built> {
-  const report: BuildReport = await stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId, args: [config()] });
+async function runBuild(): Promise<Built> {
+  const report: BuildReport = await stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: BUILD_ID, args: [config()] });
   const read = async <T>(key: string) => ((await store.get(key)) ?? Buffer.alloc(0)).toString().split('\n').filter(Boolean).map((l) => JSON.parse(l) as T);
   const out: Built = { report, chats: [], pairs: [], rejects: [] };
   for (let shard = 0; shard < report.shards.planned; shard++) {
@@ -83,7 +83,7 @@ before(async () => {
   stack = await startStack({ simulator: { seed: 21, faults: { complianceRate: 0.85 } }, taskQueue: 'mmif-multiturn' });
   dir = await mkdtemp(path.join(tmpdir(), 'mmif-multiturn-'));
   store = new LocalStore(path.join(dir, 'out'));
-  built = await runBuild('mt-1');
+  built = await runBuild();
 });
 
 after(async () => {
@@ -341,7 +341,7 @@ test('a re-run of the build from its cache pays for no model call and writes the
   // Forget every stage state and commit: each stage runs again, and finds every reply in the model cache.
   await rm(path.join(store.root, BUILD_ID, '_work', 'samples'), { recursive: true });
   await rm(path.join(store.root, BUILD_ID, 'manifests'), { recursive: true });
-  const again = await runBuild('mt-2');
+  const again = await runBuild();
   assert.equal(stack.simulator.stats().requests, requests, 'no request reached the endpoint');
   assert.deepEqual(await assertCommittedShardsIntact(store, BUILD_ID, again.report.shards.planned), sums);
   assert.ok(Object.values(again.report.usage).every((u) => u.costUsd === 0 || u.requests === u.cachedRequests));

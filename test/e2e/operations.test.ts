@@ -178,11 +178,11 @@ test('a failed build re-runs with `temporal workflow start --id-reuse-policy All
 
 test('re-running a completed build makes zero model calls and writes nothing', async () => {
   const input = config('rerun', { searchAttributes: true });
-  await (await start('rerun-1', input)).result();
+  await (await start('rerun', input)).result();
   const root = path.join(dir, 'out', 'rerun');
   const before = await mtimesOf(root);
   const requests = stack.simulator.stats().requests;
-  const report = (await (await start('rerun-2', input)).result()) as BuildReport;
+  const report = (await (await start('rerun', input)).result()) as BuildReport;
   assert.equal(report.shards.committed, 3);
   assert.equal(stack.simulator.stats().requests, requests, 'no model call');
   assert.deepEqual(await mtimesOf(root), before, 'no object written or rewritten');
@@ -194,7 +194,7 @@ test('re-running a completed build makes zero model calls and writes nothing', a
     return ids.sort();
   };
   await eventually(async () => (await found()).length === 2, 20_000, 'both runs to be visible by search attribute');
-  assert.deepEqual(await found(), ['rerun-1', 'rerun-2']);
+  assert.deepEqual(await found(), ['rerun', 'rerun'], 'both runs of the build, under its buildId');
 });
 
 test('cancelling a build stops it; committed shards stay valid and the report says what was committed', async () => {

@@ -59,7 +59,7 @@ const lines = <T>(body: Buffer | undefined): T[] =>
 
 test('a build with targets tops up in rounds and ends with exactly the accepted counts asked for', async () => {
   const store = new LocalStore(path.join(dir, 'a'));
-  const report = await run('targets-a', config('targets', store.root, { maxParallelShards: 4 }));
+  const report = await run('targets', config('targets', store.root, { maxParallelShards: 4 }));
   assert.equal(report.counts.instruct, TARGETS.instruct);
   assert.equal(report.counts.dpo, TARGETS.dpo);
   assert.equal(report.targets?.outcome, 'targets-met');
@@ -95,7 +95,7 @@ test('a build with targets tops up in rounds and ends with exactly the accepted 
 test('the same config and seed give the same dataset, whatever the parallelism, without a shared cache', async () => {
   const first = new LocalStore(path.join(dir, 'a'));
   const second = new LocalStore(path.join(dir, 'b'));
-  const report = await run('targets-b', config('targets', second.root, { maxParallelShards: 1 }));
+  const report = await run('targets', config('targets', second.root, { maxParallelShards: 1 }));
   const firstReport = (await getJson<BuildReport>(first, buildLayout('targets').report))!;
   assert.equal(report.shards.planned, firstReport.shards.planned);
   assert.deepEqual(report.counts, firstReport.counts);
@@ -106,7 +106,7 @@ test('the same config and seed give the same dataset, whatever the parallelism, 
 
 test("the quickstart's build selects its images by richness and shows the scores in records, manifests and report", async () => {
   const store = new LocalStore(path.join(dir, 'quickstart'));
-  const report = await run('quickstart-richness', quickstartConfig({ buildId: 'qs', output: store.root, maxSamples: 10, models: { default: { model: 'mmif-sim-vlm' } } }));
+  const report = await run('qs', quickstartConfig({ buildId: 'qs', output: store.root, maxSamples: 10, models: { default: { model: 'mmif-sim-vlm' } } }));
   const [richness] = report.richness!;
   assert.equal(richness!.settings.scorer, 'statistic');
   // The blank sheet (edge density 0) and the plain sunset (0.012) are below 0.02; the other 8 are planned.

@@ -21,6 +21,7 @@
  *   node --import tsx test/replay/recordHistories.ts --only progress   # adds a build whose shards keep live counters (shardProgress) and whose retry restarts the rate
  *   node --import tsx test/replay/recordHistories.ts --only batch,targets,cancelled  # adds a Batch API wait in an activity (batch-wait-in-activity), a build topping up to targets, a cancelled build
  *   node --import tsx test/replay/recordHistories.ts --only resolved   # adds a build, an eval and a bad config resolved by an activity (config-resolved-outside-workflow)
+ *   node --import tsx test/replay/recordHistories.ts --only workflow-id  # adds a build under its buildId and one refused under another id (workflow-id-is-build-id)
  *
  * Re-record only for a release that deliberately breaks running builds (see docs/operations.md, "Operating in
  * production"); a compatible change keeps the old histories and passes them via patched().
@@ -49,7 +50,7 @@ const HISTORIES = fileURLToPath(new URL('./histories/', import.meta.url));
 export const HISTORY_JSON = { longs: String, enums: String, bytes: String } as const;
 const FAST_RETRY = { maximumAttempts: 2, initialIntervalSeconds: 0.5, maximumIntervalSeconds: 1, heartbeatTimeoutSeconds: 10 };
 
-const KINDS = ['eval', 'multiturn', 'leases', 'budget', 'checks', 'progress', 'batch', 'targets', 'cancelled', 'resolved'] as const;
+const KINDS = ['eval', 'multiturn', 'leases', 'budget', 'checks', 'progress', 'batch', 'targets', 'cancelled', 'resolved', 'workflow-id'] as const;
 type Kind = (typeof KINDS)[number];
 /** `--only a,b`: the kinds to add, keeping the other histories; without it every kind, replacing all. */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1]!.split(',') : undefined;
@@ -64,7 +65,7 @@ function kindOf(execution: { type: string; workflowId: string }): Kind | 'builds
   if (execution.type === 'evaluateModel') return 'eval';
   if (execution.type === 'buildChecks') return 'checks';
   if (execution.workflowId === endpointLeasesWorkflowId(LEASE_QUEUE)) return 'leases';
-  const prefixes: Array<[string, Kind]> = [['replay-multiturn', 'multiturn'], ['replay-budget', 'budget'], ['replay-progress', 'progress'], ['replay-batch-wait', 'batch'], ['replay-targets', 'targets'], ['replay-cancelled', 'cancelled']];
+  const prefixes: Array<[string, Kind]> = [['replay-multiturn', 'multiturn'], ['replay-budget', 'budget'], ['replay-progress', 'progress'], ['replay-batch-wait', 'batch'], ['replay-targets', 'targets'], ['replay-cancelled', 'cancelled'], ['replay-workflow-id', 'workflow-id']];
   return prefixes.find(([prefix]) => execution.workflowId.startsWith(prefix))?.[1] ?? 'builds';
 }
 
@@ -250,6 +251,11 @@ try {
     await run('replay-resolved', config('replay-resolved', { maxSamples: 2 }));
     await runEval(evaluation('replay-resolved-eval'));
     await assert.rejects(run('replay-resolved-bad', config('replay-resolved-bad', { maxSamples: 0 })), (err: { cause?: Error }) => /^invalid build config: maxSamples/.test(err.cause?.message ?? ''));
+  }
+  // A build under its buildId as workflow id, and one under another id, refused (patched 'workflow-id-is-build-id').
+  if (recording('workflow-id')) {
+    await run('replay-workflow-id', config('replay-workflow-id', { maxSamples: 2 }));
+    await assert.rejects(run('replay-workflow-id-other', config('replay-workflow-id')), (err: { cause?: Error }) => /^workflow id 'replay-workflow-id-other' is not the config's buildId/.test(err.cause?.message ?? ''));
   }
   // Last, once no build calls a model: this process's limiters are shared by its workers, and a
   // worker on LEASE_QUEUE would report the builds' demand to the desk too.

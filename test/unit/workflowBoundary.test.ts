@@ -37,6 +37,7 @@ export const WORKFLOW_BOUNDARY = [
   'config/s3Config.ts',
   'config/slug.ts',
   'config/sourceConfig.ts',
+  'domain/buildWorkflowId.ts',
   'domain/constraints/catalogue.ts',
   'domain/counts.ts',
   'domain/errors.ts',
