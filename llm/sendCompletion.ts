@@ -7,7 +7,7 @@
  * non-retryable EndpointErrors.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import OpenAI, { APIConnectionTimeoutError, type APIError } from 'openai';
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, type APIError } from 'openai';
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import type { EndpointConfig, Stage } from '../config/buildConfig.js';
 import { SampleRejection } from '../domain/rejection.js';
@@ -74,7 +74,7 @@ export async function sendCompletion(s: Sending, body: ChatCompletionCreateParam
       if (kind === 'unusable') throw unusableRejection(s.stage, unusableOf(err)!, s.endpoint);
       if (kind === 'permanent') throw permanentError(err as APIError, s.endpoint, s.config.apiKeyEnv);
       if (kind === 'fatal') throw err;
-      if (attempt >= s.retry.maxAttempts) throw err instanceof APIConnectionTimeoutError ? new EndpointTimeout(s.endpoint, s.timeoutMs, attempt) : err;
+      if (attempt >= s.retry.maxAttempts) throw lastAttemptError(err, s, attempt);
       // A 429 needs no wait here: the limiter holds the endpoint until its Retry-After.
       if (kind === 'transient') await sleep(backoffMs(s.retry, attempt), undefined, { signal });
     }
@@ -108,6 +108,27 @@ export function unusableRejection(stage: Stage, unusable: UnusableReply, endpoin
   const detail = maskedExcerpt(unusable.detail, endpoint);
   const fault = { endpoint: endpoint.baseURL, model: endpoint.model, status: 200, excerpt: `${unusable.kind}: ${detail}` };
   return new SampleRejection(`${stage}: ${unusable.kind}: model endpoint ${fault.endpoint} (model ${fault.model}): ${detail}`, { modelCall: fault });
+}
+
+/** The error a transient failure leaves when no attempt is left: one that names the endpoint when the SDK's does not. */
+function lastAttemptError(err: unknown, s: Sending, attempts: number): unknown {
+  if (err instanceof APIConnectionTimeoutError) return new EndpointTimeout(s.endpoint, s.timeoutMs, attempts);
+  // A 5xx names its status and body already; a failed connection only says "Connection error.".
+  if (err instanceof APIConnectionError) return new EndpointUnreachable(s.stage, s.endpoint, err, attempts);
+  return err;
+}
+
+/**
+ * No connection to the endpoint on any attempt (refused, reset, unknown host): the SDK's own
+ * "Connection error." names nothing, and its cause ("connect ECONNREFUSED 127.0.0.1:9") names no
+ * model or stage. Transient, like a timeout: the activity fails and Temporal retries it.
+ */
+export class EndpointUnreachable extends TransientError {
+  override name = 'EndpointUnreachable';
+  constructor(stage: Stage, endpoint: ResolvedEndpoint, err: APIConnectionError, attempts: number) {
+    const cause = err.cause instanceof Error && err.cause.message ? err.cause.message : err.message;
+    super(`${stage}: model endpoint ${endpoint.baseURL} (model ${endpoint.model}): cannot connect: ${cause}, ${attempts} attempt${attempts === 1 ? '' : 's'}`);
+  }
 }
 
 /**

@@ -16,10 +16,11 @@ import { SampleRejection } from '../../domain/rejection.js';
 import { adapt, baseDialect, isReasoningModel, refusedParameter, requestBody } from '../../llm/dialect.js';
 import { resolveEndpoint } from '../../llm/endpoint.js';
 import { EndpointError } from '../../llm/endpointError.js';
+import { withAttemptTally } from '../../llm/attemptTally.js';
 import { ModelCaller, type CallRecord } from '../../llm/modelCaller.js';
 import { preflight } from '../../llm/preflight.js';
 import { separateReasoning } from '../../llm/reasoning.js';
-import { EndpointTimeout } from '../../llm/sendCompletion.js';
+import { EndpointTimeout, EndpointUnreachable } from '../../llm/sendCompletion.js';
 import { instructionReplySchema, renderInstructionPrompt } from '../../prompts/instructionPrompt.js';
 import { renderAnswerPrompt } from '../../prompts/answerPrompt.js';
 import { simulatorOptionsFromEnv, startSimulator, type SimulatorHandle } from '../../simulator/server.js';
@@ -178,6 +179,18 @@ test('a reply past llm.maxReplyBytes is reply-too-large, dropped unread; a trick
   } finally {
     sim.setFaults({ trickleMs: 0 });
   }
+});
+
+test('an endpoint that refuses connections fails naming the stage, endpoint, model and the connection error, its attempts counted as transient', async () => {
+  const down = new ModelCaller(cache('down'), '_cache/llm', llm, { retry: { maxAttempts: 2, baseDelayMs: 0 } });
+  const tally = {};
+  const req = { ...answerReq('mmif-sim-vlm'), endpoint: { ...endpoint('mmif-sim-vlm'), baseUrl: 'http://127.0.0.1:9/v1' } };
+  await assert.rejects(withAttemptTally(tally, () => down.text(req, [])), (err: unknown) => {
+    assert.ok(err instanceof EndpointUnreachable);
+    assert.equal(err.message, 'answer: model endpoint http://127.0.0.1:9/v1 (model mmif-sim-vlm): cannot connect: connect ECONNREFUSED 127.0.0.1:9, 2 attempts');
+    return true;
+  });
+  assert.deepEqual(tally, { transient: 2 });
 });
 
 test('pre-flight learns a dialect with the stages’ own request and reports what it learned', async () => {
