@@ -3,6 +3,7 @@
  * return only small JSON; a permanent error (domain/errors.ts) fails one non-retryably
  * (worker/maskSecretsInterceptor.ts).
  */
+import { Context } from '@temporalio/activity';
 import { parseBuildConfig } from '../config/buildConfig.js';
 import { buildLayout, type BuildLayout } from '../storage/buildLayout.js';
 import { commitShard as writeShard, type ShardToCommit } from '../output/shardWriter.js';
@@ -31,6 +32,8 @@ import { recordPreflightUsage } from '../output/preflightUsage.js';
 import { loadShardPlan, shardPlanIn } from './shardPlan.js';
 import { probeOutput } from '../storage/outputProbe.js';
 import { withHeartbeat } from './heartbeat.js';
+import { sliceHeartbeat, type SliceHeartbeat } from './sliceHeartbeat.js';
+import type { AttemptTally } from '../llm/attemptTally.js';
 
 export { awaitStageBatch, collectStageBatch, pollStageBatch, submitStageBatch } from './batchApi.js';
 export { finalizeEvaluation, planEvaluation, runEvalSlice } from './evaluation.js';
@@ -106,12 +109,21 @@ export async function planBuild(input: unknown): Promise<BuildPlan> {
   });
 }
 
+/**
+ * A stage over a slice of a shard. Its failed attempts go out with each heartbeat and carry over to
+ * the activity's next attempt: a slice failing on an endpoint that is down shows them in `mmif
+ * status` (cli/liveProgress.ts) while Temporal retries it, and they stay counted once it succeeds.
+ */
 export async function runStageSlice(task: SliceTask): Promise<SliceOutcome> {
-  return withHeartbeat(async () => {
-    const ctx = await contextForBuild(task.build);
-    const samples = (await loadShardPlan(task)).slice(task.from, task.to);
-    return runStage(ctx, task.stage, samples);
-  });
+  const failedAttempts: AttemptTally = { ...(sliceHeartbeat(Context.current().info.heartbeatDetails)?.failedAttempts ?? {}) };
+  return withHeartbeat(
+    async () => {
+      const ctx = await contextForBuild(task.build);
+      const samples = (await loadShardPlan(task)).slice(task.from, task.to);
+      return runStage(ctx, task.stage, samples, undefined, failedAttempts);
+    },
+    (): SliceHeartbeat => ({ failedAttempts }),
+  );
 }
 
 /**

@@ -20,3 +20,8 @@ export function tallyFailedAttempt(kind: FailureKind): void {
   const tally = current.getStore();
   if (tally) tally[kind] = (tally[kind] ?? 0) + 1;
 }
+
+/** Adds `more` into `into`. */
+export function addTally(into: AttemptTally, more: AttemptTally): void {
+  for (const [kind, n] of Object.entries(more) as Array<[FailureKind, number]>) into[kind] = (into[kind] ?? 0) + n;
+}

@@ -51,8 +51,10 @@ export async function runStage(
   stage: StageName,
   samples: readonly SourceSample[],
   onSampleDone: () => void = () => {},
+  /** Counted into: failed attempts of an earlier execution of the slice (activities/index.ts) stay in it. */
+  failedAttempts: AttemptTally = {},
 ): Promise<SliceOutcome> {
-  const outcome: SliceOutcome = { ok: 0, rejected: 0, blocked: 0, requests: 0, failedAttempts: {} };
+  const outcome: SliceOutcome = { ok: 0, rejected: 0, blocked: 0, requests: 0, failedAttempts };
   const inARow = new ConsecutiveFaults(ctx.config.llm.errorBudget, `stage ${stage}`);
   // The slice's executions note the requests they send in one log (ModelCaller.forSlice).
   const slice: StageContext = { ...ctx, models: ctx.models.forSlice(`${stage} ${samples[0]?.sampleId}..${samples.at(-1)?.sampleId}`) };

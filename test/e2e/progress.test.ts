@@ -70,6 +70,24 @@ test('mmif status counts samples through each stage before the first shard commi
   await handle.result();
 });
 
+test('an endpoint that is down: its refused connections are failed attempts in `mmif status` while Temporal retries the slice', async () => {
+  // Nothing listens on port 9 (discard): every attempt is a refused connection, and no slice ever returns an outcome.
+  const down = { ...config('progress-down'), models: { default: { model: 'mmif-sim-vlm', baseUrl: 'http://127.0.0.1:9/v1' } } };
+  const handle = await stack.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'progress-down', args: [down] });
+  let screen = '';
+  await eventually(
+    async () => {
+      screen = (await mmif(stack, 'status', 'progress-down')).stdout;
+      return /failed attempts: transient [2-9]/.test(screen);
+    },
+    90_000,
+    'the refused connections counted while the slice is retried',
+  );
+  assert.match(screen, /^running shards: 0 of 8 samples done \(image \d+, instruction 0/m);
+  assert.match(screen, /^requests: \d+\.\d\/s .*\| failed attempts: transient \d+$/m);
+  await handle.terminate('the endpoint stays down');
+});
+
 test('after a resume the ETA comes from the resumed shards and is close to the time the build then takes', async () => {
   stack.simulator.setFaults({ latencyMs: 40 });
   const handle = await stack.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'progress-resume', args: [config('progress-resume')] });
