@@ -16,9 +16,21 @@ export async function connectTemporal(options: { connectTimeoutMs?: number } = {
   const settings = temporalSettingsFromEnv();
   const connectTimeout = options.connectTimeoutMs;
   const connection = await Connection.connect({ ...settings.connection, ...(connectTimeout ? { connectTimeout } : {}) }).catch((err: Error) => {
-    throw new CliError(`cannot reach Temporal at ${settings.connection.address}: ${err.message}`, EXIT.failed);
+    throw temporalUnreachable(settings.connection.address, err);
   });
   return { client: new Client({ connection, namespace: settings.namespace }), settings, close: () => connection.close() };
+}
+
+/**
+ * The one line for a Temporal server that does not answer, from the client (`mmif build`, `status`)
+ * or a worker. The worker's native connection fails with the Rust transport error's debug form,
+ * `tonic::transport::Error(Transport, ConnectError(ConnectError("tcp connect error", 127.0.0.1:1,
+ * Os { code: 111, kind: ConnectionRefused, message: "Connection refused" })))`: its innermost
+ * `message` is the cause.
+ */
+export function temporalUnreachable(address: string, err: Error): CliError {
+  const cause = /message: "([^"]+)"/.exec(err.message)?.[1] ?? err.message;
+  return new CliError(`cannot reach Temporal at ${address}: ${cause}`, EXIT.failed);
 }
 
 /** Runs `work`, turning "no such workflow" into a one-line error with its exit code. */

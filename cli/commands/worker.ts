@@ -3,6 +3,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { createWorker } from '../../worker/createWorker.js';
 import { temporalSettingsFromEnv } from '../../worker/connectionFromEnv.js';
 import { CliError, EXIT } from '../exitCodes.js';
+import { temporalUnreachable } from '../temporalClient.js';
 
 export const WORKER_USAGE = `usage: mmif worker
   Run a worker: connects with TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS*,
@@ -14,7 +15,9 @@ export const WORKER_USAGE = `usage: mmif worker
 export async function workerCommand(args: string[]): Promise<number> {
   parseArgs({ args, options: {} });
   const settings = temporalSettingsFromEnv();
-  const connection = await NativeConnection.connect(settings.connection);
+  const connection = await NativeConnection.connect(settings.connection).catch((err: Error) => {
+    throw temporalUnreachable(settings.connection.address, err);
+  });
   const worker = await createWorker({
     connection,
     namespace: settings.namespace,
