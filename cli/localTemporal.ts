@@ -72,12 +72,13 @@ async function untilHealthy(connection: Connection): Promise<void> {
 }
 
 /**
- * Worker log lines on the console, level and message only. An activity's failure is left out: its
- * cause reaches the user as the build's one line (cli/buildRun.ts), and the SDK's entry (the error
- * with its stack, the task token) would bury it.
+ * Worker log lines on the console, level and message only. An activity's or a workflow's failure
+ * is left out: its cause reaches the user as the build's one line (cli/buildRun.ts), and the SDK's
+ * entry (the error with its stack, the task token) would bury it.
  */
+const FAILURE_DUMPS = new Set(['Activity failed', 'Workflow failed']);
 const quietLogger = new DefaultLogger('WARN', (entry) => {
-  if (entry.message !== 'Activity failed') console.error(`${entry.level.toLowerCase()}: ${entry.message}`);
+  if (!FAILURE_DUMPS.has(entry.message)) console.error(`${entry.level.toLowerCase()}: ${entry.message}`);
 });
 
 /**
@@ -93,10 +94,12 @@ export async function withLocalTemporal<T>(work: (temporal: Temporal) => Promise
       for (const stop of started.reverse()) await stop().catch(() => {});
     })());
   let interrupted: NodeJS.Signals | undefined;
+  // What the Ctrl-C line names: a simulator only when this command started one.
+  let withSimulator = false;
   const exitCode = (signal: NodeJS.Signals) => (signal === 'SIGINT' ? 130 : 143);
   const onSignal = (signal: NodeJS.Signals) => {
     interrupted = signal;
-    console.error(`\n${signal}: stopping the local worker, Temporal dev server and simulator`);
+    console.error(`\n${signal}: stopping the local worker${withSimulator ? ', Temporal dev server and simulator' : ' and Temporal dev server'}`);
     void stopAll().finally(() => process.exit(exitCode(signal)));
   };
   process.once('SIGINT', onSignal);
@@ -104,6 +107,7 @@ export async function withLocalTemporal<T>(work: (temporal: Temporal) => Promise
   try {
     const simulator = process.env.OPENAI_BASE_URL ? undefined : await startLocalSimulator();
     if (simulator) {
+      withSimulator = true;
       started.push(() => simulator.close());
       process.env.OPENAI_BASE_URL = simulator.url;
     }

@@ -77,6 +77,10 @@ test('`mmif build --config FILE --local` runs the build on its own dev server, w
     `the summary shows the source's accounting: ${result.stdout}`,
   );
   assert.ok(!result.stdout.includes('DOES NOT BALANCE'));
+  // Each export command pasteable into a shell as printed: no `trl|mmifeval` pipe.
+  const output = path.join(dir, 'out');
+  assert.ok(result.stdout.includes(`\nTRL: npm run mmif -- export --output ${output} --build-id local-build --format trl\n`), result.stdout);
+  assert.ok(result.stdout.includes(`\nMM-IFEval: npm run mmif -- export --output ${output} --build-id local-build --format mmifeval\n`), result.stdout);
 });
 
 test('a second `mmif build --local` over the same output answers every model call from the first one\'s cache (the simulator keeps its port)', async () => {
@@ -131,7 +135,9 @@ test('Ctrl-C during `mmif build --local` stops its dev server and simulator befo
   await writeFile(file, JSON.stringify({ ...config('local-interrupted', path.join(dir, 'cc3m')), maxSamples: 3 }));
   const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI, 'build', '--config', file, '--local'], { env: userEnv(), cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
+  let err = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   // Interrupted once the build runs: its server and simulator are up.
   await new Promise<void>((resolve, reject) => {
     child.stdout.on('data', () => /started build local-interrupted/.test(out) && resolve());
@@ -143,6 +149,7 @@ test('Ctrl-C during `mmif build --local` stops its dev server and simulator befo
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   child.kill('SIGINT');
   assert.equal(await exited, 130);
+  assert.match(err, /^SIGINT: stopping the local worker, Temporal dev server and simulator$/m);
   assert.equal(await listening(server), false, 'the dev server stopped');
   assert.equal(await listening(simulator), false, 'the simulator stopped');
 });

@@ -223,6 +223,8 @@ test('build --local with an unwritable output ends with the cause, leaves nothin
   const env = { TEMPORAL_ADDRESS: '127.0.0.1:1', OPENAI_BASE_URL: stack.simulator.url };
   const built = await runMmif(['build', '--config', file, '--local'], { env, cwd });
   assertClean(built);
+  // The worker's own failure dumps stay off the screen: the cause is the CLI's one line.
+  assert.doesNotMatch(built.stderr, /Workflow failed|Activity failed/);
   assert.equal(built.code, 2, built.stdout + built.stderr);
   assert.ok(lastLine(built).startsWith(`mmif: build local-unwritable failed: output ${output} is not writable: `), lastLine(built));
   const server = /temporal dev server: (127\.0\.0\.1):(\d+)/.exec(built.stdout)!;
@@ -239,6 +241,13 @@ test('build --local with an unwritable output ends with the cause, leaves nothin
   assert.match(status.stdout, /^local-unwritable failed \(a --local build, ended .*; its Temporal server is gone\)$/m);
   assert.equal(lastLine(status), lastLine(built));
   assert.ok(seconds < startup + 4, `status took ${seconds} s, its start-up ${startup} s`);
+});
+
+test('`mmif worker` with no Temporal server names the address and the cause on one line, exit 1', async () => {
+  const result = await runMmif(['worker'], { env: { TEMPORAL_ADDRESS: '127.0.0.1:1' } });
+  assertClean(result);
+  assert.equal(result.code, 1, result.stdout + result.stderr);
+  assert.equal(result.stderr.trim(), 'mmif: cannot reach Temporal at 127.0.0.1:1: Connection refused');
 });
 
 function listening(host: string, port: number): Promise<boolean> {
