@@ -52,7 +52,9 @@ export function formatSummary(report: BuildReport): string {
   if (report.shards.planned > listed) lines.push(`  ... and ${report.shards.planned - listed} more shards (manifests/)`);
   lines.push(`LLaMA-Factory: dataset_dir=${report.datasetRoot} datasets ${multiturn ? 'mmif_chat, mmif_chat_dpo' : 'mmif_instruct, mmif_dpo'} (dataset_info.json)`);
   const output = report.datasetRoot.slice(0, -(report.buildId.length + 1));
-  lines.push(`TRL / MM-IFEval: npm run mmif -- export --output ${output} --build-id ${report.buildId} --format trl|mmifeval`);
+  // One command a line, each pasteable as it stands (a `trl|mmifeval` would be a pipe to a shell).
+  const exportCommand = (format: string) => `npm run mmif -- export --output ${output} --build-id ${report.buildId} --format ${format}`;
+  lines.push(`TRL: ${exportCommand('trl')}`, `MM-IFEval: ${exportCommand('mmifeval')}`);
   lines.push(`dataset card: ${rel(layout.datasetCard)}; quality report: ${rel(layout.quality)}; viewer: ${rel(layout.viewer)}`);
   if (report.simulated) {
     lines.push('', 'NOTE: every instruction, constraint and answer in this build came from the bundled SIMULATOR,', 'not a real model. It is test data. Set OPENAI_BASE_URL (and OPENAI_API_KEY, MMIF_MODEL) for real data.');

@@ -56,7 +56,7 @@ export async function initCommand(args: string[]): Promise<number> {
   let answers: Answers;
   if (values.source?.length) answers = { ...flags, samples: count(flags.samples), sources: values.source.map(sourceFlag) };
   else if (process.stdin.isTTY) answers = await ask(flags);
-  else throw new CliError(`mmif init: give at least one --source TYPE=URI (or run it on a terminal to be asked)\n${INIT_USAGE}`, EXIT.usage);
+  else throw new CliError(`give at least one --source TYPE=URI (or run it on a terminal to be asked)\n${INIT_USAGE}`, EXIT.usage);
 
   const config = starterConfig(answers, path.relative(path.dirname(file), SCHEMA_FILE));
   try {

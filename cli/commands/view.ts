@@ -35,7 +35,7 @@ export async function viewCommand(args: string[]): Promise<number> {
   const buildId = trimmed.slice(trimmed.lastIndexOf('/') + 1);
   const store = openStore(trimmed.slice(0, trimmed.length - buildId.length) || '.', s3FromEnv());
   const layout = buildLayout(buildId);
-  const noShard = () => new CliError(`mmif view: no committed shard under ${store.root}/${layout.manifestsPrefix}`, EXIT.notFound);
+  const noShard = () => new CliError(`no committed shard under ${store.root}/${layout.manifestsPrefix}`, EXIT.notFound);
 
   if (values.serve) {
     // The page and its data files, held in memory (served paths are the page folder's): '/' is the page.
@@ -44,7 +44,7 @@ export async function viewCommand(args: string[]): Promise<number> {
     if (!summary) throw noShard();
     return serve(store, layout, files, values.host!, Number(values.port));
   }
-  if (/^s3:\/\//.test(root)) throw new CliError('mmif view: an s3:// dataset root can only be served (--serve): the page links its images by path', EXIT.usage);
+  if (/^s3:\/\//.test(root)) throw new CliError('an s3:// dataset root can only be served (--serve): the page links its images by path', EXIT.usage);
   const out = path.resolve(values.out ?? path.join(trimmed, 'viewer.html'));
   const folder = path.dirname(out);
   const fromPage = (imagePath: string) => path.relative(folder, path.resolve(trimmed, imagePath)).split(path.sep).map(encodeURIComponent).join('/');
