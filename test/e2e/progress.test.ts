@@ -86,6 +86,8 @@ test('an endpoint that is down: its refused connections are failed attempts in `
   assert.match(screen, /^running shards: 0 of 8 samples done \(image \d+, instruction 0/m);
   assert.match(screen, /^requests: \d+\.\d\/s .*\| failed attempts: transient \d+$/m);
   await handle.terminate('the endpoint stays down');
+  // Its shard closes with it (the parent's close policy): nothing of it is left for the next test's worker.
+  await eventually(async () => (await stack.client.workflow.getHandle('progress-down/shard-0').describe()).status.name !== 'RUNNING', 30_000, 'the shard closed');
 });
 
 test('after a resume the ETA comes from the resumed shards and is close to the time the build then takes', async () => {
