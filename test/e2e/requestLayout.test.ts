@@ -63,9 +63,9 @@ const multiturn = (buildId: string): BuildConfigInput => ({
   models,
 });
 
-let runs = 0;
+// One run after another under the buildId: a build runs under no other workflow id.
 const build = (config: BuildConfigInput): Promise<BuildReport> =>
-  stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: `${config.buildId}-${++runs}`, args: [config] });
+  stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: config.buildId, args: [config] });
 
 /** Paid (not cached) requests per stage of a report. */
 const paid = (report: BuildReport) =>
