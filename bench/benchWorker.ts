@@ -94,7 +94,16 @@ if (trace || splitOnly) {
       if (released++ % 8 === 0) slots.push(times as SlotTimes);
     });
     setInterval(() => {
-      log({ t: Date.now(), loopMaxMs: loop.max / 1e6, loopMeanMs: loop.mean / 1e6, mem: memoryMiB(), cpuMs: cpuMs(), limiters: limiterSnapshots(), leaseReports: leaseReportsSent(), slots });
+      log({
+        t: Date.now(),
+        loopMaxMs: loop.max / 1e6,
+        loopMeanMs: loop.mean / 1e6,
+        mem: memoryMiB(),
+        cpuMs: cpuMs(),
+        limiters: limiterSnapshots(),
+        leaseReports: leaseReportsSent(),
+        slots,
+      });
       loop.reset();
       slots = [];
     }, 1000).unref();
@@ -131,7 +140,9 @@ if (trace || splitOnly) {
 } else {
   worker = await createWorker({ connection, namespace: settings.namespace, taskQueue: settings.taskQueue, maxConcurrentActivities: max });
 }
-console.log(`worker polling task queue '${settings.taskQueue}' on ${settings.connection.address} (maxConcurrentActivities ${max}${trace ? `, trace ${trace}` : ''}${splitOnly ? ', limits split 1/N' : ''})`);
+console.log(
+  `worker polling task queue '${settings.taskQueue}' on ${settings.connection.address} (maxConcurrentActivities ${max}${trace ? `, trace ${trace}` : ''}${splitOnly ? ', limits split 1/N' : ''})`,
+);
 await worker.run();
 if (profiler) {
   const { profile: data } = await profiler.post('Profiler.stop');
@@ -142,4 +153,3 @@ if (heapSession) {
   await writeFile(heapProf!, JSON.stringify(data));
 }
 await connection.close();
-

@@ -68,8 +68,7 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
       counts.resentAfterKill++;
       const kind = kindOf(body);
       resentKinds.set(kind, (resentKinds.get(kind) ?? 0) + 1);
-    }
-    else counts.newAfterKill++;
+    } else counts.newAfterKill++;
     after.add(key);
   };
 
@@ -81,17 +80,14 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
       const body = Buffer.concat(chunks);
       const key = createHash('sha256').update(body).digest('hex');
       const headers = { ...req.headers, host: upstream.host };
-      const forward = http.request(
-        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent },
-        (up) => {
-          if (up.statusCode === 200 && req.url?.includes('/chat/completions')) {
-            answered(key, body);
-            if (arrivedAfterKill) firstAnswerAfterKill ??= Date.now();
-          }
-          res.writeHead(up.statusCode ?? 502, up.headers);
-          up.pipe(res);
-        },
-      );
+      const forward = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent }, (up) => {
+        if (up.statusCode === 200 && req.url?.includes('/chat/completions')) {
+          answered(key, body);
+          if (arrivedAfterKill) firstAnswerAfterKill ??= Date.now();
+        }
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      });
       forward.on('error', () => res.destroy());
       // A client that dies mid-request (the kill) aborts the upstream call too, as a direct one would.
       res.on('close', () => {
@@ -135,7 +131,7 @@ export function kindOf(body: Buffer): string {
     const image = JSON.stringify(request.messages).includes('"image_url"') ? ' +image' : '';
     if (format) return `json:${format}${image}`;
     const last = request.messages.at(-1)!.content;
-    const text = typeof last === 'string' ? last : last.find((p) => p.type === 'text')?.text ?? '';
+    const text = typeof last === 'string' ? last : (last.find((p) => p.type === 'text')?.text ?? '');
     return `text:${text.replace(/\s+/g, ' ').trim().slice(0, 40)}${image}`;
   } catch {
     return 'unparsed';

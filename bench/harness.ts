@@ -122,12 +122,20 @@ export async function startSimulatorProcess(faults: Record<string, number>): Pro
  * A worker process: the real `mmif worker` (16 concurrent activities, as shipped), or, with
  * maxConcurrentActivities, trace, cpuProfile, heapProfile or splitOnly, bench/benchWorker.ts (see there).
  */
-export function startWorkerProcess(
-  options: { address: string; taskQueue: string; simulatorUrl: string; maxConcurrentActivities?: number; trace?: string; cpuProfile?: string; heapProfile?: string; splitOnly?: boolean },
-): Promise<Proc> {
+export function startWorkerProcess(options: {
+  address: string;
+  taskQueue: string;
+  simulatorUrl: string;
+  maxConcurrentActivities?: number;
+  trace?: string;
+  cpuProfile?: string;
+  heapProfile?: string;
+  splitOnly?: boolean;
+}): Promise<Proc> {
   const env: NodeJS.ProcessEnv = { TEMPORAL_ADDRESS: options.address, MMIF_TASK_QUEUE: options.taskQueue, OPENAI_BASE_URL: options.simulatorUrl };
   if (process.env.BENCH_WORKER_NODE_OPTIONS) env.NODE_OPTIONS = process.env.BENCH_WORKER_NODE_OPTIONS;
-  if (options.maxConcurrentActivities === undefined && !options.trace && !options.cpuProfile && !options.heapProfile && !options.splitOnly) return startNodeProcess(CLI, ['worker'], env, 'worker polling', 120_000);
+  if (options.maxConcurrentActivities === undefined && !options.trace && !options.cpuProfile && !options.heapProfile && !options.splitOnly)
+    return startNodeProcess(CLI, ['worker'], env, 'worker polling', 120_000);
   const extra: NodeJS.ProcessEnv = { BENCH_MAX_ACTIVITIES: String(options.maxConcurrentActivities ?? 16) };
   if (options.splitOnly) extra.BENCH_SPLIT_ONLY = '1';
   if (options.trace) extra.BENCH_TRACE = options.trace;

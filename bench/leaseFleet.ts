@@ -122,7 +122,8 @@ async function main(): Promise<void> {
     for (const n of values.workers.split(',').map(Number)) {
       await resetSim(sim);
       const procs: Array<Proc & { stdout: () => string }> = [];
-      for (let i = 0; i < n; i++) procs.push(await startNodeProcess(SELF, ['--role', 'reporter'], { ...env, OPENAI_BASE_URL: sim.url, FLEET_WORKERS: String(n) }, 'reporter ready', 180_000));
+      for (let i = 0; i < n; i++)
+        procs.push(await startNodeProcess(SELF, ['--role', 'reporter'], { ...env, OPENAI_BASE_URL: sim.url, FLEET_WORKERS: String(n) }, 'reporter ready', 180_000));
       const load = () => (process.platform === 'linux' ? readFile('/proc/loadavg', 'utf8').then((s) => s.split(' ')[0]!) : Promise.resolve('?'));
       console.log(`${n} reporters running`);
       const poll = pollSimulator(sim, [deskProc.pid]);
@@ -166,6 +167,22 @@ async function main(): Promise<void> {
   }
   console.log(`C = ${CAP}, latency ${LATENCY_MS} ms: limit ${CAP / (LATENCY_MS / 1000)} requests/s; ${values.seconds} s per fleet`);
   console.log(
-    table(['workers', 'lanes each', 'steady req/s', '% of limit', 'mean in flight', 'max in flight', '429s', 'lease reports', 'reports failed', 'desk worker CPU', 'machine CPU', 'load'], rows),
+    table(
+      [
+        'workers',
+        'lanes each',
+        'steady req/s',
+        '% of limit',
+        'mean in flight',
+        'max in flight',
+        '429s',
+        'lease reports',
+        'reports failed',
+        'desk worker CPU',
+        'machine CPU',
+        'load',
+      ],
+      rows,
+    ),
   );
 }

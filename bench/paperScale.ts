@@ -59,7 +59,14 @@ const buildId = `paper-${Date.now()}`;
 const s3Server = await startS3Server();
 const s3 = useS3Env(s3Server);
 const temporal = await startTemporalDevServer();
-const simEnv = { SIM_HOST: '127.0.0.1', SIM_PORT: String(await freePort()), SIM_SEED: '3', SIM_GPU_PROFILE: 'qwen2.5-vl-7b', SIM_GPUS: String(GPUS), SIM_GPU_SPEEDUP: String(SPEEDUP) };
+const simEnv = {
+  SIM_HOST: '127.0.0.1',
+  SIM_PORT: String(await freePort()),
+  SIM_SEED: '3',
+  SIM_GPU_PROFILE: 'qwen2.5-vl-7b',
+  SIM_GPUS: String(GPUS),
+  SIM_GPU_SPEEDUP: String(SPEEDUP),
+};
 const sim = await startNodeProcess(CLI, ['simulator'], simEnv, 'listening on');
 const simUrls = { url: `http://127.0.0.1:${simEnv.SIM_PORT}/v1`, admin: `http://127.0.0.1:${simEnv.SIM_PORT}/admin` };
 const workers: Proc[] = [];
@@ -88,7 +95,9 @@ try {
     models: { default: { model: 'mmif-sim-vlm', concurrency: GPUS * PROFILE.slots } },
     llm: { concurrency: 32 },
   };
-  log(`scale ${SCALE}: targets ${target(23_000)} + ${target(23_000)}; ${GPUS} GPUs x ${PROFILE.requestsPerSecond} req/s x speedup ${SPEEDUP} = ${fmt(CAPACITY)} req/s, ${GPUS * PROFILE.slots} in flight; load ${await load()}`);
+  log(
+    `scale ${SCALE}: targets ${target(23_000)} + ${target(23_000)}; ${GPUS} GPUs x ${PROFILE.requestsPerSecond} req/s x speedup ${SPEEDUP} = ${fmt(CAPACITY)} req/s, ${GPUS * PROFILE.slots} in flight; load ${await load()}`,
+  );
   const loadBefore = await load();
   const cpu0 = workers.map((w) => procUsage(w.pid)!.cpuMs);
   const poll = pollSimulator(simUrls, [...workers.map((w) => w.pid), sim.pid, temporal.process.pid!]);
@@ -160,7 +169,8 @@ interface Phase {
  */
 async function buildPhases(client: Client, workflowId: string, t0: number): Promise<Phase[]> {
   const phases: Phase[] = [];
-  const at = (e: { eventTime?: { seconds?: unknown; nanos?: number | null } | null }) => (Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6) - t0) / 1000;
+  const at = (e: { eventTime?: { seconds?: unknown; nanos?: number | null } | null }) =>
+    (Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6) - t0) / 1000;
   const scheduled = new Map<string, { type: string; at: number }>();
   let round = { index: 0, firstStart: Number.NaN, lastStart: Number.NaN, lastEnd: Number.NaN };
   const closeRound = () => {
@@ -179,7 +189,12 @@ async function buildPhases(client: Client, workflowId: string, t0: number): Prom
     if (done) {
       const s = scheduled.get(`${done.scheduledEventId}`);
       if (!s) continue;
-      const names: Record<string, string> = { preflightEndpoints: 'pre-flight', planBuild: 'planning', planTopUp: `round ${round.index} -> ${round.index + 1}: top-up planning`, finalizeBuild: 'finalize' };
+      const names: Record<string, string> = {
+        preflightEndpoints: 'pre-flight',
+        planBuild: 'planning',
+        planTopUp: `round ${round.index} -> ${round.index + 1}: top-up planning`,
+        finalizeBuild: 'finalize',
+      };
       const name = names[s.type];
       if (s.type === 'planTopUp') {
         closeRound();

@@ -94,7 +94,12 @@ export async function paperSources(root: string, sizes: PaperSourceSizes, log: (
         const meta = sideFileRow({ key, caption }, { failed, width: IMAGE_SIDE, height: IMAGE_SIDE });
         rows.push(meta);
         // img2dataset writes only successful downloads into the tar (writer.py WebDatasetSampleWriter).
-        if (!failed) files.push({ path: `${key}.jpg`, data: await procedural(t * PER_TAR + i, 'jpeg') }, { path: `${key}.txt`, data: caption }, { path: `${key}.json`, data: JSON.stringify(meta) });
+        if (!failed)
+          files.push(
+            { path: `${key}.jpg`, data: await procedural(t * PER_TAR + i, 'jpeg') },
+            { path: `${key}.txt`, data: caption },
+            { path: `${key}.json`, data: JSON.stringify(meta) },
+          );
       }
       writeFileSync(path.join(dir, `${shard}.tar`), packTar(files));
       writeFileSync(path.join(dir, `${shard}.parquet`), await img2datasetParquet(rows));
@@ -132,7 +137,11 @@ export async function paperSources(root: string, sizes: PaperSourceSizes, log: (
     const train = path.join(dir, 'ChartQA Dataset/train');
     await writePool(train, (i) => `png/${i}.png`, 'png', 3_000_000);
     const human = Math.round(sizes.chartqa * 0.26); // the release: 7,398 human and 20,901 augmented train questions
-    const record = (offset: number) => (i: number) => ({ imgname: `${(i + offset) % POOL}.png`, query: `What is the value of bar ${i + offset} in this chart?`, label: String((i + offset) % 97) });
+    const record = (offset: number) => (i: number) => ({
+      imgname: `${(i + offset) % POOL}.png`,
+      query: `What is the value of bar ${i + offset} in this chart?`,
+      label: String((i + offset) % 97),
+    });
     await writeJsonArray(path.join(train, 'train_human.json'), human, record(0));
     await writeJsonArray(path.join(train, 'train_augmented.json'), sizes.chartqa - human, record(human));
   });

@@ -183,11 +183,11 @@ interface PeerSummary {
 
 /** One curator process; `killAfterMs` after its start, it is SIGKILLed. */
 async function curatorProcess(url: string, images: string, requests: number, workingDir: string, killAfterMs?: number): Promise<PeerSummary | 'killed'> {
-  const child = spawn(
-    PYTHON,
-    [PEER, '--base-url', url, '--images', images, '--requests', String(requests), '--concurrency', String(C), '--working-dir', workingDir],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, COLUMNS: '200' } },
-  );
+  const child = spawn(PYTHON, [PEER, '--base-url', url, '--images', images, '--requests', String(requests), '--concurrency', String(C), '--working-dir', workingDir], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, COLUMNS: '200' },
+  });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -266,7 +266,9 @@ async function curatorRun(sim: SimulatorProc, images: string, requests: number, 
 
 async function main(): Promise<void> {
   if (!existsSync(PYTHON)) throw new Error(`no ${PYTHON}: run \`bash tools/install.sh bench\` first`);
-  console.log(`machine: ${CORES} cores; C = ${C}, latency ${LATENCY_MS} ms -> limit ${fmt(LIMIT)} req/s; ${SAMPLES} samples; kill at ${KILL_AT.map((k) => `${k * 100}%`).join(', ')} of each tool's uninterrupted wall time`);
+  console.log(
+    `machine: ${CORES} cores; C = ${C}, latency ${LATENCY_MS} ms -> limit ${fmt(LIMIT)} req/s; ${SAMPLES} samples; kill at ${KILL_AT.map((k) => `${k * 100}%`).join(', ')} of each tool's uninterrupted wall time`,
+  );
   const images = await ensureImages(SAMPLES, 256);
   const [server, sim] = await Promise.all([startTemporalDevServer(), startSimulatorProcess({ latencyMs: LATENCY_MS, maxConcurrent: C, seed: 3 })]);
   const connection = await Connection.connect({ address: server.address });
@@ -327,7 +329,9 @@ async function main(): Promise<void> {
     console.log(`\nratios mmif-engine / curator:`);
     console.log(`  steady requests/s      ${fmt(m.requestsPerSecond / c.requestsPerSecond, 3)}`);
     console.log(`  wall time (same R)     ${fmt(m.wallSeconds / c.wallSeconds, 3)}`);
-    console.log(`  client CPU per request ${fmt(m.cpuMs / m.completed / (c.cpuMs / c.completed), 3)} (worker only; with the Temporal dev server ${fmt((m.cpuMs + (m.serverCpuMs ?? 0)) / m.completed / (c.cpuMs / c.completed), 3)})`);
+    console.log(
+      `  client CPU per request ${fmt(m.cpuMs / m.completed / (c.cpuMs / c.completed), 3)} (worker only; with the Temporal dev server ${fmt((m.cpuMs + (m.serverCpuMs ?? 0)) / m.completed / (c.cpuMs / c.completed), 3)})`,
+    );
     const killed = (tool: Run['tool']) => runs.filter((r) => r.tool === tool && r.proxy);
     console.log(`  (stall: from the kill until the new process's first request is answered; re-sent: answered before the kill and again after it)`);
     const sum = (rs: Run[], f: (r: Run) => number) => rs.reduce((a, r) => a + f(r), 0);

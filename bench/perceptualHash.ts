@@ -15,14 +15,20 @@ const images = await Promise.all(files.map((f) => readFile(f)));
 const copies = await Promise.all(
   images.map(async (img) => {
     const { width } = await sharp(img).metadata();
-    return sharp(img).resize({ width: Math.round(width! / 2) }).jpeg({ quality: 60 }).toBuffer();
+    return sharp(img)
+      .resize({ width: Math.round(width! / 2) })
+      .jpeg({ quality: 60 })
+      .toBuffer();
   }),
 );
 
 // sharp-phash is CommonJS (module.exports = phash) but its types declare an ES default export.
 const phash = (await import('sharp-phash')).default as unknown as (image: Buffer) => Promise<string>;
 const phashBits = async (img: Buffer) => BigInt(`0b${await phash(img)}`);
-for (const [name, hash] of [['sharp-phash (pHash)', phashBits], ['sharp dHash', dHash]] as const) {
+for (const [name, hash] of [
+  ['sharp-phash (pHash)', phashBits],
+  ['sharp dHash', dHash],
+] as const) {
   const start = performance.now();
   const originals = [];
   for (const img of images) originals.push(await hash(img));
@@ -31,5 +37,7 @@ for (const [name, hash] of [['sharp-phash (pHash)', phashBits], ['sharp dHash', 
   const near = originals.map((h, i) => hammingDistance(h, copied[i]!));
   const far: number[] = [];
   for (let i = 0; i < originals.length; i++) for (let j = i + 1; j < originals.length; j++) far.push(hammingDistance(originals[i]!, originals[j]!));
-  console.log(`${name}: ${ms.toFixed(1)} ms/image; copy distance max ${Math.max(...near)} (${near.join(',')}); distinct min ${Math.min(...far)}, median ${far.sort((a, b) => a - b)[far.length >> 1]}`);
+  console.log(
+    `${name}: ${ms.toFixed(1)} ms/image; copy distance max ${Math.max(...near)} (${near.join(',')}); distinct min ${Math.min(...far)}, median ${far.sort((a, b) => a - b)[far.length >> 1]}`,
+  );
 }

@@ -93,11 +93,11 @@ async function main(): Promise<void> {
   }
   const samples = Number(values.samples);
   console.log(`planning ${samples} samples; tars of ${PER_TAR} records, ${tarBytes(full)} MiB per tar; load ${loadAverage()}`);
-  console.log('| backend | records | dataset MiB | mode | plan s | plan CPU s | plan peak RSS MiB | selected | failed downloads counted | shards: read the selected images s | shards: MiB read | load |');
+  console.log(
+    '| backend | records | dataset MiB | mode | plan s | plan CPU s | plan peak RSS MiB | selected | failed downloads counted | shards: read the selected images s | shards: MiB read | load |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
-  const backends: Array<{ name: string; uri: (dir: string) => Promise<string>; s3?: object; stop?: () => Promise<void> }> = [
-    { name: 'local', uri: async (dir) => dir },
-  ];
+  const backends: Array<{ name: string; uri: (dir: string) => Promise<string>; s3?: object; stop?: () => Promise<void> }> = [{ name: 'local', uri: async (dir) => dir }];
   if (!values['no-s3']) {
     const server = await startS3Server();
     const s3 = useS3Env(server); // credentials in this process's env, inherited by the children
@@ -121,9 +121,12 @@ async function main(): Promise<void> {
         for (const mode of modes) {
           const dir = datasets[`${mode}-${size}`]!;
           const r = await runChild({ uri: await backend.uri(dir), samples, s3: backend.s3, skipImages: SIDE_FILES_ONLY });
-          const failed = Object.entries(r.filtered).map(([k, v]) => `${k.replace('img2dataset-', '')} ${v}`).join(', ') || 'none (not in the tars)';
+          const failed =
+            Object.entries(r.filtered)
+              .map(([k, v]) => `${k.replace('img2dataset-', '')} ${v}`)
+              .join(', ') || 'none (not in the tars)';
           console.log(
-            `| ${backend.name} | ${size} | ${Math.round((tarBytes(dir) * Math.ceil(size / PER_TAR)))} | ${mode} | ${(r.planMs / 1000).toFixed(2)} | ${(r.planCpuMs / 1000).toFixed(2)} | ${r.planPeakRssMiB} | ${r.selected} | ${failed} | ${(r.imagesMs / 1000).toFixed(2)} | ${r.imagesReadMiB} | ${loadAverage()} |`,
+            `| ${backend.name} | ${size} | ${Math.round(tarBytes(dir) * Math.ceil(size / PER_TAR))} | ${mode} | ${(r.planMs / 1000).toFixed(2)} | ${(r.planCpuMs / 1000).toFixed(2)} | ${r.planPeakRssMiB} | ${r.selected} | ${failed} | ${(r.imagesMs / 1000).toFixed(2)} | ${r.imagesReadMiB} | ${loadAverage()} |`,
           );
         }
       }
@@ -148,7 +151,11 @@ async function generate(tarCount: number): Promise<string> {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   // One tiny JPEG for every record: planning never decodes images, and reading them is timed apart.
-  const tiny = SIDE_FILES_ONLY ? Buffer.alloc(0) : await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 90, g: 140, b: 200 } } }).jpeg().toBuffer();
+  const tiny = SIDE_FILES_ONLY
+    ? Buffer.alloc(0)
+    : await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 90, g: 140, b: 200 } } })
+        .jpeg()
+        .toBuffer();
   // Padding after the JPEG's end marker: decoders ignore it, and the shards read only bytes here.
   const jpeg = IMAGE_KIB > 0 ? Buffer.concat([tiny, Buffer.alloc(Math.max(0, IMAGE_KIB * 1024 - tiny.length))]) : tiny;
   for (let t = 0; t < tarCount; t++) {
@@ -162,7 +169,8 @@ async function generate(tarCount: number): Promise<string> {
       const meta = sideFileRow({ key, caption }, { failed, width: 64, height: 48 });
       rows.push(meta);
       // img2dataset writes only successful downloads into the tar (writer.py WebDatasetSampleWriter).
-      if (!failed && !SIDE_FILES_ONLY) files.push({ path: `${key}.jpg`, data: jpeg }, { path: `${key}.txt`, data: caption }, { path: `${key}.json`, data: JSON.stringify(meta, null, 4) });
+      if (!failed && !SIDE_FILES_ONLY)
+        files.push({ path: `${key}.jpg`, data: jpeg }, { path: `${key}.txt`, data: caption }, { path: `${key}.json`, data: JSON.stringify(meta, null, 4) });
     }
     const failedCount = rows.filter((r) => r.status !== 'success').length;
     if (SIDE_FILES_ONLY) {
@@ -174,7 +182,17 @@ async function generate(tarCount: number): Promise<string> {
     writeFileSync(path.join(dir, `${shard}.parquet`), await img2datasetParquet(rows));
     writeFileSync(
       path.join(dir, `${shard}_stats.json`),
-      JSON.stringify({ count: PER_TAR, successes: PER_TAR - failedCount, failed_to_download: failedCount, failed_to_resize: 0, status_dict: { success: PER_TAR - failedCount, 'HTTP Error 404': failedCount } }, null, 4),
+      JSON.stringify(
+        {
+          count: PER_TAR,
+          successes: PER_TAR - failedCount,
+          failed_to_download: failedCount,
+          failed_to_resize: 0,
+          status_dict: { success: PER_TAR - failedCount, 'HTTP Error 404': failedCount },
+        },
+        null,
+        4,
+      ),
     );
     process.stdout.write(`\rgenerated ${t + 1}/${tarCount} tars`);
   }

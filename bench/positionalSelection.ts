@@ -18,7 +18,9 @@ import { parquetMetadataAsync, parquetRead, type AsyncBuffer, type FileMetaData 
 import { compressors } from 'hyparquet-compressors';
 import { startS3Server, useS3Env } from '../test/harness/s3Server.js';
 
-const { values } = parseArgs({ options: { samples: { type: 'string', default: '1000' }, sizes: { type: 'string', default: '30000,100000,300000' }, 'no-s3': { type: 'boolean' } } });
+const { values } = parseArgs({
+  options: { samples: { type: 'string', default: '1000' }, sizes: { type: 'string', default: '30000,100000,300000' }, 'no-s3': { type: 'boolean' } },
+});
 const ROOT = path.join(process.env.TMPDIR ?? tmpdir(), 'mmif-bench', 'planning');
 const SEED = 0;
 
@@ -123,7 +125,10 @@ async function plan(store: ObjectStore, samples: number): Promise<{ ms: number; 
       }),
     );
     drawn = rows.length;
-    selected = rows.filter((r) => r.status === 'success').slice(0, samples).map((r) => ({ key: r.key, caption: r.caption ?? '' }));
+    selected = rows
+      .filter((r) => r.status === 'success')
+      .slice(0, samples)
+      .map((r) => ({ key: r.key, caption: r.caption ?? '' }));
     if (selected.length >= samples || drawn < want) break;
     want = Math.ceil(want * 1.5);
   }
@@ -173,7 +178,9 @@ try {
       if (!existsSync(dir)) throw new Error(`${dir} is missing: run bench/planning.ts --sizes ${values.sizes} first`);
       const store = openStore(backend.uri(dir), backend.s3);
       const r = await plan(store, samples);
-      console.log(`| ${backend.name} | ${size} | ${(r.ms / 1000).toFixed(2)} | ${(r.footersMs / 1000).toFixed(2)} | ${r.drawn} | ${r.groups} | ${(r.bytes / 2 ** 20).toFixed(1)} MiB | ${peakRssMiB()} |`);
+      console.log(
+        `| ${backend.name} | ${size} | ${(r.ms / 1000).toFixed(2)} | ${(r.footersMs / 1000).toFixed(2)} | ${r.drawn} | ${r.groups} | ${(r.bytes / 2 ** 20).toFixed(1)} MiB | ${peakRssMiB()} |`,
+      );
     }
   }
 } finally {

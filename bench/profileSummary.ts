@@ -52,9 +52,27 @@ function top(key: (n: Node) => string): Array<[string, number]> {
 
 const pct = (us: number) => `${fmt((100 * us) / total, 1)}%`;
 console.log(`${fmt(total / 1e6, 1)} s sampled; idle/program/GC: ${idle.map(([id, us]) => `${byId.get(id)!.callFrame.functionName} ${pct(us)}`).join(', ')}\n`);
-console.log(table(['self time by function', 'share'], top(fnKey).map(([k, us]) => [k, pct(us)])));
+console.log(
+  table(
+    ['self time by function', 'share'],
+    top(fnKey).map(([k, us]) => [k, pct(us)]),
+  ),
+);
 console.log();
-console.log(table(['self time by file', 'share'], top(fileKey).map(([k, us]) => [k, pct(us)])));
+console.log(
+  table(
+    ['self time by file', 'share'],
+    top(fileKey).map(([k, us]) => [k, pct(us)]),
+  ),
+);
 console.log();
-const ours = [...inclusive].filter(([k]) => !k.includes('node_modules/') && !k.startsWith('(') && /\.ts:/.test(k)).sort((a, b) => b[1] - a[1]).slice(0, Number(values.top));
-console.log(table(['inclusive time, project functions', 'share'], ours.map(([k, us]) => [k, pct(us)])));
+const ours = [...inclusive]
+  .filter(([k]) => !k.includes('node_modules/') && !k.startsWith('(') && /\.ts:/.test(k))
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, Number(values.top));
+console.log(
+  table(
+    ['inclusive time, project functions', 'share'],
+    ours.map(([k, us]) => [k, pct(us)]),
+  ),
+);

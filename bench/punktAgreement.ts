@@ -30,13 +30,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  DEFAULT_PUNKT_BEHAVIOUR,
-  PUNKT_BEHAVIOURS,
-  englishPunkt,
-  sentTokenize,
-  type PunktBehaviour,
-} from '../verification/sentences.js';
+import { DEFAULT_PUNKT_BEHAVIOUR, PUNKT_BEHAVIOURS, englishPunkt, sentTokenize, type PunktBehaviour } from '../verification/sentences.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -107,7 +101,7 @@ const SYNTHETIC: string[] = [
   'Control\x1c chars. And\x1f more.\x1c',
   '\x1c\nLeading control line.\n\x1c\nAnother.',
   '(Sent1.) Sent2. [Sent3.] {Sent4.} Sent5.',
-  "He said -- and I quote -- \"nothing.\" Then left.--Next.",
+  'He said -- and I quote -- "nothing." Then left.--Next.',
   'Ends with abbreviation etc. And more etc.',
   'Jan. 5 was cold. Feb. was colder. The U.S.A. is big. The U.K. too.',
   'No. 5 is here. Vol. 3. Fig. 2 shows it. Sec. 4.',
@@ -115,7 +109,7 @@ const SYNTHETIC: string[] = [
   'Prof. Jones and Sen. Smith met Gen. Lee. St. Louis is a city.',
   'She scored 9.5. Her rank was 1. The end.',
   'What?No space.Another!Here',
-  "Quote at end.\" Next sentence.",
+  'Quote at end." Next sentence.',
   'Nested (parens. like this.) here.',
   '*Bold.* _Italic._ `Code.` Done.',
   '- item one.\n- item two.\n* item three.',
@@ -133,7 +127,7 @@ const SYNTHETIC: string[] = [
   'İstanbul. Next.',
   'Ph.D. students. M.B.A. degree. The end.',
   'ellipsis…  Unicode ellipsis… Next.',
-  "Mixed.'quote' here. And.\"double\" there.",
+  'Mixed.\'quote\' here. And."double" there.',
   // where NLTK releases differ (see PunktBehaviour)
   'See note ². the value is small. Next sentence.',
   'A mark \u0301. the next word. Done.',
@@ -152,9 +146,18 @@ function buildItems(): Item[] {
       paragraphs(t).forEach((p, j) => items.push({ id: `${id}/p${j}`, kind: 'paragraph', text: p }));
     });
   };
-  add('gpt4', readJsonl('ifeval_gpt4_responses.jsonl').map((r) => String(r.response ?? '')));
-  add('bison', readJsonl('ifeval_text_bison_responses.jsonl').map((r) => String(r.response ?? '')));
-  add('prompt', readJsonl('ifeval_input_data.jsonl').map((r) => String(r.prompt ?? '')));
+  add(
+    'gpt4',
+    readJsonl('ifeval_gpt4_responses.jsonl').map((r) => String(r.response ?? '')),
+  );
+  add(
+    'bison',
+    readJsonl('ifeval_text_bison_responses.jsonl').map((r) => String(r.response ?? '')),
+  );
+  add(
+    'prompt',
+    readJsonl('ifeval_input_data.jsonl').map((r) => String(r.prompt ?? '')),
+  );
   SYNTHETIC.forEach((t, i) => items.push({ id: `synthetic#${i}`, kind: 'synthetic', text: t }));
   fuzzTexts(fuzzCount).forEach((t, i) => items.push({ id: `fuzz#${i}`, kind: 'fuzz', text: t }));
   return items;
@@ -168,21 +171,127 @@ function fuzzTexts(n: number): string[] {
     return (seed >>> 8) % k;
   };
   const words = [
-    'The', 'the', 'He', 'he', 'However', 'I', 'i', 'In', 'in', 'It', 'Mr', 'mr', 'Dr', 'U.S', 'u.s', 'e.g',
-    'i.e', 'etc', 'vs', 'Inc', 'Co', 'St', 'J', 'S', 'a', 'A', 'x', 'No', 'no', 'Jan', 'Smith', 'smith',
-    'Washington', 'said', 'Bach', 'Edelman', 'b', '5', '10', '1,000', '3.14', '-2', '.5', '2023', '1st',
-    'abc-def', 'ex-Dr', 'Ph.D', 'U.S.A', 'New', 'new', 'York', 'Ωmega', 'über', 'Über', 'İstanbul',
-    'ΟΔΟΣ', 'ǅemal', '_x', '😀', '🚀ok', '日本語', 'café', 'CAFÉ', "don't", "'tis", "O'Neil", 'x_y',
-    '٣', '٣.٤', 'e\u0301', 'É', 'pre-Inc', 'sales', 'Sales', '##number##', 'Aron', '1.', 'v', 'V',
+    'The',
+    'the',
+    'He',
+    'he',
+    'However',
+    'I',
+    'i',
+    'In',
+    'in',
+    'It',
+    'Mr',
+    'mr',
+    'Dr',
+    'U.S',
+    'u.s',
+    'e.g',
+    'i.e',
+    'etc',
+    'vs',
+    'Inc',
+    'Co',
+    'St',
+    'J',
+    'S',
+    'a',
+    'A',
+    'x',
+    'No',
+    'no',
+    'Jan',
+    'Smith',
+    'smith',
+    'Washington',
+    'said',
+    'Bach',
+    'Edelman',
+    'b',
+    '5',
+    '10',
+    '1,000',
+    '3.14',
+    '-2',
+    '.5',
+    '2023',
+    '1st',
+    'abc-def',
+    'ex-Dr',
+    'Ph.D',
+    'U.S.A',
+    'New',
+    'new',
+    'York',
+    'Ωmega',
+    'über',
+    'Über',
+    'İstanbul',
+    'ΟΔΟΣ',
+    'ǅemal',
+    '_x',
+    '😀',
+    '🚀ok',
+    '日本語',
+    'café',
+    'CAFÉ',
+    "don't",
+    "'tis",
+    "O'Neil",
+    'x_y',
+    '٣',
+    '٣.٤',
+    'e\u0301',
+    'É',
+    'pre-Inc',
+    'sales',
+    'Sales',
+    '##number##',
+    'Aron',
+    '1.',
+    'v',
+    'V',
   ];
   const punct = [
-    '.', '.', '.', '?', '!', '...', '..', '. . .', '…', ',', ';', ':', '-', '--', '—', '"', "'", '`',
-    '“', '”', '‘', '’', '«', '»', '(', ')', '[', ']', '{', '}', '*', '@', '&', '#', '%', '$', '/',
+    '.',
+    '.',
+    '.',
+    '?',
+    '!',
+    '...',
+    '..',
+    '. . .',
+    '…',
+    ',',
+    ';',
+    ':',
+    '-',
+    '--',
+    '—',
+    '"',
+    "'",
+    '`',
+    '“',
+    '”',
+    '‘',
+    '’',
+    '«',
+    '»',
+    '(',
+    ')',
+    '[',
+    ']',
+    '{',
+    '}',
+    '*',
+    '@',
+    '&',
+    '#',
+    '%',
+    '$',
+    '/',
   ];
-  const spaces = [
-    ' ', ' ', ' ', ' ', '  ', '\n', '\n\n', '\t', '\r\n', '\x1c', '\x85', '\u00a0', '\ufeff', '\u2028',
-    '\u2003', '', '', '\n \n', ' \x1c\n',
-  ];
+  const spaces = [' ', ' ', ' ', ' ', '  ', '\n', '\n\n', '\t', '\r\n', '\x1c', '\x85', '\u00a0', '\ufeff', '\u2028', '\u2003', '', '', '\n \n', ' \x1c\n'];
   const out: string[] = [];
   for (let i = 0; i < n; i++) {
     const parts: string[] = [];
@@ -264,14 +373,9 @@ function compare(items: Item[], behaviour: PunktBehaviour, python: string): { nl
   for (const k of kinds) {
     const s = stats.get(k)!;
     if (!s.n) continue;
-    console.log(
-      `${k.padEnd(10)} ${String(s.n).padStart(6)}  ${pct(s.lists, s.n).padStart(14)}%  ${pct(s.counts, s.n).padStart(15)}%`,
-    );
+    console.log(`${k.padEnd(10)} ${String(s.n).padStart(6)}  ${pct(s.lists, s.n).padStart(14)}%  ${pct(s.counts, s.n).padStart(15)}%`);
   }
-  console.log(
-    `timing: TS port ${tsMs.toFixed(0)} ms for ${items.length} texts (${(chars / 1e6).toFixed(2)} M chars); ` +
-      `nltk subprocess ${nltkMs} ms`,
-  );
+  console.log(`timing: TS port ${tsMs.toFixed(0)} ms for ${items.length} texts (${(chars / 1e6).toFixed(2)} M chars); ` + `nltk subprocess ${nltkMs} ms`);
   console.log(`disagreements: ${diffs.length}`);
   for (const d of diffs.slice(0, maxDiffs)) {
     console.log(`--- ${d.item.id} (${d.item.kind}) ts=${d.ts.length} nltk=${d.py.length}`);
@@ -295,7 +399,7 @@ function main(): void {
     const eq = spec.indexOf('=');
     const behaviour = spec.slice(0, eq) as PunktBehaviour;
     if (eq < 0 || !PUNKT_BEHAVIOURS.includes(behaviour)) {
-      throw new Error(`--compare BEHAVIOUR=PYTHON, BEHAVIOUR one of ${PUNKT_BEHAVIOURS.join(", ")}`);
+      throw new Error(`--compare BEHAVIOUR=PYTHON, BEHAVIOUR one of ${PUNKT_BEHAVIOURS.join(', ')}`);
     }
     const r = compare(items, behaviour, resolve(ROOT, spec.slice(eq + 1)));
     failed ||= r.diffs > 0;

@@ -127,5 +127,11 @@ async function collect(child: ReturnType<typeof spawn>, input: string, start: nu
   const code = await new Promise<number | null>((done) => child.on('close', done));
   const ms = performance.now() - start;
   if (code !== 0) throw new Error(`${child.spawnfile} exited with ${code}`);
-  return { verdicts: Buffer.concat(chunks).toString('utf8').split('\n').filter((l) => l !== ''), ms };
+  return {
+    verdicts: Buffer.concat(chunks)
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l !== ''),
+    ms,
+  };
 }

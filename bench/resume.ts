@@ -91,7 +91,9 @@ try {
     const started = performance.now();
     await stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: `resume-${parallel}`, args: [input] });
     const seconds = (performance.now() - started) / 1000;
-    console.log(`  maxParallelShards ${String(parallel).padStart(3)}: ${seconds.toFixed(1)} s (${((seconds / SHARDS) * 1000).toFixed(1)} ms per shard), ${stack.simulator.stats().requests} model calls`);
+    console.log(
+      `  maxParallelShards ${String(parallel).padStart(3)}: ${seconds.toFixed(1)} s (${((seconds / SHARDS) * 1000).toFixed(1)} ms per shard), ${stack.simulator.stats().requests} model calls`,
+    );
   }
 
   await writeCc3m(new LocalStore(path.join(dir, 'cc3m')), 'files', { perShard: 16, shards: 4 });

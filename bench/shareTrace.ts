@@ -50,7 +50,9 @@ const mean = (n: number) => (n / steady.length).toFixed(1);
 const shares = steady.flat().map((s) => s.concurrency);
 const kind = steady.flat().some((s) => s.leased) ? 'leased by demand' : `split 1/${steady[0]?.[0]?.workers}`;
 console.log(`${positionals.length} workers, ${steady.length} steady seconds, shares of ${CAP} ${kind}: ${Math.min(...shares)}-${Math.max(...shares)}`);
-console.log(`mean in flight ${mean(CAP * steady.length - shortfall)} of ${CAP}; shortfall ${mean(shortfall)}, of which unused share of workers with nothing queued ${mean(idleShare)}`);
+console.log(
+  `mean in flight ${mean(CAP * steady.length - shortfall)} of ${CAP}; shortfall ${mean(shortfall)}, of which unused share of workers with nothing queued ${mean(idleShare)}`,
+);
 console.log(`worker-seconds held at their share with requests queued: ${heldWithQueue} of ${steady.length * positionals.length}`);
 const loopDelay = positionals.map((_, w) => steady.reduce((n, states) => n + states[w]!.loopMeanMs, 0) / steady.length);
 console.log(`event-loop delay, mean per worker: ${loopDelay.map((ms) => ms.toFixed(1)).join(' + ')} ms`);
@@ -68,7 +70,16 @@ if (sampled.length > 0) {
     return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
   };
   const parts = STEPS.map((step, i) => {
-    const values = sampled.filter((s) => s[step] !== undefined).map((s) => s[step]! - (STEPS.slice(0, i).reverse().map((p) => s[p]).find((v) => v !== undefined) ?? 0));
+    const values = sampled
+      .filter((s) => s[step] !== undefined)
+      .map(
+        (s) =>
+          s[step]! -
+          (STEPS.slice(0, i)
+            .reverse()
+            .map((p) => s[p])
+            .find((v) => v !== undefined) ?? 0),
+      );
     const mean = values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
     return `${step} ${mean.toFixed(1)} (p50 ${quantile(values, 0.5).toFixed(1)}, p90 ${quantile(values, 0.9).toFixed(1)}, n ${values.length})`;
   });

@@ -18,7 +18,17 @@ const OPS = Number(values.ops);
 // As LocalStore reads (through the callback API).
 const readWhole = promisify(readFileCallback);
 // About a cached reply's size.
-const BODY = JSON.stringify({ content: 'x'.repeat(600), finishReason: 'stop', model: 'sim', promptTokens: 900, completionTokens: 200, simulated: true, owner: 'o', scope: 's/answer', execution: 'e' });
+const BODY = JSON.stringify({
+  content: 'x'.repeat(600),
+  finishReason: 'stop',
+  model: 'sim',
+  promptTokens: 900,
+  completionTokens: 200,
+  simulated: true,
+  owner: 'o',
+  scope: 's/answer',
+  execution: 'e',
+});
 
 /** A cache-like key: 256 folders of hashed names. */
 const keyOf = (i: number) => `${(i % 256).toString(16).padStart(2, '0')}/${i.toString(16).padStart(64, '0')}.json`;

@@ -41,7 +41,9 @@ try {
     const report = (await client.workflow.execute('buildDataset', { taskQueue: TASK_QUEUE, workflowId: `soak@${date}`, args: [config] })) as { counts: { instruct: number } };
     const usage = procUsage(worker.pid)!;
     rows.push({ build: i + 1, date, seconds: (Date.now() - started) / 1000, accepted: report.counts.instruct, rssMiB: usage.rssMiB });
-    console.log(`build ${i + 1} (${date}): ${report.counts.instruct} accepted in ${fmt((Date.now() - started) / 1000)} s, worker RSS ${fmt(usage.rssMiB)} MiB (peak ${fmt(usage.peakRssMiB)})`);
+    console.log(
+      `build ${i + 1} (${date}): ${report.counts.instruct} accepted in ${fmt((Date.now() - started) / 1000)} s, worker RSS ${fmt(usage.rssMiB)} MiB (peak ${fmt(usage.peakRssMiB)})`,
+    );
   }
 } finally {
   await connection.close();
@@ -63,5 +65,12 @@ function slope(points: typeof rows): number {
 const half = rows.slice(Math.floor(rows.length / 2));
 const mean = (points: typeof rows) => points.reduce((s, p) => s + p.rssMiB, 0) / points.length;
 console.log(`\n${BUILDS} dated builds of ${SAMPLES} samples on one worker\n`);
-console.log(table(['builds', 'mean worker RSS MiB'], [1, 11, 21, 31, 41].filter((b) => b <= rows.length).map((b) => [`${b}-${Math.min(b + 9, rows.length)}`, fmt(mean(rows.slice(b - 1, b + 9)))])));
-console.log(`\nRSS slope over the second half (builds ${half[0]?.build}-${rows.at(-1)?.build}): ${fmt(slope(half), 2)} MiB per build; over all: ${fmt(slope(rows), 2)} MiB per build`);
+console.log(
+  table(
+    ['builds', 'mean worker RSS MiB'],
+    [1, 11, 21, 31, 41].filter((b) => b <= rows.length).map((b) => [`${b}-${Math.min(b + 9, rows.length)}`, fmt(mean(rows.slice(b - 1, b + 9)))]),
+  ),
+);
+console.log(
+  `\nRSS slope over the second half (builds ${half[0]?.build}-${rows.at(-1)?.build}): ${fmt(slope(half), 2)} MiB per build; over all: ${fmt(slope(rows), 2)} MiB per build`,
+);

@@ -126,9 +126,23 @@ async function runScenario(server: DevServer, sim: SimulatorProc, client: Client
     for (let i = 0; i < scenario.workers; i++) {
       const trace = values.trace ? `${values.trace}.${scenario.name}.${i}.jsonl` : undefined;
       const cpuProfile = values['cpu-prof'] ? `${values['cpu-prof']}.${scenario.name}.${i}.cpuprofile` : undefined;
-      workers.push(await startWorkerProcess({ address: server.address, taskQueue, simulatorUrl: sim.url, maxConcurrentActivities: activities, trace, cpuProfile, splitOnly: scenario.splitOnly }));
+      workers.push(
+        await startWorkerProcess({
+          address: server.address,
+          taskQueue,
+          simulatorUrl: sim.url,
+          maxConcurrentActivities: activities,
+          trace,
+          cpuProfile,
+          splitOnly: scenario.splitOnly,
+        }),
+      );
     }
-    await fetch(`${sim.admin}/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ maxConcurrent: scenario.simulatorCap, rateLimitRequests: scenario.simulatorRpm ?? 0 }) });
+    await fetch(`${sim.admin}/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ maxConcurrent: scenario.simulatorCap, rateLimitRequests: scenario.simulatorRpm ?? 0 }),
+    });
     await resetSim(sim);
     const cpu0 = workers.map((w) => procUsage(w.pid)!.cpuMs);
     const sim0 = procUsage(sim.pid)!.cpuMs;
@@ -172,7 +186,10 @@ function describe(r: Result): void {
     `\n[${r.scenario.name}] ${r.scenario.workers} worker(s), ${r.scenario.samples} samples, simulator cap ${r.scenario.simulatorCap || 'off'}${r.scenario.simulatorRpm ? `, ${r.scenario.simulatorRpm} requests/min` : ''}: ` +
       `${fmt(r.wallSeconds)} s; ${r.completed} completed requests (${fmt(r.completed / r.scenario.samples, 2)}/sample), ${r.r429} x 429; ` +
       `steady ${fmt(s.requestsPerSecond)} req/s (${fmt((100 * s.requestsPerSecond) / LIMIT)}% of ${fmt(LIMIT)}), mean in flight ${fmt(s.meanInFlight)}, ` +
-      `machine CPU ${fmt(100 * s.machineCpuShare)}% (of one core: workers ${s.cpuShare.slice(0, -2).map((c) => fmt(100 * c, 0) + '%').join(' + ')}, simulator ${fmt(100 * s.cpuShare.at(-2)!, 0)}%, temporal ${fmt(100 * s.cpuShare.at(-1)!, 0)}%); worker CPU ${fmt(cpu / r.scenario.samples, 2)} ms/sample ` +
+      `machine CPU ${fmt(100 * s.machineCpuShare)}% (of one core: workers ${s.cpuShare
+        .slice(0, -2)
+        .map((c) => fmt(100 * c, 0) + '%')
+        .join(' + ')}, simulator ${fmt(100 * s.cpuShare.at(-2)!, 0)}%, temporal ${fmt(100 * s.cpuShare.at(-1)!, 0)}%); worker CPU ${fmt(cpu / r.scenario.samples, 2)} ms/sample ` +
       `(${fmt(cpu / r.completed, 2)} ms/request), peak RSS ${r.workerPeakRssMiB.map((m) => fmt(m, 0)).join(' + ')} MiB; ` +
       `simulator CPU ${fmt(r.simulatorCpuMs / r.completed, 2)} ms/request; temporal ${fmt(r.temporalCpuMs / 1000)} s`,
   );
@@ -249,7 +266,21 @@ async function main(): Promise<void> {
   console.log(`\nSummary (C = ${C}, latency ${LATENCY_MS} ms, limit ${fmt(LIMIT)} req/s; steady state = middle 80% of completed requests)\n`);
   console.log(
     table(
-      ['scenario', 'lanes', 'samples', 'wall s', 'requests', 'req/sample', 'steady req/s', '% of limit', '429s (% of requests)', 'sim max in flight', 'worker CPU ms/sample', 'worker peak RSS MiB', 'machine CPU'],
+      [
+        'scenario',
+        'lanes',
+        'samples',
+        'wall s',
+        'requests',
+        'req/sample',
+        'steady req/s',
+        '% of limit',
+        '429s (% of requests)',
+        'sim max in flight',
+        'worker CPU ms/sample',
+        'worker peak RSS MiB',
+        'machine CPU',
+      ],
       results.map((r) => [
         `${r.scenario.name}: ${r.scenario.workers} worker${r.scenario.workers > 1 ? 's' : ''} x concurrency ${r.scenario.settings.concurrency}, sim cap ${r.scenario.simulatorCap || 'off'}${r.scenario.simulatorRpm ? `, ${r.scenario.simulatorRpm} req/min` : ''}`,
         parallelism(r.scenario),
@@ -269,7 +300,14 @@ async function main(): Promise<void> {
   );
   if (values.json) {
     const { writeFile } = await import('node:fs/promises');
-    await writeFile(values.json, JSON.stringify(results.map(({ report: _r, ...rest }) => rest), null, 1));
+    await writeFile(
+      values.json,
+      JSON.stringify(
+        results.map(({ report: _r, ...rest }) => rest),
+        null,
+        1,
+      ),
+    );
   }
 }
 

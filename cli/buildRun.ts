@@ -79,7 +79,9 @@ export class BuildRun {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), QUERY_TIMEOUT_MS)));
     const live = async () => {
-      const progress = await this.handle().query<BuildProgress>('progress').catch(() => undefined);
+      const progress = await this.handle()
+        .query<BuildProgress>('progress')
+        .catch(() => undefined);
       return progress && withRunningShards(this.client.workflow, progress);
     };
     try {
@@ -97,7 +99,8 @@ export class BuildRun {
     const status = description.status.name;
     const outcome = this.handle().result() as Promise<BuildReport>;
     if (status === 'COMPLETED') return outcome;
-    if (status === 'CANCELLED') throw new RunEnded(`build ${this.buildId} was cancelled (committed shards stay valid; \`mmif resume ${this.buildId}\` continues it)`, EXIT.failed, status);
+    if (status === 'CANCELLED')
+      throw new RunEnded(`build ${this.buildId} was cancelled (committed shards stay valid; \`mmif resume ${this.buildId}\` continues it)`, EXIT.failed, status);
     if (status === 'TERMINATED') throw new RunEnded(`build ${this.buildId} was terminated${await terminationReason(outcome)}`, EXIT.failed, status);
     if (status === 'TIMED_OUT') throw new RunEnded(`build ${this.buildId} timed out`, EXIT.failed, status);
     const failure = await outcome.then(

@@ -19,11 +19,7 @@ export interface LiveProgress extends BuildProgress {
 }
 
 export async function withRunningShards(workflows: WorkflowClient, progress: BuildProgress): Promise<LiveProgress> {
-  const answers = await Promise.all(
-    (progress.runningShards ?? []).map((id) =>
-      liveShard(workflows.getHandle(id)).catch(() => undefined),
-    ),
-  );
+  const answers = await Promise.all((progress.runningShards ?? []).map((id) => liveShard(workflows.getHandle(id)).catch(() => undefined)));
   return { ...progress, shardsLive: answers.filter((a): a is ShardProgress => a !== undefined) };
 }
 

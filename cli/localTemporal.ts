@@ -115,7 +115,10 @@ export async function withLocalTemporal<T>(work: (temporal: Temporal) => Promise
     // The screen is for progress and the summary; worker lifecycle logs would bury them.
     Runtime.install({ logger: quietLogger });
     const { server, connection } = await startHealthyServer();
-    started.push(() => server.stop(), () => connection.close());
+    started.push(
+      () => server.stop(),
+      () => connection.close(),
+    );
     console.log(`temporal dev server: ${server.address}`);
     const nativeConnection = await NativeConnection.connect({ address: server.address });
     started.push(() => nativeConnection.close());

@@ -20,7 +20,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     load: async () => import('./commands/build.js').then((m) => ({ usage: m.BUILD_USAGE, run: m.buildCommand })),
   },
   estimate: {
-    summary: 'forecast a build\'s requests, tokens, cost and wall time from a pilot of its first samples',
+    summary: "forecast a build's requests, tokens, cost and wall time from a pilot of its first samples",
     load: async () => import('./commands/estimate.js').then((m) => ({ usage: m.ESTIMATE_USAGE, run: m.estimateCommand })),
   },
   init: {
@@ -28,7 +28,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     load: async () => import('./commands/init.js').then((m) => ({ usage: m.INIT_USAGE, run: m.initCommand })),
   },
   schema: {
-    summary: 'print the build config\'s JSON Schema (for editors)',
+    summary: "print the build config's JSON Schema (for editors)",
     load: async () => import('./commands/schema.js').then((m) => ({ usage: m.SCHEMA_USAGE, run: m.schemaCommand })),
   },
   validate: {
@@ -36,7 +36,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     load: async () => import('./commands/validate.js').then((m) => ({ usage: m.VALIDATE_USAGE, run: m.validateCommand })),
   },
   status: {
-    summary: 'show or --watch a build\'s progress',
+    summary: "show or --watch a build's progress",
     load: async () => import('./commands/status.js').then((m) => ({ usage: m.STATUS_USAGE, run: m.statusCommand })),
   },
   resume: {
@@ -64,13 +64,12 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     load: async () => import('./commands/eval.js').then((m) => ({ usage: m.EVAL_USAGE, run: m.evalCommand })),
   },
   view: {
-    summary: 'write or serve an HTML page showing a build\'s samples with their images',
+    summary: "write or serve an HTML page showing a build's samples with their images",
     load: async () => import('./commands/view.js').then((m) => ({ usage: m.VIEW_USAGE, run: m.viewCommand })),
   },
   verify: {
     summary: 'run the reference rule verifiers over JSON lines (stdin -> stdout)',
-    load: async () =>
-      import('../verification/verifyCommand.js').then((m) => ({ usage: m.VERIFY_USAGE, run: (args) => m.runVerifyCommand(args, process.stdin, process.stdout) })),
+    load: async () => import('../verification/verifyCommand.js').then((m) => ({ usage: m.VERIFY_USAGE, run: (args) => m.runVerifyCommand(args, process.stdin, process.stdout) })),
   },
   worker: {
     summary: 'run a worker (TEMPORAL_* settings from the environment)',

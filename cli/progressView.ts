@@ -42,12 +42,16 @@ function liveLines(shards: readonly ShardProgress[], limit: number | undefined, 
   for (const s of shards) for (const stage of s.order) through[stage] = (through[stage] ?? 0) + (s.stages[stage] ?? 0);
   const last = shards[0]!.order.at(-1)!;
   const perSecond = shards.reduce((r, s) => r + requestRate(s, now), 0);
-  const share = limit ? ` (${Math.round((100 * perSecond) / limit)}% of the endpoints' limit, ${limit.toFixed(1)}/s)` : " (the endpoints' limit is not configured: set requestsPerMinute to see the share in use)";
+  const share = limit
+    ? ` (${Math.round((100 * perSecond) / limit)}% of the endpoints' limit, ${limit.toFixed(1)}/s)`
+    : " (the endpoints' limit is not configured: set requestsPerMinute to see the share in use)";
   const failed: Record<string, number> = {};
   for (const s of shards) for (const [kind, n] of Object.entries(s.failedAttempts)) failed[kind] = (failed[kind] ?? 0) + n!;
   const errors = Object.entries(failed).sort((a, b) => b[1] - a[1]);
   return [
-    `running shards: ${through[last]} of ${samples} samples done (${Object.entries(through).map(([stage, n]) => `${stage} ${n}`).join(', ')})`,
+    `running shards: ${through[last]} of ${samples} samples done (${Object.entries(through)
+      .map(([stage, n]) => `${stage} ${n}`)
+      .join(', ')})`,
     `requests: ${perSecond.toFixed(1)}/s${share} | failed attempts: ${errors.length ? errors.map(([kind, n]) => `${kind} ${n}`).join(', ') : 'none'}`,
   ];
 }

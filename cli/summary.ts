@@ -17,7 +17,9 @@ export function formatSummary(report: BuildReport): string {
       `${report.counts.rejectedSamples} rejected samples, ${report.counts.rejectedPairs} rejected pairs`,
   ];
   for (const r of report.richness ?? []) {
-    const fates = Object.entries(r.fates).map(([fate, n]) => `${fate} ${n}`).join(', ');
+    const fates = Object.entries(r.fates)
+      .map(([fate, n]) => `${fate} ${n}`)
+      .join(', ');
     const s = r.scores.selected;
     lines.push(`richness (${r.type} #${r.source}, ${r.settings.scorer}): ${fates}` + (s ? `; selected scores ${s.min}..${s.max}, median ${s.p50}` : ''));
   }
@@ -57,7 +59,11 @@ export function formatSummary(report: BuildReport): string {
   lines.push(`TRL: ${exportCommand('trl')}`, `MM-IFEval: ${exportCommand('mmifeval')}`);
   lines.push(`dataset card: ${rel(layout.datasetCard)}; quality report: ${rel(layout.quality)}; viewer: ${rel(layout.viewer)}`);
   if (report.simulated) {
-    lines.push('', 'NOTE: every instruction, constraint and answer in this build came from the bundled SIMULATOR,', 'not a real model. It is test data. Set OPENAI_BASE_URL (and OPENAI_API_KEY, MMIF_MODEL) for real data.');
+    lines.push(
+      '',
+      'NOTE: every instruction, constraint and answer in this build came from the bundled SIMULATOR,',
+      'not a real model. It is test data. Set OPENAI_BASE_URL (and OPENAI_API_KEY, MMIF_MODEL) for real data.',
+    );
   }
   return lines.join('\n');
 }

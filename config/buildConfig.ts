@@ -137,7 +137,8 @@ export const buildConfigSchema = z
     }
     for (const [role, endpoint] of Object.entries(c.models)) {
       // Azure's Batch API takes global-batch deployments and its own file flow: not the one batch.ts drives.
-      if (endpoint?.azure && endpoint.batch) ctx.addIssue({ code: 'custom', path: ['models', role, 'batch'], message: 'the Batch API is not used for Azure OpenAI endpoints (models.*.azure)' });
+      if (endpoint?.azure && endpoint.batch)
+        ctx.addIssue({ code: 'custom', path: ['models', role, 'batch'], message: 'the Batch API is not used for Azure OpenAI endpoints (models.*.azure)' });
     }
     if (c.llm.maxTokensCeiling !== undefined && c.llm.maxTokensCeiling <= c.llm.maxTokens) {
       ctx.addIssue({ code: 'custom', path: ['llm', 'maxTokensCeiling'], message: 'must exceed llm.maxTokens' });

@@ -46,7 +46,7 @@ function allowedOf(s: JsonSchema): string {
 }
 
 /** A default as shown: an object's default is its fields' own, listed in their rows. */
-const shownDefault = (field: JsonSchema) => (field.type === 'object' && field.properties ? 'its fields\' defaults' : json(field.default));
+const shownDefault = (field: JsonSchema) => (field.type === 'object' && field.properties ? "its fields' defaults" : json(field.default));
 
 /** A field no value satisfies (`z.never()`: `layout` on a source type without layouts) is not listed. */
 const forbidden = (field: JsonSchema) => Object.keys(field).length === 0 || field.not !== undefined;
@@ -72,7 +72,12 @@ function rows(s: JsonSchema, prefix: string, required: boolean, out: Row[], skip
     if (skip(path)) continue;
     const isRequired = required && requiredKeys.has(key) && field.default === undefined;
     const keys = group ? `\`<key>\`: ${siblings.map((k) => (requiredKeys.has(k) ? `${k} (required)` : k)).join(', ')}` : '';
-    out.push({ field: code(path), type: typeOf(field), default: field.default !== undefined ? shownDefault(field) : isRequired && !group ? '**required**' : '—', allowed: [keys, allowedOf(field)].filter(Boolean).join('; ') });
+    out.push({
+      field: code(path),
+      type: typeOf(field),
+      default: field.default !== undefined ? shownDefault(field) : isRequired && !group ? '**required**' : '—',
+      allowed: [keys, allowedOf(field)].filter(Boolean).join('; '),
+    });
     if (field.type === 'object' && field.properties) rows(field, path, true, out);
     if (field.type === 'object' && field.additionalProperties && typeof field.additionalProperties === 'object') {
       rows(field.additionalProperties as JsonSchema, `${path}.<key>`, true, out);
@@ -92,7 +97,9 @@ function table(rowList: Row[]): string {
 function sourcesReference(variants: JsonSchema[]): string {
   const props = (v: JsonSchema) => (v.properties ?? {}) as Record<string, JsonSchema>;
   const typeName = (v: JsonSchema) => String(props(v).type?.const);
-  const shared = Object.keys(props(variants[0]!)).filter((key) => key !== 'type' && variants.every((v) => JSON.stringify(props(v)[key]) === JSON.stringify(props(variants[0]!)[key])));
+  const shared = Object.keys(props(variants[0]!)).filter(
+    (key) => key !== 'type' && variants.every((v) => JSON.stringify(props(v)[key]) === JSON.stringify(props(variants[0]!)[key])),
+  );
   const sharedSchema = { ...variants[0], properties: Object.fromEntries(shared.map((k) => [k, props(variants[0]!)[k]])) };
   const parts = ['Every source entry (`sources[]`) takes:', '', table(rows(sharedSchema, '', true, []))];
   for (const variant of variants) {

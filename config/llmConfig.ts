@@ -10,7 +10,11 @@ export const llmSchema = z
     /** A model call's whole reply must arrive within this; the error names the endpoint, model and time waited. */
     timeoutMs: z.number().int().positive().default(120_000),
     /** Bytes of a model reply read at most; a larger reply is dropped unread past this and rejected as reply-too-large. */
-    maxReplyBytes: z.number().int().min(1024).default(4 * 1024 * 1024),
+    maxReplyBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .default(4 * 1024 * 1024),
     /** Model calls in flight per activity (per slice). */
     concurrency: z.number().int().min(1).max(256).default(8),
     /** Ask for response_format json_schema (OpenAI, vLLM, SGLang, Ollama >= 0.5 support it). */

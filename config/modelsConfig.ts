@@ -14,7 +14,10 @@ export const endpointSchema = z
     /** OpenAI-compatible base URL, e.g. http://localhost:8000/v1. Unset: the worker's OPENAI_BASE_URL. */
     baseUrl: z.string().url().optional(),
     /** Name of the env var holding the API key (never the key itself). */
-    apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).default('OPENAI_API_KEY'),
+    apiKeyEnv: z
+      .string()
+      .regex(/^[A-Z_][A-Z0-9_]*$/)
+      .default('OPENAI_API_KEY'),
     /** Requests in flight to this endpoint, all workers of the task queue together (leased by demand; AIMD adapts below it on 429s). */
     concurrency: z.number().int().min(1).max(1024).default(16),
     /** Client-side pacing; learned from x-ratelimit-* headers when the provider sends them. */

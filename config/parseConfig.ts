@@ -61,7 +61,7 @@ function valueAt(input: unknown, path: PropertyKey[]): unknown {
 
 /** The schema under wrappers (optional, default, pipe...): the one that says what the value is. */
 function unwrap(schema: z.ZodType, input: unknown): z.ZodType {
-  for (let s = schema; ; ) {
+  for (let s = schema; ;) {
     const def = defOf(s);
     switch (def.type) {
       case 'optional':

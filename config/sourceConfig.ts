@@ -188,7 +188,10 @@ export const richnessSchema = z
     /** endpoint: POSTed `{image}` (the normalized image, base64 JPEG), answers `{score, tags?}`. */
     url: z.string().url().optional(),
     /** endpoint: env var holding a bearer token, if the scorer needs one. */
-    apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).optional(),
+    apiKeyEnv: z
+      .string()
+      .regex(/^[A-Z_][A-Z0-9_]*$/)
+      .optional(),
     /** Keep images scoring at least this. */
     minScore: z.number().optional(),
     /** Keep images with at least this many tags (imported ram_cnt, vlm-tags, endpoint tags). */
@@ -258,8 +261,14 @@ const chartqaSchema = z
   .object({
     ...common('chartqa'),
     layout: cc3mOnlyLayout,
-    splits: z.array(z.enum(['train', 'val', 'test'])).min(1).default(['train']),
-    sets: z.array(z.enum(['human', 'augmented'])).min(1).default(['human', 'augmented']),
+    splits: z
+      .array(z.enum(['train', 'val', 'test']))
+      .min(1)
+      .default(['train']),
+    sets: z
+      .array(z.enum(['human', 'augmented']))
+      .min(1)
+      .default(['human', 'augmented']),
     /** Attach the chart's data table (`tables/<name>.csv`, cut to a few KB) as grounding. */
     attachTables: z.boolean().default(true),
     question: questionSchema(QUESTION_DEFAULTS.chartqa),

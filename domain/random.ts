@@ -32,7 +32,12 @@ export function shuffled<T>(rng: Rng, items: readonly T[]): T[] {
 
 /** k distinct items, in their original order (so prompts list them stably). */
 export function sampleK<T>(rng: Rng, items: readonly T[], k: number): T[] {
-  const picked = new Set(shuffled(rng, items.map((_, i) => i)).slice(0, Math.min(k, items.length)));
+  const picked = new Set(
+    shuffled(
+      rng,
+      items.map((_, i) => i),
+    ).slice(0, Math.min(k, items.length)),
+  );
   return items.filter((_, i) => picked.has(i));
 }
 

@@ -42,7 +42,8 @@ export function judgeWindow(outcomes: readonly ScoreOutcome[], rule: RichnessRul
   const passing = outcomes.flatMap((o, i) => (o.ok && decisions[i]!.selected ? [{ i, score: o.value.score }] : []));
   const keep = Math.ceil(rule.topFraction * passing.length);
   const ordered = [...passing].sort((a, b) => b.score - a.score || a.i - b.i);
-  for (const { i, score } of ordered.slice(keep)) decisions[i] = { selected: false, reason: `below-top-fraction: score ${score} outside the best ${rule.topFraction} of its window` };
+  for (const { i, score } of ordered.slice(keep))
+    decisions[i] = { selected: false, reason: `below-top-fraction: score ${score} outside the best ${rule.topFraction} of its window` };
   return decisions;
 }
 
@@ -60,5 +61,13 @@ export function distribution(values: readonly number[]): { count: number; min: n
   if (values.length === 0) return null;
   const sorted = [...values].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return { count: sorted.length, min: sorted[0]!, p10: at(0.1), p50: at(0.5), p90: at(0.9), max: sorted[sorted.length - 1]!, mean: sorted.reduce((a, b) => a + b, 0) / sorted.length };
+  return {
+    count: sorted.length,
+    min: sorted[0]!,
+    p10: at(0.1),
+    p50: at(0.5),
+    p90: at(0.9),
+    max: sorted[sorted.length - 1]!,
+    mean: sorted.reduce((a, b) => a + b, 0) / sorted.length,
+  };
 }

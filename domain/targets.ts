@@ -54,7 +54,10 @@ export function sourceGoals(config: TargetsSettings): Goals[] {
       }
       continue;
     }
-    const shares = sourceShares(total, config.sources.map((s) => ({ quota: s.targets?.[kind], weight: s.weight })));
+    const shares = sourceShares(
+      total,
+      config.sources.map((s) => ({ quota: s.targets?.[kind], weight: s.weight })),
+    );
     shares.forEach((n, i) => (goals[i]![kind] = n));
   }
   return goals;
@@ -89,7 +92,11 @@ const largest = (goals: Goals) => Math.max(0, ...RECORD_KINDS.map((k) => goals[k
 /** Samples the first round plans per source. */
 export function firstRoundSizes(config: TargetsSettings): number[] {
   const expectedYield = config.targets!.expectedYield;
-  return clampToBudget(sourceGoals(config).map((g) => Math.ceil(largest(g) / expectedYield)), config.maxSamples, 0);
+  return clampToBudget(
+    sourceGoals(config).map((g) => Math.ceil(largest(g) / expectedYield)),
+    config.maxSamples,
+    0,
+  );
 }
 
 /** Records of one kind a source still owes (0 when met or not targeted). */

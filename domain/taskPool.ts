@@ -4,8 +4,7 @@ export interface TaskExample {
   instruction: string;
 }
 
-const pool = (category: string, instructions: string[]): TaskExample[] =>
-  instructions.map((instruction) => ({ category, instruction }));
+const pool = (category: string, instructions: string[]): TaskExample[] => instructions.map((instruction) => ({ category, instruction }));
 
 export const TASK_POOL: readonly TaskExample[] = [
   ...pool('Descriptive Analysis', [

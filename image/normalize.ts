@@ -129,9 +129,7 @@ async function normalizeNow(bytes: Buffer, cfg: ImageConfig): Promise<Normalized
   }
 
   // Fixed encoder settings (no mozjpeg, fixed subsampling, baseline) keep the bytes reproducible.
-  const jpeg = await sharp(pixels.data, raw)
-    .jpeg({ quality: cfg.jpegQuality, mozjpeg: false, chromaSubsampling: '4:2:0', progressive: false, optimiseCoding: true })
-    .toBuffer();
+  const jpeg = await sharp(pixels.data, raw).jpeg({ quality: cfg.jpegQuality, mozjpeg: false, chromaSubsampling: '4:2:0', progressive: false, optimiseCoding: true }).toBuffer();
   return {
     ok: true,
     jpeg,

@@ -79,8 +79,7 @@ export function planBatchFiles(requests: readonly BatchRequest[], limits: BatchL
   const files: BatchFile[] = [];
   /** The file being filled for each model, its lines joined only once it is full. */
   const filling = new Map<string, { model: string; customIds: string[]; bytes: number; lines: string[] }>();
-  const close = ({ lines, ...file }: { model: string; customIds: string[]; bytes: number; lines: string[] }) =>
-    files.push({ ...file, jsonl: lines.join('') });
+  const close = ({ lines, ...file }: { model: string; customIds: string[]; bytes: number; lines: string[] }) => files.push({ ...file, jsonl: lines.join('') });
   for (const { custom_id, body } of requests) {
     if (seen.has(custom_id)) throw new Error(`duplicate batch custom_id ${custom_id}`);
     seen.add(custom_id);
@@ -140,7 +139,10 @@ export async function submitBatches(
   const log: SubmissionLog = { batches: [...(options.log?.batches ?? [])] };
   const covered = new Set(log.batches.flatMap((b) => b.customIds));
   const submitted: SubmittedBatch[] = [];
-  for (const file of planBatchFiles(requests.filter((r) => !covered.has(r.custom_id)), options.limits)) {
+  for (const file of planBatchFiles(
+    requests.filter((r) => !covered.has(r.custom_id)),
+    options.limits,
+  )) {
     options.beforeFile?.();
     const batch = await submitBatchFile(client, file, options.metadata);
     submitted.push(batch);
@@ -213,10 +215,7 @@ export interface BatchLineError {
  * A custom_id missing from the results never ran (a cancelled batch, a failed one): treat it like
  * `expired`, i.e. resubmit it or let the synchronous path make the call.
  */
-export type BatchOutcome =
-  | { status: 'ok'; reply: ChatCompletion }
-  | { status: 'failed'; error: BatchLineError }
-  | { status: 'expired' };
+export type BatchOutcome = { status: 'ok'; reply: ChatCompletion } | { status: 'failed'; error: BatchLineError } | { status: 'expired' };
 
 /** The outcome of every line in a finished batch's output and error files, by custom_id. */
 export async function collectBatch(client: OpenAI, batchId: string): Promise<Map<string, BatchOutcome>> {

@@ -66,15 +66,7 @@ export function callRecord(stage: Stage, reply: CachedReply, cached: boolean, pr
 }
 
 /** The record of one try's request. */
-export function tryRecord(
-  stage: Stage,
-  reply: CachedReply,
-  how: Obtained,
-  t: ReplyTry,
-  problem: ReplyProblem | undefined,
-  prices: PriceOverrides,
-  baseUrl: string,
-): CallRecord {
+export function tryRecord(stage: Stage, reply: CachedReply, how: Obtained, t: ReplyTry, problem: ReplyProblem | undefined, prices: PriceOverrides, baseUrl: string): CallRecord {
   return {
     ...callRecord(stage, reply, how === 'cached', prices, baseUrl),
     ...(t.index > 0 ? { replyTry: t.index } : {}),

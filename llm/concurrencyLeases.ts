@@ -128,7 +128,9 @@ export function grantsMoved(book: LeaseBook, report: DemandReport): boolean {
 
 /** The fair share of `demand`'s worker, within what the others cannot be holding. */
 function grantFor(holders: Record<string, Holder>, worker: string, demand: EndpointDemand): number {
-  const others = Object.entries(holders).filter(([w]) => w !== worker).map(([, h]) => h);
+  const others = Object.entries(holders)
+    .filter(([w]) => w !== worker)
+    .map(([, h]) => h);
   const cap = Math.min(demand.cap, ...others.map((h) => h.cap));
   const entitled = fairShares(cap, [demand.inFlight + demand.queued, ...others.map((h) => h.demand)])[0]!;
   const free = cap - others.reduce((n, h) => n + h.holds, 0);

@@ -49,7 +49,12 @@ function resolveAzure(endpoint: EndpointConfig, azure: NonNullable<EndpointConfi
   const apiKey = readSecret(endpoint.apiKeyEnv, env);
   if (!apiKey || resource === DEFAULT_BASE_URL) {
     const excerpt = !apiKey ? `${endpoint.apiKeyEnv} is not set` : 'baseUrl must be the Azure resource endpoint (https://<resource>.openai.azure.com)';
-    throw new EndpointError(`model endpoint ${deploymentURL} (model ${endpoint.model}): ${!apiKey ? `the API key variable ${excerpt}` : excerpt}`, { endpoint: deploymentURL, model: endpoint.model, status: 0, excerpt });
+    throw new EndpointError(`model endpoint ${deploymentURL} (model ${endpoint.model}): ${!apiKey ? `the API key variable ${excerpt}` : excerpt}`, {
+      endpoint: deploymentURL,
+      model: endpoint.model,
+      status: 0,
+      excerpt,
+    });
   }
   return { baseURL: deploymentURL, model: endpoint.model, apiKey, azure: { resource, deployment, apiVersion: azure.apiVersion } };
 }

@@ -83,12 +83,7 @@ export interface PreflightOutcome {
 const TRANSIENT_ATTEMPTS = 3;
 
 /** Checks every target; throws EndpointError when one is misconfigured (the build must not start). */
-export async function preflight(
-  config: BuildConfig,
-  cache: ObjectStore,
-  cachePrefix: string,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<PreflightOutcome[]> {
+export async function preflight(config: BuildConfig, cache: ObjectStore, cachePrefix: string, env: NodeJS.ProcessEnv = process.env): Promise<PreflightOutcome[]> {
   const outcomes: PreflightOutcome[] = [];
   const dialects = new DialectMemory(cache, cachePrefix);
   for (const target of preflightTargets(config)) {
@@ -148,7 +143,7 @@ async function check(
   const client = clientFor(endpoint, llm.timeoutMs, llm.maxReplyBytes);
   const ask = await tinyAsk(endpoint.model, target, llm);
   let dialect = await dialects.get(endpoint);
-  for (let attempt = 1; ; ) {
+  for (let attempt = 1; ;) {
     const body = requestBody(ask, dialect);
     try {
       const { completion } = await requestCompletion(client, body);
@@ -226,7 +221,9 @@ let tinyJpeg: Promise<Buffer> | undefined;
 /** What the tiny request asks, through the stages' own message and body code (chatMessages.ts, dialect.ts). */
 async function tinyAsk(model: string, target: PreflightTarget, llm: BuildConfig['llm']): Promise<StageAsk> {
   const prompt = { version: 'preflight', messages: [{ role: 'user' as const, text: 'Reply with the word OK.', withImage: target.withImage }] };
-  tinyJpeg ??= sharp({ create: { width: 64, height: 64, channels: 3, background: { r: 120, g: 160, b: 200 } } }).jpeg().toBuffer();
+  tinyJpeg ??= sharp({ create: { width: 64, height: 64, channels: 3, background: { r: 120, g: 160, b: 200 } } })
+    .jpeg()
+    .toBuffer();
   const image = target.withImage ? { jpeg: await tinyJpeg, sha256: 'preflight' } : undefined;
   const asksJson = llm.structuredOutput && target.stages.some((s) => !PROSE_STAGES.has(s));
   return {

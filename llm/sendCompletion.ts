@@ -98,7 +98,11 @@ async function attemptCompletion(client: OpenAI, body: ChatCompletionCreateParam
 }
 
 /** One request, its reply read and checked as a chat completion (the pre-flight sends its request through this too). */
-export async function requestCompletion(client: OpenAI, body: ChatCompletionCreateParamsNonStreaming, signal?: AbortSignal): Promise<{ completion: ChatCompletion; headers: Headers }> {
+export async function requestCompletion(
+  client: OpenAI,
+  body: ChatCompletionCreateParamsNonStreaming,
+  signal?: AbortSignal,
+): Promise<{ completion: ChatCompletion; headers: Headers }> {
   const response = await client.chat.completions.create(body, signal ? { signal } : undefined).asResponse();
   return { completion: chatCompletionOf(await response.text(), response.headers.get('content-type')), headers: response.headers };
 }
@@ -139,6 +143,8 @@ export class EndpointUnreachable extends TransientError {
 export class EndpointTimeout extends TransientError {
   override name = 'EndpointTimeout';
   constructor(endpoint: ResolvedEndpoint, timeoutMs: number, attempts: number) {
-    super(`model endpoint ${endpoint.baseURL} (model ${endpoint.model}): no complete reply within ${timeoutMs} ms (llm.timeoutMs), ${attempts} attempt${attempts === 1 ? '' : 's'}`);
+    super(
+      `model endpoint ${endpoint.baseURL} (model ${endpoint.model}): no complete reply within ${timeoutMs} ms (llm.timeoutMs), ${attempts} attempt${attempts === 1 ? '' : 's'}`,
+    );
   }
 }

@@ -46,9 +46,7 @@ async function startOnFreePort(options: { dbFile?: string; withUi?: boolean }): 
   const child = spawn(temporalCliPath(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code) => reject(new Error(`temporal dev server exited (code ${code}): ${stderr.trim() || 'no output'}`))),
-  );
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`temporal dev server exited (code ${code}): ${stderr.trim() || 'no output'}`))));
   child.once('error', () => {});
   await Promise.race([waitForPort(port, 30_000), exited]);
   exited.catch(() => {});

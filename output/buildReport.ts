@@ -4,7 +4,22 @@
  */
 import { getJson, putIfChanged, type ObjectStore } from '../storage/objectStore.js';
 import type { BuildLayout } from '../storage/buildLayout.js';
-import { addCounts, addUnpriced, addUsage, emptyStrategyPairs, emptyUsage, summarizeUsage, unpricedUsage, type PairStats, type StrategyPairs, type ShardManifest, type StageUsage, type Tally, type UnpricedUsage, type VerificationStats } from './manifest.js';
+import {
+  addCounts,
+  addUnpriced,
+  addUsage,
+  emptyStrategyPairs,
+  emptyUsage,
+  summarizeUsage,
+  unpricedUsage,
+  type PairStats,
+  type StrategyPairs,
+  type ShardManifest,
+  type StageUsage,
+  type Tally,
+  type UnpricedUsage,
+  type VerificationStats,
+} from './manifest.js';
 import { costSummary, type CostSummary, type PricedBy } from './costSummary.js';
 import { PRICE_TABLE } from '../llm/pricing.js';
 import { preflightUsage } from './preflightUsage.js';

@@ -141,4 +141,3 @@ export function trlChatPairRow(line: string): { id: string; imagePath: string; p
     rejected: [textMessage('assistant', row.rejected.value)],
   };
 }
-

@@ -98,7 +98,11 @@ export function assembleChat(sample: SourceSample, states: SampleStates): Assemb
   }));
   const placeholder = turns.find((t) => [t.question, t.instruction ?? '', t.answer].some((text) => text.includes(IMAGE_TOKEN)));
   if (placeholder) {
-    return { pairs: [], calls, rejects: [rejectRecord(sample, 'sample', 'chat', `image-token-in-text: turn ${placeholder.turn} contains the literal ${IMAGE_TOKEN}, which trainers read as an image slot`)] };
+    return {
+      pairs: [],
+      calls,
+      rejects: [rejectRecord(sample, 'sample', 'chat', `image-token-in-text: turn ${placeholder.turn} contains the literal ${IMAGE_TOKEN}, which trainers read as an image slot`)],
+    };
   }
   const simulated = calls.some((c) => c.simulated);
   const shared = { ...sourceFields(sample, image.sha256), system: MULTITURN_SYSTEM_TEXT };
@@ -129,15 +133,23 @@ export function assembleChat(sample: SourceSample, states: SampleStates): Assemb
     const judgement = t.pair.judgement;
     if (!judgement.kept) {
       rejects.push(
-        rejectRecord(sample, 'pair', 'chat', `chat: ${judgement.rule}: turn ${t.turn}, answer made without turn ${forgotten.turn}'s instruction #${stake + 1} ${forgotten.constraint.type} ("${forgotten.constraint.value}"): ${judgement.detail}`, {
-          verdicts: t.pair.rejectedVerdicts.map(writtenVerdict),
-          at_stake: [stake],
-        }),
+        rejectRecord(
+          sample,
+          'pair',
+          'chat',
+          `chat: ${judgement.rule}: turn ${t.turn}, answer made without turn ${forgotten.turn}'s instruction #${stake + 1} ${forgotten.constraint.type} ("${forgotten.constraint.value}"): ${judgement.detail}`,
+          {
+            verdicts: t.pair.rejectedVerdicts.map(writtenVerdict),
+            at_stake: [stake],
+          },
+        ),
       );
       continue;
     }
     if (t.pair.rejected.includes(IMAGE_TOKEN)) {
-      rejects.push(rejectRecord(sample, 'pair', 'chat', `image-token-in-text: turn ${t.turn}'s rejected answer contains the literal ${IMAGE_TOKEN}, which trainers read as an image slot`));
+      rejects.push(
+        rejectRecord(sample, 'pair', 'chat', `image-token-in-text: turn ${t.turn}'s rejected answer contains the literal ${IMAGE_TOKEN}, which trainers read as an image slot`),
+      );
       continue;
     }
     pairs.push({

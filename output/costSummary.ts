@@ -66,9 +66,7 @@ export function formatCost(cost: CostSummary, mode?: 'multiturn'): string[] {
     `cached prompt tokens ${(cost.cachedPromptShare * 100).toFixed(1)}%, reasoning tokens ${cost.reasoningTokens}, saved by the model cache $${cost.savedUsd.toFixed(4)}`,
   ];
   for (const [model, u] of Object.entries(cost.unpriced).sort(([a], [b]) => (a < b ? -1 : 1))) {
-    lines.push(
-      `UNPRICED model ${model}: ${u.requests} requests, ${u.promptTokens} prompt + ${u.completionTokens} completion tokens not in the cost (set llm.prices["${model}"])`,
-    );
+    lines.push(`UNPRICED model ${model}: ${u.requests} requests, ${u.promptTokens} prompt + ${u.completionTokens} completion tokens not in the cost (set llm.prices["${model}"])`);
   }
   return lines;
 }

@@ -58,7 +58,7 @@ export const CHAT_CARD_CONFIGS = [
       ['id', 'string', 'stable sample id'],
       ['image', 'Image', 'the normalized RGB JPEG'],
       ['system', 'string', 'the system message the answers were generated under'],
-      ['conversations', 'list of struct', 'from (human/gpt) and value: each turn\'s instruction (if added there) and question, then its answer'],
+      ['conversations', 'list of struct', "from (human/gpt) and value: each turn's instruction (if added there) and question, then its answer"],
       ['metadata', 'string', 'JSON: instructions with their turn and verifier calls, per-turn verdicts and PIF, models, source, licence'],
     ],
   },
@@ -107,9 +107,9 @@ export function sizeCategory(n: number): string {
 
 function frontMatter(report: BuildReport, config: BuildConfig | undefined): string {
   const q = JSON.stringify; // a JSON string is a valid YAML double-quoted scalar
-  const configs = cardConfigs(config).map(
-    (c, i) => `- config_name: ${c.name}\n${i === 0 ? '  default: true\n' : ''}  data_files:\n  - split: train\n    path: ${q(c.path)}`,
-  ).join('\n');
+  const configs = cardConfigs(config)
+    .map((c, i) => `- config_name: ${c.name}\n${i === 0 ? '  default: true\n' : ''}  data_files:\n  - split: train\n    path: ${q(c.path)}`)
+    .join('\n');
   const sources = [...new Set((config?.sources ?? []).map((s) => s.type))];
   return [
     '---',
@@ -185,7 +185,7 @@ function sourcesSection(quality: QualityReport, config: BuildConfig | undefined)
   return [
     '## Sources and licences',
     '',
-    'Each record keeps its source and licence note (`source`, `license`). The images belong to their owners; check each source\'s terms before use.',
+    "Each record keeps its source and licence note (`source`, `license`). The images belong to their owners; check each source's terms before use.",
     '',
     config?.mode === 'multiturn'
       ? '| source | chats (SFT) | turn-level pairs | rejected chats | rejected pairs | licence note |'
@@ -234,7 +234,15 @@ function buildSection(report: BuildReport, quality: QualityReport, config: Build
       }`,
     );
   }
-  lines.push('', '| stage | model |', '|---|---|', ...Object.entries(report.models).sort().map(([stage, model]) => `| ${stage} | \`${model}\` |`), '');
+  lines.push(
+    '',
+    '| stage | model |',
+    '|---|---|',
+    ...Object.entries(report.models)
+      .sort()
+      .map(([stage, model]) => `| ${stage} | \`${model}\` |`),
+    '',
+  );
   return lines;
 }
 
@@ -333,7 +341,12 @@ function qualitySection(quality: QualityReport): string[] {
     '| strategy | kept | discarded | share of kept pairs | discarded by reason |',
     '|---|---|---|---|---|',
     ...Object.entries(quality.dpo.strategyMix).map(
-      ([s, m]) => `| ${s} | ${m.kept} | ${m.discarded} | ${num(m.share)} | ${Object.entries(m.discardedByReason).map(([r, n]) => `${r}: ${n}`).join(', ') || '-'} |`,
+      ([s, m]) =>
+        `| ${s} | ${m.kept} | ${m.discarded} | ${num(m.share)} | ${
+          Object.entries(m.discardedByReason)
+            .map(([r, n]) => `${r}: ${n}`)
+            .join(', ') || '-'
+        } |`,
     ),
     '',
     'Rejected answers failing the constraints at stake (dropped ones; all under no_image):',

@@ -44,7 +44,11 @@ export async function writeEvalReports(ctx: EvalContext): Promise<EvalSummary> {
   const simulated = calls.some((c) => c.simulated);
   const name = evalReportName(config.evalId);
   // What the report was made with: its id, prompt form and every setting that shapes it (no secret: keys are named by env var).
-  const identity = { evalId: config.evalId, prompt: config.chats ? ('multiturn' as const) : config.prompt, config: JSON.parse(evalFingerprintMaterial(config)) as Record<string, unknown> };
+  const identity = {
+    evalId: config.evalId,
+    prompt: config.chats ? ('multiturn' as const) : config.prompt,
+    config: JSON.parse(evalFingerprintMaterial(config)) as Record<string, unknown>,
+  };
   const rejected = results.flatMap((r) => (r.rejected !== undefined ? [{ id: r.id, reason: r.rejected }] : []));
   let json: unknown;
   let markdown: string;
@@ -63,12 +67,21 @@ export async function writeEvalReports(ctx: EvalContext): Promise<EvalSummary> {
     [json, markdown, headline] = [report, multiturnMarkdown(report), report.pif.corpus?.mean ?? null];
     audit = {
       key: `${name}.turns.jsonl`,
-      lines: results.flatMap((r) => (r.turns ?? []).map((t) => JSON.stringify({ chat: r.id, turn: t.turn, instructions: t.instructions, question: t.question, responses: t.responses, pif: t.pif, followed: t.followed }))),
+      lines: results.flatMap((r) =>
+        (r.turns ?? []).map((t) =>
+          JSON.stringify({ chat: r.id, turn: t.turn, instructions: t.instructions, question: t.question, responses: t.responses, pif: t.pif, followed: t.followed }),
+        ),
+      ),
     };
   } else {
     const report = scoreSingleTurn(results, { ...identity, model: config.model.model, judgeModel: config.judge?.model ?? null, simulated, usage });
     [json, markdown, headline] = [report, evalMarkdown(report), report.constraintLevel.accuracy];
-    audit = { key: `${name}.responses.jsonl`, lines: results.map((r) => JSON.stringify({ id: r.id, responses: r.responses ?? [], verdicts: r.verdicts ?? [], ...(r.rejected !== undefined ? { rejected: r.rejected } : {}) })) };
+    audit = {
+      key: `${name}.responses.jsonl`,
+      lines: results.map((r) =>
+        JSON.stringify({ id: r.id, responses: r.responses ?? [], verdicts: r.verdicts ?? [], ...(r.rejected !== undefined ? { rejected: r.rejected } : {}) }),
+      ),
+    };
   }
   await putIfChanged(ctx.out, `${name}.json`, `${JSON.stringify(json, null, 2)}\n`, 'application/json');
   await putIfChanged(ctx.out, `${name}.md`, markdown);

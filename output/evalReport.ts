@@ -119,7 +119,11 @@ export function scoreSingleTurn(results: readonly ItemResult[], meta: Pick<EvalR
 const pct = (a: Accuracy) => (a.accuracy === null ? 'n/a' : `${(100 * a.accuracy).toFixed(1)}% (${a.followed}/${a.scored})`);
 
 export function evalMarkdown(report: EvalReport): string {
-  const rows = (title: string, t: Record<string, Accuracy>) => [`| ${title} | constraint-level accuracy |`, '|---|---|', ...Object.entries(t).map(([k, a]) => `| ${k} | ${pct(a)} |`)];
+  const rows = (title: string, t: Record<string, Accuracy>) => [
+    `| ${title} | constraint-level accuracy |`,
+    '|---|---|',
+    ...Object.entries(t).map(([k, a]) => `| ${k} | ${pct(a)} |`),
+  ];
   const judging = report.judgeModel
     ? `rule-verified constraints and judged ones (judge \`${report.judgeModel}\`${report.judgeUnparsed > 0 ? `; ${report.judgeUnparsed} judge verdicts unparsed, counted as not followed` : ''})`
     : `rule-verified constraints only (no judge endpoint: ${report.judgeConstraintsNotScored} judged constraint verdicts not scored)`;

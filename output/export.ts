@@ -44,13 +44,17 @@ async function committedShards(store: ObjectStore, layout: BuildLayout): Promise
 async function recordsOf<R>(store: ObjectStore, key: string, parse: (line: string) => R): Promise<R[]> {
   const body = await store.get(key);
   if (!body) throw new Error(`${key} is missing from ${store.root} although its shard is committed`);
-  return body.toString('utf8').split('\n').filter(Boolean).map((line, i) => {
-    try {
-      return parse(line);
-    } catch (err) {
-      throw new Error(`${key} line ${i + 1}: not a record of this format (${err instanceof Error ? err.message : String(err)})`);
-    }
-  });
+  return body
+    .toString('utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line, i) => {
+      try {
+        return parse(line);
+      } catch (err) {
+        throw new Error(`${key} line ${i + 1}: not a record of this format (${err instanceof Error ? err.message : String(err)})`);
+      }
+    });
 }
 
 export async function exportTrl(store: ObjectStore, layout: BuildLayout): Promise<ExportSummary> {
@@ -125,7 +129,9 @@ export async function exportMmifeval(store: ObjectStore, layout: BuildLayout, op
   }
   if (config?.holdout) {
     if (options.fraction !== undefined || options.all) {
-      throw new ReservedSplitError(`build ${layout.root} reserved its eval split when it was built (holdout.fraction ${config.holdout.fraction}, drawn by image): the export writes that split; leave out --holdout and --all`);
+      throw new ReservedSplitError(
+        `build ${layout.root} reserved its eval split when it was built (holdout.fraction ${config.holdout.fraction}, drawn by image): the export writes that split; leave out --holdout and --all`,
+      );
     }
     const summary = await writeReservedSplit(store, layout, { multiturn: false, seed: config.seed, fraction: config.holdout.fraction });
     if (summary.rows === 0) throw new Error(`build ${layout.root} held out no accepted sample (holdout.fraction ${config.holdout.fraction}); raise it and build again`);

@@ -74,13 +74,7 @@ export function fullBuildSamples(config: BuildConfig, pilotPlan: BuildPlan, pilo
   return Math.max(Math.min(wanted, available), pilot.counts.planned);
 }
 
-export function forecastBuild(input: {
-  config: BuildConfig;
-  pilot: BuildReport;
-  pilotSamples: readonly SampleCost[];
-  fullSamples: number;
-  seconds: number;
-}): Forecast {
+export function forecastBuild(input: { config: BuildConfig; pilot: BuildReport; pilotSamples: readonly SampleCost[]; fullSamples: number; seconds: number }): Forecast {
   const { config, pilot, pilotSamples, fullSamples: m, seconds } = input;
   const n = Math.max(pilotSamples.length, 1);
   const mean = (pick: (s: SampleCost) => number) => pilotSamples.reduce((sum, s) => sum + pick(s), 0) / n;
@@ -129,7 +123,7 @@ function wallSeconds(config: BuildConfig, toMake: number, paid: number, seconds:
 
 export function formatForecast(f: Forecast): string[] {
   const usd = (x: number) => `$${x.toFixed(4)}`;
-  const priced = f.simulated ? ' (simulated pilot: a forecast at the named models\' prices)' : '';
+  const priced = f.simulated ? " (simulated pilot: a forecast at the named models' prices)" : '';
   const lines = [
     `pilot: ${f.pilot.samples} samples -> ${f.pilot.instruct} SFT records, ${f.pilot.dpo} pairs; ${f.pilot.requests} requests (${f.pilot.paidRequests} paid now), ${usd(f.pilot.usd)}, ${f.pilot.seconds.toFixed(0)}s`,
     `full build: ${f.samples} samples, ${f.requests} requests, ${f.tokens.input} input tokens (${f.tokens.cachedInput} cached), ${f.tokens.output} output tokens`,

@@ -59,7 +59,10 @@ export function addUsage(into: StageUsage, from: Partial<StageUsage>): void {
 export type UnpricedUsage = Record<string, { requests: number; promptTokens: number; completionTokens: number }>;
 
 /** The call fields usage is made of. */
-export type UsageOfCall = Pick<CallRecord, 'promptTokens' | 'completionTokens' | 'cachedPromptTokens' | 'reasoningTokens' | 'cached' | 'batch' | 'costUsd' | 'savedUsd' | 'costSource'>;
+export type UsageOfCall = Pick<
+  CallRecord,
+  'promptTokens' | 'completionTokens' | 'cachedPromptTokens' | 'reasoningTokens' | 'cached' | 'batch' | 'costUsd' | 'savedUsd' | 'costSource'
+>;
 
 /** One call as usage. */
 export function callUsage(c: UsageOfCall): StageUsage {

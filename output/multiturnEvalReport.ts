@@ -31,9 +31,7 @@ export function scoreMultiturn(samples: ReadonlyArray<readonly ScoredResponse[]>
 
 /** Regroups the chats' turns by sample index, as scoreMultiturn takes them. */
 export function scoredBySample(results: readonly ItemResult[], responsesPerTurn: number): ScoredResponse[][] {
-  return Array.from({ length: responsesPerTurn }, (_, s) =>
-    results.flatMap((r) => (r.turns ?? []).map((t) => ({ chatId: r.id, turn: t.turn, followed: t.followed[s]! }))),
-  );
+  return Array.from({ length: responsesPerTurn }, (_, s) => results.flatMap((r) => (r.turns ?? []).map((t) => ({ chatId: r.id, turn: t.turn, followed: t.followed[s]! }))));
 }
 
 export function multiturnMarkdown(r: MultiturnReport): string {

@@ -13,12 +13,12 @@ export function trimToCaps(assembled: AssembledSample[], caps: Goals): RejectRec
   for (const a of assembled) {
     if (a.instruct && caps.instruct !== undefined && ++instruct > caps.instruct) {
       const { id, source, source_id } = a.instruct;
-      trimmed.push({ id, source, source_id, kind: 'sample', stage: 'answer', reason: 'over-target: the source\'s instruct target was met by lower-ranked samples' });
+      trimmed.push({ id, source, source_id, kind: 'sample', stage: 'answer', reason: "over-target: the source's instruct target was met by lower-ranked samples" });
       a.instruct = undefined;
     }
     if (a.dpo && caps.dpo !== undefined && ++dpo > caps.dpo) {
       const { sample_id, source, source_id, strategy } = a.dpo;
-      trimmed.push({ id: sample_id, source, source_id, kind: 'pair', stage: 'rejected', strategy, reason: 'over-target: the source\'s dpo target was met by lower-ranked samples' });
+      trimmed.push({ id: sample_id, source, source_id, kind: 'pair', stage: 'rejected', strategy, reason: "over-target: the source's dpo target was met by lower-ranked samples" });
       a.dpo = undefined;
     }
   }

@@ -125,21 +125,25 @@ export type ImageBytes = (record: InstructRecord | DpoRecord) => Buffer;
 
 export function instructParquet(records: readonly InstructRecord[], imageBytes: ImageBytes): Promise<Buffer> {
   const table = records.some((r) => r.answer_reasoning !== undefined) ? instructReasoningTable : instructTable;
-  return writeParquet(table, records.map((r) => withImage(r, imageBytes)));
+  return writeParquet(
+    table,
+    records.map((r) => withImage(r, imageBytes)),
+  );
 }
 
 export function dpoParquet(records: readonly DpoRecord[], imageBytes: ImageBytes): Promise<Buffer> {
   const table = records.some((r) => r.chosen_reasoning !== undefined) ? dpoReasoningTable : dpoTable;
-  return writeParquet(table, records.map((r) => withImage(r, imageBytes)));
+  return writeParquet(
+    table,
+    records.map((r) => withImage(r, imageBytes)),
+  );
 }
 
 function withImage(record: InstructRecord | DpoRecord, imageBytes: ImageBytes): Record<string, unknown> {
   const { image_path, constraints, verdicts, ...rest } = record;
   return {
     ...rest,
-    ...('rejected_verdicts' in record
-      ? { rejected_verdicts: record.rejected_verdicts.map(verdictRow), pair_rule_rejections: JSON.stringify(record.pair_rule_rejections) }
-      : {}),
+    ...('rejected_verdicts' in record ? { rejected_verdicts: record.rejected_verdicts.map(verdictRow), pair_rule_rejections: JSON.stringify(record.pair_rule_rejections) } : {}),
     image: { bytes: imageBytes(record), path: image_path },
     image_richness: record.image_richness ? JSON.stringify(record.image_richness) : null,
     constraints: constraints.map((c) => ({ ...c, verifiers: JSON.stringify(c.verifiers) })),

@@ -109,7 +109,11 @@ export async function writeQualityReport(store: ObjectStore, layout: BuildLayout
     32,
     (shard) => getJson<ShardManifest>(store, layout.manifest(shard)),
   );
-  const quality = qualityReport(report, manifests.filter((m): m is ShardManifest => m !== undefined), config?.verification);
+  const quality = qualityReport(
+    report,
+    manifests.filter((m): m is ShardManifest => m !== undefined),
+    config?.verification,
+  );
   await putIfChanged(store, layout.quality, JSON.stringify(quality, null, 2), 'application/json');
   return quality;
 }
@@ -129,7 +133,11 @@ export function qualityReport(
     addCounts(categories, { [constraintType(type)?.category ?? 'unknown']: n });
     addCounts(wildIfEvalClasses, { [constraintType(type)?.wildIfEval ?? 'unknown']: n });
   }
-  const agreementByType = Object.fromEntries(Object.entries(sum.judgeAgreement).sort().map(([type, a]) => [type, judgeAgreement(a)]));
+  const agreementByType = Object.fromEntries(
+    Object.entries(sum.judgeAgreement)
+      .sort()
+      .map(([type, a]) => [type, judgeAgreement(a)]),
+  );
   const total = emptyAgreement();
   for (const a of Object.values(sum.judgeAgreement)) addFields(total, a);
   return {
@@ -149,7 +157,12 @@ export function qualityReport(
         .sort()
         .map(([type, p]) => [
           type,
-          { category: constraintType(type)?.category ?? 'unknown', wildIfEval: constraintType(type)?.wildIfEval ?? 'unknown', firstAnswer: rate(p.firstAnswer), finalAnswer: rate(p.finalAnswer) },
+          {
+            category: constraintType(type)?.category ?? 'unknown',
+            wildIfEval: constraintType(type)?.wildIfEval ?? 'unknown',
+            firstAnswer: rate(p.firstAnswer),
+            finalAnswer: rate(p.finalAnswer),
+          },
         ]),
     ),
     judgeAgreement: { byType: agreementByType, total: judgeAgreement(total), thresholds: ADVICE_THRESHOLDS },
@@ -159,7 +172,11 @@ export function qualityReport(
       atStakeFailureRates: Object.fromEntries(
         Object.entries(sum.atStakeFailures).map(([strategy, byType]) => [
           strategy,
-          Object.fromEntries(Object.entries(byType).sort().map(([type, t]) => [type, { ...t, rate: ratio(t.failed, t.total) }])),
+          Object.fromEntries(
+            Object.entries(byType)
+              .sort()
+              .map(([type, t]) => [type, { ...t, rate: ratio(t.failed, t.total) }]),
+          ),
         ]),
       ),
     },
@@ -184,7 +201,12 @@ export function qualityReport(
 
 function visionRates(v: NonNullable<ShardQuality['visionDependence']>): NonNullable<QualityReport['visionDependence']> {
   const withRate = (t: VisionTally): VisionRate => ({ ...t, independentRate: ratio(t.independent, t.checked) });
-  const table = (tallies: Record<string, VisionTally>) => Object.fromEntries(Object.entries(tallies).sort().map(([k, t]) => [k, withRate(t)]));
+  const table = (tallies: Record<string, VisionTally>) =>
+    Object.fromEntries(
+      Object.entries(tallies)
+        .sort()
+        .map(([k, t]) => [k, withRate(t)]),
+    );
   const total: VisionTally = { checked: 0, independent: 0 };
   for (const t of Object.values(v.bySource)) addFields(total, t);
   return { bySource: table(v.bySource), byTaskType: table(v.byTaskType), total: withRate(total) };
@@ -208,7 +230,17 @@ function multiturnQuality(turns: Record<string, TurnTally>): NonNullable<Quality
   const answers = all.reduce((n, t) => n + t.answers, 0);
   return {
     turns: rows,
-    corpus: { turns: answers, pif: ratio(all.reduce((n, t) => n + t.pifSum, 0), answers), pif_1_1: ratio(all.reduce((n, t) => n + t.followsAll, 0), answers) },
+    corpus: {
+      turns: answers,
+      pif: ratio(
+        all.reduce((n, t) => n + t.pifSum, 0),
+        answers,
+      ),
+      pif_1_1: ratio(
+        all.reduce((n, t) => n + t.followsAll, 0),
+        answers,
+      ),
+    },
   };
 }
 
@@ -257,7 +289,14 @@ function vacuousRates(byType: Record<string, VacuousCount>): QualityReport['vacu
   const total: VacuousCount = { rule: 0, vacuous: 0, vacuousPasses: 0 };
   for (const v of Object.values(byType)) addFields(total, v);
   const withRate = (v: VacuousCount) => ({ ...v, rate: ratio(v.vacuous, v.rule) });
-  return { byType: Object.fromEntries(Object.entries(byType).sort().map(([type, v]) => [type, withRate(v)])), total: withRate(total) };
+  return {
+    byType: Object.fromEntries(
+      Object.entries(byType)
+        .sort()
+        .map(([type, v]) => [type, withRate(v)]),
+    ),
+    total: withRate(total),
+  };
 }
 
 export function judgeAgreement(a: AgreementCount): JudgeAgreement {

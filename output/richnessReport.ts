@@ -38,7 +38,11 @@ export async function richnessReport(store: ObjectStore, layout: BuildLayout): P
   for await (const { key } of store.list(layout.richnessPrefix)) {
     const index = Number(/source-(\d+)-from-/.exec(key)?.[1]);
     const body = await store.get(key);
-    const parsed = (body ?? Buffer.alloc(0)).toString().split('\n').filter(Boolean).map((l) => JSON.parse(l) as ScoredLine);
+    const parsed = (body ?? Buffer.alloc(0))
+      .toString()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as ScoredLine);
     lines.set(index, [...(lines.get(index) ?? []), ...parsed]);
   }
   const calls: CallRecord[] = [];
@@ -49,10 +53,12 @@ export async function richnessReport(store: ObjectStore, layout: BuildLayout): P
     const fates: Record<string, number> = {};
     for (const line of scored) addCounts(fates, { [line.fate]: 1 });
     const values = (pick: (l: ScoredLine) => number | null | undefined, only?: string) =>
-      scored.filter((l) => !only || l.fate === only).flatMap((l) => {
-        const v = pick(l);
-        return typeof v === 'number' ? [v] : [];
-      });
+      scored
+        .filter((l) => !only || l.fate === only)
+        .flatMap((l) => {
+          const v = pick(l);
+          return typeof v === 'number' ? [v] : [];
+        });
     return [
       {
         source: index,

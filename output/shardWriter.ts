@@ -152,7 +152,10 @@ async function singleTurnShardContent(store: ObjectStore, layout: BuildLayout, s
     const lostTo = await claimLostTo(store, layout, sample, states);
     return lostTo ? { calls: sampleRecords.calls, reject: lostTo } : sampleRecords;
   });
-  checkBudget(spec, assembled.flatMap((a) => (a.reject ? [a.reject] : [])));
+  checkBudget(
+    spec,
+    assembled.flatMap((a) => (a.reject ? [a.reject] : [])),
+  );
   // Held out before the caps: targets count training records.
   const heldOut = spec.holdout ? reserveHeldOut(assembled, spec.holdout) : undefined;
   const overTarget = spec.caps ? trimToCaps(assembled, spec.caps) : [];
@@ -178,7 +181,13 @@ async function singleTurnShardContent(store: ObjectStore, layout: BuildLayout, s
     calls: assembled.flatMap((a) => a.calls),
     verification: verificationStats(instruct.map((r) => ({ attempts: r.answer_attempts, verdicts: r.verdicts }))),
     pairs: pairStats(assembled),
-    quality: withVision(shardQuality(loaded.map((l) => l.states), { instruct, dpo, rejects }), visionTallies(loaded.map((l) => ({ source: l.sample.source, states: l.states })))),
+    quality: withVision(
+      shardQuality(
+        loaded.map((l) => l.states),
+        { instruct, dpo, rejects },
+      ),
+      visionTallies(loaded.map((l) => ({ source: l.sample.source, states: l.states }))),
+    ),
     ...(heldOut ? { heldOut: { instruct: heldOut.instruct.length, dpo: heldOut.dpo } } : {}),
   };
 }

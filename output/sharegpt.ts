@@ -66,7 +66,13 @@ const promptOf = (turn: Turn): string => turn.value.slice(IMAGE_TOKEN.length + 1
 export function instructRecordFromLine(line: string): InstructRecord {
   const row = JSON.parse(line) as InstructSharegptRow;
   const [user, reply] = row.conversations;
-  return { ...(JSON.parse(row.metadata) as Omit<InstructRecord, 'id' | 'prompt' | 'answer' | 'image_path'>), id: row.id, prompt: promptOf(user), answer: reply.value, image_path: row.images[0] };
+  return {
+    ...(JSON.parse(row.metadata) as Omit<InstructRecord, 'id' | 'prompt' | 'answer' | 'image_path'>),
+    id: row.id,
+    prompt: promptOf(user),
+    answer: reply.value,
+    image_path: row.images[0],
+  };
 }
 
 export function dpoRecordFromLine(line: string): DpoRecord {

@@ -62,9 +62,7 @@ export function sourceAccounting(plan: BuildPlan, manifests: ReadonlyArray<Shard
     addCounts(account.rejected, manifest.rejectedSamplesByReason ?? { 'unrecorded-reason': manifest.counts.rejectedSamples });
   }
   for (const a of accounts) {
-    a.balanced =
-      a.read === a.planned + total(a.notSelected) + total(a.filtered) + total(a.problems) &&
-      a.planned === a.accepted + a.heldOut + total(a.rejected) + a.uncommitted;
+    a.balanced = a.read === a.planned + total(a.notSelected) + total(a.filtered) + total(a.problems) && a.planned === a.accepted + a.heldOut + total(a.rejected) + a.uncommitted;
   }
   return accounts;
 }

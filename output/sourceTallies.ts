@@ -29,4 +29,3 @@ export function talliesFrom(plan: BuildPlan, manifests: ReadonlyArray<ShardManif
   }
   return tallies;
 }
-

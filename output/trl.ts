@@ -75,10 +75,16 @@ export interface TrlImage {
 
 /** Multi-turn SFT rows (output/chatFormats.ts): the SFT table, with every turn's messages. */
 export function trlChatSftParquet(rows: ReadonlyArray<{ id: string; image: TrlImage; messages: Message[] }>): Promise<Buffer> {
-  return writeParquet(sftTable, rows.map((r) => ({ id: r.id, images: { list: [{ element: r.image }] }, messages: r.messages })));
+  return writeParquet(
+    sftTable,
+    rows.map((r) => ({ id: r.id, images: { list: [{ element: r.image }] }, messages: r.messages })),
+  );
 }
 
 /** Turn-level pairs: `prompt` is the chat up to the turn, conversational as DPOTrainer takes it. */
 export function trlChatDpoParquet(rows: ReadonlyArray<{ id: string; image: TrlImage; prompt: Message[]; chosen: Message[]; rejected: Message[] }>): Promise<Buffer> {
-  return writeParquet(dpoTable, rows.map((r) => ({ id: r.id, images: { list: [{ element: r.image }] }, prompt: r.prompt, chosen: r.chosen, rejected: r.rejected })));
+  return writeParquet(
+    dpoTable,
+    rows.map((r) => ({ id: r.id, images: { list: [{ element: r.image }] }, prompt: r.prompt, chosen: r.chosen, rejected: r.rejected })),
+  );
 }

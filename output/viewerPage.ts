@@ -79,17 +79,35 @@ export class ViewerWriter {
   }
 
   addSft(r: InstructRecord): ViewerFile | undefined {
-    return this.add('sft', r.source, verdictTokens(r.verdicts), r.constraints.map((c) => c.type), sftArticle(r, this.page.imageSrc));
+    return this.add(
+      'sft',
+      r.source,
+      verdictTokens(r.verdicts),
+      r.constraints.map((c) => c.type),
+      sftArticle(r, this.page.imageSrc),
+    );
   }
 
   addPair(r: DpoRecord): ViewerFile | undefined {
-    return this.add('dpo', r.source, verdictTokens(r.verdicts), r.constraints.map((c) => c.type), pairArticle(r, this.page.imageSrc));
+    return this.add(
+      'dpo',
+      r.source,
+      verdictTokens(r.verdicts),
+      r.constraints.map((c) => c.type),
+      pairArticle(r, this.page.imageSrc),
+    );
   }
 
   addChat(row: ChatSharegptRow): ViewerFile | undefined {
     const meta = JSON.parse(row.metadata) as ChatMeta;
     const verdicts = meta.turns.flatMap((t) => t.verdicts);
-    return this.add('chat', meta.source, verdictTokens(verdicts), meta.instructions.map((x) => x.type), chatArticle(row, meta, this.page.imageSrc));
+    return this.add(
+      'chat',
+      meta.source,
+      verdictTokens(verdicts),
+      meta.instructions.map((x) => x.type),
+      chatArticle(row, meta, this.page.imageSrc),
+    );
   }
 
   addChatPair(row: ChatPairSharegptRow): ViewerFile | undefined {
@@ -124,7 +142,10 @@ export class ViewerWriter {
 
   private pageHtml(options: { simulated: boolean; omitted?: { instruct: number; dpo: number } }): string {
     const { counts } = this;
-    const omitted = options.omitted && options.omitted.instruct + options.omitted.dpo > 0 ? ` (${options.omitted.instruct} SFT records and ${options.omitted.dpo} pairs beyond the display limit are not shown)` : '';
+    const omitted =
+      options.omitted && options.omitted.instruct + options.omitted.dpo > 0
+        ? ` (${options.omitted.instruct} SFT records and ${options.omitted.dpo} pairs beyond the display limit are not shown)`
+        : '';
     const chats = counts.chat + counts['chat-dpo'] > 0;
     const shown = chats ? `${counts.chat} chats, ${counts['chat-dpo']} turn-level pairs` : `${counts.sft} SFT records, ${counts.dpo} DPO pairs`;
     return `<!doctype html>
@@ -142,7 +163,9 @@ ${options.simulated ? '<p class="simulated">SIMULATED DATA: model replies came f
 <form id="filters">
 <label>kind <select id="f-kind"><option value="">all</option><option value="sft">SFT records</option><option value="dpo">DPO pairs</option>${chats ? '<option value="chat">chats</option><option value="chat-dpo">turn-level pairs</option>' : ''}</select></label>
 <label>source <select id="f-source"><option value="">all</option>${distinct(this.sources.values).map(option).join('')}</select></label>
-<label>constraint type <select id="f-type"><option value="">all</option>${distinct([...this.types]).map(option).join('')}</select></label>
+<label>constraint type <select id="f-type"><option value="">all</option>${distinct([...this.types])
+      .map(option)
+      .join('')}</select></label>
 <label>verdict <select id="f-verdict"><option value="">any</option><option value="passed">passed</option><option value="failed">failed</option></select></label>
 <span id="pager"><button type="button" id="p-prev">&larr; previous</button> <span id="p-at"></span> <button type="button" id="p-next">next &rarr;</button></span>
 </form>
@@ -221,7 +244,6 @@ interface ChatPairMeta {
   rejected_verdicts: Verdict[];
 }
 
-
 const plainTurn = (value: string) => value.replace(/^<image>\n/, '');
 
 function chatArticle(row: ChatSharegptRow, meta: ChatMeta, imageSrc: ImageSrc): string {
@@ -233,7 +255,12 @@ ${t.instruction ? `<p class="instruction"><span class="badge">new instruction</s
 <pre>${esc(row.conversations[2 * i + 1]!.value)}</pre>
 ${cells ? `<table class="constraints"><thead><tr><th>instruction in force</th><th>verdict</th></tr></thead><tbody>${cells}</tbody></table>` : ''}</section>`;
   });
-  return `<article ${sampleAttributes('chat', row.id, meta.source, meta.turns.flatMap((t) => t.verdicts))}>
+  return `<article ${sampleAttributes(
+    'chat',
+    row.id,
+    meta.source,
+    meta.turns.flatMap((t) => t.verdicts),
+  )}>
 <img src="${esc(imageSrc(row.images[0]))}" alt="image of ${esc(row.id)}" loading="lazy">
 <div class="meta"><span class="badge">chat</span> <code>${esc(row.id)}</code> · ${esc(meta.source)} <code>${esc(meta.source_id)}</code> · ${meta.turns.length} turns, ${meta.instructions.length} instructions</div>
 <div class="turns">${turns.join('\n')}</div>
@@ -248,7 +275,12 @@ function chatPairArticle(row: ChatPairSharegptRow, meta: ChatPairMeta, imageSrc:
 <p><span class="badge drop">left out</span> turn ${meta.forgotten_turn}'s instruction <code>${esc(meta.forgotten_instruction.type)}</code>: ${esc(meta.forgotten_instruction.value)}</p>
 <div class="pair">
 <section class="chosen"><h3>Chosen</h3><pre>${esc(row.chosen.value)}</pre></section>
-<section class="rejected"><h3>Rejected <small>(fails: ${esc(meta.rejected_verdicts.filter((v) => !v.passed).map((v) => v.type).join(', '))})</small></h3><pre>${esc(row.rejected.value)}</pre></section>
+<section class="rejected"><h3>Rejected <small>(fails: ${esc(
+    meta.rejected_verdicts
+      .filter((v) => !v.passed)
+      .map((v) => v.type)
+      .join(', '),
+  )})</small></h3><pre>${esc(row.rejected.value)}</pre></section>
 </div>
 </article>`;
 }
@@ -299,7 +331,6 @@ pre{white-space:pre-wrap;background:#f8f9fb;border:1px solid #eceef2;border-radi
 .question{font-weight:600;margin:2px 0}
 .instruction{margin:2px 0;color:#5b4a00}
 `;
-
 
 /**
  * The page's script: loads the index, filters it (kind, source, and a (type, verdict) token of one

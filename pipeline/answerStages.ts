@@ -74,16 +74,9 @@ const failures = (verdicts: readonly Verdict[], policy: VacuousPolicy) =>
     .join('; ');
 
 /** The reasoning an answer's result carries: only with training.keepReasoning, so other builds' stage states are as before. */
-const keptReasoning = (ctx: StageContext, reasoning: string | null): Pick<AnswerResult, 'reasoning'> =>
-  ctx.config.training.keepReasoning ? { reasoning } : {};
+const keptReasoning = (ctx: StageContext, reasoning: string | null): Pick<AnswerResult, 'reasoning'> => (ctx.config.training.keepReasoning ? { reasoning } : {});
 
-export async function runAnswerStage(
-  ctx: StageContext,
-  task: Task,
-  constraints: readonly PlannedConstraint[],
-  image: SampleImage,
-  calls: CallRecord[],
-): Promise<AnswerResult> {
+export async function runAnswerStage(ctx: StageContext, task: Task, constraints: readonly PlannedConstraint[], image: SampleImage, calls: CallRecord[]): Promise<AnswerResult> {
   const { passThreshold, maxRegenerations, vacuous } = ctx.config.verification;
   let verdicts: Verdict[] = [];
   let firstVerdicts: Verdict[] = [];
@@ -95,7 +88,16 @@ export async function runAnswerStage(
     const rate = creditedRate(verdicts, vacuous);
     if (rate >= passThreshold) {
       const model = endpointFor(ctx.config, 'answer').model;
-      const accepted: AnswerResult = { prompt: answerPromptText(task.instruction, constraints), answer, model, verdicts, passRate: rate, attempts: attempt + 1, ...regenerated, ...keptReasoning(ctx, reasoning) };
+      const accepted: AnswerResult = {
+        prompt: answerPromptText(task.instruction, constraints),
+        answer,
+        model,
+        verdicts,
+        passRate: rate,
+        attempts: attempt + 1,
+        ...regenerated,
+        ...keptReasoning(ctx, reasoning),
+      };
       const vision = ctx.config.quality?.visionDependence;
       if (!vision) return accepted;
       const visionDependence = await checkVisionDependence(ctx, task, constraints, answer, image, calls);

@@ -19,13 +19,7 @@ import type { SampleImage } from './sampleImage.js';
 import type { StageRequest } from './stageRequest.js';
 import type { ConstraintsResult, PlannedConstraint } from './stageState.js';
 
-export async function runConstraintStage(
-  ctx: StageContext,
-  sample: SourceSample,
-  instruction: string,
-  image: SampleImage,
-  calls: CallRecord[],
-): Promise<ConstraintsResult> {
+export async function runConstraintStage(ctx: StageContext, sample: SourceSample, instruction: string, image: SampleImage, calls: CallRecord[]): Promise<ConstraintsResult> {
   const { constraints: limits } = ctx.config;
   const kind = classifyInstruction(instruction);
   const offered = offeredTypes(ctx, sample, instruction);
@@ -44,9 +38,7 @@ export async function runConstraintStage(
   const afterModel = await removeIncompatible(ctx, instruction, planned, removed, calls);
   const constraints = byRules(afterModel);
   if (constraints.length < limits.min) {
-    throw new SampleRejection(
-      `constraints: too-few-constraints: ${constraints.length} left after removing conflicts, at least ${limits.min} required`,
-    );
+    throw new SampleRejection(`constraints: too-few-constraints: ${constraints.length} left after removing conflicts, at least ${limits.min} required`);
   }
   return { instructionKind: kind, offeredTypes: offeredKeys, proposed: reply.constraints, constraints, removed, trimmed: first.trimmed };
 }

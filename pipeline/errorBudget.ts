@@ -46,8 +46,7 @@ export class ConsecutiveFaults {
     this.run += 1;
     if (this.run >= this.budget.maxConsecutive) {
       throw (this.exceeded ??= new ErrorBudgetExceeded(
-        `${this.where}: ${this.run} samples in a row rejected by model-call errors ` +
-          `(llm.errorBudget.maxConsecutive ${this.budget.maxConsecutive}): ${describeFault(fault)}`,
+        `${this.where}: ${this.run} samples in a row rejected by model-call errors ` + `(llm.errorBudget.maxConsecutive ${this.budget.maxConsecutive}): ${describeFault(fault)}`,
       ));
     }
   }

@@ -37,9 +37,7 @@ export function dedupeKey(policy: DedupePolicy, imageSha256: string, question: s
 
 /** The rejection reason of a duplicate, naming the kept sample. */
 export function duplicateReason(policy: DedupePolicy, keptSampleId: string): string {
-  return policy === 'image+question'
-    ? `duplicate-question: same image and question as sample ${keptSampleId}`
-    : `duplicate-image: same image as sample ${keptSampleId}`;
+  return policy === 'image+question' ? `duplicate-question: same image and question as sample ${keptSampleId}` : `duplicate-image: same image as sample ${keptSampleId}`;
 }
 
 /** Who keeps a key: the lower rank (sample ids break a tie, which only a hash collision could cause). */

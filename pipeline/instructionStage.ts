@@ -16,12 +16,7 @@ import type { InstructionResult } from './stageState.js';
 import type { SampleImage } from './sampleImage.js';
 import type { StageRequest } from './stageRequest.js';
 
-export async function runInstructionStage(
-  ctx: StageContext,
-  sample: SourceSample,
-  image: SampleImage,
-  calls: CallRecord[],
-): Promise<InstructionResult> {
+export async function runInstructionStage(ctx: StageContext, sample: SourceSample, image: SampleImage, calls: CallRecord[]): Promise<InstructionResult> {
   return sample.originalInstruction ? refine(ctx, sample, image, calls) : generate(ctx, sample, image, calls);
 }
 

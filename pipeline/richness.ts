@@ -151,7 +151,13 @@ async function importedScorer(config: BuildConfig, settings: RichnessConfig, rul
   if (!body) throw new RichnessError(`richness scores file ${file} does not exist`);
   const scores: Map<string, ImportedScore> = parseImportedScores(body.toString('utf8'), file);
   // The authors sorted by score and kept the top: over the whole file, that is a score threshold.
-  const cutoff = rule.topFraction === undefined ? undefined : topFractionCutoff([...scores.values()].map((s) => s.score), rule.topFraction);
+  const cutoff =
+    rule.topFraction === undefined
+      ? undefined
+      : topFractionCutoff(
+          [...scores.values()].map((s) => s.score),
+          rule.topFraction,
+        );
   const minScore = cutoff === undefined ? rule.minScore : Math.max(cutoff, rule.minScore ?? Number.NEGATIVE_INFINITY);
   return {
     rule: { minScore, minTags: rule.minTags },

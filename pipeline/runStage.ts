@@ -58,17 +58,19 @@ export async function runStage(
   const inARow = new ConsecutiveFaults(ctx.config.llm.errorBudget, `stage ${stage}`);
   // The slice's executions note the requests they send in one log (ModelCaller.forSlice).
   const slice: StageContext = { ...ctx, models: ctx.models.forSlice(`${stage} ${samples[0]?.sampleId}..${samples.at(-1)?.sampleId}`) };
-  await withAttemptTally(outcome.failedAttempts!, () => mapLimit(samples, ctx.config.llm.concurrency, async (sample) => {
-    // An endpoint refusing everything: the slice fails, and the rest are not sent to it.
-    if (inARow.exceeded) return;
-    throwIfAborted(); // a cancelled activity starts no further sample
+  await withAttemptTally(outcome.failedAttempts!, () =>
+    mapLimit(samples, ctx.config.llm.concurrency, async (sample) => {
+      // An endpoint refusing everything: the slice fails, and the rest are not sent to it.
+      if (inARow.exceeded) return;
+      throwIfAborted(); // a cancelled activity starts no further sample
 
-    const { status, fresh, sent } = await runOne(slice, stage, sample);
-    outcome[status] += 1;
-    outcome.requests! += sent;
-    if (fresh) inARow.record(fresh.status === 'rejected' ? fresh.details?.modelCall : undefined);
-    onSampleDone();
-  }));
+      const { status, fresh, sent } = await runOne(slice, stage, sample);
+      outcome[status] += 1;
+      outcome.requests! += sent;
+      if (fresh) inARow.record(fresh.status === 'rejected' ? fresh.details?.modelCall : undefined);
+      onSampleDone();
+    }),
+  );
   return outcome;
 }
 
@@ -123,13 +125,7 @@ export async function loadPrior(ctx: StageContext, stage: StageName, sample: Sou
   return prior;
 }
 
-async function execute(
-  ctx: StageContext,
-  stage: StageName,
-  sample: SourceSample,
-  prior: Partial<StageResults>,
-  calls: CallRecord[],
-): Promise<StageResults[StageName]> {
+async function execute(ctx: StageContext, stage: StageName, sample: SourceSample, prior: Partial<StageResults>, calls: CallRecord[]): Promise<StageResults[StageName]> {
   if (stage === 'image') return runImageStage(ctx, sample);
   const image = await loadSampleImage(ctx, prior.image!);
   switch (stage) {

@@ -15,7 +15,6 @@ import type { StageName } from '../domain/stages.js';
 import type { ChatResult } from './multiturn/chatStage.js';
 import type { VisionDependence } from './visionDependence.js';
 
-
 export interface ImageResult {
   sha256: string;
   width: number;

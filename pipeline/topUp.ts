@@ -74,4 +74,3 @@ export async function planTopUp(
   await putJson(store, layout.planSummary, grown);
   return grown;
 }
-

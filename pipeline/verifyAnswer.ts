@@ -64,7 +64,12 @@ async function auditRuleVerdicts(ctx: StageContext, subject: AnswerUnderTest, ve
   const judgeModel = endpointFor(ctx.config, 'judge').model;
   let scores: Verdict[];
   try {
-    scores = await directJudge(ctx, subject, audited.map((v) => v.index), calls);
+    scores = await directJudge(
+      ctx,
+      subject,
+      audited.map((v) => v.index),
+      calls,
+    );
   } catch (err) {
     if (!(err instanceof SampleRejection)) throw err;
     for (const v of audited) v.judgeAudit = { passed: null, judgeModel, detail: `unusable: ${err.reason}` };
@@ -111,7 +116,12 @@ export function judgeOf(ctx: StageContext, calls: CallRecord[]): AskJudge {
 
 async function directJudge(ctx: StageContext, subject: AnswerUnderTest, indices: number[], calls: CallRecord[]): Promise<Verdict[]> {
   const model = endpointFor(ctx.config, 'judge').model;
-  const scores = await directJudgeScores(judgeOf(ctx, calls), subject.answer, indices.map((i) => subject.constraints[i]!.value), subject.image);
+  const scores = await directJudgeScores(
+    judgeOf(ctx, calls),
+    subject.answer,
+    indices.map((i) => subject.constraints[i]!.value),
+    subject.image,
+  );
   return indices.map((index, i) => ({
     index,
     type: subject.constraints[index]!.type,

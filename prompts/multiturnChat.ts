@@ -15,8 +15,7 @@ import { framed, type RenderedPrompt, type PromptMessage, type RequestLayout } f
 export const MULTITURN_CHAT_VERSION = 'multiturn-chat-v1';
 
 /** Opens every chat; the simulator recognises a chat by its first sentence (simulator/answers.ts). */
-export const MULTITURN_SYSTEM_TEXT =
-  'You are answering questions about an image over several turns. An instruction given in any turn applies to every later answer as well.';
+export const MULTITURN_SYSTEM_TEXT = 'You are answering questions about an image over several turns. An instruction given in any turn applies to every later answer as well.';
 
 export interface ChatTurn {
   question: string;

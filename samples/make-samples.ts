@@ -30,8 +30,7 @@ interface Scene {
   expect: 'ok' | 'blank' | 'too-small';
 }
 
-const svg = (body: string, width = W, height = H) =>
-  `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">${body}</svg>`;
+const svg = (body: string, width = W, height = H) => `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">${body}</svg>`;
 
 const gradient = (id: string, stops: string[], vertical = true) =>
   `<linearGradient id="${id}" x1="0" y1="0" x2="${vertical ? 0 : 1}" y2="${vertical ? 1 : 0}">` +
@@ -89,10 +88,14 @@ function citySkyline(): string {
     <defs>${gradient('night', ['#0b1030', '#27306b', '#5b4b8a'])}${gradient('water', ['#1b2350', '#0a0f26'])}</defs>
     <rect width="${W}" height="${H}" fill="url(#night)"/>
     <circle cx="540" cy="80" r="32" fill="#f4f1d8"/><circle cx="552" cy="72" r="30" fill="#2a3170"/>
-    ${range(25).map((i) => `<circle cx="${(i * 97) % 640}" cy="${(i * 53) % 150 + 10}" r="1.4" fill="#fff"/>`).join('')}
+    ${range(25)
+      .map((i) => `<circle cx="${(i * 97) % 640}" cy="${((i * 53) % 150) + 10}" r="1.4" fill="#fff"/>`)
+      .join('')}
     ${body}
     <rect y="370" width="${W}" height="110" fill="url(#water)"/>
-    ${range(14).map((i) => `<rect x="${20 + i * 45}" y="${385 + (i % 4) * 22}" width="${18 + (i % 3) * 10}" height="3" fill="#ffd86b" opacity="0.55"/>`).join('')}`);
+    ${range(14)
+      .map((i) => `<rect x="${20 + i * 45}" y="${385 + (i % 4) * 22}" width="${18 + (i % 3) * 10}" height="3" fill="#ffd86b" opacity="0.55"/>`)
+      .join('')}`);
 }
 
 function sailboat(): string {
@@ -107,7 +110,9 @@ function sailboat(): string {
     <rect x="324" y="85" width="5" height="230" fill="#5a3b22"/>
     <path d="M225 305 L470 305 L440 345 L260 345 Z" fill="#b8352c"/>
     <path d="M260 345 L440 345" stroke="#7a221c" stroke-width="4"/>
-    ${range(9).map((i) => `<path d="M${(i * 83) % 600} ${360 + (i % 4) * 28} q15 -8 30 0 t30 0" stroke="#d8eef9" stroke-width="2.5" fill="none" opacity="0.8"/>`).join('')}`);
+    ${range(9)
+      .map((i) => `<path d="M${(i * 83) % 600} ${360 + (i % 4) * 28} q15 -8 30 0 t30 0" stroke="#d8eef9" stroke-width="2.5" fill="none" opacity="0.8"/>`)
+      .join('')}`);
 }
 
 function barChart(): string {
@@ -126,8 +131,11 @@ function barChart(): string {
     })
     .join('');
   const grid = range(5)
-    .map((i) => `<line x1="80" y1="${400 - i * 72}" x2="610" y2="${400 - i * 72}" stroke="#e3e3e3"/>` +
-      `<text x="70" y="${406 - i * 72}" font-family="sans-serif" font-size="14" text-anchor="end" fill="#666">${i * 20}</text>`)
+    .map(
+      (i) =>
+        `<line x1="80" y1="${400 - i * 72}" x2="610" y2="${400 - i * 72}" stroke="#e3e3e3"/>` +
+        `<text x="70" y="${406 - i * 72}" font-family="sans-serif" font-size="14" text-anchor="end" fill="#666">${i * 20}</text>`,
+    )
     .join('');
   return svg(`
     <rect width="${W}" height="${H}" fill="#ffffff"/>
@@ -142,10 +150,17 @@ function forest(): string {
   const tree = (x: number, base: number, s: number, shade: string) =>
     `<rect x="${x - 4 * s}" y="${base - 20 * s}" width="${8 * s}" height="${22 * s}" fill="#5b3a1e"/>` +
     range(3)
-      .map((k) => `<path d="M${x - (34 - k * 7) * s} ${base - (18 + k * 26) * s} L${x} ${base - (62 + k * 26) * s} L${x + (34 - k * 7) * s} ${base - (18 + k * 26) * s} Z" fill="${shade}"/>`)
+      .map(
+        (k) =>
+          `<path d="M${x - (34 - k * 7) * s} ${base - (18 + k * 26) * s} L${x} ${base - (62 + k * 26) * s} L${x + (34 - k * 7) * s} ${base - (18 + k * 26) * s} Z" fill="${shade}"/>`,
+      )
       .join('');
-  const back = range(12).map((i) => tree(20 + i * 56, 300, 1.0, '#4f7d5a')).join('');
-  const front = range(7).map((i) => tree(40 + i * 95 + (i % 2) * 20, 420 + (i % 3) * 12, 1.6, i % 2 ? '#1f5631' : '#2a6b3c')).join('');
+  const back = range(12)
+    .map((i) => tree(20 + i * 56, 300, 1.0, '#4f7d5a'))
+    .join('');
+  const front = range(7)
+    .map((i) => tree(40 + i * 95 + (i % 2) * 20, 420 + (i % 3) * 12, 1.6, i % 2 ? '#1f5631' : '#2a6b3c'))
+    .join('');
   return svg(`
     <defs>${gradient('sky', ['#a9d8f5', '#e8f6e9'])}</defs>
     <rect width="${W}" height="${H}" fill="url(#sky)"/>
@@ -162,7 +177,9 @@ function kitchenTable(): string {
     <rect x="400" y="40" width="180" height="150" fill="#bfe3f5" stroke="#ffffff" stroke-width="10"/>
     <line x1="490" y1="40" x2="490" y2="190" stroke="#ffffff" stroke-width="6"/>
     <path d="M0 300 L640 300 L640 480 L0 480 Z" fill="url(#wood)"/>
-    ${range(5).map((i) => `<line x1="0" y1="${320 + i * 34}" x2="640" y2="${316 + i * 34}" stroke="#6a3b1c" stroke-width="2" opacity="0.5"/>`).join('')}
+    ${range(5)
+      .map((i) => `<line x1="0" y1="${320 + i * 34}" x2="640" y2="${316 + i * 34}" stroke="#6a3b1c" stroke-width="2" opacity="0.5"/>`)
+      .join('')}
     <ellipse cx="300" cy="350" rx="150" ry="38" fill="#2f6f8f"/>
     <path d="M150 345 Q300 470 450 345 Z" fill="#3a86ab"/>
     <circle cx="250" cy="318" r="40" fill="#c8232c"/><circle cx="238" cy="304" r="9" fill="#e9575d"/>
@@ -183,8 +200,12 @@ function mountainLake(): string {
     ${mountains}
     <rect y="290" width="${W}" height="190" fill="url(#lake)"/>
     <g transform="translate(0 580) scale(1 -1)" opacity="0.35">${mountains}</g>
-    ${range(10).map((i) => `<path d="M${15 + i * 64} 300 l-14 0 l14 -40 l14 40 Z" fill="#24523a"/>`).join('')}
-    ${range(6).map((i) => `<line x1="${60 + i * 100}" y1="${340 + i * 18}" x2="${120 + i * 100}" y2="${340 + i * 18}" stroke="#d6ecf7" stroke-width="2" opacity="0.6"/>`).join('')}`);
+    ${range(10)
+      .map((i) => `<path d="M${15 + i * 64} 300 l-14 0 l14 -40 l14 40 Z" fill="#24523a"/>`)
+      .join('')}
+    ${range(6)
+      .map((i) => `<line x1="${60 + i * 100}" y1="${340 + i * 18}" x2="${120 + i * 100}" y2="${340 + i * 18}" stroke="#d6ecf7" stroke-width="2" opacity="0.6"/>`)
+      .join('')}`);
 }
 
 function streetWithHouses(): string {
@@ -208,8 +229,12 @@ function streetWithHouses(): string {
     ${houses}
     <rect y="310" width="${W}" height="40" fill="#c9c4bb"/>
     <rect y="350" width="${W}" height="130" fill="#55585e"/>
-    ${range(8).map((i) => `<rect x="${10 + i * 85}" y="410" width="45" height="8" fill="#f5f1e6"/>`).join('')}
-    ${range(3).map((i) => `<rect x="${150 + i * 160}" y="270" width="8" height="45" fill="#5b3a1e"/><circle cx="${154 + i * 160}" cy="262" r="24" fill="#3f8a4a"/>`).join('')}`);
+    ${range(8)
+      .map((i) => `<rect x="${10 + i * 85}" y="410" width="45" height="8" fill="#f5f1e6"/>`)
+      .join('')}
+    ${range(3)
+      .map((i) => `<rect x="${150 + i * 160}" y="270" width="8" height="45" fill="#5b3a1e"/><circle cx="${154 + i * 160}" cy="262" r="24" fill="#3f8a4a"/>`)
+      .join('')}`);
 }
 
 /** Almost uniform paper white: a faint gradient, far below the blank threshold. */

@@ -55,7 +55,11 @@ function parseInlinePrompt(text: string): AnswerPrompt {
 }
 
 export function writeAnswer(prompt: AnswerPrompt, rng: Rng, complianceRate: number): string {
-  return writeFollowing(prompt.instruction, prompt.constraints.map((text) => ({ text, compliance: complianceRate })), rng);
+  return writeFollowing(
+    prompt.instruction,
+    prompt.constraints.map((text) => ({ text, compliance: complianceRate })),
+    rng,
+  );
 }
 
 /**
@@ -92,7 +96,11 @@ export function writeChatAnswer(userTexts: readonly string[], rng: Rng, tuning: 
       if (appendedAt >= 0) for (const m of text.slice(appendedAt).matchAll(/^\s*\d+\.\s+(.*)$/gm)) remember((m[1] ?? '').trim(), 0);
     }
   });
-  return writeFollowing(question, [...pull].map(([text, compliance]) => ({ text, compliance })), rng);
+  return writeFollowing(
+    question,
+    [...pull].map(([text, compliance]) => ({ text, compliance })),
+    rng,
+  );
 }
 
 function writeFollowing(instruction: string, constraints: ReadonlyArray<{ text: string; compliance: number }>, rng: Rng): string {
@@ -226,9 +234,7 @@ const SIZED_SENTENCES: Range = { min: 1, max: 10 };
 
 function planLayout(spec: Spec, vocabulary: Vocabulary, rng: Rng): Slot[][] {
   const paragraphs = spec.paragraphs ?? rng.int(2, 3);
-  const layout = sentenceCounts(spec, paragraphs, rng).map((count) =>
-    Array.from({ length: count }, (): Slot => ({ inserts: [] })),
-  );
+  const layout = sentenceCounts(spec, paragraphs, rng).map((count) => Array.from({ length: count }, (): Slot => ({ inserts: [] })));
   placeEnds(layout, spec);
   placeInserts(layout, requiredInserts(spec, vocabulary, rng), rng);
   if (spec.words) sizeSlots(layout, spec.words, rng);
@@ -239,13 +245,10 @@ function sentenceCounts(spec: Spec, paragraphs: number, rng: Rng): number[] {
   // An empty paragraph is no paragraph, so each needs a sentence even if the total says fewer.
   if (spec.totalSentences !== undefined) return spread(Math.max(spec.totalSentences, paragraphs), paragraphs, rng);
   const range = spec.sentencesPerParagraph ?? (spec.words ? SIZED_SENTENCES : FREE_SENTENCES);
-  const ideal =
-    spec.words === undefined ? undefined : Math.round(likelyWords(spec.words.range) / (paragraphs * TYPICAL_SENTENCE_WORDS));
+  const ideal = spec.words === undefined ? undefined : Math.round(likelyWords(spec.words.range) / (paragraphs * TYPICAL_SENTENCE_WORDS));
   const low = Math.max(range.min, 1);
   const counts = Array.from({ length: paragraphs }, () =>
-    ideal === undefined
-      ? rng.int(low, Math.min(range.max, low + 3))
-      : Math.min(range.max, Math.max(low, ideal + rng.int(-1, 1))),
+    ideal === undefined ? rng.int(low, Math.min(range.max, low + 3)) : Math.min(range.max, Math.max(low, ideal + rng.int(-1, 1))),
   );
   if (spec.oddParagraphSentences !== undefined) counts[rng.int(0, paragraphs - 1)] = spec.oddParagraphSentences;
   return counts;
@@ -285,9 +288,7 @@ function requiredInserts(spec: Spec, vocabulary: Vocabulary, rng: Rng): string[]
   const mentions = [...spec.mentions].flatMap(([phrase, count]) =>
     Array.from({ length: Math.max(0, count - mentionCount(endsText, phrase)) }, () => vocabulary.mentionClause(phrase, rng)),
   );
-  const numbers = numberDecimals(spec).map((places) =>
-    vocabulary.numberClause((rng.int(200, 4000) / 100).toFixed(places), rng),
-  );
+  const numbers = numberDecimals(spec).map((places) => vocabulary.numberClause((rng.int(200, 4000) / 100).toFixed(places), rng));
   return [...mentions, ...numbers];
 }
 
@@ -398,9 +399,41 @@ function withPrefix(prefix: string | undefined, sentence: string): string {
 // Vocabulary
 
 const STOPWORDS = new Set([
-  'about', 'above', 'after', 'again', 'also', 'based', 'being', 'could', 'describe', 'does', 'each',
-  'explain', 'from', 'have', 'image', 'into', 'might', 'picture', 'photo', 'should', 'some', 'that',
-  'their', 'there', 'these', 'this', 'what', 'when', 'where', 'which', 'while', 'with', 'would', 'write', 'your',
+  'about',
+  'above',
+  'after',
+  'again',
+  'also',
+  'based',
+  'being',
+  'could',
+  'describe',
+  'does',
+  'each',
+  'explain',
+  'from',
+  'have',
+  'image',
+  'into',
+  'might',
+  'picture',
+  'photo',
+  'should',
+  'some',
+  'that',
+  'their',
+  'there',
+  'these',
+  'this',
+  'what',
+  'when',
+  'where',
+  'which',
+  'while',
+  'with',
+  'would',
+  'write',
+  'your',
 ]);
 
 /**
@@ -437,16 +470,8 @@ const CLAUSES = [
   'the mood is {feeling} and unhurried',
   'the {kw} side of the scene matters most here',
 ];
-const MENTION_CLAUSES = [
-  'the eye keeps returning to {m}',
-  'everything here hints at {m}',
-  'there is a clear sense of {m}',
-  'much of the mood rests on {m}',
-];
-const NUMBER_CLAUSES = [
-  'the {noun} sits roughly {n} metres from the {place}',
-  'about {n} metres separate the {noun} from the {place}',
-];
+const MENTION_CLAUSES = ['the eye keeps returning to {m}', 'everything here hints at {m}', 'there is a clear sense of {m}', 'much of the mood rests on {m}'];
+const NUMBER_CLAUSES = ['the {noun} sits roughly {n} metres from the {place}', 'about {n} metres separate the {noun} from the {place}'];
 const PADDING = ['here', 'today', 'again', 'as well', 'for now', 'right there', 'in quiet ways', 'at this hour'];
 const CONNECTORS = ['and', 'while', 'as'];
 const SLOT_WORDS: Record<string, readonly string[]> = {
@@ -502,9 +527,7 @@ class Vocabulary {
     this.numberClauses = keep(NUMBER_CLAUSES, same);
     this.paddings = keep(PADDING_TEMPLATES, (template) => template.text);
     this.connectors = keep(CONNECTORS, same);
-    this.slots = Object.fromEntries(
-      Object.entries({ ...SLOT_WORDS, kw: keywords }).map(([name, words]) => [name, keep(words, same)]),
-    );
+    this.slots = Object.fromEntries(Object.entries({ ...SLOT_WORDS, kw: keywords }).map(([name, words]) => [name, keep(words, same)]));
   }
 
   anyClause(rng: Rng): string {
@@ -528,7 +551,7 @@ class Vocabulary {
   /** Exactly `words` words of padding when the paddings allow it ("" for 0), in as few pieces as possible. */
   padding(words: number, rng: Rng): string {
     const pieces: string[] = [];
-    for (let left = words; left > 0; ) {
+    for (let left = words; left > 0;) {
       const piece = closestFit(this.paddings, left, rng);
       if (piece === undefined) break;
       pieces.push(piece.text);

@@ -287,8 +287,7 @@ export class BatchService {
     clearTimeout(job.timer);
     const { batch, lines } = job;
     const faults = this.host.faults();
-    const runnable =
-      cancelledAt === undefined ? lines.length : Math.floor(lines.length * Math.min(1, (cancelledAt - job.createdMs) / job.durationMs));
+    const runnable = cancelledAt === undefined ? lines.length : Math.floor(lines.length * Math.min(1, (cancelledAt - job.createdMs) / job.durationMs));
     const output: string[] = [];
     const errors: string[] = [];
     const usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
@@ -336,10 +335,7 @@ export class BatchService {
 }
 
 /** Checks an input file against the limits and OpenAI's line rules; errors name the line. */
-export function parseBatchInput(
-  content: Buffer,
-  limits: Pick<FaultConfig, 'batchMaxRequests' | 'batchMaxBytes'>,
-): { lines: InputLine[] } | { errors: BatchErrorItem[] } {
+export function parseBatchInput(content: Buffer, limits: Pick<FaultConfig, 'batchMaxRequests' | 'batchMaxBytes'>): { lines: InputLine[] } | { errors: BatchErrorItem[] } {
   const fail = (code: string, message: string, line: number | null = null): BatchErrorItem => ({ code, message, param: null, line });
   if (content.length > limits.batchMaxBytes) {
     return { errors: [fail('file_too_large', `The input file is ${content.length} bytes; a batch input file may be at most ${limits.batchMaxBytes} bytes.`)] };

@@ -62,7 +62,11 @@ export function refuseInDialect(dialect: SimDialect, request: ChatRequest): void
     for (const param of ['temperature', 'top_p'] as const) {
       const value = (request as Record<string, unknown>)[param];
       if (value != null && value !== 1) {
-        throw openaiRefusal(`Unsupported value: '${param}' does not support ${String(value)} with this model. Only the default (1) value is supported.`, param, 'unsupported_value');
+        throw openaiRefusal(
+          `Unsupported value: '${param}' does not support ${String(value)} with this model. Only the default (1) value is supported.`,
+          param,
+          'unsupported_value',
+        );
       }
     }
   }
@@ -88,7 +92,12 @@ export function thinkingOf(dialect: SimDialect): Thinking {
 
 /** What a thinking model writes before its answer (a few sentences, the same for the same request). */
 export function thoughtsFor(requestKey: string): string {
-  const steps = ['Let me look at the image first.', 'The task asks for a reply in a given form.', 'I should check each constraint before I answer.', 'I will keep the answer to what the image shows.'];
+  const steps = [
+    'Let me look at the image first.',
+    'The task asks for a reply in a given form.',
+    'I should check each constraint before I answer.',
+    'I will keep the answer to what the image shows.',
+  ];
   const start = parseInt(requestKey.slice(0, 2), 16) % steps.length;
   return [...steps.slice(start), ...steps.slice(0, start)].join(' ');
 }

@@ -157,12 +157,7 @@ export interface FaultDecision {
  * The rates partition one uniform draw, so each is the share of all attempts with that
  * fault as long as they sum to at most 1 (beyond that, the later kinds are starved).
  */
-export function decideFault(
-  config: FaultConfig,
-  seed: number,
-  requestKey: string,
-  attempt: number,
-): FaultDecision {
+export function decideFault(config: FaultConfig, seed: number, requestKey: string, attempt: number): FaultDecision {
   const rng = rngFromHex(sha256Hex(`fault\u0000${seed}\u0000${requestKey}\u0000${attempt}`));
   const draw = rng.next();
   const jitter = rng.int(0, config.latencyJitterMs);

@@ -52,13 +52,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   send(res, status, JSON.stringify(body), 'application/json', headers);
 }
 
-export function send(
-  res: ServerResponse,
-  status: number,
-  body: string | Buffer,
-  contentType: string,
-  headers: Record<string, string> = {},
-): void {
+export function send(res: ServerResponse, status: number, body: string | Buffer, contentType: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body), ...headers });
   res.end(body);
 }

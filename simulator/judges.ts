@@ -24,11 +24,7 @@ export function parseDirectJudgePrompt(text: string): DirectJudgePrompt {
   };
 }
 
-const PASS_REASONS = [
-  'The response satisfies constraint_{i}.',
-  'Constraint_{i} is fully met throughout the response.',
-  'For constraint_{i}, the requirement is followed.',
-];
+const PASS_REASONS = ['The response satisfies constraint_{i}.', 'Constraint_{i} is fully met throughout the response.', 'For constraint_{i}, the requirement is followed.'];
 const FAIL_REASONS = [
   'The response does not satisfy constraint_{i}.',
   'Constraint_{i} is not met: the response departs from it.',
@@ -41,9 +37,7 @@ export function writeDirectJudgement(prompt: DirectJudgePrompt, rng: Rng, lenien
     const rule = parseRule(constraint);
     return (rule ? checkRule(rule, prompt.response) : rng.chance(leniency)) ? 1 : 0;
   });
-  const judgement = scores
-    .map((score, i) => rng.pick(score ? PASS_REASONS : FAIL_REASONS).replace('{i}', String(i + 1)))
-    .join(' ');
+  const judgement = scores.map((score, i) => rng.pick(score ? PASS_REASONS : FAIL_REASONS).replace('{i}', String(i + 1))).join(' ');
   const summary = scores.map((score, i) => `${scoreLabel(i + 1, rng)} ${score}/1`).join(', ');
   return `${label('Judgement', rng)} ${judgement}\n${label('Summary', rng)} ${summary}.`;
 }

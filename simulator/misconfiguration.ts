@@ -15,7 +15,12 @@ export function checkKey(config: FaultConfig, req: IncomingMessage): void {
   if (!config.requiredApiKey) return;
   const key = presentedKey(req);
   if (key !== config.requiredApiKey) {
-    throw new HttpError(401, `Incorrect API key provided: ${key}. You can find your API key at https://platform.openai.com/account/api-keys.`, 'invalid_request_error', 'invalid_api_key');
+    throw new HttpError(
+      401,
+      `Incorrect API key provided: ${key}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+      'invalid_request_error',
+      'invalid_api_key',
+    );
   }
 }
 
@@ -42,7 +47,14 @@ export function checkChat(config: FaultConfig, request: Pick<ChatRequest, 'model
     throw new HttpError(429, 'You exceeded your current quota, please check your plan and billing details.', 'insufficient_quota', 'insufficient_quota');
   }
   if (config.textOnlyModels.includes(request.model) && sendsImage(request)) {
-    throw new HttpError(400, `Invalid content type. image_url is only supported by certain models; \`${request.model}\` accepts text only.`, 'invalid_request_error', null, {}, 'messages');
+    throw new HttpError(
+      400,
+      `Invalid content type. image_url is only supported by certain models; \`${request.model}\` accepts text only.`,
+      'invalid_request_error',
+      null,
+      {},
+      'messages',
+    );
   }
 }
 

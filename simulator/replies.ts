@@ -6,14 +6,7 @@
  */
 import { z } from 'zod';
 import { CHAT_SYSTEM_MARKER, parseAnswerPrompt, writeAnswer, writeChatAnswer } from './answers.js';
-import {
-  parseCompareJudgePrompt,
-  parseDirectJudgePrompt,
-  parseVerifierSelectionPrompt,
-  writeCompareJudgement,
-  writeDirectJudgement,
-  writeVerifierSelection,
-} from './judges.js';
+import { parseCompareJudgePrompt, parseDirectJudgePrompt, parseVerifierSelectionPrompt, writeCompareJudgement, writeDirectJudgement, writeVerifierSelection } from './judges.js';
 import { rngFromHex, sha256Hex, type Rng } from './rng.js';
 
 export const SIMULATOR_FINGERPRINT = 'mmif-simulator';
@@ -28,9 +21,7 @@ const TextPartSchema = z.object({ type: z.literal('text'), text: z.string() }).l
 const ImagePartSchema = z
   .object({
     type: z.literal('image_url'),
-    image_url: z
-      .object({ url: z.string().min(1), detail: z.enum(['auto', 'low', 'high']).optional() })
-      .loose(),
+    image_url: z.object({ url: z.string().min(1), detail: z.enum(['auto', 'low', 'high']).optional() }).loose(),
   })
   .loose();
 const ContentPartSchema = z.discriminatedUnion('type', [TextPartSchema, ImagePartSchema]);
@@ -169,9 +160,7 @@ function lastUserText(request: ChatRequest): string {
 
 /** The chat's user turns without its standing rule, which request layout 2 sends as a part of the first turn (prompts/chat.ts). */
 function userTexts(request: ChatRequest): string[] {
-  return request.messages
-    .filter((message) => message.role === 'user')
-    .map((message) => textOf([{ ...message, content: partsOf(message).filter((part) => !isChatRule(part)) }]));
+  return request.messages.filter((message) => message.role === 'user').map((message) => textOf([{ ...message, content: partsOf(message).filter((part) => !isChatRule(part)) }]));
 }
 
 const isChatRule = (part: ContentPart) => part.type === 'text' && part.text.startsWith(CHAT_SYSTEM_MARKER);
@@ -226,9 +215,7 @@ function isJsonStage(name: string | undefined): name is JsonStage {
 export function detectStage(request: ChatRequest): Stage {
   const schemaName = request.response_format?.json_schema?.name;
   if (isJsonStage(schemaName)) return schemaName;
-  const openings = request.messages
-    .flatMap(partsOf)
-    .map((part) => (part.type === 'text' ? part.text.trimStart() : ''));
+  const openings = request.messages.flatMap(partsOf).map((part) => (part.type === 'text' ? part.text.trimStart() : ''));
   const opened = OPENING_MARKERS.find(([, marker]) => openings.some((text) => text.startsWith(marker)));
   if (opened) return opened[0];
   const text = textOf(request.messages);
@@ -238,12 +225,7 @@ export function detectStage(request: ChatRequest): Stage {
 // ---------------------------------------------------------------------------------------
 // Reply generation
 
-export function generateReply(
-  request: ChatRequest,
-  seed: number,
-  tuning: ReplyTuning = DEFAULT_TUNING,
-  key = requestKey(request),
-): Reply {
+export function generateReply(request: ChatRequest, seed: number, tuning: ReplyTuning = DEFAULT_TUNING, key = requestKey(request)): Reply {
   const hash = sha256Hex(`reply\u0000${seed}\u0000${key}`);
   const rng = rngFromHex(hash);
   const stage = detectStage(request);
@@ -255,26 +237,53 @@ const STAGE_WRITERS: Record<Stage, (request: ChatRequest, rng: Rng, tuning: Repl
   instructions: (_request, rng) => JSON.stringify({ instructions: writeInstructions(rng) }),
   chat_questions: (request, rng) => JSON.stringify({ questions: writeChatQuestions(askedCount(textOf(request.messages)), rng) }),
   refined_instruction: (request) => JSON.stringify({ instruction: refineQuestion(textOf(request.messages)) }),
-  constraints: (request, rng) =>
-    JSON.stringify({ constraints: writeConstraints(parseOfferedConstraints(textOf(request.messages)), rng) }),
-  compatibility: (request, rng) =>
-    JSON.stringify(judgeCompatibility(parseNumberedConstraints(textOf(request.messages)), rng)),
+  constraints: (request, rng) => JSON.stringify({ constraints: writeConstraints(parseOfferedConstraints(textOf(request.messages)), rng) }),
+  compatibility: (request, rng) => JSON.stringify(judgeCompatibility(parseNumberedConstraints(textOf(request.messages)), rng)),
   answer: (request, rng, tuning) =>
-    isChat(request)
-      ? writeChatAnswer(userTexts(request), rng, tuning)
-      : writeAnswer(parseAnswerPrompt(lastUserText(request)), rng, tuning.complianceRate),
-  direct_judge: (request, rng, tuning) =>
-    writeDirectJudgement(parseDirectJudgePrompt(textOf(request.messages)), rng, tuning.judgeLeniency),
-  compare_judge: (request, rng, tuning) =>
-    writeCompareJudgement(parseCompareJudgePrompt(textOf(request.messages)), rng, tuning.judgeLeniency),
+    isChat(request) ? writeChatAnswer(userTexts(request), rng, tuning) : writeAnswer(parseAnswerPrompt(lastUserText(request)), rng, tuning.complianceRate),
+  direct_judge: (request, rng, tuning) => writeDirectJudgement(parseDirectJudgePrompt(textOf(request.messages)), rng, tuning.judgeLeniency),
+  compare_judge: (request, rng, tuning) => writeCompareJudgement(parseCompareJudgePrompt(textOf(request.messages)), rng, tuning.judgeLeniency),
   verifier_selection: (request, rng) => writeVerifierSelection(parseVerifierSelectionPrompt(textOf(request.messages)), rng),
   image_tags: (request, rng) => JSON.stringify({ tags: writeImageTags(imageBytesOf(request), rng) }),
 };
 
 const TAG_WORDS = [
-  'sky', 'tree', 'building', 'person', 'car', 'road', 'water', 'cloud', 'grass', 'window', 'light', 'sign',
-  'table', 'chair', 'food', 'bottle', 'flower', 'mountain', 'boat', 'bird', 'dog', 'street', 'night', 'sunset',
-  'blue', 'red', 'green', 'white', 'wooden', 'bright', 'dark', 'outdoor', 'indoor', 'city', 'beach', 'forest',
+  'sky',
+  'tree',
+  'building',
+  'person',
+  'car',
+  'road',
+  'water',
+  'cloud',
+  'grass',
+  'window',
+  'light',
+  'sign',
+  'table',
+  'chair',
+  'food',
+  'bottle',
+  'flower',
+  'mountain',
+  'boat',
+  'bird',
+  'dog',
+  'street',
+  'night',
+  'sunset',
+  'blue',
+  'red',
+  'green',
+  'white',
+  'wooden',
+  'bright',
+  'dark',
+  'outdoor',
+  'indoor',
+  'city',
+  'beach',
+  'forest',
 ];
 
 /** Bytes of the request's image, from the length of its base64 data URL (0 without one). */
@@ -375,11 +384,7 @@ const INSTRUCTION_ASPECTS = ['colors', 'lighting', 'textures', 'atmosphere', 'sp
 function writeInstructions(rng: Rng): string[] {
   return rng
     .sample(INSTRUCTION_TEMPLATES, rng.int(3, 6))
-    .map((template) =>
-      template
-        .replace('{subject}', rng.pick(INSTRUCTION_SUBJECTS))
-        .replace('{aspect}', rng.pick(INSTRUCTION_ASPECTS)),
-    );
+    .map((template) => template.replace('{subject}', rng.pick(INSTRUCTION_SUBJECTS)).replace('{aspect}', rng.pick(INSTRUCTION_ASPECTS)));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -418,9 +423,7 @@ function askedCount(prompt: string): number {
 
 /** N distinct questions: distinct templates, so no two turns ask the same thing. */
 function writeChatQuestions(count: number, rng: Rng): string[] {
-  return rng
-    .sample(QUESTION_TEMPLATES, count)
-    .map((template) => template.replace('{subject}', rng.pick(INSTRUCTION_SUBJECTS)).replace('{aspect}', rng.pick(INSTRUCTION_ASPECTS)));
+  return rng.sample(QUESTION_TEMPLATES, count).map((template) => template.replace('{subject}', rng.pick(INSTRUCTION_SUBJECTS)).replace('{aspect}', rng.pick(INSTRUCTION_ASPECTS)));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -445,7 +448,10 @@ export function parseOfferedConstraints(text: string): OfferedConstraint[] {
 }
 
 function unquote(text: string | undefined): string | undefined {
-  const trimmed = text?.trim().replace(/^["“]|["”]$/g, '').trim();
+  const trimmed = text
+    ?.trim()
+    .replace(/^["“]|["”]$/g, '')
+    .trim();
   return trimmed === '' ? undefined : trimmed;
 }
 
@@ -482,9 +488,7 @@ function writeConstraints(offered: readonly OfferedConstraint[], rng: Rng): Arra
   const count = offered.length <= 4 ? offered.length : rng.int(4, Math.min(9, offered.length));
   const chosen = new Set(rng.sample(offered, count));
   // Prompt order reads more naturally than draw order.
-  return offered
-    .filter((item) => chosen.has(item))
-    .map((item) => ({ type: item.key, value: constraintValue(item, rng) }));
+  return offered.filter((item) => chosen.has(item)).map((item) => ({ type: item.key, value: constraintValue(item, rng) }));
 }
 
 function constraintValue(item: OfferedConstraint, rng: Rng): string {
@@ -515,10 +519,8 @@ export function parseNumberedConstraints(text: string): NumberedConstraint[] {
 const DROP_REASONS = [
   (victim: NumberedConstraint, other: NumberedConstraint) =>
     `Constraint ${victim.index} [${victim.type}] conflicts with constraint ${other.index} [${other.type}]; both cannot be satisfied at once.`,
-  (victim: NumberedConstraint, other: NumberedConstraint) =>
-    `Constraint ${victim.index} [${victim.type}] is redundant given constraint ${other.index} [${other.type}].`,
-  (victim: NumberedConstraint, other: NumberedConstraint) =>
-    `Constraint ${victim.index} [${victim.type}] makes constraint ${other.index} [${other.type}] impractical to follow.`,
+  (victim: NumberedConstraint, other: NumberedConstraint) => `Constraint ${victim.index} [${victim.type}] is redundant given constraint ${other.index} [${other.type}].`,
+  (victim: NumberedConstraint, other: NumberedConstraint) => `Constraint ${victim.index} [${victim.type}] makes constraint ${other.index} [${other.type}] impractical to follow.`,
 ];
 
 /** Usually keeps everything; ~25% of the time drops exactly one (only when there is another to blame). */

@@ -102,8 +102,27 @@ const QUOTED = /(?<!\w)['"‘“](.+?)['"’”](?!\w)/g;
 const QUOTE_AFTER_WITH = String.raw`with ['"‘“](.+?)['"’”](?!\w)`;
 
 const NUMBER_WORDS = [
-  'zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten',
-  'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen', 'twenty',
+  'zero',
+  'one',
+  'two',
+  'three',
+  'four',
+  'five',
+  'six',
+  'seven',
+  'eight',
+  'nine',
+  'ten',
+  'eleven',
+  'twelve',
+  'thirteen',
+  'fourteen',
+  'fifteen',
+  'sixteen',
+  'seventeen',
+  'eighteen',
+  'nineteen',
+  'twenty',
 ];
 const TIMES_WORDS: Record<string, string> = { once: '1 times', twice: '2 times', thrice: '3 times' };
 
@@ -143,7 +162,8 @@ interface Phrasing {
   phrases: string[];
 }
 
-const NEGATED_USE = /\b(?:do not|don['’]t|never|avoid|without|must not|should not|cannot|can['’]t)\b.*?\b(?:mention|use|using|include|including|contain|containing|say|saying|write|writing)\b|\bavoid\b/;
+const NEGATED_USE =
+  /\b(?:do not|don['’]t|never|avoid|without|must not|should not|cannot|can['’]t)\b.*?\b(?:mention|use|using|include|including|contain|containing|say|saying|write|writing)\b|\bavoid\b/;
 const MENTION = /\bmention(?:s|ed|ing)?\b|\b(?:include|use|repeat)s? the (?:words?|phrases?|keywords?|terms?)\b|\bappears?\b/;
 const PER_UNIT = /\b(?:each|every|per) (?:paragraph|sentence)\b/;
 const NO_NUMBERS = /\b(?:no|not|never|avoid|without)\b.*?\b(?:numbers|digits|numerals|any (?:arabic )?number)\b/;
@@ -151,10 +171,7 @@ const NO_NUMBERS = /\b(?:no|not|never|avoid|without)\b.*?\b(?:numbers|digits|num
 /** Tried in order; the first match wins, so the more specific phrasings come first. */
 const PARSERS: ReadonlyArray<(p: Phrasing) => Rule | undefined> = [
   ({ text, phrases }) => (phrases.length > 0 && NEGATED_USE.test(text) ? { kind: 'notMention', phrases } : undefined),
-  ({ text, phrases }) =>
-    phrases.length > 0 && MENTION.test(text)
-      ? { kind: 'mention', phrases, count: countRange(text, 'times?') ?? { min: 1, max: Infinity } }
-      : undefined,
+  ({ text, phrases }) => (phrases.length > 0 && MENTION.test(text) ? { kind: 'mention', phrases, count: countRange(text, 'times?') ?? { min: 1, max: Infinity } } : undefined),
   ({ raw }) => {
     const phrase = anchoredPhrase(raw, 'start|begin');
     return phrase === undefined ? undefined : { kind: 'startsWith', phrase };
@@ -171,9 +188,7 @@ const PARSERS: ReadonlyArray<(p: Phrasing) => Rule | undefined> = [
   ({ text }) => {
     const count = countRange(text, 'sentences?');
     if (count === undefined) return undefined;
-    return /\b(?:each|every|per)\b.*\bparagraphs?\b/.test(text)
-      ? { kind: 'sentencesPerParagraph', count }
-      : { kind: 'sentences', count };
+    return /\b(?:each|every|per)\b.*\bparagraphs?\b/.test(text) ? { kind: 'sentencesPerParagraph', count } : { kind: 'sentences', count };
   },
   ({ text }) => {
     const count = countRange(text, 'paragraphs?');

@@ -8,15 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { BatchService, type LineResult } from './batches.js';
-import {
-  DEFAULT_FAULTS,
-  FaultPatchSchema,
-  decideBatchFailure,
-  decideFault,
-  mergeFaults,
-  type FaultConfig,
-  type FaultKind,
-} from './faults.js';
+import { DEFAULT_FAULTS, FaultPatchSchema, decideBatchFailure, decideFault, mergeFaults, type FaultConfig, type FaultKind } from './faults.js';
 import { dialectFor, PORTAL_PAGE, refuseInDialect, ServerError, SIM_DIALECTS, thinkingOf, thoughtsFor, type SimDialect } from './dialects.js';
 import { HttpError, readJson, send, sendJson } from './http.js';
 import { gpuFleetFromEnv, type GpuFleet } from './gpuProfile.js';
@@ -190,14 +182,22 @@ export function simulatorOptionsFromEnv(env: Record<string, string | undefined> 
   }
   const requiredApiKey = env.SIM_REQUIRED_API_KEY?.trim();
   if (requiredApiKey) faults.requiredApiKey = requiredApiKey;
-  for (const [name, field] of [['SIM_KNOWN_MODELS', 'knownModels'], ['SIM_TEXT_ONLY_MODELS', 'textOnlyModels']] as const) {
-    const list = env[name]?.split(',').map((m) => m.trim()).filter(Boolean);
+  for (const [name, field] of [
+    ['SIM_KNOWN_MODELS', 'knownModels'],
+    ['SIM_TEXT_ONLY_MODELS', 'textOnlyModels'],
+  ] as const) {
+    const list = env[name]
+      ?.split(',')
+      .map((m) => m.trim())
+      .filter(Boolean);
     if (list?.length) faults[field] = list;
   }
   if (env.SIM_INSUFFICIENT_QUOTA?.trim()) faults.insufficientQuota = ['1', 'true'].includes(env.SIM_INSUFFICIENT_QUOTA.trim());
   const dialect = env.SIM_DIALECT?.trim();
   if (dialect) faults.dialect = readDialect('SIM_DIALECT', dialect);
-  const modelDialects = env.SIM_MODEL_DIALECTS?.split(',').map((entry) => entry.trim()).filter(Boolean);
+  const modelDialects = env.SIM_MODEL_DIALECTS?.split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   if (modelDialects?.length) {
     faults.modelDialects = Object.fromEntries(
       modelDialects.map((entry) => {
@@ -211,7 +211,8 @@ export function simulatorOptionsFromEnv(env: Record<string, string | undefined> 
   if (imageTokens !== undefined) options.imageTokens = imageTokens;
   const cache = env.SIM_PROMPT_CACHE?.trim();
   if (cache) {
-    if (!(cache in PROMPT_CACHE_PRESETS)) throw new Error(`Invalid environment variable SIM_PROMPT_CACHE=${JSON.stringify(cache)}: use ${Object.keys(PROMPT_CACHE_PRESETS).join(' or ')}`);
+    if (!(cache in PROMPT_CACHE_PRESETS))
+      throw new Error(`Invalid environment variable SIM_PROMPT_CACHE=${JSON.stringify(cache)}: use ${Object.keys(PROMPT_CACHE_PRESETS).join(' or ')}`);
     options.promptCache = PROMPT_CACHE_PRESETS[cache as keyof typeof PROMPT_CACHE_PRESETS];
   }
   if (Object.keys(faults).length > 0) options.faults = faults;
@@ -226,11 +227,7 @@ function readDialect(name: string, value: string): SimDialect {
   return dialect;
 }
 
-function readEnvNumber(
-  env: Record<string, string | undefined>,
-  name: string,
-  schema: z.ZodType<number | undefined>,
-): number | undefined {
+function readEnvNumber(env: Record<string, string | undefined>, name: string, schema: z.ZodType<number | undefined>): number | undefined {
   const raw = env[name]?.trim();
   if (!raw) return undefined;
   const result = schema.safeParse(Number(raw));
@@ -322,7 +319,12 @@ class Simulator {
       case 'GET /v1/models':
         return sendJson(res, 200, {
           object: 'list',
-          data: (this.faultConfig.knownModels.length > 0 ? this.faultConfig.knownModels : SIMULATED_MODELS).map((id) => ({ id, object: 'model', created: 0, owned_by: 'mmif-simulator' })),
+          data: (this.faultConfig.knownModels.length > 0 ? this.faultConfig.knownModels : SIMULATED_MODELS).map((id) => ({
+            id,
+            object: 'model',
+            created: 0,
+            owned_by: 'mmif-simulator',
+          })),
         });
       case 'GET /admin/stats':
         return sendJson(res, 200, this.snapshot());
@@ -517,8 +519,7 @@ class Simulator {
       res.destroy();
       return;
     }
-    const httpError =
-      error instanceof HttpError ? error : new HttpError(500, `Simulator bug: ${String(error)}`, 'server_error');
+    const httpError = error instanceof HttpError ? error : new HttpError(500, `Simulator bug: ${String(error)}`, 'server_error');
     sendJson(res, httpError.status, httpError.body(), httpError.headers);
   }
 }

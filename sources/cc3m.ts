@@ -259,7 +259,7 @@ class TarImageIndex {
     const { records, ranges, damage } = await this.indexes.get(tar, () => this.build(tar));
     const at = records.get(record);
     if (at === undefined) {
-      const why = damage ?? 'img2dataset\'s parquet lists it as a success, but the tar does not hold it';
+      const why = damage ?? "img2dataset's parquet lists it as a success, but the tar does not hold it";
       throw new SourceError(this.store.root, `${tar}: no image for record ${record} (${why})`);
     }
     return { key: tar, range: [ranges[2 * at]!, ranges[2 * at + 1]!] };

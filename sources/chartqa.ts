@@ -51,7 +51,11 @@ async function* chartqaSamples(store: ObjectStore, config: ChartqaConfig, source
   const files: SplitFile[] = config.splits.flatMap((split) =>
     config.sets.map((set) => ({ split, set, dir: joinPath(base, split), file: joinPath(base, split, `${split}_${set}.json`) })),
   );
-  await requireFiles(store, files.map((f) => f.file), EXPECTED);
+  await requireFiles(
+    store,
+    files.map((f) => f.file),
+    EXPECTED,
+  );
   for (const split of files) {
     yield* orderedMap(jsonFileRecords(store, split.file, EXPECTED), READ_AHEAD, async (record) =>
       'problem' in record ? record : toItem(record, split, store, config, sourceIndex),
@@ -88,11 +92,17 @@ async function toItem({ index, value }: JsonRecord, at: SplitFile, store: Object
   const table = config.attachTables ? await chartTable(store, at.dir, record.imgname) : undefined;
   // Like every other dataset text, a table that is not UTF-8 is reported, never passed on as U+FFFD.
   if (table && 'notUtf8' in table) return damaged(sourceId, 'encoding', `${sourceId}: ${encodingReason(table.notUtf8)}`);
-  return sourceSample('chartqa', sourceId, config.licenseNote, { sourceIndex, key }, {
-    originalInstruction: verdict.question,
-    originalAnswer: label?.answer,
-    grounding: table?.text,
-  });
+  return sourceSample(
+    'chartqa',
+    sourceId,
+    config.licenseNote,
+    { sourceIndex, key },
+    {
+      originalInstruction: verdict.question,
+      originalAnswer: label?.answer,
+      grounding: table?.text,
+    },
+  );
 }
 
 /** The chart's data table, if the dataset has one, or the table's key when it is not valid UTF-8. */

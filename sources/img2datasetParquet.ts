@@ -76,7 +76,8 @@ async function columnsOf(file: ArrayBuffer, metadata: FileMetaData, name: string
   } catch (err) {
     throw new Img2datasetParquetError(`${name} is damaged after row ${await rowsReadable(file, metadata, wanted)}: ${messageOf(err)}`);
   }
-  if (decoded !== rowCount * wanted.length) throw new Img2datasetParquetError(`${name} is damaged: ${decoded} values decoded where ${wanted.length} columns of ${rowCount} rows were expected`);
+  if (decoded !== rowCount * wanted.length)
+    throw new Img2datasetParquetError(`${name} is damaged: ${decoded} values decoded where ${wanted.length} columns of ${rowCount} rows were expected`);
   const [keys, statuses, captions, errors] = [cells.get('key')!, cells.get('status')!, cells.get('caption'), cells.get('error_message')];
   for (let i = 0; i < rowCount; i++) {
     if (typeof keys[i] !== 'string' || typeof statuses[i] !== 'string') {

@@ -71,10 +71,7 @@ const enum State {
 /** The UTF-8 byte order mark some Windows tools write first. */
 const BOM = [0xef, 0xbb, 0xbf];
 
-export async function* jsonArrayElements(
-  chunks: AsyncIterable<Buffer | string>,
-  options: JsonArrayOptions = {},
-): AsyncGenerator<JsonArrayItem> {
+export async function* jsonArrayElements(chunks: AsyncIterable<Buffer | string>, options: JsonArrayOptions = {}): AsyncGenerator<JsonArrayItem> {
   const maxElementBytes = options.maxElementBytes ?? DEFAULT_MAX_ELEMENT_BYTES;
   let state = State.BeforeArray as State;
   /** Absolute offset of the current chunk's first byte. */
@@ -132,7 +129,12 @@ export async function* jsonArrayElements(
     release();
     base = start + cut;
     state = State.BeforeElement;
-    return { index: index++, offset: start, error: `${seekWhy}; ${cut} bytes skipped (1 record), reading resumes at the next record, byte ${start + cut}`, code: 'json-record-skipped' };
+    return {
+      index: index++,
+      offset: start,
+      error: `${seekWhy}; ${cut} bytes skipped (1 record), reading resumes at the next record, byte ${start + cut}`,
+      code: 'json-record-skipped',
+    };
   };
 
   const input = chunks[Symbol.asyncIterator]();

@@ -70,11 +70,17 @@ function toItem({ file, index, value }: JsonRecord, source: LlavaSource): Source
   const verdict = cleanQuestion(exchange.question, source.question);
   if (!verdict.ok) return filtered(sourceId, verdict.reason, `${sourceId}: ${verdict.detail}`);
 
-  return sourceSample(source.source, sourceId, source.licenseNote, { sourceIndex: source.sourceIndex, key }, {
-    originalInstruction: verdict.question,
-    originalAnswer: exchange.answer === undefined || !source.reference ? exchange.answer : source.reference(exchange.answer, exchange.question),
-    ...source.extras?.(record),
-  });
+  return sourceSample(
+    source.source,
+    sourceId,
+    source.licenseNote,
+    { sourceIndex: source.sourceIndex, key },
+    {
+      originalInstruction: verdict.question,
+      originalAnswer: exchange.answer === undefined || !source.reference ? exchange.answer : source.reference(exchange.answer, exchange.question),
+      ...source.extras?.(record),
+    },
+  );
 }
 
 /** The first human turn and the first assistant turn after it, or what is wrong with the conversation. */

@@ -12,8 +12,7 @@ import { inSegments, readNamedImage, type SourceReader } from './contract.js';
 import { llavaItems, type LlavaSource } from './llava.js';
 import { withoutBoxes } from './referenceAnswers.js';
 
-const EXPECTED =
-  'expected the MultiUI layout: the JSON arrays of {id, image, conversations} named by `files`, with the screenshots they name under the same root';
+const EXPECTED = 'expected the MultiUI layout: the JSON arrays of {id, image, conversations} named by `files`, with the screenshots they name under the same root';
 
 export function openMultiui(config: SourceConfigOf<'multiui'>, sourceIndex: number, s3: S3Options): SourceReader {
   const store = openStore(config.uri, s3);

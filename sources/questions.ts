@@ -11,8 +11,7 @@ import type { QuestionPolicy } from '../config/sourceConfig.js';
 export type QuestionFilter = 'multiple-choice' | 'few-shot' | 'too-short' | 'too-long';
 
 export type QuestionVerdict =
-  | { ok: true; question: string }
-  | { ok: false; /** Stable key to count drops by. */ reason: QuestionFilter; /** What was found, for the record. */ detail: string };
+  { ok: true; question: string } | { ok: false; /** Stable key to count drops by. */ reason: QuestionFilter; /** What was found, for the record. */ detail: string };
 
 /** Answer-format instructions and preambles written for the dataset's own training, removed wherever they appear. */
 const BOILERPLATE: RegExp[] = [
@@ -106,7 +105,10 @@ function stripOptions(text: string): string {
     kept.push(line.replace(INLINE_OPTIONS, ''));
   }
   // Geo170K stems end in an empty answer slot: "then the degree of ∠BOC is ()".
-  return kept.join('\n').trimEnd().replace(/[ \t]*[(（][ \t]*[)）]$/, '');
+  return kept
+    .join('\n')
+    .trimEnd()
+    .replace(/[ \t]*[(（][ \t]*[)）]$/, '');
 }
 
 /** Drops a leading "Question:" label, runs of spaces (left where tokens were) and blank-line runs. */

@@ -56,13 +56,15 @@ const BOX = /[ \t]*\(?\[[ \t]*-?\d+(?:\.\d+)?(?:[ \t]*,[ \t]*-?\d+(?:\.\d+)?){3}
 
 /** The answer without element boxes, which describe page coordinates the answer model is never shown. */
 export function withoutBoxes(answer: string): string | undefined {
-  const text = answer.replace(BOX, '').replace(/[ \t]+([.,;:])/g, '$1').trim();
+  const text = answer
+    .replace(BOX, '')
+    .replace(/[ \t]+([.,;:])/g, '$1')
+    .trim();
   return text === '' ? undefined : text;
 }
 
 export type LabelVerdict =
-  | { ok: true; answer: string; /** Set when the label was rewritten: what it was recognised as. */ normalised?: string }
-  | { ok: false; filter: 'label-unreadable'; detail: string };
+  { ok: true; answer: string; /** Set when the label was rewritten: what it was recognised as. */ normalised?: string } | { ok: false; filter: 'label-unreadable'; detail: string };
 
 /** Serials Excel and Sheets give dates between 1950-01-01 and 2049-12-31 (day 1 = 1900-01-01, with the 1900 leap-year bug). */
 const SERIAL_MIN = 18264;

@@ -49,7 +49,10 @@ async function* ricoSamples(store: ObjectStore, config: SourceConfigOf<'rico'>, 
 
 /** The wireframe folder holds PNG renderings that would otherwise be read as screenshots without complaint. */
 function refuseWireframes(uri: string): void {
-  const last = uri.replace(/[/\\]+$/, '').split(/[/\\]/).pop();
+  const last = uri
+    .replace(/[/\\]+$/, '')
+    .split(/[/\\]/)
+    .pop();
   if (last === WIREFRAMES) {
     throw new SourceError(uri, `'${WIREFRAMES}/' holds RICO's wireframe renderings, not screenshots; point uri at the folder holding '${SCREENS}/' (${EXPECTED})`);
   }
@@ -112,7 +115,10 @@ async function toItem(screen: Screen, store: ObjectStore, config: SourceConfigOf
 function nodeLabels(node: Record<string, unknown>): string[] {
   const desc = node['content-desc'];
   const raw = [node.text, ...(Array.isArray(desc) ? desc : [desc])];
-  return raw.filter((v): v is string => typeof v === 'string').map((v) => v.replace(/\s+/g, ' ').trim()).filter((v) => v !== '');
+  return raw
+    .filter((v): v is string => typeof v === 'string')
+    .map((v) => v.replace(/\s+/g, ' ').trim())
+    .filter((v) => v !== '');
 }
 
 /**

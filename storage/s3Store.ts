@@ -1,12 +1,4 @@
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-  S3ServiceException,
-} from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { randomBytes } from 'node:crypto';
 import { mapLimit } from '../domain/mapLimit.js';
@@ -58,9 +50,7 @@ export class S3Store implements ObjectStore {
   async getRange(key: string, start: number, end: number): Promise<Buffer> {
     if (end <= start) return Buffer.alloc(0);
     try {
-      const res = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: this.key(key), Range: `bytes=${start}-${end - 1}` }),
-      );
+      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key(key), Range: `bytes=${start}-${end - 1}` }));
       return Buffer.from(await res.Body!.transformToByteArray());
     } catch (err) {
       if (isMissing(err)) throw new StoreError(`no object '${key}' in ${this.root}`, key, 'not-found');
@@ -87,9 +77,7 @@ export class S3Store implements ObjectStore {
       }).done();
       return;
     }
-    await this.client.send(
-      new PutObjectCommand({ Bucket: this.bucket, Key: this.key(key), Body: bytes, ContentType: contentType }),
-    );
+    await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.key(key), Body: bytes, ContentType: contentType }));
   }
 
   /** A PUT is atomic: no cheaper way, no torn object. */
@@ -144,9 +132,7 @@ export class S3Store implements ObjectStore {
     let token: string | undefined;
     const strip = this.prefix ? this.prefix.length + 1 : 0;
     do {
-      const res = await this.client.send(
-        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.key(prefix), ContinuationToken: token }),
-      );
+      const res = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.key(prefix), ContinuationToken: token }));
       for (const obj of res.Contents ?? []) yield { key: obj.Key!.slice(strip), size: obj.Size ?? 0 };
       token = res.IsTruncated ? res.NextContinuationToken : undefined;
     } while (token);

@@ -85,8 +85,7 @@ const none = z.tuple([]);
 const inRange = (n: number, lower: number, upper: number): boolean => lower <= n && n <= upper;
 
 /** The `_list` checks: exactly one range per paragraph, each count inside its own range. */
-const countsInRanges = (counts: number[], list: [number, number][]): boolean =>
-  counts.length === list.length && counts.every((n, i) => inRange(n, ...list[i]!));
+const countsInRanges = (counts: number[], list: [number, number][]): boolean => counts.length === list.length && counts.every((n, i) => inRange(n, ...list[i]!));
 
 const paragraphWordCounts = (response: string): number[] => paragraphs(response).map((p) => words(p).length);
 const paragraphSentenceCounts = (response: string): number[] => paragraphSentences(response).map((s) => s.length);
@@ -127,9 +126,7 @@ function percentagePrecision(response: string, precision: number): boolean {
  * The reference's "arabic number" pattern: a number not touching "." or a word character on either
  * side, so "I have 3." has none and "COVID-19" has one. (Its IGNORECASE flag changes nothing here.)
  */
-const ARABIC_NUMBER = pyRegExp(
-  String.raw`(?<![.\w])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?%?|\d+\.\d+%?|\d+%?|\d+(?:\.\d+)?(?:[eE][+-]?\d+))(?![.\w])`,
-);
+const ARABIC_NUMBER = pyRegExp(String.raw`(?<![.\w])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?%?|\d+\.\d+%?|\d+%?|\d+(?:\.\d+)?(?:[eE][+-]?\d+))(?![.\w])`);
 
 /**
  * Scientific notation, beyond the reference (whose version is commented out and knew only "1.23e5"):
@@ -137,10 +134,7 @@ const ARABIC_NUMBER = pyRegExp(
  * `×`/`x`/`X`/`*`/`·` (spaces allowed) and 10 raised with `^`, `^{}`, `**` or superscript digits;
  * not followed by a word character.
  */
-const SCIENTIFIC = pyRegExp(
-  String.raw`(?<!\w)(\d+(?:\.\d+)?)(?:[eE][+-]?\d+|\s*[×xX*·]\s*10(?:(?:\^|\*\*)(?:[+\-−]?\d+|\{[+\-−]?\d+\})|[⁺⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))(?!\w)`,
-  'g',
-);
+const SCIENTIFIC = pyRegExp(String.raw`(?<!\w)(\d+(?:\.\d+)?)(?:[eE][+-]?\d+|\s*[×xX*·]\s*10(?:(?:\^|\*\*)(?:[+\-−]?\d+|\{[+\-−]?\d+\})|[⁺⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))(?!\w)`, 'g');
 
 /**
  * Significant digits of a mantissa as the reference's draft counted them: all digits once leading
@@ -304,11 +298,7 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
   define({
     name: 'check_whether_each_keyword_in_list_mentioned_in_range',
     referenceName: 'check_whether_each_keyword_in_list_metioned_in_range',
-    aliases: [
-      'check_whether_each_keyword_in_list_metioned_in_range',
-      'check_whether_keywords_metioned_in_range',
-      'check_whether_keywords_mentioned_in_range',
-    ],
+    aliases: ['check_whether_each_keyword_in_list_metioned_in_range', 'check_whether_keywords_metioned_in_range', 'check_whether_keywords_mentioned_in_range'],
     signature: 'keywords:List[str], lower_bound_times:int, upper_bound_times:int',
     example: '"mention apple and banana at least 3 times each" -> [["apple", "banana"], 3, 10000]',
     params: keywordRange,
@@ -325,7 +315,12 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     params: keywordRange,
     vacuity: 'the response is empty',
     vacuous: blank,
-    check: (response, keywords, lower, upper) => inRange(keywordCounts(response, keywords).reduce((a, b) => a + b, 0), lower, upper),
+    check: (response, keywords, lower, upper) =>
+      inRange(
+        keywordCounts(response, keywords).reduce((a, b) => a + b, 0),
+        lower,
+        upper,
+      ),
   }),
   define({
     name: 'check_number_precision_in_response',

@@ -8,8 +8,28 @@ import type { VerifierCall } from '../domain/constraints/compatibility.js';
 
 const MANY = 10000;
 const NUMBER_WORDS: Record<string, number> = {
-  zero: 0, no: 0, once: 1, one: 1, a: 1, an: 1, single: 1, twice: 2, two: 2, thrice: 3, three: 3, four: 4, five: 5,
-  six: 6, seven: 7, eight: 8, nine: 9, ten: 10, eleven: 11, twelve: 12, fifteen: 15, twenty: 20,
+  zero: 0,
+  no: 0,
+  once: 1,
+  one: 1,
+  a: 1,
+  an: 1,
+  single: 1,
+  twice: 2,
+  two: 2,
+  thrice: 3,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  fifteen: 15,
+  twenty: 20,
 };
 const NUM = String.raw`(\d+|zero|one|a|an|single|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty)`;
 
@@ -54,9 +74,7 @@ function paragraphs(value: string): VerifierCall[] | undefined {
 function sentences(value: string): VerifierCall[] | undefined {
   const range = countRange(value, 'sentences?');
   if (!range) return undefined;
-  const func = EACH_PARAGRAPH.test(value)
-    ? 'check_whether_each_paragraph_sentence_number_in_range'
-    : 'check_whether_response_sentence_number_in_range';
+  const func = EACH_PARAGRAPH.test(value) ? 'check_whether_each_paragraph_sentence_number_in_range' : 'check_whether_response_sentence_number_in_range';
   return [{ func, params: range }];
 }
 

@@ -100,7 +100,9 @@ const PARAGRAPH_BREAK = pyRegExp('\\n\\s*\\n');
 
 /** `re.split(r"\n\s*\n", clean_text(t))` keeping pieces with a non-space: one newline does not separate. */
 export function paragraphs(text: string): string[] {
-  return cleanText(text).split(PARAGRAPH_BREAK).filter((piece) => pyStrip(piece) !== '');
+  return cleanText(text)
+    .split(PARAGRAPH_BREAK)
+    .filter((piece) => pyStrip(piece) !== '');
 }
 
 const NOT_WORD_MATERIAL = pyRegExp('[^\\w\\s.-]', 'g');
@@ -136,7 +138,7 @@ function boundedCount(haystack: string, needle: string): number {
   const startsWord = isWordAt(needle, 0);
   const endsWord = isWordBefore(needle, needle.length);
   let count = 0;
-  for (let at = haystack.indexOf(needle); at >= 0; ) {
+  for (let at = haystack.indexOf(needle); at >= 0;) {
     const end = at + needle.length;
     if (isWordBefore(haystack, at) !== startsWord && isWordAt(haystack, end) !== endsWord) {
       count++;

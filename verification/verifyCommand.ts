@@ -98,7 +98,7 @@ function verifyLine(line: string, lineNumber: number, verify: Verifier, policy: 
 function parseMode(args: string[], stdout: NodeJS.WritableStream): { verify: Verifier; policy: VacuousPolicy } | { exit: number } {
   try {
     const { values } = parseArgs({ args, options: { records: { type: 'boolean' }, vacuous: { type: 'string', default: 'pass' }, help: { type: 'boolean', short: 'h' } } });
-    if (values.help) return stdout.write(VERIFY_USAGE), { exit: 0 };
+    if (values.help) return (stdout.write(VERIFY_USAGE), { exit: 0 });
     const policy = VACUOUS_POLICIES.find((p) => p === values.vacuous);
     if (!policy) throw new Error(`--vacuous must be pass or fail, got '${values.vacuous}'`);
     return { verify: values.records ? verifyRecord : verifyCall, policy };

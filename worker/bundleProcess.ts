@@ -75,7 +75,10 @@ async function sourceFiles(dir: string, top: boolean): Promise<string[]> {
 }
 
 async function exists(file: string): Promise<boolean> {
-  return stat(file).then(() => true, () => false);
+  return stat(file).then(
+    () => true,
+    () => false,
+  );
 }
 
 if (process.argv[1] === SELF) await writeFile(process.argv[2]!, (await bundleWorkflows()).code);

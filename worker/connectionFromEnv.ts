@@ -22,13 +22,14 @@ export function temporalSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): T
   }
   const caPath = env.TEMPORAL_TLS_SERVER_CA_CERT_PATH;
   const tlsWanted = isTrue(env.TEMPORAL_TLS) || Boolean(certPath) || Boolean(caPath) || Boolean(apiKey);
-  const tls = tlsWanted && !isFalse(env.TEMPORAL_TLS)
-    ? {
-        serverNameOverride: env.TEMPORAL_TLS_SERVER_NAME || undefined,
-        serverRootCACertificate: caPath ? readFileSync(caPath) : undefined,
-        clientCertPair: certPath && keyPath ? { crt: readFileSync(certPath), key: readFileSync(keyPath) } : undefined,
-      }
-    : undefined;
+  const tls =
+    tlsWanted && !isFalse(env.TEMPORAL_TLS)
+      ? {
+          serverNameOverride: env.TEMPORAL_TLS_SERVER_NAME || undefined,
+          serverRootCACertificate: caPath ? readFileSync(caPath) : undefined,
+          clientCertPair: certPath && keyPath ? { crt: readFileSync(certPath), key: readFileSync(keyPath) } : undefined,
+        }
+      : undefined;
   return {
     connection: { address: env.TEMPORAL_ADDRESS || 'localhost:7233', tls, apiKey },
     namespace: env.TEMPORAL_NAMESPACE || 'default',

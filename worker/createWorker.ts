@@ -77,23 +77,25 @@ export interface WorkerSetup {
 export async function createWorker(setup: WorkerSetup): Promise<Worker> {
   limitHeapGrowth();
   const workflowBundle = setup.workflowBundle ?? { codePath: await prebuiltWorkflowBundle() };
-  const worker = await withSmallWorkflowThreadHeap(() => Worker.create({
-    connection: setup.connection,
-    namespace: setup.namespace,
-    taskQueue: setup.taskQueue,
-    activities,
-    interceptors: { activity: [maskSecretsInActivityFailures] },
-    dataConverter: { payloadCodecs: [maskingPayloadCodec] },
-    workflowBundle,
-    maxConcurrentActivityTaskExecutions: setup.maxConcurrentActivities ?? 16,
-    // A cancellation reaches an activity only in the answer to a heartbeat it sends; by default the
-    // SDK sends one per 0.8 x heartbeat timeout (24 s), and a cancelled build would pay that long.
-    maxHeartbeatThrottleInterval: HEARTBEAT_SEND_INTERVAL,
-    // Running activities are cancelled at once on shutdown (their signal aborts their model calls).
-    shutdownGraceTime: 0,
-    shutdownForceTime: SHUTDOWN_FORCE_TIME,
-    ...(setup.maxTaskQueueActivitiesPerSecond ? { maxTaskQueueActivitiesPerSecond: setup.maxTaskQueueActivitiesPerSecond } : {}),
-  }));
+  const worker = await withSmallWorkflowThreadHeap(() =>
+    Worker.create({
+      connection: setup.connection,
+      namespace: setup.namespace,
+      taskQueue: setup.taskQueue,
+      activities,
+      interceptors: { activity: [maskSecretsInActivityFailures] },
+      dataConverter: { payloadCodecs: [maskingPayloadCodec] },
+      workflowBundle,
+      maxConcurrentActivityTaskExecutions: setup.maxConcurrentActivities ?? 16,
+      // A cancellation reaches an activity only in the answer to a heartbeat it sends; by default the
+      // SDK sends one per 0.8 x heartbeat timeout (24 s), and a cancelled build would pay that long.
+      maxHeartbeatThrottleInterval: HEARTBEAT_SEND_INTERVAL,
+      // Running activities are cancelled at once on shutdown (their signal aborts their model calls).
+      shutdownGraceTime: 0,
+      shutdownForceTime: SHUTDOWN_FORCE_TIME,
+      ...(setup.maxTaskQueueActivitiesPerSecond ? { maxTaskQueueActivitiesPerSecond: setup.maxTaskQueueActivitiesPerSecond } : {}),
+    }),
+  );
   shareEndpointLimits(setup.connection, setup.namespace, setup.taskQueue, () => ['STOPPED', 'FAILED'].includes(worker.getState()));
   return worker;
 }

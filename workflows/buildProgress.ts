@@ -94,4 +94,3 @@ export function restartRate(progress: BuildProgress, now: number): void {
   progress.recent = [[now, samplesDone(progress)]];
   progress.throughput = { samplesPerMinute: 0, etaSeconds: null };
 }
-

@@ -52,7 +52,10 @@ async function resolved<T>(resolve: () => Promise<ResolvedConfig<T>>): Promise<T
     throw err;
   }
   if (spec.version !== RESOLVED_CONFIG_VERSION) {
-    throw ApplicationFailure.nonRetryable(`resolved config version ${String(spec.version)} is not read by this worker (it reads ${RESOLVED_CONFIG_VERSION}): deploy the same version to every worker`, 'ConfigError');
+    throw ApplicationFailure.nonRetryable(
+      `resolved config version ${String(spec.version)} is not read by this worker (it reads ${RESOLVED_CONFIG_VERSION}): deploy the same version to every worker`,
+      'ConfigError',
+    );
   }
   return spec.config;
 }

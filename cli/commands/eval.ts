@@ -76,7 +76,7 @@ export async function evalCommand(args: string[]): Promise<number> {
   };
   const s3 = s3FromEnv();
   const data = uri(values.data);
-  if (values.multiturn && values.chats) throw new CliError('--multiturn reads the build\'s held-out chats; --chats FILE names others: give one of them', EXIT.usage);
+  if (values.multiturn && values.chats) throw new CliError("--multiturn reads the build's held-out chats; --chats FILE names others: give one of them", EXIT.usage);
   const chats = values.multiturn ? `${data.replace(/\/+$/, '')}/${DATASET.inDataset(DATASET.mmifevalHoldoutChats)}` : values.chats && uri(values.chats);
   const model: Record<string, unknown> = { model: values.model, apiKeyEnv: values['api-key-env'] };
   if (values['base-url']) model.baseUrl = values['base-url'];
@@ -91,7 +91,14 @@ export async function evalCommand(args: string[]): Promise<number> {
     prompt: values.prompt as 'inline',
     vacuous: values.vacuous as 'pass',
     ...(chats
-      ? { chats: { uri: chats, seed: int('seed', values.seed), maxInstructions: int('max-instructions', values['max-instructions']), appendInstructions: values['append-instructions'] } }
+      ? {
+          chats: {
+            uri: chats,
+            seed: int('seed', values.seed),
+            maxInstructions: int('max-instructions', values['max-instructions']),
+            appendInstructions: values['append-instructions'],
+          },
+        }
       : {}),
   };
   if (!chats && !values['no-judge']) {

@@ -1,5 +1,14 @@
 import { parseArgs } from 'node:util';
-import { EXPORT_FORMATS, exportMmifeval, exportTrl, MultiturnExportError, NoCommittedShardError, NoReservedSplitError, ReservedSplitError, type ExportFormat } from '../../output/export.js';
+import {
+  EXPORT_FORMATS,
+  exportMmifeval,
+  exportTrl,
+  MultiturnExportError,
+  NoCommittedShardError,
+  NoReservedSplitError,
+  ReservedSplitError,
+  type ExportFormat,
+} from '../../output/export.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';

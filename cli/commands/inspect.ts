@@ -99,7 +99,12 @@ function formatPair(r: DpoRecord): string {
     'constraints:',
     ...formatConstraints(r),
     `dropped for the rejected answer: ${r.dropped_constraints.map((c) => c.type).join(', ') || '(none: image removed)'}`,
-    `rejected answer fails: ${r.rejected_verdicts.filter((v) => !v.passed).map((v) => `${v.type} (${v.detail})`).join('; ') || '(nothing verified fails)'}`,
+    `rejected answer fails: ${
+      r.rejected_verdicts
+        .filter((v) => !v.passed)
+        .map((v) => `${v.type} (${v.detail})`)
+        .join('; ') || '(nothing verified fails)'
+    }`,
     `pair kept under dpo.validate ${r.pair_validation} after ${r.rejected_attempts} rejected answer(s)${refusals(r.pair_rule_rejections)}`,
     'chosen:',
     indent(r.chosen),
@@ -110,11 +115,21 @@ function formatPair(r: DpoRecord): string {
 
 /** A chat turn by turn: the instruction added there, the question, the answer, its verdicts and PIF. */
 function formatChat(row: ChatSharegptRow): string {
-  const meta = JSON.parse(row.metadata) as { source: string; source_id: string; simulated: boolean; turns: Array<{ turn: number; verdicts: Verdict[]; pif: number; attempts: number }> };
+  const meta = JSON.parse(row.metadata) as {
+    source: string;
+    source_id: string;
+    simulated: boolean;
+    turns: Array<{ turn: number; verdicts: Verdict[]; pif: number; attempts: number }>;
+  };
   const lines = [`${row.id}  (${meta.source} ${meta.source_id}, image ${row.images[0]}, ${meta.turns.length} turns${meta.simulated ? ', SIMULATED' : ''})`];
   for (const [i, turn] of meta.turns.entries()) {
     const verdicts = turn.verdicts.map((v) => `${v.type} ${v.passed ? 'PASS' : 'FAIL'}`).join(', ') || 'no instruction yet';
-    lines.push(`turn ${turn.turn} (PIF ${turn.pif.toFixed(2)}, ${turn.attempts} attempt(s); ${verdicts}):`, indent(row.conversations[2 * i]!.value.replace(/^<image>\n/, '')), '  answer:', indent(row.conversations[2 * i + 1]!.value));
+    lines.push(
+      `turn ${turn.turn} (PIF ${turn.pif.toFixed(2)}, ${turn.attempts} attempt(s); ${verdicts}):`,
+      indent(row.conversations[2 * i]!.value.replace(/^<image>\n/, '')),
+      '  answer:',
+      indent(row.conversations[2 * i + 1]!.value),
+    );
   }
   return lines.join('\n');
 }
@@ -124,7 +139,10 @@ function formatChatPair(row: ChatPairSharegptRow): string {
   return [
     `${row.id}  (turn ${meta.turn} of chat ${row.id.replace(/-t\d+-dpo$/, '')}, image ${row.images[0]})`,
     `rejected answer generated without turn ${meta.forgotten_turn}'s instruction [${meta.forgotten_instruction.type}] ${meta.forgotten_instruction.value}`,
-    `rejected answer fails: ${meta.rejected_verdicts.filter((v) => !v.passed).map((v) => `${v.type} (${v.detail})`).join('; ')}`,
+    `rejected answer fails: ${meta.rejected_verdicts
+      .filter((v) => !v.passed)
+      .map((v) => `${v.type} (${v.detail})`)
+      .join('; ')}`,
     'last user turn:',
     indent(row.conversations.at(-1)!.value.replace(/^<image>\n/, '')),
     'chosen:',
@@ -138,4 +156,8 @@ function formatReject(r: Record<string, unknown>): string {
   return `${r.id}  (${r.source} ${r.source_id}) rejected at ${r.stage}: ${r.reason}`;
 }
 
-const indent = (text: string) => text.split('\n').map((l) => `    ${l}`).join('\n');
+const indent = (text: string) =>
+  text
+    .split('\n')
+    .map((l) => `    ${l}`)
+    .join('\n');

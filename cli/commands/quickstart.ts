@@ -38,7 +38,10 @@ export async function quickstartCommand(args: string[]): Promise<number> {
         .query<BuildProgress>('progress')
         .catch(() => undefined)
         .then((p) => {
-          if (p) console.log(`  ${p.phase}: shards ${p.shards.committed}/${p.shards.planned} committed, ${p.shards.running} running; samples ${p.samples.instruct} accepted, ${p.samples.rejectedSamples} rejected`);
+          if (p)
+            console.log(
+              `  ${p.phase}: shards ${p.shards.committed}/${p.shards.planned} committed, ${p.shards.running} running; samples ${p.samples.instruct} accepted, ${p.samples.rejectedSamples} rejected`,
+            );
         });
     }, 2_000);
     let report: BuildReport;

@@ -124,7 +124,9 @@ async function listEvals(json: boolean): Promise<number> {
     if (rows.length === 0) console.log('no evaluations on this Temporal server');
     for (const r of rows) {
       const s = r.summary;
-      const figure = s ? `${s.mode === 'multi-turn' ? 'corpus PIF' : 'constraint-level accuracy'} ${s.headline === null ? '-' : s.headline.toFixed(3)}${s.simulated ? ' (SIMULATED)' : ''}` : '';
+      const figure = s
+        ? `${s.mode === 'multi-turn' ? 'corpus PIF' : 'constraint-level accuracy'} ${s.headline === null ? '-' : s.headline.toFixed(3)}${s.simulated ? ' (SIMULATED)' : ''}`
+        : '';
       console.log([`eval ${r.evalId}`, r.status, `started ${r.started}`, ...(s ? [`prompt ${s.prompt}`, figure, `reports ${s.files.join(', ')}`] : [])].join('  '));
     }
     return EXIT.ok;

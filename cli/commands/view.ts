@@ -25,7 +25,13 @@ export async function viewCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { out: { type: 'string' }, serve: { type: 'boolean' }, port: { type: 'string', default: '8080' }, host: { type: 'string', default: '127.0.0.1' }, limit: { type: 'string' } },
+    options: {
+      out: { type: 'string' },
+      serve: { type: 'boolean' },
+      port: { type: 'string', default: '8080' },
+      host: { type: 'string', default: '127.0.0.1' },
+      limit: { type: 'string' },
+    },
   });
   const root = positionals[0];
   const limit = values.limit === undefined ? Infinity : Number(values.limit);

@@ -67,14 +67,8 @@ const RANGE_FUNCTIONS = new Set([
   'check_whether_response_word_count_in_range',
   'check_whether_each_paragraph_word_count_in_range',
 ]);
-const KEYWORD_FUNCTIONS = new Set([
-  'check_whether_each_keyword_in_list_mentioned_in_range',
-  'check_whether_total_keyword_in_list_mentioned_in_range',
-]);
-const NOT_CONTAIN_FUNCTIONS = new Set([
-  'check_whether_whole_response_not_contain_certain_substring',
-  'check_whether_whole_response_not_contain_certain_substrings',
-]);
+const KEYWORD_FUNCTIONS = new Set(['check_whether_each_keyword_in_list_mentioned_in_range', 'check_whether_total_keyword_in_list_mentioned_in_range']);
+const NOT_CONTAIN_FUNCTIONS = new Set(['check_whether_whole_response_not_contain_certain_substring', 'check_whether_whole_response_not_contain_certain_substrings']);
 const AFFIX_FUNCTIONS = new Set(['check_whether_whole_response_begin_with_certain_substring', 'check_whether_whole_response_end_with_certain_substring']);
 
 /** One direction of a conflict between two calls; callers try both orders. */

@@ -20,21 +20,14 @@ export function offeredConstraintTypes(rng: Rng, count: number, kind: Instructio
   return sampleK(rng, candidates, count);
 }
 
-export type ConstraintListVerdict =
-  | { ok: true; constraints: Constraint[]; trimmed: Constraint[] }
-  | { ok: false; reason: string };
+export type ConstraintListVerdict = { ok: true; constraints: Constraint[]; trimmed: Constraint[] } | { ok: false; reason: string };
 
 /**
  * Cleans the model's constraint list: unknown types, types not offered, empty values and repeated
  * types are removed (the paper uses each type at most once per sample); then the list is trimmed
  * to `max` at random and refused when fewer than `min` remain.
  */
-export function finalizeConstraints(
-  rng: Rng,
-  proposed: readonly Constraint[],
-  offered: readonly string[],
-  limits: { min: number; max: number },
-): ConstraintListVerdict {
+export function finalizeConstraints(rng: Rng, proposed: readonly Constraint[], offered: readonly string[], limits: { min: number; max: number }): ConstraintListVerdict {
   const allowed = new Set(offered);
   const seen = new Set<string>();
   const valid: Constraint[] = [];

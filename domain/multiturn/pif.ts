@@ -114,9 +114,7 @@ export function pifNk(samples: readonly ScoredResponse[], n: number): PifNk[] {
     const entry = perfectByTurn.get(key) ?? { sampled: 0, perfect: 0, instructions: sample.followed.length };
     // The N samples answer one context, so they are scored against the same instructions.
     if (entry.instructions !== sample.followed.length) {
-      throw new Error(
-        `PIF-N-K: chat ${sample.chatId} turn ${sample.turn} has samples scored against ${entry.instructions} and ${sample.followed.length} instructions`,
-      );
+      throw new Error(`PIF-N-K: chat ${sample.chatId} turn ${sample.turn} has samples scored against ${entry.instructions} and ${sample.followed.length} instructions`);
     }
     entry.sampled++;
     if (followsAll(sample.followed)) entry.perfect++;
@@ -145,7 +143,5 @@ function push(into: Map<number, number[]>, key: number, score: number): void {
 }
 
 function rows(groups: Map<number, number[]>): Array<[number, MeanWithInterval]> {
-  return [...groups.entries()]
-    .sort(([a], [b]) => a - b)
-    .map(([key, scores]) => [key, meanWithInterval(scores) as MeanWithInterval]);
+  return [...groups.entries()].sort(([a], [b]) => a - b).map(([key, scores]) => [key, meanWithInterval(scores) as MeanWithInterval]);
 }

@@ -49,7 +49,9 @@ export async function planEvalItems(ctx: EvalContext): Promise<number> {
   const fingerprint = sha256Hex(evalFingerprintMaterial(ctx.config));
   const stored = await getJson<StoredEvalConfig>(ctx.out, ctx.layout.config);
   if (stored && stored.fingerprint !== fingerprint) {
-    throw new EvalInputError(`eval '${ctx.config.evalId}' already exists in ${ctx.out.root} with a different config: pick another --eval-id (or leave it out: it defaults to one derived from the settings)`);
+    throw new EvalInputError(
+      `eval '${ctx.config.evalId}' already exists in ${ctx.out.root} with a different config: pick another --eval-id (or leave it out: it defaults to one derived from the settings)`,
+    );
   }
   const planned = await getJson<EvalItem[]>(ctx.out, ctx.layout.items);
   if (planned) return planned.length;
@@ -101,10 +103,17 @@ async function readChats(uri: string, s3: EvalConfig['s3']): Promise<ChatItem[]>
   if (!body) throw new EvalInputError(`${uri}: not found (mmif eval --multiturn reads the held-out chats a multiturn build with config holdout writes; --chats FILE names others)`);
   return jsonLines(body.toString('utf8'), uri).map((line, i) => {
     const chat = line as Partial<ChatInput>;
-    if (typeof chat.id !== 'string' || typeof chat.image !== 'string' || !Array.isArray(chat.questions) || chat.questions.length === 0 || !chat.questions.every((q) => typeof q === 'string')) {
+    if (
+      typeof chat.id !== 'string' ||
+      typeof chat.image !== 'string' ||
+      !Array.isArray(chat.questions) ||
+      chat.questions.length === 0 ||
+      !chat.questions.every((q) => typeof q === 'string')
+    ) {
       throw new EvalInputError(`${uri} line ${i + 1}: expected {id, image, questions: [string, ...]}`);
     }
-    if (chat.questions.length > MAX_CHAT_TURNS) throw new EvalInputError(`${uri} line ${i + 1}: chat ${chat.id} has ${chat.questions.length} questions, at most ${MAX_CHAT_TURNS} (seed 002)`);
+    if (chat.questions.length > MAX_CHAT_TURNS)
+      throw new EvalInputError(`${uri} line ${i + 1}: chat ${chat.id} has ${chat.questions.length} questions, at most ${MAX_CHAT_TURNS} (seed 002)`);
     return { kind: 'chat', chat: chat as ChatInput };
   });
 }

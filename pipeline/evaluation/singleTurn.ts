@@ -32,7 +32,11 @@ export interface ConstraintVerdict {
 
 /** The model's answer to a line's prompt, draw `seed`. */
 export function answerLine(ctx: EvalContext, line: MmifevalLine, image: SampleImage, seed: number, calls: CallRecord[]): Promise<string> {
-  const text = trainingPromptText(ctx.config.prompt, line.instruction, line.constraints.map((c) => ({ type: c.key, value: c.value })));
+  const text = trainingPromptText(
+    ctx.config.prompt,
+    line.instruction,
+    line.constraints.map((c) => ({ type: c.key, value: c.value })),
+  );
   const prompt: RenderedPrompt = { version: `${EVAL_PROMPT_VERSION}:${ctx.config.prompt}`, messages: [{ role: 'user', text, withImage: true }] };
   return ctx.models.text({ stage: 'answer', endpoint: ctx.config.model, prompt, image, seed }, calls);
 }
@@ -42,7 +46,8 @@ export async function scoreResponse(ctx: EvalContext, item: SampleItem, response
   const { main } = item;
   const verdicts = new Map<string, ConstraintVerdict>();
   const judge = ctx.config.judge;
-  const ask: AskJudge | undefined = judge && ((prompt, img) => ctx.models.text({ stage: 'judge', endpoint: judge, prompt, image: img, temperature: ctx.config.llm.judgeTemperature }, calls));
+  const ask: AskJudge | undefined =
+    judge && ((prompt, img) => ctx.models.text({ stage: 'judge', endpoint: judge, prompt, image: img, temperature: ctx.config.llm.judgeTemperature }, calls));
   const direct = main.constraints.filter((c) => c.judge.method === 'direct_gpt');
   for (const c of main.constraints) {
     const method = c.judge.method;
@@ -67,7 +72,12 @@ export async function scoreResponse(ctx: EvalContext, item: SampleItem, response
     }
   }
   if (ask && direct.length > 0) {
-    const scores = await directJudgeScores(ask, response, direct.map((c) => c.value), image);
+    const scores = await directJudgeScores(
+      ask,
+      response,
+      direct.map((c) => c.value),
+      image,
+    );
     direct.forEach((c, i) => verdicts.set(c.key, judged(c.key, 'direct_gpt', scores[i])));
   }
   return main.constraints.map((c) => verdicts.get(c.key)!);

@@ -102,7 +102,15 @@ export async function runChatStage(
   };
 }
 
-function turnRequest(ctx: StageContext, stage: 'answer' | 'rejected', chat: readonly ChatTurn[], index: number, image: SampleImage, attempt: number, options: Omit<ChatContextOptions, 'layout'> = {}) {
+function turnRequest(
+  ctx: StageContext,
+  stage: 'answer' | 'rejected',
+  chat: readonly ChatTurn[],
+  index: number,
+  image: SampleImage,
+  attempt: number,
+  options: Omit<ChatContextOptions, 'layout'> = {},
+) {
   return {
     stage,
     endpoint: endpointFor(ctx.config, stage),
@@ -132,10 +140,9 @@ async function answerTurn(
     .filter((v) => !credited(v, vacuous))
     .map((v) => `#${v.index + 1} ${v.type} (${v.passed ? 'vacuous pass: ' : ''}${v.detail})`)
     .join('; ');
-  throw new SampleRejection(
-    `chat: below-threshold: turn ${index + 1} PIF ${score.pif.toFixed(2)} < ${threshold} after ${maxRegenerations + 1} attempts; failed: ${failed}`,
-    { verdicts: score.verdicts },
-  );
+  throw new SampleRejection(`chat: below-threshold: turn ${index + 1} PIF ${score.pif.toFixed(2)} < ${threshold} after ${maxRegenerations + 1} attempts; failed: ${failed}`, {
+    verdicts: score.verdicts,
+  });
 }
 
 /** The rejected answer of a turn, regenerated like the single-turn one until the pair rules keep it. */

@@ -95,7 +95,9 @@ test('a build stops within its budget, and run again with a larger one ends with
   const stopped = await mmif(stack, 'build', '--config', await configFile(output, { maxUsd }), '--wait');
   const limitedRequests = stack.simulator.stats().requests - before;
   assert.equal(stopped.code, 1, stopped.stderr);
-  const line = /^STOPPED: budget exhausted: \$(\d+\.\d{4}) of \$(\d+\.\d{4}) spent \(raise llm\.budget in the config, then `mmif resume budget --config FILE`\)$/m.exec(stopped.stdout);
+  const line = /^STOPPED: budget exhausted: \$(\d+\.\d{4}) of \$(\d+\.\d{4}) spent \(raise llm\.budget in the config, then `mmif resume budget --config FILE`\)$/m.exec(
+    stopped.stdout,
+  );
   assert.ok(line, stopped.stdout);
   assert.equal(line[2], maxUsd.toFixed(4));
   // The build fails with the same line, which the CLI prints as its cause.
@@ -107,7 +109,9 @@ test('a build stops within its budget, and run again with a larger one ends with
   // The stated bound: what was paid before the budget ran out is under it; beyond it, at most the requests in flight.
   const bound = maxUsd + CONCURRENCY * (await dearestCall(unlimitedOutput));
   assert.ok(spent.usd >= maxUsd && spent.usd <= bound, `spent $${spent.usd} with a budget of $${maxUsd} (bound $${bound})`);
-  console.log(`budget $${maxUsd}: stopped at $${spent.usd.toFixed(6)} after ${limitedRequests} of ${fullRequests} requests (bound $${bound.toFixed(6)}; unlimited $${unlimited.cost.usd.toFixed(6)})`);
+  console.log(
+    `budget $${maxUsd}: stopped at $${spent.usd.toFixed(6)} after ${limitedRequests} of ${fullRequests} requests (bound $${bound.toFixed(6)}; unlimited $${unlimited.cost.usd.toFixed(6)})`,
+  );
 
   // Resumed as it was started, the build is held to the same budget: it stops at once, paying nothing.
   before = stack.simulator.stats().requests;

@@ -121,7 +121,10 @@ test('a CC3M webdataset on S3 becomes verified SFT and DPO shards on S3', async 
     // The sharegpt rows: training columns, and the rest of the record as JSON text (output/sharegpt.ts).
     for (const line of lines<InstructSharegptRow>(await out.get(layout.instructJsonl(shard)))) {
       assert.deepEqual(Object.keys(line).sort(), ['conversations', 'id', 'images', 'metadata']);
-      assert.deepEqual(line.conversations.map((t) => t.from), ['human', 'gpt']);
+      assert.deepEqual(
+        line.conversations.map((t) => t.from),
+        ['human', 'gpt'],
+      );
       assert.match(line.images[0], /^images\/[0-9a-f]{2}\/[0-9a-f]{64}\.jpg$/);
       const r = instructRecordFromLine(JSON.stringify(line));
       // The default training template is MM-IFEval's inline form; the numbered form stays the generation prompt.
@@ -156,7 +159,10 @@ test('a CC3M webdataset on S3 becomes verified SFT and DPO shards on S3', async 
     assert.equal(r.source, 'cc3m');
     assert.ok(r.constraints.length >= 3 && r.constraints.length <= 12);
     // Verified: one verdict per constraint, and the post-filter's bar met.
-    assert.deepEqual(r.verdicts.map((v) => v.index), r.constraints.map((_, i) => i));
+    assert.deepEqual(
+      r.verdicts.map((v) => v.index),
+      r.constraints.map((_, i) => i),
+    );
     assert.ok(r.pass_rate >= 0.8, `${r.id} pass rate ${r.pass_rate}`);
     for (const [i, c] of r.constraints.entries()) {
       assert.equal(r.verdicts[i]!.method, c.method);
@@ -181,15 +187,19 @@ test('a CC3M webdataset on S3 becomes verified SFT and DPO shards on S3', async 
     }
     assert.equal(pair.rejected_model, 'mmif-sim-vlm-mini');
     assert.equal(pair.strategy, 'drop33');
-    assert.ok(pair.rejected_verdicts.some((v) => !v.passed), `pair ${pair.id} teaches something`);
+    assert.ok(
+      pair.rejected_verdicts.some((v) => !v.passed),
+      `pair ${pair.id} teaches something`,
+    );
     assert.equal(pair.pair_validation, 'strict');
     // The chosen answer loses on no constraint with a rule verdict: re-checked here on the texts
     // themselves with the reference functions, independently of the verdicts the build stored.
     for (const c of sft.constraints.filter((c) => c.method === 'rule')) {
-      const passes = (text: string) => c.verifiers.every((call) => {
-        const outcome = runVerifierCall(text, call);
-        return 'passed' in outcome && outcome.passed;
-      });
+      const passes = (text: string) =>
+        c.verifiers.every((call) => {
+          const outcome = runVerifierCall(text, call);
+          return 'passed' in outcome && outcome.passed;
+        });
       assert.ok(passes(pair.chosen) || !passes(pair.rejected), `pair ${pair.id}: the chosen answer fails "${c.value}" and the rejected one passes it`);
     }
   }
@@ -220,7 +230,10 @@ test('a CC3M webdataset on S3 becomes verified SFT and DPO shards on S3', async 
       assert.ok(record, `parquet row ${row.id} matches a JSONL record`);
       assert.equal(row.image_bytes_sha256, record.image_sha256);
       assert.equal(row.image_path, record.image_path);
-      assert.deepEqual(row.constraint_types, record.constraints.map((c) => c.type));
+      assert.deepEqual(
+        row.constraint_types,
+        record.constraints.map((c) => c.type),
+      );
       assert.equal(row.decoded_image.mode, 'RGB');
     }
   }

@@ -73,7 +73,8 @@ test('`mmif build --config FILE --local` runs the build on its own dev server, w
   assert.ok(result.stdout.includes(`dataset root: ${path.join(dir, 'out', 'local-build')}`), 'the summary names where the dataset is');
   const a = report!.accounting[0]!;
   assert.ok(
-    result.stdout.includes(`accounting cc3m #0: read ${a.read} = planned ${a.planned} + not selected `) && result.stdout.includes(`; planned ${a.planned} = accepted ${a.accepted} + rejected `),
+    result.stdout.includes(`accounting cc3m #0: read ${a.read} = planned ${a.planned} + not selected `) &&
+      result.stdout.includes(`; planned ${a.planned} = accepted ${a.accepted} + rejected `),
     `the summary shows the source's accounting: ${result.stdout}`,
   );
   assert.ok(!result.stdout.includes('DOES NOT BALANCE'));
@@ -83,7 +84,7 @@ test('`mmif build --config FILE --local` runs the build on its own dev server, w
   assert.ok(result.stdout.includes(`\nMM-IFEval: npm run mmif -- export --output ${output} --build-id local-build --format mmifeval\n`), result.stdout);
 });
 
-test('a second `mmif build --local` over the same output answers every model call from the first one\'s cache (the simulator keeps its port)', async () => {
+test("a second `mmif build --local` over the same output answers every model call from the first one's cache (the simulator keeps its port)", async () => {
   const file = path.join(dir, 'again.json');
   await writeFile(file, JSON.stringify(config('local-again', path.join(dir, 'cc3m'))));
   const result = await mmifLocal(['build', '--config', file, '--local']);
@@ -101,7 +102,11 @@ test('`mmif build --local` refuses a wrong data path with its cause on one line,
   const result = await mmifLocal(['build', '--config', file, '--local']);
   assert.equal(result.code, 2, result.stdout + result.stderr);
   assert.ok(
-    result.stderr.trimEnd().endsWith(`mmif: checks failed: sources[0] (cc3m): ${missing}: no CC3M dataset found (the root is missing or empty); expected an img2dataset CC3M layout: webdataset (*.tar shards at the root, e.g. 00000.tar), files (numbered folders: 00000/000000000.jpg|.txt|.json) or flat (.jpg/.jpeg/.png/.webp/.gif/.tiff/.avif/.bmp images at the root)`),
+    result.stderr
+      .trimEnd()
+      .endsWith(
+        `mmif: checks failed: sources[0] (cc3m): ${missing}: no CC3M dataset found (the root is missing or empty); expected an img2dataset CC3M layout: webdataset (*.tar shards at the root, e.g. 00000.tar), files (numbered folders: 00000/000000000.jpg|.txt|.json) or flat (.jpg/.jpeg/.png/.webp/.gif/.tiff/.avif/.bmp images at the root)`,
+      ),
     result.stderr,
   );
 });

@@ -88,9 +88,21 @@ async function dataset(output: string, buildId: string) {
     const layout = buildLayout(buildId);
     planned.push(...(await getJson<SourceSample[]>(store, layout.shardPlan(shard)))!.map((s) => s.sampleId));
     const body = (await store.get(layout.instructJsonl(shard)))!.toString();
-    ids.push(...body.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as InstructRecord).id));
+    ids.push(
+      ...body
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as InstructRecord).id),
+    );
     const rejects = (await store.get(layout.rejects(shard)))!.toString();
-    ids.push(...rejects.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { id: string; kind: string }).filter((r) => r.kind === 'sample').map((r) => r.id));
+    ids.push(
+      ...rejects
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { id: string; kind: string })
+        .filter((r) => r.kind === 'sample')
+        .map((r) => r.id),
+    );
   }
   return { data, ids: ids.sort(), planned: planned.sort() };
 }

@@ -122,11 +122,19 @@ test('cost: the simulated models are unpriced, named with their tokens in the re
   assert.deepEqual(Object.keys(report.unpriced ?? {}).sort(), ['mmif-sim-vlm', 'mmif-sim-vlm-mini']);
   const pipelineStages = Object.entries(report.usage).filter(([stage]) => stage !== 'preflight');
   const unpricedRequests = Object.values(report.unpriced!).reduce((n, u) => n + u.requests, 0);
-  assert.equal(unpricedRequests, pipelineStages.reduce((n, [, u]) => n + u.unpricedRequests, 0));
+  assert.equal(
+    unpricedRequests,
+    pipelineStages.reduce((n, [, u]) => n + u.unpricedRequests, 0),
+  );
   assert.equal(report.cost.usd, 0);
   assert.equal(report.cost.forecast, true);
   for (const [model, u] of Object.entries(report.unpriced!)) {
-    assert.ok(text.includes(`- UNPRICED model ${model}: ${u.requests} requests, ${u.promptTokens} prompt + ${u.completionTokens} completion tokens not in the cost (set llm.prices["${model}"])`), model);
+    assert.ok(
+      text.includes(
+        `- UNPRICED model ${model}: ${u.requests} requests, ${u.promptTokens} prompt + ${u.completionTokens} completion tokens not in the cost (set llm.prices["${model}"])`,
+      ),
+      model,
+    );
   }
   assert.match(text, /^- forecast \$0\.0000 at the named models' prices \(simulated build: nothing was spent\)/m);
   assert.match(text, new RegExp(`^- priced by @pydantic/genai-prices ${PRICE_TABLE.version.replaceAll('.', '\\.')} \\(${PRICE_TABLE.published}\\)$`, 'm'));
@@ -242,10 +250,15 @@ test('mmif view writes a page whose images render and whose filters work in head
       `Promise.all([...document.images].map(async (img) => { img.loading = 'eager'; await img.decode().catch(() => {}); return img.naturalWidth; }))`,
     );
     assert.equal(widths.length, total);
-    assert.ok(widths.every((w) => w > 0), `every image renders: ${widths.join(', ')}`);
+    assert.ok(
+      widths.every((w) => w > 0),
+      `every image renders: ${widths.join(', ')}`,
+    );
     // A pair's dropped constraints are marked, beside both answers' verdicts.
     const pair = pairs.find((p) => p.strategy !== 'no_image')!;
-    const marked = await tab.evaluate<number>(`[...document.querySelectorAll('article.dpo')].find((a) => a.textContent.includes(${JSON.stringify(pair.id)})).querySelectorAll('tr.dropped').length`);
+    const marked = await tab.evaluate<number>(
+      `[...document.querySelectorAll('article.dpo')].find((a) => a.textContent.includes(${JSON.stringify(pair.id)})).querySelectorAll('tr.dropped').length`,
+    );
     assert.equal(marked, pair.dropped_constraints.length);
     assert.equal(await count('.pair .chosen pre'), pairs.length);
 
@@ -261,13 +274,15 @@ test('mmif view writes a page whose images render and whose filters work in head
     const failed = instruct.flatMap((r) => r.verdicts.filter((v) => !v.passed).map((v) => v.type));
     assert.ok(failed.length > 0, 'the build has an accepted answer with a failed constraint');
     const type = failed[0]!;
-    const expected = (records: ReadonlyArray<{ verdicts: Array<{ type: string; passed: boolean }> }>) => records.filter((r) => r.verdicts.some((v) => v.type === type && !v.passed)).length;
+    const expected = (records: ReadonlyArray<{ verdicts: Array<{ type: string; passed: boolean }> }>) =>
+      records.filter((r) => r.verdicts.some((v) => v.type === type && !v.passed)).length;
     await select('f-type', type);
     await select('f-verdict', 'failed');
     assert.equal(await shown(), expected(instruct) + expected(pairs));
     assert.match(await tab.evaluate<string>(`document.getElementById('shown').textContent`), new RegExp(`^${expected(instruct) + expected(pairs)} of ${total} shown\\.$`));
     await select('f-verdict', 'passed');
-    const passedToo = instruct.filter((r) => r.verdicts.some((v) => v.type === type && v.passed)).length + pairs.filter((r) => r.verdicts.some((v) => v.type === type && v.passed)).length;
+    const passedToo =
+      instruct.filter((r) => r.verdicts.some((v) => v.type === type && v.passed)).length + pairs.filter((r) => r.verdicts.some((v) => v.type === type && v.passed)).length;
     assert.equal(await shown(), passedToo);
     await select('f-type', '');
     await select('f-verdict', '');
@@ -303,7 +318,8 @@ test('mmif view --serve serves the page, its data and the images, and nothing el
     assert.equal(image.status, 200);
     assert.equal(image.headers.get('content-type'), 'image/jpeg');
     assert.deepEqual([...new Uint8Array(await image.arrayBuffer()).slice(0, 2)], [0xff, 0xd8]);
-    for (const other of ['/build-report.json', '/_work/config.json', '/images/../build-report.json', '/viewer-data/../build-report.json']) assert.equal((await fetch(new URL(other, url))).status, 404, other);
+    for (const other of ['/build-report.json', '/_work/config.json', '/images/../build-report.json', '/viewer-data/../build-report.json'])
+      assert.equal((await fetch(new URL(other, url))).status, 404, other);
   } finally {
     child.kill('SIGTERM');
   }

@@ -38,7 +38,10 @@ test('a re-encoded, resized copy of a training image and a copied question in a 
   await writeAllava(new LocalStore(path.join(dir, 'allava')));
   const copied = await readFile(path.join(SAMPLES_DIR, '00000', '000000003.jpg'));
   const { width } = await sharp(copied).metadata();
-  const reencoded = await sharp(copied).resize({ width: Math.round(width! * 0.6) }).jpeg({ quality: 55 }).toBuffer();
+  const reencoded = await sharp(copied)
+    .resize({ width: Math.round(width! * 0.6) })
+    .jpeg({ quality: 55 })
+    .toBuffer();
   const question = LAION_QUESTIONS[0]!.replace('<image>\n', '');
   const tsv = path.join(dir, 'MMIFEval.tsv');
   await writeFile(
@@ -75,7 +78,12 @@ test('a re-encoded, resized copy of a training image and a copied question in a 
   const rejects: RejectRecord[] = [];
   const training: string[] = [];
   for (let shard = 0; shard < report.shards.planned; shard++) {
-    rejects.push(...(await readFile(path.join(root, layout.rejects(shard)), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as RejectRecord));
+    rejects.push(
+      ...(await readFile(path.join(root, layout.rejects(shard)), 'utf8'))
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as RejectRecord),
+    );
     training.push(await readFile(path.join(root, layout.instructJsonl(shard)), 'utf8'), await readFile(path.join(root, layout.dpoJsonl(shard)), 'utf8'));
   }
   const contaminated = rejects.filter((r) => r.reason.startsWith('contaminated:'));
@@ -94,11 +102,22 @@ test('a re-encoded, resized copy of a training image and a copied question in a 
   for (const r of contaminated) assert.ok(!training.some((t) => t.includes(`"source_id":"${r.source_id}"`)), `${r.source_id} is in no training file`);
 
   // The refined instruction's sample was rejected after its image stage: its image stays staged, out of images/.
-  const jpgs = async (folder: string) => new Set((await readdir(path.join(root, buildId, folder), { recursive: true })).map(String).filter((f) => f.endsWith('.jpg')).map((f) => path.basename(f, '.jpg')));
-  const used = new Set(training.flatMap((t) => t.split('\n').filter(Boolean)).map((l) => (JSON.parse(l) as { images: string[] }).images[0]!.replace(/^.*\//, '').replace(/\.jpg$/, '')));
+  const jpgs = async (folder: string) =>
+    new Set(
+      (await readdir(path.join(root, buildId, folder), { recursive: true }))
+        .map(String)
+        .filter((f) => f.endsWith('.jpg'))
+        .map((f) => path.basename(f, '.jpg')),
+    );
+  const used = new Set(
+    training.flatMap((t) => t.split('\n').filter(Boolean)).map((l) => (JSON.parse(l) as { images: string[] }).images[0]!.replace(/^.*\//, '').replace(/\.jpg$/, '')),
+  );
   const staged = await jpgs('_work/images');
-  assert.deepEqual(await jpgs('images'), used, 'images/ holds the written records\' images only');
-  assert.ok([...staged].some((sha) => !used.has(sha)), 'the rejected sample\'s image is staged, not published');
+  assert.deepEqual(await jpgs('images'), used, "images/ holds the written records' images only");
+  assert.ok(
+    [...staged].some((sha) => !used.has(sha)),
+    "the rejected sample's image is staged, not published",
+  );
   const card = await readFile(path.join(root, buildId, 'README.md'), 'utf8');
   assert.match(card, /- Decontamination: against mmifeval \(vlmevalkit-tsv\); 3 samples rejected as contaminated/);
   assert.match(card, /\| contaminated \| 3 \|/);

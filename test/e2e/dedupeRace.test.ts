@@ -47,7 +47,12 @@ after(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-const lines = <T>(body: Buffer | undefined): T[] => (body ?? Buffer.alloc(0)).toString().split('\n').filter(Boolean).map((l) => JSON.parse(l) as T);
+const lines = <T>(body: Buffer | undefined): T[] =>
+  (body ?? Buffer.alloc(0))
+    .toString()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as T);
 
 test('a shard that committed a duplicate before a lower rank claimed its image loses it at finalize', async () => {
   const cc3mCopy = sampleIdFor('cc3m', 'shared');
@@ -129,6 +134,9 @@ test('with targets, a copy committed in an earlier round loses to a lower rank d
   assert.equal(rejects.find((r) => r.id === cc3mCopy)?.reason, `duplicate-image: same image as sample ${ricoCopy}`);
   assert.ok(kept.has(cc3mOther), `the next round made up for the dropped copy: ${JSON.stringify(report.targets)}`);
   assert.equal(report.targets?.outcome, 'targets-met');
-  assert.deepEqual(report.targets!.sources.map((s) => s.kept.instruct), [1, 1]);
+  assert.deepEqual(
+    report.targets!.sources.map((s) => s.kept.instruct),
+    [1, 1],
+  );
   await assertAccounting(store, report, { 0: 2, 1: 2 });
 });

@@ -98,7 +98,10 @@ test('gpt-5-mini behind OpenAI’s reasoning-model rules builds with no extra co
   assert.equal(report.endpointDialects, undefined, 'nothing had to be learned');
   const reasoning = Object.values(report.usage).reduce((n, u) => n + u.reasoningTokens, 0);
   assert.ok(reasoning > 0, 'reasoning tokens counted in the build report');
-  assert.equal(Object.values(plain.usage).reduce((n, u) => n + u.reasoningTokens, 0), 0);
+  assert.equal(
+    Object.values(plain.usage).reduce((n, u) => n + u.reasoningTokens, 0),
+    0,
+  );
   await assertAccounting(new LocalStore(path.join(dir, 'gpt5')), report);
 });
 
@@ -113,7 +116,10 @@ test('an unknown model name behind the same rules learns them at pre-flight (two
   );
 });
 
-for (const [model, how] of [['qwen3-vl-thinking', 'inline <think>'], ['qwen3-vl-parsed', 'reasoning_content']] as const) {
+for (const [model, how] of [
+  ['qwen3-vl-thinking', 'inline <think>'],
+  ['qwen3-vl-parsed', 'reasoning_content'],
+] as const) {
   test(`a thinking model (${how}): about the same yield, and no thinking in any file of the dataset`, async () => {
     const buildId = `thinking-${model}`;
     const report = await run(buildId, model);
@@ -121,7 +127,9 @@ for (const [model, how] of [['qwen3-vl-thinking', 'inline <think>'], ['qwen3-vl-
     const files = await filesOf(path.join(dir, buildId));
     assert.ok(files.length > 5);
     // Every thought the simulator's model writes starts one of these sentences.
-    const thoughts = thoughtsFor('00').split('. ').map((s) => s.replace(/\.$/, ''));
+    const thoughts = thoughtsFor('00')
+      .split('. ')
+      .map((s) => s.replace(/\.$/, ''));
     for (const { file, text } of files) {
       assert.ok(!text.includes('<think>') && !text.includes('</think>'), `${file} holds a <think> tag`);
       for (const thought of thoughts) assert.ok(!text.includes(thought), `${file} holds the thought "${thought}"`);
@@ -134,7 +142,11 @@ test('training.keepReasoning: the thinking goes into fields of its own (answer_r
   const report = (await stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'keep-reasoning', args: [input] })) as BuildReport;
   assertSameYield(report, 'keepReasoning');
   const root = path.join(dir, 'keep-reasoning', 'keep-reasoning');
-  const lines = async (file: string) => (await readFile(path.join(root, file), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { conversations: Array<{ value: string }>; chosen?: { value: string }; rejected?: { value: string }; metadata: string });
+  const lines = async (file: string) =>
+    (await readFile(path.join(root, file), 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { conversations: Array<{ value: string }>; chosen?: { value: string }; rejected?: { value: string }; metadata: string });
   const sft = await lines('instruct/sharegpt/shard-00000.jsonl');
   assert.equal(sft.length, report.counts.instruct);
   for (const row of sft) {
@@ -159,7 +171,10 @@ test('a server refusing json_schema is asked for json_object, learned once, and 
   const report = await run('no-json-schema', 'llama-vlm-old');
   assertSameYield(report, 'no json_schema');
   assert.equal(stack.simulator.stats().byStatus['400'], 1, 'refused once, at pre-flight');
-  assert.deepEqual(report.endpointDialects?.[0]?.lessons.map((l) => l.replace(/ \(the endpoint answered: .*\)$/, '')), ['response_format: asks for json_object instead of json_schema']);
+  assert.deepEqual(
+    report.endpointDialects?.[0]?.lessons.map((l) => l.replace(/ \(the endpoint answered: .*\)$/, '')),
+    ['response_format: asks for json_object instead of json_schema'],
+  );
 });
 
 test('a captive-portal proxy answering 200 with HTML fails the pre-flight naming the endpoint and what came back', async () => {

@@ -76,9 +76,16 @@ test('strict: for every strategy, no kept pair has a chosen answer that loses on
   assert.ok(instruct.length >= 5, `${instruct.length} SFT records`);
   for (const pair of pairs) {
     assert.equal(pair.pair_validation, 'strict');
-    assert.deepEqual(chosenLosses(pair).map((c) => c.value), [], `pair ${pair.id}`);
+    assert.deepEqual(
+      chosenLosses(pair).map((c) => c.value),
+      [],
+      `pair ${pair.id}`,
+    );
     const stake = pair.strategy === 'no_image' ? pair.constraints.map((_, i) => i) : pair.dropped_constraints.map((d) => pair.constraints.findIndex((c) => c.value === d.value));
-    assert.ok(pair.rejected_verdicts.some((v) => stake.includes(v.index) && !v.passed), `pair ${pair.id} fails a constraint at stake`);
+    assert.ok(
+      pair.rejected_verdicts.some((v) => stake.includes(v.index) && !v.passed),
+      `pair ${pair.id} fails a constraint at stake`,
+    );
   }
   const pairRejects = rejects.filter((r) => r.kind === 'pair');
   assert.equal(pairs.length + pairRejects.length, instruct.length, 'every SFT record has a pair or a discarded pair');
@@ -102,7 +109,10 @@ test('paper: the first rejected answer of every sample is kept, including pairs 
   for (const pair of pairs) {
     assert.equal(pair.pair_validation, 'paper');
     assert.equal(pair.rejected_attempts, 1);
-    assert.ok(pair.rejected_verdicts.every((v) => v.method === 'rule'), 'only free rule verdicts are recorded');
+    assert.ok(
+      pair.rejected_verdicts.every((v) => v.method === 'rule'),
+      'only free rule verdicts are recorded',
+    );
   }
   const contradicting = pairs.filter((p) => chosenLosses(p).length > 0 || !p.rejected_verdicts.some((v) => !v.passed));
   assert.ok(contradicting.length > 0, 'some unvalidated pairs teach nothing or the opposite on a rule-checked constraint');

@@ -123,7 +123,7 @@ test('concurrency is leased by demand: an idle worker lends its part, takes it b
     clearInterval(watch);
     stopped = true;
     await peerReports;
-    while (releases.length > 0 || limiter.snapshot().inFlight + limiter.snapshot().queued > 0) releases.shift()?.(), await sleep(1);
+    while (releases.length > 0 || limiter.snapshot().inFlight + limiter.snapshot().queued > 0) (releases.shift()?.(), await sleep(1));
     await Promise.allSettled(calls);
   }
 });
@@ -147,7 +147,11 @@ test('per-minute rates are leased by demand: an idle worker lends its part of th
   const peer = { pace: 0, waiting: false };
   let seq = 0;
   const peerReport = async (): Promise<void> => {
-    const answer = await reportDemand(client, TASK_QUEUE, { worker: 'rate-peer@host', seq: ++seq, endpoints: [rateDemand(rateId, { limit: LIMIT, used: 0, waiting: peer.waiting, holding: peer.pace })] });
+    const answer = await reportDemand(client, TASK_QUEUE, {
+      worker: 'rate-peer@host',
+      seq: ++seq,
+      endpoints: [rateDemand(rateId, { limit: LIMIT, used: 0, waiting: peer.waiting, holding: peer.pace })],
+    });
     if (!answer.superseded) peer.pace = answer.grants[rateId]!;
   };
   const peerReports = (async () => {
@@ -220,7 +224,14 @@ test('more concurrent reporters than the in-flight update limit are all served, 
     }
   };
   let worst = 0;
-  const watch = setInterval(() => (worst = Math.max(worst, Object.values(grants).reduce((a, b) => a + b, 0))), 10);
+  const watch = setInterval(
+    () =>
+      (worst = Math.max(
+        worst,
+        Object.values(grants).reduce((a, b) => a + b, 0),
+      )),
+    10,
+  );
   const names = Array.from({ length: WORKERS }, (_, i) => `fleet-${i}@host`);
   const loops = names.map(reporter);
   const until = async (what: string, done: () => boolean) => {
@@ -235,7 +246,11 @@ test('more concurrent reporters than the in-flight update limit are all served, 
     // A report landing on the desk while it continues as new is aborted (and sent again): not a refusal.
     const refused = refusals.slice(refusedBefore).filter((message) => !/workflow update was aborted/.test(message));
     assert.deepEqual(refused, [], 'the server refused no report once the fleet is steady');
-    assert.deepEqual(names.map((w) => grants[w]), names.map(() => CAP / WORKERS), 'still fair shares');
+    assert.deepEqual(
+      names.map((w) => grants[w]),
+      names.map(() => CAP / WORKERS),
+      'still fair shares',
+    );
     assert.ok(unheld > 0, 'some reports were answered without being held');
     assert.ok(worst <= CAP, `${worst} granted together, over the cap of ${CAP}`);
   } finally {

@@ -72,7 +72,7 @@ const buildConfig = (): BuildConfigInput => ({
 const lines = (body: Buffer | undefined): string[] => (body ?? Buffer.alloc(0)).toString().split('\n').filter(Boolean);
 
 test('a build with holdout reserves an eval split by image: no held-out image is in any training file', async () => {
-  const report = await stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: BUILD_ID, args: [buildConfig()] }) as BuildReport;
+  const report = (await stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: BUILD_ID, args: [buildConfig()] })) as BuildReport;
   const layout = buildLayout(BUILD_ID);
   const training = new Set<string>();
   const held = new Set<string>();
@@ -92,7 +92,11 @@ test('a build with holdout reserves an eval split by image: no held-out image is
     assert.equal(parquetRows, sft.length, 'the Parquet shard holds the same training records');
   }
   assert.ok(held.size > 0 && training.size > 0, `both sides are non-empty: ${held.size} held-out, ${training.size} training images`);
-  assert.deepEqual([...held].filter((sha) => training.has(sha)), [], 'no image is on both sides');
+  assert.deepEqual(
+    [...held].filter((sha) => training.has(sha)),
+    [],
+    'no image is on both sides',
+  );
   assert.deepEqual(report.heldOut, { fraction: 0.3, seed: 7, instruct: heldRecords, dpo: report.heldOut!.dpo });
   assert.ok(report.heldOut!.dpo > 0, 'pairs of held-out images were left out of the training data');
 
@@ -117,11 +121,19 @@ test('a build with holdout reserves an eval split by image: no held-out image is
 /** Every training file of every format is read back (JSONL and Parquet rows): none holds a held-out sample. */
 async function assertNoHeldOutInTraining(root: string, heldOut: ReadonlySet<string>, expectedFolders: readonly string[]): Promise<void> {
   const files = await trainingFileSampleIds(root);
-  for (const folder of expectedFolders) assert.ok([...files.keys()].some((f) => f.startsWith(`${folder}/`)), `the check read ${folder}/`);
+  for (const folder of expectedFolders)
+    assert.ok(
+      [...files.keys()].some((f) => f.startsWith(`${folder}/`)),
+      `the check read ${folder}/`,
+    );
   let rows = 0;
   for (const [file, ids] of files) {
     rows += ids.size;
-    assert.deepEqual([...ids].filter((id) => heldOut.has(id)), [], `${file} holds no held-out sample`);
+    assert.deepEqual(
+      [...ids].filter((id) => heldOut.has(id)),
+      [],
+      `${file} holds no held-out sample`,
+    );
   }
   assert.ok(rows > 0 && heldOut.size > 0);
 }
@@ -136,9 +148,12 @@ async function reportBase(out: string, prefix: string): Promise<string> {
   return path.join(out, names[0]!.slice(0, -'.json'.length));
 }
 const savedResponses = async (file: string) =>
-  (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { id: string; responses: string[]; verdicts: Array<Array<{ key: string; method: string; passed: boolean | null }>> });
+  (await readFile(file, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { id: string; responses: string[]; verdicts: Array<Array<{ key: string; method: string; passed: boolean | null }>> });
 
-test('mmif eval runs on Temporal over the build\'s held-out split, scores rules and judges, and the report matches a re-scoring of its saved responses', async () => {
+test("mmif eval runs on Temporal over the build's held-out split, scores rules and judges, and the report matches a re-scoring of its saved responses", async () => {
   const split = await splitLines();
   const main = split.filter((l) => l.infer_type === 'main');
   const requestsBefore = stack.simulator.stats().requests;
@@ -159,13 +174,17 @@ test('mmif eval runs on Temporal over the build\'s held-out split, scores rules 
   assert.deepEqual(report.rejected, []);
   assert.equal(report.judgeConstraintsNotScored, 0);
   const saved = await savedResponses(`${base}.responses.jsonl`);
-  assert.deepEqual(saved.map((s) => s.id), main.map((l) => l.id));
+  assert.deepEqual(
+    saved.map((s) => s.id),
+    main.map((l) => l.id),
+  );
   assert.ok(saved.every((s) => s.responses.length === 2 && s.responses.every((r) => r.length > 0)));
   assert.notEqual(saved[0]!.responses[0], saved[0]!.responses[1], 'the two samples are different draws');
 
   // Re-score the rule constraints independently; judged ones are counted per method.
   const counts = { rule_based: [0, 0], direct_gpt: [0, 0], cmp_gpt: [0, 0] } as Record<string, [number, number]>;
-  let responses = 0, allFollowed = 0;
+  let responses = 0,
+    allFollowed = 0;
   for (const { id, responses: rs, verdicts } of saved) {
     const line = main.find((l) => l.id === id)!;
     for (const [i, r] of rs.entries()) {
@@ -175,7 +194,13 @@ test('mmif eval runs on Temporal over the build\'s held-out split, scores rules 
         const verdict = verdicts[i]![k]!;
         assert.equal(verdict.key, c.key);
         assert.equal(verdict.method, c.judge.method);
-        const passed = c.judge.method === 'rule_based' ? c.judge.verify_funcs!.every((call) => { const o = runVerifierCall(r, call); return 'passed' in o && o.passed; }) : verdict.passed!;
+        const passed =
+          c.judge.method === 'rule_based'
+            ? c.judge.verify_funcs!.every((call) => {
+                const o = runVerifierCall(r, call);
+                return 'passed' in o && o.passed;
+              })
+            : verdict.passed!;
         if (c.judge.method === 'rule_based') assert.equal(verdict.passed, passed, `${id} ${c.key}: the saved rule verdict is the verifier's`);
         counts[c.judge.method]![1]++;
         if (passed) counts[c.judge.method]![0]++;
@@ -212,7 +237,10 @@ test('mmif eval runs on Temporal over the build\'s held-out split, scores rules 
   assert.equal(stack.simulator.stats().requests, requestsAfter, 'the re-run evaluated nothing again');
 
   // Without a judge, judged constraints are counted, not scored; the rules' figures stay.
-  assert.equal(await evalCommand(['--data', ROOT(), '--model', 'sim-model', '--samples', '2', '--prompt', 'numbered', '--no-judge', '--out', path.join(dir, 'nojudge'), '--cache', dir_]), 0);
+  assert.equal(
+    await evalCommand(['--data', ROOT(), '--model', 'sim-model', '--samples', '2', '--prompt', 'numbered', '--no-judge', '--out', path.join(dir, 'nojudge'), '--cache', dir_]),
+    0,
+  );
   const rulesOnly = await readJson<EvalReport>(`${await reportBase(path.join(dir, 'nojudge'), 'sim-model.numbered')}.json`);
   assert.equal(rulesOnly.judgeModel, null);
   assert.equal(rulesOnly.judgeConstraintsNotScored, counts.direct_gpt![1] + counts.cmp_gpt![1]);
@@ -257,7 +285,10 @@ test('multi-turn eval on Temporal: PIF per turn, corpus PIF and PIF-N-K match th
     const out = path.join(data, 'MM-IFEval', 'eval');
     const name = path.basename(await reportBase(out, `sim-chat.multiturn${extra.length ? '.appended' : ''}`));
     const report = await readJson<MultiturnReport>(path.join(out, `${name}.json`));
-    const turns = (await readFile(path.join(out, `${name}.turns.jsonl`), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { chat: string; turn: number; instructions: string[]; pif: Array<number | null>; followed: boolean[][] });
+    const turns = (await readFile(path.join(out, `${name}.turns.jsonl`), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { chat: string; turn: number; instructions: string[]; pif: Array<number | null>; followed: boolean[][] });
     assert.match(await readFile(path.join(out, `${name}.md`), 'utf8'), /simulated/i);
     return { report, turns };
   };
@@ -279,8 +310,14 @@ test('multi-turn eval on Temporal: PIF per turn, corpus PIF and PIF-N-K match th
     const mean = scored.reduce((a, t) => a + t.pif[0]!, 0) / scored.length;
     assert.ok(Math.abs(report.pif.corpus!.mean - mean) < 1e-12);
     const nk = [1, 2, 3].map((k) => scored.filter((t) => t.pif.filter((p) => p === 1).length >= k).length / scored.length);
-    assert.deepEqual(report.nk.map((r) => r.value), nk);
-    assert.deepEqual(report.pif.perTurn.map((p) => p.n), [1, 2, 3, 4, 5].map((turn) => scored.filter((t) => t.turn === turn).length).filter((n) => n > 0));
+    assert.deepEqual(
+      report.nk.map((r) => r.value),
+      nk,
+    );
+    assert.deepEqual(
+      report.pif.perTurn.map((p) => p.n),
+      [1, 2, 3, 4, 5].map((turn) => scored.filter((t) => t.turn === turn).length).filter((n) => n > 0),
+    );
   }
   assert.ok(appended.report.pif.corpus!.mean > plain.report.pif.corpus!.mean, `${appended.report.pif.corpus!.mean} vs ${plain.report.pif.corpus!.mean}`);
 });
@@ -300,11 +337,18 @@ test('a multiturn build with holdout keeps held-out images out of its chats and 
       for (const row of lines(await store.get(key)).map((l) => JSON.parse(l) as { images: string[] })) training.add(row.images[0]!);
     }
     for (const chat of lines(await store.get(layout.heldOutJsonl(shard))).map((l) => JSON.parse(l) as { image_path: string; turns: Array<{ question: string }> })) {
-      held.set(chat.image_path, chat.turns.map((t) => t.question));
+      held.set(
+        chat.image_path,
+        chat.turns.map((t) => t.question),
+      );
     }
   }
   assert.ok(held.size > 0 && training.size > 0, `both sides are non-empty: ${held.size} held-out, ${training.size} training images`);
-  assert.deepEqual([...held.keys()].filter((image) => training.has(image)), [], 'no image is in a training chat or pair and in the split');
+  assert.deepEqual(
+    [...held.keys()].filter((image) => training.has(image)),
+    [],
+    'no image is in a training chat or pair and in the split',
+  );
   assert.equal(report.heldOut?.instruct, held.size);
   await exportTrl(store, layout);
   const heldIds = (await getJson<{ ids: string[] }>(store, layout.mmifevalHoldoutIds))!.ids;
@@ -312,7 +356,7 @@ test('a multiturn build with holdout keeps held-out images out of its chats and 
 
   const root = path.join(dir, buildId);
   const split = lines(await store.get(layout.mmifevalHoldoutChats)).map((l) => JSON.parse(l) as { id: string; image: string; questions: string[] });
-  assert.deepEqual(new Map(split.map((c) => [c.image, c.questions])), held, 'the split holds each held-out chat\'s image and questions');
+  assert.deepEqual(new Map(split.map((c) => [c.image, c.questions])), held, "the split holds each held-out chat's image and questions");
   assert.equal(await evalCommand(['--data', root, '--model', 'sim-chat', '--multiturn', '--samples', '2', '--max-instructions', '2']), 0);
   const evaluated = await readJson<MultiturnReport>(`${await reportBase(path.join(root, 'MM-IFEval', 'eval'), 'sim-chat.multiturn')}.json`);
   assert.equal(evaluated.chats, split.length);
@@ -323,7 +367,10 @@ test('a multiturn build with holdout keeps held-out images out of its chats and 
 test('bad eval input is named: a missing split fails at once, a missing image rejects its chat by name', async () => {
   const empty = path.join(dir, 'no-split');
   await mkdir(empty, { recursive: true });
-  await assert.rejects(evalCommand(['--data', empty, '--model', 'm', '--no-judge']), /mmif_holdout\.jsonl: not found \(build with config holdout, or write it with mmif export --format mmifeval\)/);
+  await assert.rejects(
+    evalCommand(['--data', empty, '--model', 'm', '--no-judge']),
+    /mmif_holdout\.jsonl: not found \(build with config holdout, or write it with mmif export --format mmifeval\)/,
+  );
   const chats = path.join(empty, 'chats.jsonl');
   await writeFile(chats, JSON.stringify({ id: 'lost', image: 'cc3m/nowhere.jpg', questions: ['What is it?'] }) + '\n');
   await assert.rejects(evalCommand(['--data', empty, '--model', 'm', '--chats', chats]), /chat lost: image .*cc3m\/nowhere\.jpg is missing/);
@@ -372,7 +419,7 @@ async function startWorker(taskQueue: string): Promise<ChildProcess> {
   return child;
 }
 
-test('a worker SIGKILLed mid-eval is replaced: the eval resumes, its report equals an uninterrupted run\'s, and no call is paid twice', async () => {
+test("a worker SIGKILLed mid-eval is replaced: the eval resumes, its report equals an uninterrupted run's, and no call is paid twice", async () => {
   const taskQueue = 'mmif-eval-crash';
   const config = (evalId: string, out: string): EvalConfigInput => ({
     evalId,
@@ -390,7 +437,11 @@ test('a worker SIGKILLed mid-eval is replaced: the eval resumes, its report equa
   stack.simulator.setFaults({ latencyMs: 150 });
   try {
     const refStart = stack.simulator.stats().completed;
-    const reference = (await stack.client.workflow.execute('evaluateModel', { taskQueue, workflowId: evalWorkflowId('reference'), args: [config('reference', path.join(dir, 'ref'))] })) as EvalSummary;
+    const reference = (await stack.client.workflow.execute('evaluateModel', {
+      taskQueue,
+      workflowId: evalWorkflowId('reference'),
+      args: [config('reference', path.join(dir, 'ref'))],
+    })) as EvalSummary;
     const referenceRequests = stack.simulator.stats().completed - refStart;
     assert.equal(reference.requests.paid, referenceRequests, 'uninterrupted: every answered request counted');
 
@@ -414,7 +465,11 @@ test('a worker SIGKILLed mid-eval is replaced: the eval resumes, its report equa
 
     // A new run over the same cache (cacheUri: the reference's output) pays for nothing.
     const before = stack.simulator.stats().requests;
-    const cachedRun = (await stack.client.workflow.execute('evaluateModel', { taskQueue, workflowId: evalWorkflowId('cached'), args: [{ ...config('cached', path.join(dir, 'cached')), cacheUri: path.join(dir, 'ref') }] })) as EvalSummary;
+    const cachedRun = (await stack.client.workflow.execute('evaluateModel', {
+      taskQueue,
+      workflowId: evalWorkflowId('cached'),
+      args: [{ ...config('cached', path.join(dir, 'cached')), cacheUri: path.join(dir, 'ref') }],
+    })) as EvalSummary;
     assert.equal(stack.simulator.stats().requests, before, 'every call answered from the cache');
     assert.equal(cachedRun.requests.paid, 0);
     assert.deepEqual(strip(await readJson<EvalReport>(path.join(dir, 'cached', 'cached.json'))), strip(b));

@@ -69,32 +69,53 @@ function slice(config: Record<string, unknown>): Record<string, unknown> {
     return { ...source, uri, ...files, ...quota };
   });
   const output = String(config.output).startsWith('s3://') ? `s3://${s3.bucket}/out` : path.join(dir, 'out');
-  return { ...config, output, ...(String(config.output).startsWith('s3://') ? { s3: s3Options } : {}), sources, maxSamples: 2 * sources.length, shardSize: 4, chat: config.chat ? { ...(config.chat as object), turns: 2 } : undefined };
+  return {
+    ...config,
+    output,
+    ...(String(config.output).startsWith('s3://') ? { s3: s3Options } : {}),
+    sources,
+    maxSamples: 2 * sources.length,
+    shardSize: 4,
+    chat: config.chat ? { ...(config.chat as object), turns: 2 } : undefined,
+  };
 }
 
 test('every example is a valid config as shipped, with $schema', async () => {
   const names = await buildExamples();
   // One per source in its release layout, the paper's mix, a multiturn build, S3 (eval.json apart).
-  assert.deepEqual(names, ['allava.json', 'cc3m.json', 'chartqa.json', 'geo170k.json', 'mix-cc3m_13k+dive_4k+allava_6k.json', 'multiturn.json', 'multiui.json', 'rico.json', 's3.json']);
+  assert.deepEqual(names, [
+    'allava.json',
+    'cc3m.json',
+    'chartqa.json',
+    'geo170k.json',
+    'mix-cc3m_13k+dive_4k+allava_6k.json',
+    'multiturn.json',
+    'multiui.json',
+    'rico.json',
+    's3.json',
+  ]);
   for (const name of names) {
     const raw = JSON.parse(await readFile(path.join(EXAMPLES, name), 'utf8')) as Record<string, unknown>;
     assert.equal(raw.$schema, './build-config.schema.json', name);
     const config = await readConfig(path.join(EXAMPLES, name));
     for (const source of config.sources) assert.ok(source.uri.startsWith('s3://') || path.isAbsolute(source.uri), `${name}: ${source.uri} resolved`);
   }
-  assert.deepEqual((await readConfig(path.join(EXAMPLES, 'mix-cc3m_13k+dive_4k+allava_6k.json'))).sources.map((s) => [s.type, s.quota]), [
-    ['cc3m', 13000],
-    ['allava', 6000],
-    ['multiui', 1334],
-    ['chartqa', 1333],
-    ['geo170k', 1333],
-  ]);
+  assert.deepEqual(
+    (await readConfig(path.join(EXAMPLES, 'mix-cc3m_13k+dive_4k+allava_6k.json'))).sources.map((s) => [s.type, s.quota]),
+    [
+      ['cc3m', 13000],
+      ['allava', 6000],
+      ['multiui', 1334],
+      ['chartqa', 1333],
+      ['geo170k', 1333],
+    ],
+  );
   const evalInput = JSON.parse(await readFile(path.join(EXAMPLES, 'eval.json'), 'utf8')) as Record<string, unknown>;
   assert.equal(evalInput.$schema, './eval-input.schema.json');
   parseEvalConfig(evalInput);
 });
 
-test('every example builds a tiny slice on the simulator; the eval input runs on a sliced build\'s held-out split', async () => {
+test("every example builds a tiny slice on the simulator; the eval input runs on a sliced build's held-out split", async () => {
   const names = await buildExamples();
   const reports = await Promise.all(
     names.map(async (name) => {
@@ -114,7 +135,11 @@ test('every example builds a tiny slice on the simulator; the eval input runs on
   await exportMmifeval(out, buildLayout(chartqa.buildId), { all: true });
   const shipped = JSON.parse(await readFile(path.join(EXAMPLES, 'eval.json'), 'utf8')) as Record<string, unknown>;
   const input = { ...shipped, data: chartqa.datasetRoot, model: { ...(shipped.model as object), baseUrl: stack.simulator.url } };
-  const summary = (await stack.client.workflow.execute('evaluateModel', { taskQueue: stack.taskQueue, workflowId: evalWorkflowId(String(shipped.evalId)), args: [input] })) as EvalSummary;
+  const summary = (await stack.client.workflow.execute('evaluateModel', {
+    taskQueue: stack.taskQueue,
+    workflowId: evalWorkflowId(String(shipped.evalId)),
+    args: [input],
+  })) as EvalSummary;
   assert.equal(summary.mode, 'single-turn');
   assert.ok(summary.requests.paid > 0 && summary.files.length > 0, JSON.stringify(summary));
 });

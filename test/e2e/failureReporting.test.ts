@@ -82,7 +82,11 @@ test('a wrong data path: `mmif build` refuses it on the worker before starting a
 test('a wrong data path started on Temporal directly: status and resume --wait end with the cause, exit 2', async () => {
   const missing = path.join(dir, 'no-such-folder');
   // As `temporal workflow start` would: no CLI check in front of it.
-  const started = await stack.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'wrong-path-wf', args: [config('wrong-path-wf', { sources: [{ type: 'cc3m', uri: missing }] })] });
+  const started = await stack.client.workflow.start('buildDataset', {
+    taskQueue: stack.taskQueue,
+    workflowId: 'wrong-path-wf',
+    args: [config('wrong-path-wf', { sources: [{ type: 'cc3m', uri: missing }] })],
+  });
   await started.result().catch(() => undefined);
   const line = `mmif: build wrong-path-wf failed: ${cc3mMissing(missing)}`;
   const status = await mmif(stack, 'status', 'wrong-path-wf');
@@ -126,7 +130,9 @@ test('a ChartQA sub-folder given as the root names both layouts it looked for, e
   assertClean(built);
   assert.equal(built.code, 2, built.stderr);
   assert.ok(
-    lastLine(built).startsWith(`mmif: checks failed: sources[0] (chartqa): ${root}: no ChartQA dataset found: neither 'ChartQA Dataset/train/train_human.json' nor 'train/train_human.json' exists`),
+    lastLine(built).startsWith(
+      `mmif: checks failed: sources[0] (chartqa): ${root}: no ChartQA dataset found: neither 'ChartQA Dataset/train/train_human.json' nor 'train/train_human.json' exists`,
+    ),
     lastLine(built),
   );
 });

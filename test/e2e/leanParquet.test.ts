@@ -62,7 +62,10 @@ async function buildAndExport(buildId: string, extra: Partial<BuildConfigInput>)
   const store = new LocalStore(path.join(dir, 'out'));
   await exportTrl(store, buildLayout(buildId));
   const root = path.join(store.root, buildLayout(buildId).root);
-  return (await readdir(root, { recursive: true })).filter((f) => f.endsWith('.parquet')).map((f) => path.join(root, f)).sort();
+  return (await readdir(root, { recursive: true }))
+    .filter((f) => f.endsWith('.parquet'))
+    .map((f) => path.join(root, f))
+    .sort();
 }
 
 test('every Parquet output weighs at most 5% over its content, with no statistics on binary columns', async (t) => {

@@ -74,52 +74,59 @@ async function withServer<T>(mmproj: boolean, work: (server: LlamaServer) => Pro
 /** Generous for a 0.6 MB model on a loaded 2-core machine (the build takes 10-30 s); bounds a hung server. */
 const BOUND = { timeout: 5 * 60_000 };
 
-test('a build against llama.cpp serving a tiny random VLM with its projector: pre-flight passes, structured stages parse, nonsense is rejected with reasons, the accounting holds', BOUND, async () => {
-  await withServer(true, async (server) => {
-    const buildId = 'llamacpp';
-    const file = path.join(dir, `${buildId}.json`);
-    await writeFile(file, JSON.stringify(config(buildId, server)));
-    const started = Date.now();
-    const built = await mmif(stack, 'build', '--config', file, '--wait');
-    console.log(`build against llama-server: exit ${built.code} after ${((Date.now() - started) / 1000).toFixed(1)} s\n${built.stdout}`);
-    assert.equal(built.code, 0, built.stderr + built.stdout);
-    assert.ok(built.stdout.split('\n').includes(`pre-flight: ${server.baseUrl} (model tiny-vlm, with an image) ok`), built.stdout);
+test(
+  'a build against llama.cpp serving a tiny random VLM with its projector: pre-flight passes, structured stages parse, nonsense is rejected with reasons, the accounting holds',
+  BOUND,
+  async () => {
+    await withServer(true, async (server) => {
+      const buildId = 'llamacpp';
+      const file = path.join(dir, `${buildId}.json`);
+      await writeFile(file, JSON.stringify(config(buildId, server)));
+      const started = Date.now();
+      const built = await mmif(stack, 'build', '--config', file, '--wait');
+      console.log(`build against llama-server: exit ${built.code} after ${((Date.now() - started) / 1000).toFixed(1)} s\n${built.stdout}`);
+      assert.equal(built.code, 0, built.stderr + built.stdout);
+      assert.ok(built.stdout.split('\n').includes(`pre-flight: ${server.baseUrl} (model tiny-vlm, with an image) ok`), built.stdout);
 
-    const store = new LocalStore(path.join(dir, 'out'));
-    const layout = buildLayout(buildId);
-    const report = (await getJson<BuildReport>(store, layout.report))!;
-    assert.deepEqual(report.shards, { planned: 1, committed: 1, failed: 0 });
-    // The plain request was accepted as it is: json_schema was not stepped down to json_object or the prompt alone.
-    assert.equal(report.endpointDialects, undefined, JSON.stringify(report.endpointDialects));
-    await assertAccounting(store, report, { 0: SAMPLES });
+      const store = new LocalStore(path.join(dir, 'out'));
+      const layout = buildLayout(buildId);
+      const report = (await getJson<BuildReport>(store, layout.report))!;
+      assert.deepEqual(report.shards, { planned: 1, committed: 1, failed: 0 });
+      // The plain request was accepted as it is: json_schema was not stepped down to json_object or the prompt alone.
+      assert.equal(report.endpointDialects, undefined, JSON.stringify(report.endpointDialects));
+      await assertAccounting(store, report, { 0: SAMPLES });
 
-    // Every structured reply the stages used parsed and matched its schema at the first try: the
-    // grammar llama.cpp made of response_format held the random model to it.
-    const plan = (await getJson<SourceSample[]>(store, layout.shardPlan(0)))!;
-    let structured = 0;
-    for (const sample of plan) {
-      for (const stage of STAGE_NAMES) {
-        const state = await getJson<StageState>(store, layout.stageState(sample.sampleId, stage));
-        for (const call of state?.calls ?? []) {
-          assert.equal(call.problem, undefined, `${sample.sampleId} ${stage}: ${call.problem}`);
-          if (call.stage === 'instruction' || call.stage === 'constraints') structured++;
+      // Every structured reply the stages used parsed and matched its schema at the first try: the
+      // grammar llama.cpp made of response_format held the random model to it.
+      const plan = (await getJson<SourceSample[]>(store, layout.shardPlan(0)))!;
+      let structured = 0;
+      for (const sample of plan) {
+        for (const stage of STAGE_NAMES) {
+          const state = await getJson<StageState>(store, layout.stageState(sample.sampleId, stage));
+          for (const call of state?.calls ?? []) {
+            assert.equal(call.problem, undefined, `${sample.sampleId} ${stage}: ${call.problem}`);
+            if (call.stage === 'instruction' || call.stage === 'constraints') structured++;
+          }
         }
       }
-    }
-    assert.ok(structured >= SAMPLES, `${structured} structured calls`);
+      assert.ok(structured >= SAMPLES, `${structured} structured calls`);
 
-    // Nonsense is rejected on its merits, each with a reason, none for a model call.
-    const rejects = ((await store.get(layout.rejects(0)))?.toString() ?? '').split('\n').filter(Boolean).map((l) => JSON.parse(l) as RejectRecord);
-    assert.ok(rejects.length > 0, 'some samples are rejected');
-    for (const r of rejects) {
-      assert.ok(r.reason.length > 0, `${r.id} has a reason`);
-      assert.equal(r.model_call, undefined, `${r.id}: ${r.reason}`);
-    }
-    console.log(`rejections: ${[...new Set(rejects.map((r) => `${r.stage}: ${r.reason}`))].join(' | ')}`);
-  });
-});
+      // Nonsense is rejected on its merits, each with a reason, none for a model call.
+      const rejects = ((await store.get(layout.rejects(0)))?.toString() ?? '')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as RejectRecord);
+      assert.ok(rejects.length > 0, 'some samples are rejected');
+      for (const r of rejects) {
+        assert.ok(r.reason.length > 0, `${r.id} has a reason`);
+        assert.equal(r.model_call, undefined, `${r.id}: ${r.reason}`);
+      }
+      console.log(`rejections: ${[...new Set(rejects.map((r) => `${r.stage}: ${r.reason}`))].join(' | ')}`);
+    });
+  },
+);
 
-test('the same server without its vision projector is refused at pre-flight, with the server\'s own error text', BOUND, async () => {
+test("the same server without its vision projector is refused at pre-flight, with the server's own error text", BOUND, async () => {
   await withServer(false, async (server) => {
     const buildId = 'llamacpp-no-mmproj';
     const file = path.join(dir, `${buildId}.json`);

@@ -57,13 +57,7 @@ function temporal(...args: string[]) {
 test('temporal workflow start --input-file launches a build that completes', async () => {
   const buildFile = path.join(dir, 'build.json');
   await writeFile(buildFile, JSON.stringify(buildConfig('cli-build')));
-  const started = await temporal(
-    'workflow', 'start',
-    '--type', 'buildDataset',
-    '--task-queue', stack.taskQueue,
-    '--workflow-id', 'cli-build',
-    '--input-file', buildFile,
-  );
+  const started = await temporal('workflow', 'start', '--type', 'buildDataset', '--task-queue', stack.taskQueue, '--workflow-id', 'cli-build', '--input-file', buildFile);
   assert.match(started.stdout, /cli-build/);
 
   const result = await temporal('workflow', 'result', '--workflow-id', 'cli-build', '--output', 'json');

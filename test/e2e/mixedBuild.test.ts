@@ -56,7 +56,11 @@ after(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-const lines = <T>(text: string) => text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as T);
+const lines = <T>(text: string) =>
+  text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as T);
 
 test('a mixed build draws from every source and records where each sample came from', async () => {
   const config: BuildConfigInput = {
@@ -92,7 +96,10 @@ test('a mixed build draws from every source and records where each sample came f
     }
   }
   for (const r of [...bySource('cc3m'), ...bySource('rico')]) assert.equal(r.instruction_origin, 'generated');
-  assert.ok(bySource('chartqa').every((r) => r.original_answer !== null), 'ChartQA labels are kept');
+  assert.ok(
+    bySource('chartqa').every((r) => r.original_answer !== null),
+    'ChartQA labels are kept',
+  );
   assert.match(bySource('chartqa')[0]!.license, /GPL-3\.0/);
   // Chart 10001 has a human and an augmented question: both are kept (dedupe by image and question).
   const chart10001 = bySource('chartqa').filter((r) => r.source_id.endsWith('/10001.png'));
@@ -100,13 +107,22 @@ test('a mixed build draws from every source and records where each sample came f
 
   // Bad input: rejected per record with a reason, the build went on.
   const reasons = rejects.filter((r) => r.source === 'allava').map((r) => r.reason);
-  assert.ok(reasons.some((r) => r.startsWith('missing-image:')), JSON.stringify(reasons));
-  assert.ok(reasons.some((r) => r.startsWith('corrupt:')), JSON.stringify(reasons));
+  assert.ok(
+    reasons.some((r) => r.startsWith('missing-image:')),
+    JSON.stringify(reasons),
+  );
+  assert.ok(
+    reasons.some((r) => r.startsWith('corrupt:')),
+    JSON.stringify(reasons),
+  );
   const problems = await readFile(path.join(root, layout.sourceProblems), 'utf8');
   assert.match(problems, /image path '\.\.\/outside\.jpg' leaves the dataset root/);
   assert.match(problems, /not JSON|malformed|Unexpected/i);
   const filtered = JSON.parse(await readFile(path.join(root, layout.sourceFiltered), 'utf8')) as Record<string, Record<string, number>>;
-  assert.ok(Object.keys(filtered).some((k) => k.endsWith(':multiui')), 'MultiUI grounding/OCR items are counted as filtered');
+  assert.ok(
+    Object.keys(filtered).some((k) => k.endsWith(':multiui')),
+    'MultiUI grounding/OCR items are counted as filtered',
+  );
   assert.deepEqual(filtered['0:cc3m'], { 'img2dataset-failed_to_download': 1 }, 'failed downloads img2dataset listed only in its parquet are counted by status');
 
   // Every record of every source is accounted for, and `read` is what each fixture holds: all three

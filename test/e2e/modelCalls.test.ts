@@ -66,7 +66,12 @@ test('the per-endpoint concurrency cap holds across every concurrent activity of
 
 /** Activity tasks waiting in `taskQueue` (the server's approximate backlog, reported with reportStats). */
 async function activityBacklog(taskQueue: string): Promise<number> {
-  const { stats } = await stack.client.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType: 2 /* TASK_QUEUE_TYPE_ACTIVITY */, reportStats: true });
+  const { stats } = await stack.client.workflowService.describeTaskQueue({
+    namespace: 'default',
+    taskQueue: { name: taskQueue },
+    taskQueueType: 2 /* TASK_QUEUE_TYPE_ACTIVITY */,
+    reportStats: true,
+  });
   return Number(stats?.approximateBacklogCount ?? 0);
 }
 

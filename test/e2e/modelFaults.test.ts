@@ -141,7 +141,11 @@ async function storedText(root: string, buildId: string): Promise<{ lines: Map<s
   const states = new Map<string, string>();
   const manifests: string[] = [];
   for (let shard = 0; shard < SHARDS; shard++) {
-    for (const [kind, key] of [['instruct', layout.instructJsonl(shard)], ['dpo', layout.dpoJsonl(shard)], ['reject', layout.rejects(shard)]] as const) {
+    for (const [kind, key] of [
+      ['instruct', layout.instructJsonl(shard)],
+      ['dpo', layout.dpoJsonl(shard)],
+      ['reject', layout.rejects(shard)],
+    ] as const) {
       for (const line of ((await store.get(key))?.toString() ?? '').split('\n').filter(Boolean)) {
         const { id, kind: rejectKind } = JSON.parse(line) as { id: string; kind?: string };
         lines.set(`${kind} ${rejectKind ?? ''} ${id}`, line);
@@ -190,7 +194,11 @@ test('re-running the same build after the faults cleared regenerates exactly the
   assert.ok(victims.size > 0 && victims.size < before.size, `some samples lost to unusable replies, not all: ${victims.size}/${before.size}`);
   const stored = await storedText(root, 'rerun');
   const manifestsBefore = stored.manifests.map((m) => JSON.parse(m) as ShardManifest);
-  assert.equal(manifestsBefore.reduce((n, m) => n + m.modelCallRejects!, 0), modelCallRejects.length, 'manifests count the model-call rejections');
+  assert.equal(
+    manifestsBefore.reduce((n, m) => n + m.modelCallRejects!, 0),
+    modelCallRejects.length,
+    'manifests count the model-call rejections',
+  );
   assert.equal(first.modelCallRejects, modelCallRejects.length, 'so does the build report');
   assert.match(built.stdout, new RegExp(`\\n${modelCallRejects.length} of the rejections were caused by model-call errors .*\`mmif resume rerun\` once the endpoint is fixed`));
   assert.ok(manifestsBefore.every((m) => m.revision === 1 && m.revising === undefined));
@@ -206,7 +214,9 @@ test('re-running the same build after the faults cleared regenerates exactly the
   await assertAccounting(store, report);
   const requests = stack.simulator.stats().requests;
   const accepted = (r: BuildReport) => `${r.counts.instruct} instruct + ${r.counts.dpo} DPO`;
-  console.log(`re-run: ${victims.size} samples rejected by faults (${modelCallRejects.length} samples or pairs) in shards ${reopened.join(', ')}; ${requests} requests; accepted ${accepted(first)} -> ${accepted(report)}`);
+  console.log(
+    `re-run: ${victims.size} samples rejected by faults (${modelCallRejects.length} samples or pairs) in shards ${reopened.join(', ')}; ${requests} requests; accepted ${accepted(first)} -> ${accepted(report)}`,
+  );
 
   const restored = await storedText(root, 'rerun');
   const victimOf = (key: string) => victims.has(key.split('/')[0]!) || victims.has(key.split(' ').pop()!.replace(/-dpo$/, ''));
@@ -232,7 +242,10 @@ test('re-running the same build after the faults cleared regenerates exactly the
   }
   // A victim may have lost its sample or only its DPO pair: accepted records rise either way.
   assert.ok(report.counts.instruct + report.counts.dpo > first.counts.instruct + first.counts.dpo, `accepted ${accepted(first)} -> ${accepted(report)}`);
-  assert.equal(report.counts.rejectedSamples + report.counts.rejectedPairs, first.counts.rejectedSamples + first.counts.rejectedPairs - modelCallRejects.length + verdictRejectsOf(after, victims));
+  assert.equal(
+    report.counts.rejectedSamples + report.counts.rejectedPairs,
+    first.counts.rejectedSamples + first.counts.rejectedPairs - modelCallRejects.length + verdictRejectsOf(after, victims),
+  );
   assert.equal(report.counts.planned, report.counts.instruct + report.counts.rejectedSamples);
   assert.deepEqual(report.shards, { planned: SHARDS, committed: SHARDS, failed: 0 });
   assert.equal(report.modelCallRejects, 0);
@@ -423,7 +436,10 @@ test('pre-flight in the workflow, for `temporal workflow start` users: fails bef
     assert.ok(seconds < 20, `${setup.name}: ${seconds} s`);
     // Nothing was planned: the output holds at most the model cache (endpoints that passed); the
     // pre-flight's write probe (storage/outputProbe.ts) leaves nothing, and no build directory exists.
-    assert.deepEqual((await readdir(buildOutput).catch(() => [])).filter((name) => name !== '_cache'), []);
+    assert.deepEqual(
+      (await readdir(buildOutput).catch(() => [])).filter((name) => name !== '_cache'),
+      [],
+    );
   }
 });
 

@@ -69,7 +69,12 @@ const config = (): BuildConfigInput => ({
 
 async function runBuild(): Promise<Built> {
   const report: BuildReport = await stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: BUILD_ID, args: [config()] });
-  const read = async <T>(key: string) => ((await store.get(key)) ?? Buffer.alloc(0)).toString().split('\n').filter(Boolean).map((l) => JSON.parse(l) as T);
+  const read = async <T>(key: string) =>
+    ((await store.get(key)) ?? Buffer.alloc(0))
+      .toString()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as T);
   const out: Built = { report, chats: [], pairs: [], rejects: [] };
   for (let shard = 0; shard < report.shards.planned; shard++) {
     out.chats.push(...(await read<ChatSharegptRow>(layout.chatJsonl(shard))));
@@ -100,7 +105,9 @@ const follows = (answer: string, instruction: Instruction) =>
 
 test('every chat turn is verified against every instruction in force, by the rule functions, with its PIF', async (t) => {
   const { report, chats, rejects } = built;
-  t.diagnostic(`planned ${report.counts.planned}, chats ${chats.length}, pairs ${report.counts.dpo}, rejected samples ${JSON.stringify(report.rejectsByStage)}, regenerated turns ${report.verification.regeneratedAnswers}`);
+  t.diagnostic(
+    `planned ${report.counts.planned}, chats ${chats.length}, pairs ${report.counts.dpo}, rejected samples ${JSON.stringify(report.rejectsByStage)}, regenerated turns ${report.verification.regeneratedAnswers}`,
+  );
   assert.equal(report.simulated, true);
   assert.equal(report.shards.failed, 0);
   assert.ok(chats.length >= 3, `chats kept: ${chats.length} of ${report.counts.planned}`);
@@ -127,13 +134,22 @@ test('every chat turn is verified against every instruction in force, by the rul
     // The chat: alternating human/gpt, one pair per question turn, <image> once, opening the first turn.
     assert.equal(row.conversations.length, 2 * TURNS);
     row.conversations.forEach((t, i) => assert.equal(t.from, i % 2 === 0 ? 'human' : 'gpt'));
-    assert.equal(row.conversations.map((t) => t.value).join('\n').split('<image>').length - 1, 1);
+    assert.equal(
+      row.conversations
+        .map((t) => t.value)
+        .join('\n')
+        .split('<image>').length - 1,
+      1,
+    );
     assert.ok(row.conversations[0]!.value.startsWith('<image>\n'));
     // Seed 002 §1: the first question gets an instruction; at most maxInstructions, distinct rule-checked types.
     assert.equal(meta.instructions[0]?.turn, 1);
     assert.ok(meta.instructions.length >= 1 && meta.instructions.length <= MAX_INSTRUCTIONS);
     assert.equal(new Set(meta.instructions.map((x) => x.type)).size, meta.instructions.length);
-    assert.ok(meta.instructions.every((x) => ruleTypes.has(x.type) && x.verifiers.length > 0), JSON.stringify(meta.instructions));
+    assert.ok(
+      meta.instructions.every((x) => ruleTypes.has(x.type) && x.verifiers.length > 0),
+      JSON.stringify(meta.instructions),
+    );
     assert.equal(meta.turns.length, TURNS);
     for (const [i, turn] of meta.turns.entries()) {
       const answer = row.conversations[2 * i + 1]!.value;
@@ -144,8 +160,15 @@ test('every chat turn is verified against every instruction in force, by the rul
       const inForce = meta.instructions.filter((x) => x.turn <= turn.turn);
       // Re-verified here, independently of the build: each verdict is the rule functions' on the answer.
       const followed = inForce.map((x) => follows(answer, x));
-      assert.deepEqual(turn.verdicts.map((v) => v.passed), followed, `${row.id} turn ${turn.turn}`);
-      assert.deepEqual(turn.verdicts.map((v) => v.type), inForce.map((x) => x.type));
+      assert.deepEqual(
+        turn.verdicts.map((v) => v.passed),
+        followed,
+        `${row.id} turn ${turn.turn}`,
+      );
+      assert.deepEqual(
+        turn.verdicts.map((v) => v.type),
+        inForce.map((x) => x.type),
+      );
       assert.equal(turn.pif, followed.filter(Boolean).length / followed.length);
       assert.equal(turn.pif, 1, 'pifThreshold 1: every kept turn follows every instruction in force');
       verdicts += followed.length;
@@ -161,7 +184,14 @@ test('turn-level pairs: the rejected answer fails the instruction its context le
   assert.equal(report.counts.dpo, pairs.length);
   const byId = new Map(chats.map((c) => [c.id, c]));
   for (const pair of pairs) {
-    const meta = JSON.parse(pair.metadata) as { chat_id: string; turn: number; forgotten_turn: number; forgotten_instruction: { type: string; value: string }; chosen_verdicts: unknown[]; rejected_pif: number };
+    const meta = JSON.parse(pair.metadata) as {
+      chat_id: string;
+      turn: number;
+      forgotten_turn: number;
+      forgotten_instruction: { type: string; value: string };
+      chosen_verdicts: unknown[];
+      rejected_pif: number;
+    };
     const chat = byId.get(meta.chat_id)!;
     assert.ok(chat, `pair ${pair.id} belongs to a kept chat`);
     const chatMeta = JSON.parse(chat.metadata) as ChatMeta;
@@ -188,7 +218,7 @@ test('turn-level pairs: the rejected answer fails the instruction its context le
   assert.equal(report.counts.rejectedPairs, rejects.filter((x) => x.kind === 'pair').length);
 });
 
-test('the chats and pairs load in LLaMA-Factory\'s own converter under datasets 2.16.0, 3.6.0, 4.0.0 and the newest', async () => {
+test("the chats and pairs load in LLaMA-Factory's own converter under datasets 2.16.0, 3.6.0, 4.0.0 and the newest", async () => {
   const { report, chats, pairs } = built;
   const info = (await getJson<Record<string, { file_name: string }>>(store, layout.datasetInfo))!;
   assert.deepEqual(Object.keys(info), ['mmif_chat', 'mmif_chat_dpo']);
@@ -196,25 +226,37 @@ test('the chats and pairs load in LLaMA-Factory\'s own converter under datasets 
     const out = await loadLikeLlamaFactory(venv.python, path.join(store.root, BUILD_ID), path.join(dir, `hf-${venv.label}`));
     const chat = out.entries.mmif_chat!;
     const dpo = out.entries.mmif_chat_dpo!;
-    for (const [name, entry, rows] of [['mmif_chat', chat, report.counts.instruct], ['mmif_chat_dpo', dpo, report.counts.dpo]] as const) {
+    for (const [name, entry, rows] of [
+      ['mmif_chat', chat, report.counts.instruct],
+      ['mmif_chat_dpo', dpo, report.counts.dpo],
+    ] as const) {
       assert.equal(entry.error, undefined, `${venv.label} ${name}: ${entry.error}`);
       assert.equal(entry.rows, rows, `${venv.label} ${name}`);
       assert.deepEqual(entry.problems, [], `${venv.label} ${name}`);
-      assert.ok(entry.systems.every((s) => s === MULTITURN_SYSTEM_TEXT), `${venv.label} ${name}: the system column is read`);
+      assert.ok(
+        entry.systems.every((s) => s === MULTITURN_SYSTEM_TEXT),
+        `${venv.label} ${name}: the system column is read`,
+      );
     }
     // Shard files are listed in directory order: compare by id.
     assert.deepEqual([...chat.ids].sort(), chats.map((c) => c.id).sort());
     // The converter sees every turn: 2T - 1 prompt messages and the last answer as the response.
-    assert.ok(chat.prompt_messages.every((n) => n === 2 * TURNS - 1), `${venv.label}: ${chat.prompt_messages}`);
+    assert.ok(
+      chat.prompt_messages.every((n) => n === 2 * TURNS - 1),
+      `${venv.label}: ${chat.prompt_messages}`,
+    );
     assert.ok(chat.responses.every((n) => n === 1));
     assert.equal(dpo.attr.ranking, true);
     const promptMessages = new Map(dpo.ids.map((id, i) => [id, dpo.prompt_messages[i]]));
-    assert.deepEqual(new Map(pairs.map((p) => [p.id, p.conversations.length])), promptMessages, 'each pair\'s prompt is its chat up to the turn');
-    assert.ok(dpo.responses.every((n) => n === 2), 'a ranking pair: chosen and rejected');
+    assert.deepEqual(new Map(pairs.map((p) => [p.id, p.conversations.length])), promptMessages, "each pair's prompt is its chat up to the turn");
+    assert.ok(
+      dpo.responses.every((n) => n === 2),
+      'a ranking pair: chosen and rejected',
+    );
   }
 });
 
-test('TRL: the export\'s multi-turn SFT and conversational DPO rows pass TRL\'s own collator steps', async () => {
+test("TRL: the export's multi-turn SFT and conversational DPO rows pass TRL's own collator steps", async () => {
   const { chats, pairs } = built;
   await exportTrl(store, layout);
   const venv = DATASETS_VENVS.at(-1)!;
@@ -227,22 +269,40 @@ test('TRL: the export\'s multi-turn SFT and conversational DPO rows pass TRL\'s 
   const { sft, dpo } = out.splits;
   assert.deepEqual(sft.problems, []);
   assert.deepEqual(dpo.problems, []);
-  assert.deepEqual(sft.ids, chats.map((c) => c.id));
+  assert.deepEqual(
+    sft.ids,
+    chats.map((c) => c.id),
+  );
   const plain = (value: string) => value.replace(/^<image>\n/, '');
-  assert.deepEqual(sft.texts, chats.map((c) => [MULTITURN_SYSTEM_TEXT, ...c.conversations.map((t) => plain(t.value))]), 'system, then every turn verbatim');
-  assert.deepEqual(dpo.texts, pairs.map((p) => [MULTITURN_SYSTEM_TEXT, ...p.conversations.map((t) => plain(t.value)), p.chosen.value, p.rejected.value]));
+  assert.deepEqual(
+    sft.texts,
+    chats.map((c) => [MULTITURN_SYSTEM_TEXT, ...c.conversations.map((t) => plain(t.value))]),
+    'system, then every turn verbatim',
+  );
+  assert.deepEqual(
+    dpo.texts,
+    pairs.map((p) => [MULTITURN_SYSTEM_TEXT, ...p.conversations.map((t) => plain(t.value)), p.chosen.value, p.rejected.value]),
+  );
 });
 
 test('Parquet: one Arrow type per column, images decoded, per-turn verdicts and PIF in the metadata', async () => {
   const { chats, pairs } = built;
   const manifests = await Promise.all(Array.from({ length: built.report.shards.planned }, (_, s) => getJson<ShardManifest>(store, layout.manifest(s))));
-  const files = (folder: string) => manifests.flatMap((m) => m!.files.filter((f) => f.path.startsWith(`${folder}/parquet/`) && f.rows > 0).map((f) => path.join(store.root, BUILD_ID, f.path)));
-  type Read = { arrow_types: Record<string, string>; hf_features: Record<string, string>; rows: Array<{ id: string; system: string; conversations: unknown[]; chosen: unknown; metadata: ChatMeta & { turn?: number }; decoded_image: { mode: string; size: number[] } }> };
+  const files = (folder: string) =>
+    manifests.flatMap((m) => m!.files.filter((f) => f.path.startsWith(`${folder}/parquet/`) && f.rows > 0).map((f) => path.join(store.root, BUILD_ID, f.path)));
+  type Read = {
+    arrow_types: Record<string, string>;
+    hf_features: Record<string, string>;
+    rows: Array<{ id: string; system: string; conversations: unknown[]; chosen: unknown; metadata: ChatMeta & { turn?: number }; decoded_image: { mode: string; size: number[] } }>;
+  };
   const python = DATASETS_VENVS.at(-1)!.python;
   const chatRead = await runReader<Read>(python, 'read_chat_parquet.py', files('chat'), { HF_CACHE_DIR: path.join(dir, 'pq-chat') });
   assert.equal(chatRead.hf_features.image, 'Image');
   assert.equal(chatRead.arrow_types.metadata, 'string');
-  assert.deepEqual(chatRead.rows.map((r) => r.id), chats.map((c) => c.id));
+  assert.deepEqual(
+    chatRead.rows.map((r) => r.id),
+    chats.map((c) => c.id),
+  );
   for (const [i, row] of chatRead.rows.entries()) {
     assert.deepEqual(row.conversations, chats[i]!.conversations);
     assert.deepEqual(row.metadata, JSON.parse(chats[i]!.metadata));
@@ -250,18 +310,21 @@ test('Parquet: one Arrow type per column, images decoded, per-turn verdicts and 
     assert.equal(row.decoded_image.mode, 'RGB');
   }
   const pairRead = await runReader<Read>(python, 'read_chat_parquet.py', files('chat-dpo'), { HF_CACHE_DIR: path.join(dir, 'pq-pairs') });
-  assert.deepEqual(pairRead.rows.map((r) => r.id), pairs.map((p) => p.id));
-  assert.deepEqual(pairRead.rows.map((r) => r.chosen), pairs.map((p) => p.chosen));
+  assert.deepEqual(
+    pairRead.rows.map((r) => r.id),
+    pairs.map((p) => p.id),
+  );
+  assert.deepEqual(
+    pairRead.rows.map((r) => r.chosen),
+    pairs.map((p) => p.chosen),
+  );
 });
 
 test('the dataset card names the chat configs, which load_dataset(<dataset root>) finds and loads; the viewer page shows the chats', async () => {
   const { report } = built;
-  const seen = await runReader<{ config_names: string[]; default: { rows: number }; card_data: { tags: string[] } } & Record<string, { rows: number; columns: string[]; image_feature: string }>>(
-    DATASETS_VENVS.at(-1)!.python,
-    'card_check.py',
-    [path.join(store.root, BUILD_ID)],
-    { HF_CACHE_DIR: path.join(dir, 'card-cache') },
-  );
+  const seen = await runReader<
+    { config_names: string[]; default: { rows: number }; card_data: { tags: string[] } } & Record<string, { rows: number; columns: string[]; image_feature: string }>
+  >(DATASETS_VENVS.at(-1)!.python, 'card_check.py', [path.join(store.root, BUILD_ID)], { HF_CACHE_DIR: path.join(dir, 'card-cache') });
   assert.deepEqual([...seen.config_names].sort(), ['chat', 'chat_dpo']);
   assert.equal(seen.chat!.rows, report.counts.instruct);
   assert.equal(seen.chat_dpo!.rows, report.counts.dpo);
@@ -275,8 +338,16 @@ test('the dataset card names the chat configs, which load_dataset(<dataset root>
   const page = (await store.get(layout.viewer))!.toString();
   const articles: string[] = [];
   for await (const { key } of store.list(`${layout.root}/viewer-data/`)) if (key.includes('/chunk-')) articles.push(...chunkArticles((await store.get(key))!.toString()));
-  for (const c of built.chats) assert.ok(articles.some((a) => a.includes(`data-kind="chat" data-source="cc3m"`) && a.includes(`id="${c.id}"`)), c.id);
-  for (const p of built.pairs) assert.ok(articles.some((a) => a.includes(`data-kind="chat-dpo"`) && a.includes(`id="${p.id}"`)), p.id);
+  for (const c of built.chats)
+    assert.ok(
+      articles.some((a) => a.includes(`data-kind="chat" data-source="cc3m"`) && a.includes(`id="${c.id}"`)),
+      c.id,
+    );
+  for (const p of built.pairs)
+    assert.ok(
+      articles.some((a) => a.includes(`data-kind="chat-dpo"`) && a.includes(`id="${p.id}"`)),
+      p.id,
+    );
   assert.equal(articles.length, built.chats.length + built.pairs.length);
   assert.match(page, new RegExp(`<p>${built.chats.length} chats, ${built.pairs.length} turn-level pairs\\.`));
 });
@@ -288,7 +359,10 @@ test('the card and quality.json document the chats like single-turn data: counts
   assert.equal(quality.coverage.shardsWithStats, quality.coverage.committedShards, 'every committed shard carries stats');
   assert.deepEqual(quality.composition.bySource.cc3m && [quality.composition.bySource.cc3m.instruct, quality.composition.bySource.cc3m.dpo], [chats.length, pairs.length]);
   const turns = quality.multiturn!.turns;
-  assert.deepEqual(turns.map((t) => t.turn), Array.from({ length: TURNS }, (_, i) => i + 1));
+  assert.deepEqual(
+    turns.map((t) => t.turn),
+    Array.from({ length: TURNS }, (_, i) => i + 1),
+  );
   for (const t of turns) assert.equal(t.chats, chats.length, `every kept chat answers turn ${t.turn}`);
   // PIF recomputed from the records' per-turn metadata.
   const metas = chats.map((c) => JSON.parse(c.metadata) as ChatMeta);
@@ -297,9 +371,12 @@ test('the card and quality.json document the chats like single-turn data: counts
     assert.ok(Math.abs(t.pif! - pifs.reduce((a, b) => a + b, 0) / pifs.length) < 1e-9, `turn ${t.turn} PIF`);
     assert.equal(t.pif_1_1, pifs.filter((p) => p === 1).length / pifs.length);
   }
-  assert.equal(turns.reduce((n, t) => n + t.pairs, 0), pairs.length);
+  assert.equal(
+    turns.reduce((n, t) => n + t.pairs, 0),
+    pairs.length,
+  );
   assert.equal(quality.multiturn!.corpus.turns, chats.length * TURNS);
-  assert.ok(quality.vacuous.total.rule > 0, 'the kept answers\' rule verdicts are counted for vacuity');
+  assert.ok(quality.vacuous.total.rule > 0, "the kept answers' rule verdicts are counted for vacuity");
 
   const card = (await store.get(`${BUILD_ID}/README.md`))!.toString();
   assert.match(card, new RegExp(`\\| cc3m \\| ${chats.length} \\| ${pairs.length} \\| \\d+ \\| \\d+ \\|`), 'the sources table counts chats and pairs');

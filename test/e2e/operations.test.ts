@@ -81,10 +81,14 @@ test('an endpoint outage (500s, then hangs) is ridden out: every shard commits',
   const hangsFrom = stack.simulator.stats().requests;
   stack.simulator.setFaults({ rate500: 0, rateHang: 1, hangMs: 60_000 });
   // Requests hang for a minute: one that has ended was given up by the client at its timeout.
-  await eventually(() => {
-    const { requests, inFlight } = stack.simulator.stats();
-    return requests - hangsFrom > inFlight;
-  }, 60_000, 'a hung call given up at its timeout');
+  await eventually(
+    () => {
+      const { requests, inFlight } = stack.simulator.stats();
+      return requests - hangsFrom > inFlight;
+    },
+    60_000,
+    'a hung call given up at its timeout',
+  );
   stack.simulator.setFaults({ rateHang: 0 });
   const report = (await handle.result()) as BuildReport;
   assert.deepEqual(report.shards, { planned: 3, committed: 3, failed: 0 });
@@ -169,8 +173,20 @@ test('a failed build re-runs with `temporal workflow start --id-reuse-policy All
   const file = path.join(dir, 'resume-temporal.json');
   await writeFile(file, JSON.stringify(input));
   await promisify(execFile)(temporalCliPath(), [
-    'workflow', 'start', '--type', 'buildDataset', '--task-queue', stack.taskQueue, '--workflow-id', 'resume-temporal',
-    '--input-file', file, '--id-reuse-policy', 'AllowDuplicateFailedOnly', '--address', stack.server.address,
+    'workflow',
+    'start',
+    '--type',
+    'buildDataset',
+    '--task-queue',
+    stack.taskQueue,
+    '--workflow-id',
+    'resume-temporal',
+    '--input-file',
+    file,
+    '--id-reuse-policy',
+    'AllowDuplicateFailedOnly',
+    '--address',
+    stack.server.address,
   ]);
   const report = (await stack.client.workflow.getHandle('resume-temporal').result()) as BuildReport;
   assert.deepEqual(report.shards, { planned: 2, committed: 2, failed: 0 });
@@ -294,7 +310,10 @@ test('a config that does not parse fails the build at once, non-retryably, namin
   const input = { ...config('bad-config'), shardSize: -1 } as BuildConfigInput;
   const failure = await start('bad-config', input)
     .then((h) => h.result())
-    .then(() => assert.fail('the build succeeded'), (err: unknown) => err);
+    .then(
+      () => assert.fail('the build succeeded'),
+      (err: unknown) => err,
+    );
   assert.ok(failure instanceof WorkflowFailedError);
   const cause = failure.cause as { message?: string; type?: string; nonRetryable?: boolean } | undefined;
   assert.match(String(cause?.message), /^invalid build config: shardSize: /);
@@ -318,7 +337,10 @@ test('an output that cannot be written fails the build in seconds, non-retryably
     const started = Date.now();
     const failure = await start(buildId, config(buildId, { output: c.output, ...(c.s3 ? { s3: c.s3 } : {}) }))
       .then((h) => h.result())
-      .then(() => assert.fail(`${c.name}: the build succeeded`), (err: unknown) => err);
+      .then(
+        () => assert.fail(`${c.name}: the build succeeded`),
+        (err: unknown) => err,
+      );
     const seconds = (Date.now() - started) / 1000;
     let cause = (failure as { cause?: unknown }).cause as { message?: string; cause?: unknown; nonRetryable?: boolean } | undefined;
     while (cause?.cause) cause = cause.cause as typeof cause;

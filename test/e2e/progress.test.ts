@@ -65,7 +65,7 @@ test('mmif status counts samples through each stage before the first shard commi
   assert.match(screen, /^requests: \d+\.\d\/s \(\d+% of the endpoints' limit, 10\.0\/s\) \| failed attempts: transient \d+$/m);
   const json = JSON.parse((await mmif(stack, 'status', 'progress-live', '--json')).stdout) as BuildProgress & { shardsLive: Array<{ requests: number }> };
   assert.equal(json.shards.planned, 3, "the JSON carries the build's progress...");
-  assert.ok(json.shardsLive.length === 1 && json.shardsLive[0]!.requests > 0, '...and the running shard\'s, with the requests it sent');
+  assert.ok(json.shardsLive.length === 1 && json.shardsLive[0]!.requests > 0, "...and the running shard's, with the requests it sent");
   stack.simulator.setFaults({ latencyMs: 0, rate500: 0 });
   await handle.result();
 });

@@ -66,7 +66,17 @@ test('retryFailedShards is refused while the build is finalizing, and the build 
   const handle = await client.workflow.start('buildDataset', {
     taskQueue: TASK_QUEUE,
     workflowId: buildId,
-    args: [{ buildId, seed: 7, output: path.join(dir, 'out'), sources: [{ type: 'cc3m', uri: SAMPLES_DIR, layout: 'files' }], maxSamples: 2, shardSize: 2, models: { default: { model: SIMULATOR_MODEL } } }],
+    args: [
+      {
+        buildId,
+        seed: 7,
+        output: path.join(dir, 'out'),
+        sources: [{ type: 'cc3m', uri: SAMPLES_DIR, layout: 'files' }],
+        maxSamples: 2,
+        shardSize: 2,
+        models: { default: { model: SIMULATOR_MODEL } },
+      },
+    ],
   });
   const deadline = Date.now() + 120_000;
   while ((await handle.query(progressQuery)).phase !== 'finalizing') {

@@ -55,7 +55,11 @@ const run = (workflowId: string, input: BuildConfigInput): Promise<BuildReport> 
   stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId, args: [input] });
 
 const lines = <T>(body: Buffer | undefined): T[] =>
-  (body ?? Buffer.alloc(0)).toString().split('\n').filter(Boolean).map((l) => JSON.parse(l) as T);
+  (body ?? Buffer.alloc(0))
+    .toString()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as T);
 
 test('a build with targets tops up in rounds and ends with exactly the accepted counts asked for', async () => {
   const store = new LocalStore(path.join(dir, 'a'));
@@ -83,7 +87,10 @@ test('a build with targets tops up in rounds and ends with exactly the accepted 
     overTarget.push(...surplus);
   }
   assert.equal(instructIds.length, TARGETS.instruct);
-  assert.ok(overTarget.some((r) => r.kind === 'sample'), 'the last round overshot the SFT target and its surplus was trimmed');
+  assert.ok(
+    overTarget.some((r) => r.kind === 'sample'),
+    'the last round overshot the SFT target and its surplus was trimmed',
+  );
   assert.equal(report.counts.instruct + report.counts.rejectedSamples, report.counts.planned, 'every planned sample is a record or a reject');
   await assertCommittedShardsIntact(store, 'targets', report.shards.planned);
   // The ten quickstart images: top-up rounds move ranks from not drawn to planned, over-target

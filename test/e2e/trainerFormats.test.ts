@@ -64,7 +64,10 @@ test('both datasets load through dataset_info.json as LLaMA-Factory reads it, un
   const report = JSON.parse(await readFile(path.join(root, 'build-report.json'), 'utf8')) as BuildReport;
   for (const venv of DATASETS_VENVS) {
     const out = await loadLikeLlamaFactory(venv.python, root, path.join(dir, `hf-${venv.label}`));
-    for (const [name, rows] of [['mmif_instruct', report.counts.instruct], ['mmif_dpo', report.counts.dpo]] as const) {
+    for (const [name, rows] of [
+      ['mmif_instruct', report.counts.instruct],
+      ['mmif_dpo', report.counts.dpo],
+    ] as const) {
       const entry = out.entries[name]!;
       assert.equal(entry.error, undefined, `${venv.label} ${name}: ${entry.error}`);
       assert.equal(entry.rows, rows, `${venv.label} ${name}: every record of the build`);
@@ -74,7 +77,7 @@ test('both datasets load through dataset_info.json as LLaMA-Factory reads it, un
   }
 });
 
-test('mmif inspect prints each sample\'s image path', async () => {
+test("mmif inspect prints each sample's image path", async () => {
   for (const flag of [[], ['--dpo']]) {
     const stdout = await mmif('inspect', '--output', dir, '--build-id', BUILD_ID, '-n', '2', ...flag);
     assert.doesNotMatch(stdout, /undefined/);
@@ -92,7 +95,7 @@ interface TrlSplit {
   image_sizes: number[][][];
 }
 
-test('mmif export --format trl writes rows that TRL\'s own vision collator steps accept (TRL 1.16, newest datasets)', async () => {
+test("mmif export --format trl writes rows that TRL's own vision collator steps accept (TRL 1.16, newest datasets)", async () => {
   await mmif('export', '--output', dir, '--build-id', BUILD_ID, '--format', 'trl');
   await assert.rejects(mmif('export', '--output', dir, '--build-id', 'no-such-build', '--format', 'trl'), (err: { code: number; stderr: string }) => {
     assert.equal(err.code, 3, 'exit code 3: no such build');
@@ -107,32 +110,52 @@ test('mmif export --format trl writes rows that TRL\'s own vision collator steps
   assert.deepEqual(pairs.columns, ['chosen', 'id', 'images', 'prompt', 'rejected']);
   assert.deepEqual(sft.problems, []);
   assert.deepEqual(pairs.problems, []);
-  assert.deepEqual(sft.ids, instruct.map((r) => r.id));
-  assert.deepEqual(sft.texts, instruct.map((r) => [r.prompt, r.answer]), 'the training prompt and answer, verbatim');
-  assert.deepEqual(pairs.texts, dpo.map((r) => [r.prompt, r.chosen, r.rejected]));
+  assert.deepEqual(
+    sft.ids,
+    instruct.map((r) => r.id),
+  );
+  assert.deepEqual(
+    sft.texts,
+    instruct.map((r) => [r.prompt, r.answer]),
+    'the training prompt and answer, verbatim',
+  );
+  assert.deepEqual(
+    pairs.texts,
+    dpo.map((r) => [r.prompt, r.chosen, r.rejected]),
+  );
   for (const sizes of [...sft.image_sizes, ...pairs.image_sizes]) assert.ok(sizes.length === 1 && sizes[0]![0]! > 0, 'one decoded image per row');
 });
 
-test('mmif export --format mmifeval draws no split at export time; --all writes the reference evaluation\'s input, and the reference rule functions score it as our verifiers did', async (t) => {
+test("mmif export --format mmifeval draws no split at export time; --all writes the reference evaluation's input, and the reference rule functions score it as our verifiers did", async (t) => {
   // A split drawn now would leave its samples in the training files: refused, naming the build-time way.
   for (const args of [[], ['--holdout', '0.3']]) {
-    await assert.rejects(
-      mmif('export', '--output', dir, '--build-id', BUILD_ID, '--format', 'mmifeval', ...args),
-      (err: { code: number; stderr: string }) => {
-        assert.equal(err.code, 2);
-        assert.match(err.stderr, /reserved no eval split: one drawn at export time would leave its samples in the training files \(sharegpt, Parquet, TRL\) and the card's default config\. Build a new version with "holdout": \{"fraction": 0\.(05|3)\}/);
-        return true;
-      },
-    );
+    await assert.rejects(mmif('export', '--output', dir, '--build-id', BUILD_ID, '--format', 'mmifeval', ...args), (err: { code: number; stderr: string }) => {
+      assert.equal(err.code, 2);
+      assert.match(
+        err.stderr,
+        /reserved no eval split: one drawn at export time would leave its samples in the training files \(sharegpt, Parquet, TRL\) and the card's default config\. Build a new version with "holdout": \{"fraction": 0\.(05|3)\}/,
+      );
+      return true;
+    });
   }
   assert.ok(!existsSync(path.join(root, 'MM-IFEval', 'train')), 'no second training set is written');
   await mmif('export', '--output', dir, '--build-id', BUILD_ID, '--format', 'mmifeval', '--all');
   const ids = JSON.parse(await readFile(path.join(root, 'MM-IFEval', `${MMIFEVAL_BENCH}.ids.json`), 'utf8')) as { trainingData?: boolean; reservedByBuild: boolean };
   assert.deepEqual([ids.trainingData, ids.reservedByBuild], [true, false], 'the ids file says these samples are the training data');
-  const lines = (await readFile(path.join(root, 'MM-IFEval', `${MMIFEVAL_BENCH}.jsonl`), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as MmifevalLine);
+  const lines = (await readFile(path.join(root, 'MM-IFEval', `${MMIFEVAL_BENCH}.jsonl`), 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as MmifevalLine);
   const main = lines.filter((l) => l.infer_type === 'main');
-  assert.deepEqual(main.map((l) => l.id), instruct.map((r) => r.id), 'with --all every SFT sample is written');
-  assert.ok(main.some((l) => l.constraints.some((c) => c.judge.method === 'rule_based')), 'the split has rule-checked constraints to score');
+  assert.deepEqual(
+    main.map((l) => l.id),
+    instruct.map((r) => r.id),
+    'with --all every SFT sample is written',
+  );
+  assert.ok(
+    main.some((l) => l.constraints.some((c) => c.judge.method === 'rule_based')),
+    'the split has rule-checked constraints to score',
+  );
   if (!existsSync(path.join(REFERENCE_DIR, 'function_and_compare.py'))) {
     t.skip(`the reference verifiers are not at ${REFERENCE_DIR} (set MMIF_REFERENCE_DIR)`);
     return;
@@ -140,7 +163,12 @@ test('mmif export --format mmifeval draws no split at export time; --all writes 
   const predictions = path.join(dir, 'predictions.json');
   await writeFile(predictions, JSON.stringify(Object.fromEntries(instruct.map((r) => [r.id, r.answer]))));
   const python = DATASETS_VENVS.at(-1)!.python; // the tools venv: nltk + python-dotenv for the reference module
-  const out = await runReader<{ main: number; problems: string[]; rule_scores: Record<string, Record<string, number>> }>(python, 'mmifeval_score.py', [root, MMIFEVAL_BENCH, predictions, REFERENCE_DIR]);
+  const out = await runReader<{ main: number; problems: string[]; rule_scores: Record<string, Record<string, number>> }>(python, 'mmifeval_score.py', [
+    root,
+    MMIFEVAL_BENCH,
+    predictions,
+    REFERENCE_DIR,
+  ]);
   assert.deepEqual(out.problems, []);
   assert.equal(out.main, instruct.length);
   let scored = 0;

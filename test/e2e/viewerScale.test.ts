@@ -32,7 +32,7 @@ const written: Array<{ id: string; kind: 'sft' | 'dpo'; source: string; tokens: 
 /** A small deterministic generator, so each run writes the same dataset. */
 function random(seed: number): () => number {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 before(async () => {
@@ -53,7 +53,15 @@ before(async () => {
     const types = [...new Set(Array.from({ length: 5 }, () => pick(TYPES)))];
     const constraints = types.map((type) => ({ type, value: `Follow the ${type} constraint in a sentence or two of plain words.`, method: 'rule', verifiers: [] }));
     const verdicts = types.map((type, index) => ({ index, type, method: 'rule', passed: next() > 0.04, detail: 'checked by the rule function' }));
-    const base = { source, source_id: `${source}/${i}`, image_path: images[i % images.length]!, instruction: 'Describe the scene for a travel brochure.', constraints, verdicts, pass_rate: 1 };
+    const base = {
+      source,
+      source_id: `${source}/${i}`,
+      image_path: images[i % images.length]!,
+      instruction: 'Describe the scene for a travel brochure.',
+      constraints,
+      verdicts,
+      pass_rate: 1,
+    };
     return { base, tokens: [...new Set(verdicts.map((v) => `${v.type}:${v.passed ? 'passed' : 'failed'}`))] };
   };
   const writer = new ViewerWriter({ pageName: 'viewer.html', buildId: 'paper-scale', imageSrc: (p) => p });
@@ -72,7 +80,17 @@ before(async () => {
     const { base, tokens } = sample(PER_KIND + i);
     const id = `${base.source}-dpo-${i}`;
     written.push({ id, kind: 'dpo', source: base.source, tokens });
-    const pair = { ...base, id, chosen: answer, rejected: answer.slice(0, 200), strategy: 'drop33', dropped_constraints: base.constraints.slice(0, 1), rejected_verdicts: base.verdicts, chosen_model: 'vlm', rejected_model: 'vlm-mini' };
+    const pair = {
+      ...base,
+      id,
+      chosen: answer,
+      rejected: answer.slice(0, 200),
+      strategy: 'drop33',
+      dropped_constraints: base.constraints.slice(0, 1),
+      rejected_verdicts: base.verdicts,
+      chosen_model: 'vlm',
+      rejected_model: 'vlm-mini',
+    };
     await put(writer.addPair(pair as unknown as DpoRecord));
   }
   for (const file of writer.finish({ simulated: false })) await put(file);
@@ -108,33 +126,50 @@ test('46,000 records: the first page and a filter are on screen within a couple 
     // From navigation to the first page rendered (the page marks it), then a frame.
     const firstPage = await tab.evaluate<number>(`new Promise((r) => requestAnimationFrame(() => r(performance.getEntriesByName('mmif-rendered')[0].startTime)))`);
     t.diagnostic(`first page of 46,000 records on screen ${firstPage.toFixed(0)} ms after navigation`);
-    assert.deepEqual(await onScreen(tab), written.slice(0, 50).map((w) => w.id), 'the first 50 records, in order');
+    assert.deepEqual(
+      await onScreen(tab),
+      written.slice(0, 50).map((w) => w.id),
+      'the first 50 records, in order',
+    );
     assert.equal(await tab.evaluate<string>(`document.getElementById('shown').textContent`), `${2 * PER_KIND} of ${2 * PER_KIND} shown.`);
     assert.ok(firstPage < BOUND_MS, `first page in ${firstPage.toFixed(0)} ms`);
-    const widths = await tab.evaluate<number[]>(`Promise.all([...document.images].slice(0, 4).map(async (img) => { img.loading = 'eager'; await img.decode().catch(() => {}); return img.naturalWidth; }))`);
-    assert.deepEqual(widths, [320, 320, 320, 320], 'images render from the page\'s relative paths');
+    const widths = await tab.evaluate<number[]>(
+      `Promise.all([...document.images].slice(0, 4).map(async (img) => { img.loading = 'eager'; await img.decode().catch(() => {}); return img.naturalWidth; }))`,
+    );
+    assert.deepEqual(widths, [320, 320, 320, 320], "images render from the page's relative paths");
 
     // A common filter: DPO pairs of one source.
     const common = await filterTiming(tab, { 'f-kind': 'dpo', 'f-source': 'chartqa' });
     const pairs = written.filter((w) => w.kind === 'dpo' && w.source === 'chartqa');
     t.diagnostic(`filter kind=dpo, source=chartqa (${pairs.length} matches) on screen in ${common.toFixed(0)} ms`);
     assert.equal(await tab.evaluate<string>(`document.getElementById('shown').textContent`), `${pairs.length} of ${2 * PER_KIND} shown.`);
-    assert.deepEqual(await onScreen(tab), pairs.slice(0, 50).map((w) => w.id));
+    assert.deepEqual(
+      await onScreen(tab),
+      pairs.slice(0, 50).map((w) => w.id),
+    );
     assert.ok(common < BOUND_MS, `filter in ${common.toFixed(0)} ms`);
 
     // A rare one: a failed verdict of one type, its first 50 matches spread over many data files.
     const token = `${TYPES[3]}:failed`;
     const rare = await filterTiming(tab, { 'f-kind': '', 'f-source': '', 'f-type': TYPES[3]!, 'f-verdict': 'failed' });
     const matches = written.filter((w) => w.tokens.includes(token));
-    t.diagnostic(`filter ${token} (${matches.length} matches, the first 50 in ${new Set(matches.slice(0, 50).map((w) => Math.floor(written.indexOf(w) / VIEWER_CHUNK))).size} data files) on screen in ${rare.toFixed(0)} ms`);
+    t.diagnostic(
+      `filter ${token} (${matches.length} matches, the first 50 in ${new Set(matches.slice(0, 50).map((w) => Math.floor(written.indexOf(w) / VIEWER_CHUNK))).size} data files) on screen in ${rare.toFixed(0)} ms`,
+    );
     assert.equal(await tab.evaluate<string>(`document.getElementById('shown').textContent`), `${matches.length} of ${2 * PER_KIND} shown.`);
-    assert.deepEqual(await onScreen(tab), matches.slice(0, 50).map((w) => w.id));
+    assert.deepEqual(
+      await onScreen(tab),
+      matches.slice(0, 50).map((w) => w.id),
+    );
     assert.ok(rare < BOUND_MS, `rare filter in ${rare.toFixed(0)} ms`);
 
     // The next page: the next 50 matches.
     await tab.evaluate(`document.getElementById('p-next').click()`);
     await tab.waitFor(`document.querySelector('main').dataset.state === 'ready'`);
-    assert.deepEqual(await onScreen(tab), matches.slice(50, 100).map((w) => w.id));
+    assert.deepEqual(
+      await onScreen(tab),
+      matches.slice(50, 100).map((w) => w.id),
+    );
     assert.match(await tab.evaluate<string>(`document.getElementById('p-at').textContent`), new RegExp(`^page 2 of ${Math.ceil(matches.length / 50)}$`));
   } finally {
     await browser.close();

@@ -49,7 +49,12 @@ async function build(buildId: string, filter: boolean) {
   const rejects: RejectRecord[] = [];
   for (let shard = 0; shard < report.shards.planned; shard++) {
     records.push(...(await readFile(path.join(root, layout.instructJsonl(shard)), 'utf8')).split('\n').filter(Boolean).map(instructRecordFromLine));
-    rejects.push(...(await readFile(path.join(root, layout.rejects(shard)), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as RejectRecord));
+    rejects.push(
+      ...(await readFile(path.join(root, layout.rejects(shard)), 'utf8'))
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as RejectRecord),
+    );
   }
   const quality = JSON.parse(await readFile(path.join(root, layout.quality), 'utf8')) as QualityReport;
   const card = await readFile(path.join(root, buildId, 'README.md'), 'utf8');
@@ -64,7 +69,11 @@ test('every accepted sample is checked for needing its image: records, quality.j
   const v = quality.visionDependence!;
   assert.equal(v.bySource.cc3m!.checked, records.length, 'every accepted sample counted under its source');
   assert.equal(v.bySource.cc3m!.independent, independent);
-  assert.equal(Object.values(v.byTaskType).reduce((n, t) => n + t.checked, 0), records.length, 'and under its task type');
+  assert.equal(
+    Object.values(v.byTaskType).reduce((n, t) => n + t.checked, 0),
+    records.length,
+    'and under its task type',
+  );
   assert.equal(v.total.independentRate, independent / records.length);
   assert.match(card, /### Vision dependence/);
   assert.match(card, new RegExp(`vision_dependent: false\`: ${independent} of ${records.length}`));
@@ -74,7 +83,10 @@ test('every accepted sample is checked for needing its image: records, quality.j
 test('with filter, vision-independent samples are rejected as such and none is written', async () => {
   const checked = await build('vision-filtered', true);
   const dropped = checked.rejects.filter((r) => r.reason.startsWith('answer: vision-independent:'));
-  assert.ok(checked.records.every((r) => r.vision_dependent === true), 'only samples that need their image are written');
+  assert.ok(
+    checked.records.every((r) => r.vision_dependent === true),
+    'only samples that need their image are written',
+  );
   assert.equal(checked.quality.visionDependence!.total.independent, dropped.length, 'the rejected ones are counted as independent');
   assert.equal(checked.quality.rejections.byReason['vision-independent'] ?? 0, dropped.length);
 });

@@ -53,7 +53,11 @@ export async function mtimesOf(root: string): Promise<Map<string, number>> {
 }
 
 const sum = (counts: Record<string, number>): number => Object.values(counts).reduce((n, c) => n + c, 0);
-const lines = <T>(text: string | undefined): T[] => (text ?? '').split('\n').filter(Boolean).map((l) => JSON.parse(l) as T);
+const lines = <T>(text: string | undefined): T[] =>
+  (text ?? '')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as T);
 
 /**
  * The build report's accounting (docs/outputs.md): for every source, read = planned + notSelected +

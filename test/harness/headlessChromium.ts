@@ -56,10 +56,7 @@ export class HeadlessChromium {
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
     const browser = new HeadlessChromium(child, profile);
-    await Promise.race([
-      browser.send('Browser.getVersion'),
-      new Promise((_, reject) => child.once('exit', (code) => reject(new Error(`chromium exited (${code}): ${stderr}`)))),
-    ]);
+    await Promise.race([browser.send('Browser.getVersion'), new Promise((_, reject) => child.once('exit', (code) => reject(new Error(`chromium exited (${code}): ${stderr}`))))]);
     return browser;
   }
 

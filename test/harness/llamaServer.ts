@@ -47,7 +47,10 @@ export async function startLlamaServer(options: { mmproj: boolean }): Promise<Ll
   const url = `http://127.0.0.1:${port}`;
   const healthy = async () => {
     if (exited) throw new Error(`llama-server exited before it was ready:\n${output}`);
-    return fetch(`${url}/health`).then((r) => r.ok, () => false);
+    return fetch(`${url}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
   };
   await eventually(healthy, 60_000, `llama-server on ${url}/health`);
   return {

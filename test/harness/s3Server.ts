@@ -97,7 +97,6 @@ export function useS3Env(s: S3Server): S3Options {
   return { endpoint: s.endpoint, region: s.region, forcePathStyle: true };
 }
 
-
 /** Any HTTP answer (even 403 for an unsigned request) means the gateway is serving. */
 async function waitUntilAnswering(endpoint: string, child: ChildProcess, stderr: () => string): Promise<void> {
   const deadline = Date.now() + STARTUP_TIMEOUT_MS;

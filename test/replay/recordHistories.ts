@@ -65,7 +65,15 @@ function kindOf(execution: { type: string; workflowId: string }): Kind | 'builds
   if (execution.type === 'evaluateModel') return 'eval';
   if (execution.type === 'buildChecks') return 'checks';
   if (execution.workflowId === endpointLeasesWorkflowId(LEASE_QUEUE)) return 'leases';
-  const prefixes: Array<[string, Kind]> = [['replay-multiturn', 'multiturn'], ['replay-budget', 'budget'], ['replay-progress', 'progress'], ['replay-batch-wait', 'batch'], ['replay-targets', 'targets'], ['replay-cancelled', 'cancelled'], ['replay-workflow-id', 'workflow-id']];
+  const prefixes: Array<[string, Kind]> = [
+    ['replay-multiturn', 'multiturn'],
+    ['replay-budget', 'budget'],
+    ['replay-progress', 'progress'],
+    ['replay-batch-wait', 'batch'],
+    ['replay-targets', 'targets'],
+    ['replay-cancelled', 'cancelled'],
+    ['replay-workflow-id', 'workflow-id'],
+  ];
   return prefixes.find(([prefix]) => execution.workflowId.startsWith(prefix))?.[1] ?? 'builds';
 }
 
@@ -90,7 +98,10 @@ try {
   const recordBuilds = async (): Promise<void> => {
     await run('replay-single-shard', config('replay-single-shard', { maxSamples: 2 }));
     await run('replay-continue-as-new', config('replay-continue-as-new', { shardsPerRun: 1, maxParallelShards: 1 }));
-    await run('replay-batch-api', config('replay-batch-api', { maxSamples: 2, batchApi: { pollSeconds: 1, maxResubmits: 1 }, models: { default: { model: 'mmif-sim-vlm', batch: true } } }));
+    await run(
+      'replay-batch-api',
+      config('replay-batch-api', { maxSamples: 2, batchApi: { pollSeconds: 1, maxResubmits: 1 }, models: { default: { model: 'mmif-sim-vlm', batch: true } } }),
+    );
 
     // Every request refused until the build waits in its retry window; then the update retries the shards.
     stack.simulator.setFaults({ rate500: 1 });
@@ -111,10 +122,14 @@ try {
       action: { type: 'startWorkflow', workflowType: 'scheduledBuild', taskQueue: stack.taskQueue, workflowId: 'replay-scheduled', args: [scheduled] },
     });
     await stack.client.schedule.getHandle('replay-nightly').trigger();
-    await eventually(async () => {
-      for await (const e of stack.client.workflow.list({ query: `WorkflowType = 'scheduledBuild' AND ExecutionStatus = 'Completed'` })) if (e) return true;
-      return false;
-    }, 120_000, 'the scheduled build');
+    await eventually(
+      async () => {
+        for await (const e of stack.client.workflow.list({ query: `WorkflowType = 'scheduledBuild' AND ExecutionStatus = 'Completed'` })) if (e) return true;
+        return false;
+      },
+      120_000,
+      'the scheduled build',
+    );
     await stack.client.schedule.getHandle('replay-nightly').delete();
   };
 
@@ -131,7 +146,11 @@ try {
     await stack.startWorker({ taskQueue: LEASE_QUEUE });
     const seqs: Record<string, number> = {};
     const report = (worker: string, inFlight: number, queued: number, holding: number) =>
-      reportDemand(stack.client, LEASE_QUEUE, { worker, seq: (seqs[worker] = (seqs[worker] ?? 0) + 1), endpoints: [{ endpoint: 'replay-endpoint', cap: 8, inFlight, queued, holding }] });
+      reportDemand(stack.client, LEASE_QUEUE, {
+        worker,
+        seq: (seqs[worker] = (seqs[worker] ?? 0) + 1),
+        endpoints: [{ endpoint: 'replay-endpoint', cap: 8, inFlight, queued, holding }],
+      });
     const grant = async (answer: Promise<{ grants: Record<string, number>; superseded?: boolean }>) => (await answer).grants['replay-endpoint'];
     const desk = stack.client.workflow.getHandle(endpointLeasesWorkflowId(LEASE_QUEUE));
 
@@ -164,7 +183,11 @@ try {
       const answers = await Promise.all(
         fleet.map((worker) => {
           const holding = fleetGrants[worker] ?? 0;
-          return reportDemand(stack.client, LEASE_QUEUE, { worker, seq: (seqs[worker] = (seqs[worker] ?? 0) + 1), endpoints: [{ endpoint: 'replay-fleet', cap: fleet.length, inFlight: holding, queued: 10, holding }] });
+          return reportDemand(stack.client, LEASE_QUEUE, {
+            worker,
+            seq: (seqs[worker] = (seqs[worker] ?? 0) + 1),
+            endpoints: [{ endpoint: 'replay-fleet', cap: fleet.length, inFlight: holding, queued: 10, holding }],
+          });
         }),
       );
       answers.forEach((answer, i) => (fleetGrants[fleet[i]!] = answer.grants['replay-fleet']!));
@@ -179,16 +202,37 @@ try {
   await mkdir(path.join(data, 'MM-IFEval'), { recursive: true });
   await copyFile(fileURLToPath(new URL('../../samples/cc3m/00000/000000000.jpg', import.meta.url)), path.join(data, 'scene.jpg'));
   const line = {
-    id: 's1', index: 0, image: 'scene.jpg', tag: 'C-Level', infer_type: 'main', instruction: 'Describe the scene.',
+    id: 's1',
+    index: 0,
+    image: 'scene.jpg',
+    tag: 'C-Level',
+    infer_type: 'main',
+    instruction: 'Describe the scene.',
     constraints: [
-      { key: 'sentence_number_limit', value: 'Use exactly 3 sentences.', judge: { method: 'rule_based', verify_funcs: [{ func: 'check_whether_response_sentence_number_in_range', params: [3, 3] }] } },
+      {
+        key: 'sentence_number_limit',
+        value: 'Use exactly 3 sentences.',
+        judge: { method: 'rule_based', verify_funcs: [{ func: 'check_whether_response_sentence_number_in_range', params: [3, 3] }] },
+      },
       { key: 'tone_requirement', value: 'Write in a cheerful tone.', judge: { method: 'direct_gpt' } },
     ],
   };
   await writeFile(path.join(data, 'MM-IFEval', 'mmif_holdout.jsonl'), `${JSON.stringify(line)}\n`);
-  await writeFile(path.join(data, 'chats.jsonl'), ['c1', 'c2'].map((id) => `${JSON.stringify({ id, image: 'scene.jpg', questions: ['What is shown?', 'Describe the colours.', 'Where is it?'] })}\n`).join(''));
-  const evaluation = (evalId: string, extra: Partial<EvalConfigInput> = {}): EvalConfigInput => ({ evalId, data, model: { model: 'sim-model' }, responses: 2, sliceSize: 1, retry: FAST_RETRY, ...extra });
-  const runEval = (input: EvalConfigInput) => stack.client.workflow.execute('evaluateModel', { taskQueue: stack.taskQueue, workflowId: evalWorkflowId(input.evalId), args: [input] });
+  await writeFile(
+    path.join(data, 'chats.jsonl'),
+    ['c1', 'c2'].map((id) => `${JSON.stringify({ id, image: 'scene.jpg', questions: ['What is shown?', 'Describe the colours.', 'Where is it?'] })}\n`).join(''),
+  );
+  const evaluation = (evalId: string, extra: Partial<EvalConfigInput> = {}): EvalConfigInput => ({
+    evalId,
+    data,
+    model: { model: 'sim-model' },
+    responses: 2,
+    sliceSize: 1,
+    retry: FAST_RETRY,
+    ...extra,
+  });
+  const runEval = (input: EvalConfigInput) =>
+    stack.client.workflow.execute('evaluateModel', { taskQueue: stack.taskQueue, workflowId: evalWorkflowId(input.evalId), args: [input] });
   if (recording('eval')) {
     await runEval(evaluation('replay-eval-single', { judge: { model: 'mmif-sim-vlm' } }));
     await runEval(evaluation('replay-eval-chats', { chats: { uri: path.join(data, 'chats.jsonl'), maxInstructions: 2 } }));
@@ -196,10 +240,13 @@ try {
 
   if (only === undefined) await recordBuilds();
   // A multiturn build: its shard children run image -> instruction -> constraints -> chat.
-  if (recording('multiturn')) await run('replay-multiturn', config('replay-multiturn', { maxSamples: 2, mode: 'multiturn', chat: { turns: 3, maxInstructions: 2 }, verification: { maxRegenerations: 6 } }));
+  if (recording('multiturn'))
+    await run('replay-multiturn', config('replay-multiturn', { maxSamples: 2, mode: 'multiturn', chat: { turns: 3, maxInstructions: 2 }, verification: { maxRegenerations: 6 } }));
   // A build whose hard budget runs out: its shards fail with BudgetExhausted and it stops (patched 'budget-stops-build').
   if (recording('budget')) {
-    const budgeted = config('replay-budget', { llm: { preflight: false, budget: { maxRequests: 3 }, prices: { 'mmif-sim-vlm': { inputPerMTok: 2, outputPerMTok: 8, batchDiscount: 0.5 } } } });
+    const budgeted = config('replay-budget', {
+      llm: { preflight: false, budget: { maxRequests: 3 }, prices: { 'mmif-sim-vlm': { inputPerMTok: 2, outputPerMTok: 8, batchDiscount: 0.5 } } },
+    });
     await assert.rejects(run('replay-budget', budgeted), (err: { cause?: Error }) => /^budget exhausted: 3 of 3 requests sent/.test(err.cause?.message ?? ''));
   }
   // `mmif build`'s checks: one that passes (and runs the pre-flight), one that finds a problem.
@@ -226,7 +273,10 @@ try {
   // A Batch API wait as the current code runs it: one activity waits for the batch, heartbeating
   // (patched 'batch-wait-in-activity'; replay-batch-api above predates it and polls on timers).
   if (recording('batch')) {
-    await run('replay-batch-wait', config('replay-batch-wait', { maxSamples: 2, batchApi: { pollSeconds: 1, maxResubmits: 1 }, models: { default: { model: 'mmif-sim-vlm', batch: true } } }));
+    await run(
+      'replay-batch-wait',
+      config('replay-batch-wait', { maxSamples: 2, batchApi: { pollSeconds: 1, maxResubmits: 1 }, models: { default: { model: 'mmif-sim-vlm', batch: true } } }),
+    );
   }
   // A build with targets: it tops up in rounds (planTopUp, targetTallies) and trims to the goals.
   if (recording('targets')) {
@@ -235,27 +285,39 @@ try {
   // A build cancelled while its shards run: the parent and its children end cancelled.
   if (recording('cancelled')) {
     stack.simulator.setFaults({ latencyMs: 150 });
-    const cancelled = await stack.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'replay-cancelled', args: [config('replay-cancelled', { maxParallelShards: 1 })] });
+    const cancelled = await stack.client.workflow.start('buildDataset', {
+      taskQueue: stack.taskQueue,
+      workflowId: 'replay-cancelled',
+      args: [config('replay-cancelled', { maxParallelShards: 1 })],
+    });
     await eventually(async () => (await cancelled.query<BuildProgress>('progress')).shards.committed >= 1, 120_000, 'a committed shard');
     await cancelled.cancel();
     await assert.rejects(cancelled.result());
     stack.simulator.setFaults({ latencyMs: 0 });
-    await eventually(async () => {
-      for await (const e of stack.client.workflow.list({ query: `WorkflowId STARTS_WITH 'replay-cancelled' AND ExecutionStatus = 'Running'` })) if (e) return false;
-      return true;
-    }, 120_000, 'the cancelled build and its shards to close');
+    await eventually(
+      async () => {
+        for await (const e of stack.client.workflow.list({ query: `WorkflowId STARTS_WITH 'replay-cancelled' AND ExecutionStatus = 'Running'` })) if (e) return false;
+        return true;
+      },
+      120_000,
+      'the cancelled build and its shards to close',
+    );
   }
   // Configs resolved by an activity outside the sandbox (patched 'config-resolved-outside-workflow'):
   // a build, an evaluation, and a config that does not parse.
   if (recording('resolved')) {
     await run('replay-resolved', config('replay-resolved', { maxSamples: 2 }));
     await runEval(evaluation('replay-resolved-eval'));
-    await assert.rejects(run('replay-resolved-bad', config('replay-resolved-bad', { maxSamples: 0 })), (err: { cause?: Error }) => /^invalid build config: maxSamples/.test(err.cause?.message ?? ''));
+    await assert.rejects(run('replay-resolved-bad', config('replay-resolved-bad', { maxSamples: 0 })), (err: { cause?: Error }) =>
+      /^invalid build config: maxSamples/.test(err.cause?.message ?? ''),
+    );
   }
   // A build under its buildId as workflow id, and one under another id, refused (patched 'workflow-id-is-build-id').
   if (recording('workflow-id')) {
     await run('replay-workflow-id', config('replay-workflow-id', { maxSamples: 2 }));
-    await assert.rejects(run('replay-workflow-id-other', config('replay-workflow-id')), (err: { cause?: Error }) => /^workflow id 'replay-workflow-id-other' is not the config's buildId/.test(err.cause?.message ?? ''));
+    await assert.rejects(run('replay-workflow-id-other', config('replay-workflow-id')), (err: { cause?: Error }) =>
+      /^workflow id 'replay-workflow-id-other' is not the config's buildId/.test(err.cause?.message ?? ''),
+    );
   }
   // Last, once no build calls a model: this process's limiters are shared by its workers, and a
   // worker on LEASE_QUEUE would report the builds' demand to the desk too.

@@ -46,12 +46,15 @@ test('an answer that follows its constraints passes at the first attempt, with a
   const result = await runAnswerStage(context(), TASK, [...RULES, judged('tone_requirement', 'Use a calm tone.')], scene.image, []);
   assert.equal(result.attempts, 1);
   assert.equal(result.passRate, 1);
-  assert.deepEqual(result.verdicts.map((v) => [v.index, v.method, v.passed]), [
-    [0, 'rule', true],
-    [1, 'rule', true],
-    [2, 'rule', true],
-    [3, 'direct_judge', true],
-  ]);
+  assert.deepEqual(
+    result.verdicts.map((v) => [v.index, v.method, v.passed]),
+    [
+      [0, 'rule', true],
+      [1, 'rule', true],
+      [2, 'rule', true],
+      [3, 'direct_judge', true],
+    ],
+  );
 });
 
 test('an answer below the threshold is regenerated, then the sample is rejected with per-constraint reasons', async () => {
@@ -79,23 +82,27 @@ test('a pair is kept when the rejected answer fails a dropped constraint, and re
   assert.equal(result.strategy, 'drop100');
   assert.equal(result.dropped.length, 3);
   assert.equal(result.prompt, '## Task Description\nDescribe the harbor scene.');
-  assert.ok(result.verdicts.some((v) => !v.passed), 'without the constraints, the answer misses at least one');
+  assert.ok(
+    result.verdicts.some((v) => !v.passed),
+    'without the constraints, the answer misses at least one',
+  );
 });
 
 test('a rejected answer that still satisfies every dropped constraint is not kept', async () => {
   scene.sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
-  const lenient = [judged('tone_requirement', 'Use a calm tone.'), judged('perspective_requirement', 'Write in the third person.'), judged('style_requirements', 'Write like a log entry.')];
-  await assert.rejects(
-    runRejectedStage(context({ dpo: { strategies: ['drop33'] } }), sample, TASK, lenient, passing(lenient), scene.image, []),
-    (err: unknown) => {
-      assert.ok(err instanceof SampleRejection);
-      assert.match(err.reason, /^rejected: uninformative-pair: drop33 pair, after 3 rejected answers: the rejected answer satisfied every constraint at stake/);
-      assert.deepEqual(err.details?.ruleRejections, { 'uninformative-pair': 3 });
-      assert.equal(err.details?.strategy, 'drop33');
-      assert.equal(err.details?.verdicts?.length, 1, 'ceil(3/3) = 1 constraint at stake');
-      return true;
-    },
-  );
+  const lenient = [
+    judged('tone_requirement', 'Use a calm tone.'),
+    judged('perspective_requirement', 'Write in the third person.'),
+    judged('style_requirements', 'Write like a log entry.'),
+  ];
+  await assert.rejects(runRejectedStage(context({ dpo: { strategies: ['drop33'] } }), sample, TASK, lenient, passing(lenient), scene.image, []), (err: unknown) => {
+    assert.ok(err instanceof SampleRejection);
+    assert.match(err.reason, /^rejected: uninformative-pair: drop33 pair, after 3 rejected answers: the rejected answer satisfied every constraint at stake/);
+    assert.deepEqual(err.details?.ruleRejections, { 'uninformative-pair': 3 });
+    assert.equal(err.details?.strategy, 'drop33');
+    assert.equal(err.details?.verdicts?.length, 1, 'ceil(3/3) = 1 constraint at stake');
+    return true;
+  });
 });
 
 test('no_image keeps every constraint in the prompt and puts every constraint at stake', async () => {
@@ -114,12 +121,22 @@ test('judge replies that stay empty after every try reject the sample for the mo
     await assert.rejects(
       verifyAnswer(
         context(),
-        { task: { instruction: 'Describe.' }, constraints: [judged('tone_requirement', 'Be calm.'), judged('perspective_requirement', 'Use the third person.')], answer: 'A calm harbor.', image: scene.image, compare: false },
+        {
+          task: { instruction: 'Describe.' },
+          constraints: [judged('tone_requirement', 'Be calm.'), judged('perspective_requirement', 'Use the third person.')],
+          answer: 'A calm harbor.',
+          image: scene.image,
+          compare: false,
+        },
         calls,
       ),
       (err: unknown) => err instanceof SampleRejection && /^judge: empty-reply: .*\(3 tries\)$/.test(err.reason) && err.details?.modelCall?.status === 200,
     );
-    assert.deepEqual(calls.map((c) => [c.stage, c.problem]), Array(3).fill(['judge', 'empty-reply']), 'each try recorded');
+    assert.deepEqual(
+      calls.map((c) => [c.stage, c.problem]),
+      Array(3).fill(['judge', 'empty-reply']),
+      'each try recorded',
+    );
   } finally {
     scene.sim.setFaults({ rateMalformed: 0 });
   }
@@ -142,7 +159,10 @@ test('a pair whose chosen answer fails a constraint the rejected answer passes i
     assert.match(err.reason, /^rejected: chosen-loses: drop33 pair, after 3 rejected answers: the chosen answer fails where the rejected one passes: #\d/);
     assert.deepEqual(err.details?.ruleRejections, { 'chosen-loses': 3 });
     // Verified on every rule-checked constraint, not only the one at stake.
-    assert.deepEqual(err.details?.verdicts?.map((v) => v.index), [0, 1, 2]);
+    assert.deepEqual(
+      err.details?.verdicts?.map((v) => v.index),
+      [0, 1, 2],
+    );
     assert.equal(err.details?.atStake?.length, 1);
     return true;
   });
@@ -153,7 +173,10 @@ test('a pair whose chosen answer passed everything is kept; the rejected answer 
   scene.sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
   const result = await runRejectedStage(context({ dpo: { strategies: ['drop33'] } }), sample, TASK, DISTINCTIVE, passing(DISTINCTIVE), scene.image, []);
   assert.equal(result.validation, 'strict');
-  assert.deepEqual(result.verdicts.map((v) => v.index), [0, 1, 2]);
+  assert.deepEqual(
+    result.verdicts.map((v) => v.index),
+    [0, 1, 2],
+  );
   assert.equal(result.atStake.length, 1);
   assert.equal(result.verdicts.find((v) => v.index === result.atStake[0])!.passed, false, 'the dropped constraint is missed');
   assert.deepEqual(result.ruleRejections, {});
@@ -168,6 +191,13 @@ test('dpo.validate "paper" keeps the first rejected answer as generated, asks no
   const result = await runRejectedStage(context({ dpo: { strategies: ['drop33'], validate: 'paper' } }), sample, TASK, lenient, verdictsOf(lenient, false), scene.image, calls);
   assert.equal(result.validation, 'paper');
   assert.equal(result.attempts, 1);
-  assert.deepEqual(result.verdicts.map((v) => v.method), ['rule'], 'judged constraints are not verified under paper');
-  assert.deepEqual(calls.map((c) => c.stage), ['rejected']);
+  assert.deepEqual(
+    result.verdicts.map((v) => v.method),
+    ['rule'],
+    'judged constraints are not verified under paper',
+  );
+  assert.deepEqual(
+    calls.map((c) => c.stage),
+    ['rejected'],
+  );
 });

@@ -92,22 +92,37 @@ test('planBatchFiles splits by request count, by bytes and by model, keeping ord
   const requests: BatchRequest[] = Array.from({ length: 7 }, (_, i) => ({ custom_id: `a${i}`, body: chat('model-a', `question ${i}`) }));
   requests.splice(2, 0, { custom_id: 'b0', body: chat('model-b', 'other') });
   const byCount = planBatchFiles(requests, { maxRequests: 3, maxBytes: 1e9 });
-  assert.deepEqual(byCount.map((f) => [f.model, f.customIds]), [
-    ['model-a', ['a0', 'a1', 'a2']],
-    ['model-a', ['a3', 'a4', 'a5']],
-    ['model-a', ['a6']],
-    ['model-b', ['b0']],
-  ]);
+  assert.deepEqual(
+    byCount.map((f) => [f.model, f.customIds]),
+    [
+      ['model-a', ['a0', 'a1', 'a2']],
+      ['model-a', ['a3', 'a4', 'a5']],
+      ['model-a', ['a6']],
+      ['model-b', ['b0']],
+    ],
+  );
   for (const file of byCount) {
     assert.equal(file.bytes, Buffer.byteLength(file.jsonl));
-    const lines = file.jsonl.trimEnd().split('\n').map((line) => JSON.parse(line) as BatchRequest & { method: string; url: string });
-    assert.deepEqual(lines.map((l) => l.custom_id), file.customIds);
+    const lines = file.jsonl
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as BatchRequest & { method: string; url: string });
+    assert.deepEqual(
+      lines.map((l) => l.custom_id),
+      file.customIds,
+    );
     assert.ok(lines.every((l) => l.method === 'POST' && l.url === '/v1/chat/completions' && l.body.model === file.model));
   }
 
   const lineBytes = Buffer.byteLength(byCount[0]!.jsonl) / 3;
-  const byBytes = planBatchFiles(requests.filter((r) => r.body.model === 'model-a'), { maxRequests: 100, maxBytes: Math.ceil(lineBytes * 2.5) });
-  assert.deepEqual(byBytes.map((f) => f.customIds.length), [2, 2, 2, 1]);
+  const byBytes = planBatchFiles(
+    requests.filter((r) => r.body.model === 'model-a'),
+    { maxRequests: 100, maxBytes: Math.ceil(lineBytes * 2.5) },
+  );
+  assert.deepEqual(
+    byBytes.map((f) => f.customIds.length),
+    [2, 2, 2, 1],
+  );
   assert.ok(byBytes.every((f) => f.bytes <= lineBytes * 2.5));
 
   assert.throws(() => planBatchFiles([requests[0]!, requests[0]!]), /duplicate batch custom_id a0/);
@@ -145,7 +160,10 @@ test('submit, poll, collect and store: the pipeline then runs on cache hits with
     [...prepared].map(([custom_id, p]) => ({ custom_id, body: p.body })),
     { limits: { maxRequests: 4, maxBytes: 200 * 1024 * 1024 }, metadata: { build: 'test' } },
   );
-  assert.deepEqual(submitted.map((s) => s.requests), [4, 2]);
+  assert.deepEqual(
+    submitted.map((s) => s.requests),
+    [4, 2],
+  );
   const first = await pollBatch(client, submitted[0]!.batchId);
   assert.equal(first.done, false);
   assert.ok(['validating', 'in_progress', 'finalizing'].includes(first.status));
@@ -277,7 +295,10 @@ test('a submission retried after a failure mid-way submits only the files its lo
   const retried = await submitBatches(flaky, requests, { limits, log: recorded, record });
   assert.equal(retried.length, 2, 'the retry submits the two files not yet submitted');
   assert.equal(created.length, 3, `3 batches created in all, not 4: ${created.join(' ')}`);
-  assert.deepEqual(recorded.batches.map((b) => b.batchId), created);
+  assert.deepEqual(
+    recorded.batches.map((b) => b.batchId),
+    created,
+  );
   const covered = recorded.batches.flatMap((b) => b.customIds);
   assert.deepEqual([...covered].sort(), requests.map((r) => r.custom_id).sort(), 'every request exactly once');
   // The simulator runs each submitted line once: 6 lines, not more.

@@ -89,7 +89,14 @@ test('a ModelCaller sends nothing once the budget is spent, and a raised budget 
   const prices = { 'budget-sim': { inputPerMTok: 1000, outputPerMTok: 1000, batchDiscount: 0.5 } };
   const caller = new ModelCaller(store, '_cache/llm', defaultLlmSettings(), { prices, budget });
   const ask = (i: number, calls: CallRecord[]) =>
-    caller.text({ stage: 'answer', endpoint: { model: 'budget-sim', baseUrl: sim.url, apiKeyEnv: 'MMIF_TEST_UNSET_KEY', concurrency: 1, batch: false }, prompt: renderAnswerPrompt(`Describe scene ${i}.`, []) }, calls);
+    caller.text(
+      {
+        stage: 'answer',
+        endpoint: { model: 'budget-sim', baseUrl: sim.url, apiKeyEnv: 'MMIF_TEST_UNSET_KEY', concurrency: 1, batch: false },
+        prompt: renderAnswerPrompt(`Describe scene ${i}.`, []),
+      },
+      calls,
+    );
   await writeBudget(store, BUDGET, { maxUsd: 0.5 });
   sim.resetStats();
   const calls: CallRecord[] = [];
@@ -105,7 +112,10 @@ test('a ModelCaller sends nothing once the budget is spent, and a raised budget 
   now += BUDGET_REFRESH_MS;
   const again: CallRecord[] = [];
   for (let i = 0; i < calls.length; i++) await ask(i, again);
-  assert.ok(again.every((c) => c.cached), 'the calls paid before are cache hits');
+  assert.ok(
+    again.every((c) => c.cached),
+    'the calls paid before are cache hits',
+  );
   assert.equal(sim.stats().requests, calls.length);
   await budget.ledger.flush();
   const reader = new SpendLedger(store, SPEND, () => now);
@@ -118,5 +128,9 @@ test('the budget is not part of the config fingerprint: raising it continues the
   const fingerprint = (budget?: { maxUsd: number }) => configFingerprint(parseBuildConfig({ ...input, ...(budget ? { llm: { budget } } : {}) }));
   assert.equal(fingerprint({ maxUsd: 1 }), fingerprint({ maxUsd: 100 }));
   assert.equal(fingerprint({ maxUsd: 1 }), fingerprint());
-  assert.throws(() => parseEvalConfig({ evalId: 'e', data: '/tmp/d', model: { model: 'm' }, llm: { budget: { maxUsd: 1 } } }), /budget/, 'evals take no budget: it would hold nothing');
+  assert.throws(
+    () => parseEvalConfig({ evalId: 'e', data: '/tmp/d', model: { model: 'm' }, llm: { budget: { maxUsd: 1 } } }),
+    /budget/,
+    'evals take no budget: it would hold nothing',
+  );
 });

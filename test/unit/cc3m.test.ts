@@ -137,7 +137,10 @@ for (const backend of testBackends()) {
         const { uri } = await dataset(layout, { brokenJson: '000000001' });
         const items = await collect(cc3mConfig(uri), backend.s3);
         assert.equal(samplesOf(items).length, 5);
-        assert.deepEqual(problemsOf(items).map((p) => p.sourceId), ['000000001']);
+        assert.deepEqual(
+          problemsOf(items).map((p) => p.sourceId),
+          ['000000001'],
+        );
         const where = layout === 'webdataset' ? '00000.tar:000000001' : '00000/000000001';
         assert.match(problemsOf(items)[0]!.reason, new RegExp(`^${where}: .*000000001\\.json is not JSON`));
       });
@@ -145,13 +148,19 @@ for (const backend of testBackends()) {
       it(`reports a ${layout} record img2dataset failed to download, naming the status`, async () => {
         const { uri } = await dataset(layout, { failedDownload: '000010002' });
         const items = await collect(cc3mConfig(uri), backend.s3);
-        assert.deepEqual(samplesOf(items).map((s) => s.sourceId), ['000000000', '000000001', '000000002', '000010000', '000010001']);
-        assert.deepEqual(problemsOf(items).map((p) => p.sourceId), ['000010002']);
+        assert.deepEqual(
+          samplesOf(items).map((s) => s.sourceId),
+          ['000000000', '000000001', '000000002', '000010000', '000010001'],
+        );
+        assert.deepEqual(
+          problemsOf(items).map((p) => p.sourceId),
+          ['000010002'],
+        );
         assert.match(problemsOf(items)[0]!.reason, /status "failed_to_download" \(HTTP Error 404\)/);
       });
     }
 
-    it('plans a webdataset from img2dataset\'s parquet side files without reading a tar byte, and counts failed downloads', needs('pyarrow (tools/venv)'), async () => {
+    it("plans a webdataset from img2dataset's parquet side files without reading a tar byte, and counts failed downloads", needs('pyarrow (tools/venv)'), async () => {
       const { uri, records } = await dataset('webdataset', { sideFile: 'img2dataset', failedDownload: '000010002' });
       const store = openStore(uri, backend.s3);
       const tars = { '00000.tar': (await store.get('00000.tar'))!, '00001.tar': (await store.get('00001.tar'))! };
@@ -162,7 +171,10 @@ for (const backend of testBackends()) {
 
       const samples = samplesOf(items);
       const kept = records.filter((r) => r.key !== '000010002');
-      assert.deepEqual(samples.map((s) => [s.sourceId, s.caption]), kept.map((r) => [r.key, r.caption]));
+      assert.deepEqual(
+        samples.map((s) => [s.sourceId, s.caption]),
+        kept.map((r) => [r.key, r.caption]),
+      );
       assert.deepEqual(samples[3]!.image, { sourceIndex: SOURCE_INDEX, key: '00001.tar', tarRecord: '000010000' });
       const [failed, ...others] = problemsOf(items);
       assert.deepEqual(others, []);

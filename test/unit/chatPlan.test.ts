@@ -2,13 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rngFor } from '../../domain/random.js';
-import {
-  assignInstructions,
-  droppedForRejected,
-  instructionsInForce,
-  instructionTurns,
-  type ChatCandidate,
-} from '../../domain/multiturn/chatPlan.js';
+import { assignInstructions, droppedForRejected, instructionsInForce, instructionTurns, type ChatCandidate } from '../../domain/multiturn/chatPlan.js';
 
 test('instruction turns follow seed 002 §1: before question j, add one with probability 1 − (given so far)/max', () => {
   const counts = new Set<number>();
@@ -16,7 +10,10 @@ test('instruction turns follow seed 002 §1: before question j, add one with pro
     const turns = instructionTurns(rngFor('chat', seed), 3, 6);
     counts.add(turns.length);
     assert.equal(turns[0], 1, 'with none given, the chance is 1 − 0/6 = 1: the first question always gets one');
-    assert.ok(turns.every((t, i) => t >= 1 && t <= 3 && (i === 0 || t > turns[i - 1]!)), `seed ${seed}: ${turns}`);
+    assert.ok(
+      turns.every((t, i) => t >= 1 && t <= 3 && (i === 0 || t > turns[i - 1]!)),
+      `seed ${seed}: ${turns}`,
+    );
   }
   assert.deepEqual([...counts].sort(), [1, 2, 3], 'a 3-turn chat gets 1, 2 or 3 instructions, never more');
   for (let seed = 0; seed < 300; seed++) assert.ok(instructionTurns(rngFor('chat', seed), 20, 6).length <= 6);
@@ -63,12 +60,18 @@ test('assignment: judged and repeated types refused, conflicts removed across th
   const noCat = rule('not_mention', 'Never write "cat".', 'check_whether_whole_response_not_contain_certain_substrings', [['cat']]);
 
   const plan = assignInstructions([2, 5, 9], [oneParagraph, tone, exclaim, threeSentences, shortAnswer, twoParagraphs, sayCat, noCat]);
-  assert.deepEqual(plan.instructions.map((i) => [i.turn, i.constraint.type]), [
-    [2, 'paragraph_number_limit'],
-    [5, 'punctuation_requirements'],
-    [9, 'word_count_range_limit'],
-  ]);
-  assert.deepEqual(plan.spare.map((c) => c.type), ['mention']);
+  assert.deepEqual(
+    plan.instructions.map((i) => [i.turn, i.constraint.type]),
+    [
+      [2, 'paragraph_number_limit'],
+      [5, 'punctuation_requirements'],
+      [9, 'word_count_range_limit'],
+    ],
+  );
+  assert.deepEqual(
+    plan.spare.map((c) => c.type),
+    ['mention'],
+  );
   const reasons = plan.removed.map((r) => `${r.constraint.value} -> ${r.reason}`);
   assert.equal(reasons.length, 4);
   assert.match(reasons[0]!, /^Sound excited\. -> not rule-checked: tone_requirement is verified by compare_judge/);
@@ -77,18 +80,30 @@ test('assignment: judged and repeated types refused, conflicts removed across th
   assert.match(reasons[3]!, /^Never write "cat"\. -> conflict: 'cat' is both required and forbidden/);
 
   // Fewer usable candidates than turns: the earliest turns get them.
-  assert.deepEqual(assignInstructions([3, 7, 11], [exclaim]).instructions.map((i) => i.turn), [3]);
+  assert.deepEqual(
+    assignInstructions([3, 7, 11], [exclaim]).instructions.map((i) => i.turn),
+    [3],
+  );
 });
 
 test('instructions in force and the instruction a rejected answer forgets', () => {
-  const plan = assignInstructions([2, 5, 9], [
-    rule('paragraph_number_limit', 'One paragraph.', 'check_whether_response_paragraph_number_in_range', [1, 1]),
-    rule('punctuation_requirements', 'End with "!".', 'check_whether_each_sentence_end_with_certain_substring', ['!']),
-    rule('word_count_range_limit', 'At most 60 words.', 'check_whether_response_word_count_in_range', [1, 60]),
-  ]).instructions;
+  const plan = assignInstructions(
+    [2, 5, 9],
+    [
+      rule('paragraph_number_limit', 'One paragraph.', 'check_whether_response_paragraph_number_in_range', [1, 1]),
+      rule('punctuation_requirements', 'End with "!".', 'check_whether_each_sentence_end_with_certain_substring', ['!']),
+      rule('word_count_range_limit', 'At most 60 words.', 'check_whether_response_word_count_in_range', [1, 60]),
+    ],
+  ).instructions;
   assert.deepEqual(instructionsInForce(plan, 1), []);
-  assert.deepEqual(instructionsInForce(plan, 5).map((i) => i.turn), [2, 5]);
-  assert.deepEqual(instructionsInForce(plan, 20).map((i) => i.turn), [2, 5, 9]);
+  assert.deepEqual(
+    instructionsInForce(plan, 5).map((i) => i.turn),
+    [2, 5],
+  );
+  assert.deepEqual(
+    instructionsInForce(plan, 20).map((i) => i.turn),
+    [2, 5, 9],
+  );
 
   // Only an instruction given at an EARLIER turn can be forgotten: none at turn 2, only turn 2's at turn 5.
   assert.equal(droppedForRejected(rngFor('r', 0), plan, 2), undefined);

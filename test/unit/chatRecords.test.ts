@@ -14,7 +14,13 @@ import type { PlannedConstraint, Verdict } from '../../pipeline/stageState.js';
 import { MULTITURN_SYSTEM_TEXT } from '../../prompts/multiturnChat.js';
 
 const sample: SourceSample = { sampleId: 'cc3m-1', source: 'cc3m', sourceId: '001', licenseNote: 'cc', image: { sourceIndex: 0, key: 'k' } };
-const rule = (type: string, value: string, func: string, params: unknown[]): PlannedConstraint => ({ type, value, method: 'rule', verifiers: [{ func, params }], selection: 'parser' });
+const rule = (type: string, value: string, func: string, params: unknown[]): PlannedConstraint => ({
+  type,
+  value,
+  method: 'rule',
+  verifiers: [{ func, params }],
+  selection: 'parser',
+});
 const mention = rule('mention', 'Mention "harbor".', 'check_whether_each_keyword_in_list_mentioned_in_range', [['harbor'], 1, 10000]);
 const short = rule('word_count_range_limit', 'Use at most 40 words.', 'check_whether_response_word_count_in_range', [1, 40]);
 const verdict = (index: number, type: string, passed: boolean): Verdict => ({ index, type, method: 'rule', passed, detail: passed ? 'ok' : 'no' });
@@ -67,7 +73,14 @@ const chat: ChatResult = {
 test('a chat record, its kept pair and its discarded pair, and their sharegpt rows', () => {
   const out = assembleChat(sample, states(chat));
   assert.equal(out.chat?.turns.length, 3);
-  assert.deepEqual(out.chat?.turns.map((t) => [t.instruction, t.pif]), [[mention.value, 1], [short.value, 1], [null, 1]]);
+  assert.deepEqual(
+    out.chat?.turns.map((t) => [t.instruction, t.pif]),
+    [
+      [mention.value, 1],
+      [short.value, 1],
+      [null, 1],
+    ],
+  );
   assert.deepEqual(out.chat?.removed_instructions, chat.removed);
   assert.equal(out.pairs.length, 1);
   const [pair] = out.pairs;
@@ -102,7 +115,7 @@ test('a chat record, its kept pair and its discarded pair, and their sharegpt ro
   assert.deepEqual(Object.keys(meta.turns[0]!).sort(), ['attempts', 'instruction', 'pif', 'turn', 'verdicts'], 'texts live in conversations, verdicts and PIF in metadata');
 
   const pairRow = chatPairSharegptRow(pair!);
-  assert.deepEqual(pairRow.conversations, row.conversations.slice(0, 3), 'the chat up to the pair\'s turn, ending with its human turn');
+  assert.deepEqual(pairRow.conversations, row.conversations.slice(0, 3), "the chat up to the pair's turn, ending with its human turn");
   assert.deepEqual(pairRow.chosen, { from: 'gpt', value: 'Blue harbor water.' });
   assert.deepEqual(pairRow.rejected, { from: 'gpt', value: 'Blue water.' });
 });
@@ -122,9 +135,18 @@ test('<image> in a turn rejects the chat naming the turn; in a rejected answer, 
   assert.ok(pairOnly.rejects.some((r) => r.kind === 'pair' && /turn 2's rejected answer contains the literal <image>/.test(r.reason)));
 });
 
-test('a rejected or unfinished stage becomes the sample\'s rejection, with its reason', () => {
-  const rejected = { ...states(chat), chat: { status: 'rejected', stage: 'chat', reason: 'chat: below-threshold: turn 4 PIF 0.50 < 1 after 3 attempts; failed: #2 mention (x)', calls: [] } } as SampleStates;
-  assert.deepEqual(assembleChat(sample, rejected).rejects.map((r) => [r.kind, r.stage, r.reason]), [['sample', 'chat', 'chat: below-threshold: turn 4 PIF 0.50 < 1 after 3 attempts; failed: #2 mention (x)']]);
+test("a rejected or unfinished stage becomes the sample's rejection, with its reason", () => {
+  const rejected = {
+    ...states(chat),
+    chat: { status: 'rejected', stage: 'chat', reason: 'chat: below-threshold: turn 4 PIF 0.50 < 1 after 3 attempts; failed: #2 mention (x)', calls: [] },
+  } as SampleStates;
+  assert.deepEqual(
+    assembleChat(sample, rejected).rejects.map((r) => [r.kind, r.stage, r.reason]),
+    [['sample', 'chat', 'chat: below-threshold: turn 4 PIF 0.50 < 1 after 3 attempts; failed: #2 mention (x)']],
+  );
   const { chat: _chat, ...unfinished } = states(chat);
-  assert.deepEqual(assembleChat(sample, unfinished as SampleStates).rejects.map((r) => r.reason), ["incomplete: stage 'chat' never ran"]);
+  assert.deepEqual(
+    assembleChat(sample, unfinished as SampleStates).rejects.map((r) => r.reason),
+    ["incomplete: stage 'chat' never ran"],
+  );
 });

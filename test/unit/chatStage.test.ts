@@ -23,7 +23,13 @@ function context(output: string, overrides: Partial<BuildConfigInput> = {}) {
 }
 
 const sample: SourceSample = { sampleId: 'cc3m-chat-7', source: 'cc3m', sourceId: 'c', licenseNote: '', image: { sourceIndex: 0, key: 'x' } };
-const rule = (type: string, value: string, func: string, params: unknown[]): PlannedConstraint => ({ type, value, method: 'rule', verifiers: [{ func, params }], selection: 'parser' });
+const rule = (type: string, value: string, func: string, params: unknown[]): PlannedConstraint => ({
+  type,
+  value,
+  method: 'rule',
+  verifiers: [{ func, params }],
+  selection: 'parser',
+});
 const CANDIDATES: PlannedConstraint[] = [
   rule('paragraph_number_limit', 'From now on, answer in exactly 2 paragraphs.', 'check_whether_response_paragraph_number_in_range', [2, 2]),
   { type: 'tone_requirement', value: 'Sound cheerful.', method: 'compare_judge', verifiers: [], selection: 'none' },
@@ -41,8 +47,19 @@ test('a chat: every turn verified on every instruction in force, PIF 1 at the th
 
   // This sample's seeded plan (seed 002 §1: the first question always gets one, then 1 − given/max;
   // candidates in a seeded order): 3 instructions, at turns 1, 2 and 3.
-  assert.deepEqual(chat.instructions.map((x) => [x.turn, x.constraint.type]), [[1, 'mention'], [2, 'paragraph_number_limit'], [3, 'word_count_range_limit']]);
-  assert.deepEqual(chat.removed.map((r) => r.type), ['tone_requirement', 'not_mention'], 'judged and conflicting candidates are refused, with reasons');
+  assert.deepEqual(
+    chat.instructions.map((x) => [x.turn, x.constraint.type]),
+    [
+      [1, 'mention'],
+      [2, 'paragraph_number_limit'],
+      [3, 'word_count_range_limit'],
+    ],
+  );
+  assert.deepEqual(
+    chat.removed.map((r) => r.type),
+    ['tone_requirement', 'not_mention'],
+    'judged and conflicting candidates are refused, with reasons',
+  );
   assert.equal(chat.turns.length, 8);
   const first = chat.instructions[0]!.turn;
   let keptPairs = 0;
@@ -73,18 +90,18 @@ test('a chat: every turn verified on every instruction in force, PIF 1 at the th
   const again: CallRecord[] = [];
   assert.deepEqual(await runChatStage(context(output), sample, scene.image, QUESTIONS, CANDIDATES, { maxInstructions: 3, pifThreshold: 1 }, again), chat);
   assert.equal(again.length, calls.length);
-  assert.ok(again.every((c) => c.cached), 'a re-run pays for nothing');
+  assert.ok(
+    again.every((c) => c.cached),
+    'a re-run pays for nothing',
+  );
 });
 
 test('a turn that never reaches the threshold rejects the chat, naming the turn and the failed instruction', async () => {
   scene.sim.setFaults({ complianceRate: 0, judgeLeniency: 1 });
   const ctx = context(path.join(scene.dir, 'out-failing'), { verification: { maxRegenerations: 1 } });
-  await assert.rejects(
-    runChatStage(ctx, sample, scene.image, QUESTIONS, CANDIDATES, { maxInstructions: 3, pifThreshold: 1 }, []),
-    (err: unknown) => {
-      assert.ok(err instanceof SampleRejection);
-      assert.match(err.reason, /^chat: below-threshold: turn \d PIF 0\.\d\d < 1 after 2 attempts; failed: #1 \w+/);
-      return true;
-    },
-  );
+  await assert.rejects(runChatStage(ctx, sample, scene.image, QUESTIONS, CANDIDATES, { maxInstructions: 3, pifThreshold: 1 }, []), (err: unknown) => {
+    assert.ok(err instanceof SampleRejection);
+    assert.match(err.reason, /^chat: below-threshold: turn \d PIF 0\.\d\d < 1 after 2 attempts; failed: #1 \w+/);
+    return true;
+  });
 });

@@ -26,7 +26,10 @@ const c = (type: string, value: string, verifiers?: CheckedConstraint['verifiers
 
 test('paragraph counts on a yes/no question are removed as unsuitable', () => {
   const { kept, removed } = removeConflicts([c('paragraph_number_limit', 'Use 3 paragraphs.'), c('tone_requirement', 'Be warm.')], 'short_answer');
-  assert.deepEqual(kept.map((k) => k.type), ['tone_requirement']);
+  assert.deepEqual(
+    kept.map((k) => k.type),
+    ['tone_requirement'],
+  );
   assert.match(removed[0]!.reason, /^unsuitable: paragraph_number_limit does not fit a short answer instruction/);
 });
 
@@ -60,12 +63,18 @@ test('value-level conflicts between verifier calls: the later constraint gives w
     assert.deepEqual(kept, [first]);
     assert.match(removed[0]!.reason, reason);
   }
-  const compatible = removeConflicts([c('paragraph_number_limit', '3', para(3, 3)), c('x_first', 'at least 2', para(2, 10000))].map((x) => ({ ...x, type: 'paragraph_number_limit' })), 'open');
+  const compatible = removeConflicts(
+    [c('paragraph_number_limit', '3', para(3, 3)), c('x_first', 'at least 2', para(2, 10000))].map((x) => ({ ...x, type: 'paragraph_number_limit' })),
+    'open',
+  );
   assert.equal(compatible.kept.length, 2, 'overlapping ranges are compatible');
 });
 
 test('declared type conflicts remove the later constraint', () => {
   const { kept, removed } = removeConflicts([c('strict_formatting_requirements', 'Return JSON.'), c('paragraph_number_limit', 'Use 3 paragraphs.')], 'open');
-  assert.deepEqual(kept.map((k) => k.type), ['strict_formatting_requirements']);
+  assert.deepEqual(
+    kept.map((k) => k.type),
+    ['strict_formatting_requirements'],
+  );
   assert.match(removed[0]!.reason, /conflicts with strict_formatting_requirements/);
 });

@@ -15,7 +15,11 @@ test('fair shares: water-filling over demands, the rest spread evenly, summing t
   assert.deepEqual(fairShares(128, [0, 0, 0, 0]), [32, 32, 32, 32]);
   assert.deepEqual(fairShares(10, [5, 5, 5]), [4, 3, 3]);
   assert.deepEqual(fairShares(0, [5]), [0]);
-  for (const demands of [[1, 2, 3], [1000, 1, 0, 7], [0], [3, 3]]) assert.equal(fairShares(97, demands).reduce((a, b) => a + b, 0), 97);
+  for (const demands of [[1, 2, 3], [1000, 1, 0, 7], [0], [3, 3]])
+    assert.equal(
+      fairShares(97, demands).reduce((a, b) => a + b, 0),
+      97,
+    );
 });
 
 test('a busy worker borrows what idle workers do not use and gives it back when they want it', () => {
@@ -56,7 +60,8 @@ test('a busy worker borrows what idle workers do not use and gives it back when 
 
 test('a released or silent worker returns its leases', () => {
   const book: LeaseBook = {};
-  const ask = (worker: string, now: number) => grantLeases(book, { worker, seq: 0, endpoints: [{ endpoint: 'e', cap: 100, inFlight: 0, queued: 1000, holding: 0 }] }, now).grants.e!;
+  const ask = (worker: string, now: number) =>
+    grantLeases(book, { worker, seq: 0, endpoints: [{ endpoint: 'e', cap: 100, inFlight: 0, queued: 1000, holding: 0 }] }, now).grants.e!;
   assert.equal(ask('a', 0), 100);
   assert.equal(grantLeases(book, { worker: 'a', seq: 0, endpoints: [{ endpoint: 'e', cap: 100, inFlight: 0, queued: 1000, holding: 100 }] }, 0).shared, undefined, 'alone');
   assert.equal(ask('b', 0), 0);
@@ -88,7 +93,7 @@ test('the tightest cap any worker names applies', () => {
  */
 function simulate(workers: number, seed: number): { overCap: number; used: number; wanted: number } {
   let state = seed;
-  const random = () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const CAP = 128;
   const latency = 4;
   const book: LeaseBook = {};
@@ -103,13 +108,16 @@ function simulate(workers: number, seed: number): { overCap: number; used: numbe
       // Still under the grant it held when it reported: the answer is on its way.
       const admit = Math.max(0, Math.min(w.demand, w.grant) - w.running.length);
       for (let i = 0; i < admit; i++) w.running.push(latency);
-      if (w.inbox !== undefined) (w.grant = w.inbox), (w.inbox = undefined);
+      if (w.inbox !== undefined) ((w.grant = w.inbox), (w.inbox = undefined));
     }
     const inFlight = fleet.reduce((n, w) => n + w.running.length, 0);
     if (inFlight > CAP) overCap++;
     if (step % 50 > 10) {
       used += inFlight;
-      wanted += Math.min(CAP, fleet.reduce((n, w) => n + w.demand, 0));
+      wanted += Math.min(
+        CAP,
+        fleet.reduce((n, w) => n + w.demand, 0),
+      );
     }
     for (const w of fleet) {
       if (random() < 0.5) continue;
@@ -138,7 +146,7 @@ test('simulated fleets of 2 and 4 workers: never over the cap, and the cap kept 
  */
 function simulateRates(workers: number, seed: number): { overLimit: number; sent: number; wanted: number } {
   let state = seed;
-  const random = () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const LIMIT = 1_000;
   const book: LeaseBook = {};
   const fleet = Array.from({ length: workers }, (_, i) => ({ id: `w${i}`, arrivals: 0, backlog: 0, pace: 0, inbox: undefined as number | undefined }));
@@ -155,12 +163,15 @@ function simulateRates(workers: number, seed: number): { overLimit: number; sent
       w.backlog -= send;
       out += send;
       sends.push(send);
-      if (w.inbox !== undefined) (w.pace = w.inbox), (w.inbox = undefined);
+      if (w.inbox !== undefined) ((w.pace = w.inbox), (w.inbox = undefined));
     }
     if (out > LIMIT) overLimit++;
     if (step % 50 > 10) {
       sent += out;
-      wanted += Math.min(LIMIT, fleet.reduce((n, w) => n + w.arrivals, 0));
+      wanted += Math.min(
+        LIMIT,
+        fleet.reduce((n, w) => n + w.arrivals, 0),
+      );
     }
     for (const [i, w] of fleet.entries()) {
       if (random() < 0.5) continue;
@@ -172,8 +183,16 @@ function simulateRates(workers: number, seed: number): { overLimit: number; sent
 }
 
 test('per-minute rates by demand: simulated fleets of 2 and 4 workers never pace over the limit together and keep it used when wanted', () => {
-  assert.deepEqual(rateDemand('e/rpm', { limit: 7_680, used: 1_000.4, waiting: true, holding: 1_920 }), { endpoint: 'e/rpm', cap: 7_680, inFlight: 1_920, queued: 5_760, holding: 1_920 }, 'waiting at its rate: wants the whole limit');
-  assert.deepEqual(rateDemand('e/rpm', { limit: 7_680, used: 300.2, waiting: false, holding: 1_920 }), { endpoint: 'e/rpm', cap: 7_680, inFlight: 301, queued: 0, holding: 1_920 }, 'otherwise: what it used');
+  assert.deepEqual(
+    rateDemand('e/rpm', { limit: 7_680, used: 1_000.4, waiting: true, holding: 1_920 }),
+    { endpoint: 'e/rpm', cap: 7_680, inFlight: 1_920, queued: 5_760, holding: 1_920 },
+    'waiting at its rate: wants the whole limit',
+  );
+  assert.deepEqual(
+    rateDemand('e/rpm', { limit: 7_680, used: 300.2, waiting: false, holding: 1_920 }),
+    { endpoint: 'e/rpm', cap: 7_680, inFlight: 301, queued: 0, holding: 1_920 },
+    'otherwise: what it used',
+  );
   for (const workers of [2, 4]) {
     for (const seed of [1, 2, 3]) {
       const { overLimit, sent, wanted } = simulateRates(workers, seed);

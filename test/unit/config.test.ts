@@ -34,11 +34,7 @@ test('errors name every bad field by path', () => {
   const bad = { ...minimal, maxSamples: 0, sources: [{ type: 'cc3m', uri: '' }], image: { minShortSide: -1 } };
   assert.throws(
     () => parseBuildConfig(bad),
-    (err: unknown) =>
-      err instanceof ConfigError &&
-      err.message.includes('maxSamples') &&
-      err.message.includes('sources.0.uri') &&
-      err.message.includes('image.minShortSide'),
+    (err: unknown) => err instanceof ConfigError && err.message.includes('maxSamples') && err.message.includes('sources.0.uri') && err.message.includes('image.minShortSide'),
   );
 });
 
@@ -97,7 +93,11 @@ test('mode "multiturn": chat settings with defaults, bounds and clear errors; th
   assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, mode: 'multiturn', chat: { maxInstructions: 3 } })), multi);
   assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, mode: 'multiturn', chat: { pifThreshold: 0.5 } })), multi);
 
-  const refused = (input: object, message: RegExp) => assert.throws(() => parseBuildConfig({ ...minimal, ...input }), (err: Error) => err instanceof ConfigError && message.test(err.message));
+  const refused = (input: object, message: RegExp) =>
+    assert.throws(
+      () => parseBuildConfig({ ...minimal, ...input }),
+      (err: Error) => err instanceof ConfigError && message.test(err.message),
+    );
   refused({ mode: 'multiturn', chat: { turns: 21 } }, /chat\.turns: .*20/);
   refused({ mode: 'multiturn', chat: { maxInstructions: 7 } }, /chat\.maxInstructions: .*6/);
   refused({ mode: 'multiturn', chat: { pifThreshold: 0 } }, /chat\.pifThreshold/);
@@ -108,7 +108,7 @@ test('mode "multiturn": chat settings with defaults, bounds and clear errors; th
   refused({ mode: 'multiturn', targets: { instruct: 5 } }, /targets: targets are not supported by multiturn builds yet/);
 });
 
-test('a multiturn build\'s chat stage runs on the answer endpoint\'s task queue; single-turn queues are unchanged', () => {
+test("a multiturn build's chat stage runs on the answer endpoint's task queue; single-turn queues are unchanged", () => {
   const models = { default: { model: 'm' }, answer: { model: 'm', taskQueue: 'answers' }, instruction: { model: 'm', taskQueue: 'asks' } };
   assert.deepEqual(stageTaskQueues(parseBuildConfig({ ...minimal, models })), { instruction: 'asks', answer: 'answers' });
   assert.deepEqual(stageTaskQueues(parseBuildConfig({ ...minimal, models, mode: 'multiturn' })), { instruction: 'asks', answer: 'answers', chat: 'answers' });

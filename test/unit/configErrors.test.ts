@@ -33,7 +33,10 @@ test('an unknown field gets the closest known name, at any depth', () => {
   assert.equal(messageOf({ ...base, llm: { temprature: 1 } }), 'invalid build config: llm.temprature: unknown field; did you mean temperature?');
   assert.equal(messageOf({ ...base, sources: [{ type: 'cc3m', uri: 'd', Layout: 'flat' }] }), 'invalid build config: sources.0.Layout: unknown field; did you mean layout?');
   // Inside a source, the fields of its own type are the candidates.
-  assert.equal(messageOf({ ...base, sources: [{ type: 'chartqa', uri: 'd', attachTable: false }] }), 'invalid build config: sources.0.attachTable: unknown field; did you mean attachTables?');
+  assert.equal(
+    messageOf({ ...base, sources: [{ type: 'chartqa', uri: 'd', attachTable: false }] }),
+    'invalid build config: sources.0.attachTable: unknown field; did you mean attachTables?',
+  );
   assert.equal(messageOf({ ...base, colour: 'red' }), 'invalid build config: colour: unknown field');
 });
 
@@ -42,12 +45,18 @@ test('a source type or enum value in the wrong case is recognised', () => {
     messageOf({ ...base, sources: [{ type: 'ChartQA', uri: 'd' }] }),
     'invalid build config: sources.0.type: "ChartQA" is not one of cc3m, allava, chartqa, geo170k, rico, multiui; did you mean "chartqa"?',
   );
-  assert.equal(messageOf({ ...base, sources: [{ type: 'coco', uri: 'd' }] }), 'invalid build config: sources.0.type: "coco" is not one of cc3m, allava, chartqa, geo170k, rico, multiui');
+  assert.equal(
+    messageOf({ ...base, sources: [{ type: 'coco', uri: 'd' }] }),
+    'invalid build config: sources.0.type: "coco" is not one of cc3m, allava, chartqa, geo170k, rico, multiui',
+  );
   assert.equal(messageOf({ ...base, mode: 'Multiturn' }), 'invalid build config: mode: "Multiturn" is not one of single, multiturn; did you mean "multiturn"?');
 });
 
 test('several problems are all listed; other messages keep their field', () => {
-  assert.equal(messageOf({ ...base, maxSamples: 0, shardsize: 8 }), 'invalid build config: maxSamples: Too small: expected number to be >0; shardsize: unknown field; did you mean shardSize?');
+  assert.equal(
+    messageOf({ ...base, maxSamples: 0, shardsize: 8 }),
+    'invalid build config: maxSamples: Too small: expected number to be >0; shardsize: unknown field; did you mean shardSize?',
+  );
 });
 
 test('$schema is for editors: accepted and left out of the config', () => {

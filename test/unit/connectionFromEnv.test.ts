@@ -31,7 +31,11 @@ test('mTLS reads the certificate files; half a pair is an error; TEMPORAL_TLS=fa
   try {
     await writeFile(path.join(dir, 'c.pem'), 'CERT');
     await writeFile(path.join(dir, 'k.pem'), 'KEY');
-    const s = temporalSettingsFromEnv({ TEMPORAL_TLS_CLIENT_CERT_PATH: path.join(dir, 'c.pem'), TEMPORAL_TLS_CLIENT_KEY_PATH: path.join(dir, 'k.pem'), TEMPORAL_TLS_SERVER_NAME: 'srv' });
+    const s = temporalSettingsFromEnv({
+      TEMPORAL_TLS_CLIENT_CERT_PATH: path.join(dir, 'c.pem'),
+      TEMPORAL_TLS_CLIENT_KEY_PATH: path.join(dir, 'k.pem'),
+      TEMPORAL_TLS_SERVER_NAME: 'srv',
+    });
     const tls = s.connection.tls as { clientCertPair: { crt: Buffer; key: Buffer }; serverNameOverride: string };
     assert.equal(tls.clientCertPair.crt.toString(), 'CERT');
     assert.equal(tls.clientCertPair.key.toString(), 'KEY');

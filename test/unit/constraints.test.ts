@@ -5,15 +5,17 @@ import { dropConstraints, finalizeConstraints, offeredConstraintTypes, type Cons
 import { rngFor } from '../../domain/random.js';
 import { resolveFunction } from '../../verification/functions.js';
 
-const constraints = (n: number): Constraint[] =>
-  CONSTRAINT_TYPES.slice(0, n).map((t) => ({ type: t.key, value: `follow ${t.key}` }));
+const constraints = (n: number): Constraint[] => CONSTRAINT_TYPES.slice(0, n).map((t) => ({ type: t.key, value: `follow ${t.key}` }));
 
 test('the catalogue has the 32 subtypes of Table 5 in 6 categories, with unique keys', () => {
   assert.equal(CONSTRAINT_TYPES.length, 32);
   assert.equal(new Set(CONSTRAINT_TYPES.map((t) => t.key)).size, 32);
   assert.equal(new Set(CONSTRAINT_TYPES.map((t) => t.category)).size, 6);
   for (const key of ['paragraph_number_limit', 'not_mention', 'prefix_and_suffix', 'unstrict_formatting_requirements']) {
-    assert.ok(CONSTRAINT_TYPES.some((t) => t.key === key), key);
+    assert.ok(
+      CONSTRAINT_TYPES.some((t) => t.key === key),
+      key,
+    );
   }
 });
 
@@ -36,7 +38,10 @@ test('dropping removes ceil(n/3) constraints, seeded, and keeps the rest in orde
     const { kept, dropped } = dropConstraints(rngFor(7, 's', 'drop'), all, 1 / 3);
     assert.equal(dropped.length, Math.ceil(n / 3), `n=${n}`);
     assert.equal(kept.length + dropped.length, n);
-    assert.deepEqual(kept, all.filter((c) => !dropped.includes(c)));
+    assert.deepEqual(
+      kept,
+      all.filter((c) => !dropped.includes(c)),
+    );
     assert.deepEqual(dropConstraints(rngFor(7, 's', 'drop'), all, 1 / 3).dropped, dropped);
   }
   assert.equal(dropConstraints(rngFor(7, 's', 'drop'), constraints(6), 1).kept.length, 0);

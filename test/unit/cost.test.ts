@@ -86,8 +86,28 @@ test('an unknown model is unpriced (never $0); the config prices it; a provider-
   assert.deepEqual(costOf({ ...call, providerCostUsd: 0.0123 }), { usd: 0.0123, source: 'provider' });
 
   // In the reports: the unpriced model by name with its tokens, never in the USD figure.
-  const record = { stage: 'answer' as const, model: call.model, promptTokens: 700, completionTokens: 50, cached: false, simulated: false, costUsd: 0, savedUsd: 0, batch: false, costSource: 'unpriced' as const };
-  const priced = { ...record, model: 'gpt-4o', promptTokens: 1000, cachedPromptTokens: 600, completionTokens: 100, reasoningTokens: 40, costUsd: 0.25, costSource: 'table' as const };
+  const record = {
+    stage: 'answer' as const,
+    model: call.model,
+    promptTokens: 700,
+    completionTokens: 50,
+    cached: false,
+    simulated: false,
+    costUsd: 0,
+    savedUsd: 0,
+    batch: false,
+    costSource: 'unpriced' as const,
+  };
+  const priced = {
+    ...record,
+    model: 'gpt-4o',
+    promptTokens: 1000,
+    cachedPromptTokens: 600,
+    completionTokens: 100,
+    reasoningTokens: 40,
+    costUsd: 0.25,
+    costSource: 'table' as const,
+  };
   const usage = emptyUsage();
   for (const c of [record, priced, { ...record, cached: true }]) addUsage(usage, callUsage(c));
   const cost = costSummary({ answer: usage }, unpricedUsage([record, priced, { ...record, cached: true }]), { instruct: 5, dpo: 2 }, false);
@@ -105,9 +125,7 @@ test('costs summed over calls equal the simulator-counted tokens times the price
   const caller = new ModelCaller(new LocalStore(path.join(dir, 'sync')), '_cache/llm', llm, { prices });
   const run = async (calls: CallRecord[]) => {
     await Promise.all([
-      ...[1, 2, 3].map((i) =>
-        caller.text({ stage: 'answer', endpoint: endpoint(), prompt: renderAnswerPrompt(`Describe the costly scene ${i}.`, []), image }, calls),
-      ),
+      ...[1, 2, 3].map((i) => caller.text({ stage: 'answer', endpoint: endpoint(), prompt: renderAnswerPrompt(`Describe the costly scene ${i}.`, []), image }, calls)),
       caller.json({ stage: 'instruction', endpoint: endpoint(), prompt: renderInstructionPrompt(['Describe it.']), image }, 'instructions', instructionReplySchema, calls),
     ]);
   };
@@ -117,15 +135,24 @@ test('costs summed over calls equal the simulator-counted tokens times the price
   assert.equal(paid.length, 4);
   const expected = (stats.promptTokens * 3 + stats.completionTokens * 15) / 1e6;
   assert.ok(expected > 0);
-  close(sum(paid, (c) => c.costUsd), expected);
+  close(
+    sum(paid, (c) => c.costUsd),
+    expected,
+  );
   assert.ok(paid.every((c) => c.costSource === 'config'));
-  assert.deepEqual(paid.map((c) => [c.cached, c.batch, c.savedUsd]), paid.map(() => [false, false, 0]));
+  assert.deepEqual(
+    paid.map((c) => [c.cached, c.batch, c.savedUsd]),
+    paid.map(() => [false, false, 0]),
+  );
 
   const again: CallRecord[] = [];
   await run(again);
   assert.equal(sim.stats().requests, stats.requests, 'the repeat was served from the cache');
   assert.ok(again.every((c) => c.cached && c.costUsd === 0));
-  close(sum(again, (c) => c.savedUsd), expected);
+  close(
+    sum(again, (c) => c.savedUsd),
+    expected,
+  );
 });
 
 test('a stored batch reply is priced at the batch discount, and a hit on it saves that much', async () => {
@@ -142,7 +169,10 @@ test('a stored batch reply is priced at the batch discount, and a hit on it save
 
   const calls: CallRecord[] = [];
   assert.equal(await caller.text(req, calls), completion.choices[0]?.message.content);
-  assert.deepEqual(calls.map((c) => [c.cached, c.batch, c.costUsd]), [[true, true, 0]]);
+  assert.deepEqual(
+    calls.map((c) => [c.cached, c.batch, c.costUsd]),
+    [[true, true, 0]],
+  );
   close(calls[0]!.savedUsd, listPrice / 2);
   assert.equal(sim.stats().requests, 1, 'only the call standing in for the batch reached the endpoint');
 });
@@ -162,6 +192,10 @@ test('a torn cache entry (a crash while creating it) is not cached for the Batch
   assert.equal(await caller.isCached(prepared.cacheKey), true);
   const calls: CallRecord[] = [];
   assert.equal(await caller.text(req, calls), completion.choices[0]?.message.content);
-  assert.deepEqual(calls.map((c) => [c.cached, c.batch]), [[true, true]], 'the batch reply is served, not paid again');
+  assert.deepEqual(
+    calls.map((c) => [c.cached, c.batch]),
+    [[true, true]],
+    'the batch reply is served, not paid again',
+  );
   assert.equal(sim.stats().requests, 1);
 });

@@ -37,7 +37,11 @@ describe('symbolic links in a local dataset', () => {
     await writeFile(path.join(root, 'b.txt'), 'a link out of the dataset');
 
     const { reader, samples } = await readAll(root, 'flat');
-    assert.deepEqual(samples.map((s) => s.image.key), ['a.jpg', 'b.jpg'], 'both links are listed, neither silently skipped');
+    assert.deepEqual(
+      samples.map((s) => s.image.key),
+      ['a.jpg', 'b.jpg'],
+      'both links are listed, neither silently skipped',
+    );
     const inside = await normalizeImage(await reader.readImage(samples[0]!.image), BUILD_IMAGE);
     assert.ok(inside.ok);
     const outside = await reader.readImage(samples[1]!.image).catch((e: unknown) => e);
@@ -56,7 +60,10 @@ describe('symbolic links in a local dataset', () => {
     await symlink('../../../blobs/f00d', path.join(snapshot, '00000', '000000000.txt'));
 
     const { reader, samples } = await readAll(snapshot, 'files');
-    assert.deepEqual(samples.map((s) => [s.image.key, s.caption]), [['00000/000000000.jpg', 'a caption from the cache']]);
+    assert.deepEqual(
+      samples.map((s) => [s.image.key, s.caption]),
+      [['00000/000000000.jpg', 'a caption from the cache']],
+    );
     assert.ok((await normalizeImage(await reader.readImage(samples[0]!.image), BUILD_IMAGE)).ok);
   });
 });

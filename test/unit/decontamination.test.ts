@@ -18,7 +18,11 @@ async function rows(chunks: string[]): Promise<string[][]> {
 
 test('tsvRows reads pandas-quoted fields (tabs, newlines, doubled quotes), CRLF, and chunks cut anywhere', async () => {
   const text = 'index\tquestion\r\n0\t"Line one\nline ""two""\tstill"\r\n1\tplain é\n';
-  const expected = [['index', 'question'], ['0', 'Line one\nline "two"\tstill'], ['1', 'plain é']];
+  const expected = [
+    ['index', 'question'],
+    ['0', 'Line one\nline "two"\tstill'],
+    ['1', 'plain é'],
+  ];
   assert.deepEqual(await rows([text]), expected);
   const bytes = Buffer.from(text);
   for (let cut = 1; cut < bytes.length; cut++) {
@@ -36,7 +40,11 @@ test('13-grams: a shared run of 13 words matches; 12 do not; a short question ma
   index.addQuestion({ name: 'mia', index: '3' }, 'Describe the image.');
   assert.equal(wordsOf(long).length, 19);
   const thirteen = wordsOf(long).slice(2, 15).join(' ');
-  assert.deepEqual(index.matchText(`Please ${thirteen.toUpperCase()}, in three paragraphs.`), { name: 'mmifeval', index: '7', how: `instruction: shares the 13-gram "${thirteen}"` });
+  assert.deepEqual(index.matchText(`Please ${thirteen.toUpperCase()}, in three paragraphs.`), {
+    name: 'mmifeval',
+    index: '7',
+    how: `instruction: shares the 13-gram "${thirteen}"`,
+  });
   assert.equal(index.matchText(wordsOf(long).slice(2, 14).join(' ')), undefined, '12 shared words are not a match');
   assert.equal(index.matchText('Describe the image in detail, with two decimals.'), undefined, 'a short question inside a longer text is not a match');
   assert.deepEqual(index.matchText('describe THE image'), { name: 'mia', index: '3', how: 'instruction: the same text as its question' });
@@ -53,7 +61,9 @@ test('images: identical bytes by sha256; a re-encoded, resized copy by perceptua
     await writeFile(tsv, `index\timage\tquestion\n0\t${original.toString('base64')}\tWhat is shown?\n1\t0\tThe same image again, by reference.\n`);
     const config = { decontaminate: [{ uri: tsv, format: 'vlmevalkit-tsv' as const, name: 'mmifeval' }], s3: {} };
     await assert.rejects(rejectIfContaminated(config, { image: original, texts: [] }), { reason: 'contaminated: mmifeval 0: image: identical bytes (sha256)' });
-    await assert.rejects(rejectIfContaminated(config, { image: copy, texts: [] }), { reason: /^contaminated: mmifeval 0: image: perceptual hash \d+ of 64 bits from it \(threshold 12\)$/ });
+    await assert.rejects(rejectIfContaminated(config, { image: copy, texts: [] }), {
+      reason: /^contaminated: mmifeval 0: image: perceptual hash \d+ of 64 bits from it \(threshold 12\)$/,
+    });
     await rejectIfContaminated(config, { image: other, texts: ['What is not shown?'] });
     await assert.rejects(rejectIfContaminated(config, { texts: [undefined, 'what is shown'] }), { reason: 'contaminated: mmifeval 0: instruction: the same text as its question' });
     assert.ok(hammingDistance(0b1011n, 0b0110n) === 3 && PERCEPTUAL_HASH_THRESHOLD === 12);
@@ -70,7 +80,10 @@ test('images: identical bytes by sha256; a re-encoded, resized copy by perceptua
     const jsonl = { decontaminate: [{ uri: path.join(dir, 'set.jsonl'), format: 'jsonl' as const, name: 'local' }], s3: {} };
     await assert.rejects(rejectIfContaminated(jsonl, { image: other, texts: [] }), { reason: 'contaminated: local q1: image: identical bytes (sha256)' });
     await writeFile(path.join(dir, 'missing.jsonl'), `${JSON.stringify({ id: 'q1', image: 'nope.jpg' })}\n`);
-    await assert.rejects(rejectIfContaminated({ decontaminate: [{ uri: path.join(dir, 'missing.jsonl'), format: 'jsonl', name: 'm' }], s3: {} }, { texts: [] }), /decontaminate 'm' .* line 1: image 'nope.jpg' not found/);
+    await assert.rejects(
+      rejectIfContaminated({ decontaminate: [{ uri: path.join(dir, 'missing.jsonl'), format: 'jsonl', name: 'm' }], s3: {} }, { texts: [] }),
+      /decontaminate 'm' .* line 1: image 'nope.jpg' not found/,
+    );
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -42,7 +42,7 @@ before(async () => {
         'qwen-think': 'inline-think',
         'qwen-parsed': 'reasoning-content',
         'old-llama': 'no-json-schema',
-        'portal': 'html-proxy',
+        portal: 'html-proxy',
       },
     },
   });
@@ -89,7 +89,10 @@ test('the refused parameter is read from each server’s error: param, a path, G
   assert.equal(adapt(once, 'max_completion_tokens', 'x'), undefined);
   const formats = [adapt(baseDialect('m'), 'response_format', 'x')!];
   formats.push(adapt(formats[0]!, 'response_format', 'x')!);
-  assert.deepEqual(formats.map((d) => d.structured), ['json_object', 'prompt']);
+  assert.deepEqual(
+    formats.map((d) => d.structured),
+    ['json_object', 'prompt'],
+  );
   assert.equal(adapt(formats[1]!, 'response_format', 'x'), undefined);
 });
 
@@ -140,19 +143,33 @@ test('a reply that is only thinking is a truncated reply: tried again under llm.
   const calls: CallRecord[] = [];
   const text = await caller(cache('only-thinking'), { maxTokens: 8, maxTokensCeiling: 2048 }).text(answerReq('qwen-think', 'Name the colours.'), calls);
   assert.ok(text.length > 0 && !text.includes('<think>'));
-  assert.deepEqual(calls.map((c) => [c.replyTry ?? 0, c.problem]), [[0, 'truncated-reply'], [1, undefined]]);
+  assert.deepEqual(
+    calls.map((c) => [c.replyTry ?? 0, c.problem]),
+    [
+      [0, 'truncated-reply'],
+      [1, undefined],
+    ],
+  );
 });
 
 test('an HTML page with status 200 is not-a-completion naming the endpoint, at pre-flight and in a stage', async () => {
   await assert.rejects(caller(cache('portal')).text(answerReq('portal'), []), (err: unknown) => {
     assert.ok(err instanceof SampleRejection);
-    assert.equal(err.reason, `answer: not-a-completion: model endpoint ${sim.url} (model portal): HTTP 200 text/html, not JSON: <!DOCTYPE html> <html><head><title>Network login</title></head> <body><h1>Sign in to continue</h1><form method="post" ac…`);
+    assert.equal(
+      err.reason,
+      `answer: not-a-completion: model endpoint ${sim.url} (model portal): HTTP 200 text/html, not JSON: <!DOCTYPE html> <html><head><title>Network login</title></head> <body><h1>Sign in to continue</h1><form method="post" ac…`,
+    );
     return true;
   });
   const config = parseBuildConfig({ buildId: 'b', output: dir, sources: [{ type: 'cc3m', uri: '/x' }], maxSamples: 1, models: { default: endpoint('portal') } });
   await assert.rejects(preflight(config, cache('portal-preflight'), '_cache/llm'), (err: unknown) => {
     assert.ok(err instanceof EndpointError);
-    assert.match(err.message, new RegExp(`^model endpoint ${sim.url.replace(/[.]/g, '\\.')} \\(model portal\\): not-a-completion: HTTP 200 text/html, not JSON: <!DOCTYPE html>.* — is baseUrl an OpenAI-compatible API \\(…/v1\\), not a web page or a login proxy\\?$`));
+    assert.match(
+      err.message,
+      new RegExp(
+        `^model endpoint ${sim.url.replace(/[.]/g, '\\.')} \\(model portal\\): not-a-completion: HTTP 200 text/html, not JSON: <!DOCTYPE html>.* — is baseUrl an OpenAI-compatible API \\(…/v1\\), not a web page or a login proxy\\?$`,
+      ),
+    );
     return true;
   });
 });
@@ -162,7 +179,10 @@ test('a reply past llm.maxReplyBytes is reply-too-large, dropped unread; a trick
   try {
     await assert.rejects(caller(cache('large'), { maxReplyBytes: 64 * 1024 }).text(answerReq('mmif-sim-vlm'), []), (err: unknown) => {
       assert.ok(err instanceof SampleRejection);
-      assert.equal(err.reason, `answer: reply-too-large: model endpoint ${sim.url} (model mmif-sim-vlm): the reply went past 65536 bytes (llm.maxReplyBytes), and was dropped unread from there`);
+      assert.equal(
+        err.reason,
+        `answer: reply-too-large: model endpoint ${sim.url} (model mmif-sim-vlm): the reply went past 65536 bytes (llm.maxReplyBytes), and was dropped unread from there`,
+      );
       return true;
     });
   } finally {
@@ -185,11 +205,14 @@ test('an endpoint that refuses connections fails naming the stage, endpoint, mod
   const down = new ModelCaller(cache('down'), '_cache/llm', llm, { retry: { maxAttempts: 2, baseDelayMs: 0 } });
   const tally = {};
   const req = { ...answerReq('mmif-sim-vlm'), endpoint: { ...endpoint('mmif-sim-vlm'), baseUrl: 'http://127.0.0.1:9/v1' } };
-  await assert.rejects(withAttemptTally(tally, () => down.text(req, [])), (err: unknown) => {
-    assert.ok(err instanceof EndpointUnreachable);
-    assert.equal(err.message, 'answer: model endpoint http://127.0.0.1:9/v1 (model mmif-sim-vlm): cannot connect: connect ECONNREFUSED 127.0.0.1:9, 2 attempts');
-    return true;
-  });
+  await assert.rejects(
+    withAttemptTally(tally, () => down.text(req, [])),
+    (err: unknown) => {
+      assert.ok(err instanceof EndpointUnreachable);
+      assert.equal(err.message, 'answer: model endpoint http://127.0.0.1:9/v1 (model mmif-sim-vlm): cannot connect: connect ECONNREFUSED 127.0.0.1:9, 2 attempts');
+      return true;
+    },
+  );
   assert.deepEqual(tally, { transient: 2 });
 });
 
@@ -228,7 +251,13 @@ test('refusals in vLLM’s flat error body and Gemini’s list are read as well 
         refused.push('max_tokens');
         return reply(400, { object: 'error', message: 'max_tokens is not supported, use max_completion_tokens', type: 'BadRequestError', param: 'max_tokens', code: 400 });
       }
-      reply(200, { id: 'x', object: 'chat.completion', created: 0, model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: 'A quiet harbour.' }, finish_reason: 'stop' }] });
+      reply(200, {
+        id: 'x',
+        object: 'chat.completion',
+        created: 0,
+        model: body.model,
+        choices: [{ index: 0, message: { role: 'assistant', content: 'A quiet harbour.' }, finish_reason: 'stop' }],
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -250,7 +279,14 @@ test('Azure OpenAI: the deployment URL with api-version and the api-key header, 
   try {
     sim.resetStats();
     const resource = sim.url.replace(/\/v1$/, '');
-    const azure = { model: 'gpt-5-mini', baseUrl: resource, apiKeyEnv: 'MMIF_TEST_AZURE_KEY', concurrency: 4, batch: false, azure: { deployment: 'prod-gpt5', apiVersion: '2024-10-21' } };
+    const azure = {
+      model: 'gpt-5-mini',
+      baseUrl: resource,
+      apiKeyEnv: 'MMIF_TEST_AZURE_KEY',
+      concurrency: 4,
+      batch: false,
+      azure: { deployment: 'prod-gpt5', apiVersion: '2024-10-21' },
+    };
     const calls: CallRecord[] = [];
     const text = await caller(cache('azure')).text({ ...answerReq('gpt-5-mini'), endpoint: azure }, calls);
     assert.ok(text.length > 20);
@@ -261,7 +297,10 @@ test('Azure OpenAI: the deployment URL with api-version and the api-key header, 
     assert.equal(outcome!.endpoint, `${resource}/openai/deployments/prod-gpt5`);
     assert.equal(outcome!.unreachable, undefined);
     // The key is required: Azure has no keyless endpoint.
-    assert.throws(() => resolveEndpoint({ ...azure, apiKeyEnv: 'MMIF_TEST_NO_AZURE_KEY' }), (err: unknown) => err instanceof EndpointError && /the API key variable MMIF_TEST_NO_AZURE_KEY is not set$/.test(err.message));
+    assert.throws(
+      () => resolveEndpoint({ ...azure, apiKeyEnv: 'MMIF_TEST_NO_AZURE_KEY' }),
+      (err: unknown) => err instanceof EndpointError && /the API key variable MMIF_TEST_NO_AZURE_KEY is not set$/.test(err.message),
+    );
   } finally {
     sim.setFaults({ requiredApiKey: '' });
     delete process.env.MMIF_TEST_AZURE_KEY;
@@ -270,14 +309,29 @@ test('Azure OpenAI: the deployment URL with api-version and the api-key header, 
 
 test('an Azure endpoint with batch: true is a config error', () => {
   assert.throws(
-    () => parseBuildConfig({ buildId: 'b', output: dir, sources: [{ type: 'cc3m', uri: '/x' }], maxSamples: 1, models: { default: { model: 'gpt-4o', baseUrl: 'https://r.openai.azure.com', batch: true, azure: { apiVersion: '2024-10-21' } } } }),
+    () =>
+      parseBuildConfig({
+        buildId: 'b',
+        output: dir,
+        sources: [{ type: 'cc3m', uri: '/x' }],
+        maxSamples: 1,
+        models: { default: { model: 'gpt-4o', baseUrl: 'https://r.openai.azure.com', batch: true, azure: { apiVersion: '2024-10-21' } } },
+      }),
     /models\.default\.batch: the Batch API is not used for Azure OpenAI endpoints/,
   );
 });
 
 test('SIM_DIALECT and SIM_MODEL_DIALECTS set the simulator’s dialects; an unknown dialect is an error naming the variable', () => {
-  const options = simulatorOptionsFromEnv({ SIM_DIALECT: 'inline-think', SIM_MODEL_DIALECTS: 'gpt-5-mini=openai-reasoning, org/model=html-proxy', SIM_REPLY_PAD_BYTES: '100', SIM_TRICKLE_MS: '5' });
+  const options = simulatorOptionsFromEnv({
+    SIM_DIALECT: 'inline-think',
+    SIM_MODEL_DIALECTS: 'gpt-5-mini=openai-reasoning, org/model=html-proxy',
+    SIM_REPLY_PAD_BYTES: '100',
+    SIM_TRICKLE_MS: '5',
+  });
   assert.deepEqual(options.faults, { replyPadBytes: 100, trickleMs: 5, dialect: 'inline-think', modelDialects: { 'gpt-5-mini': 'openai-reasoning', 'org/model': 'html-proxy' } });
-  assert.throws(() => simulatorOptionsFromEnv({ SIM_DIALECT: 'vllm' }), /SIM_DIALECT: unknown dialect "vllm" \(one of plain, openai-reasoning, inline-think, reasoning-content, no-json-schema, html-proxy\)/);
+  assert.throws(
+    () => simulatorOptionsFromEnv({ SIM_DIALECT: 'vllm' }),
+    /SIM_DIALECT: unknown dialect "vllm" \(one of plain, openai-reasoning, inline-think, reasoning-content, no-json-schema, html-proxy\)/,
+  );
   assert.throws(() => simulatorOptionsFromEnv({ SIM_MODEL_DIALECTS: 'gpt-5-mini' }), /SIM_MODEL_DIALECTS: "gpt-5-mini" is not model=dialect/);
 });

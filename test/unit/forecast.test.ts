@@ -29,7 +29,11 @@ test('the forecast scales the pilot per sample, its interval comes from the spre
   assert.equal(even.requests, 500);
   assert.deepEqual(even.tokens, { input: 100_000, cachedInput: 20_000, output: 30_000 });
   assert.ok(Math.abs(even.usd - 1) < 1e-9);
-  assert.deepEqual(even.usdInterval.map((x) => Number(x.toFixed(9))), [1, 1], 'no spread, no width');
+  assert.deepEqual(
+    even.usdInterval.map((x) => Number(x.toFixed(9))),
+    [1, 1],
+    'no spread, no width',
+  );
   assert.ok(Math.abs(even.usdToPay - 0.96) < 1e-9);
   // 480 requests still to make: 40 paid in 10 s would take 120 s, but 60 per minute takes 480 s.
   assert.equal(even.wallSeconds, 480);

@@ -27,7 +27,7 @@ test('the slot time given out is summed: it bounds the wall time the replies nee
   assert.equal(fleet.busyMs, 5000);
 });
 
-test('over HTTP: requests beyond the GPUs\' slots are answered 429', async () => {
+test("over HTTP: requests beyond the GPUs' slots are answered 429", async () => {
   // One GPU of 2 slots completing 1 request/s when full: a reply takes ~2 s, so three sent at once overlap.
   const sim = await startSimulator({ gpus: new GpuFleet({ requestsPerSecond: 1, slots: 2 }, 1) });
   try {

@@ -63,7 +63,7 @@ test('the SDK reads statuses, errors and timeouts through it as through the buil
   await assert.rejects(down.post('/x', { body: {} }), (err: unknown) => err instanceof OpenAI.APIConnectionError && !(err instanceof OpenAI.APIConnectionTimeoutError));
 });
 
-test("a 2xx reply frees its limiter slot as soon as it has arrived; a 429 holds it until the attempt ends", async () => {
+test('a 2xx reply frees its limiter slot as soon as it has arrived; a 429 holds it until the attempt ends', async () => {
   const limiter = new EndpointLimiter({ concurrency: 1 });
   const afterReply: string[] = [];
   const order: string[] = [];

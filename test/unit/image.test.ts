@@ -4,16 +4,7 @@ import sharp from 'sharp';
 import { imageSchema } from '../../config/buildConfig.js';
 import { sha256Hex } from '../../domain/hashing.js';
 import { channelStdDevs, normalizeImage, type ImageRejection, type NormalizedImage } from '../../image/normalize.js';
-import {
-  alphaPng,
-  blankJpeg,
-  exifRotatedJpeg,
-  hugeDimensionPng,
-  renderPng,
-  sceneJpeg,
-  sceneSvg,
-  truncatedJpeg,
-} from '../fixtures/images.js';
+import { alphaPng, blankJpeg, exifRotatedJpeg, hugeDimensionPng, renderPng, sceneJpeg, sceneSvg, truncatedJpeg } from '../fixtures/images.js';
 
 const cfg = imageSchema.parse({});
 
@@ -120,7 +111,10 @@ describe('normalizeImage', () => {
     const out = await accepted(await alphaPng(400, 300));
     const corner = await pixel(out.jpeg, 5, 5);
     const centre = await pixel(out.jpeg, 200, 150);
-    assert.ok(corner.every((c) => c > 245), `transparent corner should be white, got ${corner}`);
+    assert.ok(
+      corner.every((c) => c > 245),
+      `transparent corner should be white, got ${corner}`,
+    );
     assert.ok(centre[0] > 180 && centre[1] < 80 && centre[2] < 80, `opaque disc should stay red, got ${centre}`);
   });
 
@@ -135,7 +129,11 @@ describe('normalizeImage', () => {
   });
 
   it('outputs 3 sRGB channels for greyscale input', async () => {
-    const grey = await sharp(await renderPng(sceneSvg(8, 500, 400))).removeAlpha().toColourspace('b-w').png().toBuffer();
+    const grey = await sharp(await renderPng(sceneSvg(8, 500, 400)))
+      .removeAlpha()
+      .toColourspace('b-w')
+      .png()
+      .toBuffer();
     assert.equal((await sharp(grey).metadata()).channels, 1);
     const out = await accepted(grey);
     const meta = await sharp(out.jpeg).metadata();
@@ -148,7 +146,10 @@ describe('channelStdDevs', () => {
     for (const bytes of [await sceneJpeg(3, 320, 240), await blankJpeg(), await alphaPng(64, 48), await sceneJpeg(9, 1, 2)]) {
       const { data, info } = await sharp(bytes).raw().toBuffer({ resolveWithObject: true });
       const { channels } = await sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } }).stats();
-      assert.deepEqual(channelStdDevs(data, info.channels), channels.map((c) => c.stdev));
+      assert.deepEqual(
+        channelStdDevs(data, info.channels),
+        channels.map((c) => c.stdev),
+      );
     }
   });
 });

@@ -41,21 +41,30 @@ for (const codec of ['snappy', 'zstd']) {
     assert.deepEqual(read[1], { key: '000000001', status: 'success', caption: 'caption 1 é' });
     assert.deepEqual(read[3], { key: '000000003', status: 'failed_to_download', caption: 'caption 3 é', errorMessage: 'HTTP Error 404' });
     assert.deepEqual(read[141], { key: '000000141', status: 'failed_to_resize', caption: 'caption 141 é', errorMessage: 'image too small' });
-    assert.deepEqual(read.map((r) => r.key), records.map((r) => r.key));
+    assert.deepEqual(
+      read.map((r) => r.key),
+      records.map((r) => r.key),
+    );
     assert.equal(openImg2datasetParquet(bytes, 'x.parquet').hasCaptions, true);
   });
 }
 
 test('refuses a file that is not Parquet, or not an img2dataset side file, naming it', needs('pyarrow (tools/venv)'), async () => {
-  assert.throws(() => openImg2datasetParquet(Buffer.from('PAR1 not really'), '00003.parquet'), (err: unknown) => {
-    assert.ok(err instanceof Img2datasetParquetError);
-    assert.match(err.message, /^00003\.parquet is not a readable Parquet file/);
-    return true;
-  });
+  assert.throws(
+    () => openImg2datasetParquet(Buffer.from('PAR1 not really'), '00003.parquet'),
+    (err: unknown) => {
+      assert.ok(err instanceof Img2datasetParquetError);
+      assert.match(err.message, /^00003\.parquet is not a readable Parquet file/);
+      return true;
+    },
+  );
   // A Parquet file without the status column, written by pyarrow directly.
   const dir = mkdtempSync(path.join(tmpdir(), 'mmif-i2d-'));
   const out = path.join(dir, 'other.parquet');
-  execFileSync(`${TOOLS_DIR}venv/bin/python`, ['-c', `import pyarrow as pa, pyarrow.parquet as pq; pq.write_table(pa.table({"key": ["a"], "caption": ["c"]}), ${JSON.stringify(out)})`]);
+  execFileSync(`${TOOLS_DIR}venv/bin/python`, [
+    '-c',
+    `import pyarrow as pa, pyarrow.parquet as pq; pq.write_table(pa.table({"key": ["a"], "caption": ["c"]}), ${JSON.stringify(out)})`,
+  ]);
   const noStatus = readFileSync(out);
   rmSync(dir, { recursive: true, force: true });
   assert.throws(() => openImg2datasetParquet(noStatus, 'other.parquet'), /other\.parquet has no 'status' column/);
@@ -119,33 +128,37 @@ test('reads the columns of pyarrow files as pyarrow does: dictionary and plain, 
   }
 });
 
-test('a cut anywhere in a side file, or a flipped byte, gives an Img2datasetParquetError or the rows, never another error', { ...needs('pyarrow (tools/venv)'), timeout: 300_000 }, async () => {
-  const { dir } = writeVariants();
-  try {
-    // Flipped bytes only where hyparquet stays bounded: a flip in a v2 page header's value count can
-    // make it fill a level array of billions of entries (a page-v2 file ran > 60 s; bench/README.md,
-    // "Library swaps"), which no check of ours can interrupt. Cuts (truncated downloads) everywhere.
-    const flipped = new Set(['dictionary-snappy', 'zstd']);
-    for (const variant of ['dictionary-snappy', 'plain-uncompressed', 'page-v2', 'zstd']) {
-      const bytes = readFileSync(path.join(dir, `${variant}.parquet`));
-      let failures = 0;
-      for (let at = 0; at < bytes.length; at += 29) {
-        const cut = Buffer.concat([bytes.subarray(0, at), bytes.subarray(bytes.length - 8)]);
-        for (const broken of flipped.has(variant) ? [cut, Buffer.from(bytes).fill(bytes[at]! ^ 0xff, at, at + 1)] : [cut]) {
-          try {
-            const read: Img2datasetColumns = await openImg2datasetParquet(broken, `${variant}.parquet`).columns();
-            // Pages carry no checksum here: a flipped character inside a string cannot be told; the row count can.
-            assert.equal(read.keys.length, read.statuses.length, `${variant}, byte ${at}`);
-          } catch (err) {
-            assert.ok(err instanceof Img2datasetParquetError, `${variant}, byte ${at}: ${String(err)}`);
-            assert.match(err.message, new RegExp(`^${variant}\\.parquet (is not a readable Parquet file|is damaged|has no|row \\d+)`));
-            failures++;
+test(
+  'a cut anywhere in a side file, or a flipped byte, gives an Img2datasetParquetError or the rows, never another error',
+  { ...needs('pyarrow (tools/venv)'), timeout: 300_000 },
+  async () => {
+    const { dir } = writeVariants();
+    try {
+      // Flipped bytes only where hyparquet stays bounded: a flip in a v2 page header's value count can
+      // make it fill a level array of billions of entries (a page-v2 file ran > 60 s; bench/README.md,
+      // "Library swaps"), which no check of ours can interrupt. Cuts (truncated downloads) everywhere.
+      const flipped = new Set(['dictionary-snappy', 'zstd']);
+      for (const variant of ['dictionary-snappy', 'plain-uncompressed', 'page-v2', 'zstd']) {
+        const bytes = readFileSync(path.join(dir, `${variant}.parquet`));
+        let failures = 0;
+        for (let at = 0; at < bytes.length; at += 29) {
+          const cut = Buffer.concat([bytes.subarray(0, at), bytes.subarray(bytes.length - 8)]);
+          for (const broken of flipped.has(variant) ? [cut, Buffer.from(bytes).fill(bytes[at]! ^ 0xff, at, at + 1)] : [cut]) {
+            try {
+              const read: Img2datasetColumns = await openImg2datasetParquet(broken, `${variant}.parquet`).columns();
+              // Pages carry no checksum here: a flipped character inside a string cannot be told; the row count can.
+              assert.equal(read.keys.length, read.statuses.length, `${variant}, byte ${at}`);
+            } catch (err) {
+              assert.ok(err instanceof Img2datasetParquetError, `${variant}, byte ${at}: ${String(err)}`);
+              assert.match(err.message, new RegExp(`^${variant}\\.parquet (is not a readable Parquet file|is damaged|has no|row \\d+)`));
+              failures++;
+            }
           }
         }
+        assert.ok(failures > 0, `${variant}: some damage is detected`);
       }
-      assert.ok(failures > 0, `${variant}: some damage is detected`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  },
+);

@@ -28,10 +28,13 @@ test('mmif init from flags writes a config mmif build reads, with $schema pointi
   const raw = JSON.parse(await readFile(file, 'utf8')) as { $schema: string };
   assert.ok(existsSync(path.resolve(path.dirname(file), raw.$schema)), raw.$schema);
   const config = await readConfig(file);
-  assert.deepEqual(config.sources.map((s) => [s.type, s.uri]), [
-    ['chartqa', '/data/ChartQA'],
-    ['allava', path.join(dir, 'data/allava')],
-  ]);
+  assert.deepEqual(
+    config.sources.map((s) => [s.type, s.uri]),
+    [
+      ['chartqa', '/data/ChartQA'],
+      ['allava', path.join(dir, 'data/allava')],
+    ],
+  );
   assert.equal(config.maxSamples, 200);
   assert.equal(config.models.default.model, 'gpt-4o-mini');
 

@@ -18,7 +18,13 @@ function context(judgeAgreementSample: number, validate: 'strict' | 'paper' = 's
   return scene.context('agreement', { verification: { judgeAgreementSample }, dpo: { strategies: ['drop100'], validate } });
 }
 
-const rule = (type: string, value: string, func: string, params: unknown[]): PlannedConstraint => ({ type, value, method: 'rule', verifiers: [{ func, params }], selection: 'parser' });
+const rule = (type: string, value: string, func: string, params: unknown[]): PlannedConstraint => ({
+  type,
+  value,
+  method: 'rule',
+  verifiers: [{ func, params }],
+  selection: 'parser',
+});
 const CONSTRAINTS: PlannedConstraint[] = [
   rule('paragraph_number_limit', 'Your response must consist of exactly 2 paragraphs.', 'check_whether_response_paragraph_number_in_range', [2, 2]),
   rule('not_mention', "Do not mention the word 'boat'.", 'check_whether_whole_response_not_contain_certain_substrings', [['boat']]),
@@ -34,10 +40,17 @@ test('with the whole sample audited, every rule verdict carries the judge score;
   const auditedCalls: CallRecord[] = [];
   const audited = await verifyAnswer(context(1), subject, auditedCalls);
 
-  assert.deepEqual(audited.map(({ judgeAudit: _a, ...v }) => v), plain, 'the verdicts used for filtering do not change');
+  assert.deepEqual(
+    audited.map(({ judgeAudit: _a, ...v }) => v),
+    plain,
+    'the verdicts used for filtering do not change',
+  );
   assert.ok(plain.every((v) => v.judgeAudit === undefined));
   const rules = audited.filter((v) => v.method === 'rule');
-  assert.deepEqual(rules.map((v) => v.passed), [false, false]);
+  assert.deepEqual(
+    rules.map((v) => v.passed),
+    [false, false],
+  );
   for (const v of rules) {
     assert.equal(typeof v.judgeAudit?.passed, 'boolean', `rule verdict #${v.index} has a judge score`);
     assert.equal(v.judgeAudit!.judgeModel, 'mmif-sim-vlm');
@@ -51,9 +64,10 @@ test('with the whole sample audited, every rule verdict carries the judge score;
 
 test('the sample is seeded by build seed and constraint: the same constraints are audited on every answer', async () => {
   const share = 0.5;
-  const many = Array.from({ length: 40 }, (_, i) => rule('mention', `Mention the word 'w${i}' at least once.`, 'check_whether_each_keyword_in_list_mentioned_in_range', [[`w${i}`], 1, 10000]));
-  const auditedOn = async (answer: string) =>
-    (await verifyAnswer(context(share), { ...subject, constraints: many, answer }, [])).flatMap((v) => (v.judgeAudit ? [v.index] : []));
+  const many = Array.from({ length: 40 }, (_, i) =>
+    rule('mention', `Mention the word 'w${i}' at least once.`, 'check_whether_each_keyword_in_list_mentioned_in_range', [[`w${i}`], 1, 10000]),
+  );
+  const auditedOn = async (answer: string) => (await verifyAnswer(context(share), { ...subject, constraints: many, answer }, [])).flatMap((v) => (v.judgeAudit ? [v.index] : []));
   const first = await auditedOn('w1 w2 w3');
   assert.deepEqual(await auditedOn('w4 w5 and more'), first);
   assert.ok(first.length > 8 && first.length < 32, `about half of 40 audited, got ${first.length}`);
@@ -64,7 +78,13 @@ test('an unusable audit reply leaves the audit unscored and never rejects the sa
   try {
     const onlyRules = CONSTRAINTS.slice(0, 2);
     const verdicts = await verifyAnswer(context(1), { ...subject, constraints: onlyRules }, []);
-    assert.deepEqual(verdicts.map((v) => [v.passed, v.judgeAudit?.passed]), [[false, null], [false, null]]);
+    assert.deepEqual(
+      verdicts.map((v) => [v.passed, v.judgeAudit?.passed]),
+      [
+        [false, null],
+        [false, null],
+      ],
+    );
     assert.match(verdicts[0]!.judgeAudit!.detail, /^unusable: judge: empty-reply/);
   } finally {
     scene.sim.setFaults({ rateMalformed: 0 });
@@ -76,7 +96,10 @@ test('dpo.validate "paper" asks no judge about the rejected answer, not even for
   const chosen = CONSTRAINTS.map((c, index) => ({ index, type: c.type, method: c.method, passed: true, detail: 'passed' }));
   const calls: CallRecord[] = [];
   const paper = await runRejectedStage(context(1, 'paper'), sample, subject.task, CONSTRAINTS, chosen, scene.image, calls);
-  assert.deepEqual(calls.map((c) => c.stage), ['rejected']);
+  assert.deepEqual(
+    calls.map((c) => c.stage),
+    ['rejected'],
+  );
   assert.ok(paper.verdicts.length > 0 && paper.verdicts.every((v) => v.method === 'rule' && v.judgeAudit === undefined));
   const strictCalls: CallRecord[] = [];
   const strict = await runRejectedStage(context(1, 'strict'), sample, subject.task, CONSTRAINTS, chosen, scene.image, strictCalls);

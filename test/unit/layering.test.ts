@@ -39,9 +39,13 @@ test('no folder imports a folder above it in the data flow', async () => {
 });
 
 test('the check names an upward import, static or dynamic, and lets a downward one pass', () => {
-  const source = "import type { X } from '../output/records.js';\nconst m = await import('../../cli/mmif.js');\nconst w = await import(/* webpackMode: \"eager\" */ '../../worker/createWorker.js');\nimport { y } from './sample.js';\nimport { z } from '../config/buildConfig.js';";
+  const source =
+    "import type { X } from '../output/records.js';\nconst m = await import('../../cli/mmif.js');\nconst w = await import(/* webpackMode: \"eager\" */ '../../worker/createWorker.js');\nimport { y } from './sample.js';\nimport { z } from '../config/buildConfig.js';";
   // From a subfolder, '../output' stays inside domain/; '../../cli' leaves it.
-  assert.deepEqual(upwardImports('domain/constraints/x.ts', source), ['domain/constraints/x.ts imports ../../cli/mmif.js', 'domain/constraints/x.ts imports ../../worker/createWorker.js']);
+  assert.deepEqual(upwardImports('domain/constraints/x.ts', source), [
+    'domain/constraints/x.ts imports ../../cli/mmif.js',
+    'domain/constraints/x.ts imports ../../worker/createWorker.js',
+  ]);
   assert.deepEqual(upwardImports('domain/x.ts', source), ['domain/x.ts imports ../output/records.js', 'domain/x.ts imports ../config/buildConfig.js']);
   assert.deepEqual(upwardImports('cli/x.ts', source), []);
 });

@@ -46,9 +46,7 @@ async function burst(model: string, limits: EndpointLimits, count: number, label
     retry: { baseDelayMs: 20 },
   });
   const replies = await Promise.all(
-    Array.from({ length: count }, (_, i) =>
-      caller.text({ stage: 'answer', endpoint: endpoint(model), prompt: renderAnswerPrompt(`Describe scene ${label} ${i}.`, []) }, []),
-    ),
+    Array.from({ length: count }, (_, i) => caller.text({ stage: 'answer', endpoint: endpoint(model), prompt: renderAnswerPrompt(`Describe scene ${label} ${i}.`, []) }, [])),
   );
   assert.equal(replies.length, count);
 }
@@ -110,10 +108,15 @@ const headers = (values: Record<string, string>): HeaderSource => new Headers(va
 test('FIFO: with one slot requests run in arrival order, and a retry keeps its place', async () => {
   const limiter = new EndpointLimiter({ concurrency: 1 });
   const order: string[] = [];
-  const job = (name: string, place?: number) => limiter.run(0, async () => {
-    order.push(name);
-    await settled();
-  }, place);
+  const job = (name: string, place?: number) =>
+    limiter.run(
+      0,
+      async () => {
+        order.push(name);
+        await settled();
+      },
+      place,
+    );
   const first = limiter.place();
   const runs = [job('a', first), job('b'), job('c')];
   // A retry of `a` queued behind b and c still goes before them.
@@ -127,7 +130,9 @@ test("the provider's remaining budget is honoured: exhausted, the next request w
   // Limit 2 refilled in full over 600 ms: one request is back after 300 ms.
   const first = admit();
   await settled();
-  first.finish((ticket) => ticket.succeeded(headers({ 'x-ratelimit-limit-requests': '2', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '600ms' }), undefined));
+  first.finish((ticket) =>
+    ticket.succeeded(headers({ 'x-ratelimit-limit-requests': '2', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '600ms' }), undefined),
+  );
   await first.done;
   const second = admit();
   await clock.advance(299);
@@ -161,7 +166,7 @@ test('a token estimate over budget waits; the real usage corrects it', async () 
   await Promise.all([second.done, third.done]);
 });
 
-test('a requests-per-minute limit paces calls: one second\'s worth at once, then one per 1/rate', async () => {
+test("a requests-per-minute limit paces calls: one second's worth at once, then one per 1/rate", async () => {
   // 600 a minute = 10 a second, bursts of at most one second's worth (10).
   const { clock, times, admit } = clocked({ concurrency: 50, requestsPerMinute: 600 });
   const requests = Array.from({ length: 25 }, () => admit());
@@ -172,7 +177,7 @@ test('a requests-per-minute limit paces calls: one second\'s worth at once, then
   await Promise.all(requests.map((r) => r.done));
 });
 
-test("a limit announced in x-ratelimit headers paces the requests after it", async () => {
+test('a limit announced in x-ratelimit headers paces the requests after it', async () => {
   const { clock, limiter, times, admit } = clocked({ concurrency: 50 });
   const first = admit();
   await settled();
@@ -264,9 +269,7 @@ test('Retry-After is honoured: the endpoint pauses for it before the refused cal
   const caller = new ModelCaller(new LocalStore(path.join(dir, 'retry-after')), '_cache/llm', llm, { limits: () => ({ concurrency: 4 }) });
   const call = (i: number) => {
     const started = Date.now();
-    return caller
-      .text({ stage: 'answer', endpoint: endpoint('lim-retry-after'), prompt: renderAnswerPrompt(`Describe the pause ${i}.`, []) }, [])
-      .then(() => Date.now() - started);
+    return caller.text({ stage: 'answer', endpoint: endpoint('lim-retry-after'), prompt: renderAnswerPrompt(`Describe the pause ${i}.`, []) }, []).then(() => Date.now() - started);
   };
   // The pause's timing is asserted on a manual clock above; against a real server only its lower
   // bound is certain (a loaded machine only makes calls slower).
@@ -295,10 +298,12 @@ test("x-ratelimit headers teach the limiter the provider's limits, which then pa
 test('shared by N workers, a limiter admits 1/N of the concurrency and of the per-minute rates, and follows N as it changes', async () => {
   const limiter = new EndpointLimiter({ concurrency: 8, requestsPerMinute: 6_000 });
   limiter.share(2);
-  assert.deepEqual(
-    (({ workers, concurrency, window, requestsPerMinute }) => ({ workers, concurrency, window, requestsPerMinute }))(limiter.snapshot()),
-    { workers: 2, concurrency: 4, window: 4, requestsPerMinute: 3_000 },
-  );
+  assert.deepEqual((({ workers, concurrency, window, requestsPerMinute }) => ({ workers, concurrency, window, requestsPerMinute }))(limiter.snapshot()), {
+    workers: 2,
+    concurrency: 4,
+    window: 4,
+    requestsPerMinute: 3_000,
+  });
   const releases: Array<() => void> = [];
   const calls = Array.from({ length: 8 }, () => limiter.run(1, () => new Promise<void>((done) => releases.push(done))));
   await settled();
@@ -337,10 +342,12 @@ test('leased: nothing is admitted before the first grant, the grant bounds the r
   assert.deepEqual(limiter.rateDemands(), [{ kind: 'rpm', limit: 6_000, used: 0, waiting: true, holding: 0 }]);
   limiter.leaseRates({ rpm: 4_500 }); // more than the 1/2 split too; its pacing starts with an empty second
   await clock.advance(100); // 75 a second: the first at once, the other 6 within 80 ms
-  assert.deepEqual(
-    (({ concurrency, leased, inFlight, requestsPerMinute }) => ({ concurrency, leased, inFlight, requestsPerMinute }))(limiter.snapshot()),
-    { concurrency: 7, leased: true, inFlight: 7, requestsPerMinute: 4_500 },
-  );
+  assert.deepEqual((({ concurrency, leased, inFlight, requestsPerMinute }) => ({ concurrency, leased, inFlight, requestsPerMinute }))(limiter.snapshot()), {
+    concurrency: 7,
+    leased: true,
+    inFlight: 7,
+    requestsPerMinute: 4_500,
+  });
   assert.deepEqual(limiter.rateDemands(), [{ kind: 'rpm', limit: 6_000, used: (7 * 60) / 5, waiting: false, holding: 4_500 }], 'its use: 7 in the last 5 s');
   limiter.lease(2); // lowered: requests already sent are not recalled, no new one is admitted
   releases.splice(0, 4).forEach((release) => release());
@@ -355,7 +362,7 @@ test('leased: nothing is admitted before the first grant, the grant bounds the r
   assert.deepEqual(limiter.demand(), { cap: 8, inFlight: 4, queued: 1, holding: 4 });
   assert.equal(limiter.snapshot().leased, false);
   assert.equal(limiter.snapshot().requestsPerMinute, 3_000);
-  while (releases.length) releases.shift()!(), await clock.advance(100);
+  while (releases.length) (releases.shift()!(), await clock.advance(100));
   await Promise.all(calls);
 });
 

@@ -5,7 +5,7 @@ import { LruCache } from '../../domain/lruCache.js';
 test('an LRU cache keeps at most its capacity, dropping the least recently used entry', () => {
   const cache = new LruCache<number>(2);
   let made = 0;
-  const make = (n: number) => () => (made += 1, n);
+  const make = (n: number) => () => ((made += 1), n);
   assert.equal(cache.get('a', make(1)), 1);
   assert.equal(cache.get('b', make(2)), 2);
   assert.equal(cache.get('a', make(99)), 1, 'a hit returns the held value');

@@ -9,7 +9,13 @@ import { reserveHeldOut } from '../../output/heldOut.js';
 import type { AssembledSample, DpoRecord, InstructRecord } from '../../output/records.js';
 import type { PlannedConstraint } from '../../pipeline/stageState.js';
 
-const rule = (type: string, func: string, params: unknown[]): PlannedConstraint => ({ type, value: `${type} text`, method: 'rule', verifiers: [{ func, params }], selection: 'parser' });
+const rule = (type: string, func: string, params: unknown[]): PlannedConstraint => ({
+  type,
+  value: `${type} text`,
+  method: 'rule',
+  verifiers: [{ func, params }],
+  selection: 'parser',
+});
 
 test('reference functions stay rule_based with their calls; our functions beyond the reference go to the judge', () => {
   assert.deepEqual(scorerConstraint(rule('mention', 'check_whether_each_keyword_in_list_metioned_in_range', [['a'], 1, 3])), {
@@ -27,15 +33,21 @@ test('a compare-judged constraint gets an aux line without it; indexes are uniqu
     id: 's1',
     image_path: 'images/ab/x.jpg',
     instruction: 'Describe.',
-    constraints: [rule('length', 'check_whether_response_word_count_in_range', [10, 20]), { type: 'tone', value: 'calm', method: 'compare_judge', verifiers: [], selection: 'none' }],
+    constraints: [
+      rule('length', 'check_whether_response_word_count_in_range', [10, 20]),
+      { type: 'tone', value: 'calm', method: 'compare_judge', verifiers: [], selection: 'none' },
+    ],
   } as unknown as InstructRecord;
   const lines = mmifevalLines([record, { ...record, id: 's2' }]);
-  assert.deepEqual(lines.map((l) => [l.id, l.index, l.infer_type, l.del_cons ?? null, l.constraints.map((c) => c.key)]), [
-    ['s1', 0, 'main', null, ['length', 'tone']],
-    ['s1', 1, 'aux_cmp_gpt', 'tone', ['length']],
-    ['s2', 2, 'main', null, ['length', 'tone']],
-    ['s2', 3, 'aux_cmp_gpt', 'tone', ['length']],
-  ]);
+  assert.deepEqual(
+    lines.map((l) => [l.id, l.index, l.infer_type, l.del_cons ?? null, l.constraints.map((c) => c.key)]),
+    [
+      ['s1', 0, 'main', null, ['length', 'tone']],
+      ['s1', 1, 'aux_cmp_gpt', 'tone', ['length']],
+      ['s2', 2, 'main', null, ['length', 'tone']],
+      ['s2', 3, 'aux_cmp_gpt', 'tone', ['length']],
+    ],
+  );
   const repeated = { ...record, constraints: [record.constraints[0]!, record.constraints[0]!] } as InstructRecord;
   assert.throws(() => mmifevalLines([repeated]), /record s1: constraint types repeat \(length, length\)/);
 });
@@ -43,12 +55,18 @@ test('a compare-judged constraint gets an aux line without it; indexes are uniqu
 test('the held-out draw depends on seed and image only', () => {
   const images = Array.from({ length: 1000 }, (_, i) => `sha${i}`);
   const drawn = images.filter((sha) => isHeldOutImage(7, sha, 0.1));
-  assert.deepEqual(drawn, images.filter((sha) => isHeldOutImage(7, sha, 0.1)));
+  assert.deepEqual(
+    drawn,
+    images.filter((sha) => isHeldOutImage(7, sha, 0.1)),
+  );
   assert.ok(drawn.length > 60 && drawn.length < 140, `about 10%, got ${drawn.length}`);
-  assert.notDeepEqual(drawn, images.filter((sha) => isHeldOutImage(8, sha, 0.1)));
+  assert.notDeepEqual(
+    drawn,
+    images.filter((sha) => isHeldOutImage(8, sha, 0.1)),
+  );
 });
 
-test('a build\'s held-out split is disjoint from its training records by image: samples sharing an image fall on one side, with their pairs', () => {
+test("a build's held-out split is disjoint from its training records by image: samples sharing an image fall on one side, with their pairs", () => {
   // 200 images, two questions each (as ChartQA's two per chart), every sample with an SFT record and a pair.
   const assembled: AssembledSample[] = [];
   for (let i = 0; i < 400; i++) {
@@ -60,7 +78,11 @@ test('a build\'s held-out split is disjoint from its training records by image: 
   const heldImages = new Set(share.instruct.map((r) => r.image_sha256));
   const trainImages = new Set(assembled.flatMap((a) => [a.instruct?.image_sha256, a.dpo?.image_sha256].filter((x): x is string => x !== undefined)));
   assert.ok(heldImages.size > 20 && heldImages.size < 60, `about 20% of 200 images, got ${heldImages.size}`);
-  assert.deepEqual([...heldImages].filter((sha) => trainImages.has(sha)), [], 'no image on both sides');
+  assert.deepEqual(
+    [...heldImages].filter((sha) => trainImages.has(sha)),
+    [],
+    'no image on both sides',
+  );
   assert.equal(heldImages.size + trainImages.size, 200);
   assert.equal(share.instruct.length, 2 * heldImages.size, 'both questions of a held-out image are held out');
   assert.equal(share.dpo, share.instruct.length, 'their pairs leave the training data too');

@@ -40,13 +40,19 @@ test('a JSON stage returns the validated reply, labelled simulated, and the cach
   const first: CallRecord[] = [];
   const a = await models.json(req, 'instructions', instructionReplySchema, first);
   assert.ok(a.instructions.length >= 1);
-  assert.deepEqual(first.map((c) => [c.cached, c.simulated]), [[false, true]]);
+  assert.deepEqual(
+    first.map((c) => [c.cached, c.simulated]),
+    [[false, true]],
+  );
   assert.ok(first[0]!.promptTokens > 0);
 
   const second: CallRecord[] = [];
   const b = await models.json(req, 'instructions', instructionReplySchema, second);
   assert.deepEqual(b, a);
-  assert.deepEqual(second.map((c) => c.cached), [true]);
+  assert.deepEqual(
+    second.map((c) => c.cached),
+    [true],
+  );
   assert.equal(sim.stats().requests, 1, 'the repeat must not reach the endpoint');
 });
 
@@ -56,12 +62,7 @@ test('a malformed JSON reply gets a repair request per try; after every try the 
   try {
     const calls: CallRecord[] = [];
     await assert.rejects(
-      caller('malformed').json(
-        { stage: 'instruction', endpoint: endpoint(), prompt: renderInstructionPrompt(['Other.']), image },
-        'instructions',
-        instructionReplySchema,
-        calls,
-      ),
+      caller('malformed').json({ stage: 'instruction', endpoint: endpoint(), prompt: renderInstructionPrompt(['Other.']), image }, 'instructions', instructionReplySchema, calls),
       (err: unknown) =>
         err instanceof SampleRejection &&
         /^instruction: invalid-json: after repair: not valid JSON.*\(3 tries\)$/.test(err.reason) &&
@@ -69,9 +70,17 @@ test('a malformed JSON reply gets a repair request per try; after every try the 
         err.details.modelCall.endpoint === sim.url,
     );
     // Three tries (new seeds), each a first request and a repair; every one recorded with its problem.
-    assert.deepEqual(calls.map((c) => [c.replyTry ?? 0, c.problem]), [
-      [0, 'invalid-json'], [0, 'invalid-json'], [1, 'invalid-json'], [1, 'invalid-json'], [2, 'invalid-json'], [2, 'invalid-json'],
-    ]);
+    assert.deepEqual(
+      calls.map((c) => [c.replyTry ?? 0, c.problem]),
+      [
+        [0, 'invalid-json'],
+        [0, 'invalid-json'],
+        [1, 'invalid-json'],
+        [1, 'invalid-json'],
+        [2, 'invalid-json'],
+        [2, 'invalid-json'],
+      ],
+    );
     assert.equal(sim.stats().requests, 6);
   } finally {
     sim.setFaults({ rateMalformed: 0 });
@@ -85,7 +94,13 @@ test('a reply cut by the token limit is tried again with llm.maxTokensCeiling to
   const calls: CallRecord[] = [];
   const text = await caller('ceiling', { maxTokens: 5, maxTokensCeiling: 4096 }).text(req, calls);
   assert.ok(text.length > 20, text);
-  assert.deepEqual(calls.map((c) => [c.replyTry ?? 0, c.problem]), [[0, 'truncated-reply'], [1, undefined]]);
+  assert.deepEqual(
+    calls.map((c) => [c.replyTry ?? 0, c.problem]),
+    [
+      [0, 'truncated-reply'],
+      [1, undefined],
+    ],
+  );
   // Without a ceiling every try is cut, and the sample is rejected for it.
   await assert.rejects(
     caller('no-ceiling', { maxTokens: 5 }).text(req, []),
@@ -112,14 +127,21 @@ test("unusable cached replies: this build's own are past tries (not paid again),
   const text = await owned('build-b').text(req, calls);
   assert.ok(text.trim().length > 0);
   assert.equal(sim.stats().requests, 1);
-  assert.deepEqual(calls.map((c) => [c.cached, c.problem]), [[true, 'empty-reply'], [true, 'empty-reply'], [false, undefined]]);
+  assert.deepEqual(
+    calls.map((c) => [c.cached, c.problem]),
+    [
+      [true, 'empty-reply'],
+      [true, 'empty-reply'],
+      [false, undefined],
+    ],
+  );
   // The good reply is cached for good: both builds now read it without a request.
   assert.equal(await owned('build-a').text(req, []), text);
   assert.equal(await owned('build-b').text(req, []), text);
   assert.equal(sim.stats().requests, 1);
 });
 
-test("a rerun of a sample the stage rejected for unusable replies asks again; a retried execution of that rerun replays its own tries", async () => {
+test('a rerun of a sample the stage rejected for unusable replies asks again; a retried execution of that rerun replays its own tries', async () => {
   const req = { stage: 'answer' as const, endpoint: endpoint(), prompt: renderAnswerPrompt('Describe the lighthouse.', []), image };
   const models = new ModelCaller(new LocalStore(path.join(dir, 'reruns')), '_cache/llm', { ...llm, replyTries: 2 }, { owner: 'build-a' });
   const rejected = (err: unknown) => err instanceof SampleRejection && /empty-reply/.test(err.reason);
@@ -141,14 +163,24 @@ test("a rerun of a sample the stage rejected for unusable replies asks again; a 
   const calls: CallRecord[] = [];
   const text = await models.forExecution('s1/answer', 2).text(req, calls);
   assert.equal(sim.stats().requests, 1);
-  assert.deepEqual(calls.map((c) => [c.cached, c.problem]), [[true, 'empty-reply'], [true, 'empty-reply'], [false, undefined]]);
+  assert.deepEqual(
+    calls.map((c) => [c.cached, c.problem]),
+    [
+      [true, 'empty-reply'],
+      [true, 'empty-reply'],
+      [false, undefined],
+    ],
+  );
   assert.equal(await models.forExecution('s1/answer').text(req, []), text);
   assert.equal(sim.stats().requests, 1);
 });
 
 test('a cache hit on a reply an earlier, unrecorded execution of the same stage paid for counts as paid', async () => {
   const req = { stage: 'answer' as const, endpoint: endpoint(), prompt: renderAnswerPrompt('Describe the lighthouse.', []), image };
-  const models = new ModelCaller(new LocalStore(path.join(dir, 'recovered')), '_cache/llm', llm, { owner: 'build-a', prices: { 'mmif-sim-vlm': { inputPerMTok: 2, outputPerMTok: 8, batchDiscount: 0.5 } } });
+  const models = new ModelCaller(new LocalStore(path.join(dir, 'recovered')), '_cache/llm', llm, {
+    owner: 'build-a',
+    prices: { 'mmif-sim-vlm': { inputPerMTok: 2, outputPerMTok: 8, batchDiscount: 0.5 } },
+  });
   const first: CallRecord[] = [];
   await models.forExecution('s1/answer').text(req, first); // its worker dies before the stage state is written
   const again: CallRecord[] = [];
@@ -196,12 +228,21 @@ test('a request a killed execution sent but never saw answered is counted, once,
   }
   const calls: CallRecord[] = [];
   await models.forExecution('s1/answer').text(req, calls);
-  assert.deepEqual(calls.map((c) => [c.cached, c.lostInFlight]), [[false, undefined], [false, true]]);
+  assert.deepEqual(
+    calls.map((c) => [c.cached, c.lostInFlight]),
+    [
+      [false, undefined],
+      [false, true],
+    ],
+  );
   assert.equal(calls[1]!.costUsd, calls[0]!.costUsd);
   // Counted once: a third execution finds the reply cached (recovered, as no stage state recorded it), no lost request.
   const third: CallRecord[] = [];
   await models.forExecution('s1/answer').text(req, third);
-  assert.deepEqual(third.map((c) => [c.recovered, c.lostInFlight]), [[true, undefined]]);
+  assert.deepEqual(
+    third.map((c) => [c.recovered, c.lostInFlight]),
+    [[true, undefined]],
+  );
 
   // A request answered with an error status (here a 400) was answered, and not billed: nothing to count again.
   const refusedReq = { ...req, prompt: renderAnswerPrompt('Describe the ferry at night.', []) };
@@ -213,7 +254,10 @@ test('a request a killed execution sent but never saw answered is counted, once,
   }
   const retried: CallRecord[] = [];
   await models.forExecution('s3/answer').text(refusedReq, retried);
-  assert.deepEqual(retried.map((c) => c.lostInFlight), [undefined]);
+  assert.deepEqual(
+    retried.map((c) => c.lostInFlight),
+    [undefined],
+  );
 });
 
 test('a refused key, an unknown model and a spent quota fail at once, naming the endpoint; a 400 rejects the sample', async () => {

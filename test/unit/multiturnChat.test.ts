@@ -7,7 +7,7 @@ import { instructionsInForce, type ChatInstruction } from '../../domain/multitur
 import { allGlobalInstructions, planEvalChat, type GlobalInstruction } from '../../pipeline/multiturn/globalInstructions.js';
 import { judgeTurnPair, scoreTurn } from '../../pipeline/multiturn/turnScore.js';
 
-test('every instruction the planner can give is rule-checkable by its type\'s catalogue verifiers', () => {
+test("every instruction the planner can give is rule-checkable by its type's catalogue verifiers", () => {
   const all = allGlobalInstructions();
   assert.ok(all.length >= 10);
   for (const i of all) {
@@ -21,15 +21,28 @@ test('a plan is seeded, has at most maxInstructions on distinct turns, and is co
   const options = { seed: 7, turns: 10, maxInstructions: 6 };
   assert.deepEqual(planEvalChat('img-1', options), planEvalChat('img-1', options));
   const plans = Array.from({ length: 40 }, (_, i) => planEvalChat(`img-${i}`, options));
-  assert.ok(plans.some((p) => JSON.stringify(p.instructions) !== JSON.stringify(plans[0]!.instructions)), 'different images get different plans');
+  assert.ok(
+    plans.some((p) => JSON.stringify(p.instructions) !== JSON.stringify(plans[0]!.instructions)),
+    'different images get different plans',
+  );
   for (const plan of plans) {
     assert.ok(plan.instructions.length >= 1 && plan.instructions.length <= 6);
     const turns = plan.instructions.map((i) => i.turn);
     assert.equal(new Set(turns).size, turns.length);
-    assert.deepEqual(turns, [...turns].sort((a, b) => a - b));
+    assert.deepEqual(
+      turns,
+      [...turns].sort((a, b) => a - b),
+    );
     assert.ok(turns.every((t) => t >= 1 && t <= 10));
     // no instruction conflicts with an earlier one anywhere in the chat
-    assert.equal(removeConflicts(plan.instructions.map((i) => i.constraint), 'open').removed.length, 0, JSON.stringify(plan.instructions));
+    assert.equal(
+      removeConflicts(
+        plan.instructions.map((i) => i.constraint),
+        'open',
+      ).removed.length,
+      0,
+      JSON.stringify(plan.instructions),
+    );
   }
   // two "start every answer with" phrases can never both be given
   for (const plan of plans) assert.ok(plan.instructions.filter((i) => i.constraint.value.includes('start every answer')).length <= 1);
@@ -39,7 +52,10 @@ test('a plan is seeded, has at most maxInstructions on distinct turns, and is co
   assert.throws(() => planEvalChat('img-9', { seed: 1, turns: 0, maxInstructions: 2 }), /chat img-9: chat plan: turns must be an integer in 1\.\.20, got 0/);
 });
 
-const given = (value: string, func: string, params: unknown[], type: string, turn: number): ChatInstruction<GlobalInstruction> => ({ turn, constraint: { type, value, method: 'rule', verifiers: [{ func, params }] } });
+const given = (value: string, func: string, params: unknown[], type: string, turn: number): ChatInstruction<GlobalInstruction> => ({
+  turn,
+  constraint: { type, value, method: 'rule', verifiers: [{ func, params }] },
+});
 
 const plan = {
   chatId: 'c1',
@@ -53,10 +69,16 @@ const plan = {
 test('each answer is verified against every instruction given so far, and its PIF computed', () => {
   assert.equal(instructionsInForce(plan.instructions, 2).length, 1);
   const t2 = scoreTurn('The dog sits on grass. It looks calm.', instructionsInForce(plan.instructions, 2), 'pass');
-  assert.deepEqual(t2.verdicts.map((v) => v.passed), [false]);
+  assert.deepEqual(
+    t2.verdicts.map((v) => v.passed),
+    [false],
+  );
   assert.equal(t2.pif, 0);
   const t3 = scoreTurn('Overall, the dog sits on grass. It looks calm. The sky is blue.', instructionsInForce(plan.instructions, 3), 'pass');
-  assert.deepEqual(t3.verdicts.map((v) => v.passed), [true, false]); // "Overall" counts (case-insensitive), 3 sentences > 2
+  assert.deepEqual(
+    t3.verdicts.map((v) => v.passed),
+    [true, false],
+  ); // "Overall" counts (case-insensitive), 3 sentences > 2
   assert.equal(t3.pif, 0.5);
   assert.equal(scoreTurn('Anything.', [], 'pass').pif, 1, 'seed 002 Fig. 5: PIF defaults to 1 before any instruction');
 });

@@ -75,10 +75,13 @@ test('PIF at a turn counts every instruction in force, with the real verifiers',
   assert.equal(both.pif, 1);
   const forgotFirst = scoreTurn('The dog looks happy. Its tail is up.', inForce, 'pass');
   assert.equal(forgotFirst.pif, 0.5);
-  assert.deepEqual(forgotFirst.verdicts.map((v) => [v.index, v.type, v.passed]), [
-    [0, 'punctuation_requirements', false],
-    [1, 'word_count_range_limit', true],
-  ]);
+  assert.deepEqual(
+    forgotFirst.verdicts.map((v) => [v.index, v.type, v.passed]),
+    [
+      [0, 'punctuation_requirements', false],
+      [1, 'word_count_range_limit', true],
+    ],
+  );
   assert.equal(scoreTurn('Anything.', instructionsInForce(plan, 0), 'pass').pif, 1, 'seed 002 Fig. 5: PIF defaults to 1 before any instruction');
 });
 

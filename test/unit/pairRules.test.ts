@@ -27,7 +27,10 @@ test('the chosen answer failing "exactly 3 paragraphs" where the rejected answer
 });
 
 test('the comparison covers judged constraints too, and only constraints both answers were verified on', () => {
-  assert.deepEqual(chosenLosses([v(0, false, 'direct_judge'), v(1, false), v(2, false)], [v(0, true, 'direct_judge'), v(1, false)], 'pass').map((l) => l.index), [0]);
+  assert.deepEqual(
+    chosenLosses([v(0, false, 'direct_judge'), v(1, false), v(2, false)], [v(0, true, 'direct_judge'), v(1, false)], 'pass').map((l) => l.index),
+    [0],
+  );
   // Like with like: the chosen answer's compare-judge verdict is not set against the rejected answer's direct-judge one.
   assert.deepEqual(chosenLosses([v(0, false, 'compare_judge')], [v(0, true, 'direct_judge')], 'pass'), []);
   // Both failing, or the rejected answer unverified on it, is no loss.
@@ -49,7 +52,11 @@ test('the rejected answer is verified on the constraints at stake and on every r
 test('vacuous passes count for neither side under "fail"; under "pass" they are the reference passes', () => {
   const vacuousPass = (index: number): Verdict => ({ ...v(index, true), vacuous: true, detail: 'check_number_precision_in_response(2) = true (vacuous)' });
   // The rejected answer dodged the constraint at stake (no number at all): it did not fail it.
-  assert.deepEqual(judgePair([v(0, true)], [vacuousPass(0)], [0], 'fail'), { kept: false, rule: 'uninformative-pair', detail: 'the rejected answer satisfied every constraint at stake' });
+  assert.deepEqual(judgePair([v(0, true)], [vacuousPass(0)], [0], 'fail'), {
+    kept: false,
+    rule: 'uninformative-pair',
+    detail: 'the rejected answer satisfied every constraint at stake',
+  });
   // The chosen answer dodged a constraint the rejected answer passed: the pair would reward dodging.
   const dodged = judgePair([v(0, true), vacuousPass(1)], [v(0, false), v(1, true)], [0], 'fail');
   assert.equal(!dodged.kept && dodged.rule, 'chosen-loses');

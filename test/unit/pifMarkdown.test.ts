@@ -29,7 +29,7 @@ test('the Markdown section: corpus PIF, the ablation in points, tables per turn 
   assert.match(markdown, /Corpus PIF: 0\.875 \[\d\.\d{3}, 1\.000\] over 4 scored turns\. 1 turn came before any instruction \(PIF 1 by seed 002's default, included\)/);
   assert.match(markdown, /With every instruction appended at the end: 1\.000 \[1\.000, 1\.000\] over 4 scored turns \(\+12\.5 points\)\./);
   assert.match(markdown, /\| 1 \| 2 \| 1\.000 \| \[1\.000, 1\.000\] \|\n\| 2 \| 2 \| 0\.750 \|/);
-  assert.match(markdown, /\| 0 \| 1 \| 1\.000 \| \[1\.000, 1\.000\] \|/, 'no instruction given: A turn 1, Fig. 5\'s point at 0');
+  assert.match(markdown, /\| 0 \| 1 \| 1\.000 \| \[1\.000, 1\.000\] \|/, "no instruction given: A turn 1, Fig. 5's point at 0");
   assert.match(markdown, /\| 2 \| 1 \| 0\.500 \| \[0\.000, 1\.000\] \|/, 'two instructions given: B turn 2 only');
   // Per turn, perfect answers out of 2: A1 2, B1 2, A2 2, B2 1 → PIF-2-1 = 4/4, PIF-2-2 = 3/4.
   assert.match(markdown, /\| PIF-2-1 \| 1\.000 \|\n\| PIF-2-2 \| 0\.750 \|/);

@@ -8,8 +8,7 @@ import { followsAll, meanWithInterval, pif, pifNk, pifReport, type ScoredRespons
 
 const T = true;
 const F = false;
-const close = (actual: number | undefined, expected: number) =>
-  assert.ok(actual !== undefined && Math.abs(actual - expected) < 1e-6, `expected ${expected}, got ${actual}`);
+const close = (actual: number | undefined, expected: number) => assert.ok(actual !== undefined && Math.abs(actual - expected) < 1e-6, `expected ${expected}, got ${actual}`);
 
 test('PIF counts every instruction given so far; before any instruction it defaults to 1 (seed 002 Fig. 5)', () => {
   assert.equal(pif([T, F, T]), 2 / 3);
@@ -60,7 +59,14 @@ test('corpus PIF, PIF per turn and per instruction count, by hand', () => {
   close(report.corpus?.mean, 37 / 54);
   assert.equal(report.turnsBeforeInstruction, 1);
 
-  assert.deepEqual(report.perTurn.map((row) => [row.turn, row.n]), [[1, 4], [2, 4], [3, 1]]);
+  assert.deepEqual(
+    report.perTurn.map((row) => [row.turn, row.n]),
+    [
+      [1, 4],
+      [2, 4],
+      [3, 1],
+    ],
+  );
   // Turn 1: (1 + 1 + 0 + 1) / 4 = 0.75, half 1.959964 · sqrt(0.1875 / 4) = 0.4243439 → [0.3256561, 1 (clipped from 1.17)].
   close(report.perTurn[0]?.mean, 0.75);
   close(report.perTurn[0]?.low, 0.3256561);
@@ -72,7 +78,15 @@ test('corpus PIF, PIF per turn and per instruction count, by hand', () => {
   close(report.perTurn[2]?.mean, 2 / 3);
 
   // None given: A1 = 1 (Fig. 5's point at 0); one: B1, C1, D1, A2 = (1 + 0 + 1 + 1) / 4; two: B2, C2, D2 = 1.5 / 3; three: D3.
-  assert.deepEqual(report.perInstructionCount.map((row) => [row.instructions, row.n]), [[0, 1], [1, 4], [2, 3], [3, 1]]);
+  assert.deepEqual(
+    report.perInstructionCount.map((row) => [row.instructions, row.n]),
+    [
+      [0, 1],
+      [1, 4],
+      [2, 3],
+      [3, 1],
+    ],
+  );
   close(report.perInstructionCount[0]?.mean, 1);
   close(report.perInstructionCount[1]?.mean, 0.75);
   close(report.perInstructionCount[2]?.mean, 0.5);
@@ -103,18 +117,35 @@ test('PIF-N-K for K = 1..N, by hand, and non-increasing in K', () => {
   // K=1: A1, A2, B1, C1 → 4/5; K=2: A1, A2, C1 → 3/5; K=3: A2, C1 → 2/5 (C1's PIF is the default 1, eq. 4).
   assert.deepEqual(
     rows.map((row) => [row.k, row.turns, row.value]),
-    [[1, 5, 0.8], [2, 5, 0.6], [3, 5, 0.4]],
+    [
+      [1, 5, 0.8],
+      [2, 5, 0.6],
+      [3, 5, 0.4],
+    ],
   );
   for (let i = 1; i < rows.length; i++) assert.ok((rows[i]?.value ?? 0) <= (rows[i - 1]?.value ?? 0));
   // With N = 1, PIF-1-1 is the share of turns with PIF = 1: A1 yes, B1 no.
-  assert.deepEqual(pifNk([sampled[0]!, sampled[6]!], 1).map((row) => row.value), [0.5]);
-  assert.deepEqual(pifNk([], 2).map((row) => row.value), [null, null]);
+  assert.deepEqual(
+    pifNk([sampled[0]!, sampled[6]!], 1).map((row) => row.value),
+    [0.5],
+  );
+  assert.deepEqual(
+    pifNk([], 2).map((row) => row.value),
+    [null, null],
+  );
 });
 
 test('PIF-N-K refuses a turn with the wrong number of samples, naming it', () => {
   assert.throws(() => pifNk(sampled.slice(1), 3), /chat A turn 1 has 2 sampled responses, expected N = 3/);
   assert.throws(
-    () => pifNk([{ chatId: 'X', turn: 4, followed: [T] }, { chatId: 'X', turn: 4, followed: [T, T] }], 2),
+    () =>
+      pifNk(
+        [
+          { chatId: 'X', turn: 4, followed: [T] },
+          { chatId: 'X', turn: 4, followed: [T, T] },
+        ],
+        2,
+      ),
     /chat X turn 4 has samples scored against 1 and 2 instructions/,
   );
   assert.throws(() => pifNk(sampled, 0), /N must be a positive integer/);
@@ -157,11 +188,22 @@ test('PIF-N-K on four turns of N = 3 samples, by hand (K=1: 3/4, K=2: 2/4, K=3: 
   // Per-sample PIFs: A1 [1, 1, 0.5] (two perfect), A2 [1, 1, 1] (three), B2 [0, 0.5, 0] (none), B3 [1, 0, 0] (one).
   const turn = (chatId: string, t: number, samples: boolean[][]) => samples.map((followed) => ({ chatId, turn: t, followed }));
   const samples = [
-    ...turn('A', 1, [[T, T], [T, T], [T, F]]),
+    ...turn('A', 1, [
+      [T, T],
+      [T, T],
+      [T, F],
+    ]),
     ...turn('A', 2, [[T], [T], [T]]),
-    ...turn('B', 2, [[F, F], [T, F], [F, F]]),
+    ...turn('B', 2, [
+      [F, F],
+      [T, F],
+      [F, F],
+    ]),
     ...turn('B', 3, [[T], [F], [F]]),
   ];
-  assert.deepEqual(pifNk(samples, 3).map((row) => row.value), [0.75, 0.5, 0.25]);
+  assert.deepEqual(
+    pifNk(samples, 3).map((row) => row.value),
+    [0.75, 0.5, 0.25],
+  );
   assert.throws(() => pifNk(turn('c7', 4, [[T], [T]]), 3), /chat c7 turn 4 has 2 sampled responses, expected N = 3/);
 });

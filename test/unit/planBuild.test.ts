@@ -53,11 +53,17 @@ test('selection is seeded, independent of listing order, and extends when the qu
     const a = await planned(new LocalStore(path.join(dir, 'a')));
     assert.equal(a.plan.sampleCount, 10);
     assert.equal(a.plan.shardCount, 3);
-    assert.deepEqual(a.shards.map((s) => s.length), [4, 4, 2]);
+    assert.deepEqual(
+      a.shards.map((s) => s.length),
+      [4, 4, 2],
+    );
     assert.equal(a.plan.sourceProblems, 1);
     // What the scan read, counted as it streamed: 40 samples, one damaged unit, one filtered record.
     const [counted] = a.plan.sources;
-    assert.deepEqual([counted!.read, counted!.samples, counted!.problems, counted!.filtered, counted!.selected, counted!.ranked], [42, 40, { 'tar-unreadable': 1 }, { 'multiple-choice': 1 }, 10, 10]);
+    assert.deepEqual(
+      [counted!.read, counted!.samples, counted!.problems, counted!.filtered, counted!.selected, counted!.ranked],
+      [42, 40, { 'tar-unreadable': 1 }, { 'multiple-choice': 1 }, 10, 10],
+    );
 
     const reversed = await planned(new LocalStore(path.join(dir, 'b')), config({}), [...ids].reverse());
     assert.deepEqual(reversed.all, a.all);
@@ -79,7 +85,15 @@ test('source problems are recorded, and a changed config is refused for an exist
     await planned(store);
     const problems = (await store.get(buildLayout('plan').sourceProblems))!.toString();
     assert.match(problems, /00009\.tar is truncated/);
-    assert.deepEqual(JSON.parse(problems), { problem: true, kind: 'damaged', code: 'tar-unreadable', sourceId: '00009.tar', reason: '00009.tar is truncated', source: 'cc3m', sourceIndex: 0 });
+    assert.deepEqual(JSON.parse(problems), {
+      problem: true,
+      kind: 'damaged',
+      code: 'tar-unreadable',
+      sourceId: '00009.tar',
+      reason: '00009.tar is truncated',
+      source: 'cc3m',
+      sourceIndex: 0,
+    });
     assert.doesNotMatch(problems, /has options/, 'filtered records are counted, not listed');
     assert.deepEqual(JSON.parse((await store.get(buildLayout('plan').sourceFiltered))!.toString()), { '0:cc3m': { 'multiple-choice': 1 } });
     await planned(store); // the same config again is fine
@@ -122,7 +136,13 @@ test('several sources: each gets its target, in shards of its own', async () => 
   const dir = await mkdtemp(path.join(tmpdir(), 'mmif-plan-'));
   try {
     const store = new LocalStore(dir);
-    const c = config({ maxSamples: 9, sources: [{ type: 'cc3m', uri: '/a', weight: 2 }, { type: 'cc3m', uri: '/b', weight: 1 }] });
+    const c = config({
+      maxSamples: 9,
+      sources: [
+        { type: 'cc3m', uri: '/a', weight: 2 },
+        { type: 'cc3m', uri: '/b', weight: 1 },
+      ],
+    });
     async function* items(ids: string[]): AsyncGenerator<SourceItem> {
       for (const id of ids) yield { sampleId: sampleIdFor('cc3m', `b-${id}`), source: 'cc3m', sourceId: `b-${id}`, licenseNote: 'x', image: { sourceIndex: 1, key: id } };
     }
@@ -131,7 +151,13 @@ test('several sources: each gets its target, in shards of its own', async () => 
       readImage: async () => Buffer.alloc(0),
     });
     const plan = await planBuild(c, store, buildLayout('plan'), [source(ids), other(ids)]);
-    assert.deepEqual(plan.sources.map((s) => [s.target, s.selected]), [[6, 6], [3, 3]]);
+    assert.deepEqual(
+      plan.sources.map((s) => [s.target, s.selected]),
+      [
+        [6, 6],
+        [3, 3],
+      ],
+    );
     assert.deepEqual(plan.shardSizes, [4, 2, 3], 'a shard never mixes sources');
     const third = (await getJson<SourceSample[]>(store, buildLayout('plan').shardPlan(2)))!;
     assert.ok(third.every((s) => s.image.sourceIndex === 1));

@@ -43,25 +43,47 @@ test('one target per distinct endpoint, model and key variable; images only wher
   );
   // Rejected answers of the no_image strategy go without the image.
   const noImage = preflightTargets(config({ default: { model: 'vlm' }, rejected: { model: 'llm' } }, { dpo: { strategies: ['no_image'] } }));
-  assert.deepEqual(noImage.map((t) => [t.endpoint.model, t.withImage]), [['vlm', true], ['llm', false]]);
+  assert.deepEqual(
+    noImage.map((t) => [t.endpoint.model, t.withImage]),
+    [
+      ['vlm', true],
+      ['llm', false],
+    ],
+  );
   // The richness tagger is checked, with an image, only when a source selects by VLM tag count.
   const tagger = { default: { model: 'vlm' }, richness: { model: 'tagger' } };
-  assert.deepEqual(preflightTargets(config(tagger)).map((t) => t.endpoint.model), ['vlm']);
+  assert.deepEqual(
+    preflightTargets(config(tagger)).map((t) => t.endpoint.model),
+    ['vlm'],
+  );
   const tagging = preflightTargets(config(tagger, { sources: [{ type: 'cc3m', uri: '/x', richness: { scorer: 'vlm-tags', minTags: 5 } }] }));
   assert.deepEqual(tagging.map((t) => [t.endpoint.model, t.stages, t.withImage]).at(-1), ['tagger', ['richness'], true]);
 });
 
 test('a passed check is remembered in the cache: the next one makes no request; a text-only model is refused only with an image', async () => {
   const cache = new LocalStore(path.join(dir, 'cache'));
-  const models = { default: { model: 'mmif-sim-vlm', baseUrl: sim.url }, compatibility: { model: 'mmif-sim-llm', baseUrl: sim.url }, verifier: { model: 'mmif-sim-llm', baseUrl: sim.url } };
+  const models = {
+    default: { model: 'mmif-sim-vlm', baseUrl: sim.url },
+    compatibility: { model: 'mmif-sim-llm', baseUrl: sim.url },
+    verifier: { model: 'mmif-sim-llm', baseUrl: sim.url },
+  };
   sim.setFaults({ textOnlyModels: ['mmif-sim-llm'] });
   try {
     sim.resetStats();
     const first = await preflight(config(models), cache, '_cache/llm');
-    assert.deepEqual(first.map((o) => [o.model, o.withImage, o.cached]), [['mmif-sim-vlm', true, false], ['mmif-sim-llm', false, false]]);
+    assert.deepEqual(
+      first.map((o) => [o.model, o.withImage, o.cached]),
+      [
+        ['mmif-sim-vlm', true, false],
+        ['mmif-sim-llm', false, false],
+      ],
+    );
     assert.equal(sim.stats().requests, 2);
     const second = await preflight(config(models), cache, '_cache/llm');
-    assert.deepEqual(second.map((o) => o.cached), [true, true]);
+    assert.deepEqual(
+      second.map((o) => o.cached),
+      [true, true],
+    );
     assert.equal(sim.stats().requests, 2, 'no request for what passed before');
     await assert.rejects(
       preflight(config({ ...models, judge: { model: 'mmif-sim-llm', baseUrl: sim.url } }), cache, '_cache/llm'),
@@ -89,6 +111,7 @@ test('an endpoint that cannot be reached is no misconfiguration: reported, not r
 test('a missing API key for OpenAI fails the pre-flight at once, naming the variable', async () => {
   await assert.rejects(
     preflight(config({ default: { model: 'gpt-4o', apiKeyEnv: 'MMIF_TEST_NO_SUCH_KEY' } }), new LocalStore(path.join(dir, 'cache-nokey')), '_cache/llm', {}),
-    (err: unknown) => err instanceof EndpointError && /^model endpoint https:\/\/api\.openai\.com\/v1 \(model gpt-4o\): the API key variable MMIF_TEST_NO_SUCH_KEY is not set$/.test(err.message),
+    (err: unknown) =>
+      err instanceof EndpointError && /^model endpoint https:\/\/api\.openai\.com\/v1 \(model gpt-4o\): the API key variable MMIF_TEST_NO_SUCH_KEY is not set$/.test(err.message),
   );
 });

@@ -35,7 +35,15 @@ test('vLLM-style: a second stage of the same image hits the shared prefix, in wh
   const sharedTokens = IMAGE_PART_TOKENS + Math.floor(shared.length / 4);
   assert.equal(second.cached, Math.floor(sharedTokens / 16) * 16);
   assert.equal((await ask(vllm, user(`${shared}count the people.`), 'another-model')).cached, 0);
-  const otherImage = [{ role: 'user' as const, content: [{ ...image, image_url: { url: `${image.image_url.url}AA` } }, { type: 'text' as const, text: `${shared}x` }] }];
+  const otherImage = [
+    {
+      role: 'user' as const,
+      content: [
+        { ...image, image_url: { url: `${image.image_url.url}AA` } },
+        { type: 'text' as const, text: `${shared}x` },
+      ],
+    },
+  ];
   assert.equal((await ask(vllm, otherImage)).cached, 0, 'the image comes first: a different image shares nothing');
   assert.equal(vllm.stats().cachedPromptTokens, second.cached);
 });

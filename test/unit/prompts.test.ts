@@ -40,7 +40,15 @@ test('a reference answer frames the answer prompt: a system message first in lay
   assert.deepEqual(parts(layout2), ['image_url', frame, task]);
   assert.deepEqual(parts(renderAnswerPrompt('How many birds?', [], '42', 2)).slice(0, 2), ['image_url', frame]);
   // Without the image (the no_image rejected answer), the reference still goes first, as its own text part.
-  assert.deepEqual(chatMessages(layout2, undefined, 'low'), [{ role: 'user', content: [{ type: 'text', text: frame }, { type: 'text', text: task }] }]);
+  assert.deepEqual(chatMessages(layout2, undefined, 'low'), [
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: frame },
+        { type: 'text', text: task },
+      ],
+    },
+  ]);
 });
 
 test('the instruction prompt (Fig. 14) lists the sampled examples and the JSON output format', () => {

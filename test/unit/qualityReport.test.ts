@@ -57,7 +57,7 @@ test('size categories follow the Hub names', () => {
   assert.equal(sizeCategory(23000), '10K<n<100K');
 });
 
-test('shard stats read each sample\'s first and final answer, the rejected answer at stake, and the judge audits', async () => {
+test("shard stats read each sample's first and final answer, the rejected answer at stake, and the judge audits", async () => {
   const { shardQuality } = await import('../../output/qualityStats.js');
   type States = Parameters<typeof shardQuality>[0][number];
   const v = (index: number, type: string, passed: boolean, judge?: boolean | null) => ({
@@ -79,7 +79,20 @@ test('shard stats read each sample\'s first and final answer, the rejected answe
       status: 'ok',
       stage: 'rejected',
       calls: [],
-      result: { strategy: 'drop33', atStake: [0], verdicts: [v(0, 'mention', false, null)], kept: [], dropped: [], prompt: '', answer: 'r', model: 'm', passRate: 0, attempts: 1, validation: 'strict', ruleRejections: {} },
+      result: {
+        strategy: 'drop33',
+        atStake: [0],
+        verdicts: [v(0, 'mention', false, null)],
+        kept: [],
+        dropped: [],
+        prompt: '',
+        answer: 'r',
+        model: 'm',
+        passRate: 0,
+        attempts: 1,
+        validation: 'strict',
+        ruleRejections: {},
+      },
     },
   } as unknown as States;
   const belowThreshold = {
@@ -92,13 +105,18 @@ test('shard stats read each sample\'s first and final answer, the rejected answe
   assert.deepEqual(q.atStakeFailures, { drop33: { mention: { failed: 1, total: 1 } } });
 });
 
-test('vacuous rates: final answers\' rule verdicts per type, summed over shards, old manifests without the field still add up', async () => {
+test("vacuous rates: final answers' rule verdicts per type, summed over shards, old manifests without the field still add up", async () => {
   const { shardQuality } = await import('../../output/qualityStats.js');
   type States = Parameters<typeof shardQuality>[0][number];
   const v = (index: number, type: string, passed: boolean, vacuous: boolean) => ({ index, type, method: 'rule' as const, passed, vacuous, detail: '' });
-  const states = (verdicts: unknown[]) => ({ answer: { status: 'ok', stage: 'answer', calls: [], result: { prompt: '', answer: 'a', model: 'm', passRate: 1, attempts: 1, verdicts } } }) as unknown as States;
+  const states = (verdicts: unknown[]) =>
+    ({ answer: { status: 'ok', stage: 'answer', calls: [], result: { prompt: '', answer: 'a', model: 'm', passRate: 1, attempts: 1, verdicts } } }) as unknown as States;
   const judged = { index: 2, type: 'tone_requirement', method: 'direct_judge', passed: true, detail: '' };
-  const q = shardQuality([states([v(0, 'precision', true, true), v(1, 'mention', true, false), judged]), states([v(0, 'precision', true, false)])], { instruct: [], dpo: [], rejects: [] });
+  const q = shardQuality([states([v(0, 'precision', true, true), v(1, 'mention', true, false), judged]), states([v(0, 'precision', true, false)])], {
+    instruct: [],
+    dpo: [],
+    rejects: [],
+  });
   assert.deepEqual(q.vacuous, { precision: { rule: 2, vacuous: 1, vacuousPasses: 1 }, mention: { rule: 1, vacuous: 0, vacuousPasses: 0 } });
   const { vacuous: _old, ...before } = q;
   const merged = mergeQuality([q, before, q]);

@@ -24,7 +24,7 @@ describe('cleanQuestion', () => {
     assert.equal(kept(cleanQuestion('Describe <IMAGE> the scene.\r\n\r\n\r\n\r\nBe brief.', DROP)), 'Describe the scene.\n\nBe brief.');
   });
 
-  it('removes answer-format boilerplate written for the dataset\'s own training', () => {
+  it("removes answer-format boilerplate written for the dataset's own training", () => {
     assert.equal(kept(cleanQuestion('<image>\nWhat colour is the car?\nAnswer the question using a single word or phrase.', DROP)), 'What colour is the car?');
     assert.equal(
       kept(cleanQuestion('<image>\nHint: Please answer the question and provide the final answer at the end.\nQuestion: How many people are there?', DROP)),
@@ -32,13 +32,22 @@ describe('cleanQuestion', () => {
     );
   });
 
-  it('removes Vision-FLAN\'s task framing (ALLaVA vflan questions) and keeps the question', () => {
+  it("removes Vision-FLAN's task framing (ALLaVA vflan questions) and keeps the question", () => {
     assert.equal(
-      kept(cleanQuestion('<image>\nYou are provided with an image and a question related to the image. Answer the question based on the information given in the image.\n\nWhat is the man holding in his left hand?', DROP)),
+      kept(
+        cleanQuestion(
+          '<image>\nYou are provided with an image and a question related to the image. Answer the question based on the information given in the image.\n\nWhat is the man holding in his left hand?',
+          DROP,
+        ),
+      ),
       'What is the man holding in his left hand?',
     );
     assert.equal(kept(cleanQuestion('In this task, you are given an image of a street scene. Describe the traffic situation.', DROP)), 'Describe the traffic situation.');
-    assert.equal(kept(cleanQuestion('Which part of the image are you provided with an image of?', DROP)), 'Which part of the image are you provided with an image of?', 'only a framing sentence, not words inside a question');
+    assert.equal(
+      kept(cleanQuestion('Which part of the image are you provided with an image of?', DROP)),
+      'Which part of the image are you provided with an image of?',
+      'only a framing sentence, not words inside a question',
+    );
   });
 
   it('reduces a Geo170K question to its stem when multiple choice is kept', () => {

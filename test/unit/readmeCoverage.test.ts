@@ -198,7 +198,11 @@ function undocumentedConfigFields(readme: string): string[] {
 /** Whether a path (named segments) is a build config field outside `sources[]` that the README documents. */
 function buildFieldCheck(readme: string): (path: string[]) => boolean {
   const buildSection = section(readme, 'Build configuration');
-  const fields = new Set(schemaFields(buildConfigSchema as unknown as z.ZodType).filter((f) => f[0] !== 'sources').map((f) => named(f).join('.')));
+  const fields = new Set(
+    schemaFields(buildConfigSchema as unknown as z.ZodType)
+      .filter((f) => f[0] !== 'sources')
+      .map((f) => named(f).join('.')),
+  );
   return (path) => fields.has(path.join('.')) && documentedIn(buildSection, path);
 }
 
@@ -309,7 +313,24 @@ function undocumentedCli(readme: string, commands: CommandSurface[]): string[] {
 // ---------------------------------------------------------------------------------------------
 // Environment variables
 
-const PRODUCTION_FOLDERS = ['domain', 'config', 'prompts', 'verification', 'storage', 'sources', 'image', 'llm', 'pipeline', 'output', 'activities', 'workflows', 'worker', 'cli', 'local', 'simulator'];
+const PRODUCTION_FOLDERS = [
+  'domain',
+  'config',
+  'prompts',
+  'verification',
+  'storage',
+  'sources',
+  'image',
+  'llm',
+  'pipeline',
+  'output',
+  'activities',
+  'workflows',
+  'worker',
+  'cli',
+  'local',
+  'simulator',
+];
 const ENV_NAME = /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$/;
 /** Template reads and what they iterate: `env[`MMIF_MODEL_${stage.toUpperCase()}`]` over STAGES. */
 const TEMPLATE_EXPANSIONS: Record<string, readonly string[]> = { MMIF_MODEL_: STAGES.map((s) => s.toUpperCase()) };
@@ -381,7 +402,16 @@ test('README names every environment variable the code reads', async () => {
 
 test('the extractors find what the code declares', async () => {
   const fields = schemaFields(buildConfigSchema as unknown as z.ZodType).map((f) => f.join('.'));
-  for (const f of ['holdout.fraction', 'llm.errorBudget.maxConsecutive', 'llm.prices.*.batchDiscount', 'sources.[].richness.minScore', 'sources.[].question.dropFewShot', 'sources.[].keepTasks', 'models.judge.taskQueue', 'chat.pifThreshold']) {
+  for (const f of [
+    'holdout.fraction',
+    'llm.errorBudget.maxConsecutive',
+    'llm.prices.*.batchDiscount',
+    'sources.[].richness.minScore',
+    'sources.[].question.dropFewShot',
+    'sources.[].keepTasks',
+    'models.judge.taskQueue',
+    'chat.pifThreshold',
+  ]) {
     assert.ok(fields.includes(f), `schema walk misses ${f}`);
   }
   const commands = await cliSurface();
@@ -391,7 +421,16 @@ test('the extractors find what the code declares', async () => {
   assert.ok(flags('verify')?.includes('records'));
   assert.deepEqual(commands.find((c) => c.name === 'schedule')?.actions.sort(), ['backfill', 'create', 'delete', 'describe', 'list', 'pause', 'trigger', 'unpause']);
   const env = await envVarsRead();
-  for (const name of ['MMIF_TASK_QUEUE', 'MMIF_MAX_CONCURRENT_ACTIVITIES', 'MMIF_MODEL_JUDGE', 'TEMPORAL_TLS_SERVER_NAME', 'AWS_SESSION_TOKEN', 'SIM_RATE_429', 'SIM_PORT', 'MMIF_S3_ENDPOINT']) {
+  for (const name of [
+    'MMIF_TASK_QUEUE',
+    'MMIF_MAX_CONCURRENT_ACTIVITIES',
+    'MMIF_MODEL_JUDGE',
+    'TEMPORAL_TLS_SERVER_NAME',
+    'AWS_SESSION_TOKEN',
+    'SIM_RATE_429',
+    'SIM_PORT',
+    'MMIF_S3_ENDPOINT',
+  ]) {
     assert.ok(env.includes(name), `env scan misses ${name}`);
   }
 });

@@ -17,7 +17,7 @@ const [header, ...entries] = readFileSync(new URL('../fixtures/reference-verdict
   .filter((line) => line.trim() !== '')
   .map((line) => JSON.parse(line) as unknown) as [{ verdicts: number }, ...Entry[]];
 
-test('every verdict equals the reference verifiers\' verdict on the shared corpora and edge cases', () => {
+test("every verdict equals the reference verifiers' verdict on the shared corpora and edge cases", () => {
   const calls = entries.flatMap((e) => e.calls.map((call, i) => ({ id: `${e.id}/${i}`, text: e.text, call })));
   assert.equal(calls.length, header.verdicts);
   const verdicts = new Set(calls.map((c) => c.call.passed));

@@ -41,7 +41,15 @@ describe('Geo170K questions and reference answers', () => {
   });
 
   it('reads the option texts the question offered', () => {
-    assert.deepEqual([...optionTexts(GEO_REASONING.human)], [['A', '32\u00b0'], ['B', '68\u00b0'], ['C', '58\u00b0'], ['D', '34\u00b0']]);
+    assert.deepEqual(
+      [...optionTexts(GEO_REASONING.human)],
+      [
+        ['A', '32\u00b0'],
+        ['B', '68\u00b0'],
+        ['C', '58\u00b0'],
+        ['D', '34\u00b0'],
+      ],
+    );
   });
 
   it('rewrites option letters in the answer to the option texts', () => {

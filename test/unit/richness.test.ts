@@ -83,7 +83,9 @@ test('the statistic ranks the quickstart images by structure: the city at night 
   assert.equal(blank, 0);
   const all = await Promise.all(Array.from({ length: 10 }, (_, i) => density(`00000000${i}`)));
   assert.equal(Math.max(...all), all[1], 'the city skyline at night has the most edges');
-  const noise = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 90 } } }).jpeg().toBuffer();
+  const noise = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 90 } } })
+    .jpeg()
+    .toBuffer();
   assert.ok((await imageComplexity(noise, 64e6)).edgeDensity > all[1]!, 'noise is all edges: the statistic measures structure, not meaning');
 });
 
@@ -108,7 +110,13 @@ async function plannedSamples(ctx: ReturnType<typeof build>) {
   for (let s = 0; s < plan.shardCount; s++) samples.push(...(await getJson<SourceSample[]>(ctx.store, ctx.layout.shardPlan(s)))!);
   const listing: Array<{ source_id: string; fate: string; score?: number; tags?: number }> = [];
   for await (const { key } of ctx.store.list(ctx.layout.richnessPrefix)) {
-    listing.push(...(await ctx.store.get(key))!.toString().split('\n').filter(Boolean).map((l) => JSON.parse(l)));
+    listing.push(
+      ...(await ctx.store.get(key))!
+        .toString()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
+    );
   }
   return { plan, samples, listing };
 }
@@ -120,7 +128,13 @@ test('statistic: planning scores the seeded window, keeps what passes, records e
   assert.deepEqual(plan.sources[0]!.richness, { selected: 8, 'below-min-score': 2 });
   assert.equal(plan.sources[0]!.exhausted, true, 'wanted 10, only 8 pass');
   assert.equal(listing.length, 10, 'every scored candidate is listed with its fate');
-  assert.deepEqual(listing.filter((l) => l.fate === 'below-min-score').map((l) => l.source_id).sort(), ['000000000', '000000008']);
+  assert.deepEqual(
+    listing
+      .filter((l) => l.fate === 'below-min-score')
+      .map((l) => l.source_id)
+      .sort(),
+    ['000000000', '000000008'],
+  );
 });
 
 test("imported: the authors' ic_ram_output.csv selects exactly their top share, with a tag floor", async () => {
@@ -130,7 +144,10 @@ test("imported: the authors' ic_ram_output.csv selects exactly their top share, 
   assert.deepEqual(samples.map((s) => s.sourceId).sort(), ['000000001', '000000004', '000000006', '000000007']);
   assert.deepEqual(samples.find((s) => s.sourceId === '000000001')!.richness, { scorer: 'imported', score: 0.6842, tags: 8 });
   assert.equal(listing.find((l) => l.source_id === '000000003')!.fate, 'below-min-tags');
-  await assert.rejects(plannedSamples(build('missing', { scorer: 'imported', scores: path.join(FIXTURES, 'nope.csv'), minScore: 0 })), /richness scores file .*nope\.csv does not exist/);
+  await assert.rejects(
+    plannedSamples(build('missing', { scorer: 'imported', scores: path.join(FIXTURES, 'nope.csv'), minScore: 0 })),
+    /richness scores file .*nope\.csv does not exist/,
+  );
 });
 
 test('vlm-tags: the build endpoint lists tags (simulated, counted without repeats), each image asked once', async () => {
@@ -145,7 +162,10 @@ test('vlm-tags: the build endpoint lists tags (simulated, counted without repeat
   assert.ok(tags.get('000000001')! > tags.get('000000000')!);
   const again = await plannedSamples(build('tags-again', { scorer: 'vlm-tags', minTags: 17 }));
   assert.equal(sim.stats().byStage.image_tags, 8, 'a second build pays for no tag call');
-  assert.deepEqual(again.samples.map((s) => s.richness), first.samples.map((s) => s.richness));
+  assert.deepEqual(
+    again.samples.map((s) => s.richness),
+    first.samples.map((s) => s.richness),
+  );
 });
 
 test('endpoint: a user-served scorer gets each image as base64 JPEG; a refusal is recorded and asked again later, a score is cached', async () => {
@@ -200,8 +220,14 @@ test('with targets, a top-up round scores the next window after the ranks alread
   // 2 missing at a yield of 1/3: 6 more samples wanted, a window of 12 ranks, only 4 left.
   assert.equal(grown.sources[0]!.ranked, 10);
   assert.equal(grown.sources[0]!.exhausted, true);
-  const added = (await Promise.all(grown.shardSizes.slice(first.plan.shardCount).map((_, i) => getJson<SourceSample[]>(ctx.store, ctx.layout.shardPlan(first.plan.shardCount + i))))).flatMap((s) => s!);
+  const added = (
+    await Promise.all(grown.shardSizes.slice(first.plan.shardCount).map((_, i) => getJson<SourceSample[]>(ctx.store, ctx.layout.shardPlan(first.plan.shardCount + i))))
+  ).flatMap((s) => s!);
   assert.ok(added.length > 0 && added.every((s) => !firstRanks.has(s.sourceId) && s.richness!.score >= 0.02), 'only new, scored, passing images');
   const fates = grown.sources[0]!.richness!;
-  assert.equal(Object.values(fates).reduce((a, b) => a + b, 0), 10, 'every image scored once over both rounds');
+  assert.equal(
+    Object.values(fates).reduce((a, b) => a + b, 0),
+    10,
+    'every image scored once over both rounds',
+  );
 });

@@ -59,14 +59,22 @@ async function accept(s: SourceSample): Promise<void> {
 before(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'mmif-revisions-'));
   store = new LocalStore(dir);
-  const jpeg = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#336699' } }).jpeg().toBuffer();
+  const jpeg = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#336699' } })
+    .jpeg()
+    .toBuffer();
   imageSha = sha256Hex(jpeg);
   await store.put(layout.image(imageSha), jpeg);
   await accept(samples[0]!);
   // The second sample's instruction call gave unusable replies: rejected for the model call, not final.
   await putJson(store, layout.stageState('cc3m-2', 'image'), ok('image', { sha256: imageSha, width: 8, height: 8, originalWidth: 8, originalHeight: 8 }));
   const modelCall = { endpoint: 'http://sim/v1', model: 'sim', status: 200, excerpt: 'empty-reply: the reply was empty' };
-  await putJson(store, layout.stageState('cc3m-2', 'instruction'), { status: 'rejected', stage: 'instruction', reason: 'instruction: empty-reply: x (3 tries)', calls: [], details: { modelCall } });
+  await putJson(store, layout.stageState('cc3m-2', 'instruction'), {
+    status: 'rejected',
+    stage: 'instruction',
+    reason: 'instruction: empty-reply: x (3 tries)',
+    calls: [],
+    details: { modelCall },
+  });
 });
 
 after(async () => {
@@ -113,7 +121,10 @@ test('a shard with a model-call rejection is committed as revision 1 counting it
   assert.equal((await store.get(layout.instructJsonl(0)))!.toString().trim().split('\n').length, 2, 'files newer than the manifest');
 
   const second = await commitShard(store, layout, spec({ replacesRevision: 1 }));
-  assert.deepEqual([second.revision, second.modelCallRejects, second.revising, second.counts.instruct, second.counts.dpo, second.counts.rejectedSamples], [2, 0, undefined, 2, 2, 0]);
+  assert.deepEqual(
+    [second.revision, second.modelCallRejects, second.revising, second.counts.instruct, second.counts.dpo, second.counts.rejectedSamples],
+    [2, 0, undefined, 2, 2, 0],
+  );
   assert.deepEqual(await getJson<ShardManifest>(store, layout.manifest(0)), second);
   await assertCommittedShardsIntact(store, 'revisions', 1);
   assert.equal(reopensOnRerun(second, true), false, 'nothing left to regenerate');

@@ -29,7 +29,8 @@ beforeEach(() => {
 // ---------------------------------------------------------------------------------------
 // Prompts and helpers
 
-const IMAGE_URL = 'data:image/jpeg;base64,/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAP//////////////////////////////////////////////////////////////////////////////////////2wBDAf//////////////////////////////////////////////////////////////////////////////////////wAARCAABAAEDASIAAhEBAxEB/8QAFQABAQAAAAAAAAAAAAAAAAAAAAP/xAAUEAEAAAAAAAAAAAAAAAAAAAAA/8QAFAEBAAAAAAAAAAAAAAAAAAAAAP/EABQRAQAAAAAAAAAAAAAAAAAAAAD/2gAMAwEAAhEDEQA/AKAA/9k=';
+const IMAGE_URL =
+  'data:image/jpeg;base64,/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAP//////////////////////////////////////////////////////////////////////////////////////2wBDAf//////////////////////////////////////////////////////////////////////////////////////wAARCAABAAEDASIAAhEBAxEB/8QAFQABAQAAAAAAAAAAAAAAAAAAAAP/xAAUEAEAAAAAAAAAAAAAAAAAAAAA/8QAFAEBAAAAAAAAAAAAAAAAAAAAAP/EABQRAQAAAAAAAAAAAAAAAAAAAAD/2gAMAwEAAhEDEQA/AKAA/9k=';
 
 const OFFERED_LINES = [
   '- paragraph_number_limit (C.1 Paragraph limit): Constraint that specifies the number of paragraphs in the response. Example: "Your response must consist of exactly 4 paragraphs."',
@@ -97,18 +98,14 @@ const ErrorBody = z.object({
   error: z.object({ message: z.string().min(1), type: z.string().min(1), code: z.string().nullable() }),
 });
 const InstructionsReply = z.object({ instructions: z.array(z.string().min(5)).min(3).max(6) }).strict();
-const ConstraintsReply = z
-  .object({ constraints: z.array(z.object({ type: z.string(), value: z.string().min(1) }).strict()) })
-  .strict();
+const ConstraintsReply = z.object({ constraints: z.array(z.object({ type: z.string(), value: z.string().min(1) }).strict()) }).strict();
 const CompatibilityReply = z
   .object({
     keep: z.array(z.number().int()),
     dropped: z.array(z.object({ index: z.number().int(), reason: z.string().min(1) }).strict()),
   })
   .strict();
-const VerifierSelectionReply = z
-  .object({ calls: z.array(z.object({ func: z.string().min(1), params: z.array(z.unknown()) }).strict()) })
-  .strict();
+const VerifierSelectionReply = z.object({ calls: z.array(z.object({ func: z.string().min(1), params: z.array(z.unknown()) }).strict()) }).strict();
 
 // Independent checks of the answer constraints, in the pipeline's terms: blank-line paragraphs,
 // whitespace words, word-boundary keyword counts.
@@ -124,10 +121,7 @@ type CheckedConstraint = [constraint: string, holds: (answer: string) => boolean
 /** Every phrasing family the answer writer recognises, in two sets that can hold together. */
 const STRUCTURE_SET: CheckedConstraint[] = [
   ['Your response must consist of exactly 3 paragraphs.', (text) => paragraphsOf(text).length === 3],
-  [
-    'Each paragraph should contain between 2 and 4 sentences.',
-    (text) => paragraphsOf(text).every((paragraph) => sentenceCount(paragraph) >= 2 && sentenceCount(paragraph) <= 4),
-  ],
+  ['Each paragraph should contain between 2 and 4 sentences.', (text) => paragraphsOf(text).every((paragraph) => sentenceCount(paragraph) >= 2 && sentenceCount(paragraph) <= 4)],
   ['Your response must be between 80 and 150 words in total.', (text) => wordCount(text) >= 80 && wordCount(text) <= 150],
   ["Mention the word 'harmony' at least twice.", (text) => mentions(text, 'harmony') >= 2],
   ["Do not mention the words 'beautiful' or 'very'.", (text) => !/beautiful|very/i.test(text)],
@@ -150,7 +144,15 @@ async function answerVerdicts(extra: Partial<ChatCompletionCreateParamsNonStream
   const jobs = TOPICS.flatMap((topic) => [STRUCTURE_SET, COUNTS_SET].map((set) => ({ topic, set })));
   const answers = await Promise.all(
     jobs.map(({ topic, set }) =>
-      complete(userRequest(answerPrompt(`Describe ${topic}.`, set.map(([constraint]) => constraint)), extra)),
+      complete(
+        userRequest(
+          answerPrompt(
+            `Describe ${topic}.`,
+            set.map(([constraint]) => constraint),
+          ),
+          extra,
+        ),
+      ),
     ),
   );
   return jobs.flatMap(({ set }, i) => {
@@ -166,7 +168,11 @@ function directJudgePrompt(response: string, constraints: readonly string[]): st
 
 /** Tolerant like the pipeline's parser: markdown stripped, case and spacing ignored. */
 function judgeScores(reply: string): Array<[index: number, score: number]> {
-  const summary = reply.replaceAll('*', '').split(/summary:/i).at(-1) ?? '';
+  const summary =
+    reply
+      .replaceAll('*', '')
+      .split(/summary:/i)
+      .at(-1) ?? '';
   return [...summary.matchAll(/score of constraint_(\d+)\s*:\s*(\d)\/1/gi)].map((m) => [Number(m[1]), Number(m[2])]);
 }
 
@@ -199,12 +205,8 @@ function verifierPrompt(constraint: string): string {
 // Stages
 
 test('instructions: schema name or prompt marker gives 3-6 instructions in a chat.completion', async () => {
-  const bySchema = await complete(
-    userRequest('List instructions for this photo.', { response_format: jsonSchemaFormat('instructions') }),
-  );
-  const byMarker = await complete(
-    userRequest('You are an expert in generating concise instructions for images. Return JSON.'),
-  );
+  const bySchema = await complete(userRequest('List instructions for this photo.', { response_format: jsonSchemaFormat('instructions') }));
+  const byMarker = await complete(userRequest('You are an expert in generating concise instructions for images. Return JSON.'));
   for (const completion of [bySchema, byMarker]) {
     InstructionsReply.parse(JSON.parse(contentOf(completion)));
     assert.match(completion.id, /^chatcmpl-sim-[0-9a-f]{16}$/);
@@ -219,9 +221,7 @@ test('instructions: schema name or prompt marker gives 3-6 instructions in a cha
 
 test('constraints: 4-9 distinct offered keys, concrete sentences for common keys', async () => {
   for (const topic of ['a harbour', 'a market', 'a forest', 'a kitchen', 'a stadium', 'a library']) {
-    const completion = await complete(
-      userRequest(constraintsPrompt(OFFERED_LINES, topic), { response_format: jsonSchemaFormat('constraints') }),
-    );
+    const completion = await complete(userRequest(constraintsPrompt(OFFERED_LINES, topic), { response_format: jsonSchemaFormat('constraints') }));
     const { constraints } = ConstraintsReply.parse(JSON.parse(contentOf(completion)));
     const types = constraints.map((constraint) => constraint.type);
     assert.ok(types.length >= 4 && types.length <= 9, `4-9 constraints, got ${types.length}`);
@@ -249,9 +249,7 @@ test('compatibility: every index kept or dropped exactly once; some lists lose o
   let lists = 0;
   let withDrop = 0;
   for (const topic of ['light', 'colour', 'people', 'weather', 'water', 'roads', 'trees', 'sky', 'birds', 'cars', 'walls', 'boats']) {
-    const completion = await complete(
-      userRequest(compatibilityPrompt(5, topic), { response_format: jsonSchemaFormat('compatibility') }),
-    );
+    const completion = await complete(userRequest(compatibilityPrompt(5, topic), { response_format: jsonSchemaFormat('compatibility') }));
     const { keep, dropped } = CompatibilityReply.parse(JSON.parse(contentOf(completion)));
     const all = [...keep, ...dropped.map((item) => item.index)].sort((a, b) => a - b);
     assert.deepEqual(all, [1, 2, 3, 4, 5]);
@@ -267,10 +265,7 @@ test('answer: honours "exactly N paragraphs" and the required prefix (full compl
   const three = contentOf(
     await complete(
       userRequest(
-        answerPrompt('Describe the lighthouse and the stormy weather.', [
-          'Your response must consist of exactly 3 paragraphs.',
-          "Start your answer with 'In this image'",
-        ]),
+        answerPrompt('Describe the lighthouse and the stormy weather.', ['Your response must consist of exactly 3 paragraphs.', "Start your answer with 'In this image'"]),
       ),
     ),
   );
@@ -279,9 +274,7 @@ test('answer: honours "exactly N paragraphs" and the required prefix (full compl
   assert.ok(paragraphs.every((paragraph) => paragraph.trim().length > 20 && !paragraph.includes('\n')));
   assert.ok(three.startsWith('In this image'), three.slice(0, 40));
 
-  const five = contentOf(
-    await complete(userRequest(answerPrompt('Tell a story about the market.', ['Write exactly five paragraphs.']))),
-  );
+  const five = contentOf(await complete(userRequest(answerPrompt('Tell a story about the market.', ['Write exactly five paragraphs.']))));
   assert.equal(five.split('\n\n').length, 5);
 
   const free = contentOf(await complete(userRequest(answerPrompt('Describe the harbour at dawn.', ['Use a calm tone.']))));
@@ -300,19 +293,14 @@ test('answer: complianceRate 0 breaks every recognised constraint', async () => 
 });
 
 test('answer: the default rate follows most constraints but not all', async () => {
-  const verdicts = [
-    ...(await answerVerdicts()),
-    ...(await answerVerdicts({ seed: 1 })),
-    ...(await answerVerdicts({ seed: 2 })),
-  ];
+  const verdicts = [...(await answerVerdicts()), ...(await answerVerdicts({ seed: 1 })), ...(await answerVerdicts({ seed: 2 }))];
   const followed = verdicts.filter(([, holds]) => holds).length / verdicts.length;
   assert.ok(followed >= 0.8 && followed < 0.98, `followed ${(followed * 100).toFixed(1)}% of ${verdicts.length}`);
 });
 
 test('answer: the request seed and the constraint list change the answer', async () => {
   const constraints = STRUCTURE_SET.map(([constraint]) => constraint);
-  const request = (seed: number | undefined, list = constraints) =>
-    userRequest(answerPrompt('Describe the bridge.', list), seed === undefined ? {} : { seed });
+  const request = (seed: number | undefined, list = constraints) => userRequest(answerPrompt('Describe the bridge.', list), seed === undefined ? {} : { seed });
   const [unseeded, seed1, seed1Again, seed2, fewer] = await Promise.all(
     [request(undefined), request(1), request(1), request(2), request(undefined, constraints.slice(0, 4))].map(complete),
   );
@@ -340,11 +328,23 @@ const JUDGED_CONSTRAINTS = [
 ];
 
 test('direct judge: one score per constraint; checkable ones scored truthfully, others by leniency', async () => {
-  for (const [judgeLeniency, unchecked] of [[1, 1], [0, 0]] as const) {
+  for (const [judgeLeniency, unchecked] of [
+    [1, 1],
+    [0, 0],
+  ] as const) {
     sim.setFaults({ judgeLeniency });
     const reply = contentOf(await complete(userRequest(directJudgePrompt(JUDGED_RESPONSE, JUDGED_CONSTRAINTS))));
     assert.match(reply, /Judgement:/);
-    assert.deepEqual(judgeScores(reply), [[1, 0], [2, 1], [3, unchecked], [4, 1]], reply);
+    assert.deepEqual(
+      judgeScores(reply),
+      [
+        [1, 0],
+        [2, 1],
+        [3, unchecked],
+        [4, 1],
+      ],
+      reply,
+    );
   }
   assert.equal(sim.stats().byStage.direct_judge, 2);
 });
@@ -355,8 +355,16 @@ test('direct judge: replies are sometimes messy but always parseable', async () 
       contentOf(await complete(userRequest(directJudgePrompt(`A note about ${topic}.`, JUDGED_CONSTRAINTS)))),
     ),
   );
-  for (const reply of replies) assert.deepEqual(judgeScores(reply).map(([index]) => index), [1, 2, 3, 4], reply);
-  assert.ok(replies.some((reply) => /\*\*Summary:\*\*|Constraint_\d+ :/.test(reply)), 'some formatting noise');
+  for (const reply of replies)
+    assert.deepEqual(
+      judgeScores(reply).map(([index]) => index),
+      [1, 2, 3, 4],
+      reply,
+    );
+  assert.ok(
+    replies.some((reply) => /\*\*Summary:\*\*|Constraint_\d+ :/.test(reply)),
+    'some formatting noise',
+  );
 });
 
 test('compare judge: identical responses are False; different ones follow judgeLeniency', async () => {
@@ -387,9 +395,7 @@ test('verifier selection: offered functions with extracted params, [] when none 
 
   // In bulk through the pure function (marker only, no schema): mostly offered names, a few invented ones.
   const replies = Array.from({ length: 200 }, (_, i) =>
-    VerifierSelectionReply.parse(
-      JSON.parse(generateReply(ChatRequestSchema.parse(userRequest(verifierPrompt(`Write exactly ${i + 1} paragraphs.`))), SEED).content),
-    ),
+    VerifierSelectionReply.parse(JSON.parse(generateReply(ChatRequestSchema.parse(userRequest(verifierPrompt(`Write exactly ${i + 1} paragraphs.`))), SEED).content)),
   );
   const invented = replies.filter(({ calls }) => calls.some(({ func }) => !VERIFIER_NAMES.includes(func))).length;
   assert.ok(invented > 0 && invented <= 25, `${invented} of ${replies.length} replies name a function that was not offered`);
@@ -470,10 +476,7 @@ test('fault 500: OpenAI-style server error', async () => {
 
 test('fault hang: clients time out first; otherwise a 504 after hangMs', async () => {
   sim.setFaults({ rateHang: 1, hangMs: 300 });
-  await assert.rejects(
-    client.chat.completions.create(userRequest('hello'), { timeout: 100 }),
-    OpenAI.APIConnectionTimeoutError,
-  );
+  await assert.rejects(client.chat.completions.create(userRequest('hello'), { timeout: 100 }), OpenAI.APIConnectionTimeoutError);
   await new Promise((resolve) => setTimeout(resolve, 50));
   assert.equal(sim.stats().inFlight, 0, 'an abandoned hang is released');
 
@@ -505,9 +508,7 @@ test('fault truncated: about half the normal content with finish_reason length',
 
 test('maxConcurrent: requests beyond the cap get 429 with Retry-After', async () => {
   sim.setFaults({ maxConcurrent: 2, latencyMs: 300 });
-  const responses = await Promise.all(
-    Array.from({ length: 5 }, (_, i) => postRaw(JSON.stringify(userRequest(`request ${i}`)))),
-  );
+  const responses = await Promise.all(Array.from({ length: 5 }, (_, i) => postRaw(JSON.stringify(userRequest(`request ${i}`)))));
   const statuses = responses.map((res) => res.status).sort();
   assert.deepEqual(statuses, [200, 200, 429, 429, 429]);
   for (const res of responses.filter((res) => res.status === 429)) assert.equal(res.headers.get('retry-after'), '1');
@@ -518,8 +519,14 @@ test('rate limits: x-ratelimit headers on every answer, 429 once a per-minute bu
   sim.setFaults({ rateLimitRequests: 3, rateLimitTokens: 100_000 });
   const responses: Response[] = [];
   for (let i = 0; i < 4; i++) responses.push(await postRaw(JSON.stringify(userRequest(`budget ${i}`))));
-  assert.deepEqual(responses.map((res) => res.status), [200, 200, 200, 429]);
-  assert.deepEqual(responses.map((res) => res.headers.get('x-ratelimit-remaining-requests')), ['2', '1', '0', '0']);
+  assert.deepEqual(
+    responses.map((res) => res.status),
+    [200, 200, 200, 429],
+  );
+  assert.deepEqual(
+    responses.map((res) => res.headers.get('x-ratelimit-remaining-requests')),
+    ['2', '1', '0', '0'],
+  );
   for (const res of responses) {
     assert.equal(res.headers.get('x-ratelimit-limit-requests'), '3');
     assert.equal(res.headers.get('x-ratelimit-limit-tokens'), '100000');
@@ -546,7 +553,10 @@ test('a retry of a faulted request can succeed, and the fault sequence is reprod
   const statuses: number[] = [];
   for (let i = 0; i < 12; i++) statuses.push(await attempt());
   assert.ok(statuses.includes(500) && statuses.includes(200), statuses.join(','));
-  assert.ok(statuses.some((status, i) => status === 200 && statuses[i - 1] === 500), 'a 500 is followed by a 200');
+  assert.ok(
+    statuses.some((status, i) => status === 200 && statuses[i - 1] === 500),
+    'a 500 is followed by a 200',
+  );
 
   sim.resetStats(); // also restarts the attempt counters
   const replay: number[] = [];
@@ -595,8 +605,14 @@ test('stats count requests, statuses, stages, tokens and concurrency', async () 
   assert.equal(stats.maxInFlight, 3);
   const sum = (pick: (usage: NonNullable<ChatCompletion['usage']>) => number) =>
     completions.reduce((total, completion) => total + (completion.usage ? pick(completion.usage) : 0), 0);
-  assert.equal(stats.promptTokens, sum((usage) => usage.prompt_tokens));
-  assert.equal(stats.completionTokens, sum((usage) => usage.completion_tokens));
+  assert.equal(
+    stats.promptTokens,
+    sum((usage) => usage.prompt_tokens),
+  );
+  assert.equal(
+    stats.completionTokens,
+    sum((usage) => usage.completion_tokens),
+  );
 });
 
 test('/admin/faults merges and validates; /admin/reset zeroes stats but keeps faults', async () => {

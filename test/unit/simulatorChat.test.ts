@@ -15,10 +15,19 @@ import { chatMessages } from '../../llm/chatMessages.js';
 import type { RenderedPrompt, RequestLayout } from '../../prompts/chat.js';
 
 const SEED = 7;
-const rule = (type: string, value: string, func: string, params: unknown[]): PlannedConstraint => ({ type, value, method: 'rule', verifiers: [{ func, params }], selection: 'parser' });
+const rule = (type: string, value: string, func: string, params: unknown[]): PlannedConstraint => ({
+  type,
+  value,
+  method: 'rule',
+  verifiers: [{ func, params }],
+  selection: 'parser',
+});
 const instructions: Array<ChatInstruction<PlannedConstraint>> = [
   { turn: 1, constraint: rule('paragraph_number_limit', 'From now on, answer in exactly 2 paragraphs.', 'check_whether_response_paragraph_number_in_range', [2, 2]) },
-  { turn: 2, constraint: rule('mention', 'From now on, mention the word "harbor" at least once.', 'check_whether_each_keyword_in_list_mentioned_in_range', [['harbor'], 1, 10000]) },
+  {
+    turn: 2,
+    constraint: rule('mention', 'From now on, mention the word "harbor" at least once.', 'check_whether_each_keyword_in_list_mentioned_in_range', [['harbor'], 1, 10000]),
+  },
   { turn: 3, constraint: rule('word_count_range_limit', 'From now on, use at most 80 words.', 'check_whether_response_word_count_in_range', [1, 80]) },
 ];
 
@@ -38,7 +47,11 @@ function answerPif(chat: ChatTurn[], turn: number, appendAll: boolean, complianc
   const request = requestOf(renderChatTurn(chat, turn - 1, { appendAll, layout }));
   const reply = generateReply(request, SEED, { complianceRate, judgeLeniency: 0.9, persistence });
   assert.equal(reply.stage, 'answer');
-  return scoreTurn(reply.content, instructions.filter((x) => x.turn <= turn), 'pass').pif!;
+  return scoreTurn(
+    reply.content,
+    instructions.filter((x) => x.turn <= turn),
+    'pass',
+  ).pif!;
 }
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;

@@ -34,7 +34,13 @@ function ruleScore(form: WrittenTemplate, samples: number): { passed: number; to
     const answer = generateReply(request(trainingPromptText(form, 'Describe what is happening in the picture.', constraints)), sample).content;
     for (const c of constraints.filter((x) => x.calls)) {
       score.total += 1;
-      if (c.calls!.every((call) => { const o = runVerifierCall(answer, call); return 'passed' in o && o.passed; })) score.passed += 1;
+      if (
+        c.calls!.every((call) => {
+          const o = runVerifierCall(answer, call);
+          return 'passed' in o && o.passed;
+        })
+      )
+        score.passed += 1;
     }
   }
   return score;
@@ -61,7 +67,9 @@ test('rule-checked constraints score alike in the inline and numbered forms (bot
   const inline = ruleScore('inline', 600);
   const numbered = ruleScore('numbered', 600);
   const rate = (s: { passed: number; total: number }) => s.passed / s.total;
-  console.log(`simulator, rule-checked constraints followed: inline ${inline.passed}/${inline.total} (${rate(inline).toFixed(3)}), numbered ${numbered.passed}/${numbered.total} (${rate(numbered).toFixed(3)})`);
+  console.log(
+    `simulator, rule-checked constraints followed: inline ${inline.passed}/${inline.total} (${rate(inline).toFixed(3)}), numbered ${numbered.passed}/${numbered.total} (${rate(numbered).toFixed(3)})`,
+  );
   assert.ok(inline.total > 800 && inline.total === numbered.total);
   assert.ok(rate(numbered) > 0.8, `numbered ${rate(numbered)}`);
   assert.ok(Math.abs(rate(inline) - rate(numbered)) < 0.04, `inline ${rate(inline)} vs numbered ${rate(numbered)}`);

@@ -39,7 +39,10 @@ test('each source: read = planned + not selected + filtered + problems, planned 
   });
   // Richness left three candidates out; one never scored; its only shard did not commit.
   assert.deepEqual([rico!.notSelected, rico!.uncommitted, rico!.balanced], [{ 'not-drawn': 1, 'richness:below-min-score': 3 }, 2, true]);
-  assert.match(formatAccount(rico!), /^rico #1: read 6 = planned 2 \+ not selected 4 \(not-drawn 1, richness:below-min-score 3\) \+ filtered 0 \+ problems 0; planned 2 = accepted 0 \+ rejected 0 \+ uncommitted 2$/);
+  assert.match(
+    formatAccount(rico!),
+    /^rico #1: read 6 = planned 2 \+ not selected 4 \(not-drawn 1, richness:below-min-score 3\) \+ filtered 0 \+ problems 0; planned 2 = accepted 0 \+ rejected 0 \+ uncommitted 2$/,
+  );
 });
 
 test('a term that loses a record unbalances its source, and says so', () => {
@@ -48,6 +51,10 @@ test('a term that loses a record unbalances its source, and says so', () => {
   assert.match(formatAccount(cc3m!), /DOES NOT BALANCE/);
   const heldOut = { ...manifest(0, { 'too-small': 1 }), heldOut: { instruct: 1, dpo: 1 } } as ShardManifest;
   assert.equal(sourceAccounting(plan, [heldOut, manifest(0, { 'duplicate-image': 1 }), undefined])[0]!.balanced, true, 'a held-out sample is its own term');
-  const lost = sourceAccounting({ ...plan, sources: [{ ...plan.sources[0]!, read: 11 }, plan.sources[1]!] }, [manifest(1, { 'too-small': 1 }), manifest(0, { 'duplicate-image': 1 }), undefined]);
+  const lost = sourceAccounting({ ...plan, sources: [{ ...plan.sources[0]!, read: 11 }, plan.sources[1]!] }, [
+    manifest(1, { 'too-small': 1 }),
+    manifest(0, { 'duplicate-image': 1 }),
+    undefined,
+  ]);
   assert.equal(lost[0]!.balanced, false);
 });

@@ -25,7 +25,11 @@ test('a second folder of the same type gets sample ids of its own; the first kee
   for (const name of ['a', 'b']) await writeCc3m(new LocalStore(path.join(dir, name)), 'files', { perShard: 2, shards: 2 });
   const configs = ['a', 'b'].map((name) => sourceSchema.parse({ type: 'cc3m', uri: path.join(dir, name), layout: 'files' }));
   const [first, second] = await Promise.all(openSources(configs, {}).map(samples));
-  assert.deepEqual(first!.map((s) => s.sourceId), second!.map((s) => s.sourceId), 'the fixture holds the same keys twice');
+  assert.deepEqual(
+    first!.map((s) => s.sourceId),
+    second!.map((s) => s.sourceId),
+    'the fixture holds the same keys twice',
+  );
   for (const s of first!) assert.equal(s.sampleId, sampleIdFor('cc3m', s.sourceId));
   const ids = [...first!, ...second!].map((s) => s.sampleId);
   assert.equal(new Set(ids).size, ids.length, `colliding ids: ${ids.join(' ')}`);

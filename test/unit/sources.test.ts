@@ -150,7 +150,11 @@ for (const backend of testBackends()) {
         ]);
         const flatItems = await read(sourceSchema.parse({ type: 'chartqa', uri: flat.uri, splits: ['train', 'val'] }));
         assert.deepEqual(outline(flatItems), outline(items));
-        assert.deepEqual(samplesOf(flatItems).map((s) => s.sampleId), samplesOf(items).map((s) => s.sampleId), 'ids do not depend on the root folder');
+        assert.deepEqual(
+          samplesOf(flatItems).map((s) => s.sampleId),
+          samplesOf(items).map((s) => s.sampleId),
+          'ids do not depend on the root folder',
+        );
 
         const [small, large, noTable] = samplesOf(items);
         assert.deepEqual(
@@ -173,7 +177,13 @@ for (const backend of testBackends()) {
         await store.put('ChartQA Dataset/train/tables/10001.csv', Buffer.from([0x59, 0x65, 0x61, 0x72, 0x2c, 0xe9, 0x74, 0xe9, 0x0a])); // Latin-1 "Year,été"
         const items = await read(sourceSchema.parse({ type: 'chartqa', uri }));
         const broken = problemsOf(items).filter((p) => p.kind === 'damaged');
-        assert.deepEqual(broken.map((p) => [p.sourceId, p.kind === 'damaged' && p.code]), [['train/human/0/10001.png', 'encoding'], ['train/augmented/0/10001.png', 'encoding']]);
+        assert.deepEqual(
+          broken.map((p) => [p.sourceId, p.kind === 'damaged' && p.code]),
+          [
+            ['train/human/0/10001.png', 'encoding'],
+            ['train/augmented/0/10001.png', 'encoding'],
+          ],
+        );
         assert.match(broken[0]!.reason, /encoding: ChartQA Dataset\/train\/tables\/10001\.csv is not valid UTF-8/);
         assert.ok(samplesOf(items).every((s) => !s.grounding?.includes('\uFFFD')));
       });
@@ -191,9 +201,19 @@ for (const backend of testBackends()) {
         const { uri, images } = await dataset(writeGeo170k);
         const config = sourceSchema.parse({ type: 'geo170k', uri });
         const samples = samplesOf(await read(config));
-        assert.deepEqual(samples.map((s) => s.sourceId), ['qa_tuning.json#0:1000', 'qa_tuning.json#1:1001', 'qa_tuning.json#2:1002']);
-        assert.deepEqual(samples.map((s) => s.originalInstruction), GEO_STEMS);
-        assert.deepEqual([samples[0]!.image.key, samples[0]!.originalAnswer], ['images/geoqa_plus/1000.png', 'Reasoning for question 0. Therefore, the answer is 60°.'], 'the letter becomes the option');
+        assert.deepEqual(
+          samples.map((s) => s.sourceId),
+          ['qa_tuning.json#0:1000', 'qa_tuning.json#1:1001', 'qa_tuning.json#2:1002'],
+        );
+        assert.deepEqual(
+          samples.map((s) => s.originalInstruction),
+          GEO_STEMS,
+        );
+        assert.deepEqual(
+          [samples[0]!.image.key, samples[0]!.originalAnswer],
+          ['images/geoqa_plus/1000.png', 'Reasoning for question 0. Therefore, the answer is 60°.'],
+          'the letter becomes the option',
+        );
         await assertImages(config, samples, images);
 
         const both = await read(sourceSchema.parse({ type: 'geo170k', uri, files: ['qa_tuning.json', 'alignment.json'] }));
@@ -235,7 +255,10 @@ for (const backend of testBackends()) {
         await assertImages(config, samplesOf(items), images);
 
         const captions = await read(sourceSchema.parse({ type: 'multiui', uri, files: [MULTIUI_FILE], keepTasks: ['caption'] }));
-        assert.deepEqual(samplesOf(captions).map((s) => s.sourceId), [`${file}#6:caption_000007`]);
+        assert.deepEqual(
+          samplesOf(captions).map((s) => s.sourceId),
+          [`${file}#6:caption_000007`],
+        );
       });
     });
 
@@ -247,7 +270,10 @@ for (const backend of testBackends()) {
         const items = await read(config);
         assert.deepEqual(outline(items), ['sample 0', 'sample 1', 'sample 10', 'sample 2'], 'listing order');
         const flatItems = await read(sourceSchema.parse({ type: 'rico', uri: flat.uri }));
-        assert.deepEqual(samplesOf(flatItems).map((s) => [s.sampleId, s.grounding]), samplesOf(items).map((s) => [s.sampleId, s.grounding]));
+        assert.deepEqual(
+          samplesOf(flatItems).map((s) => [s.sampleId, s.grounding]),
+          samplesOf(items).map((s) => [s.sampleId, s.grounding]),
+        );
 
         const [zero, , ten] = samplesOf(items);
         assert.deepEqual(zero, {
@@ -264,7 +290,15 @@ for (const backend of testBackends()) {
 
       it('lists screenshots in every format the image stage handles (WebP, GIF, TIFF, AVIF; BMP to be refused there), none skipped', async () => {
         const { uri, store } = await dataset((store) => writeRico(store));
-        for (const [n, ext] of [['20', 'webp'], ['21', 'gif'], ['22', 'tiff'], ['23', 'avif'], ['24', 'bmp'], ['25', 'PNG']]) await store.put(`combined/${n}.${ext}`, 'image bytes');
+        for (const [n, ext] of [
+          ['20', 'webp'],
+          ['21', 'gif'],
+          ['22', 'tiff'],
+          ['23', 'avif'],
+          ['24', 'bmp'],
+          ['25', 'PNG'],
+        ])
+          await store.put(`combined/${n}.${ext}`, 'image bytes');
         const items = await read(sourceSchema.parse({ type: 'rico', uri }));
         assert.deepEqual(outline(items), ['sample 0', 'sample 1', 'sample 10', 'sample 2', 'sample 20', 'sample 21', 'sample 22', 'sample 23', 'sample 24', 'sample 25']);
       });
@@ -341,7 +375,9 @@ for (const backend of testBackends()) {
           const { uri } = await dataset((s) => source.write(s, { missingImage: 0 }));
           const config = source.config(uri);
           const [first] = samplesOf(await read(config));
-          const error = await reader(config).readImage(first!.image).catch((e: unknown) => e);
+          const error = await reader(config)
+            .readImage(first!.image)
+            .catch((e: unknown) => e);
           assert.ok(error instanceof StoreError && error.code === 'not-found', String(error));
           assert.match(error.message, new RegExp(first!.image.key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
         });

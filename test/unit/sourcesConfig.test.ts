@@ -5,8 +5,7 @@ import { ConfigError } from '../../config/configError.js';
 import { SOURCE_TYPES, sourceDefaults, sourceImageConfig, sourceSchema, type SourceConfigOf } from '../../config/sourceConfig.js';
 import { CONSTRAINT_KEYS } from '../../domain/constraints/catalogue.js';
 
-const build = (sources: unknown[]) =>
-  parseBuildConfig({ buildId: 'b', output: '/tmp/out', sources, maxSamples: 10, models: { default: { model: 'm' } } });
+const build = (sources: unknown[]) => parseBuildConfig({ buildId: 'b', output: '/tmp/out', sources, maxSamples: 10, models: { default: { model: 'm' } } });
 
 function configError(sources: unknown[]): string {
   try {
@@ -55,14 +54,14 @@ describe('source config', () => {
     assert.match(configError([{ type: 'multiui', uri: '/m' }]), /sources\.0\.files/);
   });
 
-  it('writes the type\'s image defaults into the config, under the source\'s own overrides', () => {
+  it("writes the type's image defaults into the config, under the source's own overrides", () => {
     const geo = sourceSchema.parse({ type: 'geo170k', uri: '/g', image: { maxLongSide: 512, minShortSide: 100 } });
     assert.deepEqual(geo.image, { minShortSide: 100, maxAspectRatio: 6, minChannelStdDev: 2, maxLongSide: 512 });
     const buildImage = imageSchema.parse({ jpegQuality: 80 });
     assert.deepEqual(sourceImageConfig(buildImage, geo), { ...buildImage, minShortSide: 100, maxAspectRatio: 6, minChannelStdDev: 2, maxLongSide: 512 });
 
     const cc3m = sourceSchema.parse({ type: 'cc3m', uri: '/c' });
-    assert.deepEqual(sourceImageConfig(buildImage, cc3m), buildImage, 'no overrides: the build\'s settings');
+    assert.deepEqual(sourceImageConfig(buildImage, cc3m), buildImage, "no overrides: the build's settings");
     assert.match(configError([{ type: 'geo170k', uri: '/g', image: { minShortSide: -1 } }]), /sources\.0\.image\.minShortSide/);
     assert.match(configError([{ type: 'geo170k', uri: '/g', image: { sharpen: true } }]), /sources\.0\.image/);
   });
@@ -83,7 +82,10 @@ describe('source config', () => {
   });
 
   it('refuses unknown or repeated constraint types, naming them', () => {
-    assert.match(configError([{ type: 'cc3m', uri: '/c', constraintTypes: ['mention', 'rhyme_scheme'] }]), /sources\.0\.constraintTypes\.1: unknown constraint type 'rhyme_scheme'/);
+    assert.match(
+      configError([{ type: 'cc3m', uri: '/c', constraintTypes: ['mention', 'rhyme_scheme'] }]),
+      /sources\.0\.constraintTypes\.1: unknown constraint type 'rhyme_scheme'/,
+    );
     assert.match(configError([{ type: 'cc3m', uri: '/c', constraintTypes: ['mention', 'mention'] }]), /list each constraint type once/);
   });
 

@@ -26,8 +26,15 @@ describe('jsonArrayElements', () => {
     const text = JSON.stringify(TRICKY, null, 2);
     for (const size of [1, 2, 3, 7, 64, 1 << 16]) {
       const items = await parse(text, size);
-      assert.deepEqual(items.map((i) => ('value' in i ? i.value : i)), TRICKY, `chunk size ${size}`);
-      assert.deepEqual(items.map((i) => i.index), [0, 1, 2, 3, 4]);
+      assert.deepEqual(
+        items.map((i) => ('value' in i ? i.value : i)),
+        TRICKY,
+        `chunk size ${size}`,
+      );
+      assert.deepEqual(
+        items.map((i) => i.index),
+        [0, 1, 2, 3, 4],
+      );
     }
   });
 
@@ -35,14 +42,20 @@ describe('jsonArrayElements', () => {
     const text = '\ufeff[ {"a":"é"},\n  7 ]';
     const items = await parse(text, 1);
     const bytes = Buffer.from(text);
-    assert.deepEqual(items.map((i) => i.offset), [bytes.indexOf('{'), bytes.indexOf('7')]);
+    assert.deepEqual(
+      items.map((i) => i.offset),
+      [bytes.indexOf('{'), bytes.indexOf('7')],
+    );
   });
 
   it('reports a malformed element with its index and offset, and goes on with the next', async () => {
     const text = '[{"id": 1}, {"id": 2, "image": }, {"id": 3}, {id: 4}, {"id": 5}]';
     for (const size of [1, 5, 1 << 16]) {
       const items = await parse(text, size);
-      assert.deepEqual(items.map((i) => ('value' in i ? i.value : 'error')), [{ id: 1 }, 'error', { id: 3 }, 'error', { id: 5 }]);
+      assert.deepEqual(
+        items.map((i) => ('value' in i ? i.value : 'error')),
+        [{ id: 1 }, 'error', { id: 3 }, 'error', { id: 5 }],
+      );
       const bad = items[1]!;
       assert.ok('error' in bad);
       assert.equal(bad.offset, text.indexOf('{"id": 2'));
@@ -51,11 +64,20 @@ describe('jsonArrayElements', () => {
   });
 
   it('resynchronises after an unterminated string in the middle: one element skipped, the later ones kept', async () => {
-    const records = [{ id: 1, value: 'a' }, { id: 2, value: 'b' }, { id: 3, value: 'c' }, { id: 4, value: 'd' }];
+    const records = [
+      { id: 1, value: 'a' },
+      { id: 2, value: 'b' },
+      { id: 3, value: 'c' },
+      { id: 4, value: 'd' },
+    ];
     const text = JSON.stringify(records, null, 2).replace('"value": "b"', '"value": "b');
     for (const size of [1, 3, 1 << 16]) {
       const items = await parse(text, size);
-      assert.deepEqual(items.map((i) => ('value' in i ? i.value : 'error')), [records[0], 'error', records[2], records[3]], `chunk size ${size}`);
+      assert.deepEqual(
+        items.map((i) => ('value' in i ? i.value : 'error')),
+        [records[0], 'error', records[2], records[3]],
+        `chunk size ${size}`,
+      );
       const bad = items[1]!;
       assert.ok('error' in bad && /unterminated string \(a line break inside it at byte \d+\)/.test(bad.error), JSON.stringify(bad));
       assert.equal(bad.offset, text.indexOf('{\n    "id": 2'));
@@ -67,14 +89,21 @@ describe('jsonArrayElements', () => {
     const records = Array.from({ length: 6 }, (_, i) => ({
       id: String(i),
       image: `images/${i}.jpg`,
-      conversations: [{ from: 'human', value: `<image>\nQ ${i}, with "quotes", [brackets] and {braces}` }, { from: 'gpt', value: `A ${i}` }],
+      conversations: [
+        { from: 'human', value: `<image>\nQ ${i}, with "quotes", [brackets] and {braces}` },
+        { from: 'gpt', value: `A ${i}` },
+      ],
     }));
     for (const indent of [0, 4]) {
       const text = JSON.stringify(records, null, indent).replace('"images/2.jpg"', '"images/2.jpg');
       const next = Buffer.from(text).indexOf(indent ? '{\n        "id": "3"' : '{"id":"3"');
       for (const size of [1, 7, 1 << 16]) {
         const items = await parse(text, size);
-        assert.deepEqual(items.map((i) => ('value' in i ? (i.value as { id: string }).id : `error #${i.index}`)), ['0', '1', 'error #2', '3', '4', '5'], `indent ${indent}, chunk ${size}`);
+        assert.deepEqual(
+          items.map((i) => ('value' in i ? (i.value as { id: string }).id : `error #${i.index}`)),
+          ['0', '1', 'error #2', '3', '4', '5'],
+          `indent ${indent}, chunk ${size}`,
+        );
         const skipped = items[2]!;
         assert.ok('error' in skipped);
         assert.equal(skipped.offset, Buffer.from(text).indexOf(indent ? '{\n        "id": "2"' : '{"id":"2"'));
@@ -83,16 +112,25 @@ describe('jsonArrayElements', () => {
     }
   });
 
-  it('resynchronises when an unterminated string swallows the rest of the file, using the records\' shared first key', async () => {
+  it("resynchronises when an unterminated string swallows the rest of the file, using the records' shared first key", async () => {
     // ChartQA-shaped: {imgname, query, label}; the damaged record's opening quote is doubled, so the string never closes in step.
     const text = '[{"imgname": "1.png", "query": "q1", "label": "3"}, {"imgname": "2.png", "query": "q2, "label": "4"}, {"imgname": "3.png", "query": "q3", "label": "5"}]';
     for (const size of [1, 5, 1 << 16]) {
       const items = await parse(text, size);
-      assert.deepEqual(items.map((i) => ('value' in i ? (i.value as { imgname: string }).imgname : 'error')), ['1.png', 'error', '3.png']);
-      assert.deepEqual(items.map((i) => i.index), [0, 1, 2]);
+      assert.deepEqual(
+        items.map((i) => ('value' in i ? (i.value as { imgname: string }).imgname : 'error')),
+        ['1.png', 'error', '3.png'],
+      );
+      assert.deepEqual(
+        items.map((i) => i.index),
+        [0, 1, 2],
+      );
     }
     const swallowed = await parse('[{"id": "1"}, {"id": "2, "x": 1}, {"id": "3"}, {"id": "4"}]');
-    assert.deepEqual(swallowed.map((i) => ('value' in i ? i.value : 'error')), [{ id: '1' }, 'error', { id: '3' }, { id: '4' }]);
+    assert.deepEqual(
+      swallowed.map((i) => ('value' in i ? i.value : 'error')),
+      [{ id: '1' }, 'error', { id: '3' }, { id: '4' }],
+    );
     const runaway = swallowed[1]!;
     assert.ok('error' in runaway && /runs to the end of the file|not valid JSON/.test(runaway.error) && /1 record/.test(runaway.error), JSON.stringify(runaway));
   });
@@ -121,12 +159,18 @@ describe('jsonArrayElements', () => {
 
   it('reports an empty element between two commas', async () => {
     const items = await parse('[1,,2]');
-    assert.deepEqual(items.map((i) => ('value' in i ? i.value : i.error)), [1, 'empty element (two commas in a row)', 2]);
+    assert.deepEqual(
+      items.map((i) => ('value' in i ? i.value : i.error)),
+      [1, 'empty element (two commas in a row)', 2],
+    );
   });
 
   it('yields the complete elements of a truncated file, then a problem', async () => {
     const inside = await parse('[{"id": 1}, {"id": 2}, {"id": 3, "conv');
-    assert.deepEqual(inside.slice(0, 2).map((i) => ('value' in i ? i.value : i)), [{ id: 1 }, { id: 2 }]);
+    assert.deepEqual(
+      inside.slice(0, 2).map((i) => ('value' in i ? i.value : i)),
+      [{ id: 1 }, { id: 2 }],
+    );
     const last = inside[2]!;
     assert.ok('error' in last && /ends inside this element.*truncated/.test(last.error));
     assert.equal(last.index, 2);
@@ -141,7 +185,10 @@ describe('jsonArrayElements', () => {
 
   it('accepts an empty array and a trailing comma, and reports content after the array', async () => {
     assert.deepEqual(await parse(' [ ] \n'), []);
-    assert.deepEqual((await parse('[1, 2,]')).map((i) => ('value' in i ? i.value : i)), [1, 2]);
+    assert.deepEqual(
+      (await parse('[1, 2,]')).map((i) => ('value' in i ? i.value : i)),
+      [1, 2],
+    );
     const after = await parse('[1] [2]');
     assert.ok('error' in after[1]! && /after the closing/.test(after[1].error));
   });

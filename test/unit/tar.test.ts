@@ -72,7 +72,13 @@ describe('tarEntries', () => {
 
   for (const format of ['gnu', 'pax'] as const) {
     it(`reads names longer than 100 bytes from ${format} headers`, async () => {
-      const tar = packTar([{ path: LONG_PATH, data: 'long' }, { path: 'short.txt', data: 'short' }], format);
+      const tar = packTar(
+        [
+          { path: LONG_PATH, data: 'long' },
+          { path: 'short.txt', data: 'short' },
+        ],
+        format,
+      );
       const { entries, error } = await readAll(tar);
       assert.equal(error, undefined);
       assert.deepEqual(
@@ -100,7 +106,11 @@ describe('tarEntries', () => {
         const tar = readFileSync(out);
         const { entries, error } = await readAll(tar);
         assert.equal(error, undefined, format);
-        assert.deepEqual(entries.map((e) => e.path), names, format);
+        assert.deepEqual(
+          entries.map((e) => e.path),
+          names,
+          format,
+        );
         for (const e of entries) {
           assert.deepEqual(tar.subarray(e.offset, e.offset + e.size), readFileSync(path.join(dir, 'in', e.path)), `${format} ${e.path}`);
         }
@@ -112,7 +122,11 @@ describe('tarEntries', () => {
 
   it('streams: the first entry arrives before the rest of the tar is read', async () => {
     const big = Buffer.alloc(1 << 20, 1);
-    const tar = packTar([{ path: 'a.jpg', data: 'small' }, { path: 'b.jpg', data: big }, { path: 'c.jpg', data: big }]);
+    const tar = packTar([
+      { path: 'a.jpg', data: 'small' },
+      { path: 'b.jpg', data: big },
+      { path: 'c.jpg', data: big },
+    ]);
     let pulled = 0;
     const source = Readable.from(
       (function* () {
@@ -143,7 +157,10 @@ describe('tarEntries', () => {
     const tar = packTar(files);
     const secondHeader = 512 + 1024; // after the first member's header and its 1000 bytes padded to 1024
     const { entries, error } = await readAll(tar.subarray(0, secondHeader + 100));
-    assert.deepEqual(entries.map((e) => e.path), ['000000000.jpg']);
+    assert.deepEqual(
+      entries.map((e) => e.path),
+      ['000000000.jpg'],
+    );
     assert.equal(assertTruncated(error).member, undefined);
   });
 
@@ -189,7 +206,12 @@ describe('tarEntriesByRange', () => {
 
   for (const windowBytes of [512, 4096, 1 << 20]) {
     it(`yields what the stream reader yields, damage included (window ${windowBytes} bytes)`, async () => {
-      const cases: Record<string, Buffer> = { whole: packTar(files), gnu: packTar([{ path: LONG_PATH, data: 'long' }, ...files], 'gnu'), pax: packTar([{ path: LONG_PATH, data: 'x' }], 'pax'), ...damaged };
+      const cases: Record<string, Buffer> = {
+        whole: packTar(files),
+        gnu: packTar([{ path: LONG_PATH, data: 'long' }, ...files], 'gnu'),
+        pax: packTar([{ path: LONG_PATH, data: 'x' }], 'pax'),
+        ...damaged,
+      };
       for (const [name, tar] of Object.entries(cases)) {
         const options = { capture: (e: { path: string }) => e.path.endsWith('.txt') };
         const streamed = await readAll(tar, options);
@@ -203,10 +225,18 @@ describe('tarEntriesByRange', () => {
 
   it('reads headers, not the data of members larger than its window', async () => {
     const big = Buffer.alloc(1 << 20, 1);
-    const tar = packTar([{ path: 'a.jpg', data: big }, { path: 'a.txt', data: 'caption' }, { path: 'b.jpg', data: big }, { path: 'b.txt', data: 'caption' }]);
+    const tar = packTar([
+      { path: 'a.jpg', data: big },
+      { path: 'a.txt', data: 'caption' },
+      { path: 'b.jpg', data: big },
+      { path: 'b.txt', data: 'caption' },
+    ]);
     const { entries, fetched, error } = await readByRange(tar, 4096);
     assert.equal(error, undefined);
-    assert.deepEqual(entries.map((e) => e.path), ['a.jpg', 'a.txt', 'b.jpg', 'b.txt']);
+    assert.deepEqual(
+      entries.map((e) => e.path),
+      ['a.jpg', 'a.txt', 'b.jpg', 'b.txt'],
+    );
     assert.ok(fetched < 5 * 4096, `fetched ${fetched} of ${tar.length} bytes`);
   });
 });

@@ -15,7 +15,11 @@ function webdatasetTar(count: number, imageBytes: (i: number) => number = (i) =>
   for (let i = 0; i < count; i++) {
     const key = keyOf(i);
     keys.push(key);
-    files.push({ path: `${key}.jpg`, data: Buffer.alloc(imageBytes(i), i % 251) }, { path: `${key}.txt`, data: `caption ${i}` }, { path: `${key}.json`, data: JSON.stringify({ key, status: 'success' }) });
+    files.push(
+      { path: `${key}.jpg`, data: Buffer.alloc(imageBytes(i), i % 251) },
+      { path: `${key}.txt`, data: `caption ${i}` },
+      { path: `${key}.json`, data: JSON.stringify({ key, status: 'success' }) },
+    );
   }
   return { tar: packTar(files), keys };
 }
@@ -53,8 +57,8 @@ async function seek(tar: Buffer, order: TarOrder, key: string): Promise<{ range?
   return { ...(range ? { range } : {}), bytes, reads };
 }
 
-describe('seeking a tar member in the side file\'s record order', () => {
-  it('finds each image\'s exact byte range in a few windows, not by reading the tar', async () => {
+describe("seeking a tar member in the side file's record order", () => {
+  it("finds each image's exact byte range in a few windows, not by reading the tar", async () => {
     const { tar, keys } = webdatasetTar(1500);
     const expected = await imageRanges(tar);
     assert.ok(tar.length > 40 * 2 ** 20, `a tar of ${tar.length} bytes`);

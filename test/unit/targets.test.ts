@@ -70,8 +70,24 @@ test('a shard keeps only what its source still owes, the lowest-ranked first, an
   const pair = (id: string) => ({ id: `${id}-dpo`, sample_id: id, source: 'cc3m', source_id: id, strategy: 'drop33' }) as DpoRecord;
   const assembled: AssembledSample[] = ['a', 'b', 'c', 'd'].map((id) => ({ instruct: record(id), ...(id !== 'b' ? { dpo: pair(id) } : {}), calls: [] }));
   const trimmed = trimToCaps(assembled, { instruct: 2, dpo: 1 });
-  assert.deepEqual(assembled.map((a) => [a.instruct?.id ?? null, a.dpo?.sample_id ?? null]), [['a', 'a'], ['b', null], [null, null], [null, null]]);
-  assert.deepEqual(trimmed.map((r) => [r.id, r.kind]), [['c', 'sample'], ['c', 'pair'], ['d', 'sample'], ['d', 'pair']]);
+  assert.deepEqual(
+    assembled.map((a) => [a.instruct?.id ?? null, a.dpo?.sample_id ?? null]),
+    [
+      ['a', 'a'],
+      ['b', null],
+      [null, null],
+      [null, null],
+    ],
+  );
+  assert.deepEqual(
+    trimmed.map((r) => [r.id, r.kind]),
+    [
+      ['c', 'sample'],
+      ['c', 'pair'],
+      ['d', 'sample'],
+      ['d', 'pair'],
+    ],
+  );
   assert.ok(trimmed.every((r) => r.reason.startsWith('over-target: ')));
 });
 

@@ -37,10 +37,38 @@ const REFERENCE: Record<string, Golden[]> = {
     ['One. Two.\n\nThree.', [2, 2], false],
   ],
   check_whether_each_paragraph_sentence_number_in_range_list: [
-    ['One. Two.\n\nThree.', [[[2, 2], [1, 1]]], true],
-    ['One. Two.\n\nThree.', [[[1, 1], [2, 2]]], false],
+    [
+      'One. Two.\n\nThree.',
+      [
+        [
+          [2, 2],
+          [1, 1],
+        ],
+      ],
+      true,
+    ],
+    [
+      'One. Two.\n\nThree.',
+      [
+        [
+          [1, 1],
+          [2, 2],
+        ],
+      ],
+      false,
+    ],
     ['One. Two.\n\nThree.', [[[2, 2]]], false], // one range per paragraph, no more, no less
-    ['One. Two.\n\nThree.', [[[2, 2], [1, 1], [0, 5]]], false],
+    [
+      'One. Two.\n\nThree.',
+      [
+        [
+          [2, 2],
+          [1, 1],
+          [0, 5],
+        ],
+      ],
+      false,
+    ],
   ],
   check_whether_response_word_count_in_range: [
     ["don't stop", [2, 2], true], // the apostrophe is deleted: "dont" is one word
@@ -163,8 +191,26 @@ const BEYOND_REFERENCE: Record<string, Golden[]> = {
     ['', [1, 3], true],
   ],
   check_whether_each_paragraph_word_count_in_range_list: [
-    ['one two three\n\nfour five', [[[3, 3], [2, 2]]], true],
-    ["don't \u2014 stop\n\nfour five", [[[2, 2], [1, 2]]], true], // the reference word count
+    [
+      'one two three\n\nfour five',
+      [
+        [
+          [3, 3],
+          [2, 2],
+        ],
+      ],
+      true,
+    ],
+    [
+      "don't \u2014 stop\n\nfour five",
+      [
+        [
+          [2, 2],
+          [1, 2],
+        ],
+      ],
+      true,
+    ], // the reference word count
     ['one two three\n\nfour five', [[[3, 3]]], false],
   ],
   check_scientific_notation_precision_in_response: [
@@ -185,7 +231,10 @@ const BEYOND_REFERENCE: Record<string, Golden[]> = {
 /** The reference's verdict alone (the `vacuous` flag is ours, tested below), or the error. */
 const verdictOf = (outcome: VerifierOutcome): boolean | VerifierOutcome => ('passed' in outcome ? outcome.passed : outcome);
 
-for (const [title, table] of [['reference', REFERENCE], ['beyond the reference', BEYOND_REFERENCE]] as const) {
+for (const [title, table] of [
+  ['reference', REFERENCE],
+  ['beyond the reference', BEYOND_REFERENCE],
+] as const) {
   for (const [func, rows] of Object.entries(table)) {
     test(`${title}: ${func}`, () => {
       for (const [response, params, expected] of rows) {
@@ -197,7 +246,10 @@ for (const [title, table] of [['reference', REFERENCE], ['beyond the reference',
 
 test('every registered function has golden verdicts', () => {
   const covered = new Set([...Object.keys(REFERENCE), ...Object.keys(BEYOND_REFERENCE)]);
-  assert.deepEqual(FUNCTIONS.map((f) => f.name).filter((name) => !covered.has(name)), []);
+  assert.deepEqual(
+    FUNCTIONS.map((f) => f.name).filter((name) => !covered.has(name)),
+    [],
+  );
 });
 
 test('the registry has every Table 7 and reference-code name, each resolving to one function', () => {

@@ -17,7 +17,13 @@ async function verify(args: string[], input: unknown[], sink: { highWaterMark?: 
     },
   });
   const code = await runVerifyCommand(args, Readable.from([text]), stdout);
-  return { code, lines: written.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>) };
+  return {
+    code,
+    lines: written
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>),
+  };
 }
 
 const WORDS = 'check_whether_response_word_count_in_range';
@@ -38,7 +44,10 @@ test('calls mode: one verdict per line, in input order, errors in place, exit 1'
     ],
   );
   assert.equal(code, 1);
-  assert.deepEqual(lines.slice(0, 2), [{ id: 'a', passed: true, vacuous: false }, { id: 'b', passed: false, vacuous: false }]);
+  assert.deepEqual(lines.slice(0, 2), [
+    { id: 'a', passed: true, vacuous: false },
+    { id: 'b', passed: false, vacuous: false },
+  ]);
   assert.equal(lines.length, 8, 'the blank line is skipped, every other line answered');
   assert.deepEqual(
     lines.slice(2).map((l) => l.id),
@@ -144,7 +153,10 @@ test('records mode: a bad call makes its constraint an error, the record still g
 
 test('--vacuous: pass (default) keeps the reference verdict of a vacuous pass and flags it; fail counts it as not passed', async () => {
   const precision = { func: 'check_number_precision_in_response', params: [2] };
-  const lines = [{ id: 'none', response: 'No numbers at all.', ...precision }, { id: 'some', response: 'It is 3.50.', ...precision }];
+  const lines = [
+    { id: 'none', response: 'No numbers at all.', ...precision },
+    { id: 'some', response: 'It is 3.50.', ...precision },
+  ];
   assert.deepEqual((await verify([], lines)).lines, [
     { id: 'none', passed: true, vacuous: true },
     { id: 'some', passed: true, vacuous: false },

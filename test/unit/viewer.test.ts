@@ -60,11 +60,14 @@ test('each sample carries its type:verdict tokens for the filters, and a sampled
   assert.match(page, /SIMULATED DATA/);
   // The index the filters run on: the record's kind, source and tokens, interned.
   const index = viewerIndex(files.find((f) => f.path === 'viewer-data/index.js')!.body);
-  assert.deepEqual(index.records.map(([k, s, t]) => [index.kinds[k], index.sources[s], t.map((i) => index.tokens[i])]), [['sft', 'cc3m', ['mention:failed']]]);
+  assert.deepEqual(
+    index.records.map(([k, s, t]) => [index.kinds[k], index.sources[s], t.map((i) => index.tokens[i])]),
+    [['sft', 'cc3m', ['mention:failed']]],
+  );
   assert.match(page, /<option value="mention">mention<\/option>/);
 });
 
-test('a multiturn build\'s chats show turn by turn (instruction added, question, answer, verdicts, PIF) and its pairs the instruction left out, as text', () => {
+test("a multiturn build's chats show turn by turn (instruction added, question, answer, verdicts, PIF) and its pairs the instruction left out, as text", () => {
   const chat = {
     id: 'cc3m-2',
     system: 's',
@@ -92,13 +95,24 @@ test('a multiturn build\'s chats show turn by turn (instruction added, question,
     conversations: chat.conversations.slice(0, 3),
     chosen: { from: 'gpt' as const, value: 'Blue harbor.' },
     rejected: { from: 'gpt' as const, value: 'Blue.' },
-    metadata: JSON.stringify({ source: 'cc3m', source_id: '0002', turn: 2, forgotten_turn: 1, forgotten_instruction: { type: 'mention', value: 'Mention "harbor".' }, chosen_verdicts: [], rejected_verdicts: [{ index: 0, type: 'mention', method: 'rule', passed: false, detail: 'no' }] }),
+    metadata: JSON.stringify({
+      source: 'cc3m',
+      source_id: '0002',
+      turn: 2,
+      forgotten_turn: 1,
+      forgotten_instruction: { type: 'mention', value: 'Mention "harbor".' },
+      chosen_verdicts: [],
+      rejected_verdicts: [{ index: 0, type: 'mention', method: 'rule', passed: false, detail: 'no' }],
+    }),
   };
   const { page, articles } = view({ simulated: true, chats: [chat], chatPairs: [pair] });
   const html = articles.join('\n');
   assert.match(page, /<p>1 chats, 1 turn-level pairs\./);
   assert.match(html, /data-kind="chat" data-source="cc3m" data-verdicts="mention:failed mention:passed"/);
-  assert.match(html, /<h3>Turn 1 <small>\(PIF 1\.00, 1 attempt\)<\/small><\/h3>\n<p class="instruction"><span class="badge">new instruction<\/span> Mention &quot;&lt;b&gt;harbor&lt;\/b&gt;&quot;\.<\/p>\n<p class="question">What is shown\?<\/p>/);
+  assert.match(
+    html,
+    /<h3>Turn 1 <small>\(PIF 1\.00, 1 attempt\)<\/small><\/h3>\n<p class="instruction"><span class="badge">new instruction<\/span> Mention &quot;&lt;b&gt;harbor&lt;\/b&gt;&quot;\.<\/p>\n<p class="question">What is shown\?<\/p>/,
+  );
   assert.match(html, /<h3>Turn 2 <small>\(PIF 0\.00, 3 attempts\)<\/small><\/h3>\n\n<p class="question">Which colours\?<\/p>\n<pre>&lt;\/pre&gt;Blue\.<\/pre>/);
   assert.match(html, /data-kind="chat-dpo"/);
   assert.match(html, /turn 1's instruction <code>mention<\/code>: Mention &quot;harbor&quot;\./);
@@ -119,7 +133,10 @@ test('records go to data files of VIEWER_CHUNK articles as they come, and the pa
     [2 * VIEWER_CHUNK - 1, 'my view-data/chunk-00001.js'],
   ]);
   const rest = writer.finish({ simulated: false, omitted: { instruct: 3, dpo: 0 } });
-  assert.deepEqual(rest.map((f) => f.path), ['my view-data/chunk-00002.js', 'my view-data/index.js', 'my view.html']);
+  assert.deepEqual(
+    rest.map((f) => f.path),
+    ['my view-data/chunk-00002.js', 'my view-data/index.js', 'my view.html'],
+  );
   assert.match(rest[0]!.body, /^mmifViewer\.chunk\(2,\["<article [^"]*/);
   const page = rest[2]!.body;
   assert.match(page, /const DATA = "my%20view-data\/";/);

@@ -92,13 +92,17 @@ const readRepo = (file: string) => readFileSync(path.join(REPO, file), 'utf8');
 test('the workflow bundle imports nothing outside the listed boundary, and every listed module is in it', () => {
   assert.deepEqual(outsideTheBoundary(readRepo), []);
   const { modules } = importClosure('workflows/index.ts', readRepo);
-  assert.deepEqual(WORKFLOW_BOUNDARY.filter((m) => !modules.has(m)), [], 'listed but no longer imported: remove it from WORKFLOW_BOUNDARY');
+  assert.deepEqual(
+    WORKFLOW_BOUNDARY.filter((m) => !modules.has(m)),
+    [],
+    'listed but no longer imported: remove it from WORKFLOW_BOUNDARY',
+  );
 });
 
 test('an import added to workflow code that leaves the boundary fails the check, static or dynamic, but not a type-only one', () => {
   const withLine = (line: string) => (file: string) => (file === 'workflows/buildShard.ts' ? `${line}\n${readRepo(file)}` : readRepo(file));
   assert.deepEqual(outsideTheBoundary(withLine("import { openStore } from '../storage/openStore.js';")).slice(0, 1), ['module storage/openStore.ts']);
-  assert.ok(outsideTheBoundary(withLine("const m = await import(/* webpackMode: \"eager\" */ '../llm/pricing.js');")).includes('module llm/pricing.ts'));
+  assert.ok(outsideTheBoundary(withLine('const m = await import(/* webpackMode: "eager" */ \'../llm/pricing.js\');')).includes('module llm/pricing.ts'));
   assert.ok(outsideTheBoundary(withLine("import { readFile } from 'node:fs/promises';")).includes('package node:fs'));
   assert.deepEqual(outsideTheBoundary(withLine("import type { ObjectStore } from '../storage/objectStore.js';")), []);
 });

@@ -21,8 +21,25 @@ const HISTORIES = fileURLToPath(new URL('../replay/histories/', import.meta.url)
 test('every recorded build, eval and lease desk history replays against the current workflow code without nondeterminism', async () => {
   const files = (await readdir(HISTORIES)).filter((f) => f.endsWith('.json')).sort();
   // The kinds of history a running build can have; each must be among the recordings.
-  for (const kind of ['replay-single-shard@', 'replay-failed-then-retried@', 'replay-batch-api@', 'replay-batch-wait_shard-0@', 'replay-targets@', 'replay-cancelled@', 'replay-resolved@', 'replay-resolved-bad@', 'eval-replay-resolved-eval@', 'replay-scheduled-', 'replay-scheduled@', 'eval-replay-eval-single@', 'eval-replay-eval-chats@']) {
-    assert.ok(files.some((f) => f.startsWith(kind)), `no recorded history for ${kind}`);
+  for (const kind of [
+    'replay-single-shard@',
+    'replay-failed-then-retried@',
+    'replay-batch-api@',
+    'replay-batch-wait_shard-0@',
+    'replay-targets@',
+    'replay-cancelled@',
+    'replay-resolved@',
+    'replay-resolved-bad@',
+    'eval-replay-resolved-eval@',
+    'replay-scheduled-',
+    'replay-scheduled@',
+    'eval-replay-eval-single@',
+    'eval-replay-eval-chats@',
+  ]) {
+    assert.ok(
+      files.some((f) => f.startsWith(kind)),
+      `no recorded history for ${kind}`,
+    );
   }
   assert.ok(files.filter((f) => f.startsWith('replay-continue-as-new@')).length >= 2, 'a build that continued as new');
   assert.ok(files.filter((f) => f.startsWith('mmif-endpoint-leases-')).length >= 2, 'a lease desk that continued as new, then ended');

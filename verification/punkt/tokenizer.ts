@@ -73,7 +73,7 @@ const PY_SPACE_BODY = '\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u20
 const WHITE_SPACE_BODY = '\\t\\n\\v\\f\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
 const CURLY = '\\u2018\\u2019\\u201c\\u201d\\xab\\xbb';
 // PunktLanguageVars._re_word_start
-const WORD_START = "[^(\"`{\\[:;&#*@)}\\]\\-,]";
+const WORD_START = '[^("`{\\[:;&#*@)}\\]\\-,]';
 // `[^\W\d]`: `regex` \w = [\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]; `re` \w = str.isalnum() or
 // "_" = [\p{L}\p{N}_] (modulo Unicode version); \d = \p{Nd} in both.
 const LETTER_REGEX = '[\\p{Alphabetic}\\p{M}\\p{Pc}\\p{Join_Control}]';
@@ -95,12 +95,7 @@ function patternsFor(behaviour: PunktBehaviour): Patterns {
   const MULTI_CHAR = `(?:-{2,}|\\.{2,}|(?:\\.${WS}){2,}\\.)`;
   const p: Patterns = {
     // PunktLanguageVars._word_tokenize_fmt (applied to single lines, which contain no "\n").
-    wordTokenizer: new RegExp(
-      `${MULTI_CHAR}` +
-        `|(?=${WORD_START})${NWS}+?(?=${WS}|$|${NON_WORD}|${MULTI_CHAR}|,(?=$|${WS}|${NON_WORD}|${MULTI_CHAR}))` +
-        `|${NWS}`,
-      'gu',
-    ),
+    wordTokenizer: new RegExp(`${MULTI_CHAR}` + `|(?=${WORD_START})${NWS}+?(?=${WS}|$|${NON_WORD}|${MULTI_CHAR}|,(?=$|${WS}|${NON_WORD}|${MULTI_CHAR}))` + `|${NWS}`, 'gu'),
     // PunktLanguageVars._period_context_fmt: group 1 = after_tok, group 2 = next_tok.
     periodContext: new RegExp(`[.?!](?=(${NON_WORD}|${WS}+(${NWS}+)))`, 'gu'),
     // PunktLanguageVars.re_boundary_realignment (MULTILINE `$` → `(?=\n|$)`), used with .match().
@@ -399,12 +394,7 @@ export class PunktSentenceTokenizer {
         t1.abbr = true;
         return;
       }
-      if (
-        isSentStarter === 'unknown' &&
-        tokIsInitial &&
-        t2.firstUpper &&
-        !((this.orthoContext.get(nextTyp) ?? 0) & ORTHO_LC)
-      ) {
+      if (isSentStarter === 'unknown' && tokIsInitial && t2.firstUpper && !((this.orthoContext.get(nextTyp) ?? 0) & ORTHO_LC)) {
         t1.sentbreak = false;
         t1.abbr = true;
       }
