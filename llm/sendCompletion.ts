@@ -116,7 +116,7 @@ export function unusableRejection(stage: Stage, unusable: UnusableReply, endpoin
 
 /** The error a transient failure leaves when no attempt is left: one that names the endpoint when the SDK's does not. */
 function lastAttemptError(err: unknown, s: Sending, attempts: number): unknown {
-  if (err instanceof APIConnectionTimeoutError) return new EndpointTimeout(s.endpoint, s.timeoutMs, attempts);
+  if (err instanceof APIConnectionTimeoutError) return new EndpointTimeout(s.stage, s.endpoint, s.timeoutMs, attempts);
   // A 5xx names its status and body already; a failed connection only says "Connection error.".
   if (err instanceof APIConnectionError) return new EndpointUnreachable(s.stage, s.endpoint, err, attempts);
   return err;
@@ -137,14 +137,14 @@ export class EndpointUnreachable extends TransientError {
 
 /**
  * No whole reply within llm.timeoutMs, on every attempt: the SDK's own "Request timed out." names
- * nothing, so this says which endpoint and model, and how long each attempt waited. Not a
+ * nothing, so this says which stage, endpoint and model, and how long each attempt waited. Not a
  * permanent failure: the activity fails and Temporal retries it.
  */
 export class EndpointTimeout extends TransientError {
   override name = 'EndpointTimeout';
-  constructor(endpoint: ResolvedEndpoint, timeoutMs: number, attempts: number) {
+  constructor(stage: Stage, endpoint: ResolvedEndpoint, timeoutMs: number, attempts: number) {
     super(
-      `model endpoint ${endpoint.baseURL} (model ${endpoint.model}): no complete reply within ${timeoutMs} ms (llm.timeoutMs), ${attempts} attempt${attempts === 1 ? '' : 's'}`,
+      `${stage}: model endpoint ${endpoint.baseURL} (model ${endpoint.model}): no complete reply within ${timeoutMs} ms (llm.timeoutMs), ${attempts} attempt${attempts === 1 ? '' : 's'}`,
     );
   }
 }

@@ -214,7 +214,7 @@ test('oversized replies are rejected as reply-too-large without being read whole
   }
 });
 
-test('a trickling reply times out, and the build fails naming the endpoint, the model and the time waited', async () => {
+test('a trickling reply times out, and the build fails naming the stage, the endpoint, the model and the time waited', async () => {
   stack.simulator.setFaults({ trickleMs: 200 });
   try {
     const input = {
@@ -225,7 +225,7 @@ test('a trickling reply times out, and the build fails naming the endpoint, the 
     await assert.rejects(stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'trickling', args: [input] }), (err: unknown) => {
       assert.equal(
         failureLine(err),
-        `1 of 1 shards failed (report: ${path.join(dir, 'trickling', 'trickling', 'build-report.json')}): shard 0: model endpoint ${stack.simulator.url} (model mmif-sim-vlm): no complete reply within 500 ms (llm.timeoutMs), 2 attempts`,
+        `1 of 1 shards failed (report: ${path.join(dir, 'trickling', 'trickling', 'build-report.json')}): shard 0: instruction: model endpoint ${stack.simulator.url} (model mmif-sim-vlm): no complete reply within 500 ms (llm.timeoutMs), 2 attempts`,
       );
       return true;
     });

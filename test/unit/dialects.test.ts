@@ -193,7 +193,7 @@ test('a reply past llm.maxReplyBytes is reply-too-large, dropped unread; a trick
     const slow = new ModelCaller(cache('trickle'), '_cache/llm', { ...llm, timeoutMs: 400 }, { retry: { maxAttempts: 2, baseDelayMs: 0 } });
     await assert.rejects(slow.text(answerReq('mmif-sim-vlm', 'Describe it slowly.'), []), (err: unknown) => {
       assert.ok(err instanceof EndpointTimeout);
-      assert.equal(err.message, `model endpoint ${sim.url} (model mmif-sim-vlm): no complete reply within 400 ms (llm.timeoutMs), 2 attempts`);
+      assert.equal(err.message, `answer: model endpoint ${sim.url} (model mmif-sim-vlm): no complete reply within 400 ms (llm.timeoutMs), 2 attempts`);
       return true;
     });
   } finally {

@@ -42,7 +42,7 @@ test('permanent errors fail their activity non-retryably under their own type; t
     [new SourceError('/data', 'no such root'), true],
     [new EndpointError('model endpoint refused the key', { endpoint: endpoint.baseURL, model: 'm', status: 401, excerpt: '' }), true],
     [new BudgetExhausted('budget exhausted: $1.0000 of $1.0000 spent'), true],
-    [new EndpointTimeout(endpoint, 1000, 3), false],
+    [new EndpointTimeout('answer', endpoint, 1000, 3), false],
     [new StoreError('store unreachable', 'k', 'io'), false],
     [new SampleRejection('answer: below-threshold'), false],
     [new Error('a bug'), false],
