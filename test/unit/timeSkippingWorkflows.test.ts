@@ -1,0 +1,119 @@
+/**
+ * Workflow logic that waits, on Temporal's time-skipping test server (test/harness/timeSkipping.ts)
+ * with the real worker, activities and simulator: what a dev server would make a test wait for in
+ * real time (activity retry backoff, a retry window, days between scheduled runs) is skipped.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
+import type { BuildConfigInput } from '../../config/buildConfig.js';
+import { scheduledRunWorkflowId } from '../../domain/buildWorkflowId.js';
+import type { BuildReport } from '../../output/buildReport.js';
+import { LocalStore } from '../../storage/localStore.js';
+import type { BuildProgress } from '../../workflows/buildProgress.js';
+import { writeCc3m } from '../fixtures/cc3m.js';
+import { eventually } from '../harness/datasetChecks.js';
+import { needsTestServer, startTimeSkippingStack, type TimeSkippingStack } from '../harness/timeSkipping.js';
+
+const skip = needsTestServer();
+let stack: TimeSkippingStack;
+let dir: string;
+
+before(async () => {
+  if (skip.skip) return;
+  stack = await startTimeSkippingStack({ simulator: { seed: 23 }, taskQueue: 'mmif-time-skipping' });
+  dir = await mkdtemp(path.join(tmpdir(), 'mmif-time-skipping-'));
+  await writeCc3m(new LocalStore(path.join(dir, 'cc3m')), 'files', { perShard: 2, shards: 1 });
+});
+
+after(async () => {
+  await stack?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+function config(buildId: string, overrides: Partial<BuildConfigInput> = {}): BuildConfigInput {
+  return {
+    buildId,
+    seed: 3,
+    output: path.join(dir, 'out', buildId),
+    sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m') }],
+    maxSamples: 2,
+    shardSize: 2,
+    sliceSize: 2,
+    llm: { preflight: false, retry: { maxAttempts: 1, baseDelayMs: 10, maxDelayMs: 10 } },
+    models: { default: { model: 'mmif-sim-vlm' } },
+    ...overrides,
+  };
+}
+
+/** The innermost cause of a failed build: the one line `mmif build --wait` and `mmif status` print. */
+function failureLine(err: unknown): string {
+  assert.ok(err instanceof WorkflowFailedError);
+  let cause = err.cause as { message?: string; cause?: unknown } | undefined;
+  while (cause?.cause) cause = cause.cause as typeof cause;
+  return String(cause?.message);
+}
+
+async function history(handle: WorkflowHandle): Promise<temporal.api.history.v1.IHistoryEvent[]> {
+  return (await handle.fetchHistory()).events ?? [];
+}
+
+const seconds = (d: { seconds?: unknown } | null | undefined) => Number(d?.seconds ?? 0);
+
+test('a failed shard: the default retry policy runs out, the build waits its hour-long retry window, then fails with its one line', skip, async () => {
+  const buildId = 'window-closes';
+  stack.simulator.setFaults({ rate500: 1 });
+  try {
+    // The default retry policy (8 attempts, backing off 2 s to 120 s: ~4 min) and a one-hour window:
+    // on a dev server this test would take over an hour; here both are skipped.
+    const handle = await stack.env.client.workflow.start('buildDataset', {
+      taskQueue: stack.taskQueue,
+      workflowId: buildId,
+      args: [config(buildId, { retryWindowSeconds: 3600 })],
+    });
+    await assert.rejects(handle.result(), (err: unknown) => {
+      assert.equal(
+        failureLine(err),
+        `1 of 1 shards failed (report: ${path.join(dir, 'out', buildId, buildId, 'build-report.json')}): shard 0: 500 Simulated internal server error.`,
+      );
+      return true;
+    });
+    // The shard's stage activity was tried as often as the default policy allows, no more.
+    const shard = stack.env.client.workflow.getHandle(`${buildId}/shard-0`);
+    const attempts = (await history(shard)).filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt ?? 0);
+    assert.equal(Math.max(...attempts), 8);
+    // The build waited the whole window for a retryFailedShards update: one timer of 3600 s, fired.
+    const events = await history(handle);
+    const timers = events.filter((e) => e.timerStartedEventAttributes).map((e) => seconds(e.timerStartedEventAttributes!.startToFireTimeout));
+    assert.deepEqual(timers, [3600]);
+    assert.equal(events.filter((e) => e.timerFiredEventAttributes).length, 1);
+  } finally {
+    stack.simulator.setFaults({ rate500: 0 });
+  }
+});
+
+test('the retry window holds for its whole length: an update 59 minutes in still re-runs the failed shard', skip, async () => {
+  const buildId = 'window-holds';
+  // One attempt: the shard fails at once, in real time (time skips only while a result is awaited).
+  const input = config(buildId, { retryWindowSeconds: 3600, retry: { maximumAttempts: 1 } });
+  stack.simulator.setFaults({ rate500: 1 });
+  let handle: WorkflowHandle;
+  try {
+    handle = await stack.env.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId: buildId, args: [input] });
+    const progress = () => handle.query<BuildProgress>('progress');
+    await eventually(async () => (await progress()).phase === 'waiting-for-retry', 60_000, 'the retry window');
+  } finally {
+    stack.simulator.setFaults({ rate500: 0 });
+  }
+  const from = await stack.env.currentTimeMs();
+  await stack.env.sleep('59 minutes');
+  assert.ok((await stack.env.currentTimeMs()) - from >= 59 * 60_000, 'the server clock moved 59 minutes');
+  assert.equal((await handle.query<BuildProgress>('progress')).phase, 'waiting-for-retry');
+  assert.deepEqual(await handle.executeUpdate('retryFailedShards'), { retrying: [0] });
+  const report = (await handle.result()) as BuildReport;
+  assert.deepEqual(report.shards, { planned: 1, committed: 1, failed: 0 });
+});
