@@ -117,3 +117,30 @@ test('the retry window holds for its whole length: an update 59 minutes in still
   const report = (await handle.result()) as BuildReport;
   assert.deepEqual(report.shards, { planned: 1, committed: 1, failed: 0 });
 });
+
+test('a scheduled build started without a schedule dates its run by its start time: three days later, a new folder, and no model call', skip, async () => {
+  const input = config('dated');
+  const run = async (workflowId: string) => {
+    const handle = await stack.env.client.workflow.start('scheduledBuild', { taskQueue: stack.taskQueue, workflowId, args: [input] });
+    const report = (await handle.result()) as BuildReport;
+    const date = (await handle.describe()).startTime.toISOString().slice(0, 10);
+    return { report, date };
+  };
+  const requests = () => stack.simulator.stats().requests;
+  const first = await run('dated-first');
+  const before = requests();
+  assert.ok(before > 0, 'the first run called the model');
+  await stack.env.sleep('3 days');
+  const second = await run('dated-second');
+
+  assert.equal(Date.parse(second.date) - Date.parse(first.date), 3 * 86_400_000, 'the second run is dated three days later');
+  for (const { report, date } of [first, second]) {
+    assert.deepEqual(report.shards, { planned: 1, committed: 1, failed: 0 });
+    // Under <output>/<date>/<buildId>/, by the child build whose id carries that date.
+    assert.deepEqual(await readdir(path.join(input.output, date)), ['dated']);
+    assert.ok((await readdir(path.join(input.output, date, 'dated'))).includes('build-report.json'));
+    assert.equal((await stack.env.client.workflow.getHandle(scheduledRunWorkflowId('dated', date)).describe()).status.name, 'COMPLETED');
+  }
+  // The dated runs share the base output's model-call cache: the same samples cost nothing again.
+  assert.equal(requests(), before);
+});
