@@ -11,7 +11,7 @@ import { shardsKeepingLostClaims } from '../output/lateDuplicates.js';
 import type { StageContext } from '../pipeline/context.js';
 import { writeBuildReport, type BuildReport } from '../output/buildReport.js';
 import { writeDatasetDocs } from '../output/datasetDocs.js';
-import { writeReservedSplit } from '../output/export.js';
+import { writeReservedSplit } from '../output/formats/export.js';
 import { planBuild as plan, type BuildPlan } from '../pipeline/planBuild.js';
 import { CURRENT_REQUEST_LAYOUT } from '../prompts/chat.js';
 import { runStage, type SliceOutcome } from '../pipeline/runStage.js';

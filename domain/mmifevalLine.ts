@@ -1,7 +1,7 @@
 /**
  * One line of MM-IFEval's evaluation input (github.com/SYuan03/MM-IFEngine `eval_mmifeval/`): a
  * `main` line per sample and an `aux_cmp_gpt` twin per compare-judged constraint (`del_cons`, that
- * constraint left out). Written by output/mmifeval.ts, read by `mmif eval` (pipeline/evaluation/).
+ * constraint left out). Written by output/formats/mmifeval.ts, read by `mmif eval` (pipeline/evaluation/).
  */
 export interface MmifevalConstraint {
   key: string;

@@ -24,8 +24,8 @@ import { costSummary, type CostSummary, type PricedBy } from './costSummary.js';
 import { PRICE_TABLE } from '../llm/pricing.js';
 import { preflightUsage } from './preflightUsage.js';
 import type { EndpointLessons } from '../llm/preflight.js';
-import { llamaFactoryDatasetInfo } from './sharegpt.js';
-import { chatDatasetInfo } from './chatFormats.js';
+import { llamaFactoryDatasetInfo } from './formats/sharegpt.js';
+import { chatDatasetInfo } from './formats/chatFormats.js';
 import { sourceGoals, type Goals, type TargetsOutcome } from '../domain/targets.js';
 import type { BuildPlan, StoredConfig } from '../pipeline/planBuild.js';
 import type { BuildConfig } from '../config/buildConfig.js';
@@ -162,7 +162,7 @@ export async function writeBuildReport(
   report.cost = costSummary(report.usage, unpriced, report.counts, report.simulated);
   report.prices.configured = Object.keys(config?.llm.prices ?? {}).sort();
   if (endpointDialects.length > 0) report.endpointDialects = endpointDialects;
-  // A multiturn build's data is chats and turn-level pairs (output/chatFormats.ts), in folders of their own.
+  // A multiturn build's data is chats and turn-level pairs (output/formats/chatFormats.ts), in folders of their own.
   if (config?.mode === 'multiturn') report.mode = 'multiturn';
   const datasetInfo = config?.mode === 'multiturn' ? chatDatasetInfo() : llamaFactoryDatasetInfo();
   await putIfChanged(store, layout.datasetInfo, JSON.stringify(datasetInfo), 'application/json');

@@ -48,7 +48,7 @@ export const CARD_FEATURES: Record<(typeof CARD_CONFIGS)[number]['name'], Array<
   ],
 };
 
-/** A multiturn build's configs (output/chatFormats.ts): chats and turn-level pairs. */
+/** A multiturn build's configs (output/formats/chatFormats.ts): chats and turn-level pairs. */
 export const CHAT_CARD_CONFIGS = [
   {
     name: 'chat',

@@ -13,7 +13,7 @@ import { getJson, putIfChanged } from '../storage/objectStore.js';
 import { evalMarkdown, scoreSingleTurn, type EvalIdentity } from './evalReport.js';
 import { summarizeUsage } from './manifest.js';
 import { multiturnMarkdown, scoredBySample, scoreMultiturn } from './multiturnEvalReport.js';
-import { jsonl } from './sharegpt.js';
+import { jsonl } from './formats/sharegpt.js';
 
 /** What the workflow returns: small, with where to find the rest. */
 export interface EvalSummary {

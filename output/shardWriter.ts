@@ -34,11 +34,11 @@ import type { Goals } from '../domain/targets.js';
 import { trimToCaps } from './overTarget.js';
 import { reserveHeldOut, splitHeldOutChats, type HoldoutSettings } from './heldOut.js';
 import { chatQuality, shardQuality, visionTallies, type ShardQuality } from './qualityStats.js';
-import { dpoParquet, instructParquet } from './parquet.js';
-import { dpoSharegptLine, instructSharegptLine, jsonl } from './sharegpt.js';
+import { dpoParquet, instructParquet } from './formats/parquet.js';
+import { dpoSharegptLine, instructSharegptLine, jsonl } from './formats/sharegpt.js';
 import { assembleChat } from './chatRecords.js';
 import { loadNormalizedImage } from '../pipeline/sampleImage.js';
-import { CHAT_PAIR_ROWS, CHAT_ROWS, chatPairSharegptLine, chatParquet, chatSharegptLine } from './chatFormats.js';
+import { CHAT_PAIR_ROWS, CHAT_ROWS, chatPairSharegptLine, chatParquet, chatSharegptLine } from './formats/chatFormats.js';
 
 export interface ShardToCommit {
   buildId: string;
@@ -214,7 +214,7 @@ async function chatShardContent(store: ObjectStore, layout: BuildLayout, spec: S
     { key: layout.chatDpoParquet(spec.shard), body: await chatParquet(CHAT_PAIR_ROWS, pairs, imageBytes), rows: pairs.length },
     { key: layout.chatDpoJsonl(spec.shard), body: jsonl(pairs.map(chatPairSharegptLine)), rows: pairs.length },
     { key: layout.rejects(spec.shard), body: jsonl(rejects.map((r) => JSON.stringify(r))), rows: rejects.length },
-    // Whole chat records: the eval reads their image and questions (output/export.ts writeReservedSplit).
+    // Whole chat records: the eval reads their image and questions (output/formats/export.ts writeReservedSplit).
     ...(split ? [{ key: layout.heldOutJsonl(spec.shard), body: jsonl(split.heldOut.map((c) => JSON.stringify(c))), rows: split.heldOut.length }] : []),
   ];
   return {

@@ -16,7 +16,7 @@
  */
 import type { Verdict } from '../domain/verdict.js';
 import type { DpoRecord, InstructRecord } from './records.js';
-import type { ChatPairSharegptRow, ChatSharegptRow } from './chatFormats.js';
+import type { ChatPairSharegptRow, ChatSharegptRow } from './formats/chatFormats.js';
 
 /**
  * Pre-rendered articles per data file (about 3 KB each). Small, so that a rare filter, whose first

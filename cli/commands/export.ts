@@ -8,7 +8,7 @@ import {
   NoReservedSplitError,
   ReservedSplitError,
   type ExportFormat,
-} from '../../output/export.js';
+} from '../../output/formats/export.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';

@@ -1,11 +1,11 @@
 import { parseArgs } from 'node:util';
 import type { DpoRecord, InstructRecord } from '../../output/records.js';
 import { buildLayout } from '../../storage/buildLayout.js';
-import { dpoRecordFromLine, instructRecordFromLine } from '../../output/sharegpt.js';
+import { dpoRecordFromLine, instructRecordFromLine } from '../../output/formats/sharegpt.js';
 import { openStore } from '../../storage/openStore.js';
 import { getJson } from '../../storage/objectStore.js';
 import type { StoredConfig } from '../../pipeline/planBuild.js';
-import type { ChatPairSharegptRow, ChatSharegptRow } from '../../output/chatFormats.js';
+import type { ChatPairSharegptRow, ChatSharegptRow } from '../../output/formats/chatFormats.js';
 import type { Verdict } from '../../domain/verdict.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { s3FromEnv } from '../s3FromEnv.js';

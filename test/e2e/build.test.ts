@@ -16,8 +16,8 @@ import { normalizeImage } from '../../image/normalize.js';
 import { sha256Hex } from '../../domain/hashing.js';
 import type { DpoRecord, InstructRecord, RejectRecord } from '../../output/records.js';
 import { writtenFunctionName } from '../../verification/functions.js';
-import { exportMmifeval, exportTrl } from '../../output/export.js';
-import { dpoRecordFromLine, instructRecordFromLine, type DpoSharegptRow, type InstructSharegptRow } from '../../output/sharegpt.js';
+import { exportMmifeval, exportTrl } from '../../output/formats/export.js';
+import { dpoRecordFromLine, instructRecordFromLine, type DpoSharegptRow, type InstructSharegptRow } from '../../output/formats/sharegpt.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { BuildReport } from '../../output/buildReport.js';
 import { buildLayout } from '../../storage/buildLayout.js';
@@ -118,7 +118,7 @@ test('a CC3M webdataset on S3 becomes verified SFT and DPO shards on S3', async 
         assert.equal(lines(body).length, file.rows, `rows of ${file.path}`);
       }
     }
-    // The sharegpt rows: training columns, and the rest of the record as JSON text (output/sharegpt.ts).
+    // The sharegpt rows: training columns, and the rest of the record as JSON text (output/formats/sharegpt.ts).
     for (const line of lines<InstructSharegptRow>(await out.get(layout.instructJsonl(shard)))) {
       assert.deepEqual(Object.keys(line).sort(), ['conversations', 'id', 'images', 'metadata']);
       assert.deepEqual(

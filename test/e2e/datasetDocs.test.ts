@@ -17,7 +17,7 @@ import { constraintType } from '../../domain/constraints/catalogue.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import type { QualityReport } from '../../output/qualityReport.js';
 import type { DpoRecord, InstructRecord } from '../../output/records.js';
-import { dpoRecordFromLine, instructRecordFromLine } from '../../output/sharegpt.js';
+import { dpoRecordFromLine, instructRecordFromLine } from '../../output/formats/sharegpt.js';
 import { wordCount } from '../../output/qualityStats.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { PRICE_TABLE } from '../../llm/pricing.js';

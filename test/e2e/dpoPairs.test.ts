@@ -15,7 +15,7 @@ import type { BuildReport } from '../../output/buildReport.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { reasonCode } from '../../output/manifest.js';
 import type { DpoRecord, InstructRecord, RejectRecord } from '../../output/records.js';
-import { dpoRecordFromLine, instructRecordFromLine } from '../../output/sharegpt.js';
+import { dpoRecordFromLine, instructRecordFromLine } from '../../output/formats/sharegpt.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { runVerifierCall } from '../../verification/functions.js';
 import { startStack, type Stack } from '../harness/stack.js';

@@ -15,7 +15,7 @@ import { readConfig } from '../../cli/configFile.js';
 import { evalWorkflowId, parseEvalConfig } from '../../config/evalConfig.js';
 import type { BuildReport } from '../../output/buildReport.js';
 import type { EvalSummary } from '../../output/evalOutputs.js';
-import { exportMmifeval } from '../../output/export.js';
+import { exportMmifeval } from '../../output/formats/export.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { openStore, type S3Options } from '../../storage/openStore.js';

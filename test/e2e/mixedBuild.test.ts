@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import type { InstructRecord, RejectRecord } from '../../output/records.js';
-import { instructRecordFromLine } from '../../output/sharegpt.js';
+import { instructRecordFromLine } from '../../output/formats/sharegpt.js';
 import type { BuildReport } from '../../output/buildReport.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { LocalStore } from '../../storage/localStore.js';

@@ -17,7 +17,7 @@ import type { BuildReport } from '../../output/buildReport.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import type { ShardManifest } from '../../output/manifest.js';
 import type { RejectRecord } from '../../output/records.js';
-import { instructRecordFromLine } from '../../output/sharegpt.js';
+import { instructRecordFromLine } from '../../output/formats/sharegpt.js';
 import { getJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { assertAccounting, assertCommittedShardsIntact } from '../harness/datasetChecks.js';

@@ -16,9 +16,9 @@ import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 import type { BuildReport } from '../../output/buildReport.js';
 import { MMIFEVAL_BENCH } from '../../storage/buildLayout.js';
-import type { MmifevalLine } from '../../output/mmifeval.js';
+import type { MmifevalLine } from '../../output/formats/mmifeval.js';
 import type { InstructRecord, DpoRecord } from '../../output/records.js';
-import { dpoRecordFromLine, instructRecordFromLine } from '../../output/sharegpt.js';
+import { dpoRecordFromLine, instructRecordFromLine } from '../../output/formats/sharegpt.js';
 import { DATASETS_VENVS, loadLikeLlamaFactory, runReader } from '../harness/trainerReaders.js';
 
 const run = promisify(execFile);

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { DpoRecord, InstructRecord } from '../../output/records.js';
-import { dpoSharegptLine, instructRecordFromLine, instructSharegptLine, jsonl, llamaFactoryDatasetInfo } from '../../output/sharegpt.js';
+import { dpoSharegptLine, instructRecordFromLine, instructSharegptLine, jsonl, llamaFactoryDatasetInfo } from '../../output/formats/sharegpt.js';
 import { needs } from '../harness/tier.js';
 import { DATASETS_VENVS, loadLikeLlamaFactory } from '../harness/trainerReaders.js';
 

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isHeldOutImage, mmifevalLines, scorerConstraint } from '../../output/mmifeval.js';
+import { isHeldOutImage, mmifevalLines, scorerConstraint } from '../../output/formats/mmifeval.js';
 import { reserveHeldOut } from '../../output/heldOut.js';
 import type { AssembledSample, DpoRecord, InstructRecord } from '../../output/records.js';
 import type { PlannedConstraint } from '../../pipeline/stageState.js';

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import sharp from 'sharp';
 import type { SourceSample } from '../../domain/sample.js';
-import { dpoParquet, instructParquet } from '../../output/parquet.js';
+import { dpoParquet, instructParquet } from '../../output/formats/parquet.js';
 import { assembleSample, type SampleStates } from '../../output/records.js';
 import { readParquetWithPython } from '../harness/pythonReader.js';
 import { needs } from '../harness/tier.js';

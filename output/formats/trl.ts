@@ -7,7 +7,7 @@
  * every content part, so an image part carries `text: null`, as in rlaif-v.
  */
 import type { FieldDefinition } from '@dsnp/parquetjs';
-import type { DpoRecord, InstructRecord } from './records.js';
+import type { DpoRecord, InstructRecord } from '../records.js';
 import { imageField, parquetTable, text, writeParquet, type ImageBytes } from './parquet.js';
 
 const messages: FieldDefinition = { repeated: true, fields: { role: text, content: { repeated: true, fields: { type: text, text } } } };
@@ -73,7 +73,7 @@ export interface TrlImage {
   path: string;
 }
 
-/** Multi-turn SFT rows (output/chatFormats.ts): the SFT table, with every turn's messages. */
+/** Multi-turn SFT rows (output/formats/chatFormats.ts): the SFT table, with every turn's messages. */
 export function trlChatSftParquet(rows: ReadonlyArray<{ id: string; image: TrlImage; messages: Message[] }>): Promise<Buffer> {
   return writeParquet(
     sftTable,

@@ -9,13 +9,13 @@
  * `aux_cmp_gpt` twin (same `id`, `del_cons` = that constraint's `key`, the constraint left out).
  * Scores are filed under `constraint.key`, so keys are unique within a sample (one constraint per type).
  */
-import type { PlannedConstraint } from '../pipeline/stageState.js';
-import { rngFor } from '../domain/random.js';
-import { inReferenceScorer } from '../verification/functions.js';
-import type { InstructRecord } from './records.js';
-import type { MmifevalConstraint, MmifevalLine } from '../domain/mmifevalLine.js';
+import type { PlannedConstraint } from '../../pipeline/stageState.js';
+import { rngFor } from '../../domain/random.js';
+import { inReferenceScorer } from '../../verification/functions.js';
+import type { InstructRecord } from '../records.js';
+import type { MmifevalConstraint, MmifevalLine } from '../../domain/mmifevalLine.js';
 
-export type { MmifevalConstraint, MmifevalLine } from '../domain/mmifevalLine.js';
+export type { MmifevalConstraint, MmifevalLine } from '../../domain/mmifevalLine.js';
 
 /**
  * Whether an image is held out for evaluation: a seeded draw per normalized image (its sha256),

@@ -2,15 +2,15 @@
  * Parquet shards in the layout Hugging Face `datasets` loads directly: the image column is the
  * `{bytes, path}` struct with an `Image` feature declared in the schema's `huggingface` metadata,
  * so `load_dataset("parquet", ...)` decodes it as a PIL image, in every datasets release from 2.16
- * (output/hfFeatures.ts declares every column). The image column is nullable for that: datasets 3.x
+ * (output/formats/hfFeatures.ts declares every column). The image column is nullable for that: datasets 3.x
  * and later only trust a declared feature whose Arrow field equals the file's.
  */
 import { Writable } from 'node:stream';
 import { ParquetSchema, ParquetWriter, type FieldDefinition } from '@dsnp/parquetjs';
 import type { WriteStreamMinimal } from '@dsnp/parquetjs/dist/lib/util.js';
 import { hfFeatures, type HfFeatures } from './hfFeatures.js';
-import type { DpoRecord, InstructRecord } from './records.js';
-import type { Verdict } from '../pipeline/stageState.js';
+import type { DpoRecord, InstructRecord } from '../records.js';
+import type { Verdict } from '../../pipeline/stageState.js';
 
 /**
  * Binary columns (text and image bytes) keep no min/max statistics: a writer stores a column's

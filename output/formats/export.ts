@@ -3,19 +3,19 @@
  * records back from the sharegpt shards (they hold every field), so it needs no model call and no
  * Temporal; every file is written under a deterministic key, so a re-run rewrites the same bytes.
  */
-import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
-import type { StoredConfig } from '../pipeline/planBuild.js';
-import type { BuildLayout } from '../storage/buildLayout.js';
-import type { ShardManifest } from './manifest.js';
+import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
+import type { StoredConfig } from '../../pipeline/planBuild.js';
+import type { BuildLayout } from '../../storage/buildLayout.js';
+import type { ShardManifest } from '../manifest.js';
 import { mmifevalLines } from './mmifeval.js';
-import type { DpoRecord, InstructRecord } from './records.js';
-import type { ChatRecord } from './chatRecords.js';
+import type { DpoRecord, InstructRecord } from '../records.js';
+import type { ChatRecord } from '../chatRecords.js';
 import { dpoRecordFromLine, instructRecordFromLine, jsonl } from './sharegpt.js';
-import { loadImages } from './shardWriter.js';
+import { loadImages } from '../shardWriter.js';
 import { trlChatDpoParquet, trlChatSftParquet, trlDpoParquet, trlSftParquet, type TrlImage } from './trl.js';
 import { trlChatPairRow, trlChatRow } from './chatFormats.js';
-import { mapLimit } from '../domain/mapLimit.js';
-import { PermanentError } from '../domain/errors.js';
+import { mapLimit } from '../../domain/mapLimit.js';
+import { PermanentError } from '../../domain/errors.js';
 
 export const EXPORT_FORMATS = ['trl', 'mmifeval'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -73,7 +73,7 @@ export async function exportTrl(store: ObjectStore, layout: BuildLayout): Promis
   return summary;
 }
 
-/** A multiturn build's chats and turn-level pairs as TRL rows (output/chatFormats.ts), same files. */
+/** A multiturn build's chats and turn-level pairs as TRL rows (output/formats/chatFormats.ts), same files. */
 async function exportChatTrl(store: ObjectStore, layout: BuildLayout, summary: ExportSummary): Promise<ExportSummary> {
   for (const shard of await committedShards(store, layout)) {
     const chats = await recordsOf(store, layout.chatJsonl(shard), trlChatRow);

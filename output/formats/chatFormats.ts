@@ -5,7 +5,7 @@
  *   alternate human/gpt, `<image>` once, at the start of the first human turn; a turn-level pair is a
  *   ranking row whose `conversations` are the chat up to that turn (ending with its human turn) and
  *   whose `chosen`/`rejected` are one gpt turn each. `system` holds the system message the answers
- *   were generated under. Every column has one type whatever the row (output/sharegpt.ts explains why);
+ *   were generated under. Every column has one type whatever the row (output/formats/sharegpt.ts explains why);
  *   the rest of the record, per-turn verdicts and PIF included, is JSON text in `metadata`.
  * - Parquet for `datasets` (chat/parquet, chat-dpo/parquet): the same rows with the image inside.
  * - TRL (`mmif export --format trl`): SFT `{images, messages}` with system, user and assistant
@@ -13,10 +13,10 @@
  *   chat up to the turn.
  */
 import type { FieldDefinition } from '@dsnp/parquetjs';
-import type { ChatPairRecord, ChatRecord } from './chatRecords.js';
-import { userText } from './chatRecords.js';
+import type { ChatPairRecord, ChatRecord } from '../chatRecords.js';
+import { userText } from '../chatRecords.js';
 import { imageField, parquetTable, text, writeParquet, type ParquetTable } from './parquet.js';
-import { IMAGE_TOKEN } from './records.js';
+import { IMAGE_TOKEN } from '../records.js';
 import { sharegptRegistry } from './sharegpt.js';
 import type { TrlMessage } from './trl.js';
 

@@ -4,7 +4,7 @@
  * Declaring every column, not only the image ones, is what datasets 2.x needs: it takes the
  * declaration as the whole schema and casts the table to it. datasets 3.x and later use a declared
  * column only where its Arrow field equals the file's and infer the others, so the image columns
- * must match exactly (see output/parquet.ts and output/trl.ts).
+ * must match exactly (see output/formats/parquet.ts and output/formats/trl.ts).
  */
 import type { FieldDefinition } from '@dsnp/parquetjs';
 
