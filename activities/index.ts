@@ -6,8 +6,8 @@
 import { Context } from '@temporalio/activity';
 import { parseBuildConfig } from '../config/buildConfig.js';
 import { buildLayout, type BuildLayout } from '../storage/buildLayout.js';
-import { commitShard as writeShard, type ShardToCommit } from '../output/shardWriter.js';
-import { shardsKeepingLostClaims } from '../output/lateDuplicates.js';
+import { commitShard as writeShard, type ShardToCommit } from '../output/commit/shardWriter.js';
+import { shardsKeepingLostClaims } from '../output/commit/lateDuplicates.js';
 import type { StageContext } from '../pipeline/context.js';
 import { writeBuildReport, type BuildReport } from '../output/buildReport.js';
 import { writeDatasetDocs } from '../output/datasetDocs.js';
@@ -22,7 +22,7 @@ import type { Goals, SourceTally } from '../domain/targets.js';
 import { evalSetIndex } from '../pipeline/decontamination.js';
 import { writeBudget } from '../llm/buildBudget.js';
 import { getJson, type ObjectStore } from '../storage/objectStore.js';
-import { addCounts, addUnpriced, addUsage, emptyUsage, reopensOnRerun, type ShardManifest } from '../output/manifest.js';
+import { addCounts, addUnpriced, addUsage, emptyUsage, reopensOnRerun, type ShardManifest } from '../output/commit/manifest.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import type { SliceTask, BuildRef, ShardSummary, ShardTask } from './buildRef.js';
 import { cacheStoreFor, contextFor, contextForBuild, richnessTools, storeFor } from './runtime.js';
@@ -190,7 +190,7 @@ async function shardToCommit(ctx: StageContext, shard: number, configFingerprint
 
 /**
  * Commits again, as its next revision, every committed shard that still keeps a sample whose image a
- * lower rank claimed after that shard committed (output/lateDuplicates.ts): the commit rejects the
+ * lower rank claimed after that shard committed (output/commit/lateDuplicates.ts): the commit rejects the
  * sample as a duplicate of the lower rank, so the sample kept is the lowest rank whatever order the
  * shards ran in. Runs before the build's records are counted: before the report, and with targets
  * before each top-up round (a dropped duplicate is then refilled like any rejection).

@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { parseBuildConfig, type BuildConfigInput } from '../config/buildConfig.js';
 import { buildLayout } from '../storage/buildLayout.js';
-import { MANIFEST_FORMAT, type ShardManifest } from '../output/manifest.js';
+import { MANIFEST_FORMAT, type ShardManifest } from '../output/commit/manifest.js';
 import { configFingerprint, type BuildPlan, type StoredConfig } from '../pipeline/planBuild.js';
 import { putJson } from '../storage/objectStore.js';
 import { LocalStore } from '../storage/localStore.js';

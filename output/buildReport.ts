@@ -19,7 +19,7 @@ import {
   type Tally,
   type UnpricedUsage,
   type VerificationStats,
-} from './manifest.js';
+} from './commit/manifest.js';
 import { costSummary, type CostSummary, type PricedBy } from './costSummary.js';
 import { PRICE_TABLE } from '../llm/pricing.js';
 import { preflightUsage } from './preflightUsage.js';

@@ -11,7 +11,7 @@ import type { ItemResult } from '../pipeline/evaluation/evalSlice.js';
 import { evalReportName } from '../storage/evalLayout.js';
 import { getJson, putIfChanged } from '../storage/objectStore.js';
 import { evalMarkdown, scoreSingleTurn, type EvalIdentity } from './evalReport.js';
-import { summarizeUsage } from './manifest.js';
+import { summarizeUsage } from './commit/manifest.js';
 import { multiturnMarkdown, scoredBySample, scoreMultiturn } from './multiturnEvalReport.js';
 import { jsonl } from './formats/sharegpt.js';
 

@@ -11,8 +11,8 @@ import { distribution } from '../domain/richness.js';
 import { getJson, putIfChanged, type ObjectStore } from '../storage/objectStore.js';
 import type { BuildReport } from './buildReport.js';
 import type { BuildLayout } from '../storage/buildLayout.js';
-import type { ShardManifest, StrategyPairs } from './manifest.js';
-import { emptyAgreement, type AgreementCount, type PassCount, type ShardQuality, type TurnTally, type VacuousCount, type VisionTally } from './qualityStats.js';
+import type { ShardManifest, StrategyPairs } from './commit/manifest.js';
+import { emptyAgreement, type AgreementCount, type PassCount, type ShardQuality, type TurnTally, type VacuousCount, type VisionTally } from './commit/qualityStats.js';
 
 export const QUALITY_FORMAT = 'mmif-engine/quality@1';
 

@@ -11,7 +11,7 @@
  */
 import { addCounts } from '../domain/counts.js';
 import type { BuildPlan, PlannedSource } from '../pipeline/planBuild.js';
-import type { ShardManifest } from './manifest.js';
+import type { ShardManifest } from './commit/manifest.js';
 
 /** Samples of the seeded order no planning round drew (beyond the quota, or beyond what targets needed). */
 export const NOT_DRAWN = 'not-drawn';

@@ -4,7 +4,7 @@ import type { SourceTally } from '../domain/targets.js';
 import type { BuildPlan } from '../pipeline/planBuild.js';
 import { getJson, type ObjectStore } from '../storage/objectStore.js';
 import type { BuildLayout } from '../storage/buildLayout.js';
-import type { ShardManifest } from './manifest.js';
+import type { ShardManifest } from './commit/manifest.js';
 
 /** Per source: samples planned and records kept by its committed shards (those before shard `to`). */
 export async function sourceTallies(store: ObjectStore, layout: BuildLayout, plan: BuildPlan, to = plan.shardCount): Promise<SourceTally[]> {

@@ -6,7 +6,7 @@
 import { getJson, type ObjectStore } from '../storage/objectStore.js';
 import type { BuildLayout } from '../storage/buildLayout.js';
 import type { BuildReport } from './buildReport.js';
-import type { ShardManifest } from './manifest.js';
+import type { ShardManifest } from './commit/manifest.js';
 import { dpoRecordFromLine, instructRecordFromLine } from './formats/sharegpt.js';
 import type { ChatPairSharegptRow, ChatSharegptRow } from './formats/chatFormats.js';
 import type { StoredConfig } from '../pipeline/planBuild.js';

@@ -1,6 +1,6 @@
 /** The live state of a build, as the `progress` query returns it. Pure: updated from shard summaries. */
 import type { ShardSummary } from '../activities/buildRef.js';
-import { addCounts, addUnpriced, addUsage, emptyUsage, type StageUsage, type UnpricedUsage } from '../output/manifest.js';
+import { addCounts, addUnpriced, addUsage, emptyUsage, type StageUsage, type UnpricedUsage } from '../output/commit/manifest.js';
 
 export type BuildPhase = 'planning' | 'running' | 'waiting-for-retry' | 'finalizing' | 'done' | 'failed' | 'cancelled';
 

@@ -11,7 +11,7 @@ import { defineQuery, patched, proxyActivities, setHandler, sleep } from '@tempo
 import type * as activities from '../activities/index.js';
 import type { ShardSummary, ShardTask } from '../activities/buildRef.js';
 import { mapLimit } from '../domain/mapLimit.js';
-import { reopensOnRerun } from '../output/manifest.js';
+import { reopensOnRerun } from '../output/commit/manifest.js';
 import type { BuildConfig } from '../config/buildConfig.js';
 import type { BatchableStage } from '../pipeline/batchRequests.js';
 import { STAGE_NAMES, type StageName } from '../domain/stages.js';

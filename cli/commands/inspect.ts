@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { DpoRecord, InstructRecord } from '../../output/records.js';
+import type { DpoRecord, InstructRecord } from '../../output/commit/records.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { dpoRecordFromLine, instructRecordFromLine } from '../../output/formats/sharegpt.js';
 import { openStore } from '../../storage/openStore.js';

@@ -13,10 +13,10 @@
  *   chat up to the turn.
  */
 import type { FieldDefinition } from '@dsnp/parquetjs';
-import type { ChatPairRecord, ChatRecord } from '../chatRecords.js';
-import { userText } from '../chatRecords.js';
+import type { ChatPairRecord, ChatRecord } from '../commit/chatRecords.js';
+import { userText } from '../commit/chatRecords.js';
 import { imageField, parquetTable, text, writeParquet, type ParquetTable } from './parquet.js';
-import { IMAGE_TOKEN } from '../records.js';
+import { IMAGE_TOKEN } from '../commit/records.js';
 import { sharegptRegistry } from './sharegpt.js';
 import type { TrlMessage } from './trl.js';
 

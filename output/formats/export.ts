@@ -6,12 +6,12 @@
 import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
 import type { StoredConfig } from '../../pipeline/planBuild.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
-import type { ShardManifest } from '../manifest.js';
+import type { ShardManifest } from '../commit/manifest.js';
 import { mmifevalLines } from './mmifeval.js';
-import type { DpoRecord, InstructRecord } from '../records.js';
-import type { ChatRecord } from '../chatRecords.js';
+import type { DpoRecord, InstructRecord } from '../commit/records.js';
+import type { ChatRecord } from '../commit/chatRecords.js';
 import { dpoRecordFromLine, instructRecordFromLine, jsonl } from './sharegpt.js';
-import { loadImages } from '../shardWriter.js';
+import { loadImages } from '../commit/shardWriter.js';
 import { trlChatDpoParquet, trlChatSftParquet, trlDpoParquet, trlSftParquet, type TrlImage } from './trl.js';
 import { trlChatPairRow, trlChatRow } from './chatFormats.js';
 import { mapLimit } from '../../domain/mapLimit.js';

@@ -9,7 +9,7 @@ import { Writable } from 'node:stream';
 import { ParquetSchema, ParquetWriter, type FieldDefinition } from '@dsnp/parquetjs';
 import type { WriteStreamMinimal } from '@dsnp/parquetjs/dist/lib/util.js';
 import { hfFeatures, type HfFeatures } from './hfFeatures.js';
-import type { DpoRecord, InstructRecord } from '../records.js';
+import type { DpoRecord, InstructRecord } from '../commit/records.js';
 import type { Verdict } from '../../pipeline/stageState.js';
 
 /**

@@ -9,8 +9,8 @@
  * column here has one type whatever the record: strings, the turn structs, a list of paths, and the
  * rest of the record as JSON text in `metadata` (the same record the Parquet shards hold).
  */
-import type { DpoRecord, InstructRecord } from '../records.js';
-import { IMAGE_TOKEN } from '../records.js';
+import type { DpoRecord, InstructRecord } from '../commit/records.js';
+import { IMAGE_TOKEN } from '../commit/records.js';
 
 interface Turn {
   from: 'human' | 'gpt';

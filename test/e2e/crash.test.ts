@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
-import type { InstructRecord } from '../../output/records.js';
+import type { InstructRecord } from '../../output/commit/records.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { startTemporalDevServer, stopProcess, type DevServer } from '../../local/temporalDevServer.js';
 import type { BuildReport } from '../../output/buildReport.js';

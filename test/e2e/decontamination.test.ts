@@ -14,7 +14,7 @@ import sharp from 'sharp';
 import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import type { BuildReport } from '../../output/buildReport.js';
-import type { RejectRecord } from '../../output/records.js';
+import type { RejectRecord } from '../../output/commit/records.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { LAION_QUESTIONS, writeAllava } from '../fixtures/allava.js';

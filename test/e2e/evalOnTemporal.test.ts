@@ -16,7 +16,7 @@ import path from 'node:path';
 import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import type { BuildReport } from '../../output/buildReport.js';
-import type { ShardManifest } from '../../output/manifest.js';
+import type { ShardManifest } from '../../output/commit/manifest.js';
 import type { MmifevalLine } from '../../output/formats/mmifeval.js';
 import { dpoRecordFromLine, instructRecordFromLine } from '../../output/formats/sharegpt.js';
 import { buildLayout, imagePathInDataset } from '../../storage/buildLayout.js';

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import type { BuildReport } from '../../output/buildReport.js';
-import type { RejectRecord } from '../../output/records.js';
+import type { RejectRecord } from '../../output/commit/records.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { STAGE_NAMES } from '../../domain/stages.js';
 import type { StageState } from '../../pipeline/stageState.js';

@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
-import type { InstructRecord, RejectRecord } from '../../output/records.js';
+import type { InstructRecord, RejectRecord } from '../../output/commit/records.js';
 import { instructRecordFromLine } from '../../output/formats/sharegpt.js';
 import type { BuildReport } from '../../output/buildReport.js';
 import { buildLayout } from '../../storage/buildLayout.js';

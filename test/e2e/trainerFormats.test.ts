@@ -17,7 +17,7 @@ import { after, before, test } from 'node:test';
 import type { BuildReport } from '../../output/buildReport.js';
 import { MMIFEVAL_BENCH } from '../../storage/buildLayout.js';
 import type { MmifevalLine } from '../../output/formats/mmifeval.js';
-import type { InstructRecord, DpoRecord } from '../../output/records.js';
+import type { InstructRecord, DpoRecord } from '../../output/commit/records.js';
 import { dpoRecordFromLine, instructRecordFromLine } from '../../output/formats/sharegpt.js';
 import { DATASETS_VENVS, loadLikeLlamaFactory, runReader } from '../harness/trainerReaders.js';
 

@@ -13,7 +13,7 @@ import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import type { BuildReport } from '../../output/buildReport.js';
 import type { QualityReport } from '../../output/qualityReport.js';
-import type { InstructRecord, RejectRecord } from '../../output/records.js';
+import type { InstructRecord, RejectRecord } from '../../output/commit/records.js';
 import { instructRecordFromLine } from '../../output/formats/sharegpt.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { startStack, type Stack } from '../harness/stack.js';

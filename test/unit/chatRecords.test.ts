@@ -1,14 +1,14 @@
 /**
- * A multiturn sample's records (output/chatRecords.ts) and their sharegpt rows (output/formats/chatFormats.ts),
+ * A multiturn sample's records (output/commit/chatRecords.ts) and their sharegpt rows (output/formats/chatFormats.ts),
  * from stage states written by hand: the chat record, a kept turn-level pair, a discarded one recorded
  * with its turn and instruction, and the refusals a trainer needs (`<image>` in a text).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { SourceSample } from '../../domain/sample.js';
-import { assembleChat } from '../../output/chatRecords.js';
+import { assembleChat } from '../../output/commit/chatRecords.js';
 import { chatPairSharegptRow, chatSharegptRow } from '../../output/formats/chatFormats.js';
-import type { SampleStates } from '../../output/records.js';
+import type { SampleStates } from '../../output/commit/records.js';
 import type { ChatResult } from '../../pipeline/multiturn/chatStage.js';
 import type { PlannedConstraint, Verdict } from '../../pipeline/stageState.js';
 import { MULTITURN_SYSTEM_TEXT } from '../../prompts/multiturnChat.js';

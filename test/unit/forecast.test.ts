@@ -5,7 +5,7 @@ import { parseBuildConfig } from '../../config/buildConfig.js';
 import { forecastBuild, fullBuildSamples, type SampleCost } from '../../output/forecast.js';
 import type { BuildReport } from '../../output/buildReport.js';
 import type { BuildPlan } from '../../pipeline/planBuild.js';
-import { emptyUsage } from '../../output/manifest.js';
+import { emptyUsage } from '../../output/commit/manifest.js';
 
 const base = { buildId: 'b', output: '/tmp/out', sources: [{ type: 'cc3m' as const, uri: '/tmp/cc3m' }], models: { default: { model: 'gpt-4o-mini' } } };
 const plan = (samples: number) => ({ sources: [{ samples }] }) as unknown as BuildPlan;

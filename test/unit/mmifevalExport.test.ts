@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isHeldOutImage, mmifevalLines, scorerConstraint } from '../../output/formats/mmifeval.js';
-import { reserveHeldOut } from '../../output/heldOut.js';
-import type { AssembledSample, DpoRecord, InstructRecord } from '../../output/records.js';
+import { reserveHeldOut } from '../../output/commit/heldOut.js';
+import type { AssembledSample, DpoRecord, InstructRecord } from '../../output/commit/records.js';
 import type { PlannedConstraint } from '../../pipeline/stageState.js';
 
 const rule = (type: string, func: string, params: unknown[]): PlannedConstraint => ({

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ADVICE_THRESHOLDS, judgeAgreement, mergeQuality } from '../../output/qualityReport.js';
-import { emptyAgreement, type ShardQuality } from '../../output/qualityStats.js';
+import { emptyAgreement, type ShardQuality } from '../../output/commit/qualityStats.js';
 import { sizeCategory } from '../../output/datasetCard.js';
 
 const counts = (bothPassed: number, bothFailed: number, judgePassedRuleFailed: number, judgeFailedRulePassed: number, unscored = 0) => ({
@@ -58,7 +58,7 @@ test('size categories follow the Hub names', () => {
 });
 
 test("shard stats read each sample's first and final answer, the rejected answer at stake, and the judge audits", async () => {
-  const { shardQuality } = await import('../../output/qualityStats.js');
+  const { shardQuality } = await import('../../output/commit/qualityStats.js');
   type States = Parameters<typeof shardQuality>[0][number];
   const v = (index: number, type: string, passed: boolean, judge?: boolean | null) => ({
     index,
@@ -106,7 +106,7 @@ test("shard stats read each sample's first and final answer, the rejected answer
 });
 
 test("vacuous rates: final answers' rule verdicts per type, summed over shards, old manifests without the field still add up", async () => {
-  const { shardQuality } = await import('../../output/qualityStats.js');
+  const { shardQuality } = await import('../../output/commit/qualityStats.js');
   type States = Parameters<typeof shardQuality>[0][number];
   const v = (index: number, type: string, passed: boolean, vacuous: boolean) => ({ index, type, method: 'rule' as const, passed, vacuous, detail: '' });
   const states = (verdicts: unknown[]) =>

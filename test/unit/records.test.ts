@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import sharp from 'sharp';
 import type { SourceSample } from '../../domain/sample.js';
 import { dpoParquet, instructParquet } from '../../output/formats/parquet.js';
-import { assembleSample, type SampleStates } from '../../output/records.js';
+import { assembleSample, type SampleStates } from '../../output/commit/records.js';
 import { readParquetWithPython } from '../harness/pythonReader.js';
 import { needs } from '../harness/tier.js';
 import { DATASETS_VENVS } from '../harness/trainerReaders.js';

@@ -1,5 +1,5 @@
 /**
- * Re-committing a re-opened shard (output/shardWriter.ts): the manifest counts the model-call
+ * Re-committing a re-opened shard (output/commit/shardWriter.ts): the manifest counts the model-call
  * rejections that make a re-run re-open the shard; the re-commit rewrites the data files under the
  * same keys and the manifest last as the next revision; a crash in the middle leaves the `revising`
  * mark, which re-opens the shard even with llm.rerunModelCallRejects off, and the next re-commit
@@ -14,8 +14,8 @@ import sharp from 'sharp';
 import { sha256Hex } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { buildLayout } from '../../storage/buildLayout.js';
-import { reopensOnRerun, type ShardManifest } from '../../output/manifest.js';
-import { commitShard, type ShardToCommit } from '../../output/shardWriter.js';
+import { reopensOnRerun, type ShardManifest } from '../../output/commit/manifest.js';
+import { commitShard, type ShardToCommit } from '../../output/commit/shardWriter.js';
 import type { StageName } from '../../domain/stages.js';
 import type { StageResults, StageState } from '../../pipeline/stageState.js';
 import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ShardManifest } from '../../output/manifest.js';
+import type { ShardManifest } from '../../output/commit/manifest.js';
 import { formatAccount, sourceAccounting } from '../../output/sourceAccounting.js';
 import type { BuildPlan } from '../../pipeline/planBuild.js';
 

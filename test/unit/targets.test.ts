@@ -1,4 +1,4 @@
-/** Targets counted in accepted records (domain/targets.ts), trimming (output/overTarget.ts) and top-up rounds (pipeline/topUp.ts). */
+/** Targets counted in accepted records (domain/targets.ts), trimming (output/commit/overTarget.ts) and top-up rounds (pipeline/topUp.ts). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -9,8 +9,8 @@ import { sampleIdFor } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { commitCaps, firstRoundSizes, nextRound, sourceGoals, type SourceTally } from '../../domain/targets.js';
 import { buildLayout } from '../../storage/buildLayout.js';
-import { trimToCaps } from '../../output/overTarget.js';
-import type { AssembledSample, DpoRecord, InstructRecord } from '../../output/records.js';
+import { trimToCaps } from '../../output/commit/overTarget.js';
+import type { AssembledSample, DpoRecord, InstructRecord } from '../../output/commit/records.js';
 import { planBuild } from '../../pipeline/planBuild.js';
 import { planTopUp } from '../../pipeline/topUp.js';
 import { inSegments, type SourceItem, type SourceReader } from '../../sources/source.js';

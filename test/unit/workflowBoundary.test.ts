@@ -18,7 +18,7 @@ const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
  * Modules outside workflows/ in the workflow bundle: deterministic, no I/O, no Node built-ins.
  * config/: the schemas a workflow parses its input with (workflows/configInput.ts); domain/: pure
  * logic; llm/concurrencyLeases.ts: the lease arithmetic of the endpointLeases workflow;
- * output/manifest.ts: the shard summary the build's progress counts.
+ * output/commit/manifest.ts: the shard summary the build's progress counts.
  */
 export const WORKFLOW_BOUNDARY = [
   'config/buildConfig.ts',
@@ -47,7 +47,7 @@ export const WORKFLOW_BOUNDARY = [
   'domain/targets.ts',
   'domain/verdict.ts',
   'llm/concurrencyLeases.ts',
-  'output/manifest.ts',
+  'output/commit/manifest.ts',
 ];
 
 /** Packages the workflow bundle may import: the workflow SDK and zod (pure). */

@@ -7,17 +7,17 @@
  * standing manifest, which makes the next run re-open the shard and finish it.
  */
 import { assembleSample, rejectRecord, type DpoRecord, type InstructRecord, type RejectRecord, type SampleStates, type TrainingPromptSettings } from './records.js';
-import type { SourceSample } from '../domain/sample.js';
-import { sha256Hex } from '../domain/hashing.js';
-import { mapLimit } from '../domain/mapLimit.js';
-import type { CallRecord } from '../llm/modelCaller.js';
-import { ALL_STAGE_NAMES } from '../domain/stages.js';
-import { type StageState } from '../pipeline/stageState.js';
-import { getCreatedJson, getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
-import { storedBody } from '../storage/maskingStore.js';
-import { checkShardBudget, type ErrorBudget } from '../pipeline/errorBudget.js';
-import { claimHolder, duplicateReason } from '../pipeline/imageClaims.js';
-import type { BuildLayout } from '../storage/buildLayout.js';
+import type { SourceSample } from '../../domain/sample.js';
+import { sha256Hex } from '../../domain/hashing.js';
+import { mapLimit } from '../../domain/mapLimit.js';
+import type { CallRecord } from '../../llm/modelCaller.js';
+import { ALL_STAGE_NAMES } from '../../domain/stages.js';
+import { type StageState } from '../../pipeline/stageState.js';
+import { getCreatedJson, getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
+import { storedBody } from '../../storage/maskingStore.js';
+import { checkShardBudget, type ErrorBudget } from '../../pipeline/errorBudget.js';
+import { claimHolder, duplicateReason } from '../../pipeline/imageClaims.js';
+import type { BuildLayout } from '../../storage/buildLayout.js';
 import {
   countByReason,
   countByStage,
@@ -30,15 +30,15 @@ import {
   type ManifestFile,
   type ShardManifest,
 } from './manifest.js';
-import type { Goals } from '../domain/targets.js';
+import type { Goals } from '../../domain/targets.js';
 import { trimToCaps } from './overTarget.js';
 import { reserveHeldOut, splitHeldOutChats, type HoldoutSettings } from './heldOut.js';
 import { chatQuality, shardQuality, visionTallies, type ShardQuality } from './qualityStats.js';
-import { dpoParquet, instructParquet } from './formats/parquet.js';
-import { dpoSharegptLine, instructSharegptLine, jsonl } from './formats/sharegpt.js';
+import { dpoParquet, instructParquet } from '../formats/parquet.js';
+import { dpoSharegptLine, instructSharegptLine, jsonl } from '../formats/sharegpt.js';
 import { assembleChat } from './chatRecords.js';
-import { loadNormalizedImage } from '../pipeline/sampleImage.js';
-import { CHAT_PAIR_ROWS, CHAT_ROWS, chatPairSharegptLine, chatParquet, chatSharegptLine } from './formats/chatFormats.js';
+import { loadNormalizedImage } from '../../pipeline/sampleImage.js';
+import { CHAT_PAIR_ROWS, CHAT_ROWS, chatPairSharegptLine, chatParquet, chatSharegptLine } from '../formats/chatFormats.js';
 
 export interface ShardToCommit {
   buildId: string;
@@ -192,7 +192,7 @@ async function singleTurnShardContent(store: ObjectStore, layout: BuildLayout, s
   };
 }
 
-/** A multiturn shard: chats and turn-level pairs (output/chatRecords.ts) in the chat/ and chat-dpo/ folders. */
+/** A multiturn shard: chats and turn-level pairs (output/commit/chatRecords.ts) in the chat/ and chat-dpo/ folders. */
 async function chatShardContent(store: ObjectStore, layout: BuildLayout, spec: ShardToCommit, loaded: readonly LoadedSample[]): Promise<ShardContent> {
   const assembled = await mapLimit(loaded, 16, async ({ sample, states }) => {
     const chat = assembleChat(sample, states);

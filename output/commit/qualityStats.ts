@@ -5,11 +5,11 @@
  * accepted records hold. Pure: computed from the samples' stage states and records when the shard
  * commits, stored in its manifest, added up over manifests when the build finishes.
  */
-import { addCounts } from '../domain/counts.js';
-import type { Verdict } from '../domain/verdict.js';
+import { addCounts } from '../../domain/counts.js';
+import type { Verdict } from '../../domain/verdict.js';
 import type { DpoRecord, InstructRecord, RejectRecord, SampleStates } from './records.js';
 import type { ChatPairRecord, ChatRecord } from './chatRecords.js';
-import { VISION_INDEPENDENT } from '../pipeline/visionDependence.js';
+import { VISION_INDEPENDENT } from '../../pipeline/visionDependence.js';
 
 export interface PassCount {
   passed: number;

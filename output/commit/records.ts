@@ -2,18 +2,18 @@
  * Turns a sample's stage states into output records: one MM-IFInstruct record (SFT), one MM-IFDPO
  * pair, or a rejection saying which stage refused the sample and why. Pure: no I/O.
  */
-import type { RichnessScore } from '../domain/richness.js';
-import type { Stage, TrainingPromptTemplate } from '../config/buildConfig.js';
-import type { CallRecord } from '../llm/modelCaller.js';
-import { imagePathInDataset } from '../storage/buildLayout.js';
-import type { StageName } from '../domain/stages.js';
-import type { PlannedConstraint, StageResults, StageState, Verdict } from '../pipeline/stageState.js';
-import type { Constraint } from '../domain/constraints/selection.js';
-import type { ModelCallFault, RejectionDetails } from '../domain/rejection.js';
-import type { SourceSample } from '../domain/sample.js';
-import type { VerifierCall } from '../domain/constraints/compatibility.js';
-import { templateForSample, trainingPromptText, type WrittenTemplate } from '../prompts/trainingPrompt.js';
-import { writtenFunctionName } from '../verification/functions.js';
+import type { RichnessScore } from '../../domain/richness.js';
+import type { Stage, TrainingPromptTemplate } from '../../config/buildConfig.js';
+import type { CallRecord } from '../../llm/modelCaller.js';
+import { imagePathInDataset } from '../../storage/buildLayout.js';
+import type { StageName } from '../../domain/stages.js';
+import type { PlannedConstraint, StageResults, StageState, Verdict } from '../../pipeline/stageState.js';
+import type { Constraint } from '../../domain/constraints/selection.js';
+import type { ModelCallFault, RejectionDetails } from '../../domain/rejection.js';
+import type { SourceSample } from '../../domain/sample.js';
+import type { VerifierCall } from '../../domain/constraints/compatibility.js';
+import { templateForSample, trainingPromptText, type WrittenTemplate } from '../../prompts/trainingPrompt.js';
+import { writtenFunctionName } from '../../verification/functions.js';
 
 /** The fields every written record starts with: which record of which source, and its image. */
 export interface SourcedRecord {

@@ -6,7 +6,7 @@
  * in both the training data and the eval split. Its SFT record (or chat) goes to the eval split; its
  * DPO pair (or turn-level pairs) is dropped (the same image).
  */
-import { isHeldOutImage } from './formats/mmifeval.js';
+import { isHeldOutImage } from '../formats/mmifeval.js';
 import type { AssembledSample, InstructRecord } from './records.js';
 
 export interface HoldoutSettings {

@@ -3,7 +3,7 @@
  * so keeping the first `caps[kind]` accepted records of each kind keeps the lowest-ranked ones.
  * The others stay out of the data files and are listed as `over-target:` rejects.
  */
-import type { Goals } from '../domain/targets.js';
+import type { Goals } from '../../domain/targets.js';
 import type { AssembledSample, RejectRecord } from './records.js';
 
 export function trimToCaps(assembled: AssembledSample[], caps: Goals): RejectRecord[] {

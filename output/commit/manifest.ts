@@ -1,10 +1,10 @@
 /** The shard manifest: written last, it is the commit marker and the shard's table of contents. */
-import { addCounts } from '../domain/counts.js';
-import { ALL_STAGE_NAMES } from '../domain/stages.js';
-import type { CallRecord } from '../llm/modelCaller.js';
+import { addCounts } from '../../domain/counts.js';
+import { ALL_STAGE_NAMES } from '../../domain/stages.js';
+import type { CallRecord } from '../../llm/modelCaller.js';
 import type { AssembledSample, DpoRecord, RejectRecord } from './records.js';
 import type { ShardQuality } from './qualityStats.js';
-import type { Verdict } from '../pipeline/stageState.js';
+import type { Verdict } from '../../pipeline/stageState.js';
 
 export const MANIFEST_FORMAT = 'mmif-engine/shard-manifest@1';
 

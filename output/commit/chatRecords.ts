@@ -5,14 +5,14 @@
  * instruction left out of its context) passed the pair rules; and a rejection for the sample or for
  * each discarded pair, naming the turn and the instructions. Pure: no I/O.
  */
-import type { RichnessScore } from '../domain/richness.js';
-import type { Stage } from '../config/buildConfig.js';
-import type { CallRecord } from '../llm/modelCaller.js';
-import type { SourceSample } from '../domain/sample.js';
-import { pif } from '../domain/multiturn/pif.js';
-import { MULTITURN_STAGE_NAMES } from '../domain/stages.js';
-import type { Verdict } from '../pipeline/stageState.js';
-import { MULTITURN_SYSTEM_TEXT } from '../prompts/multiturnChat.js';
+import type { RichnessScore } from '../../domain/richness.js';
+import type { Stage } from '../../config/buildConfig.js';
+import type { CallRecord } from '../../llm/modelCaller.js';
+import type { SourceSample } from '../../domain/sample.js';
+import { pif } from '../../domain/multiturn/pif.js';
+import { MULTITURN_STAGE_NAMES } from '../../domain/stages.js';
+import type { Verdict } from '../../pipeline/stageState.js';
+import { MULTITURN_SYSTEM_TEXT } from '../../prompts/multiturnChat.js';
 import { IMAGE_TOKEN, rejectRecord, writtenCalls, writtenDetails, writtenVerdict, type RejectRecord, type SampleStates, type SourcedRecord, sourceFields } from './records.js';
 
 export interface ChatTurnRecord {

@@ -4,10 +4,10 @@
  * that lost. The takeover left a mark naming that sample; this finds the committed shards that still
  * keep a marked sample, for the build to commit them again (their commit rejects it as a duplicate).
  */
-import { mapLimit } from '../domain/mapLimit.js';
-import type { SourceSample } from '../domain/sample.js';
-import type { BuildLayout } from '../storage/buildLayout.js';
-import { getJson, type ObjectStore } from '../storage/objectStore.js';
+import { mapLimit } from '../../domain/mapLimit.js';
+import type { SourceSample } from '../../domain/sample.js';
+import type { BuildLayout } from '../../storage/buildLayout.js';
+import { getJson, type ObjectStore } from '../../storage/objectStore.js';
 import type { ShardManifest } from './manifest.js';
 import type { RejectRecord } from './records.js';
 
