@@ -4,7 +4,7 @@
  * the eval's output; bad input fails at once, non-retryably, with the record and the cause.
  */
 import { parseEvalConfig } from '../config/evalConfig.js';
-import { writeEvalReports, type EvalSummary } from '../output/evalOutputs.js';
+import { writeEvalReports, type EvalSummary } from '../output/reports/evalOutputs.js';
 import { planEvalItems } from '../pipeline/evaluation/evalItems.js';
 import { evaluateSlice } from '../pipeline/evaluation/evalSlice.js';
 import { withHeartbeat } from './heartbeat.js';

@@ -24,7 +24,7 @@ import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import type { BuildConfigInput } from '../config/buildConfig.js';
 import { freePort, startTemporalDevServer } from '../local/temporalDevServer.js';
-import type { BuildReport } from '../output/buildReport.js';
+import type { BuildReport } from '../output/reports/buildReport.js';
 import { GPU_PROFILES } from '../simulator/gpuProfile.js';
 import { startS3Server, useS3Env } from '../test/harness/s3Server.js';
 import { CLI, fmt, pollSimulator, procUsage, simStats, startNodeProcess, startWorkerProcess, steadyState, type Proc } from './harness.js';

@@ -1,7 +1,7 @@
 /** One screen of build progress, for `mmif status` and `mmif build --wait`. */
 import type { BuildProgress } from '../workflows/buildProgress.js';
 import { requestRate, type ShardProgress } from '../workflows/shardProgress.js';
-import { costSummary, formatCost } from '../output/costSummary.js';
+import { costSummary, formatCost } from '../output/reports/costSummary.js';
 import type { LiveProgress } from './liveProgress.js';
 
 const BAR_WIDTH = 30;

@@ -1,8 +1,8 @@
 /** The one-screen summary printed after a build. */
-import type { BuildReport } from '../output/buildReport.js';
+import type { BuildReport } from '../output/reports/buildReport.js';
 import { buildLayout } from '../storage/buildLayout.js';
-import { formatAccount } from '../output/sourceAccounting.js';
-import { formatCost, formatPricedBy } from '../output/costSummary.js';
+import { formatAccount } from '../output/reports/sourceAccounting.js';
+import { formatCost, formatPricedBy } from '../output/reports/costSummary.js';
 
 const SHARDS_LISTED = 5;
 

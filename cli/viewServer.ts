@@ -7,7 +7,7 @@
  * `allowedHosts` and Vite's `server.allowedHosts` (https://vite.dev/config/server-options#server-allowedhosts).
  */
 import { createServer, type Server } from 'node:http';
-import type { ViewerFile } from '../output/viewerPage.js';
+import type { ViewerFile } from '../output/viewer/viewerPage.js';
 import type { BuildLayout } from '../storage/buildLayout.js';
 import type { ObjectStore } from '../storage/objectStore.js';
 

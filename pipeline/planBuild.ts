@@ -38,7 +38,7 @@ export interface BuildPlan {
    * samples `selected` over all rounds, ranks of its seeded order consumed (`ranked`: more than
    * selected when richness refused some), and with richness the scored candidates by fate
    * (selected, not-needed, or the rule's reason code). The build report's accounting
-   * (output/sourceAccounting.ts) starts from these.
+   * (output/reports/sourceAccounting.ts) starts from these.
    */
   sources: PlannedSource[];
   /** Damaged source units, listed in rejects/source-problems.jsonl. */

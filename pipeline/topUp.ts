@@ -24,7 +24,7 @@ export async function planTopUp(
   layout: BuildLayout,
   sources: readonly SourceReader[],
   round: number,
-  /** What each source's committed shards hold (read from their manifests, output/sourceTallies.ts). */
+  /** What each source's committed shards hold (read from their manifests, output/reports/sourceTallies.ts). */
   tallyOf: (plan: BuildPlan) => Promise<SourceTally[]>,
   richness?: RichnessTools,
 ): Promise<BuildPlan> {

@@ -76,7 +76,7 @@ export function buildLayout(buildId: string) {
     /** Written last: its presence is what makes a shard committed. */
     manifest: (shard: number) => `${root}/manifests/${shardName(shard)}.json`,
     report: `${root}/build-report.json`,
-    /** The quality report (output/qualityReport.ts) and the Hugging Face dataset card (output/datasetCard.ts). */
+    /** The quality report (output/reports/qualityReport.ts) and the Hugging Face dataset card (output/reports/datasetCard.ts). */
     quality: `${root}/quality.json`,
     datasetCard: `${root}/README.md`,
     /** The `mmif view` page of the first records, written by every build beside the card. */

@@ -29,7 +29,7 @@ import type * as activities from '../activities/index.js';
 import type { BuildRef } from '../activities/buildRef.js';
 import type { BuildConfig } from '../config/buildConfig.js';
 import { batchStages, requestsPerSecondLimit, stageTaskQueues } from '../config/endpointRouting.js';
-import type { BuildReport } from '../output/buildReport.js';
+import type { BuildReport } from '../output/reports/buildReport.js';
 import type { BuildPlan } from '../pipeline/planBuild.js';
 import { workflowIdRefusal } from '../domain/buildWorkflowId.js';
 import { mapLimit } from '../domain/mapLimit.js';

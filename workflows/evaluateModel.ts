@@ -9,7 +9,7 @@
 import { defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
 import type * as activities from '../activities/index.js';
 import { mapLimit } from '../domain/mapLimit.js';
-import type { EvalSummary } from '../output/evalOutputs.js';
+import type { EvalSummary } from '../output/reports/evalOutputs.js';
 import { pipelineActivityOptions } from './activityOptions.js';
 import { evalConfigInput } from './configInput.js';
 

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { BuildConfig } from '../../config/buildConfig.js';
-import type { BuildReport } from '../../output/buildReport.js';
-import { forecastBuild, formatForecast, fullBuildSamples, sampleCosts } from '../../output/forecast.js';
+import type { BuildReport } from '../../output/reports/buildReport.js';
+import { forecastBuild, formatForecast, fullBuildSamples, sampleCosts } from '../../output/reports/forecast.js';
 import type { BuildPlan } from '../../pipeline/planBuild.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { getJson } from '../../storage/objectStore.js';

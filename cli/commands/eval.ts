@@ -5,7 +5,7 @@ import { type BuildConfig, type EndpointConfig } from '../../config/buildConfig.
 import { ConfigError } from '../../config/configError.js';
 import { evalFingerprintMaterial, evalOutput, evalWorkflowId, parseEvalConfig, type EvalConfig, type EvalConfigInput } from '../../config/evalConfig.js';
 import { sha256Hex } from '../../domain/hashing.js';
-import type { EvalSummary } from '../../output/evalOutputs.js';
+import type { EvalSummary } from '../../output/reports/evalOutputs.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { evalIdPrefix, evalReportName } from '../../storage/evalLayout.js';
 import { getJson } from '../../storage/objectStore.js';

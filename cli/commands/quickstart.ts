@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { BuildReport } from '../../output/buildReport.js';
+import type { BuildReport } from '../../output/reports/buildReport.js';
 import type { BuildProgress } from '../../workflows/buildProgress.js';
 import { exitCodeFor, rootFailure } from '../failures.js';
 import { CliError, EXIT } from '../exitCodes.js';

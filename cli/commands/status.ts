@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { datasetRootOf, type BuildReport } from '../../output/buildReport.js';
-import type { EvalSummary } from '../../output/evalOutputs.js';
+import { datasetRootOf, type BuildReport } from '../../output/reports/buildReport.js';
+import type { EvalSummary } from '../../output/reports/evalOutputs.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';

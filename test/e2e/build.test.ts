@@ -19,7 +19,7 @@ import { writtenFunctionName } from '../../verification/functions.js';
 import { exportMmifeval, exportTrl } from '../../output/formats/export.js';
 import { dpoRecordFromLine, instructRecordFromLine, type DpoSharegptRow, type InstructSharegptRow } from '../../output/formats/sharegpt.js';
 import type { SourceSample } from '../../domain/sample.js';
-import type { BuildReport } from '../../output/buildReport.js';
+import type { BuildReport } from '../../output/reports/buildReport.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { reasonCode, type ShardManifest } from '../../output/commit/manifest.js';
 import { runVerifierCall } from '../../verification/functions.js';

@@ -16,7 +16,7 @@ import type { BuildConfigInput } from '../../config/buildConfig.js';
 import type { InstructRecord } from '../../output/commit/records.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { startTemporalDevServer, stopProcess, type DevServer } from '../../local/temporalDevServer.js';
-import type { BuildReport } from '../../output/buildReport.js';
+import type { BuildReport } from '../../output/reports/buildReport.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
 import { getJson } from '../../storage/objectStore.js';

@@ -13,7 +13,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
-import type { BuildReport } from '../../output/buildReport.js';
+import type { BuildReport } from '../../output/reports/buildReport.js';
 import type { RejectRecord } from '../../output/commit/records.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { LocalStore } from '../../storage/localStore.js';

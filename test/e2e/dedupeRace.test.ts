@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import { sampleIdFor } from '../../domain/hashing.js';
-import type { BuildReport } from '../../output/buildReport.js';
+import type { BuildReport } from '../../output/reports/buildReport.js';
 import type { ShardManifest } from '../../output/commit/manifest.js';
 import type { RejectRecord } from '../../output/commit/records.js';
 import { sampleRank } from '../../pipeline/ranking.js';

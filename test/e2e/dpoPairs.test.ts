@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
-import type { BuildReport } from '../../output/buildReport.js';
+import type { BuildReport } from '../../output/reports/buildReport.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { reasonCode } from '../../output/commit/manifest.js';
 import type { DpoRecord, InstructRecord, RejectRecord } from '../../output/commit/records.js';

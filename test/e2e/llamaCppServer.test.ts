@@ -17,7 +17,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
-import type { BuildReport } from '../../output/buildReport.js';
+import type { BuildReport } from '../../output/reports/buildReport.js';
 import type { RejectRecord } from '../../output/commit/records.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { STAGE_NAMES } from '../../domain/stages.js';

@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import type { InstructRecord, RejectRecord } from '../../output/commit/records.js';
 import { instructRecordFromLine } from '../../output/formats/sharegpt.js';
-import type { BuildReport } from '../../output/buildReport.js';
+import type { BuildReport } from '../../output/reports/buildReport.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { LAION_QUESTIONS, VFLAN_QUESTIONS, writeAllava } from '../fixtures/allava.js';

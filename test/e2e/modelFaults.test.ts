@@ -16,7 +16,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import type { InstructRecord, RejectRecord } from '../../output/commit/records.js';
 import type { SourceSample } from '../../domain/sample.js';
-import type { BuildReport } from '../../output/buildReport.js';
+import type { BuildReport } from '../../output/reports/buildReport.js';
 import type { ShardManifest } from '../../output/commit/manifest.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { STAGE_NAMES } from '../../domain/stages.js';

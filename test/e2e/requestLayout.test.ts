@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
-import type { BuildReport } from '../../output/buildReport.js';
+import type { BuildReport } from '../../output/reports/buildReport.js';
 import type { StoredConfig } from '../../pipeline/planBuild.js';
 import { CURRENT_REQUEST_LAYOUT } from '../../prompts/chat.js';
 import { buildLayout } from '../../storage/buildLayout.js';

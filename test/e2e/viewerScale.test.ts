@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { CONSTRAINT_TYPES } from '../../domain/constraints/catalogue.js';
 import { sha256Hex } from '../../domain/hashing.js';
 import type { DpoRecord, InstructRecord } from '../../output/commit/records.js';
-import { VIEWER_CHUNK, ViewerWriter } from '../../output/viewerPage.js';
+import { VIEWER_CHUNK, ViewerWriter } from '../../output/viewer/viewerPage.js';
 import { imagePathInDataset } from '../../storage/buildLayout.js';
 import { sceneJpeg } from '../fixtures/images.js';
 import { HeadlessChromium, type Tab } from '../harness/headlessChromium.js';

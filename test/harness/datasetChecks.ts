@@ -6,9 +6,9 @@ import path from 'node:path';
 import { sha256Hex } from '../../domain/hashing.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { reasonCode, type ShardManifest } from '../../output/commit/manifest.js';
-import type { BuildReport } from '../../output/buildReport.js';
+import type { BuildReport } from '../../output/reports/buildReport.js';
 import type { RejectRecord } from '../../output/commit/records.js';
-import { NOT_DRAWN, RICHNESS_PREFIX } from '../../output/sourceAccounting.js';
+import { NOT_DRAWN, RICHNESS_PREFIX } from '../../output/reports/sourceAccounting.js';
 import type { BuildPlan } from '../../pipeline/planBuild.js';
 import { getJson, type ObjectStore } from '../../storage/objectStore.js';
 

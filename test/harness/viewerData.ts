@@ -1,4 +1,4 @@
-/** Reads back what the viewer's data files hold (output/viewerPage.ts writes them as scripts). */
+/** Reads back what the viewer's data files hold (output/viewer/viewerPage.ts writes them as scripts). */
 
 /** The articles of one `chunk-NNNNN.js`, in record order. */
 export function chunkArticles(body: string): string[] {

@@ -9,7 +9,7 @@ import OpenAI from 'openai';
 import { ModelCaller, type CallRecord } from '../../llm/modelCaller.js';
 import { PRICE_TABLE, costOf, overrideFor, type PriceOverrides } from '../../llm/pricing.js';
 import { callUsage, emptyUsage, addUsage, unpricedUsage } from '../../output/commit/manifest.js';
-import { costSummary, formatCost } from '../../output/costSummary.js';
+import { costSummary, formatCost } from '../../output/reports/costSummary.js';
 import { renderAnswerPrompt } from '../../prompts/answerPrompt.js';
 import { instructionReplySchema, renderInstructionPrompt } from '../../prompts/instructionPrompt.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';

@@ -2,8 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseBuildConfig } from '../../config/buildConfig.js';
-import { forecastBuild, fullBuildSamples, type SampleCost } from '../../output/forecast.js';
-import type { BuildReport } from '../../output/buildReport.js';
+import { forecastBuild, fullBuildSamples, type SampleCost } from '../../output/reports/forecast.js';
+import type { BuildReport } from '../../output/reports/buildReport.js';
 import type { BuildPlan } from '../../pipeline/planBuild.js';
 import { emptyUsage } from '../../output/commit/manifest.js';
 

@@ -1,8 +1,8 @@
-/** The multi-turn report section (output/pifMarkdown.ts) rendered from metrics computed on a small fixture. */
+/** The multi-turn report section (output/reports/pifMarkdown.ts) rendered from metrics computed on a small fixture. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pifNk, pifReport, type ScoredResponse } from '../../domain/multiturn/pif.js';
-import { renderPifMarkdown } from '../../output/pifMarkdown.js';
+import { renderPifMarkdown } from '../../output/reports/pifMarkdown.js';
 
 const T = true;
 const F = false;

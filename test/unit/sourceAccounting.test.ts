@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ShardManifest } from '../../output/commit/manifest.js';
-import { formatAccount, sourceAccounting } from '../../output/sourceAccounting.js';
+import { formatAccount, sourceAccounting } from '../../output/reports/sourceAccounting.js';
 import type { BuildPlan } from '../../pipeline/planBuild.js';
 
 const plan: BuildPlan = {

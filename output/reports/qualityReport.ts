@@ -3,16 +3,16 @@
  * card): the shards' quality stats (qualityStats.ts) added up over every committed manifest, with
  * the rates, agreement figures and distributions derived from them.
  */
-import type { BuildConfig } from '../config/buildConfig.js';
-import { constraintType } from '../domain/constraints/catalogue.js';
-import { addCounts } from '../domain/counts.js';
-import { mapLimit } from '../domain/mapLimit.js';
-import { distribution } from '../domain/richness.js';
-import { getJson, putIfChanged, type ObjectStore } from '../storage/objectStore.js';
+import type { BuildConfig } from '../../config/buildConfig.js';
+import { constraintType } from '../../domain/constraints/catalogue.js';
+import { addCounts } from '../../domain/counts.js';
+import { mapLimit } from '../../domain/mapLimit.js';
+import { distribution } from '../../domain/richness.js';
+import { getJson, putIfChanged, type ObjectStore } from '../../storage/objectStore.js';
 import type { BuildReport } from './buildReport.js';
-import type { BuildLayout } from '../storage/buildLayout.js';
-import type { ShardManifest, StrategyPairs } from './commit/manifest.js';
-import { emptyAgreement, type AgreementCount, type PassCount, type ShardQuality, type TurnTally, type VacuousCount, type VisionTally } from './commit/qualityStats.js';
+import type { BuildLayout } from '../../storage/buildLayout.js';
+import type { ShardManifest, StrategyPairs } from '../commit/manifest.js';
+import { emptyAgreement, type AgreementCount, type PassCount, type ShardQuality, type TurnTally, type VacuousCount, type VisionTally } from '../commit/qualityStats.js';
 
 export const QUALITY_FORMAT = 'mmif-engine/quality@1';
 

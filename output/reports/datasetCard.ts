@@ -6,7 +6,7 @@
  * what the data is, how it was built, what it holds and how good it is (from the build report and
  * the quality report). Pure: the caller reads its inputs and writes the text.
  */
-import { chatSettings, type BuildConfig } from '../config/buildConfig.js';
+import { chatSettings, type BuildConfig } from '../../config/buildConfig.js';
 import type { BuildReport } from './buildReport.js';
 import { countTerms } from './sourceAccounting.js';
 import type { QualityReport, LengthStats } from './qualityReport.js';
@@ -367,7 +367,7 @@ function qualitySection(quality: QualityReport): string[] {
 }
 
 /**
- * Every record each source yielded, accounted for (output/sourceAccounting.ts): the samples planning
+ * Every record each source yielded, accounted for (output/reports/sourceAccounting.ts): the samples planning
  * did not select (not drawn, refused by richness), records the source's filters dropped, damaged
  * units, and what became of the planned ones; the card shows both identities.
  */

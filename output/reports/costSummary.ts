@@ -7,7 +7,7 @@
  * A simulated build spent nothing: its figure is what the same calls would cost at the named
  * models' prices, a forecast.
  */
-import type { StageUsage, UnpricedUsage } from './commit/manifest.js';
+import type { StageUsage, UnpricedUsage } from '../commit/manifest.js';
 
 export interface CostSummary {
   /** USD of the priced calls made by this build (cache hits are free; unpriced models add nothing). */

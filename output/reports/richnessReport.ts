@@ -4,13 +4,13 @@
  * scored candidates and over the selected ones (read from `richness/*.jsonl`), plus the model
  * calls planning made to score them.
  */
-import type { RichnessConfig } from '../config/sourceConfig.js';
-import { addCounts } from '../domain/counts.js';
-import { distribution } from '../domain/richness.js';
-import type { CallRecord } from '../llm/modelCaller.js';
-import type { BuildPlan, StoredConfig } from '../pipeline/planBuild.js';
-import { getJson, type ObjectStore } from '../storage/objectStore.js';
-import type { BuildLayout } from '../storage/buildLayout.js';
+import type { RichnessConfig } from '../../config/sourceConfig.js';
+import { addCounts } from '../../domain/counts.js';
+import { distribution } from '../../domain/richness.js';
+import type { CallRecord } from '../../llm/modelCaller.js';
+import type { BuildPlan, StoredConfig } from '../../pipeline/planBuild.js';
+import { getJson, type ObjectStore } from '../../storage/objectStore.js';
+import type { BuildLayout } from '../../storage/buildLayout.js';
 
 type Distribution = ReturnType<typeof distribution>;
 

@@ -4,13 +4,13 @@
  * shards when a build finishes.
  * Rewritten only when their bytes change, so re-finalizing a finished build writes nothing.
  */
-import type { BuildConfig } from '../config/buildConfig.js';
-import { getJson, putIfChanged, type ObjectStore } from '../storage/objectStore.js';
+import type { BuildConfig } from '../../config/buildConfig.js';
+import { getJson, putIfChanged, type ObjectStore } from '../../storage/objectStore.js';
 import type { BuildReport } from './buildReport.js';
 import { datasetCard } from './datasetCard.js';
-import type { BuildLayout } from '../storage/buildLayout.js';
+import type { BuildLayout } from '../../storage/buildLayout.js';
 import { writeQualityReport } from './qualityReport.js';
-import { writeViewer } from './viewer.js';
+import { writeViewer } from '../viewer/viewer.js';
 
 export async function writeDatasetDocs(store: ObjectStore, layout: BuildLayout, report: BuildReport, shardCount: number): Promise<void> {
   const config = (await getJson<{ config: BuildConfig }>(store, layout.config))?.config;

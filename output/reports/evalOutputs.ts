@@ -3,17 +3,17 @@
  * the eval's output as `<name>.json`, `<name>.md` and the responses (`.responses.jsonl` single-turn,
  * `.turns.jsonl` multi-turn) for audit. Deterministic from the results, so re-writing is idempotent.
  */
-import { evalFingerprintMaterial, evalOutput } from '../config/evalConfig.js';
-import { mapLimit } from '../domain/mapLimit.js';
-import type { EvalContext } from '../pipeline/evaluation/evalContext.js';
-import { loadEvalItems } from '../pipeline/evaluation/evalItems.js';
-import type { ItemResult } from '../pipeline/evaluation/evalSlice.js';
-import { evalReportName } from '../storage/evalLayout.js';
-import { getJson, putIfChanged } from '../storage/objectStore.js';
+import { evalFingerprintMaterial, evalOutput } from '../../config/evalConfig.js';
+import { mapLimit } from '../../domain/mapLimit.js';
+import type { EvalContext } from '../../pipeline/evaluation/evalContext.js';
+import { loadEvalItems } from '../../pipeline/evaluation/evalItems.js';
+import type { ItemResult } from '../../pipeline/evaluation/evalSlice.js';
+import { evalReportName } from '../../storage/evalLayout.js';
+import { getJson, putIfChanged } from '../../storage/objectStore.js';
 import { evalMarkdown, scoreSingleTurn, type EvalIdentity } from './evalReport.js';
-import { summarizeUsage } from './commit/manifest.js';
+import { summarizeUsage } from '../commit/manifest.js';
 import { multiturnMarkdown, scoredBySample, scoreMultiturn } from './multiturnEvalReport.js';
-import { jsonl } from './formats/sharegpt.js';
+import { jsonl } from '../formats/sharegpt.js';
 
 /** What the workflow returns: small, with where to find the rest. */
 export interface EvalSummary {

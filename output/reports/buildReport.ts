@@ -2,8 +2,8 @@
  * The build report: totals over every committed shard's manifest, the shards that failed and why,
  * and LLaMA-Factory's dataset_info.json beside the data. Written when a build run finishes.
  */
-import { getJson, putIfChanged, type ObjectStore } from '../storage/objectStore.js';
-import type { BuildLayout } from '../storage/buildLayout.js';
+import { getJson, putIfChanged, type ObjectStore } from '../../storage/objectStore.js';
+import type { BuildLayout } from '../../storage/buildLayout.js';
 import {
   addCounts,
   addUnpriced,
@@ -19,16 +19,16 @@ import {
   type Tally,
   type UnpricedUsage,
   type VerificationStats,
-} from './commit/manifest.js';
+} from '../commit/manifest.js';
 import { costSummary, type CostSummary, type PricedBy } from './costSummary.js';
-import { PRICE_TABLE } from '../llm/pricing.js';
+import { PRICE_TABLE } from '../../llm/pricing.js';
 import { preflightUsage } from './preflightUsage.js';
-import type { EndpointLessons } from '../llm/preflight.js';
-import { llamaFactoryDatasetInfo } from './formats/sharegpt.js';
-import { chatDatasetInfo } from './formats/chatFormats.js';
-import { sourceGoals, type Goals, type TargetsOutcome } from '../domain/targets.js';
-import type { BuildPlan, StoredConfig } from '../pipeline/planBuild.js';
-import type { BuildConfig } from '../config/buildConfig.js';
+import type { EndpointLessons } from '../../llm/preflight.js';
+import { llamaFactoryDatasetInfo } from '../formats/sharegpt.js';
+import { chatDatasetInfo } from '../formats/chatFormats.js';
+import { sourceGoals, type Goals, type TargetsOutcome } from '../../domain/targets.js';
+import type { BuildPlan, StoredConfig } from '../../pipeline/planBuild.js';
+import type { BuildConfig } from '../../config/buildConfig.js';
 import { readManifests, talliesFrom } from './sourceTallies.js';
 import { richnessReport, type SourceRichness } from './richnessReport.js';
 import { sourceAccounting, type SourceAccount } from './sourceAccounting.js';
@@ -55,7 +55,7 @@ export interface BuildReport {
   usage: Record<string, StageUsage>;
   /** Paid requests of models no price is known for, by model (their tokens are not in any USD figure). */
   unpriced?: UnpricedUsage;
-  /** The cost in the figures every report shows (output/costSummary.ts). */
+  /** The cost in the figures every report shows (output/reports/costSummary.ts). */
   cost: CostSummary;
   /** What the calls were priced by: the price table's package, version and date, and the models the config prices itself. */
   prices: PricedBy;
@@ -74,7 +74,7 @@ export interface BuildReport {
    */
   heldOut?: { fraction: number; seed: number; instruct: number; dpo: number };
   /**
-   * Per source, every record read accounted for (output/sourceAccounting.ts):
+   * Per source, every record read accounted for (output/reports/sourceAccounting.ts):
    * read = planned + notSelected + filtered + problems, planned = accepted + heldOut + rejected + uncommitted.
    */
   accounting: SourceAccount[];

@@ -4,7 +4,7 @@
  * ablation's difference in points). A simulated run says so in its first line, so its numbers are never
  * read as a model's.
  */
-import type { MeanWithInterval, PifNk, PifReport } from '../domain/multiturn/pif.js';
+import type { MeanWithInterval, PifNk, PifReport } from '../../domain/multiturn/pif.js';
 
 export interface PifSection {
   model: string;

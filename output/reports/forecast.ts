@@ -4,11 +4,11 @@
  * samples the full build plans; the USD interval comes from the spread of the pilot's per-sample
  * costs (the mean's 95% interval, times the samples), so a small or uneven pilot says so.
  */
-import type { BuildConfig } from '../config/buildConfig.js';
-import type { BuildPlan } from '../pipeline/planBuild.js';
-import type { CallRecord } from '../llm/modelCaller.js';
-import { getJson, type ObjectStore } from '../storage/objectStore.js';
-import type { BuildLayout } from '../storage/buildLayout.js';
+import type { BuildConfig } from '../../config/buildConfig.js';
+import type { BuildPlan } from '../../pipeline/planBuild.js';
+import type { CallRecord } from '../../llm/modelCaller.js';
+import { getJson, type ObjectStore } from '../../storage/objectStore.js';
+import type { BuildLayout } from '../../storage/buildLayout.js';
 import type { BuildReport } from './buildReport.js';
 
 /** What one sample's calls took: every call, paid now or a cache hit, at its price. */

@@ -1,15 +1,15 @@
 /**
- * Writes a build's viewer (output/viewerPage.ts) from its committed shards: the records are read
+ * Writes a build's viewer (output/viewer/viewerPage.ts) from its committed shards: the records are read
  * shard by shard and handed to `put` a data file at a time, so a 46k-record build never holds more
  * than the index and one chunk of articles.
  */
-import { getJson, type ObjectStore } from '../storage/objectStore.js';
-import type { BuildLayout } from '../storage/buildLayout.js';
-import type { BuildReport } from './buildReport.js';
-import type { ShardManifest } from './commit/manifest.js';
-import { dpoRecordFromLine, instructRecordFromLine } from './formats/sharegpt.js';
-import type { ChatPairSharegptRow, ChatSharegptRow } from './formats/chatFormats.js';
-import type { StoredConfig } from '../pipeline/planBuild.js';
+import { getJson, type ObjectStore } from '../../storage/objectStore.js';
+import type { BuildLayout } from '../../storage/buildLayout.js';
+import type { BuildReport } from '../reports/buildReport.js';
+import type { ShardManifest } from '../commit/manifest.js';
+import { dpoRecordFromLine, instructRecordFromLine } from '../formats/sharegpt.js';
+import type { ChatPairSharegptRow, ChatSharegptRow } from '../formats/chatFormats.js';
+import type { StoredConfig } from '../../pipeline/planBuild.js';
 import { ViewerWriter, type ViewerFile, type ViewerPage } from './viewerPage.js';
 
 export interface ViewerOptions extends Omit<ViewerPage, 'buildId'> {

@@ -5,9 +5,9 @@
  * all in the totals), per category and per constraint type. Judged constraints are scored by the
  * builds' judges when a judge endpoint is set; otherwise they are counted as not scored, never guessed.
  */
-import { constraintType } from '../domain/constraints/catalogue.js';
-import type { ItemResult } from '../pipeline/evaluation/evalSlice.js';
-import type { StageUsage } from './commit/manifest.js';
+import { constraintType } from '../../domain/constraints/catalogue.js';
+import type { ItemResult } from '../../pipeline/evaluation/evalSlice.js';
+import type { StageUsage } from '../commit/manifest.js';
 
 export interface Accuracy {
   followed: number;

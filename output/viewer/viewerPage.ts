@@ -14,9 +14,9 @@
  * (file://) may add a <script src> beside it, but Chromium refuses it fetch() of a local file.
  * Pure: records in, files out.
  */
-import type { Verdict } from '../domain/verdict.js';
-import type { DpoRecord, InstructRecord } from './commit/records.js';
-import type { ChatPairSharegptRow, ChatSharegptRow } from './formats/chatFormats.js';
+import type { Verdict } from '../../domain/verdict.js';
+import type { DpoRecord, InstructRecord } from '../commit/records.js';
+import type { ChatPairSharegptRow, ChatSharegptRow } from '../formats/chatFormats.js';
 
 /**
  * Pre-rendered articles per data file (about 3 KB each). Small, so that a rare filter, whose first

@@ -3,11 +3,11 @@
  * object per check, so a later check with another key adds to it rather than replacing it) and the
  * build report shows them as usage stage `preflight`.
  */
-import { costOf, type PriceOverrides } from '../llm/pricing.js';
-import type { PreflightOutcome } from '../llm/preflight.js';
-import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
-import type { BuildLayout } from '../storage/buildLayout.js';
-import { addUsage, callUsage, emptyUsage, type StageUsage } from './commit/manifest.js';
+import { costOf, type PriceOverrides } from '../../llm/pricing.js';
+import type { PreflightOutcome } from '../../llm/preflight.js';
+import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
+import type { BuildLayout } from '../../storage/buildLayout.js';
+import { addUsage, callUsage, emptyUsage, type StageUsage } from '../commit/manifest.js';
 
 export async function recordPreflightUsage(store: ObjectStore, layout: BuildLayout, outcomes: readonly PreflightOutcome[], prices: PriceOverrides): Promise<void> {
   for (const { checkId, endpoint, usage } of outcomes) {

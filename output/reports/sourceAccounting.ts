@@ -9,9 +9,9 @@
  * right-hand side of the second line comes from the committed shards' manifests, so each identity
  * compares counts made in different places and fails when one of them loses a record.
  */
-import { addCounts } from '../domain/counts.js';
-import type { BuildPlan, PlannedSource } from '../pipeline/planBuild.js';
-import type { ShardManifest } from './commit/manifest.js';
+import { addCounts } from '../../domain/counts.js';
+import type { BuildPlan, PlannedSource } from '../../pipeline/planBuild.js';
+import type { ShardManifest } from '../commit/manifest.js';
 
 /** Samples of the seeded order no planning round drew (beyond the quota, or beyond what targets needed). */
 export const NOT_DRAWN = 'not-drawn';

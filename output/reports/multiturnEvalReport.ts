@@ -1,13 +1,13 @@
 /**
  * `mmif eval --chats`'s multi-turn report (seed 002), with the metric definitions of
- * domain/multiturn/pif.ts and the Markdown of output/pifMarkdown.ts: PIF per turn and per number of
+ * domain/multiturn/pif.ts and the Markdown of output/reports/pifMarkdown.ts: PIF per turn and per number of
  * instructions (95% intervals) and corpus PIF over the first sampled response of each turn (the one the
  * chat continues with), PIF-N-K for K = 1..N over all N.
  */
-import { pifNk, pifReport, type PifNk, type PifReport, type ScoredResponse } from '../domain/multiturn/pif.js';
-import type { ItemResult } from '../pipeline/evaluation/evalSlice.js';
+import { pifNk, pifReport, type PifNk, type PifReport, type ScoredResponse } from '../../domain/multiturn/pif.js';
+import type { ItemResult } from '../../pipeline/evaluation/evalSlice.js';
 import type { EvalIdentity } from './evalReport.js';
-import type { StageUsage } from './commit/manifest.js';
+import type { StageUsage } from '../commit/manifest.js';
 import { renderPifMarkdown } from './pifMarkdown.js';
 
 export interface MultiturnReport extends EvalIdentity {
