@@ -4,13 +4,15 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { EXIT } from './exitCodes.js';
+import { INPUT_ERRORS } from './inputErrors.js';
 
 /**
- * Failure types the user fixes in the config, the data path or the environment: the CLI exits 2 for
- * them as for a config it refuses itself (docs/troubleshooting.md). Types are the error classes'
- * names, which the worker carries as the ApplicationFailure type (domain/errors.ts).
+ * Failure types the user fixes in the config, the data path or the environment (the InputError
+ * classes of domain/errors.ts): the CLI exits 2 for them as for a config it refuses itself
+ * (docs/troubleshooting.md). Types are the error classes' names, which the worker carries as the
+ * ApplicationFailure type (worker/maskSecretsInterceptor.ts).
  */
-const CONFIG_FAILURES = new Set(['ConfigError', 'ConfigMismatchError', 'OutputLocationError', 'SourceError', 'EndpointError', 'ImportedScoresError', 'RichnessError']);
+const INPUT_FAILURES: ReadonlySet<string> = new Set(INPUT_ERRORS.map((c) => c.name));
 
 export interface Failure {
   /** The ApplicationFailure type (the error class name), when there is one. */
@@ -37,4 +39,4 @@ export function rootFailure(err: unknown): Failure {
   return { message: oneLine(innermost instanceof Error ? innermost.message : String(innermost)) };
 }
 
-export const exitCodeFor = (failure: Failure) => (failure.type && CONFIG_FAILURES.has(failure.type) ? EXIT.usage : EXIT.failed);
+export const exitCodeFor = (failure: Failure) => (failure.type && INPUT_FAILURES.has(failure.type) ? EXIT.usage : EXIT.failed);

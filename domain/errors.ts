@@ -7,6 +7,9 @@
  *   output location, an endpoint refusing the key or the model, a spent budget). Any activity that
  *   throws one fails non-retryably with its message (worker/maskSecretsInterceptor.ts), so the build
  *   stops in seconds with that one line instead of retrying for minutes.
+ *   - InputError: a permanent error the user fixes in the config, the data or the environment (a
+ *     config that does not parse, an unreadable source, an unwritable output, a refused key); the CLI
+ *     exits 2 for it as for a config it refuses itself (cli/failures.ts, docs/troubleshooting.md).
  * - TransientError: a retry may succeed (an endpoint that did not answer in time); the activity
  *   fails and Temporal retries it by the build's `retry` policy.
  * - RecordError: one record, file or reply is unusable (a rejected sample, a damaged tar, a side file
@@ -16,20 +19,17 @@
  * The failure type Temporal records is the error's `name`: the workflow code that reacts to one
  * (BudgetExhausted in workflows/buildDataset.ts) matches on it.
  */
-export class MmifError extends Error {
-  /** Whether no retry of the same work can succeed. */
-  readonly permanent: boolean = false;
-}
+export class MmifError extends Error {}
 
-export class PermanentError extends MmifError {
-  override readonly permanent = true;
-}
+export class PermanentError extends MmifError {}
+
+export class InputError extends PermanentError {}
 
 export class TransientError extends MmifError {}
 
 export class RecordError extends MmifError {}
 
-/** Whether `err` is one the engine marked permanent. */
+/** Whether no retry of the same work can succeed: `err` is one the engine marked permanent. */
 export function isPermanent(err: unknown): boolean {
-  return err instanceof MmifError && err.permanent;
+  return err instanceof PermanentError;
 }

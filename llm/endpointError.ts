@@ -8,9 +8,9 @@ import { APIError } from 'openai';
 import type { ModelCallFault } from '../domain/rejection.js';
 import type { ResolvedEndpoint } from './endpoint.js';
 import { classifyFailure } from './retryPolicy.js';
-import { PermanentError } from '../domain/errors.js';
+import { InputError } from '../domain/errors.js';
 
-export class EndpointError extends PermanentError {
+export class EndpointError extends InputError {
   override name = 'EndpointError';
   constructor(
     message: string,

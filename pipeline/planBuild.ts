@@ -17,7 +17,7 @@ import type { SourceProblem, SourceReader } from '../sources/source.js';
 import { cutShards, LowestRanks, offerSegment } from './ranking.js';
 import { richnessWindow, takeRichSamples, type RichnessTools } from './richness.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
-import { PermanentError } from '../domain/errors.js';
+import { InputError } from '../domain/errors.js';
 import { CURRENT_REQUEST_LAYOUT, type RequestLayout } from '../prompts/chat.js';
 
 export interface BuildPlan {
@@ -68,7 +68,7 @@ export interface StoredConfig {
 /** The request layout a stored build runs with: the one recorded at planning, else the layout before recording began. */
 export const requestLayoutOf = (stored: StoredConfig): RequestLayout => stored.requestLayout ?? 1;
 
-export class ConfigMismatchError extends PermanentError {
+export class ConfigMismatchError extends InputError {
   override name = 'ConfigMismatchError';
 }
 

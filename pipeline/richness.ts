@@ -30,7 +30,7 @@ import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 import { openStore } from '../storage/openStore.js';
 import { rankedSlice } from './ranking.js';
 import { readSecret } from '../config/secrets.js';
-import { PermanentError } from '../domain/errors.js';
+import { InputError } from '../domain/errors.js';
 
 /** Scored at once per window: reads and model calls in flight. */
 const SCORING_CONCURRENCY = 8;
@@ -169,7 +169,7 @@ async function importedScorer(config: BuildConfig, settings: RichnessConfig, rul
   };
 }
 
-export class RichnessError extends PermanentError {
+export class RichnessError extends InputError {
   override name = 'RichnessError';
 }
 

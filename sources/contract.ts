@@ -6,7 +6,7 @@ import { sampleIdFor } from '../domain/hashing.js';
 import type { ObjectStore } from '../storage/objectStore.js';
 import { StoreError } from '../storage/objectStore.js';
 import type { ImageRef, SourceSample } from '../domain/sample.js';
-import { PermanentError } from '../domain/errors.js';
+import { InputError } from '../domain/errors.js';
 
 /**
  * A unit of the dataset that did not become a sample. Sources yield these in the sample stream, in
@@ -123,7 +123,7 @@ export async function* inSegments(items: AsyncIterable<SourceItem>, size = 1000)
   if (records.length > 0) yield segment();
 }
 
-export class SourceError extends PermanentError {
+export class SourceError extends InputError {
   override name = 'SourceError';
 
   constructor(

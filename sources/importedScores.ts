@@ -11,14 +11,14 @@
  *
  * File names are matched by base name (the authors scored `os.listdir` of the image folder).
  */
-import { PermanentError } from '../domain/errors.js';
+import { InputError } from '../domain/errors.js';
 export interface ImportedScore {
   score: number;
   /** RAM++ tag count, when the file has one. */
   tags?: number;
 }
 
-export class ImportedScoresError extends PermanentError {
+export class ImportedScoresError extends InputError {
   override name = 'ImportedScoresError';
 }
 

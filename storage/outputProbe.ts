@@ -7,10 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { S3ServiceException } from '@aws-sdk/client-s3';
 import { LruCache } from '../domain/lruCache.js';
 import type { ObjectStore } from './objectStore.js';
-import { PermanentError } from '../domain/errors.js';
+import { InputError } from '../domain/errors.js';
 
 /** The output location cannot be written: no retry fixes it. */
-export class OutputLocationError extends PermanentError {
+export class OutputLocationError extends InputError {
   constructor(message: string) {
     super(message);
     this.name = 'OutputLocationError';
@@ -36,13 +36,14 @@ export async function probeOutput(store: ObjectStore): Promise<void> {
     await store.put(key, 'mmif-engine write probe\n', 'text/plain');
     await store.delete(key);
   } catch (err) {
-    if (!isPermanent(err)) throw err;
+    if (!isUnwritable(err)) throw err;
     throw new OutputLocationError(`output ${store.root} is not writable: ${describe(err)}`);
   }
   written.get(store.root, () => true);
 }
 
-function isPermanent(err: unknown): boolean {
+/** Whether the store refused the write for good (denied, read-only, no such place), not for a moment. */
+function isUnwritable(err: unknown): boolean {
   if (err instanceof S3ServiceException) return PERMANENT_S3_CODES.has(err.name) || err.$metadata.httpStatusCode === 403 || err.$metadata.httpStatusCode === 404;
   return PERMANENT_FS_CODES.has((err as NodeJS.ErrnoException).code ?? '');
 }

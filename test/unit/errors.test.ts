@@ -10,7 +10,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApplicationFailure } from '@temporalio/common';
 import { ConfigError } from '../../config/configError.js';
-import { isPermanent, MmifError } from '../../domain/errors.js';
+import { InputError, isPermanent, MmifError, PermanentError } from '../../domain/errors.js';
+import { EXIT } from '../../cli/exitCodes.js';
+import { exitCodeFor } from '../../cli/failures.js';
 import { SampleRejection } from '../../domain/rejection.js';
 import { BudgetExhausted } from '../../llm/buildBudget.js';
 import { EndpointError } from '../../llm/endpointError.js';
@@ -23,16 +25,48 @@ const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 /** Folders of the product (tooling folders define errors of their own: the simulator's HTTP errors). */
 const PRODUCT = ['domain', 'config', 'prompts', 'verification', 'storage', 'sources', 'image', 'llm', 'pipeline', 'output', 'activities', 'workflows', 'worker'];
 
-test('every error class of the product derives from the taxonomy, not from Error directly', async () => {
-  const direct: string[] = [];
+/** Every `class X extends Y` of the product: X's parent name and the module that defines X. */
+async function errorClasses(): Promise<Map<string, { parent: string; file: string }>> {
+  const classes = new Map<string, { parent: string; file: string }>();
   for (const folder of PRODUCT) {
     for (const entry of await readdir(path.join(REPO, folder), { withFileTypes: true, recursive: true })) {
       if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
       const file = path.join(entry.parentPath, entry.name);
-      for (const [, name] of (await readFile(file, 'utf8')).matchAll(/class (\w+) extends Error\b/g)) direct.push(`${path.relative(REPO, file)}: ${name}`);
+      for (const [, name, parent] of (await readFile(file, 'utf8')).matchAll(/class (\w+) extends (\w+)\b/g)) classes.set(name!, { parent: parent!, file });
     }
   }
+  return classes;
+}
+
+/** Whether the class `name` derives, through any number of levels, from `ancestor`. */
+function derives(classes: Map<string, { parent: string }>, name: string, ancestor: string): boolean {
+  for (let c = classes.get(name)?.parent; c !== undefined; c = classes.get(c)?.parent) if (c === ancestor) return true;
+  return false;
+}
+
+test('every error class of the product derives from the taxonomy, not from Error directly', async () => {
+  const direct = [...(await errorClasses())].filter(([, c]) => c.parent === 'Error').map(([name, c]) => `${path.relative(REPO, c.file)}: ${name}`);
   assert.deepEqual(direct, ['domain/errors.ts: MmifError']);
+});
+
+test('every permanent error class, found in the source, fails its activity non-retryably, and the CLI exits 2 exactly for the input errors among them', async () => {
+  const classes = await errorClasses();
+  const permanent = [...classes.keys()].filter((name) => derives(classes, name, 'PermanentError'));
+  assert.ok(permanent.length >= 15, `found ${permanent.length} permanent error classes`);
+  for (const name of permanent) {
+    const module = (await import(classes.get(name)!.file)) as Record<string, new (...args: never[]) => Error>;
+    const cls = module[name];
+    assert.ok(cls?.prototype instanceof PermanentError, `${name} is exported and a PermanentError`);
+    // An instance without its constructor's arguments: what counts is the class, as for the worker.
+    const err = Object.assign(Object.create(cls.prototype) as Error, { message: `${name} happened` });
+    assert.ok(isPermanent(err), name);
+    const failure = maskedFailure(err);
+    assert.ok(failure instanceof ApplicationFailure && failure.nonRetryable, `${name} fails its activity non-retryably`);
+    assert.equal(failure.type, name);
+    const input = derives(classes, name, 'InputError');
+    assert.equal(cls.prototype instanceof InputError, input);
+    assert.equal(exitCodeFor({ type: failure.type, message: failure.message }), input ? EXIT.usage : EXIT.failed, `${name}: cli/inputErrors.ts lists every InputError class`);
+  }
 });
 
 test('permanent errors fail their activity non-retryably under their own type; transient and record errors are retried', () => {
