@@ -8,6 +8,9 @@ import { z } from 'zod';
 export const STAGES = ['instruction', 'constraints', 'compatibility', 'verifier', 'answer', 'rejected', 'judge', 'richness'] as const;
 export type Stage = (typeof STAGES)[number];
 
+/** Requests in flight to an endpoint whose config names no `concurrency` (and to one a model caller is given no limits for). */
+export const DEFAULT_CONCURRENCY = 16;
+
 export const endpointSchema = z
   .object({
     model: z.string().min(1),
@@ -19,7 +22,7 @@ export const endpointSchema = z
       .regex(/^[A-Z_][A-Z0-9_]*$/)
       .default('OPENAI_API_KEY'),
     /** Requests in flight to this endpoint, all workers of the task queue together (leased by demand; AIMD adapts below it on 429s). */
-    concurrency: z.number().int().min(1).max(1024).default(16),
+    concurrency: z.number().int().min(1).max(1024).default(DEFAULT_CONCURRENCY),
     /** Client-side pacing; learned from x-ratelimit-* headers when the provider sends them. */
     requestsPerMinute: z.number().positive().optional(),
     tokensPerMinute: z.number().positive().optional(),

@@ -14,8 +14,6 @@ import { EndpointLimiter, type EndpointLimits, type LimiterSnapshot } from './en
 export { EndpointLimiter, type EndpointLimits, type LimiterSnapshot, type Ticket, type RateKind } from './endpointLimiter.js';
 export { attemptSlot, slotTraces, type AttemptSlot, type SlotTimes } from './attemptSlot.js';
 
-export const DEFAULT_CONCURRENCY = 16;
-
 const limiters = new Map<string, EndpointLimiter>();
 let workersSharing = 1;
 let leaseWanted: (() => void) | undefined;
