@@ -5,14 +5,14 @@
  * constraints dropped, or the image removed — and the pair is kept only if that answer really
  * fails at least one constraint at stake and beats the chosen answer on none (pairRules.ts).
  */
-import { type DpoStrategy, type Stage } from '../config/buildConfig.js';
+import type { DpoStrategy } from '../config/buildConfig.js';
 import { endpointFor } from '../config/endpointRouting.js';
-import { dropConstraints, type Constraint } from '../domain/constraints/selection.js';
+import { dropConstraints } from '../domain/constraints/selection.js';
 import { pickOne } from '../domain/random.js';
 import { SampleRejection } from '../domain/rejection.js';
 import type { SourceSample } from '../domain/sample.js';
 import type { CallRecord } from '../llm/modelCaller.js';
-import { answerPromptText, renderAnswerPrompt } from '../prompts/answerPrompt.js';
+import { answerPromptText } from '../prompts/answerPrompt.js';
 import { sampleRng, type StageContext } from './context.js';
 import type { SampleImage } from './sampleImage.js';
 import type { StageRequest } from './stageRequest.js';
@@ -20,35 +20,10 @@ import type { AnswerResult, PlannedConstraint, RejectedResult, Verdict } from '.
 import { judgePair, rejectedVerificationIndices, type PairJudgement, type PairRule } from './pairRules.js';
 import { verifyAnswer } from './verifyAnswer.js';
 import { checkVisionDependence, VISION_INDEPENDENT } from './visionDependence.js';
+import { answerRequest, type Task } from './answerRequest.js';
 import { credited, creditedRate, type VacuousPolicy } from '../domain/verdict.js';
 
-/** What an answer is for: the instruction, and the dataset's own answer when it has one. */
-export interface Task {
-  instruction: string;
-  reference?: string;
-}
-
 const DROP_FRACTION: Record<Exclude<DpoStrategy, 'no_image'>, number> = { drop33: 1 / 3, drop66: 2 / 3, drop100: 1 };
-
-/** Attempt 0 sends no seed (the plain request); regenerations send seed = attempt, a new request. */
-export function answerRequest(
-  ctx: StageContext,
-  stage: Extract<Stage, 'answer' | 'rejected'>,
-  task: Task,
-  constraints: readonly Constraint[],
-  image: SampleImage | undefined,
-  attempt: number,
-): StageRequest {
-  return {
-    request: {
-      stage,
-      endpoint: endpointFor(ctx.config, stage),
-      prompt: renderAnswerPrompt(task.instruction, constraints, task.reference, ctx.requestLayout),
-      image,
-      seed: attempt === 0 ? undefined : attempt,
-    },
-  };
-}
 
 /** The seeded DPO plan of a sample: its strategy and which constraints the rejected answer drops. */
 export function rejectedPlan(ctx: StageContext, sample: SourceSample, constraints: readonly PlannedConstraint[]) {

@@ -5,7 +5,8 @@
  */
 import type { BATCHABLE_STAGES } from '../config/endpointRouting.js';
 import type { SourceSample } from '../domain/sample.js';
-import { answerRequest, rejectedRequest } from './answerStages.js';
+import { answerRequest } from './answerRequest.js';
+import { rejectedRequest } from './answerStages.js';
 import { constraintRequest } from './constraintStage.js';
 import type { StageContext } from './context.js';
 import { instructionRequest } from './instructionStage.js';

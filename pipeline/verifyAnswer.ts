@@ -14,7 +14,7 @@ import { compareJudgeVerdict, directJudgeScores, type AskJudge } from './judges.
 import type { StageContext } from './context.js';
 import type { SampleImage } from './sampleImage.js';
 import type { PlannedConstraint, Verdict } from './stageState.js';
-import type { Task } from './answerStages.js';
+import type { Task } from './answerRequest.js';
 
 export interface AnswerUnderTest {
   task: Task;

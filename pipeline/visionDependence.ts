@@ -10,7 +10,7 @@
  * all means the sample is answered as well without its image: `vision_dependent: false`.
  */
 import { directJudgeScores } from './judges.js';
-import { answerRequest, type Task } from './answerStages.js';
+import { answerRequest, type Task } from './answerRequest.js';
 import type { StageContext } from './context.js';
 import type { SampleImage } from './sampleImage.js';
 import type { PlannedConstraint } from './stageState.js';
