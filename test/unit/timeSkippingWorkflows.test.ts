@@ -12,7 +12,7 @@ import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import { scheduledRunWorkflowId } from '../../domain/buildWorkflowId.js';
-import type { BuildReport } from '../../output/buildReport.js';
+import type { BuildReport } from '../../output/reports/buildReport.js';
 import { LocalStore } from '../../storage/localStore.js';
 import type { BuildProgress } from '../../workflows/buildProgress.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
