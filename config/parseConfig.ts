@@ -6,6 +6,7 @@
  * recognised (`"ChartQA" ...; did you mean "chartqa"?`).
  */
 import type { z } from 'zod';
+import { closestName } from '../domain/closestName.js';
 import { ConfigError } from './configError.js';
 
 /**
@@ -39,7 +40,7 @@ function describeIssue(schema: z.ZodType, input: unknown, issue: Issue): string[
   if (issue.code === 'unrecognized_keys') {
     const known = keysAt(schema, input, issue.path);
     return issue.keys.map((key) => {
-      const near = closest(key, known);
+      const near = closestName(key, known);
       return `${shown([...issue.path, key])}: unknown field${near ? `; did you mean ${near}?` : ''}`;
     });
   }
@@ -143,28 +144,4 @@ function minimumPath(schema: z.ZodType, input: unknown, path: PropertyKey[]): Pr
     s = entry[1];
   }
   return out;
-}
-
-/** The known name closest to `name`: the same letters in another case, or within a few edits. */
-function closest(name: string, known: string[]): string | undefined {
-  const lower = name.toLowerCase();
-  const sameLetters = known.find((k) => k.toLowerCase() === lower);
-  if (sameLetters) return sameLetters;
-  let best: { key: string; distance: number } | undefined;
-  for (const key of known) {
-    const distance = editDistance(lower, key.toLowerCase());
-    if (distance <= Math.max(1, Math.floor(key.length / 4)) && (!best || distance < best.distance)) best = { key, distance };
-  }
-  return best?.key;
-}
-
-/** Levenshtein distance. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    previous = row;
-  }
-  return previous[b.length]!;
 }

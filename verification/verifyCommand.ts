@@ -5,7 +5,7 @@
  */
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../config/commandFlags.js';
 import { z } from 'zod';
 import { credited, VACUOUS_POLICIES, type VacuousPolicy } from '../domain/verdict.js';
 import { describeIssues, runVerifierCall, type VerifierOutcome } from './functions.js';
@@ -97,7 +97,7 @@ function verifyLine(line: string, lineNumber: number, verify: Verifier, policy: 
 /** The line verifier the arguments ask for, or the exit code when they ask for help or are wrong. */
 function parseMode(args: string[], stdout: NodeJS.WritableStream): { verify: Verifier; policy: VacuousPolicy } | { exit: number } {
   try {
-    const { values } = parseArgs({ args, options: { records: { type: 'boolean' }, vacuous: { type: 'string', default: 'pass' }, help: { type: 'boolean', short: 'h' } } });
+    const { values } = parseFlags({ args, options: { records: { type: 'boolean' }, vacuous: { type: 'string', default: 'pass' }, help: { type: 'boolean', short: 'h' } } });
     if (values.help) return (stdout.write(VERIFY_USAGE), { exit: 0 });
     const policy = VACUOUS_POLICIES.find((p) => p === values.vacuous);
     if (!policy) throw new Error(`--vacuous must be pass or fail, got '${values.vacuous}'`);

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../../config/commandFlags.js';
 import { WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temporalio/client';
 import type { BuildConfig } from '../../config/buildConfig.js';
 import type { BuildCheckResult } from '../../workflows/buildChecks.js';
@@ -31,7 +31,7 @@ export const BUILD_USAGE = `usage: mmif build --config FILE [--wait] [--new-vers
                  OPENAI_BASE_URL) the simulator; waits, prints the summary, exits 1 when the build fails`;
 
 export async function buildCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
+  const { values } = parseFlags({
     args,
     options: { config: { type: 'string' }, wait: { type: 'boolean' }, 'new-version': { type: 'boolean' }, local: { type: 'boolean' } },
   });

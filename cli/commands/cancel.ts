@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../../config/commandFlags.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { connectTemporal, forBuild } from '../temporalClient.js';
 
@@ -6,7 +6,7 @@ export const CANCEL_USAGE = `usage: mmif cancel <buildId>
   Cancel a build: running shards stop, committed shards stay valid, the build report is written.`;
 
 export async function cancelCommand(args: string[]): Promise<number> {
-  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+  const { positionals } = parseFlags({ args, allowPositionals: true, options: {} });
   const buildId = positionals[0];
   if (!buildId) throw new CliError(CANCEL_USAGE, EXIT.usage);
   const temporal = await connectTemporal();

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../../config/commandFlags.js';
 import type { BuildConfig } from '../../config/buildConfig.js';
 import type { BuildReport } from '../../output/reports/buildReport.js';
 import { forecastBuild, formatForecast, fullBuildSamples, sampleCosts } from '../../output/reports/forecast.js';
@@ -26,7 +26,7 @@ export const ESTIMATE_USAGE = `usage: mmif estimate --config FILE [--pilot N] [-
 const DEFAULT_PILOT = 50;
 
 export async function estimateCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { config: { type: 'string' }, pilot: { type: 'string' }, json: { type: 'boolean' }, local: { type: 'boolean' } } });
+  const { values } = parseFlags({ args, options: { config: { type: 'string' }, pilot: { type: 'string' }, json: { type: 'boolean' }, local: { type: 'boolean' } } });
   if (!values.config) throw new CliError(ESTIMATE_USAGE, EXIT.usage);
   const pilotSize = values.pilot === undefined ? DEFAULT_PILOT : Number(values.pilot);
   if (!Number.isInteger(pilotSize) || pilotSize < 1) throw new CliError(`--pilot must be a positive integer, got '${values.pilot}'`, EXIT.usage);

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../../config/commandFlags.js';
 import { WorkflowFailedError } from '@temporalio/client';
 import { type BuildConfig, type EndpointConfig } from '../../config/buildConfig.js';
 import { ConfigError } from '../../config/configError.js';
@@ -41,7 +41,7 @@ export const EVAL_USAGE = `usage: mmif eval --data DIR --model M [--samples N] [
   --local       a Temporal dev server, a worker and (without OPENAI_BASE_URL) the simulator in this process`;
 
 export async function evalCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
+  const { values } = parseFlags({
     args,
     options: {
       data: { type: 'string' },

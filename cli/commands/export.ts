@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../../config/commandFlags.js';
 import {
   EXPORT_FORMATS,
   exportMmifeval,
@@ -14,7 +14,7 @@ import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { s3FromEnv } from '../s3FromEnv.js';
 
-export const EXPORT_USAGE = `usage: mmif export --output URI --build-id ID --format trl|mmifeval [--all]
+export const EXPORT_USAGE = `usage: mmif export --output URI --build-id ID --format trl|mmifeval [--all | --holdout F]
   Writes trainer and evaluator formats beside a build's data (<output>/<build-id>/), from its
   committed shards; no model call. Re-running rewrites the same bytes.
   trl       trl/sft/shard-N.parquet {id, images, messages} and trl/dpo/shard-N.parquet
@@ -26,10 +26,13 @@ export const EXPORT_USAGE = `usage: mmif export --output URI --build-id ID --for
             refused (--holdout is refused too: a split drawn now would leave its samples in the
             training files), unless --all: every accepted sample in that layout, to score the data
             itself with the reference scripts (the ids file marks it trainingData).
+  --all       (mmifeval) every accepted sample, for scoring the data itself (see above)
+  --holdout F (mmifeval) a fraction in (0, 1): never drawn now; refused, naming the config holdout
+            with that fraction to build a new version with
   S3 endpoints come from the environment (MMIF_S3_ENDPOINT, AWS_*).`;
 
 export async function exportCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
+  const { values } = parseFlags({
     args,
     options: {
       output: { type: 'string' },

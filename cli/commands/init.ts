@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../../config/commandFlags.js';
 import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
 import { ConfigError } from '../../config/configError.js';
 import { SOURCE_TYPES } from '../../config/sourceConfig.js';
@@ -33,7 +33,7 @@ interface Answers {
 }
 
 export async function initCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
+  const { values } = parseFlags({
     args,
     options: {
       source: { type: 'string', multiple: true },

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../../config/commandFlags.js';
 import type { DpoRecord, InstructRecord } from '../../output/commit/records.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { dpoRecordFromLine, instructRecordFromLine } from '../../output/formats/sharegpt.js';
@@ -18,7 +18,7 @@ export const INSPECT_USAGE = `usage: mmif inspect --output URI --build-id ID [--
   environment (MMIF_S3_ENDPOINT, AWS_*).`;
 
 export async function inspectCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
+  const { values } = parseFlags({
     args,
     options: {
       output: { type: 'string' },

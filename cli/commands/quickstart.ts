@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../../config/commandFlags.js';
 import type { BuildReport } from '../../output/reports/buildReport.js';
 import type { BuildProgress } from '../../workflows/buildProgress.js';
 import { exitCodeFor, rootFailure } from '../failures.js';
@@ -13,7 +13,7 @@ export const QUICKSTART_USAGE = `usage: mmif quickstart [--out DIR] [--samples N
   build the bundled sample images into DIR (default ./out) and print a summary. What \`npm start\` runs.`;
 
 export async function quickstartCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
+  const { values } = parseFlags({
     args,
     options: {
       out: { type: 'string', default: 'out' },

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../../config/commandFlags.js';
 import type { WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { parseBuildConfig } from '../../config/buildConfig.js';
@@ -23,7 +23,7 @@ export const RESUME_USAGE = `usage: mmif resume <buildId> [--wait] [--config FIL
                  fingerprint may differ, e.g. a raised llm.budget)`;
 
 export async function resumeCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { wait: { type: 'boolean' }, config: { type: 'string' } } });
+  const { values, positionals } = parseFlags({ args, allowPositionals: true, options: { wait: { type: 'boolean' }, config: { type: 'string' } } });
   const buildId = positionals[0];
   if (!buildId) throw new CliError(RESUME_USAGE, EXIT.usage);
   const given = values.config === undefined ? undefined : await readConfig(values.config);

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../../config/commandFlags.js';
 import { ScheduleNotFoundError, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import { CliError, EXIT } from '../exitCodes.js';
 import { connectTemporal } from '../temporalClient.js';
@@ -28,7 +28,7 @@ const OVERLAP = {
 
 export async function scheduleCommand(args: string[]): Promise<number> {
   const [action, ...rest] = args;
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags({
     args: rest,
     allowPositionals: true,
     options: {

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../../config/commandFlags.js';
 import { buildConfigJsonSchema, evalConfigJsonSchema } from '../../config/jsonSchema.js';
 import { EXIT } from '../exitCodes.js';
 
@@ -8,7 +8,7 @@ export const SCHEMA_USAGE = `usage: mmif schema [--eval]
   is the same, committed). --eval prints the \`mmif eval\` workflow input's.`;
 
 export async function schemaCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { eval: { type: 'boolean' } } });
+  const { values } = parseFlags({ args, options: { eval: { type: 'boolean' } } });
   process.stdout.write(`${JSON.stringify(values.eval ? evalConfigJsonSchema() : buildConfigJsonSchema(), null, 2)}\n`);
   return EXIT.ok;
 }

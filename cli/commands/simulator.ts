@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../../config/commandFlags.js';
 import { simulatorOptionsFromEnv, startSimulator } from '../../simulator/server.js';
 import { EXIT } from '../exitCodes.js';
 
@@ -7,7 +7,7 @@ export const SIMULATOR_USAGE = `usage: mmif simulator [--port N]
   SIM_COMPLIANCE_RATE, SIM_JUDGE_LENIENCY...; see docs/architecture.md). Everything it answers is simulated.`;
 
 export async function simulatorCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { port: { type: 'string' } } });
+  const { values } = parseFlags({ args, options: { port: { type: 'string' } } });
   const options = simulatorOptionsFromEnv();
   const sim = await startSimulator({ ...options, port: values.port ? Number(values.port) : options.port });
   console.log(`mmif simulator (all replies are SIMULATED) listening on ${sim.url}`);

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../../config/commandFlags.js';
 import { datasetRootOf, type BuildReport } from '../../output/reports/buildReport.js';
 import type { EvalSummary } from '../../output/reports/evalOutputs.js';
 import { buildLayout } from '../../storage/buildLayout.js';
@@ -31,7 +31,7 @@ export const STATUS_USAGE = `usage: mmif status <buildId> [--watch] [--json]
 const LOCAL_CONNECT_TIMEOUT_MS = 1_500;
 
 export async function statusCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { watch: { type: 'boolean' }, json: { type: 'boolean' }, evals: { type: 'boolean' } } });
+  const { values, positionals } = parseFlags({ args, allowPositionals: true, options: { watch: { type: 'boolean' }, json: { type: 'boolean' }, evals: { type: 'boolean' } } });
   const buildId = positionals[0];
   if (values.evals) return listEvals(values.json ?? false);
   if (!buildId) throw new CliError(STATUS_USAGE, EXIT.usage);

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../../config/commandFlags.js';
 import { buildProblems } from '../../pipeline/buildChecks.js';
 import { readConfig } from '../configFile.js';
 import { CliError, EXIT } from '../exitCodes.js';
@@ -10,7 +10,7 @@ export const VALIDATE_USAGE = `usage: mmif validate --config FILE
   Runs here, with this machine's view of the paths; \`mmif build\` runs the same checks on a worker.`;
 
 export async function validateCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { config: { type: 'string' } } });
+  const { values } = parseFlags({ args, options: { config: { type: 'string' } } });
   if (!values.config) throw new CliError(VALIDATE_USAGE, EXIT.usage);
   const config = await readConfig(values.config);
   const problems = await buildProblems(config);

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../../config/commandFlags.js';
 import { buildLayout, type BuildLayout } from '../../storage/buildLayout.js';
 import { writeViewer, type ViewerSummary } from '../../output/viewer/viewer.js';
 import type { ViewerFile } from '../../output/viewer/viewerPage.js';
@@ -22,7 +22,7 @@ export const VIEW_USAGE = `usage: mmif view <dataset root> [--out FILE] [--serve
   --limit caps the records of each kind shown (default: every record).`;
 
 export async function viewCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags({
     args,
     allowPositionals: true,
     options: {

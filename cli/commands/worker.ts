@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../../config/commandFlags.js';
 import { NativeConnection } from '@temporalio/worker';
 import { createWorker } from '../../worker/createWorker.js';
 import { temporalSettingsFromEnv } from '../../worker/connectionFromEnv.js';
@@ -13,7 +13,7 @@ export const WORKER_USAGE = `usage: mmif worker
   queue per endpoint: models.<stage>.taskQueue); MMIF_MAX_CONCURRENT_ACTIVITIES (16) per worker.`;
 
 export async function workerCommand(args: string[]): Promise<number> {
-  parseArgs({ args, options: {} });
+  parseFlags({ args, options: {} });
   const settings = temporalSettingsFromEnv();
   const connection = await NativeConnection.connect(settings.connection).catch((err: Error) => {
     throw temporalUnreachable(settings.connection.address, err);

@@ -2,7 +2,7 @@
  * The documentation (README.md and docs/*.md, read together as one text: README first, then the
  * docs pages by name) documents everything a user can set: every build config field and eval workflow input
  * field, every `mmif` command, sub-action and flag, and every environment variable the code reads.
- * The lists come from the code itself (the zod schemas, the CLI modules' `parseArgs` options, the env
+ * The lists come from the code itself (the zod schemas, the CLI modules' `parseFlags` options, the env
  * reads), so a new field, flag or variable without documentation fails this test. The rules:
  *
  * - **Config fields.** The build config schema (config/buildConfig.ts with config/sourceConfig.ts and
@@ -21,7 +21,7 @@
  *   the "Multi-turn (MMMT-IF) and `mmif eval`" section, whose `model` and `judge` endpoints count with
  *   a build's `models.<stage>`, and its `retry`, `llm` and `s3` with the build's.
  * - **Commands and flags.** The commands are the keys of `COMMANDS` in cli/mmif.ts; each one's module
- *   (the one its `load` imports) is read for its `parseArgs({ options })` flags and the `case`
+ *   (the one its `load` imports) is read for its `parseFlags({ options })` (config/commandFlags.ts) flags and the `case`
  *   labels of a `switch (action)` (sub-actions such as `schedule create`). The README's "The `mmif`
  *   command" table must have a row whose first cell starts with the command (`` `eval --data...` ``),
  *   and the first cells of that command's rows must name every flag (`--flag`, or `-x` for a short
@@ -266,9 +266,9 @@ async function cliSurface(): Promise<CommandSurface[]> {
   for (const command of commands) {
     const source = await parseTs(command.module);
     visit(source, (node) => {
-      if (ts.isCallExpression(node) && node.expression.getText() === 'parseArgs' && node.arguments[0] && ts.isObjectLiteralExpression(node.arguments[0])) {
+      if (ts.isCallExpression(node) && node.expression.getText() === 'parseFlags' && node.arguments[0] && ts.isObjectLiteralExpression(node.arguments[0])) {
         const options = objectProperty(node.arguments[0], 'options');
-        assert.ok(options && ts.isObjectLiteralExpression(options), `${command.module}: parseArgs options are not an object literal`);
+        assert.ok(options && ts.isObjectLiteralExpression(options), `${command.module}: parseFlags options are not an object literal`);
         for (const option of options.properties) {
           assert.ok(ts.isPropertyAssignment(option) && ts.isObjectLiteralExpression(option.initializer), `${command.module}: option ${option.getText()} is not a literal`);
           const short = objectProperty(option.initializer, 'short');
