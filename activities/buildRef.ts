@@ -21,6 +21,14 @@ export interface SliceTask extends ShardTask {
   to: number;
 }
 
+/** A slice through several stages in order (activities/index.ts, runSliceStages). */
+export interface SliceStagesTask extends ShardTask {
+  stages: StageName[];
+  /** Sample positions [from, to) in the shard plan. */
+  from: number;
+  to: number;
+}
+
 /** What a committed shard reports back to the build workflow (from its manifest). */
 export interface ShardSummary {
   shard: number;

@@ -14,7 +14,7 @@ import { writeDatasetDocs } from '../output/reports/datasetDocs.js';
 import { writeReservedSplit } from '../output/formats/export.js';
 import { planBuild as plan, type BuildPlan } from '../pipeline/planBuild.js';
 import { CURRENT_REQUEST_LAYOUT } from '../prompts/chat.js';
-import { runStage, type SliceOutcome } from '../pipeline/runStage.js';
+import { runSliceStages as runStages, runStage, type SliceOutcome, type SliceStagesOutcome } from '../pipeline/runStage.js';
 import { buildProblems } from '../pipeline/buildChecks.js';
 import { planTopUp as topUp } from '../pipeline/topUp.js';
 import { sourceTallies } from '../output/reports/sourceTallies.js';
@@ -24,7 +24,7 @@ import { writeBudget } from '../llm/buildBudget.js';
 import { getJson, type ObjectStore } from '../storage/objectStore.js';
 import { addCounts, addUnpriced, addUsage, emptyUsage, reopensOnRerun, type ShardManifest } from '../output/commit/manifest.js';
 import { mapLimit } from '../domain/mapLimit.js';
-import type { SliceTask, BuildRef, ShardSummary, ShardTask } from './buildRef.js';
+import type { SliceTask, SliceStagesTask, BuildRef, ShardSummary, ShardTask } from './buildRef.js';
 import { cacheStoreFor, contextFor, contextForBuild, richnessTools, storeFor } from './runtime.js';
 import { endpointLessons, preflight, type PreflightOutcome } from '../llm/preflight.js';
 import { LLM_CACHE_PREFIX } from '../storage/buildLayout.js';
@@ -32,7 +32,7 @@ import { recordPreflightUsage } from '../output/reports/preflightUsage.js';
 import { loadShardPlan, shardPlanIn } from './shardPlan.js';
 import { probeOutput } from '../storage/outputProbe.js';
 import { withHeartbeat } from './heartbeat.js';
-import { sliceHeartbeat, type SliceHeartbeat } from './sliceHeartbeat.js';
+import { sliceHeartbeat, throughStages, type SliceHeartbeat } from './sliceHeartbeat.js';
 import type { AttemptTally } from '../llm/attemptTally.js';
 
 export { awaitStageBatch, collectStageBatch, pollStageBatch, submitStageBatch } from './batchApi.js';
@@ -120,9 +120,28 @@ export async function runStageSlice(task: SliceTask): Promise<SliceOutcome> {
     async () => {
       const ctx = await contextForBuild(task.build);
       const samples = (await loadShardPlan(task)).slice(task.from, task.to);
-      return runStage(ctx, task.stage, samples, undefined, failedAttempts);
+      return runStage(ctx, task.stage, samples, failedAttempts);
     },
     (): SliceHeartbeat => ({ failedAttempts }),
+  );
+}
+
+/**
+ * A slice of a shard through all its stages, each sample on its own (pipeline/runStage.ts,
+ * runSliceStages). Its heartbeat carries, besides the failed attempts (carried over as in
+ * runStageSlice), the samples through each stage and the requests sent so far: `mmif status` adds
+ * them to the shard's counters while the slice runs, since its outcome comes only at its end.
+ */
+export async function runSliceStages(task: SliceStagesTask): Promise<SliceStagesOutcome> {
+  const failedAttempts: AttemptTally = { ...(sliceHeartbeat(Context.current().info.heartbeatDetails)?.failedAttempts ?? {}) };
+  let sofar: SliceStagesOutcome | undefined;
+  return withHeartbeat(
+    async () => {
+      const ctx = await contextForBuild(task.build);
+      const samples = (await loadShardPlan(task)).slice(task.from, task.to);
+      return runStages(ctx, task.stages, samples, failedAttempts, (outcome) => (sofar = outcome));
+    },
+    (): SliceHeartbeat => ({ failedAttempts, ...(sofar ? throughStages(sofar) : {}) }),
   );
 }
 

@@ -1,20 +1,46 @@
 /**
- * What a stage slice's activity heartbeats (activities/index.ts, runStageSlice): its failed attempts
- * so far, by kind. Read back by the slice's next attempt, and by `mmif status` from the shard
- * workflow's pending activities (cli/liveProgress.ts) while Temporal retries it.
+ * What a slice's activity heartbeats (activities/index.ts, runStageSlice and runSliceStages): its
+ * failed attempts so far, by kind, and (a slice through several stages) the samples through each
+ * stage and the requests sent so far. Read back by the slice's next attempt (the failed attempts),
+ * and by `mmif status` from the shard workflow's pending activities (cli/liveProgress.ts) while the
+ * slice runs or Temporal retries it.
  */
+import type { StageName } from '../domain/stages.js';
 import type { AttemptTally } from '../llm/attemptTally.js';
+import type { SliceStagesOutcome } from '../pipeline/runStage.js';
 
 export interface SliceHeartbeat {
   failedAttempts: AttemptTally;
+  /** Samples through each stage so far (rejected or blocked ones included, as in ShardProgress.stages). */
+  stages?: Partial<Record<StageName, number>>;
+  requests?: number;
+}
+
+/** A running slice's samples through each stage and requests so far. */
+export function throughStages(outcome: SliceStagesOutcome): Required<Omit<SliceHeartbeat, 'failedAttempts'>> {
+  const stages: Partial<Record<StageName, number>> = {};
+  let requests = 0;
+  for (const [stage, o] of Object.entries(outcome.stages) as Array<[StageName, NonNullable<SliceStagesOutcome['stages'][StageName]>]>) {
+    stages[stage] = o.ok + o.rejected + o.blocked;
+    requests += o.requests ?? 0;
+  }
+  return { stages, requests };
 }
 
 /** `details` as a slice's heartbeat, or undefined when it is none (no heartbeat yet, another activity's). */
 export function sliceHeartbeat(details: unknown): SliceHeartbeat | undefined {
   if (typeof details !== 'object' || details === null) return undefined;
-  const tally = (details as { failedAttempts?: unknown }).failedAttempts;
+  const { failedAttempts: tally, stages, requests } = details as { failedAttempts?: unknown; stages?: unknown; requests?: unknown };
   if (typeof tally !== 'object' || tally === null) return undefined;
-  const failedAttempts: AttemptTally = {};
-  for (const [kind, n] of Object.entries(tally)) if (typeof n === 'number') failedAttempts[kind as keyof AttemptTally] = n;
-  return { failedAttempts };
+  const beat: SliceHeartbeat = { failedAttempts: counts(tally) };
+  if (typeof stages === 'object' && stages !== null) beat.stages = counts(stages);
+  if (typeof requests === 'number') beat.requests = requests;
+  return beat;
+}
+
+/** The numeric entries of `record`. */
+function counts<K extends string>(record: object): Partial<Record<K, number>> {
+  const out: Partial<Record<K, number>> = {};
+  for (const [key, n] of Object.entries(record)) if (typeof n === 'number') out[key as K] = n;
+  return out;
 }

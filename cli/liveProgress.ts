@@ -4,11 +4,13 @@
  * counted as their stages finish, not only when a shard commits. To each shard's failed attempts
  * are added those its slices still running report in their heartbeats (activities/sliceHeartbeat.ts):
  * a slice whose calls fail (an endpoint that is down) counts them there while Temporal retries it,
- * long before it returns an outcome.
+ * long before it returns an outcome. A slice running all its stages in one activity (runSliceStages)
+ * heartbeats its samples through each stage and its requests too: they are added the same way.
  */
 import type { WorkflowClient, WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { sliceHeartbeat } from '../activities/sliceHeartbeat.js';
+import { sliceHeartbeat, type SliceHeartbeat } from '../activities/sliceHeartbeat.js';
+import type { StageName } from '../domain/stages.js';
 import { addTally, type AttemptTally } from '../llm/attemptTally.js';
 import type { BuildProgress } from '../workflows/buildProgress.js';
 import type { ShardProgress } from '../workflows/shardProgress.js';
@@ -24,20 +26,25 @@ export async function withRunningShards(workflows: WorkflowClient, progress: Bui
 }
 
 async function liveShard(handle: WorkflowHandle): Promise<ShardProgress> {
-  const [shard, running] = await Promise.all([handle.query<ShardProgress>('shardProgress'), runningSliceFailures(handle)]);
+  const [shard, running] = await Promise.all([handle.query<ShardProgress>('shardProgress'), runningSlices(handle)]);
   const failedAttempts: AttemptTally = { ...shard.failedAttempts };
-  addTally(failedAttempts, running);
-  return { ...shard, failedAttempts };
+  const stages = { ...shard.stages };
+  for (const beat of running) {
+    addTally(failedAttempts, beat.failedAttempts);
+    for (const [stage, n] of Object.entries(beat.stages ?? {}) as Array<[StageName, number]>) stages[stage] = (stages[stage] ?? 0) + n;
+  }
+  const requests = shard.requests + running.reduce((sum, beat) => sum + (beat.requests ?? 0), 0);
+  return { ...shard, stages, requests, failedAttempts };
 }
 
-/** The failed attempts the shard's running slices last heartbeated; none when it cannot be described. */
-async function runningSliceFailures(handle: WorkflowHandle): Promise<AttemptTally> {
+/** What the shard's running slices last heartbeated; none when it cannot be described. */
+async function runningSlices(handle: WorkflowHandle): Promise<SliceHeartbeat[]> {
   const description = await handle.describe().catch(() => undefined);
-  const total: AttemptTally = {};
+  const beats: SliceHeartbeat[] = [];
   for (const activity of description?.raw.pendingActivities ?? []) {
     const payload = activity.heartbeatDetails?.payloads?.[0];
     const beat = payload ? sliceHeartbeat(defaultPayloadConverter.fromPayload(payload)) : undefined;
-    if (beat) addTally(total, beat.failedAttempts);
+    if (beat) beats.push(beat);
   }
-  return total;
+  return beats;
 }

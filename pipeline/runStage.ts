@@ -1,5 +1,5 @@
 /**
- * Runs one stage over a slice of samples. Idempotent: a sample whose state for this stage exists is
+ * Runs one stage, or several in order, over a slice of samples. Idempotent: a sample whose state for this stage exists is
  * skipped, so a retried activity resumes where the last attempt stopped and pays for nothing twice.
  * A sample rejected by an earlier stage is not processed further. A rejection caused by a model call
  * (modelCall in its details) is not final: the next run of the stage tries the sample again, so a
@@ -51,25 +51,60 @@ export async function runStage(
   ctx: StageContext,
   stage: StageName,
   samples: readonly SourceSample[],
-  onSampleDone: () => void = () => {},
   /** Counted into: failed attempts of an earlier execution of the slice (activities/index.ts) stay in it. */
   failedAttempts: AttemptTally = {},
 ): Promise<SliceOutcome> {
-  const outcome: SliceOutcome = { ok: 0, rejected: 0, blocked: 0, requests: 0, failedAttempts };
-  const inARow = new ConsecutiveFaults(ctx.config.llm.errorBudget, `stage ${stage}`);
-  // The slice's executions note the requests they send in one log (ModelCaller.forSlice).
-  const slice: StageContext = { ...ctx, models: ctx.models.forSlice(`${stage} ${samples[0]?.sampleId}..${samples.at(-1)?.sampleId}`) };
-  await withAttemptTally(outcome.failedAttempts!, () =>
-    mapLimit(samples, ctx.config.llm.concurrency, async (sample) => {
-      // An endpoint refusing everything: the slice fails, and the rest are not sent to it.
-      if (inARow.exceeded) return;
-      throwIfAborted(); // a cancelled activity starts no further sample
+  const outcome = await runSliceStages(ctx, [stage], samples, failedAttempts);
+  return { ...outcome.stages[stage]!, failedAttempts: outcome.failedAttempts };
+}
 
-      const { status, fresh, sent } = await runOne(slice, stage, sample);
-      outcome[status] += 1;
-      outcome.requests! += sent;
-      if (fresh) inARow.record(fresh.status === 'rejected' ? fresh.details?.modelCall : undefined);
-      onSampleDone();
+/** A slice run through several stages: each stage's counts, and the failed attempts of the whole slice. */
+export interface SliceStagesOutcome {
+  /** Its `failedAttempts` are not split by stage: they are counted once, below. */
+  stages: Partial<Record<StageName, SliceOutcome>>;
+  failedAttempts: AttemptTally;
+}
+
+/**
+ * Runs a slice's samples through `stages` in order, each sample on its own: with latency following
+ * reply length (an answer takes several times a judge), sample A goes on to `answer` while sample B
+ * is still in `constraints`, and no stage waits for the slice's slowest sample. At most
+ * llm.concurrency samples are in flight. The error budget stays per stage: maxConsecutive model-call
+ * rejections in a row in one stage fail the slice (naming that stage), and no further sample or
+ * stage is started. `progress` is called as each sample gets through a stage (or is blocked in it).
+ */
+export async function runSliceStages(
+  ctx: StageContext,
+  stages: readonly StageName[],
+  samples: readonly SourceSample[],
+  /** Counted into, as in runStage. */
+  failedAttempts: AttemptTally = {},
+  progress: (outcome: SliceStagesOutcome) => void = () => {},
+): Promise<SliceStagesOutcome> {
+  const outcome: SliceStagesOutcome = { stages: {}, failedAttempts };
+  const lanes = stages.map((stage) => {
+    const counts: SliceOutcome = { ok: 0, rejected: 0, blocked: 0, requests: 0 };
+    outcome.stages[stage] = counts;
+    // The slice's executions of a stage note the requests they send in one log (ModelCaller.forSlice).
+    const models = ctx.models.forSlice(`${stage} ${samples[0]?.sampleId}..${samples.at(-1)?.sampleId}`);
+    return { stage, counts, inARow: new ConsecutiveFaults(ctx.config.llm.errorBudget, `stage ${stage}`), ctx: { ...ctx, models } };
+  });
+  await withAttemptTally(failedAttempts, () =>
+    mapLimit(samples, ctx.config.llm.concurrency, async (sample) => {
+      // The stages that rejected or blocked this sample: a stage building on one of them is blocked.
+      const stopped = new Set<StageName>();
+      for (const lane of lanes) {
+        // An endpoint refusing everything: the slice fails, and the rest are not sent to it.
+        if (lanes.some((l) => l.inARow.exceeded)) return;
+        throwIfAborted(); // a cancelled activity starts no further sample
+
+        const { status, fresh, sent } = PRIOR_STAGES[lane.stage].some((s) => stopped.has(s)) ? { status: 'blocked' as const, sent: 0 } : await runOne(lane.ctx, lane.stage, sample);
+        lane.counts[status] += 1;
+        lane.counts.requests! += sent;
+        if (status !== 'ok') stopped.add(lane.stage);
+        if (fresh) lane.inARow.record(fresh.status === 'rejected' ? fresh.details?.modelCall : undefined);
+        progress(outcome);
+      }
     }),
   );
   return outcome;

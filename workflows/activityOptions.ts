@@ -3,6 +3,9 @@ import type { BuildConfig } from '../config/buildConfig.js';
 
 export type RetrySettings = BuildConfig['retry'];
 
+/** How long one stage over a slice may take before Temporal gives up on the attempt (a safety net: a lost worker is noticed by the heartbeat timeout). */
+const STAGE_SLICE_MINUTES = 30;
+
 /**
  * One policy for every pipeline activity. Activities heartbeat every second, so a dead worker is
  * noticed after `heartbeatTimeoutSeconds`; transient failures (endpoint 5xx/timeouts after the client's own retries, store outages)
@@ -13,7 +16,7 @@ export type RetrySettings = BuildConfig['retry'];
  */
 export function pipelineActivityOptions(retry: RetrySettings): ActivityOptions {
   return {
-    startToCloseTimeout: '30 minutes',
+    startToCloseTimeout: `${STAGE_SLICE_MINUTES} minutes`,
     heartbeatTimeout: retry.heartbeatTimeoutSeconds * 1000,
     retry: {
       initialInterval: retry.initialIntervalSeconds * 1000,
@@ -22,4 +25,12 @@ export function pipelineActivityOptions(retry: RetrySettings): ActivityOptions {
       maximumAttempts: retry.maximumAttempts,
     },
   };
+}
+
+/**
+ * A slice through `stages` stages in one activity (runSliceStages): it may take as long as those
+ * stages one after another did. The heartbeat timeout, which notices a lost worker, is unchanged.
+ */
+export function sliceStagesActivityOptions(retry: RetrySettings, stages: number): ActivityOptions {
+  return { ...pipelineActivityOptions(retry), startToCloseTimeout: `${STAGE_SLICE_MINUTES * stages} minutes` };
 }

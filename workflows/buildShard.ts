@@ -1,7 +1,7 @@
 /**
  * One shard: each slice of samples goes through the stages in order (five single-turn ones, or the
- * four of a multiturn build; slices run in
- * parallel), then the shard is committed. Only keys and counts cross Temporal; a committed shard
+ * four of a multiturn build; slices run in parallel, and within a slice each sample goes through
+ * the stages on its own), then the shard is committed. Only keys and counts cross Temporal; a committed shard
  * returns at once, so re-running a build costs no model call for it — unless it holds samples
  * rejected by model-call errors and `rerunModelCallRejects` is set: then the stages run again (every
  * sample with a final state is skipped, only those rejections are tried again) and the shard is
@@ -15,8 +15,8 @@ import { reopensOnRerun } from '../output/commit/manifest.js';
 import type { BuildConfig } from '../config/buildConfig.js';
 import type { BatchableStage } from '../pipeline/batchRequests.js';
 import { STAGE_NAMES, type StageName } from '../domain/stages.js';
-import { pipelineActivityOptions, type RetrySettings } from './activityOptions.js';
-import { newShardProgress, recordSlice, type ShardProgress } from './shardProgress.js';
+import { pipelineActivityOptions, sliceStagesActivityOptions, type RetrySettings } from './activityOptions.js';
+import { newShardProgress, recordSlice, recordSliceStages, type ShardProgress } from './shardProgress.js';
 
 export interface BuildShardInput extends ShardTask {
   sampleCount: number;
@@ -39,6 +39,13 @@ export interface BuildShardInput extends ShardTask {
    */
   stages?: StageName[];
 }
+
+/**
+ * Versioning marker: a slice runs through its stages in one activity (runSliceStages), each sample on
+ * its own, instead of one activity per slice and stage, each waiting for the slice's slowest sample.
+ * Not with the Batch API, whose stages go shard-wide one after another.
+ */
+const SAMPLES_FLOW_THROUGH_SLICE = 'samples-flow-through-slice';
 
 /** The first wait for a batch; later polls back off by half again, up to batchApi.pollSeconds. */
 const FIRST_POLL_MS = 2_000;
@@ -85,7 +92,22 @@ export async function buildShard(input: BuildShardInput): Promise<ShardSummary |
     recordSlice(live, stage, to - from, outcome, Date.now());
   };
   const runStage = (stage: StageName) => mapLimit(slices, input.parallelSlices, ([from, to]) => runSlice(stage, from, to));
-  if (input.batchStages.length === 0) {
+  if (input.batchStages.length === 0 && patched(SAMPLES_FLOW_THROUGH_SLICE)) {
+    // Each sample flows through the stages on its own, within one activity per slice and run of
+    // stages on one task queue: no stage waits for the slice's slowest sample.
+    const runs = taskQueueRuns(stages, input.stageTaskQueues);
+    await mapLimit(slices, input.parallelSlices, async ([from, to]) => {
+      for (const run of runs) {
+        const flowActs = proxyActivities<typeof activities>({
+          ...sliceStagesActivityOptions(input.retry, run.stages.length),
+          ...(run.taskQueue ? { taskQueue: run.taskQueue } : {}),
+        });
+        const outcome = await flowActs.runSliceStages({ build, shard, stages: run.stages, from, to });
+        recordSliceStages(live, to - from, outcome, Date.now());
+      }
+    });
+  } else if (input.batchStages.length === 0) {
+    // Shards started before SAMPLES_FLOW_THROUGH_SLICE: one activity per slice and stage.
     // Each slice of samples flows through all stages on its own: no stage waits for the whole shard.
     await mapLimit(slices, input.parallelSlices, async ([from, to]) => {
       for (const stage of stages) await runSlice(stage, from, to);
@@ -100,6 +122,18 @@ export async function buildShard(input: BuildShardInput): Promise<ShardSummary |
   }
   if (input.deferCommit) return null;
   return acts.commitShard({ build, shard, ...(committed ? { replacesRevision: committed.revision ?? 1 } : {}) });
+}
+
+/** The stages in order, cut into runs of consecutive stages on the same task queue (undefined: the build's own). */
+export function taskQueueRuns(stages: readonly StageName[], taskQueues: Partial<Record<StageName, string>>): Array<{ stages: StageName[]; taskQueue?: string }> {
+  const runs: Array<{ stages: StageName[]; taskQueue?: string }> = [];
+  for (const stage of stages) {
+    const taskQueue = taskQueues[stage];
+    const last = runs.at(-1);
+    if (last && last.taskQueue === taskQueue) last.stages.push(stage);
+    else runs.push({ stages: [stage], ...(taskQueue ? { taskQueue } : {}) });
+  }
+  return runs;
 }
 
 /**

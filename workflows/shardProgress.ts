@@ -7,7 +7,7 @@
 import type { StageName } from '../domain/stages.js';
 import type { AttemptTally } from '../llm/attemptTally.js';
 import type { FailureKind } from '../llm/retryPolicy.js';
-import type { SliceOutcome } from '../pipeline/runStage.js';
+import type { SliceOutcome, SliceStagesOutcome } from '../pipeline/runStage.js';
 
 export interface ShardProgress {
   shard: number;
@@ -30,10 +30,17 @@ export function newShardProgress(shard: number, samples: number, order: readonly
 }
 
 export function recordSlice(p: ShardProgress, stage: StageName, samples: number, outcome: SliceOutcome, now: number): void {
-  p.stages[stage] = (p.stages[stage] ?? 0) + samples;
-  // Outcomes recorded before these counts existed carry none.
-  p.requests += outcome.requests ?? 0;
-  for (const [kind, n] of Object.entries(outcome.failedAttempts ?? {}) as Array<[FailureKind, number]>) p.failedAttempts[kind] = (p.failedAttempts[kind] ?? 0) + n;
+  recordSliceStages(p, samples, { stages: { [stage]: outcome }, failedAttempts: outcome.failedAttempts ?? {} }, now);
+}
+
+/** A slice's outcome through one stage or several (runSliceStages). */
+export function recordSliceStages(p: ShardProgress, samples: number, outcome: SliceStagesOutcome, now: number): void {
+  for (const [stage, o] of Object.entries(outcome.stages) as Array<[StageName, SliceOutcome]>) {
+    p.stages[stage] = (p.stages[stage] ?? 0) + samples;
+    // Outcomes recorded before these counts existed carry none.
+    p.requests += o.requests ?? 0;
+  }
+  for (const [kind, n] of Object.entries(outcome.failedAttempts) as Array<[FailureKind, number]>) p.failedAttempts[kind] = (p.failedAttempts[kind] ?? 0) + n;
   p.recent.push([now, p.requests]);
   if (p.recent.length > RECENT_SLICES) p.recent.shift();
 }

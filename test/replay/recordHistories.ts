@@ -22,6 +22,7 @@
  *   node --import tsx test/replay/recordHistories.ts --only batch,targets,cancelled  # adds a Batch API wait in an activity (batch-wait-in-activity), a build topping up to targets, a cancelled build
  *   node --import tsx test/replay/recordHistories.ts --only resolved   # adds a build, an eval and a bad config resolved by an activity (config-resolved-outside-workflow)
  *   node --import tsx test/replay/recordHistories.ts --only workflow-id  # adds a build under its buildId and one refused under another id (workflow-id-is-build-id)
+ *   node --import tsx test/replay/recordHistories.ts --only slice-flow   # adds a build whose slices run all their stages in one activity each (samples-flow-through-slice)
  *
  * Re-record only for a release that deliberately breaks running builds (see docs/operations.md, "Operating in
  * production"); a compatible change keeps the old histories and passes them via patched().
@@ -50,7 +51,7 @@ const HISTORIES = fileURLToPath(new URL('./histories/', import.meta.url));
 export const HISTORY_JSON = { longs: String, enums: String, bytes: String } as const;
 const FAST_RETRY = { maximumAttempts: 2, initialIntervalSeconds: 0.5, maximumIntervalSeconds: 1, heartbeatTimeoutSeconds: 10 };
 
-const KINDS = ['eval', 'multiturn', 'leases', 'budget', 'checks', 'progress', 'batch', 'targets', 'cancelled', 'resolved', 'workflow-id'] as const;
+const KINDS = ['eval', 'multiturn', 'leases', 'budget', 'checks', 'progress', 'batch', 'targets', 'cancelled', 'resolved', 'workflow-id', 'slice-flow'] as const;
 type Kind = (typeof KINDS)[number];
 /** `--only a,b`: the kinds to add, keeping the other histories; without it every kind, replacing all. */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1]!.split(',') : undefined;
@@ -73,6 +74,7 @@ function kindOf(execution: { type: string; workflowId: string }): Kind | 'builds
     ['replay-targets', 'targets'],
     ['replay-cancelled', 'cancelled'],
     ['replay-workflow-id', 'workflow-id'],
+    ['replay-slice-flow', 'slice-flow'],
   ];
   return prefixes.find(([prefix]) => execution.workflowId.startsWith(prefix))?.[1] ?? 'builds';
 }
@@ -319,6 +321,8 @@ try {
       /^workflow id 'replay-workflow-id-other' is not the config's buildId/.test(err.cause?.message ?? ''),
     );
   }
+  // Slices through all their stages in one activity each, every sample on its own (patched 'samples-flow-through-slice').
+  if (recording('slice-flow')) await run('replay-slice-flow', config('replay-slice-flow', { maxSamples: 4, sliceSize: 1 }));
   // Last, once no build calls a model: this process's limiters are shared by its workers, and a
   // worker on LEASE_QUEUE would report the builds' demand to the desk too.
   if (recording('leases')) await recordLeases();

@@ -26,6 +26,7 @@ test('every recorded build, eval and lease desk history replays against the curr
     'replay-failed-then-retried@',
     'replay-batch-api@',
     'replay-batch-wait_shard-0@',
+    'replay-slice-flow_shard-0@',
     'replay-targets@',
     'replay-cancelled@',
     'replay-resolved@',
