@@ -4,7 +4,7 @@ import type { ShardSummary } from '../../activities/buildRef.js';
 import { formatProgress } from '../../cli/progressView.js';
 import type { LiveProgress } from '../../cli/liveProgress.js';
 import { newProgress, recordCommittedShard, restartRate } from '../../workflows/buildProgress.js';
-import { newShardProgress, recordSlice, requestRate } from '../../workflows/shardProgress.js';
+import { newShardProgress, recordSlice, recordSliceStages, requestRate } from '../../workflows/shardProgress.js';
 
 const MIN = 60_000;
 const shard = (n: number, instruct: number, rejected = 0): ShardSummary => ({
@@ -61,4 +61,21 @@ test('a running shard counts samples through each stage as slices finish, and it
   const screen = formatProgress(progress, 5_000);
   assert.match(screen, /^running shards: 0 of 16 samples done \(image 8, instruction 8, answer 0\)$/m);
   assert.match(screen, /^requests: 2\.0\/s \(50% of the endpoints' limit, 4\.0\/s\) \| failed attempts: rate-limited 2, transient 2$/m);
+});
+
+test('a slice through all its stages in one activity counts its samples in each stage, its requests, and its failed attempts once', () => {
+  const live = newShardProgress(3, 8, ['image', 'instruction', 'answer'], 0);
+  const stages = {
+    image: { ok: 4, rejected: 0, blocked: 0, requests: 0 },
+    instruction: { ok: 3, rejected: 1, blocked: 0, requests: 5 },
+    answer: { ok: 3, rejected: 0, blocked: 1, requests: 9 },
+  };
+  recordSliceStages(live, 4, { stages, failedAttempts: { transient: 2 } }, 3_000);
+  assert.deepEqual(live.stages, { image: 4, instruction: 4, answer: 4 });
+  assert.equal(live.requests, 14);
+  assert.deepEqual(live.failedAttempts, { transient: 2 });
+  assert.deepEqual(live.recent, [
+    [0, 0],
+    [3_000, 14],
+  ]);
 });
