@@ -11,7 +11,9 @@
 // wants about 1.7C on average while single workers come and go.
 //
 // Measured (steady state = the middle 80% of completions, from GET /admin/stats polled every second):
-// completed requests/s vs C / latency, 429s, lease reports sent and refused by the server.
+// completed requests/s vs C / latency, 429s, lease reports sent and failed, lease terms that ended
+// unanswered, and how fast demand moves: from the start of each busy spell, the time until the
+// worker's grant reaches its fair share when all are busy (C/N; more when others idle).
 //
 // Run:   npx tsx bench/leaseFleet.ts [--workers 16,32] [--seconds 90] [--concurrency 128] [--latency-ms 1000]
 import { readFile } from 'node:fs/promises';
@@ -24,7 +26,7 @@ import { resolveEndpoint } from '../llm/endpoint.js';
 import { limiterFor, shareEndpointsAmong } from '../llm/limiter.js';
 import { startTemporalDevServer } from '../local/temporalDevServer.js';
 import { bundleWorkflows } from '../worker/createWorker.js';
-import { leaseEndpointConcurrency, leaseReportFailures, leaseReportsSent } from '../worker/endpointSharing.js';
+import { leaseEndpointConcurrency, leaseReportFailures, leaseReportsSent, leaseTermsEnded } from '../worker/endpointSharing.js';
 import { fmt, pollSimulator, resetSim, startNodeProcess, startSimulatorProcess, steadyState, table, type Proc } from './harness.js';
 
 const { values } = parseArgs({
@@ -60,22 +62,34 @@ async function desk(): Promise<void> {
 async function reporter(): Promise<void> {
   const workers = Number(process.env.FLEET_WORKERS);
   const endpoint = resolveEndpoint({ model: 'fleet-model', baseUrl: process.env.OPENAI_BASE_URL!, apiKeyEnv: 'MMIF_FLEET_UNSET_KEY', concurrency: CAP, batch: false });
-  const limits = { concurrency: CAP };
+  const limits = { concurrency: CAP, attemptTimeoutMs: 120_000 };
   const limiter = limiterFor(endpoint, limits);
   shareEndpointsAmong(workers); // where no lease is to be had: the 1/N split a worker counts from the pollers
   const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS! });
   let stopped = false;
   leaseEndpointConcurrency(new Client({ connection }), TASK_QUEUE, `fleet-${process.pid}`, () => stopped);
   const lanes = Math.ceil((2 * CAP) / workers);
+  const fairShare = Math.floor(CAP / workers);
   let busyUntil = 0;
   let idleUntil = 0;
+  /** Each busy spell's time from its start until the grant reached the fair share (undefined: not within the spell). */
+  const converged: Array<number | undefined> = [];
+  let spellStart: number | undefined;
   const spell = () => {
     const now = Date.now();
     if (now >= idleUntil && now >= busyUntil) {
+      if (spellStart !== undefined) converged.push(undefined);
+      spellStart = now;
       busyUntil = now + 5_000 + Math.random() * 10_000;
       idleUntil = busyUntil + 1_000 + Math.random() * 2_000;
     }
   };
+  const watch = setInterval(() => {
+    if (spellStart !== undefined && limiter.snapshot().concurrency >= fairShare) {
+      converged.push(Date.now() - spellStart);
+      spellStart = undefined;
+    }
+  }, 20);
   const request = () =>
     limiter.run(
       100,
@@ -102,7 +116,8 @@ async function reporter(): Promise<void> {
   };
   process.once('SIGTERM', () => {
     stopped = true;
-    console.log(JSON.stringify({ sent: leaseReportsSent(), failed: leaseReportFailures() }));
+    clearInterval(watch);
+    console.log(JSON.stringify({ sent: leaseReportsSent(), failed: leaseReportFailures(), termsEnded: leaseTermsEnded(), converged }));
     setTimeout(() => process.exit(0), 200);
   });
   // The lease loop's timers are unref'd (a worker's Temporal polling keeps its process alive): so does this, while it runs.
@@ -136,10 +151,13 @@ async function main(): Promise<void> {
           const exited = new Promise((r) => p.child.once('exit', r));
           p.child.kill('SIGTERM');
           await exited;
-          return JSON.parse(p.stdout().trim().split('\n').at(-1)!) as { sent: number; failed: Record<string, number> };
+          return JSON.parse(p.stdout().trim().split('\n').at(-1)!) as { sent: number; failed: Record<string, number>; termsEnded: number; converged: Array<number | null> };
         }),
       );
       const steady = steadyState(ticks, cpus().length);
+      const spells = reports.flatMap((r) => r.converged);
+      const times = spells.filter((t): t is number => t !== null).sort((a, b) => a - b);
+      const quantile = (q: number) => (times.length === 0 ? '-' : `${fmt(times[Math.min(times.length - 1, Math.floor(q * times.length))]! / 1000, 2)} s`);
       const last = ticks.at(-1)!;
       const limit = CAP / (LATENCY_MS / 1000);
       rows.push([
@@ -152,6 +170,8 @@ async function main(): Promise<void> {
         last.r429,
         reports.reduce((a, r) => a + r.sent, 0),
         reports.reduce((a, r) => a + Object.values(r.failed).reduce((x, y) => x + y, 0), 0),
+        reports.reduce((a, r) => a + r.termsEnded, 0),
+        `${quantile(0.5)} / ${quantile(0.9)} (${spells.length - times.length} of ${spells.length} not within the spell)`,
         `${fmt(100 * steady.cpuShare[0]!)}%`,
         `${fmt(100 * steady.machineCpuShare)}%`,
         await load(),
@@ -178,6 +198,8 @@ async function main(): Promise<void> {
         '429s',
         'lease reports',
         'reports failed',
+        'terms ended unanswered',
+        'to fair share, median / p90',
         'desk worker CPU',
         'machine CPU',
         'load',

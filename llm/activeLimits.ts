@@ -14,7 +14,7 @@ export class ActiveLimits {
 
   /** Holds `limits` for one request; the function returned lets go of them. */
   hold(limits: EndpointLimits): () => void {
-    const id = `${limits.concurrency}/${limits.requestsPerMinute}/${limits.tokensPerMinute}`;
+    const id = `${limits.concurrency}/${limits.requestsPerMinute}/${limits.tokensPerMinute}/${limits.attemptTimeoutMs}`;
     let entry = this.held.get(id);
     // Only a change in the set of limits held changes the tightest ones: most requests share an
     // entry already held and reconfigure nothing (this runs twice per request).
@@ -33,11 +33,18 @@ export class ActiveLimits {
     };
   }
 
-  /** The tightest of each limit held now (called while at least one request holds some). */
+  /** The tightest of each limit held now (called while at least one request holds some), and the longest attempt timeout. */
   tightest(): EndpointLimits {
     const active = [...this.held.values()].map((c) => c.limits);
-    const least = (pick: (l: EndpointLimits) => number | undefined) =>
-      active.map(pick).reduce<number | undefined>((min, n) => (n === undefined ? min : min === undefined ? n : Math.min(min, n)), undefined);
-    return { concurrency: least((l) => l.concurrency)!, requestsPerMinute: least((l) => l.requestsPerMinute), tokensPerMinute: least((l) => l.tokensPerMinute) };
+    const pickOf = (pick: (l: EndpointLimits) => number | undefined, better: (a: number, b: number) => number) =>
+      active.map(pick).reduce<number | undefined>((best, n) => (n === undefined ? best : best === undefined ? n : better(best, n)), undefined);
+    const least = (pick: (l: EndpointLimits) => number | undefined) => pickOf(pick, Math.min);
+    const tightest: EndpointLimits = {
+      concurrency: least((l) => l.concurrency)!,
+      requestsPerMinute: least((l) => l.requestsPerMinute),
+      tokensPerMinute: least((l) => l.tokensPerMinute),
+    };
+    const longest = pickOf((l) => l.attemptTimeoutMs, Math.max);
+    return longest === undefined ? tightest : { ...tightest, attemptTimeoutMs: longest };
   }
 }

@@ -19,6 +19,30 @@
  *   until its next report: the grant sent back may not have arrived yet, and a lowered grant does not
  *   recall requests already sent. So capacity moves from one worker to another within two reports,
  *   and the sum of what every worker may have in flight stays within the cap at every moment.
+ *
+ * Lease terms (a desk under patch 'lease-desk-lease-terms', workers that report `leaseTerms`): a
+ * grant is a lease for LEASE_MS, counted by the worker from the moment it SENT the report the grant
+ * answers, and by the desk from the moment it handled that report (later, by the worker's own clock
+ * or any other: no clocks are compared). A worker keeps admitting under the grant it holds while a
+ * report is late or fails, and once its term has passed unanswered it admits nothing (never the 1/N
+ * split) until an answer comes. The desk keeps counting what a worker may hold until the term has
+ * passed plus the longest an attempt admitted before its end may stay in flight (`drainMs`, the
+ * worker's request timeout: the client aborts it then), and only then gives those slots to others.
+ *
+ * THE INVARIANT: at every moment the requests in flight at the endpoint, over all workers, are at
+ * most the cap: each worker's are within what the desk counts for it (its grant while its term
+ * runs, its requests still draining after it), and the desk grants only what no other worker may be
+ * counted for. A late answer, a lost one, a paused desk or a dead worker can only leave capacity
+ * unused, never oversubscribe it (test/unit/concurrencyLeases.test.ts: fleets on a manual clock with
+ * late and lost answers and dead workers; test/e2e/endpointSharing.test.ts: a paused desk, 0 429s).
+ *
+ * Mixed fleets during a deploy: a worker of an earlier release (no `leaseTerms` in its report)
+ * still falls back to the 1/N split of the task queue's pollers when its reports go unanswered for
+ * 5 s. The desk counts such a worker for at least that split (1/N of the cap over the workers it
+ * knows on the endpoint, no fewer than the queue's pollers the old worker counts), and forgets it
+ * SILENT_MS after its last report, as the earlier desk did. A desk whose workflow task an earlier
+ * release's worker runs answers without `termMs`; a worker of this release then takes SILENT_MS from
+ * its send as the term (leaseEnds), within what that desk counts for it.
  */
 
 /**
@@ -38,6 +62,12 @@ export interface EndpointDemand {
   queued: number;
   /** The grant this worker admits by now (0 before its first one). */
   holding: number;
+  /**
+   * How long a request admitted under this lease may stay in flight (the worker's attempt timeout):
+   * the desk counts the worker's slots this long past its lease's term. None for a per-minute rate
+   * (a pace ends with its term).
+   */
+  drainMs?: number;
 }
 
 export interface DemandReport {
@@ -48,6 +78,11 @@ export interface DemandReport {
   endpoints: EndpointDemand[];
   /** The worker stops reporting (idle, or shutting down): forget its leases; it holds nothing by now. */
   release?: boolean;
+  /**
+   * The worker honours lease terms (LeaseAnswer.termMs): unanswered, it admits nothing once its
+   * term has passed. Absent from workers of earlier releases, which fall back to the 1/N split.
+   */
+  leaseTerms?: boolean;
 }
 
 interface Holder {
@@ -57,13 +92,21 @@ interface Holder {
   holds: number;
   grant: number;
   seenAt: number;
+  /** The desk counts `holds` until then (lease terms); before them, until SILENT_MS after seenAt. */
+  until?: number;
 }
 
 /** endpoint -> worker -> holder; plain data, so it survives continue-as-new as the workflow's argument. */
 export type LeaseBook = Record<string, Record<string, Holder>>;
 
-/** A worker silent this long is gone: its leases return to the pool (workers report every fraction of a second while busy). */
+/** Without lease terms: a worker silent this long is gone, its leases return to the pool (workers report every few seconds while busy). */
 export const SILENT_MS = 20_000;
+/**
+ * A grant's term (lease terms): long against an update's round trip on a saturated host (8 s and
+ * more were measured with 32 workers on 2 cores, bench/README.md), so a late answer costs nothing;
+ * short enough that a dead worker's slots come back within a minute or so (plus its drainMs).
+ */
+export const LEASE_MS = 30_000;
 
 export interface LeaseAnswer {
   /** The worker's new grant per endpoint (empty when superseded). */
@@ -72,6 +115,8 @@ export interface LeaseAnswer {
   superseded?: boolean;
   /** Other workers hold leases on these endpoints: only then is a change of demand worth an early report. */
   shared?: boolean;
+  /** The grant's term (lease terms): valid until this many ms after the worker sent its report. */
+  termMs?: number;
   /**
    * Answered at once although unchanged, because the desk already holds as many reports as it may
    * (workflows/endpointLeases.ts MAX_HELD): report again after this many ms, or sooner on a change
@@ -79,6 +124,13 @@ export interface LeaseAnswer {
    */
   again?: number;
 }
+
+/**
+ * Until when a worker may admit under an answer to the report it sent at `sentAt` (its own clock):
+ * the desk counts it at least that long, since it handled the report later. A desk of an earlier
+ * release names no term; it counts a worker for SILENT_MS after the worker's latest report.
+ */
+export const leaseEnds = (sentAt: number, answer: LeaseAnswer): number => sentAt + (answer.termMs ?? SILENT_MS);
 
 /** The lease entry of a per-minute rate (its own `endpoint` id); numbers per minute. */
 export function rateDemand(endpoint: string, rate: { limit: number; used: number; waiting: boolean; holding: number }): EndpointDemand {
@@ -90,10 +142,13 @@ export function rateDemand(endpoint: string, rate: { limit: number; used: number
   return { endpoint, cap: limit, inFlight: Math.min(holding, Math.ceil(rate.used)), queued: 0, holding };
 }
 
-/** Applies one worker's report and answers its new grants. */
-export function grantLeases(book: LeaseBook, report: DemandReport, now: number): LeaseAnswer {
+/**
+ * Applies one worker's report and answers its new grants. `terms`: the desk grants leases with
+ * terms (patch 'lease-desk-lease-terms'); false replays a desk of an earlier release.
+ */
+export function grantLeases(book: LeaseBook, report: DemandReport, now: number, terms = false): LeaseAnswer {
   forgetSilent(book, now);
-  const answer: LeaseAnswer = { grants: {} };
+  const answer: LeaseAnswer = terms ? { grants: {}, termMs: LEASE_MS } : { grants: {} };
   if (report.release) {
     for (const holders of Object.values(book)) delete holders[report.worker];
     pruneEmpty(book);
@@ -108,6 +163,12 @@ export function grantLeases(book: LeaseBook, report: DemandReport, now: number):
     self.seenAt = now;
     self.grant = grantFor(holders, report.worker, demand);
     self.holds = Math.max(demand.inFlight, demand.holding, self.grant);
+    if (terms && report.leaseTerms) self.until = now + LEASE_MS + (demand.drainMs ?? 0);
+    else if (terms) {
+      // An earlier release's worker: unanswered, it admits 1/N of the cap over the pollers it counts (at least these workers).
+      self.holds = Math.max(self.holds, Math.max(1, Math.floor(self.cap / Object.keys(holders).length)));
+      self.until = now + SILENT_MS;
+    }
     answer.grants[demand.endpoint] = self.grant;
     if (Object.keys(holders).length > 1) answer.shared = true;
   }
@@ -137,10 +198,10 @@ function grantFor(holders: Record<string, Holder>, worker: string, demand: Endpo
   return Math.max(0, Math.min(entitled, free));
 }
 
-/** Drops the workers silent for SILENT_MS (and endpoints nobody holds). */
+/** Drops the workers the desk no longer counts: past their term and drain, or (without terms) silent for SILENT_MS; and endpoints nobody holds. */
 export function forgetSilent(book: LeaseBook, now: number): void {
   for (const holders of Object.values(book)) {
-    for (const [worker, holder] of Object.entries(holders)) if (now - holder.seenAt > SILENT_MS) delete holders[worker];
+    for (const [worker, holder] of Object.entries(holders)) if (now > (holder.until ?? holder.seenAt + SILENT_MS)) delete holders[worker];
   }
   pruneEmpty(book);
 }

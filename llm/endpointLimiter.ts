@@ -29,6 +29,8 @@ export interface EndpointLimits {
   concurrency: number;
   requestsPerMinute?: number;
   tokensPerMinute?: number;
+  /** The longest an admitted attempt stays in flight (the client aborts it then): how long a lease's slots drain past its term (llm/concurrencyLeases.ts). */
+  attemptTimeoutMs?: number;
 }
 
 /** How an attempt went, told by the code that made the HTTP call. */
@@ -69,6 +71,8 @@ export interface LimiterOptions {
 export class EndpointLimiter {
   /** The configured concurrency, for all workers together. */
   private configuredCap: number;
+  /** The longest attempt timeout among the configurations held (the lease desk's drainMs). */
+  private attemptTimeoutMs: number | undefined;
   private workers = 1;
   /** Requests in flight this worker's lease allows (0 while it waits for one); undefined = no lease, the 1/workers share applies. */
   private grant: number | undefined;
@@ -96,6 +100,7 @@ export class EndpointLimiter {
     this.clock = options.clock ?? systemClock;
     const now = this.clock.now();
     this.configuredCap = initial.concurrency;
+    this.attemptTimeoutMs = initial.attemptTimeoutMs;
     this.window = new AimdWindow(initial.concurrency);
     this.requests = new RateBudget(initial.requestsPerMinute, now);
     this.tokens = new RateBudget(initial.tokensPerMinute, now);
@@ -107,6 +112,7 @@ export class EndpointLimiter {
     const tightest = this.active.tightest();
     const now = this.clock.now();
     this.configuredCap = tightest.concurrency;
+    this.attemptTimeoutMs = tightest.attemptTimeoutMs;
     this.window.rescale(this.ceiling());
     this.requests.configure(tightest.requestsPerMinute, now);
     this.tokens.configure(tightest.tokensPerMinute, now);
@@ -185,8 +191,9 @@ export class EndpointLimiter {
   }
 
   /** What the lease workflow needs to know of this endpoint here (llm/concurrencyLeases.ts EndpointDemand, less its identity). */
-  demand(): { cap: number; inFlight: number; queued: number; holding: number } {
-    return { cap: this.configuredCap, inFlight: this.inFlight, queued: this.queue.length, holding: this.grant ?? shareOf(this.configuredCap, this.workers) };
+  demand(): { cap: number; inFlight: number; queued: number; holding: number; drainMs?: number } {
+    const demand = { cap: this.configuredCap, inFlight: this.inFlight, queued: this.queue.length, holding: this.grant ?? shareOf(this.configuredCap, this.workers) };
+    return this.attemptTimeoutMs === undefined ? demand : { ...demand, drainMs: this.attemptTimeoutMs };
   }
 
   private ceiling(): number {

@@ -57,20 +57,16 @@ export function endpointDemands(): EndpointDemand[] {
   ]);
 }
 
-/** Applies the lease workflow's grants (by endpointDemands' ids); undefined for all: back to the 1/N split until the next grants. */
-export function applyLeases(grants: Record<string, number> | undefined): void {
+/** Applies the lease workflow's grants (by endpointDemands' ids). */
+export function applyLeases(grants: Record<string, number>): void {
   for (const [id, limiter] of limiters.entries()) {
-    if (grants === undefined) {
-      limiter.holdLeases(undefined);
-      continue;
-    }
     const endpoint = leaseId(id);
     if (grants[endpoint] !== undefined) limiter.lease(grants[endpoint]);
     limiter.leaseRates({ rpm: grants[`${endpoint}/rpm`], tpm: grants[`${endpoint}/tpm`] });
   }
 }
 
-/** Holds no lease (before telling the workflow this worker releases them): requests wait for a new one. */
+/** Holds no lease (before telling the workflow this worker releases them, or past a lease's term): requests wait for a new one. */
 export function dropLeases(): void {
   for (const limiter of limiters.values()) limiter.holdLeases(0);
 }

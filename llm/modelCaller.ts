@@ -267,7 +267,8 @@ export class ModelCaller {
       stage: req.stage,
       config: req.endpoint,
       endpoint,
-      limits: this.limits(req.endpoint),
+      // The timeout bounds how long an admitted attempt holds a leased slot past its lease's term.
+      limits: { ...this.limits(req.endpoint), attemptTimeoutMs: this.llm.timeoutMs },
       retry: this.retry,
       timeoutMs: this.llm.timeoutMs,
       maxReplyBytes: this.llm.maxReplyBytes,

@@ -5,22 +5,23 @@
  *   task queue's lease workflow (workflows/endpointLeases.ts: an update it answers when the grant
  *   changes, a long poll) and admits what it is granted (llm/concurrencyLeases.ts): a worker whose
  *   activities are between model calls lends its part to the busy ones.
- * - The 1/N split where no lease is to be had (the lease workflow unanswered for LEASE_TTL_MS):
- *   Temporal knows which worker processes poll a task queue (DescribeTaskQueue lists each poller's
- *   identity and last access), so every worker counts the live ones and admits 1/N of each
- *   endpoint's limits (llm/limiter.ts shareEndpointsAmong).
- * N workers then hold an endpoint at its configured concurrency or per-minute rates together, with
- * no hand-split cap.
+ * - Each grant is a lease with a term (LEASE_MS from the report's send) that the desk honours: a
+ *   worker whose reports are late or fail keeps admitting under the lease it holds, and once its
+ *   term has passed unanswered it admits nothing until an answer comes; never more than the desk
+ *   counts for it (the invariant in llm/concurrencyLeases.ts). So a slow desk costs nothing while
+ *   its answers come within the term, and can never oversubscribe the endpoint.
+ * - The 1/N split of the live pollers applies only to a process that does not lease (its
+ *   DescribeTaskQueue count: each poller's identity and last access; llm/limiter.ts shareEndpointsAmong).
  *
  * Liveness: a worker long-polls its workflow queue (about a minute per poll) even while all its
  * activity slots are busy, so a live worker's last access is never older than one poll; a worker
- * that died drops out of the count LIVE_MS after its last poll, and its leases return SILENT_MS
- * after its last report (until then the others keep its share unused: under the limit, never over).
+ * that died drops out of the count LIVE_MS after its last poll, and its leases return once their
+ * term and drain have passed (until then the others keep its share unused: under the limit, never over).
  */
 import { hostname } from 'node:os';
 import { Client, WithStartWorkflowOperation } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
-import type { DemandReport, EndpointDemand, LeaseAnswer } from '../llm/concurrencyLeases.js';
+import { LEASE_MS, leaseEnds, type DemandReport, type EndpointDemand, type LeaseAnswer } from '../llm/concurrencyLeases.js';
 import { applyLeases, dropLeases, endpointDemands, leaseConcurrency, shareEndpointsAmong } from '../llm/limiter.js';
 import { endpointLeases, endpointLeasesWorkflowId, HOLD_MS, reportDemandUpdate } from '../workflows/endpointLeases.js';
 
@@ -75,10 +76,8 @@ export function splitAmongPollers(connection: NativeConnection, namespace: strin
 
 /** Local checks for a change worth reporting at once: requests waiting at the grant, or a grant much above the demand. */
 const CHECK_MS = 50;
-/** A worker with nothing in flight or waiting this long gives its leases back and stops reporting. */
+/** A worker with nothing in flight or waiting this long gives its leases back and stops reporting (a release is sent with nothing in flight). */
 const IDLE_RELEASE_MS = 5_000;
-/** Unanswered this long, a worker admits the 1/N split instead (well within the workflow's SILENT_MS). */
-const LEASE_TTL_MS = 5_000;
 /** After a failed report (one the server refused, or unanswered), the next one waits about this long. */
 export const RETRY_MS = 500;
 
@@ -88,10 +87,18 @@ export const RETRY_MS = 500;
  * flight at once is refused (workflows/endpointLeases.ts).
  */
 export const jittered = (ms: number): number => ms * (0.5 + Math.random());
-const REPORT_DEADLINE_MS = HOLD_MS + 5_000;
+/**
+ * A report unanswered this long is given up and sent anew (the newer one supersedes it at the desk;
+ * an answer to the old one is not applied). Long, since a late answer still renews the lease (answers
+ * after 8 s were measured on a saturated host), yet short enough for a second try within the term.
+ */
+export const REPORT_DEADLINE_MS = LEASE_MS / 2;
 
 let reportsSent = 0;
+let termsEnded = 0;
 const reportFailures: Record<string, number> = {};
+/** The times this process's lease term ended unanswered (it then admitted nothing until the next answer), for diagnostics (bench/leaseFleet.ts). */
+export const leaseTermsEnded = (): number => termsEnded;
 /** Lease reports this process has sent, for diagnostics (bench/benchWorker.ts traces it). */
 export const leaseReportsSent = (): number => reportsSent;
 /** Lease reports that failed (refused by the server, or unanswered by the deadline) by the start of their error message, for diagnostics (bench/leaseFleet.ts). */
@@ -134,8 +141,9 @@ export function reportDemand(client: Client, taskQueue: string, report: DemandRe
  * the workflow answers when the grant changes (or after HOLD_MS), and the next report goes out with
  * the answer applied; when the desk holds as many reports as it may, it answers at once with a delay
  * (`again`) the next report waits out. A change worth reporting at once (worthReporting) sends a new report that
- * supersedes the waiting one. Gives the leases back after IDLE_RELEASE_MS idle and when the
- * worker stops.
+ * supersedes the waiting one. The grants applied hold until their term (leaseEnds); past it
+ * unanswered, the worker admits nothing. Gives the leases back after IDLE_RELEASE_MS idle and when
+ * the worker stops.
  */
 export function leaseEndpointConcurrency(client: Client, taskQueue: string, worker: string, finished: () => boolean): void {
   const send = (demand: DemandReport) => {
@@ -147,20 +155,21 @@ export function leaseEndpointConcurrency(client: Client, taskQueue: string, work
   /** The report out now (its seq), 0 for none. */
   let out = 0;
   let holding = false;
+  /** When the grants applied stop holding (their term), while holding. */
+  let leaseUntil = Number.POSITIVE_INFINITY;
   /** Other workers lease the same endpoints (as far as the last answer tells): alone, nothing is worth an early report. */
   let shared = true;
   let lastBusy = 0;
   let retryAt = 0;
   /** The desk answered without holding the report: the next one waits until then, unless a change is worth reporting early. */
   let againAt = 0;
-  let unansweredSince: number | undefined;
   let reported = new Map<string, EndpointDemand>();
   let reportedAt = 0;
   const report = (endpoints: EndpointDemand[]): void => {
     const mine = (out = ++seq);
     reported = new Map(endpoints.map((e) => [e.endpoint, e]));
-    reportedAt = Date.now();
-    send({ worker, seq: mine, endpoints }).then(
+    const sentAt = (reportedAt = Date.now());
+    send({ worker, seq: mine, endpoints, leaseTerms: true }).then(
       (answer) => {
         if (out !== mine) return;
         out = 0;
@@ -169,7 +178,7 @@ export function leaseEndpointConcurrency(client: Client, taskQueue: string, work
         shared = answer.shared === true;
         againAt = answer.again === undefined ? 0 : Date.now() + jittered(answer.again);
         holding = true;
-        unansweredSince = undefined;
+        leaseUntil = leaseEnds(sentAt, answer);
         check();
       },
       (error: unknown) => {
@@ -177,22 +186,27 @@ export function leaseEndpointConcurrency(client: Client, taskQueue: string, work
         reportFailures[cause] = (reportFailures[cause] ?? 0) + 1;
         if (out !== mine) return;
         out = 0;
+        // The lease held stays until its term: the desk counts it that long.
         retryAt = Date.now() + jittered(RETRY_MS);
-        unansweredSince ??= Date.now();
-        if (Date.now() - unansweredSince > LEASE_TTL_MS) applyLeases(undefined);
       },
     );
   };
   const check = (): void => {
     const now = Date.now();
+    if (holding && now >= leaseUntil) {
+      termsEnded++;
+      dropLeases(); // admit nothing past the term; requests in flight drain within the desk's count
+      leaseUntil = Number.POSITIVE_INFINITY;
+    }
     const endpoints = endpointDemands();
     if (endpoints.some((e) => e.inFlight + e.queued > 0)) lastBusy = now;
     if (finished() || now - lastBusy > IDLE_RELEASE_MS) {
       if (!holding && out === 0) return;
       dropLeases();
       holding = false;
+      leaseUntil = Number.POSITIVE_INFINITY;
       out = 0;
-      void send({ worker, seq: ++seq, endpoints: [], release: true }).catch(() => {}); // unheard: the workflow forgets a silent worker
+      void send({ worker, seq: ++seq, endpoints: [], release: true }).catch(() => {}); // unheard: the desk stops counting it after its term
       return;
     }
     // Alone on an endpoint, only a first lease is worth an early report (nobody else waits for what it spares).

@@ -19,6 +19,13 @@
  * together send about UNHELD_REPORTS_PER_S reports. The rest of the limit is for the reports that
  * arrive between two workflow tasks; capacity one worker gives back reaches a held worker at once and
  * an unheld one within its `again`.
+ *
+ * Lease terms (patch 'lease-desk-lease-terms'): every grant is a lease for LEASE_MS that the desk
+ * honours: it hands a worker's slots to others only once that worker released them, reported fewer,
+ * or its term and drain have passed; a worker unanswered keeps its lease until its own term ends and
+ * then admits nothing. The invariant this keeps (the endpoint never over its cap, whatever the
+ * answers' latency) is written out in llm/concurrencyLeases.ts. A desk started before the patch
+ * replays as it ran, and grants with terms from its next report on.
  */
 import { allHandlersFinished, condition, continueAsNew, defineUpdate, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import { forgetSilent, grantLeases, grantsMoved, type DemandReport, type LeaseAnswer, type LeaseBook } from '../llm/concurrencyLeases.js';
@@ -69,7 +76,8 @@ export async function endpointLeases(desk: LeaseDesk = { book: {}, newest: {} })
     const superseded = () => newest[report.worker] !== report.seq;
     if ((newest[report.worker] ?? -1) >= report.seq) return { grants: {}, superseded: true };
     newest[report.worker] = report.seq;
-    const answer = grantLeases(book, report, Date.now());
+    const terms = patched('lease-desk-lease-terms');
+    const answer = grantLeases(book, report, Date.now(), terms);
     const unchanged = report.endpoints.every((d) => answer.grants[d.endpoint] === d.holding);
     if (report.release || !unchanged) return answer;
     const full = (held >= MAX_HELD && patched('lease-desk-holds-three')) || (held >= MAX_HELD_BEFORE && patched('lease-desk-holds-few'));
@@ -80,7 +88,7 @@ export async function endpointLeases(desk: LeaseDesk = { book: {}, newest: {} })
     } finally {
       held--;
     }
-    return superseded() ? { grants: {}, superseded: true } : grantLeases(book, report, Date.now());
+    return superseded() ? { grants: {}, superseded: true } : grantLeases(book, report, Date.now(), terms);
   });
   const rollOver = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > MAX_HISTORY;
   for (;;) {

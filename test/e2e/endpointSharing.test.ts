@@ -7,20 +7,35 @@
  * and the other activity tasks; the count covers both types.)
  */
 import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import * as activities from '../../activities/index.js';
-import { rateDemand } from '../../llm/concurrencyLeases.js';
+import { LEASE_MS, rateDemand } from '../../llm/concurrencyLeases.js';
 import { resolveEndpoint } from '../../llm/endpoint.js';
 import { endpointDemands, limiterFor, shareEndpointsAmong } from '../../llm/limiter.js';
 import { startTemporalDevServer, type DevServer } from '../../local/temporalDevServer.js';
+import { startSimulator } from '../../simulator/server.js';
 import { bundleWorkflows } from '../../worker/createWorker.js';
-import { jittered, LIVE_MS, leaseEndpointConcurrency, livePollers, RECOUNT_MS, reportDemand, RETRY_MS, shareEndpointLimits } from '../../worker/endpointSharing.js';
+import {
+  jittered,
+  LIVE_MS,
+  leaseEndpointConcurrency,
+  livePollers,
+  RECOUNT_MS,
+  REPORT_DEADLINE_MS,
+  reportDemand,
+  RETRY_MS,
+  shareEndpointLimits,
+} from '../../worker/endpointSharing.js';
 
 let server: DevServer;
 let connection: NativeConnection;
+let workflowBundle: Awaited<ReturnType<typeof bundleWorkflows>>;
 const workers: Worker[] = [];
 const runs: Promise<void>[] = [];
 const TASK_QUEUE = 'mmif-sharing';
@@ -28,7 +43,7 @@ const TASK_QUEUE = 'mmif-sharing';
 before(async () => {
   server = await startTemporalDevServer();
   connection = await NativeConnection.connect({ address: server.address });
-  const workflowBundle = await bundleWorkflows();
+  workflowBundle = await bundleWorkflows();
   const common = { connection, namespace: 'default', taskQueue: TASK_QUEUE };
   workers.push(await Worker.create({ ...common, identity: 'worker-a@host', workflowBundle }));
   workers.push(await Worker.create({ ...common, identity: 'worker-b@host', activities }));
@@ -260,4 +275,80 @@ test('more concurrent reporters than the in-flight update limit are all served, 
     for (const worker of names) await reportDemand(client, TASK_QUEUE, { worker, seq: Number.MAX_SAFE_INTEGER, endpoints: [], release: true });
     await bare.close();
   }
+});
+
+/**
+ * Lease terms with the desk away: 4 processes that each run a worker's endpoint side
+ * (bench/leaseFleet.ts --role reporter: its limiter, the lease reports `mmif worker` sends, and
+ * requests to the simulator in busy spells of 5-15 s) share a cap of 16 at the simulator, which
+ * answers 429 above it. The desk's worker stops for longer than a lease's term, then comes back.
+ * While the desk is away the reports fail (past REPORT_DEADLINE_MS) but the fleet keeps its leases
+ * and completes requests; past the term it admits nothing; once the desk is back it runs again. At
+ * no moment does the simulator have more than 16 in flight, and it answers no 429. (The workers of
+ * the earlier release fell back to the 1/N split after 5 s unanswered, over what the desk had
+ * granted: test/unit/concurrencyLeases.test.ts shows such a fleet over the cap.)
+ */
+test('a desk away for longer than a lease term: the fleet keeps its leases through the term, then admits nothing, and never goes over the cap', async () => {
+  const CAP = 16;
+  const FLEET_QUEUE = 'mmif-lease-fleet'; // bench/leaseFleet.ts's reporters lease on it
+  const sim = await startSimulator({ seed: 3, faults: { latencyMs: 200, maxConcurrent: CAP } });
+  const startDesk = async () => {
+    const desk = await Worker.create({ connection, namespace: 'default', taskQueue: FLEET_QUEUE, workflowBundle });
+    return { desk, running: desk.run() };
+  };
+  let { desk, running } = await startDesk();
+  const script = fileURLToPath(new URL('../../bench/leaseFleet.ts', import.meta.url));
+  const reporters: Array<{ child: ChildProcess; out: () => string }> = [];
+  let reports: Array<{ failed?: Record<string, number>; termsEnded?: number }> = [];
+  const until = async (what: string, done: () => boolean) => {
+    for (let i = 0; i < 1_800 && !done(); i++) await sleep(50);
+    assert.ok(done(), `${what}: simulator ${JSON.stringify(sim.stats().byStatus)}, ${sim.stats().inFlight} in flight`);
+  };
+  try {
+    for (let i = 0; i < 4; i++) {
+      const child = spawn(process.execPath, ['--import', 'tsx', script, '--role', 'reporter', '--concurrency', String(CAP)], {
+        env: { ...process.env, TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: sim.url, FLEET_WORKERS: '4' },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      reporters.push({ child, out: () => out });
+    }
+    await until('the reporters start', () => reporters.every((r) => r.out().includes('reporter ready')));
+    await until('the fleet runs on its leases', () => sim.stats().completed >= 300);
+
+    desk.shutdown();
+    await running;
+    const away = Date.now();
+    const before = sim.stats().completed;
+    await until('requests complete while the desk is away, past a report deadline', () => Date.now() - away > REPORT_DEADLINE_MS + 2_000 && sim.stats().completed >= before + 300);
+    await until('past the term, nothing is admitted', () => Date.now() - away > LEASE_MS && sim.stats().inFlight === 0);
+    const idle = sim.stats().completed;
+
+    ({ desk, running } = await startDesk());
+    await until('the desk is back: the fleet runs again', () => sim.stats().completed >= idle + 300);
+  } finally {
+    reports = await Promise.all(
+      reporters.map(async ({ child, out }) => {
+        const exited = once(child, 'exit');
+        child.kill('SIGTERM');
+        await exited;
+        return JSON.parse(out().trim().split('\n').at(-1) ?? '{}') as { failed?: Record<string, number>; termsEnded?: number };
+      }),
+    );
+    desk.shutdown();
+    await running;
+    await sim.close();
+  }
+  const stats = sim.stats();
+  assert.equal(stats.byStatus['429'] ?? 0, 0, `the simulator refused requests over its cap: ${JSON.stringify(stats.byStatus)}`);
+  assert.ok(stats.maxInFlight <= CAP, `${stats.maxInFlight} in flight at the simulator, over the cap of ${CAP}`);
+  assert.ok(
+    reports.some((r) => Object.values(r.failed ?? {}).some((n) => n > 0)),
+    'reports failed while the desk was away',
+  );
+  assert.ok(
+    reports.some((r) => (r.termsEnded ?? 0) > 0),
+    'lease terms ended unanswered',
+  );
 });

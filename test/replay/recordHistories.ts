@@ -36,6 +36,7 @@ import proto from '@temporalio/proto';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import { evalWorkflowId, type EvalConfigInput } from '../../config/evalConfig.js';
 import { LocalStore } from '../../storage/localStore.js';
+import { LEASE_MS } from '../../llm/concurrencyLeases.js';
 import { reportDemand } from '../../worker/endpointSharing.js';
 import type { BuildProgress } from '../../workflows/buildProgress.js';
 import { endpointLeasesWorkflowId, MAX_HELD } from '../../workflows/endpointLeases.js';
@@ -142,7 +143,8 @@ try {
    * b supersedes its waiting one; a run of reports with changed answers grows the history until the
    * desk continues as new (releasing b's waiting report); in the new run a fleet of more workers than
    * the desk holds reports for gets its fair shares (some answered at once, with `again`); then all
-   * release and the desk ends after its idle wait.
+   * release and the desk ends after its idle wait. Reports carry `leaseTerms` (this release's
+   * workers); the desk grants with terms (patch 'lease-desk-lease-terms') and says so in `termMs`.
    */
   const recordLeases = async (): Promise<void> => {
     await stack.startWorker({ taskQueue: LEASE_QUEUE });
@@ -151,12 +153,15 @@ try {
       reportDemand(stack.client, LEASE_QUEUE, {
         worker,
         seq: (seqs[worker] = (seqs[worker] ?? 0) + 1),
-        endpoints: [{ endpoint: 'replay-endpoint', cap: 8, inFlight, queued, holding }],
+        leaseTerms: true,
+        endpoints: [{ endpoint: 'replay-endpoint', cap: 8, inFlight, queued, holding, drainMs: 1_000 }],
       });
     const grant = async (answer: Promise<{ grants: Record<string, number>; superseded?: boolean }>) => (await answer).grants['replay-endpoint'];
     const desk = stack.client.workflow.getHandle(endpointLeasesWorkflowId(LEASE_QUEUE));
 
-    assert.equal(await grant(report('a', 0, 10, 0)), 8, 'a alone leases the whole cap');
+    const first = await report('a', 0, 10, 0);
+    assert.equal(first.grants['replay-endpoint'], 8, 'a alone leases the whole cap');
+    assert.equal(first.termMs, LEASE_MS, 'for a term');
     const bJoins = grant(report('b', 0, 10, 0));
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(await grant(report('a', 8, 2, 8)), 4, "a's fair half");
@@ -188,7 +193,8 @@ try {
           return reportDemand(stack.client, LEASE_QUEUE, {
             worker,
             seq: (seqs[worker] = (seqs[worker] ?? 0) + 1),
-            endpoints: [{ endpoint: 'replay-fleet', cap: fleet.length, inFlight: holding, queued: 10, holding }],
+            leaseTerms: true,
+            endpoints: [{ endpoint: 'replay-fleet', cap: fleet.length, inFlight: holding, queued: 10, holding, drainMs: 1_000 }],
           });
         }),
       );

@@ -5,8 +5,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fairShares, grantLeases, grantsMoved, rateDemand, SILENT_MS, type LeaseBook } from '../../llm/concurrencyLeases.js';
-import { worthReporting } from '../../worker/endpointSharing.js';
+import { fairShares, forgetSilent, grantLeases, grantsMoved, LEASE_MS, leaseEnds, rateDemand, SILENT_MS, type LeaseBook } from '../../llm/concurrencyLeases.js';
+import { ManualClock } from '../harness/manualClock.js';
+import { REPORT_DEADLINE_MS, worthReporting } from '../../worker/endpointSharing.js';
 
 test('fair shares: water-filling over demands, the rest spread evenly, summing to the cap', () => {
   assert.deepEqual(fairShares(128, [200, 0, 0, 0]), [128, 0, 0, 0]);
@@ -213,4 +214,138 @@ test('a worker reports at once when requests start waiting at its grant, a quart
   assert.equal(worthReporting(at(26, 0, 32), at(32, 5, 32)), false, 'spares 6 of 32');
   assert.equal(worthReporting(at(56, 40, 32), at(64, 40, 64)), true, 'grant lowered to 32: 8 of the 64 sent before have ended');
   assert.equal(worthReporting(at(62, 40, 32), at(64, 40, 64)), false);
+});
+
+interface FleetOptions {
+  /** 'terms': workers honour lease terms (this release); 'split': unanswered 5 s, they fall back to 1/N (the earlier release). */
+  workers: 'terms' | 'split';
+  seed: number;
+  /** A paused desk: reports reaching it in [from, to) wait until `to`. */
+  pause?: { from: number; to: number };
+  /** Workers that die (stop reporting and admitting; their requests in flight run to their end) at these times. */
+  deaths?: Record<number, number>;
+}
+
+/**
+ * Lease terms on a manual clock (test/harness/manualClock.ts): 8 workers whose demands change at
+ * random; a report reaches the desk within 1 s, or one time in five 5-12 s late (a saturated host),
+ * and one in twenty never does; its answer takes as long again. A worker keeps one report out (a new
+ * one after REPORT_DEADLINE_MS unanswered), admits only under a grant whose term has not passed (leaseEnds from the send),
+ * and its requests last 0.5-3 s (its drainMs is 3 s). Returns the most requests ever in flight
+ * together, and what the fleet used against what it wanted.
+ */
+async function termsFleet(o: FleetOptions): Promise<{ maxInFlight: number; used: number; wanted: number; inFlightAt: (t: number) => number }> {
+  const clock = new ManualClock(0);
+  let state = o.seed;
+  const random = () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const CAP = 64;
+  const STEP = 100;
+  const END = 240_000;
+  const book: LeaseBook = {};
+  const newest: Record<string, number> = {};
+  const fleet = Array.from({ length: 8 }, (_, i) => ({
+    id: `w${i}`,
+    demand: 0,
+    grant: 0,
+    leaseUntil: 0,
+    unansweredSince: undefined as number | undefined,
+    seq: 0,
+    out: 0,
+    sentAt: 0,
+    running: [] as number[],
+    alive: true,
+  }));
+  const lag = () => (random() < 0.2 ? 5_000 + random() * 7_000 : random() * 1_000);
+  const holdsNow = (w: (typeof fleet)[number], now: number) =>
+    o.workers === 'terms' ? (now < w.leaseUntil ? w.grant : 0) : w.unansweredSince !== undefined && now - w.unansweredSince > 5_000 ? CAP / fleet.length : w.grant;
+  const send = (w: (typeof fleet)[number], now: number) => {
+    const seq = (w.out = ++w.seq);
+    w.sentAt = now;
+    w.unansweredSince ??= now;
+    const inFlight = w.running.length;
+    const report = {
+      worker: w.id,
+      seq,
+      leaseTerms: o.workers === 'terms' ? true : undefined,
+      endpoints: [{ endpoint: 'e', cap: CAP, inFlight, queued: Math.max(0, w.demand - inFlight), holding: holdsNow(w, now), drainMs: 3_000 }],
+    };
+    if (random() < 0.05) return; // lost on the way
+    let arrives = now + lag();
+    if (o.pause && arrives >= o.pause.from && arrives < o.pause.to) arrives = o.pause.to;
+    clock.setTimer(() => {
+      if ((newest[w.id] ?? -1) >= seq) return;
+      newest[w.id] = seq;
+      const answer = grantLeases(book, report, clock.now(), o.workers === 'terms');
+      clock.setTimer(() => {
+        if (!w.alive || w.out !== seq) return; // given up, or superseded by a newer report
+        w.out = 0;
+        w.unansweredSince = undefined;
+        w.grant = answer.grants.e!;
+        w.leaseUntil = leaseEnds(w.sentAt, answer);
+      }, lag());
+    }, arrives - now);
+  };
+  let maxInFlight = 0;
+  let used = 0;
+  let wanted = 0;
+  const history: number[] = [];
+  for (let now = 0; now < END; now += STEP) {
+    for (const w of fleet) {
+      if (o.deaths?.[fleet.indexOf(w)] === now) w.alive = false;
+      w.running = w.running.filter((end) => end > now);
+      if (!w.alive) continue;
+      if (now % 10_000 === 0) w.demand = random() < 0.3 ? 0 : Math.floor(random() * 40);
+      const admit = Math.max(0, Math.min(w.demand, holdsNow(w, now)) - w.running.length);
+      for (let i = 0; i < admit; i++) w.running.push(now + 500 + random() * 2_500);
+      if (w.out === 0 || now - w.sentAt >= REPORT_DEADLINE_MS) send(w, now);
+    }
+    const inFlight = fleet.reduce((n, w) => n + w.running.length, 0);
+    history.push(inFlight);
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    used += inFlight;
+    wanted += Math.min(
+      CAP,
+      fleet.reduce((n, w) => n + (w.alive ? w.demand : 0), 0),
+    );
+    await clock.advance(STEP);
+  }
+  return { maxInFlight, used, wanted, inFlightAt: (t) => history[Math.floor(t / STEP)]! };
+}
+
+test('lease terms: with late and lost reports and answers, a desk paused longer than a term, and workers dying with requests in flight, the fleet never has more than the cap in flight', async () => {
+  for (const seed of [1, 2, 3, 4]) {
+    const { maxInFlight, used, wanted } = await termsFleet({ workers: 'terms', seed, deaths: { 2: 50_000, 5: 130_000 } });
+    assert.ok(maxInFlight <= 64, `seed ${seed}: ${maxInFlight} in flight, over the cap of 64`);
+    assert.ok(used / wanted >= 0.4, `seed ${seed}: ${((100 * used) / wanted).toFixed(1)}% of what was wanted, with answers up to 24 s late`);
+  }
+  const pause = { from: 100_000, to: 160_000 };
+  const paused = await termsFleet({ workers: 'terms', seed: 5, pause });
+  assert.ok(paused.maxInFlight <= 64, `${paused.maxInFlight} in flight with the desk paused, over the cap`);
+  assert.ok(paused.inFlightAt(pause.from + 15_000) > 0, 'within their terms, the workers keep admitting while the desk is paused');
+  assert.equal(paused.inFlightAt(pause.to - 1_000), 0, 'past their terms (and the drain), they admit nothing');
+});
+
+test('lease terms: the same fleet whose workers fall back to the 1/N split when unanswered (the earlier release) goes over the cap', async () => {
+  const overs = await Promise.all([1, 2, 3, 4].map(async (seed) => (await termsFleet({ workers: 'split', seed })).maxInFlight));
+  assert.ok(
+    overs.some((n) => n > 64),
+    `the control never went over the cap: ${overs.join(', ')}`,
+  );
+});
+
+test('lease terms: an earlier release worker on this desk is counted for at least its 1/N split; a worker of this release is counted through its term and drain', () => {
+  const book: LeaseBook = {};
+  const at = (worker: string, now: number, queued: number, leaseTerms?: true) =>
+    grantLeases(book, { worker, seq: 0, leaseTerms, endpoints: [{ endpoint: 'e', cap: 64, inFlight: 0, queued, holding: 0, drainMs: 5_000 }] }, now, true);
+  assert.equal(at('old', 0, 0).termMs, LEASE_MS);
+  assert.equal(at('new', 0, 1000, true).grants.e, 64 - 64, 'the old worker holds the whole cap as headroom');
+  at('old', 1, 0);
+  assert.equal(at('new', 2, 1000, true).grants.e, 32, 'idle, the old worker is still counted for its split of 1/2');
+  assert.equal(at('old', 3, 0).grants.e, 0);
+  forgetSilent(book, 3 + SILENT_MS + 1);
+  assert.deepEqual(Object.keys(book.e!), ['new'], 'the old worker is forgotten SILENT_MS after its report, as the earlier desk did');
+  forgetSilent(book, 2 + LEASE_MS + 5_000);
+  assert.deepEqual(Object.keys(book.e!), ['new'], "the new worker's term and drain have not passed");
+  forgetSilent(book, 2 + LEASE_MS + 5_001);
+  assert.equal(book.e, undefined);
 });
