@@ -107,6 +107,7 @@ test('concurrency is leased by demand: an idle worker lends its part, takes it b
     const answer = await reportDemand(client, TASK_QUEUE, {
       worker: 'peer@host',
       seq: ++seq,
+      leaseTerms: true,
       endpoints: [{ endpoint: endpointId(), cap: CAP, inFlight, queued: peer.demand - inFlight, holding: peer.grant }],
     });
     if (!answer.superseded) peer.grant = answer.grants[endpointId()]!;
@@ -165,6 +166,7 @@ test('per-minute rates are leased by demand: an idle worker lends its part of th
     const answer = await reportDemand(client, TASK_QUEUE, {
       worker: 'rate-peer@host',
       seq: ++seq,
+      leaseTerms: true,
       endpoints: [rateDemand(rateId, { limit: LIMIT, used: 0, waiting: peer.waiting, holding: peer.pace })],
     });
     if (!answer.superseded) peer.pace = answer.grants[rateId]!;
@@ -221,7 +223,7 @@ test('more concurrent reporters than the in-flight update limit are all served, 
     while (!stopped) {
       const holding = grants[worker] ?? 0;
       // Busy: it uses all it holds (requests above a lowered grant end at once) and 100 more wait.
-      const report = { worker, seq: ++seq, endpoints: [{ endpoint: 'fleet-endpoint', cap: CAP, inFlight: holding, queued: 100, holding }] };
+      const report = { worker, seq: ++seq, leaseTerms: true, endpoints: [{ endpoint: 'fleet-endpoint', cap: CAP, inFlight: holding, queued: 100, holding }] };
       const answer = await reportDemand(client, TASK_QUEUE, report).catch((error: Error) => {
         refusals.push(error.message);
         return undefined;
