@@ -156,7 +156,7 @@ export async function committedShards(input: {
   from: number;
   to: number;
   rerunModelCallRejects?: boolean;
-}): Promise<{ shards: number[]; total: ShardSummary; reopened: number[] }> {
+}): Promise<{ shards: number[]; total: ShardSummary; reopened: number[]; kept: Array<[shard: number, instruct: number, dpo: number]> }> {
   // Up to 1,000 manifests a call (workflows/buildDataset.ts): on a slow store, longer than the heartbeat timeout.
   return withHeartbeat(async () => {
     const store = storeFor(input.build.output, input.build.s3);
@@ -166,7 +166,13 @@ export async function committedShards(input: {
     const found = manifests.filter((m): m is ShardManifest => m !== undefined);
     const reopen = (m: ShardManifest) => reopensOnRerun(m, input.rerunModelCallRejects ?? false);
     const committed = found.filter((m) => !reopen(m));
-    return { shards: committed.map((m) => m.shard), total: sumSummaries(committed.map(summarize)), reopened: found.filter(reopen).map((m) => m.shard) };
+    return {
+      shards: committed.map((m) => m.shard),
+      total: sumSummaries(committed.map(summarize)),
+      reopened: found.filter(reopen).map((m) => m.shard),
+      // What each kept, by shard: a targets build caps its later shards by it (domain/commitOrder.ts).
+      kept: committed.map((m): [number, number, number] => [m.shard, m.counts.instruct, m.counts.dpo]),
+    };
   });
 }
 
@@ -233,14 +239,21 @@ export async function targetTallies(input: { build: BuildRef; plan: BuildPlan; t
   return withHeartbeat(() => sourceTallies(storeFor(input.build.output, input.build.s3), buildLayout(input.build.buildId), input.plan, input.to));
 }
 
-/** Plans topping-up round `round`, or records why topping up stops; returns the plan as it stands. */
-export async function planTopUp(input: { config: unknown; round: number }): Promise<BuildPlan> {
+/**
+ * Plans topping-up round `round`, or records why topping up stops; returns the plan as it stands.
+ * With `forecastFrom`, plans it from a forecast while the shards from there on still run (pipeline/topUp.ts).
+ */
+export async function planTopUp(input: { config: unknown; round: number; forecastFrom?: number }): Promise<BuildPlan> {
   return withHeartbeat(async () => {
     const ctx = contextFor(parseBuildConfig(input.config), CURRENT_REQUEST_LAYOUT);
     const plan = await getJson<BuildPlan>(ctx.store, ctx.layout.planSummary);
     // Only before the round is planned: a retry after it finds the round in the plan and changes nothing.
-    if (plan && plan.rounds.length <= input.round && !plan.targetsOutcome) await dropLateDuplicates(ctx.store, ctx.layout, plan.shardCount, async () => ctx);
-    return topUp(ctx.config, ctx.store, ctx.layout, ctx.sources, input.round, (plan) => sourceTallies(ctx.store, ctx.layout, plan), richnessTools(ctx));
+    // Not on a forecast: shards still commit meanwhile, and the exact call after the last round drops them.
+    if (plan && plan.rounds.length <= input.round && !plan.targetsOutcome && input.forecastFrom === undefined) {
+      await dropLateDuplicates(ctx.store, ctx.layout, plan.shardCount, async () => ctx);
+    }
+    const tallyOf = (plan: BuildPlan, to: number) => sourceTallies(ctx.store, ctx.layout, plan, to);
+    return topUp(ctx.config, ctx.store, ctx.layout, ctx.sources, input.round, tallyOf, richnessTools(ctx), input.forecastFrom);
   });
 }
 

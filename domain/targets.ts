@@ -109,7 +109,13 @@ function deficit(goals: Goals, kept: Pick<SourceTally, RecordKind>, kind: Record
  * The next round's samples per source, or why there is none. `round` counts rounds already
  * planned; tallies cover every committed shard of those rounds.
  */
-export function nextRound(config: TargetsSettings, round: number, tallies: readonly SourceTally[]): { sizes: number[] } | { outcome: TargetsOutcome } {
+export function nextRound(
+  config: TargetsSettings,
+  round: number,
+  tallies: readonly SourceTally[],
+  /** Share added to each deficit's samples: set when the tallies are a forecast (forecastTallies). */
+  margin = 0,
+): { sizes: number[] } | { outcome: TargetsOutcome } {
   const goals = sourceGoals(config);
   const owing = tallies.map((t, i) => RECORD_KINDS.some((k) => deficit(goals[i]!, t, k) > 0));
   if (!owing.some(Boolean)) return { outcome: 'targets-met' };
@@ -120,13 +126,53 @@ export function nextRound(config: TargetsSettings, round: number, tallies: reado
     const needs = RECORD_KINDS.map((kind) => {
       const missing = deficit(goals[i]!, t, kind);
       if (missing === 0) return 0;
-      return t[kind] === 0 ? Math.max(1, 2 * t.planned) : Math.ceil((missing * t.planned) / t[kind]);
+      return t[kind] === 0 ? Math.max(1, 2 * t.planned) : Math.ceil(((missing * t.planned) / t[kind]) * (1 + margin));
     });
     return Math.max(1, ...needs);
   });
   const planned = tallies.reduce((n, t) => n + t.planned, 0);
   const sizes = clampToBudget(wanted, config.maxSamples, planned);
   return sizes.some((n) => n > 0) ? { sizes } : { outcome: 'sample-limit' };
+}
+
+/**
+ * The share of a round's shards that must be committed (as a prefix of the plan) before the next
+ * round is planned from a forecast, while the rest still run: enough measured yield to forecast
+ * from, early enough that the next round's shards are planned before this round's last ones start.
+ */
+const FORECAST_AT = 0.5;
+
+/**
+ * The next round planned from a forecast asks for this much more than the forecast deficit: a
+ * forecast that falls short costs another round, after a tail; one that overshoots costs the
+ * requests of the surplus samples (trimmed by rank, so the records kept do not change).
+ */
+export const FORECAST_MARGIN = 0.1;
+
+/**
+ * The shard before which the plan must be committed for the next round to be planned from a
+ * forecast (FORECAST_AT of the last round's shards), or undefined when the last round is too small
+ * to forecast from: the next round is then planned from exact counts once it is committed.
+ */
+export function forecastCut(rounds: readonly number[], shardCount: number): number | undefined {
+  const start = rounds[rounds.length - 1] ?? 0;
+  const size = shardCount - start;
+  return size < 2 ? undefined : start + Math.ceil(size * FORECAST_AT);
+}
+
+/**
+ * What each source will have produced once every planned shard is committed, forecast from the
+ * committed prefix of the plan (`prefix`, the tallies of the shards before forecastCut) and the
+ * samples planned after it (`rest`, per source): those are expected to yield what the source's
+ * committed samples did (expectedYield where none is). A function of the plan and committed
+ * counts only, so the round planned from it is the same whatever the timing.
+ */
+export function forecastTallies(prefix: readonly SourceTally[], rest: readonly number[], expectedYield: number): SourceTally[] {
+  return prefix.map((t, i) => {
+    const more = rest[i] ?? 0;
+    const expected = (kind: RecordKind) => Math.floor(more * (t.planned > 0 ? t[kind] / t.planned : expectedYield));
+    return { planned: t.planned + more, instruct: t.instruct + expected('instruct'), dpo: t.dpo + expected('dpo'), exhausted: t.exhausted };
+  });
 }
 
 /** Cuts sizes (in source order) so that the samples planned over all rounds stay within maxSamples. */

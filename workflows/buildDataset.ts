@@ -26,15 +26,16 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type * as activities from '../activities/index.js';
-import type { BuildRef } from '../activities/buildRef.js';
+import type { BuildRef, ShardSummary } from '../activities/buildRef.js';
 import type { BuildConfig } from '../config/buildConfig.js';
 import { batchStages, requestsPerSecondLimit, stageTaskQueues } from '../config/endpointRouting.js';
 import type { BuildReport } from '../output/reports/buildReport.js';
 import type { BuildPlan } from '../pipeline/planBuild.js';
 import { workflowIdRefusal } from '../domain/buildWorkflowId.js';
+import { capsWhenDue, type Kept } from '../domain/commitOrder.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import { stagesFor } from '../domain/stages.js';
-import { commitCaps, sourceGoals, type Goals } from '../domain/targets.js';
+import { commitCaps, forecastCut, sourceGoals, type Goals } from '../domain/targets.js';
 import { pipelineActivityOptions } from './activityOptions.js';
 import { newProgress, recordCommittedShard, restartRate, type BuildPhase, type BuildProgress } from './buildProgress.js';
 import { buildShard } from './buildShard.js';
@@ -57,7 +58,26 @@ export interface CarriedProgress {
   nextPending: number;
   retryQueue: number[];
   progress: BuildProgress;
+  /** A targets build's overlapped rounds (absent from runs of the sequential ones, which replay as they were). */
+  rounds?: RoundsState;
 }
+
+/** Where the overlapped rounds of a targets build stand: what commits and top-up planning go on from. */
+interface RoundsState {
+  /** What each committed shard kept. */
+  kept: Array<[shard: number, instruct: number, dpo: number]>;
+  /** Shards that have run and wait to commit behind an earlier shard of their source (domain/commitOrder.ts). */
+  finished: number[];
+  /** How many rounds the plan had when the next one was last planned from a forecast (0: never). */
+  forecastAt: number;
+}
+
+/**
+ * Versioning marker: a targets build commits each shard as soon as its rank order allows and plans
+ * the next round from a forecast while the current one still runs. Builds started before run their
+ * rounds one after another (commitRoundInOrder), as their histories recorded.
+ */
+const OVERLAPPED_ROUNDS = 'overlapped-top-up-rounds';
 
 export const progressQuery = defineQuery<BuildProgress>('progress');
 /** Re-runs the failed shards of a running or finished-but-waiting build; returns the shards retried. */
@@ -134,12 +154,15 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
     // ones to re-open (model-call rejections to regenerate, an interrupted re-commit) are not among
     // them: their children run. No patch marker: this follows from the activity's recorded result.
     let pending = carried?.pending;
+    const keptAtStart: RoundsState['kept'] = [];
     if (!pending) {
       const committed = new Set<number>();
       for (let from = 0; from < plan.shardCount; from += COMMIT_CHECK_CHUNK) {
         const to = Math.min(from + COMMIT_CHECK_CHUNK, plan.shardCount);
         const found = await committedShards({ build, from, to, rerunModelCallRejects: rerunModelCallRejects(config) });
         found.shards.forEach((shard) => committed.add(shard));
+        // Absent from results recorded before it existed; only overlapped rounds read it.
+        if (found.kept) keptAtStart.push(...found.kept);
         if (found.shards.length > 0) recordCommittedShard(progress, found.total, Date.now(), found.shards.length, true);
       }
       pending = Array.from({ length: plan.shardCount }, (_, shard) => shard).filter((shard) => !committed.has(shard));
@@ -147,43 +170,49 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
       restartRate(progress, Date.now());
     }
     let nextPending = carried?.nextPending ?? 0;
-    let startedThisRun = 0;
-    const rollOver = () => workflowInfo().continueAsNewSuggested || startedThisRun >= config.shardsPerRun;
-    const work = () => retryQueue.length > 0 || nextPending < pending!.length;
-    for (;;) {
-      while (work() && !rollOver() && !progress.budgetExhausted) {
-        await condition(() => progress.shards.running < config.maxParallelShards);
-        const shard = retryQueue.shift() ?? pending[nextPending++]!;
-        startedThisRun += 1;
-        void runShard(config, build, plan, shard, progress);
-      }
-      await condition(() => progress.shards.running === 0);
-      // A spent budget stops the build: no shard starts, no retry is waited for (raise it and run again).
-      if (progress.budgetExhausted) break;
-      if (work()) {
-        // More to do: a retry that arrived meanwhile, or the rest of the plan after a roll-over.
-        if (rollOver()) await continueAsNew<typeof buildDataset>(input, { plan, pending, nextPending, retryQueue, progress });
-        continue;
-      }
-      if (progress.shards.failed === 0 && config.targets) {
-        // Targets: commit the round in rank order, then plan the next one from what was kept.
-        await commitRoundInOrder(config, build, plan, progress);
-        const grown: BuildPlan = await planTopUp({ config: input, round: plan.rounds.length });
-        if (grown.targetsOutcome) {
-          plan = grown;
-          break;
+    // Patched once per build: a continued run goes on the way its first run went.
+    if (config.targets && (carried ? carried.rounds !== undefined : patched(OVERLAPPED_ROUNDS))) {
+      const rounds = carried?.rounds ?? { kept: keptAtStart, finished: [], forecastAt: 0 };
+      plan = await overlappedRounds({ input, config, build, progress, retryQueue, setPhase }, { plan, pending, nextPending, rounds });
+    } else {
+      let startedThisRun = 0;
+      const rollOver = () => workflowInfo().continueAsNewSuggested || startedThisRun >= config.shardsPerRun;
+      const work = () => retryQueue.length > 0 || nextPending < pending!.length;
+      for (;;) {
+        while (work() && !rollOver() && !progress.budgetExhausted) {
+          await condition(() => progress.shards.running < config.maxParallelShards);
+          const shard = retryQueue.shift() ?? pending[nextPending++]!;
+          startedThisRun += 1;
+          void runShard(config, build, plan, shard, progress);
         }
-        pending = Array.from({ length: grown.shardCount - plan.shardCount }, (_, i) => plan!.shardCount + i);
-        nextPending = 0;
-        plan = grown;
-        progress.shards.planned = plan.shardCount;
-        progress.samples.planned = plan.sampleCount;
-        continue;
+        await condition(() => progress.shards.running === 0);
+        // A spent budget stops the build: no shard starts, no retry is waited for (raise it and run again).
+        if (progress.budgetExhausted) break;
+        if (work()) {
+          // More to do: a retry that arrived meanwhile, or the rest of the plan after a roll-over.
+          if (rollOver()) await continueAsNew<typeof buildDataset>(input, { plan, pending, nextPending, retryQueue, progress });
+          continue;
+        }
+        if (progress.shards.failed === 0 && config.targets) {
+          // Targets: commit the round in rank order, then plan the next one from what was kept.
+          await commitRoundInOrder(config, build, plan, progress);
+          const grown: BuildPlan = await planTopUp({ config: input, round: plan.rounds.length });
+          if (grown.targetsOutcome) {
+            plan = grown;
+            break;
+          }
+          pending = Array.from({ length: grown.shardCount - plan.shardCount }, (_, i) => plan!.shardCount + i);
+          nextPending = 0;
+          plan = grown;
+          progress.shards.planned = plan.shardCount;
+          progress.samples.planned = plan.sampleCount;
+          continue;
+        }
+        if (progress.shards.failed === 0 || config.retryWindowSeconds === 0) break;
+        setPhase('waiting-for-retry');
+        if (!(await condition(() => retryQueue.length > 0, config.retryWindowSeconds * 1000))) break;
+        setPhase('running');
       }
-      if (progress.shards.failed === 0 || config.retryWindowSeconds === 0) break;
-      setPhase('waiting-for-retry');
-      if (!(await condition(() => retryQueue.length > 0, config.retryWindowSeconds * 1000))) break;
-      setPhase('running');
     }
   } catch (err) {
     if (!isCancellation(err) || !plan || !build) throw err;
@@ -262,6 +291,128 @@ async function commitRoundInOrder(config: BuildConfig, build: BuildRef, plan: Bu
   }
 }
 
+/** What the overlapped rounds share with the build that runs them. */
+interface RoundsContext {
+  input: unknown;
+  config: BuildConfig;
+  build: BuildRef;
+  progress: BuildProgress;
+  retryQueue: number[];
+  setPhase: (phase: BuildPhase) => void;
+}
+
+/**
+ * A targets build's rounds, overlapped. Each shard commits as soon as rank order allows
+ * (domain/commitOrder.ts), not in a stop at the end of its round. Once the first half of the last
+ * round's shards (and everything before them) is committed, the next round is planned from a
+ * forecast of what the rest will keep (pipeline/topUp.ts), so its shards start in the free slots of
+ * this round's tail instead of after it. Once every shard is committed, the exact tallies decide:
+ * the targets are met (or cannot be), or one more round is planned. The records kept stay the
+ * lowest-ranked accepted ones: the forecast only decides how many ranks are planned, and a shard's
+ * caps are a function of the plan and committed counts. Returns the plan as it ends.
+ */
+async function overlappedRounds(ctx: RoundsContext, start: { plan: BuildPlan; pending: number[]; nextPending: number; rounds: RoundsState }): Promise<BuildPlan> {
+  const { input, config, build, progress, retryQueue } = ctx;
+  const { commitShard, planTopUp } = proxyActivities<typeof activities>(pipelineActivityOptions(config.retry));
+  const goals = sourceGoals(config);
+  let { plan, nextPending } = start;
+  const pending = start.pending;
+  const kept = new Map<number, Kept>(start.rounds.kept.map(([shard, instruct, dpo]) => [shard, { instruct, dpo }]));
+  let finished = [...start.rounds.finished];
+  let forecastAt = start.rounds.forecastAt;
+  let committing = 0;
+  let planning = false;
+  let planningFailed: unknown;
+  let startedThisRun = 0;
+
+  const grow = (grown: BuildPlan) => {
+    for (let shard = plan.shardCount; shard < grown.shardCount; shard++) pending.push(shard);
+    plan = grown;
+    progress.shards.planned = plan.shardCount;
+    progress.samples.planned = plan.sampleCount;
+  };
+  // Commits every finished shard whose turn has come; each commit ending may let later ones go.
+  const commitDue = () => {
+    for (const shard of [...finished].sort((a, b) => a - b)) {
+      const caps = capsWhenDue(plan, goals, shard, kept);
+      if (!caps) continue;
+      finished = finished.filter((s) => s !== shard);
+      committing += 1;
+      void commitShard({ build, shard, caps })
+        .then(
+          (summary) => {
+            kept.set(shard, { instruct: summary.instruct, dpo: summary.dpo });
+            recordCommittedShard(progress, summary, Date.now());
+          },
+          (err) => shardFailed(progress, shard, err),
+        )
+        .finally(() => {
+          committing -= 1;
+          commitDue();
+        });
+    }
+  };
+  const ran = (shard: number, summary: ShardSummary | null) => {
+    // A shard committed before (its commit answered late, then retried) reports its summary.
+    if (summary) kept.set(shard, { instruct: summary.instruct, dpo: summary.dpo });
+    else finished.push(shard);
+    commitDue();
+  };
+  const cut = () => forecastCut(plan.rounds, plan.shardCount);
+  const forecastDue = () => {
+    const at = cut();
+    if (planning || forecastAt >= plan.rounds.length || at === undefined) return false;
+    for (let shard = 0; shard < at; shard++) if (!kept.has(shard)) return false;
+    return true;
+  };
+  const forecastNext = async (forecastFrom: number) => {
+    planning = true;
+    forecastAt = plan.rounds.length;
+    try {
+      grow(await planTopUp({ config: input, round: plan.rounds.length, forecastFrom }));
+    } catch (err) {
+      planningFailed = err;
+    } finally {
+      planning = false;
+    }
+  };
+
+  const work = () => retryQueue.length > 0 || nextPending < pending.length;
+  const rollOver = () => workflowInfo().continueAsNewSuggested || startedThisRun >= config.shardsPerRun;
+  const canStart = () => work() && !rollOver() && !progress.budgetExhausted && progress.shards.running < config.maxParallelShards;
+  const settled = () => progress.shards.running === 0 && committing === 0 && !planning;
+  commitDue(); // shards that ran in an earlier run of this build
+  for (;;) {
+    await condition(() => planningFailed !== undefined || forecastDue() || canStart() || settled());
+    if (planningFailed !== undefined) throw planningFailed;
+    if (forecastDue()) void forecastNext(cut()!);
+    if (canStart()) {
+      const shard = retryQueue.shift() ?? pending[nextPending++]!;
+      startedThisRun += 1;
+      void runShard(config, build, plan, shard, progress, ran);
+      continue;
+    }
+    if (!settled()) continue;
+    // Nothing runs, commits or is being planned, and nothing more can start in this run.
+    if (progress.budgetExhausted) return plan;
+    if (work()) {
+      const rounds: RoundsState = { kept: [...kept].map(([shard, k]) => [shard, k.instruct, k.dpo]), finished, forecastAt };
+      await continueAsNew<typeof buildDataset>(input, { plan, pending, nextPending, retryQueue, progress, rounds });
+    }
+    if (progress.shards.failed === 0) {
+      // Every planned shard is committed: the exact tallies decide.
+      const grown: BuildPlan = await planTopUp({ config: input, round: plan.rounds.length });
+      if (grown.targetsOutcome) return grown;
+      grow(grown);
+      continue;
+    }
+    if (config.retryWindowSeconds === 0) return plan;
+    ctx.setPhase('waiting-for-retry');
+    if (!(await condition(() => retryQueue.length > 0, config.retryWindowSeconds * 1000))) return plan;
+    ctx.setPhase('running');
+  }
+}
+
 /**
  * Whether a re-run regenerates the model-call rejections of committed shards. Not with targets: each
  * shard's cap was computed from what the shards before it kept, so re-opening one would move the
@@ -271,7 +422,15 @@ function rerunModelCallRejects(config: BuildConfig): boolean {
   return config.llm.rerunModelCallRejects && config.targets === undefined;
 }
 
-async function runShard(config: BuildConfig, build: BuildRef, plan: BuildPlan, shard: number, progress: BuildProgress): Promise<void> {
+async function runShard(
+  config: BuildConfig,
+  build: BuildRef,
+  plan: BuildPlan,
+  shard: number,
+  progress: BuildProgress,
+  /** Told when the shard has run (overlapped rounds commit it then): its summary if it was committed already. */
+  ran?: (shard: number, summary: ShardSummary | null) => void,
+): Promise<void> {
   progress.shards.running += 1;
   const workflowId = shardWorkflowId(config.buildId, shard);
   (progress.runningShards ??= []).push(workflowId);
@@ -298,16 +457,22 @@ async function runShard(config: BuildConfig, build: BuildRef, plan: BuildPlan, s
       ],
     });
     if (summary) recordCommittedShard(progress, summary, Date.now());
+    ran?.(shard, summary);
   } catch (err) {
-    if (isCancellation(err)) return; // the build is being cancelled: not a shard failure
-    progress.shards.failed += 1;
-    progress.failedShards.push({ shard, error: describeFailure(err) });
-    // Patched: builds whose histories predate the budget replay without stopping on it.
-    if (failureType(err) === 'BudgetExhausted' && patched(BUDGET_STOPS_BUILD)) progress.budgetExhausted = describeFailure(err);
+    shardFailed(progress, shard, err);
   } finally {
     progress.shards.running -= 1;
     progress.runningShards = progress.runningShards!.filter((id) => id !== workflowId);
   }
+}
+
+/** A shard's child or its commit failed: listed for the report and a retry (a cancelled build is not a shard failure). */
+function shardFailed(progress: BuildProgress, shard: number, err: unknown): void {
+  if (isCancellation(err)) return;
+  progress.shards.failed += 1;
+  progress.failedShards.push({ shard, error: describeFailure(err) });
+  // Patched: builds whose histories predate the budget replay without stopping on it.
+  if (failureType(err) === 'BudgetExhausted' && patched(BUDGET_STOPS_BUILD)) progress.budgetExhausted = describeFailure(err);
 }
 
 const SHARD_IDS_FROM_WORKFLOW_ID = 'shard-ids-from-workflow-id';

@@ -1,4 +1,4 @@
-/** Targets counted in accepted records (domain/targets.ts), trimming (output/commit/overTarget.ts) and top-up rounds (pipeline/topUp.ts). */
+/** Targets counted in accepted records (domain/targets.ts), commit order (domain/commitOrder.ts), trimming (output/commit/overTarget.ts) and top-up rounds (pipeline/topUp.ts). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -7,7 +7,8 @@ import path from 'node:path';
 import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
 import { sampleIdFor } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
-import { commitCaps, firstRoundSizes, nextRound, sourceGoals, type SourceTally } from '../../domain/targets.js';
+import { capsWhenDue } from '../../domain/commitOrder.js';
+import { commitCaps, FORECAST_MARGIN, forecastCut, forecastTallies, firstRoundSizes, nextRound, sourceGoals, type SourceTally } from '../../domain/targets.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { trimToCaps } from '../../output/commit/overTarget.js';
 import type { AssembledSample, DpoRecord, InstructRecord } from '../../output/commit/records.js';
@@ -132,6 +133,72 @@ test('a top-up round takes the next ranks of the same seeded order into new shar
     assert.deepEqual([last.shardSizes.slice(4), last.sources[0]!.exhausted], [[2], true], 'asked for 3, only 2 left');
     tallies = [tally(14, 5, 0, true)];
     assert.equal((await planTopUp(c, store, layout, readers, 3, async () => tallies)).targetsOutcome, 'sources-exhausted');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('a forecast is taken once the first half of the last round is committed, and extrapolates each source by its measured yield', () => {
+  assert.equal(forecastCut([0], 1), undefined, 'a round of one shard is not forecast: its end is exact');
+  assert.equal(forecastCut([0], 9), 5);
+  assert.equal(forecastCut([0, 9], 12), 11);
+  // Source 0: 40 planned, 20 SFT and 10 pairs kept (yields 0.5 and 0.25), 60 more planned;
+  // source 1: nothing committed yet, so the expected yield (0.8) stands in.
+  assert.deepEqual(forecastTallies([tally(40, 20, 10), tally(0, 0, 0, true)], [60, 10], 0.8), [tally(100, 50, 25), tally(10, 8, 8, true)]);
+  // The margin adds to a forecast deficit's samples: 2 SFT missing at yield 0.4 is 5 samples, 6 with 10%.
+  const c = config({ targets: { instruct: 10, expectedYield: 0.5 } });
+  assert.deepEqual(nextRound(c, 1, [tally(20, 8, 0)], FORECAST_MARGIN), { sizes: [6] });
+  assert.deepEqual(nextRound(c, 1, [tally(20, 8, 0)]), { sizes: [5] });
+});
+
+test('commit order: a shard that can never be trimmed commits at once, any other once the earlier shards of its source have', () => {
+  // Source 0 owes 10 SFT and 6 pairs; shards of 4 samples: 0 (src 0), 1 (src 1), 2 (src 0), 3 (src 0).
+  const plan = { shardSizes: [4, 4, 4, 4], shardSources: [0, 1, 0, 0] };
+  const goals = [{ instruct: 10, dpo: 6 }, {}];
+  const none = new Map();
+  // Shard 0 owes the whole goal; shard 2 would still owe >= 4 SFT but only 2 pairs after shard 0's 4 samples: it waits.
+  assert.deepEqual(capsWhenDue(plan, goals, 0, none), { instruct: 10, dpo: 6 });
+  assert.equal(capsWhenDue(plan, goals, 2, none), undefined);
+  assert.deepEqual(capsWhenDue(plan, goals, 1, none), {}, 'a source without goals is never trimmed');
+  // Shard 0 kept 3 SFT and 1 pair: shard 2 is capped by that, shard 3 still waits for shard 2.
+  const committed = new Map([[0, { instruct: 3, dpo: 1 }]]);
+  assert.deepEqual(capsWhenDue(plan, goals, 2, committed), { instruct: 7, dpo: 5 });
+  assert.equal(capsWhenDue(plan, goals, 3, committed), undefined);
+  committed.set(2, { instruct: 4, dpo: 4 });
+  assert.deepEqual(capsWhenDue(plan, goals, 3, committed), { instruct: 3, dpo: 1 });
+});
+
+test('a top-up round planned from a forecast: from the committed prefix only, never an outcome, and the exact call after it decides', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'mmif-topup-forecast-'));
+  try {
+    const store = new LocalStore(dir);
+    const c = config({ targets: { instruct: 6, expectedYield: 1 } });
+    const layout = buildLayout(c.buildId);
+    const readers = [source(40)];
+    const plan = await planBuild(c, store, layout, readers);
+    assert.deepEqual(plan.shardSizes, [4, 2]);
+    // Shard 0 (the prefix before the cut, 1) kept 2 of 4: shard 1's 2 samples are forecast to keep 1,
+    // 3 are missing at yield 0.5: 6 samples, 7 with the margin.
+    const seen: number[] = [];
+    const grown = await planTopUp(c, store, layout, readers, 1, async (_p, to) => (seen.push(to), [tally(4, 2, 0)]), undefined, 1);
+    assert.deepEqual(seen, [1], 'tallied up to the cut');
+    assert.deepEqual(
+      [grown.shardSizes, grown.rounds],
+      [
+        [4, 2, 4, 3],
+        [0, 2],
+      ],
+    );
+    // A forecast that meets the targets plans nothing and records no outcome.
+    const met = await planTopUp(c, store, layout, readers, 2, async () => [tally(10, 6, 0)], undefined, 3);
+    assert.deepEqual([met.shardCount, met.targetsOutcome], [4, undefined]);
+    // The prefix must be committed.
+    await assert.rejects(
+      planTopUp(c, store, layout, readers, 2, async () => [tally(4, 2, 0)], undefined, 3),
+      /6 planned samples are not committed/,
+    );
+    // The exact call once everything is committed records the outcome.
+    assert.equal((await planTopUp(c, store, layout, readers, 2, async () => [tally(13, 6, 0)])).targetsOutcome, 'targets-met');
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
