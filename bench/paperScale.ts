@@ -30,6 +30,15 @@ import { startS3Server, useS3Env } from '../test/harness/s3Server.js';
 import { CLI, fmt, pollSimulator, procUsage, simStats, startNodeProcess, startWorkerProcess, steadyState, type Proc } from './harness.js';
 import { IMAGE_SIDE, paperSources } from './paperSources.js';
 
+/** Slices a shard runs at once (workflows/buildDataset.ts PARALLEL_SLICES_PER_SHARD) and samples a slice has in flight. */
+const SLICES_PER_SHARD = 4;
+const SLICE_SIZE = 32;
+/**
+ * Sample lanes per request the GPUs hold in flight: a lane is idle while its sample is between calls
+ * (the worker's own work, a stage handing over), so filling 256 requests per GPU takes more lanes.
+ */
+const LANES_PER_SLOT = 2;
+
 const { values } = parseArgs({
   options: {
     scale: { type: 'string', default: '0.0625' },
@@ -70,9 +79,16 @@ const simEnv = {
 const sim = await startNodeProcess(CLI, ['simulator'], simEnv, 'listening on');
 const simUrls = { url: `http://127.0.0.1:${simEnv.SIM_PORT}/v1`, admin: `http://127.0.0.1:${simEnv.SIM_PORT}/admin` };
 const workers: Proc[] = [];
+// Enough shards in flight, and activity slots on the workers to run their slices, for the GPUs' slots.
+const WORKERS = Number(values.workers);
+const maxParallelShards = Math.max(8, Math.ceil((LANES_PER_SLOT * GPUS * PROFILE.slots) / (SLICES_PER_SHARD * SLICE_SIZE)));
+const activitySlots = Math.max(16, Math.ceil((maxParallelShards * SLICES_PER_SHARD) / WORKERS));
 try {
   const taskQueue = 'bench-paper';
-  for (let i = 0; i < Number(values.workers); i++) workers.push(await startWorkerProcess({ address: temporal.address, taskQueue, simulatorUrl: simUrls.url }));
+  for (let i = 0; i < WORKERS; i++) {
+    const slots = activitySlots > 16 ? { maxConcurrentActivities: activitySlots } : {};
+    workers.push(await startWorkerProcess({ address: temporal.address, taskQueue, simulatorUrl: simUrls.url, ...slots }));
+  }
   const connection = await Connection.connect({ address: temporal.address });
   const client = new Client({ connection });
   const config: BuildConfigInput = {
@@ -90,13 +106,14 @@ try {
     targets: { instruct: target(23_000), dpo: target(23_000) },
     maxSamples: target(23_000) * 4,
     shardSize: 128,
-    sliceSize: 32,
-    maxParallelShards: 8,
+    sliceSize: SLICE_SIZE,
+    maxParallelShards,
     models: { default: { model: 'mmif-sim-vlm', concurrency: GPUS * PROFILE.slots } },
-    llm: { concurrency: 32 },
+    llm: { concurrency: SLICE_SIZE },
   };
   log(
-    `scale ${SCALE}: targets ${target(23_000)} + ${target(23_000)}; ${GPUS} GPUs x ${PROFILE.requestsPerSecond} req/s x speedup ${SPEEDUP} = ${fmt(CAPACITY)} req/s, ${GPUS * PROFILE.slots} in flight; load ${await load()}`,
+    `scale ${SCALE}: targets ${target(23_000)} + ${target(23_000)}; ${GPUS} GPUs x ${PROFILE.requestsPerSecond} req/s x speedup ${SPEEDUP} = ${fmt(CAPACITY)} req/s, ${GPUS * PROFILE.slots} in flight; ` +
+      `${maxParallelShards} shards x ${SLICES_PER_SHARD} slices x ${SLICE_SIZE} samples = ${maxParallelShards * SLICES_PER_SHARD * SLICE_SIZE} lanes, ${WORKERS} workers x ${activitySlots} activity slots; load ${await load()}`,
   );
   const loadBefore = await load();
   const cpu0 = workers.map((w) => procUsage(w.pid)!.cpuMs);
@@ -125,6 +142,11 @@ try {
   const steady = steadyState(ticks, 2);
   const result = {
     scale: SCALE,
+    gpus: GPUS,
+    speedup: SPEEDUP,
+    lanes: maxParallelShards * SLICES_PER_SHARD * SLICE_SIZE,
+    maxParallelShards,
+    activitySlotsPerWorker: activitySlots,
     loadBefore,
     loadAfter,
     wallSeconds: fmt(wallSeconds),

@@ -361,7 +361,7 @@ async function overlappedRounds(ctx: RoundsContext, start: { plan: BuildPlan; pe
   const cut = () => forecastCut(plan.rounds, plan.shardCount);
   const forecastDue = () => {
     const at = cut();
-    if (planning || forecastAt >= plan.rounds.length || at === undefined) return false;
+    if (!config.targets!.overlapRounds || planning || forecastAt >= plan.rounds.length || at === undefined) return false;
     for (let shard = 0; shard < at; shard++) if (!kept.has(shard)) return false;
     return true;
   };

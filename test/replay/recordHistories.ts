@@ -23,6 +23,7 @@
  *   node --import tsx test/replay/recordHistories.ts --only resolved   # adds a build, an eval and a bad config resolved by an activity (config-resolved-outside-workflow)
  *   node --import tsx test/replay/recordHistories.ts --only workflow-id  # adds a build under its buildId and one refused under another id (workflow-id-is-build-id)
  *   node --import tsx test/replay/recordHistories.ts --only slice-flow   # adds a build whose slices run all their stages in one activity each (samples-flow-through-slice)
+ *   node --import tsx test/replay/recordHistories.ts --only overlap      # adds a targets build whose top-up rounds overlap (overlapped-top-up-rounds)
  *
  * Re-record only for a release that deliberately breaks running builds (see docs/operations.md, "Operating in
  * production"); a compatible change keeps the old histories and passes them via patched().
@@ -52,7 +53,7 @@ const HISTORIES = fileURLToPath(new URL('./histories/', import.meta.url));
 export const HISTORY_JSON = { longs: String, enums: String, bytes: String } as const;
 const FAST_RETRY = { maximumAttempts: 2, initialIntervalSeconds: 0.5, maximumIntervalSeconds: 1, heartbeatTimeoutSeconds: 10 };
 
-const KINDS = ['eval', 'multiturn', 'leases', 'budget', 'checks', 'progress', 'batch', 'targets', 'cancelled', 'resolved', 'workflow-id', 'slice-flow'] as const;
+const KINDS = ['eval', 'multiturn', 'leases', 'budget', 'checks', 'progress', 'batch', 'targets', 'cancelled', 'resolved', 'workflow-id', 'slice-flow', 'overlap'] as const;
 type Kind = (typeof KINDS)[number];
 /** `--only a,b`: the kinds to add, keeping the other histories; without it every kind, replacing all. */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1]!.split(',') : undefined;
@@ -76,6 +77,7 @@ function kindOf(execution: { type: string; workflowId: string }): Kind | 'builds
     ['replay-cancelled', 'cancelled'],
     ['replay-workflow-id', 'workflow-id'],
     ['replay-slice-flow', 'slice-flow'],
+    ['replay-overlap', 'overlap'],
   ];
   return prefixes.find(([prefix]) => execution.workflowId.startsWith(prefix))?.[1] ?? 'builds';
 }
@@ -289,6 +291,11 @@ try {
   // A build with targets: it tops up in rounds (planTopUp, targetTallies) and trims to the goals.
   if (recording('targets')) {
     await run('replay-targets', config('replay-targets', { maxSamples: 6, targets: { instruct: 3, expectedYield: 1, maxRounds: 4 } }));
+  }
+  // A build with targets whose rounds overlap (patched 'overlapped-top-up-rounds'): shards commit as
+  // rank order allows, and the next round is planned from a forecast (planTopUp forecastFrom).
+  if (recording('overlap')) {
+    await run('replay-overlap', config('replay-overlap', { maxSamples: 6, targets: { instruct: 4, expectedYield: 1, maxRounds: 4 } }));
   }
   // A build cancelled while its shards run: the parent and its children end cancelled.
   if (recording('cancelled')) {

@@ -28,6 +28,7 @@ test('every recorded build, eval and lease desk history replays against the curr
     'replay-batch-wait_shard-0@',
     'replay-slice-flow_shard-0@',
     'replay-targets@',
+    'replay-overlap@',
     'replay-cancelled@',
     'replay-resolved@',
     'replay-resolved-bad@',
