@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
-import type { BuildReport } from '../../output/buildReport.js';
+import type { BuildReport } from '../../output/reports/buildReport.js';
 import type { BuildPlan } from '../../pipeline/planBuild.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { getJson } from '../../storage/objectStore.js';
