@@ -10,8 +10,8 @@
 // - wall time (workflow start to its report) against the endpoint bound: completed requests / the
 //   GPUs' capacity (GPUs x 8.59 requests/s x speedup); whole-build efficiency = bound / wall;
 // - time in pre-flight and planning, each round's shards (and its tail: from the round's last shard
-//   start to its last shard end), each round's commit + top-up planning (the endpoint idles there),
-//   and finalize; requests and tokens per accepted record; worker CPU and peak RSS; Temporal history
+//   start to its last shard end), each top-up planning call (from a forecast or exact), the time no
+//   shard ran (the endpoint idles there), the build's last tail, and finalize; requests and tokens per accepted record; worker CPU and peak RSS; Temporal history
 //   events per workflow; objects and bytes written; when the card, quality report and viewer were
 //   written (their objects' times against finalize's start).
 //
@@ -25,6 +25,8 @@ import { Client, Connection } from '@temporalio/client';
 import type { BuildConfigInput } from '../config/buildConfig.js';
 import { freePort, startTemporalDevServer } from '../local/temporalDevServer.js';
 import type { BuildReport } from '../output/reports/buildReport.js';
+import type { BuildPlan } from '../pipeline/planBuild.js';
+import { buildLayout } from '../storage/buildLayout.js';
 import { GPU_PROFILES } from '../simulator/gpuProfile.js';
 import { startS3Server, useS3Env } from '../test/harness/s3Server.js';
 import { CLI, fmt, pollSimulator, procUsage, simStats, startNodeProcess, startWorkerProcess, steadyState, type Proc } from './harness.js';
@@ -128,7 +130,8 @@ try {
   const loadAfter = await load();
 
   // Phases, from the parent's histories (every run of it: it continues as new).
-  const phases = await buildPhases(client, workflowId, started);
+  const plan = JSON.parse(await readFile(path.join(s3Server.dataDir, s3Server.bucket, 'paper', buildLayout(buildId).planSummary), 'utf8')) as BuildPlan;
+  const phases = await buildPhases(client, workflowId, started, plan.rounds);
   const events = await historyEvents(client, workflowId);
   const written = walk(path.join(s3Server.dataDir, s3Server.bucket, 'paper'));
   const finalizeStart = phases.find((p) => p.name === 'finalize')?.from ?? 0;
@@ -186,27 +189,41 @@ interface Phase {
 }
 
 /**
- * Pre-flight, planning, each round's shards and tail, each commit + top-up, finalize: from the
- * parent's activity and child-workflow events over all its runs.
+ * Pre-flight, planning, each round's shards (first start to last end) and tail (its last shard's
+ * start to the round's last end), each top-up planning call (from a forecast, beside running
+ * shards, or exact, once all are committed), the time no shard ran between the first shard start and
+ * finalize (the endpoint idles there), the build's last tail, and finalize: from the parent's
+ * activity and child-workflow events over all its runs. `rounds`: the first shard of each round
+ * (the plan's `rounds`).
  */
-async function buildPhases(client: Client, workflowId: string, t0: number): Promise<Phase[]> {
+async function buildPhases(client: Client, workflowId: string, t0: number, rounds: readonly number[]): Promise<Phase[]> {
   const phases: Phase[] = [];
   const at = (e: { eventTime?: { seconds?: unknown; nanos?: number | null } | null }) =>
     (Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6) - t0) / 1000;
-  const scheduled = new Map<string, { type: string; at: number }>();
-  let round = { index: 0, firstStart: Number.NaN, lastStart: Number.NaN, lastEnd: Number.NaN };
-  const closeRound = () => {
-    if (Number.isNaN(round.firstStart)) return;
-    phases.push({ name: `round ${round.index} shards`, from: round.firstStart, seconds: round.lastEnd - round.firstStart });
-    phases.push({ name: `round ${round.index} tail (last shard start to end)`, from: round.lastStart, seconds: round.lastEnd - round.lastStart });
-  };
+  const roundOf = (shard: number) => rounds.filter((start) => start <= shard).length - 1;
+  const shardOf = (id: string | null | undefined) => Number(/\/shard-(\d+)$/.exec(id ?? '')?.[1]);
+  const scheduled = new Map<string, { type: string; at: number; forecast: boolean }>();
+  const byRound = rounds.map(() => ({ firstStart: Number.NaN, lastStart: Number.NaN, lastEnd: Number.NaN }));
   const runs: string[] = [];
   for await (const execution of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs.push(execution.runId);
   const histories = await Promise.all(runs.map((runId) => client.workflow.getHandle(workflowId, runId).fetchHistory()));
   const all = histories.flatMap((h) => h.events ?? []).sort((a, b) => at(a) - at(b));
+  let running = 0;
+  let idleSince = Number.NaN;
+  let idle = 0;
+  let firstStart = Number.NaN;
+  let lastStart = Number.NaN;
+  let lastEnd = Number.NaN;
+  let commitSeconds = 0;
+  let round = 0;
   for (const e of all) {
     const a = e.activityTaskScheduledEventAttributes;
-    if (a) scheduled.set(`${e.eventId}`, { type: a.activityType!.name!, at: at(e) });
+    if (a) {
+      const data = a.input?.payloads?.[0]?.data;
+      const input = data ? (JSON.parse(Buffer.from(data).toString()) as { forecastFrom?: number; round?: number }) : {};
+      scheduled.set(`${e.eventId}`, { type: a.activityType!.name!, at: at(e), forecast: input.forecastFrom !== undefined });
+      if (a.activityType!.name === 'planTopUp') round = input.round ?? round;
+    }
     const done = e.activityTaskCompletedEventAttributes;
     if (done) {
       const s = scheduled.get(`${done.scheduledEventId}`);
@@ -214,28 +231,41 @@ async function buildPhases(client: Client, workflowId: string, t0: number): Prom
       const names: Record<string, string> = {
         preflightEndpoints: 'pre-flight',
         planBuild: 'planning',
-        planTopUp: `round ${round.index} -> ${round.index + 1}: top-up planning`,
+        planTopUp: `round ${round} planning (${s.forecast ? 'forecast, beside running shards' : 'exact, all committed'})`,
         finalizeBuild: 'finalize',
       };
       const name = names[s.type];
-      if (s.type === 'planTopUp') {
-        closeRound();
-        round = { index: round.index + 1, firstStart: Number.NaN, lastStart: Number.NaN, lastEnd: Number.NaN };
-      }
       if (name) phases.push({ name, from: s.at, seconds: at(e) - s.at });
-      if (s.type === 'commitShard') {
-        const last = phases.at(-1);
-        if (last?.name === `round ${round.index} commit in rank order`) last.seconds = at(e) - last.from;
-        else phases.push({ name: `round ${round.index} commit in rank order`, from: s.at, seconds: at(e) - s.at });
-      }
+      if (s.type === 'commitShard') commitSeconds += at(e) - s.at;
+      if (s.type === 'finalizeBuild' && !Number.isNaN(idleSince)) idle += s.at - idleSince;
     }
-    if (e.startChildWorkflowExecutionInitiatedEventAttributes) {
-      if (Number.isNaN(round.firstStart)) round.firstStart = at(e);
-      round.lastStart = at(e);
+    const startedId = e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId;
+    if (startedId) {
+      const r = byRound[roundOf(shardOf(startedId))];
+      if (r && Number.isNaN(r.firstStart)) r.firstStart = at(e);
+      if (r) r.lastStart = at(e);
+      if (Number.isNaN(firstStart)) firstStart = at(e);
+      lastStart = at(e);
+      if (running === 0 && !Number.isNaN(idleSince)) idle += at(e) - idleSince;
+      running += 1;
     }
-    if (e.childWorkflowExecutionCompletedEventAttributes) round.lastEnd = at(e);
+    const endedId = (e.childWorkflowExecutionCompletedEventAttributes ?? e.childWorkflowExecutionFailedEventAttributes)?.workflowExecution?.workflowId;
+    if (endedId) {
+      const r = byRound[roundOf(shardOf(endedId))];
+      if (r) r.lastEnd = at(e);
+      lastEnd = at(e);
+      running -= 1;
+      if (running === 0) idleSince = at(e);
+    }
   }
-  closeRound();
+  for (const [index, r] of byRound.entries()) {
+    if (Number.isNaN(r.firstStart)) continue;
+    phases.push({ name: `round ${index} shards (first start to last end)`, from: r.firstStart, seconds: r.lastEnd - r.firstStart });
+    phases.push({ name: `round ${index} tail (its last shard start to its last end)`, from: r.lastStart, seconds: r.lastEnd - r.lastStart });
+  }
+  phases.push({ name: 'build tail (last shard start to last shard end)', from: lastStart, seconds: lastEnd - lastStart });
+  phases.push({ name: 'no shard running (first shard start to finalize)', from: firstStart, seconds: idle });
+  phases.push({ name: 'commitShard activities (sum, beside the shards)', from: firstStart, seconds: commitSeconds });
   return phases.sort((a, b) => a.from - b.from);
 }
 
