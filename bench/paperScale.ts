@@ -15,7 +15,7 @@
 //   events per workflow; objects and bytes written; when the card, quality report and viewer were
 //   written (their objects' times against finalize's start).
 //
-// Run:   npx tsx bench/paperScale.ts [--scale 0.0625] [--gpus 2] [--speedup 4] [--json /tmp/paper.json]
+// Run:   npx tsx bench/paperScale.ts [--scale 0.0625] [--gpus 2] [--speedup 4] [--workers 2] [--sequential] [--json /tmp/paper.json]
 import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -48,6 +48,8 @@ const { values } = parseArgs({
     speedup: { type: 'string', default: '4' },
     workers: { type: 'string', default: '2' },
     json: { type: 'string' },
+    // targets.overlapRounds false: each top-up round planned after the previous one is committed (for an A/B).
+    sequential: { type: 'boolean', default: false },
   },
 });
 const SCALE = Number(values.scale);
@@ -105,7 +107,7 @@ try {
       { type: 'chartqa', uri: sources.chartqa, attachTables: false, targets: { instruct: target(MIX.chartqa), dpo: target(MIX.chartqa) }, image },
       { type: 'geo170k', uri: sources.geo170k, targets: { instruct: target(MIX.geo170k), dpo: target(MIX.geo170k) }, image },
     ],
-    targets: { instruct: target(23_000), dpo: target(23_000) },
+    targets: { instruct: target(23_000), dpo: target(23_000), overlapRounds: !values.sequential },
     maxSamples: target(23_000) * 4,
     shardSize: 128,
     sliceSize: SLICE_SIZE,
@@ -145,6 +147,7 @@ try {
   const steady = steadyState(ticks, 2);
   const result = {
     scale: SCALE,
+    overlapRounds: !values.sequential,
     gpus: GPUS,
     speedup: SPEEDUP,
     lanes: maxParallelShards * SLICES_PER_SHARD * SLICE_SIZE,
