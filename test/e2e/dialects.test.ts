@@ -18,6 +18,7 @@ import { LocalStore } from '../../storage/localStore.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
 import { assertAccounting } from '../harness/datasetChecks.js';
 import { startStack, type Stack } from '../harness/stack.js';
+import { failureLine } from '../harness/buildFailure.js';
 
 let stack: Stack;
 let dir: string;
@@ -189,14 +190,6 @@ test('a captive-portal proxy answering 200 with HTML fails the pre-flight naming
     return true;
   });
 });
-
-/** The innermost cause of a failed build: the one line `mmif build --wait` and `mmif status` print. */
-function failureLine(err: unknown): string {
-  assert.ok(err instanceof WorkflowFailedError);
-  let cause = err.cause as { message?: string; cause?: unknown } | undefined;
-  while (cause?.cause) cause = cause.cause as typeof cause;
-  return String(cause?.message);
-}
 
 test('oversized replies are rejected as reply-too-large without being read whole; the build fails on its error budget with that line', async () => {
   stack.simulator.setFaults({ replyPadBytes: 512 * 1024 });

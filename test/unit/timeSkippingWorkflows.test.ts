@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import { scheduledRunWorkflowId } from '../../domain/buildWorkflowId.js';
@@ -20,6 +20,7 @@ import { SILENT_MS, type EndpointDemand } from '../../llm/concurrencyLeases.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
 import { eventually } from '../harness/datasetChecks.js';
 import { needsTestServer, startTimeSkippingStack, type TimeSkippingStack } from '../harness/timeSkipping.js';
+import { failureLine } from '../harness/buildFailure.js';
 
 const skip = needsTestServer();
 let stack: TimeSkippingStack;
@@ -50,14 +51,6 @@ function config(buildId: string, overrides: Partial<BuildConfigInput> = {}): Bui
     models: { default: { model: 'mmif-sim-vlm' } },
     ...overrides,
   };
-}
-
-/** The innermost cause of a failed build: the one line `mmif build --wait` and `mmif status` print. */
-function failureLine(err: unknown): string {
-  assert.ok(err instanceof WorkflowFailedError);
-  let cause = err.cause as { message?: string; cause?: unknown } | undefined;
-  while (cause?.cause) cause = cause.cause as typeof cause;
-  return String(cause?.message);
 }
 
 async function history(handle: WorkflowHandle): Promise<temporal.api.history.v1.IHistoryEvent[]> {
