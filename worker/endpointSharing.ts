@@ -112,14 +112,17 @@ const spares = (d: EndpointDemand) => d.holding - d.inFlight - d.queued >= Math.
 
 /**
  * A change since the last report that the workflow should hear of at once: requests now wait at the
- * grant (it wants more), a quarter of the grant is now unused (it can give back), or requests above a
- * lowered grant have ended by a step (their slots are what other workers wait for).
+ * grant (it wants more), a quarter of the grant is now unused (it can give back), or what the desk
+ * still counts for this worker (the most of its requests in flight and its grant at the last report)
+ * exceeds what it may hold now by a step: a lowered grant applied, or requests above it ended. Those
+ * slots are what other workers wait for, and the desk frees them only when told.
  */
 export function worthReporting(now: EndpointDemand, last: EndpointDemand | undefined): boolean {
   if (!last) return wants(now);
   if (wants(now) && !wants(last)) return true;
   if (spares(now) && !spares(last)) return true;
-  return last.inFlight > now.holding && last.inFlight - Math.max(now.inFlight, now.holding) >= Math.max(2, now.holding / 8);
+  const counted = Math.max(last.inFlight, last.holding);
+  return counted > now.holding && counted - Math.max(now.inFlight, now.holding) >= Math.max(2, now.holding / 8);
 }
 
 /** Sends one demand report to the lease workflow of `taskQueue`, starting it if none runs; resolves to its answer. */

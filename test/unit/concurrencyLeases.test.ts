@@ -203,7 +203,7 @@ test('per-minute rates by demand: simulated fleets of 2 and 4 workers never pace
   }
 });
 
-test('a worker reports at once when requests start waiting at its grant, a quarter of it falls idle, or requests above a lowered grant end', () => {
+test('a worker reports at once when requests start waiting at its grant, a quarter of it falls idle, or what the desk counts for it exceeds what it may hold by a step', () => {
   const at = (inFlight: number, queued: number, holding: number) => ({ endpoint: 'e', cap: 128, inFlight, queued, holding });
   assert.equal(worthReporting(at(0, 1, 0), undefined), true, 'a first request waits for a lease');
   assert.equal(worthReporting(at(0, 0, 0), undefined), false);
@@ -214,6 +214,9 @@ test('a worker reports at once when requests start waiting at its grant, a quart
   assert.equal(worthReporting(at(26, 0, 32), at(32, 5, 32)), false, 'spares 6 of 32');
   assert.equal(worthReporting(at(56, 40, 32), at(64, 40, 64)), true, 'grant lowered to 32: 8 of the 64 sent before have ended');
   assert.equal(worthReporting(at(62, 40, 32), at(64, 40, 64)), false);
+  assert.equal(worthReporting(at(0, 0, 4), at(0, 0, 12)), true, 'idle, grant lowered from 12 to 4: the desk still counts 12 until told');
+  assert.equal(worthReporting(at(0, 0, 11), at(0, 0, 12)), false, 'lowered by less than a step');
+  assert.equal(worthReporting(at(0, 0, 0), at(3, 0, 8)), true, 'a term ended: the desk still counts 8');
 });
 
 interface FleetOptions {
