@@ -2,7 +2,7 @@
  * What a `mmif build --local` run leaves for `mmif status`: its dev server lives only as long as the
  * command, so afterwards no Temporal knows the build. The record says how the run ended and where
  * its output is (`build-report.json` there has the figures). Kept under `.mmif/local-builds/` in the
- * folder the command ran in.
+ * folder the command ran in, where `status` looks for it (and in the folders above).
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -21,18 +21,29 @@ export interface LocalBuildRecord {
   finishedAt: string;
 }
 
-const recordFile = (buildId: string) => path.resolve('.mmif', 'local-builds', `${buildId}.json`);
+const recordFile = (folder: string, buildId: string) => path.join(folder, '.mmif', 'local-builds', `${buildId}.json`);
 
 export async function writeLocalRecord(record: LocalBuildRecord): Promise<void> {
-  await mkdir(path.dirname(recordFile(record.buildId)), { recursive: true });
-  await writeFile(recordFile(record.buildId), `${JSON.stringify(record, null, 2)}\n`);
+  const file = recordFile(process.cwd(), record.buildId);
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, `${JSON.stringify(record, null, 2)}\n`);
 }
 
+/**
+ * The record of `buildId` in this folder or the nearest folder above it that has one (as git finds
+ * `.git`): `mmif status` run from a sub-folder of where the build ran (its output, say) finds it.
+ */
 export async function readLocalRecord(buildId: string): Promise<LocalBuildRecord | undefined> {
-  try {
-    return JSON.parse(await readFile(recordFile(buildId), 'utf8')) as LocalBuildRecord;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
+  for (let folder = process.cwd(); ; folder = path.dirname(folder)) {
+    try {
+      return JSON.parse(await readFile(recordFile(folder, buildId), 'utf8')) as LocalBuildRecord;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    if (path.dirname(folder) === folder) return undefined;
   }
 }
+
+/** What to do when no record is found here and no Temporal server knows the build. */
+export const LOCAL_RECORD_HINT = (buildId: string) =>
+  `a \`mmif build --local\` build is known only from the folder it ran in: run \`mmif status ${buildId}\` there or in a folder below it (.mmif/local-builds/${buildId}.json)`;

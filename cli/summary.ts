@@ -13,7 +13,7 @@ export function formatSummary(report: BuildReport): string {
   const kinds = multiturn ? ['chats', 'turn-level pairs'] : ['MM-IFInstruct', 'MM-IFDPO pairs'];
   const lines = [
     `build ${report.buildId}: ${report.shards.committed}/${report.shards.planned} shards committed, ${report.shards.failed} failed`,
-    `samples: ${report.counts.planned} planned -> ${report.counts.instruct} ${kinds[0]}, ${report.counts.dpo} ${kinds[1]}, ` +
+    `samples: ${plannedSamples(report)} planned -> ${report.counts.instruct} ${kinds[0]}, ${report.counts.dpo} ${kinds[1]}, ` +
       `${report.counts.rejectedSamples} rejected samples, ${report.counts.rejectedPairs} rejected pairs`,
   ];
   for (const r of report.richness ?? []) {
@@ -45,13 +45,14 @@ export function formatSummary(report: BuildReport): string {
     if (report.prices) lines.push(`  ${formatPricedBy(report.prices)}`);
   }
   lines.push(`dataset root: ${report.datasetRoot}`);
-  // A screen, not a listing: a large build names its first shards and counts the rest.
-  const listed = Math.min(report.shards.planned, SHARDS_LISTED);
-  for (let shard = 0; shard < listed; shard++) {
+  // A screen, not a listing: a large build names its first shards and counts the rest; a failed shard has no files.
+  const failed = new Set(report.failedShards.map((f) => f.shard));
+  const withFiles = Array.from({ length: report.shards.planned }, (_, shard) => shard).filter((shard) => !failed.has(shard));
+  for (const shard of withFiles.slice(0, SHARDS_LISTED)) {
     const files = multiturn ? [layout.chatParquet(shard), layout.chatDpoParquet(shard)] : [layout.instructParquet(shard), layout.dpoParquet(shard)];
     lines.push(`  shard ${shard}: ${files.map(rel).join(', ')} (+ sharegpt JSONL, manifest)`);
   }
-  if (report.shards.planned > listed) lines.push(`  ... and ${report.shards.planned - listed} more shards (manifests/)`);
+  if (withFiles.length > SHARDS_LISTED) lines.push(`  ... and ${withFiles.length - SHARDS_LISTED} more shards (manifests/)`);
   lines.push(`LLaMA-Factory: dataset_dir=${report.datasetRoot} datasets ${multiturn ? 'mmif_chat, mmif_chat_dpo' : 'mmif_instruct, mmif_dpo'} (dataset_info.json)`);
   const output = report.datasetRoot.slice(0, -(report.buildId.length + 1));
   // One command a line, each pasteable as it stands (a `trl|mmifeval` would be a pipe to a shell).
@@ -66,6 +67,16 @@ export function formatSummary(report: BuildReport): string {
     );
   }
   return lines.join('\n');
+}
+
+/**
+ * The samples the build planned, from its accounting (every shard's, committed or not; `counts` adds
+ * up committed shards only, and is 0 for a build whose shards all failed); reports of builds from
+ * before the accounting existed have only `counts`.
+ */
+function plannedSamples(report: BuildReport): number {
+  if (!report.accounting?.length) return report.counts.planned;
+  return report.accounting.reduce((sum, a) => sum + a.planned, 0);
 }
 
 /** Every source record accounted for (build-report.json `accounting`), a line per source. */

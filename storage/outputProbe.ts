@@ -4,6 +4,8 @@
  * the build at once with a message naming the location, instead of each shard retrying for minutes.
  */
 import { randomBytes } from 'node:crypto';
+import { rmdir, stat } from 'node:fs/promises';
+import path from 'node:path';
 import { S3ServiceException } from '@aws-sdk/client-s3';
 import { LruCache } from '../domain/lruCache.js';
 import type { ObjectStore } from './objectStore.js';
@@ -40,6 +42,36 @@ export async function probeOutput(store: ObjectStore): Promise<void> {
     throw new OutputLocationError(`output ${store.root} is not writable: ${describe(err)}`);
   }
   written.get(store.root, () => true);
+}
+
+/**
+ * The probe for a check that starts nothing and so must leave nothing (`mmif validate`): the folders
+ * the write had to make on the way to a local root that did not exist are removed again.
+ */
+export async function probeOutputLeavingNothing(store: ObjectStore): Promise<void> {
+  const absent = await absentFolders(store.root);
+  try {
+    await probeOutput(store);
+  } finally {
+    // rmdir removes a folder only when empty (the probe deleted its object): one another process
+    // wrote into meanwhile stays, as does one the failed write never made (ENOENT).
+    for (const folder of absent) await rmdir(folder).catch(() => undefined);
+  }
+}
+
+/** A local root's folders that do not exist yet, deepest first; none for an S3 root (S3 has no folders). */
+async function absentFolders(root: string): Promise<string[]> {
+  const absent: string[] = [];
+  if (root.startsWith('s3://')) return absent;
+  for (let folder = root; path.dirname(folder) !== folder; folder = path.dirname(folder)) {
+    const code = await stat(folder).then(
+      () => undefined,
+      (err: NodeJS.ErrnoException) => err.code,
+    );
+    if (code !== 'ENOENT') return absent;
+    absent.push(folder);
+  }
+  return absent;
 }
 
 /** Whether the store refused the write for good (denied, read-only, no such place), not for a moment. */

@@ -62,7 +62,7 @@ async function startBuild(temporal: Temporal, config: BuildConfig, options: { wa
   console.log(`started build ${config.buildId} (run ${handle.firstExecutionRunId}) on task queue ${temporal.settings.taskQueue}`);
   if (!options.wait) return EXIT.ok;
   // This run and its continuations only: another start under the same id is not ours to report.
-  const report = await watch(new BuildRun(temporal.client, config.buildId, handle.firstExecutionRunId));
+  const report = await watch(new BuildRun(temporal.client, config.buildId, handle.firstExecutionRunId), { summaryFollows: options.summary });
   if (options.summary) console.log(`\n${formatSummary(report)}`);
   return EXIT.ok;
 }

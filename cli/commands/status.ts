@@ -6,7 +6,7 @@ import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
 import { BuildRun, closedPhase } from '../buildRun.js';
 import { CliError, EXIT } from '../exitCodes.js';
-import { readLocalRecord, type LocalBuildRecord } from '../localRecord.js';
+import { LOCAL_RECORD_HINT, readLocalRecord, type LocalBuildRecord } from '../localRecord.js';
 import { formatProgress } from '../progressView.js';
 import { accountingLines, formatSummary, rerunHint } from '../summary.js';
 import { connectTemporal, type Temporal } from '../temporalClient.js';
@@ -20,7 +20,8 @@ export const STATUS_USAGE = `usage: mmif status <buildId> [--watch] [--json]
            form, headline figure and report files of each finished one
   A closed build shows how it ended: done, or failed / cancelled with its cause on one line (exit 1;
   2 when the cause is a config, data path, output or endpoint setting). A --local build whose server
-  is gone is read from what the run recorded (.mmif/local-builds/) and its build-report.json.
+  is gone is read from what the run recorded (.mmif/local-builds/ in the folder it ran in: run
+  status there or in a folder below it) and its build-report.json.
   --watch  refresh every 2 s until the build closes, then print each source's accounting (read =
            planned + not selected + filtered + problems; planned = accepted + held out + rejected +
            uncommitted); exit code
@@ -41,6 +42,7 @@ export async function statusCommand(args: string[]): Promise<number> {
     temporal = await connectTemporal(local ? { connectTimeoutMs: LOCAL_CONNECT_TIMEOUT_MS } : {});
   } catch (err) {
     if (local) return localStatus(local);
+    if (err instanceof CliError) throw new CliError(`${err.message}; ${LOCAL_RECORD_HINT(buildId)}`, err.exitCode);
     throw err;
   }
   try {
@@ -69,9 +71,10 @@ export async function statusCommand(args: string[]): Promise<number> {
 
 /**
  * Redraws the progress of the run followed until it closes; resolves with its report when it
- * completed, else throws its one line (RunEnded) with the exit code.
+ * completed, else throws its one line (RunEnded) with the exit code. `summaryFollows`: the caller
+ * prints the whole summary next (`build --local`), which has the accounting and the re-run hint.
  */
-export async function watch(run: BuildRun): Promise<BuildReport> {
+export async function watch(run: BuildRun, options: { summaryFollows?: boolean } = {}): Promise<BuildReport> {
   const interactive = process.stdout.isTTY;
   for (;;) {
     const description = await run.describe();
@@ -84,6 +87,7 @@ export async function watch(run: BuildRun): Promise<BuildReport> {
     if (phase) {
       const report = await run.report(description);
       console.log(`build ${run.buildId}: COMPLETED`);
+      if (options.summaryFollows) return report;
       for (const line of accountingLines(report)) console.log(line);
       const rerun = rerunHint(report);
       if (rerun) console.log(rerun);

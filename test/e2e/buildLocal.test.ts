@@ -78,6 +78,8 @@ test('`mmif build --config FILE --local` runs the build on its own dev server, w
     `the summary shows the source's accounting: ${result.stdout}`,
   );
   assert.ok(!result.stdout.includes('DOES NOT BALANCE'));
+  // Once: the summary has it, and the progress screen's closing lines leave it to the summary.
+  assert.equal(result.stdout.split('\n').filter((line) => line.startsWith('accounting cc3m #0: ')).length, 1, result.stdout);
   // Each export command pasteable into a shell as printed: no `trl|mmifeval` pipe.
   const output = path.join(dir, 'out');
   assert.ok(result.stdout.includes(`\nTRL: npm run mmif -- export --output ${output} --build-id local-build --format trl\n`), result.stdout);

@@ -150,6 +150,40 @@ test('an unwritable output with pre-flight off fails planning: build --wait and 
   assert.equal(status.code, 2);
   assert.match(status.stdout, /^unwritable failed$/m);
   assert.equal(lastLine(status), lastLine(built));
+  // `mmif validate` probes the output too, and says the same.
+  const validated = await mmif(stack, 'validate', '--config', file);
+  assert.equal(validated.code, 2, validated.stdout + validated.stderr);
+  // (The probe object's name is random: `.mmif-write-probe-<hex>`, written through a temp file `.tmp-<pid>-<hex>`.)
+  const probeNamed = (line: string) => line.replace(/\.mmif-write-probe-[0-9a-f]+\.tmp-\d+-[0-9a-f]+/, '<probe>');
+  assert.equal(probeNamed(lastLine(validated)), probeNamed(`${file}: ${lastLine(built).slice('mmif: build unwritable failed: '.length)}`));
+  assert.match(lastLine(validated), new RegExp(`^${escape(file)}: output ${escape(output)} is not writable: ENOTDIR: a part of the path is a file, not a directory \\(`));
+});
+
+test('`mmif validate` probes a writable output that does not exist yet and leaves nothing there', async () => {
+  const fresh = path.join(dir, 'fresh');
+  const file = await configFile('fresh-output', { output: path.join(fresh, 'deeper', 'out') });
+  const validated = await mmif(stack, 'validate', '--config', file);
+  assert.equal(validated.code, 0, validated.stdout + validated.stderr);
+  assert.match(validated.stdout, /: ok \(build fresh-output: /);
+  await assert.rejects(readdir(fresh), { code: 'ENOENT' }, 'the folders the probe made are gone');
+});
+
+test('an endpoint nothing listens on: `mmif build --wait` ends with the refused connection on one line, exit 1', async () => {
+  const port = await freePort();
+  const file = await configFile('dead-endpoint', {
+    models: { default: { model: 'mmif-sim-vlm', baseUrl: `http://127.0.0.1:${port}/v1` } },
+    retry: { maximumAttempts: 1 },
+    llm: { retry: { maxAttempts: 1, baseDelayMs: 0 } },
+  });
+  const built = await mmif(stack, 'build', '--config', file, '--wait');
+  assertClean(built);
+  assert.equal(built.code, 1, built.stdout + built.stderr);
+  assert.match(built.stderr, new RegExp(`^pre-flight: model endpoint http://127\\.0\\.0\\.1:${port}/v1 \\(model mmif-sim-vlm\\) is unreachable: .*; starting anyway`, 'm'));
+  assert.equal(
+    lastLine(built),
+    `mmif: build dead-endpoint failed: 1 of 1 shards failed (report: ${path.join(dir, 'out', 'dead-endpoint', 'build-report.json')}): ` +
+      `shard 0: instruction: model endpoint http://127.0.0.1:${port}/v1 (model mmif-sim-vlm): cannot connect: connect ECONNREFUSED 127.0.0.1:${port}, 1 attempt`,
+  );
 });
 
 test('a changed config under an existing buildId: `mmif build` refuses it; started on Temporal directly, status says why; exit 2', async () => {
@@ -249,12 +283,54 @@ test('build --local with an unwritable output ends with the cause, leaves nothin
   assert.ok(seconds < startup + 4, `status took ${seconds} s, its start-up ${startup} s`);
 });
 
+test('a failed --local build: status from a folder below where it ran shows its plan and cause; from elsewhere, says where to run it', async () => {
+  const cwd = path.join(dir, 'local-dead');
+  await mkdir(path.join(cwd, 'sub', 'deeper'), { recursive: true });
+  const port = await freePort();
+  const file = await configFile('local-dead', {
+    models: { default: { model: 'mmif-sim-vlm', baseUrl: `http://127.0.0.1:${port}/v1` } },
+    retry: { maximumAttempts: 1 },
+    llm: { preflight: false, retry: { maxAttempts: 1, baseDelayMs: 0 } },
+  });
+  const env = { TEMPORAL_ADDRESS: '127.0.0.1:1', OPENAI_BASE_URL: stack.simulator.url };
+  const built = await runMmif(['build', '--config', file, '--local'], { env, cwd });
+  assertClean(built);
+  assert.equal(built.code, 1, built.stdout + built.stderr);
+  assert.match(lastLine(built), /^mmif: build local-dead failed: 1 of 1 shards failed .*: shard 0: instruction: model endpoint .*: cannot connect: connect ECONNREFUSED /);
+
+  const status = await runMmif(['status', 'local-dead'], { env, cwd: path.join(cwd, 'sub', 'deeper') });
+  assert.equal(status.code, 1, status.stderr);
+  assert.equal(lastLine(status), lastLine(built));
+  // The plan's samples, though no shard committed; no files listed for the failed shard.
+  assert.match(status.stdout, /^samples: 2 planned -> 0 MM-IFInstruct, 0 MM-IFDPO pairs, 0 rejected samples, 0 rejected pairs$/m);
+  assert.match(status.stdout, /^accounting cc3m #0: read 2 = planned 2 \+ .*; planned 2 = accepted 0 \+ rejected 0 \+ uncommitted 2$/m);
+  assert.doesNotMatch(status.stdout, /^ {2}shard 0: /m);
+
+  const elsewhere = await runMmif(['status', 'local-dead'], { env, cwd: dir });
+  assert.equal(elsewhere.code, 1);
+  assert.match(
+    elsewhere.stderr.trim(),
+    /^mmif: cannot reach Temporal at 127\.0\.0\.1:1: [^;]+; a `mmif build --local` build is known only from the folder it ran in: run `mmif status local-dead` there or in a folder below it \(\.mmif\/local-builds\/local-dead\.json\)$/,
+  );
+});
+
 test('`mmif worker` with no Temporal server names the address and the cause on one line, exit 1', async () => {
   const result = await runMmif(['worker'], { env: { TEMPORAL_ADDRESS: '127.0.0.1:1' } });
   assertClean(result);
   assert.equal(result.code, 1, result.stdout + result.stderr);
   assert.equal(result.stderr.trim(), 'mmif: cannot reach Temporal at 127.0.0.1:1: Connection refused');
 });
+
+/** A loopback port nothing listens on: bound by the OS, then closed. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
 
 function listening(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
