@@ -11,12 +11,10 @@
  * awaits `handle.result()` on `env.client`, and on `env.sleep(duration)`.
  */
 import { existsSync } from 'node:fs';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { TOOLS_DIR } from '../../local/tools.js';
-import { startSimulator, type SimulatorHandle, type SimulatorOptions } from '../../simulator/server.js';
-import { prebuiltWorkflowBundle } from '../../worker/bundleProcess.js';
-import { createWorker } from '../../worker/createWorker.js';
+import type { SimulatorHandle, SimulatorOptions } from '../../simulator/server.js';
 import { needs } from './tier.js';
 
 /** The wrapper tools/install.sh writes around the Java test server. */
@@ -39,6 +37,14 @@ export interface TimeSkippingStack {
 
 /** The time-skipping server, the simulator, and one worker on `taskQueue`, running until `stop`. */
 export async function startTimeSkippingStack(options: { simulator?: SimulatorOptions; taskQueue: string }): Promise<TimeSkippingStack> {
+  // Imported here, not at the top: the fast tier imports this file only to skip its tests, and the
+  // SDK's worker, the activities and the simulator would cost it seconds of CPU for nothing.
+  const [{ TestWorkflowEnvironment }, { startSimulator }, { prebuiltWorkflowBundle }, { createWorker }] = await Promise.all([
+    import('@temporalio/testing'),
+    import('../../simulator/server.js'),
+    import('../../worker/bundleProcess.js'),
+    import('../../worker/createWorker.js'),
+  ]);
   const [env, simulator, bundle] = await Promise.all([
     TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: TEST_SERVER_PATH } } }),
     startSimulator(options.simulator),
