@@ -1,5 +1,5 @@
 /**
- * Activities of the Batch API path. A round submits the first call of a stage for every sample of a
+ * Activities of the Batch API path. A submission (then each resubmission) sends the first call of a stage for every sample of a
  * shard that still needs it, the workflow waits on durable timers while polling, and collecting
  * files each reply under the cache key the stage will look up. Batch ids and reply targets live in
  * the object store, never in workflow history.
@@ -22,9 +22,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface BatchRoundTask extends ShardTask {
   stage: BatchableStage;
-  /** 0 for the first submission; resubmissions of failed or expired lines count up. */
+  /**
+   * The resubmission: 0 for the first submission; resubmissions of failed or expired lines count up.
+   * Named `round` because workflow histories carry it and stored keys (layout.batchRound) use it.
+   */
   round: number;
-  /** Resubmit only these samples (the previous round's failures); all pending samples when absent. */
+  /** Resubmit only these samples (the previous submission's failures); all pending samples when absent. */
   only?: string[];
 }
 

@@ -6,17 +6,17 @@
 import { Context } from '@temporalio/activity';
 import { parseBuildConfig } from '../config/buildConfig.js';
 import { buildLayout, type BuildLayout } from '../storage/buildLayout.js';
-import { commitShard as writeShard, type ShardToCommit } from '../output/commit/shardWriter.js';
+import { writeShard, type ShardToCommit } from '../output/commit/shardWriter.js';
 import { shardsKeepingLostClaims } from '../output/commit/lateDuplicates.js';
 import type { StageContext } from '../pipeline/context.js';
 import { writeBuildReport, type BuildReport } from '../output/reports/buildReport.js';
 import { writeDatasetDocs } from '../output/reports/datasetDocs.js';
 import { writeReservedSplit } from '../output/formats/export.js';
-import { planBuild as plan, type BuildPlan } from '../pipeline/planBuild.js';
+import { makeBuildPlan, type BuildPlan } from '../pipeline/planBuild.js';
 import { CURRENT_REQUEST_LAYOUT } from '../prompts/chat.js';
 import { runSliceStages as runStages, runStage, type SliceOutcome, type SliceStagesOutcome } from '../pipeline/runStage.js';
 import { buildProblems } from '../pipeline/buildChecks.js';
-import { planTopUp as topUp } from '../pipeline/topUp.js';
+import { makeTopUpPlan } from '../pipeline/topUp.js';
 import { sourceTallies } from '../output/reports/sourceTallies.js';
 import type { Goals, SourceTally } from '../domain/targets.js';
 import { evalSetIndex } from '../pipeline/decontamination.js';
@@ -105,7 +105,7 @@ export async function planBuild(input: unknown): Promise<BuildPlan> {
     // Each run holds the build to the budget of the config it was started with (not fingerprinted).
     await writeBudget(ctx.store, ctx.layout.budget, ctx.config.llm.budget);
     await evalSetIndex(ctx.config); // a missing or malformed evaluation set fails the build now
-    return plan(ctx.config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx));
+    return makeBuildPlan(ctx.config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx));
   });
 }
 
@@ -253,7 +253,7 @@ export async function planTopUp(input: { config: unknown; round: number; forecas
       await dropLateDuplicates(ctx.store, ctx.layout, plan.shardCount, async () => ctx);
     }
     const tallyOf = (plan: BuildPlan, to: number) => sourceTallies(ctx.store, ctx.layout, plan, to);
-    return topUp(ctx.config, ctx.store, ctx.layout, ctx.sources, input.round, tallyOf, richnessTools(ctx), input.forecastFrom);
+    return makeTopUpPlan(ctx.config, ctx.store, ctx.layout, ctx.sources, input.round, tallyOf, richnessTools(ctx), input.forecastFrom);
   });
 }
 

@@ -27,7 +27,7 @@ import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { parseBuildConfig } from '../config/buildConfig.js';
 import { buildLayout } from '../storage/buildLayout.js';
-import { planBuild } from '../pipeline/planBuild.js';
+import { makeBuildPlan } from '../pipeline/planBuild.js';
 import { openSource } from '../sources/source.js';
 import type { SourceSample } from '../domain/sample.js';
 import { LocalStore } from '../storage/localStore.js';
@@ -238,7 +238,7 @@ async function child({ uri, samples, s3 = {}, skipImages = false }: { uri: strin
     const source = openSource(config.sources[0]!, 0, config.s3);
     const start = performance.now();
     const cpuStart = process.cpuUsage();
-    const plan = await planBuild(config, store, layout, [source]);
+    const plan = await makeBuildPlan(config, store, layout, [source]);
     const planMs = performance.now() - start;
     const cpu = process.cpuUsage(cpuStart);
     const planPeakRssMiB = peakRssMiB();

@@ -1,7 +1,7 @@
 /** The build config `npm start` runs: the bundled samples, ./out, and models from the environment. */
 import { fileURLToPath } from 'node:url';
-import type { BuildConfigInput, Stage } from '../config/buildConfig.js';
-import { STAGES } from '../config/buildConfig.js';
+import type { BuildConfigInput, ModelRole } from '../config/buildConfig.js';
+import { MODEL_ROLES } from '../config/buildConfig.js';
 
 export const SAMPLES_DIR = fileURLToPath(new URL('../samples/cc3m/', import.meta.url));
 export const SIMULATOR_MODEL = 'mmif-sim-vlm';
@@ -9,12 +9,12 @@ export const SIMULATOR_MODEL = 'mmif-sim-vlm';
 /** Keeps images with some structure: the blank sheet (edge density 0) and the plain sunset (0.012) go. */
 export const QUICKSTART_RICHNESS = { scorer: 'statistic', minScore: 0.02 } as const;
 
-/** MMIF_MODEL names the default model; MMIF_MODEL_<STAGE> overrides one stage (e.g. MMIF_MODEL_REJECTED). */
+/** MMIF_MODEL names the default model; MMIF_MODEL_<ROLE> overrides one model role (e.g. MMIF_MODEL_REJECTED). */
 export function modelsFromEnv(env: NodeJS.ProcessEnv, fallback: string): BuildConfigInput['models'] {
   const models: BuildConfigInput['models'] = { default: { model: env.MMIF_MODEL || fallback } };
-  for (const stage of STAGES) {
-    const model = env[`MMIF_MODEL_${stage.toUpperCase()}`];
-    if (model) models[stage as Stage] = { model };
+  for (const role of MODEL_ROLES) {
+    const model = env[`MMIF_MODEL_${role.toUpperCase()}`];
+    if (model) models[role as ModelRole] = { model };
   }
   return models;
 }

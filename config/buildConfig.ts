@@ -24,7 +24,7 @@ export { imageSchema, type ImageConfig } from './imageConfig.js';
 export { sourceSchema, type SourceConfig } from './sourceConfig.js';
 export { slug } from './slug.js';
 export { s3Schema } from './s3Config.js';
-export { STAGES, type Stage, endpointSchema, type EndpointConfig } from './modelsConfig.js';
+export { MODEL_ROLES, type ModelRole, endpointSchema, type EndpointConfig } from './modelsConfig.js';
 export { llmSchema, type LlmConfig } from './llmConfig.js';
 export { retrySchema } from './retryConfig.js';
 export {

@@ -3,10 +3,10 @@
  * deterministic, and without zod (types only from buildConfig.ts): workflow code calls it on every
  * build, so the workflow isolate need not evaluate the config schemas for it.
  */
-import type { BuildConfig, EndpointConfig, Stage } from './buildConfig.js';
+import type { BuildConfig, EndpointConfig, ModelRole } from './buildConfig.js';
 
-export function endpointFor(config: BuildConfig, stage: Stage): EndpointConfig {
-  return config.models[stage] ?? config.models.default;
+export function endpointFor(config: BuildConfig, role: ModelRole): EndpointConfig {
+  return config.models[role] ?? config.models.default;
 }
 
 /**

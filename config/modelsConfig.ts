@@ -4,9 +4,12 @@
  */
 import { z } from 'zod';
 
-/** Model-calling stages; `richness` is the VLM tag count that can select images at planning (sources[].richness). */
-export const STAGES = ['instruction', 'constraints', 'compatibility', 'verifier', 'answer', 'rejected', 'judge', 'richness'] as const;
-export type Stage = (typeof STAGES)[number];
+/**
+ * Model roles: what a model call is for, which picks its endpoint (`models.<role>`); a pipeline step
+ * (domain/stages.ts) may call several. `richness` is the VLM tag count that can select images at planning (sources[].richness).
+ */
+export const MODEL_ROLES = ['instruction', 'constraints', 'compatibility', 'verifier', 'answer', 'rejected', 'judge', 'richness'] as const;
+export type ModelRole = (typeof MODEL_ROLES)[number];
 
 /** Requests in flight to an endpoint whose config names no `concurrency` (and to one a model caller is given no limits for). */
 export const DEFAULT_CONCURRENCY = 16;
@@ -27,7 +30,7 @@ export const endpointSchema = z
     requestsPerMinute: z.number().positive().optional(),
     tokensPerMinute: z.number().positive().optional(),
     /**
-     * Send this stage's first call per sample through the provider's Batch API (/v1/files +
+     * Send this role's first call per sample through the provider's Batch API (/v1/files +
      * /v1/batches; half price at OpenAI), waiting durably; for instruction, constraints, answer, rejected.
      */
     batch: z.boolean().default(false),
@@ -52,7 +55,7 @@ export const endpointSchema = z
       .strict()
       .optional(),
     /**
-     * Run this stage's activities on their own task queue (one per endpoint), whose workers cap
+     * Run the activities of the pipeline steps that call this role on their own task queue (one per endpoint), whose workers cap
      * activities/s across all of them (MMIF_TASK_QUEUE_ACTIVITIES_PER_SECOND); default: the build's queue.
      */
     taskQueue: z.string().min(1).optional(),
@@ -60,7 +63,7 @@ export const endpointSchema = z
   .strict();
 export type EndpointConfig = z.infer<typeof endpointSchema>;
 
-/** A build's `models`: the default endpoint and any per-stage override. */
+/** A build's `models`: the default endpoint and any per-role override. */
 export const modelsSchema = z
   .object({
     default: endpointSchema,

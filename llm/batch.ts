@@ -17,7 +17,7 @@ import type { ReadableStream } from 'node:stream/web';
 import OpenAI, { toFile } from 'openai';
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { z } from 'zod';
-import { STAGES, type Stage } from '../config/buildConfig.js';
+import { MODEL_ROLES, type ModelRole } from '../config/buildConfig.js';
 
 export interface BatchLimits {
   maxRequests: number;
@@ -49,12 +49,12 @@ export interface BatchFile {
 
 export interface BatchCallId {
   sampleId: string;
-  stage: Stage;
+  stage: ModelRole;
   attempt: number;
 }
 
 /** `mmif:<stage>:<attempt>:<sampleId>`; the sample id goes last, so it may contain anything. */
-export function batchCustomId(sampleId: string, stage: Stage, attempt: number): string {
+export function batchCustomId(sampleId: string, stage: ModelRole, attempt: number): string {
   if (!Number.isInteger(attempt) || attempt < 0) throw new Error(`batch attempt must be a non-negative integer, not ${attempt}`);
   return `mmif:${stage}:${attempt}:${sampleId}`;
 }
@@ -62,7 +62,7 @@ export function batchCustomId(sampleId: string, stage: Stage, attempt: number): 
 /** The inverse of batchCustomId; undefined for ids it did not make. */
 export function parseBatchCustomId(customId: string): BatchCallId | undefined {
   const match = /^mmif:([a-z]+):(\d+):([\s\S]+)$/.exec(customId);
-  const stage = STAGES.find((s) => s === match?.[1]);
+  const stage = MODEL_ROLES.find((s) => s === match?.[1]);
   if (!match || !stage) return undefined;
   return { sampleId: match[3]!, stage, attempt: Number(match[2]) };
 }

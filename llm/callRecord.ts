@@ -1,12 +1,16 @@
 /** What the pipeline records of every model call: its tokens, whether it was paid now, and its price. */
-import type { Stage } from '../config/buildConfig.js';
+import type { ModelRole } from '../config/buildConfig.js';
 import { costOf, type CostSource, type PriceOverrides } from './pricing.js';
 import type { CachedReply } from './replyCache.js';
 import type { ReplyProblem, ReplyTry } from './replyTries.js';
 import type { Usage } from './usage.js';
 
 export interface CallRecord extends Usage {
-  stage: Stage;
+  /**
+   * The model role of the call. Named `stage` on the wire: call records are stored in every stage
+   * state and read back by later builds and reports, so the stored field keeps its name.
+   */
+  stage: ModelRole;
   model: string;
   /** Served from the cache: made (and paid) by an earlier attempt or build. */
   cached: boolean;
@@ -44,12 +48,12 @@ export interface CallRecord extends Usage {
 export type Obtained = 'paid' | 'cached' | 'recovered';
 
 /** `baseUrl`: the endpoint that answered, when known (it tells the price table the provider). */
-export function callRecord(stage: Stage, reply: CachedReply, cached: boolean, prices: PriceOverrides, baseUrl?: string): CallRecord {
+export function callRecord(role: ModelRole, reply: CachedReply, cached: boolean, prices: PriceOverrides, baseUrl?: string): CallRecord {
   const batch = reply.batch ?? false;
   const cost = costOf({ ...reply, batch, ...(baseUrl ? { baseUrl } : {}) }, prices);
   const usd = cost.usd ?? 0;
   return {
-    stage,
+    stage: role,
     model: reply.model,
     promptTokens: reply.promptTokens,
     completionTokens: reply.completionTokens,
@@ -66,9 +70,9 @@ export function callRecord(stage: Stage, reply: CachedReply, cached: boolean, pr
 }
 
 /** The record of one try's request. */
-export function tryRecord(stage: Stage, reply: CachedReply, how: Obtained, t: ReplyTry, problem: ReplyProblem | undefined, prices: PriceOverrides, baseUrl: string): CallRecord {
+export function tryRecord(role: ModelRole, reply: CachedReply, how: Obtained, t: ReplyTry, problem: ReplyProblem | undefined, prices: PriceOverrides, baseUrl: string): CallRecord {
   return {
-    ...callRecord(stage, reply, how === 'cached', prices, baseUrl),
+    ...callRecord(role, reply, how === 'cached', prices, baseUrl),
     ...(t.index > 0 ? { replyTry: t.index } : {}),
     ...(problem ? { problem } : {}),
     ...(how === 'recovered' ? { recovered: true } : {}),

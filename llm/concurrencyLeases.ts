@@ -13,7 +13,7 @@
  * and nothing is sent while nothing changes). Two rules:
  * - Fair by demand: the cap is water-filled over the workers' demands (in flight + waiting), so a
  *   busy worker borrows what idle ones do not use and gives it back as soon as they want it; what no
- *   demand claims is spread evenly as headroom for demand that appears before the next report.
+ *   demand takes is spread evenly as headroom for demand that appears before the next report.
  * - Never over the cap: a grant only uses what the other workers cannot be holding. A worker may
  *   hold max(its in flight at its last report, the grant it held then, the grant sent back to it)
  *   until its next report: the grant sent back may not have arrived yet, and a lowered grant does not

@@ -264,7 +264,7 @@ export class ModelCaller {
     const budget = this.options.budget;
     let admitted = false;
     const sending = {
-      stage: req.stage,
+      role: req.stage,
       config: req.endpoint,
       endpoint,
       // The timeout bounds how long an admitted attempt holds a leased slot past its lease's term.

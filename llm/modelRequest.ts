@@ -5,7 +5,7 @@
  */
 import type { z } from 'zod';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import type { BuildConfig, EndpointConfig, Stage } from '../config/buildConfig.js';
+import type { BuildConfig, EndpointConfig, ModelRole } from '../config/buildConfig.js';
 import type { RenderedPrompt } from '../prompts/chat.js';
 import { jsonSchemaOf, type MessageImage } from './chatMessages.js';
 import { requestBody, type Dialect, type StageAsk } from './dialect.js';
@@ -14,7 +14,8 @@ import { replyCacheKey } from './replyCache.js';
 import { trySeed, type ReplyTry } from './replyTries.js';
 
 export interface ModelRequest {
-  stage: Stage;
+  /** The model role, which picks the endpoint; named `stage` like the stored CallRecord field it fills (callRecord.ts). */
+  stage: ModelRole;
   endpoint: EndpointConfig;
   prompt: RenderedPrompt;
   image?: MessageImage;
@@ -35,7 +36,8 @@ export interface JsonReply<T> {
 
 /** Where a reply obtained elsewhere goes: small, so it can be kept between submitting a batch and collecting it. */
 export interface ReplyTarget {
-  stage: Stage;
+  /** The model role; `stage` on the wire: a batch's targets are stored between submitting and collecting it. */
+  stage: ModelRole;
   /** Where the synchronous path looks for this request's reply (an object-store key). */
   cacheKey: string;
   model: string;

@@ -17,7 +17,7 @@ import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/ch
 import sharp from 'sharp';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { STAGES, type BuildConfig, type EndpointConfig, type Stage } from '../config/buildConfig.js';
+import { MODEL_ROLES, type BuildConfig, type EndpointConfig, type ModelRole } from '../config/buildConfig.js';
 import { endpointFor } from '../config/endpointRouting.js';
 import { canonicalJson } from '../config/buildConfig.js';
 import { sha256Hex } from '../domain/hashing.js';
@@ -32,27 +32,27 @@ import { classifyFailure } from './retryPolicy.js';
 import { requestCompletion } from './sendCompletion.js';
 import { usageOf, type Usage } from './usage.js';
 
-/** Stages that send the sample's image (verifier selection and the compatibility pass are text only). */
-const IMAGE_STAGES: ReadonlySet<Stage> = new Set(['instruction', 'constraints', 'answer', 'rejected', 'judge', 'richness']);
+/** Model roles that send the sample's image (verifier selection and the compatibility pass are text only). */
+const IMAGE_ROLES: ReadonlySet<ModelRole> = new Set(['instruction', 'constraints', 'answer', 'rejected', 'judge', 'richness']);
 
 export interface PreflightTarget {
   endpoint: EndpointConfig;
-  stages: Stage[];
+  roles: ModelRole[];
   withImage: boolean;
 }
 
-/** The distinct endpoint + model + key variable of a config, and whether any of its stages sends images. */
+/** The distinct endpoint + model + key variable of a config, and whether any of its model roles sends images. */
 export function preflightTargets(config: BuildConfig): PreflightTarget[] {
   const targets = new Map<string, PreflightTarget>();
-  for (const stage of STAGES) {
-    // The richness stage is called only when a source selects images by VLM tag count.
-    if (stage === 'richness' && !config.sources.some((s) => s.richness?.scorer === 'vlm-tags')) continue;
-    const endpoint = endpointFor(config, stage);
+  for (const role of MODEL_ROLES) {
+    // The richness role is called only when a source selects images by VLM tag count.
+    if (role === 'richness' && !config.sources.some((s) => s.richness?.scorer === 'vlm-tags')) continue;
+    const endpoint = endpointFor(config, role);
     const id = canonicalJson([endpoint.baseUrl ?? null, endpoint.model, endpoint.apiKeyEnv]);
-    const target = targets.get(id) ?? { endpoint, stages: [], withImage: false };
-    target.stages.push(stage);
+    const target = targets.get(id) ?? { endpoint, roles: [], withImage: false };
+    target.roles.push(role);
     // Rejected answers of the no_image strategy go without the image; the others send it.
-    const sendsImage = IMAGE_STAGES.has(stage) && !(stage === 'rejected' && config.dpo.strategies.every((s) => s === 'no_image'));
+    const sendsImage = IMAGE_ROLES.has(role) && !(role === 'rejected' && config.dpo.strategies.every((s) => s === 'no_image'));
     target.withImage ||= sendsImage;
     targets.set(id, target);
   }
@@ -62,7 +62,8 @@ export function preflightTargets(config: BuildConfig): PreflightTarget[] {
 export interface PreflightOutcome {
   endpoint: string;
   model: string;
-  stages: Stage[];
+  /** The model roles this endpoint serves. `stages`, the name in recorded histories: this is an activity's result. */
+  stages: ModelRole[];
   withImage: boolean;
   /** Names this check (endpoint, model, key hash, image use): one usage record per check. */
   checkId: string;
@@ -90,7 +91,7 @@ export async function preflight(config: BuildConfig, cache: ObjectStore, cachePr
     const endpoint = resolveEndpoint(target.endpoint, env);
     const checkId = sha256Hex(canonicalJson([endpoint.baseURL, endpoint.model, sha256Hex(endpoint.apiKey), target.withImage]));
     const marker = `${cachePrefix}/preflight/${checkId}.json`;
-    const outcome = { endpoint: endpoint.baseURL, model: endpoint.model, stages: target.stages, withImage: target.withImage, checkId };
+    const outcome = { endpoint: endpoint.baseURL, model: endpoint.model, stages: target.roles, withImage: target.withImage, checkId };
     if (await cache.exists(marker)) {
       outcomes.push({ ...outcome, cached: true, ...lessonsOf(await dialects.get(endpoint)) });
       continue;
@@ -199,7 +200,7 @@ async function failsOnlyOnImages(client: OpenAI, textBody: ChatCompletionCreateP
 function refused(err: APIError, endpoint: ResolvedEndpoint, target: PreflightTarget): EndpointError {
   const fault = faultOf(err, endpoint);
   const hint = target.withImage
-    ? ` — a one-line request with an image was refused: does the model accept image input? (images are sent by: ${target.stages.filter((s) => IMAGE_STAGES.has(s)).join(', ')})`
+    ? ` — a one-line request with an image was refused: does the model accept image input? (images are sent by: ${target.roles.filter((s) => IMAGE_ROLES.has(s)).join(', ')})`
     : ' — a one-line text request was refused';
   return new EndpointError(`${describeFault(fault)}${hint}`, fault);
 }
@@ -211,8 +212,8 @@ function notAnEndpoint(unusable: UnusableReply, endpoint: ResolvedEndpoint): End
   return new EndpointError(`model endpoint ${fault.endpoint} (model ${fault.model}): ${fault.excerpt}${hint}`, fault);
 }
 
-/** Stages whose reply is prose; the others ask for JSON, so the pre-flight asks with a reply schema too. */
-const PROSE_STAGES: ReadonlySet<Stage> = new Set(['answer', 'rejected']);
+/** Model roles whose reply is prose; the others ask for JSON, so the pre-flight asks with a reply schema too. */
+const PROSE_ROLES: ReadonlySet<ModelRole> = new Set(['answer', 'rejected']);
 
 const TINY_SCHEMA = { name: 'preflight', schema: jsonSchemaOf(z.object({ reply: z.string() })) };
 
@@ -225,7 +226,7 @@ async function tinyAsk(model: string, target: PreflightTarget, llm: BuildConfig[
     .jpeg()
     .toBuffer();
   const image = target.withImage ? { jpeg: await tinyJpeg, sha256: 'preflight' } : undefined;
-  const asksJson = llm.structuredOutput && target.stages.some((s) => !PROSE_STAGES.has(s));
+  const asksJson = llm.structuredOutput && target.roles.some((s) => !PROSE_ROLES.has(s));
   return {
     model,
     messages: chatMessages(prompt, image, 'low'),

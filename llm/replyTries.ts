@@ -5,7 +5,7 @@
  * tokens; after llm.replyTries tries the sample is rejected with the last reason.
  */
 import type { z } from 'zod';
-import type { BuildConfig, Stage } from '../config/buildConfig.js';
+import type { BuildConfig, ModelRole } from '../config/buildConfig.js';
 import { SampleRejection, type ModelCallFault } from '../domain/rejection.js';
 import type { ResolvedEndpoint } from './endpoint.js';
 
@@ -59,7 +59,7 @@ export function trySeed(requestSeed: number | undefined, t: ReplyTry): number | 
  * same at no cost. When every try failed and some of them replayed another build's unusable
  * replies (a flaky endpoint then; perhaps fixed now), a second pass asks for those again.
  */
-export async function runTries<T>(stage: Stage, llm: BuildConfig['llm'], run: (t: ReplyTry, pass: TryPass) => Promise<TryOutcome<T>>): Promise<T> {
+export async function runTries<T>(role: ModelRole, llm: BuildConfig['llm'], run: (t: ReplyTry, pass: TryPass) => Promise<TryOutcome<T>>): Promise<T> {
   let last: Extract<TryOutcome<T>, { ok: false }> | undefined;
   for (const refreshForeign of [false, true]) {
     const pass: TryPass = { refreshForeign, sawForeign: false };
@@ -74,7 +74,7 @@ export async function runTries<T>(stage: Stage, llm: BuildConfig['llm'], run: (t
     if (!pass.sawForeign) break;
   }
   const fault: ModelCallFault = { endpoint: last!.endpoint.baseURL, model: last!.endpoint.model, status: 200, excerpt: `${last!.problem}: ${last!.detail}` };
-  throw new SampleRejection(`${stage}: ${last!.problem}: ${last!.detail} (${llm.replyTries} tries)`, { modelCall: fault });
+  throw new SampleRejection(`${role}: ${last!.problem}: ${last!.detail} (${llm.replyTries} tries)`, { modelCall: fault });
 }
 
 export const PROBLEM_DETAIL: Record<ReplyProblem, string> = {

@@ -9,7 +9,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, type APIError } from 'openai';
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
-import type { EndpointConfig, Stage } from '../config/buildConfig.js';
+import type { EndpointConfig, ModelRole } from '../config/buildConfig.js';
 import { SampleRejection } from '../domain/rejection.js';
 import { abortSignal } from './abortScope.js';
 import { tallyFailedAttempt } from './attemptTally.js';
@@ -24,17 +24,17 @@ import { TransientError } from '../domain/errors.js';
 /** The endpoint refused the request itself (400, 413, 422): the sample is rejected, unless a dialect can answer the refusal (dialect.ts). */
 export class RequestRefused extends SampleRejection {
   constructor(
-    stage: Stage,
+    role: ModelRole,
     readonly refusal: APIError,
     endpoint: ResolvedEndpoint,
   ) {
     const fault = faultOf(refusal, endpoint);
-    super(`${stage}: endpoint-refused: ${describeFault(fault)}`, { modelCall: fault });
+    super(`${role}: endpoint-refused: ${describeFault(fault)}`, { modelCall: fault });
   }
 }
 
 export interface Sending {
-  stage: Stage;
+  role: ModelRole;
   /** The endpoint as configured (its key variable names the secret in messages) and as resolved. */
   config: EndpointConfig;
   endpoint: ResolvedEndpoint;
@@ -70,8 +70,8 @@ export async function sendCompletion(s: Sending, body: ChatCompletionCreateParam
       if (signal?.aborted) throw signal.reason;
       const kind = classifyFailure(err);
       tallyFailedAttempt(kind);
-      if (kind === 'rejected') throw new RequestRefused(s.stage, err as APIError, s.endpoint);
-      if (kind === 'unusable') throw unusableRejection(s.stage, unusableOf(err)!, s.endpoint);
+      if (kind === 'rejected') throw new RequestRefused(s.role, err as APIError, s.endpoint);
+      if (kind === 'unusable') throw unusableRejection(s.role, unusableOf(err)!, s.endpoint);
       if (kind === 'permanent') throw permanentError(err as APIError, s.endpoint, s.config.apiKeyEnv);
       if (kind === 'fatal') throw err;
       if (attempt >= s.retry.maxAttempts) throw lastAttemptError(err, s, attempt);
@@ -108,17 +108,17 @@ export async function requestCompletion(
 }
 
 /** A reply the endpoint sent that cannot be used: the sample is rejected, as a model call's fault, naming the endpoint. */
-export function unusableRejection(stage: Stage, unusable: UnusableReply, endpoint: ResolvedEndpoint): SampleRejection {
+export function unusableRejection(role: ModelRole, unusable: UnusableReply, endpoint: ResolvedEndpoint): SampleRejection {
   const detail = maskedExcerpt(unusable.detail, endpoint);
   const fault = { endpoint: endpoint.baseURL, model: endpoint.model, status: 200, excerpt: `${unusable.kind}: ${detail}` };
-  return new SampleRejection(`${stage}: ${unusable.kind}: model endpoint ${fault.endpoint} (model ${fault.model}): ${detail}`, { modelCall: fault });
+  return new SampleRejection(`${role}: ${unusable.kind}: model endpoint ${fault.endpoint} (model ${fault.model}): ${detail}`, { modelCall: fault });
 }
 
 /** The error a transient failure leaves when no attempt is left: one that names the endpoint when the SDK's does not. */
 function lastAttemptError(err: unknown, s: Sending, attempts: number): unknown {
-  if (err instanceof APIConnectionTimeoutError) return new EndpointTimeout(s.stage, s.endpoint, s.timeoutMs, attempts);
+  if (err instanceof APIConnectionTimeoutError) return new EndpointTimeout(s.role, s.endpoint, s.timeoutMs, attempts);
   // A 5xx names its status and body already; a failed connection only says "Connection error.".
-  if (err instanceof APIConnectionError) return new EndpointUnreachable(s.stage, s.endpoint, err, attempts);
+  if (err instanceof APIConnectionError) return new EndpointUnreachable(s.role, s.endpoint, err, attempts);
   return err;
 }
 
@@ -129,22 +129,22 @@ function lastAttemptError(err: unknown, s: Sending, attempts: number): unknown {
  */
 export class EndpointUnreachable extends TransientError {
   override name = 'EndpointUnreachable';
-  constructor(stage: Stage, endpoint: ResolvedEndpoint, err: APIConnectionError, attempts: number) {
+  constructor(role: ModelRole, endpoint: ResolvedEndpoint, err: APIConnectionError, attempts: number) {
     const cause = err.cause instanceof Error && err.cause.message ? err.cause.message : err.message;
-    super(`${stage}: model endpoint ${endpoint.baseURL} (model ${endpoint.model}): cannot connect: ${cause}, ${attempts} attempt${attempts === 1 ? '' : 's'}`);
+    super(`${role}: model endpoint ${endpoint.baseURL} (model ${endpoint.model}): cannot connect: ${cause}, ${attempts} attempt${attempts === 1 ? '' : 's'}`);
   }
 }
 
 /**
  * No whole reply within llm.timeoutMs, on every attempt: the SDK's own "Request timed out." names
- * nothing, so this says which stage, endpoint and model, and how long each attempt waited. Not a
+ * nothing, so this says which model role, endpoint and model, and how long each attempt waited. Not a
  * permanent failure: the activity fails and Temporal retries it.
  */
 export class EndpointTimeout extends TransientError {
   override name = 'EndpointTimeout';
-  constructor(stage: Stage, endpoint: ResolvedEndpoint, timeoutMs: number, attempts: number) {
+  constructor(role: ModelRole, endpoint: ResolvedEndpoint, timeoutMs: number, attempts: number) {
     super(
-      `${stage}: model endpoint ${endpoint.baseURL} (model ${endpoint.model}): no complete reply within ${timeoutMs} ms (llm.timeoutMs), ${attempts} attempt${attempts === 1 ? '' : 's'}`,
+      `${role}: model endpoint ${endpoint.baseURL} (model ${endpoint.model}): no complete reply within ${timeoutMs} ms (llm.timeoutMs), ${attempts} attempt${attempts === 1 ? '' : 's'}`,
     );
   }
 }

@@ -3,7 +3,7 @@
  * constraints, with the image or without it (the no_image strategy, the vision-dependence check).
  * Its own module: the answer stages and the vision-dependence check both send it.
  */
-import type { Stage } from '../config/buildConfig.js';
+import type { ModelRole } from '../config/buildConfig.js';
 import { endpointFor } from '../config/endpointRouting.js';
 import type { Constraint } from '../domain/constraints/selection.js';
 import { renderAnswerPrompt } from '../prompts/answerPrompt.js';
@@ -17,14 +17,14 @@ export interface Task {
   reference?: string;
 }
 
-/** Attempt 0 sends no seed (the plain request); regenerations send seed = attempt, a new request. */
+/** Regeneration 0 (the first answer) sends no seed (the plain request); regeneration n sends seed = n, a new request. */
 export function answerRequest(
   ctx: StageContext,
-  stage: Extract<Stage, 'answer' | 'rejected'>,
+  stage: Extract<ModelRole, 'answer' | 'rejected'>,
   task: Task,
   constraints: readonly Constraint[],
   image: SampleImage | undefined,
-  attempt: number,
+  regeneration: number,
 ): StageRequest {
   return {
     request: {
@@ -32,7 +32,7 @@ export function answerRequest(
       endpoint: endpointFor(ctx.config, stage),
       prompt: renderAnswerPrompt(task.instruction, constraints, task.reference, ctx.requestLayout),
       image,
-      seed: attempt === 0 ? undefined : attempt,
+      seed: regeneration === 0 ? undefined : regeneration,
     },
   };
 }

@@ -55,11 +55,11 @@ export async function runAnswerStage(ctx: StageContext, task: Task, constraints:
   const { passThreshold, maxRegenerations, vacuous } = ctx.config.verification;
   let verdicts: Verdict[] = [];
   let firstVerdicts: Verdict[] = [];
-  for (let attempt = 0; attempt <= maxRegenerations; attempt++) {
-    const { text: answer, reasoning } = await ctx.models.textAndReasoning(answerRequest(ctx, 'answer', task, constraints, image, attempt).request, calls);
+  for (let regeneration = 0; regeneration <= maxRegenerations; regeneration++) {
+    const { text: answer, reasoning } = await ctx.models.textAndReasoning(answerRequest(ctx, 'answer', task, constraints, image, regeneration).request, calls);
     verdicts = await verifyAnswer(ctx, { task, constraints, answer, image, compare: true }, calls);
-    if (attempt === 0) firstVerdicts = verdicts;
-    const regenerated = attempt > 0 ? { firstVerdicts } : {};
+    if (regeneration === 0) firstVerdicts = verdicts;
+    const regenerated = regeneration > 0 ? { firstVerdicts } : {};
     const rate = creditedRate(verdicts, vacuous);
     if (rate >= passThreshold) {
       const model = endpointFor(ctx.config, 'answer').model;
@@ -69,7 +69,7 @@ export async function runAnswerStage(ctx: StageContext, task: Task, constraints:
         model,
         verdicts,
         passRate: rate,
-        attempts: attempt + 1,
+        attempts: regeneration + 1,
         ...regenerated,
         ...keptReasoning(ctx, reasoning),
       };
@@ -83,7 +83,7 @@ export async function runAnswerStage(ctx: StageContext, task: Task, constraints:
     }
   }
   throw new SampleRejection(
-    `answer: below-threshold: pass rate ${creditedRate(verdicts, vacuous).toFixed(2)} < ${passThreshold} after ${maxRegenerations + 1} attempts; failed: ${failures(verdicts, vacuous)}`,
+    `answer: below-threshold: pass rate ${creditedRate(verdicts, vacuous).toFixed(2)} < ${passThreshold} after ${maxRegenerations + 1} answers; failed: ${failures(verdicts, vacuous)}`,
     maxRegenerations > 0 ? { verdicts, firstVerdicts } : { verdicts },
   );
 }
@@ -91,7 +91,7 @@ export async function runAnswerStage(ctx: StageContext, task: Task, constraints:
 /**
  * The rejected answer of a DPO pair. Under `dpo.validate: strict` it is verified on the constraints
  * at stake and on every rule-checked constraint, and the pair must pass pipeline/pairRules.ts; a
- * refused answer is regenerated (OpenAI seed = attempt), and after the last attempt the pair is
+ * refused answer is regenerated (OpenAI seed = regeneration), and after the last regeneration the pair is
  * discarded under the rule that refused it. Under `paper` the first answer is kept as generated;
  * its rule verdicts are still recorded (they cost no model call), no judge is asked.
  */
@@ -109,12 +109,12 @@ export async function runRejectedStage(
   // Without the image every constraint is at stake; otherwise only the dropped ones.
   const atStake = constraints.flatMap((c, i) => (strategy === 'no_image' || dropped.includes(c) ? [i] : []));
   const indices = rejectedVerificationIndices(constraints, validation === 'strict' ? atStake : []);
-  const maxAttempts = validation === 'strict' ? ctx.config.verification.maxRegenerations + 1 : 1;
+  const maxAnswers = validation === 'strict' ? ctx.config.verification.maxRegenerations + 1 : 1;
   const ruleRejections: Partial<Record<PairRule, number>> = {};
   let verdicts: Verdict[] = [];
   let refusal: Extract<PairJudgement, { kept: false }> | undefined;
-  for (let attempt = 0; attempt < maxAttempts; attempt++) {
-    const request = answerRequest(ctx, 'rejected', task, kept, strategy === 'no_image' ? undefined : image, attempt).request;
+  for (let regeneration = 0; regeneration < maxAnswers; regeneration++) {
+    const request = answerRequest(ctx, 'rejected', task, kept, strategy === 'no_image' ? undefined : image, regeneration).request;
     const { text: answer, reasoning } = await ctx.models.textAndReasoning(request, calls);
     // `paper` asks no judge about the rejected answer, not even for the judge-vs-rule sample.
     verdicts = await verifyAnswer(ctx, { task, constraints, answer, image, indices, compare: false, auditJudge: validation === 'strict' }, calls);
@@ -130,7 +130,7 @@ export async function runRejectedStage(
         model,
         verdicts,
         passRate: creditedRate(verdicts, ctx.config.verification.vacuous),
-        attempts: attempt + 1,
+        attempts: regeneration + 1,
         atStake,
         validation,
         ruleRejections,
@@ -140,7 +140,7 @@ export async function runRejectedStage(
     refusal = judgement;
     ruleRejections[judgement.rule] = (ruleRejections[judgement.rule] ?? 0) + 1;
   }
-  throw new SampleRejection(`rejected: ${refusal!.rule}: ${strategy} pair, after ${maxAttempts} rejected answers: ${refusal!.detail}`, {
+  throw new SampleRejection(`rejected: ${refusal!.rule}: ${strategy} pair, after ${maxAnswers} rejected answers: ${refusal!.detail}`, {
     verdicts,
     strategy,
     ruleRejections,

@@ -109,7 +109,7 @@ export async function sameStoredConfig(config: BuildConfig, store: ObjectStore, 
   return stored;
 }
 
-export async function planBuild(
+export async function makeBuildPlan(
   config: BuildConfig,
   store: ObjectStore,
   layout: BuildLayout,

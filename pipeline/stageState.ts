@@ -65,7 +65,7 @@ export interface AnswerResult {
   model: string;
   verdicts: Verdict[];
   passRate: number;
-  /** Answers generated, including the accepted one. */
+  /** Answers generated, including the accepted one (1 + its regenerations; `attempts`: the stored name). */
   attempts: number;
   /** The first answer's verdicts, when it was regenerated (the quality report's pass rate before regeneration). */
   firstVerdicts?: Verdict[];

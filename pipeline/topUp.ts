@@ -21,7 +21,7 @@ import { takeRichSamples, type RichnessTools } from './richness.js';
  * is ever written then, never an outcome (a forecast that meets the targets plans nothing; the
  * exact call after the last round decides). Returns the plan as it now stands.
  */
-export async function planTopUp(
+export async function makeTopUpPlan(
   config: BuildConfig,
   store: ObjectStore,
   layout: BuildLayout,

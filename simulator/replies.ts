@@ -59,7 +59,8 @@ export type ChatRequest = z.infer<typeof ChatRequestSchema>;
 type ChatMessage = ChatRequest['messages'][number];
 type ContentPart = z.infer<typeof ContentPartSchema>;
 
-export const STAGES = [
+/** What a request asks for, told from its prompt or reply schema: picks the reply writer (and counts it in the stats). */
+export const REQUEST_KINDS = [
   'instructions',
   'chat_questions',
   'refined_instruction',
@@ -71,7 +72,7 @@ export const STAGES = [
   'verifier_selection',
   'image_tags',
 ] as const;
-export type Stage = (typeof STAGES)[number];
+export type RequestKind = (typeof REQUEST_KINDS)[number];
 
 /** Knobs for reply content (not transport faults); the server takes them from its FaultConfig. */
 export interface ReplyTuning {
@@ -89,7 +90,7 @@ export type FinishReason = 'stop' | 'length';
 
 export interface Reply {
   id: string;
-  stage: Stage;
+  kind: RequestKind;
   content: string;
   finishReason: FinishReason;
 }
@@ -183,22 +184,22 @@ export function completionTokens(content: string): number {
 }
 
 // ---------------------------------------------------------------------------------------
-// Stage detection
+// Request kind detection
 
-const JSON_STAGES = ['instructions', 'chat_questions', 'refined_instruction', 'constraints', 'compatibility', 'verifier_selection', 'image_tags'] as const;
-type JsonStage = (typeof JSON_STAGES)[number];
+const JSON_KINDS = ['instructions', 'chat_questions', 'refined_instruction', 'constraints', 'compatibility', 'verifier_selection', 'image_tags'] as const;
+type JsonKind = (typeof JSON_KINDS)[number];
 
 /**
  * Verification prompts embed answers and constraints that could contain any other marker, so
  * they are recognised only by how a prompt opens, and before the others.
  */
-const OPENING_MARKERS: ReadonlyArray<[Stage, string]> = [
+const OPENING_MARKERS: ReadonlyArray<[RequestKind, string]> = [
   ['direct_judge', 'Your task is to evaluate whether the response from an AI assistant adheres to all of the given constraints.'],
   ['compare_judge', 'You are an expert in judging whether the response follow the given constraint.'],
   ['verifier_selection', 'Please analyze the following constraint and select the most appropriate function'],
 ];
 
-const STAGE_MARKERS: ReadonlyArray<[JsonStage, string]> = [
+const KIND_MARKERS: ReadonlyArray<[JsonKind, string]> = [
   ['instructions', 'You are an expert in generating concise instructions for images'],
   ['chat_questions', 'You are an expert in writing questions about images for multi-turn conversations.'],
   ['refined_instruction', 'You are an expert in writing instructions for images.'],
@@ -207,19 +208,19 @@ const STAGE_MARKERS: ReadonlyArray<[JsonStage, string]> = [
   ['image_tags', 'You are an image tagger.'],
 ];
 
-function isJsonStage(name: string | undefined): name is JsonStage {
-  return (JSON_STAGES as readonly string[]).includes(name ?? '');
+function isJsonKind(name: string | undefined): name is JsonKind {
+  return (JSON_KINDS as readonly string[]).includes(name ?? '');
 }
 
 /** The schema name wins; prompt markers cover pipelines configured without structured output. */
-export function detectStage(request: ChatRequest): Stage {
+export function detectKind(request: ChatRequest): RequestKind {
   const schemaName = request.response_format?.json_schema?.name;
-  if (isJsonStage(schemaName)) return schemaName;
+  if (isJsonKind(schemaName)) return schemaName;
   const openings = request.messages.flatMap(partsOf).map((part) => (part.type === 'text' ? part.text.trimStart() : ''));
   const opened = OPENING_MARKERS.find(([, marker]) => openings.some((text) => text.startsWith(marker)));
   if (opened) return opened[0];
   const text = textOf(request.messages);
-  return STAGE_MARKERS.find(([, marker]) => text.includes(marker))?.[0] ?? 'answer';
+  return KIND_MARKERS.find(([, marker]) => text.includes(marker))?.[0] ?? 'answer';
 }
 
 // ---------------------------------------------------------------------------------------
@@ -228,12 +229,12 @@ export function detectStage(request: ChatRequest): Stage {
 export function generateReply(request: ChatRequest, seed: number, tuning: ReplyTuning = DEFAULT_TUNING, key = requestKey(request)): Reply {
   const hash = sha256Hex(`reply\u0000${seed}\u0000${key}`);
   const rng = rngFromHex(hash);
-  const stage = detectStage(request);
-  const content = STAGE_WRITERS[stage](request, rng, tuning);
-  return { id: `chatcmpl-sim-${hash.slice(0, 16)}`, stage, ...limitLength(content, tokenLimit(request)) };
+  const kind = detectKind(request);
+  const content = KIND_WRITERS[kind](request, rng, tuning);
+  return { id: `chatcmpl-sim-${hash.slice(0, 16)}`, kind, ...limitLength(content, tokenLimit(request)) };
 }
 
-const STAGE_WRITERS: Record<Stage, (request: ChatRequest, rng: Rng, tuning: ReplyTuning) => string> = {
+const KIND_WRITERS: Record<RequestKind, (request: ChatRequest, rng: Rng, tuning: ReplyTuning) => string> = {
   instructions: (_request, rng) => JSON.stringify({ instructions: writeInstructions(rng) }),
   chat_questions: (request, rng) => JSON.stringify({ questions: writeChatQuestions(askedCount(textOf(request.messages)), rng) }),
   refined_instruction: (request) => JSON.stringify({ instruction: refineQuestion(textOf(request.messages)) }),
@@ -327,12 +328,12 @@ export function truncateReply(reply: Reply): Reply {
 }
 
 /**
- * Fault: JSON stages get chatty, single-quoted, unterminated pseudo-JSON that neither
+ * Fault: JSON requests get chatty, single-quoted, unterminated pseudo-JSON that neither
  * JSON.parse nor "extract the {...} block" heuristics can recover; prose (answers and judge
  * verdicts) comes back empty.
  */
 export function malformReply(reply: Reply): Reply {
-  if (!isJsonStage(reply.stage)) return { ...reply, content: '' };
+  if (!isJsonKind(reply.kind)) return { ...reply, content: '' };
   return { ...reply, content: `Here is the JSON you asked for: ${reply.content.slice(0, -1).replaceAll('"', "'")}` };
 }
 
@@ -360,7 +361,7 @@ export function completionBody(request: ChatRequest, reply: Reply, imageTokens =
 }
 
 // ---------------------------------------------------------------------------------------
-// Stage: instructions
+// Kind: instructions
 
 const INSTRUCTION_TEMPLATES = [
   'Describe the {aspect} of the {subject} in this image.',
@@ -388,7 +389,7 @@ function writeInstructions(rng: Rng): string[] {
 }
 
 // ---------------------------------------------------------------------------------------
-// Stage: chat questions (multiturn builds)
+// Kind: chat questions (multiturn builds)
 
 const QUESTION_TEMPLATES = [
   'What is the {subject} doing in this image?',
@@ -427,7 +428,7 @@ function writeChatQuestions(count: number, rng: Rng): string[] {
 }
 
 // ---------------------------------------------------------------------------------------
-// Stage: constraints
+// Kind: constraints
 
 export interface OfferedConstraint {
   key: string;
@@ -498,7 +499,7 @@ function constraintValue(item: OfferedConstraint, rng: Rng): string {
 }
 
 // ---------------------------------------------------------------------------------------
-// Stage: compatibility
+// Kind: compatibility
 
 export interface NumberedConstraint {
   index: number;

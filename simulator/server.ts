@@ -18,7 +18,7 @@ import { PROMPT_CACHE_PRESETS, PromptCache, type PromptCacheSettings } from './p
 import {
   ChatRequestSchema,
   IMAGE_PART_TOKENS,
-  STAGES,
+  REQUEST_KINDS,
   completionBody,
   completionTokens,
   generateReply,
@@ -29,7 +29,7 @@ import {
   truncateReply,
   type ChatRequest,
   type Reply,
-  type Stage,
+  type RequestKind,
 } from './replies.js';
 
 export interface SimulatorOptions {
@@ -71,8 +71,8 @@ export interface SimulatorStats {
   completionTokens: number;
   /** Of promptTokens, those reported as cached (with a prompt cache). */
   cachedPromptTokens: number;
-  /** Completed (200) replies per stage. */
-  byStage: Record<Stage, number>;
+  /** Completed (200) replies per request kind. `byStage`: the name GET /admin/stats serves (bench/harness.ts reads it). */
+  byStage: Record<RequestKind, number>;
   batch: BatchLineStats;
   /** Serving as GPUs: their slots, and the slot time the replies so far took (ms): slot time / slots is the shortest wall time that serves them. */
   gpus?: { slots: number; busyMs: number };
@@ -249,7 +249,7 @@ function emptyStats(): SimulatorStats {
     promptTokens: 0,
     completionTokens: 0,
     cachedPromptTokens: 0,
-    byStage: Object.fromEntries(STAGES.map((stage) => [stage, 0])) as Record<Stage, number>,
+    byStage: Object.fromEntries(REQUEST_KINDS.map((kind) => [kind, 0])) as Record<RequestKind, number>,
     batch: { requests: 0, completed: 0, failed: 0, expired: 0, cancelled: 0, promptTokens: 0, completionTokens: 0 },
   };
 }
@@ -487,17 +487,17 @@ class Simulator {
       usage.total_tokens += reasoning;
       if (thinking === 'hidden') usage.completion_tokens_details = { reasoning_tokens: reasoning };
     }
-    return { stage: reply.stage, body };
+    return { kind: reply.kind, body };
   }
 
   /** Counts a reply as completed, when it is sent. */
-  private counted({ stage, body }: ReturnType<Simulator['reply']>, batch: boolean) {
+  private counted({ kind, body }: ReturnType<Simulator['reply']>, batch: boolean) {
     for (const stats of batch ? [this.stats, this.stats.batch] : [this.stats]) {
       stats.completed++;
       stats.promptTokens += body.usage.prompt_tokens;
       stats.completionTokens += body.usage.completion_tokens;
     }
-    this.stats.byStage[stage]++;
+    this.stats.byStage[kind]++;
     return body;
   }
 

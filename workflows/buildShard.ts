@@ -139,14 +139,15 @@ export function taskQueueRuns(stages: readonly StageName[], taskQueues: Partial<
 /**
  * Submits the stage's first calls, waits on durable timers (a worker restart changes nothing),
  * collects the replies into the cache, and resubmits failed or expired lines; what is still
- * missing after the last round is made synchronously by the stage itself.
+ * missing after the last resubmission is made synchronously by the stage itself. The activities'
+ * `round` input is the resubmission's number (0: the first submission): the name recorded histories carry.
  */
 async function throughBatchApi(acts: ReturnType<typeof proxyActivities<typeof activities>>, input: BuildShardInput, stage: BatchableStage): Promise<void> {
   const { build, shard } = input;
   const waiting = proxyActivities<typeof activities>({ ...pipelineActivityOptions(input.retry), startToCloseTimeout: BATCH_WAIT_TIMEOUT });
   let only: string[] | undefined;
-  for (let round = 0; round <= input.batchApi.maxResubmits; round++) {
-    const { batchIds } = await acts.submitStageBatch({ build, shard, stage, round, only });
+  for (let resubmission = 0; resubmission <= input.batchApi.maxResubmits; resubmission++) {
+    const { batchIds } = await acts.submitStageBatch({ build, shard, stage, round: resubmission, only });
     if (batchIds.length === 0) return;
     for (const batchId of batchIds) {
       const maxPollMs = input.batchApi.pollSeconds * 1000;
@@ -162,7 +163,7 @@ async function throughBatchApi(acts: ReturnType<typeof proxyActivities<typeof ac
         wait = Math.min(wait * 1.5, maxPollMs);
       }
     }
-    const { retry } = await acts.collectStageBatch({ build, shard, stage, round });
+    const { retry } = await acts.collectStageBatch({ build, shard, stage, round: resubmission });
     if (retry.length === 0) return;
     only = retry;
   }

@@ -17,7 +17,7 @@ export const INIT_USAGE = `usage: mmif init [--source TYPE=URI ...] [--build-id 
   --source   a source, TYPE=URI; repeat it for a mix (the samples are shared evenly: set weight or quota after)
   --build-id the build's name (default my-build)
   --output   where datasets go (default out, next to the config file)
-  --model    the model of every stage (default gpt-4o; set models.<stage> after for others)
+  --model    the model of every model role (default gpt-4o; set models.<role> after for others)
   --samples  maxSamples (default 1000)
   --out      the file to write (default build.json); --force overwrites it`;
 

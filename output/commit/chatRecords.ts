@@ -6,7 +6,7 @@
  * each discarded pair, naming the turn and the instructions. Pure: no I/O.
  */
 import type { RichnessScore } from '../../domain/richness.js';
-import type { Stage } from '../../config/buildConfig.js';
+import type { ModelRole } from '../../config/buildConfig.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { pif } from '../../domain/multiturn/pif.js';
@@ -86,7 +86,7 @@ export function assembleChat(sample: SourceSample, states: SampleStates): Assemb
   const image = states.image!.status === 'ok' ? states.image!.result : undefined;
   const result = states.chat!.status === 'ok' ? states.chat!.result : undefined;
   if (!image || !result) throw new Error(`sample ${sample.sampleId}: unreachable, every stage is ok`);
-  const modelOf = (stage: Stage) => calls.find((c) => c.stage === stage)?.model ?? '';
+  const modelOf = (stage: ModelRole) => calls.find((c) => c.stage === stage)?.model ?? '';
   const turns: ChatTurnRecord[] = result.turns.map((t) => ({
     turn: t.turn,
     question: t.question,

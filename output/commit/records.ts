@@ -3,7 +3,7 @@
  * pair, or a rejection saying which stage refused the sample and why. Pure: no I/O.
  */
 import type { RichnessScore } from '../../domain/richness.js';
-import type { Stage, TrainingPromptTemplate } from '../../config/buildConfig.js';
+import type { ModelRole, TrainingPromptTemplate } from '../../config/buildConfig.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
 import { imagePathInDataset } from '../../storage/buildLayout.js';
 import type { StageName } from '../../domain/stages.js';
@@ -161,7 +161,7 @@ export function assembleSample(sample: SourceSample, states: SampleStates, train
     (results as Record<string, unknown>)[stage] = state.result;
   }
   const { image, instruction, constraints, answer } = results as Omit<StageResults, 'rejected'>;
-  const modelOf = (stage: Stage) => calls.find((c) => c.stage === stage)?.model ?? '';
+  const modelOf = (stage: ModelRole) => calls.find((c) => c.stage === stage)?.model ?? '';
   const template = templateForSample(training.template, training.seed, sample.sampleId);
   const instruct: InstructRecord = {
     id: sample.sampleId,

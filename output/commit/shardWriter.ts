@@ -61,7 +61,7 @@ export interface ShardToCommit {
   replacesRevision?: number;
 }
 
-export async function commitShard(store: ObjectStore, layout: BuildLayout, spec: ShardToCommit): Promise<ShardManifest> {
+export async function writeShard(store: ObjectStore, layout: BuildLayout, spec: ShardToCommit): Promise<ShardManifest> {
   const existing = await getJson<ShardManifest>(store, layout.manifest(spec.shard));
   if (existing && revisionOf(existing) !== spec.replacesRevision) return existing;
 

@@ -1,7 +1,7 @@
 /**
  * Generates one multi-turn chat over an image (MMMT-IF, seed 002): each question is answered with the
  * chat so far, the answer is verified against every instruction in force (rule functions only), and a
- * turn below the PIF threshold is regenerated (OpenAI seed = attempt, as the single-turn answer stage
+ * turn below the PIF threshold is regenerated (OpenAI seed = regeneration, as the single-turn answer stage
  * does) or the chat is rejected naming the turn. Turns that follow an earlier instruction get a
  * rejected answer generated with that instruction removed from the context; the pair is kept only
  * under the single-turn pair rules (pipeline/pairRules.ts).
@@ -108,7 +108,7 @@ function turnRequest(
   chat: readonly ChatTurn[],
   index: number,
   image: SampleImage,
-  attempt: number,
+  regeneration: number,
   options: Omit<ChatContextOptions, 'layout'> = {},
 ) {
   return {
@@ -116,7 +116,7 @@ function turnRequest(
     endpoint: endpointFor(ctx.config, stage),
     prompt: renderChatTurn(chat, index, { ...options, layout: ctx.requestLayout }),
     image,
-    seed: attempt === 0 ? undefined : attempt,
+    seed: regeneration === 0 ? undefined : regeneration,
   };
 }
 
@@ -131,16 +131,16 @@ async function answerTurn(
 ): Promise<{ answer: string; attempts: number; score: TurnScore }> {
   const { maxRegenerations, vacuous } = ctx.config.verification;
   let score: TurnScore = { verdicts: [], pif: 1 };
-  for (let attempt = 0; attempt <= maxRegenerations; attempt++) {
-    const answer = await ctx.models.text(turnRequest(ctx, 'answer', chat, index, image, attempt), calls);
+  for (let regeneration = 0; regeneration <= maxRegenerations; regeneration++) {
+    const answer = await ctx.models.text(turnRequest(ctx, 'answer', chat, index, image, regeneration), calls);
     score = scoreTurn(answer, inForce, vacuous);
-    if (score.pif >= threshold) return { answer, attempts: attempt + 1, score };
+    if (score.pif >= threshold) return { answer, attempts: regeneration + 1, score };
   }
   const failed = score.verdicts
     .filter((v) => !credited(v, vacuous))
     .map((v) => `#${v.index + 1} ${v.type} (${v.passed ? 'vacuous pass: ' : ''}${v.detail})`)
     .join('; ');
-  throw new SampleRejection(`chat: below-threshold: turn ${index + 1} PIF ${score.pif.toFixed(2)} < ${threshold} after ${maxRegenerations + 1} attempts; failed: ${failed}`, {
+  throw new SampleRejection(`chat: below-threshold: turn ${index + 1} PIF ${score.pif.toFixed(2)} < ${threshold} after ${maxRegenerations + 1} answers; failed: ${failed}`, {
     verdicts: score.verdicts,
   });
 }
@@ -158,8 +158,8 @@ async function rejectedTurn(
 ): Promise<TurnPair> {
   const atStake = inForce.indexOf(forgotten);
   let pair: TurnPair | undefined;
-  for (let attempt = 0; attempt <= ctx.config.verification.maxRegenerations; attempt++) {
-    const rejected = await ctx.models.text(turnRequest(ctx, 'rejected', chat, index, image, attempt, { forget: forgotten.turn - 1 }), calls);
+  for (let regeneration = 0; regeneration <= ctx.config.verification.maxRegenerations; regeneration++) {
+    const rejected = await ctx.models.text(turnRequest(ctx, 'rejected', chat, index, image, regeneration, { forget: forgotten.turn - 1 }), calls);
     const policy = ctx.config.verification.vacuous;
     const score = scoreTurn(rejected, inForce, policy);
     pair = { forgottenTurn: forgotten.turn, rejected, rejectedVerdicts: score.verdicts, rejectedPif: score.pif, judgement: judgeTurnPair(chosen, score, atStake, policy) };

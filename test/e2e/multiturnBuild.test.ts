@@ -123,7 +123,7 @@ test('every chat turn is verified against every instruction in force, by the rul
   assert.match(summary, /shard 0: .*\/chat\/parquet\/shard-00000\.parquet, .*\/chat-dpo\/parquet\/shard-00000\.parquet/);
   assert.match(summary, /datasets mmif_chat, mmif_chat_dpo/);
   for (const r of rejects.filter((x) => x.kind === 'sample' && x.stage === 'chat')) {
-    assert.match(r.reason, /^chat: below-threshold: turn \d+ PIF 0\.\d\d < 1 after 9 attempts; failed: #\d/, 'a rejected chat names its turn and instructions');
+    assert.match(r.reason, /^chat: below-threshold: turn \d+ PIF 0\.\d\d < 1 after 9 answers; failed: #\d/, 'a rejected chat names its turn and instructions');
   }
   const ruleTypes = new Set(CONSTRAINT_TYPES.filter((t) => t.verifiers.length > 0 && (t.evaluation === 'rule' || t.evaluation === 'rule_and_direct_judge')).map((t) => t.key));
   let verdicts = 0;

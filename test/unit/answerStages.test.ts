@@ -62,7 +62,7 @@ test('an answer below the threshold is regenerated, then the sample is rejected 
   scene.sim.resetStats();
   await assert.rejects(runAnswerStage(context(), TASK, RULES, scene.image, []), (err: unknown) => {
     assert.ok(err instanceof SampleRejection);
-    assert.match(err.reason, /^answer: below-threshold: pass rate 0\.00 < 0\.8 after 3 attempts; failed: #1 paragraph_number_limit/);
+    assert.match(err.reason, /^answer: below-threshold: pass rate 0\.00 < 0\.8 after 3 answers; failed: #1 paragraph_number_limit/);
     assert.equal(err.details?.verdicts?.length, 3);
     return true;
   });

@@ -16,7 +16,7 @@ test('the simulator answers the questions prompt with exactly the N distinct que
   for (const count of [1, 5, 12, 20]) {
     for (const structured of [true, false]) {
       const reply = generateReply(asRequest(count, structured), 3);
-      assert.equal(reply.stage, 'chat_questions');
+      assert.equal(reply.kind, 'chat_questions');
       const { questions } = chatQuestionsReplySchema.parse(JSON.parse(reply.content));
       assert.equal(questions.length, count);
       assert.equal(distinctQuestions(questions).length, count, `distinct: ${questions.join(' | ')}`);

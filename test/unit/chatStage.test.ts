@@ -101,7 +101,7 @@ test('a turn that never reaches the threshold rejects the chat, naming the turn 
   const ctx = context(path.join(scene.dir, 'out-failing'), { verification: { maxRegenerations: 1 } });
   await assert.rejects(runChatStage(ctx, sample, scene.image, QUESTIONS, CANDIDATES, { maxInstructions: 3, pifThreshold: 1 }, []), (err: unknown) => {
     assert.ok(err instanceof SampleRejection);
-    assert.match(err.reason, /^chat: below-threshold: turn \d PIF 0\.\d\d < 1 after 2 attempts; failed: #1 \w+/);
+    assert.match(err.reason, /^chat: below-threshold: turn \d PIF 0\.\d\d < 1 after 2 answers; failed: #1 \w+/);
     return true;
   });
 });

@@ -30,7 +30,7 @@ test('a busy worker borrows what idle workers do not use and gives it back when 
   const report = (worker: string, inFlight: number, queued: number) =>
     (held[worker] = grantLeases(book, { worker, seq: 0, endpoints: [{ endpoint: 'e', cap: 128, inFlight, queued, holding: held[worker] ?? 0 }] }, 0).grants.e!);
   const total = () => Object.values(held).reduce((a, b) => a + b, 0);
-  // Four workers join idle: the first takes the unclaimed cap as headroom, the others get what is free.
+  // Four workers join idle: the first takes the cap nobody holds as headroom, the others get what is free.
   for (const w of ['a', 'b', 'c', 'd']) report(w, 0, 0);
   assert.deepEqual(held, { a: 128, b: 0, c: 0, d: 0 });
   // At their next reports the headroom is spread evenly.

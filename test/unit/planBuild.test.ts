@@ -7,7 +7,7 @@ import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfi
 import { sampleIdFor } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { buildLayout } from '../../storage/buildLayout.js';
-import { ConfigMismatchError, configFingerprint, planBuild, type StoredConfig } from '../../pipeline/planBuild.js';
+import { ConfigMismatchError, configFingerprint, makeBuildPlan, type StoredConfig } from '../../pipeline/planBuild.js';
 import { sourceShares } from '../../domain/targets.js';
 import { inSegments, type SourceItem, type SourceReader } from '../../sources/source.js';
 import { getJson, putJson } from '../../storage/objectStore.js';
@@ -41,7 +41,7 @@ const config = (over: Partial<BuildConfigInput>) =>
   });
 
 async function planned(store: LocalStore, c = config({}), order = ids) {
-  const plan = await planBuild(c, store, buildLayout(c.buildId), [source(order)]);
+  const plan = await makeBuildPlan(c, store, buildLayout(c.buildId), [source(order)]);
   const shards: SourceSample[][] = [];
   for (let s = 0; s < plan.shardCount; s++) shards.push((await getJson<SourceSample[]>(store, buildLayout(c.buildId).shardPlan(s)))!);
   return { plan, shards, all: shards.flat().map((x) => x.sourceId) };
@@ -150,7 +150,7 @@ test('several sources: each gets its target, in shards of its own', async () => 
       segments: () => inSegments(items(ids)),
       readImage: async () => Buffer.alloc(0),
     });
-    const plan = await planBuild(c, store, buildLayout('plan'), [source(ids), other(ids)]);
+    const plan = await makeBuildPlan(c, store, buildLayout('plan'), [source(ids), other(ids)]);
     assert.deepEqual(
       plan.sources.map((s) => [s.target, s.selected]),
       [

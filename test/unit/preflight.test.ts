@@ -34,7 +34,7 @@ test('one target per distinct endpoint, model and key variable; images only wher
     }),
   );
   assert.deepEqual(
-    targets.map((t) => [t.endpoint.baseUrl, t.endpoint.model, t.endpoint.apiKeyEnv, t.stages, t.withImage]),
+    targets.map((t) => [t.endpoint.baseUrl, t.endpoint.model, t.endpoint.apiKeyEnv, t.roles, t.withImage]),
     [
       ['http://a/v1', 'vlm', 'OPENAI_API_KEY', ['instruction', 'constraints', 'answer', 'judge'], true],
       ['http://b/v1', 'llm', 'OPENAI_API_KEY', ['compatibility', 'verifier'], false],
@@ -57,7 +57,7 @@ test('one target per distinct endpoint, model and key variable; images only wher
     ['vlm'],
   );
   const tagging = preflightTargets(config(tagger, { sources: [{ type: 'cc3m', uri: '/x', richness: { scorer: 'vlm-tags', minTags: 5 } }] }));
-  assert.deepEqual(tagging.map((t) => [t.endpoint.model, t.stages, t.withImage]).at(-1), ['tagger', ['richness'], true]);
+  assert.deepEqual(tagging.map((t) => [t.endpoint.model, t.roles, t.withImage]).at(-1), ['tagger', ['richness'], true]);
 });
 
 test('a passed check is remembered in the cache: the next one makes no request; a text-only model is refused only with an image', async () => {

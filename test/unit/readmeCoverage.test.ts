@@ -19,7 +19,7 @@
  *   A source field that is also a build field (a source's `image` overrides, its `targets`) is
  *   documented with it. The same holds for the `mmif eval` workflow input (config/evalConfig.ts) in
  *   the "Multi-turn (MMMT-IF) and `mmif eval`" section, whose `model` and `judge` endpoints count with
- *   a build's `models.<stage>`, and its `retry`, `llm` and `s3` with the build's.
+ *   a build's `models.<role>`, and its `retry`, `llm` and `s3` with the build's.
  * - **Commands and flags.** The commands are the keys of `COMMANDS` in cli/mmif.ts; each one's module
  *   (the one its `load` imports) is read for its `parseFlags({ options })` (config/commandFlags.ts) flags and the `case`
  *   labels of a `switch (action)` (sub-actions such as `schedule create`). The README's "The `mmif`
@@ -47,7 +47,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import type { z } from 'zod';
-import { buildConfigSchema, STAGES } from '../../config/buildConfig.js';
+import { buildConfigSchema, MODEL_ROLES } from '../../config/buildConfig.js';
 import { evalConfigSchema } from '../../config/evalConfig.js';
 import { BEGIN, END } from '../../cli/writeConfigReference.js';
 
@@ -208,7 +208,7 @@ function buildFieldCheck(readme: string): (path: string[]) => boolean {
 
 /**
  * Eval workflow input fields (config/evalConfig.ts) the `mmif eval` section does not document; the
- * endpoint fields of `model` and `judge` count with a build's `models.<stage>`, and `retry`, `llm`
+ * endpoint fields of `model` and `judge` count with a build's `models.<role>`, and `retry`, `llm`
  * and `s3` with the build's.
  */
 function undocumentedEvalFields(readme: string): string[] {
@@ -332,8 +332,8 @@ const PRODUCTION_FOLDERS = [
   'simulator',
 ];
 const ENV_NAME = /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$/;
-/** Template reads and what they iterate: `env[`MMIF_MODEL_${stage.toUpperCase()}`]` over STAGES. */
-const TEMPLATE_EXPANSIONS: Record<string, readonly string[]> = { MMIF_MODEL_: STAGES.map((s) => s.toUpperCase()) };
+/** Template reads and what they iterate: `env[`MMIF_MODEL_${role.toUpperCase()}`]` over MODEL_ROLES. */
+const TEMPLATE_EXPANSIONS: Record<string, readonly string[]> = { MMIF_MODEL_: MODEL_ROLES.map((s) => s.toUpperCase()) };
 
 const isEnvObject = (e: ts.Expression) => /(^|\.)env$/.test(e.getText());
 

@@ -19,8 +19,8 @@ import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfi
 import { judgeWindow, topFractionCutoff, type ScoreOutcome } from '../../domain/richness.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { imageComplexity } from '../../image/complexity.js';
-import { planBuild } from '../../pipeline/planBuild.js';
-import { planTopUp } from '../../pipeline/topUp.js';
+import { makeBuildPlan } from '../../pipeline/planBuild.js';
+import { makeTopUpPlan } from '../../pipeline/topUp.js';
 import { parseImportedScores } from '../../sources/importedScores.js';
 import { getJson } from '../../storage/objectStore.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
@@ -105,7 +105,7 @@ function build(id: string, richness: Record<string, unknown>, extra: Partial<Bui
 }
 
 async function plannedSamples(ctx: ReturnType<typeof build>) {
-  const plan = await planBuild(ctx.config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx));
+  const plan = await makeBuildPlan(ctx.config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx));
   const samples: SourceSample[] = [];
   for (let s = 0; s < plan.shardCount; s++) samples.push(...(await getJson<SourceSample[]>(ctx.store, ctx.layout.shardPlan(s)))!);
   const listing: Array<{ source_id: string; fate: string; score?: number; tags?: number }> = [];
@@ -216,7 +216,7 @@ test('with targets, a top-up round scores the next window after the ranks alread
   assert.equal(first.plan.sources[0]!.ranked, 6);
   assert.equal(first.samples.length, 3);
   const firstRanks = new Set(first.listing.map((l) => l.source_id));
-  const grown = await planTopUp(ctx.config, ctx.store, ctx.layout, ctx.sources, 1, async () => [{ planned: 3, instruct: 1, dpo: 0, exhausted: false }], richnessTools(ctx));
+  const grown = await makeTopUpPlan(ctx.config, ctx.store, ctx.layout, ctx.sources, 1, async () => [{ planned: 3, instruct: 1, dpo: 0, exhausted: false }], richnessTools(ctx));
   // 2 missing at a yield of 1/3: 6 more samples wanted, a window of 12 ranks, only 4 left.
   assert.equal(grown.sources[0]!.ranked, 10);
   assert.equal(grown.sources[0]!.exhausted, true);

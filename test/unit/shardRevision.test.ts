@@ -15,7 +15,7 @@ import { sha256Hex } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { reopensOnRerun, type ShardManifest } from '../../output/commit/manifest.js';
-import { commitShard, type ShardToCommit } from '../../output/commit/shardWriter.js';
+import { writeShard, type ShardToCommit } from '../../output/commit/shardWriter.js';
 import type { StageName } from '../../domain/stages.js';
 import type { StageResults, StageState } from '../../pipeline/stageState.js';
 import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
@@ -105,22 +105,22 @@ function crashingOn(failingKey: string): ObjectStore {
 }
 
 test('a shard with a model-call rejection is committed as revision 1 counting it, and re-committed as revision 2 after a crash mid-rewrite', async () => {
-  const first = await commitShard(store, layout, spec());
+  const first = await writeShard(store, layout, spec());
   assert.deepEqual([first.revision, first.modelCallRejects, first.counts.instruct, first.counts.rejectedSamples], [1, 1, 1, 1]);
   assert.equal(reopensOnRerun(first, true), true);
   assert.equal(reopensOnRerun(first, false), false, 'with llm.rerunModelCallRejects off it stays as it is');
-  assert.deepEqual(await commitShard(store, layout, spec()), first, 'a plain commit never overwrites');
+  assert.deepEqual(await writeShard(store, layout, spec()), first, 'a plain commit never overwrites');
 
   // The re-run regenerated the sample; the re-commit dies after the instruct files, before the DPO ones.
   await accept(samples[1]!);
-  await assert.rejects(commitShard(crashingOn(layout.dpoJsonl(0)), layout, spec({ replacesRevision: 1 })), /worker killed/);
+  await assert.rejects(writeShard(crashingOn(layout.dpoJsonl(0)), layout, spec({ replacesRevision: 1 })), /worker killed/);
   const interrupted = (await getJson<ShardManifest>(store, layout.manifest(0)))!;
   assert.deepEqual({ ...interrupted, revising: undefined }, { ...first, revising: undefined }, 'the standing manifest is revision 1');
   assert.equal(interrupted.revising, 2);
   assert.equal(reopensOnRerun(interrupted, false), true, 'an interrupted re-commit re-opens whatever the config says');
   assert.equal((await store.get(layout.instructJsonl(0)))!.toString().trim().split('\n').length, 2, 'files newer than the manifest');
 
-  const second = await commitShard(store, layout, spec({ replacesRevision: 1 }));
+  const second = await writeShard(store, layout, spec({ replacesRevision: 1 }));
   assert.deepEqual(
     [second.revision, second.modelCallRejects, second.revising, second.counts.instruct, second.counts.dpo, second.counts.rejectedSamples],
     [2, 0, undefined, 2, 2, 0],
@@ -131,6 +131,6 @@ test('a shard with a model-call rejection is committed as revision 1 counting it
 
   // A retried activity of the same re-commit finds revision 2 and writes nothing.
   const untouchable = crashingOn(layout.manifest(0));
-  const retried = await commitShard({ ...untouchable, put: () => Promise.reject(new Error('nothing may be written')) }, layout, spec({ replacesRevision: 1 }));
+  const retried = await writeShard({ ...untouchable, put: () => Promise.reject(new Error('nothing may be written')) }, layout, spec({ replacesRevision: 1 }));
   assert.deepEqual(retried, second);
 });

@@ -46,7 +46,7 @@ const requestOf = (prompt: RenderedPrompt) => ChatRequestSchema.parse({ model: '
 function answerPif(chat: ChatTurn[], turn: number, appendAll: boolean, complianceRate = 0.9, persistence = 0.97, layout: RequestLayout = 2): number {
   const request = requestOf(renderChatTurn(chat, turn - 1, { appendAll, layout }));
   const reply = generateReply(request, SEED, { complianceRate, judgeLeniency: 0.9, persistence });
-  assert.equal(reply.stage, 'answer');
+  assert.equal(reply.kind, 'answer');
   return scoreTurn(
     reply.content,
     instructions.filter((x) => x.turn <= turn),

@@ -12,8 +12,8 @@ import { commitCaps, FORECAST_MARGIN, forecastCut, forecastTallies, firstRoundSi
 import { buildLayout } from '../../storage/buildLayout.js';
 import { trimToCaps } from '../../output/commit/overTarget.js';
 import type { AssembledSample, DpoRecord, InstructRecord } from '../../output/commit/records.js';
-import { planBuild } from '../../pipeline/planBuild.js';
-import { planTopUp } from '../../pipeline/topUp.js';
+import { makeBuildPlan } from '../../pipeline/planBuild.js';
+import { makeTopUpPlan } from '../../pipeline/topUp.js';
 import { inSegments, type SourceItem, type SourceReader } from '../../sources/source.js';
 import { getJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';
@@ -113,26 +113,26 @@ test('a top-up round takes the next ranks of the same seeded order into new shar
     const c = config({ targets: { instruct: 6, expectedYield: 1 } });
     const layout = buildLayout(c.buildId);
     const readers = [source(14)];
-    const plan = await planBuild(c, store, layout, readers);
+    const plan = await makeBuildPlan(c, store, layout, readers);
     assert.deepEqual([plan.shardSizes, plan.rounds, plan.shardSources], [[4, 2], [0], [0, 0]]);
     // Round 0 kept 3 of 6: half the yield, 3 missing -> 6 more samples.
     let tallies = [tally(6, 3, 0)];
-    const grown = await planTopUp(c, store, layout, readers, 1, async () => tallies);
+    const grown = await makeTopUpPlan(c, store, layout, readers, 1, async () => tallies);
     assert.deepEqual([grown.shardSizes, grown.rounds, grown.sources[0]!.selected, grown.sources[0]!.exhausted], [[4, 2, 4, 2], [0, 2], 12, false]);
-    assert.deepEqual(await planTopUp(c, store, layout, readers, 1, async () => assert.fail('a planned round is not planned again')), grown);
+    assert.deepEqual(await makeTopUpPlan(c, store, layout, readers, 1, async () => assert.fail('a planned round is not planned again')), grown);
 
     // The shards of both rounds hold the 12 lowest ranks of a plan made for 12 samples at once, in order.
     const ids = async (s: LocalStore, shards: number) =>
       (await Promise.all(Array.from({ length: shards }, (_, i) => getJson<SourceSample[]>(s, layout.shardPlan(i))))).flatMap((x) => x!.map((y) => y.sourceId));
     const once = new LocalStore(path.join(dir, 'once'));
-    await planBuild(config({ targets: { instruct: 12, expectedYield: 1 } }), once, layout, readers);
+    await makeBuildPlan(config({ targets: { instruct: 12, expectedYield: 1 } }), once, layout, readers);
     assert.deepEqual(await ids(store, 4), await ids(once, 3));
 
     tallies = [tally(12, 5, 0)];
-    const last = await planTopUp(c, store, layout, readers, 2, async () => tallies);
+    const last = await makeTopUpPlan(c, store, layout, readers, 2, async () => tallies);
     assert.deepEqual([last.shardSizes.slice(4), last.sources[0]!.exhausted], [[2], true], 'asked for 3, only 2 left');
     tallies = [tally(14, 5, 0, true)];
-    assert.equal((await planTopUp(c, store, layout, readers, 3, async () => tallies)).targetsOutcome, 'sources-exhausted');
+    assert.equal((await makeTopUpPlan(c, store, layout, readers, 3, async () => tallies)).targetsOutcome, 'sources-exhausted');
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -175,12 +175,12 @@ test('a top-up round planned from a forecast: from the committed prefix only, ne
     const c = config({ targets: { instruct: 6, expectedYield: 1 } });
     const layout = buildLayout(c.buildId);
     const readers = [source(40)];
-    const plan = await planBuild(c, store, layout, readers);
+    const plan = await makeBuildPlan(c, store, layout, readers);
     assert.deepEqual(plan.shardSizes, [4, 2]);
     // Shard 0 (the prefix before the cut, 1) kept 2 of 4: shard 1's 2 samples are forecast to keep 1,
     // 3 are missing at yield 0.5: 6 samples, 7 with the margin.
     const seen: number[] = [];
-    const grown = await planTopUp(c, store, layout, readers, 1, async (_p, to) => (seen.push(to), [tally(4, 2, 0)]), undefined, 1);
+    const grown = await makeTopUpPlan(c, store, layout, readers, 1, async (_p, to) => (seen.push(to), [tally(4, 2, 0)]), undefined, 1);
     assert.deepEqual(seen, [1], 'tallied up to the cut');
     assert.deepEqual(
       [grown.shardSizes, grown.rounds],
@@ -190,15 +190,15 @@ test('a top-up round planned from a forecast: from the committed prefix only, ne
       ],
     );
     // A forecast that meets the targets plans nothing and records no outcome.
-    const met = await planTopUp(c, store, layout, readers, 2, async () => [tally(10, 6, 0)], undefined, 3);
+    const met = await makeTopUpPlan(c, store, layout, readers, 2, async () => [tally(10, 6, 0)], undefined, 3);
     assert.deepEqual([met.shardCount, met.targetsOutcome], [4, undefined]);
     // The prefix must be committed.
     await assert.rejects(
-      planTopUp(c, store, layout, readers, 2, async () => [tally(4, 2, 0)], undefined, 3),
+      makeTopUpPlan(c, store, layout, readers, 2, async () => [tally(4, 2, 0)], undefined, 3),
       /6 planned samples are not committed/,
     );
     // The exact call once everything is committed records the outcome.
-    assert.equal((await planTopUp(c, store, layout, readers, 2, async () => [tally(13, 6, 0)])).targetsOutcome, 'targets-met');
+    assert.equal((await makeTopUpPlan(c, store, layout, readers, 2, async () => [tally(13, 6, 0)])).targetsOutcome, 'targets-met');
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
