@@ -8,13 +8,20 @@ import { endpointFor } from '../config/endpointRouting.js';
 import type { Constraint } from '../domain/constraints/selection.js';
 import { renderAnswerPrompt } from '../prompts/answerPrompt.js';
 import type { StageContext } from './context.js';
+import type { SourceSample } from '../domain/sample.js';
 import type { SampleImage } from './sampleImage.js';
 import type { StageRequest } from './stageRequest.js';
+import type { StageResults } from './stageState.js';
 
 /** What an answer is for: the instruction, and the dataset's own answer when it has one. */
 export interface Task {
   instruction: string;
   reference?: string;
+}
+
+/** A sample's task: the instruction its instruction step wrote, and the dataset's own answer. */
+export function taskOf(sample: SourceSample, prior: Partial<StageResults>): Task {
+  return { instruction: prior.instruction!.instruction, reference: sample.originalAnswer };
 }
 
 /** Regeneration 0 (the first answer) sends no seed (the plain request); regeneration n sends seed = n, a new request. */

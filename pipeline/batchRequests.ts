@@ -1,17 +1,13 @@
 /**
  * The Batch API path: the first model call of a stage for every sample of a shard that still needs
- * it, built exactly as the stage builds it, so the replies filed under their cache keys make the
- * stage itself run on cache hits.
+ * it, built exactly as the stage builds it (its definition's `firstRequest`, pipeline/stages/), so
+ * the replies filed under their cache keys make the stage itself run on cache hits.
  */
 import type { BATCHABLE_STAGES } from '../config/endpointRouting.js';
 import type { SourceSample } from '../domain/sample.js';
-import { answerRequest } from './answerRequest.js';
-import { rejectedRequest } from './answerStages.js';
-import { constraintRequest } from './constraintStage.js';
 import type { StageContext } from './context.js';
-import { instructionRequest } from './instructionStage.js';
-import { loadPrior, stageDone, taskOf } from './runStage.js';
-import { loadSampleImage } from './sampleImage.js';
+import { loadPrior, stageDone } from './runStage.js';
+import { stageDefinition } from './stages/registry.js';
 import type { StageRequest } from './stageRequest.js';
 
 export type BatchableStage = (typeof BATCHABLE_STAGES)[number];
@@ -21,15 +17,7 @@ export async function firstRequest(ctx: StageContext, stage: BatchableStage, sam
   if (await stageDone(ctx, stage, sample)) return undefined;
   const prior = await loadPrior(ctx, stage, sample);
   if (!prior) return undefined;
-  const image = await loadSampleImage(ctx, prior.image!);
-  switch (stage) {
-    case 'instruction':
-      return instructionRequest(ctx, sample, image);
-    case 'constraints':
-      return constraintRequest(ctx, sample, prior.instruction!.instruction, image);
-    case 'answer':
-      return answerRequest(ctx, 'answer', taskOf(sample, prior), prior.constraints!.constraints, image, 0);
-    case 'rejected':
-      return rejectedRequest(ctx, sample, taskOf(sample, prior), prior.constraints!.constraints, image);
-  }
+  const definition = stageDefinition(ctx.config.mode, stage);
+  if (!definition.firstRequest) throw new Error(`stage '${stage}' sends no request through the Batch API`);
+  return definition.firstRequest(ctx, sample, prior);
 }

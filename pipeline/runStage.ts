@@ -13,28 +13,11 @@ import type { SourceSample } from '../domain/sample.js';
 import type { CallRecord } from '../llm/modelCaller.js';
 import { createJson, getCreatedJson } from '../storage/objectStore.js';
 import { ConsecutiveFaults } from './errorBudget.js';
-import { runAnswerStage, runRejectedStage } from './answerStages.js';
-import type { Task } from './answerRequest.js';
-import { runConstraintStage } from './constraintStage.js';
 import type { StageContext } from './context.js';
-import { runImageStage } from './imageStage.js';
-import { runInstructionStage } from './instructionStage.js';
-import { runChatStage } from './multiturn/chatStage.js';
-import { runQuestionStage } from './multiturn/questionStage.js';
-import { chatSettings } from '../config/buildConfig.js';
-import { loadSampleImage } from './sampleImage.js';
-import { rejectIfContaminated } from './decontamination.js';
 import type { StageName } from '../domain/stages.js';
-import type { StageResults, StageState } from './stageState.js';
-
-const PRIOR_STAGES: Record<StageName, StageName[]> = {
-  image: [],
-  instruction: ['image'],
-  constraints: ['image', 'instruction'],
-  answer: ['image', 'instruction', 'constraints'],
-  rejected: ['image', 'instruction', 'constraints', 'answer'],
-  chat: ['image', 'instruction', 'constraints'],
-};
+import type { PriorResults } from './stages/definition.js';
+import { stageDefinition } from './stages/registry.js';
+import type { StageState } from './stageState.js';
 
 export interface SliceOutcome {
   ok: number;
@@ -87,7 +70,8 @@ export async function runSliceStages(
     outcome.stages[stage] = counts;
     // The slice's executions of a stage note the requests they send in one log (ModelCaller.forSlice).
     const models = ctx.models.forSlice(`${stage} ${samples[0]?.sampleId}..${samples.at(-1)?.sampleId}`);
-    return { stage, counts, inARow: new ConsecutiveFaults(ctx.config.llm.errorBudget, `stage ${stage}`), ctx: { ...ctx, models } };
+    const { buildsOn } = stageDefinition(ctx.config.mode, stage);
+    return { stage, buildsOn, counts, inARow: new ConsecutiveFaults(ctx.config.llm.errorBudget, `stage ${stage}`), ctx: { ...ctx, models } };
   });
   await withAttemptTally(failedAttempts, () =>
     mapLimit(samples, ctx.config.llm.concurrency, async (sample) => {
@@ -98,7 +82,7 @@ export async function runSliceStages(
         if (lanes.some((l) => l.inARow.exceeded)) return;
         throwIfAborted(); // a cancelled activity starts no further sample
 
-        const { status, fresh, sent } = PRIOR_STAGES[lane.stage].some((s) => stopped.has(s)) ? { status: 'blocked' as const, sent: 0 } : await runOne(lane.ctx, lane.stage, sample);
+        const { status, fresh, sent } = lane.buildsOn.some((s) => stopped.has(s)) ? { status: 'blocked' as const, sent: 0 } : await runOne(lane.ctx, lane.stage, sample);
         lane.counts[status] += 1;
         lane.counts.requests! += sent;
         if (status !== 'ok') stopped.add(lane.stage);
@@ -138,7 +122,7 @@ async function runOne(ctx: StageContext, stage: StageName, sample: SourceSample)
   const reran = rerun > 0 ? { rerun } : {};
   let state: StageState;
   try {
-    state = { status: 'ok', stage, result: await execute(scoped, stage, sample, prior, calls), calls, ...reran };
+    state = { status: 'ok', stage, result: await stageDefinition(ctx.config.mode, stage).run(scoped, sample, prior, calls), calls, ...reran };
   } catch (err) {
     if (!(err instanceof SampleRejection)) throw err;
     state = { status: 'rejected', stage, reason: err.reason, calls, ...(err.details ? { details: err.details } : {}), ...reran };
@@ -150,42 +134,13 @@ async function runOne(ctx: StageContext, stage: StageName, sample: SourceSample)
 }
 
 /** The results of the stages this one builds on, or undefined when one of them rejected the sample. */
-export async function loadPrior(ctx: StageContext, stage: StageName, sample: SourceSample): Promise<Partial<StageResults> | undefined> {
-  const prior: Partial<StageResults> = {};
-  for (const dep of PRIOR_STAGES[stage]) {
+export async function loadPrior(ctx: StageContext, stage: StageName, sample: SourceSample): Promise<PriorResults | undefined> {
+  const prior: PriorResults = {};
+  for (const dep of stageDefinition(ctx.config.mode, stage).buildsOn) {
     const state = await getCreatedJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, dep));
     if (!state) throw new Error(`sample ${sample.sampleId}: stage '${stage}' ran before stage '${dep}'`);
     if (state.status === 'rejected') return undefined;
     (prior as Record<string, unknown>)[dep] = state.result;
   }
   return prior;
-}
-
-async function execute(ctx: StageContext, stage: StageName, sample: SourceSample, prior: Partial<StageResults>, calls: CallRecord[]): Promise<StageResults[StageName]> {
-  if (stage === 'image') return runImageStage(ctx, sample);
-  const image = await loadSampleImage(ctx, prior.image!);
-  switch (stage) {
-    case 'instruction': {
-      const result = ctx.config.mode === 'multiturn' ? await runQuestionStage(ctx, sample, image, calls) : await runInstructionStage(ctx, sample, image, calls);
-      // The task as generated or refined: a copy of an evaluation question is contamination too.
-      await rejectIfContaminated(ctx.config, { texts: [result.instruction, ...(result.questions ?? [])] });
-      return result;
-    }
-    case 'constraints':
-      return runConstraintStage(ctx, sample, prior.instruction!.instruction, image, calls);
-    case 'answer':
-      return runAnswerStage(ctx, taskOf(sample, prior), prior.constraints!.constraints, image, calls);
-    case 'rejected':
-      return runRejectedStage(ctx, sample, taskOf(sample, prior), prior.constraints!.constraints, prior.answer!.verdicts, image, calls);
-    case 'chat': {
-      const questions = prior.instruction!.questions;
-      if (!questions) throw new Error(`sample ${sample.sampleId}: the chat stage needs the questions of a multiturn instruction stage`);
-      const { maxInstructions, pifThreshold } = chatSettings(ctx.config);
-      return runChatStage(ctx, sample, image, questions, prior.constraints!.constraints, { maxInstructions, pifThreshold }, calls);
-    }
-  }
-}
-
-export function taskOf(sample: SourceSample, prior: Partial<StageResults>): Task {
-  return { instruction: prior.instruction!.instruction, reference: sample.originalAnswer };
 }
