@@ -18,12 +18,12 @@ import { contextFor, richnessTools } from '../../activities/runtime.js';
 import { shardPlanIn } from '../../activities/shardPlan.js';
 import { parseBuildConfig } from '../../config/buildConfig.js';
 import { STAGE_NAMES } from '../../domain/stages.js';
-import { commitShard } from '../../output/commit/shardWriter.js';
-import { planBuild } from '../../pipeline/planBuild.js';
+import { writeShard } from '../../output/commit/shardWriter.js';
+import { makeBuildPlan } from '../../pipeline/planBuild.js';
 import { runSliceStages, runStage } from '../../pipeline/runStage.js';
 import { CURRENT_REQUEST_LAYOUT } from '../../prompts/chat.js';
 import { GPU_PROFILES, GpuFleet } from '../../simulator/gpuProfile.js';
-import { detectStage, type ChatRequest } from '../../simulator/replies.js';
+import { detectKind, type ChatRequest } from '../../simulator/replies.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
@@ -45,7 +45,7 @@ before(async () => {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      const stage = req.url?.endsWith('/chat/completions') ? detectStage(JSON.parse(body.toString('utf8')) as ChatRequest) : 'other';
+      const stage = req.url?.endsWith('/chat/completions') ? detectKind(JSON.parse(body.toString('utf8')) as ChatRequest) : 'other';
       const digest = createHash('sha256').update(body).digest('hex');
       events.push({ stage, event: 'sent', body: digest });
       const upstream = request(`${sim.url.replace(/\/v1$/, '')}${req.url}`, { method: req.method, headers: req.headers }, (reply) => {
@@ -82,13 +82,13 @@ async function build(output: string, run: (ctx: ReturnType<typeof contextFor>, s
     llm: { concurrency: SAMPLES, preflight: false },
   });
   const ctx = contextFor(config, CURRENT_REQUEST_LAYOUT);
-  await planBuild(config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx));
+  await makeBuildPlan(config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx));
   const samples = await shardPlanIn(ctx.store, ctx.layout, 0);
   assert.equal(samples.length, SAMPLES);
   events = [];
   await run(ctx, samples);
   const log = events;
-  const manifest = await commitShard(ctx.store, ctx.layout, {
+  const manifest = await writeShard(ctx.store, ctx.layout, {
     buildId: config.buildId,
     shard: 0,
     configFingerprint: 'slice-flow',
