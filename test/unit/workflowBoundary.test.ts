@@ -39,6 +39,7 @@ export const WORKFLOW_BOUNDARY = [
   'config/sourceConfig.ts',
   'domain/buildWorkflowId.ts',
   'domain/closestName.ts',
+  'domain/commitOrder.ts',
   'domain/constraints/catalogue.ts',
   'domain/counts.ts',
   'domain/errors.ts',
