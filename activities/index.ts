@@ -17,7 +17,7 @@ import { CURRENT_REQUEST_LAYOUT } from '../prompts/chat.js';
 import { runSliceStages as runStages, runStage, type SliceOutcome, type SliceStagesOutcome } from '../pipeline/runStage.js';
 import { buildProblems } from '../pipeline/buildChecks.js';
 import { makeTopUpPlan } from '../pipeline/topUp.js';
-import { sourceTallies } from '../output/reports/sourceTallies.js';
+import { sourceTallies, talliesFrom } from '../output/reports/sourceTallies.js';
 import type { Goals, SourceTally } from '../domain/targets.js';
 import { evalSetIndex } from '../pipeline/decontamination.js';
 import { writeBudget } from '../llm/buildBudget.js';
@@ -241,19 +241,24 @@ export async function targetTallies(input: { build: BuildRef; plan: BuildPlan; t
 
 /**
  * Plans topping-up round `round`, or records why topping up stops; returns the plan as it stands.
- * With `forecastFrom`, plans it from a forecast while the shards from there on still run (pipeline/topUp.ts).
+ * With `forecast`, plans it from a forecast while shards of the last round still run (pipeline/topUp.ts).
  */
-export async function planTopUp(input: { config: unknown; round: number; forecastFrom?: number }): Promise<BuildPlan> {
+export async function planTopUp(input: { config: unknown; round: number; forecast?: boolean }): Promise<BuildPlan> {
   return withHeartbeat(async () => {
     const ctx = contextFor(parseBuildConfig(input.config), CURRENT_REQUEST_LAYOUT);
     const plan = await getJson<BuildPlan>(ctx.store, ctx.layout.planSummary);
     // Only before the round is planned: a retry after it finds the round in the plan and changes nothing.
     // Not on a forecast: shards still commit meanwhile, and the exact call after the last round drops them.
-    if (plan && plan.rounds.length <= input.round && !plan.targetsOutcome && input.forecastFrom === undefined) {
+    if (plan && plan.rounds.length <= input.round && !plan.targetsOutcome && !input.forecast) {
       await dropLateDuplicates(ctx.store, ctx.layout, plan.shardCount, async () => ctx);
     }
-    const tallyOf = (plan: BuildPlan, to: number) => sourceTallies(ctx.store, ctx.layout, plan, to);
-    return makeTopUpPlan(ctx.config, ctx.store, ctx.layout, ctx.sources, input.round, tallyOf, richnessTools(ctx), input.forecastFrom);
+    const tallyOf = async (plan: BuildPlan, shards: readonly number[]) => {
+      const manifests = await mapLimit(shards, 32, (shard) => getJson<ShardManifest>(ctx.store, ctx.layout.manifest(shard)));
+      const byShard: Array<ShardManifest | undefined> = [];
+      shards.forEach((shard, i) => (byShard[shard] = manifests[i]));
+      return talliesFrom(plan, byShard);
+    };
+    return makeTopUpPlan(ctx.config, ctx.store, ctx.layout, ctx.sources, input.round, tallyOf, richnessTools(ctx), input.forecast);
   });
 }
 

@@ -223,8 +223,8 @@ async function buildPhases(client: Client, workflowId: string, t0: number, round
     const a = e.activityTaskScheduledEventAttributes;
     if (a) {
       const data = a.input?.payloads?.[0]?.data;
-      const input = data ? (JSON.parse(Buffer.from(data).toString()) as { forecastFrom?: number; round?: number }) : {};
-      scheduled.set(`${e.eventId}`, { type: a.activityType!.name!, at: at(e), forecast: input.forecastFrom !== undefined });
+      const input = data ? (JSON.parse(Buffer.from(data).toString()) as { forecast?: boolean; round?: number }) : {};
+      scheduled.set(`${e.eventId}`, { type: a.activityType!.name!, at: at(e), forecast: input.forecast === true });
       if (a.activityType!.name === 'planTopUp') round = input.round ?? round;
     }
     const done = e.activityTaskCompletedEventAttributes;

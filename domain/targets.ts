@@ -136,9 +136,10 @@ export function nextRound(
 }
 
 /**
- * The share of a round's shards that must be committed (as a prefix of the plan) before the next
- * round is planned from a forecast, while the rest still run: enough measured yield to forecast
- * from, early enough that the next round's shards are planned before this round's last ones start.
+ * The share of each source's shards in a round that must be committed (the first ones, in rank
+ * order) before the next round is planned from a forecast, while the rest still run: enough
+ * measured yield to forecast from, early enough that the next round's shards are planned before
+ * this round's last ones start.
  */
 const FORECAST_AT = 0.5;
 
@@ -149,21 +150,54 @@ const FORECAST_AT = 0.5;
  */
 export const FORECAST_MARGIN = 0.1;
 
+/** Where a plan's rounds start and each shard's source: what the forecast's basis depends on. */
+export interface RoundsShape {
+  rounds: readonly number[];
+  shardSources: readonly number[];
+}
+
 /**
- * The shard before which the plan must be committed for the next round to be planned from a
- * forecast (FORECAST_AT of the last round's shards), or undefined when the last round is too small
- * to forecast from: the next round is then planned from exact counts once it is committed.
+ * The shards whose committed tallies the next round is forecast from: every shard of the earlier
+ * rounds and, of each source, the first FORECAST_AT of its shards in the last round. Undefined when
+ * the last round has fewer than two shards: the next round is then planned from exact counts once
+ * it is committed. A function of the plan alone, so the forecast does not depend on timing.
  */
-export function forecastCut(rounds: readonly number[], shardCount: number): number | undefined {
-  const start = rounds[rounds.length - 1] ?? 0;
-  const size = shardCount - start;
-  return size < 2 ? undefined : start + Math.ceil(size * FORECAST_AT);
+export function forecastBasis(plan: RoundsShape): number[] | undefined {
+  const start = plan.rounds[plan.rounds.length - 1] ?? 0;
+  if (plan.shardSources.length - start < 2) return undefined;
+  const basis = Array.from({ length: start }, (_, shard) => shard);
+  for (const shards of roundBySource(plan, start).values()) basis.push(...shards.slice(0, Math.ceil(shards.length * FORECAST_AT)));
+  return basis.sort((a, b) => a - b);
+}
+
+/**
+ * The order a round's shards start in: each source's shards in rank order, the sources side by side
+ * in proportion to their shard counts (a plan lists a round's shards source after source). So every
+ * source's first half is committed, and the forecast can be taken, about halfway through the round.
+ */
+export function startOrder(plan: RoundsShape, shards: readonly number[]): number[] {
+  const key = new Map<number, number>();
+  for (const [r, start] of plan.rounds.entries()) {
+    const end = plan.rounds[r + 1] ?? plan.shardSources.length;
+    for (const ofSource of roundBySource(plan, start, end).values()) ofSource.forEach((shard, i) => key.set(shard, r + (i + 0.5) / ofSource.length));
+  }
+  return [...shards].sort((a, b) => key.get(a)! - key.get(b)! || a - b);
+}
+
+/** The shards of [start, end) by source, each in plan (= rank) order. */
+function roundBySource(plan: RoundsShape, start: number, end = plan.shardSources.length): Map<number, number[]> {
+  const bySource = new Map<number, number[]>();
+  for (let shard = start; shard < end; shard++) {
+    const source = plan.shardSources[shard]!;
+    bySource.set(source, [...(bySource.get(source) ?? []), shard]);
+  }
+  return bySource;
 }
 
 /**
  * What each source will have produced once every planned shard is committed, forecast from the
- * committed prefix of the plan (`prefix`, the tallies of the shards before forecastCut) and the
- * samples planned after it (`rest`, per source): those are expected to yield what the source's
+ * tallies of the forecast's basis (`prefix`, forecastBasis) and the samples planned outside it
+ * (`rest`, per source): those are expected to yield what the source's
  * committed samples did (expectedYield where none is). A function of the plan and committed
  * counts only, so the round planned from it is the same whatever the timing.
  */

@@ -6,7 +6,7 @@
 import type { BuildConfig } from '../config/buildConfig.js';
 import { addCounts } from '../domain/counts.js';
 import type { SourceSample } from '../domain/sample.js';
-import { FORECAST_MARGIN, forecastTallies, nextRound, type SourceTally } from '../domain/targets.js';
+import { FORECAST_MARGIN, forecastBasis, forecastTallies, nextRound, type SourceTally } from '../domain/targets.js';
 import type { BuildLayout } from '../storage/buildLayout.js';
 import type { SourceReader } from '../sources/source.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
@@ -16,8 +16,9 @@ import { takeRichSamples, type RichnessTools } from './richness.js';
 
 /**
  * Plans round `round` (1 = the first top-up) once every shard of the earlier rounds is committed,
- * or records why topping up stops. With `forecastFrom` (domain/targets.ts forecastCut), plans it
- * while the shards from there on still run, from a forecast of what they will keep: only a round
+ * or records why topping up stops. With `forecast`, plans it once the forecast's basis is committed
+ * (domain/targets.ts forecastBasis) while the other shards still run, from a forecast of what they
+ * will keep: only a round
  * is ever written then, never an outcome (a forecast that meets the targets plans nothing; the
  * exact call after the last round decides). Returns the plan as it now stands.
  */
@@ -27,24 +28,25 @@ export async function makeTopUpPlan(
   layout: BuildLayout,
   sources: readonly SourceReader[],
   round: number,
-  /** What each source's committed shards before shard `to` hold (read from their manifests, output/reports/sourceTallies.ts). */
-  tallyOf: (plan: BuildPlan, to: number) => Promise<SourceTally[]>,
+  /** What each source's committed shards among `shards` hold (read from their manifests, output/reports/sourceTallies.ts). */
+  tallyOf: (plan: BuildPlan, shards: readonly number[]) => Promise<SourceTally[]>,
   richness?: RichnessTools,
-  forecastFrom?: number,
+  forecast = false,
 ): Promise<BuildPlan> {
   const plan = await getJson<BuildPlan>(store, layout.planSummary);
   if (!plan) throw new Error(`build '${config.buildId}': no plan in ${store.root} to top up`);
   if (plan.rounds.length > round || plan.targetsOutcome) return plan;
 
-  const to = forecastFrom ?? plan.shardCount;
-  const tallies = await tallyOf(plan, to);
+  const basis = forecast ? forecastBasis(plan) : Array.from({ length: plan.shardCount }, (_, shard) => shard);
+  if (!basis) return plan; // too small a round to forecast from
+  const tallies = await tallyOf(plan, basis);
   const committed = tallies.reduce((n, t) => n + t.planned, 0);
-  const before = plan.shardSizes.slice(0, to).reduce((n, size) => n + size, 0);
-  if (committed !== before) {
-    throw new Error(`build '${config.buildId}': round ${round} is planned from committed shards only, but ${before - committed} planned samples are not committed`);
+  const wanted = basis.reduce((n, shard) => n + plan.shardSizes[shard]!, 0);
+  if (committed !== wanted) {
+    throw new Error(`build '${config.buildId}': round ${round} is planned from committed shards only, but ${wanted - committed} planned samples are not committed`);
   }
-  const next = forecastFrom === undefined ? nextRound(config, plan.rounds.length, tallies) : forecastRound(config, plan, tallies, forecastFrom);
-  if (forecastFrom !== undefined && 'outcome' in next) return plan;
+  const next = forecast ? forecastRound(config, plan, tallies, basis) : nextRound(config, plan.rounds.length, tallies);
+  if (forecast && 'outcome' in next) return plan;
   if ('outcome' in next) {
     const done: BuildPlan = { ...plan, targetsOutcome: next.outcome };
     await putJson(store, layout.planSummary, done);
@@ -82,9 +84,10 @@ export async function makeTopUpPlan(
   return grown;
 }
 
-/** The next round from the committed prefix's tallies and a forecast of the shards from `cut` on. */
-function forecastRound(config: BuildConfig, plan: BuildPlan, prefix: SourceTally[], cut: number): ReturnType<typeof nextRound> {
+/** The next round from the basis's tallies and a forecast of the shards outside it. */
+function forecastRound(config: BuildConfig, plan: BuildPlan, prefix: SourceTally[], basis: readonly number[]): ReturnType<typeof nextRound> {
   const rest = plan.sources.map(() => 0);
-  for (let shard = cut; shard < plan.shardCount; shard++) rest[plan.shardSources[shard]!]! += plan.shardSizes[shard]!;
+  const inBasis = new Set(basis);
+  for (let shard = 0; shard < plan.shardCount; shard++) if (!inBasis.has(shard)) rest[plan.shardSources[shard]!]! += plan.shardSizes[shard]!;
   return nextRound(config, plan.rounds.length, forecastTallies(prefix, rest, config.targets!.expectedYield), FORECAST_MARGIN);
 }

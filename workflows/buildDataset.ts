@@ -35,7 +35,7 @@ import { workflowIdRefusal } from '../domain/buildWorkflowId.js';
 import { capsWhenDue, type Kept } from '../domain/commitOrder.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import { stagesFor } from '../domain/stages.js';
-import { commitCaps, forecastCut, sourceGoals, type Goals } from '../domain/targets.js';
+import { commitCaps, forecastBasis, sourceGoals, startOrder, type Goals } from '../domain/targets.js';
 import { pipelineActivityOptions } from './activityOptions.js';
 import { newProgress, recordCommittedShard, restartRate, type BuildPhase, type BuildProgress } from './buildProgress.js';
 import { buildShard } from './buildShard.js';
@@ -173,7 +173,9 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
     // Patched once per build: a continued run goes on the way its first run went.
     if (config.targets && (carried ? carried.rounds !== undefined : patched(OVERLAPPED_ROUNDS))) {
       const rounds = carried?.rounds ?? { kept: keptAtStart, finished: [], forecastAt: 0 };
-      plan = await overlappedRounds({ input, config, build, progress, retryQueue, setPhase }, { plan, pending, nextPending, rounds });
+      // A first run starts its shards with the sources side by side (a continued one carries that order).
+      const order = carried ? pending : startOrder(plan, pending);
+      plan = await overlappedRounds({ input, config, build, progress, retryQueue, setPhase }, { plan, pending: order, nextPending, rounds });
     } else {
       let startedThisRun = 0;
       const rollOver = () => workflowInfo().continueAsNewSuggested || startedThisRun >= config.shardsPerRun;
@@ -303,10 +305,11 @@ interface RoundsContext {
 
 /**
  * A targets build's rounds, overlapped. Each shard commits as soon as rank order allows
- * (domain/commitOrder.ts), not in a stop at the end of its round. Once the first half of the last
- * round's shards (and everything before them) is committed, the next round is planned from a
- * forecast of what the rest will keep (pipeline/topUp.ts), so its shards start in the free slots of
- * this round's tail instead of after it. Once every shard is committed, the exact tallies decide:
+ * (domain/commitOrder.ts), not in a stop at the end of its round. A round's shards start with its
+ * sources side by side; once the first half of each source's shards in the last round (and
+ * everything before them) is committed, the next round is planned from a forecast of what the rest
+ * will keep (pipeline/topUp.ts), so its shards start in the free slots of this round's tail instead
+ * of after it. Once every shard is committed, the exact tallies decide:
  * the targets are met (or cannot be), or one more round is planned. The records kept stay the
  * lowest-ranked accepted ones: the forecast only decides how many ranks are planned, and a shard's
  * caps are a function of the plan and committed counts. Returns the plan as it ends.
@@ -326,7 +329,12 @@ async function overlappedRounds(ctx: RoundsContext, start: { plan: BuildPlan; pe
   let startedThisRun = 0;
 
   const grow = (grown: BuildPlan) => {
-    for (let shard = plan.shardCount; shard < grown.shardCount; shard++) pending.push(shard);
+    pending.push(
+      ...startOrder(
+        grown,
+        Array.from({ length: grown.shardCount - plan.shardCount }, (_, i) => plan.shardCount + i),
+      ),
+    );
     plan = grown;
     progress.shards.planned = plan.shardCount;
     progress.samples.planned = plan.sampleCount;
@@ -358,18 +366,17 @@ async function overlappedRounds(ctx: RoundsContext, start: { plan: BuildPlan; pe
     else finished.push(shard);
     commitDue();
   };
-  const cut = () => forecastCut(plan.rounds, plan.shardCount);
+  let basis: { shards: number; of: number[] | undefined } | undefined;
   const forecastDue = () => {
-    const at = cut();
-    if (!config.targets!.overlapRounds || planning || forecastAt >= plan.rounds.length || at === undefined) return false;
-    for (let shard = 0; shard < at; shard++) if (!kept.has(shard)) return false;
-    return true;
+    if (!config.targets!.overlapRounds || planning || forecastAt >= plan.rounds.length) return false;
+    if (basis?.shards !== plan.shardCount) basis = { shards: plan.shardCount, of: forecastBasis(plan) };
+    return basis.of !== undefined && basis.of.every((shard) => kept.has(shard));
   };
-  const forecastNext = async (forecastFrom: number) => {
+  const forecastNext = async () => {
     planning = true;
     forecastAt = plan.rounds.length;
     try {
-      grow(await planTopUp({ config: input, round: plan.rounds.length, forecastFrom }));
+      grow(await planTopUp({ config: input, round: plan.rounds.length, forecast: true }));
     } catch (err) {
       planningFailed = err;
     } finally {
@@ -385,7 +392,7 @@ async function overlappedRounds(ctx: RoundsContext, start: { plan: BuildPlan; pe
   for (;;) {
     await condition(() => planningFailed !== undefined || forecastDue() || canStart() || settled());
     if (planningFailed !== undefined) throw planningFailed;
-    if (forecastDue()) void forecastNext(cut()!);
+    if (forecastDue()) void forecastNext();
     if (canStart()) {
       const shard = retryQueue.shift() ?? pending[nextPending++]!;
       startedThisRun += 1;

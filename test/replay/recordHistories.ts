@@ -293,7 +293,7 @@ try {
     await run('replay-targets', config('replay-targets', { maxSamples: 6, targets: { instruct: 3, expectedYield: 1, maxRounds: 4 } }));
   }
   // A build with targets whose rounds overlap (patched 'overlapped-top-up-rounds'): shards commit as
-  // rank order allows, and the next round is planned from a forecast (planTopUp forecastFrom).
+  // rank order allows, and the next round is planned from a forecast (planTopUp forecast).
   if (recording('overlap')) {
     await run('replay-overlap', config('replay-overlap', { maxSamples: 6, targets: { instruct: 4, expectedYield: 1, maxRounds: 4 } }));
   }

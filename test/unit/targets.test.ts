@@ -8,7 +8,7 @@ import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfi
 import { sampleIdFor } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { capsWhenDue } from '../../domain/commitOrder.js';
-import { commitCaps, FORECAST_MARGIN, forecastCut, forecastTallies, firstRoundSizes, nextRound, sourceGoals, type SourceTally } from '../../domain/targets.js';
+import { commitCaps, FORECAST_MARGIN, forecastBasis, forecastTallies, firstRoundSizes, nextRound, sourceGoals, startOrder, type SourceTally } from '../../domain/targets.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { trimToCaps } from '../../output/commit/overTarget.js';
 import type { AssembledSample, DpoRecord, InstructRecord } from '../../output/commit/records.js';
@@ -138,10 +138,14 @@ test('a top-up round takes the next ranks of the same seeded order into new shar
   }
 });
 
-test('a forecast is taken once the first half of the last round is committed, and extrapolates each source by its measured yield', () => {
-  assert.equal(forecastCut([0], 1), undefined, 'a round of one shard is not forecast: its end is exact');
-  assert.equal(forecastCut([0], 9), 5);
-  assert.equal(forecastCut([0, 9], 12), 11);
+test('a forecast is taken from every earlier round and the first half of each source in the last, whose shards start side by side', () => {
+  assert.equal(forecastBasis({ rounds: [0], shardSources: [0] }), undefined, 'a round of one shard is not forecast: its end is exact');
+  // Round 0: source 0 in shards 0-3, source 1 in 4-5; round 1: source 0 in 6-8, source 1 in 9.
+  const plan = { rounds: [0, 6], shardSources: [0, 0, 0, 0, 1, 1, 0, 0, 0, 1] };
+  assert.deepEqual(forecastBasis({ rounds: [0], shardSources: plan.shardSources.slice(0, 6) }), [0, 1, 4]);
+  assert.deepEqual(forecastBasis(plan), [0, 1, 2, 3, 4, 5, 6, 7, 9]);
+  // Each source's shards in rank order, the sources interleaved by their share of the round, round by round.
+  assert.deepEqual(startOrder(plan, [9, 8, 7, 6, 5, 4, 3, 2, 1, 0]), [0, 4, 1, 2, 5, 3, 6, 7, 9, 8]);
   // Source 0: 40 planned, 20 SFT and 10 pairs kept (yields 0.5 and 0.25), 60 more planned;
   // source 1: nothing committed yet, so the expected yield (0.8) stands in.
   assert.deepEqual(forecastTallies([tally(40, 20, 10), tally(0, 0, 0, true)], [60, 10], 0.8), [tally(100, 50, 25), tally(10, 8, 8, true)]);
@@ -177,11 +181,11 @@ test('a top-up round planned from a forecast: from the committed prefix only, ne
     const readers = [source(40)];
     const plan = await makeBuildPlan(c, store, layout, readers);
     assert.deepEqual(plan.shardSizes, [4, 2]);
-    // Shard 0 (the prefix before the cut, 1) kept 2 of 4: shard 1's 2 samples are forecast to keep 1,
+    // Shard 0 (the forecast's basis) kept 2 of 4: shard 1's 2 samples are forecast to keep 1,
     // 3 are missing at yield 0.5: 6 samples, 7 with the margin.
-    const seen: number[] = [];
-    const grown = await makeTopUpPlan(c, store, layout, readers, 1, async (_p, to) => (seen.push(to), [tally(4, 2, 0)]), undefined, 1);
-    assert.deepEqual(seen, [1], 'tallied up to the cut');
+    const seen: Array<readonly number[]> = [];
+    const grown = await makeTopUpPlan(c, store, layout, readers, 1, async (_p, shards) => (seen.push(shards), [tally(4, 2, 0)]), undefined, true);
+    assert.deepEqual(seen, [[0]], 'tallied over the basis only');
     assert.deepEqual(
       [grown.shardSizes, grown.rounds],
       [
@@ -190,11 +194,11 @@ test('a top-up round planned from a forecast: from the committed prefix only, ne
       ],
     );
     // A forecast that meets the targets plans nothing and records no outcome.
-    const met = await makeTopUpPlan(c, store, layout, readers, 2, async () => [tally(10, 6, 0)], undefined, 3);
+    const met = await makeTopUpPlan(c, store, layout, readers, 2, async () => [tally(10, 6, 0)], undefined, true);
     assert.deepEqual([met.shardCount, met.targetsOutcome], [4, undefined]);
     // The prefix must be committed.
     await assert.rejects(
-      makeTopUpPlan(c, store, layout, readers, 2, async () => [tally(4, 2, 0)], undefined, 3),
+      makeTopUpPlan(c, store, layout, readers, 2, async () => [tally(4, 2, 0)], undefined, true),
       /6 planned samples are not committed/,
     );
     // The exact call once everything is committed records the outcome.
