@@ -1,5 +1,5 @@
 import type { StageName } from '../domain/stages.js';
-import type { StageUsage, UnpricedUsage } from '../output/commit/manifest.js';
+import type { StageUsage, UnpricedUsage } from '../output/contracts/manifest.js';
 
 /** What activities receive to find a build: small, secret-free JSON that is safe in workflow history. */
 export interface BuildRef {

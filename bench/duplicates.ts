@@ -11,7 +11,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { startTemporalDevServer } from '../local/temporalDevServer.js';
-import type { BuildReport } from '../output/reports/buildReport.js';
+import type { BuildReport } from '../output/contracts/buildReport.js';
 import { startCountingProxy } from './countingProxy.js';
 import { benchBuildConfig, ensureImages, fmt, simStats, startSimulatorProcess, startWorkerProcess, table } from './harness.js';
 

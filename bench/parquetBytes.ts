@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { BuildConfigInput } from '../config/buildConfig.js';
 import { TOOLS_DIR } from '../local/tools.js';
-import type { BuildReport } from '../output/reports/buildReport.js';
+import type { BuildReport } from '../output/contracts/buildReport.js';
 import { exportTrl } from '../output/formats/export.js';
 import { buildLayout } from '../storage/buildLayout.js';
 import { LocalStore } from '../storage/localStore.js';

@@ -25,7 +25,7 @@ import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { startTemporalDevServer, type DevServer } from '../local/temporalDevServer.js';
 import { startCountingProxy, type ProxyCounts } from './countingProxy.js';
-import type { BuildReport } from '../output/reports/buildReport.js';
+import type { BuildReport } from '../output/contracts/buildReport.js';
 import {
   ROOT,
   benchBuildConfig,

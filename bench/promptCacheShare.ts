@@ -19,7 +19,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { BuildConfigInput } from '../config/buildConfig.js';
-import type { BuildReport } from '../output/reports/buildReport.js';
+import type { BuildReport } from '../output/contracts/buildReport.js';
 import { PROMPT_CACHE_PRESETS } from '../simulator/promptCache.js';
 import { LocalStore } from '../storage/localStore.js';
 import { startStack } from '../test/harness/stack.js';

@@ -37,7 +37,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { startTemporalDevServer, type DevServer } from '../local/temporalDevServer.js';
-import type { BuildReport } from '../output/reports/buildReport.js';
+import type { BuildReport } from '../output/contracts/buildReport.js';
 import {
   benchBuildConfig,
   ensureImages,

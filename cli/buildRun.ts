@@ -4,7 +4,7 @@
  * one line the user reads (no stack, no task token) and the exit code that goes with it.
  */
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
-import type { BuildReport } from '../output/reports/buildReport.js';
+import type { BuildReport } from '../output/contracts/buildReport.js';
 import type { BuildPhase, BuildProgress } from '../workflows/buildProgress.js';
 import { CliError, EXIT } from './exitCodes.js';
 import { exitCodeFor, rootFailure, type Failure } from './failures.js';

@@ -1,5 +1,5 @@
 /** The one-screen summary printed after a build. */
-import type { BuildReport } from '../output/reports/buildReport.js';
+import type { BuildReport } from '../output/contracts/buildReport.js';
 import { buildLayout } from '../storage/buildLayout.js';
 import { formatAccount } from '../output/reports/sourceAccounting.js';
 import { formatCost, formatPricedBy } from '../output/reports/costSummary.js';

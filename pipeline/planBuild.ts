@@ -12,58 +12,14 @@ import { fingerprintMaterial, type BuildConfig } from '../config/buildConfig.js'
 import { sha256Hex } from '../domain/hashing.js';
 import type { SourceSample } from '../domain/sample.js';
 import type { BuildLayout } from '../storage/buildLayout.js';
-import { firstRoundSizes, sourceShares, type TargetsOutcome } from '../domain/targets.js';
+import { firstRoundSizes, sourceShares } from '../domain/targets.js';
 import type { SourceProblem, SourceReader } from '../sources/source.js';
 import { cutShards, LowestRanks, offerSegment } from './ranking.js';
 import { richnessWindow, takeRichSamples, type RichnessTools } from './richness.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 import { InputError } from '../domain/errors.js';
 import { CURRENT_REQUEST_LAYOUT, type RequestLayout } from '../prompts/chat.js';
-
-export interface BuildPlan {
-  configFingerprint: string;
-  sampleCount: number;
-  shardCount: number;
-  /** Samples in each shard; the last shard of each source may be short. */
-  shardSizes: number[];
-  /** The source (config index) of each shard. */
-  shardSources: number[];
-  /** First shard of each planning round: [0] without targets; topping up appends rounds. */
-  rounds: number[];
-  /** With targets: why topping up stopped, once it has. */
-  targetsOutcome?: TargetsOutcome;
-  /**
-   * Per source, in config order: what planning's scan read (every record of every segment the reader
-   * yielded: `samples`, `filtered` records by policy and damaged units by `problems` code),
-   * samples `selected` over all rounds, ranks of its seeded order consumed (`ranked`: more than
-   * selected when richness refused some), and with richness the scored candidates by fate
-   * (selected, not-needed, or the rule's reason code). The build report's accounting
-   * (output/reports/sourceAccounting.ts) starts from these.
-   */
-  sources: PlannedSource[];
-  /** Damaged source units, listed in rejects/source-problems.jsonl. */
-  sourceProblems: number;
-}
-
-export interface PlannedSource {
-  type: string;
-  target: number;
-  read: number;
-  samples: number;
-  filtered: Record<string, number>;
-  problems: Record<string, number>;
-  selected: number;
-  ranked: number;
-  exhausted: boolean;
-  richness?: Record<string, number>;
-}
-
-export interface StoredConfig {
-  configFingerprint: string;
-  config: BuildConfig;
-  /** The request layout the build was planned with (prompts/chat.ts); absent on builds planned before layouts were recorded, which used layout 1. */
-  requestLayout?: RequestLayout;
-}
+import type { BuildPlan, StoredConfig } from './planBuild.types.js';
 
 /** The request layout a stored build runs with: the one recorded at planning, else the layout before recording began. */
 export const requestLayoutOf = (stored: StoredConfig): RequestLayout => stored.requestLayout ?? 1;

@@ -10,7 +10,7 @@ import { FORECAST_MARGIN, forecastBasis, forecastTallies, nextRound, type Source
 import type { BuildLayout } from '../storage/buildLayout.js';
 import type { SourceReader } from '../sources/source.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
-import type { BuildPlan } from './planBuild.js';
+import type { BuildPlan } from './planBuild.types.js';
 import { cutShards, rankedSlice } from './ranking.js';
 import { takeRichSamples, type RichnessTools } from './richness.js';
 

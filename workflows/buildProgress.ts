@@ -1,6 +1,8 @@
 /** The live state of a build, as the `progress` query returns it. Pure: updated from shard summaries. */
 import type { ShardSummary } from '../activities/buildRef.js';
-import { addCounts, addUnpriced, addUsage, emptyUsage, type StageUsage, type UnpricedUsage } from '../output/commit/manifest.js';
+import { addCounts } from '../domain/counts.js';
+import { addUnpriced, addUsage, emptyUsage } from '../output/commit/manifest.js';
+import type { StageUsage, UnpricedUsage } from '../output/contracts/manifest.js';
 
 export type BuildPhase = 'planning' | 'running' | 'waiting-for-retry' | 'finalizing' | 'done' | 'failed' | 'cancelled';
 

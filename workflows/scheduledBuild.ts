@@ -7,7 +7,7 @@
 import { executeChild, workflowInfo } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { scheduledRunWorkflowId } from '../domain/buildWorkflowId.js';
-import type { BuildReport } from '../output/reports/buildReport.js';
+import type { BuildReport } from '../output/contracts/buildReport.js';
 import { buildDataset } from './buildDataset.js';
 import { buildConfigInput } from './configInput.js';
 

@@ -1,8 +1,8 @@
 import { parseFlags } from '../../config/commandFlags.js';
 import type { BuildConfig } from '../../config/buildConfig.js';
-import type { BuildReport } from '../../output/reports/buildReport.js';
+import type { BuildReport } from '../../output/contracts/buildReport.js';
 import { forecastBuild, formatForecast, fullBuildSamples, sampleCosts } from '../../output/reports/forecast.js';
-import type { BuildPlan } from '../../pipeline/planBuild.js';
+import type { BuildPlan } from '../../pipeline/planBuild.types.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';

@@ -1,10 +1,11 @@
 import { parseFlags } from '../../config/commandFlags.js';
-import type { DpoRecord, InstructRecord } from '../../output/commit/records.js';
+import type { DpoRecord, InstructRecord } from '../../output/contracts/records.js';
+import { parseArgs } from 'node:util';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { dpoRecordFromLine, instructRecordFromLine } from '../../output/formats/sharegpt.js';
 import { openStore } from '../../storage/openStore.js';
 import { getJson } from '../../storage/objectStore.js';
-import type { StoredConfig } from '../../pipeline/planBuild.js';
+import type { StoredConfig } from '../../pipeline/planBuild.types.js';
 import type { ChatPairSharegptRow, ChatSharegptRow } from '../../output/formats/chatFormats.js';
 import type { Verdict } from '../../domain/verdict.js';
 import { CliError, EXIT } from '../exitCodes.js';

@@ -3,7 +3,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { parseBuildConfig } from '../../config/buildConfig.js';
 import { buildLayout } from '../../storage/buildLayout.js';
-import type { StoredConfig } from '../../pipeline/planBuild.js';
+import type { StoredConfig } from '../../pipeline/planBuild.types.js';
 import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';

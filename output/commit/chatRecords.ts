@@ -5,76 +5,13 @@
  * instruction left out of its context) passed the pair rules; and a rejection for the sample or for
  * each discarded pair, naming the turn and the instructions. Pure: no I/O.
  */
-import type { RichnessScore } from '../../domain/richness.js';
 import type { ModelRole } from '../../config/buildConfig.js';
-import type { CallRecord } from '../../llm/modelCaller.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { pif } from '../../domain/multiturn/pif.js';
 import { MULTITURN_STAGE_NAMES } from '../../domain/stages.js';
-import type { Verdict } from '../../pipeline/stageState.js';
 import { MULTITURN_SYSTEM_TEXT } from '../../prompts/multiturnChat.js';
-import { IMAGE_TOKEN, rejectRecord, writtenCalls, writtenDetails, writtenVerdict, type RejectRecord, type SampleStates, type SourcedRecord, sourceFields } from './records.js';
-
-export interface ChatTurnRecord {
-  /** 1-based question turn. */
-  turn: number;
-  question: string;
-  /** The global instruction added at this turn (written before its question), or null. */
-  instruction: string | null;
-  answer: string;
-  /** Answers generated until one reached chat.pifThreshold. */
-  attempts: number;
-  /** One per instruction in force at this turn, in the order given (index = position in `instructions`). */
-  verdicts: Verdict[];
-  /** Seed 002's PIF of the answer: followed / in force (1 before any instruction, Fig. 5). */
-  pif: number;
-}
-
-export interface ChatRecord extends SourcedRecord {
-  /** The system message the answers were generated under (instructions persist). */
-  system: string;
-  /** The chat's global instructions, with the turn that adds each and how it is verified. */
-  instructions: Array<{ turn: number; type: string; value: string; verifiers: Array<{ func: string; params: unknown[] }> }>;
-  /** Candidates refused for this chat (judged, repeated type, conflicting), with the reason. */
-  removed_instructions: Array<{ type: string; value: string; reason: string }>;
-  turns: ChatTurnRecord[];
-  models: Record<'instruction' | 'constraints' | 'compatibility' | 'verifier' | 'answer' | 'rejected', string>;
-  simulated: boolean;
-  image_richness: RichnessScore | null;
-}
-
-/** A turn-level pair: the chat up to the turn, its chosen answer, and one made without an earlier instruction. */
-export interface ChatPairRecord extends SourcedRecord {
-  chat_id: string;
-  system: string;
-  turn: number;
-  /** The earlier turns (question with its instruction, kept answer) and this turn's user message. */
-  history: Array<{ question: string; instruction: string | null; answer: string }>;
-  question: string;
-  instruction: string | null;
-  chosen: string;
-  rejected: string;
-  /** The turn whose instruction the rejected answer's context left out, and that instruction. */
-  forgotten_turn: number;
-  forgotten_instruction: { type: string; value: string };
-  chosen_verdicts: Verdict[];
-  rejected_verdicts: Verdict[];
-  chosen_pif: number;
-  rejected_pif: number;
-  simulated: boolean;
-}
-
-export interface AssembledChat {
-  chat?: ChatRecord;
-  pairs: ChatPairRecord[];
-  rejects: RejectRecord[];
-  calls: CallRecord[];
-}
-
-/** The human turn of chat turn `t`: its instruction (if any) before its question, as it was asked. */
-export function userText(turn: { question: string; instruction: string | null }): string {
-  return turn.instruction ? `${turn.instruction}\n\n${turn.question}` : turn.question;
-}
+import { rejectRecord, writtenCalls, writtenDetails, writtenVerdict, sourceFields } from './records.js';
+import { IMAGE_TOKEN, type AssembledChat, type ChatPairRecord, type ChatRecord, type ChatTurnRecord, type RejectRecord, type SampleStates } from '../contracts/records.js';
 
 export function assembleChat(sample: SourceSample, states: SampleStates): AssembledChat {
   const calls = MULTITURN_STAGE_NAMES.flatMap((s) => states[s]?.calls ?? []);

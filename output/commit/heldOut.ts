@@ -7,7 +7,7 @@
  * DPO pair (or turn-level pairs) is dropped (the same image).
  */
 import { isHeldOutImage } from '../formats/mmifeval.js';
-import type { AssembledSample, InstructRecord } from './records.js';
+import type { AssembledSample, InstructRecord } from '../contracts/records.js';
 
 export interface HoldoutSettings {
   seed: number;

@@ -8,8 +8,8 @@ import { mapLimit } from '../../domain/mapLimit.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
 import { getJson, type ObjectStore } from '../../storage/objectStore.js';
-import type { ShardManifest } from './manifest.js';
-import type { RejectRecord } from './records.js';
+import type { ShardManifest } from '../contracts/manifest.js';
+import type { RejectRecord } from '../contracts/records.js';
 
 /** Committed shards (with their manifests) that keep a sample whose dedupe claim a lower rank took over since. */
 export async function shardsKeepingLostClaims(store: ObjectStore, layout: BuildLayout, shardCount: number): Promise<Array<{ shard: number; manifest: ShardManifest }>> {

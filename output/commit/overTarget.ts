@@ -4,7 +4,7 @@
  * The others stay out of the data files and are listed as `over-target:` rejects.
  */
 import type { Goals } from '../../domain/targets.js';
-import type { AssembledSample, RejectRecord } from './records.js';
+import type { AssembledSample, RejectRecord } from '../contracts/records.js';
 
 export function trimToCaps(assembled: AssembledSample[], caps: Goals): RejectRecord[] {
   const trimmed: RejectRecord[] = [];

@@ -2,28 +2,17 @@
  * Turns a sample's stage states into output records: one MM-IFInstruct record (SFT), one MM-IFDPO
  * pair, or a rejection saying which stage refused the sample and why. Pure: no I/O.
  */
-import type { RichnessScore } from '../../domain/richness.js';
 import type { ModelRole, TrainingPromptTemplate } from '../../config/buildConfig.js';
-import type { CallRecord } from '../../llm/modelCaller.js';
 import { imagePathInDataset } from '../../storage/buildLayout.js';
 import type { StageName } from '../../domain/stages.js';
-import type { PlannedConstraint, StageResults, StageState, Verdict } from '../../pipeline/stageState.js';
-import type { Constraint } from '../../domain/constraints/selection.js';
-import type { ModelCallFault, RejectionDetails } from '../../domain/rejection.js';
+import type { Verdict } from '../../domain/verdict.js';
+import type { StageResults } from '../../pipeline/stageState.js';
+import type { RejectionDetails } from '../../domain/rejection.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { VerifierCall } from '../../domain/constraints/compatibility.js';
-import { templateForSample, trainingPromptText, type WrittenTemplate } from '../../prompts/trainingPrompt.js';
+import { templateForSample, trainingPromptText } from '../../prompts/trainingPrompt.js';
 import { writtenFunctionName } from '../../verification/functions.js';
-
-/** The fields every written record starts with: which record of which source, and its image. */
-export interface SourcedRecord {
-  id: string;
-  source: string;
-  source_id: string;
-  license: string;
-  image_path: string;
-  image_sha256: string;
-}
+import { IMAGE_TOKEN, type AssembledSample, type DpoRecord, type InstructRecord, type RejectRecord, type SampleStates, type SourcedRecord } from '../contracts/records.js';
 
 /** A sample's source fields as every record writes them (all but the record's own id). */
 export function sourceFields(sample: SourceSample, imageSha256: string): Omit<SourcedRecord, 'id'> {
@@ -34,95 +23,6 @@ export function sourceFields(sample: SourceSample, imageSha256: string): Omit<So
     image_path: imagePathInDataset(imageSha256),
     image_sha256: imageSha256,
   };
-}
-
-export interface InstructRecord extends SourcedRecord {
-  instruction: string;
-  instruction_origin: string;
-  /** The dataset's own question and answer, when it had them (kept for grounding and audit). */
-  original_instruction: string | null;
-  original_answer: string | null;
-  /** With how each is verified (method, verifier calls) and who chose the calls. */
-  constraints: PlannedConstraint[];
-  /** The user turn of training: the instruction and constraints in the `prompt_template` form. */
-  prompt: string;
-  prompt_template: WrittenTemplate;
-  /** The prompt the answer was generated from (the numbered reference form). */
-  generation_prompt: string;
-  answer: string;
-  /** The answering model's reasoning, apart from the answer: with training.keepReasoning only (null: it gave none). */
-  answer_reasoning?: string | null;
-  /** One per constraint, for the accepted answer. */
-  verdicts: Verdict[];
-  pass_rate: number;
-  /** Answers generated until one passed the post-filter. */
-  answer_attempts: number;
-  models: Record<'instruction' | 'constraints' | 'compatibility' | 'verifier' | 'answer' | 'judge', string>;
-  simulated: boolean;
-  /** The image's richness score, when planning selected it by richness (sources[].richness); else null. */
-  image_richness: RichnessScore | null;
-  /**
-   * With `quality.visionDependence`: false when the sample was answered as well without its image
-   * (pipeline/visionDependence.ts); null when the build did not check.
-   */
-  vision_dependent: boolean | null;
-}
-
-export interface DpoRecord extends Omit<InstructRecord, 'answer' | 'models' | 'answer_attempts' | 'answer_reasoning'> {
-  sample_id: string;
-  chosen: string;
-  rejected: string;
-  /** The generation prompt of the rejected answer: the same task without `dropped_constraints`. */
-  rejected_prompt: string;
-  dropped_constraints: Constraint[];
-  /** How the rejected answer was made: drop33, drop66, drop100 or no_image. */
-  strategy: string;
-  /**
-   * Verdicts on the constraints at stake and on every rule-checked constraint. Under the strict
-   * rule, one at stake failed and none is passed where the chosen answer failed.
-   */
-  rejected_verdicts: Verdict[];
-  chosen_model: string;
-  rejected_model: string;
-  /** `dpo.validate` the pair was kept under: strict (pairRules.ts) or paper (unvalidated). */
-  pair_validation: string;
-  /** Rejected answers generated, including the kept one. */
-  rejected_attempts: number;
-  /** Earlier rejected answers refused, by pair rule. */
-  pair_rule_rejections: Record<string, number>;
-  /** The models' reasoning for the two answers: with training.keepReasoning only (null: none given). */
-  chosen_reasoning?: string | null;
-  rejected_reasoning?: string | null;
-}
-
-export interface RejectRecord {
-  id: string;
-  source: string;
-  source_id: string;
-  /** 'sample': no record at all; 'pair': the SFT record exists but no DPO pair. */
-  kind: 'sample' | 'pair';
-  stage: StageName;
-  reason: string;
-  verdicts?: Verdict[];
-  /** A regenerated answer's first attempt's verdicts. */
-  first_verdicts?: Verdict[];
-  /** The DPO strategy of a discarded pair. */
-  strategy?: string;
-  /** A discarded pair's rejected answers refused, by pair rule (the DPO records' name). */
-  pair_rule_rejections?: Record<string, number>;
-  /** Indices of a discarded pair's constraints at stake. */
-  at_stake?: number[];
-  /** The failed model call behind the rejection: endpoint, model, status, masked excerpt. */
-  model_call?: ModelCallFault;
-}
-
-export type SampleStates = Partial<{ [S in StageName]: StageState<S> }>;
-
-export interface AssembledSample {
-  instruct?: InstructRecord;
-  dpo?: DpoRecord;
-  reject?: RejectRecord;
-  calls: CallRecord[];
 }
 
 const PIPELINE: StageName[] = ['image', 'instruction', 'constraints', 'answer', 'rejected'];
@@ -218,12 +118,6 @@ export function assembleSample(sample: SourceSample, states: SampleStates, train
   };
   return { calls, instruct, dpo };
 }
-
-/**
- * Trainers read `<image>` in any turn as an image slot (LLaMA-Factory requires as many as the row has
- * images), so a text that contains it literally cannot be written as a training row.
- */
-export const IMAGE_TOKEN = '<image>';
 
 function imageTokenIn(texts: Record<string, string>): string | undefined {
   const field = Object.keys(texts).find((name) => texts[name]!.includes(IMAGE_TOKEN));

@@ -6,7 +6,8 @@
  * the retry overwrites with the same bytes; a crash in a re-commit leaves the `revising` mark on the
  * standing manifest, which makes the next run re-open the shard and finish it.
  */
-import { assembleSample, rejectRecord, type DpoRecord, type InstructRecord, type RejectRecord, type SampleStates, type TrainingPromptSettings } from './records.js';
+import { assembleSample, rejectRecord, type TrainingPromptSettings } from './records.js';
+import type { DpoRecord, InstructRecord, RejectRecord, SampleStates } from '../contracts/records.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { sha256Hex } from '../../domain/hashing.js';
 import { mapLimit } from '../../domain/mapLimit.js';
@@ -18,26 +19,17 @@ import { storedBody } from '../../storage/maskingStore.js';
 import { checkShardBudget, type ErrorBudget } from '../../pipeline/errorBudget.js';
 import { claimHolder, duplicateReason } from '../../pipeline/imageClaims.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
-import {
-  countByReason,
-  countByStage,
-  MANIFEST_FORMAT,
-  modelsByStage,
-  pairStats,
-  summarizeUsage,
-  unpricedUsage,
-  verificationStats,
-  type ManifestFile,
-  type ShardManifest,
-} from './manifest.js';
+import { countByReason, countByStage, modelsByStage, pairStats, summarizeUsage, unpricedUsage, verificationStats } from './manifest.js';
+import { MANIFEST_FORMAT, type ManifestFile, type ShardManifest } from '../contracts/manifest.js';
 import type { Goals } from '../../domain/targets.js';
 import { trimToCaps } from './overTarget.js';
 import { reserveHeldOut, splitHeldOutChats, type HoldoutSettings } from './heldOut.js';
-import { chatQuality, shardQuality, visionTallies, type ShardQuality } from './qualityStats.js';
+import { chatQuality, shardQuality, visionTallies } from './qualityStats.js';
+import type { ShardQuality } from '../contracts/quality.js';
 import { dpoParquet, instructParquet } from '../formats/parquet.js';
 import { dpoSharegptLine, instructSharegptLine, jsonl } from '../formats/sharegpt.js';
 import { assembleChat } from './chatRecords.js';
-import { loadNormalizedImage } from '../../pipeline/sampleImage.js';
+import { loadImages } from '../formats/images.js';
 import { CHAT_PAIR_ROWS, CHAT_ROWS, chatPairSharegptLine, chatParquet, chatSharegptLine } from '../formats/chatFormats.js';
 
 export interface ShardToCommit {
@@ -274,15 +266,6 @@ async function loadStates(store: ObjectStore, layout: BuildLayout, sample: Sourc
     if (state) states[stage] = state;
   }
   return states as SampleStates;
-}
-
-/** The normalized image bytes of the records, by sha256. */
-export async function loadImages(store: ObjectStore, layout: BuildLayout, records: readonly Pick<InstructRecord, 'image_sha256'>[]): Promise<Map<string, Buffer>> {
-  const images = new Map<string, Buffer>();
-  await mapLimit([...new Set(records.map((r) => r.image_sha256))], 16, async (sha) => {
-    images.set(sha, await loadNormalizedImage(store, layout, sha));
-  });
-  return images;
 }
 
 /**

@@ -13,16 +13,19 @@
  *   chat up to the turn.
  */
 import type { FieldDefinition } from '@dsnp/parquetjs';
-import type { ChatPairRecord, ChatRecord } from '../commit/chatRecords.js';
-import { userText } from '../commit/chatRecords.js';
 import { imageField, parquetTable, text, writeParquet, type ParquetTable } from './parquet.js';
-import { IMAGE_TOKEN } from '../commit/records.js';
+import { IMAGE_TOKEN, type ChatPairRecord, type ChatRecord } from '../contracts/records.js';
 import { sharegptRegistry } from './sharegpt.js';
 import type { TrlMessage } from './trl.js';
 
 interface Turn {
   from: 'human' | 'gpt';
   value: string;
+}
+
+/** The human turn of chat turn `t`: its instruction (if any) before its question, as it was asked. */
+function userText(turn: { question: string; instruction: string | null }): string {
+  return turn.instruction ? `${turn.instruction}\n\n${turn.question}` : turn.question;
 }
 
 export interface ChatSharegptRow {

@@ -4,14 +4,13 @@
  * Temporal; every file is written under a deterministic key, so a re-run rewrites the same bytes.
  */
 import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
-import type { StoredConfig } from '../../pipeline/planBuild.js';
+import type { StoredConfig } from '../../pipeline/planBuild.types.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
-import type { ShardManifest } from '../commit/manifest.js';
+import type { ShardManifest } from '../contracts/manifest.js';
 import { mmifevalLines } from './mmifeval.js';
-import type { DpoRecord, InstructRecord } from '../commit/records.js';
-import type { ChatRecord } from '../commit/chatRecords.js';
+import type { ChatRecord, DpoRecord, InstructRecord } from '../contracts/records.js';
 import { dpoRecordFromLine, instructRecordFromLine, jsonl } from './sharegpt.js';
-import { loadImages } from '../commit/shardWriter.js';
+import { loadImages } from './images.js';
 import { trlChatDpoParquet, trlChatSftParquet, trlDpoParquet, trlSftParquet, type TrlImage } from './trl.js';
 import { trlChatPairRow, trlChatRow } from './chatFormats.js';
 import { mapLimit } from '../../domain/mapLimit.js';

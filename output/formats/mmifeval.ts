@@ -12,7 +12,7 @@
 import type { PlannedConstraint } from '../../pipeline/stageState.js';
 import { rngFor } from '../../domain/random.js';
 import { inReferenceScorer } from '../../verification/functions.js';
-import type { InstructRecord } from '../commit/records.js';
+import type { InstructRecord } from '../contracts/records.js';
 import type { MmifevalConstraint, MmifevalLine } from '../../domain/mmifevalLine.js';
 
 export type { MmifevalConstraint, MmifevalLine } from '../../domain/mmifevalLine.js';

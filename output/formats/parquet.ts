@@ -9,8 +9,8 @@ import { Writable } from 'node:stream';
 import { ParquetSchema, ParquetWriter, type FieldDefinition } from '@dsnp/parquetjs';
 import type { WriteStreamMinimal } from '@dsnp/parquetjs/dist/lib/util.js';
 import { hfFeatures, type HfFeatures } from './hfFeatures.js';
-import type { DpoRecord, InstructRecord } from '../commit/records.js';
-import type { Verdict } from '../../pipeline/stageState.js';
+import type { DpoRecord, InstructRecord } from '../contracts/records.js';
+import type { Verdict } from '../../domain/verdict.js';
 
 /**
  * Binary columns (text and image bytes) keep no min/max statistics: a writer stores a column's

@@ -9,8 +9,7 @@
  * column here has one type whatever the record: strings, the turn structs, a list of paths, and the
  * rest of the record as JSON text in `metadata` (the same record the Parquet shards hold).
  */
-import type { DpoRecord, InstructRecord } from '../commit/records.js';
-import { IMAGE_TOKEN } from '../commit/records.js';
+import { IMAGE_TOKEN, type DpoRecord, type InstructRecord } from '../contracts/records.js';
 
 interface Turn {
   from: 'human' | 'gpt';

@@ -7,7 +7,7 @@
  * every content part, so an image part carries `text: null`, as in rlaif-v.
  */
 import type { FieldDefinition } from '@dsnp/parquetjs';
-import type { DpoRecord, InstructRecord } from '../commit/records.js';
+import type { DpoRecord, InstructRecord } from '../contracts/records.js';
 import { imageField, parquetTable, text, writeParquet, type ImageBytes } from './parquet.js';
 
 const messages: FieldDefinition = { repeated: true, fields: { role: text, content: { repeated: true, fields: { type: text, text } } } };

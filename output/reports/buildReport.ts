@@ -4,93 +4,22 @@
  */
 import { getJson, putIfChanged, type ObjectStore } from '../../storage/objectStore.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
-import {
-  addCounts,
-  addUnpriced,
-  addUsage,
-  emptyStrategyPairs,
-  emptyUsage,
-  summarizeUsage,
-  unpricedUsage,
-  type PairStats,
-  type StrategyPairs,
-  type ShardManifest,
-  type StageUsage,
-  type Tally,
-  type UnpricedUsage,
-  type VerificationStats,
-} from '../commit/manifest.js';
-import { costSummary, type CostSummary, type PricedBy } from './costSummary.js';
+import { addCounts } from '../../domain/counts.js';
+import { addUnpriced, addUsage, emptyStrategyPairs, emptyUsage, summarizeUsage, unpricedUsage } from '../commit/manifest.js';
+import type { StrategyPairs, ShardManifest, Tally, UnpricedUsage } from '../contracts/manifest.js';
+import { costSummary } from './costSummary.js';
+import type { BuildReport, TargetsReport } from '../contracts/buildReport.js';
 import { PRICE_TABLE } from '../../llm/pricing.js';
 import { preflightUsage } from './preflightUsage.js';
 import type { EndpointLessons } from '../../llm/preflight.js';
 import { llamaFactoryDatasetInfo } from '../formats/sharegpt.js';
 import { chatDatasetInfo } from '../formats/chatFormats.js';
-import { sourceGoals, type Goals, type TargetsOutcome } from '../../domain/targets.js';
-import type { BuildPlan, StoredConfig } from '../../pipeline/planBuild.js';
+import { sourceGoals } from '../../domain/targets.js';
+import type { BuildPlan, StoredConfig } from '../../pipeline/planBuild.types.js';
 import type { BuildConfig } from '../../config/buildConfig.js';
 import { readManifests, talliesFrom } from './sourceTallies.js';
-import { richnessReport, type SourceRichness } from './richnessReport.js';
-import { sourceAccounting, type SourceAccount } from './sourceAccounting.js';
-
-export interface BuildReport {
-  buildId: string;
-  configFingerprint: string;
-  /**
-   * Where the dataset is, for whoever reads the report: `<output>/<buildId>` in the workflow's result
-   * (datasetRootOf); `.` in build-report.json, which lives at the dataset root and is published with
-   * it, so it names no folder of the machine that wrote it.
-   */
-  datasetRoot: string;
-  simulated: boolean;
-  shards: { planned: number; committed: number; failed: number };
-  failedShards: Array<{ shard: number; error: string }>;
-  counts: { planned: number; instruct: number; dpo: number; rejectedSamples: number; rejectedPairs: number };
-  rejectsByStage: Record<string, number>;
-  /**
-   * Of the rejections, those caused by a model call (endpoint refusals, unusable replies after every
-   * try): not final, a re-run of the build regenerates them (llm.rerunModelCallRejects).
-   */
-  modelCallRejects: number;
-  usage: Record<string, StageUsage>;
-  /** Paid requests of models no price is known for, by model (their tokens are not in any USD figure). */
-  unpriced?: UnpricedUsage;
-  /** The cost in the figures every report shows (output/reports/costSummary.ts). */
-  cost: CostSummary;
-  /** What the calls were priced by: the price table's package, version and date, and the models the config prices itself. */
-  prices: PricedBy;
-  models: Record<string, string>;
-  verification: VerificationStats;
-  pairs: PairStats;
-  /** With targets: whether they were met, or why topping up stopped, and the counts per source. */
-  targets?: TargetsReport;
-  /** Sources selected by richness: scorer, rule, candidates by fate, score and tag distributions. */
-  richness?: SourceRichness[];
-  /** Set for multiturn builds: `counts.instruct` are chats and `counts.dpo` turn-level pairs (chat/, chat-dpo/). */
-  mode?: 'multiturn';
-  /**
-   * With the build's `holdout`: the eval split it reserved (accepted records whose image is held out,
-   * not in `counts`), drawn by image with `seed`; written to MM-IFEval/mmif_holdout.jsonl.
-   */
-  heldOut?: { fraction: number; seed: number; instruct: number; dpo: number };
-  /**
-   * Per source, every record read accounted for (output/reports/sourceAccounting.ts):
-   * read = planned + notSelected + filtered + problems, planned = accepted + heldOut + rejected + uncommitted.
-   */
-  accounting: SourceAccount[];
-  /**
-   * Endpoints + models that accept something other than the plain OpenAI request, and what the
-   * engine sends them instead, learned from their refusals (llm/dialect.ts); absent when none.
-   */
-  endpointDialects?: EndpointLessons[];
-}
-
-export interface TargetsReport {
-  /** `targets-met`, `sources-exhausted`, `round-limit` or `sample-limit`; absent while the build is still topping up. */
-  outcome: TargetsOutcome | 'in-progress';
-  rounds: number;
-  sources: Array<{ type: string; goals: Goals; kept: { instruct: number; dpo: number }; planned: number; exhausted: boolean }>;
-}
+import { richnessReport } from './richnessReport.js';
+import { sourceAccounting } from './sourceAccounting.js';
 
 export async function writeBuildReport(
   store: ObjectStore,

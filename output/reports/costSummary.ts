@@ -7,26 +7,8 @@
  * A simulated build spent nothing: its figure is what the same calls would cost at the named
  * models' prices, a forecast.
  */
-import type { StageUsage, UnpricedUsage } from '../commit/manifest.js';
-
-export interface CostSummary {
-  /** USD of the priced calls made by this build (cache hits are free; unpriced models add nothing). */
-  usd: number;
-  /** Simulated build: `usd` is what it would cost at the named models' prices; nothing was spent. */
-  forecast: boolean;
-  /** USD per accepted SFT record (or chat) and per DPO pair: the whole cost over each; absent with none. */
-  perSftRecord?: number;
-  perPair?: number;
-  /** Of all prompt tokens, the share the provider served from its prompt cache (0..1). */
-  cachedPromptShare: number;
-  reasoningTokens: number;
-  /** USD the model cache saved: what its hits cost when first made. */
-  savedUsd: number;
-  /** Paid requests whose cost is the provider's own figure. */
-  providerCostRequests: number;
-  /** Paid requests of models no price is known for, by model. */
-  unpriced: UnpricedUsage;
-}
+import type { StageUsage, UnpricedUsage } from '../contracts/manifest.js';
+import type { CostSummary, PricedBy } from '../contracts/buildReport.js';
 
 export function costSummary(
   usage: Readonly<Record<string, StageUsage>>,
@@ -69,14 +51,6 @@ export function formatCost(cost: CostSummary, mode?: 'multiturn'): string[] {
     lines.push(`UNPRICED model ${model}: ${u.requests} requests, ${u.promptTokens} prompt + ${u.completionTokens} completion tokens not in the cost (set llm.prices["${model}"])`);
   }
   return lines;
-}
-
-/** What a build's calls were priced by: the price table's package, version and date, and the models the config prices itself. */
-export interface PricedBy {
-  table: string;
-  version: string;
-  published: string;
-  configured: string[];
 }
 
 export function formatPricedBy(prices: PricedBy): string {

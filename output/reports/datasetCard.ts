@@ -7,7 +7,7 @@
  * the quality report). Pure: the caller reads its inputs and writes the text.
  */
 import { chatSettings, type BuildConfig } from '../../config/buildConfig.js';
-import type { BuildReport } from './buildReport.js';
+import type { BuildReport } from '../contracts/buildReport.js';
 import { countTerms } from './sourceAccounting.js';
 import type { QualityReport, LengthStats } from './qualityReport.js';
 import { formatCost, formatPricedBy } from './costSummary.js';

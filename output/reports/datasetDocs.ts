@@ -6,7 +6,7 @@
  */
 import type { BuildConfig } from '../../config/buildConfig.js';
 import { getJson, putIfChanged, type ObjectStore } from '../../storage/objectStore.js';
-import type { BuildReport } from './buildReport.js';
+import type { BuildReport } from '../contracts/buildReport.js';
 import { datasetCard } from './datasetCard.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
 import { writeQualityReport } from './qualityReport.js';

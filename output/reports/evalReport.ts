@@ -7,7 +7,7 @@
  */
 import { constraintType } from '../../domain/constraints/catalogue.js';
 import type { ItemResult } from '../../pipeline/evaluation/evalSlice.js';
-import type { StageUsage } from '../commit/manifest.js';
+import type { StageUsage } from '../contracts/manifest.js';
 
 export interface Accuracy {
   followed: number;

@@ -5,11 +5,11 @@
  * costs (the mean's 95% interval, times the samples), so a small or uneven pilot says so.
  */
 import type { BuildConfig } from '../../config/buildConfig.js';
-import type { BuildPlan } from '../../pipeline/planBuild.js';
+import type { BuildPlan } from '../../pipeline/planBuild.types.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
 import { getJson, type ObjectStore } from '../../storage/objectStore.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
-import type { BuildReport } from './buildReport.js';
+import type { BuildReport } from '../contracts/buildReport.js';
 
 /** What one sample's calls took: every call, paid now or a cache hit, at its price. */
 export interface SampleCost {

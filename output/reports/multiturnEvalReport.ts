@@ -7,7 +7,7 @@
 import { pifNk, pifReport, type PifNk, type PifReport, type ScoredResponse } from '../../domain/multiturn/pif.js';
 import type { ItemResult } from '../../pipeline/evaluation/evalSlice.js';
 import type { EvalIdentity } from './evalReport.js';
-import type { StageUsage } from '../commit/manifest.js';
+import type { StageUsage } from '../contracts/manifest.js';
 import { renderPifMarkdown } from './pifMarkdown.js';
 
 export interface MultiturnReport extends EvalIdentity {

@@ -7,7 +7,8 @@ import { costOf, type PriceOverrides } from '../../llm/pricing.js';
 import type { PreflightOutcome } from '../../llm/preflight.js';
 import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
-import { addUsage, callUsage, emptyUsage, type StageUsage } from '../commit/manifest.js';
+import { addUsage, callUsage, emptyUsage } from '../commit/manifest.js';
+import type { StageUsage } from '../contracts/manifest.js';
 
 export async function recordPreflightUsage(store: ObjectStore, layout: BuildLayout, outcomes: readonly PreflightOutcome[], prices: PriceOverrides): Promise<void> {
   for (const { checkId, endpoint, usage } of outcomes) {

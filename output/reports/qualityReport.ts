@@ -9,10 +9,11 @@ import { addCounts } from '../../domain/counts.js';
 import { mapLimit } from '../../domain/mapLimit.js';
 import { distribution } from '../../domain/richness.js';
 import { getJson, putIfChanged, type ObjectStore } from '../../storage/objectStore.js';
-import type { BuildReport } from './buildReport.js';
+import type { BuildReport } from '../contracts/buildReport.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
-import type { ShardManifest, StrategyPairs } from '../commit/manifest.js';
-import { emptyAgreement, type AgreementCount, type PassCount, type ShardQuality, type TurnTally, type VacuousCount, type VisionTally } from '../commit/qualityStats.js';
+import type { ShardManifest, StrategyPairs } from '../contracts/manifest.js';
+import { emptyAgreement } from '../commit/qualityStats.js';
+import type { AgreementCount, PassCount, ShardQuality, TurnTally, VacuousCount, VisionTally } from '../contracts/quality.js';
 
 export const QUALITY_FORMAT = 'mmif-engine/quality@1';
 

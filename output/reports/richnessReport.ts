@@ -4,25 +4,13 @@
  * scored candidates and over the selected ones (read from `richness/*.jsonl`), plus the model
  * calls planning made to score them.
  */
-import type { RichnessConfig } from '../../config/sourceConfig.js';
 import { addCounts } from '../../domain/counts.js';
 import { distribution } from '../../domain/richness.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
-import type { BuildPlan, StoredConfig } from '../../pipeline/planBuild.js';
+import type { BuildPlan, StoredConfig } from '../../pipeline/planBuild.types.js';
 import { getJson, type ObjectStore } from '../../storage/objectStore.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
-
-type Distribution = ReturnType<typeof distribution>;
-
-export interface SourceRichness {
-  source: number;
-  type: string;
-  settings: RichnessConfig;
-  /** Scored candidates by fate: selected, not-needed, below-min-score, below-top-fraction, unscorable... */
-  fates: Record<string, number>;
-  scores: { scored: Distribution; selected: Distribution };
-  tags: { scored: Distribution; selected: Distribution };
-}
+import type { SourceRichness } from '../contracts/buildReport.js';
 
 interface ScoredLine {
   score?: number;

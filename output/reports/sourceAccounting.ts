@@ -10,39 +10,14 @@
  * compares counts made in different places and fails when one of them loses a record.
  */
 import { addCounts } from '../../domain/counts.js';
-import type { BuildPlan, PlannedSource } from '../../pipeline/planBuild.js';
-import type { ShardManifest } from '../commit/manifest.js';
+import type { BuildPlan, PlannedSource } from '../../pipeline/planBuild.types.js';
+import type { ShardManifest } from '../contracts/manifest.js';
+import type { SourceAccount } from '../contracts/buildReport.js';
 
 /** Samples of the seeded order no planning round drew (beyond the quota, or beyond what targets needed). */
 export const NOT_DRAWN = 'not-drawn';
 /** Prefix of candidates richness scored but did not select, e.g. `richness:below-min-score`. */
 export const RICHNESS_PREFIX = 'richness:';
-
-export interface SourceAccount {
-  /** Index of the source in the config, and its type. */
-  source: number;
-  type: string;
-  /** Items the reader yielded while planning: samples, filtered records and damaged units. */
-  read: number;
-  /** Samples the plan selected, over every round. */
-  planned: number;
-  /** Samples read but not selected: `not-drawn`, and `richness:<fate>` for scored candidates left out. */
-  notSelected: Record<string, number>;
-  /** Records dropped by policy, by filter (as in rejects/source-filtered.json). */
-  filtered: Record<string, number>;
-  /** Damaged units, by code (listed one by one in rejects/source-problems.jsonl). */
-  problems: Record<string, number>;
-  /** Planned samples of committed shards that became an MM-IFInstruct training record. */
-  accepted: number;
-  /** Accepted samples whose image the build's `holdout` reserved: their SFT records are the eval split (heldout/). */
-  heldOut: number;
-  /** Planned samples of committed shards rejected, by reason code (listed in rejects/shard-*.jsonl). */
-  rejected: Record<string, number>;
-  /** Planned samples in shards not committed (failed or cancelled): 0 when the build completed. */
-  uncommitted: number;
-  /** Whether both identities hold. */
-  balanced: boolean;
-}
 
 const total = (counts: Record<string, number>): number => Object.values(counts).reduce((n, c) => n + c, 0);
 

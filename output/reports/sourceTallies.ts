@@ -1,10 +1,10 @@
 /** What each source's committed shards hold, from their manifests: the counts targets are measured in. */
 import { mapLimit } from '../../domain/mapLimit.js';
 import type { SourceTally } from '../../domain/targets.js';
-import type { BuildPlan } from '../../pipeline/planBuild.js';
+import type { BuildPlan } from '../../pipeline/planBuild.types.js';
 import { getJson, type ObjectStore } from '../../storage/objectStore.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
-import type { ShardManifest } from '../commit/manifest.js';
+import type { ShardManifest } from '../contracts/manifest.js';
 
 /** Per source: samples planned and records kept by its committed shards (those before shard `to`). */
 export async function sourceTallies(store: ObjectStore, layout: BuildLayout, plan: BuildPlan, to = plan.shardCount): Promise<SourceTally[]> {

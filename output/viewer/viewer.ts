@@ -5,11 +5,11 @@
  */
 import { getJson, type ObjectStore } from '../../storage/objectStore.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
-import type { BuildReport } from '../reports/buildReport.js';
-import type { ShardManifest } from '../commit/manifest.js';
+import type { BuildReport } from '../contracts/buildReport.js';
+import type { ShardManifest } from '../contracts/manifest.js';
 import { dpoRecordFromLine, instructRecordFromLine } from '../formats/sharegpt.js';
 import type { ChatPairSharegptRow, ChatSharegptRow } from '../formats/chatFormats.js';
-import type { StoredConfig } from '../../pipeline/planBuild.js';
+import type { StoredConfig } from '../../pipeline/planBuild.types.js';
 import { ViewerWriter, type ViewerFile, type ViewerPage } from './viewerPage.js';
 
 export interface ViewerOptions extends Omit<ViewerPage, 'buildId'> {

@@ -15,7 +15,7 @@
  * Pure: records in, files out.
  */
 import type { Verdict } from '../../domain/verdict.js';
-import type { DpoRecord, InstructRecord } from '../commit/records.js';
+import type { DpoRecord, InstructRecord } from '../contracts/records.js';
 import type { ChatPairSharegptRow, ChatSharegptRow } from '../formats/chatFormats.js';
 
 /**

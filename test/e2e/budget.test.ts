@@ -13,7 +13,7 @@ import path from 'node:path';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
 import { SpendLedger } from '../../llm/spendLedger.js';
-import type { BuildReport } from '../../output/reports/buildReport.js';
+import type { BuildReport } from '../../output/contracts/buildReport.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { getJson } from '../../storage/objectStore.js';

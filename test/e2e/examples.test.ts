@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readConfig } from '../../cli/configFile.js';
 import { evalWorkflowId, parseEvalConfig } from '../../config/evalConfig.js';
-import type { BuildReport } from '../../output/reports/buildReport.js';
+import type { BuildReport } from '../../output/contracts/buildReport.js';
 import type { EvalSummary } from '../../output/reports/evalOutputs.js';
 import { exportMmifeval } from '../../output/formats/export.js';
 import { buildLayout } from '../../storage/buildLayout.js';

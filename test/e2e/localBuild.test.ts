@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import { temporalCliPath } from '../../local/tools.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { sampleRank } from '../../pipeline/ranking.js';
-import type { ShardManifest } from '../../output/commit/manifest.js';
+import type { ShardManifest } from '../../output/contracts/manifest.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
 import { startStack, type Stack } from '../harness/stack.js';

@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import { temporalCliPath } from '../../local/tools.js';
-import type { BuildReport } from '../../output/reports/buildReport.js';
+import type { BuildReport } from '../../output/contracts/buildReport.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { openStore } from '../../storage/openStore.js';

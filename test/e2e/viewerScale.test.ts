@@ -13,7 +13,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CONSTRAINT_TYPES } from '../../domain/constraints/catalogue.js';
 import { sha256Hex } from '../../domain/hashing.js';
-import type { DpoRecord, InstructRecord } from '../../output/commit/records.js';
+import type { DpoRecord, InstructRecord } from '../../output/contracts/records.js';
 import { VIEWER_CHUNK, ViewerWriter } from '../../output/viewer/viewerPage.js';
 import { imagePathInDataset } from '../../storage/buildLayout.js';
 import { sceneJpeg } from '../fixtures/images.js';

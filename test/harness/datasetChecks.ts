@@ -5,11 +5,12 @@ import { ParquetReader } from '@dsnp/parquetjs';
 import path from 'node:path';
 import { sha256Hex } from '../../domain/hashing.js';
 import { buildLayout } from '../../storage/buildLayout.js';
-import { reasonCode, type ShardManifest } from '../../output/commit/manifest.js';
-import type { BuildReport } from '../../output/reports/buildReport.js';
-import type { RejectRecord } from '../../output/commit/records.js';
+import { reasonCode } from '../../output/commit/manifest.js';
+import type { ShardManifest } from '../../output/contracts/manifest.js';
+import type { BuildReport } from '../../output/contracts/buildReport.js';
+import type { RejectRecord } from '../../output/contracts/records.js';
 import { NOT_DRAWN, RICHNESS_PREFIX } from '../../output/reports/sourceAccounting.js';
-import type { BuildPlan } from '../../pipeline/planBuild.js';
+import type { BuildPlan } from '../../pipeline/planBuild.types.js';
 import { getJson, type ObjectStore } from '../../storage/objectStore.js';
 
 /**

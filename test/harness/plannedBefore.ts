@@ -4,7 +4,8 @@
  * the build runs in layout 1, as it did then (test/e2e/requestLayout.test.ts, bench/promptCacheShare.ts).
  */
 import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
-import { configFingerprint, type StoredConfig } from '../../pipeline/planBuild.js';
+import { configFingerprint } from '../../pipeline/planBuild.js';
+import type { StoredConfig } from '../../pipeline/planBuild.types.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { putJson, type ObjectStore } from '../../storage/objectStore.js';
 

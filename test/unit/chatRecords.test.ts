@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { SourceSample } from '../../domain/sample.js';
 import { assembleChat } from '../../output/commit/chatRecords.js';
 import { chatPairSharegptRow, chatSharegptRow } from '../../output/formats/chatFormats.js';
-import type { SampleStates } from '../../output/commit/records.js';
+import type { SampleStates } from '../../output/contracts/records.js';
 import type { ChatResult } from '../../pipeline/multiturn/chatStage.js';
 import type { PlannedConstraint, Verdict } from '../../pipeline/stageState.js';
 import { MULTITURN_SYSTEM_TEXT } from '../../prompts/multiturnChat.js';

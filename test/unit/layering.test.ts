@@ -11,8 +11,38 @@ import { fileURLToPath } from 'node:url';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** Lowest first. Side folders (local/, simulator/, bench/, test/) are tooling and not ranked. */
-const LAYERS = ['domain', 'config', 'prompts', 'verification', 'storage', 'sources', 'image', 'llm', 'pipeline', 'output', 'activities', 'workflows', 'worker', 'cli'];
+/**
+ * Lowest first. Side folders (local/, simulator/, bench/, test/) are tooling and not ranked. output/
+ * is ranked by its sub-folders: the data contracts (types every other part imports), the formats
+ * that write records, the shard commit that writes them through the formats, the viewer, and the
+ * reports (which write the viewer beside the dataset card).
+ */
+const LAYERS = [
+  'domain',
+  'config',
+  'prompts',
+  'verification',
+  'storage',
+  'sources',
+  'image',
+  'llm',
+  'pipeline',
+  'output/contracts',
+  'output/formats',
+  'output/commit',
+  'output/viewer',
+  'output/reports',
+  'activities',
+  'workflows',
+  'worker',
+  'cli',
+];
+
+/** The layer of a repo-relative path: its folder, or for output/ its sub-folder. */
+const layerOf = (file: string): string => {
+  const [top, sub] = file.split('/');
+  return top === 'output' ? `output/${sub}` : top!;
+};
 
 async function modules(folder: string): Promise<string[]> {
   const entries = await readdir(path.join(REPO, folder), { withFileTypes: true, recursive: true });
@@ -21,10 +51,10 @@ async function modules(folder: string): Promise<string[]> {
 
 /** The imports in `text` (the source of `file`, relative to the repo) that point to a higher folder. */
 function upwardImports(file: string, text: string): string[] {
-  const folder = file.split('/')[0]!;
+  const folder = layerOf(file);
   const upward: string[] = [];
   for (const [, spec] of text.matchAll(/(?:from|import\()\s*(?:\/\*[^*]*\*\/\s*)?'(\.{1,2}\/[^']+)'/g)) {
-    const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec!)).split('/')[0]!;
+    const target = layerOf(path.posix.normalize(path.posix.join(path.posix.dirname(file), spec!)));
     if (LAYERS.indexOf(target) > LAYERS.indexOf(folder)) upward.push(`${file} imports ${spec}`);
   }
   return upward;
@@ -40,12 +70,23 @@ test('no folder imports a folder above it in the data flow', async () => {
 
 test('the check names an upward import, static or dynamic, and lets a downward one pass', () => {
   const source =
-    "import type { X } from '../output/records.js';\nconst m = await import('../../cli/mmif.js');\nconst w = await import(/* webpackMode: \"eager\" */ '../../worker/createWorker.js');\nimport { y } from './sample.js';\nimport { z } from '../config/buildConfig.js';";
+    "import type { X } from '../output/contracts/records.js';\nconst m = await import('../../cli/mmif.js');\nconst w = await import(/* webpackMode: \"eager\" */ '../../worker/createWorker.js');\nimport { y } from './sample.js';\nimport { z } from '../config/buildConfig.js';";
   // From a subfolder, '../output' stays inside domain/; '../../cli' leaves it.
   assert.deepEqual(upwardImports('domain/constraints/x.ts', source), [
     'domain/constraints/x.ts imports ../../cli/mmif.js',
     'domain/constraints/x.ts imports ../../worker/createWorker.js',
   ]);
-  assert.deepEqual(upwardImports('domain/x.ts', source), ['domain/x.ts imports ../output/records.js', 'domain/x.ts imports ../config/buildConfig.js']);
+  assert.deepEqual(upwardImports('domain/x.ts', source), ['domain/x.ts imports ../output/contracts/records.js', 'domain/x.ts imports ../config/buildConfig.js']);
   assert.deepEqual(upwardImports('cli/x.ts', source), []);
+  // Inside output/, by sub-folder: formats may not reach into the commit, the commit may use formats.
+  assert.deepEqual(upwardImports('output/formats/x.ts', "import { loadStates } from '../commit/shardWriter.js';"), ['output/formats/x.ts imports ../commit/shardWriter.js']);
+  assert.deepEqual(upwardImports('output/commit/x.ts', "import { jsonl } from '../formats/sharegpt.js';\nimport type { R } from '../contracts/records.js';"), []);
+});
+
+test('every module of output/ sits in a ranked sub-folder', async () => {
+  const entries = await readdir(path.join(REPO, 'output'), { withFileTypes: true });
+  assert.deepEqual(
+    entries.filter((e) => e.isFile() || !LAYERS.includes(`output/${e.name}`)).map((e) => e.name),
+    [],
+  );
 });

@@ -10,7 +10,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import type { DpoRecord, InstructRecord } from '../../output/commit/records.js';
+import type { DpoRecord, InstructRecord } from '../../output/contracts/records.js';
 import { dpoSharegptLine, instructRecordFromLine, instructSharegptLine, jsonl, llamaFactoryDatasetInfo } from '../../output/formats/sharegpt.js';
 import { needs } from '../harness/tier.js';
 import { DATASETS_VENVS, loadLikeLlamaFactory } from '../harness/trainerReaders.js';

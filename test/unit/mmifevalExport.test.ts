@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isHeldOutImage, mmifevalLines, scorerConstraint } from '../../output/formats/mmifeval.js';
 import { reserveHeldOut } from '../../output/commit/heldOut.js';
-import type { AssembledSample, DpoRecord, InstructRecord } from '../../output/commit/records.js';
+import type { AssembledSample, DpoRecord, InstructRecord } from '../../output/contracts/records.js';
 import type { PlannedConstraint } from '../../pipeline/stageState.js';
 
 const rule = (type: string, func: string, params: unknown[]): PlannedConstraint => ({

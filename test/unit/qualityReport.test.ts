@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ADVICE_THRESHOLDS, judgeAgreement, mergeQuality } from '../../output/reports/qualityReport.js';
-import { emptyAgreement, type ShardQuality } from '../../output/commit/qualityStats.js';
+import { emptyAgreement } from '../../output/commit/qualityStats.js';
+import type { ShardQuality } from '../../output/contracts/quality.js';
 import { sizeCategory } from '../../output/reports/datasetCard.js';
 
 const counts = (bothPassed: number, bothFailed: number, judgePassedRuleFailed: number, judgeFailedRulePassed: number, unscored = 0) => ({

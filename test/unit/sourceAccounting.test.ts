@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ShardManifest } from '../../output/commit/manifest.js';
+import type { ShardManifest } from '../../output/contracts/manifest.js';
 import { formatAccount, sourceAccounting } from '../../output/reports/sourceAccounting.js';
-import type { BuildPlan } from '../../pipeline/planBuild.js';
+import type { BuildPlan } from '../../pipeline/planBuild.types.js';
 
 const plan: BuildPlan = {
   configFingerprint: 'f',

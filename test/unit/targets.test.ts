@@ -11,7 +11,7 @@ import { capsWhenDue } from '../../domain/commitOrder.js';
 import { commitCaps, FORECAST_MARGIN, forecastBasis, forecastTallies, firstRoundSizes, nextRound, sourceGoals, startOrder, type SourceTally } from '../../domain/targets.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { trimToCaps } from '../../output/commit/overTarget.js';
-import type { AssembledSample, DpoRecord, InstructRecord } from '../../output/commit/records.js';
+import type { AssembledSample, DpoRecord, InstructRecord } from '../../output/contracts/records.js';
 import { makeBuildPlan } from '../../pipeline/planBuild.js';
 import { makeTopUpPlan } from '../../pipeline/topUp.js';
 import { inSegments, type SourceItem, type SourceReader } from '../../sources/source.js';

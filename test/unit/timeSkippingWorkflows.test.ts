@@ -12,7 +12,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import { scheduledRunWorkflowId } from '../../domain/buildWorkflowId.js';
-import type { BuildReport } from '../../output/reports/buildReport.js';
+import type { BuildReport } from '../../output/contracts/buildReport.js';
 import { LocalStore } from '../../storage/localStore.js';
 import type { BuildProgress } from '../../workflows/buildProgress.js';
 import { endpointLeasesWorkflowId, reportDemandUpdate } from '../../workflows/endpointLeases.js';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { InstructRecord } from '../../output/commit/records.js';
+import type { InstructRecord } from '../../output/contracts/records.js';
 import type { ChatPairSharegptRow, ChatSharegptRow } from '../../output/formats/chatFormats.js';
 import { VIEWER_CHUNK, ViewerWriter, type ViewerFile } from '../../output/viewer/viewerPage.js';
 import { chunkArticles, viewerIndex } from '../harness/viewerData.js';
