@@ -38,6 +38,7 @@ export const WORKFLOW_BOUNDARY = [
   'config/slug.ts',
   'config/sourceConfig.ts',
   'domain/buildWorkflowId.ts',
+  'domain/commitOrder.ts',
   'domain/closestName.ts',
   'domain/commitOrder.ts',
   'domain/constraints/catalogue.ts',
