@@ -1,6 +1,5 @@
 import { parseFlags } from '../../config/commandFlags.js';
 import type { DpoRecord, InstructRecord } from '../../output/contracts/records.js';
-import { parseArgs } from 'node:util';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { dpoRecordFromLine, instructRecordFromLine } from '../../output/formats/sharegpt.js';
 import { openStore } from '../../storage/openStore.js';

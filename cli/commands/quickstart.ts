@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { parseFlags } from '../../config/commandFlags.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
-import { parseArgs } from 'node:util';
 import type { BuildProgress } from '../../workflows/buildProgress.js';
 import { exitCodeFor, rootFailure } from '../failures.js';
 import { CliError, EXIT } from '../exitCodes.js';

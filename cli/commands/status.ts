@@ -1,7 +1,6 @@
 import { parseFlags } from '../../config/commandFlags.js';
 import { datasetRootOf } from '../../output/reports/buildReport.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
-import { parseArgs } from 'node:util';
 import type { EvalSummary } from '../../output/reports/evalOutputs.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { getJson } from '../../storage/objectStore.js';
