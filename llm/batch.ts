@@ -6,7 +6,7 @@
  *   pollBatch                        batch id → BatchProgress (status, counts, result file ids)
  *   collectBatch                     batch id → outcome per custom_id (ok reply, failed, expired)
  *
- * Requests are ModelCaller.prepare() bodies keyed by batchCustomId(sample, stage, attempt); an ok
+ * Requests are ModelCaller.prepare() bodies keyed by batchCustomId(sample, stage, resubmission); an ok
  * reply goes back through ModelCaller.storeReply() into the cache, where the synchronous pipeline
  * finds it. One call of these helpers targets one endpoint (base URL + key): group requests by
  * endpoint first. Files are split per model, since a batch file may use one model only.
@@ -50,13 +50,14 @@ export interface BatchFile {
 export interface BatchCallId {
   sampleId: string;
   stage: ModelRole;
-  attempt: number;
+  /** 0 for the first submission (docs/architecture.md, Glossary: resubmission). */
+  resubmission: number;
 }
 
-/** `mmif:<stage>:<attempt>:<sampleId>`; the sample id goes last, so it may contain anything. */
-export function batchCustomId(sampleId: string, stage: ModelRole, attempt: number): string {
-  if (!Number.isInteger(attempt) || attempt < 0) throw new Error(`batch attempt must be a non-negative integer, not ${attempt}`);
-  return `mmif:${stage}:${attempt}:${sampleId}`;
+/** `mmif:<stage>:<resubmission>:<sampleId>`; the sample id goes last, so it may contain anything. */
+export function batchCustomId(sampleId: string, stage: ModelRole, resubmission: number): string {
+  if (!Number.isInteger(resubmission) || resubmission < 0) throw new Error(`batch resubmission must be a non-negative integer, not ${resubmission}`);
+  return `mmif:${stage}:${resubmission}:${sampleId}`;
 }
 
 /** The inverse of batchCustomId; undefined for ids it did not make. */
@@ -64,7 +65,7 @@ export function parseBatchCustomId(customId: string): BatchCallId | undefined {
   const match = /^mmif:([a-z]+):(\d+):([\s\S]+)$/.exec(customId);
   const stage = MODEL_ROLES.find((s) => s === match?.[1]);
   if (!match || !stage) return undefined;
-  return { sampleId: match[3]!, stage, attempt: Number(match[2]) };
+  return { sampleId: match[3]!, stage, resubmission: Number(match[2]) };
 }
 
 // ---------------------------------------------------------------------------------------

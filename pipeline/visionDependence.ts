@@ -2,7 +2,7 @@
  * Whether an accepted sample needs its image (`quality.visionDependence`). VC-IFEval (arXiv
  * 2601.03198) shows that MM-IFEval-style prompts can often be passed without looking at the image: it
  * scores answers made with and without the image. Here the answer model answers the same prompt with
- * no image (attempt 0's request without the image: when the rejected endpoint is the same model, the
+ * no image (the first answer's request without the image: when the rejected endpoint is the same model, the
  * `no_image` DPO strategy's first call is this very request, so one of the two is a cache hit), and the
  * direct judge, shown the image, scores that blind answer on the sample's image-grounded constraints
  * (the judged ones: rule functions check form, which needs no image) and on a grounding check against a

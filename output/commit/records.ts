@@ -4,7 +4,7 @@
  */
 import type { ModelRole, TrainingPromptTemplate } from '../../config/buildConfig.js';
 import { imagePathInDataset } from '../../storage/buildLayout.js';
-import type { StageName } from '../../domain/stages.js';
+import { STAGE_NAMES, type StageName } from '../../domain/stages.js';
 import type { Verdict } from '../../domain/verdict.js';
 import type { StageResults } from '../../pipeline/stageState.js';
 import type { RejectionDetails } from '../../domain/rejection.js';
@@ -25,7 +25,8 @@ export function sourceFields(sample: SourceSample, imageSha256: string): Omit<So
   };
 }
 
-const PIPELINE: StageName[] = ['image', 'instruction', 'constraints', 'answer', 'rejected'];
+/** The single-turn steps whose rejection leaves the sample no record; a rejection in `rejected` costs only the DPO pair. */
+const SAMPLE_STEPS = STAGE_NAMES.filter((s) => s !== 'rejected');
 
 /** How the training prompt of every record of a build is written (from its config). */
 export interface TrainingPromptSettings {
@@ -52,9 +53,9 @@ export function rejectRecord(sample: SourceSample, kind: RejectRecord['kind'], s
 }
 
 export function assembleSample(sample: SourceSample, states: SampleStates, training: TrainingPromptSettings): AssembledSample {
-  const calls = PIPELINE.flatMap((s) => states[s]?.calls ?? []);
+  const calls = STAGE_NAMES.flatMap((s) => states[s]?.calls ?? []);
   const results: Partial<StageResults> = {};
-  for (const stage of PIPELINE.slice(0, 4)) {
+  for (const stage of SAMPLE_STEPS) {
     const state = states[stage];
     if (!state) return { calls, reject: rejectRecord(sample, 'sample', stage, `incomplete: stage '${stage}' never ran`) };
     if (state.status === 'rejected') return { calls, reject: rejectRecord(sample, 'sample', stage, state.reason, writtenDetails(state.details)) };

@@ -81,7 +81,7 @@ async function runBatch(count: number) {
 test('batchCustomId round-trips, whatever the sample id holds', () => {
   for (const sampleId of ['cc3m-0123abcd', 'odd:id:with:colons', 'spaces and / slashes']) {
     const id = batchCustomId(sampleId, 'judge', 2);
-    assert.deepEqual(parseBatchCustomId(id), { sampleId, stage: 'judge', attempt: 2 });
+    assert.deepEqual(parseBatchCustomId(id), { sampleId, stage: 'judge', resubmission: 2 });
   }
   assert.equal(parseBatchCustomId('mmif:unknownstage:1:x'), undefined);
   assert.equal(parseBatchCustomId('someone-else'), undefined);
