@@ -10,9 +10,11 @@ export function endpointFor(config: BuildConfig, role: ModelRole): EndpointConfi
 }
 
 /**
- * Pipeline stages whose activities run on an endpoint's own task queue (the image stage calls no
- * model). A multiturn build's chat stage runs on the answer endpoint's queue: most of its calls are
- * answers (the rest, rejected answers, on the same chat context).
+ * Pipeline stages whose activities run on an endpoint's own task queue: the queue of the step's own
+ * model role, the first its definition names (pipeline/stages/; test/unit/stageRegistry.test.ts
+ * checks this list against them). The image stage calls no model. A multiturn build's chat stage
+ * runs on the answer endpoint's queue: most of its calls are answers (the rest, rejected answers, on
+ * the same chat context).
  */
 export function stageTaskQueues(config: BuildConfig): Partial<Record<'instruction' | 'constraints' | 'answer' | 'rejected' | 'chat', string>> {
   const queues: Partial<Record<'instruction' | 'constraints' | 'answer' | 'rejected' | 'chat', string>> = {};
