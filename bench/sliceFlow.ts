@@ -15,7 +15,7 @@ import { shardPlanIn } from '../activities/shardPlan.js';
 import { parseBuildConfig } from '../config/buildConfig.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import { STAGE_NAMES } from '../domain/stages.js';
-import { planBuild } from '../pipeline/planBuild.js';
+import { makeBuildPlan } from '../pipeline/planBuild.js';
 import { runSliceStages, runStage } from '../pipeline/runStage.js';
 import { CURRENT_REQUEST_LAYOUT } from '../prompts/chat.js';
 import { GPU_PROFILES, GpuFleet } from '../simulator/gpuProfile.js';
@@ -48,7 +48,7 @@ try {
       llm: { concurrency: SLICE, preflight: false },
     });
     const ctx = contextFor(config, CURRENT_REQUEST_LAYOUT);
-    await planBuild(config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx));
+    await makeBuildPlan(config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx));
     const samples = await shardPlanIn(ctx.store, ctx.layout, 0);
     const slices = Array.from({ length: Math.ceil(samples.length / SLICE) }, (_, i) => samples.slice(i * SLICE, (i + 1) * SLICE));
     sim.resetStats();
