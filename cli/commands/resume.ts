@@ -4,6 +4,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { parseBuildConfig } from '../../config/buildConfig.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import type { StoredConfig } from '../../pipeline/planBuild.types.js';
+import { ConfigMismatchError } from '../../pipeline/planBuild.js';
 import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';
@@ -65,7 +66,7 @@ async function configToResume(handle: WorkflowHandle): Promise<unknown> {
   const started = await originalConfig(handle);
   const refused = await handle.result().then(
     () => false,
-    (err: unknown) => causes(err).some((c) => (c as { type?: string }).type === 'ConfigMismatchError'),
+    (err: unknown) => causes(err).some((c) => (c as { type?: string }).type === ConfigMismatchError.name),
   );
   if (!refused) return started;
   const config = parseBuildConfig(started);

@@ -18,7 +18,8 @@ const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
  * Modules outside workflows/ in the workflow bundle: deterministic, no I/O, no Node built-ins.
  * config/: the schemas a workflow parses its input with (workflows/configInput.ts); domain/: pure
  * logic; llm/concurrencyLeases.ts: the lease arithmetic of the endpointLeases workflow;
- * output/commit/manifest.ts: the shard summary the build's progress counts.
+ * output/commit/manifest.ts: the usage arithmetic the build's progress adds manifests up with, and whether
+ * a re-run re-opens a committed shard (its types come from output/contracts/, erased at bundling).
  */
 export const WORKFLOW_BOUNDARY = [
   'config/buildConfig.ts',
