@@ -16,8 +16,10 @@
  *   that does not parse). Caught where it is raised and turned into a reject or a source problem; it
  *   only reaches an activity's caller through a bug, and is then retried like a transient error.
  *
- * The failure type Temporal records is the error's `name`: the workflow code that reacts to one
- * (BudgetExhausted in workflows/buildDataset.ts) matches on it.
+ * The failure type Temporal records is the error's class name (worker/maskSecretsInterceptor.ts):
+ * the workflow code that reacts to one (BudgetExhausted in workflows/buildDataset.ts) and the CLI's
+ * exit code (cli/failures.ts) match on it. Whether an error is permanent, and an input error, is its
+ * class, nothing else: test/unit/errors.test.ts checks every such class the source defines.
  */
 export class MmifError extends Error {}
 
