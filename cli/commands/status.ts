@@ -16,7 +16,7 @@ export const STATUS_USAGE = `usage: mmif status <buildId> [--watch] [--json]
        mmif status --evals [--json]
   Show a build's progress (shards, samples, the running shards' samples through each stage,
   requests/s and the share of the endpoints' limit, model-call errors by class, rejections by
-  reason, tokens per stage, throughput over the last minutes, ETA).
+  reason, tokens per model role, throughput over the last minutes, ETA).
   --evals  list the evaluations (mmif eval) on the Temporal server instead: eval id, status, prompt
            form, headline figure and report files of each finished one
   A closed build shows how it ended: done, or failed / cancelled with its cause on one line (exit 1;

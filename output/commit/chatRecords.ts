@@ -23,7 +23,7 @@ export function assembleChat(sample: SourceSample, states: SampleStates): Assemb
   const image = states.image!.status === 'ok' ? states.image!.result : undefined;
   const result = states.chat!.status === 'ok' ? states.chat!.result : undefined;
   if (!image || !result) throw new Error(`sample ${sample.sampleId}: unreachable, every stage is ok`);
-  const modelOf = (stage: ModelRole) => calls.find((c) => c.stage === stage)?.model ?? '';
+  const modelOf = (role: ModelRole) => calls.find((c) => c.stage === role)?.model ?? '';
   const turns: ChatTurnRecord[] = result.turns.map((t) => ({
     turn: t.turn,
     question: t.question,

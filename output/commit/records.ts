@@ -62,7 +62,7 @@ export function assembleSample(sample: SourceSample, states: SampleStates, train
     (results as Record<string, unknown>)[stage] = state.result;
   }
   const { image, instruction, constraints, answer } = results as Omit<StageResults, 'rejected'>;
-  const modelOf = (stage: ModelRole) => calls.find((c) => c.stage === stage)?.model ?? '';
+  const modelOf = (role: ModelRole) => calls.find((c) => c.stage === role)?.model ?? '';
   const template = templateForSample(training.template, training.seed, sample.sampleId);
   const instruct: InstructRecord = {
     id: sample.sampleId,
