@@ -43,9 +43,24 @@ export function faultOf(err: APIError, endpoint: ResolvedEndpoint): ModelCallFau
   return { endpoint: endpoint.baseURL, model: endpoint.model, status: err.status ?? 0, excerpt: maskedExcerpt(code ? `${code}: ${message}` : message, endpoint) };
 }
 
+/** "model endpoint URL (model M)": how every message names the endpoint and model of a call. */
+export const endpointNamed = (endpoint: string, model: string) => `model endpoint ${endpoint} (model ${model})`;
+
+/** "HTTP 500: <excerpt>": what the endpoint answered. */
+export const httpAnswer = (fault: Pick<ModelCallFault, 'status' | 'excerpt'>) => `HTTP ${fault.status}: ${fault.excerpt}`;
+
 /** "model endpoint URL (model M): HTTP 401: <excerpt>" — one wording for every message about a fault. */
 export function describeFault(fault: ModelCallFault): string {
-  return `model endpoint ${fault.endpoint} (model ${fault.model}): HTTP ${fault.status}: ${fault.excerpt}`;
+  return `${endpointNamed(fault.endpoint, fault.model)}: ${httpAnswer(fault)}`;
+}
+
+/**
+ * "<role>: model endpoint URL (model M): <what happened>, N attempts": the one line of a model call
+ * that failed on every attempt llm.retry allows (sendCompletion.ts's EndpointGaveUp), whatever the
+ * kind (a 5xx, a 429 that never cleared, a timeout, no connection). `what` is masked by its maker.
+ */
+export function gaveUpLine(role: string, endpoint: Pick<ResolvedEndpoint, 'baseURL' | 'model'>, what: string, attempts: number): string {
+  return `${role}: ${endpointNamed(endpoint.baseURL, endpoint.model)}: ${what}, ${attempts} attempt${attempts === 1 ? '' : 's'}`;
 }
 
 const HINTS: Record<number, string> = {

@@ -7,14 +7,14 @@
  * non-retryable EndpointErrors.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, type APIError } from 'openai';
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import type { EndpointConfig, ModelRole } from '../config/buildConfig.js';
 import { SampleRejection } from '../domain/rejection.js';
 import { abortSignal } from './abortScope.js';
 import { tallyFailedAttempt } from './attemptTally.js';
 import { clientFor, type ResolvedEndpoint } from './endpoint.js';
-import { describeFault, faultOf, maskedExcerpt, permanentError } from './endpointError.js';
+import { describeFault, endpointNamed, faultOf, gaveUpLine, httpAnswer, maskedExcerpt, permanentError } from './endpointError.js';
 import { chatCompletionOf, unusableOf, type UnusableReply } from './replyCheck.js';
 import { limiterFor, type EndpointLimits, type Ticket } from './limiter.js';
 import { backoffMs, classifyFailure, type RetryPolicy } from './retryPolicy.js';
@@ -111,40 +111,46 @@ export async function requestCompletion(
 export function unusableRejection(role: ModelRole, unusable: UnusableReply, endpoint: ResolvedEndpoint): SampleRejection {
   const detail = maskedExcerpt(unusable.detail, endpoint);
   const fault = { endpoint: endpoint.baseURL, model: endpoint.model, status: 200, excerpt: `${unusable.kind}: ${detail}` };
-  return new SampleRejection(`${role}: ${unusable.kind}: model endpoint ${fault.endpoint} (model ${fault.model}): ${detail}`, { modelCall: fault });
+  return new SampleRejection(`${role}: ${unusable.kind}: ${endpointNamed(fault.endpoint, fault.model)}: ${detail}`, { modelCall: fault });
 }
 
-/** The error a transient failure leaves when no attempt is left: one that names the endpoint when the SDK's does not. */
-function lastAttemptError(err: unknown, s: Sending, attempts: number): unknown {
+/** The error a transient or rate-limited failure leaves when no attempt is left: every kind names the role, endpoint, model and attempts. */
+export function lastAttemptError(err: unknown, s: Pick<Sending, 'role' | 'endpoint' | 'timeoutMs'>, attempts: number): unknown {
   if (err instanceof APIConnectionTimeoutError) return new EndpointTimeout(s.role, s.endpoint, s.timeoutMs, attempts);
-  // A 5xx names its status and body already; a failed connection only says "Connection error.".
   if (err instanceof APIConnectionError) return new EndpointUnreachable(s.role, s.endpoint, err, attempts);
+  // A 5xx, a 408 or 409, or a 429 that never cleared: the SDK's own message ("500 Internal error") names no endpoint.
+  if (err instanceof APIError) return new EndpointGaveUp(s.role, s.endpoint, httpAnswer(faultOf(err, s.endpoint)), attempts);
   return err;
+}
+
+/**
+ * A model call that failed on every attempt llm.retry allows. Transient: the activity fails and
+ * Temporal retries it. Its message is gaveUpLine's (endpointError.ts), one shape for every kind.
+ */
+export class EndpointGaveUp extends TransientError {
+  override name = 'EndpointGaveUp';
+  constructor(role: ModelRole, endpoint: ResolvedEndpoint, what: string, attempts: number) {
+    super(gaveUpLine(role, endpoint, what, attempts));
+  }
 }
 
 /**
  * No connection to the endpoint on any attempt (refused, reset, unknown host): the SDK's own
  * "Connection error." names nothing, and its cause ("connect ECONNREFUSED 127.0.0.1:9") names no
- * model or stage. Transient, like a timeout: the activity fails and Temporal retries it.
+ * model or stage.
  */
-export class EndpointUnreachable extends TransientError {
+export class EndpointUnreachable extends EndpointGaveUp {
   override name = 'EndpointUnreachable';
   constructor(role: ModelRole, endpoint: ResolvedEndpoint, err: APIConnectionError, attempts: number) {
     const cause = err.cause instanceof Error && err.cause.message ? err.cause.message : err.message;
-    super(`${role}: model endpoint ${endpoint.baseURL} (model ${endpoint.model}): cannot connect: ${cause}, ${attempts} attempt${attempts === 1 ? '' : 's'}`);
+    super(role, endpoint, `cannot connect: ${maskedExcerpt(cause, endpoint)}`, attempts);
   }
 }
 
-/**
- * No whole reply within llm.timeoutMs, on every attempt: the SDK's own "Request timed out." names
- * nothing, so this says which model role, endpoint and model, and how long each attempt waited. Not a
- * permanent failure: the activity fails and Temporal retries it.
- */
-export class EndpointTimeout extends TransientError {
+/** No whole reply within llm.timeoutMs, on every attempt: the SDK's own "Request timed out." names nothing. */
+export class EndpointTimeout extends EndpointGaveUp {
   override name = 'EndpointTimeout';
   constructor(role: ModelRole, endpoint: ResolvedEndpoint, timeoutMs: number, attempts: number) {
-    super(
-      `${role}: model endpoint ${endpoint.baseURL} (model ${endpoint.model}): no complete reply within ${timeoutMs} ms (llm.timeoutMs), ${attempts} attempt${attempts === 1 ? '' : 's'}`,
-    );
+    super(role, endpoint, `no complete reply within ${timeoutMs} ms (llm.timeoutMs)`, attempts);
   }
 }

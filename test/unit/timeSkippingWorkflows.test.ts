@@ -73,7 +73,8 @@ test('a failed shard: the default retry policy runs out, the build waits its hou
     await assert.rejects(handle.result(), (err: unknown) => {
       assert.equal(
         failureLine(err),
-        `1 of 1 shards failed (report: ${path.join(dir, 'out', buildId, buildId, 'build-report.json')}): shard 0: 500 Simulated internal server error.`,
+        `1 of 1 shards failed (report: ${path.join(dir, 'out', buildId, buildId, 'build-report.json')}): ` +
+          `shard 0: instruction: model endpoint ${stack.simulator.url} (model mmif-sim-vlm): HTTP 500: internal_error: Simulated internal server error., 1 attempt`,
       );
       return true;
     });
@@ -163,4 +164,23 @@ test("the lease desk: a silent worker's lease goes to a busy one, and the desk e
   await handle.result();
   const idle = (await handle.describe()).closeTime!.getTime() - from;
   assert.ok(idle >= 2 * 60_000 && idle < 4 * 60_000, `the desk ended ${idle} ms after the last report, not 2 to 4 minutes`);
+});
+
+test('a 429 that never clears: past llm.retry and the activity retries, the build fails with the role, endpoint, model, status and attempts on one line', skip, async () => {
+  const buildId = 'always-429';
+  stack.simulator.setFaults({ rate429: 1, retryAfterSeconds: 0 });
+  try {
+    const input = config(buildId, { retry: { maximumAttempts: 2 }, llm: { preflight: false, retry: { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 10 } } });
+    const handle = await stack.env.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId: buildId, args: [input] });
+    await assert.rejects(handle.result(), (err: unknown) => {
+      assert.equal(
+        failureLine(err),
+        `1 of 1 shards failed (report: ${path.join(dir, 'out', buildId, buildId, 'build-report.json')}): ` +
+          `shard 0: instruction: model endpoint ${stack.simulator.url} (model mmif-sim-vlm): HTTP 429: rate_limit_exceeded: Simulated rate limit reached, please retry later., 2 attempts`,
+      );
+      return true;
+    });
+  } finally {
+    stack.simulator.setFaults({ rate429: 0, retryAfterSeconds: 1 });
+  }
 });
