@@ -180,6 +180,10 @@ test('a 429 that never clears: past llm.retry and the activity retries, the buil
       );
       return true;
     });
+    // Both activity attempts ran (each with its 2 calls), and the line is the last one's.
+    const shard = stack.env.client.workflow.getHandle(`${buildId}/shard-0`);
+    const attempts = (await history(shard)).filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt ?? 0);
+    assert.equal(Math.max(...attempts), 2);
   } finally {
     stack.simulator.setFaults({ rate429: 0, retryAfterSeconds: 1 });
   }
