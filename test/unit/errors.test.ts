@@ -20,10 +20,11 @@ import { EndpointTimeout } from '../../llm/sendCompletion.js';
 import { SourceError } from '../../sources/contract.js';
 import { StoreError } from '../../storage/objectStore.js';
 import { maskedFailure } from '../../worker/maskSecretsInterceptor.js';
+import { PRODUCT_FOLDERS } from '../harness/productFolders.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-/** Folders of the product (tooling folders define errors of their own: the simulator's HTTP errors). */
-const PRODUCT = ['domain', 'config', 'prompts', 'verification', 'storage', 'sources', 'image', 'llm', 'pipeline', 'output', 'activities', 'workflows', 'worker'];
+/** Folders of the product, but the CLI, whose CliError carries an exit code, not a failure (tooling folders define errors of their own: the simulator's HTTP errors). */
+const PRODUCT = PRODUCT_FOLDERS.filter((folder) => folder !== 'cli');
 
 /** Every `class X extends Y` of the product: X's parent name and the module that defines X. */
 async function errorClasses(): Promise<Map<string, { parent: string; file: string }>> {

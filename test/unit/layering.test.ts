@@ -8,35 +8,18 @@ import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PRODUCT_FOLDERS } from '../harness/productFolders.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /**
- * Lowest first. Side folders (local/, simulator/, bench/, test/) are tooling and not ranked. output/
- * is ranked by its sub-folders: the data contracts (types every other part imports), the formats
- * that write records, the shard commit that writes them through the formats, the viewer, and the
- * reports (which write the viewer beside the dataset card).
+ * Lowest first (test/harness/productFolders.ts), output/ ranked by its sub-folders: the data
+ * contracts (types every other part imports), the formats that write records, the shard commit that
+ * writes them through the formats, the viewer, and the reports (which write the viewer beside the
+ * dataset card).
  */
-const LAYERS = [
-  'domain',
-  'config',
-  'prompts',
-  'verification',
-  'storage',
-  'sources',
-  'image',
-  'llm',
-  'pipeline',
-  'output/contracts',
-  'output/formats',
-  'output/commit',
-  'output/viewer',
-  'output/reports',
-  'activities',
-  'workflows',
-  'worker',
-  'cli',
-];
+const OUTPUT_LAYERS = ['output/contracts', 'output/formats', 'output/commit', 'output/viewer', 'output/reports'];
+const LAYERS = PRODUCT_FOLDERS.flatMap((folder) => (folder === 'output' ? OUTPUT_LAYERS : [folder]));
 
 /** The layer of a repo-relative path: its folder, or for output/ its sub-folder. */
 const layerOf = (file: string): string => {

@@ -50,6 +50,7 @@ import type { z } from 'zod';
 import { buildConfigSchema, MODEL_ROLES } from '../../config/buildConfig.js';
 import { evalConfigSchema } from '../../config/evalConfig.js';
 import { BEGIN, END } from '../../cli/writeConfigReference.js';
+import { PRODUCT_FOLDERS } from '../harness/productFolders.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -313,24 +314,7 @@ function undocumentedCli(readme: string, commands: CommandSurface[]): string[] {
 // ---------------------------------------------------------------------------------------------
 // Environment variables
 
-const PRODUCTION_FOLDERS = [
-  'domain',
-  'config',
-  'prompts',
-  'verification',
-  'storage',
-  'sources',
-  'image',
-  'llm',
-  'pipeline',
-  'output',
-  'activities',
-  'workflows',
-  'worker',
-  'cli',
-  'local',
-  'simulator',
-];
+const PRODUCTION_FOLDERS = [...PRODUCT_FOLDERS, 'local', 'simulator'];
 const ENV_NAME = /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$/;
 /** Template reads and what they iterate: `env[`MMIF_MODEL_${role.toUpperCase()}`]` over MODEL_ROLES. */
 const TEMPLATE_EXPANSIONS: Record<string, readonly string[]> = { MMIF_MODEL_: MODEL_ROLES.map((s) => s.toUpperCase()) };
