@@ -41,7 +41,6 @@ export const WORKFLOW_BOUNDARY = [
   'domain/buildWorkflowId.ts',
   'domain/commitOrder.ts',
   'domain/closestName.ts',
-  'domain/commitOrder.ts',
   'domain/constraints/catalogue.ts',
   'domain/counts.ts',
   'domain/errors.ts',
