@@ -6,6 +6,9 @@
 // `mmif worker` runs), and falls back to the 1/N split when unanswered. The desk runs on one real
 // Temporal worker process; the simulator answers 429 above C requests in flight.
 //
+// The reporters start their requests together (SIGUSR2) once all are up, with the simulator's counts
+// reset, so the figures cover the fleet at its full size only.
+//
 // Demand: each process runs 2C/N request lanes in busy spells (5-15 s) with idle gaps (1-3 s, all its
 // lanes paused, as a worker's are at a shard's images or a stage barrier), so the fleet together
 // wants about 1.7C on average while single workers come and go.
@@ -122,7 +125,10 @@ async function reporter(): Promise<void> {
   });
   // The lease loop's timers are unref'd (a worker's Temporal polling keeps its process alive): so does this, while it runs.
   const alive = setInterval(() => {}, 1000);
+  // The fleet starts together once every reporter runs (SIGUSR2): on a busy host starting 32 takes minutes.
+  const go = new Promise((started) => process.once('SIGUSR2', started));
   console.log('reporter ready');
+  await go;
   await Promise.all(Array.from({ length: lanes }, lane));
   clearInterval(alive);
 }
@@ -135,11 +141,12 @@ async function main(): Promise<void> {
   const rows: Array<Array<string | number>> = [];
   try {
     for (const n of values.workers.split(',').map(Number)) {
-      await resetSim(sim);
       const procs: Array<Proc & { stdout: () => string }> = [];
       for (let i = 0; i < n; i++)
         procs.push(await startNodeProcess(SELF, ['--role', 'reporter'], { ...env, OPENAI_BASE_URL: sim.url, FLEET_WORKERS: String(n) }, 'reporter ready', 180_000));
       const load = () => (process.platform === 'linux' ? readFile('/proc/loadavg', 'utf8').then((s) => s.split(' ')[0]!) : Promise.resolve('?'));
+      await resetSim(sim);
+      for (const p of procs) p.child.kill('SIGUSR2');
       console.log(`${n} reporters running`);
       const poll = pollSimulator(sim, [deskProc.pid]);
       await new Promise((r) => setTimeout(r, Number(values.seconds) * 1000));

@@ -317,6 +317,7 @@ test('a desk away for longer than a lease term: the fleet keeps its leases throu
       reporters.push({ child, out: () => out });
     }
     await until('the reporters start', () => reporters.every((r) => r.out().includes('reporter ready')));
+    for (const { child } of reporters) child.kill('SIGUSR2'); // they start their requests together
     await until('the fleet runs on its leases', () => sim.stats().completed >= 300);
 
     desk.shutdown();
