@@ -8,6 +8,7 @@ import { parseBuildConfig } from '../config/buildConfig.js';
 import { buildLayout, type BuildLayout } from '../storage/buildLayout.js';
 import { writeShard, type ShardToCommit } from '../output/commit/shardWriter.js';
 import { shardsKeepingLostClaims } from '../output/commit/lateDuplicates.js';
+import { recommitTrimmedShards } from '../output/commit/recommitTrimmed.js';
 import type { StageContext } from '../pipeline/context.js';
 import { writeBuildReport } from '../output/reports/buildReport.js';
 import type { BuildReport } from '../output/contracts/buildReport.js';
@@ -20,7 +21,7 @@ import { runSliceStages as runStages, runStage, type SliceOutcome, type SliceSta
 import { buildProblems } from '../pipeline/buildChecks.js';
 import { makeTopUpPlan } from '../pipeline/topUp.js';
 import { sourceTallies, talliesFrom } from '../output/reports/sourceTallies.js';
-import type { Goals, SourceTally } from '../domain/targets.js';
+import { sourceGoals, type Goals, type SourceTally } from '../domain/targets.js';
 import { evalSetIndex } from '../pipeline/decontamination.js';
 import { writeBudget } from '../llm/buildBudget.js';
 import { getJson, type ObjectStore } from '../storage/objectStore.js';
@@ -228,13 +229,16 @@ async function dropLateDuplicates(store: ObjectStore, layout: BuildLayout, shard
   const late = await shardsKeepingLostClaims(store, layout, shardCount);
   if (late.length === 0) return;
   const ctx = await context();
-  for (const { shard, manifest } of late) {
-    await writeShard(ctx.store, ctx.layout, {
-      ...(await shardToCommit(ctx, shard, manifest.configFingerprint)),
-      ...(manifest.targetCaps ? { caps: manifest.targetCaps } : {}),
-      replacesRevision: manifest.revision ?? 1,
-    });
-  }
+  for (const { shard, manifest } of late) await commitAgain(ctx, shard, manifest, manifest.targetCaps);
+}
+
+/** Commits a committed shard again, as the revision after `manifest`'s, with `caps` (targets). */
+async function commitAgain(ctx: StageContext, shard: number, manifest: ShardManifest, caps: Goals | undefined): Promise<ShardManifest> {
+  return writeShard(ctx.store, ctx.layout, {
+    ...(await shardToCommit(ctx, shard, manifest.configFingerprint)),
+    ...(caps ? { caps } : {}),
+    replacesRevision: manifest.revision ?? 1,
+  });
 }
 
 /** Per source: samples planned and records kept by the committed shards of the plan before shard `to` (targets). */
@@ -255,6 +259,8 @@ export async function planTopUp(input: { config: unknown; round: number; forecas
     // Not on a forecast: shards still commit meanwhile, and the exact call after the last round drops them.
     if (plan && plan.rounds.length <= input.round && !plan.targetsOutcome && !input.forecast) {
       await dropLateDuplicates(ctx.store, ctx.layout, plan.shardCount, async () => ctx);
+      // Every time, not only after a drop here: a run killed between the two steps finds no drop left.
+      await recommitTrimmedShards(ctx.store, ctx.layout, plan, sourceGoals(ctx.config), (shard, manifest, caps) => commitAgain(ctx, shard, manifest, caps));
     }
     const tallyOf = async (plan: BuildPlan, shards: readonly number[]) => {
       const manifests = await mapLimit(shards, 32, (shard) => getJson<ShardManifest>(ctx.store, ctx.layout.manifest(shard)));

@@ -10,7 +10,7 @@
  * source has, capped by what they kept. Either way its caps are a function of the plan and committed
  * counts, never of timing: a resumed or replayed build commits the same bytes.
  */
-import { commitCaps, type Goals, type RecordKind, type SourceTally } from './targets.js';
+import { commitCaps, RECORD_KINDS, type Goals, type RecordKind, type SourceTally } from './targets.js';
 
 /** The shape of a plan that commit order depends on: each shard's size and source, in plan order. */
 export interface PlanOrder {
@@ -41,4 +41,23 @@ export function capsWhenDue(plan: PlanOrder, goals: readonly Goals[], shard: num
   const unbound = commitCaps(goals[source]!, { instruct: planned, dpo: planned });
   if (Object.values(unbound).every((cap) => cap >= size)) return unbound;
   return waiting ? undefined : commitCaps(goals[source]!, kept);
+}
+
+/** What a committed shard's caps did: the accepted records it kept, and those it trimmed as over-target. */
+export interface CapsEffect {
+  kept: Kept;
+  trimmed: Kept;
+}
+
+/**
+ * The caps a committed shard must be committed again with, or undefined while its records stay as
+ * they are. Its caps counted what the earlier shards of its source kept when it committed; a late
+ * duplicate dropped from one of them since (pipeline/imageClaims.ts) lowers that count, so a shard
+ * trimmed by it would now keep more of its accepted samples: the lower ranks, which a new round
+ * must not be planned in place of.
+ */
+export function capsToRecommit(goals: Goals, keptBefore: Kept, shard: CapsEffect): Goals | undefined {
+  const caps = commitCaps(goals, keptBefore);
+  const changes = RECORD_KINDS.some((kind) => caps[kind] !== undefined && Math.min(shard.kept[kind] + shard.trimmed[kind], caps[kind]) !== shard.kept[kind]);
+  return changes ? caps : undefined;
 }

@@ -316,7 +316,7 @@ interface RoundsContext {
  */
 async function overlappedRounds(ctx: RoundsContext, start: { plan: BuildPlan; pending: number[]; nextPending: number; rounds: RoundsState }): Promise<BuildPlan> {
   const { input, config, build, progress, retryQueue } = ctx;
-  const { commitShard, planTopUp } = proxyActivities<typeof activities>(pipelineActivityOptions(config.retry));
+  const { commitShard, committedShards, planTopUp } = proxyActivities<typeof activities>(pipelineActivityOptions(config.retry));
   const goals = sourceGoals(config);
   let { plan, nextPending } = start;
   const pending = start.pending;
@@ -410,6 +410,12 @@ async function overlappedRounds(ctx: RoundsContext, start: { plan: BuildPlan; pe
       // Every planned shard is committed: the exact tallies decide.
       const grown: BuildPlan = await planTopUp({ config: input, round: plan.rounds.length });
       if (grown.targetsOutcome) return grown;
+      // The exact call may have committed shards again (a late duplicate dropped, the samples its
+      // source's later shards trimmed restored): the next round's caps count what they keep now.
+      for (let from = 0; from < plan.shardCount; from += COMMIT_CHECK_CHUNK) {
+        const found = await committedShards({ build, from, to: Math.min(from + COMMIT_CHECK_CHUNK, plan.shardCount) });
+        for (const [shard, instruct, dpo] of found.kept) kept.set(shard, { instruct, dpo });
+      }
       grow(grown);
       continue;
     }

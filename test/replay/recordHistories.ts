@@ -23,7 +23,7 @@
  *   node --import tsx test/replay/recordHistories.ts --only resolved   # adds a build, an eval and a bad config resolved by an activity (config-resolved-outside-workflow)
  *   node --import tsx test/replay/recordHistories.ts --only workflow-id  # adds a build under its buildId and one refused under another id (workflow-id-is-build-id)
  *   node --import tsx test/replay/recordHistories.ts --only slice-flow   # adds a build whose slices run all their stages in one activity each (samples-flow-through-slice)
- *   node --import tsx test/replay/recordHistories.ts --only overlap      # adds a targets build whose top-up rounds overlap (overlapped-top-up-rounds)
+ *   node --import tsx test/replay/recordHistories.ts --only overlap      # adds targets builds whose top-up rounds overlap (overlapped-top-up-rounds): one planned from a forecast, one by the exact call
  *
  * Re-record only for a release that deliberately breaks running builds (see docs/operations.md, "Operating in
  * production"); a compatible change keeps the old histories and passes them via patched().
@@ -44,6 +44,7 @@ import { endpointLeasesWorkflowId, MAX_HELD } from '../../workflows/endpointLeas
 import { writeCc3m } from '../fixtures/cc3m.js';
 import { eventually } from '../harness/datasetChecks.js';
 import { startStack } from '../harness/stack.js';
+import { DEFAULT_TUNING } from '../../simulator/replies.js';
 
 // CommonJS: its namespaces come through the default export.
 const { History } = proto.temporal.api.history.v1;
@@ -293,9 +294,18 @@ try {
     await run('replay-targets', config('replay-targets', { maxSamples: 6, targets: { instruct: 3, expectedYield: 1, maxRounds: 4 } }));
   }
   // A build with targets whose rounds overlap (patched 'overlapped-top-up-rounds'): shards commit as
-  // rank order allows, and the next round is planned from a forecast (planTopUp forecast).
+  // rank order allows, and the next round is planned from a forecast (planTopUp forecast). Most answers
+  // break a constraint, so the first round falls short and a top-up round is planned.
   if (recording('overlap')) {
-    await run('replay-overlap', config('replay-overlap', { maxSamples: 6, targets: { instruct: 4, expectedYield: 1, maxRounds: 4 } }));
+    stack.simulator.setFaults({ complianceRate: 0.2 });
+    await run('replay-overlap', config('replay-overlap', { maxSamples: 6, shardSize: 1, targets: { instruct: 3, expectedYield: 1, maxRounds: 4 } }));
+    // Without forecasts: the exact call after the first round plans the top-up, and the kept counts
+    // are read again after it (it may have committed shards again: output/commit/recommitTrimmed.ts).
+    await run(
+      'replay-overlap-exact',
+      config('replay-overlap-exact', { maxSamples: 6, shardSize: 1, targets: { instruct: 3, expectedYield: 1, maxRounds: 4, overlapRounds: false } }),
+    );
+    stack.simulator.setFaults({ complianceRate: DEFAULT_TUNING.complianceRate });
   }
   // A build cancelled while its shards run: the parent and its children end cancelled.
   if (recording('cancelled')) {

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
 import { sampleIdFor } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
-import { capsWhenDue } from '../../domain/commitOrder.js';
+import { capsToRecommit, capsWhenDue } from '../../domain/commitOrder.js';
 import { commitCaps, FORECAST_MARGIN, forecastBasis, forecastTallies, firstRoundSizes, nextRound, sourceGoals, startOrder, type SourceTally } from '../../domain/targets.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { trimToCaps } from '../../output/commit/overTarget.js';
@@ -170,6 +170,20 @@ test('commit order: a shard that can never be trimmed commits at once, any other
   assert.equal(capsWhenDue(plan, goals, 3, committed), undefined);
   committed.set(2, { instruct: 4, dpo: 4 });
   assert.deepEqual(capsWhenDue(plan, goals, 3, committed), { instruct: 3, dpo: 1 });
+});
+
+test('a committed shard is committed again when what the earlier shards of its source keep changed its records', () => {
+  const goals = { instruct: 10, dpo: 6 };
+  // Committed when the earlier shards kept 8 SFT and 5 pairs: capped at 2 and 1, it kept them and trimmed 1 and 2.
+  const trimmedShard = { kept: { instruct: 2, dpo: 1 }, trimmed: { instruct: 1, dpo: 2 } };
+  assert.equal(capsToRecommit(goals, { instruct: 8, dpo: 5 }, trimmedShard), undefined, 'the same counts keep the same records');
+  // A late duplicate dropped one SFT record and its pair from an earlier shard: the trimmed ones come back.
+  assert.deepEqual(capsToRecommit(goals, { instruct: 7, dpo: 4 }, trimmedShard), { instruct: 3, dpo: 2 });
+  // A shard that trimmed nothing keeps all it accepted under the higher caps: its records stay.
+  assert.equal(capsToRecommit(goals, { instruct: 7, dpo: 4 }, { kept: { instruct: 2, dpo: 1 }, trimmed: { instruct: 0, dpo: 0 } }), undefined);
+  // An earlier shard that came to keep more lowers the caps below what this one keeps: it gives records up.
+  assert.deepEqual(capsToRecommit(goals, { instruct: 9, dpo: 6 }, trimmedShard), { instruct: 1, dpo: 0 });
+  assert.equal(capsToRecommit({}, { instruct: 0, dpo: 0 }, trimmedShard), undefined, 'a source without goals is never trimmed');
 });
 
 test('a top-up round planned from a forecast: from the committed prefix only, never an outcome, and the exact call after it decides', async () => {

@@ -29,6 +29,7 @@ test('every recorded build, eval and lease desk history replays against the curr
     'replay-slice-flow_shard-0@',
     'replay-targets@',
     'replay-overlap@',
+    'replay-overlap-exact@',
     'replay-cancelled@',
     'replay-resolved@',
     'replay-resolved-bad@',
