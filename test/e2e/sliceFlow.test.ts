@@ -5,6 +5,8 @@
  * stage-by-stage path (runStage per stage, what a shard did before) sends no answer request before
  * every constraints reply of the slice is back; the flow sends one while constraint replies are
  * still coming. Both write byte-identical records for the same config and simulator seed.
+ * In the e2e tier, though it starts no external server: it waits ~16 s on simulated GPU latency
+ * (a faster GPU would blur the ordering it asserts), which the fast tier's minute cannot spare.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
