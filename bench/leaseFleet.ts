@@ -29,7 +29,7 @@ import { resolveEndpoint } from '../llm/endpoint.js';
 import { limiterFor, shareEndpointsAmong } from '../llm/limiter.js';
 import { startTemporalDevServer } from '../local/temporalDevServer.js';
 import { bundleWorkflows } from '../worker/createWorker.js';
-import { leaseEndpointConcurrency, leaseReportFailures, leaseReportsSent, leaseTermsEnded } from '../worker/endpointSharing.js';
+import { leaseEndpointConcurrency, leaseReportFailures, leaseReportsSent, leasesReleased, leaseTermsEnded } from '../worker/endpointSharing.js';
 import { fmt, pollSimulator, resetSim, startNodeProcess, startSimulatorProcess, steadyState, table, type Proc } from './harness.js';
 
 const { values } = parseArgs({
@@ -121,7 +121,8 @@ async function reporter(): Promise<void> {
     stopped = true;
     clearInterval(watch);
     console.log(JSON.stringify({ sent: leaseReportsSent(), failed: leaseReportFailures(), termsEnded: leaseTermsEnded(), converged }));
-    setTimeout(() => process.exit(0), 200);
+    // As `mmif worker` does: the desk hears the release before the process ends.
+    void leasesReleased().then(() => process.exit(0));
   });
   // The lease loop's timers are unref'd (a worker's Temporal polling keeps its process alive): so does this, while it runs.
   const alive = setInterval(() => {}, 1000);

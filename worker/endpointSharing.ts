@@ -138,6 +138,25 @@ export function reportDemand(client: Client, taskQueue: string, report: DemandRe
   });
 }
 
+/** Lease loops of this process not yet ended (their worker stopped and its release settled). */
+const loopsRunning = new Set<Promise<void>>();
+
+/** The longest a stopping worker waits for the desk to hear its release. */
+const RELEASE_WAIT_MS = 3_000;
+
+/**
+ * Resolves once every lease loop of this process has seen its worker stop and the desk has answered
+ * (or refused) its release, or after `waitMs`. `mmif worker` awaits it before it closes its
+ * connection: otherwise the release is cut off with the process, and the desk, honouring the lease,
+ * keeps a stopped worker's slots from the others for its term plus drain (2.5 min by default).
+ */
+export async function leasesReleased(waitMs = RELEASE_WAIT_MS): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)));
+  await Promise.race([Promise.all(loopsRunning), waited]);
+  clearTimeout(timer);
+}
+
 /**
  * Leases this process's endpoint concurrency from the lease workflow of `taskQueue` (started by the
  * first report). While any endpoint has requests in flight or waiting, one report is always out:
@@ -149,6 +168,11 @@ export function reportDemand(client: Client, taskQueue: string, report: DemandRe
  * the worker stops.
  */
 export function leaseEndpointConcurrency(client: Client, taskQueue: string, worker: string, finished: () => boolean): void {
+  /** The release sent when the worker stopped (answered or failed), awaited by leasesReleased. */
+  let lastRelease: Promise<unknown> = Promise.resolve();
+  let ended!: () => void;
+  const end = new Promise<void>((resolve) => (ended = resolve));
+  loopsRunning.add(end);
   const send = (demand: DemandReport) => {
     reportsSent++;
     return client.withDeadline(Date.now() + REPORT_DEADLINE_MS, () => reportDemand(client, taskQueue, demand));
@@ -209,7 +233,7 @@ export function leaseEndpointConcurrency(client: Client, taskQueue: string, work
       holding = false;
       leaseUntil = Number.POSITIVE_INFINITY;
       out = 0;
-      void send({ worker, seq: ++seq, endpoints: [], release: true }).catch(() => {}); // unheard: the desk stops counting it after its term
+      lastRelease = send({ worker, seq: ++seq, endpoints: [], release: true }).catch(() => {}); // unheard: the desk stops counting it after its term
       return;
     }
     // Alone on an endpoint, only a first lease is worth an early report (nobody else waits for what it spares).
@@ -220,7 +244,14 @@ export function leaseEndpointConcurrency(client: Client, taskQueue: string, work
   leaseConcurrency(() => setImmediate(check));
   const loop = (): void => {
     check();
-    if (finished()) return leaseConcurrency(undefined);
+    if (finished()) {
+      leaseConcurrency(undefined);
+      void lastRelease.then(() => {
+        loopsRunning.delete(end);
+        ended();
+      });
+      return;
+    }
     setTimeout(loop, CHECK_MS).unref();
   };
   loop();

@@ -1,6 +1,7 @@
 import { parseFlags } from '../../config/commandFlags.js';
 import { NativeConnection } from '@temporalio/worker';
 import { createWorker } from '../../worker/createWorker.js';
+import { leasesReleased } from '../../worker/endpointSharing.js';
 import { temporalSettingsFromEnv } from '../../worker/connectionFromEnv.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { temporalUnreachable } from '../temporalClient.js';
@@ -27,6 +28,7 @@ export async function workerCommand(args: string[]): Promise<number> {
   });
   console.log(`worker polling task queue '${settings.taskQueue}' on ${settings.connection.address} (namespace ${settings.namespace})`);
   await worker.run(); // returns after SIGINT/SIGTERM: the SDK shuts the worker down gracefully
+  await leasesReleased(); // the desk hears it stopped: its endpoint slots go to the other workers at once
   await connection.close();
   return EXIT.ok;
 }

@@ -25,6 +25,7 @@ import {
   jittered,
   LIVE_MS,
   leaseEndpointConcurrency,
+  leasesReleased,
   livePollers,
   RECOUNT_MS,
   REPORT_DEADLINE_MS,
@@ -142,6 +143,47 @@ test('concurrency is leased by demand: an idle worker lends its part, takes it b
     while (releases.length > 0 || limiter.snapshot().inFlight + limiter.snapshot().queued > 0) (releases.shift()?.(), await sleep(1));
     await Promise.allSettled(calls);
   }
+});
+
+test('a stopping worker hands its lease back before it exits: a busy peer gets the whole cap at once, not after the lease term', async () => {
+  const CAP = 32;
+  const limits = { concurrency: CAP };
+  const endpoint = resolveEndpoint({ model: 'released-model', baseUrl: 'http://127.0.0.1:9', apiKeyEnv: 'MMIF_TEST_UNSET_KEY', concurrency: CAP, batch: false });
+  const limiter = limiterFor(endpoint, limits);
+  const client = new Client({ connection });
+  // The stopping worker's own connection, closed when it exits as `mmif worker`'s is.
+  const own = await Connection.connect({ address: server.address });
+  let stopped = false;
+  leaseEndpointConcurrency(new Client({ connection: own }), TASK_QUEUE, 'stopping-worker@host', () => stopped);
+  const endpointId = endpointDemands()[endpointDemands().length - 1]!.endpoint;
+  const releases: Array<() => void> = [];
+  const calls = Array.from({ length: CAP }, () => limiter.run(1, () => new Promise<void>((done) => releases.push(done)), undefined, limits));
+  const waitFor = async (what: string, done: () => boolean | Promise<boolean>) => {
+    for (let i = 0; i < 200 && !(await done()); i++) await sleep(50);
+    assert.ok(await done(), what);
+  };
+  await waitFor('this worker leases the whole cap while the peer is idle', () => limiter.snapshot().inFlight === CAP);
+  // The worker stops as `mmif worker` does on SIGTERM: its requests end, then it awaits the release.
+  while (releases.length > 0) releases.shift()!();
+  await Promise.allSettled(calls);
+  stopped = true;
+  const stoppedAt = Date.now();
+  await leasesReleased();
+  await own.close();
+  // A peer that wants everything: the desk gives it the whole cap only once it heard the release;
+  // unheard, it would honour the stopped worker's lease for its term (LEASE_MS) plus drain.
+  let seq = 0;
+  const peerGrant = async () => {
+    const answer = await reportDemand(client, TASK_QUEUE, {
+      worker: 'busy-peer@host',
+      seq: ++seq,
+      leaseTerms: true,
+      endpoints: [{ endpoint: endpointId, cap: CAP, inFlight: 0, queued: CAP, holding: 0 }],
+    });
+    return answer.superseded ? 0 : answer.grants[endpointId]!;
+  };
+  await waitFor('the peer gets the whole cap', async () => (await peerGrant()) === CAP);
+  assert.ok(Date.now() - stoppedAt < LEASE_MS / 2, `the peer waited ${Date.now() - stoppedAt} ms, the lease term is ${LEASE_MS} ms`);
 });
 
 /**
