@@ -9,6 +9,7 @@ import { SampleRejection } from '../../domain/rejection.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { runAnswerStage, runRejectedStage } from '../../pipeline/answerStages.js';
 import type { PlannedConstraint, Verdict } from '../../pipeline/stageState.js';
+import { rule } from '../harness/plannedConstraints.js';
 import { verifyAnswer } from '../../pipeline/verifyAnswer.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
 import { simulatorScene } from '../harness/simulatorScene.js';
@@ -20,13 +21,6 @@ function context(overrides: Partial<BuildConfigInput> = {}) {
 }
 
 const sample: SourceSample = { sampleId: 'cc3m-test', source: 'cc3m', sourceId: 't', licenseNote: '', image: { sourceIndex: 0, key: 'x' } };
-const rule = (type: string, value: string, func: string, params: unknown[]): PlannedConstraint => ({
-  type,
-  value,
-  method: 'rule',
-  verifiers: [{ func, params }],
-  selection: 'parser',
-});
 const judged = (type: string, value: string): PlannedConstraint => ({ type, value, method: 'direct_judge', verifiers: [], selection: 'none' });
 
 const TASK = { instruction: 'Describe the harbor scene.' };

@@ -10,17 +10,11 @@ import { assembleChat } from '../../output/commit/chatRecords.js';
 import { chatPairSharegptRow, chatSharegptRow } from '../../output/formats/chatFormats.js';
 import type { SampleStates } from '../../output/contracts/records.js';
 import type { ChatResult } from '../../pipeline/multiturn/chatStage.js';
-import type { PlannedConstraint, Verdict } from '../../pipeline/stageState.js';
+import type { Verdict } from '../../pipeline/stageState.js';
+import { rule } from '../harness/plannedConstraints.js';
 import { MULTITURN_SYSTEM_TEXT } from '../../prompts/multiturnChat.js';
 
 const sample: SourceSample = { sampleId: 'cc3m-1', source: 'cc3m', sourceId: '001', licenseNote: 'cc', image: { sourceIndex: 0, key: 'k' } };
-const rule = (type: string, value: string, func: string, params: unknown[]): PlannedConstraint => ({
-  type,
-  value,
-  method: 'rule',
-  verifiers: [{ func, params }],
-  selection: 'parser',
-});
 const mention = rule('mention', 'Mention "harbor".', 'check_whether_each_keyword_in_list_mentioned_in_range', [['harbor'], 1, 10000]);
 const short = rule('word_count_range_limit', 'Use at most 40 words.', 'check_whether_response_word_count_in_range', [1, 40]);
 const verdict = (index: number, type: string, passed: boolean): Verdict => ({ index, type, method: 'rule', passed, detail: passed ? 'ok' : 'no' });

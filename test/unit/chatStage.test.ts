@@ -14,6 +14,7 @@ import type { CallRecord } from '../../llm/modelCaller.js';
 import { runChatStage } from '../../pipeline/multiturn/chatStage.js';
 import { scoreTurn } from '../../pipeline/multiturn/turnScore.js';
 import type { PlannedConstraint } from '../../pipeline/stageState.js';
+import { rule } from '../harness/plannedConstraints.js';
 import { simulatorScene } from '../harness/simulatorScene.js';
 
 const scene = simulatorScene({ seed: 11, tmpPrefix: 'mmif-chat-', scene: 2 });
@@ -23,13 +24,6 @@ function context(output: string, overrides: Partial<BuildConfigInput> = {}) {
 }
 
 const sample: SourceSample = { sampleId: 'cc3m-chat-7', source: 'cc3m', sourceId: 'c', licenseNote: '', image: { sourceIndex: 0, key: 'x' } };
-const rule = (type: string, value: string, func: string, params: unknown[]): PlannedConstraint => ({
-  type,
-  value,
-  method: 'rule',
-  verifiers: [{ func, params }],
-  selection: 'parser',
-});
 const CANDIDATES: PlannedConstraint[] = [
   rule('paragraph_number_limit', 'From now on, answer in exactly 2 paragraphs.', 'check_whether_response_paragraph_number_in_range', [2, 2]),
   { type: 'tone_requirement', value: 'Sound cheerful.', method: 'compare_judge', verifiers: [], selection: 'none' },

@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PlannedConstraint } from '../../pipeline/stageState.js';
+import { rule } from '../harness/plannedConstraints.js';
 import { verifyAnswer } from '../../pipeline/verifyAnswer.js';
 import { runRejectedStage } from '../../pipeline/answerStages.js';
 import type { SourceSample } from '../../domain/sample.js';
@@ -18,13 +19,6 @@ function context(judgeAgreementSample: number, validate: 'strict' | 'paper' = 's
   return scene.context('agreement', { verification: { judgeAgreementSample }, dpo: { strategies: ['drop100'], validate } });
 }
 
-const rule = (type: string, value: string, func: string, params: unknown[]): PlannedConstraint => ({
-  type,
-  value,
-  method: 'rule',
-  verifiers: [{ func, params }],
-  selection: 'parser',
-});
 const CONSTRAINTS: PlannedConstraint[] = [
   rule('paragraph_number_limit', 'Your response must consist of exactly 2 paragraphs.', 'check_whether_response_paragraph_number_in_range', [2, 2]),
   rule('not_mention', "Do not mention the word 'boat'.", 'check_whether_whole_response_not_contain_certain_substrings', [['boat']]),

@@ -9,19 +9,13 @@ import assert from 'node:assert/strict';
 import { renderChatTurn, type ChatTurn } from '../../prompts/multiturnChat.js';
 import { scoreTurn } from '../../pipeline/multiturn/turnScore.js';
 import type { PlannedConstraint } from '../../pipeline/stageState.js';
+import { rule } from '../harness/plannedConstraints.js';
 import type { ChatInstruction } from '../../domain/multiturn/chatPlan.js';
 import { ChatRequestSchema, generateReply } from '../../simulator/replies.js';
 import { chatMessages } from '../../llm/chatMessages.js';
 import type { RenderedPrompt, RequestLayout } from '../../prompts/chat.js';
 
 const SEED = 7;
-const rule = (type: string, value: string, func: string, params: unknown[]): PlannedConstraint => ({
-  type,
-  value,
-  method: 'rule',
-  verifiers: [{ func, params }],
-  selection: 'parser',
-});
 const instructions: Array<ChatInstruction<PlannedConstraint>> = [
   { turn: 1, constraint: rule('paragraph_number_limit', 'From now on, answer in exactly 2 paragraphs.', 'check_whether_response_paragraph_number_in_range', [2, 2]) },
   {
