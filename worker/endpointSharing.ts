@@ -229,7 +229,10 @@ export function leaseEndpointConcurrency(client: Client, taskQueue: string, work
     if (endpoints.some((e) => e.inFlight + e.queued > 0)) lastBusy = now;
     if (finished() || now - lastBusy > IDLE_RELEASE_MS) {
       if (!holding && out === 0) return;
-      dropLeases();
+      dropLeases(); // admit nothing more
+      // The desk counts this worker's slots until told: a release waits for its requests in flight
+      // to end, or the desk would grant slots still in use to another worker (over the cap).
+      if (endpoints.some((e) => e.inFlight > 0)) return;
       holding = false;
       leaseUntil = Number.POSITIVE_INFINITY;
       out = 0;
@@ -244,7 +247,8 @@ export function leaseEndpointConcurrency(client: Client, taskQueue: string, work
   leaseConcurrency(() => setImmediate(check));
   const loop = (): void => {
     check();
-    if (finished()) {
+    // A stopped worker's loop ends once its release is out (or it held nothing).
+    if (finished() && !holding && out === 0) {
       leaseConcurrency(undefined);
       void lastRelease.then(() => {
         loopsRunning.delete(end);
