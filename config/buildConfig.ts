@@ -71,15 +71,15 @@ export const buildConfigSchema = z
      */
     targets: sourceTargetsSchema
       .extend({
-        /** Accepted share of planned samples assumed for the first round (later rounds use the measured one). */
+        /** Accepted share of planned samples assumed for the first round (later rounds use the measured one, with 95% confidence). */
         expectedYield: z.number().gt(0).max(1).default(0.8),
         /** Planning rounds at most (the first included). */
         maxRounds: z.number().int().min(1).max(50).default(8),
         /**
          * Plan the next round from a forecast once half of the current one is committed, so its shards
-         * start while this round's last ones still run (with a 10% margin on the forecast deficit).
-         * false: plan each round from exact counts after the previous one is committed: no samples
-         * planned on the margin, but every round ends in a tail. The records kept are the same.
+         * start while this round's last ones still run (sized to meet the targets with 95% confidence,
+         * counting the samples still running). false: plan each round from exact counts after the
+         * previous one is committed: every round ends in a tail. The records kept are the same.
          */
         overlapRounds: z.boolean().default(true),
       })

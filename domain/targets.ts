@@ -5,11 +5,14 @@
  * of counts read from committed shards, never of timing.
  *
  * Rounds take further ranks of each source's seeded order. Round 0 plans a source's larger target
- * divided by `expectedYield`; a later round plans the deficit divided by the yield measured on the
- * source's committed shards (twice what it planned so far when nothing was accepted). Shards are
+ * divided by `expectedYield`; a later round plans what meets the deficit with high confidence at the
+ * yield measured on the source's committed shards (nextRound; twice what it planned so far when
+ * nothing was accepted). Shards are
  * committed in plan order, which is rank order, and each keeps accepted records only while its
  * source still owes them: the records kept are exactly the lowest-ranked accepted ones.
  */
+import { samplesForRecords } from './yieldBound.js';
+
 export const RECORD_KINDS = ['instruct', 'dpo'] as const;
 export type RecordKind = (typeof RECORD_KINDS)[number];
 
@@ -106,31 +109,48 @@ function deficit(goals: Goals, kept: Pick<SourceTally, RecordKind>, kind: Record
 }
 
 /**
+ * The chance that a top-up round still leaves some source short of a target: a shortfall costs one
+ * more round, run alone at the build's end (its length a chain of sequential model calls whatever its
+ * size), while planning against it costs the requests of the samples beyond the target. Split evenly
+ * over the sources that owe (each source's round is sized to fall short with at most its share).
+ */
+export const SHORTFALL_RISK = 0.05;
+
+/**
  * The next round's samples per source, or why there is none. `round` counts rounds already
- * planned; tallies cover every committed shard of those rounds.
+ * planned; `tallies` cover the committed shards counted so far, `outstanding` the samples per source
+ * planned beyond them and not counted yet (a forecast, taken while shards still run: forecastBasis).
+ * Each source gets the fewest samples that, with the outstanding ones, meet its deficit with
+ * probability 1 - SHORTFALL_RISK / (sources owing) at the yield measured so far (samplesForRecords:
+ * the measurement's own uncertainty included); twice what it planned so far when nothing was
+ * accepted. A forecast whose outstanding samples are enough plans nothing ('targets-met').
  */
 export function nextRound(
   config: TargetsSettings,
   round: number,
   tallies: readonly SourceTally[],
-  /** Share added to each deficit's samples: set when the tallies are a forecast (forecastTallies). */
-  margin = 0,
+  outstanding: readonly number[] = [],
 ): { sizes: number[] } | { outcome: TargetsOutcome } {
   const goals = sourceGoals(config);
   const owing = tallies.map((t, i) => RECORD_KINDS.some((k) => deficit(goals[i]!, t, k) > 0));
   if (!owing.some(Boolean)) return { outcome: 'targets-met' };
   if (owing.every((owes, i) => !owes || tallies[i]!.exhausted)) return { outcome: 'sources-exhausted' };
   if (round >= config.targets!.maxRounds) return { outcome: 'round-limit' };
+  const drawing = owing.filter((owes, i) => owes && !tallies[i]!.exhausted).length;
+  const confidence = 1 - SHORTFALL_RISK / drawing;
   const wanted = tallies.map((t, i) => {
     if (!owing[i] || t.exhausted) return 0;
+    const more = outstanding[i] ?? 0;
     const needs = RECORD_KINDS.map((kind) => {
       const missing = deficit(goals[i]!, t, kind);
       if (missing === 0) return 0;
-      return t[kind] === 0 ? Math.max(1, 2 * t.planned) : Math.ceil(((missing * t.planned) / t[kind]) * (1 + margin));
+      if (t[kind] === 0) return Math.max(1, 2 * (t.planned + more));
+      return Math.max(0, samplesForRecords(missing, t.planned, t[kind], confidence) - more);
     });
-    return Math.max(1, ...needs);
+    return Math.max(...needs);
   });
-  const planned = tallies.reduce((n, t) => n + t.planned, 0);
+  if (wanted.every((n) => n === 0)) return { outcome: 'targets-met' };
+  const planned = tallies.reduce((n, t) => n + t.planned, 0) + outstanding.reduce((n, m) => n + m, 0);
   const sizes = clampToBudget(wanted, config.maxSamples, planned);
   return sizes.some((n) => n > 0) ? { sizes } : { outcome: 'sample-limit' };
 }
@@ -142,13 +162,6 @@ export function nextRound(
  * this round's last ones start.
  */
 const FORECAST_AT = 0.5;
-
-/**
- * The next round planned from a forecast asks for this much more than the forecast deficit: a
- * forecast that falls short costs another round, after a tail; one that overshoots costs the
- * requests of the surplus samples (trimmed by rank, so the records kept do not change).
- */
-export const FORECAST_MARGIN = 0.1;
 
 /** Where a plan's rounds start and each shard's source: what the forecast's basis depends on. */
 export interface RoundsShape {
@@ -192,21 +205,6 @@ function roundBySource(plan: RoundsShape, start: number, end = plan.shardSources
     bySource.set(source, [...(bySource.get(source) ?? []), shard]);
   }
   return bySource;
-}
-
-/**
- * What each source will have produced once every planned shard is committed, forecast from the
- * tallies of the forecast's basis (`prefix`, forecastBasis) and the samples planned outside it
- * (`rest`, per source): those are expected to yield what the source's
- * committed samples did (expectedYield where none is). A function of the plan and committed
- * counts only, so the round planned from it is the same whatever the timing.
- */
-export function forecastTallies(prefix: readonly SourceTally[], rest: readonly number[], expectedYield: number): SourceTally[] {
-  return prefix.map((t, i) => {
-    const more = rest[i] ?? 0;
-    const expected = (kind: RecordKind) => Math.floor(more * (t.planned > 0 ? t[kind] / t.planned : expectedYield));
-    return { planned: t.planned + more, instruct: t.instruct + expected('instruct'), dpo: t.dpo + expected('dpo'), exhausted: t.exhausted };
-  });
 }
 
 /** Cuts sizes (in source order) so that the samples planned over all rounds stay within maxSamples. */

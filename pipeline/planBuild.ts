@@ -19,7 +19,7 @@ import { richnessWindow, takeRichSamples, type RichnessTools } from './richness.
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 import { InputError } from '../domain/errors.js';
 import { CURRENT_REQUEST_LAYOUT, type RequestLayout } from '../prompts/chat.js';
-import type { BuildPlan, StoredConfig } from './planBuild.types.js';
+import type { BuildPlan, RankReserve, StoredConfig } from './planBuild.types.js';
 
 /** The request layout a stored build runs with: the one recorded at planning, else the layout before recording began. */
 export const requestLayoutOf = (stored: StoredConfig): RequestLayout => stored.requestLayout ?? 1;
@@ -91,7 +91,9 @@ export async function makeBuildPlan(
     const type = config.sources[index]!.type;
     // With richness, the scan ranks the first window of candidates to score.
     const richnessRule = config.sources[index]!.richness;
-    const selection = new LowestRanks<SourceSample>(richnessRule ? richnessWindow(richnessRule, targets[index]!) : targets[index]!);
+    // With targets, also the ranks after round 0's, held for the top-up rounds (rankReserve).
+    const reserve = config.targets && !richnessRule ? targets[index]! : 0;
+    const selection = new LowestRanks<SourceSample>(richnessRule ? richnessWindow(richnessRule, targets[index]!) : targets[index]! + reserve);
     // `read` counts the records, `samples` the segment's ids: the report's identity fails if a source's ids and records disagree.
     let read = 0;
     let samples = 0;
@@ -114,7 +116,11 @@ export async function makeBuildPlan(
     if (Object.keys(filteredHere).length > 0) filtered[`${index}:${type}`] = filteredHere;
     const ranked = selection.sorted();
     const rich = richnessRule && targets[index]! > 0 ? await takeRichSamples(config, index, reader, 0, targets[index]!, richness!, ranked) : undefined;
-    const selected = rich?.samples ?? (richnessRule ? [] : ranked);
+    const selected = rich?.samples ?? (richnessRule ? [] : ranked.slice(0, targets[index]!));
+    if (reserve > 0) {
+      const held: RankReserve = { from: selected.length, samples: ranked.slice(selected.length), complete: ranked.length < targets[index]! + reserve };
+      await putJson(store, layout.rankReserve(index), held);
+    }
     for (const shard of cutShards(selected, config.shardSize)) {
       shards.push(shard);
       shardSources.push(index);
@@ -128,7 +134,7 @@ export async function makeBuildPlan(
       problems,
       selected: selected.length,
       ranked: rich?.ranked ?? selected.length,
-      exhausted: rich?.exhausted ?? ranked.length < targets[index]!,
+      exhausted: rich?.exhausted ?? selected.length < targets[index]!,
       ...(rich ? { richness: rich.fates } : {}),
     });
   }

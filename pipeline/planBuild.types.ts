@@ -4,6 +4,7 @@
  * exports and the viewer. Types only, so that what reads a plan does not import planning.
  */
 import type { BuildConfig } from '../config/buildConfig.js';
+import type { SourceSample } from '../domain/sample.js';
 import type { TargetsOutcome } from '../domain/targets.js';
 import type { RequestLayout } from '../prompts/chat.js';
 
@@ -43,6 +44,20 @@ export interface PlannedSource {
   ranked: number;
   exhausted: boolean;
   richness?: Record<string, number>;
+}
+
+/**
+ * A source's seeded order beyond round 0, ranked by the same scan that planned it (a targets build,
+ * without richness): the top-up rounds take their ranks from it instead of reading the source again
+ * (pipeline/topUp.ts), which at paper scale took 55-61 s of a forecast's planning call. As many ranks
+ * as round 0 took, so a yield down to half the expected one needs no second scan.
+ */
+export interface RankReserve {
+  /** The rank of samples[0]: the samples round 0 selected. */
+  from: number;
+  samples: SourceSample[];
+  /** The source has no ranks beyond these. */
+  complete: boolean;
 }
 
 export interface StoredConfig {

@@ -6,11 +6,11 @@
 import type { BuildConfig } from '../config/buildConfig.js';
 import { addCounts } from '../domain/counts.js';
 import type { SourceSample } from '../domain/sample.js';
-import { FORECAST_MARGIN, forecastBasis, forecastTallies, nextRound, type SourceTally } from '../domain/targets.js';
+import { forecastBasis, nextRound, type SourceTally } from '../domain/targets.js';
 import type { BuildLayout } from '../storage/buildLayout.js';
 import type { SourceReader } from '../sources/source.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
-import type { BuildPlan } from './planBuild.types.js';
+import type { BuildPlan, RankReserve } from './planBuild.types.js';
 import { cutShards, rankedSlice } from './ranking.js';
 import { takeRichSamples, type RichnessTools } from './richness.js';
 
@@ -60,7 +60,7 @@ export async function makeTopUpPlan(
     if (size === 0) continue;
     const source = perSource[index]!;
     const rich = config.sources[index]!.richness ? await takeRichSamples(config, index, sources[index]!, source.ranked, size, richness!) : undefined;
-    const slice = rich?.samples ?? (await rankedSlice(config, sources[index]!, source.ranked, source.ranked + size));
+    const slice = rich?.samples ?? (await nextRanks(config, store, layout, index, sources[index]!, source.ranked, source.ranked + size));
     for (const shard of cutShards(slice, config.shardSize)) {
       added.push(shard);
       addedSources.push(index);
@@ -84,10 +84,22 @@ export async function makeTopUpPlan(
   return grown;
 }
 
-/** The next round from the basis's tallies and a forecast of the shards outside it. */
+/** The next round from the basis's tallies, the samples planned outside it still to be counted. */
 function forecastRound(config: BuildConfig, plan: BuildPlan, prefix: SourceTally[], basis: readonly number[]): ReturnType<typeof nextRound> {
   const rest = plan.sources.map(() => 0);
   const inBasis = new Set(basis);
   for (let shard = 0; shard < plan.shardCount; shard++) if (!inBasis.has(shard)) rest[plan.shardSources[shard]!]! += plan.shardSizes[shard]!;
-  return nextRound(config, plan.rounds.length, forecastTallies(prefix, rest, config.targets!.expectedYield), FORECAST_MARGIN);
+  return nextRound(config, plan.rounds.length, prefix, rest);
+}
+
+/**
+ * Ranks [from, to) of source `index`'s seeded order: from the reserve planning ranked ahead when it
+ * holds them (the same ranks the source's scan gives), else by scanning the source again (builds
+ * planned before the reserve, a round beyond it).
+ */
+async function nextRanks(config: BuildConfig, store: ObjectStore, layout: BuildLayout, index: number, reader: SourceReader, from: number, to: number): Promise<SourceSample[]> {
+  const reserve = await getJson<RankReserve>(store, layout.rankReserve(index));
+  const end = reserve ? reserve.from + reserve.samples.length : 0;
+  if (reserve && from >= reserve.from && (to <= end || reserve.complete)) return reserve.samples.slice(from - reserve.from, to - reserve.from);
+  return rankedSlice(config, reader, from, to);
 }

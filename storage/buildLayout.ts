@@ -50,6 +50,8 @@ export function buildLayout(buildId: string) {
     budget: `${work}/budget.json`,
     /** What the build paid, one object per worker process that paid (llm/spendLedger.ts). */
     spendPrefix: `${work}/spend/`,
+    /** The ranks of source `index` after round 0's, for a targets build's top-up rounds (pipeline/planBuild.types.ts RankReserve). */
+    rankReserve: (index: number) => `${work}/plan/reserve-source-${index}.json`,
     /** Written after every shard plan: a re-run finds the plan complete and lists no source again. */
     planSummary: `${work}/plan/summary.json`,
     sourceProblems: `${root}/rejects/source-problems.jsonl`,

@@ -49,6 +49,7 @@ export const WORKFLOW_BOUNDARY = [
   'domain/stages.ts',
   'domain/targets.ts',
   'domain/verdict.ts',
+  'domain/yieldBound.ts',
   'llm/concurrencyLeases.ts',
   'output/commit/manifest.ts',
 ];
