@@ -93,10 +93,6 @@ test('the next round starts while the last shard of the first still runs, and th
   const sequential = await run(config(sequentialStore.root, false));
   assert.deepEqual(sequential.counts.instruct, report.counts.instruct);
   assert.deepEqual(await keptRecords(sequentialStore, sequential.shards.planned), await keptRecords(overlapped(), report.shards.planned));
-  assert.ok(
-    sequential.shards.planned <= report.shards.planned,
-    `the forecast's margin plans at least as many shards: ${report.shards.planned} overlapped, ${sequential.shards.planned} sequential`,
-  );
   await assertCommittedShardsIntact(overlapped(), BUILD, report.shards.planned);
 });
 
