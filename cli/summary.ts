@@ -57,7 +57,9 @@ export function formatSummary(report: BuildReport): string {
   const output = report.datasetRoot.slice(0, -(report.buildId.length + 1));
   // One command a line, each pasteable as it stands (a `trl|mmifeval` would be a pipe to a shell).
   const exportCommand = (format: string) => `npm run mmif -- export --output ${output} --build-id ${report.buildId} --format ${format}`;
-  lines.push(`TRL: ${exportCommand('trl')}`, `MM-IFEval: ${exportCommand('mmifeval')}`);
+  lines.push(`TRL: ${exportCommand('trl')}`);
+  const evalLine = mmifevalLine(report, exportCommand('mmifeval'));
+  if (evalLine) lines.push(`MM-IFEval: ${evalLine}`);
   lines.push(`dataset card: ${rel(layout.datasetCard)}; quality report: ${rel(layout.quality)}; viewer: ${rel(layout.viewer)}`);
   if (report.simulated) {
     lines.push(
@@ -67,6 +69,17 @@ export function formatSummary(report: BuildReport): string {
     );
   }
   return lines.join('\n');
+}
+
+/**
+ * The MM-IFEval command that works for this build: `export --format mmifeval` refuses a build that
+ * reserved no eval split (without `--all`) and every multiturn build, whose held-out chats
+ * `mmif eval --multiturn` reads instead (output/formats/export.ts).
+ */
+function mmifevalLine(report: BuildReport, exportCommand: string): string | undefined {
+  if (report.mode === 'multiturn') return report.heldOut ? `npm run mmif -- eval --data ${report.datasetRoot} --multiturn --model <model>` : undefined;
+  if (report.heldOut) return exportCommand;
+  return `${exportCommand} --all  # every sample, to score the data itself: this build reserved no eval split ("holdout")`;
 }
 
 /**

@@ -83,7 +83,8 @@ test('`mmif build --config FILE --local` runs the build on its own dev server, w
   // Each export command pasteable into a shell as printed: no `trl|mmifeval` pipe.
   const output = path.join(dir, 'out');
   assert.ok(result.stdout.includes(`\nTRL: npm run mmif -- export --output ${output} --build-id local-build --format trl\n`), result.stdout);
-  assert.ok(result.stdout.includes(`\nMM-IFEval: npm run mmif -- export --output ${output} --build-id local-build --format mmifeval\n`), result.stdout);
+  // This build reserved no eval split: a plain `--format mmifeval` would be refused (exit 2), `--all` is not.
+  assert.ok(result.stdout.includes(`\nMM-IFEval: npm run mmif -- export --output ${output} --build-id local-build --format mmifeval --all  # every sample`), result.stdout);
 });
 
 test("a second `mmif build --local` over the same output answers every model call from the first one's cache (the simulator keeps its port)", async () => {

@@ -121,6 +121,8 @@ test('every chat turn is verified against every instruction in force, by the rul
   assert.match(summary, new RegExp(`-> ${chats.length} chats, ${report.counts.dpo} turn-level pairs`));
   assert.match(summary, /shard 0: .*\/chat\/parquet\/shard-00000\.parquet, .*\/chat-dpo\/parquet\/shard-00000\.parquet/);
   assert.match(summary, /datasets mmif_chat, mmif_chat_dpo/);
+  // `export --format mmifeval` refuses a multiturn build, and this one reserved no chats for `mmif eval --multiturn`: no MM-IFEval line.
+  assert.doesNotMatch(summary, /MM-IFEval/);
   for (const r of rejects.filter((x) => x.kind === 'sample' && x.stage === 'chat')) {
     assert.match(r.reason, /^chat: below-threshold: turn \d+ PIF 0\.\d\d < 1 after 9 answers; failed: #\d/, 'a rejected chat names its turn and instructions');
   }
