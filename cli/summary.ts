@@ -6,7 +6,11 @@ import { formatCost, formatPricedBy } from '../output/reports/costSummary.js';
 
 const SHARDS_LISTED = 5;
 
-export function formatSummary(report: BuildReport): string {
+/**
+ * `s3Endpoint`: the config's `s3.endpoint` (an S3-compatible store): the export commands, which read
+ * the build without its config, are printed with it as MMIF_S3_ENDPOINT, else they would ask AWS.
+ */
+export function formatSummary(report: BuildReport, options: { s3Endpoint?: string } = {}): string {
   const layout = buildLayout(report.buildId);
   const rel = (key: string) => `${report.datasetRoot}/${layout.inDataset(key)}`;
   const multiturn = report.mode === 'multiturn';
@@ -56,7 +60,8 @@ export function formatSummary(report: BuildReport): string {
   lines.push(`LLaMA-Factory: dataset_dir=${report.datasetRoot} datasets ${multiturn ? 'mmif_chat, mmif_chat_dpo' : 'mmif_instruct, mmif_dpo'} (dataset_info.json)`);
   const output = report.datasetRoot.slice(0, -(report.buildId.length + 1));
   // One command a line, each pasteable as it stands (a `trl|mmifeval` would be a pipe to a shell).
-  const exportCommand = (format: string) => `npm run mmif -- export --output ${output} --build-id ${report.buildId} --format ${format}`;
+  const env = options.s3Endpoint && output.startsWith('s3://') ? `MMIF_S3_ENDPOINT=${options.s3Endpoint} ` : '';
+  const exportCommand = (format: string) => `${env}npm run mmif -- export --output ${output} --build-id ${report.buildId} --format ${format}`;
   lines.push(`TRL: ${exportCommand('trl')}`);
   const evalLine = mmifevalLine(report, exportCommand('mmifeval'));
   if (evalLine) lines.push(`MM-IFEval: ${evalLine}`);

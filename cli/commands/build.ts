@@ -64,7 +64,7 @@ async function startBuild(temporal: Temporal, config: BuildConfig, options: { wa
   if (!options.wait) return EXIT.ok;
   // This run and its continuations only: another start under the same id is not ours to report.
   const report = await watch(new BuildRun(temporal.client, config.buildId, handle.firstExecutionRunId), { summaryFollows: options.summary });
-  if (options.summary) console.log(`\n${formatSummary(report)}`);
+  if (options.summary) console.log(`\n${formatSummary(report, { s3Endpoint: config.s3?.endpoint })}`);
   return EXIT.ok;
 }
 

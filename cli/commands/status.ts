@@ -107,7 +107,7 @@ async function localStatus(record: LocalBuildRecord): Promise<number> {
   const report = stored && { ...stored, datasetRoot: datasetRootOf(store, layout) };
   const phase = closedPhase(record.status) ?? record.status.toLowerCase();
   console.log(`${record.buildId} ${phase} (a --local build, ended ${record.finishedAt}; its Temporal server is gone)`);
-  if (report) console.log(formatSummary(report));
+  if (report) console.log(formatSummary(report, { s3Endpoint: record.s3.endpoint }));
   if (record.failure) throw new CliError(record.failure, record.exitCode);
   return record.exitCode;
 }

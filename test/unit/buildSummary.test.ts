@@ -1,7 +1,8 @@
 /**
  * The summary's MM-IFEval line is a command that works for the build it is printed for:
  * `export --format mmifeval` refuses a build that reserved no eval split (unless `--all`) and every
- * multiturn build, whose held-out chats `mmif eval --multiturn` reads instead.
+ * multiturn build, whose held-out chats `mmif eval --multiturn` reads instead; and the exports of an
+ * S3-compatible store need its endpoint.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -42,4 +43,13 @@ test('a single-turn build without holdout: the export of every sample (--all), t
 test('a multiturn build: mmif eval --multiturn on its held-out chats, or nothing when it reserved none', () => {
   assert.deepEqual(mmifevalLines(report({ mode: 'multiturn', heldOut })), ['MM-IFEval: npm run mmif -- eval --data /data/out/b1 --multiturn --model <model>']);
   assert.deepEqual(mmifevalLines(report({ mode: 'multiturn' })), []);
+});
+
+test('an output on an S3-compatible store: the export commands carry its endpoint as MMIF_S3_ENDPOINT (they read the build without its config)', () => {
+  const r = report({ datasetRoot: 's3://bucket/mmif/b1', heldOut });
+  const lines = formatSummary(r, { s3Endpoint: 'http://127.0.0.1:7070' }).split('\n');
+  assert.ok(lines.includes('TRL: MMIF_S3_ENDPOINT=http://127.0.0.1:7070 npm run mmif -- export --output s3://bucket/mmif --build-id b1 --format trl'), lines.join('\n'));
+  assert.ok(lines.includes('MM-IFEval: MMIF_S3_ENDPOINT=http://127.0.0.1:7070 npm run mmif -- export --output s3://bucket/mmif --build-id b1 --format mmifeval'), lines.join('\n'));
+  // AWS itself, or a local output: nothing to add.
+  assert.ok(formatSummary(r).includes('\nTRL: npm run mmif -- export --output s3://bucket/mmif --build-id b1 --format trl\n'));
 });
