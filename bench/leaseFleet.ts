@@ -18,6 +18,13 @@
 // unanswered, and how fast demand moves: from the start of each busy spell, the time until the
 // worker's grant reaches its fair share when all are busy (C/N; more when others idle).
 //
+// Where the cap goes (the steady state's mean, from each reporter's limiter sampled every 20 ms and
+// summed over the fleet per 100 ms): in flight; granted but unused with requests waiting (the AIMD
+// window); granted but unused with nothing waiting (a worker's demand fell and the desk has not moved
+// its slots yet); and not granted to anyone (slots the desk still counts for a worker's earlier
+// grant, or frees for a worker that has not reported since). And the share of the cap the fleet
+// wanted at all (in flight + waiting, at most C): what it did not want no lease desk could fill.
+//
 // Run:   npx tsx bench/leaseFleet.ts [--workers 16,32] [--seconds 90] [--concurrency 128] [--latency-ms 1000]
 import { readFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
@@ -45,6 +52,35 @@ const SELF = fileURLToPath(import.meta.url);
 const TASK_QUEUE = 'mmif-lease-fleet';
 const CAP = Number(values.concurrency);
 const LATENCY_MS = Number(values['latency-ms']);
+/** The reporters' samples of their limiters are summed over the fleet per this much wall-clock time. */
+const BUCKET_MS = 100;
+
+/** Each reporter's sums per bucket, as it prints them: [bucket, samples, grant, in flight, waiting, unused grant with requests waiting, unused grant with none]. */
+type CapacitySums = number[][];
+
+/**
+ * Where the cap went between `from` and `to` (wall clock, ms), averaged over the buckets every
+ * reporter sampled: each worker's figures are its means over the bucket, summed over the fleet.
+ */
+function whereTheCapWent(fleet: CapacitySums[], from: number, to: number) {
+  const buckets = new Map<number, number[][]>();
+  for (const sums of fleet)
+    for (const row of sums) if (row[0]! * BUCKET_MS >= from && (row[0]! + 1) * BUCKET_MS <= to) (buckets.get(row[0]!) ?? buckets.set(row[0]!, []).get(row[0]!)!).push(row);
+  const whole = [...buckets.values()].filter((rows) => rows.length === fleet.length);
+  const mean = (pick: (rows: number[][]) => number) => whole.reduce((a, rows) => a + pick(rows), 0) / Math.max(1, whole.length);
+  const sum = (rows: number[][], i: number) => rows.reduce((a, r) => a + r[i]! / r[1]!, 0);
+  const inFlight = mean((rows) => sum(rows, 3));
+  const idleWaiting = mean((rows) => sum(rows, 5));
+  const idleUnwanted = mean((rows) => sum(rows, 6));
+  return {
+    buckets: whole.length,
+    inFlight,
+    idleWaiting,
+    idleUnwanted,
+    ungranted: CAP - inFlight - idleWaiting - idleUnwanted,
+    wanted: mean((rows) => Math.min(CAP, sum(rows, 3) + sum(rows, 4))),
+  };
+}
 
 if (values.role === 'desk') await desk();
 else if (values.role === 'reporter') await reporter();
@@ -87,12 +123,23 @@ async function reporter(): Promise<void> {
       idleUntil = busyUntil + 1_000 + Math.random() * 2_000;
     }
   };
+  /** Per 100 ms of the wall clock: [bucket, samples, grant, in flight, waiting, unused grant with requests waiting, unused grant with none], sums over the samples. */
+  const capacity = new Map<number, number[]>();
   const watch = setInterval(() => {
-    if (spellStart !== undefined && limiter.snapshot().concurrency >= fairShare) {
+    const s = limiter.snapshot();
+    if (spellStart !== undefined && s.concurrency >= fairShare) {
       converged.push(Date.now() - spellStart);
       spellStart = undefined;
     }
+    if (!running) return;
+    const bucket = Math.floor(Date.now() / BUCKET_MS);
+    const sums = capacity.get(bucket) ?? [bucket, 0, 0, 0, 0, 0, 0];
+    capacity.set(bucket, sums);
+    const unused = Math.max(0, s.concurrency - s.inFlight);
+    const sample = [1, s.concurrency, s.inFlight, s.queued, s.queued > 0 ? unused : 0, s.queued > 0 ? 0 : unused];
+    for (const [i, n] of sample.entries()) sums[i + 1]! += n;
   }, 20);
+  let running = false;
   const request = () =>
     limiter.run(
       100,
@@ -120,7 +167,7 @@ async function reporter(): Promise<void> {
   process.once('SIGTERM', () => {
     stopped = true;
     clearInterval(watch);
-    console.log(JSON.stringify({ sent: leaseReportsSent(), failed: leaseReportFailures(), termsEnded: leaseTermsEnded(), converged }));
+    console.log(JSON.stringify({ sent: leaseReportsSent(), failed: leaseReportFailures(), termsEnded: leaseTermsEnded(), converged, capacity: [...capacity.values()] }));
     // As `mmif worker` does: the desk hears the release before the process ends.
     void leasesReleased().then(() => process.exit(0));
   });
@@ -130,6 +177,7 @@ async function reporter(): Promise<void> {
   const go = new Promise((started) => process.once('SIGUSR2', started));
   console.log('reporter ready');
   await go;
+  running = true;
   await Promise.all(Array.from({ length: lanes }, lane));
   clearInterval(alive);
 }
@@ -149,6 +197,7 @@ async function main(): Promise<void> {
       await resetSim(sim);
       for (const p of procs) p.child.kill('SIGUSR2');
       console.log(`${n} reporters running`);
+      const pollStart = Date.now();
       const poll = pollSimulator(sim, [deskProc.pid]);
       await new Promise((r) => setTimeout(r, Number(values.seconds) * 1000));
       const ticks = await poll.stop();
@@ -159,10 +208,22 @@ async function main(): Promise<void> {
           const exited = new Promise((r) => p.child.once('exit', r));
           p.child.kill('SIGTERM');
           await exited;
-          return JSON.parse(p.stdout().trim().split('\n').at(-1)!) as { sent: number; failed: Record<string, number>; termsEnded: number; converged: Array<number | null> };
+          return JSON.parse(p.stdout().trim().split('\n').at(-1)!) as {
+            sent: number;
+            failed: Record<string, number>;
+            termsEnded: number;
+            converged: Array<number | null>;
+            capacity: CapacitySums;
+          };
         }),
       );
       const steady = steadyState(ticks, cpus().length);
+      const cap = whereTheCapWent(
+        reports.map((r) => r.capacity),
+        pollStart + steady.from,
+        pollStart + steady.to,
+      );
+      const pct = (n: number) => `${fmt((100 * n) / CAP)}%`;
       const spells = reports.flatMap((r) => r.converged);
       const times = spells.filter((t): t is number => t !== null).sort((a, b) => a - b);
       const quantile = (q: number) => (times.length === 0 ? '-' : `${fmt(times[Math.min(times.length - 1, Math.floor(q * times.length))]! / 1000, 2)} s`);
@@ -180,6 +241,8 @@ async function main(): Promise<void> {
         reports.reduce((a, r) => a + Object.values(r.failed).reduce((x, y) => x + y, 0), 0),
         reports.reduce((a, r) => a + r.termsEnded, 0),
         `${quantile(0.5)} / ${quantile(0.9)} (${spells.length - times.length} of ${spells.length} not within the spell)`,
+        pct(cap.wanted),
+        `${pct(cap.inFlight)} / ${pct(cap.idleWaiting)} / ${pct(cap.idleUnwanted)} / ${pct(cap.ungranted)}`,
         `${fmt(100 * steady.cpuShare[0]!)}%`,
         `${fmt(100 * steady.machineCpuShare)}%`,
         await load(),
@@ -208,6 +271,8 @@ async function main(): Promise<void> {
         'reports failed',
         'terms ended unanswered',
         'to fair share, median / p90',
+        'wanted',
+        'cap: in flight / unused, waiting / unused, none waiting / not granted',
         'desk worker CPU',
         'machine CPU',
         'load',

@@ -68,6 +68,8 @@ export interface EndpointDemand {
    * (a pace ends with its term).
    */
   drainMs?: number;
+  /** A per-minute rate's entry (rateDemand), not a concurrency: its grant is a pace, and the worker never gives it back early. */
+  perMinute?: boolean;
 }
 
 export interface DemandReport {
@@ -123,6 +125,18 @@ export interface LeaseAnswer {
    * worth reporting, instead of at once.
    */
   again?: number;
+  /**
+   * Endpoints of the report on which another worker asks for more than it is granted (patch
+   * 'lease-desk-owed-first'): slots this worker does not use are worth giving back at once, one step
+   * at a time (worker/endpointSharing.ts), since the desk hands them on in the same workflow task.
+   */
+  wanted?: string[];
+  /**
+   * Its fair share exceeds its grant by a step on some endpoint, while others hold the difference
+   * (patch 'lease-desk-owed-first'): the desk holds its answer before an unowed worker's, or tells it
+   * to report again soon (MIN_AGAIN_MS), so capacity given back reaches it at once.
+   */
+  owed?: boolean;
 }
 
 /**
@@ -138,15 +152,17 @@ export function rateDemand(endpoint: string, rate: { limit: number; used: number
   const limit = Math.floor(rate.limit);
   // Requests wait at its rate: it uses all it holds and wants the whole limit (the water-filling
   // splits it among those that do). Otherwise it wants what it used.
-  if (rate.waiting) return { endpoint, cap: limit, inFlight: holding, queued: Math.max(0, limit - holding), holding };
-  return { endpoint, cap: limit, inFlight: Math.min(holding, Math.ceil(rate.used)), queued: 0, holding };
+  if (rate.waiting) return { endpoint, cap: limit, inFlight: holding, queued: Math.max(0, limit - holding), holding, perMinute: true };
+  return { endpoint, cap: limit, inFlight: Math.min(holding, Math.ceil(rate.used)), queued: 0, holding, perMinute: true };
 }
 
 /**
  * Applies one worker's report and answers its new grants. `terms`: the desk grants leases with
- * terms (patch 'lease-desk-lease-terms'); false replays a desk of an earlier release.
+ * terms (patch 'lease-desk-lease-terms'); false replays a desk of an earlier release. `owing`: the
+ * answer says where capacity is wanted and whether the worker is owed some (patch
+ * 'lease-desk-owed-first'; LeaseAnswer.wanted, owed).
  */
-export function grantLeases(book: LeaseBook, report: DemandReport, now: number, terms = false): LeaseAnswer {
+export function grantLeases(book: LeaseBook, report: DemandReport, now: number, terms = false, owing = false): LeaseAnswer {
   forgetSilent(book, now);
   const answer: LeaseAnswer = terms ? { grants: {}, termMs: LEASE_MS } : { grants: {} };
   if (report.release) {
@@ -161,7 +177,8 @@ export function grantLeases(book: LeaseBook, report: DemandReport, now: number, 
     self.cap = demand.cap;
     self.demand = demand.inFlight + demand.queued;
     self.seenAt = now;
-    self.grant = grantFor(holders, report.worker, demand);
+    const { entitled, grant } = shareOf(holders, report.worker, demand);
+    self.grant = grant;
     self.holds = Math.max(demand.inFlight, demand.holding, self.grant);
     if (terms && report.leaseTerms) self.until = now + LEASE_MS + (demand.drainMs ?? 0);
     else if (terms) {
@@ -171,9 +188,15 @@ export function grantLeases(book: LeaseBook, report: DemandReport, now: number, 
     }
     answer.grants[demand.endpoint] = self.grant;
     if (Object.keys(holders).length > 1) answer.shared = true;
+    if (!owing) continue;
+    if (Object.entries(holders).some(([worker, h]) => worker !== report.worker && h.demand > h.grant)) (answer.wanted ??= []).push(demand.endpoint);
+    if (self.demand > grant && isOwed(entitled, grant)) answer.owed = true;
   }
   return answer;
 }
+
+/** A fair share above the grant by this much is owed: less (one slot) is the remainder of the water-filling, which goes to whoever asks first. */
+const isOwed = (entitled: number, grant: number): boolean => entitled - grant >= Math.max(2, Math.ceil(entitled / 8));
 
 /**
  * Whether the grants the report would get now differ from what the worker holds by enough to tell
@@ -182,20 +205,20 @@ export function grantLeases(book: LeaseBook, report: DemandReport, now: number, 
  */
 export function grantsMoved(book: LeaseBook, report: DemandReport): boolean {
   return report.endpoints.some((demand) => {
-    const grant = grantFor(book[demand.endpoint] ?? {}, report.worker, demand);
+    const { grant } = shareOf(book[demand.endpoint] ?? {}, report.worker, demand);
     return Math.abs(grant - demand.holding) >= Math.max(1, Math.floor(demand.holding / 16));
   });
 }
 
-/** The fair share of `demand`'s worker, within what the others cannot be holding. */
-function grantFor(holders: Record<string, Holder>, worker: string, demand: EndpointDemand): number {
+/** The fair share of `demand`'s worker (`entitled`), and its grant: that share within what the others cannot be holding. */
+function shareOf(holders: Record<string, Holder>, worker: string, demand: EndpointDemand): { entitled: number; grant: number } {
   const others = Object.entries(holders)
     .filter(([w]) => w !== worker)
     .map(([, h]) => h);
   const cap = Math.min(demand.cap, ...others.map((h) => h.cap));
   const entitled = fairShares(cap, [demand.inFlight + demand.queued, ...others.map((h) => h.demand)])[0]!;
   const free = cap - others.reduce((n, h) => n + h.holds, 0);
-  return Math.max(0, Math.min(entitled, free));
+  return { entitled, grant: Math.max(0, Math.min(entitled, free)) };
 }
 
 /** Drops the workers the desk no longer counts: past their term and drain, or (without terms) silent for SILENT_MS; and endpoints nobody holds. */

@@ -66,6 +66,18 @@ export function applyLeases(grants: Record<string, number>): void {
   }
 }
 
+/**
+ * Lowers this worker's concurrency leases (by endpointDemands' ids) to the grants named, where they
+ * are lower: slots it gives back before it tells the lease workflow (worker/endpointSharing.ts).
+ * Per-minute rates and endpoints not leased keep theirs.
+ */
+export function lowerLeases(grants: Record<string, number>): void {
+  for (const [id, limiter] of limiters.entries()) {
+    const grant = grants[leaseId(id)];
+    if (grant !== undefined && limiter.snapshot().leased && grant < limiter.demand().holding) limiter.lease(grant);
+  }
+}
+
 /** Holds no lease (before telling the workflow this worker releases them, or past a lease's term): requests wait for a new one. */
 export function dropLeases(): void {
   for (const limiter of limiters.values()) limiter.holdLeases(0);

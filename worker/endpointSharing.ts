@@ -22,7 +22,7 @@ import { hostname } from 'node:os';
 import { Client, WithStartWorkflowOperation } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { LEASE_MS, leaseEnds, type DemandReport, type EndpointDemand, type LeaseAnswer } from '../llm/concurrencyLeases.js';
-import { applyLeases, dropLeases, endpointDemands, leaseConcurrency, shareEndpointsAmong } from '../llm/limiter.js';
+import { applyLeases, dropLeases, endpointDemands, leaseConcurrency, lowerLeases, shareEndpointsAmong } from '../llm/limiter.js';
 import { endpointLeases, endpointLeasesWorkflowId, HOLD_MS, reportDemandUpdate } from '../workflows/endpointLeases.js';
 
 /** temporal.api.enums.v1.TaskQueueType (the proto package is not a direct dependency). */
@@ -106,23 +106,57 @@ export const leaseReportFailures = (): Readonly<Record<string, number>> => repor
 
 /** Triggered reports go out at most this often (the one out is superseded: the workflow answers the newer). */
 const MIN_GAP_MS = 200;
+/**
+ * Unused slots are given back early (givingBack) once they have stayed unused this long: a sample
+ * between two calls frees its slot for milliseconds, a busy spell's end (images, a stage barrier)
+ * for seconds; giving back the first would only send reports back and forth.
+ */
+const SPARE_SETTLE_MS = 150;
 
 const wants = (d: EndpointDemand) => d.queued >= Math.max(1, d.holding / 8) && d.inFlight >= d.holding;
-const spares = (d: EndpointDemand) => d.holding - d.inFlight - d.queued >= Math.max(2, d.holding / 4);
+/**
+ * The slots worth telling the desk about: while other workers want more (LeaseAnswer.wanted), an
+ * eighth of the grant (at least one slot), since the desk hands them on at once; otherwise a quarter
+ * (at least two), enough to spread the headroom again.
+ */
+const spareStep = (d: EndpointDemand, wanted: boolean) => (wanted ? Math.max(1, Math.floor(d.holding / 8)) : Math.max(2, d.holding / 4));
+const spares = (d: EndpointDemand, wanted: boolean) => d.holding - d.inFlight - d.queued >= spareStep(d, wanted);
 
 /**
  * A change since the last report that the workflow should hear of at once: requests now wait at the
- * grant (it wants more), a quarter of the grant is now unused (it can give back), or what the desk
+ * grant (it wants more), a step of the grant is now unused (it can give back), or what the desk
  * still counts for this worker (the most of its requests in flight and its grant at the last report)
  * exceeds what it may hold now by a step: a lowered grant applied, or requests above it ended. Those
- * slots are what other workers wait for, and the desk frees them only when told.
+ * slots are what other workers wait for, and the desk frees them only when told. `wanted`: other
+ * workers want more on this endpoint (the last answer said so): the steps are one eighth of the
+ * grant, at least one slot, instead of a quarter and two.
  */
-export function worthReporting(now: EndpointDemand, last: EndpointDemand | undefined): boolean {
+export function worthReporting(now: EndpointDemand, last: EndpointDemand | undefined, wanted = false): boolean {
   if (!last) return wants(now);
   if (wants(now) && !wants(last)) return true;
-  if (spares(now) && !spares(last)) return true;
+  if (spares(now, wanted) && !spares(last, wanted)) return true;
   const counted = Math.max(last.inFlight, last.holding);
-  return counted > now.holding && counted - Math.max(now.inFlight, now.holding) >= Math.max(2, now.holding / 8);
+  const step = wanted ? Math.max(1, Math.floor(now.holding / 8)) : Math.max(2, now.holding / 8);
+  return counted > now.holding && counted - Math.max(now.inFlight, now.holding) >= step;
+}
+
+/**
+ * The report of `endpoints` with the concurrency other workers want given back first: on the
+ * endpoints named in `giving` (others want more there, by the last answer, and a step of the grant
+ * has stayed unused here for SPARE_SETTLE_MS), the grant is lowered here to the requests in flight
+ * and waiting, and reported so: the desk frees those slots with this report, instead of counting
+ * them until the worker reports again with a lowered grant applied. The invariant holds: from now on
+ * the worker admits within the lowered grant, which is what it reports holding.
+ */
+export function givingBack(endpoints: EndpointDemand[], giving: ReadonlySet<string>): EndpointDemand[] {
+  const lowered: Record<string, number> = {};
+  const report = endpoints.map((e) => {
+    if (e.perMinute || !giving.has(e.endpoint) || !spares(e, true)) return e;
+    lowered[e.endpoint] = e.inFlight + e.queued;
+    return { ...e, holding: e.inFlight + e.queued };
+  });
+  lowerLeases(lowered);
+  return report;
 }
 
 /** Sends one demand report to the lease workflow of `taskQueue`, starting it if none runs; resolves to its answer. */
@@ -186,13 +220,20 @@ export function leaseEndpointConcurrency(client: Client, taskQueue: string, work
   let leaseUntil = Number.POSITIVE_INFINITY;
   /** Other workers lease the same endpoints (as far as the last answer tells): alone, nothing is worth an early report. */
   let shared = true;
+  /** The endpoints on which other workers want more (the last answer): unused slots go back at once. */
+  let wanted = new Set<string>();
+  /** Since when each endpoint wanted by others has had a step of its grant unused here. */
+  const spareSince = new Map<string, number>();
+  /** The endpoints whose unused step has settled (SPARE_SETTLE_MS): given back with the next report. */
+  let giving = new Set<string>();
   let lastBusy = 0;
   let retryAt = 0;
   /** The desk answered without holding the report: the next one waits until then, unless a change is worth reporting early. */
   let againAt = 0;
   let reported = new Map<string, EndpointDemand>();
   let reportedAt = 0;
-  const report = (endpoints: EndpointDemand[]): void => {
+  const report = (demands: EndpointDemand[]): void => {
+    const endpoints = givingBack(demands, giving);
     const mine = (out = ++seq);
     reported = new Map(endpoints.map((e) => [e.endpoint, e]));
     const sentAt = (reportedAt = Date.now());
@@ -203,6 +244,7 @@ export function leaseEndpointConcurrency(client: Client, taskQueue: string, work
         if (answer.superseded) return; // by a report of an earlier self: the next check reports anew
         applyLeases(answer.grants);
         shared = answer.shared === true;
+        wanted = new Set(answer.wanted);
         againAt = answer.again === undefined ? 0 : Date.now() + jittered(answer.again);
         holding = true;
         leaseUntil = leaseEnds(sentAt, answer);
@@ -239,9 +281,16 @@ export function leaseEndpointConcurrency(client: Client, taskQueue: string, work
       lastRelease = send({ worker, seq: ++seq, endpoints: [], release: true }).catch(() => {}); // unheard: the desk stops counting it after its term
       return;
     }
+    for (const e of endpoints) {
+      if (e.perMinute || !wanted.has(e.endpoint) || !spares(e, true)) spareSince.delete(e.endpoint);
+      else if (!spareSince.has(e.endpoint)) spareSince.set(e.endpoint, now);
+    }
+    giving = new Set([...spareSince].filter(([, since]) => now - since >= SPARE_SETTLE_MS).map(([endpoint]) => endpoint));
+    // Others want more: the small steps, once a step unused has settled (a step just freed may be a sample between calls).
+    const quick = (e: EndpointDemand) => !e.perMinute && wanted.has(e.endpoint) && (giving.has(e.endpoint) || !spareSince.has(e.endpoint));
     // Alone on an endpoint, only a first lease is worth an early report (nobody else waits for what it spares).
     const early = () =>
-      now - reportedAt >= MIN_GAP_MS && endpoints.some((e) => (shared || !reported.has(e.endpoint) || e.holding === 0) && worthReporting(e, reported.get(e.endpoint)));
+      now - reportedAt >= MIN_GAP_MS && endpoints.some((e) => (shared || !reported.has(e.endpoint) || e.holding === 0) && worthReporting(e, reported.get(e.endpoint), quick(e)));
     if (out === 0 ? now >= retryAt && (now >= againAt || early()) : early()) report(endpoints);
   };
   leaseConcurrency(() => setImmediate(check));

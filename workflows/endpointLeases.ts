@@ -26,6 +26,14 @@
  * then admits nothing. The invariant this keeps (the endpoint never over its cap, whatever the
  * answers' latency) is written out in llm/concurrencyLeases.ts. A desk started before the patch
  * replays as it ran, and grants with terms from its next report on.
+ *
+ * Owed first (patch 'lease-desk-owed-first'): capacity is lost while it moves, not while it is held
+ * (bench/README.md, the lease desk at 16 workers): slots one worker frees sit unused until the desk
+ * hears of it and until the worker owed them hears back. So every answer says where other workers
+ * want more (LeaseAnswer.wanted: a worker then gives back each unused step at once), and a worker
+ * owed capacity by a step (LeaseAnswer.owed: a busy spell starting) is held before one that is not:
+ * with MAX_HELD answers held already, it takes the place of an unowed one (answered at once, as if
+ * unheld), or, all of them owed too, reports again after MIN_AGAIN_MS instead of the paced `again`.
  */
 import { allHandlersFinished, condition, continueAsNew, defineUpdate, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import { forgetSilent, grantLeases, grantsMoved, type DemandReport, type LeaseAnswer, type LeaseBook } from '../llm/concurrencyLeases.js';
@@ -50,7 +58,7 @@ export const MAX_HELD = 3;
 const MAX_HELD_BEFORE = 5;
 /** The reports per second the unheld workers send together, whatever their number (each reports every `again` ms). */
 const UNHELD_REPORTS_PER_S = 8;
-/** The shortest `again`: with few workers unheld, capacity still moves within a fraction of a second. */
+/** The shortest `again`: with few workers unheld, capacity still moves within a fraction of a second; and a worker owed capacity that the desk does not hold reports again this soon. */
 const MIN_AGAIN_MS = 250;
 
 /** How long an unheld worker waits before its next report, given the workers the book knows. */
@@ -70,25 +78,34 @@ export async function endpointLeases(desk: LeaseDesk = { book: {}, newest: {} })
   const { book, newest } = desk;
   let reports = 0;
   let rollingOver = false;
-  let held = 0;
+  /** The answers held back now: whether each worker is owed capacity, and whether an owed one took its place. */
+  const holding = new Set<{ owed: boolean; evicted: boolean }>();
   setHandler(reportDemandUpdate, async (report): Promise<LeaseAnswer> => {
     reports++;
     const superseded = () => newest[report.worker] !== report.seq;
     if ((newest[report.worker] ?? -1) >= report.seq) return { grants: {}, superseded: true };
     newest[report.worker] = report.seq;
     const terms = patched('lease-desk-lease-terms');
-    const answer = grantLeases(book, report, Date.now(), terms);
-    const unchanged = report.endpoints.every((d) => answer.grants[d.endpoint] === d.holding);
-    if (report.release || !unchanged) return answer;
-    const full = (held >= MAX_HELD && patched('lease-desk-holds-three')) || (held >= MAX_HELD_BEFORE && patched('lease-desk-holds-few'));
-    if (full) return { ...answer, again: againMs(book) };
-    held++;
+    const owing = patched('lease-desk-owed-first');
+    const answer = grantLeases(book, report, Date.now(), terms, owing);
+    const unchanged = (a: LeaseAnswer) => report.endpoints.every((d) => a.grants[d.endpoint] === d.holding);
+    if (report.release || !unchanged(answer)) return answer;
+    const full = (holding.size >= MAX_HELD && patched('lease-desk-holds-three')) || (holding.size >= MAX_HELD_BEFORE && patched('lease-desk-holds-few'));
+    // Full: a worker owed capacity takes the place of one that is not (its answer goes out now, as if
+    // unheld), since what frees next is what the owed one waits for; else it reports again soon.
+    const evicted = full && answer.owed ? [...holding].find((h) => !h.owed && !h.evicted) : undefined;
+    if (full && !evicted) return { ...answer, again: answer.owed ? MIN_AGAIN_MS : againMs(book) };
+    if (evicted) evicted.evicted = true;
+    const mine = { owed: answer.owed === true, evicted: false };
+    holding.add(mine);
     try {
-      await condition(() => superseded() || rollingOver || grantsMoved(book, report), HOLD_MS);
+      await condition(() => superseded() || rollingOver || mine.evicted || grantsMoved(book, report), HOLD_MS);
     } finally {
-      held--;
+      holding.delete(mine);
     }
-    return superseded() ? { grants: {}, superseded: true } : grantLeases(book, report, Date.now(), terms);
+    if (superseded()) return { grants: {}, superseded: true };
+    const later = grantLeases(book, report, Date.now(), terms, owing);
+    return mine.evicted && unchanged(later) ? { ...later, again: later.owed ? MIN_AGAIN_MS : againMs(book) } : later;
   });
   const rollOver = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > MAX_HISTORY;
   for (;;) {

@@ -15,12 +15,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import * as activities from '../../activities/index.js';
-import { LEASE_MS, rateDemand } from '../../llm/concurrencyLeases.js';
+import { LEASE_MS, rateDemand, type LeaseAnswer } from '../../llm/concurrencyLeases.js';
 import { resolveEndpoint } from '../../llm/endpoint.js';
 import { endpointDemands, limiterFor, shareEndpointsAmong } from '../../llm/limiter.js';
 import { startTemporalDevServer, type DevServer } from '../../local/temporalDevServer.js';
 import { startSimulator } from '../../simulator/server.js';
 import { bundleWorkflows } from '../../worker/createWorker.js';
+import { endpointLeases, endpointLeasesWorkflowId, HOLD_MS, MAX_HELD } from '../../workflows/endpointLeases.js';
 import {
   jittered,
   LIVE_MS,
@@ -318,6 +319,67 @@ test('more concurrent reporters than the in-flight update limit are all served, 
     await Promise.all(loops);
     for (const worker of names) await reportDemand(client, TASK_QUEUE, { worker, seq: Number.MAX_SAFE_INTEGER, endpoints: [], release: true });
     await bare.close();
+  }
+});
+
+/**
+ * The desk holds at most MAX_HELD answers (3). Three workers that hold their fair shares and want no
+ * more are held; a fourth starts a busy spell, owed capacity they hold: it takes the place of one of
+ * them (answered at once, told to report again later), and once a worker gives slots back they reach
+ * it in the same workflow task, instead of at its next paced report. (Before patch
+ * 'lease-desk-owed-first' the fourth was answered at once with nothing, and the three held until HOLD_MS.)
+ */
+test('a worker owed capacity is held before one that is not, and capacity given back reaches it at once', async () => {
+  const QUEUE = 'mmif-owed-first';
+  const desk = await Worker.create({ connection, namespace: 'default', taskQueue: QUEUE, workflowBundle });
+  const running = desk.run();
+  const client = new Client({ connection });
+  const term = Date.now() + 600_000;
+  const holder = { cap: 6, demand: 2, holds: 2, grant: 2, seenAt: Date.now(), until: term };
+  // A desk whose book has x, y and z holding 2 each of a cap of 6, as their reports left it.
+  const handle = await client.workflow.start(endpointLeases, {
+    workflowId: endpointLeasesWorkflowId(QUEUE),
+    taskQueue: QUEUE,
+    args: [{ book: { e: { x: { ...holder }, y: { ...holder }, z: { ...holder } } }, newest: {} }],
+  });
+  const seqs: Record<string, number> = {};
+  const answers: Record<string, LeaseAnswer> = {};
+  const report = (worker: string, inFlight: number, queued: number, holding: number) =>
+    reportDemand(client, QUEUE, {
+      worker,
+      seq: (seqs[worker] = (seqs[worker] ?? 0) + 1),
+      leaseTerms: true,
+      endpoints: [{ endpoint: 'e', cap: 6, inFlight, queued, holding, drainMs: 1_000 }],
+    }).then((answer) => (answers[worker] = answer));
+  const heldNow = async () => {
+    const { events } = await handle.fetchHistory();
+    const count = (pick: (e: NonNullable<typeof events>[number]) => unknown) => (events ?? []).filter(pick).length;
+    return count((e) => e.workflowExecutionUpdateAcceptedEventAttributes) - count((e) => e.workflowExecutionUpdateCompletedEventAttributes);
+  };
+  const until = async (what: string, done: () => boolean | Promise<boolean>) => {
+    for (let i = 0; i < 200 && !(await done()); i++) await sleep(25);
+    assert.ok(await done(), `${what}: answers ${JSON.stringify(answers)}`);
+  };
+  try {
+    for (const w of ['x', 'y', 'z']) void report(w, 2, 0, 2);
+    await until('the three unchanged answers are held', async () => (await heldNow()) === MAX_HELD);
+    assert.deepEqual(answers, {}, 'none answered yet');
+    const started = Date.now();
+    const owed = report('n', 0, 6, 0); // its fair share is 2 (1.5, and the remainder goes to the asker), all of it held by x, y and z
+    await until('one of the three is answered to make room', () => Object.keys(answers).length === 1);
+    const [evicted, answer] = Object.entries(answers)[0]!;
+    assert.ok(Date.now() - started < HOLD_MS, `answered after ${Date.now() - started} ms: before HOLD_MS`);
+    assert.equal(answer.grants.e, 2, 'its grant is unchanged');
+    assert.ok(answer.again !== undefined && answer.again > 0, `told to report again later: ${JSON.stringify(answer)}`);
+    assert.equal(answers.n, undefined, 'the owed report is held');
+    assert.equal(await heldNow(), MAX_HELD);
+    void report(evicted, 0, 0, 0); // its spell ends: it gives its 2 slots back
+    const given = await owed;
+    assert.deepEqual([given.grants.e, given.again], [2, undefined], "the slots given back reach the owed worker's held report");
+  } finally {
+    for (const w of ['x', 'y', 'z', 'n']) await reportDemand(client, QUEUE, { worker: w, seq: Number.MAX_SAFE_INTEGER, endpoints: [], release: true });
+    desk.shutdown();
+    await running;
   }
 });
 

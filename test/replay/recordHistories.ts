@@ -40,7 +40,7 @@ import { LocalStore } from '../../storage/localStore.js';
 import { LEASE_MS } from '../../llm/concurrencyLeases.js';
 import { reportDemand } from '../../worker/endpointSharing.js';
 import type { BuildProgress } from '../../workflows/buildProgress.js';
-import { endpointLeasesWorkflowId, MAX_HELD } from '../../workflows/endpointLeases.js';
+import { endpointLeases, endpointLeasesWorkflowId, MAX_HELD } from '../../workflows/endpointLeases.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
 import { eventually } from '../harness/datasetChecks.js';
 import { startStack } from '../harness/stack.js';
@@ -148,19 +148,47 @@ try {
    * the desk holds reports for gets its fair shares (some answered at once, with `again`); then all
    * release and the desk ends after its idle wait. Reports carry `leaseTerms` (this release's
    * workers); the desk grants with terms (patch 'lease-desk-lease-terms') and says so in `termMs`.
+   * First (patch 'lease-desk-owed-first'), on a desk started with x, y and z holding 2 each of a cap
+   * of 6 on another endpoint: their three unchanged reports are held, a fourth worker owed capacity
+   * takes the place of one (answered at once with `again`), and the slots that one gives back reach
+   * the owed worker's held report.
    */
   const recordLeases = async (): Promise<void> => {
     await stack.startWorker({ taskQueue: LEASE_QUEUE });
     const seqs: Record<string, number> = {};
-    const report = (worker: string, inFlight: number, queued: number, holding: number) =>
+    const reportOn = (endpoint: string, cap: number) => (worker: string, inFlight: number, queued: number, holding: number) =>
       reportDemand(stack.client, LEASE_QUEUE, {
         worker,
         seq: (seqs[worker] = (seqs[worker] ?? 0) + 1),
         leaseTerms: true,
-        endpoints: [{ endpoint: 'replay-endpoint', cap: 8, inFlight, queued, holding, drainMs: 1_000 }],
+        endpoints: [{ endpoint, cap, inFlight, queued, holding, drainMs: 1_000 }],
       });
+    const report = reportOn('replay-endpoint', 8);
     const grant = async (answer: Promise<{ grants: Record<string, number>; superseded?: boolean }>) => (await answer).grants['replay-endpoint'];
     const desk = stack.client.workflow.getHandle(endpointLeasesWorkflowId(LEASE_QUEUE));
+
+    const term = Date.now() + 10 * 60_000;
+    const holder = { cap: 6, demand: 2, holds: 2, grant: 2, seenAt: Date.now(), until: term };
+    await stack.client.workflow.start(endpointLeases, {
+      workflowId: endpointLeasesWorkflowId(LEASE_QUEUE),
+      taskQueue: LEASE_QUEUE,
+      args: [{ book: { 'replay-owed': { x: { ...holder }, y: { ...holder }, z: { ...holder } } }, newest: {} }],
+    });
+    const owedReport = reportOn('replay-owed', 6);
+    const satisfied = ['x', 'y', 'z'].map((worker) => owedReport(worker, 2, 0, 2).then((answer) => ({ worker, answer })));
+    const held = async () => {
+      const { events } = await desk.fetchHistory();
+      const count = (pick: (e: NonNullable<typeof events>[number]) => unknown) => (events ?? []).filter(pick).length;
+      return count((e) => e.workflowExecutionUpdateAcceptedEventAttributes) - count((e) => e.workflowExecutionUpdateCompletedEventAttributes);
+    };
+    await eventually(async () => (await held()) === MAX_HELD, 30_000, 'the three unchanged reports to be held');
+    const owed = owedReport('n', 0, 6, 0);
+    const evicted = await Promise.race(satisfied);
+    assert.ok(evicted.answer.again !== undefined, 'the one making room is told to report again later');
+    void owedReport(evicted.worker, 0, 0, 0);
+    assert.equal((await owed).grants['replay-owed'], 2, 'the slots given back reach the held owed report');
+    for (const worker of ['x', 'y', 'z', 'n']) await reportDemand(stack.client, LEASE_QUEUE, { worker, seq: ++seqs[worker]!, endpoints: [], release: true });
+    await Promise.all(satisfied);
 
     const first = await report('a', 0, 10, 0);
     assert.equal(first.grants['replay-endpoint'], 8, 'a alone leases the whole cap');

@@ -5,9 +5,20 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fairShares, forgetSilent, grantLeases, grantsMoved, LEASE_MS, leaseEnds, rateDemand, SILENT_MS, type LeaseBook } from '../../llm/concurrencyLeases.js';
+import {
+  fairShares,
+  forgetSilent,
+  grantLeases,
+  grantsMoved,
+  LEASE_MS,
+  leaseEnds,
+  rateDemand,
+  SILENT_MS,
+  type EndpointDemand,
+  type LeaseBook,
+} from '../../llm/concurrencyLeases.js';
 import { ManualClock } from '../harness/manualClock.js';
-import { REPORT_DEADLINE_MS, worthReporting } from '../../worker/endpointSharing.js';
+import { givingBack, REPORT_DEADLINE_MS, worthReporting } from '../../worker/endpointSharing.js';
 
 test('fair shares: water-filling over demands, the rest spread evenly, summing to the cap', () => {
   assert.deepEqual(fairShares(128, [200, 0, 0, 0]), [128, 0, 0, 0]);
@@ -186,12 +197,12 @@ function simulateRates(workers: number, seed: number): { overLimit: number; sent
 test('per-minute rates by demand: simulated fleets of 2 and 4 workers never pace over the limit together and keep it used when wanted', () => {
   assert.deepEqual(
     rateDemand('e/rpm', { limit: 7_680, used: 1_000.4, waiting: true, holding: 1_920 }),
-    { endpoint: 'e/rpm', cap: 7_680, inFlight: 1_920, queued: 5_760, holding: 1_920 },
+    { endpoint: 'e/rpm', cap: 7_680, inFlight: 1_920, queued: 5_760, holding: 1_920, perMinute: true },
     'waiting at its rate: wants the whole limit',
   );
   assert.deepEqual(
     rateDemand('e/rpm', { limit: 7_680, used: 300.2, waiting: false, holding: 1_920 }),
-    { endpoint: 'e/rpm', cap: 7_680, inFlight: 301, queued: 0, holding: 1_920 },
+    { endpoint: 'e/rpm', cap: 7_680, inFlight: 301, queued: 0, holding: 1_920, perMinute: true },
     'otherwise: what it used',
   );
   for (const workers of [2, 4]) {
@@ -219,6 +230,55 @@ test('a worker reports at once when requests start waiting at its grant, a quart
   assert.equal(worthReporting(at(0, 0, 0), at(3, 0, 8)), true, 'a term ended: the desk still counts 8');
 });
 
+test('while other workers want more, a worker reports each eighth of its grant it stops using (at least one slot), and gives it back before the desk hears of it', () => {
+  const at = (inFlight: number, queued: number, holding: number) => ({ endpoint: 'e', cap: 128, inFlight, queued, holding });
+  assert.equal(worthReporting(at(7, 0, 8), at(8, 0, 8), true), true, 'one of 8 slots unused, others want it');
+  assert.equal(worthReporting(at(7, 0, 8), at(8, 0, 8)), false, 'nobody wants it: a quarter, at least two');
+  assert.equal(worthReporting(at(10, 5, 10), at(11, 5, 11), true), true, 'grant lowered to 10: the one request above it ended');
+  assert.equal(worthReporting(at(10, 5, 10), at(11, 5, 11)), false, 'nobody waits for that one slot');
+  assert.equal(worthReporting(at(60, 0, 64), at(64, 0, 64), true), false, 'an eighth of 64 is 8');
+  assert.equal(worthReporting(at(56, 0, 64), at(64, 0, 64), true), true);
+
+  const e = at(3, 1, 8);
+  assert.deepEqual(givingBack([e], new Set(['e'])), [{ ...e, holding: 4 }], 'reported holding what it uses: the desk frees the other 4 with this report');
+  assert.deepEqual(givingBack([e], new Set()), [e], 'nobody wants them: kept as headroom');
+  assert.deepEqual(givingBack([at(7, 0, 8)], new Set(['e'])), [at(7, 0, 7)]);
+  assert.deepEqual(givingBack([at(8, 4, 8)], new Set(['e'])), [at(8, 4, 8)], 'all in use');
+  const rate = rateDemand('e/rpm', { limit: 1_000, used: 10, waiting: false, holding: 500 });
+  assert.deepEqual(givingBack([rate], new Set(['e/rpm'])), [rate], 'a per-minute pace is not given back early');
+
+  // At the desk: b waits while a holds 8 with 3 in flight. Reported as it was, a's 8 stay counted
+  // until its next report; given back, 4 of them go to b with the same report.
+  for (const give of [false, true]) {
+    const book: LeaseBook = {};
+    const report = (worker: string, d: ReturnType<typeof at>) => grantLeases(book, { worker, seq: 0, leaseTerms: true, endpoints: [d] }, 0, true, true);
+    assert.equal(report('a', at(0, 8, 0)).grants.e, 128);
+    assert.equal(report('b', at(0, 200, 0)).grants.e, 0);
+    assert.equal(report('a', at(8, 0, 128)).grants.e, 8, 'a uses 8');
+    assert.deepEqual(report('a', at(8, 0, 8)).wanted, ['e'], 'b asks for more than it holds: a is told so');
+    const answer = report('b', at(0, 200, 0));
+    assert.deepEqual([answer.grants.e, answer.wanted], [120, undefined], 'a asks for no more than it holds');
+    const a = give ? givingBack([at(3, 1, 8)], new Set(['e']))[0]! : at(3, 1, 8);
+    report('a', a);
+    assert.equal(report('b', at(120, 80, 120)).grants.e, give ? 124 : 120, give ? "a's 4 unused slots go to b at once" : 'a may still hold 8');
+  }
+});
+
+test('the desk tells a worker it is owed capacity when its fair share exceeds its grant by a step', () => {
+  const book: LeaseBook = {};
+  const report = (worker: string, inFlight: number, queued: number, holding: number, owing = true) =>
+    grantLeases(book, { worker, seq: 0, leaseTerms: true, endpoints: [{ endpoint: 'e', cap: 16, inFlight, queued, holding }] }, 0, true, owing);
+  report('a', 0, 100, 0);
+  report('a', 16, 84, 16);
+  const b = report('b', 0, 100, 0);
+  assert.deepEqual([b.grants.e, b.owed, b.wanted], [0, true, ['e']], 'fair share 8, a holds all 16');
+  assert.deepEqual(Object.keys(report('b', 0, 100, 0, false)), ['grants', 'termMs', 'shared'], 'a desk before the patch says neither');
+  assert.equal(report('a', 16, 84, 16).grants.e, 8);
+  assert.equal(report('a', 9, 91, 8).owed, undefined, 'a holds its fair share');
+  const later = report('b', 0, 100, 0);
+  assert.deepEqual([later.grants.e, later.owed], [7, undefined], 'one slot short (a still has 9 in flight) is not owed: within a step');
+});
+
 interface FleetOptions {
   /** 'terms': workers honour lease terms (this release); 'split': unanswered 5 s, they fall back to 1/N (the earlier release). */
   workers: 'terms' | 'split';
@@ -227,6 +287,8 @@ interface FleetOptions {
   pause?: { from: number; to: number };
   /** Workers that die (stop reporting and admitting; their requests in flight run to their end) at these times. */
   deaths?: Record<number, number>;
+  /** Workers give back unused slots as they report, where the last answer said others want more (givingBack, patch 'lease-desk-owed-first'). */
+  giveBack?: boolean;
 }
 
 /**
@@ -257,6 +319,7 @@ async function termsFleet(o: FleetOptions): Promise<{ maxInFlight: number; used:
     sentAt: 0,
     running: [] as number[],
     alive: true,
+    wanted: new Set<string>(),
   }));
   const lag = () => (random() < 0.2 ? 5_000 + random() * 7_000 : random() * 1_000);
   const holdsNow = (w: (typeof fleet)[number], now: number) =>
@@ -266,25 +329,26 @@ async function termsFleet(o: FleetOptions): Promise<{ maxInFlight: number; used:
     w.sentAt = now;
     w.unansweredSince ??= now;
     const inFlight = w.running.length;
-    const report = {
-      worker: w.id,
-      seq,
-      leaseTerms: o.workers === 'terms' ? true : undefined,
-      endpoints: [{ endpoint: 'e', cap: CAP, inFlight, queued: Math.max(0, w.demand - inFlight), holding: holdsNow(w, now), drainMs: 3_000 }],
-    };
+    let endpoints: EndpointDemand[] = [{ endpoint: 'e', cap: CAP, inFlight, queued: Math.max(0, w.demand - inFlight), holding: holdsNow(w, now), drainMs: 3_000 }];
+    if (o.giveBack) {
+      endpoints = givingBack(endpoints, w.wanted);
+      if (now < w.leaseUntil) w.grant = endpoints[0]!.holding; // admits within what it reports holding from now on
+    }
+    const report = { worker: w.id, seq, leaseTerms: o.workers === 'terms' ? true : undefined, endpoints };
     if (random() < 0.05) return; // lost on the way
     let arrives = now + lag();
     if (o.pause && arrives >= o.pause.from && arrives < o.pause.to) arrives = o.pause.to;
     clock.setTimer(() => {
       if ((newest[w.id] ?? -1) >= seq) return;
       newest[w.id] = seq;
-      const answer = grantLeases(book, report, clock.now(), o.workers === 'terms');
+      const answer = grantLeases(book, report, clock.now(), o.workers === 'terms', o.giveBack);
       clock.setTimer(() => {
         if (!w.alive || w.out !== seq) return; // given up, or superseded by a newer report
         w.out = 0;
         w.unansweredSince = undefined;
         w.grant = answer.grants.e!;
         w.leaseUntil = leaseEnds(w.sentAt, answer);
+        w.wanted = new Set(answer.wanted);
       }, lag());
     }, arrives - now);
   };
@@ -316,10 +380,12 @@ async function termsFleet(o: FleetOptions): Promise<{ maxInFlight: number; used:
 }
 
 test('lease terms: with late and lost reports and answers, a desk paused longer than a term, and workers dying with requests in flight, the fleet never has more than the cap in flight', async () => {
-  for (const seed of [1, 2, 3, 4]) {
-    const { maxInFlight, used, wanted } = await termsFleet({ workers: 'terms', seed, deaths: { 2: 50_000, 5: 130_000 } });
-    assert.ok(maxInFlight <= 64, `seed ${seed}: ${maxInFlight} in flight, over the cap of 64`);
-    assert.ok(used / wanted >= 0.4, `seed ${seed}: ${((100 * used) / wanted).toFixed(1)}% of what was wanted, with answers up to 24 s late`);
+  for (const giveBack of [false, true]) {
+    for (const seed of [1, 2, 3, 4]) {
+      const { maxInFlight, used, wanted } = await termsFleet({ workers: 'terms', seed, deaths: { 2: 50_000, 5: 130_000 }, giveBack });
+      assert.ok(maxInFlight <= 64, `seed ${seed}${giveBack ? ', giving back' : ''}: ${maxInFlight} in flight, over the cap of 64`);
+      assert.ok(used / wanted >= 0.4, `seed ${seed}: ${((100 * used) / wanted).toFixed(1)}% of what was wanted, with answers up to 24 s late`);
+    }
   }
   const pause = { from: 100_000, to: 160_000 };
   const paused = await termsFleet({ workers: 'terms', seed: 5, pause });
