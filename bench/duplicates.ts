@@ -1,10 +1,12 @@
 // Identical model requests a build pays for more than once: a real build (Temporal dev server,
 // `mmif worker`, the simulator) through bench/countingProxy.ts, which keys every answered request by
 // its body bytes. The model-call cache serves an identical request made after the first reply is
-// stored; two identical requests in flight at the same time both reach the endpoint. Prints the
-// answered requests, the distinct ones and the extra answers by kind of request.
+// stored, and single-flight (llm/singleFlight.ts) one identical to a request in flight in the same
+// worker process; identical requests in flight at the same time in two worker processes both reach
+// the endpoint (`--workers 2` measures how often). Prints the answered requests, the distinct ones
+// and the extra answers by kind of request.
 //
-// Run:   npx tsx bench/duplicates.ts [--samples 512] [--concurrency 128] [--latency-ms 1000]
+// Run:   npx tsx bench/duplicates.ts [--samples 512] [--concurrency 128] [--latency-ms 1000] [--workers 1]
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -20,6 +22,7 @@ const { values } = parseArgs({
     samples: { type: 'string', default: '512' },
     concurrency: { type: 'string', default: '128' },
     'latency-ms': { type: 'string', default: '1000' },
+    workers: { type: 'string', default: '1' },
   },
 });
 const SAMPLES = Number(values.samples);
@@ -30,7 +33,9 @@ const [server, sim] = await Promise.all([startTemporalDevServer(), startSimulato
 const proxy = await startCountingProxy(sim.url);
 const output = await mkdtemp(path.join(tmpdir(), 'mmif-bench-dups-'));
 const connection = await Connection.connect({ address: server.address });
-const worker = await startWorkerProcess({ address: server.address, taskQueue: 'dups', simulatorUrl: proxy.url });
+const workers = await Promise.all(
+  Array.from({ length: Number(values.workers) }, () => startWorkerProcess({ address: server.address, taskQueue: 'dups', simulatorUrl: proxy.url })),
+);
 try {
   const config = benchBuildConfig('dups', output, images, SAMPLES, { concurrency: C, shardSize: 128, sliceSize: 32, maxParallelShards: 8, llmConcurrency: 32 });
   const report = (await new Client({ connection }).workflow.execute('buildDataset', { taskQueue: 'dups', workflowId: config.buildId, args: [config] })) as BuildReport;
@@ -38,13 +43,13 @@ try {
   const counts = proxy.counts();
   const cached = Object.values(report.usage).reduce((a, u) => a + u.cachedRequests, 0);
   console.log(
-    `${SAMPLES} samples: ${stats.completed} requests answered, ${counts.doneBeforeKill} distinct, ` +
+    `${SAMPLES} samples, ${workers.length} worker(s): ${stats.completed} requests answered, ${counts.doneBeforeKill} distinct, ` +
       `${counts.duplicatesWithinPhase} answered again (${fmt((100 * counts.duplicatesWithinPhase) / stats.completed, 2)}% of all answers); ` +
       `cache hits in the build report: ${cached}\n`,
   );
   console.log(table(['request kind', 'extra answers'], proxy.duplicatesByKind().slice(0, 15)));
 } finally {
-  await worker.stop();
+  await Promise.all(workers.map((w) => w.stop()));
   await connection.close();
   await proxy.close();
   await server.stop();

@@ -37,6 +37,8 @@ import { firstTry, jsonProblem, PROBLEM_DETAIL, parseJsonReply, problemDetail, r
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retryPolicy.js';
 import { RequestRefused, sendCompletion } from './sendCompletion.js';
 import { SentLog } from './sentLog.js';
+import { flightOf, fly, landed } from './singleFlight.js';
+import { abortSignal } from './abortScope.js';
 
 export type { CallRecord } from './callRecord.js';
 export type { JsonReply, ModelRequest, PreparedRequest, ReplyTarget } from './modelRequest.js';
@@ -193,6 +195,11 @@ export class ModelCaller {
     return record;
   }
 
+  /** Admits a Batch API submission by the build's budget (BuildBudget.admitBatch): none once it is spent. */
+  async admitBatch(): Promise<void> {
+    await this.options.budget?.admitBatch();
+  }
+
   /** Whether a whole reply is cached under this key (prepared requests carry their key), as the pipeline reads it. */
   async isCached(cacheKey: string): Promise<boolean> {
     return (await getCreatedJson<CachedReply>(this.cache, cacheKey)) !== undefined;
@@ -239,7 +246,9 @@ export class ModelCaller {
   /**
    * The reply to one prepared request: from the cache when it holds a usable reply, or an unusable
    * one that this build stored (a past try: replayed, not paid again), or one another build stored
-   * while the first pass replays; otherwise sent, and stored with this build as its owner.
+   * while the first pass replays; otherwise sent, and stored with this build as its owner. An
+   * identical request already in flight in this process is waited for and its reply then read from
+   * the cache by the same rules (singleFlight.ts): a cache hit, paid once.
    */
   private async replyTo(
     req: ModelRequest,
@@ -251,14 +260,35 @@ export class ModelCaller {
     pass: TryPass,
   ): Promise<CachedReply> {
     const key = prepared.cacheKey;
-    const cached = await getCreatedJson<CachedReply>(this.cache, key);
-    const foreignProblem = cached !== undefined && (cached.owner === undefined || cached.owner !== this.owner) && problemOf(cached) !== undefined;
-    if (foreignProblem) pass.sawForeign = true;
-    if (cached && !(foreignProblem && pass.refreshForeign)) {
-      const how = this.execution?.paidByEarlierAttempt(cached) ? 'recovered' : 'cached';
-      calls.push(tryRecord(req.stage, cached, how, t, problemOf(cached), this.prices, endpoint.baseURL));
-      return cached;
+    for (;;) {
+      // Taken before the read too: a flight that lands while the cache is read wrote its reply after
+      // the read began, so the read may miss it; the settled flight then sends this one round again.
+      const earlier = flightOf(this.cache, key);
+      const cached = await getCreatedJson<CachedReply>(this.cache, key);
+      const foreignProblem = cached !== undefined && (cached.owner === undefined || cached.owner !== this.owner) && problemOf(cached) !== undefined;
+      if (foreignProblem) pass.sawForeign = true;
+      if (cached && !(foreignProblem && pass.refreshForeign)) {
+        const how = this.execution?.paidByEarlierAttempt(cached) ? 'recovered' : 'cached';
+        calls.push(tryRecord(req.stage, cached, how, t, problemOf(cached), this.prices, endpoint.baseURL));
+        return cached;
+      }
+      const flight = flightOf(this.cache, key) ?? earlier;
+      // No await between finding no flight and starting one (fly registers it at once).
+      if (!flight) return fly(this.cache, key, () => this.send(req, t, prepared, endpoint, calls, problemOf));
+      await landed(flight, abortSignal());
     }
+  }
+
+  /** Sends a request no cached reply answers, pays for it and caches the reply with this build as its owner. */
+  private async send(
+    req: ModelRequest,
+    t: ReplyTry,
+    prepared: PreparedRequest,
+    endpoint: ResolvedEndpoint,
+    calls: CallRecord[],
+    problemOf: (reply: CachedReply) => ReplyProblem | undefined,
+  ): Promise<CachedReply> {
+    const key = prepared.cacheKey;
     const execution = this.execution;
     const lost = (await execution?.sentByLostExecution(key)) ?? false;
     const budget = this.options.budget;
