@@ -30,7 +30,7 @@ import { addUnpriced, addUsage, emptyUsage, reopensOnRerun } from '../output/com
 import type { ShardManifest } from '../output/contracts/manifest.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import type { SliceTask, SliceStagesTask, BuildRef, ShardSummary, ShardTask } from './buildRef.js';
-import { cacheStoreFor, contextFor, contextForBuild, richnessTools, storeFor } from './runtime.js';
+import { budgetFor, cacheStoreFor, contextFor, contextForBuild, richnessTools, storeFor } from './runtime.js';
 import { endpointLessons, preflight, type PreflightOutcome } from '../llm/preflight.js';
 import { LLM_CACHE_PREFIX } from '../storage/buildLayout.js';
 import { recordPreflightUsage } from '../output/reports/preflightUsage.js';
@@ -92,7 +92,9 @@ export async function preflightEndpoints(input: unknown): Promise<PreflightOutco
     const config = parseBuildConfig(input);
     // First: the pre-flight records its usage in the output.
     await probeOutput(storeFor(config.output, config.s3));
-    const outcomes = await preflight(config, cacheStoreFor(config), LLM_CACHE_PREFIX);
+    // Its requests are paid, so the budget holds them too: written here, before planning writes it again (unchanged).
+    await writeBudget(storeFor(config.output, config.s3), buildLayout(config.buildId).budget, config.llm.budget);
+    const outcomes = await preflight(config, cacheStoreFor(config), LLM_CACHE_PREFIX, process.env, budgetFor(config));
     await recordPreflightUsage(storeFor(config.output, config.s3), buildLayout(config.buildId), outcomes, config.llm.prices);
     return outcomes;
   });

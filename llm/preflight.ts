@@ -11,9 +11,13 @@
  *
  * A check that passed is remembered in the model-call cache (per endpoint, model, key and image
  * use; the key enters only as a hash), so re-runs, resumed and scheduled builds make no request for it.
+ *
+ * Its requests are paid like any other: each is admitted by the build's budget (llm.budget) and
+ * counted in it once answered, so a build whose budget is spent sends none, and the budget is never
+ * exceeded by more than the requests in flight.
  */
 import OpenAI, { APIError } from 'openai';
-import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
+import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import sharp from 'sharp';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
@@ -27,6 +31,8 @@ import { describeLessons, requestBody, type Dialect, type StageAsk } from './dia
 import { DialectMemory } from './dialectMemory.js';
 import { clientFor, resolveBaseUrl, resolveEndpoint, type ResolvedEndpoint } from './endpoint.js';
 import { EndpointError, faultOf, describeFault, maskedExcerpt, permanentError } from './endpointError.js';
+import { BudgetExhausted, type BuildBudget } from './buildBudget.js';
+import { costOf } from './pricing.js';
 import { unusableOf, type UnusableReply } from './replyCheck.js';
 import { classifyFailure } from './retryPolicy.js';
 import { requestCompletion } from './sendCompletion.js';
@@ -83,8 +89,17 @@ export interface PreflightOutcome {
 /** Attempts per endpoint for connection errors and 5xx before the pre-flight leaves it to the build. */
 const TRANSIENT_ATTEMPTS = 3;
 
-/** Checks every target; throws EndpointError when one is misconfigured (the build must not start). */
-export async function preflight(config: BuildConfig, cache: ObjectStore, cachePrefix: string, env: NodeJS.ProcessEnv = process.env): Promise<PreflightOutcome[]> {
+/**
+ * Checks every target; throws EndpointError when one is misconfigured (the build must not start),
+ * BudgetExhausted when the build's budget (`budget`, when it has one) admits no request.
+ */
+export async function preflight(
+  config: BuildConfig,
+  cache: ObjectStore,
+  cachePrefix: string,
+  env: NodeJS.ProcessEnv = process.env,
+  budget?: BuildBudget,
+): Promise<PreflightOutcome[]> {
   const outcomes: PreflightOutcome[] = [];
   const dialects = new DialectMemory(cache, cachePrefix);
   for (const target of preflightTargets(config)) {
@@ -96,7 +111,7 @@ export async function preflight(config: BuildConfig, cache: ObjectStore, cachePr
       outcomes.push({ ...outcome, cached: true, ...lessonsOf(await dialects.get(endpoint)) });
       continue;
     }
-    const result = await check(endpoint, target, config.llm, dialects);
+    const result = await check(endpoint, target, config.llm, dialects, budget);
     if (typeof result === 'string') {
       outcomes.push({ ...outcome, cached: false, unreachable: result });
       continue;
@@ -140,15 +155,17 @@ async function check(
   target: PreflightTarget,
   llm: BuildConfig['llm'],
   dialects: DialectMemory,
+  budget: BuildBudget | undefined,
 ): Promise<{ usage?: PreflightOutcome['usage']; dialect: Dialect } | string> {
   const client = clientFor(endpoint, llm.timeoutMs, llm.maxReplyBytes);
+  const send = (body: ChatCompletionCreateParamsNonStreaming) => paidCompletion(client, body, endpoint, llm, budget);
   const ask = await tinyAsk(endpoint.model, target, llm);
   let dialect = await dialects.get(endpoint);
   for (let attempt = 1; ;) {
     const body = requestBody(ask, dialect);
     try {
-      const { completion } = await requestCompletion(client, body);
-      return { usage: { model: completion.model || endpoint.model, ...usageOf(completion.usage) }, dialect };
+      const completion = await send(body);
+      return { usage: usageAt(completion, endpoint), dialect };
     } catch (err) {
       const kind = classifyFailure(err);
       // Rate limited: the key and model were accepted, which is all this checks.
@@ -165,7 +182,7 @@ async function check(
       if (kind === 'fatal') throw err;
       if (target.withImage && (err as APIError).status !== undefined) {
         const textBody = requestBody(await tinyAsk(endpoint.model, { ...target, withImage: false }, llm), dialect);
-        if (await failsOnlyOnImages(client, textBody, body)) throw refused(err as APIError, endpoint, target);
+        if (await failsOnlyOnImages(send, textBody, body)) throw refused(err as APIError, endpoint, target);
       }
       if (attempt >= TRANSIENT_ATTEMPTS) return `model endpoint ${endpoint.baseURL} (model ${endpoint.model}) is unreachable: ${(err as Error).message}`;
       await sleep(500 * attempt++);
@@ -182,19 +199,54 @@ async function check(
  * (llama.cpp tools/server/server-common.cpp), which ex_wrapper (tools/server/server.cpp) turns
  * into a 500 carrying that message.
  */
-async function failsOnlyOnImages(client: OpenAI, textBody: ChatCompletionCreateParamsNonStreaming, imageBody: ChatCompletionCreateParamsNonStreaming): Promise<boolean> {
+async function failsOnlyOnImages(
+  send: (body: ChatCompletionCreateParamsNonStreaming) => Promise<ChatCompletion>,
+  textBody: ChatCompletionCreateParamsNonStreaming,
+  imageBody: ChatCompletionCreateParamsNonStreaming,
+): Promise<boolean> {
   try {
-    await requestCompletion(client, textBody);
-  } catch {
+    await send(textBody);
+  } catch (err) {
+    if (err instanceof BudgetExhausted) throw err;
     return false;
   }
   try {
-    await requestCompletion(client, imageBody);
+    await send(imageBody);
     return false;
   } catch (err) {
+    if (err instanceof BudgetExhausted) throw err;
     return classifyFailure(err) === 'transient' && (err as APIError).status !== undefined;
   }
 }
+
+/**
+ * One pre-flight request, admitted by the build's budget and counted in it once answered, at its
+ * price (pricing.ts, as every call); an error status or no answer is not billed (modelCaller.ts
+ * settles its requests the same way).
+ */
+async function paidCompletion(
+  client: OpenAI,
+  body: ChatCompletionCreateParamsNonStreaming,
+  endpoint: ResolvedEndpoint,
+  llm: BuildConfig['llm'],
+  budget: BuildBudget | undefined,
+): Promise<ChatCompletion> {
+  await budget?.admit();
+  let completion: ChatCompletion;
+  try {
+    ({ completion } = await requestCompletion(client, body));
+  } catch (err) {
+    budget?.unpaid();
+    throw err;
+  }
+  await budget?.paid(costOf({ ...usageAt(completion, endpoint), batch: false, baseUrl: endpoint.baseURL }, llm.prices).usd ?? 0);
+  return completion;
+}
+
+const usageAt = (completion: ChatCompletion, endpoint: ResolvedEndpoint): Usage & { model: string } => ({
+  model: completion.model || endpoint.model,
+  ...usageOf(completion.usage),
+});
 
 /** A 400-class answer to a tiny request: with an image, most likely a model without image input. */
 function refused(err: APIError, endpoint: ResolvedEndpoint, target: PreflightTarget): EndpointError {

@@ -4,7 +4,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
+import { BudgetExhausted, BuildBudget, writeBudget } from '../../llm/buildBudget.js';
 import { EndpointError } from '../../llm/endpointError.js';
+import { SpendLedger } from '../../llm/spendLedger.js';
 import { preflight, preflightTargets } from '../../llm/preflight.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
 import { LocalStore } from '../../storage/localStore.js';
@@ -114,4 +116,41 @@ test('a missing API key for OpenAI fails the pre-flight at once, naming the vari
     (err: unknown) =>
       err instanceof EndpointError && /^model endpoint https:\/\/api\.openai\.com\/v1 \(model gpt-4o\): the API key variable MMIF_TEST_NO_SUCH_KEY is not set$/.test(err.message),
   );
+});
+
+test("the pre-flight's requests are admitted by the build's budget and counted in it; a spent budget sends none", async () => {
+  const store = new LocalStore(path.join(dir, 'budget'));
+  let now = 0;
+  const budgetOf = () => new BuildBudget(store, 'b/_work/budget.json', new SpendLedger(store, 'b/_work/spend/', () => now), () => now);
+  const models = { default: { model: 'mmif-sim-vlm', baseUrl: sim.url }, verifier: { model: 'mmif-sim-llm', baseUrl: sim.url } };
+  const prices = {
+    'mmif-sim-vlm': { inputPerMTok: 1000, outputPerMTok: 1000, batchDiscount: 0.5 },
+    'mmif-sim-llm': { inputPerMTok: 1000, outputPerMTok: 1000, batchDiscount: 0.5 },
+  };
+  const priced = config(models, { llm: { prices } });
+  await writeBudget(store, 'b/_work/budget.json', { maxUsd: 1 });
+  sim.resetStats();
+  const budget = budgetOf();
+  const outcomes = await preflight(priced, new LocalStore(path.join(dir, 'cache-budget')), '_cache/llm', process.env, budget);
+  assert.equal(sim.stats().requests, 2);
+  await budget.ledger.flush();
+  const spent = budget.ledger.total();
+  assert.equal(spent.requests, 2, 'each answered pre-flight request is counted');
+  const priceOf = (o: (typeof outcomes)[number]) => ((o.usage!.promptTokens + o.usage!.completionTokens) * 1000) / 1e6;
+  assert.ok(Math.abs(spent.usd - outcomes.reduce((sum, o) => sum + priceOf(o), 0)) < 1e-12, `counted at their price: $${spent.usd}`);
+
+  // Another worker spent the rest: a new pre-flight (here, with another key) sends nothing and fails with the budget's line.
+  await new SpendLedger(store, 'b/_work/spend/', () => now).add({ usd: 1, requests: 1 });
+  now += 1_000;
+  process.env.MMIF_TEST_OTHER_KEY = 'sk-other';
+  try {
+    const otherKey = config({ default: { model: 'mmif-sim-vlm', baseUrl: sim.url, apiKeyEnv: 'MMIF_TEST_OTHER_KEY' } }, { llm: { prices } });
+    await assert.rejects(
+      preflight(otherKey, new LocalStore(path.join(dir, 'cache-budget')), '_cache/llm', process.env, budgetOf()),
+      (err: unknown) => err instanceof BudgetExhausted && /^budget exhausted: \$1\.\d{4} of \$1\.0000 spent$/.test(err.message),
+    );
+  } finally {
+    delete process.env.MMIF_TEST_OTHER_KEY;
+  }
+  assert.equal(sim.stats().requests, 2, 'no request once the budget is spent');
 });
