@@ -69,6 +69,8 @@ export async function submitStageBatch(task: BatchRoundTask): Promise<{ batchIds
     const logKey = ctx.layout.batchSubmissions(task.shard, task.stage, task.round);
     const log = (await getJson<SubmissionLog>(ctx.store, logKey)) ?? { batches: [] };
     if (requests.length === 0 && log.batches.length === 0) return { batchIds: [], requests: 0 };
+    // A spent budget submits no batch (its replies are counted when collected).
+    if (requests.length > 0) await ctx.models.admitBatch();
     const client = ctx.models.client(endpointFor(ctx.config, task.stage));
     let all = log;
     await submitBatches(client, requests, {

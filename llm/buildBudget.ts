@@ -64,12 +64,27 @@ export class BuildBudget {
    */
   async admit(): Promise<void> {
     await this.refresh();
+    this.checkRoom();
+    this.inFlight += 1;
+  }
+
+  /**
+   * Admits a Batch API submission, or throws BudgetExhausted: once the budget is spent no batch is
+   * submitted, as no request is sent. A batch goes whole, and its replies are counted when collected
+   * (`billed`), so the requests of the batches submitted before the budget ran out are its overshoot
+   * (docs/cost.md).
+   */
+  async admitBatch(): Promise<void> {
+    await this.refresh();
+    this.checkRoom();
+  }
+
+  private checkRoom(): void {
     const spent = this.ledger.total();
     const { maxUsd, maxRequests } = this.limits;
     if ((maxUsd !== undefined && spent.usd >= maxUsd) || (maxRequests !== undefined && spent.requests + this.inFlight >= maxRequests)) {
       throw new BudgetExhausted(budgetMessage(spent, spent.requests + this.inFlight, this.limits));
     }
-    this.inFlight += 1;
   }
 
   /** An admitted request was answered and paid (`usd`: its cost, 0 when unpriced). */

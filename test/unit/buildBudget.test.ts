@@ -71,6 +71,8 @@ test('requests are admitted until the budget is spent; in flight they count agai
   await budget.paid(0.5); // in flight when the limit was reached: the overshoot
   await assert.rejects(budget.admit(), (err: Error) => err.message === 'budget exhausted: $1.1000 of $1.0000 spent');
 
+  await assert.rejects(budget.admitBatch(), (err: Error) => err.message === 'budget exhausted: $1.1000 of $1.0000 spent', 'no Batch API submission once spent');
+
   await writeBudget(store, BUDGET, { maxUsd: 5 });
   await assert.rejects(budget.admit(), /\$1\.1000 of \$1\.0000/, 'the budget is read again after the refresh age');
   now += BUDGET_REFRESH_MS;
