@@ -124,16 +124,22 @@ export class ModelCaller {
 
   /** A prose reply; empty, cut or filtered replies are tried again (see runTries). */
   async text(req: ModelRequest, calls: CallRecord[]): Promise<string> {
-    return (await this.textAndReasoning(req, calls)).text;
+    return (await this.prose(req, calls, false)).text;
   }
 
   /**
-   * A prose reply and the model's reasoning for it: null when it returned none, or when the reply
-   * was cached by a caller that did not keep reasoning (ModelCallerOptions.keepReasoning).
+   * A prose reply and the model's reasoning for it: null when it returned none, or when this caller
+   * does not keep reasoning (ModelCallerOptions.keepReasoning). A caller that keeps it does not take
+   * a cached reply whose thinking was dropped (stored by a build that did not keep it): that request
+   * is made again, paid, and stored with its thinking, so null never stands for thinking not kept.
    */
   async textAndReasoning(req: ModelRequest, calls: CallRecord[]): Promise<{ text: string; reasoning: string | null }> {
+    return this.prose(req, calls, this.options.keepReasoning ?? false);
+  }
+
+  private prose(req: ModelRequest, calls: CallRecord[], withReasoning: boolean): Promise<{ text: string; reasoning: string | null }> {
     return runTries(req.stage, this.llm, async (t, pass) => {
-      const { reply, endpoint } = await this.complete(req, t, this.messages(req), undefined, calls, textProblem, pass);
+      const { reply, endpoint } = await this.complete(req, t, this.messages(req), undefined, calls, textProblem, pass, withReasoning);
       const problem = textProblem(reply);
       return problem ? { ok: false, problem, detail: problemDetail(reply, problem), endpoint } : { ok: true, value: { text: reply.content, reasoning: reply.reasoning ?? null } };
     });
@@ -227,13 +233,14 @@ export class ModelCaller {
     calls: CallRecord[],
     problemOf: (reply: CachedReply) => ReplyProblem | undefined,
     pass: TryPass,
+    withReasoning = false,
   ): Promise<{ reply: CachedReply; endpoint: ResolvedEndpoint }> {
     const endpoint = resolveEndpoint(req.endpoint);
     let dialect: Dialect = await this.dialects.get(endpoint);
     for (let adaptations = 0; ; adaptations++) {
       const prepared = prepareRequest(req, t, messages, schema, dialect, this.llm, this.cachePrefix);
       try {
-        return { reply: await this.replyTo(req, t, prepared, endpoint, calls, problemOf, pass), endpoint };
+        return { reply: await this.replyTo(req, t, prepared, endpoint, calls, problemOf, pass, withReasoning), endpoint };
       } catch (err) {
         if (!(err instanceof RequestRefused) || adaptations >= MAX_ADAPTATIONS) throw err;
         const next = await this.dialects.afterRefusal(endpoint, dialect, err.refusal, prepared.body, faultOf(err.refusal, endpoint).excerpt);
@@ -258,16 +265,19 @@ export class ModelCaller {
     calls: CallRecord[],
     problemOf: (reply: CachedReply) => ReplyProblem | undefined,
     pass: TryPass,
+    /** The caller keeps the thinking: a cached reply whose thinking was dropped does not answer it. */
+    withReasoning: boolean,
   ): Promise<CachedReply> {
     const key = prepared.cacheKey;
     for (;;) {
-      // Taken before the read too: a flight that lands while the cache is read wrote its reply after
-      // the read began, so the read may miss it; the settled flight then sends this one round again.
+      // Taken before the read too: a flight that lands while the cache is read may have written its
+      // reply after the read began; waiting on it (settled: at once) then reads the cache again.
       const earlier = flightOf(this.cache, key);
       const cached = await getCreatedJson<CachedReply>(this.cache, key);
       const foreignProblem = cached !== undefined && (cached.owner === undefined || cached.owner !== this.owner) && problemOf(cached) !== undefined;
       if (foreignProblem) pass.sawForeign = true;
-      if (cached && !(foreignProblem && pass.refreshForeign)) {
+      const thoughtDropped = withReasoning && cached?.thought === true && cached.reasoning === undefined;
+      if (cached && !(foreignProblem && pass.refreshForeign) && !thoughtDropped) {
         const how = this.execution?.paidByEarlierAttempt(cached) ? 'recovered' : 'cached';
         calls.push(tryRecord(req.stage, cached, how, t, problemOf(cached), this.prices, endpoint.baseURL));
         return cached;

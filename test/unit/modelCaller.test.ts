@@ -299,3 +299,32 @@ test('a refused key, an unknown model and a spent quota fail at once, naming the
     delete process.env.MMIF_TEST_WRONG_KEY;
   }
 });
+
+test('a build keeping reasoning asks again for a reply cached without its thinking, once; one that does not keep it takes any', async () => {
+  const req = { stage: 'answer' as const, endpoint: endpoint(), prompt: renderAnswerPrompt('Describe the breakwater.', []), image };
+  const store = new LocalStore(path.join(dir, 'reasoning'));
+  const keeping = (keepReasoning: boolean) => new ModelCaller(store, '_cache/llm', llm, { owner: keepReasoning ? 'keeps' : 'drops', keepReasoning });
+  sim.setFaults({ dialect: 'reasoning-content' });
+  try {
+    sim.resetStats();
+    // Cached by a build that drops the thinking (as every build did before training.keepReasoning).
+    const dropped = await keeping(false).textAndReasoning(req, []);
+    assert.equal(dropped.reasoning, null);
+    const calls: CallRecord[] = [];
+    const kept = await keeping(true).textAndReasoning(req, calls);
+    assert.ok(kept.reasoning && kept.reasoning.length > 0, 'the thinking, not a null that would say the model gave none');
+    assert.equal(kept.text, dropped.text);
+    assert.deepEqual(
+      calls.map((c) => c.cached),
+      [false],
+      'asked again, and paid',
+    );
+    assert.equal(sim.stats().requests, 2);
+    // Stored with its thinking now: the next reads, keeping it or not, are cache hits.
+    assert.deepEqual(await keeping(true).textAndReasoning(req, []), kept);
+    assert.equal(await keeping(false).text(req, []), kept.text);
+    assert.equal(sim.stats().requests, 2);
+  } finally {
+    sim.setFaults({ dialect: 'plain' });
+  }
+});
