@@ -61,6 +61,16 @@ export interface ModelCallerOptions {
   keepReasoning?: boolean;
 }
 
+/** One prepared request of one try, and where the record of how it was answered goes. */
+interface Asked {
+  req: ModelRequest;
+  t: ReplyTry;
+  prepared: PreparedRequest;
+  endpoint: ResolvedEndpoint;
+  calls: CallRecord[];
+  problemOf: (reply: CachedReply) => ReplyProblem | undefined;
+}
+
 /** Refusals answered by a new dialect per request: each renames, drops or steps down a different parameter. */
 const MAX_ADAPTATIONS = 4;
 
@@ -240,7 +250,7 @@ export class ModelCaller {
     for (let adaptations = 0; ; adaptations++) {
       const prepared = prepareRequest(req, t, messages, schema, dialect, this.llm, this.cachePrefix);
       try {
-        return { reply: await this.replyTo(req, t, prepared, endpoint, calls, problemOf, pass, withReasoning), endpoint };
+        return { reply: await this.replyTo({ req, t, prepared, endpoint, calls, problemOf }, pass, withReasoning), endpoint };
       } catch (err) {
         if (!(err instanceof RequestRefused) || adaptations >= MAX_ADAPTATIONS) throw err;
         const next = await this.dialects.afterRefusal(endpoint, dialect, err.refusal, prepared.body, faultOf(err.refusal, endpoint).excerpt);
@@ -258,16 +268,12 @@ export class ModelCaller {
    * the cache by the same rules (singleFlight.ts): a cache hit, paid once.
    */
   private async replyTo(
-    req: ModelRequest,
-    t: ReplyTry,
-    prepared: PreparedRequest,
-    endpoint: ResolvedEndpoint,
-    calls: CallRecord[],
-    problemOf: (reply: CachedReply) => ReplyProblem | undefined,
+    asked: Asked,
     pass: TryPass,
     /** The caller keeps the thinking: a cached reply whose thinking was dropped does not answer it. */
     withReasoning: boolean,
   ): Promise<CachedReply> {
+    const { req, t, prepared, endpoint, calls, problemOf } = asked;
     const key = prepared.cacheKey;
     for (;;) {
       // Taken before the read too: a flight that lands while the cache is read may have written its
@@ -284,20 +290,13 @@ export class ModelCaller {
       }
       const flight = flightOf(this.cache, key) ?? earlier;
       // No await between finding no flight and starting one (fly registers it at once).
-      if (!flight) return fly(this.cache, key, () => this.send(req, t, prepared, endpoint, calls, problemOf));
+      if (!flight) return fly(this.cache, key, () => this.send(asked));
       await landed(flight, abortSignal());
     }
   }
 
   /** Sends a request no cached reply answers, pays for it and caches the reply with this build as its owner. */
-  private async send(
-    req: ModelRequest,
-    t: ReplyTry,
-    prepared: PreparedRequest,
-    endpoint: ResolvedEndpoint,
-    calls: CallRecord[],
-    problemOf: (reply: CachedReply) => ReplyProblem | undefined,
-  ): Promise<CachedReply> {
+  private async send({ req, t, prepared, endpoint, calls, problemOf }: Asked): Promise<CachedReply> {
     const key = prepared.cacheKey;
     const execution = this.execution;
     const lost = (await execution?.sentByLostExecution(key)) ?? false;
