@@ -6,13 +6,12 @@
  */
 import { endpointFor } from '../config/endpointRouting.js';
 import { mapLimit } from '../domain/mapLimit.js';
-import { batchCustomId, collectBatch, pollBatch, submitBatches, type BatchRequest, type SubmissionLog } from '../llm/batch.js';
+import { batchCallError, batchCustomId, collectBatch, pollBatch, submitBatches, type BatchRequest, type SubmissionLog } from '../llm/batch.js';
 import { abortSignal, throwIfAborted } from '../llm/abortScope.js';
 import type { CallRecord, ReplyTarget } from '../llm/modelCaller.js';
 import { firstRequest, type BatchableStage } from '../pipeline/batchRequests.js';
 import { getJson, putJson } from '../storage/objectStore.js';
 import { resolveEndpoint } from '../llm/endpoint.js';
-import { asPermanent } from '../llm/endpointError.js';
 import type { StageContext } from '../pipeline/context.js';
 import type { ShardTask } from './buildRef.js';
 import { contextForBuild } from './runtime.js';
@@ -152,12 +151,14 @@ export async function collectStageBatch(task: BatchRoundTask): Promise<{ stored:
 }
 
 /**
- * A refused key or spent quota on the Batch API is as permanent as on the synchronous path: an
- * EndpointError, which Temporal does not retry (activityOptions.ts), naming the endpoint.
+ * A failed Batch API call as one line naming the role, the call, the endpoint, model and attempts
+ * (batchCallError): a refused key or spent quota is as permanent as on the synchronous path, an
+ * EndpointError, which Temporal does not retry (activityOptions.ts); a 5xx or no connection is
+ * retried by Temporal, and the last attempt's line is the shard's cause.
  */
 function failFast(ctx: StageContext, stage: BatchableStage): (err: unknown) => never {
   const endpoint = endpointFor(ctx.config, stage);
   return (err) => {
-    throw asPermanent(err, resolveEndpoint(endpoint), endpoint.apiKeyEnv);
+    throw batchCallError(err, { role: stage, endpoint: resolveEndpoint(endpoint), apiKeyEnv: endpoint.apiKeyEnv, timeoutMs: ctx.config.llm.timeoutMs });
   };
 }

@@ -31,6 +31,11 @@ export interface ModelCallFault {
   /** HTTP status; 200 when the endpoint answered but the reply was unusable. */
   status: number;
   excerpt: string;
+  /**
+   * The tries the call was given before the sample was rejected: llm.replyTries for replies that
+   * stayed unusable, 1 for a refusal (never tried again). Absent in rejects written before it was kept.
+   */
+  tries?: number;
 }
 
 export class SampleRejection extends RecordError {

@@ -14,10 +14,15 @@
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import type { ReadableStream } from 'node:stream/web';
-import OpenAI, { toFile } from 'openai';
+import OpenAI, { toFile, type APIError } from 'openai';
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { z } from 'zod';
 import { MODEL_ROLES, type ModelRole } from '../config/buildConfig.js';
+import { TransientError } from '../domain/errors.js';
+import type { ResolvedEndpoint } from './endpoint.js';
+import { permanentError } from './endpointError.js';
+import { classifyFailure } from './retryPolicy.js';
+import { lastAttemptError } from './sendCompletion.js';
 
 export interface BatchLimits {
   maxRequests: number;
@@ -31,6 +36,49 @@ const ENDPOINT = '/v1/chat/completions';
 const COMPLETION_WINDOW = '24h';
 /** Reads are idempotent, so the SDK may retry them; creating files and batches is left to the activity's retry. */
 const READ_OPTIONS = { maxRetries: 2 };
+/** The attempts of one call: the client (endpoint.ts's clientFor) makes none of its own but those READ_OPTIONS asks for. */
+const READ_ATTEMPTS = READ_OPTIONS.maxRetries + 1;
+const CREATE_ATTEMPTS = 1;
+
+/**
+ * A Batch API request that failed: which one (as the server's log shows it) and after how many
+ * attempts. The SDK's own message ("500 Internal server error", "Connection error.") names neither
+ * the endpoint nor the role; the activity turns this into the one line that does (batchCallError).
+ */
+export class BatchCallFailed extends TransientError {
+  override name = 'BatchCallFailed';
+  constructor(
+    readonly call: string,
+    readonly attempts: number,
+    override readonly cause: unknown,
+  ) {
+    super(`Batch API ${call}: ${cause instanceof Error ? cause.message : String(cause)}`);
+  }
+}
+
+/** `request`, its failure a BatchCallFailed naming the call. */
+async function batchCall<T>(call: string, attempts: number, request: () => PromiseLike<T>): Promise<T> {
+  try {
+    return await request();
+  } catch (err) {
+    throw new BatchCallFailed(call, attempts, err);
+  }
+}
+
+/**
+ * The one line of a failed Batch API call, as on the synchronous path (sendCompletion.ts), with the
+ * call named after the role: "<role>: Batch API POST /files: model endpoint URL (model M): HTTP 500:
+ * <excerpt>, 1 attempt" (transient: Temporal retries the activity), or the permanent line of a
+ * refused key, unknown model or spent quota (non-retryable EndpointError). OpenAI's Batch API
+ * answers its file and batch calls with the same error bodies and statuses as chat completions
+ * (https://platform.openai.com/docs/api-reference/batch, error codes as in endpointError.ts).
+ */
+export function batchCallError(err: unknown, s: { role: ModelRole; endpoint: ResolvedEndpoint; apiKeyEnv: string; timeoutMs: number }): unknown {
+  if (!(err instanceof BatchCallFailed)) return err;
+  const who = `${s.role}: Batch API ${err.call}`;
+  if (classifyFailure(err.cause) === 'permanent') return permanentError(err.cause as APIError, s.endpoint, s.apiKeyEnv, who);
+  return lastAttemptError(err.cause, { who, endpoint: s.endpoint, timeoutMs: s.timeoutMs }, err.attempts);
+}
 
 export interface BatchRequest {
   custom_id: string;
@@ -154,16 +202,16 @@ export async function submitBatches(
 }
 
 export async function submitBatchFile(client: OpenAI, file: BatchFile, metadata?: Record<string, string>): Promise<SubmittedBatch> {
-  const upload = await client.files.create({
-    file: await toFile(Buffer.from(file.jsonl), `mmif-batch-${file.model.replace(/[^\w.-]+/g, '_')}.jsonl`, { type: 'application/jsonl' }),
-    purpose: 'batch',
-  });
-  const batch = await client.batches.create({
-    input_file_id: upload.id,
-    endpoint: ENDPOINT,
-    completion_window: COMPLETION_WINDOW,
-    ...(metadata ? { metadata } : {}),
-  });
+  const jsonl = await toFile(Buffer.from(file.jsonl), `mmif-batch-${file.model.replace(/[^\w.-]+/g, '_')}.jsonl`, { type: 'application/jsonl' });
+  const upload = await batchCall('POST /files', CREATE_ATTEMPTS, () => client.files.create({ file: jsonl, purpose: 'batch' }));
+  const batch = await batchCall('POST /batches', CREATE_ATTEMPTS, () =>
+    client.batches.create({
+      input_file_id: upload.id,
+      endpoint: ENDPOINT,
+      completion_window: COMPLETION_WINDOW,
+      ...(metadata ? { metadata } : {}),
+    }),
+  );
   return { batchId: batch.id, inputFileId: upload.id, model: file.model, requests: file.customIds.length };
 }
 
@@ -182,12 +230,12 @@ export interface BatchProgress {
 const DONE: ReadonlySet<BatchProgress['status']> = new Set(['completed', 'failed', 'expired', 'cancelled']);
 
 export async function pollBatch(client: OpenAI, batchId: string): Promise<BatchProgress> {
-  return progressOf(await client.batches.retrieve(batchId, READ_OPTIONS));
+  return progressOf(await batchCall(`GET /batches/${batchId}`, READ_ATTEMPTS, () => client.batches.retrieve(batchId, READ_OPTIONS)));
 }
 
 /** Stops a batch; the lines finished so far can still be collected once it is done. */
 export async function cancelBatch(client: OpenAI, batchId: string): Promise<BatchProgress> {
-  return progressOf(await client.batches.cancel(batchId));
+  return progressOf(await batchCall(`POST /batches/${batchId}/cancel`, CREATE_ATTEMPTS, () => client.batches.cancel(batchId)));
 }
 
 function progressOf(batch: OpenAI.Batches.Batch): BatchProgress {
@@ -225,7 +273,7 @@ export async function collectBatch(client: OpenAI, batchId: string): Promise<Map
   const outcomes = new Map<string, BatchOutcome>();
   for (const fileId of [progress.outputFileId, progress.errorFileId]) {
     if (!fileId) continue;
-    const content = await client.files.content(fileId, READ_OPTIONS);
+    const content = await batchCall(`GET /files/${fileId}/content`, READ_ATTEMPTS, () => client.files.content(fileId, READ_OPTIONS));
     if (!content.body) continue;
     // Output files grow with the replies; read them a line at a time rather than as one string.
     const lines = createInterface({ input: Readable.fromWeb(content.body as ReadableStream<Uint8Array>), crlfDelay: Infinity });

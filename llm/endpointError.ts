@@ -7,7 +7,6 @@
 import { APIError } from 'openai';
 import type { ModelCallFault } from '../domain/rejection.js';
 import type { ResolvedEndpoint } from './endpoint.js';
-import { classifyFailure } from './retryPolicy.js';
 import { InputError } from '../domain/errors.js';
 
 export class EndpointError extends InputError {
@@ -55,29 +54,42 @@ export function describeFault(fault: ModelCallFault): string {
 }
 
 /**
- * "<role>: model endpoint URL (model M): <what happened>, N attempts": the one line of a model call
- * that failed on every attempt llm.retry allows (sendCompletion.ts's EndpointGaveUp), whatever the
- * kind (a 5xx, a 429 that never cleared, a timeout, no connection). `what` is masked by its maker.
+ * "<who>: model endpoint URL (model M): <what happened>, N attempts": the one line of a model call
+ * that failed on every attempt it was given (sendCompletion.ts's EndpointGaveUp), whatever the kind
+ * (a 5xx, a 429 that never cleared, a timeout, no connection). `who` is the model role, or a role's
+ * Batch API call (batch.ts); `what` is masked by its maker.
  */
-export function gaveUpLine(role: string, endpoint: Pick<ResolvedEndpoint, 'baseURL' | 'model'>, what: string, attempts: number): string {
-  return `${role}: ${endpointNamed(endpoint.baseURL, endpoint.model)}: ${what}, ${attempts} attempt${attempts === 1 ? '' : 's'}`;
+export function gaveUpLine(who: string, endpoint: Pick<ResolvedEndpoint, 'baseURL' | 'model'>, what: string, attempts: number): string {
+  return `${who}: ${endpointNamed(endpoint.baseURL, endpoint.model)}: ${what}, ${attempts} attempt${attempts === 1 ? '' : 's'}`;
 }
 
-const HINTS: Record<number, string> = {
-  401: 'the API key was refused: check the variable named by apiKeyEnv',
-  403: 'the API key may not use this endpoint or model',
-  404: 'unknown model or wrong base URL',
-};
+/**
+ * What to check after a permanent answer, from the providers' own documentation of these answers:
+ * OpenAI's error codes (https://developers.openai.com/docs/guides/error-codes: 401 "Incorrect API
+ * key provided" → use the right key; 403 → region or project access; 429 "You exceeded your current
+ * quota, please check your plan and billing details", code `insufficient_quota` → add credits or
+ * raise the spend limit). Self-hosted servers answer the same statuses: vLLM 404 NotFoundError "The
+ * model `m` does not exist." (vllm/entrypoints/openai/serving_engine.py, _check_model) and 401
+ * "Unauthorized" under --api-key (vllm/entrypoints/openai/api_server.py); llama.cpp's server 401
+ * "Invalid API Key" (authentication_error) and 404 (not_found_error) (format_error_response in
+ * tools/server/server-common.cpp); Ollama 404 "model "m" not found, try pulling it first"
+ * (ollama openai/openai.go). The hint names the key's variable, never the key.
+ */
+function hintFor(fault: ModelCallFault, code: unknown, apiKeyEnv: string): string | undefined {
+  if (code === 'insufficient_quota') return `the account is out of quota or credit: check the plan and billing of the account whose key is in ${apiKeyEnv}`;
+  if (fault.status === 401) return `the API key was refused: check the key in ${apiKeyEnv} (the variable named by apiKeyEnv)`;
+  if (fault.status === 403) return `the API key may not use this endpoint or model: check the key in ${apiKeyEnv} and its access to model ${fault.model}`;
+  if (fault.status === 404) return `unknown model or wrong base URL: check the model name ${fault.model} (models.<role>.model) and baseUrl (or the worker's OPENAI_BASE_URL)`;
+  return undefined;
+}
 
-/** A permanent failure of a call: the message says which endpoint, what it answered and what to check. */
-export function permanentError(err: APIError, endpoint: ResolvedEndpoint, apiKeyEnv: string): EndpointError {
+/**
+ * A permanent failure of a call: "<who>: model endpoint URL (model M): HTTP 401: <excerpt> — <what
+ * to check>", where `who` is the model role (or the roles a pre-flight check serves, or a Batch API
+ * call of a role's requests).
+ */
+export function permanentError(err: APIError, endpoint: ResolvedEndpoint, apiKeyEnv: string, who: string): EndpointError {
   const fault = faultOf(err, endpoint);
-  const hint = err.code === 'insufficient_quota' ? 'the account is out of quota or credit' : HINTS[fault.status];
-  const keyNote = fault.status === 401 || fault.status === 403 ? ` (${apiKeyEnv})` : '';
-  return new EndpointError(`${describeFault(fault)}${hint ? ` — ${hint}${keyNote}` : ''}`, fault);
-}
-
-/** `err` as an EndpointError when no retry can change it (a refused key, unknown model, spent quota); else `err`. */
-export function asPermanent(err: unknown, endpoint: ResolvedEndpoint, apiKeyEnv: string): unknown {
-  return classifyFailure(err) === 'permanent' ? permanentError(err as APIError, endpoint, apiKeyEnv) : err;
+  const hint = hintFor(fault, err.code, apiKeyEnv);
+  return new EndpointError(`${who}: ${describeFault(fault)}${hint ? ` — ${hint}` : ''}`, fault);
 }

@@ -170,7 +170,7 @@ async function check(
       const kind = classifyFailure(err);
       // Rate limited: the key and model were accepted, which is all this checks.
       if (kind === 'rate-limited') return { dialect };
-      if (kind === 'permanent') throw permanentError(err as APIError, endpoint, target.endpoint.apiKeyEnv);
+      if (kind === 'permanent') throw permanentError(err as APIError, endpoint, target.endpoint.apiKeyEnv, target.roles.join(', '));
       if (kind === 'unusable') throw notAnEndpoint(unusableOf(err)!, endpoint);
       if (kind === 'rejected') {
         const refusal = err as APIError;

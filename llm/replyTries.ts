@@ -73,7 +73,7 @@ export async function runTries<T>(role: ModelRole, llm: BuildConfig['llm'], run:
     }
     if (!pass.sawForeign) break;
   }
-  const fault: ModelCallFault = { endpoint: last!.endpoint.baseURL, model: last!.endpoint.model, status: 200, excerpt: `${last!.problem}: ${last!.detail}` };
+  const fault: ModelCallFault = { endpoint: last!.endpoint.baseURL, model: last!.endpoint.model, status: 200, excerpt: `${last!.problem}: ${last!.detail}`, tries: llm.replyTries };
   throw new SampleRejection(`${role}: ${last!.problem}: ${last!.detail} (${llm.replyTries} tries)`, { modelCall: fault });
 }
 

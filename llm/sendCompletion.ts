@@ -29,7 +29,8 @@ export class RequestRefused extends SampleRejection {
     endpoint: ResolvedEndpoint,
   ) {
     const fault = faultOf(refusal, endpoint);
-    super(`${role}: endpoint-refused: ${describeFault(fault)}`, { modelCall: fault });
+    // A refusal is final at once: the same request would be refused again.
+    super(`${role}: endpoint-refused: ${describeFault(fault)}`, { modelCall: { ...fault, tries: 1 } });
   }
 }
 
@@ -72,9 +73,9 @@ export async function sendCompletion(s: Sending, body: ChatCompletionCreateParam
       tallyFailedAttempt(kind);
       if (kind === 'rejected') throw new RequestRefused(s.role, err as APIError, s.endpoint);
       if (kind === 'unusable') throw unusableRejection(s.role, unusableOf(err)!, s.endpoint);
-      if (kind === 'permanent') throw permanentError(err as APIError, s.endpoint, s.config.apiKeyEnv);
+      if (kind === 'permanent') throw permanentError(err as APIError, s.endpoint, s.config.apiKeyEnv, s.role);
       if (kind === 'fatal') throw err;
-      if (attempt >= s.retry.maxAttempts) throw lastAttemptError(err, s, attempt);
+      if (attempt >= s.retry.maxAttempts) throw lastAttemptError(err, { ...s, who: s.role }, attempt);
       // A 429 needs no wait here: the limiter holds the endpoint until its Retry-After.
       if (kind === 'transient') await sleep(backoffMs(s.retry, attempt), undefined, { signal });
     }
@@ -110,16 +111,20 @@ export async function requestCompletion(
 /** A reply the endpoint sent that cannot be used: the sample is rejected, as a model call's fault, naming the endpoint. */
 export function unusableRejection(role: ModelRole, unusable: UnusableReply, endpoint: ResolvedEndpoint): SampleRejection {
   const detail = maskedExcerpt(unusable.detail, endpoint);
-  const fault = { endpoint: endpoint.baseURL, model: endpoint.model, status: 200, excerpt: `${unusable.kind}: ${detail}` };
+  // Not tried again: the same request gets the same reply (replyCheck.ts).
+  const fault = { endpoint: endpoint.baseURL, model: endpoint.model, status: 200, excerpt: `${unusable.kind}: ${detail}`, tries: 1 };
   return new SampleRejection(`${role}: ${unusable.kind}: ${endpointNamed(fault.endpoint, fault.model)}: ${detail}`, { modelCall: fault });
 }
 
-/** The error a transient or rate-limited failure leaves when no attempt is left: every kind names the role, endpoint, model and attempts. */
-export function lastAttemptError(err: unknown, s: Pick<Sending, 'role' | 'endpoint' | 'timeoutMs'>, attempts: number): unknown {
-  if (err instanceof APIConnectionTimeoutError) return new EndpointTimeout(s.role, s.endpoint, s.timeoutMs, attempts);
-  if (err instanceof APIConnectionError) return new EndpointUnreachable(s.role, s.endpoint, err, attempts);
+/**
+ * The error a transient or rate-limited failure leaves when no attempt is left: every kind names who
+ * made the call (the model role, or a role's Batch API call), the endpoint, model and attempts.
+ */
+export function lastAttemptError(err: unknown, s: { who: string } & Pick<Sending, 'endpoint' | 'timeoutMs'>, attempts: number): unknown {
+  if (err instanceof APIConnectionTimeoutError) return new EndpointTimeout(s.who, s.endpoint, s.timeoutMs, attempts);
+  if (err instanceof APIConnectionError) return new EndpointUnreachable(s.who, s.endpoint, err, attempts);
   // A 5xx, a 408 or 409, or a 429 that never cleared: the SDK's own message ("500 Internal error") names no endpoint.
-  if (err instanceof APIError) return new EndpointGaveUp(s.role, s.endpoint, httpAnswer(faultOf(err, s.endpoint)), attempts);
+  if (err instanceof APIError) return new EndpointGaveUp(s.who, s.endpoint, httpAnswer(faultOf(err, s.endpoint)), attempts);
   return err;
 }
 
@@ -129,8 +134,8 @@ export function lastAttemptError(err: unknown, s: Pick<Sending, 'role' | 'endpoi
  */
 export class EndpointGaveUp extends TransientError {
   override name = 'EndpointGaveUp';
-  constructor(role: ModelRole, endpoint: ResolvedEndpoint, what: string, attempts: number) {
-    super(gaveUpLine(role, endpoint, what, attempts));
+  constructor(who: string, endpoint: ResolvedEndpoint, what: string, attempts: number) {
+    super(gaveUpLine(who, endpoint, what, attempts));
   }
 }
 
@@ -141,16 +146,25 @@ export class EndpointGaveUp extends TransientError {
  */
 export class EndpointUnreachable extends EndpointGaveUp {
   override name = 'EndpointUnreachable';
-  constructor(role: ModelRole, endpoint: ResolvedEndpoint, err: APIConnectionError, attempts: number) {
-    const cause = err.cause instanceof Error && err.cause.message ? err.cause.message : err.message;
-    super(role, endpoint, `cannot connect: ${maskedExcerpt(cause, endpoint)}`, attempts);
+  constructor(who: string, endpoint: ResolvedEndpoint, err: APIConnectionError, attempts: number) {
+    super(who, endpoint, `cannot connect: ${maskedExcerpt(innermostMessage(err), endpoint)}`, attempts);
   }
+}
+
+/**
+ * The deepest message of an error's causes: Node's fetch (which the SDK uses for uploads, httpFetch.ts)
+ * says only "fetch failed" and puts "connect ECONNREFUSED ..." in its own cause.
+ */
+function innermostMessage(err: Error): string {
+  let message = err.message;
+  for (let e: unknown = err.cause, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) if (e.message) message = e.message;
+  return message;
 }
 
 /** No whole reply within llm.timeoutMs, on every attempt: the SDK's own "Request timed out." names nothing. */
 export class EndpointTimeout extends EndpointGaveUp {
   override name = 'EndpointTimeout';
-  constructor(role: ModelRole, endpoint: ResolvedEndpoint, timeoutMs: number, attempts: number) {
-    super(role, endpoint, `no complete reply within ${timeoutMs} ms (llm.timeoutMs)`, attempts);
+  constructor(who: string, endpoint: ResolvedEndpoint, timeoutMs: number, attempts: number) {
+    super(who, endpoint, `no complete reply within ${timeoutMs} ms (llm.timeoutMs)`, attempts);
   }
 }

@@ -16,12 +16,22 @@ export class ErrorBudgetExceeded extends PermanentError {
   override name = 'ErrorBudgetExceeded';
 }
 
+/**
+ * A rejecting fault as the budget's lines quote it: the endpoint, model, status and masked excerpt,
+ * then the tries the call was given (", 1 try" for a refusal; llm.replyTries for replies that stayed
+ * unusable), so an endpoint that refuses at once reads apart from one whose replies failed every try.
+ */
+export function faultWithTries(fault: ModelCallFault): string {
+  const tries = fault.tries === undefined ? '' : `, ${fault.tries} ${fault.tries === 1 ? 'try' : 'tries'}`;
+  return `${describeFault(fault)}${tries}`;
+}
+
 /** Throws when more than `maxFraction` of a shard's samples were rejected by model-call faults. */
 export function checkShardBudget(shard: number, planned: number, faults: readonly ModelCallFault[], budget: ErrorBudget): void {
   if (planned === 0 || faults.length / planned <= budget.maxFraction) return;
   throw new ErrorBudgetExceeded(
     `shard ${shard}: ${faults.length} of ${planned} samples rejected by model-call errors, over the error budget ` +
-      `(llm.errorBudget.maxFraction ${budget.maxFraction}); first: ${describeFault(faults[0]!)}`,
+      `(llm.errorBudget.maxFraction ${budget.maxFraction}); first: ${faultWithTries(faults[0]!)}`,
   );
 }
 
@@ -46,7 +56,7 @@ export class ConsecutiveFaults {
     this.run += 1;
     if (this.run >= this.budget.maxConsecutive) {
       throw (this.exceeded ??= new ErrorBudgetExceeded(
-        `${this.where}: ${this.run} samples in a row rejected by model-call errors ` + `(llm.errorBudget.maxConsecutive ${this.budget.maxConsecutive}): ${describeFault(fault)}`,
+        `${this.where}: ${this.run} samples in a row rejected by model-call errors (llm.errorBudget.maxConsecutive ${this.budget.maxConsecutive}): ${faultWithTries(fault)}`,
       ));
     }
   }

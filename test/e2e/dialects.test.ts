@@ -198,7 +198,7 @@ test('oversized replies are rejected as reply-too-large without being read whole
     await assert.rejects(stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'oversized', args: [input] }), (err: unknown) => {
       assert.equal(
         failureLine(err),
-        `1 of 1 shards failed (report: ${path.join(dir, 'oversized', 'oversized', 'build-report.json')}): shard 0: stage instruction: 3 samples in a row rejected by model-call errors (llm.errorBudget.maxConsecutive 3): model endpoint ${stack.simulator.url} (model mmif-sim-vlm): HTTP 200: reply-too-large: the reply went past 65536 bytes (llm.maxReplyBytes), and was dropped unread from there`,
+        `1 of 1 shards failed (report: ${path.join(dir, 'oversized', 'oversized', 'build-report.json')}): shard 0: stage instruction: 3 samples in a row rejected by model-call errors (llm.errorBudget.maxConsecutive 3): model endpoint ${stack.simulator.url} (model mmif-sim-vlm): HTTP 200: reply-too-large: the reply went past 65536 bytes (llm.maxReplyBytes), and was dropped unread from there, 1 try`,
       );
       return true;
     });

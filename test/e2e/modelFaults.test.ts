@@ -25,6 +25,7 @@ import { getJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
 import { assertAccounting, assertCommittedShardsIntact, mtimesOf } from '../harness/datasetChecks.js';
+import { failureLine } from '../harness/buildFailure.js';
 import { mmif } from '../harness/mmifCli.js';
 import { startStack, type Stack } from '../harness/stack.js';
 
@@ -307,7 +308,7 @@ test('an endpoint answering 400 to everything fails its shards with the endpoint
       failed.error,
       new RegExp(
         `^shard ${failed.shard}: 4 of 4 samples rejected by model-call errors, over the error budget \\(llm.errorBudget.maxFraction 0.2\\); ` +
-          `first: model endpoint ${stack.simulator.url.replace(/\./g, '\\.')} \\(model mmif-sim-vlm\\): HTTP 400: invalid_request: Simulated invalid request`,
+          `first: model endpoint ${stack.simulator.url.replace(/\./g, '\\.')} \\(model mmif-sim-vlm\\): HTTP 400: invalid_request: Simulated invalid request: the endpoint refuses this request\\., 1 try$`,
       ),
     );
   }
@@ -340,11 +341,10 @@ test('llm.errorBudget.maxConsecutive stops a slice after that many model-call re
   stack.simulator.resetStats();
   try {
     await assert.rejects(run('in-a-row', input), (err: unknown) => {
-      let cause = (err as { cause?: unknown }).cause as { message?: string; cause?: unknown } | undefined;
-      while (cause?.cause) cause = cause.cause as typeof cause;
-      assert.match(
-        String(cause?.message),
-        /shard 0: stage instruction: 3 samples in a row rejected by model-call errors \(llm.errorBudget.maxConsecutive 3\): model endpoint .* \(model mmif-sim-vlm\): HTTP 400: /,
+      assert.equal(
+        failureLine(err),
+        `1 of 1 shards failed (report: ${path.join(dir, 'out-in-a-row', 'in-a-row', 'build-report.json')}): shard 0: stage instruction: 3 samples in a row rejected by model-call errors ` +
+          `(llm.errorBudget.maxConsecutive 3): model endpoint ${stack.simulator.url} (model mmif-sim-vlm): HTTP 400: invalid_request: Simulated invalid request: the endpoint refuses this request., 1 try`,
       );
       return true;
     });
@@ -354,34 +354,57 @@ test('llm.errorBudget.maxConsecutive stops a slice after that many model-call re
   assert.equal(stack.simulator.stats().requests, 3, 'the other 9 samples were not sent to the refusing endpoint');
 });
 
-/** Endpoint setups a pre-flight must refuse, with what its message must say. */
-const MISCONFIGURED: Array<{ name: string; faults: Parameters<Stack['simulator']['setFaults']>[0]; models: BuildConfigInput['models']; message: RegExp }> = [
+/** The model roles a pre-flight checks for a config with one model (llm/preflight.ts: all but richness, which these sources do not use). */
+const EVERY_ROLE = 'instruction, constraints, compatibility, verifier, answer, rejected, judge';
+
+/** The line a refused key gives, from the pre-flight (the roles it checked) or mid-build (the role, or its Batch API call). */
+const keyRefused = (who: string, url: string) =>
+  `${who}: model endpoint ${url} (model mmif-sim-vlm): HTTP 401: invalid_api_key: Incorrect API key provided: ***. You can find your API key at https://platform.openai.com/account/api-keys. ` +
+  '— the API key was refused: check the key in OPENAI_API_KEY (the variable named by apiKeyEnv)';
+
+/** Endpoint setups a pre-flight must refuse, with the line it must print (given the endpoint's URL): exact where it is one line of ours. */
+const MISCONFIGURED: Array<{
+  name: string;
+  faults: Parameters<Stack['simulator']['setFaults']>[0];
+  models: BuildConfigInput['models'];
+  message: (url: string) => string | RegExp;
+}> = [
   {
     name: 'wrong key',
     faults: { requiredApiKey: 'sk-the-right-key-0123456789' },
     models: { default: { model: 'mmif-sim-vlm' } },
-    message: /\(model mmif-sim-vlm\): HTTP 401: invalid_api_key: Incorrect API key provided: \*\*\*.*\(OPENAI_API_KEY\)/,
+    message: (url) => keyRefused(EVERY_ROLE, url),
   },
   {
     name: 'unknown model',
     faults: { knownModels: ['mmif-sim-vlm', 'mmif-sim-llm'] },
     models: { default: { model: 'mmif-sim-vlm' }, judge: { model: 'mmif-sim-vlm-typo' } },
-    message: /\(model mmif-sim-vlm-typo\): HTTP 404: model_not_found: .*unknown model or wrong base URL/,
+    message: (url) =>
+      `judge: model endpoint ${url} (model mmif-sim-vlm-typo): HTTP 404: model_not_found: The model \`mmif-sim-vlm-typo\` does not exist or you do not have access to it. ` +
+      "— unknown model or wrong base URL: check the model name mmif-sim-vlm-typo (models.<role>.model) and baseUrl (or the worker's OPENAI_BASE_URL)",
   },
   {
     name: 'text-only model',
     faults: { textOnlyModels: ['mmif-sim-llm'] },
     // Text-only stages may use it; the answer stage sends images.
     models: { default: { model: 'mmif-sim-vlm' }, compatibility: { model: 'mmif-sim-llm' }, answer: { model: 'mmif-sim-llm' } },
-    message: /\(model mmif-sim-llm\): HTTP 400: .*does the model accept image input\? \(images are sent by: answer\)/,
+    message: () => /\(model mmif-sim-llm\): HTTP 400: .*does the model accept image input\? \(images are sent by: answer\)/,
   },
   {
     name: 'spent quota',
     faults: { insufficientQuota: true },
     models: { default: { model: 'mmif-sim-vlm' } },
-    message: /\(model mmif-sim-vlm\): HTTP 429: insufficient_quota: You exceeded your current quota.* — the account is out of quota or credit/,
+    message: (url) =>
+      `${EVERY_ROLE}: model endpoint ${url} (model mmif-sim-vlm): HTTP 429: insufficient_quota: You exceeded your current quota, please check your plan and billing details. ` +
+      '— the account is out of quota or credit: check the plan and billing of the account whose key is in OPENAI_API_KEY',
   },
 ];
+
+/** `text` is `line` exactly (a string), or matches it (a pattern). */
+function assertLine(text: string, line: string | RegExp): void {
+  if (typeof line === 'string') assert.equal(text, line);
+  else assert.match(text, line);
+}
 
 const WRONG_KEY = 'sk-a-wrong-key-abcdef987654';
 
@@ -408,8 +431,11 @@ test('pre-flight through `mmif build`: a wrong key, an unknown model, a text-onl
     const seconds = (Date.now() - started) / 1000;
     console.log(`mmif build, ${setup.name}: exit ${result.code} after ${seconds.toFixed(1)} s`);
     assert.equal(result.code, 2, result.stdout + result.stderr);
-    assert.match(result.stderr, new RegExp(`pre-flight failed: model endpoint ${stack.simulator.url.replace(/\./g, '\\.')} `));
-    assert.match(result.stderr, setup.message);
+    const failed = result.stderr.split('\n').find((line) => line.startsWith('mmif: pre-flight failed: '));
+    assertLine(
+      String(failed),
+      typeof setup.message(stack.simulator.url) === 'string' ? `mmif: pre-flight failed: ${setup.message(stack.simulator.url) as string}` : setup.message(stack.simulator.url),
+    );
     assert.doesNotMatch(result.stderr + result.stdout, new RegExp(WRONG_KEY), 'the key is masked');
     assert.ok(seconds < 30, `${setup.name}: ${seconds} s`);
     await assert.rejects(stack.client.workflow.getHandle(buildId).describe(), 'no build was started');
@@ -423,11 +449,8 @@ test('pre-flight in the workflow, for `temporal workflow start` users: fails bef
     const started = Date.now();
     await withSetup(setup.faults, () =>
       assert.rejects(run(buildId, config(buildId, { output: buildOutput, models: setup.models })), (err: unknown) => {
-        assert.ok(err instanceof WorkflowFailedError);
-        let cause = err.cause as { message?: string; cause?: unknown } | undefined;
-        while (cause?.cause) cause = cause.cause as typeof cause;
-        assert.match(String(cause?.message), setup.message);
-        assert.doesNotMatch(String(cause?.message), new RegExp(WRONG_KEY));
+        assertLine(failureLine(err), setup.message(stack.simulator.url));
+        assert.doesNotMatch(failureLine(err), new RegExp(WRONG_KEY));
         return true;
       }),
     );
@@ -446,16 +469,19 @@ test('pre-flight in the workflow, for `temporal workflow start` users: fails bef
 for (const batch of [false, true]) {
   test(`without the pre-flight, a refused key fails the build in seconds, non-retryably, naming the endpoint (no minutes of retries)${batch ? ': Batch API' : ''}`, async () => {
     const buildId = batch ? 'key-mid-build-batch' : 'key-mid-build';
-    const input = config(buildId, { output: path.join(dir, buildId), maxParallelShards: 3, llm: { preflight: false }, models: { default: { model: 'mmif-sim-vlm', batch } } });
+    const buildOutput = path.join(dir, buildId);
+    const input = config(buildId, { output: buildOutput, maxParallelShards: 3, llm: { preflight: false }, models: { default: { model: 'mmif-sim-vlm', batch } } });
+    // The first model call of every sample is the instruction stage's: on the Batch API, the upload of its requests.
+    const line = keyRefused(batch ? 'instruction: Batch API POST /files' : 'instruction', stack.simulator.url);
     stack.simulator.resetStats();
     const started = Date.now();
     await withSetup({ requiredApiKey: 'sk-the-right-key-0123456789' }, () =>
       assert.rejects(run(buildId, input), (err: unknown) => {
-        assert.ok(err instanceof WorkflowFailedError);
-        const message = String(err.cause?.message);
-        assert.match(message, /3 of 3 shards failed/);
-        assert.match(message, /shard \d: model endpoint .* \(model mmif-sim-vlm\): HTTP 401: invalid_api_key: Incorrect API key provided: \*\*\*/);
-        assert.doesNotMatch(message, new RegExp(WRONG_KEY));
+        // The shards in the order they failed, as the report lists them.
+        const order = [...failureLine(err).matchAll(/shard (\d): instruction/g)].map((m) => Number(m[1]));
+        assert.deepEqual([...order].sort(), [0, 1, 2]);
+        const shards = order.map((shard) => `shard ${shard}: ${line}`).join('; ');
+        assert.equal(failureLine(err), `3 of 3 shards failed (report: ${path.join(buildOutput, buildId, 'build-report.json')}): ${shards}`);
         return true;
       }),
     );

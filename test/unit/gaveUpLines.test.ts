@@ -12,7 +12,7 @@ import { EndpointGaveUp, lastAttemptError } from '../../llm/sendCompletion.js';
 
 const KEY = 'sk-unit-gave-up-key-0123456789';
 const endpoint = { baseURL: 'http://llm.example:8000/v1', model: 'qwen-vl', apiKey: KEY } as ResolvedEndpoint;
-const sending = { role: 'answer' as const, endpoint, timeoutMs: 60_000 };
+const sending = { who: 'answer', endpoint, timeoutMs: 60_000 };
 const head = 'answer: model endpoint http://llm.example:8000/v1 (model qwen-vl): ';
 
 /** An SDK error as the client raises it for this status and OpenAI-shaped error body. */
