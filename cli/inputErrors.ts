@@ -8,6 +8,8 @@
 import { ConfigError } from '../config/configError.js';
 import type { InputError } from '../domain/errors.js';
 import { EndpointError } from '../llm/endpointError.js';
+import { DecontaminationSetError } from '../pipeline/decontamination.js';
+import { EvalInputError } from '../pipeline/evaluation/evalContext.js';
 import { ConfigMismatchError } from '../pipeline/planBuild.js';
 import { RichnessError } from '../pipeline/richness.js';
 import { SourceError } from '../sources/contract.js';
@@ -17,7 +19,9 @@ import { OutputLocationError } from '../storage/outputProbe.js';
 export const INPUT_ERRORS: ReadonlyArray<abstract new (...args: never[]) => InputError> = [
   ConfigError,
   ConfigMismatchError,
+  DecontaminationSetError,
   EndpointError,
+  EvalInputError,
   ImportedScoresError,
   OutputLocationError,
   RichnessError,

@@ -22,10 +22,10 @@ import { asObject } from '../sources/jsonFiles.js';
 import { tsvRows } from '../sources/tsv.js';
 import { StoreError, type ObjectStore } from '../storage/objectStore.js';
 import { openFileStore } from '../storage/openStore.js';
-import { PermanentError } from '../domain/errors.js';
+import { InputError } from '../domain/errors.js';
 
-/** A set that cannot be read: no retry fixes it, so the build fails with this message. */
-export class DecontaminationSetError extends PermanentError {
+/** A set that cannot be read: no retry fixes it, so the build fails with this message; the user fixes the set's `uri` or file (exit 2). */
+export class DecontaminationSetError extends InputError {
   override name = 'DecontaminationSetError';
 }
 

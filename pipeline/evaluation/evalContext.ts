@@ -2,7 +2,7 @@ import type { EvalConfig } from '../../config/evalConfig.js';
 import type { ModelCaller } from '../../llm/modelCaller.js';
 import type { EvalLayout } from '../../storage/evalLayout.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
-import { PermanentError } from '../../domain/errors.js';
+import { InputError } from '../../domain/errors.js';
 
 /** What an evaluation's activities work with (activities/runtime.ts opens it once per worker). */
 export interface EvalContext {
@@ -16,7 +16,7 @@ export interface EvalContext {
   models: ModelCaller;
 }
 
-/** Bad eval input (a missing split, a malformed line, a changed config under one evalId): no retry can fix it. */
-export class EvalInputError extends PermanentError {
+/** Bad eval input (a missing split, a malformed line, a changed config under one evalId): no retry can fix it; the user fixes the data or the config (`mmif eval` exits 2). */
+export class EvalInputError extends InputError {
   override name = 'EvalInputError';
 }
