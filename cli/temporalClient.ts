@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { temporalSettingsFromEnv, type TemporalSettings } from '../worker/connectionFromEnv.js';
 import { CliError, EXIT } from './exitCodes.js';
@@ -14,11 +15,37 @@ export interface Temporal {
  */
 export async function connectTemporal(options: { connectTimeoutMs?: number } = {}): Promise<Temporal> {
   const settings = temporalSettingsFromEnv();
+  const nobody = await nothingListens(settings.connection.address);
+  if (nobody) throw new CliError(`cannot reach Temporal at ${settings.connection.address}: ${nobody}`, EXIT.failed);
   const connectTimeout = options.connectTimeoutMs;
   const connection = await Connection.connect({ ...settings.connection, ...(connectTimeout ? { connectTimeout } : {}) }).catch((err: Error) => {
     throw temporalUnreachable(settings.connection.address, err);
   });
   return { client: new Client({ connection, namespace: settings.namespace }), settings, close: () => connection.close() };
+}
+
+/** Connection errors that say nothing listens at the address (or no such host): waiting cannot change them. */
+const NOBODY_THERE: Record<string, string> = { ECONNREFUSED: 'Connection refused', ENOTFOUND: 'unknown host', EAI_AGAIN: 'unknown host' };
+
+/**
+ * Why nothing can answer at `host:port`, found with one TCP connection, or undefined when something
+ * accepts it (or the check cannot tell within a second: a firewall dropping packets, a slow link).
+ * The gRPC client retries a refused connection until its connect timeout (10 s) and then says only
+ * "Failed to connect before the deadline"; this answers at once, with the cause.
+ */
+function nothingListens(address: string): Promise<string | undefined> {
+  const match = /^\[?([^\]]*?)\]?:(\d+)$/.exec(address);
+  if (!match) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    const socket = connect({ host: match[1], port: Number(match[2]) });
+    const done = (why: string | undefined) => {
+      socket.destroy();
+      resolve(why);
+    };
+    socket.setTimeout(1_000, () => done(undefined));
+    socket.once('connect', () => done(undefined));
+    socket.once('error', (err: NodeJS.ErrnoException) => done(err.code && err.code in NOBODY_THERE ? NOBODY_THERE[err.code] : undefined));
+  });
 }
 
 /**
