@@ -1,14 +1,16 @@
 /**
  * What can be checked about a build before anything starts: the config against the one an existing
- * build of the same id was planned with, and each source's layout (its first segment read, which is
- * where a reader finds its root and layout or says which it expected). `mmif validate` runs it in the
- * CLI; `mmif build` runs it on a worker of the build's task queue (workflows/buildChecks.ts), where
- * the data will be read. Every problem is listed, not just the first.
+ * build of the same id was planned with, each source's layout (its first segment read, which is
+ * where a reader finds its root and layout or says which it expected), and that the output can be
+ * written. `mmif validate` runs it in the CLI; `mmif build` runs it on a worker of the build's task
+ * queue (workflows/buildChecks.ts), where the data will be read and the output written. Every
+ * problem is listed, not just the first.
  */
 import type { BuildConfig } from '../config/buildConfig.js';
 import { openSources } from '../sources/source.js';
 import { buildLayout } from '../storage/buildLayout.js';
 import { openStore } from '../storage/openStore.js';
+import { OutputLocationError, probeOutputLeavingNothing } from '../storage/outputProbe.js';
 import { sameStoredConfig } from './planBuild.js';
 
 export async function buildProblems(config: BuildConfig): Promise<string[]> {
@@ -32,5 +34,20 @@ export async function buildProblems(config: BuildConfig): Promise<string[]> {
       }
     }),
   );
-  return [...problems, ...sourceProblems.flat()];
+  return [...problems, ...sourceProblems.flat(), ...(await outputProblems(config))];
+}
+
+/**
+ * The output's write probe (storage/outputProbe.ts), leaving nothing behind (the checks start
+ * nothing, and may refuse the build): an output the build could not write is refused as a wrong
+ * source is, before anything runs, whether or not the pre-flight (which probes it too) is on.
+ */
+async function outputProblems(config: BuildConfig): Promise<string[]> {
+  try {
+    await probeOutputLeavingNothing(openStore(config.output, config.s3));
+    return [];
+  } catch (err) {
+    if (err instanceof OutputLocationError) return [err.message];
+    throw err;
+  }
 }

@@ -22,7 +22,7 @@ export const BUILD_USAGE = `usage: mmif build --config FILE [--wait] [--new-vers
   Re-running a build id skips its committed shards; a changed config is refused unless --new-version.
   Relative paths in the config are read from the config file's folder and recorded absolute.
   First, on a worker of that task queue, runs \`mmif validate\`'s checks (config against an existing
-  build, the sources' layouts) and checks every endpoint + model with one tiny request
+  build, the sources' layouts, the output's write probe) and checks every endpoint + model with one tiny request
   (llm.preflight): a problem, a refused key, unknown model or text-only model exits 2 in seconds,
   naming what to fix; nothing is started.
   --wait         show live progress until the build closes (exit 0 done, 1 failed, 2 failed for a
@@ -111,7 +111,7 @@ async function checkOnWorker(temporal: Temporal, config: BuildConfig, localWorke
     return;
   }
   if (result.problems.length > 0) throw new CliError(`checks failed: ${result.problems.join('; ')}`, EXIT.usage);
-  console.log(`checks: config, ${config.sources.length} source layout(s) ok`);
+  console.log(`checks: config, ${config.sources.length} source layout(s), output ok`);
   for (const checked of result.preflight ?? []) {
     const what = `${checked.endpoint} (model ${checked.model}${checked.withImage ? ', with an image' : ''})`;
     if (checked.unreachable) console.warn(`pre-flight: ${checked.unreachable}; starting anyway (its calls are retried)`);

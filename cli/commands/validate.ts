@@ -1,8 +1,5 @@
 import { parseFlags } from '../../config/commandFlags.js';
-import type { BuildConfig } from '../../config/buildConfig.js';
 import { buildProblems } from '../../pipeline/buildChecks.js';
-import { openStore } from '../../storage/openStore.js';
-import { OutputLocationError, probeOutputLeavingNothing } from '../../storage/outputProbe.js';
 import { readConfig } from '../configFile.js';
 import { CliError, EXIT } from '../exitCodes.js';
 
@@ -18,21 +15,10 @@ export async function validateCommand(args: string[]): Promise<number> {
   const { values } = parseFlags({ args, options: { config: { type: 'string' } } });
   if (!values.config) throw new CliError(VALIDATE_USAGE, EXIT.usage);
   const config = await readConfig(values.config);
-  const problems = [...(await buildProblems(config)), ...(await outputProblems(config))];
+  const problems = await buildProblems(config);
   for (const problem of problems) console.error(`${values.config}: ${problem}`);
   if (problems.length > 0) return EXIT.usage;
   const sources = config.sources.map((s) => `${s.type} ${s.uri}`).join(', ');
   console.log(`${values.config}: ok (build ${config.buildId}: ${sources} -> ${config.output})`);
   return EXIT.ok;
-}
-
-/** The output's write probe, here: an output a build could not write fails as the build would (storage/outputProbe.ts). */
-async function outputProblems(config: BuildConfig): Promise<string[]> {
-  try {
-    await probeOutputLeavingNothing(openStore(config.output, config.s3));
-    return [];
-  } catch (err) {
-    if (err instanceof OutputLocationError) return [err.message];
-    throw err;
-  }
 }
