@@ -137,7 +137,7 @@ test('a ChartQA sub-folder given as the root names both layouts it looked for, e
   );
 });
 
-test('an unwritable output with pre-flight off fails planning: build --wait and status name the output, exit 2', async () => {
+test('an unwritable output is refused by the checks on the worker, pre-flight off too: build --wait exits 2 naming it and starts nothing; validate says the same', async () => {
   const blocker = path.join(dir, 'a-file');
   await writeFile(blocker, 'not a folder');
   const output = path.join(blocker, 'out');
@@ -145,18 +145,30 @@ test('an unwritable output with pre-flight off fails planning: build --wait and 
   const built = await mmif(stack, 'build', '--config', file, '--wait');
   assertClean(built);
   assert.equal(built.code, 2, built.stderr);
-  assert.ok(lastLine(built).startsWith(`mmif: build unwritable failed: output ${output} is not writable: `), lastLine(built));
-  const status = await mmif(stack, 'status', 'unwritable');
-  assert.equal(status.code, 2);
-  assert.match(status.stdout, /^unwritable failed$/m);
-  assert.equal(lastLine(status), lastLine(built));
-  // `mmif validate` probes the output too, and says the same.
-  const validated = await mmif(stack, 'validate', '--config', file);
-  assert.equal(validated.code, 2, validated.stdout + validated.stderr);
   // (The probe object's name is random: `.mmif-write-probe-<hex>`, written through a temp file `.tmp-<pid>-<hex>`.)
   const probeNamed = (line: string) => line.replace(/\.mmif-write-probe-[0-9a-f]+\.tmp-\d+-[0-9a-f]+/, '<probe>');
-  assert.equal(probeNamed(lastLine(validated)), probeNamed(`${file}: ${lastLine(built).slice('mmif: build unwritable failed: '.length)}`));
-  assert.match(lastLine(validated), new RegExp(`^${escape(file)}: output ${escape(output)} is not writable: ENOTDIR: a part of the path is a file, not a directory \\(`));
+  assert.equal(probeNamed(lastLine(built)), `mmif: checks failed: output ${output} is not writable: ENOTDIR: a part of the path is a file, not a directory (${output}/<probe>)`);
+  assert.equal((await mmif(stack, 'status', 'unwritable')).code, 3, 'no build was started');
+  // `mmif validate` runs the same checks here, and says the same.
+  const validated = await mmif(stack, 'validate', '--config', file);
+  assert.equal(validated.code, 2, validated.stdout + validated.stderr);
+  assert.equal(probeNamed(lastLine(validated)), probeNamed(`${file}: ${lastLine(built).slice('mmif: checks failed: '.length)}`));
+
+  // A build started without the CLI's checks (the Temporal CLI, an SDK) fails planning on the same
+  // probe, and `mmif status` names the output with the exit code of an input error.
+  const started = await stack.client.workflow.start('buildDataset', {
+    taskQueue: stack.taskQueue,
+    workflowId: 'unwritable',
+    args: [config('unwritable', { output, llm: { preflight: false } })],
+  });
+  await assert.rejects(started.result());
+  const status = await mmif(stack, 'status', 'unwritable');
+  assert.equal(status.code, 2, status.stderr);
+  assert.match(status.stdout, /^unwritable failed$/m);
+  assert.equal(
+    probeNamed(lastLine(status)),
+    `mmif: build unwritable failed: output ${output} is not writable: ENOTDIR: a part of the path is a file, not a directory (${output}/<probe>)`,
+  );
 });
 
 test('`mmif validate` probes a writable output that does not exist yet and leaves nothing there', async () => {
@@ -184,6 +196,25 @@ test('an endpoint nothing listens on: `mmif build --wait` ends with the refused 
     `mmif: build dead-endpoint failed: 1 of 1 shards failed (report: ${path.join(dir, 'out', 'dead-endpoint', 'build-report.json')}): ` +
       `shard 0: instruction: model endpoint http://127.0.0.1:${port}/v1 (model mmif-sim-vlm): cannot connect: connect ECONNREFUSED 127.0.0.1:${port}, 1 attempt`,
   );
+});
+
+test('an endpoint nothing listens on, through the Batch API: `mmif build --wait` and `mmif status` end with the call, the role and the attempts on one line, exit 1', async () => {
+  const port = await freePort();
+  const file = await configFile('dead-batch', {
+    models: { default: { model: 'mmif-sim-vlm', baseUrl: `http://127.0.0.1:${port}/v1`, batch: true } },
+    retry: { maximumAttempts: 1 },
+    llm: { preflight: false },
+  });
+  const built = await mmif(stack, 'build', '--config', file, '--wait');
+  assertClean(built);
+  assert.equal(built.code, 1, built.stdout + built.stderr);
+  const line =
+    `mmif: build dead-batch failed: 1 of 1 shards failed (report: ${path.join(dir, 'out', 'dead-batch', 'build-report.json')}): ` +
+    `shard 0: instruction: Batch API POST /files: model endpoint http://127.0.0.1:${port}/v1 (model mmif-sim-vlm): cannot connect: connect ECONNREFUSED 127.0.0.1:${port}, 1 attempt`;
+  assert.equal(lastLine(built), line);
+  const status = await mmif(stack, 'status', 'dead-batch');
+  assert.equal(status.code, 1, status.stderr);
+  assert.equal(lastLine(status), line);
 });
 
 test('a changed config under an existing buildId: `mmif build` refuses it; started on Temporal directly, status says why; exit 2', async () => {
@@ -252,7 +283,7 @@ test('temp files a killed writer left in the dataset are gone after the build fi
   assert.deepEqual(left, []);
 });
 
-test('build --local with an unwritable output ends with the cause, leaves nothing running, and status answers at once from its record', async () => {
+test('build --local with an unwritable output is refused by its checks, leaves nothing running, and status answers at once from its record', async () => {
   const cwd = path.join(dir, 'local-cwd');
   await mkdir(cwd, { recursive: true });
   const blocker = path.join(dir, 'a-file');
@@ -266,7 +297,10 @@ test('build --local with an unwritable output ends with the cause, leaves nothin
   // The worker's own failure dumps stay off the screen: the cause is the CLI's one line.
   assert.doesNotMatch(built.stderr, /Workflow failed|Activity failed/);
   assert.equal(built.code, 2, built.stdout + built.stderr);
-  assert.ok(lastLine(built).startsWith(`mmif: build local-unwritable failed: output ${output} is not writable: `), lastLine(built));
+  assert.equal(
+    lastLine(built).replace(/\.mmif-write-probe-[0-9a-f]+\.tmp-\d+-[0-9a-f]+/, '<probe>'),
+    `mmif: checks failed: output ${output} is not writable: ENOTDIR: a part of the path is a file, not a directory (${output}/<probe>)`,
+  );
   const server = /temporal dev server: (127\.0\.0\.1):(\d+)/.exec(built.stdout)!;
   assert.equal(await listening(server[1]!, Number(server[2])), false, 'the dev server stopped with the command');
 
@@ -278,7 +312,7 @@ test('build --local with an unwritable output ends with the cause, leaves nothin
   const status = await runMmif(['status', 'local-unwritable'], { env, cwd });
   const seconds = (Date.now() - started) / 1000;
   assert.equal(status.code, 2, status.stderr);
-  assert.match(status.stdout, /^local-unwritable failed \(a --local build, ended .*; its Temporal server is gone\)$/m);
+  assert.match(status.stdout, /^local-unwritable refused \(a --local build, ended .*; its Temporal server is gone\)$/m);
   assert.equal(lastLine(status), lastLine(built));
   assert.ok(seconds < startup + 4, `status took ${seconds} s, its start-up ${startup} s`);
 });
