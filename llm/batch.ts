@@ -223,7 +223,11 @@ export interface BatchProgress {
   counts: { total: number; completed: number; failed: number };
   outputFileId?: string;
   errorFileId?: string;
-  /** Why the batch failed validation (status failed), one message per problem. */
+  /**
+   * Why the batch failed validation (status failed), one message per problem: the batch object's
+   * `errors.data`, each {code, line, message, param} (OpenAI's BatchError,
+   * node_modules/openai/resources/batches.d.ts; https://platform.openai.com/docs/api-reference/batch/object).
+   */
   errors: string[];
 }
 
