@@ -30,7 +30,7 @@ import { addUnpriced, addUsage, emptyUsage, reopensOnRerun } from '../output/com
 import type { ShardManifest } from '../output/contracts/manifest.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import type { SliceTask, SliceStagesTask, BuildRef, ShardSummary, ShardTask } from './buildRef.js';
-import { budgetFor, cacheStoreFor, contextFor, contextForBuild, richnessTools, storeFor } from './runtime.js';
+import { budgetFor, cacheStoreFor, contextFor, contextForBuild, lanesForBuild, richnessTools, storeFor } from './runtime.js';
 import { endpointLessons, preflight, type PreflightOutcome } from '../llm/preflight.js';
 import { LLM_CACHE_PREFIX } from '../storage/buildLayout.js';
 import { recordPreflightUsage } from '../output/reports/preflightUsage.js';
@@ -135,18 +135,23 @@ export async function runStageSlice(task: SliceTask): Promise<SliceOutcome> {
 
 /**
  * A slice of a shard through all its stages, each sample on its own (pipeline/runStage.ts,
- * runSliceStages). Its heartbeat carries, besides the failed attempts (carried over as in
- * runStageSlice), the samples through each stage and the requests sent so far: `mmif status` adds
- * them to the shard's counters while the slice runs, since its outcome comes only at its end.
+ * runSliceStages), each in one of the worker's sample lanes for the build (lanesForBuild), in line
+ * by when the slice was first scheduled (a retried attempt keeps its place: the oldest shards go
+ * first), then its shard and place in it. Its heartbeat carries, besides the failed attempts (carried
+ * over as in runStageSlice), the samples through each stage and the requests sent so far: `mmif
+ * status` adds them to the shard's counters while the slice runs, since its outcome comes only at
+ * its end. It heartbeats while its samples wait for lanes too, so waiting never times it out.
  */
 export async function runSliceStages(task: SliceStagesTask): Promise<SliceStagesOutcome> {
-  const failedAttempts: AttemptTally = { ...(sliceHeartbeat(Context.current().info.heartbeatDetails)?.failedAttempts ?? {}) };
+  const { heartbeatDetails, scheduledTimestampMs } = Context.current().info;
+  const failedAttempts: AttemptTally = { ...(sliceHeartbeat(heartbeatDetails)?.failedAttempts ?? {}) };
   let sofar: SliceStagesOutcome | undefined;
   return withHeartbeat(
     async () => {
       const ctx = await contextForBuild(task.build);
       const samples = (await loadShardPlan(task)).slice(task.from, task.to);
-      return runStages(ctx, task.stages, samples, failedAttempts, (outcome) => (sofar = outcome));
+      const lanes = { pool: lanesForBuild(task.build, ctx.config), order: [scheduledTimestampMs, task.shard, task.from] };
+      return runStages(ctx, task.stages, samples, failedAttempts, (outcome) => (sofar = outcome), lanes);
     },
     (): SliceHeartbeat => ({ failedAttempts, ...(sofar ? throughStages(sofar) : {}) }),
   );

@@ -6,7 +6,10 @@
  * Dropping an entry only drops the cache's reference: activities running with it keep theirs.
  */
 import { parseBuildConfig, type BuildConfig, type EndpointConfig } from '../config/buildConfig.js';
-import type { EndpointLimits } from '../llm/limiter.js';
+import { endpointWorkers, type EndpointLimits } from '../llm/limiter.js';
+import { endpointSlots } from '../config/endpointRouting.js';
+import { workerLanes } from '../domain/sampleLanes.js';
+import { LanePool } from '../pipeline/lanePool.js';
 import { ModelCaller } from '../llm/modelCaller.js';
 import { BuildBudget } from '../llm/buildBudget.js';
 import { SpendLedger } from '../llm/spendLedger.js';
@@ -35,6 +38,7 @@ const stores = new LruCache<ObjectStore>(4 * CONTEXTS);
 const contexts = new LruCache<Promise<StageContext>>(CONTEXTS);
 const budgets = new LruCache<BuildBudget>(4 * CONTEXTS);
 const evalContexts = new LruCache<EvalContext>(CONTEXTS);
+const lanePools = new LruCache<LanePool>(CONTEXTS);
 
 export function storeFor(output: string, s3: BuildRef['s3']): ObjectStore {
   return stores.get(JSON.stringify([output, s3]), () => openStore(output, s3));
@@ -94,6 +98,18 @@ export function contextForBuild(build: BuildRef): Promise<StageContext> {
     ctx.catch(() => contexts.deleteIf(id, ctx));
     return ctx;
   });
+}
+
+/**
+ * This worker's sample lanes for a build, shared by every slice activity of it the worker runs: its
+ * part of the lanes the build's endpoint slots need (domain/sampleLanes.ts), re-sized on each call
+ * as workers join or leave the task queue.
+ */
+export function lanesForBuild(build: BuildRef, config: BuildConfig): LanePool {
+  const lanes = workerLanes(endpointSlots(config), endpointWorkers());
+  const pool = lanePools.get(`${build.output}\u0000${build.buildId}\u0000${build.configFingerprint}`, () => new LanePool(lanes));
+  if (pool.lanes !== lanes) pool.resize(lanes);
+  return pool;
 }
 
 async function loadContext(build: BuildRef): Promise<StageContext> {

@@ -40,13 +40,24 @@ export function batchStages(config: BuildConfig): Array<(typeof BATCHABLE_STAGES
  * one of them sets none (its limit is the provider's, learned by the workers, not known here).
  */
 export function requestsPerSecondLimit(config: BuildConfig): number | undefined {
-  // Every endpoint the config names (the default and each role's override), once each.
-  const named: EndpointConfig[] = Object.values(config.models).filter((e): e is EndpointConfig => e !== undefined);
-  const endpoints = new Map(named.map((e) => [JSON.stringify([e.baseUrl, e.model, e.apiKeyEnv]), e]));
   let perMinute = 0;
-  for (const e of endpoints.values()) {
+  for (const e of namedEndpoints(config)) {
     if (e.requestsPerMinute === undefined) return undefined;
     perMinute += e.requestsPerMinute;
   }
   return perMinute / 60;
+}
+
+/**
+ * The requests in flight the build's endpoints allow together: each distinct endpoint's configured
+ * `concurrency` (its slots), added up. What the build's sample lanes are sized from (domain/sampleLanes.ts).
+ */
+export function endpointSlots(config: BuildConfig): number {
+  return namedEndpoints(config).reduce((slots, e) => slots + e.concurrency, 0);
+}
+
+/** Every endpoint the config names (the default and each role's override), once each. */
+function namedEndpoints(config: BuildConfig): EndpointConfig[] {
+  const named: EndpointConfig[] = Object.values(config.models).filter((e): e is EndpointConfig => e !== undefined);
+  return [...new Map(named.map((e) => [JSON.stringify([e.baseUrl, e.model, e.apiKeyEnv]), e])).values()];
 }

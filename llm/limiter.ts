@@ -33,6 +33,11 @@ export function limiterSnapshots(): LimiterSnapshot[] {
   return [...limiters.values()].map((limiter) => limiter.snapshot());
 }
 
+/** How many worker processes share the endpoints (the live pollers of the task queue; 1 = this one alone). */
+export function endpointWorkers(): number {
+  return workersSharing;
+}
+
 /** How many worker processes share every endpoint this process calls (1 = this one alone). */
 export function shareEndpointsAmong(workers: number): void {
   workersSharing = Math.max(1, Math.floor(workers));

@@ -6,7 +6,8 @@
  * shard failed by its error budget recovers once the endpoint is fixed.
  */
 import { mapLimit } from '../domain/mapLimit.js';
-import { throwIfAborted } from '../llm/abortScope.js';
+import { abortSignal, throwIfAborted } from '../llm/abortScope.js';
+import type { LanePool, LaneOrder } from './lanePool.js';
 import { SampleRejection } from '../domain/rejection.js';
 import { withAttemptTally, type AttemptTally } from '../llm/attemptTally.js';
 import type { SourceSample } from '../domain/sample.js';
@@ -48,13 +49,24 @@ export interface SliceStagesOutcome {
   failedAttempts: AttemptTally;
 }
 
+/** The worker's lanes a slice's samples take (pipeline/lanePool.ts), and the slice's place in their line. */
+export interface SliceLanes {
+  pool: LanePool;
+  /** The slice's place; each sample's is this followed by its index in the slice. */
+  order: LaneOrder;
+}
+
 /**
  * Runs a slice's samples through `stages` in order, each sample on its own: with latency following
  * reply length (an answer takes several times a judge), sample A goes on to `answer` while sample B
- * is still in `constraints`, and no stage waits for the slice's slowest sample. At most
- * llm.concurrency samples are in flight. The error budget stays per stage: maxConsecutive model-call
- * rejections in a row in one stage fail the slice (naming that stage), and no further sample or
- * stage is started. `progress` is called as each sample gets through a stage (or is blocked in it).
+ * is still in `constraints`, and no stage waits for the slice's slowest sample. With `lanes`, every
+ * sample waits for one of the worker's lanes, shared with the other slices and shards of the build,
+ * and holds it through its stages: a lane its sample freed takes the next waiting sample of any
+ * slice, so nothing idles in this slice's tail. Without, at most llm.concurrency samples of the slice
+ * are in flight (the stage-by-stage activities). The error budget stays per stage: maxConsecutive
+ * model-call rejections in a row in one stage fail the slice (naming that stage), and no further
+ * sample or stage is started. `progress` is called as each sample gets through a stage (or is
+ * blocked in it).
  */
 export async function runSliceStages(
   ctx: StageContext,
@@ -63,9 +75,10 @@ export async function runSliceStages(
   /** Counted into, as in runStage. */
   failedAttempts: AttemptTally = {},
   progress: (outcome: SliceStagesOutcome) => void = () => {},
+  lanes?: SliceLanes,
 ): Promise<SliceStagesOutcome> {
   const outcome: SliceStagesOutcome = { stages: {}, failedAttempts };
-  const lanes = stages.map((stage) => {
+  const steps = stages.map((stage) => {
     const counts: SliceOutcome = { ok: 0, rejected: 0, blocked: 0, requests: 0 };
     outcome.stages[stage] = counts;
     // The slice's executions of a stage note the requests they send in one log (ModelCaller.forSlice).
@@ -73,25 +86,51 @@ export async function runSliceStages(
     const { buildsOn } = stageDefinition(ctx.config.mode, stage);
     return { stage, buildsOn, counts, inARow: new ConsecutiveFaults(ctx.config.llm.errorBudget, `stage ${stage}`), ctx: { ...ctx, models } };
   });
-  await withAttemptTally(failedAttempts, () =>
-    mapLimit(samples, ctx.config.llm.concurrency, async (sample) => {
-      // The stages that rejected or blocked this sample: a stage building on one of them is blocked.
-      const stopped = new Set<StageName>();
-      for (const lane of lanes) {
-        // An endpoint refusing everything: the slice fails, and the rest are not sent to it.
-        if (lanes.some((l) => l.inARow.exceeded)) return;
-        throwIfAborted(); // a cancelled activity starts no further sample
+  const failing = () => steps.some((s) => s.inARow.exceeded);
+  const throughStages = async (sample: SourceSample) => {
+    // The stages that rejected or blocked this sample: a stage building on one of them is blocked.
+    const stopped = new Set<StageName>();
+    for (const step of steps) {
+      // An endpoint refusing everything: the slice fails, and the rest are not sent to it.
+      if (failing()) return;
+      throwIfAborted(); // a cancelled activity starts no further sample
 
-        const { status, fresh, sent } = lane.buildsOn.some((s) => stopped.has(s)) ? { status: 'blocked' as const, sent: 0 } : await runOne(lane.ctx, lane.stage, sample);
-        lane.counts[status] += 1;
-        lane.counts.requests! += sent;
-        if (status !== 'ok') stopped.add(lane.stage);
-        if (fresh) lane.inARow.record(fresh.status === 'rejected' ? fresh.details?.modelCall : undefined);
-        progress(outcome);
-      }
-    }),
-  );
+      const { status, fresh, sent } = step.buildsOn.some((s) => stopped.has(s)) ? { status: 'blocked' as const, sent: 0 } : await runOne(step.ctx, step.stage, sample);
+      step.counts[status] += 1;
+      step.counts.requests! += sent;
+      if (status !== 'ok') stopped.add(step.stage);
+      if (fresh) step.inARow.record(fresh.status === 'rejected' ? fresh.details?.modelCall : undefined);
+      progress(outcome);
+    }
+  };
+  await withAttemptTally(failedAttempts, async () => {
+    if (lanes) await throughLanes(lanes, samples, throughStages);
+    else await mapLimit(samples, ctx.config.llm.concurrency, throughStages);
+  });
   return outcome;
+}
+
+/**
+ * Every sample of the slice waits in the worker's line at once (the pool, not the slice, bounds what
+ * is in flight) and holds its lane through `run`. The first failure (a spent error budget, a store
+ * outage, a cancelled activity) takes the slice's waiting samples out of line at once: the slice
+ * fails with that failure once its samples holding lanes end, and no lane is kept for it meanwhile.
+ */
+export async function throughLanes(lanes: SliceLanes, samples: readonly SourceSample[], run: (sample: SourceSample) => Promise<void>): Promise<void> {
+  const failed = new AbortController();
+  const activity = abortSignal();
+  const leave = activity ? AbortSignal.any([activity, failed.signal]) : failed.signal;
+  await mapLimit(samples, samples.length, async (sample, index) => {
+    const release = await lanes.pool.acquire([...lanes.order, index], leave);
+    try {
+      await run(sample);
+    } catch (err) {
+      failed.abort(err);
+      throw err;
+    } finally {
+      release();
+    }
+  });
 }
 
 /** Whether a sample still needs this stage: no final state for it yet. */

@@ -1,0 +1,126 @@
+/**
+ * A worker's sample lanes for one build (docs/architecture.md, glossary: lane): a sample takes a lane
+ * before its first stage and gives it back after its last, and the next waiting sample of any slice
+ * or shard of the build takes it the moment it is free. Per slice, a sample lane idled from the end of
+ * its sample to the end of the slice's slowest one (and a shard's to the end of its last slice), so
+ * the endpoint's slots emptied in every tail; a pool across slices and shards keeps them filled as
+ * long as samples wait.
+ *
+ * Waiting samples go in `order` (lexicographic; runSliceStages passes its slice activity's first
+ * schedule time, then its shard and the sample's place in it): the oldest shards' samples first, so
+ * shards end, and commit, about in the order they started (domain/commitOrder.ts commits a shard only
+ * after the earlier shards of its source). A waiting sample holds only its plan entry (no image
+ * bytes: its image stage reads them once it has a lane), and an abort (a cancelled activity, a
+ * stopping worker) takes it out of line at once.
+ */
+
+/** A sample's place in line: compared element by element, lowest first; ties go by arrival. */
+export type LaneOrder = readonly number[];
+
+interface Waiting {
+  order: LaneOrder;
+  arrival: number;
+  take: () => void;
+}
+
+export class LanePool {
+  private size: number;
+  private busy = 0;
+  /** Sorted by (order, arrival). */
+  private readonly line: Waiting[] = [];
+  private arrivals = 0;
+
+  constructor(size: number) {
+    this.size = lanesAtLeastOne(size);
+  }
+
+  /** Samples holding a lane. */
+  get inUse(): number {
+    return this.busy;
+  }
+
+  /** Samples waiting for one. */
+  get waiting(): number {
+    return this.line.length;
+  }
+
+  get lanes(): number {
+    return this.size;
+  }
+
+  /** Sets the number of lanes (the endpoints' share of this worker changed): more lanes admit waiting samples at once; fewer let those running end first. */
+  resize(size: number): void {
+    this.size = lanesAtLeastOne(size);
+    this.pump();
+  }
+
+  /**
+   * Waits for a lane in `order`; resolves to its release (idempotent: call it however the sample
+   * ended). Rejects with the abort reason, leaving the line at once, when `signal` aborts first.
+   */
+  acquire(order: LaneOrder, signal?: AbortSignal): Promise<() => void> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const onAbort = () => {
+        const at = this.line.indexOf(waiter);
+        if (at < 0) return; // already holds a lane: its sample's own calls see the abort
+        this.line.splice(at, 1);
+        reject(signal!.reason);
+      };
+      const waiter: Waiting = {
+        order,
+        arrival: this.arrivals++,
+        take: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(this.release());
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.line.splice(this.placeFor(waiter), 0, waiter);
+      this.pump();
+    });
+  }
+
+  /** A release for a lane just taken: frees it once, then lets the next waiting sample in. */
+  private release(): () => void {
+    this.busy += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.busy -= 1;
+      this.pump();
+    };
+  }
+
+  private pump(): void {
+    while (this.busy < this.size && this.line.length > 0) this.line.shift()!.take();
+  }
+
+  /** Where `waiter` goes in the sorted line (binary search: the line can hold thousands of samples). */
+  private placeFor(waiter: Waiting): number {
+    let low = 0;
+    let high = this.line.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (before(this.line[mid]!, waiter)) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+}
+
+function before(a: Waiting, b: Waiting): boolean {
+  const n = Math.max(a.order.length, b.order.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.order[i] ?? Number.NEGATIVE_INFINITY;
+    const y = b.order[i] ?? Number.NEGATIVE_INFINITY;
+    if (x !== y) return x < y;
+  }
+  return a.arrival < b.arrival;
+}
+
+function lanesAtLeastOne(size: number): number {
+  if (!(size >= 1)) throw new Error(`a lane pool needs at least one lane, not ${size}`);
+  return Math.floor(size);
+}
