@@ -104,6 +104,10 @@ export const buildConfigSchema = z
     shardSize: z.number().int().min(1).max(5000).default(64),
     /** Samples per activity call: bounds history (one event group per slice) and retry cost. */
     sliceSize: z.number().int().min(1).max(500).default(16),
+    /**
+     * Shards run at once, at least: a build runs more when its endpoints' slots need them to keep
+     * every sample lane fed (domain/sampleLanes.ts; not with the Batch API, whose shards go stage by stage).
+     */
     maxParallelShards: z.number().int().min(1).max(500).default(4),
     /** Shards one workflow run starts before it continues as new (sooner if Temporal suggests it). */
     shardsPerRun: z.number().int().min(1).max(10_000).default(200),

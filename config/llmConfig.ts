@@ -15,7 +15,11 @@ export const llmSchema = z
       .int()
       .min(1024)
       .default(4 * 1024 * 1024),
-    /** Model calls in flight per activity (per slice). */
+    /**
+     * Samples in flight per activity (per slice): an evaluation's, and a build's where a shard runs
+     * stage by stage (the Batch API, shards started before sample lanes). A build's slices otherwise
+     * share the worker's sample lanes, sized from the endpoints' `concurrency` (domain/sampleLanes.ts).
+     */
     concurrency: z.number().int().min(1).max(256).default(8),
     /** Ask for response_format json_schema (OpenAI, vLLM, SGLang, Ollama >= 0.5 support it). */
     structuredOutput: z.boolean().default(true),

@@ -64,11 +64,18 @@ export interface WorkerSetup {
    * the prebuilt bundle file of the current sources, built first if missing (worker/bundleProcess.ts).
    */
   workflowBundle?: WorkflowBundleWithSourceMap | { codePath: string };
-  /** Activity tasks run at once by this worker; each runs up to llm.concurrency model calls. */
+  /**
+   * Activity tasks run at once by this worker (default 64). A slice activity's samples share the
+   * worker's sample lanes (activities/runtime.ts lanesForBuild): the lanes, not this, bound the model
+   * calls in flight, so it is sized for the slices a build keeps waiting for lanes, not for the calls.
+   */
   maxConcurrentActivities?: number;
   /** Activities per second across ALL workers of this task queue (Temporal enforces it server-side). */
   maxTaskQueueActivitiesPerSecond?: number;
 }
+
+/** Enough for the slices a build dispatches to feed its lanes (domain/sampleLanes.ts DISPATCHED_PER_LANE): their samples mostly wait, holding only their plan entries. */
+export const DEFAULT_ACTIVITY_SLOTS = 64;
 
 /**
  * The worker, sharing its endpoints' limits with the other workers of its task queue while it runs
@@ -86,7 +93,7 @@ export async function createWorker(setup: WorkerSetup): Promise<Worker> {
       interceptors: { activity: [maskSecretsInActivityFailures] },
       dataConverter: { payloadCodecs: [maskingPayloadCodec] },
       workflowBundle,
-      maxConcurrentActivityTaskExecutions: setup.maxConcurrentActivities ?? 16,
+      maxConcurrentActivityTaskExecutions: setup.maxConcurrentActivities ?? DEFAULT_ACTIVITY_SLOTS,
       // A cancellation reaches an activity only in the answer to a heartbeat it sends; by default the
       // SDK sends one per 0.8 x heartbeat timeout (24 s), and a cancelled build would pay that long.
       maxHeartbeatThrottleInterval: HEARTBEAT_SEND_INTERVAL,

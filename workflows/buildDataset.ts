@@ -28,12 +28,13 @@ import {
 import type * as activities from '../activities/index.js';
 import type { BuildRef, ShardSummary } from '../activities/buildRef.js';
 import type { BuildConfig } from '../config/buildConfig.js';
-import { batchStages, requestsPerSecondLimit, stageTaskQueues } from '../config/endpointRouting.js';
+import { batchStages, endpointSlots, requestsPerSecondLimit, stageTaskQueues } from '../config/endpointRouting.js';
 import type { BuildReport } from '../output/contracts/buildReport.js';
 import type { BuildPlan } from '../pipeline/planBuild.types.js';
 import { workflowIdRefusal } from '../domain/buildWorkflowId.js';
 import { capsWhenDue, type Kept } from '../domain/commitOrder.js';
 import { mapLimit } from '../domain/mapLimit.js';
+import { shardsToFeedLanes } from '../domain/sampleLanes.js';
 import { stagesFor } from '../domain/stages.js';
 import { commitCaps, forecastBasis, sourceGoals, startOrder, type Goals } from '../domain/targets.js';
 import { pipelineActivityOptions } from './activityOptions.js';
@@ -170,19 +171,20 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
       restartRate(progress, Date.now());
     }
     let nextPending = carried?.nextPending ?? 0;
+    const inFlight = shardsInFlight(config);
     // Patched once per build: a continued run goes on the way its first run went.
     if (config.targets && (carried ? carried.rounds !== undefined : patched(OVERLAPPED_ROUNDS))) {
       const rounds = carried?.rounds ?? { kept: keptAtStart, finished: [], forecastAt: 0 };
       // A first run starts its shards with the sources side by side (a continued one carries that order).
       const order = carried ? pending : startOrder(plan, pending);
-      plan = await overlappedRounds({ input, config, build, progress, retryQueue, setPhase }, { plan, pending: order, nextPending, rounds });
+      plan = await overlappedRounds({ input, config, build, progress, retryQueue, setPhase, inFlight }, { plan, pending: order, nextPending, rounds });
     } else {
       let startedThisRun = 0;
       const rollOver = () => workflowInfo().continueAsNewSuggested || startedThisRun >= config.shardsPerRun;
       const work = () => retryQueue.length > 0 || nextPending < pending!.length;
       for (;;) {
         while (work() && !rollOver() && !progress.budgetExhausted) {
-          await condition(() => progress.shards.running < config.maxParallelShards);
+          await condition(() => progress.shards.running < inFlight);
           const shard = retryQueue.shift() ?? pending[nextPending++]!;
           startedThisRun += 1;
           void runShard(config, build, plan, shard, progress);
@@ -301,6 +303,8 @@ interface RoundsContext {
   progress: BuildProgress;
   retryQueue: number[];
   setPhase: (phase: BuildPhase) => void;
+  /** Shards run at once (shardsInFlight). */
+  inFlight: number;
 }
 
 /**
@@ -386,7 +390,7 @@ async function overlappedRounds(ctx: RoundsContext, start: { plan: BuildPlan; pe
 
   const work = () => retryQueue.length > 0 || nextPending < pending.length;
   const rollOver = () => workflowInfo().continueAsNewSuggested || startedThisRun >= config.shardsPerRun;
-  const canStart = () => work() && !rollOver() && !progress.budgetExhausted && progress.shards.running < config.maxParallelShards;
+  const canStart = () => work() && !rollOver() && !progress.budgetExhausted && progress.shards.running < ctx.inFlight;
   const settled = () => progress.shards.running === 0 && committing === 0 && !planning;
   commitDue(); // shards that ran in an earlier run of this build
   for (;;) {
@@ -424,6 +428,24 @@ async function overlappedRounds(ctx: RoundsContext, start: { plan: BuildPlan; pe
     if (!(await condition(() => retryQueue.length > 0, config.retryWindowSeconds * 1000))) return plan;
     ctx.setPhase('running');
   }
+}
+
+/**
+ * Versioning marker: shards in flight are at least as many as keep every sample lane of the build's
+ * endpoints fed (domain/sampleLanes.ts), so a lane whose sample ended always finds another waiting
+ * (the slices share the worker's lanes: activities/runtime.ts lanesForBuild). Builds started before
+ * run `maxParallelShards` shards at once, as their histories recorded.
+ */
+const SHARDS_FEED_LANES = 'shards-feed-sample-lanes';
+
+/**
+ * Shards run at once: `maxParallelShards`, or more where the endpoints' slots need more samples
+ * dispatched. Not with the Batch API: its shards go stage by stage, without lanes.
+ */
+function shardsInFlight(config: BuildConfig): number {
+  if (batchStages(config).length > 0 || !patched(SHARDS_FEED_LANES)) return config.maxParallelShards;
+  const shard = { shardSize: config.shardSize, sliceSize: config.sliceSize, parallelSlices: PARALLEL_SLICES_PER_SHARD };
+  return Math.max(config.maxParallelShards, shardsToFeedLanes(endpointSlots(config), shard));
 }
 
 /**

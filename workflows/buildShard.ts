@@ -47,6 +47,12 @@ export interface BuildShardInput extends ShardTask {
  */
 const SAMPLES_FLOW_THROUGH_SLICE = 'samples-flow-through-slice';
 
+/**
+ * Versioning marker: a slice's samples wait for the worker's sample lanes (activities/runtime.ts
+ * lanesForBuild), shared with every slice and shard of the build, so its activity may run longer.
+ */
+const SLICES_SHARE_LANES = 'slices-share-sample-lanes';
+
 /** The first wait for a batch; later polls back off by half again, up to batchApi.pollSeconds. */
 const FIRST_POLL_MS = 2_000;
 
@@ -94,12 +100,14 @@ export async function buildShard(input: BuildShardInput): Promise<ShardSummary |
   const runStage = (stage: StageName) => mapLimit(slices, input.parallelSlices, ([from, to]) => runSlice(stage, from, to));
   if (input.batchStages.length === 0 && patched(SAMPLES_FLOW_THROUGH_SLICE)) {
     // Each sample flows through the stages on its own, within one activity per slice and run of
-    // stages on one task queue: no stage waits for the slice's slowest sample.
+    // stages on one task queue: no stage waits for the slice's slowest sample, and a lane whose
+    // sample ended takes the next waiting one of any slice or shard (pipeline/lanePool.ts).
     const runs = taskQueueRuns(stages, input.stageTaskQueues);
+    const waitsForLanes = patched(SLICES_SHARE_LANES);
     await mapLimit(slices, input.parallelSlices, async ([from, to]) => {
       for (const run of runs) {
         const flowActs = proxyActivities<typeof activities>({
-          ...sliceStagesActivityOptions(input.retry, run.stages.length),
+          ...sliceStagesActivityOptions(input.retry, run.stages.length, waitsForLanes),
           ...(run.taskQueue ? { taskQueue: run.taskQueue } : {}),
         });
         const outcome = await flowActs.runSliceStages({ build, shard, stages: run.stages, from, to });

@@ -11,7 +11,7 @@ export const WORKER_USAGE = `usage: mmif worker
   polls the task queue MMIF_TASK_QUEUE (default "mmif"); on SIGINT/SIGTERM cancels its running
   activities (their model calls and limiter waits end at once) and exits within 15 s at most.
   MMIF_TASK_QUEUE_ACTIVITIES_PER_SECOND caps activities/s across all workers of that queue (use one
-  queue per endpoint: models.<role>.taskQueue); MMIF_MAX_CONCURRENT_ACTIVITIES (16) per worker.`;
+  queue per endpoint: models.<role>.taskQueue); MMIF_MAX_CONCURRENT_ACTIVITIES (64) per worker.`;
 
 export async function workerCommand(args: string[]): Promise<number> {
   parseFlags({ args, options: {} });

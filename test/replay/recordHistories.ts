@@ -24,6 +24,7 @@
  *   node --import tsx test/replay/recordHistories.ts --only workflow-id  # adds a build under its buildId and one refused under another id (workflow-id-is-build-id)
  *   node --import tsx test/replay/recordHistories.ts --only slice-flow   # adds a build whose slices run all their stages in one activity each (samples-flow-through-slice)
  *   node --import tsx test/replay/recordHistories.ts --only overlap      # adds targets builds whose top-up rounds overlap (overlapped-top-up-rounds): one planned from a forecast, one by the exact call
+ *   node --import tsx test/replay/recordHistories.ts --only lanes        # adds a build whose shards in flight feed its sample lanes (shards-feed-sample-lanes) and whose slices share them (slices-share-sample-lanes)
  *
  * Re-record only for a release that deliberately breaks running builds (see docs/operations.md, "Operating in
  * production"); a compatible change keeps the old histories and passes them via patched().
@@ -54,7 +55,22 @@ const HISTORIES = fileURLToPath(new URL('./histories/', import.meta.url));
 export const HISTORY_JSON = { longs: String, enums: String, bytes: String } as const;
 const FAST_RETRY = { maximumAttempts: 2, initialIntervalSeconds: 0.5, maximumIntervalSeconds: 1, heartbeatTimeoutSeconds: 10 };
 
-const KINDS = ['eval', 'multiturn', 'leases', 'budget', 'checks', 'progress', 'batch', 'targets', 'cancelled', 'resolved', 'workflow-id', 'slice-flow', 'overlap'] as const;
+const KINDS = [
+  'eval',
+  'multiturn',
+  'leases',
+  'budget',
+  'checks',
+  'progress',
+  'batch',
+  'targets',
+  'cancelled',
+  'resolved',
+  'workflow-id',
+  'slice-flow',
+  'overlap',
+  'lanes',
+] as const;
 type Kind = (typeof KINDS)[number];
 /** `--only a,b`: the kinds to add, keeping the other histories; without it every kind, replacing all. */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1]!.split(',') : undefined;
@@ -79,6 +95,7 @@ function kindOf(execution: { type: string; workflowId: string }): Kind | 'builds
     ['replay-workflow-id', 'workflow-id'],
     ['replay-slice-flow', 'slice-flow'],
     ['replay-overlap', 'overlap'],
+    ['replay-lanes', 'lanes'],
   ];
   return prefixes.find(([prefix]) => execution.workflowId.startsWith(prefix))?.[1] ?? 'builds';
 }
@@ -374,6 +391,9 @@ try {
   }
   // Slices through all their stages in one activity each, every sample on its own (patched 'samples-flow-through-slice').
   if (recording('slice-flow')) await run('replay-slice-flow', config('replay-slice-flow', { maxSamples: 4, sliceSize: 1 }));
+  // Shards in flight sized from the endpoint's slots, above maxParallelShards (patched
+  // 'shards-feed-sample-lanes'), whose slices wait for the worker's shared lanes ('slices-share-sample-lanes').
+  if (recording('lanes')) await run('replay-lanes', config('replay-lanes', { maxSamples: 4, shardSize: 1, sliceSize: 1, maxParallelShards: 1 }));
   // Last, once no build calls a model: this process's limiters are shared by its workers, and a
   // worker on LEASE_QUEUE would report the builds' demand to the desk too.
   if (recording('leases')) await recordLeases();

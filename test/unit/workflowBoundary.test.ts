@@ -46,6 +46,7 @@ export const WORKFLOW_BOUNDARY = [
   'domain/errors.ts',
   'domain/mapLimit.ts',
   'domain/multiturn/limits.ts',
+  'domain/sampleLanes.ts',
   'domain/stages.ts',
   'domain/targets.ts',
   'domain/verdict.ts',

@@ -27,6 +27,8 @@ test('every recorded build, eval and lease desk history replays against the curr
     'replay-batch-api@',
     'replay-batch-wait_shard-0@',
     'replay-slice-flow_shard-0@',
+    'replay-lanes@',
+    'replay-lanes_shard-0@',
     'replay-targets@',
     'replay-overlap@',
     'replay-overlap-exact@',
