@@ -2,8 +2,8 @@
  * `mmif worker` with knobs for the benchmarks. Same connection settings (TEMPORAL_ADDRESS,
  * MMIF_TASK_QUEUE, ...) and the same graceful stop on SIGINT/SIGTERM.
  *
- *  - BENCH_MAX_ACTIVITIES: the worker's maxConcurrentActivities (createWorker's default, and so
- *    `mmif worker`'s, is 16).
+ *  - BENCH_MAX_ACTIVITIES: the worker's maxConcurrentActivities (unset: createWorker's default, and so
+ *    `mmif worker`'s, DEFAULT_ACTIVITY_SLOTS).
  *  - BENCH_TRACE=<file>: a diagnostic worker. Appends JSON lines to <file>: one per finished
  *    activity ({t, activity, stage, ms}) and one per second ({t, loopMaxMs, loopMeanMs, mem, cpuMs,
  *    limiters, leaseReports}) with the event loop's delay over that second, the process's memory in
@@ -35,11 +35,11 @@ import { NativeConnection, Worker, type ActivityInboundCallsInterceptor } from '
 import * as activities from '../activities/index.js';
 import { limiterSnapshots, slotTraces, type SlotTimes } from '../llm/limiter.js';
 import { prebuiltWorkflowBundle } from '../worker/bundleProcess.js';
-import { createWorker, limitHeapGrowth, withSmallWorkflowThreadHeap } from '../worker/createWorker.js';
+import { createWorker, DEFAULT_ACTIVITY_SLOTS, limitHeapGrowth, withSmallWorkflowThreadHeap } from '../worker/createWorker.js';
 import { leaseReportsSent, shareEndpointLimits, splitAmongPollers } from '../worker/endpointSharing.js';
 import { temporalSettingsFromEnv } from '../worker/connectionFromEnv.js';
 
-const max = Number(process.env.BENCH_MAX_ACTIVITIES ?? '16');
+const max = Number(process.env.BENCH_MAX_ACTIVITIES ?? DEFAULT_ACTIVITY_SLOTS);
 if (!Number.isInteger(max) || max < 1) throw new Error(`BENCH_MAX_ACTIVITIES must be a positive integer, got ${process.env.BENCH_MAX_ACTIVITIES}`);
 const trace = process.env.BENCH_TRACE;
 const splitOnly = process.env.BENCH_SPLIT_ONLY === '1';

@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort, stopProcess } from '../local/temporalDevServer.js';
 import type { BuildConfigInput } from '../config/buildConfig.js';
 import { sceneJpeg } from '../test/fixtures/images.js';
+import { DEFAULT_ACTIVITY_SLOTS } from '../worker/createWorker.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const CLI = path.join(ROOT, 'cli/mmif.ts');
@@ -119,7 +120,7 @@ export async function startSimulatorProcess(faults: Record<string, number>): Pro
 }
 
 /**
- * A worker process: the real `mmif worker` (16 concurrent activities, as shipped), or, with
+ * A worker process: the real `mmif worker` (DEFAULT_ACTIVITY_SLOTS concurrent activities, as shipped), or, with
  * maxConcurrentActivities, trace, cpuProfile, heapProfile or splitOnly, bench/benchWorker.ts (see there).
  */
 export function startWorkerProcess(options: {
@@ -136,7 +137,7 @@ export function startWorkerProcess(options: {
   if (process.env.BENCH_WORKER_NODE_OPTIONS) env.NODE_OPTIONS = process.env.BENCH_WORKER_NODE_OPTIONS;
   if (options.maxConcurrentActivities === undefined && !options.trace && !options.cpuProfile && !options.heapProfile && !options.splitOnly)
     return startNodeProcess(CLI, ['worker'], env, 'worker polling', 120_000);
-  const extra: NodeJS.ProcessEnv = { BENCH_MAX_ACTIVITIES: String(options.maxConcurrentActivities ?? 16) };
+  const extra: NodeJS.ProcessEnv = { BENCH_MAX_ACTIVITIES: String(options.maxConcurrentActivities ?? DEFAULT_ACTIVITY_SLOTS) };
   if (options.splitOnly) extra.BENCH_SPLIT_ONLY = '1';
   if (options.trace) extra.BENCH_TRACE = options.trace;
   if (options.cpuProfile) extra.BENCH_CPU_PROF = options.cpuProfile;

@@ -31,15 +31,11 @@ import { GPU_PROFILES } from '../simulator/gpuProfile.js';
 import { startS3Server, useS3Env } from '../test/harness/s3Server.js';
 import { CLI, fmt, pollSimulator, procUsage, simStats, startNodeProcess, startWorkerProcess, steadyState, type Proc } from './harness.js';
 import { IMAGE_SIDE, paperSources } from './paperSources.js';
+import { sampleLanes, shardsToFeedLanes } from '../domain/sampleLanes.js';
 
-/** Slices a shard runs at once (workflows/buildDataset.ts PARALLEL_SLICES_PER_SHARD) and samples a slice has in flight. */
-const SLICES_PER_SHARD = 4;
+/** The build's shape (output files of 128 samples, slices of 32); lanes and shards in flight are the engine's own (domain/sampleLanes.ts). */
+const SHARD_SIZE = 128;
 const SLICE_SIZE = 32;
-/**
- * Sample lanes per request the GPUs hold in flight: a lane is idle while its sample is between calls
- * (the worker's own work, a stage handing over), so filling 256 requests per GPU takes more lanes.
- */
-const LANES_PER_SLOT = 2;
 
 const { values } = parseArgs({
   options: {
@@ -83,16 +79,14 @@ const simEnv = {
 const sim = await startNodeProcess(CLI, ['simulator'], simEnv, 'listening on');
 const simUrls = { url: `http://127.0.0.1:${simEnv.SIM_PORT}/v1`, admin: `http://127.0.0.1:${simEnv.SIM_PORT}/admin` };
 const workers: Proc[] = [];
-// Enough shards in flight, and activity slots on the workers to run their slices, for the GPUs' slots.
 const WORKERS = Number(values.workers);
-const maxParallelShards = Math.max(8, Math.ceil((LANES_PER_SLOT * GPUS * PROFILE.slots) / (SLICES_PER_SHARD * SLICE_SIZE)));
-const activitySlots = Math.max(16, Math.ceil((maxParallelShards * SLICES_PER_SHARD) / WORKERS));
+// What the engine derives from the endpoint's slots (no lane knob is set below): reported, not configured.
+const SLOTS = GPUS * PROFILE.slots;
+const lanes = sampleLanes(SLOTS);
+const shardsInFlight = shardsToFeedLanes(SLOTS, { shardSize: SHARD_SIZE, sliceSize: SLICE_SIZE, parallelSlices: 4 });
 try {
   const taskQueue = 'bench-paper';
-  for (let i = 0; i < WORKERS; i++) {
-    const slots = activitySlots > 16 ? { maxConcurrentActivities: activitySlots } : {};
-    workers.push(await startWorkerProcess({ address: temporal.address, taskQueue, simulatorUrl: simUrls.url, ...slots }));
-  }
+  for (let i = 0; i < WORKERS; i++) workers.push(await startWorkerProcess({ address: temporal.address, taskQueue, simulatorUrl: simUrls.url }));
   const connection = await Connection.connect({ address: temporal.address });
   const client = new Client({ connection });
   const config: BuildConfigInput = {
@@ -109,15 +103,13 @@ try {
     ],
     targets: { instruct: target(23_000), dpo: target(23_000), overlapRounds: !values.sequential },
     maxSamples: target(23_000) * 4,
-    shardSize: 128,
+    shardSize: SHARD_SIZE,
     sliceSize: SLICE_SIZE,
-    maxParallelShards,
-    models: { default: { model: 'mmif-sim-vlm', concurrency: GPUS * PROFILE.slots } },
-    llm: { concurrency: SLICE_SIZE },
+    models: { default: { model: 'mmif-sim-vlm', concurrency: SLOTS } },
   };
   log(
     `scale ${SCALE}: targets ${target(23_000)} + ${target(23_000)}; ${GPUS} GPUs x ${PROFILE.requestsPerSecond} req/s x speedup ${SPEEDUP} = ${fmt(CAPACITY)} req/s, ${GPUS * PROFILE.slots} in flight; ` +
-      `${maxParallelShards} shards x ${SLICES_PER_SHARD} slices x ${SLICE_SIZE} samples = ${maxParallelShards * SLICES_PER_SHARD * SLICE_SIZE} lanes, ${WORKERS} workers x ${activitySlots} activity slots; load ${await load()}`,
+      `engine-derived: ${lanes} sample lanes (${WORKERS} workers), ${shardsInFlight} shards in flight; load ${await load()}`,
   );
   const loadBefore = await load();
   const cpu0 = workers.map((w) => procUsage(w.pid)!.cpuMs);
@@ -150,9 +142,8 @@ try {
     overlapRounds: !values.sequential,
     gpus: GPUS,
     speedup: SPEEDUP,
-    lanes: maxParallelShards * SLICES_PER_SHARD * SLICE_SIZE,
-    maxParallelShards,
-    activitySlotsPerWorker: activitySlots,
+    lanes,
+    shardsInFlight,
     loadBefore,
     loadAfter,
     wallSeconds: fmt(wallSeconds),
