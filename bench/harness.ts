@@ -305,8 +305,10 @@ export interface BenchBuildSettings {
   concurrency: number;
   shardSize: number;
   sliceSize: number;
-  maxParallelShards: number;
-  llmConcurrency: number;
+  /** Unset: the engine's own (shards in flight from the endpoint's slots: domain/sampleLanes.ts). */
+  maxParallelShards?: number;
+  /** Unset: the config's default (a build's slices share the worker's sample lanes; it bounds only stage-by-stage shards). */
+  llmConcurrency?: number;
   /** Shorter than the default 30 s, so a killed worker's activities move on sooner (resume bench). */
   heartbeatTimeoutSeconds?: number;
 }
@@ -321,13 +323,13 @@ export function benchBuildConfig(buildId: string, output: string, images: string
     maxSamples: samples,
     shardSize: s.shardSize,
     sliceSize: s.sliceSize,
-    maxParallelShards: s.maxParallelShards,
+    ...(s.maxParallelShards !== undefined ? { maxParallelShards: s.maxParallelShards } : {}),
     // The procedural images are 256x256 (the default minimum short side, 224, passes them too).
     image: { minShortSide: 200 },
     ...(s.heartbeatTimeoutSeconds
       ? { retry: { maximumAttempts: 8, initialIntervalSeconds: 1, maximumIntervalSeconds: 10, heartbeatTimeoutSeconds: s.heartbeatTimeoutSeconds } }
       : {}),
     models: { default: { model: 'mmif-sim-vlm', concurrency: s.concurrency } },
-    llm: { concurrency: s.llmConcurrency },
+    ...(s.llmConcurrency !== undefined ? { llm: { concurrency: s.llmConcurrency } } : {}),
   };
 }

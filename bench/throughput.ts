@@ -7,8 +7,8 @@
 // Scenarios (all on one dev server and simulator, a fresh output dir and worker processes each):
 //   one           1 worker, tuned parallelism (--shard-size 128 --slice-size 32 --llm-concurrency 32
 //                 --parallel-shards 8), --samples 2000
-//   defaults      1 worker, the shipped parallelism (shardSize 64, sliceSize 16, llm.concurrency 8,
-//                 maxParallelShards 4), --samples-defaults 512
+//   defaults      1 worker, the shipped parallelism (shardSize 64, sliceSize 16, shards in flight and
+//                 sample lanes derived from the endpoint's concurrency), --samples-defaults 512
 //   two           2 workers on one task queue, each configured with concurrency C (together C: they
 //                 lease it by demand, worker/endpointSharing.ts), --samples-two 768
 //   four          4 workers, each configured with concurrency C, --samples-two 768
@@ -56,6 +56,8 @@ import {
   type SteadyState,
   type Tick,
 } from './harness.js';
+import { sampleLanes, shardsToFeedLanes } from '../domain/sampleLanes.js';
+import { DEFAULT_ACTIVITY_SLOTS } from '../worker/createWorker.js';
 
 const { values } = parseArgs({
   options: {
@@ -70,7 +72,7 @@ const { values } = parseArgs({
     'llm-concurrency': { type: 'string', default: '32' },
     'shard-size': { type: 'string', default: '128' },
     'parallel-shards': { type: 'string', default: '8' },
-    /** Worker maxConcurrentActivities; unset = the real `mmif worker` (16). */
+    /** Worker maxConcurrentActivities; unset = the real `mmif worker` (DEFAULT_ACTIVITY_SLOTS). */
     activities: { type: 'string' },
     compliance: { type: 'string', default: '0.9' },
     leniency: { type: 'string', default: '0.9' },
@@ -86,7 +88,7 @@ const C = Number(values.concurrency);
 const LATENCY_MS = Number(values['latency-ms']);
 const CORES = cpus().length;
 const LIMIT = C / (LATENCY_MS / 1000);
-const ACTIVITIES = values.activities === undefined ? 16 : Number(values.activities);
+const ACTIVITIES = values.activities === undefined ? DEFAULT_ACTIVITY_SLOTS : Number(values.activities);
 
 interface Scenario {
   name: string;
@@ -197,14 +199,16 @@ function describe(r: Result): void {
 }
 
 /**
- * The sample lanes a build can have in flight (a sample makes one model call at a time): running
- * activities = min(maxParallelShards x 4 slices per shard, workers x maxConcurrentActivities), each
- * with min(sliceSize, llm.concurrency) samples at once.
+ * The sample lanes a build can have in flight (a sample makes one model call at a time): the
+ * worker's lanes for the build, 2 per endpoint slot split over the workers (domain/sampleLanes.ts),
+ * fed by the samples of the running slice activities = min(shards in flight x 4 slices per shard,
+ * workers x maxConcurrentActivities) x sliceSize.
  */
 function parallelism(sc: Scenario): string {
   const s = sc.settings;
-  const activities = Math.min(s.maxParallelShards * 4, sc.workers * ACTIVITIES);
-  return `min(${s.maxParallelShards}x4, ${sc.workers}x${ACTIVITIES}) x min(${s.sliceSize},${s.llmConcurrency}) = ${activities * Math.min(s.sliceSize, s.llmConcurrency)}`;
+  const shards = s.maxParallelShards ?? shardsToFeedLanes(s.concurrency, { shardSize: s.shardSize, sliceSize: s.sliceSize, parallelSlices: 4 });
+  const dispatched = Math.min(shards * 4, sc.workers * ACTIVITIES) * s.sliceSize;
+  return `${sampleLanes(s.concurrency)} lanes, ${shards} shards x 4 slices x ${s.sliceSize} = ${dispatched} samples dispatched`;
 }
 
 async function main(): Promise<void> {
@@ -215,8 +219,8 @@ async function main(): Promise<void> {
     maxParallelShards: Number(values['parallel-shards']),
     llmConcurrency: Number(values['llm-concurrency']),
   };
-  // The shipped defaults: shardSize 64, sliceSize 16, maxParallelShards 4, llm.concurrency 8.
-  const defaults: BenchBuildSettings = { concurrency: C, shardSize: 64, sliceSize: 16, maxParallelShards: 4, llmConcurrency: 8 };
+  // The shipped defaults: shardSize 64, sliceSize 16, shards in flight and lanes from the endpoint's concurrency.
+  const defaults: BenchBuildSettings = { concurrency: C, shardSize: 64, sliceSize: 16 };
   const all: Scenario[] = [
     { name: 'one', workers: 1, samples: Number(values.samples), simulatorCap: C, settings: tuned },
     { name: 'defaults', workers: 1, samples: Number(values['samples-defaults']), simulatorCap: C, settings: defaults },

@@ -105,10 +105,10 @@ export const buildConfigSchema = z
     /** Samples per activity call: bounds history (one event group per slice) and retry cost. */
     sliceSize: z.number().int().min(1).max(500).default(16),
     /**
-     * Shards run at once, at least: a build runs more when its endpoints' slots need them to keep
-     * every sample lane fed (domain/sampleLanes.ts; not with the Batch API, whose shards go stage by stage).
+     * Shards run at once. Unset: as many as keep every sample lane of the build's endpoints fed
+     * (domain/sampleLanes.ts, at least 4), or 4 with the Batch API, whose shards go stage by stage.
      */
-    maxParallelShards: z.number().int().min(1).max(500).default(4),
+    maxParallelShards: z.number().int().min(1).max(500).optional(),
     /** Shards one workflow run starts before it continues as new (sooner if Temporal suggests it). */
     shardsPerRun: z.number().int().min(1).max(10_000).default(200),
     /** Retry policy of every pipeline activity; after the last attempt the shard is reported failed. */

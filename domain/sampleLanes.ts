@@ -33,10 +33,17 @@ export function workerLanes(endpointSlots: number, workers: number): number {
 }
 
 /**
+ * Shards in flight at least (and a Batch API build's, whose shards go stage by stage without lanes):
+ * a few, so one shard's start and end overlap the others' work even for a small endpoint.
+ */
+export const MIN_SHARDS_IN_FLIGHT = 4;
+
+/**
  * Shards to keep in flight so every lane has a sample waiting: DISPATCHED_PER_LANE x the lanes, over
- * the samples a running shard has dispatched (its slices in flight, at most its whole size).
+ * the samples a running shard has dispatched (its slices in flight, at most its whole size); at
+ * least MIN_SHARDS_IN_FLIGHT.
  */
 export function shardsToFeedLanes(endpointSlots: number, shard: { shardSize: number; sliceSize: number; parallelSlices: number }): number {
   const dispatched = Math.min(shard.shardSize, shard.sliceSize * shard.parallelSlices);
-  return Math.max(1, Math.ceil((DISPATCHED_PER_LANE * sampleLanes(endpointSlots)) / dispatched));
+  return Math.max(MIN_SHARDS_IN_FLIGHT, Math.ceil((DISPATCHED_PER_LANE * sampleLanes(endpointSlots)) / dispatched));
 }

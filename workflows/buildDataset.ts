@@ -34,7 +34,7 @@ import type { BuildPlan } from '../pipeline/planBuild.types.js';
 import { workflowIdRefusal } from '../domain/buildWorkflowId.js';
 import { capsWhenDue, type Kept } from '../domain/commitOrder.js';
 import { mapLimit } from '../domain/mapLimit.js';
-import { shardsToFeedLanes } from '../domain/sampleLanes.js';
+import { MIN_SHARDS_IN_FLIGHT, shardsToFeedLanes } from '../domain/sampleLanes.js';
 import { stagesFor } from '../domain/stages.js';
 import { commitCaps, forecastBasis, sourceGoals, startOrder, type Goals } from '../domain/targets.js';
 import { pipelineActivityOptions } from './activityOptions.js';
@@ -199,7 +199,7 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
         }
         if (progress.shards.failed === 0 && config.targets) {
           // Targets: commit the round in rank order, then plan the next one from what was kept.
-          await commitRoundInOrder(config, build, plan, progress);
+          await commitRoundInOrder(config, build, plan, progress, inFlight);
           const grown: BuildPlan = await planTopUp({ config: input, round: plan.rounds.length });
           if (grown.targetsOutcome) {
             plan = grown;
@@ -253,7 +253,7 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
  * their caps. The others commit one by one, capped by what the earlier ones actually kept. Every cap
  * is a function of the plan and of committed counts, so a resumed build commits the same bytes.
  */
-async function commitRoundInOrder(config: BuildConfig, build: BuildRef, plan: BuildPlan, progress: BuildProgress): Promise<void> {
+async function commitRoundInOrder(config: BuildConfig, build: BuildRef, plan: BuildPlan, progress: BuildProgress, inFlight: number): Promise<void> {
   const { commitShard, committedShard, committedShards, targetTallies } = proxyActivities<typeof activities>(pipelineActivityOptions(config.retry));
   const roundStart = plan.rounds[plan.rounds.length - 1]!;
   const committed = new Set((await committedShards({ build, from: roundStart, to: plan.shardCount })).shards);
@@ -281,7 +281,7 @@ async function commitRoundInOrder(config: BuildConfig, build: BuildRef, plan: Bu
       bound[source]!.dpo += plan.shardSizes[shard]!;
     } else rest.push(shard);
   }
-  const summaries = await mapLimit(unbound, config.maxParallelShards, ({ shard, caps }) => commit(shard, caps));
+  const summaries = await mapLimit(unbound, inFlight, ({ shard, caps }) => commit(shard, caps));
   for (const [i, { shard }] of unbound.entries()) {
     const tally = kept[plan.shardSources[shard]!]!;
     tally.instruct += summaries[i]!.instruct;
@@ -431,21 +431,21 @@ async function overlappedRounds(ctx: RoundsContext, start: { plan: BuildPlan; pe
 }
 
 /**
- * Versioning marker: shards in flight are at least as many as keep every sample lane of the build's
- * endpoints fed (domain/sampleLanes.ts), so a lane whose sample ended always finds another waiting
- * (the slices share the worker's lanes: activities/runtime.ts lanesForBuild). Builds started before
- * run `maxParallelShards` shards at once, as their histories recorded.
+ * Versioning marker: a build whose config leaves `maxParallelShards` unset runs as many shards as keep
+ * every sample lane of its endpoints fed (domain/sampleLanes.ts), so a lane whose sample ended always
+ * finds another waiting (the slices share the worker's lanes: activities/runtime.ts lanesForBuild).
+ * Builds started before always had it set (4 by default), as their recorded configs show.
  */
 const SHARDS_FEED_LANES = 'shards-feed-sample-lanes';
 
 /**
- * Shards run at once: `maxParallelShards`, or more where the endpoints' slots need more samples
- * dispatched. Not with the Batch API: its shards go stage by stage, without lanes.
+ * Shards run at once: `maxParallelShards` when set, else as many as the endpoints' slots need
+ * dispatched; MIN_SHARDS_IN_FLIGHT with the Batch API (its shards go stage by stage, without lanes).
  */
 function shardsInFlight(config: BuildConfig): number {
-  if (batchStages(config).length > 0 || !patched(SHARDS_FEED_LANES)) return config.maxParallelShards;
-  const shard = { shardSize: config.shardSize, sliceSize: config.sliceSize, parallelSlices: PARALLEL_SLICES_PER_SHARD };
-  return Math.max(config.maxParallelShards, shardsToFeedLanes(endpointSlots(config), shard));
+  if (config.maxParallelShards !== undefined) return config.maxParallelShards;
+  if (batchStages(config).length > 0 || !patched(SHARDS_FEED_LANES)) return MIN_SHARDS_IN_FLIGHT;
+  return shardsToFeedLanes(endpointSlots(config), { shardSize: config.shardSize, sliceSize: config.sliceSize, parallelSlices: PARALLEL_SLICES_PER_SHARD });
 }
 
 /**

@@ -391,9 +391,9 @@ try {
   }
   // Slices through all their stages in one activity each, every sample on its own (patched 'samples-flow-through-slice').
   if (recording('slice-flow')) await run('replay-slice-flow', config('replay-slice-flow', { maxSamples: 4, sliceSize: 1 }));
-  // Shards in flight sized from the endpoint's slots, above maxParallelShards (patched
+  // Shards in flight sized from the endpoint's slots, maxParallelShards unset (patched
   // 'shards-feed-sample-lanes'), whose slices wait for the worker's shared lanes ('slices-share-sample-lanes').
-  if (recording('lanes')) await run('replay-lanes', config('replay-lanes', { maxSamples: 4, shardSize: 1, sliceSize: 1, maxParallelShards: 1 }));
+  if (recording('lanes')) await run('replay-lanes', config('replay-lanes', { maxSamples: 4, shardSize: 1, sliceSize: 1 }));
   // Last, once no build calls a model: this process's limiters are shared by its workers, and a
   // worker on LEASE_QUEUE would report the builds' demand to the desk too.
   if (recording('leases')) await recordLeases();

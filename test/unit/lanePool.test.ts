@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LanePool } from '../../pipeline/lanePool.js';
 import { throughLanes } from '../../pipeline/runStage.js';
-import { sampleLanes, shardsToFeedLanes, workerLanes } from '../../domain/sampleLanes.js';
+import { MIN_SHARDS_IN_FLIGHT, sampleLanes, shardsToFeedLanes, workerLanes } from '../../domain/sampleLanes.js';
 import type { SourceSample } from '../../domain/sample.js';
 
 /** Resolves once every callback queued so far has run (a lane handed over resolves a promise). */
@@ -164,6 +164,6 @@ test('lanes and shards in flight follow the endpoint slots', () => {
   // 512 slots: 1,024 lanes, 1,536 samples dispatched, 128 per shard (4 slices of 32).
   assert.equal(shardsToFeedLanes(512, { shardSize: 128, sliceSize: 32, parallelSlices: 4 }), 12);
   // A shard runs 4 slices at once: a shard of 256 in slices of 16 dispatches 64.
-  assert.equal(shardsToFeedLanes(8, { shardSize: 256, sliceSize: 16, parallelSlices: 4 }), 1);
-  assert.equal(shardsToFeedLanes(64, { shardSize: 256, sliceSize: 16, parallelSlices: 4 }), 3);
+  assert.equal(shardsToFeedLanes(128, { shardSize: 256, sliceSize: 16, parallelSlices: 4 }), 6);
+  assert.equal(shardsToFeedLanes(8, { shardSize: 256, sliceSize: 16, parallelSlices: 4 }), MIN_SHARDS_IN_FLIGHT, 'a few shards even for a small endpoint');
 });
