@@ -7,6 +7,8 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { S3Options } from '../storage/openStore.js';
+import { RunEnded } from './buildRun.js';
+import { CliError } from './exitCodes.js';
 
 export interface LocalBuildRecord {
   buildId: string;
@@ -47,3 +49,23 @@ export async function readLocalRecord(buildId: string): Promise<LocalBuildRecord
 /** What to do when no record is found here and no Temporal server knows the build. */
 export const LOCAL_RECORD_HINT = (buildId: string) =>
   `a \`mmif build --local\` build is known only from the folder it ran in: run \`mmif status ${buildId}\` there or in a folder below it (.mmif/local-builds/${buildId}.json)`;
+
+/**
+ * Runs a --local build (`mmif build --local`, `mmif quickstart`) and records how it ended for
+ * `mmif status` (its server goes with this process): a run that ended throws RunEnded with its status.
+ */
+export async function recordedLocally(config: { buildId: string; output: string; s3?: S3Options }, build: () => Promise<number>): Promise<number> {
+  const record = { buildId: config.buildId, output: config.output, s3: config.s3 ?? {} };
+  const finishedAt = () => new Date().toISOString();
+  try {
+    const code = await build();
+    await writeLocalRecord({ ...record, status: 'COMPLETED', exitCode: code, finishedAt: finishedAt() });
+    return code;
+  } catch (err) {
+    if (err instanceof CliError) {
+      const status = err instanceof RunEnded ? err.status : 'REFUSED';
+      await writeLocalRecord({ ...record, status, failure: err.message, exitCode: err.exitCode, finishedAt: finishedAt() });
+    }
+    throw err;
+  }
+}

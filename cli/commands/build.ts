@@ -12,9 +12,9 @@ import { CliError, EXIT } from '../exitCodes.js';
 import { connectTemporal, type Temporal } from '../temporalClient.js';
 import { withLocalTemporal } from '../localTemporal.js';
 import { formatSummary } from '../summary.js';
-import { BuildRun, RunEnded } from '../buildRun.js';
+import { BuildRun } from '../buildRun.js';
 import { exitCodeFor, rootFailure } from '../failures.js';
-import { writeLocalRecord } from '../localRecord.js';
+import { recordedLocally } from '../localRecord.js';
 import { watch } from './status.js';
 
 export const BUILD_USAGE = `usage: mmif build --config FILE [--wait] [--new-version]
@@ -142,23 +142,6 @@ async function unableToRun(handle: WorkflowHandle, waitMs: number): Promise<'lat
     if ((description?.raw.pendingWorkflowTask?.attempt ?? 0) > 2) return 'late';
   }
   return 'late';
-}
-
-/** Runs a --local build and records how it ended for `mmif status` (its server goes with this process). */
-async function recordedLocally(config: BuildConfig, build: () => Promise<number>): Promise<number> {
-  const record = { buildId: config.buildId, output: config.output, s3: config.s3 };
-  const finishedAt = () => new Date().toISOString();
-  try {
-    const code = await build();
-    await writeLocalRecord({ ...record, status: 'COMPLETED', exitCode: code, finishedAt: finishedAt() });
-    return code;
-  } catch (err) {
-    if (err instanceof CliError) {
-      const status = err instanceof RunEnded ? err.status : 'REFUSED';
-      await writeLocalRecord({ ...record, status, failure: err.message, exitCode: err.exitCode, finishedAt: finishedAt() });
-    }
-    throw err;
-  }
 }
 
 /** The config itself when its build id is free or holds the same config; else the next `-vN` that is. */

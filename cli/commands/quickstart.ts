@@ -5,6 +5,10 @@ import type { BuildProgress } from '../../workflows/buildProgress.js';
 import { exitCodeFor, rootFailure } from '../failures.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { withLocalTemporal } from '../localTemporal.js';
+import { recordedLocally } from '../localRecord.js';
+import { RunEnded } from '../buildRun.js';
+import type { Temporal } from '../temporalClient.js';
+import type { BuildConfigInput } from '../../config/buildConfig.js';
 import { modelsFromEnv, quickstartConfig, SIMULATOR_MODEL } from '../quickstartConfig.js';
 import { formatSummary } from '../summary.js';
 
@@ -31,29 +35,35 @@ export async function quickstartCommand(args: string[]): Promise<number> {
     const models = modelsFromEnv(process.env, simulated ? SIMULATOR_MODEL : 'gpt-4o-mini');
     const buildId = values['build-id'] ?? (simulated ? 'quickstart-sim' : `quickstart-${models.default.model.replace(/[^A-Za-z0-9._-]+/g, '-')}`);
     const config = quickstartConfig({ buildId, output: path.resolve(values.out!), maxSamples, models });
-    const handle = await temporal.client.workflow.start('buildDataset', { taskQueue: temporal.settings.taskQueue, workflowId: buildId, args: [config] });
-    // A timer ignores its callback's promise: the query's failure is caught here, a missed tick is harmless.
-    const ticker = setInterval(() => {
-      void handle
-        .query<BuildProgress>('progress')
-        .catch(() => undefined)
-        .then((p) => {
-          if (p)
-            console.log(
-              `  ${p.phase}: shards ${p.shards.committed}/${p.shards.planned} committed, ${p.shards.running} running; samples ${p.samples.instruct} accepted, ${p.samples.rejectedSamples} rejected`,
-            );
-        });
-    }, 2_000);
-    let report: BuildReport;
-    try {
-      report = (await handle.result()) as BuildReport;
-    } catch (err) {
-      const failure = rootFailure(err);
-      throw new CliError(`build ${buildId} failed: ${failure.message}`, exitCodeFor(failure));
-    } finally {
-      clearInterval(ticker);
-    }
-    console.log(`\n${formatSummary(report)}`);
-    return report.shards.failed > 0 ? EXIT.failed : EXIT.ok;
+    // Recorded as `build --local` records its builds: `mmif status <buildId>` after `npm start` finds it.
+    return recordedLocally(config, () => runQuickstart(temporal, config));
   });
+}
+
+async function runQuickstart(temporal: Temporal, config: BuildConfigInput): Promise<number> {
+  const { buildId } = config;
+  const handle = await temporal.client.workflow.start('buildDataset', { taskQueue: temporal.settings.taskQueue, workflowId: buildId, args: [config] });
+  // A timer ignores its callback's promise: the query's failure is caught here, a missed tick is harmless.
+  const ticker = setInterval(() => {
+    void handle
+      .query<BuildProgress>('progress')
+      .catch(() => undefined)
+      .then((p) => {
+        if (p)
+          console.log(
+            `  ${p.phase}: shards ${p.shards.committed}/${p.shards.planned} committed, ${p.shards.running} running; samples ${p.samples.instruct} accepted, ${p.samples.rejectedSamples} rejected`,
+          );
+      });
+  }, 2_000);
+  let report: BuildReport;
+  try {
+    report = (await handle.result()) as BuildReport;
+  } catch (err) {
+    const failure = rootFailure(err);
+    throw new RunEnded(`build ${buildId} failed: ${failure.message}`, exitCodeFor(failure), 'FAILED');
+  } finally {
+    clearInterval(ticker);
+  }
+  console.log(`\n${formatSummary(report)}`);
+  return report.shards.failed > 0 ? EXIT.failed : EXIT.ok;
 }

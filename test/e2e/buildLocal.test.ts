@@ -87,6 +87,15 @@ test('`mmif build --config FILE --local` runs the build on its own dev server, w
   assert.ok(result.stdout.includes(`\nMM-IFEval: npm run mmif -- export --output ${output} --build-id local-build --format mmifeval --all  # every sample`), result.stdout);
 });
 
+test("`mmif status quickstart-sim` after `npm start` (mmif quickstart) answers from the run's record, as after `build --local`", async () => {
+  const started = await mmifLocal(['quickstart', '--out', path.join(dir, 'qs'), '--samples', '2']);
+  assert.equal(started.code, 0, started.stdout + started.stderr);
+  const status = await mmifLocal(['status', 'quickstart-sim']);
+  assert.equal(status.code, 0, status.stdout + status.stderr);
+  assert.match(status.stdout, /^quickstart-sim done \(a --local build, ended .*; its Temporal server is gone\)$/m);
+  assert.ok(status.stdout.includes(`dataset root: ${path.join(dir, 'qs', 'quickstart-sim')}`), status.stdout);
+});
+
 test("a second `mmif build --local` over the same output answers every model call from the first one's cache (the simulator keeps its port)", async () => {
   const file = path.join(dir, 'again.json');
   await writeFile(file, JSON.stringify(config('local-again', path.join(dir, 'cc3m'))));
