@@ -27,6 +27,7 @@ import { exportMmifeval, exportTrl } from '../../output/formats/export.js';
 import { eventually, trainingFileSampleIds } from '../harness/datasetChecks.js';
 import { startWorkerProcess } from '../harness/mmifCli.js';
 import { evalCommand } from '../../cli/commands/eval.js';
+import { CliError, EXIT } from '../../cli/exitCodes.js';
 import { statusCommand } from '../../cli/commands/status.js';
 import { evalWorkflowId, type EvalConfigInput } from '../../config/evalConfig.js';
 import type { EvalReport } from '../../output/reports/evalReport.js';
@@ -367,10 +368,15 @@ test('a multiturn build with holdout keeps held-out images out of its chats and 
 test('bad eval input is named: a missing split fails at once, a missing image rejects its chat by name', async () => {
   const empty = path.join(dir, 'no-split');
   await mkdir(empty, { recursive: true });
-  await assert.rejects(
-    evalCommand(['--data', empty, '--model', 'm', '--no-judge']),
-    /mmif_holdout\.jsonl: not found \(build with config holdout, or write it with mmif export --format mmifeval\)/,
-  );
+  await assert.rejects(evalCommand(['--data', empty, '--model', 'm', '--no-judge', '--eval-id', 'no-split']), (err: unknown) => {
+    assert.ok(err instanceof CliError);
+    assert.equal(
+      err.message,
+      `eval no-split failed: ${path.join(empty, 'MM-IFEval', 'mmif_holdout.jsonl')}: not found (build with config holdout, or write it with mmif export --format mmifeval)`,
+    );
+    assert.equal(err.exitCode, EXIT.usage, 'an input error (EvalInputError): exit 2');
+    return true;
+  });
   const chats = path.join(empty, 'chats.jsonl');
   await writeFile(chats, JSON.stringify({ id: 'lost', image: 'cc3m/nowhere.jpg', questions: ['What is it?'] }) + '\n');
   await assert.rejects(evalCommand(['--data', empty, '--model', 'm', '--chats', chats]), /chat lost: image .*cc3m\/nowhere\.jpg is missing/);
