@@ -10,9 +10,9 @@ import { classifyInstruction, removeConflicts } from '../domain/constraints/comp
 import { finalizeConstraints, offeredConstraintTypes } from '../domain/constraints/selection.js';
 import { SampleRejection } from '../domain/rejection.js';
 import type { SourceSample } from '../domain/sample.js';
-import type { CallRecord } from '../llm/modelCaller.js';
+import type { CallRecord, JsonReply } from '../llm/modelCaller.js';
 import { compatibilityReplySchema, renderCompatibilityPrompt } from '../prompts/compatibilityPrompt.js';
-import { constraintReplySchema, renderConstraintPrompt } from '../prompts/constraintPrompt.js';
+import { constraintReplySchema, renderConstraintPrompt, type ConstraintReply } from '../prompts/constraintPrompt.js';
 import { sampleRng, type StageContext } from './context.js';
 import { planVerification } from './planVerification.js';
 import type { SampleImage } from './sampleImage.js';
@@ -22,9 +22,9 @@ import type { ConstraintsResult, PlannedConstraint } from './stageState.js';
 export async function runConstraintStage(ctx: StageContext, sample: SourceSample, instruction: string, image: SampleImage, calls: CallRecord[]): Promise<ConstraintsResult> {
   const { constraints: limits } = ctx.config;
   const kind = classifyInstruction(instruction);
-  const offered = offeredTypes(ctx, sample, instruction);
-  const reply = await ctx.models.json(constraintRequest(ctx, sample, instruction, image).request, 'constraints', constraintReplySchema, calls);
-  const offeredKeys = offered.map((c) => c.key);
+  const offeredKeys = offeredTypes(ctx, sample, instruction).map((c) => c.key);
+  const { request, json } = constraintRequest(ctx, sample, instruction, image);
+  const reply = await ctx.models.json(request, json.name, json.schema, calls);
   const first = finalizeConstraints(sampleRng(ctx, sample.sampleId, 'trim'), reply.constraints, offeredKeys, limits);
   if (!first.ok) throw new SampleRejection(`constraints: ${first.reason}`);
 
@@ -62,11 +62,19 @@ function allowedTypes(ctx: StageContext, sample: SourceSample): readonly string[
 }
 
 /** The stage's first model call (Fig. 15), as the stage (or the Batch API, ahead of it) sends it. */
-export function constraintRequest(ctx: StageContext, sample: SourceSample, instruction: string, image: SampleImage): StageRequest {
-  const prompt = renderConstraintPrompt(instruction, offeredTypes(ctx, sample, instruction));
+export function constraintRequest(ctx: StageContext, sample: SourceSample, instruction: string, image: SampleImage): StageRequest & { json: JsonReply<ConstraintReply> } {
+  const offered = offeredTypes(ctx, sample, instruction);
+  const prompt = renderConstraintPrompt(instruction, offered);
   return {
     request: { stage: 'constraints', endpoint: endpointFor(ctx.config, 'constraints'), prompt, image },
-    json: { name: 'constraints', schema: constraintReplySchema },
+    json: {
+      name: 'constraints',
+      schema: constraintReplySchema(
+        ctx.requestLayout,
+        offered.map((c) => c.key),
+        ctx.config.constraints.min,
+      ),
+    },
   };
 }
 

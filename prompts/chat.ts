@@ -20,11 +20,13 @@ export interface PromptMessage {
  * - 2: that text is a part of the image's message, after the image (`PromptMessage.preface`), so
  *   every stage of a sample opens with the same image and a provider's prefix cache serves it
  *   (docs/cost.md, *Prompt caching*). Every prompt's text is the same in both; only its place moves.
+ * - 3: as 2, and the constraint stage's reply schema names the offered constraint types as an `enum`
+ *   (prompts/constraintPrompt.ts), so a server enforcing the schema produces only offered types.
  */
-export type RequestLayout = 1 | 2;
+export type RequestLayout = 1 | 2 | 3;
 
 /** The layout of builds planned now. */
-export const CURRENT_REQUEST_LAYOUT: RequestLayout = 2;
+export const CURRENT_REQUEST_LAYOUT: RequestLayout = 3;
 
 /** The framing text of a prompt as layout `layout` places it: a leading system message, or the image message's preface. */
 export function framed(layout: RequestLayout, frame: string, first: PromptMessage, rest: readonly PromptMessage[] = []): PromptMessage[] {

@@ -1,14 +1,38 @@
 /** Constraint integration (paper Fig. 15): the model adds constraints of offered types to the instruction. */
 import { z } from 'zod';
 import type { ConstraintType } from '../domain/constraints/catalogue.js';
-import type { RenderedPrompt } from './chat.js';
+import type { RenderedPrompt, RequestLayout } from './chat.js';
 
 export const CONSTRAINT_PROMPT_VERSION = 'fig15-v2';
 
-export const constraintReplySchema = z.object({
+/** The reply of layouts 1 and 2: each constraint's `type` any string. */
+const freeTypeReplySchema = z.object({
   constraints: z.array(z.object({ type: z.string(), value: z.string() })),
 });
-export type ConstraintReply = z.infer<typeof constraintReplySchema>;
+export type ConstraintReply = z.infer<typeof freeTypeReplySchema>;
+
+/**
+ * The reply schema of a request offering `offeredKeys`, for a stage that keeps a sample with at
+ * least `min` constraints. From request layout 3 the JSON schema sent says what the stage accepts:
+ * each constraint's `type` an `enum` of the offered types, a non-empty `value`, at least `min` of
+ * them. A server that enforces the schema can then only produce such a list, where a weak model
+ * left to free strings names no offered type, or none at all (`{"constraints": []}`). llama.cpp
+ * turns the schema into a grammar, `enum`, `minItems` and `minLength` included
+ * (github.com/ggml-org/llama.cpp grammars/README.md, "JSON Schemas → GBNF"); vLLM's guided decoding
+ * (docs.vllm.ai, features/structured_outputs) and SGLang's structured outputs
+ * (docs.sglang.ai, advanced_features/structured_outputs) take the same JSON schema; OpenAI's strict
+ * structured outputs support `enum` and `minItems`
+ * (platform.openai.com/docs/guides/structured-outputs#supported-schemas).
+ * The reply is still parsed as before (zod puts `.meta()` into the JSON schema only): from a server
+ * that does not enforce schemas, an unoffered type, an empty value or a short list is dropped or
+ * refused by the stage as before (domain/constraints/selection.ts), not the reply as unusable.
+ * Types repeated in the list cannot be ruled out by a grammar (no `uniqueItems`) and are dropped there.
+ */
+export function constraintReplySchema(layout: RequestLayout, offeredKeys: readonly string[], min: number): z.ZodType<ConstraintReply> {
+  if (layout < 3) return freeTypeReplySchema;
+  const constraint = z.object({ type: z.string().meta({ enum: [...offeredKeys] }), value: z.string().meta({ minLength: 1 }) });
+  return z.object({ constraints: z.array(constraint).meta({ minItems: min }) });
+}
 
 const OUTPUT_FORMAT = '{"constraints": [{"type": "<constraint type key>", "value": "<the constraint, written as an instruction>"}, ...]}';
 

@@ -96,20 +96,29 @@ test(
       assert.equal(report.endpointDialects, undefined, JSON.stringify(report.endpointDialects));
       await assertAccounting(store, report, { 0: SAMPLES });
 
-      // Every structured reply the stages used parsed and matched its schema at the first try: the
-      // grammar llama.cpp made of response_format held the random model to it.
+      // Every structured reply the stages used parsed and matched its schema: the grammar llama.cpp
+      // made of response_format held the random model to it. A try may still be cut by the token
+      // limit (a run-on value, truncated-reply), and is tried again; no reply is malformed.
       const plan = (await getJson<SourceSample[]>(store, layout.shardPlan(0)))!;
       let structured = 0;
       for (const sample of plan) {
         for (const stage of STAGE_NAMES) {
           const state = await getJson<StageState>(store, layout.stageState(sample.sampleId, stage));
           for (const call of state?.calls ?? []) {
-            assert.equal(call.problem, undefined, `${sample.sampleId} ${stage}: ${call.problem}`);
+            assert.ok(call.problem === undefined || call.problem === 'truncated-reply', `${sample.sampleId} ${stage}: ${call.problem}`);
             if (call.stage === 'instruction' || call.stage === 'constraints') structured++;
           }
         }
       }
       assert.ok(structured >= SAMPLES, `${structured} structured calls`);
+
+      // The constraint reply schema names the offered types as an enum, non-empty values and the
+      // stage's minimum count (request layout 3): held to it, the random model's lists reach the
+      // later stages, where a sample is not refused for naming no offered type. (Before, every
+      // sample was refused there: too-few-constraints, 0 or 1 usable.)
+      console.log(`rejections by stage: ${JSON.stringify(report.rejectsByStage)}`);
+      const pastConstraints = SAMPLES - (report.rejectsByStage.constraints ?? 0);
+      assert.ok(pastConstraints > 0, `no sample got past the constraint stage: ${JSON.stringify(report.rejectsByStage)}`);
 
       // Nonsense is rejected on its merits, each with a reason, none for a model call.
       const rejects = ((await store.get(layout.rejects(0)))?.toString() ?? '')

@@ -2,9 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CONSTRAINT_TYPES } from '../../domain/constraints/catalogue.js';
 import { answerPromptText, renderAnswerPrompt } from '../../prompts/answerPrompt.js';
-import { chatMessages } from '../../llm/chatMessages.js';
+import { chatMessages, jsonSchemaOf } from '../../llm/chatMessages.js';
 import { renderCompatibilityPrompt } from '../../prompts/compatibilityPrompt.js';
-import { renderConstraintPrompt } from '../../prompts/constraintPrompt.js';
+import { constraintReplySchema, renderConstraintPrompt } from '../../prompts/constraintPrompt.js';
 import { renderInstructionPrompt } from '../../prompts/instructionPrompt.js';
 
 test('the answer prompt is the reference format, with a numbered constraint list', () => {
@@ -67,6 +67,31 @@ test('the constraint prompt (Fig. 15) embeds the instruction and one line per of
   assert.match(text, /- paragraph_number_limit \(C\.1 Paragraph limit\): .* Example: "Your response must consist of exactly 4 paragraphs\."/);
   assert.equal(text.match(/^- [a-z_]+ \(/gm)!.length, 3);
   assert.match(text, /Do not conflict with the original instruction or with each other/);
+});
+
+test('from layout 3 the constraint reply schema sent names the offered types as an enum; the reply is parsed as before', () => {
+  const offered = ['length', 'keyword', 'tone'];
+  const listSchema = (layout: 1 | 2 | 3) => (jsonSchemaOf(constraintReplySchema(layout, offered, 3)) as { properties: { constraints: unknown } }).properties.constraints;
+  const free = {
+    type: 'array',
+    items: { type: 'object', properties: { type: { type: 'string' }, value: { type: 'string' } }, required: ['type', 'value'], additionalProperties: false },
+  };
+  assert.deepEqual(listSchema(3), {
+    ...free,
+    minItems: 3,
+    items: { ...free.items, properties: { type: { type: 'string', enum: offered }, value: { type: 'string', minLength: 1 } } },
+  });
+  assert.deepEqual(listSchema(2), free, 'a build planned under layout 2 sends what it sent (its cache keys stay)');
+  assert.deepEqual(listSchema(1), free);
+  // A server that does not enforce the schema may still send another type, an empty value, a short
+  // list: parsed as before, for the stage to drop or refuse, not the whole reply refused as unusable.
+  const reply = {
+    constraints: [
+      { type: 'length', value: 'Use 2 paragraphs.' },
+      { type: 'rhyme', value: '' },
+    ],
+  };
+  assert.deepEqual(constraintReplySchema(3, offered, 3).parse(reply), reply);
 });
 
 test('the compatibility prompt numbers the constraints with their types', () => {
