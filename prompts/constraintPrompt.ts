@@ -14,23 +14,39 @@ export type ConstraintReply = z.infer<typeof freeTypeReplySchema>;
 /**
  * The reply schema of a request offering `offeredKeys`, for a stage that keeps a sample with at
  * least `min` constraints. From request layout 3 the JSON schema sent says what the stage accepts:
- * each constraint's `type` an `enum` of the offered types, a non-empty `value`, at least `min` of
- * them. A server that enforces the schema can then only produce such a list, where a weak model
- * left to free strings names no offered type, or none at all (`{"constraints": []}`). llama.cpp
- * turns the schema into a grammar, `enum`, `minItems` and `minLength` included
- * (github.com/ggml-org/llama.cpp grammars/README.md, "JSON Schemas → GBNF"); vLLM's guided decoding
- * (docs.vllm.ai, features/structured_outputs) and SGLang's structured outputs
- * (docs.sglang.ai, advanced_features/structured_outputs) take the same JSON schema; OpenAI's strict
- * structured outputs support `enum` and `minItems`
- * (platform.openai.com/docs/guides/structured-outputs#supported-schemas).
+ * each constraint's `type` an `enum` of the offered types, a non-empty `value` (`minLength` 1), at
+ * least `min` of them (`minItems`). A server that enforces the schema can then only produce such a
+ * list, where a weak model left to free strings names no offered type, or none at all
+ * (`{"constraints": []}`). What each server does with these three keywords (docs/endpoints.md,
+ * *What a schema-enforcing server holds the constraint reply to*):
+ * - llama.cpp's server turns `response_format.json_schema.schema` into a grammar
+ *   (ggml-org/llama.cpp tools/server/server-common.cpp, oaicompat_chat_params_parse) that enforces
+ *   all three (common/json-schema.cpp reads `enum`, `minItems`, `minLength`;
+ *   common/json-schema-to-grammar.cpp builds the repetition and alternatives), and refuses an empty
+ *   `enum` ("enum must be a non-empty array"): with nothing offered no `enum` is sent. `uniqueItems`
+ *   is among its unsupported keywords (grammars/README.md), so a list may repeat a type.
+ *   Ollama hands the same schema to llama.cpp (ollama/ollama openai/openai.go `format`,
+ *   llm/llama_server.go `json_schema`).
+ * - vLLM's structured outputs: xgrammar (mlc-ai/xgrammar cpp/json_schema_converter.cc reads all
+ *   three; vllm-project/vllm vllm/v1/structured_output/backend_xgrammar.py refuses only
+ *   `uniqueItems`, `contains`, `multipleOf`, some formats and object-size keywords) and guidance
+ *   (microsoft/llguidance parser/src/json/README.md lists all three as supported).
+ * - SGLang: xgrammar or outlines; python/sglang/srt/constrained/json_schema_validation.py lists the
+ *   keywords each would drop, none of these three.
+ * - OpenAI: the dialect sends no `strict` (llm/dialect.ts), which defaults to false: the schema
+ *   guides the model and is not enforced, and only strict mode limits the keywords (openai-node
+ *   src/resources/shared.ts ResponseFormatJSONSchema.strict). Strict mode supports `enum` and
+ *   `minItems` but not `minLength` (platform.openai.com/docs/guides/structured-outputs#supported-schemas;
+ *   refused as "not permitted": jina-ai/node-DeepResearch#79).
+ *   An endpoint that refuses the schema with a 400 naming `response_format` gets json_object next (llm/dialect.ts adapt).
  * The reply is still parsed as before (zod puts `.meta()` into the JSON schema only): from a server
- * that does not enforce schemas, an unoffered type, an empty value or a short list is dropped or
- * refused by the stage as before (domain/constraints/selection.ts), not the reply as unusable.
- * Types repeated in the list cannot be ruled out by a grammar (no `uniqueItems`) and are dropped there.
+ * that does not enforce schemas, an unoffered type, an empty value, a repeated type or a short list
+ * is dropped or refused by the stage as before (domain/constraints/selection.ts), not the reply as unusable.
  */
 export function constraintReplySchema(layout: RequestLayout, offeredKeys: readonly string[], min: number): z.ZodType<ConstraintReply> {
   if (layout < 3) return freeTypeReplySchema;
-  const constraint = z.object({ type: z.string().meta({ enum: [...offeredKeys] }), value: z.string().meta({ minLength: 1 }) });
+  const type = offeredKeys.length > 0 ? z.string().meta({ enum: [...offeredKeys] }) : z.string();
+  const constraint = z.object({ type, value: z.string().meta({ minLength: 1 }) });
   return z.object({ constraints: z.array(constraint).meta({ minItems: min }) });
 }
 

@@ -71,7 +71,8 @@ test('the constraint prompt (Fig. 15) embeds the instruction and one line per of
 
 test('from layout 3 the constraint reply schema sent names the offered types as an enum; the reply is parsed as before', () => {
   const offered = ['length', 'keyword', 'tone'];
-  const listSchema = (layout: 1 | 2 | 3) => (jsonSchemaOf(constraintReplySchema(layout, offered, 3)) as { properties: { constraints: unknown } }).properties.constraints;
+  const listSchema = (layout: 1 | 2 | 3, keys = offered) =>
+    (jsonSchemaOf(constraintReplySchema(layout, keys, 3)) as { properties: { constraints: unknown } }).properties.constraints;
   const free = {
     type: 'array',
     items: { type: 'object', properties: { type: { type: 'string' }, value: { type: 'string' } }, required: ['type', 'value'], additionalProperties: false },
@@ -92,6 +93,8 @@ test('from layout 3 the constraint reply schema sent names the offered types as 
     ],
   };
   assert.deepEqual(constraintReplySchema(3, offered, 3).parse(reply), reply);
+  // Nothing offered: no enum (llama.cpp refuses an empty one); the stage refuses the sample as before.
+  assert.deepEqual(listSchema(3, []), { ...free, minItems: 3, items: { ...free.items, properties: { ...free.items.properties, value: { type: 'string', minLength: 1 } } } });
 });
 
 test('the compatibility prompt numbers the constraints with their types', () => {
