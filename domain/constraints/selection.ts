@@ -25,20 +25,28 @@ export type ConstraintListVerdict = { ok: true; constraints: Constraint[]; trimm
 /**
  * Cleans the model's constraint list: unknown types, types not offered, empty values and repeated
  * types are removed (the paper uses each type at most once per sample); then the list is trimmed
- * to `max` at random and refused when fewer than `min` remain.
+ * to `max` at random and refused when fewer than `min` remain. A refusal counts what was dropped and
+ * why, so a reject tells a model that ignores the offered types from one that repeats them.
  */
 export function finalizeConstraints(rng: Rng, proposed: readonly Constraint[], offered: readonly string[], limits: { min: number; max: number }): ConstraintListVerdict {
   const allowed = new Set(offered);
   const seen = new Set<string>();
   const valid: Constraint[] = [];
+  const dropped = { 'not offered': 0, empty: 0, repeated: 0 };
   for (const c of proposed) {
     const value = c.value.trim();
-    if (!constraintType(c.type) || !allowed.has(c.type) || !value || seen.has(c.type)) continue;
-    seen.add(c.type);
-    valid.push({ type: c.type, value });
+    if (!constraintType(c.type) || !allowed.has(c.type)) dropped['not offered']++;
+    else if (!value) dropped.empty++;
+    else if (seen.has(c.type)) dropped.repeated++;
+    else {
+      seen.add(c.type);
+      valid.push({ type: c.type, value });
+    }
   }
   if (valid.length < limits.min) {
-    return { ok: false, reason: `too-few-constraints: ${valid.length} usable, at least ${limits.min} required` };
+    const why = Object.entries(dropped).flatMap(([cause, n]) => (n > 0 ? [`${n} ${cause}`] : []));
+    const causes = why.length > 0 ? ` (${why.join(', ')})` : '';
+    return { ok: false, reason: `too-few-constraints: ${valid.length} usable of ${proposed.length} proposed${causes}, at least ${limits.min} required` };
   }
   const kept = sampleK(rng, valid, limits.max);
   return { ok: true, constraints: kept, trimmed: valid.filter((c) => !kept.includes(c)) };

@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { BuildConfigInput } from '../../config/buildConfig.js';
+import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
 import type { RejectRecord } from '../../output/contracts/records.js';
 import type { SourceSample } from '../../domain/sample.js';
@@ -112,19 +112,28 @@ test(
       }
       assert.ok(structured >= SAMPLES, `${structured} structured calls`);
 
-      // The constraint reply schema names the offered types as an enum, non-empty values and the
-      // stage's minimum count (request layout 3): held to it, the random model's lists reach the
-      // later stages, where a sample is not refused for naming no offered type. (Before, every
-      // sample was refused there: too-few-constraints, 0 or 1 usable.)
-      console.log(`rejections by stage: ${JSON.stringify(report.rejectsByStage)}`);
-      const pastConstraints = SAMPLES - (report.rejectsByStage.constraints ?? 0);
-      assert.ok(pastConstraints > 0, `no sample got past the constraint stage: ${JSON.stringify(report.rejectsByStage)}`);
-
       // Nonsense is rejected on its merits, each with a reason, none for a model call.
       const rejects = ((await store.get(layout.rejects(0)))?.toString() ?? '')
         .split('\n')
         .filter(Boolean)
         .map((l) => JSON.parse(l) as RejectRecord);
+
+      // The constraint reply schema names the offered types as an enum, non-empty values and the
+      // stage's minimum count (request layout 3), and the grammar holds the random model to it: a
+      // list the stage refused was long enough and dropped nothing for an unoffered type or an empty
+      // value, only for repeats (a grammar cannot demand distinct items; its reason counts them).
+      // So samples get past the constraint stage. (Under a free-string type every sample was
+      // refused there: 0 or 1 usable, the rest not offered.)
+      console.log(`rejections by stage: ${JSON.stringify(report.rejectsByStage)}`);
+      const { min } = parseBuildConfig(config(buildId, server)).constraints; // the reply schema's minItems
+      for (const r of rejects.filter((r) => r.stage === 'constraints')) {
+        const refused = /too-few-constraints: \d+ usable of (\d+) proposed(?: \(([^)]*)\))?/.exec(r.reason);
+        if (!refused) continue; // refused after removing conflicts: the list itself was usable
+        assert.ok(Number(refused[1]) >= min, `minItems held: ${r.reason}`);
+        assert.doesNotMatch(refused[2] ?? '', /not offered|empty/, `the enum and minLength held: ${r.reason}`);
+      }
+      const pastConstraints = SAMPLES - (report.rejectsByStage.constraints ?? 0);
+      assert.ok(pastConstraints > 0, `no sample got past the constraint stage: ${JSON.stringify(report.rejectsByStage)}`);
       assert.ok(rejects.length > 0, 'some samples are rejected');
       for (const r of rejects) {
         assert.ok(r.reason.length > 0, `${r.id} has a reason`);

@@ -66,7 +66,10 @@ test('finalize drops unknown, unoffered, empty and repeated types, then enforces
   assert.equal(trimmed.trimmed.length, 2);
 
   const tooFew = finalizeConstraints(rngFor(1), constraints(2), offered, { min: 3, max: 12 });
-  assert.deepEqual(tooFew, { ok: false, reason: 'too-few-constraints: 2 usable, at least 3 required' });
+  assert.deepEqual(tooFew, { ok: false, reason: 'too-few-constraints: 2 usable of 2 proposed, at least 3 required' });
+  // A refusal says what was dropped and why.
+  const dropped = finalizeConstraints(rngFor(1), [...constraints(2), ...proposed.slice(-3)], offered, { min: 3, max: 12 });
+  assert.deepEqual(dropped, { ok: false, reason: 'too-few-constraints: 2 usable of 5 proposed (1 not offered, 1 empty, 1 repeated), at least 3 required' });
 });
 
 test('every verifier a type names is a canonical registry function', () => {
