@@ -53,6 +53,6 @@ async function* allavaSamples(store: ObjectStore, config: SourceConfigOf<'allava
 async function presentFiles(store: ObjectStore): Promise<string[]> {
   const present = await Promise.all(ALLAVA_FILES.map((file) => store.exists(file)));
   const files = ALLAVA_FILES.filter((_, i) => present[i]);
-  if (files.length === 0) throw new SourceError(store.root, `no ALLaVA-4V file found (${await describeRoot(store)}); ${EXPECTED}`);
+  if (files.length === 0) throw new SourceError(store.root, `no ALLaVA-4V file found (${await describeRoot(store, ALLAVA_FILES)}); ${EXPECTED}`);
   return files;
 }

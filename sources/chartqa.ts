@@ -69,7 +69,7 @@ async function datasetDir(store: ObjectStore, config: ChartqaConfig): Promise<st
   const probe = `${split}/${split}_${config.sets[0]!}.json`;
   if (await store.exists(joinPath(DATASET_DIR, probe))) return DATASET_DIR;
   if (await store.exists(probe)) return '';
-  throw new SourceError(store.root, `no ChartQA dataset found: neither '${DATASET_DIR}/${probe}' nor '${probe}' exists (${await describeRoot(store)}); ${EXPECTED}`);
+  throw new SourceError(store.root, `no ChartQA dataset found: neither '${DATASET_DIR}/${probe}' nor '${probe}' exists (${await describeRoot(store, [probe])}); ${EXPECTED}`);
 }
 
 /** sourceId is `<split>/<set>/<index>/<imgname>`: position and chart, stable while the file is. */

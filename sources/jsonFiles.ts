@@ -25,8 +25,18 @@ export async function requireFiles(store: ObjectStore, files: readonly string[],
   throw new SourceError(store.root, `${missing.map((f) => `'${f}'`).join(', ')} not found (${await describeRoot(store)}); ${expected}`);
 }
 
-/** What the root holds, for error messages: a wrong uri and a wrong layout call for different fixes. */
-export async function describeRoot(store: ObjectStore): Promise<string> {
+/**
+ * What the root holds, for error messages: a wrong uri and a wrong layout call for different fixes.
+ * `layoutFiles` (the layout's files, relative to the root): a root holding one of them by its bare
+ * name is that file's own folder, one too deep (`.../allava_laion`, `.../ChartQA Dataset/train`), and
+ * the message names the folder to point `uri` at. Each probe is one existence check, never a listing.
+ */
+export async function describeRoot(store: ObjectStore, layoutFiles: readonly string[] = []): Promise<string> {
+  for (const file of layoutFiles) {
+    const slash = file.lastIndexOf('/');
+    if (slash < 0 || !(await store.exists(file.slice(slash + 1)))) continue;
+    return `the root holds '${file.slice(slash + 1)}', which the layout expects at '${file}': point uri at the folder that holds '${file.slice(0, slash)}/'`;
+  }
   for await (const { key } of store.list('')) return `the root holds other files, e.g. '${key}'`;
   return 'the root is missing or empty';
 }

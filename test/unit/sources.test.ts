@@ -91,6 +91,16 @@ for (const backend of testBackends()) {
     }
 
     describe('ALLaVA', () => {
+      it('a uri one folder too deep (allava_laion/) is told which folder to point at', async () => {
+        const { uri } = await dataset(writeAllava);
+        const error = await read(sourceSchema.parse({ type: 'allava', uri: `${uri}/allava_laion` })).catch((e: unknown) => e);
+        assert.ok(error instanceof SourceError);
+        assert.match(
+          error.message,
+          /no ALLaVA-4V file found \(the root holds 'ALLaVA-Instruct-LAION-4V\.json', which the layout expects at 'allava_laion\/ALLaVA-Instruct-LAION-4V\.json': point uri at the folder that holds 'allava_laion\/'\)/,
+        );
+      });
+
       it('reads the ALLaVA-4V files present at the root, in file and array order, and filters Vision-FLAN questions', async () => {
         const { uri, images } = await dataset(writeAllava);
         const config = sourceSchema.parse({ type: 'allava', uri });
@@ -186,6 +196,13 @@ for (const backend of testBackends()) {
         );
         assert.match(broken[0]!.reason, /encoding: ChartQA Dataset\/train\/tables\/10001\.csv is not valid UTF-8/);
         assert.ok(samplesOf(items).every((s) => !s.grounding?.includes('\uFFFD')));
+      });
+
+      it('a uri one folder too deep (a split folder) is told which folder to point at', async () => {
+        const { uri } = await dataset((store) => writeChartqa(store));
+        const error = await read(sourceSchema.parse({ type: 'chartqa', uri: `${uri}/ChartQA Dataset/train` })).catch((e: unknown) => e);
+        assert.ok(error instanceof SourceError);
+        assert.match(error.message, /the root holds 'train_human\.json', which the layout expects at 'train\/train_human\.json': point uri at the folder that holds 'train\/'/);
       });
 
       it('fails before any sample when a configured split is missing', async () => {
