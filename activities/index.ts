@@ -21,7 +21,7 @@ import { runSliceStages as runStages, runStage, type SliceOutcome, type SliceSta
 import { buildProblems } from '../pipeline/buildChecks.js';
 import { makeTopUpPlan } from '../pipeline/topUp.js';
 import { sourceTallies, talliesFrom } from '../output/reports/sourceTallies.js';
-import { sourceGoals, type Goals, type SourceTally } from '../domain/targets.js';
+import { sourceGoals, type ForecastRule, type Goals, type SourceTally } from '../domain/targets.js';
 import { evalSetIndex } from '../pipeline/decontamination.js';
 import { writeBudget } from '../llm/buildBudget.js';
 import { getJson, type ObjectStore } from '../storage/objectStore.js';
@@ -256,9 +256,10 @@ export async function targetTallies(input: { build: BuildRef; plan: BuildPlan; t
 
 /**
  * Plans topping-up round `round`, or records why topping up stops; returns the plan as it stands.
- * With `forecast`, plans it from a forecast while shards of the last round still run (pipeline/topUp.ts).
+ * With `forecast`, plans it from a forecast while shards of the last round still run (pipeline/topUp.ts),
+ * taken from the shards `basis` names (absent from builds whose histories predate it: `source-halves`).
  */
-export async function planTopUp(input: { config: unknown; round: number; forecast?: boolean }): Promise<BuildPlan> {
+export async function planTopUp(input: { config: unknown; round: number; forecast?: boolean; basis?: ForecastRule }): Promise<BuildPlan> {
   return withHeartbeat(async () => {
     const ctx = contextFor(parseBuildConfig(input.config), CURRENT_REQUEST_LAYOUT);
     const plan = await getJson<BuildPlan>(ctx.store, ctx.layout.planSummary);
@@ -275,7 +276,7 @@ export async function planTopUp(input: { config: unknown; round: number; forecas
       shards.forEach((shard, i) => (byShard[shard] = manifests[i]));
       return talliesFrom(plan, byShard);
     };
-    return makeTopUpPlan(ctx.config, ctx.store, ctx.layout, ctx.sources, input.round, tallyOf, richnessTools(ctx), input.forecast);
+    return makeTopUpPlan(ctx.config, ctx.store, ctx.layout, ctx.sources, input.round, tallyOf, richnessTools(ctx), input.forecast ? (input.basis ?? 'source-halves') : undefined);
   });
 }
 

@@ -36,7 +36,7 @@ import { capsWhenDue, type Kept } from '../domain/commitOrder.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import { MIN_SHARDS_IN_FLIGHT, shardsToFeedLanes } from '../domain/sampleLanes.js';
 import { stagesFor } from '../domain/stages.js';
-import { commitCaps, forecastBasis, sourceGoals, startOrder, type Goals } from '../domain/targets.js';
+import { commitCaps, forecastBasis, sourceGoals, startOrder, type ForecastRule, type Goals } from '../domain/targets.js';
 import { pipelineActivityOptions } from './activityOptions.js';
 import { newProgress, recordCommittedShard, restartRate, type BuildPhase, type BuildProgress } from './buildProgress.js';
 import { buildShard } from './buildShard.js';
@@ -71,6 +71,8 @@ interface RoundsState {
   finished: number[];
   /** How many rounds the plan had when the next one was last planned from a forecast (0: never). */
   forecastAt: number;
+  /** The shards a forecast is taken from and the order a round starts in (absent from builds started before the choice: `source-halves`). */
+  forecastRule?: ForecastRule;
 }
 
 /**
@@ -79,6 +81,13 @@ interface RoundsState {
  * rounds one after another (commitRoundInOrder), as their histories recorded.
  */
 const OVERLAPPED_ROUNDS = 'overlapped-top-up-rounds';
+
+/**
+ * Versioning marker: a round's shards start with each source's first shard leading, and the forecast
+ * is taken from the first half of the round in that order (domain/targets.ts ForecastRule
+ * `first-started`). Builds started before keep `source-halves`; a continued run carries its rule.
+ */
+const FORECAST_FROM_FIRST_STARTED = 'forecast-from-first-started';
 
 export const progressQuery = defineQuery<BuildProgress>('progress');
 /** Re-runs the failed shards of a running or finished-but-waiting build; returns the shards retried. */
@@ -174,9 +183,14 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
     const inFlight = shardsInFlight(config);
     // Patched once per build: a continued run goes on the way its first run went.
     if (config.targets && (carried ? carried.rounds !== undefined : patched(OVERLAPPED_ROUNDS))) {
-      const rounds = carried?.rounds ?? { kept: keptAtStart, finished: [], forecastAt: 0 };
+      const rounds: RoundsState = carried?.rounds ?? {
+        kept: keptAtStart,
+        finished: [],
+        forecastAt: 0,
+        ...(patched(FORECAST_FROM_FIRST_STARTED) ? { forecastRule: 'first-started' as const } : {}),
+      };
       // A first run starts its shards with the sources side by side (a continued one carries that order).
-      const order = carried ? pending : startOrder(plan, pending);
+      const order = carried ? pending : startOrder(plan, pending, rounds.forecastRule);
       plan = await overlappedRounds({ input, config, build, progress, retryQueue, setPhase, inFlight }, { plan, pending: order, nextPending, rounds });
     } else {
       let startedThisRun = 0;
@@ -327,6 +341,7 @@ async function overlappedRounds(ctx: RoundsContext, start: { plan: BuildPlan; pe
   const kept = new Map<number, Kept>(start.rounds.kept.map(([shard, instruct, dpo]) => [shard, { instruct, dpo }]));
   let finished = [...start.rounds.finished];
   let forecastAt = start.rounds.forecastAt;
+  const forecastRule = start.rounds.forecastRule;
   let committing = 0;
   let planning = false;
   let planningFailed: unknown;
@@ -337,6 +352,7 @@ async function overlappedRounds(ctx: RoundsContext, start: { plan: BuildPlan; pe
       ...startOrder(
         grown,
         Array.from({ length: grown.shardCount - plan.shardCount }, (_, i) => plan.shardCount + i),
+        forecastRule,
       ),
     );
     plan = grown;
@@ -373,14 +389,14 @@ async function overlappedRounds(ctx: RoundsContext, start: { plan: BuildPlan; pe
   let basis: { shards: number; of: number[] | undefined } | undefined;
   const forecastDue = () => {
     if (!config.targets!.overlapRounds || planning || forecastAt >= plan.rounds.length) return false;
-    if (basis?.shards !== plan.shardCount) basis = { shards: plan.shardCount, of: forecastBasis(plan) };
+    if (basis?.shards !== plan.shardCount) basis = { shards: plan.shardCount, of: forecastBasis(plan, forecastRule) };
     return basis.of !== undefined && basis.of.every((shard) => kept.has(shard));
   };
   const forecastNext = async () => {
     planning = true;
     forecastAt = plan.rounds.length;
     try {
-      grow(await planTopUp({ config: input, round: plan.rounds.length, forecast: true }));
+      grow(await planTopUp({ config: input, round: plan.rounds.length, forecast: true, ...(forecastRule ? { basis: forecastRule } : {}) }));
     } catch (err) {
       planningFailed = err;
     } finally {
@@ -407,7 +423,7 @@ async function overlappedRounds(ctx: RoundsContext, start: { plan: BuildPlan; pe
     // Nothing runs, commits or is being planned, and nothing more can start in this run.
     if (progress.budgetExhausted) return plan;
     if (work()) {
-      const rounds: RoundsState = { kept: [...kept].map(([shard, k]) => [shard, k.instruct, k.dpo]), finished, forecastAt };
+      const rounds: RoundsState = { kept: [...kept].map(([shard, k]) => [shard, k.instruct, k.dpo]), finished, forecastAt, ...(forecastRule ? { forecastRule } : {}) };
       await continueAsNew<typeof buildDataset>(input, { plan, pending, nextPending, retryQueue, progress, rounds });
     }
     if (progress.shards.failed === 0) {

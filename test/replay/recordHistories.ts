@@ -25,6 +25,7 @@
  *   node --import tsx test/replay/recordHistories.ts --only slice-flow   # adds a build whose slices run all their stages in one activity each (samples-flow-through-slice)
  *   node --import tsx test/replay/recordHistories.ts --only overlap      # adds targets builds whose top-up rounds overlap (overlapped-top-up-rounds): one planned from a forecast, one by the exact call
  *   node --import tsx test/replay/recordHistories.ts --only lanes        # adds a build whose shards in flight feed its sample lanes (shards-feed-sample-lanes) and whose slices share them (slices-share-sample-lanes)
+ *   node --import tsx test/replay/recordHistories.ts --only forecast-rule  # adds an overlapped build forecast from its first-started shards (forecast-from-first-started)
  *
  * Re-record only for a release that deliberately breaks running builds (see docs/operations.md, "Operating in
  * production"); a compatible change keeps the old histories and passes them via patched().
@@ -70,6 +71,7 @@ const KINDS = [
   'slice-flow',
   'overlap',
   'lanes',
+  'forecast-rule',
 ] as const;
 type Kind = (typeof KINDS)[number];
 /** `--only a,b`: the kinds to add, keeping the other histories; without it every kind, replacing all. */
@@ -96,6 +98,7 @@ function kindOf(execution: { type: string; workflowId: string }): Kind | 'builds
     ['replay-slice-flow', 'slice-flow'],
     ['replay-overlap', 'overlap'],
     ['replay-lanes', 'lanes'],
+    ['replay-forecast-rule', 'forecast-rule'],
   ];
   return prefixes.find(([prefix]) => execution.workflowId.startsWith(prefix))?.[1] ?? 'builds';
 }
@@ -350,6 +353,14 @@ try {
       'replay-overlap-exact',
       config('replay-overlap-exact', { maxSamples: 6, shardSize: 1, targets: { instruct: 3, expectedYield: 1, maxRounds: 4, overlapRounds: false } }),
     );
+    stack.simulator.setFaults({ complianceRate: DEFAULT_TUNING.complianceRate });
+  }
+  // Overlapped rounds whose forecast is taken from the round's first-started half (patched
+  // 'forecast-from-first-started': the marker, the rule carried, planTopUp's `basis`); the first round
+  // falls short, as above.
+  if (recording('forecast-rule')) {
+    stack.simulator.setFaults({ complianceRate: 0.2 });
+    await run('replay-forecast-rule', config('replay-forecast-rule', { maxSamples: 6, shardSize: 1, targets: { instruct: 3, expectedYield: 1, maxRounds: 4 } }));
     stack.simulator.setFaults({ complianceRate: DEFAULT_TUNING.complianceRate });
   }
   // A build cancelled while its shards run: the parent and its children end cancelled.
