@@ -75,7 +75,7 @@ export function splitAmongPollers(connection: NativeConnection, namespace: strin
 }
 
 /** Local checks for a change worth reporting at once: requests waiting at the grant, or a grant much above the demand. */
-const CHECK_MS = 50;
+export const CHECK_MS = 50;
 /** A worker with nothing in flight or waiting this long gives its leases back and stops reporting (a release is sent with nothing in flight). */
 const IDLE_RELEASE_MS = 5_000;
 /** After a failed report (one the server refused, or unanswered), the next one waits about this long. */
@@ -105,13 +105,13 @@ export const leaseReportsSent = (): number => reportsSent;
 export const leaseReportFailures = (): Readonly<Record<string, number>> => reportFailures;
 
 /** Triggered reports go out at most this often (the one out is superseded: the workflow answers the newer). */
-const MIN_GAP_MS = 200;
+export const MIN_GAP_MS = 200;
 /**
  * Unused slots are given back early (givingBack) once they have stayed unused this long: a sample
  * between two calls frees its slot for milliseconds, a busy spell's end (images, a stage barrier)
  * for seconds; giving back the first would only send reports back and forth.
  */
-const SPARE_SETTLE_MS = 150;
+export const SPARE_SETTLE_MS = 150;
 
 const wants = (d: EndpointDemand) => d.queued >= Math.max(1, d.holding / 8) && d.inFlight >= d.holding;
 /**
@@ -120,7 +120,7 @@ const wants = (d: EndpointDemand) => d.queued >= Math.max(1, d.holding / 8) && d
  * (at least two), enough to spread the headroom again.
  */
 const spareStep = (d: EndpointDemand, wanted: boolean) => (wanted ? Math.max(1, Math.floor(d.holding / 8)) : Math.max(2, d.holding / 4));
-const spares = (d: EndpointDemand, wanted: boolean) => d.holding - d.inFlight - d.queued >= spareStep(d, wanted);
+export const spares = (d: EndpointDemand, wanted: boolean): boolean => d.holding - d.inFlight - d.queued >= spareStep(d, wanted);
 
 /**
  * A change since the last report that the workflow should hear of at once: requests now wait at the

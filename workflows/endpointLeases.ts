@@ -59,7 +59,7 @@ const MAX_HELD_BEFORE = 5;
 /** The reports per second the unheld workers send together, whatever their number (each reports every `again` ms). */
 const UNHELD_REPORTS_PER_S = 8;
 /** The shortest `again`: with few workers unheld, capacity still moves within a fraction of a second; and a worker owed capacity that the desk does not hold reports again this soon. */
-const MIN_AGAIN_MS = 250;
+export const MIN_AGAIN_MS = 250;
 
 /** How long an unheld worker waits before its next report, given the workers the book knows. */
 export function againMs(book: LeaseBook): number {

@@ -14,11 +14,14 @@ import {
   leaseEnds,
   rateDemand,
   SILENT_MS,
+  type DemandReport,
   type EndpointDemand,
+  type LeaseAnswer,
   type LeaseBook,
 } from '../../llm/concurrencyLeases.js';
 import { ManualClock } from '../harness/manualClock.js';
-import { givingBack, REPORT_DEADLINE_MS, worthReporting } from '../../worker/endpointSharing.js';
+import { CHECK_MS, givingBack, jittered, MIN_GAP_MS, REPORT_DEADLINE_MS, SPARE_SETTLE_MS, spares, worthReporting } from '../../worker/endpointSharing.js';
+import { againMs, HOLD_MS, MAX_HELD, MIN_AGAIN_MS } from '../../workflows/endpointLeases.js';
 
 test('fair shares: water-filling over demands, the rest spread evenly, summing to the cap', () => {
   assert.deepEqual(fairShares(128, [200, 0, 0, 0]), [128, 0, 0, 0]);
@@ -417,4 +420,114 @@ test('lease terms: an earlier release worker on this desk is counted for at leas
   assert.deepEqual(Object.keys(book.e!), ['new'], "the new worker's term and drain have not passed");
   forgetSilent(book, 2 + LEASE_MS + 5_001);
   assert.equal(book.e, undefined);
+});
+
+/**
+ * The fleet of bench/leaseFleet.ts on a manual clock: 16 workers with 16 request lanes each on a cap
+ * of 128 (requests of 1 s), in busy spells of 5-15 s with idle gaps of 1-3 s, so the fleet always
+ * wants more than the cap. The desk answers as workflows/endpointLeases.ts does: an unchanged answer
+ * is held (at most MAX_HELD, until the grant moves or HOLD_MS), the others answered at once with
+ * `again`; with `owing` (patch 'lease-desk-owed-first') an owed worker takes the place of an unowed
+ * held one, or is told MIN_AGAIN_MS, and the workers give back as worker/endpointSharing.ts does.
+ * An update takes 30 ms each way. Returns the share of the cap in flight after the first 20 s, and
+ * the most requests ever in flight together.
+ */
+function spellsFleet(owing: boolean, seed: number): { used: number; maxInFlight: number } {
+  let state = seed;
+  const random = () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const CAP = 128;
+  const WORKERS = 16;
+  const LANES = (2 * CAP) / WORKERS;
+  const LAG = 30;
+  const STEP = 10;
+  const book: LeaseBook = {};
+  const newest: Record<string, number> = {};
+  const timers: Array<{ at: number; run: () => void }> = [];
+  let now = 0;
+  const after = (ms: number, run: () => void) => timers.push({ at: now + ms, run });
+  const fleet = Array.from({ length: WORKERS }, (_, i) => ({
+    id: `w${i}`,
+    grant: 0,
+    running: [] as number[],
+    busyUntil: 0,
+    idleUntil: 0,
+    seq: 0,
+    out: 0,
+    reported: undefined as EndpointDemand | undefined,
+    reportedAt: -Infinity,
+    againAt: 0,
+    shared: true,
+    wanted: new Set<string>(),
+    spareSince: undefined as number | undefined,
+  }));
+  type Worker = (typeof fleet)[number];
+  const held: Array<{ worker: Worker; report: DemandReport; since: number; owed: boolean }> = [];
+  const answer = (w: Worker, seq: number, a: LeaseAnswer) =>
+    after(LAG, () => {
+      if (w.out !== seq) return;
+      w.out = 0;
+      if (a.superseded) return;
+      w.grant = a.grants.e!;
+      w.shared = a.shared === true;
+      w.wanted = new Set(a.wanted);
+      w.againAt = a.again === undefined ? 0 : now + jittered(a.again);
+    });
+  const release = (h: (typeof held)[number], extra: Partial<LeaseAnswer> = {}) => {
+    held.splice(held.indexOf(h), 1);
+    answer(h.worker, h.report.seq, { ...grantLeases(book, h.report, now, true, owing), ...extra });
+  };
+  const desk = (w: Worker, report: DemandReport) => {
+    for (const h of held.filter((h) => h.worker === w)) (held.splice(held.indexOf(h), 1), answer(w, h.report.seq, { grants: {}, superseded: true }));
+    newest[w.id] = report.seq;
+    const a = grantLeases(book, report, now, true, owing);
+    if (a.grants.e !== report.endpoints[0]!.holding) return answer(w, report.seq, a);
+    const evicted = held.length >= MAX_HELD && a.owed ? held.find((h) => !h.owed) : undefined;
+    if (held.length >= MAX_HELD && !evicted) return answer(w, report.seq, { ...a, again: a.owed ? MIN_AGAIN_MS : againMs(book) });
+    if (evicted) release(evicted, { again: againMs(book) });
+    held.push({ worker: w, report, since: now, owed: a.owed === true });
+  };
+  let used = 0;
+  let samples = 0;
+  let maxInFlight = 0;
+  for (; now < 120_000; now += STEP) {
+    timers.sort((a, b) => a.at - b.at);
+    while (timers.length > 0 && timers[0]!.at <= now) timers.shift()!.run();
+    for (const h of [...held]) if (grantsMoved(book, h.report) || now - h.since >= HOLD_MS) release(h);
+    for (const w of fleet) {
+      if (now >= w.idleUntil) {
+        w.busyUntil = now + 5_000 + random() * 10_000;
+        w.idleUntil = w.busyUntil + 1_000 + random() * 2_000;
+      }
+      w.running = w.running.filter((end) => end > now);
+      const busy = now < w.busyUntil;
+      while (busy && w.running.length < Math.min(LANES, w.grant)) w.running.push(now + 1_000);
+      if (now % CHECK_MS !== 0) continue;
+      const e: EndpointDemand = { endpoint: 'e', cap: CAP, inFlight: w.running.length, queued: busy ? LANES - w.running.length : 0, holding: w.grant, drainMs: 120_000 };
+      if (!w.wanted.has('e') || !spares(e, true)) w.spareSince = undefined;
+      else w.spareSince ??= now;
+      const giving = w.spareSince !== undefined && now - w.spareSince >= SPARE_SETTLE_MS;
+      const early = now - w.reportedAt >= MIN_GAP_MS && (w.shared || w.grant === 0) && worthReporting(e, w.reported, w.wanted.has('e') && (giving || w.spareSince === undefined));
+      if (w.out === 0 ? now < w.againAt && !early : !early) continue;
+      const sent = givingBack([e], new Set(giving ? ['e'] : []))[0]!;
+      w.grant = sent.holding;
+      w.reported = sent;
+      w.reportedAt = now;
+      const report: DemandReport = { worker: w.id, seq: (w.out = ++w.seq), leaseTerms: true, endpoints: [sent] };
+      after(LAG, () => desk(w, report));
+    }
+    const inFlight = fleet.reduce((n, w) => n + w.running.length, 0);
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    if (now >= 20_000) ((used += inFlight / CAP), samples++);
+  }
+  return { used: used / samples, maxInFlight };
+}
+
+test('the bench fleet of 16 on a manual clock: giving back and owed first keep >= 95% of the cap in flight, never over it; the rules before keep less', () => {
+  for (const seed of [1, 2]) {
+    const before = spellsFleet(false, seed);
+    const now = spellsFleet(true, seed);
+    assert.ok(before.maxInFlight <= 128 && now.maxInFlight <= 128, `over the cap: ${before.maxInFlight}, ${now.maxInFlight}`);
+    assert.ok(now.used >= 0.95, `seed ${seed}: ${(100 * now.used).toFixed(1)}% of the cap in flight`);
+    assert.ok(now.used - before.used >= 0.02, `seed ${seed}: ${(100 * now.used).toFixed(1)}% against ${(100 * before.used).toFixed(1)}% before`);
+  }
 });
