@@ -7,7 +7,7 @@ import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temp
 import type { BuildReport } from '../output/contracts/buildReport.js';
 import type { BuildPhase, BuildProgress } from '../workflows/buildProgress.js';
 import { CliError, EXIT } from './exitCodes.js';
-import { exitCodeFor, rootFailure, type Failure } from './failures.js';
+import { exitCodeFor, failedShardsOf, rootFailure, SHARDS_FAILED, type Failure } from './failures.js';
 import { withRunningShards, type LiveProgress } from './liveProgress.js';
 import { forBuild } from './temporalClient.js';
 
@@ -103,11 +103,34 @@ export class BuildRun {
       throw new RunEnded(`build ${this.buildId} was cancelled (committed shards stay valid; \`mmif resume ${this.buildId}\` continues it)`, EXIT.failed, status);
     if (status === 'TERMINATED') throw new RunEnded(`build ${this.buildId} was terminated${await terminationReason(outcome)}`, EXIT.failed, status);
     if (status === 'TIMED_OUT') throw new RunEnded(`build ${this.buildId} timed out`, EXIT.failed, status);
-    const failure = await outcome.then(
-      () => ({ message: 'failed' }) as Failure,
-      (err: unknown) => rootFailure(err),
+    const ended = await outcome.then(
+      () => undefined,
+      (err: unknown) => err,
     );
-    throw new RunEnded(`build ${this.buildId} failed: ${failure.message}`, exitCodeFor(failure), status);
+    const failure: Failure = ended === undefined ? { message: 'failed' } : rootFailure(ended);
+    throw new RunEnded(`build ${this.buildId} failed: ${failure.message}`, await this.exitCode(failure, failedShardsOf(ended)), status);
+  }
+
+  /**
+   * The exit code of a failed run: 2 for an input error (failures.ts). A run whose shards failed has
+   * no cause of its own (ShardsFailed): it exits 2 when every failed shard's workflow failed with an
+   * input error (a key refused mid-build fails each shard with EndpointError), read from the shards'
+   * own runs (`<buildId>/shard-<n>`, workflows/buildDataset.ts); else 1.
+   */
+  private async exitCode(failure: Failure, shards: number[]): Promise<number> {
+    if (failure.type !== SHARDS_FAILED || shards.length === 0) return exitCodeFor(failure);
+    const codes = await Promise.all(
+      shards.map((shard) =>
+        this.client.workflow
+          .getHandle(`${this.buildId}/shard-${shard}`)
+          .result()
+          .then(
+            () => EXIT.failed,
+            (err: unknown) => exitCodeFor(rootFailure(err)),
+          ),
+      ),
+    );
+    return codes.every((code) => code === EXIT.usage) ? EXIT.usage : EXIT.failed;
   }
 }
 

@@ -40,3 +40,17 @@ export function rootFailure(err: unknown): Failure {
 }
 
 export const exitCodeFor = (failure: Failure) => (failure.type && INPUT_FAILURES.has(failure.type) ? EXIT.usage : EXIT.failed);
+
+/** The type a build fails with when shards failed (workflows/buildDataset.ts): their causes are the shards' own. */
+export const SHARDS_FAILED = 'ShardsFailed';
+
+/** The shards a ShardsFailed failure lists (its details carry the build report); none for another failure. */
+export function failedShardsOf(err: unknown): number[] {
+  for (let e = err, depth = 0; e instanceof Error && depth < 20; e = e.cause, depth++) {
+    if (e instanceof ApplicationFailure && e.type === SHARDS_FAILED) {
+      const report = e.details?.[0] as { failedShards?: Array<{ shard: number }> } | undefined;
+      return (report?.failedShards ?? []).map((f) => f.shard);
+    }
+  }
+  return [];
+}

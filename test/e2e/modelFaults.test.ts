@@ -475,17 +475,23 @@ for (const batch of [false, true]) {
     const line = keyRefused(batch ? 'instruction: Batch API POST /files' : 'instruction', stack.simulator.url);
     stack.simulator.resetStats();
     const started = Date.now();
+    let failed = '';
     await withSetup({ requiredApiKey: 'sk-the-right-key-0123456789' }, () =>
       assert.rejects(run(buildId, input), (err: unknown) => {
         // The shards in the order they failed, as the report lists them.
         const order = [...failureLine(err).matchAll(/shard (\d): instruction/g)].map((m) => Number(m[1]));
         assert.deepEqual([...order].sort(), [0, 1, 2]);
         const shards = order.map((shard) => `shard ${shard}: ${line}`).join('; ');
-        assert.equal(failureLine(err), `3 of 3 shards failed (report: ${path.join(buildOutput, buildId, 'build-report.json')}): ${shards}`);
+        failed = `3 of 3 shards failed (report: ${path.join(buildOutput, buildId, 'build-report.json')}): ${shards}`;
+        assert.equal(failureLine(err), failed);
         return true;
       }),
     );
     const seconds = (Date.now() - started) / 1000;
+    // Where the user looks: `mmif status` ends with the same line, and exits 2 (every shard failed on the key, an input error).
+    const status = await mmif(stack, 'status', buildId);
+    assert.equal(status.code, 2, status.stdout + status.stderr);
+    assert.equal(status.stderr.trim().split('\n').at(-1), `mmif: build ${buildId} failed: ${failed}`);
     console.log(`refused key without pre-flight${batch ? ' (Batch API)' : ''}: build failed after ${seconds.toFixed(1)} s, ${stack.simulator.stats().requests} chat requests`);
     assert.ok(seconds < 20, `${seconds} s`);
     // At most one refused request per sample (12), none retried: Temporal's activity retries would multiply them.
