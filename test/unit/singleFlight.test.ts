@@ -21,12 +21,12 @@ import { LocalStore } from '../../storage/localStore.js';
 import { eventually } from '../harness/datasetChecks.js';
 import { defaultLlmSettings } from '../harness/llmSettings.js';
 
-/** Answers every chat completion once released; `refuseNext` answers the next one with a 400. */
+/** Answers every chat completion once released; `next` answers the next one with a 400 (`refuse`) or an empty reply (`empty`). */
 class FakeEndpoint {
   received = 0;
   private held: Array<() => void> = [];
   private released = false;
-  refuseNext = false;
+  next: 'refuse' | 'empty' | undefined;
   constructor(readonly server: Server) {}
 
   static async start(): Promise<FakeEndpoint> {
@@ -35,11 +35,11 @@ class FakeEndpoint {
         req.resume();
         req.on('end', () => {
           fake.received += 1;
-          const refuse = fake.refuseNext;
-          fake.refuseNext = false;
+          const next = fake.next;
+          fake.next = undefined;
           const answer = () => {
             if (res.destroyed) return;
-            if (refuse) {
+            if (next === 'refuse') {
               res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'refused by the fake', type: 'invalid_request_error' } }));
               return;
             }
@@ -48,7 +48,7 @@ class FakeEndpoint {
               object: 'chat.completion',
               created: 0,
               model: 'fake-vlm',
-              choices: [{ index: 0, message: { role: 'assistant', content: 'A harbour at dusk.' }, finish_reason: 'stop' }],
+              choices: [{ index: 0, message: { role: 'assistant', content: next === 'empty' ? '' : 'A harbour at dusk.' }, finish_reason: 'stop' }],
               usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 },
             };
             res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion));
@@ -151,7 +151,7 @@ test('four samples asking the identical request at once: one request reaches the
 
 test('when the first request fails, its waiters send their own: one of them pays, the rest wait for it', async () => {
   fake.hold();
-  fake.refuseNext = true;
+  fake.next = 'refuse';
   const { store, budget, models } = setup('refused');
   const req = request('Describe the quay.');
   const first: CallRecord[] = [];
@@ -175,6 +175,32 @@ test('when the first request fails, its waiters send their own: one of them pays
   );
   await budget.ledger.flush();
   assert.equal(budget.ledger.total().requests, 1, 'a refusal is not paid');
+});
+
+test('an unusable first reply is what its waiters read from the cache: a past try of the build, each goes on to the next try, sent once', async () => {
+  fake.hold();
+  fake.next = 'empty';
+  const { store, budget, models } = setup('unusable');
+  const req = request('Describe the slipway.');
+  const calls = [[], [], []] as CallRecord[][];
+  const replies = Promise.all(calls.map((c, i) => models.forExecution(`s${i}/answer`).text(req, c)));
+  await eventually(() => store.reads >= 3 && fake.received >= 1, 10_000, 'every caller read the cache, the first request arrived');
+  await settle();
+  fake.release();
+  assert.deepEqual(await replies, ['A harbour at dusk.', 'A harbour at dusk.', 'A harbour at dusk.']);
+  assert.equal(fake.received, 2, 'the empty first try and the second try, each sent once');
+  // Each sample saw both tries, one of them paying for each; the others read them from the cache.
+  for (const c of calls)
+    assert.deepEqual(
+      c.map((r) => [r.replyTry ?? 0, r.problem]),
+      [
+        [0, 'empty-reply'],
+        [1, undefined],
+      ],
+    );
+  assert.equal(calls.flat().filter((r) => !r.cached).length, 2);
+  await budget.ledger.flush();
+  assert.equal(budget.ledger.total().requests, 2);
 });
 
 test('a cancelled first request leaves its waiter to send its own; a cancelled waiter stops waiting at once', async () => {
