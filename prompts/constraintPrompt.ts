@@ -31,8 +31,9 @@ export type ConstraintReply = z.infer<typeof freeTypeReplySchema>;
  *   three; vllm-project/vllm vllm/v1/structured_output/backend_xgrammar.py refuses only
  *   `uniqueItems`, `contains`, `multipleOf`, some formats and object-size keywords) and guidance
  *   (microsoft/llguidance parser/src/json/README.md lists all three as supported).
- * - SGLang: xgrammar or outlines; python/sglang/srt/constrained/json_schema_validation.py lists the
- *   keywords each would drop, none of these three.
+ * - SGLang: xgrammar, outlines or llguidance; sgl-project/sglang
+ *   python/sglang/srt/constrained/json_schema_validation.py lists the keywords xgrammar and outlines
+ *   would drop, none of these three.
  * - OpenAI: the dialect sends no `strict` (llm/dialect.ts), which defaults to false: the schema
  *   guides the model and is not enforced, and only strict mode limits the keywords (openai-node
  *   src/resources/shared.ts ResponseFormatJSONSchema.strict). Strict mode supports `enum` and
