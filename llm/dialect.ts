@@ -91,6 +91,10 @@ export function requestBody(ask: StageAsk, dialect: Dialect): ChatCompletionCrea
   body[dialect.tokenLimit] = ask.maxTokens;
   if (ask.seed !== undefined && !omitted.has('seed')) body.seed = ask.seed;
   if (ask.reasoningEffort !== undefined && !omitted.has('reasoning_effort')) body.reasoning_effort = ask.reasoningEffort;
+  // No `strict`: OpenAI then takes the schema as guidance and does not hold it to strict mode's
+  // subset of keywords (openai-node src/resources/shared.ts ResponseFormatJSONSchema.strict), which
+  // would refuse the constraint schema's `minLength`; grammar servers enforce it either way
+  // (prompts/constraintPrompt.ts). The reply is parsed by its zod schema either way (replyTries.ts).
   if (ask.schema && dialect.structured === 'json_schema') body.response_format = { type: 'json_schema', json_schema: ask.schema };
   if (ask.schema && dialect.structured === 'json_object') body.response_format = { type: 'json_object' };
   return body;

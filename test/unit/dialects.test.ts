@@ -22,6 +22,8 @@ import { preflight } from '../../llm/preflight.js';
 import { separateReasoning } from '../../llm/reasoning.js';
 import { EndpointTimeout, EndpointUnreachable } from '../../llm/sendCompletion.js';
 import { instructionReplySchema, renderInstructionPrompt } from '../../prompts/instructionPrompt.js';
+import { constraintReplySchema } from '../../prompts/constraintPrompt.js';
+import { jsonSchemaOf } from '../../llm/chatMessages.js';
 import { renderAnswerPrompt } from '../../prompts/answerPrompt.js';
 import { simulatorOptionsFromEnv, startSimulator, type SimulatorHandle } from '../../simulator/server.js';
 import { LocalStore } from '../../storage/localStore.js';
@@ -67,6 +69,16 @@ test("OpenAI's reasoning models are known by name, dated snapshots and gateway p
   const ask = { model: 'gpt-5-mini', messages: [{ role: 'user' as const, content: 'hi' }], temperature: 0.7, maxTokens: 100, seed: 3 };
   assert.deepEqual(requestBody(ask, baseDialect('gpt-5-mini')), { model: 'gpt-5-mini', messages: ask.messages, max_completion_tokens: 100, seed: 3 });
   assert.deepEqual(requestBody({ ...ask, model: 'gpt-4o' }, baseDialect('gpt-4o')), { model: 'gpt-4o', messages: ask.messages, temperature: 0.7, max_tokens: 100, seed: 3 });
+});
+
+test('a reply schema goes out as json_schema without strict: OpenAI treats it as guidance and checks no keyword against strict mode (the constraint schema’s minLength); stepped down, no schema at all', () => {
+  const schema = jsonSchemaOf(constraintReplySchema(3, ['tone_requirement', 'mention'], 3));
+  const ask = { model: 'gpt-4o', messages: [{ role: 'user' as const, content: 'hi' }], temperature: 0.7, maxTokens: 100, schema: { name: 'constraints', schema } };
+  const body = requestBody(ask, baseDialect('gpt-4o'));
+  assert.deepEqual(body.response_format, { type: 'json_schema', json_schema: { name: 'constraints', schema } });
+  for (const keyword of ['"enum":["tone_requirement","mention"]', '"minLength":1', '"minItems":3']) assert.ok(JSON.stringify(schema).includes(keyword), keyword);
+  const json = adapt(baseDialect('gpt-4o'), 'response_format', "Invalid schema for response_format 'constraints'")!;
+  assert.deepEqual(requestBody(ask, json).response_format, { type: 'json_object' });
 });
 
 test('the refused parameter is read from each server’s error: param, a path, Gemini’s unknown name, llama.cpp’s and Anthropic’s words', () => {
