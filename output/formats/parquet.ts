@@ -104,6 +104,9 @@ const dpoFields: Record<string, FieldDefinition> = {
   pair_rule_rejections: text,
 };
 
+/** The columns of the instruct and dpo Parquet files (the dataset card names each of them). */
+export const PARQUET_COLUMNS = { instruct: Object.keys(instructFields), dpo: Object.keys(dpoFields) } as const;
+
 /** A Parquet schema with the `datasets` features declared for it. */
 export interface ParquetTable {
   schema: ParquetSchema;

@@ -11,6 +11,7 @@ import type { BuildReport } from '../contracts/buildReport.js';
 import { countTerms } from './sourceAccounting.js';
 import type { QualityReport, LengthStats } from './qualityReport.js';
 import { formatCost, formatPricedBy } from './costSummary.js';
+import { PARQUET_COLUMNS } from '../formats/parquet.js';
 
 /** The configs `load_dataset(<root>, name)` offers, and where their Parquet shards are (relative to the root). */
 export const CARD_CONFIGS = [
@@ -37,15 +38,27 @@ export const CARD_FEATURES: Record<(typeof CARD_CONFIGS)[number]['name'], Array<
   ],
   dpo: [
     ['id', 'string', 'pair id (`<sample id>-dpo`)'],
+    ['source', 'string', 'source dataset type'],
+    ['source_id', 'string', "the record's id in its source"],
+    ['license', 'string', "the source's licence note"],
     ['image', 'Image', 'the normalized RGB JPEG'],
     ['prompt', 'string', 'the user turn, with every constraint'],
+    ['constraints', 'list of struct', 'every constraint of the prompt, as in `instruct`'],
+    ['verdicts', 'list of struct', 'verdicts of the chosen answer, one per constraint'],
     ['chosen', 'string', 'answer generated with every constraint'],
     ['rejected', 'string', 'answer generated under the DPO strategy'],
     ['dropped_constraints', 'list of struct', 'constraints the rejected answer was generated without'],
     ['strategy', 'string', 'drop33, drop66, drop100 or no_image'],
     ['rejected_verdicts', 'list of struct', 'verdicts of the rejected answer'],
+    ['pair_validation', 'string', 'the pair rules it was kept under (`dpo.validate`: strict or paper)'],
     ['simulated', 'bool', 'true when a model reply came from the mmif simulator'],
   ],
+};
+
+/** The columns of a config's Parquet files its table leaves out: named under it, so the card accounts for every column. */
+const otherColumns = (name: string, features: ReadonlyArray<readonly [string, string, string]>): string[] => {
+  const all: readonly string[] = name === 'instruct' ? PARQUET_COLUMNS.instruct : name === 'dpo' ? PARQUET_COLUMNS.dpo : [];
+  return all.filter((column) => !features.some(([named]) => named === column));
 };
 
 /** A multiturn build's configs (output/formats/chatFormats.ts): chats and turn-level pairs. */
@@ -161,14 +174,20 @@ function body(report: BuildReport, quality: QualityReport, config: BuildConfig |
     '',
     '## Configs and features',
     '',
-    ...cardConfigs(config).flatMap((c) => [
-      `**\`${c.name}\`** (\`${c.path}\`): ${c.what}.`,
-      '',
-      '| column | type | meaning |',
-      '|---|---|---|',
-      ...c.features.map(([column, type, meaning]) => `| \`${column}\` | ${type} | ${meaning} |`),
-      '',
-    ]),
+    ...cardConfigs(config).flatMap((c) => {
+      const more = otherColumns(c.name, c.features);
+      return [
+        `**\`${c.name}\`** (\`${c.path}\`): ${c.what}.`,
+        '',
+        '| column | type | meaning |',
+        '|---|---|---|',
+        ...c.features.map(([column, type, meaning]) => `| \`${column}\` | ${type} | ${meaning} |`),
+        '',
+        ...(more.length
+          ? [`Also in every row: ${more.map((column) => `\`${column}\``).join(', ')} (provenance, prompts as sent, attempts; see mmif-engine's docs/outputs.md).`, '']
+          : []),
+      ];
+    }),
     ...sourcesSection(quality, config),
     ...buildSection(report, quality, config),
     ...costSection(report),

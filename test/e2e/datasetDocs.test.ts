@@ -96,6 +96,12 @@ test('load_dataset(<dataset root>) finds the instruct and dpo configs from the c
     const columns = seen[config as 'instruct' | 'dpo'].columns;
     for (const [column] of features) assert.ok(columns.includes(column), `the card describes ${config}.${column}, which the data has`);
   }
+  // And the other way: every column of the data is named in the card, in its table or the line under it.
+  const cardText = await readFile(path.join(root, 'README.md'), 'utf8');
+  for (const config of ['instruct', 'dpo'] as const) {
+    const section = cardText.slice(cardText.indexOf(`**\`${config}\`**`), cardText.indexOf(config === 'instruct' ? '**`dpo`**' : '## Sources'));
+    for (const column of seen[config].columns) assert.ok(section.includes(`\`${column}\``), `the card's ${config} section names its column ${column}`);
+  }
   const card = seen.card_data;
   assert.equal(card.license, 'other');
   assert.deepEqual(card.task_categories, ['image-text-to-text', 'visual-question-answering']);
