@@ -120,15 +120,23 @@ test('a build stops within its budget, and run again with a larger one ends with
   assert.match(again.stdout, /^STOPPED: budget exhausted: \$\d+\.\d{4} of \$\d+\.\d{4} spent/m);
   assert.equal(stack.simulator.stats().requests, before, 'a spent budget sends nothing');
 
+  // Its pre-flight is held to the budget as well: run again with one (no check passed before), the
+  // spent budget lets its request go no further than the stages', and `mmif build` stops at its check.
+  const withPreflight = path.join(dir, 'config-preflight.json');
+  const spentConfig = config(output, { maxUsd });
+  await writeFile(withPreflight, JSON.stringify({ ...spentConfig, llm: { ...spentConfig.llm, preflight: true } }));
+  const checked = await mmif(stack, 'build', '--config', withPreflight, '--wait');
+  assert.equal(checked.code, 1, checked.stdout + checked.stderr);
+  assert.equal(checked.stderr.trim().split('\n').at(-1), `mmif: pre-flight failed: budget exhausted: $${spent.usd.toFixed(4)} of $${maxUsd.toFixed(4)} spent`);
+  assert.equal(stack.simulator.stats().requests, before, 'the pre-flight sent nothing');
+
   // Resumed with the budget raised in its config: it continues.
   const resumed = await mmif(stack, 'resume', BUILD_ID, '--config', await configFile(output, { maxUsd: 1000 }), '--wait');
   assert.equal(resumed.code, 0, resumed.stdout + resumed.stderr);
   const resumedRequests = stack.simulator.stats().requests - before;
-  // No call paid twice: together both runs made the unlimited build's requests. Within 2: identical
-  // requests of two samples (a verifier selection for the same constraint) racing past the model
-  // cache are paid by both, as often as timing has it (bench/duplicates.ts); paying the stopped
-  // run's calls again would add every one of them.
-  assert.ok(Math.abs(limitedRequests + resumedRequests - fullRequests) <= 2, `${limitedRequests} + ${resumedRequests} requests, unlimited ${fullRequests}`);
+  // No call paid twice: together both runs made the unlimited build's requests, exactly (identical
+  // requests of two samples in flight at once are sent once: llm/singleFlight.ts).
+  assert.equal(limitedRequests + resumedRequests, fullRequests, `${limitedRequests} + ${resumedRequests} requests, unlimited ${fullRequests}`);
   assert.equal((await ledgerTotal(output)).requests, limitedRequests + resumedRequests, 'every request answered was counted, once');
 
   const withBudget = await assertCommittedShardsIntact(new LocalStore(output), BUILD_ID, 2);
