@@ -266,3 +266,19 @@ test('a top-up round planned from a forecast: from the committed prefix only, ne
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('a source with fewer ranks than round 0 and its reserve is known exhausted from the reserve, without a scan', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'mmif-topup-reserve-'));
+  try {
+    const store = new LocalStore(dir);
+    const c = config({ targets: { instruct: 8, expectedYield: 1 } });
+    const layout = buildLayout(c.buildId);
+    const readers = [source(11)];
+    await makeBuildPlan(c, store, layout, readers);
+    // 2 of 8 kept: 6 missing -> 48 samples asked for; the reserve holds the 3 ranks left, and says so.
+    const grown = await makeTopUpPlan(c, store, layout, readers, 1, async () => [tally(8, 2, 0)]);
+    assert.deepEqual([grown.shardSizes, grown.sources[0]!.exhausted, readers[0]!.scans], [[4, 4, 3], true, 1]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
