@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { parseFlags } from '../../config/commandFlags.js';
@@ -19,7 +19,7 @@ export const INIT_USAGE = `usage: mmif init [--source TYPE=URI ...] [--build-id 
   --output   where datasets go (default out, next to the config file)
   --model    the model of every model role (default gpt-4o; set models.<role> after for others)
   --samples  maxSamples (default 1000)
-  --out      the file to write (default build.json); --force overwrites it`;
+  --out      the file to write (default build.json), its folder made when missing; --force overwrites it`;
 
 /** The release's own file names, where a source type needs them named (MultiUI's gated release). */
 const REQUIRED_EXTRAS: Partial<Record<string, Record<string, unknown>>> = { multiui: { files: ['stage1_data.json', 'stage2_data.json'] } };
@@ -65,8 +65,11 @@ export async function initCommand(args: string[]): Promise<number> {
     if (err instanceof ConfigError) throw new CliError(err.message, EXIT.usage);
     throw err;
   }
+  // `--out configs/new/build.json` names where the config goes: its folder is made, as an editor's "save as" would not refuse it.
+  const created = existsSync(path.dirname(file)) ? '' : ` (made its folder ${path.relative(process.cwd(), path.dirname(file)) || '.'})`;
+  await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, `${JSON.stringify(config, null, 2)}\n`);
-  console.log(`wrote ${values.out}: check it with \`mmif validate --config ${values.out}\`, then \`mmif build --config ${values.out} --local\``);
+  console.log(`wrote ${values.out}${created}: check it with \`mmif validate --config ${values.out}\`, then \`mmif build --config ${values.out} --local\``);
   return EXIT.ok;
 }
 

@@ -43,6 +43,14 @@ test('mmif init from flags writes a config mmif build reads, with $schema pointi
   assert.match(again.stderr, /build\.json exists: pass --force to overwrite it/);
 });
 
+test('mmif init --out into a folder that does not exist makes the folder and says so (no raw ENOENT)', async () => {
+  const file = path.join(dir, 'new', 'deeper', 'build.json');
+  const result = await runMmif(['init', '--source', 'chartqa=/data/ChartQA', '--out', file]);
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stdout, /^wrote .*build\.json \(made its folder .*deeper\): check it with `mmif validate --config .*`/m);
+  assert.equal((await readConfig(file)).sources[0]!.uri, '/data/ChartQA');
+});
+
 test('mmif init without --source off a terminal, or with an unknown type, exits 2 saying why', async () => {
   const none = await runMmif(['init', '--out', path.join(dir, 'none.json')]);
   assert.equal(none.code, 2);
