@@ -3,6 +3,7 @@ import type { BuildReport } from '../output/contracts/buildReport.js';
 import { buildLayout } from '../storage/buildLayout.js';
 import { formatAccount } from '../output/reports/sourceAccounting.js';
 import { formatCost, formatPricedBy } from '../output/reports/costSummary.js';
+import { counted, stepLabel } from './wording.js';
 
 const SHARDS_LISTED = 5;
 
@@ -18,7 +19,7 @@ export function formatSummary(report: BuildReport, options: { s3Endpoint?: strin
   const lines = [
     `build ${report.buildId}: ${report.shards.committed}/${report.shards.planned} shards committed, ${report.shards.failed} failed`,
     `samples: ${plannedSamples(report)} planned -> ${report.counts.instruct} ${kinds[0]}, ${report.counts.dpo} ${kinds[1]}, ` +
-      `${report.counts.rejectedSamples} rejected samples, ${report.counts.rejectedPairs} rejected pairs`,
+      `${counted(report.counts.rejectedSamples, 'rejected sample')}, ${counted(report.counts.rejectedPairs, 'rejected pair')}`,
   ];
   for (const r of report.richness ?? []) {
     const fates = Object.entries(r.fates)
@@ -33,7 +34,7 @@ export function formatSummary(report: BuildReport, options: { s3Endpoint?: strin
   }
   lines.push(...accountingLines(report));
   const rejects = Object.entries(report.rejectsByStage);
-  if (rejects.length) lines.push(`rejections by stage: ${rejects.map(([stage, n]) => `${stage} ${n}`).join(', ')}`);
+  if (rejects.length) lines.push(`rejected by pipeline step: ${rejects.map(([stage, n]) => `${stepLabel(stage)} ${n}`).join(', ')}`);
   const rerun = rerunHint(report);
   if (rerun) lines.push(rerun);
   for (const f of report.failedShards) lines.push(`FAILED shard ${f.shard}: ${f.error}`);

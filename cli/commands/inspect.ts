@@ -9,6 +9,8 @@ import type { ChatPairSharegptRow, ChatSharegptRow } from '../../output/formats/
 import type { Verdict } from '../../domain/verdict.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { s3FromEnv } from '../s3FromEnv.js';
+import { stepLabel } from '../wording.js';
+import { reasonAfterStage } from '../../output/commit/manifest.js';
 
 export const INSPECT_USAGE = `usage: mmif inspect --output URI --build-id ID [--shard N] [-n COUNT] [--dpo] [--rejects]
   Print COUNT (default 3) samples of a shard in readable form: instruction, constraints with how each
@@ -47,11 +49,12 @@ export async function inspectCommand(args: string[]): Promise<number> {
         : layout.instructJsonl(shard);
   const body = await store.get(key);
   if (!body) throw new CliError(`no ${key} in ${store.root}`, EXIT.notFound);
-  const lines = body.toString('utf8').split('\n').filter(Boolean).slice(0, count);
+  const all = body.toString('utf8').split('\n').filter(Boolean);
+  const lines = all.slice(0, count);
   for (const line of lines) {
     console.log(
       values.rejects
-        ? formatReject(JSON.parse(line) as Record<string, unknown>)
+        ? formatReject(JSON.parse(line) as RejectRecord)
         : multiturn
           ? values.dpo
             ? formatChatPair(JSON.parse(line) as ChatPairSharegptRow)
@@ -62,7 +65,20 @@ export async function inspectCommand(args: string[]): Promise<number> {
     );
     console.log('-'.repeat(72));
   }
+  const more = moreLine(lines.length, all.length, values.rejects ? 'rejects' : values.dpo ? 'pairs' : 'records', args);
+  if (more) console.log(more);
   return EXIT.ok;
+}
+
+/** What `-n` left out, and the command that shows it all (the same arguments, `-n` set to the total); none when all was shown. */
+export function moreLine(shown: number, total: number, what: string, args: readonly string[]): string | undefined {
+  if (total <= shown) return undefined;
+  const rest: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '-n' || args[i] === '--n') i++;
+    else if (!/^--?n=/.test(args[i]!)) rest.push(args[i]!);
+  }
+  return `... ${total - shown} more ${what} in this shard (${total} in all): \`mmif inspect ${[...rest, '-n', String(total)].join(' ')}\` shows them all`;
 }
 
 function formatConstraints(r: Pick<InstructRecord, 'constraints' | 'verdicts'>): string[] {
@@ -152,8 +168,9 @@ function formatChatPair(row: ChatPairSharegptRow): string {
   ].join('\n');
 }
 
-function formatReject(r: Record<string, unknown>): string {
-  return `${r.id}  (${r.source} ${r.source_id}) rejected at ${r.stage}: ${r.reason}`;
+/** One reject: what was left out (a sample or a pair), at which step and why (its reason without that step repeated). */
+export function formatReject(r: RejectRecord): string {
+  return `${r.id}  (${r.source} ${r.source_id}) ${r.kind} rejected at the ${stepLabel(r.stage)} step: ${reasonAfterStage(r.reason, r.stage)}`;
 }
 
 const indent = (text: string) =>

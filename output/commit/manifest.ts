@@ -94,10 +94,21 @@ export function countByStage(rejects: readonly RejectRecord[]): Record<string, n
 /** Pipeline stages and model-call stages: a judge or verifier call's failure names its own stage. */
 const REASON_STAGES: ReadonlySet<string> = new Set([...ALL_STAGE_NAMES, 'compatibility', 'verifier', 'judge']);
 
+/**
+ * A reason without the stage it names first: "answer: below-threshold: pass rate ..." ->
+ * "below-threshold: pass rate ...". `stage`: only that stage is taken off (a judge's failure at the
+ * answer stage keeps its "judge:").
+ */
+export function reasonAfterStage(reason: string, stage?: string): string {
+  const at = reason.indexOf(':');
+  const first = reason.slice(0, at).trim();
+  const rest = reason.slice(at + 1).trim();
+  return at > 0 && (stage === undefined ? REASON_STAGES.has(first) : first === stage) && rest ? rest : reason.trim();
+}
+
 /** The stable code of a reason: "answer: below-threshold: pass rate ..." -> "below-threshold". */
 export function reasonCode(reason: string): string {
-  const [first, second] = reason.split(':').map((p) => p.trim());
-  return (REASON_STAGES.has(first!) && second ? second : first!) || 'unknown';
+  return reasonAfterStage(reason).split(':')[0]!.trim() || 'unknown';
 }
 
 export function countByReason(rejects: readonly RejectRecord[]): Record<string, number> {

@@ -1,0 +1,56 @@
+/**
+ * What the CLI prints about rejects reads as English with one meaning per word: counts agree with
+ * their nouns, the `rejected` pipeline step is "the rejected answer step" (so "rejected" means left
+ * out), a reject's reason does not repeat its step, and `inspect -n` says what it left out.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { formatSummary } from '../../cli/summary.js';
+import { formatReject, moreLine } from '../../cli/commands/inspect.js';
+import { reasonCode } from '../../output/commit/manifest.js';
+import type { BuildReport } from '../../output/contracts/buildReport.js';
+
+const report = {
+  buildId: 'b1',
+  datasetRoot: '/data/out/b1',
+  simulated: false,
+  shards: { planned: 1, committed: 1, failed: 0 },
+  failedShards: [],
+  counts: { planned: 6, instruct: 3, dpo: 1, rejectedSamples: 1, rejectedPairs: 2 },
+  rejectsByStage: { constraints: 1, rejected: 2 },
+  usage: {},
+  models: {},
+  accounting: [],
+} as unknown as BuildReport;
+
+test('the summary: a count agrees with its noun, and rejects by pipeline step name the rejected answer step', () => {
+  const lines = formatSummary(report).split('\n');
+  assert.ok(lines.includes('samples: 6 planned -> 3 MM-IFInstruct, 1 MM-IFDPO pairs, 1 rejected sample, 2 rejected pairs'), lines.join('\n'));
+  assert.ok(lines.includes('rejected by pipeline step: constraints 1, rejected answer 2'), lines.join('\n'));
+});
+
+test('inspect --rejects: what was left out, at which step, and its reason without the step repeated', () => {
+  const base = { id: 's-1', source: 'chartqa', source_id: 'c7' };
+  assert.equal(
+    formatReject({ ...base, kind: 'sample', stage: 'constraints', reason: 'constraints: too-few-constraints: 2 left after removing conflicts, at least 3 required' }),
+    's-1  (chartqa c7) sample rejected at the constraints step: too-few-constraints: 2 left after removing conflicts, at least 3 required',
+  );
+  assert.equal(
+    formatReject({ ...base, kind: 'pair', stage: 'rejected', reason: 'rejected: uninformative-pair: the rejected answer passes every constraint at stake' }),
+    's-1  (chartqa c7) pair rejected at the rejected answer step: uninformative-pair: the rejected answer passes every constraint at stake',
+  );
+  // A model role's failure at a step keeps its role: it says which call failed.
+  assert.equal(
+    formatReject({ ...base, kind: 'sample', stage: 'answer', reason: 'judge: invalid-json: after repair' }),
+    's-1  (chartqa c7) sample rejected at the answer step: judge: invalid-json: after repair',
+  );
+  assert.equal(reasonCode('constraints: too-few-constraints: 2 left'), 'too-few-constraints');
+  assert.equal(reasonCode('over-target: met'), 'over-target');
+});
+
+test('inspect -n: how many more there are and the command that shows them all', () => {
+  const args = ['--output', 'out', '--build-id', 'b1', '--rejects', '-n', '3'];
+  assert.equal(moreLine(3, 10, 'rejects', args), '... 7 more rejects in this shard (10 in all): `mmif inspect --output out --build-id b1 --rejects -n 10` shows them all');
+  assert.equal(moreLine(3, 3, 'rejects', args), undefined);
+  assert.equal(moreLine(2, 2, 'records', ['--output', 'out', '--build-id', 'b1']), undefined);
+});
