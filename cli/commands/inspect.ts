@@ -1,5 +1,5 @@
 import { parseFlags } from '../../config/commandFlags.js';
-import type { DpoRecord, InstructRecord } from '../../output/contracts/records.js';
+import type { DpoRecord, InstructRecord, RejectRecord } from '../../output/contracts/records.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { dpoRecordFromLine, instructRecordFromLine } from '../../output/formats/sharegpt.js';
 import { openStore } from '../../storage/openStore.js';
