@@ -9,6 +9,15 @@ import { startTemporalDevServer, type DevServer } from '../local/temporalDevServ
 import { startSimulator, type SimulatorHandle } from '../simulator/server.js';
 import { createWorker } from '../worker/createWorker.js';
 import type { Temporal } from './temporalClient.js';
+import { MODEL_ROLES, type BuildConfig, type ModelRole } from '../config/buildConfig.js';
+import { endpointFor } from '../config/endpointRouting.js';
+
+/**
+ * The model roles whose endpoint sets no `baseUrl`: they are called at the worker's OPENAI_BASE_URL
+ * (llm/endpoint.ts resolveBaseUrl), the simulator's when this command starts one. A config whose
+ * every role names its own endpoint needs no simulator: nothing would be simulated.
+ */
+export const rolesOnEnvBaseUrl = (config: Pick<BuildConfig, 'models'>): ModelRole[] => MODEL_ROLES.filter((role) => endpointFor(config as BuildConfig, role).baseUrl === undefined);
 
 const LOCAL_TASK_QUEUE = 'mmif-local';
 
@@ -27,6 +36,13 @@ async function startLocalSimulator(): Promise<SimulatorHandle> {
     console.log(`port ${LOCAL_SIMULATOR_PORT} is busy: the simulator takes another, so earlier cached replies will not match`);
     return startSimulator({ seed: 7 });
   }
+}
+
+/** Where this command's model calls go: the simulator it started (for which roles), OPENAI_BASE_URL, or the config's own endpoints. */
+export function endpointLine(simulatorUrl: string | undefined, onEnv: readonly ModelRole[], envBaseUrl = process.env.OPENAI_BASE_URL): string {
+  if (onEnv.length === 0) return "model endpoints: each model role's own baseUrl from the config (no simulator)";
+  const whose = onEnv.length === MODEL_ROLES.length ? 'answers' : `answers of ${onEnv.join(', ')}`;
+  return simulatorUrl ? `simulator: ${simulatorUrl} (${whose} will be SIMULATED)` : `model endpoint: ${envBaseUrl}`;
 }
 
 /** Starts of the dev server tried: one failed start under load is retried once (then the error is the user's). */
@@ -85,7 +101,7 @@ const quietLogger = new DefaultLogger('WARN', (entry) => {
  * Runs `work` against a local dev server while a worker serves it; stops them all afterwards, on an
  * error and on SIGINT/SIGTERM too, so nothing it started outlives the command.
  */
-export async function withLocalTemporal<T>(work: (temporal: Temporal) => Promise<T>): Promise<T> {
+export async function withLocalTemporal<T>(work: (temporal: Temporal) => Promise<T>, config?: Pick<BuildConfig, 'models'>): Promise<T> {
   const started: Array<() => Promise<void>> = [];
   // One stop for all callers: the signal handler and the `finally` below may both ask.
   let stopping: Promise<void> | undefined;
@@ -105,13 +121,15 @@ export async function withLocalTemporal<T>(work: (temporal: Temporal) => Promise
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const simulator = process.env.OPENAI_BASE_URL ? undefined : await startLocalSimulator();
+    // Without a config (an eval's, the quickstart's own) every call goes to OPENAI_BASE_URL.
+    const onEnv = config ? rolesOnEnvBaseUrl(config) : MODEL_ROLES;
+    const simulator = process.env.OPENAI_BASE_URL || onEnv.length === 0 ? undefined : await startLocalSimulator();
     if (simulator) {
       withSimulator = true;
       started.push(() => simulator.close());
       process.env.OPENAI_BASE_URL = simulator.url;
     }
-    console.log(simulator ? `simulator: ${simulator.url} (answers will be SIMULATED)` : `model endpoint: ${process.env.OPENAI_BASE_URL}`);
+    console.log(endpointLine(simulator?.url, onEnv));
     // The screen is for progress and the summary; worker lifecycle logs would bury them.
     Runtime.install({ logger: quietLogger });
     const { server, connection } = await startHealthyServer();

@@ -29,7 +29,8 @@ export const BUILD_USAGE = `usage: mmif build --config FILE [--wait] [--new-vers
                  config, data path, output or endpoint setting), ending with the cause on one line
   --new-version  when the build exists with another config, start <buildId>-v2 (or the next free version)
   --local        run it all in this process: a Temporal dev server, a worker and (without
-                 OPENAI_BASE_URL) the simulator; waits, prints the summary, exits 1 when the build fails`;
+                 OPENAI_BASE_URL, and only when a model role sets no baseUrl) the simulator; waits,
+                 prints the summary, exits 1 when the build fails`;
 
 export async function buildCommand(args: string[]): Promise<number> {
   const { values } = parseFlags({
@@ -41,7 +42,7 @@ export async function buildCommand(args: string[]): Promise<number> {
   if (values['new-version']) config = await nextFreeVersion(config);
   // Local: the worker lives in this process, so the build is waited for; the simulator (started
   // first) is what the pre-flight checks when no endpoint is configured.
-  if (values.local) return withLocalTemporal((temporal) => recordedLocally(config, () => startBuild(temporal, config, { wait: true, summary: true, localWorker: true })));
+  if (values.local) return withLocalTemporal((temporal) => recordedLocally(config, () => startBuild(temporal, config, { wait: true, summary: true, localWorker: true })), config);
   const temporal = await connectTemporal();
   try {
     return await startBuild(temporal, config, { wait: values.wait ?? false, summary: false });

@@ -32,7 +32,7 @@ export async function estimateCommand(args: string[]): Promise<number> {
   if (!Number.isInteger(pilotSize) || pilotSize < 1) throw new CliError(`--pilot must be a positive integer, got '${values.pilot}'`, EXIT.usage);
   const config = await readConfig(values.config);
   const run = (temporal: Temporal) => estimate(temporal, config, pilotSize, values.json ?? false);
-  if (values.local) return withLocalTemporal(run);
+  if (values.local) return withLocalTemporal(run, config);
   const temporal = await connectTemporal();
   try {
     return await run(temporal);

@@ -17,6 +17,7 @@ import { buildLayout } from '../../storage/buildLayout.js';
 import { getJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
+import { startSimulator } from '../../simulator/server.js';
 
 const CLI = fileURLToPath(new URL('../../cli/mmif.ts', import.meta.url));
 /** tsx by its own location: the CLI runs in another folder, where `--import tsx` would not resolve. */
@@ -85,6 +86,22 @@ test('`mmif build --config FILE --local` runs the build on its own dev server, w
   assert.ok(result.stdout.includes(`\nTRL: npm run mmif -- export --output ${output} --build-id local-build --format trl\n`), result.stdout);
   // This build reserved no eval split: a plain `--format mmifeval` would be refused (exit 2), `--all` is not.
   assert.ok(result.stdout.includes(`\nMM-IFEval: npm run mmif -- export --output ${output} --build-id local-build --format mmifeval --all  # every sample`), result.stdout);
+});
+
+test('`mmif build --local` with every model role on its own baseUrl starts no simulator and says where the calls go', async () => {
+  const endpoint = await startSimulator({ seed: 5 });
+  try {
+    const file = path.join(dir, 'own-endpoint.json');
+    const own = config('local-own-endpoint', path.join(dir, 'cc3m'));
+    await writeFile(file, JSON.stringify({ ...own, models: { default: { model: 'mmif-sim-vlm', baseUrl: endpoint.url } } }));
+    const result = await mmifLocal(['build', '--config', file, '--local']);
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.ok(result.stdout.split('\n').includes("model endpoints: each model role's own baseUrl from the config (no simulator)"), result.stdout);
+    assert.doesNotMatch(result.stdout, /^simulator: /m);
+    assert.ok(endpoint.stats().requests > 0, 'the calls went to the endpoint the config names');
+  } finally {
+    await endpoint.close();
+  }
 });
 
 test("`mmif status quickstart-sim` after `npm start` (mmif quickstart) answers from the run's record, as after `build --local`", async () => {
