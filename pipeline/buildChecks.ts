@@ -14,11 +14,17 @@ import { OutputLocationError, probeOutputLeavingNothing } from '../storage/outpu
 import { sameStoredConfig } from './planBuild.js';
 
 export async function buildProblems(config: BuildConfig): Promise<string[]> {
+  const output = await outputProblems(config);
   const problems: string[] = [];
-  try {
-    await sameStoredConfig(config, openStore(config.output, config.s3), buildLayout(config.buildId));
-  } catch (err) {
-    problems.push((err as Error).message);
+  // An output the build cannot write (a wrong key, a missing bucket) cannot be read for its stored
+  // config either: its one line names the output and the cause; the read's bare SDK message would
+  // say the same with no context.
+  if (output.length === 0) {
+    try {
+      await sameStoredConfig(config, openStore(config.output, config.s3), buildLayout(config.buildId));
+    } catch (err) {
+      problems.push((err as Error).message);
+    }
   }
   const readers = openSources(config.sources, config.s3);
   const sourceProblems = await Promise.all(
@@ -34,7 +40,7 @@ export async function buildProblems(config: BuildConfig): Promise<string[]> {
       }
     }),
   );
-  return [...problems, ...sourceProblems.flat(), ...(await outputProblems(config))];
+  return [...problems, ...sourceProblems.flat(), ...output];
 }
 
 /**
