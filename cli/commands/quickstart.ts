@@ -2,11 +2,10 @@ import path from 'node:path';
 import { parseFlags } from '../../config/commandFlags.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
 import type { BuildProgress } from '../../workflows/buildProgress.js';
-import { exitCodeFor, rootFailure } from '../failures.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { withLocalTemporal } from '../localTemporal.js';
 import { recordedLocally } from '../localRecord.js';
-import { RunEnded } from '../buildRun.js';
+import { BuildRun } from '../buildRun.js';
 import type { Temporal } from '../temporalClient.js';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import { modelsFromEnv, quickstartConfig, SIMULATOR_MODEL } from '../quickstartConfig.js';
@@ -57,10 +56,11 @@ async function runQuickstart(temporal: Temporal, config: BuildConfigInput): Prom
   }, 2_000);
   let report: BuildReport;
   try {
-    report = (await handle.result()) as BuildReport;
-  } catch (err) {
-    const failure = rootFailure(err);
-    throw new RunEnded(`build ${buildId} failed: ${failure.message}`, exitCodeFor(failure), 'FAILED');
+    // Closed (through its continue-as-new runs), then read as build --wait and status read it: the
+    // same line and exit code (2 when every failed shard failed on an input error, cli/buildRun.ts).
+    await handle.result().catch(() => undefined);
+    const run = new BuildRun(temporal.client, buildId, handle.firstExecutionRunId);
+    report = await run.report(await run.describe());
   } finally {
     clearInterval(ticker);
   }

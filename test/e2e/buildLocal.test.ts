@@ -113,6 +113,33 @@ test("`mmif status quickstart-sim` after `npm start` (mmif quickstart) answers f
   assert.ok(status.stdout.includes(`dataset root: ${path.join(dir, 'qs', 'quickstart-sim')}`), status.stdout);
 });
 
+test('`mmif quickstart` whose shards all fail on a key refused mid-build exits 2, as build --wait and status do', async () => {
+  const endpoint = await startSimulator({ seed: 5 });
+  // Slow enough that the key is refused while the shards run, before either commits.
+  endpoint.setFaults({ latencyMs: 300 });
+  try {
+    const args = ['--import', TSX_LOADER, CLI, 'quickstart', '--out', path.join(dir, 'qs-key'), '--build-id', 'qs-key'];
+    const child = spawn(process.execPath, args, { env: { ...userEnv(), OPENAI_BASE_URL: endpoint.url, MMIF_MODEL: 'mmif-sim-vlm' }, cwd: dir });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      // The pre-flight passed and the shards run: from now on the endpoint refuses the key.
+      if (/^ {2}running: shards /m.test(stdout)) endpoint.setFaults({ requiredApiKey: 'sk-the-right-key-0123456789' });
+    });
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    assert.equal(code, 2, stdout + stderr);
+    assert.match(
+      stderr.trim().split('\n').at(-1)!,
+      /^mmif: build qs-key failed: 2 of 2 shards failed \(report: .*\): shard \d: \w+: model endpoint .* HTTP 401: .*; shard \d: \w+: model endpoint .* HTTP 401: /,
+      stderr,
+    );
+  } finally {
+    await endpoint.close();
+  }
+});
+
 test("a second `mmif build --local` over the same output answers every model call from the first one's cache (the simulator keeps its port)", async () => {
   const file = path.join(dir, 'again.json');
   await writeFile(file, JSON.stringify(config('local-again', path.join(dir, 'cc3m'))));
