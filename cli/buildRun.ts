@@ -22,6 +22,19 @@ export function closedPhase(status: string): BuildPhase | undefined {
 /** `GetWorkflowExecutionHistory`'s filter for the close event only (temporal/api enums/v1/workflow.proto, HistoryEventFilterType). */
 const CLOSE_EVENT_ONLY = 2;
 
+/** `TASK_QUEUE_TYPE_WORKFLOW` (temporal/api enums/v1/task_queue.proto): the pollers that would run a build's workflow tasks. */
+const WORKFLOW_TASK_QUEUE = 1;
+
+/** Whether a worker polls `taskQueue` for workflow tasks (DescribeTaskQueue's pollers: those seen in the last minutes). */
+export async function hasPollers(client: Client, taskQueue: string): Promise<boolean> {
+  const { pollers } = await client.workflowService.describeTaskQueue({ namespace: client.options.namespace, taskQueue: { name: taskQueue }, taskQueueType: WORKFLOW_TASK_QUEUE });
+  return (pollers?.length ?? 0) > 0;
+}
+
+/** The line for a build no worker picks up: which queue, and how to start a worker on it. */
+export const noWorkerLine = (taskQueue: string) =>
+  `no worker polls task queue ${taskQueue}: the build waits until one does; start one with \`MMIF_TASK_QUEUE=${taskQueue} mmif worker\` (with the build's OPENAI_BASE_URL and keys)`;
+
 /** A query to a closed run needs a worker to replay it; without one the screen shows no progress rather than hang. */
 const QUERY_TIMEOUT_MS = 5_000;
 
@@ -69,6 +82,11 @@ export class BuildRun {
     const next = response.history?.events?.[0]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
     if (!next) throw new Error(`run ${runId} of ${this.buildId} continued as new without naming its successor`);
     return next;
+  }
+
+  /** Whether a worker polls the task queue the followed run's workflow tasks go to. */
+  async hasWorker(description: WorkflowExecutionDescription): Promise<boolean> {
+    return hasPollers(this.client, description.taskQueue);
   }
 
   /**

@@ -12,7 +12,7 @@ import { CliError, EXIT } from '../exitCodes.js';
 import { connectTemporal, type Temporal } from '../temporalClient.js';
 import { withLocalTemporal } from '../localTemporal.js';
 import { formatSummary } from '../summary.js';
-import { BuildRun } from '../buildRun.js';
+import { BuildRun, hasPollers } from '../buildRun.js';
 import { exitCodeFor, rootFailure } from '../failures.js';
 import { recordedLocally } from '../localRecord.js';
 import { watch } from './status.js';
@@ -69,8 +69,6 @@ async function startBuild(temporal: Temporal, config: BuildConfig, options: { wa
   return EXIT.ok;
 }
 
-/** `TASK_QUEUE_TYPE_WORKFLOW` (temporal/api enums/v1/task_queue.proto): the pollers that would run the checks workflow. */
-const WORKFLOW_TASK_QUEUE = 1;
 /** How long `mmif build` waits for a worker to run the checks before leaving them to the build itself. */
 const CHECKS_WAIT_MS = 120_000;
 /** The checks workflow's id: beside the build's own (`<buildId>/shard-<n>` are its children), never equal to it. */
@@ -86,7 +84,7 @@ const checksWorkflowId = (buildId: string) => `${buildId}/checks`;
 async function checkOnWorker(temporal: Temporal, config: BuildConfig, localWorker: boolean): Promise<void> {
   const { client, settings } = temporal;
   // A --local worker runs in this process: it may not have polled yet, but it will.
-  const polled = localWorker || (await hasPollers(temporal));
+  const polled = localWorker || (await hasPollers(client, settings.taskQueue));
   if (!polled) {
     console.warn(`checks: no worker polls task queue ${settings.taskQueue}; the build checks its config, sources and endpoints when a worker picks it up`);
     return;
@@ -120,15 +118,6 @@ async function checkOnWorker(temporal: Temporal, config: BuildConfig, localWorke
     // What the endpoint was found to accept instead of the plain request (docs/endpoints.md).
     for (const lesson of checked.lessons ?? []) console.log(`pre-flight: ${checked.endpoint} (model ${checked.model}) ${lesson}`);
   }
-}
-
-async function hasPollers({ client, settings }: Temporal): Promise<boolean> {
-  const { pollers } = await client.workflowService.describeTaskQueue({
-    namespace: settings.namespace,
-    taskQueue: { name: settings.taskQueue },
-    taskQueueType: WORKFLOW_TASK_QUEUE,
-  });
-  return (pollers?.length ?? 0) > 0;
 }
 
 /**

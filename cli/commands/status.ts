@@ -5,7 +5,7 @@ import type { EvalSummary } from '../../output/reports/evalOutputs.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
-import { BuildRun, closedPhase } from '../buildRun.js';
+import { BuildRun, closedPhase, noWorkerLine } from '../buildRun.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { LOCAL_RECORD_HINT, readLocalRecord, type LocalBuildRecord } from '../localRecord.js';
 import { formatProgress } from '../progressView.js';
@@ -28,6 +28,9 @@ export const STATUS_USAGE = `usage: mmif status <buildId> [--watch] [--json]
            uncommitted); exit code
            0 done, 1 failed or cancelled
   --json   print the raw progress query result, with the running shards' (shardsLive)`;
+
+/** How long an open build may go unanswered before watching says no worker polls its queue (a worker starting up polls within seconds). */
+const NO_WORKER_AFTER_MS = 10_000;
 
 /** A --local build's server is gone once the command ends: a short wait, not the usual 10 s, says so. */
 const LOCAL_CONNECT_TIMEOUT_MS = 1_500;
@@ -77,10 +80,17 @@ export async function statusCommand(args: string[]): Promise<number> {
  */
 export async function watch(run: BuildRun, options: { summaryFollows?: boolean } = {}): Promise<BuildReport> {
   const interactive = process.stdout.isTTY;
+  const since = Date.now();
+  let toldNoWorker = false;
   for (;;) {
     const description = await run.describe();
     const progress = await run.progress();
     const phase = closedPhase(description.status.name);
+    // An open run whose progress no worker answers for a while: say so once, rather than wait silently.
+    if (!phase && !progress && !toldNoWorker && Date.now() - since >= NO_WORKER_AFTER_MS && !(await run.hasWorker(description))) {
+      toldNoWorker = true;
+      console.error(noWorkerLine(description.taskQueue));
+    }
     if (progress) {
       const screen = formatProgress(phase ? { ...progress, phase } : progress);
       process.stdout.write(interactive ? `\x1b[2J\x1b[H${screen}\n` : `${screen}\n`);

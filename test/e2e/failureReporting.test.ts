@@ -10,7 +10,9 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
-import { BuildRun } from '../../cli/buildRun.js';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { BuildRun, noWorkerLine } from '../../cli/buildRun.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
 import { writeChartqa } from '../fixtures/chartqa.js';
@@ -18,6 +20,7 @@ import { mmif, runMmif, type MmifResult } from '../harness/mmifCli.js';
 import { startStack, type Stack } from '../harness/stack.js';
 
 let stack: Stack;
+const CLI = fileURLToPath(new URL('../../cli/mmif.ts', import.meta.url));
 let dir: string;
 
 before(async () => {
@@ -267,6 +270,37 @@ test('pre-flight checks the endpoint the worker will call, not the one the shell
   assert.match(built.stdout, new RegExp(`^pre-flight: ${escape(stack.simulator.url)} \\(model mmif-sim-vlm, with an image\\) ok`, 'm'));
   assert.doesNotMatch(built.stdout + built.stderr, /127\.0\.0\.1:1\b/);
   await stack.client.workflow.getHandle('worker-endpoint').result();
+});
+
+test('build --wait with no worker on its task queue says so after a short while: the queue and how to start a worker', { timeout: 90_000 }, async () => {
+  const file = await configFile('no-worker');
+  const queue = 'mmif-nobody-polls';
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'build', '--config', file, '--wait'], {
+    env: { ...process.env, TEMPORAL_ADDRESS: stack.server.address, TEMPORAL_NAMESPACE: 'default', MMIF_TASK_QUEUE: queue },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  const expected = noWorkerLine(queue);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.stderr!.on('data', (d: Buffer) => {
+        stderr += d.toString();
+        if (stderr.split('\n').includes(expected)) resolve();
+      });
+      child.once('exit', (code) => reject(new Error(`build --wait exited (${code}) before saying no worker polls: ${stderr}`)));
+    });
+    assert.equal(
+      expected,
+      "no worker polls task queue mmif-nobody-polls: the build waits until one does; start one with `MMIF_TASK_QUEUE=mmif-nobody-polls mmif worker` (with the build's OPENAI_BASE_URL and keys)",
+    );
+    assert.equal(stderr.split('\n').filter((line) => line === expected).length, 1, 'said once');
+  } finally {
+    child.kill();
+    await stack.client.workflow
+      .getHandle('no-worker')
+      .terminate('test over')
+      .catch(() => undefined);
+  }
 });
 
 test('temp files a killed writer left in the dataset are gone after the build finalizes', async () => {
