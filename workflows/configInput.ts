@@ -18,7 +18,7 @@ import type * as activities from '../activities/index.js';
 import type { BuildConfig } from '../config/buildConfig.js';
 import { ConfigError } from '../config/configError.js';
 import type { EvalConfig } from '../config/evalConfig.js';
-import { READ_CONFIG_VERSIONS, RESOLVED_CONFIG_VERSION, type ResolvedConfig } from '../config/resolvedConfig.js';
+import { READ_CONFIG_VERSIONS, type ResolvedConfig } from '../config/resolvedConfig.js';
 
 export const CONFIG_RESOLVED_OUTSIDE_WORKFLOW = 'config-resolved-outside-workflow';
 
@@ -53,7 +53,7 @@ async function resolved<T>(resolve: () => Promise<ResolvedConfig<T>>): Promise<T
   }
   if (!READ_CONFIG_VERSIONS.includes(spec.version)) {
     throw ApplicationFailure.nonRetryable(
-      `resolved config version ${String(spec.version)} is not read by this worker (it reads ${RESOLVED_CONFIG_VERSION}): deploy the same version to every worker`,
+      `resolved config version ${String(spec.version)} is not read by this worker (it reads ${READ_CONFIG_VERSIONS.join(', ')}): deploy the same version to every worker`,
       'ConfigError',
     );
   }
