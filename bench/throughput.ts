@@ -200,7 +200,7 @@ function describe(r: Result): void {
 
 /**
  * The sample lanes a build can have in flight (a sample makes one model call at a time): the
- * worker's lanes for the build, 2 per endpoint slot split over the workers (domain/sampleLanes.ts),
+ * worker's lanes for the build, 4 per endpoint slot split over the workers (domain/sampleLanes.ts),
  * fed by the samples of the running slice activities = min(shards in flight x 4 slices per shard,
  * workers x maxConcurrentActivities) x sliceSize.
  */

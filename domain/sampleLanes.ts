@@ -8,12 +8,15 @@
 
 /**
  * Lanes per endpoint slot. A lane's sample is between calls part of the time (its state and cache
- * writes, the next prompt, the image stage, which calls no model), so one lane per slot leaves slots
- * empty; with two the endpoint's own admission queue (llm/endpointLimiter.ts) always has the next
- * request waiting. bench/throughput.ts: 98% of the limit with 4 lanes per slot when each slice kept
- * its own lanes (they idled in the slice's tail); with shared lanes, 2 are enough (bench/README.md).
+ * writes, the next prompt, the image stage, which calls no model), and longer on a busy worker, so
+ * one lane per slot leaves slots empty; with more, the endpoint's own admission queue
+ * (llm/endpointLimiter.ts) has the next request waiting. Measured (bench/README.md): 1 lane per slot
+ * 68% of the limit, 2 kept 73% of the GPU slots busy at paper scale, 4 reached 98% (bench/throughput.ts),
+ * all with lanes per slice; 1/16 paper scale on a saturated machine, 2 shared lanes per slot did no
+ * better than 4 per slice. A waiting request holds its body (the image in base64) in the admission
+ * queue: 3 per slot at most.
  */
-export const LANES_PER_SLOT = 2;
+export const LANES_PER_SLOT = 4;
 
 /**
  * Samples dispatched (in running slice activities, waiting or in a lane) per lane: the line a lane

@@ -158,12 +158,12 @@ test('a slice in its tail gives its lanes to the next slice at once: lanes stay 
 });
 
 test('lanes and shards in flight follow the endpoint slots', () => {
-  assert.equal(sampleLanes(256), 512);
-  assert.equal(workerLanes(256, 2), 256);
-  assert.equal(workerLanes(1, 4), 1, 'every worker gets a lane');
-  // 512 slots: 1,024 lanes, 1,536 samples dispatched, 128 per shard (4 slices of 32).
-  assert.equal(shardsToFeedLanes(512, { shardSize: 128, sliceSize: 32, parallelSlices: 4 }), 12);
+  assert.equal(sampleLanes(256), 1024);
+  assert.equal(workerLanes(256, 2), 512);
+  assert.equal(workerLanes(1, 8), 1, 'every worker gets a lane');
+  // 512 slots: 2,048 lanes, 3,072 samples dispatched, 128 per shard (4 slices of 32).
+  assert.equal(shardsToFeedLanes(512, { shardSize: 128, sliceSize: 32, parallelSlices: 4 }), 24);
   // A shard runs 4 slices at once: a shard of 256 in slices of 16 dispatches 64.
-  assert.equal(shardsToFeedLanes(128, { shardSize: 256, sliceSize: 16, parallelSlices: 4 }), 6);
-  assert.equal(shardsToFeedLanes(8, { shardSize: 256, sliceSize: 16, parallelSlices: 4 }), MIN_SHARDS_IN_FLIGHT, 'a few shards even for a small endpoint');
+  assert.equal(shardsToFeedLanes(64, { shardSize: 256, sliceSize: 16, parallelSlices: 4 }), 6);
+  assert.equal(shardsToFeedLanes(4, { shardSize: 256, sliceSize: 16, parallelSlices: 4 }), MIN_SHARDS_IN_FLIGHT, 'a few shards even for a small endpoint');
 });
