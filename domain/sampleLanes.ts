@@ -12,9 +12,9 @@
  * one lane per slot leaves slots empty; with more, the endpoint's own admission queue
  * (llm/endpointLimiter.ts) has the next request waiting. Measured (bench/README.md): 1 lane per slot
  * 68% of the limit, 2 kept 73% of the GPU slots busy at paper scale, 4 reached 98% (bench/throughput.ts),
- * all with lanes per slice; 1/16 paper scale on a saturated machine, 2 shared lanes per slot did no
- * better than 4 per slice. A waiting request holds its body (the image in base64) in the admission
- * queue: 3 per slot at most.
+ * all with lanes per slice and a quiet machine; shared lanes end the tails' idling, not the time
+ * between calls. A waiting request holds its body (the image in base64) in the admission queue: 3
+ * per slot at most.
  */
 export const LANES_PER_SLOT = 4;
 
