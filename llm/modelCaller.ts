@@ -35,7 +35,7 @@ import type { BuildBudget } from './buildBudget.js';
 import { toCachedReply, type CachedReply } from './replyCache.js';
 import { firstTry, jsonProblem, PROBLEM_DETAIL, parseJsonReply, problemDetail, runTries, textProblem, type ReplyProblem, type ReplyTry, type TryPass } from './replyTries.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retryPolicy.js';
-import { RequestRefused, sendCompletion } from './sendCompletion.js';
+import { EndpointGaveUp, RequestRefused, sendCompletion } from './sendCompletion.js';
 import { SentLog } from './sentLog.js';
 import { flightOf, fly, landed } from './singleFlight.js';
 import { abortSignal } from './abortScope.js';
@@ -321,9 +321,14 @@ export class ModelCaller {
     };
     const completion = await sendCompletion(sending, prepared.body).catch(async (err: unknown) => {
       if (admitted) budget!.unpaid();
-      // An error status is an answer, and not a billed one: the request is not lost in flight.
-      const errorStatus = err instanceof SampleRejection || err instanceof EndpointError || (err instanceof APIError && err.status !== undefined);
-      if (execution && errorStatus) await execution.answered(key);
+      // An error status is an answer, and not a billed one, and a request that never left this machine
+      // (connection refused, host not found) was not billed either: neither is lost in flight.
+      const unbilled =
+        err instanceof SampleRejection ||
+        err instanceof EndpointError ||
+        (err instanceof APIError && err.status !== undefined) ||
+        (err instanceof EndpointGaveUp && !err.maybeBilled);
+      if (execution && unbilled) await execution.answered(key);
       throw err;
     });
     const reply: CachedReply = {

@@ -53,6 +53,9 @@ export async function sendCompletion(s: Sending, body: ChatCompletionCreateParam
   const estimate = estimateRequestTokens(body);
   const place = limiter.place();
   const signal = abortSignal();
+  // Whether an attempt may have reached the model without its reply reaching us (a timeout, a reset
+  // connection): providers bill such requests, so a later execution counts them as lost in flight.
+  let maybeBilled = false;
   for (let attempt = 1; ; attempt++) {
     try {
       return await limiter.run(
@@ -75,7 +78,8 @@ export async function sendCompletion(s: Sending, body: ChatCompletionCreateParam
       if (kind === 'unusable') throw unusableRejection(s.role, unusableOf(err)!, s.endpoint);
       if (kind === 'permanent') throw permanentError(err as APIError, s.endpoint, s.config.apiKeyEnv, s.role);
       if (kind === 'fatal') throw err;
-      if (attempt >= s.retry.maxAttempts) throw lastAttemptError(err, { ...s, who: s.role }, attempt);
+      maybeBilled ||= mayHaveReachedModel(err);
+      if (attempt >= s.retry.maxAttempts) throw lastAttemptError(err, { ...s, who: s.role }, attempt, maybeBilled);
       // A 429 needs no wait here: the limiter holds the endpoint until its Retry-After.
       if (kind === 'transient') await sleep(backoffMs(s.retry, attempt), undefined, { signal });
     }
@@ -120,11 +124,11 @@ export function unusableRejection(role: ModelRole, unusable: UnusableReply, endp
  * The error a transient or rate-limited failure leaves when no attempt is left: every kind names who
  * made the call (the model role, or a role's Batch API call), the endpoint, model and attempts.
  */
-export function lastAttemptError(err: unknown, s: { who: string } & Pick<Sending, 'endpoint' | 'timeoutMs'>, attempts: number): unknown {
+export function lastAttemptError(err: unknown, s: { who: string } & Pick<Sending, 'endpoint' | 'timeoutMs'>, attempts: number, maybeBilled = true): unknown {
   if (err instanceof APIConnectionTimeoutError) return new EndpointTimeout(s.who, s.endpoint, s.timeoutMs, attempts);
-  if (err instanceof APIConnectionError) return new EndpointUnreachable(s.who, s.endpoint, err, attempts);
+  if (err instanceof APIConnectionError) return new EndpointUnreachable(s.who, s.endpoint, err, attempts, maybeBilled);
   // A 5xx, a 408 or 409, or a 429 that never cleared: the SDK's own message ("500 Internal error") names no endpoint.
-  if (err instanceof APIError) return new EndpointGaveUp(s.who, s.endpoint, httpAnswer(faultOf(err, s.endpoint)), attempts);
+  if (err instanceof APIError) return new EndpointGaveUp(s.who, s.endpoint, httpAnswer(faultOf(err, s.endpoint)), attempts, maybeBilled);
   return err;
 }
 
@@ -134,9 +138,46 @@ export function lastAttemptError(err: unknown, s: { who: string } & Pick<Sending
  */
 export class EndpointGaveUp extends TransientError {
   override name = 'EndpointGaveUp';
-  constructor(who: string, endpoint: ResolvedEndpoint, what: string, attempts: number) {
+  constructor(
+    who: string,
+    endpoint: ResolvedEndpoint,
+    what: string,
+    attempts: number,
+    /**
+     * False when every attempt was answered with an error status or never left this machine: nothing
+     * was billed, so the execution that sends the request again must not count it as lost in flight.
+     */
+    readonly maybeBilled = true,
+  ) {
     super(gaveUpLine(who, endpoint, what, attempts));
   }
+}
+
+/**
+ * Connection failures that happen before a byte of the request is sent (Node's common system errors,
+ * https://nodejs.org/api/errors.html#common-system-errors, and getaddrinfo's EAI_AGAIN,
+ * https://nodejs.org/api/dns.html#error-codes): the provider never saw the request.
+ */
+const BEFORE_SEND = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/**
+ * Whether a failed attempt may have reached the model: an HTTP error status is an answer (not a billed
+ * reply), and a connection refused or a host not found never sent the request; a timeout or a reset
+ * connection may have been served and billed.
+ */
+function mayHaveReachedModel(err: unknown): boolean {
+  if (err instanceof APIConnectionTimeoutError) return true;
+  if (err instanceof APIConnectionError) return !BEFORE_SEND.has(causeCode(err) ?? '');
+  return !(err instanceof APIError && err.status !== undefined);
+}
+
+/** The system error code (ECONNREFUSED, ...) in an error's causes: the SDK wraps the fetch error, which wraps the socket's. */
+function causeCode(err: Error): string | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && BEFORE_SEND.has(code)) return code;
+  }
+  return undefined;
 }
 
 /**
@@ -146,8 +187,8 @@ export class EndpointGaveUp extends TransientError {
  */
 export class EndpointUnreachable extends EndpointGaveUp {
   override name = 'EndpointUnreachable';
-  constructor(who: string, endpoint: ResolvedEndpoint, err: APIConnectionError, attempts: number) {
-    super(who, endpoint, `cannot connect: ${maskedExcerpt(innermostMessage(err), endpoint)}`, attempts);
+  constructor(who: string, endpoint: ResolvedEndpoint, err: APIConnectionError, attempts: number, maybeBilled = true) {
+    super(who, endpoint, `cannot connect: ${maskedExcerpt(innermostMessage(err), endpoint)}`, attempts, maybeBilled);
   }
 }
 

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { SampleRejection } from '../../domain/rejection.js';
 import { EndpointError } from '../../llm/endpointError.js';
 import { ModelCaller, type CallRecord } from '../../llm/modelCaller.js';
+import { EndpointGaveUp } from '../../llm/sendCompletion.js';
 import { instructionReplySchema, renderInstructionPrompt } from '../../prompts/instructionPrompt.js';
 import { renderAnswerPrompt } from '../../prompts/answerPrompt.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
@@ -258,6 +259,41 @@ test('a request a killed execution sent but never saw answered is counted, once,
     retried.map((c) => c.lostInFlight),
     [undefined],
   );
+});
+
+test('a request no attempt got to the model (connection refused, or answered 5xx every time) is not counted as lost in flight by the next execution', async () => {
+  // The endpoint is down: its port refuses connections, as after an outage or a stopped server.
+  const down = await startSimulator({ seed: 3 });
+  const { port } = down;
+  await down.close();
+  const at = (url: string) => ({ stage: 'answer' as const, endpoint: { ...endpoint(), baseUrl: url }, prompt: renderAnswerPrompt('Describe the harbour.', []), image });
+  const models = new ModelCaller(new LocalStore(path.join(dir, 'refused')), '_cache/llm', llm, { owner: 'build-a', retry: { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 20 } });
+  await assert.rejects(models.forExecution('s1/answer').text(at(`http://127.0.0.1:${port}/v1`), []), EndpointGaveUp);
+  // It is back, at the same address: the request is sent once and paid once.
+  const back = await startSimulator({ seed: 3, port });
+  try {
+    const calls: CallRecord[] = [];
+    await models.forExecution('s1/answer').text(at(back.url), calls);
+    assert.deepEqual(
+      calls.map((c) => [c.cached, c.lostInFlight]),
+      [[false, undefined]],
+    );
+    assert.equal(back.stats().completed, 1);
+
+    // Every attempt answered 500: answers, not billed replies.
+    back.setFaults({ rate500: 1 });
+    const failing = { ...at(back.url), prompt: renderAnswerPrompt('Describe the harbour at dusk.', []) };
+    await assert.rejects(models.forExecution('s2/answer').text(failing, []), EndpointGaveUp);
+    back.setFaults({ rate500: 0 });
+    const again: CallRecord[] = [];
+    await models.forExecution('s2/answer').text(failing, again);
+    assert.deepEqual(
+      again.map((c) => c.lostInFlight),
+      [undefined],
+    );
+  } finally {
+    await back.close();
+  }
 });
 
 test('a refused key, an unknown model and a spent quota fail at once, naming the endpoint; a 400 rejects the sample', async () => {
