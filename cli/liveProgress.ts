@@ -14,19 +14,61 @@ import type { StageName } from '../domain/stages.js';
 import { addTally, type AttemptTally } from '../llm/attemptTally.js';
 import type { BuildProgress } from '../workflows/buildProgress.js';
 import type { ShardProgress } from '../workflows/shardProgress.js';
+import { oneLine } from './failures.js';
 
 export interface LiveProgress extends BuildProgress {
   /** The running shards that answered (one may close between the two queries: it is then committed, or failed). */
   shardsLive: ShardProgress[];
+  /**
+   * The cause of the most recent failed attempt of a running shard's activity that Temporal is
+   * retrying (its pending activity's last failure), on one line: what the failed-attempt counts alone never say.
+   */
+  lastFailure?: string;
+}
+
+/** A failed attempt of a pending activity: its cause on one line, and when it ended (ms). */
+interface AttemptFailure {
+  message: string;
+  at: number;
 }
 
 export async function withRunningShards(workflows: WorkflowClient, progress: BuildProgress): Promise<LiveProgress> {
   const answers = await Promise.all((progress.runningShards ?? []).map((id) => liveShard(workflows.getHandle(id)).catch(() => undefined)));
-  return { ...progress, shardsLive: answers.filter((a): a is ShardProgress => a !== undefined) };
+  const live = answers.filter((a) => a !== undefined);
+  const last = live.map((a) => a.lastFailure).reduce<AttemptFailure | undefined>((latest, f) => (f && (!latest || f.at > latest.at) ? f : latest), undefined);
+  return { ...progress, shardsLive: live.map((a) => a.shard), ...(last ? { lastFailure: last.message } : {}) };
 }
 
-async function liveShard(handle: WorkflowHandle): Promise<ShardProgress> {
-  const [shard, running] = await Promise.all([handle.query<ShardProgress>('shardProgress'), runningSlices(handle)]);
+/**
+ * The latest failure among pending activities (DescribeWorkflowExecution's pending_activities:
+ * `last_failure` and `last_attempt_complete_time`, temporal/api workflow/v1/message.proto
+ * PendingActivityInfo), as its innermost cause: Temporal's wrappers add nothing the user acts on.
+ */
+export function latestActivityFailure(pending: ReadonlyArray<PendingActivity>): AttemptFailure | undefined {
+  let latest: AttemptFailure | undefined;
+  for (const activity of pending) {
+    let failure = activity.lastFailure;
+    if (!failure) continue;
+    for (let depth = 0; failure.cause && depth < 20; depth++) failure = failure.cause;
+    const at = Number(activity.lastAttemptCompleteTime?.seconds ?? 0) * 1000 + Math.floor((activity.lastAttemptCompleteTime?.nanos ?? 0) / 1e6);
+    if (failure.message && (!latest || at > latest.at)) latest = { message: oneLine(failure.message), at };
+  }
+  return latest;
+}
+
+/** The fields of a pending activity read here (the proto's, as @temporalio/client returns them in `raw`). */
+interface PendingActivity {
+  heartbeatDetails?: { payloads?: unknown[] | null } | null;
+  lastFailure?: ProtoFailure | null;
+  lastAttemptCompleteTime?: { seconds?: number | { toString(): string } | null; nanos?: number | null } | null;
+}
+interface ProtoFailure {
+  message?: string | null;
+  cause?: ProtoFailure | null;
+}
+
+async function liveShard(handle: WorkflowHandle): Promise<{ shard: ShardProgress; lastFailure?: AttemptFailure }> {
+  const [shard, { beats: running, lastFailure }] = await Promise.all([handle.query<ShardProgress>('shardProgress'), runningSlices(handle)]);
   const failedAttempts: AttemptTally = { ...shard.failedAttempts };
   const stages = { ...shard.stages };
   for (const beat of running) {
@@ -34,17 +76,19 @@ async function liveShard(handle: WorkflowHandle): Promise<ShardProgress> {
     for (const [stage, n] of Object.entries(beat.stages ?? {}) as Array<[StageName, number]>) stages[stage] = (stages[stage] ?? 0) + n;
   }
   const requests = shard.requests + running.reduce((sum, beat) => sum + (beat.requests ?? 0), 0);
-  return { ...shard, stages, requests, failedAttempts };
+  return { shard: { ...shard, stages, requests, failedAttempts }, ...(lastFailure ? { lastFailure } : {}) };
 }
 
-/** What the shard's running slices last heartbeated; none when it cannot be described. */
-async function runningSlices(handle: WorkflowHandle): Promise<SliceHeartbeat[]> {
+/** What the shard's running slices last heartbeated, and their latest failed attempt; none when it cannot be described. */
+async function runningSlices(handle: WorkflowHandle): Promise<{ beats: SliceHeartbeat[]; lastFailure?: AttemptFailure }> {
   const description = await handle.describe().catch(() => undefined);
+  const pending = description?.raw.pendingActivities ?? [];
   const beats: SliceHeartbeat[] = [];
-  for (const activity of description?.raw.pendingActivities ?? []) {
+  for (const activity of pending) {
     const payload = activity.heartbeatDetails?.payloads?.[0];
     const beat = payload ? sliceHeartbeat(defaultPayloadConverter.fromPayload(payload)) : undefined;
     if (beat) beats.push(beat);
   }
-  return beats;
+  const lastFailure = latestActivityFailure(pending as ReadonlyArray<PendingActivity>);
+  return { beats, ...(lastFailure ? { lastFailure } : {}) };
 }

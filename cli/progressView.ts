@@ -18,7 +18,7 @@ export function formatProgress(p: BuildProgress | LiveProgress, now = Date.now()
     `samples: ${p.samples.instruct} accepted, ${p.samples.dpo} DPO pairs, ${p.samples.rejectedSamples} rejected of ${p.samples.planned} | ` +
       `${p.throughput.samplesPerMinute.toFixed(1)} samples/min${eta}`,
   ];
-  if ('shardsLive' in p && p.shardsLive.length > 0) lines.push(...liveLines(p.shardsLive, p.requestsPerSecondLimit, now));
+  if ('shardsLive' in p && p.shardsLive.length > 0) lines.push(...liveLines(p.shardsLive, p.requestsPerSecondLimit, now, p.lastFailure));
   const reasons = Object.entries(p.rejections.byReason).sort((a, b) => b[1] - a[1]);
   if (reasons.length) lines.push(`rejections: ${reasons.map(([reason, n]) => `${reason} ${n}`).join(', ')}`);
   for (const [stage, u] of Object.entries(p.usage)) {
@@ -34,9 +34,10 @@ export function formatProgress(p: BuildProgress | LiveProgress, now = Date.now()
 /**
  * The running shards as their stages finish: samples through every stage and through each one,
  * the requests/s they send now (against the endpoints' limit when the config sets one), and the
- * failed attempts of their requests by kind, retried or not.
+ * failed attempts of their requests by kind, retried or not, with the cause of the latest attempt
+ * Temporal is retrying.
  */
-function liveLines(shards: readonly ShardProgress[], limit: number | undefined, now: number): string[] {
+function liveLines(shards: readonly ShardProgress[], limit: number | undefined, now: number, lastFailure: string | undefined): string[] {
   const samples = shards.reduce((n, s) => n + s.samples, 0);
   const through: Record<string, number> = {};
   for (const s of shards) for (const stage of s.order) through[stage] = (through[stage] ?? 0) + (s.stages[stage] ?? 0);
@@ -52,7 +53,7 @@ function liveLines(shards: readonly ShardProgress[], limit: number | undefined, 
     `running shards: ${through[last]} of ${samples} samples done (${Object.entries(through)
       .map(([stage, n]) => `${stage} ${n}`)
       .join(', ')})`,
-    `requests: ${perSecond.toFixed(1)}/s${share} | failed attempts: ${errors.length ? errors.map(([kind, n]) => `${kind} ${n}`).join(', ') : 'none'}`,
+    `requests: ${perSecond.toFixed(1)}/s${share} | failed attempts: ${errors.length ? errors.map(([kind, n]) => `${kind} ${n}`).join(', ') : 'none'}${lastFailure ? ` (last: ${lastFailure})` : ''}`,
   ];
 }
 

@@ -78,13 +78,17 @@ test('an endpoint that is down: its refused connections are failed attempts in `
   await eventually(
     async () => {
       screen = (await mmif(stack, 'status', 'progress-down')).stdout;
-      return /failed attempts: transient [2-9]/.test(screen);
+      // Once Temporal retries the slice, the cause of its last failed attempt comes with the count.
+      return /failed attempts: transient [2-9]\d* \(last: /.test(screen);
     },
-    90_000,
-    'the refused connections counted while the slice is retried',
+    150_000,
+    'the refused connections counted, with their cause, while the slice is retried',
   );
   assert.match(screen, /^running shards: 0 of 8 samples done \(image \d+, instruction 0/m);
-  assert.match(screen, /^requests: \d+\.\d\/s .*\| failed attempts: transient \d+$/m);
+  assert.match(
+    screen,
+    /^requests: \d+\.\d\/s .*\| failed attempts: transient \d+ \(last: instruction: model endpoint http:\/\/127\.0\.0\.1:9\/v1 \(model mmif-sim-vlm\): cannot connect: connect ECONNREFUSED 127\.0\.0\.1:9, \d+ attempts\)$/m,
+  );
   await handle.terminate('the endpoint stays down');
   // Its shard closes with it (the parent's close policy): nothing of it is left for the next test's worker.
   await eventually(async () => (await stack.client.workflow.getHandle('progress-down/shard-0').describe()).status.name !== 'RUNNING', 30_000, 'the shard closed');

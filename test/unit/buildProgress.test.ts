@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ShardSummary } from '../../activities/buildRef.js';
 import { formatProgress } from '../../cli/progressView.js';
-import type { LiveProgress } from '../../cli/liveProgress.js';
+import { latestActivityFailure, type LiveProgress } from '../../cli/liveProgress.js';
 import { newProgress, recordCommittedShard, restartRate } from '../../workflows/buildProgress.js';
 import { newShardProgress, recordSlice, recordSliceStages, requestRate } from '../../workflows/shardProgress.js';
 
@@ -78,4 +78,28 @@ test('a slice through all its stages in one activity counts its samples in each 
     [0, 0],
     [3_000, 14],
   ]);
+});
+
+test('while Temporal retries a slice, the failed attempts come with the cause of the latest attempt on the same line', () => {
+  const live = newShardProgress(3, 8, ['image', 'instruction', 'answer'], 0);
+  recordSlice(live, 'instruction', 4, { ok: 0, rejected: 0, blocked: 0, requests: 4, failedAttempts: { transient: 7 } }, 2_000);
+  // Two slices retried: the later attempt's innermost cause, on one line, not Temporal's wrapper.
+  const lastFailure = latestActivityFailure([
+    {
+      lastFailure: { message: 'Activity task failed', cause: { message: 'instruction: model endpoint http://gpu:8000/v1 (model m): connect ECONNREFUSED' } },
+      lastAttemptCompleteTime: { seconds: 100, nanos: 0 },
+    },
+    {
+      lastFailure: { message: 'instruction: model endpoint http://gpu:8000/v1 (model m):\n HTTP 503: upstream overloaded' },
+      lastAttemptCompleteTime: { seconds: 160, nanos: 5e8 },
+    },
+    { heartbeatDetails: { payloads: [] } },
+  ]);
+  assert.deepEqual(lastFailure, { message: 'instruction: model endpoint http://gpu:8000/v1 (model m): HTTP 503: upstream overloaded', at: 160_500 });
+  const progress = { ...newProgress('b', 0), shardsLive: [live], lastFailure: lastFailure!.message } satisfies LiveProgress;
+  assert.match(
+    formatProgress(progress, 5_000),
+    /\| failed attempts: transient 7 \(last: instruction: model endpoint http:\/\/gpu:8000\/v1 \(model m\): HTTP 503: upstream overloaded\)$/m,
+  );
+  assert.equal(latestActivityFailure([{ heartbeatDetails: null }]), undefined);
 });
