@@ -30,6 +30,8 @@ import { assertAccounting } from '../harness/datasetChecks.js';
 import { startLlamaServer, type LlamaServer } from '../harness/llamaServer.js';
 import { mmif } from '../harness/mmifCli.js';
 import { startStack, type Stack } from '../harness/stack.js';
+import { stepLabel } from '../../cli/wording.js';
+import { reasonAfterStage } from '../../output/commit/manifest.js';
 
 let stack: Stack;
 let dir: string;
@@ -124,7 +126,7 @@ test(
       // value, only for repeats (a grammar cannot demand distinct items; its reason counts them).
       // So samples get past the constraint stage. (Under a free-string type every sample was
       // refused there: 0 or 1 usable, the rest not offered.)
-      console.log(`rejections by stage: ${JSON.stringify(report.rejectsByStage)}`);
+      console.log(`rejected by pipeline step: ${JSON.stringify(report.rejectsByStage)}`);
       const { min } = parseBuildConfig(config(buildId, server)).constraints; // the reply schema's minItems
       for (const r of rejects.filter((r) => r.stage === 'constraints')) {
         const refused = /too-few-constraints: \d+ usable of (\d+) proposed(?: \(([^)]*)\))?/.exec(r.reason);
@@ -139,7 +141,7 @@ test(
         assert.ok(r.reason.length > 0, `${r.id} has a reason`);
         assert.equal(r.model_call, undefined, `${r.id}: ${r.reason}`);
       }
-      console.log(`rejections: ${[...new Set(rejects.map((r) => `${r.stage}: ${r.reason}`))].join(' | ')}`);
+      console.log(`rejections: ${[...new Set(rejects.map((r) => `${stepLabel(r.stage)} step: ${reasonAfterStage(r.reason, r.stage)}`))].join(' | ')}`);
     });
   },
 );
