@@ -65,7 +65,10 @@ export async function statusCommand(args: string[]): Promise<number> {
     if (progress) {
       const shown = phase ? { ...progress, phase } : progress;
       console.log(values.json ? JSON.stringify(shown, null, 2) : formatProgress(shown));
-    } else console.log(`${buildId} ${phase ?? description.status.name.toLowerCase()} (no worker answered the progress query)`);
+    } else {
+      console.log(`${buildId} ${phase ?? description.status.name.toLowerCase()} (no worker answered the progress query)`);
+      if (!phase && !(await run.hasWorker(description))) console.error(noWorkerLine(description.taskQueue));
+    }
     if (phase) await run.report(description);
     return EXIT.ok;
   } finally {

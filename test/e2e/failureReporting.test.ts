@@ -294,6 +294,11 @@ test('build --wait with no worker on its task queue says so after a short while:
       "no worker polls task queue mmif-nobody-polls: the build waits until one does; start one with `MMIF_TASK_QUEUE=mmif-nobody-polls mmif worker` (with the build's OPENAI_BASE_URL and keys)",
     );
     assert.equal(stderr.split('\n').filter((line) => line === expected).length, 1, 'said once');
+    // `mmif status` on the open build says the same, at once.
+    const status = await runMmif(['status', 'no-worker'], { env: { TEMPORAL_ADDRESS: stack.server.address, TEMPORAL_NAMESPACE: 'default' } });
+    assert.equal(status.code, 0, status.stderr);
+    assert.equal(status.stdout.trim(), 'no-worker running (no worker answered the progress query)');
+    assert.equal(lastLine(status), expected);
   } finally {
     child.kill();
     await stack.client.workflow
