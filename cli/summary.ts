@@ -4,6 +4,7 @@ import { buildLayout } from '../storage/buildLayout.js';
 import { formatAccount } from '../output/reports/sourceAccounting.js';
 import { formatCost, formatPricedBy } from '../output/reports/costSummary.js';
 import { counted, stepLabel } from './wording.js';
+import { ALL_STAGE_NAMES } from '../domain/stages.js';
 
 const SHARDS_LISTED = 5;
 
@@ -33,7 +34,9 @@ export function formatSummary(report: BuildReport, options: { s3Endpoint?: strin
     lines.push(`targets: ${report.targets.outcome} after ${report.targets.rounds} round(s): ${kept}`);
   }
   lines.push(...accountingLines(report));
-  const rejects = Object.entries(report.rejectsByStage);
+  // In the order the steps run: where the samples went, first to last.
+  const stepIndex = (stage: string) => (ALL_STAGE_NAMES as readonly string[]).indexOf(stage);
+  const rejects = Object.entries(report.rejectsByStage).sort(([a], [b]) => stepIndex(a) - stepIndex(b));
   if (rejects.length) lines.push(`rejected by pipeline step: ${rejects.map(([stage, n]) => `${stepLabel(stage)} ${n}`).join(', ')}`);
   const rerun = rerunHint(report);
   if (rerun) lines.push(rerun);

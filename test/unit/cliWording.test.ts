@@ -17,16 +17,16 @@ const report = {
   shards: { planned: 1, committed: 1, failed: 0 },
   failedShards: [],
   counts: { planned: 6, instruct: 3, dpo: 1, rejectedSamples: 1, rejectedPairs: 2 },
-  rejectsByStage: { constraints: 1, rejected: 2 },
+  rejectsByStage: { rejected: 2, image: 1, constraints: 1 },
   usage: {},
   models: {},
   accounting: [],
 } as unknown as BuildReport;
 
-test('the summary: a count agrees with its noun, and rejects by pipeline step name the rejected answer step', () => {
+test('the summary: a count agrees with its noun, and rejects by pipeline step, in step order, name the rejected answer step', () => {
   const lines = formatSummary(report).split('\n');
   assert.ok(lines.includes('samples: 6 planned -> 3 MM-IFInstruct, 1 MM-IFDPO pairs, 1 rejected sample, 2 rejected pairs'), lines.join('\n'));
-  assert.ok(lines.includes('rejected by pipeline step: constraints 1, rejected answer 2'), lines.join('\n'));
+  assert.ok(lines.includes('rejected by pipeline step: image 1, constraints 1, rejected answer 2'), lines.join('\n'));
 });
 
 test('inspect --rejects: what was left out, at which step, and its reason without the step repeated', () => {
