@@ -133,8 +133,8 @@ export interface LeaseAnswer {
   wanted?: string[];
   /**
    * Its fair share exceeds its grant by a step on some endpoint, while others hold the difference
-   * (patch 'lease-desk-owed-first'): the desk holds its answer before an unowed worker's, or tells it
-   * to report again soon (MIN_AGAIN_MS), so capacity given back reaches it at once.
+   * (patch 'lease-desk-owed-first'): the desk holds its answer before an unowed worker's, so
+   * capacity given back reaches it at once.
    */
   owed?: boolean;
 }

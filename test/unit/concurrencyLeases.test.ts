@@ -21,7 +21,7 @@ import {
 } from '../../llm/concurrencyLeases.js';
 import { ManualClock } from '../harness/manualClock.js';
 import { CHECK_MS, givingBack, jittered, MIN_GAP_MS, REPORT_DEADLINE_MS, SPARE_SETTLE_MS, spares, worthReporting } from '../../worker/endpointSharing.js';
-import { againMs, HOLD_MS, MAX_HELD, MIN_AGAIN_MS } from '../../workflows/endpointLeases.js';
+import { againMs, HOLD_MS, MAX_HELD } from '../../workflows/endpointLeases.js';
 
 test('fair shares: water-filling over demands, the rest spread evenly, summing to the cap', () => {
   assert.deepEqual(fairShares(128, [200, 0, 0, 0]), [128, 0, 0, 0]);
@@ -428,7 +428,7 @@ test('lease terms: an earlier release worker on this desk is counted for at leas
  * wants more than the cap. The desk answers as workflows/endpointLeases.ts does: an unchanged answer
  * is held (at most MAX_HELD, until the grant moves or HOLD_MS), the others answered at once with
  * `again`; with `owing` (patch 'lease-desk-owed-first') an owed worker takes the place of an unowed
- * held one, or is told MIN_AGAIN_MS, and the workers give back as worker/endpointSharing.ts does.
+ * held one, and the workers give back as worker/endpointSharing.ts does.
  * An update takes 30 ms each way. Returns the share of the cap in flight after the first 20 s, and
  * the most requests ever in flight together.
  */
@@ -482,7 +482,7 @@ function spellsFleet(owing: boolean, seed: number): { used: number; maxInFlight:
     const a = grantLeases(book, report, now, true, owing);
     if (a.grants.e !== report.endpoints[0]!.holding) return answer(w, report.seq, a);
     const evicted = held.length >= MAX_HELD && a.owed ? held.find((h) => !h.owed) : undefined;
-    if (held.length >= MAX_HELD && !evicted) return answer(w, report.seq, { ...a, again: a.owed ? MIN_AGAIN_MS : againMs(book) });
+    if (held.length >= MAX_HELD && !evicted) return answer(w, report.seq, { ...a, again: againMs(book) });
     if (evicted) release(evicted, { again: againMs(book) });
     held.push({ worker: w, report, since: now, owed: a.owed === true });
   };
