@@ -12,8 +12,6 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -27,10 +25,10 @@ import { makeBuildPlan } from '../../pipeline/planBuild.js';
 import { runSliceStages } from '../../pipeline/runStage.js';
 import { CURRENT_REQUEST_LAYOUT } from '../../prompts/chat.js';
 import { GPU_PROFILES, GpuFleet } from '../../simulator/gpuProfile.js';
-import { detectKind, type ChatRequest } from '../../simulator/replies.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
+import { startLoggingProxy, type LoggingProxy, type ProxyEvent } from '../harness/loggingProxy.js';
 
 const SHORT = 3;
 const LONG = 15;
@@ -39,39 +37,19 @@ const SAMPLES = SHORT + LONG;
 const LANES = 6;
 
 let sim: SimulatorHandle;
-let proxy: Server;
-let proxyUrl: string;
+let proxy: LoggingProxy;
 let dir: string;
-/** Every request sent and reply received through the proxy, with its stage and time. */
-let events: Array<{ stage: string; event: 'sent' | 'replied'; at: number }> = [];
 
 before(async () => {
   // One GPU of the published profile at 100x speed: a mean reply takes ~0.3 s, a sample ~12 of them.
   sim = await startSimulator({ seed: 5, gpus: new GpuFleet(GPU_PROFILES['qwen2.5-vl-7b'], 1, 100) });
-  proxy = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const stage = req.url?.endsWith('/chat/completions') ? detectKind(JSON.parse(body.toString('utf8')) as ChatRequest) : 'other';
-      events.push({ stage, event: 'sent', at: performance.now() });
-      const upstream = request(`${sim.url.replace(/\/v1$/, '')}${req.url}`, { method: req.method, headers: req.headers }, (reply) => {
-        res.writeHead(reply.statusCode ?? 502, reply.headers);
-        reply.pipe(res);
-        reply.on('end', () => events.push({ stage, event: 'replied', at: performance.now() }));
-      });
-      upstream.end(body);
-    });
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/v1`;
+  proxy = await startLoggingProxy(sim.url);
   dir = await mkdtemp(path.join(tmpdir(), 'mmif-sample-lanes-'));
   await writeCc3m(new LocalStore(path.join(dir, 'cc3m')), 'webdataset', { perShard: SAMPLES, shards: 1 });
 });
 
 after(async () => {
-  proxy?.closeAllConnections();
-  await new Promise((resolve) => proxy?.close(resolve));
+  await proxy?.close();
   await sim?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
@@ -85,18 +63,18 @@ async function build(output: string, lanes: LanePool | undefined) {
     sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m'), layout: 'webdataset' }],
     maxSamples: SAMPLES,
     shardSize: SAMPLES,
-    models: { default: { model: 'mmif-sim-vlm', baseUrl: proxyUrl, concurrency: LANES } },
+    models: { default: { model: 'mmif-sim-vlm', baseUrl: proxy.url, concurrency: LANES } },
     llm: { concurrency: LANES / 2, preflight: false },
   });
   const ctx = contextFor(config, CURRENT_REQUEST_LAYOUT);
   await makeBuildPlan(config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx));
   const samples = await shardPlanIn(ctx.store, ctx.layout, 0);
   assert.equal(samples.length, SAMPLES);
-  events = [];
+  proxy.take();
   const slices = [samples.slice(0, SHORT), samples.slice(SHORT)];
   // The short slice was scheduled first (its place in line comes first), as the shard's first slice is.
   await Promise.all(slices.map((slice, i) => runSliceStages(ctx, STAGE_NAMES, slice, {}, () => {}, lanes ? { pool: lanes, order: [i, 0, i] } : undefined)));
-  const log = events;
+  const log = proxy.take();
   const manifest = await writeShard(ctx.store, ctx.layout, {
     buildId: config.buildId,
     shard: 0,
@@ -112,7 +90,7 @@ async function build(output: string, lanes: LanePool | undefined) {
  * request (its instruction request): the span in which a sample was still waiting for a lane.
  */
 const FIRST_CALLS = ['instructions', 'refined_instruction'];
-function busyWhileWaiting(log: typeof events): { mean: number; seconds: number } {
+function busyWhileWaiting(log: ProxyEvent[]): { mean: number; seconds: number } {
   const end = log.reduce((last, e) => (FIRST_CALLS.includes(e.stage) && e.event === 'sent' ? e.at : last), Number.NaN);
   assert.ok(!Number.isNaN(end), 'instruction requests were sent');
   const start = log[0]!.at;

@@ -10,9 +10,6 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -25,48 +22,27 @@ import { makeBuildPlan } from '../../pipeline/planBuild.js';
 import { runSliceStages, runStage } from '../../pipeline/runStage.js';
 import { CURRENT_REQUEST_LAYOUT } from '../../prompts/chat.js';
 import { GPU_PROFILES, GpuFleet } from '../../simulator/gpuProfile.js';
-import { detectKind, type ChatRequest } from '../../simulator/replies.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
+import { startLoggingProxy, type LoggingProxy, type ProxyEvent } from '../harness/loggingProxy.js';
 
 const SAMPLES = 8;
 
 let sim: SimulatorHandle;
-let proxy: Server;
-let proxyUrl: string;
+let proxy: LoggingProxy;
 let dir: string;
-/** Every request sent and reply received through the proxy, in the order they happened. */
-let events: Array<{ stage: string; event: 'sent' | 'replied'; body: string }> = [];
 
 before(async () => {
   // One GPU of the published profile at 100x speed: a mean reply takes ~0.3 s, an answer several times a judge.
   sim = await startSimulator({ seed: 5, gpus: new GpuFleet(GPU_PROFILES['qwen2.5-vl-7b'], 1, 100) });
-  proxy = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const stage = req.url?.endsWith('/chat/completions') ? detectKind(JSON.parse(body.toString('utf8')) as ChatRequest) : 'other';
-      const digest = createHash('sha256').update(body).digest('hex');
-      events.push({ stage, event: 'sent', body: digest });
-      const upstream = request(`${sim.url.replace(/\/v1$/, '')}${req.url}`, { method: req.method, headers: req.headers }, (reply) => {
-        res.writeHead(reply.statusCode ?? 502, reply.headers);
-        reply.pipe(res);
-        reply.on('end', () => events.push({ stage, event: 'replied', body: digest }));
-      });
-      upstream.end(body);
-    });
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/v1`;
+  proxy = await startLoggingProxy(sim.url);
   dir = await mkdtemp(path.join(tmpdir(), 'mmif-slice-flow-'));
   await writeCc3m(new LocalStore(path.join(dir, 'cc3m')), 'webdataset', { perShard: SAMPLES, shards: 1 });
 });
 
 after(async () => {
-  proxy?.closeAllConnections();
-  await new Promise((resolve) => proxy?.close(resolve));
+  await proxy?.close();
   await sim?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
@@ -80,16 +56,16 @@ async function build(output: string, run: (ctx: ReturnType<typeof contextFor>, s
     sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m'), layout: 'webdataset' }],
     maxSamples: SAMPLES,
     shardSize: SAMPLES,
-    models: { default: { model: 'mmif-sim-vlm', baseUrl: proxyUrl } },
+    models: { default: { model: 'mmif-sim-vlm', baseUrl: proxy.url } },
     llm: { concurrency: SAMPLES, preflight: false },
   });
   const ctx = contextFor(config, CURRENT_REQUEST_LAYOUT);
   await makeBuildPlan(config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx));
   const samples = await shardPlanIn(ctx.store, ctx.layout, 0);
   assert.equal(samples.length, SAMPLES);
-  events = [];
+  proxy.take();
   await run(ctx, samples);
-  const log = events;
+  const log = proxy.take();
   const manifest = await writeShard(ctx.store, ctx.layout, {
     buildId: config.buildId,
     shard: 0,
@@ -100,8 +76,8 @@ async function build(output: string, run: (ctx: ReturnType<typeof contextFor>, s
   return { manifest, log };
 }
 
-const firstAnswerSent = (log: typeof events) => log.findIndex((e) => e.stage === 'answer' && e.event === 'sent');
-const lastConstraintsReplied = (log: typeof events) => log.reduce((last, e, i) => (e.stage === 'constraints' && e.event === 'replied' ? i : last), -1);
+const firstAnswerSent = (log: ProxyEvent[]) => log.findIndex((e) => e.stage === 'answer' && e.event === 'sent');
+const lastConstraintsReplied = (log: ProxyEvent[]) => log.reduce((last, e, i) => (e.stage === 'constraints' && e.event === 'replied' ? i : last), -1);
 
 test('samples flow through a slice with no stage barrier, and write the same records as the slice run stage by stage', async () => {
   const byStage = await build('by-stage', async (ctx, samples) => {
@@ -123,7 +99,7 @@ test('samples flow through a slice with no stage barrier, and write the same rec
   );
 
   // Two samples may ask the same request: which one pays for it, and whether the other finds it cached, follows timing.
-  const distinct = (log: typeof events) => [...new Set(log.filter((e) => e.event === 'sent').map((e) => e.body))].sort();
+  const distinct = (log: ProxyEvent[]) => [...new Set(log.filter((e) => e.event === 'sent').map((e) => e.body))].sort();
   assert.deepEqual(distinct(flowing.log), distinct(byStage.log), 'the same requests');
   assert.ok(byStage.manifest.counts.instruct > 0, 'records were written');
   assert.deepEqual(flowing.manifest.counts, byStage.manifest.counts);
