@@ -63,8 +63,7 @@ export class BuildBudget {
    * settled (`paid` or `unpaid`) once answered.
    */
   async admit(): Promise<void> {
-    await this.refresh();
-    this.checkRoom();
+    await this.ensureRoom();
     this.inFlight += 1;
   }
 
@@ -75,16 +74,25 @@ export class BuildBudget {
    * (docs/cost.md).
    */
   async admitBatch(): Promise<void> {
-    await this.refresh();
-    this.checkRoom();
+    await this.ensureRoom();
   }
 
-  private checkRoom(): void {
+  /**
+   * Throws BudgetExhausted when the budget is spent. The limits are read again before refusing: a run
+   * resumed with a raised budget (`mmif resume --config`) writes it as it plans, and limits this
+   * process read under a second earlier (the stopped run's last check) must not fail its shards.
+   */
+  private async ensureRoom(): Promise<void> {
+    await this.refresh();
+    if (!this.exhausted()) return;
+    await this.refresh(true);
+    if (this.exhausted()) throw new BudgetExhausted(budgetMessage(this.ledger.total(), this.ledger.total().requests + this.inFlight, this.limits));
+  }
+
+  private exhausted(): boolean {
     const spent = this.ledger.total();
     const { maxUsd, maxRequests } = this.limits;
-    if ((maxUsd !== undefined && spent.usd >= maxUsd) || (maxRequests !== undefined && spent.requests + this.inFlight >= maxRequests)) {
-      throw new BudgetExhausted(budgetMessage(spent, spent.requests + this.inFlight, this.limits));
-    }
+    return (maxUsd !== undefined && spent.usd >= maxUsd) || (maxRequests !== undefined && spent.requests + this.inFlight >= maxRequests);
   }
 
   /** An admitted request was answered and paid (`usd`: its cost, 0 when unpriced). */
@@ -106,8 +114,8 @@ export class BuildBudget {
     return this.ledger.add({ usd, requests: 1 });
   }
 
-  private async refresh(): Promise<void> {
-    if (this.now() - this.limitsReadAt >= BUDGET_REFRESH_MS) {
+  private async refresh(limitsNow = false): Promise<void> {
+    if (limitsNow || this.now() - this.limitsReadAt >= BUDGET_REFRESH_MS) {
       this.limits = (await getJson<BudgetLimits>(this.store, this.budgetKey)) ?? {};
       this.limitsReadAt = this.now();
     }

@@ -74,7 +74,8 @@ test('requests are admitted until the budget is spent; in flight they count agai
   await assert.rejects(budget.admitBatch(), (err: Error) => err.message === 'budget exhausted: $1.1000 of $1.0000 spent', 'no Batch API submission once spent');
 
   await writeBudget(store, BUDGET, { maxUsd: 5 });
-  await assert.rejects(budget.admit(), /\$1\.1000 of \$1\.0000/, 'the budget is read again after the refresh age');
+  // Raised (a resume with a larger budget): read again before refusing, though read under the refresh age ago.
+  await budget.admit();
   now += BUDGET_REFRESH_MS;
   await budget.admit();
   // Another worker paid meanwhile: counted once read.
