@@ -92,8 +92,11 @@ export async function preflightEndpoints(input: unknown): Promise<PreflightOutco
     const config = parseBuildConfig(input);
     // First: the pre-flight records its usage in the output.
     await probeOutput(storeFor(config.output, config.s3));
-    // Its requests are paid, so the budget holds them too: written here, before planning writes it again (unchanged).
-    await writeBudget(storeFor(config.output, config.s3), buildLayout(config.buildId).budget, config.llm.budget);
+    // Its requests are paid, so the budget holds them too: written here, before planning writes it again
+    // (unchanged). Without a budget, none is written where none was: a pre-flight that fails leaves no build folder.
+    const store = storeFor(config.output, config.s3);
+    const budgetKey = buildLayout(config.buildId).budget;
+    if (config.llm.budget || (await getJson(store, budgetKey))) await writeBudget(store, budgetKey, config.llm.budget);
     const outcomes = await preflight(config, cacheStoreFor(config), LLM_CACHE_PREFIX, process.env, budgetFor(config));
     await recordPreflightUsage(storeFor(config.output, config.s3), buildLayout(config.buildId), outcomes, config.llm.prices);
     return outcomes;
