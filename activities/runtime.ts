@@ -6,7 +6,8 @@
  * Dropping an entry only drops the cache's reference: activities running with it keep theirs.
  */
 import { parseBuildConfig, type BuildConfig, type EndpointConfig } from '../config/buildConfig.js';
-import { endpointWorkers, type EndpointLimits } from '../llm/limiter.js';
+import { endpointWorkers } from '../llm/limiter.js';
+import type { EndpointLimits } from '../llm/endpointLimits.js';
 import { endpointSlots } from '../config/endpointRouting.js';
 import { workerLanes } from '../domain/sampleLanes.js';
 import { LanePool } from '../pipeline/lanePool.js';

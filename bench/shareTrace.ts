@@ -9,7 +9,8 @@
 // Run:   npx tsx bench/shareTrace.ts /tmp/t.four.*.jsonl [--cap 128]
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { LimiterSnapshot, SlotTimes } from '../llm/limiter.js';
+import type { LimiterSnapshot } from '../llm/endpointLimiter.js';
+import type { SlotTimes } from '../llm/attemptSlot.js';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { cap: { type: 'string', default: '128' } } });
 const CAP = Number(values.cap);

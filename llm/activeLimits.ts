@@ -3,7 +3,7 @@
  * requests waiting or in flight apply, so one build's low cap stops applying once its requests are
  * done instead of holding every later build of this worker to it.
  */
-import type { EndpointLimits } from './endpointLimiter.js';
+import type { EndpointLimits } from './endpointLimits.js';
 
 export class ActiveLimits {
   /** The limits of the requests waiting or in flight, by value, with how many requests hold each. */

@@ -19,7 +19,7 @@ import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'ope
 import { z } from 'zod';
 import { MODEL_ROLES, type ModelRole } from '../config/buildConfig.js';
 import { TransientError } from '../domain/errors.js';
-import type { ResolvedEndpoint } from './endpoint.js';
+import type { ResolvedEndpoint } from './resolvedEndpoint.js';
 import { permanentError } from './endpointError.js';
 import { classifyFailure } from './retryPolicy.js';
 import { lastAttemptError } from './sendCompletion.js';

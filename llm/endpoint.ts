@@ -1,19 +1,12 @@
 import OpenAI, { AzureOpenAI } from 'openai';
 import type { EndpointConfig } from '../config/buildConfig.js';
 import { EndpointError } from './endpointError.js';
-import { httpFetch, replyLimitedFetch } from './httpFetch.js';
+import { replyLimitedFetch } from './httpFetch.js';
+import { attemptSlot } from './attemptSlot.js';
+import type { ResolvedEndpoint } from './resolvedEndpoint.js';
 import { readSecret } from '../config/secrets.js';
 
 export const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
-
-export interface ResolvedEndpoint {
-  /** Where requests go: for Azure, the deployment's URL (<resource>/openai/deployments/<deployment>). */
-  baseURL: string;
-  model: string;
-  apiKey: string;
-  /** Set for an Azure OpenAI deployment (EndpointConfig.azure). */
-  azure?: { resource: string; deployment: string; apiVersion: string };
-}
 
 /** Fills an endpoint from the worker's environment: base URL fallback and the API key (env only). */
 /** The base URL an endpoint is called at: its own, else the worker's OPENAI_BASE_URL, else OpenAI's. */
@@ -71,7 +64,7 @@ export function clientFor(endpoint: ResolvedEndpoint, timeoutMs: number, maxRepl
   const id = `${endpoint.baseURL}\u0000${endpoint.azure?.apiVersion ?? ''}\u0000${endpoint.apiKey}\u0000${timeoutMs}\u0000${maxReplyBytes}`;
   let client = clients.get(id);
   if (!client) {
-    const fetch = Number.isFinite(maxReplyBytes) ? replyLimitedFetch(maxReplyBytes) : httpFetch;
+    const fetch = replyLimitedFetch(maxReplyBytes, attemptSlot);
     const options = { apiKey: endpoint.apiKey, timeout: timeoutMs, maxRetries: 0, fetch };
     const azure = endpoint.azure;
     // AzureOpenAI puts the deployment in the path, api-version in the query and the key in `api-key`.

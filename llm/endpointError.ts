@@ -6,7 +6,7 @@
  */
 import { APIError } from 'openai';
 import type { ModelCallFault } from '../domain/rejection.js';
-import type { ResolvedEndpoint } from './endpoint.js';
+import type { ResolvedEndpoint } from './resolvedEndpoint.js';
 import { InputError } from '../domain/errors.js';
 
 export class EndpointError extends InputError {

@@ -21,17 +21,9 @@ import { AimdWindow } from './aimdWindow.js';
 import { runInSlot, Slot } from './attemptSlot.js';
 import { systemClock, type Clock } from './clock.js';
 import { ActiveLimits } from './activeLimits.js';
+import type { EndpointLimits } from './endpointLimits.js';
 import { RateBudget } from './rateBudget.js';
 import { readRateLimitHeaders, retryAfterMs, type HeaderSource } from './rateLimitHeaders.js';
-
-export interface EndpointLimits {
-  /** Requests in flight at most (the AIMD cap). */
-  concurrency: number;
-  requestsPerMinute?: number;
-  tokensPerMinute?: number;
-  /** The longest an admitted attempt stays in flight (the client aborts it then): how long a lease's slots drain past its term (llm/concurrencyLeases.ts). */
-  attemptTimeoutMs?: number;
-}
 
 /** How an attempt went, told by the code that made the HTTP call. */
 export interface Ticket {

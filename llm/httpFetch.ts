@@ -9,38 +9,47 @@
  * Bodies other than a string (the Batch API's file uploads) go through the built-in fetch. As
  * with the built-in fetch, no proxy variables are read. The reply is not asked compressed.
  *
- * A model call's limiter slot (limiter.ts) is freed the moment its whole 2xx reply has arrived:
- * the endpoint is done with it, and the SDK's parsing and the caller's work after it are not.
+ * The caller passes where to tell a reply's arrival (`observer`: the limiter slot of the attempt, from
+ * endpoint.ts), so a model call's slot is released the moment its whole 2xx reply has arrived; this
+ * module knows nothing of the limiter.
  */
 import http from 'node:http';
 import https from 'node:https';
 import { normalizedErrorBody } from './errorBody.js';
-import { attemptSlot } from './limiter.js';
 import { UnusableReply } from './replyCheck.js';
 
-// Sockets stay open between calls; the limiter (limiter.ts) bounds how many are in use.
+// Sockets stay open between calls; the endpoint's limiter bounds how many are in use.
 const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
 
-export const httpFetch: typeof fetch = replyLimitedFetch(Infinity);
+/** Told of a request's progress: `stamp` marks events for tracing, `replied` the whole reply's arrival (status and headers). */
+export interface ReplyObserver {
+  stamp(event: string): void;
+  replied(status: number, headers: Headers): void;
+}
+
+/** The observer of the request being sent now (called as each request starts), if any. */
+export type ObserverOf = () => ReplyObserver | undefined;
+
+const none: ObserverOf = () => undefined;
 
 /**
- * httpFetch reading at most `maxReplyBytes` of a reply body: a larger one is dropped as it goes
+ * The fetch, reading at most `maxReplyBytes` of a reply body: a larger one is dropped as it goes
  * past the cap (the connection is destroyed, nothing more is read or kept) and the fetch fails with
- * UnusableReply('reply-too-large'), which the SDK passes on as its error's cause.
+ * UnusableReply('reply-too-large'), which the SDK passes on as its error's cause. Each request
+ * tells `observer()` its progress.
  */
-export function replyLimitedFetch(maxReplyBytes: number): typeof fetch {
+export function replyLimitedFetch(maxReplyBytes: number, observer: ObserverOf = none): typeof fetch {
   return (input, init) => {
     const body = init?.body;
     if ((body !== undefined && body !== null && typeof body !== 'string') || (typeof input !== 'string' && !(input instanceof URL))) {
       return fetch(input, init);
     }
-    return request(new URL(input), init ?? {}, body ?? undefined, maxReplyBytes);
+    return request(new URL(input), init ?? {}, body ?? undefined, maxReplyBytes, observer());
   };
 }
 
-function request(url: URL, init: RequestInit, body: string | undefined, maxReplyBytes: number): Promise<Response> {
+function request(url: URL, init: RequestInit, body: string | undefined, maxReplyBytes: number, slot: ReplyObserver | undefined): Promise<Response> {
   const signal = init.signal ?? undefined;
-  const slot = attemptSlot();
   slot?.stamp('fetch');
   return new Promise<Response>((resolve, reject) => {
     if (signal?.aborted) return reject(abortError(signal));

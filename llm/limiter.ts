@@ -7,12 +7,10 @@
  * workflow, worker/endpointSharing.ts) to every limiter, present and future.
  */
 import { createHash } from 'node:crypto';
-import type { ResolvedEndpoint } from './endpoint.js';
+import type { ResolvedEndpoint } from './resolvedEndpoint.js';
 import { rateDemand, type EndpointDemand } from './concurrencyLeases.js';
-import { EndpointLimiter, type EndpointLimits, type LimiterSnapshot } from './endpointLimiter.js';
-
-export { EndpointLimiter, type EndpointLimits, type LimiterSnapshot, type Ticket, type RateKind } from './endpointLimiter.js';
-export { attemptSlot, slotTraces, type AttemptSlot, type SlotTimes } from './attemptSlot.js';
+import { EndpointLimiter, type LimiterSnapshot } from './endpointLimiter.js';
+import type { EndpointLimits } from './endpointLimits.js';
 
 const limiters = new Map<string, EndpointLimiter>();
 let workersSharing = 1;

@@ -7,7 +7,7 @@
 import type { z } from 'zod';
 import type { BuildConfig, ModelRole } from '../config/buildConfig.js';
 import { SampleRejection, type ModelCallFault } from '../domain/rejection.js';
-import type { ResolvedEndpoint } from './endpoint.js';
+import type { ResolvedEndpoint } from './resolvedEndpoint.js';
 
 /** Why a reply cannot be used; also the rejection reason code when every try gives one. */
 export type ReplyProblem = 'empty-reply' | 'truncated-reply' | 'content-filter' | 'invalid-json';

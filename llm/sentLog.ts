@@ -6,7 +6,7 @@
  * CPU cost of a worker (bench/README.md, worker cost per request).
  */
 import type { ObjectStore } from '../storage/objectStore.js';
-import { attemptSlot } from './limiter.js';
+import { attemptSlot } from './attemptSlot.js';
 
 /** Who sent a request: the build (owner) and the execution of a stage of a sample (scope). */
 export interface SentMark {

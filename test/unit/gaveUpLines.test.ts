@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import { TransientError } from '../../domain/errors.js';
-import type { ResolvedEndpoint } from '../../llm/endpoint.js';
+import type { ResolvedEndpoint } from '../../llm/resolvedEndpoint.js';
 import { EndpointGaveUp, lastAttemptError } from '../../llm/sendCompletion.js';
 
 const KEY = 'sk-unit-gave-up-key-0123456789';

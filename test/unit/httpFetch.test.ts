@@ -4,8 +4,11 @@ import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import OpenAI from 'openai';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { httpFetch } from '../../llm/httpFetch.js';
-import { EndpointLimiter } from '../../llm/limiter.js';
+import { replyLimitedFetch } from '../../llm/httpFetch.js';
+import { clientFor } from '../../llm/endpoint.js';
+import { EndpointLimiter } from '../../llm/endpointLimiter.js';
+
+const httpFetch = replyLimitedFetch(Infinity);
 
 let server: http.Server;
 let base: string;
@@ -65,12 +68,14 @@ test('the SDK reads statuses, errors and timeouts through it as through the buil
 
 test('a 2xx reply frees its limiter slot as soon as it has arrived; a 429 holds it until the attempt ends', async () => {
   const limiter = new EndpointLimiter({ concurrency: 1 });
+  // The SDK client as model calls use it: its fetch tells each request's attempt slot.
+  const client = clientFor({ baseURL: base, model: 'm', apiKey: 'k' }, 5_000);
   const afterReply: string[] = [];
   const order: string[] = [];
   const call = (route: string) =>
     limiter.run(0, async () => {
       order.push(`${route} sent`);
-      await httpFetch(`${base}${route}`, { method: 'POST', body: '{}' });
+      await client.post(route, { body: {} }).catch((err: unknown) => assert.ok(err instanceof OpenAI.RateLimitError));
       const { inFlight, queued } = limiter.snapshot();
       afterReply.push(`${inFlight} in flight, ${queued} queued`);
       await sleep(100); // the caller's own work on the reply

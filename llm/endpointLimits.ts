@@ -1,0 +1,9 @@
+/** The limits a configuration sets on one endpoint (llm config and the endpoint's own), as a request holds them in the endpoint's limiter. */
+export interface EndpointLimits {
+  /** Requests in flight at most (the AIMD cap). */
+  concurrency: number;
+  requestsPerMinute?: number;
+  tokensPerMinute?: number;
+  /** The longest an admitted attempt stays in flight (the client aborts it then): how long a lease's slots drain past its term (llm/concurrencyLeases.ts). */
+  attemptTimeoutMs?: number;
+}
