@@ -1,6 +1,6 @@
 /**
  * The failed attempts of model requests made under the work in progress (a stage's slice), by kind
- * (retryPolicy.ts: rate-limited, transient, rejected, unusable, permanent, fatal), retried or not:
+ * (retryPolicy.ts: rate-limited, transient, refused, unusable, permanent, fatal), retried or not:
  * what `mmif status` shows as errors by class. Carried implicitly, like the abort signal
  * (abortScope.ts), because one cached ModelCaller serves many slices at once.
  */

@@ -173,7 +173,7 @@ async function check(
       if (kind === 'rate-limited') return { dialect };
       if (kind === 'permanent') throw permanentError(err as APIError, endpoint, target.endpoint.apiKeyEnv, target.roles.join(', '));
       if (kind === 'unusable') throw notAnEndpoint(unusableOf(err)!, endpoint);
-      if (kind === 'rejected') {
+      if (kind === 'refused') {
         const refusal = err as APIError;
         const next = await dialects.afterRefusal(endpoint, dialect, refusal, body, faultOf(refusal, endpoint).excerpt);
         if (!next) throw refused(refusal, endpoint, target);

@@ -16,7 +16,7 @@ export interface RetryPolicy {
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 6, baseDelayMs: 1000, maxDelayMs: 30_000 };
 
 /**
- * - rejected: the request itself is refused (400, 413, 422); no retry can help, so the sample is rejected;
+ * - refused: the endpoint refuses the request itself (400, 413, 422); no retry can help, so the sample is rejected;
  * - rate-limited: 429; the limiter pauses the endpoint, so the retry waits in line, not here;
  * - transient: 408, 409, 5xx, connection errors and timeouts; retried after a backoff;
  * - permanent: the endpoint's answer will not change on a retry (401, 403, 404, an exhausted quota):
@@ -25,9 +25,9 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 6, baseDelayMs: 
  *   request gets the same answer, so the sample is rejected naming the endpoint;
  * - fatal: anything that is not an endpoint's answer (a bug); fails the activity.
  */
-export type FailureKind = 'rejected' | 'rate-limited' | 'transient' | 'permanent' | 'unusable' | 'fatal';
+export type FailureKind = 'refused' | 'rate-limited' | 'transient' | 'permanent' | 'unusable' | 'fatal';
 
-const REJECTING_STATUSES = new Set([400, 413, 422]);
+const REFUSING_STATUSES = new Set([400, 413, 422]);
 const TRANSIENT_STATUSES = new Set([408, 409]);
 
 export function classifyFailure(err: unknown): FailureKind {
@@ -38,7 +38,7 @@ export function classifyFailure(err: unknown): FailureKind {
   if (err.status === undefined) return 'transient';
   // OpenAI answers 429 (and some proxies 400 or 403) when the account is out of credit; waiting does not refill it.
   if (err.code === 'insufficient_quota') return 'permanent';
-  if (REJECTING_STATUSES.has(err.status)) return 'rejected';
+  if (REFUSING_STATUSES.has(err.status)) return 'refused';
   if (err.status === 429) return 'rate-limited';
   if (err.status >= 500 || TRANSIENT_STATUSES.has(err.status)) return 'transient';
   return 'permanent';

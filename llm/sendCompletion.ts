@@ -77,7 +77,7 @@ export async function sendCompletion(s: Sending, body: ChatCompletionCreateParam
       if (signal?.aborted) throw signal.reason;
       const kind = classifyFailure(err);
       tallyFailedAttempt(kind);
-      if (kind === 'rejected') throw new RequestRefused(s.role, err as APIError, s.endpoint);
+      if (kind === 'refused') throw new RequestRefused(s.role, err as APIError, s.endpoint);
       if (kind === 'unusable') throw unusableRejection(s.role, unusableOf(err)!, s.endpoint);
       if (kind === 'permanent') throw permanentError(err as APIError, s.endpoint, s.config.apiKeyEnv, s.role);
       if (kind === 'fatal') throw err;
