@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
+import { LocalStore } from '../../storage/localStore.js';
+import { ColumnMappingError, describeMapping, mapColumns } from '../../sources/readers/hfColumns.js';
+import { openParquetTable, ParquetTableError, readImageCell, readRowGroup, type ParquetTable } from '../../sources/readers/hfParquet.js';
+
+/** Tables written by the real `datasets` library (test/fixtures/hub/make_hub_fixtures.py). */
+const HUB = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'hub', 'data');
+const M4 = 'hf-cache/datasets--HuggingFaceM4--ChartQA/snapshots/b605b6e08b57faf4359aeb2fe6a3ca595f99b6c5';
+
+async function table(dir: string, key: string, onRead?: (bytes: number) => void): Promise<{ store: LocalStore; table: ParquetTable }> {
+  const store = new LocalStore(path.join(HUB, dir));
+  for await (const object of store.list(key)) if (object.key === key) return { store, table: await openParquetTable(store, key, object.size, onRead) };
+  throw new Error(`no ${key}`);
+}
+
+describe('Hugging Face Parquet columns', () => {
+  it('detects the Image feature, the query and the label list (HuggingFaceM4/ChartQA)', async () => {
+    const { table: t } = await table(M4, 'data/train-00000-of-00001.parquet');
+    assert.deepEqual(
+      t.columns.map((c) => [c.name, c.kind, c.feature]),
+      [
+        ['image', 'image-struct', 'Image'],
+        ['query', 'string', 'Value'],
+        ['label', 'string-list', 'List'],
+        ['human_or_machine', 'number', 'ClassLabel'],
+      ],
+    );
+    assert.equal(describeMapping(mapColumns(t)), 'image ← image (bytes), question ← query, answer ← label');
+  });
+
+  it('takes plain binary images (ahmed-masry/ChartQA) and path strings under the root', async () => {
+    assert.equal(describeMapping(mapColumns((await table('chartqa-masry', 'data/train-00000-of-00002.parquet')).table)), 'image ← image (bytes), question ← query, answer ← label');
+    assert.equal(describeMapping(mapColumns((await table('parquet/paths', 'train.parquet')).table)), 'image ← file (path under the root), text ← caption');
+  });
+
+  it('prefers the column named image among several Image features (RICO-Screen2Words), and finds LLaVA conversations', async () => {
+    assert.equal(mapColumns((await table('rico-screen2words', 'data/train-00000-of-00001.parquet')).table).image.name, 'image');
+    const ov = mapColumns((await table('geo170k-onevision', 'geo170k(qa)/train-00000-of-00001.parquet')).table);
+    assert.deepEqual([ov.conversations, ov.id], ['conversations', 'id']);
+  });
+
+  it('names what was asked and what the file holds when a column is not there', async () => {
+    const { table: t } = await table(M4, 'data/train-00000-of-00001.parquet');
+    assert.throws(
+      () => mapColumns(t, { question: 'prompt' }),
+      (err: unknown) =>
+        err instanceof ColumnMappingError &&
+        err.message.includes("columns.question is 'prompt'") &&
+        err.message.includes('image: image-struct (Image), query: string, label: string-list (List), human_or_machine: number (ClassLabel)'),
+    );
+    assert.throws(() => mapColumns(t, { answer: 'image' }), /columns\.answer is 'image', a image-struct \(Image\) column/);
+  });
+});
+
+describe('Hugging Face Parquet rows', () => {
+  it('reads a row group’s small columns without the image bytes', async () => {
+    let read = 0;
+    const { table: t } = await table(M4, 'data/train-00000-of-00001.parquet', (bytes) => (read += bytes));
+    const footer = read;
+    const rows = await readRowGroup(t, 1, ['query', 'label']);
+    assert.deepEqual(rows, [
+      { query: 'How many bars are above 30?', label: ['3'] },
+      { query: 'What is the difference between the two largest values?', label: ['12.5'] },
+    ]);
+    const imageBytes = Number(t.metadata.row_groups[1]!.columns.find((c) => c.meta_data?.path_in_schema[0] === 'image')!.meta_data!.total_compressed_size);
+    assert.ok(read - footer < imageBytes, `planning read ${read - footer} bytes; the row group's images are ${imageBytes}`);
+  });
+
+  it('reads the image of one row by its row group, and null for a null cell', async () => {
+    const { store, table: t } = await table(M4, 'data/train-00000-of-00001.parquet');
+    const bytes = await readImageCell(store, t, 'image', 3);
+    assert.deepEqual([(await sharp(bytes!).metadata()).format, (await sharp(bytes!).metadata()).width], ['png', 256]);
+    const nulls = await table('parquet/nulls', 'train.parquet');
+    assert.equal(await readImageCell(nulls.store, nulls.table, 'image', 1), null);
+    assert.ok(await readImageCell(nulls.store, nulls.table, 'image', 2));
+  });
+
+  it('names the file and row group that does not decode; the others read', async () => {
+    const { table: t } = await table('parquet/damaged', 'train.parquet');
+    assert.equal(t.metadata.row_groups.length, 3);
+    assert.equal((await readRowGroup(t, 0, ['text'])).length, 2);
+    await assert.rejects(readRowGroup(t, 1, ['text']), (err: unknown) => err instanceof ParquetTableError && /train\.parquet row group 1 \(rows 2-3\)/.test(err.message));
+    assert.deepEqual(await readRowGroup(t, 2, ['text']), [{ text: 'caption number 4' }, { text: 'caption number 5' }]);
+  });
+});
