@@ -1,6 +1,6 @@
 // An experiment, not the product's planning: what selecting from img2dataset side files would cost if
 // the seeded order were defined over positions (tar name, row index) instead of sample ids, so that
-// only the row groups holding drawn positions are decoded (bench/README "Planning at CC3M scale",
+// only the row groups holding drawn positions are decoded (bench/notes/2026-11-24-planning-at-cc3m-scale.md,
 // idea (a)). Per tar: one ranged GET of the parquet footer (row groups and their row counts); every
 // position is ranked by a seeded 52-bit hash of (tar, row), no byte of it read; the lowest ranks are
 // drawn, and only their row groups' key, status and caption chunks are fetched (one ranged GET per

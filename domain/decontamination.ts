@@ -1,14 +1,10 @@
 /**
  * Decontamination against evaluation sets (config `decontaminate`): an index of each set's images
  * and questions, and the match of a training sample against it. Pure; the images' hashes are
- * computed by the caller (pipeline/decontamination.ts).
- *
- * - Images match by sha256 of their bytes (an exact copy), or by a 64-bit dHash within
- *   PERCEPTUAL_HASH_THRESHOLD bits (a re-encoded or resized copy; the threshold is measured in
- *   bench/perceptualHash.ts).
- * - Texts match by a shared 13-gram of lowercased words (GPT-3's decontamination unit, Brown et al.
- *   2020, appendix C). A question of fewer than 13 words matches only a text equal to it word for word:
- *   a short question ("Describe the image.") shares its words with too much else.
+ * computed by the caller (pipeline/decontamination.ts). Images match by sha256 (an exact copy) or by
+ * dHash (a re-encoded or resized copy); texts by a shared 13-gram of lowercased words (GPT-3's
+ * decontamination unit, Brown et al. 2020, appendix C), and a question of fewer than 13 words only
+ * word for word: a short question ("Describe the image.") shares its words with too much else.
  */
 
 /** Where an evaluation item comes from: the set's `name` and the item's `index` in it. */
@@ -23,9 +19,8 @@ export interface Contamination extends EvalItemRef {
 }
 
 /**
- * Most bits two dHashes may differ by and still be the same picture. On the sample images a copy
- * re-encoded at JPEG quality 60 and halved in size moved at most 11 of 64 bits, and distinct images
- * differed in at least 18 (bench/README.md).
+ * Most bits two dHashes may differ by and still be the same picture
+ * (docs/adr/0013-perceptual-hash-dhash-threshold-12.md).
  */
 export const PERCEPTUAL_HASH_THRESHOLD = 12;
 

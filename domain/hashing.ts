@@ -2,8 +2,7 @@ import { hash } from 'node:crypto';
 
 /**
  * Hex SHA-256 of `data` (a string as UTF-8). Node's one-shot crypto.hash (Node >= 20.12): planning
- * hashes every record twice (its sample id, then its seeded rank), and for such short inputs a
- * createHash object per call costs about three times as much (bench/README, "crypto.hash").
+ * hashes every record twice (its sample id, then its seeded rank): docs/adr/0014-one-shot-sha256.md.
  */
 export function sha256Hex(data: Buffer | string): string {
   return hash('sha256', data, 'hex');

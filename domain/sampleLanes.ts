@@ -7,14 +7,9 @@
  */
 
 /**
- * Lanes per endpoint slot. A lane's sample is between calls part of the time (its state and cache
- * writes, the next prompt, the image stage, which calls no model), and longer on a busy worker, so
- * one lane per slot leaves slots empty; with more, the endpoint's own admission queue
- * (llm/endpointLimiter.ts) has the next request waiting. Measured (bench/README.md): 1 lane per slot
- * 68% of the limit, 2 kept 73% of the GPU slots busy at paper scale, 4 reached 98% (bench/throughput.ts),
- * all with lanes per slice and a quiet machine; shared lanes end the tails' idling, not the time
- * between calls. A waiting request holds its body (the image in base64) in the admission queue: 3
- * per slot at most.
+ * Lanes per endpoint slot: a lane's sample is between calls part of the time, so one lane per slot
+ * leaves slots empty; with more, the endpoint's admission queue has the next request waiting, its body
+ * held (3 per slot at most). docs/adr/0015-four-sample-lanes-per-endpoint-slot.md.
  */
 export const LANES_PER_SLOT = 4;
 

@@ -1,13 +1,9 @@
 /**
  * How many samples to plan so that a source meets a target with a chosen confidence, given the
- * yield measured so far. Pure arithmetic (domain/targets.ts sizes top-up rounds with it).
- *
- * Why a bound and not the point estimate plus a share: a round planned from a forecast also has to
- * absorb the error of the forecast itself, which scales with the samples still outstanding, not
- * with the deficit: a 10% margin on a deficit of 21 records is 2 records, while the records of 161
- * outstanding samples at yield 0.6 vary by about 6 either way. In simulated builds such a round fell
- * short for 22% of sources (test/unit/yieldBound.test.ts), so 71% of five-source builds ran a late
- * round alone at their end (bench/README.md, "Paper scale": two in a row at 1/4 scale).
+ * yield measured so far. Pure arithmetic (domain/targets.ts sizes top-up rounds with it). A bound,
+ * not the point estimate plus a share: a round planned from a forecast must also absorb the
+ * forecast's own error, which grows with the samples outstanding, not with the deficit
+ * (docs/adr/0016-top-up-rounds-sized-by-a-yield-bound.md).
  */
 
 /**

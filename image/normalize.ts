@@ -32,8 +32,8 @@ const ACCEPTED_FORMATS = new Set<keyof FormatEnum>(['jpeg', 'png', 'webp', 'gif'
 /**
  * The sample standard deviation of each channel of interleaved 8-bit pixels, as libvips' stats()
  * computes it (sqrt(|sum of squares - sum^2 / n| / (n - 1))). Computed here in one pass: sharp's
- * stats() also builds histograms and a Laplacian for every image and cost ~7 ms of CPU per 256x256
- * image, more than the rest of normalizing (bench/README.md, worker cost per request).
+ * stats() also builds histograms and a Laplacian for every image, more CPU than the rest of
+ * normalizing (docs/adr/0012-image-decoding-bounded-and-stats-in-one-pass.md).
  */
 export function channelStdDevs(data: Uint8Array, channels: number): number[] {
   const sums = new Float64Array(channels);
@@ -52,9 +52,8 @@ export function channelStdDevs(data: Uint8Array, channels: number): number[] {
 /**
  * Images decoded at once in this process, whatever the number of activities and samples asking:
  * the decoding runs on a few threads anyway (libuv's pool, libvips' per-pipeline threads), and
- * every image let in holds its pixels until encoded. With 16 activities x 32 samples all started
- * at once, 512 images queued their pixels together and the worker's RSS rose by ~270 MB during the
- * image stage, which it kept as its peak (bench/README.md, worker cost per request).
+ * every image let in holds its pixels until encoded, so unbounded decoding set the worker's peak RSS
+ * (docs/adr/0012-image-decoding-bounded-and-stats-in-one-pass.md).
  */
 const DECODE_SLOTS = availableParallelism();
 // The slots give the parallelism: one libvips thread per image, and no cache of libvips operations

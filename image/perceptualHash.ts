@@ -1,8 +1,8 @@
 /**
  * A perceptual hash of an image, for decontamination (domain/decontamination.ts): dHash, 64 bits.
  * The image is reduced to 9x8 grey pixels; each bit says whether a pixel is brighter than its right
- * neighbour. Re-encoding and resizing move few bits, different images about half of them (measured
- * in bench/perceptualHash.ts against the sharp-phash package, see bench/README.md).
+ * neighbour. Re-encoding and resizing move few bits, different images about half of them
+ * (docs/adr/0013-perceptual-hash-dhash-threshold-12.md).
  */
 import sharp from 'sharp';
 

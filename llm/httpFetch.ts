@@ -1,17 +1,10 @@
 /**
  * The `fetch` the OpenAI SDK sends model calls with: node:http(s) with keep-alive agents instead of
- * Node's built-in fetch (undici). A chat request is one JSON string out and one JSON body back;
- * undici's fetch wraps each in web streams, tees the body to be able to resend it and builds
- * Request objects around it. In a worker's CPU profile that was ~40% of the SDK's time, and the
- * largest source of objects living through a request's second in flight (so reaching V8's old
- * generation and the worker's peak RSS): bench/README.md, worker cost per request.
- *
- * Bodies other than a string (the Batch API's file uploads) go through the built-in fetch. As
- * with the built-in fetch, no proxy variables are read. The reply is not asked compressed.
- *
- * The caller passes where to tell a reply's arrival (`observer`: the limiter slot of the attempt, from
- * endpoint.ts), so a model call's slot is released the moment its whole 2xx reply has arrived; this
- * module knows nothing of the limiter.
+ * Node's built-in fetch (undici), whose web streams and Request objects were a large share of a
+ * worker's CPU and heap (docs/adr/0010-model-calls-over-node-http.md). Bodies other than a string (the
+ * Batch API's uploads) go through the built-in fetch; no proxy variables are read; the reply is not
+ * asked compressed. The caller passes where to tell a reply's arrival (`observer`: the attempt's
+ * limiter slot, from endpoint.ts), so a 2xx frees its slot at once; this module knows no limiter.
  */
 import http from 'node:http';
 import https from 'node:https';

@@ -2,8 +2,7 @@
  * Which requests the stage executions of one slice sent: a line per request, appended as it leaves
  * the limiter, so an execution that retries a killed one can tell a request that was lost in flight
  * (sent, its reply never cached) from one never sent. One append-only log per slice (ObjectStore
- * appendLine) rather than a file per request: creating a file per model call was the largest
- * CPU cost of a worker (bench/README.md, worker cost per request).
+ * appendLine) rather than a file per request (docs/adr/0011-small-writes-per-model-call.md).
  */
 import type { ObjectStore } from '../storage/objectStore.js';
 import { attemptSlot } from './attemptSlot.js';

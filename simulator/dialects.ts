@@ -1,39 +1,59 @@
 /**
  * The simulator speaking other servers' dialects (SIM_DIALECT for every model, or per model with
- * SIM_MODEL_DIALECTS=model=dialect,...), each as that server documents or implements it:
- *
- * - `plain`: the OpenAI chat completions API as the engine sends it (the default).
- * - `openai-reasoning`: OpenAI's reasoning models (o-series, gpt-5). `max_tokens` is refused with
- *   400 unsupported_parameter ("Use 'max_completion_tokens' instead"), a `temperature` or `top_p`
- *   other than 1 with 400 unsupported_value, both naming the parameter in `param`
- *   (https://platform.openai.com/docs/guides/reasoning, limitations; the bodies as OpenAI sends them
- *   are quoted in openhab/openhab-addons#21459 and in zenn.dev/headwaters/articles/a5468c45ec2e52).
- *   The model thinks before answering: the thinking is not returned but billed, as
- *   usage.completion_tokens_details.reasoning_tokens, inside completion_tokens
- *   (https://platform.openai.com/docs/api-reference/chat/object).
- * - `inline-think`: a thinking model served without a reasoning parser (vLLM without
- *   --reasoning-parser, llama.cpp's server with --reasoning-format none: the thinking stays in
- *   `content` between <think> and </think>, https://docs.vllm.ai/en/latest/features/reasoning_outputs.html,
- *   ggml-org/llama.cpp tools/server/README.md). The thinking counts against the token limit: a
- *   small limit cuts the reply inside an unterminated <think>.
- * - `reasoning-content`: the same model behind a reasoning parser: the thinking is returned apart
- *   in `message.reasoning_content` (vLLM --reasoning-parser, llama.cpp --reasoning-format deepseek,
- *   DeepSeek's API: https://api-docs.deepseek.com/guides/reasoning_model).
- * - `no-json-schema`: a server that knows json_object but not json_schema: llama.cpp's server
- *   before json_schema support refused it with 400
- *   `response_format type must be one of "text" or "json_object", but got: json_schema` in its own
- *   error body `{"error": {"code": 400, "message": ..., "type": "invalid_request_error"}}`
- *   (tools/server/server-common.cpp oaicompat_chat_params_parse and format_error_response).
- * - `html-proxy`: a captive portal or login proxy between the engine and the endpoint, answering
- *   every request with 200 and an HTML page (RFC 6585 section 6 describes such interception).
+ * SIM_MODEL_DIALECTS=model=dialect,...), each as that server documents or implements it (the
+ * sources are cited at each dialect below).
  */
 import { HttpError } from './http.js';
 import type { ChatRequest } from './replies.js';
 
-export const SIM_DIALECTS = ['plain', 'openai-reasoning', 'inline-think', 'reasoning-content', 'no-json-schema', 'html-proxy'] as const;
+export const SIM_DIALECTS = [
+  /** The OpenAI chat completions API as the engine sends it (the default). */
+  'plain',
+  /**
+   * OpenAI's reasoning models (o-series, gpt-5). `max_tokens` is refused with 400 unsupported_parameter
+   * ("Use 'max_completion_tokens' instead"), a `temperature` or `top_p` other than 1 with 400
+   * unsupported_value, both naming the parameter in `param`
+   * (https://platform.openai.com/docs/guides/reasoning, limitations; the bodies as OpenAI sends them are
+   * quoted in openhab/openhab-addons#21459 and in zenn.dev/headwaters/articles/a5468c45ec2e52). The model
+   * thinks before answering: the thinking is not returned but billed, as
+   * usage.completion_tokens_details.reasoning_tokens, inside completion_tokens
+   * (https://platform.openai.com/docs/api-reference/chat/object).
+   */
+  'openai-reasoning',
+  /**
+   * A thinking model served without a reasoning parser (vLLM without --reasoning-parser, llama.cpp's
+   * server with --reasoning-format none: the thinking stays in `content` between <think> and </think>,
+   * https://docs.vllm.ai/en/latest/features/reasoning_outputs.html, ggml-org/llama.cpp
+   * tools/server/README.md). The thinking counts against the token limit: a small limit cuts the reply
+   * inside an unterminated <think>.
+   */
+  'inline-think',
+  /**
+   * The same model behind a reasoning parser: the thinking is returned apart in
+   * `message.reasoning_content` (vLLM --reasoning-parser, llama.cpp --reasoning-format deepseek,
+   * DeepSeek's API: https://api-docs.deepseek.com/guides/reasoning_model).
+   */
+  'reasoning-content',
+  /**
+   * A server that knows json_object but not json_schema: llama.cpp's server before json_schema support
+   * refused it with 400 `response_format type must be one of "text" or "json_object", but got:
+   * json_schema` in its own error body `{"error": {"code": 400, "message": ..., "type":
+   * "invalid_request_error"}}` (tools/server/server-common.cpp oaicompat_chat_params_parse and
+   * format_error_response).
+   */
+  'no-json-schema',
+  /**
+   * A captive portal or login proxy between the engine and the endpoint, answering every request with 200
+   * and an HTML page (RFC 6585 section 6 describes such interception).
+   */
+  'html-proxy',
+] as const;
 export type SimDialect = (typeof SIM_DIALECTS)[number];
 
-/** An error in the body shape a server really sends (not every server wraps OpenAI's `{error: {message, type, param, code}}`). */
+/**
+ * An error in the body shape a server really sends (not every server wraps OpenAI's `{error: {message,
+ * type, param, code}}`).
+ */
 export class ServerError extends HttpError {
   constructor(
     status: number,

@@ -1,44 +1,8 @@
 /**
- * The simulator's behaviour knobs. Every field can be set at start-up (`faults` option or a
- * SIM_* environment variable, see server.ts) and changed at run time (POST /admin/faults).
- *
- * Transport faults: latencyMs / latencyJitterMs (SIM_LATENCY_MS, SIM_LATENCY_JITTER_MS),
- * rate429 + retryAfterSeconds (SIM_RATE_429, SIM_RETRY_AFTER_SECONDS), rate500 (SIM_RATE_500),
- * rateHang + hangMs (SIM_RATE_HANG, SIM_HANG_MS), rateMalformed (SIM_RATE_MALFORMED),
- * rateTruncated (SIM_RATE_TRUNCATED), maxConcurrent (SIM_MAX_CONCURRENT).
- *
- * Provider rate limits (0 = none): rateLimitRequests / rateLimitTokens (SIM_RATE_LIMIT_REQUESTS,
- * SIM_RATE_LIMIT_TOKENS) per minute, enforced with 429s and reported in OpenAI's x-ratelimit-*
- * headers (see rateLimits.ts).
- *
- * Batch API (see batches.ts): batchCompletionMs (SIM_BATCH_COMPLETION_MS), the time a batch takes
- * to finish; batchFailureRate (SIM_BATCH_FAILURE_RATE), the share of lines answered with a 500 in
- * the error file; batchExpireRate (SIM_BATCH_EXPIRE_RATE), the share of lines still unfinished when
- * the window closes (any makes the batch `expired`); batchMaxRequests / batchMaxBytes
- * (SIM_BATCH_MAX_REQUESTS, SIM_BATCH_MAX_BYTES), the input file limits (OpenAI's by default).
- *
- * Endpoint misconfiguration (see misconfiguration.ts; off by default): rate400 (SIM_RATE_400), the
- * share of attempts refused with a 400; requiredApiKey (SIM_REQUIRED_API_KEY), the only key
- * accepted (401 otherwise); knownModels (SIM_KNOWN_MODELS, comma-separated), the only models served
- * (404 otherwise); textOnlyModels (SIM_TEXT_ONLY_MODELS), models that refuse image input (400);
- * insufficientQuota (SIM_INSUFFICIENT_QUOTA=1), every request answered 429 insufficient_quota;
- * echoKeyInErrors, every chat error message ends with the request's key, as careless proxies do.
- *
- * Other servers (see dialects.ts): dialect (SIM_DIALECT), the dialect every model speaks (`plain`,
- * `openai-reasoning`, `inline-think`, `reasoning-content`, `no-json-schema`, `html-proxy`);
- * modelDialects (SIM_MODEL_DIALECTS, `model=dialect` comma-separated), a model's own. Replies that
- * are not what they should be: replyPadBytes (SIM_REPLY_PAD_BYTES), every reply's content padded
- * with spaces to at least this many bytes, as a runaway model or proxy sends; trickleMs
- * (SIM_TRICKLE_MS), the reply body sent a few bytes at a time, this long apart, as a stalled
- * upstream or a slow proxy does.
- *
- * Reply quality, so verification has something to catch:
- * - complianceRate (SIM_COMPLIANCE_RATE, default 0.9): probability that an answer follows each
- *   constraint the simulator recognises; otherwise it breaks that constraint on purpose.
- * - judgeLeniency (SIM_JUDGE_LENIENCY, default 0.9): probability that a judge passes a
- *   constraint it cannot check itself (checkable ones are always judged truthfully).
- * - persistence (SIM_PERSISTENCE, default 0.97): in a chat, a persistent ("From now on, ...")
- *   instruction given k turns back is followed with probability complianceRate · persistence^k.
+ * The simulator's behaviour knobs: transport faults, provider rate limits, the Batch API, endpoint
+ * misconfiguration, other servers' dialects, and reply quality (so verification has something to
+ * catch). Every field can be set at start-up (`faults` option or its SIM_* environment variable,
+ * server.ts) and changed at run time (POST /admin/faults); each is described where it is defined.
  */
 import { z } from 'zod';
 import { SIM_DIALECTS } from './dialects.js';
@@ -55,35 +19,80 @@ const count = z.number().int().min(0);
  * fields it does not mention.
  */
 const faultFields = {
+  /** Each reply's latency, ± up to latencyJitterMs (SIM_LATENCY_MS, SIM_LATENCY_JITTER_MS). */
   latencyMs: millis,
   latencyJitterMs: millis,
+  /** Share of attempts answered 429 with Retry-After retryAfterSeconds (SIM_RATE_429, SIM_RETRY_AFTER_SECONDS). */
   rate429: probability,
   retryAfterSeconds: count,
+  /** Share of attempts answered 500 (SIM_RATE_500). */
   rate500: probability,
+  /** Share of attempts left unanswered for hangMs (SIM_RATE_HANG, SIM_HANG_MS). */
   rateHang: probability,
   hangMs: millis,
+  /** Share of replies that are not JSON (SIM_RATE_MALFORMED). */
   rateMalformed: probability,
+  /** Share of replies cut short (SIM_RATE_TRUNCATED). */
   rateTruncated: probability,
+  /** Requests in flight above this are answered 429 (SIM_MAX_CONCURRENT). */
   maxConcurrent: count,
+  /**
+   * Probability that an answer follows each constraint the simulator recognises; otherwise it breaks it on
+   * purpose (SIM_COMPLIANCE_RATE).
+   */
   complianceRate: probability,
+  /**
+   * Probability that a judge passes a constraint it cannot check itself; checkable ones are judged
+   * truthfully (SIM_JUDGE_LENIENCY).
+   */
   judgeLeniency: probability,
+  /**
+   * In a chat, a persistent ("From now on, ...") instruction given k turns back is followed with
+   * probability complianceRate · persistence^k (SIM_PERSISTENCE).
+   */
   persistence: probability,
+  /**
+   * Provider limits per minute, enforced with 429s and reported in OpenAI's x-ratelimit-* headers,
+   * rateLimits.ts (SIM_RATE_LIMIT_REQUESTS, SIM_RATE_LIMIT_TOKENS).
+   */
   rateLimitRequests: count,
   rateLimitTokens: count,
+  /** The time a batch takes to finish, batches.ts (SIM_BATCH_COMPLETION_MS). */
   batchCompletionMs: millis,
+  /** Share of a batch's lines answered with a 500 in the error file (SIM_BATCH_FAILURE_RATE). */
   batchFailureRate: probability,
+  /** Share of lines still unfinished when the window closes; any makes the batch `expired` (SIM_BATCH_EXPIRE_RATE). */
   batchExpireRate: probability,
+  /** The input file limits, OpenAI's by default (SIM_BATCH_MAX_REQUESTS, SIM_BATCH_MAX_BYTES). */
   batchMaxRequests: count.min(1),
   batchMaxBytes: count.min(1),
+  /** Share of attempts refused with a 400, misconfiguration.ts (SIM_RATE_400). */
   rate400: probability,
+  /** The only key accepted, 401 otherwise (SIM_REQUIRED_API_KEY). */
   requiredApiKey: z.string(),
+  /** The only models served, 404 otherwise (SIM_KNOWN_MODELS, comma-separated). */
   knownModels: z.array(z.string().min(1)),
+  /** Models that refuse image input with a 400 (SIM_TEXT_ONLY_MODELS). */
   textOnlyModels: z.array(z.string().min(1)),
+  /** Every request answered 429 insufficient_quota (SIM_INSUFFICIENT_QUOTA=1). */
   insufficientQuota: z.boolean(),
+  /** Every chat error message ends with the request's key, as careless proxies do. */
   echoKeyInErrors: z.boolean(),
+  /**
+   * The dialect every model speaks, dialects.ts (SIM_DIALECT); modelDialects: a model's own
+   * (SIM_MODEL_DIALECTS, `model=dialect` comma-separated).
+   */
   dialect: z.enum(SIM_DIALECTS),
   modelDialects: z.record(z.string().min(1), z.enum(SIM_DIALECTS)),
+  /**
+   * Every reply's content padded with spaces to at least this many bytes, as a runaway model or proxy
+   * sends (SIM_REPLY_PAD_BYTES).
+   */
   replyPadBytes: count,
+  /**
+   * The reply body sent a few bytes at a time, this long apart, as a stalled upstream or a slow proxy does
+   * (SIM_TRICKLE_MS).
+   */
   trickleMs: millis,
 } as const;
 

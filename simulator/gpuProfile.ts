@@ -1,15 +1,10 @@
 /**
- * The simulator as N GPUs serving one published model profile (SIM_GPU_PROFILE, SIM_GPUS): a reply's
- * latency comes from its output length, and the GPUs together hold at most `slots` requests each in
- * flight (more are answered 429, as the simulator's maxConcurrent does), so the endpoint's physical
- * limit is the profile's requests/s per GPU times N.
- *
- * Latency: a request's share of a saturated GPU. At `slots` requests in flight a GPU completes
- * `requestsPerSecond`, so a request of the mean output length takes slots / requestsPerSecond; a
- * longer reply decodes proportionally longer (latency = that x its output tokens / the mean output
- * tokens of the replies so far). Whatever the mix of replies, N GPUs kept full then complete the
- * published N x requestsPerSecond. SIM_GPU_SPEEDUP divides every latency (and so multiplies the
- * capacity) to fit a benchmark into minutes; ratios against the limit are unchanged by it.
+ * The simulator as N GPUs serving one published model profile (SIM_GPU_PROFILE, SIM_GPUS): together
+ * they hold at most `slots` requests each in flight (more are answered 429), so the endpoint's limit
+ * is the profile's requests/s per GPU times N. A request of the mean output length takes
+ * slots / requestsPerSecond, a longer reply proportionally longer, so N full GPUs complete the
+ * published N x requestsPerSecond whatever the mix. SIM_GPU_SPEEDUP divides every latency to fit a
+ * benchmark into minutes; ratios against the limit are unchanged by it.
  */
 
 export interface GpuProfile {

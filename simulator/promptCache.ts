@@ -1,22 +1,10 @@
 /**
  * A provider-side prompt (prefix) cache, so the simulator reports `usage.prompt_tokens_details.cached_tokens`
  * as OpenAI does (https://platform.openai.com/docs/api-reference/chat/object): the tokens of the
- * longest prompt prefix computed before, for the same model.
- *
- * Two published behaviours, chosen by `PromptCacheSettings`:
- *  - OpenAI's automatic prompt caching (https://platform.openai.com/docs/guides/prompt-caching):
- *    "enabled for prompts that are 1024 tokens or longer", hits "in increments of 128 tokens"
- *    (`minTokens` 1024, `blockTokens` 128);
- *  - vLLM's automatic prefix caching (https://docs.vllm.ai/en/latest/design/prefix_caching.html):
- *    the KV cache in blocks (16 tokens by default, `--block-size`), a block reused when the block
- *    and every block before it hash alike; no minimum (`minTokens` 0, `blockTokens` 16). SGLang's
- *    RadixAttention reuses any shared prefix the same way.
- *
- * Tokens are the simulator's own count (replies.ts promptTokens): a text part costs one token per
- * 4 characters and an image part a flat charge, so a prefix is counted in the same units as
- * `prompt_tokens`. Only block boundaries are remembered (a chained hash of the prompt up to each),
- * which is all a hit can be rounded to; the memory is dropped whole when it grows past `maxEntries`,
- * as a provider's cache is evicted.
+ * longest prompt prefix computed before, for the same model, in the simulator's own token count
+ * (replies.ts promptTokens). Only block boundaries are remembered (a chained hash of the prompt up to
+ * each), which is all a hit can be rounded to; the memory is dropped whole past `maxEntries`, as a
+ * provider's cache is evicted.
  */
 import { createHash } from 'node:crypto';
 import type { ChatRequest } from './replies.js';
@@ -29,7 +17,16 @@ export interface PromptCacheSettings {
 }
 
 export const PROMPT_CACHE_PRESETS = {
+  /**
+   * OpenAI's automatic prompt caching (https://platform.openai.com/docs/guides/prompt-caching): "enabled
+   * for prompts that are 1024 tokens or longer", hits "in increments of 128 tokens".
+   */
   openai: { minTokens: 1024, blockTokens: 128 },
+  /**
+   * vLLM's automatic prefix caching (https://docs.vllm.ai/en/latest/design/prefix_caching.html): the KV
+   * cache in blocks (16 tokens by default, `--block-size`), a block reused when it and every block before
+   * it hash alike; no minimum. SGLang's RadixAttention reuses any shared prefix the same way.
+   */
   vllm: { minTokens: 0, blockTokens: 16 },
 } as const satisfies Record<string, PromptCacheSettings>;
 

@@ -6,8 +6,7 @@ import { promisify } from 'node:util';
 import { StoreError, type ObjectInfo, type ObjectStore } from './objectStore.js';
 
 // Whole-file reads and writes through the callback API: fs/promises wraps every open in a FileHandle
-// (an object with a close-on-GC finalizer), which made opening files the largest CPU cost of a
-// worker's small per-call writes (bench/README.md, worker cost per request).
+// (an object with a close-on-GC finalizer): docs/adr/0011-small-writes-per-model-call.md.
 const readWhole = promisify(readFileCallback);
 const writeWhole = promisify(writeFileCallback);
 /** Folders remembered as inside the root at most (LocalStore.confinedDirs; a build has one folder per sample). */
@@ -44,7 +43,10 @@ export class LocalStore implements ObjectStore {
    */
   private readonly confinedDirs = new Set<string>();
 
-  /** `full` (a resolved key) when its real path stays inside the root; throws 'escapes-root' otherwise, ENOENT when absent. */
+  /**
+   * `full` (a resolved key) when its real path stays inside the root; throws 'escapes-root' otherwise,
+   * ENOENT when absent.
+   */
   private async confined(key: string, full: string): Promise<string> {
     const real = await realpath(full);
     if (!this.inside(real, await this.boundary())) {
@@ -144,7 +146,10 @@ export class LocalStore implements ObjectStore {
     });
   }
 
-  /** Exclusive create + one write: half the cost of put's temp file + rename (bench/README.md). */
+  /**
+   * Exclusive create + one write, cheaper than put's temp file + rename
+   * (docs/adr/0011-small-writes-per-model-call.md).
+   */
   async create(key: string, body: Buffer | string): Promise<void> {
     const full = this.resolve(key);
     try {

@@ -1,21 +1,9 @@
 /**
  * MMMT-IF's instruction-following metrics (seed 002, §3 and §5.1), pure so that builds and `mmif eval`
- * score chats with one definition.
- *
- * - PIF(X, Y) (eq. 1): instructions given in context X that response Y follows / instructions given in X.
- *   Every earlier global instruction counts, not only the one added at this turn.
- * - Corpus PIF (eq. 2): the mean of PIF over answered turns; per turn j (eq. 3) the mean over chats that
- *   reach turn j, with a 95% interval from the Bernoulli approximation the paper uses (§5.1): the
- *   variance of a [0, 1] score with mean p is at most p(1 - p), so p ± 1.96·sqrt(p(1 - p) / n) is a
- *   conservative bound.
- * - PIF-N-K (eq. 4): N responses sampled per turn; a turn scores 1 when at least K of them have PIF = 1;
- *   the corpus value is the mean over turns. PIF-N-K falls as K grows (eq. 5).
- *
- * A turn before the first instruction: seed 002 Fig. 5's caption fixes it, "The metric defaults to 1 if
- * no instruction has been given", and its corpus PIF is over "all 990 turns" (§5.2, Table 3). So such a
- * turn scores PIF = 1, counts in every mean and, having PIF = 1, as a success in PIF-N-K (eq. 4). The
- * report counts them (`turnsBeforeInstruction`) so a reader sees how many 1s are the default. (The
- * seed's chats rarely have such turns: the first instruction is added with probability 1, §1.)
+ * score chats with one definition; each function cites its equation. A turn before the first
+ * instruction scores PIF = 1 and counts in every mean (seed 002 Fig. 5's caption: "The metric defaults
+ * to 1 if no instruction has been given"; its corpus PIF is over "all 990 turns", §5.2, Table 3); the
+ * report counts such turns (`turnsBeforeInstruction`) so a reader sees how many 1s are the default.
  */
 
 /** One response at one turn, scored against every instruction given so far in its chat. */
@@ -27,13 +15,19 @@ export interface ScoredResponse {
   followed: readonly boolean[];
 }
 
-/** PIF of one response; 1 when no instruction has been given yet (seed 002 Fig. 5). */
+/**
+ * PIF(X, Y) (eq. 1): instructions given in context X that response Y follows / instructions given in X;
+ * every earlier global instruction counts, not only the one added at this turn. 1 when none was given.
+ */
 export function pif(followed: readonly boolean[]): number {
   if (followed.length === 0) return 1;
   return followed.filter(Boolean).length / followed.length;
 }
 
-/** PIF = 1, decided on counts so that no rounding can turn 0.999… into a pass (vacuously true before any instruction). */
+/**
+ * PIF = 1, decided on counts so that no rounding can turn 0.999… into a pass (vacuously true before any
+ * instruction).
+ */
 export function followsAll(followed: readonly boolean[]): boolean {
   return followed.every(Boolean);
 }
@@ -50,7 +44,11 @@ export interface MeanWithInterval {
 /** 1.96: the two-sided 95% quantile of the normal distribution. */
 const Z_95 = 1.959963984540054;
 
-/** Mean of scores in [0, 1] with its 95% Bernoulli-approximation interval; null for no scores. */
+/**
+ * Mean of scores in [0, 1] with its 95% interval from the Bernoulli approximation the paper uses (§5.1):
+ * a [0, 1] score with mean p has variance at most p(1 - p), so p ± 1.96·sqrt(p(1 - p) / n) is a
+ * conservative bound. Null for no scores.
+ */
 export function meanWithInterval(scores: readonly number[]): MeanWithInterval | null {
   if (scores.length === 0) return null;
   const n = scores.length;
@@ -70,7 +68,10 @@ export interface PifReport {
   turnsBeforeInstruction: number;
 }
 
-/** Corpus PIF, PIF per turn and per number of instructions given. */
+/**
+ * Corpus PIF (eq. 2: the mean over answered turns), PIF per turn j (eq. 3: over the chats reaching turn j)
+ * and per number of instructions given.
+ */
 export function pifReport(responses: readonly ScoredResponse[]): PifReport {
   const byTurn = new Map<number, number[]>();
   const byCount = new Map<number, number[]>();
@@ -102,7 +103,8 @@ export interface PifNk {
 }
 
 /**
- * PIF-N-K for K = 1..N. `samples` holds the N responses of each turn, grouped by (chatId, turn); every
+ * PIF-N-K for K = 1..N (eq. 4): a turn scores 1 when at least K of its N sampled responses have
+ * PIF = 1, the corpus value is the mean over turns, and it falls as K grows (eq. 5). `samples` holds the N responses of each turn, grouped by (chatId, turn); every
  * scored turn must have exactly N of them, since a turn with fewer could never reach K = N and would
  * bias the metric down. A turn before any instruction has PIF = 1 in all N, as for PIF.
  */
