@@ -1,15 +1,11 @@
 /**
  * The OpenAI Batch API (/v1/files + /v1/batches; also served by the simulator, vLLM's and other
- * gateways), as steps a Temporal activity can take one at a time and describe in small JSON:
- *
- *   planBatchFiles / submitBatches   requests → uploaded files → batch ids (SubmittedBatch[])
- *   pollBatch                        batch id → BatchProgress (status, counts, result file ids)
- *   collectBatch                     batch id → outcome per custom_id (ok reply, failed, expired)
- *
- * Requests are ModelCaller.prepare() bodies keyed by batchCustomId(sample, stage, resubmission); an ok
- * reply goes back through ModelCaller.storeReply() into the cache, where the synchronous pipeline
- * finds it. One call of these helpers targets one endpoint (base URL + key): group requests by
- * endpoint first. Files are split per model, since a batch file may use one model only.
+ * gateways), as steps a Temporal activity takes one at a time and describes in small JSON:
+ * planBatchFiles / submitBatches (requests -> files -> batch ids), pollBatch (-> BatchProgress),
+ * collectBatch (-> an outcome per custom_id). Requests are ModelCaller.prepare() bodies keyed by
+ * batchCustomId(sample, stage, resubmission); an ok reply goes through ModelCaller.storeReply() into
+ * the cache, where the synchronous pipeline finds it. One call targets one endpoint (base URL + key);
+ * files are split per model, since a batch file may use one model only.
  */
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';

@@ -1,17 +1,11 @@
 /**
  * The hard budget of one build (`llm.budget`): USD and, optionally, requests, across all its workers.
- *
- * Every request is admitted here the moment it would leave the limiter for the endpoint. Once what
- * the build has paid (spendLedger.ts) reaches `maxUsd`, or what it has paid plus the requests this
- * process has in flight reaches `maxRequests`, no request is sent: it fails with BudgetExhausted,
- * which fails the activity, the shard and the build without retries, each with the same one line.
- * Requests already in flight are answered and counted: they are the overshoot (docs/cost.md states
- * the bound).
- *
- * The limits are read from the build's budget object (BuildLayout.budget), which each run of the
- * build writes from the config it was started with: the budget is not part of the config's
- * fingerprint, so raising it and running the build again continues it, and the calls already paid
- * are cache hits, paid and counted once.
+ * Every request is admitted here as it would leave the limiter: once what the build has paid
+ * (spendLedger.ts) reaches `maxUsd`, or that plus this process's requests in flight reaches
+ * `maxRequests`, it fails with BudgetExhausted, which stops the activity, shard and build without
+ * retries, each with the same one line; requests already in flight are the overshoot (docs/cost.md).
+ * The limits are read from the build's budget object, which each run writes from its config: the
+ * budget is not in the fingerprint, so a run with a raised budget continues the build.
  */
 import { getJson, putIfChanged, type ObjectStore } from '../storage/objectStore.js';
 import { SpendLedger, type Spend } from './spendLedger.js';

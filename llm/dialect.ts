@@ -1,21 +1,12 @@
 /**
- * Request dialects: what body a given endpoint + model accepts for a stage's request. A stage
- * asks for a token limit, a temperature, a seed and (for JSON stages) a reply schema; endpoints
- * differ in how they accept them:
- *
- * - OpenAI's reasoning models (o1, o3, o4-mini, the gpt-5 family but gpt-5-chat, and their dated
- *   snapshots) refuse `max_tokens` ("Use 'max_completion_tokens' instead") and any `temperature` /
- *   `top_p` but the default, and take `reasoning_effort`:
- *   https://platform.openai.com/docs/guides/reasoning (limitations) and
- *   https://platform.openai.com/docs/api-reference/chat/create (max_tokens: "not compatible with
- *   o-series models"). They are known by name from REASONING_MODELS, so the first request is right.
- * - Every other endpoint starts from the plain OpenAI body and learns from its refusals: a 400 that
- *   names a parameter the body carries (refusedParameter) is answered by sending the body once more
- *   with that parameter renamed, stepped down or dropped (adapt), and the lesson is remembered per
- *   endpoint + model (dialectMemory.ts). An unknown model behind OpenAI's rules thus works with no
- *   config: its first request is refused for max_tokens, the next for temperature, then it runs.
- * - Structured outputs step down json_schema -> json_object -> prompt only (the reply is parsed
- *   from the text either way: replyTries.ts parseJsonReply).
+ * Request dialects: what body a given endpoint + model accepts for a stage's request (a token limit,
+ * a temperature, a seed and, for JSON stages, a reply schema). OpenAI's reasoning models are known by
+ * name (REASONING_MODELS), so their first request is right. Every other endpoint starts from the plain
+ * OpenAI body and learns from its refusals: a 400 naming a parameter the body carries
+ * (refusedParameter) is answered by sending the body once more with it renamed, stepped down or
+ * dropped (adapt), and the lesson is remembered per endpoint + model (dialectMemory.ts). So an unknown
+ * model behind OpenAI's rules works with no config; structured outputs step down json_schema ->
+ * json_object -> prompt only (the reply is parsed from the text either way: replyTries.ts).
  */
 import type { APIError } from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
@@ -47,7 +38,11 @@ export interface Dialect {
 }
 
 /**
- * OpenAI's reasoning models, by the name the endpoint is given (an `openai/` style gateway prefix
+ * OpenAI's reasoning models (o1, o3, o4-mini, the gpt-5 family but gpt-5-chat): they refuse
+ * `max_tokens` ("Use 'max_completion_tokens' instead") and any `temperature` / `top_p` but the
+ * default, and take `reasoning_effort` (https://platform.openai.com/docs/guides/reasoning, limitations;
+ * https://platform.openai.com/docs/api-reference/chat/create, max_tokens: "not compatible with
+ * o-series models"). Known by the name the endpoint is given (an `openai/` style gateway prefix
  * is ignored; dated snapshots such as `o3-2025-04-16` or `gpt-5-mini-2025-08-07` extend the name
  * with `-`). gpt-5-chat(-latest) is the non-reasoning chat model and takes the plain body (as in
  * the Vercel AI SDK's table, packages/openai/src/openai-language-model-capabilities.ts).

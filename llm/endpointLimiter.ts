@@ -1,20 +1,12 @@
 /**
- * Admission control for one endpoint in one worker process. A request is admitted when, in FIFO
- * order (admissionQueue.ts):
- * - fewer requests are in flight than the AIMD window allows (aimdWindow.ts), within this worker's
- *   share of the endpoint's concurrency;
- * - the endpoint is not paused: a 429 pauses it for its Retry-After (or a doubling default);
- * - the request and token budgets allow it (rateBudget.ts): configured and learned per-minute
- *   limits. Tokens are estimated before the call and corrected from `usage` after it.
- *
- * Limits are per endpoint, not per worker: the N workers polling one task queue divide the
- * concurrency cap and the per-minute rates by demand: a worker's leases of them, granted by the
- * endpointLeases workflow (`lease`, `leaseRates`, `leaseThrough`; llm/concurrencyLeases.ts), or 1/N
- * of them where no lease is to be had (`share`, fed by the worker's count of live pollers,
- * worker/endpointSharing.ts). So N workers hold the endpoint at its limit without a hand-split cap.
- * The provider's own remaining-budget headers are global and stay unshared.
- *
- * Waiting uses one timer per limiter (from its Clock) and release events, never polling.
+ * Admission control for one endpoint in one worker process. A request is admitted, in FIFO order
+ * (admissionQueue.ts), when fewer requests are in flight than the AIMD window allows (aimdWindow.ts)
+ * within this worker's share of the endpoint's concurrency, the endpoint is not paused (a 429 pauses
+ * it for its Retry-After, or a doubling default), and the per-minute request and token budgets allow
+ * it (rateBudget.ts; tokens estimated before the call, corrected from `usage` after it). The workers
+ * of a task queue divide the concurrency and rates by demand, by leases (`lease`, `leaseRates`,
+ * `leaseThrough`; llm/concurrencyLeases.ts) or 1/N where none is to be had (`share`); the provider's
+ * remaining-budget headers stay unshared. Waiting uses one timer per limiter, never polling.
  */
 import { AdmissionQueue } from './admissionQueue.js';
 import { AimdWindow } from './aimdWindow.js';

@@ -1,22 +1,11 @@
 /**
- * What a model call cost, in USD, and where the figure comes from:
- *  - `provider`: the reply said what it was charged (OpenRouter's `usage.cost`,
- *    https://openrouter.ai/docs/use-cases/usage-accounting): that figure, as is;
- *  - `config`: the build's own per-model price (`llm.prices`), for contracts, self-hosted models or
- *    a price the table lacks;
- *  - `table`: the maintained price table of `@pydantic/genai-prices` (PRICE_TABLE), which knows
- *    cached-input and reasoning prices per provider and model (and dated price changes);
- *  - `unpriced`: none of them knows the model. Its tokens are reported by name, never as $0.
- *
- * The table is the package's BUNDLED data only. The package fetches newer prices solely when a
- * caller installs an updater with its `updatePrices` (see its README, "updatePrices"); nothing here
- * does, so no price is ever fetched at run time and a build is priced by the pinned version it
- * names in its report.
- *
- * Token counts follow OpenAI's usage object: cached prompt tokens are part of the prompt tokens and
- * reasoning tokens part of the completion tokens
- * (https://platform.openai.com/docs/api-reference/chat/object), which is also how the table takes
- * them (`input_tokens` includes `cache_read_tokens`: the package's README, "Cached input tokens").
+ * What a model call cost, in USD, and where the figure comes from (CostSource). The price table is
+ * `@pydantic/genai-prices`' BUNDLED data only: the package fetches newer prices solely when a caller
+ * installs an updater with its `updatePrices` (its README, "updatePrices"); nothing here does, so no
+ * price is fetched at run time and a build is priced by the pinned version its report names. Token
+ * counts follow OpenAI's usage object: cached prompt tokens are part of the prompt tokens, reasoning
+ * tokens part of the completion tokens (https://platform.openai.com/docs/api-reference/chat/object),
+ * as the table takes them (`input_tokens` includes `cache_read_tokens`: its README, "Cached input tokens").
  */
 import { calcPrice } from '@pydantic/genai-prices';
 import type { Usage } from './usage.js';
@@ -50,6 +39,15 @@ export interface PricedCall extends Usage {
   baseUrl?: string;
 }
 
+/**
+ * - `provider`: the reply said what it was charged (OpenRouter's `usage.cost`,
+ *   https://openrouter.ai/docs/use-cases/usage-accounting): that figure, as is;
+ * - `config`: the build's own per-model price (`llm.prices`), for contracts, self-hosted models or a
+ *   price the table lacks;
+ * - `table`: PRICE_TABLE, which knows cached-input and reasoning prices per provider and model (and
+ *   dated price changes). A call none of them prices is `unpriced`: its tokens are reported by name,
+ *   never as $0.
+ */
 export type CostSource = 'provider' | 'config' | 'table';
 
 export type CallCost = { usd: number; source: CostSource } | { usd: undefined; source: 'unpriced' };

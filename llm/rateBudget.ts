@@ -1,17 +1,11 @@
 /**
- * One budget of an endpoint, requests or tokens per minute, as two token buckets:
- *
- * - pacing, at the tighter of the configured rate and the limit the provider announces
- *   (x-ratelimit-limit-*, per minute as OpenAI documents it). It holds one second's worth, not a
- *   minute's: providers enforce limits over shorter periods too (OpenAI: "60,000 requests/minute
- *   may be enforced as 1,000 requests/second"), so a full minute in one burst would earn 429s.
- * - a mirror of the provider's own bucket, from the last x-ratelimit-remaining-* / reset-* it
- *   sent: full at `limit` after `reset`, refilled linearly until then. It only binds when someone
- *   else spends the same key (another worker, another tool) or when the provider's window is not
- *   a minute (Groq's requests-per-day), and then waits exactly as long as the provider said.
- *
- * A cost larger than a bucket holds is let through when the bucket is full, and the bucket goes
- * into debt: a 4,000-token request against a 1,000-token second is paced by the debt it leaves.
+ * One budget of an endpoint, requests or tokens per minute, as two token buckets: pacing, at the
+ * tighter of the configured rate and the provider's announced x-ratelimit-limit-*, holding one
+ * second's worth, not a minute's (providers enforce limits over shorter periods too; OpenAI: "60,000
+ * requests/minute may be enforced as 1,000 requests/second"); and a mirror of the provider's own
+ * bucket from its last x-ratelimit-remaining-* / reset-*, which binds only when someone else spends
+ * the same key or the provider's window is not a minute (Groq's requests-per-day). A cost larger
+ * than a bucket holds passes when the bucket is full and leaves it in debt, which paces what follows.
  */
 import type { BudgetReport } from './rateLimitHeaders.js';
 

@@ -1,18 +1,8 @@
 /**
  * A thinking model's reasoning, taken apart from its answer before anything parses, verifies or
- * records the answer. Servers return it in one of three ways:
- * - in a field of its own: `reasoning_content` (vLLM with --reasoning-parser,
- *   https://docs.vllm.ai/en/latest/features/reasoning_outputs.html; llama.cpp's server with
- *   --reasoning-format deepseek, ggml-org/llama.cpp tools/server/README.md; DeepSeek's API,
- *   https://api-docs.deepseek.com/guides/reasoning_model) or `reasoning` (OpenRouter,
- *   https://openrouter.ai/docs/use-cases/reasoning-tokens; vLLM's newer name for the field);
- * - inline in `content` between <think> and </think>, when no reasoning parser runs (vLLM without
- *   one, llama.cpp with --reasoning-format none); a reply cut by the token limit while thinking
- *   ends inside an unterminated <think>;
- * - inline with only the closing </think>, when the chat template opens the <think> itself in the
- *   prompt (Qwen3's template with enable_thinking, DeepSeek-R1's: deepseek-ai/DeepSeek-R1 README,
- *   usage recommendations), so the reply starts inside the thinking.
- * OpenAI's reasoning models return none of it: their thinking is only counted, in
+ * records the answer. Servers return it in a field of its own, inline between <think> and </think>,
+ * or inline with only the closing tag (each form and its sources at separateReasoning). OpenAI's
+ * reasoning models return none of it: their thinking is only counted, in
  * usage.completion_tokens_details.reasoning_tokens (usage.ts).
  */
 
@@ -25,7 +15,18 @@ export interface Separated {
 const OPEN = '<think>';
 const CLOSE = '</think>';
 
-/** `content` without its thinking, and the thinking from there and from the message's own fields. */
+/**
+ * `content` without its thinking, and the thinking from there and from the message's own fields:
+ * - a field of its own: `reasoning_content` (vLLM with --reasoning-parser,
+ *   https://docs.vllm.ai/en/latest/features/reasoning_outputs.html; llama.cpp's server with
+ *   --reasoning-format deepseek, ggml-org/llama.cpp tools/server/README.md; DeepSeek's API,
+ *   https://api-docs.deepseek.com/guides/reasoning_model) or `reasoning` (OpenRouter,
+ *   https://openrouter.ai/docs/use-cases/reasoning-tokens; vLLM's newer name for the field);
+ * - inline between <think> and </think> when no reasoning parser runs (vLLM without one, llama.cpp
+ *   with --reasoning-format none); a reply cut by the token limit ends inside an unterminated <think>;
+ * - inline with only the closing </think>, when the chat template opens the <think> in the prompt
+ *   (Qwen3's template with enable_thinking; deepseek-ai/DeepSeek-R1 README, usage recommendations).
+ */
 export function separateReasoning(content: string, message: { reasoning_content?: unknown; reasoning?: unknown } = {}): Separated {
   const thoughts: string[] = [];
   for (const field of [message.reasoning_content, message.reasoning]) {

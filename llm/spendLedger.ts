@@ -1,20 +1,11 @@
 /**
  * What one build has paid for model calls, across all its workers and runs: the sum the hard budget
- * (buildBudget.ts) is checked against.
- *
- * Each worker process keeps its own running total of the calls it paid for this build, and writes
- * it, whole, to an object of its own under the build (`spend/<writer>.json`; one writer per ledger:
- * a process whose bounded caches dropped and remade a build's budget has two, both counted). A paid call is counted
- * once, by the process that paid, when its reply arrives: cache hits are never counted (the model
- * cache already holds every paid reply, so a retried activity, a resumed or re-run build pays nothing
- * twice and counts nothing twice), and the objects of earlier processes and runs stay, so the total
- * survives restarts and resumes. The build's total is the sum of every writer's object: its own
- * figure exact and at once, the others' as last read (read again when older than `maxAgeMs`).
- *
- * Writes are coalesced: one write in flight per process, the next carrying the newest total, so a
- * busy worker writes far less than once per call. A process killed between a call and its write
- * loses that call from the total (at most the calls paid while one write was in flight); the
- * retried stage then finds the reply in the cache and pays nothing more.
+ * (buildBudget.ts) is checked against. Each worker process writes its running total for the build,
+ * whole, to an object of its own (`spend/<writer>.json`); a paid call is counted once, by the process
+ * that paid, when its reply arrives (cache hits never: the model cache holds every paid reply, so
+ * nothing is paid or counted twice), and earlier processes' objects stay, so the total survives
+ * restarts and resumes. Writes are coalesced (one in flight per process); a process killed before
+ * its write loses at most the calls paid meanwhile from the total, and the retried stage pays nothing.
  */
 import { randomUUID } from 'node:crypto';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';

@@ -1,15 +1,11 @@
 /**
  * The registry of rule-based verifier functions: MM-IFEval's `function_and_compare.py`, verdict for
- * verdict (quirks included), plus the Table 7 functions the reference code lacks. A call is
- * `{func, params}` with positional params, as the reference's `func(response, *params)`; params are
- * validated here, so a bad call is an `{error}` where the reference would raise or misbehave.
- *
- * Deliberate differences from the reference, all on inputs it does not handle:
- * - params are checked against the signature: a missing, extra or mistyped param is an error
- *   (Python would raise a TypeError, or, for a bare string where a list belongs, silently iterate
- *   its characters); bounds must be JSON numbers, precisions non-negative integers;
- * - absent `params` counts as `[]`.
- * Functions beyond the reference code carry a `note` saying how they were defined.
+ * verdict (quirks included), plus the Table 7 functions the reference code lacks (each with a `note`
+ * saying how it was defined). A call is `{func, params}` with positional params, as the reference's
+ * `func(response, *params)`. Deliberate differences, all on inputs the reference does not handle:
+ * params are checked against the signature (a missing, extra or mistyped param is an `{error}` where
+ * Python would raise, or silently iterate a bare string's characters), bounds must be JSON numbers,
+ * precisions non-negative integers, and absent `params` counts as `[]`.
  */
 import { z } from 'zod';
 import { keywordCounts, paragraphs, paragraphSentences, pyRegExp, pyStrip, sentences, words } from './text.js';

@@ -1,16 +1,12 @@
 /**
- * A multiturn build's chats and turn-level pairs in the single-turn formats (seed 002 data):
- *
- * - LLaMA-Factory sharegpt (chat/sharegpt, chat-dpo/sharegpt): a chat is one row whose `conversations`
- *   alternate human/gpt, `<image>` once, at the start of the first human turn; a turn-level pair is a
- *   ranking row whose `conversations` are the chat up to that turn (ending with its human turn) and
- *   whose `chosen`/`rejected` are one gpt turn each. `system` holds the system message the answers
- *   were generated under. Every column has one type whatever the row (output/formats/sharegpt.ts explains why);
- *   the rest of the record, per-turn verdicts and PIF included, is JSON text in `metadata`.
- * - Parquet for `datasets` (chat/parquet, chat-dpo/parquet): the same rows with the image inside.
- * - TRL (`mmif export --format trl`): SFT `{images, messages}` with system, user and assistant
- *   messages; DPO `{images, prompt, chosen, rejected}` in the conversational form, `prompt` being the
- *   chat up to the turn.
+ * A multiturn build's chats and turn-level pairs in the single-turn formats (seed 002 data).
+ * LLaMA-Factory sharegpt (chat/sharegpt, chat-dpo/sharegpt): a chat is one row whose `conversations`
+ * alternate human/gpt, `<image>` once at the start of the first human turn; a pair is a ranking row of
+ * the chat up to its turn with one gpt turn each in `chosen`/`rejected`; `system` holds the answers'
+ * system message, the rest of the record (verdicts, PIF) is JSON text in `metadata` (one type per
+ * column: output/formats/sharegpt.ts). Parquet for `datasets` (chat/parquet, chat-dpo/parquet): the
+ * same rows with the image inside. TRL (`mmif export --format trl`): SFT `{images, messages}`, DPO
+ * `{images, prompt, chosen, rejected}` in the conversational form, `prompt` the chat up to the turn.
  */
 import type { FieldDefinition } from '@dsnp/parquetjs';
 import { imageField, parquetTable, text, writeParquet, type ParquetTable } from './parquet.js';

@@ -1,17 +1,11 @@
 /**
- * `mmif view`'s page: a static HTML page showing a build's samples with their images, and the data
- * it loads lazily. An SFT record shows its instruction, each constraint with how it was verified and
- * its verdict, and the answer; a DPO pair shows the chosen and rejected answers side by side, the
- * dropped constraints marked. A multiturn build's chat shows each turn (the instruction added there,
- * the question, the answer, its verdict on every instruction in force and its PIF); a turn-level pair
- * shows its last user turn, the instruction the rejected answer's context left out, and both answers.
- *
- * At 46k records one page holding every article is too big to open, so the page holds no record: it
- * loads `<page>-data/index.js` (each record's kind, source and type:verdict tokens, interned: a few
- * bytes a record) and renders one page of matches at a time from `chunk-NNNNN.js` files of
- * VIEWER_CHUNK pre-rendered articles, fetched when a page needs them. The data files are scripts that
- * call `mmifViewer.index(...)` / `mmifViewer.chunk(n, ...)`, not JSON: a page opened from disk
- * (file://) may add a <script src> beside it, but Chromium refuses it fetch() of a local file.
+ * `mmif view`'s page: a static HTML page showing a build's samples (SFT records, DPO pairs, chats and
+ * turn-level pairs: docs/outputs.md) with their images, and the data it loads lazily. At 46k records a
+ * page holding every article is too big to open, so the page holds no record: it loads
+ * `<page>-data/index.js` (each record's kind, source and type:verdict tokens, interned) and renders one
+ * page of matches at a time from `chunk-NNNNN.js` files of VIEWER_CHUNK pre-rendered articles. The
+ * data files are scripts calling `mmifViewer.index(...)` / `mmifViewer.chunk(n, ...)`, not JSON: a page
+ * opened from disk (file://) may add a <script src>, but Chromium refuses it fetch() of a local file.
  * Pure: records in, files out.
  */
 import type { Verdict } from '../../domain/verdict.js';

@@ -5,22 +5,7 @@
 // punkt_tab model — decision for decision; a `PunktBehaviour` selects the (small) differences of
 // NLTK 3.10.2–3.10.3 and of 3.10.1 and earlier. Training is not ported. No I/O: the parameters are
 // passed in.
-//
-// Translation notes (Python `regex`/`re`/`str` semantics → JS):
-// - NLTK 3.10.4 compiles every pattern with the `regex` module (nltk.redos), earlier releases with `re`;
-//   both in Unicode mode. `regex` `\s` is the Unicode White_Space set, `re` `\s` is str.isspace() (the
-//   same plus U+001C..U+001F); neither has U+FEFF (JS `\s` has) and both have U+0085 (JS `\s` lacks), so
-//   `\s`/`\S` are spelled out below. `\d` is \p{Nd}. `[^\W\d]` is [\p{Alphabetic}\p{M}\p{Pc}\p{Join_Control}]
-//   under `regex` and [\p{L}\p{Nl}\p{No}_] under `re` (both checked against Python over every code point).
-// - Python `$` (no MULTILINE) also matches before a final "\n"; it is only applied to strings without
-//   "\n" here, so it is JS `$` (no `m` flag). MULTILINE `$` matches only before "\n" → `(?=\n|$)`.
-// - `str.strip()`/`rstrip()` use str.isspace() (White_Space plus U+001C..U+001F); `string.whitespace`
-//   is ASCII " \t\n\r\v\f". `str.isupper()/islower()` of one character are the Uppercase/Lowercase
-//   properties; `str.lower()` is `toLowerCase()` (both full Unicode case mapping with Final_Sigma).
-// - Python indexes strings by code point, JS by UTF-16 unit: every index here is a UTF-16 offset and
-//   only ever used on the same string, and every "first character" test reads a whole code point,
-//   so results are identical. (Characters assigned after Unicode 14, Python 3.11's version, may
-//   differ in case properties: not a practical concern.)
+// How Python's `regex`/`re`/`str` semantics are translated to JavaScript: PORTING.md beside this file.
 
 /** Parameters of a trained Punkt model (the four tables of an NLTK punkt_tab directory). */
 export interface PunktParams {
