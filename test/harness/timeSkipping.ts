@@ -15,18 +15,9 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { TOOLS_DIR } from '../../local/tools.js';
 import type { SimulatorHandle, SimulatorOptions } from '../../simulator/server.js';
-import { needs } from './tier.js';
 
 /** The wrapper tools/install.sh writes around the Java test server. */
 export const TEST_SERVER_PATH = `${TOOLS_DIR}bin/temporal-test-server`;
-
-/** Test options for a test on the time-skipping server: skipped in the unit tier (it needs Java and the jars). */
-export function needsTestServer(): { skip?: string } {
-  const tier = needs('temporal-test-server (tools/bin)');
-  if (tier.skip) return tier;
-  if (!existsSync(TEST_SERVER_PATH)) throw new Error(`${TEST_SERVER_PATH} is missing: run 'bash tools/install.sh test'`);
-  return {};
-}
 
 export interface TimeSkippingStack {
   env: TestWorkflowEnvironment;
@@ -37,8 +28,7 @@ export interface TimeSkippingStack {
 
 /** The time-skipping server, the simulator, and one worker on `taskQueue`, running until `stop`. */
 export async function startTimeSkippingStack(options: { simulator?: SimulatorOptions; taskQueue: string }): Promise<TimeSkippingStack> {
-  // Imported here, not at the top: the fast tier imports this file only to skip its tests, and the
-  // SDK's worker, the activities and the simulator would cost it seconds of CPU for nothing.
+  if (!existsSync(TEST_SERVER_PATH)) throw new Error(`${TEST_SERVER_PATH} is missing: run 'bash tools/install.sh test'`);
   const [{ TestWorkflowEnvironment }, { startSimulator }, { prebuiltWorkflowBundle }, { createWorker }] = await Promise.all([
     import('@temporalio/testing'),
     import('../../simulator/server.js'),

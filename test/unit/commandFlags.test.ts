@@ -1,12 +1,11 @@
 /**
  * A mistyped flag is answered with the closest flag of that command (config/commandFlags.ts), as a
- * mistyped config field is; each command's usage names the flags it takes.
+ * mistyped config field is. The real CLI's answers are in test/integration/commandFlags.test.ts.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseFlags } from '../../config/commandFlags.js';
 import { closestName } from '../../domain/closestName.js';
-import { runMmif } from '../harness/mmifCli.js';
 
 const STATUS_FLAGS = { watch: { type: 'boolean' }, json: { type: 'boolean' }, evals: { type: 'boolean' } } as const;
 
@@ -36,17 +35,4 @@ test('closestName: a case slip, a letter or two, a swap; nothing for a name far 
   assert.equal(closestName('temprature', ['temperature', 'maxTokens']), 'temperature');
   assert.equal(closestName('conifg', ['config', 'wait', 'local']), 'config');
   assert.equal(closestName('output', ['config', 'wait', 'local']), undefined);
-});
-
-test('`mmif build --conifg` ends with the suggestion on one line, exit 2', async () => {
-  const result = await runMmif(['build', '--conifg', 'build.json']);
-  assert.equal(result.code, 2, result.stdout + result.stderr);
-  assert.equal(result.stderr.trim(), "mmif: unknown option '--conifg'; did you mean --config?");
-});
-
-test('`mmif export --help` names --holdout in its usage line', async () => {
-  const result = await runMmif(['export', '--help']);
-  assert.equal(result.code, 0, result.stderr);
-  assert.equal(result.stdout.split('\n')[0], 'usage: mmif export --output URI --build-id ID --format trl|mmifeval [--all | --holdout F]');
-  assert.match(result.stdout, /^ {2}--holdout F /m, 'and describes it on a line of its own');
 });

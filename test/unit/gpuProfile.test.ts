@@ -1,12 +1,12 @@
 /**
  * The simulator as N GPUs of a published profile (simulator/gpuProfile.ts): latency from a reply's
- * output length, the fleet's capacity and cap, over HTTP the 429 once the GPUs are full, and the
- * SIM_GPU_* variables.
+ * output length, the fleet's capacity and cap, and the SIM_GPU_* variables (over HTTP:
+ * test/integration/gpuProfile.test.ts).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GPU_PROFILES, GpuFleet, gpuFleetFromEnv } from '../../simulator/gpuProfile.js';
-import { simulatorOptionsFromEnv, startSimulator } from '../../simulator/server.js';
+import { simulatorOptionsFromEnv } from '../../simulator/server.js';
 
 test('a reply of the mean length takes slots / requests-per-second; longer replies proportionally longer; capacity is GPUs x the profile', () => {
   const fleet = new GpuFleet(GPU_PROFILES['qwen2.5-vl-7b'], 8, 2);
@@ -25,26 +25,6 @@ test('the slot time given out is summed: it bounds the wall time the replies nee
   assert.equal(first, 2000, 'the mean reply takes slots / requests-per-second');
   assert.equal(second, 3000, '150 tokens against a mean of 100');
   assert.equal(fleet.busyMs, 5000);
-});
-
-test("over HTTP: requests beyond the GPUs' slots are answered 429", async () => {
-  // One GPU of 2 slots completing 1 request/s when full: a reply takes ~2 s, so three sent at once overlap.
-  const sim = await startSimulator({ gpus: new GpuFleet({ requestsPerSecond: 1, slots: 2 }, 1) });
-  try {
-    const post = (i: number) =>
-      fetch(`${sim.url}/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: 'Bearer sim' },
-        body: JSON.stringify({ model: 'mmif-sim-vlm', messages: [{ role: 'user', content: `Describe scene ${i}.` }] }),
-      });
-    const responses = await Promise.all([0, 1, 2].map(post));
-    assert.deepEqual(responses.map((r) => r.status).sort(), [200, 200, 429]);
-    const refused = responses.find((r) => r.status === 429)!;
-    assert.match(((await refused.json()) as { error: { message: string } }).error.message, /Simulated GPUs full: 2 requests in flight/);
-    assert.equal(sim.stats().completed, 2);
-  } finally {
-    await sim.close();
-  }
 });
 
 test('SIM_GPU_PROFILE, SIM_GPUS and SIM_GPU_SPEEDUP configure the fleet; a bad value is named', () => {

@@ -12,7 +12,6 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { DpoRecord, InstructRecord } from '../../output/contracts/records.js';
 import { dpoSharegptLine, instructRecordFromLine, instructSharegptLine, jsonl, llamaFactoryDatasetInfo } from '../../output/formats/sharegpt.js';
-import { needs } from '../harness/tier.js';
 import { DATASETS_VENVS, loadLikeLlamaFactory } from '../harness/trainerReaders.js';
 
 let dir: string;
@@ -94,35 +93,31 @@ async function writeDataset(root: string, shards: { instruct: InstructRecord[]; 
   await writeFile(path.join(root, 'dataset_info.json'), JSON.stringify(llamaFactoryDatasetInfo()));
 }
 
-test(
-  'rows whose metadata varies in shape load through dataset_info.json under every datasets release LLaMA-Factory accepts',
-  needs("LLaMA-Factory's datasets venvs (tools/datasets-*)"),
-  async () => {
-    const root = path.join(dir, 'varied');
-    await writeDataset(root, [
-      { instruct: [], dpo: [] },
-      { instruct: [instruct(1, 'numbers'), instruct(2, 'numbers')], dpo: [pair(1, 'numbers')] },
-      { instruct: [instruct(3, 'lists')], dpo: [pair(3, 'lists')] },
-    ]);
-    for (const venv of DATASETS_VENVS) {
-      const out = await loadLikeLlamaFactory(venv.python, root, path.join(dir, `cache-${venv.label}`));
-      const sft = out.entries.mmif_instruct!;
-      const dpo = out.entries.mmif_dpo!;
-      assert.equal(sft.error, undefined, `${venv.label}: ${sft.error}`);
-      assert.equal(dpo.error, undefined, `${venv.label}: ${dpo.error}`);
-      assert.deepEqual(sft.ids.sort(), ['s1', 's2', 's3'], venv.label);
-      assert.deepEqual(dpo.ids.sort(), ['s1-dpo', 's3-dpo'], venv.label);
-      assert.deepEqual(sft.problems, [], venv.label);
-      assert.deepEqual(dpo.problems, [], venv.label);
-      assert.equal(dpo.attr.ranking, true);
-      assert.deepEqual(dpo.responses, [2, 2], `${venv.label}: LLaMA-Factory's converter made each row a chosen/rejected pair`);
-      assert.ok(sft.metadata_keys.includes('constraints') && sft.metadata_keys.includes('verdicts'), `${venv.label}: the record's constraints travel in metadata`);
-      assert.ok(dpo.metadata_keys.includes('dropped_constraints'));
-    }
-  },
-);
+test('rows whose metadata varies in shape load through dataset_info.json under every datasets release LLaMA-Factory accepts', async () => {
+  const root = path.join(dir, 'varied');
+  await writeDataset(root, [
+    { instruct: [], dpo: [] },
+    { instruct: [instruct(1, 'numbers'), instruct(2, 'numbers')], dpo: [pair(1, 'numbers')] },
+    { instruct: [instruct(3, 'lists')], dpo: [pair(3, 'lists')] },
+  ]);
+  for (const venv of DATASETS_VENVS) {
+    const out = await loadLikeLlamaFactory(venv.python, root, path.join(dir, `cache-${venv.label}`));
+    const sft = out.entries.mmif_instruct!;
+    const dpo = out.entries.mmif_dpo!;
+    assert.equal(sft.error, undefined, `${venv.label}: ${sft.error}`);
+    assert.equal(dpo.error, undefined, `${venv.label}: ${dpo.error}`);
+    assert.deepEqual(sft.ids.sort(), ['s1', 's2', 's3'], venv.label);
+    assert.deepEqual(dpo.ids.sort(), ['s1-dpo', 's3-dpo'], venv.label);
+    assert.deepEqual(sft.problems, [], venv.label);
+    assert.deepEqual(dpo.problems, [], venv.label);
+    assert.equal(dpo.attr.ranking, true);
+    assert.deepEqual(dpo.responses, [2, 2], `${venv.label}: LLaMA-Factory's converter made each row a chosen/rejected pair`);
+    assert.ok(sft.metadata_keys.includes('constraints') && sft.metadata_keys.includes('verdicts'), `${venv.label}: the record's constraints travel in metadata`);
+    assert.ok(dpo.metadata_keys.includes('dropped_constraints'));
+  }
+});
 
-test('the check fails on rows LLaMA-Factory would refuse', needs("LLaMA-Factory's datasets venvs (tools/datasets-*)"), async () => {
+test('the check fails on rows LLaMA-Factory would refuse', async () => {
   // A stray <image> in an answer (two placeholders for one image), an image that is not there, and
   // turns in the wrong order (LLaMA-Factory's converter logs and skips such a row).
   const root = path.join(dir, 'broken');

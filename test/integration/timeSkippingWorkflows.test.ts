@@ -19,15 +19,13 @@ import { endpointLeasesWorkflowId, reportDemandUpdate } from '../../workflows/en
 import { SILENT_MS, type EndpointDemand } from '../../llm/concurrencyLeases.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
 import { eventually } from '../harness/datasetChecks.js';
-import { needsTestServer, startTimeSkippingStack, type TimeSkippingStack } from '../harness/timeSkipping.js';
+import { startTimeSkippingStack, type TimeSkippingStack } from '../harness/timeSkipping.js';
 import { failureLine } from '../harness/buildFailure.js';
 
-const skip = needsTestServer();
 let stack: TimeSkippingStack;
 let dir: string;
 
 before(async () => {
-  if (skip.skip) return;
   stack = await startTimeSkippingStack({ simulator: { seed: 23 }, taskQueue: 'mmif-time-skipping' });
   dir = await mkdtemp(path.join(tmpdir(), 'mmif-time-skipping-'));
   await writeCc3m(new LocalStore(path.join(dir, 'cc3m')), 'files', { perShard: 2, shards: 1 });
@@ -59,7 +57,7 @@ async function history(handle: WorkflowHandle): Promise<temporal.api.history.v1.
 
 const seconds = (d: { seconds?: unknown } | null | undefined) => Number(d?.seconds ?? 0);
 
-test('a failed shard: the default retry policy runs out, the build waits its hour-long retry window, then fails with its one line', skip, async () => {
+test('a failed shard: the default retry policy runs out, the build waits its hour-long retry window, then fails with its one line', async () => {
   const buildId = 'window-closes';
   stack.simulator.setFaults({ rate500: 1 });
   try {
@@ -92,7 +90,7 @@ test('a failed shard: the default retry policy runs out, the build waits its hou
   }
 });
 
-test('the retry window holds for its whole length: an update 59 minutes in still re-runs the failed shard', skip, async () => {
+test('the retry window holds for its whole length: an update 59 minutes in still re-runs the failed shard', async () => {
   const buildId = 'window-holds';
   // One attempt: the shard fails at once, in real time (time skips only while a result is awaited).
   const input = config(buildId, { retryWindowSeconds: 3600, retry: { maximumAttempts: 1 } });
@@ -114,7 +112,7 @@ test('the retry window holds for its whole length: an update 59 minutes in still
   assert.deepEqual(report.shards, { planned: 1, committed: 1, failed: 0 });
 });
 
-test('a scheduled build started without a schedule dates its run by its start time: three days later, a new folder, and no model call', skip, async () => {
+test('a scheduled build started without a schedule dates its run by its start time: three days later, a new folder, and no model call', async () => {
   const input = config('dated');
   const run = async (workflowId: string) => {
     const handle = await stack.env.client.workflow.start('scheduledBuild', { taskQueue: stack.taskQueue, workflowId, args: [input] });
@@ -141,7 +139,7 @@ test('a scheduled build started without a schedule dates its run by its start ti
   assert.equal(requests(), before);
 });
 
-test("the lease desk: a silent worker's lease goes to a busy one, and the desk ends within two idle periods of the last report", skip, async () => {
+test("the lease desk: a silent worker's lease goes to a busy one, and the desk ends within two idle periods of the last report", async () => {
   const handle = await stack.env.client.workflow.start('endpointLeases', { taskQueue: stack.taskQueue, workflowId: endpointLeasesWorkflowId('time-skipping-probe'), args: [] });
   const seq: Record<string, number> = {};
   // Each worker wants the whole cap of one endpoint.
@@ -166,7 +164,7 @@ test("the lease desk: a silent worker's lease goes to a busy one, and the desk e
   assert.ok(idle >= 2 * 60_000 && idle < 4 * 60_000, `the desk ended ${idle} ms after the last report, not 2 to 4 minutes`);
 });
 
-test('a 429 that never clears: past llm.retry and the activity retries, the build fails with the role, endpoint, model, status and attempts on one line', skip, async () => {
+test('a 429 that never clears: past llm.retry and the activity retries, the build fails with the role, endpoint, model, status and attempts on one line', async () => {
   const buildId = 'always-429';
   stack.simulator.setFaults({ rate429: 1, retryAfterSeconds: 0 });
   try {

@@ -7,7 +7,6 @@ import { test } from 'node:test';
 import { TOOLS_DIR } from '../../local/tools.js';
 import { Img2datasetParquetError, openImg2datasetParquet, type Img2datasetColumns } from '../../sources/img2datasetParquet.js';
 import { img2datasetParquet, sideFileRow } from '../fixtures/cc3m.js';
-import { needs } from '../harness/tier.js';
 
 /** The side file's rows as objects, a value left out where its row has none. */
 async function rowsOf(bytes: Buffer): Promise<Array<Record<string, string>>> {
@@ -31,7 +30,7 @@ function sideFileRows() {
 }
 
 for (const codec of ['snappy', 'zstd']) {
-  test(`reads the keys, statuses, captions and errors of a pyarrow-written ${codec} side file, over several row groups`, needs('pyarrow (tools/venv)'), async () => {
+  test(`reads the keys, statuses, captions and errors of a pyarrow-written ${codec} side file, over several row groups`, async () => {
     const { records, rows } = sideFileRows();
     const bytes = await img2datasetParquet(rows, codec);
     assert.equal(bytes.subarray(0, 4).toString(), 'PAR1');
@@ -49,7 +48,7 @@ for (const codec of ['snappy', 'zstd']) {
   });
 }
 
-test('refuses a file that is not Parquet, or not an img2dataset side file, naming it', needs('pyarrow (tools/venv)'), async () => {
+test('refuses a file that is not Parquet, or not an img2dataset side file, naming it', async () => {
   assert.throws(
     () => openImg2datasetParquet(Buffer.from('PAR1 not really'), '00003.parquet'),
     (err: unknown) => {
@@ -108,7 +107,7 @@ function writeVariants(): { dir: string; expected: Record<string, Array<string |
   return { dir, expected: JSON.parse(readFileSync(path.join(dir, 'expected.json'), 'utf8')) };
 }
 
-test('reads the columns of pyarrow files as pyarrow does: dictionary and plain, every codec, pages v1 and v2, nulls, required columns', needs('pyarrow (tools/venv)'), async () => {
+test('reads the columns of pyarrow files as pyarrow does: dictionary and plain, every codec, pages v1 and v2, nulls, required columns', async () => {
   const { dir, expected } = writeVariants();
   try {
     const files = readdirSync(dir).filter((f) => f.endsWith('.parquet') && f !== 'required.parquet');
@@ -128,37 +127,33 @@ test('reads the columns of pyarrow files as pyarrow does: dictionary and plain, 
   }
 });
 
-test(
-  'a cut anywhere in a side file, or a flipped byte, gives an Img2datasetParquetError or the rows, never another error',
-  { ...needs('pyarrow (tools/venv)'), timeout: 300_000 },
-  async () => {
-    const { dir } = writeVariants();
-    try {
-      // Flipped bytes only where hyparquet stays bounded: a flip in a v2 page header's value count can
-      // make it fill a level array of billions of entries (a page-v2 file ran > 60 s; bench/README.md,
-      // "Library swaps"), which no check of ours can interrupt. Cuts (truncated downloads) everywhere.
-      const flipped = new Set(['dictionary-snappy', 'zstd']);
-      for (const variant of ['dictionary-snappy', 'plain-uncompressed', 'page-v2', 'zstd']) {
-        const bytes = readFileSync(path.join(dir, `${variant}.parquet`));
-        let failures = 0;
-        for (let at = 0; at < bytes.length; at += 29) {
-          const cut = Buffer.concat([bytes.subarray(0, at), bytes.subarray(bytes.length - 8)]);
-          for (const broken of flipped.has(variant) ? [cut, Buffer.from(bytes).fill(bytes[at]! ^ 0xff, at, at + 1)] : [cut]) {
-            try {
-              const read: Img2datasetColumns = await openImg2datasetParquet(broken, `${variant}.parquet`).columns();
-              // Pages carry no checksum here: a flipped character inside a string cannot be told; the row count can.
-              assert.equal(read.keys.length, read.statuses.length, `${variant}, byte ${at}`);
-            } catch (err) {
-              assert.ok(err instanceof Img2datasetParquetError, `${variant}, byte ${at}: ${String(err)}`);
-              assert.match(err.message, new RegExp(`^${variant}\\.parquet (is not a readable Parquet file|is damaged|has no|row \\d+)`));
-              failures++;
-            }
+test('a cut anywhere in a side file, or a flipped byte, gives an Img2datasetParquetError or the rows, never another error', { timeout: 300_000 }, async () => {
+  const { dir } = writeVariants();
+  try {
+    // Flipped bytes only where hyparquet stays bounded: a flip in a v2 page header's value count can
+    // make it fill a level array of billions of entries (a page-v2 file ran > 60 s; bench/README.md,
+    // "Library swaps"), which no check of ours can interrupt. Cuts (truncated downloads) everywhere.
+    const flipped = new Set(['dictionary-snappy', 'zstd']);
+    for (const variant of ['dictionary-snappy', 'plain-uncompressed', 'page-v2', 'zstd']) {
+      const bytes = readFileSync(path.join(dir, `${variant}.parquet`));
+      let failures = 0;
+      for (let at = 0; at < bytes.length; at += 29) {
+        const cut = Buffer.concat([bytes.subarray(0, at), bytes.subarray(bytes.length - 8)]);
+        for (const broken of flipped.has(variant) ? [cut, Buffer.from(bytes).fill(bytes[at]! ^ 0xff, at, at + 1)] : [cut]) {
+          try {
+            const read: Img2datasetColumns = await openImg2datasetParquet(broken, `${variant}.parquet`).columns();
+            // Pages carry no checksum here: a flipped character inside a string cannot be told; the row count can.
+            assert.equal(read.keys.length, read.statuses.length, `${variant}, byte ${at}`);
+          } catch (err) {
+            assert.ok(err instanceof Img2datasetParquetError, `${variant}, byte ${at}: ${String(err)}`);
+            assert.match(err.message, new RegExp(`^${variant}\\.parquet (is not a readable Parquet file|is damaged|has no|row \\d+)`));
+            failures++;
           }
         }
-        assert.ok(failures > 0, `${variant}: some damage is detected`);
       }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
+      assert.ok(failures > 0, `${variant}: some damage is detected`);
     }
-  },
-);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,72 @@
+/**
+ * What a stage definition (pipeline/stages/registry.ts) says is what its stage does: every stage, run
+ * by runStage against the simulator, calls only the model roles its definition names. The registry's
+ * agreement with workflow code and the docs is tested in test/unit/stageRegistry.test.ts.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { contextFor } from '../../activities/runtime.js';
+import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
+import { parseBuildConfig } from '../../config/buildConfig.js';
+import type { SourceSample } from '../../domain/sample.js';
+import type { StageContext } from '../../pipeline/context.js';
+import { runStage } from '../../pipeline/runStage.js';
+import type { StageState } from '../../pipeline/stageState.js';
+import { stageDefinitions, type BuildMode } from '../../pipeline/stages/registry.js';
+import { CURRENT_REQUEST_LAYOUT } from '../../prompts/chat.js';
+import { startSimulator } from '../../simulator/server.js';
+import { getCreatedJson } from '../../storage/objectStore.js';
+
+const MODES: readonly BuildMode[] = ['single', 'multiturn'];
+
+/** The first `n` samples of the bundled CC3M images, as planning reads them. */
+async function firstSamples(ctx: StageContext, n: number): Promise<SourceSample[]> {
+  for await (const segment of ctx.sources[0]!.segments()) return Array.from({ length: Math.min(n, segment.records.length) }, (_, i) => segment.sample(i));
+  return [];
+}
+
+for (const mode of MODES) {
+  test(`a ${mode} build's steps, run by runStage against the simulator, call only the model roles their definitions name`, async () => {
+    const output = await mkdtemp(path.join(tmpdir(), 'mmif-registry-'));
+    const sim = await startSimulator({ seed: 3 });
+    try {
+      const config = parseBuildConfig({
+        buildId: `registry-${mode}`,
+        output,
+        mode,
+        sources: [{ type: 'cc3m', uri: SAMPLES_DIR, layout: 'files' }],
+        maxSamples: 3,
+        models: { default: { model: 'mmif-sim-vlm', baseUrl: sim.url } },
+      });
+      const ctx = contextFor(config, CURRENT_REQUEST_LAYOUT);
+      const samples = await firstSamples(ctx, 3);
+      assert.equal(samples.length, 3);
+      for (const step of stageDefinitions(mode)) {
+        const called = new Set<string>();
+        const outcome = await runStage(ctx, step.name, samples);
+        assert.equal(outcome.ok + outcome.rejected + outcome.blocked, samples.length, `${step.name}: every sample accounted for`);
+        for (const sample of samples) {
+          const state = await getCreatedJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, step.name));
+          for (const call of state?.calls ?? []) {
+            called.add(call.stage);
+            assert.ok(step.modelRoles.includes(call.stage), `${mode} step '${step.name}' called model role '${call.stage}', which its definition does not name`);
+          }
+        }
+        if (step.modelRoles[0] && outcome.blocked < samples.length)
+          assert.ok(called.has(step.modelRoles[0]), `${mode} step '${step.name}' never called its own model role '${step.modelRoles[0]}'`);
+      }
+      const last = stageDefinitions(mode).at(-1)!;
+      const finished = await Promise.all(samples.map((s) => getCreatedJson<StageState>(ctx.store, ctx.layout.stageState(s.sampleId, last.name))));
+      assert.ok(
+        finished.some((s) => s?.status === 'ok'),
+        `some sample got through every step: ${JSON.stringify(finished.map((s) => s?.status ?? 'blocked'))}`,
+      );
+    } finally {
+      await sim.close();
+      await rm(output, { recursive: true, force: true });
+    }
+  });
+}
