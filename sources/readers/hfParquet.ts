@@ -128,29 +128,39 @@ export function rowGroupOf(table: ParquetTable, row: number): number {
 }
 
 /**
- * The named columns of one row group, as objects (lists as arrays, structs as objects, strings
- * decoded). Throws ParquetTableError naming the file and row group when they do not decode.
+ * The named columns of row groups [first, end), column by column (lists as arrays, structs as
+ * objects, strings decoded): `columns[name][i]` is row `rowGroupStarts[first] + i`'s. Read in one
+ * pass (hyparquet's onChunk, no object per row): a row group at a time cost twice the CPU per row on
+ * a 1M-row table of 100-row groups. Throws ParquetTableError naming the file and row groups when
+ * they do not decode (readRows over each group alone then tells which).
  */
-export async function readRowGroup(table: ParquetTable, group: number, columns: string[]): Promise<Array<Record<string, unknown>>> {
-  const [rowStart, rowEnd] = [table.rowGroupStarts[group]!, table.rowGroupStarts[group + 1]!];
-  let rows: Array<Record<string, unknown>> = [];
+export async function readRows(table: ParquetTable, first: number, end: number, columns: readonly string[]): Promise<Record<string, unknown[]>> {
+  const [rowStart, rowEnd] = [table.rowGroupStarts[first]!, table.rowGroupStarts[end]!];
+  const out: Record<string, unknown[]> = Object.fromEntries(columns.map((c) => [c, new Array<unknown>(rowEnd - rowStart)]));
+  let decoded = 0;
+  const where = end - first === 1 ? `row group ${first}` : `row groups ${first}-${end - 1}`;
   try {
     await parquetRead({
       file: table.file,
       metadata: table.metadata,
-      columns,
+      columns: [...columns],
       rowStart,
       rowEnd,
       compressors,
-      rowFormat: 'object',
-      onComplete: (read) => (rows = read),
+      onChunk: ({ columnName, columnData, rowStart: at }) => {
+        const into = out[columnName]!;
+        for (let i = 0; i < columnData.length; i++) into[at - rowStart + i] = columnData[i];
+        decoded += columnData.length;
+      },
     });
   } catch (err) {
     if (err instanceof ParquetTableError) throw err;
-    throw new ParquetTableError(`${table.key} row group ${group} (rows ${rowStart}-${rowEnd - 1}) does not decode: ${(err as Error).message}`);
+    throw new ParquetTableError(`${table.key} ${where} (rows ${rowStart}-${rowEnd - 1}) does not decode: ${(err as Error).message}`);
   }
-  if (rows.length !== rowEnd - rowStart) throw new ParquetTableError(`${table.key} row group ${group}: ${rows.length} rows decoded where ${rowEnd - rowStart} were expected`);
-  return rows;
+  if (decoded !== (rowEnd - rowStart) * columns.length) {
+    throw new ParquetTableError(`${table.key} ${where}: ${decoded} values decoded where ${columns.length} columns of ${rowEnd - rowStart} rows were expected`);
+  }
+  return out;
 }
 
 /** The image column of one row group, bytes per row (null where the cell is null). */

@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { LocalStore } from '../../storage/localStore.js';
 import { ColumnMappingError, describeMapping, mapColumns } from '../../sources/readers/hfColumns.js';
-import { openParquetTable, ParquetTableError, readImageCell, readRowGroup, type ParquetTable } from '../../sources/readers/hfParquet.js';
+import { hfParquetFiles, hubSnapshot, splitAndConfig } from '../../sources/readers/hfDataset.js';
+import { openParquetTable, ParquetTableError, readImageCell, readRows, type ParquetTable } from '../../sources/readers/hfParquet.js';
 
 /** Tables written by the real `datasets` library (test/fixtures/hub/make_hub_fixtures.py). */
 const HUB = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'hub', 'data');
@@ -61,11 +62,10 @@ describe('Hugging Face Parquet rows', () => {
     let read = 0;
     const { table: t } = await table(M4, 'data/train-00000-of-00001.parquet', (bytes) => (read += bytes));
     const footer = read;
-    const rows = await readRowGroup(t, 1, ['query', 'label']);
-    assert.deepEqual(rows, [
-      { query: 'How many bars are above 30?', label: ['3'] },
-      { query: 'What is the difference between the two largest values?', label: ['12.5'] },
-    ]);
+    assert.deepEqual(await readRows(t, 1, 2, ['query', 'label']), {
+      query: ['How many bars are above 30?', 'What is the difference between the two largest values?'],
+      label: [['3'], ['12.5']],
+    });
     const imageBytes = Number(t.metadata.row_groups[1]!.columns.find((c) => c.meta_data?.path_in_schema[0] === 'image')!.meta_data!.total_compressed_size);
     assert.ok(read - footer < imageBytes, `planning read ${read - footer} bytes; the row group's images are ${imageBytes}`);
   });
@@ -82,8 +82,32 @@ describe('Hugging Face Parquet rows', () => {
   it('names the file and row group that does not decode; the others read', async () => {
     const { table: t } = await table('parquet/damaged', 'train.parquet');
     assert.equal(t.metadata.row_groups.length, 3);
-    assert.equal((await readRowGroup(t, 0, ['text'])).length, 2);
-    await assert.rejects(readRowGroup(t, 1, ['text']), (err: unknown) => err instanceof ParquetTableError && /train\.parquet row group 1 \(rows 2-3\)/.test(err.message));
-    assert.deepEqual(await readRowGroup(t, 2, ['text']), [{ text: 'caption number 4' }, { text: 'caption number 5' }]);
+    assert.equal((await readRows(t, 0, 1, ['text'])).text!.length, 2);
+    await assert.rejects(readRows(t, 0, 3, ['text']), (err: unknown) => err instanceof ParquetTableError && /train\.parquet row groups 0-2 \(rows 0-5\)/.test(err.message));
+    await assert.rejects(readRows(t, 1, 2, ['text']), (err: unknown) => err instanceof ParquetTableError && /train\.parquet row group 1 \(rows 2-3\)/.test(err.message));
+    assert.deepEqual(await readRows(t, 2, 3, ['text']), { text: ['caption number 4', 'caption number 5'] });
+  });
+});
+
+describe('Hugging Face dataset files', () => {
+  it('tells split and config from the Hub file names', () => {
+    assert.deepEqual(splitAndConfig('data/train-00000-of-00003-194c9400785577a2.parquet'), { split: 'train', config: 'default' });
+    assert.deepEqual(splitAndConfig('geo170k(qa)/train-00000-of-00001.parquet'), { split: 'train', config: 'geo170k(qa)' });
+    assert.deepEqual(splitAndConfig('default/partial-train/0003.parquet'), { split: 'train', config: 'default' });
+    assert.deepEqual(splitAndConfig('train.parquet'), { split: 'train', config: 'default' });
+  });
+
+  it('keeps the files of the splits asked for, and says what the root holds otherwise', async () => {
+    const store = new LocalStore(path.join(HUB, 'chartqa-masry'));
+    assert.deepEqual(
+      (await hfParquetFiles(store, { splits: ['val'] })).files.map((f) => f.key),
+      ['data/val-00000-of-00001.parquet'],
+    );
+    assert.equal((await hfParquetFiles(store, { splits: ['test'] })).none, 'no .parquet file of split test: the root holds train, val');
+  });
+
+  it('names the repository and revision of a Hub cache snapshot', () => {
+    assert.deepEqual(hubSnapshot(path.join(HUB, M4)), { repo: 'HuggingFaceM4/ChartQA', revision: 'b605b6e08b57faf4359aeb2fe6a3ca595f99b6c5' });
+    assert.equal(hubSnapshot(path.join(HUB, 'chartqa-masry')), undefined);
   });
 });
