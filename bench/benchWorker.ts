@@ -1,29 +1,12 @@
 /**
- * `mmif worker` with knobs for the benchmarks. Same connection settings (TEMPORAL_ADDRESS,
- * MMIF_TASK_QUEUE, ...) and the same graceful stop on SIGINT/SIGTERM.
- *
- *  - BENCH_MAX_ACTIVITIES: the worker's maxConcurrentActivities (unset: createWorker's default, and so
- *    `mmif worker`'s, DEFAULT_ACTIVITY_SLOTS).
- *  - BENCH_TRACE=<file>: a diagnostic worker. Appends JSON lines to <file>: one per finished
- *    activity ({t, activity, stage, ms}) and one per second ({t, loopMaxMs, loopMeanMs, mem, cpuMs,
- *    limiters, leaseReports}) with the event loop's delay over that second, the process's memory in
- *    MiB (rss, heapTotal, heapUsed, external, arrayBuffers from process.memoryUsage(), and V8's
- *    `malloced`), its CPU so far in ms (user, system), each endpoint limiter's state ([{workers,
- *    concurrency, leased, window, inFlight, queued, ...}]) and the concurrency lease reports sent so
- *    far; t is Unix ms. Also, with the per-second line, `slots`: every 8th model request's slot
- *    times (llm/limiter.ts SlotTimes: ms from admission to its sent mark, the fetch call, the body
- *    written, the reply's headers and body, the release), summarized by bench/shareTrace.ts. It is
- *    Worker.create with createWorker's options (endpoint sharing, the prebuilt workflow bundle, the
- *    heap growth limit and the workflow thread's small young generation included) plus an activity
- *    interceptor (createWorker takes no interceptors).
- *  - BENCH_SPLIT_ONLY=1: endpoint limits split 1/N among the live workers, concurrency included,
- *    without the leases (what workers did before them; the `four-split` scenario).
- *  - BENCH_CPU_PROF=<file>: writes a V8 CPU profile of the whole run (open it in Chrome DevTools or
- *    summarize it with bench/profileSummary.ts) when the worker stops (SIGTERM).
- *  - BENCH_HEAP_PROF=<file>: writes a sampling heap profile (DevTools' .heapprofile) of the objects
- *    that outlived a young-generation collection, whether a full collection freed them later or not:
- *    where the old generation's growth comes from.
- *
+ * `mmif worker` with knobs for the benchmarks: Worker.create with createWorker's options plus an
+ * activity interceptor, the same connection settings and graceful stop. BENCH_MAX_ACTIVITIES: the
+ * worker's maxConcurrentActivities. BENCH_TRACE=<file>: JSON lines, one per finished activity
+ * ({t, activity, stage, ms}) and one per second ({t, loopMaxMs, loopMeanMs, mem, cpuMs, limiters,
+ * leaseReports, slots}: event-loop delay, memory, CPU, limiter states, every 8th request's slot times;
+ * read by bench/shareTrace.ts). BENCH_SPLIT_ONLY=1: limits split 1/N without leases. BENCH_CPU_PROF /
+ * BENCH_HEAP_PROF=<file>: a V8 CPU profile / a sampling heap profile of objects that outlived a
+ * young-generation collection, written on SIGTERM.
  * Run:   BENCH_MAX_ACTIVITIES=32 node --import tsx bench/benchWorker.ts
  */
 import { appendFileSync } from 'node:fs';

@@ -1,30 +1,11 @@
-// A fleet of 16 and 32 workers leasing one endpoint's concurrency cap through the task queue's lease
-// desk (workflows/endpointLeases.ts), more than Temporal's 10 in-flight updates per workflow. Full
-// `mmif worker`s do not fit 32 at a time on 2 cores, so each worker here is a process that does only
-// what a worker does with an endpoint: its limiter (llm/limiter.ts) admits model requests to the
-// simulator at the grant it leases (worker/endpointSharing.ts leaseEndpointConcurrency, the code
-// `mmif worker` runs), and falls back to the 1/N split when unanswered. The desk runs on one real
-// Temporal worker process; the simulator answers 429 above C requests in flight.
-//
-// The reporters start their requests together (SIGUSR2) once all are up, with the simulator's counts
-// reset, so the figures cover the fleet at its full size only.
-//
-// Demand: each process runs 2C/N request lanes in busy spells (5-15 s) with idle gaps (1-3 s, all its
-// lanes paused, as a worker's are at a shard's images or a stage barrier), so the fleet together
-// wants about 1.7C on average while single workers come and go.
-//
-// Measured (steady state = the middle 80% of completions, from GET /admin/stats polled every second):
-// completed requests/s vs C / latency, 429s, lease reports sent and failed, lease terms that ended
-// unanswered, and how fast demand moves: from the start of each busy spell, the time until the
-// worker's grant reaches its fair share when all are busy (C/N; more when others idle).
-//
-// Where the cap goes (the steady state's mean, from each reporter's limiter sampled every 20 ms and
-// summed over the fleet per 100 ms): in flight; granted but unused with requests waiting (the AIMD
-// window); granted but unused with nothing waiting (a worker's demand fell and the desk has not moved
-// its slots yet); and not granted to anyone (slots the desk still counts for a worker's earlier
-// grant, or frees for a worker that has not reported since). And the share of the cap the fleet
-// wanted at all (in flight + waiting, at most C): what it did not want no lease desk could fill.
-//
+// A fleet of 16 and 32 workers leasing one endpoint's concurrency cap through the lease desk
+// (workflows/endpointLeases.ts). Each worker is a process doing only what a worker does with an
+// endpoint: its limiter admits requests to the simulator at the grant it leases
+// (worker/endpointSharing.ts, the code `mmif worker` runs); the desk runs on one real worker. Demand:
+// each process runs 2C/N lanes in busy spells (5-15 s) with idle gaps (1-3 s), about 1.7C together.
+// Measured over the steady state: requests/s against C / latency, 429s, lease reports sent and failed,
+// terms ended unanswered, time to fair share, and where the cap went (in flight, granted but unused,
+// not granted). Figures: bench/notes/2026-11-25-the-lease-desk-at-16-and-32-workers.md.
 // Run:   npx tsx bench/leaseFleet.ts [--workers 16,32] [--seconds 90] [--concurrency 128] [--latency-ms 1000]
 import { readFile } from 'node:fs/promises';
 import { cpus } from 'node:os';

@@ -1,15 +1,11 @@
 /**
  * The paper's six sources, generated in their release layouts at realistic record counts, for
- * bench/paperScale.ts. Planning reads every record; the shards read only the selected images, so:
- * - CC3M (an img2dataset webdataset: tars of 10,000 records, each with its `.parquet` side file and
- *   `_stats.json`, 5% failed downloads the parquet lists): every record its own image, since CC3M is
- *   deduplicated by image;
- * - ALLaVA-Instruct-LAION-4V (one JSON array), MultiUI (one JSON array of task-typed ids), ChartQA
- *   (train human + augmented), Geo170K (qa_tuning.json): every record its own question over a pool of
- *   images, since these are deduplicated by image and question (their releases ask several questions
- *   about one image too).
- * Images are procedural 64x64 JPEGs/PNGs (sharp from raw pixels, ~0.2 ms each): a 256 px render per
- * record would take most of an hour for 300k records on 2 cores. The build lowers minShortSide for them.
+ * bench/paperScale.ts: CC3M as an img2dataset webdataset (tars of 10,000 records with `.parquet` side
+ * files and `_stats.json`, 5% failed downloads), every record its own image; ALLaVA, MultiUI, ChartQA
+ * and Geo170K as their JSON releases, every record its own question over a pool of images (their
+ * releases ask several questions about one image too). Images are procedural 64x64 JPEGs/PNGs (~0.2 ms
+ * each; a 256 px render per record would take most of an hour for 300k records on 2 cores): the build
+ * lowers minShortSide for them.
  */
 import { once } from 'node:events';
 import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs';

@@ -1,21 +1,12 @@
 // mmif-engine vs. a peer synthetic-data tool (Bespoke Labs Curator, bench/peer_curator.py) on the same
-// simulator, latency, concurrency cap C and number of requests with images:
-//   1. mmif-engine: a real build of N samples (Temporal dev server + `mmif worker`); R = the
-//      requests it makes.
-//   2. curator: R independent requests, each with one of the same JPEGs, max_concurrent_requests C.
-//   3. both again, SIGKILLed at --kill-at shares (default 50%) of their own uninterrupted run's wall
-//      time (a moment independent of the request stream) and started again: mmif-engine gets a new
-//      worker process (the build goes on), curator is re-run with the same arguments and cache dir.
-//      These runs go through bench/countingProxy.ts, which keys every answered request by its body:
-//      re-sent = requests answered before the kill and answered again after it.
-// Requests/s are steady-state (middle 80% of completed requests, GET /admin/stats every second).
-//
+// simulator, latency, cap C and requests with images: a real build of N samples making R requests, and
+// Curator sending R independent requests at max_concurrent_requests C; then both SIGKILLed at --kill-at
+// shares of their uninterrupted wall time and started again, through bench/countingProxy.ts (re-sent =
+// requests answered before the kill and again after it). Requests/s over the steady state.
 // Run:   bash tools/install.sh bench && npx tsx bench/peer.ts      (~5 minutes)
 //        npx tsx bench/peer.ts --samples 500 --concurrency 128 --latency-ms 1000 --kill-at 0.5
-//        ... --trace /tmp/t      the uninterrupted mmif worker's per-second memory and event-loop delay
-//                                and per-activity times (bench/benchWorker.ts), in /tmp/t.jsonl
-//        ... --cpu-prof /tmp/p   its V8 CPU profile, /tmp/p.cpuprofile (bench/profileSummary.ts)
-//        ... --heap-prof /tmp/h  its sampling heap profile of objects reaching the old generation, /tmp/h.heapprofile
+//        ... --trace /tmp/t, --cpu-prof /tmp/p, --heap-prof /tmp/h: the uninterrupted worker's memory and
+//        event-loop delay, V8 CPU profile, and sampling heap profile (benchWorker.ts, profileSummary.ts)
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';

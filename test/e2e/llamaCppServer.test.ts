@@ -1,15 +1,11 @@
 /**
  * A build against a real inference server we did not write: llama.cpp's `llama-server` (built by
- * tools/install.sh from the source PyPI's llama-cpp-python vendors) serving a tiny vision-language
- * model with random weights and its vision projector (test/fixtures/llamacpp), on the real Temporal
- * dev server, through `mmif build` as a user runs it, with the endpoint configured as
- * docs/endpoints.md's llama.cpp recipe configures it.
- *
- * The model's answers are nonsense, so what this checks is the plumbing a real server exercises and
- * the simulator cannot: images sent as data URLs reach a real vision projector, `response_format`
- * json_schema becomes llama.cpp's grammar (every structured reply parses and matches its schema),
- * nonsense is rejected with a recorded reason, the accounting holds and the build completes. The
- * same server without its projector is refused at pre-flight with the server's own error text.
+ * tools/install.sh) serving a tiny vision-language model with random weights and its vision projector
+ * (test/fixtures/llamacpp), on the real dev server, through `mmif build` with docs/endpoints.md's
+ * llama.cpp recipe. The answers are nonsense, so this checks the plumbing the simulator cannot: images
+ * as data URLs reach a real projector, json_schema becomes llama.cpp's grammar (every structured reply
+ * parses), nonsense is rejected with a reason, the accounting holds and the build completes; the
+ * server without its projector is refused at pre-flight with its own error text.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -2,18 +2,11 @@
  * The MMMT-IF worked examples (seed 002, appendix Tables 7-11) checked with our verifiers, where
  * MMMT-IF's instructions and ours mean the same thing: sentence counts, sentence begin/end, keyword
  * mentions, and words per sentence (MMMT-IF splits on whitespace; the reference word count also drops
- * punctuation-only tokens, which never changes a verdict below; Table 10 shows the one difference).
- * Each test names the instructions the paper counts as followed, so its PIF can be read off.
- *
- * Used: Table 7 turn 15 (3/6), Table 8 (2/5), Table 9 rows 1, 2, 3 and 5, Table 10 (0/6).
- * Not applicable:
- * - "Include at least one even/odd number bigger than 5": no reference verifier checks the parity or
- *   size of numbers, so Table 7 turn 1, all of Table 11 and that instruction elsewhere are left out;
- * - Table 9 row 4: its response is elided with "[...]" mid-text, so the begin-with-S verdict the paper
- *   gives cannot be reproduced (row 5's elision is at the end and changes none of its verdicts);
- * - "each sentence at most/at least 18 words" has no registry function; it is checked with the shared
- *   text helpers (sentences, words) that the registry's functions are built from.
- * The paper's Table 7 and Table 8 rows give the instruction lists; texts are copied verbatim.
+ * punctuation-only tokens, which never changes a verdict below). Each test names the instructions the
+ * paper counts as followed, so its PIF can be read off; texts are copied verbatim. Used: Table 7 turn
+ * 15, Table 8, Table 9 rows 1, 2, 3 and 5, Table 10. Left out: the even/odd number instructions (no
+ * reference verifier checks parity: Table 7 turn 1, Table 11) and Table 9 row 4 (its response is
+ * elided mid-text); "each sentence at most/at least 18 words" is checked with the shared text helpers.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,44 +1,12 @@
 /**
- * The documentation (README.md and docs/*.md, read together as one text: README first, then the
- * docs pages by name) documents everything a user can set: every build config field and eval workflow input
- * field, every `mmif` command, sub-action and flag, and every environment variable the code reads.
- * The lists come from the code itself (the zod schemas, the CLI modules' `parseFlags` options, the env
- * reads), so a new field, flag or variable without documentation fails this test. The rules:
- *
- * - **Config fields.** The build config schema (config/buildConfig.ts with config/sourceConfig.ts and
- *   config/imageConfig.ts) is walked through its zod v4 definitions (default, optional, pipe,
- *   union, array, record... unwrapped); every object key at every depth is a field. A field is
- *   documented when the README's "Build configuration" section (its `sources[]` entries: the
- *   "Sources" section, subsections included; code blocks, being examples, do not count) has, in a
- *   backtick span, either
- *   (a) its dotted path, two segments or more (`llm.errorBudget.maxFraction`; array and record levels
- *       dropped; a source's fields relative to the source entry: `richness.minScore`), or
- *   (b) its key, as a span that starts with it (`maxSamples`; `.maxDelayMs` below a parent) or an
- *       object listing that names it (`{ model, baseUrl? }`), in a paragraph, list item or table row
- *       that also has its parent key as a word in a backtick span (a top-level key needs no parent).
- *   A source field that is also a build field (a source's `image` overrides, its `targets`) is
- *   documented with it. The same holds for the `mmif eval` workflow input (config/evalConfig.ts) in
- *   the "Multi-turn (MMMT-IF) and `mmif eval`" section, whose `model` and `judge` endpoints count with
- *   a build's `models.<role>`, and its `retry`, `llm` and `s3` with the build's.
- * - **Commands and flags.** The commands are the keys of `COMMANDS` in cli/mmif.ts; each one's module
- *   (the one its `load` imports) is read for its `parseFlags({ options })` (config/commandFlags.ts) flags and the `case`
- *   labels of a `switch (action)` (sub-actions such as `schedule create`). The README's "The `mmif`
- *   command" table must have a row whose first cell starts with the command (`` `eval --data...` ``),
- *   and the first cells of that command's rows must name every flag (`--flag`, or `-x` for a short
- *   option) and every sub-action (a span starting with it, after the command name). `--help` is the
- *   dispatcher's, for every command, and is checked once.
- * - **Environment variables.** Every production folder (the layers, local/, simulator/) is read for
- *   `env.NAME` / `process.env.NAME` / `env['NAME']`; a template read (`env[`MMIF_MODEL_${...}`]`) is
- *   expanded over what it iterates (the stages); a file that reads `env[name]` with a computed name
- *   contributes its string literals and property names shaped like variable names (`'SIM_PORT'`,
- *   `SIM_RATE_429: 'rate429'`). Each must appear in the README as a word.
- *
- * The generated reference of docs/configuration.md (between its markers) is left out: it lists every
- * field by construction, so a field counts as documented only where prose explains it. Sections are
- * found by their heading's title wherever they are; "the README" below means that whole text.
- *
- * The last tests remove documented items from a copy of the README and check the rules then report
- * them, so none of the checks can pass vacuously.
+ * The documentation (README.md and docs/*.md, read together as one text: README first, then the docs
+ * pages by name; "the README" below) documents everything a user can set: every build config field and
+ * eval workflow input field, every `mmif` command, sub-action and flag, and every environment variable
+ * the code reads. The lists come from the code itself (the zod schemas, the CLI modules' `parseFlags`
+ * options, the env reads), so a new field, flag or variable without documentation fails; each rule is
+ * stated at the function that applies it. The generated reference of docs/configuration.md (between
+ * its markers) is left out: a field counts as documented only where prose explains it. The last tests
+ * remove documented items from a copy of the README, so none of the checks can pass vacuously.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -165,7 +133,14 @@ function schemaFields(schema: z.ZodType): string[][] {
 
 const named = (fieldPath: string[]) => fieldPath.filter((segment) => segment !== '[]' && segment !== '*');
 
-/** Whether `fieldPath` (named segments) is documented in `text` under rule (a) or (b) of the header. */
+/**
+ * Whether `fieldPath` (named segments) is documented in `text`: a paragraph, list item or table row has,
+ * in a backtick span, either (a) its dotted path, two segments or more (`llm.errorBudget.maxFraction`;
+ * array and record levels dropped; a source's fields relative to the source entry: `richness.minScore`),
+ * or (b) its key, as a span that starts with it (`maxSamples`; `.maxDelayMs` below a parent) or an
+ * object listing that names it (`{ model, baseUrl? }`), with its parent key as a word in a backtick span
+ * in the same unit (a top-level key needs no parent).
+ */
 function documentedIn(text: string, fieldPath: string[]): boolean {
   const key = fieldPath.at(-1)!;
   const parent = fieldPath.at(-2);
@@ -180,7 +155,13 @@ function documentedIn(text: string, fieldPath: string[]): boolean {
 
 const shown = (field: string[]) => field.join('.').replaceAll('.[]', '[]').replaceAll('.*', '.<key>');
 
-/** Build config fields the README does not document, as dotted paths (`sources[].richness.url`). */
+/**
+ * Build config fields the README does not document, as dotted paths (`sources[].richness.url`): the
+ * schema (config/buildConfig.ts with sourceConfig.ts and imageConfig.ts) walked through its zod v4
+ * definitions, every object key at every depth a field, looked for in the "Build configuration"
+ * section (and, for `sources[]` entries, the "Sources" section and its subsections; code blocks, being
+ * examples, do not count). A source field that is also a build field is documented with it.
+ */
 function undocumentedConfigFields(readme: string): string[] {
   const buildSection = section(readme, 'Build configuration');
   const sourcesSection = section(readme, 'Sources');
@@ -248,7 +229,11 @@ function objectProperty(object: ts.ObjectLiteralExpression, name: string): ts.Ex
   return undefined;
 }
 
-/** The commands of cli/mmif.ts's COMMANDS, each with the flags and sub-actions its module parses. */
+/**
+ * The commands of cli/mmif.ts's COMMANDS, each with the flags and sub-actions its module parses: the
+ * module its `load` imports is read for its `parseFlags({ options })` flags and the `case` labels of a
+ * `switch (action)` (sub-actions such as `schedule create`).
+ */
 async function cliSurface(): Promise<CommandSurface[]> {
   const dispatcher = await parseTs('cli/mmif.ts');
   const commands: CommandSurface[] = [];
@@ -284,7 +269,13 @@ async function cliSurface(): Promise<CommandSurface[]> {
   return commands;
 }
 
-/** Commands, sub-actions and flags missing from the README's command table (`eval --chats`, `schedule pause`). */
+/**
+ * Commands, sub-actions and flags missing from the README's command table (`eval --chats`, `schedule
+ * pause`): "The `mmif` command" table must have a row whose first cell starts with the command
+ * (`` `eval --data...` ``), and the first cells of that command's rows must name every flag (`--flag`,
+ * or `-x` for a short option) and every sub-action (a span starting with it, after the command name).
+ * `--help` is the dispatcher's, for every command, and is checked once.
+ */
 function undocumentedCli(readme: string, commands: CommandSurface[]): string[] {
   const table = section(readme, 'The `mmif` command')
     .split('\n')
@@ -321,7 +312,13 @@ const TEMPLATE_EXPANSIONS: Record<string, readonly string[]> = { MMIF_MODEL_: MO
 
 const isEnvObject = (e: ts.Expression) => /(^|\.)env$/.test(e.getText());
 
-/** The environment variables the production code reads (see the header for the rule). */
+/**
+ * The environment variables the production code reads: every production folder (the layers, local/,
+ * simulator/) is read for `env.NAME` / `process.env.NAME` / `env['NAME']`; a template read
+ * (`env[`MMIF_MODEL_${...}`]`) is expanded over what it iterates; a file that reads `env[name]` with a
+ * computed name contributes its string literals and property names shaped like variable names
+ * (`'SIM_PORT'`, `SIM_RATE_429: 'rate429'`). Each must appear in the README as a word.
+ */
 async function envVarsRead(): Promise<string[]> {
   const names = new Set<string>();
   for (const folder of PRODUCTION_FOLDERS) {
