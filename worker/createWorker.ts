@@ -1,7 +1,9 @@
 import { setFlagsFromString } from 'node:v8';
+import { toCanonicalString, type WorkerDeploymentVersion } from '@temporalio/common';
 import { NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import * as activities from '../activities/index.js';
 import { prebuiltWorkflowBundle } from './bundleProcess.js';
+import { becomeCurrentIfNone, currencyLine, workerDeploymentVersion } from './deploymentVersion.js';
 import { shareEndpointLimits } from './endpointSharing.js';
 import { maskSecretsInActivityFailures } from './maskSecretsInterceptor.js';
 import { maskingPayloadCodec } from './maskingPayloadCodec.js';
@@ -72,6 +74,14 @@ export interface WorkerSetup {
   maxConcurrentActivities?: number;
   /** Activities per second across ALL workers of this task queue (Temporal enforces it server-side). */
   maxTaskQueueActivitiesPerSecond?: number;
+  /**
+   * The Worker Deployment Version this worker registers as (default: worker/deploymentVersion.ts, from
+   * the environment and the bundle); `false` polls unversioned (the time-skipping test server knows no
+   * deployments).
+   */
+  version?: WorkerDeploymentVersion | false;
+  /** Told the worker's version line once the server has seen it (whether it is current; `mmif worker` prints it). */
+  onVersion?: (line: string) => void;
 }
 
 /** Enough for the slices a build dispatches to feed its lanes (domain/sampleLanes.ts DISPATCHED_PER_LANE): their samples mostly wait, holding only their plan entries. */
@@ -84,6 +94,7 @@ export const DEFAULT_ACTIVITY_SLOTS = 64;
 export async function createWorker(setup: WorkerSetup): Promise<Worker> {
   limitHeapGrowth();
   const workflowBundle = setup.workflowBundle ?? { codePath: await prebuiltWorkflowBundle() };
+  const version = setup.version === false ? undefined : (setup.version ?? (await workerDeploymentVersion(workflowBundle)));
   const worker = await withSmallWorkflowThreadHeap(() =>
     Worker.create({
       connection: setup.connection,
@@ -93,6 +104,8 @@ export async function createWorker(setup: WorkerSetup): Promise<Worker> {
       interceptors: { activity: [maskSecretsInActivityFailures] },
       dataConverter: { payloadCodecs: [maskingPayloadCodec] },
       workflowBundle,
+      // Workflows not declared otherwise (workflows/index.ts) finish on the version that started them.
+      ...(version ? { workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior: 'PINNED' } as const } : {}),
       maxConcurrentActivityTaskExecutions: setup.maxConcurrentActivities ?? DEFAULT_ACTIVITY_SLOTS,
       // A cancellation reaches an activity only in the answer to a heartbeat it sends; by default the
       // SDK sends one per 0.8 x heartbeat timeout (24 s), and a cancelled build would pay that long.
@@ -103,6 +116,12 @@ export async function createWorker(setup: WorkerSetup): Promise<Worker> {
       ...(setup.maxTaskQueueActivitiesPerSecond ? { maxTaskQueueActivitiesPerSecond: setup.maxTaskQueueActivitiesPerSecond } : {}),
     }),
   );
-  shareEndpointLimits(setup.connection, setup.namespace, setup.taskQueue, () => ['STOPPED', 'FAILED'].includes(worker.getState()));
+  const stopped = () => ['STOPPED', 'FAILED'].includes(worker.getState());
+  shareEndpointLimits(setup.connection, setup.namespace, setup.taskQueue, stopped);
+  if (version)
+    becomeCurrentIfNone(setup.connection.workflowService, setup.namespace, version, stopped).then(
+      (currency) => currency && setup.onVersion?.(currencyLine(version, currency)),
+      (err: Error) => console.error(`worker version ${toCanonicalString(version)}: could not look up its deployment's current version: ${err.message}`),
+    );
   return worker;
 }

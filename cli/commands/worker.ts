@@ -11,7 +11,10 @@ export const WORKER_USAGE = `usage: mmif worker
   polls the task queue MMIF_TASK_QUEUE (default "mmif"); on SIGINT/SIGTERM cancels its running
   activities (their model calls and limiter waits end at once) and exits within 15 s at most.
   MMIF_TASK_QUEUE_ACTIVITIES_PER_SECOND caps activities/s across all workers of that queue (use one
-  queue per endpoint: models.<role>.taskQueue); MMIF_MAX_CONCURRENT_ACTIVITIES (64) per worker.`;
+  queue per endpoint: models.<role>.taskQueue); MMIF_MAX_CONCURRENT_ACTIVITIES (64) per worker.
+  Registers as version MMIF_BUILD_ID (default: a hash of the workflow code) of the worker deployment
+  MMIF_DEPLOYMENT (default "mmif"): builds finish on the version that started them, and a new version
+  takes new builds once made current (docs/operations.md, rolling out a new version).`;
 
 export async function workerCommand(args: string[]): Promise<number> {
   parseFlags({ args, options: {} });
@@ -25,6 +28,7 @@ export async function workerCommand(args: string[]): Promise<number> {
     taskQueue: settings.taskQueue,
     maxConcurrentActivities: positiveNumber('MMIF_MAX_CONCURRENT_ACTIVITIES'),
     maxTaskQueueActivitiesPerSecond: positiveNumber('MMIF_TASK_QUEUE_ACTIVITIES_PER_SECOND'),
+    onVersion: (line) => console.log(line),
   });
   console.log(`worker polling task queue '${settings.taskQueue}' on ${settings.connection.address} (namespace ${settings.namespace})`);
   await worker.run(); // returns after SIGINT/SIGTERM: the SDK shuts the worker down gracefully

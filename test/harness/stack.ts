@@ -4,6 +4,7 @@
  * queue. Tests that need S3 add test/harness/s3Server.ts.
  */
 import { Client, Connection } from '@temporalio/client';
+import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { startTemporalDevServer, type DevServer } from '../../local/temporalDevServer.js';
 import { startSimulator, type SimulatorHandle, type SimulatorOptions } from '../../simulator/server.js';
@@ -15,13 +16,18 @@ export interface Stack {
   simulator: SimulatorHandle;
   client: Client;
   taskQueue: string;
-  /** Starts (another) worker in this process, on the stack's task queue or another; it runs until `stopWorkers` or `stop`. */
-  startWorker(options?: { taskQueue?: string; maxTaskQueueActivitiesPerSecond?: number }): Promise<Worker>;
+  /**
+   * Starts (another) worker in this process, on the stack's task queue or another, as `version` of the
+   * worker deployment (default: the bundle's, worker/deploymentVersion.ts); it runs until `stopWorkers` or `stop`.
+   */
+  startWorker(options?: WorkerOptions): Promise<Worker>;
   stopWorkers(): Promise<void>;
   /** Activities running now on this process's workers (Worker.getStatus()). */
   activitiesInFlight(): number;
   stop(): Promise<void>;
 }
+
+type WorkerOptions = { taskQueue?: string; maxTaskQueueActivitiesPerSecond?: number; version?: WorkerDeploymentVersion };
 
 export async function startStack(options: { simulator?: SimulatorOptions; taskQueue?: string } = {}): Promise<Stack> {
   const [server, simulator, bundle] = await Promise.all([startTemporalDevServer(), startSimulator(options.simulator), prebuiltWorkflowBundle()]);
@@ -31,13 +37,14 @@ export async function startStack(options: { simulator?: SimulatorOptions; taskQu
   const taskQueue = options.taskQueue ?? 'mmif-test';
   const running: Array<{ worker: Worker; done: Promise<void> }> = [];
 
-  const startWorker = async (options: { taskQueue?: string; maxTaskQueueActivitiesPerSecond?: number } = {}) => {
+  const startWorker = async (options: WorkerOptions = {}) => {
     const worker = await createWorker({
       connection: nativeConnection,
       namespace: 'default',
       taskQueue: options.taskQueue ?? taskQueue,
       workflowBundle: { codePath: bundle },
       maxTaskQueueActivitiesPerSecond: options.maxTaskQueueActivitiesPerSecond,
+      version: options.version,
     });
     running.push({ worker, done: worker.run() });
     return worker;

@@ -43,7 +43,13 @@ export async function startTimeSkippingStack(options: { simulator?: SimulatorOpt
   process.env.OPENAI_BASE_URL = simulator.url;
   let worker: Worker;
   try {
-    worker = await createWorker({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue: options.taskQueue, workflowBundle: { codePath: bundle } });
+    worker = await createWorker({
+      connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
+      taskQueue: options.taskQueue,
+      workflowBundle: { codePath: bundle },
+      version: false,
+    });
   } catch (err) {
     await Promise.allSettled([env.teardown(), simulator.close()]);
     throw err;
