@@ -8,7 +8,7 @@
  */
 import { LruCache } from '../../domain/lruCache.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
-import { ZipArchive } from './zipArchive.js';
+import { ZipArchive, ZipArchiveError } from './zipArchive.js';
 
 /** A path's place inside an archive. */
 export interface ZipMemberRef {
@@ -17,15 +17,26 @@ export interface ZipMemberRef {
 }
 
 export class ZipFolder {
-  private constructor(private readonly archives: readonly ZipArchive[]) {}
+  private constructor(
+    private readonly archives: readonly ZipArchive[],
+    /** Archives that could not be opened, with why: named when a path is not found. */
+    readonly unreadable: readonly string[],
+  ) {}
 
-  /** Opens every `.zip` under the store's root, in key order. */
+  /** Opens every `.zip` under the store's root, in key order; one that cannot be read is set aside, named in `unreadable`. */
   static async open(store: ObjectStore): Promise<ZipFolder> {
     const archives: ZipArchive[] = [];
+    const unreadable: string[] = [];
     for await (const object of store.list('')) {
-      if (object.key.toLowerCase().endsWith('.zip')) archives.push(await ZipArchive.open(store, object.key, object.size));
+      if (!object.key.toLowerCase().endsWith('.zip')) continue;
+      try {
+        archives.push(await ZipArchive.open(store, object.key, object.size));
+      } catch (err) {
+        if (!(err instanceof ZipArchiveError)) throw err;
+        unreadable.push(err.message);
+      }
     }
-    return new ZipFolder(archives);
+    return new ZipFolder(archives, unreadable);
   }
 
   get size(): number {

@@ -64,6 +64,13 @@ describe('zip archives read in place', () => {
       writeFileSync(path.join(dir, 'broken.zip'), Buffer.alloc(4096, 7));
       await assert.rejects(ZipArchive.open(new LocalStore(dir), 'broken.zip', 4096), (err: unknown) => err instanceof ZipArchiveError && /broken\.zip/.test(err.message));
     });
+    it('is set aside by the folder and named, the other archives still read', async () => {
+      copyFileSync(path.join(HUB, 'geo170k-hub', 'images.zip'), path.join(dir, 'images.zip'));
+      writeFileSync(path.join(dir, 'other.zip'), Buffer.alloc(4096, 7));
+      const folder = await ZipFolder.open(new LocalStore(dir));
+      assert.equal(folder.find('images/geoqa_plus/1000.png')?.archive.key, 'images.zip');
+      assert.match(folder.unreadable.join('\n'), /other\.zip is not a readable zip archive/);
+    });
     it('cut short, is refused naming the archive', async () => {
       copyFileSync(path.join(HUB, 'geo170k-hub', 'images.zip'), path.join(dir, 'cut.zip'));
       writeFileSync(path.join(dir, 'cut.zip'), Buffer.alloc(0), { flag: 'r+' });
