@@ -9,17 +9,17 @@ import { buildLayout, type BuildLayout } from '../storage/buildLayout.js';
 import { writeShard, type ShardToCommit } from '../output/commit/shardWriter.js';
 import { shardsKeepingLostClaims } from '../output/commit/lateDuplicates.js';
 import { recommitTrimmedShards } from '../output/commit/recommitTrimmed.js';
-import type { StageContext } from '../pipeline/context.js';
+import type { StageContext } from '../pipeline/run/context.js';
 import { writeBuildReport } from '../output/reports/buildReport.js';
 import type { BuildReport } from '../output/contracts/buildReport.js';
 import { writeDatasetDocs } from '../output/reports/datasetDocs.js';
 import { writeReservedSplit } from '../output/formats/export.js';
-import { makeBuildPlan } from '../pipeline/planBuild.js';
-import type { BuildPlan } from '../pipeline/planBuild.types.js';
+import { makeBuildPlan } from '../pipeline/planning/planBuild.js';
+import type { BuildPlan } from '../pipeline/planning/planBuild.types.js';
 import { CURRENT_REQUEST_LAYOUT } from '../prompts/chat.js';
-import { runSliceStages as runStages, runStage, type SliceOutcome, type SliceStagesOutcome } from '../pipeline/runStage.js';
-import { buildProblems } from '../pipeline/buildChecks.js';
-import { makeTopUpPlan } from '../pipeline/topUp.js';
+import { runSliceStages as runStages, runStage, type SliceOutcome, type SliceStagesOutcome } from '../pipeline/run/runStage.js';
+import { buildProblems } from '../pipeline/planning/buildChecks.js';
+import { makeTopUpPlan } from '../pipeline/planning/topUp.js';
 import { sourceTallies, talliesFrom } from '../output/reports/sourceTallies.js';
 import { sourceGoals, type ForecastRule, type Goals, type SourceTally } from '../domain/targets.js';
 import { evalSetIndex } from '../pipeline/decontamination.js';
@@ -103,7 +103,7 @@ export async function preflightEndpoints(input: unknown): Promise<PreflightOutco
   });
 }
 
-/** `mmif build`'s checks before it starts anything (pipeline/buildChecks.ts): the problems found, none when fine. */
+/** `mmif build`'s checks before it starts anything (pipeline/planning/buildChecks.ts): the problems found, none when fine. */
 export async function checkBuild(input: unknown): Promise<string[]> {
   return withHeartbeat(() => buildProblems(parseBuildConfig(input)));
 }
@@ -137,7 +137,7 @@ export async function runStageSlice(task: SliceTask): Promise<SliceOutcome> {
 }
 
 /**
- * A slice of a shard through all its stages, each sample on its own (pipeline/runStage.ts,
+ * A slice of a shard through all its stages, each sample on its own (pipeline/run/runStage.ts,
  * runSliceStages), each in one of the worker's sample lanes for the build (lanesForBuild), in line
  * by when the slice was first scheduled (a retried attempt keeps its place: the oldest shards go
  * first), then its shard and place in it. Its heartbeat carries, besides the failed attempts (carried
@@ -259,7 +259,7 @@ export async function targetTallies(input: { build: BuildRef; plan: BuildPlan; t
 
 /**
  * Plans topping-up round `round`, or records why topping up stops; returns the plan as it stands.
- * With `forecast`, plans it from a forecast while shards of the last round still run (pipeline/topUp.ts),
+ * With `forecast`, plans it from a forecast while shards of the last round still run (pipeline/planning/topUp.ts),
  * taken from the shards `basis` names (absent from builds whose histories predate it: `source-halves`).
  */
 export async function planTopUp(input: { config: unknown; round: number; forecast?: boolean; basis?: ForecastRule }): Promise<BuildPlan> {

@@ -7,7 +7,7 @@
  */
 import type { StageName } from '../domain/stages.js';
 import type { AttemptTally } from '../llm/attemptTally.js';
-import type { SliceStagesOutcome } from '../pipeline/runStage.js';
+import type { SliceStagesOutcome } from '../pipeline/run/runStage.js';
 
 export interface SliceHeartbeat {
   failedAttempts: AttemptTally;

@@ -25,7 +25,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { BuildConfigInput } from '../config/buildConfig.js';
 import { freePort, startTemporalDevServer } from '../local/temporalDevServer.js';
 import type { BuildReport } from '../output/contracts/buildReport.js';
-import type { BuildPlan } from '../pipeline/planBuild.types.js';
+import type { BuildPlan } from '../pipeline/planning/planBuild.types.js';
 import { buildLayout } from '../storage/buildLayout.js';
 import { GPU_PROFILES } from '../simulator/gpuProfile.js';
 import { startS3Server, useS3Env } from '../test/harness/s3Server.js';

@@ -27,7 +27,7 @@ import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { parseBuildConfig } from '../config/buildConfig.js';
 import { buildLayout } from '../storage/buildLayout.js';
-import { makeBuildPlan } from '../pipeline/planBuild.js';
+import { makeBuildPlan } from '../pipeline/planning/planBuild.js';
 import { openSource } from '../sources/source.js';
 import type { SourceSample } from '../domain/sample.js';
 import { LocalStore } from '../storage/localStore.js';

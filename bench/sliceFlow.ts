@@ -15,13 +15,13 @@ import { shardPlanIn } from '../activities/shardPlan.js';
 import { parseBuildConfig } from '../config/buildConfig.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import { STAGE_NAMES } from '../domain/stages.js';
-import { makeBuildPlan } from '../pipeline/planBuild.js';
-import { runSliceStages, runStage } from '../pipeline/runStage.js';
+import { makeBuildPlan } from '../pipeline/planning/planBuild.js';
+import { runSliceStages, runStage } from '../pipeline/run/runStage.js';
 import { CURRENT_REQUEST_LAYOUT } from '../prompts/chat.js';
 import { GPU_PROFILES, GpuFleet } from '../simulator/gpuProfile.js';
 import { startSimulator } from '../simulator/server.js';
 import type { SourceSample } from '../domain/sample.js';
-import type { StageContext } from '../pipeline/context.js';
+import type { StageContext } from '../pipeline/run/context.js';
 import { ensureImages } from './harness.js';
 
 const { values } = parseArgs({ options: { samples: { type: 'string', default: '128' }, slice: { type: 'string', default: '32' }, speedup: { type: 'string', default: '8' } } });

@@ -66,7 +66,7 @@ export const dpoSchema = z
     strategies: z.array(z.enum(DPO_STRATEGIES)).min(1).default(['drop33']),
     /**
      * strict: a pair is kept only if the rejected answer fails a constraint at stake and the
-     * chosen answer loses on no constraint both were verified on (pipeline/pairRules.ts);
+     * chosen answer loses on no constraint both were verified on (pipeline/stages/rejected/pairRules.ts);
      * otherwise the rejected answer is regenerated, then the pair discarded. paper: the
      * paper's unvalidated pairs: one rejected answer, kept as generated.
      */
@@ -93,7 +93,7 @@ export const trainingSchema = z
   .strict()
   .prefault({});
 
-/** `chat` settings of a multiturn build (pipeline/multiturn/chatStage.ts). */
+/** `chat` settings of a multiturn build (pipeline/stages/chat/chatStage.ts). */
 export const chatSchema = z
   .object({
     /** Question turns per chat (seed 002's chats run to 20). */

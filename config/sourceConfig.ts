@@ -173,7 +173,7 @@ export type RecordTargets = z.infer<typeof sourceTargetsSchema>;
 export const RICHNESS_SCORERS = ['imported', 'statistic', 'vlm-tags', 'endpoint'] as const;
 
 /**
- * Semantic-richness selection of a source's images at planning (pipeline/richness.ts), in the role
+ * Semantic-richness selection of a source's images at planning (pipeline/planning/richness.ts), in the role
  * of the paper's IC9600 score and RAM++ tag count.
  */
 export const richnessSchema = z

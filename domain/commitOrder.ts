@@ -52,7 +52,7 @@ export interface CapsEffect {
 /**
  * The caps a committed shard must be committed again with, or undefined while its records stay as
  * they are. Its caps counted what the earlier shards of its source kept when it committed; a late
- * duplicate dropped from one of them since (pipeline/imageClaims.ts) lowers that count, so a shard
+ * duplicate dropped from one of them since (pipeline/stages/image/imageClaims.ts) lowers that count, so a shard
  * trimmed by it would now keep more of its accepted samples: the lower ranks, which a new round
  * must not be planned in place of.
  */

@@ -1,6 +1,6 @@
 /**
  * The pipeline steps' names and their order per build mode: what workflow code may import. Each step
- * is defined in pipeline/stages/<step>.ts and listed in pipeline/stages/registry.ts, which workflow
+ * is defined in pipeline/stages/<step>/definition.ts and listed in pipeline/stages/registry.ts, which workflow
  * code cannot import; test/unit/stageRegistry.test.ts keeps the two equal.
  *
  * The per-sample stages of a single-turn build, in order (each leaves one stage state per sample).

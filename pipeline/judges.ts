@@ -8,7 +8,7 @@ import type { RenderedPrompt } from '../prompts/chat.js';
 import { renderCompareJudgePrompt } from '../prompts/compareJudgePrompt.js';
 import { renderDirectJudgePrompt } from '../prompts/directJudgePrompt.js';
 import { parseCompareJudge, parseDirectJudge } from '../verification/judgeReplies.js';
-import type { SampleImage } from './sampleImage.js';
+import type { SampleImage } from './run/sampleImage.js';
 
 /** Sends one judge prompt (with the image when given) and returns the reply text. */
 export type AskJudge = (prompt: RenderedPrompt, image?: SampleImage) => Promise<string>;

@@ -13,7 +13,7 @@ export interface PromptMessage {
 
 /**
  * How a build lays out its requests, fixed when the build is planned (stored with its config,
- * pipeline/planBuild.ts): a layout changes the requests, hence their model-cache keys, so a build
+ * pipeline/planning/planBuild.ts): a layout changes the requests, hence their model-cache keys, so a build
  * planned under an older layout keeps it and pays for nothing again on resume.
  * - 1: the text that frames an answer (a dataset's reference answer, a multi-turn chat's standing
  *   rule) is a system message before the image;

@@ -30,7 +30,7 @@ export function buildLayout(buildId: string) {
      */
     stagedImage: (sha256: string) => `${work}/${imagePathInDataset(sha256)}`,
     imageClaim: (dedupeKey: string) => `${work}/image-claims/${dedupeKey}.json`,
-    /** A sample whose dedupe claim a lower rank took over (pipeline/imageClaims.ts LostClaim). */
+    /** A sample whose dedupe claim a lower rank took over (pipeline/stages/image/imageClaims.ts LostClaim). */
     lostClaim: (sampleId: string) => `${work}/image-claims-lost/${sampleId}.json`,
     lostClaimsPrefix: `${work}/image-claims-lost/`,
     stageState: (sampleId: string, stage: StageName) => `${work}/samples/${sampleId}/${stage}.json`,
@@ -50,7 +50,7 @@ export function buildLayout(buildId: string) {
     budget: `${work}/budget.json`,
     /** What the build paid, one object per worker process that paid (llm/spendLedger.ts). */
     spendPrefix: `${work}/spend/`,
-    /** The ranks of source `index` after round 0's, for a targets build's top-up rounds (pipeline/planBuild.types.ts RankReserve). */
+    /** The ranks of source `index` after round 0's, for a targets build's top-up rounds (pipeline/planning/planBuild.types.ts RankReserve). */
     rankReserve: (index: number) => `${work}/plan/reserve-source-${index}.json`,
     /** Written after every shard plan: a re-run finds the plan complete and lists no source again. */
     planSummary: `${work}/plan/summary.json`,

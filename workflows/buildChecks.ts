@@ -3,7 +3,7 @@
  * that worker's environment (`OPENAI_BASE_URL`, keys) and its view of the data and the output. The
  * CLI starts this workflow before the build and shows its result; a problem starts no build. First
  * the config against an existing build, the sources' layouts and the output's write probe
- * (pipeline/buildChecks.ts), then, with
+ * (pipeline/planning/buildChecks.ts), then, with
  * `llm.preflight`, the same pre-flight the build runs before planning (`preflightEndpoints`), whose
  * passed checks are remembered in the model cache, so the build's own pre-flight makes no request.
  */

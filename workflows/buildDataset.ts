@@ -30,7 +30,7 @@ import type { BuildRef, ShardSummary } from '../activities/buildRef.js';
 import type { BuildConfig } from '../config/buildConfig.js';
 import { batchStages, endpointSlots, requestsPerSecondLimit, stageTaskQueues } from '../config/endpointRouting.js';
 import type { BuildReport } from '../output/contracts/buildReport.js';
-import type { BuildPlan } from '../pipeline/planBuild.types.js';
+import type { BuildPlan } from '../pipeline/planning/planBuild.types.js';
 import { workflowIdRefusal } from '../domain/buildWorkflowId.js';
 import { capsWhenDue, type Kept } from '../domain/commitOrder.js';
 import { mapLimit } from '../domain/mapLimit.js';
@@ -326,7 +326,7 @@ interface RoundsContext {
  * (domain/commitOrder.ts), not in a stop at the end of its round. A round's shards start with its
  * sources side by side; once the first half of each source's shards in the last round (and
  * everything before them) is committed, the next round is planned from a forecast of what the rest
- * will keep (pipeline/topUp.ts), so its shards start in the free slots of this round's tail instead
+ * will keep (pipeline/planning/topUp.ts), so its shards start in the free slots of this round's tail instead
  * of after it. Once every shard is committed, the exact tallies decide:
  * the targets are met (or cannot be), or one more round is planned. The records kept stay the
  * lowest-ranked accepted ones: the forecast only decides how many ranks are planned, and a shard's

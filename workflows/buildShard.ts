@@ -13,7 +13,7 @@ import type { ShardSummary, ShardTask } from '../activities/buildRef.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import { reopensOnRerun } from '../output/commit/manifest.js';
 import type { BuildConfig } from '../config/buildConfig.js';
-import type { BatchableStage } from '../pipeline/batchRequests.js';
+import type { BatchableStage } from '../pipeline/run/batchRequests.js';
 import { STAGE_NAMES, type StageName } from '../domain/stages.js';
 import { pipelineActivityOptions, sliceStagesActivityOptions, type RetrySettings } from './activityOptions.js';
 import { newShardProgress, recordSlice, recordSliceStages, type ShardProgress } from './shardProgress.js';
@@ -101,7 +101,7 @@ export async function buildShard(input: BuildShardInput): Promise<ShardSummary |
   if (input.batchStages.length === 0 && patched(SAMPLES_FLOW_THROUGH_SLICE)) {
     // Each sample flows through the stages on its own, within one activity per slice and run of
     // stages on one task queue: no stage waits for the slice's slowest sample, and a lane whose
-    // sample ended takes the next waiting one of any slice or shard (pipeline/lanePool.ts).
+    // sample ended takes the next waiting one of any slice or shard (pipeline/run/lanePool.ts).
     const runs = taskQueueRuns(stages, input.stageTaskQueues);
     const waitsForLanes = patched(SLICES_SHARE_LANES);
     await mapLimit(slices, input.parallelSlices, async ([from, to]) => {

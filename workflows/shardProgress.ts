@@ -7,7 +7,7 @@
 import type { StageName } from '../domain/stages.js';
 import type { AttemptTally } from '../llm/attemptTally.js';
 import type { FailureKind } from '../llm/retryPolicy.js';
-import type { SliceOutcome, SliceStagesOutcome } from '../pipeline/runStage.js';
+import type { SliceOutcome, SliceStagesOutcome } from '../pipeline/run/runStage.js';
 
 export interface ShardProgress {
   shard: number;

@@ -3,8 +3,8 @@ import { WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temp
 import type { BuildConfig } from '../../config/buildConfig.js';
 import type { BuildCheckResult } from '../../workflows/buildChecks.js';
 import { buildLayout } from '../../storage/buildLayout.js';
-import { configFingerprint } from '../../pipeline/planBuild.js';
-import type { StoredConfig } from '../../pipeline/planBuild.types.js';
+import { configFingerprint } from '../../pipeline/planning/planBuild.js';
+import type { StoredConfig } from '../../pipeline/planning/planBuild.types.js';
 import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
 import { readConfig } from '../configFile.js';

@@ -2,7 +2,7 @@ import { parseFlags } from '../../config/commandFlags.js';
 import type { BuildConfig } from '../../config/buildConfig.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
 import { forecastBuild, formatForecast, fullBuildSamples, sampleCosts } from '../../output/reports/forecast.js';
-import type { BuildPlan } from '../../pipeline/planBuild.types.js';
+import type { BuildPlan } from '../../pipeline/planning/planBuild.types.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';

@@ -4,7 +4,7 @@ import { buildLayout } from '../../storage/buildLayout.js';
 import { dpoRecordFromLine, instructRecordFromLine } from '../../output/formats/sharegpt.js';
 import { openStore } from '../../storage/openStore.js';
 import { getJson } from '../../storage/objectStore.js';
-import type { StoredConfig } from '../../pipeline/planBuild.types.js';
+import type { StoredConfig } from '../../pipeline/planning/planBuild.types.js';
 import type { ChatPairSharegptRow, ChatSharegptRow } from '../../output/formats/chatFormats.js';
 import type { Verdict } from '../../domain/verdict.js';
 import { CliError, EXIT } from '../exitCodes.js';

@@ -1,5 +1,5 @@
 import { parseFlags } from '../../config/commandFlags.js';
-import { buildProblems } from '../../pipeline/buildChecks.js';
+import { buildProblems } from '../../pipeline/planning/buildChecks.js';
 import { readConfig } from '../configFile.js';
 import { CliError, EXIT } from '../exitCodes.js';
 

@@ -1,6 +1,6 @@
 /**
  * Duplicates kept because of timing: a shard commits, and only then does a lower rank in another
- * shard claim the same image (pipeline/imageClaims.ts), so the committed shard still holds the sample
+ * shard claim the same image (pipeline/stages/image/imageClaims.ts), so the committed shard still holds the sample
  * that lost. The takeover left a mark naming that sample; this finds the committed shards that still
  * keep a marked sample, for the build to commit them again (their commit rejects it as a duplicate).
  */

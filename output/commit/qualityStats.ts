@@ -9,7 +9,7 @@ import { addCounts } from '../../domain/counts.js';
 import type { Verdict } from '../../domain/verdict.js';
 import type { ChatPairRecord, ChatRecord, DpoRecord, InstructRecord, RejectRecord, SampleStates } from '../contracts/records.js';
 import type { AgreementCount, ShardQuality, TurnTally, VacuousCount, VisionTally } from '../contracts/quality.js';
-import { VISION_INDEPENDENT } from '../../pipeline/visionDependence.js';
+import { VISION_INDEPENDENT } from '../../pipeline/stages/answer/visionDependence.js';
 
 /** Vision-dependence tallies of a shard's samples, or undefined when none was checked. */
 export function visionTallies(samples: ReadonlyArray<{ source: string; states: SampleStates }>): ShardQuality['visionDependence'] {

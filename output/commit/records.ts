@@ -6,7 +6,7 @@ import type { ModelRole, TrainingPromptTemplate } from '../../config/buildConfig
 import { imagePathInDataset } from '../../storage/buildLayout.js';
 import { STAGE_NAMES, type StageName } from '../../domain/stages.js';
 import type { Verdict } from '../../domain/verdict.js';
-import type { StageResults } from '../../pipeline/stageState.js';
+import type { StageResults } from '../../pipeline/run/stageState.js';
 import type { RejectionDetails } from '../../domain/rejection.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { VerifierCall } from '../../domain/constraints/compatibility.js';

@@ -13,11 +13,11 @@ import { sha256Hex } from '../../domain/hashing.js';
 import { mapLimit } from '../../domain/mapLimit.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
 import { ALL_STAGE_NAMES } from '../../domain/stages.js';
-import { type StageState } from '../../pipeline/stageState.js';
+import { type StageState } from '../../pipeline/run/stageState.js';
 import { getCreatedJson, getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
 import { storedBody } from '../../storage/maskingStore.js';
-import { checkShardBudget, type ErrorBudget } from '../../pipeline/errorBudget.js';
-import { claimHolder, duplicateReason } from '../../pipeline/imageClaims.js';
+import { checkShardBudget, type ErrorBudget } from '../../pipeline/run/errorBudget.js';
+import { claimHolder, duplicateReason } from '../../pipeline/stages/image/imageClaims.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
 import { countByReason, countByStage, modelsByStage, pairStats, summarizeUsage, unpricedUsage, verificationStats } from './manifest.js';
 import { MANIFEST_FORMAT, type ManifestFile, type ShardManifest } from '../contracts/manifest.js';
@@ -248,7 +248,7 @@ async function batchCalls(store: ObjectStore, layout: BuildLayout, shard: number
 
 /**
  * The duplicate rejection of a sample whose dedupe claim a lower rank took over after its image
- * stage passed (pipeline/imageClaims.ts), else undefined.
+ * stage passed (pipeline/stages/image/imageClaims.ts), else undefined.
  */
 async function claimLostTo(store: ObjectStore, layout: BuildLayout, sample: SourceSample, states: SampleStates): Promise<RejectRecord | undefined> {
   const image = states.image;

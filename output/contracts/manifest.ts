@@ -100,7 +100,7 @@ export interface Tally {
   discarded: number;
 }
 
-/** Pair acceptance of one DPO strategy, and what each pair rule (pipeline/pairRules.ts) removed. */
+/** Pair acceptance of one DPO strategy, and what each pair rule (pipeline/stages/rejected/pairRules.ts) removed. */
 export interface StrategyPairs extends Tally {
   /** Discarded pairs by reason code: a pair rule ("uninformative-pair", "chosen-loses") or a model-call failure. */
   discardedByReason: Record<string, number>;

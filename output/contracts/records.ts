@@ -8,7 +8,7 @@ import type { RichnessScore } from '../../domain/richness.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
 import type { StageName } from '../../domain/stages.js';
 import type { Verdict } from '../../domain/verdict.js';
-import type { PlannedConstraint, StageState } from '../../pipeline/stageState.js';
+import type { PlannedConstraint, StageState } from '../../pipeline/run/stageState.js';
 import type { Constraint } from '../../domain/constraints/selection.js';
 import type { ModelCallFault } from '../../domain/rejection.js';
 import type { WrittenTemplate } from '../../prompts/trainingPrompt.js';
@@ -50,7 +50,7 @@ export interface InstructRecord extends SourcedRecord {
   image_richness: RichnessScore | null;
   /**
    * With `quality.visionDependence`: false when the sample was answered as well without its image
-   * (pipeline/visionDependence.ts); null when the build did not check.
+   * (pipeline/stages/answer/visionDependence.ts); null when the build did not check.
    */
   vision_dependent: boolean | null;
 }

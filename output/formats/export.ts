@@ -4,7 +4,7 @@
  * Temporal; every file is written under a deterministic key, so a re-run rewrites the same bytes.
  */
 import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
-import type { StoredConfig } from '../../pipeline/planBuild.types.js';
+import type { StoredConfig } from '../../pipeline/planning/planBuild.types.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
 import type { ShardManifest } from '../contracts/manifest.js';
 import { mmifevalLines } from './mmifeval.js';

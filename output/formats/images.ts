@@ -3,7 +3,7 @@
  * staged images by sha256. The shard writer (Parquet at commit) and the exports (TRL) both read them.
  */
 import { mapLimit } from '../../domain/mapLimit.js';
-import { loadNormalizedImage } from '../../pipeline/sampleImage.js';
+import { loadNormalizedImage } from '../../pipeline/run/sampleImage.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
 import type { InstructRecord } from '../contracts/records.js';

@@ -9,7 +9,7 @@
  * `aux_cmp_gpt` twin (same `id`, `del_cons` = that constraint's `key`, the constraint left out).
  * Scores are filed under `constraint.key`, so keys are unique within a sample (one constraint per type).
  */
-import type { PlannedConstraint } from '../../pipeline/stageState.js';
+import type { PlannedConstraint } from '../../pipeline/run/stageState.js';
 import { rngFor } from '../../domain/random.js';
 import { inReferenceScorer } from '../../verification/functions.js';
 import type { InstructRecord } from '../contracts/records.js';

@@ -15,7 +15,7 @@ import type { EndpointLessons } from '../../llm/preflight.js';
 import { llamaFactoryDatasetInfo } from '../formats/sharegpt.js';
 import { chatDatasetInfo } from '../formats/chatFormats.js';
 import { sourceGoals } from '../../domain/targets.js';
-import type { BuildPlan, StoredConfig } from '../../pipeline/planBuild.types.js';
+import type { BuildPlan, StoredConfig } from '../../pipeline/planning/planBuild.types.js';
 import type { BuildConfig } from '../../config/buildConfig.js';
 import { readManifests, talliesFrom } from './sourceTallies.js';
 import { richnessReport } from './richnessReport.js';

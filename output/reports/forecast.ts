@@ -5,7 +5,7 @@
  * costs (the mean's 95% interval, times the samples), so a small or uneven pilot says so.
  */
 import type { BuildConfig } from '../../config/buildConfig.js';
-import type { BuildPlan } from '../../pipeline/planBuild.types.js';
+import type { BuildPlan } from '../../pipeline/planning/planBuild.types.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
 import { getJson, type ObjectStore } from '../../storage/objectStore.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';

@@ -7,7 +7,7 @@
 import { addCounts } from '../../domain/counts.js';
 import { distribution } from '../../domain/richness.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
-import type { BuildPlan, StoredConfig } from '../../pipeline/planBuild.types.js';
+import type { BuildPlan, StoredConfig } from '../../pipeline/planning/planBuild.types.js';
 import { getJson, type ObjectStore } from '../../storage/objectStore.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
 import type { SourceRichness } from '../contracts/buildReport.js';

@@ -10,7 +10,7 @@
  * compares counts made in different places and fails when one of them loses a record.
  */
 import { addCounts } from '../../domain/counts.js';
-import type { BuildPlan, PlannedSource } from '../../pipeline/planBuild.types.js';
+import type { BuildPlan, PlannedSource } from '../../pipeline/planning/planBuild.types.js';
 import type { ShardManifest } from '../contracts/manifest.js';
 import type { SourceAccount } from '../contracts/buildReport.js';
 

@@ -1,7 +1,7 @@
 /** What each source's committed shards hold, from their manifests: the counts targets are measured in. */
 import { mapLimit } from '../../domain/mapLimit.js';
 import type { SourceTally } from '../../domain/targets.js';
-import type { BuildPlan } from '../../pipeline/planBuild.types.js';
+import type { BuildPlan } from '../../pipeline/planning/planBuild.types.js';
 import { getJson, type ObjectStore } from '../../storage/objectStore.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
 import type { ShardManifest } from '../contracts/manifest.js';

@@ -9,7 +9,7 @@ import type { BuildReport } from '../contracts/buildReport.js';
 import type { ShardManifest } from '../contracts/manifest.js';
 import { dpoRecordFromLine, instructRecordFromLine } from '../formats/sharegpt.js';
 import type { ChatPairSharegptRow, ChatSharegptRow } from '../formats/chatFormats.js';
-import type { StoredConfig } from '../../pipeline/planBuild.types.js';
+import type { StoredConfig } from '../../pipeline/planning/planBuild.types.js';
 import { ViewerWriter, type ViewerFile, type ViewerPage } from './viewerPage.js';
 
 export interface ViewerOptions extends Omit<ViewerPage, 'buildId'> {

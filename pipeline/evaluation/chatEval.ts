@@ -10,9 +10,9 @@ import { instructionsInForce } from '../../domain/multiturn/chatPlan.js';
 import { credited } from '../../domain/verdict.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
 import { renderChatTurn, type ChatTurn } from '../../prompts/multiturnChat.js';
-import { planEvalChat } from '../multiturn/globalInstructions.js';
-import { scoreTurn } from '../multiturn/turnScore.js';
-import type { SampleImage } from '../sampleImage.js';
+import { planEvalChat } from '../stages/chat/globalInstructions.js';
+import { scoreTurn } from '../stages/chat/turnScore.js';
+import type { SampleImage } from '../run/sampleImage.js';
 import type { EvalContext } from './evalContext.js';
 import type { ChatInput } from './evalItems.js';
 

@@ -3,7 +3,7 @@ import { sha256Hex } from '../../domain/hashing.js';
 import { SampleRejection } from '../../domain/rejection.js';
 import { normalizeImage } from '../../image/normalize.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
-import type { SampleImage } from '../sampleImage.js';
+import type { SampleImage } from '../run/sampleImage.js';
 import { EvalInputError } from './evalContext.js';
 
 /** Only decoding guards: an eval image is judged by the model, not filtered like a build's. */

@@ -12,7 +12,7 @@ import type { RenderedPrompt } from '../../prompts/chat.js';
 import { trainingPromptText } from '../../prompts/trainingPrompt.js';
 import { runVerifierCall } from '../../verification/functions.js';
 import { compareJudgeVerdict, directJudgeScores, type AskJudge } from '../judges.js';
-import type { SampleImage } from '../sampleImage.js';
+import type { SampleImage } from '../run/sampleImage.js';
 import type { EvalContext } from './evalContext.js';
 import type { SampleItem } from './evalItems.js';
 

@@ -1,19 +1,19 @@
 /**
- * The stage registry: every pipeline step's definition (pipeline/stages/<step>.ts), in the order a
+ * The stage registry: every pipeline step's definition (pipeline/stages/<step>/definition.ts), in the order a
  * build of each mode runs them. Adding a step: its definition file, its entry here, and its name in
  * domain/stages.ts (the names and order workflow code may import; it cannot import this module,
  * which reaches model calls and storage) with its result type in stageState.ts; the unit test
  * test/unit/stageRegistry.test.ts names whatever is missing.
  */
 import { stagesFor, type StageName } from '../../domain/stages.js';
-import { answerStep } from './answer.js';
-import { chatStep } from './chat.js';
-import { constraintsStep } from './constraints.js';
-import type { StageDefinition } from './definition.js';
-import { imageStep } from './image.js';
-import { instructionStep } from './instruction.js';
-import { questionsStep } from './questions.js';
-import { rejectedStep } from './rejected.js';
+import { answerStep } from './answer/definition.js';
+import { chatStep } from './chat/definition.js';
+import { constraintsStep } from './constraints/definition.js';
+import type { StageDefinition } from './stageDefinition.js';
+import { imageStep } from './image/definition.js';
+import { instructionStep } from './instruction/definition.js';
+import { questionsStep } from './questions/definition.js';
+import { rejectedStep } from './rejected/definition.js';
 
 export type BuildMode = 'single' | 'multiturn';
 type Registry = { readonly [S in StageName]?: StageDefinition<S> };

@@ -14,7 +14,7 @@ import { sampleIdFor } from '../../domain/hashing.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
 import type { ShardManifest } from '../../output/contracts/manifest.js';
 import type { RejectRecord } from '../../output/contracts/records.js';
-import { sampleRank } from '../../pipeline/ranking.js';
+import { sampleRank } from '../../pipeline/planning/ranking.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { getJson } from '../../storage/objectStore.js';

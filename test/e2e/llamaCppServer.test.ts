@@ -17,7 +17,7 @@ import type { BuildReport } from '../../output/contracts/buildReport.js';
 import type { RejectRecord } from '../../output/contracts/records.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { STAGE_NAMES } from '../../domain/stages.js';
-import type { StageState } from '../../pipeline/stageState.js';
+import type { StageState } from '../../pipeline/run/stageState.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { getJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { temporalCliPath } from '../../local/tools.js';
 import { buildLayout } from '../../storage/buildLayout.js';
-import { sampleRank } from '../../pipeline/ranking.js';
+import { sampleRank } from '../../pipeline/planning/ranking.js';
 import type { ShardManifest } from '../../output/contracts/manifest.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { writeCc3m } from '../fixtures/cc3m.js';

@@ -21,7 +21,7 @@ import type { BuildReport } from '../../output/contracts/buildReport.js';
 import type { ShardManifest } from '../../output/contracts/manifest.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { STAGE_NAMES } from '../../domain/stages.js';
-import { type StageState } from '../../pipeline/stageState.js';
+import { type StageState } from '../../pipeline/run/stageState.js';
 import { getJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { writeCc3m } from '../fixtures/cc3m.js';

@@ -1,5 +1,5 @@
 /**
- * The request layout is fixed when a build is planned (prompts/chat.ts, pipeline/planBuild.ts). A
+ * The request layout is fixed when a build is planned (prompts/chat.ts, pipeline/planning/planBuild.ts). A
  * build planned before layouts were recorded (its stored config has no `requestLayout`) asked its
  * reference-answer and chat requests in layout 1; resumed after the change, it keeps layout 1 and
  * finds every reply in its model cache: not one new request; so does a build planned under layout 2
@@ -17,7 +17,7 @@ import path from 'node:path';
 import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
-import type { StoredConfig } from '../../pipeline/planBuild.types.js';
+import type { StoredConfig } from '../../pipeline/planning/planBuild.types.js';
 import { CURRENT_REQUEST_LAYOUT, type RequestLayout } from '../../prompts/chat.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { LocalStore } from '../../storage/localStore.js';

@@ -1,6 +1,6 @@
 /**
  * The worker's sample lanes keep the endpoint's slots busy through a slice's tail
- * (pipeline/lanePool.ts): two slices of one shard run at once against the HTTP simulator serving as
+ * (pipeline/run/lanePool.ts): two slices of one shard run at once against the HTTP simulator serving as
  * a GPU (latency from each reply's output length), behind a loopback proxy that logs each request
  * sent and each reply received. A short slice (3 samples) beside a long one (15): with lanes per
  * slice (llm.concurrency 3 each, what a slice did before), the short slice's lanes idle from its end
@@ -20,9 +20,9 @@ import { shardPlanIn } from '../../activities/shardPlan.js';
 import { parseBuildConfig } from '../../config/buildConfig.js';
 import { STAGE_NAMES } from '../../domain/stages.js';
 import { writeShard } from '../../output/commit/shardWriter.js';
-import { LanePool } from '../../pipeline/lanePool.js';
-import { makeBuildPlan } from '../../pipeline/planBuild.js';
-import { runSliceStages } from '../../pipeline/runStage.js';
+import { LanePool } from '../../pipeline/run/lanePool.js';
+import { makeBuildPlan } from '../../pipeline/planning/planBuild.js';
+import { runSliceStages } from '../../pipeline/run/runStage.js';
 import { CURRENT_REQUEST_LAYOUT } from '../../prompts/chat.js';
 import { GPU_PROFILES, GpuFleet } from '../../simulator/gpuProfile.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';

@@ -1,5 +1,5 @@
 /**
- * A slice's samples flow through the stages each on its own (pipeline/runStage.ts, runSliceStages):
+ * A slice's samples flow through the stages each on its own (pipeline/run/runStage.ts, runSliceStages):
  * against the HTTP simulator serving as a GPU (latency from each reply's output length), behind a
  * loopback proxy that logs, in order, each request sent and each reply received with its stage. The
  * stage-by-stage path (runStage per stage, what a shard did before) sends no answer request before
@@ -18,8 +18,8 @@ import { shardPlanIn } from '../../activities/shardPlan.js';
 import { parseBuildConfig } from '../../config/buildConfig.js';
 import { STAGE_NAMES } from '../../domain/stages.js';
 import { writeShard } from '../../output/commit/shardWriter.js';
-import { makeBuildPlan } from '../../pipeline/planBuild.js';
-import { runSliceStages, runStage } from '../../pipeline/runStage.js';
+import { makeBuildPlan } from '../../pipeline/planning/planBuild.js';
+import { runSliceStages, runStage } from '../../pipeline/run/runStage.js';
 import { CURRENT_REQUEST_LAYOUT } from '../../prompts/chat.js';
 import { GPU_PROFILES, GpuFleet } from '../../simulator/gpuProfile.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';

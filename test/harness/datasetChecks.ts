@@ -10,7 +10,7 @@ import type { ShardManifest } from '../../output/contracts/manifest.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
 import type { RejectRecord } from '../../output/contracts/records.js';
 import { NOT_DRAWN, RICHNESS_PREFIX } from '../../output/reports/sourceAccounting.js';
-import type { BuildPlan } from '../../pipeline/planBuild.types.js';
+import type { BuildPlan } from '../../pipeline/planning/planBuild.types.js';
 import { getJson, type ObjectStore } from '../../storage/objectStore.js';
 
 /**

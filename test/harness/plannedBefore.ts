@@ -5,8 +5,8 @@
  * or as planned under a later layout, recorded, which it keeps the same way.
  */
 import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
-import { configFingerprint } from '../../pipeline/planBuild.js';
-import type { StoredConfig } from '../../pipeline/planBuild.types.js';
+import { configFingerprint } from '../../pipeline/planning/planBuild.js';
+import type { StoredConfig } from '../../pipeline/planning/planBuild.types.js';
 import type { RequestLayout } from '../../prompts/chat.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { putJson, type ObjectStore } from '../../storage/objectStore.js';

@@ -7,10 +7,11 @@ import assert from 'node:assert/strict';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import { SampleRejection } from '../../domain/rejection.js';
 import type { SourceSample } from '../../domain/sample.js';
-import { runAnswerStage, runRejectedStage } from '../../pipeline/answerStages.js';
-import type { PlannedConstraint, Verdict } from '../../pipeline/stageState.js';
+import { runAnswerStage } from '../../pipeline/stages/answer/answerStage.js';
+import { runRejectedStage } from '../../pipeline/stages/rejected/rejectedStage.js';
+import type { PlannedConstraint, Verdict } from '../../pipeline/run/stageState.js';
 import { rule } from '../harness/plannedConstraints.js';
-import { verifyAnswer } from '../../pipeline/verifyAnswer.js';
+import { verifyAnswer } from '../../pipeline/stages/answer/verifyAnswer.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
 import { simulatorScene } from '../harness/simulatorScene.js';
 

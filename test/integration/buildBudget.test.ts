@@ -17,7 +17,7 @@ import { LocalStore } from '../../storage/localStore.js';
 import { defaultLlmSettings } from '../harness/llmSettings.js';
 import { parseBuildConfig } from '../../config/buildConfig.js';
 import { parseEvalConfig } from '../../config/evalConfig.js';
-import { configFingerprint } from '../../pipeline/planBuild.js';
+import { configFingerprint } from '../../pipeline/planning/planBuild.js';
 
 let dir: string;
 let sim: SimulatorHandle;

@@ -1,5 +1,5 @@
 /**
- * One multi-turn chat generated against the real simulator over HTTP (pipeline/multiturn/chatStage.ts):
+ * One multi-turn chat generated against the real simulator over HTTP (pipeline/stages/chat/chatStage.ts):
  * every turn verified against every instruction in force, PIF recorded, turns below the threshold
  * regenerated or the chat rejected, turn-level pairs kept only under the pair rules, and a re-run
  * served from the model cache.
@@ -11,9 +11,9 @@ import type { BuildConfigInput } from '../../config/buildConfig.js';
 import { SampleRejection } from '../../domain/rejection.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
-import { runChatStage } from '../../pipeline/multiturn/chatStage.js';
-import { scoreTurn } from '../../pipeline/multiturn/turnScore.js';
-import type { PlannedConstraint } from '../../pipeline/stageState.js';
+import { runChatStage } from '../../pipeline/stages/chat/chatStage.js';
+import { scoreTurn } from '../../pipeline/stages/chat/turnScore.js';
+import type { PlannedConstraint } from '../../pipeline/run/stageState.js';
 import { rule } from '../harness/plannedConstraints.js';
 import { simulatorScene } from '../harness/simulatorScene.js';
 

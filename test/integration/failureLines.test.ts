@@ -2,7 +2,7 @@
  * The one line of the failures that gaveUpLines.test.ts does not cover: a refused key, an unknown
  * model and a spent quota (permanentError in llm/endpointError.ts), a Batch API call that failed
  * (batchCallError in llm/batch.ts, against the simulator's /v1/files and /v1/batches, and a port
- * nobody listens on), and the error budget's lines (pipeline/errorBudget.ts). Each names the role,
+ * nobody listens on), and the error budget's lines (pipeline/run/errorBudget.ts). Each names the role,
  * the endpoint, the model and the tries or attempts, says what to check, and never shows the key.
  */
 import { after, before, test } from 'node:test';
@@ -16,7 +16,7 @@ import { clientFor } from '../../llm/endpoint.js';
 import type { ResolvedEndpoint } from '../../llm/resolvedEndpoint.js';
 import { EndpointError, permanentError } from '../../llm/endpointError.js';
 import { EndpointGaveUp } from '../../llm/sendCompletion.js';
-import { checkShardBudget, ConsecutiveFaults, ErrorBudgetExceeded } from '../../pipeline/errorBudget.js';
+import { checkShardBudget, ConsecutiveFaults, ErrorBudgetExceeded } from '../../pipeline/run/errorBudget.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
 
 const KEY = 'sk-unit-refused-key-0123456789';

@@ -5,10 +5,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { PlannedConstraint } from '../../pipeline/stageState.js';
+import type { PlannedConstraint } from '../../pipeline/run/stageState.js';
 import { rule } from '../harness/plannedConstraints.js';
-import { verifyAnswer } from '../../pipeline/verifyAnswer.js';
-import { runRejectedStage } from '../../pipeline/answerStages.js';
+import { verifyAnswer } from '../../pipeline/stages/answer/verifyAnswer.js';
+import { runRejectedStage } from '../../pipeline/stages/rejected/rejectedStage.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
 import { simulatorScene } from '../harness/simulatorScene.js';

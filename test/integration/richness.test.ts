@@ -19,8 +19,8 @@ import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfi
 import { judgeWindow, topFractionCutoff, type ScoreOutcome } from '../../domain/richness.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { imageComplexity } from '../../image/complexity.js';
-import { makeBuildPlan } from '../../pipeline/planBuild.js';
-import { makeTopUpPlan } from '../../pipeline/topUp.js';
+import { makeBuildPlan } from '../../pipeline/planning/planBuild.js';
+import { makeTopUpPlan } from '../../pipeline/planning/topUp.js';
 import { parseImportedScores } from '../../sources/importedScores.js';
 import { getJson } from '../../storage/objectStore.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';

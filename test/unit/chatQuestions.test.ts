@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chatQuestionsReplySchema, renderChatQuestionsPrompt } from '../../prompts/chatQuestionsPrompt.js';
-import { chatTask, distinctQuestions } from '../../pipeline/multiturn/questionStage.js';
+import { chatTask, distinctQuestions } from '../../pipeline/stages/questions/questionStage.js';
 import { ChatRequestSchema, generateReply } from '../../simulator/replies.js';
 
 const asRequest = (count: number, structured: boolean) =>

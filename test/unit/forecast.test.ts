@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { parseBuildConfig } from '../../config/buildConfig.js';
 import { forecastBuild, fullBuildSamples, type SampleCost } from '../../output/reports/forecast.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
-import type { BuildPlan } from '../../pipeline/planBuild.types.js';
+import type { BuildPlan } from '../../pipeline/planning/planBuild.types.js';
 import { emptyUsage } from '../../output/commit/manifest.js';
 
 const base = { buildId: 'b', output: '/tmp/out', sources: [{ type: 'cc3m' as const, uri: '/tmp/cc3m' }], models: { default: { model: 'gpt-4o-mini' } } };

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { parseBuildConfig } from '../../config/buildConfig.js';
 import { dedupePolicy } from '../../config/sourceConfig.js';
 import { SampleRejection } from '../../domain/rejection.js';
-import { claimOrReject, dedupeKey } from '../../pipeline/imageClaims.js';
+import { claimOrReject, dedupeKey } from '../../pipeline/stages/image/imageClaims.js';
 import { LocalStore } from '../../storage/localStore.js';
 
 const SHA = 'a'.repeat(64);

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LanePool } from '../../pipeline/lanePool.js';
-import { throughLanes } from '../../pipeline/runStage.js';
+import { LanePool } from '../../pipeline/run/lanePool.js';
+import { throughLanes } from '../../pipeline/run/runStage.js';
 import { MIN_SHARDS_IN_FLIGHT, sampleLanes, shardsToFeedLanes, workerLanes } from '../../domain/sampleLanes.js';
 import type { SourceSample } from '../../domain/sample.js';
 

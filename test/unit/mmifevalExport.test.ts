@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { isHeldOutImage, mmifevalLines, scorerConstraint } from '../../output/formats/mmifeval.js';
 import { reserveHeldOut } from '../../output/commit/heldOut.js';
 import type { AssembledSample, DpoRecord, InstructRecord } from '../../output/contracts/records.js';
-import type { PlannedConstraint } from '../../pipeline/stageState.js';
+import type { PlannedConstraint } from '../../pipeline/run/stageState.js';
 
 const rule = (type: string, func: string, params: unknown[]): PlannedConstraint => ({
   type,

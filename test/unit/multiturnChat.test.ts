@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { constraintType } from '../../domain/constraints/catalogue.js';
 import { removeConflicts } from '../../domain/constraints/compatibility.js';
 import { instructionsInForce, type ChatInstruction } from '../../domain/multiturn/chatPlan.js';
-import { allGlobalInstructions, planEvalChat, type GlobalInstruction } from '../../pipeline/multiturn/globalInstructions.js';
-import { judgeTurnPair, scoreTurn } from '../../pipeline/multiturn/turnScore.js';
+import { allGlobalInstructions, planEvalChat, type GlobalInstruction } from '../../pipeline/stages/chat/globalInstructions.js';
+import { judgeTurnPair, scoreTurn } from '../../pipeline/stages/chat/turnScore.js';
 
 test("every instruction the planner can give is rule-checkable by its type's catalogue verifiers", () => {
   const all = allGlobalInstructions();

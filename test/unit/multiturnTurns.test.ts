@@ -1,15 +1,15 @@
 /**
  * One turn of a multi-turn chat: the context the model answers (prompts/multiturnChat.ts), its PIF over
  * every instruction in force with the real verifiers, and the turn-level pair rules
- * (pipeline/multiturn/turnScore.ts).
+ * (pipeline/stages/chat/turnScore.ts).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { instructionsInForce, type ChatInstruction } from '../../domain/multiturn/chatPlan.js';
 import { MULTITURN_SYSTEM_TEXT, renderChatTurn, type ChatTurn } from '../../prompts/multiturnChat.js';
 import { chatMessages } from '../../llm/chatMessages.js';
-import { judgeTurnPair, scoreTurn } from '../../pipeline/multiturn/turnScore.js';
-import type { PlannedConstraint } from '../../pipeline/stageState.js';
+import { judgeTurnPair, scoreTurn } from '../../pipeline/stages/chat/turnScore.js';
+import type { PlannedConstraint } from '../../pipeline/run/stageState.js';
 
 const exclaim: PlannedConstraint = {
   type: 'punctuation_requirements',

@@ -1,8 +1,8 @@
-/** The DPO pair rules (pipeline/pairRules.ts) over hand-made verdicts. */
+/** The DPO pair rules (pipeline/stages/rejected/pairRules.ts) over hand-made verdicts. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chosenLosses, judgePair, rejectedVerificationIndices } from '../../pipeline/pairRules.js';
-import type { Verdict } from '../../pipeline/stageState.js';
+import { chosenLosses, judgePair, rejectedVerificationIndices } from '../../pipeline/stages/rejected/pairRules.js';
+import type { Verdict } from '../../pipeline/run/stageState.js';
 
 const v = (index: number, passed: boolean, method: Verdict['method'] = 'rule'): Verdict => ({ index, type: `t${index}`, method, passed, detail: passed ? 'ok' : 'no' });
 

@@ -7,8 +7,8 @@ import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfi
 import { sampleIdFor } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { buildLayout } from '../../storage/buildLayout.js';
-import { ConfigMismatchError, configFingerprint, makeBuildPlan } from '../../pipeline/planBuild.js';
-import type { StoredConfig } from '../../pipeline/planBuild.types.js';
+import { ConfigMismatchError, configFingerprint, makeBuildPlan } from '../../pipeline/planning/planBuild.js';
+import type { StoredConfig } from '../../pipeline/planning/planBuild.types.js';
 import { sourceShares } from '../../domain/targets.js';
 import { inSegments, type SourceItem, type SourceReader } from '../../sources/source.js';
 import { getJson, putJson } from '../../storage/objectStore.js';

@@ -7,8 +7,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { renderChatTurn, type ChatTurn } from '../../prompts/multiturnChat.js';
-import { scoreTurn } from '../../pipeline/multiturn/turnScore.js';
-import type { PlannedConstraint } from '../../pipeline/stageState.js';
+import { scoreTurn } from '../../pipeline/stages/chat/turnScore.js';
+import type { PlannedConstraint } from '../../pipeline/run/stageState.js';
 import { rule } from '../harness/plannedConstraints.js';
 import type { ChatInstruction } from '../../domain/multiturn/chatPlan.js';
 import { ChatRequestSchema, generateReply } from '../../simulator/replies.js';

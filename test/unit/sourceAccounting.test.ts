@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ShardManifest } from '../../output/contracts/manifest.js';
 import { formatAccount, sourceAccounting } from '../../output/reports/sourceAccounting.js';
-import type { BuildPlan } from '../../pipeline/planBuild.types.js';
+import type { BuildPlan } from '../../pipeline/planning/planBuild.types.js';
 
 const plan: BuildPlan = {
   configFingerprint: 'f',

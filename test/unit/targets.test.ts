@@ -1,4 +1,4 @@
-/** Targets counted in accepted records (domain/targets.ts), commit order (domain/commitOrder.ts), trimming (output/commit/overTarget.ts) and top-up rounds (pipeline/topUp.ts). */
+/** Targets counted in accepted records (domain/targets.ts), commit order (domain/commitOrder.ts), trimming (output/commit/overTarget.ts) and top-up rounds (pipeline/planning/topUp.ts). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -12,8 +12,8 @@ import { commitCaps, forecastBasis, firstRoundSizes, nextRound, sourceGoals, sta
 import { buildLayout } from '../../storage/buildLayout.js';
 import { trimToCaps } from '../../output/commit/overTarget.js';
 import type { AssembledSample, DpoRecord, InstructRecord } from '../../output/contracts/records.js';
-import { makeBuildPlan } from '../../pipeline/planBuild.js';
-import { makeTopUpPlan } from '../../pipeline/topUp.js';
+import { makeBuildPlan } from '../../pipeline/planning/planBuild.js';
+import { makeTopUpPlan } from '../../pipeline/planning/topUp.js';
 import { inSegments, type SourceItem, type SourceReader } from '../../sources/source.js';
 import { getJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';

@@ -1,0 +1,157 @@
+/**
+ * Plans a build: streams every source, selects each source's share of samples and cuts them into
+ * shards of one source each (so a shard's state never mixes sources).
+ *
+ * Selection ranks each sample by sha256(seed, sampleId) and keeps the lowest ranks of its source.
+ * The choice is therefore reproducible, independent of listing order, and stable under growth:
+ * raising a quota keeps every earlier pick and only adds new ones. Memory is bounded by the
+ * quotas, not by the dataset size. Damaged source units are listed in full; records filtered by
+ * policy (multiple choice, dropped task types...) are counted by reason.
+ */
+import { fingerprintMaterial, type BuildConfig } from '../../config/buildConfig.js';
+import { sha256Hex } from '../../domain/hashing.js';
+import type { SourceSample } from '../../domain/sample.js';
+import type { BuildLayout } from '../../storage/buildLayout.js';
+import { firstRoundSizes, sourceShares } from '../../domain/targets.js';
+import type { SourceProblem, SourceReader } from '../../sources/source.js';
+import { cutShards, LowestRanks, offerSegment } from './ranking.js';
+import { richnessWindow, takeRichSamples, type RichnessTools } from './richness.js';
+import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
+import { InputError } from '../../domain/errors.js';
+import { CURRENT_REQUEST_LAYOUT, type RequestLayout } from '../../prompts/chat.js';
+import type { BuildPlan, RankReserve, StoredConfig } from './planBuild.types.js';
+
+/** The request layout a stored build runs with: the one recorded at planning, else the layout before recording began. */
+export const requestLayoutOf = (stored: StoredConfig): RequestLayout => stored.requestLayout ?? 1;
+
+export class ConfigMismatchError extends InputError {
+  override name = 'ConfigMismatchError';
+}
+
+export function configFingerprint(config: BuildConfig): string {
+  return sha256Hex(fingerprintMaterial(config));
+}
+
+/**
+ * A build stored before `verification.vacuous` existed verified with the reference's semantics: its
+ * config matches again once it asks for `pass`. Its stage states were decided that way, so they are
+ * never re-counted under `fail` (which is another fingerprint, hence another build).
+ */
+function madeBeforeVacuousSetting(stored: StoredConfig, config: BuildConfig): boolean {
+  if ((stored.config.verification as { vacuous?: string } | undefined)?.vacuous !== undefined || config.verification.vacuous === 'pass') return false;
+  return configFingerprint({ ...config, verification: { ...config.verification, vacuous: 'pass' } }) === stored.configFingerprint;
+}
+
+/**
+ * The config the build was planned with, if it was; throws ConfigMismatchError when that differs
+ * from `config` in anything that changes output bytes (planning, and `mmif validate` / `mmif build`
+ * before starting anything, pipeline/planning/buildChecks.ts).
+ */
+export async function sameStoredConfig(config: BuildConfig, store: ObjectStore, layout: BuildLayout): Promise<StoredConfig | undefined> {
+  const fingerprint = configFingerprint(config);
+  const stored = await getJson<StoredConfig>(store, layout.config);
+  if (stored && stored.configFingerprint !== fingerprint) {
+    if (madeBeforeVacuousSetting(stored, config)) {
+      throw new ConfigMismatchError(
+        `build '${config.buildId}' in ${store.root} was made before vacuous rule passes failed closed and counted them as passes: ` +
+          `resume it with verification.vacuous: "pass", or use a new buildId to rebuild under "fail" ('mmif build --new-version' picks one)`,
+      );
+    }
+    throw new ConfigMismatchError(
+      `build '${config.buildId}' already exists in ${store.root} with a different config (fingerprint ` +
+        `${stored.configFingerprint.slice(0, 12)}, now ${fingerprint.slice(0, 12)}); use a new buildId for a new version ('mmif build --new-version' picks one)`,
+    );
+  }
+  return stored;
+}
+
+export async function makeBuildPlan(
+  config: BuildConfig,
+  store: ObjectStore,
+  layout: BuildLayout,
+  sources: readonly SourceReader[],
+  /** For sources with `richness` (pipeline/planning/richness.ts). */
+  richness?: RichnessTools,
+): Promise<BuildPlan> {
+  const fingerprint = configFingerprint(config);
+  const stored = await sameStoredConfig(config, store, layout);
+
+  const planned = stored ? await getJson<BuildPlan>(store, layout.planSummary) : undefined;
+  if (config.sources.some((s) => s.richness) && !richness) throw new Error('planning a build with richness selection needs its scoring tools');
+  if (planned) return planned;
+
+  // With targets, the first round of topping up (pipeline/planning/topUp.ts plans the later ones).
+  const targets = config.targets ? firstRoundSizes(config) : sourceShares(config.maxSamples, config.sources);
+  const damaged: Array<SourceProblem & { source: string; sourceIndex: number }> = [];
+  const filtered: Record<string, Record<string, number>> = {};
+  const shards: SourceSample[][] = [];
+  const shardSources: number[] = [];
+  const perSource: BuildPlan['sources'] = [];
+  for (const [index, reader] of sources.entries()) {
+    const type = config.sources[index]!.type;
+    // With richness, the scan ranks the first window of candidates to score.
+    const richnessRule = config.sources[index]!.richness;
+    // With targets, also the ranks after round 0's, held for the top-up rounds (rankReserve).
+    const reserve = config.targets && !richnessRule ? targets[index]! : 0;
+    const selection = new LowestRanks<SourceSample>(richnessRule ? richnessWindow(richnessRule, targets[index]!) : targets[index]! + reserve);
+    // `read` counts the records, `samples` the segment's ids: the report's identity fails if a source's ids and records disagree.
+    let read = 0;
+    let samples = 0;
+    const problems: Record<string, number> = {};
+    const filteredHere: Record<string, number> = {};
+    for await (const segment of reader.segments()) {
+      read += segment.records.length;
+      samples += segment.sampleIds.length;
+      for (const record of segment.records) {
+        if (typeof record === 'string') continue;
+        if (record.kind === 'filtered') {
+          filteredHere[record.filter] = (filteredHere[record.filter] ?? 0) + 1;
+        } else {
+          damaged.push({ ...record, source: type, sourceIndex: index });
+          problems[record.code] = (problems[record.code] ?? 0) + 1;
+        }
+      }
+      offerSegment(selection, config.seed, segment);
+    }
+    if (Object.keys(filteredHere).length > 0) filtered[`${index}:${type}`] = filteredHere;
+    const ranked = selection.sorted();
+    const rich = richnessRule && targets[index]! > 0 ? await takeRichSamples(config, index, reader, 0, targets[index]!, richness!, ranked) : undefined;
+    const selected = rich?.samples ?? (richnessRule ? [] : ranked.slice(0, targets[index]!));
+    if (reserve > 0) {
+      const held: RankReserve = { from: selected.length, samples: ranked.slice(selected.length), complete: ranked.length < targets[index]! + reserve };
+      await putJson(store, layout.rankReserve(index), held);
+    }
+    for (const shard of cutShards(selected, config.shardSize)) {
+      shards.push(shard);
+      shardSources.push(index);
+    }
+    perSource.push({
+      type,
+      target: targets[index]!,
+      read,
+      samples,
+      filtered: filteredHere,
+      problems,
+      selected: selected.length,
+      ranked: rich?.ranked ?? selected.length,
+      exhausted: rich?.exhausted ?? selected.length < targets[index]!,
+      ...(rich ? { richness: rich.fates } : {}),
+    });
+  }
+  for (const [shard, samples] of shards.entries()) await putJson(store, layout.shardPlan(shard), samples);
+  await store.put(layout.sourceProblems, damaged.map((p) => `${JSON.stringify(p)}\n`).join(''));
+  await putJson(store, layout.sourceFiltered, filtered);
+  if (!stored) await putJson(store, layout.config, { configFingerprint: fingerprint, config, requestLayout: CURRENT_REQUEST_LAYOUT } satisfies StoredConfig);
+  const plan: BuildPlan = {
+    configFingerprint: fingerprint,
+    sampleCount: shards.reduce((n, s) => n + s.length, 0),
+    shardCount: shards.length,
+    shardSizes: shards.map((s) => s.length),
+    shardSources,
+    rounds: [0],
+    sources: perSource,
+    sourceProblems: damaged.length,
+  };
+  await putJson(store, layout.planSummary, plan);
+  return plan;
+}

@@ -1,0 +1,25 @@
+import type { BuildConfig } from '../../config/buildConfig.js';
+import type { ModelCaller } from '../../llm/modelCaller.js';
+import type { BuildLayout } from '../../storage/buildLayout.js';
+import type { SourceReader } from '../../sources/source.js';
+import type { ObjectStore } from '../../storage/objectStore.js';
+import { rngFor, type Rng } from '../../domain/random.js';
+import type { RequestLayout } from '../../prompts/chat.js';
+
+/** Everything a stage needs, built once per activity call. */
+export interface StageContext {
+  config: BuildConfig;
+  /** The output root; keys come from `layout`. */
+  store: ObjectStore;
+  layout: BuildLayout;
+  models: ModelCaller;
+  /** Readers by BuildConfig.sources index. */
+  sources: readonly SourceReader[];
+  /** The request layout the build was planned with (prompts/chat.ts). */
+  requestLayout: RequestLayout;
+}
+
+/** The generator for one random choice of one sample: independent of order, retries and workers. */
+export function sampleRng(ctx: StageContext, sampleId: string, purpose: string): Rng {
+  return rngFor(ctx.config.seed, sampleId, purpose);
+}

@@ -1,0 +1,185 @@
+/**
+ * Runs one stage, or several in order, over a slice of samples. Idempotent: a sample whose state for this stage exists is
+ * skipped, so a retried activity resumes where the last attempt stopped and pays for nothing twice.
+ * A sample rejected by an earlier stage is not processed further. A rejection caused by a model call
+ * (modelCall in its details) is not final: the next run of the stage tries the sample again, so a
+ * shard failed by its error budget recovers once the endpoint is fixed.
+ */
+import { mapLimit } from '../../domain/mapLimit.js';
+import { abortSignal, throwIfAborted } from '../../llm/abortScope.js';
+import type { LanePool, LaneOrder } from './lanePool.js';
+import { SampleRejection } from '../../domain/rejection.js';
+import { withAttemptTally, type AttemptTally } from '../../llm/attemptTally.js';
+import type { SourceSample } from '../../domain/sample.js';
+import type { CallRecord } from '../../llm/modelCaller.js';
+import { createJson, getCreatedJson } from '../../storage/objectStore.js';
+import { ConsecutiveFaults } from './errorBudget.js';
+import type { StageContext } from './context.js';
+import type { StageName } from '../../domain/stages.js';
+import type { PriorResults } from '../stages/stageDefinition.js';
+import { stageDefinition } from '../stages/registry.js';
+import type { StageState } from './stageState.js';
+
+export interface SliceOutcome {
+  ok: number;
+  rejected: number;
+  /** Rejected by an earlier stage: nothing to do here. */
+  blocked: number;
+  /** Model requests this execution of the slice sent (cache hits not counted). Absent in results recorded before it existed. */
+  requests?: number;
+  /** Failed attempts of those requests by kind (llm/retryPolicy.ts), retried or not. Absent likewise. */
+  failedAttempts?: AttemptTally;
+}
+
+export async function runStage(
+  ctx: StageContext,
+  stage: StageName,
+  samples: readonly SourceSample[],
+  /** Counted into: failed attempts of an earlier execution of the slice (activities/index.ts) stay in it. */
+  failedAttempts: AttemptTally = {},
+): Promise<SliceOutcome> {
+  const outcome = await runSliceStages(ctx, [stage], samples, failedAttempts);
+  return { ...outcome.stages[stage]!, failedAttempts: outcome.failedAttempts };
+}
+
+/** A slice run through several stages: each stage's counts, and the failed attempts of the whole slice. */
+export interface SliceStagesOutcome {
+  /** Its `failedAttempts` are not split by stage: they are counted once, below. */
+  stages: Partial<Record<StageName, SliceOutcome>>;
+  failedAttempts: AttemptTally;
+}
+
+/** The worker's lanes a slice's samples take (pipeline/run/lanePool.ts), and the slice's place in their line. */
+export interface SliceLanes {
+  pool: LanePool;
+  /** The slice's place; each sample's is this followed by its index in the slice. */
+  order: LaneOrder;
+}
+
+/**
+ * Runs a slice's samples through `stages` in order, each sample on its own: with latency following
+ * reply length (an answer takes several times a judge), sample A goes on to `answer` while sample B
+ * is still in `constraints`, and no stage waits for the slice's slowest sample. With `lanes`, every
+ * sample waits for one of the worker's lanes, shared with the other slices and shards of the build,
+ * and holds it through its stages: a lane its sample freed takes the next waiting sample of any
+ * slice, so nothing idles in this slice's tail. Without, at most llm.concurrency samples of the slice
+ * are in flight (the stage-by-stage activities). The error budget stays per stage: maxConsecutive
+ * model-call rejections in a row in one stage fail the slice (naming that stage), and no further
+ * sample or stage is started. `progress` is called as each sample gets through a stage (or is
+ * blocked in it).
+ */
+export async function runSliceStages(
+  ctx: StageContext,
+  stages: readonly StageName[],
+  samples: readonly SourceSample[],
+  /** Counted into, as in runStage. */
+  failedAttempts: AttemptTally = {},
+  progress: (outcome: SliceStagesOutcome) => void = () => {},
+  lanes?: SliceLanes,
+): Promise<SliceStagesOutcome> {
+  const outcome: SliceStagesOutcome = { stages: {}, failedAttempts };
+  const steps = stages.map((stage) => {
+    const counts: SliceOutcome = { ok: 0, rejected: 0, blocked: 0, requests: 0 };
+    outcome.stages[stage] = counts;
+    // The slice's executions of a stage note the requests they send in one log (ModelCaller.forSlice).
+    const models = ctx.models.forSlice(`${stage} ${samples[0]?.sampleId}..${samples.at(-1)?.sampleId}`);
+    const { buildsOn } = stageDefinition(ctx.config.mode, stage);
+    return { stage, buildsOn, counts, inARow: new ConsecutiveFaults(ctx.config.llm.errorBudget, `stage ${stage}`), ctx: { ...ctx, models } };
+  });
+  const failing = () => steps.some((s) => s.inARow.exceeded);
+  const throughStages = async (sample: SourceSample) => {
+    // The stages that rejected or blocked this sample: a stage building on one of them is blocked.
+    const stopped = new Set<StageName>();
+    for (const step of steps) {
+      // An endpoint refusing everything: the slice fails, and the rest are not sent to it.
+      if (failing()) return;
+      throwIfAborted(); // a cancelled activity starts no further sample
+
+      const { status, fresh, sent } = step.buildsOn.some((s) => stopped.has(s)) ? { status: 'blocked' as const, sent: 0 } : await runOne(step.ctx, step.stage, sample);
+      step.counts[status] += 1;
+      step.counts.requests! += sent;
+      if (status !== 'ok') stopped.add(step.stage);
+      if (fresh) step.inARow.record(fresh.status === 'rejected' ? fresh.details?.modelCall : undefined);
+      progress(outcome);
+    }
+  };
+  await withAttemptTally(failedAttempts, async () => {
+    if (lanes) await throughLanes(lanes, samples, throughStages);
+    else await mapLimit(samples, ctx.config.llm.concurrency, throughStages);
+  });
+  return outcome;
+}
+
+/**
+ * Every sample of the slice waits in the worker's line at once (the pool, not the slice, bounds what
+ * is in flight) and holds its lane through `run`. The first failure (a spent error budget, a store
+ * outage, a cancelled activity) takes the slice's waiting samples out of line at once: the slice
+ * fails with that failure once its samples holding lanes end, and no lane is kept for it meanwhile.
+ */
+export async function throughLanes(lanes: SliceLanes, samples: readonly SourceSample[], run: (sample: SourceSample) => Promise<void>): Promise<void> {
+  const failed = new AbortController();
+  const activity = abortSignal();
+  const leave = activity ? AbortSignal.any([activity, failed.signal]) : failed.signal;
+  await mapLimit(samples, samples.length, async (sample, index) => {
+    const release = await lanes.pool.acquire([...lanes.order, index], leave);
+    try {
+      await run(sample);
+    } catch (err) {
+      failed.abort(err);
+      throw err;
+    } finally {
+      release();
+    }
+  });
+}
+
+/** Whether a sample still needs this stage: no final state for it yet. */
+export async function stageDone(ctx: StageContext, stage: StageName, sample: SourceSample): Promise<boolean> {
+  return isFinal(await getCreatedJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, stage)));
+}
+
+function isFinal(state: StageState | undefined): boolean {
+  return state !== undefined && !(state.status === 'rejected' && state.details?.modelCall);
+}
+
+type Status = 'ok' | 'rejected' | 'blocked';
+
+/** The sample's outcome, the state this call wrote (none when the stage was done or blocked) and the requests it sent. */
+async function runOne(ctx: StageContext, stage: StageName, sample: SourceSample): Promise<{ status: Status; fresh?: StageState; sent: number }> {
+  const key = ctx.layout.stageState(sample.sampleId, stage);
+  const existing = await getCreatedJson<StageState>(ctx.store, key);
+  if (existing && isFinal(existing)) return { status: existing.status, sent: 0 };
+
+  const prior = await loadPrior(ctx, stage, sample);
+  if (!prior) return { status: 'blocked', sent: 0 };
+  // A model-call rejection tried again: a rerun of its own (the unusable replies it stored are asked
+  // again, see ModelCaller.forExecution), keeping the calls it paid for in the sample's accounts.
+  const rerun = existing ? (existing.rerun ?? 0) + 1 : 0;
+  const calls: CallRecord[] = [...(existing?.calls ?? [])];
+  // Scoped to this execution, so calls a killed earlier execution paid for are still counted.
+  const scoped: StageContext = { ...ctx, models: ctx.models.forExecution(`${sample.sampleId}/${stage}`, rerun) };
+  const reran = rerun > 0 ? { rerun } : {};
+  let state: StageState;
+  try {
+    state = { status: 'ok', stage, result: await stageDefinition(ctx.config.mode, stage).run(scoped, sample, prior, calls), calls, ...reran };
+  } catch (err) {
+    if (!(err instanceof SampleRejection)) throw err;
+    state = { status: 'rejected', stage, reason: err.reason, calls, ...(err.details ? { details: err.details } : {}), ...reran };
+  }
+  await createJson(ctx.store, key, state);
+  // The calls of earlier executions came first in `calls`: only the rest were sent now.
+  const sent = calls.slice(existing?.calls.length ?? 0).filter((c) => !c.cached).length;
+  return { status: state.status, fresh: state, sent };
+}
+
+/** The results of the stages this one builds on, or undefined when one of them rejected the sample. */
+export async function loadPrior(ctx: StageContext, stage: StageName, sample: SourceSample): Promise<PriorResults | undefined> {
+  const prior: PriorResults = {};
+  for (const dep of stageDefinition(ctx.config.mode, stage).buildsOn) {
+    const state = await getCreatedJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, dep));
+    if (!state) throw new Error(`sample ${sample.sampleId}: stage '${stage}' ran before stage '${dep}'`);
+    if (state.status === 'rejected') return undefined;
+    (prior as Record<string, unknown>)[dep] = state.result;
+  }
+  return prior;
+}

@@ -1,0 +1,106 @@
+/**
+ * What each stage leaves behind for one sample: its result or its rejection, plus the model calls
+ * it made. Stored as one small JSON object per (sample, stage); the next stage reads it, a retried
+ * activity finds it and skips the work, and the shard writer assembles records from it.
+ */
+import type { DedupePolicy } from '../../config/sourceConfig.js';
+import type { DpoStrategy, DpoValidation } from '../../config/buildConfig.js';
+import type { PairRule } from '../stages/rejected/pairRules.js';
+import type { VerifierCall } from '../../domain/constraints/compatibility.js';
+import type { Constraint } from '../../domain/constraints/selection.js';
+import type { RejectionDetails } from '../../domain/rejection.js';
+import type { Verdict, VerificationMethod } from '../../domain/verdict.js';
+import type { CallRecord } from '../../llm/modelCaller.js';
+import type { StageName } from '../../domain/stages.js';
+import type { ChatResult } from '../stages/chat/chatStage.js';
+import type { VisionDependence } from '../stages/answer/visionDependence.js';
+
+export interface ImageResult {
+  sha256: string;
+  width: number;
+  height: number;
+  originalWidth: number;
+  originalHeight: number;
+  /** The dedupe key this sample claimed (pipeline/stages/image/imageClaims.ts): commit checks it still holds it. */
+  claim?: { key: string; policy: DedupePolicy };
+}
+
+export interface InstructionResult {
+  instruction: string;
+  /** Generated for an image without a question, or refined from the dataset's own question. */
+  origin: 'generated' | 'refined';
+  candidates: string[];
+  examples: string[];
+  /** Multiturn builds: the chat's questions, one per turn (`instruction` is then the task they make). */
+  questions?: string[];
+}
+
+export type { Verdict, VerificationMethod } from '../../domain/verdict.js';
+
+/** A constraint ready for verification: how it will be checked, and how that was decided. */
+export interface PlannedConstraint extends Constraint {
+  method: VerificationMethod;
+  /** Rule calls (all must pass); empty for judged constraints. */
+  verifiers: VerifierCall[];
+  /** Who chose the verifiers: the phrase parser, the Fig. 20 model, or nobody (judged). */
+  selection: 'parser' | 'llm' | 'none';
+  /** Why a model's choice was refused (a hallucinated function, bad parameters). */
+  selectionNote?: string;
+}
+
+export interface ConstraintsResult {
+  instructionKind: string;
+  offeredTypes: string[];
+  proposed: Constraint[];
+  constraints: PlannedConstraint[];
+  /** Removed by the deterministic rules or the model's compatibility pass, with the reason. */
+  removed: Array<Constraint & { reason: string; by: 'rules' | 'model' }>;
+  /** Valid but beyond the per-sample maximum. */
+  trimmed: Constraint[];
+}
+
+export interface AnswerResult {
+  prompt: string;
+  answer: string;
+  model: string;
+  verdicts: Verdict[];
+  passRate: number;
+  /** Answers generated, including the accepted one (1 + its regenerations; `attempts`: the stored name). */
+  attempts: number;
+  /** The first answer's verdicts, when it was regenerated (the quality report's pass rate before regeneration). */
+  firstVerdicts?: Verdict[];
+  /** The model's reasoning for the answer, with training.keepReasoning only (null: it gave none). */
+  reasoning?: string | null;
+  /** With `quality.visionDependence`: whether the sample needs its image (pipeline/stages/answer/visionDependence.ts). */
+  visionDependence?: VisionDependence;
+}
+
+export interface RejectedResult extends AnswerResult {
+  strategy: DpoStrategy;
+  kept: Constraint[];
+  dropped: Constraint[];
+  /** Indices of the constraints at stake: the dropped ones, or all of them under no_image. */
+  atStake: number[];
+  /** The `dpo.validate` rule the pair was kept under. */
+  validation: DpoValidation;
+  /** Earlier rejected answers refused, by pair rule (pairRules.ts). */
+  ruleRejections: Partial<Record<PairRule, number>>;
+}
+
+export interface StageResults {
+  image: ImageResult;
+  instruction: InstructionResult;
+  constraints: ConstraintsResult;
+  answer: AnswerResult;
+  rejected: RejectedResult;
+  chat: ChatResult;
+}
+
+/**
+ * `calls` holds every call made for this stage of this sample, including those of earlier
+ * executions that a model-call rejection left to try again; `rerun` counts those tries again
+ * (absent for the first execution).
+ */
+export type StageState<S extends StageName = StageName> =
+  | { status: 'ok'; stage: S; result: StageResults[S]; calls: CallRecord[]; rerun?: number }
+  | { status: 'rejected'; stage: S; reason: string; calls: CallRecord[]; details?: RejectionDetails; rerun?: number };

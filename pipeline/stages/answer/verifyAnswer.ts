@@ -1,0 +1,156 @@
+/**
+ * Verifies one answer against (a subset of) a sample's constraints: rule functions where the
+ * constraint has verifier calls, otherwise the LLM judges — one direct-judge call (with the image)
+ * for all direct-judged constraints, one compare-judge call per compare-judged constraint against
+ * an answer generated without it. Every constraint gets a verdict with a short detail.
+ */
+import { endpointFor } from '../../../config/endpointRouting.js';
+import type { CallRecord, ModelRequest } from '../../../llm/modelCaller.js';
+import { renderAnswerPrompt } from '../../../prompts/answerPrompt.js';
+import { rngFor } from '../../../domain/random.js';
+import { SampleRejection } from '../../../domain/rejection.js';
+import { runVerifierCall } from '../../../verification/functions.js';
+import { compareJudgeVerdict, directJudgeScores, type AskJudge } from '../../judges.js';
+import type { StageContext } from '../../run/context.js';
+import type { SampleImage } from '../../run/sampleImage.js';
+import type { PlannedConstraint, Verdict } from '../../run/stageState.js';
+import type { Task } from './answerRequest.js';
+
+export interface AnswerUnderTest {
+  task: Task;
+  /** All the sample's constraints: compare judging regenerates answers without one of them. */
+  constraints: readonly PlannedConstraint[];
+  answer: string;
+  image: SampleImage;
+  /** Indices of the constraints to verify (default: all). */
+  indices?: readonly number[];
+  /** Compare judging needs answers without each constraint; when off, those constraints are direct-judged. */
+  compare: boolean;
+  /** Whether sampled rule verdicts get the judge's second opinion (judgeAgreementSample); default true. */
+  auditJudge?: boolean;
+}
+
+export async function verifyAnswer(ctx: StageContext, subject: AnswerUnderTest, calls: CallRecord[]): Promise<Verdict[]> {
+  const indices = subject.indices ?? subject.constraints.map((_, i) => i);
+  const verdicts: Verdict[] = [];
+  const direct: number[] = [];
+  const compare: number[] = [];
+  for (const index of indices) {
+    const c = subject.constraints[index]!;
+    if (c.method === 'rule') verdicts.push(ruleVerdict(index, c, subject.answer));
+    else if (c.method === 'compare_judge' && subject.compare) compare.push(index);
+    else direct.push(index);
+  }
+  if (direct.length > 0) verdicts.push(...(await directJudge(ctx, subject, direct, calls)));
+  for (const index of compare) verdicts.push(await compareJudge(ctx, subject, index, calls));
+  if (subject.auditJudge !== false) await auditRuleVerdicts(ctx, subject, verdicts, calls);
+  return verdicts.sort((a, b) => a.index - b.index);
+}
+
+/**
+ * The judge-vs-rule sample (`verification.judgeAgreementSample`): a seeded share of the rule-checked
+ * constraints is also scored by the direct judge, in a call of its own, so the judged constraints'
+ * call and every verdict used for filtering are the same with or without it. The choice depends on
+ * the build seed and the constraint only, so a regenerated or rejected answer is audited on the
+ * same constraints. An unusable judge reply leaves the audit unscored instead of rejecting the sample.
+ */
+async function auditRuleVerdicts(ctx: StageContext, subject: AnswerUnderTest, verdicts: Verdict[], calls: CallRecord[]): Promise<void> {
+  const share = ctx.config.verification.judgeAgreementSample;
+  const audited = verdicts.filter((v) => {
+    const c = subject.constraints[v.index]!;
+    return v.method === 'rule' && share > 0 && rngFor(ctx.config.seed, 'judge-agreement', c.type, c.value)() < share;
+  });
+  if (audited.length === 0) return;
+  const judgeModel = endpointFor(ctx.config, 'judge').model;
+  let scores: Verdict[];
+  try {
+    scores = await directJudge(
+      ctx,
+      subject,
+      audited.map((v) => v.index),
+      calls,
+    );
+  } catch (err) {
+    if (!(err instanceof SampleRejection)) throw err;
+    for (const v of audited) v.judgeAudit = { passed: null, judgeModel, detail: `unusable: ${err.reason}` };
+    return;
+  }
+  for (const [i, v] of audited.entries()) {
+    const score = scores[i]!;
+    v.judgeAudit = { passed: score.detail.startsWith('unparsed') ? null : score.passed, judgeModel, detail: score.detail };
+  }
+}
+
+/**
+ * A rule-checked constraint's verdict on an answer: every verifier call must pass (also scores
+ * multi-turn chats). It is vacuous when any call found nothing to check: a constraint only partly
+ * exercised is not credited under `verification.vacuous: "fail"`.
+ */
+export function ruleVerdict(index: number, c: Pick<PlannedConstraint, 'type' | 'verifiers'>, answer: string): Verdict {
+  const outcomes = c.verifiers.map((call) => ({ call, outcome: runVerifierCall(answer, call) }));
+  const failed = outcomes.find((o) => !('passed' in o.outcome) || !o.outcome.passed);
+  const vacuous = outcomes.some((o) => 'vacuous' in o.outcome && o.outcome.vacuous);
+  const describe = (o: (typeof outcomes)[number]) =>
+    `${o.call.func}(${JSON.stringify(o.call.params).slice(1, -1)}) = ${'passed' in o.outcome ? `${o.outcome.passed}${o.outcome.vacuous ? ' (vacuous)' : ''}` : `error: ${o.outcome.error}`}`;
+  return {
+    index,
+    type: c.type,
+    method: 'rule',
+    passed: !failed,
+    vacuous,
+    calls: c.verifiers,
+    detail: failed ? describe(failed) : outcomes.map(describe).join('; '),
+  };
+}
+
+/**
+ * A judge's reply text. An unusable reply is tried again by the model caller; when every try fails
+ * the sample is rejected for the model call (and tried again by a later run), not judged on noise.
+ */
+export function judgeOf(ctx: StageContext, calls: CallRecord[]): AskJudge {
+  return (prompt, image) => {
+    const request: ModelRequest = { stage: 'judge', endpoint: endpointFor(ctx.config, 'judge'), prompt, image, temperature: ctx.config.llm.judgeTemperature };
+    return ctx.models.text(request, calls);
+  };
+}
+
+async function directJudge(ctx: StageContext, subject: AnswerUnderTest, indices: number[], calls: CallRecord[]): Promise<Verdict[]> {
+  const model = endpointFor(ctx.config, 'judge').model;
+  const scores = await directJudgeScores(
+    judgeOf(ctx, calls),
+    subject.answer,
+    indices.map((i) => subject.constraints[i]!.value),
+    subject.image,
+  );
+  return indices.map((index, i) => ({
+    index,
+    type: subject.constraints[index]!.type,
+    method: 'direct_judge',
+    passed: scores[i] === true,
+    judgeModel: model,
+    detail: scores[i] === undefined ? 'unparsed: the judge gave no score' : `score ${scores[i] ? 1 : 0}/1`,
+  }));
+}
+
+async function compareJudge(ctx: StageContext, subject: AnswerUnderTest, index: number, calls: CallRecord[]): Promise<Verdict> {
+  const c = subject.constraints[index]!;
+  const others = subject.constraints.filter((_, i) => i !== index);
+  const without = await ctx.models.text(
+    {
+      stage: 'answer',
+      endpoint: endpointFor(ctx.config, 'answer'),
+      prompt: renderAnswerPrompt(subject.task.instruction, others, subject.task.reference, ctx.requestLayout),
+      image: subject.image,
+    },
+    calls,
+  );
+  const verdict = await compareJudgeVerdict(judgeOf(ctx, calls), c.value, subject.answer, without);
+  return {
+    index,
+    type: c.type,
+    method: 'compare_judge',
+    passed: verdict === true,
+    judgeModel: endpointFor(ctx.config, 'judge').model,
+    detail: verdict === undefined ? 'unparsed: the judge gave no True/False' : `judged ${verdict}`,
+  };
+}
