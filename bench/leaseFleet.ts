@@ -16,7 +16,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { resolveEndpoint } from '../llm/endpoint.js';
 import { limiterFor, shareEndpointsAmong } from '../llm/limiter.js';
 import { startTemporalDevServer } from '../local/temporalDevServer.js';
-import { bundleWorkflows } from '../worker/createWorker.js';
+import { bundleWorkflows } from '../worker/bundleProcess.js';
 import { leaseEndpointConcurrency, leaseReportFailures, leaseReportsSent, leasesReleased, leaseTermsEnded } from '../worker/endpointSharing.js';
 import { fmt, pollSimulator, resetSim, startNodeProcess, startSimulatorProcess, steadyState, table, type Proc } from './harness.js';
 

@@ -11,7 +11,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_PUNKT_BEHAVIOUR, PUNKT_BEHAVIOURS, englishPunkt, sentTokenize, type PunktBehaviour } from '../verification/sentences.js';
+import { englishPunkt, sentTokenize } from '../verification/sentences.js';
+import { DEFAULT_PUNKT_BEHAVIOUR, PUNKT_BEHAVIOURS, type PunktBehaviour } from '../verification/punkt/tokenizer.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 

@@ -5,8 +5,6 @@
 import { readFileSync } from 'node:fs';
 import { DEFAULT_PUNKT_BEHAVIOUR, PunktSentenceTokenizer, type PunktBehaviour, type PunktParams } from './punkt/tokenizer.js';
 
-export { DEFAULT_PUNKT_BEHAVIOUR, PUNKT_BEHAVIOURS, type PunktBehaviour } from './punkt/tokenizer.js';
-
 interface EnglishJson {
   source: string;
   abbrevTypes: string[];

@@ -8,16 +8,10 @@ import { shareEndpointLimits } from './endpointSharing.js';
 import { maskSecretsInActivityFailures } from './maskSecretsInterceptor.js';
 import { maskingPayloadCodec } from './maskingPayloadCodec.js';
 
-export { bundleWorkflows } from './bundleProcess.js';
-
 /**
- * How far V8 lets the heap grow past what survived its last full collection before the next one,
- * in percent. By default V8 picks up to 4x on a machine with memory to spare, and a worker keeps
- * every model request's body (the base64 image) alive for the request's second or more, long enough
- * to reach the old generation: the heap sat at ~100 MB live and grew to ~330 MB between full
- * collections, most of a worker's peak RSS. A fixed factor keeps it near what is live
- * (bench/README.md, worker cost per request). V8 reads this flag at every full collection, so
- * setting it here, at run time, works (the heap size limits could only be set at process start).
+ * How far V8 lets the heap grow past what survived its last full collection before the next one, in
+ * percent: a fixed factor keeps a worker's heap near what is live (docs/adr/0017-worker-heap-growing-percent-20.md).
+ * V8 reads this flag at every full collection, so setting it at run time works.
  */
 const HEAP_GROWING_PERCENT = 20;
 
@@ -27,12 +21,9 @@ export function limitHeapGrowth(): void {
 }
 
 /**
- * The young generation of the workflow thread's V8 isolate, in MB per semi-space (V8 grows each up
- * to 16 MB). Workflow activations allocate little and keep less, yet that isolate's heap reached
- * 74 MB committed in a build, ~30 MB of it young generation kept through the peak; 42 MB with 1 MB
- * (bench/README.md, where the memory went, round 3). V8 reads this flag when it creates an isolate,
- * so it is set only while the SDK starts the workflow thread; the worker's own (main) isolate keeps
- * V8's default.
+ * The young generation of the workflow thread's V8 isolate, in MB per semi-space
+ * (docs/adr/0018-workflow-thread-semi-space-1mb.md). V8 reads this flag when it creates an isolate, so
+ * it is set only while the SDK starts the workflow thread; the worker's own (main) isolate keeps V8's default.
  */
 const WORKFLOW_THREAD_SEMI_SPACE_MB = 1;
 
@@ -84,7 +75,10 @@ export interface WorkerSetup {
   onVersion?: (line: string) => void;
 }
 
-/** Enough for the slices a build dispatches to feed its lanes (domain/sampleLanes.ts DISPATCHED_PER_LANE): their samples mostly wait, holding only their plan entries. */
+/**
+ * Enough for the slices a build dispatches to feed its lanes (domain/sampleLanes.ts DISPATCHED_PER_LANE):
+ * their samples mostly wait, holding only their plan entries.
+ */
 export const DEFAULT_ACTIVITY_SLOTS = 64;
 
 /**

@@ -20,7 +20,7 @@ import { resolveEndpoint } from '../../llm/endpoint.js';
 import { endpointDemands, limiterFor, shareEndpointsAmong } from '../../llm/limiter.js';
 import { startTemporalDevServer, type DevServer } from '../../local/temporalDevServer.js';
 import { startSimulator } from '../../simulator/server.js';
-import { bundleWorkflows } from '../../worker/createWorker.js';
+import { bundleWorkflows } from '../../worker/bundleProcess.js';
 import { endpointLeases, endpointLeasesWorkflowId, HOLD_MS, MAX_HELD } from '../../workflows/endpointLeases.js';
 import {
   jittered,

@@ -11,7 +11,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import proto from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { bundleWorkflows } from '../../worker/createWorker.js';
+import { bundleWorkflows } from '../../worker/bundleProcess.js';
 
 // CommonJS: its namespaces come through the default export.
 const { History } = proto.temporal.api.history.v1;
