@@ -1,4 +1,4 @@
-import type { StageName } from '../domain/stages.js';
+import type { StageName } from '../config/stages.js';
 import type { StageUsage, UnpricedUsage } from '../output/contracts/manifest.js';
 
 /** What activities receive to find a build: small, secret-free JSON that is safe in workflow history. */

@@ -5,7 +5,7 @@
  * and by `mmif status` from the shard workflow's pending activities (cli/liveProgress.ts) while the
  * slice runs or Temporal retries it.
  */
-import type { StageName } from '../domain/stages.js';
+import type { StageName } from '../config/stages.js';
 import type { AttemptTally } from '../llm/attemptTally.js';
 import type { SliceStagesOutcome } from '../pipeline/run/runStage.js';
 

@@ -14,7 +14,7 @@ import { contextFor, richnessTools } from '../activities/runtime.js';
 import { shardPlanIn } from '../activities/shardPlan.js';
 import { parseBuildConfig } from '../config/buildConfig.js';
 import { mapLimit } from '../domain/mapLimit.js';
-import { STAGE_NAMES } from '../domain/stages.js';
+import { STAGE_NAMES } from '../config/stages.js';
 import { makeBuildPlan } from '../pipeline/planning/planBuild.js';
 import { runSliceStages, runStage } from '../pipeline/run/runStage.js';
 import { CURRENT_REQUEST_LAYOUT } from '../prompts/chat.js';

@@ -10,7 +10,7 @@
 import type { WorkflowClient, WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { sliceHeartbeat, type SliceHeartbeat } from '../activities/sliceHeartbeat.js';
-import type { StageName } from '../domain/stages.js';
+import type { StageName } from '../config/stages.js';
 import { addTally, type AttemptTally } from '../llm/attemptTally.js';
 import type { BuildProgress } from '../workflows/buildProgress.js';
 import type { ShardProgress } from '../workflows/shardProgress.js';

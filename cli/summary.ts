@@ -4,7 +4,7 @@ import { buildLayout } from '../storage/buildLayout.js';
 import { formatAccount } from '../output/reports/sourceAccounting.js';
 import { formatCost, formatPricedBy } from '../output/reports/costSummary.js';
 import { counted, stepLabel } from './wording.js';
-import { ALL_STAGE_NAMES } from '../domain/stages.js';
+import { ALL_STAGE_NAMES } from '../config/stages.js';
 
 const SHARDS_LISTED = 5;
 

@@ -1,19 +1,21 @@
 /**
- * `npm run docs:config`: rewrites what is generated from the config schemas: the reference at the
- * end of docs/configuration.md (config/configReference.ts), and examples/build-config.schema.json
- * and examples/eval-input.schema.json, the JSON Schemas the examples name in `$schema`
- * (config/jsonSchema.ts, what `mmif schema [--eval]` prints).
- * test/unit/configReference.test.ts fails when a committed file differs from what this writes, so a
- * schema change without a re-run is caught.
+ * `npm run docs:config`: rewrites what is generated from config/: the reference at the end of
+ * docs/configuration.md (config/configReference.ts), examples/build-config.schema.json and
+ * examples/eval-input.schema.json, the JSON Schemas the examples name in `$schema`
+ * (config/jsonSchema.ts, what `mmif schema [--eval]` prints), and docs/architecture.md's stage table
+ * (config/stageTable.ts). test/unit/configReference.test.ts and stages.test.ts fail when a committed
+ * file differs from what this writes, so a change without a re-run is caught.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configReferenceMarkdown } from '../config/configReference.js';
 import { buildConfigJsonSchema, evalConfigJsonSchema } from '../config/jsonSchema.js';
+import { stageTableMarkdown } from '../config/stageTable.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const CONFIG_DOC = path.join(REPO, 'docs/configuration.md');
+export const ARCHITECTURE_DOC = path.join(REPO, 'docs/architecture.md');
 export const SCHEMA_FILE = path.join(REPO, 'examples/build-config.schema.json');
 export const EVAL_SCHEMA_FILE = path.join(REPO, 'examples/eval-input.schema.json');
 
@@ -22,19 +24,28 @@ export const schemaText = () => `${JSON.stringify(buildConfigJsonSchema(), null,
 export const evalSchemaText = () => `${JSON.stringify(evalConfigJsonSchema(), null, 2)}\n`;
 export const BEGIN = '<!-- BEGIN GENERATED REFERENCE: npm run docs:config -->';
 export const END = '<!-- END GENERATED REFERENCE -->';
+const STAGES_BEGIN = '<!-- BEGIN GENERATED STAGE TABLE: npm run docs:config -->';
+const STAGES_END = '<!-- END GENERATED STAGE TABLE -->';
 
-/** `doc` with the text between the markers replaced by the current reference. */
-export function withReference(doc: string): string {
-  const start = doc.indexOf(BEGIN);
-  const end = doc.indexOf(END);
-  if (start < 0 || end < start) throw new Error(`docs/configuration.md: the markers ${BEGIN} ... ${END} are missing`);
-  return `${doc.slice(0, start + BEGIN.length)}\n\n${configReferenceMarkdown()}\n\n${doc.slice(end)}`;
+/** `doc` (named `name` in errors) with the text between `begin` and `end` replaced by `text`. */
+function withGenerated(doc: string, name: string, [begin, end]: readonly [string, string], text: string): string {
+  const from = doc.indexOf(begin);
+  const to = doc.indexOf(end);
+  if (from < 0 || to < from) throw new Error(`${name}: the markers ${begin} ... ${end} are missing`);
+  return `${doc.slice(0, from + begin.length)}\n\n${text}\n\n${doc.slice(to)}`;
 }
+
+/** docs/configuration.md with its reference as the current schemas give it. */
+export const withReference = (doc: string): string => withGenerated(doc, 'docs/configuration.md', [BEGIN, END], configReferenceMarkdown());
+
+/** docs/architecture.md with its stage table as the stage descriptors give it. */
+export const withStageTable = (doc: string): string => withGenerated(doc, 'docs/architecture.md', [STAGES_BEGIN, STAGES_END], stageTableMarkdown());
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   await writeFile(CONFIG_DOC, withReference(await readFile(CONFIG_DOC, 'utf8')));
   await mkdir(path.dirname(SCHEMA_FILE), { recursive: true });
   await writeFile(SCHEMA_FILE, schemaText());
   await writeFile(EVAL_SCHEMA_FILE, evalSchemaText());
-  console.log(`wrote ${[CONFIG_DOC, SCHEMA_FILE, EVAL_SCHEMA_FILE].map((f) => path.relative(process.cwd(), f)).join(', ')}`);
+  await writeFile(ARCHITECTURE_DOC, withStageTable(await readFile(ARCHITECTURE_DOC, 'utf8')));
+  console.log(`wrote ${[CONFIG_DOC, SCHEMA_FILE, EVAL_SCHEMA_FILE, ARCHITECTURE_DOC].map((f) => path.relative(process.cwd(), f)).join(', ')}`);
 }

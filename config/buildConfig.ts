@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { imageSchema } from './imageConfig.js';
 import { sourceSchema, sourceTargetsSchema } from './sourceConfig.js';
 import { parseConfig } from './parseConfig.js';
-import { BATCHABLE_STAGES } from './endpointRouting.js';
+import { BATCHABLE_STAGES, SECONDARY_BATCH_ROLES } from './endpointRouting.js';
 import { slug } from './slug.js';
 import { decontaminationSetSchema } from './decontaminationConfig.js';
 import { s3Schema } from './s3Config.js';
@@ -141,9 +141,9 @@ export const buildConfigSchema = z
   })
   .strict()
   .superRefine((c, ctx) => {
-    for (const stage of ['compatibility', 'verifier', 'judge'] as const) {
+    for (const stage of SECONDARY_BATCH_ROLES) {
       if (c.models[stage]?.batch) {
-        ctx.addIssue({ code: 'custom', path: ['models', stage, 'batch'], message: 'the Batch API applies to instruction, constraints, answer and rejected' });
+        ctx.addIssue({ code: 'custom', path: ['models', stage, 'batch'], message: `the Batch API applies to ${BATCHABLE_STAGES.join(', ')}` });
       }
     }
     for (const [role, endpoint] of Object.entries(c.models)) {

@@ -4,34 +4,39 @@
  * build, so the workflow isolate need not evaluate the config schemas for it.
  */
 import type { BuildConfig, EndpointConfig, ModelRole } from './buildConfig.js';
+import { STAGES, type StageName } from './stages.js';
 
 export function endpointFor(config: BuildConfig, role: ModelRole): EndpointConfig {
   return config.models[role] ?? config.models.default;
 }
 
 /**
- * Pipeline stages whose activities run on an endpoint's own task queue: the queue of the step's own
- * model role, the first its definition names (pipeline/stages/; test/unit/stageRegistry.test.ts
- * checks this list against them). The image stage calls no model. A multiturn build's chat stage
- * runs on the answer endpoint's queue: most of its calls are answers (the rest, rejected answers, on
- * the same chat context).
+ * Each stage's task queue, where its endpoint sets one: the queue of the stage's own model role (the
+ * first its descriptor names, config/stages.ts). The image stage calls no model; a multiturn
+ * build's chat stage runs on the answer endpoint's queue (most of its calls are answers).
  */
-export function stageTaskQueues(config: BuildConfig): Partial<Record<'instruction' | 'constraints' | 'answer' | 'rejected' | 'chat', string>> {
-  const queues: Partial<Record<'instruction' | 'constraints' | 'answer' | 'rejected' | 'chat', string>> = {};
-  for (const stage of ['instruction', 'constraints', 'answer', 'rejected'] as const) {
-    const queue = endpointFor(config, stage).taskQueue;
-    if (queue) queues[stage] = queue;
+export function stageTaskQueues(config: BuildConfig): Partial<Record<StageName, string>> {
+  const queues: Partial<Record<StageName, string>> = {};
+  for (const stage of STAGES[config.mode]) {
+    const role = stage.modelRoles[0];
+    const queue = role && endpointFor(config, role).taskQueue;
+    if (queue) queues[stage.name] = queue;
   }
-  const answerQueue = endpointFor(config, 'answer').taskQueue;
-  if (config.mode === 'multiturn' && answerQueue) queues.chat = answerQueue;
   return queues;
 }
 
-/** Stages whose first call per sample goes through the Batch API. */
-export const BATCHABLE_STAGES = ['instruction', 'constraints', 'answer', 'rejected'] as const;
+/** Stages whose first call per sample the Batch API can send (a single-turn build's; a multiturn one batches nothing). */
+export const BATCHABLE_STAGES = STAGES.single.filter((s) => s.batchable).map((s) => s.name as BatchableStage);
+export type BatchableStage = Extract<(typeof STAGES.single)[number], { batchable: true }>['name'];
 
-export function batchStages(config: BuildConfig): Array<(typeof BATCHABLE_STAGES)[number]> {
-  return BATCHABLE_STAGES.filter((stage) => endpointFor(config, stage).batch);
+/** The roles a batchable stage calls after its first call: never sent through the Batch API, so `batch` is refused on them. */
+export const SECONDARY_BATCH_ROLES: readonly ModelRole[] = [...new Set(STAGES.single.filter((s) => s.batchable).flatMap((s) => s.modelRoles.slice(1)))].filter(
+  (role) => !STAGES.single.some((s) => s.batchable && s.modelRoles[0] === role),
+);
+
+/** The stages whose first calls go through the Batch API: the batchable ones whose own endpoint sets `batch`. */
+export function batchStages(config: BuildConfig): BatchableStage[] {
+  return STAGES[config.mode].flatMap((s) => (s.batchable && endpointFor(config, s.modelRoles[0]).batch ? [s.name] : []));
 }
 
 /**

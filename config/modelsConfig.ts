@@ -6,7 +6,7 @@ import { z } from 'zod';
 
 /**
  * Model roles: what a model call is for, which picks its endpoint (`models.<role>`); a pipeline step
- * (domain/stages.ts) may call several. `richness` is the VLM tag count that can select images at planning (sources[].richness).
+ * (config/stages.ts) may call several. `richness` is the VLM tag count that can select images at planning (sources[].richness).
  */
 export const MODEL_ROLES = ['instruction', 'constraints', 'compatibility', 'verifier', 'answer', 'rejected', 'judge', 'richness'] as const;
 export type ModelRole = (typeof MODEL_ROLES)[number];

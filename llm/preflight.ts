@@ -274,7 +274,7 @@ let tinyJpeg: Promise<Buffer> | undefined;
 
 /** What the tiny request asks, through the stages' own message and body code (chatMessages.ts, dialect.ts). */
 async function tinyAsk(model: string, target: PreflightTarget, llm: BuildConfig['llm']): Promise<StageAsk> {
-  const prompt = { version: 'preflight', messages: [{ role: 'user' as const, text: 'Reply with the word OK.', withImage: target.withImage }] };
+  const prompt = { kind: 'answer' as const, version: 'preflight', messages: [{ role: 'user' as const, text: 'Reply with the word OK.', withImage: target.withImage }] };
   tinyJpeg ??= sharp({ create: { width: 64, height: 64, channels: 3, background: { r: 120, g: 160, b: 200 } } })
     .jpeg()
     .toBuffer();

@@ -15,10 +15,7 @@ export type AskJudge = (prompt: RenderedPrompt, image?: SampleImage) => Promise<
 
 /** Asks again once, in the same conversation, when the reply misses what the parser needs. */
 function withReminder(prompt: RenderedPrompt, reply: string, reminder: string): RenderedPrompt {
-  return {
-    version: prompt.version,
-    messages: [...prompt.messages, { role: 'assistant', text: reply }, { role: 'user', text: reminder }],
-  };
+  return { ...prompt, messages: [...prompt.messages, { role: 'assistant', text: reply }, { role: 'user', text: reminder }] };
 }
 
 /** The direct judge (Fig. 22, with the image): one score per constraint text, in order. */

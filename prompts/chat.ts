@@ -1,4 +1,5 @@
 /** The message shapes prompts produce: OpenAI chat messages whose image is referenced, not embedded. */
+import { PROMPT_VERSIONS, type PromptKind } from '../domain/promptKinds.js';
 export interface PromptMessage {
   role: 'system' | 'user' | 'assistant';
   text: string;
@@ -38,6 +39,14 @@ export function framed(layout: RequestLayout, frame: string, first: PromptMessag
  * wording change re-runs the stage instead of reusing answers to the old wording.
  */
 export interface RenderedPrompt {
+  /** What the request asks for (domain/promptKinds.ts): sent as its `x-mmif-request-kind` header. */
+  kind: PromptKind;
+  /** The prompt's version (a variant may add a suffix): part of the reply's cache key. */
   version: string;
   messages: PromptMessage[];
+}
+
+/** A prompt of `kind` at its version (with a variant's `suffix`). */
+export function rendered(kind: PromptKind, messages: PromptMessage[], suffix = ''): RenderedPrompt {
+  return { kind, version: PROMPT_VERSIONS[kind] + suffix, messages };
 }

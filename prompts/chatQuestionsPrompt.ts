@@ -5,9 +5,7 @@
  * multiturn build asks for them; the global instructions are added later, by the chat plan.
  */
 import { z } from 'zod';
-import type { RenderedPrompt } from './chat.js';
-
-export const CHAT_QUESTIONS_PROMPT_VERSION = 'chat-questions-v1';
+import { rendered, type RenderedPrompt } from './chat.js';
 
 export const chatQuestionsReplySchema = z.object({
   questions: z.array(z.string().min(1)).min(1),
@@ -29,5 +27,5 @@ Write exactly ${count} different questions a user could ask about this image in 
 
 Your output format should be:
 {"questions": ["<question 1>", "<question 2>", "..."]}${grounding ? `\n\n## Text visible in the image\n${grounding}` : ''}`;
-  return { version: CHAT_QUESTIONS_PROMPT_VERSION, messages: [{ role: 'user', text, withImage: true }] };
+  return rendered('chat_questions', [{ role: 'user', text, withImage: true }]);
 }

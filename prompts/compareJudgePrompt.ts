@@ -4,10 +4,7 @@
  * True/False after the last "Summary" (verification/judgeReplies.ts). The response format asks for
  * exactly that, once: the verdict word on a single `Summary:` line and nothing else.
  */
-import type { RenderedPrompt } from './chat.js';
-
-/** v2: one reply format (a single "Summary: True/False" line) where v1 asked for a bare word and a Summary line. */
-export const COMPARE_JUDGE_PROMPT_VERSION = 'fig21-v2';
+import { rendered, type RenderedPrompt } from './chat.js';
 
 export function renderCompareJudgePrompt(constraint: string, withConstraint: string, withoutConstraint: string): RenderedPrompt {
   const text = `You are an expert in judging whether the response follow the given constraint. Your task is to assess whether the model's response satisfies the given constraint and return True or False. I will provide you with the constraint and the model's response under this constraint. To assist with your evaluation, I will also provide you with the model's response to the same question without the constraint.
@@ -25,5 +22,5 @@ Step 1. Compare the model's response under the constraint with its response with
 Step 2. Compare the model's response under the constraint with the content of the constraint. If you believe the model's response does not meet the requirements specified in the constraint, return False. Otherwise, if the response effectively satisfies the constraint, return True.
 
 **Response Format**: Your answer should be exactly one line, "Summary: True" or "Summary: False", and no additional text.`;
-  return { version: COMPARE_JUDGE_PROMPT_VERSION, messages: [{ role: 'user', text }] };
+  return rendered('compare_judge', [{ role: 'user', text }]);
 }

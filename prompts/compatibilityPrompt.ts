@@ -4,9 +4,7 @@
  */
 import { z } from 'zod';
 import type { Constraint } from '../domain/constraints/selection.js';
-import type { RenderedPrompt } from './chat.js';
-
-export const COMPATIBILITY_PROMPT_VERSION = 'compat-v1';
+import { rendered, type RenderedPrompt } from './chat.js';
 
 export const compatibilityReplySchema = z.object({
   keep: z.array(z.number().int()),
@@ -32,5 +30,5 @@ Keep all the others. Every constraint number must appear exactly once, in "keep"
 
 ## Output Format
 {"keep": [<numbers of the constraints to keep>], "dropped": [{"index": <number>, "reason": "<short reason>"}]}`;
-  return { version: COMPATIBILITY_PROMPT_VERSION, messages: [{ role: 'user', text }] };
+  return rendered('compatibility', [{ role: 'user', text }]);
 }

@@ -1,9 +1,7 @@
 /** Constraint integration (paper Fig. 15): the model adds constraints of offered types to the instruction. */
 import { z } from 'zod';
 import type { ConstraintType } from '../domain/constraints/catalogue.js';
-import type { RenderedPrompt, RequestLayout } from './chat.js';
-
-export const CONSTRAINT_PROMPT_VERSION = 'fig15-v2';
+import { rendered, type RenderedPrompt, type RequestLayout } from './chat.js';
 
 /** The reply of layouts 1 and 2: each constraint's `type` any string. */
 const freeTypeReplySchema = z.object({
@@ -83,5 +81,5 @@ ${offered.map(constraintTypeLine).join('\n')}
 ## Output Format
 Your output should follow the format below, using each type at most once:
 ${OUTPUT_FORMAT}`;
-  return { version: CONSTRAINT_PROMPT_VERSION, messages: [{ role: 'user', text, withImage: true }] };
+  return rendered('constraints', [{ role: 'user', text, withImage: true }]);
 }

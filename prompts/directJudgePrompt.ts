@@ -1,7 +1,5 @@
 /** The direct judge (paper Fig. 22): one call per sample, with the image, scoring every judged constraint. */
-import type { RenderedPrompt } from './chat.js';
-
-export const DIRECT_JUDGE_PROMPT_VERSION = 'fig22-v1';
+import { rendered, type RenderedPrompt } from './chat.js';
 
 export function renderDirectJudgePrompt(response: string, constraints: readonly string[]): RenderedPrompt {
   const list = constraints.map((c, i) => `Constraint_${i + 1}: ${c}`).join('\n');
@@ -25,5 +23,5 @@ You should judge and explain for each constraint in the constraint list without 
 You should strictly follow the format below:
 Judgement: ...
 Summary: Score of constraint_1: x/1, Score of constraint_2: x/1, Score of constraint_3: x/1, ..., Score of constraint_n: x/1.`;
-  return { version: DIRECT_JUDGE_PROMPT_VERSION, messages: [{ role: 'user', text, withImage: true }] };
+  return rendered('direct_judge', [{ role: 'user', text, withImage: true }]);
 }

@@ -1,8 +1,6 @@
 /** Instruction generation for images without a question (paper Fig. 14). */
 import { z } from 'zod';
-import type { RenderedPrompt } from './chat.js';
-
-export const INSTRUCTION_PROMPT_VERSION = 'fig14-v1';
+import { rendered, type RenderedPrompt } from './chat.js';
 
 export const instructionReplySchema = z.object({
   instructions: z.array(z.string().min(1)).min(1),
@@ -27,5 +25,5 @@ ${examples.map((e, i) => `${i + 1}. ${e}`).join('\n')}
 
 You output format should be in the following format:
 ${OUTPUT_FORMAT}${grounding ? `\n\n## Text visible in the image\n${grounding}` : ''}`;
-  return { version: INSTRUCTION_PROMPT_VERSION, messages: [{ role: 'user', text, withImage: true }] };
+  return rendered('instructions', [{ role: 'user', text, withImage: true }]);
 }

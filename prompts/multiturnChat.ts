@@ -10,9 +10,7 @@
  * - `appendAll`: seed 002's ablation, every instruction given so far appended after the current question.
  */
 import type { Constraint } from '../domain/constraints/selection.js';
-import { framed, type RenderedPrompt, type PromptMessage, type RequestLayout } from './chat.js';
-
-export const MULTITURN_CHAT_VERSION = 'multiturn-chat-v1';
+import { rendered, framed, type RenderedPrompt, type PromptMessage, type RequestLayout } from './chat.js';
 
 /** Opens every chat; the simulator recognises a chat by its first sentence (simulator/answers.ts). */
 export const MULTITURN_SYSTEM_TEXT = 'You are answering questions about an image over several turns. An instruction given in any turn applies to every later answer as well.';
@@ -54,5 +52,5 @@ export function renderChatTurn(turns: readonly ChatTurn[], current: number, opti
       messages.push({ role: 'assistant', text: turn.answer });
     }
   }
-  return { version: MULTITURN_CHAT_VERSION + (options.appendAll ? '+append-all' : ''), messages: framed(options.layout, MULTITURN_SYSTEM_TEXT, messages[0]!, messages.slice(1)) };
+  return rendered('chat_answer', framed(options.layout, MULTITURN_SYSTEM_TEXT, messages[0]!, messages.slice(1)), options.appendAll ? '+append-all' : '');
 }

@@ -4,9 +4,7 @@
  * constraints, as the paper does before constraint integration.
  */
 import { z } from 'zod';
-import type { RenderedPrompt } from './chat.js';
-
-export const REFINE_PROMPT_VERSION = 'refine-v1';
+import { rendered, type RenderedPrompt } from './chat.js';
 
 export const refineReplySchema = z.object({ instruction: z.string().min(1) });
 
@@ -28,5 +26,5 @@ ${question}
 ${context.length ? `\n${context.join('\n\n')}\n` : ''}
 ## Output Format
 {"instruction": "<the refined instruction>"}`;
-  return { version: REFINE_PROMPT_VERSION, messages: [{ role: 'user', text, withImage: true }] };
+  return rendered('refined_instruction', [{ role: 'user', text, withImage: true }]);
 }

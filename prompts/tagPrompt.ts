@@ -3,9 +3,8 @@
  * RAM++ (Recognize Anything), whose tag count the paper's authors used as a richness signal.
  */
 import { z } from 'zod';
-import type { RenderedPrompt } from './chat.js';
+import { rendered, type RenderedPrompt } from './chat.js';
 
-export const TAG_PROMPT_VERSION = 'ram-tags-v1';
 export const TAG_SCHEMA_NAME = 'image_tags';
 
 export const tagReplySchema = z.object({ tags: z.array(z.string()) });
@@ -15,7 +14,7 @@ export function renderTagPrompt(): RenderedPrompt {
 
 Reply in the following format:
 {"tags": ["<tag 1>", "<tag 2>", "..."]}`;
-  return { version: TAG_PROMPT_VERSION, messages: [{ role: 'user', text, withImage: true }] };
+  return rendered('image_tags', [{ role: 'user', text, withImage: true }]);
 }
 
 /** Distinct tags after trimming and lowercasing: the count stands in for RAM++'s `ram_cnt`. */

@@ -3,9 +3,7 @@
  * deterministic parser does not recognise. The reply is validated against the registry afterwards.
  */
 import { z } from 'zod';
-import type { RenderedPrompt } from './chat.js';
-
-export const VERIFIER_SELECTION_PROMPT_VERSION = 'fig20-v1';
+import { rendered, type RenderedPrompt } from './chat.js';
 
 export const verifierSelectionReplySchema = z.object({
   /** Empty when no function fits. */
@@ -37,5 +35,5 @@ Please complete the analysis following these steps:
 **Please return the result in JSON format as follows:**
 {"calls": [{"func": "<function name>", "params": [<positional parameters>]}]}
 Use "calls": [] when no function fits. "At least 3" is [3, 10000]; "less than 3" is [0, 2]; a list parameter is one JSON array.`;
-  return { version: VERIFIER_SELECTION_PROMPT_VERSION, messages: [{ role: 'user', text }] };
+  return rendered('verifier_selection', [{ role: 'user', text }]);
 }

@@ -3,7 +3,7 @@
  * resume logic, the CLI and the tests agree. The dataset root is `<output>/<buildId>/`; paths
  * inside records (images) are relative to it, as LLaMA-Factory expects.
  */
-import type { StageName } from '../domain/stages.js';
+import type { StageName } from '../config/stages.js';
 
 export const pad = (n: number): string => String(n).padStart(5, '0');
 export const shardName = (shard: number): string => `shard-${pad(shard)}`;

@@ -35,7 +35,7 @@ import { workflowIdRefusal } from '../domain/buildWorkflowId.js';
 import { capsWhenDue, type Kept } from '../domain/commitOrder.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import { MIN_SHARDS_IN_FLIGHT, shardsToFeedLanes } from '../domain/sampleLanes.js';
-import { stagesFor } from '../domain/stages.js';
+import { stagesFor } from '../config/stages.js';
 import { commitCaps, forecastBasis, sourceGoals, startOrder, type ForecastRule, type Goals } from '../domain/targets.js';
 import { pipelineActivityOptions } from './activityOptions.js';
 import { newProgress, recordCommittedShard, restartRate, type BuildPhase, type BuildProgress } from './buildProgress.js';

@@ -13,8 +13,8 @@ import type { ShardSummary, ShardTask } from '../activities/buildRef.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import { reopensOnRerun } from '../output/commit/manifest.js';
 import type { BuildConfig } from '../config/buildConfig.js';
-import type { BatchableStage } from '../pipeline/run/batchRequests.js';
-import { STAGE_NAMES, type StageName } from '../domain/stages.js';
+import type { BatchableStage } from '../config/endpointRouting.js';
+import { STAGE_NAMES, type StageName } from '../config/stages.js';
 import { pipelineActivityOptions, sliceStagesActivityOptions, type RetrySettings } from './activityOptions.js';
 import { newShardProgress, recordSlice, recordSliceStages, type ShardProgress } from './shardProgress.js';
 
@@ -34,7 +34,7 @@ export interface BuildShardInput extends ShardTask {
   /** llm.rerunModelCallRejects (never with targets); absent in inputs recorded before it existed. */
   rerunModelCallRejects?: boolean;
   /**
-   * The stages to run, in order: set by multiturn builds (domain/stages.ts). Absent (single-turn
+   * The stages to run, in order: set by multiturn builds (config/stages.ts). Absent (single-turn
    * builds, and every history recorded before modes existed): STAGE_NAMES, so those replay unchanged.
    */
   stages?: StageName[];

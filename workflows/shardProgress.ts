@@ -4,7 +4,7 @@
  * and their failed attempts by kind (429s, 5xx and timeouts retried, refusals...). Pure: updated
  * from each slice's outcome.
  */
-import type { StageName } from '../domain/stages.js';
+import type { StageName } from '../config/stages.js';
 import type { AttemptTally } from '../llm/attemptTally.js';
 import type { FailureKind } from '../llm/retryPolicy.js';
 import type { SliceOutcome, SliceStagesOutcome } from '../pipeline/run/runStage.js';

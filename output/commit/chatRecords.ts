@@ -8,7 +8,7 @@
 import type { ModelRole } from '../../config/buildConfig.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { pif } from '../../domain/multiturn/pif.js';
-import { MULTITURN_STAGE_NAMES } from '../../domain/stages.js';
+import { MULTITURN_STAGE_NAMES } from '../../config/stages.js';
 import { MULTITURN_SYSTEM_TEXT } from '../../prompts/multiturnChat.js';
 import { rejectRecord, writtenCalls, writtenDetails, writtenVerdict, sourceFields } from './records.js';
 import { IMAGE_TOKEN, type AssembledChat, type ChatPairRecord, type ChatRecord, type ChatTurnRecord, type RejectRecord, type SampleStates } from '../contracts/records.js';

@@ -4,7 +4,7 @@
  */
 import type { ModelRole, TrainingPromptTemplate } from '../../config/buildConfig.js';
 import { imagePathInDataset } from '../../storage/buildLayout.js';
-import { STAGE_NAMES, type StageName } from '../../domain/stages.js';
+import { STAGE_NAMES, type StageName } from '../../config/stages.js';
 import type { Verdict } from '../../domain/verdict.js';
 import type { StageResults } from '../../pipeline/run/stageState.js';
 import type { RejectionDetails } from '../../domain/rejection.js';

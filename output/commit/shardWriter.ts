@@ -12,7 +12,7 @@ import type { SourceSample } from '../../domain/sample.js';
 import { sha256Hex } from '../../domain/hashing.js';
 import { mapLimit } from '../../domain/mapLimit.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
-import { ALL_STAGE_NAMES } from '../../domain/stages.js';
+import { ALL_STAGE_NAMES } from '../../config/stages.js';
 import { type StageState } from '../../pipeline/run/stageState.js';
 import { getCreatedJson, getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
 import { storedBody } from '../../storage/maskingStore.js';

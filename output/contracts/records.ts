@@ -6,7 +6,7 @@
  */
 import type { RichnessScore } from '../../domain/richness.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
-import type { StageName } from '../../domain/stages.js';
+import type { StageName } from '../../config/stages.js';
 import type { Verdict } from '../../domain/verdict.js';
 import type { PlannedConstraint, StageState } from '../../pipeline/run/stageState.js';
 import type { Constraint } from '../../domain/constraints/selection.js';

@@ -37,7 +37,7 @@ export function answerLine(ctx: EvalContext, line: MmifevalLine, image: SampleIm
     line.instruction,
     line.constraints.map((c) => ({ type: c.key, value: c.value })),
   );
-  const prompt: RenderedPrompt = { version: `${EVAL_PROMPT_VERSION}:${ctx.config.prompt}`, messages: [{ role: 'user', text, withImage: true }] };
+  const prompt: RenderedPrompt = { kind: 'answer', version: `${EVAL_PROMPT_VERSION}:${ctx.config.prompt}`, messages: [{ role: 'user', text, withImage: true }] };
   return ctx.models.text({ stage: 'answer', endpoint: ctx.config.model, prompt, image, seed }, calls);
 }
 

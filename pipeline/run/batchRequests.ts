@@ -3,14 +3,12 @@
  * it, built exactly as the stage builds it (its definition's `firstRequest`, pipeline/stages/), so
  * the replies filed under their cache keys make the stage itself run on cache hits.
  */
-import type { BATCHABLE_STAGES } from '../../config/endpointRouting.js';
+import type { BatchableStage } from '../../config/endpointRouting.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { StageContext } from './context.js';
 import { loadPrior, stageDone } from './runStage.js';
 import { stageDefinition } from '../stages/registry.js';
 import type { StageRequest } from './stageRequest.js';
-
-export type BatchableStage = (typeof BATCHABLE_STAGES)[number];
 
 /** The stage's first request for a sample, or undefined when the sample is done or rejected earlier. */
 export async function firstRequest(ctx: StageContext, stage: BatchableStage, sample: SourceSample): Promise<StageRequest | undefined> {

@@ -15,7 +15,7 @@ import type { CallRecord } from '../../llm/modelCaller.js';
 import { createJson, getCreatedJson } from '../../storage/objectStore.js';
 import { ConsecutiveFaults } from './errorBudget.js';
 import type { StageContext } from './context.js';
-import type { StageName } from '../../domain/stages.js';
+import type { StageName } from '../../config/stages.js';
 import type { PriorResults } from '../stages/stageDefinition.js';
 import { stageDefinition } from '../stages/registry.js';
 import type { StageState } from './stageState.js';

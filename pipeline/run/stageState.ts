@@ -11,7 +11,7 @@ import type { Constraint } from '../../domain/constraints/selection.js';
 import type { RejectionDetails } from '../../domain/rejection.js';
 import type { Verdict, VerificationMethod } from '../../domain/verdict.js';
 import type { CallRecord } from '../../llm/modelCaller.js';
-import type { StageName } from '../../domain/stages.js';
+import type { StageName } from '../../config/stages.js';
 import type { ChatResult } from '../stages/chat/chatStage.js';
 import type { VisionDependence } from '../stages/answer/visionDependence.js';
 

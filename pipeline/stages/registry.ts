@@ -1,36 +1,41 @@
 /**
- * The stage registry: every pipeline step's definition (pipeline/stages/<step>/definition.ts), in the order a
- * build of each mode runs them. Adding a step: its definition file, its entry here, and its name in
- * domain/stages.ts (the names and order workflow code may import; it cannot import this module,
- * which reaches model calls and storage) with its result type in stageState.ts; the unit test
- * test/unit/stageRegistry.test.ts names whatever is missing.
+ * The stage registry: each stage's descriptor (config/stages.ts, in the order a build of each mode
+ * runs them) joined with its run code (pipeline/stages/<stage>/definition.ts). Adding a stage: its
+ * descriptor and its place in a mode's list, its folder here with its code, its entry below (the
+ * type names a missing one) and its result type in pipeline/run/stageState.ts.
  */
-import { stagesFor, type StageName } from '../../domain/stages.js';
-import { answerStep } from './answer/definition.js';
-import { chatStep } from './chat/definition.js';
-import { constraintsStep } from './constraints/definition.js';
-import type { StageDefinition } from './stageDefinition.js';
-import { imageStep } from './image/definition.js';
-import { instructionStep } from './instruction/definition.js';
-import { questionsStep } from './questions/definition.js';
-import { rejectedStep } from './rejected/definition.js';
+import type { BuildMode } from '../../config/buildConfig.js';
+import { STAGES, type StageKey, type StageName } from '../../config/stages.js';
+import { answerCode } from './answer/definition.js';
+import { chatCode } from './chat/definition.js';
+import { constraintsCode } from './constraints/definition.js';
+import { imageCode } from './image/definition.js';
+import { instructionCode } from './instruction/definition.js';
+import { questionsCode } from './questions/definition.js';
+import { rejectedCode } from './rejected/definition.js';
+import type { StageCode, StageDefinition } from './stageDefinition.js';
 
-export type BuildMode = 'single' | 'multiturn';
-type Registry = { readonly [S in StageName]?: StageDefinition<S> };
-
-const REGISTRY: Record<BuildMode, Registry> = {
-  single: { image: imageStep, instruction: instructionStep, constraints: constraintsStep, answer: answerStep, rejected: rejectedStep },
-  multiturn: { image: imageStep, instruction: questionsStep, constraints: constraintsStep, chat: chatStep },
+const CODE: { readonly [K in StageKey]: StageCode<K> } = {
+  image: imageCode,
+  instruction: instructionCode,
+  questions: questionsCode,
+  constraints: constraintsCode,
+  answer: answerCode,
+  rejected: rejectedCode,
+  chat: chatCode,
 };
 
-/** The definition of step `name` in a build of `mode`; an error for a step the mode does not run. */
-export function stageDefinition<S extends StageName>(mode: BuildMode, name: S): StageDefinition<S> {
-  const definition = REGISTRY[mode][name] as StageDefinition<S> | undefined;
-  if (!definition) throw new Error(`stage '${name}' is not a step of a ${mode === 'single' ? 'single-turn' : 'multiturn'} build (${stagesFor(mode).join(', ')})`);
-  return definition;
+const withCode = (stages: (typeof STAGES)[BuildMode]): readonly StageDefinition[] => stages.map((descriptor) => ({ ...descriptor, ...CODE[descriptor.key] }) as StageDefinition);
+const DEFINITIONS: Record<BuildMode, readonly StageDefinition[]> = { single: withCode(STAGES.single), multiturn: withCode(STAGES.multiturn) };
+
+/** A build mode's stages in the order they run, each with its code. */
+export function stageDefinitions(mode: BuildMode): readonly StageDefinition[] {
+  return DEFINITIONS[mode];
 }
 
-/** A build mode's steps in the order they run (domain/stages.ts's order). */
-export function stageDefinitions(mode: BuildMode): StageDefinition[] {
-  return stagesFor(mode).map((name) => stageDefinition(mode, name) as StageDefinition);
+/** The definition of stage `name` in a build of `mode`; an error for a stage the mode does not run. */
+export function stageDefinition(mode: BuildMode, name: StageName): StageDefinition {
+  const definition = stageDefinitions(mode).find((d) => d.name === name);
+  if (!definition) throw new Error(`stage '${name}' is not a stage of a ${mode === 'single' ? 'single-turn' : 'multiturn'} build (${STAGES[mode].map((s) => s.name).join(', ')})`);
+  return definition;
 }

@@ -16,7 +16,7 @@ import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfi
 import type { BuildReport } from '../../output/contracts/buildReport.js';
 import type { RejectRecord } from '../../output/contracts/records.js';
 import type { SourceSample } from '../../domain/sample.js';
-import { STAGE_NAMES } from '../../domain/stages.js';
+import { STAGE_NAMES } from '../../config/stages.js';
 import type { StageState } from '../../pipeline/run/stageState.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { getJson } from '../../storage/objectStore.js';

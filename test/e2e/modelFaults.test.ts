@@ -20,7 +20,7 @@ import type { SourceSample } from '../../domain/sample.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
 import type { ShardManifest } from '../../output/contracts/manifest.js';
 import { buildLayout } from '../../storage/buildLayout.js';
-import { STAGE_NAMES } from '../../domain/stages.js';
+import { STAGE_NAMES } from '../../config/stages.js';
 import { type StageState } from '../../pipeline/run/stageState.js';
 import { getJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { contextFor, richnessTools } from '../../activities/runtime.js';
 import { shardPlanIn } from '../../activities/shardPlan.js';
 import { parseBuildConfig } from '../../config/buildConfig.js';
-import { STAGE_NAMES } from '../../domain/stages.js';
+import { STAGE_NAMES } from '../../config/stages.js';
 import { writeShard } from '../../output/commit/shardWriter.js';
 import { makeBuildPlan } from '../../pipeline/planning/planBuild.js';
 import { runSliceStages, runStage } from '../../pipeline/run/runStage.js';

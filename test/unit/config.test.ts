@@ -2,7 +2,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fingerprintMaterial, parseBuildConfig } from '../../config/buildConfig.js';
 import { ConfigError } from '../../config/configError.js';
-import { stageTaskQueues } from '../../config/endpointRouting.js';
 
 const minimal = {
   buildId: 'b1',
@@ -106,10 +105,4 @@ test('mode "multiturn": chat settings with defaults, bounds and clear errors; th
   refused({ chat: { turns: 3 } }, /chat: chat settings apply to mode "multiturn" only/);
   refused({ mode: 'multiturn', models: { default: { model: 'm' }, answer: { model: 'm', batch: true } } }, /models\.answer\.batch: the Batch API is not used by multiturn builds/);
   refused({ mode: 'multiturn', targets: { instruct: 5 } }, /targets: targets are not supported by multiturn builds yet/);
-});
-
-test("a multiturn build's chat stage runs on the answer endpoint's task queue; single-turn queues are unchanged", () => {
-  const models = { default: { model: 'm' }, answer: { model: 'm', taskQueue: 'answers' }, instruction: { model: 'm', taskQueue: 'asks' } };
-  assert.deepEqual(stageTaskQueues(parseBuildConfig({ ...minimal, models })), { instruction: 'asks', answer: 'answers' });
-  assert.deepEqual(stageTaskQueues(parseBuildConfig({ ...minimal, models, mode: 'multiturn' })), { instruction: 'asks', answer: 'answers', chat: 'answers' });
 });

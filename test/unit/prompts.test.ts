@@ -116,7 +116,8 @@ test('prompt versions differ per template (they are part of the cache key)', () 
 });
 
 test('the compare judge prompt (Fig. 21) asks for one reply format: the single line the parser reads', async () => {
-  const { renderCompareJudgePrompt, COMPARE_JUDGE_PROMPT_VERSION } = await import('../../prompts/compareJudgePrompt.js');
+  const { renderCompareJudgePrompt } = await import('../../prompts/compareJudgePrompt.js');
+  const { PROMPT_VERSIONS } = await import('../../domain/promptKinds.js');
   const { parseCompareJudge } = await import('../../verification/judgeReplies.js');
   const p = renderCompareJudgePrompt('Use a formal tone.', 'Dear reader, ...', 'Hey, ...');
   const text = p.messages[0]!.text;
@@ -128,5 +129,5 @@ test('the compare judge prompt (Fig. 21) asks for one reply format: the single l
   // The two replies the instruction allows are exactly what the parser reads.
   assert.equal(parseCompareJudge('Summary: True'), true);
   assert.equal(parseCompareJudge('Summary: False'), false);
-  assert.notEqual(COMPARE_JUDGE_PROMPT_VERSION, 'fig21-v1', 'a wording change must change every cache key');
+  assert.notEqual(PROMPT_VERSIONS.compare_judge, 'fig21-v1', 'a wording change must change every cache key');
 });

@@ -17,7 +17,7 @@ import { buildLayout } from '../../storage/buildLayout.js';
 import { reopensOnRerun } from '../../output/commit/manifest.js';
 import type { ShardManifest } from '../../output/contracts/manifest.js';
 import { writeShard, type ShardToCommit } from '../../output/commit/shardWriter.js';
-import type { StageName } from '../../domain/stages.js';
+import type { StageName } from '../../config/stages.js';
 import type { StageResults, StageState } from '../../pipeline/run/stageState.js';
 import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';

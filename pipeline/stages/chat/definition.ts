@@ -1,19 +1,13 @@
 /**
- * The chat step of a multiturn build: every answer of the chat, each turn scored against the
+ * The chat stage's code (multiturn builds): every answer of the chat, each turn scored against the
  * instructions in force and regenerated below its PIF threshold, with its turn-level DPO pairs
- * (pipeline/stages/chat/chatStage.ts).
+ * (chatStage.ts).
  */
 import { chatSettings } from '../../../config/buildConfig.js';
-import { MULTITURN_CHAT_VERSION } from '../../../prompts/multiturnChat.js';
+import { priorImage, type StageCode } from '../stageDefinition.js';
 import { runChatStage } from './chatStage.js';
-import { priorImage, type StageDefinition } from '../stageDefinition.js';
 
-export const chatStep: StageDefinition<'chat'> = {
-  name: 'chat',
-  summary: 'every answer of the chat, scored per turn, with the turn-level pairs',
-  buildsOn: ['image', 'instruction', 'constraints'],
-  modelRoles: ['answer', 'rejected'],
-  prompts: [MULTITURN_CHAT_VERSION],
+export const chatCode: StageCode<'chat'> = {
   async run(ctx, sample, prior, calls) {
     const image = await priorImage(ctx, prior);
     const questions = prior.instruction!.questions;

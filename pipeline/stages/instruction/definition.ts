@@ -1,20 +1,13 @@
 /**
- * The instruction step of a single-turn build: instructions generated (Fig. 14) for an image without
- * a question, a dataset's question refined otherwise (pipeline/stages/instruction/instructionStage.ts); a copy of an
+ * The instruction stage's code (single-turn builds): instructions generated (Fig. 14) for an image
+ * without a question, a dataset's question refined otherwise (instructionStage.ts); a copy of an
  * evaluation question is rejected as contamination.
  */
-import { INSTRUCTION_PROMPT_VERSION } from '../../../prompts/instructionPrompt.js';
-import { REFINE_PROMPT_VERSION } from '../../../prompts/refinePrompt.js';
 import { rejectIfContaminated } from '../../decontamination.js';
+import { priorImage, type StageCode } from '../stageDefinition.js';
 import { instructionRequest, runInstructionStage } from './instructionStage.js';
-import { priorImage, type StageDefinition } from '../stageDefinition.js';
 
-export const instructionStep: StageDefinition<'instruction'> = {
-  name: 'instruction',
-  summary: 'the task: generated candidates and one picked (Fig. 14), or the dataset question refined',
-  buildsOn: ['image'],
-  modelRoles: ['instruction'],
-  prompts: [INSTRUCTION_PROMPT_VERSION, REFINE_PROMPT_VERSION],
+export const instructionCode: StageCode<'instruction'> = {
   async run(ctx, sample, prior, calls) {
     const result = await runInstructionStage(ctx, sample, await priorImage(ctx, prior), calls);
     // The task as generated or refined: a copy of an evaluation question is contamination too.

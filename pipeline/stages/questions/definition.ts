@@ -1,19 +1,13 @@
 /**
- * The instruction step of a multiturn build (seed 002): the chat's questions, one per turn, and the
- * task they make (pipeline/stages/questions/questionStage.ts); a copy of an evaluation question is rejected
- * as contamination. Stored under the step name `instruction`, which the later steps read.
+ * The instruction stage's code in a multiturn build (seed 002): the chat's questions, one per turn,
+ * and the task they make (questionStage.ts); a copy of an evaluation question is rejected as
+ * contamination. Stored under the stage name `instruction`, which the later stages read.
  */
-import { CHAT_QUESTIONS_PROMPT_VERSION } from '../../../prompts/chatQuestionsPrompt.js';
 import { rejectIfContaminated } from '../../decontamination.js';
+import { priorImage, type StageCode } from '../stageDefinition.js';
 import { runQuestionStage } from './questionStage.js';
-import { priorImage, type StageDefinition } from '../stageDefinition.js';
 
-export const questionsStep: StageDefinition<'instruction'> = {
-  name: 'instruction',
-  summary: "the chat's questions, one per turn, and the task they make",
-  buildsOn: ['image'],
-  modelRoles: ['instruction'],
-  prompts: [CHAT_QUESTIONS_PROMPT_VERSION],
+export const questionsCode: StageCode<'questions'> = {
   async run(ctx, sample, prior, calls) {
     const result = await runQuestionStage(ctx, sample, await priorImage(ctx, prior), calls);
     await rejectIfContaminated(ctx.config, { texts: [result.instruction, ...(result.questions ?? [])] });

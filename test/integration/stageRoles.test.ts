@@ -1,7 +1,6 @@
 /**
- * What a stage definition (pipeline/stages/registry.ts) says is what its stage does: every stage, run
- * by runStage against the simulator, calls only the model roles its definition names. The registry's
- * agreement with workflow code and the docs is tested in test/unit/stageRegistry.test.ts.
+ * What a stage's descriptor says is what its code does: every stage, run by runStage against the
+ * simulator, calls only the model roles its descriptor (config/stages.ts) names, and its own role.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,17 +9,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { contextFor } from '../../activities/runtime.js';
 import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
-import { parseBuildConfig } from '../../config/buildConfig.js';
+import { BUILD_MODES, parseBuildConfig } from '../../config/buildConfig.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { StageContext } from '../../pipeline/run/context.js';
 import { runStage } from '../../pipeline/run/runStage.js';
 import type { StageState } from '../../pipeline/run/stageState.js';
-import { stageDefinitions, type BuildMode } from '../../pipeline/stages/registry.js';
+import { stageDefinitions } from '../../pipeline/stages/registry.js';
 import { CURRENT_REQUEST_LAYOUT } from '../../prompts/chat.js';
 import { startSimulator } from '../../simulator/server.js';
 import { getCreatedJson } from '../../storage/objectStore.js';
-
-const MODES: readonly BuildMode[] = ['single', 'multiturn'];
 
 /** The first `n` samples of the bundled CC3M images, as planning reads them. */
 async function firstSamples(ctx: StageContext, n: number): Promise<SourceSample[]> {
@@ -28,8 +25,8 @@ async function firstSamples(ctx: StageContext, n: number): Promise<SourceSample[
   return [];
 }
 
-for (const mode of MODES) {
-  test(`a ${mode} build's steps, run by runStage against the simulator, call only the model roles their definitions name`, async () => {
+for (const mode of BUILD_MODES) {
+  test(`a ${mode} build's stages, run by runStage against the simulator, call only the model roles their descriptors name`, async () => {
     const output = await mkdtemp(path.join(tmpdir(), 'mmif-registry-'));
     const sim = await startSimulator({ seed: 3 });
     try {
@@ -44,25 +41,28 @@ for (const mode of MODES) {
       const ctx = contextFor(config, CURRENT_REQUEST_LAYOUT);
       const samples = await firstSamples(ctx, 3);
       assert.equal(samples.length, 3);
-      for (const step of stageDefinitions(mode)) {
+      for (const stage of stageDefinitions(mode)) {
         const called = new Set<string>();
-        const outcome = await runStage(ctx, step.name, samples);
-        assert.equal(outcome.ok + outcome.rejected + outcome.blocked, samples.length, `${step.name}: every sample accounted for`);
+        const outcome = await runStage(ctx, stage.name, samples);
+        assert.equal(outcome.ok + outcome.rejected + outcome.blocked, samples.length, `${stage.name}: every sample accounted for`);
         for (const sample of samples) {
-          const state = await getCreatedJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, step.name));
+          const state = await getCreatedJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, stage.name));
           for (const call of state?.calls ?? []) {
             called.add(call.stage);
-            assert.ok(step.modelRoles.includes(call.stage), `${mode} step '${step.name}' called model role '${call.stage}', which its definition does not name`);
+            assert.ok(
+              (stage.modelRoles as readonly string[]).includes(call.stage),
+              `${mode} stage '${stage.name}' called model role '${call.stage}', which its descriptor does not name`,
+            );
           }
         }
-        if (step.modelRoles[0] && outcome.blocked < samples.length)
-          assert.ok(called.has(step.modelRoles[0]), `${mode} step '${step.name}' never called its own model role '${step.modelRoles[0]}'`);
+        if (stage.modelRoles[0] && outcome.blocked < samples.length)
+          assert.ok(called.has(stage.modelRoles[0]), `${mode} stage '${stage.name}' never called its own model role '${stage.modelRoles[0]}'`);
       }
       const last = stageDefinitions(mode).at(-1)!;
       const finished = await Promise.all(samples.map((s) => getCreatedJson<StageState>(ctx.store, ctx.layout.stageState(s.sampleId, last.name))));
       assert.ok(
         finished.some((s) => s?.status === 'ok'),
-        `some sample got through every step: ${JSON.stringify(finished.map((s) => s?.status ?? 'blocked'))}`,
+        `some sample got through every stage: ${JSON.stringify(finished.map((s) => s?.status ?? 'blocked'))}`,
       );
     } finally {
       await sim.close();
