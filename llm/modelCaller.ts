@@ -41,9 +41,6 @@ import { SentLog } from './sentLog.js';
 import { flightOf, fly, landed } from './singleFlight.js';
 import { abortSignal } from './abortScope.js';
 
-export type { CallRecord } from './callRecord.js';
-export type { JsonReply, ModelRequest, PreparedRequest, ReplyTarget } from './modelRequest.js';
-
 export interface ModelCallerOptions {
   /** Limits of the endpoint a stage calls; default: DEFAULT_CONCURRENCY in flight, no rate limits. */
   limits?: (endpoint: EndpointConfig) => EndpointLimits;

@@ -1,7 +1,7 @@
 /** What a shard manifest (output/contracts/manifest.ts) is computed with: usage of calls, reject counts by reason, pair and verification stats, and whether a re-run re-opens the shard. */
 import { addCounts } from '../../domain/counts.js';
 import { ALL_STAGE_NAMES } from '../../config/stages.js';
-import type { CallRecord } from '../../llm/modelCaller.js';
+import type { CallRecord } from '../../llm/callRecord.js';
 import type { AssembledSample, DpoRecord, RejectRecord } from '../contracts/records.js';
 import type { PairStats, ShardManifest, StageUsage, StrategyPairs, Tally, UnpricedUsage, VerificationStats } from '../contracts/manifest.js';
 import type { Verdict } from '../../domain/verdict.js';

@@ -11,7 +11,7 @@ import type { DpoRecord, InstructRecord, RejectRecord, SampleStates } from '../c
 import type { SourceSample } from '../../domain/sample.js';
 import { sha256Hex } from '../../domain/hashing.js';
 import { mapLimit } from '../../domain/mapLimit.js';
-import type { CallRecord } from '../../llm/modelCaller.js';
+import type { CallRecord } from '../../llm/callRecord.js';
 import { ALL_STAGE_NAMES } from '../../config/stages.js';
 import { type StageState } from '../../pipeline/run/stageState.js';
 import { getCreatedJson, getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';

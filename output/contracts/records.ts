@@ -5,7 +5,7 @@
  * and the viewer that read them back; types only, beside the one token no record text may hold.
  */
 import type { RichnessScore } from '../../domain/richness.js';
-import type { CallRecord } from '../../llm/modelCaller.js';
+import type { CallRecord } from '../../llm/callRecord.js';
 import type { StageName } from '../../config/stages.js';
 import type { Verdict } from '../../domain/verdict.js';
 import type { PlannedConstraint, StageState } from '../../pipeline/run/stageState.js';

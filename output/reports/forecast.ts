@@ -6,7 +6,7 @@
  */
 import type { BuildConfig } from '../../config/buildConfig.js';
 import type { BuildPlan } from '../../pipeline/planning/planBuild.types.js';
-import type { CallRecord } from '../../llm/modelCaller.js';
+import type { CallRecord } from '../../llm/callRecord.js';
 import { getJson, type ObjectStore } from '../../storage/objectStore.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
 import type { BuildReport } from '../contracts/buildReport.js';

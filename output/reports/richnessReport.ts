@@ -6,7 +6,7 @@
  */
 import { addCounts } from '../../domain/counts.js';
 import { distribution } from '../../domain/richness.js';
-import type { CallRecord } from '../../llm/modelCaller.js';
+import type { CallRecord } from '../../llm/callRecord.js';
 import type { BuildPlan, StoredConfig } from '../../pipeline/planning/planBuild.types.js';
 import { getJson, type ObjectStore } from '../../storage/objectStore.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';

@@ -8,7 +8,7 @@
  */
 import { instructionsInForce } from '../../domain/multiturn/chatPlan.js';
 import { credited } from '../../domain/verdict.js';
-import type { CallRecord } from '../../llm/modelCaller.js';
+import type { CallRecord } from '../../llm/callRecord.js';
 import { renderChatTurn, type ChatTurn } from '../../prompts/multiturnChat.js';
 import { planEvalChat } from '../stages/chat/globalInstructions.js';
 import { scoreTurn } from '../stages/chat/turnScore.js';
@@ -16,7 +16,7 @@ import type { SampleImage } from '../run/sampleImage.js';
 import type { EvalContext } from './evalContext.js';
 import type { ChatInput } from './evalItems.js';
 
-export interface ChatTurnResult {
+export interface EvalTurnResult {
   /** 1-based. */
   turn: number;
   question: string;
@@ -29,14 +29,14 @@ export interface ChatTurnResult {
   pif: Array<number | null>;
 }
 
-export async function evaluateChat(ctx: EvalContext, chat: ChatInput, image: SampleImage, calls: CallRecord[]): Promise<ChatTurnResult[]> {
+export async function evaluateChat(ctx: EvalContext, chat: ChatInput, image: SampleImage, calls: CallRecord[]): Promise<EvalTurnResult[]> {
   const options = ctx.config.chats!;
   const plan = planEvalChat(chat.id, { seed: options.seed, turns: chat.questions.length, maxInstructions: options.maxInstructions });
   const turns: ChatTurn[] = chat.questions.map((question, i) => {
     const instruction = plan.instructions.find((g) => g.turn === i + 1)?.constraint;
     return instruction ? { question, instruction } : { question };
   });
-  const results: ChatTurnResult[] = [];
+  const results: EvalTurnResult[] = [];
   for (const [i, turn] of turns.entries()) {
     const inForce = instructionsInForce(plan.instructions, i + 1);
     const prompt = renderChatTurn(turns, i, { appendAll: options.appendInstructions, layout: 1 });

@@ -6,9 +6,9 @@
  */
 import { mapLimit } from '../../domain/mapLimit.js';
 import { SampleRejection } from '../../domain/rejection.js';
-import type { CallRecord } from '../../llm/modelCaller.js';
+import type { CallRecord } from '../../llm/callRecord.js';
 import { getJson, putJson } from '../../storage/objectStore.js';
-import { evaluateChat, type ChatTurnResult } from './chatEval.js';
+import { evaluateChat, type EvalTurnResult } from './chatEval.js';
 import type { EvalContext } from './evalContext.js';
 import { loadEvalImage } from './evalImage.js';
 import { loadEvalItems, type EvalItem } from './evalItems.js';
@@ -24,7 +24,7 @@ export interface ItemResult {
   responses?: string[];
   verdicts?: ConstraintVerdict[][];
   /** Multi-turn: every turn. */
-  turns?: ChatTurnResult[];
+  turns?: EvalTurnResult[];
   calls: CallRecord[];
 }
 

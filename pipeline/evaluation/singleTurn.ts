@@ -7,7 +7,7 @@
  */
 import type { MmifevalLine } from '../../domain/mmifevalLine.js';
 import { SampleRejection } from '../../domain/rejection.js';
-import type { CallRecord } from '../../llm/modelCaller.js';
+import type { CallRecord } from '../../llm/callRecord.js';
 import type { RenderedPrompt } from '../../prompts/chat.js';
 import { trainingPromptText } from '../../prompts/trainingPrompt.js';
 import { runVerifierCall } from '../../verification/functions.js';

@@ -21,7 +21,8 @@ import { judgeWindow, topFractionCutoff, type RichnessRule, type ScoreOutcome } 
 import type { SourceSample } from '../../domain/sample.js';
 import { imageComplexity } from '../../image/complexity.js';
 import { normalizeImage } from '../../image/normalize.js';
-import type { CallRecord, ModelCaller } from '../../llm/modelCaller.js';
+import type { ModelCaller } from '../../llm/modelCaller.js';
+import type { CallRecord } from '../../llm/callRecord.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
 import { distinctTags, renderTagPrompt, TAG_SCHEMA_NAME, tagReplySchema } from '../../prompts/tagPrompt.js';
 import { baseName, parseImportedScores, type ImportedScore } from '../../sources/importedScores.js';

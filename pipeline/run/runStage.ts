@@ -11,7 +11,7 @@ import type { LanePool, LaneOrder } from './lanePool.js';
 import { SampleRejection } from '../../domain/rejection.js';
 import { withAttemptTally, type AttemptTally } from '../../llm/attemptTally.js';
 import type { SourceSample } from '../../domain/sample.js';
-import type { CallRecord } from '../../llm/modelCaller.js';
+import type { CallRecord } from '../../llm/callRecord.js';
 import { createJson, getCreatedJson } from '../../storage/objectStore.js';
 import { ConsecutiveFaults } from './errorBudget.js';
 import type { StageContext } from './context.js';

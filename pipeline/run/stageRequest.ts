@@ -1,4 +1,4 @@
-import type { JsonReply, ModelRequest } from '../../llm/modelCaller.js';
+import type { JsonReply, ModelRequest } from '../../llm/modelRequest.js';
 
 /**
  * The first model call of a stage for one sample, exactly as the stage sends it. The Batch API path

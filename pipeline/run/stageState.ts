@@ -5,15 +5,12 @@
  */
 import type { DedupePolicy } from '../../config/sourceConfig.js';
 import type { DpoStrategy, DpoValidation } from '../../config/buildConfig.js';
-import type { PairRule } from '../stages/rejected/pairRules.js';
 import type { VerifierCall } from '../../domain/constraints/compatibility.js';
 import type { Constraint } from '../../domain/constraints/selection.js';
 import type { RejectionDetails } from '../../domain/rejection.js';
 import type { Verdict, VerificationMethod } from '../../domain/verdict.js';
-import type { CallRecord } from '../../llm/modelCaller.js';
+import type { CallRecord } from '../../llm/callRecord.js';
 import type { StageName } from '../../config/stages.js';
-import type { ChatResult } from '../stages/chat/chatStage.js';
-import type { VisionDependence } from '../stages/answer/visionDependence.js';
 
 export interface ImageResult {
   sha256: string;
@@ -34,8 +31,6 @@ export interface InstructionResult {
   /** Multiturn builds: the chat's questions, one per turn (`instruction` is then the task they make). */
   questions?: string[];
 }
-
-export type { Verdict, VerificationMethod } from '../../domain/verdict.js';
 
 /** A constraint ready for verification: how it will be checked, and how that was decided. */
 export interface PlannedConstraint extends Constraint {
@@ -85,6 +80,55 @@ export interface RejectedResult extends AnswerResult {
   validation: DpoValidation;
   /** Earlier rejected answers refused, by pair rule (pairRules.ts). */
   ruleRejections: Partial<Record<PairRule, number>>;
+}
+
+/** The single-turn pair rules a rejected answer is kept under (pipeline/stages/rejected/pairRules.ts). */
+export const PAIR_RULES = ['uninformative-pair', 'chosen-loses'] as const;
+export type PairRule = (typeof PAIR_RULES)[number];
+
+export type PairJudgement = { kept: true } | { kept: false; rule: PairRule; detail: string };
+
+/** With `quality.visionDependence`: the blind answer's checks (pipeline/stages/answer/visionDependence.ts). */
+export interface VisionDependence {
+  /** False: the blind answer passed every image-grounded check, so the sample does not need its image. */
+  dependent: boolean;
+  /** The answer made without the image. */
+  blindAnswer: string;
+  /** Indices of the image-grounded (judged) constraints and the judge's score of the blind answer on each (null: no score). */
+  grounded: Array<{ index: number; passed: boolean | null }>;
+  /** The judge's score of the blind answer against the reference answer (null: no score). */
+  reference: boolean | null;
+}
+
+export interface ChatTurnResult {
+  turn: number;
+  question: string;
+  /** The instruction this turn adds, if any. */
+  instruction?: string;
+  answer: string;
+  attempts: number;
+  verdicts: Verdict[];
+  /** Seed 002's PIF over the instructions in force (1 before the first, Fig. 5). */
+  pif: number;
+  pair?: TurnPair;
+}
+
+export interface TurnPair {
+  /** The turn whose instruction the rejected answer's context left out. */
+  forgottenTurn: number;
+  rejected: string;
+  rejectedVerdicts: Verdict[];
+  /** The rejected answer's PIF, counted as the chosen one's is (verification.vacuous); absent in states made before. */
+  rejectedPif?: number;
+  judgement: PairJudgement;
+}
+
+/** A multiturn chat (pipeline/stages/chat/chatStage.ts): its instructions, refused candidates and turns. */
+export interface ChatResult {
+  instructions: Array<{ turn: number; constraint: PlannedConstraint }>;
+  /** Candidates refused for the chat (judged, repeated type, conflicting), with the reason. */
+  removed: Array<{ type: string; value: string; reason: string }>;
+  turns: ChatTurnResult[];
 }
 
 export interface StageResults {

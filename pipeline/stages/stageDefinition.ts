@@ -6,7 +6,7 @@
  */
 import type { StageKey, StageName, StageOf } from '../../config/stages.js';
 import type { SourceSample } from '../../domain/sample.js';
-import type { CallRecord } from '../../llm/modelCaller.js';
+import type { CallRecord } from '../../llm/callRecord.js';
 import type { StageContext } from '../run/context.js';
 import { loadSampleImage, type SampleImage } from '../run/sampleImage.js';
 import type { StageRequest } from '../run/stageRequest.js';

@@ -9,10 +9,11 @@ import { SampleRejection } from '../../domain/rejection.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { runAnswerStage } from '../../pipeline/stages/answer/answerStage.js';
 import { runRejectedStage } from '../../pipeline/stages/rejected/rejectedStage.js';
-import type { PlannedConstraint, Verdict } from '../../pipeline/run/stageState.js';
+import type { PlannedConstraint } from '../../pipeline/run/stageState.js';
+import type { Verdict } from '../../domain/verdict.js';
 import { rule } from '../harness/plannedConstraints.js';
 import { verifyAnswer } from '../../pipeline/stages/answer/verifyAnswer.js';
-import type { CallRecord } from '../../llm/modelCaller.js';
+import type { CallRecord } from '../../llm/callRecord.js';
 import { simulatorScene } from '../harness/simulatorScene.js';
 
 const scene = simulatorScene({ seed: 4, tmpPrefix: 'mmif-stages-', scene: 3 });

@@ -24,7 +24,9 @@ import {
   type BatchProgress,
   type BatchRequest,
 } from '../../llm/batch.js';
-import { ModelCaller, type CallRecord, type ModelRequest } from '../../llm/modelCaller.js';
+import { ModelCaller } from '../../llm/modelCaller.js';
+import type { CallRecord } from '../../llm/callRecord.js';
+import type { ModelRequest } from '../../llm/modelRequest.js';
 import { renderAnswerPrompt } from '../../prompts/answerPrompt.js';
 import { instructionReplySchema, renderInstructionPrompt } from '../../prompts/instructionPrompt.js';
 import { DEFAULT_FAULTS } from '../../simulator/faults.js';

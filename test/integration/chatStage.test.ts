@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import { SampleRejection } from '../../domain/rejection.js';
 import type { SourceSample } from '../../domain/sample.js';
-import type { CallRecord } from '../../llm/modelCaller.js';
+import type { CallRecord } from '../../llm/callRecord.js';
 import { runChatStage } from '../../pipeline/stages/chat/chatStage.js';
 import { scoreTurn } from '../../pipeline/stages/chat/turnScore.js';
 import type { PlannedConstraint } from '../../pipeline/run/stageState.js';

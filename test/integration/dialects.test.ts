@@ -17,7 +17,8 @@ import { adapt, baseDialect, isReasoningModel, refusedParameter, requestBody } f
 import { resolveEndpoint } from '../../llm/endpoint.js';
 import { EndpointError } from '../../llm/endpointError.js';
 import { withAttemptTally } from '../../llm/attemptTally.js';
-import { ModelCaller, type CallRecord } from '../../llm/modelCaller.js';
+import { ModelCaller } from '../../llm/modelCaller.js';
+import type { CallRecord } from '../../llm/callRecord.js';
 import { preflight } from '../../llm/preflight.js';
 import { separateReasoning } from '../../llm/reasoning.js';
 import { EndpointTimeout, EndpointUnreachable } from '../../llm/sendCompletion.js';

@@ -10,7 +10,7 @@ import { rule } from '../harness/plannedConstraints.js';
 import { verifyAnswer } from '../../pipeline/stages/answer/verifyAnswer.js';
 import { runRejectedStage } from '../../pipeline/stages/rejected/rejectedStage.js';
 import type { SourceSample } from '../../domain/sample.js';
-import type { CallRecord } from '../../llm/modelCaller.js';
+import type { CallRecord } from '../../llm/callRecord.js';
 import { simulatorScene } from '../harness/simulatorScene.js';
 
 const scene = simulatorScene({ seed: 4, tmpPrefix: 'mmif-agreement-', scene: 3 });

@@ -9,8 +9,8 @@ import type { SourceSample } from '../../domain/sample.js';
 import { assembleChat } from '../../output/commit/chatRecords.js';
 import { chatPairSharegptRow, chatSharegptRow } from '../../output/formats/chatFormats.js';
 import type { SampleStates } from '../../output/contracts/records.js';
-import type { ChatResult } from '../../pipeline/stages/chat/chatStage.js';
-import type { Verdict } from '../../pipeline/run/stageState.js';
+import type { ChatResult } from '../../pipeline/run/stageState.js';
+import type { Verdict } from '../../domain/verdict.js';
 import { rule } from '../harness/plannedConstraints.js';
 import { MULTITURN_SYSTEM_TEXT } from '../../prompts/multiturnChat.js';
 

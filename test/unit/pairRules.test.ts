@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chosenLosses, judgePair, rejectedVerificationIndices } from '../../pipeline/stages/rejected/pairRules.js';
-import type { Verdict } from '../../pipeline/run/stageState.js';
+import type { Verdict } from '../../domain/verdict.js';
 
 const v = (index: number, passed: boolean, method: Verdict['method'] = 'rule'): Verdict => ({ index, type: `t${index}`, method, passed, detail: passed ? 'ok' : 'no' });
 

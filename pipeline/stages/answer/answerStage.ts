@@ -5,11 +5,12 @@
  */
 import { endpointFor } from '../../../config/endpointRouting.js';
 import { SampleRejection } from '../../../domain/rejection.js';
-import type { CallRecord } from '../../../llm/modelCaller.js';
+import type { CallRecord } from '../../../llm/callRecord.js';
 import { answerPromptText } from '../../../prompts/answerPrompt.js';
 import type { StageContext } from '../../run/context.js';
 import type { SampleImage } from '../../run/sampleImage.js';
-import type { AnswerResult, PlannedConstraint, Verdict } from '../../run/stageState.js';
+import type { AnswerResult, PlannedConstraint } from '../../run/stageState.js';
+import type { Verdict } from '../../../domain/verdict.js';
 import { verifyAnswer } from './verifyAnswer.js';
 import { checkVisionDependence, VISION_INDEPENDENT } from './visionDependence.js';
 import { answerRequest, keptReasoning, type Task } from './answerRequest.js';

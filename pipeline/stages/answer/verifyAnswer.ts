@@ -5,7 +5,8 @@
  * an answer generated without it. Every constraint gets a verdict with a short detail.
  */
 import { endpointFor } from '../../../config/endpointRouting.js';
-import type { CallRecord, ModelRequest } from '../../../llm/modelCaller.js';
+import type { CallRecord } from '../../../llm/callRecord.js';
+import type { ModelRequest } from '../../../llm/modelRequest.js';
 import { renderAnswerPrompt } from '../../../prompts/answerPrompt.js';
 import { rngFor } from '../../../domain/random.js';
 import { SampleRejection } from '../../../domain/rejection.js';
@@ -13,7 +14,8 @@ import { runVerifierCall } from '../../../verification/functions.js';
 import { compareJudgeVerdict, directJudgeScores, type AskJudge } from '../../judges.js';
 import type { StageContext } from '../../run/context.js';
 import type { SampleImage } from '../../run/sampleImage.js';
-import type { PlannedConstraint, Verdict } from '../../run/stageState.js';
+import type { PlannedConstraint } from '../../run/stageState.js';
+import type { Verdict } from '../../../domain/verdict.js';
 import type { Task } from './answerRequest.js';
 
 export interface AnswerUnderTest {

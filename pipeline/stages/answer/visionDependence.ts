@@ -13,23 +13,12 @@ import { directJudgeScores } from '../../judges.js';
 import { answerRequest, type Task } from './answerRequest.js';
 import type { StageContext } from '../../run/context.js';
 import type { SampleImage } from '../../run/sampleImage.js';
-import type { PlannedConstraint } from '../../run/stageState.js';
+import type { PlannedConstraint, VisionDependence } from '../../run/stageState.js';
 import { judgeOf } from './verifyAnswer.js';
-import type { CallRecord } from '../../../llm/modelCaller.js';
+import type { CallRecord } from '../../../llm/callRecord.js';
 
 /** The reason code a vision-independent sample is rejected under (quality.visionDependence.filter). */
 export const VISION_INDEPENDENT = 'vision-independent';
-
-export interface VisionDependence {
-  /** False: the blind answer passed every image-grounded check, so the sample does not need its image. */
-  dependent: boolean;
-  /** The answer made without the image. */
-  blindAnswer: string;
-  /** Indices of the image-grounded (judged) constraints and the judge's score of the blind answer on each (null: no score). */
-  grounded: Array<{ index: number; passed: boolean | null }>;
-  /** The judge's score of the blind answer against the reference answer (null: no score). */
-  reference: boolean | null;
-}
 
 /** The grounding check: what a blind answer cannot pass by guessing, judged with the image. */
 export const groundingCheck = (reference: string): string =>

@@ -13,14 +13,13 @@ import { assignInstructions, droppedForRejected, instructionsInForce, instructio
 import { SampleRejection } from '../../../domain/rejection.js';
 import { credited } from '../../../domain/verdict.js';
 import type { SourceSample } from '../../../domain/sample.js';
-import type { CallRecord } from '../../../llm/modelCaller.js';
+import type { CallRecord } from '../../../llm/callRecord.js';
 import { renderChatTurn, type ChatContextOptions, type ChatTurn } from '../../../prompts/multiturnChat.js';
 import { shuffled } from '../../../domain/random.js';
 import { throwIfAborted } from '../../../llm/abortScope.js';
 import { sampleRng, type StageContext } from '../../run/context.js';
-import type { PairJudgement } from '../rejected/pairRules.js';
 import type { SampleImage } from '../../run/sampleImage.js';
-import type { PlannedConstraint, Verdict } from '../../run/stageState.js';
+import type { ChatResult, ChatTurnResult, PlannedConstraint, TurnPair } from '../../run/stageState.js';
 import { judgeTurnPair, scoreTurn, type TurnScore } from './turnScore.js';
 
 export interface ChatSettings {
@@ -28,36 +27,6 @@ export interface ChatSettings {
   maxInstructions: number;
   /** A turn is kept when its PIF reaches this (1 for SFT data: every instruction followed). */
   pifThreshold: number;
-}
-
-export interface ChatTurnResult {
-  turn: number;
-  question: string;
-  /** The instruction this turn adds, if any. */
-  instruction?: string;
-  answer: string;
-  attempts: number;
-  verdicts: Verdict[];
-  /** Seed 002's PIF over the instructions in force (1 before the first, Fig. 5). */
-  pif: number;
-  pair?: TurnPair;
-}
-
-export interface TurnPair {
-  /** The turn whose instruction the rejected answer's context left out. */
-  forgottenTurn: number;
-  rejected: string;
-  rejectedVerdicts: Verdict[];
-  /** The rejected answer's PIF, counted as the chosen one's is (verification.vacuous); absent in states made before. */
-  rejectedPif?: number;
-  judgement: PairJudgement;
-}
-
-export interface ChatResult {
-  instructions: Array<{ turn: number; constraint: PlannedConstraint }>;
-  /** Candidates refused for the chat (judged, repeated type, conflicting), with the reason. */
-  removed: Array<{ type: string; value: string; reason: string }>;
-  turns: ChatTurnResult[];
 }
 
 export async function runChatStage(

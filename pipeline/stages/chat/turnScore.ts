@@ -7,9 +7,10 @@
 import type { VerifierCall } from '../../../domain/constraints/compatibility.js';
 import type { ChatCandidate, ChatInstruction } from '../../../domain/multiturn/chatPlan.js';
 import { pif } from '../../../domain/multiturn/pif.js';
-import { judgePair, type PairJudgement } from '../rejected/pairRules.js';
+import { judgePair } from '../rejected/pairRules.js';
 import { credited, type VacuousPolicy } from '../../../domain/verdict.js';
-import type { Verdict } from '../../run/stageState.js';
+import type { PairJudgement } from '../../run/stageState.js';
+import type { Verdict } from '../../../domain/verdict.js';
 import { ruleVerdict } from '../answer/verifyAnswer.js';
 
 /** An instruction verified by code: its calls are always present. */

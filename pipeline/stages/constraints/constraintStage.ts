@@ -10,7 +10,8 @@ import { classifyInstruction, removeConflicts } from '../../../domain/constraint
 import { finalizeConstraints, offeredConstraintTypes } from '../../../domain/constraints/selection.js';
 import { SampleRejection } from '../../../domain/rejection.js';
 import type { SourceSample } from '../../../domain/sample.js';
-import type { CallRecord, JsonReply } from '../../../llm/modelCaller.js';
+import type { CallRecord } from '../../../llm/callRecord.js';
+import type { JsonReply } from '../../../llm/modelRequest.js';
 import { compatibilityReplySchema, renderCompatibilityPrompt } from '../../../prompts/compatibilityPrompt.js';
 import { constraintReplySchema, renderConstraintPrompt, type ConstraintReply } from '../../../prompts/constraintPrompt.js';
 import { sampleRng, type StageContext } from '../../run/context.js';

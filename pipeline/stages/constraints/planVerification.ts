@@ -8,7 +8,7 @@ import { endpointFor } from '../../../config/endpointRouting.js';
 import { constraintType } from '../../../domain/constraints/catalogue.js';
 import type { VerifierCall } from '../../../domain/constraints/compatibility.js';
 import type { Constraint } from '../../../domain/constraints/selection.js';
-import type { CallRecord } from '../../../llm/modelCaller.js';
+import type { CallRecord } from '../../../llm/callRecord.js';
 import { renderVerifierSelectionPrompt, verifierSelectionReplySchema } from '../../../prompts/verifierSelectionPrompt.js';
 import { FUNCTIONS, resolveFunction, runVerifierCall } from '../../../verification/functions.js';
 import { parseVerifierCalls } from '../../../verification/selection.js';

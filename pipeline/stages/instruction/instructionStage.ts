@@ -8,7 +8,7 @@ import { TASK_POOL } from '../../../domain/taskPool.js';
 import { pickOne, sampleK } from '../../../domain/random.js';
 import { SampleRejection } from '../../../domain/rejection.js';
 import type { SourceSample } from '../../../domain/sample.js';
-import type { CallRecord } from '../../../llm/modelCaller.js';
+import type { CallRecord } from '../../../llm/callRecord.js';
 import { instructionReplySchema, renderInstructionPrompt } from '../../../prompts/instructionPrompt.js';
 import { refineReplySchema, renderRefinePrompt } from '../../../prompts/refinePrompt.js';
 import { sampleRng, type StageContext } from '../../run/context.js';

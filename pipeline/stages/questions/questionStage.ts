@@ -8,7 +8,7 @@ import { chatSettings } from '../../../config/buildConfig.js';
 import { endpointFor } from '../../../config/endpointRouting.js';
 import { SampleRejection } from '../../../domain/rejection.js';
 import type { SourceSample } from '../../../domain/sample.js';
-import type { CallRecord } from '../../../llm/modelCaller.js';
+import type { CallRecord } from '../../../llm/callRecord.js';
 import { chatQuestionsReplySchema, renderChatQuestionsPrompt } from '../../../prompts/chatQuestionsPrompt.js';
 import type { StageContext } from '../../run/context.js';
 import type { SampleImage } from '../../run/sampleImage.js';

@@ -17,12 +17,8 @@
  * Rules are checked in this order; a pair refused by both is counted under the first.
  */
 import { credited, type VacuousPolicy } from '../../../domain/verdict.js';
-import type { Verdict } from '../../run/stageState.js';
-
-export const PAIR_RULES = ['uninformative-pair', 'chosen-loses'] as const;
-export type PairRule = (typeof PAIR_RULES)[number];
-
-export type PairJudgement = { kept: true } | { kept: false; rule: PairRule; detail: string };
+import type { PairJudgement } from '../../run/stageState.js';
+import type { Verdict } from '../../../domain/verdict.js';
 
 export function judgePair(chosen: readonly Verdict[], rejected: readonly Verdict[], atStake: readonly number[], policy: VacuousPolicy): PairJudgement {
   const stake = new Set(atStake);
