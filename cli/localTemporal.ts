@@ -8,6 +8,7 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { startTemporalDevServer, type DevServer } from '../local/temporalDevServer.js';
 import { startSimulator, type SimulatorHandle } from '../simulator/server.js';
 import { createWorker } from '../worker/createWorker.js';
+import { maskingDataConverter } from '../worker/maskingPayloadCodec.js';
 import type { Temporal } from './temporalClient.js';
 import { MODEL_ROLES, type BuildConfig, type ModelRole } from '../config/buildConfig.js';
 import { endpointFor } from '../config/endpointRouting.js';
@@ -142,7 +143,7 @@ export async function withLocalTemporal<T>(work: (temporal: Temporal) => Promise
     started.push(() => nativeConnection.close());
     const worker = await createWorker({ connection: nativeConnection, namespace: 'default', taskQueue: LOCAL_TASK_QUEUE });
     const settings = { connection: { address: server.address }, namespace: 'default', taskQueue: LOCAL_TASK_QUEUE };
-    return await worker.runUntil(() => work({ client: new Client({ connection }), settings, close: async () => {} }));
+    return await worker.runUntil(() => work({ client: new Client({ connection, dataConverter: maskingDataConverter }), settings, close: async () => {} }));
   } finally {
     await stopAll();
     // Interrupted: the work's own ending (the worker shut down under it) is not the outcome.

@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { temporalSettingsFromEnv, type TemporalSettings } from '../worker/connectionFromEnv.js';
+import { maskingDataConverter } from '../worker/maskingPayloadCodec.js';
 import { CliError, EXIT } from './exitCodes.js';
 
 export interface Temporal {
@@ -21,7 +22,7 @@ export async function connectTemporal(options: { connectTimeoutMs?: number } = {
   const connection = await Connection.connect({ ...settings.connection, ...(connectTimeout ? { connectTimeout } : {}) }).catch((err: Error) => {
     throw temporalUnreachable(settings.connection.address, err);
   });
-  return { client: new Client({ connection, namespace: settings.namespace }), settings, close: () => connection.close() };
+  return { client: new Client({ connection, namespace: settings.namespace, dataConverter: maskingDataConverter }), settings, close: () => connection.close() };
 }
 
 /** Connection errors that say nothing listens at the address (or no such host): waiting cannot change them. */

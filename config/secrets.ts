@@ -1,29 +1,91 @@
 /**
  * Every secret the process holds comes from an environment variable; this module reads them and
  * masks their values in any text before it leaves the process (Temporal history, logs, stored
- * records). An endpoint or proxy that echoes the key in its error body ("Incorrect API key
- * provided: sk-...") thereby never puts the key anywhere. The variables below are always secret;
- * those a config names (apiKeyEnv) become secret when read through `readSecret`.
+ * records, reports). An endpoint or proxy that echoes the key in its error body ("Incorrect API key
+ * provided: sk-...", or an `Authorization` header echoed base64-encoded) thereby never puts the key
+ * anywhere. The variables below are always secret; those a config names (apiKeyEnv) become secret
+ * when read through `readSecret` (or named by `markSecret`). docs/endpoints.md ("Keys") lists the
+ * forms masked and how short values are treated.
  */
 const ALWAYS_SECRET = ['OPENAI_API_KEY', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'TEMPORAL_API_KEY'];
 
-/** Shorter values (e.g. "x", "not-needed") are no secret and would mask ordinary words. */
-const MIN_SECRET_LENGTH = 8;
+/** Values this long or longer are masked wherever they appear; shorter ones where they stand as a word of their own. */
+const ANYWHERE_LENGTH = 8;
+
+/** Base64 fragments shorter than this would match unrelated base64 text: only whole encodings are masked then. */
+const MIN_FRAGMENT = 8;
+
+/** A %-escaped byte or a JSON escape: what may stand right before or after a value in echoed text. */
+const ESCAPE = '%[0-9A-Fa-f]{2}|\\\\[nrt]';
 
 const secretNames = new Set(ALWAYS_SECRET);
 
 /** The value of a secret variable, remembered as secret so `maskSecrets` hides it from then on. */
 export function readSecret(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  secretNames.add(name);
+  markSecret(name);
   return env[name] || undefined;
 }
 
-/** `text` with every secret value replaced by `[secret NAME]`. */
+/** Names a variable as secret without reading it (a client masks what a config's endpoints name). */
+export function markSecret(name: string): void {
+  secretNames.add(name);
+}
+
+/** `text` with every secret value, in every form it may be echoed in, replaced by `[secret NAME]`. */
 export function maskSecrets(text: string, env: NodeJS.ProcessEnv = process.env): string {
   let masked = text;
   for (const name of secretNames) {
     const value = env[name];
-    if (value && value.length >= MIN_SECRET_LENGTH && masked.includes(value)) masked = masked.split(value).join(`[secret ${name}]`);
+    if (value) masked = maskValue(masked, value, `[secret ${name}]`);
   }
   return masked;
+}
+
+const patternsOf = new Map<string, RegExp[]>();
+
+/** `text` with `value`, in every form it may be echoed in (echoedForms), replaced by `label`. */
+export function maskValue(text: string, value: string, label: string): string {
+  let patterns = patternsOf.get(value);
+  if (!patterns) patternsOf.set(value, (patterns = compile(value)));
+  let masked = text;
+  for (const pattern of patterns) masked = masked.replace(pattern, label);
+  return masked;
+}
+
+/** Longest forms first: a base64 encoding is masked whole before a fragment of it could be. */
+function compile(value: string): RegExp[] {
+  const forms = [...echoedForms(value)].filter((form) => form.length > 0).sort((a, b) => b.length - a.length);
+  return forms.map((form) => {
+    const escaped = form.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    // A short value masks only where it stands alone: "x" in "index" is no secret. A %-escape or a
+    // JSON escape beside it ("Bearer%20key", "\nkey") ends a word too.
+    return new RegExp(form.length >= ANYWHERE_LENGTH ? escaped : `(?<=^|[^A-Za-z0-9_-]|${ESCAPE})${escaped}(?=$|[^A-Za-z0-9_-]|${ESCAPE})`, 'g');
+  });
+}
+
+/**
+ * The forms a value is echoed in: as is, URL-encoded, JSON-escaped, and base64 (standard and URL
+ * alphabets) of the value, of `Bearer <value>`, of `user:<value>` and `<value>:` (HTTP Basic), and
+ * of any text holding the value at any offset: the characters of its base64 that depend on the value
+ * alone, for each of the three alignments (when long enough to mean nothing else).
+ */
+export function echoedForms(value: string): Set<string> {
+  const forms = new Set<string>([value, encodeURIComponent(value), JSON.stringify(value).slice(1, -1)]);
+  const addBase64 = (bytes: Buffer) => {
+    const standard = bytes.toString('base64');
+    forms.add(standard);
+    forms.add(standard.replace(/=+$/, ''));
+    forms.add(bytes.toString('base64url'));
+  };
+  const bytes = Buffer.from(value, 'utf8');
+  for (const whole of [bytes, Buffer.from(`Bearer ${value}`), Buffer.from(`${value}:`), Buffer.from(`:${value}`)]) addBase64(whole);
+  for (const offset of [0, 1, 2]) {
+    const aligned = Buffer.concat([Buffer.alloc(offset), bytes]);
+    const first = Math.ceil((8 * offset) / 6);
+    const end = Math.floor((8 * aligned.length) / 6);
+    if (end - first < MIN_FRAGMENT) continue;
+    forms.add(aligned.toString('base64').slice(first, end));
+    forms.add(aligned.toString('base64url').slice(first, end));
+  }
+  return forms;
 }

@@ -2,7 +2,9 @@
  * What each endpoint + model was found to accept (dialect.ts), remembered in the model-call cache
  * beside the pre-flight results: a lesson learned by the pre-flight, or by any worker, is used by
  * every later request, build and worker instead of being refused again. Each worker also keeps the
- * dialects it has read, per cache store, so a request costs no cache read for it.
+ * dialects it has read, per cache store, so a request costs no cache read for it. An entry is keyed
+ * by endpoint and model and holds those two and the dialect, never the credential: callers pass
+ * resolved endpoints, which carry the key.
  */
 import { canonicalJson } from '../config/buildConfig.js';
 import { sha256Hex } from '../domain/hashing.js';
@@ -67,7 +69,7 @@ export class DialectMemory {
   async learn(target: DialectTarget, dialect: Dialect): Promise<void> {
     const id = this.key(target);
     this.dialects().set(id, Promise.resolve(dialect));
-    await putJson(this.cache, id, { ...target, dialect } satisfies StoredDialect);
+    await putJson(this.cache, id, { baseURL: target.baseURL, model: target.model, dialect } satisfies StoredDialect);
   }
 
   private dialects(): Map<string, Promise<Dialect>> {

@@ -8,6 +8,7 @@ import { APIError } from 'openai';
 import type { ModelCallFault } from '../domain/rejection.js';
 import type { ResolvedEndpoint } from './resolvedEndpoint.js';
 import { InputError } from '../domain/errors.js';
+import { maskValue } from '../config/secrets.js';
 
 export class EndpointError extends InputError {
   override name = 'EndpointError';
@@ -22,12 +23,12 @@ export class EndpointError extends InputError {
 const EXCERPT_CHARS = 300;
 
 /**
- * The start of an error text with the endpoint's key (and anything shaped like an OpenAI key)
- * replaced: providers and proxies echo keys in their error bodies ("Incorrect API key provided: sk-...").
+ * The start of an error text with the endpoint's key, in any form it is echoed in (config/secrets.ts),
+ * and anything shaped like an OpenAI key replaced: providers and proxies echo keys in their error
+ * bodies ("Incorrect API key provided: sk-...", an Authorization header base64-encoded).
  */
 export function maskedExcerpt(text: string, endpoint: Pick<ResolvedEndpoint, 'apiKey'>): string {
-  let masked = text;
-  if (endpoint.apiKey.length >= 6) masked = masked.split(endpoint.apiKey).join('***');
+  let masked = maskValue(text, endpoint.apiKey, '***');
   masked = masked.replace(/\bsk-[A-Za-z0-9_-]{6,}/g, 'sk-***');
   return masked.length > EXCERPT_CHARS ? `${masked.slice(0, EXCERPT_CHARS)}…` : masked;
 }
@@ -47,6 +48,16 @@ export const endpointNamed = (endpoint: string, model: string) => `model endpoin
 
 /** "HTTP 500: <excerpt>": what the endpoint answered. */
 export const httpAnswer = (fault: Pick<ModelCallFault, 'status' | 'excerpt'>) => `HTTP ${fault.status}: ${fault.excerpt}`;
+
+/**
+ * A 429 that asks for a longer wait than `maxMs` (llm.maxRetryAfterSeconds): "HTTP 429: asked to wait
+ * 100000 s (27.8 h), beyond llm.maxRetryAfterSeconds (300 s): the endpoint refuses requests for now".
+ */
+export function refusingForNow(askedMs: number, maxMs: number): string {
+  const seconds = Math.ceil(askedMs / 1000);
+  const hours = seconds >= 3600 ? ` (${(seconds / 3600).toFixed(1)} h)` : '';
+  return `HTTP 429: asked to wait ${seconds} s${hours}, beyond llm.maxRetryAfterSeconds (${maxMs / 1000} s): the endpoint refuses requests for now`;
+}
 
 /** "model endpoint URL (model M): HTTP 401: <excerpt>" — one wording for every message about a fault. */
 export function describeFault(fault: ModelCallFault): string {

@@ -6,7 +6,7 @@ import { prebuiltWorkflowBundle } from './bundleProcess.js';
 import { becomeCurrentIfNone, currencyLine, workerDeploymentVersion } from './deploymentVersion.js';
 import { shareEndpointLimits } from './endpointSharing.js';
 import { maskSecretsInActivityFailures } from './maskSecretsInterceptor.js';
-import { maskingPayloadCodec } from './maskingPayloadCodec.js';
+import { maskingDataConverter } from './maskingPayloadCodec.js';
 
 /**
  * How far V8 lets the heap grow past what survived its last full collection before the next one, in
@@ -96,7 +96,7 @@ export async function createWorker(setup: WorkerSetup): Promise<Worker> {
       taskQueue: setup.taskQueue,
       activities,
       interceptors: { activity: [maskSecretsInActivityFailures] },
-      dataConverter: { payloadCodecs: [maskingPayloadCodec] },
+      dataConverter: maskingDataConverter,
       workflowBundle,
       // Workflows not declared otherwise (workflows/index.ts) finish on the version that started them.
       ...(version ? { workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior: 'PINNED' } as const } : {}),

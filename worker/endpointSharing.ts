@@ -24,6 +24,7 @@ import type { NativeConnection } from '@temporalio/worker';
 import { LEASE_MS, leaseEnds, type DemandReport, type EndpointDemand, type LeaseAnswer } from '../llm/concurrencyLeases.js';
 import { applyLeases, dropLeases, endpointDemands, leaseConcurrency, lowerLeases, shareEndpointsAmong } from '../llm/limiter.js';
 import { endpointLeases, endpointLeasesWorkflowId, HOLD_MS, reportDemandUpdate } from '../workflows/endpointLeases.js';
+import { maskingDataConverter } from './maskingPayloadCodec.js';
 
 /** temporal.api.enums.v1.TaskQueueType (the proto package is not a direct dependency). */
 const TASK_QUEUE_TYPES = { workflow: 1, activity: 2 } as const;
@@ -57,7 +58,7 @@ export async function livePollers(service: WorkflowService, namespace: string, t
  */
 export function shareEndpointLimits(connection: NativeConnection, namespace: string, taskQueue: string, finished: () => boolean): void {
   splitAmongPollers(connection, namespace, taskQueue, finished);
-  leaseEndpointConcurrency(new Client({ connection, namespace }), taskQueue, `${process.pid}@${hostname()}`, finished);
+  leaseEndpointConcurrency(new Client({ connection, namespace, dataConverter: maskingDataConverter }), taskQueue, `${process.pid}@${hostname()}`, finished);
 }
 
 /** Shares the per-minute rates (and, where no lease applies, the concurrency) 1/N among the live workers of `taskQueue`. */

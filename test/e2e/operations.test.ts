@@ -24,6 +24,7 @@ import { assertAccounting, assertCommittedShardsIntact, eventually, mtimesOf } f
 import { mmif } from '../harness/mmifCli.js';
 import { startS3Server, useS3Env, type S3Server } from '../harness/s3Server.js';
 import { startStack, type Stack } from '../harness/stack.js';
+import { captureLogs } from '../harness/canaryScan.js';
 
 let stack: Stack;
 let s3: S3Server;
@@ -269,25 +270,17 @@ test('a key echoed by the endpoint in its error bodies reaches no output file, r
     llm: { timeoutMs: 1500, preflight: false, retry: { maxAttempts: 2, baseDelayMs: 50, maxDelayMs: 100 } },
     models: { default: { model: 'mmif-sim-vlm', apiKeyEnv: 'MMIF_CANARY_KEY' } },
   });
-  // The worker runs in this process: what it logs passes through these writes.
-  let logs = '';
-  const writes = { out: process.stdout.write, err: process.stderr.write };
-  const tee = (original: typeof process.stdout.write) =>
-    function (this: NodeJS.WriteStream, chunk: unknown, ...rest: unknown[]) {
-      logs += String(chunk);
-      return (original as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
-    } as typeof process.stdout.write;
-  process.stdout.write = tee(writes.out);
-  process.stderr.write = tee(writes.err);
+  // The worker runs in this process: what it logs passes through its stdout and stderr.
+  const captured = captureLogs();
   try {
     // Every chat request answered 500 with the key in the message: the shards fail with the error text.
     await withFaults({ rate500: 1, echoKeyInErrors: true }, () => assert.rejects(start('canary', input).then((h) => h.result())));
   } finally {
-    process.stdout.write = writes.out;
-    process.stderr.write = writes.err;
+    captured.stop();
     stack.simulator.setFaults({ echoKeyInErrors: false });
     delete process.env.MMIF_CANARY_KEY;
   }
+  const logs = captured.text();
   // A 5xx's text is masked where its line is made (llm/endpointError.ts maskedExcerpt: the key blanked).
   assert.match(logs, /request key: \*\*\*/, 'the worker logged the failures');
   assert.ok(!logs.includes(CANARY), 'the key is in the worker log');

@@ -10,6 +10,7 @@ import { startTemporalDevServer, type DevServer } from '../../local/temporalDevS
 import { startSimulator, type SimulatorHandle, type SimulatorOptions } from '../../simulator/server.js';
 import { prebuiltWorkflowBundle } from '../../worker/bundleProcess.js';
 import { createWorker } from '../../worker/createWorker.js';
+import { maskingDataConverter } from '../../worker/maskingPayloadCodec.js';
 
 export interface Stack {
   server: DevServer;
@@ -58,7 +59,8 @@ export async function startStack(options: { simulator?: SimulatorOptions; taskQu
   return {
     server,
     simulator,
-    client: new Client({ connection }),
+    // The CLI's converter: a workflow input is masked as `mmif build` masks it.
+    client: new Client({ connection, dataConverter: maskingDataConverter }),
     taskQueue,
     startWorker,
     stopWorkers,

@@ -7,12 +7,44 @@ import { EndpointError } from '../../llm/endpointError.js';
 
 const env = { OPENAI_API_KEY: 'sk-openai-0123456789', MY_PROXY_KEY: 'proxy-secret-abcdef', SHORT: 'x' };
 
-test('always-secret variables and the ones read through readSecret are masked by name; short values are not', () => {
+test('always-secret variables and the ones read through readSecret are masked by name; a short value where it stands as a word', () => {
   assert.equal(maskSecrets('key sk-openai-0123456789 and proxy-secret-abcdef', env), 'key [secret OPENAI_API_KEY] and proxy-secret-abcdef');
   assert.equal(readSecret('MY_PROXY_KEY', env), 'proxy-secret-abcdef');
   assert.equal(maskSecrets('proxy-secret-abcdef twice proxy-secret-abcdef', env), '[secret MY_PROXY_KEY] twice [secret MY_PROXY_KEY]');
   readSecret('SHORT', env);
-  assert.equal(maskSecrets('x marks the spot', env), 'x marks the spot');
+  assert.equal(maskSecrets('x marks the spot, not the index', env), '[secret SHORT] marks the spot, not the index');
+});
+
+const key7 = 'Zq7shrt';
+const b64 = (text: string) => Buffer.from(text).toString('base64');
+
+test('a key of any length is masked in the forms it is echoed in: plain, URL-encoded, JSON-escaped, base64 of itself, of its Bearer header and of user:key', () => {
+  const keys = { SEVEN: key7, LONG: 'sk-live/abc+def=ghi"jkl' };
+  for (const name of Object.keys(keys)) readSecret(name, keys);
+  const echoes = (key: string) => [
+    `"apiKey":"${key}"`,
+    `Authorization: Bearer ${key}`,
+    `?key=${encodeURIComponent(key)}`,
+    `Authorization=Bearer%20${encodeURIComponent(key)}%0A`,
+    JSON.stringify(`line\n${key}\tnext`),
+    JSON.stringify({ echoed: key }),
+    `echo ${b64(key)}`,
+    `echo ${b64(`Bearer ${key}`)}`,
+    `Basic ${b64(`user:${key}`)}`,
+    `Basic ${b64(`a-longer-user-name:${key}`)}`,
+    `Basic ${b64(`us:${key}`)}`,
+    Buffer.from(`Bearer ${key}`).toString('base64url'),
+    // Inside a longer base64 text, at each of the three alignments.
+    ...[0, 1, 2].map((n) => b64(`${'p'.repeat(n)}{"authorization":"Bearer ${key}","more":"text"}`)),
+  ];
+  for (const [name, key] of Object.entries(keys)) {
+    for (const echo of echoes(key)) {
+      const masked = maskSecrets(echo, keys);
+      assert.ok(masked.includes(`[secret ${name}]`), `${name} in ${echo}: ${masked}`);
+      for (const form of [key, encodeURIComponent(key), b64(key), b64(key).replace(/=+$/, '')]) assert.ok(!masked.includes(form), `${form} left in ${masked}`);
+    }
+  }
+  assert.equal(maskSecrets('Zq7shrtX and aZq7shrt stay: part of other words', keys), 'Zq7shrtX and aZq7shrt stay: part of other words');
 });
 
 test('a failure leaves the worker masked: SDK errors lose their body properties, Temporal failures keep their class', () => {
@@ -52,4 +84,17 @@ test('the worker payload codec masks secrets in JSON payloads (history), leaves 
   assert.equal(clean, cleanPayload, 'a payload without a secret is passed through untouched');
   assert.equal(bytes, bytesPayload, 'binary payloads are not rewritten');
   delete process.env.MMIF_CODEC_KEY;
+});
+
+test('the codec masks the variable a payload names as apiKeyEnv, in a process that never read it (a client starting a build)', async () => {
+  const { maskingPayloadCodec } = await import('../../worker/maskingPayloadCodec.js');
+  const { defaultPayloadConverter } = await import('@temporalio/common');
+  process.env.MMIF_NAMED_ONLY_KEY = 'Nk7shrt';
+  try {
+    const config = { models: { default: { model: 'm', apiKeyEnv: 'MMIF_NAMED_ONLY_KEY' } }, decontamination: { sets: ['/data/Nk7shrt/bench'] } };
+    const [masked] = await maskingPayloadCodec.encode([defaultPayloadConverter.toPayload(config)!]);
+    assert.deepEqual(defaultPayloadConverter.fromPayload(masked!), { ...config, decontamination: { sets: ['/data/[secret MMIF_NAMED_ONLY_KEY]/bench'] } });
+  } finally {
+    delete process.env.MMIF_NAMED_ONLY_KEY;
+  }
 });
