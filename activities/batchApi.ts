@@ -65,7 +65,7 @@ export async function submitStageBatch(task: BatchRoundTask): Promise<{ batchIds
       if (!p) continue;
       const customId = batchCustomId(p.sample.sampleId, task.stage, task.round);
       requests.push({ custom_id: customId, body: p.request.body });
-      targets[customId] = { stage: p.request.stage, cacheKey: p.request.cacheKey, model: p.request.model, sampleId: p.sample.sampleId };
+      targets[customId] = { stage: p.request.stage, cacheKey: p.request.cacheKey, model: p.request.model, estimate: p.request.estimate, sampleId: p.sample.sampleId };
     }
     const logKey = ctx.layout.batchSubmissions(task.shard, task.stage, task.round);
     const log = (await getJson<SubmissionLog>(ctx.store, logKey)) ?? { batches: [] };

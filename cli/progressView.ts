@@ -3,6 +3,7 @@ import type { BuildProgress } from '../workflows/buildProgress.js';
 import { requestRate, type ShardProgress } from '../workflows/shardProgress.js';
 import { costSummary, formatCost } from '../output/reports/costSummary.js';
 import type { LiveProgress } from './liveProgress.js';
+import { roleCost } from './wording.js';
 
 const BAR_WIDTH = 30;
 
@@ -22,8 +23,9 @@ export function formatProgress(p: BuildProgress | LiveProgress, now = Date.now()
   const reasons = Object.entries(p.rejections.byReason).sort((a, b) => b[1] - a[1]);
   if (reasons.length) lines.push(`rejections: ${reasons.map(([reason, n]) => `${reason} ${n}`).join(', ')}`);
   for (const [stage, u] of Object.entries(p.usage)) {
-    const cost = u.unpricedRequests ? `unpriced (${u.unpricedRequests} requests)` : `$${u.costUsd.toFixed(4)}`;
-    lines.push(`  ${stage.padEnd(14)} ${u.requests} requests (${u.cachedRequests} cached, ${u.batchRequests} batch), ${u.promptTokens} + ${u.completionTokens} tokens, ${cost}`);
+    lines.push(
+      `  ${stage.padEnd(14)} ${u.requests} requests (${u.cachedRequests} cached, ${u.batchRequests} batch), ${u.promptTokens} + ${u.completionTokens} tokens, ${roleCost(u)}`,
+    );
   }
   if (Object.keys(p.usage).length) lines.push(...formatCost(costSummary(p.usage, p.unpriced, p.samples, p.simulated)).map((l) => `  ${l}`));
   for (const f of p.failedShards) lines.push(`FAILED shard ${f.shard}: ${f.error}`);

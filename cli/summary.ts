@@ -3,7 +3,7 @@ import type { BuildReport } from '../output/contracts/buildReport.js';
 import { buildLayout } from '../storage/buildLayout.js';
 import { formatAccount } from '../output/reports/sourceAccounting.js';
 import { formatCost, formatPricedBy } from '../output/reports/costSummary.js';
-import { counted, stepLabel } from './wording.js';
+import { counted, roleCost, stepLabel } from './wording.js';
 import { ALL_STAGE_NAMES } from '../config/stages.js';
 
 const SHARDS_LISTED = 5;
@@ -45,8 +45,9 @@ export function formatSummary(report: BuildReport, options: { s3Endpoint?: strin
   if (usage.length) {
     lines.push('model calls (requests / cached / prompt tokens / completion tokens / cost):');
     for (const [stage, u] of usage) {
-      const cost = u.unpricedRequests ? `unpriced (${u.unpricedRequests} requests)` : `$${u.costUsd.toFixed(4)}`;
-      lines.push(`  ${stage.padEnd(14)} ${report.models[stage] ?? '(every endpoint)'}  ${u.requests} / ${u.cachedRequests} / ${u.promptTokens} / ${u.completionTokens} / ${cost}`);
+      lines.push(
+        `  ${stage.padEnd(14)} ${report.models[stage] ?? '(every endpoint)'}  ${u.requests} / ${u.cachedRequests} / ${u.promptTokens} / ${u.completionTokens} / ${roleCost(u)}`,
+      );
     }
     // Reports of builds from before the cost summary existed have none.
     if (report.cost) lines.push(...formatCost(report.cost, report.mode).map((l) => `  ${l}`));

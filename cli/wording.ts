@@ -8,3 +8,12 @@ export const counted = (n: number, noun: string, plural = `${noun}s`) => `${n} $
  * is the "rejected answer" step, so "rejected" keeps one meaning on screen: a sample or pair left out.
  */
 export const stepLabel = (stage: string) => (stage === 'rejected' ? 'rejected answer' : stage);
+
+/**
+ * A role's cost as the CLI prints it: `$0.0123`, or `unpriced (N requests)`, followed by how many of
+ * its paid requests were counted with the engine's estimate because the endpoint's usage was unusable.
+ */
+export function roleCost(u: { costUsd: number; unpricedRequests: number; estimatedRequests?: number }): string {
+  const cost = u.unpricedRequests ? `unpriced (${u.unpricedRequests} requests)` : `$${u.costUsd.toFixed(4)}`;
+  return u.estimatedRequests ? `${cost}, ${u.estimatedRequests} with estimated usage (the endpoint's counts were unusable)` : cost;
+}

@@ -42,6 +42,13 @@ export const llmSchema = z
           .strict(),
       )
       .default({}),
+    /**
+     * The longest wait an endpoint's 429 may ask for (Retry-After, retry-after-ms, x-ratelimit-reset-*)
+     * and be waited for. A longer ask is the endpoint refusing for now: the request fails at once
+     * (its slice is retried by Temporal later), the endpoint is paused this long at most, and
+     * `mmif status` shows the wait it asked for. Pre-flight reports such an ask instead of passing.
+     */
+    maxRetryAfterSeconds: z.number().int().positive().max(86_400).default(300),
     /** Retries of one model call (429s wait for Retry-After; 5xx/timeouts back off with jitter). */
     retry: z
       .object({

@@ -14,7 +14,7 @@ export class ActiveLimits {
 
   /** Holds `limits` for one request; the function returned lets go of them. */
   hold(limits: EndpointLimits): () => void {
-    const id = `${limits.concurrency}/${limits.requestsPerMinute}/${limits.tokensPerMinute}/${limits.attemptTimeoutMs}`;
+    const id = `${limits.concurrency}/${limits.requestsPerMinute}/${limits.tokensPerMinute}/${limits.attemptTimeoutMs}/${limits.maxWaitMs}`;
     let entry = this.held.get(id);
     // Only a change in the set of limits held changes the tightest ones: most requests share an
     // entry already held and reconfigure nothing (this runs twice per request).
@@ -43,6 +43,7 @@ export class ActiveLimits {
       concurrency: least((l) => l.concurrency)!,
       requestsPerMinute: least((l) => l.requestsPerMinute),
       tokensPerMinute: least((l) => l.tokensPerMinute),
+      maxWaitMs: least((l) => l.maxWaitMs),
     };
     const longest = pickOf((l) => l.attemptTimeoutMs, Math.max);
     return longest === undefined ? tightest : { ...tightest, attemptTimeoutMs: longest };

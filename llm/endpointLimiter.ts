@@ -15,13 +15,13 @@ import { systemClock, type Clock } from './clock.js';
 import { ActiveLimits } from './activeLimits.js';
 import type { EndpointLimits } from './endpointLimits.js';
 import { RateBudget } from './rateBudget.js';
-import { readRateLimitHeaders, retryAfterMs, type HeaderSource } from './rateLimitHeaders.js';
+import { readRateLimitHeaders, retryAfterMs, type BudgetReport, type HeaderSource } from './rateLimitHeaders.js';
 
 /** How an attempt went, told by the code that made the HTTP call. */
 export interface Ticket {
   /** A 2xx: learn the provider's limits, replace the token estimate by the real count, widen the window. */
   succeeded(headers: HeaderSource | undefined, tokensUsed: number | undefined): void;
-  /** A 429: learn the provider's limits, halve the window, pause the endpoint. */
+  /** A 429: learn the provider's limits, halve the window, pause the endpoint (for its Retry-After, within `maxWaitMs`). */
   rateLimited(headers: HeaderSource | undefined): void;
 }
 
@@ -57,6 +57,7 @@ export class EndpointLimiter {
   private configuredCap: number;
   /** The longest attempt timeout among the configurations held (the lease desk's drainMs). */
   private attemptTimeoutMs: number | undefined;
+  private maxWaitMs: number;
   private workers = 1;
   /** Requests in flight this worker's lease allows (0 while it waits for one); undefined = no lease, the 1/workers share applies. */
   private grant: number | undefined;
@@ -85,6 +86,7 @@ export class EndpointLimiter {
     const now = this.clock.now();
     this.configuredCap = initial.concurrency;
     this.attemptTimeoutMs = initial.attemptTimeoutMs;
+    this.maxWaitMs = initial.maxWaitMs ?? Number.POSITIVE_INFINITY;
     this.window = new AimdWindow(initial.concurrency);
     this.requests = new RateBudget(initial.requestsPerMinute, now);
     this.tokens = new RateBudget(initial.tokensPerMinute, now);
@@ -97,6 +99,7 @@ export class EndpointLimiter {
     const now = this.clock.now();
     this.configuredCap = tightest.concurrency;
     this.attemptTimeoutMs = tightest.attemptTimeoutMs;
+    this.maxWaitMs = tightest.maxWaitMs ?? Number.POSITIVE_INFINITY;
     this.window.rescale(this.ceiling());
     this.requests.configure(tightest.requestsPerMinute, now);
     this.tokens.configure(tightest.tokensPerMinute, now);
@@ -229,7 +232,7 @@ export class EndpointLimiter {
         const now = this.clock.now();
         if (headers) this.learn(headers, now);
         this.window.congested(epoch, this.grant);
-        const pause = retryAfterMs(headers, now) ?? this.window.defaultPauseMs();
+        const pause = Math.min(retryAfterMs(headers, now) ?? this.window.defaultPauseMs(), this.maxWaitMs);
         this.pausedUntil = Math.max(this.pausedUntil, now + pause);
       },
     };
@@ -256,12 +259,15 @@ export class EndpointLimiter {
 
   private learn(headers: HeaderSource, now: number): void {
     const report = readRateLimitHeaders(headers);
-    this.requests.learn(report.requests, now);
-    this.tokens.learn(report.tokens, now);
+    // A reset further off than the bound is waited for no longer than the bound.
+    const bounded = (budget: BudgetReport): BudgetReport => (budget.resetMs !== undefined && budget.resetMs > this.maxWaitMs ? { ...budget, resetMs: this.maxWaitMs } : budget);
+    this.requests.learn(bounded(report.requests), now);
+    this.tokens.learn(bounded(report.tokens), now);
   }
 
-  /** Admits from the head while it fits; otherwise a release or the one timer calls again. */
+  /** Admits from the head while it fits; otherwise a release or the one timer calls again. No timer is kept while nothing waits. */
   private pump(): void {
+    if (this.queue.length === 0) this.cancelWake();
     for (let head = this.queue.head(); head; head = this.queue.head()) {
       if (this.inFlight >= this.admissible()) return;
       const now = this.clock.now();
@@ -277,10 +283,16 @@ export class EndpointLimiter {
     }
   }
 
+  private cancelWake(): void {
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
+  }
+
   private wakeIn(ms: number, now: number): void {
     const at = now + ms;
     if (this.cancelTimer && this.timerAt <= at) return;
-    this.cancelTimer?.();
+    this.cancelWake();
     this.timerAt = at;
     this.cancelTimer = this.clock.setTimer(() => {
       this.cancelTimer = undefined;

@@ -6,4 +6,6 @@ export interface EndpointLimits {
   tokensPerMinute?: number;
   /** The longest an admitted attempt stays in flight (the client aborts it then): how long a lease's slots drain past its term (llm/concurrencyLeases.ts). */
   attemptTimeoutMs?: number;
+  /** The longest the endpoint is paused for, or a learned budget waits for its reset, whatever it asks (llm.maxRetryAfterSeconds). */
+  maxWaitMs?: number;
 }

@@ -196,7 +196,7 @@ export class ModelCaller {
    * absent and would pay for the request again.
    */
   async storeReply(target: ReplyTarget, completion: ChatCompletion, batch = true): Promise<CallRecord> {
-    const reply = { ...toCachedReply(completion, target.model, batch, this.options.keepReasoning), ...(this.owner ? { owner: this.owner } : {}) };
+    const reply = { ...toCachedReply(completion, target.model, batch, target.estimate, this.options.keepReasoning), ...(this.owner ? { owner: this.owner } : {}) };
     const body = JSON.stringify(reply);
     let stored = await this.cache.putIfAbsent(target.cacheKey, body, 'application/json');
     if (!stored && !(await this.isCached(target.cacheKey))) {
@@ -305,7 +305,7 @@ export class ModelCaller {
       config: req.endpoint,
       endpoint,
       // The timeout bounds how long an admitted attempt holds a leased slot past its lease's term.
-      limits: { ...this.limits(req.endpoint), attemptTimeoutMs: this.llm.timeoutMs },
+      limits: { ...this.limits(req.endpoint), attemptTimeoutMs: this.llm.timeoutMs, maxWaitMs: this.llm.maxRetryAfterSeconds * 1000 },
       retry: this.retry,
       timeoutMs: this.llm.timeoutMs,
       maxReplyBytes: this.llm.maxReplyBytes,
@@ -330,19 +330,27 @@ export class ModelCaller {
       throw err;
     });
     const reply: CachedReply = {
-      ...toCachedReply(completion, endpoint.model, false, this.options.keepReasoning),
+      ...toCachedReply(completion, endpoint.model, false, prepared.estimate, this.options.keepReasoning),
       ...(this.owner ? { owner: this.owner } : {}),
       ...(execution ? execution.stamp() : {}),
     };
-    const record = tryRecord(req.stage, reply, 'paid', t, problemOf(reply), this.prices, endpoint.baseURL);
-    // Counted before the reply is cached: a crash in between sends it again, counted twice rather than never.
-    const counted = budget && Promise.all([budget.paid(record.costUsd), ...(lost ? [budget.billed(record.costUsd)] : [])]);
+    // Cached before anything else can throw (pricing included): a paid reply is never asked for again.
     // Overwrites an unusable entry of another build: this build's own try replaces it. A torn
     // entry (a crash mid-write) reads as absent: its request is sent again, and counted as lost
     // in flight by the sent log.
+    const caching = createJson(this.cache, key, reply);
+    let record: CallRecord;
+    try {
+      record = tryRecord(req.stage, reply, 'paid', t, problemOf(reply), this.prices, endpoint.baseURL);
+    } catch (err) {
+      await caching;
+      throw err;
+    }
+    // Counted (in this process at once) before the cache write lands: a crash in between sends it again, counted twice rather than never.
+    const counted = budget && Promise.all([budget.paid(record.costUsd), ...(lost ? [budget.billed(record.costUsd)] : [])]);
     // Awaited together: a cache write that fails must not leave the count's promise unwatched (an
     // object-store outage fails both, and an unawaited rejection would surface after the activity).
-    await Promise.all([createJson(this.cache, key, reply), counted]);
+    await Promise.all([caching, counted]);
     calls.push(record);
     if (lost) calls.push({ ...record, lostInFlight: true });
     return reply;

@@ -3,6 +3,7 @@
  * under its cache key. The synchronous path sends the body; the Batch API sends the same body (a
  * PreparedRequest) and files the reply under the same key, so the pipeline then runs on cache hits.
  */
+import { requestEstimate, type RequestEstimate } from './tokenEstimate.js';
 import type { z } from 'zod';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { BuildConfig, EndpointConfig, ModelRole } from '../config/buildConfig.js';
@@ -41,6 +42,8 @@ export interface ReplyTarget {
   /** Where the synchronous path looks for this request's reply (an object-store key). */
   cacheKey: string;
   model: string;
+  /** What the request could use at most: a reply's reported usage is checked against it (usage.ts). */
+  estimate: RequestEstimate;
 }
 
 /** A request of a stage, ready to send (the Batch API sends first requests instead of the synchronous path). */
@@ -82,5 +85,5 @@ export function prepareRequest(
     dialect,
   );
   const cacheKey = `${cachePrefix}/${replyCacheKey(endpoint.baseURL, body, req, llm.imageDetail, t.index)}.json`;
-  return { stage: req.stage, cacheKey, model: endpoint.model, body };
+  return { stage: req.stage, cacheKey, model: endpoint.model, body, estimate: requestEstimate(body) };
 }

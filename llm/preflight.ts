@@ -31,13 +31,15 @@ import { describeLessons, requestBody, type Dialect, type StageAsk } from './dia
 import { DialectMemory } from './dialectMemory.js';
 import { clientFor, resolveBaseUrl, resolveEndpoint } from './endpoint.js';
 import type { ResolvedEndpoint } from './resolvedEndpoint.js';
-import { EndpointError, faultOf, describeFault, maskedExcerpt, permanentError } from './endpointError.js';
+import { EndpointError, faultOf, describeFault, endpointNamed, maskedExcerpt, permanentError, refusingForNow } from './endpointError.js';
+import { askedWaitMs } from './rateLimitHeaders.js';
 import { BudgetExhausted, type BuildBudget } from './buildBudget.js';
 import { costOf } from './pricing.js';
 import { unusableOf, type UnusableReply } from './replyCheck.js';
 import { classifyFailure } from './retryPolicy.js';
 import { requestCompletion } from './sendCompletion.js';
 import { usageOf, type Usage } from './usage.js';
+import { requestEstimate } from './tokenEstimate.js';
 
 /** Model roles that send the sample's image (verifier selection and the compatibility pass are text only). */
 const IMAGE_ROLES: ReadonlySet<ModelRole> = new Set(['instruction', 'constraints', 'answer', 'rejected', 'judge', 'richness']);
@@ -165,12 +167,16 @@ async function check(
   for (let attempt = 1; ;) {
     const body = requestBody(ask, dialect);
     try {
-      const completion = await send(body);
-      return { usage: usageAt(completion, endpoint), dialect };
+      return { usage: await send(body), dialect };
     } catch (err) {
       const kind = classifyFailure(err);
-      // Rate limited: the key and model were accepted, which is all this checks.
-      if (kind === 'rate-limited') return { dialect };
+      // Rate limited: the key and model were accepted, which is all this checks, unless it asks for
+      // a longer wait than the build will give it: then it refuses for now, and says so.
+      if (kind === 'rate-limited') {
+        const asked = askedWaitMs((err as APIError).headers);
+        const bound = llm.maxRetryAfterSeconds * 1000;
+        return asked !== undefined && asked > bound ? `${endpointNamed(endpoint.baseURL, endpoint.model)}: ${refusingForNow(asked, bound)}` : { dialect };
+      }
       if (kind === 'permanent') throw permanentError(err as APIError, endpoint, target.endpoint.apiKeyEnv, target.roles.join(', '));
       if (kind === 'unusable') throw notAnEndpoint(unusableOf(err)!, endpoint);
       if (kind === 'refused') {
@@ -201,7 +207,7 @@ async function check(
  * into a 500 carrying that message.
  */
 async function failsOnlyOnImages(
-  send: (body: ChatCompletionCreateParamsNonStreaming) => Promise<ChatCompletion>,
+  send: (body: ChatCompletionCreateParamsNonStreaming) => Promise<unknown>,
   textBody: ChatCompletionCreateParamsNonStreaming,
   imageBody: ChatCompletionCreateParamsNonStreaming,
 ): Promise<boolean> {
@@ -231,7 +237,7 @@ async function paidCompletion(
   endpoint: ResolvedEndpoint,
   llm: BuildConfig['llm'],
   budget: BuildBudget | undefined,
-): Promise<ChatCompletion> {
+): Promise<Usage & { model: string }> {
   await budget?.admit();
   let completion: ChatCompletion;
   try {
@@ -240,13 +246,14 @@ async function paidCompletion(
     budget?.unpaid();
     throw err;
   }
-  await budget?.paid(costOf({ ...usageAt(completion, endpoint), batch: false, baseUrl: endpoint.baseURL }, llm.prices).usd ?? 0);
-  return completion;
+  const usage = usageAt(completion, body, endpoint);
+  await budget?.paid(costOf({ ...usage, batch: false, baseUrl: endpoint.baseURL }, llm.prices).usd ?? 0);
+  return usage;
 }
 
-const usageAt = (completion: ChatCompletion, endpoint: ResolvedEndpoint): Usage & { model: string } => ({
+const usageAt = (completion: ChatCompletion, body: ChatCompletionCreateParamsNonStreaming, endpoint: ResolvedEndpoint): Usage & { model: string } => ({
   model: completion.model || endpoint.model,
-  ...usageOf(completion.usage),
+  ...usageOf(completion.usage, { request: requestEstimate(body), replyText: completion.choices[0]?.message.content ?? '' }),
 });
 
 /** A 400-class answer to a tiny request: with an image, most likely a model without image input. */

@@ -49,6 +49,18 @@ export function retryAfterMs(headers: HeaderSource | undefined, now = Date.now()
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
+/**
+ * The longest wait a refusal asks for: Retry-After (retry-after-ms, retry-after), else the reset of a
+ * budget it reports spent (x-ratelimit-remaining-* 0 with x-ratelimit-reset-*). Undefined when it asks none.
+ */
+export function askedWaitMs(headers: HeaderSource | undefined, now = Date.now()): number | undefined {
+  const retryAfter = retryAfterMs(headers, now);
+  if (retryAfter !== undefined || !headers) return retryAfter;
+  const report = readRateLimitHeaders(headers);
+  const resets = [report.requests, report.tokens].filter((b) => b.remaining === 0 && b.resetMs !== undefined).map((b) => b.resetMs!);
+  return resets.length > 0 ? Math.max(...resets) : undefined;
+}
+
 const UNIT_MS: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1, us: 1e-3, µs: 1e-3, ns: 1e-6 };
 
 /** Go duration strings, OpenAI's format for reset headers: `6m0s`, `1.5s`, `20ms`, `1h2m3s`. */

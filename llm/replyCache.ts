@@ -11,6 +11,7 @@ import type { RenderedPrompt } from '../prompts/chat.js';
 import { imageDataUrl, withoutImage, type MessageImage } from './chatMessages.js';
 import { separateReasoning } from './reasoning.js';
 import { usageOf, type Usage } from './usage.js';
+import type { RequestEstimate } from './tokenEstimate.js';
 
 export interface CachedReply extends Usage {
   /** The answer, without the model's thinking (reasoning.ts). */
@@ -38,7 +39,8 @@ export interface CachedReply extends Usage {
 /** What the simulator puts in `system_fingerprint` (simulator/replies.ts). */
 const SIMULATOR_FINGERPRINT = 'mmif-simulator';
 
-export function toCachedReply(completion: ChatCompletion, requestedModel: string, batch: boolean, keepReasoning = false): CachedReply {
+/** `request`: the estimate of the request the completion answers, which its reported usage is checked against (usage.ts). */
+export function toCachedReply(completion: ChatCompletion, requestedModel: string, batch: boolean, request: RequestEstimate, keepReasoning = false): CachedReply {
   const choice = completion.choices[0];
   // Servers add the thinking as fields the SDK's types do not name (reasoning.ts).
   const { answer, reasoning } = separateReasoning(choice?.message.content ?? '', choice?.message as { reasoning_content?: unknown; reasoning?: unknown } | undefined);
@@ -47,7 +49,7 @@ export function toCachedReply(completion: ChatCompletion, requestedModel: string
     ...(reasoning !== undefined ? { thought: true, ...(keepReasoning ? { reasoning } : {}) } : {}),
     finishReason: choice?.finish_reason ?? 'unknown',
     model: completion.model || requestedModel,
-    ...usageOf(completion.usage),
+    ...usageOf(completion.usage, { request, replyText: `${choice?.message.content ?? ''}${reasoning ?? ''}` }),
     simulated: completion.system_fingerprint === SIMULATOR_FINGERPRINT,
     batch,
   };

@@ -15,13 +15,15 @@ import { abortSignal } from './abortScope.js';
 import { tallyFailedAttempt } from './attemptTally.js';
 import { clientFor } from './endpoint.js';
 import type { ResolvedEndpoint } from './resolvedEndpoint.js';
-import { describeFault, endpointNamed, faultOf, gaveUpLine, httpAnswer, maskedExcerpt, permanentError } from './endpointError.js';
+import { describeFault, endpointNamed, faultOf, gaveUpLine, httpAnswer, maskedExcerpt, permanentError, refusingForNow } from './endpointError.js';
+import { askedWaitMs } from './rateLimitHeaders.js';
 import { chatCompletionOf, unusableOf, type UnusableReply } from './replyCheck.js';
 import { limiterFor } from './limiter.js';
 import type { Ticket } from './endpointLimiter.js';
 import type { EndpointLimits } from './endpointLimits.js';
 import { backoffMs, classifyFailure, type RetryPolicy } from './retryPolicy.js';
 import { estimateRequestTokens } from './tokenEstimate.js';
+import { usableTotal } from './usage.js';
 import { TransientError } from '../domain/errors.js';
 
 /** The endpoint refused the request itself (400, 413, 422): the sample is rejected, unless a dialect can answer the refusal (dialect.ts). */
@@ -66,7 +68,7 @@ export async function sendCompletion(s: Sending, body: ChatCompletionCreateParam
         async (ticket) => {
           signal?.throwIfAborted(); // aborted the moment it was admitted
           if (attempt === 1) await s.beforeFirstSend?.();
-          return attemptCompletion(client, body, ticket, signal);
+          return attemptCompletion(client, body, estimate, ticket, signal);
         },
         place,
         s.limits,
@@ -77,6 +79,7 @@ export async function sendCompletion(s: Sending, body: ChatCompletionCreateParam
       if (signal?.aborted) throw signal.reason;
       const kind = classifyFailure(err);
       tallyFailedAttempt(kind);
+      if (kind === 'rate-limited') refuseLongAsk(err as APIError, s, attempt);
       if (kind === 'refused') throw new RequestRefused(s.role, err as APIError, s.endpoint);
       if (kind === 'unusable') throw unusableRejection(s.role, unusableOf(err)!, s.endpoint);
       if (kind === 'permanent') throw permanentError(err as APIError, s.endpoint, s.config.apiKeyEnv, s.role);
@@ -89,15 +92,23 @@ export async function sendCompletion(s: Sending, body: ChatCompletionCreateParam
   }
 }
 
+/** A 429 asking for a longer wait than the limits allow (llm.maxRetryAfterSeconds) fails the request at once. */
+function refuseLongAsk(err: APIError, s: Sending, attempts: number): void {
+  const asked = askedWaitMs(err.headers);
+  const bound = s.limits.maxWaitMs;
+  if (asked !== undefined && bound !== undefined && asked > bound) throw new EndpointGaveUp(s.role, s.endpoint, refusingForNow(asked, bound), attempts, false);
+}
+
 /**
  * Tells the limiter how the attempt went (the response headers carry the provider's x-ratelimit-*
  * budgets), and reads the reply as a chat completion itself rather than trusting the SDK to: a 200
  * that is HTML, empty or of another shape is UnusableReply('not-a-completion') (replyCheck.ts).
  */
-async function attemptCompletion(client: OpenAI, body: ChatCompletionCreateParamsNonStreaming, ticket: Ticket, signal?: AbortSignal): Promise<ChatCompletion> {
+async function attemptCompletion(client: OpenAI, body: ChatCompletionCreateParamsNonStreaming, estimate: number, ticket: Ticket, signal?: AbortSignal): Promise<ChatCompletion> {
   try {
     const { completion, headers } = await requestCompletion(client, body, signal);
-    ticket.succeeded(headers, completion.usage?.total_tokens);
+    // A count the endpoint got wrong (negative, a string, 1e300) leaves the estimate standing.
+    ticket.succeeded(headers, usableTotal(completion.usage?.total_tokens, estimate));
     return completion;
   } catch (err) {
     if (classifyFailure(err) === 'rate-limited') ticket.rateLimited((err as APIError).headers);

@@ -18,6 +18,7 @@ export const emptyUsage = (): StageUsage => ({
   savedUsd: 0,
   providerCostRequests: 0,
   unpricedRequests: 0,
+  estimatedRequests: 0,
 });
 
 /** Adds `from` into `into`, field by field (fields `from` lacks, as in manifests written before them, add 0). */
@@ -28,7 +29,7 @@ export function addUsage(into: StageUsage, from: Partial<StageUsage>): void {
 /** The call fields usage is made of. */
 export type UsageOfCall = Pick<
   CallRecord,
-  'promptTokens' | 'completionTokens' | 'cachedPromptTokens' | 'reasoningTokens' | 'cached' | 'batch' | 'costUsd' | 'savedUsd' | 'costSource'
+  'promptTokens' | 'completionTokens' | 'cachedPromptTokens' | 'reasoningTokens' | 'cached' | 'batch' | 'costUsd' | 'savedUsd' | 'costSource' | 'estimated'
 >;
 
 /** One call as usage. */
@@ -47,6 +48,7 @@ export function callUsage(c: UsageOfCall): StageUsage {
     savedUsd: c.savedUsd ?? 0,
     providerCostRequests: paid && c.costSource === 'provider' ? 1 : 0,
     unpricedRequests: paid && c.costSource === 'unpriced' ? 1 : 0,
+    estimatedRequests: paid && c.estimated !== undefined ? 1 : 0,
   };
 }
 

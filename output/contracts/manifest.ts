@@ -31,6 +31,8 @@ export interface StageUsage {
   providerCostRequests: number;
   /** Requests paid now of a model no price is known for. */
   unpricedRequests: number;
+  /** Requests paid now whose endpoint reported unusable token counts: counted with the engine's estimate instead (llm/usage.ts). */
+  estimatedRequests: number;
 }
 
 /** The tokens of the requests of models no price is known for, by model (paid requests only). */

@@ -12,7 +12,7 @@ import { limiterFor } from '../../llm/limiter.js';
 import { EndpointLimiter, type Ticket } from '../../llm/endpointLimiter.js';
 import type { EndpointLimits } from '../../llm/endpointLimits.js';
 import { ModelCaller } from '../../llm/modelCaller.js';
-import { parseDuration, readRateLimitHeaders, retryAfterMs, type HeaderSource } from '../../llm/rateLimitHeaders.js';
+import { askedWaitMs, parseDuration, readRateLimitHeaders, retryAfterMs, type HeaderSource } from '../../llm/rateLimitHeaders.js';
 import { renderAnswerPrompt } from '../../prompts/answerPrompt.js';
 import { DEFAULT_FAULTS } from '../../simulator/faults.js';
 import { formatDuration } from '../../simulator/rateLimits.js';
@@ -264,6 +264,58 @@ test('AIMD: 429s from a server allowing fewer than the cap shrink the window; ev
   assert.ok((stats.byStatus['429'] ?? 0) < 16, 'the window shrank instead of hammering the server');
   const window = limiterOf('lim-aimd').snapshot().window;
   assert.ok(window < 4, `window ${window} shrank from 8`);
+});
+
+test('a Retry-After or a reset beyond maxWaitMs pauses the endpoint no longer than the bound; askedWaitMs reads what was asked', async () => {
+  const { clock, limiter, admit } = clocked({ concurrency: 4, maxWaitMs: 300_000 });
+  const request = admit();
+  await clock.advance(0);
+  request.finish((ticket) => ticket.rateLimited(headers({ 'retry-after': '100000' })));
+  await request.done;
+  assert.equal(limiter.snapshot().pausedForMs, 300_000);
+  // A budget reported spent until a reset a day away refills within the bound.
+  const spent = admit();
+  await clock.advance(300_000);
+  spent.finish((ticket) =>
+    ticket.succeeded(headers({ 'x-ratelimit-limit-requests': '10', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '24h0m0s' }), undefined),
+  );
+  await spent.done;
+  const next = admit();
+  await clock.advance(30_000);
+  next.finish();
+  await next.done;
+
+  const now = Date.parse('2030-01-01T00:00:00Z');
+  assert.equal(askedWaitMs(headers({ 'retry-after': '100000' }), now), 100_000_000);
+  assert.equal(askedWaitMs(headers({ 'retry-after-ms': '1e8' }), now), 100_000_000);
+  assert.equal(askedWaitMs(headers({ 'x-ratelimit-remaining-tokens': '0', 'x-ratelimit-reset-tokens': '27h46m40s' }), now), 100_000_000);
+  assert.equal(askedWaitMs(headers({ 'x-ratelimit-remaining-tokens': '5', 'x-ratelimit-reset-tokens': '27h' }), now), undefined, 'a budget not spent asks no wait');
+});
+
+test('a 3,000,000 s Retry-After sets no timer beyond Node’s limit: no TimeoutOverflowWarning, and the wait is still kept', async () => {
+  const warnings: Error[] = [];
+  const onWarning = (w: Error) => warnings.push(w);
+  process.on('warning', onWarning);
+  try {
+    // No bound given: the limiter waits what was asked, on the system clock, in timers Node can set.
+    const limiter = new EndpointLimiter({ concurrency: 1 });
+    await limiter.run(0, async (ticket) => ticket.rateLimited(headers({ 'retry-after': '3000000' })));
+    const controller = new AbortController();
+    const waiting = limiter.run(0, async () => 'admitted', undefined, undefined, controller.signal);
+    // A warning is emitted on the next tick after the timer is set: let it come, if it would.
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.ok(limiter.snapshot().pausedForMs > 2 ** 31, 'the whole pause is kept');
+    assert.equal(limiter.snapshot().queued, 1, 'the request still waits');
+    controller.abort();
+    await assert.rejects(waiting);
+    assert.deepEqual(
+      warnings.map((w) => w.name),
+      [],
+    );
+  } finally {
+    process.off('warning', onWarning);
+  }
 });
 
 test('Retry-After is honoured: the endpoint pauses for it before the refused call is retried', async () => {
