@@ -14,8 +14,8 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { parseBuildConfig, type BuildConfigInput } from '../config/buildConfig.js';
 import { buildLayout } from '../storage/buildLayout.js';
 import { MANIFEST_FORMAT, type ShardManifest } from '../output/contracts/manifest.js';
-import { configFingerprint } from '../pipeline/planning/planBuild.js';
-import type { BuildPlan, StoredConfig } from '../pipeline/planning/planBuild.types.js';
+import { configFingerprint, storedConfigOf } from '../pipeline/planning/planBuild.js';
+import type { BuildPlan } from '../pipeline/planning/planBuild.types.js';
 import { putJson } from '../storage/objectStore.js';
 import { LocalStore } from '../storage/localStore.js';
 import { startStack } from '../test/harness/stack.js';
@@ -44,7 +44,7 @@ async function committedBuild(input: BuildConfigInput): Promise<void> {
   const store = new LocalStore(config.output);
   const layout = buildLayout(config.buildId);
   const fingerprint = configFingerprint(config);
-  await putJson(store, layout.config, { configFingerprint: fingerprint, config } satisfies StoredConfig);
+  await putJson(store, layout.config, storedConfigOf(config));
   const plan: BuildPlan = {
     configFingerprint: fingerprint,
     sampleCount: SHARDS,

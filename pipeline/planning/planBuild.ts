@@ -8,7 +8,7 @@
  * quotas, not by the dataset size. Damaged source units are listed in full; records filtered by
  * policy (multiple choice, dropped task types...) are counted by reason.
  */
-import { fingerprintMaterial, type BuildConfig } from '../../config/buildConfig.js';
+import { canonicalJson, fingerprintMaterial, type BuildConfig } from '../../config/buildConfig.js';
 import { sha256Hex } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
@@ -19,6 +19,7 @@ import { richnessWindow, takeRichSamples, type RichnessTools } from './richness.
 import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
 import { InputError } from '../../domain/errors.js';
 import { CURRENT_REQUEST_LAYOUT, type RequestLayout } from '../../prompts/chat.js';
+import { changedPrompts, promptMaterial, type PromptMaterial } from '../../prompts/promptFingerprint.js';
 import type { BuildPlan, RankReserve, StoredConfig } from './planBuild.types.js';
 
 /** The request layout a stored build runs with: the one recorded at planning, else the layout before recording began. */
@@ -28,8 +29,22 @@ export class ConfigMismatchError extends InputError {
   override name = 'ConfigMismatchError';
 }
 
-export function configFingerprint(config: BuildConfig): string {
-  return sha256Hex(fingerprintMaterial(config));
+/** The sha256 of everything that shapes the output: the config's material and what its stages send (prompts/promptFingerprint.ts). */
+export function configFingerprint(config: BuildConfig, prompts: PromptMaterial = promptMaterial(config)): string {
+  return sha256Hex(`${fingerprintMaterial(config)}\u0000${canonicalJson(prompts)}`);
+}
+
+/** The stored config of a build of `config` planned under `requestLayout` (the layout unset: as before layouts were recorded). */
+export function storedConfigOf(config: BuildConfig, requestLayout?: RequestLayout, prompts: PromptMaterial = promptMaterial(config)): StoredConfig {
+  return { configFingerprint: configFingerprint(config, prompts), config, prompts, ...(requestLayout === undefined ? {} : { requestLayout }) };
+}
+
+/** What differs between the stored build and `config`: its settings, its prompts (named), or both. */
+function mismatchCause(stored: StoredConfig, config: BuildConfig): string {
+  const prompts = changedPrompts(stored.prompts, promptMaterial(config));
+  const settings = prompts.length === 0 || fingerprintMaterial(stored.config) !== fingerprintMaterial(config);
+  const changed = prompts.length ? `prompts changed since it was planned (${prompts.join(', ')})` : '';
+  return settings ? `a different config${changed && ` and ${changed}`}` : changed;
 }
 
 /**
@@ -58,7 +73,7 @@ export async function sameStoredConfig(config: BuildConfig, store: ObjectStore, 
       );
     }
     throw new ConfigMismatchError(
-      `build '${config.buildId}' already exists in ${store.root} with a different config (fingerprint ` +
+      `build '${config.buildId}' already exists in ${store.root} with ${mismatchCause(stored, config)} (fingerprint ` +
         `${stored.configFingerprint.slice(0, 12)}, now ${fingerprint.slice(0, 12)}); use a new buildId for a new version ('mmif build --new-version' picks one)`,
     );
   }
@@ -141,7 +156,7 @@ export async function makeBuildPlan(
   for (const [shard, samples] of shards.entries()) await putJson(store, layout.shardPlan(shard), samples);
   await store.put(layout.sourceProblems, damaged.map((p) => `${JSON.stringify(p)}\n`).join(''));
   await putJson(store, layout.sourceFiltered, filtered);
-  if (!stored) await putJson(store, layout.config, { configFingerprint: fingerprint, config, requestLayout: CURRENT_REQUEST_LAYOUT } satisfies StoredConfig);
+  if (!stored) await putJson(store, layout.config, storedConfigOf(config, CURRENT_REQUEST_LAYOUT));
   const plan: BuildPlan = {
     configFingerprint: fingerprint,
     sampleCount: shards.reduce((n, s) => n + s.length, 0),

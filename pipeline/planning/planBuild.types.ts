@@ -7,6 +7,7 @@ import type { BuildConfig } from '../../config/buildConfig.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { TargetsOutcome } from '../../domain/targets.js';
 import type { RequestLayout } from '../../prompts/chat.js';
+import type { PromptMaterial } from '../../prompts/promptFingerprint.js';
 
 export interface BuildPlan {
   configFingerprint: string;
@@ -63,6 +64,8 @@ export interface RankReserve {
 export interface StoredConfig {
   configFingerprint: string;
   config: BuildConfig;
+  /** What its stages send, as fingerprinted (prompts/promptFingerprint.ts): names the prompts a refused resume changed. */
+  prompts: PromptMaterial;
   /** The request layout the build was planned with (prompts/chat.ts); absent on builds planned before layouts were recorded, which used layout 1. */
   requestLayout?: RequestLayout;
 }

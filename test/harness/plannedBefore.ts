@@ -5,8 +5,7 @@
  * or as planned under a later layout, recorded, which it keeps the same way.
  */
 import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
-import { configFingerprint } from '../../pipeline/planning/planBuild.js';
-import type { StoredConfig } from '../../pipeline/planning/planBuild.types.js';
+import { storedConfigOf } from '../../pipeline/planning/planBuild.js';
 import type { RequestLayout } from '../../prompts/chat.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { putJson, type ObjectStore } from '../../storage/objectStore.js';
@@ -18,6 +17,5 @@ export async function planAsBeforeLayouts(store: ObjectStore, input: BuildConfig
 /** A build as planned by a release whose current layout was `requestLayout` (unset: before layouts were recorded). */
 export async function planUnderLayout(store: ObjectStore, input: BuildConfigInput, requestLayout: RequestLayout | undefined): Promise<void> {
   const config = parseBuildConfig(input);
-  const stored: StoredConfig = { configFingerprint: configFingerprint(config), config, ...(requestLayout === undefined ? {} : { requestLayout }) };
-  await putJson(store, buildLayout(config.buildId).config, stored);
+  await putJson(store, buildLayout(config.buildId).config, storedConfigOf(config, requestLayout));
 }

@@ -7,7 +7,8 @@ import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfi
 import { sampleIdFor } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { buildLayout } from '../../storage/buildLayout.js';
-import { ConfigMismatchError, configFingerprint, makeBuildPlan } from '../../pipeline/planning/planBuild.js';
+import { ConfigMismatchError, configFingerprint, makeBuildPlan, sameStoredConfig, storedConfigOf } from '../../pipeline/planning/planBuild.js';
+import { changedPrompts, PLACEHOLDER_RENDERS, promptMaterial } from '../../prompts/promptFingerprint.js';
 import type { StoredConfig } from '../../pipeline/planning/planBuild.types.js';
 import { sourceShares } from '../../domain/targets.js';
 import { inSegments, type SourceItem, type SourceReader } from '../../sources/source.js';
@@ -99,6 +100,50 @@ test('source problems are recorded, and a changed config is refused for an exist
     assert.deepEqual(JSON.parse((await store.get(buildLayout('plan').sourceFiltered))!.toString()), { '0:cc3m': { 'multiple-choice': 1 } });
     await planned(store); // the same config again is fine
     await assert.rejects(planned(store, config({ seed: 5 })), ConfigMismatchError);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+/** The prompts as this code renders them, with the answer prompt's opening reworded and its version kept. */
+const reworded: typeof PLACEHOLDER_RENDERS = {
+  ...PLACEHOLDER_RENDERS,
+  answer: () => {
+    const prompt = PLACEHOLDER_RENDERS.answer();
+    const [first, ...rest] = prompt.messages;
+    return { ...prompt, messages: [{ ...first!, text: first!.text.replace('## Task Description', '## The task') }, ...rest] };
+  },
+};
+
+test("a prompt's text is in the fingerprint: a reworded prompt changes it without a version bump, and only the build modes that send it", () => {
+  const single = config({});
+  assert.equal(reworded.answer().version, PLACEHOLDER_RENDERS.answer().version);
+  assert.notEqual(reworded.answer().messages[0]!.text, PLACEHOLDER_RENDERS.answer().messages[0]!.text);
+  assert.deepEqual(changedPrompts(promptMaterial(single), promptMaterial(single, reworded)), ['answer']);
+  assert.notEqual(configFingerprint(single, promptMaterial(single, reworded)), configFingerprint(single));
+  assert.equal(configFingerprint(single, promptMaterial(single)), configFingerprint(single));
+  // A multiturn build never sends the single-turn answer prompt.
+  const multiturn = config({ mode: 'multiturn' });
+  assert.equal(configFingerprint(multiturn, promptMaterial(multiturn, reworded)), configFingerprint(multiturn));
+  assert.deepEqual(Object.keys(promptMaterial(multiturn)), ['chat_answer', 'chat_questions', 'compatibility', 'constraints', 'verifier_selection']);
+});
+
+test('a build planned under another wording of a prompt is refused, naming the prompt and the way out in one line', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'mmif-plan-'));
+  try {
+    const store = new LocalStore(dir);
+    const current = config({});
+    await putJson(store, buildLayout('plan').config, storedConfigOf(current, 3, promptMaterial(current, reworded)));
+    await assert.rejects(sameStoredConfig(current, store, buildLayout('plan')), (err: Error) => {
+      assert.ok(err instanceof ConfigMismatchError);
+      assert.match(
+        err.message,
+        /^build 'plan' already exists in .* with prompts changed since it was planned \(answer\) \(fingerprint [0-9a-f]{12}, now [0-9a-f]{12}\); use a new buildId for a new version \('mmif build --new-version' picks one\)$/,
+      );
+      return true;
+    });
+    // A changed setting as well: both named.
+    await assert.rejects(sameStoredConfig(config({ seed: 5 }), store, buildLayout('plan')), /with a different config and prompts changed since it was planned \(answer\)/);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
