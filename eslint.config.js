@@ -1,4 +1,4 @@
-// ESLint, type-aware (typescript-eslint), run by `npm run lint` and in the fast tier (`npm run test:unit`).
+// ESLint, type-aware (typescript-eslint), run by `npm run lint` (cached: .tmp/eslint-cache) and by `npm test`.
 // Only rules that find bugs the compiler does not: a promise nobody awaits or handles (its rejection
 // is lost, or crashes the process), and a promise passed where a plain value or void callback is
 // expected (an `if (promise)` that is always true, an async listener whose rejection nobody sees).

@@ -19,6 +19,23 @@ import type { SimulatorHandle, SimulatorOptions } from '../../simulator/server.j
 /** The wrapper tools/install.sh writes around the Java test server. */
 export const TEST_SERVER_PATH = `${TOOLS_DIR}bin/temporal-test-server`;
 
+/**
+ * The time-skipping server, started from TEST_SERVER_PATH. The SDK gives the JVM 5 s to listen (a
+ * fixed limit of its core), which a loaded 2-core machine can miss; the server process is gone when
+ * that fails, so starting again is safe, and a second start finds the JVM's files in the page cache.
+ */
+export async function createTimeSkippingEnv(attempts = 3): Promise<TestWorkflowEnvironment> {
+  if (!existsSync(TEST_SERVER_PATH)) throw new Error(`${TEST_SERVER_PATH} is missing: run 'bash tools/install.sh test'`);
+  const { TestWorkflowEnvironment } = await import('@temporalio/testing');
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: TEST_SERVER_PATH } } });
+    } catch (err) {
+      if (attempt >= attempts || !/did not start within/.test(String(err))) throw err;
+    }
+  }
+}
+
 export interface TimeSkippingStack {
   env: TestWorkflowEnvironment;
   simulator: SimulatorHandle;
@@ -28,18 +45,12 @@ export interface TimeSkippingStack {
 
 /** The time-skipping server, the simulator, and one worker on `taskQueue`, running until `stop`. */
 export async function startTimeSkippingStack(options: { simulator?: SimulatorOptions; taskQueue: string }): Promise<TimeSkippingStack> {
-  if (!existsSync(TEST_SERVER_PATH)) throw new Error(`${TEST_SERVER_PATH} is missing: run 'bash tools/install.sh test'`);
-  const [{ TestWorkflowEnvironment }, { startSimulator }, { prebuiltWorkflowBundle }, { createWorker }] = await Promise.all([
-    import('@temporalio/testing'),
+  const [{ startSimulator }, { prebuiltWorkflowBundle }, { createWorker }] = await Promise.all([
     import('../../simulator/server.js'),
     import('../../worker/bundleProcess.js'),
     import('../../worker/createWorker.js'),
   ]);
-  const [env, simulator, bundle] = await Promise.all([
-    TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: TEST_SERVER_PATH } } }),
-    startSimulator(options.simulator),
-    prebuiltWorkflowBundle(),
-  ]);
+  const [env, simulator, bundle] = await Promise.all([createTimeSkippingEnv(), startSimulator(options.simulator), prebuiltWorkflowBundle()]);
   process.env.OPENAI_BASE_URL = simulator.url;
   let worker: Worker;
   try {
