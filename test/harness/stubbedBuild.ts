@@ -13,7 +13,7 @@ import type * as activities from '../../activities/index.js';
 import { resolveBuildConfig } from '../../activities/resolveConfig.js';
 import type { ShardSummary } from '../../activities/buildRef.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
-import type { BuildPlan } from '../../pipeline/planBuild.types.js';
+import type { BuildPlan } from '../../pipeline/planning/planBuild.types.js';
 import type { StubShardActivities } from './stubShardWorkflows.js';
 import { createTimeSkippingEnv } from './timeSkipping.js';
 

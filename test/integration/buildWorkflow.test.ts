@@ -14,7 +14,7 @@ import proto from '@temporalio/proto';
 import type { ShardSummary } from '../../activities/buildRef.js';
 import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
 import { forecastBasis, nextRound, RECORD_KINDS, sourceGoals, firstRoundSizes, type Goals, type SourceTally } from '../../domain/targets.js';
-import type { BuildPlan } from '../../pipeline/planBuild.types.js';
+import type { BuildPlan } from '../../pipeline/planning/planBuild.types.js';
 import { progressQuery, retryFailedShardsUpdate } from '../../workflows/buildDataset.js';
 import { eventually } from '../harness/datasetChecks.js';
 import { startStubbedBuilds, stubPlan, stubReport, stubSummary, type BuildActivities, type StubbedStack } from '../harness/stubbedBuild.js';
