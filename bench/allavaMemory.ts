@@ -1,6 +1,6 @@
 // Memory and speed of streaming one huge ALLaVA JSON array: writes an ALLaVA-Instruct-like file of
 // N records (default 500k, ~250 MB, indented like the Hub's files) to a temp dir, then streams it
-// twice: through the bare parser (sources/jsonArrayStream.ts) and through the ALLaVA reader
+// twice: through the bare parser (sources/readers/jsonArrayStream.ts) and through the ALLaVA reader
 // (parser + record checks + question cleaning). Prints records/s and peak RSS of each pass; the temp
 // dir is deleted afterwards. Peak RSS staying near the baseline, far below the file size, is the point.
 //
@@ -12,7 +12,7 @@ import path from 'node:path';
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 import { sourceSchema } from '../config/sourceConfig.js';
-import { jsonArrayElements } from '../sources/jsonArrayStream.js';
+import { jsonArrayElements } from '../sources/readers/jsonArrayStream.js';
 import { openSource } from '../sources/source.js';
 
 const { values } = parseArgs({ options: { records: { type: 'string', default: '500000' } } });

@@ -18,8 +18,8 @@ import { contaminationReason, EvalSetIndex, type EvalItemRef } from '../domain/d
 import { sha256Hex } from '../domain/hashing.js';
 import { SampleRejection } from '../domain/rejection.js';
 import { dHash } from '../image/perceptualHash.js';
-import { asObject } from '../sources/jsonFiles.js';
-import { tsvRows } from '../sources/tsv.js';
+import { asObject } from '../sources/readers/jsonFiles.js';
+import { tsvRows } from '../sources/readers/tsv.js';
 import { StoreError, type ObjectStore } from '../storage/objectStore.js';
 import { openFileStore } from '../storage/openStore.js';
 import { InputError } from '../domain/errors.js';

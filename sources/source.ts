@@ -1,13 +1,13 @@
 /** Entry point to the image sources: turns one `sources[i]` entry of the build config into a reader. */
 import type { SourceConfig } from '../config/buildConfig.js';
 import type { S3Options } from '../storage/openStore.js';
-import { openAllava } from './allava.js';
-import { openCc3m } from './cc3m.js';
-import { openChartqa } from './chartqa.js';
+import { openAllava } from './allava/reader.js';
+import { openCc3m } from './cc3m/reader.js';
+import { openChartqa } from './chartqa/reader.js';
 import { sampleIdsOf, type SourceReader } from './contract.js';
-import { openGeo170k } from './geo170k.js';
-import { openMultiui } from './multiui.js';
-import { openRico } from './rico.js';
+import { openGeo170k } from './geo170k/reader.js';
+import { openMultiui } from './multiui/reader.js';
+import { openRico } from './rico/reader.js';
 
 export {
   SourceError,

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { TOOLS_DIR } from '../../local/tools.js';
-import { Img2datasetParquetError, openImg2datasetParquet, type Img2datasetColumns } from '../../sources/img2datasetParquet.js';
+import { Img2datasetParquetError, openImg2datasetParquet, type Img2datasetColumns } from '../../sources/readers/img2datasetParquet.js';
 import { img2datasetParquet, sideFileRow } from '../fixtures/cc3m.js';
 
 /** The side file's rows as objects, a value left out where its row has none. */

@@ -1,5 +1,5 @@
 /**
- * The tar reader (sources/tar.ts) against archives GNU tar writes, in each of its formats; the reader's
+ * The tar reader (sources/readers/tar.ts) against archives GNU tar writes, in each of its formats; the reader's
  * own cases (chunk boundaries, truncation, long names) are in test/unit/tar.test.ts.
  */
 import assert from 'node:assert/strict';
@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { test } from 'node:test';
-import { tarEntries, type TarEntry } from '../../sources/tar.js';
+import { tarEntries, type TarEntry } from '../../sources/readers/tar.js';
 
 const LONG_PATH = `${'deep/'.repeat(25)}0123456789.jpg`; // 139 bytes: too long for the 100-byte name field
 

@@ -1,5 +1,5 @@
 /**
- * The CC3M source (sources/cc3m.ts) in each layout (webdataset tars, files, flat) with its side files:
+ * The CC3M source (sources/cc3m/reader.ts) in each layout (webdataset tars, files, flat) with its side files:
  * what it plans, what it reads by range, and the problems it names. One suite, run on each store by its tier.
  */
 import assert from 'node:assert/strict';

@@ -13,7 +13,7 @@ import { normalizeImage } from '../../image/normalize.js';
 import { StoreError, type ObjectStore } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
 import { SourceError, openSource, type SourceItem } from '../../sources/source.js';
-import { TABLE_LIMIT } from '../../sources/chartqa.js';
+import { TABLE_LIMIT } from '../../sources/chartqa/reader.js';
 import { ALLAVA_LAION_INSTRUCT, ALLAVA_VFLAN_INSTRUCT, writeAllava } from '../fixtures/allava.js';
 import { collect, problemsOf, samplesOf, type Backend } from '../fixtures/backends.js';
 import { LARGE_TABLE, SMALL_TABLE, writeChartqa } from '../fixtures/chartqa.js';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { EvalSetIndex, hammingDistance, ngrams, PERCEPTUAL_HASH_THRESHOLD, wordsOf } from '../../domain/decontamination.js';
 import { DecontaminationSetError, rejectIfContaminated } from '../../pipeline/decontamination.js';
-import { tsvRows } from '../../sources/tsv.js';
+import { tsvRows } from '../../sources/readers/tsv.js';
 import { sceneJpeg } from '../fixtures/images.js';
 
 async function rows(chunks: string[]): Promise<string[][]> {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { RecordStartScanner } from '../../sources/recordStart.js';
+import { RecordStartScanner } from '../../sources/readers/recordStart.js';
 
 /** The definition, as one regular expression over all the bytes at once (what the scanner replaced). */
 function wholeText(bytes: Buffer, keys: readonly string[]): number | undefined {

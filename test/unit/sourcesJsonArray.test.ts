@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { JsonArrayError, jsonArrayElements, type JsonArrayItem, type JsonArrayOptions } from '../../sources/jsonArrayStream.js';
+import { JsonArrayError, jsonArrayElements, type JsonArrayItem, type JsonArrayOptions } from '../../sources/readers/jsonArrayStream.js';
 
 /** Streams `text` in chunks of `size` bytes, so every boundary case is hit by some size. */
 async function parse(text: string | Buffer, size = 1 << 16, options?: JsonArrayOptions): Promise<JsonArrayItem[]> {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { TarError, tarEntries, tarEntriesByRange, type TarEntry, type TarOptions } from '../../sources/tar.js';
+import { TarError, tarEntries, tarEntriesByRange, type TarEntry, type TarOptions } from '../../sources/readers/tar.js';
 import { cutInsideMember, packTar, type TarFile } from '../fixtures/cc3m.js';
 
 /** Feeds a buffer in fixed-size chunks, so headers and data straddle chunk boundaries. */

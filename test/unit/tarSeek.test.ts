@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { tarEntries, type TarEntry } from '../../sources/tar.js';
-import { seekTarMember, type TarOrder } from '../../sources/tarSeek.js';
+import { tarEntries, type TarEntry } from '../../sources/readers/tar.js';
+import { seekTarMember, type TarOrder } from '../../sources/readers/tarSeek.js';
 import { cutInsideMember, packTar, type TarFile } from '../fixtures/cc3m.js';
 
 const recordOf = (path: string) => path.split('.')[0]!;

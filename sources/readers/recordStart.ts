@@ -1,5 +1,5 @@
 /**
- * Finds where the next record of a JSON array starts after a damaged one (sources/jsonArrayStream.ts
+ * Finds where the next record of a JSON array starts after a damaged one (sources/readers/jsonArrayStream.ts
  * resynchronises there): the `{` of the first `}, {<key>:` after the damaged record's first byte,
  * with one of the records' first keys, JSON whitespace allowed between the tokens. The bytes come
  * in pieces as the stream is read, up to 64 MiB of them: each piece is scanned once, from where the

@@ -5,13 +5,13 @@
  * the first gpt turn after it is its answer. Each source only says where its files and images are,
  * and which records its own policy drops.
  */
-import type { QuestionPolicy, SourceType } from '../config/sourceConfig.js';
-import type { SourceSample } from '../domain/sample.js';
-import type { ObjectStore } from '../storage/objectStore.js';
-import { damaged, filtered, sourceSample, type SourceItem } from './contract.js';
+import type { QuestionPolicy, SourceType } from '../../config/sourceConfig.js';
+import type { SourceSample } from '../../domain/sample.js';
+import type { ObjectStore } from '../../storage/objectStore.js';
+import { damaged, filtered, sourceSample, type SourceItem } from '../contract.js';
 import { datasetKey } from './datasetPath.js';
 import { asObject, jsonFileRecords, requireFiles, type JsonRecord } from './jsonFiles.js';
-import { cleanQuestion } from './questions.js';
+import { cleanQuestion } from '../questions.js';
 
 export interface LlavaSource {
   source: SourceType;

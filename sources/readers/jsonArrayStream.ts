@@ -22,7 +22,7 @@
 import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COMMA, isSpace, LINE_FEED, OPEN_BRACE, OPEN_BRACKET, QUOTE } from './jsonBytes.js';
 import { RecordStartScanner } from './recordStart.js';
 import { decodeUtf8, encodingReason } from './utf8.js';
-import { RecordError } from '../domain/errors.js';
+import { RecordError } from '../../domain/errors.js';
 
 export type JsonArrayItem =
   | { index: number; /** Byte offset of the element's first byte. */ offset: number; value: unknown }

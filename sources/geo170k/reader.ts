@@ -6,11 +6,11 @@
  * (question.dropMultipleChoice defaults to false here), for the refinement stage to turn into an open
  * question. Answers end in `Answer:C`: letters are rewritten to the option's text.
  */
-import type { SourceConfigOf } from '../config/sourceConfig.js';
-import { openStore, type S3Options } from '../storage/openStore.js';
-import { inSegments, readNamedImage, type SourceReader } from './contract.js';
-import { llavaItems } from './llava.js';
-import { optionTexts, withoutOptionLetters } from './referenceAnswers.js';
+import type { SourceConfigOf } from '../../config/sourceConfig.js';
+import { openStore, type S3Options } from '../../storage/openStore.js';
+import { inSegments, readNamedImage, type SourceReader } from '../contract.js';
+import { llavaItems } from '../readers/conversations.js';
+import { optionTexts, withoutOptionLetters } from '../referenceAnswers.js';
 
 const EXPECTED =
   'expected the Geo170K layout: qa_tuning.json and/or alignment.json (JSON arrays of {id, image, conversations}) ' +

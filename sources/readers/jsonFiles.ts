@@ -2,8 +2,8 @@
  * JSON-array files inside a dataset root (ALLaVA, ChartQA, Geo170K, MultiUI): checking that the
  * layout's files are there, and streaming each file's records with damage reported per record.
  */
-import { StoreError, type ObjectStore } from '../storage/objectStore.js';
-import { SourceError, damaged, type DamagedUnit } from './contract.js';
+import { StoreError, type ObjectStore } from '../../storage/objectStore.js';
+import { SourceError, damaged, type DamagedUnit } from '../contract.js';
 import { JsonArrayError, jsonArrayElements } from './jsonArrayStream.js';
 
 export interface JsonRecord {

@@ -6,16 +6,16 @@
  * for split in train, val, test. The root may be the folder holding `ChartQA Dataset` or that folder
  * itself. A chart's table, cut to whole rows within a few KB, becomes the sample's grounding.
  */
-import type { SourceConfigOf } from '../config/sourceConfig.js';
-import type { ObjectStore } from '../storage/objectStore.js';
-import { openStore, type S3Options } from '../storage/openStore.js';
-import { SourceError, inSegments, damaged, filtered, readNamedImage, sourceSample, type SourceItem, type SourceReader } from './contract.js';
-import { datasetKey, joinPath } from './datasetPath.js';
-import { asObject, describeRoot, jsonFileRecords, requireFiles, type JsonRecord } from './jsonFiles.js';
-import { orderedMap } from './orderedMap.js';
-import { cleanQuestion } from './questions.js';
-import { chartLabel } from './referenceAnswers.js';
-import { decodeUtf8, encodingReason } from './utf8.js';
+import type { SourceConfigOf } from '../../config/sourceConfig.js';
+import type { ObjectStore } from '../../storage/objectStore.js';
+import { openStore, type S3Options } from '../../storage/openStore.js';
+import { SourceError, inSegments, damaged, filtered, readNamedImage, sourceSample, type SourceItem, type SourceReader } from '../contract.js';
+import { datasetKey, joinPath } from '../readers/datasetPath.js';
+import { asObject, describeRoot, jsonFileRecords, requireFiles, type JsonRecord } from '../readers/jsonFiles.js';
+import { orderedMap } from '../readers/orderedMap.js';
+import { cleanQuestion } from '../questions.js';
+import { chartLabel } from '../referenceAnswers.js';
+import { decodeUtf8, encodingReason } from '../readers/utf8.js';
 
 type ChartqaConfig = SourceConfigOf<'chartqa'>;
 

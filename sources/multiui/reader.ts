@@ -6,11 +6,11 @@
  * dropped and counted by kind (`title_identification`, reading the page heading back, is OCR).
  * Files as released: `stage1_data.json`, `stage2_data.json`.
  */
-import type { SourceConfigOf } from '../config/sourceConfig.js';
-import { openStore, type S3Options } from '../storage/openStore.js';
-import { inSegments, readNamedImage, type SourceReader } from './contract.js';
-import { llavaItems, type LlavaSource } from './llava.js';
-import { withoutBoxes } from './referenceAnswers.js';
+import type { SourceConfigOf } from '../../config/sourceConfig.js';
+import { openStore, type S3Options } from '../../storage/openStore.js';
+import { inSegments, readNamedImage, type SourceReader } from '../contract.js';
+import { llavaItems, type LlavaSource } from '../readers/conversations.js';
+import { withoutBoxes } from '../referenceAnswers.js';
 
 const EXPECTED = 'expected the MultiUI layout: the JSON arrays of {id, image, conversations} named by `files`, with the screenshots they name under the same root';
 

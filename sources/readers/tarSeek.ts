@@ -2,7 +2,7 @@
  * Finds one member of a tar by byte ranges without walking every header from the start, when the
  * tar's record order is known: img2dataset writes a tar's records in the order of its parquet side
  * file's `success` rows. Interpolation search on that order: guess the offset from the record's
- * ordinal, read a window there, find the first valid header in it (sources/tar.ts ustarHeaderAt),
+ * ordinal, read a window there, find the first valid header in it (sources/readers/tar.ts ustarHeaderAt),
  * follow the header chain inside the window, and narrow the bounds by the ordinals found. A few
  * windows per member instead of the whole tar (real CC3M images are smaller than a window, so a walk
  * from the start reads every byte). Anything unexpected (no header, an unknown record, a pax or GNU

@@ -6,14 +6,14 @@
  * RICO has no questions: instructions are generated, and the text visible on the screen (from the
  * hierarchy) is the grounding.
  */
-import type { SourceConfigOf } from '../config/sourceConfig.js';
-import type { ObjectStore } from '../storage/objectStore.js';
-import { openStore, type S3Options } from '../storage/openStore.js';
-import { SourceError, inSegments, damaged, readStored, sourceSample, type SourceItem, type SourceReader } from './contract.js';
-import { IMAGE_EXTENSIONS } from './datasetPath.js';
-import { asObject, describeRoot } from './jsonFiles.js';
-import { orderedMap } from './orderedMap.js';
-import { decodeUtf8, encodingReason } from './utf8.js';
+import type { SourceConfigOf } from '../../config/sourceConfig.js';
+import type { ObjectStore } from '../../storage/objectStore.js';
+import { openStore, type S3Options } from '../../storage/openStore.js';
+import { SourceError, inSegments, damaged, readStored, sourceSample, type SourceItem, type SourceReader } from '../contract.js';
+import { IMAGE_EXTENSIONS } from '../readers/datasetPath.js';
+import { asObject, describeRoot } from '../readers/jsonFiles.js';
+import { orderedMap } from '../readers/orderedMap.js';
+import { decodeUtf8, encodingReason } from '../readers/utf8.js';
 
 const SCREENS = 'combined';
 const WIREFRAMES = 'semantic_annotations';

@@ -13,7 +13,7 @@
  */
 import { parquetMetadata, parquetRead, parquetSchema, type FileMetaData } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
-import { RecordError } from '../domain/errors.js';
+import { RecordError } from '../../domain/errors.js';
 
 /** Every row of a side file, in file order, as columns (row i is index i of each): no object per row. */
 export interface Img2datasetColumns {

@@ -4,7 +4,7 @@
  * a few KB of memory; callers later read a member with ObjectStore.getRange(offset, offset + size).
  * Read by ranges, a member's data is never fetched unless it shares a read window with a header.
  */
-import { RecordError } from '../domain/errors.js';
+import { RecordError } from '../../domain/errors.js';
 
 export interface TarEntry {
   path: string;

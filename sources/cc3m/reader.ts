@@ -10,9 +10,9 @@
  * A record is the files sharing a key: the file name up to its first '.', the webdataset convention.
  * Order is listing order (lexicographic keys) and, inside a tar, archive order; both are fixed by the data.
  */
-import type { Cc3mSourceConfig } from '../config/sourceConfig.js';
-import type { ObjectStore } from '../storage/objectStore.js';
-import { openStore, type S3Options } from '../storage/openStore.js';
+import type { Cc3mSourceConfig } from '../../config/sourceConfig.js';
+import type { ObjectStore } from '../../storage/objectStore.js';
+import { openStore, type S3Options } from '../../storage/openStore.js';
 import {
   SourceError,
   damaged,
@@ -25,13 +25,13 @@ import {
   type SourceItem,
   type SourceProblem,
   type SourceReader,
-} from './contract.js';
-import { IMAGE_EXTENSIONS } from './datasetPath.js';
-import { Img2datasetParquetError, openImg2datasetParquet, type Img2datasetColumns } from './img2datasetParquet.js';
-import { decodeUtf8, encodingReason } from './utf8.js';
-import { orderedMap } from './orderedMap.js';
-import { TarError, tarEntries, tarEntriesByRange } from './tar.js';
-import { seekTarMember, type TarOrder } from './tarSeek.js';
+} from '../contract.js';
+import { IMAGE_EXTENSIONS } from '../readers/datasetPath.js';
+import { Img2datasetParquetError, openImg2datasetParquet, type Img2datasetColumns } from '../readers/img2datasetParquet.js';
+import { decodeUtf8, encodingReason } from '../readers/utf8.js';
+import { orderedMap } from '../readers/orderedMap.js';
+import { TarError, tarEntries, tarEntriesByRange } from '../readers/tar.js';
+import { seekTarMember, type TarOrder } from '../readers/tarSeek.js';
 
 type Layout = Exclude<Cc3mSourceConfig['layout'], 'auto'>;
 
@@ -233,7 +233,7 @@ interface TarImages {
 }
 
 /**
- * Byte ranges of the images of webdataset records, by tar. First by seeking (sources/tarSeek.ts) in
+ * Byte ranges of the images of webdataset records, by tar. First by seeking (sources/readers/tarSeek.ts) in
  * the record order of the tar's img2dataset side file, read once per tar and reader: a few ranged
  * reads per image. Else, or when seeking fails (a tar not in that order, damage), by reading the
  * tar's headers by range from the start, once per tar and reader (per build and worker), which

@@ -6,12 +6,12 @@
  * image paths relative to the root. Files of 500k+ records are streamed, never loaded whole.
  * Vision-FLAN questions often carry answer options or demonstrations: the question filter drops them.
  */
-import type { SourceConfigOf } from '../config/sourceConfig.js';
-import { openStore, type S3Options } from '../storage/openStore.js';
-import type { ObjectStore } from '../storage/objectStore.js';
-import { SourceError, inSegments, readNamedImage, type SourceItem, type SourceReader } from './contract.js';
-import { describeRoot } from './jsonFiles.js';
-import { llavaItems } from './llava.js';
+import type { SourceConfigOf } from '../../config/sourceConfig.js';
+import { openStore, type S3Options } from '../../storage/openStore.js';
+import type { ObjectStore } from '../../storage/objectStore.js';
+import { SourceError, inSegments, readNamedImage, type SourceItem, type SourceReader } from '../contract.js';
+import { describeRoot } from '../readers/jsonFiles.js';
+import { llavaItems } from '../readers/conversations.js';
 
 /** Read in this order when the config names no files; the Caption files' questions are generic "describe the image" prompts. */
 const ALLAVA_FILES = [
