@@ -7,7 +7,8 @@
  */
 import { z } from 'zod';
 import { imageSchema } from './imageConfig.js';
-import { sourceSchema, sourceTargetsSchema } from './sourceConfig.js';
+import { sourceSchema } from './sourceConfig.js';
+import { sourceTargetsSchema } from './sourceFields.js';
 import { parseConfig } from './parseConfig.js';
 import { BATCHABLE_STAGES, SECONDARY_BATCH_ROLES } from './endpointRouting.js';
 import { slug } from './slug.js';

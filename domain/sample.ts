@@ -4,18 +4,21 @@
  */
 import type { RichnessScore } from './richness.js';
 
-/** Where a sample's image bytes live, relative to its source's root. */
+/** A small JSON value, as a locator holds. */
+export type LocatorValue = string | number | boolean | null | readonly LocatorValue[] | { readonly [key: string]: LocatorValue };
+
+/**
+ * How a source finds one image again: small JSON that only the source which made it reads (a path
+ * under its root, a tar member's byte range, a zip member, a Parquet file with row group and row).
+ * Everything else carries it without looking inside (sources/contract.ts).
+ */
+export type ImageLocator = { readonly [key: string]: LocatorValue };
+
+/** Where a sample's image bytes live. */
 export interface ImageRef {
   /** Index into BuildConfig.sources. */
   sourceIndex: number;
-  key: string;
-  /** Byte range [start, end) inside `key`, for a member of an uncompressed tar. */
-  range?: [number, number];
-  /**
-   * The webdataset record (key) in tar `key` whose image this is, when planning took the record from
-   * img2dataset's parquet and left finding its byte range to the shard that reads it.
-   */
-  tarRecord?: string;
+  locator: ImageLocator;
 }
 
 export interface SourceSample {

@@ -1,11 +1,20 @@
 /**
- * What every image source (CC3M, ALLaVA, ChartQA, Geo170K, RICO, MultiUI) provides. Kept apart from
- * the registry in source.ts so source modules can import it without an import cycle.
+ * The source contract: what a source type's reader provides. A source type is one folder,
+ * sources/<type>/, holding
+ *   definition.ts  defineSource({type, fields, defaults, starter?, docs}) (sources/definition.ts):
+ *                  its config fields (a `layout: layoutField([...])` field when it reads several
+ *                  layouts), defaults and docs row; pure, listed in sources/registry.ts;
+ *   reader.ts      `open(config, sourceIndex, s3): SourceReader`, bound to the type in
+ *                  sources/source.ts: segments() streams samples and SourceProblems, each sample's
+ *                  image an ImageRef whose `locator` (small JSON) only this reader interprets again
+ *                  in readImage() and origin(); describe() says which layout and mapping it chose.
+ * Shared readers (tar and tar seek, the streamed JSON array, JSON lines, CSV/TSV tables, img2dataset
+ * Parquet, LLaVA conversations, images named by path) are in sources/readers/. A fixture under
+ * test/fixtures/ and `npm run docs:config` (the source table of docs/sources.md) complete a type.
  */
 import { sampleIdFor } from '../domain/hashing.js';
 import type { ObjectStore } from '../storage/objectStore.js';
-import { StoreError } from '../storage/objectStore.js';
-import type { ImageRef, SourceSample } from '../domain/sample.js';
+import type { ImageLocator, ImageRef, SourceSample } from '../domain/sample.js';
 import { InputError } from '../domain/errors.js';
 
 /**
@@ -69,8 +78,39 @@ export interface SourceReader {
    * whole dataset. Throws SourceError when the dataset cannot be read at all.
    */
   segments(): AsyncIterable<SourceSegment>;
-  /** Bytes of one sample's image. */
+  /**
+   * Bytes of one sample's image, from the locator this reader made. A missing image is a StoreError
+   * 'not-found' or a SourceError (the image stage rejects that sample as `missing-image`).
+   */
   readImage(ref: ImageRef): Promise<Buffer>;
+  /** Where the image of a locator this reader made came from, for people, records and score files. */
+  origin(locator: ImageLocator): ImageOrigin;
+  /**
+   * The layout this reader reads under its root and how it maps the records (detected when the config
+   * says `layout: auto`), in one line for `mmif validate` and `mmif init`. Throws SourceError as
+   * segments() would when the root holds no layout it reads.
+   */
+  describe(): Promise<string>;
+}
+
+/** A file under the source's root, and the member or row inside it the image is (a tar or zip member, `row 12`). */
+export interface ImageOrigin {
+  file: string;
+  member?: string;
+}
+
+/**
+ * A locator's field, checked: locators come back from stored plans, so one this reader did not make
+ * (a hand-edited plan, a bug) fails loudly by name rather than being read as something else.
+ */
+export function locatorField<K extends 'string' | 'number' | 'object'>(
+  locator: ImageLocator,
+  field: string,
+  kind: K,
+): K extends 'string' ? string : K extends 'number' ? number : unknown {
+  const value = locator[field];
+  if (typeof value !== kind || value === null) throw new Error(`image locator ${JSON.stringify(locator)} has no ${kind} '${field}': this source did not make it`);
+  return value as K extends 'string' ? string : K extends 'number' ? number : unknown;
 }
 
 /**
@@ -135,8 +175,8 @@ export class SourceError extends InputError {
   }
 }
 
-/** Reads an object, or the byte range of a tar member inside one, from a source's store. */
-export async function readStored(store: ObjectStore, ref: { key: string; range?: [number, number] }): Promise<Buffer> {
+/** Reads an object the source listed, or the byte range of a tar member inside one, from a source's store. */
+export async function readStored(store: ObjectStore, ref: { key: string; range?: readonly [number, number] }): Promise<Buffer> {
   if (!ref.range) {
     const body = await store.get(ref.key);
     if (!body) throw new SourceError(store.root, `'${ref.key}' has disappeared since it was listed`);
@@ -147,17 +187,6 @@ export async function readStored(store: ObjectStore, ref: { key: string; range?:
   if (body.length !== end - start) {
     throw new SourceError(store.root, `'${ref.key}' ends before bytes [${start}, ${end}): the file has changed since it was listed`);
   }
-  return body;
-}
-
-/**
- * Reads an image a dataset record names (rather than one found by listing). A missing file is an
- * ordinary dataset defect, reported as StoreError 'not-found' so the image stage rejects only that
- * sample.
- */
-export async function readNamedImage(store: ObjectStore, ref: ImageRef): Promise<Buffer> {
-  const body = await store.get(ref.key);
-  if (!body) throw new StoreError(`image '${ref.key}' is named by the dataset but is not in ${store.root}`, ref.key, 'not-found');
   return body;
 }
 

@@ -6,7 +6,7 @@
  * wrapping is removed. Multiple-choice and few-shot prompts are dropped (or, for multiple choice,
  * reduced to their stem) because a constraint-following answer to them makes no sense. Pure.
  */
-import type { QuestionPolicy } from '../config/sourceConfig.js';
+import type { QuestionPolicy } from '../config/sourceFields.js';
 
 export type QuestionFilter = 'multiple-choice' | 'few-shot' | 'too-short' | 'too-long';
 

@@ -1,17 +1,34 @@
-/** Entry point to the image sources: turns one `sources[i]` entry of the build config into a reader. */
-import type { SourceConfig } from '../config/buildConfig.js';
+/**
+ * Entry point to the image sources: turns one `sources[i]` entry of the build config into a reader.
+ * Each registered source type (sources/registry.ts) is bound here to its reader,
+ * sources/<type>/reader.ts `open`; a registered type without one does not compile.
+ */
+import type { SourceConfig, SourceConfigOf } from '../config/sourceConfig.js';
 import type { S3Options } from '../storage/openStore.js';
-import { openAllava } from './allava/reader.js';
-import { openCc3m } from './cc3m/reader.js';
-import { openChartqa } from './chartqa/reader.js';
+import * as allava from './allava/reader.js';
+import * as cc3m from './cc3m/reader.js';
+import * as chartqa from './chartqa/reader.js';
 import { sampleIdsOf, type SourceReader } from './contract.js';
-import { openGeo170k } from './geo170k/reader.js';
-import { openMultiui } from './multiui/reader.js';
-import { openRico } from './rico/reader.js';
+import * as geo170k from './geo170k/reader.js';
+import * as multiui from './multiui/reader.js';
+import type { SourceType } from './registry.js';
+import * as rico from './rico/reader.js';
+
+type Open<T extends SourceType> = (config: SourceConfigOf<T>, sourceIndex: number, s3: S3Options) => SourceReader;
+
+const READERS: { [T in SourceType]: Open<T> } = {
+  cc3m: cc3m.open,
+  allava: allava.open,
+  chartqa: chartqa.open,
+  geo170k: geo170k.open,
+  rico: rico.open,
+  multiui: multiui.open,
+};
 
 export {
   SourceError,
   inSegments,
+  type ImageOrigin,
   isProblem,
   type DamagedUnit,
   type FilteredRecord,
@@ -37,6 +54,8 @@ export function openSources(configs: readonly SourceConfig[], s3: S3Options): So
 function withOwnIds(reader: SourceReader, type: string, instance: number): SourceReader {
   return {
     readImage: (ref) => reader.readImage(ref),
+    origin: (locator) => reader.origin(locator),
+    describe: () => reader.describe(),
     async *segments() {
       for await (const segment of reader.segments()) {
         const sampleIds = sampleIdsOf(segment.records, type, instance);
@@ -46,20 +65,7 @@ function withOwnIds(reader: SourceReader, type: string, instance: number): Sourc
   };
 }
 
-/** Opening is lazy and cheap: nothing is listed or read until `segments()` or `readImage()` is called. */
+/** Opening is lazy and cheap: nothing is listed or read until `segments()`, `readImage()` or `describe()` is called. */
 export function openSource(config: SourceConfig, sourceIndex: number, s3: S3Options): SourceReader {
-  switch (config.type) {
-    case 'cc3m':
-      return openCc3m(config, sourceIndex, s3);
-    case 'allava':
-      return openAllava(config, sourceIndex, s3);
-    case 'chartqa':
-      return openChartqa(config, sourceIndex, s3);
-    case 'geo170k':
-      return openGeo170k(config, sourceIndex, s3);
-    case 'rico':
-      return openRico(config, sourceIndex, s3);
-    case 'multiui':
-      return openMultiui(config, sourceIndex, s3);
-  }
+  return (READERS[config.type] as Open<SourceType>)(config, sourceIndex, s3);
 }

@@ -5,7 +5,8 @@ import { createInterface } from 'node:readline/promises';
 import { parseFlags } from '../../config/commandFlags.js';
 import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
 import { ConfigError } from '../../config/configError.js';
-import { SOURCE_TYPES } from '../../config/sourceConfig.js';
+import { SOURCE_TYPES, type SourceType } from '../../config/sourceConfig.js';
+import { sourceDefinition } from '../../sources/registry.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { SCHEMA_FILE } from '../writeConfigReference.js';
 
@@ -20,9 +21,6 @@ export const INIT_USAGE = `usage: mmif init [--source TYPE=URI ...] [--build-id 
   --model    the model of every model role (default gpt-4o; set models.<role> after for others)
   --samples  maxSamples (default 1000)
   --out      the file to write (default build.json), its folder made when missing; --force overwrites it`;
-
-/** The release's own file names, where a source type needs them named (MultiUI's gated release). */
-const REQUIRED_EXTRAS: Partial<Record<string, Record<string, unknown>>> = { multiui: { files: ['stage1_data.json', 'stage2_data.json'] } };
 
 interface Answers {
   buildId: string;
@@ -78,10 +76,15 @@ export function starterConfig(answers: Answers, schemaPath: string): BuildConfig
     $schema: schemaPath.split(path.sep).join('/'),
     buildId: answers.buildId,
     output: answers.output,
-    sources: answers.sources.map((s) => ({ type: s.type, uri: s.uri, ...REQUIRED_EXTRAS[s.type] })) as BuildConfigInput['sources'],
+    sources: answers.sources.map((s) => ({ type: s.type, uri: s.uri, ...starterFields(s.type) })) as BuildConfigInput['sources'],
     maxSamples: answers.samples,
     models: { default: { model: answers.model } },
   };
+}
+
+/** The fields a type's starter entry must set (its definition's `starter`: MultiUI's gated file names); none for an unknown type, which the parse then names. */
+function starterFields(type: string): Record<string, unknown> | undefined {
+  return (SOURCE_TYPES as readonly string[]).includes(type) ? sourceDefinition(type as SourceType).starter : undefined;
 }
 
 function sourceFlag(flag: string): { type: string; uri: string } {

@@ -4,7 +4,7 @@
  * only; output/reports/buildReport.ts computes it, with its parts from costSummary.ts,
  * richnessReport.ts and sourceAccounting.ts beside it.
  */
-import type { RichnessConfig } from '../../config/sourceConfig.js';
+import type { RichnessConfig } from '../../config/sourceFields.js';
 import type { distribution } from '../../domain/richness.js';
 import type { Goals, TargetsOutcome } from '../../domain/targets.js';
 import type { EndpointLessons } from '../../llm/preflight.js';

@@ -7,6 +7,7 @@
  * the quality report). Pure: the caller reads its inputs and writes the text.
  */
 import { chatSettings, type BuildConfig } from '../../config/buildConfig.js';
+import { SOURCE_TYPES } from '../../sources/registry.js';
 import type { BuildReport } from '../contracts/buildReport.js';
 import { countTerms } from './sourceAccounting.js';
 import type { QualityReport, LengthStats } from './qualityReport.js';
@@ -23,7 +24,7 @@ export const CARD_CONFIGS = [
 export const CARD_FEATURES: Record<(typeof CARD_CONFIGS)[number]['name'], Array<[column: string, type: string, meaning: string]>> = {
   instruct: [
     ['id', 'string', 'stable sample id'],
-    ['source', 'string', 'source dataset type (cc3m, allava, chartqa, geo170k, rico, multiui)'],
+    ['source', 'string', `source dataset type (${SOURCE_TYPES.join(', ')})`],
     ['source_id', 'string', "the record's id in its source"],
     ['license', 'string', "the source's licence note"],
     ['image', 'Image', 'the normalized RGB JPEG'],

@@ -14,7 +14,8 @@
  */
 import { type BuildConfig } from '../../config/buildConfig.js';
 import { endpointFor } from '../../config/endpointRouting.js';
-import { sourceImageConfig, type RichnessConfig } from '../../config/sourceConfig.js';
+import { sourceImageConfig } from '../../config/sourceConfig.js';
+import type { RichnessConfig } from '../../config/sourceFields.js';
 import { sha256Hex } from '../../domain/hashing.js';
 import { mapLimit } from '../../domain/mapLimit.js';
 import { judgeWindow, topFractionCutoff, type RichnessRule, type ScoreOutcome } from '../../domain/richness.js';
@@ -121,7 +122,7 @@ interface Scorer {
 
 async function scorerFor(config: BuildConfig, index: number, reader: SourceReader, settings: RichnessConfig, tools: RichnessTools): Promise<Scorer> {
   const rule: RichnessRule = { minScore: settings.minScore, minTags: settings.minTags, topFraction: settings.topFraction };
-  if (settings.scorer === 'imported') return importedScorer(config, settings, rule);
+  if (settings.scorer === 'imported') return importedScorer(config, settings, rule, reader);
   const imageConfig = sourceImageConfig(config.image, config.sources[index]!);
   const compute = computeFor(config, settings, imageConfig, tools);
   return {
@@ -144,7 +145,7 @@ async function scorerFor(config: BuildConfig, index: number, reader: SourceReade
   };
 }
 
-async function importedScorer(config: BuildConfig, settings: RichnessConfig, rule: RichnessRule): Promise<Scorer> {
+async function importedScorer(config: BuildConfig, settings: RichnessConfig, rule: RichnessRule, reader: SourceReader): Promise<Scorer> {
   const file = settings.scores!;
   const slash = file.lastIndexOf('/');
   const store = openStore(slash < 0 ? '.' : file.slice(0, slash) || '/', config.s3);
@@ -163,8 +164,10 @@ async function importedScorer(config: BuildConfig, settings: RichnessConfig, rul
   return {
     rule: { minScore, minTags: rule.minTags },
     async score(sample) {
-      const entry = scores.get(baseName(sample.image.tarRecord ? `${sample.image.tarRecord}.jpg` : sample.image.key));
-      if (!entry) return { ok: false, reason: `not-in-scores-file: ${baseName(sample.image.key)} is not in ${file}` };
+      const origin = reader.origin(sample.image.locator);
+      const name = baseName(origin.member ?? origin.file);
+      const entry = scores.get(name);
+      if (!entry) return { ok: false, reason: `not-in-scores-file: ${name} is not in ${file}` };
       return { ok: true, value: { scorer: 'imported', score: entry.score, ...(entry.tags !== undefined ? { tags: entry.tags } : {}) } };
     },
   };

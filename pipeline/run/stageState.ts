@@ -3,7 +3,7 @@
  * it made. Stored as one small JSON object per (sample, stage); the next stage reads it, a retried
  * activity finds it and skips the work, and the shard writer assembles records from it.
  */
-import type { DedupePolicy } from '../../config/sourceConfig.js';
+import type { DedupePolicy } from '../../config/sourceFields.js';
 import type { DpoStrategy, DpoValidation } from '../../config/buildConfig.js';
 import type { VerifierCall } from '../../domain/constraints/compatibility.js';
 import type { Constraint } from '../../domain/constraints/selection.js';

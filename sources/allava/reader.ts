@@ -9,7 +9,8 @@
 import type { SourceConfigOf } from '../../config/sourceConfig.js';
 import { openStore, type S3Options } from '../../storage/openStore.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
-import { SourceError, inSegments, readNamedImage, type SourceItem, type SourceReader } from '../contract.js';
+import { SourceError, inSegments, type SourceItem, type SourceReader } from '../contract.js';
+import { pathNamedReader } from '../readers/namedImages.js';
 import { describeRoot } from '../readers/jsonFiles.js';
 import { llavaItems } from '../readers/conversations.js';
 
@@ -25,12 +26,12 @@ const EXPECTED =
   `expected the ALLaVA-4V layout: JSON arrays of {id, image, conversations} (${ALLAVA_FILES.join(', ')}) ` +
   'with the image paths they name (allava_laion/images/..., allava_vflan/images/...) under the same root, or `files` naming the JSON arrays';
 
-export function openAllava(config: SourceConfigOf<'allava'>, sourceIndex: number, s3: S3Options): SourceReader {
+export function open(config: SourceConfigOf<'allava'>, sourceIndex: number, s3: S3Options): SourceReader {
   const store = openStore(config.uri, s3);
-  return {
+  return pathNamedReader(store, {
     segments: () => inSegments(allavaSamples(store, config, sourceIndex)),
-    readImage: (ref) => readNamedImage(store, ref),
-  };
+    describe: async () => `files ${(config.files ?? (await presentFiles(store))).join(', ')} (LLaVA conversations), images named under the root`,
+  });
 }
 
 async function* allavaSamples(store: ObjectStore, config: SourceConfigOf<'allava'>, sourceIndex: number): AsyncGenerator<SourceItem> {

@@ -10,7 +10,9 @@
  * A record is the files sharing a key: the file name up to its first '.', the webdataset convention.
  * Order is listing order (lexicographic keys) and, inside a tar, archive order; both are fixed by the data.
  */
-import type { Cc3mSourceConfig } from '../../config/sourceConfig.js';
+import type { SourceConfigOf } from '../../config/sourceConfig.js';
+
+type Cc3mSourceConfig = SourceConfigOf<'cc3m'>;
 import type { ObjectStore } from '../../storage/objectStore.js';
 import { openStore, type S3Options } from '../../storage/openStore.js';
 import {
@@ -19,13 +21,16 @@ import {
   filtered,
   inSegments,
   lazySegment,
+  locatorField,
   readStored,
   sourceSample,
   type SourceSegment,
   type SourceItem,
   type SourceProblem,
   type SourceReader,
+  type ImageOrigin,
 } from '../contract.js';
+import type { ImageLocator } from '../../domain/sample.js';
 import { IMAGE_EXTENSIONS } from '../readers/datasetPath.js';
 import { Img2datasetParquetError, openImg2datasetParquet, type Img2datasetColumns } from '../readers/img2datasetParquet.js';
 import { decodeUtf8, encodingReason } from '../readers/utf8.js';
@@ -47,13 +52,40 @@ const EXPECTED_LAYOUTS =
   'expected an img2dataset CC3M layout: webdataset (*.tar shards at the root, e.g. 00000.tar), ' +
   'files (numbered folders: 00000/000000000.jpg|.txt|.json) or flat (.jpg/.jpeg/.png/.webp/.gif/.tiff/.avif/.bmp images at the root)';
 
-export function openCc3m(config: Cc3mSourceConfig, sourceIndex: number, s3: S3Options): SourceReader {
+export function open(config: Cc3mSourceConfig, sourceIndex: number, s3: S3Options): SourceReader {
   const store = openStore(config.uri, s3);
   const tarImages = new TarImageIndex(store);
   return {
     segments: () => cc3mSegments(store, config, sourceIndex),
-    readImage: async (ref) => (ref.tarRecord === undefined ? readStored(store, ref) : readStored(store, await tarImages.find(ref.key, ref.tarRecord))),
+    readImage: async ({ locator }) => {
+      if (locator.tar === undefined) return readStored(store, { key: locatorField(locator, 'path', 'string') });
+      const tar = locatorField(locator, 'tar', 'string');
+      if (locator.range !== undefined) return readStored(store, { key: tar, range: rangeOf(locator) });
+      return readStored(store, await tarImages.find(tar, locatorField(locator, 'record', 'string')));
+    },
+    origin: originOf,
+    describe: async () => (config.layout === 'auto' ? `layout ${await detectLayout(store)} (detected)` : `layout ${config.layout}`),
   };
+}
+
+/**
+ * CC3M's locators: `{path}` (files and flat layouts), `{tar, member, range}` (a member found by
+ * streaming its tar) and `{tar, record}` (a record planned from the tar's side file, its byte range
+ * found when a shard reads it).
+ */
+function originOf(locator: ImageLocator): ImageOrigin {
+  if (locator.tar === undefined) return { file: locatorField(locator, 'path', 'string') };
+  const file = locatorField(locator, 'tar', 'string');
+  // img2dataset names a record's image `<key>.jpg` (its default encode_format): score files name it so.
+  return { file, member: locator.member === undefined ? `${locatorField(locator, 'record', 'string')}.jpg` : locatorField(locator, 'member', 'string') };
+}
+
+function rangeOf(locator: ImageLocator): [number, number] {
+  const range = locator.range;
+  if (!Array.isArray(range) || range.length !== 2 || !range.every((n) => typeof n === 'number')) {
+    throw new Error(`image locator ${JSON.stringify(locator)} has no byte range [start, end]: this source did not make it`);
+  }
+  return [range[0] as number, range[1] as number];
 }
 
 async function* cc3mSegments(store: ObjectStore, config: Cc3mSourceConfig, sourceIndex: number): AsyncGenerator<SourceSegment> {
@@ -192,7 +224,7 @@ function parquetSegment(rows: Img2datasetColumns, tar: string, parquet: string, 
   return lazySegment('cc3m', records, (i) => {
     const row = successes[i]!;
     const key = keys[row]!;
-    return sourceSample('cc3m', key, config.licenseNote, { sourceIndex, key: tar, tarRecord: key }, { caption: captions?.[row]?.trim() ?? '' });
+    return sourceSample('cc3m', key, config.licenseNote, { sourceIndex, locator: { tar, record: key } }, { caption: captions?.[row]?.trim() ?? '' });
   });
 }
 
@@ -408,7 +440,8 @@ async function toItem(record: Cc3mRecord, store: ObjectStore, config: Cc3mSource
   const captionText = text ? decodeUtf8(await read(text)) : typeof meta.caption === 'string' ? meta.caption : '';
   if (captionText === undefined) return problem('encoding', encodingReason(`caption ${text!.path}`));
   const caption = captionText.trim();
-  const ref = image.range ? { sourceIndex, key: image.key, range: image.range } : { sourceIndex, key: image.key };
+  const locator: ImageLocator = image.range ? { tar: image.key, member: image.path, range: image.range } : { path: image.key };
+  const ref = { sourceIndex, locator };
   return sourceSample('cc3m', record.sourceId, config.licenseNote, ref, { caption });
 }
 

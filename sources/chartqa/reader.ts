@@ -9,7 +9,8 @@
 import type { SourceConfigOf } from '../../config/sourceConfig.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
 import { openStore, type S3Options } from '../../storage/openStore.js';
-import { SourceError, inSegments, damaged, filtered, readNamedImage, sourceSample, type SourceItem, type SourceReader } from '../contract.js';
+import { SourceError, inSegments, damaged, filtered, sourceSample, type SourceItem, type SourceReader } from '../contract.js';
+import { pathLocator, pathNamedReader } from '../readers/namedImages.js';
 import { datasetKey, joinPath } from '../readers/datasetPath.js';
 import { asObject, describeRoot, jsonFileRecords, requireFiles, type JsonRecord } from '../readers/jsonFiles.js';
 import { orderedMap } from '../readers/orderedMap.js';
@@ -30,12 +31,16 @@ const EXPECTED =
   `(arrays of {imgname, query, label}) with charts in '{split}/png/', optional tables in '{split}/tables/'; ` +
   `the root is the folder holding '${DATASET_DIR}' or that folder itself`;
 
-export function openChartqa(config: ChartqaConfig, sourceIndex: number, s3: S3Options): SourceReader {
+export function open(config: ChartqaConfig, sourceIndex: number, s3: S3Options): SourceReader {
   const store = openStore(config.uri, s3);
-  return {
+  return pathNamedReader(store, {
     segments: () => inSegments(chartqaSamples(store, config, sourceIndex)),
-    readImage: (ref) => readNamedImage(store, ref),
-  };
+    describe: async () => {
+      const base = await datasetDir(store, config);
+      const tables = config.attachTables ? ', tables attached' : '';
+      return `'${base || '.'}' splits ${config.splits.join(', ')}, sets ${config.sets.join(', ')}${tables}`;
+    },
+  });
 }
 
 interface SplitFile {
@@ -96,7 +101,7 @@ async function toItem({ index, value }: JsonRecord, at: SplitFile, store: Object
     'chartqa',
     sourceId,
     config.licenseNote,
-    { sourceIndex, key },
+    { sourceIndex, locator: pathLocator(key) },
     {
       originalInstruction: verdict.question,
       originalAnswer: label?.answer,

@@ -8,7 +8,8 @@
  */
 import type { SourceConfigOf } from '../../config/sourceConfig.js';
 import { openStore, type S3Options } from '../../storage/openStore.js';
-import { inSegments, readNamedImage, type SourceReader } from '../contract.js';
+import { inSegments, type SourceReader } from '../contract.js';
+import { pathNamedReader } from '../readers/namedImages.js';
 import { llavaItems } from '../readers/conversations.js';
 import { optionTexts, withoutOptionLetters } from '../referenceAnswers.js';
 
@@ -16,9 +17,9 @@ const EXPECTED =
   'expected the Geo170K layout: qa_tuning.json and/or alignment.json (JSON arrays of {id, image, conversations}) ' +
   'at the root, with the diagrams they name under images/ (e.g. images/geoqa_plus/10756.png)';
 
-export function openGeo170k(config: SourceConfigOf<'geo170k'>, sourceIndex: number, s3: S3Options): SourceReader {
+export function open(config: SourceConfigOf<'geo170k'>, sourceIndex: number, s3: S3Options): SourceReader {
   const store = openStore(config.uri, s3);
-  return {
+  return pathNamedReader(store, {
     segments: () =>
       inSegments(
         llavaItems({
@@ -34,6 +35,6 @@ export function openGeo170k(config: SourceConfigOf<'geo170k'>, sourceIndex: numb
           reference: (answer, rawQuestion) => withoutOptionLetters(answer, optionTexts(rawQuestion)),
         }),
       ),
-    readImage: (ref) => readNamedImage(store, ref),
-  };
+    describe: async () => `files ${config.files.join(', ')} (LLaVA conversations), diagrams under images/`,
+  });
 }

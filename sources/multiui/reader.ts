@@ -8,15 +8,16 @@
  */
 import type { SourceConfigOf } from '../../config/sourceConfig.js';
 import { openStore, type S3Options } from '../../storage/openStore.js';
-import { inSegments, readNamedImage, type SourceReader } from '../contract.js';
+import { inSegments, type SourceReader } from '../contract.js';
+import { pathNamedReader } from '../readers/namedImages.js';
 import { llavaItems, type LlavaSource } from '../readers/conversations.js';
 import { withoutBoxes } from '../referenceAnswers.js';
 
 const EXPECTED = 'expected the MultiUI layout: the JSON arrays of {id, image, conversations} named by `files`, with the screenshots they name under the same root';
 
-export function openMultiui(config: SourceConfigOf<'multiui'>, sourceIndex: number, s3: S3Options): SourceReader {
+export function open(config: SourceConfigOf<'multiui'>, sourceIndex: number, s3: S3Options): SourceReader {
   const store = openStore(config.uri, s3);
-  return {
+  return pathNamedReader(store, {
     segments: () =>
       inSegments(
         llavaItems({
@@ -33,8 +34,8 @@ export function openMultiui(config: SourceConfigOf<'multiui'>, sourceIndex: numb
           reference: withoutBoxes,
         }),
       ),
-    readImage: (ref) => readNamedImage(store, ref),
-  };
+    describe: async () => `files ${config.files.join(', ')} (LLaVA conversations), tasks kept: ${config.keepTasks.join(', ')}`,
+  });
 }
 
 /** Tasks that transcribe text from the page: `title_identification` reads the page's heading back. */

@@ -5,13 +5,15 @@
  * the first gpt turn after it is its answer. Each source only says where its files and images are,
  * and which records its own policy drops.
  */
-import type { QuestionPolicy, SourceType } from '../../config/sourceConfig.js';
+import type { QuestionPolicy } from '../../config/sourceFields.js';
+import type { SourceType } from '../registry.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
 import { damaged, filtered, sourceSample, type SourceItem } from '../contract.js';
 import { datasetKey } from './datasetPath.js';
 import { asObject, jsonFileRecords, requireFiles, type JsonRecord } from './jsonFiles.js';
 import { cleanQuestion } from '../questions.js';
+import { pathLocator } from './namedImages.js';
 
 export interface LlavaSource {
   source: SourceType;
@@ -74,7 +76,7 @@ function toItem({ file, index, value }: JsonRecord, source: LlavaSource): Source
     source.source,
     sourceId,
     source.licenseNote,
-    { sourceIndex: source.sourceIndex, key },
+    { sourceIndex: source.sourceIndex, locator: pathLocator(key) },
     {
       originalInstruction: verdict.question,
       originalAnswer: exchange.answer === undefined || !source.reference ? exchange.answer : source.reference(exchange.answer, exchange.question),

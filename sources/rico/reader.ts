@@ -9,7 +9,8 @@
 import type { SourceConfigOf } from '../../config/sourceConfig.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
 import { openStore, type S3Options } from '../../storage/openStore.js';
-import { SourceError, inSegments, damaged, readStored, sourceSample, type SourceItem, type SourceReader } from '../contract.js';
+import { SourceError, inSegments, damaged, locatorField, readStored, sourceSample, type SourceItem, type SourceReader } from '../contract.js';
+import { pathLocator } from '../readers/namedImages.js';
 import { IMAGE_EXTENSIONS } from '../readers/datasetPath.js';
 import { asObject, describeRoot } from '../readers/jsonFiles.js';
 import { orderedMap } from '../readers/orderedMap.js';
@@ -26,11 +27,13 @@ const EXPECTED =
   `expected the RICO layout: '${SCREENS}/<N>.jpg' screenshots with '${SCREENS}/<N>.json' view hierarchies; ` +
   `the root is the folder holding '${SCREENS}/' or that folder itself ('semantic_annotations/' wireframes are not screenshots)`;
 
-export function openRico(config: SourceConfigOf<'rico'>, sourceIndex: number, s3: S3Options): SourceReader {
+export function open(config: SourceConfigOf<'rico'>, sourceIndex: number, s3: S3Options): SourceReader {
   const store = openStore(config.uri, s3);
   return {
     segments: () => inSegments(ricoSamples(store, config, sourceIndex)),
-    readImage: (ref) => readStored(store, ref),
+    readImage: (ref) => readStored(store, { key: locatorField(ref.locator, 'path', 'string') }),
+    origin: (locator) => ({ file: locatorField(locator, 'path', 'string') }),
+    describe: async () => `screenshots and view hierarchies in '${(await screensDir(store)) || '.'}'`,
   };
 }
 
@@ -105,7 +108,7 @@ async function toItem(screen: Screen, store: ObjectStore, config: SourceConfigOf
     }
     grounding = visibleText(hierarchy);
   }
-  return sourceSample('rico', screen.stem, config.licenseNote, { sourceIndex, key: screen.image }, { grounding });
+  return sourceSample('rico', screen.stem, config.licenseNote, { sourceIndex, locator: pathLocator(screen.image) }, { grounding });
 }
 
 /**

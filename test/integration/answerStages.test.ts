@@ -22,7 +22,7 @@ function context(overrides: Partial<BuildConfigInput> = {}) {
   return scene.context('stages', overrides);
 }
 
-const sample: SourceSample = { sampleId: 'cc3m-test', source: 'cc3m', sourceId: 't', licenseNote: '', image: { sourceIndex: 0, key: 'x' } };
+const sample: SourceSample = { sampleId: 'cc3m-test', source: 'cc3m', sourceId: 't', licenseNote: '', image: { sourceIndex: 0, locator: { path: 'x' } } };
 const judged = (type: string, value: string): PlannedConstraint => ({ type, value, method: 'direct_judge', verifiers: [], selection: 'none' });
 
 const TASK = { instruction: 'Describe the harbor scene.' };

@@ -23,7 +23,7 @@ function context(output: string, overrides: Partial<BuildConfigInput> = {}) {
   return scene.context('chat', { verification: { maxRegenerations: 10 }, ...overrides }, output);
 }
 
-const sample: SourceSample = { sampleId: 'cc3m-chat-7', source: 'cc3m', sourceId: 'c', licenseNote: '', image: { sourceIndex: 0, key: 'x' } };
+const sample: SourceSample = { sampleId: 'cc3m-chat-7', source: 'cc3m', sourceId: 'c', licenseNote: '', image: { sourceIndex: 0, locator: { path: 'x' } } };
 const CANDIDATES: PlannedConstraint[] = [
   rule('paragraph_number_limit', 'From now on, answer in exactly 2 paragraphs.', 'check_whether_response_paragraph_number_in_range', [2, 2]),
   { type: 'tone_requirement', value: 'Sound cheerful.', method: 'compare_judge', verifiers: [], selection: 'none' },

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sourceSchema, type SourceConfig } from '../../config/buildConfig.js';
+import type { SourceConfigOf } from '../../config/sourceConfig.js';
 import { sampleIdFor } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { openStore, type S3Options } from '../../storage/openStore.js';
@@ -19,7 +20,7 @@ async function collect(config: SourceConfig, s3: S3Options): Promise<SourceItem[
   return readItems(openSource(config, SOURCE_INDEX, s3));
 }
 
-function cc3mConfig(uri: string, layout: SourceConfig['layout'] = 'auto'): SourceConfig {
+function cc3mConfig(uri: string, layout: SourceConfigOf<'cc3m'>['layout'] = 'auto'): SourceConfig {
   return sourceSchema.parse({ type: 'cc3m', uri, layout, licenseNote: 'test licence' });
 }
 
@@ -67,12 +68,13 @@ export function cc3mSourceTests(backend: Backend, options: { pyarrow: boolean })
           assert.ok((await reader.readImage(s.image)).equals(record.image), `image bytes of ${record.key}`);
         }
         const first = samples[0]!.image;
-        const expectedRef = {
-          webdataset: { key: '00000.tar', ranged: true },
-          files: { key: '00000/000000000.jpg', ranged: false },
-          flat: { key: '000000000.jpg', ranged: false },
+        const expectedOrigin = {
+          webdataset: { file: '00000.tar', member: '000000000.jpg' },
+          files: { file: '00000/000000000.jpg' },
+          flat: { file: '000000000.jpg' },
         }[layout];
-        assert.deepEqual({ key: first.key, ranged: first.range !== undefined }, expectedRef);
+        assert.deepEqual(reader.origin(first.locator), expectedOrigin);
+        assert.equal(Array.isArray(first.locator.range), layout === 'webdataset', 'a streamed tar member is located by its byte range');
       });
     }
 
@@ -181,7 +183,7 @@ export function cc3mSourceTests(backend: Backend, options: { pyarrow: boolean })
           samples.map((s) => [s.sourceId, s.caption]),
           kept.map((r) => [r.key, r.caption]),
         );
-        assert.deepEqual(samples[3]!.image, { sourceIndex: SOURCE_INDEX, key: '00001.tar', tarRecord: '000010000' });
+        assert.deepEqual(samples[3]!.image, { sourceIndex: SOURCE_INDEX, locator: { tar: '00001.tar', record: '000010000' } });
         const [failed, ...others] = problemsOf(items);
         assert.deepEqual(others, []);
         assert.equal(failed!.kind, 'filtered');

@@ -91,7 +91,7 @@ export function imageSourceTests(backend: Backend): void {
       const r = reader(config);
       for (const s of samples) {
         assert.equal(s.image.sourceIndex, SOURCE_INDEX);
-        assert.ok((await r.readImage(s.image)).equals(images.get(s.image.key)!), `image of ${s.sourceId}`);
+        assert.ok((await r.readImage(s.image)).equals(images.get(String(s.image.locator.path))!), `image of ${s.sourceId}`);
       }
     }
 
@@ -126,7 +126,7 @@ export function imageSourceTests(backend: Backend): void {
           source: 'allava',
           sourceId: 'allava_laion/ALLaVA-Instruct-LAION-4V.json#0:allava_laion_inst_100277305',
           licenseNote: config.licenseNote,
-          image: { sourceIndex: SOURCE_INDEX, key: 'allava_laion/images/100277305.jpeg' },
+          image: { sourceIndex: SOURCE_INDEX, locator: { path: 'allava_laion/images/100277305.jpeg' } },
           originalInstruction: 'What mood does this scene convey, and which details create it?',
           originalAnswer: 'Answer 0: the scene is calm, with soft colours and rounded shapes.',
           caption: 'stock photo 0 of shapes',
@@ -173,7 +173,7 @@ export function imageSourceTests(backend: Backend): void {
 
         const [small, large, noTable] = samplesOf(items);
         assert.deepEqual(
-          [small!.image.key, small!.originalInstruction, small!.originalAnswer, small!.grounding],
+          [small!.image.locator.path, small!.originalInstruction, small!.originalAnswer, small!.grounding],
           ['ChartQA Dataset/train/png/10001.png', 'What is the value of the tallest bar?', '42', SMALL_TABLE.trim()],
         );
         assert.ok(large!.grounding!.length < TABLE_LIMIT + 50 && large!.grounding!.endsWith(`(table cut at ${TABLE_LIMIT} characters)`));
@@ -232,7 +232,7 @@ export function imageSourceTests(backend: Backend): void {
           GEO_STEMS,
         );
         assert.deepEqual(
-          [samples[0]!.image.key, samples[0]!.originalAnswer],
+          [samples[0]!.image.locator.path, samples[0]!.originalAnswer],
           ['images/geoqa_plus/1000.png', 'Reasoning for question 0. Therefore, the answer is 60°.'],
           'the letter becomes the option',
         );
@@ -303,7 +303,7 @@ export function imageSourceTests(backend: Backend): void {
           source: 'rico',
           sourceId: '0',
           licenseNote: 'RICO: CC BY 4.0 (interactionmining.org)',
-          image: { sourceIndex: SOURCE_INDEX, key: 'combined/0.jpg' },
+          image: { sourceIndex: SOURCE_INDEX, locator: { path: 'combined/0.jpg' } },
           grounding: 'Screen 0 title\nNavigate up\nSign in\nForgot password?',
         });
         assert.equal(ten!.grounding, undefined, 'a screen without a hierarchy has no grounding');
@@ -390,7 +390,7 @@ export function imageSourceTests(backend: Backend): void {
           const problem = problemsOf(items).find((p) => p.reason.includes(ESCAPING_PATH));
           assert.ok(problem && problem.kind === 'damaged', outline(items).join('\n'));
           assert.match(problem.reason, /leaves the dataset root; not read/);
-          assert.ok(samplesOf(items).every((s) => !s.image.key.includes('..')));
+          assert.ok(samplesOf(items).every((s) => !String(s.image.locator.path).includes('..')));
         });
 
         it('yields a sample whose image is missing; reading it fails as not-found', async () => {
@@ -401,7 +401,7 @@ export function imageSourceTests(backend: Backend): void {
             .readImage(first!.image)
             .catch((e: unknown) => e);
           assert.ok(error instanceof StoreError && error.code === 'not-found', String(error));
-          assert.match(error.message, new RegExp(first!.image.key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+          assert.match(error.message, new RegExp(String(first!.image.locator.path).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
         });
 
         it('yields a sample whose image bytes are corrupt; the image stage rejects them', async () => {

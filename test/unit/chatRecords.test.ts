@@ -14,7 +14,7 @@ import type { Verdict } from '../../domain/verdict.js';
 import { rule } from '../harness/plannedConstraints.js';
 import { MULTITURN_SYSTEM_TEXT } from '../../prompts/multiturnChat.js';
 
-const sample: SourceSample = { sampleId: 'cc3m-1', source: 'cc3m', sourceId: '001', licenseNote: 'cc', image: { sourceIndex: 0, key: 'k' } };
+const sample: SourceSample = { sampleId: 'cc3m-1', source: 'cc3m', sourceId: '001', licenseNote: 'cc', image: { sourceIndex: 0, locator: { path: 'k' } } };
 const mention = rule('mention', 'Mention "harbor".', 'check_whether_each_keyword_in_list_mentioned_in_range', [['harbor'], 1, 10000]);
 const short = rule('word_count_range_limit', 'Use at most 40 words.', 'check_whether_response_word_count_in_range', [1, 40]);
 const verdict = (index: number, type: string, passed: boolean): Verdict => ({ index, type, method: 'rule', passed, detail: passed ? 'ok' : 'no' });

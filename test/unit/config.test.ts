@@ -21,7 +21,7 @@ test('a minimal config gets documented defaults', () => {
   assert.equal(c.verification.passThreshold, 0.8);
   assert.equal(c.llm.judgeTemperature, 0);
   assert.equal(c.models.default.apiKeyEnv, 'OPENAI_API_KEY');
-  assert.equal(c.sources[0]!.layout, 'auto');
+  assert.deepEqual(c.sources[0], { ...c.sources[0], type: 'cc3m', layout: 'auto' });
   assert.equal(c.llm.replyTries, 3);
   assert.equal(c.llm.maxTokensCeiling, undefined);
   assert.deepEqual(c.llm.errorBudget, { maxFraction: 0.2, maxConsecutive: 8 });

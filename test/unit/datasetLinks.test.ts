@@ -38,7 +38,7 @@ describe('symbolic links in a local dataset', () => {
 
     const { reader, samples } = await readAll(root, 'flat');
     assert.deepEqual(
-      samples.map((s) => s.image.key),
+      samples.map((s) => s.image.locator.path),
       ['a.jpg', 'b.jpg'],
       'both links are listed, neither silently skipped',
     );
@@ -61,7 +61,7 @@ describe('symbolic links in a local dataset', () => {
 
     const { reader, samples } = await readAll(snapshot, 'files');
     assert.deepEqual(
-      samples.map((s) => [s.image.key, s.caption]),
+      samples.map((s) => [s.image.locator.path, s.caption]),
       [['00000/000000000.jpg', 'a caption from the cache']],
     );
     assert.ok((await normalizeImage(await reader.readImage(samples[0]!.image), BUILD_IMAGE)).ok);

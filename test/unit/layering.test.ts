@@ -21,8 +21,16 @@ const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const OUTPUT_LAYERS = ['output/contracts', 'output/formats', 'output/commit', 'output/viewer', 'output/reports'];
 const LAYERS = PRODUCT_FOLDERS.flatMap((folder) => (folder === 'output' ? OUTPUT_LAYERS : [folder]));
 
+/**
+ * A source type's definition (sources/<type>/definition.ts, sources/definition.ts) and the registry
+ * listing them (sources/registry.ts) are config: pure, the config schema is built from them. They sit
+ * in sources/ so that a source type is one folder, and may import only config and domain.
+ */
+const CONFIG_LEVEL_SOURCES = /^sources\/(?:registry|definition|[a-z0-9]+\/definition)\.[jt]s$/;
+
 /** The layer of a repo-relative path: its folder, or for output/ its sub-folder. */
 const layerOf = (file: string): string => {
+  if (CONFIG_LEVEL_SOURCES.test(file)) return 'config';
   const [top, sub] = file.split('/');
   return top === 'output' ? `output/${sub}` : top!;
 };
@@ -64,6 +72,11 @@ test('the check names an upward import, static or dynamic, and lets a downward o
   // Inside output/, by sub-folder: formats may not reach into the commit, the commit may use formats.
   assert.deepEqual(upwardImports('output/formats/x.ts', "import { loadStates } from '../commit/shardWriter.js';"), ['output/formats/x.ts imports ../commit/shardWriter.js']);
   assert.deepEqual(upwardImports('output/commit/x.ts', "import { jsonl } from '../formats/sharegpt.js';\nimport type { R } from '../contracts/records.js';"), []);
+  // A source type's definition is config: it may be read by config/, and may not read a reader.
+  assert.deepEqual(upwardImports('config/sourceConfig.ts', "import { SOURCE_DEFINITIONS } from '../sources/registry.js';"), []);
+  assert.deepEqual(upwardImports('sources/cc3m/definition.ts', "import { open } from './reader.js';\nimport { z } from '../../config/sourceFields.js';"), [
+    'sources/cc3m/definition.ts imports ./reader.js',
+  ]);
 });
 
 test('every module of output/ sits in a ranked sub-folder', async () => {

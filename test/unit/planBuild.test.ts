@@ -19,7 +19,7 @@ import { LocalStore } from '../../storage/localStore.js';
 function source(ids: string[]): SourceReader {
   async function* items(): AsyncGenerator<SourceItem> {
     for (const id of ids) {
-      yield { sampleId: sampleIdFor('cc3m', id), source: 'cc3m', sourceId: id, licenseNote: 'x', image: { sourceIndex: 0, key: `${id}.jpg` } };
+      yield { sampleId: sampleIdFor('cc3m', id), source: 'cc3m', sourceId: id, licenseNote: 'x', image: { sourceIndex: 0, locator: { path: `${id}.jpg` } } };
     }
     yield { problem: true, kind: 'damaged', code: 'tar-unreadable', sourceId: '00009.tar', reason: '00009.tar is truncated' };
     yield { problem: true, kind: 'filtered', filter: 'multiple-choice', sourceId: 'q1', reason: 'has options' };
@@ -27,6 +27,8 @@ function source(ids: string[]): SourceReader {
   return {
     segments: () => inSegments(items()),
     readImage: async () => Buffer.alloc(0),
+    origin: () => ({ file: 'test' }),
+    describe: async () => 'test',
   };
 }
 
@@ -190,11 +192,13 @@ test('several sources: each gets its target, in shards of its own', async () => 
       ],
     });
     async function* items(ids: string[]): AsyncGenerator<SourceItem> {
-      for (const id of ids) yield { sampleId: sampleIdFor('cc3m', `b-${id}`), source: 'cc3m', sourceId: `b-${id}`, licenseNote: 'x', image: { sourceIndex: 1, key: id } };
+      for (const id of ids) yield { sampleId: sampleIdFor('cc3m', `b-${id}`), source: 'cc3m', sourceId: `b-${id}`, licenseNote: 'x', image: { sourceIndex: 1, locator: { path: id } } };
     }
     const other = (ids: string[]): SourceReader => ({
       segments: () => inSegments(items(ids)),
       readImage: async () => Buffer.alloc(0),
+    origin: () => ({ file: 'test' }),
+    describe: async () => 'test',
     });
     const plan = await makeBuildPlan(c, store, buildLayout('plan'), [source(ids), other(ids)]);
     assert.deepEqual(

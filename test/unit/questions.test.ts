@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { QuestionPolicy } from '../../config/sourceConfig.js';
+import type { QuestionPolicy } from '../../config/sourceFields.js';
 import { cleanQuestion, type QuestionVerdict } from '../../sources/questions.js';
 
 const DROP: QuestionPolicy = { minLength: 8, maxLength: 1000, dropMultipleChoice: true, dropFewShot: true };

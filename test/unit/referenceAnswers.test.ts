@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { QuestionPolicy } from '../../config/sourceConfig.js';
+import type { QuestionPolicy } from '../../config/sourceFields.js';
 import { cleanQuestion } from '../../sources/questions.js';
 import { chartLabel, optionTexts, withoutBoxes, withoutOptionLetters } from '../../sources/referenceAnswers.js';
 

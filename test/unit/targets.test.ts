@@ -111,7 +111,7 @@ function source(n: number): SourceReader & { scans: number } {
   async function* items(): AsyncGenerator<SourceItem> {
     for (let i = 0; i < n; i++) {
       const id = String(i).padStart(9, '0');
-      yield { sampleId: sampleIdFor('cc3m', id), source: 'cc3m', sourceId: id, licenseNote: 'x', image: { sourceIndex: 0, key: `${id}.jpg` } };
+      yield { sampleId: sampleIdFor('cc3m', id), source: 'cc3m', sourceId: id, licenseNote: 'x', image: { sourceIndex: 0, locator: { path: `${id}.jpg` } } };
     }
   }
   const reader = {
@@ -121,6 +121,8 @@ function source(n: number): SourceReader & { scans: number } {
       return inSegments(items());
     },
     readImage: async () => Buffer.alloc(0),
+    origin: () => ({ file: 'test' }),
+    describe: async () => 'test',
   };
   return reader;
 }

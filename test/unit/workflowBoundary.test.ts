@@ -16,7 +16,8 @@ const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 
 /**
  * Modules outside workflows/ in the workflow bundle: deterministic, no I/O, no Node built-ins.
- * config/: the schemas a workflow parses its input with (workflows/configInput.ts); domain/: pure
+ * config/: the schemas a workflow parses its input with (workflows/configInput.ts), with the source
+ * types' definitions they are built from (sources/registry.ts, pure); domain/: pure
  * logic; llm/concurrencyLeases.ts: the lease arithmetic of the endpointLeases workflow;
  * output/commit/manifest.ts: the usage arithmetic the build's progress adds manifests up with, and whether
  * a re-run re-opens a committed shard (its types come from output/contracts/, erased at bundling).
@@ -39,6 +40,7 @@ export const WORKFLOW_BOUNDARY = [
   'config/slug.ts',
   'config/stages.ts',
   'config/sourceConfig.ts',
+  'config/sourceFields.ts',
   'domain/buildWorkflowId.ts',
   'domain/commitOrder.ts',
   'domain/closestName.ts',
@@ -53,6 +55,14 @@ export const WORKFLOW_BOUNDARY = [
   'domain/yieldBound.ts',
   'llm/concurrencyLeases.ts',
   'output/commit/manifest.ts',
+  'sources/allava/definition.ts',
+  'sources/cc3m/definition.ts',
+  'sources/chartqa/definition.ts',
+  'sources/definition.ts',
+  'sources/geo170k/definition.ts',
+  'sources/multiui/definition.ts',
+  'sources/registry.ts',
+  'sources/rico/definition.ts',
 ];
 
 /** Packages the workflow bundle may import: the workflow SDK and zod (pure). */

@@ -1,5 +1,5 @@
 /**
- * Duplicate samples of a build, by the source's dedupe policy (config/sourceConfig.ts): each
+ * Duplicate samples of a build, by the source's dedupe policy (config/sourceFields.ts): each
  * dedupe key is claimed by one sample, recorded with its rank in the seeded order. The lowest rank
  * keeps the key whichever worker gets there first: a lower rank takes over a claim held by a higher
  * one, and a shard's commit drops a sample whose claim was taken over since (output/commit/shardWriter.ts).
@@ -7,7 +7,7 @@
  * the takeover (`lostClaim`), and committed again without that sample before the build counts its
  * records (output/commit/lateDuplicates.ts): the kept sample never depends on which shard ran first.
  */
-import type { DedupePolicy } from '../../../config/sourceConfig.js';
+import type { DedupePolicy } from '../../../config/sourceFields.js';
 import { sha256Hex } from '../../../domain/hashing.js';
 import { SampleRejection } from '../../../domain/rejection.js';
 import { getJson, type ObjectStore } from '../../../storage/objectStore.js';

@@ -1,0 +1,36 @@
+/**
+ * MultiUI (neulab/MultiUI, gated): webpage screenshots with LLaVA conversations; the task type in
+ * each record id decides what is kept. The reader is reader.ts.
+ */
+import { z } from 'zod';
+import { QUESTIONS, SCREEN_CONSTRAINTS, questionSchema, relativePath } from '../../config/sourceFields.js';
+import { defineSource } from '../definition.js';
+
+export const multiuiDefinition = defineSource({
+  type: 'multiui',
+  fields: {
+    /** LLaVA-style JSON arrays relative to the root. Required: the gated release's file names are not fixed. */
+    files: z.array(relativePath).min(1),
+    /** Task types (read from each record's id) kept; the others are dropped and counted. */
+    keepTasks: z
+      .array(z.string().regex(/^[a-z][a-z0-9_]*$/, 'a task type such as webqa'))
+      .min(1)
+      .default(['webqa', 'embed_qa', 'meta_generate']),
+    question: questionSchema(QUESTIONS),
+  },
+  defaults: {
+    dedupe: 'image+question',
+    licenseNote: 'MultiUI: ODC-BY per its dataset card; webpage screenshots owned by their sites (see dataset card)',
+    // Full-page screenshots are tall; at 1024 px their text would be unreadable.
+    image: { maxAspectRatio: 6, maxLongSide: 2048 },
+    constraintTypes: SCREEN_CONSTRAINTS,
+    question: QUESTIONS,
+  },
+  starter: { files: ['stage1_data.json', 'stage2_data.json'] },
+  docs: {
+    layout: "LLaVA-style JSON arrays (`{id, image, conversations}`) named in `files` (the release's are `stage1_data.json` and `stage2_data.json`); the task type is in `id`",
+    instruction:
+      "kept tasks' question, refined; grounding and OCR items (`title_identification` is OCR) dropped and counted; `[x1, y1, x2, y2]` boxes removed from reference answers",
+    hub: ['neulab/MultiUI'],
+  },
+});
