@@ -40,7 +40,6 @@ export interface SourceDefaults {
 export const DEDUPE_POLICIES = ['image', 'image+question', 'none'] as const;
 export type DedupePolicy = (typeof DEDUPE_POLICIES)[number];
 
-
 /** The question policy most question sources start from (a type's definition may adjust it). */
 export const QUESTIONS: QuestionPolicy = { minLength: 8, maxLength: 1000, dropMultipleChoice: true, dropFewShot: true };
 
@@ -150,7 +149,6 @@ export const richnessSchema = z
     if (r.scorer === 'statistic' && r.minTags !== undefined) ctx.addIssue({ code: 'custom', path: ['minTags'], message: 'the statistic scorer counts no tags' });
   });
 export type RichnessConfig = z.infer<typeof richnessSchema>;
-
 
 /** The fields every source entry takes, whatever its type; the licence note defaults to the type's. */
 export function commonSourceFields<T extends string>(type: T, defaults: SourceDefaults) {

@@ -12,14 +12,9 @@ const code = (text: string) => `\`${text}\``;
 export function sourceTableMarkdown(): string {
   const rows = SOURCE_DEFINITIONS.map((d) => {
     const fields = Object.keys(d.fields);
-    return [
-      code(d.type),
-      d.docs.layout,
-      d.docs.instruction,
-      fields.length > 0 ? fields.map(code).join(', ') : '—',
-      d.docs.hub.join(', '),
-      cell(d.defaults.licenseNote),
-    ].join(' | ');
+    return [code(d.type), d.docs.layout, d.docs.instruction, fields.length > 0 ? fields.map(code).join(', ') : '—', d.docs.hub.join(', '), cell(d.defaults.licenseNote)].join(
+      ' | ',
+    );
   });
   return [
     '| `type` | layout under `uri` | instruction | its own fields ([reference](configuration.md#sources)) | Hub repository or home | licence note (default) |',

@@ -192,13 +192,14 @@ test('several sources: each gets its target, in shards of its own', async () => 
       ],
     });
     async function* items(ids: string[]): AsyncGenerator<SourceItem> {
-      for (const id of ids) yield { sampleId: sampleIdFor('cc3m', `b-${id}`), source: 'cc3m', sourceId: `b-${id}`, licenseNote: 'x', image: { sourceIndex: 1, locator: { path: id } } };
+      for (const id of ids)
+        yield { sampleId: sampleIdFor('cc3m', `b-${id}`), source: 'cc3m', sourceId: `b-${id}`, licenseNote: 'x', image: { sourceIndex: 1, locator: { path: id } } };
     }
     const other = (ids: string[]): SourceReader => ({
       segments: () => inSegments(items(ids)),
       readImage: async () => Buffer.alloc(0),
-    origin: () => ({ file: 'test' }),
-    describe: async () => 'test',
+      origin: () => ({ file: 'test' }),
+      describe: async () => 'test',
     });
     const plan = await makeBuildPlan(c, store, buildLayout('plan'), [source(ids), other(ids)]);
     assert.deepEqual(

@@ -28,7 +28,13 @@ let dir: string;
 let store: LocalStore;
 let imageSha: string;
 
-const sample = (n: number): SourceSample => ({ sampleId: `cc3m-${n}`, source: 'cc3m', sourceId: String(n), licenseNote: 'CC3M terms', image: { sourceIndex: 0, locator: { path: `${n}.jpg` } } });
+const sample = (n: number): SourceSample => ({
+  sampleId: `cc3m-${n}`,
+  source: 'cc3m',
+  sourceId: String(n),
+  licenseNote: 'CC3M terms',
+  image: { sourceIndex: 0, locator: { path: `${n}.jpg` } },
+});
 const samples = [sample(1), sample(2)];
 const spec = (extra: Partial<ShardToCommit> = {}): ShardToCommit => ({
   buildId: 'revisions',

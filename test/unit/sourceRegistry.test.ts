@@ -18,7 +18,7 @@ import { sourceSchema } from '../../config/sourceConfig.js';
 test('the config schema accepts exactly the registered types', () => {
   const sources = (buildConfigJsonSchema().properties as Record<string, JsonSchema>).sources!;
   const options = ((sources.items as JsonSchema).oneOf ?? (sources.items as JsonSchema).anyOf) as JsonSchema[];
-  const types = options.map((o) => ((o.properties as Record<string, JsonSchema>).type!.const as string));
+  const types = options.map((o) => (o.properties as Record<string, JsonSchema>).type!.const as string);
   assert.deepEqual(types, [...SOURCE_TYPES]);
   assert.throws(() => sourceSchema.parse({ type: 'not-a-type', uri: '/x' }));
 });
