@@ -17,7 +17,7 @@ import { writeReservedSplit } from '../output/formats/export.js';
 import { makeBuildPlan } from '../pipeline/planning/planBuild.js';
 import type { BuildPlan } from '../pipeline/planning/planBuild.types.js';
 import { CURRENT_REQUEST_LAYOUT } from '../prompts/chat.js';
-import { runSliceStages as runStages, runStage, type SliceOutcome, type SliceStagesOutcome } from '../pipeline/run/runStage.js';
+import { runSliceStages as runStages, runStage, type SliceLanes, type SliceOutcome, type SliceStagesOutcome } from '../pipeline/run/runStage.js';
 import { buildProblems } from '../pipeline/planning/buildChecks.js';
 import { makeTopUpPlan } from '../pipeline/planning/topUp.js';
 import { sourceTallies, talliesFrom } from '../output/reports/sourceTallies.js';
@@ -38,6 +38,8 @@ import { loadShardPlan, shardPlanIn } from './shardPlan.js';
 import { probeOutput } from '../storage/outputProbe.js';
 import { withHeartbeat } from './heartbeat.js';
 import { sliceHeartbeat, throughStages, type SliceHeartbeat } from './sliceHeartbeat.js';
+import { noProgressBoundMs, ProgressWatch } from './sliceWatchdog.js';
+import { withReplyProgress } from '../llm/replyProgress.js';
 import type { AttemptTally } from '../llm/attemptTally.js';
 
 export { awaitStageBatch, collectStageBatch, pollStageBatch, submitStageBatch } from './batchApi.js';
@@ -141,22 +143,47 @@ export async function runStageSlice(task: SliceTask): Promise<SliceOutcome> {
  * runSliceStages), each in one of the worker's sample lanes for the build (lanesForBuild), in line
  * by when the slice was first scheduled (a retried attempt keeps its place: the oldest shards go
  * first), then its shard and place in it. Its heartbeat carries, besides the failed attempts (carried
- * over as in runStageSlice), the samples through each stage and the requests sent so far: `mmif
- * status` adds them to the shard's counters while the slice runs, since its outcome comes only at
- * its end. It heartbeats while its samples wait for lanes too, so waiting never times it out.
+ * over as in runStageSlice), the samples through each stage, the requests sent so far and, while
+ * samples wait for lanes, its place in line: `mmif status` adds the counts to the shard's counters
+ * while the slice runs, since its outcome comes only at its end. It heartbeats at once when a sample
+ * advances a stage, and its no-progress watchdog (sliceWatchdog.ts) fails an attempt that stands still.
  */
 export async function runSliceStages(task: SliceStagesTask): Promise<SliceStagesOutcome> {
-  const { heartbeatDetails, scheduledTimestampMs } = Context.current().info;
+  const context = Context.current();
+  const { heartbeatDetails, scheduledTimestampMs } = context.info;
   const failedAttempts: AttemptTally = { ...(sliceHeartbeat(heartbeatDetails)?.failedAttempts ?? {}) };
   let sofar: SliceStagesOutcome | undefined;
+  let lanes: SliceLanes | undefined;
+  let watch: ProgressWatch | undefined;
+  const line = () => (lanes ? lanes.pool.place(lanes.order) : undefined);
+  const details = (): SliceHeartbeat => {
+    const place = line();
+    return { failedAttempts, ...(sofar ? throughStages(sofar) : {}), ...(place?.waiting ? { line: place } : {}) };
+  };
+  const stalled = () => {
+    const place = line();
+    if (place) watch?.inLine(place);
+    return watch?.stalled();
+  };
   return withHeartbeat(
     async () => {
       const ctx = await contextForBuild(task.build);
       const samples = (await loadShardPlan(task)).slice(task.from, task.to);
-      const lanes = { pool: lanesForBuild(task.build, ctx.config), order: [scheduledTimestampMs, task.shard, task.from] };
-      return runStages(ctx, task.stages, samples, failedAttempts, (outcome) => (sofar = outcome), lanes);
+      lanes = { pool: lanesForBuild(task.build, ctx.config), order: [scheduledTimestampMs, task.shard, task.from] };
+      const progressed = new ProgressWatch(`${task.from}-${task.to - 1} of shard ${task.shard} (${task.stages.join(', ')})`, noProgressBoundMs(ctx.config.llm));
+      watch = progressed;
+      const advanced = (outcome: SliceStagesOutcome) => {
+        sofar = outcome;
+        progressed.advanced();
+        context.heartbeat(details());
+      };
+      return withReplyProgress(
+        () => progressed.advanced(),
+        () => runStages(ctx, task.stages, samples, failedAttempts, advanced, lanes),
+      );
     },
-    (): SliceHeartbeat => ({ failedAttempts, ...(sofar ? throughStages(sofar) : {}) }),
+    details,
+    stalled,
   );
 }
 

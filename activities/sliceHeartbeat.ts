@@ -1,23 +1,26 @@
 /**
  * What a slice's activity heartbeats (activities/index.ts, runStageSlice and runSliceStages): its
  * failed attempts so far, by kind, and (a slice through several stages) the samples through each
- * stage and the requests sent so far. Read back by the slice's next attempt (the failed attempts),
+ * stage, the requests sent so far and, while samples wait for lanes, its place in line. Read back by the slice's next attempt (the failed attempts),
  * and by `mmif status` from the shard workflow's pending activities (cli/liveProgress.ts) while the
  * slice runs or Temporal retries it.
  */
 import type { StageName } from '../config/stages.js';
 import type { AttemptTally } from '../llm/attemptTally.js';
 import type { SliceStagesOutcome } from '../pipeline/run/runStage.js';
+import type { LinePlace } from './sliceWatchdog.js';
 
 export interface SliceHeartbeat {
   failedAttempts: AttemptTally;
   /** Samples through each stage so far (rejected or blocked ones included, as in ShardProgress.stages). */
   stages?: Partial<Record<StageName, number>>;
   requests?: number;
+  /** Samples of other slices waiting ahead of its first waiting one, and its own still waiting (LanePool.place): for the UI and `temporal activity describe`, not read back. */
+  line?: LinePlace;
 }
 
 /** A running slice's samples through each stage and requests so far. */
-export function throughStages(outcome: SliceStagesOutcome): Required<Omit<SliceHeartbeat, 'failedAttempts'>> {
+export function throughStages(outcome: SliceStagesOutcome): Required<Pick<SliceHeartbeat, 'stages' | 'requests'>> {
   const stages: Partial<Record<StageName, number>> = {};
   let requests = 0;
   for (const [stage, o] of Object.entries(outcome.stages) as Array<[StageName, NonNullable<SliceStagesOutcome['stages'][StageName]>]>) {
@@ -35,6 +38,7 @@ export function sliceHeartbeat(details: unknown): SliceHeartbeat | undefined {
   const beat: SliceHeartbeat = { failedAttempts: counts(tally) };
   if (typeof stages === 'object' && stages !== null) beat.stages = counts(stages);
   if (typeof requests === 'number') beat.requests = requests;
+
   return beat;
 }
 

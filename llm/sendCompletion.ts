@@ -13,6 +13,7 @@ import type { EndpointConfig, ModelRole } from '../config/buildConfig.js';
 import { SampleRejection } from '../domain/rejection.js';
 import { abortSignal } from './abortScope.js';
 import { tallyFailedAttempt } from './attemptTally.js';
+import { noteReply } from './replyProgress.js';
 import { clientFor } from './endpoint.js';
 import type { ResolvedEndpoint } from './resolvedEndpoint.js';
 import { describeFault, endpointNamed, faultOf, gaveUpLine, httpAnswer, maskedExcerpt, permanentError, refusingForNow } from './endpointError.js';
@@ -63,7 +64,7 @@ export async function sendCompletion(s: Sending, body: ChatCompletionCreateParam
   let maybeBilled = false;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await limiter.run(
+      const completion = await limiter.run(
         estimate,
         async (ticket) => {
           signal?.throwIfAborted(); // aborted the moment it was admitted
@@ -74,6 +75,8 @@ export async function sendCompletion(s: Sending, body: ChatCompletionCreateParam
         s.limits,
         signal,
       );
+      noteReply();
+      return completion;
     } catch (err) {
       // Cancelled: neither a fault of the endpoint nor worth another attempt.
       if (signal?.aborted) throw signal.reason;

@@ -48,6 +48,17 @@ export class LanePool {
     return this.size;
   }
 
+  /**
+   * Where the samples whose order starts with `prefix` (a slice's: SliceLanes.order) stand in line:
+   * how many other samples wait ahead of the first of them, and how many of them still wait. Either
+   * going down is the slice moving towards its lanes (its no-progress watchdog counts it).
+   */
+  place(prefix: LaneOrder): { ahead: number; waiting: number } {
+    const ahead = this.countBefore({ order: prefix, arrival: Number.NEGATIVE_INFINITY });
+    const through = this.countBefore({ order: [...prefix, Number.POSITIVE_INFINITY], arrival: Number.POSITIVE_INFINITY });
+    return { ahead, waiting: through - ahead };
+  }
+
   /** Sets the number of lanes (the endpoints' share of this worker changed): more lanes admit waiting samples at once; fewer let those running end first. */
   resize(size: number): void {
     this.size = lanesAtLeastOne(size);
@@ -76,7 +87,7 @@ export class LanePool {
         },
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.line.splice(this.placeFor(waiter), 0, waiter);
+      this.line.splice(this.countBefore(waiter), 0, waiter);
       this.pump();
     });
   }
@@ -97,8 +108,8 @@ export class LanePool {
     while (this.busy < this.size && this.line.length > 0) this.line.shift()!.take();
   }
 
-  /** Where `waiter` goes in the sorted line (binary search: the line can hold thousands of samples). */
-  private placeFor(waiter: Waiting): number {
+  /** Waiting samples that go before `waiter`: where it goes in the sorted line (binary search: the line can hold thousands of samples). */
+  private countBefore(waiter: Pick<Waiting, 'order' | 'arrival'>): number {
     let low = 0;
     let high = this.line.length;
     while (low < high) {
@@ -110,7 +121,7 @@ export class LanePool {
   }
 }
 
-function before(a: Waiting, b: Waiting): boolean {
+function before(a: Pick<Waiting, 'order' | 'arrival'>, b: Pick<Waiting, 'order' | 'arrival'>): boolean {
   const n = Math.max(a.order.length, b.order.length);
   for (let i = 0; i < n; i++) {
     const x = a.order[i] ?? Number.NEGATIVE_INFINITY;

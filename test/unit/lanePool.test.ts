@@ -167,3 +167,25 @@ test('lanes and shards in flight follow the endpoint slots', () => {
   assert.equal(shardsToFeedLanes(64, { shardSize: 256, sliceSize: 16, parallelSlices: 4 }), 6);
   assert.equal(shardsToFeedLanes(4, { shardSize: 256, sliceSize: 16, parallelSlices: 4 }), MIN_SHARDS_IN_FLIGHT, 'a few shards even for a small endpoint');
 });
+
+test("a slice's place in line: the samples waiting ahead of its first one, and its own still waiting; both fall as lanes free", async () => {
+  const pool = new LanePool(1);
+  const taken: string[] = [];
+  const holder = await taker(pool, 'holder', [1, 0, 0], taken);
+  const older = [0, 1].map((i) => taker(pool, `older ${i}`, [5, 0, i], taken));
+  const slice = [0, 1, 2].map((i) => taker(pool, `slice ${i}`, [7, 2, 0, i], taken));
+  void taker(pool, 'younger', [9, 0, 0], taken);
+  await settle();
+  assert.deepEqual(pool.place([7, 2, 0]), { ahead: 2, waiting: 3 });
+  assert.deepEqual(pool.place([7, 2, 1]), { ahead: 5, waiting: 0 }, 'a slice with no sample in line: all the line up to where it would stand');
+  holder();
+  await settle();
+  assert.deepEqual(pool.place([7, 2, 0]), { ahead: 1, waiting: 3 });
+  (await older[0]!)();
+  (await older[1]!)();
+  await settle();
+  assert.deepEqual(pool.place([7, 2, 0]), { ahead: 0, waiting: 2 }, 'its first sample holds the lane now');
+  (await slice[0]!)();
+  (await slice[1]!)();
+  (await slice[2]!)();
+});
