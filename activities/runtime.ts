@@ -5,7 +5,8 @@
  * store, context and budget each night) keeps the recent ones, not every build it ever served.
  * Dropping an entry only drops the cache's reference: activities running with it keep theirs.
  */
-import { parseBuildConfig, type BuildConfig, type EndpointConfig } from '../config/buildConfig.js';
+import { parseBuildConfig, type BuildConfig } from '../config/buildConfig.js';
+import type { EndpointConfig } from '../config/modelsConfig.js';
 import { endpointWorkers } from '../llm/limiter.js';
 import type { EndpointLimits } from '../llm/endpointLimits.js';
 import { endpointSlots } from '../config/endpointRouting.js';

@@ -10,7 +10,8 @@ import { startSimulator, type SimulatorHandle } from '../simulator/server.js';
 import { createWorker } from '../worker/createWorker.js';
 import { maskingDataConverter } from '../worker/maskingPayloadCodec.js';
 import type { Temporal } from './temporalClient.js';
-import { MODEL_ROLES, type BuildConfig, type ModelRole } from '../config/buildConfig.js';
+import type { BuildConfig } from '../config/buildConfig.js';
+import { MODEL_ROLES, type ModelRole } from '../config/modelsConfig.js';
 import { endpointFor } from '../config/endpointRouting.js';
 
 /**

@@ -1,7 +1,7 @@
 /** The build config `npm start` runs: the bundled samples, ./out, and models from the environment. */
 import { fileURLToPath } from 'node:url';
-import type { BuildConfigInput, ModelRole } from '../config/buildConfig.js';
-import { MODEL_ROLES } from '../config/buildConfig.js';
+import type { BuildConfigInput } from '../config/buildConfig.js';
+import { MODEL_ROLES, type ModelRole } from '../config/modelsConfig.js';
 
 export const SAMPLES_DIR = fileURLToPath(new URL('../samples/cc3m/', import.meta.url));
 export const SIMULATOR_MODEL = 'mmif-sim-vlm';

@@ -19,28 +19,6 @@ import { llmSchema } from './llmConfig.js';
 import { retrySchema } from './retryConfig.js';
 import { chatSchema, constraintsSchema, dpoSchema, instructionSchema, qualitySchema, trainingSchema, verificationSchema } from './generationConfig.js';
 
-// The build config's parts, each defined once in a module of its own, re-exported so that a config
-// type has one import path.
-export { imageSchema, type ImageConfig } from './imageConfig.js';
-export { sourceSchema, type SourceConfig } from './sourceConfig.js';
-export { slug } from './slug.js';
-export { s3Schema } from './s3Config.js';
-export { MODEL_ROLES, type ModelRole, endpointSchema, type EndpointConfig } from './modelsConfig.js';
-export { llmSchema, type LlmConfig } from './llmConfig.js';
-export { retrySchema } from './retryConfig.js';
-export {
-  DPO_STRATEGIES,
-  type DpoStrategy,
-  DPO_VALIDATION,
-  type DpoValidation,
-  TRAINING_PROMPT_TEMPLATES,
-  type TrainingPromptTemplate,
-  chatSchema,
-  type ChatConfig,
-  chatSettings,
-} from './generationConfig.js';
-export { fingerprintMaterial, canonicalJson } from './fingerprint.js';
-
 /** What a build makes: single-turn MM-IFEngine samples, or MMMT-IF chats (seed 002) with turn-level pairs. */
 export const BUILD_MODES = ['single', 'multiturn'] as const;
 export type BuildMode = (typeof BUILD_MODES)[number];

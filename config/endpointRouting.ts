@@ -3,7 +3,8 @@
  * deterministic, and without zod (types only from buildConfig.ts): workflow code calls it on every
  * build, so the workflow isolate need not evaluate the config schemas for it.
  */
-import type { BuildConfig, EndpointConfig, ModelRole } from './buildConfig.js';
+import type { BuildConfig } from './buildConfig.js';
+import type { EndpointConfig, ModelRole } from './modelsConfig.js';
 import { STAGES, type StageName } from './stages.js';
 
 export function endpointFor(config: BuildConfig, role: ModelRole): EndpointConfig {

@@ -5,7 +5,7 @@
  */
 import { availableParallelism } from 'node:os';
 import sharp, { type FormatEnum, type Metadata, type OutputInfo } from 'sharp';
-import type { ImageConfig } from '../config/buildConfig.js';
+import type { ImageConfig } from '../config/imageConfig.js';
 import { sha256Hex } from '../domain/hashing.js';
 
 export interface NormalizedImage {

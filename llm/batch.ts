@@ -13,7 +13,7 @@ import type { ReadableStream } from 'node:stream/web';
 import OpenAI, { toFile, type APIError } from 'openai';
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { z } from 'zod';
-import { MODEL_ROLES, type ModelRole } from '../config/buildConfig.js';
+import { MODEL_ROLES, type ModelRole } from '../config/modelsConfig.js';
 import { TransientError } from '../domain/errors.js';
 import type { ResolvedEndpoint } from './resolvedEndpoint.js';
 import { permanentError } from './endpointError.js';

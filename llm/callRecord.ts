@@ -1,5 +1,5 @@
 /** What the pipeline records of every model call: its tokens, whether it was paid now, and its price. */
-import type { ModelRole } from '../config/buildConfig.js';
+import type { ModelRole } from '../config/modelsConfig.js';
 import { costOf, type CostSource, type PriceOverrides } from './pricing.js';
 import type { CachedReply } from './replyCache.js';
 import type { ReplyProblem, ReplyTry } from './replyTries.js';

@@ -6,7 +6,7 @@
  * by endpoint and model and holds those two and the dialect, never the credential: callers pass
  * resolved endpoints, which carry the key.
  */
-import { canonicalJson } from '../config/buildConfig.js';
+import { canonicalJson } from '../config/fingerprint.js';
 import { sha256Hex } from '../domain/hashing.js';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 import type { APIError } from 'openai';

@@ -1,5 +1,5 @@
 import OpenAI, { AzureOpenAI } from 'openai';
-import type { EndpointConfig } from '../config/buildConfig.js';
+import type { EndpointConfig } from '../config/modelsConfig.js';
 import { EndpointError } from './endpointError.js';
 import { replyLimitedFetch } from './httpFetch.js';
 import { attemptSlot } from './attemptSlot.js';

@@ -6,7 +6,8 @@
 import { requestEstimate, type RequestEstimate } from './tokenEstimate.js';
 import type { z } from 'zod';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import type { BuildConfig, EndpointConfig, ModelRole } from '../config/buildConfig.js';
+import type { BuildConfig } from '../config/buildConfig.js';
+import type { EndpointConfig, ModelRole } from '../config/modelsConfig.js';
 import type { RenderedPrompt } from '../prompts/chat.js';
 import { jsonSchemaOf, type MessageImage } from './chatMessages.js';
 import { requestBody, type Dialect, type StageAsk } from './dialect.js';

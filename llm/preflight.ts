@@ -21,9 +21,10 @@ import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'ope
 import sharp from 'sharp';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { MODEL_ROLES, type BuildConfig, type EndpointConfig, type ModelRole } from '../config/buildConfig.js';
+import type { BuildConfig } from '../config/buildConfig.js';
+import { MODEL_ROLES, type EndpointConfig, type ModelRole } from '../config/modelsConfig.js';
 import { endpointFor } from '../config/endpointRouting.js';
-import { canonicalJson } from '../config/buildConfig.js';
+import { canonicalJson } from '../config/fingerprint.js';
 import { sha256Hex } from '../domain/hashing.js';
 import type { ObjectStore } from '../storage/objectStore.js';
 import { chatMessages, jsonSchemaOf } from './chatMessages.js';

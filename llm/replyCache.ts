@@ -5,7 +5,7 @@
  */
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import type { BuildConfig } from '../config/buildConfig.js';
-import { canonicalJson } from '../config/buildConfig.js';
+import { canonicalJson } from '../config/fingerprint.js';
 import { sha256Hex } from '../domain/hashing.js';
 import type { RenderedPrompt } from '../prompts/chat.js';
 import { imageDataUrl, withoutImage, type MessageImage } from './chatMessages.js';

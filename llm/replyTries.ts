@@ -5,7 +5,8 @@
  * tokens; after llm.replyTries tries the sample is rejected with the last reason.
  */
 import type { z } from 'zod';
-import type { BuildConfig, ModelRole } from '../config/buildConfig.js';
+import type { BuildConfig } from '../config/buildConfig.js';
+import type { ModelRole } from '../config/modelsConfig.js';
 import { SampleRejection, type ModelCallFault } from '../domain/rejection.js';
 import type { ResolvedEndpoint } from './resolvedEndpoint.js';
 

@@ -9,7 +9,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
-import type { EndpointConfig, ModelRole } from '../config/buildConfig.js';
+import type { EndpointConfig, ModelRole } from '../config/modelsConfig.js';
 import { SampleRejection } from '../domain/rejection.js';
 import { abortSignal } from './abortScope.js';
 import { tallyFailedAttempt } from './attemptTally.js';

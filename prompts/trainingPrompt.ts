@@ -5,7 +5,7 @@
  * form meets the same form at evaluation. `numbered` keeps the generation form; `mixed` draws one of
  * the two per sample from the build seed, for robustness to either.
  */
-import type { TrainingPromptTemplate } from '../config/buildConfig.js';
+import type { TrainingPromptTemplate } from '../config/generationConfig.js';
 import type { Constraint } from '../domain/constraints/selection.js';
 import { rngFor } from '../domain/random.js';
 import { answerPromptText } from './answerPrompt.js';

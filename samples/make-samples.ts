@@ -11,7 +11,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { imageSchema } from '../config/buildConfig.js';
+import { imageSchema } from '../config/imageConfig.js';
 import { sha256Hex } from '../domain/hashing.js';
 import { normalizeImage } from '../image/normalize.js';
 

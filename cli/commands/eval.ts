@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
 import { parseFlags } from '../../config/commandFlags.js';
 import { WorkflowFailedError } from '@temporalio/client';
-import { type BuildConfig, type EndpointConfig } from '../../config/buildConfig.js';
+import type { BuildConfig } from '../../config/buildConfig.js';
+import type { EndpointConfig } from '../../config/modelsConfig.js';
 import { ConfigError } from '../../config/configError.js';
 import { evalFingerprintMaterial, evalOutput, evalWorkflowId, parseEvalConfig, type EvalConfig, type EvalConfigInput } from '../../config/evalConfig.js';
 import { sha256Hex } from '../../domain/hashing.js';

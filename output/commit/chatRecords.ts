@@ -5,7 +5,7 @@
  * instruction left out of its context) passed the pair rules; and a rejection for the sample or for
  * each discarded pair, naming the turn and the instructions. Pure: no I/O.
  */
-import type { ModelRole } from '../../config/buildConfig.js';
+import type { ModelRole } from '../../config/modelsConfig.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { pif } from '../../domain/multiturn/pif.js';
 import { MULTITURN_STAGE_NAMES } from '../../config/stages.js';

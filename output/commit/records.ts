@@ -2,7 +2,8 @@
  * Turns a sample's stage states into output records: one MM-IFInstruct record (SFT), one MM-IFDPO
  * pair, or a rejection saying which stage refused the sample and why. Pure: no I/O.
  */
-import type { ModelRole, TrainingPromptTemplate } from '../../config/buildConfig.js';
+import type { ModelRole } from '../../config/modelsConfig.js';
+import type { TrainingPromptTemplate } from '../../config/generationConfig.js';
 import { imagePathInDataset } from '../../storage/buildLayout.js';
 import { STAGE_NAMES, type StageName } from '../../config/stages.js';
 import type { Verdict } from '../../domain/verdict.js';

@@ -6,7 +6,8 @@
  * what the data is, how it was built, what it holds and how good it is (from the build report and
  * the quality report). Pure: the caller reads its inputs and writes the text.
  */
-import { chatSettings, type BuildConfig } from '../../config/buildConfig.js';
+import type { BuildConfig } from '../../config/buildConfig.js';
+import { chatSettings } from '../../config/generationConfig.js';
 import { SOURCE_TYPES } from '../../sources/registry.js';
 import type { BuildReport } from '../contracts/buildReport.js';
 import { countTerms } from './sourceAccounting.js';

@@ -8,7 +8,8 @@
  * quotas, not by the dataset size. Damaged source units are listed in full; records filtered by
  * policy (multiple choice, dropped task types...) are counted by reason.
  */
-import { canonicalJson, fingerprintMaterial, type BuildConfig } from '../../config/buildConfig.js';
+import type { BuildConfig } from '../../config/buildConfig.js';
+import { canonicalJson, fingerprintMaterial } from '../../config/fingerprint.js';
 import { sha256Hex } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';

@@ -4,7 +4,7 @@
  * activity finds it and skips the work, and the shard writer assembles records from it.
  */
 import type { DedupePolicy } from '../../config/sourceFields.js';
-import type { DpoStrategy, DpoValidation } from '../../config/buildConfig.js';
+import type { DpoStrategy, DpoValidation } from '../../config/generationConfig.js';
 import type { VerifierCall } from '../../domain/constraints/compatibility.js';
 import type { Constraint } from '../../domain/constraints/selection.js';
 import type { RejectionDetails } from '../../domain/rejection.js';

@@ -4,8 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { sourceSchema, type SourceConfig } from '../../config/buildConfig.js';
-import type { SourceConfigOf } from '../../config/sourceConfig.js';
+import { sourceSchema, type SourceConfig, type SourceConfigOf } from '../../config/sourceConfig.js';
 import { sampleIdFor } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { openStore, type S3Options } from '../../storage/openStore.js';

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fingerprintMaterial, parseBuildConfig } from '../../config/buildConfig.js';
+import { parseBuildConfig } from '../../config/buildConfig.js';
+import { fingerprintMaterial } from '../../config/fingerprint.js';
 import { ConfigError } from '../../config/configError.js';
 
 const minimal = {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
-import { imageSchema } from '../../config/buildConfig.js';
+import { imageSchema } from '../../config/imageConfig.js';
 import { sha256Hex } from '../../domain/hashing.js';
 import { channelStdDevs, normalizeImage, type ImageRejection, type NormalizedImage } from '../../image/normalize.js';
 import { alphaPng, blankJpeg, exifRotatedJpeg, hugeDimensionPng, renderPng, sceneJpeg, sceneSvg, truncatedJpeg } from '../fixtures/images.js';

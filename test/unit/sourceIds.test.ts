@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { sourceSchema } from '../../config/buildConfig.js';
+import { sourceSchema } from '../../config/sourceConfig.js';
 import { sampleIdFor } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { LocalStore } from '../../storage/localStore.js';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { imageSchema, parseBuildConfig } from '../../config/buildConfig.js';
+import { parseBuildConfig } from '../../config/buildConfig.js';
+import { imageSchema } from '../../config/imageConfig.js';
 import { ConfigError } from '../../config/configError.js';
 import { SOURCE_TYPES, sourceDefaults, sourceImageConfig, sourceSchema, type SourceConfigOf } from '../../config/sourceConfig.js';
 import { CONSTRAINT_KEYS } from '../../domain/constraints/catalogue.js';

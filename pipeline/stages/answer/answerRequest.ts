@@ -3,7 +3,7 @@
  * constraints, with the image or without it (the no_image strategy, the vision-dependence check).
  * Its own module: the answer stages and the vision-dependence check both send it.
  */
-import type { ModelRole } from '../../../config/buildConfig.js';
+import type { ModelRole } from '../../../config/modelsConfig.js';
 import { endpointFor } from '../../../config/endpointRouting.js';
 import type { Constraint } from '../../../domain/constraints/selection.js';
 import { renderAnswerPrompt } from '../../../prompts/answerPrompt.js';

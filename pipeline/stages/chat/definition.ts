@@ -3,7 +3,7 @@
  * instructions in force and regenerated below its PIF threshold, with its turn-level DPO pairs
  * (chatStage.ts).
  */
-import { chatSettings } from '../../../config/buildConfig.js';
+import { chatSettings } from '../../../config/generationConfig.js';
 import { priorImage, type StageCode } from '../stageDefinition.js';
 import { runChatStage } from './chatStage.js';
 

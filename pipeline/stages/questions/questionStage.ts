@@ -4,7 +4,7 @@
  * follows is given `chatTask(questions)` as the task its constraints must fit, since a global
  * instruction binds every answer of the chat.
  */
-import { chatSettings } from '../../../config/buildConfig.js';
+import { chatSettings } from '../../../config/generationConfig.js';
 import { endpointFor } from '../../../config/endpointRouting.js';
 import { SampleRejection } from '../../../domain/rejection.js';
 import type { SourceSample } from '../../../domain/sample.js';

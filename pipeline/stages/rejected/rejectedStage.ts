@@ -3,7 +3,7 @@
  * ceil(n/3), ceil(2n/3) or all constraints dropped, or the image removed — and kept only if it
  * really fails at least one constraint at stake and beats the chosen answer on none (pairRules.ts).
  */
-import type { DpoStrategy } from '../../../config/buildConfig.js';
+import type { DpoStrategy } from '../../../config/generationConfig.js';
 import { endpointFor } from '../../../config/endpointRouting.js';
 import { dropConstraints } from '../../../domain/constraints/selection.js';
 import { pickOne } from '../../../domain/random.js';
@@ -15,11 +15,10 @@ import { sampleRng, type StageContext } from '../../run/context.js';
 import type { SampleImage } from '../../run/sampleImage.js';
 import type { StageRequest } from '../../run/stageRequest.js';
 import type { PairJudgement, PairRule, PlannedConstraint, RejectedResult } from '../../run/stageState.js';
-import type { Verdict } from '../../../domain/verdict.js';
 import { judgePair, rejectedVerificationIndices } from './pairRules.js';
 import { verifyAnswer } from '../answer/verifyAnswer.js';
 import { answerRequest, keptReasoning, type Task } from '../answer/answerRequest.js';
-import { creditedRate } from '../../../domain/verdict.js';
+import { creditedRate, type Verdict } from '../../../domain/verdict.js';
 
 const DROP_FRACTION: Record<Exclude<DpoStrategy, 'no_image'>, number> = { drop33: 1 / 3, drop66: 2 / 3, drop100: 1 };
 
