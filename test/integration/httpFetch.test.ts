@@ -49,9 +49,8 @@ test('an abort ends the request at once with an AbortError and closes the connec
   const controller = new AbortController();
   const pending = httpFetch(`${base}/slow`, { method: 'POST', body: '{}', signal: controller.signal });
   setTimeout(() => controller.abort(), 100);
-  const started = Date.now();
+  // /slow answers after 2 s: an abort that did not end the request would resolve it instead.
   await assert.rejects(pending, (err: Error) => err.name === 'AbortError');
-  assert.ok(Date.now() - started < 1_000);
   await new Promise((r) => setTimeout(r, 100));
   assert.equal(closedEarly, 1);
 });

@@ -85,10 +85,9 @@ describe('normalizeImage', () => {
     await rejectedWith(Buffer.from(sceneSvg(5, 640, 480)), 'unsupported-format');
   });
 
-  it('rejects huge dimensions from the header alone, fast', async () => {
-    const started = performance.now();
+  it('rejects huge dimensions from the header alone', async () => {
+    // The PNG has an empty IDAT: a decode would fail as corrupt, not as too large.
     const reason = await rejectedWith(hugeDimensionPng(), 'too-large');
-    assert.ok(performance.now() - started < 500, 'a 10-gigapixel header must not be decoded');
     assert.match(reason, /64000000/);
   });
 
