@@ -24,7 +24,7 @@ export function quickstartConfig(options: { buildId: string; output: string; max
     buildId: options.buildId,
     seed: 7,
     output: options.output,
-    // Richness selection as the paper's first step, with the built-in statistic (docs/sources.md: richness).
+    // Richness selection as the paper's first stage, with the built-in statistic (docs/sources.md: richness).
     sources: [{ type: 'cc3m', uri: SAMPLES_DIR, layout: 'files', richness: QUICKSTART_RICHNESS }],
     maxSamples: options.maxSamples,
     shardSize: 5,

@@ -3,7 +3,7 @@ import type { BuildReport } from '../output/contracts/buildReport.js';
 import { buildLayout } from '../storage/buildLayout.js';
 import { formatAccount } from '../output/reports/sourceAccounting.js';
 import { formatCost, formatPricedBy } from '../output/reports/costSummary.js';
-import { counted, roleCost, stepLabel } from './wording.js';
+import { counted, roleCost, stageLabel } from './wording.js';
 import { ALL_STAGE_NAMES } from '../config/stages.js';
 
 const SHARDS_LISTED = 5;
@@ -34,10 +34,10 @@ export function formatSummary(report: BuildReport, options: { s3Endpoint?: strin
     lines.push(`targets: ${report.targets.outcome} after ${report.targets.rounds} round(s): ${kept}`);
   }
   lines.push(...accountingLines(report));
-  // In the order the steps run: where the samples went, first to last.
+  // In the order the stages run: where the samples went, first to last.
   const stepIndex = (stage: string) => (ALL_STAGE_NAMES as readonly string[]).indexOf(stage);
   const rejects = Object.entries(report.rejectsByStage).sort(([a], [b]) => stepIndex(a) - stepIndex(b));
-  if (rejects.length) lines.push(`rejected by pipeline step: ${rejects.map(([stage, n]) => `${stepLabel(stage)} ${n}`).join(', ')}`);
+  if (rejects.length) lines.push(`rejected by stage: ${rejects.map(([stage, n]) => `${stageLabel(stage)} ${n}`).join(', ')}`);
   const rerun = rerunHint(report);
   if (rerun) lines.push(rerun);
   for (const f of report.failedShards) lines.push(`FAILED shard ${f.shard}: ${f.error}`);

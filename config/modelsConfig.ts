@@ -5,7 +5,7 @@
 import { z } from 'zod';
 
 /**
- * Model roles: what a model call is for, which picks its endpoint (`models.<role>`); a pipeline step
+ * Model roles: what a model call is for, which picks its endpoint (`models.<role>`); a stage
  * (config/stages.ts) may call several. `richness` is the VLM tag count that can select images at planning (sources[].richness).
  */
 export const MODEL_ROLES = ['instruction', 'constraints', 'compatibility', 'verifier', 'answer', 'rejected', 'judge', 'richness'] as const;
@@ -55,7 +55,7 @@ export const endpointSchema = z
       .strict()
       .optional(),
     /**
-     * Run the activities of the pipeline steps that call this role on their own task queue (one per endpoint), whose workers cap
+     * Run the activities of the stages that call this role on their own task queue (one per endpoint), whose workers cap
      * activities/s across all of them (MMIF_TASK_QUEUE_ACTIVITIES_PER_SECOND); default: the build's queue.
      */
     taskQueue: z.string().min(1).optional(),

@@ -9,7 +9,7 @@ import type { ChatPairSharegptRow, ChatSharegptRow } from '../../output/formats/
 import type { Verdict } from '../../domain/verdict.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { s3FromEnv } from '../s3FromEnv.js';
-import { stepLabel } from '../wording.js';
+import { stageLabel } from '../wording.js';
 import { reasonAfterStage } from '../../output/commit/manifest.js';
 
 export const INSPECT_USAGE = `usage: mmif inspect --output URI --build-id ID [--shard N] [-n COUNT] [--dpo] [--rejects]
@@ -168,9 +168,9 @@ function formatChatPair(row: ChatPairSharegptRow): string {
   ].join('\n');
 }
 
-/** One reject: what was left out (a sample or a pair), at which step and why (its reason without that step repeated). */
+/** One reject: what was left out (a sample or a pair), at which stage and why (its reason without that stage repeated). */
 export function formatReject(r: RejectRecord): string {
-  return `${r.id}  (${r.source} ${r.source_id}) ${r.kind} rejected at the ${stepLabel(r.stage)} step: ${reasonAfterStage(r.reason, r.stage)}`;
+  return `${r.id}  (${r.source} ${r.source_id}) ${r.kind} rejected at the ${stageLabel(r.stage)} stage: ${reasonAfterStage(r.reason, r.stage)}`;
 }
 
 const indent = (text: string) =>

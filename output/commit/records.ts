@@ -26,8 +26,8 @@ export function sourceFields(sample: SourceSample, imageSha256: string): Omit<So
   };
 }
 
-/** The single-turn steps whose rejection leaves the sample no record; a rejection in `rejected` costs only the DPO pair. */
-const SAMPLE_STEPS = STAGE_NAMES.filter((s) => s !== 'rejected');
+/** The single-turn stages whose rejection leaves the sample no record; a rejection in `rejected` costs only the DPO pair. */
+const SAMPLE_STAGES = STAGE_NAMES.filter((s) => s !== 'rejected');
 
 /** How the training prompt of every record of a build is written (from its config). */
 export interface TrainingPromptSettings {
@@ -56,7 +56,7 @@ export function rejectRecord(sample: SourceSample, kind: RejectRecord['kind'], s
 export function assembleSample(sample: SourceSample, states: SampleStates, training: TrainingPromptSettings): AssembledSample {
   const calls = STAGE_NAMES.flatMap((s) => states[s]?.calls ?? []);
   const results: Partial<StageResults> = {};
-  for (const stage of SAMPLE_STEPS) {
+  for (const stage of SAMPLE_STAGES) {
     const state = states[stage];
     if (!state) return { calls, reject: rejectRecord(sample, 'sample', stage, `incomplete: stage '${stage}' never ran`) };
     if (state.status === 'rejected') return { calls, reject: rejectRecord(sample, 'sample', stage, state.reason, writtenDetails(state.details)) };

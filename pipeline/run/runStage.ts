@@ -78,7 +78,7 @@ export async function runSliceStages(
   lanes?: SliceLanes,
 ): Promise<SliceStagesOutcome> {
   const outcome: SliceStagesOutcome = { stages: {}, failedAttempts };
-  const steps = stages.map((stage) => {
+  const running = stages.map((stage) => {
     const counts: SliceOutcome = { ok: 0, rejected: 0, blocked: 0, requests: 0 };
     outcome.stages[stage] = counts;
     // The slice's executions of a stage note the requests they send in one log (ModelCaller.forSlice).
@@ -86,20 +86,20 @@ export async function runSliceStages(
     const { buildsOn } = stageDefinition(ctx.config.mode, stage);
     return { stage, buildsOn, counts, inARow: new ConsecutiveFaults(ctx.config.llm.errorBudget, `stage ${stage}`), ctx: { ...ctx, models } };
   });
-  const failing = () => steps.some((s) => s.inARow.exceeded);
+  const failing = () => running.some((s) => s.inARow.exceeded);
   const throughStages = async (sample: SourceSample) => {
     // The stages that rejected or blocked this sample: a stage building on one of them is blocked.
     const stopped = new Set<StageName>();
-    for (const step of steps) {
+    for (const one of running) {
       // An endpoint refusing everything: the slice fails, and the rest are not sent to it.
       if (failing()) return;
       throwIfAborted(); // a cancelled activity starts no further sample
 
-      const { status, fresh, sent } = step.buildsOn.some((s) => stopped.has(s)) ? { status: 'blocked' as const, sent: 0 } : await runOne(step.ctx, step.stage, sample);
-      step.counts[status] += 1;
-      step.counts.requests! += sent;
-      if (status !== 'ok') stopped.add(step.stage);
-      if (fresh) step.inARow.record(fresh.status === 'rejected' ? fresh.details?.modelCall : undefined);
+      const { status, fresh, sent } = one.buildsOn.some((s) => stopped.has(s)) ? { status: 'blocked' as const, sent: 0 } : await runOne(one.ctx, one.stage, sample);
+      one.counts[status] += 1;
+      one.counts.requests! += sent;
+      if (status !== 'ok') stopped.add(one.stage);
+      if (fresh) one.inARow.record(fresh.status === 'rejected' ? fresh.details?.modelCall : undefined);
       progress(outcome);
     }
   };

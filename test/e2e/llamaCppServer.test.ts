@@ -26,7 +26,7 @@ import { assertAccounting } from '../harness/datasetChecks.js';
 import { startLlamaServer, type LlamaServer } from '../harness/llamaServer.js';
 import { mmif } from '../harness/mmifCli.js';
 import { startStack, type Stack } from '../harness/stack.js';
-import { stepLabel } from '../../cli/wording.js';
+import { stageLabel } from '../../cli/wording.js';
 import { reasonAfterStage } from '../../output/commit/manifest.js';
 
 let stack: Stack;
@@ -122,7 +122,7 @@ test(
       // value, only for repeats (a grammar cannot demand distinct items; its reason counts them).
       // So samples get past the constraint stage. (Under a free-string type every sample was
       // refused there: 0 or 1 usable, the rest not offered.)
-      console.log(`rejected by pipeline step: ${JSON.stringify(report.rejectsByStage)}`);
+      console.log(`rejected by stage: ${JSON.stringify(report.rejectsByStage)}`);
       const { min } = parseBuildConfig(config(buildId, server)).constraints; // the reply schema's minItems
       for (const r of rejects.filter((r) => r.stage === 'constraints')) {
         const refused = /too-few-constraints: \d+ usable of (\d+) proposed(?: \(([^)]*)\))?/.exec(r.reason);
@@ -137,7 +137,7 @@ test(
         assert.ok(r.reason.length > 0, `${r.id} has a reason`);
         assert.equal(r.model_call, undefined, `${r.id}: ${r.reason}`);
       }
-      console.log(`rejections: ${[...new Set(rejects.map((r) => `${stepLabel(r.stage)} step: ${reasonAfterStage(r.reason, r.stage)}`))].join(' | ')}`);
+      console.log(`rejections: ${[...new Set(rejects.map((r) => `${stageLabel(r.stage)} stage: ${reasonAfterStage(r.reason, r.stage)}`))].join(' | ')}`);
     });
   },
 );

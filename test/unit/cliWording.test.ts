@@ -1,7 +1,7 @@
 /**
  * What the CLI prints about rejects reads as English with one meaning per word: counts agree with
- * their nouns, the `rejected` pipeline step is "the rejected answer step" (so "rejected" means left
- * out), a reject's reason does not repeat its step, and `inspect -n` says what it left out.
+ * their nouns, the `rejected` stage is "the rejected answer stage" (so "rejected" means left
+ * out), a reject's reason does not repeat its stage, and `inspect -n` says what it left out.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,26 +23,26 @@ const report = {
   accounting: [],
 } as unknown as BuildReport;
 
-test('the summary: a count agrees with its noun, and rejects by pipeline step, in step order, name the rejected answer step', () => {
+test('the summary: a count agrees with its noun, and rejects by stage, in stage order, name the rejected answer stage', () => {
   const lines = formatSummary(report).split('\n');
   assert.ok(lines.includes('samples: 6 planned -> 3 MM-IFInstruct, 1 MM-IFDPO pairs, 1 rejected sample, 2 rejected pairs'), lines.join('\n'));
-  assert.ok(lines.includes('rejected by pipeline step: image 1, constraints 1, rejected answer 2'), lines.join('\n'));
+  assert.ok(lines.includes('rejected by stage: image 1, constraints 1, rejected answer 2'), lines.join('\n'));
 });
 
 test('inspect --rejects: what was left out, at which step, and its reason without the step repeated', () => {
   const base = { id: 's-1', source: 'chartqa', source_id: 'c7' };
   assert.equal(
     formatReject({ ...base, kind: 'sample', stage: 'constraints', reason: 'constraints: too-few-constraints: 2 left after removing conflicts, at least 3 required' }),
-    's-1  (chartqa c7) sample rejected at the constraints step: too-few-constraints: 2 left after removing conflicts, at least 3 required',
+    's-1  (chartqa c7) sample rejected at the constraints stage: too-few-constraints: 2 left after removing conflicts, at least 3 required',
   );
   assert.equal(
     formatReject({ ...base, kind: 'pair', stage: 'rejected', reason: 'rejected: uninformative-pair: the rejected answer passes every constraint at stake' }),
-    's-1  (chartqa c7) pair rejected at the rejected answer step: uninformative-pair: the rejected answer passes every constraint at stake',
+    's-1  (chartqa c7) pair rejected at the rejected answer stage: uninformative-pair: the rejected answer passes every constraint at stake',
   );
   // A model role's failure at a step keeps its role: it says which call failed.
   assert.equal(
     formatReject({ ...base, kind: 'sample', stage: 'answer', reason: 'judge: invalid-json: after repair' }),
-    's-1  (chartqa c7) sample rejected at the answer step: judge: invalid-json: after repair',
+    's-1  (chartqa c7) sample rejected at the answer stage: judge: invalid-json: after repair',
   );
   assert.equal(reasonCode('constraints: too-few-constraints: 2 left'), 'too-few-constraints');
   assert.equal(reasonCode('over-target: met'), 'over-target');

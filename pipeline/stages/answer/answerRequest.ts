@@ -19,7 +19,7 @@ export interface Task {
   reference?: string;
 }
 
-/** A sample's task: the instruction its instruction step wrote, and the dataset's own answer. */
+/** A sample's task: the instruction its instruction stage wrote, and the dataset's own answer. */
 export function taskOf(sample: SourceSample, prior: Partial<StageResults>): Task {
   return { instruction: prior.instruction!.instruction, reference: sample.originalAnswer };
 }
