@@ -29,12 +29,11 @@ export function pipelineActivityOptions(retry: RetrySettings): ActivityOptions {
 
 /**
  * A slice through `stages` stages in one activity (runSliceStages): it may take as long as those
- * stages one after another did, and with `waitsForLanes` as long again for its samples to wait for
- * the worker's sample lanes (the samples dispatched before them: about their own time once more,
- * domain/sampleLanes.ts DISPATCHED_PER_LANE). The heartbeat timeout, which notices a lost worker, is
- * unchanged: the activity heartbeats while its samples wait.
+ * stages one after another did. Its samples' waits for the worker's sample lanes get no extra time:
+ * a slice that stands still, in line or in a stage, is failed by its no-progress watchdog
+ * (activities/sliceWatchdog.ts), so this timeout only bounds a slice that keeps moving. The heartbeat
+ * timeout, which notices a lost worker, is unchanged.
  */
-export function sliceStagesActivityOptions(retry: RetrySettings, stages: number, waitsForLanes = false): ActivityOptions {
-  const minutes = STAGE_SLICE_MINUTES * stages * (waitsForLanes ? 2 : 1);
-  return { ...pipelineActivityOptions(retry), startToCloseTimeout: `${minutes} minutes` };
+export function sliceStagesActivityOptions(retry: RetrySettings, stages: number): ActivityOptions {
+  return { ...pipelineActivityOptions(retry), startToCloseTimeout: `${STAGE_SLICE_MINUTES * stages} minutes` };
 }

@@ -7,7 +7,7 @@
  * sample with a final state is skipped, only those rejections are tried again) and the shard is
  * committed again as its next revision.
  */
-import { defineQuery, patched, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import { defineQuery, deprecatePatch, patched, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type * as activities from '../activities/index.js';
 import type { ShardSummary, ShardTask } from '../activities/buildRef.js';
 import { mapLimit } from '../domain/mapLimit.js';
@@ -103,11 +103,11 @@ export async function buildShard(input: BuildShardInput): Promise<ShardSummary |
     // stages on one task queue: no stage waits for the slice's slowest sample, and a lane whose
     // sample ended takes the next waiting one of any slice or shard (pipeline/run/lanePool.ts).
     const runs = taskQueueRuns(stages, input.stageTaskQueues);
-    const waitsForLanes = patched(SLICES_SHARE_LANES);
+    deprecatePatch(SLICES_SHARE_LANES); // both branches now give a slice the same time
     await mapLimit(slices, input.parallelSlices, async ([from, to]) => {
       for (const run of runs) {
         const flowActs = proxyActivities<typeof activities>({
-          ...sliceStagesActivityOptions(input.retry, run.stages.length, waitsForLanes),
+          ...sliceStagesActivityOptions(input.retry, run.stages.length),
           ...(run.taskQueue ? { taskQueue: run.taskQueue } : {}),
         });
         const outcome = await flowActs.runSliceStages({ build, shard, stages: run.stages, from, to });
