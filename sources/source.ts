@@ -11,6 +11,7 @@ import * as chartqa from './chartqa/reader.js';
 import { sampleIdsOf, type SourceReader } from './contract.js';
 import * as geo170k from './geo170k/reader.js';
 import * as multiui from './multiui/reader.js';
+import * as parquet from './parquet/reader.js';
 import type { SourceType } from './registry.js';
 import * as rico from './rico/reader.js';
 
@@ -23,6 +24,7 @@ const READERS: { [T in SourceType]: Open<T> } = {
   geo170k: geo170k.open,
   rico: rico.open,
   multiui: multiui.open,
+  parquet: parquet.open,
 };
 
 export {

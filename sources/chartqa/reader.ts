@@ -10,7 +10,9 @@ import type { SourceConfigOf } from '../../config/sourceConfig.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
 import { openStore, type S3Options } from '../../storage/openStore.js';
 import { SourceError, inSegments, damaged, filtered, sourceSample, type SourceItem, type SourceReader } from '../contract.js';
-import { pathLocator, pathNamedReader } from '../readers/namedImages.js';
+import { pathLocator } from '../readers/namedImages.js';
+import { hasParquetFiles, parquetImages } from '../readers/hfRows.js';
+import { chartqaHubItems } from './hub.js';
 import { datasetKey, joinPath } from '../readers/datasetPath.js';
 import { asObject, describeRoot, jsonFileRecords, requireFiles, type JsonRecord } from '../readers/jsonFiles.js';
 import { orderedMap } from '../readers/orderedMap.js';
@@ -29,18 +31,23 @@ const READ_AHEAD = 16;
 const EXPECTED =
   `expected the ChartQA layout: '${DATASET_DIR}/{split}/{split}_human.json' and '{split}_augmented.json' ` +
   `(arrays of {imgname, query, label}) with charts in '{split}/png/', optional tables in '{split}/tables/'; ` +
-  `the root is the folder holding '${DATASET_DIR}' or that folder itself`;
+  `the root is the folder holding '${DATASET_DIR}' or that folder itself; or the Hub's Parquet (data/{split}-*.parquet with the charts inside: ` +
+  'HuggingFaceM4/ChartQA, lmms-lab/ChartQA, ahmed-masry/ChartQA)';
 
 export function open(config: ChartqaConfig, sourceIndex: number, s3: S3Options): SourceReader {
   const store = openStore(config.uri, s3);
-  return pathNamedReader(store, {
+  const images = parquetImages(store);
+  return {
     segments: () => inSegments(chartqaSamples(store, config, sourceIndex)),
+    readImage: (ref) => images.read(ref.locator),
+    origin: images.origin,
     describe: async () => {
       const base = await datasetDir(store, config);
+      if (base === HUB) return `Hub Parquet (charts inside), splits ${config.splits.join(', ')}, sets ${config.sets.join(', ')}`;
       const tables = config.attachTables ? ', tables attached' : '';
       return `'${base || '.'}' splits ${config.splits.join(', ')}, sets ${config.sets.join(', ')}${tables}`;
     },
-  });
+  };
 }
 
 interface SplitFile {
@@ -53,6 +60,10 @@ interface SplitFile {
 
 async function* chartqaSamples(store: ObjectStore, config: ChartqaConfig, sourceIndex: number): AsyncGenerator<SourceItem> {
   const base = await datasetDir(store, config);
+  if (base === HUB) {
+    yield* chartqaHubItems(store, config, sourceIndex);
+    return;
+  }
   const files: SplitFile[] = config.splits.flatMap((split) =>
     config.sets.map((set) => ({ split, set, dir: joinPath(base, split), file: joinPath(base, split, `${split}_${set}.json`) })),
   );
@@ -68,12 +79,20 @@ async function* chartqaSamples(store: ObjectStore, config: ChartqaConfig, source
   }
 }
 
-/** '' when the root is the `ChartQA Dataset` folder itself, else that folder's name; probed with the first configured file. */
-async function datasetDir(store: ObjectStore, config: ChartqaConfig): Promise<string> {
+/** The Hub's Parquet layouts (hub.ts) rather than a release folder. */
+const HUB = Symbol('hub');
+
+/**
+ * '' when the root is the `ChartQA Dataset` folder itself, else that folder's name (probed with the
+ * first configured file), or HUB when the root holds the Hub's Parquet instead (`layout` may say which).
+ */
+async function datasetDir(store: ObjectStore, config: ChartqaConfig): Promise<string | typeof HUB> {
+  if (config.layout === 'hub') return HUB;
   const split = config.splits[0]!;
   const probe = `${split}/${split}_${config.sets[0]!}.json`;
   if (await store.exists(joinPath(DATASET_DIR, probe))) return DATASET_DIR;
   if (await store.exists(probe)) return '';
+  if (config.layout === 'auto' && (await hasParquetFiles(store, {}))) return HUB;
   throw new SourceError(store.root, `no ChartQA dataset found: neither '${DATASET_DIR}/${probe}' nor '${probe}' exists (${await describeRoot(store, [probe])}); ${EXPECTED}`);
 }
 

@@ -3,7 +3,7 @@
  * kept and refined, option letters become the option's text. The reader is reader.ts.
  */
 import { z } from 'zod';
-import { QUESTIONS, STRUCTURE_CONSTRAINTS, questionSchema, relativePath } from '../../config/sourceFields.js';
+import { QUESTIONS, STRUCTURE_CONSTRAINTS, layoutField, questionSchema, relativePath } from '../../config/sourceFields.js';
 import { defineSource } from '../definition.js';
 
 // Every Geo170K question is multiple choice: keep the stem, the refinement stage makes it open.
@@ -12,7 +12,9 @@ const QUESTION = { ...QUESTIONS, dropMultipleChoice: false };
 export const geo170kDefinition = defineSource({
   type: 'geo170k',
   fields: {
-    /** LLaVA-style JSON arrays relative to the root (also: alignment.json). */
+    /** `release`: the JSON arrays with images under images/ or in images.zip; `onevision`: LLaVA-OneVision-Data's geo170k(qa)/(align) Parquet; 'auto' detects. */
+    layout: layoutField(['release', 'onevision']),
+    /** LLaVA-style JSON arrays relative to the root (also: alignment.json); with `onevision`, the matching configs geo170k(qa), geo170k(align). */
     files: z.array(relativePath).min(1).default(['qa_tuning.json']),
     question: questionSchema(QUESTION),
   },
@@ -26,9 +28,10 @@ export const geo170kDefinition = defineSource({
     question: QUESTION,
   },
   docs: {
-    layout: '`qa_tuning.json` / `alignment.json` (LLaVA conversations), diagrams under `images/`',
+    layout:
+      "`qa_tuning.json` / `alignment.json` (LLaVA conversations), diagrams under `images/` or in `images.zip` beside them (read in place, as `Luckyjhg/Geo170K` ships them); or LLaVA-OneVision-Data's `geo170k(qa)/` and `geo170k(align)/` `train-*.parquet` (`id`, `image: Image`, `conversations`, `data_source`)",
     instruction:
       'the stem without the preamble ("First perform reasoning...", "Based on the image, directly select the correct answer for the following question:") and `Choices:` block, refined; the answer\'s option letters (`the answer is: C.` / `Answer:C`) become the option\'s text',
-    hub: ['Luckyjhg/Geo170K'],
+    hub: ['Luckyjhg/Geo170K', 'lmms-lab/LLaVA-OneVision-Data (geo170k(qa), geo170k(align))'],
   },
 });

@@ -7,26 +7,22 @@
  */
 import type { QuestionPolicy } from '../../config/sourceFields.js';
 import type { SourceType } from '../registry.js';
-import type { SourceSample } from '../../domain/sample.js';
+import type { ImageLocator, SourceSample } from '../../domain/sample.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
 import { damaged, filtered, sourceSample, type SourceItem } from '../contract.js';
 import { datasetKey } from './datasetPath.js';
 import { asObject, jsonFileRecords, requireFiles, type JsonRecord } from './jsonFiles.js';
 import { cleanQuestion } from '../questions.js';
 import { pathLocator } from './namedImages.js';
+import type { HfParquetFile } from './hfDataset.js';
+import { parquetRows } from './hfRows.js';
 
-export interface LlavaSource {
+/** How a source turns LLaVA records into samples, wherever they are stored. */
+export interface LlavaPolicy {
   source: SourceType;
-  store: ObjectStore;
-  /** JSON arrays relative to the root, read in this order. */
-  files: readonly string[];
-  /** Folder the records' image paths are relative to: '' for the root. */
-  imageDir: string;
   licenseNote: string;
   sourceIndex: number;
   question: QuestionPolicy;
-  /** The layout, for error messages. */
-  expected: string;
   /** A policy drop decided from the record's id (MultiUI's task types): the filter key and why. */
   screen?: (id: string | undefined) => { filter: string; reason: string } | undefined;
   /**
@@ -36,6 +32,17 @@ export interface LlavaSource {
   reference?: (answer: string, rawQuestion: string) => string | undefined;
   /** Source-specific text kept with the sample (ALLaVA's LAION alt text). */
   extras?: (record: Record<string, unknown>) => Pick<SourceSample, 'caption' | 'grounding'>;
+}
+
+/** LLaVA records in JSON arrays, their images named by path. */
+export interface LlavaSource extends LlavaPolicy {
+  store: ObjectStore;
+  /** JSON arrays relative to the root, read in this order. */
+  files: readonly string[];
+  /** Folder the records' image paths are relative to: '' for the root. */
+  imageDir: string;
+  /** The layout, for error messages. */
+  expected: string;
 }
 
 const HUMAN = new Set(['human', 'user']);
@@ -64,6 +71,11 @@ function toItem({ file, index, value }: JsonRecord, source: LlavaSource): Source
   if (typeof record.image !== 'string') return damaged(sourceId, 'image-not-a-path', `${sourceId}: image is not a path: ${JSON.stringify(record.image).slice(0, 80)}`);
   const key = datasetKey(source.imageDir, record.image);
   if (key === undefined) return damaged(sourceId, 'outside-root', `${sourceId}: image path '${record.image}' leaves the dataset root; not read`);
+  return conversationItem(source, sourceId, id, record, pathLocator(key));
+}
+
+/** A LLaVA record whose image is found (`locator`): its first exchange, screened, cleaned and kept as a sample. */
+function conversationItem(source: LlavaPolicy, sourceId: string, id: string | undefined, record: Record<string, unknown>, locator: ImageLocator): SourceItem {
   const exchange = firstExchange(record.conversations);
   if (typeof exchange === 'string') return damaged(sourceId, 'bad-conversation', `${sourceId}: ${exchange}`);
 
@@ -76,7 +88,7 @@ function toItem({ file, index, value }: JsonRecord, source: LlavaSource): Source
     source.source,
     sourceId,
     source.licenseNote,
-    { sourceIndex: source.sourceIndex, locator: pathLocator(key) },
+    { sourceIndex: source.sourceIndex, locator },
     {
       originalInstruction: verdict.question,
       originalAnswer: exchange.answer === undefined || !source.reference ? exchange.answer : source.reference(exchange.answer, exchange.question),
@@ -85,8 +97,25 @@ function toItem({ file, index, value }: JsonRecord, source: LlavaSource): Source
   );
 }
 
+/**
+ * The same records as Parquet (LLaVA-OneVision-Data's `<config>/train-*.parquet`: `id`, `image: Image`,
+ * `conversations`, `data_source`), images in the table (hfRows.ts): what the JSON arrays give, one
+ * row each.
+ */
+export async function* llavaParquetItems(source: LlavaPolicy, store: ObjectStore, files: readonly HfParquetFile[]): AsyncGenerator<SourceItem> {
+  for await (const row of parquetRows(store, files, { conversations: 'conversations' })) {
+    if ('problem' in row) {
+      yield row;
+      continue;
+    }
+    const id = row.map.id === undefined ? undefined : row.values[row.map.id];
+    const record = { conversations: row.values.conversations };
+    yield conversationItem(source, row.sourceId, typeof id === 'string' || typeof id === 'number' ? String(id) : undefined, record, row.locator);
+  }
+}
+
 /** The first human turn and the first assistant turn after it, or what is wrong with the conversation. */
-function firstExchange(conversations: unknown): { question: string; answer?: string } | string {
+export function firstExchange(conversations: unknown): { question: string; answer?: string } | string {
   if (!Array.isArray(conversations)) return 'no conversations array';
   const turns = conversations.map(asObject);
   const q = turns.findIndex((t) => t !== undefined && HUMAN.has(String(t.from)));

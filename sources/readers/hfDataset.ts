@@ -17,7 +17,7 @@ export interface HfParquetFile {
   config: string;
 }
 
-/** Which files to read: all when a list is empty. */
+/** Which files to read: all when a list is empty; a config ending in `*` keeps every config starting so (`allava*`). */
 export interface HfFileFilter {
   splits?: readonly string[];
   configs?: readonly string[];
@@ -43,7 +43,8 @@ export async function hfParquetFiles(store: ObjectStore, filter: HfFileFilter = 
   for await (const object of store.list('')) {
     if (object.key.toLowerCase().endsWith('.parquet')) all.push({ key: object.key, size: object.size, ...splitAndConfig(object.key) });
   }
-  const keep = (wanted: readonly string[] | undefined, value: string) => !wanted || wanted.length === 0 || wanted.includes(value);
+  const keep = (wanted: readonly string[] | undefined, value: string) =>
+    !wanted || wanted.length === 0 || wanted.some((w) => w === value || (w.endsWith('*') && value.startsWith(w.slice(0, -1))));
   const files = all.filter((f) => keep(filter.splits, f.split) && keep(filter.configs, f.config));
   if (files.length > 0) return { files };
   if (all.length === 0) return { files, none: 'no .parquet file under the root' };

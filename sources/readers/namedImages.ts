@@ -5,9 +5,12 @@
  * place extend `read` (a path that is not a file is looked up in the `.zip` files under the root),
  * and every source that names images by path gains it at once.
  */
+import { SampleRejection } from '../../domain/rejection.js';
 import type { ImageLocator } from '../../domain/sample.js';
 import { StoreError, type ObjectStore } from '../../storage/objectStore.js';
 import { locatorField, type ImageOrigin, type SourceReader } from '../contract.js';
+import { ZipArchiveError, ZipMemberError } from './zipArchive.js';
+import { zipFolderOf } from './zipFolder.js';
 
 /** The locator of the image at `path` (a key under the root, already checked by datasetKey). */
 export function pathLocator(path: string): ImageLocator {
@@ -20,15 +23,35 @@ export interface NamedImages {
 }
 
 export function namedImages(store: ObjectStore): NamedImages {
+  /** Where this process found paths that are not files (origin reports the archive and member). */
+  const inArchives = new Map<string, ImageOrigin>();
   return {
     async read(locator) {
       const path = locatorField(locator, 'path', 'string');
       const body = await store.get(path);
+      if (body) return body;
+      const folder = await zipFolderOf(store);
+      const found = folder.find(path);
       // A missing file is an ordinary dataset defect: StoreError 'not-found' rejects that sample alone.
-      if (!body) throw new StoreError(`image '${path}' is named by the dataset but is not in ${store.root}`, path, 'not-found');
-      return body;
+      if (!found) {
+        const unreadable = folder.unreadable.length > 0 ? ` (not searched: ${folder.unreadable.join('; ')})` : '';
+        throw new StoreError(`image '${path}' is named by the dataset but is neither a file in ${store.root} nor in a .zip under it${unreadable}`, path, 'not-found');
+      }
+      try {
+        const bytes = await found.archive.read(found.member);
+        inArchives.set(path, { file: found.archive.key, member: found.member });
+        return bytes;
+      } catch (err) {
+        // An encrypted or corrupt member rejects its sample by name; the archive's other members are still read.
+        if (err instanceof ZipMemberError) throw new SampleRejection(`${err.code === 'corrupt' ? 'corrupt' : `zip-${err.code}`}: ${err.message}`);
+        if (err instanceof ZipArchiveError) throw new SampleRejection(`corrupt: ${err.message}`);
+        throw err;
+      }
     },
-    origin: (locator) => ({ file: locatorField(locator, 'path', 'string') }),
+    origin: (locator) => {
+      const path = locatorField(locator, 'path', 'string');
+      return inArchives.get(path) ?? { file: path };
+    },
   };
 }
 

@@ -11,6 +11,9 @@ import type { ObjectStore } from '../../storage/objectStore.js';
 import { openStore, type S3Options } from '../../storage/openStore.js';
 import { SourceError, inSegments, damaged, locatorField, readStored, sourceSample, type SourceItem, type SourceReader } from '../contract.js';
 import { pathLocator } from '../readers/namedImages.js';
+import { hasParquetFiles, parquetImages } from '../readers/hfRows.js';
+import { ricoHubItems } from './hub.js';
+import { visibleText } from './screenText.js';
 import { IMAGE_EXTENSIONS } from '../readers/datasetPath.js';
 import { asObject, describeRoot } from '../readers/jsonFiles.js';
 import { orderedMap } from '../readers/orderedMap.js';
@@ -18,8 +21,6 @@ import { decodeUtf8, encodingReason } from '../readers/utf8.js';
 
 const SCREENS = 'combined';
 const WIREFRAMES = 'semantic_annotations';
-/** Screen text budget: the labels and headings that say what the screen is, not every list row. */
-const SCREEN_TEXT_LIMIT = 2000;
 /** Screens whose hierarchy is fetched ahead (a GET each). */
 const READ_AHEAD = 16;
 
@@ -29,11 +30,15 @@ const EXPECTED =
 
 export function open(config: SourceConfigOf<'rico'>, sourceIndex: number, s3: S3Options): SourceReader {
   const store = openStore(config.uri, s3);
+  const rows = parquetImages(store);
   return {
     segments: () => inSegments(ricoSamples(store, config, sourceIndex)),
-    readImage: (ref) => readStored(store, { key: locatorField(ref.locator, 'path', 'string') }),
-    origin: (locator) => ({ file: locatorField(locator, 'path', 'string') }),
-    describe: async () => `screenshots and view hierarchies in '${(await screensDir(store)) || '.'}'`,
+    readImage: (ref) => ('row' in ref.locator ? rows.read(ref.locator) : readStored(store, { key: locatorField(ref.locator, 'path', 'string') })),
+    origin: (locator) => ('row' in locator ? rows.origin(locator) : { file: locatorField(locator, 'path', 'string') }),
+    describe: async () =>
+      (await layoutOf(store, config)) === 'hub'
+        ? 'RICO-Screen2Words Parquet (screenshots inside, view_hierarchy as grounding)'
+        : `screenshots and view hierarchies in '${(await screensDir(store)) || '.'}'`,
   };
 }
 
@@ -46,8 +51,24 @@ interface Screen {
 
 async function* ricoSamples(store: ObjectStore, config: SourceConfigOf<'rico'>, sourceIndex: number): AsyncGenerator<SourceItem> {
   refuseWireframes(config.uri);
+  if ((await layoutOf(store, config)) === 'hub') {
+    yield* ricoHubItems(store, config, sourceIndex);
+    return;
+  }
   const dir = await screensDir(store);
   yield* orderedMap(screens(store, dir), READ_AHEAD, (screen) => toItem(screen, store, config, sourceIndex));
+}
+
+/** The layout the config names, or the one the root holds: the release's `combined/` first. */
+async function layoutOf(store: ObjectStore, config: SourceConfigOf<'rico'>): Promise<'release' | 'hub'> {
+  if (config.layout !== 'auto') return config.layout;
+  try {
+    await screensDir(store);
+    return 'release';
+  } catch (err) {
+    if (err instanceof SourceError && (await hasParquetFiles(store, {}))) return 'hub';
+    throw err;
+  }
 }
 
 /** The wireframe folder holds PNG renderings that would otherwise be read as screenshots without complaint. */
@@ -109,45 +130,4 @@ async function toItem(screen: Screen, store: ObjectStore, config: SourceConfigOf
     grounding = visibleText(hierarchy);
   }
   return sourceSample('rico', screen.stem, config.licenseNote, { sourceIndex, locator: pathLocator(screen.image) }, { grounding });
-}
-
-/**
- * A node's visible `text`, then its `content-desc` labels (a list, e.g. `["Navigate up"]`): icon-only
- * controls have no text, and their accessibility label is all that says what they do.
- */
-function nodeLabels(node: Record<string, unknown>): string[] {
-  const desc = node['content-desc'];
-  const raw = [node.text, ...(Array.isArray(desc) ? desc : [desc])];
-  return raw
-    .filter((v): v is string => typeof v === 'string')
-    .map((v) => v.replace(/\s+/g, ' ').trim())
-    .filter((v) => v !== '');
-}
-
-/**
- * The `text` and `content-desc` labels of the hierarchy's visible nodes in document order, one per line, each once, up to
- * `limit` characters. A node hidden from the user hides its subtree too.
- */
-function visibleText(hierarchy: unknown, limit = SCREEN_TEXT_LIMIT): string | undefined {
-  const top = asObject(hierarchy);
-  const root = asObject(asObject(top?.activity)?.root) ?? top;
-  const stack = root ? [root] : [];
-  const seen = new Set<string>();
-  let length = 0;
-  while (stack.length > 0) {
-    const node = stack.pop()!;
-    if (node['visible-to-user'] === false || node.visibility === 'invisible' || node.visibility === 'gone') continue;
-    for (const text of nodeLabels(node)) {
-      if (seen.has(text)) continue;
-      if (length + text.length > limit) return [...seen].join('\n');
-      seen.add(text);
-      length += text.length + 1;
-    }
-    const children = Array.isArray(node.children) ? node.children : [];
-    for (let i = children.length - 1; i >= 0; i--) {
-      const child = asObject(children[i]);
-      if (child) stack.push(child);
-    }
-  }
-  return seen.size > 0 ? [...seen].join('\n') : undefined;
 }

@@ -26,7 +26,8 @@ test('the reference lists each field with its type, default and limits', () => {
   assert.match(reference, /^\| `llm\.prices\.<key>\.batchDiscount` \| number \| `0\.5` \| ≥ 0, ≤ 1 \|$/m);
   // Each source type's own fields, under its heading; `layout` only where it is allowed.
   assert.match(reference, /`type: "chartqa"`:\n\n\| field[^\n]*\n[^\n]*\n(\|[^\n]*\n)*\| `attachTables` \| boolean \| `true` \|/);
-  assert.equal(reference.match(/^\| `layout` /gm)?.length, 1);
+  // cc3m's, and the four types that also read a Hub layout (allava, chartqa, geo170k, rico).
+  assert.equal(reference.match(/^\| `layout` /gm)?.length, 5);
 });
 
 test('a stale reference is detected', async () => {

@@ -99,7 +99,7 @@ describe('source config', () => {
   });
 
   it('refuses fields of another type, files outside the root and bad question limits', () => {
-    assert.match(configError([{ type: 'chartqa', uri: '/c', layout: 'files' }]), /sources\.0\.layout: unknown field/);
+    assert.match(configError([{ type: 'multiui', uri: '/m', files: ['a.json'], layout: 'files' }]), /sources\.0\.layout: unknown field/);
     assert.match(configError([{ type: 'rico', uri: '/r', splits: ['train'] }]), /splits/);
     assert.match(configError([{ type: 'geo170k', uri: '/g', files: ['../etc/passwd'] }]), /sources\.0\.files\.0: must be a path relative to the dataset root/);
     assert.match(configError([{ type: 'geo170k', uri: '/g', files: ['/abs.json'] }]), /sources\.0\.files\.0/);

@@ -1,0 +1,190 @@
+/**
+ * The rows of a Hugging Face Parquet dataset (hfDataset.ts lists the files), as records for a source
+ * type to turn into samples: the mapped columns' values (hfColumns.ts) and an image locator, without
+ * reading an image byte. Row groups are read a run at a time (~16k rows); a run that does not
+ * decode is read again group by group, so one damaged row group is a source problem naming file and
+ * row group and the others are kept. A row's image is `{file, size, rowGroup, row}` when the table
+ * holds its bytes, or a path under the root (namedImages.ts: a file, or a zip member) when it holds
+ * a path. parquetImages reads either back.
+ */
+import { SampleRejection } from '../../domain/rejection.js';
+import type { ImageLocator } from '../../domain/sample.js';
+import type { ObjectStore } from '../../storage/objectStore.js';
+import { LruCache } from '../../domain/lruCache.js';
+import { damaged, filtered, locatorField, SourceError, type ImageOrigin, type SourceProblem } from '../contract.js';
+import { datasetKey } from './datasetPath.js';
+import { mapColumns, type ColumnMap, type ColumnRequest } from './hfColumns.js';
+import { hfParquetFiles, type HfFileFilter, type HfParquetFile } from './hfDataset.js';
+import { openParquetTable, ParquetTableError, readImageCell, readRows, type ParquetTable } from './hfParquet.js';
+import { namedImages, pathLocator } from './namedImages.js';
+
+export interface ParquetRowRecord {
+  file: HfParquetFile;
+  /** Row index in the file. */
+  row: number;
+  /** `<file>#<row>`, with `:<id>` when the mapping has an id column. */
+  sourceId: string;
+  /** The values of the mapped columns (and `extraColumns`), by column name. */
+  values: Record<string, unknown>;
+  map: ColumnMap;
+  locator: ImageLocator;
+}
+
+/** Rows read per run of row groups: large enough that hyparquet's per-call cost vanishes, small for memory. */
+const ROWS_PER_RUN = 16_384;
+
+/**
+ * Every row of `files`, in order, or a SourceProblem for what cannot be read. A column asked for that a
+ * file does not hold fails the whole source (SourceError, before any row), naming both.
+ */
+export async function* parquetRows(
+  store: ObjectStore,
+  files: readonly HfParquetFile[],
+  request: ColumnRequest,
+  extraColumns: readonly string[] = [],
+): AsyncGenerator<ParquetRowRecord | SourceProblem> {
+  for (const file of files) {
+    let table: ParquetTable;
+    try {
+      table = await openParquetTable(store, file.key, file.size);
+    } catch (err) {
+      if (!(err instanceof ParquetTableError)) throw err;
+      yield damaged(file.key, 'parquet-unreadable', err.message);
+      continue;
+    }
+    const map = tableMapping(store, table, request);
+    const columns = [...new Set([...mappedColumns(map), ...extraColumns.filter((c) => table.columns.some((t) => t.name === c))])];
+    const groups = table.metadata.row_groups.length;
+    for (let first = 0; first < groups;) {
+      let end = first + 1;
+      while (end < groups && table.rowGroupStarts[end + 1]! - table.rowGroupStarts[first]! <= ROWS_PER_RUN) end++;
+      for (const run of await readRuns(table, first, end, columns)) {
+        if ('problem' in run) {
+          yield run;
+          continue;
+        }
+        const { group, values } = run;
+        const start = table.rowGroupStarts[group]!;
+        for (let i = 0; i < table.rowGroupStarts[group + 1]! - start; i++) {
+          const rowValues = Object.fromEntries(columns.map((c) => [c, values[c]![i]]));
+          yield toRecord(file, start + i, group, rowValues, map);
+        }
+      }
+      first = end;
+    }
+  }
+}
+
+/** The mapping of one table; a column asked for that it does not hold fails the source. */
+export function tableMapping(store: ObjectStore, table: ParquetTable, request: ColumnRequest): ColumnMap {
+  try {
+    return mapColumns(table, request);
+  } catch (err) {
+    throw new SourceError(store.root, (err as Error).message);
+  }
+}
+
+function mappedColumns(map: ColumnMap): string[] {
+  const names = [map.question, map.answer, map.id, map.text, map.conversations].filter((c): c is string => c !== undefined);
+  return map.image.holds === 'path' ? [map.image.name, ...names] : names;
+}
+
+type Run = { group: number; values: Record<string, unknown[]> } | SourceProblem;
+
+/** Row groups [first, end) one by one: in one read, or group by group when the run does not decode. */
+async function readRuns(table: ParquetTable, first: number, end: number, columns: string[]): Promise<Run[]> {
+  const split = (all: Record<string, unknown[]>): Run[] => {
+    const runs: Run[] = [];
+    for (let group = first; group < end; group++) {
+      const [from, to] = [table.rowGroupStarts[group]! - table.rowGroupStarts[first]!, table.rowGroupStarts[group + 1]! - table.rowGroupStarts[first]!];
+      runs.push({ group, values: Object.fromEntries(columns.map((c) => [c, all[c]!.slice(from, to)])) });
+    }
+    return runs;
+  };
+  try {
+    return split(await readRows(table, first, end, columns));
+  } catch (err) {
+    if (!(err instanceof ParquetTableError)) throw err;
+  }
+  const runs: Run[] = [];
+  for (let group = first; group < end; group++) {
+    try {
+      runs.push({ group, values: await readRows(table, group, group + 1, columns) });
+    } catch (err) {
+      if (!(err instanceof ParquetTableError)) throw err;
+      runs.push(damaged(`${table.key}#row-group-${group}`, 'parquet-row-group', err.message));
+    }
+  }
+  return runs;
+}
+
+function toRecord(file: HfParquetFile, row: number, group: number, values: Record<string, unknown>, map: ColumnMap): ParquetRowRecord | SourceProblem {
+  const id = map.id === undefined ? undefined : values[map.id];
+  const sourceId = typeof id === 'string' || typeof id === 'number' || typeof id === 'bigint' ? `${file.key}#${row}:${String(id)}` : `${file.key}#${row}`;
+  if (map.image.holds === 'bytes') {
+    return { file, row, sourceId, values, map, locator: { file: file.key, size: file.size, column: map.image.name, rowGroup: group, row } };
+  }
+  const path = values[map.image.name];
+  if (path === null || path === undefined || path === '') return filtered(sourceId, 'no-image', `${sourceId}: no image path in column '${map.image.name}'`);
+  if (typeof path !== 'string') return damaged(sourceId, 'image-not-a-path', `${sourceId}: column '${map.image.name}' is not a path`);
+  const key = datasetKey('', path);
+  if (key === undefined) return damaged(sourceId, 'outside-root', `${sourceId}: image path '${path}' leaves the dataset root; not read`);
+  return { file, row, sourceId, values, map, locator: pathLocator(key) };
+}
+
+/** The files the filter keeps, or SourceError saying what the root holds. */
+export async function requireParquetFiles(store: ObjectStore, filter: HfFileFilter): Promise<HfParquetFile[]> {
+  const { files, none } = await hfParquetFiles(store, filter);
+  if (none) throw new SourceError(store.root, none);
+  return files;
+}
+
+/** Whether the root holds Parquet files the filter keeps (a Hub layout to fall back on). */
+export async function hasParquetFiles(store: ObjectStore, filter: HfFileFilter): Promise<boolean> {
+  return (await hfParquetFiles(store, filter)).files.length > 0;
+}
+
+/** A list cell's first string (ChartQA's `label`, RICO's `captions`), a string as is, else undefined. */
+export function firstText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return value.find((v): v is string => typeof v === 'string');
+  return undefined;
+}
+
+export interface ParquetImages {
+  read(locator: ImageLocator): Promise<Buffer>;
+  origin(locator: ImageLocator): ImageOrigin;
+}
+
+/** Reads the images of the locators parquetRows made: a row's cell, or a path under the root. */
+export function parquetImages(store: ObjectStore): ParquetImages {
+  const named = namedImages(store);
+  const tables = new LruCache<Promise<ParquetTable>>(16);
+  const tableOf = (file: string, size: number) => {
+    const opening = tables.get(file, () => openParquetTable(store, file, size));
+    opening.catch(() => tables.deleteIf(file, opening));
+    return opening;
+  };
+  return {
+    async read(locator) {
+      if (!('row' in locator)) return named.read(locator);
+      const file = locatorField(locator, 'file', 'string');
+      const [group, row] = [locatorField(locator, 'rowGroup', 'number'), locatorField(locator, 'row', 'number')];
+      const where = `${file} row ${row} (row group ${group})`;
+      let bytes: Buffer | null;
+      try {
+        const table = await tableOf(file, locatorField(locator, 'size', 'number'));
+        bytes = await readImageCell(store, table, locatorField(locator, 'column', 'string'), row);
+      } catch (err) {
+        if (err instanceof ParquetTableError) throw new SampleRejection(`corrupt: ${where}: ${err.message}`);
+        throw err;
+      }
+      if (!bytes) throw new SampleRejection(`null-image: ${where}: the image cell is null`);
+      return bytes;
+    },
+    origin: (locator) =>
+      'row' in locator
+        ? { file: locatorField(locator, 'file', 'string'), member: `row ${locatorField(locator, 'row', 'number')} (row group ${locatorField(locator, 'rowGroup', 'number')})` }
+        : named.origin(locator),
+  };
+}
