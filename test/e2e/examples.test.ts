@@ -58,11 +58,24 @@ after(async () => {
 
 const buildExamples = async () => (await readdir(EXAMPLES)).filter((name) => name.endsWith('.json') && !name.endsWith('.schema.json') && name !== 'eval.json').sort();
 
+/** The Hub layouts' examples read the Hub fixtures (test/fixtures/hub/make_hub_fixtures.py), source by source. */
+const HUB_FIXTURES = fileURLToPath(new URL('../fixtures/hub/data/', import.meta.url));
+const HUB_EXAMPLES: Record<string, string[]> = {
+  'hub-allava.json': ['allava-hub'],
+  'hub-cc3m.json': ['cc3m-wds'],
+  'hub-chartqa.json': ['hf-cache/datasets--HuggingFaceM4--ChartQA/snapshots/b605b6e08b57faf4359aeb2fe6a3ca595f99b6c5'],
+  'hub-geo170k.json': ['geo170k-hub'],
+  'hub-onevision.json': ['geo170k-onevision', 'allava-onevision15'],
+  'hub-rico.json': ['rico-screen2words'],
+  'parquet.json': ['chartqa-lmms'],
+};
+
 /** The example as shipped, its data pointed at the test datasets and cut to a sample or two per source. */
-function slice(config: Record<string, unknown>): Record<string, unknown> {
-  const sources = (config.sources as Array<Record<string, unknown>>).map((source) => {
+function slice(config: Record<string, unknown>, name: string): Record<string, unknown> {
+  const sources = (config.sources as Array<Record<string, unknown>>).map((source, i) => {
     const s3Source = String(source.uri).startsWith('s3://');
-    const uri = s3Source ? `s3://${s3.bucket}/cc3m-wds` : path.join(dir, String(source.type));
+    const hub = HUB_EXAMPLES[name]?.[i];
+    const uri = s3Source ? `s3://${s3.bucket}/cc3m-wds` : hub ? path.join(HUB_FIXTURES, hub) : path.join(dir, String(source.type));
     // The test MultiUI file is not named as the release's; everything else is as in the example.
     const files = source.type === 'multiui' ? { files: [MULTIUI_FILE] } : {};
     const quota = source.quota === undefined ? {} : { quota: 1 };
@@ -82,15 +95,22 @@ function slice(config: Record<string, unknown>): Record<string, unknown> {
 
 test('every example is a valid config as shipped, with $schema', async () => {
   const names = await buildExamples();
-  // One per source in its release layout, the paper's mix, a multiturn build, S3 (eval.json apart).
+  // One per source in its release layout, one per Hub layout, generic Parquet, the paper's mix, a multiturn build, S3 (eval.json apart).
   assert.deepEqual(names, [
     'allava.json',
     'cc3m.json',
     'chartqa.json',
     'geo170k.json',
+    'hub-allava.json',
+    'hub-cc3m.json',
+    'hub-chartqa.json',
+    'hub-geo170k.json',
+    'hub-onevision.json',
+    'hub-rico.json',
     'mix-cc3m_13k+dive_4k+allava_6k.json',
     'multiturn.json',
     'multiui.json',
+    'parquet.json',
     'rico.json',
     's3.json',
   ]);
@@ -119,7 +139,7 @@ test("every example builds a tiny slice on the simulator; the eval input runs on
   const names = await buildExamples();
   const reports = await Promise.all(
     names.map(async (name) => {
-      const config = slice(JSON.parse(await readFile(path.join(EXAMPLES, name), 'utf8')) as Record<string, unknown>);
+      const config = slice(JSON.parse(await readFile(path.join(EXAMPLES, name), 'utf8')) as Record<string, unknown>, name);
       const report = (await stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: String(config.buildId), args: [config] })) as BuildReport;
       return [name, report] as const;
     }),
