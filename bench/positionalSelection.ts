@@ -12,7 +12,8 @@ import { existsSync, linkSync, mkdirSync, readFileSync, readdirSync } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { openStore, type S3Options } from '../storage/openStore.js';
+import { openStore } from '../storage/openStore.js';
+import type { S3Options } from '../storage/s3Store.js';
 import type { ObjectStore } from '../storage/objectStore.js';
 import { parquetMetadataAsync, parquetRead, type AsyncBuffer, type FileMetaData } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';

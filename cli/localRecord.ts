@@ -6,7 +6,7 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { S3Options } from '../storage/openStore.js';
+import type { S3Options } from '../storage/s3Store.js';
 import { RunEnded } from './buildRun.js';
 import { CliError } from './exitCodes.js';
 

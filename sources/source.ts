@@ -4,7 +4,7 @@
  * sources/<type>/reader.ts `open`; a registered type without one does not compile.
  */
 import type { SourceConfig, SourceConfigOf } from '../config/sourceConfig.js';
-import type { S3Options } from '../storage/openStore.js';
+import type { S3Options } from '../storage/s3Store.js';
 import * as allava from './allava/reader.js';
 import * as cc3m from './cc3m/reader.js';
 import * as chartqa from './chartqa/reader.js';

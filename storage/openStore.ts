@@ -3,8 +3,6 @@ import { S3Store, type S3Options } from './s3Store.js';
 import type { ObjectStore } from './objectStore.js';
 import { maskingStore } from './maskingStore.js';
 
-export type { S3Options };
-
 /**
  * Opens `s3://bucket/prefix` as an S3 store and anything else as a local directory; either masks
  * secret values in the text it writes (maskingStore.ts).

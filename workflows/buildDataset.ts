@@ -43,8 +43,6 @@ import { buildShard } from './buildShard.js';
 import { buildConfigInput } from './configInput.js';
 import { MMIF_BUILD_ID, MMIF_SOURCE, MMIF_STATUS } from './searchAttributes.js';
 
-export type { BuildProgress } from './buildProgress.js';
-
 /** Slices of one shard in flight at once: enough to overlap model latency, few enough to keep order. */
 const PARALLEL_SLICES_PER_SHARD = 4;
 

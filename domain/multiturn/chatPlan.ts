@@ -14,8 +14,6 @@ import type { VerificationMethod } from '../verdict.js';
 
 import { MAX_CHAT_INSTRUCTIONS, MAX_CHAT_TURNS } from './limits.js';
 
-export { MAX_CHAT_INSTRUCTIONS, MAX_CHAT_TURNS } from './limits.js';
-
 export type ChatCandidate = CheckedConstraint & { method: VerificationMethod };
 
 export interface ChatInstruction<C extends ChatCandidate> {

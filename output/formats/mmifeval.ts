@@ -15,8 +15,6 @@ import { inReferenceScorer } from '../../verification/functions.js';
 import type { InstructRecord } from '../contracts/records.js';
 import type { MmifevalConstraint, MmifevalLine } from '../../domain/mmifevalLine.js';
 
-export type { MmifevalConstraint, MmifevalLine } from '../../domain/mmifevalLine.js';
-
 /**
  * Whether an image is held out for evaluation: a seeded draw per normalized image (its sha256),
  * independent of order, so all samples of one image are drawn together (builds' `holdout`, and

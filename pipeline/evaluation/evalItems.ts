@@ -7,7 +7,7 @@
 import { evalFingerprintMaterial, type EvalConfig } from '../../config/evalConfig.js';
 import { sha256Hex } from '../../domain/hashing.js';
 import type { MmifevalLine } from '../../domain/mmifevalLine.js';
-import { MAX_CHAT_TURNS } from '../../domain/multiturn/chatPlan.js';
+import { MAX_CHAT_TURNS } from '../../domain/multiturn/limits.js';
 import { MMIFEVAL_BENCH } from '../../storage/buildLayout.js';
 import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
 import { openFileStore } from '../../storage/openStore.js';

@@ -7,7 +7,8 @@
  * Vision-FLAN questions often carry answer options or demonstrations: the question filter drops them.
  */
 import type { SourceConfigOf } from '../../config/sourceConfig.js';
-import { openStore, type S3Options } from '../../storage/openStore.js';
+import { openStore } from '../../storage/openStore.js';
+import type { S3Options } from '../../storage/s3Store.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
 import { SourceError, inSegments, type SourceItem, type SourceReader } from '../contract.js';
 import { describeRoot } from '../readers/jsonFiles.js';

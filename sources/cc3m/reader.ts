@@ -14,7 +14,8 @@ import type { SourceConfigOf } from '../../config/sourceConfig.js';
 
 type Cc3mSourceConfig = SourceConfigOf<'cc3m'>;
 import type { ObjectStore } from '../../storage/objectStore.js';
-import { openStore, type S3Options } from '../../storage/openStore.js';
+import { openStore } from '../../storage/openStore.js';
+import type { S3Options } from '../../storage/s3Store.js';
 import {
   SourceError,
   damaged,

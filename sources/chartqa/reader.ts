@@ -8,7 +8,8 @@
  */
 import type { SourceConfigOf } from '../../config/sourceConfig.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
-import { openStore, type S3Options } from '../../storage/openStore.js';
+import { openStore } from '../../storage/openStore.js';
+import type { S3Options } from '../../storage/s3Store.js';
 import { SourceError, inSegments, damaged, filtered, sourceSample, type SourceItem, type SourceReader } from '../contract.js';
 import { pathLocator } from '../readers/namedImages.js';
 import { hasParquetFiles, parquetImages } from '../readers/hfRows.js';

@@ -7,7 +7,8 @@
  * question. Answers end in `Answer:C`: letters are rewritten to the option's text.
  */
 import type { SourceConfigOf } from '../../config/sourceConfig.js';
-import { openStore, type S3Options } from '../../storage/openStore.js';
+import { openStore } from '../../storage/openStore.js';
+import type { S3Options } from '../../storage/s3Store.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
 import { SourceError, inSegments, type SourceItem, type SourceReader } from '../contract.js';
 import { llavaItems, llavaParquetItems, type LlavaPolicy } from '../readers/conversations.js';

@@ -7,7 +7,8 @@
  * Files as released: `stage1_data.json`, `stage2_data.json`.
  */
 import type { SourceConfigOf } from '../../config/sourceConfig.js';
-import { openStore, type S3Options } from '../../storage/openStore.js';
+import { openStore } from '../../storage/openStore.js';
+import type { S3Options } from '../../storage/s3Store.js';
 import { inSegments, type SourceReader } from '../contract.js';
 import { pathNamedReader } from '../readers/namedImages.js';
 import { llavaItems, type LlavaSource } from '../readers/conversations.js';

@@ -8,7 +8,8 @@
 import type { SourceConfigOf } from '../../config/sourceConfig.js';
 import type { QuestionPolicy } from '../../config/sourceFields.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
-import { openStore, type S3Options } from '../../storage/openStore.js';
+import { openStore } from '../../storage/openStore.js';
+import type { S3Options } from '../../storage/s3Store.js';
 import { damaged, filtered, inSegments, sourceSample, type SourceItem, type SourceReader } from '../contract.js';
 import { firstExchange } from '../readers/conversations.js';
 import { describeMapping } from '../readers/hfColumns.js';

@@ -17,7 +17,7 @@ import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
 import type { ShardManifest } from '../../output/contracts/manifest.js';
-import type { MmifevalLine } from '../../output/formats/mmifeval.js';
+import type { MmifevalLine } from '../../domain/mmifevalLine.js';
 import { dpoRecordFromLine, instructRecordFromLine } from '../../output/formats/sharegpt.js';
 import { buildLayout, imagePathInDataset } from '../../storage/buildLayout.js';
 import { LocalStore } from '../../storage/localStore.js';

@@ -23,7 +23,7 @@ import { openSources } from '../../sources/source.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { getJson } from '../../storage/objectStore.js';
-import type { S3Options } from '../../storage/openStore.js';
+import type { S3Options } from '../../storage/s3Store.js';
 import { assertAccounting } from '../harness/datasetChecks.js';
 import { runMmif } from '../harness/mmifCli.js';
 import { startS3Server, type S3Server } from '../harness/s3Server.js';

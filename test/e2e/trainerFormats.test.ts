@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
 import { MMIFEVAL_BENCH } from '../../storage/buildLayout.js';
-import type { MmifevalLine } from '../../output/formats/mmifeval.js';
+import type { MmifevalLine } from '../../domain/mmifevalLine.js';
 import type { InstructRecord, DpoRecord } from '../../output/contracts/records.js';
 import { dpoRecordFromLine, instructRecordFromLine } from '../../output/formats/sharegpt.js';
 import { DATASETS_VENVS, loadLikeLlamaFactory, runReader } from '../harness/trainerReaders.js';

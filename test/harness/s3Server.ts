@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import type { S3Options } from '../../storage/openStore.js';
+import type { S3Options } from '../../storage/s3Store.js';
 import { freePort } from '../../local/temporalDevServer.js';
 
 export interface S3Server {

@@ -1,6 +1,6 @@
 /**
- * The folders follow the data flow, lowest first; a folder may import only from its own level or
- * below, so pure domain logic never reaches up into storage, Temporal plumbing or the CLI. This test
+ * The folders are layers, lowest first (what may use what, not the order data moves in); a folder may
+ * import only from its own level or below, so pure domain logic never reaches up into storage, Temporal plumbing or the CLI. This test
  * reads every import of every module and names each one that points upward.
  */
 import { test } from 'node:test';
@@ -51,7 +51,7 @@ function upwardImports(file: string, text: string): string[] {
   return upward;
 }
 
-test('no folder imports a folder above it in the data flow', async () => {
+test('no folder imports a folder above it in the layers', async () => {
   const upward: string[] = [];
   for (const folder of LAYERS) {
     for (const file of await modules(folder)) upward.push(...upwardImports(file.split(path.sep).join('/'), await readFile(path.join(REPO, file), 'utf8')));
