@@ -10,7 +10,9 @@
  * updates them; it skips ahead (timers fire at once when nothing else is in flight) while the test
  * awaits `handle.result()` on `env.client`, and on `env.sleep(duration)`.
  */
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { TOOLS_DIR } from '../../local/tools.js';
@@ -20,19 +22,67 @@ import type { SimulatorHandle, SimulatorOptions } from '../../simulator/server.j
 export const TEST_SERVER_PATH = `${TOOLS_DIR}bin/temporal-test-server`;
 
 /**
- * The time-skipping server, started from TEST_SERVER_PATH. The SDK gives the JVM 5 s to listen (a
- * fixed limit of its core), which a loaded 2-core machine can miss; the server process is gone when
- * that fails, so starting again is safe, and a second start finds the JVM's files in the page cache.
+ * The time-skipping server from TEST_SERVER_PATH, as a TestWorkflowEnvironment whose teardown also
+ * stops it. Started here, not by `createTimeSkipping`: the SDK's core gives the JVM a fixed 5 s to
+ * listen, which it misses on a loaded 2-core machine (every start failed at load 22-28, three tries
+ * each). So this starts the server itself (`TestServer <port>`), waits until the port accepts, and
+ * connects as `createTimeSkipping` does once its server is up: the SDK's static `create` with an
+ * existing server and time skipping on (@temporalio/testing lib/testing-workflow-environment.js,
+ * the call createFromExistingServer makes with time skipping off).
  */
-export async function createTimeSkippingEnv(attempts = 3): Promise<TestWorkflowEnvironment> {
+export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> {
   if (!existsSync(TEST_SERVER_PATH)) throw new Error(`${TEST_SERVER_PATH} is missing: run 'bash tools/install.sh test'`);
   const { TestWorkflowEnvironment } = await import('@temporalio/testing');
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: TEST_SERVER_PATH } } });
-    } catch (err) {
-      if (attempt >= attempts || !/did not start within/.test(String(err))) throw err;
-    }
+  const port = await freePort();
+  const server = spawn(TEST_SERVER_PATH, [String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  server.stderr.on('data', (chunk: Buffer) => void (stderr = (stderr + chunk.toString()).slice(-2000)));
+  const exited = new Promise<number | null>((resolve) => server.once('exit', resolve));
+  const stop = async () => {
+    if (server.exitCode === null && server.signalCode === null) server.kill();
+    await exited;
+  };
+  try {
+    await untilListening(port, exited, () => stderr);
+    const create = (TestWorkflowEnvironment as unknown as { create(options: object): Promise<TestWorkflowEnvironment> }).create.bind(TestWorkflowEnvironment);
+    const env = await create({ server: { type: 'existing' }, supportsTimeSkipping: true, address: `127.0.0.1:${port}`, namespace: 'default', connectionOptions: {} });
+    const teardown = env.teardown.bind(env);
+    env.teardown = async () => {
+      await teardown();
+      await stop();
+    };
+    return env;
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** A port nothing listens on now (the OS's pick for port 0). */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+/** Resolves once `port` accepts a connection; fails with the server's last output if it exits first. */
+async function untilListening(port: number, exited: Promise<number | null>, output: () => string): Promise<void> {
+  let gone: number | null | undefined;
+  void exited.then((code) => (gone = code));
+  for (;;) {
+    if (gone !== undefined) throw new Error(`${TEST_SERVER_PATH} exited (${gone}) before listening on ${port}: ${output()}`);
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect({ host: '127.0.0.1', port });
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
 
