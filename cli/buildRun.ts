@@ -4,6 +4,7 @@
  * one line the user reads (no stack, no task token) and the exit code that goes with it.
  */
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import type { BuildReport } from '../output/contracts/buildReport.js';
 import type { BuildPhase, BuildProgress } from '../workflows/buildProgress.js';
 import { CliError, EXIT } from './exitCodes.js';
@@ -56,6 +57,11 @@ export class BuildRun {
     /** The run to follow; unset: the latest run of the build id. */
     private runId?: string,
   ) {}
+
+  /** The config the followed run was started with. */
+  startedConfig(): Promise<unknown> {
+    return originalConfig(this.handle());
+  }
 
   private handle(): WorkflowHandle {
     return this.client.workflow.getHandle(this.buildId, this.runId);
@@ -158,4 +164,12 @@ async function terminationReason(outcome: Promise<unknown>): Promise<string> {
     (err: unknown) => rootFailure(err).message,
   );
   return reason && !/^Workflow execution terminated$/i.test(reason) ? `: ${reason}` : '';
+}
+
+/** The config the latest run was started with: the first argument of its first history event. */
+export async function originalConfig(handle: WorkflowHandle): Promise<unknown> {
+  const history = await handle.fetchHistory();
+  const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+  if (!payload) throw new CliError(`cannot find the config ${handle.workflowId} was started with`, EXIT.failed);
+  return defaultPayloadConverter.fromPayload(payload);
 }

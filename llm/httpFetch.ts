@@ -63,7 +63,8 @@ function request(url: URL, init: RequestInit, body: string | undefined, maxReply
         }
         chunks.push(chunk);
       });
-      res.on('error', fail);
+      // The headers came: a reply cut now is no connection failure (sendCompletion.ts names it).
+      res.on('error', (err) => fail(new ReplyCut(received, err)));
       res.on('end', () => {
         slot?.stamp('body');
         signal?.removeEventListener('abort', onAbort);
@@ -98,6 +99,14 @@ function request(url: URL, init: RequestInit, body: string | undefined, maxReply
     if (slot) req.on('finish', () => slot.stamp('written'));
     req.end(body);
   });
+}
+
+/** The connection closed in the middle of a reply's body, after its headers: the request reached the endpoint. */
+export class ReplyCut extends Error {
+  override name = 'ReplyCut';
+  constructor(received: number, cause: Error) {
+    super(`the connection closed mid-reply (after ${received} bytes of the body: ${cause.message})`, { cause });
+  }
 }
 
 /** What the built-in fetch rejects with on abort: an AbortError (the SDK tells timeouts by it). */

@@ -34,7 +34,19 @@ import { DialectMemory } from './dialectMemory.js';
 import type { PriceOverrides } from './pricing.js';
 import type { BuildBudget } from './buildBudget.js';
 import { toCachedReply, type CachedReply } from './replyCache.js';
-import { firstTry, jsonProblem, PROBLEM_DETAIL, parseJsonReply, problemDetail, runTries, textProblem, type ReplyProblem, type ReplyTry, type TryPass } from './replyTries.js';
+import {
+  firstTry,
+  jsonProblem,
+  PROBLEM_DETAIL,
+  parseJsonReply,
+  problemDetail,
+  repairQuote,
+  runTries,
+  textProblem,
+  type ReplyProblem,
+  type ReplyTry,
+  type TryPass,
+} from './replyTries.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retryPolicy.js';
 import { EndpointGaveUp, RequestRefused, sendCompletion } from './sendCompletion.js';
 import { SentLog } from './sentLog.js';
@@ -165,7 +177,7 @@ export class ModelCaller {
       if (reply.finishReason === 'content_filter') return { ok: false, problem: 'content-filter', detail: PROBLEM_DETAIL['content-filter'], endpoint };
       const repair: ChatCompletionMessageParam[] = [
         ...messages,
-        { role: 'assistant', content: reply.content },
+        { role: 'assistant', content: repairQuote(reply.content) },
         {
           role: 'user',
           content: `Your reply could not be used (${parsed.error}). Reply again with only the complete JSON object in the required format, and nothing else.`,

@@ -125,3 +125,17 @@ export function parseJsonReply<T>(reply: ReplyText, schema: z.ZodType<T>): Parse
   }
   return { ok: true, value: result.data };
 }
+
+/** The start and the end of an unusable reply quoted back in a repair request; a reply no longer than both together is quoted whole. */
+export const REPAIR_QUOTE = { headChars: 2048, tailChars: 512 } as const;
+
+/**
+ * An unusable reply as the repair request quotes it back: whole when short, else its first 2 KB and
+ * last 512 characters with the length left out between them, so a runaway reply (500 KB of nested
+ * JSON) is never sent again whole.
+ */
+export function repairQuote(content: string): string {
+  const { headChars, tailChars } = REPAIR_QUOTE;
+  if (content.length <= headChars + tailChars) return content;
+  return `${content.slice(0, headChars)}\n[... ${content.length - headChars - tailChars} characters of this reply left out ...]\n${content.slice(-tailChars)}`;
+}

@@ -26,6 +26,7 @@ import { backoffMs, classifyFailure, type RetryPolicy } from './retryPolicy.js';
 import { estimateRequestTokens } from './tokenEstimate.js';
 import { usableTotal } from './usage.js';
 import { TransientError } from '../domain/errors.js';
+import { ReplyCut } from './httpFetch.js';
 
 /** The endpoint refused the request itself (400, 413, 422): the sample is rejected, unless a dialect can answer the refusal (dialect.ts). */
 export class RequestRefused extends SampleRejection {
@@ -143,6 +144,8 @@ export function unusableRejection(role: ModelRole, unusable: UnusableReply, endp
  */
 export function lastAttemptError(err: unknown, s: { who: string } & Pick<Sending, 'endpoint' | 'timeoutMs'>, attempts: number, maybeBilled = true): unknown {
   if (err instanceof APIConnectionTimeoutError) return new EndpointTimeout(s.who, s.endpoint, s.timeoutMs, attempts);
+  const cut = causeOf(err, ReplyCut);
+  if (cut) return new EndpointGaveUp(s.who, s.endpoint, maskedExcerpt(cut.message, s.endpoint), attempts, maybeBilled);
   if (err instanceof APIConnectionError) return new EndpointUnreachable(s.who, s.endpoint, err, attempts, maybeBilled);
   // A 5xx, a 408 or 409, or a 429 that never cleared: the SDK's own message ("500 Internal error") names no endpoint.
   if (err instanceof APIError) return new EndpointGaveUp(s.who, s.endpoint, httpAnswer(faultOf(err, s.endpoint)), attempts, maybeBilled);
@@ -186,6 +189,12 @@ function mayHaveReachedModel(err: unknown): boolean {
   if (err instanceof APIConnectionTimeoutError) return true;
   if (err instanceof APIConnectionError) return !BEFORE_SEND.has(causeCode(err) ?? '');
   return !(err instanceof APIError && err.status !== undefined);
+}
+
+/** The first of an error's causes (itself included) of class `type`. */
+function causeOf<T extends Error>(err: unknown, type: new (...args: never[]) => T): T | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) if (e instanceof type) return e;
+  return undefined;
 }
 
 /** The system error code (ECONNREFUSED, ...) in an error's causes: the SDK wraps the fetch error, which wraps the socket's. */

@@ -1,6 +1,5 @@
 import { parseFlags } from '../../config/commandFlags.js';
 import type { WorkflowHandle } from '@temporalio/client';
-import { defaultPayloadConverter } from '@temporalio/common';
 import { parseBuildConfig } from '../../config/buildConfig.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import type { StoredConfig } from '../../pipeline/planning/planBuild.types.js';
@@ -9,7 +8,7 @@ import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { connectTemporal, forBuild } from '../temporalClient.js';
-import { BuildRun } from '../buildRun.js';
+import { BuildRun, originalConfig } from '../buildRun.js';
 import { writeBudget } from '../../llm/buildBudget.js';
 import { readConfig } from '../configFile.js';
 import { watch } from './status.js';
@@ -80,12 +79,4 @@ function causes(err: unknown): unknown[] {
   const chain: unknown[] = [];
   for (let e = err; e && chain.length < 10; e = (e as { cause?: unknown }).cause) chain.push(e);
   return chain;
-}
-
-/** The config the latest run was started with: the first argument of its first history event. */
-async function originalConfig(handle: WorkflowHandle): Promise<unknown> {
-  const history = await handle.fetchHistory();
-  const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
-  if (!payload) throw new CliError(`cannot find the config ${handle.workflowId} was started with`, EXIT.failed);
-  return defaultPayloadConverter.fromPayload(payload);
 }

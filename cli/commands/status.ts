@@ -1,5 +1,8 @@
 import { parseFlags } from '../../config/commandFlags.js';
-import { datasetRootOf } from '../../output/reports/buildReport.js';
+import { datasetRootOf, paidSpend } from '../../output/reports/buildReport.js';
+import { costSummary, paidLine } from '../../output/reports/costSummary.js';
+import { parseBuildConfig } from '../../config/buildConfig.js';
+import type { Spend } from '../../llm/spendLedger.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
 import type { EvalSummary } from '../../output/reports/evalOutputs.js';
 import { buildLayout } from '../../storage/buildLayout.js';
@@ -65,6 +68,10 @@ export async function statusCommand(args: string[]): Promise<number> {
     if (progress) {
       const shown = phase ? { ...progress, phase } : progress;
       console.log(values.json ? JSON.stringify(shown, null, 2) : formatProgress(shown));
+      if (!values.json) {
+        const paid = await paidSoFar(run);
+        if (paid) console.log(`  ${paidLine(paid, costSummary(progress.usage, progress.unpriced, progress.samples, progress.simulated).usd, progress.simulated)}`);
+      }
     } else {
       console.log(`${buildId} ${phase ?? description.status.name.toLowerCase()} (no worker answered the progress query)`);
       if (!phase && !(await run.hasWorker(description))) console.error(noWorkerLine(description.taskQueue));
@@ -73,6 +80,20 @@ export async function statusCommand(args: string[]): Promise<number> {
     return EXIT.ok;
   } finally {
     await temporal.close();
+  }
+}
+
+/**
+ * What every paid request of the build came to so far, committed or not: its spend ledger, read from
+ * the output named by the config it was started with; undefined when that cannot be read here.
+ */
+async function paidSoFar(run: BuildRun): Promise<Spend | undefined> {
+  try {
+    const config = parseBuildConfig(await run.startedConfig());
+    return await paidSpend(openStore(config.output, config.s3), buildLayout(config.buildId));
+  } catch {
+    // An output this machine cannot read (another host's disk, no S3 credentials here): the progress above stands.
+    return undefined;
   }
 }
 

@@ -73,8 +73,14 @@ export interface TargetsReport {
 }
 
 export interface CostSummary {
-  /** USD of the priced calls made by this build (cache hits are free; unpriced models add nothing). */
+  /** USD of the priced calls of this build's committed shards (cache hits are free; unpriced models add nothing). */
   usd: number;
+  /**
+   * Every request the build paid for, in all its runs, committed or not (a budget-stopped or failed
+   * shard's, pre-flight's, a killed attempt's): the spend ledger (llm/spendLedger.ts). `usd` above is
+   * the committed share of it. Absent in reports made without the ledger (progress, `mmif estimate`).
+   */
+  paid?: { usd: number; requests: number };
   /** Simulated build: `usd` is what it would cost at the named models' prices; nothing was spent. */
   forecast: boolean;
   /** USD per accepted SFT record (or chat) and per DPO pair: the whole cost over each; absent with none. */

@@ -10,6 +10,7 @@ import type { StrategyPairs, ShardManifest, Tally, UnpricedUsage } from '../cont
 import { costSummary } from './costSummary.js';
 import type { BuildReport, TargetsReport } from '../contracts/buildReport.js';
 import { PRICE_TABLE } from '../../llm/pricing.js';
+import { SpendLedger, type Spend } from '../../llm/spendLedger.js';
 import { preflightUsage } from './preflightUsage.js';
 import type { EndpointLessons } from '../../llm/preflight.js';
 import { llamaFactoryDatasetInfo } from '../formats/sharegpt.js';
@@ -20,6 +21,13 @@ import type { BuildConfig } from '../../config/buildConfig.js';
 import { readManifests, talliesFrom } from './sourceTallies.js';
 import { richnessReport } from './richnessReport.js';
 import { sourceAccounting } from './sourceAccounting.js';
+
+/** What every paid request of the build came to, all runs and workers, committed or not (the spend ledger). */
+export async function paidSpend(store: ObjectStore, layout: BuildLayout): Promise<Spend> {
+  const ledger = new SpendLedger(store, layout.spendPrefix);
+  await ledger.refresh(0);
+  return ledger.total();
+}
 
 export async function writeBuildReport(
   store: ObjectStore,
@@ -88,7 +96,7 @@ export async function writeBuildReport(
     addUnpriced(unpriced, unpricedUsage(richness.calls));
   }
   if (Object.keys(unpriced).length) report.unpriced = unpriced;
-  report.cost = costSummary(report.usage, unpriced, report.counts, report.simulated);
+  report.cost = { ...costSummary(report.usage, unpriced, report.counts, report.simulated), paid: await paidSpend(store, layout) };
   report.prices.configured = Object.keys(config?.llm.prices ?? {}).sort();
   if (endpointDialects.length > 0) report.endpointDialects = endpointDialects;
   // A multiturn build's data is chats and turn-level pairs (output/formats/chatFormats.ts), in folders of their own.

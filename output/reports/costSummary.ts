@@ -45,12 +45,22 @@ export function formatCost(cost: CostSummary, mode?: 'multiturn'): string[] {
   const provider = cost.providerCostRequests > 0 ? `; ${cost.providerCostRequests} requests at the provider-reported cost` : '';
   const lines = [
     `${what}${per.length ? ` (${per.join(', ')})` : ''}${provider}`,
+    ...(cost.paid ? [paidLine(cost.paid, cost.usd, cost.forecast)] : []),
     `cached prompt tokens ${(cost.cachedPromptShare * 100).toFixed(1)}%, reasoning tokens ${cost.reasoningTokens}, saved by the model cache $${cost.savedUsd.toFixed(4)}`,
   ];
   for (const [model, u] of Object.entries(cost.unpriced).sort(([a], [b]) => (a < b ? -1 : 1))) {
     lines.push(`UNPRICED model ${model}: ${u.requests} requests, ${u.promptTokens} prompt + ${u.completionTokens} completion tokens not in the cost (set llm.prices["${model}"])`);
   }
   return lines;
+}
+
+/**
+ * What every paid request of the build came to, committed or not, with the committed share beside
+ * it: "paid $0.4300 for 181 requests (all runs, committed or not), $0.0000 of it in committed shards".
+ */
+export function paidLine(paid: { usd: number; requests: number }, committedUsd: number, forecast: boolean): string {
+  const what = forecast ? `all ${paid.requests} requests would cost $${paid.usd.toFixed(4)}` : `paid $${paid.usd.toFixed(4)} for ${paid.requests} requests`;
+  return `${what} (all runs, committed or not), $${committedUsd.toFixed(4)} of it in committed shards`;
 }
 
 export function formatPricedBy(prices: PricedBy): string {

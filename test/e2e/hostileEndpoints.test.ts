@@ -18,6 +18,8 @@ import { writeCc3m } from '../fixtures/cc3m.js';
 import { captureLogs, filesText, historiesText, leakingFiles, leaks } from '../harness/canaryScan.js';
 import { startHostileEndpoint, type HostileEndpoint } from '../harness/hostileEndpoint.js';
 import { mmif } from '../harness/mmifCli.js';
+import { eventually } from '../harness/datasetChecks.js';
+import { paidSpend } from '../../output/reports/buildReport.js';
 import { startStack, type Stack } from '../harness/stack.js';
 
 let stack: Stack;
@@ -100,4 +102,102 @@ test('a config value holding the key (a decontamination set under a folder named
   } finally {
     delete process.env[KEY_VARIABLE];
   }
+});
+
+/** Every number in a JSON value: each must be finite and non-negative, and no count may be a string. */
+function assertFigures(value: unknown, where: string): void {
+  const walk = (v: unknown, at: string): void => {
+    if (typeof v === 'number') assert.ok(Number.isFinite(v) && v >= 0, `${where} ${at}: ${v}`);
+    else if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${at}[${i}]`));
+    else if (typeof v === 'object' && v !== null) for (const [k, x] of Object.entries(v)) walk(x, `${at}.${k}`);
+  };
+  walk(value, '');
+  assert.doesNotMatch(JSON.stringify(value), /lots|NaN|Infinity|e\+\d/, where);
+}
+
+const NONSENSE: Array<(u: Record<string, unknown>) => unknown> = [
+  (u) => ({ ...u, prompt_tokens_details: { cached_tokens: -2_000_000 } }),
+  (u) => ({ ...u, prompt_tokens: -2_000_000 }),
+  (u) => ({ ...u, completion_tokens: 2e300 }),
+  (u) => ({ ...u, prompt_tokens: 'lots', completion_tokens: 'lots' }),
+];
+
+test('nonsense usage on a priced model: the build completes with finite figures, paying each request once; a budget below its cost stops it, and the report, card and status show what was paid beside the committed share', async () => {
+  let n = 0;
+  hostile.set({ usage: (u) => NONSENSE[n++ % NONSENSE.length]!(u) });
+  hostile.reset();
+  const priced = { models: { default: { model: 'gpt-4o', baseUrl: hostile.url } } };
+  const full = (await stack.client.workflow.execute('buildDataset', {
+    taskQueue: stack.taskQueue,
+    workflowId: 'usage-full',
+    args: [config('usage-full', priced)],
+  })) as BuildReport;
+  assert.deepEqual(full.shards, { planned: 1, committed: 1, failed: 0 });
+  assertFigures(full.usage, 'report usage');
+  assertFigures(full.cost, 'report cost');
+  assert.ok(Object.values(full.usage).reduce((s, u) => s + u.estimatedRequests, 0) > 0, 'estimated requests counted');
+  assert.equal(full.cost.paid?.requests, hostile.counts().paid, 'every request the endpoint answered paid and counted once');
+  assert.ok(full.cost.paid!.usd > 0);
+  const fullOutput = path.join(dir, 'usage-full');
+  const manifests = await filesText(fullOutput);
+  for (const [file, text] of manifests) if (file.includes('manifest')) assertFigures(JSON.parse(text), file);
+
+  // Held to a third of that, with the same nonsense: it stops, and says what it paid.
+  const maxUsd = Number((full.cost.paid!.usd / 3).toFixed(6));
+  hostile.reset();
+  const file = path.join(dir, 'usage-budget.json');
+  await writeFile(file, JSON.stringify(config('usage-budget', { ...priced, llm: { budget: { maxUsd } } })));
+  const stopped = await mmif(stack, 'build', '--config', file, '--wait');
+  assert.equal(stopped.code, 1, stopped.stdout + stopped.stderr);
+  assert.match(stopped.stdout, /^STOPPED: budget exhausted: \$\d+\.\d{4} of \$\d+\.\d{4} spent/m);
+  // Slices still running when the build failed end at the budget too; what they paid is counted.
+  await eventually(() => stack.activitiesInFlight() === 0, 120_000, 'the last slices to end');
+  hostile.set({});
+  const store = new LocalStore(path.join(dir, 'usage-budget'));
+  const ledger = await paidSpend(store, buildLayout('usage-budget'));
+  assert.equal(ledger.requests, hostile.counts().paid, 'every request the endpoint answered counted once, committed or not');
+  const report = (await getJson<BuildReport>(store, buildLayout('usage-budget').report))!;
+  assertFigures(report.cost, 'stopped report cost');
+  assert.ok(report.cost.paid!.requests <= ledger.requests && report.cost.paid!.requests > 0);
+  assert.ok(report.cost.paid!.usd >= maxUsd && report.cost.paid!.usd > report.cost.usd, JSON.stringify(report.cost));
+  // The simulator's replies may make the build a simulated one: its figures are then what the calls would cost.
+  const paidLine = ({ usd, requests }: { usd: number; requests: number }, committedUsd?: number) => {
+    const [paid, committed] = [usd, committedUsd].map((n) => (n === undefined ? '\\d+\\.\\d{4}' : n.toFixed(4).replace('.', '\\.')));
+    return new RegExp(
+      `(paid \\$${paid} for ${requests} requests|all ${requests} requests would cost \\$${paid}) \\(all runs, committed or not\\), \\$${committed} of it in committed shards`,
+    );
+  };
+  const card = (await store.get(buildLayout('usage-budget').datasetCard))?.toString() ?? '';
+  assert.match(card, paidLine(report.cost.paid!, report.cost.usd), 'the card: what was paid when the build stopped');
+  const status = await mmif(stack, 'status', 'usage-budget');
+  // Beside it, the committed shards' share as the progress counts it (the report adds the pre-flight's).
+  assert.match(status.stdout, paidLine(ledger), 'mmif status: what was paid, read now');
+});
+
+test('a 100,000-second Retry-After stalls the build no longer than llm.maxRetryAfterSeconds: pre-flight reports it, the build completes, no TimeoutOverflowWarning', async () => {
+  const warnings: Error[] = [];
+  const onWarning = (w: Error) => warnings.push(w);
+  process.on('warning', onWarning);
+  // The checks' pre-flight, the build's own, and one request of a slice are asked to wait 27.8 hours.
+  hostile.set({ rateLimit: { headers: { 'retry-after': '100000' }, times: 3 } });
+  hostile.reset();
+  let built: Awaited<ReturnType<typeof mmif>>;
+  try {
+    const file = path.join(dir, 'retry-after.json');
+    await writeFile(file, JSON.stringify(config('retry-after', { llm: { maxRetryAfterSeconds: 2 } })));
+    built = await mmif(stack, 'build', '--config', file, '--wait');
+  } finally {
+    process.off('warning', onWarning);
+    hostile.set({});
+  }
+  assert.equal(built.code, 0, built.stdout + built.stderr);
+  assert.match(
+    built.stderr,
+    /^pre-flight: model endpoint \S+ \(model mmif-sim-vlm\): HTTP 429: asked to wait 100000 s \(27\.8 h\), beyond llm\.maxRetryAfterSeconds \(2 s\): the endpoint refuses requests for now; starting anyway/m,
+  );
+  assert.ok(hostile.counts().requests > 3, 'the build went on past the refusals');
+  assert.deepEqual(
+    warnings.map((w) => `${w.name}: ${w.message}`),
+    [],
+  );
 });
