@@ -20,8 +20,7 @@
  *   recall requests already sent. So capacity moves from one worker to another within two reports,
  *   and the sum of what every worker may have in flight stays within the cap at every moment.
  *
- * Lease terms (a desk under patch 'lease-desk-lease-terms', workers that report `leaseTerms`): a
- * grant is a lease for LEASE_MS, counted by the worker from the moment it SENT the report the grant
+ * Lease terms: a grant is a lease for LEASE_MS, counted by the worker from the moment it SENT the report the grant
  * answers, and by the desk from the moment it handled that report (later, by the worker's own clock
  * or any other: no clocks are compared). A worker keeps admitting under the grant it holds while a
  * report is late or fails, and once its term has passed unanswered it admits nothing (never the 1/N
@@ -35,14 +34,6 @@
  * counted for. A late answer, a lost one, a paused desk or a dead worker can only leave capacity
  * unused, never oversubscribe it (test/unit/concurrencyLeases.test.ts: fleets on a manual clock with
  * late and lost answers and dead workers; test/e2e/endpointSharing.test.ts: a paused desk, 0 429s).
- *
- * Mixed fleets during a deploy: a worker of an earlier release (no `leaseTerms` in its report)
- * still falls back to the 1/N split of the task queue's pollers when its reports go unanswered for
- * 5 s. The desk counts such a worker for at least that split (1/N of the cap over the workers it
- * knows on the endpoint, no fewer than the queue's pollers the old worker counts), and forgets it
- * SILENT_MS after its last report, as the earlier desk did. A desk whose workflow task an earlier
- * release's worker runs answers without `termMs`; a worker of this release then takes SILENT_MS from
- * its send as the term (leaseEnds), within what that desk counts for it.
  */
 
 /**
@@ -80,11 +71,6 @@ export interface DemandReport {
   endpoints: EndpointDemand[];
   /** The worker stops reporting (idle, or shutting down): forget its leases; it holds nothing by now. */
   release?: boolean;
-  /**
-   * The worker honours lease terms (LeaseAnswer.termMs): unanswered, it admits nothing once its
-   * term has passed. Absent from workers of earlier releases, which fall back to the 1/N split.
-   */
-  leaseTerms?: boolean;
 }
 
 interface Holder {
@@ -93,18 +79,15 @@ interface Holder {
   /** What the worker may have in flight until its next report. */
   holds: number;
   grant: number;
-  seenAt: number;
-  /** The desk counts `holds` until then (lease terms); before them, until SILENT_MS after seenAt. */
-  until?: number;
+  /** The desk counts `holds` until then: the lease's term and drain. */
+  until: number;
 }
 
 /** endpoint -> worker -> holder; plain data, so it survives continue-as-new as the workflow's argument. */
 export type LeaseBook = Record<string, Record<string, Holder>>;
 
-/** Without lease terms: a worker silent this long is gone, its leases return to the pool (workers report every few seconds while busy). */
-export const SILENT_MS = 20_000;
 /**
- * A grant's term (lease terms): long against an update's round trip on a saturated host (8 s and
+ * A grant's term: long against an update's round trip on a saturated host (8 s and
  * more were measured with 32 workers on 2 cores, bench/README.md), so a late answer costs nothing;
  * short enough that a dead worker's slots come back within a minute or so (plus its drainMs).
  */
@@ -117,8 +100,8 @@ export interface LeaseAnswer {
   superseded?: boolean;
   /** Other workers hold leases on these endpoints: only then is a change of demand worth an early report. */
   shared?: boolean;
-  /** The grant's term (lease terms): valid until this many ms after the worker sent its report. */
-  termMs?: number;
+  /** The grant's term: valid until this many ms after the worker sent its report. */
+  termMs: number;
   /**
    * Answered at once although unchanged, because the desk already holds as many reports as it may
    * (workflows/endpointLeases.ts MAX_HELD): report again after this many ms, or sooner on a change
@@ -126,14 +109,13 @@ export interface LeaseAnswer {
    */
   again?: number;
   /**
-   * Endpoints of the report on which another worker asks for more than it is granted (patch
-   * 'lease-desk-owed-first'): slots this worker does not use are worth giving back at once, one step
+   * Endpoints of the report on which another worker asks for more than it is granted: slots this worker does not use are worth giving back at once, one step
    * at a time (worker/endpointSharing.ts), since the desk hands them on in the same workflow task.
    */
   wanted?: string[];
   /**
-   * Its fair share exceeds its grant by a step on some endpoint, while others hold the difference
-   * (patch 'lease-desk-owed-first'): the desk holds its answer before an unowed worker's, so
+   * Its fair share exceeds its grant by a step on some endpoint, while others hold the difference:
+   * the desk holds its answer before an unowed worker's, so
    * capacity given back reaches it at once.
    */
   owed?: boolean;
@@ -141,10 +123,9 @@ export interface LeaseAnswer {
 
 /**
  * Until when a worker may admit under an answer to the report it sent at `sentAt` (its own clock):
- * the desk counts it at least that long, since it handled the report later. A desk of an earlier
- * release names no term; it counts a worker for SILENT_MS after the worker's latest report.
+ * the desk counts it at least that long, since it handled the report later.
  */
-export const leaseEnds = (sentAt: number, answer: LeaseAnswer): number => sentAt + (answer.termMs ?? SILENT_MS);
+export const leaseEnds = (sentAt: number, answer: LeaseAnswer): number => sentAt + answer.termMs;
 
 /** The lease entry of a per-minute rate (its own `endpoint` id); numbers per minute. */
 export function rateDemand(endpoint: string, rate: { limit: number; used: number; waiting: boolean; holding: number }): EndpointDemand {
@@ -157,14 +138,12 @@ export function rateDemand(endpoint: string, rate: { limit: number; used: number
 }
 
 /**
- * Applies one worker's report and answers its new grants. `terms`: the desk grants leases with
- * terms (patch 'lease-desk-lease-terms'); false replays a desk of an earlier release. `owing`: the
- * answer says where capacity is wanted and whether the worker is owed some (patch
- * 'lease-desk-owed-first'; LeaseAnswer.wanted, owed).
+ * Applies one worker's report and answers its new grants, each a lease for LEASE_MS; the answer also
+ * says where capacity is wanted and whether the worker is owed some (LeaseAnswer.wanted, owed).
  */
-export function grantLeases(book: LeaseBook, report: DemandReport, now: number, terms = false, owing = false): LeaseAnswer {
+export function grantLeases(book: LeaseBook, report: DemandReport, now: number): LeaseAnswer {
   forgetSilent(book, now);
-  const answer: LeaseAnswer = terms ? { grants: {}, termMs: LEASE_MS } : { grants: {} };
+  const answer: LeaseAnswer = { grants: {}, termMs: LEASE_MS };
   if (report.release) {
     for (const holders of Object.values(book)) delete holders[report.worker];
     pruneEmpty(book);
@@ -172,23 +151,16 @@ export function grantLeases(book: LeaseBook, report: DemandReport, now: number, 
   }
   for (const demand of report.endpoints) {
     const holders = (book[demand.endpoint] ??= {});
-    const self: Holder = holders[report.worker] ?? { cap: demand.cap, demand: 0, holds: 0, grant: 0, seenAt: now };
+    const self: Holder = holders[report.worker] ?? { cap: demand.cap, demand: 0, holds: 0, grant: 0, until: now };
     holders[report.worker] = self;
     self.cap = demand.cap;
     self.demand = demand.inFlight + demand.queued;
-    self.seenAt = now;
     const { entitled, grant } = shareOf(holders, report.worker, demand);
     self.grant = grant;
     self.holds = Math.max(demand.inFlight, demand.holding, self.grant);
-    if (terms && report.leaseTerms) self.until = now + LEASE_MS + (demand.drainMs ?? 0);
-    else if (terms) {
-      // An earlier release's worker: unanswered, it admits 1/N of the cap over the pollers it counts (at least these workers).
-      self.holds = Math.max(self.holds, Math.max(1, Math.floor(self.cap / Object.keys(holders).length)));
-      self.until = now + SILENT_MS;
-    }
+    self.until = now + LEASE_MS + (demand.drainMs ?? 0);
     answer.grants[demand.endpoint] = self.grant;
     if (Object.keys(holders).length > 1) answer.shared = true;
-    if (!owing) continue;
     if (Object.entries(holders).some(([worker, h]) => worker !== report.worker && h.demand > h.grant)) (answer.wanted ??= []).push(demand.endpoint);
     if (self.demand > grant && isOwed(entitled, grant)) answer.owed = true;
   }
@@ -221,10 +193,10 @@ function shareOf(holders: Record<string, Holder>, worker: string, demand: Endpoi
   return { entitled, grant: Math.max(0, Math.min(entitled, free)) };
 }
 
-/** Drops the workers the desk no longer counts: past their term and drain, or (without terms) silent for SILENT_MS; and endpoints nobody holds. */
+/** Drops the workers the desk no longer counts (past their term and drain) and endpoints nobody holds. */
 export function forgetSilent(book: LeaseBook, now: number): void {
   for (const holders of Object.values(book)) {
-    for (const [worker, holder] of Object.entries(holders)) if (now > (holder.until ?? holder.seenAt + SILENT_MS)) delete holders[worker];
+    for (const [worker, holder] of Object.entries(holders)) if (now > holder.until) delete holders[worker];
   }
   pruneEmpty(book);
 }

@@ -238,7 +238,7 @@ export function leaseEndpointConcurrency(client: Client, taskQueue: string, work
     const mine = (out = ++seq);
     reported = new Map(endpoints.map((e) => [e.endpoint, e]));
     const sentAt = (reportedAt = Date.now());
-    send({ worker, seq: mine, endpoints, leaseTerms: true }).then(
+    send({ worker, seq: mine, endpoints }).then(
       (answer) => {
         if (out !== mine) return;
         out = 0;

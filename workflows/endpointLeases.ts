@@ -20,14 +20,17 @@
  * arrive between two workflow tasks; capacity one worker gives back reaches a held worker at once and
  * an unheld one within its `again`.
  *
- * Lease terms (patch 'lease-desk-lease-terms'): every grant is a lease for LEASE_MS that the desk
- * honours: it hands a worker's slots to others only once that worker released them, reported fewer,
- * or its term and drain have passed; a worker unanswered keeps its lease until its own term ends and
- * then admits nothing. The invariant this keeps (the endpoint never over its cap, whatever the
- * answers' latency) is written out in llm/concurrencyLeases.ts. A desk started before the patch
- * replays as it ran, and grants with terms from its next report on.
+ * Lease terms: every grant is a lease for LEASE_MS that the desk honours: it hands a worker's slots
+ * to others only once that worker released them, reported fewer, or its term and drain have passed;
+ * a worker unanswered keeps its lease until its own term ends and then admits nothing. The invariant
+ * this keeps (the endpoint never over its cap, whatever the answers' latency) is written out in
+ * llm/concurrencyLeases.ts.
  *
- * Owed first (patch 'lease-desk-owed-first'): capacity is lost while it moves, not while it is held
+ * Stale reports: a report no newer than the worker's newest one (DemandReport.seq) is refused by
+ * the update's validator, before it enters history: a retried or reordered update costs the desk
+ * no event and moves no grant.
+ *
+ * Owed first: capacity is lost while it moves, not while it is held
  * (bench/README.md, the lease desk at 16 workers): slots one worker frees sit unused until the desk
  * hears of it and until the worker owed them hears back. So every answer says where other workers
  * want more (LeaseAnswer.wanted: a worker then gives back each unused step at once), and a worker
@@ -35,7 +38,7 @@
  * with MAX_HELD answers held already, it takes the place of an unowed one (answered at once, as if
  * unheld); all of them owed too, it reports at its paced `again` like any other.
  */
-import { allHandlersFinished, condition, continueAsNew, defineUpdate, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, defineUpdate, setHandler, workflowInfo } from '@temporalio/workflow';
 import { forgetSilent, grantLeases, grantsMoved, type DemandReport, type LeaseAnswer, type LeaseBook } from '../llm/concurrencyLeases.js';
 
 export const reportDemandUpdate = defineUpdate<LeaseAnswer, [DemandReport]>('reportDemand');
@@ -54,8 +57,6 @@ const IDLE_END = '2 minutes';
  * in-flight update limit (10). 5 let a 16-worker fleet be refused at times (test/e2e/endpointSharing.test.ts).
  */
 export const MAX_HELD = 3;
-/** What the desk held before 'lease-desk-holds-three': the histories recorded then replay with it. */
-const MAX_HELD_BEFORE = 5;
 /** The reports per second the unheld workers send together, whatever their number (each reports every `again` ms). */
 const UNHELD_REPORTS_PER_S = 8;
 /** The shortest `again`: with few workers unheld, capacity still moves within a fraction of a second. */
@@ -74,41 +75,51 @@ export interface LeaseDesk {
   newest: Record<string, number>;
 }
 
+/** The error a stale report is refused with (its update never enters history). */
+export const STALE_REPORT = 'stale report';
+
+/** Refuses a report no newer than its worker's newest one: an update retried or overtaken on its way. */
+export function refuseStale(newest: Readonly<Record<string, number>>, report: DemandReport): void {
+  const seen = newest[report.worker];
+  if (seen !== undefined && report.seq <= seen) throw new Error(`${STALE_REPORT}: worker ${report.worker} sent seq ${report.seq}, the desk holds ${seen}`);
+}
+
 export async function endpointLeases(desk: LeaseDesk = { book: {}, newest: {} }): Promise<void> {
   const { book, newest } = desk;
   let reports = 0;
   let rollingOver = false;
   /** The answers held back now: whether each worker is owed capacity, and whether an owed one took its place. */
   const holding = new Set<{ owed: boolean; evicted: boolean }>();
-  setHandler(reportDemandUpdate, async (report): Promise<LeaseAnswer> => {
-    reports++;
-    const superseded = () => newest[report.worker] !== report.seq;
-    if ((newest[report.worker] ?? -1) >= report.seq) return { grants: {}, superseded: true };
-    newest[report.worker] = report.seq;
-    const terms = patched('lease-desk-lease-terms');
-    const owing = patched('lease-desk-owed-first');
-    const answer = grantLeases(book, report, Date.now(), terms, owing);
-    const unchanged = (a: LeaseAnswer) => report.endpoints.every((d) => a.grants[d.endpoint] === d.holding);
-    if (report.release || !unchanged(answer)) return answer;
-    const full = (holding.size >= MAX_HELD && patched('lease-desk-holds-three')) || (holding.size >= MAX_HELD_BEFORE && patched('lease-desk-holds-few'));
-    // Full: a worker owed capacity takes the place of one that is not (its answer goes out now, as if
-    // unheld), since what frees next is what the owed one waits for. No sooner `again` for an owed
-    // worker left unheld: when a fleet starts, every worker is owed (32 reporting every 0.25 s starved
-    // the desk: bench/README.md).
-    const evicted = full && answer.owed ? [...holding].find((h) => !h.owed && !h.evicted) : undefined;
-    if (full && !evicted) return { ...answer, again: againMs(book) };
-    if (evicted) evicted.evicted = true;
-    const mine = { owed: answer.owed === true, evicted: false };
-    holding.add(mine);
-    try {
-      await condition(() => superseded() || rollingOver || mine.evicted || grantsMoved(book, report), HOLD_MS);
-    } finally {
-      holding.delete(mine);
-    }
-    if (superseded()) return { grants: {}, superseded: true };
-    const later = grantLeases(book, report, Date.now(), terms, owing);
-    return mine.evicted && unchanged(later) ? { ...later, again: againMs(book) } : later;
-  });
+  setHandler(
+    reportDemandUpdate,
+    async (report): Promise<LeaseAnswer> => {
+      reports++;
+      const superseded = () => newest[report.worker] !== report.seq;
+      newest[report.worker] = report.seq;
+      const answer = grantLeases(book, report, Date.now());
+      const unchanged = (a: LeaseAnswer) => report.endpoints.every((d) => a.grants[d.endpoint] === d.holding);
+      if (report.release || !unchanged(answer)) return answer;
+      const full = holding.size >= MAX_HELD;
+      // Full: a worker owed capacity takes the place of one that is not (its answer goes out now, as if
+      // unheld), since what frees next is what the owed one waits for. No sooner `again` for an owed
+      // worker left unheld: when a fleet starts, every worker is owed (32 reporting every 0.25 s starved
+      // the desk: bench/README.md).
+      const evicted = full && answer.owed ? [...holding].find((h) => !h.owed && !h.evicted) : undefined;
+      if (full && !evicted) return { ...answer, again: againMs(book) };
+      if (evicted) evicted.evicted = true;
+      const mine = { owed: answer.owed === true, evicted: false };
+      holding.add(mine);
+      try {
+        await condition(() => superseded() || rollingOver || mine.evicted || grantsMoved(book, report), HOLD_MS);
+      } finally {
+        holding.delete(mine);
+      }
+      if (superseded()) return { grants: {}, superseded: true, termMs: 0 };
+      const later = grantLeases(book, report, Date.now());
+      return mine.evicted && unchanged(later) ? { ...later, again: againMs(book) } : later;
+    },
+    { validator: (report) => refuseStale(newest, report) },
+  );
   const rollOver = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > MAX_HISTORY;
   for (;;) {
     const seen = reports;

@@ -109,7 +109,6 @@ test('concurrency is leased by demand: an idle worker lends its part, takes it b
     const answer = await reportDemand(client, TASK_QUEUE, {
       worker: 'peer@host',
       seq: ++seq,
-      leaseTerms: true,
       endpoints: [{ endpoint: endpointId(), cap: CAP, inFlight, queued: peer.demand - inFlight, holding: peer.grant }],
     });
     if (!answer.superseded) peer.grant = answer.grants[endpointId()]!;
@@ -178,7 +177,6 @@ test('a stopping worker hands its lease back before it exits: a busy peer gets t
     const answer = await reportDemand(client, TASK_QUEUE, {
       worker: 'busy-peer@host',
       seq: ++seq,
-      leaseTerms: true,
       endpoints: [{ endpoint: endpointId, cap: CAP, inFlight: 0, queued: CAP, holding: 0 }],
     });
     return answer.superseded ? 0 : answer.grants[endpointId]!;
@@ -209,7 +207,6 @@ test('per-minute rates are leased by demand: an idle worker lends its part of th
     const answer = await reportDemand(client, TASK_QUEUE, {
       worker: 'rate-peer@host',
       seq: ++seq,
-      leaseTerms: true,
       endpoints: [rateDemand(rateId, { limit: LIMIT, used: 0, waiting: peer.waiting, holding: peer.pace })],
     });
     if (!answer.superseded) peer.pace = answer.grants[rateId]!;
@@ -266,7 +263,7 @@ test('more concurrent reporters than the in-flight update limit are all served, 
     while (!stopped) {
       const holding = grants[worker] ?? 0;
       // Busy: it uses all it holds (requests above a lowered grant end at once) and 100 more wait.
-      const report = { worker, seq: ++seq, leaseTerms: true, endpoints: [{ endpoint: 'fleet-endpoint', cap: CAP, inFlight: holding, queued: 100, holding }] };
+      const report = { worker, seq: ++seq, endpoints: [{ endpoint: 'fleet-endpoint', cap: CAP, inFlight: holding, queued: 100, holding }] };
       const answer = await reportDemand(client, TASK_QUEUE, report).catch((error: Error) => {
         refusals.push(error.message);
         return undefined;
@@ -335,7 +332,7 @@ test('a worker owed capacity is held before one that is not, and capacity given 
   const running = desk.run();
   const client = new Client({ connection });
   const term = Date.now() + 600_000;
-  const holder = { cap: 6, demand: 2, holds: 2, grant: 2, seenAt: Date.now(), until: term };
+  const holder = { cap: 6, demand: 2, holds: 2, grant: 2, until: term };
   // A desk whose book has x, y and z holding 2 each of a cap of 6, as their reports left it.
   const handle = await client.workflow.start(endpointLeases, {
     workflowId: endpointLeasesWorkflowId(QUEUE),
@@ -348,7 +345,6 @@ test('a worker owed capacity is held before one that is not, and capacity given 
     reportDemand(client, QUEUE, {
       worker,
       seq: (seqs[worker] = (seqs[worker] ?? 0) + 1),
-      leaseTerms: true,
       endpoints: [{ endpoint: 'e', cap: 6, inFlight, queued, holding, drainMs: 1_000 }],
     }).then((answer) => (answers[worker] = answer));
   const heldNow = async () => {

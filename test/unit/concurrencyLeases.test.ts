@@ -13,7 +13,6 @@ import {
   LEASE_MS,
   leaseEnds,
   rateDemand,
-  SILENT_MS,
   type DemandReport,
   type EndpointDemand,
   type LeaseAnswer,
@@ -21,7 +20,7 @@ import {
 } from '../../llm/concurrencyLeases.js';
 import { ManualClock } from '../harness/manualClock.js';
 import { CHECK_MS, givingBack, jittered, MIN_GAP_MS, REPORT_DEADLINE_MS, SPARE_SETTLE_MS, spares, worthReporting } from '../../worker/endpointSharing.js';
-import { againMs, HOLD_MS, MAX_HELD } from '../../workflows/endpointLeases.js';
+import { againMs, HOLD_MS, MAX_HELD, refuseStale } from '../../workflows/endpointLeases.js';
 
 test('fair shares: water-filling over demands, the rest spread evenly, summing to the cap', () => {
   assert.deepEqual(fairShares(128, [200, 0, 0, 0]), [128, 0, 0, 0]);
@@ -73,7 +72,7 @@ test('a busy worker borrows what idle workers do not use and gives it back when 
   assert.ok(total() <= 128);
 });
 
-test('a released or silent worker returns its leases', () => {
+test('a released worker, or one whose term has passed, returns its leases', () => {
   const book: LeaseBook = {};
   const ask = (worker: string, now: number) =>
     grantLeases(book, { worker, seq: 0, endpoints: [{ endpoint: 'e', cap: 100, inFlight: 0, queued: 1000, holding: 0 }] }, now).grants.e!;
@@ -84,7 +83,7 @@ test('a released or silent worker returns its leases', () => {
   grantLeases(book, { worker: 'a', seq: 0, endpoints: [], release: true }, 1);
   assert.equal(ask('b', 2), 100);
   assert.equal(ask('c', 3), 0);
-  assert.equal(ask('c', 3 + SILENT_MS + 1), 100, 'b went silent: its lease returns');
+  assert.equal(ask('c', 2 + LEASE_MS + 1), 100, "b's term passed unrenewed: its lease returns");
   assert.deepEqual(Object.keys(book.e!), ['c']);
 });
 
@@ -254,7 +253,7 @@ test('while other workers want more, a worker reports each eighth of its grant i
   // until its next report; given back, 4 of them go to b with the same report.
   for (const give of [false, true]) {
     const book: LeaseBook = {};
-    const report = (worker: string, d: ReturnType<typeof at>) => grantLeases(book, { worker, seq: 0, leaseTerms: true, endpoints: [d] }, 0, true, true);
+    const report = (worker: string, d: ReturnType<typeof at>) => grantLeases(book, { worker, seq: 0, endpoints: [d] }, 0);
     assert.equal(report('a', at(0, 8, 0)).grants.e, 128);
     assert.equal(report('b', at(0, 200, 0)).grants.e, 0);
     assert.equal(report('a', at(8, 0, 128)).grants.e, 8, 'a uses 8');
@@ -269,13 +268,12 @@ test('while other workers want more, a worker reports each eighth of its grant i
 
 test('the desk tells a worker it is owed capacity when its fair share exceeds its grant by a step', () => {
   const book: LeaseBook = {};
-  const report = (worker: string, inFlight: number, queued: number, holding: number, owing = true) =>
-    grantLeases(book, { worker, seq: 0, leaseTerms: true, endpoints: [{ endpoint: 'e', cap: 16, inFlight, queued, holding }] }, 0, true, owing);
+  const report = (worker: string, inFlight: number, queued: number, holding: number) =>
+    grantLeases(book, { worker, seq: 0, endpoints: [{ endpoint: 'e', cap: 16, inFlight, queued, holding }] }, 0);
   report('a', 0, 100, 0);
   report('a', 16, 84, 16);
   const b = report('b', 0, 100, 0);
   assert.deepEqual([b.grants.e, b.owed, b.wanted], [0, true, ['e']], 'fair share 8, a holds all 16');
-  assert.deepEqual(Object.keys(report('b', 0, 100, 0, false)), ['grants', 'termMs', 'shared'], 'a desk before the patch says neither');
   assert.equal(report('a', 16, 84, 16).grants.e, 8);
   assert.equal(report('a', 9, 91, 8).owed, undefined, 'a holds its fair share');
   const later = report('b', 0, 100, 0);
@@ -283,14 +281,12 @@ test('the desk tells a worker it is owed capacity when its fair share exceeds it
 });
 
 interface FleetOptions {
-  /** 'terms': workers honour lease terms (this release); 'split': unanswered 5 s, they fall back to 1/N (the earlier release). */
-  workers: 'terms' | 'split';
   seed: number;
   /** A paused desk: reports reaching it in [from, to) wait until `to`. */
   pause?: { from: number; to: number };
   /** Workers that die (stop reporting and admitting; their requests in flight run to their end) at these times. */
   deaths?: Record<number, number>;
-  /** Workers give back unused slots as they report, where the last answer said others want more (givingBack, patch 'lease-desk-owed-first'). */
+  /** Workers give back unused slots as they report, where the last answer said others want more (givingBack). */
   giveBack?: boolean;
 }
 
@@ -316,7 +312,6 @@ async function termsFleet(o: FleetOptions): Promise<{ maxInFlight: number; used:
     demand: 0,
     grant: 0,
     leaseUntil: 0,
-    unansweredSince: undefined as number | undefined,
     seq: 0,
     out: 0,
     sentAt: 0,
@@ -325,30 +320,27 @@ async function termsFleet(o: FleetOptions): Promise<{ maxInFlight: number; used:
     wanted: new Set<string>(),
   }));
   const lag = () => (random() < 0.2 ? 5_000 + random() * 7_000 : random() * 1_000);
-  const holdsNow = (w: (typeof fleet)[number], now: number) =>
-    o.workers === 'terms' ? (now < w.leaseUntil ? w.grant : 0) : w.unansweredSince !== undefined && now - w.unansweredSince > 5_000 ? CAP / fleet.length : w.grant;
+  const holdsNow = (w: (typeof fleet)[number], now: number) => (now < w.leaseUntil ? w.grant : 0);
   const send = (w: (typeof fleet)[number], now: number) => {
     const seq = (w.out = ++w.seq);
     w.sentAt = now;
-    w.unansweredSince ??= now;
     const inFlight = w.running.length;
     let endpoints: EndpointDemand[] = [{ endpoint: 'e', cap: CAP, inFlight, queued: Math.max(0, w.demand - inFlight), holding: holdsNow(w, now), drainMs: 3_000 }];
     if (o.giveBack) {
       endpoints = givingBack(endpoints, w.wanted);
       if (now < w.leaseUntil) w.grant = endpoints[0]!.holding; // admits within what it reports holding from now on
     }
-    const report = { worker: w.id, seq, leaseTerms: o.workers === 'terms' ? true : undefined, endpoints };
+    const report = { worker: w.id, seq, endpoints };
     if (random() < 0.05) return; // lost on the way
     let arrives = now + lag();
     if (o.pause && arrives >= o.pause.from && arrives < o.pause.to) arrives = o.pause.to;
     clock.setTimer(() => {
       if ((newest[w.id] ?? -1) >= seq) return;
       newest[w.id] = seq;
-      const answer = grantLeases(book, report, clock.now(), o.workers === 'terms', o.giveBack);
+      const answer = grantLeases(book, report, clock.now());
       clock.setTimer(() => {
         if (!w.alive || w.out !== seq) return; // given up, or superseded by a newer report
         w.out = 0;
-        w.unansweredSince = undefined;
         w.grant = answer.grants.e!;
         w.leaseUntil = leaseEnds(w.sentAt, answer);
         w.wanted = new Set(answer.wanted);
@@ -385,41 +377,29 @@ async function termsFleet(o: FleetOptions): Promise<{ maxInFlight: number; used:
 test('lease terms: with late and lost reports and answers, a desk paused longer than a term, and workers dying with requests in flight, the fleet never has more than the cap in flight', async () => {
   for (const giveBack of [false, true]) {
     for (const seed of [1, 2, 3, 4]) {
-      const { maxInFlight, used, wanted } = await termsFleet({ workers: 'terms', seed, deaths: { 2: 50_000, 5: 130_000 }, giveBack });
+      const { maxInFlight, used, wanted } = await termsFleet({ seed, deaths: { 2: 50_000, 5: 130_000 }, giveBack });
       assert.ok(maxInFlight <= 64, `seed ${seed}${giveBack ? ', giving back' : ''}: ${maxInFlight} in flight, over the cap of 64`);
       assert.ok(used / wanted >= 0.4, `seed ${seed}: ${((100 * used) / wanted).toFixed(1)}% of what was wanted, with answers up to 24 s late`);
     }
   }
   const pause = { from: 100_000, to: 160_000 };
-  const paused = await termsFleet({ workers: 'terms', seed: 5, pause });
+  const paused = await termsFleet({ seed: 5, pause });
   assert.ok(paused.maxInFlight <= 64, `${paused.maxInFlight} in flight with the desk paused, over the cap`);
   assert.ok(paused.inFlightAt(pause.from + 15_000) > 0, 'within their terms, the workers keep admitting while the desk is paused');
   assert.equal(paused.inFlightAt(pause.to - 1_000), 0, 'past their terms (and the drain), they admit nothing');
 });
 
-test('lease terms: the same fleet whose workers fall back to the 1/N split when unanswered (the earlier release) goes over the cap', async () => {
-  const overs = await Promise.all([1, 2, 3, 4].map(async (seed) => (await termsFleet({ workers: 'split', seed })).maxInFlight));
-  assert.ok(
-    overs.some((n) => n > 64),
-    `the control never went over the cap: ${overs.join(', ')}`,
-  );
-});
-
-test('lease terms: an earlier release worker on this desk is counted for at least its 1/N split; a worker of this release is counted through its term and drain', () => {
+test('lease terms: a worker is counted through its term and drain, then forgotten', () => {
   const book: LeaseBook = {};
-  const at = (worker: string, now: number, queued: number, leaseTerms?: true) =>
-    grantLeases(book, { worker, seq: 0, leaseTerms, endpoints: [{ endpoint: 'e', cap: 64, inFlight: 0, queued, holding: 0, drainMs: 5_000 }] }, now, true);
-  assert.equal(at('old', 0, 0).termMs, LEASE_MS);
-  assert.equal(at('new', 0, 1000, true).grants.e, 64 - 64, 'the old worker holds the whole cap as headroom');
-  at('old', 1, 0);
-  assert.equal(at('new', 2, 1000, true).grants.e, 32, 'idle, the old worker is still counted for its split of 1/2');
-  assert.equal(at('old', 3, 0).grants.e, 0);
-  forgetSilent(book, 3 + SILENT_MS + 1);
-  assert.deepEqual(Object.keys(book.e!), ['new'], 'the old worker is forgotten SILENT_MS after its report, as the earlier desk did');
-  forgetSilent(book, 2 + LEASE_MS + 5_000);
-  assert.deepEqual(Object.keys(book.e!), ['new'], "the new worker's term and drain have not passed");
-  forgetSilent(book, 2 + LEASE_MS + 5_001);
-  assert.equal(book.e, undefined);
+  const at = (worker: string, now: number, queued: number) =>
+    grantLeases(book, { worker, seq: 0, endpoints: [{ endpoint: 'e', cap: 64, inFlight: 0, queued, holding: 0, drainMs: 5_000 }] }, now);
+  assert.equal(at('a', 0, 1000).termMs, LEASE_MS);
+  assert.equal(at('b', 1, 1000).grants.e, 0, 'a holds the whole cap');
+  forgetSilent(book, LEASE_MS + 5_000);
+  assert.deepEqual(Object.keys(book.e!), ['a', 'b'], "a's term and drain have not passed");
+  forgetSilent(book, LEASE_MS + 5_001);
+  assert.deepEqual(Object.keys(book.e!), ['b']);
+  assert.equal(at('b', LEASE_MS + 5_002, 1000).grants.e, 64, "a's slots go to b once a is forgotten");
 });
 
 /**
@@ -427,12 +407,12 @@ test('lease terms: an earlier release worker on this desk is counted for at leas
  * of 128 (requests of 1 s), in busy spells of 5-15 s with idle gaps of 1-3 s, so the fleet always
  * wants more than the cap. The desk answers as workflows/endpointLeases.ts does: an unchanged answer
  * is held (at most MAX_HELD, until the grant moves or HOLD_MS), the others answered at once with
- * `again`; with `owing` (patch 'lease-desk-owed-first') an owed worker takes the place of an unowed
- * held one, and the workers give back as worker/endpointSharing.ts does.
+ * `again`; an owed worker takes the place of an unowed held one, and the workers give back as
+ * worker/endpointSharing.ts does.
  * An update takes 30 ms each way. Returns the share of the cap in flight after the first 20 s, and
  * the most requests ever in flight together.
  */
-function spellsFleet(owing: boolean, seed: number): { used: number; maxInFlight: number } {
+function spellsFleet(seed: number): { used: number; maxInFlight: number } {
   let state = seed;
   const random = () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const CAP = 128;
@@ -474,12 +454,12 @@ function spellsFleet(owing: boolean, seed: number): { used: number; maxInFlight:
     });
   const release = (h: (typeof held)[number], extra: Partial<LeaseAnswer> = {}) => {
     held.splice(held.indexOf(h), 1);
-    answer(h.worker, h.report.seq, { ...grantLeases(book, h.report, now, true, owing), ...extra });
+    answer(h.worker, h.report.seq, { ...grantLeases(book, h.report, now), ...extra });
   };
   const desk = (w: Worker, report: DemandReport) => {
-    for (const h of held.filter((h) => h.worker === w)) (held.splice(held.indexOf(h), 1), answer(w, h.report.seq, { grants: {}, superseded: true }));
+    for (const h of held.filter((h) => h.worker === w)) (held.splice(held.indexOf(h), 1), answer(w, h.report.seq, { grants: {}, superseded: true, termMs: 0 }));
     newest[w.id] = report.seq;
-    const a = grantLeases(book, report, now, true, owing);
+    const a = grantLeases(book, report, now);
     if (a.grants.e !== report.endpoints[0]!.holding) return answer(w, report.seq, a);
     const evicted = held.length >= MAX_HELD && a.owed ? held.find((h) => !h.owed) : undefined;
     if (held.length >= MAX_HELD && !evicted) return answer(w, report.seq, { ...a, again: againMs(book) });
@@ -512,7 +492,7 @@ function spellsFleet(owing: boolean, seed: number): { used: number; maxInFlight:
       w.grant = sent.holding;
       w.reported = sent;
       w.reportedAt = now;
-      const report: DemandReport = { worker: w.id, seq: (w.out = ++w.seq), leaseTerms: true, endpoints: [sent] };
+      const report: DemandReport = { worker: w.id, seq: (w.out = ++w.seq), endpoints: [sent] };
       after(LAG, () => desk(w, report));
     }
     const inFlight = fleet.reduce((n, w) => n + w.running.length, 0);
@@ -522,12 +502,19 @@ function spellsFleet(owing: boolean, seed: number): { used: number; maxInFlight:
   return { used: used / samples, maxInFlight };
 }
 
-test('the bench fleet of 16 on a manual clock: giving back and owed first keep >= 95% of the cap in flight, never over it; the rules before keep less', () => {
+test('the bench fleet of 16 on a manual clock: giving back and owed first keep >= 95% of the cap in flight, never over it', () => {
   for (const seed of [1, 2]) {
-    const before = spellsFleet(false, seed);
-    const now = spellsFleet(true, seed);
-    assert.ok(before.maxInFlight <= 128 && now.maxInFlight <= 128, `over the cap: ${before.maxInFlight}, ${now.maxInFlight}`);
-    assert.ok(now.used >= 0.95, `seed ${seed}: ${(100 * now.used).toFixed(1)}% of the cap in flight`);
-    assert.ok(now.used - before.used >= 0.02, `seed ${seed}: ${(100 * now.used).toFixed(1)}% against ${(100 * before.used).toFixed(1)}% before`);
+    const { used, maxInFlight } = spellsFleet(seed);
+    assert.ok(maxInFlight <= 128, `seed ${seed}: ${maxInFlight} in flight, over the cap`);
+    assert.ok(used >= 0.95, `seed ${seed}: ${(100 * used).toFixed(1)}% of the cap in flight`);
   }
+});
+
+test("the desk's validator refuses a report no newer than the worker's newest, and lets a newer one or a new worker's through", () => {
+  const newest = { a: 5 };
+  const report = (worker: string, seq: number): DemandReport => ({ worker, seq, endpoints: [] });
+  assert.throws(() => refuseStale(newest, report('a', 5)), /^Error: stale report: worker a sent seq 5, the desk holds 5$/);
+  assert.throws(() => refuseStale(newest, report('a', 4)), /stale report/);
+  assert.doesNotThrow(() => refuseStale(newest, report('a', 6)));
+  assert.doesNotThrow(() => refuseStale(newest, report('b', 0)));
 });
