@@ -89,12 +89,6 @@ export async function submitStageBatch(task: BatchRoundTask): Promise<{ batchIds
   });
 }
 
-export async function pollStageBatch(task: { build: ShardTask['build']; stage: BatchableStage; batchId: string }): Promise<{ done: boolean; status: string }> {
-  const ctx = await contextForBuild(task.build);
-  const progress = await pollBatch(ctx.models.client(endpointFor(ctx.config, task.stage)), task.batchId).catch(failFast(ctx, task.stage));
-  return { done: progress.done, status: progress.status };
-}
-
 export interface BatchWait {
   build: ShardTask['build'];
   stage: BatchableStage;
@@ -105,9 +99,8 @@ export interface BatchWait {
 }
 
 /**
- * Waits inside one heartbeating activity until the batch is done. Polling from the workflow cost
- * a timer and an activity per poll: a 24-hour batch polled every 5 minutes added some 2,600 history
- * events per batch id. Here the history holds one activity whatever the wait; a lost worker is
+ * Waits inside one heartbeating activity until the batch is done, so the history holds one activity
+ * whatever the wait (polling from the workflow cost a timer and an activity per poll); a lost worker is
  * noticed by the heartbeat timeout and the retry simply polls again (polling pays nothing).
  */
 export async function awaitStageBatch(task: BatchWait): Promise<{ status: string }> {

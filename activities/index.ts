@@ -20,8 +20,9 @@ import { CURRENT_REQUEST_LAYOUT } from '../prompts/chat.js';
 import { runSliceStages as runStages, runStage, type SliceLanes, type SliceOutcome, type SliceStagesOutcome } from '../pipeline/run/runStage.js';
 import { buildProblems } from '../pipeline/planning/buildChecks.js';
 import { makeTopUpPlan } from '../pipeline/planning/topUp.js';
-import { sourceTallies, talliesFrom } from '../output/reports/sourceTallies.js';
-import { sourceGoals, type ForecastRule, type Goals, type SourceTally } from '../domain/targets.js';
+import { talliesFrom } from '../output/reports/sourceTallies.js';
+import { planShape, type PlanShape } from '../domain/planShape.js';
+import { sourceGoals, type Goals, type SourceTally } from '../domain/targets.js';
 import { evalSetIndex } from '../pipeline/decontamination.js';
 import { writeBudget } from '../llm/buildBudget.js';
 import { getJson, type ObjectStore } from '../storage/objectStore.js';
@@ -42,7 +43,7 @@ import { noProgressBoundMs, ProgressWatch } from './sliceWatchdog.js';
 import { withReplyProgress } from '../llm/replyProgress.js';
 import type { AttemptTally } from '../llm/attemptTally.js';
 
-export { awaitStageBatch, collectStageBatch, pollStageBatch, submitStageBatch } from './batchApi.js';
+export { awaitStageBatch, collectStageBatch, submitStageBatch } from './batchApi.js';
 export { finalizeEvaluation, planEvaluation, runEvalSlice } from './evaluation.js';
 export { resolveBuildConfig, resolveEvalConfig } from './resolveConfig.js';
 
@@ -110,14 +111,15 @@ export async function checkBuild(input: unknown): Promise<string[]> {
   return withHeartbeat(() => buildProblems(parseBuildConfig(input)));
 }
 
-export async function planBuild(input: unknown): Promise<BuildPlan> {
+/** Plans the build (idempotently: a re-run reads the plan it wrote) and returns the plan by reference (domain/planShape.ts). */
+export async function planBuild(input: unknown): Promise<PlanShape> {
   return withHeartbeat(async () => {
     const ctx = contextFor(parseBuildConfig(input), CURRENT_REQUEST_LAYOUT);
     await probeOutput(ctx.store);
     // Each run holds the build to the budget of the config it was started with (not fingerprinted).
     await writeBudget(ctx.store, ctx.layout.budget, ctx.config.llm.budget);
     await evalSetIndex(ctx.config); // a missing or malformed evaluation set fails the build now
-    return makeBuildPlan(ctx.config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx));
+    return planShape(await makeBuildPlan(ctx.config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx)), ctx.layout.planSummary);
   });
 }
 
@@ -278,18 +280,11 @@ async function commitAgain(ctx: StageContext, shard: number, manifest: ShardMani
   });
 }
 
-/** Per source: samples planned and records kept by the committed shards of the plan before shard `to` (targets). */
-export async function targetTallies(input: { build: BuildRef; plan: BuildPlan; to?: number }): Promise<SourceTally[]> {
-  // Reads the manifests of every shard before `to`.
-  return withHeartbeat(() => sourceTallies(storeFor(input.build.output, input.build.s3), buildLayout(input.build.buildId), input.plan, input.to));
-}
-
 /**
  * Plans topping-up round `round`, or records why topping up stops; returns the plan as it stands.
- * With `forecast`, plans it from a forecast while shards of the last round still run (pipeline/planning/topUp.ts),
- * taken from the shards `basis` names (absent from builds whose histories predate it: `source-halves`).
+ * With `forecast`, plans it from a forecast while shards of the last round still run (pipeline/planning/topUp.ts).
  */
-export async function planTopUp(input: { config: unknown; round: number; forecast?: boolean; basis?: ForecastRule }): Promise<BuildPlan> {
+export async function planTopUp(input: { config: unknown; round: number; forecast?: boolean }): Promise<PlanShape> {
   return withHeartbeat(async () => {
     const ctx = contextFor(parseBuildConfig(input.config), CURRENT_REQUEST_LAYOUT);
     const plan = await getJson<BuildPlan>(ctx.store, ctx.layout.planSummary);
@@ -306,7 +301,7 @@ export async function planTopUp(input: { config: unknown; round: number; forecas
       shards.forEach((shard, i) => (byShard[shard] = manifests[i]));
       return talliesFrom(plan, byShard);
     };
-    return makeTopUpPlan(ctx.config, ctx.store, ctx.layout, ctx.sources, input.round, tallyOf, richnessTools(ctx), input.forecast ? (input.basis ?? 'source-halves') : undefined);
+    return planShape(await makeTopUpPlan(ctx.config, ctx.store, ctx.layout, ctx.sources, input.round, tallyOf, richnessTools(ctx), input.forecast), ctx.layout.planSummary);
   });
 }
 

@@ -2,7 +2,7 @@
  * The evaluation configuration: what `mmif eval` starts on Temporal (the `evaluateModel` workflow's
  * input), like a build config for a build. Parsed and defaulted by an activity before the workflow
  * reads it (workflows/configInput.ts), so a bad input fails at once naming the field. No secrets:
- * keys are named by env var. Pure: runs started before that still parse it in workflow code.
+ * keys are named by env var.
  */
 import { z } from 'zod';
 import { MAX_CHAT_INSTRUCTIONS } from '../domain/multiturn/limits.js';
@@ -79,11 +79,9 @@ export function evalOutput(config: Pick<EvalConfig, 'data' | 'out'>): string {
 
 /** Settings that change no report byte: left out of the fingerprint a re-run is checked against. */
 export function evalFingerprintMaterial(config: EvalConfig): string {
-  const { sliceSize: _s, maxParallelSlices: _p, retry: _r, cacheUri: _c, vacuous, ...rest } = config;
+  const { sliceSize: _s, maxParallelSlices: _p, retry: _r, cacheUri: _c, ...rest } = config;
   return canonicalJson({
     ...rest,
-    // `pass` is how every eval scored before the setting existed: left implicit so their re-runs still match.
-    ...(vacuous === 'pass' ? {} : { vacuous }),
     model: endpointMaterial(config.model),
     judge: config.judge && endpointMaterial(config.judge),
     llm: llmMaterial(config.llm),

@@ -33,15 +33,8 @@ export const llmMaterial = (llm: LlmConfig): Record<string, unknown> => without(
 export function fingerprintMaterial(config: BuildConfig): string {
   const models = Object.fromEntries(Object.entries(config.models).map(([stage, endpoint]) => [stage, endpointMaterial(endpoint)]));
   const copy = without({ ...config, models, llm: llmMaterial(config.llm) }, OPERATIONAL_KEYS);
-  // `pass` is how every build verified before the setting existed: left implicit, so a build made then
-  // still resumes when it asks for `pass` (and a `fail` build, whose verdicts count differently, is a new one).
-  if (config.verification.vacuous === 'pass') copy.verification = without(config.verification, ['vacuous']);
-  // Off is how every build ran before the setting existed: left implicit, so those builds still resume.
-  if (!config.training.keepReasoning) copy.training = without(config.training, ['keepReasoning']);
-  // Single-turn builds fingerprint as they did before modes existed, so their resumes still match;
-  // a multiturn build's chat settings are written out in full (explicit defaults = omitted ones).
-  if (config.mode === 'single') delete copy.mode;
-  else copy.chat = chatSettings(config);
+  // A multiturn build's chat settings are written out in full (explicit defaults = omitted ones).
+  if (config.mode === 'multiturn') copy.chat = chatSettings(config);
   return canonicalJson(copy);
 }
 

@@ -44,14 +44,10 @@ export const sourceSchema = z
 export type SourceConfig = z.output<typeof sourceSchema>;
 export type SourceConfigOf<T extends SourceType> = Extract<SourceConfig, { type: T }>;
 
-/**
- * Writes the type's image and constraint-type defaults into the config. Nothing is added where the
- * type has no default (CC3M), so existing CC3M configs keep their fingerprint.
- */
+/** Writes the type's image, constraint-type and dedupe defaults into the config. */
 function withDefaults<S extends { type: SourceType; image?: Partial<ImageConfig>; constraintTypes?: string[]; dedupe?: DedupePolicy }>(s: S): S {
   const d = sourceDefaults(s.type);
-  // 'image' was the only behaviour before policies existed: left implicit so those configs keep their fingerprint.
-  const dedupe = s.dedupe ?? (d.dedupe === 'image' ? undefined : d.dedupe);
+  const dedupe = s.dedupe ?? d.dedupe;
   const image = { ...d.image, ...s.image };
   const constraintTypes = s.constraintTypes ?? (d.constraintTypes ? [...d.constraintTypes] : undefined);
   return {

@@ -162,20 +162,6 @@ export function nextRound(
  */
 const FORECAST_AT = 0.5;
 
-/**
- * Which shards of a round the forecast is taken from, and the order the round's shards start in
- * (recorded per build: patched 'forecast-from-first-started'):
- * - `source-halves`: the first half of each source's shards, the sources side by side with each
- *   shard keyed by the middle of its share. A source of one shard had its shard mid-round, and half
- *   of a source of nine took the fifth: with two waves of shards (8 at once, 16 in the round) the
- *   forecast waited for shards of the second wave, after the round's last shard had started
- *   (1/16 paper scale: at 672 s of a round whose last shard started at 386 s), so the next round's
- *   shards found no tail left to fill.
- * - `first-started`: the first half of the round's shards in start order, each source's first shard
- *   leading (keyed by the start of its share): with two waves, the first wave; every source is in it.
- */
-export type ForecastRule = 'source-halves' | 'first-started';
-
 /** Where a plan's rounds start and each shard's source: what the forecast's basis depends on. */
 export interface RoundsShape {
   rounds: readonly number[];
@@ -184,40 +170,36 @@ export interface RoundsShape {
 
 /**
  * The shards whose committed tallies the next round is forecast from: every shard of the earlier
- * rounds and those of the last round `rule` names. Undefined when the last round has fewer than two
- * shards: the next round is then planned from exact counts once it is committed. A function of the
- * plan alone, so the forecast does not depend on timing.
+ * rounds and the first half of the last round in start order (startOrder), with every source in it.
+ * With two waves of shards in flight that is the first wave, so the next round is planned before
+ * this round's last shards start and its shards fill this round's tail. Undefined when the last
+ * round has fewer than two shards: the next round is then planned from exact counts once it is
+ * committed. A function of the plan alone, so the forecast does not depend on timing.
  */
-export function forecastBasis(plan: RoundsShape, rule: ForecastRule = 'source-halves'): number[] | undefined {
+export function forecastBasis(plan: RoundsShape): number[] | undefined {
   const start = plan.rounds[plan.rounds.length - 1] ?? 0;
   const size = plan.shardSources.length - start;
   if (size < 2) return undefined;
   const basis = Array.from({ length: start }, (_, shard) => shard);
-  if (rule === 'first-started') {
-    const round = startOrder(
-      plan,
-      Array.from({ length: size }, (_, i) => start + i),
-      rule,
-    );
-    const sources = roundBySource(plan, start).size;
-    basis.push(...round.slice(0, Math.max(sources, Math.ceil(size * FORECAST_AT))));
-  } else {
-    for (const shards of roundBySource(plan, start).values()) basis.push(...shards.slice(0, Math.ceil(shards.length * FORECAST_AT)));
-  }
+  const round = startOrder(
+    plan,
+    Array.from({ length: size }, (_, i) => start + i),
+  );
+  const sources = roundBySource(plan, start).size;
+  basis.push(...round.slice(0, Math.max(sources, Math.ceil(size * FORECAST_AT))));
   return basis.sort((a, b) => a - b);
 }
 
 /**
  * The order a round's shards start in: each source's shards in rank order, the sources side by side
  * in proportion to their shard counts (a plan lists a round's shards source after source), each
- * shard keyed by the middle (`source-halves`) or the start (`first-started`) of its share of the round.
+ * shard keyed by the start of its share of the round, so each source's first shard leads.
  */
-export function startOrder(plan: RoundsShape, shards: readonly number[], rule: ForecastRule = 'source-halves'): number[] {
-  const offset = rule === 'first-started' ? 0 : 0.5;
+export function startOrder(plan: RoundsShape, shards: readonly number[]): number[] {
   const key = new Map<number, number>();
   for (const [r, start] of plan.rounds.entries()) {
     const end = plan.rounds[r + 1] ?? plan.shardSources.length;
-    for (const ofSource of roundBySource(plan, start, end).values()) ofSource.forEach((shard, i) => key.set(shard, r + (i + offset) / ofSource.length));
+    for (const ofSource of roundBySource(plan, start, end).values()) ofSource.forEach((shard, i) => key.set(shard, r + i / ofSource.length));
   }
   return [...shards].sort((a, b) => key.get(a)! - key.get(b)! || a - b);
 }

@@ -14,7 +14,7 @@ export interface BuildProgress {
   rejections: { byStage: Record<string, number>; byReason: Record<string, number> };
   /** Requests, cache hits, tokens and estimated cost per stage, over committed shards. */
   usage: Record<string, StageUsage>;
-  /** Paid requests of models no price is known for, by model (absent from progress recorded before it existed). */
+  /** Paid requests of models no price is known for, by model (absent while there are none). */
   unpriced?: UnpricedUsage;
   /** Milliseconds since the epoch (workflow time) when the build started; survives continue-as-new. */
   startedAt: number;
@@ -26,11 +26,11 @@ export interface BuildProgress {
   /**
    * (workflow time ms, samples done) when this run's shards started and at each commit since, the
    * last RATE_WINDOW_MS of them (at least two): the rate is taken over these, so neither planning,
-   * a wait for a retry, nor samples found done on a resume enter it. Absent before it existed.
+   * a wait for a retry, nor samples found done on a resume enter it.
    */
-  recent?: Array<[number, number]>;
+  recent: Array<[number, number]>;
   /** The workflow ids of the shards running now, whose `shardProgress` query tells their stages (cli/commands/status.ts). */
-  runningShards?: string[];
+  runningShards: string[];
   /** The requests per second the build's endpoints allow together, when each sets `requestsPerMinute`. */
   requestsPerSecondLimit?: number;
   /** Samples of shards found committed when the build (re)started: done before, so not in the throughput. */
@@ -51,6 +51,8 @@ export function newProgress(buildId: string, now: number): BuildProgress {
     usage: {},
     startedAt: now,
     throughput: { samplesPerMinute: 0, etaSeconds: null },
+    recent: [[now, 0]],
+    runningShards: [],
     resumedSamples: 0,
     failedShards: [],
     simulated: false,
@@ -72,7 +74,7 @@ export function recordCommittedShard(progress: BuildProgress, summary: ShardSumm
   for (const [stage, u] of Object.entries(summary.usage)) addUsage((progress.usage[stage] ??= emptyUsage()), u);
   if (summary.unpriced) addUnpriced((progress.unpriced ??= {}), summary.unpriced);
   if (resumed) return;
-  const recent = (progress.recent ??= [[progress.startedAt, progress.resumedSamples]]);
+  const { recent } = progress;
   recent.push([now, samplesDone(progress)]);
   while (recent.length > 2 && (now - recent[0]![0] > RATE_WINDOW_MS || recent.length > MAX_RATE_POINTS)) recent.shift();
   const [t0, done0] = recent[0]!;

@@ -7,14 +7,14 @@
  * sample with a final state is skipped, only those rejections are tried again) and the shard is
  * committed again as its next revision.
  */
-import { defineQuery, deprecatePatch, patched, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import { defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
 import type * as activities from '../activities/index.js';
 import type { ShardSummary, ShardTask } from '../activities/buildRef.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import { reopensOnRerun } from '../output/commit/manifest.js';
 import type { BuildConfig } from '../config/buildConfig.js';
 import type { BatchableStage } from '../config/endpointRouting.js';
-import { STAGE_NAMES, type StageName } from '../config/stages.js';
+import type { StageName } from '../config/stages.js';
 import { pipelineActivityOptions, sliceStagesActivityOptions, type RetrySettings } from './activityOptions.js';
 import { newShardProgress, recordSlice, recordSliceStages, type ShardProgress } from './shardProgress.js';
 
@@ -31,33 +31,14 @@ export interface BuildShardInput extends ShardTask {
   stageTaskQueues: Partial<Record<StageName, string>>;
   /** Run the stages only: the build commits the shard (targets: in rank order, with caps). */
   deferCommit: boolean;
-  /** llm.rerunModelCallRejects (never with targets); absent in inputs recorded before it existed. */
-  rerunModelCallRejects?: boolean;
-  /**
-   * The stages to run, in order: set by multiturn builds (config/stages.ts). Absent (single-turn
-   * builds, and every history recorded before modes existed): STAGE_NAMES, so those replay unchanged.
-   */
-  stages?: StageName[];
+  /** llm.rerunModelCallRejects (never with targets). */
+  rerunModelCallRejects: boolean;
+  /** The stages to run, in order (config/stages.ts stagesFor the build's mode). */
+  stages: StageName[];
 }
-
-/**
- * Versioning marker: a slice runs through its stages in one activity (runSliceStages), each sample on
- * its own, instead of one activity per slice and stage, each waiting for the slice's slowest sample.
- * Not with the Batch API, whose stages go shard-wide one after another.
- */
-const SAMPLES_FLOW_THROUGH_SLICE = 'samples-flow-through-slice';
-
-/**
- * Versioning marker: a slice's samples wait for the worker's sample lanes (activities/runtime.ts
- * lanesForBuild), shared with every slice and shard of the build, so its activity may run longer.
- */
-const SLICES_SHARE_LANES = 'slices-share-sample-lanes';
 
 /** The first wait for a batch; later polls back off by half again, up to batchApi.pollSeconds. */
 const FIRST_POLL_MS = 2_000;
-
-/** Versioning marker: the wait for a batch moved from workflow timers into one activity. */
-const BATCH_WAIT_IN_ACTIVITY = 'batch-wait-in-activity';
 
 /**
  * A batch may take the provider's whole 24-hour completion window (then it ends `expired`, which
@@ -66,10 +47,7 @@ const BATCH_WAIT_IN_ACTIVITY = 'batch-wait-in-activity';
  */
 const BATCH_WAIT_TIMEOUT = '25 hours';
 
-/**
- * The shard's live counters (workflows/shardProgress.ts). Updating them and answering the query
- * issue no command, so histories recorded before they existed replay unchanged without a patch.
- */
+/** The shard's live counters (workflows/shardProgress.ts). */
 export const shardProgressQuery = defineQuery<ShardProgress>('shardProgress');
 
 /** The shard's summary once committed; null when `deferCommit` leaves the commit to the build. */
@@ -81,29 +59,21 @@ export async function buildShard(input: BuildShardInput): Promise<ShardSummary |
     return taskQueue ? proxyActivities<typeof activities>({ ...options, taskQueue }) : acts;
   };
   const { build, shard } = input;
-  const stages: readonly StageName[] = input.stages ?? STAGE_NAMES;
+  const { stages } = input;
   const live = newShardProgress(shard, input.sampleCount, stages, Date.now());
   setHandler(shardProgressQuery, () => live);
-  // Whether a committed shard re-opens follows from this activity's result, which history records:
-  // histories from before re-opening existed replay unchanged, with no patch marker needed.
   const committed = await acts.committedShard({ build, shard });
-  if (committed && !reopensOnRerun(committed, input.rerunModelCallRejects ?? false)) return committed;
+  if (committed && !reopensOnRerun(committed, input.rerunModelCallRejects)) return committed;
 
   const slices: Array<[number, number]> = [];
   for (let from = 0; from < input.sampleCount; from += input.sliceSize) {
     slices.push([from, Math.min(from + input.sliceSize, input.sampleCount)]);
   }
-  const runSlice = async (stage: StageName, from: number, to: number) => {
-    const outcome = await stageActs(stage).runStageSlice({ build, shard, stage, from, to });
-    recordSlice(live, stage, to - from, outcome, Date.now());
-  };
-  const runStage = (stage: StageName) => mapLimit(slices, input.parallelSlices, ([from, to]) => runSlice(stage, from, to));
-  if (input.batchStages.length === 0 && patched(SAMPLES_FLOW_THROUGH_SLICE)) {
+  if (input.batchStages.length === 0) {
     // Each sample flows through the stages on its own, within one activity per slice and run of
     // stages on one task queue: no stage waits for the slice's slowest sample, and a lane whose
     // sample ended takes the next waiting one of any slice or shard (pipeline/run/lanePool.ts).
     const runs = taskQueueRuns(stages, input.stageTaskQueues);
-    deprecatePatch(SLICES_SHARE_LANES); // both branches now give a slice the same time
     await mapLimit(slices, input.parallelSlices, async ([from, to]) => {
       for (const run of runs) {
         const flowActs = proxyActivities<typeof activities>({
@@ -114,18 +84,15 @@ export async function buildShard(input: BuildShardInput): Promise<ShardSummary |
         recordSliceStages(live, to - from, outcome, Date.now());
       }
     });
-  } else if (input.batchStages.length === 0) {
-    // Shards started before SAMPLES_FLOW_THROUGH_SLICE: one activity per slice and stage.
-    // Each slice of samples flows through all stages on its own: no stage waits for the whole shard.
-    await mapLimit(slices, input.parallelSlices, async ([from, to]) => {
-      for (const stage of stages) await runSlice(stage, from, to);
-    });
   } else {
     // The Batch API needs a whole stage's requests at once: the shard goes stage by stage.
     for (const stage of stages) {
       const batched = input.batchStages.find((s) => s === stage);
       if (batched) await throughBatchApi(acts, input, batched);
-      await runStage(stage);
+      await mapLimit(slices, input.parallelSlices, async ([from, to]) => {
+        const outcome = await stageActs(stage).runStageSlice({ build, shard, stage, from, to });
+        recordSlice(live, stage, to - from, outcome, Date.now());
+      });
     }
   }
   if (input.deferCommit) return null;
@@ -145,10 +112,10 @@ export function taskQueueRuns(stages: readonly StageName[], taskQueues: Partial<
 }
 
 /**
- * Submits the stage's first calls, waits on durable timers (a worker restart changes nothing),
- * collects the replies into the cache, and resubmits failed or expired lines; what is still
- * missing after the last resubmission is made synchronously by the stage itself. The activities'
- * `round` input is the resubmission's number (0: the first submission): the name recorded histories carry.
+ * Submits the stage's first calls, waits for each batch in one heartbeating activity (a lost worker
+ * is noticed, a restart changes nothing), collects the replies into the cache, and resubmits failed
+ * or expired lines; what is still missing after the last resubmission is made synchronously by the
+ * stage itself. The activities' `round` input is the resubmission's number (0: the first submission).
  */
 async function throughBatchApi(acts: ReturnType<typeof proxyActivities<typeof activities>>, input: BuildShardInput, stage: BatchableStage): Promise<void> {
   const { build, shard } = input;
@@ -158,18 +125,7 @@ async function throughBatchApi(acts: ReturnType<typeof proxyActivities<typeof ac
     const { batchIds } = await acts.submitStageBatch({ build, shard, stage, round: resubmission, only });
     if (batchIds.length === 0) return;
     for (const batchId of batchIds) {
-      const maxPollMs = input.batchApi.pollSeconds * 1000;
-      if (patched(BATCH_WAIT_IN_ACTIVITY)) {
-        await waiting.awaitStageBatch({ build, stage, batchId, firstPollMs: FIRST_POLL_MS, maxPollMs });
-        continue;
-      }
-      // Shards started before the patch poll from the workflow: a timer and an activity per poll.
-      let wait = FIRST_POLL_MS;
-      for (;;) {
-        await sleep(wait);
-        if ((await acts.pollStageBatch({ build, stage, batchId })).done) break;
-        wait = Math.min(wait * 1.5, maxPollMs);
-      }
+      await waiting.awaitStageBatch({ build, stage, batchId, firstPollMs: FIRST_POLL_MS, maxPollMs: input.batchApi.pollSeconds * 1000 });
     }
     const { retry } = await acts.collectStageBatch({ build, shard, stage, round: resubmission });
     if (retry.length === 0) return;

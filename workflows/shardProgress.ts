@@ -37,8 +37,7 @@ export function recordSlice(p: ShardProgress, stage: StageName, samples: number,
 export function recordSliceStages(p: ShardProgress, samples: number, outcome: SliceStagesOutcome, now: number): void {
   for (const [stage, o] of Object.entries(outcome.stages) as Array<[StageName, SliceOutcome]>) {
     p.stages[stage] = (p.stages[stage] ?? 0) + samples;
-    // Outcomes recorded before these counts existed carry none.
-    p.requests += o.requests ?? 0;
+    p.requests += o.requests;
   }
   for (const [kind, n] of Object.entries(outcome.failedAttempts) as Array<[FailureKind, number]>) p.failedAttempts[kind] = (p.failedAttempts[kind] ?? 0) + n;
   p.recent.push([now, p.requests]);

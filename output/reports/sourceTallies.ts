@@ -6,11 +6,6 @@ import { getJson, type ObjectStore } from '../../storage/objectStore.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
 import type { ShardManifest } from '../contracts/manifest.js';
 
-/** Per source: samples planned and records kept by its committed shards (those before shard `to`). */
-export async function sourceTallies(store: ObjectStore, layout: BuildLayout, plan: BuildPlan, to = plan.shardCount): Promise<SourceTally[]> {
-  return talliesFrom(plan, await readManifests(store, layout, to));
-}
-
 /** The manifests of shards [0, count), by shard; undefined for a shard not committed. */
 export function readManifests(store: ObjectStore, layout: BuildLayout, count: number): Promise<Array<ShardManifest | undefined>> {
   const shards = Array.from({ length: count }, (_, shard) => shard);

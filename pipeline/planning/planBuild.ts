@@ -49,16 +49,6 @@ function mismatchCause(stored: StoredConfig, config: BuildConfig): string {
 }
 
 /**
- * A build stored before `verification.vacuous` existed verified with the reference's semantics: its
- * config matches again once it asks for `pass`. Its stage states were decided that way, so they are
- * never re-counted under `fail` (which is another fingerprint, hence another build).
- */
-function madeBeforeVacuousSetting(stored: StoredConfig, config: BuildConfig): boolean {
-  if ((stored.config.verification as { vacuous?: string } | undefined)?.vacuous !== undefined || config.verification.vacuous === 'pass') return false;
-  return configFingerprint({ ...config, verification: { ...config.verification, vacuous: 'pass' } }) === stored.configFingerprint;
-}
-
-/**
  * The config the build was planned with, if it was; throws ConfigMismatchError when that differs
  * from `config` in anything that changes output bytes (planning, and `mmif validate` / `mmif build`
  * before starting anything, pipeline/planning/buildChecks.ts).
@@ -67,12 +57,6 @@ export async function sameStoredConfig(config: BuildConfig, store: ObjectStore, 
   const fingerprint = configFingerprint(config);
   const stored = await getJson<StoredConfig>(store, layout.config);
   if (stored && stored.configFingerprint !== fingerprint) {
-    if (madeBeforeVacuousSetting(stored, config)) {
-      throw new ConfigMismatchError(
-        `build '${config.buildId}' in ${store.root} was made before vacuous rule passes failed closed and counted them as passes: ` +
-          `resume it with verification.vacuous: "pass", or use a new buildId to rebuild under "fail" ('mmif build --new-version' picks one)`,
-      );
-    }
     throw new ConfigMismatchError(
       `build '${config.buildId}' already exists in ${store.root} with ${mismatchCause(stored, config)} (fingerprint ` +
         `${stored.configFingerprint.slice(0, 12)}, now ${fingerprint.slice(0, 12)}); use a new buildId for a new version ('mmif build --new-version' picks one)`,

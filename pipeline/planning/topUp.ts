@@ -6,7 +6,7 @@
 import type { BuildConfig } from '../../config/buildConfig.js';
 import { addCounts } from '../../domain/counts.js';
 import type { SourceSample } from '../../domain/sample.js';
-import { forecastBasis, nextRound, type ForecastRule, type SourceTally } from '../../domain/targets.js';
+import { forecastBasis, nextRound, type SourceTally } from '../../domain/targets.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
 import type { SourceReader } from '../../sources/source.js';
 import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
@@ -17,7 +17,7 @@ import { takeRichSamples, type RichnessTools } from './richness.js';
 /**
  * Plans round `round` (1 = the first top-up) once every shard of the earlier rounds is committed,
  * or records why topping up stops. With `forecast`, plans it once the forecast's basis is committed
- * (domain/targets.ts forecastBasis, by that rule) while the other shards still run, counting what
+ * (domain/targets.ts forecastBasis) while the other shards still run, counting what
  * they will keep with confidence (nextRound): only a round
  * is ever written then, never an outcome (a forecast that meets the targets plans nothing; the
  * exact call after the last round decides). Returns the plan as it now stands.
@@ -31,14 +31,14 @@ export async function makeTopUpPlan(
   /** What each source's committed shards among `shards` hold (read from their manifests, output/reports/sourceTallies.ts). */
   tallyOf: (plan: BuildPlan, shards: readonly number[]) => Promise<SourceTally[]>,
   richness?: RichnessTools,
-  /** Plan from a forecast, with the basis this rule names (undefined: from exact counts). */
-  forecast?: ForecastRule,
+  /** Plan from a forecast (domain/targets.ts forecastBasis), not from exact counts. */
+  forecast = false,
 ): Promise<BuildPlan> {
   const plan = await getJson<BuildPlan>(store, layout.planSummary);
   if (!plan) throw new Error(`build '${config.buildId}': no plan in ${store.root} to top up`);
   if (plan.rounds.length > round || plan.targetsOutcome) return plan;
 
-  const basis = forecast ? forecastBasis(plan, forecast) : Array.from({ length: plan.shardCount }, (_, shard) => shard);
+  const basis = forecast ? forecastBasis(plan) : Array.from({ length: plan.shardCount }, (_, shard) => shard);
   if (!basis) return plan; // too small a round to forecast from
   const tallies = await tallyOf(plan, basis);
   const committed = tallies.reduce((n, t) => n + t.planned, 0);

@@ -25,9 +25,9 @@ export interface SliceOutcome {
   rejected: number;
   /** Rejected by an earlier stage: nothing to do here. */
   blocked: number;
-  /** Model requests this execution of the slice sent (cache hits not counted). Absent in results recorded before it existed. */
-  requests?: number;
-  /** Failed attempts of those requests by kind (llm/retryPolicy.ts), retried or not. Absent likewise. */
+  /** Model requests this execution of the slice sent (cache hits not counted). */
+  requests: number;
+  /** Failed attempts of those requests by kind (llm/retryPolicy.ts), retried or not: a one-stage slice's (runStage); a slice through several counts them once (SliceStagesOutcome). */
   failedAttempts?: AttemptTally;
 }
 

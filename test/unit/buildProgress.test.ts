@@ -48,7 +48,7 @@ test('a running shard counts samples through each stage as slices finish, and it
   const live = newShardProgress(3, 8, ['image', 'instruction', 'answer'], 0);
   recordSlice(live, 'image', 4, { ok: 4, rejected: 0, blocked: 0, requests: 0 }, 1_000);
   recordSlice(live, 'instruction', 4, { ok: 3, rejected: 1, blocked: 0, requests: 6, failedAttempts: { 'rate-limited': 1 } }, 2_000);
-  recordSlice(live, 'image', 4, { ok: 4, rejected: 0, blocked: 0 }, 3_000); // an outcome recorded before requests were counted
+  recordSlice(live, 'image', 4, { ok: 4, rejected: 0, blocked: 0, requests: 0 }, 3_000);
   recordSlice(live, 'instruction', 4, { ok: 4, rejected: 0, blocked: 0, requests: 4, failedAttempts: { transient: 2, 'rate-limited': 1 } }, 4_000);
   assert.deepEqual(live.stages, { image: 8, instruction: 8 });
   assert.equal(live.requests, 10);

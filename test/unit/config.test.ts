@@ -59,9 +59,9 @@ test('the fingerprint ignores operational knobs but not output-shaping settings'
   assert.equal(fingerprintMaterial(parseBuildConfig({ ...minimal, llm: { errorBudget: { maxFraction: 0.5 }, preflight: false } })), base);
   // Whether a re-run regenerates model-call rejections can be chosen per run of the same build.
   assert.equal(fingerprintMaterial(parseBuildConfig({ ...minimal, llm: { rerunModelCallRejects: false } })), base);
-  // The reply cap rejects what no build could use; it changes no reply that is kept, and builds made before it existed still match.
+  // The reply cap rejects what no build could use; it changes no reply that is kept.
   assert.equal(fingerprintMaterial(parseBuildConfig({ ...minimal, llm: { maxReplyBytes: 65536 } })), base);
-  assert.ok(!base.includes('maxReplyBytes') && !base.includes('reasoningEffort') && !base.includes('azure') && !base.includes('keepReasoning'), base);
+  assert.ok(!base.includes('maxReplyBytes') && !base.includes('reasoningEffort') && !base.includes('azure'), base);
   // Keeping the reasoning adds fields to the records.
   assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, training: { keepReasoning: true } })), base);
   assert.notEqual(fingerprintMaterial(parseBuildConfig({ ...minimal, llm: { replyTries: 5 } })), base);
@@ -82,8 +82,7 @@ test('mode "multiturn": chat settings with defaults, bounds and clear errors; th
   assert.equal(c.mode, 'multiturn');
   assert.equal(parseBuildConfig(minimal).mode, 'single');
   const single = fingerprintMaterial(parseBuildConfig(minimal));
-  // A single-turn build fingerprints as before modes existed: its resume still matches.
-  assert.ok(!single.includes('"mode"') && !single.includes('"chat"'));
+  assert.ok(single.includes('"mode":"single"') && !single.includes('"chat"'));
   const multi = fingerprintMaterial(c);
   assert.notEqual(multi, single);
   assert.ok(multi.includes('"chat":{"maxInstructions":6,"pifThreshold":1,"turns":10}'), multi);

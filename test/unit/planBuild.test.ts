@@ -10,6 +10,7 @@ import { buildLayout } from '../../storage/buildLayout.js';
 import { ConfigMismatchError, configFingerprint, makeBuildPlan, sameStoredConfig, storedConfigOf } from '../../pipeline/planning/planBuild.js';
 import { changedPrompts, PLACEHOLDER_RENDERS, promptMaterial } from '../../prompts/promptFingerprint.js';
 import type { StoredConfig } from '../../pipeline/planning/planBuild.types.js';
+import { expandPlan, planShape, shapeOf } from '../../domain/planShape.js';
 import { sourceShares } from '../../domain/targets.js';
 import { inSegments, type SourceItem, type SourceReader } from '../../sources/source.js';
 import { getJson, putJson } from '../../storage/objectStore.js';
@@ -151,27 +152,6 @@ test('a build planned under another wording of a prompt is refused, naming the p
   }
 });
 
-test('a build stored before verification.vacuous existed resumes under "pass" and is refused under "fail", with the way out named', async () => {
-  const dir = await mkdtemp(path.join(tmpdir(), 'mmif-plan-'));
-  try {
-    const store = new LocalStore(dir);
-    const before = config({ verification: { vacuous: 'pass' } });
-    await planned(store, before);
-    // What such a build stored: its config without the setting, fingerprinted as "pass" is now.
-    const stored = (await getJson<StoredConfig>(store, buildLayout('plan').config))!;
-    const { vacuous: _gone, ...verification } = stored.config.verification;
-    await putJson(store, buildLayout('plan').config, { ...stored, config: { ...stored.config, verification } });
-    await assert.rejects(planned(store, config({})), {
-      name: 'ConfigMismatchError',
-      message: /was made before vacuous rule passes failed closed .* resume it with verification\.vacuous: "pass", or use a new buildId/,
-    });
-    await planned(store, before);
-    assert.notEqual(configFingerprint(config({})), configFingerprint(before), '"fail" counts verdicts differently: another build');
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-});
-
 test('source targets: quotas first, then weights share what is left, remainders to the largest fractions', () => {
   assert.deepEqual(sourceShares(23, [{ weight: 13 }, { weight: 6 }, { weight: 4 }]), [13, 6, 4]);
   assert.deepEqual(sourceShares(10, [{ quota: 4 }, {}, {}]), [4, 3, 3]);
@@ -215,4 +195,42 @@ test('several sources: each gets its target, in shards of its own', async () => 
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('a plan by reference: its shape codes each shard size and source in runs, expands back to them, and stays small at 50,000 shards', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'mmif-plan-shape-'));
+  try {
+    const c = config({});
+    const { plan } = await planned(new LocalStore(dir), c);
+    const shape = planShape(plan, buildLayout(c.buildId).planSummary);
+    assert.deepEqual(shape.runs, [
+      [4, 0, 2],
+      [2, 0, 1],
+    ]);
+    assert.equal(shape.key, 'plan/_work/plan/summary.json');
+    const expanded = expandPlan(shape);
+    assert.deepEqual([expanded.shardSizes, expanded.shardSources, expanded.shardCount, expanded.rounds], [plan.shardSizes, plan.shardSources, 3, [0]]);
+    assert.deepEqual(shapeOf(expanded), shape);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  // Three sources over two rounds, each source's last shard of a round short: 50,000 shards.
+  const sizes: number[] = [];
+  const sources: number[] = [];
+  for (const [source, count] of [
+    [0, 20_000],
+    [1, 15_000],
+    [2, 10_000],
+    [0, 3_000],
+    [1, 2_000],
+  ] as const) {
+    for (let i = 0; i < count; i++) (sizes.push(i === count - 1 ? 3 : 8), sources.push(source));
+  }
+  const big = { configFingerprint: 'f', sampleCount: 0, shardCount: sizes.length, rounds: [0, 45_000], shardSizes: sizes, shardSources: sources };
+  const bigShape = planShape(big, 'big/_work/plan/summary.json');
+  assert.equal(bigShape.shardCount, 50_000);
+  assert.equal(bigShape.runs.length, 10);
+  assert.ok(JSON.stringify(bigShape).length < 500, JSON.stringify(bigShape));
+  assert.ok(JSON.stringify({ sizes, sources }).length > 200_000, 'the per-shard lists it replaces');
+  assert.deepEqual(expandPlan(bigShape).shardSizes, sizes);
 });

