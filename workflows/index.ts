@@ -1,7 +1,7 @@
 // The workflow bundle's entry point: every workflow type the worker registers, and how each moves
 // between worker versions (docs/adr/0008-worker-versioning.md). PINNED: a run finishes on the code
 // that started it, so changing it needs no patch. AUTO_UPGRADE: a run moves to the current version
-// at its next task, so a change to it that running histories would not replay needs `patched()`.
+// at its next task, so a change to it that running histories would not replay needs a patch (the SDK's patched).
 import type { Workflow } from '@temporalio/common';
 import { setWorkflowOptions } from '@temporalio/workflow';
 import { buildChecks } from './buildChecks.js';

@@ -139,41 +139,38 @@ test('a scheduled build started without a schedule dates its run by its start ti
   assert.equal(requests(), before);
 });
 
-test(
-  "the lease desk: a stale report is refused, a silent worker's lease goes to a busy one after its term, and the desk ends within two idle periods of the last report",
-  skip,
-  async () => {
-    const handle = await stack.env.client.workflow.start('endpointLeases', { taskQueue: stack.taskQueue, workflowId: endpointLeasesWorkflowId('time-skipping-probe'), args: [] });
-    const seq: Record<string, number> = {};
-    // Each worker wants the whole cap of one endpoint.
-    const demand: EndpointDemand = { endpoint: 'e', cap: 4, inFlight: 0, queued: 4, holding: 0 };
-    const report = (worker: string) =>
-      handle.executeUpdate(reportDemandUpdate, {
-        args: [{ worker, seq: (seq[worker] = (seq[worker] ?? 0) + 1), endpoints: [demand] }],
-      });
-    assert.deepEqual((await report('a')).grants, { e: 4 });
-    // a holds the whole cap: b gets nothing (its unchanged answer is held up to HOLD_MS, in real time).
-    assert.deepEqual((await report('b')).grants, { e: 0 });
-    // A report of a no newer than its last is refused before it enters history: it moves nothing.
-    const events = async () => (await handle.fetchHistory()).events?.length ?? 0;
-    const seen = await events();
-    await assert.rejects(handle.executeUpdate(reportDemandUpdate, { args: [{ worker: 'a', seq: seq.a!, endpoints: [{ ...demand, holding: 4 }], release: true }] }), (err: Error) =>
-      /stale report: worker a sent seq 1, the desk holds 1/.test(`${err.message} ${(err.cause as Error | undefined)?.message ?? ''}`),
-    );
-    assert.equal(await events(), seen, 'the stale report left no event');
-    // a falls silent past its lease's term: its lease returns to the pool at b's next report.
-    await stack.env.sleep(LEASE_MS + 1_000);
-    assert.deepEqual((await report('b')).grants, { e: 4 });
-    // b falls silent too: the desk checks every IDLE_END (2 minutes); at the first check that saw no
-    // report in the period before it, it forgets b and, holding nothing, ends: 2 to 4 minutes later.
-    // (Its close time, not the clock after result(): once it closes, the clock may skip on to another
-    // workflow's timer before the client locks it again.)
-    const from = await stack.env.currentTimeMs();
-    await handle.result();
-    const idle = (await handle.describe()).closeTime!.getTime() - from;
-    assert.ok(idle >= 2 * 60_000 && idle < 4 * 60_000, `the desk ended ${idle} ms after the last report, not 2 to 4 minutes`);
-  },
-);
+test("the lease desk: a stale report is refused, a silent worker's lease goes to a busy one after its term, and the desk ends within two idle periods of the last report", async () => {
+  const handle = await stack.env.client.workflow.start('endpointLeases', { taskQueue: stack.taskQueue, workflowId: endpointLeasesWorkflowId('time-skipping-probe'), args: [] });
+  const seq: Record<string, number> = {};
+  // Each worker wants the whole cap of one endpoint.
+  const demand: EndpointDemand = { endpoint: 'e', cap: 4, inFlight: 0, queued: 4, holding: 0 };
+  const report = (worker: string) =>
+    handle.executeUpdate(reportDemandUpdate, {
+      args: [{ worker, seq: (seq[worker] = (seq[worker] ?? 0) + 1), endpoints: [demand] }],
+    });
+  assert.deepEqual((await report('a')).grants, { e: 4 });
+  // a holds the whole cap: b gets nothing (its unchanged answer is held up to HOLD_MS, in real time).
+  assert.deepEqual((await report('b')).grants, { e: 0 });
+  // A report of a no newer than its last is refused before it enters history: it moves nothing.
+  // (A rejected update leaves no accepted event; its workflow task may still be recorded.)
+  const accepted = async () => ((await handle.fetchHistory()).events ?? []).filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length;
+  const seen = await accepted();
+  await assert.rejects(handle.executeUpdate(reportDemandUpdate, { args: [{ worker: 'a', seq: seq.a!, endpoints: [{ ...demand, holding: 4 }], release: true }] }), (err: Error) =>
+    /stale report: worker a sent seq 1, the desk holds 1/.test(`${err.message} ${(err.cause as Error | undefined)?.message ?? ''}`),
+  );
+  assert.equal(await accepted(), seen, 'the stale report was never accepted into history');
+  // a falls silent past its lease's term: its lease returns to the pool at b's next report.
+  await stack.env.sleep(LEASE_MS + 1_000);
+  assert.deepEqual((await report('b')).grants, { e: 4 });
+  // b falls silent too: the desk checks every IDLE_END (2 minutes); at the first check that saw no
+  // report in the period before it, it forgets b and, holding nothing, ends: 2 to 4 minutes later.
+  // (Its close time, not the clock after result(): once it closes, the clock may skip on to another
+  // workflow's timer before the client locks it again.)
+  const from = await stack.env.currentTimeMs();
+  await handle.result();
+  const idle = (await handle.describe()).closeTime!.getTime() - from;
+  assert.ok(idle >= 2 * 60_000 && idle < 4 * 60_000, `the desk ended ${idle} ms after the last report, not 2 to 4 minutes`);
+});
 
 test('a 429 that never clears: past llm.retry and the activity retries, the build fails with the role, endpoint, model, status and attempts on one line', async () => {
   const buildId = 'always-429';

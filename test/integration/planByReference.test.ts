@@ -15,7 +15,7 @@ import { parseBuildConfig, type BuildConfig } from '../../config/buildConfig.js'
 import { expandPlan, planShape, type PlanShape } from '../../domain/planShape.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
 import type { CarriedProgress } from '../../workflows/buildDataset.js';
-import { needsTestServer, TEST_SERVER_PATH } from '../harness/timeSkipping.js';
+import { TEST_SERVER_PATH } from '../harness/timeSkipping.js';
 
 const SHARDS = 50_000;
 /** Shards not committed when the build starts: the rest were committed by an earlier run of it. */
@@ -43,7 +43,7 @@ function bigPlan(config: BuildConfig): PlanShape {
   return planShape(plan, `${config.buildId}/_work/plan/summary.json`);
 }
 
-test('a build of 50,000 shards continues as new with its plan by reference and the resolved config, every payload small', needsTestServer(), async () => {
+test('a build of 50,000 shards continues as new with its plan by reference and the resolved config, every payload small', async () => {
   const [{ TestWorkflowEnvironment }, { Worker }, { prebuiltWorkflowBundle }] = await Promise.all([
     import('@temporalio/testing'),
     import('@temporalio/worker'),
