@@ -17,7 +17,7 @@ export const llmSchema = z
       .default(4 * 1024 * 1024),
     /**
      * Samples in flight per activity (per slice): an evaluation's, and a build's where a shard runs
-     * stage by stage (the Batch API, shards started before sample lanes). A build's slices otherwise
+     * stage by stage (the Batch API). A build's slices otherwise
      * share the worker's sample lanes, sized from the endpoints' `concurrency` (domain/sampleLanes.ts).
      */
     concurrency: z.number().int().min(1).max(256).default(8),

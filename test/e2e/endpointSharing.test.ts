@@ -386,9 +386,7 @@ test('a worker owed capacity is held before one that is not, and capacity given 
  * answers 429 above it. The desk's worker stops for longer than a lease's term, then comes back.
  * While the desk is away the reports fail (past REPORT_DEADLINE_MS) but the fleet keeps its leases
  * and completes requests; past the term it admits nothing; once the desk is back it runs again. At
- * no moment does the simulator have more than 16 in flight, and it answers no 429. (The workers of
- * the earlier release fell back to the 1/N split after 5 s unanswered, over what the desk had
- * granted: test/unit/concurrencyLeases.test.ts shows such a fleet over the cap.)
+ * no moment does the simulator have more than 16 in flight, and it answers no 429.
  */
 test('a desk away for longer than a lease term: the fleet keeps its leases through the term, then admits nothing, and never goes over the cap', async () => {
   const CAP = 16;
