@@ -1,5 +1,5 @@
 // One shard's slices run stage by stage (runStage per stage: each stage waits for the slice's slowest
-// sample, what a shard did before patched('samples-flow-through-slice')) against the same slices
+// sample, as a Batch API shard still runs) against the same slices
 // with each sample flowing through the stages on its own (runSliceStages), in one process against
 // the simulator serving as one GPU of the published Qwen2.5-VL-7B profile (latency from each reply's
 // output length, simulator/gpuProfile.ts). Each run has its own output and model cache. Reports wall

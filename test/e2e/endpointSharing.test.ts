@@ -323,8 +323,7 @@ test('more concurrent reporters than the in-flight update limit are all served, 
  * The desk holds at most MAX_HELD answers (3). Three workers that hold their fair shares and want no
  * more are held; a fourth starts a busy spell, owed capacity they hold: it takes the place of one of
  * them (answered at once, told to report again later), and once a worker gives slots back they reach
- * it in the same workflow task, instead of at its next paced report. (Before patch
- * 'lease-desk-owed-first' the fourth was answered at once with nothing, and the three held until HOLD_MS.)
+ * it in the same workflow task, instead of at its next paced report.
  */
 test('a worker owed capacity is held before one that is not, and capacity given back reaches it at once', async () => {
   const QUEUE = 'mmif-owed-first';
