@@ -20,7 +20,7 @@ import { createTimeSkippingEnv } from './timeSkipping.js';
 /** The activities buildDataset calls, as the test stubs them; resolveBuildConfig stays the real (pure) one. */
 export type BuildActivities = Pick<
   typeof activities,
-  'planBuild' | 'committedShards' | 'committedShard' | 'commitShard' | 'targetTallies' | 'planTopUp' | 'finalizeBuild' | 'preflightEndpoints'
+  'planBuild' | 'committedShards' | 'committedShard' | 'commitShard' | 'planTopUp' | 'finalizeBuild' | 'preflightEndpoints'
 > &
   StubShardActivities;
 

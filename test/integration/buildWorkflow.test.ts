@@ -14,6 +14,7 @@ import proto from '@temporalio/proto';
 import type { ShardSummary } from '../../activities/buildRef.js';
 import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
 import { forecastBasis, nextRound, RECORD_KINDS, sourceGoals, firstRoundSizes, type Goals, type SourceTally } from '../../domain/targets.js';
+import { planShape } from '../../domain/planShape.js';
 import type { BuildPlan } from '../../pipeline/planning/planBuild.types.js';
 import { progressQuery, retryFailedShardsUpdate } from '../../workflows/buildDataset.js';
 import { eventually } from '../harness/datasetChecks.js';
@@ -43,7 +44,7 @@ let stack: StubbedStack;
 
 const stubs: BuildActivities = {
   preflightEndpoints: async () => assert.fail('pre-flight is off in these builds'),
-  planBuild: async (input) => builds.get((input as { buildId: string }).buildId)!.plan,
+  planBuild: async (input) => shapeOf((input as { buildId: string }).buildId),
   shardOutcome: async ({ shard, sampleCount, deferCommit }) => {
     const b = buildOf(shard, sampleCount);
     const attempt = (b.attempts.get(shard) ?? 0) + 1;
@@ -70,21 +71,21 @@ const stubs: BuildActivities = {
     b.committed.set(shard, summary);
     return summary;
   },
-  targetTallies: async ({ build, plan, to }) => tallies(builds.get(build.buildId)!, plan, range(to ?? plan.shardCount)),
-  planTopUp: async ({ config, round, forecast, basis }) => {
-    const b = builds.get((config as { buildId: string }).buildId)!;
-    if (b.plan.rounds.length > round && !forecast) return b.plan;
-    const counted = forecast ? forecastBasis(b.plan, basis)! : range(b.plan.shardCount);
+  planTopUp: async ({ config, round, forecast }) => {
+    const buildId = (config as { buildId: string }).buildId;
+    const b = builds.get(buildId)!;
+    if (b.plan.rounds.length > round && !forecast) return shapeOf(buildId);
+    const counted = forecast ? forecastBasis(b.plan)! : range(b.plan.shardCount);
     // Samples planned beyond the counted shards, per source: what a forecast counts on.
     const outstanding = sourcesOf(b).map(() => 0);
     for (let shard = 0; shard < b.plan.shardCount; shard++) if (!counted.includes(shard)) outstanding[b.plan.shardSources[shard]!]! += b.plan.shardSizes[shard]!;
     const next = nextRound(b.config!, b.plan.rounds.length, tallies(b, b.plan, counted), outstanding);
     if ('outcome' in next) {
       if (!forecast) b.plan = { ...b.plan, targetsOutcome: next.outcome };
-      return b.plan;
+      return shapeOf(buildId);
     }
     b.plan = addRound(b.plan, next.sizes, b.config!.shardSize);
-    return b.plan;
+    return shapeOf(buildId);
   },
   finalizeBuild: async ({ build, shardCount, failed }) => {
     const b = builds.get(build.buildId)!;
@@ -102,6 +103,8 @@ function buildOf(shard: number, sampleCount: number): StubBuild {
 }
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+/** The build's plan as the planning activities return it: by reference. */
+const shapeOf = (buildId: string) => planShape(builds.get(buildId)!.plan, `${buildId}/_work/plan/summary.json`);
 const sourcesOf = (b: StubBuild) => b.goals!.map((_, i) => i);
 
 function tallies(b: StubBuild, plan: BuildPlan, shards: number[]): SourceTally[] {
