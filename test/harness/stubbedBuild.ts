@@ -18,10 +18,7 @@ import type { StubShardActivities } from './stubShardWorkflows.js';
 import { createTimeSkippingEnv } from './timeSkipping.js';
 
 /** The activities buildDataset calls, as the test stubs them; resolveBuildConfig stays the real (pure) one. */
-export type BuildActivities = Pick<
-  typeof activities,
-  'planBuild' | 'committedShards' | 'committedShard' | 'commitShard' | 'planTopUp' | 'finalizeBuild' | 'preflightEndpoints'
-> &
+export type BuildActivities = Pick<typeof activities, 'planBuild' | 'committedShards' | 'committedShard' | 'commitShard' | 'planTopUp' | 'finalizeBuild' | 'preflightEndpoints'> &
   StubShardActivities;
 
 export interface StubbedStack {
