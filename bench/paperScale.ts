@@ -1,20 +1,11 @@
-// The paper's build end to end, at a fraction of its size: the mix as the authors' training configs
-// name it (`mix-cc3m_13k+dive_4k+allava_6k`: CC3M 13k, ALLaVA 6k, and 4k from the diversity
-// collection, MultiUI + ChartQA + Geo170K), `targets: {instruct: 23000, dpo: 23000}` times --scale,
-// over sources generated in their release layouts at realistic record counts (bench/paperSources.ts:
-// a 300k-record CC3M webdataset, a 500k-record ALLaVA file), output on versitygw (S3), 2 `mmif
-// worker`s, a Temporal dev server, and the simulator serving as --gpus GPUs of the published
-// Qwen2.5-VL-7B profile (simulator/gpuProfile.ts; --speedup divides its latencies to fit the machine).
-//
-// Reported (each from this one run):
-// - wall time (workflow start to its report) against the endpoint bound: completed requests / the
-//   GPUs' capacity (GPUs x 8.59 requests/s x speedup); whole-build efficiency = bound / wall;
-// - time in pre-flight and planning, each round's shards (and its tail: from the round's last shard
-//   start to its last shard end), each top-up planning call (from a forecast or exact), the time no
-//   shard ran (the endpoint idles there), the build's last tail, and finalize; requests and tokens per accepted record; worker CPU and peak RSS; Temporal history
-//   events per workflow; objects and bytes written; when the card, quality report and viewer were
-//   written (their objects' times against finalize's start).
-//
+// The paper's build end to end, at a fraction of its size: the mix of the authors' training configs
+// (`mix-cc3m_13k+dive_4k+allava_6k`), `targets: {instruct: 23000, dpo: 23000}` times --scale, over
+// sources generated in their release layouts (bench/paperSources.ts), output on versitygw, 2 `mmif
+// worker`s, a dev server, and the simulator as --gpus GPUs of the Qwen2.5-VL-7B profile
+// (simulator/gpuProfile.ts; --speedup divides its latencies). Reports, from this one run: wall time
+// against the endpoint bound (whole-build efficiency = bound / wall); time in pre-flight, planning,
+// each round and its tail, each top-up planning call, with no shard running, and finalize; requests
+// and tokens per accepted record; worker CPU and RSS; history events; objects and bytes written.
 // Run:   npx tsx bench/paperScale.ts [--scale 0.0625] [--gpus 2] [--speedup 4] [--workers 2] [--sequential] [--json /tmp/paper.json]
 import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';

@@ -1,21 +1,10 @@
 // Planning at CC3M scale: plans builds over a generated img2dataset webdataset of 30k, 100k and 300k
-// records (tars of 10,000 records with tiny JPEGs, `.txt` captions and `.json` sidecars, each tar
-// with its `.parquet` side file and `_stats.json` as img2dataset writes them; 5% failed downloads,
-// which only the parquet lists), on local disk and on versitygw (S3), each plan in a fresh process:
-//   parquet   the real layout: planning reads the side files, no tar byte;
-//   streamed  the same tars without side files: planning streams every tar (the previous behaviour).
-// Reports planning wall time, CPU time (user + system: other sessions' load inflates wall time on a
-// shared machine, CPU time much less) and peak RSS, then what the shards pay instead: reading the
-// selected samples' images (each tar's headers read by range, once per tar), 16 at a time.
-//
-// --image-kib pads every image to that size (img2dataset's 256 px JPEGs are ~10-30 KB), to see what
-// the shards read from tars of real size; the tiny default keeps the 300k dataset at 840 MiB.
-//
-// --side-files-only writes only what planning reads: each tar's parquet and `_stats.json`, and the
-// tar itself as a sparse file of its real size (24 KiB a success) that planning lists and never
-// reads; the shards' image reads are then skipped. This is how planning at 3.3M records runs:
-//   npx tsx bench/planning.ts --side-files-only --sizes 300000,3300000 --samples 23000 --modes parquet --no-s3
-//
+// records (tars of 10,000 with their `.parquet` side files and `_stats.json`; 5% failed downloads), on
+// local disk and on versitygw, each plan in a fresh process: `parquet` reads the side files, no tar
+// byte; `streamed` streams every tar (no side files). Reports planning wall and CPU time and peak RSS,
+// then what the shards read instead (the selected images, 16 at a time). --image-kib pads images to
+// that size; --side-files-only writes only what planning reads (each tar a sparse file of its real
+// size, shards skipped): how planning at 3.3M records runs (bench/README.md).
 // Run:   npx tsx bench/planning.ts [--samples 1000] [--sizes 30000,100000,300000] [--modes parquet,streamed] [--image-kib 24] [--no-s3]
 // Needs tools/venv with pyarrow (`bash tools/install.sh test`) and, for S3, tools/bin/versitygw.
 import { spawn } from 'node:child_process';

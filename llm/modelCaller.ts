@@ -1,16 +1,11 @@
 /**
- * Every model call of the pipeline goes through here. It
- *  - renders a prompt into OpenAI chat messages (chatMessages.ts) and a request body (modelRequest.ts),
- *  - answers from the object-store cache when the identical request was made before (replyCache.ts),
- *    so a retried activity or a re-run build never pays twice, and counts what killed executions
- *    paid for or left in flight (lostInFlight.ts),
- *  - sends through the endpoint's limiter with retries (sendCompletion.ts),
- *  - validates JSON replies with zod, asking once for a repair,
- *  - tries again with a new seed when a reply is unusable (replyTries.ts) and rejects the sample
- *    after `llm.replyTries` tries,
- *  - records and prices every call (callRecord.ts), and
- *  - for the Batch API, prepares request bodies with their cache keys and stores batch replies
- *    where the synchronous path will find them.
+ * Every model call of the pipeline goes through here: it renders a prompt into messages and a request
+ * body (chatMessages.ts, modelRequest.ts), answers from the object-store cache when the identical
+ * request was made before (replyCache.ts: nothing is paid twice; lostInFlight.ts counts what killed
+ * executions paid for), sends through the endpoint's limiter with retries (sendCompletion.ts),
+ * validates JSON replies with zod (one repair), tries again with a new seed when a reply is unusable
+ * (replyTries.ts), records and prices every call (callRecord.ts), and for the Batch API prepares
+ * bodies with their cache keys and stores batch replies where the synchronous path finds them.
  */
 import { randomUUID } from 'node:crypto';
 import OpenAI, { APIError } from 'openai';

@@ -1,20 +1,11 @@
 /**
- * Pre-flight: before a build plans, one tiny request per distinct endpoint and model its stages
- * call — with an image when one of those stages sends images — so a refused key (401/403), an
- * unknown model (404), a spent quota or a text-only model fails the build in seconds with a message
- * naming the endpoint, model and status, instead of after planning and minutes of retries.
- *
- * The request is built by the stages' own code in the endpoint's dialect (dialect.ts), so what
- * passes here is what the stages send; a refusal a dialect answers (a reasoning model refusing
- * max_tokens, a server refusing json_schema) is learned here, before any stage runs, and the reply
- * must be a chat completion (replyCheck.ts): a proxy's HTML page fails here, naming the endpoint.
- *
- * A check that passed is remembered in the model-call cache (per endpoint, model, key and image
- * use; the key enters only as a hash), so re-runs, resumed and scheduled builds make no request for it.
- *
- * Its requests are paid like any other: each is admitted by the build's budget (llm.budget) and
- * counted in it once answered, so a build whose budget is spent sends none, and the budget is never
- * exceeded by more than the requests in flight.
+ * Pre-flight: before a build plans, one tiny request per distinct endpoint and model its stages call
+ * (with an image when one of those stages sends images), so a refused key, an unknown model, a spent
+ * quota or a text-only model fails the build in seconds naming endpoint, model and status. The
+ * request is built by the stages' own code in the endpoint's dialect, so a refusal a dialect answers
+ * is learned here, and the reply must be a chat completion (replyCheck.ts). A check that passed is
+ * remembered in the model-call cache (the key only as a hash), so re-runs make no request for it; its
+ * requests are admitted by and counted in the build's budget like any other.
  */
 import OpenAI, { APIError } from 'openai';
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';

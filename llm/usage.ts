@@ -1,15 +1,10 @@
 /**
- * The tokens a reply was billed for, read once from its `usage` object and checked on arrival. Cost
- * is priced from this (pricing.ts); the reasoning and cached-prompt counts are parts of completion
- * and prompt, not additions to them, as OpenAI reports them:
- * https://platform.openai.com/docs/api-reference/chat/object (usage.prompt_tokens_details.cached_tokens,
- * usage.completion_tokens_details.reasoning_tokens). OpenRouter adds what it charged, `usage.cost`
- * in credits (USD): https://openrouter.ai/docs/use-cases/usage-accounting
- *
- * An endpoint's numbers are not trusted as they come: a count that is missing, not a finite
- * non-negative integer, or beyond what the request could have used (its prompt and reply token limit,
- * with a wide margin) is replaced by the engine's own estimate for the request (tokenEstimate.ts)
- * and the usage marked `estimated` with the reason, so cost, budget and reports always add numbers.
+ * The tokens a reply was billed for, read once from its `usage` object and checked on arrival. The
+ * reasoning and cached-prompt counts are parts of completion and prompt, as OpenAI reports them
+ * (https://platform.openai.com/docs/api-reference/chat/object); OpenRouter adds what it charged,
+ * `usage.cost` in USD (https://openrouter.ai/docs/use-cases/usage-accounting). A count that is
+ * missing, not a finite non-negative integer, or beyond what the request could have used is replaced
+ * by the engine's estimate (tokenEstimate.ts) and the usage marked `estimated` with the reason.
  */
 import { estimateTextTokens, type RequestEstimate } from './tokenEstimate.js';
 

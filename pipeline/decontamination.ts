@@ -1,16 +1,8 @@
 /**
  * Loads a build's evaluation sets (`decontaminate`) into one index per worker, and rejects samples
  * that copy them (domain/decontamination.ts says what a copy is). The index is loaded once per
- * process and config, at planning first, so a missing or malformed set fails the build at once.
- *
- * Formats:
- * - `vlmevalkit-tsv`: VLMEvalKit's benchmark file, a TSV with a header row holding `index`, `image`
- *   and `question` (open-compass/VLMEvalKit docs/en/Development.md, "TSV data file preparation";
- *   read with pandas `read_csv(sep='\t')` in vlmeval/smp/file.py `load`). `image` is a base64 JPEG or
- *   PNG, a Python list of them (`"['...', '...']"`, several images), or (64 characters at most) the
- *   `index` of another row whose image it shares (VLMEvalKit's `dump_image` resolves it the same way).
- * - `jsonl`: one object per line, `index` (or `id`), `image` (a path relative to the file's folder,
- *   or a list of them) and `question` (or `instruction`).
+ * process and config, at planning first, so a missing or malformed set fails the build at once. Each
+ * set format (config/decontaminationConfig.ts) is read by its own function below, which cites it.
  */
 import type { BuildConfig } from '../config/buildConfig.js';
 import type { DecontaminationSet } from '../config/decontaminationConfig.js';
@@ -97,6 +89,13 @@ async function addItem(index: EvalSetIndex, ref: EvalItemRef, item: RawItem, sto
   }
 }
 
+/**
+ * `vlmevalkit-tsv`: VLMEvalKit's benchmark file, a TSV with a header row holding `index`, `image` and
+ * `question` (open-compass/VLMEvalKit docs/en/Development.md, "TSV data file preparation"; read with
+ * pandas `read_csv(sep='\t')` in vlmeval/smp/file.py `load`). `image` is a base64 JPEG or PNG, a
+ * Python list of them (several images), or (64 characters at most) the `index` of another row whose
+ * image it shares (VLMEvalKit's `dump_image` resolves it the same way).
+ */
 async function* tsvItems(stream: NodeJS.ReadableStream, where: string): AsyncGenerator<RawItem> {
   let columns: Record<string, number> | undefined;
   let row = 0;
@@ -123,6 +122,7 @@ function base64Images(field: string): string[] {
   return [...field.matchAll(/'([^']*)'|"([^"]*)"/g)].map((m) => m[1] ?? m[2]!);
 }
 
+/** `jsonl`: one object per line, `index` (or `id`), `image` (a path relative to the file's folder, or a list of them) and `question` (or `instruction`). */
 async function* jsonlItems(stream: NodeJS.ReadableStream, where: string): AsyncGenerator<RawItem> {
   let text = '';
   for await (const chunk of stream as AsyncIterable<Buffer>) text += chunk.toString('utf8');

@@ -1,16 +1,11 @@
 /**
  * The image.richness stage: selects a source's images by semantic richness while the build is
- * planned, in the role of the paper's IC9600 complexity score and RAM++ tag count. Four scorers:
- *
- * - imported: the authors' own output files (or any filename/score file), read once;
- * - statistic: edge density computed with sharp (image/complexity.ts), a proxy for complexity;
- * - vlm-tags: the build's `models.richness` endpoint lists the image's tags; their count is the score;
- * - endpoint: a user-served HTTP JSON scorer (IC9600, RAM++...).
- *
- * Planning stays cheap: only windows of the source's seeded order are scored, each sized to what
- * is still wanted divided by the expected pass rate, until enough images pass or the source runs
- * out. Every scored candidate, kept or not, is written to `richness/` with its score and fate.
- * Scores of computed scorers are cached by scorer and image content, VLM replies like every call.
+ * planned, in the role of the paper's IC9600 complexity score and RAM++ tag count, with one of four
+ * scorers (imported scores, edge density from image/complexity.ts, the `models.richness` VLM's tag
+ * count, or a user-served HTTP scorer: docs/sources.md). Only windows of the source's seeded order are
+ * scored, each sized to what is still wanted over the expected pass rate, until enough pass or the
+ * source runs out; every scored candidate is written to `richness/` with its score and fate, and
+ * computed scores are cached by scorer and image content.
  */
 import { type BuildConfig } from '../../config/buildConfig.js';
 import { endpointFor } from '../../config/endpointRouting.js';

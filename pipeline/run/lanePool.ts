@@ -1,17 +1,11 @@
 /**
  * A worker's sample lanes for one build (docs/architecture.md, glossary: lane): a sample takes a lane
  * before its first stage and gives it back after its last, and the next waiting sample of any slice
- * or shard of the build takes it the moment it is free. Per slice, a sample lane idled from the end of
- * its sample to the end of the slice's slowest one (and a shard's to the end of its last slice), so
- * the endpoint's slots emptied in every tail; a pool across slices and shards keeps them filled as
- * long as samples wait.
- *
- * Waiting samples go in `order` (lexicographic; runSliceStages passes its slice activity's first
- * schedule time, then its shard and the sample's place in it): the oldest shards' samples first, so
- * shards end, and commit, about in the order they started (domain/commitOrder.ts commits a shard only
- * after the earlier shards of its source). A waiting sample holds only its plan entry (no image
- * bytes: its image stage reads them once it has a lane), and an abort (a cancelled activity, a
- * stopping worker) takes it out of line at once.
+ * or shard takes it the moment it is free, so the endpoint's slots stay filled through slice and
+ * shard tails (docs/adr/0015-four-sample-lanes-per-endpoint-slot.md). Waiting samples go in `order`
+ * (the slice activity's first schedule time, its shard, the sample's place): the oldest shards first,
+ * so shards end and commit about in the order they started (domain/commitOrder.ts). A waiting sample
+ * holds only its plan entry (no image bytes), and an abort takes it out of line at once.
  */
 
 /** A sample's place in line: compared element by element, lowest first; ties go by arrival. */

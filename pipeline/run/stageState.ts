@@ -82,7 +82,13 @@ export interface RejectedResult extends AnswerResult {
   ruleRejections: Partial<Record<PairRule, number>>;
 }
 
-/** The single-turn pair rules a rejected answer is kept under (pipeline/stages/rejected/pairRules.ts). */
+/**
+ * The pair rules a rejected answer is kept under (pipeline/stages/rejected/pairRules.ts):
+ * `uninformative-pair`, the rejected answer fails no constraint at stake (the dropped ones; all of
+ * them under no_image), so the pair has nothing to teach; `chosen-loses`, on some constraint both
+ * answers have a verdict for by the same method the chosen answer fails and the rejected one passes,
+ * so the pair teaches the opposite there.
+ */
 export const PAIR_RULES = ['uninformative-pair', 'chosen-loses'] as const;
 export type PairRule = (typeof PAIR_RULES)[number];
 

@@ -1,20 +1,12 @@
 /**
- * When a DPO pair is worth keeping: the rules a (chosen, rejected) pair must pass, as pure logic
- * over the two answers' verdicts. A pair teaches "prefer the chosen answer" on every constraint of
- * the prompt, so it must not contradict itself on any of them:
- *
- * - `uninformative-pair`: the rejected answer fails no constraint at stake (the dropped ones; all of
- *   them under no_image). Such a pair has nothing to teach.
- * - `chosen-loses`: on some constraint both answers have a verdict for by the same method, the chosen
- *   answer fails and the rejected one passes. Such a pair teaches the opposite on that constraint.
- *
- * Vacuous passes (domain/verdict.ts) count for neither side under `verification.vacuous: "fail"`: a
- * rejected answer that dodged a constraint at stake did not fail it (it makes no pair informative),
- * and a chosen answer that dodged one has not followed it, so it loses to a rejected answer that
- * passed there (vacuously or not: either way the pair would reward dodging). Under `"pass"` both are
- * the reference's passes.
- *
- * Rules are checked in this order; a pair refused by both is counted under the first.
+ * When a DPO pair is worth keeping: the rules (PAIR_RULES, in the stage-state contract) a (chosen,
+ * rejected) pair must pass, as pure logic over the two answers' verdicts, checked in that order (a
+ * pair refused by both counts under the first). A pair teaches "prefer the chosen answer" on every
+ * constraint of the prompt, so it must not contradict itself on any of them. Vacuous passes
+ * (domain/verdict.ts) count for neither side under `verification.vacuous: "fail"`: a rejected answer
+ * that dodged a constraint at stake did not fail it, and a chosen answer that dodged one loses to a
+ * rejected answer that passed there (either way the pair would reward dodging); under `"pass"` both
+ * are the reference's passes.
  */
 import { credited, type VacuousPolicy } from '../../../domain/verdict.js';
 import type { PairJudgement } from '../../run/stageState.js';
