@@ -72,8 +72,10 @@ export const buildConfigSchema = z
      */
     /**
      * Evaluation sets no training sample may copy: a sample whose image is one of theirs (same bytes,
-     * or a re-encoded or resized copy by perceptual hash) or whose question or instruction shares a
-     * 13-gram with one of their questions is rejected as `contaminated: <name> <index>`.
+     * or the same picture resized, re-encoded, cropped or recoloured: a perceptual-hash candidate
+     * confirmed pixel by pixel) or whose question or instruction shares a 13-gram with one of their
+     * questions (a shorter question: only together with its image) is rejected as
+     * `contaminated: <name> <index>`.
      */
     decontaminate: z.array(decontaminationSetSchema).optional(),
     holdout: z

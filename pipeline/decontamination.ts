@@ -6,10 +6,10 @@
  */
 import type { BuildConfig } from '../config/buildConfig.js';
 import type { DecontaminationSet } from '../config/decontaminationConfig.js';
-import { contaminationReason, EvalSetIndex, type EvalItemRef } from '../domain/decontamination.js';
+import { contaminationReason, EvalSetIndex, type Contamination, type EvalItemRef, type Fingerprint, type NearMiss } from '../domain/decontamination.js';
 import { sha256Hex } from '../domain/hashing.js';
 import { SampleRejection } from '../domain/rejection.js';
-import { dHash } from '../image/perceptualHash.js';
+import { imageFingerprint } from '../image/perceptualHash.js';
 import { asObject } from '../sources/readers/jsonFiles.js';
 import { tsvRows } from '../sources/readers/tsv.js';
 import { StoreError, type ObjectStore } from '../storage/objectStore.js';
@@ -36,14 +36,22 @@ export function evalSetIndex(config: Pick<BuildConfig, 'decontaminate' | 's3'>):
   return index;
 }
 
-/** Rejects a sample whose image (raw bytes) or texts copy an evaluation item. */
-export async function rejectIfContaminated(config: Pick<BuildConfig, 'decontaminate' | 's3'>, input: { image?: Buffer; texts: ReadonlyArray<string | undefined> }): Promise<void> {
+/**
+ * Rejects a sample whose image (raw bytes) or texts copy an evaluation item. Returns the evaluation
+ * images its image came close to without being the same picture (near misses: kept, listed in the
+ * quality report); a short question matches only on such an image (`near`, or the image's own).
+ */
+export async function rejectIfContaminated(
+  config: Pick<BuildConfig, 'decontaminate' | 's3'>,
+  input: { image?: Buffer; texts: ReadonlyArray<string | undefined>; near?: readonly EvalItemRef[] },
+): Promise<NearMiss[]> {
   const index = await evalSetIndex(config);
-  if (!index) return;
-  const match =
-    (input.image && index.matchImage(sha256Hex(input.image), await dHash(input.image))) ||
-    input.texts.reduce<ReturnType<EvalSetIndex['matchText']>>((found, text) => found ?? (text ? index.matchText(text) : undefined), undefined);
+  if (!index) return [];
+  const image = input.image ? index.matchImage(sha256Hex(input.image), await imageFingerprint(input.image)) : { nearMisses: [] };
+  const near = [...(input.near ?? []), ...image.nearMisses];
+  const match = image.match ?? input.texts.reduce<Contamination | undefined>((found, text) => found ?? (text ? index.matchText(text, near) : undefined), undefined);
   if (match) throw new SampleRejection(contaminationReason(match));
+  return image.nearMisses;
 }
 
 async function loadIndex(sets: readonly DecontaminationSet[], s3: BuildConfig['s3']): Promise<EvalSetIndex> {
@@ -79,13 +87,13 @@ async function addItem(index: EvalSetIndex, ref: EvalItemRef, item: RawItem, sto
   for (const image of item.images) {
     const bytes = 'bytes' in image ? image.bytes : await store.get(image.path);
     if (!bytes) throw new DecontaminationSetError(`${where} line ${item.row}: image '${'path' in image ? image.path : ''}' not found`);
-    let hash: bigint;
+    let fingerprint: Fingerprint;
     try {
-      hash = await dHash(bytes);
+      fingerprint = await imageFingerprint(bytes);
     } catch (err) {
       throw new DecontaminationSetError(`${where} row ${item.row} (index ${item.index}): the image is not a readable image (${(err as Error).message})`);
     }
-    index.addImage(ref, sha256Hex(bytes), hash);
+    index.addImage(ref, sha256Hex(bytes), fingerprint);
   }
 }
 

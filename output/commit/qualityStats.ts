@@ -49,6 +49,8 @@ export function shardQuality(
     composition: composition(written),
   };
   for (const states of samples) {
+    const image = states.image?.status === 'ok' ? states.image.result : undefined;
+    for (const miss of image?.nearMisses ?? []) (quality.nearMisses ??= []).push({ image: image!.sha256, ...miss });
     const answer = answerVerdicts(states);
     if (answer) {
       for (const v of answer.first) count(quality.passRates, v, 'firstAnswer');

@@ -3,6 +3,7 @@
  * (output/commit/qualityStats.ts), stored in the manifest and merged by the quality report
  * (output/reports/qualityReport.ts). Types only.
  */
+import type { NearMiss } from '../../domain/decontamination.js';
 
 export interface PassCount {
   passed: number;
@@ -41,6 +42,11 @@ export interface ShardQuality {
   turns?: Record<string, TurnTally>;
   /** Per DPO strategy, then per constraint type at stake: how often the rejected answer failed it. */
   atStakeFailures: Record<string, Record<string, { failed: number; total: number }>>;
+  /**
+   * With `decontaminate`: training images that came close to an evaluation image without being
+   * confirmed the same picture (domain/decontamination.ts), by the image's sha256: kept, listed.
+   */
+  nearMisses?: NearMissEntry[];
   /** Word counts (whitespace-separated) of accepted SFT answers and of the kept pairs' answers. */
   lengths: { answerWords: number[]; chosenWords: number[]; rejectedWords: number[] };
   /** What the accepted records hold: records per source, constraints per type (SFT records). */
@@ -49,6 +55,11 @@ export interface ShardQuality {
     constraintTypes: Record<string, number>;
     constraintsPerRecord: number[];
   };
+}
+
+export interface NearMissEntry extends NearMiss {
+  /** The training image's sha256 (its file under `images/`). */
+  image: string;
 }
 
 export interface VisionTally {

@@ -250,7 +250,7 @@ function buildSection(report: BuildReport, quality: QualityReport, config: Build
       ...(config.holdout ? [`- Held out for evaluation: ${config.holdout.fraction} of the images (seeded), in no training file`] : []),
       `- Decontamination: ${
         config.decontaminate?.length
-          ? `against ${config.decontaminate.map((s) => `${s.name} (${s.format})`).join(', ')}; ${quality.rejections.byReason.contaminated ?? 0} samples rejected as contaminated (image copies by sha256 or perceptual hash, instructions by 13-gram)`
+          ? `against ${config.decontaminate.map((s) => `${s.name} (${s.format})`).join(', ')}; ${quality.rejections.byReason.contaminated ?? 0} samples rejected as contaminated (images: identical bytes, or the same picture confirmed pixel by pixel after a perceptual-hash candidate; instructions: a shared 13-gram, or a short question together with its image); ${quality.nearMisses?.length ?? 0} near misses kept and listed in quality.json (\`nearMisses\`)`
           : 'none (no `decontaminate` sets configured)'
       }`,
     );

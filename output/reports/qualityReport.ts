@@ -13,7 +13,7 @@ import type { BuildReport } from '../contracts/buildReport.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
 import type { ShardManifest, StrategyPairs } from '../contracts/manifest.js';
 import { emptyAgreement } from '../commit/qualityStats.js';
-import type { AgreementCount, PassCount, ShardQuality, TurnTally, VacuousCount, VisionTally } from '../contracts/quality.js';
+import type { AgreementCount, NearMissEntry, PassCount, ShardQuality, TurnTally, VacuousCount, VisionTally } from '../contracts/quality.js';
 
 export const QUALITY_FORMAT = 'mmif-engine/quality@1';
 
@@ -59,6 +59,8 @@ export interface QualityReport {
     atStakeFailureRates: Record<string, Record<string, { failed: number; total: number; rate: number | null }>>;
   };
   rejections: { byStage: Record<string, number>; byReason: Record<string, number> };
+  /** Training images close to an evaluation image but not the same picture: kept, listed (empty without `decontaminate`). */
+  nearMisses: NearMissEntry[];
   lengths: { answerWords: LengthStats; chosenWords: LengthStats; rejectedWords: LengthStats };
   composition: {
     bySource: Record<string, { instruct: number; dpo: number; rejectedSamples: number; rejectedPairs: number }>;
@@ -182,6 +184,7 @@ export function qualityReport(
       ),
     },
     rejections: { byStage: report.rejectsByStage, byReason },
+    nearMisses: [...(sum.nearMisses ?? [])].sort((a, b) => a.worst - b.worst || a.image.localeCompare(b.image)),
     lengths: {
       answerWords: lengthStats(sum.lengths.answerWords),
       chosenWords: lengthStats(sum.lengths.chosenWords),
@@ -274,6 +277,7 @@ export function mergeQuality(stats: readonly ShardQuality[]): ShardQuality {
       const target = (into.atStakeFailures[strategy] ??= {});
       for (const [type, t] of Object.entries(byType)) addFields((target[type] ??= { failed: 0, total: 0 }), t);
     }
+    if (s.nearMisses) (into.nearMisses ??= []).push(...s.nearMisses);
     into.lengths.answerWords.push(...s.lengths.answerWords);
     into.lengths.chosenWords.push(...s.lengths.chosenWords);
     into.lengths.rejectedWords.push(...s.lengths.rejectedWords);

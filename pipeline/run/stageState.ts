@@ -11,6 +11,7 @@ import type { RejectionDetails } from '../../domain/rejection.js';
 import type { Verdict, VerificationMethod } from '../../domain/verdict.js';
 import type { CallRecord } from '../../llm/callRecord.js';
 import type { StageName } from '../../config/stages.js';
+import type { NearMiss } from '../../domain/decontamination.js';
 
 export interface ImageResult {
   sha256: string;
@@ -20,6 +21,8 @@ export interface ImageResult {
   originalHeight: number;
   /** The dedupe key this sample claimed (pipeline/stages/image/imageClaims.ts): commit checks it still holds it. */
   claim?: { key: string; policy: DedupePolicy };
+  /** Evaluation images this image came close to without being the same picture (domain/decontamination.ts). */
+  nearMisses?: NearMiss[];
 }
 
 export interface InstructionResult {

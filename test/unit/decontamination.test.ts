@@ -5,7 +5,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { EvalSetIndex, hammingDistance, ngrams, PERCEPTUAL_HASH_THRESHOLD, wordsOf } from '../../domain/decontamination.js';
+import { CANDIDATE_BITS, EvalSetIndex, hammingDistance, ngrams, wordsOf } from '../../domain/decontamination.js';
+import { isSamePicture, likeness } from '../../domain/imageMatch.js';
+import { imageFingerprint } from '../../image/perceptualHash.js';
+import { COPY_KINDS, copyOf, IMAGE_KINDS, kindImage } from '../fixtures/imageKinds.js';
 import { DecontaminationSetError, rejectIfContaminated } from '../../pipeline/decontamination.js';
 import { tsvRows } from '../../sources/readers/tsv.js';
 import { sceneJpeg } from '../fixtures/images.js';
@@ -33,7 +36,7 @@ test('tsvRows reads pandas-quoted fields (tabs, newlines, doubled quotes), CRLF,
   assert.deepEqual(await rows(['a\tb']), [['a', 'b']], 'no newline at the end');
 });
 
-test('13-grams: a shared run of 13 words matches; 12 do not; a short question matches only itself', () => {
+test('13-grams: a shared run of 13 words matches; 12 do not; a short question matches only itself, on an image close to its own', () => {
   const index = new EvalSetIndex();
   const long = 'Describe the red bicycle leaning on the wall and explain why the owner may have left it there today';
   index.addQuestion({ name: 'mmifeval', index: '7' }, long);
@@ -47,7 +50,13 @@ test('13-grams: a shared run of 13 words matches; 12 do not; a short question ma
   });
   assert.equal(index.matchText(wordsOf(long).slice(2, 14).join(' ')), undefined, '12 shared words are not a match');
   assert.equal(index.matchText('Describe the image in detail, with two decimals.'), undefined, 'a short question inside a longer text is not a match');
-  assert.deepEqual(index.matchText('describe THE image'), { name: 'mia', index: '3', how: 'instruction: the same text as its question' });
+  assert.equal(index.matchText('describe THE image'), undefined, 'a short question alone matches whatever the image: not a match');
+  assert.equal(index.matchText('describe THE image', [{ name: 'mia', index: '4' }]), undefined, 'close to another item of the set: not a match');
+  assert.deepEqual(index.matchText('describe THE image', [{ name: 'mia', index: '3' }]), {
+    name: 'mia',
+    index: '3',
+    how: 'instruction: the same text as its question, on an image close to its image',
+  });
   assert.deepEqual(ngrams(['a', 'b', 'c'], 2), ['a b', 'b c']);
 });
 
@@ -62,11 +71,14 @@ test('images: identical bytes by sha256; a re-encoded, resized copy by perceptua
     const config = { decontaminate: [{ uri: tsv, format: 'vlmevalkit-tsv' as const, name: 'mmifeval' }], s3: {} };
     await assert.rejects(rejectIfContaminated(config, { image: original, texts: [] }), { reason: 'contaminated: mmifeval 0: image: identical bytes (sha256)' });
     await assert.rejects(rejectIfContaminated(config, { image: copy, texts: [] }), {
-      reason: /^contaminated: mmifeval 0: image: perceptual hash \d+ of 64 bits from it \(threshold 12\)$/,
+      reason: /^contaminated: mmifeval 0: image: the same picture \(dHash \d+ of 64 bits, pixels within [\d.]+ grey levels, at most 24\)$/,
     });
-    await rejectIfContaminated(config, { image: other, texts: ['What is not shown?'] });
-    await assert.rejects(rejectIfContaminated(config, { texts: [undefined, 'what is shown'] }), { reason: 'contaminated: mmifeval 0: instruction: the same text as its question' });
-    assert.ok(hammingDistance(0b1011n, 0b0110n) === 3 && PERCEPTUAL_HASH_THRESHOLD === 12);
+    assert.deepEqual(await rejectIfContaminated(config, { image: other, texts: ['What is not shown?'] }), []);
+    assert.deepEqual(await rejectIfContaminated(config, { image: other, texts: ['what is shown'] }), [], 'the short question on another picture is not a copy');
+    await assert.rejects(rejectIfContaminated(config, { texts: [undefined, 'what is shown'], near: [{ name: 'mmifeval', index: '0' }] }), {
+      reason: 'contaminated: mmifeval 0: instruction: the same text as its question, on an image close to its image',
+    });
+    assert.equal(hammingDistance(0b1011n, 0b0110n), 3);
 
     const badHeader = path.join(dir, 'bad.tsv');
     await writeFile(badHeader, 'id\tpicture\tquestion\n1\tx\ty\n');
@@ -87,4 +99,35 @@ test('images: identical bytes by sha256; a re-encoded, resized copy by perceptua
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('the same picture: every kind of copy of photos, charts, screens and diagrams is confirmed; distinct images of a kind are not, even when their dHashes are close', async () => {
+  for (const kind of IMAGE_KINDS) {
+    const images = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => kindImage(kind, i)));
+    const prints = await Promise.all(images.map((image) => imageFingerprint(image)));
+    for (const [i, how] of COPY_KINDS.entries()) {
+      const copy = await imageFingerprint(await copyOf(images[i]!, how, i));
+      const like = likeness(prints[i]!.rendering, copy.rendering);
+      assert.ok(hammingDistance(prints[i]!.dHash, copy.dHash) <= CANDIDATE_BITS && isSamePicture(like), `${kind} ${i}, ${how}: ${JSON.stringify(like)}`);
+    }
+    for (let i = 0; i < prints.length; i++) {
+      for (let j = i + 1; j < prints.length; j++) {
+        const like = likeness(prints[i]!.rendering, prints[j]!.rendering);
+        assert.ok(!isSamePicture(like), `${kind} ${i} and ${j} are distinct: ${JSON.stringify(like)}`);
+      }
+    }
+  }
+});
+
+test('charts whose dHashes are 12 bits or fewer apart (what the dHash threshold alone called copies) are told apart', async () => {
+  const prints = await Promise.all(Array.from({ length: 24 }, async (_, i) => imageFingerprint(await kindImage('chart', i))));
+  let close = 0;
+  for (let i = 0; i < prints.length; i++) {
+    for (let j = i + 1; j < prints.length; j++) {
+      if (hammingDistance(prints[i]!.dHash, prints[j]!.dHash) > 12) continue;
+      close += 1;
+      assert.ok(!isSamePicture(likeness(prints[i]!.rendering, prints[j]!.rendering)), `charts ${i} and ${j}`);
+    }
+  }
+  assert.ok(close >= 3, `${close} close pairs among 24 charts`);
 });

@@ -28,7 +28,7 @@ export async function runImageStage(ctx: StageContext, sample: SourceSample): Pr
   const image = await normalizeImage(bytes, sourceImageConfig(ctx.config.image, source));
   if (!image.ok) throw new SampleRejection(image.reason);
   // Before any claim, store write or model call: a contaminated sample costs nothing further.
-  await rejectIfContaminated(ctx.config, { image: bytes, texts: [sample.originalInstruction] });
+  const nearMisses = await rejectIfContaminated(ctx.config, { image: bytes, texts: [sample.originalInstruction] });
 
   // Duplicates by the source's policy: the lowest rank keeps its sample, the others are rejected naming it.
   const policy = dedupePolicy(source);
@@ -45,5 +45,6 @@ export async function runImageStage(ctx: StageContext, sample: SourceSample): Pr
     originalWidth: image.originalWidth,
     originalHeight: image.originalHeight,
     ...(key ? { claim: { key, policy } } : {}),
+    ...(nearMisses.length > 0 ? { nearMisses } : {}),
   };
 }
