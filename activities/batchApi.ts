@@ -63,7 +63,7 @@ export async function submitStageBatch(task: BatchRoundTask): Promise<{ batchIds
     const targets: StoredRound['targets'] = {};
     for (const p of prepared) {
       if (!p) continue;
-      const customId = batchCustomId(p.sample.sampleId, task.stage, task.round);
+      const customId = batchCustomId({ sampleId: p.sample.sampleId, stage: task.stage, kind: p.request.kind, resubmission: task.round });
       requests.push({ custom_id: customId, body: p.request.body });
       targets[customId] = { stage: p.request.stage, cacheKey: p.request.cacheKey, model: p.request.model, estimate: p.request.estimate, sampleId: p.sample.sampleId };
     }

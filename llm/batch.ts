@@ -3,7 +3,7 @@
  * gateways), as steps a Temporal activity takes one at a time and describes in small JSON:
  * planBatchFiles / submitBatches (requests -> files -> batch ids), pollBatch (-> BatchProgress),
  * collectBatch (-> an outcome per custom_id). Requests are ModelCaller.prepare() bodies keyed by
- * batchCustomId(sample, stage, resubmission); an ok reply goes through ModelCaller.storeReply() into
+ * batchCustomId(sample, stage, kind, resubmission); an ok reply goes through ModelCaller.storeReply() into
  * the cache, where the synchronous pipeline finds it. One call targets one endpoint (base URL + key);
  * files are split per model, since a batch file may use one model only.
  */
@@ -14,6 +14,7 @@ import OpenAI, { toFile, type APIError } from 'openai';
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { z } from 'zod';
 import { MODEL_ROLES, type ModelRole } from '../config/modelsConfig.js';
+import { isPromptKind, type PromptKind } from '../domain/promptKinds.js';
 import { TransientError } from '../domain/errors.js';
 import type { ResolvedEndpoint } from './resolvedEndpoint.js';
 import { permanentError } from './endpointError.js';
@@ -94,22 +95,25 @@ export interface BatchFile {
 export interface BatchCallId {
   sampleId: string;
   stage: ModelRole;
+  /** What the line asks for (its prompt's kind): a batch line has no headers, so its id names it (the simulator reads it). */
+  kind: PromptKind;
   /** 0 for the first submission (docs/architecture.md, Glossary: resubmission). */
   resubmission: number;
 }
 
-/** `mmif:<stage>:<resubmission>:<sampleId>`; the sample id goes last, so it may contain anything. */
-export function batchCustomId(sampleId: string, stage: ModelRole, resubmission: number): string {
+/** `mmif:<stage>:<kind>:<resubmission>:<sampleId>`; the sample id goes last, so it may contain anything. */
+export function batchCustomId({ sampleId, stage, kind, resubmission }: BatchCallId): string {
   if (!Number.isInteger(resubmission) || resubmission < 0) throw new Error(`batch resubmission must be a non-negative integer, not ${resubmission}`);
-  return `mmif:${stage}:${resubmission}:${sampleId}`;
+  return `mmif:${stage}:${kind}:${resubmission}:${sampleId}`;
 }
 
 /** The inverse of batchCustomId; undefined for ids it did not make. */
 export function parseBatchCustomId(customId: string): BatchCallId | undefined {
-  const match = /^mmif:([a-z]+):(\d+):([\s\S]+)$/.exec(customId);
+  const match = /^mmif:([a-z]+):([a-z_]+):(\d+):([\s\S]+)$/.exec(customId);
   const stage = MODEL_ROLES.find((s) => s === match?.[1]);
-  if (!match || !stage) return undefined;
-  return { sampleId: match[3]!, stage, resubmission: Number(match[2]) };
+  const kind = match?.[2];
+  if (!match || !stage || !isPromptKind(kind)) return undefined;
+  return { sampleId: match[4]!, stage, kind, resubmission: Number(match[3]) };
 }
 
 // ---------------------------------------------------------------------------------------

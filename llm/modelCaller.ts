@@ -309,6 +309,7 @@ export class ModelCaller {
     let admitted = false;
     const sending = {
       role: req.stage,
+      kind: prepared.kind,
       config: req.endpoint,
       endpoint,
       // The timeout bounds how long an admitted attempt holds a leased slot past its lease's term.

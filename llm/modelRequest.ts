@@ -8,6 +8,7 @@ import type { z } from 'zod';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { BuildConfig } from '../config/buildConfig.js';
 import type { EndpointConfig, ModelRole } from '../config/modelsConfig.js';
+import type { PromptKind } from '../domain/promptKinds.js';
 import type { RenderedPrompt } from '../prompts/chat.js';
 import { jsonSchemaOf, type MessageImage } from './chatMessages.js';
 import { requestBody, type Dialect, type StageAsk } from './dialect.js';
@@ -49,6 +50,8 @@ export interface ReplyTarget {
 
 /** A request of a stage, ready to send (the Batch API sends first requests instead of the synchronous path). */
 export interface PreparedRequest extends ReplyTarget {
+  /** What it asks for (its prompt's kind): sent beside the body, never in it (sendCompletion.ts, batch.ts). */
+  kind: PromptKind;
   body: ChatCompletionCreateParamsNonStreaming;
 }
 
@@ -86,5 +89,5 @@ export function prepareRequest(
     dialect,
   );
   const cacheKey = `${cachePrefix}/${replyCacheKey(endpoint.baseURL, body, req, llm.imageDetail, t.index)}.json`;
-  return { stage: req.stage, cacheKey, model: endpoint.model, body, estimate: requestEstimate(body) };
+  return { stage: req.stage, kind: req.prompt.kind, cacheKey, model: endpoint.model, body, estimate: requestEstimate(body) };
 }

@@ -233,7 +233,7 @@ async function paidCompletion(
   await budget?.admit();
   let completion: ChatCompletion;
   try {
-    ({ completion } = await requestCompletion(client, body));
+    ({ completion } = await requestCompletion(client, body, 'answer'));
   } catch (err) {
     budget?.unpaid();
     throw err;

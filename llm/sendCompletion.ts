@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import type { EndpointConfig, ModelRole } from '../config/modelsConfig.js';
+import { REQUEST_KIND_HEADER, type PromptKind } from '../domain/promptKinds.js';
 import { SampleRejection } from '../domain/rejection.js';
 import { abortSignal } from './abortScope.js';
 import { tallyFailedAttempt } from './attemptTally.js';
@@ -43,6 +44,8 @@ export class RequestRefused extends SampleRejection {
 
 export interface Sending {
   role: ModelRole;
+  /** What the request asks for: its `x-mmif-request-kind` header. */
+  kind: PromptKind;
   /** The endpoint as configured (its key variable names the secret in messages) and as resolved. */
   config: EndpointConfig;
   endpoint: ResolvedEndpoint;
@@ -70,7 +73,7 @@ export async function sendCompletion(s: Sending, body: ChatCompletionCreateParam
         async (ticket) => {
           signal?.throwIfAborted(); // aborted the moment it was admitted
           if (attempt === 1) await s.beforeFirstSend?.();
-          return attemptCompletion(client, body, estimate, ticket, signal);
+          return attemptCompletion(client, body, s.kind, estimate, ticket, signal);
         },
         place,
         s.limits,
@@ -108,9 +111,16 @@ function refuseLongAsk(err: APIError, s: Sending, attempts: number): void {
  * budgets), and reads the reply as a chat completion itself rather than trusting the SDK to: a 200
  * that is HTML, empty or of another shape is UnusableReply('not-a-completion') (replyCheck.ts).
  */
-async function attemptCompletion(client: OpenAI, body: ChatCompletionCreateParamsNonStreaming, estimate: number, ticket: Ticket, signal?: AbortSignal): Promise<ChatCompletion> {
+async function attemptCompletion(
+  client: OpenAI,
+  body: ChatCompletionCreateParamsNonStreaming,
+  kind: PromptKind,
+  estimate: number,
+  ticket: Ticket,
+  signal?: AbortSignal,
+): Promise<ChatCompletion> {
   try {
-    const { completion, headers } = await requestCompletion(client, body, signal);
+    const { completion, headers } = await requestCompletion(client, body, kind, signal);
     // A count the endpoint got wrong (negative, a string, 1e300) leaves the estimate standing.
     ticket.succeeded(headers, usableTotal(completion.usage?.total_tokens, estimate));
     return completion;
@@ -120,13 +130,19 @@ async function attemptCompletion(client: OpenAI, body: ChatCompletionCreateParam
   }
 }
 
-/** One request, its reply read and checked as a chat completion (the pre-flight sends its request through this too). */
+/**
+ * One request, its reply read and checked as a chat completion (the pre-flight sends its request
+ * through this too). It names its `kind` in the `x-mmif-request-kind` header: outside the body, so
+ * outside every cache key; a server ignores a header it does not know (RFC 9110 §5.1), and the
+ * simulator tells requests apart by it rather than by their wording.
+ */
 export async function requestCompletion(
   client: OpenAI,
   body: ChatCompletionCreateParamsNonStreaming,
+  kind: PromptKind,
   signal?: AbortSignal,
 ): Promise<{ completion: ChatCompletion; headers: Headers }> {
-  const response = await client.chat.completions.create(body, signal ? { signal } : undefined).asResponse();
+  const response = await client.chat.completions.create(body, { headers: { [REQUEST_KIND_HEADER]: kind }, ...(signal ? { signal } : {}) }).asResponse();
   return { completion: chatCompletionOf(await response.text(), response.headers.get('content-type')), headers: response.headers };
 }
 

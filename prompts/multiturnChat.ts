@@ -12,7 +12,7 @@
 import type { Constraint } from '../domain/constraints/selection.js';
 import { rendered, framed, type RenderedPrompt, type PromptMessage, type RequestLayout } from './chat.js';
 
-/** Opens every chat; the simulator recognises a chat by its first sentence (simulator/answers.ts). */
+/** Opens every chat (the simulator leaves it out of the turns it reads: simulator/answers.ts). */
 export const MULTITURN_SYSTEM_TEXT = 'You are answering questions about an image over several turns. An instruction given in any turn applies to every later answer as well.';
 
 export interface ChatTurn {

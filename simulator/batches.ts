@@ -24,7 +24,8 @@ export interface BatchHost {
   readonly seed: number;
   faults(): FaultConfig;
   /** Answers one input line as POST /v1/chat/completions would, counted in the stats as a batch line. */
-  executeBatchLine(body: unknown): LineResult;
+  /** `customId`: the line's custom_id, which names what an engine's line asks for (llm/batch.ts). */
+  executeBatchLine(body: unknown, customId: string): LineResult;
   /** Counts lines that never ran because the window closed or the batch was cancelled. */
   countUnrun(kind: 'expired' | 'cancelled', lines: number): void;
 }
@@ -300,7 +301,7 @@ export class BatchService {
         errors.push(JSON.stringify({ ...envelope, response: null, error: EXPIRED_ERROR }));
         continue;
       }
-      const result = this.host.executeBatchLine(line.body);
+      const result = this.host.executeBatchLine(line.body, line.custom_id);
       usage.input_tokens += result.usage?.prompt_tokens ?? 0;
       usage.output_tokens += result.usage?.completion_tokens ?? 0;
       const response = { status_code: result.statusCode, request_id: `req_${id}`, body: result.body };

@@ -5,6 +5,7 @@
  * answers and judges.ts the verification replies.
  */
 import { z } from 'zod';
+import { isPromptKind, PROMPT_KINDS } from '../domain/promptKinds.js';
 import { CHAT_SYSTEM_MARKER, parseAnswerPrompt, writeAnswer, writeChatAnswer } from './answers.js';
 import { parseCompareJudgePrompt, parseDirectJudgePrompt, parseVerifierSelectionPrompt, writeCompareJudgement, writeDirectJudgement, writeVerifierSelection } from './judges.js';
 import { rngFromHex, sha256Hex, type Rng } from './rng.js';
@@ -59,19 +60,8 @@ export type ChatRequest = z.infer<typeof ChatRequestSchema>;
 type ChatMessage = ChatRequest['messages'][number];
 type ContentPart = z.infer<typeof ContentPartSchema>;
 
-/** What a request asks for, told from its prompt or reply schema: picks the reply writer (and counts it in the stats). */
-export const REQUEST_KINDS = [
-  'instructions',
-  'chat_questions',
-  'refined_instruction',
-  'constraints',
-  'compatibility',
-  'answer',
-  'direct_judge',
-  'compare_judge',
-  'verifier_selection',
-  'image_tags',
-] as const;
+/** What a request asks for (domain/promptKinds.ts): picks the reply writer (and counts it in the stats). */
+export const REQUEST_KINDS = PROMPT_KINDS;
 export type RequestKind = (typeof REQUEST_KINDS)[number];
 
 /** Knobs for reply content (not transport faults); the server takes them from its FaultConfig. */
@@ -166,11 +156,6 @@ function userTexts(request: ChatRequest): string[] {
 
 const isChatRule = (part: ContentPart) => part.type === 'text' && part.text.startsWith(CHAT_SYSTEM_MARKER);
 
-/** A multi-turn chat opens with its standing rule (a system message, or a part of the image's message); its answer follows instructions from every turn. */
-function isChat(request: ChatRequest): boolean {
-  return request.messages.some((message) => message.role !== 'assistant' && partsOf(message).some(isChatRule));
-}
-
 /** ≈ ceil(chars / 4) over all text parts, plus a flat charge per image part (`imageTokens`). */
 export function promptTokens(request: ChatRequest, imageTokens = IMAGE_PART_TOKENS): number {
   const parts = request.messages.flatMap(partsOf);
@@ -189,47 +174,30 @@ export function completionTokens(content: string): number {
 const JSON_KINDS = ['instructions', 'chat_questions', 'refined_instruction', 'constraints', 'compatibility', 'verifier_selection', 'image_tags'] as const;
 type JsonKind = (typeof JSON_KINDS)[number];
 
-/**
- * Verification prompts embed answers and constraints that could contain any other marker, so
- * they are recognised only by how a prompt opens, and before the others.
- */
-const OPENING_MARKERS: ReadonlyArray<[RequestKind, string]> = [
-  ['direct_judge', 'Your task is to evaluate whether the response from an AI assistant adheres to all of the given constraints.'],
-  ['compare_judge', 'You are an expert in judging whether the response follow the given constraint.'],
-  ['verifier_selection', 'Please analyze the following constraint and select the most appropriate function'],
-];
-
-const KIND_MARKERS: ReadonlyArray<[JsonKind, string]> = [
-  ['instructions', 'You are an expert in generating concise instructions for images'],
-  ['chat_questions', 'You are an expert in writing questions about images for multi-turn conversations.'],
-  ['refined_instruction', 'You are an expert in writing instructions for images.'],
-  ['constraints', 'You are an expert in add appropriate constraints'],
-  ['compatibility', 'You are checking a list of constraints for conflicts'],
-  ['image_tags', 'You are an image tagger.'],
-];
-
 function isJsonKind(name: string | undefined): name is JsonKind {
   return (JSON_KINDS as readonly string[]).includes(name ?? '');
 }
 
-/** The schema name wins; prompt markers cover pipelines configured without structured output. */
-export function detectKind(request: ChatRequest): RequestKind {
+/**
+ * What a request asks for, as the engine names it: `named` (its x-mmif-request-kind header, or a
+ * batch line's custom_id: llm/batch.ts), else its reply schema's name, else an answer. Never from
+ * the prompt's wording, so rewording a prompt cannot change how it is answered. A server stepped
+ * down from json_schema (dialects.ts) sends no schema name: the header still names the kind.
+ */
+export function detectKind(request: ChatRequest, named?: string | string[]): RequestKind {
+  const header = Array.isArray(named) ? named[0] : named;
+  if (isPromptKind(header)) return header;
   const schemaName = request.response_format?.json_schema?.name;
-  if (isJsonKind(schemaName)) return schemaName;
-  const openings = request.messages.flatMap(partsOf).map((part) => (part.type === 'text' ? part.text.trimStart() : ''));
-  const opened = OPENING_MARKERS.find(([, marker]) => openings.some((text) => text.startsWith(marker)));
-  if (opened) return opened[0];
-  const text = textOf(request.messages);
-  return KIND_MARKERS.find(([, marker]) => text.includes(marker))?.[0] ?? 'answer';
+  return isJsonKind(schemaName) ? schemaName : 'answer';
 }
 
 // ---------------------------------------------------------------------------------------
 // Reply generation
 
-export function generateReply(request: ChatRequest, seed: number, tuning: ReplyTuning = DEFAULT_TUNING, key = requestKey(request)): Reply {
+/** `kind`: what the request asks for (detectKind), as the server found it on arrival. */
+export function generateReply(request: ChatRequest, seed: number, tuning: ReplyTuning = DEFAULT_TUNING, key = requestKey(request), kind = detectKind(request)): Reply {
   const hash = sha256Hex(`reply\u0000${seed}\u0000${key}`);
   const rng = rngFromHex(hash);
-  const kind = detectKind(request);
   const content = KIND_WRITERS[kind](request, rng, tuning);
   return { id: `chatcmpl-sim-${hash.slice(0, 16)}`, kind, ...limitLength(content, tokenLimit(request)) };
 }
@@ -240,8 +208,8 @@ const KIND_WRITERS: Record<RequestKind, (request: ChatRequest, rng: Rng, tuning:
   refined_instruction: (request) => JSON.stringify({ instruction: refineQuestion(textOf(request.messages)) }),
   constraints: (request, rng) => JSON.stringify({ constraints: writeConstraints(parseOfferedConstraints(textOf(request.messages)), rng) }),
   compatibility: (request, rng) => JSON.stringify(judgeCompatibility(parseNumberedConstraints(textOf(request.messages)), rng)),
-  answer: (request, rng, tuning) =>
-    isChat(request) ? writeChatAnswer(userTexts(request), rng, tuning) : writeAnswer(parseAnswerPrompt(lastUserText(request)), rng, tuning.complianceRate),
+  answer: (request, rng, tuning) => writeAnswer(parseAnswerPrompt(lastUserText(request)), rng, tuning.complianceRate),
+  chat_answer: (request, rng, tuning) => writeChatAnswer(userTexts(request), rng, tuning),
   direct_judge: (request, rng, tuning) => writeDirectJudgement(parseDirectJudgePrompt(textOf(request.messages)), rng, tuning.judgeLeniency),
   compare_judge: (request, rng, tuning) => writeCompareJudgement(parseCompareJudgePrompt(textOf(request.messages)), rng, tuning.judgeLeniency),
   verifier_selection: (request, rng) => writeVerifierSelection(parseVerifierSelectionPrompt(textOf(request.messages)), rng),

@@ -12,6 +12,8 @@ import { DEFAULT_FAULTS, FaultPatchSchema, decideBatchFailure, decideFault, merg
 import { dialectFor, PORTAL_PAGE, refuseInDialect, ServerError, SIM_DIALECTS, thinkingOf, thoughtsFor, type SimDialect } from './dialects.js';
 import { HttpError, readJson, send, sendJson } from './http.js';
 import { gpuFleetFromEnv, type GpuFleet } from './gpuProfile.js';
+import { REQUEST_KIND_HEADER } from '../domain/promptKinds.js';
+import { parseBatchCustomId } from '../llm/batch.js';
 import { checkChat, checkKey, echoingKey } from './misconfiguration.js';
 import { ProviderRateLimits } from './rateLimits.js';
 import { PROMPT_CACHE_PRESETS, PromptCache, type PromptCacheSettings } from './promptCache.js';
@@ -21,6 +23,7 @@ import {
   REQUEST_KINDS,
   completionBody,
   completionTokens,
+  detectKind,
   generateReply,
   malformReply,
   promptTokens,
@@ -354,6 +357,7 @@ class Simulator {
     res.once('finish', () => this.countStatus(res.statusCode));
     const body = await readJson(req);
     const request = parseChatRequest(deployment !== undefined && typeof body === 'object' && body !== null ? { model: deployment, ...body } : body);
+    const asks = detectKind(request, req.headers[REQUEST_KIND_HEADER]);
     const dialect = dialectFor(this.faultConfig, request.model);
     if (dialect === 'html-proxy') return send(res, 200, PORTAL_PAGE, 'text/html; charset=utf-8');
     checkKey(this.faultConfig, req);
@@ -373,7 +377,7 @@ class Simulator {
     const controller = abortWhenAbandoned(res);
     this.pending.add(controller);
     try {
-      await this.complete(request, dialect, res, controller.signal, budget.headers, `${arrived.toFixed(1)},${counted.toFixed(1)}`);
+      await this.complete(request, asks, dialect, res, controller.signal, budget.headers, `${arrived.toFixed(1)},${counted.toFixed(1)}`);
     } finally {
       this.pending.delete(controller);
       this.stats.inFlight--;
@@ -382,6 +386,7 @@ class Simulator {
 
   private async complete(
     request: ChatRequest,
+    asks: RequestKind,
     dialect: SimDialect,
     res: ServerResponse,
     signal: AbortSignal,
@@ -392,7 +397,7 @@ class Simulator {
     const { key, attempt } = this.nextAttempt(request);
     const decision = decideFault(this.faultConfig, this.seed, key, attempt);
     // Serving as GPUs, a reply's time follows its length: it is made first and sent after its decode time.
-    const early = this.gpus && ['none', 'malformed', 'truncated'].includes(decision.kind) ? this.reply(request, key, decision.kind, dialect) : undefined;
+    const early = this.gpus && ['none', 'malformed', 'truncated'].includes(decision.kind) ? this.reply(request, asks, key, decision.kind, dialect) : undefined;
     await pause(early ? this.gpus!.latencyMs(early.body.usage.completion_tokens) : decision.latencyMs, signal);
     switch (decision.kind) {
       case 'rate429':
@@ -405,7 +410,7 @@ class Simulator {
         await pause(this.faultConfig.hangMs, signal);
         throw new HttpError(504, 'Simulated upstream timeout.', 'server_error', 'timeout');
       default: {
-        const body = JSON.stringify(early ? this.counted(early, false) : this.completion(request, key, decision.kind, false, dialect));
+        const body = JSON.stringify(early ? this.counted(early, false) : this.completion(request, asks, key, decision.kind, false, dialect));
         const replyHeaders = { ...headers, 'x-simulator-times': `${times},${(performance.timeOrigin + performance.now()).toFixed(1)}` };
         if (this.faultConfig.trickleMs > 0) return trickle(res, body, replyHeaders, this.faultConfig.trickleMs, signal);
         send(res, 200, body, 'application/json', replyHeaders);
@@ -418,7 +423,7 @@ class Simulator {
    * attempt counter, same reply and content faults. Transport faults (latency, 429, 500, hang)
    * belong to HTTP and do not apply; batchFailureRate stands in for them.
    */
-  executeBatchLine(body: unknown): LineResult {
+  executeBatchLine(body: unknown, customId: string): LineResult {
     this.stats.requests++;
     this.stats.batch.requests++;
     try {
@@ -428,7 +433,14 @@ class Simulator {
         throw new HttpError(500, 'Simulated internal server error.', 'server_error', 'internal_error');
       }
       const kind = decideFault(this.faultConfig, this.seed, key, attempt).kind;
-      const completion = this.completion(request, key, kind === 'malformed' || kind === 'truncated' ? kind : 'none', true, dialectFor(this.faultConfig, request.model));
+      const completion = this.completion(
+        request,
+        detectKind(request, parseBatchCustomId(customId)?.kind),
+        key,
+        kind === 'malformed' || kind === 'truncated' ? kind : 'none',
+        true,
+        dialectFor(this.faultConfig, request.model),
+      );
       this.countStatus(200);
       return { statusCode: 200, body: completion, usage: completion.usage };
     } catch (error) {
@@ -450,8 +462,8 @@ class Simulator {
     return { key, attempt };
   }
 
-  private completion(request: ChatRequest, key: string, kind: FaultKind, batch: boolean, dialect: SimDialect) {
-    return this.counted(this.reply(request, key, kind, dialect), batch);
+  private completion(request: ChatRequest, asks: RequestKind, key: string, kind: FaultKind, batch: boolean, dialect: SimDialect) {
+    return this.counted(this.reply(request, asks, key, kind, dialect), batch);
   }
 
   /**
@@ -459,7 +471,7 @@ class Simulator {
    * come first and count against the token limit, so a small limit leaves no room for the answer
    * (an empty, or for inline thinking an unterminated, reply cut with finish_reason length).
    */
-  private reply(request: ChatRequest, key: string, kind: FaultKind, dialect: SimDialect) {
+  private reply(request: ChatRequest, asks: RequestKind, key: string, kind: FaultKind, dialect: SimDialect) {
     const thinking = thinkingOf(dialect);
     const thoughts = thinking === 'none' ? '' : thoughtsFor(key);
     const thoughtTokens = completionTokens(thoughts);
@@ -467,7 +479,7 @@ class Simulator {
     const cutWhileThinking = thoughtTokens > 0 && limit !== undefined && limit <= thoughtTokens;
     // The answer gets what the thinking leaves of the limit; the request key (so the reply) stays the request's.
     const answerRequest = thoughtTokens > 0 && limit !== undefined ? { ...request, max_tokens: Math.max(1, limit - thoughtTokens), max_completion_tokens: null } : request;
-    let reply = applyContentFault(kind, generateReply(answerRequest, this.seed, this.faultConfig, key));
+    let reply = applyContentFault(kind, generateReply(answerRequest, this.seed, this.faultConfig, key, asks));
     if (cutWhileThinking) reply = { ...reply, content: '', finishReason: 'length' };
     const shown = cutWhileThinking ? thoughts.slice(0, limit * 4) : thoughts;
     if (this.faultConfig.replyPadBytes > 0) reply = { ...reply, content: reply.content.padEnd(this.faultConfig.replyPadBytes) };

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { REQUEST_KIND_HEADER } from '../../domain/promptKinds.js';
 import { detectKind, type ChatRequest } from '../../simulator/replies.js';
 
 export interface ProxyEvent {
@@ -36,7 +37,7 @@ export async function startLoggingProxy(upstream: string): Promise<LoggingProxy>
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      const stage = req.url?.endsWith('/chat/completions') ? detectKind(JSON.parse(body.toString('utf8')) as ChatRequest) : 'other';
+      const stage = req.url?.endsWith('/chat/completions') ? detectKind(JSON.parse(body.toString('utf8')) as ChatRequest, req.headers[REQUEST_KIND_HEADER]) : 'other';
       const digest = createHash('sha256').update(body).digest('hex');
       // Logged into the log current when the request came: a take() in between leaves its reply with it.
       const log = events;

@@ -82,12 +82,13 @@ async function runBatch(count: number) {
 
 test('batchCustomId round-trips, whatever the sample id holds', () => {
   for (const sampleId of ['cc3m-0123abcd', 'odd:id:with:colons', 'spaces and / slashes']) {
-    const id = batchCustomId(sampleId, 'judge', 2);
-    assert.deepEqual(parseBatchCustomId(id), { sampleId, stage: 'judge', resubmission: 2 });
+    const id = batchCustomId({ sampleId, stage: 'judge', kind: 'direct_judge', resubmission: 2 });
+    assert.deepEqual(parseBatchCustomId(id), { sampleId, stage: 'judge', kind: 'direct_judge', resubmission: 2 });
   }
-  assert.equal(parseBatchCustomId('mmif:unknownstage:1:x'), undefined);
+  assert.equal(parseBatchCustomId('mmif:unknownstage:answer:1:x'), undefined);
+  assert.equal(parseBatchCustomId('mmif:answer:unknown_kind:1:x'), undefined);
   assert.equal(parseBatchCustomId('someone-else'), undefined);
-  assert.throws(() => batchCustomId('x', 'answer', -1));
+  assert.throws(() => batchCustomId({ sampleId: 'x', stage: 'answer', kind: 'answer', resubmission: -1 }));
 });
 
 test('planBatchFiles splits by request count, by bytes and by model, keeping order', () => {
@@ -154,8 +155,10 @@ test('submit, poll, collect and store: the pipeline then runs on cache hits with
   // a loaded machine (150 ms was not: the poll came after completion).
   sim.setFaults({ batchCompletionMs: 2_000 });
   const prepared = new Map([
-    ...(await Promise.all(texts.map(async (req, i) => [batchCustomId(`sample-${i}`, 'answer', 0), await caller.prepare(req)] as const))),
-    [batchCustomId('sample-0', 'instruction', 0), await caller.prepare(instructionReq, json)] as const,
+    ...(await Promise.all(
+      texts.map(async (req, i) => [batchCustomId({ sampleId: `sample-${i}`, stage: 'answer', kind: 'answer', resubmission: 0 }), await caller.prepare(req)] as const),
+    )),
+    [batchCustomId({ sampleId: 'sample-0', stage: 'instruction', kind: 'instructions', resubmission: 0 }), await caller.prepare(instructionReq, json)] as const,
   ]);
   const submitted = await submitBatches(
     caller.client(texts[0]!.endpoint),
@@ -195,7 +198,7 @@ test('submit, poll, collect and store: the pipeline then runs on cache hits with
   assert.equal(sim.stats().requests, 6, 'no synchronous request reached the endpoint');
 
   // Each line was answered exactly as POST /v1/chat/completions answers the same body.
-  const direct = await client.chat.completions.create(prepared.get(batchCustomId('sample-2', 'answer', 0))!.body);
+  const direct = await client.chat.completions.create(prepared.get(batchCustomId({ sampleId: 'sample-2', stage: 'answer', kind: 'answer', resubmission: 0 }))!.body);
   assert.equal(answers[2], direct.choices[0]?.message.content);
 });
 

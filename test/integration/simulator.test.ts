@@ -1,3 +1,4 @@
+import { REQUEST_KIND_HEADER, type PromptKind } from '../../domain/promptKinds.js';
 import { after, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -82,8 +83,9 @@ function contentOf(completion: ChatCompletion): string {
   return content ?? '';
 }
 
-async function complete(body: ChatCompletionCreateParamsNonStreaming): Promise<ChatCompletion> {
-  return client.chat.completions.create(body);
+/** `kind`: what the request asks for, named in its header as the engine names it (llm/sendCompletion.ts). */
+async function complete(body: ChatCompletionCreateParamsNonStreaming, kind?: PromptKind): Promise<ChatCompletion> {
+  return client.chat.completions.create(body, kind ? { headers: { [REQUEST_KIND_HEADER]: kind } } : undefined);
 }
 
 function postRaw(body: string, path = '/chat/completions'): Promise<Response> {
@@ -204,10 +206,10 @@ function verifierPrompt(constraint: string): string {
 // ---------------------------------------------------------------------------------------
 // Stages
 
-test('instructions: schema name or prompt marker gives 3-6 instructions in a chat.completion', async () => {
+test('instructions: the schema name or the kind header gives 3-6 instructions in a chat.completion', async () => {
   const bySchema = await complete(userRequest('List instructions for this photo.', { response_format: jsonSchemaFormat('instructions') }));
-  const byMarker = await complete(userRequest('You are an expert in generating concise instructions for images. Return JSON.'));
-  for (const completion of [bySchema, byMarker]) {
+  const byHeader = await complete(userRequest('List instructions for this photo. Return JSON.'), 'instructions');
+  for (const completion of [bySchema, byHeader]) {
     InstructionsReply.parse(JSON.parse(contentOf(completion)));
     assert.match(completion.id, /^chatcmpl-sim-[0-9a-f]{16}$/);
     assert.equal(completion.object, 'chat.completion');
@@ -234,9 +236,9 @@ test('constraints: 4-9 distinct offered keys, concrete sentences for common keys
   }
 });
 
-test('constraints: with few offered keys all are used, unknown keys take their example (marker only)', async () => {
+test('constraints: with few offered keys all are used, unknown keys take their example (kind header only)', async () => {
   const lines = [OFFERED_LINES[0], OFFERED_LINES[10], OFFERED_LINES[11]].filter((line) => line !== undefined);
-  const completion = await complete(userRequest(constraintsPrompt(lines, 'a bridge')));
+  const completion = await complete(userRequest(constraintsPrompt(lines, 'a bridge')), 'constraints');
   const { constraints } = ConstraintsReply.parse(JSON.parse(contentOf(completion)));
   assert.deepEqual(
     constraints.map((constraint) => constraint.type),
@@ -302,7 +304,7 @@ test('answer: the request seed and the constraint list change the answer', async
   const constraints = STRUCTURE_SET.map(([constraint]) => constraint);
   const request = (seed: number | undefined, list = constraints) => userRequest(answerPrompt('Describe the bridge.', list), seed === undefined ? {} : { seed });
   const [unseeded, seed1, seed1Again, seed2, fewer] = await Promise.all(
-    [request(undefined), request(1), request(1), request(2), request(undefined, constraints.slice(0, 4))].map(complete),
+    [request(undefined), request(1), request(1), request(2), request(undefined, constraints.slice(0, 4))].map((body) => complete(body)),
   );
   const texts = [unseeded, seed1, seed1Again, seed2, fewer].map((completion) => contentOf(completion as ChatCompletion));
   assert.equal(texts[2], texts[1], 'same seed, same answer');
@@ -333,7 +335,7 @@ test('direct judge: one score per constraint; checkable ones scored truthfully, 
     [0, 0],
   ] as const) {
     sim.setFaults({ judgeLeniency });
-    const reply = contentOf(await complete(userRequest(directJudgePrompt(JUDGED_RESPONSE, JUDGED_CONSTRAINTS))));
+    const reply = contentOf(await complete(userRequest(directJudgePrompt(JUDGED_RESPONSE, JUDGED_CONSTRAINTS)), 'direct_judge'));
     assert.match(reply, /Judgement:/);
     assert.deepEqual(
       judgeScores(reply),
@@ -352,7 +354,7 @@ test('direct judge: one score per constraint; checkable ones scored truthfully, 
 test('direct judge: replies are sometimes messy but always parseable', async () => {
   const replies = await Promise.all(
     TOPICS.flatMap((topic) => [topic, `${topic} again`]).map(async (topic) =>
-      contentOf(await complete(userRequest(directJudgePrompt(`A note about ${topic}.`, JUDGED_CONSTRAINTS)))),
+      contentOf(await complete(userRequest(directJudgePrompt(`A note about ${topic}.`, JUDGED_CONSTRAINTS)), 'direct_judge')),
     ),
   );
   for (const reply of replies)
@@ -369,7 +371,7 @@ test('direct judge: replies are sometimes messy but always parseable', async () 
 
 test('compare judge: identical responses are False; different ones follow judgeLeniency', async () => {
   const verdict = async (withConstraint: string, withoutConstraint: string) =>
-    compareVerdict(contentOf(await complete(userRequest(compareJudgePrompt('Use a formal tone.', withConstraint, withoutConstraint)))));
+    compareVerdict(contentOf(await complete(userRequest(compareJudgePrompt('Use a formal tone.', withConstraint, withoutConstraint)), 'compare_judge')));
   const answer = 'The harbour wakes slowly.\n\nCrews load their nets.';
   sim.setFaults({ judgeLeniency: 1 });
   assert.equal(await verdict(answer, answer), false);
@@ -393,9 +395,13 @@ test('verifier selection: offered functions with extracted params, [] when none 
   }
   assert.equal(sim.stats().byStage.verifier_selection, expected.length);
 
-  // In bulk through the pure function (marker only, no schema): mostly offered names, a few invented ones.
+  // In bulk through the pure function (its kind named, no schema): mostly offered names, a few invented ones.
   const replies = Array.from({ length: 200 }, (_, i) =>
-    VerifierSelectionReply.parse(JSON.parse(generateReply(ChatRequestSchema.parse(userRequest(verifierPrompt(`Write exactly ${i + 1} paragraphs.`))), SEED).content)),
+    VerifierSelectionReply.parse(
+      JSON.parse(
+        generateReply(ChatRequestSchema.parse(userRequest(verifierPrompt(`Write exactly ${i + 1} paragraphs.`))), SEED, undefined, undefined, 'verifier_selection').content,
+      ),
+    ),
   );
   const invented = replies.filter(({ calls }) => calls.some(({ func }) => !VERIFIER_NAMES.includes(func))).length;
   assert.ok(invented > 0 && invented <= 25, `${invented} of ${replies.length} replies name a function that was not offered`);
@@ -579,7 +585,7 @@ test('stats count requests, statuses, stages, tokens and concurrency', async () 
   sim.setFaults({ latencyMs: 150 });
   const completions = await Promise.all([
     complete(userRequest('x', { response_format: jsonSchemaFormat('instructions') })),
-    complete(userRequest(constraintsPrompt(OFFERED_LINES, 'a garden'))),
+    complete(userRequest(constraintsPrompt(OFFERED_LINES, 'a garden')), 'constraints'),
     complete(userRequest(answerPrompt('Describe the garden.', []))),
   ]);
   assert.equal((await postRaw('not json')).status, 400);
@@ -598,6 +604,7 @@ test('stats count requests, statuses, stages, tokens and concurrency', async () 
     answer: 1,
     direct_judge: 0,
     compare_judge: 0,
+    chat_answer: 0,
     verifier_selection: 0,
     image_tags: 0,
   });

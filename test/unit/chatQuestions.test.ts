@@ -12,10 +12,10 @@ const asRequest = (count: number, structured: boolean) =>
     ...(structured ? { response_format: { type: 'json_schema', json_schema: { name: 'chat_questions', schema: { type: 'object' } } } } : {}),
   });
 
-test('the simulator answers the questions prompt with exactly the N distinct questions it asks for, with or without a schema', () => {
+test('the simulator answers the questions prompt with exactly the N distinct questions it asks for, named by its schema or, without one, by its kind', () => {
   for (const count of [1, 5, 12, 20]) {
     for (const structured of [true, false]) {
-      const reply = generateReply(asRequest(count, structured), 3);
+      const reply = generateReply(asRequest(count, structured), 3, undefined, undefined, structured ? undefined : 'chat_questions');
       assert.equal(reply.kind, 'chat_questions');
       const { questions } = chatQuestionsReplySchema.parse(JSON.parse(reply.content));
       assert.equal(questions.length, count);

@@ -39,8 +39,8 @@ const requestOf = (prompt: RenderedPrompt) => ChatRequestSchema.parse({ model: '
 
 function answerPif(chat: ChatTurn[], turn: number, appendAll: boolean, complianceRate = 0.9, persistence = 0.97, layout: RequestLayout = 2): number {
   const request = requestOf(renderChatTurn(chat, turn - 1, { appendAll, layout }));
-  const reply = generateReply(request, SEED, { complianceRate, judgeLeniency: 0.9, persistence });
-  assert.equal(reply.kind, 'answer');
+  const reply = generateReply(request, SEED, { complianceRate, judgeLeniency: 0.9, persistence }, undefined, 'chat_answer');
+  assert.equal(reply.kind, 'chat_answer');
   return scoreTurn(
     reply.content,
     instructions.filter((x) => x.turn <= turn),
@@ -53,7 +53,7 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 test('a chat answer is deterministic and follows appended instructions exactly when compliance is 1', () => {
   const chat = chatOf(0, 20);
   const request = requestOf(renderChatTurn(chat, 19, { layout: 2 }));
-  assert.equal(generateReply(request, SEED).content, generateReply(request, SEED).content);
+  assert.equal(generateReply(request, SEED, undefined, undefined, 'chat_answer').content, generateReply(request, SEED, undefined, undefined, 'chat_answer').content);
   // Every instruction appended, nothing to forget: the real verifiers pass all of them on every chat,
   // whether the chat's rule is a system message (layout 1) or a part of the image's message (layout 2).
   for (const layout of [1, 2] as const) {

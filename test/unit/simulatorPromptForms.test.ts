@@ -22,7 +22,7 @@ const request = (text: string) => ChatRequestSchema.parse({ model: 'sim-vl', mes
 function constraintsFor(sample: number) {
   const offered = sampleK(rngFor(11, `sample-${sample}`, 'offered'), CONSTRAINT_TYPES, 12);
   const prompt = renderConstraintPrompt('Describe what is happening in the picture.', offered);
-  const reply = generateReply(request(prompt.messages.map((m) => m.text).join('\n')), sample);
+  const reply = generateReply(request(prompt.messages.map((m) => m.text).join('\n')), sample, undefined, undefined, prompt.kind);
   const { constraints } = JSON.parse(reply.content) as { constraints: Array<{ type: string; value: string }> };
   return constraints.map((c) => ({ ...c, calls: parseVerifierCalls(c.type, c.value) }));
 }
