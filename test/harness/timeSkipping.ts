@@ -100,7 +100,14 @@ export async function startTimeSkippingStack(options: { simulator?: SimulatorOpt
     import('../../worker/bundleProcess.js'),
     import('../../worker/createWorker.js'),
   ]);
-  const [env, simulator, bundle] = await Promise.all([createTimeSkippingEnv(), startSimulator(options.simulator), prebuiltWorkflowBundle()]);
+  const started = await Promise.allSettled([createTimeSkippingEnv(), startSimulator(options.simulator), prebuiltWorkflowBundle()] as const);
+  const [envStart, simulatorStart, bundleBuild] = started;
+  if (envStart.status === 'rejected' || simulatorStart.status === 'rejected' || bundleBuild.status === 'rejected') {
+    // What did start is stopped: a simulator left listening would keep the test process alive.
+    await Promise.allSettled([envStart.status === 'fulfilled' && envStart.value.teardown(), simulatorStart.status === 'fulfilled' && simulatorStart.value.close()]);
+    throw started.find((r): r is PromiseRejectedResult => r.status === 'rejected')!.reason;
+  }
+  const [env, simulator, bundle] = [envStart.value, simulatorStart.value, bundleBuild.value];
   process.env.OPENAI_BASE_URL = simulator.url;
   let worker: Worker;
   try {
