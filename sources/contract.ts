@@ -142,25 +142,29 @@ export function sampleIdsOf(records: SourceSegment['records'], source: string, i
 
 /** Items already built, in segments of up to `size` (bounded memory, one async step per segment). */
 export async function* inSegments(items: AsyncIterable<SourceItem>, size = 1000): AsyncGenerator<SourceSegment> {
-  let records: SourceSegment['records'] = [];
-  let samples: SourceSample[] = [];
-  const segment = (): SourceSegment => {
-    const built = samples;
-    return { records, sampleIds: built.map((s) => s.sampleId), sample: (i) => built[i]! };
-  };
+  let batch: SourceItem[] = [];
   for await (const item of items) {
+    batch.push(item);
+    if (batch.length >= size) {
+      yield segmentOf(batch);
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield segmentOf(batch);
+}
+
+/** One segment of items already built (a source that reads its records in batches: no async step per record). */
+export function segmentOf(items: readonly SourceItem[]): SourceSegment {
+  const records: SourceSegment['records'] = [];
+  const samples: SourceSample[] = [];
+  for (const item of items) {
     if (isProblem(item)) records.push(item);
     else {
       records.push(item.sourceId);
       samples.push(item);
     }
-    if (records.length >= size) {
-      yield segment();
-      records = [];
-      samples = [];
-    }
   }
-  if (records.length > 0) yield segment();
+  return { records, sampleIds: samples.map((s) => s.sampleId), sample: (i) => samples[i]! };
 }
 
 export class SourceError extends InputError {

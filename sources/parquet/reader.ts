@@ -10,12 +10,12 @@ import type { QuestionPolicy } from '../../config/sourceFields.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
 import type { S3Options } from '../../storage/s3Store.js';
-import { damaged, filtered, inSegments, sourceSample, type SourceItem, type SourceReader } from '../contract.js';
+import { damaged, filtered, segmentOf, sourceSample, type SourceItem, type SourceReader, type SourceSegment } from '../contract.js';
 import { firstExchange } from '../readers/conversations.js';
 import { describeMapping } from '../readers/hfColumns.js';
 import { hubSnapshot, type HfFileFilter } from '../readers/hfDataset.js';
 import { openParquetTable } from '../readers/hfParquet.js';
-import { firstText, parquetImages, parquetRows, requireParquetFiles, tableMapping, type ParquetRowRecord } from '../readers/hfRows.js';
+import { firstText, parquetImages, parquetRuns, requireParquetFiles, tableMapping, type ParquetRowRecord } from '../readers/hfRows.js';
 import { cleanQuestion } from '../questions.js';
 
 type ParquetConfig = SourceConfigOf<'parquet'>;
@@ -25,7 +25,7 @@ export function open(config: ParquetConfig, sourceIndex: number, s3: S3Options):
   const images = parquetImages(store);
   const filter = { splits: config.splits, configs: config.configs };
   return {
-    segments: () => inSegments(items(store, config, sourceIndex, filter)),
+    segments: () => segments(store, config, sourceIndex, filter),
     readImage: (ref) => images.read(ref.locator),
     origin: images.origin,
     describe: () => describeParquet(store, filter, config.columns),
@@ -43,9 +43,10 @@ export async function describeParquet(store: ObjectStore, filter: HfFileFilter, 
   return `Parquet: ${files.length} file(s) (${splits}); columns ${describeMapping(map)}${hub}`;
 }
 
-async function* items(store: ObjectStore, config: ParquetConfig, sourceIndex: number, filter: HfFileFilter): AsyncGenerator<SourceItem> {
-  for await (const row of parquetRows(store, await requireParquetFiles(store, filter), config.columns)) {
-    yield 'problem' in row ? row : toItem(row, config, sourceIndex);
+/** A segment per run of row groups (~16k rows): no async step per row. */
+async function* segments(store: ObjectStore, config: ParquetConfig, sourceIndex: number, filter: HfFileFilter): AsyncGenerator<SourceSegment> {
+  for await (const run of parquetRuns(store, await requireParquetFiles(store, filter), config.columns)) {
+    yield segmentOf(run.map((row) => ('problem' in row ? row : toItem(row, config, sourceIndex))));
   }
 }
 

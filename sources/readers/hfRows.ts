@@ -34,22 +34,23 @@ export interface ParquetRowRecord {
 const ROWS_PER_RUN = 16_384;
 
 /**
- * Every row of `files`, in order, or a SourceProblem for what cannot be read. A column asked for that a
- * file does not hold fails the whole source (SourceError, before any row), naming both.
+ * Every row of `files`, in order, or a SourceProblem for what cannot be read, a run of row groups
+ * at a time (no async step per row). A column asked for that a file does not hold fails the whole
+ * source (SourceError, before any row), naming both.
  */
-export async function* parquetRows(
+export async function* parquetRuns(
   store: ObjectStore,
   files: readonly HfParquetFile[],
   request: ColumnRequest,
   extraColumns: readonly string[] = [],
-): AsyncGenerator<ParquetRowRecord | SourceProblem> {
+): AsyncGenerator<Array<ParquetRowRecord | SourceProblem>> {
   for (const file of files) {
     let table: ParquetTable;
     try {
       table = await openParquetTable(store, file.key, file.size);
     } catch (err) {
       if (!(err instanceof ParquetTableError)) throw err;
-      yield damaged(file.key, 'parquet-unreadable', err.message);
+      yield [damaged(file.key, 'parquet-unreadable', err.message)];
       continue;
     }
     const map = tableMapping(store, table, request);
@@ -58,21 +59,34 @@ export async function* parquetRows(
     for (let first = 0; first < groups;) {
       let end = first + 1;
       while (end < groups && table.rowGroupStarts[end + 1]! - table.rowGroupStarts[first]! <= ROWS_PER_RUN) end++;
+      const out: Array<ParquetRowRecord | SourceProblem> = [];
       for (const run of await readRuns(table, first, end, columns)) {
         if ('problem' in run) {
-          yield run;
+          out.push(run);
           continue;
         }
-        const { group, values } = run;
-        const start = table.rowGroupStarts[group]!;
-        for (let i = 0; i < table.rowGroupStarts[group + 1]! - start; i++) {
-          const rowValues = Object.fromEntries(columns.map((c) => [c, values[c]![i]]));
-          yield toRecord(file, start + i, group, rowValues, map);
+        const start = table.rowGroupStarts[run.group]!;
+        const rows = table.rowGroupStarts[run.group + 1]! - start;
+        for (let i = 0; i < rows; i++) {
+          const values: Record<string, unknown> = {};
+          for (const c of columns) values[c] = run.values[c]![i];
+          out.push(toRecord(file, start + i, run.group, values, map));
         }
       }
+      yield out;
       first = end;
     }
   }
+}
+
+/** parquetRuns row by row. */
+export async function* parquetRows(
+  store: ObjectStore,
+  files: readonly HfParquetFile[],
+  request: ColumnRequest,
+  extraColumns: readonly string[] = [],
+): AsyncGenerator<ParquetRowRecord | SourceProblem> {
+  for await (const run of parquetRuns(store, files, request, extraColumns)) yield* run;
 }
 
 /** The mapping of one table; a column asked for that it does not hold fails the source. */
