@@ -41,25 +41,26 @@ export function maskSecrets(text: string, env: NodeJS.ProcessEnv = process.env):
   return masked;
 }
 
-const patternsOf = new Map<string, RegExp[]>();
+const patternsOf = new Map<string, Array<{ form: string; pattern: RegExp }>>();
 
 /** `text` with `value`, in every form it may be echoed in (echoedForms), replaced by `label`. */
 export function maskValue(text: string, value: string, label: string): string {
   let patterns = patternsOf.get(value);
   if (!patterns) patternsOf.set(value, (patterns = compile(value)));
   let masked = text;
-  for (const pattern of patterns) masked = masked.replace(pattern, label);
+  // A plain search first: most forms are absent, and it is many times faster than the pattern.
+  for (const { form, pattern } of patterns) if (masked.includes(form)) masked = masked.replace(pattern, label);
   return masked;
 }
 
 /** Longest forms first: a base64 encoding is masked whole before a fragment of it could be. */
-function compile(value: string): RegExp[] {
+function compile(value: string): Array<{ form: string; pattern: RegExp }> {
   const forms = [...echoedForms(value)].filter((form) => form.length > 0).sort((a, b) => b.length - a.length);
   return forms.map((form) => {
     const escaped = form.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     // A short value masks only where it stands alone: "x" in "index" is no secret. A %-escape or a
     // JSON escape beside it ("Bearer%20key", "\nkey") ends a word too.
-    return new RegExp(form.length >= ANYWHERE_LENGTH ? escaped : `(?<=^|[^A-Za-z0-9_-]|${ESCAPE})${escaped}(?=$|[^A-Za-z0-9_-]|${ESCAPE})`, 'g');
+    return { form, pattern: new RegExp(form.length >= ANYWHERE_LENGTH ? escaped : `(?<=^|[^A-Za-z0-9_-]|${ESCAPE})${escaped}(?=$|[^A-Za-z0-9_-]|${ESCAPE})`, 'g') };
   });
 }
 
