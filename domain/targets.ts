@@ -1,15 +1,11 @@
 /**
  * Targets counted in accepted records: how many records each source owes, how many samples each
  * planning round takes from it, and how many accepted records a shard may keep. Pure and
- * deterministic (the build workflow imports it): every decision is a function of the config and
- * of counts read from committed shards, never of timing.
- *
- * Rounds take further ranks of each source's seeded order. Round 0 plans a source's larger target
- * divided by `expectedYield`; a later round plans what meets the deficit with high confidence at the
- * yield measured on the source's committed shards (nextRound; twice what it planned so far when
- * nothing was accepted). Shards are
- * committed in plan order, which is rank order, and each keeps accepted records only while its
- * source still owes them: the records kept are exactly the lowest-ranked accepted ones.
+ * deterministic (the build workflow imports it): every decision is a function of the config and of
+ * counts read from committed shards, never of timing. Round 0 plans a source's larger target over
+ * `expectedYield`; a later round what meets the deficit with high confidence at the measured yield
+ * (nextRound). Shards commit in rank order and keep accepted records only while their source still
+ * owes them: the records kept are exactly the lowest-ranked accepted ones.
  */
 import { samplesForRecords } from './yieldBound.js';
 

@@ -1,39 +1,12 @@
 /**
- * Endpoint leases: how the workers of one task queue divide an endpoint's concurrency cap, and its
- * per-minute request and token limits, by demand instead of by head count. Pure bookkeeping, kept by the endpointLeases workflow
- * (workflows/endpointLeases.ts), which every worker reports to a few times per second.
- *
- * Why not 1/N: a worker whose activities are all between model calls (images at a shard's start,
- * a stage barrier at a slice's end) leaves its 1/N unused while the others are held at theirs with
- * requests waiting; with 4 workers on a C = 128 cap that cost 10-15% of the limit.
- *
- * Each report carries, per endpoint, the worker's requests in flight and waiting and the grant it
- * admits by now; the answer is its new grant (held back by the workflow until it differs from what
- * the worker holds: a long poll, so capacity given back by one worker reaches a waiting one at once,
- * and nothing is sent while nothing changes). Two rules:
- * - Fair by demand: the cap is water-filled over the workers' demands (in flight + waiting), so a
- *   busy worker borrows what idle ones do not use and gives it back as soon as they want it; what no
- *   demand takes is spread evenly as headroom for demand that appears before the next report.
- * - Never over the cap: a grant only uses what the other workers cannot be holding. A worker may
- *   hold max(its in flight at its last report, the grant it held then, the grant sent back to it)
- *   until its next report: the grant sent back may not have arrived yet, and a lowered grant does not
- *   recall requests already sent. So capacity moves from one worker to another within two reports,
- *   and the sum of what every worker may have in flight stays within the cap at every moment.
- *
- * Lease terms: a grant is a lease for LEASE_MS, counted by the worker from the moment it SENT the report the grant
- * answers, and by the desk from the moment it handled that report (later, by the worker's own clock
- * or any other: no clocks are compared). A worker keeps admitting under the grant it holds while a
- * report is late or fails, and once its term has passed unanswered it admits nothing (never the 1/N
- * split) until an answer comes. The desk keeps counting what a worker may hold until the term has
- * passed plus the longest an attempt admitted before its end may stay in flight (`drainMs`, the
- * worker's request timeout: the client aborts it then), and only then gives those slots to others.
- *
- * THE INVARIANT: at every moment the requests in flight at the endpoint, over all workers, are at
- * most the cap: each worker's are within what the desk counts for it (its grant while its term
- * runs, its requests still draining after it), and the desk grants only what no other worker may be
- * counted for. A late answer, a lost one, a paused desk or a dead worker can only leave capacity
- * unused, never oversubscribe it (test/unit/concurrencyLeases.test.ts: fleets on a manual clock with
- * late and lost answers and dead workers; test/e2e/endpointSharing.test.ts: a paused desk, 0 429s).
+ * Endpoint leases: how the workers of one task queue divide an endpoint's concurrency cap and its
+ * per-minute limits by demand instead of by head count (docs/adr/0020-endpoint-limits-leased-by-demand.md).
+ * Pure bookkeeping, kept by the endpointLeases workflow. Each report carries, per endpoint, the
+ * worker's requests in flight and waiting and the grant it admits by now; the answer is its new grant.
+ * Fair by demand: the cap is water-filled over the demands, and what no demand takes is spread as
+ * headroom. Never over the cap: a grant only uses what no other worker may be holding, counted from
+ * each worker's last report, its grant and its lease term (LEASE_MS, counted by the worker from when
+ * it sent the report and by the desk from when it handled it: no clocks compared) plus its drain.
  */
 
 /**
@@ -87,9 +60,9 @@ interface Holder {
 export type LeaseBook = Record<string, Record<string, Holder>>;
 
 /**
- * A grant's term: long against an update's round trip on a saturated host (8 s and
- * more were measured with 32 workers on 2 cores, bench/README.md), so a late answer costs nothing;
- * short enough that a dead worker's slots come back within a minute or so (plus its drainMs).
+ * A grant's term: long against an update's round trip on a saturated host (docs/adr/0020), so a late
+ * answer costs nothing; short enough that a dead worker's slots come back within a minute or so (plus
+ * its drainMs). A worker unanswered past its term admits nothing until an answer comes.
  */
 export const LEASE_MS = 30_000;
 

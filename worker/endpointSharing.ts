@@ -1,22 +1,12 @@
 /**
  * Endpoint limits across workers, from what the deployment already has (no coordination service):
- * - Concurrency and per-minute rates: split by demand, not by head count. Every worker reports its
- *   requests in flight and waiting, and its recent use of each per-minute limit, per endpoint to the
- *   task queue's lease workflow (workflows/endpointLeases.ts: an update it answers when the grant
- *   changes, a long poll) and admits what it is granted (llm/concurrencyLeases.ts): a worker whose
- *   activities are between model calls lends its part to the busy ones.
- * - Each grant is a lease with a term (LEASE_MS from the report's send) that the desk honours: a
- *   worker whose reports are late or fail keeps admitting under the lease it holds, and once its
- *   term has passed unanswered it admits nothing until an answer comes; never more than the desk
- *   counts for it (the invariant in llm/concurrencyLeases.ts). So a slow desk costs nothing while
- *   its answers come within the term, and can never oversubscribe the endpoint.
- * - The 1/N split of the live pollers applies only to a process that does not lease (its
- *   DescribeTaskQueue count: each poller's identity and last access; llm/limiter.ts shareEndpointsAmong).
- *
- * Liveness: a worker long-polls its workflow queue (about a minute per poll) even while all its
- * activity slots are busy, so a live worker's last access is never older than one poll; a worker
- * that died drops out of the count LIVE_MS after its last poll, and its leases return once their
- * term and drain have passed (until then the others keep its share unused: under the limit, never over).
+ * every worker reports its demand per endpoint to the task queue's lease desk
+ * (workflows/endpointLeases.ts) and admits what it is granted, a lease with a term the desk honours
+ * (docs/adr/0020-endpoint-limits-leased-by-demand.md): a worker whose reports are late keeps admitting
+ * under its lease, and past its term unanswered admits nothing. A process that does not lease splits
+ * the limits 1/N among the task queue's live pollers (DescribeTaskQueue; shareEndpointsAmong): a live
+ * worker long-polls about once a minute even with every activity slot busy, so one silent LIVE_MS
+ * after its last poll is gone, and its leases return once their term and drain have passed.
  */
 import { hostname } from 'node:os';
 import { Client, WithStartWorkflowOperation } from '@temporalio/client';

@@ -1,42 +1,13 @@
 /**
- * The lease desk of one task queue's endpoints: the workers of the queue report their demand per
- * endpoint (an update), and each answer is the worker's grants, of concurrency and per-minute rates
- * (llm/concurrencyLeases.ts). An answer that would not change the worker's grant is held back (a
- * long poll, up to HOLD_MS) until another worker's report moves it: capacity one worker gives back
- * reaches the waiting ones in the same workflow task, and a steady fleet exchanges one update per
- * worker per HOLD_MS. A worker's newer report supersedes its waiting one. Temporal serializes the
- * updates and keeps the book durable, so the workers need no coordination service of their own.
- * One per task queue, started by the first report (update-with-start, worker/endpointSharing.ts); it
- * continues as new before its history grows long and ends after IDLE_END without a report and with
- * nothing leased.
- *
- * Any number of workers, within Temporal's in-flight update limit: the server refuses an update
- * while a workflow has history.maxInFlightUpdates (10 by default) admitted and not completed
- * (temporalio/temporal service/history/workflow/update/registry.go checkLimits: "limit on number of
- * concurrent in-flight updates has been reached"; dynamic config history.maxInFlightUpdates), and a held answer is one in flight. So the desk holds at most
- * MAX_HELD (3) answers; an unchanged answer beyond them goes out at once with `again`, the delay after
- * which that worker reports anew (sooner on a change worth reporting), paced so the unheld workers
- * together send about UNHELD_REPORTS_PER_S reports. The rest of the limit is for the reports that
- * arrive between two workflow tasks; capacity one worker gives back reaches a held worker at once and
- * an unheld one within its `again`.
- *
- * Lease terms: every grant is a lease for LEASE_MS that the desk honours: it hands a worker's slots
- * to others only once that worker released them, reported fewer, or its term and drain have passed;
- * a worker unanswered keeps its lease until its own term ends and then admits nothing. The invariant
- * this keeps (the endpoint never over its cap, whatever the answers' latency) is written out in
- * llm/concurrencyLeases.ts.
- *
- * Stale reports: a report no newer than the worker's newest one (DemandReport.seq) is refused by
- * the update's validator, before it enters history: a retried or reordered update costs the desk
- * no event and moves no grant.
- *
- * Owed first: capacity is lost while it moves, not while it is held
- * (bench/README.md, the lease desk at 16 workers): slots one worker frees sit unused until the desk
- * hears of it and until the worker owed them hears back. So every answer says where other workers
- * want more (LeaseAnswer.wanted: a worker then gives back each unused step at once), and a worker
- * owed capacity by a step (LeaseAnswer.owed: a busy spell starting) is held before one that is not:
- * with MAX_HELD answers held already, it takes the place of an unowed one (answered at once, as if
- * unheld); all of them owed too, it reports at its paced `again` like any other.
+ * The lease desk of one task queue's endpoints (docs/adr/0020-endpoint-limits-leased-by-demand.md):
+ * workers report their demand per endpoint (an update) and each answer is the worker's grants
+ * (llm/concurrencyLeases.ts). An answer that would not change a grant is held back (a long poll, up to
+ * HOLD_MS), at most MAX_HELD at once since Temporal limits in-flight updates; an unchanged answer
+ * beyond them goes out at once with `again`, paced so unheld workers send about UNHELD_REPORTS_PER_S,
+ * and a worker owed capacity is held first (docs/adr/0021-lease-desk-owed-first.md). A report no newer
+ * than the worker's newest (DemandReport.seq) is refused by the update's validator, before history.
+ * Started by the first report (update-with-start, worker/endpointSharing.ts); continues as new before
+ * its history grows long, and ends after IDLE_END without a report and with nothing leased.
  */
 import { allHandlersFinished, condition, continueAsNew, defineUpdate, setHandler, workflowInfo } from '@temporalio/workflow';
 import { forgetSilent, grantLeases, grantsMoved, type DemandReport, type LeaseAnswer, type LeaseBook } from '../llm/concurrencyLeases.js';
@@ -103,7 +74,7 @@ export async function endpointLeases(desk: LeaseDesk = { book: {}, newest: {} })
       // Full: a worker owed capacity takes the place of one that is not (its answer goes out now, as if
       // unheld), since what frees next is what the owed one waits for. No sooner `again` for an owed
       // worker left unheld: when a fleet starts, every worker is owed (32 reporting every 0.25 s starved
-      // the desk: bench/README.md).
+      // the desk: bench/notes/2026-11-25-the-lease-desk-at-16-and-32-workers.md).
       const evicted = full && answer.owed ? [...holding].find((h) => !h.owed && !h.evicted) : undefined;
       if (full && !evicted) return { ...answer, again: againMs(book) };
       if (evicted) evicted.evicted = true;

@@ -1,20 +1,12 @@
 /**
- * Records the histories the replay test (test/unit/workflowReplay.test.ts) replays: real runs on a
- * Temporal dev server, the simulator and a local output, a small set that reaches every workflow of
- * today's code: a plain build that continues as new, a targets build whose overlapped top-up rounds
- * plan one round from a forecast, a Batch API build, a cancelled build, a scheduled (dated) run, an
- * evaluation, and a task queue's lease desk through scripted reports and its idle end. Builds are
- * pinned to the worker version that started them (docs/adr/0017-compatibility-reset.md): these
- * histories guard the current code against accidental nondeterminism (a replay of its own runs),
- * and are re-recorded whenever the workflow code changes on purpose.
- * Every execution they leave (parents, shard children, each continued run) is saved as
- * `histories/<workflowId>@<runId>.json` ({workflowId, runId, history}): the history message as protobuf.js objects (longs, enums and
- * bytes as strings), read back with History.fromObject. Not the `temporal workflow show` JSON:
- * the SDK's reader of that (historyFromJSON) fails in this install, whose @temporalio/common carries
- * its own protobufjs major version.
- *
- *   npm run record-histories                       # every kind (replaces all; ~5 min: the lease desk waits for its idle end)
- *   npm run record-histories -- --only targets     # replaces one kind's histories, keeps the rest
+ * Records the histories the replay test (test/unit/workflowReplay.test.ts) replays: real runs on a dev
+ * server, the simulator and a local output, a small set reaching every workflow (a build continuing as
+ * new, a targets build with overlapped top-up rounds, a Batch API build, a cancelled build, a dated
+ * run, an evaluation, a lease desk to its idle end). They guard today's code against accidental
+ * nondeterminism and are re-recorded whenever workflow code changes on purpose
+ * (docs/adr/0017-compatibility-reset.md). Each execution is saved as `histories/<workflowId>@<runId>.json`,
+ * protobuf.js objects read back with History.fromObject (the SDK's historyFromJSON fails here: a
+ * second protobufjs major version). Run: `npm run record-histories [-- --only targets]` (~5 min).
  */
 import assert from 'node:assert/strict';
 import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
