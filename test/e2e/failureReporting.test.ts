@@ -14,6 +14,11 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { BuildRun, noWorkerLine } from '../../cli/buildRun.js';
 import { LocalStore } from '../../storage/localStore.js';
+import { buildLayout } from '../../storage/buildLayout.js';
+import { getJson, putJson } from '../../storage/objectStore.js';
+import { sha256Hex } from '../../domain/hashing.js';
+import { storedConfigOf } from '../../pipeline/planning/planBuild.js';
+import type { StoredConfig } from '../../pipeline/planning/planBuild.types.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
 import { writeChartqa } from '../fixtures/chartqa.js';
 import { mmif, runMmif, type MmifResult } from '../harness/mmifCli.js';
@@ -241,6 +246,32 @@ test('a changed config under an existing buildId: `mmif build` refuses it; start
   assert.equal(status.code, 2);
   assert.match(status.stdout, /^changed failed$/m);
   assert.match(lastLine(status), new RegExp(`^mmif: build changed failed: ${escape(refusal('@')).replace('@', fingerprints)}$`));
+});
+
+test('a build planned under another wording of a prompt: `mmif build` and `mmif resume --wait` refuse it naming the prompt; exit 2', async () => {
+  const file = await configFile('reworded');
+  const built = await mmif(stack, 'build', '--config', file, '--wait');
+  assert.equal(built.code, 0, built.stderr);
+  // What a build planned when the answer prompt read otherwise leaves: that text's hash and fingerprint.
+  const store = new LocalStore(path.join(dir, 'out'));
+  const key = buildLayout('reworded').config;
+  const stored = (await getJson<StoredConfig>(store, key))!;
+  const prompts = { ...stored.prompts, answer: { ...stored.prompts.answer!, sha256: sha256Hex('an earlier wording') } };
+  await putJson(store, key, storedConfigOf(stored.config, stored.requestLayout, prompts));
+  const refusal = new RegExp(
+    `build 'reworded' already exists in ${escape(path.join(dir, 'out'))} with prompts changed since it was planned \\(answer\\) ` +
+      `\\(fingerprint [0-9a-f]{12}, now [0-9a-f]{12}\\); use a new buildId for a new version \\('mmif build --new-version' picks one\\)$`,
+  );
+
+  const rebuilt = await mmif(stack, 'build', '--config', file);
+  assertClean(rebuilt);
+  assert.equal(rebuilt.code, 2, rebuilt.stderr);
+  assert.match(lastLine(rebuilt), new RegExp(`^mmif: checks failed: ${refusal.source}`));
+
+  const resumed = await mmif(stack, 'resume', 'reworded', '--wait');
+  assertClean(resumed);
+  assert.equal(resumed.code, 2, resumed.stdout + resumed.stderr);
+  assert.match(lastLine(resumed), new RegExp(`^mmif: build reworded failed: ${refusal.source}`));
 });
 
 test('--wait follows its own run: another run started under the same buildId once it completed is not reported', async () => {
