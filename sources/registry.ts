@@ -13,12 +13,24 @@ import { allavaDefinition } from './allava/definition.js';
 import { cc3mDefinition } from './cc3m/definition.js';
 import { chartqaDefinition } from './chartqa/definition.js';
 import { geo170kDefinition } from './geo170k/definition.js';
+import { imagefolderDefinition } from './imagefolder/definition.js';
+import { llavaDefinition } from './llava/definition.js';
 import { multiuiDefinition } from './multiui/definition.js';
 import { parquetDefinition } from './parquet/definition.js';
 import { ricoDefinition } from './rico/definition.js';
 
 /** In the order docs, `init` and error messages list them. */
-export const SOURCE_DEFINITIONS = [cc3mDefinition, allavaDefinition, chartqaDefinition, geo170kDefinition, ricoDefinition, multiuiDefinition, parquetDefinition] as const;
+export const SOURCE_DEFINITIONS = [
+  cc3mDefinition,
+  allavaDefinition,
+  chartqaDefinition,
+  geo170kDefinition,
+  ricoDefinition,
+  multiuiDefinition,
+  imagefolderDefinition,
+  llavaDefinition,
+  parquetDefinition,
+] as const;
 
 export type SourceType = (typeof SOURCE_DEFINITIONS)[number]['type'];
 

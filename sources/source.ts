@@ -10,6 +10,8 @@ import * as cc3m from './cc3m/reader.js';
 import * as chartqa from './chartqa/reader.js';
 import { sampleIdsOf, type SourceReader } from './contract.js';
 import * as geo170k from './geo170k/reader.js';
+import * as imagefolder from './imagefolder/reader.js';
+import * as llava from './llava/reader.js';
 import * as multiui from './multiui/reader.js';
 import * as parquet from './parquet/reader.js';
 import type { SourceType } from './registry.js';
@@ -24,6 +26,8 @@ const READERS: { [T in SourceType]: Open<T> } = {
   geo170k: geo170k.open,
   rico: rico.open,
   multiui: multiui.open,
+  imagefolder: imagefolder.open,
+  llava: llava.open,
   parquet: parquet.open,
 };
 

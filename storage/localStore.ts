@@ -275,7 +275,7 @@ export class LocalStore implements ObjectStore {
       if (entry.isDirectory()) {
         if (key.startsWith(prefix) || prefix.startsWith(key + '/')) yield* this.walk(key, prefix);
       } else if (entry.isFile() && key.startsWith(prefix)) {
-        yield { key, size: (await stat(this.resolve(key))).size };
+        yield await fileInfo(key, this.resolve(key));
       } else if (entry.isSymbolicLink() && key.startsWith(prefix)) {
         // A linked file is listed (reads check where it leads); a dangling link or a linked
         // directory is not an object: directories are walked only where they really are, so no cycle.
@@ -287,6 +287,18 @@ export class LocalStore implements ObjectStore {
 
   async delete(key: string): Promise<void> {
     await rm(this.resolve(key), { force: true });
+  }
+}
+
+/** A listed file's size, or why it cannot be read (its name, or the OS refused to stat it) rather than failing the listing. */
+async function fileInfo(key: string, file: string): Promise<ObjectInfo> {
+  try {
+    return { key, size: (await stat(file)).size };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    // Node decodes a name that is not UTF-8 with U+FFFD, a name no open() or stat() finds again.
+    const why = key.includes('\uFFFD') ? `its name is not valid UTF-8 (listed as '${key}'); rename the file to read it` : `the OS cannot stat it (${code})`;
+    return { key, size: 0, unreadable: why };
   }
 }
 

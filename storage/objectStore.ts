@@ -7,6 +7,12 @@ import { TransientError } from '../domain/errors.js';
 export interface ObjectInfo {
   key: string;
   size: number;
+  /**
+   * Set when the object is listed but cannot be read, saying why: a local file whose name is not valid
+   * UTF-8 (Node lists it with U+FFFD, a name no open() finds) or that the OS cannot stat. Readers that
+   * list their dataset report it as a problem of that file alone.
+   */
+  unreadable?: string;
 }
 
 export interface ObjectStore {

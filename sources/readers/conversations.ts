@@ -1,7 +1,7 @@
 /**
  * LLaVA-style conversation records, the format ALLaVA, Geo170K and MultiUI share:
  *   { id, image: "<path under the image folder>", conversations: [{ from: "human", value }, { from: "gpt", value }, ...] }
- * stored as JSON arrays. The first human turn is the dataset's question (cleaned by questions.ts),
+ * stored as JSON arrays or JSON lines (`.jsonl`). The first human turn is the dataset's question (cleaned by questions.ts),
  * the first gpt turn after it is its answer. Each source only says where its files and images are,
  * and which records its own policy drops.
  */
@@ -11,7 +11,7 @@ import type { ImageLocator, SourceSample } from '../../domain/sample.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
 import { damaged, filtered, sourceSample, type SourceItem } from '../contract.js';
 import { datasetKey } from './datasetPath.js';
-import { asObject, jsonFileRecords, requireFiles, type JsonRecord } from './jsonFiles.js';
+import { asObject, jsonRecords, requireFiles, type JsonRecord } from './jsonFiles.js';
 import { cleanQuestion } from '../questions.js';
 import { pathLocator } from './namedImages.js';
 import type { HfParquetFile } from './hfDataset.js';
@@ -51,7 +51,7 @@ const ASSISTANT = new Set(['gpt', 'assistant']);
 export async function* llavaItems(source: LlavaSource): AsyncGenerator<SourceItem> {
   await requireFiles(source.store, source.files, source.expected);
   for (const file of source.files) {
-    for await (const record of jsonFileRecords(source.store, file, source.expected)) {
+    for await (const record of jsonRecords(source.store, file, source.expected)) {
       yield 'problem' in record ? record : toItem(record, source);
     }
   }

@@ -1,11 +1,12 @@
 /**
  * Streams the rows of a tab-separated file as pandas writes and reads it (`DataFrame.to_csv(sep='\t')`
- * / `read_csv(sep='\t')`, the form VLMEvalKit ships its benchmarks in): a field holding a tab, a
- * newline or a double quote is wrapped in double quotes, with each quote doubled inside; a row ends at
- * a newline outside quotes (`\r\n` too). Chunk boundaries may fall anywhere, in a quoted field or
- * between `\r` and `\n`.
+ * / `read_csv(sep='\t')`, the form VLMEvalKit ships its benchmarks in), or with `separator` ','
+ * a CSV file in the same dialect (RFC 4180, what pandas and Python's csv module write, e.g. an
+ * ImageFolder `metadata.csv`): a field holding the separator, a newline or a double quote is wrapped
+ * in double quotes, with each quote doubled inside; a row ends at a newline outside quotes (`\r\n`
+ * too). Chunk boundaries may fall anywhere, in a quoted field or between `\r` and `\n`.
  */
-export async function* tsvRows(stream: AsyncIterable<Buffer | string> | Iterable<Buffer | string>): AsyncGenerator<string[]> {
+export async function* tsvRows(stream: AsyncIterable<Buffer | string> | Iterable<Buffer | string>, separator: '\t' | ',' = '\t'): AsyncGenerator<string[]> {
   const decoder = new TextDecoder('utf-8');
   let row: string[] = [];
   let field = '';
@@ -41,7 +42,7 @@ export async function* tsvRows(stream: AsyncIterable<Buffer | string> | Iterable
       if (ch === '"' && atFieldStart) {
         quoted = true;
         atFieldStart = false;
-      } else if (ch === '\t') endField();
+      } else if (ch === separator) endField();
       else if (ch === '\n') {
         if (field.endsWith('\r')) field = field.slice(0, -1);
         endField();
