@@ -31,7 +31,7 @@ export const imagefolderDefinition = defineSource({
   },
   docs: {
     layout:
-      '`metadata`: [ImageFolder](https://huggingface.co/docs/datasets/image_dataset#imagefolder) images beside `metadata.jsonl`, `metadata.csv` or `metadata.parquet` whose `file_name` is relative to the metadata file\'s folder, at the root or in split folders (`train/`, `test/`...); `images`: every image file under the root, with no metadata; `layout: auto` picks `metadata` when a metadata file exists. A metadata row naming a path outside the root, a directory, a missing file or a file the OS cannot stat or name (not UTF-8) is a source problem of that row alone',
+      "`metadata`: [ImageFolder](https://huggingface.co/docs/datasets/image_dataset#imagefolder) images beside `metadata.jsonl`, `metadata.csv` or `metadata.parquet` whose `file_name` is relative to the metadata file's folder, at the root or in split folders (`train/`, `test/`...); `images`: every image file under the root, with no metadata; `layout: auto` picks `metadata` when a metadata file exists. A metadata row naming a path outside the root, a directory, a missing file or a file the OS cannot stat or name (not UTF-8) is a source problem of that row alone",
     instruction: 'the `question` (or `query`) column, cleaned and refined, with `answer` as the reference; without one, generated, with `caption` (or `text`) as grounding',
     hub: ['any Hub repository in the ImageFolder layout (e.g. hf-internal-testing/imagefolder_with_metadata)', 'your own folders'],
   },
