@@ -26,7 +26,7 @@ import { getJson } from '../../storage/objectStore.js';
 import type { S3Options } from '../../storage/s3Store.js';
 import { assertAccounting } from '../harness/datasetChecks.js';
 import { runMmif } from '../harness/mmifCli.js';
-import { startS3Server, type S3Server } from '../harness/s3Server.js';
+import { startS3Server, useS3Env, type S3Server } from '../harness/s3Server.js';
 
 const HUB = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'hub', 'data');
 const M4 = 'hf-cache/datasets--HuggingFaceM4--ChartQA/snapshots/b605b6e08b57faf4359aeb2fe6a3ca595f99b6c5';
@@ -162,7 +162,8 @@ test('the same layouts build from S3 (versitygw), zips and Parquet row groups re
   // versitygw's posix backend serves the bucket folder's files as objects.
   await cp(HUB, path.join(s3.dataDir, s3.bucket, 'hub'), { recursive: true });
   const server = s3;
-  const options = { endpoint: server.endpoint, region: server.region, forcePathStyle: true };
+  // Credentials in this process's env too: the test reads the sources itself to know their images.
+  const options = useS3Env(server);
   await buildAndCheck(
     'hub-s3',
     config('hub-s3', (sub) => `s3://${server.bucket}/hub/${sub}`, options),
