@@ -1,15 +1,10 @@
-// The Hub layouts at scale (issue 29), ratios from one run:
-//   parquet   planning a 1M-row Hugging Face Parquet dataset with an image column (an `Image` struct
-//             per row, 16 KiB each, row groups of 100 rows as `datasets` writes image datasets): bytes
-//             the planning process read (/proc/self/io rchar) against the file's size, CPU per record
-//             against the img2dataset planner's (bench/planning.ts's side files, 300k records, planned
-//             in the same run), and RSS at each quarter of the records;
-//   zip       reading members of a 9 GB-class zip (a 9 GiB filler member left as a hole, then 70,000
-//             images: zip64 by size and by count): ranged reads and bytes per member after the
-//             central directory, through a counting store.
-// Both datasets are sparse files (their image bytes are holes that planning never reads), written
-// once by Python (pyarrow, zipfile) into $TMPDIR/mmif-bench/hub and kept for the next run.
-//
+// The Hub layouts at scale (issue 29), ratios from one run. `parquet`: planning a 1M-row Hugging Face
+// Parquet dataset with an image column (16 KiB `Image` structs, row groups of 100 rows): bytes read
+// (/proc/self/io rchar) against the file's size, CPU per record against the img2dataset planner's
+// (bench/planning.ts, 300k records, same run), RSS at each quarter. `zip`: members of a 9 GB-class
+// zip64 (a 9 GiB hole, then 70,000 images): ranged reads and bytes per member after the central
+// directory, through a counting store. Both datasets are sparse files written once by Python
+// (pyarrow, zipfile) into $TMPDIR/mmif-bench/hub and kept for the next run.
 // Run:   npx tsx bench/hubSources.ts [--rows 1000000] [--members 500]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';

@@ -1,16 +1,12 @@
 /**
- * Whether two images are the same picture, from their grey renderings (image/perceptualHash.ts):
- * the second stage of decontamination, after a perceptual hash has named the candidates. Pure.
- *
- * 1. Align: each axis's mean profile (rows, columns) is matched over a scale of ±10% and a shift of
- *    ±8 pixels, so a copy cropped by a few percent or resized lines up again.
- * 2. Compare: both renderings are blurred (3x3) so re-compression noise and sub-pixel misalignment
- *    fade, then every 16x16 window (stride 8) is fitted linearly, one from the other, its slope
- *    within half and twice the whole image's. A copy fits everywhere (brightness, contrast and a
- *    moderate recolouring are linear); a distinct picture leaves some window unexplained: a bar of
- *    another height, other text, another line. `worst` is the largest unexplained deviation in grey
- *    levels; `correlation` is the whole rendering's.
- * The thresholds and what they were measured on: docs/adr (decontamination), bench/decontamination.ts.
+ * Whether two images are the same picture, from their grey renderings (image/perceptualHash.ts): the
+ * second stage of decontamination, after a perceptual hash named the candidates. Pure. Align: each
+ * axis's mean profile is matched over a scale of ±10% and a shift of ±8 pixels, so a slightly cropped
+ * or resized copy lines up. Compare: both renderings blurred (3x3), every 16x16 window (stride 8) is
+ * fitted linearly one from the other, its slope within half and twice the whole image's: a copy fits
+ * everywhere (brightness, contrast, moderate recolouring are linear), a distinct picture leaves some
+ * window unexplained. `worst` is the largest unexplained deviation in grey levels, `correlation` the
+ * whole rendering's. Thresholds and their measurement: docs/adr/0019-decontamination-in-two-stages.md.
  */
 
 /** Side of the square grey rendering compared. */

@@ -1,16 +1,11 @@
 /**
  * The source contract: what a source type's reader provides. A source type is one folder,
- * sources/<type>/, holding
- *   definition.ts  defineSource({type, fields, defaults, starter?, docs}) (sources/definition.ts):
- *                  its config fields (a `layout: layoutField([...])` field when it reads several
- *                  layouts), defaults and docs row; pure, listed in sources/registry.ts;
- *   reader.ts      `open(config, sourceIndex, s3): SourceReader`, bound to the type in
- *                  sources/source.ts: segments() streams samples and SourceProblems, each sample's
- *                  image an ImageRef whose `locator` (small JSON) only this reader interprets again
- *                  in readImage() and origin(); describe() says which layout and mapping it chose.
- * Shared readers (tar and tar seek, the streamed JSON array, JSON lines, CSV/TSV tables, img2dataset
- * Parquet, LLaVA conversations, images named by path) are in sources/readers/. A fixture under
- * test/fixtures/ and `npm run docs:config` (the source table of docs/sources.md) complete a type.
+ * sources/<type>/: `definition.ts` (defineSource: config fields, defaults, docs row; pure, listed in
+ * sources/registry.ts) and `reader.ts` (`open(config, sourceIndex, s3): SourceReader`, bound to the
+ * type in sources/source.ts): segments() streams samples and SourceProblems, each sample's image an
+ * ImageRef whose `locator` (small JSON) only this reader interprets again in readImage() and origin();
+ * describe() says which layout and mapping it chose. Shared readers are in sources/readers/; a fixture
+ * under test/fixtures/ and `npm run docs:config` (docs/sources.md's source table) complete a type.
  */
 import { sampleIdFor } from '../domain/hashing.js';
 import type { ObjectStore } from '../storage/objectStore.js';

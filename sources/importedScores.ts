@@ -1,15 +1,11 @@
 /**
- * Richness scores computed elsewhere, read so that users who ran the authors' filter get exactly
- * their selection. Accepted layouts (MM-IFEngine `data_gen/data_filter/`):
- *
- * - `final_output.jsonl` (gene_modified_multi.py, IC9600): one `{"<filename>": <score>}` per line;
- * - `final_output_sorted.csv` (sort_by_score.py): header `filename,score`, sorted by score;
- * - `ic_ram_output.csv` (add_ram.py, RAM++): pandas CSV `filename,score,ram_en_tag,ram_cnt`, where
- *   `ram_en_tag` is the tags joined with " | " and `ram_cnt` their count;
- * - any CSV with `filename` and `score` columns (and optionally `ram_cnt`), or JSONL lines
- *   `{"filename", "score", "ram_cnt"?}`.
- *
- * File names are matched by base name (the authors scored `os.listdir` of the image folder).
+ * Richness scores computed elsewhere, read so that users who ran the authors' filter get exactly their
+ * selection. Layouts (MM-IFEngine `data_gen/data_filter/`): `final_output.jsonl` (gene_modified_multi.py,
+ * IC9600: one `{"<filename>": <score>}` a line), `final_output_sorted.csv` (sort_by_score.py:
+ * `filename,score`), `ic_ram_output.csv` (add_ram.py, RAM++: `filename,score,ram_en_tag,ram_cnt`, the
+ * tags joined with " | "), or any CSV with `filename` and `score` (and `ram_cnt`) columns or JSONL
+ * `{"filename", "score", "ram_cnt"?}`. File names match by base name (the authors scored
+ * `os.listdir` of the image folder).
  */
 import { InputError } from '../domain/errors.js';
 export interface ImportedScore {

@@ -1,16 +1,11 @@
 /**
  * A Parquet table as Hugging Face `datasets` writes it (`Dataset.to_parquet`, the Hub's
- * `data/<split>-NNNNN-of-NNNNN.parquet`), read through the ObjectStore's ranged reads with hyparquet:
- * the footer once, then per row group only the small columns a plan needs (question, answer, text,
- * id...). Image bytes are never read at planning: a shard reads the image column of the row group
- * holding its rows, once per row group and worker (images are stored inline, a row group's image
- * column chunk is the only way in without a page index).
- *
- * Column kinds follow the schema `datasets` writes (an `Image` feature is the struct
- * `{bytes: binary, path: string}`; `Sequence`/list features are Parquet LISTs; LLaVA `conversations`
- * is a LIST of `{from, value}` structs) and the `huggingface` key-value metadata holding the
- * features (`{"info": {"features": {...}}}`), which names `Image` columns even where a struct alone
- * would be ambiguous.
+ * `data/<split>-NNNNN-of-NNNNN.parquet`), read with hyparquet through the ObjectStore's ranged reads:
+ * the footer once, then per row group only the small columns a plan needs; image bytes only when a
+ * shard reads its rows (once per row group and worker: images are inline). Column kinds follow the
+ * schema `datasets` writes (an `Image` feature is `{bytes: binary, path: string}`, `Sequence` a
+ * Parquet LIST, LLaVA `conversations` a LIST of `{from, value}`) and its `huggingface` metadata
+ * (`{"info": {"features": {...}}}`), which names `Image` columns where a struct alone is ambiguous.
  */
 import { parquetMetadataAsync, parquetRead, parquetSchema, type AsyncBuffer, type FileMetaData } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';

@@ -1,15 +1,11 @@
 /**
- * img2dataset's per-shard `.parquet` side file (`00000.parquet` beside `00000.tar`): one row per URL
- * of the shard, successes and failures alike, with columns `key`, `status` (`success`,
- * `failed_to_download`, `failed_to_resize`), `error_message`, `caption` (when the download had a
- * caption column), `url`, `width`, `height`... (img2dataset `writer.py` writes the sample's meta dict
- * through pyarrow; failed downloads appear ONLY here and in `_stats.json`, never in the tar.)
- * Planning reads these instead of the tars: a few MB per shard instead of the images, and of them
- * only the four columns below.
- *
- * Decoded by hyparquet (https://github.com/hyparam/hyparquet) with hyparquet-compressors for every
- * codec pyarrow writes (snappy, gzip, brotli, zstd, lz4): img2dataset leaves the codec to pyarrow's
- * default (snappy), but a re-written or re-compressed dataset may use ZSTD.
+ * img2dataset's per-shard `.parquet` side file (`00000.parquet` beside `00000.tar`): one row per URL,
+ * successes and failures alike, with `key`, `status` (`success`, `failed_to_download`,
+ * `failed_to_resize`), `error_message`, `caption`, `url`, `width`, `height`... (img2dataset
+ * `writer.py`; failed downloads appear only here and in `_stats.json`). Planning reads these instead
+ * of the tars, and only four columns. Decoded by hyparquet (https://github.com/hyparam/hyparquet) with
+ * hyparquet-compressors for every codec pyarrow writes: img2dataset leaves pyarrow's default
+ * (snappy), but a re-written dataset may use ZSTD.
  */
 import { parquetMetadata, parquetRead, parquetSchema, type FileMetaData } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';

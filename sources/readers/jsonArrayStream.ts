@@ -1,22 +1,12 @@
 /**
- * Streams the elements of one top-level JSON array, holding one element at a time: ALLaVA ships
- * 500k+ records in a single file, too big to JSON.parse whole.
- *
- * A small state machine over the bytes (strings, escapes, nesting depth) finds where each element
- * ends; the element's text is then handed to JSON.parse. Scanning bytes rather than decoded text is
- * safe across chunk boundaries because every structural character is ASCII, and UTF-8 never uses
- * ASCII bytes inside a multi-byte character.
- *
- * Damage is local: an element that is not valid JSON yields an error item (its index and byte
- * offset) and parsing goes on with the next record. Where the scanner can no longer trust its own
- * idea of where elements end (an unterminated string inverts which quotes open strings, so the
- * element may end at a wrong comma, run past its record or swallow the rest of the file), it
- * resynchronises: from the damaged element's first byte it seeks the next record boundary,
- * `}, {"<first key>":` with the damaged object's own first key (records of one array share their
- * keys; nested objects such as conversation turns start with other keys), reports the skipped bytes
- * as one error item and reads every later record. JSON forbids a raw line break inside a string, so
- * one ends the string there and marks the element broken: in an indented file the damage then stays
- * inside its element. A file that really ends early yields its complete elements, then one error item.
+ * Streams the elements of one top-level JSON array, holding one element at a time (ALLaVA ships 500k+
+ * records in one file, too big to JSON.parse whole). A state machine over the bytes finds where each
+ * element ends (safe across chunks: every structural character is ASCII, never inside a UTF-8
+ * sequence), and the element's text goes to JSON.parse. Damage is local: a bad element yields an error
+ * item (index, byte offset) and parsing goes on. Where the scanner can no longer trust where elements
+ * end (an unterminated string), it resynchronises on the next `}, {"<first key>":` with the damaged
+ * record's own first key and reports the skipped bytes as one error item; a raw line break ends a
+ * string (JSON forbids one inside), so damage stays inside its element in an indented file.
  */
 
 import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COMMA, isSpace, LINE_FEED, OPEN_BRACE, OPEN_BRACKET, QUOTE } from './jsonBytes.js';
