@@ -53,8 +53,8 @@ export const llmSchema = z
     retry: z
       .object({
         maxAttempts: z.number().int().min(1).max(20).default(6),
-        baseDelayMs: z.number().int().min(0).default(1000),
-        maxDelayMs: z.number().int().min(0).default(30_000),
+        baseDelayMs: z.number().int().min(0).max(3_600_000).default(1000),
+        maxDelayMs: z.number().int().min(0).max(3_600_000).default(30_000),
       })
       .strict()
       .prefault({}),
