@@ -50,6 +50,31 @@ export class RunEnded extends CliError {
   }
 }
 
+/** The stage whose rejections are the input's own: the image could not be read, decoded or used (config/stages.ts). */
+const INPUT_STAGE = 'image';
+
+/**
+ * A completed build that planned samples and accepted none because every one failed on its input
+ * (every image missing, unreadable or refused by the image checks): the one line it ends with, exit
+ * 1, else undefined. It completed, but its dataset is empty for a reason the user must fix.
+ */
+export function acceptedNothing(buildId: string, report: BuildReport): RunEnded | undefined {
+  const planned = report.accounting.reduce((n, a) => n + a.planned, 0);
+  const accepted = report.accounting.reduce((n, a) => n + a.accepted, 0);
+  const stages = Object.entries(report.rejectsByStage).filter(([, n]) => n > 0);
+  if (planned === 0 || accepted > 0 || stages.length === 0 || stages.some(([stage]) => stage !== INPUT_STAGE)) return undefined;
+  const reasons = new Map<string, number>();
+  for (const a of report.accounting) for (const [reason, n] of Object.entries(a.rejected)) reasons.set(reason, (reasons.get(reason) ?? 0) + n);
+  const top = [...reasons].sort((a, b) => b[1] - a[1]);
+  const named =
+    top
+      .slice(0, 3)
+      .map(([reason, n]) => `${reason} ${n}`)
+      .join(', ') + (top.length > 3 ? ', ...' : '');
+  const message = `build ${buildId} accepted nothing: every one of its ${planned} planned samples failed on its input (${named}); the reasons per sample are in rejects/ under ${report.datasetRoot}`;
+  return new RunEnded(message, EXIT.failed, 'COMPLETED');
+}
+
 export class BuildRun {
   constructor(
     private readonly client: Client,

@@ -12,7 +12,7 @@ import { CliError, EXIT } from '../exitCodes.js';
 import { connectTemporal, type Temporal } from '../temporalClient.js';
 import { withLocalTemporal } from '../localTemporal.js';
 import { formatSummary } from '../summary.js';
-import { BuildRun, hasPollers } from '../buildRun.js';
+import { acceptedNothing, BuildRun, hasPollers } from '../buildRun.js';
 import { exitCodeFor, rootFailure } from '../failures.js';
 import { recordedLocally } from '../localRecord.js';
 import { watch } from './status.js';
@@ -66,6 +66,9 @@ async function startBuild(temporal: Temporal, config: BuildConfig, options: { wa
   // This run and its continuations only: another start under the same id is not ours to report.
   const report = await watch(new BuildRun(temporal.client, config.buildId, handle.firstExecutionRunId), { summaryFollows: options.summary });
   if (options.summary) console.log(`\n${formatSummary(report, { s3Endpoint: config.s3?.endpoint })}`);
+  // After the summary, which shows where the samples went: a build that accepted nothing for its input's sake fails.
+  const empty = acceptedNothing(config.buildId, report);
+  if (empty) throw empty;
   return EXIT.ok;
 }
 

@@ -8,7 +8,7 @@ import type { EvalSummary } from '../../output/reports/evalOutputs.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
-import { BuildRun, closedPhase, noWorkerLine } from '../buildRun.js';
+import { acceptedNothing, BuildRun, closedPhase, noWorkerLine } from '../buildRun.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { LOCAL_RECORD_HINT, readLocalRecord, type LocalBuildRecord } from '../localRecord.js';
 import { formatProgress } from '../progressView.js';
@@ -76,7 +76,11 @@ export async function statusCommand(args: string[]): Promise<number> {
       console.log(`${buildId} ${phase ?? description.status.name.toLowerCase()} (no worker answered the progress query)`);
       if (!phase && !(await run.hasWorker(description))) console.error(noWorkerLine(description.taskQueue));
     }
-    if (phase) await run.report(description);
+    if (phase) {
+      const report = await run.report(description);
+      const empty = acceptedNothing(buildId, report);
+      if (empty) throw empty;
+    }
     return EXIT.ok;
   } finally {
     await temporal.close();
@@ -126,6 +130,8 @@ export async function watch(run: BuildRun, options: { summaryFollows?: boolean }
       for (const line of accountingLines(report)) console.log(line);
       const rerun = rerunHint(report);
       if (rerun) console.log(rerun);
+      const empty = acceptedNothing(run.buildId, report);
+      if (empty) throw empty;
       return report;
     }
     await new Promise((r) => setTimeout(r, 2_000));
