@@ -22,6 +22,7 @@ import { openStore } from '../../storage/openStore.js';
 import type { S3Options } from '../../storage/s3Store.js';
 import { writeAllava } from '../fixtures/allava.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
+import { writeImagefolder, writeLlava } from '../fixtures/folderSources.js';
 import { writeChartqa } from '../fixtures/chartqa.js';
 import { writeGeo170k } from '../fixtures/geo170k.js';
 import { MULTIUI_FILE, writeMultiui } from '../fixtures/multiui.js';
@@ -48,6 +49,8 @@ before(async () => {
     writeGeo170k(local('geo170k')),
     writeRico(local('rico')),
     writeMultiui(local('multiui')),
+    writeImagefolder(local('imagefolder')),
+    writeLlava(local('llava')),
   ]);
 });
 
@@ -96,7 +99,7 @@ function slice(config: Record<string, unknown>, name: string): Record<string, un
 
 test('every example is a valid config as shipped, with $schema', async () => {
   const names = await buildExamples();
-  // One per source in its release layout, one per Hub layout, generic Parquet, the paper's mix, a multiturn build, S3 (eval.json apart).
+  // One per source in its release layout, one per Hub layout, generic Parquet, ImageFolder and LLaVA, the paper's mix, a multiturn build, S3 (eval.json apart).
   assert.deepEqual(names, [
     'allava.json',
     'cc3m.json',
@@ -108,6 +111,8 @@ test('every example is a valid config as shipped, with $schema', async () => {
     'hub-geo170k.json',
     'hub-onevision.json',
     'hub-rico.json',
+    'imagefolder.json',
+    'llava.json',
     'mix-cc3m_13k+dive_4k+allava_6k.json',
     'multiturn.json',
     'multiui.json',
