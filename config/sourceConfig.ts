@@ -13,8 +13,6 @@ import { commonSourceFields, type DedupePolicy, type SourceDefaults } from './so
 import type { SourceDefinition } from '../sources/definition.js';
 import { SOURCE_DEFINITIONS, sourceDefinition, type SourceType } from '../sources/registry.js';
 
-export { SOURCE_TYPES, type SourceType } from '../sources/registry.js';
-
 /** The defaults written into a source's parsed config when it does not set the field itself. */
 export function sourceDefaults(type: SourceType): SourceDefaults {
   return sourceDefinition(type).defaults;

@@ -5,8 +5,7 @@ import { createInterface } from 'node:readline/promises';
 import { parseFlags } from '../../config/commandFlags.js';
 import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
 import { ConfigError } from '../../config/configError.js';
-import { SOURCE_TYPES, type SourceType } from '../../config/sourceConfig.js';
-import { sourceDefinition } from '../../sources/registry.js';
+import { SOURCE_TYPES, sourceDefinition, type SourceType } from '../../sources/registry.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { SCHEMA_FILE } from '../writeConfigReference.js';
 

@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import { parseBuildConfig } from '../../config/buildConfig.js';
 import { imageSchema } from '../../config/imageConfig.js';
 import { ConfigError } from '../../config/configError.js';
-import { SOURCE_TYPES, sourceDefaults, sourceImageConfig, sourceSchema, type SourceConfigOf } from '../../config/sourceConfig.js';
+import { sourceDefaults, sourceImageConfig, sourceSchema, type SourceConfigOf } from '../../config/sourceConfig.js';
+import { SOURCE_TYPES } from '../../sources/registry.js';
 import { CONSTRAINT_KEYS } from '../../domain/constraints/catalogue.js';
 
 const build = (sources: unknown[]) => parseBuildConfig({ buildId: 'b', output: '/tmp/out', sources, maxSamples: 10, models: { default: { model: 'm' } } });
