@@ -131,8 +131,8 @@ test('a cut anywhere in a side file, or a flipped byte, gives an Img2datasetParq
   const { dir } = writeVariants();
   try {
     // Flipped bytes only where hyparquet stays bounded: a flip in a v2 page header's value count can
-    // make it fill a level array of billions of entries (a page-v2 file ran > 60 s; bench/README.md,
-    // "Library swaps"), which no check of ours can interrupt. Cuts (truncated downloads) everywhere.
+    // make it fill a level array of billions of entries (a page-v2 file ran > 60 s;
+    // bench/notes/2026-11-24-library-swaps.md), which no check of ours can interrupt. Cuts (truncated downloads) everywhere.
     const flipped = new Set(['dictionary-snappy', 'zstd']);
     for (const variant of ['dictionary-snappy', 'plain-uncompressed', 'page-v2', 'zstd']) {
       const bytes = readFileSync(path.join(dir, `${variant}.parquet`));
