@@ -13,10 +13,12 @@ import { EvalInputError } from '../pipeline/evaluation/evalContext.js';
 import { ConfigMismatchError } from '../pipeline/planning/planBuild.js';
 import { RichnessError } from '../pipeline/planning/richness.js';
 import { SourceError } from '../sources/contract.js';
+import { ColumnMappingError } from '../sources/readers/hfColumns.js';
 import { ImportedScoresError } from '../sources/importedScores.js';
 import { OutputLocationError } from '../storage/outputProbe.js';
 
 export const INPUT_ERRORS: ReadonlyArray<abstract new (...args: never[]) => InputError> = [
+  ColumnMappingError,
   ConfigError,
   ConfigMismatchError,
   DecontaminationSetError,

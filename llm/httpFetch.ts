@@ -6,6 +6,7 @@
  * asked compressed. The caller passes where to tell a reply's arrival (`observer`: the attempt's
  * limiter slot, from endpoint.ts), so a 2xx frees its slot at once; this module knows no limiter.
  */
+import { TransientError } from '../domain/errors.js';
 import http from 'node:http';
 import https from 'node:https';
 import { normalizedErrorBody } from './errorBody.js';
@@ -102,7 +103,7 @@ function request(url: URL, init: RequestInit, body: string | undefined, maxReply
 }
 
 /** The connection closed in the middle of a reply's body, after its headers: the request reached the endpoint. */
-export class ReplyCut extends Error {
+export class ReplyCut extends TransientError {
   override name = 'ReplyCut';
   constructor(received: number, cause: Error) {
     super(`the connection closed mid-reply (after ${received} bytes of the body: ${cause.message})`, { cause });

@@ -2,6 +2,7 @@
  * `mmif init` writes a starter config that `mmif build` accepts, naming the JSON Schema beside the
  * examples; `mmif schema` prints that schema. Run as users run them (the real CLI).
  */
+import { SOURCE_TYPES } from '../../sources/registry.js';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -57,7 +58,7 @@ test('mmif init without --source off a terminal, or with an unknown type, exits 
   assert.match(none.stderr, /give at least one --source TYPE=URI/);
   const unknown = await runMmif(['init', '--source', 'coco=/data/coco', '--out', path.join(dir, 'unknown.json')]);
   assert.equal(unknown.code, 2);
-  assert.match(unknown.stderr, /sources\.0\.type: "coco" is not one of cc3m, allava, chartqa, geo170k, rico, multiui/);
+  assert.ok(unknown.stderr.includes(`sources.0.type: "coco" is not one of ${SOURCE_TYPES.join(', ')}`), unknown.stderr);
 });
 
 test('mmif schema prints the build config JSON Schema, the same as examples/build-config.schema.json', async () => {

@@ -57,6 +57,7 @@ test('every error class of the product derives from the taxonomy, not from Error
  */
 const PERMANENT_CLASSES: Record<string, 'input' | 'permanent'> = {
   BudgetExhausted: 'permanent',
+  ColumnMappingError: 'input',
   ConfigError: 'input',
   ConfigMismatchError: 'input',
   DecontaminationSetError: 'input',
