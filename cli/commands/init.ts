@@ -4,6 +4,8 @@ import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { parseFlags } from '../../config/commandFlags.js';
 import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
+import { withAbsolutePaths } from '../configFile.js';
+import { sourceLayoutLines } from './validate.js';
 import { ConfigError } from '../../config/configError.js';
 import { SOURCE_TYPES, sourceDefinition, type SourceType } from '../../sources/registry.js';
 import { CliError, EXIT } from '../exitCodes.js';
@@ -66,6 +68,8 @@ export async function initCommand(args: string[]): Promise<number> {
   const created = existsSync(path.dirname(file)) ? '' : ` (made its folder ${path.relative(process.cwd(), path.dirname(file)) || '.'})`;
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, `${JSON.stringify(config, null, 2)}\n`);
+  // The sources as the config file will read them: relative uris from its folder.
+  for (const line of await sourceLayoutLines(parseBuildConfig(withAbsolutePaths(config, path.dirname(file))))) console.log(line);
   console.log(`wrote ${values.out}${created}: check it with \`mmif validate --config ${values.out}\`, then \`mmif build --config ${values.out} --local\``);
   return EXIT.ok;
 }

@@ -6,11 +6,13 @@ import { SOURCE_TYPES } from '../../sources/registry.js';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { readConfig } from '../../cli/configFile.js';
 import { schemaText } from '../../cli/writeConfigReference.js';
+import { LocalStore } from '../../storage/localStore.js';
+import { writeImagefolder, writeLlava } from '../fixtures/folderSources.js';
 import { runMmif } from '../harness/mmifCli.js';
 
 let dir: string;
@@ -68,4 +70,23 @@ test('mmif schema prints the build config JSON Schema, the same as examples/buil
   const schema = JSON.parse(result.stdout) as { properties: Record<string, unknown>; required: string[] };
   assert.ok(schema.properties.$schema && schema.properties.buildId);
   assert.deepEqual(schema.required.sort(), ['buildId', 'maxSamples', 'models', 'output', 'sources']);
+});
+
+test('mmif init and mmif validate print the layout and mapping each source chose, or why its root cannot be read', async () => {
+  await writeImagefolder(new LocalStore(path.join(dir, 'folder')));
+  await writeLlava(new LocalStore(path.join(dir, 'llava')));
+  const file = path.join(dir, 'layouts.json');
+  const init = await runMmif(['init', '--source', 'imagefolder=folder', '--source', 'llava=llava', '--source', 'rico=missing', '--out', file]);
+  assert.equal(init.code, 0, init.stderr);
+  assert.match(init.stdout, /^ {2}sources\[0\] \(imagefolder .*folder\): layout metadata \(detected\): test\/metadata\.csv, train\/metadata\.jsonl; columns detected per file/m);
+  assert.match(init.stdout, /^ {2}sources\[1\] \(llava .*llava\): files data\.json, more\.jsonl \(LLaVA conversations\), images under '\.'$/m);
+  assert.match(init.stdout, /^ {2}sources\[2\] \(rico .*missing\): not readable here: .*no RICO screenshots found/m);
+  // validate names the same choices once every source reads.
+  const config = JSON.parse(await readFile(file, 'utf8')) as { sources: unknown[] };
+  const valid = path.join(dir, 'valid.json');
+  await writeFile(valid, JSON.stringify({ ...config, output: path.join(dir, 'out'), sources: config.sources.slice(0, 2) }));
+  const validated = await runMmif(['validate', '--config', valid]);
+  assert.equal(validated.code, 0, validated.stderr);
+  assert.match(validated.stdout, /^ {2}sources\[0\] \(imagefolder .*\): layout metadata \(detected\)/m);
+  assert.match(validated.stdout, /^ {2}sources\[1\] \(llava .*\): files data\.json, more\.jsonl/m);
 });
