@@ -1,6 +1,6 @@
 /**
  * Endpoint leases: how the workers of one task queue divide an endpoint's concurrency cap and its
- * per-minute limits by demand instead of by head count (docs/adr/0020-endpoint-limits-leased-by-demand.md).
+ * per-minute limits by demand instead of by head count (docs/adr/0023-endpoint-limits-leased-by-demand.md).
  * Pure bookkeeping, kept by the endpointLeases workflow. Each report carries, per endpoint, the
  * worker's requests in flight and waiting and the grant it admits by now; the answer is its new grant.
  * Fair by demand: the cap is water-filled over the demands, and what no demand takes is spread as
@@ -60,7 +60,7 @@ interface Holder {
 export type LeaseBook = Record<string, Record<string, Holder>>;
 
 /**
- * A grant's term: long against an update's round trip on a saturated host (docs/adr/0020), so a late
+ * A grant's term: long against an update's round trip on a saturated host (docs/adr/0023), so a late
  * answer costs nothing; short enough that a dead worker's slots come back within a minute or so (plus
  * its drainMs). A worker unanswered past its term admits nothing until an answer comes.
  */

@@ -10,7 +10,7 @@ import { maskingDataConverter } from './maskingPayloadCodec.js';
 
 /**
  * How far V8 lets the heap grow past what survived its last full collection before the next one, in
- * percent: a fixed factor keeps a worker's heap near what is live (docs/adr/0022-worker-heap-growing-percent-20.md).
+ * percent: a fixed factor keeps a worker's heap near what is live (docs/adr/0025-worker-heap-growing-percent-20.md).
  * V8 reads this flag at every full collection, so setting it at run time works.
  */
 const HEAP_GROWING_PERCENT = 20;

@@ -2,7 +2,7 @@
  * Endpoint limits across workers, from what the deployment already has (no coordination service):
  * every worker reports its demand per endpoint to the task queue's lease desk
  * (workflows/endpointLeases.ts) and admits what it is granted, a lease with a term the desk honours
- * (docs/adr/0020-endpoint-limits-leased-by-demand.md): a worker whose reports are late keeps admitting
+ * (docs/adr/0023-endpoint-limits-leased-by-demand.md): a worker whose reports are late keeps admitting
  * under its lease, and past its term unanswered admits nothing. A process that does not lease splits
  * the limits 1/N among the task queue's live pollers (DescribeTaskQueue; shareEndpointsAmong): a live
  * worker long-polls about once a minute even with every activity slot busy, so one silent LIVE_MS

@@ -1,10 +1,10 @@
 /**
- * The lease desk of one task queue's endpoints (docs/adr/0020-endpoint-limits-leased-by-demand.md):
+ * The lease desk of one task queue's endpoints (docs/adr/0023-endpoint-limits-leased-by-demand.md):
  * workers report their demand per endpoint (an update) and each answer is the worker's grants
  * (llm/concurrencyLeases.ts). An answer that would not change a grant is held back (a long poll, up to
  * HOLD_MS), at most MAX_HELD at once since Temporal limits in-flight updates; an unchanged answer
  * beyond them goes out at once with `again`, paced so unheld workers send about UNHELD_REPORTS_PER_S,
- * and a worker owed capacity is held first (docs/adr/0021-lease-desk-owed-first.md). A report no newer
+ * and a worker owed capacity is held first (docs/adr/0024-lease-desk-owed-first.md). A report no newer
  * than the worker's newest (DemandReport.seq) is refused by the update's validator, before history.
  * Started by the first report (update-with-start, worker/endpointSharing.ts); continues as new before
  * its history grows long, and ends after IDLE_END without a report and with nothing leased.
