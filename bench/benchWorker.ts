@@ -9,6 +9,7 @@
  * young-generation collection, written on SIGTERM.
  * Run:   BENCH_MAX_ACTIVITIES=32 node --import tsx bench/benchWorker.ts
  */
+import { currentOnceSeen, versionedWorkerOptions, workerDeploymentVersion } from '../worker/deploymentVersion.js';
 import { appendFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { writeFile } from 'node:fs/promises';
@@ -106,6 +107,7 @@ if (trace || splitOnly) {
   });
   // Bundled in a child process, as createWorker does: bundling here would add ~200 MB to the peak RSS.
   const codePath = await prebuiltWorkflowBundle();
+  const version = await workerDeploymentVersion({ codePath });
   worker = await withSmallWorkflowThreadHeap(() =>
     Worker.create({
       connection,
@@ -113,11 +115,13 @@ if (trace || splitOnly) {
       taskQueue: settings.taskQueue,
       activities,
       workflowBundle: { codePath },
+      ...versionedWorkerOptions(version),
       maxConcurrentActivityTaskExecutions: max,
       interceptors: trace ? { activity: [(ctx) => ({ inbound: timing(ctx.info.activityType) })] } : {},
     }),
   );
   const traced = worker;
+  currentOnceSeen(connection, settings.namespace, version, traced);
   const stopped = () => ['STOPPED', 'FAILED'].includes(traced.getState());
   if (splitOnly) splitAmongPollers(connection, settings.namespace, settings.taskQueue, stopped);
   else shareEndpointLimits(connection, settings.namespace, settings.taskQueue, stopped);

@@ -7,6 +7,7 @@
 // terms ended unanswered, time to fair share, and where the cap went (in flight, granted but unused,
 // not granted). Figures: bench/notes/2026-11-25-the-lease-desk-at-16-and-32-workers.md.
 // Run:   npx tsx bench/leaseFleet.ts [--workers 16,32] [--seconds 90] [--concurrency 128] [--latency-ms 1000]
+import { currentOnceSeen, versionedWorkerOptions, workerDeploymentVersion } from '../worker/deploymentVersion.js';
 import { readFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -70,7 +71,10 @@ else await main();
 /** The lease desk's worker: workflow tasks only (no activities), as any `mmif worker` of the queue would run it. */
 async function desk(): Promise<void> {
   const connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS! });
-  const worker = await Worker.create({ connection, taskQueue: TASK_QUEUE, workflowBundle: await bundleWorkflows() });
+  const workflowBundle = await bundleWorkflows();
+  const version = await workerDeploymentVersion(workflowBundle);
+  const worker = await Worker.create({ connection, taskQueue: TASK_QUEUE, workflowBundle, ...versionedWorkerOptions(version) });
+  currentOnceSeen(connection, 'default', version, worker);
   console.log('desk polling');
   await worker.run();
 }

@@ -3,7 +3,7 @@ import { toCanonicalString, type WorkerDeploymentVersion } from '@temporalio/com
 import { NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import * as activities from '../activities/index.js';
 import { prebuiltWorkflowBundle } from './bundleProcess.js';
-import { becomeCurrentIfNone, currencyLine, workerDeploymentVersion } from './deploymentVersion.js';
+import { becomeCurrentIfNone, currencyLine, versionedWorkerOptions, workerDeploymentVersion } from './deploymentVersion.js';
 import { shareEndpointLimits } from './endpointSharing.js';
 import { maskSecretsInActivityFailures } from './maskSecretsInterceptor.js';
 import { maskingDataConverter } from './maskingPayloadCodec.js';
@@ -99,7 +99,7 @@ export async function createWorker(setup: WorkerSetup): Promise<Worker> {
       dataConverter: maskingDataConverter,
       workflowBundle,
       // Workflows not declared otherwise (workflows/index.ts) finish on the version that started them.
-      ...(version ? { workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior: 'PINNED' } as const } : {}),
+      ...(version ? versionedWorkerOptions(version) : {}),
       maxConcurrentActivityTaskExecutions: setup.maxConcurrentActivities ?? DEFAULT_ACTIVITY_SLOTS,
       // A cancellation reaches an activity only in the answer to a heartbeat it sends; by default the
       // SDK sends one per 0.8 x heartbeat timeout (24 s), and a cancelled build would pay that long.

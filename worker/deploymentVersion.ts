@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { toCanonicalString, type WorkerDeploymentVersion } from '@temporalio/common';
-import type { NativeConnection, WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { NativeConnection, Worker, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 
 export const DEFAULT_DEPLOYMENT = 'mmif';
 
@@ -89,4 +89,13 @@ export function currencyLine(version: WorkerDeploymentVersion, currency: Currenc
     `worker version ${own} is not current: new builds start on ${toCanonicalString(currency.current)} until ` +
     `\`temporal worker deployment set-current-version --deployment-name ${version.deploymentName} --build-id ${version.buildId}\``
   );
+}
+
+/** Worker options that register `version`, its workflows pinned unless declared otherwise (workflows/index.ts). */
+export const versionedWorkerOptions = (version: WorkerDeploymentVersion) =>
+  ({ workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior: 'PINNED' } }) as const;
+
+/** For a worker made with Worker.create directly (tests, benchmarks): its version made current when its deployment has none. */
+export function currentOnceSeen(connection: NativeConnection, namespace: string, version: WorkerDeploymentVersion, worker: Worker): void {
+  void becomeCurrentIfNone(connection.workflowService, namespace, version, () => ['STOPPED', 'FAILED'].includes(worker.getState())).catch(() => undefined);
 }

@@ -6,6 +6,8 @@
  * (One process may run only one worker per queue and task type, so here one polls workflow tasks
  * and the other activity tasks; the count covers both types.)
  */
+import type { WorkerDeploymentVersion } from '@temporalio/common';
+import { currentOnceSeen, versionedWorkerOptions, workerDeploymentVersion } from '../../worker/deploymentVersion.js';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -38,6 +40,7 @@ import {
 let server: DevServer;
 let connection: NativeConnection;
 let workflowBundle: Awaited<ReturnType<typeof bundleWorkflows>>;
+let version: WorkerDeploymentVersion;
 const workers: Worker[] = [];
 const runs: Promise<void>[] = [];
 const TASK_QUEUE = 'mmif-sharing';
@@ -46,9 +49,12 @@ before(async () => {
   server = await startTemporalDevServer();
   connection = await NativeConnection.connect({ address: server.address });
   workflowBundle = await bundleWorkflows();
-  const common = { connection, namespace: 'default', taskQueue: TASK_QUEUE };
+  version = await workerDeploymentVersion(workflowBundle);
+  // Both of one version: a pinned build's activities go to workers of its version.
+  const common = { connection, namespace: 'default', taskQueue: TASK_QUEUE, ...versionedWorkerOptions(version) };
   workers.push(await Worker.create({ ...common, identity: 'worker-a@host', workflowBundle }));
   workers.push(await Worker.create({ ...common, identity: 'worker-b@host', activities }));
+  currentOnceSeen(connection, 'default', version, workers[0]!);
   for (const worker of workers) runs.push(worker.run());
 });
 
@@ -327,7 +333,7 @@ test('more concurrent reporters than the in-flight update limit are all served, 
  */
 test('a worker owed capacity is held before one that is not, and capacity given back reaches it at once', async () => {
   const QUEUE = 'mmif-owed-first';
-  const desk = await Worker.create({ connection, namespace: 'default', taskQueue: QUEUE, workflowBundle });
+  const desk = await Worker.create({ connection, namespace: 'default', taskQueue: QUEUE, workflowBundle, ...versionedWorkerOptions(version) });
   const running = desk.run();
   const client = new Client({ connection });
   const term = Date.now() + 600_000;
@@ -392,7 +398,7 @@ test('a desk away for longer than a lease term: the fleet keeps its leases throu
   const FLEET_QUEUE = 'mmif-lease-fleet'; // bench/leaseFleet.ts's reporters lease on it
   const sim = await startSimulator({ seed: 3, faults: { latencyMs: 200, maxConcurrent: CAP } });
   const startDesk = async () => {
-    const desk = await Worker.create({ connection, namespace: 'default', taskQueue: FLEET_QUEUE, workflowBundle });
+    const desk = await Worker.create({ connection, namespace: 'default', taskQueue: FLEET_QUEUE, workflowBundle, ...versionedWorkerOptions(version) });
     return { desk, running: desk.run() };
   };
   let { desk, running } = await startDesk();
