@@ -1,7 +1,8 @@
 /**
  * Pre-flight: before a build plans, one tiny request per distinct endpoint and model its stages call
  * (with an image when one of those stages sends images), so a refused key, an unknown model, a spent
- * quota or a text-only model fails the build in seconds naming endpoint, model and status. The
+ * quota, a text-only model, a refused connection, an unknown host or a TLS failure fails the build in
+ * seconds naming endpoint, model and status (or what the connection met). The
  * request is built by the stages' own code in the endpoint's dialect, so a refusal a dialect answers
  * is learned here, and the reply must be a chat completion (replyCheck.ts). A check that passed is
  * remembered in the model-call cache (the key only as a hash), so re-runs make no request for it; its
@@ -30,6 +31,7 @@ import { costOf } from './pricing.js';
 import { unusableOf, type UnusableReply } from './replyCheck.js';
 import { classifyFailure } from './retryPolicy.js';
 import { requestCompletion } from './sendCompletion.js';
+import { connectFailureOf, type ConnectFailure } from './connectFailure.js';
 import { usageOf, type Usage } from './usage.js';
 import { requestEstimate } from './tokenEstimate.js';
 
@@ -75,13 +77,14 @@ export interface PreflightOutcome {
   /** What the endpoint + model was found to accept beyond the plain request, one line each (dialect.ts). */
   lessons?: string[];
   /**
-   * Set when the endpoint could not be reached (connection errors, 5xx): that is no misconfiguration,
-   * so the build goes on and its own calls retry; nothing is remembered.
+   * Set when the endpoint answered transiently on every attempt (5xx, a timeout, a reset connection,
+   * a 429 asking for too long a wait): no misconfiguration, so the build goes on and its own calls
+   * retry; nothing is remembered. A connection refused, an unknown host or a TLS failure throws.
    */
   unreachable?: string;
 }
 
-/** Attempts per endpoint for connection errors and 5xx before the pre-flight leaves it to the build. */
+/** Attempts per endpoint for transient failures (5xx, timeouts, a temporary DNS failure) before the pre-flight leaves it to the build. */
 const TRANSIENT_ATTEMPTS = 3;
 
 /**
@@ -183,7 +186,10 @@ async function check(
         const textBody = requestBody(await tinyAsk(endpoint.model, { ...target, withImage: false }, llm), dialect);
         if (await failsOnlyOnImages(send, textBody, body)) throw refused(err as APIError, endpoint, target);
       }
-      if (attempt >= TRANSIENT_ATTEMPTS) return `model endpoint ${endpoint.baseURL} (model ${endpoint.model}) is unreachable: ${(err as Error).message}`;
+      const persisted = attempt >= TRANSIENT_ATTEMPTS;
+      const connect = connectFailureOf(err, endpoint.baseURL, persisted);
+      if (connect) throw unconnectable(connect, endpoint, target);
+      if (persisted) return `model endpoint ${endpoint.baseURL} (model ${endpoint.model}) is unreachable: ${(err as Error).message}`;
       await sleep(500 * attempt++);
     }
   }
@@ -255,6 +261,17 @@ function refused(err: APIError, endpoint: ResolvedEndpoint, target: PreflightTar
     ? ` — a one-line request with an image was refused: does the model accept image input? (images are sent by: ${target.roles.filter((s) => IMAGE_ROLES.has(s)).join(', ')})`
     : ' — a one-line text request was refused';
   return new EndpointError(`${describeFault(fault)}${hint}`, fault);
+}
+
+/**
+ * No connection to the address the config names (refused, unknown host, TLS): a wrong baseUrl (or
+ * OPENAI_BASE_URL when the role sets none) far more often than an outage, so the build does not start.
+ */
+function unconnectable(connect: ConnectFailure, endpoint: ResolvedEndpoint, target: PreflightTarget): EndpointError {
+  const fault = { endpoint: endpoint.baseURL, model: endpoint.model, status: 0, excerpt: maskedExcerpt(connect.what, endpoint) };
+  const where = target.endpoint.baseUrl ? 'the baseUrl these roles are given under models' : "the worker's OPENAI_BASE_URL (these roles set no baseUrl)";
+  const certificate = connect.kind === 'tls' ? ', its scheme (https:// to a plain HTTP port fails so), or the certificate (a private CA goes in NODE_EXTRA_CA_CERTS)' : '';
+  return new EndpointError(`${target.roles.join(', ')}: ${endpointNamed(fault.endpoint, fault.model)}: ${fault.excerpt} — check ${where}${certificate}`, fault);
 }
 
 /** A 200 that is no chat completion (a proxy's page, another API): the base URL is not a chat completions API. */

@@ -28,6 +28,7 @@ import { estimateRequestTokens } from './tokenEstimate.js';
 import { usableTotal } from './usage.js';
 import { TransientError } from '../domain/errors.js';
 import { ReplyCut } from './httpFetch.js';
+import { causeCodes, innermostMessage } from './connectFailure.js';
 
 /** The endpoint refused the request itself (400, 413, 422): the sample is rejected, unless a dialect can answer the refusal (dialect.ts). */
 export class RequestRefused extends SampleRejection {
@@ -203,7 +204,7 @@ const BEFORE_SEND = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNR
  */
 function mayHaveReachedModel(err: unknown): boolean {
   if (err instanceof APIConnectionTimeoutError) return true;
-  if (err instanceof APIConnectionError) return !BEFORE_SEND.has(causeCode(err) ?? '');
+  if (err instanceof APIConnectionError) return !causeCodes(err).some((code) => BEFORE_SEND.has(code));
   return !(err instanceof APIError && err.status !== undefined);
 }
 
@@ -213,14 +214,6 @@ function causeOf<T extends Error>(err: unknown, type: new (...args: never[]) => 
   return undefined;
 }
 
-/** The system error code (ECONNREFUSED, ...) in an error's causes: the SDK wraps the fetch error, which wraps the socket's. */
-function causeCode(err: Error): string | undefined {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && BEFORE_SEND.has(code)) return code;
-  }
-  return undefined;
-}
 
 /**
  * No connection to the endpoint on any attempt (refused, reset, unknown host): the SDK's own
@@ -234,15 +227,6 @@ export class EndpointUnreachable extends EndpointGaveUp {
   }
 }
 
-/**
- * The deepest message of an error's causes: Node's fetch (which the SDK uses for uploads, httpFetch.ts)
- * says only "fetch failed" and puts "connect ECONNREFUSED ..." in its own cause.
- */
-function innermostMessage(err: Error): string {
-  let message = err.message;
-  for (let e: unknown = err.cause, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) if (e.message) message = e.message;
-  return message;
-}
 
 /** No whole reply within llm.timeoutMs, on every attempt: the SDK's own "Request timed out." names nothing. */
 export class EndpointTimeout extends EndpointGaveUp {

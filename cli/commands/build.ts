@@ -16,6 +16,7 @@ import { acceptedNothing, BuildRun, hasPollers } from '../buildRun.js';
 import { exitCodeFor, rootFailure } from '../failures.js';
 import { recordedLocally } from '../localRecord.js';
 import { watch } from './status.js';
+import { retrySpanLine } from '../../llm/retrySpan.js';
 
 export const BUILD_USAGE = `usage: mmif build --config FILE [--wait] [--new-version]
   Start a build on the task queue MMIF_TASK_QUEUE (workflow id = the config's buildId).
@@ -23,8 +24,9 @@ export const BUILD_USAGE = `usage: mmif build --config FILE [--wait] [--new-vers
   Relative paths in the config are read from the config file's folder and recorded absolute.
   First, on a worker of that task queue, runs \`mmif validate\`'s checks (config against an existing
   build, the sources' layouts, the output's write probe) and checks every endpoint + model with one tiny request
-  (llm.preflight): a problem, a refused key, unknown model or text-only model exits 2 in seconds,
-  naming what to fix; nothing is started.
+  (llm.preflight): a problem, a refused key, unknown model, text-only model, or a base URL that
+  refuses the connection, names no known host or fails TLS exits 2 in seconds, naming what to fix;
+  nothing is started.
   --wait         show live progress until the build closes (exit 0 done, 1 failed, 2 failed for a
                  config, data path, output or endpoint setting), ending with the cause on one line
   --new-version  when the build exists with another config, start <buildId>-v2 (or the next free version)
@@ -116,7 +118,7 @@ async function checkOnWorker(temporal: Temporal, config: BuildConfig, localWorke
   console.log(`checks: config, ${config.sources.length} source layout(s), output ok`);
   for (const checked of result.preflight ?? []) {
     const what = `${checked.endpoint} (model ${checked.model}${checked.withImage ? ', with an image' : ''})`;
-    if (checked.unreachable) console.warn(`pre-flight: ${checked.unreachable}; starting anyway (its calls are retried)`);
+    if (checked.unreachable) console.warn(`pre-flight: ${checked.unreachable}; starting anyway: its ${retrySpanLine(config)}`);
     else console.log(`pre-flight: ${what} ok${checked.cached ? ' (checked before)' : ''}`);
     // What the endpoint was found to accept instead of the plain request (docs/endpoints.md).
     for (const lesson of checked.lessons ?? []) console.log(`pre-flight: ${checked.endpoint} (model ${checked.model}) ${lesson}`);

@@ -2,10 +2,12 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import net from 'node:net';
 import path from 'node:path';
 import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
 import { BudgetExhausted, BuildBudget, writeBudget } from '../../llm/buildBudget.js';
 import { EndpointError } from '../../llm/endpointError.js';
+import { InputError } from '../../domain/errors.js';
 import { SpendLedger } from '../../llm/spendLedger.js';
 import { preflight, preflightTargets } from '../../llm/preflight.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
@@ -110,6 +112,37 @@ test('an endpoint that cannot be reached is no misconfiguration: reported, not r
   assert.deepEqual([again!.cached, again!.unreachable], [false, undefined], 'checked again once reachable');
 });
 
+test('a closed port, an unknown host and https:// to a plain HTTP port fail the pre-flight at once with what the connection met, exit 2', async () => {
+  const port = await closedPort();
+  const simHost = new URL(sim.url).host;
+  const cases: [string, RegExp][] = [
+    [`http://127.0.0.1:${port}/v1`, new RegExp(`: nothing listens at 127\\.0\\.0\\.1:${port}: connection refused — check the baseUrl`)],
+    // RFC 6761: names under .invalid never resolve. Where no DNS server answers, EAI_AGAIN persists instead.
+    ['http://mmif-preflight.invalid/v1', /: host mmif-preflight\.invalid not found \(DNS: (ENOTFOUND|EAI_AGAIN)\) — check the baseUrl/],
+    [sim.url.replace(/^http:/, 'https:'), new RegExp(`: TLS with ${simHost.replace(/\./g, '\\.')} failed: (EPROTO|ERR_SSL_\\w+): wrong version number — check the baseUrl .*its scheme`)],
+  ];
+  for (const [baseUrl, line] of cases) {
+    sim.resetStats();
+    await assert.rejects(
+      preflight(config({ default: { model: 'mmif-sim-vlm', baseUrl } }), new LocalStore(path.join(dir, 'cache-closed')), '_cache/llm'),
+      (err: unknown) => {
+        assert.ok(err instanceof EndpointError, String(err));
+        assert.ok(err instanceof InputError, 'an input error: exit 2');
+        assert.match(err.message, new RegExp(`^instruction, constraints, compatibility, verifier, answer, rejected, judge: model endpoint ${baseUrl.replace(/[.]/g, '\\.')} \\(model mmif-sim-vlm\\)`));
+        assert.match(err.message, line);
+        assert.doesNotMatch(err.message, /\n/);
+        return true;
+      },
+    );
+    assert.equal(sim.stats().requests, 0, `${baseUrl}: nothing reached a chat endpoint`);
+  }
+  // Set by the worker's OPENAI_BASE_URL rather than the config: the line says so.
+  await assert.rejects(
+    preflight(config({ default: { model: 'mmif-sim-vlm' } }), new LocalStore(path.join(dir, 'cache-closed')), '_cache/llm', { OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_API_KEY: 'k' }),
+    /connection refused — check the worker's OPENAI_BASE_URL \(these roles set no baseUrl\)$/,
+  );
+});
+
 test('a missing API key for OpenAI fails the pre-flight at once, naming the variable', async () => {
   await assert.rejects(
     preflight(config({ default: { model: 'gpt-4o', apiKeyEnv: 'MMIF_TEST_NO_SUCH_KEY' } }), new LocalStore(path.join(dir, 'cache-nokey')), '_cache/llm', {}),
@@ -154,3 +187,14 @@ test("the pre-flight's requests are admitted by the build's budget and counted i
   }
   assert.equal(sim.stats().requests, 2, 'no request once the budget is spent');
 });
+
+/** A loopback port nothing listens on: bound by the OS, then closed. */
+function closedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
