@@ -188,23 +188,22 @@ test('`mmif validate` probes a writable output that does not exist yet and leave
   await assert.rejects(readdir(fresh), { code: 'ENOENT' }, 'the folders the probe made are gone');
 });
 
-test('an endpoint nothing listens on: `mmif build --wait` ends with the refused connection on one line, exit 1', async () => {
+test('an endpoint nothing listens on: `mmif build --wait` fails its pre-flight at once on one line naming endpoint, model, roles and what to check, exit 2, and starts no build', async () => {
   const port = await freePort();
-  const file = await configFile('dead-endpoint', {
-    models: { default: { model: 'mmif-sim-vlm', baseUrl: `http://127.0.0.1:${port}/v1` } },
-    retry: { maximumAttempts: 1 },
-    llm: { retry: { maxAttempts: 1, baseDelayMs: 0 } },
-  });
+  // The default retry settings: a refused connection is not retried, whatever they allow.
+  const file = await configFile('dead-endpoint', { models: { default: { model: 'mmif-sim-vlm', baseUrl: `http://127.0.0.1:${port}/v1` } } });
   const built = await mmif(stack, 'build', '--config', file, '--wait');
   assertClean(built);
-  assert.equal(built.code, 1, built.stdout + built.stderr);
-  assert.match(built.stderr, new RegExp(`^pre-flight: model endpoint http://127\\.0\\.0\\.1:${port}/v1 \\(model mmif-sim-vlm\\) is unreachable: .*; starting anyway`, 'm'));
-  assert.equal(
-    lastLine(built),
-    `mmif: build dead-endpoint failed: 1 of 1 shards failed (report: ${path.join(dir, 'out', 'dead-endpoint', 'build-report.json')}): ` +
-      `shard 0: instruction: model endpoint http://127.0.0.1:${port}/v1 (model mmif-sim-vlm): cannot connect: connect ECONNREFUSED 127.0.0.1:${port}, 1 attempt`,
-  );
+  assert.equal(built.code, 2, built.stdout + built.stderr);
+  assert.equal(lastLine(built), deadEndpointLine(port));
+  assert.doesNotMatch(built.stdout + built.stderr, /starting anyway|shard/);
+  await assert.rejects(stack.client.workflow.getHandle('dead-endpoint').describe(), /not found/i, 'no build was started');
+  await assert.rejects(readdir(path.join(dir, 'out', 'dead-endpoint')), { code: 'ENOENT' }, 'nothing written for it');
 });
+
+const deadEndpointLine = (port: number) =>
+  `mmif: pre-flight failed: instruction, constraints, compatibility, verifier, answer, rejected, judge: model endpoint http://127.0.0.1:${port}/v1 (model mmif-sim-vlm): ` +
+  `nothing listens at 127.0.0.1:${port}: connection refused — check the baseUrl these roles are given under models`;
 
 test('an endpoint nothing listens on, through the Batch API: `mmif build --wait` and `mmif status` end with the call, the role and the attempts on one line, exit 1', async () => {
   const port = await freePort();
@@ -385,6 +384,21 @@ test('build --local with an unwritable output is refused by its checks, leaves n
   assert.match(status.stdout, /^local-unwritable refused \(a --local build, ended .*; its Temporal server is gone\)$/m);
   assert.equal(lastLine(status), lastLine(built));
   assert.ok(seconds < startup + 4, `status took ${seconds} s, its start-up ${startup} s`);
+});
+
+test('build --local against an endpoint nothing listens on fails its pre-flight on one line, exit 2, with no shard started and no call retried', async () => {
+  const cwd = path.join(dir, 'local-dead-endpoint');
+  await mkdir(cwd, { recursive: true });
+  const port = await freePort();
+  const file = await configFile('local-dead-endpoint', { models: { default: { model: 'mmif-sim-vlm', baseUrl: `http://127.0.0.1:${port}/v1` } } });
+  const built = await runMmif(['build', '--config', file, '--local'], { env: { TEMPORAL_ADDRESS: '127.0.0.1:1' }, cwd });
+  assertClean(built);
+  assert.doesNotMatch(built.stderr, /Workflow failed|Activity failed/);
+  assert.equal(built.code, 2, built.stdout + built.stderr);
+  assert.equal(lastLine(built), deadEndpointLine(port));
+  // Nothing after the checks: no build, no shard, no retried call.
+  assert.doesNotMatch(built.stdout + built.stderr, /starting anyway|shard|attempt|started build/);
+  await assert.rejects(readdir(path.join(dir, 'out', 'local-dead-endpoint')), { code: 'ENOENT' }, 'nothing written for it');
 });
 
 test('a failed --local build: status from a folder below where it ran shows its plan and cause; from elsewhere, says where to run it', async () => {

@@ -193,7 +193,7 @@ test('a 100,000-second Retry-After stalls the build no longer than llm.maxRetryA
   assert.equal(built.code, 0, built.stdout + built.stderr);
   assert.match(
     built.stderr,
-    /^pre-flight: model endpoint \S+ \(model mmif-sim-vlm\): HTTP 429: asked to wait 100000 s \(27\.8 h\), beyond llm\.maxRetryAfterSeconds \(2 s\): the endpoint refuses requests for now; starting anyway/m,
+    /^pre-flight: model endpoint \S+ \(model mmif-sim-vlm\): HTTP 429: asked to wait 100000 s \(27\.8 h\), beyond llm\.maxRetryAfterSeconds \(2 s\): the endpoint refuses requests for now; starting anyway: its calls are retried for up to about 8\.2 min of back-off \(llm\.retry\.maxAttempts 6 tries per call, retry\.maximumAttempts 8 attempts per shard\) before the build gives up$/m,
   );
   assert.ok(hostile.counts().requests > 3, 'the build went on past the refusals');
   assert.deepEqual(
