@@ -22,6 +22,7 @@ import type { StoredConfig } from '../../pipeline/planning/planBuild.types.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
 import { writeChartqa } from '../fixtures/chartqa.js';
 import { mmif, runMmif, type MmifResult } from '../harness/mmifCli.js';
+import { closedPort } from '../harness/closedPort.js';
 import { startStack, type Stack } from '../harness/stack.js';
 
 let stack: Stack;
@@ -189,7 +190,7 @@ test('`mmif validate` probes a writable output that does not exist yet and leave
 });
 
 test('an endpoint nothing listens on: `mmif build --wait` fails its pre-flight at once on one line naming endpoint, model, roles and what to check, exit 2, and starts no build', async () => {
-  const port = await freePort();
+  const port = await closedPort();
   // The default retry settings: a refused connection is not retried, whatever they allow.
   const file = await configFile('dead-endpoint', { models: { default: { model: 'mmif-sim-vlm', baseUrl: `http://127.0.0.1:${port}/v1` } } });
   const built = await mmif(stack, 'build', '--config', file, '--wait');
@@ -206,7 +207,7 @@ const deadEndpointLine = (port: number) =>
   `nothing listens at 127.0.0.1:${port}: connection refused — check the baseUrl these roles are given under models`;
 
 test('an endpoint nothing listens on, through the Batch API: `mmif build --wait` and `mmif status` end with the call, the role and the attempts on one line, exit 1', async () => {
-  const port = await freePort();
+  const port = await closedPort();
   const file = await configFile('dead-batch', {
     models: { default: { model: 'mmif-sim-vlm', baseUrl: `http://127.0.0.1:${port}/v1`, batch: true } },
     retry: { maximumAttempts: 1 },
@@ -389,7 +390,7 @@ test('build --local with an unwritable output is refused by its checks, leaves n
 test('build --local against an endpoint nothing listens on fails its pre-flight on one line, exit 2, with no shard started and no call retried', async () => {
   const cwd = path.join(dir, 'local-dead-endpoint');
   await mkdir(cwd, { recursive: true });
-  const port = await freePort();
+  const port = await closedPort();
   const file = await configFile('local-dead-endpoint', { models: { default: { model: 'mmif-sim-vlm', baseUrl: `http://127.0.0.1:${port}/v1` } } });
   const built = await runMmif(['build', '--config', file, '--local'], { env: { TEMPORAL_ADDRESS: '127.0.0.1:1' }, cwd });
   assertClean(built);
@@ -404,7 +405,7 @@ test('build --local against an endpoint nothing listens on fails its pre-flight 
 test('a failed --local build: status from a folder below where it ran shows its plan and cause; from elsewhere, says where to run it', async () => {
   const cwd = path.join(dir, 'local-dead');
   await mkdir(path.join(cwd, 'sub', 'deeper'), { recursive: true });
-  const port = await freePort();
+  const port = await closedPort();
   const file = await configFile('local-dead', {
     models: { default: { model: 'mmif-sim-vlm', baseUrl: `http://127.0.0.1:${port}/v1` } },
     retry: { maximumAttempts: 1 },
@@ -438,17 +439,6 @@ test('`mmif worker` with no Temporal server names the address and the cause on o
   assert.equal(result.code, 1, result.stdout + result.stderr);
   assert.equal(result.stderr.trim(), 'mmif: cannot reach Temporal at 127.0.0.1:1: Connection refused');
 });
-
-/** A loopback port nothing listens on: bound by the OS, then closed. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 function listening(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {

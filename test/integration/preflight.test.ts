@@ -2,7 +2,6 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import net from 'node:net';
 import path from 'node:path';
 import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
 import { BudgetExhausted, BuildBudget, writeBudget } from '../../llm/buildBudget.js';
@@ -12,6 +11,7 @@ import { SpendLedger } from '../../llm/spendLedger.js';
 import { preflight, preflightTargets } from '../../llm/preflight.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
 import { LocalStore } from '../../storage/localStore.js';
+import { closedPort } from '../harness/closedPort.js';
 
 let sim: SimulatorHandle;
 let dir: string;
@@ -187,14 +187,3 @@ test("the pre-flight's requests are admitted by the build's budget and counted i
   }
   assert.equal(sim.stats().requests, 2, 'no request once the budget is spent');
 });
-
-/** A loopback port nothing listens on: bound by the OS, then closed. */
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
