@@ -16,6 +16,7 @@ export function maskingStore(store: ObjectStore): ObjectStore {
   const mask = storedBody;
   return {
     root: store.root,
+    ...(store.endpoint ? { endpoint: store.endpoint } : {}),
     get: (key) => store.get(key),
     getRange: (key, start, end) => store.getRange(key, start, end),
     openRead: (key) => store.openRead(key),

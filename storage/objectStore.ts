@@ -18,6 +18,8 @@ export interface ObjectInfo {
 export interface ObjectStore {
   /** Human-readable root, e.g. `/data/out` or `s3://bucket/prefix`; used in messages. */
   readonly root: string;
+  /** The address of a store reached over the network (S3's endpoint), for messages; none for local disk. */
+  readonly endpoint?: string;
   get(key: string): Promise<Buffer | undefined>;
   /** Bytes [start, end) of an object; used to read one tar member without streaming the whole tar. */
   getRange(key: string, start: number, end: number): Promise<Buffer>;

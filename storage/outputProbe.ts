@@ -1,7 +1,8 @@
 /**
  * Checks at plan time that a build can write where its output goes, by writing and deleting one
  * small object: a missing bucket, a read-only or non-existent path, or a path under a file fails
- * the build at once with a message naming the location, instead of each shard retrying for minutes.
+ * the build at once with a message naming the location, instead of each shard retrying for minutes;
+ * so does an object store nothing answers at (a refused connection, an unknown host, TLS).
  */
 import { randomBytes } from 'node:crypto';
 import { rmdir, stat } from 'node:fs/promises';
@@ -10,6 +11,7 @@ import { S3ServiceException } from '@aws-sdk/client-s3';
 import { LruCache } from '../domain/lruCache.js';
 import type { ObjectStore } from './objectStore.js';
 import { InputError } from '../domain/errors.js';
+import { connectFailureOf } from '../llm/connectFailure.js';
 
 /** The output location cannot be written: no retry fixes it. */
 export class OutputLocationError extends InputError {
@@ -38,6 +40,10 @@ export async function probeOutput(store: ObjectStore): Promise<void> {
     await store.put(key, 'mmif-engine write probe\n', 'text/plain');
     await store.delete(key);
   } catch (err) {
+    // After the S3 client's own attempts: a refused connection, an unknown host or a TLS failure is
+    // a wrong s3.endpoint far more often than an outage (llm/connectFailure.ts).
+    const connect = store.endpoint ? connectFailureOf(err, store.endpoint, true) : undefined;
+    if (connect) throw new OutputLocationError(`output ${store.root}: object store ${store.endpoint}: ${connect.what} — check s3.endpoint and that the store runs`);
     if (!isUnwritable(err)) throw err;
     throw new OutputLocationError(`output ${store.root} is not writable: ${describe(err)}`);
   }

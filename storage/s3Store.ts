@@ -16,6 +16,8 @@ const MULTIPART_THRESHOLD = 16 * 1024 * 1024;
 
 export class S3Store implements ObjectStore {
   readonly root: string;
+  /** The store's address, for messages: `s3.endpoint`, else AWS's regional endpoint. */
+  readonly endpoint: string;
   private readonly client: S3Client;
 
   constructor(
@@ -24,9 +26,11 @@ export class S3Store implements ObjectStore {
     options: S3Options = {},
   ) {
     this.root = `s3://${bucket}/${prefix}`;
+    const region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
+    this.endpoint = options.endpoint ?? `https://s3.${region}.amazonaws.com`;
     this.client = new S3Client({
       endpoint: options.endpoint,
-      region: options.region ?? process.env.AWS_REGION ?? 'us-east-1',
+      region,
       forcePathStyle: options.forcePathStyle ?? Boolean(options.endpoint),
       maxAttempts: 5,
     });

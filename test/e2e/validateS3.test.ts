@@ -11,6 +11,7 @@ import { LocalStore } from '../../storage/localStore.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
 import { runMmif } from '../harness/mmifCli.js';
 import { startS3Server, type S3Server } from '../harness/s3Server.js';
+import { closedPort } from '../harness/closedPort.js';
 
 let dir: string;
 let s3: S3Server;
@@ -48,4 +49,34 @@ test('mmif validate with a wrong S3 secret key: one line naming the output and t
   // The right key: all is well (the cause above was the key, not the store).
   const right = await runMmif(['validate', '--config', file], { env: { ...env, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey } });
   assert.equal(right.code, 0, right.stdout + right.stderr);
+});
+
+test('an s3.endpoint nothing listens on: validate and build --local end with one line naming the output and the object store, exit 2, without waiting out retries', async () => {
+  const port = await closedPort();
+  const endpoint = `http://127.0.0.1:${port}`;
+  const output = 's3://no-store/out';
+  const file = path.join(dir, 'dead-store.json');
+  const config = {
+    buildId: 'dead-store',
+    output,
+    s3: { endpoint, region: 'us-east-1', forcePathStyle: true },
+    sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m') }],
+    maxSamples: 2,
+    models: { default: { model: 'm' } },
+    llm: { preflight: false },
+  };
+  await writeFile(file, JSON.stringify(config));
+  const env = { AWS_ACCESS_KEY_ID: 'id', AWS_SECRET_ACCESS_KEY: 'secret', AWS_REGION: 'us-east-1', AWS_PROFILE: undefined, TEMPORAL_ADDRESS: '127.0.0.1:1' };
+  const cause = `output ${output}: object store ${endpoint}: nothing listens at 127.0.0.1:${port}: connection refused — check s3.endpoint and that the store runs`;
+  const validated = await runMmif(['validate', '--config', file], { env });
+  assert.equal(validated.code, 2, validated.stdout + validated.stderr);
+  assert.deepEqual(
+    validated.stderr.split('\n').filter((line) => line.startsWith(file)),
+    [`${file}: ${cause}`],
+  );
+  const built = await runMmif(['build', '--config', file, '--local'], { env, cwd: dir });
+  assert.equal(built.code, 2, built.stdout + built.stderr);
+  assert.equal(built.stderr.trim().split('\n').at(-1), `mmif: checks failed: ${cause}`);
+  // The checks answered: no "did not run them within 120 s (an older release?)", no build started.
+  assert.doesNotMatch(built.stdout + built.stderr, /older release|started build|shard/);
 });
