@@ -214,7 +214,6 @@ function causeOf<T extends Error>(err: unknown, type: new (...args: never[]) => 
   return undefined;
 }
 
-
 /**
  * No connection to the endpoint on any attempt (refused, reset, unknown host): the SDK's own
  * "Connection error." names nothing, and its cause ("connect ECONNREFUSED 127.0.0.1:9") names no
@@ -226,7 +225,6 @@ export class EndpointUnreachable extends EndpointGaveUp {
     super(who, endpoint, `cannot connect: ${maskedExcerpt(innermostMessage(err), endpoint)}`, attempts, maybeBilled);
   }
 }
-
 
 /** No whole reply within llm.timeoutMs, on every attempt: the SDK's own "Request timed out." names nothing. */
 export class EndpointTimeout extends EndpointGaveUp {

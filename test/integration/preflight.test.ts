@@ -119,26 +119,32 @@ test('a closed port, an unknown host and https:// to a plain HTTP port fail the 
     [`http://127.0.0.1:${port}/v1`, new RegExp(`: nothing listens at 127\\.0\\.0\\.1:${port}: connection refused — check the baseUrl`)],
     // RFC 6761: names under .invalid never resolve. Where no DNS server answers, EAI_AGAIN persists instead.
     ['http://mmif-preflight.invalid/v1', /: host mmif-preflight\.invalid not found \(DNS: (ENOTFOUND|EAI_AGAIN)\) — check the baseUrl/],
-    [sim.url.replace(/^http:/, 'https:'), new RegExp(`: TLS with ${simHost.replace(/\./g, '\\.')} failed: (EPROTO|ERR_SSL_\\w+): wrong version number — check the baseUrl .*its scheme`)],
+    [
+      sim.url.replace(/^http:/, 'https:'),
+      new RegExp(`: TLS with ${simHost.replace(/\./g, '\\.')} failed: (EPROTO|ERR_SSL_\\w+): wrong version number — check the baseUrl .*its scheme`),
+    ],
   ];
   for (const [baseUrl, line] of cases) {
     sim.resetStats();
-    await assert.rejects(
-      preflight(config({ default: { model: 'mmif-sim-vlm', baseUrl } }), new LocalStore(path.join(dir, 'cache-closed')), '_cache/llm'),
-      (err: unknown) => {
-        assert.ok(err instanceof EndpointError, String(err));
-        assert.ok(err instanceof InputError, 'an input error: exit 2');
-        assert.match(err.message, new RegExp(`^instruction, constraints, compatibility, verifier, answer, rejected, judge: model endpoint ${baseUrl.replace(/[.]/g, '\\.')} \\(model mmif-sim-vlm\\)`));
-        assert.match(err.message, line);
-        assert.doesNotMatch(err.message, /\n/);
-        return true;
-      },
-    );
+    await assert.rejects(preflight(config({ default: { model: 'mmif-sim-vlm', baseUrl } }), new LocalStore(path.join(dir, 'cache-closed')), '_cache/llm'), (err: unknown) => {
+      assert.ok(err instanceof EndpointError, String(err));
+      assert.ok(err instanceof InputError, 'an input error: exit 2');
+      assert.match(
+        err.message,
+        new RegExp(`^instruction, constraints, compatibility, verifier, answer, rejected, judge: model endpoint ${baseUrl.replace(/[.]/g, '\\.')} \\(model mmif-sim-vlm\\)`),
+      );
+      assert.match(err.message, line);
+      assert.doesNotMatch(err.message, /\n/);
+      return true;
+    });
     assert.equal(sim.stats().requests, 0, `${baseUrl}: nothing reached a chat endpoint`);
   }
   // Set by the worker's OPENAI_BASE_URL rather than the config: the line says so.
   await assert.rejects(
-    preflight(config({ default: { model: 'mmif-sim-vlm' } }), new LocalStore(path.join(dir, 'cache-closed')), '_cache/llm', { OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_API_KEY: 'k' }),
+    preflight(config({ default: { model: 'mmif-sim-vlm' } }), new LocalStore(path.join(dir, 'cache-closed')), '_cache/llm', {
+      OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
+      OPENAI_API_KEY: 'k',
+    }),
     /connection refused — check the worker's OPENAI_BASE_URL \(these roles set no baseUrl\)$/,
   );
 });
