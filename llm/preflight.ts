@@ -31,7 +31,7 @@ import { costOf } from './pricing.js';
 import { unusableOf, type UnusableReply } from './replyCheck.js';
 import { classifyFailure } from './retryPolicy.js';
 import { requestCompletion } from './sendCompletion.js';
-import { connectFailureOf, type ConnectFailure } from './connectFailure.js';
+import { connectFailureOf, type ConnectFailure } from '../domain/connectFailure.js';
 import { usageOf, type Usage } from './usage.js';
 import { requestEstimate } from './tokenEstimate.js';
 

@@ -28,7 +28,7 @@ import { estimateRequestTokens } from './tokenEstimate.js';
 import { usableTotal } from './usage.js';
 import { TransientError } from '../domain/errors.js';
 import { ReplyCut } from './httpFetch.js';
-import { causeCodes, innermostMessage } from './connectFailure.js';
+import { causeCodes, innermostMessage } from '../domain/connectFailure.js';
 
 /** The endpoint refused the request itself (400, 413, 422): the sample is rejected, unless a dialect can answer the refusal (dialect.ts). */
 export class RequestRefused extends SampleRejection {

@@ -11,7 +11,7 @@ import { S3ServiceException } from '@aws-sdk/client-s3';
 import { LruCache } from '../domain/lruCache.js';
 import type { ObjectStore } from './objectStore.js';
 import { InputError } from '../domain/errors.js';
-import { connectFailureOf } from '../llm/connectFailure.js';
+import { connectFailureOf } from '../domain/connectFailure.js';
 
 /** The output location cannot be written: no retry fixes it. */
 export class OutputLocationError extends InputError {
@@ -41,7 +41,7 @@ export async function probeOutput(store: ObjectStore): Promise<void> {
     await store.delete(key);
   } catch (err) {
     // After the S3 client's own attempts: a refused connection, an unknown host or a TLS failure is
-    // a wrong s3.endpoint far more often than an outage (llm/connectFailure.ts).
+    // a wrong s3.endpoint far more often than an outage (domain/connectFailure.ts).
     const connect = store.endpoint ? connectFailureOf(err, store.endpoint, true) : undefined;
     if (connect) throw new OutputLocationError(`output ${store.root}: object store ${store.endpoint}: ${connect.what} — check s3.endpoint and that the store runs`);
     if (!isUnwritable(err)) throw err;

@@ -16,7 +16,7 @@ import { acceptedNothing, BuildRun, hasPollers } from '../buildRun.js';
 import { exitCodeFor, rootFailure } from '../failures.js';
 import { recordedLocally } from '../localRecord.js';
 import { watch } from './status.js';
-import { retrySpanLine } from '../../llm/retrySpan.js';
+import { retrySpanLine } from '../retrySpan.js';
 
 export const BUILD_USAGE = `usage: mmif build --config FILE [--wait] [--new-version]
   Start a build on the task queue MMIF_TASK_QUEUE (workflow id = the config's buildId).

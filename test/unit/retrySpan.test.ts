@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseBuildConfig } from '../../config/buildConfig.js';
-import { retrySpanLine, retrySpanMs } from '../../llm/retrySpan.js';
+import { retrySpanLine, retrySpanMs } from '../../cli/retrySpan.js';
 
 const config = (extra: Record<string, unknown> = {}) =>
   parseBuildConfig({ buildId: 'b', output: '/o', sources: [{ type: 'cc3m', uri: '/x' }], maxSamples: 1, models: { default: { model: 'm' } }, ...extra });

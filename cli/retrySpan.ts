@@ -9,7 +9,7 @@
  */
 import type { BuildConfig } from '../config/buildConfig.js';
 import { pipelineActivityOptions } from '../workflows/activityOptions.js';
-import { backoffMs } from './retryPolicy.js';
+import { backoffMs } from '../llm/retryPolicy.js';
 
 /** The longest back-off waits of one call over all its activity attempts, in ms. */
 export function retrySpanMs(config: Pick<BuildConfig, 'retry' | 'llm'>): number {
