@@ -1,7 +1,7 @@
 /**
  * How long a build keeps retrying a call that fails transiently before it gives up, from the retry
  * settings themselves: each call is tried `llm.retry.maxAttempts` times with capped back-off
- * (retryPolicy.ts), and after its last try the activity fails and Temporal retries it by the
+ * (llm/retryPolicy.ts), and after its last try the activity fails and Temporal retries it by the
  * pipeline activities' policy (workflows/activityOptions.ts) up to `retry.maximumAttempts` times.
  * The sum is the longest the back-off waits add up to (full jitter waits half of it on average);
  * each attempt's own time (a timeout, a refused connection at once) comes on top. Pre-flight prints
