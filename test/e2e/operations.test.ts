@@ -231,7 +231,7 @@ test('cancelling a build stops it; committed shards stay valid and the report sa
   assert.ok(report.accounting[0]!.uncommitted > 0, JSON.stringify(report.accounting));
 });
 
-test('after `mmif cancel` no model request reaches the endpoint within a few seconds: in-flight activities abort their calls', async () => {
+test('after `mmif cancel` the running slice stops calling the endpoint: in-flight activities abort their calls', async () => {
   // One long slice per shard, one call at a time, slow replies: without cancellation reaching the
   // model calls, the running activities would keep calling the endpoint for the rest of their slice.
   const source = path.join(dir, 'cc3m-long');
@@ -255,8 +255,11 @@ test('after `mmif cancel` no model request reaches the endpoint within a few sec
     // ends. Once no activity runs, nothing of this build can call the endpoint any more.
     await eventually(() => stack.activitiesInFlight() === 0 && stack.simulator.stats().inFlight === 0, 60_000, 'the activities to end');
     const sent = stack.simulator.stats().requests - atCancel;
-    // Without the abort, the slice would go on with its remaining samples (at least one call each).
-    assert.ok(sent < 24 - 4, `${sent} requests reached the endpoint after the build was cancelled`);
+    // Without the abort, the slice would go on with all its remaining samples, each at least its
+    // instruction and constraint calls. How many calls still go out while the cancellation travels
+    // (the next heartbeat's answer) depends on the machine's load, so that is not what is asserted.
+    const remaining = 24 - 4;
+    assert.ok(sent < remaining * 2, `${sent} requests reached the endpoint after the build was cancelled`);
   });
 });
 
