@@ -19,6 +19,15 @@ const CENTRE = (SIDE - 1) / 2;
 export interface Rendering {
   /** SIDE² grey levels, row by row, of the image with its uniform border trimmed. */
   pixels: Uint8Array;
+  /** Derived once (renderingOf), compared with every candidate: the row and column mean profiles, and the 8x8 block sums. */
+  rows: Float32Array;
+  cols: Float32Array;
+  blocks: Float32Array;
+}
+
+/** A rendering with what every comparison reads of it computed once. */
+export function renderingOf(pixels: Uint8Array): Rendering {
+  return { pixels, rows: profile(pixels, 'rows'), cols: profile(pixels, 'cols'), blocks: blockSums(pixels) };
 }
 
 export interface Likeness {
@@ -37,11 +46,11 @@ export const isSamePicture = (likeness: Likeness): boolean => likeness.worst <= 
 const COARSE_MIN = 0.4;
 
 export function likeness(a: Rendering, b: Rendering): Likeness {
-  if (coarseCorrelation(a.pixels, b.pixels) < COARSE_MIN) return { correlation: 0, worst: Infinity };
+  if (fit(a.blocks, b.blocks, CELLS, 0, 0, CELLS).correlation < COARSE_MIN) return { correlation: 0, worst: Infinity };
   // Each axis's profile proposes a few alignments; the pair that correlates best in 2D is taken (a
   // profile alone can be matched at a wrong scale where it has one strong feature, say an axis line).
-  const xs = align(profile(a.pixels, 'cols'), profile(b.pixels, 'cols'));
-  const ys = align(profile(a.pixels, 'rows'), profile(b.pixels, 'rows'));
+  const xs = align(a.cols, b.cols);
+  const ys = align(a.rows, b.rows);
   let best = { r: -2, x: IDENTITY, y: IDENTITY };
   for (const x of xs) {
     for (const y of ys) {
@@ -145,16 +154,14 @@ function fit(a: Float32Array, b: Float32Array, n: number, top: number, left: num
 const within = (slope: number, whole: number): number => (whole > FLAT ? Math.min(2 * whole, Math.max(whole / 2, slope)) : slope);
 const FLAT = 1e-6;
 
-/** Correlation of the 8x8 grid of block means, unaligned: distinct layouts fall below COARSE_MIN. */
-function coarseCorrelation(a: Uint8Array, b: Uint8Array): number {
-  const cells = 8;
-  const size = SIDE / cells;
-  const means = (p: Uint8Array) => {
-    const out = new Float32Array(cells * cells);
-    for (let row = 0; row < SIDE; row++) for (let col = 0; col < SIDE; col++) out[Math.floor(row / size) * cells + Math.floor(col / size)]! += p[row * SIDE + col]!;
-    return out;
-  };
-  return fit(means(a), means(b), cells, 0, 0, cells).correlation;
+/** The coarse grid whose block sums correlate, unaligned, before anything else: distinct layouts fall below COARSE_MIN. */
+const CELLS = 8;
+
+function blockSums(p: Uint8Array): Float32Array {
+  const size = SIDE / CELLS;
+  const out = new Float32Array(CELLS * CELLS);
+  for (let row = 0; row < SIDE; row++) for (let col = 0; col < SIDE; col++) out[Math.floor(row / size) * CELLS + Math.floor(col / size)]! += p[row * SIDE + col]!;
+  return out;
 }
 
 function profile(pixels: Uint8Array, axis: 'rows' | 'cols'): Float32Array {

@@ -8,7 +8,7 @@
  */
 import sharp from 'sharp';
 import type { Fingerprint } from '../domain/decontamination.js';
-import { RENDERING_SIDE } from '../domain/imageMatch.js';
+import { RENDERING_SIDE, renderingOf } from '../domain/imageMatch.js';
 
 const WIDTH = 9;
 const HEIGHT = 8;
@@ -24,12 +24,12 @@ export async function dHash(image: Buffer): Promise<bigint> {
 export async function imageFingerprint(image: Buffer): Promise<Fingerprint> {
   // EXIF orientation applied first: a rotated copy of the same photo is the same picture.
   const grey = sharp(image).rotate().flatten({ background: '#ffffff' }).greyscale();
-  const [small, pixels] = await Promise.all([grey.clone().resize(WIDTH, HEIGHT, { fit: 'fill' }).raw().toBuffer(), renderingOf(grey)]);
+  const [small, pixels] = await Promise.all([grey.clone().resize(WIDTH, HEIGHT, { fit: 'fill' }).raw().toBuffer(), trimmedGrey(grey)]);
   let bits = 0n;
   for (let y = 0; y < HEIGHT; y++) {
     for (let x = 0; x < WIDTH - 1; x++) bits = (bits << 1n) | (small[y * WIDTH + x]! > small[y * WIDTH + x + 1]! ? 1n : 0n);
   }
-  return { dHash: bits, rendering: { pixels: new Uint8Array(pixels.buffer, pixels.byteOffset, pixels.length) } };
+  return { dHash: bits, rendering: renderingOf(new Uint8Array(pixels.buffer, pixels.byteOffset, pixels.length)) };
 }
 
 /**
@@ -37,7 +37,7 @@ export async function imageFingerprint(image: Buffer): Promise<Fingerprint> {
  * tone by more than CONTENT_LEVELS (sharp's trim keys on the corner pixel, which re-compression
  * noise moves), on a rendering of at most WORKING_SIDE pixels.
  */
-async function renderingOf(grey: ReturnType<typeof sharp>): Promise<Buffer> {
+async function trimmedGrey(grey: ReturnType<typeof sharp>): Promise<Buffer> {
   const { data, info } = await grey.clone().resize(WORKING_SIDE, WORKING_SIDE, { fit: 'inside', withoutEnlargement: true }).raw().toBuffer({ resolveWithObject: true });
   const { width, height } = info;
   const ring: number[] = [];
