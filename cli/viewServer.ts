@@ -9,7 +9,7 @@
 import { createServer, type Server } from 'node:http';
 import type { ViewerFile } from '../output/viewer/viewerPage.js';
 import type { BuildLayout } from '../storage/buildLayout.js';
-import type { ObjectStore } from '../storage/objectStore.js';
+import { StoreError, type ObjectStore } from '../storage/objectStore.js';
 
 /** Only content-addressed images and the viewer's own files are served: no other path of the store is reachable. */
 const IMAGE_PATH = /^\/images\/[0-9a-f]{2}\/[0-9a-f]{64}\.jpg$/;
@@ -44,7 +44,15 @@ export function viewerServer(store: ObjectStore, layout: BuildLayout, files: Rea
     }
     store.get(`${layout.root}${url.pathname}`).then(
       (bytes) => (bytes ? res.writeHead(200, { 'content-type': 'image/jpeg' }).end(bytes) : res.writeHead(404).end()),
-      (err: Error) => res.writeHead(500).end(err.message),
+      (err: unknown) => {
+        // The body names the requested path only: the store's message holds its root and a link's target.
+        if (err instanceof StoreError && err.code === 'escapes-root') {
+          res.writeHead(403, { 'content-type': 'text/plain' }).end(`${url.pathname} leads outside the dataset; not served\n`);
+          return;
+        }
+        console.error(`mmif view: ${url.pathname}: ${err instanceof Error ? err.message : String(err)}`);
+        res.writeHead(500, { 'content-type': 'text/plain' }).end(`${url.pathname} could not be read (the server's terminal says why)\n`);
+      },
     );
   });
   return server;

@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request, type Server } from 'node:http';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { hostAllowed, viewerServer } from '../../cli/viewServer.js';
@@ -13,7 +13,11 @@ import { buildLayout } from '../../storage/buildLayout.js';
 import { LocalStore } from '../../storage/localStore.js';
 
 const IMAGE = `/images/ab/${'ab'.repeat(32)}.jpg`;
+/** A symbolic link to a file outside the dataset, and a folder where an image should be. */
+const LINKED = `/images/cd/${'cd'.repeat(32)}.jpg`;
+const FOLDER = `/images/ef/${'ef'.repeat(32)}.jpg`;
 let dir: string;
+let outside: string;
 let server: Server;
 let port: number;
 
@@ -22,6 +26,11 @@ before(async () => {
   const store = new LocalStore(dir);
   const layout = buildLayout('b');
   await store.put(`${layout.root}${IMAGE}`, Buffer.from('jpeg bytes'));
+  outside = await mkdtemp(path.join(tmpdir(), 'mmif-view-outside-'));
+  await writeFile(path.join(outside, 'secret.jpg'), 'not for the browser');
+  await mkdir(path.join(dir, 'b/images/cd'), { recursive: true });
+  await symlink(path.join(outside, 'secret.jpg'), path.join(dir, `b${LINKED}`));
+  await mkdir(path.join(dir, `b${FOLDER}`), { recursive: true });
   server = viewerServer(store, layout, new Map([['/viewer.html', { path: 'viewer.html', body: '<html>viewer</html>', contentType: 'text/html' }]]), '127.0.0.1');
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as { port: number }).port;
@@ -30,6 +39,7 @@ before(async () => {
 after(async () => {
   server?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
+  if (outside) await rm(outside, { recursive: true, force: true });
 });
 
 function get(pathname: string, host: string): Promise<{ status: number; body: string }> {
@@ -63,4 +73,15 @@ test('with --host, only that host:port is served', () => {
   assert.equal(hostAllowed('localhost:8080', 'viewer.lan', 8080), false);
   assert.equal(hostAllowed(undefined, '127.0.0.1', 8080), false);
   assert.equal(hostAllowed('LOCALHOST:8080', '127.0.0.1', 8080), true);
+});
+
+test('an image that links outside the dataset gets a 403, and no answer names a path outside the dataset', async () => {
+  const linked = await get(LINKED, `127.0.0.1:${port}`);
+  assert.equal(linked.status, 403);
+  assert.equal(linked.body, `${LINKED} leads outside the dataset; not served\n`);
+  const unreadable = await get(FOLDER, `127.0.0.1:${port}`);
+  assert.equal(unreadable.status, 500);
+  for (const body of [linked.body, unreadable.body]) {
+    assert.doesNotMatch(body, new RegExp(`${dir}|${outside}|secret|${tmpdir()}`));
+  }
 });
