@@ -141,22 +141,41 @@ function significantDigits(mantissa: string): number {
   return digits === '' ? 1 : codePointLength(digits);
 }
 
-/** Every number in scientific notation has exactly `count` significant digits; none at all passes. */
+/**
+ * A number the constraint wants in scientific notation ("for large or small numbers", Table 5) left
+ * plain: one of 10,000 or more, one written with thousands separators ("2,500,000"), or a non-zero one
+ * under 0.001. Years and ordinary counts (1 to 9999 without separators) are not asked to convert.
+ */
+function unconvertedNumbers(response: string): string[] {
+  const plain = response.replace(SCIENTIFIC, ' ');
+  return [...plain.matchAll(PRECISION_NUMBER)]
+    .map(([numeral]) => numeral)
+    .filter((numeral) => {
+      const magnitude = Math.abs(Number(numeral.replaceAll(',', '').replace(/%+$/, '')));
+      return magnitude >= 10_000 || numeral.includes(',') || (magnitude > 0 && magnitude < 0.001);
+    });
+}
+
+/** Every number in scientific notation has exactly `count` significant digits, and no large or small number is left plain. */
 function scientificPrecision(response: string, count: number): boolean {
   for (const [, mantissa] of response.matchAll(SCIENTIFIC)) {
     if (significantDigits(mantissa!) !== count) return false;
   }
-  return true;
+  return unconvertedNumbers(response).length === 0;
 }
 
-/** Vacuity tests (see VerifierSpec.vacuous): the response holds nothing the check speaks of. */
-const blank = (response: string): boolean => pyStrip(response) === '';
-const noParagraphs = (response: string): boolean => paragraphs(response).length === 0;
-const noSentences = (response: string): boolean => sentences(response).length === 0;
-const noWords = (response: string): boolean => words(response).length === 0;
+/**
+ * Vacuity tests (see VerifierSpec.vacuous): the response holds nothing the check speaks of. A
+ * response without a letter or a digit ("", "...", "—", a run of punctuation) is content-free: it
+ * leaves every structural check (length, paragraphs, sentences, openings, keywords) unexercised,
+ * although the reference counts "..." as a word, a sentence and a paragraph.
+ */
+const CONTENT = /[\p{L}\p{N}]/u;
+const CONTENT_FREE = 'the response has no letter or digit (it is empty, or only whitespace and punctuation such as "..." or "—")';
+const contentFree = (response: string): boolean => !CONTENT.test(response);
 const noNumbers = (response: string): boolean => response.match(PRECISION_NUMBER) === null;
 const noPercentages = (response: string): boolean => response.match(PERCENTAGE) === null;
-const noScientific = (response: string): boolean => response.match(SCIENTIFIC) === null;
+const noScientific = (response: string): boolean => response.match(SCIENTIFIC) === null && unconvertedNumbers(response).length === 0;
 
 /** The registry, in Table 7 order then the code-only functions. */
 export const FUNCTIONS: readonly VerifierFunction[] = [
@@ -165,8 +184,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'lower_bound:int, upper_bound:int',
     example: '"at least 3 paragraphs" -> [3, 10000]',
     params: bounds,
-    vacuity: 'the response has no paragraph (it is empty)',
-    vacuous: noParagraphs,
+    vacuity: CONTENT_FREE,
+    vacuous: contentFree,
     check: (response, lower, upper) => inRange(paragraphs(response).length, lower, upper),
   }),
   define({
@@ -174,8 +193,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'lower_bound:int, upper_bound:int',
     example: '"exactly 3 sentences" -> [3, 3]',
     params: bounds,
-    vacuity: 'the response has no sentence',
-    vacuous: noSentences,
+    vacuity: CONTENT_FREE,
+    vacuous: contentFree,
     check: (response, lower, upper) => inRange(sentences(response).length, lower, upper),
   }),
   define({
@@ -183,8 +202,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'lower_bound:int, upper_bound:int',
     example: '"fewer than 3 sentences in each paragraph" -> [0, 2]',
     params: bounds,
-    vacuity: 'the response has no paragraph (`all([])` passes)',
-    vacuous: noParagraphs,
+    vacuity: CONTENT_FREE,
+    vacuous: contentFree,
     check: (response, lower, upper) => paragraphSentenceCounts(response).every((n) => inRange(n, lower, upper)),
   }),
   define({
@@ -192,8 +211,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'ranges:List[[int, int]]',
     example: '"exactly 3 sentences in the first paragraph, 1 to 2 in the second" -> [[[3, 3], [1, 2]]]',
     params: ranges,
-    vacuity: 'the response has no paragraph',
-    vacuous: noParagraphs,
+    vacuity: CONTENT_FREE,
+    vacuous: contentFree,
     check: (response, list) => countsInRanges(paragraphSentenceCounts(response), list),
   }),
   define({
@@ -202,8 +221,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     example: '"each paragraph has 1 sentence more than the previous one, none more than 7" -> [1, 7]',
     note: 'Table 7 only, not in the reference code: every paragraph has exactly exceed_num sentences more than the one before it, and none has more than upper_bound.',
     params: bounds,
-    vacuity: 'the response has no paragraph',
-    vacuous: noParagraphs,
+    vacuity: CONTENT_FREE,
+    vacuous: contentFree,
     check: (response, exceed, upper) => {
       const counts = paragraphSentenceCounts(response);
       return counts.every((n, i) => n <= upper && (i === 0 || n - counts[i - 1]! === exceed));
@@ -214,8 +233,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'lower_bound:int, upper_bound:int',
     example: '"between 50 and 80 words" -> [50, 80]',
     params: bounds,
-    vacuity: 'the response has no word',
-    vacuous: noWords,
+    vacuity: CONTENT_FREE,
+    vacuous: contentFree,
     check: (response, lower, upper) => inRange(words(response).length, lower, upper),
   }),
   define({
@@ -223,8 +242,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'lower_bound:int, upper_bound:int',
     example: '"each paragraph between 50 and 80 words" -> [50, 80]',
     params: bounds,
-    vacuity: 'the response has no paragraph (`all([])` passes)',
-    vacuous: noParagraphs,
+    vacuity: CONTENT_FREE,
+    vacuous: contentFree,
     check: (response, lower, upper) => paragraphWordCounts(response).every((n) => inRange(n, lower, upper)),
   }),
   define({
@@ -233,8 +252,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     example: '"20 to 30 words in the first paragraph, 50 to 80 in the second" -> [[[20, 30], [50, 80]]]',
     note: 'Table 7 only, not in the reference code: defined as the sentence _list check with the reference word count.',
     params: ranges,
-    vacuity: 'the response has no paragraph',
-    vacuous: noParagraphs,
+    vacuity: CONTENT_FREE,
+    vacuous: contentFree,
     check: (response, list) => countsInRanges(paragraphWordCounts(response), list),
   }),
   define({
@@ -242,8 +261,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'substring:str',
     example: '"do not use the word apple" -> ["apple"]',
     params: substring,
-    vacuity: 'the response is empty',
-    vacuous: blank,
+    vacuity: CONTENT_FREE,
+    vacuous: contentFree,
     check: (response, text) => !response.includes(text),
   }),
   define({
@@ -251,8 +270,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'substrings:List[str]',
     example: '"do not mention apple or banana" -> [["apple", "banana"]]',
     params: substrings,
-    vacuity: 'the response is empty',
-    vacuous: blank,
+    vacuity: CONTENT_FREE,
+    vacuous: contentFree,
     check: (response, list) => list.every((text) => !response.includes(text)),
   }),
   define({
@@ -260,8 +279,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'substring:str',
     example: '"start every sentence with an exclamation point" -> ["!"]',
     params: substring,
-    vacuity: 'the response has no sentence (`all([])` passes)',
-    vacuous: noSentences,
+    vacuity: CONTENT_FREE,
+    vacuous: contentFree,
     check: (response, text) => sentences(response).every((s) => s.startsWith(text)),
   }),
   define({
@@ -269,8 +288,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'substring:str',
     example: '"end every sentence with a question mark" -> ["?"]',
     params: substring,
-    vacuity: 'the response has no sentence (`all([])` passes)',
-    vacuous: noSentences,
+    vacuity: CONTENT_FREE,
+    vacuous: contentFree,
     check: (response, text) => sentences(response).every((s) => s.endsWith(text)),
   }),
   define({
@@ -278,8 +297,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'substring:str',
     example: '"start your answer with \'Once upon a time\'" -> ["Once upon a time"]',
     params: substring,
-    vacuity: 'the response is empty',
-    vacuous: blank,
+    vacuity: CONTENT_FREE,
+    vacuous: contentFree,
     check: (response, text) => pyStrip(response).startsWith(text),
   }),
   define({
@@ -287,8 +306,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'substring:str',
     example: '"end your answer with \'The end.\'" -> ["The end."]',
     params: substring,
-    vacuity: 'the response is empty',
-    vacuous: blank,
+    vacuity: CONTENT_FREE,
+    vacuous: contentFree,
     check: (response, text) => pyStrip(response).endsWith(text),
   }),
   define({
@@ -298,8 +317,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'keywords:List[str], lower_bound_times:int, upper_bound_times:int',
     example: '"mention apple and banana at least 3 times each" -> [["apple", "banana"], 3, 10000]',
     params: keywordRange,
-    vacuity: 'the response is empty',
-    vacuous: blank,
+    vacuity: CONTENT_FREE,
+    vacuous: contentFree,
     check: (response, keywords, lower, upper) => keywordCounts(response, keywords).every((n) => inRange(n, lower, upper)),
   }),
   define({
@@ -309,8 +328,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'keywords:List[str], lower_bound_times:int, upper_bound_times:int',
     example: '"mention apple or banana 2 to 4 times in total" -> [["apple", "banana"], 2, 4]',
     params: keywordRange,
-    vacuity: 'the response is empty',
-    vacuous: blank,
+    vacuity: CONTENT_FREE,
+    vacuous: contentFree,
     check: (response, keywords, lower, upper) =>
       inRange(
         keywordCounts(response, keywords).reduce((a, b) => a + b, 0),
@@ -333,17 +352,17 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: '',
     example: '"do not use any arabic numerals" -> []',
     params: none,
-    vacuity: 'the response is empty',
-    vacuous: blank,
+    vacuity: CONTENT_FREE,
+    vacuous: contentFree,
     check: (response) => !ARABIC_NUMBER.test(response),
   }),
   define({
     name: 'check_scientific_notation_precision_in_response',
     signature: 'significant_digits:int',
     example: '"write numbers in scientific notation with 3 significant digits" -> [3]',
-    note: 'Table 7 only (commented out in the reference code): every number in scientific notation (1.23e5, 1.23 × 10^5, 1.23x10^5, 1.23·10⁵) has exactly significant_digits significant digits in its mantissa, leading zeros excluded, trailing zeros included; numbers not in scientific notation are not checked, so a text without any passes.',
+    note: 'Table 7 only (commented out in the reference code): every number in scientific notation (1.23e5, 1.23 × 10^5, 1.23x10^5, 1.23·10⁵) has exactly significant_digits significant digits in its mantissa, leading zeros excluded, trailing zeros included; a large or small number left plain (10,000 or more, written with thousands separators, or non-zero under 0.001) fails; other plain numbers (years, counts) are not checked, so a text without any number passes.',
     params: digitCount,
-    vacuity: 'the response has no number in scientific notation',
+    vacuity: 'the response has no number in scientific notation and no large or small number left plain',
     vacuous: noScientific,
     check: scientificPrecision,
   }),
@@ -352,8 +371,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'substring:str',
     example: '"start every paragraph with \'>\'" -> [">"]',
     params: substring,
-    vacuity: 'the response has no paragraph (`all([])` passes)',
-    vacuous: noParagraphs,
+    vacuity: CONTENT_FREE,
+    vacuous: contentFree,
     check: (response, text) => paragraphs(response).every((p) => p.startsWith(text)),
   }),
   define({
@@ -361,8 +380,8 @@ export const FUNCTIONS: readonly VerifierFunction[] = [
     signature: 'substring:str',
     example: '"end every paragraph with \'~\'" -> ["~"]',
     params: substring,
-    vacuity: 'the response has no paragraph (`all([])` passes)',
-    vacuous: noParagraphs,
+    vacuity: CONTENT_FREE,
+    vacuous: contentFree,
     check: (response, text) => paragraphs(response).every((p) => p.endsWith(text)),
   }),
   define({

@@ -223,8 +223,13 @@ const BEYOND_REFERENCE: Record<string, Golden[]> = {
     ['It is 0.00e0', [1], true], // an all-zero mantissa has one
     ['It is 1.23 \u00d7 10^{-5}', [3], true],
     ['It is 6.022 \u00d7 10**23', [4], true],
-    ['It is 12345 and 3.14', [3], true], // plain numbers are not checked
     ['It is 1.2e5 and 1.23e5', [2], false],
+    ['In 2019, 4.20e3 units cost 3.14 each', [3], true], // years and ordinary numbers are not asked to convert
+    ['It grew to 2,500,000 units', [3], false], // a large number left plain is a violation
+    ['It grew from 2.50e6 to 3,000,000', [3], false], // one converted, one left plain
+    ['It grew from 2.50e6 to 12345', [3], false],
+    ['A dose of 0.00045 g', [2], false], // a small one too
+    ['A dose of 4.5e-4 g, or 0.5 mg', [2], true],
   ],
 };
 
@@ -335,7 +340,8 @@ test("vacuous: the reference's known vacuous passes are flagged, their verdicts 
     ['check_number_precision_in_response', [2], 'It costs 3 dollars.', false, false],
     ['check_percentage_number_precision_in_response', [1], 'Most of it, roughly half.', true, true],
     ['check_percentage_number_precision_in_response', [1], 'About 50.0% of it.', true, false],
-    ['check_scientific_notation_precision_in_response', [3], 'A plain 12345.', true, true],
+    ['check_scientific_notation_precision_in_response', [3], 'A plain 1234 in 2019.', true, true],
+    ['check_scientific_notation_precision_in_response', [3], 'It is 2,500,000.', false, false], // unconverted: a violation, not a dodge
     ['check_whether_each_paragraph_word_count_in_range', [5, 10], '', true, true], // all([])
     ['check_whether_each_paragraph_sentence_number_in_range', [2, 3], '', true, true],
     ['check_whether_each_sentence_begin_with_certain_substring', ['!'], '', true, true],
@@ -348,6 +354,27 @@ test("vacuous: the reference's known vacuous passes are flagged, their verdicts 
   ];
   for (const [func, params, response, passed, vacuous] of rows) {
     assert.deepEqual(runVerifierCall(response, { func, params }), { passed, vacuous }, `${func} on ${JSON.stringify(response)}`);
+  }
+});
+
+test('vacuous: a content-free answer (punctuation only) exercises no structural check', () => {
+  // The reference counts "..." as a word, a sentence and a paragraph, so these pass as if exercised.
+  for (const [func, params] of [
+    ['check_whether_response_word_count_in_range', [0, 100]],
+    ['check_whether_response_sentence_number_in_range', [1, 1]],
+    ['check_whether_response_paragraph_number_in_range', [1, 1]],
+    ['check_whether_each_paragraph_word_count_in_range', [0, 50]],
+    ['check_whether_each_paragraph_sentence_number_in_range', [1, 2]],
+    ['check_whether_whole_response_not_contain_certain_substring', ['apple']],
+  ] as const) {
+    for (const response of ['...', '\u2014', ' .\n\n!? ', '\u2026 \u2014 \u2026']) {
+      const outcome = runVerifierCall(response, { func, params });
+      assert.ok('vacuous' in outcome && outcome.vacuous, `${func} on ${JSON.stringify(response)}`);
+    }
+    for (const response of ['1.', 'Yes.', '\u00e9t\u00e9 \u2014']) {
+      const outcome = runVerifierCall(response, { func, params });
+      assert.ok('vacuous' in outcome && !outcome.vacuous, `${func} on ${JSON.stringify(response)} has content`);
+    }
   }
 });
 
