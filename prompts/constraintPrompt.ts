@@ -10,10 +10,10 @@ const freeTypeReplySchema = z.object({
 export type ConstraintReply = z.infer<typeof freeTypeReplySchema>;
 
 /**
- * The reply schema of a request offering `offeredKeys`, for a stage that keeps a sample with at
- * least `min` constraints. From request layout 3 the JSON schema sent says what the stage accepts:
- * each constraint's `type` an `enum` of the offered types, a non-empty `value` (`minLength` 1), at
- * least `min` of them (`minItems`). A server that enforces the schema can then only produce such a
+ * The reply schema of a request offering `offeredKeys`, for a stage that keeps a sample with
+ * `min` to `max` constraints (the paper's 3-12). From request layout 3 the JSON schema sent says what
+ * the stage accepts: each constraint's `type` an `enum` of the offered types, a non-empty `value`
+ * (`minLength` 1), `min` to `max` of them (`minItems`, `maxItems`). A server that enforces the schema can then only produce such a
  * list, where a weak model left to free strings names no offered type, or none at all
  * (`{"constraints": []}`). What each server does with these three keywords (docs/endpoints.md,
  * *What a schema-enforcing server holds the constraint reply to*):
@@ -26,27 +26,27 @@ export type ConstraintReply = z.infer<typeof freeTypeReplySchema>;
  *   Ollama hands the same schema to llama.cpp (ollama/ollama openai/openai.go `format`,
  *   llm/llama_server.go `json_schema`).
  * - vLLM's structured outputs: xgrammar (mlc-ai/xgrammar cpp/json_schema_converter.cc reads all
- *   three; vllm-project/vllm vllm/v1/structured_output/backend_xgrammar.py refuses only
+ *   four; vllm-project/vllm vllm/v1/structured_output/backend_xgrammar.py refuses only
  *   `uniqueItems`, `contains`, `multipleOf`, some formats and object-size keywords) and guidance
- *   (microsoft/llguidance parser/src/json/README.md lists all three as supported).
+ *   (microsoft/llguidance parser/src/json/README.md lists all four as supported).
  * - SGLang: xgrammar, outlines or llguidance; sgl-project/sglang
  *   python/sglang/srt/constrained/json_schema_validation.py lists the keywords xgrammar and outlines
- *   would drop, none of these three.
+ *   would drop, none of these four.
  * - OpenAI: the dialect sends no `strict` (llm/dialect.ts), which defaults to false: the schema
  *   guides the model and is not enforced, and only strict mode limits the keywords (openai-node
- *   src/resources/shared.ts ResponseFormatJSONSchema.strict). Strict mode supports `enum` and
- *   `minItems` but not `minLength` (platform.openai.com/docs/guides/structured-outputs#supported-schemas;
+ *   src/resources/shared.ts ResponseFormatJSONSchema.strict). Strict mode supports `enum`,
+ *   `minItems` and `maxItems` but not `minLength` (platform.openai.com/docs/guides/structured-outputs#supported-schemas;
  *   refused as "not permitted": jina-ai/node-DeepResearch#79).
  *   An endpoint that refuses the schema with a 400 naming `response_format` gets json_object next (llm/dialect.ts adapt).
  * The reply is still parsed as before (zod puts `.meta()` into the JSON schema only): from a server
  * that does not enforce schemas, an unoffered type, an empty value, a repeated type or a short list
  * is dropped or refused by the stage as before (domain/constraints/selection.ts), not the reply as unusable.
  */
-export function constraintReplySchema(layout: RequestLayout, offeredKeys: readonly string[], min: number): z.ZodType<ConstraintReply> {
+export function constraintReplySchema(layout: RequestLayout, offeredKeys: readonly string[], count: { min: number; max: number }): z.ZodType<ConstraintReply> {
   if (layout < 3) return freeTypeReplySchema;
   const type = offeredKeys.length > 0 ? z.string().meta({ enum: [...offeredKeys] }) : z.string();
   const constraint = z.object({ type, value: z.string().meta({ minLength: 1 }) });
-  return z.object({ constraints: z.array(constraint).meta({ minItems: min }) });
+  return z.object({ constraints: z.array(constraint).meta({ minItems: count.min, maxItems: count.max }) });
 }
 
 const OUTPUT_FORMAT = '{"constraints": [{"type": "<constraint type key>", "value": "<the constraint, written as an instruction>"}, ...]}';

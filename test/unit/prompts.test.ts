@@ -69,10 +69,10 @@ test('the constraint prompt (Fig. 15) embeds the instruction and one line per of
   assert.match(text, /Do not conflict with the original instruction or with each other/);
 });
 
-test('from layout 3 the constraint reply schema sent names the offered types as an enum; the reply is parsed as before', () => {
+test('from layout 3 the constraint reply schema sent names the offered types as an enum and allows exactly min-max (3-12) constraints; the reply is parsed as before', () => {
   const offered = ['length', 'keyword', 'tone'];
   const listSchema = (layout: 1 | 2 | 3, keys = offered) =>
-    (jsonSchemaOf(constraintReplySchema(layout, keys, 3)) as { properties: { constraints: unknown } }).properties.constraints;
+    (jsonSchemaOf(constraintReplySchema(layout, keys, { min: 3, max: 12 })) as { properties: { constraints: unknown } }).properties.constraints;
   const free = {
     type: 'array',
     items: { type: 'object', properties: { type: { type: 'string' }, value: { type: 'string' } }, required: ['type', 'value'], additionalProperties: false },
@@ -80,6 +80,7 @@ test('from layout 3 the constraint reply schema sent names the offered types as 
   assert.deepEqual(listSchema(3), {
     ...free,
     minItems: 3,
+    maxItems: 12,
     items: { ...free.items, properties: { type: { type: 'string', enum: offered }, value: { type: 'string', minLength: 1 } } },
   });
   assert.deepEqual(listSchema(2), free, 'a build planned under layout 2 sends what it sent (its cache keys stay)');
@@ -92,9 +93,9 @@ test('from layout 3 the constraint reply schema sent names the offered types as 
       { type: 'rhyme', value: '' },
     ],
   };
-  assert.deepEqual(constraintReplySchema(3, offered, 3).parse(reply), reply);
+  assert.deepEqual(constraintReplySchema(3, offered, { min: 3, max: 12 }).parse(reply), reply);
   // Nothing offered: no enum (llama.cpp refuses an empty one); the stage refuses the sample as before.
-  assert.deepEqual(listSchema(3, []), { ...free, minItems: 3, items: { ...free.items, properties: { ...free.items.properties, value: { type: 'string', minLength: 1 } } } });
+  assert.deepEqual(listSchema(3, []), { ...free, minItems: 3, maxItems: 12, items: { ...free.items, properties: { ...free.items.properties, value: { type: 'string', minLength: 1 } } } });
 });
 
 test('the compatibility prompt numbers the constraints with their types', () => {

@@ -73,7 +73,7 @@ export function constraintRequest(ctx: StageContext, sample: SourceSample, instr
       schema: constraintReplySchema(
         ctx.requestLayout,
         offered.map((c) => c.key),
-        ctx.config.constraints.min,
+        ctx.config.constraints,
       ),
     },
   };
