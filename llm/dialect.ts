@@ -11,6 +11,7 @@
 import type { APIError } from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { ReasoningEffort } from 'openai/resources/shared';
+import { JSON_ONLY_TEXT } from '../prompts/departures.js';
 
 /** How a JSON reply is asked for: a schema, any JSON object, or only the prompt's words. */
 export type StructuredForm = 'json_schema' | 'json_object' | 'prompt';
@@ -73,7 +74,7 @@ export interface StageAsk {
   reasoningEffort?: Exclude<ReasoningEffort, null>;
 }
 
-const JSON_ONLY: ChatCompletionMessageParam = { role: 'system', content: 'Reply with one JSON object in the format the user gives, and nothing else.' };
+const JSON_ONLY: ChatCompletionMessageParam = { role: 'system', content: JSON_ONLY_TEXT };
 
 /** The body `ask` becomes in `dialect`. */
 export function requestBody(ask: StageAsk, dialect: Dialect): ChatCompletionCreateParamsNonStreaming {

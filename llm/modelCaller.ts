@@ -47,6 +47,7 @@ import { EndpointGaveUp, RequestRefused, sendCompletion } from './sendCompletion
 import { SentLog } from './sentLog.js';
 import { flightOf, fly, landed } from './singleFlight.js';
 import { abortSignal } from './abortScope.js';
+import { repairText } from '../prompts/departures.js';
 
 export interface ModelCallerOptions {
   /** Limits of the endpoint a stage calls; default: DEFAULT_CONCURRENCY in flight, no rate limits. */
@@ -175,7 +176,7 @@ export class ModelCaller {
         { role: 'assistant', content: repairQuote(reply.content) },
         {
           role: 'user',
-          content: `Your reply could not be used (${parsed.error}). Reply again with only the complete JSON object in the required format, and nothing else.`,
+          content: repairText(parsed.error),
         },
       ];
       ({ reply, endpoint } = await this.complete(req, t, repair, format, calls, problemOf, pass));

@@ -6,6 +6,7 @@
  */
 import type { RenderedPrompt } from '../prompts/chat.js';
 import { renderCompareJudgePrompt } from '../prompts/compareJudgePrompt.js';
+import { COMPARE_JUDGE_REMINDER, directJudgeReminder } from '../prompts/departures.js';
 import { renderDirectJudgePrompt } from '../prompts/directJudgePrompt.js';
 import { parseCompareJudge, parseDirectJudge } from '../verification/judgeReplies.js';
 import type { SampleImage } from './run/sampleImage.js';
@@ -25,11 +26,7 @@ export async function directJudgeScores(ask: AskJudge, answer: string, constrain
   const scores = parseDirectJudge(reply, constraints.length);
   if (scores.every((s) => s !== undefined)) return scores;
   const missing = scores.flatMap((s, i) => (s === undefined ? [`constraint_${i + 1}`] : [])).join(', ');
-  const retry = withReminder(
-    prompt,
-    reply,
-    `Your reply has no score for ${missing}. Reply again, ending with the line "Summary: Score of constraint_1: x/1, ..." covering every constraint.`,
-  );
+  const retry = withReminder(prompt, reply, directJudgeReminder(missing));
   const second = parseDirectJudge(await ask(retry, image), constraints.length);
   return scores.map((s, i) => second[i] ?? s);
 }
@@ -40,5 +37,5 @@ export async function compareJudgeVerdict(ask: AskJudge, constraint: string, ans
   const reply = await ask(prompt);
   const verdict = parseCompareJudge(reply);
   if (verdict !== undefined) return verdict;
-  return parseCompareJudge(await ask(withReminder(prompt, reply, 'Reply again, ending with "Summary: True" or "Summary: False".')));
+  return parseCompareJudge(await ask(withReminder(prompt, reply, COMPARE_JUDGE_REMINDER)));
 }

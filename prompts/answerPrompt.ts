@@ -1,5 +1,6 @@
 /** The answering prompt of the reference implementation (shared NOTES §4), used for chosen and rejected answers. */
 import type { Constraint } from '../domain/constraints/selection.js';
+import { referenceFrame } from './departures.js';
 import { rendered, framed, type RenderedPrompt, type RequestLayout } from './chat.js';
 
 export function answerPromptText(instruction: string, constraints: readonly Constraint[]): string {
@@ -17,6 +18,5 @@ export function renderAnswerPrompt(instruction: string, constraints: readonly Co
 export function renderAnswerPrompt(instruction: string, constraints: readonly Constraint[], reference: string | undefined, layout: RequestLayout): RenderedPrompt;
 export function renderAnswerPrompt(instruction: string, constraints: readonly Constraint[], reference?: string, layout: RequestLayout = 1): RenderedPrompt {
   const user = { role: 'user' as const, text: answerPromptText(instruction, constraints), withImage: true };
-  const frame = `A reference answer to the underlying question, for accuracy (do not mention it): ${reference}`;
-  return rendered('answer', reference ? framed(layout, frame, user) : [user]);
+  return rendered('answer', reference ? framed(layout, referenceFrame(reference), user) : [user]);
 }

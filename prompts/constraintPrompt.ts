@@ -49,7 +49,8 @@ export function constraintReplySchema(layout: RequestLayout, offeredKeys: readon
   return z.object({ constraints: z.array(constraint).meta({ minItems: count.min, maxItems: count.max }) });
 }
 
-const OUTPUT_FORMAT = '{"constraints": [{"type": "<constraint type key>", "value": "<the constraint, written as an instruction>"}, ...]}';
+/** What fills Fig. 15's {output format}. */
+export const OUTPUT_FORMAT = '{"constraints": [{"type": "<constraint type key>", "value": "<the constraint, written as an instruction>"}, ...]}';
 
 /** One line per offered type; the simulator and humans both read this format. */
 export function constraintTypeLine(c: ConstraintType): string {

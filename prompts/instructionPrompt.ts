@@ -7,7 +7,8 @@ export const instructionReplySchema = z.object({
 });
 export type InstructionReply = z.infer<typeof instructionReplySchema>;
 
-const OUTPUT_FORMAT = '{"instructions": ["<instruction 1>", "<instruction 2>", "..."]}';
+/** What fills Fig. 14's {output format}. */
+export const OUTPUT_FORMAT = '{"instructions": ["<instruction 1>", "<instruction 2>", "..."]}';
 
 /** `grounding` (e.g. a RICO screen's visible text) is appended so instructions can refer to what the screen shows. */
 export function renderInstructionPrompt(examples: readonly string[], grounding?: string): RenderedPrompt {

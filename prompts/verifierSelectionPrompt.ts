@@ -17,6 +17,9 @@ export interface FunctionDescription {
   example: string;
 }
 
+/** What fills Fig. 20's {output format}; the sentence after it is a listed change (prompts/departures.ts). */
+export const OUTPUT_FORMAT = '{"calls": [{"func": "<function name>", "params": [<positional parameters>]}]}';
+
 export function renderVerifierSelectionPrompt(constraint: string, functions: readonly FunctionDescription[]): RenderedPrompt {
   const list = functions.map((f) => `- ${f.name}(${f.signature}) e.g. ${f.example}`).join('\n');
   const text = `Please analyze the following constraint and select the most appropriate function from the given list to verify this constraint. Then extract the required parameters for the verification function from the constraint.
@@ -33,7 +36,7 @@ Please complete the analysis following these steps:
 2. Extract the required parameters from the constraint based on the function description
 
 **Please return the result in JSON format as follows:**
-{"calls": [{"func": "<function name>", "params": [<positional parameters>]}]}
+${OUTPUT_FORMAT}
 Use "calls": [] when no function fits. "At least 3" is [3, 10000]; "less than 3" is [0, 2]; a list parameter is one JSON array.`;
   return rendered('verifier_selection', [{ role: 'user', text }]);
 }
