@@ -95,7 +95,12 @@ test('from layout 3 the constraint reply schema sent names the offered types as 
   };
   assert.deepEqual(constraintReplySchema(3, offered, { min: 3, max: 12 }).parse(reply), reply);
   // Nothing offered: no enum (llama.cpp refuses an empty one); the stage refuses the sample as before.
-  assert.deepEqual(listSchema(3, []), { ...free, minItems: 3, maxItems: 12, items: { ...free.items, properties: { ...free.items.properties, value: { type: 'string', minLength: 1 } } } });
+  assert.deepEqual(listSchema(3, []), {
+    ...free,
+    minItems: 3,
+    maxItems: 12,
+    items: { ...free.items, properties: { ...free.items.properties, value: { type: 'string', minLength: 1 } } },
+  });
 });
 
 test('the compatibility prompt numbers the constraints with their types', () => {
