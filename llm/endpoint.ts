@@ -24,7 +24,7 @@ export function resolveEndpoint(endpoint: EndpointConfig, env: NodeJS.ProcessEnv
     throw new EndpointError(message, { endpoint: baseURL, model: endpoint.model, status: 0, excerpt: `${endpoint.apiKeyEnv} is not set` });
   }
   // Local servers (vLLM, Ollama, the simulator) accept any key; the SDK insists on one.
-  return { baseURL, model: endpoint.model, apiKey: apiKey || 'not-needed' };
+  return apiKey ? { baseURL, model: endpoint.model, apiKey } : { baseURL, model: endpoint.model, apiKey: 'not-needed', keyUnset: true };
 }
 
 /**

@@ -86,7 +86,8 @@ export function gaveUpLine(who: string, endpoint: Pick<ResolvedEndpoint, 'baseUR
  * tools/server/server-common.cpp); Ollama 404 "model "m" not found, try pulling it first"
  * (ollama openai/openai.go). The hint names the key's variable, never the key.
  */
-function hintFor(fault: ModelCallFault, code: unknown, apiKeyEnv: string): string | undefined {
+function hintFor(fault: ModelCallFault, code: unknown, apiKeyEnv: string, keyUnset: boolean): string | undefined {
+  if (fault.status === 401 && keyUnset) return `no API key was sent: ${apiKeyEnv} (the variable named by apiKeyEnv) is not set where the model is called: set it there`;
   if (code === 'insufficient_quota') return `the account is out of quota or credit: check the plan and billing of the account whose key is in ${apiKeyEnv}`;
   if (fault.status === 401) return `the API key was refused: check the key in ${apiKeyEnv} (the variable named by apiKeyEnv)`;
   if (fault.status === 403) return `the API key may not use this endpoint or model: check the key in ${apiKeyEnv} and its access to model ${fault.model}`;
@@ -101,6 +102,6 @@ function hintFor(fault: ModelCallFault, code: unknown, apiKeyEnv: string): strin
  */
 export function permanentError(err: APIError, endpoint: ResolvedEndpoint, apiKeyEnv: string, who: string): EndpointError {
   const fault = faultOf(err, endpoint);
-  const hint = hintFor(fault, err.code, apiKeyEnv);
+  const hint = hintFor(fault, err.code, apiKeyEnv, endpoint.keyUnset ?? false);
   return new EndpointError(`${who}: ${describeFault(fault)}${hint ? ` — ${hint}` : ''}`, fault);
 }

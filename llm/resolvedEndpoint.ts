@@ -4,6 +4,8 @@ export interface ResolvedEndpoint {
   baseURL: string;
   model: string;
   apiKey: string;
+  /** Set when the key's variable is unset and a placeholder is sent (local servers accept any key): a 401 then says the variable is unset. */
+  keyUnset?: true;
   /** Set for an Azure OpenAI deployment (EndpointConfig.azure). */
   azure?: { resource: string; deployment: string; apiVersion: string };
 }

@@ -12,7 +12,7 @@ import { APIError } from 'openai';
 import { InputError, TransientError } from '../../domain/errors.js';
 import type { ModelCallFault } from '../../domain/rejection.js';
 import { BatchCallFailed, batchCallError, pollBatch, submitBatchFile, type BatchFile } from '../../llm/batch.js';
-import { clientFor } from '../../llm/endpoint.js';
+import { clientFor, resolveEndpoint } from '../../llm/endpoint.js';
 import type { ResolvedEndpoint } from '../../llm/resolvedEndpoint.js';
 import { EndpointError, permanentError } from '../../llm/endpointError.js';
 import { EndpointGaveUp } from '../../llm/sendCompletion.js';
@@ -98,6 +98,24 @@ test('a Batch API call refused for its key: the permanent line names the role, t
       `answer: Batch API POST /files: model endpoint ${sim.url} (model mmif-sim-vlm): HTTP 401: invalid_api_key: Incorrect API key provided: ***. ` +
         'You can find your API key at https://platform.openai.com/account/api-keys. — the API key was refused: check the key in OPENAI_API_KEY (the variable named by apiKeyEnv)',
     );
+  } finally {
+    sim.setFaults({ requiredApiKey: '' });
+  }
+});
+
+test("a 401 when the key's variable is unset says it is unset and names the variable, not that a key was refused", async () => {
+  sim.setFaults({ requiredApiKey: 'sk-the-right-key-0123456789' });
+  try {
+    // The worker's view: a local URL with its key variable unset sends a placeholder (llm/endpoint.ts).
+    const unset = resolveEndpoint({ model: 'mmif-sim-vlm', baseUrl: sim.url, apiKeyEnv: 'MMIF_TEST_KEY_NEVER_SET', concurrency: 1, batch: false }, {});
+    const err = await clientFor(unset, 60_000)
+      .chat.completions.create({ model: 'mmif-sim-vlm', messages: [{ role: 'user', content: 'hi' }] })
+      .then(
+        () => assert.fail('the simulator requires a key'),
+        (e: unknown) => permanentError(e as APIError, unset, 'MMIF_TEST_KEY_NEVER_SET', 'answer'),
+      );
+    assert.match(err.message, /HTTP 401: .* — no API key was sent: MMIF_TEST_KEY_NEVER_SET \(the variable named by apiKeyEnv\) is not set where the model is called: set it there$/);
+    assert.doesNotMatch(err.message, /was refused/);
   } finally {
     sim.setFaults({ requiredApiKey: '' });
   }
