@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseBuildConfig, type BuildConfig } from '../config/buildConfig.js';
 import { ConfigError } from '../config/configError.js';
+import { buildIdLengthProblem } from '../config/buildIds.js';
 import { CliError, EXIT } from './exitCodes.js';
 
 const isLocalRelative = (uri: unknown): uri is string => typeof uri === 'string' && uri !== '' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(uri) && !path.isAbsolute(uri);
@@ -39,10 +40,14 @@ export async function readConfig(file: string): Promise<BuildConfig> {
   } catch (err) {
     throw new CliError(`cannot read build config ${file}: ${(err as Error).message}`, EXIT.usage);
   }
+  let config: BuildConfig;
   try {
-    return parseBuildConfig(withAbsolutePaths(json, path.dirname(path.resolve(file))));
+    config = parseBuildConfig(withAbsolutePaths(json, path.dirname(path.resolve(file))));
   } catch (err) {
     if (err instanceof ConfigError) throw new CliError(`${file}: ${err.message}`, EXIT.usage);
     throw err;
   }
+  const tooLong = buildIdLengthProblem(config.buildId);
+  if (tooLong) throw new CliError(`${file}: invalid build config: ${tooLong}`, EXIT.usage);
+  return config;
 }

@@ -17,3 +17,9 @@ export function roleCost(u: { costUsd: number; unpricedRequests: number; estimat
   const cost = u.unpricedRequests ? `unpriced (${u.unpricedRequests} requests)` : `$${u.costUsd.toFixed(4)}`;
   return u.estimatedRequests ? `${cost}, ${u.estimatedRequests} with estimated usage (the endpoint's counts were unusable)` : cost;
 }
+
+/**
+ * A command as the user types it from the checkout: `npx mmif ...` runs the checkout's bin without
+ * `npm link` (a bare `mmif` is not on the PATH after `npm install`). For hints printed as commands to run.
+ */
+export const mmifCommand = (args: string) => `npx mmif ${args}`;

@@ -1,4 +1,5 @@
 import { parseFlags } from '../../config/commandFlags.js';
+import { MAX_VERSION, versionedBuildId } from '../../config/buildIds.js';
 import { WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temporalio/client';
 import type { BuildConfig } from '../../config/buildConfig.js';
 import type { BuildCheckResult } from '../../workflows/buildChecks.js';
@@ -144,9 +145,10 @@ async function nextFreeVersion(config: BuildConfig): Promise<BuildConfig> {
   const store = openStore(config.output, config.s3);
   const fingerprint = configFingerprint(config);
   const base = config.buildId.replace(/-v\d+$/, '');
-  for (let version = 1; ; version++) {
-    const buildId = version === 1 ? base : `${base}-v${version}`;
+  for (let version = 1; version <= MAX_VERSION; version++) {
+    const buildId = versionedBuildId(base, version);
     const stored = await getJson<StoredConfig>(store, buildLayout(buildId).config);
     if (!stored || stored.configFingerprint === fingerprint) return { ...config, buildId };
   }
+  throw new CliError(`build '${base}' has ${MAX_VERSION} versions in ${config.output}, each with another config: give the config a new buildId`, EXIT.usage);
 }

@@ -1,4 +1,5 @@
 import { parseFlags } from '../../config/commandFlags.js';
+import { MAX_PILOT, pilotBuildId } from '../../config/buildIds.js';
 import type { BuildConfig } from '../../config/buildConfig.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
 import { forecastBuild, formatForecast, fullBuildSamples, sampleCosts } from '../../output/reports/forecast.js';
@@ -29,7 +30,7 @@ export async function estimateCommand(args: string[]): Promise<number> {
   const { values } = parseFlags({ args, options: { config: { type: 'string' }, pilot: { type: 'string' }, json: { type: 'boolean' }, local: { type: 'boolean' } } });
   if (!values.config) throw new CliError(ESTIMATE_USAGE, EXIT.usage);
   const pilotSize = values.pilot === undefined ? DEFAULT_PILOT : Number(values.pilot);
-  if (!Number.isInteger(pilotSize) || pilotSize < 1) throw new CliError(`--pilot must be a positive integer, got '${values.pilot}'`, EXIT.usage);
+  if (!Number.isInteger(pilotSize) || pilotSize < 1 || pilotSize > MAX_PILOT) throw new CliError(`--pilot must be an integer from 1 to ${MAX_PILOT}, got '${values.pilot}'`, EXIT.usage);
   const config = await readConfig(values.config);
   const run = (temporal: Temporal) => estimate(temporal, config, pilotSize, values.json ?? false);
   if (values.local) return withLocalTemporal(run, config);
@@ -49,7 +50,7 @@ export async function estimateCommand(args: string[]): Promise<number> {
 export function pilotConfig(config: BuildConfig, size: number): BuildConfig {
   return {
     ...config,
-    buildId: `${config.buildId}-pilot-${size}`,
+    buildId: pilotBuildId(config.buildId, size),
     output: `${config.output.replace(/\/+$/, '')}/_estimate`,
     cacheUri: config.cacheUri ?? config.output,
     maxSamples: Math.min(size, config.maxSamples),

@@ -4,8 +4,10 @@ import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { parseFlags } from '../../config/commandFlags.js';
 import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
-import { withAbsolutePaths } from '../configFile.js';
-import { sourceLayoutLines } from './validate.js';
+import { readConfig } from '../configFile.js';
+import { validation } from './validate.js';
+import { buildIdLengthProblem } from '../../config/buildIds.js';
+import { counted, mmifCommand } from '../wording.js';
 import { ConfigError } from '../../config/configError.js';
 import { SOURCE_TYPES, sourceDefinition, type SourceType } from '../../sources/registry.js';
 import { CliError, EXIT } from '../exitCodes.js';
@@ -64,13 +66,26 @@ export async function initCommand(args: string[]): Promise<number> {
     if (err instanceof ConfigError) throw new CliError(err.message, EXIT.usage);
     throw err;
   }
+  const tooLong = buildIdLengthProblem(answers.buildId);
+  if (tooLong) throw new CliError(tooLong, EXIT.usage);
   // `--out configs/new/build.json` names where the config goes: its folder is made, as an editor's "save as" would not refuse it.
   const created = existsSync(path.dirname(file)) ? '' : ` (made its folder ${path.relative(process.cwd(), path.dirname(file)) || '.'})`;
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, `${JSON.stringify(config, null, 2)}\n`);
-  // The sources as the config file will read them: relative uris from its folder.
-  for (const line of await sourceLayoutLines(parseBuildConfig(withAbsolutePaths(config, path.dirname(file))))) console.log(line);
-  console.log(`wrote ${values.out}${created}: check it with \`mmif validate --config ${values.out}\`, then \`mmif build --config ${values.out} --local\``);
+  console.log(`wrote ${values.out}${created}`);
+  // What `mmif validate` says of the file as written (relative uris read from its folder); a source
+  // not in place yet is a problem to fix, not a reason to withhold the file.
+  const written = await readConfig(file);
+  const { problems, lines } = await validation(written, values.out!);
+  if (problems.length === 0) {
+    for (const line of lines) console.log(line);
+    console.log(`next: \`${mmifCommand(`build --config ${values.out} --local`)}\``);
+    return EXIT.ok;
+  }
+  for (const line of lines) console.log(line);
+  console.log(`validate found ${counted(problems.length, 'problem')}:`);
+  for (const problem of problems) console.log(`  ${problem}`);
+  console.log(`next: fix ${problems.length === 1 ? 'it' : 'them'} (the config or the data), then \`${mmifCommand(`validate --config ${values.out}`)}\` and \`${mmifCommand(`build --config ${values.out} --local`)}\``);
   return EXIT.ok;
 }
 
@@ -103,14 +118,21 @@ function count(value: string): number {
 }
 
 /** The same answers, asked one by one; an empty answer takes the default shown. */
-async function ask(defaults: { buildId: string; output: string; model: string; samples: string }): Promise<Answers> {
-  const rl = createInterface({ input: process.stdin, output: process.stdout });
+export async function ask(
+  defaults: { buildId: string; output: string; model: string; samples: string },
+  input: NodeJS.ReadableStream = process.stdin,
+  output: NodeJS.WritableStream = process.stdout,
+): Promise<Answers> {
+  const rl = createInterface({ input, output });
   try {
     const question = async (text: string, fallback?: string) => (await rl.question(fallback ? `${text} [${fallback}]: ` : `${text}: `)).trim() || fallback || '';
     const sources: Answers['sources'] = [];
     do {
-      let type = '';
-      while (!(SOURCE_TYPES as readonly string[]).includes(type)) type = (await question(`source type (${SOURCE_TYPES.join(', ')})`)).toLowerCase();
+      let type = (await question(`source type (${SOURCE_TYPES.join(', ')})`)).toLowerCase();
+      while (!(SOURCE_TYPES as readonly string[]).includes(type)) {
+        output.write(`${type ? `'${type}' is not a source type` : 'a source type is needed'}: one of ${SOURCE_TYPES.join(', ')}\n`);
+        type = (await question('source type')).toLowerCase();
+      }
       const uri = await question(`  where its release is (a folder or s3://bucket/prefix)`);
       sources.push({ type, uri });
     } while ((await question('another source? (y/n)', 'n')).toLowerCase().startsWith('y'));

@@ -18,29 +18,35 @@ export async function validateCommand(args: string[]): Promise<number> {
   const { values } = parseFlags({ args, options: { config: { type: 'string' } } });
   if (!values.config) throw new CliError(VALIDATE_USAGE, EXIT.usage);
   const config = await readConfig(values.config);
-  const problems = await buildProblems(config);
-  for (const problem of problems) console.error(`${values.config}: ${problem}`);
-  if (problems.length > 0) return EXIT.usage;
-  const sources = config.sources.map((s) => `${s.type} ${s.uri}`).join(', ');
-  console.log(`${values.config}: ok (build ${config.buildId}: ${sources} -> ${config.output})`);
-  for (const line of await sourceLayoutLines(config)) console.log(line);
-  return EXIT.ok;
+  const result = await validation(config, values.config);
+  for (const line of result.lines) console.log(line);
+  for (const problem of result.problems) console.error(problem);
+  return result.problems.length > 0 ? EXIT.usage : EXIT.ok;
 }
 
 /**
- * One line per source: the layout its reader chose under its root and how it maps the records
- * (SourceReader.describe), or why the root cannot be read from here. What `validate` and `init` print.
+ * `validate`'s verdict on a parsed config, as it prints it: one line per problem (each starting
+ * with `file: `), the ok line when there is none, and the layout of each source that reads. `mmif init` prints the same for the
+ * config it wrote.
  */
-export async function sourceLayoutLines(config: Pick<BuildConfig, 'sources' | 's3'>): Promise<string[]> {
+export async function validation(config: BuildConfig, file: string): Promise<{ problems: string[]; lines: string[] }> {
+  const [problems, readable] = await Promise.all([buildProblems(config), readableLayouts(config)]);
+  if (problems.length > 0) return { problems: problems.map((problem) => `${file}: ${problem}`), lines: readable };
+  const sources = config.sources.map((s) => `${s.type} ${s.uri}`).join(', ');
+  return { problems, lines: [`${file}: ok (build ${config.buildId}: ${sources} -> ${config.output})`, ...readable] };
+}
+
+/**
+ * The layout each source's reader chose under its root and how it maps the records
+ * (SourceReader.describe), one line per source that reads; one that does not is among the problems.
+ */
+async function readableLayouts(config: Pick<BuildConfig, 'sources' | 's3'>): Promise<string[]> {
   const readers = openSources(config.sources, config.s3);
-  return Promise.all(
+  const lines = await Promise.all(
     readers.map(async (reader, i) => {
-      const what = `  sources[${i}] (${config.sources[i]!.type} ${config.sources[i]!.uri})`;
-      try {
-        return `${what}: ${await reader.describe()}`;
-      } catch (err) {
-        return `${what}: not readable here: ${(err as Error).message}`;
-      }
+      const described = await reader.describe().catch(() => undefined);
+      return described === undefined ? [] : [`  sources[${i}] (${config.sources[i]!.type} ${config.sources[i]!.uri}): ${described}`];
     }),
   );
+  return lines.flat();
 }

@@ -14,6 +14,10 @@ import { schemaText } from '../../cli/writeConfigReference.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { writeImagefolder, writeLlava } from '../fixtures/folderSources.js';
 import { runMmif } from '../harness/mmifCli.js';
+import { PassThrough } from 'node:stream';
+import { ask } from '../../cli/commands/init.js';
+import { parseBuildConfig } from '../../config/buildConfig.js';
+import { MAX_PILOT, MAX_VERSION, USER_BUILD_ID_MAX, pilotBuildId, versionedBuildId } from '../../config/buildIds.js';
 
 let dir: string;
 before(async () => {
@@ -27,7 +31,11 @@ test('mmif init from flags writes a config mmif build reads, with $schema pointi
   const file = path.join(dir, 'configs', '..', 'build.json');
   const result = await runMmif(['init', '--source', 'chartqa=/data/ChartQA', '--source', 'ALLaVA=data/allava', '--model', 'gpt-4o-mini', '--samples', '200', '--out', file]);
   assert.equal(result.code, 0, result.stderr);
-  assert.match(result.stdout, /^wrote .*build\.json: check it with `mmif validate --config .*`, then `mmif build --config .* --local`$/m);
+  assert.match(result.stdout, /^wrote .*build\.json$/m);
+  // The sources are not there: what validate says is printed, with the next commands as typed from the checkout.
+  assert.match(result.stdout, /^validate found 2 problems:$/m);
+  assert.match(result.stdout, /^ {2}.*build\.json: sources\[0\] \(chartqa\): /m);
+  assert.match(result.stdout, /^next: fix them \(the config or the data\), then `npx mmif validate --config .*build\.json` and `npx mmif build --config .*build\.json --local`$/m);
   const raw = JSON.parse(await readFile(file, 'utf8')) as { $schema: string };
   assert.ok(existsSync(path.resolve(path.dirname(file), raw.$schema)), raw.$schema);
   const config = await readConfig(file);
@@ -50,7 +58,7 @@ test('mmif init --out into a folder that does not exist makes the folder and say
   const file = path.join(dir, 'new', 'deeper', 'build.json');
   const result = await runMmif(['init', '--source', 'chartqa=/data/ChartQA', '--out', file]);
   assert.equal(result.code, 0, result.stderr);
-  assert.match(result.stdout, /^wrote .*build\.json \(made its folder .*deeper\): check it with `mmif validate --config .*`/m);
+  assert.match(result.stdout, /^wrote .*build\.json \(made its folder .*deeper\)$/m);
   assert.equal((await readConfig(file)).sources[0]!.uri, '/data/ChartQA');
 });
 
@@ -80,7 +88,7 @@ test('mmif init and mmif validate print the layout and mapping each source chose
   assert.equal(init.code, 0, init.stderr);
   assert.match(init.stdout, /^ {2}sources\[0\] \(imagefolder .*folder\): layout metadata \(detected\): test\/metadata\.csv, train\/metadata\.jsonl; columns detected per file/m);
   assert.match(init.stdout, /^ {2}sources\[1\] \(llava .*llava\): files data\.json, more\.jsonl \(LLaVA conversations\), images under '\.'$/m);
-  assert.match(init.stdout, /^ {2}sources\[2\] \(rico .*missing\): not readable here: .*no RICO screenshots found/m);
+  assert.match(init.stdout, /^ {2}.*layouts\.json: sources\[2\] \(rico\): .*no RICO screenshots found/m);
   // validate names the same choices once every source reads.
   const config = JSON.parse(await readFile(file, 'utf8')) as { sources: unknown[] };
   const valid = path.join(dir, 'valid.json');
@@ -89,4 +97,47 @@ test('mmif init and mmif validate print the layout and mapping each source chose
   assert.equal(validated.code, 0, validated.stderr);
   assert.match(validated.stdout, /^ {2}sources\[0\] \(imagefolder .*\): layout metadata \(detected\)/m);
   assert.match(validated.stdout, /^ {2}sources\[1\] \(llava .*\): files data\.json, more\.jsonl/m);
+});
+
+test('mmif init validates what it wrote: a config whose sources read says ok and the build command to run next', async () => {
+  await writeImagefolder(new LocalStore(path.join(dir, 'ready-folder')));
+  const file = path.join(dir, 'ready.json');
+  const init = await runMmif(['init', '--source', 'imagefolder=ready-folder', '--output', 'ready-out', '--out', file]);
+  assert.equal(init.code, 0, init.stderr);
+  assert.match(init.stdout, /^.*ready\.json: ok \(build my-build: imagefolder .*ready-folder -> .*ready-out\)$/m);
+  assert.match(init.stdout, /^next: `npx mmif build --config .*ready\.json --local`$/m);
+  assert.doesNotMatch(init.stdout, /problem/);
+});
+
+test('mmif init asking on a terminal: an unknown source type is answered with the types that exist, then asked again', async () => {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  // One answer per question, given when it is asked: two wrong types, then a right one, its uri, no other source, the defaults.
+  const replies = ['coco', '', 'ChartQA', '/data/ChartQA', 'n', '', '', '', ''];
+  let shown = '';
+  output.on('data', (chunk: Buffer) => {
+    shown += chunk.toString();
+    if (shown.endsWith(': ')) input.write(`${replies.shift()}\n`);
+  });
+  const answers = await ask({ buildId: 'my-build', output: 'out', model: 'gpt-4o', samples: '1000' }, input, output);
+  assert.deepEqual(answers.sources, [{ type: 'chartqa', uri: '/data/ChartQA' }]);
+  assert.ok(shown.includes(`'coco' is not a source type: one of ${SOURCE_TYPES.join(', ')}`), shown);
+  assert.ok(shown.includes(`a source type is needed: one of ${SOURCE_TYPES.join(', ')}`), shown);
+});
+
+test('a buildId longer than the ids derived from it allow is refused by init and validate, naming the limit; the longest allowed one derives ids the schema takes', async () => {
+  const longest = 'b'.repeat(USER_BUILD_ID_MAX);
+  for (const derived of [pilotBuildId(longest, MAX_PILOT), versionedBuildId(longest, MAX_VERSION)]) {
+    assert.equal(parseBuildConfig({ buildId: derived, output: 'out', sources: [{ type: 'chartqa', uri: '/d' }], maxSamples: 1, models: { default: { model: 'm' } } }).buildId, derived);
+  }
+  const tooLong = `${longest}x`;
+  const init = await runMmif(['init', '--source', 'chartqa=/data/ChartQA', '--build-id', tooLong, '--out', path.join(dir, 'long.json')]);
+  assert.equal(init.code, 2);
+  assert.match(init.stderr, new RegExp(`^mmif: buildId: ${tooLong.length} characters, at most ${USER_BUILD_ID_MAX}: the ids derived from it \\(<buildId>-pilot-${MAX_PILOT}, <buildId>-v${MAX_VERSION}\\) must stay within 100$`, 'm'));
+  assert.equal(existsSync(path.join(dir, 'long.json')), false);
+  const file = path.join(dir, 'long-config.json');
+  await writeFile(file, JSON.stringify({ buildId: tooLong, output: 'out', sources: [{ type: 'chartqa', uri: '/data/ChartQA' }], maxSamples: 5, models: { default: { model: 'gpt-4o' } } }));
+  const validated = await runMmif(['validate', '--config', file]);
+  assert.equal(validated.code, 2);
+  assert.match(validated.stderr, new RegExp(`long-config\\.json: invalid build config: buildId: ${tooLong.length} characters, at most ${USER_BUILD_ID_MAX}`));
 });
