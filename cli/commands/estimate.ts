@@ -30,7 +30,8 @@ export async function estimateCommand(args: string[]): Promise<number> {
   const { values } = parseFlags({ args, options: { config: { type: 'string' }, pilot: { type: 'string' }, json: { type: 'boolean' }, local: { type: 'boolean' } } });
   if (!values.config) throw new CliError(ESTIMATE_USAGE, EXIT.usage);
   const pilotSize = values.pilot === undefined ? DEFAULT_PILOT : Number(values.pilot);
-  if (!Number.isInteger(pilotSize) || pilotSize < 1 || pilotSize > MAX_PILOT) throw new CliError(`--pilot must be an integer from 1 to ${MAX_PILOT}, got '${values.pilot}'`, EXIT.usage);
+  if (!Number.isInteger(pilotSize) || pilotSize < 1 || pilotSize > MAX_PILOT)
+    throw new CliError(`--pilot must be an integer from 1 to ${MAX_PILOT}, got '${values.pilot}'`, EXIT.usage);
   const config = await readConfig(values.config);
   const run = (temporal: Temporal) => estimate(temporal, config, pilotSize, values.json ?? false);
   if (values.local) return withLocalTemporal(run, config);

@@ -85,7 +85,9 @@ export async function initCommand(args: string[]): Promise<number> {
   for (const line of lines) console.log(line);
   console.log(`validate found ${counted(problems.length, 'problem')}:`);
   for (const problem of problems) console.log(`  ${problem}`);
-  console.log(`next: fix ${problems.length === 1 ? 'it' : 'them'} (the config or the data), then \`${mmifCommand(`validate --config ${values.out}`)}\` and \`${mmifCommand(`build --config ${values.out} --local`)}\``);
+  console.log(
+    `next: fix ${problems.length === 1 ? 'it' : 'them'} (the config or the data), then \`${mmifCommand(`validate --config ${values.out}`)}\` and \`${mmifCommand(`build --config ${values.out} --local`)}\``,
+  );
   return EXIT.ok;
 }
 

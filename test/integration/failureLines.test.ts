@@ -114,7 +114,10 @@ test("a 401 when the key's variable is unset says it is unset and names the vari
         () => assert.fail('the simulator requires a key'),
         (e: unknown) => permanentError(e as APIError, unset, 'MMIF_TEST_KEY_NEVER_SET', 'answer'),
       );
-    assert.match(err.message, /HTTP 401: .* — no API key was sent: MMIF_TEST_KEY_NEVER_SET \(the variable named by apiKeyEnv\) is not set where the model is called: set it there$/);
+    assert.match(
+      err.message,
+      /HTTP 401: .* — no API key was sent: MMIF_TEST_KEY_NEVER_SET \(the variable named by apiKeyEnv\) is not set where the model is called: set it there$/,
+    );
     assert.doesNotMatch(err.message, /was refused/);
   } finally {
     sim.setFaults({ requiredApiKey: '' });

@@ -128,15 +128,27 @@ test('mmif init asking on a terminal: an unknown source type is answered with th
 test('a buildId longer than the ids derived from it allow is refused by init and validate, naming the limit; the longest allowed one derives ids the schema takes', async () => {
   const longest = 'b'.repeat(USER_BUILD_ID_MAX);
   for (const derived of [pilotBuildId(longest, MAX_PILOT), versionedBuildId(longest, MAX_VERSION)]) {
-    assert.equal(parseBuildConfig({ buildId: derived, output: 'out', sources: [{ type: 'chartqa', uri: '/d' }], maxSamples: 1, models: { default: { model: 'm' } } }).buildId, derived);
+    assert.equal(
+      parseBuildConfig({ buildId: derived, output: 'out', sources: [{ type: 'chartqa', uri: '/d' }], maxSamples: 1, models: { default: { model: 'm' } } }).buildId,
+      derived,
+    );
   }
   const tooLong = `${longest}x`;
   const init = await runMmif(['init', '--source', 'chartqa=/data/ChartQA', '--build-id', tooLong, '--out', path.join(dir, 'long.json')]);
   assert.equal(init.code, 2);
-  assert.match(init.stderr, new RegExp(`^mmif: buildId: ${tooLong.length} characters, at most ${USER_BUILD_ID_MAX}: the ids derived from it \\(<buildId>-pilot-${MAX_PILOT}, <buildId>-v${MAX_VERSION}\\) must stay within 100$`, 'm'));
+  assert.match(
+    init.stderr,
+    new RegExp(
+      `^mmif: buildId: ${tooLong.length} characters, at most ${USER_BUILD_ID_MAX}: the ids derived from it \\(<buildId>-pilot-${MAX_PILOT}, <buildId>-v${MAX_VERSION}\\) must stay within 100$`,
+      'm',
+    ),
+  );
   assert.equal(existsSync(path.join(dir, 'long.json')), false);
   const file = path.join(dir, 'long-config.json');
-  await writeFile(file, JSON.stringify({ buildId: tooLong, output: 'out', sources: [{ type: 'chartqa', uri: '/data/ChartQA' }], maxSamples: 5, models: { default: { model: 'gpt-4o' } } }));
+  await writeFile(
+    file,
+    JSON.stringify({ buildId: tooLong, output: 'out', sources: [{ type: 'chartqa', uri: '/data/ChartQA' }], maxSamples: 5, models: { default: { model: 'gpt-4o' } } }),
+  );
   const validated = await runMmif(['validate', '--config', file]);
   assert.equal(validated.code, 2);
   assert.match(validated.stderr, new RegExp(`long-config\\.json: invalid build config: buildId: ${tooLong.length} characters, at most ${USER_BUILD_ID_MAX}`));
