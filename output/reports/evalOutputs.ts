@@ -7,6 +7,7 @@ import { evalFingerprintMaterial, evalOutput } from '../../config/evalConfig.js'
 import { mapLimit } from '../../domain/mapLimit.js';
 import type { EvalContext } from '../../pipeline/evaluation/evalContext.js';
 import { loadEvalItems } from '../../pipeline/evaluation/evalItems.js';
+import { turnsFollowed } from '../../pipeline/evaluation/chatEval.js';
 import type { ItemResult } from '../../pipeline/evaluation/evalSlice.js';
 import { evalReportName } from '../../storage/evalLayout.js';
 import { getJson, putIfChanged } from '../../storage/objectStore.js';
@@ -55,7 +56,7 @@ export async function writeEvalReports(ctx: EvalContext): Promise<EvalSummary> {
   let audit: { key: string; lines: string[] };
   let headline: number | null;
   if (config.chats) {
-    const report = scoreMultiturn(scoredBySample(results, config.responses), {
+    const report = scoreMultiturn(scoredBySample(results, config.responses, config.vacuous), {
       ...identity,
       model: config.model.model,
       simulated,
@@ -69,7 +70,16 @@ export async function writeEvalReports(ctx: EvalContext): Promise<EvalSummary> {
       key: `${name}.turns.jsonl`,
       lines: results.flatMap((r) =>
         (r.turns ?? []).map((t) =>
-          JSON.stringify({ chat: r.id, turn: t.turn, instructions: t.instructions, question: t.question, responses: t.responses, pif: t.pif, followed: t.followed }),
+          JSON.stringify({
+            chat: r.id,
+            turn: t.turn,
+            instructions: t.instructions,
+            question: t.question,
+            responses: t.responses,
+            pif: t.pif,
+            followed: turnsFollowed(t, config.vacuous),
+            verdicts: t.verdicts,
+          }),
         ),
       ),
     };

@@ -5,6 +5,8 @@
  * chat continues with), PIF-N-K for K = 1..N over all N.
  */
 import { pifNk, pifReport, type PifNk, type PifReport, type ScoredResponse } from '../../domain/multiturn/pif.js';
+import type { VacuousPolicy } from '../../domain/verdict.js';
+import { turnsFollowed } from '../../pipeline/evaluation/chatEval.js';
 import type { ItemResult } from '../../pipeline/evaluation/evalSlice.js';
 import type { EvalIdentity } from './evalReport.js';
 import type { StageUsage } from '../contracts/manifest.js';
@@ -30,8 +32,10 @@ export function scoreMultiturn(samples: ReadonlyArray<readonly ScoredResponse[]>
 }
 
 /** Regroups the chats' turns by sample index, as scoreMultiturn takes them. */
-export function scoredBySample(results: readonly ItemResult[], responsesPerTurn: number): ScoredResponse[][] {
-  return Array.from({ length: responsesPerTurn }, (_, s) => results.flatMap((r) => (r.turns ?? []).map((t) => ({ chatId: r.id, turn: t.turn, followed: t.followed[s]! }))));
+export function scoredBySample(results: readonly ItemResult[], responsesPerTurn: number, policy: VacuousPolicy): ScoredResponse[][] {
+  return Array.from({ length: responsesPerTurn }, (_, s) =>
+    results.flatMap((r) => (r.turns ?? []).map((t) => ({ chatId: r.id, turn: t.turn, followed: turnsFollowed(t, policy)[s]! }))),
+  );
 }
 
 export function multiturnMarkdown(r: MultiturnReport): string {

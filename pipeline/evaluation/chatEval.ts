@@ -7,7 +7,7 @@
  * `appendInstructions` (the paper's ablation) every instruction so far is also listed after the question.
  */
 import { instructionsInForce } from '../../domain/multiturn/chatPlan.js';
-import { credited } from '../../domain/verdict.js';
+import { credited, type VacuousPolicy, type Verdict } from '../../domain/verdict.js';
 import type { CallRecord } from '../../llm/callRecord.js';
 import { renderChatTurn, type ChatTurn } from '../../prompts/multiturnChat.js';
 import { planEvalChat } from '../stages/chat/globalInstructions.js';
@@ -23,8 +23,12 @@ export interface EvalTurnResult {
   /** Every instruction in force at this turn, in the order given. */
   instructions: string[];
   responses: string[];
-  /** Per response: whether it follows each instruction in force. */
-  followed: boolean[][];
+  /**
+   * Per response: its rule verdict on each instruction in force, as build records carry them (`passed`
+   * as the reference gives it, `vacuous`, the verifier `calls`, `detail`); whether it counts as
+   * followed is the eval's `vacuous` policy (turnsFollowed).
+   */
+  verdicts: Verdict[][];
   /** Per response: its PIF (null before any instruction). */
   pif: Array<number | null>;
 }
@@ -50,10 +54,15 @@ export async function evaluateChat(ctx: EvalContext, chat: ChatInput, image: Sam
       question: turn.question,
       instructions: inForce.map((g) => g.constraint.value),
       responses,
-      followed: scored.map((s) => s.verdicts.map((v) => credited(v, ctx.config.vacuous))),
+      verdicts: scored.map((s) => s.verdicts),
       pif: scored.map((s) => s.pif),
     });
     turn.answer = responses[0]!;
   }
   return results;
+}
+
+/** Per response of a turn: whether it follows each instruction in force, under the eval's `vacuous` policy. */
+export function turnsFollowed(turn: Pick<EvalTurnResult, 'verdicts'>, policy: VacuousPolicy): boolean[][] {
+  return turn.verdicts.map((response) => response.map((v) => credited(v, policy)));
 }

@@ -35,6 +35,7 @@ import type { EvalSummary } from '../../output/reports/evalOutputs.js';
 import type { MultiturnReport } from '../../output/reports/multiturnEvalReport.js';
 import { stopProcess } from '../../local/temporalDevServer.js';
 import { runVerifierCall } from '../../verification/functions.js';
+import type { Verdict } from '../../domain/verdict.js';
 
 let stack: Stack;
 let dir: string;
@@ -289,7 +290,7 @@ test('multi-turn eval on Temporal: PIF per turn, corpus PIF and PIF-N-K match th
     const turns = (await readFile(path.join(out, `${name}.turns.jsonl`), 'utf8'))
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { chat: string; turn: number; instructions: string[]; pif: Array<number | null>; followed: boolean[][] });
+      .map((l) => JSON.parse(l) as { chat: string; turn: number; instructions: string[]; pif: Array<number | null>; followed: boolean[][]; verdicts: Verdict[][] });
     assert.match(await readFile(path.join(out, `${name}.md`), 'utf8'), /simulated/i);
     return { report, turns };
   };
@@ -302,6 +303,22 @@ test('multi-turn eval on Temporal: PIF per turn, corpus PIF and PIF-N-K match th
     assert.equal(t.pif.length, 3);
     assert.equal(t.followed[0]!.length, t.instructions.length, 'each response verified against every instruction given so far');
     assert.equal(t.pif[0], t.instructions.length === 0 ? null : t.followed[0]!.filter(Boolean).length / t.instructions.length);
+    // Each verdict is auditable as a build record's: the verifier calls that decided it, and whether it was vacuous.
+    assert.equal(t.verdicts.length, 3);
+    for (const [s, response] of t.verdicts.entries()) {
+      assert.equal(response.length, t.instructions.length);
+      for (const v of response) {
+        assert.equal(v.method, 'rule');
+        assert.equal(typeof v.vacuous, 'boolean', `chat ${t.chat} turn ${t.turn}: verdict ${v.index} carries vacuous`);
+        assert.ok(v.calls && v.calls.length > 0, `chat ${t.chat} turn ${t.turn}: verdict ${v.index} names its verifier calls`);
+        assert.match(v.detail, new RegExp(`^${v.calls[0]!.func}\\(`));
+      }
+      assert.deepEqual(
+        t.followed[s],
+        response.map((v) => v.passed),
+        'followed is each verdict under the default --vacuous pass',
+      );
+    }
   }
   const appended = await run(['--append-instructions']);
   for (const { report, turns } of [plain, appended]) {
