@@ -24,6 +24,8 @@ export interface RichnessRule {
   minTags?: number;
   /** Best-scoring share of the window's scored candidates kept (after the thresholds). */
   topFraction?: number;
+  /** A top fraction taken over a whole score file instead (imported scores): the lowest score it keeps. */
+  fileCutoff?: { score: number; fraction: number };
 }
 
 export type RichnessDecision = { selected: true } | { selected: false; reason: string };
@@ -34,6 +36,9 @@ export function judgeWindow(outcomes: readonly ScoreOutcome[], rule: RichnessRul
     if (!o.ok) return { selected: false, reason: `unscorable: ${o.reason}` };
     const { score, tags } = o.value;
     if (rule.minScore !== undefined && score < rule.minScore) return { selected: false, reason: `below-min-score: ${score} < ${rule.minScore}` };
+    if (rule.fileCutoff !== undefined && score < rule.fileCutoff.score) {
+      return { selected: false, reason: `below-top-fraction: score ${score} < ${rule.fileCutoff.score}, the lowest of the best ${rule.fileCutoff.fraction} of the scores file` };
+    }
     if (rule.minTags !== undefined && tags === undefined) return { selected: false, reason: 'no-tag-count: the scorer gave no tag count' };
     if (rule.minTags !== undefined && tags! < rule.minTags) return { selected: false, reason: `below-min-tags: ${tags} < ${rule.minTags}` };
     return { selected: true };

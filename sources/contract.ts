@@ -92,6 +92,11 @@ export interface SourceReader {
 export interface ImageOrigin {
   file: string;
   member?: string;
+  /**
+   * A webdataset record planned from its tar's side file: its image member (`<record>.jpg`,
+   * `.webp`...) is found, extension and all, only when a shard reads it.
+   */
+  record?: string;
 }
 
 /**

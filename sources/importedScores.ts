@@ -5,9 +5,13 @@
  * `filename,score`), `ic_ram_output.csv` (add_ram.py, RAM++: `filename,score,ram_en_tag,ram_cnt`, the
  * tags joined with " | "), or any CSV with `filename` and `score` (and `ram_cnt`) columns or JSONL
  * `{"filename", "score", "ram_cnt"?}`. File names match by base name (the authors scored
- * `os.listdir` of the image folder).
+ * `os.listdir` of the image folder), whatever their extension: a webdataset record planned from its
+ * tar's side file, its image member not read yet, matches the one image name with its key as stem.
  */
 import { InputError } from '../domain/errors.js';
+import type { ImageOrigin } from './contract.js';
+import { IMAGE_EXTENSIONS } from './readers/datasetPath.js';
+
 export interface ImportedScore {
   score: number;
   /** RAM++ tag count, when the file has one. */
@@ -107,4 +111,34 @@ function csvRows(text: string, file: string): string[][] {
   if (quoted) throw new ImportedScoresError(`${file}: unterminated quoted field`);
   if (field !== '' || row.length > 0) rows.push([...row, field]);
   return rows;
+}
+
+/** Image names by stem (`000000001.webp` -> `000000001`); a stem two image names share is ambiguous. */
+export function scoresByStem(scores: Map<string, ImportedScore>): Map<string, string[]> {
+  const stems = new Map<string, string[]>();
+  for (const name of scores.keys()) {
+    const dot = name.indexOf('.');
+    if (dot <= 0 || !IMAGE_EXTENSIONS.has(name.slice(name.lastIndexOf('.') + 1).toLowerCase())) continue;
+    const stem = name.slice(0, dot);
+    stems.set(stem, [...(stems.get(stem) ?? []), name]);
+  }
+  return stems;
+}
+
+/** An image's imported score, by its file or member's base name, or by its webdataset record's key. */
+export function importedScoreOf(
+  scores: Map<string, ImportedScore>,
+  stems: Map<string, string[]>,
+  origin: ImageOrigin,
+  file: string,
+): { ok: true; score: ImportedScore } | { ok: false; reason: string } {
+  if (origin.record === undefined) {
+    const name = baseName(origin.member ?? origin.file);
+    const entry = scores.get(name);
+    return entry ? { ok: true, score: entry } : { ok: false, reason: `not-in-scores-file: ${name} is not in ${file}` };
+  }
+  const names = stems.get(origin.record) ?? [];
+  if (names.length === 1) return { ok: true, score: scores.get(names[0]!)! };
+  if (names.length === 0) return { ok: false, reason: `not-in-scores-file: no image of record ${origin.record} (${origin.file}) is in ${file}` };
+  return { ok: false, reason: `ambiguous-in-scores-file: record ${origin.record} (${origin.file}) matches ${names.join(', ')} in ${file}` };
 }

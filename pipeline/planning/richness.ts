@@ -21,7 +21,7 @@ import type { ModelCaller } from '../../llm/modelCaller.js';
 import type { CallRecord } from '../../llm/callRecord.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
 import { distinctTags, renderTagPrompt, TAG_SCHEMA_NAME, tagReplySchema } from '../../prompts/tagPrompt.js';
-import { baseName, parseImportedScores, type ImportedScore } from '../../sources/importedScores.js';
+import { importedScoreOf, parseImportedScores, scoresByStem } from '../../sources/importedScores.js';
 import type { SourceReader } from '../../sources/source.js';
 import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
@@ -146,23 +146,25 @@ async function importedScorer(config: BuildConfig, settings: RichnessConfig, rul
   const store = openStore(slash < 0 ? '.' : file.slice(0, slash) || '/', config.s3);
   const body = await store.get(file.slice(slash + 1));
   if (!body) throw new RichnessError(`richness scores file ${file} does not exist`);
-  const scores: Map<string, ImportedScore> = parseImportedScores(body.toString('utf8'), file);
+  const scores = parseImportedScores(body.toString('utf8'), file);
+  const stems = scoresByStem(scores);
   // The authors sorted by score and kept the top: over the whole file, that is a score threshold.
-  const cutoff =
+  const fileCutoff =
     rule.topFraction === undefined
       ? undefined
-      : topFractionCutoff(
-          [...scores.values()].map((s) => s.score),
-          rule.topFraction,
-        );
-  const minScore = cutoff === undefined ? rule.minScore : Math.max(cutoff, rule.minScore ?? Number.NEGATIVE_INFINITY);
+      : {
+          score: topFractionCutoff(
+            [...scores.values()].map((s) => s.score),
+            rule.topFraction,
+          ),
+          fraction: rule.topFraction,
+        };
   return {
-    rule: { minScore, minTags: rule.minTags },
+    rule: { minScore: rule.minScore, minTags: rule.minTags, fileCutoff },
     async score(sample) {
-      const origin = reader.origin(sample.image.locator);
-      const name = baseName(origin.member ?? origin.file);
-      const entry = scores.get(name);
-      if (!entry) return { ok: false, reason: `not-in-scores-file: ${name} is not in ${file}` };
+      const found = importedScoreOf(scores, stems, reader.origin(sample.image.locator), file);
+      if (!found.ok) return found;
+      const entry = found.score;
       return { ok: true, value: { scorer: 'imported', score: entry.score, ...(entry.tags !== undefined ? { tags: entry.tags } : {}) } };
     },
   };

@@ -77,8 +77,7 @@ export function open(config: Cc3mSourceConfig, sourceIndex: number, s3: S3Option
 function originOf(locator: ImageLocator): ImageOrigin {
   if (locator.tar === undefined) return { file: locatorField(locator, 'path', 'string') };
   const file = locatorField(locator, 'tar', 'string');
-  // img2dataset names a record's image `<key>.jpg` (its default encode_format): score files name it so.
-  return { file, member: locator.member === undefined ? `${locatorField(locator, 'record', 'string')}.jpg` : locatorField(locator, 'member', 'string') };
+  return locator.member === undefined ? { file, record: locatorField(locator, 'record', 'string') } : { file, member: locatorField(locator, 'member', 'string') };
 }
 
 function rangeOf(locator: ImageLocator): [number, number] {

@@ -7,7 +7,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +24,8 @@ import { makeTopUpPlan } from '../../pipeline/planning/topUp.js';
 import { parseImportedScores } from '../../sources/importedScores.js';
 import { getJson } from '../../storage/objectStore.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
+import { img2datasetParquet, packTar, sideFileRow } from '../fixtures/cc3m.js';
+import { sceneJpeg } from '../fixtures/images.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/richness/', import.meta.url));
 let dir: string;
@@ -144,10 +146,54 @@ test("imported: the authors' ic_ram_output.csv selects exactly their top share, 
   assert.deepEqual(samples.map((s) => s.sourceId).sort(), ['000000001', '000000004', '000000006', '000000007']);
   assert.deepEqual(samples.find((s) => s.sourceId === '000000001')!.richness, { scorer: 'imported', score: 0.6842, tags: 8 });
   assert.equal(listing.find((l) => l.source_id === '000000003')!.fate, 'below-min-tags');
+  // Below the file's cutoff (0.4418, the 5th of 10 scores): its own reason, naming the cutoff, not below-min-score.
+  const below = listing.filter((l) => l.fate === 'below-top-fraction') as Array<{ source_id: string; reason?: string }>;
+  assert.deepEqual(below.map((l) => l.source_id).sort(), ['000000000', '000000002', '000000005', '000000008', '000000009']);
+  assert.ok(below.every((l) => /< 0\.4418, the lowest of the best 0\.5 of the scores file/.test(l.reason!)), JSON.stringify(below));
+  assert.ok(!listing.some((l) => l.fate === 'below-min-score'));
   await assert.rejects(
     plannedSamples(build('missing', { scorer: 'imported', scores: path.join(FIXTURES, 'nope.csv'), minScore: 0 })),
     /richness scores file .*nope\.csv does not exist/,
   );
+});
+
+test('imported scores match images of any extension: .webp members of webdataset tars planned from their side file, and a folder of .webp/.png/.jpeg', async () => {
+  const keys = ['000000000', '000000001', '000000002', '000000003'];
+  const images = await Promise.all(keys.map(async (key, i) => ({ key, webp: await sharp(await sceneJpeg(i, 320, 240)).webp().toBuffer() })));
+  const tarRoot = path.join(dir, 'webp-tars');
+  await mkdir(tarRoot, { recursive: true });
+  await writeFile(path.join(tarRoot, '00000.tar'), packTar(images.map(({ key, webp }) => ({ path: `${key}.webp`, data: webp }))));
+  await writeFile(path.join(tarRoot, '00000.parquet'), await img2datasetParquet(keys.map((key) => sideFileRow({ key, caption: `scene ${key}` }))));
+  const folder = path.join(dir, 'mixed-folder');
+  await mkdir(folder, { recursive: true });
+  const extensions = ['webp', 'png', 'jpeg', 'jpg'];
+  for (const [i, { key, webp }] of images.entries()) await writeFile(path.join(folder, `${key}.${extensions[i]}`), await sharp(webp).toFormat(extensions[i] as 'png').toBuffer());
+  // The IC9600 script's own lines, over os.listdir of the image folder each was unpacked to.
+  const score = (i: number) => 0.1 * (i + 1);
+  const scoresFile = async (name: string, extension: (i: number) => string) => {
+    const file = path.join(dir, `${name}-scores.jsonl`);
+    await writeFile(file, keys.map((key, i) => `${JSON.stringify({ [`${key}.${extension(i)}`]: score(i) })}\n`).join(''));
+    return file;
+  };
+  for (const [name, source, scores] of [
+    ['webp-tars', { type: 'cc3m', uri: tarRoot, layout: 'webdataset' }, await scoresFile('webp-tars', () => 'webp')],
+    ['mixed-folder', { type: 'cc3m', uri: folder, layout: 'flat' }, await scoresFile('mixed-folder', (i) => extensions[i]!)],
+  ] as const) {
+    const ctx = contextFor(
+      parseBuildConfig({
+        buildId: name,
+        output: path.join(dir, `out-${name}`),
+        sources: [{ ...source, richness: { scorer: 'imported', scores, minScore: 0 } }],
+        maxSamples: 4,
+        shardSize: 4,
+        models: { default: { model: 'mmif-sim-vlm', baseUrl: sim.url } },
+      }),
+      CURRENT_REQUEST_LAYOUT,
+    );
+    const { samples, listing } = await plannedSamples(ctx);
+    assert.deepEqual(listing.map((l) => l.fate), ['selected', 'selected', 'selected', 'selected'], `${name}: ${JSON.stringify(listing)}`);
+    assert.deepEqual(Object.fromEntries(samples.map((s) => [s.sourceId, s.richness!.score])), Object.fromEntries(keys.map((key, i) => [key, score(i)])), name);
+  }
 });
 
 test('vlm-tags: the build endpoint lists tags (simulated, counted without repeats), each image asked once', async () => {
