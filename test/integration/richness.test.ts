@@ -149,7 +149,10 @@ test("imported: the authors' ic_ram_output.csv selects exactly their top share, 
   // Below the file's cutoff (0.4418, the 5th of 10 scores): its own reason, naming the cutoff, not below-min-score.
   const below = listing.filter((l) => l.fate === 'below-top-fraction') as Array<{ source_id: string; reason?: string }>;
   assert.deepEqual(below.map((l) => l.source_id).sort(), ['000000000', '000000002', '000000005', '000000008', '000000009']);
-  assert.ok(below.every((l) => /< 0\.4418, the lowest of the best 0\.5 of the scores file/.test(l.reason!)), JSON.stringify(below));
+  assert.ok(
+    below.every((l) => /< 0\.4418, the lowest of the best 0\.5 of the scores file/.test(l.reason!)),
+    JSON.stringify(below),
+  );
   assert.ok(!listing.some((l) => l.fate === 'below-min-score'));
   await assert.rejects(
     plannedSamples(build('missing', { scorer: 'imported', scores: path.join(FIXTURES, 'nope.csv'), minScore: 0 })),
@@ -159,7 +162,14 @@ test("imported: the authors' ic_ram_output.csv selects exactly their top share, 
 
 test('imported scores match images of any extension: .webp members of webdataset tars planned from their side file, and a folder of .webp/.png/.jpeg', async () => {
   const keys = ['000000000', '000000001', '000000002', '000000003'];
-  const images = await Promise.all(keys.map(async (key, i) => ({ key, webp: await sharp(await sceneJpeg(i, 320, 240)).webp().toBuffer() })));
+  const images = await Promise.all(
+    keys.map(async (key, i) => ({
+      key,
+      webp: await sharp(await sceneJpeg(i, 320, 240))
+        .webp()
+        .toBuffer(),
+    })),
+  );
   const tarRoot = path.join(dir, 'webp-tars');
   await mkdir(tarRoot, { recursive: true });
   await writeFile(path.join(tarRoot, '00000.tar'), packTar(images.map(({ key, webp }) => ({ path: `${key}.webp`, data: webp }))));
@@ -167,7 +177,13 @@ test('imported scores match images of any extension: .webp members of webdataset
   const folder = path.join(dir, 'mixed-folder');
   await mkdir(folder, { recursive: true });
   const extensions = ['webp', 'png', 'jpeg', 'jpg'];
-  for (const [i, { key, webp }] of images.entries()) await writeFile(path.join(folder, `${key}.${extensions[i]}`), await sharp(webp).toFormat(extensions[i] as 'png').toBuffer());
+  for (const [i, { key, webp }] of images.entries())
+    await writeFile(
+      path.join(folder, `${key}.${extensions[i]}`),
+      await sharp(webp)
+        .toFormat(extensions[i] as 'png')
+        .toBuffer(),
+    );
   // The IC9600 script's own lines, over os.listdir of the image folder each was unpacked to.
   const score = (i: number) => 0.1 * (i + 1);
   const scoresFile = async (name: string, extension: (i: number) => string) => {
@@ -191,7 +207,11 @@ test('imported scores match images of any extension: .webp members of webdataset
       CURRENT_REQUEST_LAYOUT,
     );
     const { samples, listing } = await plannedSamples(ctx);
-    assert.deepEqual(listing.map((l) => l.fate), ['selected', 'selected', 'selected', 'selected'], `${name}: ${JSON.stringify(listing)}`);
+    assert.deepEqual(
+      listing.map((l) => l.fate),
+      ['selected', 'selected', 'selected', 'selected'],
+      `${name}: ${JSON.stringify(listing)}`,
+    );
     assert.deepEqual(Object.fromEntries(samples.map((s) => [s.sourceId, s.richness!.score])), Object.fromEntries(keys.map((key, i) => [key, score(i)])), name);
   }
 });
