@@ -5,11 +5,11 @@
  * the chat up to its turn with one gpt turn each in `chosen`/`rejected`; `system` holds the answers'
  * system message, the rest of the record (verdicts, PIF) is JSON text in `metadata` (one type per
  * column: output/formats/sharegpt.ts). Parquet for `datasets` (chat/parquet, chat-dpo/parquet): the
- * same rows with the image inside. TRL (`mmif export --format trl`): SFT `{images, messages}`, DPO
+ * same rows with the image inside, and the provenance columns the single-turn tables have. TRL (`mmif export --format trl`): SFT `{images, messages}`, DPO
  * `{images, prompt, chosen, rejected}` in the conversational form, `prompt` the chat up to the turn.
  */
 import type { FieldDefinition } from '@dsnp/parquetjs';
-import { imageField, parquetTable, text, writeParquet, type ParquetTable } from './parquet.js';
+import { flag, imageField, parquetTable, text, writeParquet, type ParquetTable } from './parquet.js';
 import { IMAGE_TOKEN, type ChatPairRecord, type ChatRecord } from '../contracts/records.js';
 import { sharegptRegistry } from './sharegpt.js';
 import type { TrlMessage } from './trl.js';
@@ -80,14 +80,21 @@ export function chatDatasetInfo(): Record<string, unknown> {
   return sharegptRegistry({ sft: ['mmif_chat', 'chat/sharegpt'], dpo: ['mmif_chat_dpo', 'chat-dpo/sharegpt'], system: true });
 }
 
-// Parquet for `datasets`: the sharegpt row with the image bytes in place of the path list.
+// Parquet for `datasets`: the sharegpt row with the image bytes in place of the path list, and the
+// record's provenance in columns of their own (as instruct/dpo have them), so a filter by source,
+// licence or simulated output needs no JSON parse.
 const turnList: FieldDefinition = { repeated: true, fields: { from: text, value: text } };
 const turnStruct: FieldDefinition = { optional: true, fields: { from: text, value: text } };
-const chatTable = parquetTable({ id: text, image: imageField, system: text, conversations: turnList, metadata: text }, { image: { _type: 'Image' } });
+const provenance = { source: text, source_id: text, license: text, image_sha256: text, simulated: flag };
+type Provenance = Pick<ChatRecord, 'source' | 'source_id' | 'license' | 'image_sha256' | 'simulated'>;
+const provenanceOf = ({ source, source_id, license, image_sha256, simulated }: Provenance): Provenance => ({ source, source_id, license, image_sha256, simulated });
+const chatTable = parquetTable({ id: text, image: imageField, system: text, conversations: turnList, metadata: text, ...provenance }, { image: { _type: 'Image' } });
 const pairTable = parquetTable(
-  { id: text, image: imageField, system: text, conversations: turnList, chosen: turnStruct, rejected: turnStruct, metadata: text },
+  { id: text, image: imageField, system: text, conversations: turnList, chosen: turnStruct, rejected: turnStruct, metadata: text, ...provenance },
   { image: { _type: 'Image' } },
 );
+/** The chat Parquet columns past the sharegpt row's (the dataset card names each). */
+export const CHAT_PROVENANCE_COLUMNS = Object.keys(provenance);
 
 /** How the records of one kind become Parquet rows: their table and their sharegpt row. */
 interface ChatParquetForm<R> {
@@ -98,12 +105,12 @@ export const CHAT_ROWS: ChatParquetForm<ChatRecord> = { table: chatTable, row: c
 export const CHAT_PAIR_ROWS: ChatParquetForm<ChatPairRecord> = { table: pairTable, row: chatPairSharegptRow };
 
 /** Chats or turn-level pairs as Parquet: their sharegpt rows with the image's bytes in place of its path list. */
-export function chatParquet<R extends { image_sha256: string }>(form: ChatParquetForm<R>, records: readonly R[], imageBytes: (r: R) => Buffer): Promise<Buffer> {
+export function chatParquet<R extends Provenance>(form: ChatParquetForm<R>, records: readonly R[], imageBytes: (r: R) => Buffer): Promise<Buffer> {
   return writeParquet(
     form.table,
     records.map((r) => {
       const { images, ...row } = form.row(r);
-      return { ...row, image: { bytes: imageBytes(r), path: images[0] } };
+      return { ...row, image: { bytes: imageBytes(r), path: images[0] }, ...provenanceOf(r) };
     }),
   );
 }

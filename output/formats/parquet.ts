@@ -26,7 +26,7 @@ const NO_STATISTICS = { statistics: false } as const;
  * repeated values (source, licence, model names) of a page.
  */
 export const text: FieldDefinition = { type: 'UTF8', optional: true, compression: 'GZIP', ...NO_STATISTICS };
-const flag: FieldDefinition = { type: 'BOOLEAN', optional: true };
+export const flag: FieldDefinition = { type: 'BOOLEAN', optional: true };
 /**
  * The struct `datasets`' `Image` feature stores: encoded bytes and the file name they came from.
  * The bytes are stored uncompressed: JPEG/PNG/WebP are compressed already, GZIP would cost CPU for

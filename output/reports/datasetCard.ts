@@ -63,6 +63,15 @@ const otherColumns = (name: string, features: ReadonlyArray<readonly [string, st
   return all.filter((column) => !features.some(([named]) => named === column));
 };
 
+/** The provenance columns of both chat configs (CHAT_PROVENANCE_COLUMNS), as the single-turn configs have them. */
+const CHAT_PROVENANCE = [
+  ['source', 'string', 'the source the chat came from'],
+  ['source_id', 'string', "the image's id in its source"],
+  ['license', 'string', "the source's licence note"],
+  ['image_sha256', 'string', 'SHA-256 of the image bytes'],
+  ['simulated', 'bool', 'true when any answer came from the bundled simulator'],
+] as const;
+
 /** A multiturn build's configs (output/formats/chatFormats.ts): chats and turn-level pairs. */
 export const CHAT_CARD_CONFIGS = [
   {
@@ -75,6 +84,7 @@ export const CHAT_CARD_CONFIGS = [
       ['system', 'string', 'the system message the answers were generated under'],
       ['conversations', 'list of struct', "from (human/gpt) and value: each turn's instruction (if added there) and question, then its answer"],
       ['metadata', 'string', 'JSON: instructions with their turn and verifier calls, per-turn verdicts and PIF, models, source, licence'],
+      ...CHAT_PROVENANCE,
     ],
   },
   {
@@ -89,6 +99,7 @@ export const CHAT_CARD_CONFIGS = [
       ['chosen', 'struct', 'the kept answer (from: gpt)'],
       ['rejected', 'struct', 'the answer made without the forgotten instruction (from: gpt)'],
       ['metadata', 'string', 'JSON: turn, forgotten turn and instruction, chosen and rejected verdicts and PIF'],
+      ...CHAT_PROVENANCE,
     ],
   },
 ] as const;

@@ -294,7 +294,15 @@ test('Parquet: one Arrow type per column, images decoded, per-turn verdicts and 
   type Read = {
     arrow_types: Record<string, string>;
     hf_features: Record<string, string>;
-    rows: Array<{ id: string; system: string; conversations: unknown[]; chosen: unknown; metadata: ChatMeta & { turn?: number }; decoded_image: { mode: string; size: number[] } }>;
+    rows: Array<{
+      id: string;
+      system: string;
+      conversations: unknown[];
+      chosen: unknown;
+      metadata: ChatMeta & { turn?: number; source: string; source_id: string; license: string; image_sha256: string; simulated: boolean };
+      provenance: Record<string, unknown>;
+      decoded_image: { mode: string; size: number[] };
+    }>;
   };
   const python = DATASETS_VENVS.at(-1)!.python;
   const chatRead = await runReader<Read>(python, 'read_chat_parquet.py', files('chat'), { HF_CACHE_DIR: path.join(dir, 'pq-chat') });
@@ -309,6 +317,9 @@ test('Parquet: one Arrow type per column, images decoded, per-turn verdicts and 
     assert.deepEqual(row.metadata, JSON.parse(chats[i]!.metadata));
     assert.ok(row.metadata.turns.every((t) => typeof t.pif === 'number' && t.verdicts.length > 0));
     assert.equal(row.decoded_image.mode, 'RGB');
+    const { source, source_id, license, image_sha256, simulated } = row.metadata;
+    assert.deepEqual(row.provenance, { source, source_id, license, image_sha256, simulated }, 'provenance in columns of their own');
+    assert.equal(row.provenance.simulated, true);
   }
   const pairRead = await runReader<Read>(python, 'read_chat_parquet.py', files('chat-dpo'), { HF_CACHE_DIR: path.join(dir, 'pq-pairs') });
   assert.deepEqual(
@@ -319,6 +330,10 @@ test('Parquet: one Arrow type per column, images decoded, per-turn verdicts and 
     pairRead.rows.map((r) => r.chosen),
     pairs.map((p) => p.chosen),
   );
+  for (const row of pairRead.rows) {
+    const { source, source_id, license, image_sha256, simulated } = row.metadata;
+    assert.deepEqual(row.provenance, { source, source_id, license, image_sha256, simulated });
+  }
 });
 
 test('the dataset card names the chat configs, which load_dataset(<dataset root>) finds and loads; the viewer page shows the chats', async () => {

@@ -30,6 +30,7 @@ def main(paths):
             "chosen": row.get("chosen"),
             "rejected": row.get("rejected"),
             "metadata": json.loads(row["metadata"]),
+            "provenance": {k: row[k] for k in ("source", "source_id", "license", "image_sha256", "simulated")},
             "decoded_image": {"mode": image.mode, "size": list(image.size)},
         })
     json.dump({
