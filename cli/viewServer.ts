@@ -11,8 +11,11 @@ import type { ViewerFile } from '../output/viewer/viewerPage.js';
 import type { BuildLayout } from '../storage/buildLayout.js';
 import { StoreError, type ObjectStore } from '../storage/objectStore.js';
 
-/** Only content-addressed images and the viewer's own files are served: no other path of the store is reachable. */
-const IMAGE_PATH = /^\/images\/[0-9a-f]{2}\/[0-9a-f]{64}\.jpg$/;
+/**
+ * Only content-addressed images (a record's under images/, a rejected sample's staged under
+ * _work/images/) and the viewer's own files are served: no other path of the store is reachable.
+ */
+const IMAGE_PATH = /^\/(_work\/)?images\/[0-9a-f]{2}\/[0-9a-f]{64}\.jpg$/;
 
 const LOOPBACK_NAMES = ['127.0.0.1', 'localhost'];
 

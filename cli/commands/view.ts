@@ -14,8 +14,9 @@ export const VIEW_USAGE = `usage: mmif view <dataset root> [--out FILE] [--serve
   Writes a static HTML page showing the build's samples with their images (default
   <dataset root>/viewer.html, its records in viewer-data/ beside it, loaded a page at a time; images
   are linked relative to the page): each SFT record's instruction, constraints with method and
-  verdict, and answer; DPO pairs side by side with the dropped constraints marked; filters by kind,
-  source, constraint type and verdict. --serve serves the page, its data and the images on
+  verdict, and answer; DPO pairs side by side with the dropped constraints marked; rejected samples
+  and discarded pairs with their reasons; a summary (counts, cost, records by source, pass rates by
+  constraint type, rejections by reason and stage); filters by kind, source, constraint type and verdict. --serve serves the page, its data and the images on
   127.0.0.1:N (default 8080; 0 picks a free port) instead, also for an s3:// root, answering only
   requests whose Host is that address (127.0.0.1 or localhost): --host H listens on H and answers
   requests for H:N only.
@@ -66,7 +67,7 @@ export async function viewCommand(args: string[]): Promise<number> {
 }
 
 const shownText = ({ multiturn, shown }: ViewerSummary) =>
-  multiturn ? `${shown.instruct} chats, ${shown.dpo} turn-level pairs` : `${shown.instruct} SFT records, ${shown.dpo} DPO pairs`;
+  `${multiturn ? `${shown.instruct} chats, ${shown.dpo} turn-level pairs` : `${shown.instruct} SFT records, ${shown.dpo} DPO pairs`}, ${shown.rejected} rejected samples and pairs`;
 
 async function serve(store: ObjectStore, layout: BuildLayout, files: ReadonlyMap<string, ViewerFile>, host: string, port: number): Promise<number> {
   const server = viewerServer(store, layout, files, host);

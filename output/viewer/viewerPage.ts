@@ -9,8 +9,10 @@
  * Pure: records in, files out.
  */
 import type { Verdict } from '../../domain/verdict.js';
-import type { DpoRecord, InstructRecord } from '../contracts/records.js';
+import type { DpoRecord, InstructRecord, RejectRecord } from '../contracts/records.js';
 import type { ChatPairSharegptRow, ChatSharegptRow } from '../formats/chatFormats.js';
+import { esc } from './html.js';
+import { summaryPanel, type BuildReports } from './summaryPanel.js';
 
 /**
  * Pre-rendered articles per data file (about 3 KB each). Small, so that a rare filter, whose first
@@ -20,7 +22,7 @@ import type { ChatPairSharegptRow, ChatSharegptRow } from '../formats/chatFormat
 export const VIEWER_CHUNK = 100;
 /** Articles rendered at once. */
 const PAGE_SIZE = 50;
-const KINDS = ['sft', 'dpo', 'chat', 'chat-dpo'] as const;
+const KINDS = ['sft', 'dpo', 'chat', 'chat-dpo', 'rejected'] as const;
 type Kind = (typeof KINDS)[number];
 
 /** A file of the viewer, at `path` relative to the page's folder. */
@@ -60,7 +62,7 @@ export interface ViewerPage {
  * the last chunk, the index and the page. Only the index and one chunk are held, whatever the size.
  */
 export class ViewerWriter {
-  readonly counts: Record<Kind, number> = { sft: 0, dpo: 0, chat: 0, 'chat-dpo': 0 };
+  readonly counts: Record<Kind, number> = { sft: 0, dpo: 0, chat: 0, 'chat-dpo': 0, rejected: 0 };
   private readonly dataDir: string;
   private readonly sources = new Interner();
   private readonly tokens = new Interner();
@@ -109,8 +111,17 @@ export class ViewerWriter {
     return this.add('chat-dpo', meta.source, verdictTokens(meta.chosen_verdicts), [], chatPairArticle(row, meta, this.page.imageSrc));
   }
 
+  /**
+   * A rejected sample or discarded pair (rejects/shard-*.jsonl), with what the build's resume state
+   * (_work/) still holds of it: its instruction, constraints and staged image, when it got that far.
+   */
+  addRejected(r: RejectRecord, kept: RejectedContext): ViewerFile | undefined {
+    const types = [...(kept.constraints ?? []).map((c) => c.type), ...(r.verdicts ?? []).map((v) => v.type)];
+    return this.add('rejected', r.source, verdictTokens(r.verdicts ?? []), types, rejectedArticle(r, kept, this.page.imageSrc));
+  }
+
   /** The last chunk, the index and the page. `omitted`: records left out by a display limit, said on the page. */
-  finish(options: { simulated: boolean; omitted?: { instruct: number; dpo: number } }): ViewerFile[] {
+  finish(options: FinishOptions): ViewerFile[] {
     const files: ViewerFile[] = [];
     if (this.chunk.length > 0) files.push(this.flush());
     const index = { chunkSize: VIEWER_CHUNK, pageSize: PAGE_SIZE, kinds: KINDS, sources: this.sources.values, tokens: this.tokens.values, records: this.records };
@@ -134,14 +145,14 @@ export class ViewerWriter {
     return file;
   }
 
-  private pageHtml(options: { simulated: boolean; omitted?: { instruct: number; dpo: number } }): string {
+  private pageHtml(options: FinishOptions): string {
     const { counts } = this;
     const omitted =
-      options.omitted && options.omitted.instruct + options.omitted.dpo > 0
-        ? ` (${options.omitted.instruct} SFT records and ${options.omitted.dpo} pairs beyond the display limit are not shown)`
+      options.omitted && options.omitted.instruct + options.omitted.dpo + (options.omitted.rejected ?? 0) > 0
+        ? ` (${options.omitted.instruct} SFT records, ${options.omitted.dpo} pairs and ${options.omitted.rejected ?? 0} rejections beyond the display limit are not shown)`
         : '';
     const chats = counts.chat + counts['chat-dpo'] > 0;
-    const shown = chats ? `${counts.chat} chats, ${counts['chat-dpo']} turn-level pairs` : `${counts.sft} SFT records, ${counts.dpo} DPO pairs`;
+    const shown = `${chats ? `${counts.chat} chats, ${counts['chat-dpo']} turn-level pairs` : `${counts.sft} SFT records, ${counts.dpo} DPO pairs`}, ${counts.rejected} rejected samples and pairs`;
     return `<!doctype html>
 <html lang="en">
 <head>
@@ -150,12 +161,13 @@ export class ViewerWriter {
 <style>${STYLE}</style>
 </head>
 <body>
-<header>
 <h1>${esc(this.page.buildId)}</h1>
 ${options.simulated ? '<p class="simulated">SIMULATED DATA: model replies came from the mmif simulator, not a real model.</p>' : ''}
+${summaryPanel(options.reports ?? {})}
+<header>
 <p>${shown}${esc(omitted)}. <span id="shown"></span></p>
 <form id="filters">
-<label>kind <select id="f-kind"><option value="">all</option><option value="sft">SFT records</option><option value="dpo">DPO pairs</option>${chats ? '<option value="chat">chats</option><option value="chat-dpo">turn-level pairs</option>' : ''}</select></label>
+<label>kind <select id="f-kind"><option value="">all</option><option value="sft">SFT records</option><option value="dpo">DPO pairs</option>${chats ? '<option value="chat">chats</option><option value="chat-dpo">turn-level pairs</option>' : ''}<option value="rejected">rejected samples and pairs</option></select></label>
 <label>source <select id="f-source"><option value="">all</option>${distinct(this.sources.values).map(option).join('')}</select></label>
 <label>constraint type <select id="f-type"><option value="">all</option>${distinct([...this.types])
       .map(option)
@@ -171,6 +183,22 @@ ${options.simulated ? '<p class="simulated">SIMULATED DATA: model replies came f
 </html>
 `;
   }
+}
+
+export interface FinishOptions {
+  simulated: boolean;
+  /** Records left out by a display limit, by kind. */
+  omitted?: { instruct: number; dpo: number; rejected?: number };
+  /** build-report.json and quality.json, for the summary panel (output/viewer/summaryPanel.ts); absent ones are named there. */
+  reports?: BuildReports;
+}
+
+/** What the resume state (_work/) holds of a rejected sample: absent for the stages it never passed. */
+export interface RejectedContext {
+  instruction?: string;
+  constraints?: ReadonlyArray<{ type: string; value: string; method: string }>;
+  /** The staged image (under _work/, relative to the dataset root). */
+  imagePath?: string;
 }
 
 const chunkName = (n: number) => `chunk-${String(n).padStart(5, '0')}.js`;
@@ -219,6 +247,36 @@ ${header(r, imageSrc, `DPO · ${esc(r.strategy)}`)}
 <section class="chosen"><h3>Chosen <small>(${esc(r.chosen_model)})</small></h3><pre>${esc(r.chosen)}</pre></section>
 <section class="rejected"><h3>Rejected <small>(${esc(r.rejected_model)}, ${esc(r.strategy)})</small></h3><pre>${esc(r.rejected)}</pre></section>
 </div>
+</article>`;
+}
+
+function rejectedArticle(r: RejectRecord, kept: RejectedContext, imageSrc: ImageSrc): string {
+  const label = r.kind === 'pair' ? `discarded pair${r.strategy ? ` · ${esc(r.strategy)}` : ''}` : 'rejected sample';
+  const atStake = new Set(r.at_stake ?? []);
+  const indices = [...new Set([...(kept.constraints ?? []).map((_, i) => i), ...(r.verdicts ?? []).map((v) => v.index)])].sort((a, b) => a - b);
+  const rows = indices.map((i) => {
+    const c = kept.constraints?.[i];
+    const v = r.verdicts?.find((x) => x.index === i);
+    const stake = atStake.has(i) ? ' <span class="badge drop">at stake</span>' : '';
+    return `<tr><td>${i + 1}</td><td><code>${esc(c?.type ?? v?.type ?? '')}</code>${stake}</td><td>${esc(c?.value ?? '')}</td><td>${esc(c?.method ?? v?.method ?? '')}</td>${verdictCell(v)}</tr>`;
+  });
+  const call = r.model_call
+    ? `<p class="model-call">model call: ${esc(r.model_call.endpoint)} (model ${esc(r.model_call.model)}), HTTP ${r.model_call.status}${r.model_call.tries ? `, ${r.model_call.tries} tries` : ''}: <code>${esc(r.model_call.excerpt)}</code></p>`
+    : '';
+  const ruled = r.pair_rule_rejections
+    ? `<p>rejected answers refused by pair rule: ${esc(
+        Object.entries(r.pair_rule_rejections)
+          .map(([rule, n]) => `${rule} ${n}`)
+          .join(', '),
+      )}</p>`
+    : '';
+  return `<article ${sampleAttributes('rejected', `rejected-${r.kind}-${r.id}`, r.source, r.verdicts ?? [])} data-reason="${esc(r.reason)}">
+${kept.imagePath ? `<img src="${esc(imageSrc(kept.imagePath))}" alt="image of ${esc(r.id)}" loading="lazy">` : '<div class="no-image">no image kept</div>'}
+<div class="meta"><span class="badge drop">${label}</span> <code>${esc(r.id)}</code> · ${esc(r.source)} <code>${esc(r.source_id)}</code> · at stage <code>${esc(r.stage)}</code></div>
+<p class="reason"><strong>reason:</strong> <code>${esc(r.reason)}</code></p>
+${kept.instruction ? `<h2>${esc(kept.instruction)}</h2>` : ''}
+${rows.length ? `<table class="constraints"><thead><tr><th>#</th><th>type</th><th>constraint</th><th>method</th><th>${r.kind === 'pair' ? 'rejected answer' : 'last answer'}</th></tr></thead><tbody>${rows.join('')}</tbody></table>` : ''}
+${call}${ruled}
 </article>`;
 }
 
@@ -289,9 +347,6 @@ function verdictCell(v: Verdict | undefined): string {
 const option = (value: string) => `<option value="${esc(value)}">${esc(value)}</option>`;
 const distinct = (values: readonly string[]) => [...new Set(values)].sort();
 
-function esc(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
-}
 
 const STYLE = `
 body{font:14px/1.45 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1d2330}
@@ -324,6 +379,17 @@ pre{white-space:pre-wrap;background:#f8f9fb;border:1px solid #eceef2;border-radi
 .turn h3{margin-top:2px}
 .question{font-weight:600;margin:2px 0}
 .instruction{margin:2px 0;color:#5b4a00}
+body>h1,body>.simulated{margin:8px 16px}
+#summary{margin:4px 16px 8px;background:#fff;border:1px solid #d8dbe2;border-radius:6px;padding:6px 12px}
+#summary>summary{font-weight:600;cursor:pointer}
+#summary .panels{display:flex;flex-wrap:wrap;gap:4px 32px;align-items:flex-start}
+#summary h3{margin:6px 0 2px}
+#summary ul{margin:0;padding-left:18px}
+table.summary{border-collapse:collapse;font-size:12.5px}
+table.summary td,table.summary th{border-top:1px solid #eceef2;padding:2px 8px;text-align:left}
+.missing{color:#5b6475}
+.reason code{color:#b3261e}
+.no-image{grid-row:span 6;width:220px;height:120px;background:#eee;border-radius:4px;display:grid;place-items:center;color:#5b6475}
 `;
 
 /**

@@ -16,7 +16,7 @@ import { CARD_FEATURES } from '../../output/reports/datasetCard.js';
 import { constraintType } from '../../domain/constraints/catalogue.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import type { QualityReport } from '../../output/reports/qualityReport.js';
-import type { DpoRecord, InstructRecord } from '../../output/contracts/records.js';
+import type { DpoRecord, InstructRecord, RejectRecord } from '../../output/contracts/records.js';
 import { dpoRecordFromLine, instructRecordFromLine } from '../../output/formats/sharegpt.js';
 import { wordCount } from '../../output/commit/qualityStats.js';
 import { LocalStore } from '../../storage/localStore.js';
@@ -38,6 +38,7 @@ let report: BuildReport;
 let quality: QualityReport;
 const instruct: InstructRecord[] = [];
 const pairs: DpoRecord[] = [];
+const rejects: RejectRecord[] = [];
 
 before(async () => {
   stack = await startStack({ simulator: { seed: 5, faults: { complianceRate: 0.7 } }, taskQueue: 'mmif-docs' });
@@ -65,6 +66,7 @@ before(async () => {
   for (let shard = 0; shard < report.shards.planned; shard++) {
     instruct.push(...(await lines(layout.instructJsonl(shard))).map(instructRecordFromLine));
     pairs.push(...(await lines(layout.dpoJsonl(shard))).map(dpoRecordFromLine));
+    rejects.push(...(await lines(layout.rejects(shard))).map((l) => JSON.parse(l) as RejectRecord));
   }
 });
 
@@ -235,9 +237,10 @@ test('mmif view writes a page whose images render and whose filters work in head
   assert.equal(written.code, 0, written.stderr);
   assert.equal(await readFile(page, 'utf8'), fromBuild.page);
   assert.deepEqual(await dataFiles(), fromBuild.data);
-  assert.match(written.stdout, new RegExp(`wrote ${page} \\(${instruct.length} SFT records, ${pairs.length} DPO pairs\\)`));
+  assert.match(written.stdout, new RegExp(`wrote ${page} \\(${instruct.length} SFT records, ${pairs.length} DPO pairs, ${rejects.length} rejected samples and pairs\\)`));
   const total = instruct.length + pairs.length;
-  assert.ok(total <= 50, `one page of the viewer shows this build (${total} records)`);
+  assert.ok(total + rejects.length <= 50, `one page of the viewer shows this build (${total} records, ${rejects.length} rejections)`);
+  assert.ok(rejects.some((r) => r.kind === 'sample') && rejects.some((r) => r.kind === 'pair'), 'the build rejected a sample and discarded a pair');
   const browser = await HeadlessChromium.launch();
   try {
     const tab = await browser.open(pathToFileURL(page).href);
@@ -251,11 +254,13 @@ test('mmif view writes a page whose images render and whose filters work in head
     };
     assert.equal(await count('article.sft'), instruct.length);
     assert.equal(await count('article.dpo'), pairs.length);
+    assert.equal(await count('article.rejected'), rejects.length);
     // Every image, lazy ones too, decodes to real pixels from the page's relative path.
     const widths = await tab.evaluate<number[]>(
       `Promise.all([...document.images].map(async (img) => { img.loading = 'eager'; await img.decode().catch(() => {}); return img.naturalWidth; }))`,
     );
-    assert.equal(widths.length, total);
+    const keptImages = await count('article.rejected img');
+    assert.equal(widths.length, total + keptImages);
     assert.ok(
       widths.every((w) => w > 0),
       `every image renders: ${widths.join(', ')}`,
@@ -270,25 +275,51 @@ test('mmif view writes a page whose images render and whose filters work in head
 
     await tab.screenshot(await artifact('viewer.png'));
 
+    // The summary panel: the reports' figures, as quality.json and build-report.json hold them.
+    const rows = (id: string) => tab.evaluate<string[][]>(`[...document.querySelectorAll('#${id} tbody tr')].map((tr) => [...tr.cells].map((c) => c.textContent))`);
+    assert.equal(await tab.evaluate<boolean>(`document.getElementById('summary').open`), true);
+    assert.deepEqual(
+      (await rows('pass-rates')).map(([type, , , final]) => [type, final]),
+      Object.entries(quality.passRates)
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([type, r]) => [type, `${r.finalAnswer.passed}/${r.finalAnswer.total} (${((100 * r.finalAnswer.passed) / r.finalAnswer.total).toFixed(1)}%)`]),
+    );
+    assert.deepEqual(Object.fromEntries((await rows('reasons')).map(([reason, n]) => [reason, Number(n)])), quality.rejections.byReason);
+    assert.match(await tab.evaluate<string>(`document.getElementById('summary').textContent`), /forecast \$\d+\.\d{4} at the named models' prices/);
+    assert.match(await tab.evaluate<string>(`document.getElementById('summary').textContent`), new RegExp(`SFT records accepted${instruct.length}/${report.counts.planned}`));
+
     // Filters: by kind, by source, by constraint type and verdict, as the records say.
-    assert.equal(await shown(), total);
+    assert.equal(await shown(), total + rejects.length);
     await select('f-kind', 'dpo');
     assert.equal(await shown(), pairs.length);
+    // The rejected kind: every rejected sample and discarded pair, each with its reason.
+    await select('f-kind', 'rejected');
+    assert.deepEqual(
+      (await tab.evaluate<string[]>(`[...document.querySelectorAll('main article')].map((a) => a.dataset.reason)`)).sort(),
+      rejects.map((r) => r.reason).sort(),
+    );
+    const sampleReject = rejects.find((r) => r.kind === 'sample')!;
+    assert.match(
+      await tab.evaluate<string>(`document.getElementById(${JSON.stringify(`rejected-sample-${sampleReject.id}`)}).textContent`),
+      new RegExp(`rejected sample ${sampleReject.id}.*reason: ${sampleReject.reason.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 's'),
+    );
+    await tab.screenshot(await artifact('viewer-rejected.png'));
     await select('f-kind', '');
     await select('f-source', 'cc3m');
-    assert.equal(await shown(), total);
+    assert.equal(await shown(), total + rejects.length);
     const failed = instruct.flatMap((r) => r.verdicts.filter((v) => !v.passed).map((v) => v.type));
     assert.ok(failed.length > 0, 'the build has an accepted answer with a failed constraint');
     const type = failed[0]!;
     const expected = (records: ReadonlyArray<{ verdicts: Array<{ type: string; passed: boolean }> }>) =>
       records.filter((r) => r.verdicts.some((v) => v.type === type && !v.passed)).length;
+    const rejectedVerdicts = rejects.map((r) => ({ verdicts: r.verdicts ?? [] }));
     await select('f-type', type);
     await select('f-verdict', 'failed');
-    assert.equal(await shown(), expected(instruct) + expected(pairs));
-    assert.match(await tab.evaluate<string>(`document.getElementById('shown').textContent`), new RegExp(`^${expected(instruct) + expected(pairs)} of ${total} shown\\.$`));
+    const failing = expected(instruct) + expected(pairs) + expected(rejectedVerdicts);
+    assert.equal(await shown(), failing);
+    assert.match(await tab.evaluate<string>(`document.getElementById('shown').textContent`), new RegExp(`^${failing} of ${total + rejects.length} shown\\.$`));
     await select('f-verdict', 'passed');
-    const passedToo =
-      instruct.filter((r) => r.verdicts.some((v) => v.type === type && v.passed)).length + pairs.filter((r) => r.verdicts.some((v) => v.type === type && v.passed)).length;
+    const passedToo = [...instruct, ...pairs, ...rejectedVerdicts].filter((r) => r.verdicts.some((v) => v.type === type && v.passed)).length;
     assert.equal(await shown(), passedToo);
     await select('f-type', '');
     await select('f-verdict', '');
@@ -317,13 +348,17 @@ test('mmif view --serve serves the page, its data and the images, and nothing el
     assert.match(html, /const DATA = "viewer-data\/";/);
     const index = await fetch(new URL('viewer-data/index.js', url));
     assert.equal(index.status, 200);
-    assert.equal(viewerIndex(await index.text()).records.length, instruct.length + pairs.length);
+    assert.equal(viewerIndex(await index.text()).records.length, instruct.length + pairs.length + rejects.length);
     const articles = chunkArticles(await (await fetch(new URL('viewer-data/chunk-00000.js', url))).text());
     const src = /<img src="([^"]+)"/.exec(articles[0]!)![1]!;
     const image = await fetch(new URL(src, url));
     assert.equal(image.status, 200);
     assert.equal(image.headers.get('content-type'), 'image/jpeg');
     assert.deepEqual([...new Uint8Array(await image.arrayBuffer()).slice(0, 2)], [0xff, 0xd8]);
+    // A rejected sample's image, staged under _work/images/, is served too.
+    const staged = articles.map((a) => /<img src="(\/_work\/images\/[^"]+)"/.exec(a)?.[1]).find((x) => x !== undefined);
+    assert.ok(staged, 'a rejected sample shows its staged image');
+    assert.equal((await fetch(new URL(staged, url))).status, 200);
     for (const other of ['/build-report.json', '/_work/config.json', '/images/../build-report.json', '/viewer-data/../build-report.json'])
       assert.equal((await fetch(new URL(other, url))).status, 404, other);
   } finally {

@@ -1,6 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { InstructRecord } from '../../output/contracts/records.js';
+import type { InstructRecord, RejectRecord } from '../../output/contracts/records.js';
+import type { BuildReport } from '../../output/contracts/buildReport.js';
+import type { QualityReport } from '../../output/reports/qualityReport.js';
+import { summaryPanel } from '../../output/viewer/summaryPanel.js';
 import type { ChatPairSharegptRow, ChatSharegptRow } from '../../output/formats/chatFormats.js';
 import { VIEWER_CHUNK, ViewerWriter, type ViewerFile } from '../../output/viewer/viewerPage.js';
 import { chunkArticles, viewerIndex } from '../harness/viewerData.js';
@@ -107,7 +110,7 @@ test("a multiturn build's chats show turn by turn (instruction added, question, 
   };
   const { page, articles } = view({ simulated: true, chats: [chat], chatPairs: [pair] });
   const html = articles.join('\n');
-  assert.match(page, /<p>1 chats, 1 turn-level pairs\./);
+  assert.match(page, /<p>1 chats, 1 turn-level pairs, 0 rejected samples and pairs\./);
   assert.match(html, /data-kind="chat" data-source="cc3m" data-verdicts="mention:failed mention:passed"/);
   assert.match(
     html,
@@ -140,5 +143,77 @@ test('records go to data files of VIEWER_CHUNK articles as they come, and the pa
   assert.match(rest[0]!.body, /^mmifViewer\.chunk\(2,\["<article [^"]*/);
   const page = rest[2]!.body;
   assert.match(page, /const DATA = "my%20view-data\/";/);
-  assert.match(page, new RegExp(`<p>${count} SFT records, 0 DPO pairs \\(3 SFT records and 0 pairs beyond the display limit are not shown\\)\\.`));
+  assert.match(page, new RegExp(`<p>${count} SFT records, 0 DPO pairs, 0 rejected samples and pairs \\(3 SFT records, 0 pairs and 0 rejections beyond the display limit are not shown\\)\\.`));
+});
+
+test('a rejected sample shows its reason, what the resume state kept of it, and its failed verdicts; a discarded pair its strategy and rule', () => {
+  const writer = new ViewerWriter({ pageName: 'viewer.html', buildId: 'b', imageSrc: (p) => p });
+  const files: ViewerFile[] = [];
+  const push = (f: ViewerFile | undefined) => f && files.push(f);
+  push(writer.addSft(record));
+  push(
+    writer.addRejected(
+      {
+        id: 'cc3m-9',
+        source: 'cc3m',
+        source_id: '0009',
+        kind: 'sample',
+        stage: 'answer',
+        reason: 'below-threshold',
+        verdicts: [{ index: 0, type: 'mention', method: 'rule', passed: false, detail: 'no "hi"' }],
+      } as RejectRecord,
+      { instruction: 'Describe <i>it</i>.', constraints: [{ type: 'mention', value: 'Say <hi>', method: 'rule' }], imagePath: '_work/images/ab/ab.jpg' },
+    ),
+  );
+  push(
+    writer.addRejected(
+      { id: 'cc3m-1', source: 'cc3m', source_id: '0001', kind: 'pair', stage: 'rejected', reason: 'uninformative-pair', strategy: 'drop33', pair_rule_rejections: { 'uninformative-pair': 3 } },
+      {},
+    ),
+  );
+  files.push(...writer.finish({ simulated: false }));
+  const articles = files.filter((f) => f.path.startsWith('viewer-data/chunk-')).flatMap((f) => chunkArticles(f.body));
+  const [, sample, pair] = articles;
+  assert.match(sample!, /data-kind="rejected" data-source="cc3m" data-verdicts="mention:failed"/);
+  assert.match(sample!, /rejected sample<\/span> <code>cc3m-9<\/code>/);
+  assert.match(sample!, /reason:<\/strong> <code>below-threshold<\/code>/);
+  assert.match(sample!, /<h2>Describe &lt;i&gt;it&lt;\/i&gt;\.<\/h2>/);
+  assert.match(sample!, /<td>Say &lt;hi&gt;<\/td><td>rule<\/td><td class="fail"/);
+  assert.match(sample!, /<img src="_work\/images\/ab\/ab.jpg"/);
+  assert.match(pair!, /discarded pair · drop33/);
+  assert.match(pair!, /no image kept/);
+  assert.match(pair!, /refused by pair rule: uninformative-pair 3/);
+  const index = viewerIndex(files.find((f) => f.path === 'viewer-data/index.js')!.body);
+  assert.deepEqual(
+    index.records.map(([k]) => index.kinds[k]),
+    ['sft', 'rejected', 'rejected'],
+  );
+  const page = files.find((f) => f.path === 'viewer.html')!.body;
+  assert.match(page, /<option value="rejected">rejected samples and pairs<\/option>/);
+  assert.match(page, /1 SFT records, 0 DPO pairs, 2 rejected samples and pairs\./);
+});
+
+test('the summary panel shows counts, cost, records by source, pass rates by type and rejection reasons from the reports, and names a missing one', () => {
+  const report = {
+    counts: { planned: 10, instruct: 6, dpo: 4, rejectedSamples: 4, rejectedPairs: 2 },
+    shards: { planned: 2, committed: 2, failed: 0 },
+    cost: { usd: 0.125, forecast: false, perSftRecord: 0.125 / 6, cachedPromptShare: 0, reasoningTokens: 0, savedUsd: 0, providerCostRequests: 0, unpriced: {} },
+  } as unknown as BuildReport;
+  const quality = {
+    composition: { bySource: { cc3m: { instruct: 6, dpo: 4, rejectedSamples: 4, rejectedPairs: 2 } } },
+    passRates: { mention: { category: 'keyword', wildIfEval: 'Include/Avoid', firstAnswer: { passed: 5, total: 10 }, finalAnswer: { passed: 9, total: 10 } } },
+    rejections: { byStage: { answer: 4, rejected: 2 }, byReason: { 'below-threshold': 4, '<uninformative-pair>': 2 } },
+  } as unknown as QualityReport;
+  const panel = summaryPanel({ report, quality });
+  assert.match(panel, /<td>SFT records accepted<\/td><td>6\/10 \(60\.0%\)<\/td>/);
+  assert.match(panel, /<td>DPO pairs kept<\/td><td>4\/6 \(66\.7%\)<\/td>/);
+  assert.match(panel, /<li>cost \$0\.1250 \(\$0\.02083 per SFT record\)<\/li>/);
+  assert.match(panel, /<td>cc3m<\/td><td>6<\/td><td>4<\/td><td>4<\/td><td>2<\/td>/);
+  assert.match(panel, /<td>mention<\/td><td>keyword<\/td><td>5\/10 \(50\.0%\)<\/td><td>9\/10 \(90\.0%\)<\/td>/);
+  assert.match(panel, /<td>below-threshold<\/td><td>4<\/td>.*<td>&lt;uninformative-pair&gt;<\/td><td>2<\/td>/);
+  assert.doesNotMatch(panel, /Not in the dataset folder/);
+  const partial = summaryPanel({ report });
+  assert.match(partial, /Not in the dataset folder: quality\.json; its figures are not shown\./);
+  assert.match(partial, /Counts/);
+  assert.doesNotMatch(partial, /Pass rates/);
 });
