@@ -46,12 +46,7 @@ export async function writeViewer(store: ObjectStore, layout: BuildLayout, optio
   const shown = { instruct: 0, dpo: 0, rejected: 0 };
   let simulated = false;
   /** Every record of one kind, shard by shard, up to the limit; `prepare` reads what a shard's shown lines need. */
-  const each = async <T>(
-    kind: keyof typeof shown,
-    keyOf: (shard: number) => string,
-    add: (item: T) => ViewerFile | undefined,
-    prepare: (lines: string[]) => Promise<T[]>,
-  ) => {
+  const each = async <T>(kind: keyof typeof shown, keyOf: (shard: number) => string, add: (item: T) => ViewerFile | undefined, prepare: (lines: string[]) => Promise<T[]>) => {
     for (const shard of shards) {
       const all = await lines(keyOf(shard));
       const room = Math.max(0, Math.min(all.length, limit - shown[kind]));
@@ -77,8 +72,18 @@ export async function writeViewer(store: ObjectStore, layout: BuildLayout, optio
         simulated ||= r.simulated;
         return add(r);
       };
-    await each('instruct', layout.instructJsonl, record(instructRecordFromLine, (r) => writer.addSft(r)), asLines);
-    await each('dpo', layout.dpoJsonl, record(dpoRecordFromLine, (r) => writer.addPair(r)), asLines);
+    await each(
+      'instruct',
+      layout.instructJsonl,
+      record(instructRecordFromLine, (r) => writer.addSft(r)),
+      asLines,
+    );
+    await each(
+      'dpo',
+      layout.dpoJsonl,
+      record(dpoRecordFromLine, (r) => writer.addPair(r)),
+      asLines,
+    );
   }
   await each(
     'rejected',

@@ -347,7 +347,6 @@ function verdictCell(v: Verdict | undefined): string {
 const option = (value: string) => `<option value="${esc(value)}">${esc(value)}</option>`;
 const distinct = (values: readonly string[]) => [...new Set(values)].sort();
 
-
 const STYLE = `
 body{font:14px/1.45 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1d2330}
 header{position:sticky;top:0;background:#fff;border-bottom:1px solid #d8dbe2;padding:8px 16px;z-index:1}

@@ -294,10 +294,7 @@ test('mmif view writes a page whose images render and whose filters work in head
     assert.equal(await shown(), pairs.length);
     // The rejected kind: every rejected sample and discarded pair, each with its reason.
     await select('f-kind', 'rejected');
-    assert.deepEqual(
-      (await tab.evaluate<string[]>(`[...document.querySelectorAll('main article')].map((a) => a.dataset.reason)`)).sort(),
-      rejects.map((r) => r.reason).sort(),
-    );
+    assert.deepEqual((await tab.evaluate<string[]>(`[...document.querySelectorAll('main article')].map((a) => a.dataset.reason)`)).sort(), rejects.map((r) => r.reason).sort());
     const sampleReject = rejects.find((r) => r.kind === 'sample')!;
     assert.match(
       await tab.evaluate<string>(`document.getElementById(${JSON.stringify(`rejected-sample-${sampleReject.id}`)}).textContent`),

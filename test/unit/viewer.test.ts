@@ -143,7 +143,10 @@ test('records go to data files of VIEWER_CHUNK articles as they come, and the pa
   assert.match(rest[0]!.body, /^mmifViewer\.chunk\(2,\["<article [^"]*/);
   const page = rest[2]!.body;
   assert.match(page, /const DATA = "my%20view-data\/";/);
-  assert.match(page, new RegExp(`<p>${count} SFT records, 0 DPO pairs, 0 rejected samples and pairs \\(3 SFT records, 0 pairs and 0 rejections beyond the display limit are not shown\\)\\.`));
+  assert.match(
+    page,
+    new RegExp(`<p>${count} SFT records, 0 DPO pairs, 0 rejected samples and pairs \\(3 SFT records, 0 pairs and 0 rejections beyond the display limit are not shown\\)\\.`),
+  );
 });
 
 test('a rejected sample shows its reason, what the resume state kept of it, and its failed verdicts; a discarded pair its strategy and rule', () => {
@@ -167,7 +170,16 @@ test('a rejected sample shows its reason, what the resume state kept of it, and 
   );
   push(
     writer.addRejected(
-      { id: 'cc3m-1', source: 'cc3m', source_id: '0001', kind: 'pair', stage: 'rejected', reason: 'uninformative-pair', strategy: 'drop33', pair_rule_rejections: { 'uninformative-pair': 3 } },
+      {
+        id: 'cc3m-1',
+        source: 'cc3m',
+        source_id: '0001',
+        kind: 'pair',
+        stage: 'rejected',
+        reason: 'uninformative-pair',
+        strategy: 'drop33',
+        pair_rule_rejections: { 'uninformative-pair': 3 },
+      },
       {},
     ),
   );
