@@ -3,7 +3,8 @@
  * the eval's output as `<name>.json`, `<name>.md` and the responses (`.responses.jsonl` single-turn,
  * `.turns.jsonl` multi-turn) for audit. Deterministic from the results, so re-writing is idempotent.
  */
-import { evalFingerprintMaterial, evalOutput } from '../../config/evalConfig.js';
+import path from 'node:path';
+import { evalFingerprintMaterial, evalOutput, type EvalConfig } from '../../config/evalConfig.js';
 import { mapLimit } from '../../domain/mapLimit.js';
 import type { EvalContext } from '../../pipeline/evaluation/evalContext.js';
 import { loadEvalItems } from '../../pipeline/evaluation/evalItems.js';
@@ -32,6 +33,21 @@ export interface EvalSummary {
   requests: { paid: number; cached: number };
 }
 
+/**
+ * The settings as a report states them: local paths relative to the report's folder, so a report
+ * beside its dataset (the default) names no absolute path and still points at its data after the
+ * dataset is moved or shared (S3 URIs stay as they are).
+ */
+export function reportedSettings(config: EvalConfig): Record<string, unknown> {
+  const settings = JSON.parse(evalFingerprintMaterial(config)) as Record<string, unknown> & { chats?: { uri: string } };
+  const folder = path.resolve(evalOutput(config));
+  const portable = (uri: string): string => (uri.startsWith('s3://') ? uri : path.relative(folder, path.resolve(uri)) || '.');
+  settings.data = portable(config.data);
+  if (config.out) settings.out = portable(config.out);
+  if (settings.chats && config.chats) settings.chats.uri = portable(config.chats.uri);
+  return settings;
+}
+
 export async function writeEvalReports(ctx: EvalContext): Promise<EvalSummary> {
   const { config } = ctx;
   const items = await loadEvalItems(ctx);
@@ -48,7 +64,7 @@ export async function writeEvalReports(ctx: EvalContext): Promise<EvalSummary> {
   const identity = {
     evalId: config.evalId,
     prompt: config.chats ? ('multiturn' as const) : config.prompt,
-    config: JSON.parse(evalFingerprintMaterial(config)) as Record<string, unknown>,
+    config: reportedSettings(config),
   };
   const rejected = results.flatMap((r) => (r.rejected !== undefined ? [{ id: r.id, reason: r.rejected }] : []));
   let json: unknown;

@@ -169,6 +169,8 @@ test("mmif eval runs on Temporal over the build's held-out split, scores rules a
   assert.equal(report.prompt, 'numbered');
   assert.equal(report.config.prompt, 'numbered');
   assert.equal(report.config.responses, 2);
+  assert.ok(!path.isAbsolute(String(report.config.data)), `the report names its data relative to itself: ${String(report.config.data)}`);
+  assert.equal(path.resolve(path.dirname(base), String(report.config.data)), path.resolve(ROOT()));
   assert.equal(report.simulated, true);
   assert.equal(report.judgeModel, 'mmif-sim-vlm');
   assert.equal(report.samples, main.length);
