@@ -4,6 +4,7 @@
  * [3, 10000], "less than 3" is [0, 2], a keyword list is wrapped once). Anything it does not
  * recognise is left to the Fig. 20 model fallback.
  */
+import { constraintType, type ConstraintType } from '../domain/constraints/catalogue.js';
 import type { VerifierCall } from '../domain/constraints/compatibility.js';
 
 const MANY = 10000;
@@ -153,4 +154,22 @@ const PARSERS: Record<string, (value: string) => VerifierCall[] | undefined> = {
 export function parseVerifierCalls(type: string, value: string): VerifierCall[] | undefined {
   const calls = PARSERS[type]?.(value);
   return calls && calls.length > 0 ? calls : undefined;
+}
+
+/** The parser's calls for a constraint when they are all among its type's catalogue verifiers; undefined otherwise. */
+export function catalogueRuleCalls(type: string, value: string): VerifierCall[] | undefined {
+  const calls = parseVerifierCalls(type, value);
+  const allowed = constraintType(type)?.verifiers ?? [];
+  return calls?.every((c) => allowed.includes(c.func)) ? calls : undefined;
+}
+
+/**
+ * A type as a multi-turn build offers it: only the examples the parser maps to the type's own
+ * verifiers (the prompt shows the first, and models write constraints after it), or undefined when
+ * none is. Table 5's "Replace all periods with semicolons." or "Express all numbers greater than
+ * 1,000 in scientific notation." would invite a judged instruction that a chat must then drop.
+ */
+export function codeCheckableOffer(type: ConstraintType): ConstraintType | undefined {
+  const examples = type.examples.filter((example) => catalogueRuleCalls(type.key, example) !== undefined);
+  return examples.length === 0 ? undefined : { ...type, examples };
 }

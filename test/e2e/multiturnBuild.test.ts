@@ -151,6 +151,12 @@ test('every chat turn is verified against every instruction in force, by the rul
       meta.instructions.every((x) => ruleTypes.has(x.type) && x.verifiers.length > 0),
       JSON.stringify(meta.instructions),
     );
+    // Only code-checkable types are offered (shown with a checkable example), so none is dropped as judged.
+    assert.deepEqual(
+      meta.removed_instructions.filter((r) => r.reason.startsWith('not rule-checked')),
+      [],
+      `${row.id}: an offered type was dropped as judged`,
+    );
     assert.equal(meta.turns.length, TURNS);
     for (const [i, turn] of meta.turns.entries()) {
       const answer = row.conversations[2 * i + 1]!.value;

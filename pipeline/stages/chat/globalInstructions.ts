@@ -7,10 +7,9 @@
  * the unit test. Turns, conflicts across the whole chat and repeated types follow the one chat plan
  * (domain/multiturn/chatPlan.ts).
  */
-import { constraintType } from '../../../domain/constraints/catalogue.js';
 import { assignInstructions, instructionTurns, type ChatInstruction } from '../../../domain/multiturn/chatPlan.js';
 import { pickOne, rngFor, shuffled } from '../../../domain/random.js';
-import { parseVerifierCalls } from '../../../verification/selection.js';
+import { catalogueRuleCalls } from '../../../verification/selection.js';
 import type { RuleCheckedInstruction } from './turnScore.js';
 
 /** A phrasing family of one constraint type; `make` fills in a seeded parameter. */
@@ -50,9 +49,8 @@ export interface EvalChatPlanOptions {
 /** The instruction a template yields for a parameter, with its verifier calls. */
 function instructionFor(template: InstructionTemplate, param: string): GlobalInstruction {
   const value = template.make(param);
-  const calls = parseVerifierCalls(template.type, value);
-  const allowed = constraintType(template.type)?.verifiers ?? [];
-  if (!calls || calls.some((c) => !allowed.includes(c.func))) {
+  const calls = catalogueRuleCalls(template.type, value);
+  if (!calls) {
     throw new Error(`multi-turn template for ${template.type} is not rule-checkable as phrased: "${value}"`);
   }
   return { type: template.type, value, method: 'rule', verifiers: calls };

@@ -5,7 +5,7 @@
  * declared ones once more on the result. Fewer than the minimum left rejects the sample.
  */
 import { endpointFor } from '../../../config/endpointRouting.js';
-import { CONSTRAINT_TYPES } from '../../../domain/constraints/catalogue.js';
+import { CONSTRAINT_TYPES, type ConstraintType } from '../../../domain/constraints/catalogue.js';
 import { classifyInstruction, removeConflicts } from '../../../domain/constraints/compatibility.js';
 import { finalizeConstraints, offeredConstraintTypes } from '../../../domain/constraints/selection.js';
 import { SampleRejection } from '../../../domain/rejection.js';
@@ -15,6 +15,7 @@ import type { JsonReply } from '../../../llm/modelRequest.js';
 import { compatibilityReplySchema, renderCompatibilityPrompt } from '../../../prompts/compatibilityPrompt.js';
 import { constraintReplySchema, renderConstraintPrompt, type ConstraintReply } from '../../../prompts/constraintPrompt.js';
 import { sampleRng, type StageContext } from '../../run/context.js';
+import { codeCheckableOffer } from '../../../verification/selection.js';
 import { planVerification } from './planVerification.js';
 import type { SampleImage } from '../../run/sampleImage.js';
 import type { StageRequest } from '../../run/stageRequest.js';
@@ -44,22 +45,21 @@ export async function runConstraintStage(ctx: StageContext, sample: SourceSample
   return { instructionKind: kind, offeredTypes: offeredKeys, proposed: reply.constraints, constraints, removed, trimmed: first.trimmed };
 }
 
-function offeredTypes(ctx: StageContext, sample: SourceSample, instruction: string) {
-  const allowed = allowedTypes(ctx, sample);
+function offeredTypes(ctx: StageContext, sample: SourceSample, instruction: string): ConstraintType[] {
+  const fromSource = ctx.config.sources[sample.image.sourceIndex]?.constraintTypes;
   const rng = sampleRng(ctx, sample.sampleId, 'offered-types');
-  return offeredConstraintTypes(rng, ctx.config.constraints.typesOffered, classifyInstruction(instruction), allowed);
+  const kind = classifyInstruction(instruction);
+  if (ctx.config.mode !== 'multiturn') return offeredConstraintTypes(rng, ctx.config.constraints.typesOffered, kind, fromSource);
+  return offeredConstraintTypes(rng, ctx.config.constraints.typesOffered, kind, chatTypes(fromSource)).map((t) => codeCheckableOffer(t)!);
 }
 
 /**
- * The source's constraint types; in a multiturn build only rule-checked ones (catalogue types with
- * rule verifiers and a rule evaluation), since a chat's PIF is defined on verdicts computed by code.
+ * A multiturn build's types: a chat's PIF is defined on verdicts computed by code, so only types with
+ * an example the phrase parser maps to their own verifiers, shown with that example
+ * (verification/selection.ts codeCheckableOffer), within the source's subset.
  */
-function allowedTypes(ctx: StageContext, sample: SourceSample): readonly string[] | undefined {
-  const fromSource = ctx.config.sources[sample.image.sourceIndex]?.constraintTypes;
-  if (ctx.config.mode !== 'multiturn') return fromSource;
-  return CONSTRAINT_TYPES.filter((t) => t.verifiers.length > 0 && t.evaluation !== 'direct_judge' && t.evaluation !== 'compare_judge')
-    .map((t) => t.key)
-    .filter((key) => !fromSource || fromSource.includes(key));
+function chatTypes(fromSource: readonly string[] | undefined): string[] {
+  return CONSTRAINT_TYPES.filter((t) => codeCheckableOffer(t) && (!fromSource || fromSource.includes(t.key))).map((t) => t.key);
 }
 
 /** The stage's first model call (Fig. 15), as the stage (or the Batch API, ahead of it) sends it. */
