@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 /**
  * The `mmif` command: one subcommand per module under cli/commands/. `mmif <command> --help`
- * prints a command's usage. Exit codes: 0 ok, 1 failed, 2 usage or config error, 3 not found.
+ * prints a command's usage. Exit codes: cli/exitCodes.ts.
  */
-import { CliError, EXIT } from './exitCodes.js';
+import { CliError, EXIT, EXIT_MEANING, exitCodesLine } from './exitCodes.js';
 
 interface Command {
   usage: string;
@@ -92,7 +92,7 @@ ${Object.entries(COMMANDS)
   .map(([name, c]) => `  ${name.padEnd(11)} ${c.summary}`)
   .join('\n')}
 
-exit codes: 0 ok, 1 failed, 2 usage or config error, 3 no such build or schedule
+${exitCodesLine(EXIT_MEANING)}
 `;
 
 async function main(argv: string[]): Promise<number> {

@@ -9,7 +9,7 @@ import type { StoredConfig } from '../../pipeline/planning/planBuild.types.js';
 import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
 import { readConfig } from '../configFile.js';
-import { CliError, EXIT } from '../exitCodes.js';
+import { CliError, EXIT, exitCodesLine } from '../exitCodes.js';
 import { connectTemporal, type Temporal } from '../temporalClient.js';
 import { withLocalTemporal } from '../localTemporal.js';
 import { formatSummary } from '../summary.js';
@@ -19,7 +19,7 @@ import { recordedLocally } from '../localRecord.js';
 import { watch } from './status.js';
 import { retrySpanLine } from '../retrySpan.js';
 
-export const BUILD_USAGE = `usage: mmif build --config FILE [--wait] [--new-version]
+export const BUILD_USAGE = `usage: mmif build --config FILE [--wait | --local] [--new-version]
   Start a build on the task queue MMIF_TASK_QUEUE (workflow id = the config's buildId).
   Re-running a build id skips its committed shards; a changed config is refused unless --new-version.
   Relative paths in the config are read from the config file's folder and recorded absolute.
@@ -28,12 +28,17 @@ export const BUILD_USAGE = `usage: mmif build --config FILE [--wait] [--new-vers
   (llm.preflight): a problem, a refused key, unknown model, text-only model, or a base URL that
   refuses the connection, names no known host or fails TLS exits 2 in seconds, naming what to fix;
   nothing is started.
-  --wait         show live progress until the build closes (exit 0 done, 1 failed, 2 failed for a
-                 config, data path, output or endpoint setting), ending with the cause on one line
-  --new-version  when the build exists with another config, start <buildId>-v2 (or the next free version)
+  --wait         show live progress until the build closes, ending with the cause on one line when it fails
   --local        run it all in this process: a Temporal dev server, a worker and (without
-                 OPENAI_BASE_URL, and only when a model role sets no baseUrl) the simulator; waits,
-                 prints the summary, exits 1 when the build fails`;
+                 OPENAI_BASE_URL, and only when a model role sets no baseUrl) the simulator; waits
+                 with live progress and prints the summary
+  --new-version  when the build exists with another config, start <buildId>-v2 (or the next free version)
+  ${exitCodesLine({
+    ok: 'started (without --wait or --local), or done',
+    failed: 'the build failed or accepted nothing, or is already running',
+    usage:
+      'a bad flag or config, or a problem the checks found (nothing started); with --wait or --local also a build that failed for a config, data path, output or endpoint setting',
+  })}`;
 
 export async function buildCommand(args: string[]): Promise<number> {
   const { values } = parseFlags({

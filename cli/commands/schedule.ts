@@ -1,8 +1,9 @@
 import { parseFlags } from '../../config/commandFlags.js';
-import { ScheduleNotFoundError, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { CliError, EXIT } from '../exitCodes.js';
 import { connectTemporal } from '../temporalClient.js';
 import { readConfig } from '../configFile.js';
+import { formatSchedule, scheduleFacts } from '../scheduleDescription.js';
 
 export const SCHEDULE_USAGE = `usage: mmif schedule <create|list|describe|pause|unpause|trigger|backfill|delete> ...
   create <id> --config FILE --cron EXPR [--overlap skip|buffer_one|allow_all|cancel_other|terminate_other]
@@ -12,7 +13,7 @@ export const SCHEDULE_USAGE = `usage: mmif schedule <create|list|describe|pause|
       cache of <output>, so unchanged samples cost nothing. Overlap default: skip; catch-up window
       default: 1h (runs missed for longer, e.g. while the server was down, are not made up).
   list                      all schedules
-  describe <id>             spec, policies, state, recent and next runs
+  describe <id> [--json]    spec, policies, state, recent and next runs (--json: as JSON)
   pause <id> [--note TEXT]  / unpause <id> [--note TEXT]
   trigger <id>              run now (the overlap policy applies)
   backfill <id> --start ISO --end ISO   run every action the spec had in [start, end), dated accordingly
@@ -40,6 +41,7 @@ export async function scheduleCommand(args: string[]): Promise<number> {
       note: { type: 'string' },
       start: { type: 'string' },
       end: { type: 'string' },
+      json: { type: 'boolean' },
     },
   });
   const id = positionals[0];
@@ -54,19 +56,22 @@ export async function scheduleCommand(args: string[]): Promise<number> {
         const overlap = OVERLAP[values.overlap as keyof typeof OVERLAP];
         if (!overlap) throw new CliError(`unknown --overlap '${values.overlap}'`, EXIT.usage);
         const config = await readConfig(values.config);
-        await schedules.create({
-          scheduleId: id!,
-          spec: { cronExpressions: [values.cron] },
-          action: {
-            type: 'startWorkflow',
-            workflowType: 'scheduledBuild',
-            taskQueue: temporal.settings.taskQueue,
-            workflowId: `${config.buildId}-scheduled`,
-            args: [config],
-          },
-          policies: { overlap, catchupWindow: values['catchup-window'] as `${number}h` },
-          state: { paused: values.paused ?? false },
-        });
+        const cron = values.cron;
+        await createSchedule(cron, () =>
+          schedules.create({
+            scheduleId: id!,
+            spec: { cronExpressions: [cron] },
+            action: {
+              type: 'startWorkflow',
+              workflowType: 'scheduledBuild',
+              taskQueue: temporal.settings.taskQueue,
+              workflowId: `${config.buildId}-scheduled`,
+              args: [config],
+            },
+            policies: { overlap, catchupWindow: values['catchup-window'] as `${number}h` },
+            state: { paused: values.paused ?? false },
+          }),
+        );
         console.log(`created schedule ${id} (${values.cron}, overlap ${values.overlap}, catch-up window ${values['catchup-window']})`);
         return EXIT.ok;
       }
@@ -75,9 +80,11 @@ export async function scheduleCommand(args: string[]): Promise<number> {
           console.log(`${s.scheduleId}  ${s.state.paused ? 'paused' : 'active'}  next: ${s.info.nextActionTimes[0]?.toISOString() ?? '-'}`);
         }
         return EXIT.ok;
-      case 'describe':
-        console.log(JSON.stringify(await describe(schedules, id!), null, 2));
+      case 'describe': {
+        const facts = scheduleFacts(await withSchedule(id!, () => handle().describe()));
+        console.log(values.json ? JSON.stringify(facts, null, 2) : formatSchedule(facts));
         return EXIT.ok;
+      }
       case 'pause':
         await withSchedule(id!, () => handle().pause(values.note));
         console.log(`paused ${id}`);
@@ -110,18 +117,17 @@ export async function scheduleCommand(args: string[]): Promise<number> {
   }
 }
 
-async function describe(schedules: Client['schedule'], id: string) {
-  const d = await withSchedule(id, () => schedules.getHandle(id).describe());
-  return {
-    id: d.scheduleId,
-    spec: d.spec,
-    paused: d.state.paused,
-    note: d.state.note,
-    policies: d.policies,
-    recentActions: d.info.recentActions.map((a) => ({ scheduledAt: a.scheduledAt, workflowId: a.action.workflow.workflowId })),
-    nextActionTimes: d.info.nextActionTimes,
-    runningWorkflows: d.info.runningActions.map((a) => a.workflow.workflowId),
-  };
+/**
+ * The server checks the spec; the SDK turns its INVALID_ARGUMENT "Invalid schedule spec: ..." into a
+ * TypeError with the server's reason (ScheduleClient.create in @temporalio/client): a usage error.
+ */
+async function createSchedule(cron: string, create: () => Promise<unknown>): Promise<void> {
+  try {
+    await create();
+  } catch (err) {
+    if (err instanceof TypeError) throw new CliError(`invalid schedule spec: ${err.message} (--cron '${cron}')`, EXIT.usage);
+    throw err;
+  }
 }
 
 async function withSchedule<T>(id: string, work: () => Promise<T>): Promise<T> {

@@ -9,7 +9,7 @@ import { buildLayout } from '../../storage/buildLayout.js';
 import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
 import { acceptedNothing, BuildRun, closedPhase, noWorkerLine } from '../buildRun.js';
-import { CliError, EXIT } from '../exitCodes.js';
+import { CliError, EXIT, exitCodesLine } from '../exitCodes.js';
 import { LOCAL_RECORD_HINT, readLocalRecord, type LocalBuildRecord } from '../localRecord.js';
 import { formatProgress } from '../progressView.js';
 import { accountingLines, formatSummary, rerunHint } from '../summary.js';
@@ -22,15 +22,19 @@ export const STATUS_USAGE = `usage: mmif status <buildId> [--watch] [--json]
   reason, tokens per model role, throughput over the last minutes, ETA).
   --evals  list the evaluations (mmif eval) on the Temporal server instead: eval id, status, prompt
            form, headline figure and report files of each finished one
-  A closed build shows how it ended: done, or failed / cancelled with its cause on one line (exit 1;
-  2 when the cause is a config, data path, output or endpoint setting). A --local build whose server
+  A closed build shows how it ended: done, or failed / cancelled with its cause on one line. A --local build whose server
   is gone is read from what the run recorded (.mmif/local-builds/ in the folder it ran in: run
   status there or in a folder below it) and its build-report.json.
   --watch  refresh every 2 s until the build closes, then print each source's accounting (read =
            planned + not selected + filtered + problems; planned = accepted + held out + rejected +
-           uncommitted); exit code
-           0 done, 1 failed or cancelled
-  --json   print the raw progress query result, with the running shards' (shardsLive)`;
+           uncommitted)
+  --json   print the raw progress query result, with the running shards' (shardsLive)
+  ${exitCodesLine({
+    ok: 'done, or running (without --watch)',
+    failed: 'failed or cancelled',
+    usage: 'a bad flag, or a build that failed for a config, data path, output or endpoint setting',
+    notFound: 'no such build',
+  })}`;
 
 /** How long an open build may go unanswered before watching says no worker polls its queue (a worker starting up polls within seconds). */
 const NO_WORKER_AFTER_MS = 10_000;

@@ -3,16 +3,16 @@ import { parseFlags } from '../../config/commandFlags.js';
 import { openSources } from '../../sources/source.js';
 import { buildProblems } from '../../pipeline/planning/buildChecks.js';
 import { readConfig } from '../configFile.js';
-import { CliError, EXIT } from '../exitCodes.js';
+import { CliError, EXIT, exitCodesLine } from '../exitCodes.js';
 
 export const VALIDATE_USAGE = `usage: mmif validate --config FILE
   Check a build config without starting anything: the config itself (every bad field named), the
   config against an existing build of the same buildId (its fingerprint), each source's layout
   under its uri (its first records read), and that the output can be written (a probe object
-  written and deleted, as a build's pre-flight does; nothing is left). Exit 0 when all is well, 2
-  with one line per problem; when all is well, each source's layout and mapping as its reader chose
-  them. Runs here, with this machine's view of the paths and credentials;
-  \`mmif build\` runs the same checks on a worker.`;
+  written and deleted, as a build's pre-flight does; nothing is left): one line per problem, and
+  each readable source's layout and mapping as its reader chose them. Runs here, with this
+  machine's view of the paths and credentials; \`mmif build\` runs the same checks on a worker.
+  ${exitCodesLine({ ok: 'all is well', usage: 'a bad flag, or problems (one line each)' })}`;
 
 export async function validateCommand(args: string[]): Promise<number> {
   const { values } = parseFlags({ args, options: { config: { type: 'string' } } });

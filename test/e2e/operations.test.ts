@@ -363,7 +363,7 @@ test('a schedule created with `mmif schedule` runs builds under dated prefixes s
   await eventually(async () => Boolean(await report('2026-11-01/nightly/build-report.json')), 60_000, 'the backfilled build');
   assert.equal(stack.simulator.stats().requests, requests);
 
-  assert.match((await mmif(stack, 'schedule', 'describe', 'nightly')).stdout, /"cronString"|"0 3 \* \* \*"|calendars/);
+  assert.match((await mmif(stack, 'schedule', 'describe', 'nightly')).stdout, /^ {2}when: {5}calendar 0 3 \* \* \* in UTC$/m);
   assert.equal((await mmif(stack, 'schedule', 'pause', 'nightly')).code, 0);
   assert.match((await mmif(stack, 'schedule', 'list')).stdout, /^nightly {2}paused/m);
   assert.equal((await mmif(stack, 'schedule', 'delete', 'nightly')).code, 0);
@@ -395,7 +395,7 @@ test('a 3-day backfill and a manual run of the same buildId run concurrently wit
       assert.equal(report.shards.committed, 3, key);
     }
   });
-  const describe = JSON.parse((await mmif(stack, 'schedule', 'describe', 'weekly')).stdout) as { recentActions: unknown[] };
+  const describe = JSON.parse((await mmif(stack, 'schedule', 'describe', 'weekly', '--json')).stdout) as { recentActions: unknown[] };
   assert.equal(describe.recentActions.length, 3);
   assert.equal((await mmif(stack, 'schedule', 'delete', 'weekly')).code, 0);
 });
