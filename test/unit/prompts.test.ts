@@ -17,6 +17,14 @@ test('the answer prompt is the reference format, with a numbered constraint list
     "## Task Description\nDescribe the scene.\n\n## Constraints\nYou must strictly follow the constraints below:\n1. Use exactly 2 paragraphs.\n2. Mention 'sun' twice.",
   );
   assert.equal(answerPromptText('Describe the scene.', []), '## Task Description\nDescribe the scene.');
+  // The authors' make_prompt (SYuan03/MM-IFEngine data_gen/utils/tools.py), given the constraint texts
+  // as strings, returns this for the same input: our text is it without the template's closing "\n\n"
+  // (the same text is the numbered training prompt); a constraint given as a dict there reads
+  // "1. <key>: <value>", which would put a type key in front of the model; with no constraint
+  // make_prompt keeps an empty "## Constraints" header, which ours leaves out (docs/outputs.md).
+  const makePromptOfStrings =
+    "## Task Description\nDescribe the scene.\n\n## Constraints\nYou must strictly follow the constraints below:\n1. Use exactly 2 paragraphs.\n2. Mention 'sun' twice.\n\n";
+  assert.equal(`${text}\n\n`, makePromptOfStrings);
   const rendered = renderAnswerPrompt('Describe the scene.', []);
   assert.equal(rendered.messages.length, 1);
   assert.equal(rendered.messages[0]!.withImage, true);
