@@ -3,7 +3,7 @@ import { mkdir, open, readdir, realpath, rename, rm, stat, link, unlink } from '
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { StoreError, type ObjectInfo, type ObjectStore } from './objectStore.js';
+import { NOT_A_FILE, StoreError, type ObjectInfo, type ObjectStore } from './objectStore.js';
 
 // Whole-file reads and writes through the callback API: fs/promises wraps every open in a FileHandle
 // (an object with a close-on-GC finalizer): docs/adr/0011-small-writes-per-model-call.md.
@@ -23,6 +23,8 @@ const READ_NO_LINK = constants.O_NOFOLLOW === undefined ? undefined : constants.
  * /etc/passwd and the record naming it is rejected with the reason. A root inside a Hugging Face
  * cache snapshot (`<repo>/snapshots/<revision>/...`) may link into that repository's `blobs/`.
  */
+/** A name ending in an extension of 2-5 letters and digits, at least one a letter (`x.jpg`, `a.json`; not `v1.0`). */
+const FILE_LIKE_NAME = /^[^.].*\.(?=[0-9]*[A-Za-z])[A-Za-z0-9]{2,5}$/;
 /** Marks a put's temp file (`<key>.tmp-<pid>-<hex>`): never listed as an object, swept when left behind. */
 const TEMP_MARK = '.tmp-';
 
@@ -273,6 +275,8 @@ export class LocalStore implements ObjectStore {
       const key = dirKey ? `${dirKey}/${entry.name}` : entry.name;
       if (entry.name.includes(TEMP_MARK)) continue; // an in-flight write, not an object
       if (entry.isDirectory()) {
+        // A folder named like a file (`x.jpg`) is where a reader expects one: listed, so it can say so.
+        if (FILE_LIKE_NAME.test(entry.name) && key.startsWith(prefix)) yield { key, size: 0, unreadable: NOT_A_FILE };
         if (key.startsWith(prefix) || prefix.startsWith(key + '/')) yield* this.walk(key, prefix);
       } else if (entry.isFile() && key.startsWith(prefix)) {
         yield await fileInfo(key, this.resolve(key));

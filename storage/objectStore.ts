@@ -4,13 +4,17 @@
  * Keys are '/'-separated and relative to the store's root.
  */
 import { TransientError } from '../domain/errors.js';
+/** ObjectInfo.unreadable of a local directory named like a file. */
+export const NOT_A_FILE = 'a directory, not a file';
+
 export interface ObjectInfo {
   key: string;
   size: number;
   /**
    * Set when the object is listed but cannot be read, saying why: a local file whose name is not valid
-   * UTF-8 (Node lists it with U+FFFD, a name no open() finds) or that the OS cannot stat. Readers that
-   * list their dataset report it as a problem of that file alone.
+   * UTF-8 (Node lists it with U+FFFD, a name no open() finds) or that the OS cannot stat, or a local
+   * directory named like a file (`x.jpg/`: listed once as such, then walked). Readers that list their
+   * dataset report it as a problem of that file alone; others skip it.
    */
   unreadable?: string;
 }

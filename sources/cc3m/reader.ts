@@ -33,6 +33,7 @@ import {
 } from '../contract.js';
 import type { ImageLocator } from '../../domain/sample.js';
 import { IMAGE_EXTENSIONS } from '../readers/datasetPath.js';
+import { unreadableFile } from '../readers/unreadableFiles.js';
 import { Img2datasetParquetError, openImg2datasetParquet, type Img2datasetColumns } from '../readers/img2datasetParquet.js';
 import { decodeUtf8, encodingReason } from '../readers/utf8.js';
 import { orderedMap } from '../readers/orderedMap.js';
@@ -119,6 +120,8 @@ async function detectLayout(store: ObjectStore): Promise<Layout> {
 interface Member {
   path: string;
   key: string;
+  /** Listed but not readable (ObjectInfo.unreadable): the record is a problem of its own. */
+  unreadable?: string;
   range?: [number, number];
   data?: Buffer;
 }
@@ -136,7 +139,7 @@ const RECORDS: Record<Exclude<Layout, 'webdataset'>, (store: ObjectStore) => Asy
 };
 
 async function* objectRecords(store: ObjectStore, include: (key: string) => boolean): AsyncGenerator<Cc3mRecord> {
-  const members = mapAsync(store.list(''), ({ key }): Member | undefined => (include(key) ? { path: key, key } : undefined));
+  const members = mapAsync(store.list(''), ({ key, unreadable }): Member | undefined => (include(key) ? { path: key, key, ...(unreadable ? { unreadable } : {}) } : undefined));
   yield* groupRecords(members, '');
 }
 
@@ -420,6 +423,8 @@ async function toItem(record: Cc3mRecord, store: ObjectStore, config: Cc3mSource
   const sidecar = record.members.find((m) => m.kind === 'json');
   const text = record.members.find((m) => m.kind === 'txt');
   const images = record.members.filter((m) => m.kind === 'image');
+  const unreadable = record.members.find((m) => m.unreadable);
+  if (unreadable) return unreadableFile(record.sourceId, unreadable.path, unreadable.unreadable!);
 
   let meta: Record<string, unknown> = {};
   if (sidecar) {

@@ -21,6 +21,7 @@ import { ParquetTableError, openParquetTable, readRows } from '../readers/hfParq
 import { asObject, describeRoot, jsonLinesRecords } from '../readers/jsonFiles.js';
 import { pathLocator, pathNamedReader } from '../readers/namedImages.js';
 import { tsvRows } from '../readers/tsv.js';
+import { unreadableFile } from '../readers/unreadableFiles.js';
 
 type ImagefolderConfig = SourceConfigOf<'imagefolder'>;
 type Layout = Exclude<ImagefolderConfig['layout'], 'auto'>;
@@ -103,7 +104,7 @@ function isImage(name: string): boolean {
 /** Plain layout: every image file a sample, its path its source id. */
 async function* imageItems(config: ImagefolderConfig, sourceIndex: number, listing: Listing): AsyncGenerator<SourceItem> {
   for (const info of listing.images) {
-    if (info.unreadable) yield damaged(info.key, 'unreadable-file', `${info.key}: ${info.unreadable}`);
+    if (info.unreadable) yield unreadableFile(info.key, info.key, info.unreadable);
     else yield sourceSample('imagefolder', info.key, config.licenseNote, { sourceIndex, locator: pathLocator(info.key) });
   }
 }
@@ -165,7 +166,7 @@ function rowItem(row: MetadataRow, file: string, dir: string, config: Imagefolde
   const key = datasetKey(dir, fileName);
   if (key === undefined) return damaged(sourceId, 'outside-root', `${sourceId}: file_name '${fileName}' leaves the dataset root; not read`);
   const info = listing.files.get(key);
-  if (info?.unreadable) return damaged(sourceId, 'unreadable-file', `${sourceId}: ${info.unreadable}`);
+  if (info?.unreadable) return unreadableFile(sourceId, key, info.unreadable);
   if (!info && listing.folders.has(key)) return damaged(sourceId, 'not-a-file', `${sourceId}: '${key}' is a directory, not an image file`);
   if (!info) return damaged(sourceId, 'missing-file', `${sourceId}: '${key}' is not in the dataset`);
 

@@ -19,6 +19,7 @@ import { IMAGE_EXTENSIONS } from '../readers/datasetPath.js';
 import { asObject, describeRoot } from '../readers/jsonFiles.js';
 import { orderedMap } from '../readers/orderedMap.js';
 import { decodeUtf8, encodingReason } from '../readers/utf8.js';
+import { unreadableFile } from '../readers/unreadableFiles.js';
 
 const SCREENS = 'combined';
 const WIREFRAMES = 'semantic_annotations';
@@ -48,6 +49,8 @@ interface Screen {
   stem: string;
   image?: string;
   hierarchy?: string;
+  /** A file of the screen listed but not readable (ObjectInfo.unreadable), with why. */
+  unreadable?: { key: string; why: string };
 }
 
 async function* ricoSamples(store: ObjectStore, config: SourceConfigOf<'rico'>, sourceIndex: number): AsyncGenerator<SourceItem> {
@@ -99,7 +102,7 @@ function kindOf(name: string): 'image' | 'hierarchy' | undefined {
 /** Screens in listing order. A stem's files are adjacent in a sorted listing, so one screen is held at a time. */
 async function* screens(store: ObjectStore, dir: string): AsyncGenerator<Screen> {
   let current: Screen | undefined;
-  for await (const { key } of store.list(dir)) {
+  for await (const { key, unreadable } of store.list(dir)) {
     const name = key.slice(dir.length);
     const kind = kindOf(name);
     if (!kind) continue;
@@ -109,13 +112,15 @@ async function* screens(store: ObjectStore, dir: string): AsyncGenerator<Screen>
       current = undefined;
     }
     current ??= { stem };
-    current[kind] ??= key;
+    if (unreadable) current.unreadable ??= { key, why: unreadable };
+    else current[kind] ??= key;
   }
   if (current) yield current;
 }
 
 /** sourceId is the screen's number, `<N>`. */
 async function toItem(screen: Screen, store: ObjectStore, config: SourceConfigOf<'rico'>, sourceIndex: number): Promise<SourceItem> {
+  if (screen.unreadable) return unreadableFile(screen.stem, screen.unreadable.key, screen.unreadable.why);
   if (!screen.image) return damaged(screen.stem, 'no-screenshot', `${screen.hierarchy}: a view hierarchy without its screenshot`);
   let grounding: string | undefined;
   if (screen.hierarchy) {
