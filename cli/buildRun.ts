@@ -5,7 +5,7 @@
  */
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { BuildReport } from '../output/contracts/buildReport.js';
+import type { BuildReport, SourceAccount } from '../output/contracts/buildReport.js';
 import type { BuildPhase, BuildProgress } from '../workflows/buildProgress.js';
 import { CliError, EXIT } from './exitCodes.js';
 import { exitCodeFor, failedShardsOf, rootFailure, SHARDS_FAILED, type Failure } from './failures.js';
@@ -54,25 +54,41 @@ export class RunEnded extends CliError {
 const INPUT_STAGE = 'image';
 
 /**
- * A completed build that planned samples and accepted none because every one failed on its input
- * (every image missing, unreadable or refused by the image checks): the one line it ends with, exit
- * 1, else undefined. It completed, but its dataset is empty for a reason the user must fix.
+ * A completed build that accepted nothing for its input's sake: planning refused every record it
+ * read (a richness rule, a question filter, damaged units), or it planned samples and every one failed
+ * on its input (every image missing, unreadable or refused by the image checks). The one line it ends
+ * with, exit 1, else undefined. It completed, but its dataset is empty for a reason the user must fix.
  */
 export function acceptedNothing(buildId: string, report: BuildReport): RunEnded | undefined {
-  const planned = report.accounting.reduce((n, a) => n + a.planned, 0);
-  const accepted = report.accounting.reduce((n, a) => n + a.accepted, 0);
+  const sum = (count: (a: SourceAccount) => number) => report.accounting.reduce((n, a) => n + count(a), 0);
+  const [read, planned, accepted] = [sum((a) => a.read), sum((a) => a.planned), sum((a) => a.accepted)];
+  if (accepted > 0) return undefined;
+  if (planned === 0 && read > 0) {
+    const refused = tally(report.accounting.flatMap((a) => [prefixed('', a.notSelected), prefixed('filtered:', a.filtered), prefixed('problem:', a.problems)]));
+    const message = `build ${buildId} accepted nothing: planning refused every one of the ${read} records its sources gave (${refused}); the candidates and their reasons are in richness/ and rejects/ under ${report.datasetRoot}`;
+    return new RunEnded(message, EXIT.failed, 'COMPLETED');
+  }
   const stages = Object.entries(report.rejectsByStage).filter(([, n]) => n > 0);
-  if (planned === 0 || accepted > 0 || stages.length === 0 || stages.some(([stage]) => stage !== INPUT_STAGE)) return undefined;
+  if (planned === 0 || stages.length === 0 || stages.some(([stage]) => stage !== INPUT_STAGE)) return undefined;
+  const named = tally(report.accounting.map((a) => a.rejected));
+  const message = `build ${buildId} accepted nothing: every one of its ${planned} planned samples failed on its input (${named}); the reasons per sample are in rejects/ under ${report.datasetRoot}`;
+  return new RunEnded(message, EXIT.failed, 'COMPLETED');
+}
+
+const prefixed = (prefix: string, counts: Record<string, number>): Record<string, number> =>
+  Object.fromEntries(Object.entries(counts).map(([reason, n]) => [`${prefix}${reason}`, n]));
+
+/** `reason n, reason n, reason n, ...`: the three largest counts summed over `counts`. */
+function tally(counts: Array<Record<string, number>>): string {
   const reasons = new Map<string, number>();
-  for (const a of report.accounting) for (const [reason, n] of Object.entries(a.rejected)) reasons.set(reason, (reasons.get(reason) ?? 0) + n);
+  for (const c of counts) for (const [reason, n] of Object.entries(c)) if (n > 0) reasons.set(reason, (reasons.get(reason) ?? 0) + n);
   const top = [...reasons].sort((a, b) => b[1] - a[1]);
-  const named =
+  return (
     top
       .slice(0, 3)
       .map(([reason, n]) => `${reason} ${n}`)
-      .join(', ') + (top.length > 3 ? ', ...' : '');
-  const message = `build ${buildId} accepted nothing: every one of its ${planned} planned samples failed on its input (${named}); the reasons per sample are in rejects/ under ${report.datasetRoot}`;
-  return new RunEnded(message, EXIT.failed, 'COMPLETED');
+      .join(', ') + (top.length > 3 ? ', ...' : '')
+  );
 }
 
 export class BuildRun {
