@@ -29,6 +29,7 @@ import type { EvalContext } from '../pipeline/evaluation/evalContext.js';
 import { openStore } from '../storage/openStore.js';
 import { LruCache } from '../domain/lruCache.js';
 import type { BuildRef } from './buildRef.js';
+import { lanesBusy, lanesWaiting, sampleOnScrape } from '../telemetry/metrics.js';
 
 /**
  * Builds a worker serves at once, give or take: a context holds the build's source readers and
@@ -40,7 +41,16 @@ const stores = new LruCache<ObjectStore>(4 * CONTEXTS);
 const contexts = new LruCache<Promise<StageContext>>(CONTEXTS);
 const budgets = new LruCache<BuildBudget>(4 * CONTEXTS);
 const evalContexts = new LruCache<EvalContext>(CONTEXTS);
-const lanePools = new LruCache<LanePool>(CONTEXTS);
+const lanePools = new LruCache<{ buildId: string; pool: LanePool }>(CONTEXTS);
+
+sampleOnScrape(() => {
+  lanesBusy.reset();
+  lanesWaiting.reset();
+  for (const { buildId, pool } of lanePools.values()) {
+    lanesBusy.inc({ build: buildId }, pool.inUse);
+    lanesWaiting.inc({ build: buildId }, pool.waiting);
+  }
+});
 
 export function storeFor(output: string, s3: BuildRef['s3']): ObjectStore {
   return stores.get(JSON.stringify([output, s3]), () => openStore(output, s3));
@@ -86,6 +96,7 @@ export function contextFor(config: BuildConfig, requestLayout: RequestLayout): S
       owner: `${config.output}\u0000${config.buildId}`,
       keepReasoning: config.training.keepReasoning,
       budget: budgetFor(config),
+      build: config.buildId,
     }),
     sources: openSources(config.sources, config.s3),
     requestLayout,
@@ -109,7 +120,7 @@ export function contextForBuild(build: BuildRef): Promise<StageContext> {
  */
 export function lanesForBuild(build: BuildRef, config: BuildConfig): LanePool {
   const lanes = workerLanes(endpointSlots(config), endpointWorkers());
-  const pool = lanePools.get(`${build.output}\u0000${build.buildId}\u0000${build.configFingerprint}`, () => new LanePool(lanes));
+  const { pool } = lanePools.get(`${build.output}\u0000${build.buildId}\u0000${build.configFingerprint}`, () => ({ buildId: build.buildId, pool: new LanePool(lanes) }));
   if (pool.lanes !== lanes) pool.resize(lanes);
   return pool;
 }
@@ -139,6 +150,7 @@ export function evalContextFor(config: EvalConfig): EvalContext {
         prices: config.llm.prices,
         retry: config.llm.retry,
         owner: `${out}\u0000eval\u0000${config.evalId}`,
+        build: config.evalId,
       }),
     };
   });

@@ -8,6 +8,8 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { startTemporalDevServer, type DevServer } from '../local/temporalDevServer.js';
 import { startSimulator, type SimulatorHandle } from '../simulator/server.js';
 import { createWorker } from '../worker/createWorker.js';
+import { startMetricsServer } from '../telemetry/metricsServer.js';
+import { metricsFailed } from './metricsFlag.js';
 import { maskingDataConverter } from '../worker/maskingPayloadCodec.js';
 import type { Temporal } from './temporalClient.js';
 import type { BuildConfig } from '../config/buildConfig.js';
@@ -103,7 +105,12 @@ const quietLogger = new DefaultLogger('WARN', (entry) => {
  * Runs `work` against a local dev server while a worker serves it; stops them all afterwards, on an
  * error and on SIGINT/SIGTERM too, so nothing it started outlives the command.
  */
-export async function withLocalTemporal<T>(work: (temporal: Temporal) => Promise<T>, config?: Pick<BuildConfig, 'models'>): Promise<T> {
+export async function withLocalTemporal<T>(
+  work: (temporal: Temporal) => Promise<T>,
+  config?: Pick<BuildConfig, 'models'>,
+  /** Where to serve the worker's metrics (telemetry/metricsServer.ts), if anywhere. */
+  metricsAt?: { host: string; port: number },
+): Promise<T> {
   const started: Array<() => Promise<void>> = [];
   // One stop for all callers: the signal handler and the `finally` below may both ask.
   let stopping: Promise<void> | undefined;
@@ -133,7 +140,11 @@ export async function withLocalTemporal<T>(work: (temporal: Temporal) => Promise
     }
     console.log(endpointLine(simulator?.url, onEnv));
     // The screen is for progress and the summary; worker lifecycle logs would bury them.
-    Runtime.install({ logger: quietLogger });
+    if (metricsAt) {
+      const metrics = await startMetricsServer(metricsAt, { logger: quietLogger }).catch(metricsFailed);
+      started.push(() => metrics.close());
+      console.log(`metrics at http://${metrics.address}/metrics`);
+    } else Runtime.install({ logger: quietLogger });
     const { server, connection } = await startHealthyServer();
     started.push(
       () => server.stop(),

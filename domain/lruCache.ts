@@ -37,6 +37,11 @@ export class LruCache<V> {
     if (this.entries.get(key) === value) this.entries.delete(key);
   }
 
+  /** The values held, least recently used first (without touching their order). */
+  values(): IterableIterator<V> {
+    return this.entries.values();
+  }
+
   /** Whether `key` is held (without making it the most recently used). */
   has(key: string): boolean {
     return this.entries.has(key);

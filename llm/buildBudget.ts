@@ -108,6 +108,16 @@ export class BuildBudget {
     return this.ledger.add({ usd, requests: 1 });
   }
 
+  /** USD the build has spent, as this process's ledger knows it (its own spend, the others' as last read). */
+  spentUsd(): number {
+    return this.ledger.total().usd;
+  }
+
+  /** The USD budget as last read, if any. */
+  maxUsd(): number | undefined {
+    return this.limits.maxUsd;
+  }
+
   private async refresh(limitsNow = false): Promise<void> {
     if (limitsNow || this.now() - this.limitsReadAt >= BUDGET_REFRESH_MS) {
       this.limits = (await getJson<BudgetLimits>(this.store, this.budgetKey)) ?? {};

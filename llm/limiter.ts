@@ -11,6 +11,7 @@ import type { ResolvedEndpoint } from './resolvedEndpoint.js';
 import { rateDemand, type EndpointDemand } from './concurrencyLeases.js';
 import { EndpointLimiter, type LimiterSnapshot } from './endpointLimiter.js';
 import type { EndpointLimits } from './endpointLimits.js';
+import { endpointLabel, inFlight, limitInUse, recordLeaseGrant, sampleOnScrape } from '../telemetry/metrics.js';
 
 const limiters = new Map<string, EndpointLimiter>();
 let workersSharing = 1;
@@ -30,6 +31,23 @@ export function limiterFor(endpoint: ResolvedEndpoint, limits: EndpointLimits): 
 export function limiterSnapshots(): LimiterSnapshot[] {
   return [...limiters.values()].map((limiter) => limiter.snapshot());
 }
+
+/** An endpoint's metric labels, from its identity (its key's hash left out). */
+function endpointLabels(identity: string): { endpoint: string; model: string } {
+  const [baseURL, model] = identity.split('\u0000');
+  return { endpoint: endpointLabel(baseURL!), model: model! };
+}
+
+sampleOnScrape(() => {
+  inFlight.reset();
+  limitInUse.reset();
+  for (const [id, limiter] of limiters.entries()) {
+    const labels = endpointLabels(id);
+    const { inFlight: n, concurrency } = limiter.snapshot();
+    inFlight.inc(labels, n);
+    limitInUse.set(labels, concurrency > 0 ? n / concurrency : 0);
+  }
+});
 
 /** How many worker processes share the endpoints (the live pollers of the task queue; 1 = this one alone). */
 export function endpointWorkers(): number {
@@ -64,7 +82,10 @@ export function endpointDemands(): EndpointDemand[] {
 export function applyLeases(grants: Record<string, number>): void {
   for (const [id, limiter] of limiters.entries()) {
     const endpoint = leaseId(id);
-    if (grants[endpoint] !== undefined) limiter.lease(grants[endpoint]);
+    if (grants[endpoint] !== undefined) {
+      limiter.lease(grants[endpoint]);
+      recordLeaseGrant(endpointLabels(id));
+    }
     limiter.leaseRates({ rpm: grants[`${endpoint}/rpm`], tpm: grants[`${endpoint}/tpm`] });
   }
 }

@@ -43,11 +43,12 @@ import {
   type TryPass,
 } from './replyTries.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retryPolicy.js';
-import { EndpointGaveUp, RequestRefused, sendCompletion } from './sendCompletion.js';
+import { EndpointGaveUp, RequestRefused, requestLabels, sendCompletion } from './sendCompletion.js';
 import { SentLog } from './sentLog.js';
 import { flightOf, fly, landed } from './singleFlight.js';
 import { abortSignal } from './abortScope.js';
 import { repairText } from '../prompts/departures.js';
+import { recordBudget, recordPaidCall } from '../telemetry/metrics.js';
 
 export interface ModelCallerOptions {
   /** Limits of the endpoint a stage calls; default: DEFAULT_CONCURRENCY in flight, no rate limits. */
@@ -65,6 +66,8 @@ export interface ModelCallerOptions {
   budget?: BuildBudget;
   /** Store a thinking model's reasoning with its replies (training.keepReasoning), for textAndReasoning. */
   keepReasoning?: boolean;
+  /** The build (or evaluation) id its requests' metrics carry (telemetry/metrics.ts). */
+  build?: string;
 }
 
 /** One prepared request of one try, and where the record of how it was answered goes. */
@@ -318,6 +321,7 @@ export class ModelCaller {
       retry: this.retry,
       timeoutMs: this.llm.timeoutMs,
       maxReplyBytes: this.llm.maxReplyBytes,
+      build: this.options.build,
       // Admitted by the budget and marked once the request leaves the limiter's queue, not while it
       // waits there: a request queued when the budget runs out is never sent.
       beforeFirstSend: async () => {
@@ -360,6 +364,9 @@ export class ModelCaller {
     // Awaited together: a cache write that fails must not leave the count's promise unwatched (an
     // object-store outage fails both, and an unawaited rejection would surface after the activity).
     await Promise.all([caching, counted]);
+    // A request a lost execution sent is billed again (as the report counts it).
+    for (let n = lost ? 2 : 1; n > 0; n--) recordPaidCall(requestLabels(sending), record, record.costUsd, record.costSource === 'unpriced');
+    if (budget) recordBudget(sending.build ?? '', budget.spentUsd(), budget.maxUsd());
     calls.push(record);
     if (lost) calls.push({ ...record, lostInFlight: true });
     return reply;

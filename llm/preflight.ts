@@ -30,7 +30,8 @@ import { BudgetExhausted, type BuildBudget } from './buildBudget.js';
 import { costOf } from './pricing.js';
 import { unusableOf, type UnusableReply } from './replyCheck.js';
 import { classifyFailure } from './retryPolicy.js';
-import { requestCompletion } from './sendCompletion.js';
+import { measured, requestCompletion, requestLabels } from './sendCompletion.js';
+import { recordPaidCall, type RequestLabels } from '../telemetry/metrics.js';
 import { connectFailureOf, type ConnectFailure } from '../domain/connectFailure.js';
 import { usageOf, type Usage } from './usage.js';
 import { requestEstimate } from './tokenEstimate.js';
@@ -109,7 +110,7 @@ export async function preflight(
       outcomes.push({ ...outcome, cached: true, ...lessonsOf(await dialects.get(endpoint)) });
       continue;
     }
-    const result = await check(endpoint, target, config.llm, dialects, budget);
+    const result = await check(endpoint, target, config.llm, dialects, budget, config.buildId);
     if (typeof result === 'string') {
       outcomes.push({ ...outcome, cached: false, unreachable: result });
       continue;
@@ -154,9 +155,11 @@ async function check(
   llm: BuildConfig['llm'],
   dialects: DialectMemory,
   budget: BuildBudget | undefined,
+  build: string,
 ): Promise<{ usage?: PreflightOutcome['usage']; dialect: Dialect } | string> {
   const client = clientFor(endpoint, llm.timeoutMs, llm.maxReplyBytes);
-  const send = (body: ChatCompletionCreateParamsNonStreaming) => paidCompletion(client, body, endpoint, llm, budget);
+  const labels = requestLabels({ build, role: 'preflight', endpoint });
+  const send = (body: ChatCompletionCreateParamsNonStreaming) => paidCompletion(client, body, endpoint, llm, budget, labels);
   const ask = await tinyAsk(endpoint.model, target, llm);
   let dialect = await dialects.get(endpoint);
   for (let attempt = 1; ;) {
@@ -235,17 +238,20 @@ async function paidCompletion(
   endpoint: ResolvedEndpoint,
   llm: BuildConfig['llm'],
   budget: BuildBudget | undefined,
+  labels: RequestLabels,
 ): Promise<Usage & { model: string }> {
   await budget?.admit();
   let completion: ChatCompletion;
   try {
-    ({ completion } = await requestCompletion(client, body, 'answer'));
+    ({ completion } = await measured(labels, 1, () => requestCompletion(client, body, 'answer')));
   } catch (err) {
     budget?.unpaid();
     throw err;
   }
   const usage = usageAt(completion, body, endpoint);
-  await budget?.paid(costOf({ ...usage, batch: false, baseUrl: endpoint.baseURL }, llm.prices).usd ?? 0);
+  const cost = costOf({ ...usage, batch: false, baseUrl: endpoint.baseURL }, llm.prices);
+  await budget?.paid(cost.usd ?? 0);
+  recordPaidCall(labels, usage, cost.usd ?? 0, cost.usd === undefined);
   return usage;
 }
 

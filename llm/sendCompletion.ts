@@ -29,6 +29,7 @@ import { usableTotal } from './usage.js';
 import { TransientError } from '../domain/errors.js';
 import { ReplyCut } from './httpFetch.js';
 import { causeCodes, innermostMessage } from '../domain/connectFailure.js';
+import { endpointLabel, recordAttempt, type RequestLabels } from '../telemetry/metrics.js';
 
 /** The endpoint refused the request itself (400, 413, 422): the sample is rejected, unless a dialect can answer the refusal (dialect.ts). */
 export class RequestRefused extends SampleRejection {
@@ -56,7 +57,17 @@ export interface Sending {
   maxReplyBytes: number;
   /** Runs once, as the first attempt leaves the limiter's queue. */
   beforeFirstSend?: () => Promise<void>;
+  /** The build the request is for, as its metrics name it (telemetry/metrics.ts). */
+  build?: string;
 }
+
+/** The labels of a request's metrics (`role`: a model role, or `preflight`). */
+export const requestLabels = (s: { build?: string; role: string; endpoint: ResolvedEndpoint }): RequestLabels => ({
+  build: s.build ?? '',
+  role: s.role,
+  endpoint: endpointLabel(s.endpoint.baseURL),
+  model: s.endpoint.model,
+});
 
 export async function sendCompletion(s: Sending, body: ChatCompletionCreateParamsNonStreaming): Promise<ChatCompletion> {
   const limiter = limiterFor(s.endpoint, s.limits);
@@ -67,6 +78,7 @@ export async function sendCompletion(s: Sending, body: ChatCompletionCreateParam
   // Whether an attempt may have reached the model without its reply reaching us (a timeout, a reset
   // connection): providers bill such requests, so a later execution counts them as lost in flight.
   let maybeBilled = false;
+  const labels = requestLabels(s);
   for (let attempt = 1; ; attempt++) {
     try {
       const completion = await limiter.run(
@@ -74,7 +86,7 @@ export async function sendCompletion(s: Sending, body: ChatCompletionCreateParam
         async (ticket) => {
           signal?.throwIfAborted(); // aborted the moment it was admitted
           if (attempt === 1) await s.beforeFirstSend?.();
-          return attemptCompletion(client, body, s.kind, estimate, ticket, signal);
+          return measured(labels, attempt, () => attemptCompletion(client, body, s.kind, estimate, ticket, signal));
         },
         place,
         s.limits,
@@ -97,6 +109,22 @@ export async function sendCompletion(s: Sending, body: ChatCompletionCreateParam
       // A 429 needs no wait here: the limiter holds the endpoint until its Retry-After.
       if (kind === 'transient') await sleep(backoffMs(s.retry, attempt), undefined, { signal });
     }
+  }
+}
+
+/** One attempt, its duration, answer and failure class recorded in the metrics (telemetry/metrics.ts). */
+export async function measured<T>(labels: RequestLabels, attempt: number, send: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  const seconds = () => (performance.now() - started) / 1000;
+  try {
+    const value = await send();
+    recordAttempt(labels, seconds(), attempt, 200);
+    return value;
+  } catch (err) {
+    const kind = classifyFailure(err);
+    // An unusable reply came with a 200; a connection failure with no status at all.
+    recordAttempt(labels, seconds(), attempt, err instanceof APIError ? err.status : kind === 'unusable' ? 200 : undefined, kind);
+    throw err;
   }
 }
 

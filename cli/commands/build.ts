@@ -18,6 +18,7 @@ import { exitCodeFor, rootFailure } from '../failures.js';
 import { recordedLocally } from '../localRecord.js';
 import { watch } from './status.js';
 import { retrySpanLine } from '../retrySpan.js';
+import { metricsAddressOrUsage } from '../metricsFlag.js';
 
 export const BUILD_USAGE = `usage: mmif build --config FILE [--wait | --local] [--new-version]
   Start a build on the task queue MMIF_TASK_QUEUE (workflow id = the config's buildId).
@@ -32,6 +33,8 @@ export const BUILD_USAGE = `usage: mmif build --config FILE [--wait | --local] [
   --local        run it all in this process: a Temporal dev server, a worker and (without
                  OPENAI_BASE_URL, and only when a model role sets no baseUrl) the simulator; waits
                  with live progress and prints the summary
+  --metrics HOST:PORT  with --local: serve the worker's Prometheus metrics there (default
+                 MMIF_METRICS_ADDR; a bare port binds 127.0.0.1; docs/operations.md)
   --new-version  when the build exists with another config, start <buildId>-v2 (or the next free version)
   ${exitCodesLine({
     ok: 'started (without --wait or --local), or done',
@@ -43,14 +46,17 @@ export const BUILD_USAGE = `usage: mmif build --config FILE [--wait | --local] [
 export async function buildCommand(args: string[]): Promise<number> {
   const { values } = parseFlags({
     args,
-    options: { config: { type: 'string' }, wait: { type: 'boolean' }, 'new-version': { type: 'boolean' }, local: { type: 'boolean' } },
+    options: { config: { type: 'string' }, wait: { type: 'boolean' }, 'new-version': { type: 'boolean' }, local: { type: 'boolean' }, metrics: { type: 'string' } },
   });
   if (!values.config) throw new CliError(BUILD_USAGE, EXIT.usage);
+  if (values.metrics && !values.local) throw new CliError('--metrics serves the metrics of a --local build; a worker serves its own (mmif worker --metrics)', EXIT.usage);
+  const metricsAt = values.local ? metricsAddressOrUsage(values.metrics) : undefined;
   let config = await readConfig(values.config);
   if (values['new-version']) config = await nextFreeVersion(config);
   // Local: the worker lives in this process, so the build is waited for; the simulator (started
   // first) is what the pre-flight checks when no endpoint is configured.
-  if (values.local) return withLocalTemporal((temporal) => recordedLocally(config, () => startBuild(temporal, config, { wait: true, summary: true, localWorker: true })), config);
+  if (values.local)
+    return withLocalTemporal((temporal) => recordedLocally(config, () => startBuild(temporal, config, { wait: true, summary: true, localWorker: true })), config, metricsAt);
   const temporal = await connectTemporal();
   try {
     return await startBuild(temporal, config, { wait: values.wait ?? false, summary: false });

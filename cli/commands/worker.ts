@@ -5,8 +5,10 @@ import { leasesReleased } from '../../worker/endpointSharing.js';
 import { temporalSettingsFromEnv } from '../../worker/connectionFromEnv.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { temporalUnreachable } from '../temporalClient.js';
+import { startMetricsServer } from '../../telemetry/metricsServer.js';
+import { metricsAddressOrUsage, metricsFailed } from '../metricsFlag.js';
 
-export const WORKER_USAGE = `usage: mmif worker
+export const WORKER_USAGE = `usage: mmif worker [--metrics HOST:PORT]
   Run a worker: connects with TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS*,
   polls the task queue MMIF_TASK_QUEUE (default "mmif"); on SIGINT/SIGTERM cancels its running
   activities (their model calls and limiter waits end at once) and exits within 15 s at most.
@@ -14,10 +16,16 @@ export const WORKER_USAGE = `usage: mmif worker
   queue per endpoint: models.<role>.taskQueue); MMIF_MAX_CONCURRENT_ACTIVITIES (64) per worker.
   Registers as version MMIF_BUILD_ID (default: a hash of the workflow code) of the worker deployment
   MMIF_DEPLOYMENT (default "mmif"): builds finish on the version that started them, and a new version
-  takes new builds once made current (docs/operations.md, rolling out a new version).`;
+  takes new builds once made current (docs/operations.md, rolling out a new version).
+  --metrics HOST:PORT  serve Prometheus metrics at http://HOST:PORT/metrics, the engine's and the
+                 Temporal SDK's (default MMIF_METRICS_ADDR; a bare port binds 127.0.0.1; docs/operations.md)`;
 
 export async function workerCommand(args: string[]): Promise<number> {
-  parseFlags({ args, options: {} });
+  const { values } = parseFlags({ args, options: { metrics: { type: 'string' } } });
+  const metricsAt = metricsAddressOrUsage(values.metrics);
+  // Before the connection: the SDK's runtime is installed once, with its metrics exporter.
+  const metrics = metricsAt && (await startMetricsServer(metricsAt).catch(metricsFailed));
+  if (metrics) console.log(`metrics at http://${metrics.address}/metrics`);
   const settings = temporalSettingsFromEnv();
   const connection = await NativeConnection.connect(settings.connection).catch((err: Error) => {
     throw temporalUnreachable(settings.connection.address, err);
@@ -34,6 +42,7 @@ export async function workerCommand(args: string[]): Promise<number> {
   await worker.run(); // returns after SIGINT/SIGTERM: the SDK shuts the worker down gracefully
   await leasesReleased(); // the desk hears it stopped: its endpoint slots go to the other workers at once
   await connection.close();
+  await metrics?.close();
   return EXIT.ok;
 }
 

@@ -23,6 +23,7 @@ import { countByReason, countByStage, modelsByStage, pairStats, summarizeUsage, 
 import { MANIFEST_FORMAT, type ManifestFile, type ShardManifest } from '../contracts/manifest.js';
 import type { Goals } from '../../domain/targets.js';
 import { trimToCaps } from './overTarget.js';
+import { recordCommit } from '../../telemetry/metrics.js';
 import { reserveHeldOut, splitHeldOutChats, type HoldoutSettings } from './heldOut.js';
 import { chatQuality, shardQuality, visionTallies } from './qualityStats.js';
 import type { ShardQuality } from '../contracts/quality.js';
@@ -56,6 +57,7 @@ export interface ShardToCommit {
 export async function writeShard(store: ObjectStore, layout: BuildLayout, spec: ShardToCommit): Promise<ShardManifest> {
   const existing = await getJson<ShardManifest>(store, layout.manifest(spec.shard));
   if (existing && revisionOf(existing) !== spec.replacesRevision) return existing;
+  const started = performance.now();
 
   const loaded = await mapLimit(spec.samples, 16, async (sample) => ({ sample, states: await loadStates(store, layout, sample) }));
   const content = spec.multiturn ? await chatShardContent(store, layout, spec, loaded) : await singleTurnShardContent(store, layout, spec, loaded);
@@ -106,12 +108,20 @@ export async function writeShard(store: ObjectStore, layout: BuildLayout, spec: 
   if (existing) {
     // A deliberate overwrite of the revision it replaces (checked above); it clears the `revising` mark.
     await putJson(store, layout.manifest(spec.shard), manifest);
+    recordShardCommit(manifest, existing, started);
     return manifest;
   }
   // The commit point. A conditional write: if a racing attempt committed first, its manifest (the
   // same bytes, as every input is deterministic) stands.
-  await store.putIfAbsent(layout.manifest(spec.shard), JSON.stringify(manifest), 'application/json');
+  if (await store.putIfAbsent(layout.manifest(spec.shard), JSON.stringify(manifest), 'application/json')) recordShardCommit(manifest, undefined, started);
   return manifest;
+}
+
+/** A commit in the metrics: the records and pairs it added to those of the revision it replaces. */
+function recordShardCommit(manifest: ShardManifest, replaced: ShardManifest | undefined, started: number): void {
+  const added = { instruct: manifest.counts.instruct - (replaced?.counts.instruct ?? 0), dpo: manifest.counts.dpo - (replaced?.counts.dpo ?? 0) };
+  const bytes = manifest.files.reduce((n, f) => n + f.bytes, 0);
+  recordCommit(manifest.buildId, added, bytes, (performance.now() - started) / 1000);
 }
 
 const revisionOf = (manifest: ShardManifest): number => manifest.revision ?? 1;

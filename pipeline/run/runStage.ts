@@ -19,6 +19,8 @@ import type { StageName } from '../../config/stages.js';
 import type { PriorResults } from '../stages/stageDefinition.js';
 import { stageDefinition } from '../stages/registry.js';
 import type { StageState } from './stageState.js';
+import { reasonCode } from '../../output/commit/manifest.js';
+import { recordSample } from '../../telemetry/metrics.js';
 
 export interface SliceOutcome {
   ok: number;
@@ -99,7 +101,10 @@ export async function runSliceStages(
       one.counts[status] += 1;
       one.counts.requests! += sent;
       if (status !== 'ok') stopped.add(one.stage);
-      if (fresh) one.inARow.record(fresh.status === 'rejected' ? fresh.details?.modelCall : undefined);
+      if (fresh) {
+        one.inARow.record(fresh.status === 'rejected' ? fresh.details?.modelCall : undefined);
+        recordSample(ctx.config.buildId, sample.source, one.stage, fresh.status, fresh.status === 'rejected' ? reasonCode(fresh.reason) : undefined);
+      }
       progress(outcome);
     }
   };

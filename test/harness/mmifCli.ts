@@ -34,9 +34,12 @@ export async function runMmif(args: string[], options: { env?: Record<string, st
  * runs the CLI (not the tsx wrapper), so a signal reaches the worker rather than a wrapper whose
  * grandchild would outlive it and hold the pipes.
  */
-export async function startWorkerProcess(env: { temporalAddress: string; taskQueue: string; baseUrl: string }): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'worker'], {
-    env: { ...process.env, TEMPORAL_ADDRESS: env.temporalAddress, MMIF_TASK_QUEUE: env.taskQueue, OPENAI_BASE_URL: env.baseUrl },
+export async function startWorkerProcess(
+  env: { temporalAddress: string; taskQueue: string; baseUrl: string; more?: Record<string, string> },
+  args: string[] = [],
+): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'worker', ...args], {
+    env: { ...process.env, TEMPORAL_ADDRESS: env.temporalAddress, MMIF_TASK_QUEUE: env.taskQueue, OPENAI_BASE_URL: env.baseUrl, ...env.more },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   await new Promise<void>((resolve, reject) => {
