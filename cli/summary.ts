@@ -33,6 +33,8 @@ export function formatSummary(report: BuildReport, options: { s3Endpoint?: strin
     const kept = report.targets.sources.map((t) => `${t.type} instruct ${t.kept.instruct}/${t.goals.instruct ?? '-'}, dpo ${t.kept.dpo}/${t.goals.dpo ?? '-'}`).join('; ');
     lines.push(`targets: ${report.targets.outcome} after ${report.targets.rounds} round(s): ${kept}`);
   }
+  const slots = freeSlotsLine(report);
+  if (slots) lines.push(slots);
   lines.push(...accountingLines(report));
   // In the order the stages run: where the samples went, first to last.
   const stepIndex = (stage: string) => (ALL_STAGE_NAMES as readonly string[]).indexOf(stage);
@@ -100,6 +102,22 @@ function mmifevalLine(report: BuildReport, exportCommand: string): string | unde
 function plannedSamples(report: BuildReport): number {
   if (!report.accounting?.length) return report.counts.planned;
   return report.accounting.reduce((sum, a) => sum + a.planned, 0);
+}
+
+/**
+ * Where maxSamples went when a source held fewer samples than its share: `maxSamples: allava #1 held
+ * 9 of its 13; 4 free slots went to chartqa #0 (+4)`, and how many stay unused and why.
+ */
+export function freeSlotsLine(report: BuildReport): string | undefined {
+  const f = report.freeSlots;
+  if (!f) return undefined;
+  const short = f.short.map((s) => `${s.type} #${s.source} held ${s.held} of its ${s.share}`).join(', ');
+  const given = f.given.map((g) => `${g.type} #${g.source} (+${g.extra})`).join(', ');
+  const taken = f.freed - f.unused;
+  const parts = [`maxSamples: ${short}`];
+  if (taken > 0) parts.push(`${counted(taken, 'free slot')} went to ${given}`);
+  if (f.unused > 0) parts.push(`${f.unused} of the ${counted(f.freed, 'free slot')} stay unused: no source without a quota or richness had records left`);
+  return parts.join('; ');
 }
 
 /** Every source record accounted for (build-report.json `accounting`), a line per source. */

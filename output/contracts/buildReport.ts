@@ -59,6 +59,17 @@ export interface BuildReport {
    */
   accounting: SourceAccount[];
   /**
+   * Without targets, when a source held fewer samples than its share of maxSamples (`short`): the
+   * slots it left, the sources that took them (`given`: each one's samples beyond its share, in the
+   * seeded order across them) and how many no source could take (`unused`).
+   */
+  freeSlots?: {
+    freed: number;
+    unused: number;
+    short: Array<{ source: number; type: string; share: number; held: number }>;
+    given: Array<{ source: number; type: string; extra: number }>;
+  };
+  /**
    * Endpoints + models that accept something other than the plain OpenAI request, and what the
    * engine sends them instead, learned from their refusals (llm/dialect.ts); absent when none.
    */

@@ -16,7 +16,7 @@ import type { EndpointLessons } from '../../llm/preflight.js';
 import { llamaFactoryDatasetInfo } from '../formats/sharegpt.js';
 import { chatDatasetInfo } from '../formats/chatFormats.js';
 import { sourceGoals } from '../../domain/targets.js';
-import type { BuildPlan, StoredConfig } from '../../pipeline/planning/planBuild.types.js';
+import type { BuildPlan, FreeSlots, StoredConfig } from '../../pipeline/planning/planBuild.types.js';
 import type { BuildConfig } from '../../config/buildConfig.js';
 import { readManifests, talliesFrom } from './sourceTallies.js';
 import { richnessReport } from './richnessReport.js';
@@ -84,6 +84,7 @@ export async function writeBuildReport(
   const plan = await getJson<BuildPlan>(store, layout.planSummary);
   // The plan summary is written before any shard runs; a report without one has no shard either.
   if (plan) report.accounting = sourceAccounting(plan, manifests);
+  if (plan?.freeSlots) report.freeSlots = freeSlotsReport(plan, plan.freeSlots);
   const targets = targetsReport(config, plan, manifests);
   if (targets) report.targets = targets;
   const preflight = await preflightUsage(store, layout);
@@ -110,6 +111,14 @@ export async function writeBuildReport(
 /** The dataset's location: `<output>/<buildId>`. */
 export function datasetRootOf(store: ObjectStore, layout: BuildLayout): string {
   return `${store.root.replace(/\/+$/, '')}/${layout.root}`;
+}
+
+function freeSlotsReport(plan: BuildPlan, slots: FreeSlots): NonNullable<BuildReport['freeSlots']> {
+  return {
+    ...slots,
+    short: plan.sources.flatMap((s, source) => (s.selected < s.target ? [{ source, type: s.type, share: s.target, held: s.selected }] : [])),
+    given: plan.sources.flatMap((s, source) => (s.extra ? [{ source, type: s.type, extra: s.extra }] : [])),
+  };
 }
 
 function targetsReport(config: BuildConfig | undefined, plan: BuildPlan | undefined, manifests: ReadonlyArray<ShardManifest | undefined>): TargetsReport | undefined {

@@ -15,13 +15,13 @@ import type { SourceSample } from '../../domain/sample.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
 import { firstRoundSizes, sourceShares } from '../../domain/targets.js';
 import type { SourceProblem, SourceReader } from '../../sources/source.js';
-import { cutShards, LowestRanks, offerSegment } from './ranking.js';
+import { cutShards, LowestRanks, offerSegment, rankedSlice, sampleRank } from './ranking.js';
 import { richnessWindow, takeRichSamples, type RichnessTools } from './richness.js';
 import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
 import { InputError } from '../../domain/errors.js';
 import { CURRENT_REQUEST_LAYOUT, type RequestLayout } from '../../prompts/chat.js';
 import { changedPrompts, promptMaterial, type PromptMaterial } from '../../prompts/promptFingerprint.js';
-import type { BuildPlan, RankReserve, StoredConfig } from './planBuild.types.js';
+import type { BuildPlan, FreeSlots, RankReserve, StoredConfig } from './planBuild.types.js';
 
 /** The request layout a stored build runs with: the one recorded at planning, else the layout before recording began. */
 export const requestLayoutOf = (stored: StoredConfig): RequestLayout => stored.requestLayout ?? 1;
@@ -84,8 +84,7 @@ export async function makeBuildPlan(
   const targets = config.targets ? firstRoundSizes(config) : sourceShares(config.maxSamples, config.sources);
   const damaged: Array<SourceProblem & { source: string; sourceIndex: number }> = [];
   const filtered: Record<string, Record<string, number>> = {};
-  const shards: SourceSample[][] = [];
-  const shardSources: number[] = [];
+  const chosen: SourceSample[][] = [];
   const perSource: BuildPlan['sources'] = [];
   for (const [index, reader] of sources.entries()) {
     const type = config.sources[index]!.type;
@@ -121,10 +120,7 @@ export async function makeBuildPlan(
       const held: RankReserve = { from: selected.length, samples: ranked.slice(selected.length), complete: ranked.length < targets[index]! + reserve };
       await putJson(store, layout.rankReserve(index), held);
     }
-    for (const shard of cutShards(selected, config.shardSize)) {
-      shards.push(shard);
-      shardSources.push(index);
-    }
+    chosen.push(selected);
     perSource.push({
       type,
       target: targets[index]!,
@@ -137,6 +133,16 @@ export async function makeBuildPlan(
       exhausted: rich?.exhausted ?? selected.length < targets[index]!,
       ...(rich ? { richness: rich.fates } : {}),
     });
+  }
+  // Without targets, the slots of sources that held fewer samples than their share go to sources with records left.
+  const slots = config.targets ? undefined : await fillFreeSlots(config, sources, perSource, chosen);
+  const shards: SourceSample[][] = [];
+  const shardSources: number[] = [];
+  for (const [index, selected] of chosen.entries()) {
+    for (const shard of cutShards(selected, config.shardSize)) {
+      shards.push(shard);
+      shardSources.push(index);
+    }
   }
   for (const [shard, samples] of shards.entries()) await putJson(store, layout.shardPlan(shard), samples);
   await store.put(layout.sourceProblems, damaged.map((p) => `${JSON.stringify(p)}\n`).join(''));
@@ -151,7 +157,37 @@ export async function makeBuildPlan(
     rounds: [0],
     sources: perSource,
     sourceProblems: damaged.length,
+    ...(slots ? { freeSlots: slots } : {}),
   };
   await putJson(store, layout.planSummary, plan);
   return plan;
+}
+
+/**
+ * maxSamples kept whole when a source holds fewer samples than its share: the slots it leaves go to
+ * the sources that may take more (no quota, no richness) and were not exhausted, by the build's
+ * seeded order across them (the lowest sampleRank beyond each one's share first), so the plan stays
+ * reproducible. Those sources are read again for ranks beyond their share (only when a slot is
+ * free). Mutates `perSource` (selected, ranked, exhausted, extra) and `chosen`; returns what became
+ * of the slots, or undefined when every source filled its share.
+ */
+async function fillFreeSlots(config: BuildConfig, sources: readonly SourceReader[], perSource: BuildPlan['sources'], chosen: SourceSample[][]): Promise<FreeSlots | undefined> {
+  const freed = perSource.reduce((n, s) => n + Math.max(0, s.target - s.selected), 0);
+  if (freed === 0) return undefined;
+  const takers = perSource.flatMap((s, i) => (!s.exhausted && config.sources[i]!.quota === undefined && !config.sources[i]!.richness ? [i] : []));
+  const beyond = await Promise.all(takers.map((i) => rankedSlice(config, sources[i]!, perSource[i]!.selected, perSource[i]!.selected + freed)));
+  const candidates = takers
+    .flatMap((i, k) => beyond[k]!.map((sample) => ({ i, sample, rank: sampleRank(config.seed, sample.sampleId) })))
+    .sort((a, b) => (a.rank < b.rank ? -1 : a.rank > b.rank ? 1 : 0))
+    .slice(0, freed);
+  for (const { i, sample } of candidates) {
+    chosen[i]!.push(sample);
+    const s = perSource[i]!;
+    s.selected += 1;
+    s.ranked += 1;
+    s.extra = (s.extra ?? 0) + 1;
+  }
+  // A taker that gave every rank it had beyond its share has no records left.
+  for (const [k, i] of takers.entries()) if (beyond[k]!.length < freed && beyond[k]!.length === (perSource[i]!.extra ?? 0)) perSource[i]!.exhausted = true;
+  return { freed, unused: freed - candidates.length };
 }

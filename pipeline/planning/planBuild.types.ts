@@ -32,6 +32,18 @@ export interface BuildPlan {
   sources: PlannedSource[];
   /** Damaged source units, listed in rejects/source-problems.jsonl. */
   sourceProblems: number;
+  /** Without targets, when a source held fewer samples than its share of maxSamples: what became of the slots it left. */
+  freeSlots?: FreeSlots;
+}
+
+/**
+ * The slots of maxSamples that sources holding fewer samples than their share left (`freed`):
+ * planning gives them to the sources without a quota or richness that have records left (each
+ * one's PlannedSource.extra), and `unused` are those no such source could take.
+ */
+export interface FreeSlots {
+  freed: number;
+  unused: number;
 }
 
 export interface PlannedSource {
@@ -44,6 +56,8 @@ export interface PlannedSource {
   selected: number;
   ranked: number;
   exhausted: boolean;
+  /** Samples planned beyond `target`: slots other sources left free (BuildPlan.freeSlots). */
+  extra?: number;
   richness?: Record<string, number>;
 }
 

@@ -53,3 +53,20 @@ test('an output on an S3-compatible store: the export commands carry its endpoin
   // AWS itself, or a local output: nothing to add.
   assert.ok(formatSummary(r).includes('\nTRL: npm run mmif -- export --output s3://bucket/mmif --build-id b1 --format trl\n'));
 });
+
+test('a source that held fewer samples than its share: the summary says where its slots went, and how many stay unused and why', () => {
+  const lineOf = (r: BuildReport) =>
+    formatSummary(r)
+      .split('\n')
+      .find((line) => line.startsWith('maxSamples:'));
+  const short = [{ source: 1, type: 'allava', share: 13, held: 9 }];
+  assert.equal(
+    lineOf(report({ freeSlots: { freed: 4, unused: 0, short, given: [{ source: 0, type: 'chartqa', extra: 4 }] } })),
+    'maxSamples: allava #1 held 9 of its 13; 4 free slots went to chartqa #0 (+4)',
+  );
+  assert.equal(
+    lineOf(report({ freeSlots: { freed: 4, unused: 3, short, given: [{ source: 0, type: 'chartqa', extra: 1 }] } })),
+    'maxSamples: allava #1 held 9 of its 13; 1 free slot went to chartqa #0 (+1); 3 of the 4 free slots stay unused: no source without a quota or richness had records left',
+  );
+  assert.equal(lineOf(report({})), undefined, 'every source filled its share');
+});

@@ -11,6 +11,7 @@ import { ConfigMismatchError, configFingerprint, makeBuildPlan, sameStoredConfig
 import { changedPrompts, PLACEHOLDER_RENDERS, promptMaterial } from '../../prompts/promptFingerprint.js';
 import type { StoredConfig } from '../../pipeline/planning/planBuild.types.js';
 import { expandPlan, planShape, shapeOf } from '../../domain/planShape.js';
+import { sampleRank } from '../../pipeline/planning/ranking.js';
 import { sourceShares } from '../../domain/targets.js';
 import { inSegments, type SourceItem, type SourceReader } from '../../sources/source.js';
 import { getJson, putJson } from '../../storage/objectStore.js';
@@ -192,6 +193,74 @@ test('several sources: each gets its target, in shards of its own', async () => 
     assert.deepEqual(plan.shardSizes, [4, 2, 3], 'a shard never mixes sources');
     const third = (await getJson<SourceSample[]>(store, buildLayout('plan').shardPlan(2)))!;
     assert.ok(third.every((s) => s.image.sourceIndex === 1));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+/** A source of cc3m samples `<prefix>-<id>`, for plans over several sources. */
+function prefixed(prefix: string, sourceIndex: number, ids: readonly string[]): SourceReader {
+  async function* items(): AsyncGenerator<SourceItem> {
+    for (const id of ids)
+      yield { sampleId: sampleIdFor('cc3m', `${prefix}-${id}`), source: 'cc3m', sourceId: `${prefix}-${id}`, licenseNote: 'x', image: { sourceIndex, locator: { path: id } } };
+  }
+  return { segments: () => inSegments(items()), readImage: async () => Buffer.alloc(0), origin: () => ({ file: 'test' }), describe: async () => 'test' };
+}
+
+test('maxSamples kept whole: the slots of a source that runs short go to the sources with records left, by the seeded order across them', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'mmif-plan-'));
+  try {
+    const store = new LocalStore(dir);
+    // A quota of 5, then 35 shared 12 / 12 / 11; b holds 9, so 3 slots are free for a and c (d has a quota and takes none).
+    const c = config({
+      buildId: 'slots',
+      seed: 4,
+      maxSamples: 40,
+      shardSize: 8,
+      sources: [
+        { type: 'cc3m', uri: '/a' },
+        { type: 'cc3m', uri: '/b' },
+        { type: 'cc3m', uri: '/c' },
+        { type: 'cc3m', uri: '/d', quota: 5 },
+      ],
+    });
+    const [a, b, cIds, d] = [ids, ids.slice(0, 9), ids, ids];
+    const plan = await makeBuildPlan(c, store, buildLayout('slots'), [prefixed('a', 0, a), prefixed('b', 1, b), prefixed('c', 2, cIds), prefixed('d', 3, d)]);
+    assert.equal(plan.sampleCount, 40, 'every slot of maxSamples planned');
+    // The seeded order across the takers: their ranks beyond their shares, lowest first.
+    const beyond = (prefix: string, list: string[], share: number) =>
+      list
+        .map((id) => ({ prefix, rank: sampleRank(c.seed, sampleIdFor('cc3m', `${prefix}-${id}`)) }))
+        .sort((x, y) => (x.rank < y.rank ? -1 : 1))
+        .slice(share);
+    const taken = [...beyond('a', a, 12), ...beyond('c', cIds, 11)].sort((x, y) => (x.rank < y.rank ? -1 : 1)).slice(0, 3);
+    const extraOf = (prefix: string) => taken.filter((t) => t.prefix === prefix).length;
+    assert.deepEqual(
+      plan.sources.map((s) => [s.target, s.selected, s.extra ?? 0]),
+      [
+        [12, 12 + extraOf('a'), extraOf('a')],
+        [12, 9, 0],
+        [11, 11 + extraOf('c'), extraOf('c')],
+        [5, 5, 0],
+      ],
+    );
+    assert.ok(extraOf('a') > 0 && extraOf('c') > 0, 'seed 4 gives slots to both takers, so the order across them is tested');
+    assert.deepEqual(plan.freeSlots, { freed: 3, unused: 0 });
+    assert.equal(plan.sources[1]!.exhausted, true);
+
+    // Every source runs out: the slots stay unused, and the plan says how many.
+    const short = config({
+      buildId: 'short',
+      maxSamples: 40,
+      sources: [
+        { type: 'cc3m', uri: '/a' },
+        { type: 'cc3m', uri: '/b' },
+      ],
+    });
+    const none = await makeBuildPlan(short, store, buildLayout('short'), [prefixed('a', 0, ids.slice(0, 15)), prefixed('b', 1, b)]);
+    assert.equal(none.sampleCount, 24);
+    assert.deepEqual(none.freeSlots, { freed: 16, unused: 16 });
+    assert.ok(none.sources.every((s) => s.exhausted && !s.extra));
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
