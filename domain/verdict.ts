@@ -25,7 +25,17 @@ export interface Verdict {
    * judge-vs-rule agreement. Never used for filtering; `passed` stays the rule's.
    */
   judgeAudit?: JudgeAudit;
+  /**
+   * A direct-judge verdict not asked again: the same judge had already scored this same text on this
+   * constraint earlier in the sample (pipeline/stages/answer/priorJudgements.ts), and this is that
+   * score. `answer`: the chosen answer's verification; `vision_dependence`: the check of the answer
+   * made without the image. Absent when this verdict's own judge call decided it.
+   */
+  reusedFrom?: VerdictOrigin;
 }
+
+/** Where a reused judge verdict was first given within its sample. */
+export type VerdictOrigin = 'answer' | 'vision_dependence';
 
 export interface JudgeAudit {
   /** The judge's score, or null when it gave none (unparsed) or its call was unusable. */

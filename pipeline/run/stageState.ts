@@ -8,7 +8,7 @@ import type { DpoStrategy, DpoValidation } from '../../config/generationConfig.j
 import type { VerifierCall } from '../../domain/constraints/compatibility.js';
 import type { Constraint } from '../../domain/constraints/selection.js';
 import type { RejectionDetails } from '../../domain/rejection.js';
-import type { Verdict, VerificationMethod } from '../../domain/verdict.js';
+import type { Verdict, VerdictOrigin, VerificationMethod } from '../../domain/verdict.js';
 import type { CallRecord } from '../../llm/callRecord.js';
 import type { StageName } from '../../config/stages.js';
 import type { NearMiss } from '../../domain/decontamination.js';
@@ -103,8 +103,12 @@ export interface VisionDependence {
   dependent: boolean;
   /** The answer made without the image. */
   blindAnswer: string;
-  /** Indices of the image-grounded (judged) constraints and the judge's score of the blind answer on each (null: no score). */
-  grounded: Array<{ index: number; passed: boolean | null }>;
+  /**
+   * Indices of the image-grounded (judged) constraints and the direct judge's score of the blind answer
+   * on each (null: no score); `reusedFrom: "answer"` when the blind answer is the chosen answer's very
+   * text and the chosen answer's direct-judge score was reused instead of asking again.
+   */
+  grounded: Array<{ index: number; passed: boolean | null; reusedFrom?: VerdictOrigin }>;
   /** The judge's score of the blind answer against the reference answer (null: no score). */
   reference: boolean | null;
 }

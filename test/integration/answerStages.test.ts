@@ -27,9 +27,11 @@ const judged = (type: string, value: string): PlannedConstraint => ({ type, valu
 
 const TASK = { instruction: 'Describe the harbor scene.' };
 
-/** The chosen answer's verdicts, as the answer stage leaves them: every constraint passed, or failed. */
-const verdictsOf = (constraints: readonly PlannedConstraint[], passed: boolean): Verdict[] =>
-  constraints.map((c, index) => ({ index, type: c.type, method: c.method, passed, detail: passed ? 'passed' : 'failed' }));
+/** The chosen answer as the answer stage leaves it: every constraint passed, or failed. */
+const verdictsOf = (constraints: readonly PlannedConstraint[], passed: boolean): { answer: string; verdicts: Verdict[] } => ({
+  answer: 'The chosen answer.',
+  verdicts: constraints.map((c, index) => ({ index, type: c.type, method: c.method, passed, detail: passed ? 'passed' : 'failed' })),
+});
 const passing = (constraints: readonly PlannedConstraint[]) => verdictsOf(constraints, true);
 const RULES: PlannedConstraint[] = [
   rule('paragraph_number_limit', 'Your response must consist of exactly 3 paragraphs.', 'check_whether_response_paragraph_number_in_range', [3, 3]),
@@ -196,4 +198,50 @@ test('dpo.validate "paper" keeps the first rejected answer as generated, asks no
     calls.map((c) => c.stage),
     ['rejected'],
   );
+});
+
+test('one verdict per (constraint, text): a no_image rejected answer that is the blind answer keeps the vision-dependence scores, asking no judge again', async () => {
+  // A judge that passes about half of what it sees: asked twice about one text in differently shaped prompts, it can disagree with itself.
+  scene.sim.setFaults({ complianceRate: 0.5, judgeLeniency: 0.5 });
+  const constraints: PlannedConstraint[] = [
+    judged('tone_requirement', 'Use a calm and reflective tone.'),
+    judged('perspective_requirement', 'Write from a third-person perspective.'),
+    judged('target_audience_requirement', 'Write for young children.'),
+    judged('wrap_up_requirement', "End with a one-sentence summary that begins with 'In summary'."),
+    RULES[0]!,
+  ];
+  const overrides: Partial<BuildConfigInput> = {
+    quality: { visionDependence: { filter: false } },
+    dpo: { strategies: ['no_image'] },
+    verification: { passThreshold: 0.01, maxRegenerations: 0, judgeAgreementSample: 0 },
+  };
+  let compared = 0;
+  for (const instruction of ['Describe the harbor scene.', 'What is happening at the quay?', 'Describe the boats and the light.', 'What time of day is it here?']) {
+    const task = { instruction };
+    const ctx = context(overrides);
+    const answer = await runAnswerStage(ctx, task, constraints, scene.image, []);
+    const vision = answer.visionDependence!;
+    const calls: CallRecord[] = [];
+    const rejected = await runRejectedStage(ctx, sample, task, constraints, answer, scene.image, calls).then(
+      (r) => ({ answer: r.answer, verdicts: r.verdicts }),
+      (err: unknown) => {
+        if (!(err instanceof SampleRejection)) throw err;
+        return { answer: vision.blindAnswer, verdicts: err.details!.verdicts! }; // the one rejected answer (maxRegenerations 0)
+      },
+    );
+    assert.equal(rejected.answer, vision.blindAnswer, 'under no_image the first rejected answer is the blind answer');
+    assert.deepEqual(
+      calls.filter((c) => c.stage === 'judge'),
+      [],
+      'no judge request for a text the sample already judged',
+    );
+    for (const g of vision.grounded) {
+      const v = rejected.verdicts.find((x) => x.index === g.index)!;
+      assert.equal(v.method, 'direct_judge');
+      assert.equal(v.reusedFrom, 'vision_dependence', `#${g.index + 1} says which check decided it`);
+      assert.equal(v.passed, g.passed === true, `#${g.index + 1}: one verdict on one text`);
+      compared++;
+    }
+  }
+  assert.ok(compared >= 16);
 });

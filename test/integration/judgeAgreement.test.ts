@@ -87,7 +87,7 @@ test('an unusable audit reply leaves the audit unscored and never rejects the sa
 
 test('dpo.validate "paper" asks no judge about the rejected answer, not even for the sample', async () => {
   const sample: SourceSample = { sampleId: 'cc3m-audit', source: 'cc3m', sourceId: 'a', licenseNote: '', image: { sourceIndex: 0, locator: { path: 'x' } } };
-  const chosen = CONSTRAINTS.map((c, index) => ({ index, type: c.type, method: c.method, passed: true, detail: 'passed' }));
+  const chosen = { answer: 'The chosen answer.', verdicts: CONSTRAINTS.map((c, index) => ({ index, type: c.type, method: c.method, passed: true, detail: 'passed' })) };
   const calls: CallRecord[] = [];
   const paper = await runRejectedStage(context(1, 'paper'), sample, subject.task, CONSTRAINTS, chosen, scene.image, calls);
   assert.deepEqual(

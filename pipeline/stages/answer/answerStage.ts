@@ -47,7 +47,7 @@ export async function runAnswerStage(ctx: StageContext, task: Task, constraints:
       };
       const vision = ctx.config.quality?.visionDependence;
       if (!vision) return accepted;
-      const visionDependence = await checkVisionDependence(ctx, task, constraints, answer, image, calls);
+      const visionDependence = await checkVisionDependence(ctx, task, constraints, accepted, image, calls);
       if (vision.filter && !visionDependence.dependent) {
         throw new SampleRejection(`answer: ${VISION_INDEPENDENT}: answered as well without the image (quality.visionDependence.filter)`, { verdicts });
       }

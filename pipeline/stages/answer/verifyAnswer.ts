@@ -17,6 +17,7 @@ import type { SampleImage } from '../../run/sampleImage.js';
 import type { PlannedConstraint } from '../../run/stageState.js';
 import type { Verdict } from '../../../domain/verdict.js';
 import type { Task } from './answerRequest.js';
+import { priorJudgement, type PriorJudgement } from './priorJudgements.js';
 
 export interface AnswerUnderTest {
   task: Task;
@@ -30,6 +31,8 @@ export interface AnswerUnderTest {
   compare: boolean;
   /** Whether sampled rule verdicts get the judge's second opinion (judgeAgreementSample); default true. */
   auditJudge?: boolean;
+  /** Direct-judge scores given earlier in the sample: one on this same text is reused, not asked again (priorJudgements.ts). */
+  priors?: readonly PriorJudgement[];
 }
 
 export async function verifyAnswer(ctx: StageContext, subject: AnswerUnderTest, calls: CallRecord[]): Promise<Verdict[]> {
@@ -43,7 +46,7 @@ export async function verifyAnswer(ctx: StageContext, subject: AnswerUnderTest, 
     else if (c.method === 'compare_judge' && subject.compare) compare.push(index);
     else direct.push(index);
   }
-  if (direct.length > 0) verdicts.push(...(await directJudge(ctx, subject, direct, calls)));
+  if (direct.length > 0) verdicts.push(...(await judgedOnce(ctx, subject, direct, calls)));
   for (const index of compare) verdicts.push(await compareJudge(ctx, subject, index, calls));
   if (subject.auditJudge !== false) await auditRuleVerdicts(ctx, subject, verdicts, calls);
   return verdicts.sort((a, b) => a.index - b.index);
@@ -116,6 +119,29 @@ export function judgeOf(ctx: StageContext, calls: CallRecord[]): AskJudge {
   };
 }
 
+/** Direct-judge verdicts on `indices`, reusing a score the sample already has on this same text and asking the judge only for the rest. */
+async function judgedOnce(ctx: StageContext, subject: AnswerUnderTest, indices: number[], calls: CallRecord[]): Promise<Verdict[]> {
+  const reused = new Map(indices.flatMap((index) => [priorJudgement(subject.priors ?? [], subject.answer, index)].flatMap((p) => (p ? [[index, p] as const] : []))));
+  const asked = indices.filter((index) => !reused.has(index));
+  const judged = asked.length > 0 ? await directJudge(ctx, subject, asked, calls) : [];
+  const model = endpointFor(ctx.config, 'judge').model;
+  return indices.map((index) => {
+    const prior = reused.get(index);
+    if (!prior) return judged[asked.indexOf(index)]!;
+    return {
+      index,
+      type: subject.constraints[index]!.type,
+      method: 'direct_judge',
+      passed: prior.passed,
+      judgeModel: model,
+      detail: scoreDetail(prior.passed),
+      reusedFrom: prior.from,
+    };
+  });
+}
+
+const scoreDetail = (score: boolean | undefined): string => (score === undefined ? 'unparsed: the judge gave no score' : `score ${score ? 1 : 0}/1`);
+
 async function directJudge(ctx: StageContext, subject: AnswerUnderTest, indices: number[], calls: CallRecord[]): Promise<Verdict[]> {
   const model = endpointFor(ctx.config, 'judge').model;
   const scores = await directJudgeScores(
@@ -130,7 +156,7 @@ async function directJudge(ctx: StageContext, subject: AnswerUnderTest, indices:
     method: 'direct_judge',
     passed: scores[i] === true,
     judgeModel: model,
-    detail: scores[i] === undefined ? 'unparsed: the judge gave no score' : `score ${scores[i] ? 1 : 0}/1`,
+    detail: scoreDetail(scores[i]),
   }));
 }
 

@@ -13,7 +13,8 @@ import { directJudgeScores } from '../../judges.js';
 import { answerRequest, type Task } from './answerRequest.js';
 import type { StageContext } from '../../run/context.js';
 import type { SampleImage } from '../../run/sampleImage.js';
-import type { PlannedConstraint, VisionDependence } from '../../run/stageState.js';
+import type { AnswerResult, PlannedConstraint, VisionDependence } from '../../run/stageState.js';
+import { priorJudgement, priorJudgements } from './priorJudgements.js';
 import { judgeOf } from './verifyAnswer.js';
 import type { CallRecord } from '../../../llm/callRecord.js';
 
@@ -28,17 +29,22 @@ export async function checkVisionDependence(
   ctx: StageContext,
   task: Task,
   constraints: readonly PlannedConstraint[],
-  chosenAnswer: string,
+  chosen: Pick<AnswerResult, 'answer' | 'verdicts'>,
   image: SampleImage,
   calls: CallRecord[],
 ): Promise<VisionDependence> {
   const blindAnswer = await ctx.models.text(answerRequest(ctx, 'answer', task, constraints, undefined, 0).request, calls);
+  // A blind answer that is the chosen answer's very text keeps the chosen answer's direct-judge scores (priorJudgements.ts).
+  const priors = priorJudgements(chosen);
   const groundedIndices = constraints.flatMap((c, i) => (c.method === 'rule' ? [] : [i]));
-  const checks = [...groundedIndices.map((i) => constraints[i]!.value), groundingCheck(task.reference ?? chosenAnswer)];
+  const asked = groundedIndices.filter((i) => !priorJudgement(priors, blindAnswer, i));
+  const checks = [...asked.map((i) => constraints[i]!.value), groundingCheck(task.reference ?? chosen.answer)];
   const scores = await directJudgeScores(judgeOf(ctx, calls), blindAnswer, checks, image);
-  const score = (i: number) => scores[i] ?? null;
-  const grounded = groundedIndices.map((index, i) => ({ index, passed: score(i) }));
-  const reference = score(checks.length - 1);
+  const grounded = groundedIndices.map((index) => {
+    const prior = priorJudgement(priors, blindAnswer, index);
+    return prior ? { index, passed: prior.passed, reusedFrom: prior.from } : { index, passed: scores[asked.indexOf(index)] ?? null };
+  });
+  const reference = scores[checks.length - 1] ?? null;
   // An unscored check is not a pass: only a blind answer the judge passed on everything is independent.
   const dependent = !(reference === true && grounded.every((g) => g.passed === true));
   return { dependent, blindAnswer, grounded, reference };

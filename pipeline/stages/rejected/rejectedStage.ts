@@ -14,7 +14,8 @@ import { answerPromptText } from '../../../prompts/answerPrompt.js';
 import { sampleRng, type StageContext } from '../../run/context.js';
 import type { SampleImage } from '../../run/sampleImage.js';
 import type { StageRequest } from '../../run/stageRequest.js';
-import type { PairJudgement, PairRule, PlannedConstraint, RejectedResult } from '../../run/stageState.js';
+import type { AnswerResult, PairJudgement, PairRule, PlannedConstraint, RejectedResult } from '../../run/stageState.js';
+import { priorJudgements } from '../answer/priorJudgements.js';
 import { judgePair, rejectedVerificationIndices } from './pairRules.js';
 import { verifyAnswer } from '../answer/verifyAnswer.js';
 import { answerRequest, keptReasoning, type Task } from '../answer/answerRequest.js';
@@ -40,7 +41,8 @@ export function rejectedRequest(ctx: StageContext, sample: SourceSample, task: T
 
 /**
  * The rejected answer of a DPO pair. Under `dpo.validate: strict` it is verified on the constraints
- * at stake and on every rule-checked constraint, and the pair must pass pipeline/pairRules.ts; a
+ * at stake and on every rule-checked constraint (a direct-judge score the answer stage already gave on
+ * the same text is reused, never asked again), and the pair must pass pipeline/pairRules.ts; a
  * refused answer is regenerated (OpenAI seed = regeneration), and after the last regeneration the pair is
  * discarded under the rule that refused it. Under `paper` the first answer is kept as generated;
  * its rule verdicts are still recorded (they cost no model call), no judge is asked.
@@ -50,10 +52,13 @@ export async function runRejectedStage(
   sample: SourceSample,
   task: Task,
   constraints: readonly PlannedConstraint[],
-  chosen: readonly Verdict[],
+  chosenAnswer: Pick<AnswerResult, 'answer' | 'verdicts' | 'visionDependence'>,
   image: SampleImage,
   calls: CallRecord[],
 ): Promise<RejectedResult> {
+  const chosen = chosenAnswer.verdicts;
+  // A rejected answer that is a text the sample's judge already scored (under no_image, the blind answer) keeps those scores.
+  const priors = priorJudgements(chosenAnswer);
   const { strategy, kept, dropped } = rejectedPlan(ctx, sample, constraints);
   const validation = ctx.config.dpo.validate;
   // Without the image every constraint is at stake; otherwise only the dropped ones.
@@ -67,7 +72,7 @@ export async function runRejectedStage(
     const request = answerRequest(ctx, 'rejected', task, kept, strategy === 'no_image' ? undefined : image, regeneration).request;
     const { text: answer, reasoning } = await ctx.models.textAndReasoning(request, calls);
     // `paper` asks no judge about the rejected answer, not even for the judge-vs-rule sample.
-    verdicts = await verifyAnswer(ctx, { task, constraints, answer, image, indices, compare: false, auditJudge: validation === 'strict' }, calls);
+    verdicts = await verifyAnswer(ctx, { task, constraints, answer, image, indices, compare: false, auditJudge: validation === 'strict', priors }, calls);
     const judgement: PairJudgement = validation === 'strict' ? judgePair(chosen, verdicts, atStake, ctx.config.verification.vacuous) : { kept: true };
     if (judgement.kept) {
       const model = endpointFor(ctx.config, 'rejected').model;
