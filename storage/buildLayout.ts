@@ -86,6 +86,13 @@ export function buildLayout(buildId: string) {
     /** `mmif export --format trl`: TRL's vision rows, one file per committed shard. */
     trlSft: (shard: number) => `${root}/trl/sft/${shardName(shard)}.parquet`,
     trlDpo: (shard: number) => `${root}/trl/dpo/${shardName(shard)}.parquet`,
+    /** `mmif export --format verl` / `rlvr`: RL prompt rows with their ground truth, one file per committed shard. */
+    verl: (shard: number) => `${root}/verl/${shardName(shard)}.parquet`,
+    rlvr: (shard: number) => `${root}/rlvr/${shardName(shard)}.parquet`,
+    /** `mmif export --format llamafactory-v1`: LLaMA-Factory v1 samples and their registration YAMLs. */
+    llamafactoryV1Sft: (shard: number) => `${root}/llamafactory-v1/sft/${shardName(shard)}.jsonl`,
+    llamafactoryV1Dpo: (shard: number) => `${root}/llamafactory-v1/dpo/${shardName(shard)}.jsonl`,
+    llamafactoryV1Registration: (split: 'sft' | 'dpo') => `${root}/llamafactory-v1/${split}.yaml`,
     /**
      * `mmif export --format mmifeval`: the dataset root is MM-IFEval's `data/` directory (its
      * scripts read `data/MM-IFEval/<bench>.jsonl` and open `data/<image>`), so no image is copied.

@@ -2,6 +2,7 @@ import { parseFlags } from '../../config/commandFlags.js';
 import {
   EXPORT_FORMATS,
   exportMmifeval,
+  exportRl,
   exportTrl,
   MultiturnExportError,
   NoCommittedShardError,
@@ -14,7 +15,7 @@ import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { s3FromEnv } from '../s3FromEnv.js';
 
-export const EXPORT_USAGE = `usage: mmif export --output URI --build-id ID --format trl|mmifeval [--all | --holdout F]
+export const EXPORT_USAGE = `usage: mmif export --output URI --build-id ID --format trl|mmifeval|verl|rlvr|llamafactory-v1 [--all | --holdout F]
   Writes trainer and evaluator formats beside a build's data (<output>/<build-id>/), from its
   committed shards; no model call. Re-running rewrites the same bytes.
   trl       trl/sft/shard-N.parquet {id, images, messages} and trl/dpo/shard-N.parquet
@@ -26,6 +27,14 @@ export const EXPORT_USAGE = `usage: mmif export --output URI --build-id ID --for
             refused (--holdout is refused too: a split drawn now would leave its samples in the
             training files), unless --all: every accepted sample in that layout, to score the data
             itself with the reference scripts (the ids file marks it trainingData).
+  verl      verl/shard-N.parquet: verl's RL prompt rows {data_source, prompt, images, ability,
+            reward_model: {style, ground_truth}, extra_info}, images inside (docs/rl-rewards.md).
+  rlvr      rlvr/shard-N.parquet: open-instruct's RLVR rows {messages, ground_truth, dataset,
+            constraint_type, constraint} plus images.
+  llamafactory-v1  llamafactory-v1/{sft,dpo}/shard-N.jsonl in LLaMA-Factory v1's messages format,
+            registered by llamafactory-v1/sft.yaml and dpo.yaml (paths relative to the build root).
+  The RL formats carry each prompt's ground truth (mmif schema --ground-truth); single-turn builds,
+  accepted non-held-out records only.
   --all       (mmifeval) every accepted sample, for scoring the data itself (see above)
   --holdout F (mmifeval) a fraction in (0, 1): never drawn now; refused, naming the config holdout
             with that fraction to build a new version with
@@ -49,7 +58,9 @@ export async function exportCommand(args: string[]): Promise<number> {
   if (fraction !== undefined && !(fraction > 0 && fraction < 1)) throw new CliError(`--holdout must be a fraction in (0, 1), got '${values.holdout}'`, EXIT.usage);
   const store = openStore(values.output, s3FromEnv());
   const layout = buildLayout(values['build-id']);
-  const summary = await (format === 'trl' ? exportTrl(store, layout) : exportMmifeval(store, layout, { fraction, all: values.all })).catch((err: unknown) => {
+  const summary = await (
+    format === 'trl' ? exportTrl(store, layout) : format === 'mmifeval' ? exportMmifeval(store, layout, { fraction, all: values.all }) : exportRl(store, layout, format)
+  ).catch((err: unknown) => {
     if (err instanceof NoCommittedShardError) throw new CliError(err.message, EXIT.notFound);
     throw err instanceof ReservedSplitError || err instanceof NoReservedSplitError || err instanceof MultiturnExportError ? new CliError(err.message, EXIT.usage) : err;
   });

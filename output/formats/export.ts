@@ -15,8 +15,12 @@ import { trlChatDpoParquet, trlChatSftParquet, trlDpoParquet, trlSftParquet, typ
 import { trlChatPairRow, trlChatRow } from './chatFormats.js';
 import { mapLimit } from '../../domain/mapLimit.js';
 import { PermanentError } from '../../domain/errors.js';
+import { groundTruthOf } from '../../domain/groundTruth.js';
+import { verlParquet } from './verl.js';
+import { rlvrParquet } from './rlvr.js';
+import { llamaFactoryV1DpoLine, llamaFactoryV1Registration, llamaFactoryV1SftLine } from './llamafactoryV1.js';
 
-export const EXPORT_FORMATS = ['trl', 'mmifeval'] as const;
+export const EXPORT_FORMATS = ['trl', 'mmifeval', 'verl', 'rlvr', 'llamafactory-v1'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export interface ExportSummary {
@@ -30,7 +34,7 @@ export class NoCommittedShardError extends PermanentError {
   override name = 'NoCommittedShardError';
 }
 
-async function committedShards(store: ObjectStore, layout: BuildLayout): Promise<number[]> {
+export async function committedShards(store: ObjectStore, layout: BuildLayout): Promise<number[]> {
   const shards: number[] = [];
   for await (const { key } of store.list(layout.manifestsPrefix)) {
     const manifest = await getJson<ShardManifest>(store, key);
@@ -40,7 +44,7 @@ async function committedShards(store: ObjectStore, layout: BuildLayout): Promise
   return shards.sort((a, b) => a - b);
 }
 
-async function recordsOf<R>(store: ObjectStore, key: string, parse: (line: string) => R): Promise<R[]> {
+export async function recordsOf<R>(store: ObjectStore, key: string, parse: (line: string) => R): Promise<R[]> {
   const body = await store.get(key);
   if (!body) throw new Error(`${key} is missing from ${store.root} although its shard is committed`);
   return body
@@ -92,6 +96,50 @@ async function exportChatTrl(store: ObjectStore, layout: BuildLayout, summary: E
     await store.put(layout.trlDpo(shard), await trlChatDpoParquet(dpoRows));
     summary.files.push(layout.trlSft(shard), layout.trlDpo(shard));
     summary.rows += chats.length + pairs.length;
+  }
+  return summary;
+}
+
+export type RlFormat = 'verl' | 'rlvr' | 'llamafactory-v1';
+
+/**
+ * The RL formats (verl, rlvr) and LLaMA-Factory v1's: the committed shards' accepted records (the
+ * held-out split is in no shard's instruct/ or dpo/ files: it stays `--format mmifeval`'s), each with
+ * its ground truth under the build's `verification.vacuous`. Single-turn builds only: a chat's
+ * instructions are verified per turn, which one prompt row with one ground truth cannot say.
+ */
+export async function exportRl(store: ObjectStore, layout: BuildLayout, format: RlFormat): Promise<ExportSummary> {
+  const config = (await getJson<StoredConfig>(store, layout.config))?.config;
+  if (config?.mode === 'multiturn') throw new MultiturnExportError(`build ${layout.root} is a multiturn build: --format ${format} exports single-turn samples only`);
+  const vacuous = config?.verification.vacuous ?? 'fail';
+  const truth = (r: InstructRecord | DpoRecord) => groundTruthOf(r, vacuous);
+  const summary: ExportSummary = { format, files: [], rows: 0 };
+  for (const shard of await committedShards(store, layout)) {
+    const sft = await recordsOf<InstructRecord>(store, layout.instructJsonl(shard), instructRecordFromLine);
+    if (format === 'llamafactory-v1') {
+      const dpo = await recordsOf<DpoRecord>(store, layout.dpoJsonl(shard), dpoRecordFromLine);
+      await store.put(layout.llamafactoryV1Sft(shard), jsonl(sft.map((r) => llamaFactoryV1SftLine(r, truth(r)))));
+      await store.put(layout.llamafactoryV1Dpo(shard), jsonl(dpo.map((r) => llamaFactoryV1DpoLine(r, truth(r)))));
+      summary.files.push(layout.llamafactoryV1Sft(shard), layout.llamafactoryV1Dpo(shard));
+      summary.rows += sft.length + dpo.length;
+      continue;
+    }
+    const images = await loadImages(store, layout, sft);
+    const bytes = (r: { image_sha256: string }) => images.get(r.image_sha256)!;
+    const key = format === 'verl' ? layout.verl(shard) : layout.rlvr(shard);
+    await store.put(key, await (format === 'verl' ? verlParquet(sft, truth, bytes, summary.rows) : rlvrParquet(sft, truth, bytes)));
+    summary.files.push(key);
+    summary.rows += sft.length;
+  }
+  if (format === 'llamafactory-v1') {
+    const folder = (key: string) => key.slice(layout.root.length + 1, key.lastIndexOf('/'));
+    for (const [split, name, key] of [
+      ['sft', 'mmif_instruct', layout.llamafactoryV1Sft(0)],
+      ['dpo', 'mmif_dpo', layout.llamafactoryV1Dpo(0)],
+    ] as const) {
+      await store.put(layout.llamafactoryV1Registration(split), llamaFactoryV1Registration(name, folder(key)));
+      summary.files.push(layout.llamafactoryV1Registration(split));
+    }
   }
   return summary;
 }

@@ -17,15 +17,15 @@ const messages: FieldDefinition = { repeated: true, fields: { role: text, conten
  * is a nullable list of nullable `{bytes, path}` structs, which a bare repeated group (non-nullable
  * list, non-nullable items) is not. So declared this way, `load_dataset` yields PIL images.
  */
-const images: FieldDefinition = {
+export const imageListField: FieldDefinition = {
   type: 'LIST',
   optional: true,
   fields: { list: { repeated: true, fields: { element: imageField } } },
 };
 /** The list form datasets 2.x/3.x write for a list of features; datasets 4 and 5 read it as `List(Image())`. */
-const IMAGES = { images: [{ _type: 'Image' }] };
-const dpoTable = parquetTable({ id: text, images, prompt: messages, chosen: messages, rejected: messages }, IMAGES);
-const sftTable = parquetTable({ id: text, images, messages }, IMAGES);
+export const IMAGE_LIST_FEATURES = { images: [{ _type: 'Image' }] };
+const dpoTable = parquetTable({ id: text, images: imageListField, prompt: messages, chosen: messages, rejected: messages }, IMAGE_LIST_FEATURES);
+const sftTable = parquetTable({ id: text, images: imageListField, messages }, IMAGE_LIST_FEATURES);
 
 export interface TrlPart {
   type: 'image' | 'text';
@@ -43,7 +43,7 @@ export function trlUserTurn(prompt: string, imageCount: number): Message {
 }
 
 /** The row value of the LIST column: the writer shreds the three levels as written. */
-const imageList = (r: InstructRecord | DpoRecord, imageBytes: ImageBytes) => ({ list: [{ element: { bytes: imageBytes(r), path: r.image_path } }] });
+export const imageList = (r: InstructRecord | DpoRecord, imageBytes: ImageBytes) => ({ list: [{ element: { bytes: imageBytes(r), path: r.image_path } }] });
 
 const assistantTurn = (answer: string): Message => ({ role: 'assistant', content: [{ type: 'text', text: answer }] });
 

@@ -19,6 +19,7 @@ import { MMIFEVAL_BENCH } from '../../storage/buildLayout.js';
 import type { MmifevalLine } from '../../domain/mmifevalLine.js';
 import type { InstructRecord, DpoRecord } from '../../output/contracts/records.js';
 import { dpoRecordFromLine, instructRecordFromLine } from '../../output/formats/sharegpt.js';
+import { readRecords, simulatedMmif as mmif } from '../harness/quickstartData.js';
 import { DATASETS_VENVS, loadLikeLlamaFactory, runReader } from '../harness/trainerReaders.js';
 
 const run = promisify(execFile);
@@ -34,26 +35,12 @@ let root: string;
 let instruct: InstructRecord[] = [];
 let dpo: DpoRecord[] = [];
 
-async function mmif(...args: string[]): Promise<string> {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  delete env.OPENAI_BASE_URL; // the quickstart then runs on the bundled simulator
-  const { stdout } = await run(TSX, [CLI, ...args], { env, cwd: REPO, maxBuffer: 16 * 1024 * 1024 });
-  return stdout;
-}
-
-async function readRecords<R>(sub: string, parse: (line: string) => R): Promise<R[]> {
-  const folder = path.join(root, sub);
-  const records: R[] = [];
-  for (const file of (await readdir(folder)).sort()) records.push(...(await readFile(path.join(folder, file), 'utf8')).split('\n').filter(Boolean).map(parse));
-  return records;
-}
-
 before(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'mmif-trainers-'));
   await mmif('quickstart', '--out', dir);
   root = path.join(dir, BUILD_ID);
-  instruct = await readRecords('instruct/sharegpt', instructRecordFromLine);
-  dpo = await readRecords('dpo/sharegpt', dpoRecordFromLine);
+  instruct = await readRecords(root, 'instruct/sharegpt', instructRecordFromLine);
+  dpo = await readRecords(root, 'dpo/sharegpt', dpoRecordFromLine);
   assert.ok(instruct.length > 0 && dpo.length > 0, 'the quickstart wrote SFT records and DPO pairs');
 });
 after(async () => {

@@ -1,0 +1,54 @@
+/**
+ * The ground truth a reward is computed from: one JSON shape, the same in every RL export (verl's
+ * `reward_model.ground_truth`, the rlvr rows' `ground_truth`, LLaMA-Factory v1's `extra_info`) and in
+ * what `mmif reward serve` takes inline. Per constraint: its type, its text, how it is verified
+ * (`rule`, `direct_judge`, `compare_judge`) and, for rules, the verifier calls the build chose (function
+ * name and arguments), so a reward never re-parses the constraint text; plus the image the judges see
+ * and the vacuous-pass policy (`verification.vacuous`) the build credited verdicts under. Derived from
+ * the record's planned constraints (never from its prompt text). `mmif schema --ground-truth` prints
+ * the JSON Schema made from the zod schema below.
+ */
+import { z } from 'zod';
+import { VACUOUS_POLICIES, type VacuousPolicy, type VerificationMethod } from './verdict.js';
+import type { VerifierCall } from './constraints/compatibility.js';
+
+const text = z.string().min(1);
+const verifierCall = z
+  .object({ func: text.describe('verifier function name (verification/functions.ts)'), params: z.array(z.unknown()).describe('its arguments, after the response') })
+  .strict();
+const ruleConstraint = z.object({ type: text, text: z.string(), method: z.literal('rule'), verifiers: z.array(verifierCall).min(1).describe('every call must pass') }).strict();
+const judgedConstraint = z.object({ type: text, text: text, method: z.enum(['direct_judge', 'compare_judge']) }).strict();
+
+export const groundTruthSchema = z
+  .object({
+    id: text.describe('the record id'),
+    image: text.describe("the record's image, relative to the dataset root (the judges see it)"),
+    vacuous: z.enum(VACUOUS_POLICIES).describe('whether a vacuous rule pass counts (verification.vacuous)'),
+    constraints: z.array(z.discriminatedUnion('method', [ruleConstraint, judgedConstraint])).min(1),
+  })
+  .strict();
+export type GroundTruth = z.infer<typeof groundTruthSchema>;
+export type GroundTruthConstraint = GroundTruth['constraints'][number];
+
+export const groundTruthJsonSchema = (): Record<string, unknown> => ({ title: 'mmif-engine ground truth', ...z.toJSONSchema(groundTruthSchema) }) as Record<string, unknown>;
+
+/** What a record says of its constraints (an SFT record or a DPO pair: both carry the sample's planned constraints). */
+interface PlannedRecord {
+  id: string;
+  image_path: string;
+  constraints: ReadonlyArray<{ type: string; value: string; method: VerificationMethod; verifiers: readonly VerifierCall[] }>;
+}
+
+/** A record's ground truth. */
+export function groundTruthOf(r: PlannedRecord, vacuous: VacuousPolicy): GroundTruth {
+  return {
+    id: r.id,
+    image: r.image_path,
+    vacuous,
+    constraints: r.constraints.map((c): GroundTruthConstraint =>
+      c.method === 'rule'
+        ? { type: c.type, text: c.value, method: 'rule', verifiers: c.verifiers.map(({ func, params }) => ({ func, params })) }
+        : { type: c.type, text: c.value, method: c.method },
+    ),
+  };
+}
