@@ -4,7 +4,10 @@ import { parseFlags } from '../../config/commandFlags.js';
 import { buildLayout, type BuildLayout } from '../../storage/buildLayout.js';
 import { writeViewer, type ViewerSummary } from '../../output/viewer/viewer.js';
 import type { ViewerFile } from '../../output/viewer/viewerPage.js';
-import type { ObjectStore } from '../../storage/objectStore.js';
+import { getJson, type ObjectStore } from '../../storage/objectStore.js';
+import type { BuildReport } from '../../output/contracts/buildReport.js';
+import type { QualityReport } from '../../output/reports/qualityReport.js';
+import { summaryPanel } from '../../output/reports/viewerSummary.js';
 import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { s3FromEnv } from '../s3FromEnv.js';
@@ -43,12 +46,19 @@ export async function viewCommand(args: string[]): Promise<number> {
   const store = openStore(trimmed.slice(0, trimmed.length - buildId.length) || '.', s3FromEnv());
   const layout = buildLayout(buildId);
   const noShard = () => new CliError(`no committed shard under ${store.root}/${layout.manifestsPrefix}`, EXIT.notFound);
+  const summary = summaryPanel({ report: await getJson<BuildReport>(store, layout.report), quality: await getJson<QualityReport>(store, layout.quality) });
 
   if (values.serve) {
     // The page and its data files, held in memory (served paths are the page folder's): '/' is the page.
     const files = new Map<string, ViewerFile>();
-    const summary = await writeViewer(store, layout, { pageName: 'viewer.html', limit, imageSrc: (imagePath) => `/${imagePath}`, put: async (f) => files.set(`/${f.path}`, f) });
-    if (!summary) throw noShard();
+    const shown = await writeViewer(store, layout, {
+      pageName: 'viewer.html',
+      limit,
+      summary,
+      imageSrc: (imagePath) => `/${imagePath}`,
+      put: async (f) => files.set(`/${f.path}`, f),
+    });
+    if (!shown) throw noShard();
     return serve(store, layout, files, values.host!, Number(values.port));
   }
   if (/^s3:\/\//.test(root)) throw new CliError('an s3:// dataset root can only be served (--serve): the page links its images by path', EXIT.usage);
@@ -60,9 +70,9 @@ export async function viewCommand(args: string[]): Promise<number> {
     await mkdir(path.dirname(to), { recursive: true });
     await writeFile(to, file.body);
   };
-  const summary = await writeViewer(store, layout, { pageName: path.basename(out), limit, imageSrc: fromPage, put });
-  if (!summary) throw noShard();
-  console.log(`wrote ${out} (${shownText(summary)})`);
+  const shown = await writeViewer(store, layout, { pageName: path.basename(out), limit, summary, imageSrc: fromPage, put });
+  if (!shown) throw noShard();
+  console.log(`wrote ${out} (${shownText(shown)})`);
   return EXIT.ok;
 }
 

@@ -11,6 +11,7 @@ import { datasetCard } from './datasetCard.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
 import { writeQualityReport } from './qualityReport.js';
 import { writeViewer } from '../viewer/viewer.js';
+import { summaryPanel } from './viewerSummary.js';
 
 export async function writeDatasetDocs(store: ObjectStore, layout: BuildLayout, report: BuildReport, shardCount: number): Promise<void> {
   const config = (await getJson<{ config: BuildConfig }>(store, layout.config))?.config;
@@ -20,6 +21,7 @@ export async function writeDatasetDocs(store: ObjectStore, layout: BuildLayout, 
   // image path is already relative to it.
   await writeViewer(store, layout, {
     pageName: layout.viewer.slice(layout.root.length + 1),
+    summary: summaryPanel({ report, quality }),
     imageSrc: (imagePath) => imagePath.split('/').map(encodeURIComponent).join('/'),
     put: (file) => putIfChanged(store, `${layout.root}/${file.path}`, file.body, file.contentType),
   });

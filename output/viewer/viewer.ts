@@ -3,7 +3,7 @@
  * shard by shard and handed to `put` a data file at a time, so a 46k-record build never holds more
  * than the index and one chunk of articles. Rejected samples and discarded pairs come from the
  * shards' rejects/ files, with what the resume state (_work/) keeps of them (instruction, constraints,
- * staged image; their answers are not kept); the summary panel from build-report.json and quality.json.
+ * staged image; their answers are not kept); the summary panel is the caller's (output/reports/viewerSummary.ts).
  */
 import { getCreatedJson, getJson, type ObjectStore } from '../../storage/objectStore.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
@@ -13,12 +13,11 @@ import { dpoRecordFromLine, instructRecordFromLine } from '../formats/sharegpt.j
 import type { ChatPairSharegptRow, ChatSharegptRow } from '../formats/chatFormats.js';
 import type { StoredConfig } from '../../pipeline/planning/planBuild.types.js';
 import type { RejectRecord } from '../contracts/records.js';
-import type { QualityReport } from '../reports/qualityReport.js';
 import type { StageState } from '../../pipeline/run/stageState.js';
 import { mapLimit } from '../../domain/mapLimit.js';
-import { ViewerWriter, type RejectedContext, type ViewerFile, type ViewerPage } from './viewerPage.js';
+import { ViewerWriter, type FinishOptions, type RejectedContext, type ViewerFile, type ViewerPage } from './viewerPage.js';
 
-export interface ViewerOptions extends Omit<ViewerPage, 'buildId'> {
+export interface ViewerOptions extends Omit<ViewerPage, 'buildId'>, Pick<FinishOptions, 'summary'> {
   /** Records shown of each kind (SFT records or chats, pairs); the rest are counted on the page. */
   limit?: number;
   put: (file: ViewerFile) => Promise<unknown>;
@@ -92,8 +91,7 @@ export async function writeViewer(store: ObjectStore, layout: BuildLayout, optio
     (all) => mapLimit(all, 16, async (line) => rejectedWithContext(store, layout, JSON.parse(line) as RejectRecord)),
   );
   const report = await getJson<BuildReport>(store, layout.report);
-  const quality = await getJson<QualityReport>(store, layout.quality);
-  for (const file of writer.finish({ simulated: report?.simulated ?? simulated, omitted, reports: { report, quality } })) await options.put(file);
+  for (const file of writer.finish({ simulated: report?.simulated ?? simulated, omitted, summary: options.summary })) await options.put(file);
   return { multiturn, shown };
 }
 

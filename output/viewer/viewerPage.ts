@@ -12,7 +12,6 @@ import type { Verdict } from '../../domain/verdict.js';
 import type { DpoRecord, InstructRecord, RejectRecord } from '../contracts/records.js';
 import type { ChatPairSharegptRow, ChatSharegptRow } from '../formats/chatFormats.js';
 import { esc } from './html.js';
-import { summaryPanel, type BuildReports } from './summaryPanel.js';
 
 /**
  * Pre-rendered articles per data file (about 3 KB each). Small, so that a rare filter, whose first
@@ -163,7 +162,7 @@ export class ViewerWriter {
 <body>
 <h1>${esc(this.page.buildId)}</h1>
 ${options.simulated ? '<p class="simulated">SIMULATED DATA: model replies came from the mmif simulator, not a real model.</p>' : ''}
-${summaryPanel(options.reports ?? {})}
+${options.summary ?? ''}
 <header>
 <p>${shown}${esc(omitted)}. <span id="shown"></span></p>
 <form id="filters">
@@ -189,8 +188,8 @@ export interface FinishOptions {
   simulated: boolean;
   /** Records left out by a display limit, by kind. */
   omitted?: { instruct: number; dpo: number; rejected?: number };
-  /** build-report.json and quality.json, for the summary panel (output/viewer/summaryPanel.ts); absent ones are named there. */
-  reports?: BuildReports;
+  /** The summary panel's HTML (output/reports/viewerSummary.ts), shown above the filters. */
+  summary?: string;
 }
 
 /** What the resume state (_work/) holds of a rejected sample: absent for the stages it never passed. */

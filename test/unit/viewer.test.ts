@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { InstructRecord, RejectRecord } from '../../output/contracts/records.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
 import type { QualityReport } from '../../output/reports/qualityReport.js';
-import { summaryPanel } from '../../output/viewer/summaryPanel.js';
+import { summaryPanel } from '../../output/reports/viewerSummary.js';
 import type { ChatPairSharegptRow, ChatSharegptRow } from '../../output/formats/chatFormats.js';
 import { VIEWER_CHUNK, ViewerWriter, type ViewerFile } from '../../output/viewer/viewerPage.js';
 import { chunkArticles, viewerIndex } from '../harness/viewerData.js';

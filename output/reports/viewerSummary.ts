@@ -3,12 +3,12 @@
  * reports the build writes beside the data: build-report.json (counts, shards, cost) and quality.json
  * (pass rates by constraint type, rejections by stage and reason, records per source). Either may be
  * missing (a build finalized before them, a copy without them): the panel says which and shows the
- * rest. Pure: reports in, HTML out; shown at the top of the page (output/viewer/viewerPage.ts).
+ * rest. Pure: reports in, HTML out; the viewer shows it at the top of its page (output/viewer/viewerPage.ts).
  */
 import type { BuildReport } from '../contracts/buildReport.js';
-import { formatCost } from '../reports/costSummary.js';
-import type { QualityReport } from '../reports/qualityReport.js';
-import { esc, share } from './html.js';
+import { formatCost } from './costSummary.js';
+import type { QualityReport } from './qualityReport.js';
+import { esc, share } from '../viewer/html.js';
 
 export interface BuildReports {
   report?: BuildReport;
