@@ -11,6 +11,7 @@ import { CliError, EXIT } from './exitCodes.js';
 import { exitCodeFor, failedShardsOf, rootFailure, SHARDS_FAILED, type Failure } from './failures.js';
 import { withRunningShards, type LiveProgress } from './liveProgress.js';
 import { forBuild } from './temporalClient.js';
+import { noAnswerFrom } from './temporalOutage.js';
 
 /** The phase a closed run shows, whatever its progress said last (a build that failed planning still says `planning`). */
 export function closedPhase(status: string): BuildPhase | undefined {
@@ -166,12 +167,16 @@ export class BuildRun {
     if (status === 'COMPLETED') return outcome;
     if (status === 'CANCELLED')
       throw new RunEnded(`build ${this.buildId} was cancelled (committed shards stay valid; \`mmif resume ${this.buildId}\` continues it)`, EXIT.failed, status);
-    if (status === 'TERMINATED') throw new RunEnded(`build ${this.buildId} was terminated${await terminationReason(outcome)}`, EXIT.failed, status);
-    if (status === 'TIMED_OUT') throw new RunEnded(`build ${this.buildId} timed out`, EXIT.failed, status);
+    // How the run failed; a server that did not answer says nothing of the run (thrown: the follower asks again).
     const ended = await outcome.then(
       () => undefined,
-      (err: unknown) => err,
+      (err: unknown) => {
+        if (noAnswerFrom(err)) throw err;
+        return err;
+      },
     );
+    if (status === 'TERMINATED') throw new RunEnded(`build ${this.buildId} was terminated${terminationReason(ended)}`, EXIT.failed, status);
+    if (status === 'TIMED_OUT') throw new RunEnded(`build ${this.buildId} timed out`, EXIT.failed, status);
     const failure: Failure = ended === undefined ? { message: 'failed' } : rootFailure(ended);
     throw new RunEnded(`build ${this.buildId} failed: ${failure.message}`, await this.exitCode(failure, failedShardsOf(ended)), status);
   }
@@ -199,11 +204,8 @@ export class BuildRun {
   }
 }
 
-async function terminationReason(outcome: Promise<unknown>): Promise<string> {
-  const reason = await outcome.then(
-    () => '',
-    (err: unknown) => rootFailure(err).message,
-  );
+function terminationReason(ended: unknown): string {
+  const reason = ended === undefined ? '' : rootFailure(ended).message;
   return reason && !/^Workflow execution terminated$/i.test(reason) ? `: ${reason}` : '';
 }
 

@@ -26,18 +26,19 @@ export async function freePort(): Promise<number> {
 /** Attempts at a fresh port: another process can take a free port between our probe and the server's bind. */
 const START_ATTEMPTS = 3;
 
-export async function startTemporalDevServer(options: { dbFile?: string; withUi?: boolean } = {}): Promise<DevServer> {
+/** `port`: that port, tried once (a server restarted where its clients look); else a free one. */
+export async function startTemporalDevServer(options: { dbFile?: string; withUi?: boolean; port?: number } = {}): Promise<DevServer> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await startOnFreePort(options);
     } catch (err) {
-      if (attempt >= START_ATTEMPTS || !/address already in use/.test((err as Error).message)) throw err;
+      if (options.port !== undefined || attempt >= START_ATTEMPTS || !/address already in use/.test((err as Error).message)) throw err;
     }
   }
 }
 
-async function startOnFreePort(options: { dbFile?: string; withUi?: boolean }): Promise<DevServer> {
-  const port = await freePort();
+async function startOnFreePort(options: { dbFile?: string; withUi?: boolean; port?: number }): Promise<DevServer> {
+  const port = options.port ?? (await freePort());
   const uiPort = options.withUi ? await freePort() : undefined;
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'error', '--namespace', 'default'];
   args.push(...(uiPort ? ['--ui-port', String(uiPort)] : ['--headless']));

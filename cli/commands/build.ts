@@ -78,7 +78,10 @@ async function startBuild(temporal: Temporal, config: BuildConfig, options: { wa
   console.log(`started build ${config.buildId} (run ${handle.firstExecutionRunId}) on task queue ${temporal.settings.taskQueue}`);
   if (!options.wait) return EXIT.ok;
   // This run and its continuations only: another start under the same id is not ours to report.
-  const report = await watch(new BuildRun(temporal.client, config.buildId, handle.firstExecutionRunId), { summaryFollows: options.summary });
+  const report = await watch(new BuildRun(temporal.client, config.buildId, handle.firstExecutionRunId), {
+    address: temporal.settings.connection.address,
+    summaryFollows: options.summary,
+  });
   if (options.summary) console.log(`\n${formatSummary(report, { s3Endpoint: config.s3?.endpoint })}`);
   // After the summary, which shows where the samples went: a build that accepted nothing for its input's sake fails.
   const empty = acceptedNothing(config.buildId, report);

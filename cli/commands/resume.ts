@@ -49,7 +49,7 @@ export async function resumeCommand(args: string[]): Promise<number> {
       runId = restarted.firstExecutionRunId;
       console.log(`restarted ${buildId} (was ${description.status.name}; run ${runId})`);
     }
-    if (values.wait) await watch(new BuildRun(temporal.client, buildId, runId));
+    if (values.wait) await watch(new BuildRun(temporal.client, buildId, runId), { address: temporal.settings.connection.address });
     return EXIT.ok;
   } finally {
     await temporal.close();

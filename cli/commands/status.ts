@@ -1,3 +1,4 @@
+import { TemporalFollower } from '../temporalOutage.js';
 import { parseFlags } from '../../config/commandFlags.js';
 import { datasetRootOf, paidSpend } from '../../output/reports/buildReport.js';
 import { costSummary, paidLine } from '../../output/reports/costSummary.js';
@@ -59,7 +60,7 @@ export async function statusCommand(args: string[]): Promise<number> {
   try {
     const run = new BuildRun(temporal.client, buildId);
     if (values.watch) {
-      await watch(run);
+      await watch(run, { address: temporal.settings.connection.address });
       return EXIT.ok;
     }
     const description = await run.describe().catch((err: unknown) => {
@@ -109,17 +110,20 @@ async function paidSoFar(run: BuildRun): Promise<Spend | undefined> {
  * Redraws the progress of the run followed until it closes; resolves with its report when it
  * completed, else throws its one line (RunEnded) with the exit code. `summaryFollows`: the caller
  * prints the whole summary next (`build --local`), which has the accounting and the re-run hint.
+ * A Temporal server that stops answering (`address`) is waited for, saying so (cli/temporalOutage.ts):
+ * the run's outcome is what ends the watch, not the connection's.
  */
-export async function watch(run: BuildRun, options: { summaryFollows?: boolean } = {}): Promise<BuildReport> {
+export async function watch(run: BuildRun, options: { address: string; summaryFollows?: boolean }): Promise<BuildReport> {
   const interactive = process.stdout.isTTY;
   const since = Date.now();
+  const temporal = new TemporalFollower(options.address);
   let toldNoWorker = false;
   for (;;) {
-    const description = await run.describe();
+    const description = await temporal.call(() => run.describe());
     const progress = await run.progress();
     const phase = closedPhase(description.status.name);
     // An open run whose progress no worker answers for a while: say so once, rather than wait silently.
-    if (!phase && !progress && !toldNoWorker && Date.now() - since >= NO_WORKER_AFTER_MS && !(await run.hasWorker(description))) {
+    if (!phase && !progress && !toldNoWorker && Date.now() - since >= NO_WORKER_AFTER_MS && !(await temporal.call(() => run.hasWorker(description)))) {
       toldNoWorker = true;
       console.error(noWorkerLine(description.taskQueue));
     }
@@ -128,7 +132,7 @@ export async function watch(run: BuildRun, options: { summaryFollows?: boolean }
       process.stdout.write(interactive ? `\x1b[2J\x1b[H${screen}\n` : `${screen}\n`);
     }
     if (phase) {
-      const report = await run.report(description);
+      const report = await temporal.call(() => run.report(description));
       console.log(`build ${run.buildId}: COMPLETED`);
       if (options.summaryFollows) return report;
       for (const line of accountingLines(report)) console.log(line);
