@@ -202,13 +202,18 @@ const PARSERS: ReadonlyArray<(p: Phrasing) => Rule | undefined> = [
   ({ text }) => (NO_NUMBERS.test(text) ? { kind: 'noNumbers' } : undefined),
 ];
 
+/** The lead-in of a standing instruction in a chat, before what it asks of every later answer. */
+const STANDING = String.raw`(?:(?:from now on|for the rest of (?:this|the) (?:chat|conversation)|henceforth|in (?:every|each) answer),?\s+)?`;
+
 /**
- * "Start your answer with 'X'", "The response should begin with 'X'": anchored at the start so
- * "End your response with a summary that begins with 'In summary'" is not read as a prefix.
+ * "Start your answer with 'X'", "The response should begin with 'X'", and standing chat instructions
+ * ("From now on, start every answer with 'X'", as `mmif eval --chats` gives them): anchored
+ * at the start, after an optional "from now on", so "End your response with a summary that begins with
+ * 'In summary'" is not read as a prefix.
  */
 function anchoredPhrase(raw: string, verbs: string): string | undefined {
-  const target = String.raw`(?:(?:your|the) )?(?:answer|response|reply|output)`;
-  const pattern = String.raw`^(?:please\s+)?(?:(?:${verbs})(?: ${target})?|${target} (?:should|must) (?:${verbs})) ${QUOTE_AFTER_WITH}`;
+  const target = String.raw`(?:(?:your|the|every|each|all) )?(?:answers?|responses?|repl(?:y|ies)|outputs?)`;
+  const pattern = String.raw`^${STANDING}(?:please\s+)?(?:(?:${verbs})(?: ${target})?|${target} (?:should|must) (?:${verbs})) ${QUOTE_AFTER_WITH}`;
   return new RegExp(pattern, 'i').exec(raw.trim())?.[1];
 }
 

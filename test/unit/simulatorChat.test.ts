@@ -10,6 +10,7 @@ import { renderChatTurn, type ChatTurn } from '../../prompts/multiturnChat.js';
 import { scoreTurn } from '../../pipeline/stages/chat/turnScore.js';
 import type { PlannedConstraint } from '../../pipeline/run/stageState.js';
 import { rule } from '../harness/plannedConstraints.js';
+import { allGlobalInstructions } from '../../pipeline/stages/chat/globalInstructions.js';
 import type { ChatInstruction } from '../../domain/multiturn/chatPlan.js';
 import { ChatRequestSchema, generateReply } from '../../simulator/replies.js';
 import { chatMessages } from '../../llm/chatMessages.js';
@@ -80,4 +81,34 @@ test('persistent ("From now on") instructions are followed with the configured p
   assert.ok(forgotten < 0.6, `persistence 0: earlier instructions are followed only by chance (PIF ${forgotten})`);
   const half = mean(ids.map((id) => answerPif(chatOf(id, 20), 20, false, 1, 0.9)));
   assert.ok(half > forgotten && half < 1, `persistence 0.9 lies between (PIF ${half})`);
+});
+
+test('standing "From now on, start/end every answer with X" instructions are followed at the compliance rate, decayed by persistence per turn', () => {
+  // The eval's own global instructions (pipeline/stages/chat/globalInstructions.ts), checked by the real rule functions.
+  const standing = allGlobalInstructions().filter((g) => g.type === 'prefix_and_suffix');
+  assert.ok(standing.length >= 4 && standing.every((g) => g.value.startsWith('From now on,')));
+  const [complianceRate, persistence, chats] = [0.8, 0.9, 300];
+  for (const g of standing) {
+    for (const turnsAgo of [0, 3]) {
+      const turn = turnsAgo + 1;
+      let followed = 0;
+      for (let id = 0; id < chats; id++) {
+        const chat: ChatTurn[] = Array.from({ length: turn }, (_, i) => ({
+          question: `Chat ${id}, question ${i + 1}: what stands out in the picture?`,
+          ...(i === 0 ? { instruction: g } : {}),
+          answer: `An earlier answer ${i + 1}.`,
+        }));
+        const request = requestOf(renderChatTurn(chat, turn - 1, { layout: 2 }));
+        const reply = generateReply(request, SEED, { complianceRate, judgeLeniency: 0.9, persistence }, undefined, 'chat_answer');
+        if (scoreTurn(reply.content, [{ turn: 1, constraint: g }], 'pass').verdicts[0]!.passed) followed++;
+      }
+      // A binomial count: within 4 standard deviations of its mean (a false alarm about once in 16,000 runs of one check; the seed fixes the outcome).
+      const p = complianceRate * persistence ** turnsAgo;
+      const tolerance = 4 * Math.sqrt(p * (1 - p) * chats);
+      assert.ok(
+        Math.abs(followed - p * chats) <= tolerance,
+        `"${g.value}" given ${turnsAgo} turns back: followed ${followed}/${chats}, expected ${(p * chats).toFixed(0)} ± ${tolerance.toFixed(0)}`,
+      );
+    }
+  }
 });
