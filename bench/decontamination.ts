@@ -6,7 +6,7 @@
 // Run: npx tsx bench/decontamination.ts [--n 1000] [--copies 3] [--pairs 100000] [--kinds chart,ui]
 import { parseArgs } from 'node:util';
 import { CANDIDATE_BITS, hammingDistance, type Fingerprint } from '../domain/decontamination.js';
-import { isSamePicture, likeness, type Likeness } from '../domain/imageMatch.js';
+import { isSamePicture, likeness, SAME_PICTURE_WORST, type Likeness } from '../domain/imageMatch.js';
 import { mapLimit } from '../domain/mapLimit.js';
 import { rngFor } from '../domain/random.js';
 import { imageFingerprint } from '../image/perceptualHash.js';
@@ -19,7 +19,7 @@ const n = Number(values.n);
 const copiesEach = Number(values.copies);
 const pairBudget = Number(values.pairs);
 const kinds = values.kinds ? (values.kinds.split(',') as ImageKind[]) : IMAGE_KINDS;
-const q = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!.toFixed(2) : '-');
+const q = (sorted: number[], p: number, digits = 2) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!.toFixed(digits) : '-');
 const matches = (a: Fingerprint, b: Fingerprint): { candidate: boolean; like?: Likeness } => {
   if (hammingDistance(a.dHash, b.dHash) > CANDIDATE_BITS) return { candidate: false };
   return { candidate: true, like: likeness(a.rendering, b.rendering) };
@@ -46,9 +46,11 @@ for (const kind of kinds) {
   let caught = 0;
   const missed: Record<string, number> = {};
   const copyWorst: number[] = [];
+  const copyColour: number[] = [];
   for (const copy of copies) {
     const m = matches(copy.fp, originals[copy.of]!);
     if (m.like) copyWorst.push(m.like.worst);
+    if (m.like) copyColour.push(m.like.colour);
     if (m.like && isSamePicture(m.like)) caught++;
     else missed[copy.how] = (missed[copy.how] ?? 0) + 1;
   }
@@ -61,6 +63,8 @@ for (const kind of kinds) {
   let falsePositives = 0;
   const distinctWorst: number[] = [];
   const distinctCorrelation: number[] = [];
+  /** The colour residual of distinct pairs the grey rendering alone would have confirmed. */
+  const greySameColour: number[] = [];
   const consider = (i: number, j: number) => {
     pairs++;
     const m = matches(originals[i]!, originals[j]!);
@@ -68,6 +72,7 @@ for (const kind of kinds) {
     candidates++;
     distinctWorst.push(m.like!.worst);
     distinctCorrelation.push(m.like!.correlation);
+    if (m.like!.worst <= SAME_PICTURE_WORST) greySameColour.push(m.like!.colour);
     if (isSamePicture(m.like!)) falsePositives++;
   };
   if (total <= pairBudget) {
@@ -83,12 +88,12 @@ for (const kind of kinds) {
     }
   }
   const compared = (performance.now() - t1) / 1000;
-  [copyWorst, distinctWorst, distinctCorrelation].forEach((s) => s.sort((a, b) => a - b));
+  [copyWorst, copyColour, distinctWorst, distinctCorrelation, greySameColour].forEach((s) => s.sort((a, b) => a - b));
   const recall = (100 * caught) / copies.length;
   rows.push(`| ${kind} | ${n} | ${copies.length} | ${recall.toFixed(2)}% | ${pairs} | ${candidates} | ${falsePositives} |`);
   console.log(
-    `${kind}: ${n} images + ${copies.length} copies made in ${made.toFixed(0)} s; copies caught ${caught}/${copies.length} (${recall.toFixed(2)}%), missed ${JSON.stringify(missed)}; copy worst p50 ${q(copyWorst, 0.5)} p99 ${q(copyWorst, 0.99)} max ${q(copyWorst, 1)}\n` +
-      `  distinct pairs ${pairs} of ${total}: ${candidates} candidates, ${falsePositives} confirmed (false positives); candidate worst min ${q(distinctWorst, 0)} p1 ${q(distinctWorst, 0.01)}, correlation max ${q(distinctCorrelation, 1)}; compared in ${compared.toFixed(0)} s (${((1000 * compared) / Math.max(1, candidates)).toFixed(2)} ms a candidate)`,
+    `${kind}: ${n} images + ${copies.length} copies made in ${made.toFixed(0)} s; copies caught ${caught}/${copies.length} (${recall.toFixed(2)}%), missed ${JSON.stringify(missed)}; copy worst p50 ${q(copyWorst, 0.5)} p99 ${q(copyWorst, 0.99)} max ${q(copyWorst, 1)}; copy colour p99 ${q(copyColour, 0.99, 3)} max ${q(copyColour, 1, 3)}\n` +
+      `  distinct pairs ${pairs} of ${total}: ${candidates} candidates, ${falsePositives} confirmed (false positives); candidate worst min ${q(distinctWorst, 0)} p1 ${q(distinctWorst, 0.01)}, correlation max ${q(distinctCorrelation, 1)}; ${greySameColour.length} grey-confirmed, their colour min ${q(greySameColour, 0, 3)}; compared in ${compared.toFixed(0)} s (${((1000 * compared) / Math.max(1, candidates)).toFixed(2)} ms a candidate)`,
   );
 }
 console.log(`\n| kind | images | copies | copies caught | distinct pairs | candidates | false positives |\n|---|---|---|---|---|---|---|\n${rows.join('\n')}`);

@@ -6,11 +6,15 @@
  * fitted linearly one from the other, its slope within half and twice the whole image's: a copy fits
  * everywhere (brightness, contrast, moderate recolouring are linear), a distinct picture leaves some
  * window unexplained. `worst` is the largest unexplained deviation in grey levels, `correlation` the
- * whole rendering's. Thresholds and their measurement: docs/adr/0019-decontamination-in-two-stages.md.
+ * whole rendering's. `colour`: what one coarse chroma rendering leaves unexplained by the other under
+ * one rotation and scaling of the colour plane (a hue shift, a saturation change), so a chart redrawn
+ * in another palette, grey-identical, is told apart. Thresholds: docs/adr/0019 and 0051.
  */
 
 /** Side of the square grey rendering compared. */
 export const RENDERING_SIDE = 128;
+/** Side of the square chroma rendering of the same box. */
+export const CHROMA_SIDE = 32;
 const SIDE = RENDERING_SIDE;
 const MARGIN = 8;
 const WINDOW = 16;
@@ -23,16 +27,20 @@ export interface Rendering {
   rows: Float32Array;
   cols: Float32Array;
   blocks: Float32Array;
+  /** CHROMA_SIDE² (Cb, Cr) pairs, interleaved, of the same box. */
+  chroma: Float32Array;
 }
 
 /** A rendering with what every comparison reads of it computed once. */
-export function renderingOf(pixels: Uint8Array): Rendering {
-  return { pixels, rows: profile(pixels, 'rows'), cols: profile(pixels, 'cols'), blocks: blockSums(pixels) };
+export function renderingOf(pixels: Uint8Array, chroma: Float32Array): Rendering {
+  return { pixels, rows: profile(pixels, 'rows'), cols: profile(pixels, 'cols'), blocks: blockSums(pixels), chroma };
 }
 
 export interface Likeness {
   correlation: number;
   worst: number;
+  /** 0 when one chroma rendering is a rotated, scaled other (or either has next to no colour); 1 when unrelated. */
+  colour: number;
 }
 
 /** Largest unexplained deviation (grey levels) of a copy: the same picture at or below it. */
@@ -40,13 +48,16 @@ export const SAME_PICTURE_WORST = 24;
 /** Above SAME_PICTURE_WORST and at or below this, a candidate is a near miss: listed, not removed. */
 export const NEAR_MISS_WORST = 48;
 
-export const isSamePicture = (likeness: Likeness): boolean => likeness.worst <= SAME_PICTURE_WORST;
+/** Largest colour residual of a copy (Likeness.colour). */
+export const SAME_PICTURE_COLOUR = 0.25;
+
+export const isSamePicture = (likeness: Likeness): boolean => likeness.worst <= SAME_PICTURE_WORST && likeness.colour <= SAME_PICTURE_COLOUR;
 
 /** A cheap bound first: the renderings' 16x16 block means must correlate at least this much. */
 const COARSE_MIN = 0.4;
 
 export function likeness(a: Rendering, b: Rendering): Likeness {
-  if (fit(a.blocks, b.blocks, CELLS, 0, 0, CELLS).correlation < COARSE_MIN) return { correlation: 0, worst: Infinity };
+  if (fit(a.blocks, b.blocks, CELLS, 0, 0, CELLS).correlation < COARSE_MIN) return { correlation: 0, worst: Infinity, colour: 1 };
   // Each axis's profile proposes a few alignments; the pair that correlates best in 2D is taken (a
   // profile alone can be matched at a wrong scale where it has one strong feature, say an axis line).
   const xs = align(a.cols, b.cols);
@@ -61,7 +72,50 @@ export function likeness(a: Rendering, b: Rendering): Likeness {
   }
   const n = SIDE - 2 * MARGIN;
   const [ownA, ownB] = warped(a, b, best.x, best.y, 1);
-  return compareAligned(blur3(ownA, n), blur3(ownB, n), n);
+  return { ...compareAligned(blur3(ownA, n), blur3(ownB, n), n), colour: colourResidual(a.chroma, b.chroma, best.x, best.y) };
+}
+
+/** Mean squared chroma below which an image counts as colourless: its colour says nothing. */
+const COLOURLESS = 16;
+/** The largest hue rotation a copy is allowed (the benchmark's copies turn up to 30°). */
+const MAX_TURN = Math.PI / 3;
+
+/**
+ * 1 - |Σ a·conj(b)|² / (Σ|a|² Σ|b|²) over `a`'s chroma cells inside the margin, `b` sampled where the
+ * grey alignment maps them: 0 when `b` is `a` turned and scaled in the colour plane, 1 when unrelated;
+ * 1 also when the turn exceeds MAX_TURN; 0 when either image is next to colourless.
+ */
+function colourResidual(a: Float32Array, b: Float32Array, x: Alignment, y: Alignment): number {
+  const cell = SIDE / CHROMA_SIDE;
+  const edge = Math.ceil(MARGIN / cell);
+  let [aa, bb, re, im, cells] = [0, 0, 0, 0, 0];
+  for (let row = edge; row < CHROMA_SIDE - edge; row++) {
+    for (let col = edge; col < CHROMA_SIDE - edge; col++) {
+      const [px, py] = [(col + 0.5) * cell - 0.5, (row + 0.5) * cell - 0.5];
+      const bx = (CENTRE + (px - CENTRE) / x.scale + x.shift + 0.5) / cell - 0.5;
+      const by = (CENTRE + (py - CENTRE) / y.scale + y.shift + 0.5) / cell - 0.5;
+      const [u1, u2] = [a[2 * (row * CHROMA_SIDE + col)]!, a[2 * (row * CHROMA_SIDE + col) + 1]!];
+      const [v1, v2] = [chromaAt(b, bx, by, 0), chromaAt(b, bx, by, 1)];
+      aa += u1 * u1 + u2 * u2;
+      bb += v1 * v1 + v2 * v2;
+      re += u1 * v1 + u2 * v2;
+      im += u2 * v1 - u1 * v2;
+      cells++;
+    }
+  }
+  if (aa / cells < COLOURLESS || bb / cells < COLOURLESS) return 0;
+  if (Math.abs(Math.atan2(im, re)) > MAX_TURN) return 1;
+  return 1 - (re * re + im * im) / (aa * bb);
+}
+
+function chromaAt(p: Float32Array, x: number, y: number, channel: 0 | 1): number {
+  const last = CHROMA_SIDE - 1;
+  const [cx, cy] = [Math.min(last, Math.max(0, x)), Math.min(last, Math.max(0, y))];
+  const [x0, y0] = [Math.floor(cx), Math.floor(cy)];
+  const [x1, y1] = [Math.min(last, x0 + 1), Math.min(last, y0 + 1)];
+  const [fx, fy] = [cx - x0, cy - y0];
+  const at = (col: number, row: number) => p[2 * (row * CHROMA_SIDE + col) + channel]!;
+  return (at(x0, y0) * (1 - fx) + at(x1, y0) * fx) * (1 - fy) + (at(x0, y1) * (1 - fx) + at(x1, y1) * fx) * fy;
 }
 
 interface Alignment {
@@ -85,7 +139,7 @@ function warped(a: Rendering, b: Rendering, x: Alignment, y: Alignment, step: nu
   return [ownA, ownB];
 }
 
-function compareAligned(a: Float32Array, b: Float32Array, n: number): Likeness {
+function compareAligned(a: Float32Array, b: Float32Array, n: number): Omit<Likeness, 'colour'> {
   const whole = fit(a, b, n, 0, 0, n);
   let worst = 0;
   for (let top = 0; top + WINDOW <= n; top += WINDOW / 2) {

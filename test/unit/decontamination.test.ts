@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { CANDIDATE_BITS, EvalSetIndex, hammingDistance, ngrams, wordsOf } from '../../domain/decontamination.js';
-import { isSamePicture, likeness } from '../../domain/imageMatch.js';
+import { isSamePicture, likeness, SAME_PICTURE_WORST } from '../../domain/imageMatch.js';
 import { imageFingerprint } from '../../image/perceptualHash.js';
 import { COPY_KINDS, copyOf, IMAGE_KINDS, kindImage } from '../fixtures/imageKinds.js';
 import { DecontaminationSetError, rejectIfContaminated } from '../../pipeline/decontamination.js';
@@ -130,4 +130,36 @@ test('charts whose dHashes are 12 bits or fewer apart (what the dHash threshold 
     }
   }
   assert.ok(close >= 3, `${close} close pairs among 24 charts`);
+});
+
+test('the same chart in another palette is another picture (its grey rendering is the same); the chart with its hues turned 25° is the same', async () => {
+  // Slice colours of one lightness and chroma (one colour turned in LCh by sharp), so that any two
+  // palettes give the same grey rendering and only colour tells them apart.
+  const shade = async (turn: number) => {
+    const px = await sharp({ create: { width: 1, height: 1, channels: 3, background: { r: 200, g: 60, b: 60 } } })
+      .modulate({ hue: turn })
+      .raw()
+      .toBuffer();
+    return `rgb(${px[0]},${px[1]},${px[2]})`;
+  };
+  const pie = async (turns: readonly number[]) => {
+    const colours = await Promise.all(turns.map(shade));
+    const at = (k: number) => `${(200 + 110 * Math.cos((k * 2 * Math.PI) / 3)).toFixed(1)},${(150 + 110 * Math.sin((k * 2 * Math.PI) / 3)).toFixed(1)}`;
+    const slices = colours.map((fill, i) => `<path d="M200,150 L${at(i)} A110,110 0 0 1 ${at(i + 1)} Z" fill="${fill}" stroke="white" stroke-width="3"/>`);
+    return sharp(Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="400" height="300"><rect width="400" height="300" fill="white"/>${slices.join('')}</svg>`))
+      .jpeg()
+      .toBuffer();
+  };
+  const image = await pie([0, 120, 240]);
+  const original = await imageFingerprint(image);
+  const turned = likeness(original.rendering, (await imageFingerprint(await sharp(image).modulate({ hue: 25 }).jpeg().toBuffer())).rendering);
+  assert.ok(isSamePicture(turned), JSON.stringify(turned));
+  for (const palette of [
+    [200, 20, 290],
+    [180, 300, 60],
+  ]) {
+    const like = likeness(original.rendering, (await imageFingerprint(await pie(palette))).rendering);
+    assert.ok(like.worst <= SAME_PICTURE_WORST, `the grey renderings coincide: ${JSON.stringify(like)}`);
+    assert.ok(!isSamePicture(like), `palette ${palette.join('/')}: ${JSON.stringify(like)}`);
+  }
 });
