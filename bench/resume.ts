@@ -52,7 +52,7 @@ async function committedBuild(input: BuildConfigInput): Promise<void> {
     shardSizes: Array(SHARDS).fill(1),
     shardSources: Array(SHARDS).fill(0),
     rounds: [0],
-    sources: [{ type: 'cc3m', target: SHARDS, read: SHARDS, samples: SHARDS, filtered: {}, problems: {}, selected: SHARDS, ranked: SHARDS, exhausted: false }],
+    sources: [{ type: 'cc3m', name: 'cc3m', target: SHARDS, read: SHARDS, samples: SHARDS, filtered: {}, problems: {}, selected: SHARDS, ranked: SHARDS, exhausted: false }],
     sourceProblems: 0,
   };
   await putJson(store, layout.planSummary, plan);

@@ -27,7 +27,7 @@ export function formatSummary(report: BuildReport, options: { s3Endpoint?: strin
       .map(([fate, n]) => `${fate} ${n}`)
       .join(', ');
     const s = r.scores.selected;
-    lines.push(`richness (${r.type} #${r.source}, ${r.settings.scorer}): ${fates}` + (s ? `; selected scores ${s.min}..${s.max}, median ${s.p50}` : ''));
+    lines.push(`richness (${r.name} #${r.source}, ${r.settings.scorer}): ${fates}` + (s ? `; selected scores ${s.min}..${s.max}, median ${s.p50}` : ''));
   }
   if (report.targets) {
     const kept = report.targets.sources.map((t) => `${t.type} instruct ${t.kept.instruct}/${t.goals.instruct ?? '-'}, dpo ${t.kept.dpo}/${t.goals.dpo ?? '-'}`).join('; ');

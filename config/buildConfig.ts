@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { imageSchema } from './imageConfig.js';
-import { sourceSchema } from './sourceConfig.js';
+import { sourceNames, sourceSchema } from './sourceConfig.js';
 import { sourceTargetsSchema } from './sourceFields.js';
 import { parseConfig } from './parseConfig.js';
 import { BATCHABLE_STAGES, SECONDARY_BATCH_ROLES } from './endpointRouting.js';
@@ -134,6 +134,11 @@ export const buildConfigSchema = z
     }
     if (c.llm.maxTokensCeiling !== undefined && c.llm.maxTokensCeiling <= c.llm.maxTokens) {
       ctx.addIssue({ code: 'custom', path: ['llm', 'maxTokensCeiling'], message: 'must exceed llm.maxTokens' });
+    }
+    const names = sourceNames(c.sources);
+    for (const [i, name] of names.entries()) {
+      const first = names.indexOf(name);
+      if (first < i) ctx.addIssue({ code: 'custom', path: ['sources', i, 'name'], message: `'${name}' already names sources[${first}]: give each source its own name` });
     }
     for (const [i, source] of c.sources.entries()) {
       if (source.targets && !c.targets) {

@@ -65,3 +65,16 @@ export function dedupePolicy(source: SourceConfig): DedupePolicy {
 export function sourceImageConfig(build: ImageConfig, source: SourceConfig): ImageConfig {
   return { ...build, ...source.image };
 }
+
+/**
+ * Each source's name in records, card and reports, by config index: its `name`, else its type, or
+ * `<type>-<n>` (n from 1) for every source of a type the build lists more than once.
+ */
+export function sourceNames(sources: ReadonlyArray<{ type: string; name?: string }>): string[] {
+  const count = (type: string) => sources.filter((s) => s.type === type).length;
+  return sources.map((source, index) => {
+    if (source.name !== undefined) return source.name;
+    if (count(source.type) === 1) return source.type;
+    return `${source.type}-${sources.slice(0, index + 1).filter((s) => s.type === source.type).length}`;
+  });
+}

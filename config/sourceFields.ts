@@ -154,6 +154,14 @@ export type RichnessConfig = z.infer<typeof richnessSchema>;
 export function commonSourceFields<T extends string>(type: T, defaults: SourceDefaults) {
   return {
     type: z.literal(type),
+    /**
+     * Names this source in records (`source`), the card and the reports; distinct within a build.
+     * Default (sourceNames): the type, or `<type>-<n>` for the n-th source of a type that repeats.
+     */
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, ".", "_" and "-", at most 64, starting with a letter or digit')
+      .optional(),
     /** Dataset root: a local path or s3://bucket/prefix. */
     uri: z.string().min(1),
     licenseNote: z.string().default(defaults.licenseNote),

@@ -3,7 +3,7 @@
  * Each registered source type (sources/registry.ts) is bound here to its reader,
  * sources/<type>/reader.ts `open`; a registered type without one does not compile.
  */
-import type { SourceConfig, SourceConfigOf } from '../config/sourceConfig.js';
+import { sourceNames, type SourceConfig, type SourceConfigOf } from '../config/sourceConfig.js';
 import type { S3Options } from '../storage/s3Store.js';
 import * as allava from './allava/reader.js';
 import * as cc3m from './cc3m/reader.js';
@@ -45,19 +45,22 @@ export {
 } from './contract.js';
 
 /**
- * Opens every configured source, in config order. The second and later sources of one type read
+ * Opens every configured source, in config order. Each source's samples carry its name
+ * (sourceNames: its `name`, or its type, `<type>-<n>` when the type repeats), so records, card and
+ * reports tell two sources of one type apart. The second and later sources of one type also read
  * their records under ids of their own (sampleIdFor's `instance`), so two folders holding the same
  * source ids never share sample ids, stage states or dedupe claims.
  */
 export function openSources(configs: readonly SourceConfig[], s3: S3Options): SourceReader[] {
+  const names = sourceNames(configs);
   return configs.map((config, index) => {
     const reader = openSource(config, index, s3);
     const instance = configs.slice(0, index).filter((earlier) => earlier.type === config.type).length + 1;
-    return instance === 1 ? reader : withOwnIds(reader, config.type, instance);
+    return instance === 1 && names[index] === config.type ? reader : named(reader, config.type, instance, names[index]!);
   });
 }
 
-function withOwnIds(reader: SourceReader, type: string, instance: number): SourceReader {
+function named(reader: SourceReader, type: string, instance: number, name: string): SourceReader {
   return {
     readImage: (ref) => reader.readImage(ref),
     origin: (locator) => reader.origin(locator),
@@ -65,7 +68,7 @@ function withOwnIds(reader: SourceReader, type: string, instance: number): Sourc
     async *segments() {
       for await (const segment of reader.segments()) {
         const sampleIds = sampleIdsOf(segment.records, type, instance);
-        yield { records: segment.records, sampleIds, sample: (i) => ({ ...segment.sample(i), sampleId: sampleIds[i]! }) };
+        yield { records: segment.records, sampleIds, sample: (i) => ({ ...segment.sample(i), sampleId: sampleIds[i]!, source: name }) };
       }
     },
   };

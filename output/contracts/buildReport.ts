@@ -80,7 +80,7 @@ export interface TargetsReport {
   /** `targets-met`, `sources-exhausted`, `round-limit` or `sample-limit`; absent while the build is still topping up. */
   outcome: TargetsOutcome | 'in-progress';
   rounds: number;
-  sources: Array<{ type: string; goals: Goals; kept: { instruct: number; dpo: number }; planned: number; exhausted: boolean }>;
+  sources: Array<{ type: string; name: string; goals: Goals; kept: { instruct: number; dpo: number }; planned: number; exhausted: boolean }>;
 }
 
 export interface CostSummary {
@@ -119,6 +119,7 @@ export interface PricedBy {
 export interface SourceRichness {
   source: number;
   type: string;
+  name: string;
   settings: RichnessConfig;
   /** Scored candidates by fate: selected, not-needed, below-min-score, below-top-fraction, unscorable... */
   fates: Record<string, number>;
@@ -130,6 +131,8 @@ export interface SourceAccount {
   /** Index of the source in the config, and its type. */
   source: number;
   type: string;
+  /** Its name in records (`source`): config/sourceConfig.ts sourceNames. */
+  name: string;
   /** Items the reader yielded while planning: samples, filtered records and damaged units. */
   read: number;
   /** Samples the plan selected, over every round. */

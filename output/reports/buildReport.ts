@@ -129,6 +129,7 @@ function targetsReport(config: BuildConfig | undefined, plan: BuildPlan | undefi
     rounds: plan.rounds.length,
     sources: sourceGoals(config).map((goals, i) => ({
       type: plan.sources[i]!.type,
+      name: plan.sources[i]!.name,
       goals,
       kept: { instruct: tallies[i]!.instruct, dpo: tallies[i]!.dpo },
       planned: tallies[i]!.planned,

@@ -8,6 +8,7 @@
  */
 import type { BuildConfig } from '../../config/buildConfig.js';
 import { chatSettings } from '../../config/generationConfig.js';
+import { sourceNames } from '../../config/sourceConfig.js';
 import { SOURCE_TYPES } from '../../sources/registry.js';
 import type { BuildReport } from '../contracts/buildReport.js';
 import { countTerms } from './sourceAccounting.js';
@@ -212,7 +213,9 @@ function body(report: BuildReport, quality: QualityReport, config: BuildConfig |
 }
 
 function sourcesSection(quality: QualityReport, config: BuildConfig | undefined): string[] {
-  const notes = new Map<string, string>((config?.sources ?? []).map((s) => [s.type, s.licenseNote]));
+  const configured = config?.sources ?? [];
+  const names = sourceNames(configured);
+  const notes = new Map<string, string>(configured.map((s, i) => [names[i]!, s.licenseNote]));
   const types = [...new Set([...notes.keys(), ...Object.keys(quality.composition.bySource)])];
   return [
     '## Sources and licences',
@@ -412,7 +415,7 @@ function accountingTable(report: BuildReport): string[] {
     '|---|---|---|---|---|---|---|---|---|---|---|',
     ...report.accounting.map(
       (a) =>
-        `| ${a.type} #${a.source} | ${a.read} | ${terms(a.notSelected)} | ${terms(a.filtered)} | ${terms(a.problems)} | ${a.planned} | ${a.accepted} | ${a.heldOut} | ${terms(a.rejected)} | ${a.uncommitted} | ${a.balanced ? 'yes' : '**no**'} |`,
+        `| ${a.name} #${a.source} | ${a.read} | ${terms(a.notSelected)} | ${terms(a.filtered)} | ${terms(a.problems)} | ${a.planned} | ${a.accepted} | ${a.heldOut} | ${terms(a.rejected)} | ${a.uncommitted} | ${a.balanced ? 'yes' : '**no**'} |`,
     ),
     '',
   ];

@@ -51,6 +51,7 @@ export async function richnessReport(store: ObjectStore, layout: BuildLayout): P
       {
         source: index,
         type: plan.sources[index]!.type,
+        name: plan.sources[index]!.name,
         settings: source.richness,
         fates,
         scores: { scored: distribution(values((l) => l.score)), selected: distribution(values((l) => l.score, 'selected')) },

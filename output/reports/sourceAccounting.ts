@@ -50,6 +50,7 @@ function startAccount(s: PlannedSource, source: number): SourceAccount {
   return {
     source,
     type: s.type,
+    name: s.name,
     read: s.read,
     planned: s.selected,
     notSelected,
@@ -72,7 +73,7 @@ export function countTerms(counts: Record<string, number>): string {
 /** One line per source for the CLI: the two identities with their terms. */
 export function formatAccount(a: SourceAccount): string {
   return (
-    `${a.type} #${a.source}: read ${a.read} = planned ${a.planned} + not selected ${countTerms(a.notSelected)} + filtered ${countTerms(a.filtered)} + problems ${countTerms(a.problems)}; ` +
+    `${a.name} #${a.source}: read ${a.read} = planned ${a.planned} + not selected ${countTerms(a.notSelected)} + filtered ${countTerms(a.filtered)} + problems ${countTerms(a.problems)}; ` +
     `planned ${a.planned} = accepted ${a.accepted}${a.heldOut ? ` + held out ${a.heldOut}` : ''} + rejected ${countTerms(a.rejected)}${a.uncommitted ? ` + uncommitted ${a.uncommitted}` : ''}` +
     (a.balanced ? '' : ' -- DOES NOT BALANCE (a bug: please report it)')
   );

@@ -9,6 +9,7 @@
  * policy (multiple choice, dropped task types...) are counted by reason.
  */
 import type { BuildConfig } from '../../config/buildConfig.js';
+import { sourceNames } from '../../config/sourceConfig.js';
 import { canonicalJson, fingerprintMaterial } from '../../config/fingerprint.js';
 import { sha256Hex } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
@@ -86,8 +87,10 @@ export async function makeBuildPlan(
   const filtered: Record<string, Record<string, number>> = {};
   const chosen: SourceSample[][] = [];
   const perSource: BuildPlan['sources'] = [];
+  const names = sourceNames(config.sources);
   for (const [index, reader] of sources.entries()) {
     const type = config.sources[index]!.type;
+    const name = names[index]!;
     // With richness, the scan ranks the first window of candidates to score.
     const richnessRule = config.sources[index]!.richness;
     // With targets, also the ranks after round 0's, held for the top-up rounds (rankReserve).
@@ -106,13 +109,13 @@ export async function makeBuildPlan(
         if (record.kind === 'filtered') {
           filteredHere[record.filter] = (filteredHere[record.filter] ?? 0) + 1;
         } else {
-          damaged.push({ ...record, source: type, sourceIndex: index });
+          damaged.push({ ...record, source: name, sourceIndex: index });
           problems[record.code] = (problems[record.code] ?? 0) + 1;
         }
       }
       offerSegment(selection, config.seed, segment);
     }
-    if (Object.keys(filteredHere).length > 0) filtered[`${index}:${type}`] = filteredHere;
+    if (Object.keys(filteredHere).length > 0) filtered[`${index}:${name}`] = filteredHere;
     const ranked = selection.sorted();
     const rich = richnessRule && targets[index]! > 0 ? await takeRichSamples(config, index, reader, 0, targets[index]!, richness!, ranked) : undefined;
     const selected = rich?.samples ?? (richnessRule ? [] : ranked.slice(0, targets[index]!));
@@ -123,6 +126,7 @@ export async function makeBuildPlan(
     chosen.push(selected);
     perSource.push({
       type,
+      name,
       target: targets[index]!,
       read,
       samples,

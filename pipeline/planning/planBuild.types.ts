@@ -48,6 +48,8 @@ export interface FreeSlots {
 
 export interface PlannedSource {
   type: string;
+  /** The source's name in records and reports (config/sourceConfig.ts sourceNames). */
+  name: string;
   target: number;
   read: number;
   samples: number;

@@ -117,7 +117,7 @@ test('a re-encoded, resized copy of a training image and a copied question in a 
     training.push(await readFile(path.join(root, layout.instructJsonl(shard)), 'utf8'), await readFile(path.join(root, layout.dpoJsonl(shard)), 'utf8'));
   }
   const contaminated = rejects.filter((r) => r.reason.startsWith('contaminated:'));
-  const image = contaminated.find((r) => r.source === 'cc3m');
+  const image = contaminated.find((r) => r.source === 'cc3m-1');
   assert.ok(image, `the resized copy is caught: ${JSON.stringify(contaminated)}`);
   assert.equal(image.source_id, '000000003');
   assert.match(image.reason, /^contaminated: mmifeval 0: image: the same picture \(dHash \d+ of 64 bits, pixels within [\d.]+ grey levels, at most 24\)$/);

@@ -13,8 +13,31 @@ const plan: BuildPlan = {
   rounds: [0],
   sourceProblems: 1,
   sources: [
-    { type: 'cc3m', target: 3, read: 10, samples: 8, filtered: { 'img2dataset-failed_to_download': 1 }, problems: { encoding: 1 }, selected: 3, ranked: 3, exhausted: false },
-    { type: 'rico', target: 2, read: 6, samples: 6, filtered: {}, problems: {}, selected: 2, ranked: 5, exhausted: false, richness: { selected: 2, 'below-min-score': 3 } },
+    {
+      type: 'cc3m',
+      name: 'cc3m',
+      target: 3,
+      read: 10,
+      samples: 8,
+      filtered: { 'img2dataset-failed_to_download': 1 },
+      problems: { encoding: 1 },
+      selected: 3,
+      ranked: 3,
+      exhausted: false,
+    },
+    {
+      type: 'rico',
+      name: 'rico-screens',
+      target: 2,
+      read: 6,
+      samples: 6,
+      filtered: {},
+      problems: {},
+      selected: 2,
+      ranked: 5,
+      exhausted: false,
+      richness: { selected: 2, 'below-min-score': 3 },
+    },
   ],
 };
 
@@ -26,6 +49,7 @@ test('each source: read = planned + not selected + filtered + problems, planned 
   assert.deepEqual(cc3m, {
     source: 0,
     type: 'cc3m',
+    name: 'cc3m',
     read: 10,
     planned: 3,
     notSelected: { 'not-drawn': 5 },
@@ -41,7 +65,7 @@ test('each source: read = planned + not selected + filtered + problems, planned 
   assert.deepEqual([rico!.notSelected, rico!.uncommitted, rico!.balanced], [{ 'not-drawn': 1, 'richness:below-min-score': 3 }, 2, true]);
   assert.match(
     formatAccount(rico!),
-    /^rico #1: read 6 = planned 2 \+ not selected 4 \(not-drawn 1, richness:below-min-score 3\) \+ filtered 0 \+ problems 0; planned 2 = accepted 0 \+ rejected 0 \+ uncommitted 2$/,
+    /^rico-screens #1: read 6 = planned 2 \+ not selected 4 \(not-drawn 1, richness:below-min-score 3\) \+ filtered 0 \+ problems 0; planned 2 = accepted 0 \+ rejected 0 \+ uncommitted 2$/,
   );
 });
 
