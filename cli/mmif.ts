@@ -75,6 +75,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: 'run a worker (TEMPORAL_* settings from the environment)',
     load: async () => import('./commands/worker.js').then((m) => ({ usage: m.WORKER_USAGE, run: m.workerCommand })),
   },
+  doctor: {
+    summary: 'check what a worker needs: Temporal and its namespace, pollers, endpoints, output, metrics, tools',
+    load: async () => import('./commands/doctor.js').then((m) => ({ usage: m.DOCTOR_USAGE, run: m.doctorCommand })),
+  },
   quickstart: {
     summary: 'local dev server + worker + simulator: build the bundled samples (npm start)',
     load: async () => import('./commands/quickstart.js').then((m) => ({ usage: m.QUICKSTART_USAGE, run: m.quickstartCommand })),

@@ -17,10 +17,10 @@ export interface Temporal {
 export async function connectTemporal(options: { connectTimeoutMs?: number } = {}): Promise<Temporal> {
   const settings = temporalSettingsFromEnv();
   const nobody = await nothingListens(settings.connection.address);
-  if (nobody) throw new CliError(`cannot reach Temporal at ${settings.connection.address}: ${nobody}`, EXIT.failed);
+  if (nobody) throw new CliError(`cannot reach Temporal at ${settings.connection.address}${settings.profile ? ` (${settings.profile})` : ''}: ${nobody}`, EXIT.failed);
   const connectTimeout = options.connectTimeoutMs;
   const connection = await Connection.connect({ ...settings.connection, ...(connectTimeout ? { connectTimeout } : {}) }).catch((err: Error) => {
-    throw temporalUnreachable(settings.connection.address, err);
+    throw temporalUnreachable(settings, err);
   });
   return { client: new Client({ connection, namespace: settings.namespace, dataConverter: maskingDataConverter }), settings, close: () => connection.close() };
 }
@@ -34,7 +34,7 @@ const NOBODY_THERE: Record<string, string> = { ECONNREFUSED: 'Connection refused
  * The gRPC client retries a refused connection until its connect timeout (10 s) and then says only
  * "Failed to connect before the deadline"; this answers at once, with the cause.
  */
-function nothingListens(address: string): Promise<string | undefined> {
+export function nothingListens(address: string): Promise<string | undefined> {
   const match = /^\[?([^\]]*?)\]?:(\d+)$/.exec(address);
   if (!match) return Promise.resolve(undefined);
   return new Promise((resolve) => {
@@ -50,15 +50,32 @@ function nothingListens(address: string): Promise<string | undefined> {
 }
 
 /**
- * The one line for a Temporal server that does not answer, from the client (`mmif build`, `status`)
- * or a worker. The worker's native connection fails with the Rust transport error's debug form,
- * `tonic::transport::Error(Transport, ConnectError(ConnectError("tcp connect error", 127.0.0.1:1,
- * Os { code: 111, kind: ConnectionRefused, message: "Connection refused" })))`: its innermost
- * `message` is the cause.
+ * The one line for a Temporal server that does not answer or refuses the settings, from the client
+ * (`mmif build`, `status`, `doctor`) or a worker, naming the address, the profile the settings came
+ * from (worker/connectionFromEnv.ts) and the cause (temporalCause).
  */
-export function temporalUnreachable(address: string, err: Error): CliError {
-  const cause = /message: "([^"]+)"/.exec(err.message)?.[1] ?? err.message;
-  return new CliError(`cannot reach Temporal at ${address}: ${cause}`, EXIT.failed);
+export function temporalUnreachable(settings: Pick<TemporalSettings, 'connection' | 'namespace' | 'profile'>, err: Error): CliError {
+  const from = settings.profile ? ` (${settings.profile})` : '';
+  return new CliError(`cannot reach Temporal at ${settings.connection.address}${from}: ${temporalCause(err, settings.namespace)}`, EXIT.failed);
+}
+
+/**
+ * Why a connection or call failed, in words. A refused API key or certificate comes as gRPC status
+ * 16 UNAUTHENTICATED (the client: `16 UNAUTHENTICATED: Request unauthorized.` in its cause; the worker's
+ * native connection: `code: 'The request does not have valid authentication credentials', message:
+ * "Request unauthorized."`); an unknown namespace as NOT_FOUND `Namespace <ns> is not found.`. The
+ * worker's native transport errors are the Rust error's debug form,
+ * `tonic::transport::Error(Transport, ConnectError(... Os { code: 111, kind: ConnectionRefused, message: "Connection refused" }))`:
+ * its innermost `message` is the cause.
+ */
+export function temporalCause(err: Error, namespace: string): string {
+  const text = [err.message, err.cause instanceof Error ? err.cause.message : ''].join(' ');
+  const message = /message: "([^"]+)"/.exec(text)?.[1];
+  if (/UNAUTHENTICATED|valid authentication credentials/.test(text)) {
+    return `credentials refused (${message ?? /UNAUTHENTICATED: ([^\n]+)/.exec(text)?.[1] ?? 'unauthenticated'}): check the API key (api_key, TEMPORAL_API_KEY) or client certificate`;
+  }
+  if (/Namespace \S+ (is|was) not found/.test(text)) return `namespace '${namespace}' not found (namespace, TEMPORAL_NAMESPACE)`;
+  return message ?? (err.cause instanceof Error && err.message === 'Failed to connect to Temporal server' ? err.cause.message : err.message);
 }
 
 /** Runs `work`, turning "no such workflow" into a one-line error with its exit code. */

@@ -1,41 +1,57 @@
 /**
- * Temporal connection settings from the environment, under the names Temporal's own CLI reads, so
- * one set of variables serves `temporal` and `mmif` alike. Secrets (API key, TLS keys) never leave
- * the environment and files they point to.
+ * Temporal connection settings as Temporal's own CLI reads them (one set serves `temporal` and
+ * `mmif` alike): a profile of the environment-configuration file (`TEMPORAL_PROFILE`, default
+ * `default`, of `TEMPORAL_CONFIG_FILE` or ~/.config/temporalio/temporal.toml: address, namespace,
+ * api_key, tls with its certificates), overridden by the TEMPORAL_* variables, loaded by
+ * @temporalio/envconfig (https://docs.temporal.io/develop/environment-configuration). Secrets
+ * (API key, TLS keys) never leave the environment and the files it points to.
  */
-import { readFileSync } from 'node:fs';
-import type { TLSConfig } from '@temporalio/client';
+import type { Metadata, TLSConfig } from '@temporalio/client';
+import { loadClientConfigProfile, toClientOptions } from '@temporalio/envconfig';
 
 export interface TemporalSettings {
   /** Accepted by both Connection.connect (client) and NativeConnection.connect (worker). */
-  connection: { address: string; tls?: TLSConfig; apiKey?: string };
+  connection: { address: string; tls?: TLSConfig | false; apiKey?: string; metadata?: Metadata };
   namespace: string;
   taskQueue: string;
+  /** The profile named (TEMPORAL_PROFILE, or the default one of a TEMPORAL_CONFIG_FILE), for messages: `profile 'prod' of /path/temporal.toml`. */
+  profile?: string;
 }
 
 export function temporalSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): TemporalSettings {
-  const apiKey = env.TEMPORAL_API_KEY || undefined;
-  const certPath = env.TEMPORAL_TLS_CLIENT_CERT_PATH;
-  const keyPath = env.TEMPORAL_TLS_CLIENT_KEY_PATH;
-  if (Boolean(certPath) !== Boolean(keyPath)) {
+  if (Boolean(env.TEMPORAL_TLS_CLIENT_CERT_PATH) !== Boolean(env.TEMPORAL_TLS_CLIENT_KEY_PATH)) {
     throw new Error('TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH must be set together');
   }
-  const caPath = env.TEMPORAL_TLS_SERVER_CA_CERT_PATH;
-  const tlsWanted = isTrue(env.TEMPORAL_TLS) || Boolean(certPath) || Boolean(caPath) || Boolean(apiKey);
-  const tls =
-    tlsWanted && !isFalse(env.TEMPORAL_TLS)
-      ? {
-          serverNameOverride: env.TEMPORAL_TLS_SERVER_NAME || undefined,
-          serverRootCACertificate: caPath ? readFileSync(caPath) : undefined,
-          clientCertPair: certPath && keyPath ? { crt: readFileSync(certPath), key: readFileSync(keyPath) } : undefined,
-        }
-      : undefined;
+  const file = env.TEMPORAL_CONFIG_FILE ? ` of ${env.TEMPORAL_CONFIG_FILE}` : '';
+  const profile = env.TEMPORAL_PROFILE ? `profile '${env.TEMPORAL_PROFILE}'${file}` : file ? `profile 'default'${file}` : undefined;
+  let loaded;
+  try {
+    loaded = toClientOptions(loadClientConfigProfile({ overrideEnvVars: env as Record<string, string> }));
+  } catch (err) {
+    throw new Error(`Temporal ${profile ?? 'settings'}: ${(err as Error).message}`);
+  }
+  const { address, apiKey, tls, metadata } = loaded.connectionOptions;
   return {
-    connection: { address: env.TEMPORAL_ADDRESS || 'localhost:7233', tls, apiKey },
-    namespace: env.TEMPORAL_NAMESPACE || 'default',
+    connection: {
+      address: address || 'localhost:7233',
+      // `false`: TLS turned off (TEMPORAL_TLS=false, or tls.disabled in the profile), over an API key
+      // too (the SDK turns TLS on for an API key unless told false).
+      tls: tls === null || tls === undefined ? undefined : tls === false ? false : tls === true ? {} : asBuffers(tls),
+      apiKey: apiKey || undefined,
+      ...(metadata && Object.keys(metadata).length > 0 ? { metadata } : {}),
+    },
+    namespace: loaded.namespace || 'default',
     taskQueue: env.MMIF_TASK_QUEUE || 'mmif',
+    ...(profile ? { profile } : {}),
   };
 }
 
-const isTrue = (v: string | undefined) => v !== undefined && ['1', 'true', 'yes'].includes(v.toLowerCase());
-const isFalse = (v: string | undefined) => v !== undefined && ['0', 'false', 'no'].includes(v.toLowerCase());
+/** envconfig reads certificates as Uint8Array; the connections take Buffers. */
+function asBuffers(tls: TLSConfig): TLSConfig {
+  const buffer = (b: Uint8Array | undefined) => (b ? Buffer.from(b) : undefined);
+  return {
+    ...tls,
+    serverRootCACertificate: buffer(tls.serverRootCACertificate),
+    clientCertPair: tls.clientCertPair ? { crt: Buffer.from(tls.clientCertPair.crt), key: Buffer.from(tls.clientCertPair.key) } : undefined,
+  };
+}

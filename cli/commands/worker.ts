@@ -28,7 +28,12 @@ export async function workerCommand(args: string[]): Promise<number> {
   if (metrics) console.log(`metrics at http://${metrics.address}/metrics`);
   const settings = temporalSettingsFromEnv();
   const connection = await NativeConnection.connect(settings.connection).catch((err: Error) => {
-    throw temporalUnreachable(settings.connection.address, err);
+    throw temporalUnreachable(settings, err);
+  });
+  // The SDK's own check of the namespace comes with a Rust status dump: this one fails in one line.
+  await connection.workflowService.describeNamespace({ namespace: settings.namespace }).catch(async (err: Error) => {
+    await connection.close();
+    throw temporalUnreachable(settings, err);
   });
   const worker = await createWorker({
     connection,

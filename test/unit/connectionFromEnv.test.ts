@@ -41,7 +41,42 @@ test('mTLS reads the certificate files; half a pair is an error; TEMPORAL_TLS=fa
     assert.equal(tls.clientCertPair.key.toString(), 'KEY');
     assert.equal(tls.serverNameOverride, 'srv');
     assert.throws(() => temporalSettingsFromEnv({ TEMPORAL_TLS_CLIENT_CERT_PATH: path.join(dir, 'c.pem') }), /must be set together/);
-    assert.equal(temporalSettingsFromEnv({ TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'false' }).connection.tls, undefined);
+    assert.equal(temporalSettingsFromEnv({ TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'false' }).connection.tls, false);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("a profile of temporal.toml, as Temporal's CLI reads it: TEMPORAL_PROFILE picks it, TEMPORAL_* override it, a missing one is named", async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'mmif-profile-'));
+  try {
+    const file = path.join(dir, 'temporal.toml');
+    await writeFile(
+      file,
+      [
+        '[profile.default]',
+        'address = "localhost:7233"',
+        '',
+        '[profile.cloud]',
+        'address = "ns.acct.tmprl.cloud:7233"',
+        'namespace = "ns.acct"',
+        'api_key = "profile-key"',
+        '',
+      ].join('\n'),
+    );
+    const cloud = temporalSettingsFromEnv({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'cloud' });
+    assert.equal(cloud.connection.address, 'ns.acct.tmprl.cloud:7233');
+    assert.equal(cloud.namespace, 'ns.acct');
+    assert.equal(cloud.connection.apiKey, 'profile-key');
+    assert.ok(cloud.connection.tls, 'an API key turns TLS on');
+    assert.equal(cloud.profile, `profile 'cloud' of ${file}`);
+    const overridden = temporalSettingsFromEnv({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'cloud', TEMPORAL_NAMESPACE: 'other' });
+    assert.equal(overridden.namespace, 'other');
+    assert.equal(temporalSettingsFromEnv({ TEMPORAL_CONFIG_FILE: file }).connection.address, 'localhost:7233');
+    assert.throws(
+      () => temporalSettingsFromEnv({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'prod' }),
+      /^Error: Temporal profile 'prod' of .*temporal.toml: Profile 'prod' not found/,
+    );
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
