@@ -16,7 +16,6 @@ import { writeDatasetDocs } from '../output/reports/datasetDocs.js';
 import { writeReservedSplit } from '../output/formats/export.js';
 import { makeBuildPlan } from '../pipeline/planning/planBuild.js';
 import type { BuildPlan } from '../pipeline/planning/planBuild.types.js';
-import { CURRENT_REQUEST_LAYOUT } from '../prompts/chat.js';
 import { runSliceStages as runStages, runStage, type SliceLanes, type SliceOutcome, type SliceStagesOutcome } from '../pipeline/run/runStage.js';
 import { buildProblems } from '../pipeline/planning/buildChecks.js';
 import { makeTopUpPlan } from '../pipeline/planning/topUp.js';
@@ -114,7 +113,7 @@ export async function checkBuild(input: unknown): Promise<string[]> {
 /** Plans the build (idempotently: a re-run reads the plan it wrote) and returns the plan by reference (domain/planShape.ts). */
 export async function planBuild(input: unknown): Promise<PlanShape> {
   return withHeartbeat(async () => {
-    const ctx = contextFor(parseBuildConfig(input), CURRENT_REQUEST_LAYOUT);
+    const ctx = contextFor(parseBuildConfig(input));
     await probeOutput(ctx.store);
     // Each run holds the build to the budget of the config it was started with (not fingerprinted).
     await writeBudget(ctx.store, ctx.layout.budget, ctx.config.llm.budget);
@@ -286,7 +285,7 @@ async function commitAgain(ctx: StageContext, shard: number, manifest: ShardMani
  */
 export async function planTopUp(input: { config: unknown; round: number; forecast?: boolean }): Promise<PlanShape> {
   return withHeartbeat(async () => {
-    const ctx = contextFor(parseBuildConfig(input.config), CURRENT_REQUEST_LAYOUT);
+    const ctx = contextFor(parseBuildConfig(input.config));
     const plan = await getJson<BuildPlan>(ctx.store, ctx.layout.planSummary);
     // Only before the round is planned: a retry after it finds the round in the plan and changes nothing.
     // Not on a forecast: shards still commit meanwhile, and the exact call after the last round drops them.

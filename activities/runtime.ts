@@ -17,9 +17,7 @@ import { BuildBudget } from '../llm/buildBudget.js';
 import { SpendLedger } from '../llm/spendLedger.js';
 import { buildLayout, LLM_CACHE_PREFIX } from '../storage/buildLayout.js';
 import type { StageContext } from '../pipeline/run/context.js';
-import { requestLayoutOf } from '../pipeline/planning/planBuild.js';
 import type { StoredConfig } from '../pipeline/planning/planBuild.types.js';
-import type { RequestLayout } from '../prompts/chat.js';
 import type { RichnessTools } from '../pipeline/planning/richness.js';
 import { openSources } from '../sources/source.js';
 import { getJson, type ObjectStore } from '../storage/objectStore.js';
@@ -81,8 +79,7 @@ export function richnessTools(ctx: StageContext): RichnessTools {
 /** The limits an endpoint's config sets (its limiter learns the rest from the provider's headers). */
 const endpointLimits = (e: EndpointConfig): EndpointLimits => ({ concurrency: e.concurrency, requestsPerMinute: e.requestsPerMinute, tokensPerMinute: e.tokensPerMinute });
 
-/** `requestLayout`: the build's, from its stored config (contextForBuild); planning sends no request a layout places. */
-export function contextFor(config: BuildConfig, requestLayout: RequestLayout): StageContext {
+export function contextFor(config: BuildConfig): StageContext {
   const store = storeFor(config.output, config.s3);
   return {
     config,
@@ -99,7 +96,6 @@ export function contextFor(config: BuildConfig, requestLayout: RequestLayout): S
       build: config.buildId,
     }),
     sources: openSources(config.sources, config.s3),
-    requestLayout,
   };
 }
 
@@ -132,7 +128,7 @@ async function loadContext(build: BuildRef): Promise<StageContext> {
   if (stored.configFingerprint !== build.configFingerprint) {
     throw new Error(`build '${build.buildId}' in ${store.root} was planned with another config`);
   }
-  return contextFor(parseBuildConfig(stored.config), requestLayoutOf(stored));
+  return contextFor(parseBuildConfig(stored.config));
 }
 
 /** An evaluation's stores and model caller (the builds' cache and limiters), once per worker and config. */

@@ -2,8 +2,9 @@
  * The share of prompt tokens a provider's prompt cache serves, on real builds (dev server, an
  * in-process worker, the simulator's prefix cache as vLLM and as OpenAI keep one; images counted at
  * each of `--image-tokens`). Three builds (CC3M, ChartQA with reference answers, multiturn CC3M), each
- * in request layout 1 (test/harness/plannedBefore.ts) and layout 2 (prompts/chat.ts), each on a fresh
- * stack; prints each build's cached-prompt share, overall and per stage, and the three together.
+ * on a fresh stack; prints each build's cached-prompt share, overall and per stage, and the three
+ * together. (The arm with the framing text as a system message before the image is gone with that
+ * layout; its figures stay in bench/notes/2026-11-24-prompt-cache-share.md.)
  * Run: npx tsx bench/promptCacheShare.ts [--samples 16] [--image-tokens 765,85]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -16,7 +17,6 @@ import type { BuildReport } from '../output/contracts/buildReport.js';
 import { PROMPT_CACHE_PRESETS } from '../simulator/promptCache.js';
 import { LocalStore } from '../storage/localStore.js';
 import { startStack } from '../test/harness/stack.js';
-import { planAsBeforeLayouts } from '../test/harness/plannedBefore.js';
 import { writeCc3m } from '../test/fixtures/cc3m.js';
 import { writeChartqa } from '../test/fixtures/chartqa.js';
 
@@ -47,29 +47,26 @@ const BUILDS: Record<string, Omit<BuildConfigInput, 'buildId' | 'output' | 'seed
 try {
   for (const imageTokens of IMAGE_TOKENS) {
     for (const [cache, settings] of Object.entries(PROMPT_CACHE_PRESETS)) {
-      for (const layout of [1, 2] as const) {
-        const total = { prompt: 0, cached: 0 };
-        for (const [name, build] of Object.entries(BUILDS)) {
-          const buildId = `prefix-${name}-${cache}-${imageTokens}-layout${layout}`;
-          const output = path.join(dir, buildId);
-          const config: BuildConfigInput = { ...build, buildId, seed: 5, output };
-          if (layout === 1) await planAsBeforeLayouts(new LocalStore(output), config);
-          const stack = await startStack({ simulator: { seed: 5, promptCache: settings, imageTokens }, taskQueue: `bench-${buildId}` });
-          try {
-            const report = (await stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: buildId, args: [config] })) as BuildReport;
-            const usage = Object.entries(report.usage).filter(([stage]) => stage !== 'preflight');
-            for (const [, u] of usage) {
-              total.prompt += u.promptTokens;
-              total.cached += u.cachedPromptTokens;
-            }
-            const stages = usage.map(([stage, u]) => `${stage} ${percent(u.cachedPromptTokens, u.promptTokens)} of ${u.promptTokens}`);
-            console.log(`${cache} images ${imageTokens} layout ${layout} ${name}: ${percent(report.cost.cachedPromptShare, 1)} cached; ${stages.join(', ')}`);
-          } finally {
-            await stack.stop();
+      const total = { prompt: 0, cached: 0 };
+      for (const [name, build] of Object.entries(BUILDS)) {
+        const buildId = `prefix-${name}-${cache}-${imageTokens}`;
+        const output = path.join(dir, buildId);
+        const config: BuildConfigInput = { ...build, buildId, seed: 5, output };
+        const stack = await startStack({ simulator: { seed: 5, promptCache: settings, imageTokens }, taskQueue: `bench-${buildId}` });
+        try {
+          const report = (await stack.client.workflow.execute('buildDataset', { taskQueue: stack.taskQueue, workflowId: buildId, args: [config] })) as BuildReport;
+          const usage = Object.entries(report.usage).filter(([stage]) => stage !== 'preflight');
+          for (const [, u] of usage) {
+            total.prompt += u.promptTokens;
+            total.cached += u.cachedPromptTokens;
           }
+          const stages = usage.map(([stage, u]) => `${stage} ${percent(u.cachedPromptTokens, u.promptTokens)} of ${u.promptTokens}`);
+          console.log(`${cache} images ${imageTokens} ${name}: ${percent(report.cost.cachedPromptShare, 1)} cached; ${stages.join(', ')}`);
+        } finally {
+          await stack.stop();
         }
-        console.log(`${cache} images ${imageTokens} layout ${layout} ALL THREE: ${percent(total.cached, total.prompt)} of ${total.prompt} prompt tokens cached`);
       }
+      console.log(`${cache} images ${imageTokens} ALL THREE: ${percent(total.cached, total.prompt)} of ${total.prompt} prompt tokens cached`);
     }
   }
 } finally {

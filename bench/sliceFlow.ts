@@ -17,7 +17,6 @@ import { mapLimit } from '../domain/mapLimit.js';
 import { STAGE_NAMES } from '../config/stages.js';
 import { makeBuildPlan } from '../pipeline/planning/planBuild.js';
 import { runSliceStages, runStage } from '../pipeline/run/runStage.js';
-import { CURRENT_REQUEST_LAYOUT } from '../prompts/chat.js';
 import { GPU_PROFILES, GpuFleet } from '../simulator/gpuProfile.js';
 import { startSimulator } from '../simulator/server.js';
 import type { SourceSample } from '../domain/sample.js';
@@ -47,7 +46,7 @@ try {
       models: { default: { model: 'mmif-sim-vlm', baseUrl: sim.url, concurrency: GPU_PROFILES['qwen2.5-vl-7b'].slots } },
       llm: { concurrency: SLICE, preflight: false },
     });
-    const ctx = contextFor(config, CURRENT_REQUEST_LAYOUT);
+    const ctx = contextFor(config);
     await makeBuildPlan(config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx));
     const samples = await shardPlanIn(ctx.store, ctx.layout, 0);
     const slices = Array.from({ length: Math.ceil(samples.length / SLICE) }, (_, i) => samples.slice(i * SLICE, (i + 1) * SLICE));

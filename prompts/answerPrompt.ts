@@ -1,7 +1,7 @@
 /** The answering prompt of the reference implementation (shared NOTES §4), used for chosen and rejected answers. */
 import type { Constraint } from '../domain/constraints/selection.js';
 import { referenceFrame } from './departures.js';
-import { rendered, framed, type RenderedPrompt, type RequestLayout } from './chat.js';
+import { rendered, framed, type RenderedPrompt } from './chat.js';
 
 export function answerPromptText(instruction: string, constraints: readonly Constraint[]): string {
   if (constraints.length === 0) return `## Task Description\n${instruction}`;
@@ -10,13 +10,11 @@ export function answerPromptText(instruction: string, constraints: readonly Cons
 }
 
 /**
- * `reference` (a dataset's own answer, e.g. a ChartQA label) frames the prompt (a system message
- * before the image in layout 1, the image message's preface in layout 2): it helps the model get the
- * facts right but is not part of the prompt stored in the training record.
+ * `reference` (a dataset's own answer, e.g. a ChartQA label) frames the prompt (the image message's
+ * preface, prompts/chat.ts): it helps the model get the facts right but is not part of the prompt
+ * stored in the training record.
  */
-export function renderAnswerPrompt(instruction: string, constraints: readonly Constraint[]): RenderedPrompt;
-export function renderAnswerPrompt(instruction: string, constraints: readonly Constraint[], reference: string | undefined, layout: RequestLayout): RenderedPrompt;
-export function renderAnswerPrompt(instruction: string, constraints: readonly Constraint[], reference?: string, layout: RequestLayout = 1): RenderedPrompt {
+export function renderAnswerPrompt(instruction: string, constraints: readonly Constraint[], reference?: string): RenderedPrompt {
   const user = { role: 'user' as const, text: answerPromptText(instruction, constraints), withImage: true };
-  return rendered('answer', reference ? framed(layout, referenceFrame(reference), user) : [user]);
+  return rendered('answer', reference ? framed(referenceFrame(reference), user) : [user]);
 }

@@ -1,18 +1,17 @@
 /** Constraint integration (paper Fig. 15): the model adds constraints of offered types to the instruction. */
 import { z } from 'zod';
 import type { ConstraintType } from '../domain/constraints/catalogue.js';
-import { rendered, type RenderedPrompt, type RequestLayout } from './chat.js';
+import { rendered, type RenderedPrompt } from './chat.js';
 
-/** The reply of layouts 1 and 2: each constraint's `type` any string. */
-const freeTypeReplySchema = z.object({
-  constraints: z.array(z.object({ type: z.string(), value: z.string() })),
-});
-export type ConstraintReply = z.infer<typeof freeTypeReplySchema>;
+/** The constraints a model added, as parsed from its reply. */
+export interface ConstraintReply {
+  constraints: Array<{ type: string; value: string }>;
+}
 
 /**
  * The reply schema of a request offering `offeredKeys`, for a stage that keeps a sample with
- * `min` to `max` constraints (the paper's 3-12). From request layout 3 the JSON schema sent says what
- * the stage accepts: each constraint's `type` an `enum` of the offered types, a non-empty `value`
+ * `min` to `max` constraints (the paper's 3-12). The JSON schema sent says what the stage
+ * accepts: each constraint's `type` an `enum` of the offered types, a non-empty `value`
  * (`minLength` 1), `min` to `max` of them (`minItems`, `maxItems`). A server that enforces the schema can then only produce such a
  * list, where a weak model left to free strings names no offered type, or none at all
  * (`{"constraints": []}`). What each server does with these three keywords (docs/endpoints.md,
@@ -38,12 +37,11 @@ export type ConstraintReply = z.infer<typeof freeTypeReplySchema>;
  *   `minItems` and `maxItems` but not `minLength` (platform.openai.com/docs/guides/structured-outputs#supported-schemas;
  *   refused as "not permitted": jina-ai/node-DeepResearch#79).
  *   An endpoint that refuses the schema with a 400 naming `response_format` gets json_object next (llm/dialect.ts adapt).
- * The reply is still parsed as before (zod puts `.meta()` into the JSON schema only): from a server
+ * The reply is parsed as free strings (zod puts `.meta()` into the JSON schema only): from a server
  * that does not enforce schemas, an unoffered type, an empty value, a repeated type or a short list
- * is dropped or refused by the stage as before (domain/constraints/selection.ts), not the reply as unusable.
+ * is dropped or refused by the stage (domain/constraints/selection.ts), not the reply as unusable.
  */
-export function constraintReplySchema(layout: RequestLayout, offeredKeys: readonly string[], count: { min: number; max: number }): z.ZodType<ConstraintReply> {
-  if (layout < 3) return freeTypeReplySchema;
+export function constraintReplySchema(offeredKeys: readonly string[], count: { min: number; max: number }): z.ZodType<ConstraintReply> {
   const type = offeredKeys.length > 0 ? z.string().meta({ enum: [...offeredKeys] }) : z.string();
   const constraint = z.object({ type, value: z.string().meta({ minLength: 1 }) });
   return z.object({ constraints: z.array(constraint).meta({ minItems: count.min, maxItems: count.max }) });

@@ -1,6 +1,6 @@
 /**
  * The context a model answers at one turn of a multi-turn chat (MMMT-IF, seed 002): a standing rule
- * saying that instructions persist (placed by the request layout, prompts/chat.ts), the image with the first question, each earlier question with the answer it got, and the current question. A global
+ * saying that instructions persist (the image message's preface, prompts/chat.ts), the image with the first question, each earlier question with the answer it got, and the current question. A global
  * instruction is written in the user message of the turn that adds it, before that turn's question, and
  * is never repeated: finding it again later in the context is part of the task.
  *
@@ -10,7 +10,7 @@
  * - `appendAll`: seed 002's ablation, every instruction given so far appended after the current question.
  */
 import type { Constraint } from '../domain/constraints/selection.js';
-import { rendered, framed, type RenderedPrompt, type PromptMessage, type RequestLayout } from './chat.js';
+import { rendered, framed, type RenderedPrompt, type PromptMessage } from './chat.js';
 
 /** Opens every chat (the simulator leaves it out of the turns it reads: simulator/answers.ts). */
 export const MULTITURN_SYSTEM_TEXT = 'You are answering questions about an image over several turns. An instruction given in any turn applies to every later answer as well.';
@@ -24,15 +24,13 @@ export interface ChatTurn {
 }
 
 export interface ChatContextOptions {
-  /** Where the chat's standing rule goes (prompts/chat.ts); evaluations keep layout 1, the layout their cached replies were asked in. */
-  layout: RequestLayout;
   /** 0-based index of the earlier turn whose instruction is left out. */
   forget?: number;
   appendAll?: boolean;
 }
 
 /** The messages to answer turn `current` (0-based); earlier turns must carry their kept answer. */
-export function renderChatTurn(turns: readonly ChatTurn[], current: number, options: ChatContextOptions): RenderedPrompt {
+export function renderChatTurn(turns: readonly ChatTurn[], current: number, options: ChatContextOptions = {}): RenderedPrompt {
   if (current < 0 || current >= turns.length) throw new Error(`chat context: turn ${current + 1} is outside a ${turns.length}-turn chat`);
   if (options.forget !== undefined && !(options.forget < current && turns[options.forget]?.instruction)) {
     throw new Error(`chat context: turn ${options.forget + 1} adds no instruction before turn ${current + 1}, nothing to forget`);
@@ -52,5 +50,5 @@ export function renderChatTurn(turns: readonly ChatTurn[], current: number, opti
       messages.push({ role: 'assistant', text: turn.answer });
     }
   }
-  return rendered('chat_answer', framed(options.layout, MULTITURN_SYSTEM_TEXT, messages[0]!, messages.slice(1)), options.appendAll ? '+append-all' : '');
+  return rendered('chat_answer', framed(MULTITURN_SYSTEM_TEXT, messages[0]!, messages.slice(1)), options.appendAll ? '+append-all' : '');
 }

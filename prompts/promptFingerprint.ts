@@ -11,7 +11,7 @@ import { CONSTRAINT_TYPES } from '../domain/constraints/catalogue.js';
 import { sha256Hex } from '../domain/hashing.js';
 import type { PromptKind } from '../domain/promptKinds.js';
 import { renderAnswerPrompt } from './answerPrompt.js';
-import { CURRENT_REQUEST_LAYOUT, type RenderedPrompt } from './chat.js';
+import type { RenderedPrompt } from './chat.js';
 import { renderChatQuestionsPrompt } from './chatQuestionsPrompt.js';
 import { renderCompareJudgePrompt } from './compareJudgePrompt.js';
 import { renderCompatibilityPrompt } from './compatibilityPrompt.js';
@@ -37,7 +37,7 @@ export const PLACEHOLDER_RENDERS: { readonly [K in PromptKind]: () => RenderedPr
   constraints: () => renderConstraintPrompt(INSTRUCTION, CONSTRAINT_TYPES.slice(0, 2)),
   compatibility: () => renderCompatibilityPrompt(INSTRUCTION, CONSTRAINTS),
   verifier_selection: () => renderVerifierSelectionPrompt('<constraint>', [{ name: '<function>', signature: '<signature>', example: '<example>' }]),
-  answer: () => renderAnswerPrompt(INSTRUCTION, CONSTRAINTS, '<reference>', CURRENT_REQUEST_LAYOUT),
+  answer: () => renderAnswerPrompt(INSTRUCTION, CONSTRAINTS, '<reference>'),
   direct_judge: () => renderDirectJudgePrompt('<response>', ['<constraint 1>', '<constraint 2>']),
   compare_judge: () => renderCompareJudgePrompt('<constraint>', '<with constraint>', '<without constraint>'),
   chat_answer: () =>
@@ -47,7 +47,6 @@ export const PLACEHOLDER_RENDERS: { readonly [K in PromptKind]: () => RenderedPr
         { question: '<question 2>', instruction: CONSTRAINTS[1] },
       ],
       1,
-      { layout: CURRENT_REQUEST_LAYOUT },
     ),
   image_tags: () => renderTagPrompt(),
 };

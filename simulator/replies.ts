@@ -149,7 +149,7 @@ function lastUserText(request: ChatRequest): string {
   return textOf(users.slice(-1));
 }
 
-/** The chat's user turns without its standing rule, which request layout 2 sends as a part of the first turn (prompts/chat.ts). */
+/** The chat's user turns without its standing rule, which is sent as a part of the first turn (prompts/chat.ts). */
 function userTexts(request: ChatRequest): string[] {
   return request.messages.filter((message) => message.role === 'user').map((message) => textOf([{ ...message, content: partsOf(message).filter((part) => !isChatRule(part)) }]));
 }

@@ -43,7 +43,7 @@ export async function evaluateChat(ctx: EvalContext, chat: ChatInput, image: Sam
   const results: EvalTurnResult[] = [];
   for (const [i, turn] of turns.entries()) {
     const inForce = instructionsInForce(plan.instructions, i + 1);
-    const prompt = renderChatTurn(turns, i, { appendAll: options.appendInstructions, layout: 1 });
+    const prompt = renderChatTurn(turns, i, { appendAll: options.appendInstructions });
     const responses: string[] = [];
     for (let seed = 0; seed < ctx.config.responses; seed++) {
       responses.push(await ctx.models.text({ stage: 'answer', endpoint: ctx.config.model, prompt, image, seed }, calls));

@@ -20,12 +20,8 @@ import { cutShards, LowestRanks, offerSegment, rankedSlice, sampleRank } from '.
 import { richnessWindow, takeRichSamples, type RichnessTools } from './richness.js';
 import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
 import { InputError } from '../../domain/errors.js';
-import { CURRENT_REQUEST_LAYOUT, type RequestLayout } from '../../prompts/chat.js';
 import { changedPrompts, promptMaterial, type PromptMaterial } from '../../prompts/promptFingerprint.js';
 import type { BuildPlan, FreeSlots, RankReserve, StoredConfig } from './planBuild.types.js';
-
-/** The request layout a stored build runs with: the one recorded at planning, else the layout before recording began. */
-export const requestLayoutOf = (stored: StoredConfig): RequestLayout => stored.requestLayout ?? 1;
 
 export class ConfigMismatchError extends InputError {
   override name = 'ConfigMismatchError';
@@ -36,9 +32,9 @@ export function configFingerprint(config: BuildConfig, prompts: PromptMaterial =
   return sha256Hex(`${fingerprintMaterial(config)}\u0000${canonicalJson(prompts)}`);
 }
 
-/** The stored config of a build of `config` planned under `requestLayout` (the layout unset: as before layouts were recorded). */
-export function storedConfigOf(config: BuildConfig, requestLayout?: RequestLayout, prompts: PromptMaterial = promptMaterial(config)): StoredConfig {
-  return { configFingerprint: configFingerprint(config, prompts), config, prompts, ...(requestLayout === undefined ? {} : { requestLayout }) };
+/** The stored config of a build of `config` whose stages send `prompts`. */
+export function storedConfigOf(config: BuildConfig, prompts: PromptMaterial = promptMaterial(config)): StoredConfig {
+  return { configFingerprint: configFingerprint(config, prompts), config, prompts };
 }
 
 /** What differs between the stored build and `config`: its settings, its prompts (named), or both. */
@@ -151,7 +147,7 @@ export async function makeBuildPlan(
   for (const [shard, samples] of shards.entries()) await putJson(store, layout.shardPlan(shard), samples);
   await store.put(layout.sourceProblems, damaged.map((p) => `${JSON.stringify(p)}\n`).join(''));
   await putJson(store, layout.sourceFiltered, filtered);
-  if (!stored) await putJson(store, layout.config, storedConfigOf(config, CURRENT_REQUEST_LAYOUT));
+  if (!stored) await putJson(store, layout.config, storedConfigOf(config));
   const plan: BuildPlan = {
     configFingerprint: fingerprint,
     sampleCount: shards.reduce((n, s) => n + s.length, 0),

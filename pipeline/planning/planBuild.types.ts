@@ -6,7 +6,6 @@
 import type { BuildConfig } from '../../config/buildConfig.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { TargetsOutcome } from '../../domain/targets.js';
-import type { RequestLayout } from '../../prompts/chat.js';
 import type { PromptMaterial } from '../../prompts/promptFingerprint.js';
 
 export interface BuildPlan {
@@ -82,6 +81,4 @@ export interface StoredConfig {
   config: BuildConfig;
   /** What its stages send, as fingerprinted (prompts/promptFingerprint.ts): names the prompts a refused resume changed. */
   prompts: PromptMaterial;
-  /** The request layout the build was planned with (prompts/chat.ts); absent on builds planned before layouts were recorded, which used layout 1. */
-  requestLayout?: RequestLayout;
 }

@@ -4,7 +4,6 @@ import type { BuildLayout } from '../../storage/buildLayout.js';
 import type { SourceReader } from '../../sources/source.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
 import { rngFor, type Rng } from '../../domain/random.js';
-import type { RequestLayout } from '../../prompts/chat.js';
 
 /** Everything a stage needs, built once per activity call. */
 export interface StageContext {
@@ -15,8 +14,6 @@ export interface StageContext {
   models: ModelCaller;
   /** Readers by BuildConfig.sources index. */
   sources: readonly SourceReader[];
-  /** The request layout the build was planned with (prompts/chat.ts). */
-  requestLayout: RequestLayout;
 }
 
 /** The generator for one random choice of one sample: independent of order, retries and workers. */

@@ -257,7 +257,7 @@ test('a build planned under another wording of a prompt: `mmif build` and `mmif 
   const key = buildLayout('reworded').config;
   const stored = (await getJson<StoredConfig>(store, key))!;
   const prompts = { ...stored.prompts, answer: { ...stored.prompts.answer!, sha256: sha256Hex('an earlier wording') } };
-  await putJson(store, key, storedConfigOf(stored.config, stored.requestLayout, prompts));
+  await putJson(store, key, storedConfigOf(stored.config, prompts));
   const refusal = new RegExp(
     `build 'reworded' already exists in ${escape(path.join(dir, 'out'))} with prompts changed since it was planned \\(answer\\) ` +
       `\\(fingerprint [0-9a-f]{12}, now [0-9a-f]{12}\\); use a new buildId for a new version \\('mmif build --new-version' picks one\\)$`,

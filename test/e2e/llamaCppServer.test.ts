@@ -117,7 +117,7 @@ test(
         .map((l) => JSON.parse(l) as RejectRecord);
 
       // The constraint reply schema names the offered types as an enum, non-empty values and the
-      // stage's minimum count (request layout 3), and the grammar holds the random model to it: a
+      // stage's minimum count, and the grammar holds the random model to it: a
       // list the stage refused was long enough and dropped nothing for an unoffered type or an empty
       // value, only for repeats (a grammar cannot demand distinct items; its reason counts them).
       // So samples get past the constraint stage. (Under a free-string type every sample was

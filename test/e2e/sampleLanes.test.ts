@@ -23,7 +23,6 @@ import { writeShard } from '../../output/commit/shardWriter.js';
 import { LanePool } from '../../pipeline/run/lanePool.js';
 import { makeBuildPlan } from '../../pipeline/planning/planBuild.js';
 import { runSliceStages } from '../../pipeline/run/runStage.js';
-import { CURRENT_REQUEST_LAYOUT } from '../../prompts/chat.js';
 import { GPU_PROFILES, GpuFleet } from '../../simulator/gpuProfile.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
 import { LocalStore } from '../../storage/localStore.js';
@@ -66,7 +65,7 @@ async function build(output: string, lanes: LanePool | undefined) {
     models: { default: { model: 'mmif-sim-vlm', baseUrl: proxy.url, concurrency: LANES } },
     llm: { concurrency: LANES / 2, preflight: false },
   });
-  const ctx = contextFor(config, CURRENT_REQUEST_LAYOUT);
+  const ctx = contextFor(config);
   await makeBuildPlan(config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx));
   const samples = await shardPlanIn(ctx.store, ctx.layout, 0);
   assert.equal(samples.length, SAMPLES);

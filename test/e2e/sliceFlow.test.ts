@@ -20,7 +20,6 @@ import { STAGE_NAMES } from '../../config/stages.js';
 import { writeShard } from '../../output/commit/shardWriter.js';
 import { makeBuildPlan } from '../../pipeline/planning/planBuild.js';
 import { runSliceStages, runStage } from '../../pipeline/run/runStage.js';
-import { CURRENT_REQUEST_LAYOUT } from '../../prompts/chat.js';
 import { GPU_PROFILES, GpuFleet } from '../../simulator/gpuProfile.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
 import { LocalStore } from '../../storage/localStore.js';
@@ -59,7 +58,7 @@ async function build(output: string, run: (ctx: ReturnType<typeof contextFor>, s
     models: { default: { model: 'mmif-sim-vlm', baseUrl: proxy.url } },
     llm: { concurrency: SAMPLES, preflight: false },
   });
-  const ctx = contextFor(config, CURRENT_REQUEST_LAYOUT);
+  const ctx = contextFor(config);
   await makeBuildPlan(config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx));
   const samples = await shardPlanIn(ctx.store, ctx.layout, 0);
   assert.equal(samples.length, SAMPLES);

@@ -8,7 +8,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { contextFor } from '../../activities/runtime.js';
-import { CURRENT_REQUEST_LAYOUT } from '../../prompts/chat.js';
 import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
 import { sceneJpeg } from '../fixtures/images.js';
@@ -58,7 +57,6 @@ export function simulatorScene(options: { seed: number; tmpPrefix: string; scene
           models: { default: { model: 'mmif-sim-vlm', baseUrl: scene.sim.url } },
           ...overrides,
         }),
-        CURRENT_REQUEST_LAYOUT,
       );
     },
   };

@@ -73,7 +73,7 @@ test("OpenAI's reasoning models are known by name, dated snapshots and gateway p
 });
 
 test('a reply schema goes out as json_schema without strict: OpenAI treats it as guidance and checks no keyword against strict mode (the constraint schema’s minLength); stepped down, no schema at all', () => {
-  const schema = jsonSchemaOf(constraintReplySchema(3, ['tone_requirement', 'mention'], { min: 3, max: 12 }));
+  const schema = jsonSchemaOf(constraintReplySchema(['tone_requirement', 'mention'], { min: 3, max: 12 }));
   const ask = { model: 'gpt-4o', messages: [{ role: 'user' as const, content: 'hi' }], temperature: 0.7, maxTokens: 100, schema: { name: 'constraints', schema } };
   const body = requestBody(ask, baseDialect('gpt-4o'));
   assert.deepEqual(body.response_format, { type: 'json_schema', json_schema: { name: 'constraints', schema } });

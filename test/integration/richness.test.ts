@@ -13,7 +13,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { contextFor, richnessTools } from '../../activities/runtime.js';
-import { CURRENT_REQUEST_LAYOUT } from '../../prompts/chat.js';
 import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
 import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
 import { judgeWindow, topFractionCutoff, type ScoreOutcome } from '../../domain/richness.js';
@@ -102,7 +101,6 @@ function build(id: string, richness: Record<string, unknown>, extra: Partial<Bui
       models: { default: { model: 'mmif-sim-vlm', baseUrl: sim.url } },
       ...extra,
     }),
-    CURRENT_REQUEST_LAYOUT,
   );
 }
 
@@ -204,7 +202,6 @@ test('imported scores match images of any extension: .webp members of webdataset
         shardSize: 4,
         models: { default: { model: 'mmif-sim-vlm', baseUrl: sim.url } },
       }),
-      CURRENT_REQUEST_LAYOUT,
     );
     const { samples, listing } = await plannedSamples(ctx);
     assert.deepEqual(

@@ -15,7 +15,6 @@ import type { StageContext } from '../../pipeline/run/context.js';
 import { runStage } from '../../pipeline/run/runStage.js';
 import type { StageState } from '../../pipeline/run/stageState.js';
 import { stageDefinitions } from '../../pipeline/stages/registry.js';
-import { CURRENT_REQUEST_LAYOUT } from '../../prompts/chat.js';
 import { startSimulator } from '../../simulator/server.js';
 import { getCreatedJson } from '../../storage/objectStore.js';
 
@@ -38,7 +37,7 @@ for (const mode of BUILD_MODES) {
         maxSamples: 3,
         models: { default: { model: 'mmif-sim-vlm', baseUrl: sim.url } },
       });
-      const ctx = contextFor(config, CURRENT_REQUEST_LAYOUT);
+      const ctx = contextFor(config);
       const samples = await firstSamples(ctx, 3);
       assert.equal(samples.length, 3);
       for (const stage of stageDefinitions(mode)) {

@@ -25,8 +25,8 @@ function offeredLines(mode: 'single' | 'multiturn', sampleId: string): Array<{ t
     mode,
     ...(mode === 'multiturn' ? { chat: { turns: 4, maxInstructions: 3 } } : {}),
   });
-  // The request is built from the config and the layout alone: no store, reader or model is touched.
-  const ctx = { config, requestLayout: 3 } as StageContext;
+  // The request is built from the config alone: no store, reader or model is touched.
+  const ctx = { config } as StageContext;
   const sample = { sampleId, image: { sourceIndex: 0 } } as SourceSample;
   const { request } = constraintRequest(ctx, sample, 'Describe the scene in detail, then say what might happen next.', { jpeg: Buffer.alloc(0), sha256: '0'.repeat(64) });
   const text = request.prompt.messages.map((m) => m.text).join('\n');

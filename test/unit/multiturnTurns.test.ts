@@ -43,10 +43,8 @@ test('the context: image on the first question, instructions where they were giv
     { role: 'user', text: 'How does it look?' },
   ];
   const first = { role: 'user', text: `${exclaim.value}\n\nWhat animal is in the picture?`, withImage: true };
-  // Layout 1 (builds planned before layouts were recorded): the chat's rule is a system message before the image.
-  assert.deepEqual(renderChatTurn(chat, 2, { layout: 1 }).messages, [{ role: 'system', text: MULTITURN_SYSTEM_TEXT }, first, ...later]);
-  // Layout 2: the same text, after the image in its message, so the chat opens with the image like every other stage of the sample.
-  const prompt = renderChatTurn(chat, 2, { layout: 2 });
+  // The chat's rule goes after the image in its message, so the chat opens with the image like every other stage of the sample.
+  const prompt = renderChatTurn(chat, 2);
   assert.deepEqual(prompt.messages, [{ ...first, preface: MULTITURN_SYSTEM_TEXT }, ...later]);
   const [opening] = chatMessages(prompt, { jpeg: Buffer.from('jpeg'), sha256: 'x' }, 'low');
   assert.deepEqual(
@@ -56,17 +54,17 @@ test('the context: image on the first question, instructions where they were giv
 });
 
 test('the rejected context forgets one earlier instruction; the ablation appends all at the end', () => {
-  const forgetting = renderChatTurn(chat, 2, { forget: 0, layout: 1 });
-  assert.equal(forgetting.messages[1]?.text, 'What animal is in the picture?');
-  assert.equal(forgetting.messages[3]?.text, `${short.value}\n\nWhat is it doing?`);
+  const forgetting = renderChatTurn(chat, 2, { forget: 0 });
+  assert.equal(forgetting.messages[0]?.text, 'What animal is in the picture?');
+  assert.equal(forgetting.messages[2]?.text, `${short.value}\n\nWhat is it doing?`);
   assert.ok(!forgetting.messages.some((m) => m.text.includes(exclaim.value)));
 
-  const appended = renderChatTurn(chat, 2, { appendAll: true, layout: 1 });
+  const appended = renderChatTurn(chat, 2, { appendAll: true });
   assert.equal(appended.messages.at(-1)?.text, `How does it look?\n\nFollow all of these instructions in your answer:\n1. ${exclaim.value}\n2. ${short.value}`);
-  assert.notEqual(appended.version, renderChatTurn(chat, 2, { layout: 1 }).version, 'the ablation never shares a cache key with the plain chat');
+  assert.notEqual(appended.version, renderChatTurn(chat, 2).version, 'the ablation never shares a cache key with the plain chat');
 
-  assert.throws(() => renderChatTurn(chat, 2, { forget: 2, layout: 1 }), /turn 3 adds no instruction before turn 3/);
-  assert.throws(() => renderChatTurn([{ question: 'q1' }, { question: 'q2' }], 1, { layout: 1 }), /turn 1 has no answer/);
+  assert.throws(() => renderChatTurn(chat, 2, { forget: 2 }), /turn 3 adds no instruction before turn 3/);
+  assert.throws(() => renderChatTurn([{ question: 'q1' }, { question: 'q2' }], 1), /turn 1 has no answer/);
 });
 
 test('PIF at a turn counts every instruction in force, with the real verifiers', () => {

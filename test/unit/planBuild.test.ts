@@ -137,7 +137,7 @@ test('a build planned under another wording of a prompt is refused, naming the p
   try {
     const store = new LocalStore(dir);
     const current = config({});
-    await putJson(store, buildLayout('plan').config, storedConfigOf(current, 3, promptMaterial(current, reworded)));
+    await putJson(store, buildLayout('plan').config, storedConfigOf(current, promptMaterial(current, reworded)));
     await assert.rejects(sameStoredConfig(current, store, buildLayout('plan')), (err: Error) => {
       assert.ok(err instanceof ConfigMismatchError);
       assert.match(

@@ -106,7 +106,7 @@ test('the extra messages are sent with the listed texts: the JSON-only instructi
   await compareJudgeVerdict(ask, 'C-ONE', 'WITH-X', 'WITHOUT-X');
   assert.match(asked[1]!.messages.at(-1)!.text, listed('direct judge reminder'));
   assert.match(asked[3]!.messages.at(-1)!.text, listed('compare judge reminder'));
-  assert.match(renderAnswerPrompt('Q', [], 'FACT-X', 3).messages[0]!.preface!, listed('reference answer framing'));
+  assert.match(renderAnswerPrompt('Q', [], 'FACT-X').messages[0]!.preface!, listed('reference answer framing'));
 });
 
 test('docs/data-quality.md lists the changes and extra messages as prompts/departures.ts gives them (npm run docs:config)', async () => {

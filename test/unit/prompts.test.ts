@@ -30,25 +30,19 @@ test('the answer prompt is the reference format, with a numbered constraint list
   assert.equal(rendered.messages[0]!.withImage, true);
 });
 
-test('a reference answer frames the answer prompt: a system message first in layout 1, after the image in layout 2, same text', () => {
+test('a reference answer frames the answer prompt: after the image, before the task', () => {
   const constraints = [{ type: 'length', value: 'Use exactly 2 paragraphs.' }];
   const frame = 'A reference answer to the underlying question, for accuracy (do not mention it): 42';
   const task = answerPromptText('How many birds?', constraints);
-  assert.deepEqual(renderAnswerPrompt('How many birds?', constraints, '42', 1).messages, [
-    { role: 'system', text: frame },
-    { role: 'user', text: task, withImage: true },
-  ]);
-  const layout2 = renderAnswerPrompt('How many birds?', constraints, '42', 2);
-  assert.deepEqual(layout2.messages, [{ role: 'user', text: task, withImage: true, preface: frame }]);
-  // Without a reference both layouts send the same request (the same cache key).
-  assert.deepEqual(renderAnswerPrompt('How many birds?', constraints, undefined, 2), renderAnswerPrompt('How many birds?', constraints, undefined, 1));
+  const framedPrompt = renderAnswerPrompt('How many birds?', constraints, '42');
+  assert.deepEqual(framedPrompt.messages, [{ role: 'user', text: task, withImage: true, preface: frame }]);
   // Sent: the image first, then the reference, then the task; the rejected answer (fewer constraints) shares all but the dropped ones.
   const image = { jpeg: Buffer.from('jpeg'), sha256: 'x' };
-  const parts = (prompt: typeof layout2) => (chatMessages(prompt, image, 'low')[0]!.content as Array<{ type: string; text?: string }>).map((p) => p.text ?? p.type);
-  assert.deepEqual(parts(layout2), ['image_url', frame, task]);
-  assert.deepEqual(parts(renderAnswerPrompt('How many birds?', [], '42', 2)).slice(0, 2), ['image_url', frame]);
+  const parts = (prompt: typeof framedPrompt) => (chatMessages(prompt, image, 'low')[0]!.content as Array<{ type: string; text?: string }>).map((p) => p.text ?? p.type);
+  assert.deepEqual(parts(framedPrompt), ['image_url', frame, task]);
+  assert.deepEqual(parts(renderAnswerPrompt('How many birds?', [], '42')).slice(0, 2), ['image_url', frame]);
   // Without the image (the no_image rejected answer), the reference still goes first, as its own text part.
-  assert.deepEqual(chatMessages(layout2, undefined, 'low'), [
+  assert.deepEqual(chatMessages(framedPrompt, undefined, 'low'), [
     {
       role: 'user',
       content: [
@@ -77,33 +71,30 @@ test('the constraint prompt (Fig. 15) embeds the instruction and one line per of
   assert.match(text, /Do not conflict with the original instruction or with each other/);
 });
 
-test('from layout 3 the constraint reply schema sent names the offered types as an enum and allows exactly min-max (3-12) constraints; the reply is parsed as before', () => {
+test('the constraint reply schema sent names the offered types as an enum and allows exactly min-max (3-12) constraints; the reply is parsed as free strings', () => {
   const offered = ['length', 'keyword', 'tone'];
-  const listSchema = (layout: 1 | 2 | 3, keys = offered) =>
-    (jsonSchemaOf(constraintReplySchema(layout, keys, { min: 3, max: 12 })) as { properties: { constraints: unknown } }).properties.constraints;
+  const listSchema = (keys = offered) => (jsonSchemaOf(constraintReplySchema(keys, { min: 3, max: 12 })) as { properties: { constraints: unknown } }).properties.constraints;
   const free = {
     type: 'array',
     items: { type: 'object', properties: { type: { type: 'string' }, value: { type: 'string' } }, required: ['type', 'value'], additionalProperties: false },
   };
-  assert.deepEqual(listSchema(3), {
+  assert.deepEqual(listSchema(), {
     ...free,
     minItems: 3,
     maxItems: 12,
     items: { ...free.items, properties: { type: { type: 'string', enum: offered }, value: { type: 'string', minLength: 1 } } },
   });
-  assert.deepEqual(listSchema(2), free, 'a build planned under layout 2 sends what it sent (its cache keys stay)');
-  assert.deepEqual(listSchema(1), free);
   // A server that does not enforce the schema may still send another type, an empty value, a short
-  // list: parsed as before, for the stage to drop or refuse, not the whole reply refused as unusable.
+  // list: parsed, for the stage to drop or refuse, not the whole reply refused as unusable.
   const reply = {
     constraints: [
       { type: 'length', value: 'Use 2 paragraphs.' },
       { type: 'rhyme', value: '' },
     ],
   };
-  assert.deepEqual(constraintReplySchema(3, offered, { min: 3, max: 12 }).parse(reply), reply);
-  // Nothing offered: no enum (llama.cpp refuses an empty one); the stage refuses the sample as before.
-  assert.deepEqual(listSchema(3, []), {
+  assert.deepEqual(constraintReplySchema(offered, { min: 3, max: 12 }).parse(reply), reply);
+  // Nothing offered: no enum (llama.cpp refuses an empty one); the stage refuses the sample.
+  assert.deepEqual(listSchema([]), {
     ...free,
     minItems: 3,
     maxItems: 12,

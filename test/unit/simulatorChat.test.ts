@@ -14,7 +14,7 @@ import { allGlobalInstructions } from '../../pipeline/stages/chat/globalInstruct
 import type { ChatInstruction } from '../../domain/multiturn/chatPlan.js';
 import { ChatRequestSchema, generateReply } from '../../simulator/replies.js';
 import { chatMessages } from '../../llm/chatMessages.js';
-import type { RenderedPrompt, RequestLayout } from '../../prompts/chat.js';
+import type { RenderedPrompt } from '../../prompts/chat.js';
 
 const SEED = 7;
 const instructions: Array<ChatInstruction<PlannedConstraint>> = [
@@ -34,12 +34,12 @@ function chatOf(id: number, turns: number): ChatTurn[] {
   }));
 }
 
-/** A chat turn as the model caller sends it (llm/chatMessages.ts): the image, then the standing rule where the layout puts it. */
+/** A chat turn as the model caller sends it (llm/chatMessages.ts): the image, then the standing rule, then the turns. */
 const IMAGE = { jpeg: Buffer.from('not decoded by the simulator'), sha256: 'image' };
 const requestOf = (prompt: RenderedPrompt) => ChatRequestSchema.parse({ model: 'sim-vl', messages: chatMessages(prompt, IMAGE, 'low') });
 
-function answerPif(chat: ChatTurn[], turn: number, appendAll: boolean, complianceRate = 0.9, persistence = 0.97, layout: RequestLayout = 2): number {
-  const request = requestOf(renderChatTurn(chat, turn - 1, { appendAll, layout }));
+function answerPif(chat: ChatTurn[], turn: number, appendAll: boolean, complianceRate = 0.9, persistence = 0.97): number {
+  const request = requestOf(renderChatTurn(chat, turn - 1, { appendAll }));
   const reply = generateReply(request, SEED, { complianceRate, judgeLeniency: 0.9, persistence }, undefined, 'chat_answer');
   assert.equal(reply.kind, 'chat_answer');
   return scoreTurn(
@@ -53,13 +53,10 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 test('a chat answer is deterministic and follows appended instructions exactly when compliance is 1', () => {
   const chat = chatOf(0, 20);
-  const request = requestOf(renderChatTurn(chat, 19, { layout: 2 }));
+  const request = requestOf(renderChatTurn(chat, 19));
   assert.equal(generateReply(request, SEED, undefined, undefined, 'chat_answer').content, generateReply(request, SEED, undefined, undefined, 'chat_answer').content);
-  // Every instruction appended, nothing to forget: the real verifiers pass all of them on every chat,
-  // whether the chat's rule is a system message (layout 1) or a part of the image's message (layout 2).
-  for (const layout of [1, 2] as const) {
-    for (let id = 0; id < 30; id++) assert.equal(answerPif(chatOf(id, 20), 20, true, 1, 0.97, layout), 1, `chat ${id}, layout ${layout}`);
-  }
+  // Every instruction appended, nothing to forget: the real verifiers pass all of them on every chat.
+  for (let id = 0; id < 30; id++) assert.equal(answerPif(chatOf(id, 20), 20, true, 1, 0.97), 1, `chat ${id}`);
 });
 
 test('PIF falls from turn 3 to turn 20 and the append-all ablation raises it again', () => {

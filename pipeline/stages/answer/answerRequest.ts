@@ -37,7 +37,7 @@ export function answerRequest(
     request: {
       stage,
       endpoint: endpointFor(ctx.config, stage),
-      prompt: renderAnswerPrompt(task.instruction, constraints, task.reference, ctx.requestLayout),
+      prompt: renderAnswerPrompt(task.instruction, constraints, task.reference),
       image,
       seed: regeneration === 0 ? undefined : regeneration,
     },

@@ -167,7 +167,7 @@ async function compareJudge(ctx: StageContext, subject: AnswerUnderTest, index: 
     {
       stage: 'answer',
       endpoint: endpointFor(ctx.config, 'answer'),
-      prompt: renderAnswerPrompt(subject.task.instruction, others, subject.task.reference, ctx.requestLayout),
+      prompt: renderAnswerPrompt(subject.task.instruction, others, subject.task.reference),
       image: subject.image,
     },
     calls,

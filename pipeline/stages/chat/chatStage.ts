@@ -78,12 +78,12 @@ function turnRequest(
   index: number,
   image: SampleImage,
   regeneration: number,
-  options: Omit<ChatContextOptions, 'layout'> = {},
+  options: ChatContextOptions = {},
 ) {
   return {
     stage,
     endpoint: endpointFor(ctx.config, stage),
-    prompt: renderChatTurn(chat, index, { ...options, layout: ctx.requestLayout }),
+    prompt: renderChatTurn(chat, index, options),
     image,
     seed: regeneration === 0 ? undefined : regeneration,
   };

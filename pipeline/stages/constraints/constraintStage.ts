@@ -71,7 +71,6 @@ export function constraintRequest(ctx: StageContext, sample: SourceSample, instr
     json: {
       name: 'constraints',
       schema: constraintReplySchema(
-        ctx.requestLayout,
         offered.map((c) => c.key),
         ctx.config.constraints,
       ),
