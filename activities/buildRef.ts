@@ -43,8 +43,11 @@ export interface ShardSummary {
   /** See ShardManifest.unpriced. */
   unpriced?: UnpricedUsage;
   simulated: boolean;
-  /** From the manifest (absent from summaries recorded before they existed): see ShardManifest. */
-  modelCallRejects?: number;
-  revision?: number;
+  /** From the manifest: see ShardManifest. */
+  modelCallRejects: number;
+  revision: number;
   revising?: number;
 }
+
+/** What committed shards kept and spent together: a summary without one shard's identity. */
+export type ShardTotals = Omit<ShardSummary, 'shard' | 'revision' | 'revising'>;

@@ -29,7 +29,7 @@ import { addCounts } from '../domain/counts.js';
 import { addUnpriced, addUsage, emptyUsage, reopensOnRerun } from '../output/commit/manifest.js';
 import type { ShardManifest } from '../output/contracts/manifest.js';
 import { mapLimit } from '../domain/mapLimit.js';
-import type { SliceTask, SliceStagesTask, BuildRef, ShardSummary, ShardTask } from './buildRef.js';
+import type { SliceTask, SliceStagesTask, BuildRef, ShardSummary, ShardTask, ShardTotals } from './buildRef.js';
 import { budgetFor, cacheStoreFor, contextFor, contextForBuild, lanesForBuild, richnessTools, storeFor } from './runtime.js';
 import { endpointLessons, preflight, type PreflightOutcome } from '../llm/preflight.js';
 import { LLM_CACHE_PREFIX } from '../storage/buildLayout.js';
@@ -46,9 +46,8 @@ export { awaitStageBatch, collectStageBatch, submitStageBatch } from './batchApi
 export { finalizeEvaluation, planEvaluation, runEvalSlice } from './evaluation.js';
 export { resolveBuildConfig, resolveEvalConfig } from './resolveConfig.js';
 
-function sumSummaries(summaries: ShardSummary[]): ShardSummary {
-  const total: ShardSummary = {
-    shard: -1,
+function sumSummaries(summaries: ShardSummary[]): ShardTotals {
+  const total: ShardTotals = {
     planned: 0,
     instruct: 0,
     dpo: 0,
@@ -58,9 +57,10 @@ function sumSummaries(summaries: ShardSummary[]): ShardSummary {
     rejectsByReason: {},
     usage: {},
     simulated: false,
+    modelCallRejects: 0,
   };
   for (const s of summaries) {
-    for (const key of ['planned', 'instruct', 'dpo', 'rejectedSamples', 'rejectedPairs'] as const) total[key] += s[key];
+    for (const key of ['planned', 'instruct', 'dpo', 'rejectedSamples', 'rejectedPairs', 'modelCallRejects'] as const) total[key] += s[key];
     addCounts(total.rejectsByStage, s.rejectsByStage);
     addCounts(total.rejectsByReason, s.rejectsByReason);
     for (const [stage, u] of Object.entries(s.usage)) addUsage((total.usage[stage] ??= emptyUsage()), u);
@@ -79,8 +79,8 @@ function summarize(manifest: ShardManifest): ShardSummary {
     usage: manifest.usage,
     ...(manifest.unpriced ? { unpriced: manifest.unpriced } : {}),
     simulated: manifest.simulated,
-    modelCallRejects: manifest.modelCallRejects ?? 0,
-    revision: manifest.revision ?? 1,
+    modelCallRejects: manifest.modelCallRejects,
+    revision: manifest.revision,
     ...(manifest.revising !== undefined ? { revising: manifest.revising } : {}),
   };
 }
@@ -199,7 +199,7 @@ export async function committedShards(input: {
   from: number;
   to: number;
   rerunModelCallRejects?: boolean;
-}): Promise<{ shards: number[]; total: ShardSummary; reopened: number[]; kept: Array<[shard: number, instruct: number, dpo: number]> }> {
+}): Promise<{ shards: number[]; total: ShardTotals; reopened: number[]; kept: Array<[shard: number, instruct: number, dpo: number]> }> {
   // Up to 1,000 manifests a call (workflows/buildDataset.ts): on a slow store, longer than the heartbeat timeout.
   return withHeartbeat(async () => {
     const store = storeFor(input.build.output, input.build.s3);
@@ -275,7 +275,7 @@ async function commitAgain(ctx: StageContext, shard: number, manifest: ShardMani
   return writeShard(ctx.store, ctx.layout, {
     ...(await shardToCommit(ctx, shard, manifest.configFingerprint)),
     ...(caps ? { caps } : {}),
-    replacesRevision: manifest.revision ?? 1,
+    replacesRevision: manifest.revision,
   });
 }
 

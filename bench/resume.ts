@@ -14,6 +14,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { parseBuildConfig, type BuildConfigInput } from '../config/buildConfig.js';
 import { buildLayout } from '../storage/buildLayout.js';
 import { MANIFEST_FORMAT, type ShardManifest } from '../output/contracts/manifest.js';
+import { mergeQuality } from '../output/reports/qualityReport.js';
 import { configFingerprint, storedConfigOf } from '../pipeline/planning/planBuild.js';
 import type { BuildPlan } from '../pipeline/planning/planBuild.types.js';
 import { putJson } from '../storage/objectStore.js';
@@ -66,11 +67,15 @@ async function committedBuild(input: BuildConfigInput): Promise<void> {
       counts: { planned: 1, instruct: 1, dpo: 1, rejectedSamples: 0, rejectedPairs: 0 },
       rejectsByStage: {},
       rejectsByReason: {},
+      rejectedSamplesByReason: {},
       files: [],
       models: {},
       usage: {},
       verification: { byMethod: {}, regeneratedAnswers: 0 },
       pairs: { byStrategy: {}, byConstraintType: {} },
+      quality: mergeQuality([]),
+      modelCallRejects: 0,
+      revision: 1,
     };
     await putJson(store, layout.manifest(shard), manifest);
   }

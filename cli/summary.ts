@@ -51,8 +51,7 @@ export function formatSummary(report: BuildReport, options: { s3Endpoint?: strin
         `  ${stage.padEnd(14)} ${report.models[stage] ?? '(every endpoint)'}  ${u.requests} / ${u.cachedRequests} / ${u.promptTokens} / ${u.completionTokens} / ${roleCost(u)}`,
       );
     }
-    // Reports of builds from before the cost summary existed have none.
-    if (report.cost) lines.push(...formatCost(report.cost, report.mode).map((l) => `  ${l}`));
+    lines.push(...formatCost(report.cost, report.mode).map((l) => `  ${l}`));
     if (report.prices) lines.push(`  ${formatPricedBy(report.prices)}`);
   }
   lines.push(`dataset root: ${report.datasetRoot}`);
@@ -96,11 +95,9 @@ function mmifevalLine(report: BuildReport, exportCommand: string): string | unde
 
 /**
  * The samples the build planned, from its accounting (every shard's, committed or not; `counts` adds
- * up committed shards only, and is 0 for a build whose shards all failed); reports of builds from
- * before the accounting existed have only `counts`.
+ * up committed shards only, and is 0 for a build whose shards all failed).
  */
 function plannedSamples(report: BuildReport): number {
-  if (!report.accounting?.length) return report.counts.planned;
   return report.accounting.reduce((sum, a) => sum + a.planned, 0);
 }
 
@@ -122,13 +119,11 @@ export function freeSlotsLine(report: BuildReport): string | undefined {
 
 /** Every source record accounted for (build-report.json `accounting`), a line per source. */
 export function accountingLines(report: BuildReport): string[] {
-  // Reports of builds from before the accounting existed have none.
-  return (report.accounting ?? []).map((a) => `accounting ${formatAccount(a)}`);
+  return report.accounting.map((a) => `accounting ${formatAccount(a)}`);
 }
 
 /** When model-call errors rejected samples a re-run can regenerate (never with targets): how to. */
 export function rerunHint(report: BuildReport): string | undefined {
-  // Reports of builds from before the count existed have none.
   if (!report.modelCallRejects || report.targets) return undefined;
   return (
     `${report.modelCallRejects} of the rejections were caused by model-call errors (modelCall in rejects/): ` +

@@ -20,9 +20,9 @@ export interface CallRecord extends Usage {
   costUsd: number;
   /**
    * Where the price came from (pricing.ts): `unpriced` when neither the price table nor the config
-   * knows the model (its tokens are reported by name). Absent in records from before it existed.
+   * knows the model (its tokens are reported by name).
    */
-  costSource?: CostSource | 'unpriced';
+  costSource: CostSource | 'unpriced';
   /** USD a cache hit did not pay again: what the call that filled the cache cost. 0 otherwise. */
   savedUsd: number;
   /** Made through the Batch API (for a cache hit: the cached reply was), priced with its discount. */
@@ -49,8 +49,8 @@ export type Obtained = 'paid' | 'cached' | 'recovered';
 
 /** `baseUrl`: the endpoint that answered, when known (it tells the price table the provider). */
 export function callRecord(role: ModelRole, reply: CachedReply, cached: boolean, prices: PriceOverrides, baseUrl?: string): CallRecord {
-  const batch = reply.batch ?? false;
-  const cost = costOf({ ...reply, batch, ...(baseUrl ? { baseUrl } : {}) }, prices);
+  const batch = reply.batch;
+  const cost = costOf({ ...reply, ...(baseUrl ? { baseUrl } : {}) }, prices);
   const usd = cost.usd ?? 0;
   return {
     stage: role,

@@ -27,8 +27,8 @@ export interface CachedReply extends Usage {
   finishReason: string;
   model: string;
   simulated: boolean;
-  /** Absent in entries written before the Batch API was supported. */
-  batch?: boolean;
+  /** Made through the Batch API (priced with its discount). */
+  batch: boolean;
   /** ModelCallerOptions.owner of the build that paid for it. */
   owner?: string;
   /** The stage execution that paid for it (`forExecution`): tells a lost attempt's calls from cache hits. */

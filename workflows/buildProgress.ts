@@ -1,5 +1,5 @@
 /** The live state of a build, as the `progress` query returns it. Pure: updated from shard summaries. */
-import type { ShardSummary } from '../activities/buildRef.js';
+import type { ShardTotals } from '../activities/buildRef.js';
 import { addCounts } from '../domain/counts.js';
 import { addUnpriced, addUsage, emptyUsage } from '../output/commit/manifest.js';
 import type { StageUsage, UnpricedUsage } from '../output/contracts/manifest.js';
@@ -60,7 +60,7 @@ export function newProgress(buildId: string, now: number): BuildProgress {
 }
 
 /** Adds a committed shard — or, with `shards` > 1, the sum of several found committed on resume. */
-export function recordCommittedShard(progress: BuildProgress, summary: ShardSummary, now: number, shards = 1, resumed = false): void {
+export function recordCommittedShard(progress: BuildProgress, summary: ShardTotals, now: number, shards = 1, resumed = false): void {
   progress.shards.committed += shards;
   if (resumed) progress.resumedSamples += summary.instruct + summary.rejectedSamples;
   progress.simulated ||= summary.simulated;

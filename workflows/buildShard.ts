@@ -96,7 +96,7 @@ export async function buildShard(input: BuildShardInput): Promise<ShardSummary |
     }
   }
   if (input.deferCommit) return null;
-  return acts.commitShard({ build, shard, ...(committed ? { replacesRevision: committed.revision ?? 1 } : {}) });
+  return acts.commitShard({ build, shard, ...(committed ? { replacesRevision: committed.revision } : {}) });
 }
 
 /** The stages in order, cut into runs of consecutive stages on the same task queue (undefined: the build's own). */

@@ -21,9 +21,9 @@ export const emptyUsage = (): StageUsage => ({
   estimatedRequests: 0,
 });
 
-/** Adds `from` into `into`, field by field (fields `from` lacks, as in manifests written before them, add 0). */
-export function addUsage(into: StageUsage, from: Partial<StageUsage>): void {
-  for (const key of Object.keys(into) as Array<keyof StageUsage>) into[key] += from[key] ?? 0;
+/** Adds `from` into `into`, field by field. */
+export function addUsage(into: StageUsage, from: StageUsage): void {
+  for (const key of Object.keys(into) as Array<keyof StageUsage>) into[key] += from[key];
 }
 
 /** The call fields usage is made of. */
@@ -74,7 +74,7 @@ export function unpricedUsage(calls: readonly CallRecord[]): UnpricedUsage | und
 
 /** Whether a re-run of the build must re-open this committed shard (see ShardManifest.modelCallRejects, revising). */
 export function reopensOnRerun(manifest: Pick<ShardManifest, 'modelCallRejects' | 'revising'>, rerunModelCallRejects: boolean): boolean {
-  return manifest.revising !== undefined || (rerunModelCallRejects && (manifest.modelCallRejects ?? 0) > 0);
+  return manifest.revising !== undefined || (rerunModelCallRejects && manifest.modelCallRejects > 0);
 }
 
 export function summarizeUsage(calls: readonly CallRecord[]): Record<string, StageUsage> {

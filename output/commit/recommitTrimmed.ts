@@ -55,12 +55,10 @@ export async function recommitTrimmedShards(
 
 /**
  * What a committed shard kept and trimmed, from its manifest: over-target samples are trimmed instruct
- * records, the other over-target rejects trimmed pairs. A manifest written before samples were
- * counted apart cannot tell them apart: taken as trimming nothing, it is never committed again.
+ * records, the other over-target rejects trimmed pairs.
  */
 function capsEffect(manifest: ShardManifest): CapsEffect {
   const kept = { instruct: manifest.counts.instruct, dpo: manifest.counts.dpo };
-  if (!manifest.rejectedSamplesByReason) return { kept, trimmed: { instruct: 0, dpo: 0 } };
   const samples = manifest.rejectedSamplesByReason[OVER_TARGET] ?? 0;
   return { kept, trimmed: { instruct: samples, dpo: (manifest.rejectsByReason[OVER_TARGET] ?? 0) - samples } };
 }

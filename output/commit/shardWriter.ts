@@ -56,7 +56,7 @@ export interface ShardToCommit {
 
 export async function writeShard(store: ObjectStore, layout: BuildLayout, spec: ShardToCommit): Promise<ShardManifest> {
   const existing = await getJson<ShardManifest>(store, layout.manifest(spec.shard));
-  if (existing && revisionOf(existing) !== spec.replacesRevision) return existing;
+  if (existing && existing.revision !== spec.replacesRevision) return existing;
   const started = performance.now();
 
   const loaded = await mapLimit(spec.samples, 16, async (sample) => ({ sample, states: await loadStates(store, layout, sample) }));
@@ -65,7 +65,7 @@ export async function writeShard(store: ObjectStore, layout: BuildLayout, spec: 
   // Replies that came through the Batch API were paid when collected; the stages read them as cache hits.
   const calls: CallRecord[] = [...content.calls, ...(await batchCalls(store, layout, spec.shard))];
   // Marked before any data file changes, so a crash from here on is repaired by the next run.
-  if (existing && existing.revising === undefined) await putJson(store, layout.manifest(spec.shard), { ...existing, revising: revisionOf(existing) + 1 });
+  if (existing && existing.revising === undefined) await putJson(store, layout.manifest(spec.shard), { ...existing, revising: existing.revision + 1 });
   const manifestFiles: ManifestFile[] = [];
   for (const file of files) {
     await store.put(file.key, file.body);
@@ -102,7 +102,7 @@ export async function writeShard(store: ObjectStore, layout: BuildLayout, spec: 
     quality: content.quality,
     ...(spec.caps ? { targetCaps: spec.caps } : {}),
     modelCallRejects: rejects.filter((r) => r.model_call).length,
-    revision: existing ? revisionOf(existing) + 1 : 1,
+    revision: existing ? existing.revision + 1 : 1,
     ...(content.heldOut ? { heldOut: content.heldOut } : {}),
   };
   if (existing) {
@@ -124,8 +124,6 @@ function recordShardCommit(manifest: ShardManifest, replaced: ShardManifest | un
   recordCommit(manifest.buildId, added, bytes, (performance.now() - started) / 1000);
 }
 
-const revisionOf = (manifest: ShardManifest): number => manifest.revision ?? 1;
-
 function unpricedOf(calls: readonly CallRecord[]): Pick<ShardManifest, 'unpriced'> {
   const unpriced = unpricedUsage(calls);
   return unpriced ? { unpriced } : {};
@@ -144,7 +142,7 @@ interface ShardContent {
   calls: CallRecord[];
   verification: ShardManifest['verification'];
   pairs: ShardManifest['pairs'];
-  quality?: ShardManifest['quality'];
+  quality: ShardManifest['quality'];
   heldOut?: ShardManifest['heldOut'];
 }
 

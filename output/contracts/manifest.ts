@@ -59,9 +59,9 @@ export interface ShardManifest {
   rejectsByReason: Record<string, number>;
   /**
    * The rejected samples alone (no pairs) by reason code: with `counts.instruct`, every planned
-   * sample once (the build report's accounting). Absent in manifests written before it existed.
+   * sample once (the build report's accounting).
    */
-  rejectedSamplesByReason?: Record<string, number>;
+  rejectedSamplesByReason: Record<string, number>;
   files: ManifestFile[];
   models: Record<string, string>;
   usage: Record<string, StageUsage>;
@@ -71,18 +71,17 @@ export interface ShardManifest {
   pairs: PairStats;
   /** Richness of the shard's planned images (sources[].richness), in plan order: for score distributions. */
   richness?: { scorer: string; scores: number[]; tags: number[] };
-  /** The shard's share of the quality report (qualityStats.ts); absent in manifests written before it existed. */
-  quality?: ShardQuality;
+  /** The shard's share of the quality report (qualityStats.ts). */
+  quality: ShardQuality;
   /** With targets: the records of each kind this shard could keep; accepted ones beyond are `over-target` rejects. */
   targetCaps?: Partial<Record<'instruct' | 'dpo', number>>;
   /**
    * Rejections (samples and pairs) caused by a model call: `model_call` in their reject records. Not
-   * final: a re-run of the build regenerates them (llm.rerunModelCallRejects). Absent in manifests
-   * written before it existed (taken as 0).
+   * final: a re-run of the build regenerates them (llm.rerunModelCallRejects).
    */
-  modelCallRejects?: number;
-  /** 1 for the first commit; each re-commit of a re-opened shard adds one. Absent before revisions existed (1). */
-  revision?: number;
+  modelCallRejects: number;
+  /** 1 for the first commit; each re-commit of a re-opened shard adds one. */
+  revision: number;
   /**
    * Set, to the revision being written, on the standing manifest before a re-commit rewrites the
    * data files: a crash mid-rewrite leaves this mark, and the next run re-opens the shard whatever

@@ -62,7 +62,7 @@ export async function writeBuildReport(
     report.simulated ||= manifest.simulated;
     for (const key of Object.keys(report.counts) as Array<keyof BuildReport['counts']>) report.counts[key] += manifest.counts[key];
     for (const [stage, n] of Object.entries(manifest.rejectsByStage)) report.rejectsByStage[stage] = (report.rejectsByStage[stage] ?? 0) + n;
-    report.modelCallRejects += manifest.modelCallRejects ?? 0;
+    report.modelCallRejects += manifest.modelCallRejects;
     for (const [stage, u] of Object.entries(manifest.usage)) addUsage((report.usage[stage] ??= emptyUsage()), u);
     addUnpriced(unpriced, manifest.unpriced);
     Object.assign(report.models, manifest.models);

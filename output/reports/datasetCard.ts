@@ -282,8 +282,6 @@ function buildSection(report: BuildReport, quality: QualityReport, config: Build
 }
 
 function costSection(report: BuildReport): string[] {
-  // Reports of builds from before the cost summary existed have none.
-  if (!report.cost) return [];
   const lines = [...formatCost(report.cost, report.mode), ...(report.prices ? [formatPricedBy(report.prices)] : [])];
   return ['## Cost', '', ...lines.map((line) => `- ${line}`), ''];
 }

@@ -126,7 +126,7 @@ export function qualityReport(
   manifests: readonly ShardManifest[],
   verification?: { passThreshold: number; maxRegenerations: number; judgeAgreementSample?: number; vacuous?: string },
 ): QualityReport {
-  const stats = manifests.flatMap((m) => (m.quality ? [m.quality] : []));
+  const stats = manifests.map((m) => m.quality);
   const sum = mergeQuality(stats);
   const byReason: Record<string, number> = {};
   for (const m of manifests) addCounts(byReason, m.rejectsByReason);

@@ -33,8 +33,7 @@ export function sourceAccounting(plan: BuildPlan, manifests: ReadonlyArray<Shard
     }
     account.accepted += manifest.counts.instruct;
     account.heldOut += manifest.heldOut?.instruct ?? 0;
-    // Manifests from before the per-kind breakdown: their rejected samples under one reason.
-    addCounts(account.rejected, manifest.rejectedSamplesByReason ?? { 'unrecorded-reason': manifest.counts.rejectedSamples });
+    addCounts(account.rejected, manifest.rejectedSamplesByReason);
   }
   for (const a of accounts) {
     a.balanced = a.read === a.planned + total(a.notSelected) + total(a.filtered) + total(a.problems) && a.planned === a.accepted + a.heldOut + total(a.rejected) + a.uncommitted;

@@ -34,6 +34,8 @@ const summary = (shard: number): ShardSummary => ({
   rejectsByReason: {},
   usage: {},
   simulated: true,
+  modelCallRejects: 0,
+  revision: 1,
 });
 
 /** A plan of SHARDS shards of one sample over three sources. */

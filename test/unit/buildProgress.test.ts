@@ -18,6 +18,8 @@ const shard = (n: number, instruct: number, rejected = 0): ShardSummary => ({
   rejectsByReason: {},
   usage: {},
   simulated: true,
+  modelCallRejects: 0,
+  revision: 1,
 });
 
 test('the rate leaves out planning and the shards a resume found done; the ETA follows it', () => {
