@@ -31,19 +31,6 @@ const READERS: { [T in SourceType]: Open<T> } = {
   parquet: parquet.open,
 };
 
-export {
-  SourceError,
-  inSegments,
-  type ImageOrigin,
-  isProblem,
-  type DamagedUnit,
-  type FilteredRecord,
-  type SourceSegment,
-  type SourceItem,
-  type SourceProblem,
-  type SourceReader,
-} from './contract.js';
-
 /**
  * Opens every configured source, in config order. Each source's samples carry its name
  * (sourceNames: its `name`, or its type, `<type>-<n>` when the type repeats), so records, card and

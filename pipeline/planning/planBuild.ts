@@ -15,7 +15,7 @@ import { sha256Hex } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
 import { firstRoundSizes, sourceShares } from '../../domain/targets.js';
-import type { SourceProblem, SourceReader } from '../../sources/source.js';
+import type { SourceProblem, SourceReader } from '../../sources/contract.js';
 import { cutShards, LowestRanks, offerSegment, rankedSlice, sampleRank } from './ranking.js';
 import { richnessWindow, takeRichSamples, type RichnessTools } from './richness.js';
 import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';

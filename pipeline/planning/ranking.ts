@@ -5,7 +5,7 @@
 import type { BuildConfig } from '../../config/buildConfig.js';
 import { sha256Hex } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
-import type { SourceSegment, SourceReader } from '../../sources/source.js';
+import type { SourceSegment, SourceReader } from '../../sources/contract.js';
 
 export function cutShards<T>(samples: readonly T[], shardSize: number): T[][] {
   const shards: T[][] = [];

@@ -22,7 +22,7 @@ import type { CallRecord } from '../../llm/callRecord.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
 import { distinctTags, renderTagPrompt, TAG_SCHEMA_NAME, tagReplySchema } from '../../prompts/tagPrompt.js';
 import { importedScoreOf, parseImportedScores, scoresByStem } from '../../sources/importedScores.js';
-import type { SourceReader } from '../../sources/source.js';
+import type { SourceReader } from '../../sources/contract.js';
 import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
 import { rankedSlice } from './ranking.js';

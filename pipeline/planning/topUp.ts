@@ -8,7 +8,7 @@ import { addCounts } from '../../domain/counts.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { forecastBasis, nextRound, type SourceTally } from '../../domain/targets.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
-import type { SourceReader } from '../../sources/source.js';
+import type { SourceReader } from '../../sources/contract.js';
 import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
 import type { BuildPlan, RankReserve } from './planBuild.types.js';
 import { cutShards, rankedSlice } from './ranking.js';

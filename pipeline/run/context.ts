@@ -1,7 +1,7 @@
 import type { BuildConfig } from '../../config/buildConfig.js';
 import type { ModelCaller } from '../../llm/modelCaller.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
-import type { SourceReader } from '../../sources/source.js';
+import type { SourceReader } from '../../sources/contract.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
 import { rngFor, type Rng } from '../../domain/random.js';
 

@@ -9,7 +9,8 @@ import { sampleIdFor } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { openStore } from '../../storage/openStore.js';
 import type { S3Options } from '../../storage/s3Store.js';
-import { SourceError, isProblem, openSource, type SourceItem, type SourceProblem } from '../../sources/source.js';
+import { openSource } from '../../sources/source.js';
+import { SourceError, isProblem, type SourceItem, type SourceProblem } from '../../sources/contract.js';
 import { readItems, type Backend } from '../fixtures/backends.js';
 import { writeCc3m, type Cc3mFixtureOptions, type Cc3mLayoutName, type FixtureRecord } from '../fixtures/cc3m.js';
 

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sourceSchema, type SourceConfig } from '../../config/sourceConfig.js';
 import { openStore } from '../../storage/openStore.js';
-import { openSource, SourceError } from '../../sources/source.js';
+import { openSource } from '../../sources/source.js';
+import { SourceError } from '../../sources/contract.js';
 import { collect, problemsOf, samplesOf, type Backend } from '../fixtures/backends.js';
 import { writeImagefolder, writeLlava, writePlainImages, type FolderFixture } from '../fixtures/folderSources.js';
 

@@ -12,7 +12,8 @@ import { imageSchema } from '../../config/imageConfig.js';
 import { sourceSchema } from '../../config/sourceConfig.js';
 import { normalizeImage } from '../../image/normalize.js';
 import { StoreError } from '../../storage/objectStore.js';
-import { openSource, type SourceItem } from '../../sources/source.js';
+import { openSource } from '../../sources/source.js';
+import { type SourceItem } from '../../sources/contract.js';
 import { readItems } from '../fixtures/backends.js';
 import { sceneJpeg } from '../fixtures/images.js';
 

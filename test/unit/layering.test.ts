@@ -86,3 +86,23 @@ test('every module of output/ sits in a ranked sub-folder', async () => {
     [],
   );
 });
+
+/**
+ * The modules Temporal loads as a whole and that must therefore export what others define: the
+ * workflow bundle's entry (`workflowsPath`, worker/bundleProcess.ts) and the worker's activity
+ * registry (worker/createWorker.ts).
+ */
+const REGISTRIES = ['workflows/index.ts', 'activities/index.ts'];
+
+test('no product module re-exports another module: a concept is imported from the module that owns it', async () => {
+  const barrels: string[] = [];
+  for (const folder of LAYERS.filter((layer) => !layer.startsWith('output/')).concat('output')) {
+    for (const file of await modules(folder)) {
+      const name = file.split(path.sep).join('/');
+      if (REGISTRIES.includes(name)) continue;
+      const text = await readFile(path.join(REPO, file), 'utf8');
+      for (const [line] of text.matchAll(/^export\s+(?:type\s+)?(?:\*|\{[^}]*\})\s+from\s+'[^']+';?$/gm)) barrels.push(`${name}: ${line!.replace(/\s+/g, ' ')}`);
+    }
+  }
+  assert.deepEqual(barrels, []);
+});

@@ -13,7 +13,7 @@ import type { StoredConfig } from '../../pipeline/planning/planBuild.types.js';
 import { expandPlan, planShape, shapeOf } from '../../domain/planShape.js';
 import { sampleRank } from '../../pipeline/planning/ranking.js';
 import { sourceShares } from '../../domain/targets.js';
-import { inSegments, type SourceItem, type SourceReader } from '../../sources/source.js';
+import { inSegments, type SourceItem, type SourceReader } from '../../sources/contract.js';
 import { getJson, putJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';
 

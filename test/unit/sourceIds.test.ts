@@ -12,7 +12,8 @@ import { sourceNames, sourceSchema } from '../../config/sourceConfig.js';
 import { sampleIdFor } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { LocalStore } from '../../storage/localStore.js';
-import { isProblem, openSources } from '../../sources/source.js';
+import { openSources } from '../../sources/source.js';
+import { isProblem } from '../../sources/contract.js';
 import { readItems } from '../fixtures/backends.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
 

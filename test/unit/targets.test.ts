@@ -14,7 +14,7 @@ import { trimToCaps } from '../../output/commit/overTarget.js';
 import type { AssembledSample, DpoRecord, InstructRecord } from '../../output/contracts/records.js';
 import { makeBuildPlan } from '../../pipeline/planning/planBuild.js';
 import { makeTopUpPlan } from '../../pipeline/planning/topUp.js';
-import { inSegments, type SourceItem, type SourceReader } from '../../sources/source.js';
+import { inSegments, type SourceItem, type SourceReader } from '../../sources/contract.js';
 import { getJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';
 

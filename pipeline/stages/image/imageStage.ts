@@ -4,7 +4,7 @@ import { normalizeImage } from '../../../image/normalize.js';
 import { SampleRejection } from '../../../domain/rejection.js';
 import type { SourceSample } from '../../../domain/sample.js';
 import { StoreError } from '../../../storage/objectStore.js';
-import { SourceError } from '../../../sources/source.js';
+import { SourceError } from '../../../sources/contract.js';
 import type { StageContext } from '../../run/context.js';
 import { claimOrReject, dedupeKey } from './imageClaims.js';
 import { rejectIfContaminated } from '../../decontamination.js';
