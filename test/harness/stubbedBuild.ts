@@ -73,7 +73,20 @@ export function stubPlan(sizes: number[], sources: number[] = sizes.map(() => 0)
 
 /** A committed shard's summary with `instruct` and `dpo` records kept. */
 export function stubSummary(shard: number, planned: number, instruct: number, dpo: number): ShardSummary {
-  return { shard, planned, instruct, dpo, rejectedSamples: planned - instruct, rejectedPairs: 0, rejectsByStage: {}, rejectsByReason: {}, usage: {}, simulated: true, modelCallRejects: 0, revision: 1 };
+  return {
+    shard,
+    planned,
+    instruct,
+    dpo,
+    rejectedSamples: planned - instruct,
+    rejectedPairs: 0,
+    rejectsByStage: {},
+    rejectsByReason: {},
+    usage: {},
+    simulated: true,
+    modelCallRejects: 0,
+    revision: 1,
+  };
 }
 
 /** What finalizeBuild returns for a build of `shardCount` shards with `failed` listed. */

@@ -95,7 +95,7 @@ test('standing "From now on, start/end every answer with X" instructions are fol
           ...(i === 0 ? { instruction: g } : {}),
           answer: `An earlier answer ${i + 1}.`,
         }));
-        const request = requestOf(renderChatTurn(chat, turn - 1, { layout: 2 }));
+        const request = requestOf(renderChatTurn(chat, turn - 1));
         const reply = generateReply(request, SEED, { complianceRate, judgeLeniency: 0.9, persistence }, undefined, 'chat_answer');
         if (scoreTurn(reply.content, [{ turn: 1, constraint: g }], 'pass').verdicts[0]!.passed) followed++;
       }
