@@ -292,7 +292,10 @@ test('multi-turn eval on Temporal: PIF per turn, corpus PIF and PIF-N-K match th
     const turns = (await readFile(path.join(out, `${name}.turns.jsonl`), 'utf8'))
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { chat: string; turn: number; instructions: string[]; responses: string[]; pif: Array<number | null>; followed: boolean[][]; verdicts: Verdict[][] });
+      .map(
+        (l) =>
+          JSON.parse(l) as { chat: string; turn: number; instructions: string[]; responses: string[]; pif: Array<number | null>; followed: boolean[][]; verdicts: Verdict[][] },
+      );
     assert.match(await readFile(path.join(out, `${name}.md`), 'utf8'), /simulated/i);
     return { report, turns };
   };
