@@ -10,7 +10,7 @@ import type { Verdict } from '../../domain/verdict.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { s3FromEnv } from '../s3FromEnv.js';
 import { stageLabel } from '../wording.js';
-import { reasonAfterStage } from '../../output/commit/manifest.js';
+import { reasonAfterStage } from '../../config/rejectionReasons.js';
 
 export const INSPECT_USAGE = `usage: mmif inspect --output URI --build-id ID [--shard N] [-n COUNT] [--dpo] [--rejects]
   Print COUNT (default 3) samples of a shard in readable form: instruction, constraints with how each

@@ -1,6 +1,6 @@
 /** What a shard manifest (output/contracts/manifest.ts) is computed with: usage of calls, reject counts by reason, pair and verification stats, and whether a re-run re-opens the shard. */
 import { addCounts } from '../../domain/counts.js';
-import { ALL_STAGE_NAMES } from '../../config/stages.js';
+import { reasonCode } from '../../config/rejectionReasons.js';
 import type { CallRecord } from '../../llm/callRecord.js';
 import type { AssembledSample, DpoRecord, RejectRecord } from '../contracts/records.js';
 import type { PairStats, ShardManifest, StageUsage, StrategyPairs, Tally, UnpricedUsage, VerificationStats } from '../contracts/manifest.js';
@@ -91,26 +91,6 @@ export function modelsByStage(calls: readonly CallRecord[]): Record<string, stri
 
 export function countByStage(rejects: readonly RejectRecord[]): Record<string, number> {
   return countBy(rejects, (r) => r.stage);
-}
-
-/** Pipeline stages and model-call stages: a judge or verifier call's failure names its own stage. */
-const REASON_STAGES: ReadonlySet<string> = new Set([...ALL_STAGE_NAMES, 'compatibility', 'verifier', 'judge']);
-
-/**
- * A reason without the stage it names first: "answer: below-threshold: pass rate ..." ->
- * "below-threshold: pass rate ...". `stage`: only that stage is taken off (a judge's failure at the
- * answer stage keeps its "judge:").
- */
-export function reasonAfterStage(reason: string, stage?: string): string {
-  const at = reason.indexOf(':');
-  const first = reason.slice(0, at).trim();
-  const rest = reason.slice(at + 1).trim();
-  return at > 0 && (stage === undefined ? REASON_STAGES.has(first) : first === stage) && rest ? rest : reason.trim();
-}
-
-/** The stable code of a reason: "answer: below-threshold: pass rate ..." -> "below-threshold". */
-export function reasonCode(reason: string): string {
-  return reasonAfterStage(reason).split(':')[0]!.trim() || 'unknown';
 }
 
 export function countByReason(rejects: readonly RejectRecord[]): Record<string, number> {

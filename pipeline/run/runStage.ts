@@ -19,7 +19,7 @@ import type { StageName } from '../../config/stages.js';
 import type { PriorResults } from '../stages/stageDefinition.js';
 import { stageDefinition } from '../stages/registry.js';
 import type { StageState } from './stageState.js';
-import { reasonCode } from '../../output/commit/manifest.js';
+import { reasonCode } from '../../config/rejectionReasons.js';
 import { recordSample } from '../../telemetry/metrics.js';
 
 export interface SliceOutcome {

@@ -21,7 +21,7 @@ import { dpoRecordFromLine, instructRecordFromLine, type DpoSharegptRow, type In
 import type { SourceSample } from '../../domain/sample.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
 import { buildLayout } from '../../storage/buildLayout.js';
-import { reasonCode } from '../../output/commit/manifest.js';
+import { reasonCode } from '../../config/rejectionReasons.js';
 import type { ShardManifest } from '../../output/contracts/manifest.js';
 import { runVerifierCall } from '../../verification/functions.js';
 import { getJson, type ObjectStore } from '../../storage/objectStore.js';

@@ -13,7 +13,7 @@ import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
 import { buildLayout } from '../../storage/buildLayout.js';
-import { reasonCode } from '../../output/commit/manifest.js';
+import { reasonCode } from '../../config/rejectionReasons.js';
 import type { DpoRecord, InstructRecord, RejectRecord } from '../../output/contracts/records.js';
 import { dpoRecordFromLine, instructRecordFromLine } from '../../output/formats/sharegpt.js';
 import { LocalStore } from '../../storage/localStore.js';

@@ -27,7 +27,7 @@ import { startLlamaServer, type LlamaServer } from '../harness/llamaServer.js';
 import { mmif } from '../harness/mmifCli.js';
 import { startStack, type Stack } from '../harness/stack.js';
 import { stageLabel } from '../../cli/wording.js';
-import { reasonAfterStage } from '../../output/commit/manifest.js';
+import { reasonAfterStage } from '../../config/rejectionReasons.js';
 
 let stack: Stack;
 let dir: string;

@@ -5,7 +5,7 @@ import { ParquetReader } from '@dsnp/parquetjs';
 import path from 'node:path';
 import { sha256Hex } from '../../domain/hashing.js';
 import { buildLayout } from '../../storage/buildLayout.js';
-import { reasonCode } from '../../output/commit/manifest.js';
+import { reasonCode } from '../../config/rejectionReasons.js';
 import type { ShardManifest } from '../../output/contracts/manifest.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
 import type { RejectRecord } from '../../output/contracts/records.js';

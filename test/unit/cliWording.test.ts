@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { formatSummary } from '../../cli/summary.js';
 import { formatReject, moreLine } from '../../cli/commands/inspect.js';
-import { reasonCode } from '../../output/commit/manifest.js';
+import { reasonCode } from '../../config/rejectionReasons.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
 
 const report = {
