@@ -12,6 +12,7 @@ import { openStore } from '../../storage/openStore.js';
 import { acceptedNothing, BuildRun, closedPhase, noWorkerLine } from '../buildRun.js';
 import { CliError, EXIT, exitCodesLine } from '../exitCodes.js';
 import { LOCAL_RECORD_HINT, readLocalRecord, type LocalBuildRecord } from '../localRecord.js';
+import { rootFailure } from '../failures.js';
 import { formatProgress } from '../progressView.js';
 import { accountingLines, formatSummary, rerunHint } from '../summary.js';
 import { connectTemporal, type Temporal } from '../temporalClient.js';
@@ -160,15 +161,30 @@ async function localStatus(record: LocalBuildRecord): Promise<number> {
   return record.exitCode;
 }
 
+/** The statuses of a run that has a result to read (a summary or a failure) without waiting. */
+const CLOSED: ReadonlySet<string> = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TERMINATED', 'TIMED_OUT']);
+
 /** One line per evaluation workflow (type evaluateModel); a finished one with its prompt form, figure and reports. */
 async function listEvals(json: boolean): Promise<number> {
   const temporal = await connectTemporal();
   try {
-    const rows: Array<{ evalId: string; status: string; started: string; summary?: EvalSummary }> = [];
+    const rows: Array<{ evalId: string; status: string; started: string; summary?: EvalSummary; cause?: string }> = [];
     for await (const execution of temporal.client.workflow.list({ query: "WorkflowType = 'evaluateModel'" })) {
       const status = execution.status.name;
-      const summary = status === 'COMPLETED' ? ((await temporal.client.workflow.getHandle(execution.workflowId, execution.runId).result()) as EvalSummary) : undefined;
-      rows.push({ evalId: execution.workflowId.replace(/^eval-/, ''), status, started: execution.startTime.toISOString(), ...(summary ? { summary } : {}) });
+      const row = { evalId: execution.workflowId.replace(/^eval-/, ''), status, started: execution.startTime.toISOString() };
+      if (!CLOSED.has(status)) {
+        rows.push(row);
+        continue;
+      }
+      // A closed eval's result: its summary, or why it did not finish (one line, as `build --wait` prints a failed build's).
+      const outcome = await temporal.client.workflow
+        .getHandle(execution.workflowId, execution.runId)
+        .result()
+        .then(
+          (summary: unknown) => ({ summary: summary as EvalSummary }),
+          (err: unknown) => ({ cause: rootFailure(err).message }),
+        );
+      rows.push({ ...row, ...outcome });
     }
     if (json) {
       console.log(JSON.stringify(rows, null, 2));
@@ -180,7 +196,8 @@ async function listEvals(json: boolean): Promise<number> {
       const figure = s
         ? `${s.mode === 'multi-turn' ? 'corpus PIF' : 'constraint-level accuracy'} ${s.headline === null ? '-' : s.headline.toFixed(3)}${s.simulated ? ' (SIMULATED)' : ''}`
         : '';
-      console.log([`eval ${r.evalId}`, r.status, `started ${r.started}`, ...(s ? [`prompt ${s.prompt}`, figure, `reports ${s.files.join(', ')}`] : [])].join('  '));
+      const closed = s ? [`prompt ${s.prompt}`, figure, `reports ${s.files.join(', ')}`] : r.cause ? [`cause: ${r.cause}`] : [];
+      console.log([`eval ${r.evalId}`, r.status, `started ${r.started}`, ...closed].join('  '));
     }
     return EXIT.ok;
   } finally {
