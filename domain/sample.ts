@@ -14,6 +14,19 @@ export type LocatorValue = string | number | boolean | null | readonly LocatorVa
  */
 export type ImageLocator = { readonly [key: string]: LocatorValue };
 
+/**
+ * Where an image came from, for people, records and score files: a file under the source's root, the
+ * member or row inside it (a zip or tar member, `row 12 (row group 0)`), or, for a webdataset record
+ * planned from its tar's side file, the record key (its member is found, extension and all, only
+ * when read). `hub`: the root is a Hugging Face cache snapshot, `<repo>/snapshots/<revision>/`.
+ */
+export interface ImageOrigin {
+  file: string;
+  member?: string;
+  record?: string;
+  hub?: { repo: string; revision: string };
+}
+
 /** Where a sample's image bytes live. */
 export interface ImageRef {
   /** Index into BuildConfig.sources. */

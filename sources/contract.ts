@@ -9,7 +9,7 @@
  */
 import { sampleIdFor } from '../domain/hashing.js';
 import type { ObjectStore } from '../storage/objectStore.js';
-import type { ImageLocator, ImageRef, SourceSample } from '../domain/sample.js';
+import type { ImageLocator, ImageOrigin, ImageRef, SourceSample } from '../domain/sample.js';
 import { InputError } from '../domain/errors.js';
 
 /**
@@ -78,7 +78,10 @@ export interface SourceReader {
    * 'not-found' or a SourceError (the image stage rejects that sample as `missing-image`).
    */
   readImage(ref: ImageRef): Promise<Buffer>;
-  /** Where the image of a locator this reader made came from, for people, records and score files. */
+  /**
+   * Where the image of a locator this reader made came from, for people, records and score files;
+   * exact once readImage() has read it (a path found inside a zip names the archive and member).
+   */
   origin(locator: ImageLocator): ImageOrigin;
   /**
    * The layout this reader reads under its root and how it maps the records (detected when the config
@@ -88,16 +91,7 @@ export interface SourceReader {
   describe(): Promise<string>;
 }
 
-/** A file under the source's root, and the member or row inside it the image is (a tar or zip member, `row 12`). */
-export interface ImageOrigin {
-  file: string;
-  member?: string;
-  /**
-   * A webdataset record planned from its tar's side file: its image member (`<record>.jpg`,
-   * `.webp`...) is found, extension and all, only when a shard reads it.
-   */
-  record?: string;
-}
+export type { ImageOrigin } from '../domain/sample.js';
 
 /**
  * A locator's field, checked: locators come back from stored plans, so one this reader did not make

@@ -10,6 +10,7 @@ import * as cc3m from './cc3m/reader.js';
 import * as chartqa from './chartqa/reader.js';
 import { sampleIdsOf, type SourceReader } from './contract.js';
 import * as geo170k from './geo170k/reader.js';
+import { hubSnapshot } from './readers/hfDataset.js';
 import * as imagefolder from './imagefolder/reader.js';
 import * as llava from './llava/reader.js';
 import * as multiui from './multiui/reader.js';
@@ -41,17 +42,21 @@ const READERS: { [T in SourceType]: Open<T> } = {
 export function openSources(configs: readonly SourceConfig[], s3: S3Options): SourceReader[] {
   const names = sourceNames(configs);
   return configs.map((config, index) => {
-    const reader = openSource(config, index, s3);
+    const reader = withHubRevision(openSource(config, index, s3), config.uri);
     const instance = configs.slice(0, index).filter((earlier) => earlier.type === config.type).length + 1;
     return instance === 1 && names[index] === config.type ? reader : named(reader, config.type, instance, names[index]!);
   });
 }
 
+/** A root inside the Hugging Face cache: every origin names the snapshot's repository and revision. */
+function withHubRevision(reader: SourceReader, uri: string): SourceReader {
+  const hub = hubSnapshot(uri);
+  return hub ? { ...reader, origin: (locator) => ({ ...reader.origin(locator), hub }) } : reader;
+}
+
 function named(reader: SourceReader, type: string, instance: number, name: string): SourceReader {
   return {
-    readImage: (ref) => reader.readImage(ref),
-    origin: (locator) => reader.origin(locator),
-    describe: () => reader.describe(),
+    ...reader,
     async *segments() {
       for await (const segment of reader.segments()) {
         const sampleIds = sampleIdsOf(segment.records, type, instance);

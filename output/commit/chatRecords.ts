@@ -42,7 +42,7 @@ export function assembleChat(sample: SourceSample, states: SampleStates): Assemb
     };
   }
   const simulated = calls.some((c) => c.simulated);
-  const shared = { ...sourceFields(sample, image.sha256), system: MULTITURN_SYSTEM_TEXT };
+  const shared = { ...sourceFields(sample, image), system: MULTITURN_SYSTEM_TEXT };
   const chat: ChatRecord = {
     id: sample.sampleId,
     ...shared,

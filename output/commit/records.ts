@@ -7,7 +7,7 @@ import type { TrainingPromptTemplate } from '../../config/generationConfig.js';
 import { imagePathInDataset } from '../../storage/buildLayout.js';
 import { STAGE_NAMES, type StageName } from '../../config/stages.js';
 import type { Verdict } from '../../domain/verdict.js';
-import type { StageResults } from '../../pipeline/run/stageState.js';
+import type { ImageResult, StageResults } from '../../pipeline/run/stageState.js';
 import type { RejectionDetails } from '../../domain/rejection.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { VerifierCall } from '../../domain/constraints/compatibility.js';
@@ -16,13 +16,14 @@ import { writtenFunctionName } from '../../verification/functions.js';
 import { IMAGE_TOKEN, type AssembledSample, type DpoRecord, type InstructRecord, type RejectRecord, type SampleStates, type SourcedRecord } from '../contracts/records.js';
 
 /** A sample's source fields as every record writes them (all but the record's own id). */
-export function sourceFields(sample: SourceSample, imageSha256: string): Omit<SourcedRecord, 'id'> {
+export function sourceFields(sample: SourceSample, image: Pick<ImageResult, 'sha256' | 'origin'>): Omit<SourcedRecord, 'id'> {
   return {
     source: sample.source,
     source_id: sample.sourceId,
     license: sample.licenseNote,
-    image_path: imagePathInDataset(imageSha256),
-    image_sha256: imageSha256,
+    image_path: imagePathInDataset(image.sha256),
+    image_sha256: image.sha256,
+    image_origin: image.origin,
   };
 }
 
@@ -67,7 +68,7 @@ export function assembleSample(sample: SourceSample, states: SampleStates, train
   const template = templateForSample(training.template, training.seed, sample.sampleId);
   const instruct: InstructRecord = {
     id: sample.sampleId,
-    ...sourceFields(sample, image.sha256),
+    ...sourceFields(sample, image),
     instruction: instruction.instruction,
     instruction_origin: instruction.origin,
     original_instruction: sample.originalInstruction ?? null,

@@ -5,6 +5,7 @@
  * and the viewer that read them back; types only, beside the one token no record text may hold.
  */
 import type { RichnessScore } from '../../domain/richness.js';
+import type { ImageOrigin } from '../../domain/sample.js';
 import type { CallRecord } from '../../llm/callRecord.js';
 import type { StageName } from '../../config/stages.js';
 import type { Verdict } from '../../domain/verdict.js';
@@ -21,6 +22,8 @@ export interface SourcedRecord {
   license: string;
   image_path: string;
   image_sha256: string;
+  /** Where the image came from: file, member or row, Hub revision (ImageOrigin). */
+  image_origin: ImageOrigin;
 }
 
 export interface InstructRecord extends SourcedRecord {

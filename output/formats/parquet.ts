@@ -60,6 +60,8 @@ const common: Record<string, FieldDefinition> = {
   license: text,
   image: imageField,
   image_sha256: text,
+  /** JSON text: {file, member?, record?, hub?: {repo, revision}}. */
+  image_origin: text,
   instruction: text,
   instruction_origin: text,
   original_instruction: text,
@@ -149,6 +151,7 @@ function withImage(record: InstructRecord | DpoRecord, imageBytes: ImageBytes): 
     ...('rejected_verdicts' in record ? { rejected_verdicts: record.rejected_verdicts.map(verdictRow), pair_rule_rejections: JSON.stringify(record.pair_rule_rejections) } : {}),
     image: { bytes: imageBytes(record), path: image_path },
     image_richness: record.image_richness ? JSON.stringify(record.image_richness) : null,
+    image_origin: JSON.stringify(record.image_origin),
     constraints: constraints.map((c) => ({ ...c, verifiers: JSON.stringify(c.verifiers) })),
     verdicts: verdicts.map(verdictRow),
   };

@@ -12,9 +12,12 @@ import type { Verdict, VerdictOrigin, VerificationMethod } from '../../domain/ve
 import type { CallRecord } from '../../llm/callRecord.js';
 import type { StageName } from '../../config/stages.js';
 import type { NearMiss } from '../../domain/decontamination.js';
+import type { ImageOrigin } from '../../domain/sample.js';
 
 export interface ImageResult {
   sha256: string;
+  /** Where the image was read from (SourceReader.origin after the read): written in every record as `image_origin`. */
+  origin: ImageOrigin;
   width: number;
   height: number;
   originalWidth: number;

@@ -14,7 +14,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
-import { sourceImageConfig } from '../../config/sourceConfig.js';
+import type { ImageOrigin } from '../../domain/sample.js';
+import { sourceImageConfig, sourceNames } from '../../config/sourceConfig.js';
 import { normalizeImage } from '../../image/normalize.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
 import type { InstructRecord, RejectRecord } from '../../output/contracts/records.js';
@@ -49,6 +50,17 @@ const LAYOUTS: Array<{ source: Record<string, unknown> & { type: string }; dir: 
   // Six rows, two of them in the damaged row group: read counts the four others and the problem.
   { dir: 'parquet/damaged', source: { type: 'parquet' }, read: 5 },
   { dir: 'zips-bad', source: { type: 'parquet' }, read: 3 },
+];
+
+/** What `image_origin` names, by layout: the Parquet file and row, the zip and member, the tar and record. */
+const ORIGIN_SHAPES: Array<[string, RegExp]> = [
+  [M4, /^data\/train-\d{5}-of-\d{5}\.parquet row \d+ \(row group \d+\)$/],
+  ['chartqa-masry', /\.parquet row \d+ \(row group \d+\)$/],
+  ['rico-screen2words', /\.parquet row \d+ \(row group \d+\)$/],
+  ['geo170k-hub', /^images\.zip \S+\.png$/],
+  ['allava-hub', /^allava_laion\/image_chunks\/images_\d+\.zip \S+$/],
+  ['cc3m-wds', /^cc3m-(train|validation)-0000\.tar \S+\.jpg$/],
+  ['parquet/llava', /\.parquet row \d+ \(row group \d+\)$/],
 ];
 
 let dir: string;
@@ -106,6 +118,7 @@ async function buildAndCheck(buildId: string, input: BuildConfigInput, env: Reco
   const parsed = parseBuildConfig(input);
   const readers = openSources(parsed.sources, parsed.s3 ?? {});
   const expected = new Map<string, string>();
+  const origins = new Map<string, ImageOrigin>();
   for (const [i, reader] of readers.entries()) {
     for await (const segment of reader.segments()) {
       for (let k = 0; k < segment.sampleIds.length; k++) {
@@ -113,6 +126,7 @@ async function buildAndCheck(buildId: string, input: BuildConfigInput, env: Reco
         try {
           const image = await normalizeImage(await reader.readImage(sample.image), sourceImageConfig(parsed.image, parsed.sources[i]!));
           if (image.ok) expected.set(sample.sampleId, image.sha256);
+          origins.set(sample.sampleId, reader.origin(sample.image.locator));
         } catch {
           // a bad input: its reject is checked below
         }
@@ -124,6 +138,24 @@ async function buildAndCheck(buildId: string, input: BuildConfigInput, env: Reco
     assert.ok(accepted > 0, `${sub} gave accepted samples: ${JSON.stringify(report.accounting[i])}`);
   }
   assert.ok(records.length > 0);
+  // Every record says where its image came from: the file, and the Parquet row or archive member,
+  // and the Hub revision when the root is a cache snapshot.
+  const names = sourceNames(parsed.sources);
+  const layoutOf = (r: InstructRecord) => LAYOUTS[names.indexOf(r.source)]!.dir;
+  for (const r of records) {
+    const origin = r.image_origin;
+    assert.deepEqual(origin, origins.get(r.id), `${r.id}: the origin its source gives after reading the image`);
+    const layoutDir = layoutOf(r);
+    const embedded = ORIGIN_SHAPES.find(([prefix]) => layoutDir.startsWith(prefix))?.[1];
+    if (embedded) assert.match(`${origin.file} ${origin.member ?? ''}`, embedded, `${r.id} (${layoutDir}): ${JSON.stringify(origin)}`);
+    if (layoutDir === M4) assert.deepEqual(origin.hub, { repo: 'HuggingFaceM4/ChartQA', revision: 'b605b6e08b57faf4359aeb2fe6a3ca595f99b6c5' });
+    else assert.equal(origin.hub, undefined, `${layoutDir} is no Hub snapshot`);
+  }
+  for (const [prefix] of ORIGIN_SHAPES)
+    assert.ok(
+      records.some((r) => layoutOf(r).startsWith(prefix)),
+      `a record of ${prefix} was checked`,
+    );
   for (const r of records) {
     assert.equal(r.image_sha256, expected.get(r.id), `${r.id} (${r.source} ${r.source_id}): the output image is the source's, normalised`);
     const bytes = await out.get(`${buildId}/${r.image_path}`);

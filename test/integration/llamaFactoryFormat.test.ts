@@ -34,6 +34,7 @@ function instruct(n: number, shape: 'numbers' | 'lists'): InstructRecord {
     license: 'CC3M terms',
     image_path: `images/${sha(n).slice(0, 2)}/${sha(n)}.jpg`,
     image_sha256: sha(n),
+    image_origin: { file: `00000/${n}.jpg` },
     instruction: 'Describe the harbor.',
     instruction_origin: 'generated',
     original_instruction: shape === 'numbers' ? null : 'What is shown?',

@@ -22,7 +22,7 @@ const verdict = (index: number, type: string, passed: boolean): Verdict => ({ in
 function states(chat: ChatResult): SampleStates {
   const ok = <S extends string, R>(stage: S, result: R) => ({ status: 'ok' as const, stage, result, calls: [] });
   return {
-    image: ok('image', { sha256: 'ab'.repeat(32), width: 10, height: 10, originalWidth: 10, originalHeight: 10 }),
+    image: ok('image', { sha256: 'ab'.repeat(32), origin: { file: 'a.jpg' }, width: 10, height: 10, originalWidth: 10, originalHeight: 10 }),
     instruction: ok('instruction', { instruction: 'task', origin: 'generated' as const, candidates: [], examples: [], questions: chat.turns.map((t) => t.question) }),
     constraints: ok('constraints', { instructionKind: 'open', offeredTypes: [], proposed: [], constraints: [mention, short], removed: [], trimmed: [] }),
     chat: ok('chat', chat),

@@ -54,7 +54,7 @@ async function accept(s: SourceSample): Promise<void> {
   const instruction = `Describe picture ${s.sourceId}.`;
   const answer = { prompt: instruction, answer: `Picture ${s.sourceId} shows a harbor.`, model: 'vlm', verdicts: [], passRate: 1, attempts: 1 };
   const states: StageState[] = [
-    ok('image', { sha256: imageSha, width: 8, height: 8, originalWidth: 8, originalHeight: 8 }),
+    ok('image', { sha256: imageSha, origin: { file: 'a.jpg' }, width: 8, height: 8, originalWidth: 8, originalHeight: 8 }),
     ok('instruction', { instruction, origin: 'generated', candidates: [instruction], examples: [] }),
     ok('constraints', { instructionKind: 'open', offeredTypes: [], proposed: [], constraints: [], removed: [], trimmed: [] }),
     ok('answer', answer),
@@ -73,7 +73,11 @@ before(async () => {
   await store.put(layout.image(imageSha), jpeg);
   await accept(samples[0]!);
   // The second sample's instruction call gave unusable replies: rejected for the model call, not final.
-  await putJson(store, layout.stageState('cc3m-2', 'image'), ok('image', { sha256: imageSha, width: 8, height: 8, originalWidth: 8, originalHeight: 8 }));
+  await putJson(
+    store,
+    layout.stageState('cc3m-2', 'image'),
+    ok('image', { sha256: imageSha, origin: { file: 'a.jpg' }, width: 8, height: 8, originalWidth: 8, originalHeight: 8 }),
+  );
   const modelCall = { endpoint: 'http://sim/v1', model: 'sim', status: 200, excerpt: 'empty-reply: the reply was empty' };
   await putJson(store, layout.stageState('cc3m-2', 'instruction'), {
     status: 'rejected',

@@ -40,6 +40,7 @@ export async function runImageStage(ctx: StageContext, sample: SourceSample): Pr
   await ctx.store.put(ctx.layout.stagedImage(image.sha256), image.jpeg, 'image/jpeg');
   return {
     sha256: image.sha256,
+    origin: reader.origin(sample.image.locator),
     width: image.width,
     height: image.height,
     originalWidth: image.originalWidth,
