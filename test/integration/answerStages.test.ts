@@ -13,6 +13,7 @@ import type { PlannedConstraint } from '../../pipeline/run/stageState.js';
 import type { Verdict } from '../../domain/verdict.js';
 import { rule } from '../harness/plannedConstraints.js';
 import { verifyAnswer } from '../../pipeline/stages/answer/verifyAnswer.js';
+import { checkVisionDependence } from '../../pipeline/stages/answer/visionDependence.js';
 import type { CallRecord } from '../../llm/callRecord.js';
 import { simulatorScene } from '../harness/simulatorScene.js';
 
@@ -244,4 +245,37 @@ test('one verdict per (constraint, text): a no_image rejected answer that is the
     }
   }
   assert.ok(compared >= 16);
+});
+
+test('one verdict per (constraint, text): a blind answer that is the chosen answer keeps its direct-judge scores; a compare-judge verdict is not one of them', async () => {
+  scene.sim.setFaults({ complianceRate: 0.5, judgeLeniency: 0.5 });
+  const constraints: PlannedConstraint[] = [
+    judged('tone_requirement', 'Use a calm and reflective tone.'),
+    judged('perspective_requirement', 'Write from a third-person perspective.'),
+    { ...judged('target_audience_requirement', 'Write for young children.'), method: 'compare_judge' },
+    RULES[0]!,
+  ];
+  const ctx = context({ quality: { visionDependence: { filter: false } } });
+  const task = { instruction: 'Describe the harbor scene.' };
+  // First the blind answer's own scores; then a chosen answer with that very text, scored the other way by the chosen answer's judge.
+  const first = await checkVisionDependence(ctx, task, constraints, { answer: 'An answer that looked at the image.', verdicts: [] }, scene.image, []);
+  const chosenVerdicts: Verdict[] = first.grounded.map((g) => ({
+    index: g.index,
+    type: constraints[g.index]!.type,
+    method: constraints[g.index]!.method,
+    passed: g.passed !== true,
+    detail: `score ${g.passed === true ? 0 : 1}/1`,
+  }));
+  const calls: CallRecord[] = [];
+  const again = await checkVisionDependence(ctx, task, constraints, { answer: first.blindAnswer, verdicts: chosenVerdicts }, scene.image, calls);
+  assert.equal(again.blindAnswer, first.blindAnswer);
+  assert.deepEqual(
+    again.grounded.map((g) => g.index),
+    [0, 1, 2],
+  );
+  for (const g of again.grounded.slice(0, 2)) {
+    assert.deepEqual(g, { index: g.index, passed: chosenVerdicts[g.index]!.passed, reusedFrom: 'answer' }, 'the chosen answer decided it: same text, same judge');
+  }
+  assert.equal(again.grounded[2]!.reusedFrom, undefined, 'a compare-judge verdict answers another question: judged directly here');
+  assert.equal(calls.filter((c) => c.stage === 'judge' && !c.cached).length, 1, 'one judge request for the rest (the compare-judged constraint and the grounding check)');
 });
