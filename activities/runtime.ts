@@ -6,9 +6,8 @@
  * Dropping an entry only drops the cache's reference: activities running with it keep theirs.
  */
 import { parseBuildConfig, type BuildConfig } from '../config/buildConfig.js';
-import type { EndpointConfig } from '../config/modelsConfig.js';
 import { endpointWorkers } from '../llm/limiter.js';
-import type { EndpointLimits } from '../llm/endpointLimits.js';
+import { configuredLimits as endpointLimits } from '../llm/endpointLimits.js';
 import { endpointSlots } from '../config/endpointRouting.js';
 import { workerLanes } from '../domain/sampleLanes.js';
 import { LanePool } from '../pipeline/run/lanePool.js';
@@ -75,9 +74,6 @@ export function cacheStoreFor(config: BuildConfig): ObjectStore {
 export function richnessTools(ctx: StageContext): RichnessTools {
   return { models: ctx.models, cache: cacheStoreFor(ctx.config), store: ctx.store, layout: ctx.layout };
 }
-
-/** The limits an endpoint's config sets (its limiter learns the rest from the provider's headers). */
-const endpointLimits = (e: EndpointConfig): EndpointLimits => ({ concurrency: e.concurrency, requestsPerMinute: e.requestsPerMinute, tokensPerMinute: e.tokensPerMinute });
 
 export function contextFor(config: BuildConfig): StageContext {
   const store = storeFor(config.output, config.s3);

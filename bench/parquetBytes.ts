@@ -18,13 +18,7 @@ import type { BuildReport } from '../output/contracts/buildReport.js';
 import { exportTrl } from '../output/formats/export.js';
 import { buildLayout } from '../storage/buildLayout.js';
 import { LocalStore } from '../storage/localStore.js';
-import { writeAllava } from '../test/fixtures/allava.js';
-import { writeCc3m } from '../test/fixtures/cc3m.js';
-import { writeChartqa } from '../test/fixtures/chartqa.js';
-import { writeGeo170k } from '../test/fixtures/geo170k.js';
-import { writeMultiui } from '../test/fixtures/multiui.js';
-import { mixedSources } from '../test/fixtures/mixedSources.js';
-import { writeRico } from '../test/fixtures/rico.js';
+import { mixedSources, writeMixedSources } from '../test/fixtures/mixedSources.js';
 import { runReader } from '../test/harness/trainerReaders.js';
 import { startStack } from '../test/harness/stack.js';
 
@@ -33,15 +27,7 @@ Runtime.install({ logger: new DefaultLogger('WARN') });
 const dir = await mkdtemp(path.join(tmpdir(), 'mmif-bench-parquet-'));
 const stack = await startStack({ simulator: { seed: 5 }, taskQueue: 'bench-parquet' });
 try {
-  const at = (name: string) => new LocalStore(path.join(dir, name));
-  await Promise.all([
-    writeCc3m(at('cc3m'), 'webdataset', { perShard: 3, shards: 1 }),
-    writeAllava(at('allava')),
-    writeChartqa(at('chartqa')),
-    writeGeo170k(at('geo170k')),
-    writeRico(at('rico')),
-    writeMultiui(at('multiui')),
-  ]);
+  await writeMixedSources(dir);
   const config: BuildConfigInput = {
     buildId: 'six',
     seed: 1,

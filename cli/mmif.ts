@@ -67,6 +67,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: "write or serve an HTML page showing a build's samples with their images",
     load: async () => import('./commands/view.js').then((m) => ({ usage: m.VIEW_USAGE, run: m.viewCommand })),
   },
+  reward: {
+    summary: "serve rewards for RL runs: a build's ground truths, its verifiers and judge (OpenRLHF's protocol too)",
+    load: async () => import('./commands/reward.js').then((m) => ({ usage: m.REWARD_USAGE, run: m.rewardCommand })),
+  },
   verify: {
     summary: 'run the reference rule verifiers over JSON lines (stdin -> stdout)',
     load: async () => import('../verification/verifyCommand.js').then((m) => ({ usage: m.VERIFY_USAGE, run: (args) => m.runVerifyCommand(args, process.stdin, process.stdout) })),

@@ -1,3 +1,5 @@
+import type { EndpointConfig } from '../config/modelsConfig.js';
+
 /** The limits a configuration sets on one endpoint (llm config and the endpoint's own), as a request holds them in the endpoint's limiter. */
 export interface EndpointLimits {
   /** Requests in flight at most (the AIMD cap). */
@@ -9,3 +11,6 @@ export interface EndpointLimits {
   /** The longest the endpoint is paused for, or a learned budget waits for its reset, whatever it asks (llm.maxRetryAfterSeconds). */
   maxWaitMs?: number;
 }
+
+/** The limits an endpoint's config sets (its limiter learns the rest from the provider's headers). */
+export const configuredLimits = (e: EndpointConfig): EndpointLimits => ({ concurrency: e.concurrency, requestsPerMinute: e.requestsPerMinute, tokensPerMinute: e.tokensPerMinute });

@@ -1,16 +1,15 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseFlags } from '../../config/commandFlags.js';
-import { buildLayout, type BuildLayout } from '../../storage/buildLayout.js';
+import type { BuildLayout } from '../../storage/buildLayout.js';
 import { writeViewer, type ViewerSummary } from '../../output/viewer/viewer.js';
 import type { ViewerFile } from '../../output/viewer/viewerPage.js';
 import { getJson, type ObjectStore } from '../../storage/objectStore.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
 import type { QualityReport } from '../../output/reports/qualityReport.js';
 import { summaryPanel } from '../../output/reports/viewerSummary.js';
-import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';
-import { s3FromEnv } from '../s3FromEnv.js';
+import { openDatasetRoot, serveUntilStopped } from '../datasetRoot.js';
 import { viewerServer } from '../viewServer.js';
 
 export const VIEW_USAGE = `usage: mmif view <dataset root> [--out FILE] [--serve [--port N] [--host H]] [--limit N]
@@ -40,11 +39,7 @@ export async function viewCommand(args: string[]): Promise<number> {
   const root = positionals[0];
   const limit = values.limit === undefined ? Infinity : Number(values.limit);
   if (!root || positionals.length > 1 || !(limit > 0) || (values.serve && values.out)) throw new CliError(VIEW_USAGE, EXIT.usage);
-  // The dataset root is `<output>/<buildId>`: the layout's keys start with the build id.
-  const trimmed = root.replace(/\/+$/, '');
-  const buildId = trimmed.slice(trimmed.lastIndexOf('/') + 1);
-  const store = openStore(trimmed.slice(0, trimmed.length - buildId.length) || '.', s3FromEnv());
-  const layout = buildLayout(buildId);
+  const { store, layout, trimmed } = openDatasetRoot(root);
   const noShard = () => new CliError(`no committed shard under ${store.root}/${layout.manifestsPrefix}`, EXIT.notFound);
   const summary = summaryPanel({ report: await getJson<BuildReport>(store, layout.report), quality: await getJson<QualityReport>(store, layout.quality) });
 
@@ -80,11 +75,6 @@ const shownText = ({ multiturn, shown }: ViewerSummary) =>
   `${multiturn ? `${shown.instruct} chats, ${shown.dpo} turn-level pairs` : `${shown.instruct} SFT records, ${shown.dpo} DPO pairs`}, ${shown.rejected} rejected samples and pairs`;
 
 async function serve(store: ObjectStore, layout: BuildLayout, files: ReadonlyMap<string, ViewerFile>, host: string, port: number): Promise<number> {
-  const server = viewerServer(store, layout, files, host);
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, host, resolve));
-  const address = server.address();
-  console.log(`serving http://${host}:${typeof address === 'object' && address ? address.port : port}/ (Ctrl-C stops)`);
-  await new Promise<void>((resolve) => process.once('SIGINT', resolve).once('SIGTERM', resolve));
-  server.close();
+  await serveUntilStopped(viewerServer(store, layout, files, host), host, port, 'the viewer');
   return EXIT.ok;
 }
