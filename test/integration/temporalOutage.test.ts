@@ -13,6 +13,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { seen } from '../harness/outputSeen.js';
 import { Client, Connection } from '@temporalio/client';
 import { freePort, startTemporalDevServer, type DevServer } from '../../local/temporalDevServer.js';
 import { noAnswerFrom, TemporalFollower } from '../../cli/temporalOutage.js';
@@ -33,25 +34,6 @@ after(async () => {
   await server?.stop();
   await rm(dir, { recursive: true, force: true });
 });
-
-/** Resolves once `text()` matches `pattern`; rejects when the process exits first. */
-function seen(child: ChildProcess, text: () => string, pattern: RegExp): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      if (pattern.test(text())) {
-        child.stdout!.off('data', check).off('end', check);
-        child.stderr!.off('data', check);
-        child.off('exit', exited);
-        resolve();
-      }
-    };
-    const exited = () => reject(new Error(`mmif exited before ${pattern}: ${text()}`));
-    child.stdout!.on('data', check);
-    child.stderr!.on('data', check);
-    child.once('exit', exited);
-    check();
-  });
-}
 
 test('status --watch follows a build through a Temporal restart and ends with the run outcome', async () => {
   const port = await freePort();
