@@ -2,13 +2,18 @@
  * What a `mmif build --local` run leaves for `mmif status`: its dev server lives only as long as the
  * command, so afterwards no Temporal knows the build. The record says how the run ended and where
  * its output is (`build-report.json` there has the figures). Kept under `.mmif/local-builds/` in the
- * folder the command ran in, where `status` looks for it (and in the folders above).
+ * folder the command ran in, where `status <buildId>` looks for it (and in the folders above), and
+ * beside the dataset (`_work/local-run.json`), where `status <dataset root>` finds it from any folder.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { S3Options } from '../storage/s3Store.js';
 import { RunEnded } from './buildRun.js';
 import { CliError } from './exitCodes.js';
+import { buildLayout } from '../storage/buildLayout.js';
+import { getJson, putJson } from '../storage/objectStore.js';
+import { openStore } from '../storage/openStore.js';
+import { s3FromEnv } from './s3FromEnv.js';
 
 export interface LocalBuildRecord {
   buildId: string;
@@ -29,6 +34,20 @@ export async function writeLocalRecord(record: LocalBuildRecord): Promise<void> 
   const file = recordFile(process.cwd(), record.buildId);
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, `${JSON.stringify(record, null, 2)}\n`);
+  // Beside the dataset too; an output the build could not write (its refusal is the record's failure) keeps the copy above only.
+  await putJson(openStore(record.output, record.s3), buildLayout(record.buildId).localRun, record).catch(() => undefined);
+}
+
+/** A path naming a dataset root (`out/my-build`, `/data/out/my-build`, `s3://bucket/out/my-build`), never a buildId (which has no `/`). */
+export const isDatasetRoot = (arg: string) => arg.includes('/') || arg.includes(path.sep);
+
+/** The record a --local run left beside its dataset root, read from any folder. */
+export async function readLocalRecordAt(datasetRoot: string): Promise<LocalBuildRecord | undefined> {
+  const root = datasetRoot.replace(/\/+$/, '');
+  const buildId = root.slice(root.lastIndexOf('/') + 1);
+  const output = root.slice(0, root.length - buildId.length - 1) || '.';
+  const local = /^[a-z][a-z0-9+.-]*:\/\//i.test(output) ? output : path.resolve(output);
+  return getJson<LocalBuildRecord>(openStore(local, s3FromEnv()), buildLayout(buildId).localRun);
 }
 
 /**
@@ -48,7 +67,7 @@ export async function readLocalRecord(buildId: string): Promise<LocalBuildRecord
 
 /** What to do when no record is found here and no Temporal server knows the build. */
 export const LOCAL_RECORD_HINT = (buildId: string) =>
-  `a \`mmif build --local\` build is known only from the folder it ran in: run \`mmif status ${buildId}\` there or in a folder below it (.mmif/local-builds/${buildId}.json)`;
+  `a \`mmif build --local\` build is known from the folder it ran in (run \`mmif status ${buildId}\` there or in a folder below it) or from its dataset root, in any folder: \`mmif status <output>/${buildId}\``;
 
 /**
  * Runs a --local build (`mmif build --local`, `mmif quickstart`) and records how it ended for

@@ -46,6 +46,8 @@ export function buildLayout(buildId: string) {
     /** The usage of one pre-flight request (llm/preflight.ts), by check id; summed into the build report. */
     preflightUsage: (checkId: string) => `${work}/preflight/${checkId}.json`,
     preflightUsagePrefix: `${work}/preflight/`,
+    /** How a `mmif build --local` run ended (cli/localRecord.ts): `mmif status <dataset root>` reads it from any folder. */
+    localRun: `${work}/local-run.json`,
     /** The hard budget (llm.budget) the latest run of the build is held to (llm/buildBudget.ts). */
     budget: `${work}/budget.json`,
     /** What the build paid, one object per worker process that paid (llm/spendLedger.ts). */

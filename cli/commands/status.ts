@@ -11,13 +11,14 @@ import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
 import { acceptedNothing, BuildRun, closedPhase, noWorkerLine } from '../buildRun.js';
 import { CliError, EXIT, exitCodesLine } from '../exitCodes.js';
-import { LOCAL_RECORD_HINT, readLocalRecord, type LocalBuildRecord } from '../localRecord.js';
+import { isDatasetRoot, LOCAL_RECORD_HINT, readLocalRecord, readLocalRecordAt, type LocalBuildRecord } from '../localRecord.js';
 import { rootFailure } from '../failures.js';
 import { formatProgress } from '../progressView.js';
 import { accountingLines, formatSummary, rerunHint } from '../summary.js';
 import { connectTemporal, type Temporal } from '../temporalClient.js';
 
 export const STATUS_USAGE = `usage: mmif status <buildId> [--watch] [--json]
+       mmif status <output>/<buildId>
        mmif status --evals [--json]
   Show a build's progress (shards, samples, the running shards' samples through each stage,
   requests/s and the share of the endpoints' limit, model-call errors by class, rejections by
@@ -26,7 +27,8 @@ export const STATUS_USAGE = `usage: mmif status <buildId> [--watch] [--json]
            form, headline figure and report files of each finished one
   A closed build shows how it ended: done, or failed / cancelled with its cause on one line. A --local build whose server
   is gone is read from what the run recorded (.mmif/local-builds/ in the folder it ran in: run
-  status there or in a folder below it) and its build-report.json.
+  status there or in a folder below it; or, from any folder, give its dataset root, <output>/<buildId>,
+  beside which the record is kept too) and its build-report.json.
   --watch  refresh every 2 s until the build closes, then print each source's accounting (read =
            planned + not selected + filtered + problems; planned = accepted + held out + rejected +
            uncommitted)
@@ -49,6 +51,11 @@ export async function statusCommand(args: string[]): Promise<number> {
   const buildId = positionals[0];
   if (values.evals) return listEvals(values.json ?? false);
   if (!buildId) throw new CliError(STATUS_USAGE, EXIT.usage);
+  if (isDatasetRoot(buildId)) {
+    const record = await readLocalRecordAt(buildId);
+    if (!record) throw new CliError(`no record of a --local run in ${buildId} (_work/local-run.json): give a build's dataset root, or its buildId to ask Temporal`, EXIT.notFound);
+    return localStatus(record);
+  }
   const local = await readLocalRecord(buildId);
   let temporal: Temporal;
   try {

@@ -41,11 +41,11 @@ function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 /** The CLI as a user runs it: no Temporal address, no endpoint in the environment. */
-function mmifLocal(args: string[], extraEnv: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function mmifLocal(args: string[], extraEnv: Record<string, string> = {}, cwd = dir): Promise<{ code: number; stdout: string; stderr: string }> {
   const env = userEnv(extraEnv);
   return new Promise((resolve) => {
     // In the test's folder: a --local build records how it ended under `.mmif/` where it runs.
-    execFile(process.execPath, ['--import', TSX_LOADER, CLI, ...args], { env, cwd: dir, maxBuffer: 32 << 20 }, (err, stdout, stderr) =>
+    execFile(process.execPath, ['--import', TSX_LOADER, CLI, ...args], { env, cwd, maxBuffer: 32 << 20 }, (err, stdout, stderr) =>
       resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -111,6 +111,19 @@ test("`mmif status quickstart-sim` after `npm start` (mmif quickstart) answers f
   assert.equal(status.code, 0, status.stdout + status.stderr);
   assert.match(status.stdout, /^quickstart-sim done \(a --local build, ended .*; its Temporal server is gone\)$/m);
   assert.ok(status.stdout.includes(`dataset root: ${path.join(dir, 'qs', 'quickstart-sim')}`), status.stdout);
+  // From another folder: the buildId alone is not known there (the hint names the dataset root form), the dataset root is.
+  const elsewhere = await mkdtemp(path.join(tmpdir(), 'mmif-elsewhere-'));
+  try {
+    const byId = await mmifLocal(['status', 'quickstart-sim'], {}, elsewhere);
+    assert.equal(byId.code, 1, byId.stdout + byId.stderr);
+    assert.match(byId.stderr, /from its dataset root, in any folder: `mmif status <output>\/quickstart-sim`/);
+    const byRoot = await mmifLocal(['status', path.join(dir, 'qs', 'quickstart-sim')], {}, elsewhere);
+    assert.equal(byRoot.code, 0, byRoot.stdout + byRoot.stderr);
+    assert.match(byRoot.stdout, /^quickstart-sim done \(a --local build, ended .*; its Temporal server is gone\)$/m);
+    assert.ok(byRoot.stdout.includes(`dataset root: ${path.join(dir, 'qs', 'quickstart-sim')}`), byRoot.stdout);
+  } finally {
+    await rm(elsewhere, { recursive: true, force: true });
+  }
 });
 
 test('`mmif quickstart` whose shards all fail on a key refused mid-build exits 2, as build --wait and status do', async () => {

@@ -429,7 +429,7 @@ test('a failed --local build: status from a folder below where it ran shows its 
   assert.equal(elsewhere.code, 1);
   assert.equal(
     elsewhere.stderr.trim(),
-    'mmif: cannot reach Temporal at 127.0.0.1:1: Connection refused; a `mmif build --local` build is known only from the folder it ran in: run `mmif status local-dead` there or in a folder below it (.mmif/local-builds/local-dead.json)',
+    'mmif: cannot reach Temporal at 127.0.0.1:1: Connection refused; a `mmif build --local` build is known from the folder it ran in (run `mmif status local-dead` there or in a folder below it) or from its dataset root, in any folder: `mmif status <output>/local-dead`',
   );
 });
 

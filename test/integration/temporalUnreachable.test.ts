@@ -73,8 +73,8 @@ test('`mmif status` from a folder with nothing to find answers at once: the caus
   assert.ok(err instanceof CliError);
   assert.equal(
     err.message,
-    `cannot reach Temporal at 127.0.0.1:${port}: Connection refused; a \`mmif build --local\` build is known only from the folder it ran in: ` +
-      'run `mmif status nightly-7` there or in a folder below it (.mmif/local-builds/nightly-7.json)',
+    `cannot reach Temporal at 127.0.0.1:${port}: Connection refused; a \`mmif build --local\` build is known from the folder it ran in ` +
+      '(run `mmif status nightly-7` there or in a folder below it) or from its dataset root, in any folder: `mmif status <output>/nightly-7`',
   );
   assert.equal(err.exitCode, EXIT.failed);
 });
