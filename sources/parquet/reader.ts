@@ -40,7 +40,7 @@ export async function describeParquet(store: ObjectStore, filter: HfFileFilter, 
   const splits = [...new Set(files.map((f) => (f.config === 'default' ? f.split : `${f.config}/${f.split}`)))].join(', ');
   const snapshot = hubSnapshot(store.root);
   const hub = snapshot ? `; Hub snapshot ${snapshot.repo}@${snapshot.revision}` : '';
-  return `Parquet: ${files.length} file(s) (${splits}); columns ${describeMapping(map)}${hub}`;
+  return `Parquet: ${files.length} file(s) (${splits}); columns ${describeMapping(map, columns)}${hub}`;
 }
 
 /** A segment per run of row groups (~16k rows): no async step per row. */

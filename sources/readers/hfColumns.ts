@@ -14,13 +14,17 @@ export type ColumnRole = (typeof COLUMN_ROLES)[number];
 export type ColumnRequest = Partial<Record<ColumnRole, string>>;
 
 export interface ColumnMap {
-  image: { name: string; holds: 'bytes' | 'path' };
+  /** `found`: how the image column was chosen (config `columns.image`, or what detection matched). */
+  image: { name: string; holds: 'bytes' | 'path'; found: ImageFound };
   question?: string;
   answer?: string;
   id?: string;
   text?: string;
   conversations?: string;
 }
+
+/** How the image column was chosen: named by `columns.image`, or detected (in this order of preference). */
+export type ImageFound = 'columns.image' | 'huggingface Image feature' | '{bytes, path} struct' | 'binary column' | 'path column name';
 
 /** A column asked for or needed that the file does not hold: validate exits 2 with this message. */
 export class ColumnMappingError extends InputError {
@@ -62,26 +66,28 @@ export function mapColumns(table: ParquetTable, request: ColumnRequest = {}): Co
     return column;
   };
 
-  const image = asked('image') ?? detectImage(table.columns);
+  const named = asked('image');
+  const image = named ? { column: named, found: 'columns.image' as const } : detectImage(table.columns);
   if (!image) throw new ColumnMappingError(`${table.key}: no image column (an Image feature, a {bytes, path} struct, binary, or a path string): the file holds ${holds(table)}`);
-  const map: ColumnMap = { image: { name: image.name, holds: image.kind === 'string' ? 'path' : 'bytes' } };
+  const map: ColumnMap = { image: { name: image.column.name, holds: image.column.kind === 'string' ? 'path' : 'bytes', found: image.found } };
   for (const role of COLUMN_ROLES) {
     if (role === 'image') continue;
-    const column = asked(role) ?? NAMES[role].map((n) => byName.get(n)).find((c) => c !== undefined && c !== image && ACCEPTS[role].includes(c.kind));
+    const column = asked(role) ?? NAMES[role].map((n) => byName.get(n)).find((c) => c !== undefined && c !== image.column && ACCEPTS[role].includes(c.kind));
     if (column) map[role] = column.name;
   }
   return map;
 }
 
-function detectImage(columns: ParquetColumn[]): ParquetColumn | undefined {
-  const preferred = (candidates: ParquetColumn[]) => NAMES.image.map((n) => candidates.find((c) => c.name === n)).find((c) => c !== undefined) ?? candidates[0];
-  const features = columns.filter((c) => c.feature === 'Image' && (c.kind === 'image-struct' || c.kind === 'binary'));
-  if (features.length > 0) return preferred(features);
-  const structs = columns.filter((c) => c.kind === 'image-struct');
-  if (structs.length > 0) return preferred(structs);
-  const binaries = columns.filter((c) => c.kind === 'binary');
-  if (binaries.length > 0) return preferred(binaries);
-  return PATH_NAMES.map((n) => columns.find((c) => c.name === n && c.kind === 'string')).find((c) => c !== undefined);
+function detectImage(columns: ParquetColumn[]): { column: ParquetColumn; found: ImageFound } | undefined {
+  const preferred = (candidates: ParquetColumn[]) => NAMES.image.map((n) => candidates.find((c) => c.name === n)).find((c) => c !== undefined) ?? candidates[0]!;
+  const tiers: Array<[ImageFound, ParquetColumn[]]> = [
+    ['huggingface Image feature', columns.filter((c) => c.feature === 'Image' && (c.kind === 'image-struct' || c.kind === 'binary'))],
+    ['{bytes, path} struct', columns.filter((c) => c.kind === 'image-struct')],
+    ['binary column', columns.filter((c) => c.kind === 'binary')],
+  ];
+  for (const [found, candidates] of tiers) if (candidates.length > 0) return { column: preferred(candidates), found };
+  const path = PATH_NAMES.map((n) => columns.find((c) => c.name === n && c.kind === 'string')).find((c) => c !== undefined);
+  return path && { column: path, found: 'path column name' };
 }
 
 function describe(column: ParquetColumn): string {
@@ -93,12 +99,15 @@ export function holds(table: ParquetTable): string {
   return table.columns.map((c) => `${c.name}: ${describe(c)}`).join(', ');
 }
 
-/** One line: `image ← image (bytes), question ← query, answer ← label`. */
-export function describeMapping(map: ColumnMap): string {
-  const parts = [`image ← ${map.image.name} (${map.image.holds === 'path' ? 'path under the root' : 'bytes'})`];
+/**
+ * One line: `image ← image (bytes; huggingface Image feature), question ← query, answer ← label`, each
+ * role named by `columns` marked `(columns.<role>)`, the others detected by name.
+ */
+export function describeMapping(map: ColumnMap, request: ColumnRequest = {}): string {
+  const parts = [`image ← ${map.image.name} (${map.image.holds === 'path' ? 'path under the root' : 'bytes'}; ${map.image.found})`];
   for (const role of COLUMN_ROLES) {
     const name = role === 'image' ? undefined : map[role];
-    if (name) parts.push(`${role} ← ${name}`);
+    if (name) parts.push(`${role} ← ${name}${request[role] !== undefined ? ` (columns.${role})` : ''}`);
   }
   return parts.join(', ');
 }

@@ -14,6 +14,9 @@ import { schemaText } from '../../cli/writeConfigReference.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { writeImagefolder, writeLlava } from '../fixtures/folderSources.js';
 import { runMmif } from '../harness/mmifCli.js';
+import { fileURLToPath } from 'node:url';
+
+const HUB = fileURLToPath(new URL('../fixtures/hub/data/', import.meta.url));
 import { PassThrough } from 'node:stream';
 import { ask } from '../../cli/commands/init.js';
 import { parseBuildConfig } from '../../config/buildConfig.js';
@@ -97,6 +100,22 @@ test('mmif init and mmif validate print the layout and mapping each source chose
   assert.equal(validated.code, 0, validated.stderr);
   assert.match(validated.stdout, /^ {2}sources\[0\] \(imagefolder .*\): layout metadata \(detected\)/m);
   assert.match(validated.stdout, /^ {2}sources\[1\] \(llava .*\): files data\.json, more\.jsonl/m);
+});
+
+test('mmif init and validate print the Parquet column mapping, whether detected (from the huggingface Image feature) or named by columns, and the Hub revision', async () => {
+  const snapshot = path.join(HUB, 'hf-cache/datasets--HuggingFaceM4--ChartQA/snapshots/b605b6e08b57faf4359aeb2fe6a3ca595f99b6c5');
+  const file = path.join(dir, 'parquet.json');
+  const init = await runMmif(['init', '--source', `parquet=${snapshot}`, '--out', file]);
+  assert.equal(init.code, 0, init.stderr);
+  const detected =
+    /^ {2}sources\[0\] \(parquet .*\): Parquet: 2 file\(s\) \(test, train\); columns image ← image \(bytes; huggingface Image feature\), question ← query, answer ← label; Hub snapshot HuggingFaceM4\/ChartQA@b605b6e08b57faf4359aeb2fe6a3ca595f99b6c5$/m;
+  assert.match(init.stdout, detected);
+  const config = JSON.parse(await readFile(file, 'utf8')) as { sources: Array<Record<string, unknown>> };
+  const named = path.join(dir, 'parquet-named.json');
+  await writeFile(named, JSON.stringify({ ...config, output: path.join(dir, 'out'), sources: [{ ...config.sources[0], columns: { image: 'image', answer: 'label' } }] }));
+  const validated = await runMmif(['validate', '--config', named]);
+  assert.equal(validated.code, 0, validated.stderr);
+  assert.match(validated.stdout, /^ {2}sources\[0\] \(parquet .*\): .*columns image ← image \(bytes; columns\.image\), question ← query, answer ← label \(columns\.answer\);/m);
 });
 
 test('mmif init validates what it wrote: a config whose sources read says ok and the build command to run next', async () => {

@@ -30,12 +30,17 @@ describe('Hugging Face Parquet columns', () => {
         ['human_or_machine', 'number', 'ClassLabel'],
       ],
     );
-    assert.equal(describeMapping(mapColumns(t)), 'image ← image (bytes), question ← query, answer ← label');
+    assert.equal(describeMapping(mapColumns(t)), 'image ← image (bytes; huggingface Image feature), question ← query, answer ← label');
+    const asked = { image: 'image', answer: 'label' };
+    assert.equal(describeMapping(mapColumns(t, asked), asked), 'image ← image (bytes; columns.image), question ← query, answer ← label (columns.answer)');
   });
 
   it('takes plain binary images (ahmed-masry/ChartQA) and path strings under the root', async () => {
-    assert.equal(describeMapping(mapColumns((await table('chartqa-masry', 'data/train-00000-of-00002.parquet')).table)), 'image ← image (bytes), question ← query, answer ← label');
-    assert.equal(describeMapping(mapColumns((await table('parquet/paths', 'train.parquet')).table)), 'image ← file (path under the root), text ← caption');
+    assert.equal(
+      describeMapping(mapColumns((await table('chartqa-masry', 'data/train-00000-of-00002.parquet')).table)),
+      'image ← image (bytes; binary column), question ← query, answer ← label',
+    );
+    assert.equal(describeMapping(mapColumns((await table('parquet/paths', 'train.parquet')).table)), 'image ← file (path under the root; path column name), text ← caption');
   });
 
   it('prefers the column named image among several Image features (RICO-Screen2Words), and finds LLaVA conversations', async () => {
