@@ -130,21 +130,27 @@ export const lanesWaiting = new Gauge({ name: 'mmif_lanes_waiting', help: 'Sampl
  * URL stays out of the metrics).
  */
 export function endpointLabel(baseURL: string): string {
-  try {
-    const url = new URL(baseURL);
-    return `${url.protocol}//${url.host}${url.pathname.replace(/\/$/, '')}`;
-  } catch {
-    return 'unparsable';
+  return parsedEndpoint(baseURL).label;
+}
+
+/** Each base URL parsed once: a request's labels are made for every attempt, and URL parsing is most of their cost. */
+const parsed = new Map<string, { label: string; host: string }>();
+function parsedEndpoint(url: string): { label: string; host: string } {
+  let found = parsed.get(url);
+  if (!found) {
+    try {
+      const u = new URL(url);
+      found = { label: `${u.protocol}//${u.host}${u.pathname.replace(/\/$/, '')}`, host: u.hostname };
+    } catch {
+      found = { label: 'unparsable', host: 'unknown' };
+    }
+    parsed.set(url, found);
   }
+  return found;
 }
 
 function genAi(r: RequestLabels) {
-  let host = 'unknown';
-  try {
-    host = new URL(r.endpoint).hostname;
-  } catch {
-    // endpointLabel's 'unparsable'
-  }
+  const host = parsedEndpoint(r.endpoint).host;
   return { build: r.build, role: r.role, gen_ai_operation_name: 'chat', gen_ai_provider_name: 'openai', gen_ai_request_model: r.model, server_address: host };
 }
 
