@@ -304,7 +304,12 @@ export async function planTopUp(input: { config: unknown; round: number; forecas
   });
 }
 
-export async function finalizeBuild(input: { build: BuildRef; shardCount: number; failed: Array<{ shard: number; error: string }> }): Promise<BuildReport> {
+export async function finalizeBuild(input: {
+  build: BuildRef;
+  shardCount: number;
+  failed: Array<{ shard: number; error: string }>;
+  budgetExhausted?: string;
+}): Promise<BuildReport> {
   // Reads every manifest: a large build takes longer than the heartbeat timeout.
   return withHeartbeat(async () => {
     const store = storeFor(input.build.output, input.build.s3);

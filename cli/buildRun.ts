@@ -8,7 +8,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { BuildReport, SourceAccount } from '../output/contracts/buildReport.js';
 import type { BuildPhase, BuildProgress } from '../workflows/buildProgress.js';
 import { CliError, EXIT } from './exitCodes.js';
-import { exitCodeFor, failedShardsOf, rootFailure, SHARDS_FAILED, type Failure } from './failures.js';
+import { BUDGET_EXHAUSTED, exitCodeFor, failedShardsOf, failureReport, rootFailure, SHARDS_FAILED, type Failure } from './failures.js';
 import { withRunningShards, type LiveProgress } from './liveProgress.js';
 import { forBuild } from './temporalClient.js';
 import { noAnswerFrom } from './temporalOutage.js';
@@ -40,12 +40,16 @@ export const noWorkerLine = (taskQueue: string) =>
 /** A query to a closed run needs a worker to replay it; without one the screen shows no progress rather than hang. */
 const QUERY_TIMEOUT_MS = 5_000;
 
-/** How a followed run ended, when not with its report: the line, the exit code and the closed status. */
+/**
+ * How a followed run ended, when not with its report: the line, the exit code and the closed status;
+ * for a build its budget stopped, the report it wrote (its summary shows what was paid and kept).
+ */
 export class RunEnded extends CliError {
   constructor(
     message: string,
     exitCode: number,
     readonly status: string,
+    readonly budgetStopped?: BuildReport,
   ) {
     super(message, exitCode);
   }
@@ -178,7 +182,9 @@ export class BuildRun {
     if (status === 'TERMINATED') throw new RunEnded(`build ${this.buildId} was terminated${terminationReason(ended)}`, EXIT.failed, status);
     if (status === 'TIMED_OUT') throw new RunEnded(`build ${this.buildId} timed out`, EXIT.failed, status);
     const failure: Failure = ended === undefined ? { message: 'failed' } : rootFailure(ended);
-    throw new RunEnded(`build ${this.buildId} failed: ${failure.message}`, await this.exitCode(failure, failedShardsOf(ended)), status);
+    const carried = failureReport(ended);
+    const stopped = carried?.type === BUDGET_EXHAUSTED ? carried.report : undefined;
+    throw new RunEnded(`build ${this.buildId} failed: ${failure.message}`, await this.exitCode(failure, failedShardsOf(ended)), status, stopped);
   }
 
   /**

@@ -3,6 +3,7 @@
  * on, and the exit code that goes with it. For builds (cli/buildRun.ts), pre-flight checks and evals.
  */
 import { ApplicationFailure } from '@temporalio/common';
+import type { BuildReport } from '../output/contracts/buildReport.js';
 import { EXIT } from './exitCodes.js';
 import { INPUT_ERRORS } from './inputErrors.js';
 
@@ -44,13 +45,26 @@ export const exitCodeFor = (failure: Failure) => (failure.type && INPUT_FAILURES
 /** The type a build fails with when shards failed (workflows/buildDataset.ts): their causes are the shards' own. */
 export const SHARDS_FAILED = 'ShardsFailed';
 
-/** The shards a ShardsFailed failure lists (its details carry the build report); none for another failure. */
-export function failedShardsOf(err: unknown): number[] {
+/** The type a build fails with when its budget (llm.budget) ran out (workflows/buildDataset.ts). */
+export const BUDGET_EXHAUSTED = 'BudgetExhausted';
+
+/**
+ * The build report a build's own failure carries (ShardsFailed, BudgetExhausted: the outermost
+ * application failure's details, workflows/buildDataset.ts), with that failure's type; undefined for
+ * another failure.
+ */
+export function failureReport(err: unknown): { type: string; report: BuildReport } | undefined {
   for (let e = err, depth = 0; e instanceof Error && depth < 20; e = e.cause, depth++) {
-    if (e instanceof ApplicationFailure && e.type === SHARDS_FAILED) {
-      const report = e.details?.[0] as { failedShards?: Array<{ shard: number }> } | undefined;
-      return (report?.failedShards ?? []).map((f) => f.shard);
+    if (e instanceof ApplicationFailure) {
+      const report = e.details?.[0] as BuildReport | undefined;
+      return e.type && report?.failedShards ? { type: e.type, report } : undefined;
     }
   }
-  return [];
+  return undefined;
+}
+
+/** The shards a ShardsFailed failure lists (its details carry the build report); none for another failure. */
+export function failedShardsOf(err: unknown): number[] {
+  const failed = failureReport(err);
+  return failed?.type === SHARDS_FAILED ? failed.report.failedShards.map((f) => f.shard) : [];
 }

@@ -3,12 +3,21 @@ import type { BuildProgress } from '../workflows/buildProgress.js';
 import { requestRate, type ShardProgress } from '../workflows/shardProgress.js';
 import { costSummary, formatCost } from '../output/reports/costSummary.js';
 import type { LiveProgress } from './liveProgress.js';
-import { roleCost } from './wording.js';
+import type { Spend } from '../llm/spendLedger.js';
+import { budgetNextStep, roleCost } from './wording.js';
 
 const BAR_WIDTH = 30;
 
+/** How the screen is shown: where the build runs, and what it paid so far when that could be read. */
+export interface ProgressContext {
+  /** A `mmif build --local` build: its next step after a budget stop is that command again. */
+  local?: boolean;
+  /** Every paid request of the build so far, committed or not (its spend ledger). */
+  paid?: Spend;
+}
+
 /** `now`: the wall clock the running shards' request rates are read at. */
-export function formatProgress(p: BuildProgress | LiveProgress, now = Date.now()): string {
+export function formatProgress(p: BuildProgress | LiveProgress, now = Date.now(), context: ProgressContext = {}): string {
   const { planned, committed, failed, running } = p.shards;
   const filled = planned > 0 ? Math.round((committed / planned) * BAR_WIDTH) : 0;
   const bar = `[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}]`;
@@ -27,9 +36,12 @@ export function formatProgress(p: BuildProgress | LiveProgress, now = Date.now()
       `  ${stage.padEnd(14)} ${u.requests} requests (${u.cachedRequests} cached, ${u.batchRequests} batch), ${u.promptTokens} + ${u.completionTokens} tokens, ${roleCost(u)}`,
     );
   }
-  if (Object.keys(p.usage).length) lines.push(...formatCost(costSummary(p.usage, p.unpriced, p.samples, p.simulated)).map((l) => `  ${l}`));
+  if (Object.keys(p.usage).length || context.paid) {
+    const cost = { ...costSummary(p.usage, p.unpriced, p.samples, p.simulated), ...(context.paid ? { paid: context.paid } : {}) };
+    lines.push(...formatCost(cost).map((l) => `  ${l}`));
+  }
   for (const f of p.failedShards) lines.push(`FAILED shard ${f.shard}: ${f.error}`);
-  if (p.budgetExhausted) lines.push(`STOPPED: ${p.budgetExhausted} (raise llm.budget in the config, then \`mmif resume ${p.buildId} --config FILE\`)`);
+  if (p.budgetExhausted) lines.push(`STOPPED: ${p.budgetExhausted} (${budgetNextStep(p.buildId, context.local ?? false)})`);
   return lines.join('\n');
 }
 

@@ -3,7 +3,7 @@ import type { BuildReport } from '../output/contracts/buildReport.js';
 import { buildLayout } from '../storage/buildLayout.js';
 import { formatAccount } from '../output/reports/sourceAccounting.js';
 import { formatCost, formatPricedBy } from '../output/reports/costSummary.js';
-import { counted, roleCost, stageLabel } from './wording.js';
+import { budgetNextStep, counted, roleCost, stageLabel } from './wording.js';
 import { ALL_STAGE_NAMES } from '../config/stages.js';
 
 const SHARDS_LISTED = 5;
@@ -11,8 +11,9 @@ const SHARDS_LISTED = 5;
 /**
  * `s3Endpoint`: the config's `s3.endpoint` (an S3-compatible store): the export commands, which read
  * the build without its config, are printed with it as MMIF_S3_ENDPOINT, else they would ask AWS.
+ * `local`: the build ran under `mmif build --local` (its next step after a budget stop is that command).
  */
-export function formatSummary(report: BuildReport, options: { s3Endpoint?: string } = {}): string {
+export function formatSummary(report: BuildReport, options: { s3Endpoint?: string; local?: boolean } = {}): string {
   const layout = buildLayout(report.buildId);
   const rel = (key: string) => `${report.datasetRoot}/${layout.inDataset(key)}`;
   const multiturn = report.mode === 'multiturn';
@@ -43,6 +44,7 @@ export function formatSummary(report: BuildReport, options: { s3Endpoint?: strin
   const rerun = rerunHint(report);
   if (rerun) lines.push(rerun);
   for (const f of report.failedShards) lines.push(`FAILED shard ${f.shard}: ${f.error}`);
+  if (report.budgetExhausted) lines.push(stoppedLine(report, report.budgetExhausted, rel(layout.samplesPrefix), options.local ?? false));
   const usage = Object.entries(report.usage);
   if (usage.length) {
     lines.push('model calls (requests / cached / prompt tokens / completion tokens / cost):');
@@ -80,6 +82,20 @@ export function formatSummary(report: BuildReport, options: { s3Endpoint?: strin
     );
   }
   return lines.join('\n');
+}
+
+/**
+ * A budget stop: what the uncommitted shards paid is not lost. Their samples' stage results stay in
+ * the work area, and the next run of the build finds them there and calls no model for them
+ * (pipeline/run/runStage.ts skips a stage whose result is stored); the next step fits how it ran.
+ */
+function stoppedLine(report: BuildReport, stopped: string, samples: string, local: boolean): string {
+  const uncommitted = report.cost.paid ? Math.max(report.cost.paid.usd - report.cost.usd, 0) : undefined;
+  const what = uncommitted === undefined ? '' : ` ($${uncommitted.toFixed(4)} of the spend)`;
+  return (
+    `STOPPED: ${stopped}. The stage results the uncommitted shards paid for${what} are kept in ${samples}: ` +
+    `${budgetNextStep(report.buildId, local)}; it commits them without calling a model for them again`
+  );
 }
 
 /**

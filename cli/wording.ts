@@ -23,3 +23,14 @@ export function roleCost(u: { costUsd: number; unpricedRequests: number; estimat
  * `npm link` (a bare `mmif` is not on the PATH after `npm install`). For hints printed as commands to run.
  */
 export const mmifCommand = (args: string) => `npx mmif ${args}`;
+
+/**
+ * What to do after the build's budget (llm.budget) stopped it, as the build ran: a `--local` build's
+ * Temporal server went with its command, so the same command runs it again; a build on a server is
+ * resumed there. Either way the committed shards are skipped and the samples' stage results reused.
+ */
+export function budgetNextStep(buildId: string, local: boolean): string {
+  return local
+    ? `raise llm.budget in the config, then run \`${mmifCommand('build --config FILE --local')}\` again`
+    : `raise llm.budget in the config, then \`${mmifCommand(`resume ${buildId} --config FILE`)}\``;
+}

@@ -34,6 +34,8 @@ export function buildLayout(buildId: string) {
     lostClaim: (sampleId: string) => `${work}/image-claims-lost/${sampleId}.json`,
     lostClaimsPrefix: `${work}/image-claims-lost/`,
     stageState: (sampleId: string, stage: StageName) => `${work}/samples/${sampleId}/${stage}.json`,
+    /** Every sample's stage results: what a budget stop or a failed shard leaves for the re-run to reuse. */
+    samplesPrefix: `${work}/samples/`,
     config: `${work}/config.json`,
     shardPlan: (shard: number) => `${work}/plan/${shardName(shard)}.json`,
     /** A Batch API round of one stage of a shard: batch ids and where each reply goes. */

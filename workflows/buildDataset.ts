@@ -198,7 +198,12 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
   }
 
   setPhase('finalizing');
-  const report = await finalizeBuild({ build, shardCount: plan.shardCount, failed: progress.failedShards });
+  const report = await finalizeBuild({
+    build,
+    shardCount: plan.shardCount,
+    failed: progress.failedShards,
+    ...(progress.budgetExhausted ? { budgetExhausted: progress.budgetExhausted } : {}),
+  });
   if (progress.budgetExhausted) {
     setPhase('failed');
     throw ApplicationFailure.nonRetryable(progress.budgetExhausted, 'BudgetExhausted', report);

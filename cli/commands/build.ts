@@ -13,7 +13,8 @@ import { CliError, EXIT, exitCodesLine } from '../exitCodes.js';
 import { connectTemporal, type Temporal } from '../temporalClient.js';
 import { withLocalTemporal } from '../localTemporal.js';
 import { formatSummary } from '../summary.js';
-import { acceptedNothing, BuildRun, hasPollers } from '../buildRun.js';
+import { acceptedNothing, BuildRun, hasPollers, RunEnded } from '../buildRun.js';
+import type { BuildReport } from '../../output/contracts/buildReport.js';
 import { exitCodeFor, rootFailure } from '../failures.js';
 import { recordedLocally } from '../localRecord.js';
 import { watch } from './status.js';
@@ -78,11 +79,16 @@ async function startBuild(temporal: Temporal, config: BuildConfig, options: { wa
   console.log(`started build ${config.buildId} (run ${handle.firstExecutionRunId}) on task queue ${temporal.settings.taskQueue}`);
   if (!options.wait) return EXIT.ok;
   // This run and its continuations only: another start under the same id is not ours to report.
+  const summary = (report: BuildReport) => console.log(`\n${formatSummary(report, { s3Endpoint: config.s3?.endpoint, local: true })}`);
   const report = await watch(new BuildRun(temporal.client, config.buildId, handle.firstExecutionRunId), {
     address: temporal.settings.connection.address,
-    summaryFollows: options.summary,
+    local: options.summary,
+  }).catch((err: unknown) => {
+    // A budget stop: the summary says what was paid, what is kept and how to go on, before the one line.
+    if (options.summary && err instanceof RunEnded && err.budgetStopped) summary(err.budgetStopped);
+    throw err;
   });
-  if (options.summary) console.log(`\n${formatSummary(report, { s3Endpoint: config.s3?.endpoint })}`);
+  if (options.summary) summary(report);
   // After the summary, which shows where the samples went: a build that accepted nothing for its input's sake fails.
   const empty = acceptedNothing(config.buildId, report);
   if (empty) throw empty;

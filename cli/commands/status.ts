@@ -1,7 +1,6 @@
 import { TemporalFollower } from '../temporalOutage.js';
 import { parseFlags } from '../../config/commandFlags.js';
 import { datasetRootOf, paidSpend } from '../../output/reports/buildReport.js';
-import { costSummary, paidLine } from '../../output/reports/costSummary.js';
 import { parseBuildConfig } from '../../config/buildConfig.js';
 import type { Spend } from '../../llm/spendLedger.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
@@ -80,11 +79,8 @@ export async function statusCommand(args: string[]): Promise<number> {
     const phase = closedPhase(description.status.name);
     if (progress) {
       const shown = phase ? { ...progress, phase } : progress;
-      console.log(values.json ? JSON.stringify(shown, null, 2) : formatProgress(shown));
-      if (!values.json) {
-        const paid = await paidSoFar(run);
-        if (paid) console.log(`  ${paidLine(paid, costSummary(progress.usage, progress.unpriced, progress.samples, progress.simulated).usd, progress.simulated)}`);
-      }
+      const paid = values.json ? undefined : await paidSoFar(run);
+      console.log(values.json ? JSON.stringify(shown, null, 2) : formatProgress(shown, Date.now(), paid ? { paid } : {}));
     } else {
       console.log(`${buildId} ${phase ?? description.status.name.toLowerCase()} (no worker answered the progress query)`);
       if (!phase && !(await run.hasWorker(description))) console.error(noWorkerLine(description.taskQueue));
@@ -116,12 +112,13 @@ async function paidSoFar(run: BuildRun): Promise<Spend | undefined> {
 
 /**
  * Redraws the progress of the run followed until it closes; resolves with its report when it
- * completed, else throws its one line (RunEnded) with the exit code. `summaryFollows`: the caller
- * prints the whole summary next (`build --local`), which has the accounting and the re-run hint.
- * A Temporal server that stops answering (`address`) is waited for, saying so (cli/temporalOutage.ts):
- * the run's outcome is what ends the watch, not the connection's.
+ * completed, else throws its one line (RunEnded) with the exit code. `local`: a `build --local` run,
+ * whose caller prints the whole summary next (the accounting, the cost, the re-run hint): the closed
+ * run's last screen is left out, so the cost is printed once, with one total. A Temporal server that
+ * stops answering (`address`) is waited for, saying so (cli/temporalOutage.ts): the run's outcome is
+ * what ends the watch, not the connection's.
  */
-export async function watch(run: BuildRun, options: { address: string; summaryFollows?: boolean }): Promise<BuildReport> {
+export async function watch(run: BuildRun, options: { address: string; local?: boolean }): Promise<BuildReport> {
   const interactive = process.stdout.isTTY;
   const since = Date.now();
   const temporal = new TemporalFollower(options.address);
@@ -135,14 +132,14 @@ export async function watch(run: BuildRun, options: { address: string; summaryFo
       toldNoWorker = true;
       console.error(noWorkerLine(description.taskQueue));
     }
-    if (progress) {
-      const screen = formatProgress(phase ? { ...progress, phase } : progress);
+    if (progress && !(phase && options.local)) {
+      const screen = formatProgress(phase ? { ...progress, phase } : progress, Date.now(), { local: options.local ?? false });
       process.stdout.write(interactive ? `\x1b[2J\x1b[H${screen}\n` : `${screen}\n`);
     }
     if (phase) {
       const report = await temporal.call(() => run.report(description));
       console.log(`build ${run.buildId}: COMPLETED`);
-      if (options.summaryFollows) return report;
+      if (options.local) return report;
       for (const line of accountingLines(report)) console.log(line);
       const rerun = rerunHint(report);
       if (rerun) console.log(rerun);
@@ -163,7 +160,7 @@ async function localStatus(record: LocalBuildRecord): Promise<number> {
   const report = stored && { ...stored, datasetRoot: datasetRootOf(store, layout) };
   const phase = closedPhase(record.status) ?? record.status.toLowerCase();
   console.log(`${record.buildId} ${phase} (a --local build, ended ${record.finishedAt}; its Temporal server is gone)`);
-  if (report) console.log(formatSummary(report, { s3Endpoint: record.s3.endpoint }));
+  if (report) console.log(formatSummary(report, { s3Endpoint: record.s3.endpoint, local: true }));
   if (record.failure) throw new CliError(record.failure, record.exitCode);
   return record.exitCode;
 }

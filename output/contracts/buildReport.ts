@@ -25,6 +25,8 @@ export interface BuildReport {
   simulated: boolean;
   shards: { planned: number; committed: number; failed: number };
   failedShards: Array<{ shard: number; error: string }>;
+  /** Set when the build's hard budget (llm.budget) stopped it: the one line it stopped with. */
+  budgetExhausted?: string;
   counts: { planned: number; instruct: number; dpo: number; rejectedSamples: number; rejectedPairs: number };
   rejectsByStage: Record<string, number>;
   /**

@@ -32,7 +32,7 @@ export async function paidSpend(store: ObjectStore, layout: BuildLayout): Promis
 export async function writeBuildReport(
   store: ObjectStore,
   layout: BuildLayout,
-  input: { build: { buildId: string; configFingerprint: string }; shardCount: number; failed: Array<{ shard: number; error: string }> },
+  input: { build: { buildId: string; configFingerprint: string }; shardCount: number; failed: Array<{ shard: number; error: string }>; budgetExhausted?: string },
   endpointDialects: EndpointLessons[] = [],
 ): Promise<BuildReport> {
   const report: BuildReport = {
@@ -42,6 +42,7 @@ export async function writeBuildReport(
     simulated: false,
     shards: { planned: input.shardCount, committed: 0, failed: input.failed.length },
     failedShards: input.failed,
+    ...(input.budgetExhausted ? { budgetExhausted: input.budgetExhausted } : {}),
     counts: { planned: 0, instruct: 0, dpo: 0, rejectedSamples: 0, rejectedPairs: 0 },
     rejectsByStage: {},
     modelCallRejects: 0,

@@ -32,20 +32,26 @@ export function costSummary(
   };
 }
 
-/** The cost as a few lines of text (a multiturn build's accepted records are chats). */
+/**
+ * The cost as a few lines of text (a multiturn build's accepted records are chats). With what every
+ * paid request came to (`paid`, the spend ledger), that is the headline: a build stopped by its budget
+ * or with shards still running spent more than its committed shards show, and the user must read that
+ * figure first; the committed share and the per-record figures follow on the same line.
+ */
 export function formatCost(cost: CostSummary, mode?: 'multiturn'): string[] {
   const per = [
     cost.perSftRecord !== undefined ? `$${cost.perSftRecord.toFixed(5)} per ${mode === 'multiturn' ? 'chat' : 'SFT record'}` : undefined,
     cost.perPair !== undefined ? `$${cost.perPair.toFixed(5)} per pair` : undefined,
   ].filter((p) => p !== undefined);
   const unpriced = Object.keys(cost.unpriced).length > 0;
-  const what = cost.forecast
-    ? `forecast $${cost.usd.toFixed(4)} at the named models' prices (simulated build: nothing was spent)`
-    : `cost $${cost.usd.toFixed(4)}${unpriced ? ' for the priced models' : ''}`;
+  const headline = cost.paid
+    ? `${paidLine(cost.paid, cost.usd, cost.forecast)}${cost.forecast ? SIMULATED_NOTE : ''}${unpriced ? '; priced models only' : ''}`
+    : cost.forecast
+      ? `forecast $${cost.usd.toFixed(4)} at the named models' prices (simulated build: nothing was spent)`
+      : `cost $${cost.usd.toFixed(4)}${unpriced ? ' for the priced models' : ''}`;
   const provider = cost.providerCostRequests > 0 ? `; ${cost.providerCostRequests} requests at the provider-reported cost` : '';
   const lines = [
-    `${what}${per.length ? ` (${per.join(', ')})` : ''}${provider}`,
-    ...(cost.paid ? [paidLine(cost.paid, cost.usd, cost.forecast)] : []),
+    `${headline}${per.length ? ` (${per.join(', ')})` : ''}${provider}`,
     `cached prompt tokens ${(cost.cachedPromptShare * 100).toFixed(1)}%, reasoning tokens ${cost.reasoningTokens}, saved by the model cache $${cost.savedUsd.toFixed(4)}`,
   ];
   for (const [model, u] of Object.entries(cost.unpriced).sort(([a], [b]) => (a < b ? -1 : 1))) {
@@ -54,11 +60,13 @@ export function formatCost(cost: CostSummary, mode?: 'multiturn'): string[] {
   return lines;
 }
 
+const SIMULATED_NOTE = "; at the named models' prices (simulated build: nothing was spent)";
+
 /**
  * What every paid request of the build came to, committed or not, with the committed share beside
  * it: "paid $0.4300 for 181 requests (all runs, committed or not), $0.0000 of it in committed shards".
  */
-export function paidLine(paid: { usd: number; requests: number }, committedUsd: number, forecast: boolean): string {
+function paidLine(paid: { usd: number; requests: number }, committedUsd: number, forecast: boolean): string {
   const what = forecast ? `all ${paid.requests} requests would cost $${paid.usd.toFixed(4)}` : `paid $${paid.usd.toFixed(4)} for ${paid.requests} requests`;
   return `${what} (all runs, committed or not), $${committedUsd.toFixed(4)} of it in committed shards`;
 }

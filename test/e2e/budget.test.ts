@@ -95,7 +95,7 @@ test('a build stops within its budget, and run again with a larger one ends with
   const stopped = await mmif(stack, 'build', '--config', await configFile(output, { maxUsd }), '--wait');
   const limitedRequests = stack.simulator.stats().requests - before;
   assert.equal(stopped.code, 1, stopped.stderr);
-  const line = /^STOPPED: budget exhausted: \$(\d+\.\d{4}) of \$(\d+\.\d{4}) spent \(raise llm\.budget in the config, then `mmif resume budget --config FILE`\)$/m.exec(
+  const line = /^STOPPED: budget exhausted: \$(\d+\.\d{4}) of \$(\d+\.\d{4}) spent \(raise llm\.budget in the config, then `npx mmif resume budget --config FILE`\)$/m.exec(
     stopped.stdout,
   );
   assert.ok(line, stopped.stdout);
