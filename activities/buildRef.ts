@@ -1,3 +1,4 @@
+import type { AttemptTally } from '../llm/attemptTally.js';
 import type { StageName } from '../config/stages.js';
 import type { StageUsage, UnpricedUsage } from '../output/contracts/manifest.js';
 
@@ -46,6 +47,8 @@ export interface ShardSummary {
   /** From the manifest: see ShardManifest. */
   modelCallRejects: number;
   revision: number;
+  /** The failed attempts of the shard's requests in the run that committed it (workflows/buildShard.ts), for the build's cumulative count. */
+  failedAttempts?: AttemptTally;
   revising?: number;
 }
 

@@ -37,6 +37,7 @@ import { recordPreflightUsage } from '../output/reports/preflightUsage.js';
 import { loadShardPlan, shardPlanIn } from './shardPlan.js';
 import { probeOutput } from '../storage/outputProbe.js';
 import { withHeartbeat } from './heartbeat.js';
+import { stagesFor, type StageName } from '../config/stages.js';
 import { sliceHeartbeat, throughStages, type SliceHeartbeat } from './sliceHeartbeat.js';
 import { noProgressBoundMs, ProgressWatch } from './sliceWatchdog.js';
 import { withReplyProgress } from '../llm/replyProgress.js';
@@ -153,13 +154,15 @@ export async function runSliceStages(task: SliceStagesTask): Promise<SliceStages
   const context = Context.current();
   const { heartbeatDetails, scheduledTimestampMs } = context.info;
   const failedAttempts: AttemptTally = { ...(sliceHeartbeat(heartbeatDetails)?.failedAttempts ?? {}) };
+  const startedAt = Date.now();
+  let order: readonly StageName[] = [];
   let sofar: SliceStagesOutcome | undefined;
   let lanes: SliceLanes | undefined;
   let watch: ProgressWatch | undefined;
   const line = () => (lanes ? lanes.pool.place(lanes.order) : undefined);
   const details = (): SliceHeartbeat => {
     const place = line();
-    return { failedAttempts, ...(sofar ? throughStages(sofar) : {}), ...(place?.waiting ? { line: place } : {}) };
+    return { failedAttempts, startedAt, ...(sofar ? throughStages(sofar, order) : {}), ...(place?.waiting ? { line: place } : {}) };
   };
   const stalled = () => {
     const place = line();
@@ -169,6 +172,7 @@ export async function runSliceStages(task: SliceStagesTask): Promise<SliceStages
   return withHeartbeat(
     async () => {
       const ctx = await contextForBuild(task.build);
+      order = stagesFor(ctx.config.mode);
       const samples = (await loadShardPlan(task)).slice(task.from, task.to);
       lanes = { pool: lanesForBuild(task.build, ctx.config), order: [scheduledTimestampMs, task.shard, task.from] };
       const progressed = new ProgressWatch(`${task.from}-${task.to - 1} of shard ${task.shard} (${task.stages.join(', ')})`, noProgressBoundMs(ctx.config.llm));

@@ -5,7 +5,7 @@
  * and by `mmif status` from the shard workflow's pending activities (cli/liveProgress.ts) while the
  * slice runs or Temporal retries it.
  */
-import type { StageName } from '../config/stages.js';
+import { sampleFates, type StageName } from '../config/stages.js';
 import type { AttemptTally } from '../llm/attemptTally.js';
 import type { SliceStagesOutcome } from '../pipeline/run/runStage.js';
 import type { LinePlace } from './sliceWatchdog.js';
@@ -15,30 +15,37 @@ export interface SliceHeartbeat {
   /** Samples through each stage so far (rejected or blocked ones included, as in ShardProgress.stages). */
   stages?: Partial<Record<StageName, number>>;
   requests?: number;
+  /** Its samples accepted and rejected so far (config/stages.ts sampleFates). */
+  accepted?: number;
+  rejected?: number;
+  /** When this attempt started (ms since the epoch, the worker's clock): its requests over the time since are its request rate. */
+  startedAt?: number;
   /** Samples of other slices waiting ahead of its first waiting one, and its own still waiting (LanePool.place): for the UI and `temporal activity describe`, not read back. */
   line?: LinePlace;
 }
 
-/** A running slice's samples through each stage and requests so far. */
-export function throughStages(outcome: SliceStagesOutcome): Required<Pick<SliceHeartbeat, 'stages' | 'requests'>> {
+/** A running slice's samples through each stage, their fates by the build's stages in order (`order`), and its requests so far. */
+export function throughStages(outcome: SliceStagesOutcome, order: readonly StageName[]): Required<Pick<SliceHeartbeat, 'stages' | 'requests' | 'accepted' | 'rejected'>> {
   const stages: Partial<Record<StageName, number>> = {};
   let requests = 0;
   for (const [stage, o] of Object.entries(outcome.stages) as Array<[StageName, NonNullable<SliceStagesOutcome['stages'][StageName]>]>) {
     stages[stage] = o.ok + o.rejected + o.blocked;
     requests += o.requests ?? 0;
   }
-  return { stages, requests };
+  return { stages, requests, ...sampleFates(outcome.stages, order) };
 }
 
 /** `details` as a slice's heartbeat, or undefined when it is none (no heartbeat yet, another activity's). */
 export function sliceHeartbeat(details: unknown): SliceHeartbeat | undefined {
   if (typeof details !== 'object' || details === null) return undefined;
-  const { failedAttempts: tally, stages, requests } = details as { failedAttempts?: unknown; stages?: unknown; requests?: unknown };
+  const { failedAttempts: tally, stages, ...numbers } = details as { failedAttempts?: unknown; stages?: unknown } & Record<string, unknown>;
   if (typeof tally !== 'object' || tally === null) return undefined;
   const beat: SliceHeartbeat = { failedAttempts: counts(tally) };
   if (typeof stages === 'object' && stages !== null) beat.stages = counts(stages);
-  if (typeof requests === 'number') beat.requests = requests;
-
+  for (const field of ['requests', 'accepted', 'rejected', 'startedAt'] as const) {
+    const n = numbers[field];
+    if (typeof n === 'number') beat[field] = n;
+  }
   return beat;
 }
 

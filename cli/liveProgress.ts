@@ -13,12 +13,18 @@ import { sliceHeartbeat, type SliceHeartbeat } from '../activities/sliceHeartbea
 import type { StageName } from '../config/stages.js';
 import { addTally, type AttemptTally } from '../llm/attemptTally.js';
 import type { BuildProgress } from '../workflows/buildProgress.js';
-import type { ShardProgress } from '../workflows/shardProgress.js';
+import { requestRate, type ShardProgress } from '../workflows/shardProgress.js';
 import { oneLine } from './failures.js';
 
 export interface LiveProgress extends BuildProgress {
   /** The running shards that answered (one may close between the two queries: it is then committed, or failed). */
   shardsLive: ShardProgress[];
+  /**
+   * The requests per second the running shards send now: each running slice's requests over the time
+   * since its attempt started (its heartbeat), or for a shard whose slices report none (stage by
+   * stage, the Batch API) its rate over its recent slice ends.
+   */
+  requestsPerSecond: number;
   /**
    * The cause of the most recent failed attempt of a running shard's activity that Temporal is
    * retrying (its pending activity's last failure), on one line: what the failed-attempt counts alone never say.
@@ -32,11 +38,13 @@ interface AttemptFailure {
   at: number;
 }
 
-export async function withRunningShards(workflows: WorkflowClient, progress: BuildProgress): Promise<LiveProgress> {
-  const answers = await Promise.all((progress.runningShards ?? []).map((id) => liveShard(workflows.getHandle(id)).catch(() => undefined)));
+/** `now`: the wall clock the running slices' request rates are read at. */
+export async function withRunningShards(workflows: WorkflowClient, progress: BuildProgress, now = Date.now()): Promise<LiveProgress> {
+  const answers = await Promise.all((progress.runningShards ?? []).map((id) => liveShard(workflows.getHandle(id), now).catch(() => undefined)));
   const live = answers.filter((a) => a !== undefined);
   const last = live.map((a) => a.lastFailure).reduce<AttemptFailure | undefined>((latest, f) => (f && (!latest || f.at > latest.at) ? f : latest), undefined);
-  return { ...progress, shardsLive: live.map((a) => a.shard), ...(last ? { lastFailure: last.message } : {}) };
+  const requestsPerSecond = live.reduce((sum, a) => sum + a.requestsPerSecond, 0);
+  return { ...progress, shardsLive: live.map((a) => a.shard), requestsPerSecond, ...(last ? { lastFailure: last.message } : {}) };
 }
 
 /**
@@ -67,16 +75,24 @@ interface ProtoFailure {
   cause?: ProtoFailure | null;
 }
 
-async function liveShard(handle: WorkflowHandle): Promise<{ shard: ShardProgress; lastFailure?: AttemptFailure }> {
+async function liveShard(handle: WorkflowHandle, now: number): Promise<{ shard: ShardProgress; requestsPerSecond: number; lastFailure?: AttemptFailure }> {
   const [shard, { beats: running, lastFailure }] = await Promise.all([handle.query<ShardProgress>('shardProgress'), runningSlices(handle)]);
   const failedAttempts: AttemptTally = { ...shard.failedAttempts };
   const stages = { ...shard.stages };
+  let { accepted, rejected } = shard;
   for (const beat of running) {
     addTally(failedAttempts, beat.failedAttempts);
     for (const [stage, n] of Object.entries(beat.stages ?? {}) as Array<[StageName, number]>) stages[stage] = (stages[stage] ?? 0) + n;
+    accepted += beat.accepted ?? 0;
+    rejected += beat.rejected ?? 0;
   }
   const requests = shard.requests + running.reduce((sum, beat) => sum + (beat.requests ?? 0), 0);
-  return { shard: { ...shard, stages, requests, failedAttempts }, ...(lastFailure ? { lastFailure } : {}) };
+  const timed = running.filter((beat) => beat.startedAt !== undefined && beat.requests !== undefined);
+  // A slice younger than a second is rated over one: its first requests are not a burst of thousands a second.
+  const requestsPerSecond = timed.length
+    ? timed.reduce((sum, beat) => sum + beat.requests! / Math.max((now - beat.startedAt!) / 1000, 1), 0)
+    : requestRate(shard, now);
+  return { shard: { ...shard, stages, accepted, rejected, requests, failedAttempts }, requestsPerSecond, ...(lastFailure ? { lastFailure } : {}) };
 }
 
 /** What the shard's running slices last heartbeated, and their latest failed attempt; none when it cannot be described. */

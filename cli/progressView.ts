@@ -16,19 +16,27 @@ export interface ProgressContext {
   paid?: Spend;
 }
 
-/** `now`: the wall clock the running shards' request rates are read at. */
+/**
+ * `now`: the wall clock the screen is read at. The samples, the rate and the ETA count the running
+ * shards' samples as their stages finish (their live counters), not only the committed shards', out
+ * of the build's planned samples; the cost is what the build paid so far when `context.paid` has it.
+ */
 export function formatProgress(p: BuildProgress | LiveProgress, now = Date.now(), context: ProgressContext = {}): string {
   const { planned, committed, failed, running } = p.shards;
   const filled = planned > 0 ? Math.round((committed / planned) * BAR_WIDTH) : 0;
   const bar = `[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}]`;
-  const eta = p.throughput.etaSeconds === null ? '' : ` | ETA ${formatDuration(p.throughput.etaSeconds)}`;
+  const live = 'shardsLive' in p ? p.shardsLive : [];
+  const accepted = p.samples.instruct + live.reduce((n, s) => n + s.accepted, 0);
+  const rejected = p.samples.rejectedSamples + live.reduce((n, s) => n + s.rejected, 0);
+  const { perMinute, etaSeconds } = sampleRate(p, accepted + rejected, now);
+  const eta = etaSeconds === undefined ? '' : ` | ETA ${formatDuration(etaSeconds)}`;
   const lines = [
     `${p.buildId} ${p.phase}${p.simulated ? ' (SIMULATED)' : ''}`,
     `${bar} ${committed}/${planned} shards, ${running} running, ${failed} failed`,
-    `samples: ${p.samples.instruct} accepted, ${p.samples.dpo} DPO pairs, ${p.samples.rejectedSamples} rejected of ${p.samples.planned} | ` +
-      `${p.throughput.samplesPerMinute.toFixed(1)} samples/min${eta}`,
+    `samples: ${accepted} accepted, ${rejected} rejected of ${p.samples.planned} planned, ${p.samples.dpo} DPO pairs committed | ` +
+      `${perMinute.toFixed(1)} samples/min${eta}`,
   ];
-  if ('shardsLive' in p && p.shardsLive.length > 0) lines.push(...liveLines(p.shardsLive, p.requestsPerSecondLimit, now, p.lastFailure));
+  if ('shardsLive' in p) lines.push(...liveLines(p, now));
   const reasons = Object.entries(p.rejections.byReason).sort((a, b) => b[1] - a[1]);
   if (reasons.length) lines.push(`rejections: ${reasons.map(([reason, n]) => `${reason} ${n}`).join(', ')}`);
   for (const [stage, u] of Object.entries(p.usage)) {
@@ -46,29 +54,43 @@ export function formatProgress(p: BuildProgress | LiveProgress, now = Date.now()
 }
 
 /**
- * The running shards as their stages finish: samples through every stage and through each one,
- * the requests/s they send now (against the endpoints' limit when the config sets one), and the
- * failed attempts of their requests by kind, retried or not, with the cause of the latest attempt
- * Temporal is retrying.
+ * Samples done per minute since this run's shards started (BuildProgress.runStart: none was running
+ * then, so every sample done since is this run's), and the time the planned ones left take at it.
  */
-function liveLines(shards: readonly ShardProgress[], limit: number | undefined, now: number, lastFailure: string | undefined): string[] {
-  const samples = shards.reduce((n, s) => n + s.samples, 0);
-  const through: Record<string, number> = {};
-  for (const s of shards) for (const stage of s.order) through[stage] = (through[stage] ?? 0) + (s.stages[stage] ?? 0);
-  const last = shards[0]!.order.at(-1)!;
-  const perSecond = shards.reduce((r, s) => r + requestRate(s, now), 0);
+function sampleRate(p: BuildProgress, done: number, now: number): { perMinute: number; etaSeconds?: number } {
+  const [since, doneThen] = p.runStart;
+  const minutes = (now - since) / 60_000;
+  const perMinute = minutes > 0 ? Math.max(done - doneThen, 0) / minutes : 0;
+  if (perMinute <= 0) return { perMinute: 0 };
+  return { perMinute, etaSeconds: Math.round((Math.max(p.samples.planned - done, 0) / perMinute) * 60) };
+}
+
+/**
+ * The running shards as their stages finish: their samples through each stage, the requests/s they
+ * send now (against the endpoints' limit when the config sets one), and the failed attempts of the
+ * build's requests by kind, retried or not (the committed shards' and the running ones', so the
+ * count never goes down), with the cause of the latest attempt Temporal is retrying.
+ */
+function liveLines(p: LiveProgress, now: number): string[] {
+  const shards = p.shardsLive;
+  const limit = p.requestsPerSecondLimit;
+  const perSecond = p.requestsPerSecond;
   const share = limit
     ? ` (${Math.round((100 * perSecond) / limit)}% of the endpoints' limit, ${limit.toFixed(1)}/s)`
     : " (the endpoints' limit is not configured: set requestsPerMinute to see the share in use)";
-  const failed: Record<string, number> = {};
+  const failed: Record<string, number> = { ...p.failedAttempts };
   for (const s of shards) for (const [kind, n] of Object.entries(s.failedAttempts)) failed[kind] = (failed[kind] ?? 0) + n!;
   const errors = Object.entries(failed).sort((a, b) => b[1] - a[1]);
-  return [
-    `running shards: ${through[last]} of ${samples} samples done (${Object.entries(through)
-      .map(([stage, n]) => `${stage} ${n}`)
-      .join(', ')})`,
-    `requests: ${perSecond.toFixed(1)}/s${share} | failed attempts: ${errors.length ? errors.map(([kind, n]) => `${kind} ${n}`).join(', ') : 'none'}${lastFailure ? ` (last: ${lastFailure})` : ''}`,
-  ];
+  const lines: string[] = [];
+  if (shards.length > 0) {
+    const through: Record<string, number> = {};
+    for (const s of shards) for (const stage of s.order) through[stage] = (through[stage] ?? 0) + (s.stages[stage] ?? 0);
+    lines.push(`running shards, samples through each stage: ${Object.entries(through).map(([stage, n]) => `${stage} ${n}`).join(', ')}`);
+  }
+  lines.push(
+    `requests: ${perSecond.toFixed(1)}/s${share} | failed attempts: ${errors.length ? errors.map(([kind, n]) => `${kind} ${n}`).join(', ') : 'none'}${p.lastFailure ? ` (last: ${p.lastFailure})` : ''}`,
+  );
+  return lines;
 }
 
 function formatDuration(seconds: number): string {

@@ -27,6 +27,8 @@ export interface StageDescriptor {
   readonly batchable: boolean;
   /** The prompts its requests render (domain/promptKinds.ts gives each one's version). */
   readonly prompts: readonly PromptKind[];
+  /** A rejection here drops only the sample's DPO pair: the sample itself stays accepted. */
+  readonly rejectsPairOnly?: true;
 }
 
 const IMAGE = {
@@ -87,6 +89,7 @@ const REJECTED = {
   modelRoles: ['rejected', 'judge'],
   batchable: true,
   prompts: ['answer', 'direct_judge'],
+  rejectsPairOnly: true,
 } as const satisfies StageDescriptor;
 
 const CHAT = {
@@ -124,6 +127,24 @@ export const MULTITURN_STAGE_NAMES = namesOf(STAGES.multiturn);
 export const ALL_STAGE_NAMES: readonly StageName[] = [...new Set(ALL_STAGES.map((s) => s.name))];
 
 /** The stages a build of this mode runs, by name, in order. */
+/** The stages whose rejection drops only a pair (rejectsPairOnly), by name. */
+const PAIR_ONLY_STAGES: ReadonlySet<StageName> = new Set(ALL_STAGES.filter((s) => 'rejectsPairOnly' in s).map((s) => s.name));
+
+/**
+ * What the stages' counts of a slice say of its samples before any commit: rejected by a stage
+ * (each sample once: the later stages count it as blocked), or through the last stage of `order`
+ * and accepted (a rejection there that drops only the DPO pair leaves the sample accepted). The
+ * commit may still leave out a few of the accepted (a duplicate image, the held-out split).
+ */
+export function sampleFates(stages: Partial<Record<StageName, { ok: number; rejected: number }>>, order: readonly StageName[]): { accepted: number; rejected: number } {
+  let rejected = 0;
+  for (const [stage, o] of Object.entries(stages) as Array<[StageName, { rejected: number }]>) if (!PAIR_ONLY_STAGES.has(stage)) rejected += o.rejected;
+  const last = order.at(-1);
+  const end = last === undefined ? undefined : stages[last];
+  const accepted = end ? end.ok + (PAIR_ONLY_STAGES.has(last!) ? end.rejected : 0) : 0;
+  return { accepted, rejected };
+}
+
 export function stagesFor(mode: BuildMode): readonly StageName[] {
   return STAGES[mode].map((s) => s.name);
 }

@@ -3,6 +3,7 @@ import type { ShardTotals } from '../activities/buildRef.js';
 import { addCounts } from '../domain/counts.js';
 import { addUnpriced, addUsage, emptyUsage } from '../output/commit/manifest.js';
 import type { StageUsage, UnpricedUsage } from '../output/contracts/manifest.js';
+import type { AttemptTally } from '../llm/attemptTally.js';
 
 export type BuildPhase = 'planning' | 'running' | 'waiting-for-retry' | 'finalizing' | 'done' | 'failed' | 'cancelled';
 
@@ -29,6 +30,14 @@ export interface BuildProgress {
    * a wait for a retry, nor samples found done on a resume enter it.
    */
   recent: Array<[number, number]>;
+  /**
+   * (workflow time ms, samples done) when this run's shards started (restartRate): the running
+   * shards' samples are counted as their stages finish (cli/progressView.ts), so the rate and ETA the
+   * screen shows are taken from here, where no shard was running yet, to now.
+   */
+  runStart: [number, number];
+  /** Failed attempts of the requests of the shards committed in this build's runs, by kind: with the running shards' live ones, a count that never goes down. */
+  failedAttempts: AttemptTally;
   /** The workflow ids of the shards running now, whose `shardProgress` query tells their stages (cli/commands/status.ts). */
   runningShards: string[];
   /** The requests per second the build's endpoints allow together, when each sets `requestsPerMinute`. */
@@ -52,6 +61,8 @@ export function newProgress(buildId: string, now: number): BuildProgress {
     startedAt: now,
     throughput: { samplesPerMinute: 0, etaSeconds: null },
     recent: [[now, 0]],
+    runStart: [now, 0],
+    failedAttempts: {},
     runningShards: [],
     resumedSamples: 0,
     failedShards: [],
@@ -73,6 +84,7 @@ export function recordCommittedShard(progress: BuildProgress, summary: ShardTota
   addCounts(progress.rejections.byReason, summary.rejectsByReason);
   for (const [stage, u] of Object.entries(summary.usage)) addUsage((progress.usage[stage] ??= emptyUsage()), u);
   if (summary.unpriced) addUnpriced((progress.unpriced ??= {}), summary.unpriced);
+  if (summary.failedAttempts) addCounts(progress.failedAttempts, summary.failedAttempts);
   if (resumed) return;
   const { recent } = progress;
   recent.push([now, samplesDone(progress)]);
@@ -88,7 +100,8 @@ export function recordCommittedShard(progress: BuildProgress, summary: ShardTota
 const RATE_WINDOW_MS = 10 * 60_000;
 const MAX_RATE_POINTS = 64;
 
-const samplesDone = (p: BuildProgress) => p.samples.instruct + p.samples.rejectedSamples;
+/** Samples of committed shards done: accepted (held-out ones not among them) or rejected. */
+export const samplesDone = (p: BuildProgress) => p.samples.instruct + p.samples.rejectedSamples;
 
 /**
  * Shards start (or start again, on a retry of failed ones): the rate window restarts here, so the
@@ -96,5 +109,6 @@ const samplesDone = (p: BuildProgress) => p.samples.instruct + p.samples.rejecte
  */
 export function restartRate(progress: BuildProgress, now: number): void {
   progress.recent = [[now, samplesDone(progress)]];
+  progress.runStart = [now, samplesDone(progress)];
   progress.throughput = { samplesPerMinute: 0, etaSeconds: null };
 }

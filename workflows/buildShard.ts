@@ -96,7 +96,8 @@ export async function buildShard(input: BuildShardInput): Promise<ShardSummary |
     }
   }
   if (input.deferCommit) return null;
-  return acts.commitShard({ build, shard, ...(committed ? { replacesRevision: committed.revision } : {}) });
+  const summary = await acts.commitShard({ build, shard, ...(committed ? { replacesRevision: committed.revision } : {}) });
+  return { ...summary, failedAttempts: live.failedAttempts };
 }
 
 /** The stages in order, cut into runs of consecutive stages on the same task queue (undefined: the build's own). */

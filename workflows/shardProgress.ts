@@ -4,7 +4,7 @@
  * and their failed attempts by kind (429s, 5xx and timeouts retried, refusals...). Pure: updated
  * from each slice's outcome.
  */
-import type { StageName } from '../config/stages.js';
+import { sampleFates, type StageName } from '../config/stages.js';
 import type { AttemptTally } from '../llm/attemptTally.js';
 import type { FailureKind } from '../llm/retryPolicy.js';
 import type { SliceOutcome, SliceStagesOutcome } from '../pipeline/run/runStage.js';
@@ -16,6 +16,9 @@ export interface ShardProgress {
   stages: Partial<Record<StageName, number>>;
   /** The stages in order, the last one meaning done. */
   order: StageName[];
+  /** Samples through every stage and accepted, and samples a stage rejected, as their slices end (sampleFates). */
+  accepted: number;
+  rejected: number;
   requests: number;
   failedAttempts: AttemptTally;
   /** (workflow time ms, requests so far) at the end of each of the last slices: the recent request rate. */
@@ -26,7 +29,7 @@ export interface ShardProgress {
 const RECENT_SLICES = 32;
 
 export function newShardProgress(shard: number, samples: number, order: readonly StageName[], now: number): ShardProgress {
-  return { shard, samples, stages: {}, order: [...order], requests: 0, failedAttempts: {}, recent: [[now, 0]] };
+  return { shard, samples, stages: {}, order: [...order], accepted: 0, rejected: 0, requests: 0, failedAttempts: {}, recent: [[now, 0]] };
 }
 
 export function recordSlice(p: ShardProgress, stage: StageName, samples: number, outcome: SliceOutcome, now: number): void {
@@ -40,6 +43,9 @@ export function recordSliceStages(p: ShardProgress, samples: number, outcome: Sl
     p.requests += o.requests;
   }
   for (const [kind, n] of Object.entries(outcome.failedAttempts) as Array<[FailureKind, number]>) p.failedAttempts[kind] = (p.failedAttempts[kind] ?? 0) + n;
+  const fates = sampleFates(outcome.stages, p.order);
+  p.accepted += fates.accepted;
+  p.rejected += fates.rejected;
   p.recent.push([now, p.requests]);
   if (p.recent.length > RECENT_SLICES) p.recent.shift();
 }
@@ -50,3 +56,4 @@ export function requestRate(p: ShardProgress, now: number, windowMs = 60_000): n
   const seconds = (now - from[0]) / 1000;
   return seconds > 0 ? (p.requests - from[1]) / seconds : 0;
 }
+

@@ -79,7 +79,7 @@ export async function statusCommand(args: string[]): Promise<number> {
     const phase = closedPhase(description.status.name);
     if (progress) {
       const shown = phase ? { ...progress, phase } : progress;
-      const paid = values.json ? undefined : await paidSoFar(run);
+      const paid = values.json ? undefined : await (await spendReader(run))();
       console.log(values.json ? JSON.stringify(shown, null, 2) : formatProgress(shown, Date.now(), paid ? { paid } : {}));
     } else {
       console.log(`${buildId} ${phase ?? description.status.name.toLowerCase()} (no worker answered the progress query)`);
@@ -97,17 +97,22 @@ export async function statusCommand(args: string[]): Promise<number> {
 }
 
 /**
- * What every paid request of the build came to so far, committed or not: its spend ledger, read from
- * the output named by the config it was started with; undefined when that cannot be read here.
+ * Reads what every paid request of the build came to so far, committed or not: its spend ledger, in
+ * the output named by the config it was started with (found once); undefined when that cannot be read here.
  */
-async function paidSoFar(run: BuildRun): Promise<Spend | undefined> {
-  try {
-    const config = parseBuildConfig(await run.startedConfig());
-    return await paidSpend(openStore(config.output, config.s3), buildLayout(config.buildId));
-  } catch {
-    // An output this machine cannot read (another host's disk, no S3 credentials here): the progress above stands.
-    return undefined;
-  }
+async function spendReader(run: BuildRun): Promise<() => Promise<Spend | undefined>> {
+  const config = await run
+    .startedConfig()
+    .then(parseBuildConfig)
+    .catch(() => undefined);
+  return async () => {
+    try {
+      return config && (await paidSpend(openStore(config.output, config.s3), buildLayout(config.buildId)));
+    } catch {
+      // An output this machine cannot read (another host's disk, no S3 credentials here): the progress above stands.
+      return undefined;
+    }
+  };
 }
 
 /**
@@ -122,6 +127,7 @@ export async function watch(run: BuildRun, options: { address: string; local?: b
   const interactive = process.stdout.isTTY;
   const since = Date.now();
   const temporal = new TemporalFollower(options.address);
+  const paidSoFar = await spendReader(run);
   let toldNoWorker = false;
   for (;;) {
     const description = await temporal.call(() => run.describe());
@@ -133,7 +139,8 @@ export async function watch(run: BuildRun, options: { address: string; local?: b
       console.error(noWorkerLine(description.taskQueue));
     }
     if (progress && !(phase && options.local)) {
-      const screen = formatProgress(phase ? { ...progress, phase } : progress, Date.now(), { local: options.local ?? false });
+      const paid = await paidSoFar();
+      const screen = formatProgress(phase ? { ...progress, phase } : progress, Date.now(), { local: options.local ?? false, ...(paid ? { paid } : {}) });
       process.stdout.write(interactive ? `\x1b[2J\x1b[H${screen}\n` : `${screen}\n`);
     }
     if (phase) {

@@ -83,7 +83,7 @@ test('a budget-stopped --local build says what it paid and kept, and run again a
   assert.match(stopped.stdout, paidHeadline(paid));
   const kept = new RegExp(
     `^STOPPED: budget exhausted: \\$\\d+\\.\\d{4} of \\$\\d+\\.\\d{4} spent\\. The stage results the uncommitted shards paid for \\(\\$\\d+\\.\\d{4} of the spend\\) are kept in ` +
-      `${path.join(output, BUILD_ID, '_work', 'samples')}/: raise llm\\.budget in the config, then run \`mmif build --config FILE --local\` again; it commits them`,
+      `${path.join(output, BUILD_ID, '_work', 'samples')}/: raise llm\\.budget in the config, then run \`npx mmif build --config FILE --local\` again; it commits them`,
     'm',
   );
   assert.match(stopped.stdout, kept);

@@ -56,8 +56,8 @@ test('mmif status counts samples through each stage before the first shard commi
   await eventually(
     async () => {
       screen = (await mmif(stack, 'status', 'progress-live')).stdout;
-      const live = /^running shards: (\d+) of 8 samples done \(image (\d+), instruction (\d+)/m.exec(screen);
-      return /0\/3 shards/.test(screen) && live !== null && Number(live[3]) > 0 && /failed attempts: transient \d+/.test(screen);
+      const live = /^running shards, samples through each stage: image (\d+), instruction (\d+)/m.exec(screen);
+      return /0\/3 shards/.test(screen) && live !== null && Number(live[2]) > 0 && /failed attempts: transient \d+/.test(screen);
     },
     90_000,
     'samples through the instruction stage of a running shard and a failed attempt, no shard committed yet',
@@ -68,6 +68,41 @@ test('mmif status counts samples through each stage before the first shard commi
   assert.ok(json.shardsLive.length === 1 && json.shardsLive[0]!.requests > 0, "...and the running shard's, with the requests it sent");
   stack.simulator.setFaults({ latencyMs: 0, rate500: 0 });
   await handle.result();
+});
+
+test('a build whose shards take minutes: the header counts samples, rate, ETA and cost before the first commit, out of the planned samples, with a true request rate and failed attempts that never go down', async () => {
+  // Each request takes 1.5 s and two samples are in flight at once: a sample's dozen calls take about
+  // 20 s, a shard of 8 over a minute, and its samples end one after another, long before it commits.
+  stack.simulator.setFaults({ latencyMs: 1_500, rate500: 0.1 });
+  const slow = { ...config('progress-slow'), models: { default: { model: 'mmif-sim-vlm', requestsPerMinute: 600, concurrency: 2 } } };
+  const handle = await stack.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'progress-slow', args: [slow] });
+  const failedSeen: number[] = [];
+  let screen = '';
+  try {
+    await eventually(
+      async () => {
+        screen = (await mmif(stack, 'status', 'progress-slow')).stdout;
+        const failed = /failed attempts: transient (\d+)/.exec(screen);
+        if (failed) failedSeen.push(Number(failed[1]));
+        const header = /^samples: (\d+) accepted, (\d+) rejected of 24 planned, \d+ DPO pairs committed \| (\d+\.\d) samples\/min \| ETA \S+$/m.exec(screen);
+        return /^\[\.+\] 0\/3 shards/m.test(screen) && header !== null && Number(header[1]) + Number(header[2]) > 0;
+      },
+      240_000,
+      'samples done in the header, with a rate and an ETA, before any shard commits',
+    ).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}; the last screen:\n${screen}`);
+    });
+    // The requests are sent at most at the endpoint's 10/s (its limiter), and at 4 s a reply far fewer: the share is a true one.
+    const share = /^requests: (\d+\.\d)\/s \((\d+)% of the endpoints' limit, 10\.0\/s\)/m.exec(screen);
+    assert.ok(share && Number(share[2]) <= 100, screen);
+    // The cost so far: what the build paid, read from its spend ledger, no shard committed.
+    assert.match(screen, /^ {2}(paid \$\d+\.\d{4} for [1-9]\d* requests|all [1-9]\d* requests would cost \$\d+\.\d{4}) \(all runs, committed or not\), \$0\.0000 of it in committed shards/m);
+    for (let i = 1; i < failedSeen.length; i++) assert.ok(failedSeen[i]! >= failedSeen[i - 1]!, `failed attempts went down: ${failedSeen.join(' -> ')}`);
+  } finally {
+    stack.simulator.setFaults({ latencyMs: 0, rate500: 0 });
+    await handle.terminate('seen enough').catch(() => {}); // it may have completed
+    await eventually(async () => (await stack.client.workflow.getHandle('progress-slow/shard-0').describe()).status.name !== 'RUNNING', 30_000, 'the shard closed');
+  }
 });
 
 test('an endpoint that is down: its refused connections are failed attempts in `mmif status` while Temporal retries the slice', async () => {
@@ -84,7 +119,7 @@ test('an endpoint that is down: its refused connections are failed attempts in `
     150_000,
     'the refused connections counted, with their cause, while the slice is retried',
   );
-  assert.match(screen, /^running shards: 0 of 8 samples done \(image \d+, instruction 0/m);
+  assert.match(screen, /^running shards, samples through each stage: image \d+, instruction 0/m);
   assert.match(
     screen,
     /^requests: \d+\.\d\/s .*\| failed attempts: transient \d+ \(last: instruction: model endpoint http:\/\/127\.0\.0\.1:9\/v1 \(model mmif-sim-vlm\): cannot connect: connect ECONNREFUSED 127\.0\.0\.1:9, \d+ attempts\)$/m,

@@ -4,6 +4,7 @@ import type { ShardSummary } from '../../activities/buildRef.js';
 import { formatProgress } from '../../cli/progressView.js';
 import { latestActivityFailure, type LiveProgress } from '../../cli/liveProgress.js';
 import { newProgress, recordCommittedShard, restartRate } from '../../workflows/buildProgress.js';
+import { sampleFates } from '../../config/stages.js';
 import { newShardProgress, recordSlice, recordSliceStages, requestRate } from '../../workflows/shardProgress.js';
 
 const MIN = 60_000;
@@ -59,9 +60,14 @@ test('a running shard counts samples through each stage as slices finish, and it
   assert.equal(requestRate(live, 62_000), 4 / 60, 'over the last minute: from the first slice end inside it (2 s, 6 requests so far)');
   assert.equal(requestRate(live, 200_000), 0, 'nothing sent for over a minute');
 
-  const progress = { ...newProgress('b', 0), requestsPerSecondLimit: 4, shardsLive: [live, newShardProgress(4, 8, ['image', 'instruction', 'answer'], 0)] } satisfies LiveProgress;
+  const progress = {
+    ...newProgress('b', 0),
+    requestsPerSecondLimit: 4,
+    requestsPerSecond: 2,
+    shardsLive: [live, newShardProgress(4, 8, ['image', 'instruction', 'answer'], 0)],
+  } satisfies LiveProgress;
   const screen = formatProgress(progress, 5_000);
-  assert.match(screen, /^running shards: 0 of 16 samples done \(image 8, instruction 8, answer 0\)$/m);
+  assert.match(screen, /^running shards, samples through each stage: image 8, instruction 8, answer 0$/m);
   assert.match(screen, /^requests: 2\.0\/s \(50% of the endpoints' limit, 4\.0\/s\) \| failed attempts: rate-limited 2, transient 2$/m);
 });
 
@@ -98,10 +104,35 @@ test('while Temporal retries a slice, the failed attempts come with the cause of
     { heartbeatDetails: { payloads: [] } },
   ]);
   assert.deepEqual(lastFailure, { message: 'instruction: model endpoint http://gpu:8000/v1 (model m): HTTP 503: upstream overloaded', at: 160_500 });
-  const progress = { ...newProgress('b', 0), shardsLive: [live], lastFailure: lastFailure!.message } satisfies LiveProgress;
+  const progress = { ...newProgress('b', 0), shardsLive: [live], requestsPerSecond: 0, lastFailure: lastFailure!.message } satisfies LiveProgress;
   assert.match(
     formatProgress(progress, 5_000),
     /\| failed attempts: transient 7 \(last: instruction: model endpoint http:\/\/gpu:8000\/v1 \(model m\): HTTP 503: upstream overloaded\)$/m,
   );
   assert.equal(latestActivityFailure([{ heartbeatDetails: null }]), undefined);
+});
+
+test('the header counts samples as their stages finish, out of the planned ones, with a rate and ETA from when the shards started', () => {
+  const p = newProgress('b', 0);
+  p.samples.planned = 96;
+  restartRate(p, 0);
+  const order = ['image', 'instruction', 'constraints', 'answer', 'rejected'] as const;
+  const live = newShardProgress(0, 32, order, 0);
+  // A slice of 4: one rejected by its constraints, one whose DPO pair only was rejected (still an accepted sample).
+  const slice = {
+    image: { ok: 4, rejected: 0, blocked: 0, requests: 0 },
+    instruction: { ok: 4, rejected: 0, blocked: 0, requests: 4 },
+    constraints: { ok: 3, rejected: 1, blocked: 0, requests: 6 },
+    answer: { ok: 3, rejected: 0, blocked: 1, requests: 9 },
+    rejected: { ok: 2, rejected: 1, blocked: 1, requests: 3 },
+  };
+  assert.deepEqual(sampleFates(slice, order), { accepted: 3, rejected: 1 });
+  recordSliceStages(live, 4, { stages: slice, failedAttempts: { transient: 3 } }, 2 * MIN);
+  const before = formatProgress({ ...p, shardsLive: [live], requestsPerSecond: 1 }, 2 * MIN);
+  assert.match(before, /^samples: 3 accepted, 1 rejected of 96 planned, 0 DPO pairs committed \| 2\.0 samples\/min \| ETA 46m$/m, 'no shard committed, the header moves');
+  // The shard commits: its samples and failed attempts move to the build's counts, none is lost or counted twice.
+  recordCommittedShard(p, { ...shard(0, 3, 1), failedAttempts: live.failedAttempts }, 3 * MIN);
+  const after = formatProgress({ ...p, shardsLive: [], requestsPerSecond: 0 }, 4 * MIN);
+  assert.match(after, /^samples: 3 accepted, 1 rejected of 96 planned/m, 'the denominator stays the planned samples');
+  assert.match(after, /failed attempts: transient 3$/m, 'failed attempts are cumulative: a committed shard keeps its count');
 });
