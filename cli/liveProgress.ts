@@ -89,9 +89,7 @@ async function liveShard(handle: WorkflowHandle, now: number): Promise<{ shard: 
   const requests = shard.requests + running.reduce((sum, beat) => sum + (beat.requests ?? 0), 0);
   const timed = running.filter((beat) => beat.startedAt !== undefined && beat.requests !== undefined);
   // A slice younger than a second is rated over one: its first requests are not a burst of thousands a second.
-  const requestsPerSecond = timed.length
-    ? timed.reduce((sum, beat) => sum + beat.requests! / Math.max((now - beat.startedAt!) / 1000, 1), 0)
-    : requestRate(shard, now);
+  const requestsPerSecond = timed.length ? timed.reduce((sum, beat) => sum + beat.requests! / Math.max((now - beat.startedAt!) / 1000, 1), 0) : requestRate(shard, now);
   return { shard: { ...shard, stages, accepted, rejected, requests, failedAttempts }, requestsPerSecond, ...(lastFailure ? { lastFailure } : {}) };
 }
 

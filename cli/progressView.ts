@@ -33,8 +33,7 @@ export function formatProgress(p: BuildProgress | LiveProgress, now = Date.now()
   const lines = [
     `${p.buildId} ${p.phase}${p.simulated ? ' (SIMULATED)' : ''}`,
     `${bar} ${committed}/${planned} shards, ${running} running, ${failed} failed`,
-    `samples: ${accepted} accepted, ${rejected} rejected of ${p.samples.planned} planned, ${p.samples.dpo} DPO pairs committed | ` +
-      `${perMinute.toFixed(1)} samples/min${eta}`,
+    `samples: ${accepted} accepted, ${rejected} rejected of ${p.samples.planned} planned, ${p.samples.dpo} DPO pairs committed | ` + `${perMinute.toFixed(1)} samples/min${eta}`,
   ];
   if ('shardsLive' in p) lines.push(...liveLines(p, now));
   const reasons = Object.entries(p.rejections.byReason).sort((a, b) => b[1] - a[1]);
@@ -85,7 +84,11 @@ function liveLines(p: LiveProgress, now: number): string[] {
   if (shards.length > 0) {
     const through: Record<string, number> = {};
     for (const s of shards) for (const stage of s.order) through[stage] = (through[stage] ?? 0) + (s.stages[stage] ?? 0);
-    lines.push(`running shards, samples through each stage: ${Object.entries(through).map(([stage, n]) => `${stage} ${n}`).join(', ')}`);
+    lines.push(
+      `running shards, samples through each stage: ${Object.entries(through)
+        .map(([stage, n]) => `${stage} ${n}`)
+        .join(', ')}`,
+    );
   }
   lines.push(
     `requests: ${perSecond.toFixed(1)}/s${share} | failed attempts: ${errors.length ? errors.map(([kind, n]) => `${kind} ${n}`).join(', ') : 'none'}${p.lastFailure ? ` (last: ${p.lastFailure})` : ''}`,

@@ -56,4 +56,3 @@ export function requestRate(p: ShardProgress, now: number, windowMs = 60_000): n
   const seconds = (now - from[0]) / 1000;
   return seconds > 0 ? (p.requests - from[1]) / seconds : 0;
 }
-

@@ -96,7 +96,10 @@ test('a build whose shards take minutes: the header counts samples, rate, ETA an
     const share = /^requests: (\d+\.\d)\/s \((\d+)% of the endpoints' limit, 10\.0\/s\)/m.exec(screen);
     assert.ok(share && Number(share[2]) <= 100, screen);
     // The cost so far: what the build paid, read from its spend ledger, no shard committed.
-    assert.match(screen, /^ {2}(paid \$\d+\.\d{4} for [1-9]\d* requests|all [1-9]\d* requests would cost \$\d+\.\d{4}) \(all runs, committed or not\), \$0\.0000 of it in committed shards/m);
+    assert.match(
+      screen,
+      /^ {2}(paid \$\d+\.\d{4} for [1-9]\d* requests|all [1-9]\d* requests would cost \$\d+\.\d{4}) \(all runs, committed or not\), \$0\.0000 of it in committed shards/m,
+    );
     for (let i = 1; i < failedSeen.length; i++) assert.ok(failedSeen[i]! >= failedSeen[i - 1]!, `failed attempts went down: ${failedSeen.join(' -> ')}`);
   } finally {
     stack.simulator.setFaults({ latencyMs: 0, rate500: 0 });
