@@ -4,7 +4,7 @@ import { buildLayout } from '../../storage/buildLayout.js';
 import { dpoRecordFromLine, instructRecordFromLine } from '../../output/formats/sharegpt.js';
 import { openStore } from '../../storage/openStore.js';
 import { getJson } from '../../storage/objectStore.js';
-import type { StoredConfig } from '../../pipeline/planning/planBuild.types.js';
+import type { BuildPlan, StoredConfig } from '../../pipeline/planning/planBuild.types.js';
 import type { ChatPairSharegptRow, ChatSharegptRow } from '../../output/formats/chatFormats.js';
 import type { Verdict } from '../../domain/verdict.js';
 import { CliError, EXIT } from '../exitCodes.js';
@@ -13,7 +13,8 @@ import { stageLabel } from '../wording.js';
 import { reasonAfterStage } from '../../config/rejectionReasons.js';
 
 export const INSPECT_USAGE = `usage: mmif inspect --output URI --build-id ID [--shard N] [-n COUNT] [--dpo] [--rejects]
-  Print COUNT (default 3) samples of a shard in readable form: instruction, constraints with how each
+  Print COUNT (default 3) samples of the build (its committed shards in order; --shard N: that shard
+  only) in readable form: instruction, constraints with how each
   was verified and its verdict, the answer (a multiturn build: each chat turn by turn with its
   verdicts and PIF); --dpo shows pairs (chosen, rejected, dropped constraints or forgotten instruction);
   --rejects shows the shard's rejected samples with their reasons. S3 endpoints come from the
@@ -25,31 +26,42 @@ export async function inspectCommand(args: string[]): Promise<number> {
     options: {
       output: { type: 'string' },
       'build-id': { type: 'string' },
-      shard: { type: 'string', default: '0' },
+      shard: { type: 'string' },
       n: { type: 'string', short: 'n', default: '3' },
       dpo: { type: 'boolean' },
       rejects: { type: 'boolean' },
     },
   });
   if (!values.output || !values['build-id']) throw new CliError(INSPECT_USAGE, EXIT.usage);
-  const shard = Number(values.shard);
   const count = Number(values.n);
   const store = openStore(values.output, s3FromEnv());
   const layout = buildLayout(values['build-id']);
   // A multiturn build's records are chats and turn-level pairs, in chat/ and chat-dpo/.
   const multiturn = (await getJson<StoredConfig>(store, layout.config))?.config.mode === 'multiturn';
-  const key = values.rejects
-    ? layout.rejects(shard)
-    : multiturn
-      ? values.dpo
-        ? layout.chatDpoJsonl(shard)
-        : layout.chatJsonl(shard)
-      : values.dpo
-        ? layout.dpoJsonl(shard)
-        : layout.instructJsonl(shard);
-  const body = await store.get(key);
-  if (!body) throw new CliError(`no ${key} in ${store.root}`, EXIT.notFound);
-  const all = body.toString('utf8').split('\n').filter(Boolean);
+  const keyOf = (shard: number) =>
+    values.rejects
+      ? layout.rejects(shard)
+      : multiturn
+        ? values.dpo
+          ? layout.chatDpoJsonl(shard)
+          : layout.chatJsonl(shard)
+        : values.dpo
+          ? layout.dpoJsonl(shard)
+          : layout.instructJsonl(shard);
+  let all: string[];
+  if (values.shard !== undefined) {
+    const key = keyOf(Number(values.shard));
+    const body = await store.get(key);
+    if (!body) throw new CliError(`no ${key} in ${store.root}`, EXIT.notFound);
+    all = linesOf(body);
+  } else {
+    // The build's shards in order, as its plan lists them; a shard not committed (running, failed) has no file yet.
+    const plan = await getJson<BuildPlan>(store, layout.planSummary);
+    if (!plan) throw new CliError(`no build '${values['build-id']}' in ${store.root} (no ${layout.planSummary})`, EXIT.notFound);
+    const bodies = await Promise.all(Array.from({ length: plan.shardCount }, (_, shard) => store.get(keyOf(shard))));
+    if (bodies.every((b) => !b)) throw new CliError(`no committed shard of ${values['build-id']} in ${store.root} yet`, EXIT.notFound);
+    all = bodies.flatMap((b) => (b ? linesOf(b) : []));
+  }
   const lines = all.slice(0, count);
   for (const line of lines) {
     console.log(
@@ -65,10 +77,17 @@ export async function inspectCommand(args: string[]): Promise<number> {
     );
     console.log('-'.repeat(72));
   }
-  const more = moreLine(lines.length, all.length, values.rejects ? 'rejects' : values.dpo ? 'pairs' : 'records', args);
+  const more = moreLine(
+    lines.length,
+    all.length,
+    `${values.rejects ? 'rejects' : values.dpo ? 'pairs' : 'records'} in ${values.shard === undefined ? 'the build' : 'this shard'}`,
+    args,
+  );
   if (more) console.log(more);
   return EXIT.ok;
 }
+
+const linesOf = (body: Buffer) => body.toString('utf8').split('\n').filter(Boolean);
 
 /** What `-n` left out, and the command that shows it all (the same arguments, `-n` set to the total); none when all was shown. */
 export function moreLine(shown: number, total: number, what: string, args: readonly string[]): string | undefined {
@@ -78,7 +97,7 @@ export function moreLine(shown: number, total: number, what: string, args: reado
     if (args[i] === '-n' || args[i] === '--n') i++;
     else if (!/^--?n=/.test(args[i]!)) rest.push(args[i]!);
   }
-  return `... ${total - shown} more ${what} in this shard (${total} in all): \`mmif inspect ${[...rest, '-n', String(total)].join(' ')}\` shows them all`;
+  return `... ${total - shown} more ${what} (${total} in all): \`mmif inspect ${[...rest, '-n', String(total)].join(' ')}\` shows them all`;
 }
 
 function formatConstraints(r: Pick<InstructRecord, 'constraints' | 'verdicts'>): string[] {

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
-import { MMIFEVAL_BENCH } from '../../storage/buildLayout.js';
+import { buildLayout, MMIFEVAL_BENCH } from '../../storage/buildLayout.js';
 import type { MmifevalLine } from '../../domain/mmifevalLine.js';
 import type { InstructRecord, DpoRecord } from '../../output/contracts/records.js';
 import { dpoRecordFromLine, instructRecordFromLine } from '../../output/formats/sharegpt.js';
@@ -71,6 +71,25 @@ test("mmif inspect prints each sample's image path", async () => {
     const records = flag.length ? dpo : instruct;
     for (const r of records.slice(0, 2)) assert.ok(stdout.includes(`${r.id}  (${r.source} ${r.source_id}, image ${r.image_path}`), stdout);
   }
+});
+
+test('mmif inspect reads the build, every committed shard in order; --shard N reads that shard only', async () => {
+  const shard0 = (await readFile(path.join(dir, buildLayout(BUILD_ID).instructJsonl(0)), 'utf8')).split('\n').filter(Boolean).map(instructRecordFromLine);
+  const idsIn = (stdout: string) => instruct.filter((r) => stdout.includes(`${r.id}  (`)).map((r) => r.id);
+  const whole = await mmif('inspect', '--output', dir, '--build-id', BUILD_ID, '-n', String(instruct.length));
+  assert.deepEqual(
+    idsIn(whole),
+    instruct.map((r) => r.id),
+    'every record of every shard, in order',
+  );
+  assert.ok(shard0.length < instruct.length, 'the quickstart writes more than one shard');
+  const one = await mmif('inspect', '--output', dir, '--build-id', BUILD_ID, '--shard', '0', '-n', String(instruct.length));
+  assert.deepEqual(
+    idsIn(one),
+    shard0.map((r) => r.id),
+  );
+  const few = await mmif('inspect', '--output', dir, '--build-id', BUILD_ID, '-n', '1');
+  assert.match(few, new RegExp(`^\\.\\.\\. ${instruct.length - 1} more records in the build \\(${instruct.length} in all\\)`, 'm'));
 });
 
 interface TrlSplit {

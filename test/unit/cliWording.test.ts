@@ -50,7 +50,10 @@ test('inspect --rejects: what was left out, at which step, and its reason withou
 
 test('inspect -n: how many more there are and the command that shows them all', () => {
   const args = ['--output', 'out', '--build-id', 'b1', '--rejects', '-n', '3'];
-  assert.equal(moreLine(3, 10, 'rejects', args), '... 7 more rejects in this shard (10 in all): `mmif inspect --output out --build-id b1 --rejects -n 10` shows them all');
+  assert.equal(
+    moreLine(3, 10, 'rejects in this shard', args),
+    '... 7 more rejects in this shard (10 in all): `mmif inspect --output out --build-id b1 --rejects -n 10` shows them all',
+  );
   assert.equal(moreLine(3, 3, 'rejects', args), undefined);
   assert.equal(moreLine(2, 2, 'records', ['--output', 'out', '--build-id', 'b1']), undefined);
 });
