@@ -1,15 +1,16 @@
 /**
  * Metrics as an operator sees them: `mmif worker --metrics` in a process of its own, a real Prometheus
  * (Debian's, tools/install.sh) scraping it every second during a six-source build against the
- * simulator (a few 429s injected, prices set so cost is not zero), and the PromQL queries that
+ * simulator (a few 429s injected, 200 ms a reply so the 1 s scrapes find requests in flight, prices
+ * set so cost is not zero), and the PromQL queries that
  * docs/operations.md gives, read from that page and run through Prometheus's HTTP API: their values
  * are checked against the build report and the simulator's own counts. The scrape is also checked for
  * bounded labels (every label value from a known, small set) and for the worker's API key in any form.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,7 +31,7 @@ import { mixedSources } from '../fixtures/mixedSources.js';
 import { writeMultiui } from '../fixtures/multiui.js';
 import { writeRico } from '../fixtures/rico.js';
 import { leaks } from '../harness/canaryScan.js';
-import { startWorkerProcess } from '../harness/mmifCli.js';
+import { runMmif, startWorkerProcess } from '../harness/mmifCli.js';
 import { startPrometheus, type Prometheus } from '../harness/prometheus.js';
 
 const TASK_QUEUE = 'mmif-metrics';
@@ -57,7 +58,7 @@ before(async () => {
     writeRico(at('rico')),
     writeMultiui(at('multiui')),
   ]);
-  [server, simulator] = await Promise.all([startTemporalDevServer(), startSimulator({ seed: 3, faults: { rate429: 0.03 } })]);
+  [server, simulator] = await Promise.all([startTemporalDevServer(), startSimulator({ seed: 3, faults: { rate429: 0.03, latencyMs: 200 } })]);
   metricsAt = `127.0.0.1:${await freePort()}`;
   worker = await startWorkerProcess({ temporalAddress: server.address, taskQueue: TASK_QUEUE, baseUrl: simulator.url, more: { OPENAI_API_KEY: CANARY } }, ['--metrics', metricsAt]);
   prometheus = await startPrometheus([metricsAt]);
@@ -183,4 +184,57 @@ test("the docs' PromQL queries answer during a six-source build with the build r
   }
   assert.ok(reasons.size <= 20, `reason codes: ${[...reasons].join()}`);
   assert.ok(series.length < 2000, `${series.length} series`);
+});
+
+test("`mmif build --local --metrics` serves the in-process worker's metrics, the engine's and the SDK's, while the build runs", async () => {
+  const port = await freePort();
+  const file = path.join(dir, 'local.json');
+  const local = {
+    buildId: 'metrics-local',
+    seed: 2,
+    output: path.join(dir, 'out-local'),
+    sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m') }],
+    maxSamples: 3,
+    shardSize: 3,
+    models: { default: { model: MODEL } },
+  };
+  await writeFile(file, JSON.stringify(local));
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !['OPENAI_BASE_URL', 'TEMPORAL_ADDRESS', 'MMIF_TASK_QUEUE', 'MMIF_METRICS_ADDR'].includes(k)));
+  // tsx by its own location: the CLI runs in the test's folder, where `--import tsx` would not resolve.
+  const child = spawn(
+    process.execPath,
+    ['--import', import.meta.resolve('tsx'), fileURLToPath(new URL('../../cli/mmif.ts', import.meta.url)), 'build', '--config', file, '--local', '--metrics', `127.0.0.1:${port}`],
+    {
+      env,
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stdout = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  let running = true;
+  void exited.then(() => (running = false));
+  // Scraped until the samples of the running build show (the server ends with the command).
+  let seen = '';
+  while (running && !/^mmif_samples_total\{build="metrics-local"/m.test(seen)) {
+    seen = await fetch(`http://127.0.0.1:${port}/metrics`).then(
+      (r) => r.text(),
+      () => '',
+    );
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(await exited, 0, stdout);
+  assert.ok(stdout.includes(`metrics at http://127.0.0.1:${port}/metrics`), stdout);
+  assert.match(seen, /^mmif_samples_total\{build="metrics-local",source="cc3m",stage="image",outcome="ok"\} \d+/m);
+  assert.match(seen, /^temporal_/m);
+});
+
+test('`--metrics` without `--local` and a malformed MMIF_METRICS_ADDR are usage errors, in one line', async () => {
+  const noLocal = await runMmif(['build', '--config', 'x.json', '--metrics', '9464']);
+  assert.equal(noLocal.code, 2);
+  assert.equal(noLocal.stderr.trim(), 'mmif: --metrics serves the metrics of a --local build; a worker serves its own (mmif worker --metrics)');
+  const malformed = await runMmif(['worker'], { env: { MMIF_METRICS_ADDR: 'localhost' } });
+  assert.equal(malformed.code, 2);
+  assert.equal(malformed.stderr.trim(), "mmif: MMIF_METRICS_ADDR must be host:port or a port (e.g. 127.0.0.1:9464), got 'localhost'");
 });
