@@ -12,15 +12,20 @@ import { CliError, EXIT } from '../exitCodes.js';
 import { withLocalTemporal } from '../localTemporal.js';
 import { connectTemporal, type Temporal } from '../temporalClient.js';
 import { readConfig } from '../configFile.js';
+import { mmifCommand } from '../wording.js';
 
 export const ESTIMATE_USAGE = `usage: mmif estimate --config FILE [--pilot N] [--json] [--local]
   Forecast what the build will cost before it runs: a pilot build of the first N samples of the
   build's own seeded order (default 50) runs on the task queue MMIF_TASK_QUEUE, its calls going into
   the build's model cache (the real build pays nothing for them again); from it, the full build's
   requests, input / cached-input / output tokens, USD with a 95% interval from the pilot's spread,
-  and wall time. The pilot's dataset goes to <output>/_estimate/<buildId>-pilot-<N>/.
+  and wall time, for the samples the config asks for (maxSamples, or what its targets need at the
+  pilot's yield) with the pilot's per-sample figures, and a line saying what the sources hold when
+  that is less. The pilot's dataset goes to <output>/_estimate/<buildId>-pilot-<N>/; its viewer is
+  printed as a preview of the build's samples ("preview" in the JSON).
   --pilot N  pilot samples (default 50)
-  --json     print the forecast as one JSON object (total USD under "usd")
+  --json     print only the forecast on stdout, as one JSON object (total USD under "usd"); every
+             other line goes to stderr
   --local    run the pilot in this process: a Temporal dev server, a worker and (without
              OPENAI_BASE_URL) the simulator, as \`mmif build --local\``;
 
@@ -33,13 +38,21 @@ export async function estimateCommand(args: string[]): Promise<number> {
   if (!Number.isInteger(pilotSize) || pilotSize < 1 || pilotSize > MAX_PILOT)
     throw new CliError(`--pilot must be an integer from 1 to ${MAX_PILOT}, got '${values.pilot}'`, EXIT.usage);
   const config = await readConfig(values.config);
-  const run = (temporal: Temporal) => estimate(temporal, config, pilotSize, values.json ?? false);
-  if (values.local) return withLocalTemporal(run, config);
-  const temporal = await connectTemporal();
+  const json = values.json ?? false;
+  const run = (temporal: Temporal) => estimate(temporal, config, pilotSize, json);
+  // Under --json stdout carries the forecast alone: what --local and the pilot print goes to stderr.
+  const log = console.log;
+  if (json) console.log = console.error;
   try {
-    return await run(temporal);
+    if (values.local) return await withLocalTemporal(run, config);
+    const temporal = await connectTemporal();
+    try {
+      return await run(temporal);
+    } finally {
+      await temporal.close();
+    }
   } finally {
-    await temporal.close();
+    console.log = log;
   }
 }
 
@@ -63,7 +76,7 @@ export function pilotConfig(config: BuildConfig, size: number): BuildConfig {
 
 async function estimate(temporal: Temporal, config: BuildConfig, size: number, json: boolean): Promise<number> {
   const pilot = pilotConfig(config, size);
-  if (!json) console.log(`pilot: ${pilot.maxSamples} samples of ${config.buildId} as build ${pilot.buildId} in ${pilot.output}`);
+  console.log(`pilot: ${pilot.maxSamples} samples of ${config.buildId} as build ${pilot.buildId} in ${pilot.output}`);
   const started = Date.now();
   const report = (await temporal.client.workflow
     .execute('buildDataset', { taskQueue: temporal.settings.taskQueue, workflowId: pilot.buildId, args: [pilot] })
@@ -76,6 +89,9 @@ async function estimate(temporal: Temporal, config: BuildConfig, size: number, j
   const plan = await getJson<BuildPlan>(store, layout.planSummary);
   if (!plan) throw new CliError(`the pilot build ${pilot.buildId} left no plan in ${pilot.output}`, EXIT.failed);
   const forecast = forecastBuild({ config, pilot: report, pilotSamples: await sampleCosts(store, layout), fullSamples: fullBuildSamples(config, plan, report), seconds });
-  console.log(json ? JSON.stringify(forecast) : formatForecast(forecast).join('\n'));
+  // The pilot's dataset is a preview of the build's: its viewer shows the samples the forecast is from.
+  const preview = `${report.datasetRoot}/${layout.inDataset(layout.viewer)}`;
+  if (json) process.stdout.write(`${JSON.stringify({ ...forecast, preview })}\n`);
+  else console.log([...formatForecast(forecast), `preview: ${preview} (the pilot's samples; \`${mmifCommand(`view ${report.datasetRoot} --serve`)}\` serves it)`].join('\n'));
   return EXIT.ok;
 }

@@ -22,8 +22,12 @@ export interface SampleCost {
 
 export interface Forecast {
   pilot: { samples: number; instruct: number; dpo: number; requests: number; paidRequests: number; usd: number; seconds: number };
-  /** Samples the full build plans (through the pilot's yield, for `targets`). */
+  /** Samples the config asks for (maxSamples; with `targets`, what the goals need at the pilot's yield, within maxSamples): what the forecast is for. */
   samples: number;
+  /** What the sources hold now, when that is less than `samples`: a build of this config plans only these until more records come. */
+  available?: number;
+  /** The pilot's figures per sample, which every total is `samples` times: USD with its 95% interval, requests, tokens. */
+  perSample: { usd: number; usdInterval: [number, number]; requests: number; inputTokens: number; outputTokens: number };
   requests: number;
   tokens: { input: number; cachedInput: number; output: number };
   /** USD of the whole build at the table's (or config's) prices; the pilot's samples included. */
@@ -60,8 +64,13 @@ export async function sampleCosts(store: ObjectStore, layout: BuildLayout): Prom
   return [...bySample.values()];
 }
 
-/** Samples the full build plans: its maxSamples within what the sources hold, or with targets what the pilot's yield needs. */
-export function fullBuildSamples(config: BuildConfig, pilotPlan: BuildPlan, pilot: BuildReport): number {
+/**
+ * The samples the config asks for (its maxSamples, or with targets what the pilot's yield needs,
+ * within maxSamples; never fewer than the pilot's), and what its sources hold now (`available`).
+ * The forecast answers for the first: a config written for a large build over sources still being
+ * gathered is forecast at its size, with a line saying what the sources hold.
+ */
+export function fullBuildSamples(config: BuildConfig, pilotPlan: BuildPlan, pilot: BuildReport): { asked: number; available: number } {
   const available = pilotPlan.sources.reduce((n, s) => n + s.samples, 0);
   let wanted = config.maxSamples;
   if (config.targets) {
@@ -71,11 +80,18 @@ export function fullBuildSamples(config: BuildConfig, pilotPlan: BuildPlan, pilo
     const goals = { instruct: config.targets.instruct, dpo: config.targets.dpo };
     wanted = Math.min(wanted, Math.max(need(goals.instruct, pilot.counts.instruct), need(goals.dpo, pilot.counts.dpo)));
   }
-  return Math.max(Math.min(wanted, available), pilot.counts.planned);
+  return { asked: Math.max(wanted, pilot.counts.planned), available };
 }
 
-export function forecastBuild(input: { config: BuildConfig; pilot: BuildReport; pilotSamples: readonly SampleCost[]; fullSamples: number; seconds: number }): Forecast {
-  const { config, pilot, pilotSamples, fullSamples: m, seconds } = input;
+export function forecastBuild(input: {
+  config: BuildConfig;
+  pilot: BuildReport;
+  pilotSamples: readonly SampleCost[];
+  fullSamples: { asked: number; available: number };
+  seconds: number;
+}): Forecast {
+  const { config, pilot, pilotSamples, seconds } = input;
+  const m = input.fullSamples.asked;
   const n = Math.max(pilotSamples.length, 1);
   const mean = (pick: (s: SampleCost) => number) => pilotSamples.reduce((sum, s) => sum + pick(s), 0) / n;
   const usdMean = mean((s) => s.usd);
@@ -96,6 +112,14 @@ export function forecastBuild(input: { config: BuildConfig; pilot: BuildReport; 
       seconds,
     },
     samples: m,
+    ...(input.fullSamples.available < m ? { available: input.fullSamples.available } : {}),
+    perSample: {
+      usd: usdMean,
+      usdInterval: [Math.max(0, usdMean - half), usdMean + half],
+      requests: mean((s) => s.requests),
+      inputTokens: mean((s) => s.promptTokens),
+      outputTokens: mean((s) => s.completionTokens),
+    },
     requests,
     tokens: {
       input: Math.round(m * mean((s) => s.promptTokens)),
@@ -126,7 +150,14 @@ export function formatForecast(f: Forecast): string[] {
   const priced = f.simulated ? " (simulated pilot: a forecast at the named models' prices)" : '';
   const lines = [
     `pilot: ${f.pilot.samples} samples -> ${f.pilot.instruct} SFT records, ${f.pilot.dpo} pairs; ${f.pilot.requests} requests (${f.pilot.paidRequests} paid now), ${usd(f.pilot.usd)}, ${f.pilot.seconds.toFixed(0)}s`,
-    `full build: ${f.samples} samples, ${f.requests} requests, ${f.tokens.input} input tokens (${f.tokens.cachedInput} cached), ${f.tokens.output} output tokens`,
+    `per sample: ${usd(f.perSample.usd)} (95% interval ${usd(f.perSample.usdInterval[0])} - ${usd(f.perSample.usdInterval[1])}), ${f.perSample.requests.toFixed(1)} requests, ` +
+      `${Math.round(f.perSample.inputTokens)} input + ${Math.round(f.perSample.outputTokens)} output tokens`,
+    `full build (the ${f.samples.toLocaleString('en-US')} samples the config asks for): ${f.requests} requests, ${f.tokens.input} input tokens (${f.tokens.cachedInput} cached), ${f.tokens.output} output tokens`,
+    ...(f.available === undefined
+      ? []
+      : [
+          `the sources hold ${f.available.toLocaleString('en-US')} samples now: a build of this config plans those until they hold more (the forecast is for ${f.samples.toLocaleString('en-US')})`,
+        ]),
     `cost: ${usd(f.usd)} (95% interval ${usd(f.usdInterval[0])} - ${usd(f.usdInterval[1])}); still to pay ${usd(f.usdToPay)}: the pilot's calls are cached${priced}`,
     `wall time: ${f.wallSeconds === null ? 'unknown (the pilot paid for nothing: every call was cached)' : `about ${formatSeconds(f.wallSeconds)} at the pilot's rate and the configured limits`}`,
   ];

@@ -52,7 +52,11 @@ test('the pilot forecasts the build within ±25% in cost and requests, and the b
 
   const estimated = await mmif(stack, 'estimate', '--config', file, '--pilot', '8', '--json');
   assert.equal(estimated.code, 0, estimated.stderr);
-  const forecast = JSON.parse(estimated.stdout.trim().split('\n').at(-1)!) as Forecast;
+  // Nothing but the forecast on stdout: the pilot's line goes to stderr.
+  const forecast = JSON.parse(estimated.stdout) as Forecast & { preview: string };
+  assert.match(estimated.stderr, /^pilot: 8 samples of estimated as build estimated-pilot-8/m);
+  assert.equal(forecast.preview, path.join(dir, 'out', '_estimate', 'estimated-pilot-8', 'viewer.html'), "the pilot's viewer: a preview of the build");
+  assert.ok(forecast.available === undefined && forecast.perSample.requests > 0);
   assert.equal(forecast.pilot.samples, 8);
   assert.equal(forecast.samples, 20);
   assert.ok(forecast.usd > 0 && forecast.simulated);
@@ -75,6 +79,34 @@ test('the pilot forecasts the build within ±25% in cost and requests, and the b
   within(usd - report.cost.savedUsd, forecast.usdToPay, 'USD still to pay');
 });
 
+test("the config's size is forecast when the sources hold less: 23,000 samples over 20 records, with a line saying so", async () => {
+  const config: BuildConfigInput = {
+    buildId: 'paper-mix',
+    seed: 4,
+    output: path.join(dir, 'out'),
+    sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m') }],
+    maxSamples: 23_000,
+    shardSize: 5,
+    sliceSize: 5,
+    models: { default: { model: 'gpt-4o-mini' } },
+    llm: { preflight: false },
+  };
+  const file = path.join(dir, 'paper-mix.json');
+  await writeFile(file, JSON.stringify(config));
+  const json = await mmif(stack, 'estimate', '--config', file, '--pilot', '4', '--json');
+  assert.equal(json.code, 0, json.stderr);
+  const forecast = JSON.parse(json.stdout) as Forecast;
+  assert.equal(forecast.samples, 23_000);
+  assert.equal(forecast.available, 20, 'the sources hold 20 records');
+  assert.ok(Math.abs(forecast.usd - 23_000 * forecast.perSample.usd) < 1e-6 * forecast.usd);
+  const text = await mmif(stack, 'estimate', '--config', file, '--pilot', '4');
+  assert.equal(text.code, 0, text.stderr);
+  assert.match(text.stdout, /^full build \(the 23,000 samples the config asks for\): \d+ requests/m);
+  assert.match(text.stdout, /^per sample: \$\d+\.\d{4} \(95% interval \$\d+\.\d{4} - \$\d+\.\d{4}\), \d+\.\d requests, \d+ input \+ \d+ output tokens$/m);
+  assert.match(text.stdout, /^the sources hold 20 samples now: a build of this config plans those until they hold more \(the forecast is for 23,000\)$/m);
+  assert.ok(text.stdout.includes(`preview: ${path.join(dir, 'out', '_estimate', 'paper-mix-pilot-4', 'viewer.html')}`), text.stdout);
+});
+
 test('a multiturn build and a targets build are forecast too: chats per sample, samples through the pilot yield', async () => {
   const common = {
     seed: 6,
@@ -90,7 +122,7 @@ test('a multiturn build and a targets build are forecast too: chats per sample, 
     await writeFile(file, JSON.stringify(config));
     const run = await mmif(stack, 'estimate', '--config', file, '--pilot', '2', '--json');
     assert.equal(run.code, 0, run.stderr);
-    return JSON.parse(run.stdout.trim().split('\n').at(-1)!) as Forecast;
+    return JSON.parse(run.stdout) as Forecast;
   };
   const chats = await estimate('chats', { ...common, buildId: 'chats', mode: 'multiturn', chat: { turns: 3, maxInstructions: 2 }, maxSamples: 10 });
   assert.equal(chats.pilot.samples, 2);
