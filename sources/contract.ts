@@ -91,8 +91,6 @@ export interface SourceReader {
   describe(): Promise<string>;
 }
 
-export type { ImageOrigin } from '../domain/sample.js';
-
 /**
  * A locator's field, checked: locators come back from stored plans, so one this reader did not make
  * (a hand-edited plan, a bug) fails loudly by name rather than being read as something else.

@@ -9,7 +9,7 @@
  * tar's side file, its image member not read yet, matches the one image name with its key as stem.
  */
 import { InputError } from '../domain/errors.js';
-import type { ImageOrigin } from './contract.js';
+import type { ImageOrigin } from '../domain/sample.js';
 import { IMAGE_EXTENSIONS } from './readers/datasetPath.js';
 
 export interface ImportedScore {

@@ -29,9 +29,8 @@ import {
   type SourceItem,
   type SourceProblem,
   type SourceReader,
-  type ImageOrigin,
 } from '../contract.js';
-import type { ImageLocator } from '../../domain/sample.js';
+import type { ImageLocator, ImageOrigin } from '../../domain/sample.js';
 import { IMAGE_EXTENSIONS } from '../readers/datasetPath.js';
 import { unreadableFile } from '../readers/unreadableFiles.js';
 import { Img2datasetParquetError, openImg2datasetParquet, type Img2datasetColumns } from '../readers/img2datasetParquet.js';

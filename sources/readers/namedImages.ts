@@ -8,7 +8,8 @@
 import { SampleRejection } from '../../domain/rejection.js';
 import type { ImageLocator } from '../../domain/sample.js';
 import { StoreError, type ObjectStore } from '../../storage/objectStore.js';
-import { locatorField, type ImageOrigin, type SourceReader } from '../contract.js';
+import type { ImageOrigin } from '../../domain/sample.js';
+import { locatorField, type SourceReader } from '../contract.js';
 import { ZipArchiveError, ZipMemberError } from './zipArchive.js';
 import { zipFolderOf } from './zipFolder.js';
 
