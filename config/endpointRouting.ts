@@ -5,6 +5,7 @@
  */
 import type { BuildConfig } from './buildConfig.js';
 import type { EndpointConfig, ModelRole } from './modelsConfig.js';
+import { endpointReplicas } from './endpointReplicas.js';
 import { STAGES, type StageName } from './stages.js';
 
 export function endpointFor(config: BuildConfig, role: ModelRole): EndpointConfig {
@@ -42,28 +43,30 @@ export function batchStages(config: BuildConfig): BatchableStage[] {
 
 /**
  * The requests per second the build's endpoints allow together (each distinct endpoint's
- * `requestsPerMinute`), for the share of the limit in use that `mmif status` shows; undefined when
+ * `requestsPerMinute`, per replica), for the share of the limit in use that `mmif status` shows; undefined when
  * one of them sets none (its limit is the provider's, learned by the workers, not known here).
  */
 export function requestsPerSecondLimit(config: BuildConfig): number | undefined {
   let perMinute = 0;
-  for (const e of namedEndpoints(config)) {
-    if (e.requestsPerMinute === undefined) return undefined;
-    perMinute += e.requestsPerMinute;
+  for (const r of namedEndpoints(config).flatMap(endpointReplicas)) {
+    if (r.requestsPerMinute === undefined) return undefined;
+    perMinute += r.requestsPerMinute;
   }
   return perMinute / 60;
 }
 
 /**
  * The requests in flight the build's endpoints allow together: each distinct endpoint's configured
- * `concurrency` (its slots), added up. What the build's sample lanes are sized from (domain/sampleLanes.ts).
+ * `concurrency` (its slots; each replica's), added up. What the build's sample lanes are sized from (domain/sampleLanes.ts).
  */
 export function endpointSlots(config: BuildConfig): number {
-  return namedEndpoints(config).reduce((slots, e) => slots + e.concurrency, 0);
+  return namedEndpoints(config)
+    .flatMap(endpointReplicas)
+    .reduce((slots, r) => slots + r.concurrency, 0);
 }
 
 /** Every endpoint the config names (the default and each role's override), once each. */
 function namedEndpoints(config: BuildConfig): EndpointConfig[] {
   const named: EndpointConfig[] = Object.values(config.models).filter((e): e is EndpointConfig => e !== undefined);
-  return [...new Map(named.map((e) => [JSON.stringify([e.baseUrl, e.model, e.apiKeyEnv]), e])).values()];
+  return [...new Map(named.map((e) => [JSON.stringify([endpointReplicas(e).map((r) => r.baseUrl), e.model, e.apiKeyEnv]), e])).values()];
 }

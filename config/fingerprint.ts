@@ -23,8 +23,12 @@ function without<T extends object>(value: T, keys: readonly string[]): Record<st
   return copy;
 }
 
-/** An endpoint without its pacing settings. */
-export const endpointMaterial = (endpoint: EndpointConfig): Record<string, unknown> => without(endpoint, ENDPOINT_OPERATIONAL_KEYS);
+/** An endpoint without its pacing settings (its replicas' own limits included): its replicas are their URLs. */
+export function endpointMaterial(endpoint: EndpointConfig): Record<string, unknown> {
+  const material = without(endpoint, ENDPOINT_OPERATIONAL_KEYS);
+  if (endpoint.baseUrls) material.baseUrls = endpoint.baseUrls.map((r) => (typeof r === 'string' ? r : r.baseUrl));
+  return material;
+}
 
 /** The `llm` settings without those that change no reply. */
 export const llmMaterial = (llm: LlmConfig): Record<string, unknown> => without(llm, LLM_OPERATIONAL_KEYS);

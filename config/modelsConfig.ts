@@ -14,11 +14,33 @@ export type ModelRole = (typeof MODEL_ROLES)[number];
 /** Requests in flight to an endpoint whose config names no `concurrency` (and to one a model caller is given no limits for). */
 export const DEFAULT_CONCURRENCY = 16;
 
+/**
+ * One replica of an endpoint (several servers of one model, e.g. vLLM data-parallel instances): its
+ * base URL, or an object with the base URL and its own limits (unset: the endpoint's).
+ */
+export const replicaSchema = z.union([
+  z.string().url(),
+  z
+    .object({
+      baseUrl: z.string().url(),
+      concurrency: z.number().int().min(1).max(1024).optional(),
+      requestsPerMinute: z.number().positive().optional(),
+      tokensPerMinute: z.number().positive().optional(),
+    })
+    .strict(),
+]);
+
 export const endpointSchema = z
   .object({
     model: z.string().min(1),
     /** OpenAI-compatible base URL, e.g. http://localhost:8000/v1. Unset: the worker's OPENAI_BASE_URL. */
     baseUrl: z.string().url().optional(),
+    /**
+     * Several replicas of this model instead of one `baseUrl`: each sample's requests go to one of them,
+     * chosen by its image's content hash (docs/endpoints.md). An entry is a URL or `{ baseUrl, concurrency?,
+     * requestsPerMinute?, tokensPerMinute? }`; limits unset there are the endpoint's, per replica.
+     */
+    baseUrls: z.array(replicaSchema).min(1).optional(),
     /** Name of the env var holding the API key (never the key itself). */
     apiKeyEnv: z
       .string()
@@ -60,7 +82,15 @@ export const endpointSchema = z
      */
     taskQueue: z.string().min(1).optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((e, ctx) => {
+    if (!e.baseUrls) return;
+    if (e.baseUrl !== undefined) ctx.addIssue({ code: 'custom', path: ['baseUrls'], message: 'set baseUrl or baseUrls, not both' });
+    if (e.azure) ctx.addIssue({ code: 'custom', path: ['baseUrls'], message: 'an Azure deployment has one baseUrl (its resource), not baseUrls' });
+    const urls = e.baseUrls.map((r) => (typeof r === 'string' ? r : r.baseUrl).replace(/\/+$/, ''));
+    const twice = urls.find((u, i) => urls.indexOf(u) !== i);
+    if (twice) ctx.addIssue({ code: 'custom', path: ['baseUrls'], message: `replica ${twice} is listed twice` });
+  });
 export type EndpointConfig = z.infer<typeof endpointSchema>;
 
 /** A build's `models`: the default endpoint and any per-role override. */

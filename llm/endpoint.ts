@@ -3,20 +3,27 @@ import type { EndpointConfig } from '../config/modelsConfig.js';
 import { EndpointError } from './endpointError.js';
 import { replyLimitedFetch } from './httpFetch.js';
 import { attemptSlot } from './attemptSlot.js';
-import type { ResolvedEndpoint } from './resolvedEndpoint.js';
+import type { ResolvedEndpoint, ResolvedReplica } from './resolvedEndpoint.js';
+import { endpointReplicas } from '../config/endpointReplicas.js';
 import { readSecret } from '../config/secrets.js';
 
 export const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
-/** Fills an endpoint from the worker's environment: base URL fallback and the API key (env only). */
-/** The base URL an endpoint is called at: its own, else the worker's OPENAI_BASE_URL, else OpenAI's. */
-export function resolveBaseUrl(endpoint: Pick<EndpointConfig, 'baseUrl'>, env: NodeJS.ProcessEnv = process.env): string {
-  return (endpoint.baseUrl ?? env.OPENAI_BASE_URL ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
+/** The base URL an endpoint is called at: its own (its first replica's), else the worker's OPENAI_BASE_URL, else OpenAI's. */
+export function resolveBaseUrl(endpoint: Pick<EndpointConfig, 'baseUrl' | 'baseUrls'>, env: NodeJS.ProcessEnv = process.env): string {
+  const first = endpoint.baseUrls?.[0];
+  return settleUrl((typeof first === 'string' ? first : first?.baseUrl) ?? endpoint.baseUrl, env);
 }
 
+function settleUrl(url: string | undefined, env: NodeJS.ProcessEnv): string {
+  return (url ?? env.OPENAI_BASE_URL ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
+}
+
+/** Fills an endpoint from the worker's environment: base URL fallback, each replica's URL and the API key (env only). */
 export function resolveEndpoint(endpoint: EndpointConfig, env: NodeJS.ProcessEnv = process.env): ResolvedEndpoint {
   const baseURL = resolveBaseUrl(endpoint, env);
   if (endpoint.azure) return resolveAzure(endpoint, endpoint.azure, baseURL, env);
+  const replicas: ResolvedReplica[] = endpointReplicas(endpoint).map(({ baseUrl, ...limits }) => ({ baseURL: settleUrl(baseUrl, env), ...limits }));
   const apiKey = readSecret(endpoint.apiKeyEnv, env);
   if (!apiKey && baseURL === DEFAULT_BASE_URL) {
     // Permanent: no retry sets the variable. Names the variable, never a value.
@@ -24,7 +31,7 @@ export function resolveEndpoint(endpoint: EndpointConfig, env: NodeJS.ProcessEnv
     throw new EndpointError(message, { endpoint: baseURL, model: endpoint.model, status: 0, excerpt: `${endpoint.apiKeyEnv} is not set` });
   }
   // Local servers (vLLM, Ollama, the simulator) accept any key; the SDK insists on one.
-  return apiKey ? { baseURL, model: endpoint.model, apiKey } : { baseURL, model: endpoint.model, apiKey: 'not-needed', keyUnset: true };
+  return apiKey ? { baseURL, model: endpoint.model, apiKey, replicas } : { baseURL, model: endpoint.model, apiKey: 'not-needed', keyUnset: true, replicas };
 }
 
 /**
@@ -49,7 +56,8 @@ function resolveAzure(endpoint: EndpointConfig, azure: NonNullable<EndpointConfi
       excerpt,
     });
   }
-  return { baseURL: deploymentURL, model: endpoint.model, apiKey, azure: { resource, deployment, apiVersion: azure.apiVersion } };
+  const replica = { baseURL: deploymentURL, concurrency: endpoint.concurrency, requestsPerMinute: endpoint.requestsPerMinute, tokensPerMinute: endpoint.tokensPerMinute };
+  return { baseURL: deploymentURL, model: endpoint.model, apiKey, azure: { resource, deployment, apiVersion: azure.apiVersion }, replicas: [replica] };
 }
 
 const clients = new Map<string, OpenAI>();

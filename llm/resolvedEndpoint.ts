@@ -1,6 +1,6 @@
 /** An endpoint as the worker calls it: the configured endpoint with its base URL settled and its key read from the environment (endpoint.ts). */
 export interface ResolvedEndpoint {
-  /** Where requests go: for Azure, the deployment's URL (<resource>/openai/deployments/<deployment>). */
+  /** Where requests go: for Azure, the deployment's URL (<resource>/openai/deployments/<deployment>); with several replicas, the first's. */
   baseURL: string;
   model: string;
   apiKey: string;
@@ -8,4 +8,14 @@ export interface ResolvedEndpoint {
   keyUnset?: true;
   /** Set for an Azure OpenAI deployment (EndpointConfig.azure). */
   azure?: { resource: string; deployment: string; apiVersion: string };
+  /** The servers of this model, in config order, each with its own limits (config/endpointReplicas.ts); one for a single baseUrl. */
+  replicas: readonly ResolvedReplica[];
+}
+
+/** One replica as called: its settled base URL and its limits. */
+export interface ResolvedReplica {
+  baseURL: string;
+  concurrency: number;
+  requestsPerMinute?: number;
+  tokensPerMinute?: number;
 }

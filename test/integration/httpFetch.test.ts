@@ -68,7 +68,7 @@ test('the SDK reads statuses, errors and timeouts through it as through the buil
 test('a 2xx reply frees its limiter slot as soon as it has arrived; a 429 holds it until the attempt ends', async () => {
   const limiter = new EndpointLimiter({ concurrency: 1 });
   // The SDK client as model calls use it: its fetch tells each request's attempt slot.
-  const client = clientFor({ baseURL: base, model: 'm', apiKey: 'k' }, 5_000);
+  const client = clientFor({ baseURL: base, model: 'm', apiKey: 'k', replicas: [{ baseURL: base, concurrency: 1 }] }, 5_000);
   const afterReply: string[] = [];
   const order: string[] = [];
   const call = (route: string) =>

@@ -3,6 +3,9 @@ import assert from 'node:assert/strict';
 import { parseBuildConfig } from '../../config/buildConfig.js';
 import { fingerprintMaterial } from '../../config/fingerprint.js';
 import { ConfigError } from '../../config/configError.js';
+import { endpointReplicas } from '../../config/endpointReplicas.js';
+import { endpointSlots, requestsPerSecondLimit } from '../../config/endpointRouting.js';
+import { resolveEndpoint } from '../../llm/endpoint.js';
 
 const minimal = {
   buildId: 'b1',
@@ -105,4 +108,40 @@ test('mode "multiturn": chat settings with defaults, bounds and clear errors; th
   refused({ chat: { turns: 3 } }, /chat: chat settings apply to mode "multiturn" only/);
   refused({ mode: 'multiturn', models: { default: { model: 'm' }, answer: { model: 'm', batch: true } } }, /models\.answer\.batch: the Batch API is not used by multiturn builds/);
   refused({ mode: 'multiturn', targets: { instruct: 5 } }, /targets: targets are not supported by multiturn builds yet/);
+});
+
+test('a model role may name several replicas, each with its own limits; slots and rate add up per replica; replica limits are operational', () => {
+  const replicas = [
+    'http://gpu0:8000/v1',
+    { baseUrl: 'http://gpu1:8000/v1', concurrency: 8, requestsPerMinute: 120 },
+  ];
+  const c = parseBuildConfig({ ...minimal, models: { default: { model: 'qwen', concurrency: 4, requestsPerMinute: 60, baseUrls: replicas } } });
+  assert.deepEqual(endpointReplicas(c.models.default), [
+    { baseUrl: 'http://gpu0:8000/v1', concurrency: 4, requestsPerMinute: 60, tokensPerMinute: undefined },
+    { baseUrl: 'http://gpu1:8000/v1', concurrency: 8, requestsPerMinute: 120, tokensPerMinute: undefined },
+  ]);
+  assert.equal(endpointSlots(c), 12);
+  assert.equal(requestsPerSecondLimit(c), 3);
+  const resolved = resolveEndpoint(c.models.default, {});
+  assert.equal(resolved.baseURL, 'http://gpu0:8000/v1');
+  assert.deepEqual(
+    resolved.replicas.map((r) => [r.baseURL, r.concurrency]),
+    [['http://gpu0:8000/v1', 4], ['http://gpu1:8000/v1', 8]],
+  );
+  // A single baseUrl is one replica carrying the endpoint's limits.
+  const single = parseBuildConfig({ ...minimal, models: { default: { model: 'qwen', baseUrl: 'http://gpu0:8000/v1/', concurrency: 5 } } });
+  assert.deepEqual(resolveEndpoint(single.models.default, {}).replicas, [{ baseURL: 'http://gpu0:8000/v1', concurrency: 5, requestsPerMinute: undefined, tokensPerMinute: undefined }]);
+  // Tuning a replica's limits keeps the fingerprint; changing the replica set does not.
+  const retuned = parseBuildConfig({ ...minimal, models: { default: { model: 'qwen', baseUrls: [replicas[0], { baseUrl: 'http://gpu1:8000/v1', concurrency: 64 }] } } });
+  assert.equal(fingerprintMaterial(retuned), fingerprintMaterial(c));
+  const more = parseBuildConfig({ ...minimal, models: { default: { model: 'qwen', baseUrls: [...replicas, 'http://gpu2:8000/v1'] } } });
+  assert.notEqual(fingerprintMaterial(more), fingerprintMaterial(c));
+});
+
+test('baseUrls is refused with baseUrl, with azure, empty, or naming a replica twice', () => {
+  const bad = (endpoint: object) => () => parseBuildConfig({ ...minimal, models: { default: { model: 'qwen', ...endpoint } } });
+  assert.throws(bad({ baseUrl: 'http://a:1/v1', baseUrls: ['http://b:1/v1'] }), /models\.default\.baseUrls.*set baseUrl or baseUrls, not both/s);
+  assert.throws(bad({ baseUrls: ['http://b:1/v1'], azure: { apiVersion: '2024-10-21' } }), /Azure deployment has one baseUrl/);
+  assert.throws(bad({ baseUrls: [] }), /models\.default\.baseUrls/);
+  assert.throws(bad({ baseUrls: ['http://b:1/v1', { baseUrl: 'http://b:1/v1/' }] }), /replica http:\/\/b:1\/v1 is listed twice/);
 });

@@ -96,7 +96,7 @@ test('every permanent error class, found in the source, is classified, fails its
 });
 
 test('permanent errors fail their activity non-retryably under their own type; transient and record errors are retried', () => {
-  const endpoint = { baseURL: 'http://127.0.0.1:1/v1', model: 'm', apiKey: 'k' };
+  const endpoint = { baseURL: 'http://127.0.0.1:1/v1', model: 'm', apiKey: 'k', replicas: [{ baseURL: 'http://127.0.0.1:1/v1', concurrency: 1 }] };
   const cases: Array<[Error, boolean]> = [
     [new ConfigError('invalid build config: maxSamples: too small'), true],
     [new SourceError('/data', 'no such root'), true],
