@@ -111,10 +111,7 @@ test('mode "multiturn": chat settings with defaults, bounds and clear errors; th
 });
 
 test('a model role may name several replicas, each with its own limits; slots and rate add up per replica; replica limits are operational', () => {
-  const replicas = [
-    'http://gpu0:8000/v1',
-    { baseUrl: 'http://gpu1:8000/v1', concurrency: 8, requestsPerMinute: 120 },
-  ];
+  const replicas = ['http://gpu0:8000/v1', { baseUrl: 'http://gpu1:8000/v1', concurrency: 8, requestsPerMinute: 120 }];
   const c = parseBuildConfig({ ...minimal, models: { default: { model: 'qwen', concurrency: 4, requestsPerMinute: 60, baseUrls: replicas } } });
   assert.deepEqual(endpointReplicas(c.models.default), [
     { baseUrl: 'http://gpu0:8000/v1', concurrency: 4, requestsPerMinute: 60, tokensPerMinute: undefined },
@@ -126,11 +123,16 @@ test('a model role may name several replicas, each with its own limits; slots an
   assert.equal(resolved.baseURL, 'http://gpu0:8000/v1');
   assert.deepEqual(
     resolved.replicas.map((r) => [r.baseURL, r.concurrency]),
-    [['http://gpu0:8000/v1', 4], ['http://gpu1:8000/v1', 8]],
+    [
+      ['http://gpu0:8000/v1', 4],
+      ['http://gpu1:8000/v1', 8],
+    ],
   );
   // A single baseUrl is one replica carrying the endpoint's limits.
   const single = parseBuildConfig({ ...minimal, models: { default: { model: 'qwen', baseUrl: 'http://gpu0:8000/v1/', concurrency: 5 } } });
-  assert.deepEqual(resolveEndpoint(single.models.default, {}).replicas, [{ baseURL: 'http://gpu0:8000/v1', concurrency: 5, requestsPerMinute: undefined, tokensPerMinute: undefined }]);
+  assert.deepEqual(resolveEndpoint(single.models.default, {}).replicas, [
+    { baseURL: 'http://gpu0:8000/v1', concurrency: 5, requestsPerMinute: undefined, tokensPerMinute: undefined },
+  ]);
   // Tuning a replica's limits keeps the fingerprint; changing the replica set does not.
   const retuned = parseBuildConfig({ ...minimal, models: { default: { model: 'qwen', baseUrls: [replicas[0], { baseUrl: 'http://gpu1:8000/v1', concurrency: 64 }] } } });
   assert.equal(fingerprintMaterial(retuned), fingerprintMaterial(c));

@@ -43,10 +43,19 @@ test('a replica at its limit spills to the next in the image order, counted; bel
   const router = new ReplicaRouter(replicas, clockAt(0));
   const image = images[0]!;
   const [home, next] = replicaOrder(image, urls);
-  assert.equal(router.pick(image, (url) => (url === home ? 2 : 0)), next);
-  assert.equal(router.pick(image, (url) => (url === home ? 1 : 0)), home);
+  assert.equal(
+    router.pick(image, (url) => (url === home ? 2 : 0)),
+    next,
+  );
+  assert.equal(
+    router.pick(image, (url) => (url === home ? 1 : 0)),
+    home,
+  );
   // Every replica full: the home replica, whose limiter queues the request.
-  assert.equal(router.pick(image, () => 2), home);
+  assert.equal(
+    router.pick(image, () => 2),
+    home,
+  );
   const shares = new Map(router.shares().map((s) => [s.baseURL, s]));
   assert.equal(shares.get(next!)!.spilledIn, 1);
   assert.equal(shares.get(home!)!.routed, 2);
