@@ -105,7 +105,10 @@ test('a budget-stopped --local build says what it paid and kept, and run again a
   const after = await local('status', BUILD_ID);
   assert.equal(after.code, 0, after.stdout + after.stderr);
   assert.match(after.stdout, paidHeadline(total));
-  // One cost table, one total: the closed run's last progress screen is not printed before the summary.
+  // One cost table, one total: the closed run's last progress screen is not printed before the
+  // summary, whose headline is the ledger's; the screens before it showed the spend as it grew.
   assert.doesNotMatch(rerun.stdout, new RegExp(`^${BUILD_ID} done`, 'm'));
-  assert.equal(rerun.stdout.match(paidHeadline(total, 'gm'))?.length, 1, rerun.stdout);
+  const summary = rerun.stdout.slice(rerun.stdout.indexOf(`build ${BUILD_ID}: COMPLETED`));
+  assert.equal(summary.match(paidHeadline(total, 'gm'))?.length, 1, summary);
+  assert.doesNotMatch(summary, /^ {2}(cost|forecast) \$/m, 'no second total beside it');
 });
