@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
+import { writeCc3m } from '../fixtures/cc3m.js';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
 import { buildLayout } from '../../storage/buildLayout.js';
@@ -22,10 +22,17 @@ import { startStack, type Stack } from '../harness/stack.js';
 
 let stack: Stack;
 let dir: string;
+/**
+ * 24 generated images: enough pairs that each rule meets rejected answers to refuse whatever the
+ * seeded draws are (the 10 bundled samples gave 5 pairs, and none for chosen-loses once a prompt changed).
+ */
+let images: string;
 
 before(async () => {
   stack = await startStack({ simulator: { seed: 9, faults: { complianceRate: 0.6 } }, taskQueue: 'mmif-pairs' });
   dir = await mkdtemp(path.join(tmpdir(), 'mmif-pairs-'));
+  images = path.join(dir, 'images');
+  await writeCc3m(new LocalStore(images), 'files', { perShard: 12, shards: 2 });
 });
 
 after(async () => {
@@ -41,9 +48,9 @@ async function build(buildId: string, dpo: BuildConfigInput['dpo']) {
     buildId,
     seed: 3,
     output: store.root,
-    sources: [{ type: 'cc3m', uri: SAMPLES_DIR, layout: 'files' }],
-    maxSamples: 10,
-    shardSize: 5,
+    sources: [{ type: 'cc3m', uri: images, layout: 'files' }],
+    maxSamples: 24,
+    shardSize: 8,
     sliceSize: 5,
     dpo,
     models: { default: { model: 'mmif-sim-vlm' }, rejected: { model: 'mmif-sim-vlm-mini' } },
