@@ -15,13 +15,14 @@ import type { Temporal } from './temporalClient.js';
 import type { BuildConfig } from '../config/buildConfig.js';
 import { MODEL_ROLES, type ModelRole } from '../config/modelsConfig.js';
 import { endpointFor } from '../config/endpointRouting.js';
+import { namesBaseUrl } from '../config/endpointReplicas.js';
 
 /**
  * The model roles whose endpoint sets no `baseUrl`: they are called at the worker's OPENAI_BASE_URL
  * (llm/endpoint.ts resolveBaseUrl), the simulator's when this command starts one. A config whose
  * every role names its own endpoint needs no simulator: nothing would be simulated.
  */
-export const rolesOnEnvBaseUrl = (config: Pick<BuildConfig, 'models'>): ModelRole[] => MODEL_ROLES.filter((role) => endpointFor(config as BuildConfig, role).baseUrl === undefined);
+export const rolesOnEnvBaseUrl = (config: Pick<BuildConfig, 'models'>): ModelRole[] => MODEL_ROLES.filter((role) => !namesBaseUrl(endpointFor(config as BuildConfig, role)));
 
 const LOCAL_TASK_QUEUE = 'mmif-local';
 

@@ -29,3 +29,9 @@ export function endpointReplicas(e: EndpointConfig): ReplicaConfig[] {
     };
   });
 }
+
+/** Whether the endpoint names its server(s) itself; if not, it is the worker's OPENAI_BASE_URL. */
+export const namesBaseUrl = (e: Pick<EndpointConfig, 'baseUrl' | 'baseUrls'>): boolean => e.baseUrl !== undefined || e.baseUrls !== undefined;
+
+/** The replica URLs as configured (one undefined for the worker's OPENAI_BASE_URL): what tells two endpoints' servers apart. */
+export const replicaUrls = (e: EndpointConfig): (string | undefined)[] => endpointReplicas(e).map((r) => r.baseUrl);

@@ -5,7 +5,7 @@
  */
 import type { BuildConfig } from './buildConfig.js';
 import type { EndpointConfig, ModelRole } from './modelsConfig.js';
-import { endpointReplicas } from './endpointReplicas.js';
+import { endpointReplicas, replicaUrls } from './endpointReplicas.js';
 import { STAGES, type StageName } from './stages.js';
 
 export function endpointFor(config: BuildConfig, role: ModelRole): EndpointConfig {
@@ -68,5 +68,5 @@ export function endpointSlots(config: BuildConfig): number {
 /** Every endpoint the config names (the default and each role's override), once each. */
 function namedEndpoints(config: BuildConfig): EndpointConfig[] {
   const named: EndpointConfig[] = Object.values(config.models).filter((e): e is EndpointConfig => e !== undefined);
-  return [...new Map(named.map((e) => [JSON.stringify([endpointReplicas(e).map((r) => r.baseUrl), e.model, e.apiKeyEnv]), e])).values()];
+  return [...new Map(named.map((e) => [JSON.stringify([replicaUrls(e), e.model, e.apiKeyEnv]), e])).values()];
 }

@@ -35,6 +35,7 @@ import { recordPaidCall, type RequestLabels } from '../telemetry/metrics.js';
 import { connectFailureOf, type ConnectFailure } from '../domain/connectFailure.js';
 import { usageOf, type Usage } from './usage.js';
 import { requestEstimate } from './tokenEstimate.js';
+import { namesBaseUrl, replicaUrls } from '../config/endpointReplicas.js';
 
 /** Model roles that send the sample's image (verifier selection and the compatibility pass are text only). */
 const IMAGE_ROLES: ReadonlySet<ModelRole> = new Set(['instruction', 'constraints', 'answer', 'rejected', 'judge', 'richness']);
@@ -52,7 +53,7 @@ export function preflightTargets(config: BuildConfig): PreflightTarget[] {
     // The richness role is called only when a source selects images by VLM tag count.
     if (role === 'richness' && !config.sources.some((s) => s.richness?.scorer === 'vlm-tags')) continue;
     const endpoint = endpointFor(config, role);
-    const id = canonicalJson([endpoint.baseUrl ?? null, endpoint.model, endpoint.apiKeyEnv]);
+    const id = canonicalJson([replicaUrls(endpoint), endpoint.model, endpoint.apiKeyEnv]);
     const target = targets.get(id) ?? { endpoint, roles: [], withImage: false };
     target.roles.push(role);
     // Rejected answers of the no_image strategy go without the image; the others send it.
@@ -275,7 +276,7 @@ function refused(err: APIError, endpoint: ResolvedEndpoint, target: PreflightTar
  */
 function unconnectable(connect: ConnectFailure, endpoint: ResolvedEndpoint, target: PreflightTarget): EndpointError {
   const fault = { endpoint: endpoint.baseURL, model: endpoint.model, status: 0, excerpt: maskedExcerpt(connect.what, endpoint) };
-  const where = target.endpoint.baseUrl ? 'the baseUrl these roles are given under models' : "the worker's OPENAI_BASE_URL (these roles set no baseUrl)";
+  const where = namesBaseUrl(target.endpoint) ? 'the baseUrl these roles are given under models' : "the worker's OPENAI_BASE_URL (these roles set no baseUrl)";
   const certificate = connect.kind === 'tls' ? ', its scheme (https:// to a plain HTTP port fails so), or the certificate (a private CA goes in NODE_EXTRA_CA_CERTS)' : '';
   return new EndpointError(`${target.roles.join(', ')}: ${endpointNamed(fault.endpoint, fault.model)}: ${fault.excerpt} — check ${where}${certificate}`, fault);
 }

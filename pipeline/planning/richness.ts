@@ -28,6 +28,7 @@ import { openStore } from '../../storage/openStore.js';
 import { rankedSlice } from './ranking.js';
 import { readSecret } from '../../config/secrets.js';
 import { InputError } from '../../domain/errors.js';
+import { replicaUrls } from '../../config/endpointReplicas.js';
 
 /** Scored at once per window: reads and model calls in flight. */
 const SCORING_CONCURRENCY = 8;
@@ -197,7 +198,7 @@ function computeFor(
       const endpoint = endpointFor(config, 'richness');
       return {
         // The model-call cache holds the replies; this cache keeps the count, keyed by the model.
-        identity: `vlm-tags\u0000${endpoint.baseUrl ?? ''}\u0000${endpoint.model}`,
+        identity: `vlm-tags\u0000${replicaUrls(endpoint).join(' ')}\u0000${endpoint.model}`,
         async run(bytes, calls) {
           const image = await normalizeImage(bytes, imageConfig);
           if (!image.ok) return { ok: false, reason: image.reason };

@@ -12,6 +12,7 @@ import { preflight, preflightTargets } from '../../llm/preflight.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { closedPort } from '../harness/closedPort.js';
+import { rolesOnEnvBaseUrl } from '../../cli/localTemporal.js';
 
 let sim: SimulatorHandle;
 let dir: string;
@@ -192,4 +193,22 @@ test("the pre-flight's requests are admitted by the build's budget and counted i
     delete process.env.MMIF_TEST_OTHER_KEY;
   }
   assert.equal(sim.stats().requests, 2, 'no request once the budget is spent');
+});
+
+test('endpoints of several replicas are told apart by their replica lists, and count as naming their servers', () => {
+  const targets = preflightTargets(
+    config({
+      default: { model: 'vlm', baseUrls: ['http://a/v1', 'http://b/v1'] },
+      compatibility: { model: 'vlm', baseUrls: ['http://c/v1', 'http://d/v1'] },
+      verifier: { model: 'vlm', baseUrls: ['http://c/v1', { baseUrl: 'http://d/v1', concurrency: 4 }] },
+    }),
+  );
+  assert.deepEqual(
+    targets.map((t) => t.roles),
+    [
+      ['instruction', 'constraints', 'answer', 'rejected', 'judge'],
+      ['compatibility', 'verifier'],
+    ],
+  );
+  assert.deepEqual(rolesOnEnvBaseUrl(config({ default: { model: 'vlm', baseUrls: ['http://a/v1'] }, judge: { model: 'vlm' } })), ['judge']);
 });
