@@ -18,12 +18,15 @@ const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
  * Modules outside workflows/ in the workflow bundle: deterministic, no I/O, no Node built-ins, no
  * config schema (configs are resolved by an activity: workflows/configInput.ts).
  * config/endpointRouting.ts: each stage's endpoint and task queue from a resolved config (types
- * only from the schemas); config/stages.ts: the pure stage descriptors; domain/: pure logic; llm/concurrencyLeases.ts: the lease arithmetic of the
+ * only from the schemas), with config/endpointReplicas.ts its replicas; config/stages.ts: the pure
+ * stage descriptors, with config/rejectionReasons.ts reading a reason's stage and code; domain/: pure logic; llm/concurrencyLeases.ts: the lease arithmetic of the
  * endpointLeases workflow; output/commit/manifest.ts: the usage arithmetic the build's progress adds
  * manifests up with, and whether a re-run re-opens a committed shard.
  */
 export const WORKFLOW_BOUNDARY = [
+  'config/endpointReplicas.ts',
   'config/endpointRouting.ts',
+  'config/rejectionReasons.ts',
   'config/stages.ts',
   'domain/buildWorkflowId.ts',
   'domain/commitOrder.ts',
