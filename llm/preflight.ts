@@ -90,7 +90,7 @@ export interface PreflightOutcome {
 const TRANSIENT_ATTEMPTS = 3;
 
 /**
- * Checks every target; throws EndpointError when one is misconfigured (the build must not start),
+ * Checks every target (each replica of it); throws EndpointError when one is misconfigured (the build must not start),
  * BudgetExhausted when the build's budget (`budget`, when it has one) admits no request.
  */
 export async function preflight(
@@ -102,8 +102,12 @@ export async function preflight(
 ): Promise<PreflightOutcome[]> {
   const outcomes: PreflightOutcome[] = [];
   const dialects = new DialectMemory(cache, cachePrefix);
-  for (const target of preflightTargets(config)) {
-    const endpoint = resolveEndpoint(target.endpoint, env);
+  // Each replica of an endpoint is checked on its own: any of them may serve any sample.
+  const checks = preflightTargets(config).flatMap((target) => {
+    const resolved = resolveEndpoint(target.endpoint, env);
+    return resolved.replicas.map((replica) => ({ target, endpoint: { ...resolved, baseURL: replica.baseURL } }));
+  });
+  for (const { target, endpoint } of checks) {
     const checkId = sha256Hex(canonicalJson([endpoint.baseURL, endpoint.model, sha256Hex(endpoint.apiKey), target.withImage]));
     const marker = `${cachePrefix}/preflight/${checkId}.json`;
     const outcome = { endpoint: endpoint.baseURL, model: endpoint.model, stages: target.roles, withImage: target.withImage, checkId };

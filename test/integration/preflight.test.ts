@@ -212,3 +212,30 @@ test('endpoints of several replicas are told apart by their replica lists, and c
   );
   assert.deepEqual(rolesOnEnvBaseUrl(config({ default: { model: 'vlm', baseUrls: ['http://a/v1'] }, judge: { model: 'vlm' } })), ['judge']);
 });
+
+test('each replica of an endpoint is checked: one outcome each, and one that refuses connections fails the pre-flight, named', async () => {
+  const second = await startSimulator({ seed: 3 });
+  try {
+    const outcomes = await preflight(
+      config({ default: { model: 'mmif-sim-vlm', baseUrls: [sim.url, second.url] } }),
+      new LocalStore(path.join(dir, 'cache-replicas')),
+      '_cache/llm',
+    );
+    assert.deepEqual(
+      outcomes.map((o) => [o.endpoint, o.unreachable]),
+      [
+        [sim.url, undefined],
+        [second.url, undefined],
+      ],
+    );
+    assert.ok(second.stats().requests > 0, 'the second replica was asked');
+  } finally {
+    await second.close();
+  }
+  const port = await closedPort();
+  const down = `http://127.0.0.1:${port}/v1`;
+  await assert.rejects(
+    preflight(config({ default: { model: 'mmif-sim-vlm', baseUrls: [sim.url, down] } }), new LocalStore(path.join(dir, 'cache-replicas-down')), '_cache/llm'),
+    (err: unknown) => err instanceof EndpointError && err.message.includes(`model endpoint ${down} (model mmif-sim-vlm)`) && /connection refused/.test(err.message),
+  );
+});
