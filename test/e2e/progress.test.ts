@@ -74,7 +74,13 @@ test('a build whose shards take minutes: the header counts samples, rate, ETA an
   // Each request takes 1.5 s and two samples are in flight at once: a sample's dozen calls take about
   // 20 s, a shard of 8 over a minute, and its samples end one after another, long before it commits.
   stack.simulator.setFaults({ latencyMs: 1_500, rate500: 0.1 });
-  const slow = { ...config('progress-slow'), models: { default: { model: 'mmif-sim-vlm', requestsPerMinute: 600, concurrency: 2 } } };
+  // Its own output and seed: no model call is a cache hit of the builds before it.
+  const slow = {
+    ...config('progress-slow'),
+    seed: 3,
+    output: path.join(dir, 'out-slow'),
+    models: { default: { model: 'mmif-sim-vlm', requestsPerMinute: 600, concurrency: 2 } },
+  };
   const handle = await stack.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'progress-slow', args: [slow] });
   const failedSeen: number[] = [];
   let screen = '';
