@@ -16,7 +16,7 @@ test('`mmif build --conifg` ends with the suggestion on one line, exit 2', async
 test('`mmif export --help` names --holdout in its usage line', async () => {
   const result = await runMmif(['export', '--help']);
   assert.equal(result.code, 0, result.stderr);
-  assert.equal(result.stdout.split('\n')[0], 'usage: mmif export --output URI --build-id ID --format trl|mmifeval [--all | --holdout F]');
+  assert.equal(result.stdout.split('\n')[0], 'usage: mmif export --output URI --build-id ID --format trl|mmifeval|verl|rlvr|llamafactory-v1 [--all | --holdout F]');
   assert.match(result.stdout, /^ {2}--holdout F /m, 'and describes it on a line of its own');
 });
 

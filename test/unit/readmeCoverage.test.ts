@@ -407,7 +407,7 @@ test('the extractors find what the code declares', async () => {
     'MMIF_TASK_QUEUE',
     'MMIF_MAX_CONCURRENT_ACTIVITIES',
     'MMIF_MODEL_JUDGE',
-    'TEMPORAL_TLS_SERVER_NAME',
+    'TEMPORAL_PROFILE',
     'AWS_SESSION_TOKEN',
     'SIM_RATE_429',
     'SIM_PORT',
