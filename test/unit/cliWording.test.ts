@@ -20,7 +20,24 @@ const report = {
   rejectsByStage: { rejected: 2, image: 1, constraints: 1 },
   usage: {},
   models: {},
-  accounting: [],
+  // The summary's planned count adds up the sources' accounting (every shard's, committed or not).
+  accounting: [
+    {
+      source: 0,
+      type: 'cc3m',
+      name: 'cc3m',
+      read: 6,
+      planned: 6,
+      notSelected: {},
+      filtered: {},
+      problems: {},
+      accepted: 3,
+      heldOut: 0,
+      rejected: { 'too-small': 1, 'too-few-constraints': 1, other: 1 },
+      uncommitted: 0,
+      balanced: true,
+    },
+  ],
 } as unknown as BuildReport;
 
 test('the summary: a count agrees with its noun, and rejects by stage, in stage order, name the rejected answer stage', () => {
