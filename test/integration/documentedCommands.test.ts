@@ -109,6 +109,16 @@ const SKIPPED: Array<[RegExp, string]> = [
   [/^hf (download|upload) /, 'needs the Hugging Face Hub (a download, or an account to upload to); its subcommand and flags are checked with --help'],
   [/^tools\/llama\.cpp\/bin\/llama-server /, 'needs a GGUF model downloaded from the Hub, and `tools/install.sh test` to build the server'],
   [
+    /^npx mmif export --output out --build-id quickstart-sim --format (verl|rlvr)$/,
+    'exports the quickstart build `npm start` writes into ./out; test/e2e/rlExports.test.ts exports a simulated build in each format and loads it',
+  ],
+  [/^npx mmif reward serve /, 'serves until stopped; test/e2e/rewardService.test.ts runs the service on a simulated build'],
+  [/^curl -s localhost:8000\/healthz$/, 'asks the reward service above'],
+  [
+    /^python3 -m (verl\.trainer\.main_ppo|openrlhf\.cli\.train_ppo_ray) /,
+    "needs GPUs, ray and a model from the Hub; test/rl/trainers.test.ts (npm run test:rl) runs TRL and verl's reward loader on CPU",
+  ],
+  [
     /^mkdir -p s3data\/mmif-bucket$|tools\/bin\/versitygw /,
     'serves S3 from a folder until stopped (versitygw comes with `tools/install.sh test`); test/harness/s3Server.ts runs it',
   ],
@@ -118,7 +128,7 @@ const SKIPPED: Array<[RegExp, string]> = [
 const RUN: Array<[RegExp, { code: number; output: RegExp }]> = [
   [/^npx mmif init --source cc3m=samples\/cc3m /, { code: 0, output: /^try\.json: ok \(build first-try: cc3m .*samples\/cc3m -> /m }],
   [/^npx mmif validate --config try\.json$/, { code: 0, output: /^try\.json: ok \(build first-try/m }],
-  [/^npx mmif estimate --config try\.json --pilot 2 --local$/, { code: 0, output: /^full build: 4 samples, \d+ requests/m }],
+  [/^npx mmif estimate --config try\.json --pilot 2 --local$/, { code: 0, output: /^full build \(the 4 samples the config asks for\): \d+ requests/m }],
   [/^npx mmif build --config try\.json --local$/, { code: 0, output: /^build first-try: \d+\/\d+ shards committed, 0 failed$/m }],
   [/^npx mmif status first-try$/, { code: 0, output: /^first-try done/m }],
   // The README's build.json as shown above the block: it parses, and its data is the user's to download.
