@@ -11,7 +11,6 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type * as activities from '../../activities/index.js';
 import { resolveBuildConfig } from '../../activities/resolveConfig.js';
-import type { ShardSummary } from '../../activities/buildRef.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
 import type { BuildPlan } from '../../pipeline/planning/planBuild.types.js';
 import type { StubShardActivities } from './stubShardWorkflows.js';
@@ -68,24 +67,6 @@ export function stubPlan(sizes: number[], sources: number[] = sizes.map(() => 0)
     rounds: [0],
     sources: [],
     sourceProblems: 0,
-  };
-}
-
-/** A committed shard's summary with `instruct` and `dpo` records kept. */
-export function stubSummary(shard: number, planned: number, instruct: number, dpo: number): ShardSummary {
-  return {
-    shard,
-    planned,
-    instruct,
-    dpo,
-    rejectedSamples: planned - instruct,
-    rejectedPairs: 0,
-    rejectsByStage: {},
-    rejectsByReason: {},
-    usage: {},
-    simulated: true,
-    modelCallRejects: 0,
-    revision: 1,
   };
 }
 

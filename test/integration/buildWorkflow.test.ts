@@ -18,7 +18,8 @@ import { planShape } from '../../domain/planShape.js';
 import type { BuildPlan } from '../../pipeline/planning/planBuild.types.js';
 import { progressQuery, retryFailedShardsUpdate } from '../../workflows/buildDataset.js';
 import { eventually } from '../harness/datasetChecks.js';
-import { startStubbedBuilds, stubPlan, stubReport, stubSummary, type BuildActivities, type StubbedStack } from '../harness/stubbedBuild.js';
+import { stubSummary } from '../harness/shardSummaries.js';
+import { startStubbedBuilds, stubPlan, stubReport, type BuildActivities, type StubbedStack } from '../harness/stubbedBuild.js';
 
 // CommonJS: its namespaces come through the default export.
 const { EventType } = proto.temporal.api.enums.v1;

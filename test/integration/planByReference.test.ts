@@ -15,6 +15,7 @@ import { parseBuildConfig, type BuildConfig } from '../../config/buildConfig.js'
 import { expandPlan, planShape, type PlanShape } from '../../domain/planShape.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
 import type { CarriedProgress } from '../../workflows/buildDataset.js';
+import { stubSummary } from '../harness/shardSummaries.js';
 import { TEST_SERVER_PATH } from '../harness/timeSkipping.js';
 
 const SHARDS = 50_000;
@@ -23,20 +24,7 @@ const LEFT = [0, 1, 2, 3];
 /** Kilobytes any one payload may take: a config, a plan shape and the progress fit well within. */
 const MAX_PAYLOAD = 16 * 1024;
 
-const summary = (shard: number): ShardSummary => ({
-  shard,
-  planned: 1,
-  instruct: 1,
-  dpo: 0,
-  rejectedSamples: 0,
-  rejectedPairs: 0,
-  rejectsByStage: {},
-  rejectsByReason: {},
-  usage: {},
-  simulated: true,
-  modelCallRejects: 0,
-  revision: 1,
-});
+const summary = (shard: number): ShardSummary => stubSummary(shard, 1, 1, 0);
 
 /** A plan of SHARDS shards of one sample over three sources. */
 function bigPlan(config: BuildConfig): PlanShape {

@@ -5,23 +5,11 @@ import { formatProgress } from '../../cli/progressView.js';
 import { latestActivityFailure, type LiveProgress } from '../../cli/liveProgress.js';
 import { newProgress, recordCommittedShard, restartRate } from '../../workflows/buildProgress.js';
 import { sampleFates } from '../../config/stages.js';
+import { stubSummary } from '../harness/shardSummaries.js';
 import { newShardProgress, recordSlice, recordSliceStages, requestRate } from '../../workflows/shardProgress.js';
 
 const MIN = 60_000;
-const shard = (n: number, instruct: number, rejected = 0): ShardSummary => ({
-  shard: n,
-  planned: instruct + rejected,
-  instruct,
-  dpo: 0,
-  rejectedSamples: rejected,
-  rejectedPairs: 0,
-  rejectsByStage: {},
-  rejectsByReason: {},
-  usage: {},
-  simulated: true,
-  modelCallRejects: 0,
-  revision: 1,
-});
+const shard = (n: number, instruct: number, rejected = 0): ShardSummary => stubSummary(n, instruct + rejected, instruct, 0);
 
 test('the rate leaves out planning and the shards a resume found done; the ETA follows it', () => {
   const p = newProgress('b', 0);
