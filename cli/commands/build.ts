@@ -120,7 +120,7 @@ async function checkOnWorker(temporal: Temporal, config: BuildConfig, localWorke
     workflowId: checksWorkflowId(config.buildId),
     args: [config],
     workflowIdConflictPolicy: 'USE_EXISTING',
-    // Bounded: a worker of an older release (without this workflow) fails its tasks until then.
+    // Bounded: a worker version without this workflow fails its tasks until then.
     workflowExecutionTimeout: CHECKS_WAIT_MS * 2,
   });
   let result: BuildCheckResult | 'late';
@@ -132,7 +132,7 @@ async function checkOnWorker(temporal: Temporal, config: BuildConfig, localWorke
   }
   if (result === 'late') {
     await handle.terminate('mmif build went on without it').catch(() => {});
-    console.warn(`checks: the workers of task queue ${settings.taskQueue} did not run them within ${CHECKS_WAIT_MS / 1000} s (an older release?); the build runs its own`);
+    console.warn(`checks: the workers of task queue ${settings.taskQueue} did not run them within ${CHECKS_WAIT_MS / 1000} s (all busy, or a worker version without the checks); the build runs its own`);
     return;
   }
   if (result.problems.length > 0) throw new CliError(`checks failed: ${result.problems.join('; ')}`, EXIT.usage);
