@@ -132,7 +132,9 @@ async function checkOnWorker(temporal: Temporal, config: BuildConfig, localWorke
   }
   if (result === 'late') {
     await handle.terminate('mmif build went on without it').catch(() => {});
-    console.warn(`checks: the workers of task queue ${settings.taskQueue} did not run them within ${CHECKS_WAIT_MS / 1000} s (all busy, or a worker version without the checks); the build runs its own`);
+    console.warn(
+      `checks: the workers of task queue ${settings.taskQueue} did not run them within ${CHECKS_WAIT_MS / 1000} s (all busy, or a worker version without the checks); the build runs its own`,
+    );
     return;
   }
   if (result.problems.length > 0) throw new CliError(`checks failed: ${result.problems.join('; ')}`, EXIT.usage);
