@@ -144,7 +144,10 @@ test('cost: the simulated models are unpriced, named with their tokens in the re
       model,
     );
   }
-  assert.match(text, /^- forecast \$0\.0000 at the named models' prices \(simulated build: nothing was spent\)/m);
+  assert.match(
+    text,
+    /^- all \d+ requests would cost \$0\.0000 \(all runs, committed or not\), \$0\.0000 of it in committed shards; at the named models' prices \(simulated build: nothing was spent\)/m,
+  );
   assert.match(text, new RegExp(`^- priced by @pydantic/genai-prices ${PRICE_TABLE.version.replaceAll('.', '\\.')} \\(${PRICE_TABLE.published}\\)$`, 'm'));
 });
 
@@ -285,7 +288,10 @@ test('mmif view writes a page whose images render and whose filters work in head
         .map(([type, r]) => [type, `${r.finalAnswer.passed}/${r.finalAnswer.total} (${((100 * r.finalAnswer.passed) / r.finalAnswer.total).toFixed(1)}%)`]),
     );
     assert.deepEqual(Object.fromEntries((await rows('reasons')).map(([reason, n]) => [reason, Number(n)])), quality.rejections.byReason);
-    assert.match(await tab.evaluate<string>(`document.getElementById('summary').textContent`), /forecast \$\d+\.\d{4} at the named models' prices/);
+    assert.match(
+      await tab.evaluate<string>(`document.getElementById('summary').textContent`),
+      /would cost \$\d+\.\d{4} \(all runs, committed or not\).* at the named models' prices/,
+    );
     assert.match(await tab.evaluate<string>(`document.getElementById('summary').textContent`), new RegExp(`SFT records accepted${instruct.length}/${report.counts.planned}`));
 
     // Filters: by kind, by source, by constraint type and verdict, as the records say.
