@@ -372,7 +372,7 @@ test('the dataset card names the chat configs, which load_dataset(<dataset root>
     );
   // Besides the chats and pairs, the page's "rejected samples and pairs" kind (its own articles).
   assert.equal(articles.filter((a) => /data-kind="chat(?:-dpo)?"/.test(a)).length, built.chats.length + built.pairs.length);
-  assert.match(page, new RegExp(`<p>${built.chats.length} chats, ${built.pairs.length} turn-level pairs\\.`));
+  assert.match(page, new RegExp(`<p>${built.chats.length} chats, ${built.pairs.length} turn-level pairs, \\d+ rejected samples and pairs\\.`));
 });
 
 test('the card and quality.json document the chats like single-turn data: counts per source, chat settings, per-turn PIF, every sample accounted for', async () => {
