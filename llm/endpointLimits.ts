@@ -12,5 +12,12 @@ export interface EndpointLimits {
   maxWaitMs?: number;
 }
 
-/** The limits an endpoint's config sets (its limiter learns the rest from the provider's headers). */
-export const configuredLimits = (e: EndpointConfig): EndpointLimits => ({ concurrency: e.concurrency, requestsPerMinute: e.requestsPerMinute, tokensPerMinute: e.tokensPerMinute });
+/**
+ * The limits the config sets on one replica of an endpoint (config/endpointReplicas.ts: a single
+ * `baseUrl` is one replica with the endpoint's own); its limiter learns the rest from the provider's headers.
+ */
+export const configuredLimits = (r: Pick<EndpointConfig, 'concurrency' | 'requestsPerMinute' | 'tokensPerMinute'>): EndpointLimits => ({
+  concurrency: r.concurrency,
+  requestsPerMinute: r.requestsPerMinute,
+  tokensPerMinute: r.tokensPerMinute,
+});

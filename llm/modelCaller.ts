@@ -18,7 +18,7 @@ import { createJson, getCreatedJson, type ObjectStore } from '../storage/objectS
 import { callRecord, tryRecord, type CallRecord } from './callRecord.js';
 import { chatMessages } from './chatMessages.js';
 import { clientFor, resolveEndpoint } from './endpoint.js';
-import type { ResolvedEndpoint } from './resolvedEndpoint.js';
+import type { ResolvedEndpoint, ResolvedReplica } from './resolvedEndpoint.js';
 import { EndpointError, faultOf } from './endpointError.js';
 import type { EndpointLimits } from './endpointLimits.js';
 import { DEFAULT_CONCURRENCY, type EndpointConfig } from '../config/modelsConfig.js';
@@ -51,8 +51,8 @@ import { repairText } from '../prompts/departures.js';
 import { recordBudget, recordPaidCall } from '../telemetry/metrics.js';
 
 export interface ModelCallerOptions {
-  /** Limits of the endpoint a stage calls; default: DEFAULT_CONCURRENCY in flight, no rate limits. */
-  limits?: (endpoint: EndpointConfig) => EndpointLimits;
+  /** Limits of one replica of the endpoint a stage calls (a single baseUrl: the endpoint); default: DEFAULT_CONCURRENCY in flight, no rate limits. */
+  limits?: (replica: ResolvedReplica, endpoint: EndpointConfig) => EndpointLimits;
   /** Per-model prices (llm.prices), over the price table (pricing.ts). */
   prices?: PriceOverrides;
   retry?: Partial<RetryPolicy>;
@@ -84,7 +84,7 @@ interface Asked {
 const MAX_ADAPTATIONS = 4;
 
 export class ModelCaller {
-  private readonly limits: (endpoint: EndpointConfig) => EndpointLimits;
+  private readonly limits: NonNullable<ModelCallerOptions['limits']>;
   private readonly prices: PriceOverrides;
   private readonly retry: RetryPolicy;
   private readonly owner: string | undefined;
@@ -317,7 +317,9 @@ export class ModelCaller {
       config: req.endpoint,
       endpoint,
       // The timeout bounds how long an admitted attempt holds a leased slot past its lease's term.
-      limits: { ...this.limits(req.endpoint), attemptTimeoutMs: this.llm.timeoutMs, maxWaitMs: this.llm.maxRetryAfterSeconds * 1000 },
+      limitsOf: (replica: ResolvedReplica) => ({ ...this.limits(replica, req.endpoint), attemptTimeoutMs: this.llm.timeoutMs, maxWaitMs: this.llm.maxRetryAfterSeconds * 1000 }),
+      // All of a sample's requests to one replica, the one its image's hash picks (replicaRoute.ts).
+      routeKey: req.image?.sha256 ?? key,
       retry: this.retry,
       timeoutMs: this.llm.timeoutMs,
       maxReplyBytes: this.llm.maxReplyBytes,
@@ -330,7 +332,7 @@ export class ModelCaller {
         await execution?.sent(key);
       },
     };
-    const completion = await sendCompletion(sending, prepared.body).catch(async (err: unknown) => {
+    const { completion, replica } = await sendCompletion(sending, prepared.body).catch(async (err: unknown) => {
       if (admitted) budget!.unpaid();
       // An error status is an answer, and not a billed one, and a request that never left this machine
       // (connection refused, host not found) was not billed either: neither is lost in flight.
@@ -354,7 +356,7 @@ export class ModelCaller {
     const caching = createJson(this.cache, key, reply);
     let record: CallRecord;
     try {
-      record = tryRecord(req.stage, reply, 'paid', t, problemOf(reply), this.prices, endpoint.baseURL);
+      record = tryRecord(req.stage, reply, 'paid', t, problemOf(reply), this.prices, replica.baseURL);
     } catch (err) {
       await caching;
       throw err;
@@ -365,7 +367,7 @@ export class ModelCaller {
     // object-store outage fails both, and an unawaited rejection would surface after the activity).
     await Promise.all([caching, counted]);
     // A request a lost execution sent is billed again (as the report counts it).
-    for (let n = lost ? 2 : 1; n > 0; n--) recordPaidCall(requestLabels(sending), record, record.costUsd, record.costSource === 'unpriced');
+    for (let n = lost ? 2 : 1; n > 0; n--) recordPaidCall(requestLabels({ ...sending, endpoint: replica }), record, record.costUsd, record.costSource === 'unpriced');
     if (budget) recordBudget(sending.build ?? '', budget.spentUsd(), budget.maxUsd());
     calls.push(record);
     if (lost) calls.push({ ...record, lostInFlight: true });

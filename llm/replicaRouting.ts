@@ -10,7 +10,6 @@
  */
 import { sha256Hex } from '../domain/hashing.js';
 import type { Clock } from './clock.js';
-import type { ResolvedReplica } from './resolvedEndpoint.js';
 
 /** 5xx replies in a row that take a replica out (one refused connection does at once). */
 export const SERVER_ERROR_RUN = 3;
@@ -26,6 +25,12 @@ export function replicaOrder(imageSha256: string, replicas: readonly string[]): 
 
 export type ReplicaFailure = 'connect' | 'server-error';
 
+/** A replica picked for a request: `moved` when it is not the image's first (that one at its limit, or out). */
+export interface ReplicaPick {
+  baseURL: string;
+  moved?: 'spilled' | 'rerouted';
+}
+
 /** Counts per replica: requests routed to it, those it took as a spill or re-route, and times taken out. */
 export interface ReplicaShare {
   baseURL: string;
@@ -38,7 +43,6 @@ export interface ReplicaShare {
 }
 
 interface ReplicaState extends ReplicaShare {
-  concurrency: number;
   serverErrorRun: number;
   failuresInRow: number;
 }
@@ -47,44 +51,51 @@ export class ReplicaRouter {
   private readonly states = new Map<string, ReplicaState>();
 
   constructor(
-    replicas: readonly ResolvedReplica[],
+    replicas: readonly string[],
     private readonly clock: Pick<Clock, 'now'>,
   ) {
-    for (const r of replicas) {
-      this.states.set(r.baseURL, { baseURL: r.baseURL, concurrency: r.concurrency, routed: 0, spilledIn: 0, reroutedIn: 0, ejections: 0, serverErrorRun: 0, failuresInRow: 0 });
+    for (const baseURL of replicas) {
+      this.states.set(baseURL, { baseURL, routed: 0, spilledIn: 0, reroutedIn: 0, ejections: 0, serverErrorRun: 0, failuresInRow: 0 });
     }
   }
 
   /**
-   * The replica for one request of the sample whose image hashes to `imageSha256`, given each
-   * replica's requests in flight: the first in the image's order that is in and below its limit.
-   * When every replica in is at its limit, the image's first replica in (its limiter queues the
-   * request); when all are out, the one back soonest.
+   * The replica for one request of the sample whose image hashes to `imageSha256`, given whether
+   * each replica is at its limit (its limiter's say: this worker's share, lease and window): the
+   * first in the image's order that is in and below its limit. When every replica in is at its
+   * limit, the image's first replica in (its limiter queues the request); when all are out, the
+   * one back soonest.
    */
-  pick(imageSha256: string, inFlight: (baseURL: string) => number): string {
+  pick(imageSha256: string, atLimit: (baseURL: string) => boolean): ReplicaPick {
     const now = this.clock.now();
     const order = replicaOrder(imageSha256, [...this.states.keys()]).map((url) => this.states.get(url)!);
     for (const s of order) if (s.outUntil !== undefined && s.outUntil <= now) s.outUntil = undefined;
     const inService = order.filter((s) => s.outUntil === undefined);
-    const open = inService.find((s) => inFlight(s.baseURL) < s.concurrency);
+    const open = inService.find((s) => !atLimit(s.baseURL));
     const chosen = open ?? inService[0] ?? [...order].sort((a, b) => a.outUntil! - b.outUntil!)[0]!;
     chosen.routed++;
-    if (chosen !== order[0]) {
-      if (order[0]!.outUntil !== undefined) chosen.reroutedIn++;
-      else chosen.spilledIn++;
+    if (chosen === order[0]) return { baseURL: chosen.baseURL };
+    if (order[0]!.outUntil !== undefined) {
+      chosen.reroutedIn++;
+      return { baseURL: chosen.baseURL, moved: 'rerouted' };
     }
-    return chosen.baseURL;
+    chosen.spilledIn++;
+    return { baseURL: chosen.baseURL, moved: 'spilled' };
   }
 
-  /** A request to `baseURL` failed: a refused connection takes it out at once, a 5xx once it is the SERVER_ERROR_RUN-th in a row. */
-  failed(baseURL: string, failure: ReplicaFailure): void {
+  /**
+   * A request to `baseURL` failed: a refused connection takes it out at once, a 5xx once it is the
+   * SERVER_ERROR_RUN-th in a row. True when this failure took it out.
+   */
+  failed(baseURL: string, failure: ReplicaFailure): boolean {
     const s = this.states.get(baseURL);
-    if (!s || s.outUntil !== undefined) return;
-    if (failure === 'server-error' && ++s.serverErrorRun < SERVER_ERROR_RUN) return;
+    if (!s || s.outUntil !== undefined) return false;
+    if (failure === 'server-error' && ++s.serverErrorRun < SERVER_ERROR_RUN) return false;
     s.serverErrorRun = 0;
     s.ejections++;
     s.outUntil = this.clock.now() + Math.min(BACKOFF_MS * 2 ** s.failuresInRow, MAX_BACKOFF_MS);
     s.failuresInRow++;
+    return true;
   }
 
   /** A request to `baseURL` got a reply: its run of failures ends. */

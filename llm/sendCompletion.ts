@@ -16,12 +16,13 @@ import { abortSignal } from './abortScope.js';
 import { tallyFailedAttempt } from './attemptTally.js';
 import { noteReply } from './replyProgress.js';
 import { clientFor } from './endpoint.js';
-import type { ResolvedEndpoint } from './resolvedEndpoint.js';
+import type { ResolvedEndpoint, ResolvedReplica } from './resolvedEndpoint.js';
 import { describeFault, endpointNamed, faultOf, gaveUpLine, httpAnswer, maskedExcerpt, permanentError, refusingForNow } from './endpointError.js';
 import { askedWaitMs } from './rateLimitHeaders.js';
 import { chatCompletionOf, unusableOf, type UnusableReply } from './replyCheck.js';
 import { limiterFor } from './limiter.js';
-import type { Ticket } from './endpointLimiter.js';
+import type { EndpointLimiter, Ticket } from './endpointLimiter.js';
+import { attemptWent, routeAttempt } from './replicaRoute.js';
 import type { EndpointLimits } from './endpointLimits.js';
 import { backoffMs, classifyFailure, type RetryPolicy } from './retryPolicy.js';
 import { estimateRequestTokens } from './tokenEstimate.js';
@@ -51,7 +52,10 @@ export interface Sending {
   /** The endpoint as configured (its key variable names the secret in messages) and as resolved. */
   config: EndpointConfig;
   endpoint: ResolvedEndpoint;
-  limits: EndpointLimits;
+  /** The limits a request holds at one of the endpoint's replicas (each has its own, config/endpointReplicas.ts). */
+  limitsOf: (replica: ResolvedReplica) => EndpointLimits;
+  /** What picks the replica (replicaRoute.ts): the sample's image sha256, or for a request without an image its cache key. */
+  routeKey: string;
   retry: RetryPolicy;
   timeoutMs: number;
   maxReplyBytes: number;
@@ -69,17 +73,27 @@ export const requestLabels = (s: { build?: string; role: string; endpoint: Resol
   model: s.endpoint.model,
 });
 
-export async function sendCompletion(s: Sending, body: ChatCompletionCreateParamsNonStreaming): Promise<ChatCompletion> {
-  const limiter = limiterFor(s.endpoint, s.limits);
-  const client = clientFor(s.endpoint, s.timeoutMs, s.maxReplyBytes);
+/** A completion and the replica of the endpoint that answered it (as an endpoint of its own, replicaRoute.ts). */
+export interface Answered {
+  completion: ChatCompletion;
+  replica: ResolvedEndpoint;
+}
+
+export async function sendCompletion(s: Sending, body: ChatCompletionCreateParamsNonStreaming): Promise<Answered> {
   const estimate = estimateRequestTokens(body);
-  const place = limiter.place();
   const signal = abortSignal();
   // Whether an attempt may have reached the model without its reply reaching us (a timeout, a reset
   // connection): providers bill such requests, so a later execution counts them as lost in flight.
   let maybeBilled = false;
-  const labels = requestLabels(s);
+  let place: { limiter: EndpointLimiter; at: number } | undefined;
   for (let attempt = 1; ; attempt++) {
+    // Each attempt goes where the router says now: a replica taken out since the last is not tried again.
+    const at = { ...s, ...routeAttempt(s.endpoint, s.routeKey, s.limitsOf) };
+    const limiter = limiterFor(at.endpoint, at.limits);
+    // A retry at the same replica keeps its place in line; at another, it takes one there.
+    if (place?.limiter !== limiter) place = { limiter, at: limiter.place() };
+    const client = clientFor(at.endpoint, s.timeoutMs, s.maxReplyBytes);
+    const labels = requestLabels(at);
     try {
       const completion = await limiter.run(
         estimate,
@@ -88,24 +102,26 @@ export async function sendCompletion(s: Sending, body: ChatCompletionCreateParam
           if (attempt === 1) await s.beforeFirstSend?.();
           return measured(labels, attempt, () => attemptCompletion(client, body, s.kind, estimate, ticket, signal));
         },
-        place,
-        s.limits,
+        place.at,
+        at.limits,
         signal,
       );
+      attemptWent(s.endpoint, at.endpoint);
       noteReply();
-      return completion;
+      return { completion, replica: at.endpoint };
     } catch (err) {
       // Cancelled: neither a fault of the endpoint nor worth another attempt.
       if (signal?.aborted) throw signal.reason;
+      attemptWent(s.endpoint, at.endpoint, err);
       const kind = classifyFailure(err);
       tallyFailedAttempt(kind);
-      if (kind === 'rate-limited') refuseLongAsk(err as APIError, s, attempt);
-      if (kind === 'refused') throw new RequestRefused(s.role, err as APIError, s.endpoint);
-      if (kind === 'unusable') throw unusableRejection(s.role, unusableOf(err)!, s.endpoint);
-      if (kind === 'permanent') throw permanentError(err as APIError, s.endpoint, s.config.apiKeyEnv, s.role);
+      if (kind === 'rate-limited') refuseLongAsk(err as APIError, at, attempt);
+      if (kind === 'refused') throw new RequestRefused(s.role, err as APIError, at.endpoint);
+      if (kind === 'unusable') throw unusableRejection(s.role, unusableOf(err)!, at.endpoint);
+      if (kind === 'permanent') throw permanentError(err as APIError, at.endpoint, s.config.apiKeyEnv, s.role);
       if (kind === 'fatal') throw err;
       maybeBilled ||= mayHaveReachedModel(err);
-      if (attempt >= s.retry.maxAttempts) throw lastAttemptError(err, { ...s, who: s.role }, attempt, maybeBilled);
+      if (attempt >= s.retry.maxAttempts) throw lastAttemptError(err, { ...at, who: s.role }, attempt, maybeBilled);
       // A 429 needs no wait here: the limiter holds the endpoint until its Retry-After.
       if (kind === 'transient') await sleep(backoffMs(s.retry, attempt), undefined, { signal });
     }
@@ -129,7 +145,7 @@ export async function measured<T>(labels: RequestLabels, attempt: number, send: 
 }
 
 /** A 429 asking for a longer wait than the limits allow (llm.maxRetryAfterSeconds) fails the request at once. */
-function refuseLongAsk(err: APIError, s: Sending, attempts: number): void {
+function refuseLongAsk(err: APIError, s: Pick<Sending, 'role' | 'endpoint'> & { limits: EndpointLimits }, attempts: number): void {
   const asked = askedWaitMs(err.headers);
   const bound = s.limits.maxWaitMs;
   if (asked !== undefined && bound !== undefined && asked > bound) throw new EndpointGaveUp(s.role, s.endpoint, refusingForNow(asked, bound), attempts, false);

@@ -1,0 +1,75 @@
+/**
+ * Where each attempt of a model request goes: the replica of its endpoint that the worker-wide
+ * router (replicaRouting.ts, one per endpoint) picks for the request's key, the sample's image
+ * sha256, so all of a sample's requests meet its image's vision encoding and KV prefix on one
+ * server. A replica is an endpoint of its own to everything after the pick: its own limiter (and so
+ * its own leases, limiter.ts), client, metric label and limits (config/endpointReplicas.ts). What
+ * each attempt's outcome says of the replica goes back to the router: a refused or dropped
+ * connection or a run of 5xx replies takes it out, so the request's next attempt, and its samples'
+ * later requests, go to their next replica; a reply ends its run of failures. The reply cache is
+ * keyed by the endpoint, not the replica (modelRequest.ts): a re-routed request is the same request.
+ */
+import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import { systemClock } from './clock.js';
+import type { EndpointLimits } from './endpointLimits.js';
+import { limiterFor } from './limiter.js';
+import { ReplicaRouter, type ReplicaFailure } from './replicaRouting.js';
+import type { ResolvedEndpoint, ResolvedReplica } from './resolvedEndpoint.js';
+import { tallyReplica } from './replicaTally.js';
+
+const routers = new Map<string, ReplicaRouter>();
+
+/** An endpoint's router: by model and replica URLs, so two configs naming the same servers share one. */
+function routerFor(endpoint: ResolvedEndpoint): ReplicaRouter {
+  const id = [endpoint.model, ...endpoint.replicas.map((r) => r.baseURL)].join('\u0000');
+  let router = routers.get(id);
+  if (!router) routers.set(id, (router = new ReplicaRouter(endpoint.replicas.map((r) => r.baseURL), systemClock)));
+  return router;
+}
+
+/** One replica as an endpoint of its own: its base URL, and itself as its only replica. */
+export function asReplica(endpoint: ResolvedEndpoint, replica: ResolvedReplica): ResolvedEndpoint {
+  return { ...endpoint, baseURL: replica.baseURL, replicas: [replica] };
+}
+
+export interface Routed {
+  endpoint: ResolvedEndpoint;
+  limits: EndpointLimits;
+}
+
+/**
+ * The replica one attempt of a request with routing key `key` goes to, with the limits it holds
+ * there. `limitsOf` gives a replica's limits; a replica is at its limit when its limiter admits no
+ * more now (in flight and queued at its window, lease or 1/workers share, or paused by a 429).
+ */
+export function routeAttempt(endpoint: ResolvedEndpoint, key: string, limitsOf: (replica: ResolvedReplica) => EndpointLimits): Routed {
+  const routes = new Map(endpoint.replicas.map((r) => [r.baseURL, { endpoint: asReplica(endpoint, r), limits: limitsOf(r) }]));
+  const atLimit = (baseURL: string): boolean => {
+    const route = routes.get(baseURL)!;
+    const s = limiterFor(route.endpoint, route.limits).snapshot();
+    return s.pausedForMs > 0 || s.inFlight + s.queued >= Math.min(Math.floor(s.window), s.concurrency);
+  };
+  const pick = routerFor(endpoint).pick(key, atLimit);
+  tallyReplica(pick.baseURL, pick.moved);
+  return routes.get(pick.baseURL)!;
+}
+
+/**
+ * What a failed attempt says of the replica that made it: a connection refused, reset or dropped
+ * says it is down; a 5xx may be one bad request, a run of them says it is failing. A timeout says
+ * it is slow (its limiter's window answers that), and any other answer is the request's own.
+ */
+function replicaFailureOf(err: unknown): ReplicaFailure | undefined {
+  if (err instanceof APIConnectionTimeoutError) return undefined;
+  if (err instanceof APIConnectionError) return 'connect';
+  if (err instanceof APIError && err.status !== undefined && err.status >= 500) return 'server-error';
+  return undefined;
+}
+
+/** Tells the endpoint's router how an attempt at `replica` went: `err` undefined for a reply. */
+export function attemptWent(endpoint: ResolvedEndpoint, replica: ResolvedEndpoint, err?: unknown): void {
+  const router = routerFor(endpoint);
+  if (err === undefined) return router.succeeded(replica.baseURL);
+  const failure = replicaFailureOf(err);
+  if (failure && router.failed(replica.baseURL, failure)) tallyReplica(replica.baseURL, 'ejected');
+}
