@@ -23,7 +23,14 @@ const routers = new Map<string, ReplicaRouter>();
 function routerFor(endpoint: ResolvedEndpoint): ReplicaRouter {
   const id = [endpoint.model, ...endpoint.replicas.map((r) => r.baseURL)].join('\u0000');
   let router = routers.get(id);
-  if (!router) routers.set(id, (router = new ReplicaRouter(endpoint.replicas.map((r) => r.baseURL), systemClock)));
+  if (!router)
+    routers.set(
+      id,
+      (router = new ReplicaRouter(
+        endpoint.replicas.map((r) => r.baseURL),
+        systemClock,
+      )),
+    );
   return router;
 }
 

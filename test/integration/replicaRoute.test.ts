@@ -39,10 +39,11 @@ const endpoint = () => ({
 });
 const caller = (store: LocalStore) =>
   new ModelCaller(store, '_cache/llm', llm, { limits: (replica) => ({ concurrency: replica.concurrency, requestsPerMinute: replica.requestsPerMinute }) });
-const home = (image: (typeof images)[number]) => replicaOrder(
-  image.sha256,
-  sims.map((s) => s.url),
-)[0]!;
+const home = (image: (typeof images)[number]) =>
+  replicaOrder(
+    image.sha256,
+    sims.map((s) => s.url),
+  )[0]!;
 
 /** Every prompt of every image: all at once, or one image at a time (its prompts together). */
 async function askAll(models: ModelCaller, tally: ReplicaTally, calls: CallRecord[], oneImageAtATime = false): Promise<string[]> {
@@ -98,7 +99,10 @@ test('a replica that goes down is taken out: its samples re-route, nothing fails
   const replayed: CallRecord[] = [];
   assert.deepEqual(await askAll(caller(store), {}, replayed), before);
   assert.ok(replayed.every((c) => c.cached));
-  assert.equal(sims.reduce((n, s) => n + (s === victim ? 0 : s.stats().requests), 0), 0);
+  assert.equal(
+    sims.reduce((n, s) => n + (s === victim ? 0 : s.stats().requests), 0),
+    0,
+  );
 
   // New requests of the victim's images: taken to their next replica, counted as re-routed, every one answered.
   const tally: ReplicaTally = {};

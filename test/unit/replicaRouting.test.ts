@@ -42,19 +42,10 @@ test('a replica at its limit spills to the next in the image order, counted; bel
   const router = new ReplicaRouter(urls, clockAt(0));
   const image = images[0]!;
   const [home, next] = replicaOrder(image, urls);
-  assert.equal(
-    router.pick(image, (url) => url === home).baseURL,
-    next,
-  );
-  assert.equal(
-    router.pick(image, () => false).baseURL,
-    home,
-  );
+  assert.equal(router.pick(image, (url) => url === home).baseURL, next);
+  assert.equal(router.pick(image, () => false).baseURL, home);
   // Every replica full: the home replica, whose limiter queues the request.
-  assert.equal(
-    router.pick(image, () => true).baseURL,
-    home,
-  );
+  assert.equal(router.pick(image, () => true).baseURL, home);
   const shares = new Map(router.shares().map((s) => [s.baseURL, s]));
   assert.equal(shares.get(next!)!.spilledIn, 1);
   assert.equal(shares.get(home!)!.routed, 2);
