@@ -32,6 +32,11 @@ export interface Verdict {
    * made without the image. Absent when this verdict's own judge call decided it.
    */
   reusedFrom?: VerdictOrigin;
+  /**
+   * Compare-judge verdicts only: the answer generated without this constraint, that the judge compared
+   * the answer with (Fig. 21). A reward scores a fresh response against this same text (domain/groundTruth.ts).
+   */
+  without?: string;
 }
 
 /** Where a reused judge verdict was first given within its sample. */

@@ -50,7 +50,7 @@ const plannedConstraintList: FieldDefinition = {
 };
 const verdictList: FieldDefinition = {
   repeated: true,
-  fields: { index: integer, type: text, method: text, passed: flag, vacuous: flag, calls: text, judgeModel: text, detail: text, judgeAudit: text, reusedFrom: text },
+  fields: { index: integer, type: text, method: text, passed: flag, vacuous: flag, calls: text, judgeModel: text, detail: text, judgeAudit: text, reusedFrom: text, without: text },
 };
 
 const common: Record<string, FieldDefinition> = {

@@ -124,6 +124,32 @@ test('for every DPO pair the chosen reward is at least the rejected one, and the
   );
 });
 
+test("the service's compare-judge verdicts on the build's own accepted answers equal the build's recorded ones (same prompt, judge and answer without the constraint)", async () => {
+  const judged = await startRewardService(['--data', root]);
+  services.push(judged);
+  assert.ok(judged.banner.includes(`judge ${stack.simulator.url}`), `the build's judge endpoint: ${judged.banner}`);
+  const cases = [...instruct.map((r) => ({ id: r.id, response: r.answer, verdicts: r.verdicts })), ...dpo.map((r) => ({ id: r.id, response: r.chosen, verdicts: r.verdicts }))].filter((c) =>
+    c.verdicts.some((v) => v.method === 'compare_judge'),
+  );
+  const { status, body } = await judged.post<Rewards>('/v1/rewards', { items: cases.map(({ id, response }) => ({ id, response })) });
+  assert.equal(status, 200, body.error);
+  let compared = 0;
+  for (const [i, c] of cases.entries()) {
+    for (const v of c.verdicts.filter((v) => v.method === 'compare_judge')) {
+      const got = body.items[i]!.constraints[v.index]!;
+      assert.equal(got.method, 'compare_judge');
+      assert.match(got.detail, /^compare judge: /);
+      assert.equal(got.followed, v.passed, `${c.id} constraint ${v.index} (${v.type}): ${got.detail} vs the build's ${v.detail}`);
+      compared++;
+    }
+  }
+  assert.ok(compared >= 5, `${compared} compare verdicts compared`);
+  // A response other than the build's is weighed against the same answer without the constraint.
+  const truth = groundTruthOf(instruct.find((r) => r.verdicts.some((v) => v.method === 'compare_judge'))!, 'fail');
+  const compare = truth.constraints.find((c) => c.method === 'compare_judge')!;
+  assert.ok(compare.method === 'compare_judge' && compare.without.length > 0, 'the ground truth carries the answer without the constraint');
+});
+
 test('bad input is a 4xx with one line naming the item and the cause; nothing in the batch is scored', async () => {
   const small = await startRewardService(['--data', root, '--no-judge', '--max-batch', '2', '--max-response-chars', '100']);
   services.push(small);

@@ -85,6 +85,10 @@ for (const [format, columns] of [
       out.ground_truths.some((t) => t.constraints.some((c) => c.method === 'rule')) && out.ground_truths.some((t) => t.constraints.some((c) => c.method !== 'rule')),
       'rule and judged constraints both appear',
     );
+    assert.ok(
+      out.ground_truths.some((t) => t.constraints.some((c) => c.method === 'compare_judge' && c.without.length > 0)),
+      "compare-judged constraints carry the build's answer without them",
+    );
     for (const sizes of out.image_sizes) assert.ok(sizes.length === 1 && sizes[0]![0]! > 0, 'one decoded image per row');
     if (format === 'verl')
       assert.deepEqual(

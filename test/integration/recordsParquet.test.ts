@@ -34,7 +34,7 @@ test("Parquet stores nested constraints and verdicts under the record's field na
       assert.deepEqual(file.rows[0]!.constraints, withNulls(record.constraints, ['selectionNote']));
       assert.deepEqual(
         file.rows[0]!.verdicts,
-        withNulls(record.verdicts, ['judgeModel', 'calls', 'judgeAudit', 'vacuous', 'reusedFrom']).map((v) => ({ ...v, calls: v.calls ?? [] })),
+        withNulls(record.verdicts, ['judgeModel', 'calls', 'judgeAudit', 'vacuous', 'reusedFrom', 'without']).map((v) => ({ ...v, calls: v.calls ?? [] })),
       );
     }
     assert.equal(sft!.rows[0]!.constraints[1]!.selectionNote, 'model choice refused: no such function');

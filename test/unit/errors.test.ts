@@ -65,6 +65,7 @@ const PERMANENT_CLASSES: Record<string, 'input' | 'permanent'> = {
   ErrorBudgetExceeded: 'permanent',
   EvalInputError: 'input',
   ImportedScoresError: 'input',
+  MissingComparisonError: 'permanent',
   MultiturnExportError: 'permanent',
   NoCommittedShardError: 'permanent',
   NoReservedSplitError: 'permanent',

@@ -180,5 +180,6 @@ async function compareJudge(ctx: StageContext, subject: AnswerUnderTest, index: 
     passed: verdict === true,
     judgeModel: endpointFor(ctx.config, 'judge').model,
     detail: verdict === undefined ? 'unparsed: the judge gave no True/False' : `judged ${verdict}`,
+    without,
   };
 }
