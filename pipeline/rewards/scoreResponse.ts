@@ -74,11 +74,17 @@ async function judgedVerdicts(truth: GroundTruth, response: string, judge: Rewar
   return new Map([
     ...direct.map((index, i) => {
       const score = scores[i];
-      return [index, { followed: score === true, detail: score === undefined ? 'direct judge: unparsed, counted as not followed' : `direct judge: score ${score ? 1 : 0}/1` }] as const;
+      return [
+        index,
+        { followed: score === true, detail: score === undefined ? 'direct judge: unparsed, counted as not followed' : `direct judge: score ${score ? 1 : 0}/1` },
+      ] as const;
     }),
     ...compare.map(({ index }, i) => {
       const verdict = verdicts[i];
-      return [index, { followed: verdict === true, detail: verdict === undefined ? 'compare judge: unparsed, counted as not followed' : `compare judge: judged ${verdict}` }] as const;
+      return [
+        index,
+        { followed: verdict === true, detail: verdict === undefined ? 'compare judge: unparsed, counted as not followed' : `compare judge: judged ${verdict}` },
+      ] as const;
     }),
   ]);
 }

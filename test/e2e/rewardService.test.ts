@@ -128,9 +128,10 @@ test("the service's compare-judge verdicts on the build's own accepted answers e
   const judged = await startRewardService(['--data', root]);
   services.push(judged);
   assert.ok(judged.banner.includes(`judge ${stack.simulator.url}`), `the build's judge endpoint: ${judged.banner}`);
-  const cases = [...instruct.map((r) => ({ id: r.id, response: r.answer, verdicts: r.verdicts })), ...dpo.map((r) => ({ id: r.id, response: r.chosen, verdicts: r.verdicts }))].filter((c) =>
-    c.verdicts.some((v) => v.method === 'compare_judge'),
-  );
+  const cases = [
+    ...instruct.map((r) => ({ id: r.id, response: r.answer, verdicts: r.verdicts })),
+    ...dpo.map((r) => ({ id: r.id, response: r.chosen, verdicts: r.verdicts })),
+  ].filter((c) => c.verdicts.some((v) => v.method === 'compare_judge'));
   const { status, body } = await judged.post<Rewards>('/v1/rewards', { items: cases.map(({ id, response }) => ({ id, response })) });
   assert.equal(status, 200, body.error);
   let compared = 0;
@@ -145,7 +146,10 @@ test("the service's compare-judge verdicts on the build's own accepted answers e
   }
   assert.ok(compared >= 5, `${compared} compare verdicts compared`);
   // A response other than the build's is weighed against the same answer without the constraint.
-  const truth = groundTruthOf(instruct.find((r) => r.verdicts.some((v) => v.method === 'compare_judge'))!, 'fail');
+  const truth = groundTruthOf(
+    instruct.find((r) => r.verdicts.some((v) => v.method === 'compare_judge'))!,
+    'fail',
+  );
   const compare = truth.constraints.find((c) => c.method === 'compare_judge')!;
   assert.ok(compare.method === 'compare_judge' && compare.without.length > 0, 'the ground truth carries the answer without the constraint');
 });

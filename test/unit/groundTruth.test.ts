@@ -12,14 +12,29 @@ const record = {
   id: 'src-1',
   image_path: 'images/ab/cd.jpg',
   constraints: [
-    { type: 'paragraph_number_limit', value: 'Write 2 paragraphs.', method: 'rule' as const, verifiers: [{ func: 'check_whether_response_paragraph_number_in_range', params: [2, 2] }] },
+    {
+      type: 'paragraph_number_limit',
+      value: 'Write 2 paragraphs.',
+      method: 'rule' as const,
+      verifiers: [{ func: 'check_whether_response_paragraph_number_in_range', params: [2, 2] }],
+    },
     { type: 'tone_requirement', value: 'Sound cheerful.', method: 'compare_judge' as const, verifiers: [] },
     { type: 'perspective_requirement', value: 'Write in the third person.', method: 'direct_judge' as const, verifiers: [] },
   ],
 };
 
 test("a compare-judged constraint's ground truth holds the answer the build compared with; the others hold none", () => {
-  const truth = groundTruthOf({ ...record, verdicts: [{ index: 0, method: 'rule' }, { index: 1, method: 'compare_judge', without: 'A plain answer.' }, { index: 2, method: 'direct_judge' }] }, 'fail');
+  const truth = groundTruthOf(
+    {
+      ...record,
+      verdicts: [
+        { index: 0, method: 'rule' },
+        { index: 1, method: 'compare_judge', without: 'A plain answer.' },
+        { index: 2, method: 'direct_judge' },
+      ],
+    },
+    'fail',
+  );
   assert.deepEqual(truth.constraints[1], { type: 'tone_requirement', text: 'Sound cheerful.', method: 'compare_judge', without: 'A plain answer.' });
   assert.deepEqual(truth.constraints[2], { type: 'perspective_requirement', text: 'Write in the third person.', method: 'direct_judge' });
   assert.deepEqual(groundTruthSchema.parse(truth), truth);
