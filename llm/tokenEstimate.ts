@@ -1,19 +1,19 @@
 /**
  * The engine's own token counts, for a request before it is sent and for a reply whose endpoint
  * reported no usable count (usage.ts). Tokens a chat request will count against a tokens-per-minute
- * limit: providers charge the prompt plus max_tokens up front. ~4 characters per token; an image is
- * charged as OpenAI charges a 1024 px image (765 tokens at high or auto detail, 85 at low), the
- * largest the pipeline sends. The limiter replaces the estimate by `usage` once the reply is in.
+ * limit: providers charge the prompt plus max_tokens up front. ~4 characters per token; an image by
+ * its model family's documented rule for its size and detail (imageTokens.ts). The limiter replaces
+ * the estimate by `usage` once the reply is in.
  */
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
+import { imageUrlTokens } from './imageTokens.js';
 
 const CHARS_PER_TOKEN = 4;
-const IMAGE_TOKENS = { low: 85, high: 765, auto: 765 } as const;
 
-export type EstimatedBody = Pick<ChatCompletionCreateParamsNonStreaming, 'messages' | 'max_tokens' | 'max_completion_tokens'>;
+export type EstimatedBody = Pick<ChatCompletionCreateParamsNonStreaming, 'model' | 'messages' | 'max_tokens' | 'max_completion_tokens'>;
 
-/** The prompt's tokens: its text at ~4 characters a token, and its images. */
-export function estimatePromptTokens(body: Pick<EstimatedBody, 'messages'>): number {
+/** The prompt's tokens: its text at ~4 characters a token, and its images as the model counts them. */
+export function estimatePromptTokens(body: Pick<EstimatedBody, 'model' | 'messages'>): number {
   let chars = 0;
   let imageTokens = 0;
   for (const message of body.messages) {
@@ -22,7 +22,7 @@ export function estimatePromptTokens(body: Pick<EstimatedBody, 'messages'>): num
     else if (Array.isArray(content)) {
       for (const part of content) {
         if (part.type === 'text') chars += part.text.length;
-        else if (part.type === 'image_url') imageTokens += IMAGE_TOKENS[part.image_url.detail ?? 'auto'];
+        else if (part.type === 'image_url') imageTokens += imageUrlTokens(body.model, part.image_url.url, part.image_url.detail);
       }
     }
   }

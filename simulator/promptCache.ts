@@ -7,7 +7,7 @@
  * provider's cache is evicted.
  */
 import { createHash } from 'node:crypto';
-import type { ChatRequest } from './replies.js';
+import { imagePartTokens, type ChatRequest } from './replies.js';
 
 export interface PromptCacheSettings {
   /** Prompts shorter than this are not cached (OpenAI: 1024). */
@@ -37,8 +37,8 @@ export class PromptCache {
 
   constructor(
     private readonly settings: PromptCacheSettings,
-    /** Tokens an image part counts for (replies.ts IMAGE_PART_TOKENS). */
-    private readonly imageTokens: number,
+    /** Tokens every image part counts for, if set; else its model's rule (replies.ts imagePartTokens). */
+    private readonly imageTokens: number | undefined,
     private readonly maxEntries = 1_000_000,
   ) {}
 
@@ -74,7 +74,10 @@ export class PromptCache {
       advance(`\u0000${message.role}\u0000`, 0);
       const parts = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : (message.content ?? []);
       for (const part of parts) {
-        if (part.type === 'image_url') advance(`\u0001${(part as { image_url: { url: string } }).image_url.url}`, this.imageTokens);
+        if (part.type === 'image_url') {
+          const image = part as Parameters<typeof imagePartTokens>[1];
+          advance(`\u0001${image.image_url.url}`, imagePartTokens(request.model, image, this.imageTokens));
+        }
         else if (part.type === 'text') {
           const text = (part as { text: string }).text;
           for (let i = 0; i < text.length; i += CHARS_PER_TOKEN) advance(text.slice(i, i + CHARS_PER_TOKEN), 1);

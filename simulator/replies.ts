@@ -8,12 +8,11 @@ import { z } from 'zod';
 import { isPromptKind, PROMPT_KINDS } from '../domain/promptKinds.js';
 import { CHAT_SYSTEM_MARKER, parseAnswerPrompt, writeAnswer, writeChatAnswer } from './answers.js';
 import { parseCompareJudgePrompt, parseDirectJudgePrompt, parseVerifierSelectionPrompt, writeCompareJudgement, writeDirectJudgement, writeVerifierSelection } from './judges.js';
+import { imageUrlTokens } from '../llm/imageTokens.js';
 import { rngFromHex, sha256Hex, type Rng } from './rng.js';
 
 export const SIMULATOR_FINGERPRINT = 'mmif-simulator';
 
-/** Prompt tokens charged per image part, a flat rate like low-detail images in the OpenAI API. */
-export const IMAGE_PART_TOKENS = 85;
 
 // ---------------------------------------------------------------------------------------
 // Request shape
@@ -156,12 +155,20 @@ function userTexts(request: ChatRequest): string[] {
 
 const isChatRule = (part: ContentPart) => part.type === 'text' && part.text.startsWith(CHAT_SYSTEM_MARKER);
 
-/** ≈ ceil(chars / 4) over all text parts, plus a flat charge per image part (`imageTokens`). */
-export function promptTokens(request: ChatRequest, imageTokens = IMAGE_PART_TOKENS): number {
+/**
+ * The tokens of an image part: `flat` when the simulator was given one (SIM_IMAGE_TOKENS), else what
+ * the request's model family counts for the image's size and detail (llm/imageTokens.ts).
+ */
+export function imagePartTokens(model: string, part: { image_url: { url: string; detail?: 'auto' | 'low' | 'high' | undefined } }, flat?: number): number {
+  return flat ?? imageUrlTokens(model, part.image_url.url, part.image_url.detail);
+}
+
+/** ≈ ceil(chars / 4) over all text parts, plus each image part's tokens (imagePartTokens). */
+export function promptTokens(request: ChatRequest, flatImageTokens?: number): number {
   const parts = request.messages.flatMap(partsOf);
   const chars = parts.reduce((sum, part) => sum + (part.type === 'text' ? part.text.length : 0), 0);
-  const images = parts.filter((part) => part.type === 'image_url').length;
-  return Math.ceil(chars / 4) + images * imageTokens;
+  const images = parts.reduce((sum, part) => sum + (part.type === 'image_url' ? imagePartTokens(request.model, part, flatImageTokens) : 0), 0);
+  return Math.ceil(chars / 4) + images;
 }
 
 export function completionTokens(content: string): number {
@@ -306,8 +313,8 @@ export function malformReply(reply: Reply): Reply {
 }
 
 /** The OpenAI `chat.completion` object; usage is computed from the final (possibly faulted) content. */
-export function completionBody(request: ChatRequest, reply: Reply, imageTokens = IMAGE_PART_TOKENS) {
-  const prompt = promptTokens(request, imageTokens);
+export function completionBody(request: ChatRequest, reply: Reply, flatImageTokens?: number) {
+  const prompt = promptTokens(request, flatImageTokens);
   const completion = completionTokens(reply.content);
   return {
     id: reply.id,

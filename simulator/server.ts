@@ -19,7 +19,6 @@ import { ProviderRateLimits } from './rateLimits.js';
 import { PROMPT_CACHE_PRESETS, PromptCache, type PromptCacheSettings } from './promptCache.js';
 import {
   ChatRequestSchema,
-  IMAGE_PART_TOKENS,
   REQUEST_KINDS,
   completionBody,
   completionTokens,
@@ -52,9 +51,9 @@ export interface SimulatorOptions {
    */
   promptCache?: PromptCacheSettings;
   /**
-   * Prompt tokens an image part counts for (default IMAGE_PART_TOKENS, 85: OpenAI's low-detail
-   * image). OpenAI charges 85 + 170 per 512-px tile at high detail, 765 for a 1024x1024 image
-   * (https://platform.openai.com/docs/guides/images-vision#calculating-costs).
+   * Prompt tokens every image part counts for, whatever its size and model. Unset: what the request's
+   * model family counts for the image's size and detail (llm/imageTokens.ts: OpenAI's tiles or
+   * patches, Qwen2.5-VL's merged patches).
    */
   imageTokens?: number;
 }
@@ -111,9 +110,8 @@ export const SIMULATED_MODELS = ['mmif-sim-vlm', 'mmif-sim-vlm-mini', 'mmif-sim-
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<SimulatorHandle> {
   const host = options.host ?? '127.0.0.1';
-  const imageTokens = options.imageTokens ?? IMAGE_PART_TOKENS;
-  const promptCache = options.promptCache && new PromptCache(options.promptCache, imageTokens);
-  const simulator = new Simulator(options.seed ?? 0, mergeFaults(DEFAULT_FAULTS, options.faults ?? {}), imageTokens, options.gpus, promptCache);
+  const promptCache = options.promptCache && new PromptCache(options.promptCache, options.imageTokens);
+  const simulator = new Simulator(options.seed ?? 0, mergeFaults(DEFAULT_FAULTS, options.faults ?? {}), options.imageTokens, options.gpus, promptCache);
   const server = createServer((req, res) => simulator.handle(req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -269,7 +267,7 @@ class Simulator {
   constructor(
     readonly seed: number,
     private faultConfig: FaultConfig,
-    private readonly imageTokens: number,
+    private readonly imageTokens: number | undefined,
     private readonly gpus?: GpuFleet,
     private readonly promptCache?: PromptCache,
   ) {}

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import { IMAGE_PART_TOKENS } from '../../simulator/replies.js';
+import { imagePartTokens } from '../../simulator/replies.js';
 import { PROMPT_CACHE_PRESETS } from '../../simulator/promptCache.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
 
@@ -25,6 +25,8 @@ const ask = async (sim: SimulatorHandle, messages: ChatCompletionMessageParam[],
   const reply = await new OpenAI({ baseURL: sim.url, apiKey: 'sim', maxRetries: 0 }).chat.completions.create({ model, messages, max_tokens: 64 });
   return { prompt: reply.usage!.prompt_tokens, cached: reply.usage!.prompt_tokens_details?.cached_tokens };
 };
+/** The stand-in image's tokens as the default model counts it (its size unread: the largest image the pipeline sends). */
+const IMAGE_TOKENS = imagePartTokens('mmif-sim-vlm', image);
 const user = (text: string): ChatCompletionMessageParam[] => [{ role: 'user', content: [image, { type: 'text', text }] }];
 
 test('vLLM-style: a second stage of the same image hits the shared prefix, in whole 16-token blocks; another model or image does not', async () => {
@@ -32,7 +34,7 @@ test('vLLM-style: a second stage of the same image hits the shared prefix, in wh
   const first = await ask(vllm, user(`${shared}list the colours.`));
   assert.equal(first.cached, 0, 'nothing computed before');
   const second = await ask(vllm, user(`${shared}count the people.`));
-  const sharedTokens = IMAGE_PART_TOKENS + Math.floor(shared.length / 4);
+  const sharedTokens = IMAGE_TOKENS + Math.floor(shared.length / 4);
   assert.equal(second.cached, Math.floor(sharedTokens / 16) * 16);
   assert.equal((await ask(vllm, user(`${shared}count the people.`), 'another-model')).cached, 0);
   const otherImage = [
@@ -55,7 +57,7 @@ test('OpenAI-style: prompts under 1,024 tokens are never cached; a longer repeat
   await ask(openai, user(`${long}First question.`));
   const again = await ask(openai, user(`${long}Second question.`));
   assert.ok(again.prompt >= 1024);
-  assert.equal(again.cached, Math.floor((IMAGE_PART_TOKENS + Math.floor(long.length / 4)) / 128) * 128);
+  assert.equal(again.cached, Math.floor((IMAGE_TOKENS + Math.floor(long.length / 4)) / 128) * 128);
 });
 
 test('without a prompt cache the usage carries no cached tokens and identical requests are answered alike', async () => {
