@@ -77,8 +77,7 @@ export class PromptCache {
         if (part.type === 'image_url') {
           const image = part as Parameters<typeof imagePartTokens>[1];
           advance(`\u0001${image.image_url.url}`, imagePartTokens(request.model, image, this.imageTokens));
-        }
-        else if (part.type === 'text') {
+        } else if (part.type === 'text') {
           const text = (part as { text: string }).text;
           for (let i = 0; i < text.length; i += CHARS_PER_TOKEN) advance(text.slice(i, i + CHARS_PER_TOKEN), 1);
         }

@@ -13,7 +13,6 @@ import { rngFromHex, sha256Hex, type Rng } from './rng.js';
 
 export const SIMULATOR_FINGERPRINT = 'mmif-simulator';
 
-
 // ---------------------------------------------------------------------------------------
 // Request shape
 

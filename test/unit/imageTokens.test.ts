@@ -54,8 +54,13 @@ test('a name no family matches counts as gpt-4o', () => {
 });
 
 test('the size comes from the JPEG or PNG header of the data URL; an unreadable one counts as the largest image the pipeline sends', async () => {
-  const jpeg = await sharp({ create: { width: 900, height: 300, channels: 3, background: '#808080' } }).jpeg().withMetadata({ exif: { IFD0: { Copyright: 'x'.repeat(2000) } } }).toBuffer();
-  const png = await sharp({ create: { width: 33, height: 65, channels: 3, background: '#808080' } }).png().toBuffer();
+  const jpeg = await sharp({ create: { width: 900, height: 300, channels: 3, background: '#808080' } })
+    .jpeg()
+    .withMetadata({ exif: { IFD0: { Copyright: 'x'.repeat(2000) } } })
+    .toBuffer();
+  const png = await sharp({ create: { width: 33, height: 65, channels: 3, background: '#808080' } })
+    .png()
+    .toBuffer();
   assert.deepEqual(imageSize(jpeg), { width: 900, height: 300 });
   assert.deepEqual(imageSize(png), { width: 33, height: 65 });
   assert.equal(imageSize(Buffer.from('not an image')), undefined);
@@ -68,9 +73,23 @@ test('the size comes from the JPEG or PNG header of the data URL; an unreadable 
 });
 
 test("the simulator's usage and the engine's estimate count an image alike, by the request's model", async () => {
-  const jpeg = await sharp({ create: { width: 1800, height: 2400, channels: 3, background: '#808080' } }).jpeg().toBuffer();
-  const messages = [{ role: 'user' as const, content: [{ type: 'image_url' as const, image_url: { url: `data:image/jpeg;base64,${jpeg.toString('base64')}`, detail: 'high' as const } }, { type: 'text' as const, text: 'abcd' }] }];
-  for (const [model, image] of [['gpt-4o', 85 + 170 * 4], ['gpt-4.1-mini', Math.round(1452 * 1.62)], ['qwen2.5-vl-7b', imageTokens('qwen2.5-vl', { width: 1800, height: 2400 })]] as const) {
+  const jpeg = await sharp({ create: { width: 1800, height: 2400, channels: 3, background: '#808080' } })
+    .jpeg()
+    .toBuffer();
+  const messages = [
+    {
+      role: 'user' as const,
+      content: [
+        { type: 'image_url' as const, image_url: { url: `data:image/jpeg;base64,${jpeg.toString('base64')}`, detail: 'high' as const } },
+        { type: 'text' as const, text: 'abcd' },
+      ],
+    },
+  ];
+  for (const [model, image] of [
+    ['gpt-4o', 85 + 170 * 4],
+    ['gpt-4.1-mini', Math.round(1452 * 1.62)],
+    ['qwen2.5-vl-7b', imageTokens('qwen2.5-vl', { width: 1800, height: 2400 })],
+  ] as const) {
     assert.equal(promptTokens({ model, messages }), image + 1, model);
     assert.equal(estimatePromptTokens({ model, messages }), image + 1, model);
   }
