@@ -11,12 +11,13 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
-export async function freePort(): Promise<number> {
+/** A port free on `host` (default loopback) now; another process may take it before it is bound. */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();
     server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(0, host, () => {
       const { port } = server.address() as net.AddressInfo;
       server.close(() => resolve(port));
     });
@@ -26,8 +27,10 @@ export async function freePort(): Promise<number> {
 /** Attempts at a fresh port: another process can take a free port between our probe and the server's bind. */
 const START_ATTEMPTS = 3;
 
-/** `port`: that port, tried once (a server restarted where its clients look); else a free one. */
-export async function startTemporalDevServer(options: { dbFile?: string; withUi?: boolean; port?: number } = {}): Promise<DevServer> {
+type DevServerOptions = { dbFile?: string; withUi?: boolean; port?: number; ip?: string };
+
+/** `port`: that port, tried once (a server restarted where its clients look); else a free one. `ip`: the address it binds (127.0.0.1). */
+export async function startTemporalDevServer(options: DevServerOptions = {}): Promise<DevServer> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await startOnFreePort(options);
@@ -37,10 +40,11 @@ export async function startTemporalDevServer(options: { dbFile?: string; withUi?
   }
 }
 
-async function startOnFreePort(options: { dbFile?: string; withUi?: boolean; port?: number }): Promise<DevServer> {
-  const port = options.port ?? (await freePort());
+async function startOnFreePort(options: DevServerOptions): Promise<DevServer> {
+  const ip = options.ip ?? '127.0.0.1';
+  const port = options.port ?? (await freePort(ip));
   const uiPort = options.withUi ? await freePort() : undefined;
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'error', '--namespace', 'default'];
+  const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--log-level', 'error', '--namespace', 'default'];
   args.push(...(uiPort ? ['--ui-port', String(uiPort)] : ['--headless']));
   if (options.dbFile) args.push('--db-filename', options.dbFile);
   for (const attribute of DEV_SERVER_SEARCH_ATTRIBUTES) args.push('--search-attribute', attribute);
@@ -49,21 +53,21 @@ async function startOnFreePort(options: { dbFile?: string; withUi?: boolean; por
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`temporal dev server exited (code ${code}): ${stderr.trim() || 'no output'}`))));
   child.once('error', () => {});
-  await Promise.race([waitForPort(port, 30_000), exited]);
+  await Promise.race([waitForPort(ip, port, 30_000), exited]);
   exited.catch(() => {});
   return {
-    address: `127.0.0.1:${port}`,
+    address: `${ip}:${port}`,
     uiPort,
     process: child,
     stop: () => stopProcess(child),
   };
 }
 
-async function waitForPort(port: number, timeoutMs: number): Promise<void> {
+async function waitForPort(ip: string, port: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const open = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, '127.0.0.1', () => {
+      const socket = net.connect(port, ip, () => {
         socket.end();
         resolve(true);
       });

@@ -6,6 +6,8 @@ import type { Stack } from './stack.js';
 const run = promisify(execFile);
 const CLI = fileURLToPath(new URL('../../cli/mmif.ts', import.meta.url));
 const TSX = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
+/** tsx's loader by its URL, so a worker started in another working directory still finds it. */
+const TSX_LOADER = import.meta.resolve('tsx');
 
 export interface MmifResult {
   stdout: string;
@@ -32,19 +34,27 @@ export async function runMmif(args: string[], options: { env?: Record<string, st
 /**
  * `mmif worker` in a process of its own, as production runs it, resolved once it polls. Node itself
  * runs the CLI (not the tsx wrapper), so a signal reaches the worker rather than a wrapper whose
- * grandchild would outlive it and hold the pipes.
+ * grandchild would outlive it and hold the pipes. `place` runs it elsewhere: in a network namespace
+ * (`ip netns exec` replaces itself with node, so the signal still reaches the worker) and in its own
+ * working directory.
  */
 export async function startWorkerProcess(
   env: { temporalAddress: string; taskQueue: string; baseUrl: string; more?: Record<string, string> },
   args: string[] = [],
+  place: { netns?: string; cwd?: string } = {},
 ): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'worker', ...args], {
+  const node = [process.execPath, '--import', TSX_LOADER, CLI, 'worker', ...args];
+  const [command, ...commandArgs] = place.netns ? ['ip', 'netns', 'exec', place.netns, ...node] : node;
+  const child = spawn(command!, commandArgs, {
     env: { ...process.env, TEMPORAL_ADDRESS: env.temporalAddress, MMIF_TASK_QUEUE: env.taskQueue, OPENAI_BASE_URL: env.baseUrl, ...env.more },
     stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: place.cwd,
   });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
   await new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (d: Buffer) => d.toString().includes('worker polling') && resolve());
-    child.once('exit', (code) => reject(new Error(`worker exited early (${code})`)));
+    child.once('exit', (code) => reject(new Error(`worker exited early (${code}): ${stderr.trim()}`)));
   });
   return child;
 }

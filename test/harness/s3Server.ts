@@ -31,15 +31,17 @@ const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..
 const BINARY = path.join(REPO_ROOT, 'tools/bin/versitygw');
 const STARTUP_TIMEOUT_MS = 10_000;
 
-export async function startS3Server(): Promise<S3Server> {
+/** `host`: the address it binds (127.0.0.1). */
+export async function startS3Server(options: { host?: string } = {}): Promise<S3Server> {
   if (!existsSync(BINARY)) {
     throw new Error(`versitygw not found at ${BINARY}: run \`bash tools/install.sh test\` to build it`);
   }
   const dataDir = await mkdtemp(path.join(tmpdir(), 'mmif-s3-'));
-  const port = await freePort();
+  const host = options.host ?? '127.0.0.1';
+  const port = await freePort(host);
   const credentials = { accessKeyId: 'mmif-test', secretAccessKey: 'mmif-test-secret', region: 'us-east-1' };
-  const endpoint = `http://127.0.0.1:${port}`;
-  let server = await launch(port, dataDir, credentials, endpoint);
+  const endpoint = `http://${host}:${port}`;
+  let server = await launch(host, port, dataDir, credentials, endpoint);
 
   const kill = async () => {
     await server.kill();
@@ -54,7 +56,7 @@ export async function startS3Server(): Promise<S3Server> {
     await client.send(new CreateBucketCommand({ Bucket: bucket }));
     client.destroy();
     const restart = async () => {
-      server = await launch(port, dataDir, credentials, endpoint);
+      server = await launch(host, port, dataDir, credentials, endpoint);
     };
     return { endpoint, bucket, ...credentials, dataDir, kill, restart, stop };
   } catch (err) {
@@ -64,8 +66,8 @@ export async function startS3Server(): Promise<S3Server> {
 }
 
 /** One versitygw process serving `dataDir`; resolves once it answers HTTP. */
-async function launch(port: number, dataDir: string, credentials: { accessKeyId: string; secretAccessKey: string }, endpoint: string) {
-  const child = spawn(BINARY, ['--port', `127.0.0.1:${port}`, 'posix', dataDir], {
+async function launch(host: string, port: number, dataDir: string, credentials: { accessKeyId: string; secretAccessKey: string }, endpoint: string) {
+  const child = spawn(BINARY, ['--port', `${host}:${port}`, 'posix', dataDir], {
     env: { ...process.env, ROOT_ACCESS_KEY: credentials.accessKeyId, ROOT_SECRET_KEY: credentials.secretAccessKey },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
