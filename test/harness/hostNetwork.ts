@@ -25,6 +25,7 @@ export interface HostNetwork {
 const SUBNET = '198.18.0';
 
 export async function createHostNetwork(count: number): Promise<HostNetwork> {
+  await removeLeftovers();
   const tag = `mf${process.pid}`;
   const bridge = `${tag}br`;
   const hosts = Array.from({ length: count }, (_, i) => ({ netns: `mmif-host-${process.pid}-${i + 1}`, address: `${SUBNET}.${11 + i}` }));
@@ -57,6 +58,28 @@ export async function createHostNetwork(count: number): Promise<HostNetwork> {
     throw new HostNetworkUnavailable(`network namespaces cannot be made here: ${oneLine(err)}`);
   }
   return { servicesAddress: `${SUBNET}.1`, hosts, teardown };
+}
+
+/** Namespaces and bridges of runs that died before their teardown (their pid is gone): they would hold the addresses. */
+async function removeLeftovers(): Promise<void> {
+  const alive = (pid: string) => {
+    try {
+      process.kill(Number(pid), 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const namespaces = await run('ip', ['netns', 'list']).then(
+    (r) => r.stdout,
+    () => '',
+  );
+  for (const [, name, pid] of namespaces.matchAll(/^(mmif-host-(\d+)-\d+)/gm)) if (!alive(pid!)) await run('ip', ['netns', 'del', name!]).catch(() => {});
+  const bridges = await run('ip', ['-o', 'link', 'show', 'type', 'bridge']).then(
+    (r) => r.stdout,
+    () => '',
+  );
+  for (const [, name, pid] of bridges.matchAll(/^\d+: (mf(\d+)br)[:@]/gm)) if (!alive(pid!)) await run('ip', ['link', 'del', name!]).catch(() => {});
 }
 
 const oneLine = (err: unknown) => ((err as { stderr?: string }).stderr || (err as Error).message).trim().split('\n')[0];
