@@ -25,6 +25,15 @@ export const llmSchema = z
     structuredOutput: z.boolean().default(true),
     imageDetail: z.enum(['auto', 'low', 'high']).default('auto'),
     /**
+     * The environment variable holding a tenant salt for the image ids sent to servers that cache
+     * images by id (llm/imageIds.ts, vLLM's `uuid`): set on a server shared with other tenants, whose
+     * ids it trusts verbatim. Unset: the id is the image's sha256.
+     */
+    imageIdSaltEnv: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')
+      .optional(),
+    /**
      * USD per million tokens by model, over the maintained price table (llm/pricing.ts): for a model
      * the table lacks (a self-hosted one: its price may be 0), or a negotiated price.
      */

@@ -6,12 +6,15 @@
  * (refusedParameter) is answered by sending the body once more with it renamed, stepped down or
  * dropped (adapt), and the lesson is remembered per endpoint + model (dialectMemory.ts). So an unknown
  * model behind OpenAI's rules works with no config; structured outputs step down json_schema ->
- * json_object -> prompt only (the reply is parsed from the text either way: replyTries.ts).
+ * json_object -> prompt only (the reply is parsed from the text either way: replyTries.ts). Image
+ * parts carry the image's id (`uuid`) for the server's caches except on OpenAI's own services
+ * (imageIds.ts); a server refusing it is answered the same way.
  */
 import type { APIError } from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { ReasoningEffort } from 'openai/resources/shared';
 import { JSON_ONLY_TEXT } from '../prompts/departures.js';
+import { IMAGE_ID_FIELD, isOpenAiService, withImageIds, type ServiceTarget } from './imageIds.js';
 
 /** How a JSON reply is asked for: a schema, any JSON object, or only the prompt's words. */
 export type StructuredForm = 'json_schema' | 'json_object' | 'prompt';
@@ -34,6 +37,8 @@ export interface Dialect {
   structured: StructuredForm;
   /** Known by name from REASONING_MODELS (set by the table, not learned). */
   reasoningModel: boolean;
+  /** Image parts carry the image's id (imageIds.ts): off for OpenAI's services, and once a server refuses it. */
+  imageIds: boolean;
   /** Learned from the endpoint's refusals, oldest first; empty when the base dialect was never refused. */
   lessons: Lesson[];
 }
@@ -55,11 +60,15 @@ export function isReasoningModel(model: string): boolean {
   return REASONING_MODELS.some((pattern) => pattern.test(name));
 }
 
-/** The dialect a model starts with: OpenAI's reasoning-model rules for a name in the table, else the plain body. */
-export function baseDialect(model: string): Dialect {
+/**
+ * The dialect a model starts with: OpenAI's reasoning-model rules for a name in the table, else the
+ * plain body; image ids for any server but OpenAI's (`servedBy` absent: none).
+ */
+export function baseDialect(model: string, servedBy?: ServiceTarget): Dialect {
+  const imageIds = servedBy !== undefined && !isOpenAiService(servedBy);
   return isReasoningModel(model)
-    ? { tokenLimit: 'max_completion_tokens', omit: ['temperature', 'top_p'], structured: 'json_schema', reasoningModel: true, lessons: [] }
-    : { tokenLimit: 'max_tokens', omit: [], structured: 'json_schema', reasoningModel: false, lessons: [] };
+    ? { tokenLimit: 'max_completion_tokens', omit: ['temperature', 'top_p'], structured: 'json_schema', reasoningModel: true, imageIds, lessons: [] }
+    : { tokenLimit: 'max_tokens', omit: [], structured: 'json_schema', reasoningModel: false, imageIds, lessons: [] };
 }
 
 /** What a stage asks of one request, before any dialect. */
@@ -72,6 +81,8 @@ export interface StageAsk {
   /** The schema of a JSON reply (absent: prose, or structured output turned off). */
   schema?: { name: string; schema: Record<string, unknown> };
   reasoningEffort?: Exclude<ReasoningEffort, null>;
+  /** The id of the image the messages carry (imageIds.ts), sent where the dialect sends ids. */
+  imageId?: string;
 }
 
 const JSON_ONLY: ChatCompletionMessageParam = { role: 'system', content: JSON_ONLY_TEXT };
@@ -81,7 +92,8 @@ export function requestBody(ask: StageAsk, dialect: Dialect): ChatCompletionCrea
   const omitted = new Set<string>(dialect.omit);
   // Without a schema the format is asked for in words: OpenAI's json_object mode also insists the
   // messages say "JSON" (https://platform.openai.com/docs/guides/structured-outputs#json-mode).
-  const messages = ask.schema && dialect.structured !== 'json_schema' ? [JSON_ONLY, ...ask.messages] : ask.messages;
+  const asked = ask.imageId !== undefined && dialect.imageIds ? withImageIds(ask.messages, ask.imageId) : ask.messages;
+  const messages = ask.schema && dialect.structured !== 'json_schema' ? [JSON_ONLY, ...asked] : asked;
   const body: ChatCompletionCreateParamsNonStreaming = { model: ask.model, messages };
   if (!omitted.has('temperature')) body.temperature = ask.temperature;
   body[dialect.tokenLimit] = ask.maxTokens;
@@ -114,15 +126,19 @@ export function requestBody(ask: StageAsk, dialect: Dialect): ChatCompletionCrea
  *   and Anthropic's OpenAI SDK compatibility (https://docs.claude.com/en/api/openai-sdk: errors in
  *   Anthropic's `{"type": "error", "error": {"type": "invalid_request_error", "message": ...}}`) name
  *   the field only in the message.
- * So: `param` when it names a top-level key of the body, else the first such key the message names
- * as a word. Only parameters a dialect can change count (never `messages` or `model`).
+ * So: `param` when it names a top-level key of the body (or, for the image id, ends a path into the
+ * messages: vLLM's pydantic errors give `messages.0.content.0.uuid`), else the first such key the
+ * message names as a word. Only parameters a dialect can change count (never `messages` or `model`).
  */
 export function refusedParameter(err: Pick<APIError, 'param' | 'message'>, body: ChatCompletionCreateParamsNonStreaming): string | undefined {
   // A prompt too long for the context names the token limit too (vLLM: "'max_tokens' or
   // 'max_completion_tokens' is too large"): that is this request's size, not the parameter's name.
   const overflow = CONTEXT_OVERFLOW.test(err.message);
   const sent = Object.keys(body).filter((key) => isAdaptable(key) && !(overflow && TOKEN_LIMITS.has(key)));
-  const param = typeof err.param === 'string' ? err.param.split(/[.[]/)[0]! : undefined;
+  // The image id is a field of a content part: a path to it names it last (`messages.0.content.0.uuid`).
+  if (carriesImageIds(body)) sent.push(IMAGE_ID_FIELD);
+  const path = typeof err.param === 'string' ? err.param.split(/[.[\]]/).filter(Boolean) : [];
+  const param = path[0] === 'messages' ? path.at(-1) : path[0];
   if (param !== undefined && sent.includes(param)) return param;
   const message = err.message;
   let first: { key: string; at: number } | undefined;
@@ -135,6 +151,10 @@ export function refusedParameter(err: Pick<APIError, 'param' | 'message'>, body:
 
 const CONTEXT_OVERFLOW = /context length|context window|too large|too long|exceeds? the/i;
 const TOKEN_LIMITS: ReadonlySet<string> = new Set(['max_tokens', 'max_completion_tokens']);
+
+function carriesImageIds(body: ChatCompletionCreateParamsNonStreaming): boolean {
+  return body.messages.some((m) => Array.isArray(m.content) && m.content.some((part) => IMAGE_ID_FIELD in part));
+}
 
 function isAdaptable(key: string): boolean {
   return key === 'max_tokens' || key === 'max_completion_tokens' || key === 'response_format' || (OMITTABLE as readonly string[]).includes(key);
@@ -158,6 +178,7 @@ export function adapt(dialect: Dialect, param: string, refusal: string): Dialect
     if (dialect.structured === 'json_object') return learn('asks for JSON in the prompt only (no response_format)', { structured: 'prompt' });
     return undefined;
   }
+  if (param === IMAGE_ID_FIELD) return dialect.imageIds ? learn('sends no image id', { imageIds: false }) : undefined;
   const omittable = OMITTABLE.find((p) => p === param);
   if (omittable !== undefined && !dialect.omit.includes(omittable)) return learn(`sends no ${param}`, { omit: [...dialect.omit, omittable] });
   return undefined;

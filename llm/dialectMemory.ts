@@ -12,9 +12,9 @@ import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 import type { APIError } from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { adapt, baseDialect, refusedParameter, type Dialect } from './dialect.js';
+import type { ServiceTarget } from './imageIds.js';
 
-export interface DialectTarget {
-  baseURL: string;
+export interface DialectTarget extends ServiceTarget {
   model: string;
 }
 
@@ -36,7 +36,7 @@ export class DialectMemory {
     const dialects = this.dialects();
     let dialect = dialects.get(id);
     if (!dialect) {
-      dialect = getJson<StoredDialect>(this.cache, id).then((stored) => stored?.dialect ?? baseDialect(target.model));
+      dialect = getJson<StoredDialect>(this.cache, id).then((stored) => stored?.dialect ?? baseDialect(target.model, target));
       // A failed read is not remembered: the next request reads again.
       dialect.catch(() => dialects.delete(id));
       dialects.set(id, dialect);

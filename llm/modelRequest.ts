@@ -13,6 +13,7 @@ import type { RenderedPrompt } from '../prompts/chat.js';
 import { jsonSchemaOf, type MessageImage } from './chatMessages.js';
 import { requestBody, type Dialect, type StageAsk } from './dialect.js';
 import { resolveEndpoint } from './endpoint.js';
+import { imageIdOf } from './imageIds.js';
 import { replyCacheKey } from './replyCache.js';
 import { trySeed, type ReplyTry } from './replyTries.js';
 
@@ -85,6 +86,7 @@ export function prepareRequest(
       ...(seed !== undefined ? { seed } : {}),
       ...(schema ? { schema } : {}),
       ...(req.endpoint.reasoningEffort ? { reasoningEffort: req.endpoint.reasoningEffort } : {}),
+      ...(req.image ? { imageId: imageIdOf(req.image.sha256, llm.imageIdSaltEnv) } : {}),
     },
     dialect,
   );

@@ -22,6 +22,7 @@ import type { ObjectStore } from '../storage/objectStore.js';
 import { chatMessages, jsonSchemaOf } from './chatMessages.js';
 import { describeLessons, requestBody, type Dialect, type StageAsk } from './dialect.js';
 import { DialectMemory } from './dialectMemory.js';
+import { imageIdOf } from './imageIds.js';
 import { clientFor, resolveBaseUrl, resolveEndpoint } from './endpoint.js';
 import type { ResolvedEndpoint } from './resolvedEndpoint.js';
 import { EndpointError, faultOf, describeFault, endpointNamed, maskedExcerpt, permanentError, refusingForNow } from './endpointError.js';
@@ -314,6 +315,8 @@ async function tinyAsk(model: string, target: PreflightTarget, llm: BuildConfig[
     maxTokens: PREFLIGHT_MAX_TOKENS,
     ...(asksJson ? { schema: TINY_SCHEMA } : {}),
     ...(target.endpoint.reasoningEffort ? { reasoningEffort: target.endpoint.reasoningEffort } : {}),
+    // Sent with its id as the stages send theirs, so a server refusing ids is learned here.
+    ...(image ? { imageId: imageIdOf(sha256Hex(image.jpeg), llm.imageIdSaltEnv) } : {}),
   };
 }
 

@@ -9,6 +9,7 @@ import { canonicalJson } from '../config/fingerprint.js';
 import { sha256Hex } from '../domain/hashing.js';
 import type { RenderedPrompt } from '../prompts/chat.js';
 import { imageDataUrl, withoutImage, type MessageImage } from './chatMessages.js';
+import { withoutImageIds } from './imageIds.js';
 import { separateReasoning } from './reasoning.js';
 import { usageOf, type Usage } from './usage.js';
 import type { RequestEstimate } from './tokenEstimate.js';
@@ -62,7 +63,7 @@ export interface KeyedRequest {
 
 /**
  * Endpoint + model + full request + template version (+ the try); the image enters by its hash, not
- * its bytes. `replyTry` is absent for the first try, so first-try keys stay what they were before
+ * its bytes, and its id for the server's caches (imageIds.ts) not at all: the reply does not depend on it. `replyTry` is absent for the first try, so first-try keys stay what they were before
  * tries existed.
  */
 export function replyCacheKey(
@@ -79,7 +80,7 @@ export function replyCacheKey(
     imageSha256: req.image?.sha256,
     detail,
     ...(replyTry > 0 ? { replyTry } : {}),
-    params: { ...params, messages: params.messages.map((m) => withoutImage(m, imageUrl)) },
+    params: { ...params, messages: withoutImageIds(params.messages).map((m) => withoutImage(m, imageUrl)) },
   });
   const hash = sha256Hex(material);
   return `${hash.slice(0, 2)}/${hash}`;

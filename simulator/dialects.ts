@@ -5,6 +5,7 @@
  */
 import { HttpError } from './http.js';
 import type { ChatRequest } from './replies.js';
+import { imageIdOfPart } from '../llm/imageIds.js';
 
 export const SIM_DIALECTS = [
   /** The OpenAI chat completions API as the engine sends it (the default). */
@@ -42,6 +43,14 @@ export const SIM_DIALECTS = [
    * format_error_response).
    */
   'no-json-schema',
+  /**
+   * A server whose schema refuses a field it does not know on a content part, the image id
+   * (llm/imageIds.ts) included: Gemini's OpenAI-compatible endpoint answers such a field with
+   * google.rpc.BadRequest `Invalid JSON payload received. Unknown name "uuid" at 'messages[0].content[0]':
+   * Cannot find field.` in a list body (https://ai.google.dev/gemini-api/docs/openai; the form as for
+   * `seed` in Alishahryar1/free-claude-code#542).
+   */
+  'no-image-ids',
   /**
    * A captive portal or login proxy between the engine and the endpoint, answering every request with 200
    * and an HTML page (RFC 6585 section 6 describes such interception).
@@ -88,6 +97,15 @@ export function refuseInDialect(dialect: SimDialect, request: ChatRequest): void
           'unsupported_value',
         );
       }
+    }
+  }
+  if (dialect === 'no-image-ids') {
+    for (const [m, message] of request.messages.entries()) {
+      const parts = Array.isArray(message.content) ? message.content : [];
+      const at = parts.findIndex((part) => imageIdOfPart(part) !== undefined);
+      if (at < 0) continue;
+      const message400 = `Invalid JSON payload received. Unknown name "uuid" at 'messages[${m}].content[${at}]': Cannot find field.`;
+      throw new ServerError(400, message400, [{ error: { code: 400, message: message400, status: 'INVALID_ARGUMENT' } }]);
     }
   }
   if (dialect === 'no-json-schema' && request.response_format?.type === 'json_schema') {

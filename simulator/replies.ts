@@ -10,6 +10,7 @@ import { CHAT_SYSTEM_MARKER, parseAnswerPrompt, writeAnswer, writeChatAnswer } f
 import { parseCompareJudgePrompt, parseDirectJudgePrompt, parseVerifierSelectionPrompt, writeCompareJudgement, writeDirectJudgement, writeVerifierSelection } from './judges.js';
 import { imageUrlTokens } from '../llm/imageTokens.js';
 import { rngFromHex, sha256Hex, type Rng } from './rng.js';
+import { withoutImageIds } from '../llm/imageIds.js';
 
 export const SIMULATOR_FINGERPRINT = 'mmif-simulator';
 
@@ -110,13 +111,13 @@ export function tokenLimit(request: ChatRequest): number | undefined {
 /**
  * Hash of the request fields that determine a reply (the simulator's own seed is mixed in
  * later). The request `seed` is only part of it when sent, so keys of seedless requests stay
- * what they were.
+ * what they were; an image's id (llm/imageIds.ts) is a cache hint, not content, and is left out.
  */
 export function requestKey(request: ChatRequest): string {
   return sha256Hex(
     canonicalJson({
       model: request.model,
-      messages: request.messages,
+      messages: withoutImageIds(request.messages),
       response_format: request.response_format ?? null,
       temperature: request.temperature ?? null,
       max_tokens: tokenLimit(request) ?? null,

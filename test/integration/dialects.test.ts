@@ -27,6 +27,7 @@ import { constraintReplySchema } from '../../prompts/constraintPrompt.js';
 import { jsonSchemaOf } from '../../llm/chatMessages.js';
 import { renderAnswerPrompt } from '../../prompts/answerPrompt.js';
 import { simulatorOptionsFromEnv, startSimulator, type SimulatorHandle } from '../../simulator/server.js';
+import { SIM_DIALECTS } from '../../simulator/dialects.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { defaultLlmSettings } from '../harness/llmSettings.js';
 
@@ -45,6 +46,7 @@ before(async () => {
         'qwen-think': 'inline-think',
         'qwen-parsed': 'reasoning-content',
         'old-llama': 'no-json-schema',
+        'strict-gemini': 'no-image-ids',
         portal: 'html-proxy',
       },
     },
@@ -129,6 +131,17 @@ test('an unknown model behind the reasoning rules learns them from two refusals,
   sim.resetStats();
   await caller(new LocalStore(path.join(dir, 'acme'))).text(answerReq('acme-thinker', 'Count the boats.'), []);
   assert.deepEqual(sim.stats().byStatus, { '200': 1 });
+});
+
+test('a server refusing the image id (llm/imageIds.ts) is sent none from then on: one refusal, remembered for the next worker', async () => {
+  sim.resetStats();
+  const store = cache('gemini');
+  const first = await caller(store).text(answerReq('strict-gemini'), []);
+  assert.deepEqual(sim.stats().byStatus, { '400': 1, '200': 1 }, 'refused for the id once, then answered without it');
+  sim.resetStats();
+  await caller(new LocalStore(path.join(dir, 'gemini'))).text(answerReq('strict-gemini', 'Count the boats.'), []);
+  assert.deepEqual(sim.stats().byStatus, { '200': 1 }, 'another worker reads the lesson');
+  assert.ok(first.length > 0);
 });
 
 test('a server refusing json_schema gets json_object, and the JSON stage works', async () => {
@@ -344,7 +357,7 @@ test('SIM_DIALECT and SIM_MODEL_DIALECTS set the simulator’s dialects; an unkn
   assert.deepEqual(options.faults, { replyPadBytes: 100, trickleMs: 5, dialect: 'inline-think', modelDialects: { 'gpt-5-mini': 'openai-reasoning', 'org/model': 'html-proxy' } });
   assert.throws(
     () => simulatorOptionsFromEnv({ SIM_DIALECT: 'vllm' }),
-    /SIM_DIALECT: unknown dialect "vllm" \(one of plain, openai-reasoning, inline-think, reasoning-content, no-json-schema, html-proxy\)/,
+    new RegExp(`SIM_DIALECT: unknown dialect "vllm" \\(one of ${SIM_DIALECTS.join(', ')}\\)`),
   );
   assert.throws(() => simulatorOptionsFromEnv({ SIM_MODEL_DIALECTS: 'gpt-5-mini' }), /SIM_MODEL_DIALECTS: "gpt-5-mini" is not model=dialect/);
 });
