@@ -14,7 +14,8 @@ import { chatMessages } from '../../llm/chatMessages.js';
 const image = { jpeg: Buffer.from('jpeg bytes'), sha256: 'a'.repeat(64) };
 const prompt = { kind: 'answer' as const, version: 'v1', messages: [{ role: 'user' as const, text: 'Describe it.', withImage: true }] };
 const ask = { model: 'qwen', messages: chatMessages(prompt, image, 'auto'), temperature: 0, maxTokens: 9, imageId: image.sha256 };
-const imageParts = (messages: ChatCompletionMessageParam[]) => messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((p) => p.type === 'image_url');
+const imageParts = (messages: ChatCompletionMessageParam[]): Array<Record<string, unknown>> =>
+  messages.flatMap((m) => (Array.isArray(m.content) ? (m.content as unknown as Array<Record<string, unknown>>) : [])).filter((p) => p.type === 'image_url');
 
 test("OpenAI's services are api.openai.com and Azure; everything else gets image ids", () => {
   assert.ok(isOpenAiService({ baseURL: 'https://api.openai.com/v1' }));
@@ -28,7 +29,7 @@ test("OpenAI's services are api.openai.com and Azure; everything else gets image
 test('the id goes on the image part beside image_url (vLLM’s uuid), and not where the dialect sends none', () => {
   const vllm = requestBody(ask, baseDialect('qwen', { baseURL: 'http://127.0.0.1:8000/v1' }));
   assert.deepEqual(
-    imageParts(vllm.messages).map((p) => (p as unknown as Record<string, unknown>).uuid),
+    imageParts(vllm.messages).map((p) => p.uuid),
     [image.sha256],
   );
   const openai = requestBody(ask, baseDialect('gpt-4o', { baseURL: 'https://api.openai.com/v1' }));
