@@ -15,7 +15,18 @@ const OPERATIONAL_KEYS = ['maxParallelShards', 'sliceSize', 'shardsPerRun', 'ret
 const ENDPOINT_OPERATIONAL_KEYS = ['concurrency', 'requestsPerMinute', 'tokensPerMinute', 'batch', 'taskQueue'] as const;
 
 /** Model-call settings that change no reply. */
-const LLM_OPERATIONAL_KEYS = ['concurrency', 'prices', 'retry', 'errorBudget', 'preflight', 'rerunModelCallRejects', 'budget', 'maxReplyBytes', 'maxRetryAfterSeconds', 'imageIdSaltEnv'] as const;
+const LLM_OPERATIONAL_KEYS = [
+  'concurrency',
+  'prices',
+  'retry',
+  'errorBudget',
+  'preflight',
+  'rerunModelCallRejects',
+  'budget',
+  'maxReplyBytes',
+  'maxRetryAfterSeconds',
+  'imageIdSaltEnv',
+] as const;
 
 function without<T extends object>(value: T, keys: readonly string[]): Record<string, unknown> {
   const copy = { ...value } as Record<string, unknown>;

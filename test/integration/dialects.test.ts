@@ -355,9 +355,6 @@ test('SIM_DIALECT and SIM_MODEL_DIALECTS set the simulator’s dialects; an unkn
     SIM_TRICKLE_MS: '5',
   });
   assert.deepEqual(options.faults, { replyPadBytes: 100, trickleMs: 5, dialect: 'inline-think', modelDialects: { 'gpt-5-mini': 'openai-reasoning', 'org/model': 'html-proxy' } });
-  assert.throws(
-    () => simulatorOptionsFromEnv({ SIM_DIALECT: 'vllm' }),
-    new RegExp(`SIM_DIALECT: unknown dialect "vllm" \\(one of ${SIM_DIALECTS.join(', ')}\\)`),
-  );
+  assert.throws(() => simulatorOptionsFromEnv({ SIM_DIALECT: 'vllm' }), new RegExp(`SIM_DIALECT: unknown dialect "vllm" \\(one of ${SIM_DIALECTS.join(', ')}\\)`));
   assert.throws(() => simulatorOptionsFromEnv({ SIM_MODEL_DIALECTS: 'gpt-5-mini' }), /SIM_MODEL_DIALECTS: "gpt-5-mini" is not model=dialect/);
 });
