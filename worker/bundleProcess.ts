@@ -3,7 +3,8 @@
  * start-up and raises a process's peak memory by ~200 MB (145 -> 340 MB measured), which a worker would
  * otherwise carry as its high-water mark for its whole life. So the bundle is built in a short-lived
  * child process and kept at .tmp/workflow-bundles/<hash>.js, keyed by a hash of the sources it could
- * include; a worker whose sources match an existing file starts from it with `{ codePath }`.
+ * include; a worker whose sources match an existing file starts from it with `{ codePath }`. The unit
+ * tier, which starts no process, builds a missing bundle in its own process and leaves it there for the rest.
  * Run as a script, this module is the child: `node --import tsx worker/bundleProcess.ts <out.js>`
  * writes the bundle's code to <out.js>.
  */
@@ -41,15 +42,18 @@ const quietBundlerLogger = {
  * Temporal workflow SDK's version, so an edited workflow, a moved helper or an SDK upgrade each give a
  * new bundle; hashing contents rather than comparing mtimes survives `git checkout` and copies.
  */
-export async function prebuiltWorkflowBundle(): Promise<string> {
+export async function prebuiltWorkflowBundle(buildIn: 'child' | 'this process' = 'child'): Promise<string> {
   const codePath = path.join(BUNDLE_DIR, `${await workflowSourcesHash()}.js`);
   if (await exists(codePath)) return codePath;
   await mkdir(BUNDLE_DIR, { recursive: true });
   // Written under a name of its own then renamed: two workers starting at once never read half a file.
   const partial = `${codePath}.${process.pid}.partial`;
-  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), SELF, partial], { stdio: ['ignore', 'inherit', 'inherit'] });
-  const code = await new Promise<number | null>((done, fail) => child.on('error', fail).on('close', done));
-  if (code !== 0) throw new Error(`bundling the workflows failed (child exited with ${code})`);
+  if (buildIn === 'this process') await writeFile(partial, (await bundleWorkflows()).code);
+  else {
+    const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), SELF, partial], { stdio: ['ignore', 'inherit', 'inherit'] });
+    const code = await new Promise<number | null>((done, fail) => child.on('error', fail).on('close', done));
+    if (code !== 0) throw new Error(`bundling the workflows failed (child exited with ${code})`);
+  }
   await rename(partial, codePath);
   return codePath;
 }

@@ -13,19 +13,19 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import proto from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { bundleWorkflows } from '../../worker/bundleProcess.js';
+import { prebuiltWorkflowBundle } from '../../worker/bundleProcess.js';
 
 // CommonJS: its namespaces come through the default export.
 const { History } = proto.temporal.api.history.v1;
 
 const HISTORIES = fileURLToPath(new URL('../replay/histories/', import.meta.url));
 
-/** The workflow bundle, built once for both tests. */
-let bundled: ReturnType<typeof bundleWorkflows> | undefined;
-const bundle = () => (bundled ??= bundleWorkflows());
+/** The workflow bundle of these sources: the one a worker would start from, built here (no child process) if missing. */
+let bundled: Promise<string> | undefined;
+const bundle = () => (bundled ??= prebuiltWorkflowBundle('this process'));
 
 test('the workflow bundle holds no zod and no config schema: the sandbox parses nothing', async () => {
-  const { code } = await bundle();
+  const code = await readFile(await bundle(), 'utf8');
   // Module ids of the bundle's own sources are their paths (./config/endpointRouting.ts); a package's, its node_modules path.
   assert.equal(code.includes('node_modules/zod/'), false, 'the workflow bundle holds zod');
   // Config modules may be there (the boundary test lists which), but none that defines a schema.
@@ -66,7 +66,7 @@ test('every recorded build, eval and lease desk history replays against the curr
   }
   const failures: string[] = [];
   let replayed = 0;
-  for await (const result of Worker.runReplayHistories({ workflowBundle: await bundle(), replayName: 'mmif-replay' }, histories())) {
+  for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath: await bundle() }, replayName: 'mmif-replay' }, histories())) {
     replayed++;
     if (result.error) failures.push(`${result.workflowId} (${result.runId}): ${result.error.message}`);
   }
