@@ -5,7 +5,6 @@ import type { Stack } from './stack.js';
 
 const run = promisify(execFile);
 const CLI = fileURLToPath(new URL('../../cli/mmif.ts', import.meta.url));
-const TSX = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
 /** tsx's loader by its URL, so a worker started in another working directory still finds it. */
 const TSX_LOADER = import.meta.resolve('tsx');
 
@@ -23,7 +22,8 @@ export async function mmif(stack: Stack, ...args: string[]): Promise<MmifResult>
 /** Runs the real `mmif` command with `env` added to this process's environment, in `cwd` (default: this process's). */
 export async function runMmif(args: string[], options: { env?: Record<string, string | undefined>; cwd?: string } = {}): Promise<MmifResult> {
   try {
-    const { stdout, stderr } = await run(TSX, [CLI, ...args], { env: { ...process.env, ...options.env }, cwd: options.cwd });
+    // Node itself with tsx's loader, not the tsx wrapper: the wrapper is one more Node process per call.
+    const { stdout, stderr } = await run(process.execPath, ['--import', TSX_LOADER, CLI, ...args], { env: { ...process.env, ...options.env }, cwd: options.cwd });
     return { stdout, stderr, code: 0 };
   } catch (err) {
     const e = err as { stdout: string; stderr: string; code: number };
