@@ -43,7 +43,35 @@ const QUESTION_LABEL = /^[ \t]*(?:Q|Question)[ \t]*\d*[ \t]*[:：]/gim;
 const ANSWER_WITH_CONTENT = /^[ \t]*(?:Answer|Output)[ \t]*\d*[ \t]*[:：][ \t]*\S/im;
 const EXAMPLE_LABEL = /^[ \t]*(?:for )?examples?[ \t]*\d*[ \t]*[:：]/im;
 
+/**
+ * What every rule below needs at least one of: a line break, a colon, inline options, or a word of a
+ * boilerplate pattern (`image` also covers the `<image>` token). A question without any (most of
+ * them) is only tidied.
+ */
+const NEEDS_RULES = /[\n\r:：]|\(A\)|answer|reasoning|image/i;
+
 export function cleanQuestion(raw: string, policy: QuestionPolicy): QuestionVerdict {
+  return verdictOf(NEEDS_RULES.test(raw) ? applyRules(raw, policy) : raw.replace(/[ \t]+/g, ' ').trim(), policy);
+}
+
+/** cleanQuestion by every rule, whatever the text holds (the tests check the shortcut against it). */
+export function cleanQuestionByRules(raw: string, policy: QuestionPolicy): QuestionVerdict {
+  return verdictOf(applyRules(raw, policy), policy);
+}
+
+function verdictOf(cleaned: string | QuestionVerdict, policy: QuestionPolicy): QuestionVerdict {
+  if (typeof cleaned !== 'string') return cleaned;
+  if (cleaned.length < policy.minLength) {
+    return { ok: false, reason: 'too-short', detail: `${cleaned.length} characters after cleaning, below ${policy.minLength}` };
+  }
+  if (cleaned.length > policy.maxLength) {
+    return { ok: false, reason: 'too-long', detail: `${cleaned.length} characters after cleaning, above ${policy.maxLength}` };
+  }
+  return { ok: true, question: cleaned };
+}
+
+/** The question with boilerplate and options removed and tidied, or the verdict dropping it. */
+function applyRules(raw: string, policy: QuestionPolicy): string | QuestionVerdict {
   let text = raw.replace(/\r\n?/g, '\n').replace(/<image>/gi, ' ');
   for (const pattern of BOILERPLATE) text = text.replace(pattern, '');
 
@@ -56,14 +84,7 @@ export function cleanQuestion(raw: string, policy: QuestionPolicy): QuestionVerd
     text = stripOptions(text);
   }
 
-  const question = tidy(text);
-  if (question.length < policy.minLength) {
-    return { ok: false, reason: 'too-short', detail: `${question.length} characters after cleaning, below ${policy.minLength}` };
-  }
-  if (question.length > policy.maxLength) {
-    return { ok: false, reason: 'too-long', detail: `${question.length} characters after cleaning, above ${policy.maxLength}` };
-  }
-  return { ok: true, question };
+  return tidy(text);
 }
 
 /** What marks the text as few-shot, or undefined. */

@@ -1,14 +1,28 @@
-import { appendFileSync, constants, createReadStream, type Dirent, readFile as readFileCallback, writeFile as writeFileCallback } from 'node:fs';
-import { mkdir, open, readdir, realpath, rename, rm, stat, link, unlink } from 'node:fs/promises';
+import {
+  appendFileSync,
+  close as closeCallback,
+  constants,
+  createReadStream,
+  type Dirent,
+  open as openCallback,
+  read as readCallback,
+  readFile as readFileCallback,
+  writeFile as writeFileCallback,
+} from 'node:fs';
+import { mkdir, readdir, realpath, rename, rm, stat, link, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { NOT_A_FILE, StoreError, type ObjectInfo, type ObjectStore } from './objectStore.js';
 
-// Whole-file reads and writes through the callback API: fs/promises wraps every open in a FileHandle
-// (an object with a close-on-GC finalizer): docs/adr/0011-small-writes-per-model-call.md.
+// Whole-file reads and writes, and ranged reads, through the callback API: fs/promises wraps every
+// open in a FileHandle (an object with a close-on-GC finalizer): docs/adr/0011-small-writes-per-model-call.md,
+// docs/adr/0053-parquet-planning-cpu.md.
 const readWhole = promisify(readFileCallback);
 const writeWhole = promisify(writeFileCallback);
+const openFd = promisify(openCallback);
+const readFd = promisify(readCallback);
+const closeFd = promisify(closeCallback);
 /** Folders remembered as inside the root at most (LocalStore.confinedDirs; a build has one folder per sample). */
 const CONFINED_DIRS_KEPT = 4096;
 /** Opens a file but not a link (ELOOP): a get in a folder known to be inside the root needs no realpath. */
@@ -116,24 +130,34 @@ export class LocalStore implements ObjectStore {
   }
 
   async getRange(key: string, start: number, end: number): Promise<Buffer> {
-    const handle = await this.openExisting(key);
+    const fd = await this.openExisting(key);
     try {
       const buf = Buffer.alloc(end - start);
-      const { bytesRead } = await handle.read(buf, 0, buf.length, start);
+      const { bytesRead } = await readFd(fd, buf, 0, buf.length, start);
       return buf.subarray(0, bytesRead);
     } finally {
-      await handle.close();
+      await closeFd(fd);
     }
   }
 
   async openRead(key: string): Promise<NodeJS.ReadableStream> {
-    await (await this.openExisting(key)).close();
+    await closeFd(await this.openExisting(key));
     return createReadStream(this.resolve(key));
   }
 
-  private async openExisting(key: string) {
+  /** A descriptor of `key`, opened as get() reads (no realpath in a folder known to be inside the root). */
+  private async openExisting(key: string): Promise<number> {
+    const full = this.resolve(key);
     try {
-      return await open(await this.confined(key, this.resolve(key)), 'r');
+      if (READ_NO_LINK !== undefined && (await this.dirState(path.dirname(full))) === 'confined') {
+        try {
+          return await openFd(full, READ_NO_LINK);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'ELOOP') throw err;
+          // The file is a link: where it leads is checked below.
+        }
+      }
+      return await openFd(await this.confined(key, full), 'r');
     } catch (err) {
       if (isNotFound(err)) throw new StoreError(`no object '${key}' in ${this.root}`, key, 'not-found');
       throw err;

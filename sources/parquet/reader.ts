@@ -10,12 +10,13 @@ import type { QuestionPolicy } from '../../config/sourceFields.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
 import type { S3Options } from '../../storage/s3Store.js';
-import { damaged, filtered, segmentOf, sourceSample, type SourceItem, type SourceReader, type SourceSegment } from '../contract.js';
+import type { SourceSample } from '../../domain/sample.js';
+import { damaged, filtered, lazySegment, segmentOf, sourceSample, type SourceProblem, type SourceReader, type SourceSegment } from '../contract.js';
 import { firstExchange } from '../readers/conversations.js';
 import { describeMapping } from '../readers/hfColumns.js';
 import { hubSnapshot, type HfFileFilter } from '../readers/hfDataset.js';
 import { openParquetTable } from '../readers/hfParquet.js';
-import { firstText, parquetImages, parquetRuns, requireParquetFiles, tableMapping, type ParquetRowRecord } from '../readers/hfRows.js';
+import { firstText, parquetImages, parquetRuns, requireParquetFiles, tableMapping, type ParquetRowRecord, type ParquetRun } from '../readers/hfRows.js';
 import { cleanQuestion } from '../questions.js';
 
 type ParquetConfig = SourceConfigOf<'parquet'>;
@@ -43,36 +44,63 @@ export async function describeParquet(store: ObjectStore, filter: HfFileFilter, 
   return `Parquet: ${files.length} file(s) (${splits}); columns ${describeMapping(map, columns)}${hub}`;
 }
 
-/** A segment per run of row groups (~16k rows): no async step per row. */
+/**
+ * A segment per run of row groups (~16k rows): no async step per row. A row's texts are screened
+ * here (a dropped question is a filtered record), but its sample is built only when planning keeps
+ * its rank (lazySegment).
+ */
 async function* segments(store: ObjectStore, config: ParquetConfig, sourceIndex: number, filter: HfFileFilter): AsyncGenerator<SourceSegment> {
   for await (const run of parquetRuns(store, await requireParquetFiles(store, filter), config.columns)) {
-    yield segmentOf(run.map((row) => ('problem' in row ? row : toItem(row, config, sourceIndex))));
+    if ('problem' in run) {
+      yield segmentOf([run]);
+      continue;
+    }
+    const records: SourceSegment['records'] = [];
+    const kept: Array<[row: number, texts: RowTexts]> = [];
+    for (const entry of run.entries) {
+      // A path column's row can be unreadable before its texts matter.
+      const unreadable = typeof entry !== 'number' ? entry : run.map.image.holds === 'path' ? run.record(entry) : undefined;
+      if (unreadable && 'problem' in unreadable) {
+        records.push(unreadable);
+        continue;
+      }
+      const row = entry as number;
+      const sourceId = run.sourceId(row);
+      const texts = rowTexts(run, row, sourceId, config.question);
+      records.push('problem' in texts ? texts : sourceId);
+      if (!('problem' in texts)) kept.push([row, texts]);
+    }
+    yield lazySegment('parquet', records, (i) => toSample(run.record(kept[i]![0]) as ParquetRowRecord, kept[i]![1], config, sourceIndex));
   }
 }
 
+function columnText(run: ParquetRun, column: string | undefined, row: number): string | undefined {
+  return column === undefined ? undefined : firstText(run.value(column, row));
+}
+
+type RowTexts = { question?: string; answer?: string; caption?: string };
+
 /** The texts a row's mapped columns give, or why the row is dropped. */
-export function rowTexts(row: ParquetRowRecord, policy: QuestionPolicy): { question?: string; answer?: string; caption?: string } | SourceItem {
-  const { map, values, sourceId } = row;
+export function rowTexts(run: ParquetRun, row: number, sourceId: string, policy: QuestionPolicy): RowTexts | SourceProblem {
+  const { map } = run;
   let question: string | undefined;
   let answer: string | undefined;
   if (map.conversations !== undefined) {
-    const exchange = firstExchange(values[map.conversations]);
+    const exchange = firstExchange(run.value(map.conversations, row));
     if (typeof exchange === 'string') return damaged(sourceId, 'bad-conversation', `${sourceId}: ${exchange}`);
     ({ question, answer } = exchange);
   } else {
-    question = map.question === undefined ? undefined : firstText(values[map.question]);
-    answer = map.answer === undefined ? undefined : firstText(values[map.answer])?.trim();
+    question = columnText(run, map.question, row);
+    answer = columnText(run, map.answer, row)?.trim();
   }
-  const caption = map.text === undefined ? undefined : firstText(values[map.text]);
+  const caption = columnText(run, map.text, row);
   if (question === undefined) return { caption };
   const verdict = cleanQuestion(question, policy);
   if (!verdict.ok) return filtered(sourceId, verdict.reason, `${sourceId}: ${verdict.detail}`);
   return { question: verdict.question, answer, caption };
 }
 
-function toItem(row: ParquetRowRecord, config: ParquetConfig, sourceIndex: number): SourceItem {
-  const texts = rowTexts(row, config.question);
-  if ('sourceId' in texts) return texts;
+function toSample(row: ParquetRowRecord, texts: RowTexts, config: ParquetConfig, sourceIndex: number): SourceSample {
   return sourceSample(
     'parquet',
     row.sourceId,

@@ -16,7 +16,7 @@ import { damaged, filtered, locatorField, SourceError, type SourceProblem } from
 import { datasetKey } from './datasetPath.js';
 import { mapColumns, type ColumnMap, type ColumnRequest } from './hfColumns.js';
 import { hfParquetFiles, type HfFileFilter, type HfParquetFile } from './hfDataset.js';
-import { openParquetTable, ParquetTableError, readImageCell, readRows, type ParquetTable } from './hfParquet.js';
+import { openParquetTable, ParquetTableError, readImageCell, readRows, rowGroupOf, type ParquetTable } from './hfParquet.js';
 import { namedImages, pathLocator } from './namedImages.js';
 
 export interface ParquetRowRecord {
@@ -35,46 +35,49 @@ export interface ParquetRowRecord {
 const ROWS_PER_RUN = 16_384;
 
 /**
- * Every row of `files`, in order, or a SourceProblem for what cannot be read, a run of row groups
- * at a time (no async step per row). A column asked for that a file does not hold fails the whole
- * source (SourceError, before any row), naming both.
+ * A run of row groups as read: its mapped columns, column by column, and each row's record built
+ * only when asked for (planning builds the few it keeps: an object per row was most of its cost).
+ */
+export interface ParquetRun {
+  file: HfParquetFile;
+  map: ColumnMap;
+  /** In order: the file row index of each row read, or the problem of a row group that did not decode. */
+  entries: Array<number | SourceProblem>;
+  /** The value of a mapped (or extra) column at a row of this run. */
+  value(column: string, row: number): unknown;
+  /** A row's source id: `<file>#<row>`, with `:<id>` when the mapping has an id column. */
+  sourceId(row: number): string;
+  /** A row's record, or why its image cannot be read (a path column's null, non-path or outside path). */
+  record(row: number): ParquetRowRecord | SourceProblem;
+}
+
+/**
+ * Every row of `files`, in order, a run of row groups at a time (no async step per row), with a
+ * SourceProblem for what cannot be read. A column asked for that a file does not hold fails the
+ * whole source (SourceError, before any row), naming both.
  */
 export async function* parquetRuns(
   store: ObjectStore,
   files: readonly HfParquetFile[],
   request: ColumnRequest,
   extraColumns: readonly string[] = [],
-): AsyncGenerator<Array<ParquetRowRecord | SourceProblem>> {
+): AsyncGenerator<ParquetRun | SourceProblem> {
   for (const file of files) {
     let table: ParquetTable;
     try {
       table = await openParquetTable(store, file.key, file.size);
     } catch (err) {
       if (!(err instanceof ParquetTableError)) throw err;
-      yield [damaged(file.key, 'parquet-unreadable', err.message)];
+      yield damaged(file.key, 'parquet-unreadable', err.message);
       continue;
     }
     const map = tableMapping(store, table, request);
     const columns = [...new Set([...mappedColumns(map), ...extraColumns.filter((c) => table.columns.some((t) => t.name === c))])];
     const groups = table.metadata.row_groups.length;
-    for (let first = 0; first < groups;) {
+    for (let first = 0; first < groups; ) {
       let end = first + 1;
       while (end < groups && table.rowGroupStarts[end + 1]! - table.rowGroupStarts[first]! <= ROWS_PER_RUN) end++;
-      const out: Array<ParquetRowRecord | SourceProblem> = [];
-      for (const run of await readRuns(table, first, end, columns)) {
-        if ('problem' in run) {
-          out.push(run);
-          continue;
-        }
-        const start = table.rowGroupStarts[run.group]!;
-        const rows = table.rowGroupStarts[run.group + 1]! - start;
-        for (let i = 0; i < rows; i++) {
-          const values: Record<string, unknown> = {};
-          for (const c of columns) values[c] = run.values[c]![i];
-          out.push(toRecord(file, start + i, run.group, values, map));
-        }
-      }
-      yield out;
+      yield await readRun(table, file, map, first, end, columns);
       first = end;
     }
   }
@@ -87,7 +90,10 @@ export async function* parquetRows(
   request: ColumnRequest,
   extraColumns: readonly string[] = [],
 ): AsyncGenerator<ParquetRowRecord | SourceProblem> {
-  for await (const run of parquetRuns(store, files, request, extraColumns)) yield* run;
+  for await (const run of parquetRuns(store, files, request, extraColumns)) {
+    if ('problem' in run) yield run;
+    else for (const entry of run.entries) yield typeof entry === 'number' ? run.record(entry) : entry;
+  }
 }
 
 /** The mapping of one table; a column asked for that it does not hold fails the source. */
@@ -104,38 +110,50 @@ function mappedColumns(map: ColumnMap): string[] {
   return map.image.holds === 'path' ? [map.image.name, ...names] : names;
 }
 
-type Run = { group: number; values: Record<string, unknown[]> } | SourceProblem;
-
-/** Row groups [first, end) one by one: in one read, or group by group when the run does not decode. */
-async function readRuns(table: ParquetTable, first: number, end: number, columns: string[]): Promise<Run[]> {
-  const split = (all: Record<string, unknown[]>): Run[] => {
-    const runs: Run[] = [];
-    for (let group = first; group < end; group++) {
-      const [from, to] = [table.rowGroupStarts[group]! - table.rowGroupStarts[first]!, table.rowGroupStarts[group + 1]! - table.rowGroupStarts[first]!];
-      runs.push({ group, values: Object.fromEntries(columns.map((c) => [c, all[c]!.slice(from, to)])) });
-    }
-    return runs;
+/**
+ * Row groups [first, end) in one read, or group by group when they do not decode together, so a
+ * damaged row group is a problem naming file and row group and the others are kept.
+ */
+async function readRun(table: ParquetTable, file: HfParquetFile, map: ColumnMap, first: number, end: number, columns: string[]): Promise<ParquetRun> {
+  const starts = table.rowGroupStarts;
+  const values: Record<string, unknown[]> = Object.fromEntries(columns.map((c) => [c, new Array<unknown>(starts[end]! - starts[first]!)]));
+  const entries: ParquetRun['entries'] = [];
+  const rowsOf = (from: number, to: number) => {
+    for (let row = starts[from]!; row < starts[to]!; row++) entries.push(row);
   };
   try {
-    return split(await readRows(table, first, end, columns));
+    const all = await readRows(table, first, end, columns);
+    for (const c of columns) values[c] = all[c]!;
+    rowsOf(first, end);
   } catch (err) {
     if (!(err instanceof ParquetTableError)) throw err;
-  }
-  const runs: Run[] = [];
-  for (let group = first; group < end; group++) {
-    try {
-      runs.push({ group, values: await readRows(table, group, group + 1, columns) });
-    } catch (err) {
-      if (!(err instanceof ParquetTableError)) throw err;
-      runs.push(damaged(`${table.key}#row-group-${group}`, 'parquet-row-group', err.message));
+    for (let group = first; group < end; group++) {
+      try {
+        const one = await readRows(table, group, group + 1, columns);
+        for (const c of columns) one[c]!.forEach((v, i) => (values[c]![starts[group]! - starts[first]! + i] = v));
+        rowsOf(group, group + 1);
+      } catch (err) {
+        if (!(err instanceof ParquetTableError)) throw err;
+        entries.push(damaged(`${table.key}#row-group-${group}`, 'parquet-row-group', err.message));
+      }
     }
   }
-  return runs;
+  const value = (column: string, row: number) => values[column]![row - starts[first]!];
+  const sourceId = (row: number) => {
+    const id = map.id === undefined ? undefined : value(map.id, row);
+    return typeof id === 'string' || typeof id === 'number' || typeof id === 'bigint' ? `${file.key}#${row}:${String(id)}` : `${file.key}#${row}`;
+  };
+  return {
+    file,
+    map,
+    entries,
+    value,
+    sourceId,
+    record: (row) => toRecord(file, row, rowGroupOf(table, row), Object.fromEntries(columns.map((c) => [c, value(c, row)])), map, sourceId(row)),
+  };
 }
 
-function toRecord(file: HfParquetFile, row: number, group: number, values: Record<string, unknown>, map: ColumnMap): ParquetRowRecord | SourceProblem {
-  const id = map.id === undefined ? undefined : values[map.id];
-  const sourceId = typeof id === 'string' || typeof id === 'number' || typeof id === 'bigint' ? `${file.key}#${row}:${String(id)}` : `${file.key}#${row}`;
+function toRecord(file: HfParquetFile, row: number, group: number, values: Record<string, unknown>, map: ColumnMap, sourceId: string): ParquetRowRecord | SourceProblem {
   if (map.image.holds === 'bytes') {
     return { file, row, sourceId, values, map, locator: { file: file.key, size: file.size, column: map.image.name, rowGroup: group, row } };
   }

@@ -3,6 +3,8 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
+import { sourceSchema } from '../../config/sourceConfig.js';
+import { openSource } from '../../sources/source.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { ColumnMappingError, describeMapping, mapColumns } from '../../sources/readers/hfColumns.js';
 import { hfParquetFiles, hubSnapshot, splitAndConfig } from '../../sources/readers/hfDataset.js';
@@ -115,4 +117,24 @@ describe('Hugging Face dataset files', () => {
     assert.deepEqual(hubSnapshot(path.join(HUB, M4)), { repo: 'HuggingFaceM4/ChartQA', revision: 'b605b6e08b57faf4359aeb2fe6a3ca595f99b6c5' });
     assert.equal(hubSnapshot(path.join(HUB, 'chartqa-masry')), undefined);
   });
+
+  it('the parquet source reads around a damaged row group, in order, and builds each sample from its own row', async () => {
+    const segments = [];
+    for await (const segment of openSource(sourceSchema.parse({ type: 'parquet', uri: path.join(HUB, 'parquet/damaged') }), 0, {}).segments()) segments.push(segment);
+    assert.deepEqual(
+      segments.flatMap((s) => s.records.map((r) => (typeof r === 'string' ? r : `${r.kind === 'damaged' ? r.code : r.filter} ${r.sourceId}`))),
+      ['train.parquet#0', 'train.parquet#1', 'parquet-row-group train.parquet#row-group-1', 'train.parquet#4', 'train.parquet#5'],
+    );
+    const samples = segments.flatMap((s) => s.sampleIds.map((id, i) => ({ id, sample: s.sample(i) })));
+    assert.deepEqual(
+      samples.map(({ id, sample }) => [id === sample.sampleId, sample.sourceId, sample.caption, sample.image.locator.row, sample.image.locator.rowGroup]),
+      [
+        [true, 'train.parquet#0', 'caption number 0', 0, 0],
+        [true, 'train.parquet#1', 'caption number 1', 1, 0],
+        [true, 'train.parquet#4', 'caption number 4', 4, 2],
+        [true, 'train.parquet#5', 'caption number 5', 5, 2],
+      ],
+    );
+  });
 });
+

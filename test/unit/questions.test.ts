@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { QuestionPolicy } from '../../config/sourceFields.js';
-import { cleanQuestion, type QuestionVerdict } from '../../sources/questions.js';
+import { cleanQuestion, cleanQuestionByRules, type QuestionVerdict } from '../../sources/questions.js';
 
 const DROP: QuestionPolicy = { minLength: 8, maxLength: 1000, dropMultipleChoice: true, dropFewShot: true };
 const KEEP_STEMS: QuestionPolicy = { ...DROP, dropMultipleChoice: false };
@@ -102,5 +102,40 @@ describe('cleanQuestion', () => {
     const long = `Describe ${'very '.repeat(30)}carefully.`;
     assert.equal(dropped(cleanQuestion(long, { ...DROP, maxLength: 100 })), 'too-long');
     assert.equal(kept(cleanQuestion(long, { ...DROP, maxLength: long.length })), long);
+  });
+});
+
+describe('cleanQuestion without the rules a question cannot meet', () => {
+  // Fragments near every rule: labels, option letters, the boilerplate words, tabs and runs of spaces.
+  const FRAGMENTS = [
+    'What is shown in chart 12?',
+    'Question: how many bars?',
+    'Q1:',
+    'Examples',
+    'Options',
+    'Choices',
+    'A. cat',
+    'B) dog',
+    '(A) left (B) right',
+    '(a) small',
+    'Answer',
+    'answer with the given options directly.',
+    'First perform reasoning',
+    'based on the image, directly select the correct answer for the following question:',
+    'hint',
+    'You are given an image of a street.',
+    '<image>',
+    'Output',
+    '\t  spaced \t out  ',
+    'ok',
+    '\u00a0nbsp\u00a0',
+    'x'.repeat(990),
+  ];
+  const texts = FRAGMENTS.flatMap((a) => FRAGMENTS.flatMap((b) => [a, `${a} ${b}`, `${a}${b}`, `${a}\n${b}`, `  ${b}\t${a} `]));
+
+  it('gives the verdict every rule gives, on texts with and without what the rules look for', () => {
+    for (const policy of [DROP, KEEP_STEMS, { ...DROP, minLength: 1, maxLength: 20 }]) {
+      for (const text of texts) assert.deepEqual(cleanQuestion(text, policy), cleanQuestionByRules(text, policy), JSON.stringify(text));
+    }
   });
 });
