@@ -74,7 +74,7 @@ export async function* parquetRuns(
     const map = tableMapping(store, table, request);
     const columns = [...new Set([...mappedColumns(map), ...extraColumns.filter((c) => table.columns.some((t) => t.name === c))])];
     const groups = table.metadata.row_groups.length;
-    for (let first = 0; first < groups; ) {
+    for (let first = 0; first < groups;) {
       let end = first + 1;
       while (end < groups && table.rowGroupStarts[end + 1]! - table.rowGroupStarts[first]! <= ROWS_PER_RUN) end++;
       yield await readRun(table, file, map, first, end, columns);

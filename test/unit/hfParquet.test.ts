@@ -137,4 +137,3 @@ describe('Hugging Face dataset files', () => {
     );
   });
 });
-
