@@ -198,11 +198,14 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
   }
 
   setPhase('finalizing');
+  const shardCount = plan.shardCount;
   const report = await finalizeBuild({
     build,
-    shardCount: plan.shardCount,
+    shardCount,
     failed: progress.failedShards,
     ...(progress.budgetExhausted ? { budgetExhausted: progress.budgetExhausted } : {}),
+  }).catch((err: unknown) => {
+    throw withFailedShards(err, progress.failedShards, shardCount);
   });
   if (progress.budgetExhausted) {
     setPhase('failed');
@@ -473,6 +476,23 @@ function failureType(err: unknown): string | undefined {
 }
 
 /** The innermost cause: "child failed: activity failed: <what actually went wrong>" helps nobody. */
+/**
+ * The build's finalizing failing after shards failed (an object store or a disk gone for good fails
+ * both): its one line names the shards it hit too, with their causes, not only the key finalizing
+ * could not read or write. The innermost application failure's type is kept (the CLI's exit code).
+ */
+function withFailedShards(err: unknown, failed: BuildProgress['failedShards'], shardCount: number): unknown {
+  if (failed.length === 0) return err;
+  let inner: ApplicationFailure | undefined;
+  for (let e = err, depth = 0; e instanceof Error && depth < 20; e = e.cause, depth++) if (e instanceof ApplicationFailure) inner = e;
+  const shards = failed.map((f) => `shard ${f.shard}: ${f.error}`).join('; ');
+  return ApplicationFailure.create({
+    message: `finalizing: ${inner?.message ?? describeFailure(err)}; ${failed.length} of ${shardCount} shards had failed before: ${shards}`,
+    type: inner?.type ?? undefined,
+    nonRetryable: true,
+  });
+}
+
 function describeFailure(err: unknown): string {
   let e = err as { message?: string; cause?: unknown } | undefined;
   while (e?.cause) e = e.cause as typeof e;
