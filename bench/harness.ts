@@ -132,11 +132,16 @@ export function startWorkerProcess(options: {
   cpuProfile?: string;
   heapProfile?: string;
   splitOnly?: boolean;
+  /** `mmif worker --metrics <this>`: the worker records and serves its metrics. */
+  metricsAt?: string;
+  /** Added to the worker's environment (OTEL_* for traces). */
+  env?: NodeJS.ProcessEnv;
 }): Promise<Proc> {
-  const env: NodeJS.ProcessEnv = { TEMPORAL_ADDRESS: options.address, MMIF_TASK_QUEUE: options.taskQueue, OPENAI_BASE_URL: options.simulatorUrl };
+  const env: NodeJS.ProcessEnv = { TEMPORAL_ADDRESS: options.address, MMIF_TASK_QUEUE: options.taskQueue, OPENAI_BASE_URL: options.simulatorUrl, ...options.env };
   if (process.env.BENCH_WORKER_NODE_OPTIONS) env.NODE_OPTIONS = process.env.BENCH_WORKER_NODE_OPTIONS;
   if (options.maxConcurrentActivities === undefined && !options.trace && !options.cpuProfile && !options.heapProfile && !options.splitOnly)
-    return startNodeProcess(CLI, ['worker'], env, 'worker polling', 120_000);
+    return startNodeProcess(CLI, ['worker', ...(options.metricsAt ? ['--metrics', options.metricsAt] : [])], env, 'worker polling', 120_000);
+  if (options.metricsAt) throw new Error('metrics are measured on the real `mmif worker` (no --activities, --trace or profiles)');
   const extra: NodeJS.ProcessEnv = { BENCH_MAX_ACTIVITIES: String(options.maxConcurrentActivities ?? DEFAULT_ACTIVITY_SLOTS) };
   if (options.splitOnly) extra.BENCH_SPLIT_ONLY = '1';
   if (options.trace) extra.BENCH_TRACE = options.trace;

@@ -4,8 +4,13 @@
 // Scenarios (the `all` list below): 1, 2 or 4 workers with tuned or shipped settings, the cap split
 // 1/N or by hand, and an RPM endpoint announced in x-ratelimit-* headers (`rpm-*`). Measured over the
 // steady state (the middle 80% of completions, GET /admin/stats every second): requests/s against the
-// limit, in flight, 429s; worker CPU per sample and peak RSS (/proc). How: bench/notes/2026-11-21-common-setup.md.
+// limit, in flight, 429s; worker CPU per sample and per request (user + system, /proc: process.cpuUsage's
+// figure read from outside) and peak RSS. `one-metrics` and `one-traces` are `one` with the worker's
+// Prometheus metrics on (scraped every 5 s) or its traces sent over OTLP to a loopback receiver: run
+// after `one` in the same sitting, their CPU per request against its is the telemetry's cost under
+// the same load. How: bench/notes/2026-11-21-common-setup.md.
 // Run:   npx tsx bench/throughput.ts [--only one,four] [--samples 1000]
+//        ... --only one,one-metrics,one-traces (the cost of metrics and traces)
 //        ... --trace /tmp/t (per-activity times, event-loop delay: benchWorker.ts)
 //        ... --cpu-prof /tmp/p (each worker's V8 CPU profile: profileSummary.ts)
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -13,7 +18,8 @@ import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { startTemporalDevServer, type DevServer } from '../local/temporalDevServer.js';
+import { freePort, startTemporalDevServer, type DevServer } from '../local/temporalDevServer.js';
+import { startOtlpReceiver } from '../test/harness/otlpReceiver.js';
 import type { BuildReport } from '../output/contracts/buildReport.js';
 import {
   benchBuildConfig,
@@ -38,7 +44,7 @@ import { DEFAULT_ACTIVITY_SLOTS } from '../worker/createWorker.js';
 
 const { values } = parseArgs({
   options: {
-    only: { type: 'string' }, // comma-separated: one, defaults, two, four, four-split, two-split, two-uncapped, rpm-one, rpm-two, rpm-four
+    only: { type: 'string' }, // comma-separated: one, one-metrics, one-traces, defaults, two, four, four-split, two-split, two-uncapped, rpm-one, rpm-two, rpm-four
     samples: { type: 'string', default: '2000' },
     'samples-defaults': { type: 'string', default: '512' },
     'samples-two': { type: 'string', default: '768' },
@@ -77,7 +83,53 @@ interface Scenario {
   simulatorRpm?: number;
   /** Workers split endpoint limits 1/N only, without concurrency leases (bench/benchWorker.ts BENCH_SPLIT_ONLY). */
   splitOnly?: boolean;
+  /** The workers' telemetry: Prometheus metrics served and scraped, or traces sent over OTLP (default: neither). */
+  telemetry?: 'metrics' | 'traces';
   settings: BenchBuildSettings;
+}
+
+/** How often the bench scrapes a worker's metrics (Prometheus' default is 60 s; 15 s is common). */
+const SCRAPE_EVERY_MS = 5_000;
+
+/**
+ * A scenario's telemetry while it runs: per worker, its metrics address or OTLP environment; the
+ * scraper or receiver behind them; and what it took in (scrapes, OTLP exports).
+ */
+async function telemetryFor(scenario: Scenario): Promise<{ worker: () => Promise<{ metricsAt?: string; env?: NodeJS.ProcessEnv }>; stop: () => Promise<string> }> {
+  if (scenario.telemetry === 'traces') {
+    const receiver = await startOtlpReceiver();
+    return {
+      worker: async () => ({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } }),
+      stop: async () => {
+        const exports = receiver.bodies();
+        await receiver.close();
+        return `${exports.length} OTLP exports, ${fmt(exports.reduce((n, b) => n + b.length, 0) / 2 ** 20)} MiB`;
+      },
+    };
+  }
+  if (scenario.telemetry === 'metrics') {
+    const targets: string[] = [];
+    let scrapes = 0;
+    const timer = setInterval(() => {
+      for (const at of targets)
+        void fetch(`http://${at}/metrics`).then(
+          (r) => r.text().then(() => (scrapes += 1)),
+          () => {},
+        );
+    }, SCRAPE_EVERY_MS);
+    return {
+      worker: async () => {
+        const metricsAt = `127.0.0.1:${await freePort()}`;
+        targets.push(metricsAt);
+        return { metricsAt };
+      },
+      stop: async () => {
+        clearInterval(timer);
+        return `${scrapes} scrapes`;
+      },
+    };
+  }
+  return { worker: async () => ({}), stop: async () => '' };
 }
 
 interface Result {
@@ -94,6 +146,8 @@ interface Result {
   simulatorCpuMs: number;
   temporalCpuMs: number;
   ticks: Tick[];
+  /** What the telemetry took in (scrapes, OTLP exports), when it was on. */
+  telemetry: string;
 }
 
 async function runScenario(server: DevServer, sim: SimulatorProc, client: Client, images: string, scenario: Scenario): Promise<Result> {
@@ -101,6 +155,8 @@ async function runScenario(server: DevServer, sim: SimulatorProc, client: Client
   const taskQueue = `bench-${scenario.name}`;
   const activities = values.activities === undefined ? undefined : Number(values.activities);
   const workers: Proc[] = [];
+  const telemetry = await telemetryFor(scenario);
+  let took = '';
   try {
     for (let i = 0; i < scenario.workers; i++) {
       const trace = values.trace ? `${values.trace}.${scenario.name}.${i}.jsonl` : undefined;
@@ -114,6 +170,7 @@ async function runScenario(server: DevServer, sim: SimulatorProc, client: Client
           trace,
           cpuProfile,
           splitOnly: scenario.splitOnly,
+          ...(await telemetry.worker()),
         }),
       );
     }
@@ -137,6 +194,7 @@ async function runScenario(server: DevServer, sim: SimulatorProc, client: Client
     const ticks = await poller.stop();
     const usage = workers.map((w) => procUsage(w.pid)!);
     const stats = await simStats(sim);
+    took = await telemetry.stop();
     return {
       scenario,
       wallSeconds,
@@ -151,9 +209,11 @@ async function runScenario(server: DevServer, sim: SimulatorProc, client: Client
       simulatorCpuMs: procUsage(sim.pid)!.cpuMs - sim0,
       temporalCpuMs: procUsage(server.process.pid!)!.cpuMs - tmp0,
       ticks,
+      telemetry: took,
     };
   } finally {
     await Promise.all(workers.map((w) => w.stop()));
+    if (!took) await telemetry.stop();
     await rm(output, { recursive: true, force: true });
   }
 }
@@ -172,7 +232,13 @@ function describe(r: Result): void {
       `(${fmt(cpu / r.completed, 2)} ms/request), peak RSS ${r.workerPeakRssMiB.map((m) => fmt(m, 0)).join(' + ')} MiB; ` +
       `simulator CPU ${fmt(r.simulatorCpuMs / r.completed, 2)} ms/request; temporal ${fmt(r.temporalCpuMs / 1000)} s`,
   );
+  if (r.telemetry) console.log(`  telemetry: ${r.scenario.telemetry}, ${r.telemetry}`);
   console.log(`  report: shards ${JSON.stringify(r.report.shards)}, counts ${JSON.stringify(r.report.counts)}, rejects by stage ${JSON.stringify(r.report.rejectsByStage)}`);
+}
+
+/** The workers' CPU (user + system) per request the simulator completed, ms. */
+function cpuPerRequest(r: Result): number {
+  return r.workerCpuMs.reduce((a, b) => a + b, 0) / r.completed;
 }
 
 /**
@@ -200,6 +266,8 @@ async function main(): Promise<void> {
   const defaults: BenchBuildSettings = { concurrency: C, shardSize: 64, sliceSize: 16 };
   const all: Scenario[] = [
     { name: 'one', workers: 1, samples: Number(values.samples), simulatorCap: C, settings: tuned },
+    { name: 'one-metrics', workers: 1, samples: Number(values.samples), simulatorCap: C, settings: tuned, telemetry: 'metrics' as const },
+    { name: 'one-traces', workers: 1, samples: Number(values.samples), simulatorCap: C, settings: tuned, telemetry: 'traces' as const },
     { name: 'defaults', workers: 1, samples: Number(values['samples-defaults']), simulatorCap: C, settings: defaults },
     { name: 'two', workers: 2, samples: Number(values['samples-two']), simulatorCap: C, settings: tuned },
     { name: 'four', workers: 4, samples: Number(values['samples-two']), simulatorCap: C, settings: tuned },
@@ -259,6 +327,7 @@ async function main(): Promise<void> {
         '429s (% of requests)',
         'sim max in flight',
         'worker CPU ms/sample',
+        'worker CPU ms/request',
         'worker peak RSS MiB',
         'machine CPU',
       ],
@@ -274,11 +343,21 @@ async function main(): Promise<void> {
         `${r.r429} (${fmt((100 * r.r429) / Math.max(1, r.requests), 2)}%)`,
         r.maxInFlight,
         fmt(r.workerCpuMs.reduce((a, b) => a + b, 0) / r.scenario.samples, 1),
+        fmt(cpuPerRequest(r), 3),
         r.workerPeakRssMiB.map((m) => fmt(m, 0)).join(' + '),
         `${fmt(100 * r.steady.machineCpuShare, 0)}%`,
       ]),
     ),
   );
+  // The telemetry's cost: CPU per request against `one`'s in this run.
+  const bare = results.find((r) => r.scenario.name === 'one');
+  for (const r of results.filter((r) => r.scenario.telemetry)) {
+    if (!bare) console.log(`\n${r.scenario.name}: run \`one\` in the same sitting to compare`);
+    else
+      console.log(
+        `\n${r.scenario.name}: worker CPU ${fmt(cpuPerRequest(r), 3)} vs ${fmt(cpuPerRequest(bare), 3)} ms/request without: ${fmt(100 * (cpuPerRequest(r) / cpuPerRequest(bare) - 1), 1)}%`,
+      );
+  }
   if (values.json) {
     const { writeFile } = await import('node:fs/promises');
     await writeFile(

@@ -9,6 +9,7 @@ import { startTemporalDevServer, type DevServer } from '../local/temporalDevServ
 import { startSimulator, type SimulatorHandle } from '../simulator/server.js';
 import { createWorker } from '../worker/createWorker.js';
 import { startMetricsServer } from '../telemetry/metricsServer.js';
+import { tracingClientInterceptors } from '../telemetry/tracing.js';
 import { metricsFailed } from './metricsFlag.js';
 import { maskingDataConverter } from '../worker/maskingPayloadCodec.js';
 import type { Temporal } from './temporalClient.js';
@@ -156,7 +157,9 @@ export async function withLocalTemporal<T>(
     started.push(() => nativeConnection.close());
     const worker = await createWorker({ connection: nativeConnection, namespace: 'default', taskQueue: LOCAL_TASK_QUEUE });
     const settings = { connection: { address: server.address }, namespace: 'default', taskQueue: LOCAL_TASK_QUEUE };
-    return await worker.runUntil(() => work({ client: new Client({ connection, dataConverter: maskingDataConverter }), settings, close: async () => {} }));
+    return await worker.runUntil(() =>
+      work({ client: new Client({ connection, dataConverter: maskingDataConverter, interceptors: tracingClientInterceptors() }), settings, close: async () => {} }),
+    );
   } finally {
     await stopAll();
     // Interrupted: the work's own ending (the worker shut down under it) is not the outcome.

@@ -3,6 +3,7 @@ import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { temporalSettingsFromEnv, type TemporalSettings } from '../worker/connectionFromEnv.js';
 import { maskingDataConverter } from '../worker/maskingPayloadCodec.js';
 import { CliError, EXIT } from './exitCodes.js';
+import { tracingClientInterceptors } from '../telemetry/tracing.js';
 
 export interface Temporal {
   client: Client;
@@ -22,7 +23,11 @@ export async function connectTemporal(options: { connectTimeoutMs?: number } = {
   const connection = await Connection.connect({ ...settings.connection, ...(connectTimeout ? { connectTimeout } : {}) }).catch((err: Error) => {
     throw temporalUnreachable(settings, err);
   });
-  return { client: new Client({ connection, namespace: settings.namespace, dataConverter: maskingDataConverter }), settings, close: () => connection.close() };
+  return {
+    client: new Client({ connection, namespace: settings.namespace, dataConverter: maskingDataConverter, interceptors: tracingClientInterceptors() }),
+    settings,
+    close: () => connection.close(),
+  };
 }
 
 /** Connection errors that say nothing listens at the address (or no such host): waiting cannot change them. */

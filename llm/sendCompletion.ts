@@ -30,7 +30,8 @@ import { usableTotal } from './usage.js';
 import { TransientError } from '../domain/errors.js';
 import { ReplyCut } from './httpFetch.js';
 import { causeCodes, innermostMessage } from '../domain/connectFailure.js';
-import { endpointLabel, recordAttempt, type RequestLabels } from '../telemetry/metrics.js';
+import { endpointHost, endpointLabel, recordAttempt, type RequestLabels } from '../telemetry/metrics.js';
+import { currentStage, inSpan } from '../telemetry/tracing.js';
 
 /** The endpoint refused the request itself (400, 413, 422): the sample is rejected, unless a dialect can answer the refusal (dialect.ts). */
 export class RequestRefused extends SampleRejection {
@@ -128,8 +129,32 @@ export async function sendCompletion(s: Sending, body: ChatCompletionCreateParam
   }
 }
 
-/** One attempt, its duration, answer and failure class recorded in the metrics (telemetry/metrics.ts). */
-export async function measured<T>(labels: RequestLabels, attempt: number, send: () => Promise<T>): Promise<T> {
+/**
+ * One attempt, its duration, answer and failure class recorded in the metrics (telemetry/metrics.ts)
+ * and, when tracing, as a span named and attributed after the GenAI semantic conventions
+ * (https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/) with the stage and role it ran for.
+ */
+export function measured<T>(labels: RequestLabels, attempt: number, send: () => Promise<T>): Promise<T> {
+  return inSpan(
+    `chat ${labels.model}`,
+    () => ({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.request.model': labels.model,
+      'server.address': endpointHost(labels.endpoint),
+      'mmif.build': labels.build,
+      // None for the pre-flight's calls, made before any stage.
+      ...(currentStage() ? { 'mmif.stage': currentStage() } : {}),
+      'mmif.role': labels.role,
+      'mmif.attempt': attempt,
+    }),
+    () => recorded(labels, attempt, send),
+    () => ({ 'mmif.outcome': 'ok' }),
+    (err) => ({ 'mmif.outcome': 'failed', 'error.type': classifyFailure(err) }),
+  );
+}
+
+async function recorded<T>(labels: RequestLabels, attempt: number, send: () => Promise<T>): Promise<T> {
   const started = performance.now();
   const seconds = () => (performance.now() - started) / 1000;
   try {

@@ -133,6 +133,11 @@ export function endpointLabel(baseURL: string): string {
   return parsedEndpoint(baseURL).label;
 }
 
+/** An endpoint's host name (server.address in the GenAI conventions). */
+export function endpointHost(baseURL: string): string {
+  return parsedEndpoint(baseURL).host;
+}
+
 /** Each base URL parsed once: a request's labels are made for every attempt, and URL parsing is most of their cost. */
 const parsed = new Map<string, { label: string; host: string }>();
 function parsedEndpoint(url: string): { label: string; host: string } {
@@ -150,7 +155,7 @@ function parsedEndpoint(url: string): { label: string; host: string } {
 }
 
 function genAi(r: RequestLabels) {
-  const host = parsedEndpoint(r.endpoint).host;
+  const host = endpointHost(r.endpoint);
   return { build: r.build, role: r.role, gen_ai_operation_name: 'chat', gen_ai_provider_name: 'openai', gen_ai_request_model: r.model, server_address: host };
 }
 

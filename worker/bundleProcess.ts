@@ -18,13 +18,15 @@ import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporali
 const SELF = fileURLToPath(import.meta.url);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const WORKFLOWS_PATH = path.join(ROOT, 'workflows/index.ts');
+/** The workflow interceptors every bundle carries: a traced build's spans (workflows/tracing.ts, telemetry/tracing.ts). */
+const TRACING_INTERCEPTORS = path.join(ROOT, 'workflows/tracing.ts');
 const BUNDLE_DIR = path.join(ROOT, '.tmp/workflow-bundles');
 /** Folders whose code never reaches the workflow bundle; everything else counts towards its key. */
 const NOT_BUNDLED = new Set(['node_modules', 'test', 'bench', 'tools', 'samples', 'out', 'bin', 'simulator', 'cli']);
 
 /** The workflow bundle, built in this process. */
 export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
+  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, workflowInterceptorModules: [TRACING_INTERCEPTORS], logger: quietBundlerLogger });
 }
 
 const quietBundlerLogger = {
@@ -39,7 +41,7 @@ const quietBundlerLogger = {
 /**
  * The path of a bundle of the current workflow code, built (in a child process) only when no bundle of
  * these exact sources exists. The key hashes every TypeScript file the bundle could import plus the
- * Temporal workflow SDK's version, so an edited workflow, a moved helper or an SDK upgrade each give a
+ * versions of the Temporal workflow SDK and its tracing interceptors, so an edited workflow, a moved helper or an SDK upgrade each give a
  * new bundle; hashing contents rather than comparing mtimes survives `git checkout` and copies.
  */
 export async function prebuiltWorkflowBundle(buildIn: 'child' | 'this process' = 'child'): Promise<string> {
@@ -60,8 +62,10 @@ export async function prebuiltWorkflowBundle(buildIn: 'child' | 'this process' =
 
 async function workflowSourcesHash(): Promise<string> {
   const hash = createHash('sha256');
-  const sdk = JSON.parse(await readFile(path.join(ROOT, 'node_modules/@temporalio/workflow/package.json'), 'utf8')) as { version: string };
-  hash.update(`@temporalio/workflow@${sdk.version}\n`);
+  for (const pkg of ['@temporalio/workflow', '@temporalio/interceptors-opentelemetry']) {
+    const { version } = JSON.parse(await readFile(path.join(ROOT, `node_modules/${pkg}/package.json`), 'utf8')) as { version: string };
+    hash.update(`${pkg}@${version}\n`);
+  }
   for (const file of await sourceFiles(ROOT, true)) hash.update(`${path.relative(ROOT, file)}\n`).update(await readFile(file));
   return hash.digest('hex').slice(0, 16);
 }

@@ -7,6 +7,7 @@ import { becomeCurrentIfNone, currencyLine, versionedWorkerOptions, workerDeploy
 import { shareEndpointLimits } from './endpointSharing.js';
 import { maskSecretsInActivityFailures } from './maskSecretsInterceptor.js';
 import { maskingDataConverter } from './maskingPayloadCodec.js';
+import { tracingActivityInterceptors, tracingSinks } from '../telemetry/tracing.js';
 
 /**
  * How far V8 lets the heap grow past what survived its last full collection before the next one, in
@@ -95,7 +96,9 @@ export async function createWorker(setup: WorkerSetup): Promise<Worker> {
       namespace: setup.namespace,
       taskQueue: setup.taskQueue,
       activities,
-      interceptors: { activity: [maskSecretsInActivityFailures] },
+      // A traced process (telemetry/tracing.ts startTracing) continues each workflow's trace in its activities.
+      interceptors: { activity: [...tracingActivityInterceptors(), maskSecretsInActivityFailures] },
+      sinks: tracingSinks(),
       dataConverter: maskingDataConverter,
       workflowBundle,
       // Workflows not declared otherwise (workflows/index.ts) finish on the version that started them.

@@ -20,6 +20,7 @@ import { recordedLocally } from '../localRecord.js';
 import { watch } from './status.js';
 import { retrySpanLine } from '../retrySpan.js';
 import { metricsAddressOrUsage } from '../metricsFlag.js';
+import { inSpan, withTracing } from '../../telemetry/tracing.js';
 
 export const BUILD_USAGE = `usage: mmif build --config FILE [--wait | --local] [--new-version]
   Start a build on the task queue MMIF_TASK_QUEUE (workflow id = the config's buildId).
@@ -44,7 +45,12 @@ export const BUILD_USAGE = `usage: mmif build --config FILE [--wait | --local] [
       'a bad flag or config, or a problem the checks found (nothing started); with --wait or --local also a build that failed for a config, data path, output or endpoint setting',
   })}`;
 
-export async function buildCommand(args: string[]): Promise<number> {
+/** `mmif build`, its trace sent over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (telemetry/tracing.ts). */
+export function buildCommand(args: string[]): Promise<number> {
+  return withTracing('mmif', () => build(args));
+}
+
+async function build(args: string[]): Promise<number> {
   const { values } = parseFlags({
     args,
     options: { config: { type: 'string' }, wait: { type: 'boolean' }, 'new-version': { type: 'boolean' }, local: { type: 'boolean' }, metrics: { type: 'string' } },
@@ -66,7 +72,16 @@ export async function buildCommand(args: string[]): Promise<number> {
   }
 }
 
-async function startBuild(temporal: Temporal, config: BuildConfig, options: { wait: boolean; summary: boolean; localWorker?: boolean }): Promise<number> {
+/** The build's own span, the root of its trace: its checks, the build workflow and everything under them. */
+function startBuild(temporal: Temporal, config: BuildConfig, options: { wait: boolean; summary: boolean; localWorker?: boolean }): Promise<number> {
+  return inSpan(
+    'mmif build',
+    () => ({ 'mmif.build': config.buildId, 'mmif.mode': config.mode }),
+    () => startAndWatch(temporal, config, options),
+  );
+}
+
+async function startAndWatch(temporal: Temporal, config: BuildConfig, options: { wait: boolean; summary: boolean; localWorker?: boolean }): Promise<number> {
   await checkOnWorker(temporal, config, options.localWorker ?? false);
   const handle = await temporal.client.workflow
     .start('buildDataset', { taskQueue: temporal.settings.taskQueue, workflowId: config.buildId, args: [config] })

@@ -7,6 +7,7 @@ import { CliError, EXIT } from '../exitCodes.js';
 import { temporalUnreachable } from '../temporalClient.js';
 import { startMetricsServer } from '../../telemetry/metricsServer.js';
 import { metricsAddressOrUsage, metricsFailed } from '../metricsFlag.js';
+import { withTracing } from '../../telemetry/tracing.js';
 
 export const WORKER_USAGE = `usage: mmif worker [--metrics HOST:PORT]
   Run a worker: connects with TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS*,
@@ -20,7 +21,12 @@ export const WORKER_USAGE = `usage: mmif worker [--metrics HOST:PORT]
   --metrics HOST:PORT  serve Prometheus metrics at http://HOST:PORT/metrics, the engine's and the
                  Temporal SDK's (default MMIF_METRICS_ADDR; a bare port binds 127.0.0.1; docs/operations.md)`;
 
-export async function workerCommand(args: string[]): Promise<number> {
+/** `mmif worker`, its spans sent over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (telemetry/tracing.ts), the last ones as it stops. */
+export function workerCommand(args: string[]): Promise<number> {
+  return withTracing('mmif-worker', () => runWorker(args));
+}
+
+async function runWorker(args: string[]): Promise<number> {
   const { values } = parseFlags({ args, options: { metrics: { type: 'string' } } });
   const metricsAt = metricsAddressOrUsage(values.metrics);
   // Before the connection: the SDK's runtime is installed once, with its metrics exporter.

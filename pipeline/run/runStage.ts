@@ -21,6 +21,7 @@ import { stageDefinition } from '../stages/registry.js';
 import type { StageState } from './stageState.js';
 import { reasonCode } from '../../config/rejectionReasons.js';
 import { recordSample } from '../../telemetry/metrics.js';
+import { inSpan } from '../../telemetry/tracing.js';
 
 export interface SliceOutcome {
   ok: number;
@@ -97,7 +98,14 @@ export async function runSliceStages(
       if (failing()) return;
       throwIfAborted(); // a cancelled activity starts no further sample
 
-      const { status, fresh, sent } = one.buildsOn.some((s) => stopped.has(s)) ? { status: 'blocked' as const, sent: 0 } : await runOne(one.ctx, one.stage, sample);
+      const { status, fresh, sent } = one.buildsOn.some((s) => stopped.has(s))
+        ? { status: 'blocked' as const, sent: 0 }
+        : await inSpan(
+            `stage ${one.stage}`,
+            () => ({ 'mmif.build': ctx.config.buildId, 'mmif.stage': one.stage, 'mmif.source': sample.source }),
+            () => runOne(one.ctx, one.stage, sample),
+            (ran) => ({ 'mmif.outcome': ran.status, 'mmif.requests': ran.sent }),
+          );
       one.counts[status] += 1;
       one.counts.requests! += sent;
       if (status !== 'ok') stopped.add(one.stage);

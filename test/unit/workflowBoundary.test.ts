@@ -98,3 +98,12 @@ test('an import added to workflow code that leaves the boundary fails the check,
   assert.ok(outsideTheBoundary(withLine("import { parseBuildConfig } from '../config/buildConfig.js';")).includes('module config/buildConfig.ts'));
   assert.deepEqual(outsideTheBoundary(withLine("import type { ObjectStore } from '../storage/objectStore.js';")), []);
 });
+
+test('the tracing interceptor module the bundle also loads (workflows/tracing.ts) imports no engine module, only the SDK and its OpenTelemetry interceptors', () => {
+  const { modules, packages } = importClosure('workflows/tracing.ts', readRepo);
+  assert.deepEqual([...modules], ['workflows/tracing.ts']);
+  assert.deepEqual(
+    [...packages].filter((p) => ![...PACKAGES, '@temporalio/interceptors-opentelemetry'].includes(p)),
+    [],
+  );
+});

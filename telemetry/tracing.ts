@@ -1,0 +1,166 @@
+/**
+ * Traces of a build over OTLP, on when OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT) is set:
+ * `mmif build` opens the build's span, the Temporal SDK's OpenTelemetry interceptors carry its
+ * context into the workflow, its shard children and their activities (@temporalio/interceptors-opentelemetry,
+ * https://github.com/temporalio/samples-typescript/tree/main/interceptors-opentelemetry), and the
+ * engine adds a span per sample and stage and one per model-call attempt (`inSpan`). The exporters
+ * read the standard variables themselves (endpoint, headers, timeout, compression:
+ * https://opentelemetry.io/docs/specs/otel/protocol/exporter/); the protocol is http/protobuf unless
+ * OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL says http/json. Unset, nothing is loaded beyond this module's
+ * imports and `inSpan` runs its work directly. Attributes are bounded: stage, source, role, model,
+ * endpoint host, outcome, never a prompt, a sample id or a key. Why these packages: docs/adr/0061-traces-with-the-sdk-interceptors.md.
+ */
+import { context, createContextKey, SpanStatusCode, trace, type Attributes, type Tracer } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { envDetectorSync, Resource } from '@opentelemetry/resources';
+import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { ClientInterceptors } from '@temporalio/client';
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+  OpenTelemetryWorkflowClientInterceptor,
+  type OpenTelemetrySinks,
+} from '@temporalio/interceptors-opentelemetry';
+import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
+import type { WorkflowInfo } from '@temporalio/workflow';
+
+/** The OTLP protocols this engine exports with (gRPC is not among them: docs/adr/0061). */
+export type OtlpProtocol = 'http/protobuf' | 'http/json';
+
+/**
+ * Where a signal (`TRACES`, `METRICS`) goes and how, from the standard variables: undefined when no
+ * endpoint is set, the SDK is disabled (OTEL_SDK_DISABLED=true) or the signal's exporter is `none`.
+ * Throws one line naming the variable for a protocol it cannot speak.
+ */
+export function otlpTarget(signal: 'TRACES' | 'METRICS', env: NodeJS.ProcessEnv = process.env): { protocol: OtlpProtocol } | undefined {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return undefined;
+  if (env[`OTEL_${signal}_EXPORTER`]?.trim() === 'none') return undefined;
+  if (!env[`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`]?.trim() && !env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim()) return undefined;
+  const named = env[`OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`]?.trim() ? `OTEL_EXPORTER_OTLP_${signal}_PROTOCOL` : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const protocol = env[named]?.trim() || 'http/protobuf';
+  if (protocol !== 'http/protobuf' && protocol !== 'http/json') throw new Error(`${named}=${protocol}: mmif exports OTLP over http/protobuf or http/json only`);
+  return { protocol };
+}
+
+/** The resource every span (and OTLP metric) of this process carries: service.name, overridden by OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES. */
+export function otelResource(serviceName: string): Resource {
+  return Resource.default()
+    .merge(new Resource({ 'service.name': serviceName }))
+    .merge(envDetectorSync.detect());
+}
+
+interface Tracing {
+  processor: SpanProcessor;
+  resource: Resource;
+  provider: BasicTracerProvider;
+}
+
+let tracing: Tracing | undefined;
+let tracer: Tracer | undefined;
+
+/**
+ * Starts exporting this process's spans when the environment names an OTLP endpoint (once per
+ * process; later calls return what the first found). Returns whether tracing is on.
+ */
+export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  if (tracing) return true;
+  const target = otlpTarget('TRACES', env);
+  if (!target) return false;
+  const exporter = target.protocol === 'http/json' ? new JsonTraceExporter() : new ProtobufTraceExporter();
+  const processor = new BatchSpanProcessor(exporter);
+  const resource = otelResource(serviceName);
+  const provider = new BasicTracerProvider({ resource });
+  provider.addSpanProcessor(processor);
+  // W3C trace context is the propagator register() installs by default (OTEL_PROPAGATORS may change it).
+  provider.register({ contextManager: new AsyncLocalStorageContextManager().enable() });
+  tracing = { processor, resource, provider };
+  tracer = trace.getTracer('mmif');
+  return true;
+}
+
+/** Sends the spans still buffered and stops exporting (a command's last step; a no-op when tracing is off). */
+export async function stopTracing(): Promise<void> {
+  const ending = tracing;
+  tracing = undefined;
+  tracer = undefined;
+  await ending?.provider.shutdown().catch((err: Error) => console.error(`traces: could not send the last spans: ${err.message}`));
+}
+
+/** Runs `run` with tracing started for `serviceName` and its last spans sent afterwards, however it ends. */
+export async function withTracing<T>(serviceName: string, run: () => Promise<T>): Promise<T> {
+  startTracing(serviceName);
+  try {
+    return await run();
+  } finally {
+    await stopTracing();
+  }
+}
+
+/** The client interceptors that put the current trace context into the workflows a client starts (none when tracing is off). */
+export function tracingClientInterceptors(): ClientInterceptors | undefined {
+  return tracing ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined;
+}
+
+/** The activity interceptors that continue a workflow's trace in its activities (none when tracing is off). */
+export function tracingActivityInterceptors(): ActivityInterceptorsFactory[] {
+  return tracing ? [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })] : [];
+}
+
+/**
+ * The sink the workflow interceptors (workflows/tracing.ts) hand their spans to. Always injected, so a
+ * traced build on an untraced worker calls a sink that exists; it drops the spans when tracing is off.
+ * Of the workflow's info, only its type and ids go into the spans' attributes (not its memo or search
+ * attributes).
+ */
+export function tracingSinks(): InjectedSinks<OpenTelemetrySinks> {
+  const exporter = tracing && makeWorkflowExporter(tracing.processor, tracing.resource).export.fn;
+  return {
+    exporter: {
+      export: {
+        fn: (info, spans) => exporter?.({ workflowType: info.workflowType, workflowId: info.workflowId, runId: info.runId } as WorkflowInfo, spans),
+      },
+    },
+  };
+}
+
+/** The stage a span runs in, for the model-call spans under it. */
+const STAGE = createContextKey('mmif.stage');
+
+/** The stage of the span running now (from `inStageSpan`), if any. */
+export function currentStage(): string | undefined {
+  return tracer && (context.active().getValue(STAGE) as string | undefined);
+}
+
+/**
+ * Runs `run` in a span named `name` with the `attributes` made then (only when tracing), a child of the span running now; `ended`
+ * adds attributes from its value, `failed` from its error (the span's status is then ERROR, with
+ * no message: an error's text may quote a reply or a sample). With tracing off, runs `run` and nothing else.
+ */
+export async function inSpan<T>(
+  name: string,
+  attributes: () => Attributes,
+  run: () => Promise<T>,
+  ended: (value: T) => Attributes = () => ({}),
+  failed: (err: unknown) => Attributes = () => ({}),
+): Promise<T> {
+  if (!tracer) return run();
+  const given = attributes();
+  const stage = given['mmif.stage'];
+  const parent = typeof stage === 'string' && stage ? context.active().setValue(STAGE, stage) : context.active();
+  return tracer.startActiveSpan(name, { attributes: given }, parent, async (span) => {
+    try {
+      const value = await run();
+      span.setAttributes(ended(value));
+      return value;
+    } catch (err) {
+      span.setAttributes(failed(err));
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}
