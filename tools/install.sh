@@ -16,8 +16,10 @@
 #          sentence-splitter agreement check (bench/punktAgreement.ts)
 #   rl   : a SEPARATE venv tools/rl-venv with torch (CPU runs; PyPI's Linux wheel brings its CUDA
 #          libraries, ~5.6 GB installed), TRL, transformers and accelerate for `npm run test:rl` (TRL's
-#          GRPOTrainer against `mmif reward serve`), and verl without its dependencies (ray, vllm...):
-#          only its reward-function loader (verl/utils/import_utils.py) runs. Opt-in: not in `test`
+#          GRPOTrainer against `mmif reward serve`), and verl without its dependencies (vllm, sglang,
+#          wandb...) but for what its modules import to load a dataset (ray, tensordict, omegaconf,
+#          hydra, qwen-vl-utils, torchvision for the Qwen2-VL processor): its reward-function loader
+#          (verl/utils/import_utils.py) and its RLHFDataset run (docs/adr/0059). Opt-in: not in `test`
 #   bench: also a SEPARATE venv tools/bench-venv with bespokelabs-curator, the peer synthetic-data
 #          tool of bench/peer_curator.py (kept out of tools/venv so its dependencies never touch it)
 set -euo pipefail
@@ -191,6 +193,12 @@ if [ "$profile" = rl ]; then
   pinned_venv "$here/rl-venv" "torch==2.15.0" "trl==$TRL_VERSION" "transformers==$TRANSFORMERS_VERSION" "accelerate==1.15.0" "datasets==5.2.0" "pillow"
   "$here/rl-venv/bin/python" -m pip show verl 2>/dev/null | grep -qx "Version: 0.9.1" \
     || "$here/rl-venv/bin/python" -m pip install --disable-pip-version-check -q --no-deps "verl==0.9.1"
+  # Added to the venv, not in its pinned specs (a change there rebuilds all 5.6 GB): ~0.5 GB, ray the most.
+  verl_dataset=("ray==2.60.0" "tensordict==0.10.0" "omegaconf==2.3.1" "hydra-core==1.3.8" "codetiming==1.4.0" "pylatexenc==2.11" "torchvision==0.29.2" "qwen-vl-utils==0.0.14" "av==18.1.0")
+  if [ "$(cat "$here/rl-venv/.verl-dataset" 2>/dev/null)" != "${verl_dataset[*]}" ]; then
+    "$here/rl-venv/bin/python" -m pip install --disable-pip-version-check -q --no-compile "${verl_dataset[@]}"
+    echo "${verl_dataset[*]}" > "$here/rl-venv/.verl-dataset"
+  fi
 fi
 
 if [ "$profile" = bench ]; then

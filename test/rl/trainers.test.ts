@@ -2,8 +2,9 @@
  * The trainers' own call paths against `mmif reward serve` (opt-in: `npm run test:rl`, after
  * `tools/install.sh rl` puts torch, TRL and verl in tools/rl-venv; too large for `npm test`): TRL's
  * GRPOTrainer runs two steps on CPU with a tiny random policy built in the script, on a `rlvr` export
- * of the simulated quickstart build, rewarded through rewards/trl_reward.py; and verl's loader loads
- * rewards/verl_reward.py, whose `compute_score` on the `verl` export gives the service's rewards.
+ * of the simulated quickstart build, rewarded through rewards/trl_reward.py; verl's loader loads
+ * rewards/verl_reward.py, whose `compute_score` on the `verl` export gives the service's rewards; and
+ * verl's own `RLHFDataset` loads the `verl` export through a Qwen2-VL processor built in the script.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -15,6 +16,7 @@ import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 import type { InstructRecord } from '../../output/contracts/records.js';
 import { instructRecordFromLine } from '../../output/formats/sharegpt.js';
+import { groundTruthOf, type GroundTruth } from '../../domain/groundTruth.js';
 import { TOOLS_DIR } from '../../local/tools.js';
 import { readRecords, simulatedMmif as mmif } from '../harness/quickstartData.js';
 import { startRewardService, type RewardService } from '../harness/rewardService.js';
@@ -75,4 +77,16 @@ test("verl's loader loads rewards/verl_reward.py, and compute_score gives the se
     body.items.map((i) => i.reward),
   );
   assert.equal(out.ids.length, instruct.length);
+});
+
+test("verl's own RLHFDataset loads the verl export: every row kept through its processor filter, with its image, prompt and ground truth", async () => {
+  type Row = { id: string; data_source: string; parts: string[]; text: string; image_sizes: number[][]; ground_truth: GroundTruth; image_tokens: number };
+  const out = await python<{ class: string; read: number; kept: number; rows: Row[] }>('verl_dataset_check.py', [path.join(root, 'verl'), path.join(dir, 'verl-cache')]);
+  assert.equal(out.class, 'verl.utils.dataset.rl_dataset.RLHFDataset');
+  assert.deepEqual([out.read, out.kept], [instruct.length, instruct.length], 'no row dropped by the filter (a row its processor cannot process is dropped as overlong)');
+  assert.deepEqual(
+    out.rows.map((r) => [r.id, r.data_source, r.parts, r.text, r.ground_truth]),
+    instruct.map((r) => [r.id, `mmif/${r.source}`, ['image', 'text'], r.prompt, groundTruthOf(r, 'fail')]),
+  );
+  for (const r of out.rows) assert.ok(r.image_sizes.length === 1 && r.image_sizes[0]![0]! > 0 && r.image_tokens > 0, `${r.id}: one decoded image, expanded into image tokens`);
 });
