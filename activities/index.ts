@@ -283,17 +283,13 @@ async function commitAgain(ctx: StageContext, shard: number, manifest: ShardMani
   });
 }
 
-/**
- * Plans topping-up round `round`, or records why topping up stops; returns the plan as it stands.
- * With `forecast`, plans it from a forecast while shards of the last round still run (pipeline/planning/topUp.ts).
- */
-export async function planTopUp(input: { config: unknown; round: number; forecast?: boolean }): Promise<PlanShape> {
+/** Plans topping-up round `round`, or records why topping up stops; returns the plan as it stands. */
+export async function planTopUp(input: { config: unknown; round: number }): Promise<PlanShape> {
   return withHeartbeat(async () => {
     const ctx = contextFor(parseBuildConfig(input.config));
     const plan = await getJson<BuildPlan>(ctx.store, ctx.layout.planSummary);
     // Only before the round is planned: a retry after it finds the round in the plan and changes nothing.
-    // Not on a forecast: shards still commit meanwhile, and the exact call after the last round drops them.
-    if (plan && plan.rounds.length <= input.round && !plan.targetsOutcome && !input.forecast) {
+    if (plan && plan.rounds.length <= input.round && !plan.targetsOutcome) {
       await dropLateDuplicates(ctx.store, ctx.layout, plan.shardCount, async () => ctx);
       // Every time, not only after a drop here: a run killed between the two steps finds no drop left.
       await recommitTrimmedShards(ctx.store, ctx.layout, plan, sourceGoals(ctx.config), (shard, manifest, caps) => commitAgain(ctx, shard, manifest, caps));
@@ -304,7 +300,7 @@ export async function planTopUp(input: { config: unknown; round: number; forecas
       shards.forEach((shard, i) => (byShard[shard] = manifests[i]));
       return talliesFrom(plan, byShard);
     };
-    return planShape(await makeTopUpPlan(ctx.config, ctx.store, ctx.layout, ctx.sources, input.round, tallyOf, richnessTools(ctx), input.forecast), ctx.layout.planSummary);
+    return planShape(await makeTopUpPlan(ctx.config, ctx.store, ctx.layout, ctx.sources, input.round, tallyOf, richnessTools(ctx)), ctx.layout.planSummary);
   });
 }
 

@@ -6,7 +6,7 @@
 // against the endpoint bound (whole-build efficiency = bound / wall); time in pre-flight, planning,
 // each round and its tail, each top-up planning call, with no shard running, and finalize; requests
 // and tokens per accepted record; worker CPU and RSS; history events; objects and bytes written.
-// Run:   npx tsx bench/paperScale.ts [--scale 0.0625] [--gpus 2] [--speedup 4] [--workers 2] [--sequential] [--json /tmp/paper.json]
+// Run:   npx tsx bench/paperScale.ts [--scale 0.0625] [--gpus 2] [--speedup 4] [--workers 2] [--json /tmp/paper.json]
 import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -35,8 +35,6 @@ const { values } = parseArgs({
     speedup: { type: 'string', default: '4' },
     workers: { type: 'string', default: '2' },
     json: { type: 'string' },
-    // targets.overlapRounds false: each top-up round planned after the previous one is committed (for an A/B).
-    sequential: { type: 'boolean', default: false },
   },
 });
 const SCALE = Number(values.scale);
@@ -92,7 +90,7 @@ try {
       { type: 'chartqa', uri: sources.chartqa, attachTables: false, targets: { instruct: target(MIX.chartqa), dpo: target(MIX.chartqa) }, image },
       { type: 'geo170k', uri: sources.geo170k, targets: { instruct: target(MIX.geo170k), dpo: target(MIX.geo170k) }, image },
     ],
-    targets: { instruct: target(23_000), dpo: target(23_000), overlapRounds: !values.sequential },
+    targets: { instruct: target(23_000), dpo: target(23_000) },
     maxSamples: target(23_000) * 4,
     shardSize: SHARD_SIZE,
     sliceSize: SLICE_SIZE,
@@ -130,7 +128,6 @@ try {
   const steady = steadyState(ticks, 2);
   const result = {
     scale: SCALE,
-    overlapRounds: !values.sequential,
     gpus: GPUS,
     speedup: SPEEDUP,
     lanes,
@@ -175,8 +172,7 @@ interface Phase {
 
 /**
  * Pre-flight, planning, each round's shards (first start to last end) and tail (its last shard's
- * start to the round's last end), each top-up planning call (from a forecast, beside running
- * shards, or exact, once all are committed), the time no shard ran between the first shard start and
+ * start to the round's last end), each top-up planning call (once all are committed), the time no shard ran between the first shard start and
  * finalize (the endpoint idles there), the build's last tail, and finalize: from the parent's
  * activity and child-workflow events over all its runs. `rounds`: the first shard of each round
  * (the plan's `rounds`).
@@ -187,7 +183,7 @@ async function buildPhases(client: Client, workflowId: string, t0: number, round
     (Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6) - t0) / 1000;
   const roundOf = (shard: number) => rounds.filter((start) => start <= shard).length - 1;
   const shardOf = (id: string | null | undefined) => Number(/\/shard-(\d+)$/.exec(id ?? '')?.[1]);
-  const scheduled = new Map<string, { type: string; at: number; forecast: boolean }>();
+  const scheduled = new Map<string, { type: string; at: number }>();
   const byRound = rounds.map(() => ({ firstStart: Number.NaN, lastStart: Number.NaN, lastEnd: Number.NaN }));
   const runs: string[] = [];
   for await (const execution of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs.push(execution.runId);
@@ -205,8 +201,8 @@ async function buildPhases(client: Client, workflowId: string, t0: number, round
     const a = e.activityTaskScheduledEventAttributes;
     if (a) {
       const data = a.input?.payloads?.[0]?.data;
-      const input = data ? (JSON.parse(Buffer.from(data).toString()) as { forecast?: boolean; round?: number }) : {};
-      scheduled.set(`${e.eventId}`, { type: a.activityType!.name!, at: at(e), forecast: input.forecast === true });
+      const input = data ? (JSON.parse(Buffer.from(data).toString()) as { round?: number }) : {};
+      scheduled.set(`${e.eventId}`, { type: a.activityType!.name!, at: at(e) });
       if (a.activityType!.name === 'planTopUp') round = input.round ?? round;
     }
     const done = e.activityTaskCompletedEventAttributes;
@@ -216,7 +212,7 @@ async function buildPhases(client: Client, workflowId: string, t0: number, round
       const names: Record<string, string> = {
         preflightEndpoints: 'pre-flight',
         planBuild: 'planning',
-        planTopUp: `round ${round} planning (${s.forecast ? 'forecast, beside running shards' : 'exact, all committed'})`,
+        planTopUp: `round ${round} planning`,
         finalizeBuild: 'finalize',
       };
       const name = names[s.type];

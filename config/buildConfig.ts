@@ -54,13 +54,6 @@ export const buildConfigSchema = z
         expectedYield: z.number().gt(0).max(1).default(0.8),
         /** Planning rounds at most (the first included). */
         maxRounds: z.number().int().min(1).max(50).default(8),
-        /**
-         * Plan the next round from a forecast once half of the current one is committed, so its shards
-         * start while this round's last ones still run (sized to meet the targets with 95% confidence,
-         * counting the samples still running). false: plan each round from exact counts after the
-         * previous one is committed: every round ends in a tail. The records kept are the same.
-         */
-        overlapRounds: z.boolean().default(true),
       })
       .strict()
       .refine((t) => t.instruct !== undefined || t.dpo !== undefined, 'set instruct, dpo or both')

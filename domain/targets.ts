@@ -114,19 +114,12 @@ export const SHORTFALL_RISK = 0.05;
 
 /**
  * The next round's samples per source, or why there is none. `round` counts rounds already
- * planned; `tallies` cover the committed shards counted so far, `outstanding` the samples per source
- * planned beyond them and not counted yet (a forecast, taken while shards still run: forecastBasis).
- * Each source gets the fewest samples that, with the outstanding ones, meet its deficit with
- * probability 1 - SHORTFALL_RISK / (sources owing) at the yield measured so far (samplesForRecords:
- * the measurement's own uncertainty included); twice what it planned so far when nothing was
- * accepted. A forecast whose outstanding samples are enough plans nothing ('targets-met').
+ * planned; `tallies` cover every committed shard. Each source gets the fewest samples that meet its
+ * deficit with probability 1 - SHORTFALL_RISK / (sources owing) at the yield measured so far
+ * (samplesForRecords: the measurement's own uncertainty included); twice what it planned so far
+ * when nothing was accepted.
  */
-export function nextRound(
-  config: TargetsSettings,
-  round: number,
-  tallies: readonly SourceTally[],
-  outstanding: readonly number[] = [],
-): { sizes: number[] } | { outcome: TargetsOutcome } {
+export function nextRound(config: TargetsSettings, round: number, tallies: readonly SourceTally[]): { sizes: number[] } | { outcome: TargetsOutcome } {
   const goals = sourceGoals(config);
   const owing = tallies.map((t, i) => RECORD_KINDS.some((k) => deficit(goals[i]!, t, k) > 0));
   if (!owing.some(Boolean)) return { outcome: 'targets-met' };
@@ -136,54 +129,24 @@ export function nextRound(
   const confidence = 1 - SHORTFALL_RISK / drawing;
   const wanted = tallies.map((t, i) => {
     if (!owing[i] || t.exhausted) return 0;
-    const more = outstanding[i] ?? 0;
     const needs = RECORD_KINDS.map((kind) => {
       const missing = deficit(goals[i]!, t, kind);
       if (missing === 0) return 0;
-      if (t[kind] === 0) return Math.max(1, 2 * (t.planned + more));
-      return Math.max(0, samplesForRecords(missing, t.planned, t[kind], confidence) - more);
+      if (t[kind] === 0) return Math.max(1, 2 * t.planned);
+      return samplesForRecords(missing, t.planned, t[kind], confidence);
     });
     return Math.max(...needs);
   });
   if (wanted.every((n) => n === 0)) return { outcome: 'targets-met' };
-  const planned = tallies.reduce((n, t) => n + t.planned, 0) + outstanding.reduce((n, m) => n + m, 0);
+  const planned = tallies.reduce((n, t) => n + t.planned, 0);
   const sizes = clampToBudget(wanted, config.maxSamples, planned);
   return sizes.some((n) => n > 0) ? { sizes } : { outcome: 'sample-limit' };
 }
 
-/**
- * The share of a round's shards that must be committed before the next round is planned from a
- * forecast, while the rest still run: enough measured yield to forecast from, early enough that the
- * next round's shards are planned before this round's last ones start.
- */
-const FORECAST_AT = 0.5;
-
-/** Where a plan's rounds start and each shard's source: what the forecast's basis depends on. */
+/** Where a plan's rounds start and each shard's source: what start order depends on. */
 export interface RoundsShape {
   rounds: readonly number[];
   shardSources: readonly number[];
-}
-
-/**
- * The shards whose committed tallies the next round is forecast from: every shard of the earlier
- * rounds and the first half of the last round in start order (startOrder), with every source in it.
- * With two waves of shards in flight that is the first wave, so the next round is planned before
- * this round's last shards start and its shards fill this round's tail. Undefined when the last
- * round has fewer than two shards: the next round is then planned from exact counts once it is
- * committed. A function of the plan alone, so the forecast does not depend on timing.
- */
-export function forecastBasis(plan: RoundsShape): number[] | undefined {
-  const start = plan.rounds[plan.rounds.length - 1] ?? 0;
-  const size = plan.shardSources.length - start;
-  if (size < 2) return undefined;
-  const basis = Array.from({ length: start }, (_, shard) => shard);
-  const round = startOrder(
-    plan,
-    Array.from({ length: size }, (_, i) => start + i),
-  );
-  const sources = roundBySource(plan, start).size;
-  basis.push(...round.slice(0, Math.max(sources, Math.ceil(size * FORECAST_AT))));
-  return basis.sort((a, b) => a - b);
 }
 
 /**

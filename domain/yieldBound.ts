@@ -1,9 +1,8 @@
 /**
  * How many samples to plan so that a source meets a target with a chosen confidence, given the
  * yield measured so far. Pure arithmetic (domain/targets.ts sizes top-up rounds with it). A bound,
- * not the point estimate plus a share: a round planned from a forecast must also absorb the
- * forecast's own error, which grows with the samples outstanding, not with the deficit
- * (docs/adr/0016-top-up-rounds-sized-by-a-yield-bound.md).
+ * not the point estimate plus a share: the records of the new samples vary with their number, not
+ * with the deficit (docs/adr/0016-top-up-rounds-sized-by-a-yield-bound.md).
  */
 
 /**

@@ -34,7 +34,7 @@ import { capsWhenDue, type Kept } from '../domain/commitOrder.js';
 import { expandPlan, shapeOf, type ExpandedPlan, type PlanShape } from '../domain/planShape.js';
 import { MIN_SHARDS_IN_FLIGHT, shardsToFeedLanes } from '../domain/sampleLanes.js';
 import { stagesFor } from '../config/stages.js';
-import { forecastBasis, sourceGoals, startOrder } from '../domain/targets.js';
+import { sourceGoals, startOrder } from '../domain/targets.js';
 import { pipelineActivityOptions } from './activityOptions.js';
 import { newProgress, recordCommittedShard, restartRate, type BuildPhase, type BuildProgress } from './buildProgress.js';
 import { buildShard } from './buildShard.js';
@@ -59,16 +59,8 @@ export interface CarriedProgress {
   cursor: number;
   retryQueue: number[];
   progress: BuildProgress;
-  /** A targets build's rounds. */
-  rounds?: RoundsState;
-}
-
-/** Where the overlapped rounds of a targets build stand, beyond what the manifests tell. */
-interface RoundsState {
-  /** Shards that have run and wait to commit behind an earlier shard of their source (domain/commitOrder.ts). */
-  finished: number[];
-  /** How many rounds the plan had when the next one was last planned from a forecast (0: never). */
-  forecastAt: number;
+  /** A targets build's shards that have run and wait to commit behind an earlier shard of their source (domain/commitOrder.ts). */
+  finished?: number[];
 }
 
 export const progressQuery = defineQuery<BuildProgress>('progress');
@@ -162,8 +154,7 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
     const queue: ShardQueue = { order: shardOrder(config, plan), cursor: carried?.cursor ?? 0, skip: committed };
     const inFlight = shardsInFlight(config);
     if (config.targets) {
-      const rounds: RoundsState = carried?.rounds ?? { finished: [], forecastAt: 0 };
-      plan = await overlappedRounds({ config, build, progress, retryQueue, setPhase, inFlight }, { plan, queue, kept: keptAtStart, rounds });
+      plan = await targetRounds({ config, build, progress, retryQueue, setPhase, inFlight }, { plan, queue, kept: keptAtStart, finished: carried?.finished ?? [] });
     } else {
       let startedThisRun = 0;
       const rollOver = () => workflowInfo().continueAsNewSuggested || startedThisRun >= config.shardsPerRun;
@@ -224,7 +215,7 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
   return report;
 }
 
-/** What the overlapped rounds share with the build that runs them. */
+/** What a targets build's rounds share with the build that runs them. */
 interface RoundsContext {
   config: BuildConfig;
   build: BuildRef;
@@ -236,19 +227,16 @@ interface RoundsContext {
 }
 
 /**
- * A targets build's rounds, overlapped. Each shard commits as soon as rank order allows
- * (domain/commitOrder.ts), not in a stop at the end of its round. A round's shards start with its
- * sources side by side; once the first half of each source's shards in the last round (and
- * everything before them) is committed, the next round is planned from a forecast of what the rest
- * will keep (pipeline/planning/topUp.ts), so its shards start in the free slots of this round's tail instead
- * of after it. Once every shard is committed, the exact tallies decide:
- * the targets are met (or cannot be), or one more round is planned. The records kept stay the
- * lowest-ranked accepted ones: the forecast only decides how many ranks are planned, and a shard's
- * caps are a function of the plan and committed counts. Returns the plan as it ends.
+ * A targets build's rounds, one after another. Each shard commits as soon as rank order allows
+ * (domain/commitOrder.ts), not in a stop at the end of its round. Once every shard is committed,
+ * the exact tallies decide: the targets are met (or cannot be), or one more round is planned from
+ * them (pipeline/planning/topUp.ts) and its shards start. The records kept are the lowest-ranked
+ * accepted ones: a shard's caps are a function of the plan and committed counts. Returns the plan as
+ * it ends.
  */
-async function overlappedRounds(
+async function targetRounds(
   ctx: RoundsContext,
-  start: { plan: ExpandedPlan; queue: ShardQueue; kept: Array<[shard: number, instruct: number, dpo: number]>; rounds: RoundsState },
+  start: { plan: ExpandedPlan; queue: ShardQueue; kept: Array<[shard: number, instruct: number, dpo: number]>; finished: number[] },
 ): Promise<ExpandedPlan> {
   const { config, build, progress, retryQueue } = ctx;
   const { commitShard, committedShards, planTopUp } = proxyActivities<typeof activities>(pipelineActivityOptions(config.retry));
@@ -256,11 +244,8 @@ async function overlappedRounds(
   const { queue } = start;
   let { plan } = start;
   const kept = new Map<number, Kept>(start.kept.map(([shard, instruct, dpo]) => [shard, { instruct, dpo }]));
-  let finished = [...start.rounds.finished];
-  let forecastAt = start.rounds.forecastAt;
+  let finished = [...start.finished];
   let committing = 0;
-  let planning = false;
-  let planningFailed: unknown;
   let startedThisRun = 0;
 
   const grow = (shape: PlanShape) => {
@@ -302,33 +287,14 @@ async function overlappedRounds(
     else finished.push(shard);
     commitDue();
   };
-  let basis: { shards: number; of: number[] | undefined } | undefined;
-  const forecastDue = () => {
-    if (!config.targets!.overlapRounds || planning || forecastAt >= plan.rounds.length) return false;
-    if (basis?.shards !== plan.shardCount) basis = { shards: plan.shardCount, of: forecastBasis(plan) };
-    return basis.of !== undefined && basis.of.every((shard) => kept.has(shard));
-  };
-  const forecastNext = async () => {
-    planning = true;
-    forecastAt = plan.rounds.length;
-    try {
-      grow(await planTopUp({ config, round: plan.rounds.length, forecast: true }));
-    } catch (err) {
-      planningFailed = err;
-    } finally {
-      planning = false;
-    }
-  };
 
   const work = () => retryQueue.length > 0 || hasNext(queue);
   const rollOver = () => workflowInfo().continueAsNewSuggested || startedThisRun >= config.shardsPerRun;
   const canStart = () => work() && !rollOver() && !progress.budgetExhausted && progress.shards.running < ctx.inFlight;
-  const settled = () => progress.shards.running === 0 && committing === 0 && !planning;
+  const settled = () => progress.shards.running === 0 && committing === 0;
   commitDue(); // shards that ran in an earlier run of this build
   for (;;) {
-    await condition(() => planningFailed !== undefined || forecastDue() || canStart() || settled());
-    if (planningFailed !== undefined) throw planningFailed;
-    if (forecastDue()) void forecastNext();
+    await condition(() => canStart() || settled());
     if (canStart()) {
       const shard = retryQueue.shift() ?? takeNext(queue);
       startedThisRun += 1;
@@ -336,17 +302,15 @@ async function overlappedRounds(
       continue;
     }
     if (!settled()) continue;
-    // Nothing runs, commits or is being planned, and nothing more can start in this run.
+    // Nothing runs or commits, and nothing more can start in this run.
     if (progress.budgetExhausted) return plan;
-    if (work()) {
-      await continueAsNew<typeof buildDataset>(config, { plan: shapeOf(plan), cursor: queue.cursor, retryQueue, progress, rounds: { finished, forecastAt } });
-    }
+    if (work()) await continueAsNew<typeof buildDataset>(config, { plan: shapeOf(plan), cursor: queue.cursor, retryQueue, progress, finished });
     if (progress.shards.failed === 0) {
       // Every planned shard is committed: the exact tallies decide.
       const grown = await planTopUp({ config, round: plan.rounds.length });
       if (grown.targetsOutcome) return expandPlan(grown);
-      // The exact call may have committed shards again (a late duplicate dropped, the samples its
-      // source's later shards trimmed restored): the next round's caps count what they keep now.
+      // The call may have committed shards again (a late duplicate dropped, the samples its source's
+      // later shards trimmed restored): the next round's caps count what they keep now.
       for (let from = 0; from < plan.shardCount; from += COMMIT_CHECK_CHUNK) {
         const found = await committedShards({ build, from, to: Math.min(from + COMMIT_CHECK_CHUNK, plan.shardCount) });
         for (const [shard, instruct, dpo] of found.kept) kept.set(shard, { instruct, dpo });
@@ -416,7 +380,7 @@ async function runShard(
   plan: ExpandedPlan,
   shard: number,
   progress: BuildProgress,
-  /** Told when the shard has run (overlapped rounds commit it then): its summary if it was committed already. */
+  /** Told when the shard has run (a targets build commits it then): its summary if it was committed already. */
   ran?: (shard: number, summary: ShardSummary | null) => void,
 ): Promise<void> {
   progress.shards.running += 1;

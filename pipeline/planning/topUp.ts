@@ -6,7 +6,7 @@
 import type { BuildConfig } from '../../config/buildConfig.js';
 import { addCounts } from '../../domain/counts.js';
 import type { SourceSample } from '../../domain/sample.js';
-import { forecastBasis, nextRound, type SourceTally } from '../../domain/targets.js';
+import { nextRound, type SourceTally } from '../../domain/targets.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
 import type { SourceReader } from '../../sources/contract.js';
 import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
@@ -16,11 +16,7 @@ import { takeRichSamples, type RichnessTools } from './richness.js';
 
 /**
  * Plans round `round` (1 = the first top-up) once every shard of the earlier rounds is committed,
- * or records why topping up stops. With `forecast`, plans it once the forecast's basis is committed
- * (domain/targets.ts forecastBasis) while the other shards still run, counting what
- * they will keep with confidence (nextRound): only a round
- * is ever written then, never an outcome (a forecast that meets the targets plans nothing; the
- * exact call after the last round decides). Returns the plan as it now stands.
+ * or records why topping up stops. Returns the plan as it now stands.
  */
 export async function makeTopUpPlan(
   config: BuildConfig,
@@ -31,23 +27,21 @@ export async function makeTopUpPlan(
   /** What each source's committed shards among `shards` hold (read from their manifests, output/reports/sourceTallies.ts). */
   tallyOf: (plan: BuildPlan, shards: readonly number[]) => Promise<SourceTally[]>,
   richness?: RichnessTools,
-  /** Plan from a forecast (domain/targets.ts forecastBasis), not from exact counts. */
-  forecast = false,
 ): Promise<BuildPlan> {
   const plan = await getJson<BuildPlan>(store, layout.planSummary);
   if (!plan) throw new Error(`build '${config.buildId}': no plan in ${store.root} to top up`);
   if (plan.rounds.length > round || plan.targetsOutcome) return plan;
 
-  const basis = forecast ? forecastBasis(plan) : Array.from({ length: plan.shardCount }, (_, shard) => shard);
-  if (!basis) return plan; // too small a round to forecast from
-  const tallies = await tallyOf(plan, basis);
+  const tallies = await tallyOf(
+    plan,
+    Array.from({ length: plan.shardCount }, (_, shard) => shard),
+  );
   const committed = tallies.reduce((n, t) => n + t.planned, 0);
-  const wanted = basis.reduce((n, shard) => n + plan.shardSizes[shard]!, 0);
-  if (committed !== wanted) {
-    throw new Error(`build '${config.buildId}': round ${round} is planned from committed shards only, but ${wanted - committed} planned samples are not committed`);
+  const planned = plan.shardSizes.reduce((n, size) => n + size, 0);
+  if (committed !== planned) {
+    throw new Error(`build '${config.buildId}': round ${round} is planned from committed shards only, but ${planned - committed} planned samples are not committed`);
   }
-  const next = forecast ? forecastRound(config, plan, tallies, basis) : nextRound(config, plan.rounds.length, tallies);
-  if (forecast && 'outcome' in next) return plan;
+  const next = nextRound(config, plan.rounds.length, tallies);
   if ('outcome' in next) {
     const done: BuildPlan = { ...plan, targetsOutcome: next.outcome };
     await putJson(store, layout.planSummary, done);
@@ -83,14 +77,6 @@ export async function makeTopUpPlan(
   };
   await putJson(store, layout.planSummary, grown);
   return grown;
-}
-
-/** The next round from the basis's tallies, the samples planned outside it still to be counted. */
-function forecastRound(config: BuildConfig, plan: BuildPlan, prefix: SourceTally[], basis: readonly number[]): ReturnType<typeof nextRound> {
-  const rest = plan.sources.map(() => 0);
-  const inBasis = new Set(basis);
-  for (let shard = 0; shard < plan.shardCount; shard++) if (!inBasis.has(shard)) rest[plan.shardSources[shard]!]! += plan.shardSizes[shard]!;
-  return nextRound(config, plan.rounds.length, prefix, rest);
 }
 
 /**

@@ -13,7 +13,7 @@ import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/clie
 import proto from '@temporalio/proto';
 import type { ShardSummary } from '../../activities/buildRef.js';
 import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
-import { forecastBasis, nextRound, RECORD_KINDS, sourceGoals, firstRoundSizes, type Goals, type SourceTally } from '../../domain/targets.js';
+import { nextRound, RECORD_KINDS, sourceGoals, firstRoundSizes, type Goals, type SourceTally } from '../../domain/targets.js';
 import { planShape } from '../../domain/planShape.js';
 import type { BuildPlan } from '../../pipeline/planning/planBuild.types.js';
 import { progressQuery, retryFailedShardsUpdate } from '../../workflows/buildDataset.js';
@@ -72,17 +72,14 @@ const stubs: BuildActivities = {
     b.committed.set(shard, summary);
     return summary;
   },
-  planTopUp: async ({ config, round, forecast }) => {
+  planTopUp: async ({ config, round }) => {
     const buildId = (config as { buildId: string }).buildId;
     const b = builds.get(buildId)!;
-    if (b.plan.rounds.length > round && !forecast) return shapeOf(buildId);
-    const counted = forecast ? forecastBasis(b.plan)! : range(b.plan.shardCount);
-    // Samples planned beyond the counted shards, per source: what a forecast counts on.
-    const outstanding = sourcesOf(b).map(() => 0);
-    for (let shard = 0; shard < b.plan.shardCount; shard++) if (!counted.includes(shard)) outstanding[b.plan.shardSources[shard]!]! += b.plan.shardSizes[shard]!;
-    const next = nextRound(b.config!, b.plan.rounds.length, tallies(b, b.plan, counted), outstanding);
+    if (b.plan.rounds.length > round) return shapeOf(buildId);
+    assert.equal(b.committed.size, b.plan.shardCount, `round ${round} is planned once every shard is committed`);
+    const next = nextRound(b.config!, b.plan.rounds.length, tallies(b, b.plan, range(b.plan.shardCount)));
     if ('outcome' in next) {
-      if (!forecast) b.plan = { ...b.plan, targetsOutcome: next.outcome };
+      b.plan = { ...b.plan, targetsOutcome: next.outcome };
       return shapeOf(buildId);
     }
     b.plan = addRound(b.plan, next.sizes, b.config!.shardSize);

@@ -8,12 +8,13 @@ import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfi
 import { sampleIdFor } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { capsToRecommit, capsWhenDue } from '../../domain/commitOrder.js';
-import { commitCaps, forecastBasis, firstRoundSizes, nextRound, sourceGoals, startOrder, type SourceTally } from '../../domain/targets.js';
+import { commitCaps, firstRoundSizes, nextRound, sourceGoals, startOrder, type SourceTally } from '../../domain/targets.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { trimToCaps } from '../../output/commit/overTarget.js';
 import type { AssembledSample, DpoRecord, InstructRecord } from '../../output/contracts/records.js';
 import { makeBuildPlan } from '../../pipeline/planning/planBuild.js';
 import { makeTopUpPlan } from '../../pipeline/planning/topUp.js';
+import type { BuildPlan } from '../../pipeline/planning/planBuild.types.js';
 import { inSegments, type SourceItem, type SourceReader } from '../../sources/contract.js';
 import { getJson } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';
@@ -167,33 +168,23 @@ test('a top-up round takes the next ranks of the same seeded order into new shar
   }
 });
 
-test('a forecast is taken from every earlier round and the first half of the last in start order, whose sources start side by side', () => {
-  assert.equal(forecastBasis({ rounds: [0], shardSources: [0] }), undefined, 'a round of one shard is not forecast: its end is exact');
+test("a round's shards start with their sources side by side, each source's in rank order", () => {
   // Round 0: source 0 in shards 0-3, source 1 in 4-5; round 1: source 0 in 6-8, source 1 in 9.
   const plan = { rounds: [0, 6], shardSources: [0, 0, 0, 0, 1, 1, 0, 0, 0, 1] };
-  // Each source's shards in rank order, the sources interleaved by their share of the round, round
-  // by round, each source's first shard leading; the forecast is taken from the round's first half in
-  // that order (at least each source's first shard).
+  // The sources interleaved by their share of the round, round by round, each source's first shard leading.
   assert.deepEqual(startOrder(plan, [9, 8, 7, 6, 5, 4, 3, 2, 1, 0]), [0, 4, 1, 2, 5, 3, 6, 9, 7, 8]);
-  assert.deepEqual(forecastBasis({ rounds: [0], shardSources: plan.shardSources.slice(0, 6) }), [0, 1, 4]);
-  assert.deepEqual(forecastBasis(plan), [0, 1, 2, 3, 4, 5, 6, 9]);
-  // Six shards of one source and three of one shard each, 4 at once: every source's first shard
-  // starts at once, and the forecast is taken from the first 5 to start, the first wave and one.
+  // Six shards of one source and three of one shard each: every source's first shard starts in the first wave.
   const mixed = { rounds: [0], shardSources: [0, 0, 0, 0, 0, 0, 1, 2, 3] };
   assert.deepEqual(startOrder(mixed, [0, 1, 2, 3, 4, 5, 6, 7, 8]), [0, 6, 7, 8, 1, 2, 3, 4, 5]);
-  assert.deepEqual(forecastBasis(mixed), [0, 1, 6, 7, 8]);
-  assert.deepEqual(forecastBasis({ rounds: [0], shardSources: [0, 1, 2] }), [0, 1, 2], 'every source measured, though more than half');
-  // A forecast counts the samples planned outside its basis towards the bound: 80 of 200 kept and 20
-  // SFT records missing take 70 samples to be 95% sure; with 60 still outstanding, 10 more; with 100,
-  // none (the exact count after the round decides).
+});
+
+test('the next round meets the deficit with 95% confidence at the measured yield, twice what was planned when nothing was kept, within maxSamples', () => {
+  // 80 of 200 kept and 20 SFT records missing take 70 samples to be 95% sure.
   const c = config({ targets: { instruct: 100, expectedYield: 0.5 } });
-  assert.deepEqual(nextRound(c, 1, [tally(200, 80, 0)], [0]), { sizes: [70] });
-  assert.deepEqual(nextRound(c, 1, [tally(200, 80, 0)], [60]), { sizes: [10] });
-  assert.deepEqual(nextRound(c, 1, [tally(200, 80, 0)], [100]), { outcome: 'targets-met' });
-  // Nothing kept yet: twice everything planned, the outstanding samples included.
-  assert.deepEqual(nextRound(c, 1, [tally(20, 0, 0)], [30]), { sizes: [100] });
-  // maxSamples counts the outstanding samples too.
-  assert.deepEqual(nextRound(config({ maxSamples: 265, targets: { instruct: 100, expectedYield: 0.5 } }), 1, [tally(200, 80, 0)], [60]), { sizes: [5] });
+  assert.deepEqual(nextRound(c, 1, [tally(200, 80, 0)]), { sizes: [70] });
+  assert.deepEqual(nextRound(c, 1, [tally(20, 0, 0)]), { sizes: [40] });
+  assert.deepEqual(nextRound(config({ maxSamples: 205, targets: { instruct: 100, expectedYield: 0.5 } }), 1, [tally(200, 80, 0)]), { sizes: [5] });
+  assert.deepEqual(nextRound(config({ maxSamples: 200, targets: { instruct: 100, expectedYield: 0.5 } }), 1, [tally(200, 80, 0)]), { outcome: 'sample-limit' });
 });
 
 test('commit order: a shard that can never be trimmed commits at once, any other once the earlier shards of its source have', () => {
@@ -227,37 +218,23 @@ test('a committed shard is committed again when what the earlier shards of its s
   assert.equal(capsToRecommit({}, { instruct: 0, dpo: 0 }, trimmedShard), undefined, 'a source without goals is never trimmed');
 });
 
-test('a top-up round planned from a forecast: from the committed prefix only, never an outcome, and the exact call after it decides', async () => {
-  const dir = await mkdtemp(path.join(tmpdir(), 'mmif-topup-forecast-'));
+test('a top-up round is planned from every shard committed, never from a part of the round', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'mmif-topup-committed-'));
   try {
     const store = new LocalStore(dir);
     const c = config({ targets: { instruct: 6, expectedYield: 1 } });
     const layout = buildLayout(c.buildId);
     const readers = [source(40)];
-    const plan = await makeBuildPlan(c, store, layout, readers);
-    assert.deepEqual(plan.shardSizes, [4, 2]);
-    // Shard 0 (the forecast's basis) kept 3 of 4; 3 are missing, which shard 1's 2 samples and 6
-    // more meet with 95% confidence.
+    assert.deepEqual((await makeBuildPlan(c, store, layout, readers)).shardSizes, [4, 2]);
     const seen: Array<readonly number[]> = [];
-    const grown = await makeTopUpPlan(c, store, layout, readers, 1, async (_p, shards) => (seen.push(shards), [tally(4, 3, 0)]), undefined, true);
-    assert.deepEqual(seen, [[0]], 'tallied over the basis only');
-    assert.deepEqual(
-      [grown.shardSizes, grown.rounds],
-      [
-        [4, 2, 4, 2],
-        [0, 2],
-      ],
-    );
-    // A forecast that meets the targets plans nothing and records no outcome.
-    const met = await makeTopUpPlan(c, store, layout, readers, 2, async () => [tally(10, 6, 0)], undefined, true);
-    assert.deepEqual([met.shardCount, met.targetsOutcome], [4, undefined]);
-    // The prefix must be committed.
     await assert.rejects(
-      makeTopUpPlan(c, store, layout, readers, 2, async () => [tally(4, 2, 0)], undefined, true),
-      /6 planned samples are not committed/,
+      makeTopUpPlan(c, store, layout, readers, 1, async (_p, shards) => (seen.push(shards), [tally(4, 3, 0)])),
+      /round 1 is planned from committed shards only, but 2 planned samples are not committed/,
     );
-    // The exact call once everything is committed records the outcome.
-    assert.equal((await makeTopUpPlan(c, store, layout, readers, 2, async () => [tally(12, 6, 0)])).targetsOutcome, 'targets-met');
+    assert.deepEqual(seen, [[0, 1]], 'tallied over every shard');
+    assert.equal((await getJson<BuildPlan>(store, layout.planSummary))!.rounds.length, 1, 'nothing planned');
+    const grown = await makeTopUpPlan(c, store, layout, readers, 1, async () => [tally(6, 3, 0)]);
+    assert.deepEqual([grown.shardSizes.length > 2, grown.rounds], [true, [0, 2]]);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
