@@ -25,15 +25,13 @@ export function formatProgress(p: BuildProgress | LiveProgress, now = Date.now()
   const { planned, committed, failed, running } = p.shards;
   const filled = planned > 0 ? Math.round((committed / planned) * BAR_WIDTH) : 0;
   const bar = `[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}]`;
-  const live = 'shardsLive' in p ? p.shardsLive : [];
-  const accepted = p.samples.instruct + live.reduce((n, s) => n + s.accepted, 0);
-  const rejected = p.samples.rejectedSamples + live.reduce((n, s) => n + s.rejected, 0);
-  const { perMinute, etaSeconds } = sampleRate(p, accepted + rejected, now);
+  const { accepted, rejected } = samplesSoFar(p);
+  const { samplesPerMinute, etaSeconds } = sampleRate(p, now);
   const eta = etaSeconds === undefined ? '' : ` | ETA ${formatDuration(etaSeconds)}`;
   const lines = [
     `${p.buildId} ${p.phase}${p.simulated ? ' (SIMULATED)' : ''}`,
     `${bar} ${committed}/${planned} shards, ${running} running, ${failed} failed`,
-    `samples: ${accepted} accepted, ${rejected} rejected of ${p.samples.planned} planned, ${p.samples.dpo} DPO pairs committed | ` + `${perMinute.toFixed(1)} samples/min${eta}`,
+    `samples: ${accepted} accepted, ${rejected} rejected of ${p.samples.planned} planned, ${p.samples.dpo} DPO pairs committed | ` + `${samplesPerMinute.toFixed(1)} samples/min${eta}`,
   ];
   if ('shardsLive' in p) lines.push(...liveLines(p, now));
   const reasons = Object.entries(p.rejections.byReason).sort((a, b) => b[1] - a[1]);
@@ -52,16 +50,34 @@ export function formatProgress(p: BuildProgress | LiveProgress, now = Date.now()
   return lines.join('\n');
 }
 
+/** Samples accepted and rejected so far: the committed shards' and, with live counters, the running shards' as their stages finish. */
+function samplesSoFar(p: BuildProgress | LiveProgress): { accepted: number; rejected: number } {
+  const live = 'shardsLive' in p ? p.shardsLive : [];
+  return {
+    accepted: p.samples.instruct + live.reduce((n, s) => n + s.accepted, 0),
+    rejected: p.samples.rejectedSamples + live.reduce((n, s) => n + s.rejected, 0),
+  };
+}
+
+/** A build's sample rate at `now` and the time its planned samples left take at it (absent while nothing was done). */
+export interface SampleRate {
+  samplesPerMinute: number;
+  etaSeconds?: number;
+}
+
 /**
  * Samples done per minute since this run's shards started (BuildProgress.runStart: none was running
  * then, so every sample done since is this run's), and the time the planned ones left take at it.
+ * What the screen shows and `mmif status --json` adds as `rate`.
  */
-function sampleRate(p: BuildProgress, done: number, now: number): { perMinute: number; etaSeconds?: number } {
+export function sampleRate(p: BuildProgress | LiveProgress, now: number): SampleRate {
+  const { accepted, rejected } = samplesSoFar(p);
+  const done = accepted + rejected;
   const [since, doneThen] = p.runStart;
   const minutes = (now - since) / 60_000;
-  const perMinute = minutes > 0 ? Math.max(done - doneThen, 0) / minutes : 0;
-  if (perMinute <= 0) return { perMinute: 0 };
-  return { perMinute, etaSeconds: Math.round((Math.max(p.samples.planned - done, 0) / perMinute) * 60) };
+  const samplesPerMinute = minutes > 0 ? Math.max(done - doneThen, 0) / minutes : 0;
+  if (samplesPerMinute <= 0) return { samplesPerMinute: 0 };
+  return { samplesPerMinute, etaSeconds: Math.round((Math.max(p.samples.planned - done, 0) / samplesPerMinute) * 60) };
 }
 
 /**

@@ -147,7 +147,7 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
       const found = await committedShards({ build, from, to, rerunModelCallRejects: rerunModelCallRejects(config) });
       found.shards.forEach((shard) => committed.add(shard));
       keptAtStart.push(...found.kept);
-      if (!carried && found.shards.length > 0) recordCommittedShard(progress, found.total, Date.now(), found.shards.length, true);
+      if (!carried && found.shards.length > 0) recordCommittedShard(progress, found.total, found.shards.length);
     }
     // This run's rate starts with its shards: planning and the shards found done stay out of it.
     if (!carried) restartRate(progress, Date.now());
@@ -271,7 +271,7 @@ async function targetRounds(
         .then(
           (summary) => {
             kept.set(shard, { instruct: summary.instruct, dpo: summary.dpo });
-            recordCommittedShard(progress, summary, Date.now());
+            recordCommittedShard(progress, summary);
           },
           (err) => shardFailed(progress, shard, err),
         )
@@ -407,7 +407,7 @@ async function runShard(
         },
       ],
     });
-    if (summary) recordCommittedShard(progress, summary, Date.now());
+    if (summary) recordCommittedShard(progress, summary);
     ran?.(shard, summary);
   } catch (err) {
     shardFailed(progress, shard, err);

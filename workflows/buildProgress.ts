@@ -20,20 +20,10 @@ export interface BuildProgress {
   /** Milliseconds since the epoch (workflow time) when the build started; survives continue-as-new. */
   startedAt: number;
   /**
-   * Samples of committed shards per minute over the recent window (`recent`), and the estimated
-   * time to finish the planned ones at that rate; null until a shard of this run commits.
-   */
-  throughput: { samplesPerMinute: number; etaSeconds: number | null };
-  /**
-   * (workflow time ms, samples done) when this run's shards started and at each commit since, the
-   * last RATE_WINDOW_MS of them (at least two): the rate is taken over these, so neither planning,
-   * a wait for a retry, nor samples found done on a resume enter it.
-   */
-  recent: Array<[number, number]>;
-  /**
-   * (workflow time ms, samples done) when this run's shards started (restartRate): the running
-   * shards' samples are counted as their stages finish (cli/progressView.ts), so the rate and ETA the
-   * screen shows are taken from here, where no shard was running yet, to now.
+   * (workflow time ms, samples done) when this run's shards started (restartRate), after the shards
+   * a resume found done: the running shards' samples are counted as their stages finish, so the rate
+   * and ETA (cli/progressView.ts sampleRate) are taken from here, where no shard was running yet, to
+   * now; neither planning, a wait for a retry, nor samples done before enter them.
    */
   runStart: [number, number];
   /** Failed attempts of the requests of the shards committed in this build's runs, by kind: with the running shards' live ones, a count that never goes down. */
@@ -42,8 +32,6 @@ export interface BuildProgress {
   runningShards: string[];
   /** The requests per second the build's endpoints allow together, when each sets `requestsPerMinute`. */
   requestsPerSecondLimit?: number;
-  /** Samples of shards found committed when the build (re)started: done before, so not in the throughput. */
-  resumedSamples: number;
   failedShards: Array<{ shard: number; error: string }>;
   simulated: boolean;
   /** Set when the build's hard budget (llm.budget) ran out: the one line the build fails with. */
@@ -59,21 +47,17 @@ export function newProgress(buildId: string, now: number): BuildProgress {
     rejections: { byStage: {}, byReason: {} },
     usage: {},
     startedAt: now,
-    throughput: { samplesPerMinute: 0, etaSeconds: null },
-    recent: [[now, 0]],
     runStart: [now, 0],
     failedAttempts: {},
     runningShards: [],
-    resumedSamples: 0,
     failedShards: [],
     simulated: false,
   };
 }
 
 /** Adds a committed shard — or, with `shards` > 1, the sum of several found committed on resume. */
-export function recordCommittedShard(progress: BuildProgress, summary: ShardTotals, now: number, shards = 1, resumed = false): void {
+export function recordCommittedShard(progress: BuildProgress, summary: ShardTotals, shards = 1): void {
   progress.shards.committed += shards;
-  if (resumed) progress.resumedSamples += summary.instruct + summary.rejectedSamples;
   progress.simulated ||= summary.simulated;
   const s = progress.samples;
   s.instruct += summary.instruct;
@@ -85,30 +69,15 @@ export function recordCommittedShard(progress: BuildProgress, summary: ShardTota
   for (const [stage, u] of Object.entries(summary.usage)) addUsage((progress.usage[stage] ??= emptyUsage()), u);
   if (summary.unpriced) addUnpriced((progress.unpriced ??= {}), summary.unpriced);
   if (summary.failedAttempts) addCounts(progress.failedAttempts, summary.failedAttempts);
-  if (resumed) return;
-  const { recent } = progress;
-  recent.push([now, samplesDone(progress)]);
-  while (recent.length > 2 && (now - recent[0]![0] > RATE_WINDOW_MS || recent.length > MAX_RATE_POINTS)) recent.shift();
-  const [t0, done0] = recent[0]!;
-  const minutes = Math.max((now - t0) / 60_000, 1 / 60);
-  const rate = (samplesDone(progress) - done0) / minutes;
-  const left = progress.samples.planned - samplesDone(progress);
-  progress.throughput = { samplesPerMinute: rate, etaSeconds: rate > 0 ? Math.round((Math.max(left, 0) / rate) * 60) : null };
 }
-
-/** The rate is taken over the last 10 minutes of commits: recent enough to follow a change of pace. */
-const RATE_WINDOW_MS = 10 * 60_000;
-const MAX_RATE_POINTS = 64;
 
 /** Samples of committed shards done: accepted (held-out ones not among them) or rejected. */
 export const samplesDone = (p: BuildProgress) => p.samples.instruct + p.samples.rejectedSamples;
 
 /**
- * Shards start (or start again, on a retry of failed ones): the rate window restarts here, so the
- * time spent planning or waiting for the retry does not dilute it.
+ * Shards start (or start again, on a retry of failed ones): the rate restarts here, so the time
+ * spent planning or waiting for the retry does not dilute it.
  */
 export function restartRate(progress: BuildProgress, now: number): void {
-  progress.recent = [[now, samplesDone(progress)]];
   progress.runStart = [now, samplesDone(progress)];
-  progress.throughput = { samplesPerMinute: 0, etaSeconds: null };
 }

@@ -12,7 +12,7 @@ import { acceptedNothing, BuildRun, closedPhase, noWorkerLine } from '../buildRu
 import { CliError, EXIT, exitCodesLine } from '../exitCodes.js';
 import { isDatasetRoot, LOCAL_RECORD_HINT, readLocalRecord, readLocalRecordAt, type LocalBuildRecord } from '../localRecord.js';
 import { rootFailure } from '../failures.js';
-import { formatProgress } from '../progressView.js';
+import { formatProgress, sampleRate } from '../progressView.js';
 import { accountingLines, formatSummary, rerunHint } from '../summary.js';
 import { connectTemporal, type Temporal } from '../temporalClient.js';
 
@@ -31,7 +31,8 @@ export const STATUS_USAGE = `usage: mmif status <buildId> [--watch] [--json]
   --watch  refresh every 2 s until the build closes, then print each source's accounting (read =
            planned + not selected + filtered + problems; planned = accepted + held out + rejected +
            uncommitted)
-  --json   print the raw progress query result, with the running shards' (shardsLive)
+  --json   print the raw progress query result, with the running shards' (shardsLive) and the
+           sample rate and ETA the screen shows (rate: samplesPerMinute, etaSeconds)
   ${exitCodesLine({
     ok: 'done, or running (without --watch)',
     failed: 'failed or cancelled',
@@ -79,8 +80,9 @@ export async function statusCommand(args: string[]): Promise<number> {
     const phase = closedPhase(description.status.name);
     if (progress) {
       const shown = phase ? { ...progress, phase } : progress;
+      const now = Date.now();
       const paid = values.json ? undefined : await (await spendReader(run))();
-      console.log(values.json ? JSON.stringify(shown, null, 2) : formatProgress(shown, Date.now(), paid ? { paid } : {}));
+      console.log(values.json ? JSON.stringify({ ...shown, rate: sampleRate(shown, now) }, null, 2) : formatProgress(shown, now, paid ? { paid } : {}));
     } else {
       console.log(`${buildId} ${phase ?? description.status.name.toLowerCase()} (no worker answered the progress query)`);
       if (!phase && !(await run.hasWorker(description))) console.error(noWorkerLine(description.taskQueue));

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ShardSummary } from '../../activities/buildRef.js';
-import { formatProgress } from '../../cli/progressView.js';
+import { formatProgress, sampleRate } from '../../cli/progressView.js';
 import { latestActivityFailure, type LiveProgress } from '../../cli/liveProgress.js';
 import { newProgress, recordCommittedShard, restartRate } from '../../workflows/buildProgress.js';
 import { sampleFates } from '../../config/stages.js';
@@ -11,28 +11,24 @@ import { newShardProgress, recordSlice, recordSliceStages, requestRate } from '.
 const MIN = 60_000;
 const shard = (n: number, instruct: number, rejected = 0): ShardSummary => stubSummary(n, instruct + rejected, instruct, 0);
 
-test('the rate leaves out planning and the shards a resume found done; the ETA follows it', () => {
+test('the rate leaves out planning and the shards a resume found done; the ETA follows it, and a retry restarts it', () => {
   const p = newProgress('b', 0);
   p.samples.planned = 100;
   // A resume finds 60 samples done; planning took 20 minutes.
-  recordCommittedShard(p, shard(0, 50, 10), 0, 6, true);
+  recordCommittedShard(p, shard(0, 50, 10), 6);
   restartRate(p, 20 * MIN);
-  assert.deepEqual(p.throughput, { samplesPerMinute: 0, etaSeconds: null }, 'no rate before a shard of this run commits');
-  recordCommittedShard(p, shard(6, 10), 21 * MIN);
-  assert.equal(p.throughput.samplesPerMinute, 10, '10 samples in the minute since the shards started');
-  assert.equal(p.throughput.etaSeconds, 3 * 60, '30 left at 10 a minute');
-});
-
-test('the rate is a recent one: commits older than 10 minutes leave the window, and a retry restarts it', () => {
-  const p = newProgress('b', 0);
-  p.samples.planned = 1000;
-  restartRate(p, 0);
-  for (let m = 1; m <= 20; m++) recordCommittedShard(p, shard(m, m <= 10 ? 5 : 20), m * MIN);
-  assert.equal(p.throughput.samplesPerMinute, 20, 'the last 10 minutes ran at 20 a minute (the first 10 at 5 are out)');
+  assert.deepEqual(sampleRate(p, 20 * MIN), { samplesPerMinute: 0 }, 'no rate before a sample of this run is done');
+  recordCommittedShard(p, shard(6, 10));
+  assert.deepEqual(sampleRate(p, 21 * MIN), { samplesPerMinute: 10, etaSeconds: 3 * 60 }, '10 samples in the minute since the shards started; 30 left');
+  // A running shard's samples count as their stages finish, not only once it commits.
+  const live = newShardProgress(7, 10, ['image', 'answer'], 21 * MIN);
+  live.accepted = 8;
+  live.rejected = 2;
+  assert.deepEqual(sampleRate({ ...p, shardsLive: [live], requestsPerSecond: 0 }, 22 * MIN), { samplesPerMinute: 10, etaSeconds: 2 * 60 });
   // Failed shards wait an hour for a retry: the wait is not part of the rate.
   restartRate(p, 80 * MIN);
-  recordCommittedShard(p, shard(21, 30), 81 * MIN);
-  assert.equal(p.throughput.samplesPerMinute, 30);
+  recordCommittedShard(p, shard(8, 30));
+  assert.deepEqual(sampleRate(p, 81 * MIN), { samplesPerMinute: 30, etaSeconds: 0 });
 });
 
 test('a running shard counts samples through each stage as slices finish, and its recent requests per second', () => {
@@ -119,7 +115,7 @@ test('the header counts samples as their stages finish, out of the planned ones,
   const before = formatProgress({ ...p, shardsLive: [live], requestsPerSecond: 1 }, 2 * MIN);
   assert.match(before, /^samples: 3 accepted, 1 rejected of 96 planned, 0 DPO pairs committed \| 2\.0 samples\/min \| ETA 46m$/m, 'no shard committed, the header moves');
   // The shard commits: its samples and failed attempts move to the build's counts, none is lost or counted twice.
-  recordCommittedShard(p, { ...shard(0, 3, 1), failedAttempts: live.failedAttempts }, 3 * MIN);
+  recordCommittedShard(p, { ...shard(0, 3, 1), failedAttempts: live.failedAttempts });
   const after = formatProgress({ ...p, shardsLive: [], requestsPerSecond: 0 }, 4 * MIN);
   assert.match(after, /^samples: 3 accepted, 1 rejected of 96 planned/m, 'the denominator stays the planned samples');
   assert.match(after, /failed attempts: transient 3$/m, 'failed attempts are cumulative: a committed shard keeps its count');
