@@ -15,6 +15,9 @@ import { rendered, framed, type RenderedPrompt, type PromptMessage } from './cha
 /** Opens every chat (the simulator leaves it out of the turns it reads: simulator/answers.ts). */
 export const MULTITURN_SYSTEM_TEXT = 'You are answering questions about an image over several turns. An instruction given in any turn applies to every later answer as well.';
 
+/** Heads the instructions `appendAll` lists after the current question (the simulator finds them by it). */
+export const APPEND_ALL_HEADING = 'Follow all of these instructions in your answer:';
+
 export interface ChatTurn {
   question: string;
   /** The instruction added at this turn, if any. */
@@ -42,7 +45,7 @@ export function renderChatTurn(turns: readonly ChatTurn[], current: number, opti
     let text = instruction ? `${instruction.value}\n\n${turn.question}` : turn.question;
     if (i === current && options.appendAll) {
       const given = turns.slice(0, current + 1).flatMap((t, j) => (t.instruction && j !== options.forget ? [t.instruction.value] : []));
-      if (given.length > 0) text += `\n\nFollow all of these instructions in your answer:\n${given.map((v, n) => `${n + 1}. ${v}`).join('\n')}`;
+      if (given.length > 0) text += `\n\n${APPEND_ALL_HEADING}\n${given.map((v, n) => `${n + 1}. ${v}`).join('\n')}`;
     }
     messages.push({ role: 'user', text, ...(i === 0 ? { withImage: true } : {}) });
     if (i < current) {

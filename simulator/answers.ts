@@ -8,6 +8,7 @@
  * budgets when the length is constrained), and each slot is rendered from clause templates.
  * All slot values are single words, so every template's word count is known up front.
  */
+import { APPEND_ALL_HEADING } from '../prompts/multiturnChat.js';
 import type { Rng } from './rng.js';
 import type { ReplyTuning } from './replies.js';
 import { countWords, mentionCount, parseRule, type Range, type Rule } from './rules.js';
@@ -70,9 +71,6 @@ export function writeAnswer(prompt: AnswerPrompt, rng: Rng, complianceRate: numb
  * `persistence` 1 follows every earlier instruction as if just given; 0 forgets each after its turn.
  */
 
-/** Marks the system message of a multi-turn chat (prompts/multiturnChat.ts) in a request. */
-export const CHAT_SYSTEM_MARKER = 'You are answering questions about an image over several turns.';
-const APPENDED_MARKER = 'Follow all of these instructions in your answer:';
 
 /**
  * Answers the last question of a chat whose user turns read "[instruction\n\n]question", the last one
@@ -87,7 +85,7 @@ export function writeChatAnswer(userTexts: readonly string[], rng: Rng, tuning: 
   let question = '';
   userTexts.forEach((text, i) => {
     const turnsAgo = userTexts.length - 1 - i;
-    const appendedAt = text.indexOf(APPENDED_MARKER);
+    const appendedAt = text.indexOf(APPEND_ALL_HEADING);
     const body = appendedAt >= 0 ? text.slice(0, appendedAt).trim() : text.trim();
     const paragraphs = body.split(/\n\s*\n/);
     for (const instruction of paragraphs.slice(0, -1)) remember(instruction.trim(), turnsAgo);

@@ -6,7 +6,8 @@
  */
 import { z } from 'zod';
 import { isPromptKind, PROMPT_KINDS } from '../domain/promptKinds.js';
-import { CHAT_SYSTEM_MARKER, parseAnswerPrompt, writeAnswer, writeChatAnswer } from './answers.js';
+import { MULTITURN_SYSTEM_TEXT } from '../prompts/multiturnChat.js';
+import { parseAnswerPrompt, writeAnswer, writeChatAnswer } from './answers.js';
 import { parseCompareJudgePrompt, parseDirectJudgePrompt, parseVerifierSelectionPrompt, writeCompareJudgement, writeDirectJudgement, writeVerifierSelection } from './judges.js';
 import { imageUrlTokens } from '../llm/imageTokens.js';
 import { rngFromHex, sha256Hex, type Rng } from './rng.js';
@@ -153,7 +154,7 @@ function userTexts(request: ChatRequest): string[] {
   return request.messages.filter((message) => message.role === 'user').map((message) => textOf([{ ...message, content: partsOf(message).filter((part) => !isChatRule(part)) }]));
 }
 
-const isChatRule = (part: ContentPart) => part.type === 'text' && part.text.startsWith(CHAT_SYSTEM_MARKER);
+const isChatRule = (part: ContentPart) => part.type === 'text' && part.text.startsWith(MULTITURN_SYSTEM_TEXT);
 
 /**
  * The tokens of an image part: `flat` when the simulator was given one (SIM_IMAGE_TOKENS), else what
