@@ -2,7 +2,7 @@
  * The pipeline stages, one pure descriptor each, and the stages of each build mode in order: the one
  * list. Workflow code imports it (no model calls, no storage, no zod); pipeline/stages/<stage>/ adds
  * each stage's run code (registry.ts), config/endpointRouting.ts routes stages by their first model
- * role, and docs/architecture.md's stage table is generated from it (`npm run docs:stages`).
+ * role, and docs/architecture.md's stage table is generated from it (`npm run docs:config`).
  */
 import type { PromptKind } from '../domain/promptKinds.js';
 import type { BuildMode } from './buildConfig.js';
