@@ -31,7 +31,8 @@ export function formatProgress(p: BuildProgress | LiveProgress, now = Date.now()
   const lines = [
     `${p.buildId} ${p.phase}${p.simulated ? ' (SIMULATED)' : ''}`,
     `${bar} ${committed}/${planned} shards, ${running} running, ${failed} failed`,
-    `samples: ${accepted} accepted, ${rejected} rejected of ${p.samples.planned} planned, ${p.samples.dpo} DPO pairs committed | ` + `${samplesPerMinute.toFixed(1)} samples/min${eta}`,
+    `samples: ${accepted} accepted, ${rejected} rejected of ${p.samples.planned} planned, ${p.samples.dpo} DPO pairs committed | ` +
+      `${samplesPerMinute.toFixed(1)} samples/min${eta}`,
   ];
   if ('shardsLive' in p) lines.push(...liveLines(p, now));
   const reasons = Object.entries(p.rejections.byReason).sort((a, b) => b[1] - a[1]);

@@ -71,7 +71,6 @@ export function writeAnswer(prompt: AnswerPrompt, rng: Rng, complianceRate: numb
  * `persistence` 1 follows every earlier instruction as if just given; 0 forgets each after its turn.
  */
 
-
 /**
  * Answers the last question of a chat whose user turns read "[instruction\n\n]question", the last one
  * optionally followed by the appended list of every instruction given (seed 002's ablation).
