@@ -439,7 +439,6 @@ function failureType(err: unknown): string | undefined {
   return type;
 }
 
-/** The innermost cause: "child failed: activity failed: <what actually went wrong>" helps nobody. */
 /**
  * The build's finalizing failing after shards failed (an object store or a disk gone for good fails
  * both): its one line names the shards it hit too, with their causes, not only the key finalizing
@@ -457,6 +456,7 @@ function withFailedShards(err: unknown, failed: BuildProgress['failedShards'], s
   });
 }
 
+/** The innermost cause: "child failed: activity failed: <what actually went wrong>" helps nobody. */
 function describeFailure(err: unknown): string {
   let e = err as { message?: string; cause?: unknown } | undefined;
   while (e?.cause) e = e.cause as typeof e;
