@@ -1,7 +1,7 @@
 /**
  * The HTTP server of `mmif reward serve`: scores responses against a dataset's ground truths
  * (pipeline/rewards/scoreResponse.ts). `POST /get_reward` speaks OpenRLHF's remote reward-model
- * protocol (its client, openrlhf/utils/remote_rm_utils.py `remote_rm_fn`, posts `{query, prompts,
+ * protocol (its client, `SingleTurnAgentExecutor` in openrlhf/utils/agent.py, posts `{query, prompts,
  * labels}` and reads `rewards`, as openrlhf/cli/serve_rm.py answers; here a label is a record id or
  * a ground truth's JSON text, the response the query after its prompt); `POST /v1/rewards` takes
  * `{items: [{id | ground_truth, response}]}`; `GET /healthz`. Every item is checked before any is

@@ -19,7 +19,8 @@
 #          GRPOTrainer against `mmif reward serve`), and verl without its dependencies (vllm, sglang,
 #          wandb...) but for what its modules import to load a dataset (ray, tensordict, omegaconf,
 #          hydra, qwen-vl-utils, torchvision for the Qwen2-VL processor): its reward-function loader
-#          (verl/utils/import_utils.py) and its RLHFDataset run (docs/adr/0059). Opt-in: not in `test`
+#          (verl/utils/import_utils.py) and its RLHFDataset run; and OpenRLHF without its dependencies
+#          but aiohttp, for its remote reward client (openrlhf/utils/agent.py; docs/adr/0059). Opt-in: not in `test`
 #   bench: also a SEPARATE venv tools/bench-venv with bespokelabs-curator, the peer synthetic-data
 #          tool of bench/peer_curator.py (kept out of tools/venv so its dependencies never touch it)
 set -euo pipefail
@@ -193,12 +194,14 @@ if [ "$profile" = rl ]; then
   pinned_venv "$here/rl-venv" "torch==2.15.0" "trl==$TRL_VERSION" "transformers==$TRANSFORMERS_VERSION" "accelerate==1.15.0" "datasets==5.2.0" "pillow"
   "$here/rl-venv/bin/python" -m pip show verl 2>/dev/null | grep -qx "Version: 0.9.1" \
     || "$here/rl-venv/bin/python" -m pip install --disable-pip-version-check -q --no-deps "verl==0.9.1"
-  # Added to the venv, not in its pinned specs (a change there rebuilds all 5.6 GB): ~0.5 GB, ray the most.
-  verl_dataset=("ray==2.60.0" "tensordict==0.10.0" "omegaconf==2.3.1" "hydra-core==1.3.8" "codetiming==1.4.0" "pylatexenc==2.11" "torchvision==0.29.2" "qwen-vl-utils==0.0.14" "av==18.1.0")
-  if [ "$(cat "$here/rl-venv/.verl-dataset" 2>/dev/null)" != "${verl_dataset[*]}" ]; then
-    "$here/rl-venv/bin/python" -m pip install --disable-pip-version-check -q --no-compile "${verl_dataset[@]}"
-    echo "${verl_dataset[*]}" > "$here/rl-venv/.verl-dataset"
+  # Added to the venv, not in its pinned specs (a change there rebuilds all 5.6 GB): verl's dataset imports and OpenRLHF's client, ~380 MB.
+  trainer_parts=("ray==2.60.0" "tensordict==0.10.0" "omegaconf==2.3.1" "hydra-core==1.3.8" "codetiming==1.4.0" "pylatexenc==2.11" "torchvision==0.29.2" "qwen-vl-utils==0.0.14" "av==18.1.0" "aiohttp==3.14.5")
+  if [ "$(cat "$here/rl-venv/.trainer-parts" 2>/dev/null)" != "${trainer_parts[*]}" ]; then
+    "$here/rl-venv/bin/python" -m pip install --disable-pip-version-check -q --no-compile "${trainer_parts[@]}"
+    echo "${trainer_parts[*]}" > "$here/rl-venv/.trainer-parts"
   fi
+  "$here/rl-venv/bin/python" -m pip show openrlhf 2>/dev/null | grep -qx "Version: 0.11.2" \
+    || "$here/rl-venv/bin/python" -m pip install --disable-pip-version-check -q --no-deps "openrlhf==0.11.2"
 fi
 
 if [ "$profile" = bench ]; then

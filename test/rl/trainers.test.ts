@@ -4,7 +4,8 @@
  * GRPOTrainer runs two steps on CPU with a tiny random policy built in the script, on a `rlvr` export
  * of the simulated quickstart build, rewarded through rewards/trl_reward.py; verl's loader loads
  * rewards/verl_reward.py, whose `compute_score` on the `verl` export gives the service's rewards; and
- * verl's own `RLHFDataset` loads the `verl` export through a Qwen2-VL processor built in the script.
+ * verl's own `RLHFDataset` loads the `verl` export through a Qwen2-VL processor built in the script;
+ * and OpenRLHF's own remote reward client posts the `rlvr` rows to `/get_reward`.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -89,4 +90,22 @@ test("verl's own RLHFDataset loads the verl export: every row kept through its p
     instruct.map((r) => [r.id, `mmif/${r.source}`, ['image', 'text'], r.prompt, groundTruthOf(r, 'fail')]),
   );
   for (const r of out.rows) assert.ok(r.image_sizes.length === 1 && r.image_sizes[0]![0]! > 0 && r.image_tokens > 0, `${r.id}: one decoded image, expanded into image tokens`);
+});
+
+test("OpenRLHF's own remote reward client (--reward.remote_url) posts the rlvr rows' prompts and labels to /get_reward and reads back the service's rewards", async () => {
+  // Half the responses the build's answers, half their first paragraph only: rewards that differ.
+  const responses = Object.fromEntries(instruct.map((r, i) => [r.id, i % 2 === 0 ? r.answer : r.answer.split('\n\n')[0]!]));
+  const file = path.join(dir, 'openrlhf-responses.json');
+  await writeFile(file, JSON.stringify(responses));
+  const out = await python<{ ids: string[]; labels_are_ground_truth: boolean; rewards: number[][]; scores: number[][] }>('openrlhf_reward_check.py', [path.join(root, 'rlvr'), file]);
+  assert.deepEqual(
+    out.ids,
+    instruct.map((r) => r.id),
+  );
+  assert.ok(out.labels_are_ground_truth, "each label is the row's ground truth JSON (--data.label_key ground_truth)");
+  const { body } = await service.post<{ items: Array<{ reward: number }> }>('/v1/rewards', { items: out.ids.map((id) => ({ id, response: responses[id] })) });
+  const expected = body.items.map((i) => [i.reward]);
+  assert.deepEqual(out.rewards, expected, 'the reward of the response alone: the query is the decoded prompt and response, the service drops the prompt');
+  assert.deepEqual(out.scores, expected);
+  assert.ok(new Set(expected.flat()).size > 1, `rewards that differ: ${JSON.stringify(expected)}`);
 });
