@@ -97,7 +97,10 @@ test("OpenRLHF's own remote reward client (--reward.remote_url) posts the rlvr r
   const responses = Object.fromEntries(instruct.map((r, i) => [r.id, i % 2 === 0 ? r.answer : r.answer.split('\n\n')[0]!]));
   const file = path.join(dir, 'openrlhf-responses.json');
   await writeFile(file, JSON.stringify(responses));
-  const out = await python<{ ids: string[]; labels_are_ground_truth: boolean; rewards: number[][]; scores: number[][] }>('openrlhf_reward_check.py', [path.join(root, 'rlvr'), file]);
+  const out = await python<{ ids: string[]; labels_are_ground_truth: boolean; rewards: number[][]; scores: number[][] }>('openrlhf_reward_check.py', [
+    path.join(root, 'rlvr'),
+    file,
+  ]);
   assert.deepEqual(
     out.ids,
     instruct.map((r) => r.id),
