@@ -26,7 +26,14 @@ const NOT_BUNDLED = new Set(['node_modules', 'test', 'bench', 'tools', 'samples'
 
 /** The workflow bundle, built in this process. */
 export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, workflowInterceptorModules: [TRACING_INTERCEPTORS], logger: quietBundlerLogger });
+  // webpack names modules relative to its context, process.cwd() by default: the repo root instead, so
+  // the cached bundle is the same whichever process built it (a worker may run in any folder).
+  return bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    workflowInterceptorModules: [TRACING_INTERCEPTORS],
+    logger: quietBundlerLogger,
+    webpackConfigHook: (config) => ({ ...config, context: ROOT }),
+  });
 }
 
 const quietBundlerLogger = {
