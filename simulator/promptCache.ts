@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { imagePartTokens, type ChatRequest } from './replies.js';
+import { imageIdOfPart } from '../llm/imageIds.js';
 
 export interface PromptCacheSettings {
   /** Prompts shorter than this are not cached (OpenAI: 1024). */
@@ -76,7 +77,9 @@ export class PromptCache {
       for (const part of parts) {
         if (part.type === 'image_url') {
           const image = part as Parameters<typeof imagePartTokens>[1];
-          advance(`\u0001${image.image_url.url}`, imagePartTokens(request.model, image, this.imageTokens));
+          // An image enters the block hash by the id the request gives it, else by its bytes, as vLLM's
+          // multimodal hash does (llm/imageIds.ts).
+          advance(`\u0001${imageIdOfPart(image) ?? image.image_url.url}`, imagePartTokens(request.model, image, this.imageTokens));
         } else if (part.type === 'text') {
           const text = (part as { text: string }).text;
           for (let i = 0; i < text.length; i += CHARS_PER_TOKEN) advance(text.slice(i, i + CHARS_PER_TOKEN), 1);

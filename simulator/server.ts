@@ -11,7 +11,8 @@ import { BatchService, type LineResult } from './batches.js';
 import { DEFAULT_FAULTS, FaultPatchSchema, decideBatchFailure, decideFault, mergeFaults, type FaultConfig, type FaultKind } from './faults.js';
 import { dialectFor, PORTAL_PAGE, refuseInDialect, ServerError, SIM_DIALECTS, thinkingOf, thoughtsFor, type SimDialect } from './dialects.js';
 import { HttpError, readJson, send, sendJson } from './http.js';
-import { gpuFleetFromEnv, type GpuFleet } from './gpuProfile.js';
+import { gpuFleetFromEnv, type GpuFleet, type RequestWork } from './gpuProfile.js';
+import { emptyVisionStats, VisionCache, type VisionStats } from './visionCache.js';
 import { REQUEST_KIND_HEADER } from '../domain/promptKinds.js';
 import { parseBatchCustomId } from '../llm/batch.js';
 import { checkChat, checkKey, echoingKey } from './misconfiguration.js';
@@ -24,6 +25,7 @@ import {
   completionTokens,
   detectKind,
   generateReply,
+  imagePartTokens,
   malformReply,
   promptTokens,
   requestKey,
@@ -73,6 +75,8 @@ export interface SimulatorStats {
   completionTokens: number;
   /** Of promptTokens, those reported as cached (with a prompt cache). */
   cachedPromptTokens: number;
+  /** This instance's vision-encoder cache (visionCache.ts): each replica keeps its own. */
+  vision: VisionStats;
   /** Completed (200) replies per request kind. `byStage`: the name GET /admin/stats serves (bench/harness.ts reads it). */
   byStage: Record<RequestKind, number>;
   batch: BatchLineStats;
@@ -250,6 +254,7 @@ function emptyStats(): SimulatorStats {
     promptTokens: 0,
     completionTokens: 0,
     cachedPromptTokens: 0,
+    vision: emptyVisionStats(),
     byStage: Object.fromEntries(REQUEST_KINDS.map((kind) => [kind, 0])) as Record<RequestKind, number>,
     batch: { requests: 0, completed: 0, failed: 0, expired: 0, cancelled: 0, promptTokens: 0, completionTokens: 0 },
   };
@@ -263,6 +268,7 @@ class Simulator {
   private readonly pending = new Set<AbortController>();
   private readonly rateLimits = new ProviderRateLimits();
   private readonly batches = new BatchService(this);
+  private readonly vision = new VisionCache();
 
   constructor(
     readonly seed: number,
@@ -396,7 +402,7 @@ class Simulator {
     const decision = decideFault(this.faultConfig, this.seed, key, attempt);
     // Serving as GPUs, a reply's time follows its length: it is made first and sent after its decode time.
     const early = this.gpus && ['none', 'malformed', 'truncated'].includes(decision.kind) ? this.reply(request, asks, key, decision.kind, dialect) : undefined;
-    await pause(early ? this.gpus!.latencyMs(early.body.usage.completion_tokens) : decision.latencyMs, signal);
+    await pause(early ? this.gpus!.latencyMs(early.work) : decision.latencyMs, signal);
     switch (decision.kind) {
       case 'rate429':
         throw this.rateLimited('Simulated rate limit reached, please retry later.', headers);
@@ -483,11 +489,15 @@ class Simulator {
     if (this.faultConfig.replyPadBytes > 0) reply = { ...reply, content: reply.content.padEnd(this.faultConfig.replyPadBytes) };
     if (thinking === 'inline') reply = { ...reply, content: cutWhileThinking ? `<think>\n${shown}` : `<think>\n${shown}\n</think>\n\n${reply.content}` };
     const body = completionBody(request, reply, this.imageTokens);
+    let cachedTokens = 0;
     if (this.promptCache) {
-      const cached = this.promptCache.lookup(request, body.usage.prompt_tokens);
-      Object.assign(body.usage, { prompt_tokens_details: { cached_tokens: cached } });
-      this.stats.cachedPromptTokens += cached;
+      cachedTokens = this.promptCache.lookup(request, body.usage.prompt_tokens);
+      Object.assign(body.usage, { prompt_tokens_details: { cached_tokens: cachedTokens } });
+      this.stats.cachedPromptTokens += cachedTokens;
     }
+    const images = request.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((part) => part.type === 'image_url');
+    // Every image part is looked up (and counted), none skipped once one needs encoding.
+    const encoded = images.map((part) => this.vision.encode(part, this.stats.vision)).includes(true);
     const message: Record<string, unknown> = body.choices[0]!.message;
     const usage: Record<string, unknown> & typeof body.usage = body.usage;
     if (thinking === 'apart') message.reasoning_content = shown;
@@ -497,7 +507,14 @@ class Simulator {
       usage.total_tokens += reasoning;
       if (thinking === 'hidden') usage.completion_tokens_details = { reasoning_tokens: reasoning };
     }
-    return { kind: reply.kind, body };
+    const work: RequestWork = {
+      promptTokens: body.usage.prompt_tokens,
+      cachedTokens,
+      imageTokens: images.reduce((sum, part) => sum + imagePartTokens(request.model, part, this.imageTokens), 0),
+      encoded,
+      outputTokens: body.usage.completion_tokens,
+    };
+    return { kind: reply.kind, body, work };
   }
 
   /** Counts a reply as completed, when it is sent. */
