@@ -36,13 +36,10 @@ export async function startBalancer(replicas: string[], options: { port?: number
   const forward = (req: IncomingMessage, res: ServerResponse, body: Buffer, at: number, left: number): void => {
     const upstream = upstreams[at]!;
     sent[at]!++;
-    const out = httpRequest(
-      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host } },
-      (reply) => {
-        res.writeHead(reply.statusCode ?? 502, reply.headers);
-        reply.pipe(res);
-      },
-    );
+    const out = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host } }, (reply) => {
+      res.writeHead(reply.statusCode ?? 502, reply.headers);
+      reply.pipe(res);
+    });
     out.once('error', (error: NodeJS.ErrnoException) => {
       if (res.headersSent) return void res.destroy();
       if (left > 1 && error.code === 'ECONNREFUSED') return forward(req, res, body, (at + 1) % upstreams.length, left - 1);

@@ -28,7 +28,12 @@ export async function startReplicas(count: number, options: SimulatorOptions = {
     await Promise.all(replicas.map((r) => r.close()));
     throw error;
   }
-  const front = balancer ? await startBalancer(replicas.map((r) => r.url), { ...(options.port ? { port: options.port } : {}), ...(options.host ? { host: options.host } : {}) }) : undefined;
+  const front = balancer
+    ? await startBalancer(
+        replicas.map((r) => r.url),
+        { ...(options.port ? { port: options.port } : {}), ...(options.host ? { host: options.host } : {}) },
+      )
+    : undefined;
   const killed = new Set<number>();
   return {
     replicas,

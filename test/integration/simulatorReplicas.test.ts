@@ -56,7 +56,15 @@ test('behind a round-robin balancer each replica encodes the image and caches it
       headers: { 'content-type': 'application/json', authorization: 'Bearer sim' },
       body: JSON.stringify({
         model: 'mmif-sim-vlm',
-        messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `${IMAGE}AAAA` }, uuid: 'img-1' }, { type: 'text', text: 'Hi?' }] }],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'image_url', image_url: { url: `${IMAGE}AAAA` }, uuid: 'img-1' },
+              { type: 'text', text: 'Hi?' },
+            ],
+          },
+        ],
       }),
     });
     assert.equal(other.status, 200);
