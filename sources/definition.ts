@@ -24,8 +24,6 @@ export interface SourceDefinition<T extends string = string, F extends z.ZodRawS
   fields: F;
   /** Written into the parsed config (licence note, image thresholds, constraint types, dedupe). */
   defaults: SourceDefaults;
-  /** Fields a starter config (`mmif init`) must set for the config to parse (MultiUI's gated file names). */
-  starter?: Record<string, unknown>;
   docs: SourceDocs;
 }
 

@@ -9,7 +9,7 @@ import { validation } from './validate.js';
 import { buildIdLengthProblem } from '../../config/buildIds.js';
 import { counted, mmifCommand } from '../wording.js';
 import { ConfigError } from '../../config/configError.js';
-import { SOURCE_TYPES, sourceDefinition, type SourceType } from '../../sources/registry.js';
+import { SOURCE_TYPES } from '../../sources/registry.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { SCHEMA_FILE } from '../writeConfigReference.js';
 
@@ -96,15 +96,10 @@ export function starterConfig(answers: Answers, schemaPath: string): BuildConfig
     $schema: schemaPath.split(path.sep).join('/'),
     buildId: answers.buildId,
     output: answers.output,
-    sources: answers.sources.map((s) => ({ type: s.type, uri: s.uri, ...starterFields(s.type) })) as BuildConfigInput['sources'],
+    sources: answers.sources.map((s) => ({ type: s.type, uri: s.uri })) as BuildConfigInput['sources'],
     maxSamples: answers.samples,
     models: { default: { model: answers.model } },
   };
-}
-
-/** The fields a type's starter entry must set (its definition's `starter`: MultiUI's gated file names); none for an unknown type, which the parse then names. */
-function starterFields(type: string): Record<string, unknown> | undefined {
-  return (SOURCE_TYPES as readonly string[]).includes(type) ? sourceDefinition(type as SourceType).starter : undefined;
 }
 
 function sourceFlag(flag: string): { type: string; uri: string } {

@@ -4,7 +4,7 @@
  * record id (`webqa_...`, `embed_qa_...`): web QA, embedded-image QA and meta-description generation
  * read as instructions; grounding (boxes, coordinates) and OCR (transcription) tasks do not, and are
  * dropped and counted by kind (`title_identification`, reading the page heading back, is OCR).
- * Files as released: `stage1_data.json`, `stage2_data.json`.
+ * Files as released: definition.ts RELEASE_FILES, read when the config names none.
  */
 import type { SourceConfigOf } from '../../config/sourceConfig.js';
 import { openStore } from '../../storage/openStore.js';

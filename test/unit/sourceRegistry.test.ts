@@ -48,7 +48,7 @@ test('docs/sources.md holds the table the registry generates, one row per type i
 
 test('every registered type opens a reader (opening reads nothing)', () => {
   for (const d of SOURCE_DEFINITIONS) {
-    const config = sourceSchema.parse({ type: d.type, uri: '/nowhere', ...d.starter });
+    const config = sourceSchema.parse({ type: d.type, uri: '/nowhere' });
     const reader = openSource(config, 0, {});
     for (const method of ['segments', 'readImage', 'origin', 'describe'] as const) assert.equal(typeof reader[method], 'function', `${d.type}.${method}`);
   }

@@ -52,9 +52,10 @@ describe('source config', () => {
     const allava = sourceSchema.parse({ type: 'allava', uri: '/a' }) as SourceConfigOf<'allava'>;
     assert.equal(allava.files, undefined, 'absent: the ALLaVA-4V files present at the root');
 
-    const multiui = sourceSchema.parse({ type: 'multiui', uri: '/m', files: ['a.json'] }) as SourceConfigOf<'multiui'>;
+    const multiui = sourceSchema.parse({ type: 'multiui', uri: '/m' }) as SourceConfigOf<'multiui'>;
     assert.deepEqual(multiui.keepTasks, ['webqa', 'embed_qa', 'meta_generate']);
-    assert.match(configError([{ type: 'multiui', uri: '/m' }]), /sources\.0\.files/);
+    assert.deepEqual(multiui.files, ['stage1_data.json', 'stage2_data_to_be_combined_with_general_data.json'], 'the files neulab/MultiUI ships');
+    assert.match(configError([{ type: 'multiui', uri: '/m', files: [] }]), /sources\.0\.files/);
   });
 
   it("writes the type's image defaults into the config, under the source's own overrides", () => {
