@@ -22,7 +22,7 @@ import { openStore } from '../../storage/openStore.js';
 import type { S3Options } from '../../storage/s3Store.js';
 import { writeAllava } from '../fixtures/allava.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
-import { writeImagefolder, writeLlava } from '../fixtures/folderSources.js';
+import { writeFolderLayout } from '../fixtures/folderSources.js';
 import { writeChartqa } from '../fixtures/chartqa.js';
 import { writeGeo170k } from '../fixtures/geo170k.js';
 import { MULTIUI_FILE, writeMultiui } from '../fixtures/multiui.js';
@@ -49,8 +49,8 @@ before(async () => {
     writeGeo170k(local('geo170k')),
     writeRico(local('rico')),
     writeMultiui(local('multiui')),
-    writeImagefolder(local('imagefolder')),
-    writeLlava(local('llava')),
+    writeFolderLayout(local('imagefolder'), 'imagefolder-csv'),
+    writeFolderLayout(local('llava'), 'llava-folder'),
   ]);
 });
 

@@ -1,5 +1,6 @@
 /**
- * The six datasets as the Hugging Face Hub ships them, and generic Parquet, built with the simulator
+ * The six datasets as the Hugging Face Hub ships them, generic Parquet, ImageFolder and LLaVA-style
+ * folders, built with the simulator
  * by `mmif build --config F --local` with no hand conversion (issue 29), from local disk and from
  * versitygw: the fixtures written by the real `datasets` library and Python's zipfile
  * (test/fixtures/hub/make_hub_fixtures.py). Each layout gives accepted samples whose output image is
@@ -44,6 +45,16 @@ const LAYOUTS: Array<{ source: Record<string, unknown> & { type: string }; dir: 
   { dir: 'allava-hub', source: { type: 'allava' }, read: 4 },
   { dir: 'allava-onevision15', source: { type: 'allava' }, read: 4 },
   { dir: 'cc3m-wds', source: { type: 'cc3m' }, read: 5 },
+  // Both release files by default; three of the six records are tasks kept (webqa, embed_qa, meta_generate).
+  { dir: 'multiui-hub', source: { type: 'multiui' }, read: 6 },
+  // ImageFolder (split folders with metadata.jsonl; metadata.csv; metadata.parquet; no metadata) and LLaVA-style data.
+  { dir: 'imagefolder-splits', source: { type: 'imagefolder' }, read: 5 },
+  { dir: 'imagefolder-csv', source: { type: 'imagefolder' }, read: 3 },
+  { dir: 'imagefolder-parquet', source: { type: 'imagefolder' }, read: 3 },
+  { dir: 'imagefolder-plain', source: { type: 'imagefolder' }, read: 3 },
+  // A JSON array and JSON lines (one text-only record, filtered), images in a folder; JSON lines with the images in a zip.
+  { dir: 'llava-folder', source: { type: 'llava', imageDir: 'images' }, read: 4 },
+  { dir: 'llava-zip', source: { type: 'llava', imageDir: 'images' }, read: 3 },
   { dir: 'parquet/llava', source: { type: 'parquet' }, read: 4 },
   { dir: 'parquet/paths', source: { type: 'parquet' }, read: 3 },
   { dir: 'parquet/nulls', source: { type: 'parquet' }, read: 3 },
@@ -61,6 +72,7 @@ const ORIGIN_SHAPES: Array<[string, RegExp]> = [
   ['allava-hub', /^allava_laion\/image_chunks\/images_\d+\.zip \S+$/],
   ['cc3m-wds', /^cc3m-(train|validation)-0000\.tar \S+\.jpg$/],
   ['parquet/llava', /\.parquet row \d+ \(row group \d+\)$/],
+  ['llava-zip', /^images\.zip images\/coco\/\d\.jpg$/],
 ];
 
 let dir: string;

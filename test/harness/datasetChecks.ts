@@ -100,7 +100,7 @@ export async function assertAccounting(store: ObjectStore, report: BuildReport, 
     assert.equal(a.planned, a.accepted + a.heldOut + sum(a.rejected) + a.uncommitted, `${name}: planned = accepted + heldOut + rejected + uncommitted: ${JSON.stringify(a)}`);
     assert.ok(a.balanced, `${name} is reported balanced`);
     if (expectedRead[i] !== undefined) assert.equal(a.read, expectedRead[i], `${name}: every record the fixture holds is read`);
-    assert.deepEqual(a.filtered, filteredFile[`${i}:${a.type}`] ?? {}, `${name}: filtered as in source-filtered.json`);
+    assert.deepEqual(a.filtered, filteredFile[`${i}:${a.name}`] ?? {}, `${name}: filtered as in source-filtered.json`);
     const problems: Record<string, number> = {};
     for (const p of problemLines.filter((p) => p.sourceIndex === i)) problems[p.code] = (problems[p.code] ?? 0) + 1;
     assert.deepEqual(a.problems, problems, `${name}: problems as listed in source-problems.jsonl`);

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { readConfig } from '../../cli/configFile.js';
 import { schemaText } from '../../cli/writeConfigReference.js';
 import { LocalStore } from '../../storage/localStore.js';
-import { writeImagefolder, writeLlava } from '../fixtures/folderSources.js';
+import { writeFolderLayout } from '../fixtures/folderSources.js';
 import { runMmif } from '../harness/mmifCli.js';
 import { fileURLToPath } from 'node:url';
 
@@ -84,12 +84,12 @@ test('mmif schema prints the build config JSON Schema, the same as examples/buil
 });
 
 test('mmif init and mmif validate print the layout and mapping each source chose, or why its root cannot be read', async () => {
-  await writeImagefolder(new LocalStore(path.join(dir, 'folder')));
-  await writeLlava(new LocalStore(path.join(dir, 'llava')));
+  await writeFolderLayout(new LocalStore(path.join(dir, 'folder')), 'imagefolder-splits');
+  await writeFolderLayout(new LocalStore(path.join(dir, 'llava')), 'llava-folder');
   const file = path.join(dir, 'layouts.json');
   const init = await runMmif(['init', '--source', 'imagefolder=folder', '--source', 'llava=llava', '--source', 'rico=missing', '--out', file]);
   assert.equal(init.code, 0, init.stderr);
-  assert.match(init.stdout, /^ {2}sources\[0\] \(imagefolder .*folder\): layout metadata \(detected\): test\/metadata\.csv, train\/metadata\.jsonl; columns detected per file/m);
+  assert.match(init.stdout, /^ {2}sources\[0\] \(imagefolder .*folder\): layout metadata \(detected\): test\/metadata\.jsonl, train\/metadata\.jsonl; columns detected per file/m);
   assert.match(init.stdout, /^ {2}sources\[1\] \(llava .*llava\): files data\.json, more\.jsonl \(LLaVA conversations\), images under '\.'$/m);
   assert.match(init.stdout, /^ {2}.*layouts\.json: sources\[2\] \(rico\): .*no RICO screenshots found/m);
   // validate names the same choices once every source reads.
@@ -119,7 +119,7 @@ test('mmif init and validate print the Parquet column mapping, whether detected 
 });
 
 test('mmif init validates what it wrote: a config whose sources read says ok and the build command to run next', async () => {
-  await writeImagefolder(new LocalStore(path.join(dir, 'ready-folder')));
+  await writeFolderLayout(new LocalStore(path.join(dir, 'ready-folder')), 'imagefolder-splits');
   const file = path.join(dir, 'ready.json');
   const init = await runMmif(['init', '--source', 'imagefolder=ready-folder', '--output', 'ready-out', '--out', file]);
   assert.equal(init.code, 0, init.stderr);
