@@ -1,4 +1,5 @@
 import type { AttemptTally } from '../llm/attemptTally.js';
+import type { ReplicaTally } from '../domain/replicaShares.js';
 import type { StageName } from '../config/stages.js';
 import type { StageUsage, UnpricedUsage } from '../output/contracts/manifest.js';
 
@@ -49,6 +50,8 @@ export interface ShardSummary {
   revision: number;
   /** The failed attempts of the shard's requests in the run that committed it (workflows/buildShard.ts), for the build's cumulative count. */
   failedAttempts?: AttemptTally;
+  /** Where the shard's requests went among replicas in the run that committed it (domain/replicaShares.ts), as `failedAttempts`. */
+  replicas?: ReplicaTally;
   revising?: number;
 }
 

@@ -42,6 +42,7 @@ import { sliceHeartbeat, throughStages, type SliceHeartbeat } from './sliceHeart
 import { noProgressBoundMs, ProgressWatch } from './sliceWatchdog.js';
 import { withReplyProgress } from '../llm/replyProgress.js';
 import type { AttemptTally } from '../llm/attemptTally.js';
+import type { ReplicaTally } from '../domain/replicaShares.js';
 
 export { awaitStageBatch, collectStageBatch, submitStageBatch } from './batchApi.js';
 export { finalizeEvaluation, planEvaluation, runEvalSlice } from './evaluation.js';
@@ -129,14 +130,16 @@ export async function planBuild(input: unknown): Promise<PlanShape> {
  * status` (cli/liveProgress.ts) while Temporal retries it, and they stay counted once it succeeds.
  */
 export async function runStageSlice(task: SliceTask): Promise<SliceOutcome> {
-  const failedAttempts: AttemptTally = { ...(sliceHeartbeat(Context.current().info.heartbeatDetails)?.failedAttempts ?? {}) };
+  const carried = sliceHeartbeat(Context.current().info.heartbeatDetails);
+  const failedAttempts: AttemptTally = { ...(carried?.failedAttempts ?? {}) };
+  const replicas: ReplicaTally = { ...(carried?.replicas ?? {}) };
   return withHeartbeat(
     async () => {
       const ctx = await contextForBuild(task.build);
       const samples = (await loadShardPlan(task)).slice(task.from, task.to);
-      return runStage(ctx, task.stage, samples, failedAttempts);
+      return runStage(ctx, task.stage, samples, failedAttempts, replicas);
     },
-    (): SliceHeartbeat => ({ failedAttempts }),
+    (): SliceHeartbeat => ({ failedAttempts, replicas }),
   );
 }
 
@@ -153,7 +156,9 @@ export async function runStageSlice(task: SliceTask): Promise<SliceOutcome> {
 export async function runSliceStages(task: SliceStagesTask): Promise<SliceStagesOutcome> {
   const context = Context.current();
   const { heartbeatDetails, scheduledTimestampMs } = context.info;
-  const failedAttempts: AttemptTally = { ...(sliceHeartbeat(heartbeatDetails)?.failedAttempts ?? {}) };
+  const carried = sliceHeartbeat(heartbeatDetails);
+  const failedAttempts: AttemptTally = { ...(carried?.failedAttempts ?? {}) };
+  const replicas: ReplicaTally = { ...(carried?.replicas ?? {}) };
   const startedAt = Date.now();
   let order: readonly StageName[] = [];
   let sofar: SliceStagesOutcome | undefined;
@@ -162,7 +167,7 @@ export async function runSliceStages(task: SliceStagesTask): Promise<SliceStages
   const line = () => (lanes ? lanes.pool.place(lanes.order) : undefined);
   const details = (): SliceHeartbeat => {
     const place = line();
-    return { failedAttempts, startedAt, ...(sofar ? throughStages(sofar, order) : {}), ...(place?.waiting ? { line: place } : {}) };
+    return { failedAttempts, replicas, startedAt, ...(sofar ? throughStages(sofar, order) : {}), ...(place?.waiting ? { line: place } : {}) };
   };
   const stalled = () => {
     const place = line();
@@ -184,7 +189,7 @@ export async function runSliceStages(task: SliceStagesTask): Promise<SliceStages
       };
       return withReplyProgress(
         () => progressed.advanced(),
-        () => runStages(ctx, task.stages, samples, failedAttempts, advanced, lanes),
+        () => runStages(ctx, task.stages, samples, failedAttempts, advanced, lanes, replicas),
       );
     },
     details,
@@ -309,6 +314,7 @@ export async function finalizeBuild(input: {
   shardCount: number;
   failed: Array<{ shard: number; error: string }>;
   budgetExhausted?: string;
+  replicas?: ReplicaTally;
 }): Promise<BuildReport> {
   // Reads every manifest: a large build takes longer than the heartbeat timeout.
   return withHeartbeat(async () => {

@@ -7,11 +7,14 @@
  */
 import { sampleFates, type StageName } from '../config/stages.js';
 import type { AttemptTally } from '../llm/attemptTally.js';
+import { noReplicaCounts, type ReplicaTally } from '../domain/replicaShares.js';
 import type { SliceStagesOutcome } from '../pipeline/run/runStage.js';
 import type { LinePlace } from './sliceWatchdog.js';
 
 export interface SliceHeartbeat {
   failedAttempts: AttemptTally;
+  /** Where its requests' attempts went among replicas (domain/replicaShares.ts), carried over like the failed attempts. */
+  replicas?: ReplicaTally;
   /** Samples through each stage so far (rejected or blocked ones included, as in ShardProgress.stages). */
   stages?: Partial<Record<StageName, number>>;
   requests?: number;
@@ -38,15 +41,23 @@ export function throughStages(outcome: SliceStagesOutcome, order: readonly Stage
 /** `details` as a slice's heartbeat, or undefined when it is none (no heartbeat yet, another activity's). */
 export function sliceHeartbeat(details: unknown): SliceHeartbeat | undefined {
   if (typeof details !== 'object' || details === null) return undefined;
-  const { failedAttempts: tally, stages, ...numbers } = details as { failedAttempts?: unknown; stages?: unknown } & Record<string, unknown>;
+  const { failedAttempts: tally, stages, replicas, ...numbers } = details as { failedAttempts?: unknown; stages?: unknown; replicas?: unknown } & Record<string, unknown>;
   if (typeof tally !== 'object' || tally === null) return undefined;
   const beat: SliceHeartbeat = { failedAttempts: counts(tally) };
   if (typeof stages === 'object' && stages !== null) beat.stages = counts(stages);
+  if (typeof replicas === 'object' && replicas !== null) beat.replicas = replicaTally(replicas);
   for (const field of ['requests', 'accepted', 'rejected', 'startedAt'] as const) {
     const n = numbers[field];
     if (typeof n === 'number') beat[field] = n;
   }
   return beat;
+}
+
+/** The replicas' counts in `record`, each a whole ReplicaCounts (missing counts 0). */
+function replicaTally(record: object): ReplicaTally {
+  const out: ReplicaTally = {};
+  for (const [replica, c] of Object.entries(record)) if (typeof c === 'object' && c !== null) out[replica] = { ...noReplicaCounts(), ...counts(c) };
+  return out;
 }
 
 /** The numeric entries of `record`. */

@@ -5,6 +5,7 @@ import { costSummary, formatCost } from '../output/reports/costSummary.js';
 import type { LiveProgress } from './liveProgress.js';
 import type { Spend } from '../llm/spendLedger.js';
 import { budgetNextStep, roleCost } from './wording.js';
+import { addReplicaTally, replicaShares, replicaSharesLine, type ReplicaTally } from '../domain/replicaShares.js';
 
 const BAR_WIDTH = 30;
 
@@ -35,6 +36,8 @@ export function formatProgress(p: BuildProgress | LiveProgress, now = Date.now()
       `${samplesPerMinute.toFixed(1)} samples/min${eta}`,
   ];
   if ('shardsLive' in p) lines.push(...liveLines(p, now));
+  const replicas = replicasLine(p, live);
+  if (replicas) lines.push(replicas);
   const reasons = Object.entries(p.rejections.byReason).sort((a, b) => b[1] - a[1]);
   if (reasons.length) lines.push(`rejections: ${reasons.map(([reason, n]) => `${reason} ${n}`).join(', ')}`);
   for (const [stage, u] of Object.entries(p.usage)) {
@@ -111,6 +114,15 @@ function liveLines(p: LiveProgress, now: number): string[] {
     `requests: ${perSecond.toFixed(1)}/s${share} | failed attempts: ${errors.length ? errors.map(([kind, n]) => `${kind} ${n}`).join(', ') : 'none'}${p.lastFailure ? ` (last: ${p.lastFailure})` : ''}`,
   );
   return lines;
+}
+
+/** The replicas' shares of the build's requests (committed and running shards), for endpoints with several. */
+function replicasLine(p: BuildProgress, live: readonly ShardProgress[]): string | undefined {
+  const tally: ReplicaTally = {};
+  addReplicaTally(tally, p.replicas);
+  for (const s of live) addReplicaTally(tally, s.replicas);
+  const shares = replicaShares(tally);
+  return shares.length > 0 ? `replicas: ${replicaSharesLine(shares)}` : undefined;
 }
 
 function formatDuration(seconds: number): string {

@@ -1,4 +1,5 @@
 /** The one-screen summary printed after a build. */
+import { replicaSharesLine } from '../domain/replicaShares.js';
 import type { BuildReport } from '../output/contracts/buildReport.js';
 import { buildLayout } from '../storage/buildLayout.js';
 import { formatAccount } from '../output/reports/sourceAccounting.js';
@@ -56,6 +57,7 @@ export function formatSummary(report: BuildReport, options: { s3Endpoint?: strin
     lines.push(...formatCost(report.cost, report.mode).map((l) => `  ${l}`));
     if (report.prices) lines.push(`  ${formatPricedBy(report.prices)}`);
   }
+  if (report.replicas) lines.push(`replicas: ${replicaSharesLine(report.replicas)}`);
   lines.push(`dataset root: ${report.datasetRoot}`);
   // A screen, not a listing: a large build names its first shards and counts the rest; a failed shard has no files.
   const failed = new Set(report.failedShards.map((f) => f.shard));

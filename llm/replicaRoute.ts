@@ -57,7 +57,8 @@ export function routeAttempt(endpoint: ResolvedEndpoint, key: string, limitsOf: 
     return s.pausedForMs > 0 || s.inFlight + s.queued >= Math.min(Math.floor(s.window), s.concurrency);
   };
   const pick = routerFor(endpoint).pick(key, atLimit);
-  tallyReplica(pick.baseURL, pick.moved);
+  // An endpoint of one server has no shares to show.
+  if (endpoint.replicas.length > 1) tallyReplica(pick.baseURL, pick.moved);
   return routes.get(pick.baseURL)!;
 }
 

@@ -183,7 +183,7 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
   } catch (err) {
     if (!isCancellation(err) || !plan || !build) throw err;
     // Cancelled: committed shards are valid as they are; record where the build stopped.
-    await CancellationScope.nonCancellable(() => finalizeBuild({ build: build!, shardCount: plan!.shardCount, failed: progress.failedShards }));
+    await CancellationScope.nonCancellable(() => finalizeBuild({ build: build!, shardCount: plan!.shardCount, failed: progress.failedShards, replicas: progress.replicas }));
     setPhase('cancelled');
     throw err;
   }
@@ -194,6 +194,7 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
     build,
     shardCount,
     failed: progress.failedShards,
+    replicas: progress.replicas,
     ...(progress.budgetExhausted ? { budgetExhausted: progress.budgetExhausted } : {}),
   }).catch((err: unknown) => {
     throw withFailedShards(err, progress.failedShards, shardCount);

@@ -4,6 +4,7 @@ import { addCounts } from '../domain/counts.js';
 import { addUnpriced, addUsage, emptyUsage } from '../output/commit/manifest.js';
 import type { StageUsage, UnpricedUsage } from '../output/contracts/manifest.js';
 import type { AttemptTally } from '../llm/attemptTally.js';
+import { addReplicaTally, type ReplicaTally } from '../domain/replicaShares.js';
 
 export type BuildPhase = 'planning' | 'running' | 'waiting-for-retry' | 'finalizing' | 'done' | 'failed' | 'cancelled';
 
@@ -28,6 +29,8 @@ export interface BuildProgress {
   runStart: [number, number];
   /** Failed attempts of the requests of the shards committed in this build's runs, by kind: with the running shards' live ones, a count that never goes down. */
   failedAttempts: AttemptTally;
+  /** Where the requests of the shards committed in this build's runs went among replicas (domain/replicaShares.ts), as `failedAttempts`. */
+  replicas: ReplicaTally;
   /** The workflow ids of the shards running now, whose `shardProgress` query tells their stages (cli/commands/status.ts). */
   runningShards: string[];
   /** The requests per second the build's endpoints allow together, when each sets `requestsPerMinute`. */
@@ -49,6 +52,7 @@ export function newProgress(buildId: string, now: number): BuildProgress {
     startedAt: now,
     runStart: [now, 0],
     failedAttempts: {},
+    replicas: {},
     runningShards: [],
     failedShards: [],
     simulated: false,
@@ -69,6 +73,7 @@ export function recordCommittedShard(progress: BuildProgress, summary: ShardTota
   for (const [stage, u] of Object.entries(summary.usage)) addUsage((progress.usage[stage] ??= emptyUsage()), u);
   if (summary.unpriced) addUnpriced((progress.unpriced ??= {}), summary.unpriced);
   if (summary.failedAttempts) addCounts(progress.failedAttempts, summary.failedAttempts);
+  addReplicaTally(progress.replicas, summary.replicas);
 }
 
 /** Samples of committed shards done: accepted (held-out ones not among them) or rejected. */

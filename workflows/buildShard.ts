@@ -97,7 +97,7 @@ export async function buildShard(input: BuildShardInput): Promise<ShardSummary |
   }
   if (input.deferCommit) return null;
   const summary = await acts.commitShard({ build, shard, ...(committed ? { replacesRevision: committed.revision } : {}) });
-  return { ...summary, failedAttempts: live.failedAttempts };
+  return { ...summary, failedAttempts: live.failedAttempts, replicas: live.replicas };
 }
 
 /** The stages in order, cut into runs of consecutive stages on the same task queue (undefined: the build's own). */

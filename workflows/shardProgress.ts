@@ -6,6 +6,7 @@
  */
 import { sampleFates, type StageName } from '../config/stages.js';
 import type { AttemptTally } from '../llm/attemptTally.js';
+import { addReplicaTally, type ReplicaTally } from '../domain/replicaShares.js';
 import type { FailureKind } from '../llm/retryPolicy.js';
 import type { SliceOutcome, SliceStagesOutcome } from '../pipeline/run/runStage.js';
 
@@ -21,6 +22,8 @@ export interface ShardProgress {
   rejected: number;
   requests: number;
   failedAttempts: AttemptTally;
+  /** Where the slices' requests went among replicas (domain/replicaShares.ts). */
+  replicas: ReplicaTally;
   /** (workflow time ms, requests so far) at the end of each of the last slices: the recent request rate. */
   recent: Array<[number, number]>;
 }
@@ -29,11 +32,11 @@ export interface ShardProgress {
 const RECENT_SLICES = 32;
 
 export function newShardProgress(shard: number, samples: number, order: readonly StageName[], now: number): ShardProgress {
-  return { shard, samples, stages: {}, order: [...order], accepted: 0, rejected: 0, requests: 0, failedAttempts: {}, recent: [[now, 0]] };
+  return { shard, samples, stages: {}, order: [...order], accepted: 0, rejected: 0, requests: 0, failedAttempts: {}, replicas: {}, recent: [[now, 0]] };
 }
 
 export function recordSlice(p: ShardProgress, stage: StageName, samples: number, outcome: SliceOutcome, now: number): void {
-  recordSliceStages(p, samples, { stages: { [stage]: outcome }, failedAttempts: outcome.failedAttempts ?? {} }, now);
+  recordSliceStages(p, samples, { stages: { [stage]: outcome }, failedAttempts: outcome.failedAttempts ?? {}, replicas: outcome.replicas ?? {} }, now);
 }
 
 /** A slice's outcome through one stage or several (runSliceStages). */
@@ -43,6 +46,7 @@ export function recordSliceStages(p: ShardProgress, samples: number, outcome: Sl
     p.requests += o.requests;
   }
   for (const [kind, n] of Object.entries(outcome.failedAttempts) as Array<[FailureKind, number]>) p.failedAttempts[kind] = (p.failedAttempts[kind] ?? 0) + n;
+  addReplicaTally(p.replicas, outcome.replicas);
   const fates = sampleFates(outcome.stages, p.order);
   p.accepted += fates.accepted;
   p.rejected += fates.rejected;

@@ -8,6 +8,7 @@ import type { RichnessConfig } from '../../config/sourceFields.js';
 import type { distribution } from '../../domain/richness.js';
 import type { Goals, TargetsOutcome } from '../../domain/targets.js';
 import type { EndpointLessons } from '../../llm/preflight.js';
+import type { ReplicaShare } from '../../domain/replicaShares.js';
 import type { PairStats, StageUsage, UnpricedUsage, VerificationStats } from './manifest.js';
 
 /** A distribution of scores (domain/richness.ts), null when there were none. */
@@ -76,6 +77,12 @@ export interface BuildReport {
    * engine sends them instead, learned from their refusals (llm/dialect.ts); absent when none.
    */
   endpointDialects?: EndpointLessons[];
+  /**
+   * The replicas of endpoints with several (models.<role>.baseUrls) and how the build's requests went
+   * among them: attempts routed to each, its share, those it took as spills or re-routes, and the
+   * times it was taken out (domain/replicaShares.ts); absent when no endpoint has several.
+   */
+  replicas?: ReplicaShare[];
 }
 
 export interface TargetsReport {

@@ -5,6 +5,7 @@
 import { getJson, putIfChanged, type ObjectStore } from '../../storage/objectStore.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
 import { addCounts } from '../../domain/counts.js';
+import { replicaShares, type ReplicaTally } from '../../domain/replicaShares.js';
 import { addUnpriced, addUsage, emptyStrategyPairs, emptyUsage, summarizeUsage, unpricedUsage } from '../commit/manifest.js';
 import type { StrategyPairs, ShardManifest, Tally, UnpricedUsage } from '../contracts/manifest.js';
 import { costSummary } from './costSummary.js';
@@ -32,7 +33,14 @@ export async function paidSpend(store: ObjectStore, layout: BuildLayout): Promis
 export async function writeBuildReport(
   store: ObjectStore,
   layout: BuildLayout,
-  input: { build: { buildId: string; configFingerprint: string }; shardCount: number; failed: Array<{ shard: number; error: string }>; budgetExhausted?: string },
+  input: {
+    build: { buildId: string; configFingerprint: string };
+    shardCount: number;
+    failed: Array<{ shard: number; error: string }>;
+    budgetExhausted?: string;
+    /** Where the build's requests went among replicas (the build workflow's count, domain/replicaShares.ts). */
+    replicas?: ReplicaTally;
+  },
   endpointDialects: EndpointLessons[] = [],
 ): Promise<BuildReport> {
   const report: BuildReport = {
@@ -101,6 +109,8 @@ export async function writeBuildReport(
   report.cost = { ...costSummary(report.usage, unpriced, report.counts, report.simulated), paid: await paidSpend(store, layout) };
   report.prices.configured = Object.keys(config?.llm.prices ?? {}).sort();
   if (endpointDialects.length > 0) report.endpointDialects = endpointDialects;
+  const replicas = replicaShares(input.replicas ?? {});
+  if (replicas.length > 0) report.replicas = replicas;
   // A multiturn build's data is chats and turn-level pairs (output/formats/chatFormats.ts), in folders of their own.
   if (config?.mode === 'multiturn') report.mode = 'multiturn';
   const datasetInfo = config?.mode === 'multiturn' ? chatDatasetInfo() : llamaFactoryDatasetInfo();

@@ -14,6 +14,7 @@ import type { BuildReport } from '../contracts/buildReport.js';
 import { countTerms } from './sourceAccounting.js';
 import type { QualityReport, LengthStats } from './qualityReport.js';
 import { formatCost, formatPricedBy } from './costSummary.js';
+import { replicaSharesLine } from '../../domain/replicaShares.js';
 import { PARQUET_COLUMNS } from '../formats/parquet.js';
 
 /** The configs `load_dataset(<root>, name)` offers, and where their Parquet shards are (relative to the root). */
@@ -242,6 +243,7 @@ function buildSection(report: BuildReport, quality: QualityReport, config: Build
     `- Seed: ${config ? config.seed : 'unknown'}`,
     `- Shards: ${report.shards.committed} committed of ${report.shards.planned} planned, ${report.shards.failed} failed`,
     `- Simulated: ${report.simulated ? '**yes**' : 'no'}`,
+    ...(report.replicas ? [`- Replicas (share of requests, image-affine routing): ${replicaSharesLine(report.replicas)}`] : []),
   ];
   if (config?.mode === 'multiturn') {
     const chat = chatSettings(config);

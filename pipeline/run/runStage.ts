@@ -10,6 +10,8 @@ import { abortSignal, throwIfAborted } from '../../llm/abortScope.js';
 import type { LanePool, LaneOrder } from './lanePool.js';
 import { SampleRejection } from '../../domain/rejection.js';
 import { withAttemptTally, type AttemptTally } from '../../llm/attemptTally.js';
+import { withReplicaTally } from '../../llm/replicaTally.js';
+import type { ReplicaTally } from '../../domain/replicaShares.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { CallRecord } from '../../llm/callRecord.js';
 import { createJson, getCreatedJson } from '../../storage/objectStore.js';
@@ -32,6 +34,8 @@ export interface SliceOutcome {
   requests: number;
   /** Failed attempts of those requests by kind (llm/retryPolicy.ts), retried or not: a one-stage slice's (runStage); a slice through several counts them once (SliceStagesOutcome). */
   failedAttempts?: AttemptTally;
+  /** Where its requests' attempts went among the replicas of endpoints with several (llm/replicaTally.ts), counted like `failedAttempts`. */
+  replicas?: ReplicaTally;
 }
 
 export async function runStage(
@@ -40,9 +44,11 @@ export async function runStage(
   samples: readonly SourceSample[],
   /** Counted into: failed attempts of an earlier execution of the slice (activities/index.ts) stay in it. */
   failedAttempts: AttemptTally = {},
+  /** Counted into, as `failedAttempts`. */
+  replicas: ReplicaTally = {},
 ): Promise<SliceOutcome> {
-  const outcome = await runSliceStages(ctx, [stage], samples, failedAttempts);
-  return { ...outcome.stages[stage]!, failedAttempts: outcome.failedAttempts };
+  const outcome = await runSliceStages(ctx, [stage], samples, failedAttempts, undefined, undefined, replicas);
+  return { ...outcome.stages[stage]!, failedAttempts: outcome.failedAttempts, replicas: outcome.replicas };
 }
 
 /** A slice run through several stages: each stage's counts, and the failed attempts of the whole slice. */
@@ -50,6 +56,8 @@ export interface SliceStagesOutcome {
   /** Its `failedAttempts` are not split by stage: they are counted once, below. */
   stages: Partial<Record<StageName, SliceOutcome>>;
   failedAttempts: AttemptTally;
+  /** Counted once for the slice, as `failedAttempts`. */
+  replicas?: ReplicaTally;
 }
 
 /** The worker's lanes a slice's samples take (pipeline/run/lanePool.ts), and the slice's place in their line. */
@@ -79,8 +87,10 @@ export async function runSliceStages(
   failedAttempts: AttemptTally = {},
   progress: (outcome: SliceStagesOutcome) => void = () => {},
   lanes?: SliceLanes,
+  /** Counted into, as `failedAttempts`. */
+  replicas: ReplicaTally = {},
 ): Promise<SliceStagesOutcome> {
-  const outcome: SliceStagesOutcome = { stages: {}, failedAttempts };
+  const outcome: SliceStagesOutcome = { stages: {}, failedAttempts, replicas };
   const running = stages.map((stage) => {
     const counts: SliceOutcome = { ok: 0, rejected: 0, blocked: 0, requests: 0 };
     outcome.stages[stage] = counts;
@@ -116,10 +126,12 @@ export async function runSliceStages(
       progress(outcome);
     }
   };
-  await withAttemptTally(failedAttempts, async () => {
-    if (lanes) await throughLanes(lanes, samples, throughStages);
-    else await mapLimit(samples, ctx.config.llm.concurrency, throughStages);
-  });
+  await withAttemptTally(failedAttempts, () =>
+    withReplicaTally(replicas, async () => {
+      if (lanes) await throughLanes(lanes, samples, throughStages);
+      else await mapLimit(samples, ctx.config.llm.concurrency, throughStages);
+    }),
+  );
   return outcome;
 }
 

@@ -33,6 +33,7 @@ export const WORKFLOW_BOUNDARY = [
   'domain/counts.ts',
   'domain/mapLimit.ts',
   'domain/planShape.ts',
+  'domain/replicaShares.ts',
   'domain/sampleLanes.ts',
   'domain/targets.ts',
   'domain/yieldBound.ts',
