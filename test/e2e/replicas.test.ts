@@ -89,10 +89,7 @@ test('three replicas, one killed mid-build: no sample lost, records byte-identic
   assert.deepEqual([...shares.keys()].sort(), replicas.map((r) => endpointLabel(r.url)).sort(), 'every replica listed');
   const killed = shares.get(endpointLabel(victim!.url))!;
   assert.ok(killed.ejections >= 1, 'the killed replica was taken out');
-  assert.ok(
-    report.replicas!.reduce((n, s) => n + s.rerouted, 0) > 0,
-    'its samples re-routed',
-  );
+  assert.ok(report.replicas!.reduce((n, s) => n + s.rerouted, 0) > 0, 'its samples re-routed');
   for (const r of replicas) if (r !== victim) assert.ok(shares.get(endpointLabel(r.url))!.routed > 0);
   assert.ok(Math.abs(report.replicas!.reduce((n, s) => n + s.share, 0) - 1) < 1e-9);
 

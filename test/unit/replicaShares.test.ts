@@ -17,10 +17,7 @@ test('replica counts add up per replica, and shares are of the attempts routed',
     { replica: a, routed: 40, spilled: 2, rerouted: 0, ejections: 1, share: 0.4 },
     { replica: b, routed: 60, spilled: 1, rerouted: 9, ejections: 0, share: 0.6 },
   ]);
-  assert.equal(
-    replicaSharesLine(replicaShares(tally)),
-    `${a} 40.0% (40 routed, 2 spilled in, taken out 1x); ${b} 60.0% (60 routed, 1 spilled in, 9 re-routed in)`,
-  );
+  assert.equal(replicaSharesLine(replicaShares(tally)), `${a} 40.0% (40 routed, 2 spilled in, taken out 1x); ${b} 60.0% (60 routed, 1 spilled in, 9 re-routed in)`);
 });
 
 test("a slice's replica counts go through its heartbeat, the shard's progress and the build's", () => {
