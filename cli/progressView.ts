@@ -36,7 +36,7 @@ export function formatProgress(p: BuildProgress | LiveProgress, now = Date.now()
       `${samplesPerMinute.toFixed(1)} samples/min${eta}`,
   ];
   if ('shardsLive' in p) lines.push(...liveLines(p, now));
-  const replicas = replicasLine(p, live);
+  const replicas = replicasLine(p, 'shardsLive' in p ? p.shardsLive : []);
   if (replicas) lines.push(replicas);
   const reasons = Object.entries(p.rejections.byReason).sort((a, b) => b[1] - a[1]);
   if (reasons.length) lines.push(`rejections: ${reasons.map(([reason, n]) => `${reason} ${n}`).join(', ')}`);

@@ -42,7 +42,7 @@ test("a slice's replica counts go through its heartbeat, the shard's progress an
     modelCallRejects: 0,
     replicas: shard.replicas,
   };
-  recordCommittedShard(build, summary, 3);
-  recordCommittedShard(build, summary, 4);
+  recordCommittedShard(build, summary);
+  recordCommittedShard(build, summary);
   assert.deepEqual(build.replicas[a], { routed: 20, spilled: 0, rerouted: 0, ejections: 4 });
 });
