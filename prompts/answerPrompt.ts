@@ -3,10 +3,13 @@ import type { Constraint } from '../domain/constraints/selection.js';
 import { referenceFrame } from './departures.js';
 import { rendered, framed, type RenderedPrompt } from './chat.js';
 
+/** The numbered form's two section headings (the simulator finds the task and the constraints by them). */
+export const ANSWER_HEADINGS = { task: '## Task Description', constraints: '## Constraints' } as const;
+
 export function answerPromptText(instruction: string, constraints: readonly Constraint[]): string {
-  if (constraints.length === 0) return `## Task Description\n${instruction}`;
+  if (constraints.length === 0) return `${ANSWER_HEADINGS.task}\n${instruction}`;
   const list = constraints.map((c, i) => `${i + 1}. ${c.value}`).join('\n');
-  return `## Task Description\n${instruction}\n\n## Constraints\nYou must strictly follow the constraints below:\n${list}`;
+  return `${ANSWER_HEADINGS.task}\n${instruction}\n\n${ANSWER_HEADINGS.constraints}\nYou must strictly follow the constraints below:\n${list}`;
 }
 
 /**

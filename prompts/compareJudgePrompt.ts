@@ -6,16 +6,23 @@
  */
 import { rendered, type RenderedPrompt } from './chat.js';
 
+/** The labels the two responses follow, and the line that ends them (the simulator finds the responses by them). */
+export const COMPARE_JUDGE_LABELS = {
+  withConstraint: 'Response under the constraint:',
+  withoutConstraint: 'Response without the constraint:',
+  steps: '**Please follow the steps below to evaluate**:',
+} as const;
+
 export function renderCompareJudgePrompt(constraint: string, withConstraint: string, withoutConstraint: string): RenderedPrompt {
   const text = `You are an expert in judging whether the response follow the given constraint. Your task is to assess whether the model's response satisfies the given constraint and return True or False. I will provide you with the constraint and the model's response under this constraint. To assist with your evaluation, I will also provide you with the model's response to the same question without the constraint.
 
 Constraint: ${constraint}
 
-Response under the constraint: ${withConstraint}
+${COMPARE_JUDGE_LABELS.withConstraint} ${withConstraint}
 
-Response without the constraint: ${withoutConstraint}
+${COMPARE_JUDGE_LABELS.withoutConstraint} ${withoutConstraint}
 
-**Please follow the steps below to evaluate**:
+${COMPARE_JUDGE_LABELS.steps}
 
 Step 1. Compare the model's response under the constraint with its response without the constraint. If you believe these two answers are very similar, it means the model has not fully considered the impact of the constraint on the answer. Please return False.
 

@@ -20,13 +20,19 @@ export interface FunctionDescription {
 /** What fills Fig. 20's {output format}; the sentence after it is a listed change (prompts/departures.ts). */
 export const OUTPUT_FORMAT = '{"calls": [{"func": "<function name>", "params": [<positional parameters>]}]}';
 
+/** The label of the constraint and the heading of the offered functions (the simulator reads both by them). */
+export const VERIFIER_SELECTION_LABELS = {
+  constraint: 'Constraint content:',
+  functions: 'Available verification functions:',
+} as const;
+
 export function renderVerifierSelectionPrompt(constraint: string, functions: readonly FunctionDescription[]): RenderedPrompt {
   const list = functions.map((f) => `- ${f.name}(${f.signature}) e.g. ${f.example}`).join('\n');
   const text = `Please analyze the following constraint and select the most appropriate function from the given list to verify this constraint. Then extract the required parameters for the verification function from the constraint.
 
-Constraint content: ${constraint}
+${VERIFIER_SELECTION_LABELS.constraint} ${constraint}
 
-Available verification functions:
+${VERIFIER_SELECTION_LABELS.functions}
 ${list}
 
 Please complete the analysis following these steps:

@@ -8,7 +8,9 @@
  * budgets when the length is constrained), and each slot is rendered from clause templates.
  * All slot values are single words, so every template's word count is known up front.
  */
+import { ANSWER_HEADINGS } from '../prompts/answerPrompt.js';
 import { APPEND_ALL_HEADING } from '../prompts/multiturnChat.js';
+import { textAfter } from './promptSections.js';
 import type { Rng } from './rng.js';
 import type { ReplyTuning } from './replies.js';
 import { countWords, mentionCount, parseRule, type Range, type Rule } from './rules.js';
@@ -27,12 +29,12 @@ export interface AnswerPrompt {
  * would take it.
  */
 export function parseAnswerPrompt(text: string): AnswerPrompt {
-  const task = /## Task Description\s*\n([\s\S]*?)(?=\n\s*## Constraints|$)/.exec(text);
-  const constraintsAt = text.indexOf('## Constraints');
-  if (!task && constraintsAt < 0) return parseInlinePrompt(text);
+  const task = textAfter(text, ANSWER_HEADINGS.task, ANSWER_HEADINGS.constraints);
+  const constraintsAt = text.indexOf(ANSWER_HEADINGS.constraints);
+  if (task === undefined && constraintsAt < 0) return parseInlinePrompt(text);
   const constraintText = constraintsAt >= 0 ? text.slice(constraintsAt) : '';
   return {
-    instruction: (task?.[1] ?? text).trim(),
+    instruction: (task ?? text).trim(),
     constraints: [...constraintText.matchAll(/^\s*\d+\.\s+(.*)$/gm)].map((match) => (match[1] ?? '').trim()),
   };
 }

@@ -4,6 +4,10 @@
  * itself are true; the rest are lenient coin flips. The text carries some of the formatting
  * noise real judges produce, so the pipeline's parsers have to be robust.
  */
+import { COMPARE_JUDGE_LABELS } from '../prompts/compareJudgePrompt.js';
+import { DIRECT_JUDGE_MARKERS } from '../prompts/directJudgePrompt.js';
+import { VERIFIER_SELECTION_LABELS } from '../prompts/verifierSelectionPrompt.js';
+import { textAfter } from './promptSections.js';
 import type { Rng } from './rng.js';
 import { checkRule, parseRule, verifierCandidates, type VerifierCall } from './rules.js';
 
@@ -16,11 +20,16 @@ export interface DirectJudgePrompt {
 }
 
 export function parseDirectJudgePrompt(text: string): DirectJudgePrompt {
-  const response = /<start of response>\n?([\s\S]*?)\n?<end of response>/.exec(text)?.[1] ?? '';
-  const list = /<start of constraint list>([\s\S]*?)<end of constraint list>/.exec(text)?.[1] ?? '';
+  const { responseStart, responseEnd, listStart, listEnd, constraint } = DIRECT_JUDGE_MARKERS;
+  const response = (textAfter(text, responseStart, responseEnd) ?? '').replace(/^\n/, '').replace(/\n$/, '');
+  const list = textAfter(text, listStart, listEnd) ?? '';
   return {
     response,
-    constraints: [...list.matchAll(/^\s*Constraint_\d+:\s*(.*)$/gim)].map((match) => (match[1] ?? '').trim()),
+    constraints: list
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line.startsWith(constraint))
+      .map((line) => line.slice(constraint.length).replace(/^\d+:/, '').trim()),
   };
 }
 
@@ -62,9 +71,11 @@ export interface CompareJudgePrompt {
 
 /** The two responses run until the next section; the "without" one ends at the instructions that follow it. */
 export function parseCompareJudgePrompt(text: string): CompareJudgePrompt {
-  const under = /Response under the constraint:\s*([\s\S]*?)\s*Response without the constraint:/.exec(text)?.[1] ?? '';
-  const without = /Response without the constraint:\s*([\s\S]*?)\s*(?:\*\*Please follow the steps|$)/.exec(text)?.[1] ?? '';
-  return { withConstraint: under, withoutConstraint: without };
+  const { withConstraint, withoutConstraint, steps } = COMPARE_JUDGE_LABELS;
+  return {
+    withConstraint: (textAfter(text, withConstraint, withoutConstraint) ?? '').trim(),
+    withoutConstraint: (textAfter(text, withoutConstraint, steps) ?? '').trim(),
+  };
 }
 
 /**
@@ -93,11 +104,12 @@ export interface VerifierSelectionPrompt {
   functions: string[];
 }
 
-/** `Constraint content: …` and the offered functions as `- name(signature) …` lines. */
+/** The constraint's line and the offered functions, listed as `- name(signature) …` lines under their heading. */
 export function parseVerifierSelectionPrompt(text: string): VerifierSelectionPrompt {
+  const list = textAfter(text, VERIFIER_SELECTION_LABELS.functions, '\n\n') ?? '';
   return {
-    constraint: /Constraint content:\s*(.*)/.exec(text)?.[1]?.trim() ?? '',
-    functions: [...text.matchAll(/^\s*-\s*([A-Za-z_]\w*)\(/gm)].map((match) => match[1] ?? ''),
+    constraint: (textAfter(text, VERIFIER_SELECTION_LABELS.constraint, '\n') ?? '').trim(),
+    functions: [...list.matchAll(/^\s*-\s*([A-Za-z_]\w*)\(/gm)].map((match) => match[1] ?? ''),
   };
 }
 

@@ -7,6 +7,8 @@
 import { z } from 'zod';
 import { isPromptKind, PROMPT_KINDS } from '../domain/promptKinds.js';
 import { MULTITURN_SYSTEM_TEXT } from '../prompts/multiturnChat.js';
+import { REFINE_HEADINGS } from '../prompts/refinePrompt.js';
+import { textAfter } from './promptSections.js';
 import { parseAnswerPrompt, writeAnswer, writeChatAnswer } from './answers.js';
 import { parseCompareJudgePrompt, parseDirectJudgePrompt, parseVerifierSelectionPrompt, writeCompareJudgement, writeDirectJudgement, writeVerifierSelection } from './judges.js';
 import { imageUrlTokens } from '../llm/imageTokens.js';
@@ -284,11 +286,11 @@ function writeImageTags(bytes: number, rng: Rng): string[] {
 }
 
 /**
- * An open version of the prompt's "## Original question": the question itself, asked to be
+ * An open version of the prompt's original question (under REFINE_HEADINGS.question): the question itself, asked to be
  * explained, as the pipeline's refinement stage requests of short factoid questions.
  */
 function refineQuestion(prompt: string): string {
-  const question = /## Original question\n([\s\S]*?)(?:\n\n## |\n*$)/.exec(prompt)?.[1]?.trim() || 'Describe the image.';
+  const question = textAfter(prompt, REFINE_HEADINGS.question, '\n\n## ')?.trim() || 'Describe the image.';
   return `${question.replace(/\?$/, '')}? Explain your answer with reference to what the image shows.`;
 }
 
