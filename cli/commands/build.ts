@@ -11,7 +11,6 @@ import { openStore } from '../../storage/openStore.js';
 import { readConfig } from '../configFile.js';
 import { CliError, EXIT, exitCodesLine } from '../exitCodes.js';
 import { connectTemporal, type Temporal } from '../temporalClient.js';
-import { withLocalTemporal } from '../localTemporal.js';
 import { formatSummary } from '../summary.js';
 import { acceptedNothing, BuildRun, hasPollers, RunEnded } from '../buildRun.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
@@ -19,7 +18,6 @@ import { exitCodeFor, rootFailure } from '../failures.js';
 import { recordedLocally } from '../localRecord.js';
 import { watch } from './status.js';
 import { retrySpanLine } from '../retrySpan.js';
-import { metricsAddressOrUsage } from '../metricsFlag.js';
 import { inSpan, withTracing } from '../../telemetry/tracing.js';
 
 export const BUILD_USAGE = `usage: mmif build --config FILE [--wait | --local] [--new-version]
@@ -57,13 +55,19 @@ async function build(args: string[]): Promise<number> {
   });
   if (!values.config) throw new CliError(BUILD_USAGE, EXIT.usage);
   if (values.metrics && !values.local) throw new CliError('--metrics serves the metrics of a --local build; a worker serves its own (mmif worker --metrics)', EXIT.usage);
-  const metricsAt = values.local ? metricsAddressOrUsage(values.metrics) : undefined;
+  // The worker, its activities and the metrics server load only for --local: a plain `mmif build` is a client.
+  const local = values.local ? await Promise.all([import('../localTemporal.js'), import('../metricsFlag.js')]) : undefined;
+  const metricsAt = local?.[1].metricsAddressOrUsage(values.metrics);
   let config = await readConfig(values.config);
   if (values['new-version']) config = await nextFreeVersion(config);
   // Local: the worker lives in this process, so the build is waited for; the simulator (started
   // first) is what the pre-flight checks when no endpoint is configured.
-  if (values.local)
-    return withLocalTemporal((temporal) => recordedLocally(config, () => startBuild(temporal, config, { wait: true, summary: true, localWorker: true })), config, metricsAt);
+  if (local)
+    return local[0].withLocalTemporal(
+      (temporal) => recordedLocally(config, () => startBuild(temporal, config, { wait: true, summary: true, localWorker: true })),
+      config,
+      metricsAt,
+    );
   const temporal = await connectTemporal();
   try {
     return await startBuild(temporal, config, { wait: values.wait ?? false, summary: false });
