@@ -1,6 +1,10 @@
 /** An endpoint as the worker calls it: the configured endpoint with its base URL settled and its key read from the environment (endpoint.ts). */
 export interface ResolvedEndpoint {
-  /** Where requests go: for Azure, the deployment's URL (<resource>/openai/deployments/<deployment>); with several replicas, the first's. */
+  /**
+   * The endpoint's identity in the reply cache, the dialect memory and messages: for Azure, the
+   * deployment's URL (<resource>/openai/deployments/<deployment>); with several replicas, the first's
+   * (requests go to the replica llm/replicaRoute.ts picks, as an endpoint of its own).
+   */
   baseURL: string;
   model: string;
   apiKey: string;
