@@ -4,7 +4,8 @@
  * of test/unit/ into its own process, so the packages and product modules the files share are loaded
  * and compiled once per half, not once per file (docs/adr/0057-unit-tier-in-two-processes.md has the
  * figures). The files share a process: a test that changes process-wide state (process.env, a
- * module's registry) restores it, and a top-level before/after hook runs around the whole half. A file
+ * module's registry) restores it; top-level hooks are the root's (a file's `after` runs when its half
+ * ends, a top-level `beforeEach` would wrap every test of the half: keep those in a `describe`). A file
  * that fails to load is one failed test naming it; the other files still run. One file alone runs as
  * before: `node --import tsx --import ./test/harness/unitGuard.ts --test test/unit/x.test.ts`.
  */
