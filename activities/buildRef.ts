@@ -1,3 +1,7 @@
+/**
+ * The small, secret-free JSON the build workflow and its activities exchange (which build, shard
+ * and slice; what a committed shard reports back): what Temporal's history carries, never data.
+ */
 import type { AttemptTally } from '../llm/attemptTally.js';
 import type { ReplicaTally } from '../domain/replicaShares.js';
 import type { StageName } from '../config/stages.js';

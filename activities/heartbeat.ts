@@ -1,3 +1,7 @@
+/**
+ * Heartbeating for long activities, so a dead worker is noticed within the heartbeat timeout and a
+ * cancelled build reaches the model calls and sample loops it has to stop.
+ */
 import { Context } from '@temporalio/activity';
 import { withAbortSignal } from '../llm/abortScope.js';
 

@@ -1,3 +1,7 @@
+/**
+ * Reads one shard's samples from the plan the build stored when it started, so every activity of a
+ * shard works on exactly the samples the plan fixed.
+ */
 import type { SourceSample } from '../domain/sample.js';
 import { buildLayout, type BuildLayout } from '../storage/buildLayout.js';
 import { getJson, type ObjectStore } from '../storage/objectStore.js';

@@ -1,14 +1,11 @@
 // Model-call throughput of a real build: a Temporal dev server, the simulator over HTTP with a fixed
 // latency and a cap C (429 above C in flight; also `models.default.concurrency`), and `mmif worker`
 // processes building a CC3M `flat` folder of procedural JPEGs; the limit is C / latency requests/s.
-// Scenarios (the `all` list below): 1, 2 or 4 workers with tuned or shipped settings, the cap split
-// 1/N or by hand, and an RPM endpoint announced in x-ratelimit-* headers (`rpm-*`). Measured over the
-// steady state (the middle 80% of completions, GET /admin/stats every second): requests/s against the
-// limit, in flight, 429s; worker CPU per sample and per request (user + system, /proc: process.cpuUsage's
-// figure read from outside) and peak RSS. `one-metrics` and `one-traces` are `one` with the worker's
-// Prometheus metrics on (scraped every 5 s) or its traces sent over OTLP to a loopback receiver: run
-// after `one` in the same sitting, their CPU per request against its is the telemetry's cost under
-// the same load. How: bench/notes/2026-11-21-common-setup.md.
+// Scenarios (the `all` list below): 1, 2 or 4 workers with tuned or shipped settings, the cap split 1/N
+// or by hand, an RPM endpoint (`rpm-*`, x-ratelimit-* headers), and `one` with metrics or OTLP traces on
+// (`one-metrics`, `one-traces`: run after `one`, their CPU per request against its is the telemetry's cost).
+// Measured over the steady state (middle 80% of completions): requests/s against the limit, in flight,
+// 429s, worker CPU per sample and request (/proc) and peak RSS. How: bench/notes/2026-11-21-common-setup.md.
 // Run:   npx tsx bench/throughput.ts [--only one,four] [--samples 1000]
 //        ... --only one,one-metrics,one-traces (the cost of metrics and traces)
 //        ... --trace /tmp/t (per-activity times, event-loop delay: benchWorker.ts)

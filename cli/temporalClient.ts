@@ -1,3 +1,7 @@
+/**
+ * The CLI's connection to Temporal, from the same TEMPORAL_* variables Temporal's own CLI reads,
+ * and a fast answer when nothing listens at the address instead of gRPC's late, causeless timeout.
+ */
 import { connect } from 'node:net';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { temporalSettingsFromEnv, type TemporalSettings } from '../worker/connectionFromEnv.js';

@@ -1,3 +1,7 @@
+/**
+ * The content hashes the engine keys things by: SHA-256 in hex, and the stable id of a source
+ * record, which every stage, cache key and output record names a sample by.
+ */
 import { hash } from 'node:crypto';
 
 /**

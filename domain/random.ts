@@ -1,3 +1,7 @@
+/**
+ * The one source of randomness of the pipeline: generators seeded by what a choice is about, and the
+ * shuffles and samples drawn from them. Pure, so workflow code may use it too.
+ */
 import { createHash } from 'node:crypto';
 
 /**

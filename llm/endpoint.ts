@@ -1,3 +1,7 @@
+/**
+ * Turns a configured endpoint into what the worker calls: its base URL and key settled from the
+ * environment, and the OpenAI (or Azure OpenAI) SDK client shared by every activity of the worker.
+ */
 import OpenAI, { AzureOpenAI } from 'openai';
 import type { EndpointConfig } from '../config/modelsConfig.js';
 import { EndpointError } from './endpointError.js';

@@ -1,3 +1,7 @@
+/**
+ * The concurrency and rate limits a config sets on an endpoint, in the shape its limiter
+ * (llm/endpointLimiter.ts) holds them: one definition for what a replica starts with.
+ */
 import type { EndpointConfig } from '../config/modelsConfig.js';
 
 /** The limits a configuration sets on one endpoint (llm config and the endpoint's own), as a request holds them in the endpoint's limiter. */

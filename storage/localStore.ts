@@ -1,3 +1,8 @@
+/**
+ * The ObjectStore on a local directory: the embedded default for builds, caches and datasets on
+ * disk, with the same contract as S3 (atomic puts, create-if-absent, listing by prefix) so the pipeline
+ * never knows which one it writes to.
+ */
 import {
   appendFileSync,
   close as closeCallback,

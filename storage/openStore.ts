@@ -1,3 +1,7 @@
+/**
+ * The one place a URI becomes a store: every command and activity opens its sources, output and
+ * caches here, so each gets secret masking and named failures whatever backend serves it.
+ */
 import { LocalStore } from './localStore.js';
 import { S3Store, type S3Options } from './s3Store.js';
 import type { ObjectStore } from './objectStore.js';

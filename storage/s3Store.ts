@@ -1,3 +1,8 @@
+/**
+ * The ObjectStore on S3 or any S3-compatible server (versitygw, MinIO, R2), through
+ * @aws-sdk/client-s3: the same contract as the local store, create-if-absent by a conditional
+ * PUT (If-None-Match), large objects by multipart upload.
+ */
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { randomBytes } from 'node:crypto';

@@ -1,3 +1,7 @@
+/**
+ * Builds the Temporal worker of `mmif worker` (and of --local runs and tests): its activities,
+ * workflow bundle, interceptors, deployment version and the V8 heap settings its memory relies on.
+ */
 import { setFlagsFromString } from 'node:v8';
 import { toCanonicalString, type WorkerDeploymentVersion } from '@temporalio/common';
 import { NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';

@@ -1,3 +1,7 @@
+/**
+ * The Temporal options (timeouts, heartbeat, retry policy) every pipeline activity runs with,
+ * derived from the build's retry settings in one place.
+ */
 import type { ActivityOptions } from '@temporalio/workflow';
 import type { BuildConfig } from '../config/buildConfig.js';
 

@@ -1,3 +1,7 @@
+/**
+ * `mmif build`: starts a build from its config file on the task queue (or runs it here with --local)
+ * and, with --wait, follows it to its summary. Its usage text is the help `mmif` prints.
+ */
 import { parseFlags } from '../../config/commandFlags.js';
 import { MAX_VERSION, versionedBuildId } from '../../config/buildIds.js';
 import { WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temporalio/client';

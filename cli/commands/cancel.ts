@@ -1,3 +1,4 @@
+/** `mmif cancel`: cancels a running build by its id; committed shards stay valid. */
 import { parseFlags } from '../../config/commandFlags.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { connectTemporal, forBuild } from '../temporalClient.js';

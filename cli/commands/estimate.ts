@@ -1,3 +1,7 @@
+/**
+ * `mmif estimate`: forecasts a build's requests, tokens and cost before it runs, from a pilot build
+ * of its first samples that shares the build's model cache (nothing is paid twice).
+ */
 import { parseFlags } from '../../config/commandFlags.js';
 import { MAX_PILOT, pilotBuildId } from '../../config/buildIds.js';
 import type { BuildConfig } from '../../config/buildConfig.js';

@@ -1,3 +1,7 @@
+/**
+ * `mmif eval`: evaluates a model endpoint on a dataset the engine wrote (or on chats), as a
+ * resumable Temporal workflow like a build, and prints its scores.
+ */
 import { resolve } from 'node:path';
 import { parseFlags } from '../../config/commandFlags.js';
 import { WorkflowFailedError } from '@temporalio/client';

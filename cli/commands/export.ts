@@ -1,3 +1,7 @@
+/**
+ * `mmif export`: writes a build's committed data in the trainer and evaluator formats (TRL, MM-IFEval,
+ * verl, RLVR, LLaMA-Factory) beside it, without any model call.
+ */
 import { parseFlags } from '../../config/commandFlags.js';
 import {
   EXPORT_FORMATS,

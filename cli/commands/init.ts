@@ -1,3 +1,7 @@
+/**
+ * `mmif init`: writes a starter build config from flags or by asking on a terminal, so a first build
+ * needs no hand-written JSON.
+ */
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -1,3 +1,7 @@
+/**
+ * `mmif inspect`: prints a few samples, pairs or rejects of a build in readable form, to check what a
+ * build made without opening its files.
+ */
 import { parseFlags } from '../../config/commandFlags.js';
 import type { DpoRecord, InstructRecord, RejectRecord } from '../../output/contracts/records.js';
 import { buildLayout } from '../../storage/buildLayout.js';

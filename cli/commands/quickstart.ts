@@ -1,3 +1,7 @@
+/**
+ * `mmif quickstart` (what `npm start` runs): a local Temporal server, a worker and the simulator,
+ * building the bundled samples end to end with nothing configured.
+ */
 import path from 'node:path';
 import { parseFlags } from '../../config/commandFlags.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';

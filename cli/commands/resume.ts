@@ -1,3 +1,7 @@
+/**
+ * `mmif resume`: retries a build's failed shards, through the running workflow's update or by
+ * starting the closed build again with the config it was planned with.
+ */
 import { parseFlags } from '../../config/commandFlags.js';
 import type { WorkflowHandle } from '@temporalio/client';
 import { parseBuildConfig } from '../../config/buildConfig.js';

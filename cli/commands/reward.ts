@@ -1,3 +1,7 @@
+/**
+ * `mmif reward serve`: serves rewards for an RL run's responses, scored against a build's ground
+ * truth, within a spending limit.
+ */
 import { parseFlags } from '../../config/commandFlags.js';
 import { endpointFor } from '../../config/endpointRouting.js';
 import { endpointSchema, type EndpointConfig } from '../../config/modelsConfig.js';

@@ -1,3 +1,4 @@
+/** `mmif schedule`: creates and manages Temporal schedules that run a build on a cron spec. */
 import { parseFlags } from '../../config/commandFlags.js';
 import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { CliError, EXIT } from '../exitCodes.js';

@@ -1,3 +1,7 @@
+/**
+ * `mmif schema`: prints the JSON Schema of the build config (or the eval input, or the ground
+ * truth), derived from the schemas the code validates with, for editors and other tools.
+ */
 import { parseFlags } from '../../config/commandFlags.js';
 import { buildConfigJsonSchema, evalConfigJsonSchema } from '../../config/jsonSchema.js';
 import { groundTruthJsonSchema } from '../../domain/groundTruth.js';

@@ -1,3 +1,7 @@
+/**
+ * `mmif simulator`: serves the OpenAI-compatible simulator (simulator/), optionally as several
+ * replicas, for tests, benchmarks and offline runs.
+ */
 import { parseFlags } from '../../config/commandFlags.js';
 import { BALANCER_MODES, type BalancerMode } from '../../simulator/balancer.js';
 import { startReplicas } from '../../simulator/replicas.js';

@@ -1,3 +1,7 @@
+/**
+ * `mmif status`: shows a build's progress, spend and failures (once, or live with --watch), or the
+ * list of evals, each failure in one line.
+ */
 import { TemporalFollower } from '../temporalOutage.js';
 import { parseFlags } from '../../config/commandFlags.js';
 import { datasetRootOf, paidSpend } from '../../output/reports/buildReport.js';

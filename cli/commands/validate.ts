@@ -1,3 +1,7 @@
+/**
+ * `mmif validate`: checks a build config without starting anything (fields, fingerprint against an
+ * existing build, source layouts, output write probe), one line per problem.
+ */
 import type { BuildConfig } from '../../config/buildConfig.js';
 import { parseFlags } from '../../config/commandFlags.js';
 import { openSources } from '../../sources/source.js';

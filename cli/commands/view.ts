@@ -1,3 +1,7 @@
+/**
+ * `mmif view`: writes (or serves) an HTML page of a build's samples with their images, to review a
+ * dataset in a browser.
+ */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseFlags } from '../../config/commandFlags.js';

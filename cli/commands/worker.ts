@@ -1,3 +1,7 @@
+/**
+ * `mmif worker`: runs a worker on the task queue until SIGINT/SIGTERM, optionally serving its
+ * metrics, and stops its activities promptly.
+ */
 import { parseFlags } from '../../config/commandFlags.js';
 import { NativeConnection } from '@temporalio/worker';
 import { createWorker } from '../../worker/createWorker.js';

@@ -1,3 +1,7 @@
+/**
+ * What an `mmif eval` run's activities share (its config, stores and model caller), and the error
+ * kind for bad eval input, so eval stages get one context as build stages do.
+ */
 import type { EvalConfig } from '../../config/evalConfig.js';
 import type { ModelCaller } from '../../llm/modelCaller.js';
 import type { EvalLayout } from '../../storage/evalLayout.js';

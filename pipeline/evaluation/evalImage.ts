@@ -1,3 +1,7 @@
+/**
+ * The image an eval sends with a question: read from the dataset root and normalized to the JPEG the
+ * model calls expect, with only the decoding guards (an eval scores every sample it is given).
+ */
 import { imageSchema } from '../../config/imageConfig.js';
 import { sha256Hex } from '../../domain/hashing.js';
 import { SampleRejection } from '../../domain/rejection.js';

@@ -1,3 +1,7 @@
+/**
+ * The context every build stage runs with (config, stores, layout, model caller), built once per
+ * activity call, and the seeded generator each random choice of a sample draws from.
+ */
 import type { BuildConfig } from '../../config/buildConfig.js';
 import type { ModelCaller } from '../../llm/modelCaller.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';

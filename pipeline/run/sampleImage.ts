@@ -1,3 +1,7 @@
+/**
+ * The normalized image the model stages send, loaded from where the image stage stored it: one
+ * reader, so every stage sends the same bytes under the same hash.
+ */
 import type { BuildLayout } from '../../storage/buildLayout.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
 import type { StageContext } from './context.js';

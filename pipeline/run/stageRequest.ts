@@ -1,3 +1,7 @@
+/**
+ * The shape of a stage's first model call for one sample, shared by the stages that build it and
+ * the Batch API path that sends it ahead of them.
+ */
 import type { JsonReply, ModelRequest } from '../../llm/modelRequest.js';
 
 /**

@@ -2,13 +2,14 @@
  * Every TypeScript file's header (its leading block or line comments) is about ten lines: it says why
  * the module exists; history and measurements go to docs/adr/ (one decision each, with its figure),
  * reference detail next to what it describes. The limit counts the comment's own lines, delimiters
- * included, so ten lines of text fit.
+ * included, so ten lines of text fit. Every file of the product's folders has one.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PRODUCT_FOLDERS } from '../harness/productFolders.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const MAX_HEADER_LINES = 12;
@@ -40,15 +41,18 @@ function headerLines(text: string): number {
   return i - start;
 }
 
-test('every TypeScript file of the repo has a header of about ten lines', async () => {
+test('every TypeScript file of the repo has a header of about ten lines, and every product file one at all', async () => {
   const files = await sourceFiles();
   assert.ok(files.length > 300, `read ${files.length} files`);
   const long: string[] = [];
+  const missing: string[] = [];
   for (const file of files) {
     const n = headerLines(await readFile(path.join(REPO, file), 'utf8'));
     if (n > MAX_HEADER_LINES) long.push(`${file}: ${n} lines`);
+    if (n === 0 && PRODUCT_FOLDERS.includes(file.split(path.sep)[0]!)) missing.push(file);
   }
   assert.deepEqual(long, []);
+  assert.deepEqual(missing, [], 'product files without a header saying why the module exists');
 });
 
 test('the count takes a block comment whole, a run of line comments, and skips a shebang', () => {
