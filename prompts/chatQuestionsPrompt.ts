@@ -15,11 +15,14 @@ export type ChatQuestionsReply = z.infer<typeof chatQuestionsReplySchema>;
 /** The simulator recognises the prompt by this opening (simulator/replies.ts). */
 export const CHAT_QUESTIONS_OPENING = 'You are an expert in writing questions about images for multi-turn conversations.';
 
+/** Precedes the number of questions asked for (the simulator reads the count after it). */
+export const CHAT_QUESTIONS_LABELS = { count: 'Write exactly' } as const;
+
 export function renderChatQuestionsPrompt(count: number, grounding?: string): RenderedPrompt {
   const text = `${CHAT_QUESTIONS_OPENING}
 
 ## Task
-Write exactly ${count} different questions a user could ask about this image in one conversation, one question per turn.
+${CHAT_QUESTIONS_LABELS.count} ${count} different questions a user could ask about this image in one conversation, one question per turn.
 - Every question must be answerable from what the image shows; do not ask about things that are not visible.
 - Make the questions diverse: cover different objects, regions, attributes, relations, actions, text and the overall scene, not the same detail twice.
 - Each question stands on its own: it must not depend on the answer to another question.

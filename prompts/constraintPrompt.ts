@@ -50,9 +50,12 @@ export function constraintReplySchema(offeredKeys: readonly string[], count: { m
 /** What fills Fig. 15's {output format}. */
 export const OUTPUT_FORMAT = '{"constraints": [{"type": "<constraint type key>", "value": "<the constraint, written as an instruction>"}, ...]}';
 
+/** Labels the example of an offered type's line (the simulator splits the line at it). */
+export const CONSTRAINT_LINE_LABELS = { example: 'Example:' } as const;
+
 /** One line per offered type; the simulator and humans both read this format. */
 export function constraintTypeLine(c: ConstraintType): string {
-  return `- ${c.key} (${c.subclass}): ${c.description} ${c.guidance} Example: "${c.examples[0]}"`;
+  return `- ${c.key} (${c.subclass}): ${c.description} ${c.guidance} ${CONSTRAINT_LINE_LABELS.example} "${c.examples[0]}"`;
 }
 
 export function renderConstraintPrompt(instruction: string, offered: readonly ConstraintType[]): RenderedPrompt {

@@ -6,6 +6,8 @@
  */
 import { z } from 'zod';
 import { isPromptKind, PROMPT_KINDS } from '../domain/promptKinds.js';
+import { CHAT_QUESTIONS_LABELS } from '../prompts/chatQuestionsPrompt.js';
+import { CONSTRAINT_LINE_LABELS } from '../prompts/constraintPrompt.js';
 import { MULTITURN_SYSTEM_TEXT } from '../prompts/multiturnChat.js';
 import { REFINE_HEADINGS } from '../prompts/refinePrompt.js';
 import { textAfter } from './promptSections.js';
@@ -394,9 +396,9 @@ const QUESTION_TEMPLATES = [
   'How does the {aspect} differ between the top and the bottom of the image?',
 ];
 
-/** The count the questions prompt asks for ("Write exactly N different questions"); 5 when absent. */
+/** The count the questions prompt asks for (the number after CHAT_QUESTIONS_LABELS.count); 5 when absent. */
 function askedCount(prompt: string): number {
-  const n = Number(/Write exactly (\d+) different questions/.exec(prompt)?.[1] ?? 5);
+  const n = Number(/^\s*(\d+)/.exec(textAfter(prompt, CHAT_QUESTIONS_LABELS.count) ?? '')?.[1] ?? 5);
   return Math.max(1, Math.min(n, QUESTION_TEMPLATES.length));
 }
 
@@ -420,7 +422,8 @@ export function parseOfferedConstraints(text: string): OfferedConstraint[] {
   const byKey = new Map<string, OfferedConstraint>();
   for (const match of text.matchAll(/^- ([a-z_]+) \(([^)]*)\):\s*(.*)$/gm)) {
     const [, key = '', name = '', rest = ''] = match;
-    const [description = '', example] = rest.split(/\s*Example:\s*/, 2);
+    const example = textAfter(rest, CONSTRAINT_LINE_LABELS.example);
+    const description = example === undefined ? rest : rest.slice(0, rest.indexOf(CONSTRAINT_LINE_LABELS.example));
     if (!byKey.has(key)) byKey.set(key, { key, name, description: description.trim(), example: unquote(example) });
   }
   return [...byKey.values()];

@@ -1,5 +1,6 @@
 /**
- * The simulator reads the judge, verifier-selection, answer and refinement prompts by the labels the
+ * The simulator reads the judge, verifier-selection, answer, refinement, constraint-offer and chat
+ * questions prompts by the labels the
  * prompt modules export (simulator/promptSections.ts), so a reworded label cannot silently break the
  * simulated replies: each prompt is rendered by the real renderer, with its labels as written and
  * reworded, and read back by the simulator's parser.
@@ -7,16 +8,21 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ANSWER_HEADINGS, answerPromptText } from '../../prompts/answerPrompt.js';
+import { CHAT_QUESTIONS_LABELS, renderChatQuestionsPrompt } from '../../prompts/chatQuestionsPrompt.js';
 import { COMPARE_JUDGE_LABELS, renderCompareJudgePrompt } from '../../prompts/compareJudgePrompt.js';
+import { CONSTRAINT_LINE_LABELS, renderConstraintPrompt } from '../../prompts/constraintPrompt.js';
 import { DIRECT_JUDGE_MARKERS, renderDirectJudgePrompt } from '../../prompts/directJudgePrompt.js';
 import { REFINE_HEADINGS, renderRefinePrompt } from '../../prompts/refinePrompt.js';
 import { renderVerifierSelectionPrompt, VERIFIER_SELECTION_LABELS } from '../../prompts/verifierSelectionPrompt.js';
 import type { RenderedPrompt } from '../../prompts/chat.js';
 import { parseAnswerPrompt } from '../../simulator/answers.js';
 import { parseCompareJudgePrompt, parseDirectJudgePrompt, parseVerifierSelectionPrompt } from '../../simulator/judges.js';
-import { ChatRequestSchema, generateReply } from '../../simulator/replies.js';
+import { ChatRequestSchema, generateReply, parseOfferedConstraints } from '../../simulator/replies.js';
+import { CONSTRAINT_TYPES } from '../../domain/constraints/catalogue.js';
 
 const textOf = (prompt: RenderedPrompt) => prompt.messages.map((m) => m.text).join('\n');
+const replyTo = (prompt: RenderedPrompt) =>
+  generateReply(ChatRequestSchema.parse({ model: 'sim-vl', messages: [{ role: 'user', content: textOf(prompt) }] }), 1, undefined, undefined, prompt.kind).content;
 
 /** Runs `body` with every label of `labels` reworded (as a prompt edit would), then restores them. */
 function reworded(labels: Record<string, string>, body: () => void): void {
@@ -69,9 +75,25 @@ test('the simulated answer reads the task and the numbered constraints', () => {
 
 test('the simulated refinement asks the original question', () => {
   asWrittenAndReworded(REFINE_HEADINGS, () => {
-    const prompt = renderRefinePrompt('How many bars are red?', { answer: '4' });
-    const request = ChatRequestSchema.parse({ model: 'sim-vl', messages: [{ role: 'user', content: textOf(prompt) }] });
-    const { instruction } = JSON.parse(generateReply(request, 1, undefined, undefined, prompt.kind).content) as { instruction: string };
+    const { instruction } = JSON.parse(replyTo(renderRefinePrompt('How many bars are red?', { answer: '4' }))) as { instruction: string };
     assert.match(instruction, /^How many bars are red\? Explain/);
+  });
+});
+
+test('the simulated constraint stage reads each offered type with its example', () => {
+  asWrittenAndReworded(CONSTRAINT_LINE_LABELS, () => {
+    const offered = CONSTRAINT_TYPES.slice(0, 3);
+    const read = parseOfferedConstraints(textOf(renderConstraintPrompt('Describe the chart.', offered)));
+    assert.deepEqual(
+      read.map((c) => [c.key, c.description, c.example]),
+      offered.map((c) => [c.key, `${c.description} ${c.guidance}`, c.examples[0]]),
+    );
+  });
+});
+
+test('the simulated chat questions come in the number asked for', () => {
+  asWrittenAndReworded(CHAT_QUESTIONS_LABELS, () => {
+    const { questions } = JSON.parse(replyTo(renderChatQuestionsPrompt(3))) as { questions: string[] };
+    assert.equal(questions.length, 3);
   });
 });
