@@ -32,6 +32,21 @@ export async function scrapeEngineMetrics(): Promise<string> {
   return registry.metrics();
 }
 
+/** A metric as prom-client reads it out (`type` is the lower-case name at run time, whatever its typings say). */
+export interface MetricFamily {
+  name: string;
+  help: string;
+  type: 'counter' | 'gauge' | 'histogram' | 'summary';
+  /** One per label set; a histogram's are its `_bucket` (with `le`), `_sum` and `_count` series (metricName). */
+  values: Array<{ value: number; labels: Record<string, string | number | undefined>; metricName?: string }>;
+}
+
+/** Every engine metric as data, gauges sampled now (for an OTLP export: telemetry/otlpMetrics.ts). */
+export async function engineMetricsJson(): Promise<MetricFamily[]> {
+  for (const sample of samplers) sample();
+  return (await registry.getMetricsAsJSON()) as unknown as MetricFamily[];
+}
+
 /** The semantic conventions' advised bucket boundaries for gen_ai.client.operation.duration (seconds) and gen_ai.client.token.usage. */
 const DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
 const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];

@@ -65,9 +65,9 @@ let tracer: Tracer | undefined;
  * Starts exporting this process's spans when the environment names an OTLP endpoint (once per
  * process; later calls return what the first found). Returns whether tracing is on.
  */
-export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = process.env): boolean {
+export function startTracing(serviceName: string): boolean {
   if (tracing) return true;
-  const target = otlpTarget('TRACES', env);
+  const target = otlpTarget('TRACES');
   if (!target) return false;
   const exporter = target.protocol === 'http/json' ? new JsonTraceExporter() : new ProtobufTraceExporter();
   const processor = new BatchSpanProcessor(exporter);
@@ -87,16 +87,6 @@ export async function stopTracing(): Promise<void> {
   tracing = undefined;
   tracer = undefined;
   await ending?.provider.shutdown().catch((err: Error) => console.error(`traces: could not send the last spans: ${err.message}`));
-}
-
-/** Runs `run` with tracing started for `serviceName` and its last spans sent afterwards, however it ends. */
-export async function withTracing<T>(serviceName: string, run: () => Promise<T>): Promise<T> {
-  startTracing(serviceName);
-  try {
-    return await run();
-  } finally {
-    await stopTracing();
-  }
 }
 
 /** The client interceptors that put the current trace context into the workflows a client starts (none when tracing is off). */

@@ -22,7 +22,8 @@ import { exitCodeFor, rootFailure } from '../failures.js';
 import { recordedLocally } from '../localRecord.js';
 import { watch } from './status.js';
 import { retrySpanLine } from '../retrySpan.js';
-import { inSpan, withTracing } from '../../telemetry/tracing.js';
+import { inSpan } from '../../telemetry/tracing.js';
+import { withOtlp } from '../../telemetry/otlp.js';
 
 export const BUILD_USAGE = `usage: mmif build --config FILE [--wait | --local] [--new-version]
   Start a build on the task queue MMIF_TASK_QUEUE (workflow id = the config's buildId).
@@ -40,6 +41,7 @@ export const BUILD_USAGE = `usage: mmif build --config FILE [--wait | --local] [
   --metrics HOST:PORT  with --local: serve the worker's Prometheus metrics there (default
                  MMIF_METRICS_ADDR; a bare port binds 127.0.0.1; docs/operations.md)
   --new-version  when the build exists with another config, start <buildId>-v2 (or the next free version)
+  With OTEL_EXPORTER_OTLP_ENDPOINT set, the build's trace starts here and goes over OTLP (docs/operations.md).
   ${exitCodesLine({
     ok: 'started (without --wait or --local), or done',
     failed: 'the build failed or accepted nothing, or is already running',
@@ -47,9 +49,9 @@ export const BUILD_USAGE = `usage: mmif build --config FILE [--wait | --local] [
       'a bad flag or config, or a problem the checks found (nothing started); with --wait or --local also a build that failed for a config, data path, output or endpoint setting',
   })}`;
 
-/** `mmif build`, its trace sent over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (telemetry/tracing.ts). */
+/** `mmif build`, its trace (and a --local worker's metrics) sent over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (telemetry/otlp.ts). */
 export function buildCommand(args: string[]): Promise<number> {
-  return withTracing('mmif', () => build(args));
+  return withOtlp('mmif', () => build(args));
 }
 
 async function build(args: string[]): Promise<number> {

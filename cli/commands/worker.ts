@@ -11,7 +11,7 @@ import { CliError, EXIT } from '../exitCodes.js';
 import { temporalUnreachable } from '../temporalClient.js';
 import { startMetricsServer } from '../../telemetry/metricsServer.js';
 import { metricsAddressOrUsage, metricsFailed } from '../metricsFlag.js';
-import { withTracing } from '../../telemetry/tracing.js';
+import { withOtlp } from '../../telemetry/otlp.js';
 
 export const WORKER_USAGE = `usage: mmif worker [--metrics HOST:PORT]
   Run a worker: connects with TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS*,
@@ -23,11 +23,13 @@ export const WORKER_USAGE = `usage: mmif worker [--metrics HOST:PORT]
   MMIF_DEPLOYMENT (default "mmif"): builds finish on the version that started them, and a new version
   takes new builds once made current (docs/operations.md, rolling out a new version).
   --metrics HOST:PORT  serve Prometheus metrics at http://HOST:PORT/metrics, the engine's and the
-                 Temporal SDK's (default MMIF_METRICS_ADDR; a bare port binds 127.0.0.1; docs/operations.md)`;
+                 Temporal SDK's (default MMIF_METRICS_ADDR; a bare port binds 127.0.0.1; docs/operations.md)
+  With OTEL_EXPORTER_OTLP_ENDPOINT set, sends its spans of each build's trace and the engine's metrics
+  over OTLP (http/protobuf, or OTEL_EXPORTER_OTLP_PROTOCOL=http/json; docs/operations.md).`;
 
-/** `mmif worker`, its spans sent over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (telemetry/tracing.ts), the last ones as it stops. */
+/** `mmif worker`, its spans and metrics sent over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (telemetry/otlp.ts), the last ones as it stops. */
 export function workerCommand(args: string[]): Promise<number> {
-  return withTracing('mmif-worker', () => runWorker(args));
+  return withOtlp('mmif-worker', () => runWorker(args));
 }
 
 async function runWorker(args: string[]): Promise<number> {

@@ -21,12 +21,18 @@ export interface ReceivedSpan {
   attributes: Record<string, OtlpValue>;
 }
 
+export interface MetricPoint {
+  unit: string;
+  attributes: Record<string, OtlpValue>;
+  value: number;
+}
+
 export interface OtlpReceiver {
   /** The base URL, as OTEL_EXPORTER_OTLP_ENDPOINT takes it. */
   url: string;
   spans(): ReceivedSpan[];
-  /** Every metric received so far by name, with its data points' attribute sets. */
-  metrics(): Map<string, Array<Record<string, OtlpValue>>>;
+  /** Every metric received so far by name, with its data points (a sum's or gauge's value, a histogram's count), export after export. */
+  metrics(): Map<string, MetricPoint[]>;
   /** The request bodies as received (JSON or protobuf), for a scan for secrets and a count of exports. */
   bodies(): string[];
   close(): Promise<void>;
@@ -42,7 +48,7 @@ const attributesOf = (list: KeyValue[] = []) => Object.fromEntries(list.map((kv)
 
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
-  const metrics = new Map<string, Array<Record<string, OtlpValue>>>();
+  const metrics = new Map<string, MetricPoint[]>();
   const bodies: string[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -70,7 +76,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         for (const scope of r.scopeMetrics ?? [])
           for (const m of scope.metrics ?? []) {
             const points = m.sum?.dataPoints ?? m.gauge?.dataPoints ?? m.histogram?.dataPoints ?? [];
-            metrics.set(m.name, [...(metrics.get(m.name) ?? []), ...points.map((p) => attributesOf(p.attributes))]);
+            const value = (p: DataPoint) => Number(p.asDouble ?? p.asInt ?? p.count);
+            metrics.set(m.name, [...(metrics.get(m.name) ?? []), ...points.map((p) => ({ unit: m.unit ?? '', attributes: attributesOf(p.attributes), value: value(p) }))]);
           }
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
@@ -91,13 +98,15 @@ interface ResourceSpans {
   scopeSpans?: Array<{ spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; name: string; attributes?: KeyValue[] }> }>;
 }
 
+interface DataPoint {
+  attributes?: KeyValue[];
+  asDouble?: number;
+  asInt?: number | string;
+  count?: number | string;
+}
+
 interface ResourceMetrics {
   scopeMetrics?: Array<{
-    metrics?: Array<{
-      name: string;
-      sum?: { dataPoints: Array<{ attributes?: KeyValue[] }> };
-      gauge?: { dataPoints: Array<{ attributes?: KeyValue[] }> };
-      histogram?: { dataPoints: Array<{ attributes?: KeyValue[] }> };
-    }>;
+    metrics?: Array<{ name: string; unit?: string; sum?: { dataPoints: DataPoint[] }; gauge?: { dataPoints: DataPoint[] }; histogram?: { dataPoints: DataPoint[] } }>;
   }>;
 }

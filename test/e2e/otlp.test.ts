@@ -1,10 +1,12 @@
 /**
- * A build's trace as an operator gets it: `mmif worker` in a process of its own and `mmif build --wait`
+ * A build's trace and metrics over OTLP as an operator gets them: `mmif worker` in a process of its own and `mmif build --wait`
  * both with OTEL_EXPORTER_OTLP_ENDPOINT pointing at a loopback OTLP receiver (test/harness/otlpReceiver.ts),
  * against the dev server and the simulator. The receiver gets one trace for the build: the client's
  * build span at its root, the build workflow, its shard children, their activities, a span per
  * sample and stage covering every stage of the mode, and a span per model call under its stage,
- * carrying the stage, role, model and outcome, and not the API key in any form.
+ * carrying the stage, role, model and outcome, and not the API key in any form. The worker pushes
+ * the engine's metrics to the same receiver: the instruments of the Prometheus scrape under their
+ * OpenTelemetry names, with the build report's values.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,11 +14,15 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { MODEL_ROLES } from '../../config/modelsConfig.js';
 import { stagesFor } from '../../config/stages.js';
 import { startTemporalDevServer, stopProcess, type DevServer } from '../../local/temporalDevServer.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
 import { LocalStore } from '../../storage/localStore.js';
+import type { BuildReport } from '../../output/contracts/buildReport.js';
+import { engineMetricsJson } from '../../telemetry/metrics.js';
+import { otelMetricName } from '../../telemetry/otlpMetrics.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
 import { leaks } from '../harness/canaryScan.js';
 import { runMmif, startWorkerProcess } from '../harness/mmifCli.js';
@@ -32,8 +38,9 @@ let simulator: SimulatorHandle;
 let receiver: OtlpReceiver;
 let worker: ChildProcess;
 
-/** OTLP over HTTP/JSON to the receiver; spans sent within 200 ms of ending rather than the default 5 s. */
-const otlpEnv = () => ({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '200' });
+/** OTLP over HTTP/JSON to the receiver; spans sent within 200 ms of ending and metrics every 500 ms rather than 5 s and 60 s. */
+const otlpEnv = () => ({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '200', OTEL_METRIC_EXPORT_INTERVAL: '500' });
+const BUILD = 'traced';
 
 before(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'mmif-tracing-'));
@@ -58,7 +65,7 @@ function ancestry(span: ReceivedSpan, byId: Map<string, ReceivedSpan>): string[]
 }
 
 test('a traced build sends one trace, from the client span through workflows and activities to every stage and model call', async () => {
-  const buildId = 'traced';
+  const buildId = BUILD;
   const file = path.join(dir, 'build.json');
   await writeFile(
     file,
@@ -135,6 +142,37 @@ test('a traced build sends one trace, from the client span through workflows and
     receiver.bodies().flatMap((b) => leaks(b, CANARY)),
     [],
     'the API key appears in no span',
+  );
+});
+
+test("the worker pushes the engine's metrics over OTLP: the scrape's instruments, named as OpenTelemetry names them, with the report's values", async () => {
+  const connection = await Connection.connect({ address: server.address });
+  const report = (await new Client({ connection }).workflow.getHandle(BUILD).result()) as BuildReport;
+  await connection.close();
+  // Cumulative points, export after export: the last of each series is the total. Wait for one taken after the build.
+  const last = (name: string, where: (a: Record<string, unknown>) => boolean) => [
+    ...new Map((receiver.metrics().get(name) ?? []).filter((p) => where(p.attributes)).map((p) => [JSON.stringify(p.attributes), p])).values(),
+  ];
+  const accepted = () => last('mmif_records_accepted', (a) => a.build === BUILD).reduce((n, p) => n + p.value, 0);
+  while (accepted() < report.counts.instruct) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(accepted(), report.counts.instruct);
+
+  const received = receiver.metrics();
+  const instruments = new Set((await engineMetricsJson()).map((f) => otelMetricName(f.name, f.type).name));
+  assert.deepEqual(
+    [...received.keys()].filter((name) => !instruments.has(name)),
+    [],
+    "every metric received is one of the scrape's instruments",
+  );
+  for (const name of ['gen_ai.client.operation.duration', 'gen_ai.client.token.usage', 'mmif_requests', 'mmif_samples', 'mmif_shard_commits', 'mmif_shard_commit_duration'])
+    assert.ok(received.has(name), `${name} in ${[...received.keys()].join(', ')}`);
+  assert.equal(received.get('gen_ai.client.operation.duration')![0]!.unit, 's');
+  const imaged = last('mmif_samples', (a) => a.build === BUILD && a.stage === 'image').reduce((n, p) => n + p.value, 0);
+  assert.equal(imaged, report.counts.planned, 'every planned sample through the image stage once');
+  const attempts = last('gen_ai.client.operation.duration', (a) => a.build === BUILD);
+  assert.ok(
+    attempts.length > 0 && attempts.every((p) => p.attributes['gen_ai.request.model'] === MODEL && p.attributes['server.address'] === '127.0.0.1'),
+    JSON.stringify(attempts[0]),
   );
 });
 

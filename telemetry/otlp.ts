@@ -1,0 +1,19 @@
+/**
+ * What a command exports over OTLP while it runs (`mmif worker`; `mmif build`, whose `--local` worker
+ * runs in it): its spans (telemetry/tracing.ts) and the engine's metrics (telemetry/otlpMetrics.ts),
+ * each on when the standard OTEL_* variables name an endpoint for it, and the last of both sent
+ * however the command ends. Neither named: nothing is started.
+ */
+import { startOtlpMetrics } from './otlpMetrics.js';
+import { startTracing, stopTracing } from './tracing.js';
+
+export async function withOtlp<T>(serviceName: string, run: () => Promise<T>): Promise<T> {
+  startTracing(serviceName);
+  const metrics = startOtlpMetrics(serviceName);
+  try {
+    return await run();
+  } finally {
+    await metrics?.close();
+    await stopTracing();
+  }
+}
