@@ -4,12 +4,12 @@
  * each on when the standard OTEL_* variables name an endpoint for it, and the last of both sent
  * however the command ends. Neither named: nothing is started.
  */
-import { startOtlpMetrics } from './otlpMetrics.js';
-import { startTracing, stopTracing } from './tracing.js';
+import { otlpTarget, startTracing, stopTracing } from './tracing.js';
 
 export async function withOtlp<T>(serviceName: string, run: () => Promise<T>): Promise<T> {
-  startTracing(serviceName);
-  const metrics = startOtlpMetrics(serviceName);
+  await startTracing(serviceName);
+  // The exporter and the metrics registry load only when asked for (a plain `mmif build` is a light client).
+  const metrics = otlpTarget('METRICS') ? (await import('./otlpMetrics.js')).startOtlpMetrics(serviceName) : undefined;
   try {
     return await run();
   } finally {

@@ -24,7 +24,8 @@ import {
   type MetricProducer,
 } from '@opentelemetry/sdk-metrics';
 import { enableMetrics, engineMetricsJson, type MetricFamily } from './metrics.js';
-import { otelResource, otlpTarget } from './tracing.js';
+import { otelResource } from './otlpSdk.js';
+import { otlpTarget } from './tracing.js';
 
 /** OTEL_METRIC_EXPORT_INTERVAL's default (the OpenTelemetry SDK configuration spec), ms. */
 const DEFAULT_INTERVAL_MS = 60_000;

@@ -6,26 +6,16 @@
  * engine adds a span per sample and stage and one per model-call attempt (`inSpan`). The exporters
  * read the standard variables themselves (endpoint, headers, timeout, compression:
  * https://opentelemetry.io/docs/specs/otel/protocol/exporter/); the protocol is http/protobuf unless
- * OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL says http/json. Unset, nothing is loaded beyond this module's
- * imports and `inSpan` runs its work directly. Attributes are bounded: stage, source, role, model,
+ * OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL says http/json. Unset, the SDK is not loaded (telemetry/otlpSdk.ts)
+ * and `inSpan` runs its work directly. Attributes are bounded: stage, source, role, model,
  * endpoint host, outcome, never a prompt, a sample id or a key. Why these packages: docs/adr/0061-traces-with-the-sdk-interceptors.md.
  */
 import { context, createContextKey, SpanStatusCode, trace, type Attributes, type Tracer } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { envDetectorSync, Resource } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ClientInterceptors } from '@temporalio/client';
-import {
-  makeWorkflowExporter,
-  OpenTelemetryActivityInboundInterceptor,
-  OpenTelemetryActivityOutboundInterceptor,
-  OpenTelemetryWorkflowClientInterceptor,
-  type OpenTelemetrySinks,
-} from '@temporalio/interceptors-opentelemetry';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client/index.js';
+import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry/lib/workflow/definitions.js';
 import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
-import type { WorkflowInfo } from '@temporalio/workflow';
+import type { TracerSetup } from './otlpSdk.js';
 
 /** The OTLP protocols this engine exports with (gRPC is not among them: docs/adr/0061). */
 export type OtlpProtocol = 'http/protobuf' | 'http/json';
@@ -45,38 +35,18 @@ export function otlpTarget(signal: 'TRACES' | 'METRICS', env: NodeJS.ProcessEnv 
   return { protocol };
 }
 
-/** The resource every span (and OTLP metric) of this process carries: service.name, overridden by OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES. */
-export function otelResource(serviceName: string): Resource {
-  return Resource.default()
-    .merge(new Resource({ 'service.name': serviceName }))
-    .merge(envDetectorSync.detect());
-}
-
-interface Tracing {
-  processor: SpanProcessor;
-  resource: Resource;
-  provider: BasicTracerProvider;
-}
-
-let tracing: Tracing | undefined;
+let tracing: TracerSetup | undefined;
 let tracer: Tracer | undefined;
 
 /**
- * Starts exporting this process's spans when the environment names an OTLP endpoint (once per
- * process; later calls return what the first found). Returns whether tracing is on.
+ * Starts exporting this process's spans when the environment names an OTLP endpoint, loading the SDK
+ * then (telemetry/otlpSdk.ts); once per process. Resolves whether tracing is on.
  */
-export function startTracing(serviceName: string): boolean {
+export async function startTracing(serviceName: string): Promise<boolean> {
   if (tracing) return true;
   const target = otlpTarget('TRACES');
   if (!target) return false;
-  const exporter = target.protocol === 'http/json' ? new JsonTraceExporter() : new ProtobufTraceExporter();
-  const processor = new BatchSpanProcessor(exporter);
-  const resource = otelResource(serviceName);
-  const provider = new BasicTracerProvider({ resource });
-  provider.addSpanProcessor(processor);
-  // W3C trace context is the propagator register() installs by default (OTEL_PROPAGATORS may change it).
-  provider.register({ contextManager: new AsyncLocalStorageContextManager().enable() });
-  tracing = { processor, resource, provider };
+  tracing = (await import('./otlpSdk.js')).registerTracer(serviceName, target.protocol);
   tracer = trace.getTracer('mmif');
   return true;
 }
@@ -86,7 +56,7 @@ export async function stopTracing(): Promise<void> {
   const ending = tracing;
   tracing = undefined;
   tracer = undefined;
-  await ending?.provider.shutdown().catch((err: Error) => console.error(`traces: could not send the last spans: ${err.message}`));
+  await ending?.shutdown().catch((err: Error) => console.error(`traces: could not send the last spans: ${err.message}`));
 }
 
 /** The client interceptors that put the current trace context into the workflows a client starts (none when tracing is off). */
@@ -96,7 +66,7 @@ export function tracingClientInterceptors(): ClientInterceptors | undefined {
 
 /** The activity interceptors that continue a workflow's trace in its activities (none when tracing is off). */
 export function tracingActivityInterceptors(): ActivityInterceptorsFactory[] {
-  return tracing ? [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })] : [];
+  return tracing ? [tracing.activityInterceptors] : [];
 }
 
 /**
@@ -106,20 +76,14 @@ export function tracingActivityInterceptors(): ActivityInterceptorsFactory[] {
  * attributes).
  */
 export function tracingSinks(): InjectedSinks<OpenTelemetrySinks> {
-  const exporter = tracing && makeWorkflowExporter(tracing.processor, tracing.resource).export.fn;
-  return {
-    exporter: {
-      export: {
-        fn: (info, spans) => exporter?.({ workflowType: info.workflowType, workflowId: info.workflowId, runId: info.runId } as WorkflowInfo, spans),
-      },
-    },
-  };
+  const setup = tracing;
+  return { exporter: { export: { fn: (info, spans) => setup?.exportWorkflowSpans(info, spans) } } };
 }
 
 /** The stage a span runs in, for the model-call spans under it. */
 const STAGE = createContextKey('mmif.stage');
 
-/** The stage of the span running now (from `inStageSpan`), if any. */
+/** The stage of the span running now (from `inSpan`), if any. */
 export function currentStage(): string | undefined {
   return tracer && (context.active().getValue(STAGE) as string | undefined);
 }
