@@ -127,3 +127,22 @@ test('a replica that goes down is taken out: its samples re-route, nothing fails
     assert.ok(sims.find((s) => s.url === next)!.stats().requests > 0, `${next} took the victim's image`);
   }
 });
+
+test("a replica answering 5xx is taken out at the third in a row: the request's next attempt re-routes and is answered", async () => {
+  const [failing, healthy] = await Promise.all([startSimulator({ seed: 5, faults: { rate500: 1 } }), startSimulator({ seed: 5 })]);
+  try {
+    const urls = [failing.url, healthy.url];
+    const image = images.find((i) => replicaOrder(i.sha256, urls)[0] === failing.url)!;
+    const models = caller(new LocalStore(path.join(dir, 'server-errors')));
+    const tally: ReplicaTally = {};
+    const pair = { model: 'mmif-sim-vlm', baseUrls: urls, apiKeyEnv: 'MMIF_TEST_UNSET_KEY', concurrency: 4, batch: false };
+    const reply = await withReplicaTally(tally, () => models.text({ stage: 'instruction', endpoint: pair, prompt: prompts[0]!, image }, []));
+    assert.ok(reply.length > 0);
+    assert.equal(failing.stats().requests, 3, 'three 5xx in a row, then out');
+    assert.equal(healthy.stats().completed, 1);
+    assert.deepEqual(tally[endpointLabel(failing.url)], { routed: 3, spilled: 0, rerouted: 0, ejections: 1 });
+    assert.deepEqual(tally[endpointLabel(healthy.url)], { routed: 1, spilled: 0, rerouted: 1, ejections: 0 });
+  } finally {
+    await Promise.all([failing.close(), healthy.close()]);
+  }
+});
