@@ -74,3 +74,28 @@ export function groundTruthOf(r: PlannedRecord, vacuous: VacuousPolicy): GroundT
     }),
   };
 }
+
+/** The id of a chat turn's ground truth: the chat's id and its 1-based question turn. */
+export const chatTurnId = (chatId: string, turn: number): string => `${chatId}#turn-${turn}`;
+
+/** What a chat record says of its instructions (all rule-checked: a multiturn build refuses judged ones). */
+interface ChatInstructions {
+  id: string;
+  image_path: string;
+  instructions: ReadonlyArray<{ turn: number; type: string; value: string; verifiers: ReadonlyArray<{ func: string; params: unknown[] }> }>;
+  turns: ReadonlyArray<{ turn: number }>;
+}
+
+/**
+ * A chat's ground truth per question turn: the instructions in force at that turn (added at it or
+ * before, in the order given: the order of the turn's verdicts), as the build verified the turn's
+ * answer. A turn with no instruction in force yet has none (nothing to reward).
+ */
+export function chatTurnTruths(chat: ChatInstructions, vacuous: VacuousPolicy): Array<{ turn: number; truth: GroundTruth }> {
+  return chat.turns.flatMap(({ turn }) => {
+    const inForce = chat.instructions.filter((i) => i.turn <= turn);
+    if (inForce.length === 0) return [];
+    const constraints = inForce.map((i): GroundTruthConstraint => ({ type: i.type, text: i.value, method: 'rule', verifiers: i.verifiers.map(({ func, params }) => ({ func, params })) }));
+    return [{ turn, truth: { id: chatTurnId(chat.id, turn), image: chat.image_path, vacuous, constraints } }];
+  });
+}

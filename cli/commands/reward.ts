@@ -12,7 +12,7 @@ import { ModelCaller } from '../../llm/modelCaller.js';
 import { configuredLimits } from '../../llm/endpointLimits.js';
 import { SpendLedger } from '../../llm/spendLedger.js';
 import { loadRewardData, type RewardData } from '../../output/formats/rewardData.js';
-import { MultiturnExportError, NoCommittedShardError } from '../../output/formats/export.js';
+import { NoCommittedShardError } from '../../output/formats/export.js';
 import { REWARD_MODES, type RewardJudge, type RewardMode } from '../../pipeline/rewards/scoreResponse.js';
 import { LLM_CACHE_PREFIX } from '../../storage/buildLayout.js';
 import { CliError, EXIT } from '../exitCodes.js';
@@ -72,8 +72,7 @@ export async function rewardCommand(args: string[]): Promise<number> {
   if (values['no-judge'] && (values['judge-model'] || values['judge-base-url'])) throw new CliError('--no-judge and --judge-model/--judge-base-url exclude each other', EXIT.usage);
   const { store, layout } = openDatasetRoot(values.data);
   const data = await loadRewardData(store, layout).catch((err: unknown) => {
-    if (err instanceof NoCommittedShardError) throw new CliError(err.message, EXIT.notFound);
-    throw err instanceof MultiturnExportError ? new CliError(err.message, EXIT.usage) : err;
+    throw err instanceof NoCommittedShardError ? new CliError(err.message, EXIT.notFound) : err;
   });
   const budget = {
     maxUsd: values['max-usd'] === undefined ? undefined : Number(values['max-usd']),

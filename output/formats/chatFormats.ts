@@ -72,6 +72,39 @@ export function chatPairSharegptRow(r: ChatPairRecord): ChatPairSharegptRow {
   };
 }
 
+/** A chat exchange as written: the user's text (instruction before question, no image token) and the answer, absent for the question a pair answers. */
+export interface Exchange {
+  user: string;
+  answer?: string;
+}
+
+function exchangesOf(conversations: readonly Turn[]): Exchange[] {
+  const exchanges: Exchange[] = [];
+  for (const [i, t] of conversations.entries()) {
+    if (t.from === 'human') exchanges.push({ user: i === 0 ? t.value.slice(IMAGE_TOKEN.length + 1) : t.value });
+    else exchanges.at(-1)!.answer = t.value;
+  }
+  return exchanges;
+}
+
+/** What the RL exports read of a written chat line: its exchanges, its instructions and the turns they were verified at. */
+export type ChatConversation = Pick<ChatRecord, 'id' | 'system' | 'image_path' | 'image_sha256' | 'instructions'> & { turns: Array<{ turn: number }>; exchanges: Exchange[] };
+
+export function chatConversationFromLine(line: string): ChatConversation {
+  const row = JSON.parse(line) as ChatSharegptRow;
+  const meta = JSON.parse(row.metadata) as Pick<ChatRecord, 'image_sha256' | 'instructions'> & { turns: Array<{ turn: number }> };
+  return { id: row.id, system: row.system, image_path: row.images[0], image_sha256: meta.image_sha256, instructions: meta.instructions, turns: meta.turns, exchanges: exchangesOf(row.conversations) };
+}
+
+/** What the RL exports read of a written turn-level pair line: the chat up to its turn, both answers, and which chat turn it is. */
+export type ChatPairConversation = Pick<ChatPairRecord, 'id' | 'system' | 'image_path' | 'chat_id' | 'turn' | 'chosen' | 'rejected'> & { exchanges: Exchange[] };
+
+export function chatPairConversationFromLine(line: string): ChatPairConversation {
+  const row = JSON.parse(line) as ChatPairSharegptRow;
+  const meta = JSON.parse(row.metadata) as Pick<ChatPairRecord, 'chat_id' | 'turn'>;
+  return { id: row.id, system: row.system, image_path: row.images[0], chat_id: meta.chat_id, turn: meta.turn, chosen: row.chosen.value, rejected: row.rejected.value, exchanges: exchangesOf(row.conversations) };
+}
+
 export const chatSharegptLine = (r: ChatRecord): string => JSON.stringify(chatSharegptRow(r));
 export const chatPairSharegptLine = (r: ChatPairRecord): string => JSON.stringify(chatPairSharegptRow(r));
 

@@ -12,13 +12,14 @@ import type { ChatRecord, DpoRecord, InstructRecord } from '../contracts/records
 import { dpoRecordFromLine, instructRecordFromLine, jsonl } from './sharegpt.js';
 import { loadImages } from './images.js';
 import { trlChatDpoParquet, trlChatSftParquet, trlDpoParquet, trlSftParquet, type TrlImage } from './trl.js';
-import { trlChatPairRow, trlChatRow } from './chatFormats.js';
+import { chatConversationFromLine, chatPairConversationFromLine, trlChatPairRow, trlChatRow, type ChatPairConversation } from './chatFormats.js';
 import { mapLimit } from '../../domain/mapLimit.js';
 import { PermanentError } from '../../domain/errors.js';
-import { groundTruthOf } from '../../domain/groundTruth.js';
+import { chatTurnTruths, groundTruthOf } from '../../domain/groundTruth.js';
+import type { VacuousPolicy } from '../../domain/verdict.js';
 import { verlParquet } from './verl.js';
-import { rlvrParquet } from './rlvr.js';
-import { llamaFactoryV1DpoLine, llamaFactoryV1Registration, llamaFactoryV1SftLine } from './llamafactoryV1.js';
+import { chatPrompts, recordPrompt, rlvrParquet } from './rlvr.js';
+import { llamaFactoryV1ChatLine, llamaFactoryV1ChatPairLine, llamaFactoryV1DpoLine, llamaFactoryV1Registration, llamaFactoryV1SftLine } from './llamafactoryV1.js';
 
 export const EXPORT_FORMATS = ['trl', 'mmifeval', 'verl', 'rlvr', 'llamafactory-v1'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -105,43 +106,83 @@ export type RlFormat = 'verl' | 'rlvr' | 'llamafactory-v1';
 /**
  * The RL formats (verl, rlvr) and LLaMA-Factory v1's: the committed shards' accepted records (the
  * held-out split is in no shard's instruct/ or dpo/ files: it stays `--format mmifeval`'s), each with
- * its ground truth under the build's `verification.vacuous`. Single-turn builds only: a chat's
- * instructions are verified per turn, which one prompt row with one ground truth cannot say.
+ * its ground truth under the build's `verification.vacuous`. A multiturn build's chats go in the
+ * formats whose rows are conversations with a ground truth each (exportChatRl); verl is refused.
  */
 export async function exportRl(store: ObjectStore, layout: BuildLayout, format: RlFormat): Promise<ExportSummary> {
   const config = (await getJson<StoredConfig>(store, layout.config))?.config;
-  if (config?.mode === 'multiturn') throw new MultiturnExportError(`build ${layout.root} is a multiturn build: --format ${format} exports single-turn samples only`);
   const vacuous = config?.verification.vacuous ?? 'fail';
-  const truth = (r: InstructRecord | DpoRecord) => groundTruthOf(r, vacuous);
   const summary: ExportSummary = { format, files: [], rows: 0 };
+  if (config?.mode === 'multiturn') {
+    if (format === 'verl') {
+      throw new MultiturnExportError(
+        `build ${layout.root} is a multiturn build: --format verl exports single-turn samples only; --format rlvr writes a prompt per chat turn with that turn's ground truth`,
+      );
+    }
+    await exportChatRl(store, layout, format, vacuous, summary);
+  } else {
+    const truth = (r: InstructRecord | DpoRecord) => groundTruthOf(r, vacuous);
+    for (const shard of await committedShards(store, layout)) {
+      const sft = await recordsOf<InstructRecord>(store, layout.instructJsonl(shard), instructRecordFromLine);
+      if (format === 'llamafactory-v1') {
+        const dpo = await recordsOf<DpoRecord>(store, layout.dpoJsonl(shard), dpoRecordFromLine);
+        await store.put(layout.llamafactoryV1Sft(shard), jsonl(sft.map((r) => llamaFactoryV1SftLine(r, truth(r)))));
+        await store.put(layout.llamafactoryV1Dpo(shard), jsonl(dpo.map((r) => llamaFactoryV1DpoLine(r, truth(r)))));
+        summary.files.push(layout.llamafactoryV1Sft(shard), layout.llamafactoryV1Dpo(shard));
+        summary.rows += sft.length + dpo.length;
+        continue;
+      }
+      const images = await loadImages(store, layout, sft);
+      const bytes = (r: { image_sha256: string }) => images.get(r.image_sha256)!;
+      const key = format === 'verl' ? layout.verl(shard) : layout.rlvr(shard);
+      await store.put(key, await (format === 'verl' ? verlParquet(sft, truth, bytes, summary.rows) : rlvrParquet(sft.map((r) => recordPrompt(r, truth(r))), bytes)));
+      summary.files.push(key);
+      summary.rows += sft.length;
+    }
+  }
+  if (format === 'llamafactory-v1') await registerLlamaFactoryV1(store, layout, summary);
+  return summary;
+}
+
+/**
+ * A multiturn build's chats: `rlvr` a prompt row per turn with an instruction in force (the chat up to
+ * that question, the turn's ground truth); `llamafactory-v1` a chat per SFT sample with each turn's
+ * ground truth, a turn-level pair per DPO sample with its turn's (found in the chat it was made from).
+ */
+async function exportChatRl(store: ObjectStore, layout: BuildLayout, format: 'rlvr' | 'llamafactory-v1', vacuous: VacuousPolicy, summary: ExportSummary): Promise<void> {
   for (const shard of await committedShards(store, layout)) {
-    const sft = await recordsOf<InstructRecord>(store, layout.instructJsonl(shard), instructRecordFromLine);
-    if (format === 'llamafactory-v1') {
-      const dpo = await recordsOf<DpoRecord>(store, layout.dpoJsonl(shard), dpoRecordFromLine);
-      await store.put(layout.llamafactoryV1Sft(shard), jsonl(sft.map((r) => llamaFactoryV1SftLine(r, truth(r)))));
-      await store.put(layout.llamafactoryV1Dpo(shard), jsonl(dpo.map((r) => llamaFactoryV1DpoLine(r, truth(r)))));
-      summary.files.push(layout.llamafactoryV1Sft(shard), layout.llamafactoryV1Dpo(shard));
-      summary.rows += sft.length + dpo.length;
+    const chats = await recordsOf(store, layout.chatJsonl(shard), chatConversationFromLine);
+    if (format === 'rlvr') {
+      const prompts = chats.flatMap((c) => chatPrompts(c, vacuous));
+      const images = await loadImages(store, layout, chats);
+      await store.put(layout.rlvr(shard), await rlvrParquet(prompts, (r) => images.get(r.image_sha256)!));
+      summary.files.push(layout.rlvr(shard));
+      summary.rows += prompts.length;
       continue;
     }
-    const images = await loadImages(store, layout, sft);
-    const bytes = (r: { image_sha256: string }) => images.get(r.image_sha256)!;
-    const key = format === 'verl' ? layout.verl(shard) : layout.rlvr(shard);
-    await store.put(key, await (format === 'verl' ? verlParquet(sft, truth, bytes, summary.rows) : rlvrParquet(sft, truth, bytes)));
-    summary.files.push(key);
-    summary.rows += sft.length;
+    const pairs = await recordsOf(store, layout.chatDpoJsonl(shard), chatPairConversationFromLine);
+    const truths = new Map(chats.map((c) => [c.id, chatTurnTruths(c, vacuous)]));
+    const pairTruth = (p: ChatPairConversation) => {
+      const truth = truths.get(p.chat_id)?.find((t) => t.turn === p.turn)?.truth;
+      if (!truth) throw new Error(`${layout.chatDpoJsonl(shard)}: pair ${p.id} names chat ${p.chat_id} turn ${p.turn}, which this shard's chats have no instruction in force at`);
+      return truth;
+    };
+    await store.put(layout.llamafactoryV1Sft(shard), jsonl(chats.map((c) => llamaFactoryV1ChatLine(c, truths.get(c.id)!))));
+    await store.put(layout.llamafactoryV1Dpo(shard), jsonl(pairs.map((p) => llamaFactoryV1ChatPairLine(p, pairTruth(p)))));
+    summary.files.push(layout.llamafactoryV1Sft(shard), layout.llamafactoryV1Dpo(shard));
+    summary.rows += chats.length + pairs.length;
   }
-  if (format === 'llamafactory-v1') {
-    const folder = (key: string) => key.slice(layout.root.length + 1, key.lastIndexOf('/'));
-    for (const [split, name, key] of [
-      ['sft', 'mmif_instruct', layout.llamafactoryV1Sft(0)],
-      ['dpo', 'mmif_dpo', layout.llamafactoryV1Dpo(0)],
-    ] as const) {
-      await store.put(layout.llamafactoryV1Registration(split), llamaFactoryV1Registration(name, folder(key)));
-      summary.files.push(layout.llamafactoryV1Registration(split));
-    }
+}
+
+async function registerLlamaFactoryV1(store: ObjectStore, layout: BuildLayout, summary: ExportSummary): Promise<void> {
+  const folder = (key: string) => key.slice(layout.root.length + 1, key.lastIndexOf('/'));
+  for (const [split, name, key] of [
+    ['sft', 'mmif_instruct', layout.llamafactoryV1Sft(0)],
+    ['dpo', 'mmif_dpo', layout.llamafactoryV1Dpo(0)],
+  ] as const) {
+    await store.put(layout.llamafactoryV1Registration(split), llamaFactoryV1Registration(name, folder(key)));
+    summary.files.push(layout.llamafactoryV1Registration(split));
   }
-  return summary;
 }
 
 /** `--holdout` given for a build that reserved its split at build time (config `holdout`). */

@@ -7,9 +7,12 @@
  * (the weights its own converters give: v1/plugins/data_plugins/converter.py). Each sample's
  * `extra_info` holds its id and ground truth (domain/groundTruth.ts). A registration YAML
  * per file set (v1/core/data_engine.py reads `{name: {path, source: local}}`; paths relative to the
- * dataset root, where the trainer is started) sits beside the v0 dataset_info.json.
+ * dataset root, where the trainer is started) sits beside the v0 dataset_info.json. A multiturn build's
+ * chat is one SFT sample (system message, turns, the image in the first), its `extra_info` the ground
+ * truth of each turn with an instruction in force; a turn-level pair one DPO sample with its turn's.
  */
 import type { DpoRecord, InstructRecord } from '../contracts/records.js';
+import type { ChatConversation, ChatPairConversation, Exchange } from './chatFormats.js';
 import type { GroundTruth } from '../../domain/groundTruth.js';
 
 interface Part {
@@ -17,7 +20,7 @@ interface Part {
   value: string;
 }
 interface Message {
-  role: 'user' | 'assistant';
+  role: 'system' | 'user' | 'assistant';
   content: Part[];
   loss_weight: number;
 }
@@ -42,6 +45,36 @@ export function llamaFactoryV1DpoLine(r: DpoRecord, truth: GroundTruth): string 
     chosen_messages: [promptTurn(r), answerTurn(r.chosen)],
     rejected_messages: [promptTurn(r), answerTurn(r.rejected)],
     extra_info: extraInfo(r.id, truth),
+  });
+}
+
+const imagePart = (path: string): Part => ({ type: 'image_url', value: path });
+const textTurn = (role: 'system' | 'user', text: string): Message => ({ role, content: [{ type: 'text', value: text }], loss_weight: 0 });
+
+/** A chat's exchanges as messages: its system message, then each turn asked (the image opening the first) and answered. */
+function chatMessages(system: string, imagePath: string, exchanges: readonly Exchange[]): Message[] {
+  return [
+    textTurn('system', system),
+    ...exchanges.flatMap((e, i) => {
+      const user = textTurn('user', e.user);
+      if (i === 0) user.content.unshift(imagePart(imagePath));
+      return e.answer === undefined ? [user] : [user, answerTurn(e.answer)];
+    }),
+  ];
+}
+
+/** A multiturn chat: the whole conversation, and the ground truth of each turn with an instruction in force. */
+export function llamaFactoryV1ChatLine(chat: ChatConversation, truths: ReadonlyArray<{ turn: number; truth: GroundTruth }>): string {
+  return JSON.stringify({ messages: chatMessages(chat.system, chat.image_path, chat.exchanges), extra_info: JSON.stringify({ id: chat.id, ground_truths: truths }) });
+}
+
+/** A turn-level pair: the chat up to its turn with each answer; the ground truth of that turn. */
+export function llamaFactoryV1ChatPairLine(pair: ChatPairConversation, truth: GroundTruth): string {
+  const prompt = chatMessages(pair.system, pair.image_path, pair.exchanges);
+  return JSON.stringify({
+    chosen_messages: [...prompt, answerTurn(pair.chosen)],
+    rejected_messages: [...prompt, answerTurn(pair.rejected)],
+    extra_info: extraInfo(pair.id, truth),
   });
 }
 

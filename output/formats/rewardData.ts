@@ -1,17 +1,20 @@
 /**
  * What `mmif reward serve --data ROOT` scores against: every committed record of the build at ROOT
- * (SFT records, DPO pairs and held-out records) by id, each with its ground truth under the build's
+ * (SFT records, DPO pairs and held-out records; a multiturn build's chats, held-out ones included, as
+ * one ground truth per turn with an instruction in force, by `<chat id>#turn-<n>`) by id, each with its ground truth under the build's
  * `verification.vacuous`, and the images the judges see, read from the dataset root by the path a
  * ground truth names (only content-addressed image paths: no other object of the store is read).
  */
 import { sha256Hex } from '../../domain/hashing.js';
-import { groundTruthOf, type GroundTruth } from '../../domain/groundTruth.js';
+import { chatTurnTruths, groundTruthOf, type GroundTruth } from '../../domain/groundTruth.js';
+import type { ChatRecord } from '../contracts/records.js';
+import { chatConversationFromLine } from './chatFormats.js';
 import type { VacuousPolicy } from '../../domain/verdict.js';
 import type { StoredConfig } from '../../pipeline/planning/planBuild.types.js';
 import type { SampleImage } from '../../pipeline/run/sampleImage.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
 import { getJson, type ObjectStore } from '../../storage/objectStore.js';
-import { committedShards, MultiturnExportError, recordsOf } from './export.js';
+import { committedShards, recordsOf } from './export.js';
 import { dpoRecordFromLine, instructRecordFromLine } from './sharegpt.js';
 
 export interface RewardData {
@@ -27,11 +30,18 @@ const IMAGE_PATH = /^images\/[0-9a-f]{2}\/[0-9a-f]{64}\.jpg$/;
 
 export async function loadRewardData(store: ObjectStore, layout: BuildLayout): Promise<RewardData> {
   const stored = await getJson<StoredConfig>(store, layout.config);
-  if (stored?.config.mode === 'multiturn') throw new MultiturnExportError(`build ${layout.root} is a multiturn build: mmif reward serve scores single-turn prompts only`);
   const vacuous = stored?.config.verification.vacuous ?? 'fail';
   const truths = new Map<string, GroundTruth>();
   for (const shard of await committedShards(store, layout)) {
     const manifest = await getJson<{ heldOut?: unknown }>(store, layout.manifest(shard));
+    if (stored?.config.mode === 'multiturn') {
+      const chats: Array<Parameters<typeof chatTurnTruths>[0]> = [
+        ...(await recordsOf(store, layout.chatJsonl(shard), chatConversationFromLine)),
+        ...(manifest?.heldOut ? await recordsOf(store, layout.heldOutJsonl(shard), (line) => JSON.parse(line) as ChatRecord) : []),
+      ];
+      for (const { truth } of chats.flatMap((c) => chatTurnTruths(c, vacuous))) truths.set(truth.id, truth);
+      continue;
+    }
     const records = [
       ...(await recordsOf(store, layout.instructJsonl(shard), instructRecordFromLine)),
       ...(await recordsOf(store, layout.dpoJsonl(shard), dpoRecordFromLine)),

@@ -52,10 +52,14 @@ def check_truth(truth, schema):
 
 
 def rlvr_row(row, i, out):
-    """open-instruct's fields: the prompt is `messages` (string contents), `ground_truth` text, `dataset`."""
+    """open-instruct's fields: the prompt is `messages` (string contents, ending with the user turn to
+    answer; a chat turn's row has the system message and the earlier turns before it), `ground_truth`
+    text, `dataset`."""
     messages = row.pop("messages")
-    if not all(isinstance(m["content"], str) and m["role"] == "user" for m in messages):
+    out["roles"].append([m["role"] for m in messages])
+    if not all(isinstance(m["content"], str) and m["role"] in ("system", "user", "assistant") for m in messages) or messages[-1]["role"] != "user":
         out["problems"].append(f"row {i}: messages {messages}")
+    messages = messages[-1:]
     if len(row["constraint_type"].split("\n")) != len(json.loads(row["ground_truth"])["constraints"]):
         out["problems"].append(f"row {i}: constraint_type does not list every constraint")
     return [{"type": "text", "text": m["content"]} for m in messages], [process_image(image) for image in row.pop("images")], row["ground_truth"], row["id"], row["dataset"]
@@ -77,7 +81,7 @@ def main(form, folder, schema_path):
         schema = json.load(f)
     files = sorted(glob.glob(os.path.join(folder, "*.parquet")))
     frame = datasets.concatenate_datasets([datasets.load_dataset("parquet", data_files=f, cache_dir=os.environ.get("HF_CACHE_DIR"))["train"] for f in files])
-    out = {"rows": len(frame), "columns": sorted(frame.column_names), "ids": [], "prompts": [], "problems": [], "ground_truths": [], "data_sources": [], "image_sizes": []}
+    out = {"rows": len(frame), "columns": sorted(frame.column_names), "ids": [], "prompts": [], "problems": [], "ground_truths": [], "data_sources": [], "image_sizes": [], "roles": []}
     for i in range(len(frame)):
         parts, images, truth_text, record_id, source = (verl_row if form == "verl" else rlvr_row)(dict(frame[i]), i, out)
         truth = json.loads(truth_text)
