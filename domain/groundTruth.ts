@@ -95,7 +95,12 @@ export function chatTurnTruths(chat: ChatInstructions, vacuous: VacuousPolicy): 
   return chat.turns.flatMap(({ turn }) => {
     const inForce = chat.instructions.filter((i) => i.turn <= turn);
     if (inForce.length === 0) return [];
-    const constraints = inForce.map((i): GroundTruthConstraint => ({ type: i.type, text: i.value, method: 'rule', verifiers: i.verifiers.map(({ func, params }) => ({ func, params })) }));
+    const constraints = inForce.map((i): GroundTruthConstraint => ({
+      type: i.type,
+      text: i.value,
+      method: 'rule',
+      verifiers: i.verifiers.map(({ func, params }) => ({ func, params })),
+    }));
     return [{ turn, truth: { id: chatTurnId(chat.id, turn), image: chat.image_path, vacuous, constraints } }];
   });
 }

@@ -93,7 +93,15 @@ export type ChatConversation = Pick<ChatRecord, 'id' | 'system' | 'image_path' |
 export function chatConversationFromLine(line: string): ChatConversation {
   const row = JSON.parse(line) as ChatSharegptRow;
   const meta = JSON.parse(row.metadata) as Pick<ChatRecord, 'image_sha256' | 'instructions'> & { turns: Array<{ turn: number }> };
-  return { id: row.id, system: row.system, image_path: row.images[0], image_sha256: meta.image_sha256, instructions: meta.instructions, turns: meta.turns, exchanges: exchangesOf(row.conversations) };
+  return {
+    id: row.id,
+    system: row.system,
+    image_path: row.images[0],
+    image_sha256: meta.image_sha256,
+    instructions: meta.instructions,
+    turns: meta.turns,
+    exchanges: exchangesOf(row.conversations),
+  };
 }
 
 /** What the RL exports read of a written turn-level pair line: the chat up to its turn, both answers, and which chat turn it is. */
@@ -102,7 +110,16 @@ export type ChatPairConversation = Pick<ChatPairRecord, 'id' | 'system' | 'image
 export function chatPairConversationFromLine(line: string): ChatPairConversation {
   const row = JSON.parse(line) as ChatPairSharegptRow;
   const meta = JSON.parse(row.metadata) as Pick<ChatPairRecord, 'chat_id' | 'turn'>;
-  return { id: row.id, system: row.system, image_path: row.images[0], chat_id: meta.chat_id, turn: meta.turn, chosen: row.chosen.value, rejected: row.rejected.value, exchanges: exchangesOf(row.conversations) };
+  return {
+    id: row.id,
+    system: row.system,
+    image_path: row.images[0],
+    chat_id: meta.chat_id,
+    turn: meta.turn,
+    chosen: row.chosen.value,
+    rejected: row.rejected.value,
+    exchanges: exchangesOf(row.conversations),
+  };
 }
 
 export const chatSharegptLine = (r: ChatRecord): string => JSON.stringify(chatSharegptRow(r));

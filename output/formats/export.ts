@@ -135,7 +135,15 @@ export async function exportRl(store: ObjectStore, layout: BuildLayout, format: 
       const images = await loadImages(store, layout, sft);
       const bytes = (r: { image_sha256: string }) => images.get(r.image_sha256)!;
       const key = format === 'verl' ? layout.verl(shard) : layout.rlvr(shard);
-      await store.put(key, await (format === 'verl' ? verlParquet(sft, truth, bytes, summary.rows) : rlvrParquet(sft.map((r) => recordPrompt(r, truth(r))), bytes)));
+      await store.put(
+        key,
+        await (format === 'verl'
+          ? verlParquet(sft, truth, bytes, summary.rows)
+          : rlvrParquet(
+              sft.map((r) => recordPrompt(r, truth(r))),
+              bytes,
+            )),
+      );
       summary.files.push(key);
       summary.rows += sft.length;
     }

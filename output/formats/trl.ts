@@ -43,7 +43,9 @@ export function trlUserTurn(prompt: string, imageCount: number): Message {
 }
 
 /** The row value of the LIST column: the writer shreds the three levels as written. */
-export const imageList = <R extends Pick<InstructRecord, 'image_sha256' | 'image_path'>>(r: R, imageBytes: (r: R) => Buffer) => ({ list: [{ element: { bytes: imageBytes(r), path: r.image_path } }] });
+export const imageList = <R extends Pick<InstructRecord, 'image_sha256' | 'image_path'>>(r: R, imageBytes: (r: R) => Buffer) => ({
+  list: [{ element: { bytes: imageBytes(r), path: r.image_path } }],
+});
 
 const assistantTurn = (answer: string): Message => ({ role: 'assistant', content: [{ type: 'text', text: answer }] });
 

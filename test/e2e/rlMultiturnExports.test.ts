@@ -79,12 +79,24 @@ after(async () => {
 });
 
 test('--format verl is refused for a multiturn build, in one line naming rlvr', async () => {
-  const refused = await promisify(execFile)(path.join(REPO, 'node_modules/.bin/tsx'), [path.join(REPO, 'cli/mmif.ts'), 'export', '--output', path.join(dir, 'out'), '--build-id', BUILD_ID, '--format', 'verl']).then(
+  const refused = await promisify(execFile)(path.join(REPO, 'node_modules/.bin/tsx'), [
+    path.join(REPO, 'cli/mmif.ts'),
+    'export',
+    '--output',
+    path.join(dir, 'out'),
+    '--build-id',
+    BUILD_ID,
+    '--format',
+    'verl',
+  ]).then(
     () => assert.fail('verl export of a multiturn build succeeded'),
     (err: { code: number; stderr: string }) => err,
   );
   assert.equal(refused.code, 2);
-  assert.match(refused.stderr.trim(), /^.*multiturn build: --format verl exports single-turn samples only; --format rlvr writes a prompt per chat turn with that turn's ground truth$/);
+  assert.match(
+    refused.stderr.trim(),
+    /^.*multiturn build: --format verl exports single-turn samples only; --format rlvr writes a prompt per chat turn with that turn's ground truth$/,
+  );
   assert.equal(refused.stderr.trim().split('\n').length, 1);
 });
 
@@ -92,9 +104,14 @@ test("--format rlvr: one prompt row per chat turn with an instruction in force, 
   await mmif('export', '--output', path.join(dir, 'out'), '--build-id', BUILD_ID, '--format', 'rlvr');
   const schemaFile = path.join(dir, 'ground-truth.schema.json');
   await writeFile(schemaFile, await mmif('schema', '--ground-truth'));
-  const out = await runReader<{ ids: string[]; problems: string[]; ground_truths: GroundTruth[]; prompts: string[]; roles: string[][] }>(python, 'rl_check.py', ['rlvr', path.join(root, 'rlvr'), schemaFile], {
-    HF_CACHE_DIR: path.join(dir, 'hf'),
-  });
+  const out = await runReader<{ ids: string[]; problems: string[]; ground_truths: GroundTruth[]; prompts: string[]; roles: string[][] }>(
+    python,
+    'rl_check.py',
+    ['rlvr', path.join(root, 'rlvr'), schemaFile],
+    {
+      HF_CACHE_DIR: path.join(dir, 'hf'),
+    },
+  );
   assert.deepEqual(out.problems, []);
   const expected = chats.flatMap((c) => chatTurnTruths(c, 'fail').map(({ turn, truth }) => ({ chat: c, index: c.turns.findIndex((t) => t.turn === turn), truth })));
   assert.ok(expected.length > chats.length, `more rows (${expected.length}) than chats (${chats.length}): one per turn`);
@@ -126,7 +143,9 @@ test("mmif reward serve on the multiturn build: each turn's id scores the build'
       return { id: chatTurnId(c.id, turn), response: c.exchanges[c.turns.findIndex((t) => t.turn === turn)]!.answer!, verdicts: recorded.verdicts };
     }),
   );
-  const { status, body } = await service.post<{ items: Array<{ reward: Array<number | null> }>; error?: string }>('/v1/rewards', { items: cases.map(({ id, response }) => ({ id, response })) });
+  const { status, body } = await service.post<{ items: Array<{ reward: Array<number | null> }>; error?: string }>('/v1/rewards', {
+    items: cases.map(({ id, response }) => ({ id, response })),
+  });
   assert.equal(status, 200, body.error);
   for (const [i, c] of cases.entries()) {
     assert.deepEqual(
@@ -159,6 +178,12 @@ test("--format llamafactory-v1: chats and turn-level pairs load through LLaMA-Fa
   );
   assert.deepEqual(
     dpo.extra_info,
-    pairs.map((p) => ({ id: p.id, ground_truth: chatTurnTruths(chats.find((c) => c.id === p.chat_id)!, 'fail').find((t) => t.turn === p.turn)!.truth })),
+    pairs.map((p) => ({
+      id: p.id,
+      ground_truth: chatTurnTruths(
+        chats.find((c) => c.id === p.chat_id)!,
+        'fail',
+      ).find((t) => t.turn === p.turn)!.truth,
+    })),
   );
 });
