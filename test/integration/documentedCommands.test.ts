@@ -108,15 +108,11 @@ const SKIPPED: Array<[RegExp, string]> = [
   [/^pip install -U huggingface_hub$/, 'installs from PyPI'],
   [/^hf (download|upload) /, 'needs the Hugging Face Hub (a download, or an account to upload to); its subcommand and flags are checked with --help'],
   [/^tools\/llama\.cpp\/bin\/llama-server /, 'needs a GGUF model downloaded from the Hub, and `tools/install.sh test` to build the server'],
-  [
-    /^npx mmif export --output out --build-id quickstart-sim --format (verl|rlvr)$/,
-    'exports the quickstart build `npm start` writes into ./out; test/e2e/rlExports.test.ts exports a simulated build in each format and loads it',
-  ],
-  [/^npx mmif reward serve /, 'serves until stopped; test/e2e/rewardService.test.ts runs the service on a simulated build'],
+  [/^npx mmif reward serve /, 'serves until stopped (started with &, it would outlive the test); test/e2e/rewardService.test.ts runs the service on a simulated build'],
   [/^curl -s localhost:8000\/healthz$/, 'asks the reward service above'],
   [
     /^python3 -m (verl\.trainer\.main_ppo|openrlhf\.cli\.train_ppo_ray) /,
-    "needs GPUs, ray and a model from the Hub; test/rl/trainers.test.ts (npm run test:rl) runs TRL and verl's reward loader on CPU",
+    "needs GPUs, ray and a model from the Hub; test/rl/trainers.test.ts (npm run test:rl) runs TRL's GRPOTrainer, verl's RLHFDataset and reward loader, and OpenRLHF's reward client on CPU",
   ],
   [
     /^mkdir -p s3data\/mmif-bucket$|tools\/bin\/versitygw /,
@@ -133,6 +129,9 @@ const RUN: Array<[RegExp, { code: number; output: RegExp }]> = [
   [/^npx mmif status first-try$/, { code: 0, output: /^first-try done/m }],
   // The README's build.json as shown above the block: it parses, and its data is the user's to download.
   [/^npx mmif validate --config build\.json$/, { code: 2, output: /build\.json: sources\[0\] \(chartqa\): .*no ChartQA dataset found/ }],
+  // docs/rl-rewards.md: the simulated quickstart build into ./out, then its RL exports.
+  [/^npx mmif quickstart$/, { code: 0, output: /^dataset root: .*out\/quickstart-sim$/m }],
+  [/^npx mmif export --output out --build-id quickstart-sim --format (verl|rlvr)$/, { code: 0, output: /^(verl|rlvr): \d+ rows$/m }],
   [/^echo .* \| npm run --silent mmif -- verify$/, { code: 0, output: /^\{"id":1,"passed":true,"vacuous":false\}$/m }],
 ];
 
