@@ -26,6 +26,10 @@ export function noAnswerFrom(err: unknown): string | undefined {
 export interface OutageOptions {
   /** Where the lines go (stderr). */
   say?: (line: string) => void;
+  /** What goes on meanwhile, said when the connection is lost (default: a build follower's). */
+  meanwhile?: string;
+  /** What this process does again, said when it is back. */
+  again?: string;
   /** First wait between tries, doubled up to maxDelayMs. */
   firstDelayMs?: number;
   maxDelayMs?: number;
@@ -37,6 +41,8 @@ export class TemporalFollower {
   private readonly say: (line: string) => void;
   private readonly firstDelayMs: number;
   private readonly maxDelayMs: number;
+  private readonly meanwhile: string;
+  private readonly again: string;
 
   constructor(
     private readonly address: string,
@@ -45,6 +51,8 @@ export class TemporalFollower {
     this.say = options.say ?? ((line) => console.error(line));
     this.firstDelayMs = options.firstDelayMs ?? 1_000;
     this.maxDelayMs = options.maxDelayMs ?? 30_000;
+    this.meanwhile = options.meanwhile ?? 'the build goes on on its workers; Ctrl-C stops following, not the build';
+    this.again = options.again ?? 'following the build again';
   }
 
   async call<T>(work: () => Promise<T>): Promise<T> {
@@ -58,14 +66,14 @@ export class TemporalFollower {
         if (this.lostAt === undefined) {
           this.lostAt = Date.now();
           this.say(
-            `lost Temporal at ${this.address} (${cause}); reconnecting, waiting up to ${this.maxDelayMs / 1000} s between tries (the build goes on on its workers; Ctrl-C stops following, not the build)`,
+            `lost Temporal at ${this.address} (${cause}); reconnecting, waiting up to ${this.maxDelayMs / 1000} s between tries (${this.meanwhile})`,
           );
         }
         await new Promise((resolve) => setTimeout(resolve, delay));
         continue;
       }
       if (this.lostAt !== undefined) {
-        this.say(`reconnected to Temporal at ${this.address} after ${Math.round((Date.now() - this.lostAt) / 1000)} s; following the build again`);
+        this.say(`reconnected to Temporal at ${this.address} after ${Math.round((Date.now() - this.lostAt) / 1000)} s; ${this.again}`);
         this.lostAt = undefined;
       }
       return result;

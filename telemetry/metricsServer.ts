@@ -38,11 +38,11 @@ export interface MetricsServer {
 }
 
 /**
- * Installs the SDK runtime (with `runtime`'s other options: a logger) exporting its metrics to a
+ * Installs the SDK runtime (with `runtime`'s other options: a logger, its log forwarding) exporting its metrics to a
  * loopback port, and serves both sets at `at`. Call before any Temporal connection of the process:
  * the runtime is installed once.
  */
-export async function startMetricsServer(at: { host: string; port: number }, runtime: Omit<RuntimeOptions, 'telemetryOptions'> = {}): Promise<MetricsServer> {
+export async function startMetricsServer(at: { host: string; port: number }, runtime: RuntimeOptions = {}): Promise<MetricsServer> {
   const server = createServer((req, res) => {
     if (req.method !== 'GET' || !req.url?.startsWith('/metrics')) {
       res.writeHead(404).end('metrics are served at /metrics\n');
@@ -62,6 +62,7 @@ export async function startMetricsServer(at: { host: string; port: number }, run
     Runtime.install({
       ...runtime,
       telemetryOptions: {
+        ...runtime.telemetryOptions,
         metrics: { prometheus: { bindAddress: `${DEFAULT_HOST}:${sdkPort}`, countersTotalSuffix: true, unitSuffix: true, useSecondsForDurations: true } },
       },
     });

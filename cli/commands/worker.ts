@@ -3,7 +3,7 @@
  * metrics, and stops its activities promptly.
  */
 import { parseFlags } from '../../config/commandFlags.js';
-import { NativeConnection } from '@temporalio/worker';
+import { NativeConnection, Runtime } from '@temporalio/worker';
 import { createWorker } from '../../worker/createWorker.js';
 import { leasesReleased } from '../../worker/endpointSharing.js';
 import { temporalSettingsFromEnv } from '../../worker/connectionFromEnv.js';
@@ -12,6 +12,7 @@ import { temporalUnreachable } from '../temporalClient.js';
 import { startMetricsServer } from '../../telemetry/metricsServer.js';
 import { metricsAddressOrUsage, metricsFailed } from '../metricsFlag.js';
 import { withOtlp } from '../../telemetry/otlp.js';
+import { FORWARDED_LOGS, watchTemporal, workerLogger } from '../workerTemporalWatch.js';
 
 export const WORKER_USAGE = `usage: mmif worker [--metrics HOST:PORT]
   Run a worker: connects with TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS*,
@@ -35,9 +36,12 @@ export function workerCommand(args: string[]): Promise<number> {
 async function runWorker(args: string[]): Promise<number> {
   const { values } = parseFlags({ args, options: { metrics: { type: 'string' } } });
   const metricsAt = metricsAddressOrUsage(values.metrics);
-  // Before the connection: the SDK's runtime is installed once, with its metrics exporter.
-  const metrics = metricsAt && (await startMetricsServer(metricsAt).catch(metricsFailed));
+  // Before the connection: the SDK's runtime is installed once, with its metrics exporter and a log
+  // that leaves the per-retry warnings of a lost connection to the watcher's two lines.
+  const runtime = { logger: workerLogger, telemetryOptions: { logging: FORWARDED_LOGS } };
+  const metrics = metricsAt && (await startMetricsServer(metricsAt, runtime).catch(metricsFailed));
   if (metrics) console.log(`metrics at http://${metrics.address}/metrics`);
+  else Runtime.install(runtime);
   const settings = temporalSettingsFromEnv();
   const connection = await NativeConnection.connect(settings.connection).catch((err: Error) => {
     throw temporalUnreachable(settings, err);
@@ -56,7 +60,9 @@ async function runWorker(args: string[]): Promise<number> {
     onVersion: (line) => console.log(line),
   });
   console.log(`worker polling task queue '${settings.taskQueue}' on ${settings.connection.address} (namespace ${settings.namespace})`);
+  const watch = watchTemporal(connection, settings.connection.address);
   await worker.run(); // returns after SIGINT/SIGTERM: the SDK shuts the worker down gracefully
+  watch.stop();
   await leasesReleased(); // the desk hears it stopped: its endpoint slots go to the other workers at once
   await connection.close();
   await metrics?.close();

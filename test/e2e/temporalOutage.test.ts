@@ -1,9 +1,10 @@
 /**
  * `mmif build --wait` follows a build through a Temporal restart to its real end: the server is
  * SIGKILLed while shards run and started again on the same port and database; the worker (a process
- * of its own, as in production) and the CLI reconnect, the CLI says so in two lines, and it exits 0
- * with the completed build (issue 34: it exited 1 with "Failed to describe workflow" about 20 s into
- * the outage while the build went on).
+ * of its own, as in production) and the CLI reconnect, each says so in two lines of its own (the
+ * worker's instead of the SDK's per-retry warnings), and the CLI exits 0 with the completed build
+ * (issue 34: it exited 1 with "Failed to describe workflow" about 20 s into the outage while the build
+ * went on; the worker printed dozens of `gRPC call ... retried` warnings a second).
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -65,6 +66,9 @@ test('build --wait: Temporal killed and restarted mid-build; the CLI reconnects 
   cli.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const exit = new Promise<number | null>((resolve) => cli!.once('exit', (code) => resolve(code)));
 
+  let workerOut = '';
+  worker.stdout!.on('data', (d: Buffer) => (workerOut += d.toString()));
+  worker.stderr!.on('data', (d: Buffer) => (workerOut += d.toString()));
   await seen(cli, () => out, /\d+\/2 shards, [12] running/);
   const killed = new Promise((resolve) => server!.process.once('exit', resolve));
   server.process.kill('SIGKILL');
@@ -75,4 +79,10 @@ test('build --wait: Temporal killed and restarted mid-build; the CLI reconnects 
   assert.equal(await exit, 0, out.slice(-3000));
   assert.match(out, /build outage-build: COMPLETED/);
   assert.doesNotMatch(out, /Failed to describe workflow/);
+  // The worker's own lines: one when it lost the server, one when it was back; none of the SDK's retries.
+  const lost = workerOut.split('\n').filter((l) => l.startsWith(`lost Temporal at ${address} (`));
+  assert.equal(lost.length, 1, workerOut.slice(-3000));
+  assert.match(lost[0]!, /reconnecting, waiting up to 10 s between tries \(the worker's polls retry by themselves/);
+  await seen(worker, () => workerOut, new RegExp(`reconnected to Temporal at ${address} after \\d+ s; the worker polls again`));
+  assert.doesNotMatch(workerOut, /gRPC call \w+ retried/);
 });
