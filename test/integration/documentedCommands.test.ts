@@ -1,6 +1,7 @@
 /**
  * Every shell command of README.md and docs/*.md (their fenced `bash` / `sh` blocks) runs as written
- * from a checkout after the README's install step. Each command is checked statically: `mmif` is
+ * from a checkout after the README's install step, and no inline code span of their prose names a
+ * bare `mmif ...` (issue 34). Each command is checked statically: `mmif` is
  * called as `npx mmif` or `npm run mmif --` (a bare `mmif` is not on the PATH after `npm install`),
  * names a command that exists, and passes only flags that command's `--help` names; the Temporal and
  * Hub CLIs are called by a path that exists, their subcommands and flags checked by the CLI itself
@@ -199,6 +200,25 @@ test('mmif is called as npx mmif or npm run mmif --, with a command and flags it
       assert.ok(new RegExp(`${flag}\\b`).test(helps.get(name)!), `${c.at}: mmif ${name} --help does not name ${flag}`);
     }
   }
+});
+
+/** The inline code spans of the prose (outside fenced blocks) that start with a bare `mmif `, as file:line and the span. */
+function bareInlineMmif(): string[] {
+  const bare: string[] = [];
+  for (const file of DOCS) {
+    let fenced = false;
+    readFileSync(path.join(ROOT, file), 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        if (line.startsWith('```')) fenced = !fenced;
+        else if (!fenced) for (const [span] of line.matchAll(/`mmif\s[^`]*`/g)) bare.push(`${file}:${i + 1}: ${span}`);
+      });
+  }
+  return bare;
+}
+
+test('the prose names commands as they run too: no inline `mmif ...` span outside a fenced block', () => {
+  assert.deepEqual(bareInlineMmif(), [], 'write `npx mmif ...`, as the fenced commands and the CLI\'s own hints (cli/wording.ts mmifCommand) do');
 });
 
 test("the Temporal and Hub CLIs: the paths exist and each subcommand takes the documented flags (the CLI's own check)", async () => {
