@@ -123,7 +123,7 @@ export function configReferenceMarkdown(): string {
     '',
     sourcesReference(variants),
     '',
-    '### Eval input (`mmif eval`, the `evaluateModel` workflow)',
+    '### Eval input (`npx mmif eval`, the `evaluateModel` workflow)',
     '',
     table(rows(evalConfigJsonSchema(), '', true, [])),
   ].join('\n');
