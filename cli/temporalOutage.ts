@@ -65,9 +65,7 @@ export class TemporalFollower {
         if (!cause) throw err;
         if (this.lostAt === undefined) {
           this.lostAt = Date.now();
-          this.say(
-            `lost Temporal at ${this.address} (${cause}); reconnecting, waiting up to ${this.maxDelayMs / 1000} s between tries (${this.meanwhile})`,
-          );
+          this.say(`lost Temporal at ${this.address} (${cause}); reconnecting, waiting up to ${this.maxDelayMs / 1000} s between tries (${this.meanwhile})`);
         }
         await new Promise((resolve) => setTimeout(resolve, delay));
         continue;

@@ -218,7 +218,7 @@ function bareInlineMmif(): string[] {
 }
 
 test('the prose names commands as they run too: no inline `mmif ...` span outside a fenced block', () => {
-  assert.deepEqual(bareInlineMmif(), [], 'write `npx mmif ...`, as the fenced commands and the CLI\'s own hints (cli/wording.ts mmifCommand) do');
+  assert.deepEqual(bareInlineMmif(), [], "write `npx mmif ...`, as the fenced commands and the CLI's own hints (cli/wording.ts mmifCommand) do");
 });
 
 test("the Temporal and Hub CLIs: the paths exist and each subcommand takes the documented flags (the CLI's own check)", async () => {
