@@ -7,7 +7,7 @@
 // Measured over the steady state (middle 80% of completions): requests/s against the limit, in flight,
 // 429s, worker CPU per sample and request (/proc) and peak RSS. How: bench/notes/2026-11-21-common-setup.md.
 // Run:   npx tsx bench/throughput.ts [--only one,four] [--samples 1000]
-//        ... --only one,one-metrics,one-traces (the cost of metrics and traces)
+//        ... --only one,one-metrics,one-traces [--repeat 2] (the cost of metrics and traces, pairs in turn)
 //        ... --trace /tmp/t (per-activity times, event-loop delay: benchWorker.ts)
 //        ... --cpu-prof /tmp/p (each worker's V8 CPU profile: profileSummary.ts)
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -57,6 +57,8 @@ const { values } = parseArgs({
     compliance: { type: 'string', default: '0.9' },
     leniency: { type: 'string', default: '0.9' },
     json: { type: 'string' },
+    /** Runs the chosen scenarios this many times, in turn (one, one-metrics, one, one-metrics, ...): on/off pairs under the same load. */
+    repeat: { type: 'string', default: '1' },
     /** Diagnostic: run bench/benchWorker.ts with BENCH_TRACE=<this>.<scenario>.<n>.jsonl (activity times, event-loop delay). */
     trace: { type: 'string' },
     /** Diagnostic: a V8 CPU profile of each worker, <this>.<scenario>.<n>.cpuprofile (bench/profileSummary.ts). */
@@ -283,7 +285,8 @@ async function main(): Promise<void> {
       settings: { ...tuned, concurrency: 4 * C },
     })),
   ];
-  const scenarios = values.only ? all.filter((s) => values.only!.split(',').includes(s.name)) : all;
+  const chosen = values.only ? all.filter((s) => values.only!.split(',').includes(s.name)) : all;
+  const scenarios = Array.from({ length: Number(values.repeat) }, () => chosen).flat();
   const maxSamples = Math.max(...scenarios.map((s) => s.samples));
   console.log(`machine: ${CORES} cores; C = ${C}, latency ${LATENCY_MS} ms -> limit ${fmt(LIMIT)} req/s; images: ${maxSamples} x 256x256`);
   const t0 = Date.now();
@@ -346,13 +349,16 @@ async function main(): Promise<void> {
       ]),
     ),
   );
-  // The telemetry's cost: CPU per request against `one`'s in this run.
-  const bare = results.find((r) => r.scenario.name === 'one');
-  for (const r of results.filter((r) => r.scenario.telemetry)) {
-    if (!bare) console.log(`\n${r.scenario.name}: run \`one\` in the same sitting to compare`);
+  // The telemetry's cost: CPU per request against `one`'s in this run (the repetitions of each together).
+  const perRequest = (name: string) => {
+    const runs = results.filter((r) => r.scenario.name === name);
+    return runs.reduce((ms, r) => ms + r.workerCpuMs.reduce((x, y) => x + y, 0), 0) / runs.reduce((n, r) => n + r.completed, 0);
+  };
+  for (const name of new Set(results.filter((r) => r.scenario.telemetry).map((r) => r.scenario.name))) {
+    if (!results.some((r) => r.scenario.name === 'one')) console.log(`\n${name}: run \`one\` in the same sitting to compare`);
     else
       console.log(
-        `\n${r.scenario.name}: worker CPU ${fmt(cpuPerRequest(r), 3)} vs ${fmt(cpuPerRequest(bare), 3)} ms/request without: ${fmt(100 * (cpuPerRequest(r) / cpuPerRequest(bare) - 1), 1)}%`,
+        `\n${name}: worker CPU ${fmt(perRequest(name), 3)} vs ${fmt(perRequest('one'), 3)} ms/request without: ${fmt(100 * (perRequest(name) / perRequest('one') - 1), 1)}%`,
       );
   }
   if (values.json) {
