@@ -8,14 +8,14 @@
 import { ConfigError } from '../config/configError.js';
 import type { InputError } from '../domain/errors.js';
 import { EndpointError } from '../llm/endpointError.js';
-import { DecontaminationSetError } from '../pipeline/decontamination.js';
+import { DecontaminationSetError } from '../pipeline/decontaminationSetError.js';
 import { EvalInputError } from '../pipeline/evaluation/evalContext.js';
-import { ConfigMismatchError } from '../pipeline/planning/planBuild.js';
-import { RichnessError } from '../pipeline/planning/richness.js';
+import { ConfigMismatchError } from '../pipeline/planning/configMismatchError.js';
+import { RichnessError } from '../pipeline/planning/richnessError.js';
 import { SourceError } from '../sources/contract.js';
 import { ColumnMappingError } from '../sources/readers/hfColumns.js';
 import { ImportedScoresError } from '../sources/importedScores.js';
-import { OutputLocationError } from '../storage/outputProbe.js';
+import { OutputLocationError } from '../storage/outputLocationError.js';
 
 export const INPUT_ERRORS: ReadonlyArray<abstract new (...args: never[]) => InputError> = [
   ColumnMappingError,

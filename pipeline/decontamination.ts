@@ -14,12 +14,7 @@ import { asObject } from '../sources/readers/jsonFiles.js';
 import { tsvRows } from '../sources/readers/tsv.js';
 import { StoreError, type ObjectStore } from '../storage/objectStore.js';
 import { openFileStore } from '../storage/openStore.js';
-import { InputError } from '../domain/errors.js';
-
-/** A set that cannot be read: no retry fixes it, so the build fails with this message; the user fixes the set's `uri` or file (exit 2). */
-export class DecontaminationSetError extends InputError {
-  override name = 'DecontaminationSetError';
-}
+import { DecontaminationSetError } from './decontaminationSetError.js';
 
 const indexes = new Map<string, Promise<EvalSetIndex>>();
 

@@ -10,16 +10,8 @@ import path from 'node:path';
 import { S3ServiceException } from '@aws-sdk/client-s3';
 import { LruCache } from '../domain/lruCache.js';
 import type { ObjectStore } from './objectStore.js';
-import { InputError } from '../domain/errors.js';
+import { OutputLocationError } from './outputLocationError.js';
 import { connectFailureOf } from '../domain/connectFailure.js';
-
-/** The output location cannot be written: no retry fixes it. */
-export class OutputLocationError extends InputError {
-  constructor(message: string) {
-    super(message);
-    this.name = 'OutputLocationError';
-  }
-}
 
 /** Local errors that say the location itself is wrong (not a passing hiccup). */
 const PERMANENT_FS_CODES = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOENT', 'ENOTDIR', 'EEXIST', 'EISDIR', 'ENOSPC', 'EDQUOT']);

@@ -7,7 +7,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { parseBuildConfig } from '../../config/buildConfig.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import type { StoredConfig } from '../../pipeline/planning/planBuild.types.js';
-import { ConfigMismatchError } from '../../pipeline/planning/planBuild.js';
+import { ConfigMismatchError } from '../../pipeline/planning/configMismatchError.js';
 import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';

@@ -11,7 +11,6 @@
 import type { FieldDefinition } from '@dsnp/parquetjs';
 import { flag, imageField, parquetTable, text, writeParquet, type ParquetTable } from './parquet.js';
 import { IMAGE_TOKEN, type ChatPairRecord, type ChatRecord } from '../contracts/records.js';
-import { sharegptRegistry } from './sharegpt.js';
 import type { TrlMessage } from './trl.js';
 
 interface Turn {
@@ -124,11 +123,6 @@ export function chatPairConversationFromLine(line: string): ChatPairConversation
 
 export const chatSharegptLine = (r: ChatRecord): string => JSON.stringify(chatSharegptRow(r));
 export const chatPairSharegptLine = (r: ChatPairRecord): string => JSON.stringify(chatPairSharegptRow(r));
-
-/** LLaMA-Factory's dataset_info.json entries of a multiturn build (see llamaFactoryDatasetInfo for the keys). */
-export function chatDatasetInfo(): Record<string, unknown> {
-  return sharegptRegistry({ sft: ['mmif_chat', 'chat/sharegpt'], dpo: ['mmif_chat_dpo', 'chat-dpo/sharegpt'], system: true });
-}
 
 // Parquet for `datasets`: the sharegpt row with the image bytes in place of the path list, and the
 // record's provenance in columns of their own (as instruct/dpo have them), so a filter by source,

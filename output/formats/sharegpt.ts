@@ -101,8 +101,13 @@ export function llamaFactoryDatasetInfo(folders = { instruct: 'instruct/sharegpt
   return sharegptRegistry({ sft: ['mmif_instruct', folders.instruct], dpo: ['mmif_dpo', folders.dpo], system: false });
 }
 
+/** LLaMA-Factory's dataset_info.json entries of a multiturn build (output/formats/chatFormats.ts writes its rows). */
+export function chatDatasetInfo(): Record<string, unknown> {
+  return sharegptRegistry({ sft: ['mmif_chat', 'chat/sharegpt'], dpo: ['mmif_chat_dpo', 'chat-dpo/sharegpt'], system: true });
+}
+
 /** An SFT and a preference entry (name, folder) of the registry; `system`: their rows have a `system` column. */
-export function sharegptRegistry({ sft, dpo, system }: { sft: [string, string]; dpo: [string, string]; system: boolean }): Record<string, unknown> {
+function sharegptRegistry({ sft, dpo, system }: { sft: [string, string]; dpo: [string, string]; system: boolean }): Record<string, unknown> {
   const tags = { role_tag: 'from', content_tag: 'value', user_tag: 'human', assistant_tag: 'gpt' };
   const systemColumn = system ? { system: 'system' } : {};
   return {

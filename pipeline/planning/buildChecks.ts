@@ -10,7 +10,8 @@ import type { BuildConfig } from '../../config/buildConfig.js';
 import { openSources } from '../../sources/source.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { openStore } from '../../storage/openStore.js';
-import { OutputLocationError, probeOutputLeavingNothing } from '../../storage/outputProbe.js';
+import { OutputLocationError } from '../../storage/outputLocationError.js';
+import { probeOutputLeavingNothing } from '../../storage/outputProbe.js';
 import { sameStoredConfig } from './planBuild.js';
 
 export async function buildProblems(config: BuildConfig): Promise<string[]> {

@@ -19,13 +19,9 @@ import type { SourceProblem, SourceReader } from '../../sources/contract.js';
 import { cutShards, LowestRanks, offerSegment, rankedSlice, sampleRank } from './ranking.js';
 import { richnessWindow, takeRichSamples, type RichnessTools } from './richness.js';
 import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
-import { InputError } from '../../domain/errors.js';
+import { ConfigMismatchError } from './configMismatchError.js';
 import { changedPrompts, promptMaterial, type PromptMaterial } from '../../prompts/promptFingerprint.js';
 import type { BuildPlan, FreeSlots, RankReserve, StoredConfig } from './planBuild.types.js';
-
-export class ConfigMismatchError extends InputError {
-  override name = 'ConfigMismatchError';
-}
 
 /** The sha256 of everything that shapes the output: the config's material and what its stages send (prompts/promptFingerprint.ts). */
 export function configFingerprint(config: BuildConfig, prompts: PromptMaterial = promptMaterial(config)): string {

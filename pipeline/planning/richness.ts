@@ -27,7 +27,7 @@ import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js
 import { openStore } from '../../storage/openStore.js';
 import { rankedSlice } from './ranking.js';
 import { readSecret } from '../../config/secrets.js';
-import { InputError } from '../../domain/errors.js';
+import { RichnessError } from './richnessError.js';
 import { replicaUrls } from '../../config/endpointReplicas.js';
 
 /** Scored at once per window: reads and model calls in flight. */
@@ -169,10 +169,6 @@ async function importedScorer(config: BuildConfig, settings: RichnessConfig, rul
       return { ok: true, value: { scorer: 'imported', score: entry.score, ...(entry.tags !== undefined ? { tags: entry.tags } : {}) } };
     },
   };
-}
-
-export class RichnessError extends InputError {
-  override name = 'RichnessError';
 }
 
 function computeFor(

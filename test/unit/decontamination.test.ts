@@ -9,7 +9,8 @@ import { CANDIDATE_BITS, EvalSetIndex, hammingDistance, ngrams, wordsOf } from '
 import { isSamePicture, likeness, SAME_PICTURE_WORST } from '../../domain/imageMatch.js';
 import { imageFingerprint } from '../../image/perceptualHash.js';
 import { COPY_KINDS, copyOf, IMAGE_KINDS, kindImage } from '../fixtures/imageKinds.js';
-import { DecontaminationSetError, rejectIfContaminated } from '../../pipeline/decontamination.js';
+import { rejectIfContaminated } from '../../pipeline/decontamination.js';
+import { DecontaminationSetError } from '../../pipeline/decontaminationSetError.js';
 import { tsvRows } from '../../sources/readers/tsv.js';
 import { sceneJpeg } from '../fixtures/images.js';
 

@@ -7,7 +7,8 @@ import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfi
 import { sampleIdFor } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { buildLayout } from '../../storage/buildLayout.js';
-import { ConfigMismatchError, configFingerprint, makeBuildPlan, sameStoredConfig, storedConfigOf } from '../../pipeline/planning/planBuild.js';
+import { ConfigMismatchError } from '../../pipeline/planning/configMismatchError.js';
+import { configFingerprint, makeBuildPlan, sameStoredConfig, storedConfigOf } from '../../pipeline/planning/planBuild.js';
 import { changedPrompts, PLACEHOLDER_RENDERS, promptMaterial } from '../../prompts/promptFingerprint.js';
 import type { StoredConfig } from '../../pipeline/planning/planBuild.types.js';
 import { expandPlan, planShape, shapeOf } from '../../domain/planShape.js';
