@@ -38,6 +38,10 @@ for (const command of ['status', 'resume', 'cancel']) {
     const { code, packages, stderr } = await packagesLoadedBy(command);
     assert.equal(code, 2, stderr);
     assert.ok(packages.has('@temporalio/client'), `the hook lists packages: ${[...packages].join(', ')}`);
-    assert.deepEqual(HEAVY.filter((p) => packages.has(p)), [], `mmif ${command} loaded them`);
+    assert.deepEqual(
+      HEAVY.filter((p) => packages.has(p)),
+      [],
+      `mmif ${command} loaded them`,
+    );
   });
 }
