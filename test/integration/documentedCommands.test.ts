@@ -116,6 +116,10 @@ const SKIPPED: Array<[RegExp, string]> = [
     "needs GPUs, ray and a model from the Hub; test/rl/trainers.test.ts (npm run test:rl) runs TRL's GRPOTrainer, verl's RLHFDataset and reward loader, and OpenRLHF's reward client on CPU",
   ],
   [
+    /^for i in 0 1 2 3; do$|^done$|^CUDA_VISIBLE_DEVICES=\$i (vllm serve|python -m sglang\.launch_server) /,
+    'starts vLLM or SGLang replicas: needs GPUs and a model from the Hub; test/e2e/replicas.test.ts routes a build over three simulator replicas',
+  ],
+  [
     /^mkdir -p s3data\/mmif-bucket$|tools\/bin\/versitygw /,
     'serves S3 from a folder until stopped (versitygw comes with `tools/install.sh test`); test/harness/s3Server.ts runs it',
   ],
