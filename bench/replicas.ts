@@ -1,0 +1,181 @@
+// Replicas of one model, as a paper-scale deployment runs them (issue 33): the paper mix (bench/
+// paperScale.ts's sources and targets, times --scale) against simulator replicas (simulator/
+// replicas.ts), each with its own prefix and vision-encoder caches and one GPU of the same profile.
+// Arms, each a fresh build on its own output, one worker, one dev server:
+//   one      1 replica (the reference: its cached prompt share and its encodings, one per image sent)
+//   rr       4 replicas behind a round-robin balancer (simulator/balancer.ts), the endpoint its one URL
+//   affine   the same 4 replicas in `baseUrls`: the engine routes each sample to its image's replica
+//   three    3 replicas in `baseUrls`, undisturbed
+//   kill     4 replicas in `baseUrls`, one killed once half of the affine arm's requests are answered
+// Reports per arm: wall time, requests, cached prompt share, vision encodings per image sent (the
+// arm's encodings over the one-replica arm's), the records and rejections; and the ratios the issue
+// sets goals for. The GPU is the Qwen2.5-VL-7B profile's rate with --slots requests in flight (a
+// smaller GPU than the profile's 256, so the 2-core machine can fill 4 of them), --speedup dividing
+// its latencies.
+// Run:   npx tsx bench/replicas.ts [--scale 0.00390625] [--slots 32] [--speedup 2] [--arms one,rr,affine,three,kill]
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import type { BuildConfigInput } from '../config/buildConfig.js';
+import { startTemporalDevServer } from '../local/temporalDevServer.js';
+import type { BuildReport } from '../output/contracts/buildReport.js';
+import { GPU_PROFILES, GpuFleet } from '../simulator/gpuProfile.js';
+import { PROMPT_CACHE_PRESETS } from '../simulator/promptCache.js';
+import { startReplicas, type ReplicaSet } from '../simulator/replicas.js';
+import { fmt, startWorkerProcess } from './harness.js';
+import { IMAGE_SIDE, paperSources } from './paperSources.js';
+
+const { values } = parseArgs({
+  options: {
+    scale: { type: 'string', default: String(1 / 256) },
+    slots: { type: 'string', default: '32' },
+    speedup: { type: 'string', default: '2' },
+    arms: { type: 'string', default: 'one,rr,affine,three,kill' },
+  },
+});
+const SCALE = Number(values.scale);
+const PROFILE = { requestsPerSecond: GPU_PROFILES['qwen2.5-vl-7b'].requestsPerSecond, slots: Number(values.slots) };
+const SPEEDUP = Number(values.speedup);
+const ARMS = values.arms.split(',');
+const ROOT = path.join(process.env.TMPDIR ?? tmpdir(), 'mmif-bench', 'paper');
+const OUT = path.join(process.env.TMPDIR ?? tmpdir(), 'mmif-bench', `replicas-${Date.now()}`);
+const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
+
+/** The paper's per-source record targets (instruct and dpo alike), before scaling (bench/paperScale.ts). */
+const MIX = { cc3m: 13_000, allava: 6_000, multiui: 1_334, chartqa: 1_333, geo170k: 1_333 } as const;
+const sources = await paperSources(ROOT, { cc3m: 300_000, allava: 500_000, multiui: 50_000, chartqa: 28_299, geo170k: 60_000 }, log);
+const target = (n: number) => Math.max(1, Math.round(n * SCALE));
+const image = { minShortSide: IMAGE_SIDE / 2 };
+
+interface Arm {
+  name: string;
+  wallSeconds: number;
+  requests: number;
+  promptTokens: number;
+  cachedPromptTokens: number;
+  encodings: number;
+  idConflicts: number;
+  r429: number;
+  counts: BuildReport['counts'];
+  modelCallRejects: number;
+  perReplica: number[];
+}
+
+/** The stats of each killed replica at its death (a closed server answers no more). */
+const killedAt = new Map<number, ReturnType<ReplicaSet['replicas'][number]['stats']>>();
+
+const temporal = await startTemporalDevServer();
+const connection = await Connection.connect({ address: temporal.address });
+const client = new Client({ connection });
+const results: Arm[] = [];
+try {
+  for (const name of ARMS) {
+    const replicas = name === 'one' ? 1 : name === 'three' ? 3 : 4;
+    const set = await startReplicas(
+      replicas,
+      { seed: 3, promptCache: PROMPT_CACHE_PRESETS.vllm, gpus: new GpuFleet(PROFILE, 1, SPEEDUP) },
+      name === 'rr' ? 'round-robin' : undefined,
+    );
+    const urls = set.replicas.map((r) => r.url);
+    const endpoint = set.balancer ? { baseUrl: set.balancer.url } : replicas === 1 ? { baseUrl: urls[0]! } : { baseUrls: urls };
+    const taskQueue = `bench-replicas-${name}`;
+    const worker = await startWorkerProcess({ address: temporal.address, taskQueue, simulatorUrl: urls[0]! });
+    try {
+      const buildId = `replicas-${name}`;
+      const config: BuildConfigInput = {
+        buildId,
+        seed: 1,
+        output: path.join(OUT, name),
+        sources: [
+          { type: 'cc3m', uri: sources.cc3m, layout: 'webdataset', targets: { instruct: target(MIX.cc3m), dpo: target(MIX.cc3m) }, image },
+          { type: 'allava', uri: sources.allava, files: ['allava_laion/ALLaVA-Instruct-LAION-4V.json'], targets: { instruct: target(MIX.allava), dpo: target(MIX.allava) }, image },
+          { type: 'multiui', uri: sources.multiui, files: ['stage1/multiui_train.json'], targets: { instruct: target(MIX.multiui), dpo: target(MIX.multiui) }, image },
+          { type: 'chartqa', uri: sources.chartqa, attachTables: false, targets: { instruct: target(MIX.chartqa), dpo: target(MIX.chartqa) }, image },
+          { type: 'geo170k', uri: sources.geo170k, targets: { instruct: target(MIX.geo170k), dpo: target(MIX.geo170k) }, image },
+        ],
+        targets: { instruct: target(23_000), dpo: target(23_000) },
+        maxSamples: target(23_000) * 4,
+        shardSize: 64,
+        sliceSize: 16,
+        // A replica's limit is its GPU's slots (`concurrency` applies to each of `baseUrls`); one URL in front of them all holds them all.
+        models: { default: { model: 'mmif-sim-vlm', concurrency: 'baseUrls' in endpoint ? PROFILE.slots : replicas * PROFILE.slots, ...endpoint } },
+      };
+      const started = Date.now();
+      const build = client.workflow.execute('buildDataset', { taskQueue, workflowId: buildId, args: [config] }) as Promise<BuildReport>;
+      const killer = name === 'kill' ? killMidBuild(set, build) : undefined;
+      const report = await build;
+      const wallSeconds = (Date.now() - started) / 1000;
+      await killer;
+      const stats = set.replicas.map((r, i) => (killedAt.has(i) ? killedAt.get(i)! : r.stats()));
+      const sum = (pick: (s: (typeof stats)[number]) => number) => stats.reduce((total, s) => total + pick(s), 0);
+      const arm: Arm = {
+        name,
+        wallSeconds,
+        requests: sum((s) => s.completed),
+        promptTokens: sum((s) => s.promptTokens),
+        cachedPromptTokens: sum((s) => s.cachedPromptTokens),
+        encodings: sum((s) => s.vision.encodings),
+        idConflicts: sum((s) => s.vision.idConflicts),
+        r429: sum((s) => s.byStatus['429'] ?? 0),
+        counts: report.counts,
+        modelCallRejects: report.modelCallRejects,
+        perReplica: stats.map((s) => s.completed),
+      };
+      results.push(arm);
+      log(
+        `${name}: ${fmt(wallSeconds)} s, ${arm.requests} requests (${arm.perReplica.join('/')}), ${pct(arm.cachedPromptTokens, arm.promptTokens)} of prompt tokens cached, ` +
+          `${arm.encodings} vision encodings, ${arm.idConflicts} id conflicts, ${arm.r429} 429s; records ${report.counts.instruct}+${report.counts.dpo} of ${report.counts.planned} planned, ${report.modelCallRejects} model-call rejects`,
+      );
+    } finally {
+      killedAt.clear();
+      await worker.stop();
+      await set.close();
+    }
+  }
+  summary();
+} finally {
+  await connection.close();
+  await temporal.stop();
+  await rm(OUT, { recursive: true, force: true });
+}
+
+/** Kills replica 1 once the replicas have answered half the affine arm's requests (or half of a guess without one). */
+async function killMidBuild(set: ReplicaSet, build: Promise<unknown>): Promise<void> {
+  const affine = results.find((a) => a.name === 'affine');
+  const half = (affine?.requests ?? 2000) / 2;
+  let done = false;
+  void build.finally(() => (done = true));
+  while (!done && set.replicas.reduce((n, r) => n + r.stats().completed, 0) < half) await sleep(200);
+  if (done) return;
+  killedAt.set(1, set.replicas[1]!.stats());
+  await set.kill(1);
+  log(`kill: replica 1 (${set.replicas[1]!.url}) killed after ${set.replicas.reduce((n, r, i) => n + (i === 1 ? killedAt.get(1)!.completed : r.stats().completed), 0)} answered requests`);
+}
+
+function pct(part: number, whole: number): string {
+  return `${whole > 0 ? ((100 * part) / whole).toFixed(1) : '0.0'}%`;
+}
+
+function summary(): void {
+  const by = (name: string) => results.find((a) => a.name === name);
+  const one = by('one');
+  const share = (a: Arm) => (100 * a.cachedPromptTokens) / a.promptTokens;
+  const lines = [`scale ${SCALE}, GPU ${PROFILE.requestsPerSecond} req/s x ${PROFILE.slots} slots per replica, speedup ${SPEEDUP}`];
+  for (const a of results) {
+    const perImage = one ? fmt(a.encodings / one.encodings, 2) : 'n/a';
+    lines.push(
+      `${a.name}: wall ${fmt(a.wallSeconds)} s; cached prompt share ${fmt(share(a))}%; vision encodings per image ${perImage}; requests ${a.requests}; records ${a.counts.instruct}+${a.counts.dpo}`,
+    );
+  }
+  const [rr, affine, three, kill] = [by('rr'), by('affine'), by('three'), by('kill')];
+  if (one && affine) lines.push(`affine cached share ${fmt(share(affine))}% vs one replica ${fmt(share(one))}%: ${fmt(share(one) - share(affine))} points apart (goal <= 5)`);
+  if (rr && affine) lines.push(`round-robin / affine: wall ${fmt(rr.wallSeconds / affine.wallSeconds, 2)}x, encodings ${fmt(rr.encodings / affine.encodings, 2)}x`);
+  if (three && kill)
+    lines.push(
+      `kill / undisturbed three: wall ${fmt(kill.wallSeconds / three.wallSeconds, 2)}x (goal <= 1.5); records ${kill.counts.instruct}+${kill.counts.dpo} vs ${three.counts.instruct}+${three.counts.dpo}`,
+    );
+  console.log(lines.join('\n'));
+}
