@@ -152,7 +152,9 @@ async function killMidBuild(set: ReplicaSet, build: Promise<unknown>): Promise<v
   if (done) return;
   killedAt.set(1, set.replicas[1]!.stats());
   await set.kill(1);
-  log(`kill: replica 1 (${set.replicas[1]!.url}) killed after ${set.replicas.reduce((n, r, i) => n + (i === 1 ? killedAt.get(1)!.completed : r.stats().completed), 0)} answered requests`);
+  log(
+    `kill: replica 1 (${set.replicas[1]!.url}) killed after ${set.replicas.reduce((n, r, i) => n + (i === 1 ? killedAt.get(1)!.completed : r.stats().completed), 0)} answered requests`,
+  );
 }
 
 function pct(part: number, whole: number): string {
