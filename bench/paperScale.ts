@@ -21,7 +21,7 @@ import { buildLayout } from '../storage/buildLayout.js';
 import { GPU_PROFILES } from '../simulator/gpuProfile.js';
 import { startS3Server, useS3Env } from '../test/harness/s3Server.js';
 import { CLI, fmt, pollSimulator, procUsage, simStats, startNodeProcess, startWorkerProcess, steadyState, type Proc } from './harness.js';
-import { IMAGE_SIDE, paperSources } from './paperSources.js';
+import { PAPER_SOURCE_SIZES, paperMix, paperSources, scaled } from './paperSources.js';
 import { sampleLanes, shardsToFeedLanes } from '../domain/sampleLanes.js';
 
 /** The build's shape (output files of 128 samples, slices of 32); lanes and shards in flight are the engine's own (domain/sampleLanes.ts). */
@@ -46,12 +46,8 @@ const ROOT = path.join(process.env.TMPDIR ?? tmpdir(), 'mmif-bench', 'paper');
 const load = async () => (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
 const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
 
-/** The paper's per-source record targets (instruct and dpo alike), before scaling. */
-const MIX = { cc3m: 13_000, allava: 6_000, multiui: 1_334, chartqa: 1_333, geo170k: 1_333 } as const;
-
-const sources = await paperSources(ROOT, { cc3m: 300_000, allava: 500_000, multiui: 50_000, chartqa: 28_299, geo170k: 60_000 }, log);
-const target = (n: number) => Math.max(1, Math.round(n * SCALE));
-const image = { minShortSide: IMAGE_SIDE / 2 };
+const sources = await paperSources(ROOT, PAPER_SOURCE_SIZES, log);
+const target = (n: number) => scaled(n, SCALE);
 const buildId = `paper-${Date.now()}`;
 
 const s3Server = await startS3Server();
@@ -83,15 +79,7 @@ try {
     seed: 1,
     output: `s3://${s3Server.bucket}/paper`,
     s3,
-    sources: [
-      { type: 'cc3m', uri: sources.cc3m, layout: 'webdataset', targets: { instruct: target(MIX.cc3m), dpo: target(MIX.cc3m) }, image },
-      { type: 'allava', uri: sources.allava, files: ['allava_laion/ALLaVA-Instruct-LAION-4V.json'], targets: { instruct: target(MIX.allava), dpo: target(MIX.allava) }, image },
-      { type: 'multiui', uri: sources.multiui, files: ['stage1/multiui_train.json'], targets: { instruct: target(MIX.multiui), dpo: target(MIX.multiui) }, image },
-      { type: 'chartqa', uri: sources.chartqa, attachTables: false, targets: { instruct: target(MIX.chartqa), dpo: target(MIX.chartqa) }, image },
-      { type: 'geo170k', uri: sources.geo170k, targets: { instruct: target(MIX.geo170k), dpo: target(MIX.geo170k) }, image },
-    ],
-    targets: { instruct: target(23_000), dpo: target(23_000) },
-    maxSamples: target(23_000) * 4,
+    ...paperMix(sources, SCALE),
     shardSize: SHARD_SIZE,
     sliceSize: SLICE_SIZE,
     models: { default: { model: 'mmif-sim-vlm', concurrency: SLOTS } },

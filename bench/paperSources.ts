@@ -11,6 +11,7 @@ import { once } from 'node:events';
 import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
+import type { BuildConfigInput } from '../config/buildConfig.js';
 import { img2datasetParquet, packTar, sideFileRow, type TarFile } from '../test/fixtures/cc3m.js';
 import { GEO_PREAMBLE, GEO_STEMS } from '../test/fixtures/geo170k.js';
 
@@ -154,4 +155,30 @@ export async function paperSources(root: string, sizes: PaperSourceSizes, log: (
     }));
   });
   return dirs;
+}
+
+/** The record counts the paper build's sources are generated at (and reused from, once generated). */
+export const PAPER_SOURCE_SIZES: PaperSourceSizes = { cc3m: 300_000, allava: 500_000, multiui: 50_000, chartqa: 28_299, geo170k: 60_000 };
+
+/** The paper's per-source record targets (instruct and dpo alike), before scaling: the authors' `mix-cc3m_13k+dive_4k+allava_6k`. */
+const PAPER_MIX = { cc3m: 13_000, allava: 6_000, multiui: 1_334, chartqa: 1_333, geo170k: 1_333 } as const;
+
+/** Records at `scale` of `n`, at least one. */
+export const scaled = (n: number, scale: number): number => Math.max(1, Math.round(n * scale));
+
+/** The paper build's sources, targets (23,000 + 23,000) and sample cap at `scale` of its size, over `paperSources`' folders. */
+export function paperMix(sources: Record<keyof PaperSourceSizes, string>, scale: number): Pick<BuildConfigInput, 'sources' | 'targets' | 'maxSamples'> {
+  const goals = (n: number) => ({ instruct: scaled(n, scale), dpo: scaled(n, scale) });
+  const image = { minShortSide: IMAGE_SIDE / 2 };
+  return {
+    sources: [
+      { type: 'cc3m', uri: sources.cc3m, layout: 'webdataset', targets: goals(PAPER_MIX.cc3m), image },
+      { type: 'allava', uri: sources.allava, files: ['allava_laion/ALLaVA-Instruct-LAION-4V.json'], targets: goals(PAPER_MIX.allava), image },
+      { type: 'multiui', uri: sources.multiui, files: ['stage1/multiui_train.json'], targets: goals(PAPER_MIX.multiui), image },
+      { type: 'chartqa', uri: sources.chartqa, attachTables: false, targets: goals(PAPER_MIX.chartqa), image },
+      { type: 'geo170k', uri: sources.geo170k, targets: goals(PAPER_MIX.geo170k), image },
+    ],
+    targets: goals(23_000),
+    maxSamples: scaled(23_000, scale) * 4,
+  };
 }

@@ -26,7 +26,7 @@ import { GPU_PROFILES, GpuFleet } from '../simulator/gpuProfile.js';
 import { PROMPT_CACHE_PRESETS } from '../simulator/promptCache.js';
 import { startReplicas, type ReplicaSet } from '../simulator/replicas.js';
 import { fmt, startWorkerProcess } from './harness.js';
-import { IMAGE_SIDE, paperSources } from './paperSources.js';
+import { PAPER_SOURCE_SIZES, paperMix, paperSources } from './paperSources.js';
 
 const { values } = parseArgs({
   options: {
@@ -44,11 +44,7 @@ const ROOT = path.join(process.env.TMPDIR ?? tmpdir(), 'mmif-bench', 'paper');
 const OUT = path.join(process.env.TMPDIR ?? tmpdir(), 'mmif-bench', `replicas-${Date.now()}`);
 const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
 
-/** The paper's per-source record targets (instruct and dpo alike), before scaling (bench/paperScale.ts). */
-const MIX = { cc3m: 13_000, allava: 6_000, multiui: 1_334, chartqa: 1_333, geo170k: 1_333 } as const;
-const sources = await paperSources(ROOT, { cc3m: 300_000, allava: 500_000, multiui: 50_000, chartqa: 28_299, geo170k: 60_000 }, log);
-const target = (n: number) => Math.max(1, Math.round(n * SCALE));
-const image = { minShortSide: IMAGE_SIDE / 2 };
+const sources = await paperSources(ROOT, PAPER_SOURCE_SIZES, log);
 
 interface Arm {
   name: string;
@@ -89,15 +85,7 @@ try {
         buildId,
         seed: 1,
         output: path.join(OUT, name),
-        sources: [
-          { type: 'cc3m', uri: sources.cc3m, layout: 'webdataset', targets: { instruct: target(MIX.cc3m), dpo: target(MIX.cc3m) }, image },
-          { type: 'allava', uri: sources.allava, files: ['allava_laion/ALLaVA-Instruct-LAION-4V.json'], targets: { instruct: target(MIX.allava), dpo: target(MIX.allava) }, image },
-          { type: 'multiui', uri: sources.multiui, files: ['stage1/multiui_train.json'], targets: { instruct: target(MIX.multiui), dpo: target(MIX.multiui) }, image },
-          { type: 'chartqa', uri: sources.chartqa, attachTables: false, targets: { instruct: target(MIX.chartqa), dpo: target(MIX.chartqa) }, image },
-          { type: 'geo170k', uri: sources.geo170k, targets: { instruct: target(MIX.geo170k), dpo: target(MIX.geo170k) }, image },
-        ],
-        targets: { instruct: target(23_000), dpo: target(23_000) },
-        maxSamples: target(23_000) * 4,
+        ...paperMix(sources, SCALE),
         shardSize: 64,
         sliceSize: 16,
         // A replica's limit is its GPU's slots (`concurrency` applies to each of `baseUrls`); one URL in front of them all holds them all.
