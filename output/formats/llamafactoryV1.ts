@@ -1,15 +1,13 @@
 /**
- * LLaMA-Factory v1's "Messages format" (PR #10656; `llamafactory/v1/utils/types.py` in the PyPI
- * package): a message is `{role, content: [{type, value}], loss_weight}`, a content part `text` or
- * `image_url` (here the image's path relative to the dataset root, as the v0 sharegpt rows name it);
- * an SFT sample is `{messages}`, a DPO sample `{chosen_messages, rejected_messages}` (each the whole
- * conversation, prompt included), with `extra_info` as text. The prompt turn weighs 0, the answers 1
- * (the weights its own converters give: v1/plugins/data_plugins/converter.py). Each sample's
- * `extra_info` holds its id and ground truth (domain/groundTruth.ts). A registration YAML
- * per file set (v1/core/data_engine.py reads `{name: {path, source: local}}`; paths relative to the
- * dataset root, where the trainer is started) sits beside the v0 dataset_info.json. A multiturn build's
- * chat is one SFT sample (system message, turns, the image in the first), its `extra_info` the ground
- * truth of each turn with an instruction in force; a turn-level pair one DPO sample with its turn's.
+ * LLaMA-Factory v1's "Messages format" (PR #10656; `llamafactory/v1/utils/types.py`): a message is
+ * `{role, content: [{type, value}], loss_weight}`, a part `text` or `image_url` (the image's path
+ * relative to the dataset root, as the v0 sharegpt rows name it); an SFT sample is `{messages}`, a DPO
+ * sample `{chosen_messages, rejected_messages}` (each the whole conversation), `extra_info` as text
+ * holding the id and ground truth (domain/groundTruth.ts). The prompt turn weighs 0, answers 1 (as
+ * v1/plugins/data_plugins/converter.py gives them). A registration YAML per file set (v1/core/
+ * data_engine.py reads `{name: {path, source: local}}`) sits beside the v0 dataset_info.json. A
+ * multiturn chat is one SFT sample (the image in the first turn) with each instructed turn's ground
+ * truth; a turn-level pair one DPO sample with its turn's.
  */
 import type { DpoRecord, InstructRecord } from '../contracts/records.js';
 import type { ChatConversation, ChatPairConversation, Exchange } from './chatFormats.js';

@@ -1,15 +1,13 @@
 /**
  * Every shell command of README.md and docs/*.md (their fenced `bash` / `sh` blocks) runs as written
  * from a checkout after the README's install step, and no inline code span of their prose names a
- * bare `mmif ...` (issue 34). Each command is checked statically: `mmif` is
- * called as `npx mmif` or `npm run mmif --` (a bare `mmif` is not on the PATH after `npm install`),
- * names a command that exists, and passes only flags that command's `--help` names; the Temporal and
- * Hub CLIs are called by a path that exists, their subcommands and flags checked by the CLI itself
- * (`--help` appended: both refuse an unknown flag before printing help). Then the commands that need
- * no outside service run for real, in a scratch folder holding the checkout's `samples/` (so a
- * relative path reads as in the checkout), with `npx mmif` run as the checkout's bin (what npx
- * resolves it to there, checked once), no endpoint and no Temporal address that answers. Commands
- * that need a service are listed in SKIPPED with the reason; a command neither run nor listed fails.
+ * bare `mmif ...` (issue 34). Statically: `mmif` is called as `npx mmif` or `npm run mmif --` (a bare
+ * `mmif` is not on the PATH after `npm install`), with a command that exists and only flags its
+ * `--help` names; the Temporal and Hub CLIs by a path that exists, their subcommands and flags checked
+ * by the CLI itself (`--help` appended). Then the commands that need no outside service run for real,
+ * in a scratch folder holding the checkout's `samples/`, with `npx mmif` as the checkout's bin, no
+ * endpoint and no Temporal address that answers. Commands that need a service are listed in SKIPPED
+ * with the reason; a command neither run nor listed fails.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';

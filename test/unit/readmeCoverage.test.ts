@@ -195,7 +195,7 @@ function buildFieldCheck(readme: string): (path: string[]) => boolean {
  * and `s3` with the build's.
  */
 function undocumentedEvalFields(readme: string): string[] {
-  const evalSection = section(readme, 'and `mmif eval`');
+  const evalSection = section(readme, 'and `npx mmif eval`');
   const buildField = buildFieldCheck(readme);
   const asBuild = (path: string[]) => (path[0] === 'model' || path[0] === 'judge' ? ['models', 'default', ...path.slice(1)] : path);
   return schemaFields(evalConfigSchema as unknown as z.ZodType)
