@@ -87,13 +87,17 @@ function exchangesOf(conversations: readonly Turn[]): Exchange[] {
 }
 
 /** What the RL exports read of a written chat line: its exchanges, its instructions and the turns they were verified at. */
-export type ChatConversation = Pick<ChatRecord, 'id' | 'system' | 'image_path' | 'image_sha256' | 'instructions'> & { turns: Array<{ turn: number }>; exchanges: Exchange[] };
+export type ChatConversation = Pick<ChatRecord, 'id' | 'source' | 'system' | 'image_path' | 'image_sha256' | 'instructions'> & {
+  turns: Array<{ turn: number }>;
+  exchanges: Exchange[];
+};
 
 export function chatConversationFromLine(line: string): ChatConversation {
   const row = JSON.parse(line) as ChatSharegptRow;
-  const meta = JSON.parse(row.metadata) as Pick<ChatRecord, 'image_sha256' | 'instructions'> & { turns: Array<{ turn: number }> };
+  const meta = JSON.parse(row.metadata) as Pick<ChatRecord, 'source' | 'image_sha256' | 'instructions'> & { turns: Array<{ turn: number }> };
   return {
     id: row.id,
+    source: meta.source,
     system: row.system,
     image_path: row.images[0],
     image_sha256: meta.image_sha256,

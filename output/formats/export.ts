@@ -107,18 +107,13 @@ export type RlFormat = 'verl' | 'rlvr' | 'llamafactory-v1';
  * The RL formats (verl, rlvr) and LLaMA-Factory v1's: the committed shards' accepted records (the
  * held-out split is in no shard's instruct/ or dpo/ files: it stays `--format mmifeval`'s), each with
  * its ground truth under the build's `verification.vacuous`. A multiturn build's chats go in the
- * formats whose rows are conversations with a ground truth each (exportChatRl); verl is refused.
+ * formats' rows as conversations with a ground truth each (exportChatRl).
  */
 export async function exportRl(store: ObjectStore, layout: BuildLayout, format: RlFormat): Promise<ExportSummary> {
   const config = (await getJson<StoredConfig>(store, layout.config))?.config;
   const vacuous = config?.verification.vacuous ?? 'fail';
   const summary: ExportSummary = { format, files: [], rows: 0 };
   if (config?.mode === 'multiturn') {
-    if (format === 'verl') {
-      throw new MultiturnExportError(
-        `build ${layout.root} is a multiturn build: --format verl exports single-turn samples only; --format rlvr writes a prompt per chat turn with that turn's ground truth`,
-      );
-    }
     await exportChatRl(store, layout, format, vacuous, summary);
   } else {
     const truth = (r: InstructRecord | DpoRecord) => groundTruthOf(r, vacuous);
@@ -135,15 +130,8 @@ export async function exportRl(store: ObjectStore, layout: BuildLayout, format: 
       const images = await loadImages(store, layout, sft);
       const bytes = (r: { image_sha256: string }) => images.get(r.image_sha256)!;
       const key = format === 'verl' ? layout.verl(shard) : layout.rlvr(shard);
-      await store.put(
-        key,
-        await (format === 'verl'
-          ? verlParquet(sft, truth, bytes, summary.rows)
-          : rlvrParquet(
-              sft.map((r) => recordPrompt(r, truth(r))),
-              bytes,
-            )),
-      );
+      const prompts = sft.map((r) => recordPrompt(r, truth(r)));
+      await store.put(key, await (format === 'verl' ? verlParquet(prompts, bytes, summary.rows) : rlvrParquet(prompts, bytes)));
       summary.files.push(key);
       summary.rows += sft.length;
     }
@@ -153,18 +141,20 @@ export async function exportRl(store: ObjectStore, layout: BuildLayout, format: 
 }
 
 /**
- * A multiturn build's chats: `rlvr` a prompt row per turn with an instruction in force (the chat up to
- * that question, the turn's ground truth); `llamafactory-v1` a chat per SFT sample with each turn's
+ * A multiturn build's chats: `rlvr` and `verl` a prompt row per turn with an instruction in force (the
+ * chat up to that question, the turn's ground truth); `llamafactory-v1` a chat per SFT sample with each turn's
  * ground truth, a turn-level pair per DPO sample with its turn's (found in the chat it was made from).
  */
-async function exportChatRl(store: ObjectStore, layout: BuildLayout, format: 'rlvr' | 'llamafactory-v1', vacuous: VacuousPolicy, summary: ExportSummary): Promise<void> {
+async function exportChatRl(store: ObjectStore, layout: BuildLayout, format: RlFormat, vacuous: VacuousPolicy, summary: ExportSummary): Promise<void> {
   for (const shard of await committedShards(store, layout)) {
     const chats = await recordsOf(store, layout.chatJsonl(shard), chatConversationFromLine);
-    if (format === 'rlvr') {
+    if (format !== 'llamafactory-v1') {
       const prompts = chats.flatMap((c) => chatPrompts(c, vacuous));
       const images = await loadImages(store, layout, chats);
-      await store.put(layout.rlvr(shard), await rlvrParquet(prompts, (r) => images.get(r.image_sha256)!));
-      summary.files.push(layout.rlvr(shard));
+      const bytes = (r: { image_sha256: string }) => images.get(r.image_sha256)!;
+      const key = format === 'verl' ? layout.verl(shard) : layout.rlvr(shard);
+      await store.put(key, await (format === 'verl' ? verlParquet(prompts, bytes, summary.rows) : rlvrParquet(prompts, bytes)));
+      summary.files.push(key);
       summary.rows += prompts.length;
       continue;
     }

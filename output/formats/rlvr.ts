@@ -31,16 +31,23 @@ const rlvrTable = parquetTable(
   IMAGE_LIST_FEATURES,
 );
 
-/** One RL prompt: its id, the conversation up to the question to answer, its image and ground truth. */
+/** One RL prompt: its id, source, the conversation up to the question to answer, its image and ground truth. */
 export interface RlvrPrompt {
   id: string;
+  source: string;
   messages: Array<{ role: 'system' | 'user' | 'assistant'; content: string }>;
   image: Pick<InstructRecord, 'image_sha256' | 'image_path'>;
   truth: GroundTruth;
 }
 
 /** A single-turn record's prompt. */
-export const recordPrompt = (r: InstructRecord, truth: GroundTruth): RlvrPrompt => ({ id: r.id, messages: [{ role: 'user', content: r.prompt }], image: r, truth });
+export const recordPrompt = (r: InstructRecord, truth: GroundTruth): RlvrPrompt => ({
+  id: r.id,
+  source: r.source,
+  messages: [{ role: 'user', content: r.prompt }],
+  image: r,
+  truth,
+});
 
 /**
  * A chat's prompts, one per turn with an instruction in force (domain/groundTruth.ts
@@ -54,7 +61,13 @@ export function chatPrompts(chat: ChatConversation, vacuous: VacuousPolicy): Rlv
       { role: 'user' as const, content: e.user },
       { role: 'assistant' as const, content: e.answer ?? '' },
     ]);
-    return { id: truth.id, messages: [{ role: 'system', content: chat.system }, ...earlier, { role: 'user', content: chat.exchanges[index]!.user }], image: chat, truth };
+    return {
+      id: truth.id,
+      source: chat.source,
+      messages: [{ role: 'system', content: chat.system }, ...earlier, { role: 'user', content: chat.exchanges[index]!.user }],
+      image: chat,
+      truth,
+    };
   });
 }
 

@@ -6,13 +6,13 @@
  * reads the files with `datasets.load_dataset("parquet")`, splits each message's text on `<image>`
  * into image and text parts (`_build_messages`) and decodes `images` (vision_utils.process_image);
  * its reward manager passes `data_source`, the response, `reward_model.ground_truth` and `extra_info`
- * to `compute_score`. `ground_truth` is the JSON text of domain/groundTruth.ts: its verifier
- * arguments differ in type from row to row, which one Parquet struct could not hold.
+ * to `compute_score`. `ground_truth` is the JSON text of domain/groundTruth.ts. A row is an RL prompt
+ * (rlvr.ts): a chat turn's carries the system message and earlier turns, the placeholder in its first
+ * user message, where the chat's image was sent.
  */
-import type { InstructRecord } from '../contracts/records.js';
-import type { GroundTruth } from '../../domain/groundTruth.js';
 import { IMAGE_TOKEN } from '../contracts/records.js';
-import { parquetTable, text, writeParquet, type ImageBytes } from './parquet.js';
+import { parquetTable, text, writeParquet } from './parquet.js';
+import type { RlvrPrompt } from './rlvr.js';
 import { IMAGE_LIST_FEATURES, imageList, imageListField } from './trl.js';
 
 const verlTable = parquetTable(
@@ -31,16 +31,19 @@ const verlTable = parquetTable(
 export const verlDataSource = (source: string): string => `mmif/${source}`;
 
 /** One shard's prompts; `first`: the index of its first row over the whole export (verl's `extra_info.index`). */
-export function verlParquet(records: readonly InstructRecord[], truth: (r: InstructRecord) => GroundTruth, imageBytes: ImageBytes, first: number): Promise<Buffer> {
+export function verlParquet(prompts: readonly RlvrPrompt[], imageBytes: (r: RlvrPrompt['image']) => Buffer, first: number): Promise<Buffer> {
   return writeParquet(
     verlTable,
-    records.map((r, i) => ({
-      data_source: verlDataSource(r.source),
-      prompt: [{ role: 'user', content: `${IMAGE_TOKEN}${r.prompt}` }],
-      images: imageList(r, imageBytes),
-      ability: 'instruction_following',
-      reward_model: { style: 'rule', ground_truth: JSON.stringify(truth(r)) },
-      extra_info: { id: r.id, index: first + i, split: 'train', source: r.source },
-    })),
+    prompts.map((p, i) => {
+      const firstUser = p.messages.findIndex((m) => m.role === 'user');
+      return {
+        data_source: verlDataSource(p.source),
+        prompt: p.messages.map((m, j) => ({ role: m.role, content: j === firstUser ? `${IMAGE_TOKEN}${m.content}` : m.content })),
+        images: imageList(p.image, imageBytes),
+        ability: 'instruction_following',
+        reward_model: { style: 'rule', ground_truth: JSON.stringify(p.truth) },
+        extra_info: { id: p.id, index: first + i, split: 'train', source: p.source },
+      };
+    }),
   );
 }

@@ -1,8 +1,8 @@
 /**
  * A multiturn build's chats in the RL exports whose rows are conversations (issue 31): `rlvr` a prompt
  * row per turn with an instruction in force (the chat up to that turn's question, the turn's ground
- * truth), `llamafactory-v1` a chat per SFT sample and a turn-level pair per DPO sample, loaded by
- * LLaMA-Factory's own v1 data engine; `verl` is refused in one line. `mmif reward serve` on the build
+ * truth), `verl` the same rows in verl's columns, `llamafactory-v1` a chat per SFT sample and a
+ * turn-level pair per DPO sample, loaded by LLaMA-Factory's own v1 data engine. `mmif reward serve` on the build
  * takes each turn's id, and its verdicts on the build's own answers equal the turns' recorded verdicts.
  */
 import assert from 'node:assert/strict';
@@ -78,26 +78,37 @@ after(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-test('--format verl is refused for a multiturn build, in one line naming rlvr', async () => {
-  const refused = await promisify(execFile)(path.join(REPO, 'node_modules/.bin/tsx'), [
-    path.join(REPO, 'cli/mmif.ts'),
-    'export',
-    '--output',
-    path.join(dir, 'out'),
-    '--build-id',
-    BUILD_ID,
-    '--format',
-    'verl',
-  ]).then(
-    () => assert.fail('verl export of a multiturn build succeeded'),
-    (err: { code: number; stderr: string }) => err,
+test("--format verl: the rlvr rows in verl's columns, the image placeholder in the chat's first user message", async () => {
+  await mmif('export', '--output', path.join(dir, 'out'), '--build-id', BUILD_ID, '--format', 'verl');
+  const schemaFile = path.join(dir, 'ground-truth-verl.schema.json');
+  await writeFile(schemaFile, await mmif('schema', '--ground-truth'));
+  const out = await runReader<{ ids: string[]; problems: string[]; ground_truths: GroundTruth[]; prompts: string[]; roles: string[][]; data_sources: string[] }>(
+    python,
+    'rl_check.py',
+    ['verl', path.join(root, 'verl'), schemaFile],
+    { HF_CACHE_DIR: path.join(dir, 'hf-verl') },
   );
-  assert.equal(refused.code, 2);
-  assert.match(
-    refused.stderr.trim(),
-    /^.*multiturn build: --format verl exports single-turn samples only; --format rlvr writes a prompt per chat turn with that turn's ground truth$/,
+  assert.deepEqual(out.problems, [], 'one image part per row, for its one image; indexes in order');
+  const expected = chats.flatMap((c) => chatTurnTruths(c, 'fail').map(({ turn, truth }) => ({ chat: c, index: c.turns.findIndex((t) => t.turn === turn), truth })));
+  assert.ok(expected.length > chats.length, `more rows (${expected.length}) than chats (${chats.length}): one per turn`);
+  assert.deepEqual(
+    out.ids,
+    expected.map((e) => e.truth.id),
   );
-  assert.equal(refused.stderr.trim().split('\n').length, 1);
+  assert.deepEqual(
+    out.ground_truths,
+    expected.map((e) => e.truth),
+  );
+  assert.deepEqual(
+    out.roles,
+    expected.map((e) => ['system', ...Array.from({ length: e.index }, () => ['user', 'assistant']).flat(), 'user']),
+  );
+  assert.deepEqual(
+    out.prompts,
+    expected.map((e) => [e.chat.system, ...e.chat.exchanges.slice(0, e.index).flatMap((x) => [x.user, x.answer ?? '']), e.chat.exchanges[e.index]!.user].join('')),
+    'the chat up to the turn, as its answer was generated',
+  );
+  assert.ok(out.data_sources.every((s) => s.startsWith('mmif/')));
 });
 
 test("--format rlvr: one prompt row per chat turn with an instruction in force, the chat up to its question, the turn's ground truth", async () => {

@@ -67,6 +67,7 @@ def rlvr_row(row, i, out):
 
 def verl_row(row, i, out):
     messages = build_messages(row.pop("prompt"))
+    out["roles"].append([m["role"] for m in messages])
     images = [process_image(image) for image in row.pop("images")]
     parts = [p for m in messages for p in m["content"]]
     if sum(p["type"] == "image" for p in parts) != len(images):
