@@ -78,52 +78,19 @@ after(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-test("--format verl: the rlvr rows in verl's columns, the image placeholder in the chat's first user message", async () => {
-  await mmif('export', '--output', path.join(dir, 'out'), '--build-id', BUILD_ID, '--format', 'verl');
-  const schemaFile = path.join(dir, 'ground-truth-verl.schema.json');
-  await writeFile(schemaFile, await mmif('schema', '--ground-truth'));
-  const out = await runReader<{ ids: string[]; problems: string[]; ground_truths: GroundTruth[]; prompts: string[]; roles: string[][]; data_sources: string[] }>(
-    python,
-    'rl_check.py',
-    ['verl', path.join(root, 'verl'), schemaFile],
-    { HF_CACHE_DIR: path.join(dir, 'hf-verl') },
-  );
-  assert.deepEqual(out.problems, [], 'one image part per row, for its one image; indexes in order');
-  const expected = chats.flatMap((c) => chatTurnTruths(c, 'fail').map(({ turn, truth }) => ({ chat: c, index: c.turns.findIndex((t) => t.turn === turn), truth })));
-  assert.ok(expected.length > chats.length, `more rows (${expected.length}) than chats (${chats.length}): one per turn`);
-  assert.deepEqual(
-    out.ids,
-    expected.map((e) => e.truth.id),
-  );
-  assert.deepEqual(
-    out.ground_truths,
-    expected.map((e) => e.truth),
-  );
-  assert.deepEqual(
-    out.roles,
-    expected.map((e) => ['system', ...Array.from({ length: e.index }, () => ['user', 'assistant']).flat(), 'user']),
-  );
-  assert.deepEqual(
-    out.prompts,
-    expected.map((e) => [e.chat.system, ...e.chat.exchanges.slice(0, e.index).flatMap((x) => [x.user, x.answer ?? '']), e.chat.exchanges[e.index]!.user].join('')),
-    'the chat up to the turn, as its answer was generated',
-  );
-  assert.ok(out.data_sources.every((s) => s.startsWith('mmif/')));
-});
+type TurnRows = { ids: string[]; problems: string[]; ground_truths: GroundTruth[]; prompts: string[]; roles: string[][]; data_sources: string[] };
 
-test("--format rlvr: one prompt row per chat turn with an instruction in force, the chat up to its question, the turn's ground truth", async () => {
-  await mmif('export', '--output', path.join(dir, 'out'), '--build-id', BUILD_ID, '--format', 'rlvr');
-  const schemaFile = path.join(dir, 'ground-truth.schema.json');
+/**
+ * Exports the build as `format` (verl or rlvr), reads it with test/readers/rl_check.py, and checks
+ * what both share: a row per chat turn with an instruction in force, in order, with the turn's id and
+ * ground truth and the chat's roles up to its question. Returns the rows and the turns they stand for.
+ */
+async function exportTurnRows(format: 'verl' | 'rlvr') {
+  await mmif('export', '--output', path.join(dir, 'out'), '--build-id', BUILD_ID, '--format', format);
+  const schemaFile = path.join(dir, `ground-truth-${format}.schema.json`);
   await writeFile(schemaFile, await mmif('schema', '--ground-truth'));
-  const out = await runReader<{ ids: string[]; problems: string[]; ground_truths: GroundTruth[]; prompts: string[]; roles: string[][] }>(
-    python,
-    'rl_check.py',
-    ['rlvr', path.join(root, 'rlvr'), schemaFile],
-    {
-      HF_CACHE_DIR: path.join(dir, 'hf'),
-    },
-  );
-  assert.deepEqual(out.problems, []);
+  const out = await runReader<TurnRows>(python, 'rl_check.py', [format, path.join(root, format), schemaFile], { HF_CACHE_DIR: path.join(dir, `hf-${format}`) });
+  assert.deepEqual(out.problems, [], 'one image part per row for its one image (verl), every constraint listed (rlvr)');
   const expected = chats.flatMap((c) => chatTurnTruths(c, 'fail').map(({ turn, truth }) => ({ chat: c, index: c.turns.findIndex((t) => t.turn === turn), truth })));
   assert.ok(expected.length > chats.length, `more rows (${expected.length}) than chats (${chats.length}): one per turn`);
   assert.deepEqual(
@@ -136,14 +103,29 @@ test("--format rlvr: one prompt row per chat turn with an instruction in force, 
   );
   for (const truth of out.ground_truths) groundTruthSchema.parse(truth);
   assert.deepEqual(
+    out.roles,
+    expected.map((e) => ['system', ...Array.from({ length: e.index }, () => ['user', 'assistant']).flat(), 'user']),
+  );
+  return { out, expected };
+}
+
+test("--format rlvr: one prompt row per chat turn with an instruction in force, the chat up to its question, the turn's ground truth", async () => {
+  const { out, expected } = await exportTurnRows('rlvr');
+  assert.deepEqual(
     out.prompts,
     expected.map((e) => e.chat.exchanges[e.index]!.user),
     "the last message is the turn's user text",
   );
+});
+
+test("--format verl: the rlvr rows in verl's columns, the image placeholder in the chat's first user message", async () => {
+  const { out, expected } = await exportTurnRows('verl');
   assert.deepEqual(
-    out.roles,
-    expected.map((e) => ['system', ...Array.from({ length: e.index }, () => ['user', 'assistant']).flat(), 'user']),
+    out.prompts,
+    expected.map((e) => [e.chat.system, ...e.chat.exchanges.slice(0, e.index).flatMap((x) => [x.user, x.answer ?? '']), e.chat.exchanges[e.index]!.user].join('')),
+    'the chat up to the turn, as its answer was generated',
   );
+  assert.ok(out.data_sources.every((s) => s.startsWith('mmif/')));
 });
 
 test("mmif reward serve on the multiturn build: each turn's id scores the build's answer as the turn's recorded verdicts say", async () => {
