@@ -1,17 +1,13 @@
 // Replicas of one model, as a paper-scale deployment runs them (issue 33): the paper mix (bench/
-// paperScale.ts's sources and targets, times --scale) against simulator replicas (simulator/
-// replicas.ts), each with its own prefix and vision-encoder caches and one GPU of the same profile.
-// Arms, each a fresh build on its own output, one worker, one dev server:
-//   one      1 replica (the reference: its cached prompt share and its encodings, one per image sent)
-//   rr       4 replicas behind a round-robin balancer (simulator/balancer.ts), the endpoint its one URL
-//   affine   the same 4 replicas in `baseUrls`: the engine routes each sample to its image's replica
+// paperSources.ts, times --scale) against simulator replicas, each with its own prefix and vision
+// caches and one GPU of the Qwen2.5-VL-7B profile at --slots in flight. Arms, each a fresh build:
+//   one      1 replica (the reference cached share and encodings)
+//   rr       4 replicas behind a round-robin balancer (simulator/balancer.ts)
+//   affine   the same 4 in `baseUrls`: the engine routes each sample to its image's replica
 //   three    3 replicas in `baseUrls`, undisturbed
 //   kill     4 replicas in `baseUrls`, one killed once half of the affine arm's requests are answered
-// Reports per arm: wall time, requests, cached prompt share, vision encodings per image sent (the
-// arm's encodings over the one-replica arm's), the records and rejections; and the ratios the issue
-// sets goals for. The GPU is the Qwen2.5-VL-7B profile's rate with --slots requests in flight (a
-// smaller GPU than the profile's 256, so the 2-core machine can fill 4 of them), --speedup dividing
-// its latencies.
+// Reports wall time, requests, cached prompt share, vision encodings per image sent and the ratios
+// the issue sets goals for.
 // Run:   npx tsx bench/replicas.ts [--scale 0.00390625] [--slots 32] [--speedup 2] [--arms one,rr,affine,three,kill]
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
