@@ -145,14 +145,17 @@ test('an endpoint that is down: its refused connections are failed attempts in `
 
 test("after a resume the rate and ETA come from the resumed run's samples alone, in `mmif status --json` as on the screen", async () => {
   stack.simulator.setFaults({ latencyMs: 40 });
-  const handle = await stack.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'progress-resume', args: [config('progress-resume')] });
+  // An output of its own: in the shared one, the earlier tests' builds of the same samples and seed
+  // left the model-call cache holding every reply, and the resumed run would finish before any status.
+  const resumeConfig = { ...config('progress-resume'), output: path.join(dir, 'out-resume') };
+  const handle = await stack.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId: 'progress-resume', args: [resumeConfig] });
   await eventually(async () => (await handle.query<BuildProgress>('progress')).shards.committed >= 1, 90_000, 'a first committed shard');
   await handle.terminate('stopped to test resume');
   // The samples a resume finds done: every sample of each committed shard (no held-out split here).
   const layout = buildLayout('progress-resume');
-  const store = new LocalStore(path.join(dir, 'out'));
+  const store = new LocalStore(resumeConfig.output);
   let foundDone = 0;
-  for (let shard = 0; shard < 3; shard++) if (await getJson<ShardManifest>(store, layout.manifest(shard))) foundDone += config('progress-resume').shardSize!;
+  for (let shard = 0; shard < 3; shard++) if (await getJson<ShardManifest>(store, layout.manifest(shard))) foundDone += resumeConfig.shardSize!;
   assert.ok(foundDone > 0);
   const resumedAt = Date.now();
   const resumed = await mmif(stack, 'resume', 'progress-resume');
