@@ -4,6 +4,7 @@ import { addReplicaTally, replicaShares, replicaSharesLine, type ReplicaTally } 
 import { sliceHeartbeat } from '../../activities/sliceHeartbeat.js';
 import { newProgress, recordCommittedShard } from '../../workflows/buildProgress.js';
 import { newShardProgress, recordSliceStages } from '../../workflows/shardProgress.js';
+import { stubSummary } from '../harness/shardSummaries.js';
 
 const a = 'http://gpu0:8000/v1';
 const b = 'http://gpu1:8000/v1';
@@ -29,19 +30,7 @@ test("a slice's replica counts go through its heartbeat, the shard's progress an
   recordSliceStages(shard, 2, outcome, 2);
   assert.equal(shard.replicas[a]!.routed, 10);
   const build = newProgress('b', 0);
-  const summary = {
-    planned: 4,
-    instruct: 4,
-    dpo: 0,
-    rejectedSamples: 0,
-    rejectedPairs: 0,
-    rejectsByStage: {},
-    rejectsByReason: {},
-    usage: {},
-    simulated: true,
-    modelCallRejects: 0,
-    replicas: shard.replicas,
-  };
+  const summary = { ...stubSummary(0, 4, 4, 0), replicas: shard.replicas };
   recordCommittedShard(build, summary);
   recordCommittedShard(build, summary);
   assert.deepEqual(build.replicas[a], { routed: 20, spilled: 0, rerouted: 0, ejections: 4 });
