@@ -59,6 +59,14 @@ export class MissingComparisonError extends PermanentError {
   override name = 'MissingComparisonError';
 }
 
+/** A rule-checked constraint's ground truth: its text and the verifier calls the build chose. */
+const ruleTruth = (type: string, text: string, verifiers: ReadonlyArray<{ func: string; params: unknown[] }>): GroundTruthConstraint => ({
+  type,
+  text,
+  method: 'rule',
+  verifiers: verifiers.map(({ func, params }) => ({ func, params })),
+});
+
 /** A record's ground truth. */
 export function groundTruthOf(r: PlannedRecord, vacuous: VacuousPolicy): GroundTruth {
   return {
@@ -66,7 +74,7 @@ export function groundTruthOf(r: PlannedRecord, vacuous: VacuousPolicy): GroundT
     image: r.image_path,
     vacuous,
     constraints: r.constraints.map((c, index): GroundTruthConstraint => {
-      if (c.method === 'rule') return { type: c.type, text: c.value, method: 'rule', verifiers: c.verifiers.map(({ func, params }) => ({ func, params })) };
+      if (c.method === 'rule') return ruleTruth(c.type, c.value, c.verifiers);
       if (c.method === 'direct_judge') return { type: c.type, text: c.value, method: c.method };
       const without = r.verdicts.find((v) => v.index === index && v.method === 'compare_judge')?.without;
       if (!without) throw new MissingComparisonError(`record ${r.id}: constraint ${index} (${c.type}) is compare-judged but its verdict holds no answer made without it`);
@@ -95,12 +103,7 @@ export function chatTurnTruths(chat: ChatInstructions, vacuous: VacuousPolicy): 
   return chat.turns.flatMap(({ turn }) => {
     const inForce = chat.instructions.filter((i) => i.turn <= turn);
     if (inForce.length === 0) return [];
-    const constraints = inForce.map((i): GroundTruthConstraint => ({
-      type: i.type,
-      text: i.value,
-      method: 'rule',
-      verifiers: i.verifiers.map(({ func, params }) => ({ func, params })),
-    }));
+    const constraints = inForce.map((i) => ruleTruth(i.type, i.value, i.verifiers));
     return [{ turn, truth: { id: chatTurnId(chat.id, turn), image: chat.image_path, vacuous, constraints } }];
   });
 }

@@ -35,7 +35,7 @@ function routerFor(endpoint: ResolvedEndpoint): ReplicaRouter {
 }
 
 /** One replica as an endpoint of its own: its base URL, and itself as its only replica. */
-export function asReplica(endpoint: ResolvedEndpoint, replica: ResolvedReplica): ResolvedEndpoint {
+function asReplica(endpoint: ResolvedEndpoint, replica: ResolvedReplica): ResolvedEndpoint {
   return { ...endpoint, baseURL: replica.baseURL, replicas: [replica] };
 }
 

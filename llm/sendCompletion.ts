@@ -137,17 +137,20 @@ export async function sendCompletion(s: Sending, body: ChatCompletionCreateParam
 export function measured<T>(labels: RequestLabels, attempt: number, send: () => Promise<T>): Promise<T> {
   return inSpan(
     `chat ${labels.model}`,
-    () => ({
-      'gen_ai.operation.name': 'chat',
-      'gen_ai.provider.name': 'openai',
-      'gen_ai.request.model': labels.model,
-      'server.address': endpointHost(labels.endpoint),
-      'mmif.build': labels.build,
-      // None for the pre-flight's calls, made before any stage.
-      ...(currentStage() ? { 'mmif.stage': currentStage() } : {}),
-      'mmif.role': labels.role,
-      'mmif.attempt': attempt,
-    }),
+    () => {
+      const stage = currentStage();
+      return {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'openai',
+        'gen_ai.request.model': labels.model,
+        'server.address': endpointHost(labels.endpoint),
+        'mmif.build': labels.build,
+        // None for the pre-flight's calls, made before any stage.
+        ...(stage ? { 'mmif.stage': stage } : {}),
+        'mmif.role': labels.role,
+        'mmif.attempt': attempt,
+      };
+    },
     () => recorded(labels, attempt, send),
     () => ({ 'mmif.outcome': 'ok' }),
     (err) => ({ 'mmif.outcome': 'failed', 'error.type': classifyFailure(err) }),

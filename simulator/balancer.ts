@@ -10,7 +10,7 @@
  */
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { sendJson } from './http.js';
+import { HttpError, MAX_JSON_BODY_BYTES, readBody, sendJson } from './http.js';
 
 export const BALANCER_MODES = ['round-robin'] as const;
 export type BalancerMode = (typeof BALANCER_MODES)[number];
@@ -30,7 +30,10 @@ export async function startBalancer(replicas: string[], options: { port?: number
   let next = 0;
   const server = createServer((req, res) => {
     if (req.method === 'GET' && req.url === '/admin/balancer') return sendJson(res, 200, { mode: 'round-robin', replicas, sent });
-    void readBody(req).then((body) => forward(req, res, body, next++ % upstreams.length, upstreams.length));
+    readBody(req, MAX_JSON_BODY_BYTES).then(
+      (body) => forward(req, res, body, next++ % upstreams.length, upstreams.length),
+      (error: unknown) => (error instanceof HttpError ? sendJson(res, error.status, error.body(), error.headers) : res.destroy()),
+    );
   });
   /** Sends to replica `at`; a refused connection goes on to the next, `left` tries in all. */
   const forward = (req: IncomingMessage, res: ServerResponse, body: Buffer, at: number, left: number): void => {
@@ -66,13 +69,4 @@ export async function startBalancer(replicas: string[], options: { port?: number
         server.closeAllConnections();
       }),
   };
-}
-
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.once('end', () => resolve(Buffer.concat(chunks)));
-    req.once('error', reject);
-  });
 }

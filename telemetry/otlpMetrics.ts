@@ -24,7 +24,7 @@ import {
   type MetricProducer,
 } from '@opentelemetry/sdk-metrics';
 import { enableMetrics, engineMetricsJson, type MetricFamily } from './metrics.js';
-import { otelResource } from './otlpSdk.js';
+import { otelResource } from './otlpResource.js';
 import { otlpTarget } from './tracing.js';
 
 /** OTEL_METRIC_EXPORT_INTERVAL's default (the OpenTelemetry SDK configuration spec), ms. */

@@ -10,7 +10,6 @@
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { envDetectorSync, Resource } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import {
   makeWorkflowExporter,
@@ -20,14 +19,8 @@ import {
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { WorkflowInfo } from '@temporalio/workflow';
 import type { SerializableSpan } from '@temporalio/interceptors-opentelemetry/lib/workflow/definitions.js';
+import { otelResource } from './otlpResource.js';
 import type { OtlpProtocol } from './tracing.js';
-
-/** The resource every span (and OTLP metric) of this process carries: service.name, overridden by OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES. */
-export function otelResource(serviceName: string): Resource {
-  return Resource.default()
-    .merge(new Resource({ 'service.name': serviceName }))
-    .merge(envDetectorSync.detect());
-}
 
 export interface TracerSetup {
   /** Sends what is buffered and stops. */

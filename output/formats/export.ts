@@ -18,7 +18,7 @@ import { PermanentError } from '../../domain/errors.js';
 import { chatTurnTruths, groundTruthOf } from '../../domain/groundTruth.js';
 import type { VacuousPolicy } from '../../domain/verdict.js';
 import { verlParquet } from './verl.js';
-import { chatPrompts, recordPrompt, rlvrParquet } from './rlvr.js';
+import { chatPrompts, recordPrompt, rlvrParquet, type RlvrPrompt } from './rlvr.js';
 import { llamaFactoryV1ChatLine, llamaFactoryV1ChatPairLine, llamaFactoryV1DpoLine, llamaFactoryV1Registration, llamaFactoryV1SftLine } from './llamafactoryV1.js';
 
 export const EXPORT_FORMATS = ['trl', 'mmifeval', 'verl', 'rlvr', 'llamafactory-v1'] as const;
@@ -127,13 +127,15 @@ export async function exportRl(store: ObjectStore, layout: BuildLayout, format: 
         summary.rows += sft.length + dpo.length;
         continue;
       }
-      const images = await loadImages(store, layout, sft);
-      const bytes = (r: { image_sha256: string }) => images.get(r.image_sha256)!;
-      const key = format === 'verl' ? layout.verl(shard) : layout.rlvr(shard);
-      const prompts = sft.map((r) => recordPrompt(r, truth(r)));
-      await store.put(key, await (format === 'verl' ? verlParquet(prompts, bytes, summary.rows) : rlvrParquet(prompts, bytes)));
-      summary.files.push(key);
-      summary.rows += sft.length;
+      await writeRlPrompts(
+        store,
+        layout,
+        format,
+        shard,
+        sft,
+        sft.map((r) => recordPrompt(r, truth(r))),
+        summary,
+      );
     }
   }
   if (format === 'llamafactory-v1') await registerLlamaFactoryV1(store, layout, summary);
@@ -149,13 +151,15 @@ async function exportChatRl(store: ObjectStore, layout: BuildLayout, format: RlF
   for (const shard of await committedShards(store, layout)) {
     const chats = await recordsOf(store, layout.chatJsonl(shard), chatConversationFromLine);
     if (format !== 'llamafactory-v1') {
-      const prompts = chats.flatMap((c) => chatPrompts(c, vacuous));
-      const images = await loadImages(store, layout, chats);
-      const bytes = (r: { image_sha256: string }) => images.get(r.image_sha256)!;
-      const key = format === 'verl' ? layout.verl(shard) : layout.rlvr(shard);
-      await store.put(key, await (format === 'verl' ? verlParquet(prompts, bytes, summary.rows) : rlvrParquet(prompts, bytes)));
-      summary.files.push(key);
-      summary.rows += prompts.length;
+      await writeRlPrompts(
+        store,
+        layout,
+        format,
+        shard,
+        chats,
+        chats.flatMap((c) => chatPrompts(c, vacuous)),
+        summary,
+      );
       continue;
     }
     const pairs = await recordsOf(store, layout.chatDpoJsonl(shard), chatPairConversationFromLine);
@@ -170,6 +174,24 @@ async function exportChatRl(store: ObjectStore, layout: BuildLayout, format: RlF
     summary.files.push(layout.llamafactoryV1Sft(shard), layout.llamafactoryV1Dpo(shard));
     summary.rows += chats.length + pairs.length;
   }
+}
+
+/** One shard's RL prompt rows as `format` (verl or rlvr), with the images of `imageRecords`. */
+async function writeRlPrompts(
+  store: ObjectStore,
+  layout: BuildLayout,
+  format: 'verl' | 'rlvr',
+  shard: number,
+  imageRecords: ReadonlyArray<{ image_sha256: string }>,
+  prompts: RlvrPrompt[],
+  summary: ExportSummary,
+): Promise<void> {
+  const images = await loadImages(store, layout, imageRecords);
+  const bytes = (r: { image_sha256: string }) => images.get(r.image_sha256)!;
+  const key = format === 'verl' ? layout.verl(shard) : layout.rlvr(shard);
+  await store.put(key, await (format === 'verl' ? verlParquet(prompts, bytes, summary.rows) : rlvrParquet(prompts, bytes)));
+  summary.files.push(key);
+  summary.rows += prompts.length;
 }
 
 async function registerLlamaFactoryV1(store: ObjectStore, layout: BuildLayout, summary: ExportSummary): Promise<void> {
