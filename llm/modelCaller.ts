@@ -332,7 +332,7 @@ export class ModelCaller {
         await execution?.sent(key);
       },
     };
-    const { completion, replica } = await sendCompletion(sending, prepared.body).catch(async (err: unknown) => {
+    const { completion, replica } = await sendCompletion(sending, prepared.body, prepared.estimate).catch(async (err: unknown) => {
       if (admitted) budget!.unpaid();
       // An error status is an answer, and not a billed one, and a request that never left this machine
       // (connection refused, host not found) was not billed either: neither is lost in flight.

@@ -25,7 +25,7 @@ import type { EndpointLimiter, Ticket } from './endpointLimiter.js';
 import { attemptWent, routeAttempt } from './replicaRoute.js';
 import type { EndpointLimits } from './endpointLimits.js';
 import { backoffMs, classifyFailure, type RetryPolicy } from './retryPolicy.js';
-import { estimateRequestTokens } from './tokenEstimate.js';
+import type { RequestEstimate } from './tokenEstimate.js';
 import { usableTotal } from './usage.js';
 import { TransientError } from '../domain/errors.js';
 import { ReplyCut } from './httpFetch.js';
@@ -80,8 +80,9 @@ export interface Answered {
   replica: ResolvedEndpoint;
 }
 
-export async function sendCompletion(s: Sending, body: ChatCompletionCreateParamsNonStreaming): Promise<Answered> {
-  const estimate = estimateRequestTokens(body);
+/** `estimated`: the request's token estimate, made once when it was prepared (modelRequest.ts). */
+export async function sendCompletion(s: Sending, body: ChatCompletionCreateParamsNonStreaming, estimated: RequestEstimate): Promise<Answered> {
+  const estimate = estimated.promptTokens + estimated.replyTokens;
   const signal = abortSignal();
   // Whether an attempt may have reached the model without its reply reaching us (a timeout, a reset
   // connection): providers bill such requests, so a later execution counts them as lost in flight.

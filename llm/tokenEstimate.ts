@@ -48,8 +48,3 @@ export interface RequestEstimate {
 export function requestEstimate(body: EstimatedBody): RequestEstimate {
   return { promptTokens: estimatePromptTokens(body), replyTokens: replyTokenLimit(body) };
 }
-
-export function estimateRequestTokens(body: EstimatedBody): number {
-  const { promptTokens, replyTokens } = requestEstimate(body);
-  return promptTokens + replyTokens;
-}
