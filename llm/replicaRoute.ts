@@ -50,6 +50,8 @@ export interface Routed {
  * more now (in flight and queued at its window, lease or 1/workers share, or paused by a 429).
  */
 export function routeAttempt(endpoint: ResolvedEndpoint, key: string, limitsOf: (replica: ResolvedReplica) => EndpointLimits): Routed {
+  // An endpoint of one server has nothing to pick and no shares to show.
+  if (endpoint.replicas.length === 1) return { endpoint: asReplica(endpoint, endpoint.replicas[0]!), limits: limitsOf(endpoint.replicas[0]!) };
   const routes = new Map(endpoint.replicas.map((r) => [r.baseURL, { endpoint: asReplica(endpoint, r), limits: limitsOf(r) }]));
   const atLimit = (baseURL: string): boolean => {
     const route = routes.get(baseURL)!;
@@ -57,8 +59,7 @@ export function routeAttempt(endpoint: ResolvedEndpoint, key: string, limitsOf: 
     return s.pausedForMs > 0 || s.inFlight + s.queued >= Math.min(Math.floor(s.window), s.concurrency);
   };
   const pick = routerFor(endpoint).pick(key, atLimit);
-  // An endpoint of one server has no shares to show.
-  if (endpoint.replicas.length > 1) tallyReplica(pick.baseURL, pick.moved);
+  tallyReplica(pick.baseURL, pick.moved);
   return routes.get(pick.baseURL)!;
 }
 
@@ -76,6 +77,7 @@ function replicaFailureOf(err: unknown): ReplicaFailure | undefined {
 
 /** Tells the endpoint's router how an attempt at `replica` went: `err` undefined for a reply. */
 export function attemptWent(endpoint: ResolvedEndpoint, replica: ResolvedEndpoint, err?: unknown): void {
+  if (endpoint.replicas.length === 1) return;
   const router = routerFor(endpoint);
   if (err === undefined) return router.succeeded(replica.baseURL);
   const failure = replicaFailureOf(err);
