@@ -61,12 +61,15 @@ async function judgedVerdicts(truth: GroundTruth, response: string, judge: Rewar
   const direct = truth.constraints.flatMap((c, index) => (c.method === 'direct_judge' ? [index] : []));
   const compare = truth.constraints.flatMap((c, index) => (c.method === 'compare_judge' ? [{ index, text: c.text, without: c.without }] : []));
   const [scores, verdicts] = await Promise.all([
+    // The image loads beside the compare calls, which send none.
     direct.length > 0
-      ? directJudgeScores(
-          judge.ask,
-          response,
-          direct.map((i) => truth.constraints[i]!.text),
-          await judge.image(truth.image),
+      ? judge.image(truth.image).then((image) =>
+          directJudgeScores(
+            judge.ask,
+            response,
+            direct.map((i) => truth.constraints[i]!.text),
+            image,
+          ),
         )
       : [],
     Promise.all(compare.map((c) => compareJudgeVerdict(judge.ask, c.text, response, c.without))),
