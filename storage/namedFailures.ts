@@ -8,8 +8,8 @@
  * classify by, are untouched. Answers the store gave (a missing object, a refused key) pass as they are.
  */
 import { statfs } from 'node:fs/promises';
-import { S3ServiceException } from '@aws-sdk/client-s3';
 import { StoreError, type ObjectInfo, type ObjectStore } from './objectStore.js';
+import { s3Answer } from './s3Answer.js';
 
 /** Local errors of the disk itself, not of a path (Node's common system errors, https://nodejs.org/api/errors.html#common-system-errors; EDQUOT and EIO from errno(3)). */
 const DISK_CODES: Record<string, string> = { ENOSPC: 'no space left on the device', EDQUOT: 'disk quota exceeded', EIO: 'input/output error' };
@@ -58,8 +58,8 @@ async function describe(store: ObjectStore, verb: Verb, key: string, err: unknow
   let prefix: string | undefined;
   if (store.endpoint) {
     // An S3 answer other than a server error is the store's word on the request (NoSuchKey, AccessDenied...), already named by its caller.
-    const status = err instanceof S3ServiceException ? err.$metadata.httpStatusCode : undefined;
-    if (!(err instanceof S3ServiceException) || (status !== undefined && status >= 500)) prefix = `object store ${store.endpoint} (${store.root}): ${verb} '${key}'`;
+    const answer = s3Answer(err);
+    if (!answer || (answer.status !== undefined && answer.status >= 500)) prefix = `object store ${store.endpoint} (${store.root}): ${verb} '${key}'`;
   } else {
     const code = (err as NodeJS.ErrnoException).code ?? '';
     if (code in DISK_CODES) prefix = `disk ${store.root}: ${DISK_CODES[code]} ${verb} '${key}'${await freeSpace(store.root)}`;

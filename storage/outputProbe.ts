@@ -7,10 +7,10 @@
 import { randomBytes } from 'node:crypto';
 import { rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { S3ServiceException } from '@aws-sdk/client-s3';
 import { LruCache } from '../domain/lruCache.js';
 import type { ObjectStore } from './objectStore.js';
 import { OutputLocationError } from './outputLocationError.js';
+import { s3Answer } from './s3Answer.js';
 import { connectFailureOf } from '../domain/connectFailure.js';
 
 /** Local errors that say the location itself is wrong (not a passing hiccup). */
@@ -74,12 +74,14 @@ async function absentFolders(root: string): Promise<string[]> {
 
 /** Whether the store refused the write for good (denied, read-only, no such place), not for a moment. */
 function isUnwritable(err: unknown): boolean {
-  if (err instanceof S3ServiceException) return PERMANENT_S3_CODES.has(err.name) || err.$metadata.httpStatusCode === 403 || err.$metadata.httpStatusCode === 404;
+  const answer = s3Answer(err);
+  if (answer) return PERMANENT_S3_CODES.has(answer.name) || answer.status === 403 || answer.status === 404;
   return PERMANENT_FS_CODES.has((err as NodeJS.ErrnoException).code ?? '');
 }
 
 function describe(err: unknown): string {
-  if (err instanceof S3ServiceException) return `${err.name} (HTTP ${err.$metadata.httpStatusCode}): ${err.message}`;
+  const answer = s3Answer(err);
+  if (answer) return `${answer.name} (HTTP ${answer.status}): ${(err as Error).message}`;
   const e = err as NodeJS.ErrnoException;
   const hints: Record<string, string> = {
     ENOTDIR: 'a part of the path is a file, not a directory',

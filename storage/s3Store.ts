@@ -1,13 +1,16 @@
 /**
  * The ObjectStore on S3 or any S3-compatible server (versitygw, MinIO, R2), through
  * @aws-sdk/client-s3: the same contract as the local store, create-if-absent by a conditional
- * PUT (If-None-Match), large objects by multipart upload.
+ * PUT (If-None-Match), large objects by multipart upload. The SDK is loaded on the store's first
+ * request, not with this module: a command that opens no s3:// store never pays for it (ADR 0070).
  */
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
 import { mapLimit } from '../domain/mapLimit.js';
 import { StoreError, type ObjectInfo, type ObjectStore } from './objectStore.js';
+import { s3Answer } from './s3Answer.js';
+
+type Sdk = typeof import('@aws-sdk/client-s3');
 
 export interface S3Options {
   /** Custom endpoint for S3-compatible stores (MinIO, versitygw, R2...). Credentials come from the AWS env/chain. */
@@ -23,22 +26,31 @@ export class S3Store implements ObjectStore {
   readonly root: string;
   /** The store's address, for messages: `s3.endpoint`, else AWS's regional endpoint. */
   readonly endpoint: string;
-  private readonly client: S3Client;
+  private readonly region: string;
+  private opened?: Promise<{ sdk: Sdk; client: S3Client }>;
 
   constructor(
     private readonly bucket: string,
     private readonly prefix: string,
-    options: S3Options = {},
+    private readonly options: S3Options = {},
   ) {
     this.root = `s3://${bucket}/${prefix}`;
-    const region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
-    this.endpoint = options.endpoint ?? `https://s3.${region}.amazonaws.com`;
-    this.client = new S3Client({
-      endpoint: options.endpoint,
-      region,
-      forcePathStyle: options.forcePathStyle ?? Boolean(options.endpoint),
-      maxAttempts: 5,
-    });
+    this.region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
+    this.endpoint = options.endpoint ?? `https://s3.${this.region}.amazonaws.com`;
+  }
+
+  /** The SDK and this store's client, loaded and made once, on the first request. */
+  private open(): Promise<{ sdk: Sdk; client: S3Client }> {
+    this.opened ??= import('@aws-sdk/client-s3').then((sdk) => ({
+      sdk,
+      client: new sdk.S3Client({
+        endpoint: this.options.endpoint,
+        region: this.region,
+        forcePathStyle: this.options.forcePathStyle ?? Boolean(this.options.endpoint),
+        maxAttempts: 5,
+      }),
+    }));
+    return this.opened;
   }
 
   private key(key: string): string {
@@ -48,7 +60,8 @@ export class S3Store implements ObjectStore {
 
   async get(key: string): Promise<Buffer | undefined> {
     try {
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key(key) }));
+      const { sdk, client } = await this.open();
+      const res = await client.send(new sdk.GetObjectCommand({ Bucket: this.bucket, Key: this.key(key) }));
       return Buffer.from(await res.Body!.transformToByteArray());
     } catch (err) {
       if (isMissing(err)) return undefined;
@@ -59,7 +72,8 @@ export class S3Store implements ObjectStore {
   async getRange(key: string, start: number, end: number): Promise<Buffer> {
     if (end <= start) return Buffer.alloc(0);
     try {
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key(key), Range: `bytes=${start}-${end - 1}` }));
+      const { sdk, client } = await this.open();
+      const res = await client.send(new sdk.GetObjectCommand({ Bucket: this.bucket, Key: this.key(key), Range: `bytes=${start}-${end - 1}` }));
       return Buffer.from(await res.Body!.transformToByteArray());
     } catch (err) {
       if (isMissing(err)) throw new StoreError(`no object '${key}' in ${this.root}`, key, 'not-found');
@@ -69,7 +83,8 @@ export class S3Store implements ObjectStore {
 
   async openRead(key: string): Promise<NodeJS.ReadableStream> {
     try {
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key(key) }));
+      const { sdk, client } = await this.open();
+      const res = await client.send(new sdk.GetObjectCommand({ Bucket: this.bucket, Key: this.key(key) }));
       return res.Body as NodeJS.ReadableStream;
     } catch (err) {
       if (isMissing(err)) throw new StoreError(`no object '${key}' in ${this.root}`, key, 'not-found');
@@ -79,14 +94,16 @@ export class S3Store implements ObjectStore {
 
   async put(key: string, body: Buffer | string, contentType?: string): Promise<void> {
     const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    const { sdk, client } = await this.open();
     if (bytes.length > MULTIPART_THRESHOLD) {
+      const { Upload } = await import('@aws-sdk/lib-storage');
       await new Upload({
-        client: this.client,
+        client,
         params: { Bucket: this.bucket, Key: this.key(key), Body: bytes, ContentType: contentType },
       }).done();
       return;
     }
-    await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.key(key), Body: bytes, ContentType: contentType }));
+    await client.send(new sdk.PutObjectCommand({ Bucket: this.bucket, Key: this.key(key), Body: bytes, ContentType: contentType }));
   }
 
   /** A PUT is atomic: no cheaper way, no torn object. */
@@ -95,9 +112,10 @@ export class S3Store implements ObjectStore {
   }
 
   async putIfAbsent(key: string, body: Buffer | string, contentType?: string): Promise<boolean> {
+    const { sdk, client } = await this.open();
     try {
-      await this.client.send(
-        new PutObjectCommand({
+      await client.send(
+        new sdk.PutObjectCommand({
           Bucket: this.bucket,
           Key: this.key(key),
           Body: typeof body === 'string' ? Buffer.from(body) : body,
@@ -107,16 +125,16 @@ export class S3Store implements ObjectStore {
       );
       return true;
     } catch (err) {
-      if (err instanceof S3ServiceException && (err.$metadata.httpStatusCode === 412 || err.$metadata.httpStatusCode === 409)) {
-        return false;
-      }
+      const status = s3Answer(err)?.status;
+      if (status === 412 || status === 409) return false;
       throw err;
     }
   }
 
   async exists(key: string): Promise<boolean> {
     try {
-      await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.key(key) }));
+      const { sdk, client } = await this.open();
+      await client.send(new sdk.HeadObjectCommand({ Bucket: this.bucket, Key: this.key(key) }));
       return true;
     } catch (err) {
       if (isMissing(err)) return false;
@@ -140,15 +158,17 @@ export class S3Store implements ObjectStore {
   async *list(prefix: string): AsyncIterable<ObjectInfo> {
     let token: string | undefined;
     const strip = this.prefix ? this.prefix.length + 1 : 0;
+    const { sdk, client } = await this.open();
     do {
-      const res = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.key(prefix), ContinuationToken: token }));
+      const res = await client.send(new sdk.ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.key(prefix), ContinuationToken: token }));
       for (const obj of res.Contents ?? []) yield { key: obj.Key!.slice(strip), size: obj.Size ?? 0 };
       token = res.IsTruncated ? res.NextContinuationToken : undefined;
     } while (token);
   }
 
   async delete(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.key(key) }));
+    const { sdk, client } = await this.open();
+    await client.send(new sdk.DeleteObjectCommand({ Bucket: this.bucket, Key: this.key(key) }));
   }
 
   /** A PUT (or a multipart upload's completion) makes the object appear whole or not at all: nothing is left to sweep. */
@@ -158,5 +178,6 @@ export class S3Store implements ObjectStore {
 }
 
 function isMissing(err: unknown): boolean {
-  return err instanceof S3ServiceException && (err.name === 'NoSuchKey' || err.name === 'NotFound' || err.$metadata.httpStatusCode === 404);
+  const answer = s3Answer(err);
+  return answer !== undefined && (answer.name === 'NoSuchKey' || answer.name === 'NotFound' || answer.status === 404);
 }
