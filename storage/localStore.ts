@@ -114,24 +114,8 @@ export class LocalStore implements ObjectStore {
   }
 
   async get(key: string): Promise<Buffer | undefined> {
-    const full = this.resolve(key);
-    try {
-      const dir = READ_NO_LINK === undefined ? 'unknown' : await this.dirState(path.dirname(full));
-      if (dir === 'absent') return undefined;
-      if (dir === 'confined') {
-        try {
-          // Node takes numeric flags (its types say string).
-          return await readWhole(full, { flag: READ_NO_LINK as unknown as string });
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== 'ELOOP') throw err;
-          // The file is a link: where it leads is checked below.
-        }
-      }
-      return await readWhole(await this.confined(key, full));
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    // Node takes numeric flags (its types say string).
+    return this.reach(key, (file, flag) => readWhole(file, { flag: flag as unknown as string }));
   }
 
   async getRange(key: string, start: number, end: number): Promise<Buffer> {
@@ -150,21 +134,34 @@ export class LocalStore implements ObjectStore {
     return createReadStream(this.resolve(key));
   }
 
-  /** A descriptor of `key`, opened as get() reads (no realpath in a folder known to be inside the root). */
+  /** A descriptor of `key`, opened as get() reads; StoreError 'not-found' when absent. */
   private async openExisting(key: string): Promise<number> {
+    const fd = await this.reach(key, openFd);
+    if (fd === undefined) throw new StoreError(`no object '${key}' in ${this.root}`, key, 'not-found');
+    return fd;
+  }
+
+  /**
+   * `open` applied to `key`'s file as every read reaches it: in a folder known to be inside the root,
+   * without following a link (no realpath); a link, or a file elsewhere, once `confined` found it
+   * inside. Undefined when the file or its folder is absent.
+   */
+  private async reach<T>(key: string, open: (file: string, flag: number | string) => Promise<T>): Promise<T | undefined> {
     const full = this.resolve(key);
     try {
-      if (READ_NO_LINK !== undefined && (await this.dirState(path.dirname(full))) === 'confined') {
+      const dir = READ_NO_LINK === undefined ? 'unknown' : await this.dirState(path.dirname(full));
+      if (dir === 'absent') return undefined;
+      if (dir === 'confined' && READ_NO_LINK !== undefined) {
         try {
-          return await openFd(full, READ_NO_LINK);
+          return await open(full, READ_NO_LINK);
         } catch (err) {
           if ((err as NodeJS.ErrnoException).code !== 'ELOOP') throw err;
           // The file is a link: where it leads is checked below.
         }
       }
-      return await openFd(await this.confined(key, full), 'r');
+      return await open(await this.confined(key, full), 'r');
     } catch (err) {
-      if (isNotFound(err)) throw new StoreError(`no object '${key}' in ${this.root}`, key, 'not-found');
+      if (isNotFound(err)) return undefined;
       throw err;
     }
   }

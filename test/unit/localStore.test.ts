@@ -46,6 +46,15 @@ test('reads through links only where they stay inside the root, also in folders 
     await assert.rejects(store.get('b/x.json'), (e: unknown) => e instanceof StoreError && e.code === 'escapes-root');
     assert.equal(await store.get('b/missing.json'), undefined);
     assert.equal(await store.get('c/missing.json'), undefined);
+    // Ranged and streamed reads reach a file as get does.
+    const refused = (e: unknown) => e instanceof StoreError && e.code === 'escapes-root';
+    const absent = (e: unknown) => e instanceof StoreError && e.code === 'not-found';
+    assert.equal((await store.getRange('a/in.json', 1, 3)).toString(), 'la');
+    await assert.rejects(store.getRange('a/out.json', 0, 2), refused);
+    await assert.rejects(store.getRange('b/x.json', 0, 2), refused);
+    await assert.rejects(store.getRange('c/missing.json', 0, 2), absent);
+    await assert.rejects(store.openRead('a/out.json'), refused);
+    await assert.rejects(store.openRead('a/missing.json'), absent);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
