@@ -43,10 +43,16 @@ export interface ChatPairSharegptRow {
   metadata: string;
 }
 
-/** The human/gpt turns of a chat's history; `<image>` opens the first human turn. */
+/** What opens the first human turn of a written chat: the image token and a line break. */
+const IMAGE_LEAD = `${IMAGE_TOKEN}\n`;
+
+/** The text of written turn `i` as the user typed it: the first human turn without its IMAGE_LEAD. */
+const typedText = (t: Turn, i: number): string => (i === 0 ? t.value.slice(IMAGE_LEAD.length) : t.value);
+
+/** The human/gpt turns of a chat's history; IMAGE_LEAD opens the first human turn. */
 function conversation(turns: ReadonlyArray<{ question: string; instruction: string | null; answer?: string }>): Turn[] {
   return turns.flatMap((t, i) => {
-    const human: Turn = { from: 'human', value: i === 0 ? `${IMAGE_TOKEN}\n${userText(t)}` : userText(t) };
+    const human: Turn = { from: 'human', value: i === 0 ? `${IMAGE_LEAD}${userText(t)}` : userText(t) };
     return t.answer === undefined ? [human] : [human, { from: 'gpt', value: t.answer }];
   });
 }
@@ -80,7 +86,7 @@ export interface Exchange {
 function exchangesOf(conversations: readonly Turn[]): Exchange[] {
   const exchanges: Exchange[] = [];
   for (const [i, t] of conversations.entries()) {
-    if (t.from === 'human') exchanges.push({ user: i === 0 ? t.value.slice(IMAGE_TOKEN.length + 1) : t.value });
+    if (t.from === 'human') exchanges.push({ user: typedText(t, i) });
     else exchanges.at(-1)!.answer = t.value;
   }
   return exchanges;
@@ -172,8 +178,8 @@ function trlMessages(system: string, turns: readonly Turn[]): TrlMessage[] {
     textMessage('system', system),
     ...turns.map((t, i): TrlMessage => {
       if (t.from === 'gpt') return textMessage('assistant', t.value);
-      if (i === 0) return { role: 'user', content: [{ type: 'image' }, { type: 'text', text: t.value.slice(IMAGE_TOKEN.length + 1) }] };
-      return textMessage('user', t.value);
+      const message = textMessage('user', typedText(t, i));
+      return i === 0 ? { ...message, content: [{ type: 'image' }, ...message.content] } : message;
     }),
   ];
 }

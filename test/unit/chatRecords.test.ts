@@ -7,7 +7,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { SourceSample } from '../../domain/sample.js';
 import { assembleChat } from '../../output/commit/chatRecords.js';
-import { chatPairSharegptRow, chatSharegptRow } from '../../output/formats/chatFormats.js';
+import {
+  chatConversationFromLine,
+  chatPairConversationFromLine,
+  chatPairSharegptLine,
+  chatPairSharegptRow,
+  chatSharegptLine,
+  chatSharegptRow,
+  trlChatPairRow,
+  trlChatRow,
+} from '../../output/formats/chatFormats.js';
 import type { SampleStates } from '../../output/contracts/records.js';
 import type { ChatResult } from '../../pipeline/run/stageState.js';
 import type { Verdict } from '../../domain/verdict.js';
@@ -112,6 +121,32 @@ test('a chat record, its kept pair and its discarded pair, and their sharegpt ro
   assert.deepEqual(pairRow.conversations, row.conversations.slice(0, 3), "the chat up to the pair's turn, ending with its human turn");
   assert.deepEqual(pairRow.chosen, { from: 'gpt', value: 'Blue harbor water.' });
   assert.deepEqual(pairRow.rejected, { from: 'gpt', value: 'Blue water.' });
+});
+
+test('a written chat line read back: its exchanges as typed and its TRL messages, the image part in place of <image>', () => {
+  const out = assembleChat(sample, states(chat));
+  const line = chatSharegptLine(out.chat!);
+  const typed = [`${mention.value}\n\nWhat is shown?`, `${short.value}\n\nWhich colours?`, 'Any boats?'];
+  assert.deepEqual(
+    chatConversationFromLine(line).exchanges,
+    typed.map((user, i) => ({ user, answer: chat.turns[i]!.answer })),
+  );
+  const text = (value: string) => ({ type: 'text', text: value });
+  const { messages } = trlChatRow(line);
+  assert.deepEqual(messages.slice(0, 3), [
+    { role: 'system', content: [text(MULTITURN_SYSTEM_TEXT)] },
+    { role: 'user', content: [{ type: 'image' }, text(typed[0]!)] },
+    { role: 'assistant', content: [text('A harbor.')] },
+  ]);
+  assert.deepEqual(messages[3], { role: 'user', content: [text(typed[1]!)] });
+
+  const pairLine = chatPairSharegptLine(out.pairs[0]!);
+  assert.deepEqual(chatPairConversationFromLine(pairLine).exchanges, [{ user: typed[0], answer: 'A harbor.' }, { user: typed[1] }]);
+  assert.deepEqual(trlChatPairRow(pairLine).prompt.slice(1), [
+    { role: 'user', content: [{ type: 'image' }, text(typed[0]!)] },
+    { role: 'assistant', content: [text('A harbor.')] },
+    { role: 'user', content: [text(typed[1]!)] },
+  ]);
 });
 
 test('<image> in a turn rejects the chat naming the turn; in a rejected answer, only that pair', () => {
