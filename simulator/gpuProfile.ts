@@ -8,6 +8,7 @@
  * encoded saves work. SIM_GPU_SPEEDUP divides every latency to fit a benchmark into minutes; ratios
  * against the limit are unchanged by it. The model's assumptions: docs/architecture.md (simulator).
  */
+import { positiveEnvNumber } from '../config/envNumber.js';
 
 export interface GpuProfile {
   /** Requests per second one GPU completes when full. */
@@ -115,14 +116,7 @@ export function gpuFleetFromEnv(env: Record<string, string | undefined>): GpuFle
   const name = env.SIM_GPU_PROFILE?.trim();
   if (!name) return undefined;
   if (!(name in GPU_PROFILES)) throw new Error(`Invalid environment variable SIM_GPU_PROFILE=${JSON.stringify(name)}: known profiles are ${Object.keys(GPU_PROFILES).join(', ')}`);
-  const number = (variable: string, fallback: number) => {
-    const raw = env[variable]?.trim();
-    if (!raw) return fallback;
-    const value = Number(raw);
-    if (!(value > 0) || !Number.isFinite(value)) throw new Error(`Invalid environment variable ${variable}=${JSON.stringify(raw)}: expected a positive number`);
-    return value;
-  };
-  const gpus = number('SIM_GPUS', 1);
+  const gpus = positiveEnvNumber('SIM_GPUS', env) ?? 1;
   if (!Number.isInteger(gpus)) throw new Error(`Invalid environment variable SIM_GPUS=${JSON.stringify(env.SIM_GPUS)}: expected a whole number of GPUs`);
-  return new GpuFleet(GPU_PROFILES[name as GpuProfileName], gpus, number('SIM_GPU_SPEEDUP', 1));
+  return new GpuFleet(GPU_PROFILES[name as GpuProfileName], gpus, positiveEnvNumber('SIM_GPU_SPEEDUP', env) ?? 1);
 }

@@ -23,6 +23,7 @@ import {
   type MetricData,
   type MetricProducer,
 } from '@opentelemetry/sdk-metrics';
+import { positiveEnvNumber } from '../config/envNumber.js';
 import { enableMetrics, engineMetricsJson, type MetricFamily } from './metrics.js';
 import { otelResource } from './otlpResource.js';
 import { otlpTarget } from './tracing.js';
@@ -44,12 +45,12 @@ export interface OtlpMetrics {
 export function startOtlpMetrics(serviceName: string): OtlpMetrics | undefined {
   const target = otlpTarget('METRICS');
   if (!target) return undefined;
-  const interval = positiveMs('OTEL_METRIC_EXPORT_INTERVAL', DEFAULT_INTERVAL_MS);
+  const interval = exportMs('OTEL_METRIC_EXPORT_INTERVAL') ?? DEFAULT_INTERVAL_MS;
   const exporter = target.protocol === 'http/json' ? new JsonMetricExporter() : new ProtobufMetricExporter();
   const reader = new PeriodicExportingMetricReader({
     exporter,
     exportIntervalMillis: interval,
-    exportTimeoutMillis: Math.min(interval, positiveMs('OTEL_METRIC_EXPORT_TIMEOUT', DEFAULT_TIMEOUT_MS)),
+    exportTimeoutMillis: Math.min(interval, exportMs('OTEL_METRIC_EXPORT_TIMEOUT') ?? DEFAULT_TIMEOUT_MS),
     metricProducers: [engineProducer(Date.now())],
   });
   // The provider has no instruments of its own: it binds the reader, which adds the engine's.
@@ -60,13 +61,7 @@ export function startOtlpMetrics(serviceName: string): OtlpMetrics | undefined {
   };
 }
 
-function positiveMs(name: string, fallback: number): number {
-  const raw = process.env[name]?.trim();
-  if (!raw) return fallback;
-  const ms = Number(raw);
-  if (!(ms > 0)) throw new Error(`${name} must be a positive number of milliseconds, got '${raw}'`);
-  return ms;
-}
+const exportMs = (name: string): number | undefined => positiveEnvNumber(name, process.env, 'milliseconds');
 
 /** The engine's prom-client metrics as OTLP metric data, cumulative since `startedMs`. */
 function engineProducer(startedMs: number): MetricProducer {

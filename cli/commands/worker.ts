@@ -3,6 +3,8 @@
  * metrics, and stops its activities promptly.
  */
 import { parseFlags } from '../../config/commandFlags.js';
+import { ConfigError } from '../../config/configError.js';
+import { positiveEnvNumber } from '../../config/envNumber.js';
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { createWorker } from '../../worker/createWorker.js';
 import { leasesReleased } from '../../worker/endpointSharing.js';
@@ -69,10 +71,12 @@ async function runWorker(args: string[]): Promise<number> {
   return EXIT.ok;
 }
 
+/** A positive number from variable `name` (config/envNumber.ts), a bad one refused as a usage error. */
 function positiveNumber(name: string): number | undefined {
-  const raw = process.env[name];
-  if (!raw) return undefined;
-  const value = Number(raw);
-  if (!(value > 0)) throw new CliError(`${name} must be a positive number, got '${raw}'`, EXIT.usage);
-  return value;
+  try {
+    return positiveEnvNumber(name);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new CliError(err.message, EXIT.usage);
+    throw err;
+  }
 }
