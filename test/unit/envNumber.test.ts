@@ -15,5 +15,8 @@ test('a positive number is read; unset or blank is undefined; anything else is a
       (err: unknown) => err instanceof ConfigError && err.message === `Invalid environment variable N=${JSON.stringify(bad)}: expected a positive number of milliseconds`,
     );
   }
-  assert.throws(() => gpuFleetFromEnv({ SIM_GPU_PROFILE: 'qwen2.5-vl-7b', SIM_GPUS: 'two' }), /^ConfigError: Invalid environment variable SIM_GPUS="two": expected a positive number$/);
+  assert.throws(
+    () => gpuFleetFromEnv({ SIM_GPU_PROFILE: 'qwen2.5-vl-7b', SIM_GPUS: 'two' }),
+    /^ConfigError: Invalid environment variable SIM_GPUS="two": expected a positive number$/,
+  );
 });
