@@ -433,11 +433,17 @@ function shardFailed(progress: BuildProgress, shard: number, err: unknown): void
  */
 const shardWorkflowId = (shard: number): string => `${workflowInfo().workflowId}/shard-${shard}`;
 
+/** A failure and its causes, outermost first (at most 20 deep): what the three readers below look into. */
+function causeChain(err: unknown): Array<{ message?: string; type?: unknown; cause?: unknown }> {
+  const chain = [];
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 20; e = (e as { cause?: unknown }).cause, depth++) chain.push(e);
+  return chain;
+}
+
 /** The type of the innermost application failure (an activity's error class name). */
 function failureType(err: unknown): string | undefined {
-  let type: string | undefined;
-  for (let e = err as { type?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e) if (typeof e.type === 'string') type = e.type;
-  return type;
+  const types = causeChain(err).flatMap((e) => (typeof e.type === 'string' ? [e.type] : []));
+  return types.at(-1);
 }
 
 /**
@@ -447,8 +453,9 @@ function failureType(err: unknown): string | undefined {
  */
 function withFailedShards(err: unknown, failed: BuildProgress['failedShards'], shardCount: number): unknown {
   if (failed.length === 0) return err;
-  let inner: ApplicationFailure | undefined;
-  for (let e = err, depth = 0; e instanceof Error && depth < 20; e = e.cause, depth++) if (e instanceof ApplicationFailure) inner = e;
+  const inner = causeChain(err)
+    .filter((e) => e instanceof ApplicationFailure)
+    .at(-1);
   const shards = failed.map((f) => `shard ${f.shard}: ${f.error}`).join('; ');
   return ApplicationFailure.create({
     message: `finalizing: ${inner?.message ?? describeFailure(err)}; ${failed.length} of ${shardCount} shards had failed before: ${shards}`,
@@ -459,7 +466,5 @@ function withFailedShards(err: unknown, failed: BuildProgress['failedShards'], s
 
 /** The innermost cause: "child failed: activity failed: <what actually went wrong>" helps nobody. */
 function describeFailure(err: unknown): string {
-  let e = err as { message?: string; cause?: unknown } | undefined;
-  while (e?.cause) e = e.cause as typeof e;
-  return e?.message ?? String(err);
+  return causeChain(err).at(-1)?.message ?? String(err);
 }
