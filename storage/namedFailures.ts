@@ -65,7 +65,10 @@ async function describe(store: ObjectStore, verb: Verb, key: string, err: unknow
     if (code in DISK_CODES) prefix = `disk ${store.root}: ${DISK_CODES[code]} ${verb} '${key}'${await freeSpace(store.root)}`;
   }
   if (!prefix) return err;
-  err.message = `${prefix}: ${err.message}`;
+  // A logged error shows its stack, whose first line holds the message as it was when first read.
+  const [bare, stack] = [err.message, err.stack];
+  err.message = `${prefix}: ${bare}`;
+  if (stack && bare) err.stack = stack.replace(bare, err.message);
   Object.defineProperty(err, NAMED, { value: true });
   return err;
 }

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { SAMPLES_DIR } from '../../cli/quickstartConfig.js';
+import { captureLogs } from '../harness/canaryScan.js';
 import { seen } from '../harness/outputSeen.js';
 import { startS3Server, useS3Env, type S3Server } from '../harness/s3Server.js';
 import { startStack, type Stack } from '../harness/stack.js';
@@ -76,14 +77,21 @@ test('build --wait: the object store goes away mid-build for longer than the ret
   await writeFile(file, JSON.stringify({ ...buildConfig('s3-outage', `s3://${s3.bucket}/out`), s3: s3Options }));
   const env = { TEMPORAL_ADDRESS: stack.server.address, TEMPORAL_NAMESPACE: 'default', MMIF_TASK_QUEUE: stack.taskQueue, OPENAI_BASE_URL: stack.simulator.url };
   const cli = await startMmif(['build', '--config', file, '--wait'], env, /\d+\/2 shards, [12] running/);
+  // The worker runs in this process: its log of each failed activity passes through stdout and stderr.
+  const workerLog = captureLogs();
   await s3.kill();
-  const code = await cli.exit;
+  const code = await cli.exit.finally(() => workerLog.stop());
   const line = failureLine(cli.output());
   assert.equal(code, 1, cli.output().slice(-3000));
   assert.match(line, new RegExp(`object store ${s3.endpoint.replace(/[.]/g, '\\.')}`), line);
   assert.match(line, /(writing|reading|listing) 's3-outage\/[^']+'/, line);
   assert.match(line, /[12] of 2 shards had failed before: shard [01]: object store /, line);
   assert.doesNotMatch(line, /^mmif: build s3-outage failed: connect ECONNREFUSED/);
+  // The worker's log names the store and the key in each failure it shows, never a bare ECONNREFUSED.
+  const refused = workerLog.text().split('\n').filter((l) => l.includes('ECONNREFUSED'));
+  assert.ok(refused.length > 0, 'the worker logged the failed activities');
+  const unnamed = refused.filter((l) => !new RegExp(`object store ${s3.endpoint.replace(/[.]/g, '\\.')} \\(s3://[^)]+\\): (writing|reading|listing) '`).test(l));
+  assert.deepEqual(unnamed, [], 'worker log lines without the store and key');
 });
 
 /** Writes zeros to `file` until the device is full. */

@@ -16,6 +16,7 @@ test('a write the disk refuses for space names the disk folder, the key and the 
   );
   assert.equal(err.code, 'ENOSPC');
   assert.match(err.message, /^disk \/dev: no space left on the device writing 'full' \(\d+ MB free of \d+ MB\): ENOSPC: no space left on device, write$/);
+  assert.ok(err.stack?.startsWith(`Error: ${err.message}\n`), `a logged error shows the named message: ${err.stack}`);
 });
 
 test('an answer of the disk about a path (nothing there) is not renamed', async () => {
