@@ -88,7 +88,10 @@ test('build --wait: the object store goes away mid-build for longer than the ret
   assert.match(line, /[12] of 2 shards had failed before: shard [01]: object store /, line);
   assert.doesNotMatch(line, /^mmif: build s3-outage failed: connect ECONNREFUSED/);
   // The worker's log names the store and the key in each failure it shows, never a bare ECONNREFUSED.
-  const refused = workerLog.text().split('\n').filter((l) => l.includes('ECONNREFUSED'));
+  const refused = workerLog
+    .text()
+    .split('\n')
+    .filter((l) => l.includes('ECONNREFUSED'));
   assert.ok(refused.length > 0, 'the worker logged the failed activities');
   const unnamed = refused.filter((l) => !new RegExp(`object store ${s3.endpoint.replace(/[.]/g, '\\.')} \\(s3://[^)]+\\): (writing|reading|listing) '`).test(l));
   assert.deepEqual(unnamed, [], 'worker log lines without the store and key');
