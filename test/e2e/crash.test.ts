@@ -67,8 +67,10 @@ const config = (buildId: string, output: string): BuildConfigInput => ({
   sliceSize: 2,
   retry: { maximumAttempts: 20, initialIntervalSeconds: 0.5, maximumIntervalSeconds: 1, heartbeatTimeoutSeconds: 3 },
   models: { default: { model: 'mmif-sim-vlm' } },
-  // A price for the simulated model, so cost figures show.
-  llm: { prices: { 'mmif-sim-vlm': { inputPerMTok: 2, outputPerMTok: 8, batchDiscount: 0.5 } } },
+  // A price for the simulated model, so cost figures show. The lease desk counts the killed worker's
+  // slots for a lease term plus its attempt timeout (llm/concurrencyLeases.ts): at the default 120 s
+  // the new worker waited that long for the endpoint; the simulator answers in 120 ms.
+  llm: { timeoutMs: 10_000, prices: { 'mmif-sim-vlm': { inputPerMTok: 2, outputPerMTok: 8, batchDiscount: 0.5 } } },
 });
 
 /** Requests a build paid for (not cache hits), and its estimated cost, from its report. */
