@@ -467,6 +467,9 @@ test("a worker SIGKILLed mid-eval is replaced: the eval resumes, its report equa
     sliceSize: 1,
     maxParallelSlices: 2,
     retry: { maximumAttempts: 20, initialIntervalSeconds: 0.5, maximumIntervalSeconds: 1, heartbeatTimeoutSeconds: 3 },
+    // The lease desk counts the killed worker's slots for a lease term plus its attempt timeout
+    // (llm/concurrencyLeases.ts): the default 120 s kept the new worker from the endpoint that long.
+    llm: { timeoutMs: 10_000 },
   });
   const first = await startWorker(taskQueue);
   stack.simulator.setFaults({ latencyMs: 150 });
