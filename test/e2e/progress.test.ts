@@ -89,7 +89,10 @@ const shardsClosed = (buildId: string) =>
         const status = await stack.client.workflow
           .getHandle(`${buildId}/shard-${shard}`)
           .describe()
-          .then((d) => d.status.name, (err: unknown) => (err instanceof WorkflowNotFoundError ? 'NOT_STARTED' : Promise.reject(err)));
+          .then(
+            (d) => d.status.name,
+            (err: unknown) => (err instanceof WorkflowNotFoundError ? 'NOT_STARTED' : Promise.reject(err)),
+          );
         if (status === 'RUNNING') return false;
       }
       return true;
