@@ -9,7 +9,8 @@ import { otlpTarget, startTracing, stopTracing } from './tracing.js';
 export async function withOtlp<T>(serviceName: string, run: () => Promise<T>): Promise<T> {
   await startTracing(serviceName);
   // The exporter and the metrics registry load only when asked for (a plain `mmif build` is a light client).
-  const metrics = otlpTarget('METRICS') ? (await import('./otlpMetrics.js')).startOtlpMetrics(serviceName) : undefined;
+  const metricsTarget = otlpTarget('METRICS');
+  const metrics = metricsTarget && (await import('./otlpMetrics.js')).startOtlpMetrics(serviceName, metricsTarget.protocol);
   try {
     return await run();
   } finally {

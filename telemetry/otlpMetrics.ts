@@ -26,7 +26,7 @@ import {
 import { positiveEnvNumber } from '../config/envNumber.js';
 import { enableMetrics, engineMetricsJson, type MetricFamily } from './metrics.js';
 import { otelResource } from './otlpResource.js';
-import { otlpTarget } from './tracing.js';
+import type { OtlpProtocol } from './tracing.js';
 
 /** OTEL_METRIC_EXPORT_INTERVAL's default (the OpenTelemetry SDK configuration spec), ms. */
 const DEFAULT_INTERVAL_MS = 60_000;
@@ -39,14 +39,12 @@ export interface OtlpMetrics {
 }
 
 /**
- * Starts pushing the engine's metrics when the environment names an OTLP metrics endpoint (and
- * records them from then on); undefined, and nothing recorded for it, when none is named.
+ * Starts pushing the engine's metrics to the OTLP metrics endpoint the environment names (`protocol`
+ * as telemetry/tracing.ts otlpTarget read it), and records them from then on.
  */
-export function startOtlpMetrics(serviceName: string): OtlpMetrics | undefined {
-  const target = otlpTarget('METRICS');
-  if (!target) return undefined;
+export function startOtlpMetrics(serviceName: string, protocol: OtlpProtocol): OtlpMetrics {
   const interval = exportMs('OTEL_METRIC_EXPORT_INTERVAL') ?? DEFAULT_INTERVAL_MS;
-  const exporter = target.protocol === 'http/json' ? new JsonMetricExporter() : new ProtobufMetricExporter();
+  const exporter = protocol === 'http/json' ? new JsonMetricExporter() : new ProtobufMetricExporter();
   const reader = new PeriodicExportingMetricReader({
     exporter,
     exportIntervalMillis: interval,
