@@ -299,11 +299,9 @@ export async function planTopUp(input: { config: unknown; round: number }): Prom
       // Every time, not only after a drop here: a run killed between the two steps finds no drop left.
       await recommitTrimmedShards(ctx.store, ctx.layout, plan, sourceGoals(ctx.config), (shard, manifest, caps) => commitAgain(ctx, shard, manifest, caps));
     }
-    const tallyOf = async (plan: BuildPlan, shards: readonly number[]) => {
-      const manifests = await mapLimit(shards, 32, (shard) => getJson<ShardManifest>(ctx.store, ctx.layout.manifest(shard)));
-      const byShard: Array<ShardManifest | undefined> = [];
-      shards.forEach((shard, i) => (byShard[shard] = manifests[i]));
-      return talliesFrom(plan, byShard);
+    const tallyOf = async (plan: BuildPlan) => {
+      const shards = Array.from({ length: plan.shardCount }, (_, shard) => shard);
+      return talliesFrom(plan, await mapLimit(shards, 32, (shard) => getJson<ShardManifest>(ctx.store, ctx.layout.manifest(shard))));
     };
     return planShape(await makeTopUpPlan(ctx.config, ctx.store, ctx.layout, ctx.sources, input.round, tallyOf, richnessTools(ctx)), ctx.layout.planSummary);
   });

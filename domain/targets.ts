@@ -164,11 +164,13 @@ export function startOrder(plan: RoundsShape, shards: readonly number[]): number
 }
 
 /** The shards of [start, end) by source, each in plan (= rank) order. */
-function roundBySource(plan: RoundsShape, start: number, end = plan.shardSources.length): Map<number, number[]> {
+function roundBySource(plan: RoundsShape, start: number, end: number): Map<number, number[]> {
   const bySource = new Map<number, number[]>();
   for (let shard = start; shard < end; shard++) {
     const source = plan.shardSources[shard]!;
-    bySource.set(source, [...(bySource.get(source) ?? []), shard]);
+    const ofSource = bySource.get(source);
+    if (ofSource) ofSource.push(shard);
+    else bySource.set(source, [shard]);
   }
   return bySource;
 }

@@ -24,18 +24,15 @@ export async function makeTopUpPlan(
   layout: BuildLayout,
   sources: readonly SourceReader[],
   round: number,
-  /** What each source's committed shards among `shards` hold (read from their manifests, output/reports/sourceTallies.ts). */
-  tallyOf: (plan: BuildPlan, shards: readonly number[]) => Promise<SourceTally[]>,
+  /** What each source's committed shards of `plan`, all of them, hold (read from their manifests, output/reports/sourceTallies.ts). */
+  tallyOf: (plan: BuildPlan) => Promise<SourceTally[]>,
   richness?: RichnessTools,
 ): Promise<BuildPlan> {
   const plan = await getJson<BuildPlan>(store, layout.planSummary);
   if (!plan) throw new Error(`build '${config.buildId}': no plan in ${store.root} to top up`);
   if (plan.rounds.length > round || plan.targetsOutcome) return plan;
 
-  const tallies = await tallyOf(
-    plan,
-    Array.from({ length: plan.shardCount }, (_, shard) => shard),
-  );
+  const tallies = await tallyOf(plan);
   const committed = tallies.reduce((n, t) => n + t.planned, 0);
   const planned = plan.shardSizes.reduce((n, size) => n + size, 0);
   if (committed !== planned) {
