@@ -7,7 +7,7 @@
 import { COMPARE_JUDGE_LABELS } from '../prompts/compareJudgePrompt.js';
 import { DIRECT_JUDGE_MARKERS } from '../prompts/directJudgePrompt.js';
 import { VERIFIER_SELECTION_LABELS } from '../prompts/verifierSelectionPrompt.js';
-import { textAfter } from './promptSections.js';
+import { section } from './promptSections.js';
 import type { Rng } from './rng.js';
 import { checkRule, parseRule, verifierCandidates, type VerifierCall } from './rules.js';
 
@@ -21,8 +21,8 @@ export interface DirectJudgePrompt {
 
 export function parseDirectJudgePrompt(text: string): DirectJudgePrompt {
   const { responseStart, responseEnd, listStart, listEnd, constraint } = DIRECT_JUDGE_MARKERS;
-  const response = (textAfter(text, responseStart, responseEnd) ?? '').replace(/^\n/, '').replace(/\n$/, '');
-  const list = textAfter(text, listStart, listEnd) ?? '';
+  const response = section(text, 'direct_judge', responseStart, responseEnd).replace(/^\n/, '').replace(/\n$/, '');
+  const list = section(text, 'direct_judge', listStart, listEnd);
   return {
     response,
     constraints: list
@@ -73,8 +73,8 @@ export interface CompareJudgePrompt {
 export function parseCompareJudgePrompt(text: string): CompareJudgePrompt {
   const { withConstraint, withoutConstraint, steps } = COMPARE_JUDGE_LABELS;
   return {
-    withConstraint: (textAfter(text, withConstraint, withoutConstraint) ?? '').trim(),
-    withoutConstraint: (textAfter(text, withoutConstraint, steps) ?? '').trim(),
+    withConstraint: section(text, 'compare_judge', withConstraint, withoutConstraint).trim(),
+    withoutConstraint: section(text, 'compare_judge', withoutConstraint, steps).trim(),
   };
 }
 
@@ -106,9 +106,9 @@ export interface VerifierSelectionPrompt {
 
 /** The constraint's line and the offered functions, listed as `- name(signature) …` lines under their heading. */
 export function parseVerifierSelectionPrompt(text: string): VerifierSelectionPrompt {
-  const list = textAfter(text, VERIFIER_SELECTION_LABELS.functions, '\n\n') ?? '';
+  const list = section(text, 'verifier_selection', VERIFIER_SELECTION_LABELS.functions, '\n\n');
   return {
-    constraint: (textAfter(text, VERIFIER_SELECTION_LABELS.constraint, '\n') ?? '').trim(),
+    constraint: section(text, 'verifier_selection', VERIFIER_SELECTION_LABELS.constraint, '\n').trim(),
     functions: [...list.matchAll(/^\s*-\s*([A-Za-z_]\w*)\(/gm)].map((match) => match[1] ?? ''),
   };
 }

@@ -10,7 +10,7 @@ import { CHAT_QUESTIONS_LABELS } from '../prompts/chatQuestionsPrompt.js';
 import { CONSTRAINT_LINE_LABELS } from '../prompts/constraintPrompt.js';
 import { MULTITURN_SYSTEM_TEXT } from '../prompts/multiturnChat.js';
 import { REFINE_HEADINGS } from '../prompts/refinePrompt.js';
-import { textAfter } from './promptSections.js';
+import { section, textAfter } from './promptSections.js';
 import { parseAnswerPrompt, writeAnswer, writeChatAnswer } from './answers.js';
 import { parseCompareJudgePrompt, parseDirectJudgePrompt, parseVerifierSelectionPrompt, writeCompareJudgement, writeDirectJudgement, writeVerifierSelection } from './judges.js';
 import { imageUrlTokens } from '../llm/imageTokens.js';
@@ -292,7 +292,7 @@ function writeImageTags(bytes: number, rng: Rng): string[] {
  * explained, as the pipeline's refinement stage requests of short factoid questions.
  */
 function refineQuestion(prompt: string): string {
-  const question = textAfter(prompt, REFINE_HEADINGS.question, '\n\n## ')?.trim() || 'Describe the image.';
+  const question = section(prompt, 'refined_instruction', REFINE_HEADINGS.question, '\n\n## ').trim();
   return `${question.replace(/\?$/, '')}? Explain your answer with reference to what the image shows.`;
 }
 
@@ -396,9 +396,9 @@ const QUESTION_TEMPLATES = [
   'How does the {aspect} differ between the top and the bottom of the image?',
 ];
 
-/** The count the questions prompt asks for (the number after CHAT_QUESTIONS_LABELS.count); 5 when absent. */
+/** The count the questions prompt asks for (the number after CHAT_QUESTIONS_LABELS.count). */
 function askedCount(prompt: string): number {
-  const n = Number(/^\s*(\d+)/.exec(textAfter(prompt, CHAT_QUESTIONS_LABELS.count) ?? '')?.[1] ?? 5);
+  const n = Number(/^\s*(\d+)/.exec(section(prompt, 'chat_questions', CHAT_QUESTIONS_LABELS.count))?.[1] ?? 5);
   return Math.max(1, Math.min(n, QUESTION_TEMPLATES.length));
 }
 

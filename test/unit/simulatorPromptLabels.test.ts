@@ -17,6 +17,7 @@ import { renderVerifierSelectionPrompt, VERIFIER_SELECTION_LABELS } from '../../
 import type { RenderedPrompt } from '../../prompts/chat.js';
 import { parseAnswerPrompt } from '../../simulator/answers.js';
 import { parseCompareJudgePrompt, parseDirectJudgePrompt, parseVerifierSelectionPrompt } from '../../simulator/judges.js';
+import { HttpError } from '../../simulator/http.js';
 import { ChatRequestSchema, generateReply, parseOfferedConstraints } from '../../simulator/replies.js';
 import { CONSTRAINT_TYPES } from '../../domain/constraints/catalogue.js';
 
@@ -96,4 +97,19 @@ test('the simulated chat questions come in the number asked for', () => {
     const { questions } = JSON.parse(replyTo(renderChatQuestionsPrompt(3))) as { questions: string[] };
     assert.equal(questions.length, 3);
   });
+});
+
+test('a prompt missing a label the simulator reads is refused with a 400 naming the label and the kind, not answered from an empty section', () => {
+  const missing = (label: string, kind: string) => (err: unknown) =>
+    err instanceof HttpError && err.status === 400 && err.message.includes(JSON.stringify(label)) && err.message.includes(`The ${kind} prompt`);
+  const without = (prompt: RenderedPrompt, label: string): RenderedPrompt => ({ ...prompt, messages: prompt.messages.map((m) => ({ ...m, text: m.text.replace(label, '') })) });
+  const cases: Array<[RenderedPrompt, string]> = [
+    [renderDirectJudgePrompt('A reply.', ['Use 3 bullets.']), DIRECT_JUDGE_MARKERS.responseEnd],
+    [renderDirectJudgePrompt('A reply.', ['Use 3 bullets.']), DIRECT_JUDGE_MARKERS.listStart],
+    [renderCompareJudgePrompt('Use 3 bullets.', '- a', 'Plain.'), COMPARE_JUDGE_LABELS.steps],
+    [renderVerifierSelectionPrompt('Answer in 3 words.', [{ name: 'check_word_count', signature: 'response, range', example: '[3, 3]' }]), VERIFIER_SELECTION_LABELS.functions],
+    [renderRefinePrompt('How many bars?'), REFINE_HEADINGS.question],
+    [renderChatQuestionsPrompt(3), CHAT_QUESTIONS_LABELS.count],
+  ];
+  for (const [prompt, label] of cases) assert.throws(() => replyTo(without(prompt, label)), missing(label, prompt.kind), `${prompt.kind} without ${label}`);
 });
