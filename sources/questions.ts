@@ -50,8 +50,11 @@ const EXAMPLE_LABEL = /^[ \t]*(?:for )?examples?[ \t]*\d*[ \t]*[:：]/im;
  */
 const NEEDS_RULES = /[\n\r:：]|\(A\)|answer|reasoning|image/i;
 
+/** Runs of spaces and tabs to collapse to one space: a lone space is left as it is (no new string for a plain question). */
+const SPACE_RUNS = /[ \t]{2,}|\t/g;
+
 export function cleanQuestion(raw: string, policy: QuestionPolicy): QuestionVerdict {
-  return verdictOf(NEEDS_RULES.test(raw) ? applyRules(raw, policy) : raw.replace(/[ \t]+/g, ' ').trim(), policy);
+  return verdictOf(NEEDS_RULES.test(raw) ? applyRules(raw, policy) : raw.replace(SPACE_RUNS, ' ').trim(), policy);
 }
 
 /** cleanQuestion by every rule, whatever the text holds (the tests check the shortcut against it). */
@@ -136,7 +139,7 @@ function stripOptions(text: string): string {
 function tidy(text: string): string {
   return text
     .split('\n')
-    .map((line) => line.replace(/[ \t]+/g, ' ').trim())
+    .map((line) => line.replace(SPACE_RUNS, ' ').trim())
     .join('\n')
     .replace(/\n{3,}/g, '\n\n')
     .trim()

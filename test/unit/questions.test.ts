@@ -133,6 +133,14 @@ describe('cleanQuestion without the rules a question cannot meet', () => {
   ];
   const texts = FRAGMENTS.flatMap((a) => FRAGMENTS.flatMap((b) => [a, `${a} ${b}`, `${a}${b}`, `${a}\n${b}`, `  ${b}\t${a} `]));
 
+  it('collapses every run of spaces and tabs to one space, as /[ \\t]+/ did, a lone space left as it is', () => {
+    for (const text of texts) {
+      const verdict = cleanQuestion(text, { ...DROP, minLength: 0, maxLength: 100_000 });
+      if (verdict.ok && !/[\n:：]|\(A\)|answer|reasoning|image/i.test(text)) assert.equal(verdict.question, text.replace(/[ \t]+/g, ' ').trim(), JSON.stringify(text));
+    }
+    assert.equal(kept(cleanQuestion('a \t b\t\tc  d\te f', DROP)), 'a b c d e f');
+  });
+
   it('gives the verdict every rule gives, on texts with and without what the rules look for', () => {
     for (const policy of [DROP, KEEP_STEMS, { ...DROP, minLength: 1, maxLength: 20 }]) {
       for (const text of texts) assert.deepEqual(cleanQuestion(text, policy), cleanQuestionByRules(text, policy), JSON.stringify(text));
