@@ -45,9 +45,10 @@ export async function describeParquet(store: ObjectStore, filter: HfFileFilter, 
 }
 
 /**
- * A segment per run of row groups (~16k rows): no async step per row. A row's texts are screened
- * here (a dropped question is a filtered record), but its sample is built only when planning keeps
- * its rank (lazySegment).
+ * A segment per run of row groups: no async step per row. A row's image path and texts are screened
+ * here (a dropped question is a filtered record) from the run's columns; its record and sample are
+ * built, and its texts taken again, only when planning keeps its rank (lazySegment): nothing per row
+ * outlives the screen but its source id (ADR 0071).
  */
 async function* segments(store: ObjectStore, config: ParquetConfig, sourceIndex: number, filter: HfFileFilter): AsyncGenerator<SourceSegment> {
   for await (const run of parquetRuns(store, await requireParquetFiles(store, filter), config.columns)) {
@@ -56,21 +57,23 @@ async function* segments(store: ObjectStore, config: ParquetConfig, sourceIndex:
       continue;
     }
     const records: SourceSegment['records'] = [];
-    const kept: Array<[row: number, texts: RowTexts]> = [];
+    const kept: number[] = [];
     for (const entry of run.entries) {
-      // A path column's row can be unreadable before its texts matter.
-      const unreadable = typeof entry !== 'number' ? entry : run.map.image.holds === 'path' ? run.record(entry) : undefined;
-      if (unreadable && 'problem' in unreadable) {
+      const unreadable = typeof entry === 'number' ? run.imageProblem(entry) : entry;
+      if (unreadable) {
         records.push(unreadable);
         continue;
       }
       const row = entry as number;
       const sourceId = run.sourceId(row);
       const texts = rowTexts(run, row, sourceId, config.question);
-      records.push('problem' in texts ? texts : sourceId);
-      if (!('problem' in texts)) kept.push([row, texts]);
+      if ('problem' in texts) records.push(texts);
+      else {
+        records.push(sourceId);
+        kept.push(row);
+      }
     }
-    yield lazySegment('parquet', records, (i) => toSample(run.record(kept[i]![0]) as ParquetRowRecord, kept[i]![1], config, sourceIndex));
+    yield lazySegment('parquet', records, (i) => toSample(run, kept[i]!, config, sourceIndex));
   }
 }
 
@@ -100,12 +103,14 @@ export function rowTexts(run: ParquetRun, row: number, sourceId: string, policy:
   return { question: verdict.question, answer, caption };
 }
 
-function toSample(row: ParquetRowRecord, texts: RowTexts, config: ParquetConfig, sourceIndex: number): SourceSample {
+function toSample(run: ParquetRun, row: number, config: ParquetConfig, sourceIndex: number): SourceSample {
+  const record = run.record(row) as ParquetRowRecord;
+  const texts = rowTexts(run, row, record.sourceId, config.question) as RowTexts;
   return sourceSample(
     'parquet',
-    row.sourceId,
+    record.sourceId,
     config.licenseNote,
-    { sourceIndex, locator: row.locator },
+    { sourceIndex, locator: record.locator },
     { originalInstruction: texts.question, originalAnswer: texts.answer || undefined, caption: texts.caption },
   );
 }

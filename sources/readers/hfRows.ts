@@ -1,7 +1,7 @@
 /**
  * The rows of a Hugging Face Parquet dataset (hfDataset.ts lists the files), as records for a source
  * type to turn into samples: the mapped columns' values (hfColumns.ts) and an image locator, without
- * reading an image byte. Row groups are read a run at a time (~16k rows); a run that does not
+ * reading an image byte. Row groups are read a run at a time (~1k rows); a run that does not
  * decode is read again group by group, so one damaged row group is a source problem naming file and
  * row group and the others are kept. A row's image is `{file, size, rowGroup, row}` when the table
  * holds its bytes, or a path under the root (namedImages.ts: a file, or a zip member) when it holds
@@ -31,8 +31,11 @@ export interface ParquetRowRecord {
   locator: ImageLocator;
 }
 
-/** Rows read per run of row groups: large enough that hyparquet's per-call cost vanishes, small for memory. */
-const ROWS_PER_RUN = 16_384;
+/**
+ * Rows read per run of row groups: enough that hyparquet's per-call cost is small, few enough that a
+ * run's values die young (16,384 had the garbage collector copy and promote them: ADR 0071).
+ */
+const ROWS_PER_RUN = 1_024;
 
 /**
  * A run of row groups as read: its mapped columns, column by column, and each row's record built
@@ -49,6 +52,8 @@ export interface ParquetRun {
   sourceId(row: number): string;
   /** A row's record, or why its image cannot be read (a path column's null, non-path or outside path). */
   record(row: number): ParquetRowRecord | SourceProblem;
+  /** Why a row's image cannot be read, as record() would say, without building the record; undefined when it can. */
+  imageProblem(row: number): SourceProblem | undefined;
 }
 
 /**
@@ -143,26 +148,34 @@ async function readRun(table: ParquetTable, file: HfParquetFile, map: ColumnMap,
     const id = map.id === undefined ? undefined : value(map.id, row);
     return typeof id === 'string' || typeof id === 'number' || typeof id === 'bigint' ? `${file.key}#${row}:${String(id)}` : `${file.key}#${row}`;
   };
+  const imageKey = (row: number) => (map.image.holds === 'path' ? pathKey(value(map.image.name, row), map.image.name, () => sourceId(row)) : undefined);
   return {
     file,
     map,
     entries,
     value,
     sourceId,
-    record: (row) => toRecord(file, row, rowGroupOf(table, row), Object.fromEntries(columns.map((c) => [c, value(c, row)])), map, sourceId(row)),
+    record(row) {
+      const key = imageKey(row);
+      if (typeof key === 'object') return key;
+      const locator = key === undefined ? { file: file.key, size: file.size, column: map.image.name, rowGroup: rowGroupOf(table, row), row } : pathLocator(key);
+      return { file, row, sourceId: sourceId(row), values: Object.fromEntries(columns.map((c) => [c, value(c, row)])), map, locator };
+    },
+    imageProblem(row) {
+      const key = imageKey(row);
+      return typeof key === 'object' ? key : undefined;
+    },
   };
 }
 
-function toRecord(file: HfParquetFile, row: number, group: number, values: Record<string, unknown>, map: ColumnMap, sourceId: string): ParquetRowRecord | SourceProblem {
-  if (map.image.holds === 'bytes') {
-    return { file, row, sourceId, values, map, locator: { file: file.key, size: file.size, column: map.image.name, rowGroup: group, row } };
-  }
-  const path = values[map.image.name];
-  if (path === null || path === undefined || path === '') return filtered(sourceId, 'no-image', `${sourceId}: no image path in column '${map.image.name}'`);
-  if (typeof path !== 'string') return damaged(sourceId, 'image-not-a-path', `${sourceId}: column '${map.image.name}' is not a path`);
-  const key = datasetKey('', path);
-  if (key === undefined) return damaged(sourceId, 'outside-root', `${sourceId}: image path '${path}' leaves the dataset root; not read`);
-  return { file, row, sourceId, values, map, locator: pathLocator(key) };
+/** A path cell's key under the root, or why it names no readable image (`sourceIdOf` only asked then). */
+function pathKey(path: unknown, column: string, sourceIdOf: () => string): string | SourceProblem {
+  const key = typeof path === 'string' && path !== '' ? datasetKey('', path) : undefined;
+  if (key !== undefined) return key;
+  const sourceId = sourceIdOf();
+  if (path === null || path === undefined || path === '') return filtered(sourceId, 'no-image', `${sourceId}: no image path in column '${column}'`);
+  if (typeof path !== 'string') return damaged(sourceId, 'image-not-a-path', `${sourceId}: column '${column}' is not a path`);
+  return damaged(sourceId, 'outside-root', `${sourceId}: image path '${path}' leaves the dataset root; not read`);
 }
 
 /** The files the filter keeps, or SourceError saying what the root holds. */

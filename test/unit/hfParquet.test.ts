@@ -9,6 +9,7 @@ import { LocalStore } from '../../storage/localStore.js';
 import { ColumnMappingError, describeMapping, mapColumns } from '../../sources/readers/hfColumns.js';
 import { hfParquetFiles, hubSnapshot, splitAndConfig } from '../../sources/readers/hfDataset.js';
 import { openParquetTable, ParquetTableError, readImageCell, readRows, type ParquetTable } from '../../sources/readers/hfParquet.js';
+import { pathLocator } from '../../sources/readers/namedImages.js';
 
 /** Tables written by the real `datasets` library (test/fixtures/hub/make_hub_fixtures.py). */
 const HUB = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'hub', 'data');
@@ -133,6 +134,30 @@ describe('Hugging Face dataset files', () => {
         [true, 'train.parquet#1', 'caption number 1', 1, 0],
         [true, 'train.parquet#4', 'caption number 4', 4, 2],
         [true, 'train.parquet#5', 'caption number 5', 5, 2],
+      ],
+    );
+  });
+
+  it('the parquet source names each row whose image path or question it cannot use, and builds the others from their own rows', async () => {
+    const segments = [];
+    for await (const segment of openSource(sourceSchema.parse({ type: 'parquet', uri: path.join(HUB, 'parquet/badpaths') }), 0, {}).segments()) segments.push(segment);
+    assert.deepEqual(
+      segments.flatMap((s) => s.records.map((r) => (typeof r === 'string' ? r : `${r.kind} ${r.kind === 'damaged' ? r.code : r.filter} ${r.sourceId}`))),
+      [
+        'train.parquet#0',
+        'filtered no-image train.parquet#1',
+        'damaged outside-root train.parquet#2',
+        'filtered multiple-choice train.parquet#3',
+        'filtered no-image train.parquet#4',
+        'train.parquet#5',
+      ],
+    );
+    const samples = segments.flatMap((s) => s.sampleIds.map((id, i) => ({ id, sample: s.sample(i) })));
+    assert.deepEqual(
+      samples.map(({ id, sample }) => [id === sample.sampleId, sample.sourceId, sample.originalInstruction, sample.image.locator]),
+      [
+        [true, 'train.parquet#0', 'What is drawn here?', pathLocator('images/0.png')],
+        [true, 'train.parquet#5', 'What is on the left?', pathLocator('images/5.png')],
       ],
     );
   });
