@@ -7,7 +7,28 @@
  * when read through `readSecret` (or named by `markSecret`). docs/endpoints.md ("Keys") lists the
  * forms masked and how short values are treated.
  */
-const ALWAYS_SECRET = ['OPENAI_API_KEY', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'TEMPORAL_API_KEY'];
+/**
+ * The OTLP exporters' header variables (the OpenTelemetry exporter configuration spec,
+ * https://opentelemetry.io/docs/specs/otel/protocol/exporter/): `key1=value1,key2=value2`, where a
+ * hosted backend takes its API key. Each header's value is masked on its own, and its credential
+ * after a scheme word (`Authorization=Bearer <token>`).
+ */
+const OTLP_HEADER_VARIABLES = ['', 'TRACES_', 'METRICS_', 'LOGS_'].map((signal) => `OTEL_EXPORTER_OTLP_${signal}HEADERS`);
+
+/**
+ * Besides the OTLP headers: the OpenAI and AWS credentials, and Temporal's as its environment
+ * configuration reads them (https://docs.temporal.io/develop/environment-configuration): the API key,
+ * a client key given inline, and the codec server's Authorization header.
+ */
+const ALWAYS_SECRET = [
+  'OPENAI_API_KEY',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+  'TEMPORAL_API_KEY',
+  'TEMPORAL_TLS_CLIENT_KEY_DATA',
+  'TEMPORAL_CODEC_AUTH',
+  ...OTLP_HEADER_VARIABLES,
+];
 
 /** Values this long or longer are masked wherever they appear; shorter ones where they stand as a word of their own. */
 const ANYWHERE_LENGTH = 8;
@@ -36,9 +57,36 @@ export function maskSecrets(text: string, env: NodeJS.ProcessEnv = process.env):
   let masked = text;
   for (const name of secretNames) {
     const value = env[name];
-    if (value) masked = maskValue(masked, value, `[secret ${name}]`);
+    if (!value) continue;
+    for (const secret of OTLP_HEADER_VARIABLES.includes(name) ? headerSecrets(value) : [value]) masked = maskValue(masked, secret, `[secret ${name}]`);
   }
   return masked;
+}
+
+/**
+ * The secrets of an OTLP header list: the list whole, and each header value (as written and
+ * percent-decoded, as the exporter sends it) and a value's credential after its scheme word, of
+ * ANYWHERE_LENGTH or more: a key is long, and a short value (`x-dataset=mmif`) is no key whose every
+ * mention as a word should be masked.
+ */
+function headerSecrets(list: string): string[] {
+  const secrets = [list];
+  for (const header of list.split(',')) {
+    if (!header.includes('=')) continue;
+    const value = header.slice(header.indexOf('=') + 1).trim();
+    const decoded = safeDecode(value);
+    secrets.push(value, decoded, ...(/^\S+\s+(\S+)$/.exec(decoded)?.slice(1) ?? []));
+  }
+  // Longest first, so a whole value is masked before a part of it could be.
+  return [...new Set(secrets)].filter((secret) => secret.length >= ANYWHERE_LENGTH).sort((a, b) => b.length - a.length);
+}
+
+function safeDecode(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
 }
 
 const patternsOf = new Map<string, Array<{ form: string; pattern: RegExp }>>();

@@ -24,12 +24,14 @@ import type { BuildReport } from '../../output/contracts/buildReport.js';
 import { engineMetricsJson } from '../../telemetry/metrics.js';
 import { otelMetricName } from '../../telemetry/otlpMetrics.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
-import { leaks } from '../harness/canaryScan.js';
+import { historiesText, leaks } from '../harness/canaryScan.js';
 import { runMmif, startWorkerProcess } from '../harness/mmifCli.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../harness/otlpReceiver.js';
 
 const TASK_QUEUE = 'mmif-tracing';
 const CANARY = 'sk-canary-tracing-5b02e9aa41';
+/** The backend key OTLP exports carry in a header (OTEL_EXPORTER_OTLP_HEADERS), as a hosted backend takes it. */
+const HEADER_CANARY = 'otlp-key-canary-9e4b7c21d0';
 const MODEL = 'mmif-sim-vlm';
 
 let dir: string;
@@ -37,9 +39,17 @@ let server: DevServer;
 let simulator: SimulatorHandle;
 let receiver: OtlpReceiver;
 let worker: ChildProcess;
+/** What the worker printed once polling. */
+let workerLog = '';
 
 /** OTLP over HTTP/JSON to the receiver; spans sent within 200 ms of ending and metrics every 500 ms rather than 5 s and 60 s. */
-const otlpEnv = () => ({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '200', OTEL_METRIC_EXPORT_INTERVAL: '500' });
+const otlpEnv = () => ({
+  OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+  OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+  OTEL_EXPORTER_OTLP_HEADERS: `x-api-key=${HEADER_CANARY}`,
+  OTEL_BSP_SCHEDULE_DELAY: '200',
+  OTEL_METRIC_EXPORT_INTERVAL: '500',
+});
 const BUILD = 'traced';
 
 before(async () => {
@@ -47,6 +57,7 @@ before(async () => {
   await writeCc3m(new LocalStore(path.join(dir, 'cc3m')), 'files', { perShard: 8, shards: 1 });
   [server, simulator, receiver] = await Promise.all([startTemporalDevServer(), startSimulator({ seed: 5 }), startOtlpReceiver()]);
   worker = await startWorkerProcess({ temporalAddress: server.address, taskQueue: TASK_QUEUE, baseUrl: simulator.url, more: { OPENAI_API_KEY: CANARY, ...otlpEnv() } });
+  for (const stream of [worker.stdout!, worker.stderr!]) stream.on('data', (d: Buffer) => (workerLog += d.toString()));
 });
 
 after(async () => {
@@ -145,6 +156,25 @@ test('a traced build sends one trace, from the client span through workflows and
   );
 });
 
+test("the OTLP backend's key (OTEL_EXPORTER_OTLP_HEADERS) goes out in the exports' header and nowhere else: no span, metric, log or history", async () => {
+  const sent = receiver.headers();
+  assert.ok(sent.length > 0 && sent.every((h) => h['x-api-key'] === HEADER_CANARY), 'every export carried the header');
+  assert.deepEqual(
+    receiver.bodies().flatMap((b) => leaks(b, HEADER_CANARY)),
+    [],
+    'the key is in a span or metric',
+  );
+  assert.deepEqual(leaks(workerLog, HEADER_CANARY), [], 'the key is in the worker log');
+  const connection = await Connection.connect({ address: server.address });
+  try {
+    const histories = await historiesText(new Client({ connection }), BUILD);
+    assert.ok(histories.includes(BUILD), 'the build histories were read');
+    assert.deepEqual(leaks(histories, HEADER_CANARY), [], 'the key is in a workflow history');
+  } finally {
+    await connection.close();
+  }
+});
+
 test("the worker pushes the engine's metrics over OTLP: the scrape's instruments, named as OpenTelemetry names them, with the report's values", async () => {
   const connection = await Connection.connect({ address: server.address });
   const report = (await new Client({ connection }).workflow.getHandle(BUILD).result()) as BuildReport;
@@ -180,4 +210,10 @@ test('an OTLP protocol the engine cannot speak fails the worker in one line nami
   const refused = await runMmif(['worker'], { env: { TEMPORAL_ADDRESS: server.address, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' } });
   assert.equal(refused.code, 1);
   assert.equal(refused.stderr.trim(), 'mmif: OTEL_EXPORTER_OTLP_PROTOCOL=grpc: mmif exports OTLP over http/protobuf or http/json only');
+});
+
+test('an OTLP export interval that is not a positive number fails the worker in one line naming the variable', async () => {
+  const refused = await runMmif(['worker'], { env: { TEMPORAL_ADDRESS: server.address, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_METRIC_EXPORT_INTERVAL: 'soon' } });
+  assert.equal(refused.code, 1);
+  assert.equal(refused.stderr.trim(), 'mmif: Invalid environment variable OTEL_METRIC_EXPORT_INTERVAL="soon": expected a positive number of milliseconds');
 });

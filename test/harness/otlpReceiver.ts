@@ -7,7 +7,7 @@
  * resourceSpans[].scopeSpans[].spans[], attributes as {key, value: {stringValue | intValue | ...}},
  * trace and span ids as hex strings).
  */
-import { createServer } from 'node:http';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export type OtlpValue = string | number | boolean | undefined;
@@ -35,6 +35,8 @@ export interface OtlpReceiver {
   metrics(): Map<string, MetricPoint[]>;
   /** The request bodies as received (JSON or protobuf), for a scan for secrets and a count of exports. */
   bodies(): string[];
+  /** Each export request's headers, as received. */
+  headers(): IncomingHttpHeaders[];
   close(): Promise<void>;
 }
 
@@ -50,6 +52,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const metrics = new Map<string, MetricPoint[]>();
   const bodies: string[] = [];
+  const headers: IncomingHttpHeaders[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -60,6 +63,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         return;
       }
       bodies.push(body);
+      headers.push(req.headers);
       // Protobuf: counted (bodies) and answered, not decoded.
       if (!req.headers['content-type']?.includes('json')) {
         res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
@@ -89,6 +93,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     spans: () => [...spans],
     metrics: () => new Map(metrics),
     bodies: () => [...bodies],
+    headers: () => [...headers],
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

@@ -98,3 +98,18 @@ test('the codec masks the variable a payload names as apiKeyEnv, in a process th
     delete process.env.MMIF_NAMED_ONLY_KEY;
   }
 });
+
+test("the OTLP exporters' header variables are secret: the list, each header's value as sent (percent-decoded) and a token after its scheme", () => {
+  const [token, traces] = ['otlp-canary-3c9e1f7a55', 'otlp-traces-canary-0b64d2'];
+  const env = { OTEL_EXPORTER_OTLP_HEADERS: `x-honeycomb-team=${token},x-dataset=mmif`, OTEL_EXPORTER_OTLP_TRACES_HEADERS: `Authorization=Bearer%20${traces}` };
+  assert.equal(maskSecrets(`refused key ${token} for mmif`, env), 'refused key [secret OTEL_EXPORTER_OTLP_HEADERS] for mmif', 'a short header value is no secret');
+  for (const echo of [`Authorization: Bearer ${traces}`, `token ${traces} rejected`, b64(`Bearer ${traces}`), env.OTEL_EXPORTER_OTLP_TRACES_HEADERS]) {
+    const masked = maskSecrets(echo, env);
+    assert.ok(masked.includes('[secret OTEL_EXPORTER_OTLP_TRACES_HEADERS]') && !masked.includes(traces), `${echo}: ${masked}`);
+  }
+  const temporal = { TEMPORAL_CODEC_AUTH: 'Bearer codec-canary-81d2', TEMPORAL_TLS_CLIENT_KEY_DATA: '-----BEGIN PRIVATE KEY-----MIIEvQ' };
+  assert.equal(
+    maskSecrets(`auth Bearer codec-canary-81d2; key -----BEGIN PRIVATE KEY-----MIIEvQ`, temporal),
+    'auth [secret TEMPORAL_CODEC_AUTH]; key [secret TEMPORAL_TLS_CLIENT_KEY_DATA]',
+  );
+});
