@@ -249,11 +249,15 @@ test('per-minute rates are leased by demand: an idle worker lends its part of th
  * to fair shares, never over the cap together; from then on, while each reports at least twice more,
  * the server refuses none. (Their first reports, sent at the same instant, may be: 16 updates arrive
  * before the desk's first workflow task.) A desk that held every report would keep 10 in flight and
- * have the other 6 refused at each try.
+ * have the other 6 refused at each try. The fleet has a desk of its own, on its own queue, with its
+ * own worker: not the file's desk, which holds the earlier tests' workers and history (ADR 0069).
  */
 test('more concurrent reporters than the in-flight update limit are all served, at fair shares within the cap', async () => {
   const CAP = 64;
   const WORKERS = 16;
+  const QUEUE = 'mmif-fleet-desk';
+  const desk = await Worker.create({ connection, namespace: 'default', taskQueue: QUEUE, workflowBundle, ...versionedWorkerOptions(version) });
+  const running = desk.run();
   const bare = await Connection.connect({ address: server.address, interceptors: [] }); // a refusal is an error, not a retry
   const client = new Client({ connection: bare });
   const grants: Record<string, number> = {};
@@ -267,7 +271,7 @@ test('more concurrent reporters than the in-flight update limit are all served, 
       const holding = grants[worker] ?? 0;
       // Busy: it uses all it holds (requests above a lowered grant end at once) and 100 more wait.
       const report = { worker, seq: ++seq, endpoints: [{ endpoint: 'fleet-endpoint', cap: CAP, inFlight: holding, queued: 100, holding }] };
-      const answer = await reportDemand(client, TASK_QUEUE, report).catch((error: Error) => {
+      const answer = await reportDemand(client, QUEUE, report).catch((error: Error) => {
         refusals.push(error.message);
         return undefined;
       });
@@ -317,8 +321,10 @@ test('more concurrent reporters than the in-flight update limit are all served, 
     clearInterval(watch);
     stopped = true;
     await Promise.all(loops);
-    for (const worker of names) await reportDemand(client, TASK_QUEUE, { worker, seq: Number.MAX_SAFE_INTEGER, endpoints: [], release: true });
+    for (const worker of names) await reportDemand(client, QUEUE, { worker, seq: Number.MAX_SAFE_INTEGER, endpoints: [], release: true });
     await bare.close();
+    desk.shutdown();
+    await running;
   }
 });
 
