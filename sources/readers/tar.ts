@@ -18,7 +18,15 @@ export interface TarEntry {
 export interface TarOptions {
   /** Members to hand back with their bytes, saving a ranged read each; keep it to small members. */
   capture?: (entry: { path: string; size: number }) => boolean;
+  /**
+   * Told of each member that is neither a regular file, a folder nor metadata (a symbolic or hard
+   * link, a device, a FIFO), with what it is; such members are never yielded.
+   */
+  refused?: (path: string, kind: string) => void;
 }
+
+/** Member types that are not files: what a caller unpacking the tar refuses to create. */
+const LINKS_AND_DEVICES: Readonly<Record<string, string>> = { '1': 'a hard link', '2': 'a symbolic link', '3': 'a character device', '4': 'a block device', '6': 'a FIFO' };
 
 export class TarError extends RecordError {
   override name = 'TarError';
@@ -103,6 +111,7 @@ async function* walkTar(reader: ByteReader, name: string, options: TarOptions): 
         throw truncated(name, `inside the data of '${path}' at offset ${offset}`, path);
       }
       if (regular) yield data ? { path, offset, size, data } : { path, offset, size };
+      else if (LINKS_AND_DEVICES[h.type]) options.refused?.(path, LINKS_AND_DEVICES[h.type]!);
     }
   } finally {
     await reader.close();
