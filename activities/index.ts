@@ -18,6 +18,7 @@ import { makeBuildPlan } from '../pipeline/planning/planBuild.js';
 import type { BuildPlan } from '../pipeline/planning/planBuild.types.js';
 import { runSliceStages as runStages, runStage, type SliceLanes, type SliceOutcome, type SliceStagesOutcome } from '../pipeline/run/runStage.js';
 import { buildProblems } from '../pipeline/planning/buildChecks.js';
+import { extractSourceArchives } from '../sources/sourceArchives.js';
 import { makeTopUpPlan } from '../pipeline/planning/topUp.js';
 import { talliesFrom } from '../output/reports/sourceTallies.js';
 import { planShape, type PlanShape } from '../domain/planShape.js';
@@ -120,6 +121,8 @@ export async function planBuild(input: unknown): Promise<PlanShape> {
     // Each run holds the build to the budget of the config it was started with (not fingerprinted).
     await writeBudget(ctx.store, ctx.layout.budget, ctx.config.llm.budget);
     await evalSetIndex(ctx.config); // a missing or malformed evaluation set fails the build now
+    // Each source's gzip'd tars, extracted once into its root before planning reads it (skipped when complete).
+    for (const source of ctx.config.sources) await extractSourceArchives(source, ctx.config.s3);
     return planShape(await makeBuildPlan(ctx.config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx)), ctx.layout.planSummary);
   });
 }

@@ -17,6 +17,7 @@ import * as multiui from './multiui/reader.js';
 import * as parquet from './parquet/reader.js';
 import type { SourceType } from './registry.js';
 import * as rico from './rico/reader.js';
+import { withArchiveProblems } from './sourceArchives.js';
 
 type Open<T extends SourceType> = (config: SourceConfigOf<T>, sourceIndex: number, s3: S3Options) => SourceReader;
 
@@ -42,7 +43,7 @@ const READERS: { [T in SourceType]: Open<T> } = {
 export function openSources(configs: readonly SourceConfig[], s3: S3Options): SourceReader[] {
   const names = sourceNames(configs);
   return configs.map((config, index) => {
-    const reader = withHubRevision(openSource(config, index, s3), config.uri);
+    const reader = withArchiveProblems(withHubRevision(openSource(config, index, s3), config.uri), config.uri, s3);
     const instance = configs.slice(0, index).filter((earlier) => earlier.type === config.type).length + 1;
     return instance === 1 && names[index] === config.type ? reader : named(reader, config.type, instance, names[index]!);
   });

@@ -4,10 +4,12 @@
  * where a reader finds its root and layout or says which it expected), and that the output can be
  * written. `mmif validate` runs it in the CLI; `mmif build` runs it on a worker of the build's task
  * queue (workflows/buildChecks.ts), where the data will be read and the output written. Every
- * problem is listed, not just the first.
+ * problem is listed, not just the first. A source's gzip'd tars are extracted here, before its layout
+ * is looked for (sources/sourceArchives.ts).
  */
 import type { BuildConfig } from '../../config/buildConfig.js';
 import { openSources } from '../../sources/source.js';
+import { extractSourceArchives } from '../../sources/sourceArchives.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { openStore } from '../../storage/openStore.js';
 import { OutputLocationError } from '../../storage/outputLocationError.js';
@@ -31,6 +33,8 @@ export async function buildProblems(config: BuildConfig): Promise<string[]> {
   const sourceProblems = await Promise.all(
     readers.map(async (reader, i) => {
       try {
+        // Archives first: the reader finds its layout in what they unpack to.
+        await extractSourceArchives(config.sources[i]!, config.s3);
         // The first segment only: enough to find the layout, never the whole dataset.
         const segments = reader.segments()[Symbol.asyncIterator]();
         await segments.next();

@@ -7,7 +7,7 @@
  * Vision-FLAN questions often carry answer options or demonstrations: the question filter drops them.
  */
 import type { SourceConfigOf } from '../../config/sourceConfig.js';
-import { openStore } from '../../storage/openStore.js';
+import { sourceStore } from '../readers/extractedView.js';
 import type { S3Options } from '../../storage/s3Store.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
 import { SourceError, inSegments, type SourceItem, type SourceReader } from '../contract.js';
@@ -32,7 +32,7 @@ const EXPECTED =
   '(allava_laion/image_chunks/images_<n>.zip), or `files` naming the JSON arrays; or the LLaVA-OneVision Parquet copy (allava*/train-*.parquet)';
 
 export function open(config: SourceConfigOf<'allava'>, sourceIndex: number, s3: S3Options): SourceReader {
-  const store = openStore(config.uri, s3);
+  const store = sourceStore(config.uri, s3);
   const images = parquetImages(store);
   return {
     segments: () => inSegments(allavaSamples(store, config, sourceIndex)),

@@ -14,7 +14,7 @@ import type { SourceConfigOf } from '../../config/sourceConfig.js';
 
 type Cc3mSourceConfig = SourceConfigOf<'cc3m'>;
 import type { ObjectStore } from '../../storage/objectStore.js';
-import { openStore } from '../../storage/openStore.js';
+import { sourceStore } from '../readers/extractedView.js';
 import type { S3Options } from '../../storage/s3Store.js';
 import {
   SourceError,
@@ -54,7 +54,7 @@ const EXPECTED_LAYOUTS =
   'files (numbered folders: 00000/000000000.jpg|.txt|.json) or flat (.jpg/.jpeg/.png/.webp/.gif/.tiff/.avif/.bmp images at the root)';
 
 export function open(config: Cc3mSourceConfig, sourceIndex: number, s3: S3Options): SourceReader {
-  const store = openStore(config.uri, s3);
+  const store = sourceStore(config.uri, s3);
   const tarImages = new TarImageIndex(store);
   return {
     segments: () => cc3mSegments(store, config, sourceIndex),

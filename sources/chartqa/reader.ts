@@ -8,7 +8,7 @@
  */
 import type { SourceConfigOf } from '../../config/sourceConfig.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
-import { openStore } from '../../storage/openStore.js';
+import { sourceStore } from '../readers/extractedView.js';
 import type { S3Options } from '../../storage/s3Store.js';
 import { SourceError, inSegments, damaged, filtered, sourceSample, type SourceItem, type SourceReader } from '../contract.js';
 import { pathLocator } from '../readers/namedImages.js';
@@ -36,7 +36,7 @@ const EXPECTED =
   'HuggingFaceM4/ChartQA, lmms-lab/ChartQA, ahmed-masry/ChartQA)';
 
 export function open(config: ChartqaConfig, sourceIndex: number, s3: S3Options): SourceReader {
-  const store = openStore(config.uri, s3);
+  const store = sourceStore(config.uri, s3);
   const images = parquetImages(store);
   return {
     segments: () => inSegments(chartqaSamples(store, config, sourceIndex)),

@@ -7,7 +7,7 @@
  * question. Answers end in `Answer:C`: letters are rewritten to the option's text.
  */
 import type { SourceConfigOf } from '../../config/sourceConfig.js';
-import { openStore } from '../../storage/openStore.js';
+import { sourceStore } from '../readers/extractedView.js';
 import type { S3Options } from '../../storage/s3Store.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
 import { SourceError, inSegments, type SourceItem, type SourceReader } from '../contract.js';
@@ -27,7 +27,7 @@ const ONEVISION_CONFIGS: Record<string, string> = { 'qa_tuning.json': 'geo170k(q
 type Geo170kConfig = SourceConfigOf<'geo170k'>;
 
 export function open(config: Geo170kConfig, sourceIndex: number, s3: S3Options): SourceReader {
-  const store = openStore(config.uri, s3);
+  const store = sourceStore(config.uri, s3);
   const images = parquetImages(store);
   const onevision = { configs: config.files.map((f) => ONEVISION_CONFIGS[f] ?? f) };
   const policy: LlavaPolicy = {

@@ -12,7 +12,7 @@
  */
 import type { SourceConfigOf } from '../../config/sourceConfig.js';
 import type { ObjectInfo, ObjectStore } from '../../storage/objectStore.js';
-import { openStore } from '../../storage/openStore.js';
+import { sourceStore } from '../readers/extractedView.js';
 import type { S3Options } from '../../storage/s3Store.js';
 import { SourceError, damaged, filtered, inSegments, sourceSample, type SourceItem, type SourceProblem, type SourceReader } from '../contract.js';
 import { cleanQuestion } from '../questions.js';
@@ -35,7 +35,7 @@ const EXPECTED =
   'beside the images, at the root or in split folders such as train/ and test/), or image files (.jpg, .png, .webp...) under the root';
 
 export function open(config: ImagefolderConfig, sourceIndex: number, s3: S3Options): SourceReader {
-  const store = openStore(config.uri, s3);
+  const store = sourceStore(config.uri, s3);
   return pathNamedReader(store, {
     async *segments() {
       const listing = await listRoot(store, config);

@@ -6,7 +6,7 @@
  */
 import type { SourceConfigOf } from '../../config/sourceConfig.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
-import { openStore } from '../../storage/openStore.js';
+import { sourceStore } from '../readers/extractedView.js';
 import type { S3Options } from '../../storage/s3Store.js';
 import { SourceError, inSegments, type SourceReader } from '../contract.js';
 import { llavaItems } from '../readers/conversations.js';
@@ -20,7 +20,7 @@ const EXPECTED =
   '(or named by `files`), with the images they name under the root or under `imageDir`';
 
 export function open(config: LlavaConfig, sourceIndex: number, s3: S3Options): SourceReader {
-  const store = openStore(config.uri, s3);
+  const store = sourceStore(config.uri, s3);
   return pathNamedReader(store, {
     async *segments() {
       yield* inSegments(

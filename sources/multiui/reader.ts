@@ -7,7 +7,7 @@
  * Files as released: definition.ts RELEASE_FILES, read when the config names none.
  */
 import type { SourceConfigOf } from '../../config/sourceConfig.js';
-import { openStore } from '../../storage/openStore.js';
+import { sourceStore } from '../readers/extractedView.js';
 import type { S3Options } from '../../storage/s3Store.js';
 import { inSegments, type SourceReader } from '../contract.js';
 import { pathNamedReader } from '../readers/namedImages.js';
@@ -17,7 +17,7 @@ import { withoutBoxes } from '../referenceAnswers.js';
 const EXPECTED = 'expected the MultiUI layout: the JSON arrays of {id, image, conversations} named by `files`, with the screenshots they name under the same root';
 
 export function open(config: SourceConfigOf<'multiui'>, sourceIndex: number, s3: S3Options): SourceReader {
-  const store = openStore(config.uri, s3);
+  const store = sourceStore(config.uri, s3);
   return pathNamedReader(store, {
     segments: () =>
       inSegments(

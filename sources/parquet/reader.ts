@@ -8,7 +8,7 @@
 import type { SourceConfigOf } from '../../config/sourceConfig.js';
 import type { QuestionPolicy } from '../../config/sourceFields.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
-import { openStore } from '../../storage/openStore.js';
+import { sourceStore } from '../readers/extractedView.js';
 import type { S3Options } from '../../storage/s3Store.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { damaged, filtered, lazySegment, segmentOf, sourceSample, type SourceProblem, type SourceReader, type SourceSegment } from '../contract.js';
@@ -22,7 +22,7 @@ import { cleanQuestion } from '../questions.js';
 type ParquetConfig = SourceConfigOf<'parquet'>;
 
 export function open(config: ParquetConfig, sourceIndex: number, s3: S3Options): SourceReader {
-  const store = openStore(config.uri, s3);
+  const store = sourceStore(config.uri, s3);
   const images = parquetImages(store);
   const filter = { splits: config.splits, configs: config.configs };
   return {

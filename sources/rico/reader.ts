@@ -8,7 +8,7 @@
  */
 import type { SourceConfigOf } from '../../config/sourceConfig.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
-import { openStore } from '../../storage/openStore.js';
+import { sourceStore } from '../readers/extractedView.js';
 import type { S3Options } from '../../storage/s3Store.js';
 import { SourceError, inSegments, damaged, locatorField, readStored, sourceSample, type SourceItem, type SourceReader } from '../contract.js';
 import { pathLocator } from '../readers/namedImages.js';
@@ -31,7 +31,7 @@ const EXPECTED =
   `the root is the folder holding '${SCREENS}/' or that folder itself ('semantic_annotations/' wireframes are not screenshots)`;
 
 export function open(config: SourceConfigOf<'rico'>, sourceIndex: number, s3: S3Options): SourceReader {
-  const store = openStore(config.uri, s3);
+  const store = sourceStore(config.uri, s3);
   const rows = parquetImages(store);
   return {
     segments: () => inSegments(ricoSamples(store, config, sourceIndex)),
