@@ -33,9 +33,9 @@ export const multiuiDefinition = defineSource({
     question: QUESTIONS,
   },
   docs: {
-    layout: `LLaVA-style JSON arrays (\`{id, image, conversations}\`) named in \`files\`, by default the release's ${RELEASE_FILES.map((f) => `\`${f}\``).join(' and ')}, screenshots at the paths they name under the root; the task type is in \`id\``,
+    layout: `LLaVA-style JSON arrays (\`{id, image, conversations}\`) named in \`files\`, by default the release's ${RELEASE_FILES.map((f) => `\`${f}\``).join(' and ')}, screenshots at the paths they name under the root, or all of it in split \`multiui.tar.gz.NN\` parts (extracted once at planning); the task type is in \`id\``,
     instruction:
       "kept tasks' question, refined; grounding and OCR items (`title_identification` is OCR) dropped and counted; `[x1, y1, x2, y2]` boxes removed from reference answers",
-    hub: ['neulab/MultiUI'],
+    hub: ['neulab/MultiUI', 'yuanshengni/MultiUI'],
   },
 });

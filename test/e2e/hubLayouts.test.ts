@@ -4,7 +4,7 @@
  * by `mmif build --config F --local` with no hand conversion (issue 29), from local disk and from
  * versitygw: the fixtures written by the real `datasets` library and Python's zipfile
  * (test/fixtures/hub/make_hub_fixtures.py). Each layout gives accepted samples whose output image is
- * the source's after normalisation, the accounting identity holds, and the bad inputs (a null image
+ * the source's after normalisation (MultiUI's split gzip'd tar extracted once at planning), the accounting identity holds, and the bad inputs (a null image
  * cell, a damaged row group, encrypted and corrupt zip members) are named where a user looks.
  */
 import { after, before, test } from 'node:test';
@@ -24,7 +24,9 @@ import { instructRecordFromLine } from '../../output/formats/sharegpt.js';
 import { openSources } from '../../sources/source.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { LocalStore } from '../../storage/localStore.js';
-import { getJson } from '../../storage/objectStore.js';
+import { getJson, type ObjectStore } from '../../storage/objectStore.js';
+import { openStore } from '../../storage/openStore.js';
+import { completedExtractions } from '../../sources/readers/tarGzExtraction.js';
 import type { S3Options } from '../../storage/s3Store.js';
 import { assertAccounting } from '../harness/datasetChecks.js';
 import { runMmif } from '../harness/mmifCli.js';
@@ -47,6 +49,8 @@ const LAYOUTS: Array<{ source: Record<string, unknown> & { type: string }; dir: 
   { dir: 'cc3m-wds', source: { type: 'cc3m' }, read: 5 },
   // Both release files by default; three of the six records are tasks kept (webqa, embed_qa, meta_generate).
   { dir: 'multiui-hub', source: { type: 'multiui' }, read: 6 },
+  // The same records and other screenshots in one gzip'd tar cut in three parts, as yuanshengni/MultiUI ships them: extracted at planning.
+  { dir: 'multiui-tgz', source: { type: 'multiui' }, read: 6 },
   // ImageFolder (split folders with metadata.jsonl; metadata.csv; metadata.parquet; no metadata) and LLaVA-style data.
   { dir: 'imagefolder-splits', source: { type: 'imagefolder' }, read: 5 },
   { dir: 'imagefolder-csv', source: { type: 'imagefolder' }, read: 3 },
@@ -86,6 +90,20 @@ after(async () => {
   await s3?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
+
+/** The split MultiUI archive was extracted once into its root, whole: every member, the completion marker, nothing refused. */
+async function assertExtracted(store: ObjectStore): Promise<void> {
+  const [extraction, ...more] = await completedExtractions(store);
+  assert.equal(more.length, 0);
+  assert.deepEqual(
+    extraction!.parts.map((p) => p.key),
+    ['multiui.tar.gz.00', 'multiui.tar.gz.01', 'multiui.tar.gz.02'],
+  );
+  assert.equal(extraction!.members, 8, JSON.stringify(extraction));
+  assert.deepEqual(extraction!.refused, []);
+  assert.equal(extraction!.damage, undefined);
+  assert.ok(await store.exists('.mmif-extracted/multiui.tar.gz/stage1_data.json'));
+}
 
 function config(buildId: string, root: (sub: string) => string, s3Options?: S3Options): BuildConfigInput {
   return {
@@ -194,11 +212,15 @@ async function buildAndCheck(buildId: string, input: BuildConfigInput, env: Reco
 }
 
 test('every Hub layout and generic Parquet builds from local disk with `mmif build --local`', async () => {
+  // A copy: planning writes the gzip'd tars' extraction cache into their root.
+  const hub = path.join(dir, 'hub');
+  await cp(HUB, hub, { recursive: true });
   await buildAndCheck(
     'hub-local',
-    config('hub-local', (sub) => path.join(HUB, sub)),
+    config('hub-local', (sub) => path.join(hub, sub)),
     {},
   );
+  await assertExtracted(new LocalStore(path.join(hub, 'multiui-tgz')));
 });
 
 test('the same layouts build from S3 (versitygw), zips and Parquet row groups read by range', async () => {
@@ -213,6 +235,7 @@ test('the same layouts build from S3 (versitygw), zips and Parquet row groups re
     config('hub-s3', (sub) => `s3://${server.bucket}/hub/${sub}`, options),
     { AWS_ACCESS_KEY_ID: server.accessKeyId, AWS_SECRET_ACCESS_KEY: server.secretAccessKey, AWS_REGION: server.region, AWS_PROFILE: undefined },
   );
+  await assertExtracted(openStore(`s3://${server.bucket}/hub/multiui-tgz`, options));
 });
 
 test('a column asked for that the file does not hold: validate exits 2 naming both', async () => {
