@@ -106,8 +106,7 @@ export async function extractTarGzArchives(store: ObjectStore): Promise<Extracti
 async function extract(store: ObjectStore, archive: TarGzArchive): Promise<Extraction> {
   const dir = extractionDir(archive.key);
   const extraction: Extraction = { ...archive, members: 0, bytes: 0, refused: [] };
-  const cacheError = (err: unknown) =>
-    new SourceError(store.root, `cannot write the extraction cache ${dir}/ of ${archive.key}: ${(err as Error).message}`);
+  const cacheError = (err: unknown) => new SourceError(store.root, `cannot write the extraction cache ${dir}/ of ${archive.key}: ${(err as Error).message}`);
   const missing = missingParts(archive);
   if (missing) extraction.damage = `${archive.key} is missing ${missing}`;
   else {

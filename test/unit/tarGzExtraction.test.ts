@@ -48,7 +48,7 @@ async function keys(store: LocalStore | ReturnType<typeof extractedView>, prefix
   return out;
 }
 
-describe('gzip\'d tars extracted once into the source\'s store', () => {
+describe("gzip'd tars extracted once into the source's store", () => {
   it('groups split parts in order, whole archives alone', () => {
     const objects = ['b/x.tgz', 'a.tar.gz.10', 'a.tar.gz.02', 'a.tar.gz.00', 'a.tar.gz.01', 'c.tar', 'd.zip', '.mmif-extracted/e.tar.gz'].map((key) => ({ key, size: 1 }));
     assert.deepEqual(
@@ -60,7 +60,7 @@ describe('gzip\'d tars extracted once into the source\'s store', () => {
     );
   });
 
-  it('reads split parts\' members as if unpacked by hand beside them, with a completion marker written last', async () => {
+  it("reads split parts' members as if unpacked by hand beside them, with a completion marker written last", async () => {
     const { dir } = rootWith(FILES, 3);
     const store = new LocalStore(dir);
     const [extraction] = await extractTarGzArchives(store);
