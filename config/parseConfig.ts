@@ -8,6 +8,7 @@
 import type { z } from 'zod';
 import { closestName } from '../domain/closestName.js';
 import { ConfigError } from './configError.js';
+import { defOf, WRAPPER_TYPES } from './zodDefs.js';
 
 /**
  * Parses `input`; throws a ConfigError whose message names every bad field by its JSON path. A
@@ -28,8 +29,6 @@ function withoutSchemaLink(input: unknown): unknown {
 }
 
 type Issue = z.core.$ZodIssue;
-type Def = Record<string, unknown> & { type: string };
-const defOf = (s: z.ZodType) => (s as unknown as { _zod: { def: Def } })._zod.def;
 const shown = (path: PropertyKey[]) => (path.length ? path.map(String).join('.') : '(root)');
 
 function describeIssue(schema: z.ZodType, input: unknown, issue: Issue): string[] {
@@ -64,16 +63,11 @@ function valueAt(input: unknown, path: PropertyKey[]): unknown {
 function unwrap(schema: z.ZodType, input: unknown): z.ZodType {
   for (let s = schema; ;) {
     const def = defOf(s);
+    if (WRAPPER_TYPES.has(def.type)) {
+      s = def.innerType as z.ZodType;
+      continue;
+    }
     switch (def.type) {
-      case 'optional':
-      case 'nonoptional':
-      case 'default':
-      case 'prefault':
-      case 'nullable':
-      case 'readonly':
-      case 'catch':
-        s = def.innerType as z.ZodType;
-        continue;
       case 'pipe':
         s = def.in as z.ZodType;
         continue;

@@ -20,6 +20,7 @@ import { positiveEnvNumber } from '../../config/envNumber.js';
 import { MODEL_ROLES } from '../../config/modelsConfig.js';
 import { evalConfigSchema } from '../../config/evalConfig.js';
 import { BEGIN, END } from '../../cli/writeConfigReference.js';
+import { defOf, WRAPPER_TYPES } from '../../config/zodDefs.js';
 import { PRODUCT_FOLDERS } from '../harness/productFolders.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -89,8 +90,9 @@ const hasPath = (text: string, dotted: string) => new RegExp(`(?<![\\w.-])${esca
 function schemaFields(schema: z.ZodType): string[][] {
   const seen = new Map<string, string[]>();
   const walk = (s: z.ZodType, at: string[]) => {
-    const def = (s as unknown as { _zod: { def: Record<string, unknown> & { type: string } } })._zod.def;
+    const def = defOf(s);
     const inner = (key: string) => def[key] as z.ZodType;
+    if (WRAPPER_TYPES.has(def.type)) return walk(inner('innerType'), at);
     switch (def.type) {
       case 'object':
         for (const [key, field] of Object.entries(def.shape as Record<string, z.ZodType>)) {
@@ -99,14 +101,6 @@ function schemaFields(schema: z.ZodType): string[][] {
           walk(field, fieldPath);
         }
         return;
-      case 'optional':
-      case 'nonoptional':
-      case 'default':
-      case 'prefault':
-      case 'nullable':
-      case 'readonly':
-      case 'catch':
-        return walk(inner('innerType'), at);
       case 'pipe':
         walk(inner('in'), at);
         return walk(inner('out'), at);
