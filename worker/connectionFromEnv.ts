@@ -4,10 +4,14 @@
  * `default`, of `TEMPORAL_CONFIG_FILE` or ~/.config/temporalio/temporal.toml: address, namespace,
  * api_key, tls with its certificates), overridden by the TEMPORAL_* variables, loaded by
  * @temporalio/envconfig (https://docs.temporal.io/develop/environment-configuration). Secrets
- * (API key, TLS keys) never leave the environment and the files it points to.
+ * (API key, TLS keys, gRPC metadata) never leave the environment and the files it points to.
  */
 import type { Metadata, TLSConfig } from '@temporalio/client';
 import { loadClientConfigProfile, toClientOptions } from '@temporalio/envconfig';
+import { markSecret } from '../config/secrets.js';
+
+/** Variables whose values envconfig sends as gRPC metadata (headers such as `authorization`): masked like keys. */
+const GRPC_META_PREFIX = 'TEMPORAL_GRPC_META_';
 
 export interface TemporalSettings {
   /** Accepted by both Connection.connect (client) and NativeConnection.connect (worker). */
@@ -22,6 +26,7 @@ export function temporalSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): T
   if (Boolean(env.TEMPORAL_TLS_CLIENT_CERT_PATH) !== Boolean(env.TEMPORAL_TLS_CLIENT_KEY_PATH)) {
     throw new Error('TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH must be set together');
   }
+  for (const name of Object.keys(env)) if (name.startsWith(GRPC_META_PREFIX)) markSecret(name);
   const file = env.TEMPORAL_CONFIG_FILE ? ` of ${env.TEMPORAL_CONFIG_FILE}` : '';
   const profile = env.TEMPORAL_PROFILE ? `profile '${env.TEMPORAL_PROFILE}'${file}` : file ? `profile 'default'${file}` : undefined;
   let loaded;

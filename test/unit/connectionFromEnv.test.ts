@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { maskSecrets } from '../../config/secrets.js';
 import { temporalSettingsFromEnv } from '../../worker/connectionFromEnv.js';
 
 test('defaults to a local dev server without TLS', () => {
@@ -80,4 +81,12 @@ test("a profile of temporal.toml, as Temporal's CLI reads it: TEMPORAL_PROFILE p
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('gRPC metadata from TEMPORAL_GRPC_META_* is sent, and its values are masked as secrets from then on', () => {
+  const env = { TEMPORAL_GRPC_META_AUTHORIZATION: 'Bearer grpc-meta-canary-5d1f' };
+  assert.equal(maskSecrets('sent Bearer grpc-meta-canary-5d1f', env), 'sent Bearer grpc-meta-canary-5d1f', 'not secret before the settings are read');
+  const s = temporalSettingsFromEnv(env);
+  assert.deepEqual(s.connection.metadata, { authorization: 'Bearer grpc-meta-canary-5d1f' });
+  assert.equal(maskSecrets('sent Bearer grpc-meta-canary-5d1f', env), 'sent [secret TEMPORAL_GRPC_META_AUTHORIZATION]');
 });
