@@ -29,6 +29,12 @@ export interface StageDescriptor {
   readonly prompts: readonly PromptKind[];
   /** A rejection here drops only the sample's DPO pair: the sample itself stays accepted. */
   readonly rejectsPairOnly?: true;
+  /**
+   * The stage (one it builds on) beside whose calls its first call (`firstRequest`) is sent: that call
+   * reads nothing that stage produces, and its reply waits in the cache for this stage. Unless this
+   * stage's own endpoint sends it through the Batch API. A sample that stage rejects paid for it in vain.
+   */
+  readonly firstRequestBeside?: string;
 }
 
 const IMAGE = {
@@ -90,6 +96,8 @@ const REJECTED = {
   batchable: true,
   prompts: ['answer', 'direct_judge'],
   rejectsPairOnly: true,
+  // The rejected answer drops constraints from the chosen answer's prompt (or its image): it does not read the chosen answer.
+  firstRequestBeside: 'answer',
 } as const satisfies StageDescriptor;
 
 const CHAT = {

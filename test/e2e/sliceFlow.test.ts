@@ -22,6 +22,9 @@ import { makeBuildPlan } from '../../pipeline/planning/planBuild.js';
 import { runSliceStages, runStage } from '../../pipeline/run/runStage.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
 import { LocalStore } from '../../storage/localStore.js';
+import { getJson } from '../../storage/objectStore.js';
+import type { StageState } from '../../pipeline/run/stageState.js';
+import type { CallRecord } from '../../llm/callRecord.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
 import { startLoggingProxy, type LoggingProxy, type ProxyEvent } from '../harness/loggingProxy.js';
 
@@ -55,7 +58,8 @@ async function build(output: string, run: (ctx: ReturnType<typeof contextFor>, s
     sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m'), layout: 'webdataset' }],
     maxSamples: SAMPLES,
     shardSize: SAMPLES,
-    models: { default: { model: 'mmif-sim-vlm', baseUrl: proxy.url } },
+    // Room for every sample's calls at once (a sample sends several together): the endpoint's limit orders nothing here.
+    models: { default: { model: 'mmif-sim-vlm', baseUrl: proxy.url, concurrency: 128 } },
     llm: { concurrency: SAMPLES, preflight: false },
   });
   const ctx = contextFor(config);
@@ -107,4 +111,45 @@ test('samples flow through a slice with no stage barrier, and write the same rec
     byStage.manifest.files.map((f) => [f.path, f.sha256]),
     'byte-identical record files',
   );
+});
+
+test("the rejected answer is sent beside the chosen answer, paid and recorded once: by the rejected stage, or by the answer stage that rejected the sample", async (t) => {
+  // Answers that often miss their constraints: some samples are rejected in the answer stage, after their rejected answer went out.
+  const before = sim.setFaults({}).complianceRate;
+  sim.setFaults({ complianceRate: 0.3 });
+  t.after(() => sim.setFaults({ complianceRate: before }));
+  let ctxOf: ReturnType<typeof contextFor> | undefined;
+  let ran: Awaited<ReturnType<typeof shardPlanIn>> = [];
+  const { log } = await build('sent-ahead', async (ctx, samples) => {
+    ctxOf = ctx;
+    ran = samples;
+    await runSliceStages(ctx, STAGE_NAMES, samples);
+  });
+  const ctx = ctxOf!;
+  const states = await Promise.all(
+    ran.map(async (sample) => Object.fromEntries(await Promise.all(STAGE_NAMES.map(async (stage) => [stage, await getJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, stage))] as const)))),
+  );
+  const paid = (calls: readonly CallRecord[]) => calls.filter((c) => !c.cached).length;
+  // Every request that reached the endpoint is paid in exactly one stage state.
+  const sent = log.filter((e) => e.event === 'sent' && e.stage !== 'other').length;
+  assert.equal(states.reduce((n, s) => n + STAGE_NAMES.reduce((m, stage) => m + paid(s[stage]?.calls ?? []), 0), 0), sent, 'paid records = requests sent');
+  let ahead = 0;
+  let inVain = 0;
+  for (const s of states) {
+    const answer = s.answer;
+    if (!answer) continue;
+    const rejectedRole = answer.calls.filter((c) => c.stage === 'rejected');
+    if (s.rejected) {
+      // The rejected stage's first call was answered by the reply sent ahead, and counted paid there.
+      assert.equal(s.rejected.calls[0]?.stage, 'rejected');
+      assert.equal(s.rejected.calls[0]?.recovered, true, 'the rejected stage counts the reply sent ahead as its own paid call');
+      assert.equal(rejectedRole.length, 0, 'an accepted answer stage records none of the rejected stage calls');
+      ahead += 1;
+    } else {
+      assert.equal(answer.status, 'rejected');
+      assert.ok(rejectedRole.length > 0, 'a sample the answer stage rejected records the rejected answer sent ahead for it');
+      inVain += 1;
+    }
+  }
+  assert.ok(ahead > 0 && inVain > 0, `samples reached the rejected stage (${ahead}) and were rejected in the answer stage (${inVain})`);
 });

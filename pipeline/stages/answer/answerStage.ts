@@ -11,7 +11,8 @@ import type { StageContext } from '../../run/context.js';
 import type { SampleImage } from '../../run/sampleImage.js';
 import type { AnswerResult, PlannedConstraint } from '../../run/stageState.js';
 import type { Verdict } from '../../../domain/verdict.js';
-import { verifyAnswer } from './verifyAnswer.js';
+import { verifyAnswer, withoutAnswers } from './verifyAnswer.js';
+import { callBranches } from '../../run/callBranches.js';
 import { checkVisionDependence, VISION_INDEPENDENT } from './visionDependence.js';
 import { answerRequest, keptReasoning, type Task } from './answerRequest.js';
 import { credited, creditedRate, type VacuousPolicy } from '../../../domain/verdict.js';
@@ -27,9 +28,13 @@ export async function runAnswerStage(ctx: StageContext, task: Task, constraints:
   const { passThreshold, maxRegenerations, vacuous } = ctx.config.verification;
   let verdicts: Verdict[] = [];
   let firstVerdicts: Verdict[] = [];
+  let withouts: ReadonlyMap<number, string> | undefined;
   for (let regeneration = 0; regeneration <= maxRegenerations; regeneration++) {
-    const { text: answer, reasoning } = await ctx.models.textAndReasoning(answerRequest(ctx, 'answer', task, constraints, image, regeneration).request, calls);
-    verdicts = await verifyAnswer(ctx, { task, constraints, answer, image, compare: true }, calls);
+    const answering = (branch: CallRecord[]) => ctx.models.textAndReasoning(answerRequest(ctx, 'answer', task, constraints, image, regeneration).request, branch);
+    // The compare judge's answers without each constraint do not depend on the answer: made beside the first one.
+    const [{ text: answer, reasoning }, made] = await callBranches(calls, [answering, (branch: CallRecord[]) => (withouts ? Promise.resolve(withouts) : withoutAnswers(ctx, task, constraints, image, branch))]);
+    withouts = made;
+    verdicts = await verifyAnswer(ctx, { task, constraints, answer, image, compare: true, withouts }, calls);
     if (regeneration === 0) firstVerdicts = verdicts;
     const regenerated = regeneration > 0 ? { firstVerdicts } : {};
     const rate = creditedRate(verdicts, vacuous);

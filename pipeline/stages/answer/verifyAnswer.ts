@@ -12,6 +12,7 @@ import { rngFor } from '../../../domain/random.js';
 import { SampleRejection } from '../../../domain/rejection.js';
 import { runVerifierCall } from '../../../verification/functions.js';
 import { compareJudgeVerdict, directJudgeScores, type AskJudge } from '../../judges.js';
+import { callBranches } from '../../run/callBranches.js';
 import type { StageContext } from '../../run/context.js';
 import type { SampleImage } from '../../run/sampleImage.js';
 import type { PlannedConstraint } from '../../run/stageState.js';
@@ -33,6 +34,8 @@ export interface AnswerUnderTest {
   auditJudge?: boolean;
   /** Direct-judge scores given earlier in the sample: one on this same text is reused, not asked again (priorJudgements.ts). */
   priors?: readonly PriorJudgement[];
+  /** The answers made without each compare-judged constraint, by index, when the caller made them already (withoutAnswers). */
+  withouts?: ReadonlyMap<number, string>;
 }
 
 export async function verifyAnswer(ctx: StageContext, subject: AnswerUnderTest, calls: CallRecord[]): Promise<Verdict[]> {
@@ -46,10 +49,18 @@ export async function verifyAnswer(ctx: StageContext, subject: AnswerUnderTest, 
     else if (c.method === 'compare_judge' && subject.compare) compare.push(index);
     else direct.push(index);
   }
-  if (direct.length > 0) verdicts.push(...(await judgedOnce(ctx, subject, direct, calls)));
-  for (const index of compare) verdicts.push(await compareJudge(ctx, subject, index, calls));
-  if (subject.auditJudge !== false) await auditRuleVerdicts(ctx, subject, verdicts, calls);
-  return verdicts.sort((a, b) => a.index - b.index);
+  // The direct judge, each compare judge and the audit of the rule verdicts ask about the same answer
+  // and not about each other's replies: sent together (callBranches.ts).
+  const rules = [...verdicts];
+  const judged = await callBranches<Verdict[][]>(calls, [
+    ...(direct.length > 0 ? [(branch: CallRecord[]) => judgedOnce(ctx, subject, direct, branch)] : []),
+    ...compare.map((index) => async (branch: CallRecord[]) => [await compareJudge(ctx, subject, index, branch)]),
+    async (branch: CallRecord[]) => {
+      if (subject.auditJudge !== false) await auditRuleVerdicts(ctx, subject, rules, branch);
+      return [];
+    },
+  ]);
+  return [...verdicts, ...judged.flat()].sort((a, b) => a.index - b.index);
 }
 
 /**
@@ -160,18 +171,29 @@ async function directJudge(ctx: StageContext, subject: AnswerUnderTest, indices:
   }));
 }
 
+/**
+ * The answers made without each compare-judged constraint, by index (the compare judge's other side,
+ * Fig. 21). They ask nothing about the answer under test: the answer stage makes them beside its first
+ * answer and every regeneration judges against the same ones.
+ */
+export async function withoutAnswers(ctx: StageContext, task: Task, constraints: readonly PlannedConstraint[], image: SampleImage, calls: CallRecord[]): Promise<Map<number, string>> {
+  const indices = constraints.flatMap((c, i) => (c.method === 'compare_judge' ? [i] : []));
+  const texts = await callBranches(
+    calls,
+    indices.map((index) => (branch: CallRecord[]) => withoutAnswer(ctx, task, constraints, index, image, branch)),
+  );
+  return new Map(indices.map((index, i) => [index, texts[i]!]));
+}
+
+function withoutAnswer(ctx: StageContext, task: Task, constraints: readonly PlannedConstraint[], index: number, image: SampleImage, calls: CallRecord[]): Promise<string> {
+  const others = constraints.filter((_, i) => i !== index);
+  const prompt = renderAnswerPrompt(task.instruction, others, task.reference);
+  return ctx.models.text({ stage: 'answer', endpoint: endpointFor(ctx.config, 'answer'), prompt, image }, calls);
+}
+
 async function compareJudge(ctx: StageContext, subject: AnswerUnderTest, index: number, calls: CallRecord[]): Promise<Verdict> {
   const c = subject.constraints[index]!;
-  const others = subject.constraints.filter((_, i) => i !== index);
-  const without = await ctx.models.text(
-    {
-      stage: 'answer',
-      endpoint: endpointFor(ctx.config, 'answer'),
-      prompt: renderAnswerPrompt(subject.task.instruction, others, subject.task.reference),
-      image: subject.image,
-    },
-    calls,
-  );
+  const without = subject.withouts?.get(index) ?? (await withoutAnswer(ctx, subject.task, subject.constraints, index, subject.image, calls));
   const verdict = await compareJudgeVerdict(judgeOf(ctx, calls), c.value, subject.answer, without);
   return {
     index,

@@ -12,13 +12,16 @@ import type { CallRecord } from '../../../llm/callRecord.js';
 import { renderVerifierSelectionPrompt, verifierSelectionReplySchema } from '../../../prompts/verifierSelectionPrompt.js';
 import { FUNCTIONS, resolveFunction, runVerifierCall } from '../../../verification/functions.js';
 import { parseVerifierCalls } from '../../../verification/selection.js';
+import { callBranches } from '../../run/callBranches.js';
 import type { StageContext } from '../../run/context.js';
 import type { PlannedConstraint } from '../../run/stageState.js';
 
-export async function planVerification(ctx: StageContext, constraints: readonly Constraint[], calls: CallRecord[]): Promise<PlannedConstraint[]> {
-  const planned: PlannedConstraint[] = [];
-  for (const c of constraints) planned.push(await planOne(ctx, c, calls));
-  return planned;
+/** Every constraint's plan is its own question: the verifier model is asked about all of them at once (callBranches.ts). */
+export function planVerification(ctx: StageContext, constraints: readonly Constraint[], calls: CallRecord[]): Promise<PlannedConstraint[]> {
+  return callBranches(
+    calls,
+    constraints.map((c) => (branch: CallRecord[]) => planOne(ctx, c, branch)),
+  );
 }
 
 async function planOne(ctx: StageContext, c: Constraint, calls: CallRecord[]): Promise<PlannedConstraint> {

@@ -1,0 +1,41 @@
+/**
+ * A later stage's first call sent beside an earlier stage's calls (its descriptor's
+ * `firstRequestBeside`, config/stages.ts): the DPO rejected answer does not read the chosen answer, so
+ * it is made while the chosen answer is made and judged, and the rejected stage then finds its reply
+ * in the cache. A sample's chain of dependent calls is one long answer shorter (ADR 0074).
+ *
+ * Sent as that stage's own execution (its scope): the stage, running next, counts the reply as paid
+ * (`recovered`), exactly once. A sample the earlier stage rejects never runs that stage, so the calls
+ * sent ahead for it are handed back to be recorded in the earlier stage's state: never unreported.
+ * A failed call sent ahead fails nothing: the stage asks again itself.
+ */
+import { batchStages } from '../../config/endpointRouting.js';
+import type { StageName } from '../../config/stages.js';
+import { SampleRejection } from '../../domain/rejection.js';
+import type { SourceSample } from '../../domain/sample.js';
+import type { CallRecord } from '../../llm/callRecord.js';
+import { getCreatedJson } from '../../storage/objectStore.js';
+import type { PriorResults } from '../stages/stageDefinition.js';
+import { stageDefinitions } from '../stages/registry.js';
+import type { StageContext } from './context.js';
+import type { StageState } from './stageState.js';
+
+/** Sends the first calls of the stages whose descriptor names `stage` as `firstRequestBeside`; resolves with their calls. */
+export async function sendAhead(ctx: StageContext, stage: StageName, sample: SourceSample, prior: PriorResults): Promise<CallRecord[]> {
+  const calls: CallRecord[] = [];
+  const batched = batchStages(ctx.config) as readonly StageName[];
+  const later = stageDefinitions(ctx.config.mode).filter((d) => 'firstRequestBeside' in d && d.firstRequestBeside === stage && d.firstRequest && !batched.includes(d.name));
+  for (const definition of later) {
+    // A stage that already ran for the sample (or is to try a model call again: a rerun of its own) is left to itself.
+    if (await getCreatedJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, definition.name))) continue;
+    const { request, json } = await definition.firstRequest!(ctx, sample, prior);
+    const models = ctx.models.forExecution(`${sample.sampleId}/${definition.name}`);
+    try {
+      if (json) await models.json(request, json.name, json.schema, calls);
+      else await models.textAndReasoning(request, calls);
+    } catch (err) {
+      if (!(err instanceof SampleRejection)) throw err;
+    }
+  }
+  return calls;
+}
