@@ -62,7 +62,8 @@ async function build(output: string, lanes: LanePool | undefined) {
     sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m'), layout: 'webdataset' }],
     maxSamples: SAMPLES,
     shardSize: SAMPLES,
-    models: { default: { model: 'mmif-sim-vlm', baseUrl: proxy.url, concurrency: LANES } },
+    // Room for every lane's calls at once (a sample sends several together, ADR 0074): the lanes, not the endpoint's limit, bound what is in flight.
+    models: { default: { model: 'mmif-sim-vlm', baseUrl: proxy.url, concurrency: 4 * LANES } },
     llm: { concurrency: LANES / 2, preflight: false },
   });
   const ctx = contextFor(config);
