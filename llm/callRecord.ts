@@ -33,7 +33,8 @@ export interface CallRecord extends Usage {
   problem?: ReplyProblem;
   /**
    * A cache hit on a reply this very stage of this sample paid for in an attempt that died before
-   * recording it (a killed worker): counted as paid here, so cost is never under-reported.
+   * recording it (a killed worker), or that an earlier stage sent ahead for it (pipeline/run/sentAhead.ts):
+   * counted as paid here, so cost is never under-reported.
    */
   recovered?: boolean;
   /**
