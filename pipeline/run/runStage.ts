@@ -185,19 +185,21 @@ async function runOne(ctx: StageContext, stage: StageName, sample: SourceSample)
   // Scoped to this execution, so calls a killed earlier execution paid for are still counted.
   const scoped: StageContext = { ...ctx, models: ctx.models.forExecution(`${sample.sampleId}/${stage}`, rerun) };
   const reran = rerun > 0 ? { rerun } : {};
+  const run = async (): Promise<StageState> => {
+    try {
+      return { status: 'ok', stage, result: await stageDefinition(ctx.config.mode, stage).run(scoped, sample, prior, calls), calls, ...reran };
+    } catch (err) {
+      if (!(err instanceof SampleRejection)) throw err;
+      return { status: 'rejected', stage, reason: err.reason, calls, ...(err.details ? { details: err.details } : {}), ...reran };
+    }
+  };
   // Later stages' first calls that need nothing this stage makes go out beside it (sentAhead.ts).
-  const ahead = sendAhead(ctx, stage, sample, prior);
-  let state: StageState;
-  try {
-    state = { status: 'ok', stage, result: await stageDefinition(ctx.config.mode, stage).run(scoped, sample, prior, calls), calls, ...reran };
-  } catch (err) {
-    await ahead.catch(() => undefined);
-    if (!(err instanceof SampleRejection)) throw err;
-    state = { status: 'rejected', stage, reason: err.reason, calls, ...(err.details ? { details: err.details } : {}), ...reran };
-  }
-  const sentAhead = await ahead;
+  const [ran, ahead] = await Promise.allSettled([run(), sendAhead(ctx, stage, sample, prior)]);
+  if (ran.status === 'rejected') throw ran.reason;
+  if (ahead.status === 'rejected') throw ahead.reason;
+  const state = ran.value;
   // Sent for a stage this sample now never runs: recorded here, where its cost is counted.
-  if (state.status === 'rejected') calls.push(...sentAhead);
+  if (state.status === 'rejected') calls.push(...ahead.value);
   await createJson(ctx.store, key, state);
   // The calls of earlier executions came first in `calls`: only the rest were sent now.
   const sent = calls.slice(existing?.calls.length ?? 0).filter((c) => !c.cached).length;
