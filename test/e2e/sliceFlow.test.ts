@@ -113,7 +113,7 @@ test('samples flow through a slice with no stage barrier, and write the same rec
   );
 });
 
-test("the rejected answer is sent beside the chosen answer, paid and recorded once: by the rejected stage, or by the answer stage that rejected the sample", async (t) => {
+test('the rejected answer is sent beside the chosen answer, paid and recorded once: by the rejected stage, or by the answer stage that rejected the sample', async (t) => {
   // Answers that often miss their constraints: some samples are rejected in the answer stage, after their rejected answer went out.
   const before = sim.setFaults({}).complianceRate;
   sim.setFaults({ complianceRate: 0.3 });
@@ -127,12 +127,20 @@ test("the rejected answer is sent beside the chosen answer, paid and recorded on
   });
   const ctx = ctxOf!;
   const states = await Promise.all(
-    ran.map(async (sample) => Object.fromEntries(await Promise.all(STAGE_NAMES.map(async (stage) => [stage, await getJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, stage))] as const)))),
+    ran.map(async (sample) =>
+      Object.fromEntries(
+        await Promise.all(STAGE_NAMES.map(async (stage) => [stage, await getJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, stage))] as const)),
+      ),
+    ),
   );
   const paid = (calls: readonly CallRecord[]) => calls.filter((c) => !c.cached).length;
   // Every request that reached the endpoint is paid in exactly one stage state.
   const sent = log.filter((e) => e.event === 'sent' && e.stage !== 'other').length;
-  assert.equal(states.reduce((n, s) => n + STAGE_NAMES.reduce((m, stage) => m + paid(s[stage]?.calls ?? []), 0), 0), sent, 'paid records = requests sent');
+  assert.equal(
+    states.reduce((n, s) => n + STAGE_NAMES.reduce((m, stage) => m + paid(s[stage]?.calls ?? []), 0), 0),
+    sent,
+    'paid records = requests sent',
+  );
   let ahead = 0;
   let inVain = 0;
   for (const s of states) {

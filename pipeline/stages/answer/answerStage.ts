@@ -32,7 +32,10 @@ export async function runAnswerStage(ctx: StageContext, task: Task, constraints:
   for (let regeneration = 0; regeneration <= maxRegenerations; regeneration++) {
     const answering = (branch: CallRecord[]) => ctx.models.textAndReasoning(answerRequest(ctx, 'answer', task, constraints, image, regeneration).request, branch);
     // The compare judge's answers without each constraint do not depend on the answer: made beside the first one.
-    const [{ text: answer, reasoning }, made] = await callBranches(calls, [answering, (branch: CallRecord[]) => (withouts ? Promise.resolve(withouts) : withoutAnswers(ctx, task, constraints, image, branch))]);
+    const [{ text: answer, reasoning }, made] = await callBranches(calls, [
+      answering,
+      (branch: CallRecord[]) => (withouts ? Promise.resolve(withouts) : withoutAnswers(ctx, task, constraints, image, branch)),
+    ]);
     withouts = made;
     verdicts = await verifyAnswer(ctx, { task, constraints, answer, image, compare: true, withouts }, calls);
     if (regeneration === 0) firstVerdicts = verdicts;

@@ -176,7 +176,13 @@ async function directJudge(ctx: StageContext, subject: AnswerUnderTest, indices:
  * Fig. 21). They ask nothing about the answer under test: the answer stage makes them beside its first
  * answer and every regeneration judges against the same ones.
  */
-export async function withoutAnswers(ctx: StageContext, task: Task, constraints: readonly PlannedConstraint[], image: SampleImage, calls: CallRecord[]): Promise<Map<number, string>> {
+export async function withoutAnswers(
+  ctx: StageContext,
+  task: Task,
+  constraints: readonly PlannedConstraint[],
+  image: SampleImage,
+  calls: CallRecord[],
+): Promise<Map<number, string>> {
   const indices = constraints.flatMap((c, i) => (c.method === 'compare_judge' ? [i] : []));
   const texts = await callBranches(
     calls,
