@@ -160,12 +160,21 @@ function userTexts(request: ChatRequest): string[] {
 
 const isChatRule = (part: ContentPart) => part.type === 'text' && part.text.startsWith(MULTITURN_SYSTEM_TEXT);
 
+/** Each image part's tokens by model, once read: a reply counts them for the rate limit, usage, the prompt cache and the GPU's work. */
+const partTokens = new WeakMap<object, { model: string; tokens: number }>();
+
 /**
  * The tokens of an image part: `flat` when the simulator was given one (SIM_IMAGE_TOKENS), else what
- * the request's model family counts for the image's size and detail (llm/imageTokens.ts).
+ * the request's model family counts for the image's size and detail (llm/imageTokens.ts), which
+ * decodes the image's header: once per part object (a request is parsed once).
  */
 export function imagePartTokens(model: string, part: { image_url: { url: string; detail?: 'auto' | 'low' | 'high' | undefined } }, flat?: number): number {
-  return flat ?? imageUrlTokens(model, part.image_url.url, part.image_url.detail);
+  if (flat !== undefined) return flat;
+  const known = partTokens.get(part);
+  if (known?.model === model) return known.tokens;
+  const tokens = imageUrlTokens(model, part.image_url.url, part.image_url.detail);
+  partTokens.set(part, { model, tokens });
+  return tokens;
 }
 
 /** ≈ ceil(chars / 4) over all text parts, plus each image part's tokens (imagePartTokens). */

@@ -95,3 +95,17 @@ test("the simulator's usage and the engine's estimate count an image alike, by t
   }
   assert.equal(promptTokens({ model: 'gpt-4o', messages }, 85), 86, 'a flat figure (SIM_IMAGE_TOKENS) overrides the rule');
 });
+
+test("the simulator reads an image part's header once per request part, not once per count", async () => {
+  const jpeg = await sharp({ create: { width: 900, height: 300, channels: 3, background: '#808080' } })
+    .jpeg()
+    .toBuffer();
+  const part = { type: 'image_url' as const, image_url: { url: `data:image/jpeg;base64,${jpeg.toString('base64')}`, detail: 'high' as const } };
+  const request = { model: 'gpt-4o', messages: [{ role: 'user' as const, content: [part] }] };
+  assert.equal(promptTokens(request), 85 + 170 * 2);
+  // The same part object is not decoded again: its bytes swapped for unreadable ones count as before.
+  part.image_url.url = 'data:image/jpeg;base64,AAAA';
+  assert.equal(promptTokens(request), 85 + 170 * 2);
+  assert.equal(promptTokens({ ...request, model: 'gpt-4.1-mini' }), imageUrlTokens('gpt-4.1-mini', part.image_url.url, 'high'), 'another model reads it again');
+  assert.equal(promptTokens({ model: 'gpt-4o', messages: [{ role: 'user' as const, content: [{ ...part, image_url: { ...part.image_url } }] }] }), 765, 'a new part is read');
+});
