@@ -1,12 +1,13 @@
 /**
- * Which replica of an endpoint serves a sample: all of a sample's requests go to the replica its
- * image's content hash ranks first by rendezvous hashing (highest random weight: each replica
- * scores sha256(replica URL, image hash), the highest wins), so the replica that already holds the
- * image's vision encoding and KV prefix gets it again, and adding or removing a replica moves only
- * the images it wins or won. A replica at its limit spills the request to the next in the image's
- * order; one that fails (connection refused, or a run of 5xx replies) is taken out for a back-off
- * that doubles per repeated failure, its samples going to their next replica, and comes back on its
- * own when the back-off ends. Pure apart from the injected clock; every move is counted for status.
+ * Which replica of an endpoint serves a sample: all of a sample's requests go to one replica, so
+ * its image is encoded and its KV prefix computed once. Its image's content hash ranks the replicas
+ * by rendezvous hashing (highest random weight: each replica scores sha256(replica URL, image
+ * hash), the highest wins), so adding or removing a replica moves only the images it wins or won.
+ * The sample's first request places the image by bounded load: its first replica, or the next in
+ * its order when that one is at its limit (a spill); its later requests stay where it was placed,
+ * queueing there, and move only when that replica is taken out (a re-route) for failing
+ * (connection refused, or a run of 5xx replies): out for a back-off that doubles per repeated
+ * failure, back on its own when it ends. Per worker; pure apart from the injected clock.
  */
 import { sha256Hex } from '../domain/hashing.js';
 import type { Clock } from './clock.js';
@@ -25,62 +26,66 @@ export function replicaOrder(imageSha256: string, replicas: readonly string[]): 
 
 export type ReplicaFailure = 'connect' | 'server-error';
 
-/** A replica picked for a request: `moved` when it is not the image's first (that one at its limit, or out). */
+/** A replica picked for a request: `moved` when it is not the image's first (that one at its limit when the image was placed, or out). */
 export interface ReplicaPick {
   baseURL: string;
   moved?: 'spilled' | 'rerouted';
 }
 
-/** Counts per replica: requests routed to it, those it took as a spill or re-route, and times taken out. */
-export interface ReplicaShare {
+/** Images (routing keys) a router remembers the replica of: the most recently routed, far more than a worker has samples in flight. */
+export const PLACED_IMAGES = 16_384;
+
+interface ReplicaState {
   baseURL: string;
-  routed: number;
-  spilledIn: number;
-  reroutedIn: number;
-  ejections: number;
   /** Set while the replica is out: when it comes back (ms since the epoch). */
   outUntil?: number;
-}
-
-interface ReplicaState extends ReplicaShare {
   serverErrorRun: number;
   failuresInRow: number;
 }
 
 export class ReplicaRouter {
   private readonly states = new Map<string, ReplicaState>();
+  /** Where each image was placed, least recently routed first (a Map keeps insertion order). */
+  private readonly placed = new Map<string, ReplicaPick>();
 
   constructor(
     replicas: readonly string[],
     private readonly clock: Pick<Clock, 'now'>,
+    private readonly maxPlaced = PLACED_IMAGES,
   ) {
-    for (const baseURL of replicas) {
-      this.states.set(baseURL, { baseURL, routed: 0, spilledIn: 0, reroutedIn: 0, ejections: 0, serverErrorRun: 0, failuresInRow: 0 });
-    }
+    for (const baseURL of replicas) this.states.set(baseURL, { baseURL, serverErrorRun: 0, failuresInRow: 0 });
   }
 
   /**
-   * The replica for one request of the sample whose image hashes to `imageSha256`, given whether
-   * each replica is at its limit (its limiter's say: this worker's share, lease and window): the
-   * first in the image's order that is in and below its limit. When every replica in is at its
-   * limit, the image's first replica in (its limiter queues the request); when all are out, the
-   * one back soonest.
+   * The replica for one request of the sample whose image hashes to `imageSha256`. An image placed
+   * before stays where it was placed (its encoding and prefix are there; a full replica's limiter
+   * queues the request) while that replica is in. Otherwise it is placed now, by bounded load, given
+   * whether each replica is at its limit (its limiter's say: this worker's share, lease and window):
+   * on the first in the image's order that is in and below its limit; when every replica in is at
+   * its limit, on the image's first replica in; when all are out, the one back soonest (not
+   * remembered: the image is placed again once one is back).
    */
   pick(imageSha256: string, atLimit: (baseURL: string) => boolean): ReplicaPick {
     const now = this.clock.now();
+    for (const s of this.states.values()) if (s.outUntil !== undefined && s.outUntil <= now) s.outUntil = undefined;
+    const held = this.placed.get(imageSha256);
+    this.placed.delete(imageSha256);
+    if (held && this.states.get(held.baseURL)!.outUntil === undefined) return this.remember(imageSha256, held);
     const order = replicaOrder(imageSha256, [...this.states.keys()]).map((url) => this.states.get(url)!);
-    for (const s of order) if (s.outUntil !== undefined && s.outUntil <= now) s.outUntil = undefined;
     const inService = order.filter((s) => s.outUntil === undefined);
-    const open = inService.find((s) => !atLimit(s.baseURL));
-    const chosen = open ?? inService[0] ?? [...order].sort((a, b) => a.outUntil! - b.outUntil!)[0]!;
-    chosen.routed++;
-    if (chosen === order[0]) return { baseURL: chosen.baseURL };
-    if (order[0]!.outUntil !== undefined) {
-      chosen.reroutedIn++;
-      return { baseURL: chosen.baseURL, moved: 'rerouted' };
+    const chosen = inService.find((s) => !atLimit(s.baseURL)) ?? inService[0];
+    if (!chosen) {
+      const soonest = [...order].sort((a, b) => a.outUntil! - b.outUntil!)[0]!;
+      return soonest === order[0] ? { baseURL: soonest.baseURL } : { baseURL: soonest.baseURL, moved: 'rerouted' };
     }
-    chosen.spilledIn++;
-    return { baseURL: chosen.baseURL, moved: 'spilled' };
+    if (chosen === order[0]) return this.remember(imageSha256, { baseURL: chosen.baseURL });
+    return this.remember(imageSha256, { baseURL: chosen.baseURL, moved: order[0]!.outUntil === undefined ? 'spilled' : 'rerouted' });
+  }
+
+  private remember(imageSha256: string, pick: ReplicaPick): ReplicaPick {
+    this.placed.set(imageSha256, pick);
+    if (this.placed.size > this.maxPlaced) this.placed.delete(this.placed.keys().next().value!);
+    return pick;
   }
 
   /**
@@ -92,7 +97,6 @@ export class ReplicaRouter {
     if (!s || s.outUntil !== undefined) return false;
     if (failure === 'server-error' && ++s.serverErrorRun < SERVER_ERROR_RUN) return false;
     s.serverErrorRun = 0;
-    s.ejections++;
     s.outUntil = this.clock.now() + Math.min(BACKOFF_MS * 2 ** s.failuresInRow, MAX_BACKOFF_MS);
     s.failuresInRow++;
     return true;
@@ -104,18 +108,5 @@ export class ReplicaRouter {
     if (!s) return;
     s.serverErrorRun = 0;
     s.failuresInRow = 0;
-  }
-
-  /** Each replica's counts, in config order. */
-  shares(): ReplicaShare[] {
-    const now = this.clock.now();
-    return [...this.states.values()].map(({ baseURL, routed, spilledIn, reroutedIn, ejections, outUntil }) => ({
-      baseURL,
-      routed,
-      spilledIn,
-      reroutedIn,
-      ejections,
-      ...(outUntil !== undefined && outUntil > now ? { outUntil } : {}),
-    }));
   }
 }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BACKOFF_MS, ReplicaRouter, SERVER_ERROR_RUN, replicaOrder } from '../../llm/replicaRouting.js';
+import { BACKOFF_MS, ReplicaRouter, SERVER_ERROR_RUN, replicaOrder, type ReplicaPick } from '../../llm/replicaRouting.js';
 import { sha256Hex } from '../../domain/hashing.js';
 
 const urls = ['http://gpu0:8000/v1', 'http://gpu1:8000/v1', 'http://gpu2:8000/v1'];
@@ -12,16 +12,19 @@ function clockAt(start: number) {
   return clock;
 }
 
-test('every request of one image goes to one replica, and images spread evenly over the replicas', () => {
+test('every request of one image goes to its first replica when none is full, and images spread evenly over the replicas', () => {
   const router = new ReplicaRouter(urls, clockAt(0));
+  const routed = new Map<string, number>();
   for (const image of images) {
-    const first = router.pick(image, idle).baseURL;
-    for (let call = 0; call < 10; call++) assert.equal(router.pick(image, idle).baseURL, first);
+    for (let call = 0; call < 11; call++) {
+      const pick = router.pick(image, idle);
+      assert.deepEqual(pick, { baseURL: replicaOrder(image, urls)[0] });
+      routed.set(pick.baseURL, (routed.get(pick.baseURL) ?? 0) + 1);
+    }
   }
-  for (const share of router.shares()) {
-    const fraction = share.routed / (images.length * 11);
-    assert.ok(fraction > 0.28 && fraction < 0.39, `${share.baseURL} took ${fraction}`);
-    assert.equal(share.spilledIn + share.reroutedIn, 0);
+  for (const url of urls) {
+    const fraction = routed.get(url)! / (images.length * 11);
+    assert.ok(fraction > 0.28 && fraction < 0.39, `${url} took ${fraction}`);
   }
 });
 
@@ -38,60 +41,96 @@ test('adding or removing a replica moves only the images it wins or won', () => 
   images.forEach((_, i) => assert.ok(added[i] === before[i] || added[i] === 'http://gpu3:8000/v1'));
 });
 
-test('a replica at its limit spills to the next in the image order, counted; below it, the image goes home again', () => {
+test("an image whose first replica is at its limit spills to the next, counted, and its later requests stay there even once the first has room", () => {
   const router = new ReplicaRouter(urls, clockAt(0));
-  const image = images[0]!;
+  const [image, other] = [images[0]!, images.find((i) => replicaOrder(i, urls)[0] === replicaOrder(images[0]!, urls)[0] && i !== images[0])!];
   const [home, next] = replicaOrder(image, urls);
-  assert.equal(router.pick(image, (url) => url === home).baseURL, next);
-  assert.equal(router.pick(image, () => false).baseURL, home);
-  // Every replica full: the home replica, whose limiter queues the request.
-  assert.equal(router.pick(image, () => true).baseURL, home);
-  const shares = new Map(router.shares().map((s) => [s.baseURL, s]));
-  assert.equal(shares.get(next!)!.spilledIn, 1);
-  assert.equal(shares.get(home!)!.routed, 2);
+  assert.deepEqual(router.pick(image, (url) => url === home), { baseURL: next, moved: 'spilled' });
+  for (let call = 0; call < 10; call++) assert.deepEqual(router.pick(image, idle), { baseURL: next, moved: 'spilled' }, 'sticks to where its image was encoded');
+  // Its image's replica full now: the request waits there (that replica's limiter queues it) rather than encode the image again elsewhere.
+  assert.deepEqual(router.pick(image, (url) => url === next), { baseURL: next, moved: 'spilled' });
+  // Another image of the same first replica, placed while that one has room, goes there.
+  assert.deepEqual(router.pick(other, idle), { baseURL: home });
+  // Every replica full: a new image is placed on its first replica, whose limiter queues it.
+  const third = images[5]!;
+  assert.deepEqual(router.pick(third, () => true), { baseURL: replicaOrder(third, urls)[0] });
 });
 
-test('a replica refusing connections is out for a back-off, its images re-route (counted) and come back on their own; a repeat doubles it', () => {
+test('placements are bounded load: images arriving together fill every replica to its limit before any replica queues', () => {
+  const router = new ReplicaRouter(urls, clockAt(0));
+  const limit = 4;
+  const inFlight = new Map(urls.map((u) => [u, 0]));
+  const atLimit = (url: string) => inFlight.get(url)! >= limit;
+  const samples = images.slice(0, urls.length * limit);
+  let spilled = 0;
+  for (const image of samples) {
+    const pick = router.pick(image, atLimit);
+    inFlight.set(pick.baseURL, inFlight.get(pick.baseURL)! + 1);
+    if (pick.moved === 'spilled') spilled++;
+  }
+  assert.deepEqual([...inFlight.values()], [limit, limit, limit], 'each replica took exactly its limit');
+  assert.ok(spilled > 0, 'some images were placed off their first replica');
+  // Each sample's next request (its first answered) goes where the sample's image is.
+  const placed = new Map(samples.map((image) => [image, router.pick(image, atLimit).baseURL]));
+  for (const image of samples) assert.equal(router.pick(image, idle).baseURL, placed.get(image));
+});
+
+test('a router remembers the last images it placed, up to its bound', () => {
+  const router = new ReplicaRouter(urls, clockAt(0), 2);
+  const [a, b, c] = images;
+  const [home, next] = replicaOrder(a!, urls);
+  assert.equal(router.pick(a!, (url) => url === home).baseURL, next);
+  router.pick(b!, idle);
+  assert.equal(router.pick(a!, idle).baseURL, next, 'still placed: routing it again made it the most recent');
+  router.pick(b!, idle);
+  router.pick(c!, idle);
+  assert.deepEqual(router.pick(a!, idle), { baseURL: home }, 'forgotten past the bound: placed again, by load');
+});
+
+test('a replica refusing connections is out for a back-off: its images re-route (counted) and stay where they went; new images come back on their own; a repeat doubles it', () => {
   const clock = clockAt(1_000);
   const router = new ReplicaRouter(urls, clock);
-  const image = images[1]!;
-  const [home, next] = replicaOrder(image, urls);
-  router.failed(home!, 'connect');
-  assert.equal(router.pick(image, idle).baseURL, next);
-  assert.equal(router.shares().find((s) => s.baseURL === home)!.outUntil, 1_000 + BACKOFF_MS);
+  const [image, ...more] = images.filter((i) => replicaOrder(i, urls)[0] === urls[0]);
+  const [home, next] = replicaOrder(image!, urls);
+  assert.deepEqual(router.pick(image!, idle), { baseURL: home });
+  assert.equal(router.failed(home!, 'connect'), true, 'taken out');
+  assert.equal(router.failed(home!, 'connect'), false, 'already out');
+  const rerouted: ReplicaPick = { baseURL: next!, moved: 'rerouted' };
+  assert.deepEqual(router.pick(image!, idle), rerouted);
   clock.t += BACKOFF_MS - 1;
-  assert.equal(router.pick(image, idle).baseURL, next);
+  assert.deepEqual(router.pick(more[0]!, idle).moved, 'rerouted', 'a new image of the replica, still out');
   clock.t += 1;
-  assert.equal(router.pick(image, idle).baseURL, home);
+  assert.deepEqual(router.pick(more[1]!, idle), { baseURL: home }, 'back: a new image of it goes there');
+  assert.deepEqual(router.pick(image!, idle), rerouted, 'a re-routed image stays where its encoding now is');
   router.failed(home!, 'connect');
+  assert.equal(router.pick(more[1]!, idle).moved, 'rerouted', 'an image placed there moves when it is out again');
   clock.t += BACKOFF_MS;
-  assert.equal(router.pick(image, idle).baseURL, next, 'a second failure in a row doubles the back-off');
+  assert.equal(router.pick(more[2]!, idle).moved, 'rerouted', 'a second failure in a row doubles the back-off');
   clock.t += BACKOFF_MS;
-  assert.equal(router.pick(image, idle).baseURL, home);
-  const shares = new Map(router.shares().map((s) => [s.baseURL, s]));
-  assert.equal(shares.get(home!)!.ejections, 2);
-  assert.equal(shares.get(next!)!.reroutedIn, 3);
-  assert.equal(shares.get(home!)!.outUntil, undefined);
+  assert.deepEqual(router.pick(more[3]!, idle), { baseURL: home });
 });
 
 test('a run of 5xx replies takes a replica out; a reply in between ends the run', () => {
   const router = new ReplicaRouter(urls, clockAt(0));
   const image = images[2]!;
   const [home] = replicaOrder(image, urls);
-  for (let i = 1; i < SERVER_ERROR_RUN; i++) router.failed(home!, 'server-error');
+  for (let i = 1; i < SERVER_ERROR_RUN; i++) assert.equal(router.failed(home!, 'server-error'), false);
   router.succeeded(home!);
   for (let i = 1; i < SERVER_ERROR_RUN; i++) router.failed(home!, 'server-error');
   assert.equal(router.pick(image, idle).baseURL, home);
-  router.failed(home!, 'server-error');
-  assert.notEqual(router.pick(image, idle).baseURL, home);
+  assert.equal(router.failed(home!, 'server-error'), true);
+  assert.deepEqual(router.pick(image, idle).moved, 'rerouted');
 });
 
-test('with every replica out, a request goes to the one back soonest', () => {
+test('with every replica out, a request goes to the one back soonest, and its image is placed once one is back', () => {
   const clock = clockAt(0);
   const router = new ReplicaRouter(urls, clock);
+  const image = images.find((i) => replicaOrder(i, urls)[0] !== urls[1])!;
   router.failed(urls[1]!, 'connect');
   clock.t = 10;
   router.failed(urls[0]!, 'connect');
   router.failed(urls[2]!, 'connect');
-  assert.equal(router.pick(images[3]!, idle).baseURL, urls[1]);
+  assert.deepEqual(router.pick(image, idle), { baseURL: urls[1], moved: 'rerouted' });
+  clock.t = BACKOFF_MS + 10;
+  assert.deepEqual(router.pick(image, idle), { baseURL: replicaOrder(image, urls)[0] }, 'not remembered on the replica it was sent to while all were out');
 });
