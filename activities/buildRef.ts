@@ -2,8 +2,7 @@
  * The small, secret-free JSON the build workflow and its activities exchange (which build, shard
  * and slice; what a committed shard reports back): what Temporal's history carries, never data.
  */
-import type { AttemptTally } from '../llm/attemptTally.js';
-import type { ReplicaTally } from '../domain/replicaShares.js';
+import type { Tallies } from '../domain/tallies.js';
 import type { StageName } from '../config/stages.js';
 import type { StageUsage, UnpricedUsage } from '../output/contracts/manifest.js';
 
@@ -35,8 +34,12 @@ export interface SliceStagesTask extends ShardTask {
   to: number;
 }
 
-/** What a committed shard reports back to the build workflow (from its manifest). */
-export interface ShardSummary {
+/**
+ * What a committed shard reports back to the build workflow (from its manifest), with the tallies of
+ * its requests in the run that committed it (workflows/buildShard.ts), for the build's cumulative
+ * counts.
+ */
+export interface ShardSummary extends Partial<Tallies> {
   shard: number;
   planned: number;
   instruct: number;
@@ -52,10 +55,6 @@ export interface ShardSummary {
   /** From the manifest: see ShardManifest. */
   modelCallRejects: number;
   revision: number;
-  /** The failed attempts of the shard's requests in the run that committed it (workflows/buildShard.ts), for the build's cumulative count. */
-  failedAttempts?: AttemptTally;
-  /** Where the shard's requests went among replicas in the run that committed it (domain/replicaShares.ts), as `failedAttempts`. */
-  replicas?: ReplicaTally;
   revising?: number;
 }
 

@@ -42,8 +42,8 @@ import { stagesFor, type StageName } from '../config/stages.js';
 import { sliceHeartbeat, throughStages, type SliceHeartbeat } from './sliceHeartbeat.js';
 import { noProgressBoundMs, ProgressWatch } from './sliceWatchdog.js';
 import { withReplyProgress } from '../llm/replyProgress.js';
-import type { AttemptTally } from '../llm/attemptTally.js';
 import type { ReplicaTally } from '../domain/replicaShares.js';
+import { copyTallies } from '../domain/tallies.js';
 
 export { awaitStageBatch, collectStageBatch, submitStageBatch } from './batchApi.js';
 export { finalizeEvaluation, planEvaluation, runEvalSlice } from './evaluation.js';
@@ -128,21 +128,21 @@ export async function planBuild(input: unknown): Promise<PlanShape> {
 }
 
 /**
- * A stage over a slice of a shard. Its failed attempts go out with each heartbeat and carry over to
- * the activity's next attempt: a slice failing on an endpoint that is down shows them in `mmif
- * status` (cli/liveProgress.ts) while Temporal retries it, and they stay counted once it succeeds.
+ * A stage over a slice of a shard. Its tallies (failed attempts, replicas) go out with each
+ * heartbeat and carry over to the activity's next attempt: a slice failing on an endpoint that is
+ * down shows them in `mmif status` (cli/liveProgress.ts) while Temporal retries it, and they stay
+ * counted once it succeeds.
  */
 export async function runStageSlice(task: SliceTask): Promise<SliceOutcome> {
   const carried = sliceHeartbeat(Context.current().info.heartbeatDetails);
-  const failedAttempts: AttemptTally = { ...(carried?.failedAttempts ?? {}) };
-  const replicas: ReplicaTally = { ...(carried?.replicas ?? {}) };
+  const tallies = copyTallies(carried);
   return withHeartbeat(
     async () => {
       const ctx = await contextForBuild(task.build);
       const samples = (await loadShardPlan(task)).slice(task.from, task.to);
-      return runStage(ctx, task.stage, samples, failedAttempts, replicas);
+      return runStage(ctx, task.stage, samples, tallies);
     },
-    (): SliceHeartbeat => ({ failedAttempts, replicas }),
+    (): SliceHeartbeat => ({ ...tallies }),
   );
 }
 
@@ -150,7 +150,7 @@ export async function runStageSlice(task: SliceTask): Promise<SliceOutcome> {
  * A slice of a shard through all its stages, each sample on its own (pipeline/run/runStage.ts,
  * runSliceStages), each in one of the worker's sample lanes for the build (lanesForBuild), in line
  * by when the slice was first scheduled (a retried attempt keeps its place: the oldest shards go
- * first), then its shard and place in it. Its heartbeat carries, besides the failed attempts (carried
+ * first), then its shard and place in it. Its heartbeat carries, besides the tallies (carried
  * over as in runStageSlice), the samples through each stage, the requests sent so far and, while
  * samples wait for lanes, its place in line: `mmif status` adds the counts to the shard's counters
  * while the slice runs, since its outcome comes only at its end. It heartbeats at once when a sample
@@ -160,8 +160,7 @@ export async function runSliceStages(task: SliceStagesTask): Promise<SliceStages
   const context = Context.current();
   const { heartbeatDetails, scheduledTimestampMs } = context.info;
   const carried = sliceHeartbeat(heartbeatDetails);
-  const failedAttempts: AttemptTally = { ...(carried?.failedAttempts ?? {}) };
-  const replicas: ReplicaTally = { ...(carried?.replicas ?? {}) };
+  const tallies = copyTallies(carried);
   const startedAt = Date.now();
   let order: readonly StageName[] = [];
   let sofar: SliceStagesOutcome | undefined;
@@ -170,7 +169,7 @@ export async function runSliceStages(task: SliceStagesTask): Promise<SliceStages
   const line = () => (lanes ? lanes.pool.place(lanes.order) : undefined);
   const details = (): SliceHeartbeat => {
     const place = line();
-    return { failedAttempts, replicas, startedAt, ...(sofar ? throughStages(sofar, order) : {}), ...(place?.waiting ? { line: place } : {}) };
+    return { ...tallies, startedAt, ...(sofar ? throughStages(sofar, order) : {}), ...(place?.waiting ? { line: place } : {}) };
   };
   const stalled = () => {
     const place = line();
@@ -192,7 +191,7 @@ export async function runSliceStages(task: SliceStagesTask): Promise<SliceStages
       };
       return withReplyProgress(
         () => progressed.advanced(),
-        () => runStages(ctx, task.stages, samples, failedAttempts, advanced, lanes, replicas),
+        () => runStages(ctx, task.stages, samples, tallies, advanced, lanes),
       );
     },
     details,

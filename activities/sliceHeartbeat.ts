@@ -1,20 +1,18 @@
 /**
  * What a slice's activity heartbeats (activities/index.ts, runStageSlice and runSliceStages): its
- * failed attempts so far, by kind, and (a slice through several stages) the samples through each
- * stage, the requests sent so far and, while samples wait for lanes, its place in line. Read back by the slice's next attempt (the failed attempts),
- * and by `mmif status` from the shard workflow's pending activities (cli/liveProgress.ts) while the
+ * tallies so far (failed attempts by kind, replicas), and (a slice through several stages) the
+ * samples through each stage, the requests sent so far and, while samples wait for lanes, its place
+ * in line. Read back by the slice's next attempt (the tallies), and by `mmif status` from the shard workflow's pending activities (cli/liveProgress.ts) while the
  * slice runs or Temporal retries it.
  */
 import { sampleFates, type StageName } from '../config/stages.js';
-import type { AttemptTally } from '../llm/attemptTally.js';
 import { noReplicaCounts, type ReplicaTally } from '../domain/replicaShares.js';
+import type { Tallies } from '../domain/tallies.js';
 import type { SliceStagesOutcome } from '../pipeline/run/runStage.js';
 import type { LinePlace } from './sliceWatchdog.js';
 
-export interface SliceHeartbeat {
-  failedAttempts: AttemptTally;
-  /** Where its requests' attempts went among replicas (domain/replicaShares.ts), carried over like the failed attempts. */
-  replicas?: ReplicaTally;
+/** Its tallies so far (domain/tallies.ts: failed attempts, replicas), carried over to the slice's next attempt. */
+export interface SliceHeartbeat extends Tallies {
   /** Samples through each stage so far (rejected or blocked ones included, as in ShardProgress.stages). */
   stages?: Partial<Record<StageName, number>>;
   requests?: number;
@@ -43,9 +41,8 @@ export function sliceHeartbeat(details: unknown): SliceHeartbeat | undefined {
   if (typeof details !== 'object' || details === null) return undefined;
   const { failedAttempts: tally, stages, replicas, ...numbers } = details as { failedAttempts?: unknown; stages?: unknown; replicas?: unknown } & Record<string, unknown>;
   if (typeof tally !== 'object' || tally === null) return undefined;
-  const beat: SliceHeartbeat = { failedAttempts: counts(tally) };
+  const beat: SliceHeartbeat = { failedAttempts: counts(tally), replicas: typeof replicas === 'object' && replicas !== null ? replicaTally(replicas) : {} };
   if (typeof stages === 'object' && stages !== null) beat.stages = counts(stages);
-  if (typeof replicas === 'object' && replicas !== null) beat.replicas = replicaTally(replicas);
   for (const field of ['requests', 'accepted', 'rejected', 'startedAt'] as const) {
     const n = numbers[field];
     if (typeof n === 'number') beat[field] = n;

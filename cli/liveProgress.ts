@@ -11,8 +11,7 @@ import type { WorkflowClient, WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { sliceHeartbeat, type SliceHeartbeat } from '../activities/sliceHeartbeat.js';
 import type { StageName } from '../config/stages.js';
-import { addTally, type AttemptTally } from '../llm/attemptTally.js';
-import { addReplicaTally, type ReplicaTally } from '../domain/replicaShares.js';
+import { addTallies, copyTallies } from '../domain/tallies.js';
 import type { BuildProgress } from '../workflows/buildProgress.js';
 import { requestRate, type ShardProgress } from '../workflows/shardProgress.js';
 import { oneLine } from './failures.js';
@@ -78,14 +77,11 @@ interface ProtoFailure {
 
 async function liveShard(handle: WorkflowHandle, now: number): Promise<{ shard: ShardProgress; requestsPerSecond: number; lastFailure?: AttemptFailure }> {
   const [shard, { beats: running, lastFailure }] = await Promise.all([handle.query<ShardProgress>('shardProgress'), runningSlices(handle)]);
-  const failedAttempts: AttemptTally = { ...shard.failedAttempts };
-  const replicas: ReplicaTally = {};
-  addReplicaTally(replicas, shard.replicas);
+  const tallies = copyTallies(shard);
   const stages = { ...shard.stages };
   let { accepted, rejected } = shard;
   for (const beat of running) {
-    addTally(failedAttempts, beat.failedAttempts);
-    addReplicaTally(replicas, beat.replicas);
+    addTallies(tallies, beat);
     for (const [stage, n] of Object.entries(beat.stages ?? {}) as Array<[StageName, number]>) stages[stage] = (stages[stage] ?? 0) + n;
     accepted += beat.accepted ?? 0;
     rejected += beat.rejected ?? 0;
@@ -94,7 +90,7 @@ async function liveShard(handle: WorkflowHandle, now: number): Promise<{ shard: 
   const timed = running.filter((beat) => beat.startedAt !== undefined && beat.requests !== undefined);
   // A slice younger than a second is rated over one: its first requests are not a burst of thousands a second.
   const requestsPerSecond = timed.length ? timed.reduce((sum, beat) => sum + beat.requests! / Math.max((now - beat.startedAt!) / 1000, 1), 0) : requestRate(shard, now);
-  return { shard: { ...shard, stages, accepted, rejected, requests, failedAttempts, replicas }, requestsPerSecond, ...(lastFailure ? { lastFailure } : {}) };
+  return { shard: { ...shard, stages, accepted, rejected, requests, ...tallies }, requestsPerSecond, ...(lastFailure ? { lastFailure } : {}) };
 }
 
 /** What the shard's running slices last heartbeated, and their latest failed attempt; none when it cannot be described. */

@@ -5,7 +5,8 @@ import { costSummary, formatCost } from '../output/reports/costSummary.js';
 import type { LiveProgress } from './liveProgress.js';
 import type { Spend } from '../llm/spendLedger.js';
 import { budgetNextStep, roleCost } from './wording.js';
-import { addReplicaTally, replicaShares, replicaSharesLine, type ReplicaTally } from '../domain/replicaShares.js';
+import { replicaShares, replicaSharesLine } from '../domain/replicaShares.js';
+import { addTallies, copyTallies, type Tallies } from '../domain/tallies.js';
 
 const BAR_WIDTH = 30;
 
@@ -97,9 +98,7 @@ function liveLines(p: LiveProgress, now: number): string[] {
   const share = limit
     ? ` (${Math.round((100 * perSecond) / limit)}% of the endpoints' limit, ${limit.toFixed(1)}/s)`
     : " (the endpoints' limit is not configured: set requestsPerMinute to see the share in use)";
-  const failed: Record<string, number> = { ...p.failedAttempts };
-  for (const s of shards) for (const [kind, n] of Object.entries(s.failedAttempts)) failed[kind] = (failed[kind] ?? 0) + n!;
-  const errors = Object.entries(failed).sort((a, b) => b[1] - a[1]);
+  const errors = Object.entries(buildTallies(p, shards).failedAttempts).sort((a, b) => b[1] - a[1]);
   const lines: string[] = [];
   if (shards.length > 0) {
     const through: Record<string, number> = {};
@@ -118,11 +117,15 @@ function liveLines(p: LiveProgress, now: number): string[] {
 
 /** The replicas' shares of the build's requests (committed and running shards), for endpoints with several. */
 function replicasLine(p: BuildProgress, live: readonly ShardProgress[]): string | undefined {
-  const tally: ReplicaTally = {};
-  addReplicaTally(tally, p.replicas);
-  for (const s of live) addReplicaTally(tally, s.replicas);
-  const shares = replicaShares(tally);
+  const shares = replicaShares(buildTallies(p, live).replicas);
   return shares.length > 0 ? `replicas: ${replicaSharesLine(shares)}` : undefined;
+}
+
+/** The build's tallies: its committed shards' and its running shards' live ones. */
+function buildTallies(p: BuildProgress, live: readonly ShardProgress[]): Tallies {
+  const tallies = copyTallies(p);
+  for (const s of live) addTallies(tallies, s);
+  return tallies;
 }
 
 function formatDuration(seconds: number): string {

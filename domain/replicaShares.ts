@@ -1,30 +1,22 @@
 /**
  * Replica shares: per replica of an endpoint with several (keyed by its metric label, scheme, host
  * and path: telemetry/metrics.ts endpointLabel), the attempts routed to it, those of them it took as
- * a spill (the image's first replica at its limit) or a re-route (that one out), and the times it
- * was taken out (llm/replicaRouting.ts). Counted per slice on the worker (llm/replicaTally.ts),
- * added up by the shard and build workflows and `mmif status`, listed in the build report and the
- * dataset card. Pure, for the workflow bundle.
+ * a spill (the image's first replica at its limit when it was placed) or a re-route (that one out),
+ * and the times it was taken out (llm/replicaRouting.ts). Counted per slice on the worker with the
+ * failed attempts (domain/tallies.ts), added up with them, listed in `mmif status`, the build
+ * report and the dataset card. Pure, for the workflow bundle.
  */
 
-export interface ReplicaCounts {
+export type ReplicaCounts = {
   routed: number;
   spilled: number;
   rerouted: number;
   ejections: number;
-}
+};
 
 export type ReplicaTally = Record<string, ReplicaCounts>;
 
 export const noReplicaCounts = (): ReplicaCounts => ({ routed: 0, spilled: 0, rerouted: 0, ejections: 0 });
-
-/** Adds `more` into `into`. */
-export function addReplicaTally(into: ReplicaTally, more: ReplicaTally | undefined): void {
-  for (const [replica, counts] of Object.entries(more ?? {})) {
-    const sum = (into[replica] ??= noReplicaCounts());
-    for (const k of Object.keys(sum) as Array<keyof ReplicaCounts>) sum[k] += counts[k] ?? 0;
-  }
-}
 
 /** A replica's counts with its share of all attempts routed (0..1), in the order given. */
 export interface ReplicaShare extends ReplicaCounts {

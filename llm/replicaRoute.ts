@@ -15,7 +15,7 @@ import type { EndpointLimits } from './endpointLimits.js';
 import { limiterFor } from './limiter.js';
 import { ReplicaRouter, type ReplicaFailure } from './replicaRouting.js';
 import type { ResolvedEndpoint, ResolvedReplica } from './resolvedEndpoint.js';
-import { tallyReplica } from './replicaTally.js';
+import { tallyReplica } from './tallyScope.js';
 
 const routers = new Map<string, ReplicaRouter>();
 

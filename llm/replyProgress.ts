@@ -2,7 +2,7 @@
  * Tells the work in progress (a slice) that one of its model requests got its reply: a slice's
  * no-progress watchdog (activities/sliceWatchdog.ts) counts it, so a stage that makes many calls in a
  * row is not taken for stuck between two of its samples' stage changes. Carried implicitly, like the
- * attempt tally (attemptTally.ts), because one cached ModelCaller serves many slices at once.
+ * slice's tallies (tallyScope.ts), because one cached ModelCaller serves many slices at once.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 

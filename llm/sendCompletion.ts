@@ -13,7 +13,7 @@ import type { EndpointConfig, ModelRole } from '../config/modelsConfig.js';
 import { REQUEST_KIND_HEADER, type PromptKind } from '../domain/promptKinds.js';
 import { SampleRejection } from '../domain/rejection.js';
 import { abortSignal } from './abortScope.js';
-import { tallyFailedAttempt } from './attemptTally.js';
+import { tallyFailedAttempt } from './tallyScope.js';
 import { noteReply } from './replyProgress.js';
 import { clientFor } from './endpoint.js';
 import type { ResolvedEndpoint, ResolvedReplica } from './resolvedEndpoint.js';

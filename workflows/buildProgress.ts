@@ -3,12 +3,12 @@ import type { ShardTotals } from '../activities/buildRef.js';
 import { addCounts } from '../domain/counts.js';
 import { addUnpriced, addUsage, emptyUsage } from '../output/commit/manifest.js';
 import type { StageUsage, UnpricedUsage } from '../output/contracts/manifest.js';
-import type { AttemptTally } from '../llm/attemptTally.js';
-import { addReplicaTally, type ReplicaTally } from '../domain/replicaShares.js';
+import { addTallies, noTallies, type Tallies } from '../domain/tallies.js';
 
 export type BuildPhase = 'planning' | 'running' | 'waiting-for-retry' | 'finalizing' | 'done' | 'failed' | 'cancelled';
 
-export interface BuildProgress {
+/** Its tallies (domain/tallies.ts) are those of the shards committed in this build's runs: with the running shards' live ones, counts that never go down. */
+export interface BuildProgress extends Tallies {
   buildId: string;
   phase: BuildPhase;
   shards: { planned: number; running: number; committed: number; failed: number };
@@ -27,10 +27,6 @@ export interface BuildProgress {
    * now; neither planning, a wait for a retry, nor samples done before enter them.
    */
   runStart: [number, number];
-  /** Failed attempts of the requests of the shards committed in this build's runs, by kind: with the running shards' live ones, a count that never goes down. */
-  failedAttempts: AttemptTally;
-  /** Where the requests of the shards committed in this build's runs went among replicas (domain/replicaShares.ts), as `failedAttempts`. */
-  replicas: ReplicaTally;
   /** The workflow ids of the shards running now, whose `shardProgress` query tells their stages (cli/commands/status.ts). */
   runningShards: string[];
   /** The requests per second the build's endpoints allow together, when each sets `requestsPerMinute`. */
@@ -51,8 +47,7 @@ export function newProgress(buildId: string, now: number): BuildProgress {
     usage: {},
     startedAt: now,
     runStart: [now, 0],
-    failedAttempts: {},
-    replicas: {},
+    ...noTallies(),
     runningShards: [],
     failedShards: [],
     simulated: false,
@@ -72,8 +67,7 @@ export function recordCommittedShard(progress: BuildProgress, summary: ShardTota
   addCounts(progress.rejections.byReason, summary.rejectsByReason);
   for (const [stage, u] of Object.entries(summary.usage)) addUsage((progress.usage[stage] ??= emptyUsage()), u);
   if (summary.unpriced) addUnpriced((progress.unpriced ??= {}), summary.unpriced);
-  if (summary.failedAttempts) addCounts(progress.failedAttempts, summary.failedAttempts);
-  addReplicaTally(progress.replicas, summary.replicas);
+  addTallies(progress, summary);
 }
 
 /** Samples of committed shards done: accepted (held-out ones not among them) or rejected. */

@@ -5,12 +5,11 @@
  * from each slice's outcome.
  */
 import { sampleFates, type StageName } from '../config/stages.js';
-import type { AttemptTally } from '../llm/attemptTally.js';
-import { addReplicaTally, type ReplicaTally } from '../domain/replicaShares.js';
-import type { FailureKind } from '../llm/retryPolicy.js';
+import { addTallies, noTallies, type Tallies } from '../domain/tallies.js';
 import type { SliceOutcome, SliceStagesOutcome } from '../pipeline/run/runStage.js';
 
-export interface ShardProgress {
+/** Its tallies (domain/tallies.ts): the failed attempts of its slices' requests and where they went among replicas. */
+export interface ShardProgress extends Tallies {
   shard: number;
   samples: number;
   /** Samples through each stage: a sample an earlier stage rejected counts too (nothing is left to do for it). */
@@ -21,9 +20,6 @@ export interface ShardProgress {
   accepted: number;
   rejected: number;
   requests: number;
-  failedAttempts: AttemptTally;
-  /** Where the slices' requests went among replicas (domain/replicaShares.ts). */
-  replicas: ReplicaTally;
   /** (workflow time ms, requests so far) at the end of each of the last slices: the recent request rate. */
   recent: Array<[number, number]>;
 }
@@ -32,21 +28,20 @@ export interface ShardProgress {
 const RECENT_SLICES = 32;
 
 export function newShardProgress(shard: number, samples: number, order: readonly StageName[], now: number): ShardProgress {
-  return { shard, samples, stages: {}, order: [...order], accepted: 0, rejected: 0, requests: 0, failedAttempts: {}, replicas: {}, recent: [[now, 0]] };
+  return { shard, samples, stages: {}, order: [...order], accepted: 0, rejected: 0, requests: 0, ...noTallies(), recent: [[now, 0]] };
 }
 
 export function recordSlice(p: ShardProgress, stage: StageName, samples: number, outcome: SliceOutcome, now: number): void {
-  recordSliceStages(p, samples, { stages: { [stage]: outcome }, failedAttempts: outcome.failedAttempts ?? {}, replicas: outcome.replicas ?? {} }, now);
+  recordSliceStages(p, samples, { stages: { [stage]: outcome }, failedAttempts: outcome.failedAttempts, replicas: outcome.replicas }, now);
 }
 
 /** A slice's outcome through one stage or several (runSliceStages). */
-export function recordSliceStages(p: ShardProgress, samples: number, outcome: SliceStagesOutcome, now: number): void {
+export function recordSliceStages(p: ShardProgress, samples: number, outcome: Pick<SliceStagesOutcome, 'stages'> & Partial<Tallies>, now: number): void {
   for (const [stage, o] of Object.entries(outcome.stages) as Array<[StageName, SliceOutcome]>) {
     p.stages[stage] = (p.stages[stage] ?? 0) + samples;
     p.requests += o.requests;
   }
-  for (const [kind, n] of Object.entries(outcome.failedAttempts) as Array<[FailureKind, number]>) p.failedAttempts[kind] = (p.failedAttempts[kind] ?? 0) + n;
-  addReplicaTally(p.replicas, outcome.replicas);
+  addTallies(p, outcome);
   const fates = sampleFates(outcome.stages, p.order);
   p.accepted += fates.accepted;
   p.rejected += fates.rejected;

@@ -9,9 +9,8 @@ import { mapLimit } from '../../domain/mapLimit.js';
 import { abortSignal, throwIfAborted } from '../../llm/abortScope.js';
 import type { LanePool, LaneOrder } from './lanePool.js';
 import { SampleRejection } from '../../domain/rejection.js';
-import { withAttemptTally, type AttemptTally } from '../../llm/attemptTally.js';
-import { withReplicaTally } from '../../llm/replicaTally.js';
-import type { ReplicaTally } from '../../domain/replicaShares.js';
+import { withTallies } from '../../llm/tallyScope.js';
+import { noTallies, type Tallies } from '../../domain/tallies.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { CallRecord } from '../../llm/callRecord.js';
 import { createJson, getCreatedJson } from '../../storage/objectStore.js';
@@ -26,39 +25,30 @@ import { reasonCode } from '../../config/rejectionReasons.js';
 import { recordSample } from '../../telemetry/metrics.js';
 import { inSpan } from '../../telemetry/tracing.js';
 
-export interface SliceOutcome {
+/** A one-stage slice's tallies are its own (runStage); a slice through several counts them once (SliceStagesOutcome). */
+export interface SliceOutcome extends Partial<Tallies> {
   ok: number;
   rejected: number;
   /** Rejected by an earlier stage: nothing to do here. */
   blocked: number;
   /** Model requests this execution of the slice sent (cache hits not counted). */
   requests: number;
-  /** Failed attempts of those requests by kind (llm/retryPolicy.ts), retried or not: a one-stage slice's (runStage); a slice through several counts them once (SliceStagesOutcome). */
-  failedAttempts?: AttemptTally;
-  /** Where its requests' attempts went among the replicas of endpoints with several (llm/replicaTally.ts), counted like `failedAttempts`. */
-  replicas?: ReplicaTally;
 }
 
 export async function runStage(
   ctx: StageContext,
   stage: StageName,
   samples: readonly SourceSample[],
-  /** Counted into: failed attempts of an earlier execution of the slice (activities/index.ts) stay in it. */
-  failedAttempts: AttemptTally = {},
-  /** Counted into, as `failedAttempts`. */
-  replicas: ReplicaTally = {},
+  /** Counted into: the tallies of an earlier execution of the slice (activities/index.ts) stay in them. */
+  tallies: Tallies = noTallies(),
 ): Promise<SliceOutcome> {
-  const outcome = await runSliceStages(ctx, [stage], samples, failedAttempts, undefined, undefined, replicas);
+  const outcome = await runSliceStages(ctx, [stage], samples, tallies);
   return { ...outcome.stages[stage]!, failedAttempts: outcome.failedAttempts, replicas: outcome.replicas };
 }
 
-/** A slice run through several stages: each stage's counts, and the failed attempts of the whole slice. */
-export interface SliceStagesOutcome {
-  /** Its `failedAttempts` are not split by stage: they are counted once, below. */
+/** A slice run through several stages: each stage's counts, and the tallies of the whole slice (not split by stage). */
+export interface SliceStagesOutcome extends Tallies {
   stages: Partial<Record<StageName, SliceOutcome>>;
-  failedAttempts: AttemptTally;
-  /** Counted once for the slice, as `failedAttempts`. */
-  replicas?: ReplicaTally;
 }
 
 /** The worker's lanes a slice's samples take (pipeline/run/lanePool.ts), and the slice's place in their line. */
@@ -85,13 +75,11 @@ export async function runSliceStages(
   stages: readonly StageName[],
   samples: readonly SourceSample[],
   /** Counted into, as in runStage. */
-  failedAttempts: AttemptTally = {},
+  tallies: Tallies = noTallies(),
   progress: (outcome: SliceStagesOutcome) => void = () => {},
   lanes?: SliceLanes,
-  /** Counted into, as `failedAttempts`. */
-  replicas: ReplicaTally = {},
 ): Promise<SliceStagesOutcome> {
-  const outcome: SliceStagesOutcome = { stages: {}, failedAttempts, replicas };
+  const outcome: SliceStagesOutcome = { stages: {}, ...tallies };
   const running = stages.map((stage) => {
     const counts: SliceOutcome = { ok: 0, rejected: 0, blocked: 0, requests: 0 };
     outcome.stages[stage] = counts;
@@ -127,12 +115,10 @@ export async function runSliceStages(
       progress(outcome);
     }
   };
-  await withAttemptTally(failedAttempts, () =>
-    withReplicaTally(replicas, async () => {
-      if (lanes) await throughLanes(lanes, samples, throughStages);
-      else await mapLimit(samples, ctx.config.llm.concurrency, throughStages);
-    }),
-  );
+  await withTallies(tallies, async () => {
+    if (lanes) await throughLanes(lanes, samples, throughStages);
+    else await mapLimit(samples, ctx.config.llm.concurrency, throughStages);
+  });
   return outcome;
 }
 

@@ -26,6 +26,7 @@ import { runSliceStages } from '../../pipeline/run/runStage.js';
 import { GPU_PROFILES, GpuFleet } from '../../simulator/gpuProfile.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
 import { LocalStore } from '../../storage/localStore.js';
+import { noTallies } from '../../domain/tallies.js';
 import { writeCc3m } from '../fixtures/cc3m.js';
 import { startLoggingProxy, type LoggingProxy, type ProxyEvent } from '../harness/loggingProxy.js';
 
@@ -73,7 +74,7 @@ async function build(output: string, lanes: LanePool | undefined) {
   proxy.take();
   const slices = [samples.slice(0, SHORT), samples.slice(SHORT)];
   // The short slice was scheduled first (its place in line comes first), as the shard's first slice is.
-  await Promise.all(slices.map((slice, i) => runSliceStages(ctx, STAGE_NAMES, slice, {}, () => {}, lanes ? { pool: lanes, order: [i, 0, i] } : undefined)));
+  await Promise.all(slices.map((slice, i) => runSliceStages(ctx, STAGE_NAMES, slice, noTallies(), () => {}, lanes ? { pool: lanes, order: [i, 0, i] } : undefined)));
   const log = proxy.take();
   const manifest = await writeShard(ctx.store, ctx.layout, {
     buildId: config.buildId,

@@ -16,7 +16,8 @@ import { SampleRejection } from '../../domain/rejection.js';
 import { adapt, baseDialect, isReasoningModel, refusedParameter, requestBody } from '../../llm/dialect.js';
 import { resolveEndpoint } from '../../llm/endpoint.js';
 import { EndpointError } from '../../llm/endpointError.js';
-import { withAttemptTally } from '../../llm/attemptTally.js';
+import { withTallies } from '../../llm/tallyScope.js';
+import { noTallies } from '../../domain/tallies.js';
 import { ModelCaller } from '../../llm/modelCaller.js';
 import type { CallRecord } from '../../llm/callRecord.js';
 import { preflight } from '../../llm/preflight.js';
@@ -229,17 +230,17 @@ test('a reply past llm.maxReplyBytes is reply-too-large, dropped unread; a trick
 
 test('an endpoint that refuses connections fails naming the stage, endpoint, model and the connection error, its attempts counted as transient', async () => {
   const down = new ModelCaller(cache('down'), '_cache/llm', llm, { retry: { maxAttempts: 2, baseDelayMs: 0 } });
-  const tally = {};
+  const tallies = noTallies();
   const req = { ...answerReq('mmif-sim-vlm'), endpoint: { ...endpoint('mmif-sim-vlm'), baseUrl: 'http://127.0.0.1:9/v1' } };
   await assert.rejects(
-    withAttemptTally(tally, () => down.text(req, [])),
+    withTallies(tallies, () => down.text(req, [])),
     (err: unknown) => {
       assert.ok(err instanceof EndpointUnreachable);
       assert.equal(err.message, 'answer: model endpoint http://127.0.0.1:9/v1 (model mmif-sim-vlm): cannot connect: connect ECONNREFUSED 127.0.0.1:9, 2 attempts');
       return true;
     },
   );
-  assert.deepEqual(tally, { transient: 2 });
+  assert.deepEqual(tallies, { failedAttempts: { transient: 2 }, replicas: {} }, 'an endpoint of one server has no replica counts');
 });
 
 test('pre-flight learns a dialect with the stages’ own request and reports what it learned', async () => {

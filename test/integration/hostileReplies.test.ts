@@ -11,7 +11,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SampleRejection } from '../../domain/rejection.js';
-import { withAttemptTally, type AttemptTally } from '../../llm/attemptTally.js';
+import { withTallies } from '../../llm/tallyScope.js';
+import { noTallies } from '../../domain/tallies.js';
 import { BudgetExhausted, BuildBudget, writeBudget } from '../../llm/buildBudget.js';
 import { limiterSnapshots } from '../../llm/limiter.js';
 import type { CallRecord } from '../../llm/callRecord.js';
@@ -131,9 +132,9 @@ test('a Retry-After beyond llm.maxRetryAfterSeconds fails the request at once na
     ] as const) {
       hostile.set({ rateLimit: { headers, times: 1 } });
       hostile.reset();
-      const tally: AttemptTally = {};
+      const tallies = noTallies();
       const models = new ModelCaller(new LocalStore(path.join(dir, `retry-${suffix}`)), '_cache/llm', llm);
-      const call = withAttemptTally(tally, () => models.text(ask(`slow-${suffix}`, 0), []));
+      const call = withTallies(tallies, () => models.text(ask(`slow-${suffix}`, 0), []));
       await assert.rejects(
         call,
         (err: unknown) =>
@@ -141,7 +142,7 @@ test('a Retry-After beyond llm.maxRetryAfterSeconds fails the request at once na
           err.message ===
             `answer: model endpoint ${hostile.url} (model slow-${suffix}): HTTP 429: ${said}, beyond llm.maxRetryAfterSeconds (300 s): the endpoint refuses requests for now, 1 attempt`,
       );
-      assert.deepEqual(tally, { 'rate-limited': 1 });
+      assert.deepEqual(tallies.failedAttempts, { 'rate-limited': 1 });
       assert.equal(hostile.counts().requests, 1);
       // The endpoint is paused for the bound at most.
       const paused = Math.max(...limiterSnapshots().map((s) => s.pausedForMs));

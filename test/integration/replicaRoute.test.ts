@@ -7,7 +7,7 @@ import { ModelCaller } from '../../llm/modelCaller.js';
 import type { CallRecord } from '../../llm/callRecord.js';
 import { limiterSnapshots } from '../../llm/limiter.js';
 import { replicaOrder } from '../../llm/replicaRouting.js';
-import { withReplicaTally } from '../../llm/replicaTally.js';
+import { withTallies } from '../../llm/tallyScope.js';
 import type { ReplicaTally } from '../../domain/replicaShares.js';
 import { sha256Hex } from '../../domain/hashing.js';
 import { renderInstructionPrompt } from '../../prompts/instructionPrompt.js';
@@ -51,7 +51,7 @@ const home = (image: Image) =>
 /** Every prompt of every image: all at once, or one image at a time (its prompts together). */
 async function askAll(models: ModelCaller, images: readonly Image[], tally: ReplicaTally, calls: CallRecord[], oneImageAtATime = false): Promise<string[]> {
   const ask = (image: Image) => Promise.all(prompts.map((prompt) => models.text({ stage: 'instruction', endpoint: endpoint(), prompt, image }, calls)));
-  return withReplicaTally(tally, async () => {
+  return withTallies({ failedAttempts: {}, replicas: tally }, async () => {
     if (!oneImageAtATime) return (await Promise.all(images.map(ask))).flat();
     const replies: string[] = [];
     for (const image of images) replies.push(...(await ask(image)));
@@ -147,7 +147,7 @@ test("a replica answering 5xx is taken out at the third in a row: the request's 
     const models = caller(new LocalStore(path.join(dir, 'server-errors')));
     const tally: ReplicaTally = {};
     const pair = { model: 'mmif-sim-vlm', baseUrls: urls, apiKeyEnv: 'MMIF_TEST_UNSET_KEY', concurrency: 4, batch: false };
-    const reply = await withReplicaTally(tally, () => models.text({ stage: 'instruction', endpoint: pair, prompt: prompts[0]!, image }, []));
+    const reply = await withTallies({ failedAttempts: {}, replicas: tally }, () => models.text({ stage: 'instruction', endpoint: pair, prompt: prompts[0]!, image }, []));
     assert.ok(reply.length > 0);
     assert.equal(failing.stats().requests, 3, 'three 5xx in a row, then out');
     assert.equal(healthy.stats().completed, 1);
