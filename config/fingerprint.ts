@@ -34,10 +34,10 @@ function without<T extends object>(value: T, keys: readonly string[]): Record<st
   return copy;
 }
 
-/** An endpoint without its pacing settings (its replicas' own limits included): its replicas are their URLs. */
+/** An endpoint without its pacing settings (its replicas' own limits included): its replicas are their URLs, in no particular order (routing ignores it). */
 export function endpointMaterial(endpoint: EndpointConfig): Record<string, unknown> {
   const material = without(endpoint, ENDPOINT_OPERATIONAL_KEYS);
-  if (endpoint.baseUrls) material.baseUrls = endpoint.baseUrls.map((r) => (typeof r === 'string' ? r : r.baseUrl));
+  if (endpoint.baseUrls) material.baseUrls = endpoint.baseUrls.map((r) => (typeof r === 'string' ? r : r.baseUrl)).sort();
   return material;
 }
 

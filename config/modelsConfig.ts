@@ -53,7 +53,8 @@ export const endpointSchema = z
     tokensPerMinute: z.number().positive().optional(),
     /**
      * Send this role's first call per sample through the provider's Batch API (/v1/files +
-     * /v1/batches; half price at OpenAI), waiting durably; for instruction, constraints, answer, rejected.
+     * /v1/batches; half price at OpenAI), waiting durably; for instruction, constraints, answer,
+     * rejected. One server only: refused with several `baseUrls`.
      */
     batch: z.boolean().default(false),
     /**
@@ -90,6 +91,13 @@ export const endpointSchema = z
     const urls = e.baseUrls.map((r) => (typeof r === 'string' ? r : r.baseUrl).replace(/\/+$/, ''));
     const twice = urls.find((u, i) => urls.indexOf(u) !== i);
     if (twice) ctx.addIssue({ code: 'custom', path: ['baseUrls'], message: `replica ${twice} is listed twice` });
+    // docs/adr/0073-batch-api-on-one-server.md: the servers run as replicas serve no /v1/batches.
+    if (e.batch && e.baseUrls.length > 1)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['batch'],
+        message: `the Batch API is not used with several replicas (baseUrls names ${e.baseUrls.length}): vLLM and SGLang serve no /v1/batches, and a batch sent to one replica would warm only its caches; leave batch off (each sample's requests then go to its image's replica)`,
+      });
   });
 export type EndpointConfig = z.infer<typeof endpointSchema>;
 

@@ -13,10 +13,14 @@ import { readSecret } from '../config/secrets.js';
 
 export const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
-/** The base URL an endpoint is called at: its own (its first replica's), else the worker's OPENAI_BASE_URL, else OpenAI's. */
+/**
+ * The base URL an endpoint is known by (its reply cache key, dialect memory and messages): its own,
+ * else the worker's OPENAI_BASE_URL, else OpenAI's. With several replicas, the lowest of their URLs,
+ * so the order `baseUrls` lists them in changes nothing (docs/adr/0063-replica-routing-per-attempt.md).
+ */
 export function resolveBaseUrl(endpoint: Pick<EndpointConfig, 'baseUrl' | 'baseUrls'>, env: NodeJS.ProcessEnv = process.env): string {
-  const first = endpoint.baseUrls?.[0];
-  return settleUrl((typeof first === 'string' ? first : first?.baseUrl) ?? endpoint.baseUrl, env);
+  if (!endpoint.baseUrls) return settleUrl(endpoint.baseUrl, env);
+  return endpoint.baseUrls.map((r) => settleUrl(typeof r === 'string' ? r : r.baseUrl, env)).sort()[0]!;
 }
 
 function settleUrl(url: string | undefined, env: NodeJS.ProcessEnv): string {

@@ -2,8 +2,9 @@
 export interface ResolvedEndpoint {
   /**
    * The endpoint's identity in the reply cache, the dialect memory and messages: for Azure, the
-   * deployment's URL (<resource>/openai/deployments/<deployment>); with several replicas, the first's
-   * (requests go to the replica llm/replicaRoute.ts picks, as an endpoint of its own).
+   * deployment's URL (<resource>/openai/deployments/<deployment>); with several replicas, the lowest
+   * of their URLs, whatever their order (requests go to the replica llm/replicaRoute.ts picks, as an
+   * endpoint of its own).
    */
   baseURL: string;
   model: string;

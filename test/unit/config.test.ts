@@ -138,12 +138,25 @@ test('a model role may name several replicas, each with its own limits; slots an
   assert.equal(fingerprintMaterial(retuned), fingerprintMaterial(c));
   const more = parseBuildConfig({ ...minimal, models: { default: { model: 'qwen', baseUrls: [...replicas, 'http://gpu2:8000/v1'] } } });
   assert.notEqual(fingerprintMaterial(more), fingerprintMaterial(c));
+  // The order of baseUrls means nothing: the same fingerprint, and the endpoint known by the lowest URL (its reply cache key and dialect memory).
+  const reordered = parseBuildConfig({ ...minimal, models: { default: { model: 'qwen', baseUrls: ['http://gpu2:8000/v1', replicas[1]!, replicas[0]!] } } });
+  assert.equal(fingerprintMaterial(reordered), fingerprintMaterial(more));
+  assert.equal(resolveEndpoint(reordered.models.default, {}).baseURL, 'http://gpu0:8000/v1');
+  assert.equal(resolveEndpoint(more.models.default, {}).baseURL, 'http://gpu0:8000/v1');
+  assert.deepEqual(
+    resolveEndpoint(reordered.models.default, {}).replicas.map((r) => r.baseURL),
+    ['http://gpu2:8000/v1', 'http://gpu1:8000/v1', 'http://gpu0:8000/v1'],
+    'requests still go to every replica',
+  );
 });
 
-test('baseUrls is refused with baseUrl, with azure, empty, or naming a replica twice', () => {
+test('baseUrls is refused with baseUrl, with azure, empty, naming a replica twice, or several with the Batch API', () => {
   const bad = (endpoint: object) => () => parseBuildConfig({ ...minimal, models: { default: { model: 'qwen', ...endpoint } } });
   assert.throws(bad({ baseUrl: 'http://a:1/v1', baseUrls: ['http://b:1/v1'] }), /models\.default\.baseUrls.*set baseUrl or baseUrls, not both/s);
   assert.throws(bad({ baseUrls: ['http://b:1/v1'], azure: { apiVersion: '2024-10-21' } }), /Azure deployment has one baseUrl/);
   assert.throws(bad({ baseUrls: [] }), /models\.default\.baseUrls/);
   assert.throws(bad({ baseUrls: ['http://b:1/v1', { baseUrl: 'http://b:1/v1/' }] }), /replica http:\/\/b:1\/v1 is listed twice/);
+  assert.throws(bad({ baseUrls: ['http://a:1/v1', 'http://b:1/v1'], batch: true }), /models\.default\.batch: the Batch API is not used with several replicas \(baseUrls names 2\): vLLM and SGLang serve no \/v1\/batches/);
+  assert.doesNotThrow(bad({ baseUrls: ['http://a:1/v1'], batch: true }), 'one server in baseUrls takes batches as baseUrl does');
+  assert.doesNotThrow(bad({ baseUrls: ['http://a:1/v1', 'http://b:1/v1'], batch: false }));
 });
