@@ -54,6 +54,8 @@ interface Arm {
   counts: BuildReport['counts'];
   modelCallRejects: number;
   perReplica: number[];
+  /** The engine's replica counts (build report): attempts spilled and re-routed, replicas taken out. */
+  moves: { spilled: number; rerouted: number; ejections: number };
 }
 
 /** The stats of each killed replica at its death (a closed server answers no more). */
@@ -107,11 +109,16 @@ try {
         counts: report.counts,
         modelCallRejects: report.modelCallRejects,
         perReplica: stats.map((s) => s.completed),
+        moves: (report.replicas ?? []).reduce((m, r) => ({ spilled: m.spilled + r.spilled, rerouted: m.rerouted + r.rerouted, ejections: m.ejections + r.ejections }), {
+          spilled: 0,
+          rerouted: 0,
+          ejections: 0,
+        }),
       };
       results.push(arm);
       log(
         `${name}: ${fmt(wallSeconds)} s, ${arm.requests} requests (${arm.perReplica.join('/')}), ${pct(arm.cachedPromptTokens, arm.promptTokens)} of prompt tokens cached, ` +
-          `${arm.encodings} vision encodings, ${arm.idConflicts} id conflicts, ${arm.r429} 429s; records ${report.counts.instruct}+${report.counts.dpo} of ${report.counts.planned} planned, ${report.modelCallRejects} model-call rejects`,
+          `${arm.encodings} vision encodings, ${arm.idConflicts} id conflicts, ${arm.r429} 429s; attempts spilled ${arm.moves.spilled}, re-routed ${arm.moves.rerouted}, ${arm.moves.ejections} replicas taken out; records ${report.counts.instruct}+${report.counts.dpo} of ${report.counts.planned} planned, ${report.modelCallRejects} model-call rejects`,
       );
     } finally {
       killedAt.clear();

@@ -1,6 +1,6 @@
 /**
  * Where each attempt of a model request goes: the replica of its endpoint that the worker-wide
- * router (replicaRouting.ts, one per endpoint) picks for the request's key, the sample's image
+ * router (replicaRouting.ts, one per endpoint) placed the request's key on, the sample's image
  * sha256, so all of a sample's requests meet its image's vision encoding and KV prefix on one
  * server. A replica is an endpoint of its own to everything after the pick: its own limiter (and so
  * its own leases, limiter.ts), client, metric label and limits (config/endpointReplicas.ts). What
@@ -46,19 +46,21 @@ export interface Routed {
 
 /**
  * The replica one attempt of a request with routing key `key` goes to, with the limits it holds
- * there. `limitsOf` gives a replica's limits; a replica is at its limit when its limiter admits no
- * more now (in flight and queued at its window, lease or 1/workers share, or paused by a 429).
+ * there. `limitsOf` gives a replica's limits; a replica's load is what its limiter holds and queues
+ * over what it admits now (its window, lease or 1/workers share), infinite while a 429 pauses it: 1
+ * or more is at its limit.
  */
 export function routeAttempt(endpoint: ResolvedEndpoint, key: string, limitsOf: (replica: ResolvedReplica) => EndpointLimits): Routed {
   // An endpoint of one server has nothing to pick and no shares to show.
   if (endpoint.replicas.length === 1) return { endpoint: asReplica(endpoint, endpoint.replicas[0]!), limits: limitsOf(endpoint.replicas[0]!) };
   const routes = new Map(endpoint.replicas.map((r) => [r.baseURL, { endpoint: asReplica(endpoint, r), limits: limitsOf(r) }]));
-  const atLimit = (baseURL: string): boolean => {
+  const loadOf = (baseURL: string): number => {
     const route = routes.get(baseURL)!;
     const s = limiterFor(route.endpoint, route.limits).snapshot();
-    return s.pausedForMs > 0 || s.inFlight + s.queued >= Math.min(Math.floor(s.window), s.concurrency);
+    const admits = Math.min(Math.floor(s.window), s.concurrency);
+    return s.pausedForMs > 0 || admits < 1 ? Infinity : (s.inFlight + s.queued) / admits;
   };
-  const pick = routerFor(endpoint).pick(key, atLimit);
+  const pick = routerFor(endpoint).pick(key, loadOf);
   tallyReplica(pick.baseURL, pick.moved);
   return routes.get(pick.baseURL)!;
 }

@@ -4,7 +4,8 @@
  * by rendezvous hashing (highest random weight: each replica scores sha256(replica URL, image
  * hash), the highest wins), so adding or removing a replica moves only the images it wins or won.
  * The sample's first request places the image by bounded load: its first replica, or the next in
- * its order when that one is at its limit (a spill); its later requests stay where it was placed,
+ * its order when that one is at its limit (a spill), or the least loaded when all are; its later
+ * requests stay where it was placed,
  * queueing there, and move only when that replica is taken out (a re-route) for failing
  * (connection refused, or a run of 5xx replies): out for a back-off that doubles per repeated
  * failure, back on its own when it ends. Per worker; pure apart from the injected clock.
@@ -60,12 +61,13 @@ export class ReplicaRouter {
    * The replica for one request of the sample whose image hashes to `imageSha256`. An image placed
    * before stays where it was placed (its encoding and prefix are there; a full replica's limiter
    * queues the request) while that replica is in. Otherwise it is placed now, by bounded load, given
-   * whether each replica is at its limit (its limiter's say: this worker's share, lease and window):
-   * on the first in the image's order that is in and below its limit; when every replica in is at
-   * its limit, on the image's first replica in; when all are out, the one back soonest (not
-   * remembered: the image is placed again once one is back).
+   * each replica's load (its limiter's say: what it holds and queues over what it admits now, this
+   * worker's share, lease and window; 1 or more is at its limit): on the first in the image's order
+   * that is in and below its limit; when every replica in is at its limit, on the least loaded (the
+   * image is encoded nowhere yet, so its order buys nothing there and balance is all); when all are
+   * out, the one back soonest (not remembered: the image is placed again once one is back).
    */
-  pick(imageSha256: string, atLimit: (baseURL: string) => boolean): ReplicaPick {
+  pick(imageSha256: string, loadOf: (baseURL: string) => number): ReplicaPick {
     const now = this.clock.now();
     for (const s of this.states.values()) if (s.outUntil !== undefined && s.outUntil <= now) s.outUntil = undefined;
     const held = this.placed.get(imageSha256);
@@ -73,7 +75,9 @@ export class ReplicaRouter {
     if (held && this.states.get(held.baseURL)!.outUntil === undefined) return this.remember(imageSha256, held);
     const order = replicaOrder(imageSha256, [...this.states.keys()]).map((url) => this.states.get(url)!);
     const inService = order.filter((s) => s.outUntil === undefined);
-    const chosen = inService.find((s) => !atLimit(s.baseURL)) ?? inService[0];
+    const loads = new Map(inService.map((s) => [s, loadOf(s.baseURL)]));
+    const chosen =
+      inService.find((s) => loads.get(s)! < 1) ?? inService.reduce<ReplicaState | undefined>((least, s) => (least && loads.get(least)! <= loads.get(s)! ? least : s), undefined);
     if (!chosen) {
       const soonest = [...order].sort((a, b) => a.outUntil! - b.outUntil!)[0]!;
       return soonest === order[0] ? { baseURL: soonest.baseURL } : { baseURL: soonest.baseURL, moved: 'rerouted' };

@@ -5,7 +5,12 @@ import { sha256Hex } from '../../domain/hashing.js';
 
 const urls = ['http://gpu0:8000/v1', 'http://gpu1:8000/v1', 'http://gpu2:8000/v1'];
 const images = Array.from({ length: 3_000 }, (_, i) => sha256Hex(`image-${i}`));
-const idle = () => false;
+const idle = () => 0;
+/** Loads with the replicas named in `full` at their limit. */
+const fullAt =
+  (...full: Array<string | undefined>) =>
+  (url: string) =>
+    full.includes(url) ? 1 : 0;
 
 function clockAt(start: number) {
   const clock = { t: start, now: () => clock.t };
@@ -41,45 +46,60 @@ test('adding or removing a replica moves only the images it wins or won', () => 
   images.forEach((_, i) => assert.ok(added[i] === before[i] || added[i] === 'http://gpu3:8000/v1'));
 });
 
-test("an image whose first replica is at its limit spills to the next, counted, and its later requests stay there even once the first has room", () => {
+test('an image whose first replica is at its limit spills to the next, counted, and its later requests stay there even once the first has room', () => {
   const router = new ReplicaRouter(urls, clockAt(0));
   const [image, other] = [images[0]!, images.find((i) => replicaOrder(i, urls)[0] === replicaOrder(images[0]!, urls)[0] && i !== images[0])!];
   const [home, next] = replicaOrder(image, urls);
-  assert.deepEqual(router.pick(image, (url) => url === home), { baseURL: next, moved: 'spilled' });
+  assert.deepEqual(router.pick(image, fullAt(home)), { baseURL: next, moved: 'spilled' });
   for (let call = 0; call < 10; call++) assert.deepEqual(router.pick(image, idle), { baseURL: next, moved: 'spilled' }, 'sticks to where its image was encoded');
   // Its image's replica full now: the request waits there (that replica's limiter queues it) rather than encode the image again elsewhere.
-  assert.deepEqual(router.pick(image, (url) => url === next), { baseURL: next, moved: 'spilled' });
+  assert.deepEqual(router.pick(image, fullAt(next)), { baseURL: next, moved: 'spilled' });
   // Another image of the same first replica, placed while that one has room, goes there.
   assert.deepEqual(router.pick(other, idle), { baseURL: home });
-  // Every replica full: a new image is placed on its first replica, whose limiter queues it.
-  const third = images[5]!;
-  assert.deepEqual(router.pick(third, () => true), { baseURL: replicaOrder(third, urls)[0] });
+  // Every replica full: a new image is placed on the least loaded, whose limiter queues it; on its first replica when loads tie.
+  const [third, fourth] = [images[5]!, images[6]!];
+  const [thirdHome, , thirdLast] = replicaOrder(third, urls);
+  assert.deepEqual(
+    router.pick(third, (url) => (url === thirdLast ? 1.25 : 1.5)),
+    { baseURL: thirdLast, moved: 'spilled' },
+  );
+  assert.equal(router.pick(third, (url) => (url === thirdHome ? 1 : 2)).baseURL, thirdLast, 'then it stays');
+  assert.deepEqual(
+    router.pick(fourth, () => Infinity),
+    { baseURL: replicaOrder(fourth, urls)[0] },
+  );
 });
 
 test('placements are bounded load: images arriving together fill every replica to its limit before any replica queues', () => {
   const router = new ReplicaRouter(urls, clockAt(0));
   const limit = 4;
   const inFlight = new Map(urls.map((u) => [u, 0]));
-  const atLimit = (url: string) => inFlight.get(url)! >= limit;
+  const loadOf = (url: string) => inFlight.get(url)! / limit;
   const samples = images.slice(0, urls.length * limit);
   let spilled = 0;
   for (const image of samples) {
-    const pick = router.pick(image, atLimit);
+    const pick = router.pick(image, loadOf);
     inFlight.set(pick.baseURL, inFlight.get(pick.baseURL)! + 1);
     if (pick.moved === 'spilled') spilled++;
   }
   assert.deepEqual([...inFlight.values()], [limit, limit, limit], 'each replica took exactly its limit');
   assert.ok(spilled > 0, 'some images were placed off their first replica');
   // Each sample's next request (its first answered) goes where the sample's image is.
-  const placed = new Map(samples.map((image) => [image, router.pick(image, atLimit).baseURL]));
+  const placed = new Map(samples.map((image) => [image, router.pick(image, loadOf).baseURL]));
   for (const image of samples) assert.equal(router.pick(image, idle).baseURL, placed.get(image));
+  // As many again while all are full: they queue evenly, none more than one ahead of another.
+  for (const image of images.slice(samples.length, 2 * samples.length)) {
+    const pick = router.pick(image, loadOf);
+    inFlight.set(pick.baseURL, inFlight.get(pick.baseURL)! + 1);
+  }
+  assert.deepEqual([...inFlight.values()], [2 * limit, 2 * limit, 2 * limit], 'each replica queues as many');
 });
 
 test('a router remembers the last images it placed, up to its bound', () => {
   const router = new ReplicaRouter(urls, clockAt(0), 2);
   const [a, b, c] = images;
   const [home, next] = replicaOrder(a!, urls);
-  assert.equal(router.pick(a!, (url) => url === home).baseURL, next);
+  assert.equal(router.pick(a!, fullAt(home)).baseURL, next);
   router.pick(b!, idle);
   assert.equal(router.pick(a!, idle).baseURL, next, 'still placed: routing it again made it the most recent');
   router.pick(b!, idle);
