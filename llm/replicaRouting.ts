@@ -5,10 +5,10 @@
  * hash), the highest wins), so adding or removing a replica moves only the images it wins or won.
  * The sample's first request places the image by bounded load: its first replica, or the next in
  * its order when that one is at its limit (a spill), or the least loaded when all are; its later
- * requests stay where it was placed,
- * queueing there, and move only when that replica is taken out (a re-route) for failing
- * (connection refused, or a run of 5xx replies): out for a back-off that doubles per repeated
- * failure, back on its own when it ends. Per worker; pure apart from the injected clock.
+ * requests stay where it was placed, queueing there, and move only when that replica is taken out
+ * (a re-route) for failing (connection refused, or a run of 5xx replies): out for a back-off that
+ * doubles per repeated failure, back on its own when it ends. Per worker; pure apart from the
+ * injected clock.
  */
 import { sha256Hex } from '../domain/hashing.js';
 import type { Clock } from './clock.js';
