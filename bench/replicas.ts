@@ -7,7 +7,9 @@
 //   three    3 replicas in `baseUrls`, undisturbed
 //   kill     4 replicas in `baseUrls`, one killed once half of the affine arm's requests are answered
 // Reports wall time, requests, cached prompt share, vision encodings per image sent and the ratios
-// the issue sets goals for.
+// the issue sets goals for. Encodings per image leave out the pre-flight's probe image, encoded once
+// on each server the engine checks (each replica of `baseUrls`; the balancer's one URL): it is not
+// a sample's image.
 // Run:   npx tsx bench/replicas.ts [--scale 0.00390625] [--slots 32] [--speedup 2] [--arms one,rr,affine,three,kill]
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -54,6 +56,8 @@ interface Arm {
   counts: BuildReport['counts'];
   modelCallRejects: number;
   perReplica: number[];
+  /** The URLs the engine's pre-flight checks (each sends the probe image once). */
+  probes: number;
   /** The engine's replica counts (build report): attempts spilled and re-routed, replicas taken out. */
   moves: { spilled: number; rerouted: number; ejections: number };
 }
@@ -109,6 +113,7 @@ try {
         counts: report.counts,
         modelCallRejects: report.modelCallRejects,
         perReplica: stats.map((s) => s.completed),
+        probes: 'baseUrls' in endpoint ? urls.length : 1,
         moves: (report.replicas ?? []).reduce((m, r) => ({ spilled: m.spilled + r.spilled, rerouted: m.rerouted + r.rerouted, ejections: m.ejections + r.ejections }), {
           spilled: 0,
           rerouted: 0,
@@ -158,7 +163,7 @@ function summary(): void {
   const share = (a: Arm) => (100 * a.cachedPromptTokens) / a.promptTokens;
   const lines = [`scale ${SCALE}, GPU ${PROFILE.requestsPerSecond} req/s x ${PROFILE.slots} slots per replica, speedup ${SPEEDUP}`];
   for (const a of results) {
-    const perImage = one ? fmt(a.encodings / one.encodings, 2) : 'n/a';
+    const perImage = one ? fmt((a.encodings - a.probes) / (one.encodings - one.probes), 2) : 'n/a';
     lines.push(
       `${a.name}: wall ${fmt(a.wallSeconds)} s; cached prompt share ${fmt(share(a))}%; vision encodings per image ${perImage}; requests ${a.requests}; records ${a.counts.instruct}+${a.counts.dpo}`,
     );
