@@ -156,7 +156,10 @@ test('baseUrls is refused with baseUrl, with azure, empty, naming a replica twic
   assert.throws(bad({ baseUrls: ['http://b:1/v1'], azure: { apiVersion: '2024-10-21' } }), /Azure deployment has one baseUrl/);
   assert.throws(bad({ baseUrls: [] }), /models\.default\.baseUrls/);
   assert.throws(bad({ baseUrls: ['http://b:1/v1', { baseUrl: 'http://b:1/v1/' }] }), /replica http:\/\/b:1\/v1 is listed twice/);
-  assert.throws(bad({ baseUrls: ['http://a:1/v1', 'http://b:1/v1'], batch: true }), /models\.default\.batch: the Batch API is not used with several replicas \(baseUrls names 2\): vLLM and SGLang serve no \/v1\/batches/);
+  assert.throws(
+    bad({ baseUrls: ['http://a:1/v1', 'http://b:1/v1'], batch: true }),
+    /models\.default\.batch: the Batch API is not used with several replicas \(baseUrls names 2\): vLLM and SGLang serve no \/v1\/batches/,
+  );
   assert.doesNotThrow(bad({ baseUrls: ['http://a:1/v1'], batch: true }), 'one server in baseUrls takes batches as baseUrl does');
   assert.doesNotThrow(bad({ baseUrls: ['http://a:1/v1', 'http://b:1/v1'], batch: false }));
 });

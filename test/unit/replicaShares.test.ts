@@ -13,7 +13,10 @@ const b = 'http://gpu1:8000/v1';
 test('tallies add up: failed attempts by kind, replica counts per replica; shares are of the attempts routed', () => {
   const tallies = noTallies();
   addTallies(tallies, { failedAttempts: { transient: 1 }, replicas: { [a]: { routed: 30, spilled: 0, rerouted: 0, ejections: 1 } } });
-  addTallies(tallies, { failedAttempts: { transient: 2, 'rate-limited': 1 }, replicas: { [a]: { routed: 10, spilled: 2, rerouted: 0, ejections: 0 }, [b]: { routed: 60, spilled: 1, rerouted: 9, ejections: 0 } } });
+  addTallies(tallies, {
+    failedAttempts: { transient: 2, 'rate-limited': 1 },
+    replicas: { [a]: { routed: 10, spilled: 2, rerouted: 0, ejections: 0 }, [b]: { routed: 60, spilled: 1, rerouted: 9, ejections: 0 } },
+  });
   addTallies(tallies, { failedAttempts: { refused: 1 } });
   addTallies(tallies, undefined);
   assert.deepEqual(tallies.failedAttempts, { transient: 3, 'rate-limited': 1, refused: 1 });
