@@ -9,23 +9,35 @@
  * sent ahead for it are handed back to be recorded in the earlier stage's state: never unreported.
  * A failed call sent ahead fails nothing: the stage asks again itself.
  */
-import { batchStages } from '../../config/endpointRouting.js';
+import type { BuildConfig } from '../../config/buildConfig.js';
+import { batchStages, stageTaskQueues } from '../../config/endpointRouting.js';
 import type { StageName } from '../../config/stages.js';
 import { SampleRejection } from '../../domain/rejection.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { CallRecord } from '../../llm/callRecord.js';
 import { getCreatedJson } from '../../storage/objectStore.js';
-import type { PriorResults } from '../stages/stageDefinition.js';
+import type { PriorResults, StageDefinition } from '../stages/stageDefinition.js';
 import { stageDefinitions } from '../stages/registry.js';
 import type { StageContext } from './context.js';
 import type { StageState } from './stageState.js';
 
-/** Sends the first calls of the stages whose descriptor names `stage` as `firstRequestBeside`; resolves with their calls. */
+/**
+ * The stages whose first call goes out beside `stage`: those whose descriptor names it as
+ * `firstRequestBeside`, unless the Batch API sends that call, or the stage runs on another task queue
+ * than `stage` (its endpoint may be reachable only from that queue's workers).
+ */
+export function stagesSentBeside(config: BuildConfig, stage: StageName): StageDefinition[] {
+  const batched = batchStages(config) as readonly StageName[];
+  const queues = stageTaskQueues(config);
+  return stageDefinitions(config.mode).filter(
+    (d) => 'firstRequestBeside' in d && d.firstRequestBeside === stage && d.firstRequest && !batched.includes(d.name) && queues[d.name] === queues[stage],
+  );
+}
+
+/** Sends the first calls of the stages sent beside `stage` (stagesSentBeside); resolves with their calls. */
 export async function sendAhead(ctx: StageContext, stage: StageName, sample: SourceSample, prior: PriorResults): Promise<CallRecord[]> {
   const calls: CallRecord[] = [];
-  const batched = batchStages(ctx.config) as readonly StageName[];
-  const later = stageDefinitions(ctx.config.mode).filter((d) => 'firstRequestBeside' in d && d.firstRequestBeside === stage && d.firstRequest && !batched.includes(d.name));
-  for (const definition of later) {
+  for (const definition of stagesSentBeside(ctx.config, stage)) {
     // A stage that already ran for the sample (or is to try a model call again: a rerun of its own) is left to itself.
     if (await getCreatedJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, definition.name))) continue;
     const { request, json } = await definition.firstRequest!(ctx, sample, prior);
