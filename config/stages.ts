@@ -32,7 +32,8 @@ export interface StageDescriptor {
   /**
    * The stage (one it builds on) beside whose calls its first call (`firstRequest`) is sent: that call
    * reads nothing that stage produces, and its reply waits in the cache for this stage. Unless this
-   * stage's own endpoint sends it through the Batch API. A sample that stage rejects paid for it in vain.
+   * stage's own endpoint sends it through the Batch API or runs on another task queue. A sample that
+   * stage rejects paid for it in vain.
    */
   readonly firstRequestBeside?: string;
 }
