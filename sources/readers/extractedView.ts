@@ -6,6 +6,7 @@
  * cache folder itself is never listed, so a half-written one cannot pass for data. Every source type
  * opens its root through here (sourceStore), so each gains the archives at once.
  */
+import type { ImageOrigin } from '../../domain/sample.js';
 import type { S3Options } from '../../storage/s3Store.js';
 import { openStore } from '../../storage/openStore.js';
 import type { ObjectInfo, ObjectStore } from '../../storage/objectStore.js';
@@ -13,6 +14,8 @@ import { EXTRACTED, completedExtractions, extractionDir } from './tarGzExtractio
 
 /** An extraction as the view maps it: members of `cache/` read as `<folder>/<member>`. */
 interface Mapping {
+  /** The archive's key (a split archive's without the part suffix). */
+  archive: string;
   /** The archive's folder under the root ('' at the root). */
   folder: string;
   cache: string;
@@ -23,37 +26,56 @@ export function sourceStore(uri: string, s3: S3Options): ObjectStore {
   return extractedView(openStore(uri, s3));
 }
 
+/** Per view, the keys it read from an extraction and where they came from (what a record's image_origin names). */
+const origins = new WeakMap<ObjectStore, Map<string, ImageOrigin>>();
+
+/** The archive and member a view read `key` from, when it did (the key was no file of the root). */
+export function extractedOrigin(store: ObjectStore, key: string): ImageOrigin | undefined {
+  return origins.get(store)?.get(key);
+}
+
 export function extractedView(base: ObjectStore): ObjectStore {
+  const served = new Map<string, ImageOrigin>();
   let loaded: Promise<Mapping[]> | undefined;
   const mappings = () =>
     (loaded ??= completedExtractions(base).then((all) =>
-      all.map(({ key }) => ({ folder: key.includes('/') ? key.slice(0, key.lastIndexOf('/')) : '', cache: extractionDir(key) })),
+      all.map(({ key }) => ({ archive: key, folder: key.includes('/') ? key.slice(0, key.lastIndexOf('/')) : '', cache: extractionDir(key) })),
     ));
-  /** The cache keys that may hold `key`, in archive order. */
-  const cached = async (key: string): Promise<string[]> =>
-    (await mappings()).flatMap(({ folder, cache }) => (folder === '' ? [`${cache}/${key}`] : key.startsWith(`${folder}/`) ? [`${cache}/${key.slice(folder.length + 1)}`] : []));
+  /** Where `key` may be stored in the extractions, in archive order: the cache key, the archive and its member. */
+  const cached = async (key: string): Promise<Array<{ stored: string; origin: ImageOrigin }>> =>
+    (await mappings()).flatMap(({ folder, cache, archive }) => {
+      const member = folder === '' ? key : key.startsWith(`${folder}/`) ? key.slice(folder.length + 1) : undefined;
+      return member === undefined ? [] : [{ stored: `${cache}/${member}`, origin: { file: archive, member } }];
+    });
   /** Where `key` is stored: itself when it exists (or nothing holds it), else the first extraction holding it. */
   const located = async (key: string): Promise<string> => {
     const candidates = await cached(key);
     if (candidates.length === 0 || (await base.exists(key))) return key;
-    for (const candidate of candidates) if (await base.exists(candidate)) return candidate;
+    for (const { stored } of candidates) if (await base.exists(stored)) return stored;
     return key;
   };
-  return {
+  const view: ObjectStore = {
     root: base.root,
     ...(base.endpoint ? { endpoint: base.endpoint } : {}),
     async get(key) {
       const body = await base.get(key);
       if (body !== undefined) return body;
-      for (const candidate of await cached(key)) {
-        const extracted = await base.get(candidate);
-        if (extracted !== undefined) return extracted;
+      for (const { stored, origin } of await cached(key)) {
+        const extracted = await base.get(stored);
+        if (extracted === undefined) continue;
+        served.set(key, origin);
+        return extracted;
       }
       return undefined;
     },
     getRange: async (key, start, end) => base.getRange(await located(key), start, end),
     openRead: async (key) => base.openRead(await located(key)),
-    exists: async (key) => (await base.exists(key)) || (await anyExists(base, await cached(key))),
+    exists: async (key) =>
+      (await base.exists(key)) ||
+      (await anyExists(
+        base,
+        (await cached(key)).map((c) => c.stored),
+      )),
     list: (prefix) => listing(base, prefix, mappings),
     put: (key, body, contentType) => base.put(key, body, contentType),
     create: (key, body, contentType) => base.create(key, body, contentType),
@@ -63,6 +85,8 @@ export function extractedView(base: ObjectStore): ObjectStore {
     delete: (key) => base.delete(key),
     sweepIncompleteWrites: (prefix) => base.sweepIncompleteWrites(prefix),
   };
+  origins.set(view, served);
+  return view;
 }
 
 async function anyExists(store: ObjectStore, keys: readonly string[]): Promise<boolean> {

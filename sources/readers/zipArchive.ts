@@ -141,8 +141,6 @@ interface Directory {
 }
 
 export class ZipArchive {
-  private byBaseName: Map<string, string | null> | undefined;
-
   private constructor(
     /** The archive's key in its store. */
     readonly key: string,
@@ -203,18 +201,6 @@ export class ZipArchive {
 
   has(member: string): boolean {
     return this.directory.index.has(member);
-  }
-
-  /** The one member named `baseName` in any folder of the archive; undefined when none or several are. */
-  memberByBaseName(baseName: string): string | undefined {
-    if (!this.byBaseName) {
-      this.byBaseName = new Map();
-      for (const member of this.members()) {
-        const base = member.slice(member.lastIndexOf('/') + 1);
-        this.byBaseName.set(base, this.byBaseName.has(base) ? null : member);
-      }
-    }
-    return this.byBaseName.get(baseName) ?? undefined;
   }
 
   /** Ranged reads made so far: the directory's, then one per member read (two when its local extra field is long). */

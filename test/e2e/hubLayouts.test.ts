@@ -77,6 +77,7 @@ const ORIGIN_SHAPES: Array<[string, RegExp]> = [
   ['cc3m-wds', /^cc3m-(train|validation)-0000\.tar \S+\.jpg$/],
   ['parquet/llava', /\.parquet row \d+ \(row group \d+\)$/],
   ['llava-zip', /^images\.zip images\/coco\/\d\.jpg$/],
+  ['multiui-tgz', /^multiui\.tar\.gz screenshots\/[a-z_]+\/\d\.png$/],
 ];
 
 let dir: string;

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, describe, it } from 'node:test';
 import { SourceError } from '../../sources/contract.js';
-import { extractedView } from '../../sources/readers/extractedView.js';
+import { extractedOrigin, extractedView } from '../../sources/readers/extractedView.js';
 import { completedExtractions, extractTarGzArchives, tarGzArchives } from '../../sources/readers/tarGzExtraction.js';
 import { extractionProblems } from '../../sources/sourceArchives.js';
 import { LocalStore } from '../../storage/localStore.js';
@@ -71,6 +71,7 @@ describe("gzip'd tars extracted once into the source's store", () => {
 
     const view = extractedView(new LocalStore(dir));
     assert.deepEqual(await view.get('shots/0.png'), Buffer.alloc(3000, 1));
+    assert.deepEqual(extractedOrigin(view, 'shots/0.png'), { file: 'multiui.tar.gz', member: 'shots/0.png' });
     assert.deepEqual(await view.getRange('shots/1.png', 10, 20), Buffer.alloc(10, 2));
     assert.equal(await view.exists('data/stage1.json'), true);
     assert.equal(await view.get('shots/2.png'), undefined);
@@ -182,6 +183,7 @@ describe("gzip'd tars extracted once into the source's store", () => {
     await extractTarGzArchives(new LocalStore(dir));
     const view = extractedView(new LocalStore(dir));
     assert.deepEqual(await view.get('sub/shots/0.png'), Buffer.alloc(3000, 1));
+    assert.deepEqual(extractedOrigin(view, 'sub/shots/0.png'), { file: 'sub/images.tar.gz', member: 'shots/0.png' });
     assert.equal(await view.get('shots/0.png'), undefined);
     assert.deepEqual(await keys(view, 'sub/'), ['sub/data/stage1.json', 'sub/images.tar.gz', 'sub/shots/0.png', 'sub/shots/1.png']);
     assert.deepEqual(await keys(view, 'sub/sh'), ['sub/shots/0.png', 'sub/shots/1.png']);

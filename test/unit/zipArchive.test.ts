@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { LocalStore } from '../../storage/localStore.js';
 import { ZipArchive, ZipArchiveError, ZipMemberError } from '../../sources/readers/zipArchive.js';
-import { ZipFolder } from '../../sources/readers/zipFolder.js';
+import { ArchiveFolder } from '../../sources/readers/archiveFolder.js';
 
 /** Archives written by Python's zipfile (test/fixtures/hub/make_hub_fixtures.py). */
 const HUB = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'hub', 'data');
@@ -67,7 +67,7 @@ describe('zip archives read in place', () => {
     it('is set aside by the folder and named, the other archives still read', async () => {
       copyFileSync(path.join(HUB, 'geo170k-hub', 'images.zip'), path.join(dir, 'images.zip'));
       writeFileSync(path.join(dir, 'other.zip'), Buffer.alloc(4096, 7));
-      const folder = await ZipFolder.open(new LocalStore(dir));
+      const folder = await ArchiveFolder.open(new LocalStore(dir));
       assert.equal(folder.find('images/geoqa_plus/1000.png')?.archive.key, 'images.zip');
       assert.match(folder.unreadable.join('\n'), /other\.zip is not a readable zip archive/);
     });
@@ -81,14 +81,14 @@ describe('zip archives read in place', () => {
 
 describe('paths looked up in the zips under a root', () => {
   it('finds a path under the archive folder or its name (Geo170K images.zip holding images/...)', async () => {
-    const folder = await ZipFolder.open(new LocalStore(path.join(HUB, 'geo170k-hub')));
+    const folder = await ArchiveFolder.open(new LocalStore(path.join(HUB, 'geo170k-hub')));
     const found = folder.find('images/geoqa_plus/1002.png');
     assert.deepEqual([found?.archive.key, found?.member], ['images.zip', 'images/geoqa_plus/1002.png']);
     assert.equal(folder.find('images/geoqa_plus/9999.png'), undefined);
   });
 
   it('finds a path by file name in the archives under its top folder (ALLaVA chunks unpacked with unzip -j)', async () => {
-    const folder = await ZipFolder.open(new LocalStore(path.join(HUB, 'allava-hub')));
+    const folder = await ArchiveFolder.open(new LocalStore(path.join(HUB, 'allava-hub')));
     assert.equal(folder.size, 2);
     const found = folder.find('allava_laion/images/100277307.jpeg');
     assert.deepEqual([found?.archive.key, found?.member], ['allava_laion/image_chunks/images_1.zip', 'laion_images_1/100277307.jpeg']);
