@@ -35,6 +35,7 @@ export const WORKFLOW_BOUNDARY = [
   'domain/planShape.ts',
   'domain/replicaShares.ts',
   'domain/sampleLanes.ts',
+  'domain/tallies.ts',
   'domain/targets.ts',
   'domain/yieldBound.ts',
   'llm/concurrencyLeases.ts',
