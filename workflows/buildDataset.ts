@@ -37,6 +37,7 @@ import { stagesFor } from '../config/stages.js';
 import { sourceGoals, startOrder } from '../domain/targets.js';
 import { pipelineActivityOptions } from './activityOptions.js';
 import { newProgress, recordCommittedShard, restartRate, type BuildPhase, type BuildProgress } from './buildProgress.js';
+import { addTallies } from '../domain/tallies.js';
 import { buildShard } from './buildShard.js';
 import { buildConfigInput } from './configInput.js';
 import { MMIF_BUILD_ID, MMIF_SOURCE, MMIF_STATUS } from './searchAttributes.js';
@@ -388,7 +389,7 @@ async function runShard(
   const workflowId = shardWorkflowId(shard);
   progress.runningShards.push(workflowId);
   try {
-    const summary = await executeChild(buildShard, {
+    const outcome = await executeChild(buildShard, {
       workflowId,
       args: [
         {
@@ -408,8 +409,14 @@ async function runShard(
         },
       ],
     });
-    if (summary) recordCommittedShard(progress, summary);
-    ran?.(shard, summary);
+    if ('deferred' in outcome) {
+      // The build commits it later (targets): its run's tallies count now, its commit's summary then.
+      addTallies(progress, outcome);
+      ran?.(shard, null);
+    } else {
+      recordCommittedShard(progress, outcome);
+      ran?.(shard, outcome);
+    }
   } catch (err) {
     shardFailed(progress, shard, err);
   } finally {

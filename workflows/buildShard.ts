@@ -14,6 +14,7 @@ import { mapLimit } from '../domain/mapLimit.js';
 import { reopensOnRerun } from '../output/commit/manifest.js';
 import type { BuildConfig } from '../config/buildConfig.js';
 import type { BatchableStage } from '../config/endpointRouting.js';
+import type { Tallies } from '../domain/tallies.js';
 import type { StageName } from '../config/stages.js';
 import { pipelineActivityOptions, sliceStagesActivityOptions, type RetrySettings } from './activityOptions.js';
 import { newShardProgress, recordSlice, recordSliceStages, type ShardProgress } from './shardProgress.js';
@@ -50,8 +51,13 @@ const BATCH_WAIT_TIMEOUT = '25 hours';
 /** The shard's live counters (workflows/shardProgress.ts). */
 export const shardProgressQuery = defineQuery<ShardProgress>('shardProgress');
 
-/** The shard's summary once committed; null when `deferCommit` leaves the commit to the build. */
-export async function buildShard(input: BuildShardInput): Promise<ShardSummary | null> {
+/** A shard run whose commit `deferCommit` leaves to the build: the tallies of the run, which the build's commit does not know. */
+export interface DeferredShard extends Tallies {
+  deferred: true;
+}
+
+/** The shard's summary once committed, with this run's tallies; only the tallies when `deferCommit` leaves the commit to the build. */
+export async function buildShard(input: BuildShardInput): Promise<ShardSummary | DeferredShard> {
   const options = pipelineActivityOptions(input.retry);
   const acts = proxyActivities<typeof activities>(options);
   const stageActs = (stage: StageName) => {
@@ -95,7 +101,7 @@ export async function buildShard(input: BuildShardInput): Promise<ShardSummary |
       });
     }
   }
-  if (input.deferCommit) return null;
+  if (input.deferCommit) return { deferred: true, failedAttempts: live.failedAttempts, replicas: live.replicas };
   const summary = await acts.commitShard({ build, shard, ...(committed ? { replacesRevision: committed.revision } : {}) });
   return { ...summary, failedAttempts: live.failedAttempts, replicas: live.replicas };
 }

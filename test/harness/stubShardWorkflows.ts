@@ -7,14 +7,17 @@
  */
 import { ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
 import type { ShardSummary } from '../../activities/buildRef.js';
+import { noTallies, type Tallies } from '../../domain/tallies.js';
+import type { DeferredShard } from '../../workflows/buildShard.js';
 
 export { buildDataset } from '../../workflows/buildDataset.js';
 
-/** What a stubbed shard does: run `seconds`, then fail with `error` or end with `summary` (null: left for the build to commit). */
+/** What a stubbed shard does: run `seconds`, then fail with `error` or end with `summary` (null: left for the build to commit, with `tallies`). */
 export interface StubShardOutcome {
   seconds: number;
   error?: string;
   summary: ShardSummary | null;
+  tallies?: Tallies;
 }
 
 /** The shard's input fields the stub reads (workflows/buildShard.ts takes more). */
@@ -30,9 +33,9 @@ export interface StubShardActivities {
 
 const { shardOutcome } = proxyActivities<StubShardActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 1 } });
 
-export async function buildShard(input: StubShardInput): Promise<ShardSummary | null> {
+export async function buildShard(input: StubShardInput): Promise<ShardSummary | DeferredShard> {
   const outcome = await shardOutcome({ shard: input.shard, sampleCount: input.sampleCount, deferCommit: input.deferCommit });
   await sleep(outcome.seconds * 1000);
   if (outcome.error) throw ApplicationFailure.nonRetryable(outcome.error, 'StubShardFailed');
-  return outcome.summary;
+  return outcome.summary ?? { deferred: true, ...(outcome.tallies ?? noTallies()) };
 }

@@ -15,6 +15,7 @@ import type { ShardSummary } from '../../activities/buildRef.js';
 import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
 import { nextRound, RECORD_KINDS, sourceGoals, firstRoundSizes, type Goals, type SourceTally } from '../../domain/targets.js';
 import { planShape } from '../../domain/planShape.js';
+import type { ReplicaTally } from '../../domain/replicaShares.js';
 import type { BuildPlan } from '../../pipeline/planning/planBuild.types.js';
 import { progressQuery, retryFailedShardsUpdate } from '../../workflows/buildDataset.js';
 import { eventually } from '../harness/datasetChecks.js';
@@ -23,6 +24,8 @@ import { startStubbedBuilds, stubPlan, stubReport, type BuildActivities, type St
 
 // CommonJS: its namespaces come through the default export.
 const { EventType } = proto.temporal.api.enums.v1;
+/** The replica the stubbed shards' requests went to. */
+const REPLICA = 'http://gpu0:8000/v1';
 
 /** The world the stubs answer from, per build id. */
 interface StubBuild {
@@ -36,6 +39,8 @@ interface StubBuild {
   /** Opened by the test to let finalizeBuild answer. */
   finalizeGate?: Promise<void>;
   finalizedAt?: number;
+  /** The replica counts finalizeBuild was given. */
+  replicas?: ReplicaTally;
   goals?: Goals[];
   config?: ReturnType<typeof parseBuildConfig>;
 }
@@ -51,7 +56,10 @@ const stubs: BuildActivities = {
     const attempt = (b.attempts.get(shard) ?? 0) + 1;
     b.attempts.set(shard, attempt);
     const { seconds, error } = b.outcome(shard, attempt);
-    if (error || deferCommit) return { seconds, ...(error ? { error } : {}), summary: null };
+    if (error) return { seconds, error, summary: null };
+    // A shard the build commits itself reports its run's tallies: one attempt routed per sample.
+    if (deferCommit)
+      return { seconds, summary: null, tallies: { failedAttempts: { transient: 1 }, replicas: { [REPLICA]: { routed: sampleCount, spilled: 0, rerouted: 0, ejections: 0 } } } };
     const { instruct, dpo } = b.accepted(shard);
     const summary = stubSummary(shard, sampleCount, instruct, dpo);
     b.committed.set(shard, summary);
@@ -85,8 +93,9 @@ const stubs: BuildActivities = {
     b.plan = addRound(b.plan, next.sizes, b.config!.shardSize);
     return shapeOf(buildId);
   },
-  finalizeBuild: async ({ build, shardCount, failed }) => {
+  finalizeBuild: async ({ build, shardCount, failed, replicas }) => {
     const b = builds.get(build.buildId)!;
+    b.replicas = replicas;
     b.finalizedAt = await stack.env.currentTimeMs();
     await b.finalizeGate;
     return stubReport(build.buildId, shardCount, failed);
@@ -256,6 +265,11 @@ test('top-up rounds: whatever order the shards finish in, each keeps the same re
     assert.equal(b.plan.targetsOutcome, 'targets-met', name);
     assert.ok(b.plan.rounds.length > 1, `${name}: the build topped up`);
     assert.equal(b.committed.size, b.plan.shardCount, `${name}: every shard committed`);
+    assert.equal(
+      b.replicas?.[REPLICA]?.routed,
+      b.plan.shardSizes.reduce((n, s) => n + s, 0),
+      `${name}: every shard's run counted in the build's replica shares`,
+    );
     // The lowest-ranked accepted records: walking each source's shards in rank order, each keeps
     // what it accepted up to what its source still owes.
     const owed = goals.map((g) => ({ ...g }));
