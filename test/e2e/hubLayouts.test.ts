@@ -248,3 +248,25 @@ test('a column asked for that the file does not hold: validate exits 2 naming bo
   assert.equal(result.code, 2, result.stdout + result.stderr);
   assert.match(result.stdout + result.stderr, /columns\.question is 'prompt', but the file holds imgname: string, query: string, label: string, type: string, image: binary/);
 });
+
+test('a root where the extraction cache cannot be written: validate and build --local fail in one line naming the root and the cause', async () => {
+  const root = path.join(dir, 'read-only-cache');
+  await cp(path.join(HUB, 'multiui-tgz'), root, { recursive: true });
+  await writeFile(path.join(root, '.mmif-extracted'), 'a file where the cache folder goes');
+  const file = path.join(dir, 'cache-refused.json');
+  const input = config('hub-cache-refused', () => root);
+  input.sources = [{ type: 'multiui', uri: root } as never];
+  await writeFile(file, JSON.stringify(input));
+  const line = `${root}: cannot write the extraction cache .mmif-extracted/multiui.tar.gz/ of multiui.tar.gz: `;
+  for (const args of [['validate'], ['build', '--local']]) {
+    const result = await runMmif([...args, '--config', file], {
+      env: { OPENAI_BASE_URL: undefined, TEMPORAL_ADDRESS: undefined, MMIF_TASK_QUEUE: undefined },
+      cwd: dir,
+    });
+    const output = result.stdout + result.stderr;
+    assert.notEqual(result.code, 0, output);
+    const named = output.split('\n').filter((l) => l.includes(line));
+    assert.ok(named.length >= 1, `${args.join(' ')}: ${output}`);
+    assert.doesNotMatch(output, /^\s+at /m, 'no stack trace');
+  }
+});

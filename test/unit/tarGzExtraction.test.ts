@@ -1,17 +1,21 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { SourceError } from '../../sources/contract.js';
 import { extractedOrigin, extractedView } from '../../sources/readers/extractedView.js';
 import { completedExtractions, extractTarGzArchives, tarGzArchives } from '../../sources/readers/tarGzExtraction.js';
-import { extractionProblems } from '../../sources/sourceArchives.js';
+import { extractSourceArchives, extractionProblems } from '../../sources/sourceArchives.js';
+import { openSources } from '../../sources/source.js';
+import { parseBuildConfig } from '../../config/buildConfig.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { packTar, type TarFile } from '../fixtures/cc3m.js';
 
+const MULTIUI_TGZ = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'hub', 'data', 'multiui-tgz');
 const roots: string[] = [];
 after(() => roots.forEach((r) => rmSync(r, { recursive: true, force: true })));
 
@@ -187,5 +191,27 @@ describe("gzip'd tars extracted once into the source's store", () => {
     assert.equal(await view.get('shots/0.png'), undefined);
     assert.deepEqual(await keys(view, 'sub/'), ['sub/data/stage1.json', 'sub/images.tar.gz', 'sub/shots/0.png', 'sub/shots/1.png']);
     assert.deepEqual(await keys(view, 'sub/sh'), ['sub/shots/0.png', 'sub/shots/1.png']);
+  });
+});
+
+describe("an extraction's problems reach the build with the source's records", () => {
+  it('a truncated MultiUI part: the records before the damage read, then one archive-damaged problem naming the part', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'mmif-targz-source-'));
+    roots.push(dir);
+    cpSync(MULTIUI_TGZ, dir, { recursive: true });
+    const last = path.join(dir, 'multiui.tar.gz.02');
+    writeFileSync(last, readFileSync(last).subarray(0, 200));
+    const config = parseBuildConfig({ buildId: 'b', output: path.join(dir, 'out'), sources: [{ type: 'multiui', uri: dir }], maxSamples: 10, models: { default: { model: 'm' } } });
+    await extractSourceArchives(config.sources[0]!, {});
+    const [reader] = openSources(config.sources, {});
+    const records: Array<string | { code?: string; reason: string }> = [];
+    for await (const segment of reader!.segments()) records.push(...segment.records);
+    const problems = records.filter((r) => typeof r !== 'string' && r.code?.startsWith('archive-'));
+    assert.equal(problems.length, 1, JSON.stringify(records));
+    assert.match(
+      (problems[0] as { reason: string }).reason,
+      /^multiui\.tar\.gz is (corrupt|truncated).*\(reading part multiui\.tar\.gz\.02\); the members before the damage are read$/,
+    );
+    assert.ok(records.filter((r) => typeof r === 'string').length > 0, 'the records in the JSON arrays before the damage are read');
   });
 });
