@@ -19,6 +19,7 @@ import type { BuildPlan } from '../pipeline/planning/planBuild.types.js';
 import { runSliceStages as runStages, runStage, type SliceLanes, type SliceOutcome, type SliceStagesOutcome } from '../pipeline/run/runStage.js';
 import { buildProblems } from '../pipeline/planning/buildChecks.js';
 import { extractSourceArchives } from '../sources/sourceArchives.js';
+import { SourceError } from '../sources/contract.js';
 import { makeTopUpPlan } from '../pipeline/planning/topUp.js';
 import { talliesFrom } from '../output/reports/sourceTallies.js';
 import { planShape, type PlanShape } from '../domain/planShape.js';
@@ -41,6 +42,7 @@ import { withHeartbeat } from './heartbeat.js';
 import { stagesFor, type StageName } from '../config/stages.js';
 import { sliceHeartbeat, throughStages, type SliceHeartbeat } from './sliceHeartbeat.js';
 import { noProgressBoundMs, ProgressWatch } from './sliceWatchdog.js';
+import { ArchiveWatch } from './archiveWatch.js';
 import { withReplyProgress } from '../llm/replyProgress.js';
 import type { ReplicaTally } from '../domain/replicaShares.js';
 import { copyTallies } from '../domain/tallies.js';
@@ -108,6 +110,30 @@ export async function preflightEndpoints(input: unknown): Promise<PreflightOutco
   });
 }
 
+/**
+ * Extracts every source's gzip'd tars (sources/sourceArchives.ts) before the checks and planning read
+ * their roots, in an activity of its own: a Hub archive of tens of GB takes longer than planning's
+ * limit. It heartbeats the compressed bytes read; an attempt that reads none for a while fails
+ * retryably (activities/archiveWatch.ts), naming the source (ADR 0078). A root whose cache cannot be written is left to the
+ * checks and planning, which extract again (nothing when complete) and report it in their one line.
+ */
+export async function extractArchives(input: unknown): Promise<void> {
+  const config = parseBuildConfig(input);
+  const watch = new ArchiveWatch();
+  await withHeartbeat(
+    async () => {
+      for (const [i, source] of config.sources.entries()) {
+        watch.start(`sources[${i}] (${source.type} ${source.uri})`);
+        await extractSourceArchives(source, config.s3, (bytes) => watch.read(bytes)).catch((err: unknown) => {
+          if (!(err instanceof SourceError)) throw err;
+        });
+      }
+    },
+    () => ({ archiveBytesRead: watch.bytes }),
+    () => watch.stalled(),
+  );
+}
+
 /** `mmif build`'s checks before it starts anything (pipeline/planning/buildChecks.ts): the problems found, none when fine. */
 export async function checkBuild(input: unknown): Promise<string[]> {
   return withHeartbeat(() => buildProblems(parseBuildConfig(input)));
@@ -121,7 +147,7 @@ export async function planBuild(input: unknown): Promise<PlanShape> {
     // Each run holds the build to the budget of the config it was started with (not fingerprinted).
     await writeBudget(ctx.store, ctx.layout.budget, ctx.config.llm.budget);
     await evalSetIndex(ctx.config); // a missing or malformed evaluation set fails the build now
-    // Each source's gzip'd tars, extracted once into its root before planning reads it (skipped when complete).
+    // Extracted by the extractArchives activity before this one: nothing to do but find the markers.
     for (const source of ctx.config.sources) await extractSourceArchives(source, ctx.config.s3);
     return planShape(await makeBuildPlan(ctx.config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx)), ctx.layout.planSummary);
   });

@@ -11,8 +11,8 @@ import { damaged, segmentOf, type DamagedUnit, type SourceReader } from './contr
 import { completedExtractions, extractTarGzArchives, type Extraction } from './readers/tarGzExtraction.js';
 
 /** Extracts each source's archives that are not yet (SourceError when a root's cache cannot be written). */
-export async function extractSourceArchives(config: Pick<SourceConfig, 'uri'>, s3: S3Options): Promise<Extraction[]> {
-  return extractTarGzArchives(openStore(config.uri, s3));
+export async function extractSourceArchives(config: Pick<SourceConfig, 'uri'>, s3: S3Options, onRead?: (bytes: number) => void): Promise<Extraction[]> {
+  return extractTarGzArchives(openStore(config.uri, s3), onRead);
 }
 
 /** An extraction's problems: each member refused (`archive-member-refused`) and the damage (`archive-damaged`). */

@@ -41,3 +41,12 @@ export function pipelineActivityOptions(retry: RetrySettings): ActivityOptions {
 export function sliceStagesActivityOptions(retry: RetrySettings, stages: number): ActivityOptions {
   return { ...pipelineActivityOptions(retry), startToCloseTimeout: `${STAGE_SLICE_MINUTES * stages} minutes` };
 }
+
+/**
+ * Extracting a source's gzip'd tars (activities extractArchives): tens of GB at tens of MB/s may take
+ * hours, so the attempt is bounded by its no-progress watchdog (no compressed byte read for
+ * activities/archiveWatch.ts) and the heartbeat timeout, not by a fixed limit (ADR 0078).
+ */
+export function archiveActivityOptions(retry: RetrySettings): ActivityOptions {
+  return { ...pipelineActivityOptions(retry), startToCloseTimeout: '7 days' };
+}

@@ -35,7 +35,7 @@ import { expandPlan, shapeOf, type ExpandedPlan, type PlanShape } from '../domai
 import { MIN_SHARDS_IN_FLIGHT, shardsToFeedLanes } from '../domain/sampleLanes.js';
 import { stagesFor } from '../config/stages.js';
 import { sourceGoals, startOrder } from '../domain/targets.js';
-import { pipelineActivityOptions } from './activityOptions.js';
+import { archiveActivityOptions, pipelineActivityOptions } from './activityOptions.js';
 import { newProgress, recordCommittedShard, restartRate, type BuildPhase, type BuildProgress } from './buildProgress.js';
 import { addTallies } from '../domain/tallies.js';
 import { buildShard } from './buildShard.js';
@@ -115,6 +115,7 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
     if (refusal) throw ApplicationFailure.nonRetryable(refusal, 'ConfigError');
   }
   const { planBuild, planTopUp, finalizeBuild, committedShards, preflightEndpoints } = proxyActivities<typeof activities>(pipelineActivityOptions(config.retry));
+  const { extractArchives } = proxyActivities<typeof activities>(archiveActivityOptions(config.retry));
   const setPhase = (phase: BuildPhase) => {
     progress.phase = phase;
     if (config.searchAttributes) upsertSearchAttributes([{ key: MMIF_STATUS, value: phase }]);
@@ -131,6 +132,7 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
   try {
     // Before planning, once per build (not again after continue-as-new).
     if (!carried && config.llm.preflight) await preflightEndpoints(config);
+    if (!carried) await extractArchives(config);
     plan = expandPlan(carried?.plan ?? (await planBuild(config)));
     build = { buildId: config.buildId, output: config.output, s3: config.s3, configFingerprint: plan.configFingerprint };
     progress.shards.planned = plan.shardCount;

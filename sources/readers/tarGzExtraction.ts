@@ -92,18 +92,18 @@ async function readMarker(store: ObjectStore, key: string): Promise<Extraction |
  * changed. Returns every archive's extraction. A root where the cache cannot be written fails with a
  * SourceError naming the root, the cache and the cause.
  */
-export async function extractTarGzArchives(store: ObjectStore): Promise<Extraction[]> {
+export async function extractTarGzArchives(store: ObjectStore, onRead: (bytes: number) => void = () => {}): Promise<Extraction[]> {
   const candidates: ObjectInfo[] = [];
   for await (const object of store.list('')) if (WHOLE.test(object.key) || PART.test(object.key)) candidates.push(object);
   const done: Extraction[] = [];
   for (const archive of tarGzArchives(candidates)) {
     const marker = await readMarker(store, markerKey(archive.key));
-    done.push(marker && JSON.stringify(marker.parts) === JSON.stringify(archive.parts) ? marker : await extract(store, archive));
+    done.push(marker && JSON.stringify(marker.parts) === JSON.stringify(archive.parts) ? marker : await extract(store, archive, onRead));
   }
   return done;
 }
 
-async function extract(store: ObjectStore, archive: TarGzArchive): Promise<Extraction> {
+async function extract(store: ObjectStore, archive: TarGzArchive, onRead: (bytes: number) => void): Promise<Extraction> {
   const dir = extractionDir(archive.key);
   const extraction: Extraction = { ...archive, members: 0, bytes: 0, refused: [] };
   const cacheError = (err: unknown) => new SourceError(store.root, `cannot write the extraction cache ${dir}/ of ${archive.key}: ${(err as Error).message}`);
@@ -112,7 +112,7 @@ async function extract(store: ObjectStore, archive: TarGzArchive): Promise<Extra
   else {
     const reading = { part: archive.parts[0]!.key };
     const gunzip = createGunzip();
-    pipeline(Readable.from(concatenated(store, archive.parts, reading)), gunzip, () => {});
+    pipeline(Readable.from(concatenated(store, archive.parts, reading, onRead)), gunzip, () => {});
     let failed: unknown;
     let inFlight: Array<Promise<void>> = [];
     const refused = (path: string, why: string) => extraction.refused.push(`'${path}': ${why}`);
@@ -162,10 +162,14 @@ function missingParts(archive: TarGzArchive): string | undefined {
 }
 
 /** The parts' bytes one after the other, noting which part is being read (what damage names). */
-async function* concatenated(store: ObjectStore, parts: TarGzArchive['parts'], reading: { part: string }): AsyncGenerator<Buffer> {
+async function* concatenated(store: ObjectStore, parts: TarGzArchive['parts'], reading: { part: string }, onRead: (bytes: number) => void): AsyncGenerator<Buffer> {
   for (const part of parts) {
     reading.part = part.key;
-    for await (const chunk of await store.openRead(part.key)) yield typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    for await (const chunk of await store.openRead(part.key)) {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      onRead(bytes.length);
+      yield bytes;
+    }
   }
 }
 

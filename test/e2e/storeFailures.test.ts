@@ -49,12 +49,9 @@ const buildConfig = (buildId: string, output: string) => ({
   models: { default: { model: 'mmif-sim-vlm' } },
 });
 
-/**
- * Runs `mmif` with `args` in the test's folder (a --local run records itself under `.mmif/` where it
- * runs, not in the repository); resolves once its output matches `ready`, returning what it prints and its exit.
- */
+/** Runs `mmif` with `args`; resolves once its output matches `ready`, returning what it prints and its exit. */
 async function startMmif(args: string[], env: Record<string, string>, ready: RegExp) {
-  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), CLI, ...args], { env: { ...process.env, ...env }, cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));

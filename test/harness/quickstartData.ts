@@ -12,17 +12,11 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
-/**
- * `mmif ARGS` with the simulator as the endpoint; resolves with stdout, rejects with the failed run
- * (code, stderr). It runs in its `--out` folder when it has one: a quickstart records its run under
- * `.mmif/` where it runs, and two test files running at once must not share that record in the repository.
- */
+/** `mmif ARGS` with the simulator as the endpoint; resolves with stdout, rejects with the failed run (code, stderr). */
 export async function simulatedMmif(...args: string[]): Promise<string> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.OPENAI_BASE_URL; // the quickstart then runs on the bundled simulator
-  const out = args.indexOf('--out');
-  const cwd = out >= 0 ? args[out + 1]! : REPO;
-  const { stdout } = await run(path.join(REPO, 'node_modules/.bin/tsx'), [path.join(REPO, 'cli/mmif.ts'), ...args], { env, cwd, maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await run(path.join(REPO, 'node_modules/.bin/tsx'), [path.join(REPO, 'cli/mmif.ts'), ...args], { env, cwd: REPO, maxBuffer: 16 * 1024 * 1024 });
   return stdout;
 }
 

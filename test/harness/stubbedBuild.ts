@@ -16,7 +16,10 @@ import type { BuildPlan } from '../../pipeline/planning/planBuild.types.js';
 import type { StubShardActivities } from './stubShardWorkflows.js';
 import { createTimeSkippingEnv } from './timeSkipping.js';
 
-/** The activities buildDataset calls, as the test stubs them; resolveBuildConfig stays the real (pure) one. */
+/**
+ * The activities buildDataset calls, as the test stubs them; resolveBuildConfig stays the real (pure)
+ * one, and extractArchives has nothing to extract (the plan is stubbed: no source is read).
+ */
 export type BuildActivities = Pick<typeof activities, 'planBuild' | 'committedShards' | 'committedShard' | 'commitShard' | 'planTopUp' | 'finalizeBuild' | 'preflightEndpoints'> &
   StubShardActivities;
 
@@ -38,7 +41,7 @@ export async function startStubbedBuilds(taskQueue: string, stubs: BuildActiviti
       namespace: env.namespace ?? 'default',
       taskQueue,
       workflowsPath: WORKFLOWS,
-      activities: { ...stubs, resolveBuildConfig },
+      activities: { extractArchives: async () => {}, ...stubs, resolveBuildConfig },
     });
   } catch (err) {
     await env.teardown();
