@@ -1,15 +1,10 @@
 // Replicas of one model, as a paper-scale deployment runs them (issue 33): the paper mix (bench/
 // paperSources.ts, times --scale) against simulator replicas, each with its own prefix and vision
 // caches and one GPU of the Qwen2.5-VL-7B profile at --slots in flight. Arms, each a fresh build:
-//   one      1 replica (the reference cached share and encodings)
-//   rr       4 replicas behind a round-robin balancer (simulator/balancer.ts)
-//   affine   the same 4 in `baseUrls`: the engine routes each sample to its image's replica
-//   three    3 replicas in `baseUrls`, undisturbed
-//   kill     4 replicas in `baseUrls`, one killed once half of the affine arm's requests are answered
-// Reports wall time, requests, cached prompt share, vision encodings per image sent and the ratios
-// the issue sets goals for. Encodings per image leave out the pre-flight's probe image, encoded once
-// on each server the engine checks (each replica of `baseUrls`; the balancer's one URL): it is not
-// a sample's image.
+// `one` replica (the reference); `rr`, 4 behind a round-robin balancer (simulator/balancer.ts);
+// `affine`, the same 4 in `baseUrls` (the engine routes each sample to its image's replica); `three`
+// undisturbed; `kill`, 4 with one killed halfway through. Reports wall time, requests, cached prompt
+// share and vision encodings per image (the pre-flight's probe image left out: it is no sample's).
 // Run:   npx tsx bench/replicas.ts [--scale 0.00390625] [--slots 32] [--speedup 2] [--arms one,rr,affine,three,kill]
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
