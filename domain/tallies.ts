@@ -8,7 +8,7 @@
  */
 import { addCounts } from './counts.js';
 import { noReplicaCounts, type ReplicaTally } from './replicaShares.js';
-import type { FailureKind } from '../llm/retryPolicy.js';
+import type { FailureKind } from './failureKind.js';
 
 export type AttemptTally = Partial<Record<FailureKind, number>>;
 

@@ -5,6 +5,7 @@
  */
 import OpenAI from 'openai';
 import { unusableOf } from './replyCheck.js';
+import type { FailureKind } from '../domain/failureKind.js';
 
 export interface RetryPolicy {
   /** Attempts per call, the first included; after the last the error fails the activity and Temporal retries it. */
@@ -14,18 +15,6 @@ export interface RetryPolicy {
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 6, baseDelayMs: 1000, maxDelayMs: 30_000 };
-
-/**
- * - refused: the endpoint refuses the request itself (400, 413, 422); no retry can help, so the sample is rejected;
- * - rate-limited: 429; the limiter pauses the endpoint, so the retry waits in line, not here;
- * - transient: 408, 409, 5xx, connection errors and timeouts; retried after a backoff;
- * - permanent: the endpoint's answer will not change on a retry (401, 403, 404, an exhausted quota):
- *   the activity fails non-retryably with the endpoint named (endpointError.ts);
- * - unusable: a 2xx reply that is no chat completion or is too large (replyCheck.ts); the same
- *   request gets the same answer, so the sample is rejected naming the endpoint;
- * - fatal: anything that is not an endpoint's answer (a bug); fails the activity.
- */
-export type FailureKind = 'refused' | 'rate-limited' | 'transient' | 'permanent' | 'unusable' | 'fatal';
 
 const REFUSING_STATUSES = new Set([400, 413, 422]);
 const TRANSIENT_STATUSES = new Set([408, 409]);

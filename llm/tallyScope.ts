@@ -10,7 +10,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { noReplicaCounts } from '../domain/replicaShares.js';
 import type { Tallies } from '../domain/tallies.js';
 import { endpointLabel } from '../telemetry/metrics.js';
-import type { FailureKind } from './retryPolicy.js';
+import type { FailureKind } from '../domain/failureKind.js';
 
 const current = new AsyncLocalStorage<Tallies>();
 
