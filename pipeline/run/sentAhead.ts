@@ -37,6 +37,10 @@ export function stagesSentBeside(config: BuildConfig, stage: StageName): StageDe
 /** Sends the first calls of the stages sent beside `stage` (stagesSentBeside); resolves with their calls. */
 export async function sendAhead(ctx: StageContext, stage: StageName, sample: SourceSample, prior: PriorResults): Promise<CallRecord[]> {
   const calls: CallRecord[] = [];
+  // A rerun of `stage` (a model-call rejection made again) sends nothing ahead: its first run sent
+  // these calls and recorded them in its state; sent again, their cached replies would be counted
+  // as paid a second time (runStage hands them to the stage they were made for).
+  if (await getCreatedJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, stage))) return calls;
   for (const definition of stagesSentBeside(ctx.config, stage)) {
     // A stage that already ran for the sample (or is to try a model call again: a rerun of its own) is left to itself.
     if (await getCreatedJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, definition.name))) continue;
