@@ -10,7 +10,7 @@ import type { ImageOrigin } from '../../domain/sample.js';
 import type { S3Options } from '../../storage/s3Store.js';
 import { openStore } from '../../storage/openStore.js';
 import type { ObjectInfo, ObjectStore } from '../../storage/objectStore.js';
-import { EXTRACTED, completedExtractions, extractionDir } from './tarGzExtraction.js';
+import { completedExtractions, extractionDir, inExtractionCache } from './tarGzExtraction.js';
 
 /** An extraction as the view maps it: members of `cache/` read as `<folder>/<member>`. */
 interface Mapping {
@@ -47,12 +47,15 @@ export function extractedView(base: ObjectStore): ObjectStore {
       const member = folder === '' ? key : key.startsWith(`${folder}/`) ? key.slice(folder.length + 1) : undefined;
       return member === undefined ? [] : [{ stored: `${cache}/${member}`, origin: { file: archive, member } }];
     });
+  /** The first extraction holding `key`, if any. */
+  const storedIn = async (key: string): Promise<string | undefined> => {
+    for (const { stored } of await cached(key)) if (await base.exists(stored)) return stored;
+    return undefined;
+  };
   /** Where `key` is stored: itself when it exists (or nothing holds it), else the first extraction holding it. */
   const located = async (key: string): Promise<string> => {
-    const candidates = await cached(key);
-    if (candidates.length === 0 || (await base.exists(key))) return key;
-    for (const { stored } of candidates) if (await base.exists(stored)) return stored;
-    return key;
+    if ((await cached(key)).length === 0 || (await base.exists(key))) return key;
+    return (await storedIn(key)) ?? key;
   };
   const view: ObjectStore = {
     root: base.root,
@@ -70,12 +73,7 @@ export function extractedView(base: ObjectStore): ObjectStore {
     },
     getRange: async (key, start, end) => base.getRange(await located(key), start, end),
     openRead: async (key) => base.openRead(await located(key)),
-    exists: async (key) =>
-      (await base.exists(key)) ||
-      (await anyExists(
-        base,
-        (await cached(key)).map((c) => c.stored),
-      )),
+    exists: async (key) => (await base.exists(key)) || (await storedIn(key)) !== undefined,
     list: (prefix) => listing(base, prefix, mappings),
     put: (key, body, contentType) => base.put(key, body, contentType),
     create: (key, body, contentType) => base.create(key, body, contentType),
@@ -87,11 +85,6 @@ export function extractedView(base: ObjectStore): ObjectStore {
   };
   origins.set(view, served);
   return view;
-}
-
-async function anyExists(store: ObjectStore, keys: readonly string[]): Promise<boolean> {
-  for (const key of keys) if (await store.exists(key)) return true;
-  return false;
 }
 
 /** The root's objects (the cache left out) merged in key order with the extracted members under `prefix`. */
@@ -107,7 +100,7 @@ async function* listing(base: ObjectStore, prefix: string, mappings: () => Promi
 }
 
 async function* outsideCache(objects: AsyncIterable<ObjectInfo>): AsyncGenerator<ObjectInfo> {
-  for await (const object of objects) if (object.key !== EXTRACTED && !object.key.startsWith(`${EXTRACTED}/`)) yield object;
+  for await (const object of objects) if (!inExtractionCache(object.key)) yield object;
 }
 
 async function* renamed(objects: AsyncIterable<ObjectInfo>, from: string, to: string): AsyncGenerator<ObjectInfo> {

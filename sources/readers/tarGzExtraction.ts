@@ -42,11 +42,14 @@ export interface Extraction extends TarGzArchive {
 const WHOLE = /\.(tar\.gz|tgz)$/i;
 const PART = /^(.*\.(?:tar\.gz|tgz))\.(\d+|[a-z]{2,})$/i;
 
+/** Whether `key` is the extraction cache or inside it (never a dataset's own object). */
+export const inExtractionCache = (key: string): boolean => key === EXTRACTED || key.startsWith(`${EXTRACTED}/`);
+
 /** The gzip'd tars among a root's objects: whole archives, and split parts grouped and ordered. */
 export function tarGzArchives(objects: Iterable<ObjectInfo>): TarGzArchive[] {
   const archives = new Map<string, TarGzArchive>();
   for (const { key, size, unreadable } of objects) {
-    if (unreadable || key.startsWith(`${EXTRACTED}/`)) continue;
+    if (unreadable || inExtractionCache(key)) continue;
     const base = WHOLE.test(key) ? key : PART.exec(key)?.[1];
     if (base === undefined) continue;
     const archive = archives.get(base) ?? { key: base, parts: [] };
