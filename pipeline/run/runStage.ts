@@ -180,7 +180,9 @@ async function runOne(ctx: StageContext, stage: StageName, sample: SourceSample)
     }
   };
   // Later stages' first calls that need nothing this stage makes go out beside it (sentAhead.ts).
-  const [ran, ahead] = await Promise.allSettled([run(), sendAhead(ctx, stage, sample, prior)]);
+  // A rerun (a model-call rejection made again) sends nothing ahead: its first run sent those calls and
+  // recorded them in its state; sent again, their cached replies would be counted as paid a second time.
+  const [ran, ahead] = await Promise.allSettled([run(), existing ? Promise.resolve([]) : sendAhead(ctx, stage, sample, prior)]);
   if (ran.status === 'rejected') throw ran.reason;
   if (ahead.status === 'rejected') throw ahead.reason;
   const state = ran.value;

@@ -15,11 +15,9 @@ import type { StageName } from '../../config/stages.js';
 import { SampleRejection } from '../../domain/rejection.js';
 import type { SourceSample } from '../../domain/sample.js';
 import type { CallRecord } from '../../llm/callRecord.js';
-import { getCreatedJson } from '../../storage/objectStore.js';
 import type { PriorResults, StageDefinition } from '../stages/stageDefinition.js';
 import { stageDefinitions } from '../stages/registry.js';
 import type { StageContext } from './context.js';
-import type { StageState } from './stageState.js';
 
 /**
  * The stages whose first call goes out beside `stage`: those whose descriptor names it as
@@ -37,13 +35,8 @@ export function stagesSentBeside(config: BuildConfig, stage: StageName): StageDe
 /** Sends the first calls of the stages sent beside `stage` (stagesSentBeside); resolves with their calls. */
 export async function sendAhead(ctx: StageContext, stage: StageName, sample: SourceSample, prior: PriorResults): Promise<CallRecord[]> {
   const calls: CallRecord[] = [];
-  // A rerun of `stage` (a model-call rejection made again) sends nothing ahead: its first run sent
-  // these calls and recorded them in its state; sent again, their cached replies would be counted
-  // as paid a second time (runStage hands them to the stage they were made for).
-  if (await getCreatedJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, stage))) return calls;
+  // Only on `stage`'s first run (runStage): a stage sent beside builds on `stage`, so it has no state yet.
   for (const definition of stagesSentBeside(ctx.config, stage)) {
-    // A stage that already ran for the sample (or is to try a model call again: a rerun of its own) is left to itself.
-    if (await getCreatedJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, definition.name))) continue;
     const { request, json } = await definition.firstRequest!(ctx, sample, prior);
     const models = ctx.models.forExecution(`${sample.sampleId}/${definition.name}`);
     try {
