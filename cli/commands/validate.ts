@@ -34,7 +34,10 @@ export async function validateCommand(args: string[]): Promise<number> {
  * config it wrote.
  */
 export async function validation(config: BuildConfig, file: string): Promise<{ problems: string[]; lines: string[] }> {
-  const [problems, readable] = await Promise.all([buildProblems(config), readableLayouts(config)]);
+  // One after the other: the checks extract a source's gzip'd tars, and a reader's view keeps the
+  // extractions it saw first, so the layouts are read once the members are there.
+  const problems = await buildProblems(config);
+  const readable = await readableLayouts(config);
   if (problems.length > 0) return { problems: problems.map((problem) => `${file}: ${problem}`), lines: readable };
   const sources = config.sources.map((s) => `${s.type} ${s.uri}`).join(', ');
   return { problems, lines: [`${file}: ok (build ${config.buildId}: ${sources} -> ${config.output})`, ...readable] };

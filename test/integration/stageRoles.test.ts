@@ -18,6 +18,7 @@ import type { StageState } from '../../pipeline/run/stageState.js';
 import { stageDefinitions } from '../../pipeline/stages/registry.js';
 import { startSimulator } from '../../simulator/server.js';
 import { getCreatedJson } from '../../storage/objectStore.js';
+import { stagesSentBeside } from '../../pipeline/run/sentAhead.js';
 
 /** The first `n` samples of the bundled CC3M images, as planning reads them. */
 async function firstSamples(ctx: StageContext, n: number): Promise<SourceSample[]> {
@@ -45,7 +46,7 @@ for (const mode of BUILD_MODES) {
       for (const stage of stageDefinitions(mode)) {
         const called = new Set<string>();
         // A sample this stage rejects records the first calls of the stages sent beside it (sentAhead.ts): their own roles.
-        const beside = stageDefinitions(mode).flatMap((d) => ('firstRequestBeside' in d && d.firstRequestBeside === stage.name ? [d.modelRoles[0]] : []));
+        const beside = stagesSentBeside(config, stage.name).flatMap((d) => d.modelRoles.slice(0, 1));
         const allowed: readonly string[] = [...stage.modelRoles, ...beside];
         const outcome = await runStage(ctx, stage.name, samples);
         assert.equal(outcome.ok + outcome.rejected + outcome.blocked, samples.length, `${stage.name}: every sample accounted for`);
