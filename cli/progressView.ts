@@ -36,8 +36,9 @@ export function formatProgress(p: BuildProgress | LiveProgress, now = Date.now()
     `samples: ${accepted} accepted, ${rejected} rejected of ${p.samples.planned} planned, ${p.samples.dpo} DPO pairs committed | ` +
       `${samplesPerMinute.toFixed(1)} samples/min${eta}`,
   ];
-  if ('shardsLive' in p) lines.push(...liveLines(p, now));
-  const replicas = replicasLine(p, 'shardsLive' in p ? p.shardsLive : []);
+  const tallies = buildTallies(p, 'shardsLive' in p ? p.shardsLive : []);
+  if ('shardsLive' in p) lines.push(...liveLines(p, tallies));
+  const replicas = replicasLine(tallies);
   if (replicas) lines.push(replicas);
   const reasons = Object.entries(p.rejections.byReason).sort((a, b) => b[1] - a[1]);
   if (reasons.length) lines.push(`rejections: ${reasons.map(([reason, n]) => `${reason} ${n}`).join(', ')}`);
@@ -91,14 +92,14 @@ export function sampleRate(p: BuildProgress | LiveProgress, now: number): Sample
  * build's requests by kind, retried or not (the committed shards' and the running ones', so the
  * count never goes down), with the cause of the latest attempt Temporal is retrying.
  */
-function liveLines(p: LiveProgress, now: number): string[] {
+function liveLines(p: LiveProgress, tallies: Tallies): string[] {
   const shards = p.shardsLive;
   const limit = p.requestsPerSecondLimit;
   const perSecond = p.requestsPerSecond;
   const share = limit
     ? ` (${Math.round((100 * perSecond) / limit)}% of the endpoints' limit, ${limit.toFixed(1)}/s)`
     : " (the endpoints' limit is not configured: set requestsPerMinute to see the share in use)";
-  const errors = Object.entries(buildTallies(p, shards).failedAttempts).sort((a, b) => b[1] - a[1]);
+  const errors = Object.entries(tallies.failedAttempts).sort((a, b) => b[1] - a[1]);
   const lines: string[] = [];
   if (shards.length > 0) {
     const through: Record<string, number> = {};
@@ -116,8 +117,8 @@ function liveLines(p: LiveProgress, now: number): string[] {
 }
 
 /** The replicas' shares of the build's requests (committed and running shards), for endpoints with several. */
-function replicasLine(p: BuildProgress, live: readonly ShardProgress[]): string | undefined {
-  const shares = replicaShares(buildTallies(p, live).replicas);
+function replicasLine(tallies: Tallies): string | undefined {
+  const shares = replicaShares(tallies.replicas);
   return shares.length > 0 ? `replicas: ${replicaSharesLine(shares)}` : undefined;
 }
 
