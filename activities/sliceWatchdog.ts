@@ -9,6 +9,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { LANES_PER_SLOT } from '../domain/sampleLanes.js';
 import type { BuildConfig } from '../config/buildConfig.js';
+import { StallWatch } from './stallWatch.js';
 
 /**
  * How long a slice may go without progress: a sample holding a lane may wait in its endpoint's limiter
@@ -24,21 +25,16 @@ export interface LinePlace {
   waiting: number;
 }
 
-export class ProgressWatch {
-  private last: number;
+export class ProgressWatch extends StallWatch {
   private place?: LinePlace;
 
   constructor(
     /** Names the slice in the failure: its shard, samples and stages. */
     private readonly slice: string,
-    private readonly boundMs: number,
-    private readonly now: () => number = Date.now,
+    boundMs: number,
+    now: () => number = Date.now,
   ) {
-    this.last = now();
-  }
-
-  advanced(): void {
-    this.last = this.now();
+    super(boundMs, now);
   }
 
   /** The slice's place in line, seen at each heartbeat: fewer samples ahead, or fewer of its own waiting, is progress. */
@@ -47,10 +43,7 @@ export class ProgressWatch {
     this.place = place;
   }
 
-  /** The attempt's failure, once it has made no progress for longer than the bound. */
-  stalled(): ApplicationFailure | undefined {
-    const still = this.now() - this.last;
-    if (still <= this.boundMs) return undefined;
+  protected failure(still: number): ApplicationFailure {
     return ApplicationFailure.retryable(
       `slice ${this.slice} made no progress for ${seconds(still)} (no sample advanced a stage, no model reply came, no move in the lane line; ` +
         `the bound is ${seconds(this.boundMs)}, ${LANES_PER_SLOT} x (llm.timeoutMs + llm.retry.maxDelayMs)): its attempt failed, to be retried`,
