@@ -6,6 +6,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { BuildReport } from '../output/contracts/buildReport.js';
 import { EXIT } from './exitCodes.js';
 import { INPUT_ERRORS } from './inputErrors.js';
+import { causeChain } from '../domain/causeChain.js';
 
 /**
  * Failure types the user fixes in the config, the data path or the environment (the InputError
@@ -30,13 +31,10 @@ export const oneLine = (text: string) => text.replace(/\s*\n\s*/g, ' ').trim();
  * wrappers), else the innermost message.
  */
 export function rootFailure(err: unknown): Failure {
-  let innermost: unknown = err;
-  let application: ApplicationFailure | undefined;
-  for (let e = err, depth = 0; e instanceof Error && depth < 20; e = e.cause, depth++) {
-    innermost = e;
-    if (e instanceof ApplicationFailure) application = e;
-  }
+  const chain = causeChain(err);
+  const application = chain.filter((e) => e instanceof ApplicationFailure).at(-1);
   if (application) return { type: application.type ?? undefined, message: oneLine(application.message) };
+  const innermost = chain.at(-1) ?? err;
   return { message: oneLine(innermost instanceof Error ? innermost.message : String(innermost)) };
 }
 
@@ -54,13 +52,9 @@ export const BUDGET_EXHAUSTED = 'BudgetExhausted';
  * another failure.
  */
 export function failureReport(err: unknown): { type: string; report: BuildReport } | undefined {
-  for (let e = err, depth = 0; e instanceof Error && depth < 20; e = e.cause, depth++) {
-    if (e instanceof ApplicationFailure) {
-      const report = e.details?.[0] as BuildReport | undefined;
-      return e.type && report?.failedShards ? { type: e.type, report } : undefined;
-    }
-  }
-  return undefined;
+  const outermost = causeChain(err).find((e) => e instanceof ApplicationFailure);
+  const report = outermost?.details?.[0] as BuildReport | undefined;
+  return outermost?.type && report?.failedShards ? { type: outermost.type, report } : undefined;
 }
 
 /** The shards a ShardsFailed failure lists (its details carry the build report); none for another failure. */

@@ -8,6 +8,7 @@
  * again (https://grpc.github.io/grpc/core/md_doc_connection-backoff.html); only the calls are repeated.
  */
 import { isGrpcServiceError } from '@temporalio/client';
+import { causeChain } from '../domain/causeChain.js';
 
 /** gRPC status codes (https://grpc.github.io/grpc/core/md_doc_statuscodes.html) that mean the server did not answer. */
 const NO_ANSWER = new Map([
@@ -17,10 +18,8 @@ const NO_ANSWER = new Map([
 
 /** Why the server did not answer, when that is what `err` (or an error it wraps) says; else undefined. */
 export function noAnswerFrom(err: unknown): string | undefined {
-  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (isGrpcServiceError(e) && NO_ANSWER.has(e.code)) return `${NO_ANSWER.get(e.code)}: ${e.details || e.message}`;
-  }
-  return undefined;
+  const e = causeChain(err).find((c) => isGrpcServiceError(c) && NO_ANSWER.has(c.code));
+  return e && isGrpcServiceError(e) ? `${NO_ANSWER.get(e.code)}: ${e.details || e.message}` : undefined;
 }
 
 export interface OutageOptions {

@@ -9,6 +9,7 @@
  * `tls.TLSSocket.authorizationError` / X509 verification (https://nodejs.org/api/tls.html#x509-certificate-error-codes)
  * and OpenSSL's ERR_SSL_* / EPROTO (a handshake with a server that speaks no TLS, e.g. https:// to a plain HTTP port).
  */
+import { causeChain } from './causeChain.js';
 
 /** The system error codes (ECONNREFUSED, ...) in an error's causes, itself first: the SDK wraps the fetch error, which wraps the socket's. */
 export function causeCodes(err: unknown): string[] {
@@ -46,11 +47,10 @@ export function connectFailureOf(err: unknown, baseURL: string, persisted: boole
 
 /** The first of an error's causes (itself included) whose system error code passes `test`. */
 function causeWith(err: unknown, test: (code: string) => boolean): (Error & { code: string }) | undefined {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
+  return causeChain(err).find((e): e is Error & { code: string } => {
     const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && test(code)) return e as Error & { code: string };
-  }
-  return undefined;
+    return e instanceof Error && typeof code === 'string' && test(code);
+  });
 }
 
 /**
@@ -67,7 +67,6 @@ function tlsReason(err: Error): string {
 
 /** The deepest message of an error's causes: the socket's own words ("self-signed certificate"). */
 export function innermostMessage(err: unknown): string {
-  let message = err instanceof Error ? err.message : String(err);
-  for (let e: unknown = err instanceof Error ? err.cause : undefined, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) if (e.message) message = e.message;
-  return message;
+  const messages = causeChain(err).flatMap((e) => (e instanceof Error && e.message ? [e.message] : []));
+  return messages.at(-1) ?? (err instanceof Error ? err.message : String(err));
 }

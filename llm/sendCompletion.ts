@@ -30,6 +30,7 @@ import { usableTotal } from './usage.js';
 import { TransientError } from '../domain/errors.js';
 import { ReplyCut } from './httpFetch.js';
 import { causeCodes, innermostMessage } from '../domain/connectFailure.js';
+import { causeChain } from '../domain/causeChain.js';
 import { endpointHost, endpointLabel, recordAttempt, type RequestLabels } from '../telemetry/metrics.js';
 import { currentStage, inSpan } from '../telemetry/tracing.js';
 
@@ -283,8 +284,7 @@ function mayHaveReachedModel(err: unknown): boolean {
 
 /** The first of an error's causes (itself included) of class `type`. */
 function causeOf<T extends Error>(err: unknown, type: new (...args: never[]) => T): T | undefined {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) if (e instanceof type) return e;
-  return undefined;
+  return causeChain(err).find((e): e is T => e instanceof type);
 }
 
 /**

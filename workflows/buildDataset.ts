@@ -30,6 +30,7 @@ import type { BuildConfig } from '../config/buildConfig.js';
 import { batchStages, endpointSlots, requestsPerSecondLimit, stageTaskQueues } from '../config/endpointRouting.js';
 import type { BuildReport } from '../output/contracts/buildReport.js';
 import { workflowIdRefusal } from '../domain/buildWorkflowId.js';
+import { causeChain } from '../domain/causeChain.js';
 import { capsWhenDue, type Kept } from '../domain/commitOrder.js';
 import { expandPlan, shapeOf, type ExpandedPlan, type PlanShape } from '../domain/planShape.js';
 import { MIN_SHARDS_IN_FLIGHT, shardsToFeedLanes } from '../domain/sampleLanes.js';
@@ -441,13 +442,6 @@ function shardFailed(progress: BuildProgress, shard: number, err: unknown): void
  * build's workflow id is its buildId.
  */
 const shardWorkflowId = (shard: number): string => `${workflowInfo().workflowId}/shard-${shard}`;
-
-/** A failure and its causes, outermost first (at most 20 deep): what the three readers below look into. */
-function causeChain(err: unknown): Array<{ message?: string; type?: unknown; cause?: unknown }> {
-  const chain = [];
-  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 20; e = (e as { cause?: unknown }).cause, depth++) chain.push(e);
-  return chain;
-}
 
 /** The type of the innermost application failure (an activity's error class name). */
 function failureType(err: unknown): string | undefined {

@@ -8,6 +8,7 @@ import { parseBuildConfig } from '../../config/buildConfig.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import type { StoredConfig } from '../../pipeline/planning/planBuild.types.js';
 import { ConfigMismatchError } from '../../pipeline/planning/configMismatchError.js';
+import { causeChain } from '../../domain/causeChain.js';
 import { getJson } from '../../storage/objectStore.js';
 import { openStore } from '../../storage/openStore.js';
 import { CliError, EXIT } from '../exitCodes.js';
@@ -69,7 +70,7 @@ async function configToResume(handle: WorkflowHandle): Promise<unknown> {
   const started = await originalConfig(handle);
   const refused = await handle.result().then(
     () => false,
-    (err: unknown) => causes(err).some((c) => (c as { type?: string }).type === ConfigMismatchError.name),
+    (err: unknown) => causeChain(err).some((c) => c.type === ConfigMismatchError.name),
   );
   if (!refused) return started;
   const config = parseBuildConfig(started);
@@ -77,10 +78,4 @@ async function configToResume(handle: WorkflowHandle): Promise<unknown> {
   if (!stored) throw new CliError(`${handle.workflowId} was refused for a changed config and has no planned config to resume with`, EXIT.failed);
   console.log(`the last run of ${handle.workflowId} was refused for a changed config: resuming with the config it was planned with`);
   return stored.config;
-}
-
-function causes(err: unknown): unknown[] {
-  const chain: unknown[] = [];
-  for (let e = err; e && chain.length < 10; e = (e as { cause?: unknown }).cause) chain.push(e);
-  return chain;
 }

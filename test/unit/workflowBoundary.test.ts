@@ -29,6 +29,7 @@ export const WORKFLOW_BOUNDARY = [
   'config/rejectionReasons.ts',
   'config/stages.ts',
   'domain/buildWorkflowId.ts',
+  'domain/causeChain.ts',
   'domain/commitOrder.ts',
   'domain/counts.ts',
   'domain/mapLimit.ts',
