@@ -56,6 +56,24 @@ test('an answer that follows its constraints passes at the first attempt, with a
   );
 });
 
+test('a compare-judged constraint is judged against the answer made without it in the answer stage, and directly when no such answer is given', async () => {
+  scene.sim.setFaults({ complianceRate: 1, judgeLeniency: 1 });
+  const constraints = [judged('tone_requirement', 'Use a calm tone.'), { ...judged('target_audience_requirement', 'Write for young children.'), method: 'compare_judge' as const }];
+  const calls: CallRecord[] = [];
+  const result = await runAnswerStage(context(), TASK, constraints, scene.image, calls);
+  const compared = result.verdicts[1]!;
+  assert.deepEqual([compared.method, typeof compared.without], ['compare_judge', 'string']);
+  assert.equal(calls.filter((c) => c.stage === 'answer').length, 2, 'the answer and the one without the compare-judged constraint');
+  const direct = await verifyAnswer(context(), { task: TASK, constraints, answer: result.answer, image: scene.image }, []);
+  assert.deepEqual(
+    direct.map((v) => [v.method, v.without]),
+    [
+      ['direct_judge', undefined],
+      ['direct_judge', undefined],
+    ],
+  );
+});
+
 test('an answer below the threshold is regenerated, then the sample is rejected with per-constraint reasons', async () => {
   scene.sim.setFaults({ complianceRate: 0, judgeLeniency: 1 });
   scene.sim.resetStats();
@@ -125,7 +143,6 @@ test('judge replies that stay empty after every try reject the sample for the mo
           constraints: [judged('tone_requirement', 'Be calm.'), judged('perspective_requirement', 'Use the third person.')],
           answer: 'A calm harbor.',
           image: scene.image,
-          compare: false,
         },
         calls,
       ),

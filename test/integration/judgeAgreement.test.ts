@@ -26,7 +26,7 @@ const CONSTRAINTS: PlannedConstraint[] = [
 ];
 // One paragraph mentioning 'boat': both rules fail.
 const ANSWER = 'A calm harbor with one boat at the pier.';
-const subject = { task: { instruction: 'Describe the harbor.' }, constraints: CONSTRAINTS, answer: ANSWER, image: scene.image, compare: false };
+const subject = { task: { instruction: 'Describe the harbor.' }, constraints: CONSTRAINTS, answer: ANSWER, image: scene.image };
 
 test('with the whole sample audited, every rule verdict carries the judge score; filtering verdicts are the same as without', async () => {
   const plainCalls: CallRecord[] = [];

@@ -37,7 +37,7 @@ export async function runAnswerStage(ctx: StageContext, task: Task, constraints:
       (branch: CallRecord[]) => (withouts ? Promise.resolve(withouts) : withoutAnswers(ctx, task, constraints, image, branch)),
     ]);
     withouts = made;
-    verdicts = await verifyAnswer(ctx, { task, constraints, answer, image, compare: true, withouts }, calls);
+    verdicts = await verifyAnswer(ctx, { task, constraints, answer, image, withouts }, calls);
     if (regeneration === 0) firstVerdicts = verdicts;
     const regenerated = regeneration > 0 ? { firstVerdicts } : {};
     const rate = creditedRate(verdicts, vacuous);

@@ -28,13 +28,14 @@ export interface AnswerUnderTest {
   image: SampleImage;
   /** Indices of the constraints to verify (default: all). */
   indices?: readonly number[];
-  /** Compare judging needs answers without each constraint; when off, those constraints are direct-judged. */
-  compare: boolean;
   /** Whether sampled rule verdicts get the judge's second opinion (judgeAgreementSample); default true. */
   auditJudge?: boolean;
   /** Direct-judge scores given earlier in the sample: one on this same text is reused, not asked again (priorJudgements.ts). */
   priors?: readonly PriorJudgement[];
-  /** The answers made without each compare-judged constraint, by index, when the caller made them already (withoutAnswers). */
+  /**
+   * The answers made without each compare-judged constraint, by index (withoutAnswers): given, those
+   * constraints are compare-judged against them; not given (the rejected stage), they are direct-judged.
+   */
   withouts?: ReadonlyMap<number, string>;
 }
 
@@ -42,11 +43,12 @@ export async function verifyAnswer(ctx: StageContext, subject: AnswerUnderTest, 
   const indices = subject.indices ?? subject.constraints.map((_, i) => i);
   const verdicts: Verdict[] = [];
   const direct: number[] = [];
-  const compare: number[] = [];
+  const compare: Array<[index: number, without: string]> = [];
   for (const index of indices) {
     const c = subject.constraints[index]!;
+    const without = c.method === 'compare_judge' ? subject.withouts?.get(index) : undefined;
     if (c.method === 'rule') verdicts.push(ruleVerdict(index, c, subject.answer));
-    else if (c.method === 'compare_judge' && subject.compare) compare.push(index);
+    else if (without !== undefined) compare.push([index, without]);
     else direct.push(index);
   }
   // The direct judge, each compare judge and the audit of the rule verdicts ask about the same answer
@@ -54,7 +56,7 @@ export async function verifyAnswer(ctx: StageContext, subject: AnswerUnderTest, 
   const rules = [...verdicts];
   const judged = await callBranches<Verdict[][]>(calls, [
     ...(direct.length > 0 ? [(branch: CallRecord[]) => judgedOnce(ctx, subject, direct, branch)] : []),
-    ...compare.map((index) => async (branch: CallRecord[]) => [await compareJudge(ctx, subject, index, branch)]),
+    ...compare.map(([index, without]) => async (branch: CallRecord[]) => [await compareJudge(ctx, subject, index, without, branch)]),
     async (branch: CallRecord[]) => {
       if (subject.auditJudge !== false) await auditRuleVerdicts(ctx, subject, rules, branch);
       return [];
@@ -197,9 +199,8 @@ function withoutAnswer(ctx: StageContext, task: Task, constraints: readonly Plan
   return ctx.models.text({ stage: 'answer', endpoint: endpointFor(ctx.config, 'answer'), prompt, image }, calls);
 }
 
-async function compareJudge(ctx: StageContext, subject: AnswerUnderTest, index: number, calls: CallRecord[]): Promise<Verdict> {
+async function compareJudge(ctx: StageContext, subject: AnswerUnderTest, index: number, without: string, calls: CallRecord[]): Promise<Verdict> {
   const c = subject.constraints[index]!;
-  const without = subject.withouts?.get(index) ?? (await withoutAnswer(ctx, subject.task, subject.constraints, index, subject.image, calls));
   const verdict = await compareJudgeVerdict(judgeOf(ctx, calls), c.value, subject.answer, without);
   return {
     index,

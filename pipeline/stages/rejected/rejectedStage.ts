@@ -72,7 +72,7 @@ export async function runRejectedStage(
     const request = answerRequest(ctx, 'rejected', task, kept, strategy === 'no_image' ? undefined : image, regeneration).request;
     const { text: answer, reasoning } = await ctx.models.textAndReasoning(request, calls);
     // `paper` asks no judge about the rejected answer, not even for the judge-vs-rule sample.
-    verdicts = await verifyAnswer(ctx, { task, constraints, answer, image, indices, compare: false, auditJudge: validation === 'strict', priors }, calls);
+    verdicts = await verifyAnswer(ctx, { task, constraints, answer, image, indices, auditJudge: validation === 'strict', priors }, calls);
     const judgement: PairJudgement = validation === 'strict' ? judgePair(chosen, verdicts, atStake, ctx.config.verification.vacuous) : { kept: true };
     if (judgement.kept) {
       const model = endpointFor(ctx.config, 'rejected').model;
