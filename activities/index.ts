@@ -18,8 +18,7 @@ import { makeBuildPlan } from '../pipeline/planning/planBuild.js';
 import type { BuildPlan } from '../pipeline/planning/planBuild.types.js';
 import { runSliceStages as runStages, runStage, type SliceLanes, type SliceOutcome, type SliceStagesOutcome } from '../pipeline/run/runStage.js';
 import { buildProblems } from '../pipeline/planning/buildChecks.js';
-import { extractSourceArchives } from '../sources/sourceArchives.js';
-import { SourceError } from '../sources/contract.js';
+import { extractEverySource, type Unextracted } from '../sources/sourceArchives.js';
 import { makeTopUpPlan } from '../pipeline/planning/topUp.js';
 import { talliesFrom } from '../output/reports/sourceTallies.js';
 import { planShape, type PlanShape } from '../domain/planShape.js';
@@ -112,31 +111,25 @@ export async function preflightEndpoints(input: unknown): Promise<PreflightOutco
 
 /**
  * Extracts every source's gzip'd tars (sources/sourceArchives.ts) before the checks and planning read
- * their roots, in an activity of its own: a Hub archive of tens of GB takes longer than planning's
- * limit. It heartbeats the compressed bytes read; an attempt that reads none for a while fails
- * retryably (activities/archiveWatch.ts), naming the source (ADR 0078). A root whose cache cannot be written is left to the
- * checks and planning, which extract again (nothing when complete) and report it in their one line.
+ * their roots, once per build, in an activity of its own: a Hub archive of tens of GB takes longer
+ * than planning's limit. It heartbeats the compressed bytes read; an attempt that reads none for a
+ * while fails retryably (activities/archiveWatch.ts), naming the source (ADR 0078). It returns the
+ * sources whose cache cannot be written, each with its one line: the checks list them, the build
+ * fails on them (ADR 0079); neither extracts again.
  */
-export async function extractArchives(input: unknown): Promise<void> {
+export async function extractArchives(input: unknown): Promise<Unextracted[]> {
   const config = parseBuildConfig(input);
   const watch = new ArchiveWatch();
-  await withHeartbeat(
-    async () => {
-      for (const [i, source] of config.sources.entries()) {
-        watch.start(`sources[${i}] (${source.type} ${source.uri})`);
-        await extractSourceArchives(source, config.s3, (bytes) => watch.read(bytes)).catch((err: unknown) => {
-          if (!(err instanceof SourceError)) throw err;
-        });
-      }
-    },
+  return withHeartbeat(
+    () => extractEverySource(config.sources, config.s3, watch),
     () => ({ archiveBytesRead: watch.bytes }),
     () => watch.stalled(),
   );
 }
 
-/** `mmif build`'s checks before it starts anything (pipeline/planning/buildChecks.ts): the problems found, none when fine. */
-export async function checkBuild(input: unknown): Promise<string[]> {
-  return withHeartbeat(() => buildProblems(parseBuildConfig(input)));
+/** `mmif build`'s checks before it starts anything (pipeline/planning/buildChecks.ts), after extractArchives: the problems found, none when fine. */
+export async function checkBuild(input: unknown, unextracted: Unextracted[]): Promise<string[]> {
+  return withHeartbeat(() => buildProblems(parseBuildConfig(input), unextracted));
 }
 
 /** Plans the build (idempotently: a re-run reads the plan it wrote) and returns the plan by reference (domain/planShape.ts). */
@@ -147,8 +140,6 @@ export async function planBuild(input: unknown): Promise<PlanShape> {
     // Each run holds the build to the budget of the config it was started with (not fingerprinted).
     await writeBudget(ctx.store, ctx.layout.budget, ctx.config.llm.budget);
     await evalSetIndex(ctx.config); // a missing or malformed evaluation set fails the build now
-    // Extracted by the extractArchives activity before this one: nothing to do but find the markers.
-    for (const source of ctx.config.sources) await extractSourceArchives(source, ctx.config.s3);
     return planShape(await makeBuildPlan(ctx.config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx)), ctx.layout.planSummary);
   });
 }

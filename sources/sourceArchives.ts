@@ -1,18 +1,43 @@
 /**
- * Every source's gzip'd tars, for planning and the build's checks (readers/tarGzExtraction.ts does
- * the work): extracted before any reader lists its root, and what an extraction refused or found
- * damaged handed to the build as source problems, one per member or archive, so they reach
- * `rejects/source-problems.jsonl` and the accounting like a bad record does, and the rest is kept.
+ * Every source's gzip'd tars, for the build's checks and planning (readers/tarGzExtraction.ts does
+ * the work): extracted once per build, before any reader lists its root (the extractArchives
+ * activity, `mmif validate`), each root listed once for it; a root whose cache cannot be written is
+ * handed back with its one line, for the checks to list and the build to fail on (ADR 0079). What
+ * an extraction refused or found damaged reaches the build as source problems, one per member or
+ * archive, so they reach `rejects/source-problems.jsonl` and the accounting like a bad record does,
+ * and the rest is kept.
  */
 import type { SourceConfig } from '../config/sourceConfig.js';
 import { openStore } from '../storage/openStore.js';
 import type { S3Options } from '../storage/s3Store.js';
-import { damaged, segmentOf, type DamagedUnit, type SourceReader } from './contract.js';
+import { damaged, segmentOf, SourceError, type DamagedUnit, type SourceReader } from './contract.js';
 import { completedExtractions, extractTarGzArchives, type Extraction } from './readers/tarGzExtraction.js';
 
-/** Extracts each source's archives that are not yet (SourceError when a root's cache cannot be written). */
-export async function extractSourceArchives(config: Pick<SourceConfig, 'uri'>, s3: S3Options, onRead?: (bytes: number) => void): Promise<Extraction[]> {
-  return extractTarGzArchives(openStore(config.uri, s3), onRead);
+/** A source whose archives could not be extracted (its cache cannot be written): its place among the sources, and why in one line naming its root. */
+export interface Unextracted {
+  source: number;
+  problem: string;
+}
+
+/** What follows the extraction of each source in turn: the one being extracted (named), and each compressed byte read. */
+export interface ExtractionProgress {
+  start(source: string): void;
+  read(bytes: number): void;
+}
+
+/** Extracts each source's archives that are not yet; the sources whose cache cannot be written, each with its SourceError's line. */
+export async function extractEverySource(sources: ReadonlyArray<Pick<SourceConfig, 'type' | 'uri'>>, s3: S3Options, progress?: ExtractionProgress): Promise<Unextracted[]> {
+  const unextracted: Unextracted[] = [];
+  for (const [i, source] of sources.entries()) {
+    progress?.start(`sources[${i}] (${source.type} ${source.uri})`);
+    try {
+      await extractTarGzArchives(openStore(source.uri, s3), progress && ((bytes) => progress.read(bytes)));
+    } catch (err) {
+      if (!(err instanceof SourceError)) throw err;
+      unextracted.push({ source: i, problem: err.message });
+    }
+  }
+  return unextracted;
 }
 
 /** An extraction's problems: each member refused (`archive-member-refused`) and the damage (`archive-damaged`). */

@@ -133,7 +133,11 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
   try {
     // Before planning, once per build (not again after continue-as-new).
     if (!carried && config.llm.preflight) await preflightEndpoints(config);
-    if (!carried) await extractArchives(config);
+    if (!carried) {
+      // A root whose extraction cache cannot be written fails the build in its one line (ADR 0079).
+      const unextracted = await extractArchives(config);
+      if (unextracted.length > 0) throw ApplicationFailure.nonRetryable(unextracted.map((u) => u.problem).join('; '), 'SourceError');
+    }
     plan = expandPlan(carried?.plan ?? (await planBuild(config)));
     build = { buildId: config.buildId, output: config.output, s3: config.s3, configFingerprint: plan.configFingerprint };
     progress.shards.planned = plan.shardCount;

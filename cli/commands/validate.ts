@@ -6,6 +6,7 @@ import type { BuildConfig } from '../../config/buildConfig.js';
 import { parseFlags } from '../../config/commandFlags.js';
 import { openSources } from '../../sources/source.js';
 import { buildProblems } from '../../pipeline/planning/buildChecks.js';
+import { extractEverySource } from '../../sources/sourceArchives.js';
 import { readConfig } from '../configFile.js';
 import { CliError, EXIT, exitCodesLine } from '../exitCodes.js';
 
@@ -34,9 +35,9 @@ export async function validateCommand(args: string[]): Promise<number> {
  * config it wrote.
  */
 export async function validation(config: BuildConfig, file: string): Promise<{ problems: string[]; lines: string[] }> {
-  // One after the other: the checks extract a source's gzip'd tars, and a reader's view keeps the
-  // extractions it saw first, so the layouts are read once the members are there.
-  const problems = await buildProblems(config);
+  // Extracted first, once: the checks and the layouts read the members, and a reader's view keeps the
+  // extractions it saw first.
+  const problems = await buildProblems(config, await extractEverySource(config.sources, config.s3));
   const readable = await readableLayouts(config);
   if (problems.length > 0) return { problems: problems.map((problem) => `${file}: ${problem}`), lines: readable };
   const sources = config.sources.map((s) => `${s.type} ${s.uri}`).join(', ');

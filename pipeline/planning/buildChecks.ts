@@ -4,19 +4,20 @@
  * where a reader finds its root and layout or says which it expected), and that the output can be
  * written. `mmif validate` runs it in the CLI; `mmif build` runs it on a worker of the build's task
  * queue (workflows/buildChecks.ts), where the data will be read and the output written. Every
- * problem is listed, not just the first. A source's gzip'd tars are extracted here, before its layout
- * is looked for (sources/sourceArchives.ts).
+ * problem is listed, not just the first. A source's gzip'd tars are extracted before, once
+ * (sources/sourceArchives.ts extractEverySource): a source whose cache could not be written is
+ * listed with that line, and its layout, which its archives would hold, is not looked for.
  */
 import type { BuildConfig } from '../../config/buildConfig.js';
 import { openSources } from '../../sources/source.js';
-import { extractSourceArchives } from '../../sources/sourceArchives.js';
+import type { Unextracted } from '../../sources/sourceArchives.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { openStore } from '../../storage/openStore.js';
 import { OutputLocationError } from '../../storage/outputLocationError.js';
 import { probeOutputLeavingNothing } from '../../storage/outputProbe.js';
 import { sameStoredConfig } from './planBuild.js';
 
-export async function buildProblems(config: BuildConfig): Promise<string[]> {
+export async function buildProblems(config: BuildConfig, unextracted: readonly Unextracted[]): Promise<string[]> {
   const output = await outputProblems(config);
   const problems: string[] = [];
   // An output the build cannot write (a wrong key, a missing bucket) cannot be read for its stored
@@ -32,16 +33,17 @@ export async function buildProblems(config: BuildConfig): Promise<string[]> {
   const readers = openSources(config.sources, config.s3);
   const sourceProblems = await Promise.all(
     readers.map(async (reader, i) => {
+      const named = (message: string) => [`sources[${i}] (${config.sources[i]!.type}): ${message}`];
+      const refused = unextracted.find((u) => u.source === i);
+      if (refused) return named(refused.problem);
       try {
-        // Archives first: the reader finds its layout in what they unpack to.
-        await extractSourceArchives(config.sources[i]!, config.s3);
         // The first segment only: enough to find the layout, never the whole dataset.
         const segments = reader.segments()[Symbol.asyncIterator]();
         await segments.next();
         await segments.return?.();
         return [];
       } catch (err) {
-        return [`sources[${i}] (${config.sources[i]!.type}): ${(err as Error).message}`];
+        return named((err as Error).message);
       }
     }),
   );

@@ -41,7 +41,7 @@ export async function startStubbedBuilds(taskQueue: string, stubs: BuildActiviti
       namespace: env.namespace ?? 'default',
       taskQueue,
       workflowsPath: WORKFLOWS,
-      activities: { extractArchives: async () => {}, ...stubs, resolveBuildConfig },
+      activities: { extractArchives: async () => [], ...stubs, resolveBuildConfig },
     });
   } catch (err) {
     await env.teardown();

@@ -43,7 +43,7 @@ test('a build of 50,000 shards continues as new with its plan by reference and t
   const resolved: unknown[] = [];
   const stubs: Partial<typeof activities> = {
     resolveBuildConfig: async (input) => (resolved.push(input), parseBuildConfig(input)),
-    extractArchives: async () => {}, // the plan is stubbed: no source is read
+    extractArchives: async () => [], // the plan is stubbed: no source is read
     planBuild: async (input) => bigPlan(input as BuildConfig),
     committedShards: async ({ from, to }) => {
       const shards = Array.from({ length: to - from }, (_, i) => from + i).filter((shard) => committed.has(shard));

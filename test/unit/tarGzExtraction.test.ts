@@ -9,9 +9,11 @@ import { fileURLToPath } from 'node:url';
 import { SourceError } from '../../sources/contract.js';
 import { extractedOrigin, extractedView } from '../../sources/readers/extractedView.js';
 import { completedExtractions, extractTarGzArchives, tarGzArchives } from '../../sources/readers/tarGzExtraction.js';
-import { extractSourceArchives, extractionProblems } from '../../sources/sourceArchives.js';
+import { extractEverySource, extractionProblems } from '../../sources/sourceArchives.js';
 import { openSources } from '../../sources/source.js';
 import { parseBuildConfig } from '../../config/buildConfig.js';
+import { buildProblems } from '../../pipeline/planning/buildChecks.js';
+import { validation } from '../../cli/commands/validate.js';
 import { LocalStore } from '../../storage/localStore.js';
 import { packTar, type TarFile } from '../fixtures/cc3m.js';
 
@@ -202,7 +204,7 @@ describe("an extraction's problems reach the build with the source's records", (
     const last = path.join(dir, 'multiui.tar.gz.02');
     writeFileSync(last, readFileSync(last).subarray(0, 200));
     const config = parseBuildConfig({ buildId: 'b', output: path.join(dir, 'out'), sources: [{ type: 'multiui', uri: dir }], maxSamples: 10, models: { default: { model: 'm' } } });
-    await extractSourceArchives(config.sources[0]!, {});
+    assert.deepEqual(await extractEverySource(config.sources, {}), []);
     const [reader] = openSources(config.sources, {});
     const records: Array<string | { code?: string; reason: string }> = [];
     for await (const segment of reader!.segments()) records.push(...segment.records);
@@ -213,5 +215,42 @@ describe("an extraction's problems reach the build with the source's records", (
       /^multiui\.tar\.gz is (corrupt|truncated).*\(reading part multiui\.tar\.gz\.02\); the members before the damage are read$/,
     );
     assert.ok(records.filter((r) => typeof r === 'string').length > 0, 'the records in the JSON arrays before the damage are read');
+  });
+});
+
+describe('each root listed once per build for its archives', () => {
+  const multiuiConfig = (root: string) =>
+    parseBuildConfig({ buildId: 'b', output: path.join(root, 'out'), sources: [{ type: 'multiui', uri: root }], maxSamples: 10, models: { default: { model: 'm' } } });
+
+  it("a root whose cache cannot be written: extraction hands back its one line, and the checks list it without reading the source's layout", async () => {
+    const { dir } = rootWith(FILES, 1);
+    writeFileSync(path.join(dir, '.mmif-extracted'), 'a file where the cache folder goes');
+    const config = multiuiConfig(dir);
+    const unextracted = await extractEverySource(config.sources, {});
+    assert.equal(unextracted.length, 1);
+    assert.equal(unextracted[0]!.source, 0);
+    assert.ok(unextracted[0]!.problem.startsWith(`${dir}: cannot write the extraction cache .mmif-extracted/multiui.tar.gz/ of multiui.tar.gz: `), unextracted[0]!.problem);
+    const problems = await buildProblems(config, unextracted);
+    assert.deepEqual(problems, [`sources[0] (multiui): ${unextracted[0]!.problem}`]);
+  });
+
+  it('`mmif validate` lists the root once: the extraction walks it, the checks and layouts read the markers', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'mmif-targz-walks-'));
+    roots.push(dir);
+    cpSync(MULTIUI_TGZ, dir, { recursive: true });
+    const listed: string[] = [];
+    const list = LocalStore.prototype.list;
+    LocalStore.prototype.list = function (this: LocalStore, prefix: string) {
+      if (this.root === dir) listed.push(prefix);
+      return list.call(this, prefix);
+    };
+    try {
+      const result = await validation(multiuiConfig(dir), 'config.json');
+      assert.deepEqual(result.problems, []);
+    } finally {
+      LocalStore.prototype.list = list;
+    }
+    assert.equal(listed.filter((prefix) => prefix === '').length, 1, JSON.stringify(listed));
+    assert.equal((await completedExtractions(new LocalStore(dir))).length, 1);
   });
 });
