@@ -8,7 +8,9 @@
  * encoded saves work. SIM_GPU_SPEEDUP divides every latency to fit a benchmark into minutes; ratios
  * against the limit are unchanged by it. The model's assumptions: docs/architecture.md (simulator).
  */
-import { positiveEnvNumber } from '../config/envNumber.js';
+import { z } from 'zod';
+import { ConfigError } from '../config/configError.js';
+import { envNumber, positiveEnvNumber } from '../config/envNumber.js';
 
 export interface GpuProfile {
   /** Requests per second one GPU completes when full. */
@@ -115,8 +117,8 @@ export class GpuFleet {
 export function gpuFleetFromEnv(env: Record<string, string | undefined>): GpuFleet | undefined {
   const name = env.SIM_GPU_PROFILE?.trim();
   if (!name) return undefined;
-  if (!(name in GPU_PROFILES)) throw new Error(`Invalid environment variable SIM_GPU_PROFILE=${JSON.stringify(name)}: known profiles are ${Object.keys(GPU_PROFILES).join(', ')}`);
-  const gpus = positiveEnvNumber('SIM_GPUS', env) ?? 1;
-  if (!Number.isInteger(gpus)) throw new Error(`Invalid environment variable SIM_GPUS=${JSON.stringify(env.SIM_GPUS)}: expected a whole number of GPUs`);
+  if (!(name in GPU_PROFILES))
+    throw new ConfigError(`Invalid environment variable SIM_GPU_PROFILE=${JSON.stringify(name)}: known profiles are ${Object.keys(GPU_PROFILES).join(', ')}`);
+  const gpus = envNumber('SIM_GPUS', env, z.number().int().positive(), 'expected a whole number of GPUs') ?? 1;
   return new GpuFleet(GPU_PROFILES[name as GpuProfileName], gpus, positiveEnvNumber('SIM_GPU_SPEEDUP', env) ?? 1);
 }

@@ -13,6 +13,8 @@ import { dialectFor, PORTAL_PAGE, refuseInDialect, ServerError, SIM_DIALECTS, th
 import { HttpError, readJson, send, sendJson } from './http.js';
 import { gpuFleetFromEnv, type GpuFleet, type RequestWork } from './gpuProfile.js';
 import { emptyVisionStats, VisionCache, type VisionStats } from './visionCache.js';
+import { ConfigError } from '../config/configError.js';
+import { envNumber } from '../config/envNumber.js';
 import { REQUEST_KIND_HEADER } from '../domain/promptKinds.js';
 import { parseBatchCustomId } from '../llm/batch.js';
 import { checkChat, checkKey, echoingKey } from './misconfiguration.js';
@@ -174,15 +176,15 @@ const FAULT_ENV = {
 /** Reads SIM_PORT, SIM_HOST, SIM_SEED and the SIM_* fault variables; unset or empty means default. */
 export function simulatorOptionsFromEnv(env: Record<string, string | undefined> = process.env): SimulatorOptions {
   const options: SimulatorOptions = {};
-  const port = readEnvNumber(env, 'SIM_PORT', z.number().int().min(0).max(65535));
+  const port = envNumber('SIM_PORT', env, z.number().int().min(0).max(65535));
   if (port !== undefined) options.port = port;
   const host = env.SIM_HOST?.trim();
   if (host) options.host = host;
-  const seed = readEnvNumber(env, 'SIM_SEED', z.number().int().safe());
+  const seed = envNumber('SIM_SEED', env, z.number().int().safe());
   if (seed !== undefined) options.seed = seed;
   const faults: Partial<FaultConfig> = {};
   for (const [name, field] of Object.entries(FAULT_ENV)) {
-    const value = readEnvNumber(env, name, FaultPatchSchema.shape[field]);
+    const value = envNumber(name, env, FaultPatchSchema.shape[field]);
     if (value !== undefined) faults[field] = value;
   }
   const requiredApiKey = env.SIM_REQUIRED_API_KEY?.trim();
@@ -207,17 +209,17 @@ export function simulatorOptionsFromEnv(env: Record<string, string | undefined> 
     faults.modelDialects = Object.fromEntries(
       modelDialects.map((entry) => {
         const at = entry.lastIndexOf('=');
-        if (at <= 0) throw new Error(`Invalid environment variable SIM_MODEL_DIALECTS: "${entry}" is not model=dialect`);
+        if (at <= 0) throw new ConfigError(`Invalid environment variable SIM_MODEL_DIALECTS: "${entry}" is not model=dialect`);
         return [entry.slice(0, at).trim(), readDialect('SIM_MODEL_DIALECTS', entry.slice(at + 1).trim())];
       }),
     );
   }
-  const imageTokens = readEnvNumber(env, 'SIM_IMAGE_TOKENS', z.number().int().min(0));
+  const imageTokens = envNumber('SIM_IMAGE_TOKENS', env, z.number().int().min(0));
   if (imageTokens !== undefined) options.imageTokens = imageTokens;
   const cache = env.SIM_PROMPT_CACHE?.trim();
   if (cache) {
     if (!(cache in PROMPT_CACHE_PRESETS))
-      throw new Error(`Invalid environment variable SIM_PROMPT_CACHE=${JSON.stringify(cache)}: use ${Object.keys(PROMPT_CACHE_PRESETS).join(' or ')}`);
+      throw new ConfigError(`Invalid environment variable SIM_PROMPT_CACHE=${JSON.stringify(cache)}: use ${Object.keys(PROMPT_CACHE_PRESETS).join(' or ')}`);
     options.promptCache = PROMPT_CACHE_PRESETS[cache as keyof typeof PROMPT_CACHE_PRESETS];
   }
   if (Object.keys(faults).length > 0) options.faults = faults;
@@ -228,17 +230,8 @@ export function simulatorOptionsFromEnv(env: Record<string, string | undefined> 
 
 function readDialect(name: string, value: string): SimDialect {
   const dialect = SIM_DIALECTS.find((d) => d === value);
-  if (!dialect) throw new Error(`Invalid environment variable ${name}: unknown dialect "${value}" (one of ${SIM_DIALECTS.join(', ')})`);
+  if (!dialect) throw new ConfigError(`Invalid environment variable ${name}: unknown dialect "${value}" (one of ${SIM_DIALECTS.join(', ')})`);
   return dialect;
-}
-
-function readEnvNumber(env: Record<string, string | undefined>, name: string, schema: z.ZodType<number | undefined>): number | undefined {
-  const raw = env[name]?.trim();
-  if (!raw) return undefined;
-  const result = schema.safeParse(Number(raw));
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => issue.message).join('; ');
-  throw new Error(`Invalid environment variable ${name}=${JSON.stringify(raw)}: ${problems}`);
 }
 
 // ---------------------------------------------------------------------------------------

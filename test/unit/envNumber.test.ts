@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { ConfigError } from '../../config/configError.js';
 import { positiveEnvNumber } from '../../config/envNumber.js';
 import { gpuFleetFromEnv } from '../../simulator/gpuProfile.js';
+import { simulatorOptionsFromEnv } from '../../simulator/server.js';
 
 test('a positive number is read; unset or blank is undefined; anything else is a ConfigError naming the variable and value', () => {
   assert.equal(positiveEnvNumber('N', {}), undefined);
@@ -17,6 +18,11 @@ test('a positive number is read; unset or blank is undefined; anything else is a
   }
   assert.throws(
     () => gpuFleetFromEnv({ SIM_GPU_PROFILE: 'qwen2.5-vl-7b', SIM_GPUS: 'two' }),
-    /^ConfigError: Invalid environment variable SIM_GPUS="two": expected a positive number$/,
+    /^ConfigError: Invalid environment variable SIM_GPUS="two": expected a whole number of GPUs$/,
+  );
+  assert.throws(
+    () => simulatorOptionsFromEnv({ SIM_PORT: '80.5' }),
+    (err: unknown) => err instanceof ConfigError && /^Invalid environment variable SIM_PORT="80.5": .+/.test(err.message),
+    'the simulator reads its numbers with the same reader, refused the same way',
   );
 });

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import type { z } from 'zod';
 import { buildConfigSchema } from '../../config/buildConfig.js';
-import { positiveEnvNumber } from '../../config/envNumber.js';
+import { envNumber, positiveEnvNumber } from '../../config/envNumber.js';
 import { MODEL_ROLES } from '../../config/modelsConfig.js';
 import { evalConfigSchema } from '../../config/evalConfig.js';
 import { BEGIN, END } from '../../cli/writeConfigReference.js';
@@ -307,15 +307,15 @@ const ENV_NAME = /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$/;
 const TEMPLATE_EXPANSIONS: Record<string, readonly string[]> = { MMIF_MODEL_: MODEL_ROLES.map((s) => s.toUpperCase()) };
 
 const isEnvObject = (e: ts.Expression) => /(^|\.)env$/.test(e.getText());
-/** Reads a variable named by its argument (config/envNumber.ts): a call of it is a computed read. */
-const ENV_READER = positiveEnvNumber.name;
+/** Read a variable named by their argument (config/envNumber.ts): a call of one is a computed read. */
+const ENV_READERS = [envNumber.name, positiveEnvNumber.name];
 
 /**
  * The environment variables the production code reads: every production folder (the layers, local/,
  * simulator/) is read for `env.NAME` / `process.env.NAME` / `env['NAME']`; a template read
  * (`env[`MMIF_MODEL_${...}`]`) is expanded over what it iterates; a file that reads `env[name]` with a
  * computed name contributes its string literals and property names shaped like variable names
- * (`'SIM_PORT'`, `SIM_RATE_429: 'rate429'`), as does a file calling ENV_READER. Each must appear in the README as a word. Scanned once per run.
+ * (`'SIM_PORT'`, `SIM_RATE_429: 'rate429'`), as does a file calling one of ENV_READERS. Each must appear in the README as a word. Scanned once per run.
  */
 function envVarsRead(): Promise<string[]> {
   return (envVarsScanned ??= scanEnvVars());
@@ -329,8 +329,8 @@ async function scanEnvVars(): Promise<string[]> {
     for (const entry of entries.filter((e) => e.isFile() && e.name.endsWith('.ts'))) {
       const file = path.relative(REPO, path.join(entry.parentPath, entry.name));
       const text = await readFile(path.join(REPO, file), 'utf8');
-      // Every read goes through an identifier named `env` (isEnvObject) or ENV_READER: a file without either reads none.
-      if (!/\benv\b/.test(text) && !text.includes(ENV_READER)) continue;
+      // Every read goes through an identifier named `env` (isEnvObject) or ENV_READERS: a file without either reads none.
+      if (!/\benv\b/.test(text) && !ENV_READERS.some((reader) => text.includes(reader))) continue;
       const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
       let computed = false;
       const literals: string[] = [];
@@ -345,7 +345,7 @@ async function scanEnvVars(): Promise<string[]> {
             for (const tail of expansion) names.add(arg.head.text + tail);
           } else computed = true;
         }
-        if (ts.isCallExpression(node) && node.expression.getText() === ENV_READER) computed = true;
+        if (ts.isCallExpression(node) && ENV_READERS.includes(node.expression.getText())) computed = true;
         if (ts.isStringLiteral(node) && ENV_NAME.test(node.text)) literals.push(node.text);
         if (ts.isPropertyAssignment(node) && ENV_NAME.test(propertyName(node.name) ?? '')) literals.push(propertyName(node.name)!);
       });
