@@ -4,6 +4,7 @@
  * prints a command's usage. Exit codes: cli/exitCodes.ts.
  */
 import { CliError, EXIT, EXIT_MEANING, exitCodesLine } from './exitCodes.js';
+import { InputError } from '../domain/errors.js';
 
 interface Command {
   usage: string;
@@ -129,7 +130,8 @@ main(process.argv.slice(2)).then(
       console.error(`mmif: ${err.message}`);
       process.exit(err.exitCode);
     }
-    const usageError = err instanceof TypeError && (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS');
+    // An input error (a bad config or environment variable, ...) exits as a build failing for one does (cli/failures.ts).
+    const usageError = err instanceof InputError || (err instanceof TypeError && (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS'));
     console.error(`mmif: ${err instanceof Error ? err.message : String(err)}`);
     process.exit(usageError ? EXIT.usage : EXIT.failed);
   },

@@ -16,6 +16,7 @@ import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors
 import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry/lib/workflow/definitions.js';
 import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
 import type { TracerSetup } from './otlpSdk.js';
+import { ConfigError } from '../config/configError.js';
 
 /** The OTLP protocols this engine exports with (gRPC is not among them: docs/adr/0061). */
 export type OtlpProtocol = 'http/protobuf' | 'http/json';
@@ -31,7 +32,7 @@ export function otlpTarget(signal: 'TRACES' | 'METRICS', env: NodeJS.ProcessEnv 
   if (!env[`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`]?.trim() && !env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim()) return undefined;
   const named = env[`OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`]?.trim() ? `OTEL_EXPORTER_OTLP_${signal}_PROTOCOL` : 'OTEL_EXPORTER_OTLP_PROTOCOL';
   const protocol = env[named]?.trim() || 'http/protobuf';
-  if (protocol !== 'http/protobuf' && protocol !== 'http/json') throw new Error(`${named}=${protocol}: mmif exports OTLP over http/protobuf or http/json only`);
+  if (protocol !== 'http/protobuf' && protocol !== 'http/json') throw new ConfigError(`${named}=${protocol}: mmif exports OTLP over http/protobuf or http/json only`);
   return { protocol };
 }
 

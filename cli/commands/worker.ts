@@ -3,13 +3,12 @@
  * metrics, and stops its activities promptly.
  */
 import { parseFlags } from '../../config/commandFlags.js';
-import { ConfigError } from '../../config/configError.js';
 import { positiveEnvNumber } from '../../config/envNumber.js';
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { createWorker } from '../../worker/createWorker.js';
 import { leasesReleased } from '../../worker/endpointSharing.js';
 import { temporalSettingsFromEnv } from '../../worker/connectionFromEnv.js';
-import { CliError, EXIT } from '../exitCodes.js';
+import { EXIT } from '../exitCodes.js';
 import { temporalUnreachable } from '../temporalClient.js';
 import { startMetricsServer } from '../../telemetry/metricsServer.js';
 import { metricsAddressOrUsage, metricsFailed } from '../metricsFlag.js';
@@ -38,6 +37,9 @@ export function workerCommand(args: string[]): Promise<number> {
 async function runWorker(args: string[]): Promise<number> {
   const { values } = parseFlags({ args, options: { metrics: { type: 'string' } } });
   const metricsAt = metricsAddressOrUsage(values.metrics);
+  // Read before connecting: a bad one fails at once (a ConfigError: exit 2, cli/mmif.ts).
+  const maxConcurrentActivities = positiveEnvNumber('MMIF_MAX_CONCURRENT_ACTIVITIES');
+  const maxTaskQueueActivitiesPerSecond = positiveEnvNumber('MMIF_TASK_QUEUE_ACTIVITIES_PER_SECOND');
   // Before the connection: the SDK's runtime is installed once, with its metrics exporter and a log
   // that leaves the per-retry warnings of a lost connection to the watcher's two lines.
   const runtime = { logger: workerLogger, telemetryOptions: { logging: FORWARDED_LOGS } };
@@ -57,8 +59,8 @@ async function runWorker(args: string[]): Promise<number> {
     connection,
     namespace: settings.namespace,
     taskQueue: settings.taskQueue,
-    maxConcurrentActivities: positiveNumber('MMIF_MAX_CONCURRENT_ACTIVITIES'),
-    maxTaskQueueActivitiesPerSecond: positiveNumber('MMIF_TASK_QUEUE_ACTIVITIES_PER_SECOND'),
+    maxConcurrentActivities,
+    maxTaskQueueActivitiesPerSecond,
     onVersion: (line) => console.log(line),
   });
   console.log(`worker polling task queue '${settings.taskQueue}' on ${settings.connection.address} (namespace ${settings.namespace})`);
@@ -69,14 +71,4 @@ async function runWorker(args: string[]): Promise<number> {
   await connection.close();
   await metrics?.close();
   return EXIT.ok;
-}
-
-/** A positive number from variable `name` (config/envNumber.ts), a bad one refused as a usage error. */
-function positiveNumber(name: string): number | undefined {
-  try {
-    return positiveEnvNumber(name);
-  } catch (err) {
-    if (err instanceof ConfigError) throw new CliError(err.message, EXIT.usage);
-    throw err;
-  }
 }

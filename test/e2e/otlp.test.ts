@@ -213,6 +213,6 @@ test('an OTLP protocol the engine cannot speak, or an export interval that is no
   ];
   for (const [bad, line] of refusals) {
     const refused = await runMmif(['worker'], { env: { TEMPORAL_ADDRESS: server.address, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ...bad } });
-    assert.deepEqual([refused.code, refused.stderr.trim()], [1, `mmif: ${line}`]);
+    assert.deepEqual([refused.code, refused.stderr.trim()], [2, `mmif: ${line}`]);
   }
 });
