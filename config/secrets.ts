@@ -1,7 +1,7 @@
 /**
- * Every secret the process holds comes from an environment variable; this module reads them and
- * masks their values in any text before it leaves the process (Temporal history, logs, stored
- * records, reports). An endpoint or proxy that echoes the key in its error body ("Incorrect API key
+ * Every secret the process holds comes from an environment variable (or a file one names: a Temporal
+ * profile, worker/connectionFromEnv.ts); this module reads them and masks their values in any text
+ * before it leaves the process (Temporal history, logs, stored records, reports). An endpoint or proxy that echoes the key in its error body ("Incorrect API key
  * provided: sk-...", or an `Authorization` header echoed base64-encoded) thereby never puts the key
  * anywhere. The variables below are always secret; those a config names (apiKeyEnv) become secret
  * when read through `readSecret` (or named by `markSecret`). docs/endpoints.md ("Keys") lists the
@@ -39,7 +39,16 @@ const MIN_FRAGMENT = 8;
 /** A %-escaped byte or a JSON escape: what may stand right before or after a value in echoed text. */
 const ESCAPE = '%[0-9A-Fa-f]{2}|\\\\[nrt]';
 
+/**
+ * Variables secret by their prefix: Temporal's environment configuration sends each
+ * TEMPORAL_GRPC_META_<NAME> as gRPC metadata (an `authorization` header, typically).
+ */
+const SECRET_PREFIXES = ['TEMPORAL_GRPC_META_'];
+
 const secretNames = new Set(ALWAYS_SECRET);
+
+/** Secret values that come from no variable (a Temporal profile's), by the label they are masked with. */
+const secretValues = new Map<string, string>();
 
 /** The value of a secret variable, remembered as secret so `maskSecrets` hides it from then on. */
 export function readSecret(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
@@ -52,14 +61,21 @@ export function markSecret(name: string): void {
   secretNames.add(name);
 }
 
+/** Names a value as secret that no variable holds (read from a file a variable names), masked as `[secret <label>]`. */
+export function markSecretValue(label: string, value: string | undefined): void {
+  if (value) secretValues.set(label, value);
+}
+
 /** `text` with every secret value, in every form it may be echoed in, replaced by `[secret NAME]`. */
 export function maskSecrets(text: string, env: NodeJS.ProcessEnv = process.env): string {
   let masked = text;
-  for (const name of secretNames) {
+  const prefixed = Object.keys(env).filter((name) => SECRET_PREFIXES.some((prefix) => name.startsWith(prefix)));
+  for (const name of new Set([...secretNames, ...prefixed])) {
     const value = env[name];
     if (!value) continue;
     for (const secret of OTLP_HEADER_VARIABLES.includes(name) ? headerSecrets(value) : [value]) masked = maskValue(masked, secret, `[secret ${name}]`);
   }
+  for (const [label, value] of secretValues) masked = maskValue(masked, value, `[secret ${label}]`);
   return masked;
 }
 

@@ -8,10 +8,7 @@
  */
 import type { Metadata, TLSConfig } from '@temporalio/client';
 import { loadClientConfigProfile, toClientOptions } from '@temporalio/envconfig';
-import { markSecret } from '../config/secrets.js';
-
-/** Variables whose values envconfig sends as gRPC metadata (headers such as `authorization`): masked like keys. */
-const GRPC_META_PREFIX = 'TEMPORAL_GRPC_META_';
+import { markSecretValue } from '../config/secrets.js';
 
 export interface TemporalSettings {
   /** Accepted by both Connection.connect (client) and NativeConnection.connect (worker). */
@@ -26,7 +23,6 @@ export function temporalSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): T
   if (Boolean(env.TEMPORAL_TLS_CLIENT_CERT_PATH) !== Boolean(env.TEMPORAL_TLS_CLIENT_KEY_PATH)) {
     throw new Error('TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH must be set together');
   }
-  for (const name of Object.keys(env)) if (name.startsWith(GRPC_META_PREFIX)) markSecret(name);
   const file = env.TEMPORAL_CONFIG_FILE ? ` of ${env.TEMPORAL_CONFIG_FILE}` : '';
   const profile = env.TEMPORAL_PROFILE ? `profile '${env.TEMPORAL_PROFILE}'${file}` : file ? `profile 'default'${file}` : undefined;
   let loaded;
@@ -36,6 +32,9 @@ export function temporalSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): T
     throw new Error(`Temporal ${profile ?? 'settings'}: ${(err as Error).message}`);
   }
   const { address, apiKey, tls, metadata } = loaded.connectionOptions;
+  // What a profile gives besides the variables (config/secrets.ts masks TEMPORAL_API_KEY and TEMPORAL_GRPC_META_* by name).
+  markSecretValue('Temporal api_key', apiKey);
+  for (const [key, value] of Object.entries(metadata ?? {})) markSecretValue(`Temporal grpc_meta ${key}`, typeof value === 'string' ? value : undefined);
   return {
     connection: {
       address: address || 'localhost:7233',

@@ -83,10 +83,33 @@ test("a profile of temporal.toml, as Temporal's CLI reads it: TEMPORAL_PROFILE p
   }
 });
 
-test('gRPC metadata from TEMPORAL_GRPC_META_* is sent, and its values are masked as secrets from then on', () => {
+test('gRPC metadata from TEMPORAL_GRPC_META_* is sent, its values masked as secrets by the name alone, before any settings are read', () => {
   const env = { TEMPORAL_GRPC_META_AUTHORIZATION: 'Bearer grpc-meta-canary-5d1f' };
-  assert.equal(maskSecrets('sent Bearer grpc-meta-canary-5d1f', env), 'sent Bearer grpc-meta-canary-5d1f', 'not secret before the settings are read');
+  assert.equal(maskSecrets('sent Bearer grpc-meta-canary-5d1f', env), 'sent [secret TEMPORAL_GRPC_META_AUTHORIZATION]');
   const s = temporalSettingsFromEnv(env);
   assert.deepEqual(s.connection.metadata, { authorization: 'Bearer grpc-meta-canary-5d1f' });
   assert.equal(maskSecrets('sent Bearer grpc-meta-canary-5d1f', env), 'sent [secret TEMPORAL_GRPC_META_AUTHORIZATION]');
+});
+
+test("a profile's grpc_meta and api_key, which no variable holds, are masked once the profile is read", async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'mmif-profile-'));
+  try {
+    const file = path.join(dir, 'temporal.toml');
+    const toml = [
+      '[profile.default]',
+      'address = "localhost:7233"',
+      'api_key = "cloudkey-canary-77a1"',
+      '[profile.default.grpc_meta]',
+      'x-tenant-token = "tenant-canary-9c3e"',
+      '',
+    ];
+    await writeFile(file, toml.join('\n'));
+    const env = { TEMPORAL_CONFIG_FILE: file };
+    const line = 'echoed cloudkey-canary-77a1 and tenant-canary-9c3e';
+    assert.equal(maskSecrets(line, env), line, 'nothing known before the profile is read');
+    assert.deepEqual(temporalSettingsFromEnv(env).connection.metadata, { 'x-tenant-token': 'tenant-canary-9c3e' });
+    assert.equal(maskSecrets(line, env), 'echoed [secret Temporal api_key] and [secret Temporal grpc_meta x-tenant-token]');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
