@@ -18,7 +18,7 @@ import { mkdir, readdir, realpath, rename, rm, stat, link, unlink } from 'node:f
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { NOT_A_FILE, StoreError, type ObjectInfo, type ObjectStore } from './objectStore.js';
+import { listingSkips, NOT_A_FILE, StoreError, type ObjectInfo, type ObjectStore } from './objectStore.js';
 
 // Whole-file reads and writes, and ranged reads, through the callback API: fs/promises wraps every
 // open in a FileHandle (an object with a close-on-GC finalizer): docs/adr/0011-small-writes-per-model-call.md,
@@ -300,6 +300,7 @@ export class LocalStore implements ObjectStore {
     for (const entry of entries) {
       const key = dirKey ? `${dirKey}/${entry.name}` : entry.name;
       if (entry.name.includes(TEMP_MARK)) continue; // an in-flight write, not an object
+      if (listingSkips(prefix, key)) continue; // the extraction cache: not read unless asked for
       if (entry.isDirectory()) {
         // A folder named like a file (`x.jpg`) is where a reader expects one: listed, so it can say so.
         if (FILE_LIKE_NAME.test(entry.name) && key.startsWith(prefix)) yield { key, size: 0, unreadable: NOT_A_FILE };

@@ -4,6 +4,17 @@
  * Keys are '/'-separated and relative to the store's root.
  */
 import { TransientError } from '../domain/errors.js';
+/**
+ * The folder at a source's root holding what its gzip'd tars unpack to (sources/readers/tarGzExtraction.ts).
+ * A listing never descends into it, nor lists an object of that name, unless its prefix is inside it:
+ * a root's listing does not pay for the unpacked members it would drop (ADR 0079).
+ */
+export const EXTRACTION_CACHE = '.mmif-extracted';
+
+/** Whether a listing of `prefix` leaves `key` out: the key is the extraction cache or inside it, and the prefix is not. */
+export const listingSkips = (prefix: string, key: string): boolean =>
+  !prefix.startsWith(EXTRACTION_CACHE) && (key === EXTRACTION_CACHE || key.startsWith(`${EXTRACTION_CACHE}/`));
+
 /** ObjectInfo.unreadable of a local directory named like a file. */
 export const NOT_A_FILE = 'a directory, not a file';
 
@@ -52,7 +63,7 @@ export interface ObjectStore {
   appendLine(key: string, line: string): Promise<void>;
   /** The lines of log `key` (appendLine), oldest first for one writer; [] when there is none. */
   readLines(key: string): Promise<string[]>;
-  /** Every object under a prefix, in lexicographic key order. */
+  /** Every object under a prefix, in lexicographic key order; the extraction cache only when the prefix is inside it (EXTRACTION_CACHE). */
   list(prefix: string): AsyncIterable<ObjectInfo>;
   delete(key: string): Promise<void>;
   /**

@@ -7,7 +7,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
 import { mapLimit } from '../domain/mapLimit.js';
-import { StoreError, type ObjectInfo, type ObjectStore } from './objectStore.js';
+import { EXTRACTION_CACHE, listingSkips, StoreError, type ObjectInfo, type ObjectStore } from './objectStore.js';
 import { s3Answer } from './s3Answer.js';
 
 type Sdk = typeof import('@aws-sdk/client-s3');
@@ -155,15 +155,35 @@ export class S3Store implements ObjectStore {
     return bodies.flatMap((body) => (body ? [body.toString('utf8')] : []));
   }
 
+  /**
+   * ListObjectsV2 pages (keys in UTF-8 binary order). The extraction cache (EXTRACTION_CACHE) is
+   * skipped, not paged through: at its first key the listing starts again after the greatest key it
+   * can hold (`StartAfter`: "Amazon S3 starts listing after this specified key. StartAfter can be any
+   * key in the bucket", docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectsV2.html).
+   */
   async *list(prefix: string): AsyncIterable<ObjectInfo> {
     let token: string | undefined;
+    let startAfter: string | undefined;
+    let restart = false;
     const strip = this.prefix ? this.prefix.length + 1 : 0;
     const { sdk, client } = await this.open();
     do {
-      const res = await client.send(new sdk.ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.key(prefix), ContinuationToken: token }));
-      for (const obj of res.Contents ?? []) yield { key: obj.Key!.slice(strip), size: obj.Size ?? 0 };
+      restart = false;
+      const page = token ? { ContinuationToken: token } : { StartAfter: startAfter };
+      const res = await client.send(new sdk.ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.key(prefix), ...page }));
       token = res.IsTruncated ? res.NextContinuationToken : undefined;
-    } while (token);
+      for (const obj of res.Contents ?? []) {
+        const key = obj.Key!.slice(strip);
+        if (!listingSkips(prefix, key)) yield { key, size: obj.Size ?? 0 };
+        else if (startAfter === undefined) {
+          startAfter = this.key(PAST_EXTRACTION_CACHE);
+          token = undefined;
+          restart = true;
+          break;
+        }
+        // else a key past the bound (its first character U+10FFFF): left out, not listed
+      }
+    } while (token || restart);
   }
 
   async delete(key: string): Promise<void> {
@@ -176,6 +196,9 @@ export class S3Store implements ObjectStore {
     return [];
   }
 }
+
+/** The greatest key the extraction cache can hold a member under (U+10FFFF is the greatest code point, so the last in UTF-8 order). */
+const PAST_EXTRACTION_CACHE = `${EXTRACTION_CACHE}/\u{10FFFF}`;
 
 function isMissing(err: unknown): boolean {
   const answer = s3Answer(err);

@@ -3,14 +3,15 @@
  * members of `sub/images.tar.gz`, written under `.mmif-extracted/sub/images.tar.gz/`, read and list
  * as `sub/<member>`, exactly as if unpacked by hand beside the archive; a file really at that key
  * wins. Only completed extractions are seen (their markers are read once, on first use), and the
- * cache folder itself is never listed, so a half-written one cannot pass for data. Every source type
+ * cache folder itself is never listed (the store's listing leaves it out, storage/objectStore.ts
+ * EXTRACTION_CACHE), so a half-written one cannot pass for data. Every source type
  * opens its root through here (sourceStore), so each gains the archives at once.
  */
 import type { ImageOrigin } from '../../domain/sample.js';
 import type { S3Options } from '../../storage/s3Store.js';
 import { openStore } from '../../storage/openStore.js';
 import type { ObjectInfo, ObjectStore } from '../../storage/objectStore.js';
-import { completedExtractions, extractionDir, inExtractionCache } from './tarGzExtraction.js';
+import { completedExtractions, extractionDir } from './tarGzExtraction.js';
 
 /** An extraction as the view maps it: members of `cache/` read as `<folder>/<member>`. */
 interface Mapping {
@@ -87,9 +88,9 @@ export function extractedView(base: ObjectStore): ObjectStore {
   return view;
 }
 
-/** The root's objects (the cache left out) merged in key order with the extracted members under `prefix`. */
+/** The root's objects (its listing leaves the cache out) merged in key order with the extracted members under `prefix`. */
 async function* listing(base: ObjectStore, prefix: string, mappings: () => Promise<Mapping[]>): AsyncGenerator<ObjectInfo> {
-  const streams: Array<AsyncIterator<ObjectInfo>> = [outsideCache(base.list(prefix))[Symbol.asyncIterator]()];
+  const streams: Array<AsyncIterator<ObjectInfo>> = [base.list(prefix)[Symbol.asyncIterator]()];
   for (const { folder, cache } of await mappings()) {
     const at = folder === '' ? '' : `${folder}/`;
     // Members under the prefix: the prefix inside the archive's folder, or a prefix of that folder.
@@ -97,10 +98,6 @@ async function* listing(base: ObjectStore, prefix: string, mappings: () => Promi
     else if (at.startsWith(prefix)) streams.push(renamed(base.list(`${cache}/`), `${cache}/`, at)[Symbol.asyncIterator]());
   }
   yield* mergedByKey(streams);
-}
-
-async function* outsideCache(objects: AsyncIterable<ObjectInfo>): AsyncGenerator<ObjectInfo> {
-  for await (const object of objects) if (!inExtractionCache(object.key)) yield object;
 }
 
 async function* renamed(objects: AsyncIterable<ObjectInfo>, from: string, to: string): AsyncGenerator<ObjectInfo> {

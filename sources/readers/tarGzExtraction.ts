@@ -11,13 +11,13 @@
  */
 import { createGunzip } from 'node:zlib';
 import { Readable, pipeline } from 'node:stream';
-import { getJson, putJson, type ObjectInfo, type ObjectStore } from '../../storage/objectStore.js';
+import { EXTRACTION_CACHE, getJson, putJson, type ObjectInfo, type ObjectStore } from '../../storage/objectStore.js';
 import { SourceError } from '../contract.js';
 import { datasetKey } from './datasetPath.js';
 import { TarError, tarEntries } from './tar.js';
 
-/** The folder under a source's root holding what its archives unpack to. */
-export const EXTRACTED = '.mmif-extracted';
+/** The folder under a source's root holding what its archives unpack to (a root's listing leaves it out). */
+export const EXTRACTED = EXTRACTION_CACHE;
 /** Completion markers, one per archive (`<archive>.json`); no archive key can name this folder. */
 const MARKERS = `${EXTRACTED}/.complete/`;
 /** Puts in flight while extracting (S3 puts are a round trip each). */
@@ -42,14 +42,11 @@ export interface Extraction extends TarGzArchive {
 const WHOLE = /\.(tar\.gz|tgz)$/i;
 const PART = /^(.*\.(?:tar\.gz|tgz))\.(\d+|[a-z]{2,})$/i;
 
-/** Whether `key` is the extraction cache or inside it (never a dataset's own object). */
-export const inExtractionCache = (key: string): boolean => key === EXTRACTED || key.startsWith(`${EXTRACTED}/`);
-
-/** The gzip'd tars among a root's objects: whole archives, and split parts grouped and ordered. */
+/** The gzip'd tars among a root's objects (as listed: the cache left out): whole archives, and split parts grouped and ordered. */
 export function tarGzArchives(objects: Iterable<ObjectInfo>): TarGzArchive[] {
   const archives = new Map<string, TarGzArchive>();
   for (const { key, size, unreadable } of objects) {
-    if (unreadable || inExtractionCache(key)) continue;
+    if (unreadable) continue;
     const base = WHOLE.test(key) ? key : PART.exec(key)?.[1];
     if (base === undefined) continue;
     const archive = archives.get(base) ?? { key: base, parts: [] };

@@ -108,3 +108,33 @@ test('a write that fails removes its temp file; one left by a killed writer is n
     await rm(root, { recursive: true, force: true });
   }
 });
+
+test('a listing never reads the extraction cache, nor lists an object of its name, unless its prefix is inside it', async () => {
+  const root = await mkdtemp(path.join(tmpdir(), 'mmif-localstore-cache-'));
+  const store = new LocalStore(root);
+  const folders: string[] = [];
+  const proto = LocalStore.prototype as unknown as { entries(dirKey: string): Promise<unknown> };
+  const entries = proto.entries;
+  proto.entries = function (this: LocalStore, dirKey: string) {
+    folders.push(dirKey);
+    return entries.call(this, dirKey);
+  };
+  const keys = async (prefix: string) => {
+    const out: string[] = [];
+    for await (const o of store.list(prefix)) out.push(o.key);
+    return out;
+  };
+  try {
+    await store.put('a.tar.gz', 'x');
+    await store.put('.mmif-extracted/images/shots/0.png', 'y');
+    await store.put('.mmif-extracted/.complete/a.tar.gz.json', '{}');
+    await store.put('.mmif-extractedness.txt', 'a file of its own');
+    assert.deepEqual(await keys(''), ['.mmif-extractedness.txt', 'a.tar.gz']);
+    assert.deepEqual(folders, [''], 'only the root folder is read');
+    assert.deepEqual(await keys('.mmif-extracted/'), ['.mmif-extracted/.complete/a.tar.gz.json', '.mmif-extracted/images/shots/0.png']);
+    assert.deepEqual(await keys('.mmif-extracted/images/'), ['.mmif-extracted/images/shots/0.png']);
+  } finally {
+    proto.entries = entries;
+    await rm(root, { recursive: true, force: true });
+  }
+});
