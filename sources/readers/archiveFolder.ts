@@ -4,11 +4,12 @@
  * Geo170K's `images.zip` beside `qa_tuning.json` (records name `images/geoqa_plus/1.png`), ALLaVA's
  * `allava_laion/image_chunks/images_<n>.zip` (records name `allava_laion/images/<id>.jpeg`; the
  * release's own download script unpacks them with `unzip -j`, dropping the members' folders). A path
- * that is not a file is looked up here: every archive under the root is opened once (a zip's central
- * directory, zipArchive.ts; a tar's headers, tarArchive.ts) and the member found by the rules of `find`.
+ * that is not a file is looked up here: the root is listed once, and an archive is opened (a zip's
+ * central directory, zipArchive.ts; a tar's headers, tarArchive.ts) only when a path it can hold is
+ * looked up and the archives before it in key order did not hold it; by the rules of `find`.
  */
 import { LruCache } from '../../domain/lruCache.js';
-import type { ObjectStore } from '../../storage/objectStore.js';
+import type { ObjectInfo, ObjectStore } from '../../storage/objectStore.js';
 import { TarError } from './tar.js';
 import { TarArchive } from './tarArchive.js';
 import { ZipArchive, ZipArchiveError } from './zipArchive.js';
@@ -23,60 +24,88 @@ export interface ArchiveMemberRef {
 }
 
 export class ArchiveFolder {
+  /** Per archive key, the archive once opened, or why it could not be (a message naming it). */
+  private readonly opened = new Map<string, Promise<MemberArchive | string>>();
   /** Per archive, each base name's one member, or null when several share it (built on first need). */
   private readonly byBaseName = new Map<MemberArchive, Map<string, string | null>>();
 
   private constructor(
-    private readonly archives: readonly MemberArchive[],
-    /** Archives that could not be opened, with why: named when a path is not found. */
-    readonly unreadable: readonly string[],
+    private readonly store: ObjectStore,
+    /** The `.zip` and `.tar` files under the root, in key order, as listed (none opened yet). */
+    private readonly listed: readonly ObjectInfo[],
   ) {}
 
-  /** Opens every `.zip` and `.tar` under the store's root, in key order; one that cannot be read is set aside, named in `unreadable`. */
+  /** Lists the `.zip` and `.tar` files under the store's root; each is opened on first need. */
   static async open(store: ObjectStore): Promise<ArchiveFolder> {
-    const archives: MemberArchive[] = [];
-    const unreadable: string[] = [];
+    const listed: ObjectInfo[] = [];
     for await (const object of store.list('')) {
       const name = object.key.toLowerCase();
-      if (!name.endsWith('.zip') && !name.endsWith('.tar')) continue;
-      try {
-        archives.push(await (name.endsWith('.zip') ? ZipArchive : TarArchive).open(store, object.key, object.size));
-      } catch (err) {
-        if (!(err instanceof ZipArchiveError) && !(err instanceof TarError)) throw err;
-        unreadable.push(err.message);
-      }
+      if (name.endsWith('.zip') || name.endsWith('.tar')) listed.push(object);
     }
-    return new ArchiveFolder(archives, unreadable);
+    return new ArchiveFolder(store, listed);
   }
 
   get size(): number {
-    return this.archives.length;
+    return this.listed.length;
   }
 
   /**
-   * The member standing for `path` (a key under the root), first archive in key order winning:
+   * The member standing for `path` (a key under the root), first archive in key order winning, among
+   * the archives that can hold it: those at the root, and those under the path's top folder (an
+   * archive under another top folder never stands for it):
    *  1. `path` is `<prefix>/<member>` where prefix is the archive's own name without `.zip` or `.tar`
    *     (`images.zip` holding `geoqa_plus/1.png` for `images/geoqa_plus/1.png`), its folder, or any
    *     folder above it up to the root (`images.zip` holding `images/geoqa_plus/1.png`);
    *  2. else the one member with the path's file name, in an archive under the path's top folder
    *     (ALLaVA: `allava_laion/images/1.jpeg` in `allava_laion/image_chunks/images_0.zip`).
+   * Archives are opened in that order as the lookup reaches them, so one holding the path leaves
+   * those after it unopened.
    */
-  find(path: string): ArchiveMemberRef | undefined {
-    for (const archive of this.archives) {
+  async find(path: string): Promise<ArchiveMemberRef | undefined> {
+    const top = topFolder(path);
+    for (const listed of this.candidates(path)) {
+      const archive = await this.archive(listed);
+      if (typeof archive === 'string') continue;
       for (const prefix of prefixesOf(archive.key)) {
         const member = prefix === '' ? path : path.startsWith(`${prefix}/`) ? path.slice(prefix.length + 1) : undefined;
         if (member !== undefined && archive.has(member)) return { archive, member };
       }
     }
-    const slash = path.indexOf('/');
-    const top = slash === -1 ? '' : path.slice(0, slash + 1);
     const baseName = path.slice(path.lastIndexOf('/') + 1);
-    for (const archive of this.archives) {
-      if (!archive.key.startsWith(top)) continue;
+    for (const listed of this.candidates(path)) {
+      if (!listed.key.startsWith(top)) continue;
+      const archive = await this.archive(listed);
+      if (typeof archive === 'string') continue;
       const member = this.memberByBaseName(archive, baseName);
       if (member !== undefined) return { archive, member };
     }
     return undefined;
+  }
+
+  /** Why the archives that could hold `path` but cannot be read were not searched (after `find`). */
+  async unreadable(path: string): Promise<string[]> {
+    const why = await Promise.all(this.candidates(path).map((listed) => this.opened.get(listed.key)));
+    return why.filter((archive): archive is string => typeof archive === 'string');
+  }
+
+  private candidates(path: string): ObjectInfo[] {
+    const top = topFolder(path);
+    return this.listed.filter(({ key }) => !key.includes('/') || key.startsWith(top));
+  }
+
+  /** The archive opened (once per folder), or why it cannot be read: a damaged one is set aside, named where a path is not found. */
+  private archive({ key, size }: ObjectInfo): Promise<MemberArchive | string> {
+    let opening = this.opened.get(key);
+    if (!opening) {
+      opening = (key.toLowerCase().endsWith('.zip') ? ZipArchive : TarArchive).open(this.store, key, size).catch((err: unknown) => {
+        if (!(err instanceof ZipArchiveError) && !(err instanceof TarError)) throw err;
+        return err.message;
+      });
+      this.opened.set(key, opening);
+      // Another failure (the store's) is not the archive's: tried again on the next lookup.
+      opening.catch(() => this.opened.delete(key));
+    }
+    return opening;
   }
 
   /** The one member named `baseName` in any folder of the archive; undefined when none or several are. */
@@ -92,6 +121,12 @@ export class ArchiveFolder {
     }
     return byBaseName.get(baseName) ?? undefined;
   }
+}
+
+/** `a/b/c.png` → `a/`; `c.png` → `` (the root: every archive is under it). */
+function topFolder(path: string): string {
+  const slash = path.indexOf('/');
+  return slash === -1 ? '' : path.slice(0, slash + 1);
 }
 
 /** `a/b/images.zip` → `a/b/images`, `a/b`, `a`, ``. */

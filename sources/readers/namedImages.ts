@@ -35,10 +35,11 @@ export function namedImages(store: ObjectStore): NamedImages {
       const body = await store.get(path);
       if (body) return body;
       const folder = await archiveFolderOf(store);
-      const found = folder.find(path);
+      const found = await folder.find(path);
       // A missing file is an ordinary dataset defect: StoreError 'not-found' rejects that sample alone.
       if (!found) {
-        const unreadable = folder.unreadable.length > 0 ? ` (not searched: ${folder.unreadable.join('; ')})` : '';
+        const notSearched = await folder.unreadable(path);
+        const unreadable = notSearched.length > 0 ? ` (not searched: ${notSearched.join('; ')})` : '';
         throw new StoreError(`image '${path}' is named by the dataset but is neither a file in ${store.root} nor in a .zip or .tar under it${unreadable}`, path, 'not-found');
       }
       try {

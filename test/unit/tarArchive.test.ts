@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -53,7 +53,7 @@ describe('uncompressed tars under a root, read in place', () => {
     assert.deepEqual(images.origin({ path: 'images/coco/b.jpg' }), { file: 'images.tar', member: 'images/coco/b.jpg' });
     // Under the archive's own name, as for images.zip: `images/coco/a.jpg` is member `coco/a.jpg` of images.tar when it holds that.
     const folder = await ArchiveFolder.open(store);
-    assert.deepEqual(folder.find('images/images/coco/a.jpg')?.member, 'images/coco/a.jpg');
+    assert.deepEqual((await folder.find('images/images/coco/a.jpg'))?.member, 'images/coco/a.jpg');
   });
 
   it('sets a damaged tar aside, naming it where a path is not found, and reads the others', async () => {
@@ -71,6 +71,39 @@ describe('uncompressed tars under a root, read in place', () => {
       });
     } finally {
       rmSync(other, { recursive: true, force: true });
+    }
+  });
+
+  it('indexes a tar only when a lookup reaches it: the archives before it in key order did not hold the path, and none under another top folder', async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'mmif-tar-lazy-'));
+    try {
+      writeFileSync(path.join(root, 'a.tar'), packTar([{ path: 'pics/1.jpg', data: A }]));
+      writeFileSync(path.join(root, 'b.tar'), packTar([{ path: 'pics/2.jpg', data: B }]));
+      mkdirSync(path.join(root, 'other'));
+      writeFileSync(path.join(root, 'other/c.tar'), packTar([{ path: 'pics/1.jpg', data: B }]));
+      mkdirSync(path.join(root, 'pics'));
+      writeFileSync(path.join(root, 'pics/d.tar'), packTar([{ path: '3.jpg', data: B }]));
+      const read = new Map<string, number>();
+      const store = new LocalStore(root);
+      const getRange = store.getRange.bind(store);
+      store.getRange = (key, start, end) => {
+        read.set(key, (read.get(key) ?? 0) + 1);
+        return getRange(key, start, end);
+      };
+      const folder = await ArchiveFolder.open(store);
+      assert.equal(folder.size, 4);
+      assert.deepEqual(read, new Map(), 'opening the folder lists the root, it reads no archive');
+      assert.equal((await folder.find('pics/1.jpg'))?.archive.key, 'a.tar');
+      assert.deepEqual([...read.keys()], ['a.tar'], 'found in the first: the others are not indexed');
+      assert.equal((await folder.find('pics/2.jpg'))?.archive.key, 'b.tar');
+      assert.equal((await folder.find('pics/3.jpg'))?.archive.key, 'pics/d.tar');
+      assert.equal(await folder.find('pics/missing.jpg'), undefined);
+      assert.deepEqual([...read.keys()].sort(), ['a.tar', 'b.tar', 'pics/d.tar'], 'other/c.tar, under another top folder, never stands for pics/');
+      const indexed = new Map(read);
+      await folder.find('pics/missing.jpg');
+      assert.deepEqual(read, indexed, 'each tar is indexed once');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
     }
   });
 });

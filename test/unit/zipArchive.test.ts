@@ -68,8 +68,9 @@ describe('zip archives read in place', () => {
       copyFileSync(path.join(HUB, 'geo170k-hub', 'images.zip'), path.join(dir, 'images.zip'));
       writeFileSync(path.join(dir, 'other.zip'), Buffer.alloc(4096, 7));
       const folder = await ArchiveFolder.open(new LocalStore(dir));
-      assert.equal(folder.find('images/geoqa_plus/1000.png')?.archive.key, 'images.zip');
-      assert.match(folder.unreadable.join('\n'), /other\.zip is not a readable zip archive/);
+      assert.equal((await folder.find('images/geoqa_plus/1000.png'))?.archive.key, 'images.zip');
+      assert.equal(await folder.find('images/geoqa_plus/missing.png'), undefined);
+      assert.match((await folder.unreadable('images/geoqa_plus/missing.png')).join('\n'), /other\.zip is not a readable zip archive/);
     });
     it('cut short, is refused naming the archive', async () => {
       copyFileSync(path.join(HUB, 'geo170k-hub', 'images.zip'), path.join(dir, 'cut.zip'));
@@ -82,16 +83,16 @@ describe('zip archives read in place', () => {
 describe('paths looked up in the zips under a root', () => {
   it('finds a path under the archive folder or its name (Geo170K images.zip holding images/...)', async () => {
     const folder = await ArchiveFolder.open(new LocalStore(path.join(HUB, 'geo170k-hub')));
-    const found = folder.find('images/geoqa_plus/1002.png');
+    const found = await folder.find('images/geoqa_plus/1002.png');
     assert.deepEqual([found?.archive.key, found?.member], ['images.zip', 'images/geoqa_plus/1002.png']);
-    assert.equal(folder.find('images/geoqa_plus/9999.png'), undefined);
+    assert.equal(await folder.find('images/geoqa_plus/9999.png'), undefined);
   });
 
   it('finds a path by file name in the archives under its top folder (ALLaVA chunks unpacked with unzip -j)', async () => {
     const folder = await ArchiveFolder.open(new LocalStore(path.join(HUB, 'allava-hub')));
     assert.equal(folder.size, 2);
-    const found = folder.find('allava_laion/images/100277307.jpeg');
+    const found = await folder.find('allava_laion/images/100277307.jpeg');
     assert.deepEqual([found?.archive.key, found?.member], ['allava_laion/image_chunks/images_1.zip', 'laion_images_1/100277307.jpeg']);
-    assert.equal(folder.find('allava_vflan/images/100277307.jpeg'), undefined, 'an archive under another top folder does not stand for it');
+    assert.equal(await folder.find('allava_vflan/images/100277307.jpeg'), undefined, 'an archive under another top folder does not stand for it');
   });
 });
