@@ -12,8 +12,7 @@ import { TransientError } from '../domain/errors.js';
 export const EXTRACTION_CACHE = '.mmif-extracted';
 
 /** Whether a listing of `prefix` leaves `key` out: the key is the extraction cache or inside it, and the prefix is not. */
-export const listingSkips = (prefix: string, key: string): boolean =>
-  !prefix.startsWith(EXTRACTION_CACHE) && (key === EXTRACTION_CACHE || key.startsWith(`${EXTRACTION_CACHE}/`));
+export const listingSkips = (prefix: string, key: string): boolean => !prefix.startsWith(EXTRACTION_CACHE) && (key === EXTRACTION_CACHE || key.startsWith(`${EXTRACTION_CACHE}/`));
 
 /** ObjectInfo.unreadable of a local directory named like a file. */
 export const NOT_A_FILE = 'a directory, not a file';
