@@ -302,6 +302,17 @@ export function table(headers: string[], rows: Array<Array<string | number>>): s
 
 export const fmt = (n: number, digits = 1): string => n.toFixed(digits);
 
+/** The `q` quantile of `values` (the nearest rank at or below it): p50 is quantile(values, 0.5). */
+export function quantile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+/** The machine's load averages over 1, 5 and 15 minutes (the first `fields` of them), from /proc/loadavg; '?' elsewhere. */
+export function loadAverage(fields = 3): string {
+  return process.platform === 'linux' ? readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, fields).join(' ') : '?';
+}
+
 // ---------------------------------------------------------------------------------------
 // Build config
 

@@ -16,6 +16,7 @@ import { parseBuildConfig } from '../config/buildConfig.js';
 import { openSource } from '../sources/source.js';
 import { ZipArchive } from '../sources/readers/zipArchive.js';
 import { LocalStore } from '../storage/localStore.js';
+import { loadAverage } from './harness.js';
 import { img2datasetParquet, sideFileRow } from '../test/fixtures/cc3m.js';
 
 const { values } = parseArgs({
@@ -43,7 +44,7 @@ async function main(): Promise<void> {
   python(PARQUET_SCRIPT, parquetDir, String(rows));
   await img2datasetSideFiles(cc3mDir);
   python(ZIP_SCRIPT, zipDir, String(ZIP_IMAGES));
-  console.log(`load ${loadAverage()}`);
+  console.log(`load ${loadAverage(1)}`);
 
   const parquetFile = path.join(parquetDir, 'data', 'train-00000-of-00001.parquet');
   const parquet = plan('parquet', parquetDir);
@@ -59,7 +60,7 @@ async function main(): Promise<void> {
   );
   console.log(`CPU per record, parquet / img2dataset: ${(parquet.cpuUs / parquet.records / (cc3m.cpuUs / cc3m.records)).toFixed(2)}`);
   await zipReads(zipDir);
-  console.log(`load ${loadAverage()}`);
+  console.log(`load ${loadAverage(1)}`);
 }
 
 function python(script: string, dir: string, count: string): void {
@@ -135,10 +136,6 @@ async function zipReads(dir: string): Promise<void> {
   console.log(
     `| local | ${(size / 2 ** 30).toFixed(1)} | ${[...archive.members()].length} | ${directory.reads} | ${(directory.bytes / 2 ** 20).toFixed(1)} | ${(directory.ms / 1000).toFixed(2)} | ${perMember(counted.reads - directory.reads)} | ${perMember((counted.bytes - directory.bytes) / 1024)} (${perMember(bytesOut / 1024)}) | ${perMember(performance.now() - t1)} |`,
   );
-}
-
-function loadAverage(): string {
-  return readFileSync('/proc/loadavg', 'utf8').split(' ')[0]!;
 }
 
 /** A file object that leaves long runs of zeros as holes: the datasets' image bytes cost no disk. */

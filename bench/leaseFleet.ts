@@ -8,7 +8,6 @@
 // not granted). Figures: bench/notes/2026-11-25-the-lease-desk-at-16-and-32-workers.md.
 // Run:   npx tsx bench/leaseFleet.ts [--workers 16,32] [--seconds 90] [--concurrency 128] [--latency-ms 1000]
 import { currentOnceSeen, versionedWorkerOptions, workerDeploymentVersion } from '../worker/deploymentVersion.js';
-import { readFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -19,7 +18,7 @@ import { limiterFor, shareEndpointsAmong } from '../llm/limiter.js';
 import { startTemporalDevServer } from '../local/temporalDevServer.js';
 import { bundleWorkflows } from '../worker/bundleProcess.js';
 import { leaseEndpointConcurrency, leaseReportFailures, leaseReportsSent, leasesReleased, leaseTermsEnded } from '../worker/endpointSharing.js';
-import { fmt, pollSimulator, resetSim, startNodeProcess, startSimulatorProcess, steadyState, table, type Proc } from './harness.js';
+import { fmt, loadAverage, pollSimulator, quantile, resetSim, startNodeProcess, startSimulatorProcess, steadyState, table, type Proc } from './harness.js';
 
 const { values } = parseArgs({
   options: {
@@ -178,7 +177,6 @@ async function main(): Promise<void> {
       const procs: Array<Proc & { stdout: () => string }> = [];
       for (let i = 0; i < n; i++)
         procs.push(await startNodeProcess(SELF, ['--role', 'reporter'], { ...env, OPENAI_BASE_URL: sim.url, FLEET_WORKERS: String(n) }, 'reporter ready', 180_000));
-      const load = () => (process.platform === 'linux' ? readFile('/proc/loadavg', 'utf8').then((s) => s.split(' ')[0]!) : Promise.resolve('?'));
       await resetSim(sim);
       for (const p of procs) p.child.kill('SIGUSR2');
       console.log(`${n} reporters running`);
@@ -211,7 +209,7 @@ async function main(): Promise<void> {
       const pct = (n: number) => `${fmt((100 * n) / CAP)}%`;
       const spells = reports.flatMap((r) => r.converged);
       const times = spells.filter((t): t is number => t !== null).sort((a, b) => a - b);
-      const quantile = (q: number) => (times.length === 0 ? '-' : `${fmt(times[Math.min(times.length - 1, Math.floor(q * times.length))]! / 1000, 2)} s`);
+      const spellQuantile = (q: number) => (times.length === 0 ? '-' : `${fmt(quantile(times, q) / 1000, 2)} s`);
       const last = ticks.at(-1)!;
       const limit = CAP / (LATENCY_MS / 1000);
       rows.push([
@@ -225,12 +223,12 @@ async function main(): Promise<void> {
         reports.reduce((a, r) => a + r.sent, 0),
         reports.reduce((a, r) => a + Object.values(r.failed).reduce((x, y) => x + y, 0), 0),
         reports.reduce((a, r) => a + r.termsEnded, 0),
-        `${quantile(0.5)} / ${quantile(0.9)} (${spells.length - times.length} of ${spells.length} not within the spell)`,
+        `${spellQuantile(0.5)} / ${spellQuantile(0.9)} (${spells.length - times.length} of ${spells.length} not within the spell)`,
         pct(cap.wanted),
         `${pct(cap.inFlight)} / ${pct(cap.idleWaiting)} / ${pct(cap.idleUnwanted)} / ${pct(cap.ungranted)}`,
         `${fmt(100 * steady.cpuShare[0]!)}%`,
         `${fmt(100 * steady.machineCpuShare)}%`,
-        await load(),
+        loadAverage(1),
       ]);
       const causes: Record<string, number> = {};
       for (const r of reports) for (const [cause, count] of Object.entries(r.failed)) causes[cause] = (causes[cause] ?? 0) + count;

@@ -20,7 +20,7 @@ import type { BuildPlan } from '../pipeline/planning/planBuild.types.js';
 import { buildLayout } from '../storage/buildLayout.js';
 import { GPU_PROFILES } from '../simulator/gpuProfile.js';
 import { startS3Server, useS3Env } from '../test/harness/s3Server.js';
-import { CLI, fmt, pollSimulator, procUsage, simStats, startNodeProcess, startWorkerProcess, steadyState, type Proc } from './harness.js';
+import { CLI, fmt, loadAverage, pollSimulator, procUsage, simStats, startNodeProcess, startWorkerProcess, steadyState, type Proc } from './harness.js';
 import { PAPER_SOURCE_SIZES, paperMix, paperSources, scaled } from './paperSources.js';
 import { sampleLanes, shardsToFeedLanes } from '../domain/sampleLanes.js';
 
@@ -43,7 +43,6 @@ const SPEEDUP = Number(values.speedup);
 const PROFILE = GPU_PROFILES['qwen2.5-vl-7b'];
 const CAPACITY = GPUS * PROFILE.requestsPerSecond * SPEEDUP;
 const ROOT = path.join(process.env.TMPDIR ?? tmpdir(), 'mmif-bench', 'paper');
-const load = async () => (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
 const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
 
 const sources = await paperSources(ROOT, PAPER_SOURCE_SIZES, log);
@@ -86,9 +85,9 @@ try {
   };
   log(
     `scale ${SCALE}: targets ${target(23_000)} + ${target(23_000)}; ${GPUS} GPUs x ${PROFILE.requestsPerSecond} req/s x speedup ${SPEEDUP} = ${fmt(CAPACITY)} req/s, ${GPUS * PROFILE.slots} in flight; ` +
-      `engine-derived: ${lanes} sample lanes (${WORKERS} workers), ${shardsInFlight} shards in flight; load ${await load()}`,
+      `engine-derived: ${lanes} sample lanes (${WORKERS} workers), ${shardsInFlight} shards in flight; load ${loadAverage()}`,
   );
-  const loadBefore = await load();
+  const loadBefore = loadAverage();
   const cpu0 = workers.map((w) => procUsage(w.pid)!.cpuMs);
   const poll = pollSimulator(simUrls, [...workers.map((w) => w.pid), sim.pid, temporal.process.pid!]);
   const started = Date.now();
@@ -98,7 +97,7 @@ try {
   const ticks = await poll.stop();
   const usage = workers.map((w, i) => ({ cpuMs: procUsage(w.pid)!.cpuMs - cpu0[i]!, peakRssMiB: procUsage(w.pid)!.peakRssMiB }));
   const stats = await simStats(simUrls);
-  const loadAfter = await load();
+  const loadAfter = loadAverage();
 
   // Phases, from the parent's histories (every run of it: it continues as new).
   const plan = JSON.parse(await readFile(path.join(s3Server.dataDir, s3Server.bucket, 'paper', buildLayout(buildId).planSummary), 'utf8')) as BuildPlan;

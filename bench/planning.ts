@@ -20,6 +20,7 @@ import { makeBuildPlan } from '../pipeline/planning/planBuild.js';
 import { openSource } from '../sources/source.js';
 import type { SourceSample } from '../domain/sample.js';
 import { LocalStore } from '../storage/localStore.js';
+import { loadAverage } from './harness.js';
 import { getJson } from '../storage/objectStore.js';
 import { startS3Server, useS3Env } from '../test/harness/s3Server.js';
 import { img2datasetParquet, packTar, sideFileRow, type TarFile } from '../test/fixtures/cc3m.js';
@@ -81,7 +82,7 @@ async function main(): Promise<void> {
     }
   }
   const samples = Number(values.samples);
-  console.log(`planning ${samples} samples; tars of ${PER_TAR} records, ${tarBytes(full)} MiB per tar; load ${loadAverage()}`);
+  console.log(`planning ${samples} samples; tars of ${PER_TAR} records, ${tarBytes(full)} MiB per tar; load ${loadAverage(1)}`);
   console.log(
     '| backend | records | dataset MiB | mode | plan s | plan CPU s | plan peak RSS MiB | selected | failed downloads counted | shards: read the selected images s | shards: MiB read | load |',
   );
@@ -115,7 +116,7 @@ async function main(): Promise<void> {
               .map(([k, v]) => `${k.replace('img2dataset-', '')} ${v}`)
               .join(', ') || 'none (not in the tars)';
           console.log(
-            `| ${backend.name} | ${size} | ${Math.round(tarBytes(dir) * Math.ceil(size / PER_TAR))} | ${mode} | ${(r.planMs / 1000).toFixed(2)} | ${(r.planCpuMs / 1000).toFixed(2)} | ${r.planPeakRssMiB} | ${r.selected} | ${failed} | ${(r.imagesMs / 1000).toFixed(2)} | ${r.imagesReadMiB} | ${loadAverage()} |`,
+            `| ${backend.name} | ${size} | ${Math.round(tarBytes(dir) * Math.ceil(size / PER_TAR))} | ${mode} | ${(r.planMs / 1000).toFixed(2)} | ${(r.planCpuMs / 1000).toFixed(2)} | ${r.planPeakRssMiB} | ${r.selected} | ${failed} | ${(r.imagesMs / 1000).toFixed(2)} | ${r.imagesReadMiB} | ${loadAverage(1)} |`,
           );
         }
       }
@@ -127,10 +128,6 @@ async function main(): Promise<void> {
 
 function tarBytes(dir: string): number {
   return Math.round(statSync(path.join(dir, '00000.tar')).size / 2 ** 20);
-}
-
-function loadAverage(): string {
-  return readFileSync('/proc/loadavg', 'utf8').split(' ')[0]!;
 }
 
 /** The full dataset, generated once (a marker file says it is complete). */

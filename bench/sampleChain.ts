@@ -7,7 +7,7 @@
 //
 // Run:   npx tsx bench/sampleChain.ts [--samples 64] [--speedup 32] [--gpus 2]
 import { parseArgs } from 'node:util';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { contextFor, richnessTools } from '../activities/runtime.js';
@@ -18,14 +18,12 @@ import { makeBuildPlan } from '../pipeline/planning/planBuild.js';
 import { runSliceStages } from '../pipeline/run/runStage.js';
 import { GPU_PROFILES, GpuFleet } from '../simulator/gpuProfile.js';
 import { startSimulator } from '../simulator/server.js';
-import { ensureImages } from './harness.js';
+import { ensureImages, loadAverage, quantile } from './harness.js';
 
 const { values } = parseArgs({ options: { samples: { type: 'string', default: '64' }, speedup: { type: 'string', default: '32' }, gpus: { type: 'string', default: '2' } } });
 const SAMPLES = Number(values.samples);
 const PROFILE = GPU_PROFILES['qwen2.5-vl-7b'];
 const GPUS = Number(values.gpus);
-const load = async () => (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 
 const images = await ensureImages(SAMPLES);
 const dir = await mkdtemp(path.join(tmpdir(), 'mmif-bench-sample-chain-'));
@@ -44,7 +42,7 @@ try {
   const ctx = contextFor(config);
   await makeBuildPlan(config, ctx.store, ctx.layout, ctx.sources, richnessTools(ctx));
   const samples = await shardPlanIn(ctx.store, ctx.layout, 0);
-  const loadBefore = await load();
+  const loadBefore = loadAverage();
   sim.resetStats();
   const started = Date.now();
   const runs = await Promise.all(
@@ -77,7 +75,7 @@ try {
     maxInFlight: stats.maxInFlight,
     records: { instruct, dpo },
     requestsPerRecord: (stats.requests / (instruct + dpo)).toFixed(2),
-    load: `${loadBefore} -> ${await load()}`,
+    load: `${loadBefore} -> ${loadAverage()}`,
   });
 } finally {
   await sim.close();

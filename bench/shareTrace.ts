@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { LimiterSnapshot } from '../llm/endpointLimiter.js';
 import type { SlotTimes } from '../llm/attemptSlot.js';
+import { quantile } from './harness.js';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { cap: { type: 'string', default: '128' } } });
 const CAP = Number(values.cap);
@@ -66,10 +67,6 @@ const STEPS = ['marked', 'fetch', 'written', 'simulator-arrived', 'simulator-cou
 const inSteady = new Set(steadySeconds.map(([second]) => second));
 const sampled = slots.filter((s) => inSteady.has(s.second) && s.released !== undefined);
 if (sampled.length > 0) {
-  const quantile = (values: number[], q: number) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  };
   const parts = STEPS.map((step, i) => {
     const values = sampled
       .filter((s) => s[step] !== undefined)

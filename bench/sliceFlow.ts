@@ -7,7 +7,7 @@
 //
 // Run:   npx tsx bench/sliceFlow.ts [--samples 128] [--slice 32] [--speedup 8]
 import { parseArgs } from 'node:util';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { contextFor, richnessTools } from '../activities/runtime.js';
@@ -21,13 +21,12 @@ import { GPU_PROFILES, GpuFleet } from '../simulator/gpuProfile.js';
 import { startSimulator } from '../simulator/server.js';
 import type { SourceSample } from '../domain/sample.js';
 import type { StageContext } from '../pipeline/run/context.js';
-import { ensureImages } from './harness.js';
+import { ensureImages, loadAverage } from './harness.js';
 
 const { values } = parseArgs({ options: { samples: { type: 'string', default: '128' }, slice: { type: 'string', default: '32' }, speedup: { type: 'string', default: '8' } } });
 const SAMPLES = Number(values.samples);
 const SLICE = Number(values.slice);
 const PARALLEL_SLICES = 4; // as a shard runs them (workflows/buildDataset.ts)
-const load = async () => (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
 
 const images = await ensureImages(SAMPLES);
 const dir = await mkdtemp(path.join(tmpdir(), 'mmif-bench-slice-flow-'));
@@ -57,7 +56,7 @@ try {
       inFlightSum += sim.stats().inFlight;
       ticks++;
     }, 100);
-    const loadBefore = await load();
+    const loadBefore = loadAverage();
     const started = Date.now();
     const cpu = process.cpuUsage();
     await mapLimit(slices, PARALLEL_SLICES, (slice) => run(ctx, slice));
@@ -74,7 +73,7 @@ try {
       reqPerSecond: (stats.requests / seconds).toFixed(1),
       // The bench's own process (pipeline and simulator): near `seconds` x the core share it gets means CPU-bound, not latency-bound.
       cpuSeconds: ((user + system) / 1e6).toFixed(1),
-      load: `${loadBefore} -> ${await load()}`,
+      load: `${loadBefore} -> ${loadAverage()}`,
     };
   };
   const byStage = await measure('by-stage', async (ctx, slice) => {
