@@ -59,6 +59,18 @@ before(async () => {
   for (const worker of workers) runs.push(worker.run());
 });
 
+/** A desk's worker of its own, on `queue`, of the file's workers' version: running until `stop()`. */
+async function startDesk(queue: string): Promise<{ stop(): Promise<void> }> {
+  const desk = await Worker.create({ connection, namespace: 'default', taskQueue: queue, workflowBundle, ...versionedWorkerOptions(version) });
+  const running = desk.run();
+  return {
+    stop: async () => {
+      desk.shutdown();
+      await running;
+    },
+  };
+}
+
 after(async () => {
   for (const worker of workers) worker.shutdown();
   await Promise.allSettled(runs);
@@ -256,8 +268,7 @@ test('more concurrent reporters than the in-flight update limit are all served, 
   const CAP = 64;
   const WORKERS = 16;
   const QUEUE = 'mmif-fleet-desk';
-  const desk = await Worker.create({ connection, namespace: 'default', taskQueue: QUEUE, workflowBundle, ...versionedWorkerOptions(version) });
-  const running = desk.run();
+  const desk = await startDesk(QUEUE);
   const bare = await Connection.connect({ address: server.address, interceptors: [] }); // a refusal is an error, not a retry
   const client = new Client({ connection: bare });
   const grants: Record<string, number> = {};
@@ -323,8 +334,7 @@ test('more concurrent reporters than the in-flight update limit are all served, 
     await Promise.all(loops);
     for (const worker of names) await reportDemand(client, QUEUE, { worker, seq: Number.MAX_SAFE_INTEGER, endpoints: [], release: true });
     await bare.close();
-    desk.shutdown();
-    await running;
+    await desk.stop();
   }
 });
 
@@ -336,8 +346,7 @@ test('more concurrent reporters than the in-flight update limit are all served, 
  */
 test('a worker owed capacity is held before one that is not, and capacity given back reaches it at once', async () => {
   const QUEUE = 'mmif-owed-first';
-  const desk = await Worker.create({ connection, namespace: 'default', taskQueue: QUEUE, workflowBundle, ...versionedWorkerOptions(version) });
-  const running = desk.run();
+  const desk = await startDesk(QUEUE);
   const client = new Client({ connection });
   const term = Date.now() + 600_000;
   const holder = { cap: 6, demand: 2, holds: 2, grant: 2, until: term };
@@ -386,8 +395,7 @@ test('a worker owed capacity is held before one that is not, and capacity given 
     assert.deepEqual([given.grants.e, given.again], [2, undefined], "the slots given back reach the owed worker's held report");
   } finally {
     for (const w of ['x', 'y', 'z', 'n']) await reportDemand(client, QUEUE, { worker: w, seq: Number.MAX_SAFE_INTEGER, endpoints: [], release: true });
-    desk.shutdown();
-    await running;
+    await desk.stop();
   }
 });
 
@@ -404,11 +412,7 @@ test('a desk away for longer than a lease term: the fleet keeps its leases throu
   const CAP = 16;
   const FLEET_QUEUE = 'mmif-lease-fleet'; // bench/leaseFleet.ts's reporters lease on it
   const sim = await startSimulator({ seed: 3, faults: { latencyMs: 200, maxConcurrent: CAP } });
-  const startDesk = async () => {
-    const desk = await Worker.create({ connection, namespace: 'default', taskQueue: FLEET_QUEUE, workflowBundle, ...versionedWorkerOptions(version) });
-    return { desk, running: desk.run() };
-  };
-  let { desk, running } = await startDesk();
+  let desk = await startDesk(FLEET_QUEUE);
   const script = fileURLToPath(new URL('../../bench/leaseFleet.ts', import.meta.url));
   const reporters: Array<{ child: ChildProcess; out: () => string }> = [];
   let reports: Array<{ failed?: Record<string, number>; termsEnded?: number }> = [];
@@ -430,15 +434,14 @@ test('a desk away for longer than a lease term: the fleet keeps its leases throu
     for (const { child } of reporters) child.kill('SIGUSR2'); // they start their requests together
     await until('the fleet runs on its leases', () => sim.stats().completed >= 300);
 
-    desk.shutdown();
-    await running;
+    await desk.stop();
     const away = Date.now();
     const before = sim.stats().completed;
     await until('requests complete while the desk is away, past a report deadline', () => Date.now() - away > REPORT_DEADLINE_MS + 2_000 && sim.stats().completed >= before + 300);
     await until('past the term, nothing is admitted', () => Date.now() - away > LEASE_MS && sim.stats().inFlight === 0);
     const idle = sim.stats().completed;
 
-    ({ desk, running } = await startDesk());
+    desk = await startDesk(FLEET_QUEUE);
     await until('the desk is back: the fleet runs again', () => sim.stats().completed >= idle + 300);
   } finally {
     reports = await Promise.all(
@@ -449,8 +452,7 @@ test('a desk away for longer than a lease term: the fleet keeps its leases throu
         return JSON.parse(out().trim().split('\n').at(-1) ?? '{}') as { failed?: Record<string, number>; termsEnded?: number };
       }),
     );
-    desk.shutdown();
-    await running;
+    await desk.stop();
     await sim.close();
   }
   const stats = sim.stats();
