@@ -9,7 +9,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { StallWatch } from './stallWatch.js';
 
 /** How long extracting may read nothing before its attempt fails. */
-export const ARCHIVE_STALL_MS = 5 * 60_000;
+const ARCHIVE_STALL_MS = 5 * 60_000;
 
 export class ArchiveWatch extends StallWatch {
   bytes = 0;

@@ -21,7 +21,7 @@ import { loadShardPlan } from './shardPlan.js';
 import { withHeartbeat } from './heartbeat.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-export interface BatchRoundTask extends ShardTask {
+interface BatchRoundTask extends ShardTask {
   stage: BatchableStage;
   /**
    * The resubmission: 0 for the first submission; resubmissions of failed or expired lines count up.
@@ -89,7 +89,7 @@ export async function submitStageBatch(task: BatchRoundTask): Promise<{ batchIds
   });
 }
 
-export interface BatchWait {
+interface BatchWait {
   build: ShardTask['build'];
   stage: BatchableStage;
   batchId: string;

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface CountingProxy {
+interface CountingProxy {
   /** Base URL for OpenAI clients, ending in /v1. */
   url: string;
   /** From now on, 200s count as "after the kill". */

@@ -19,8 +19,8 @@ import { DEFAULT_ACTIVITY_SLOTS } from '../worker/createWorker.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const CLI = path.join(ROOT, 'cli/mmif.ts');
-export const BENCH_WORKER = path.join(ROOT, 'bench/benchWorker.ts');
-export const CLK_TCK = 100;
+const BENCH_WORKER = path.join(ROOT, 'bench/benchWorker.ts');
+const CLK_TCK = 100;
 
 // ---------------------------------------------------------------------------------------
 // Images
@@ -150,7 +150,7 @@ export function startWorkerProcess(options: {
   return startNodeProcess(BENCH_WORKER, [], { ...env, ...extra }, 'worker polling', 120_000);
 }
 
-export interface ProcUsage {
+interface ProcUsage {
   /** user + system CPU, ms. */
   cpuMs: number;
   rssMiB: number;
@@ -174,7 +174,7 @@ export function procUsage(pid: number): ProcUsage | undefined {
 }
 
 /** Total CPU of the machine (all cores), ms, from /proc/stat: busy and all. */
-export function machineCpu(): { busyMs: number; totalMs: number } {
+function machineCpu(): { busyMs: number; totalMs: number } {
   const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
   const v = line.trim().split(/\s+/).slice(1).map(Number);
   const idle = v[3]! + (v[4] ?? 0);
@@ -185,7 +185,7 @@ export function machineCpu(): { busyMs: number; totalMs: number } {
 // ---------------------------------------------------------------------------------------
 // Simulator stats over time
 
-export interface SimStats {
+interface SimStats {
   requests: number;
   completed: number;
   promptTokens: number;

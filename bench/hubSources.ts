@@ -189,7 +189,7 @@ f.close()
 `;
 
 /** A 9 GiB filler member kept as a hole, then the images (zip64 by size and by member count). */
-export const ZIP_SCRIPT = `
+const ZIP_SCRIPT = `
 import os, random, sys, zipfile
 ${SPARSE}
 out, n = sys.argv[1], int(sys.argv[2])

@@ -15,13 +15,13 @@ import type { BuildConfigInput } from '../config/buildConfig.js';
 import { img2datasetParquet, packTar, sideFileRow, type TarFile } from '../test/fixtures/cc3m.js';
 import { GEO_PREAMBLE, GEO_STEMS } from '../test/fixtures/geo170k.js';
 
-export const IMAGE_SIDE = 64;
+const IMAGE_SIDE = 64;
 const PER_TAR = 10_000;
 const FAILED_EVERY = 20;
 const POOL = 4_000;
 
 /** Record counts of each generated source. */
-export interface PaperSourceSizes {
+interface PaperSourceSizes {
   cc3m: number;
   allava: number;
   multiui: number;

@@ -71,7 +71,7 @@ function ranges(rng: Rng, count: number, lo: number, hi: number): [number, numbe
 }
 
 /** Params for each reference function, keyed by its reference name. */
-export const REFERENCE_CALLS: Record<string, (rng: Rng, text: string) => unknown[]> = {
+const REFERENCE_CALLS: Record<string, (rng: Rng, text: string) => unknown[]> = {
   check_whether_response_paragraph_number_in_range: (rng) => [int(rng, 1, 5), int(rng, 3, 12)],
   check_whether_response_sentence_number_in_range: (rng) => [int(rng, 2, 10), int(rng, 8, 30)],
   check_whether_each_paragraph_sentence_number_in_range: (rng) => [int(rng, 0, 2), int(rng, 2, 8)],

@@ -14,7 +14,7 @@ import { CliError, EXIT } from './exitCodes.js';
 const isLocalRelative = (uri: unknown): uri is string => typeof uri === 'string' && uri !== '' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(uri) && !path.isAbsolute(uri);
 
 /** `json` with its relative local paths resolved against `folder` (the document as written otherwise). */
-export function withAbsolutePaths(json: unknown, folder: string): unknown {
+function withAbsolutePaths(json: unknown, folder: string): unknown {
   if (json === null || typeof json !== 'object' || Array.isArray(json)) return json;
   const config = { ...(json as Record<string, unknown>) };
   const resolve = (uri: unknown) => (isLocalRelative(uri) ? path.resolve(folder, uri) : uri);

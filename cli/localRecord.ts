@@ -30,7 +30,7 @@ export interface LocalBuildRecord {
 
 const recordFile = (folder: string, buildId: string) => path.join(folder, '.mmif', 'local-builds', `${buildId}.json`);
 
-export async function writeLocalRecord(record: LocalBuildRecord): Promise<void> {
+async function writeLocalRecord(record: LocalBuildRecord): Promise<void> {
   const file = recordFile(process.cwd(), record.buildId);
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, `${JSON.stringify(record, null, 2)}\n`);

@@ -11,7 +11,7 @@ import { addTallies, copyTallies, type Tallies } from '../domain/tallies.js';
 const BAR_WIDTH = 30;
 
 /** How the screen is shown: where the build runs, and what it paid so far when that could be read. */
-export interface ProgressContext {
+interface ProgressContext {
   /** A `mmif build --local` build: its next step after a budget stop is that command again. */
   local?: boolean;
   /** Every paid request of the build so far, committed or not (its spend ledger). */

@@ -7,7 +7,7 @@ export const SAMPLES_DIR = fileURLToPath(new URL('../samples/cc3m/', import.meta
 export const SIMULATOR_MODEL = 'mmif-sim-vlm';
 
 /** Keeps images with some structure: the blank sheet (edge density 0) and the plain sunset (0.012) go. */
-export const QUICKSTART_RICHNESS = { scorer: 'statistic', minScore: 0.02 } as const;
+const QUICKSTART_RICHNESS = { scorer: 'statistic', minScore: 0.02 } as const;
 
 /** MMIF_MODEL names the default model; MMIF_MODEL_<ROLE> overrides one model role (e.g. MMIF_MODEL_REJECTED). */
 export function modelsFromEnv(env: NodeJS.ProcessEnv, fallback: string): BuildConfigInput['models'] {

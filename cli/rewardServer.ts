@@ -16,7 +16,7 @@ import { BudgetExhausted } from '../llm/buildBudget.js';
 import { EndpointGaveUp } from '../llm/sendCompletion.js';
 import { SampleRejection } from '../domain/rejection.js';
 
-export interface RewardServerOptions {
+interface RewardServerOptions {
   truths: ReadonlyMap<string, GroundTruth>;
   mode: RewardMode;
   /** Undefined: --no-judge. `name`: the endpoint as a 503 names it. */

@@ -39,7 +39,7 @@ function field(ranges: Ranges, first: unknown, last: unknown): string {
 }
 
 /** A calendar in cron's order (minute hour day-of-month month day-of-week), with its seconds and years when they are not the default. */
-export function calendarLine(c: CalendarSpecDescription): string {
+function calendarLine(c: CalendarSpecDescription): string {
   const cron = FIELDS.map(([name, first, last]) => field(c[name] as Ranges, first, last)).join(' ');
   const seconds = field(c.second, 0, 0) === '*' ? '' : `, second ${field(c.second, 0, 59)}`;
   const years = c.year.length ? `, year ${field(c.year, undefined, undefined)}` : '';

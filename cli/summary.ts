@@ -123,7 +123,7 @@ function plannedSamples(report: BuildReport): number {
  * Where maxSamples went when a source held fewer samples than its share: `maxSamples: allava #1 held
  * 9 of its 13; 4 free slots went to chartqa #0 (+4)`, and how many stay unused and why.
  */
-export function freeSlotsLine(report: BuildReport): string | undefined {
+function freeSlotsLine(report: BuildReport): string | undefined {
   const f = report.freeSlots;
   if (!f) return undefined;
   const short = f.short.map((s) => `${s.type} #${s.source} held ${s.held} of its ${s.share}`).join(', ');

@@ -77,7 +77,7 @@ export function temporalUnreachable(settings: Pick<TemporalSettings, 'connection
  * `tonic::transport::Error(Transport, ConnectError(... Os { code: 111, kind: ConnectionRefused, message: "Connection refused" }))`:
  * its innermost `message` is the cause.
  */
-export function temporalCause(err: Error, namespace: string): string {
+function temporalCause(err: Error, namespace: string): string {
   const text = [err.message, err.cause instanceof Error ? err.cause.message : ''].join(' ');
   const message = /message: "([^"]+)"/.exec(text)?.[1];
   if (/UNAUTHENTICATED|valid authentication credentials/.test(text)) {

@@ -22,7 +22,7 @@ export function noAnswerFrom(err: unknown): string | undefined {
   return e && isGrpcServiceError(e) ? `${NO_ANSWER.get(e.code)}: ${e.details || e.message}` : undefined;
 }
 
-export interface OutageOptions {
+interface OutageOptions {
   /** Where the lines go (stderr). */
   say?: (line: string) => void;
   /** What goes on meanwhile, said when the connection is lost (default: a build follower's). */

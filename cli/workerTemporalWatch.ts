@@ -29,7 +29,7 @@ export const workerLogger: Logger = {
 /** Native logs go to `workerLogger` instead of straight to the console (RuntimeOptions.telemetryOptions.logging). */
 export const FORWARDED_LOGS = { filter: 'temporal_sdk_core=WARN,temporal_client=WARN,temporalio_client=WARN,temporal_sdk=WARN', forward: {} } as const;
 
-export interface TemporalWatch {
+interface TemporalWatch {
   stop(): void;
 }
 

@@ -173,7 +173,7 @@ export const buildConfigSchema = z
  * activities (~6 history events each with their workflow tasks), so 250 slices stay near 7,500
  * events, under Temporal's 10,240-event warning and far below its 51,200-event limit.
  */
-export const MAX_SLICES_PER_SHARD = 250;
+const MAX_SLICES_PER_SHARD = 250;
 
 export type BuildConfigInput = z.input<typeof buildConfigSchema>;
 export type BuildConfig = z.output<typeof buildConfigSchema>;

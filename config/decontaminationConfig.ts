@@ -7,7 +7,7 @@ import { slug } from './slug.js';
  * `index`, `image` (base64 JPEG/PNG) and `question`. `jsonl`: one JSON object per line with `index`
  * (or `id`), `image` (a path relative to the file's folder) and `question` (or `instruction`).
  */
-export const DECONTAMINATION_FORMATS = ['vlmevalkit-tsv', 'jsonl'] as const;
+const DECONTAMINATION_FORMATS = ['vlmevalkit-tsv', 'jsonl'] as const;
 
 export const decontaminationSetSchema = z
   .object({

@@ -8,7 +8,7 @@
  */
 import type { EndpointConfig } from './modelsConfig.js';
 
-export interface ReplicaConfig {
+interface ReplicaConfig {
   /** Unset only for an endpoint with neither baseUrl nor baseUrls (the worker's OPENAI_BASE_URL). */
   baseUrl?: string;
   concurrency: number;

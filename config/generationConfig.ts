@@ -6,14 +6,14 @@ import { z } from 'zod';
 import { MAX_CHAT_INSTRUCTIONS, MAX_CHAT_TURNS } from '../domain/multiturn/limits.js';
 import { VACUOUS_POLICIES } from '../domain/verdict.js';
 
-export const DPO_STRATEGIES = ['drop33', 'drop66', 'drop100', 'no_image'] as const;
+const DPO_STRATEGIES = ['drop33', 'drop66', 'drop100', 'no_image'] as const;
 export type DpoStrategy = (typeof DPO_STRATEGIES)[number];
 
-export const DPO_VALIDATION = ['strict', 'paper'] as const;
+const DPO_VALIDATION = ['strict', 'paper'] as const;
 export type DpoValidation = (typeof DPO_VALIDATION)[number];
 
 /** How the user turn of a training record states the task (the generation prompt is not affected). */
-export const TRAINING_PROMPT_TEMPLATES = ['inline', 'numbered', 'mixed'] as const;
+const TRAINING_PROMPT_TEMPLATES = ['inline', 'numbered', 'mixed'] as const;
 export type TrainingPromptTemplate = (typeof TRAINING_PROMPT_TEMPLATES)[number];
 
 export const instructionSchema = z
@@ -104,7 +104,7 @@ export const chatSchema = z
     pifThreshold: z.number().gt(0).max(1).default(1),
   })
   .strict();
-export type ChatConfig = z.output<typeof chatSchema>;
+type ChatConfig = z.output<typeof chatSchema>;
 
 /** The chat settings of a multiturn build, defaults filled in (`chat` stays optional: single-turn builds refuse it). */
 export function chatSettings(config: { chat?: ChatConfig }): ChatConfig {

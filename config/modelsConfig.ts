@@ -18,7 +18,7 @@ export const DEFAULT_CONCURRENCY = 16;
  * One replica of an endpoint (several servers of one model, e.g. vLLM data-parallel instances): its
  * base URL, or an object with the base URL and its own limits (unset: the endpoint's).
  */
-export const replicaSchema = z.union([
+const replicaSchema = z.union([
   z.string().url(),
   z
     .object({

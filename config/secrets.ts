@@ -134,7 +134,7 @@ function compile(value: string): Array<{ form: string; pattern: RegExp }> {
  * of any text holding the value at any offset: the characters of its base64 that depend on the value
  * alone, for each of the three alignments (when long enough to mean nothing else).
  */
-export function echoedForms(value: string): Set<string> {
+function echoedForms(value: string): Set<string> {
   const forms = new Set<string>([value, encodeURIComponent(value), JSON.stringify(value).slice(1, -1)]);
   const addBase64 = (bytes: Buffer) => {
     const standard = bytes.toString('base64');

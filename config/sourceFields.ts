@@ -37,7 +37,7 @@ export interface SourceDefaults {
  * (caption-style sources, where the image is the whole sample); `image+question`: same image and same
  * original question (real releases ask several questions about one chart, page or diagram); `none`.
  */
-export const DEDUPE_POLICIES = ['image', 'image+question', 'none'] as const;
+const DEDUPE_POLICIES = ['image', 'image+question', 'none'] as const;
 export type DedupePolicy = (typeof DEDUPE_POLICIES)[number];
 
 /** The question policy most question sources start from (a type's definition may adjust it). */
@@ -67,7 +67,7 @@ export const SCREEN_CONSTRAINTS = [...STRUCTURE_CONSTRAINTS, 'perspective_requir
 
 type ImageFields = typeof imageSchema.shape;
 /** imageSchema with every field optional and no default: only what the source overrides. */
-export const imageOverrideSchema = z
+const imageOverrideSchema = z
   .object(
     Object.fromEntries(Object.entries(imageSchema.shape).map(([key, field]) => [key, field.unwrap().optional()])) as {
       [K in keyof ImageFields]: z.ZodOptional<ReturnType<ImageFields[K]['unwrap']>>;
@@ -75,7 +75,7 @@ export const imageOverrideSchema = z
   )
   .strict();
 
-export const constraintTypesSchema = z
+const constraintTypesSchema = z
   .array(z.string().refine((key) => CONSTRAINT_KEYS.includes(key), { error: (issue) => `unknown constraint type '${String(issue.input)}'` }))
   .min(1)
   .refine((keys) => new Set(keys).size === keys.length, 'list each constraint type once');
@@ -106,15 +106,13 @@ export const sourceTargetsSchema = z
     dpo: z.number().int().min(0).optional(),
   })
   .strict();
-export type RecordTargets = z.infer<typeof sourceTargetsSchema>;
-
-export const RICHNESS_SCORERS = ['imported', 'statistic', 'vlm-tags', 'endpoint'] as const;
+const RICHNESS_SCORERS = ['imported', 'statistic', 'vlm-tags', 'endpoint'] as const;
 
 /**
  * Semantic-richness selection of a source's images at planning (pipeline/planning/richness.ts), in the role
  * of the paper's IC9600 score and RAM++ tag count.
  */
-export const richnessSchema = z
+const richnessSchema = z
   .object({
     /**
      * imported: the authors' (or any) score file; statistic: edge density computed with sharp;

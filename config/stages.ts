@@ -8,7 +8,7 @@ import type { PromptKind } from '../domain/promptKinds.js';
 import type { BuildMode } from './buildConfig.js';
 import type { ModelRole } from './modelsConfig.js';
 
-export interface StageDescriptor {
+interface StageDescriptor {
   /** Names the descriptor (the multiturn instruction stage is `questions`); unique across modes. */
   readonly key: string;
   /** The stage's name: its stored state's (`_work/samples/<id>/<name>.json`) and its slice activities' `stage`. */

@@ -6,7 +6,7 @@
  */
 import type { z } from 'zod';
 
-export type ZodDef = Record<string, unknown> & { type: string };
+type ZodDef = Record<string, unknown> & { type: string };
 
 export const defOf = (schema: z.ZodType): ZodDef => (schema as unknown as { _zod: { def: ZodDef } })._zod.def;
 

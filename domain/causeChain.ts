@@ -7,7 +7,7 @@
  */
 
 /** A link of the chain: an object, perhaps an Error or a Temporal failure. */
-export type Cause = { message?: string; type?: unknown; cause?: unknown };
+type Cause = { message?: string; type?: unknown; cause?: unknown };
 
 /** How many links are read at most. */
 const MAX_DEPTH = 20;

@@ -26,7 +26,7 @@ export interface NearMiss extends EvalItemRef {
   worst: number;
 }
 
-export interface ImageMatch {
+interface ImageMatch {
   match?: Contamination;
   nearMisses: NearMiss[];
 }
@@ -37,7 +37,7 @@ export interface ImageMatch {
  */
 export const CANDIDATE_BITS = 24;
 
-export const NGRAM = 13;
+const NGRAM = 13;
 
 /** What an image is compared by (image/perceptualHash.ts computes it). */
 export interface Fingerprint {

@@ -39,7 +39,7 @@ export const groundTruthSchema = z
   })
   .strict();
 export type GroundTruth = z.infer<typeof groundTruthSchema>;
-export type GroundTruthConstraint = GroundTruth['constraints'][number];
+type GroundTruthConstraint = GroundTruth['constraints'][number];
 
 export const groundTruthJsonSchema = (): Record<string, unknown> => ({ title: 'mmif-engine ground truth', ...z.toJSONSchema(groundTruthSchema) }) as Record<string, unknown>;
 

@@ -49,7 +49,7 @@ export const SAME_PICTURE_WORST = 24;
 export const NEAR_MISS_WORST = 48;
 
 /** Largest colour residual of a copy (Likeness.colour). */
-export const SAME_PICTURE_COLOUR = 0.25;
+const SAME_PICTURE_COLOUR = 0.25;
 
 export const isSamePicture = (likeness: Likeness): boolean => likeness.worst <= SAME_PICTURE_WORST && likeness.colour <= SAME_PICTURE_COLOUR;
 

@@ -28,7 +28,7 @@ export interface RichnessRule {
   fileCutoff?: { score: number; fraction: number };
 }
 
-export type RichnessDecision = { selected: true } | { selected: false; reason: string };
+type RichnessDecision = { selected: true } | { selected: false; reason: string };
 
 /** One decision per candidate (candidates in rank order). */
 export function judgeWindow(outcomes: readonly ScoreOutcome[], rule: RichnessRule): RichnessDecision[] {

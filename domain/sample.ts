@@ -5,7 +5,7 @@
 import type { RichnessScore } from './richness.js';
 
 /** A small JSON value, as a locator holds. */
-export type LocatorValue = string | number | boolean | null | readonly LocatorValue[] | { readonly [key: string]: LocatorValue };
+type LocatorValue = string | number | boolean | null | readonly LocatorValue[] | { readonly [key: string]: LocatorValue };
 
 /**
  * How a source finds one image again: small JSON that only the source which made it reads (a path

@@ -10,7 +10,7 @@ import { addCounts } from './counts.js';
 import { noReplicaCounts, type ReplicaTally } from './replicaShares.js';
 import type { FailureKind } from './failureKind.js';
 
-export type AttemptTally = Partial<Record<FailureKind, number>>;
+type AttemptTally = Partial<Record<FailureKind, number>>;
 
 export interface Tallies {
   failedAttempts: AttemptTally;

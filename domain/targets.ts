@@ -30,7 +30,7 @@ export type TargetsOutcome = 'targets-met' | 'sources-exhausted' | 'round-limit'
  * The build settings targets are planned from. A build config is one (structurally); naming only
  * these keeps domain/ free of config/, which itself imports the domain's vocabulary.
  */
-export interface TargetsSettings {
+interface TargetsSettings {
   maxSamples: number;
   targets?: Goals & { expectedYield: number; maxRounds: number };
   sources: ReadonlyArray<{ targets?: Goals; weight?: number }>;
@@ -110,7 +110,7 @@ function deficit(goals: Goals, kept: Pick<SourceTally, RecordKind>, kind: Record
  * size), while planning against it costs the requests of the samples beyond the target. Split evenly
  * over the sources that owe (each source's round is sized to fall short with at most its share).
  */
-export const SHORTFALL_RISK = 0.05;
+const SHORTFALL_RISK = 0.05;
 
 /**
  * The next round's samples per source, or why there is none. `round` counts rounds already
@@ -144,7 +144,7 @@ export function nextRound(config: TargetsSettings, round: number, tallies: reado
 }
 
 /** Where a plan's rounds start and each shard's source: what start order depends on. */
-export interface RoundsShape {
+interface RoundsShape {
   rounds: readonly number[];
   shardSources: readonly number[];
 }

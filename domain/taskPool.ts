@@ -1,5 +1,5 @@
 /** The task pool of MM-IFEngine (paper Table 6): examples for instruction generation on images without questions. */
-export interface TaskExample {
+interface TaskExample {
   category: string;
   instruction: string;
 }

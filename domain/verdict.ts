@@ -42,7 +42,7 @@ export interface Verdict {
 /** Where a reused judge verdict was first given within its sample. */
 export type VerdictOrigin = 'answer' | 'vision_dependence';
 
-export interface JudgeAudit {
+interface JudgeAudit {
   /** The judge's score, or null when it gave none (unparsed) or its call was unusable. */
   passed: boolean | null;
   judgeModel: string;

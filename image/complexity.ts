@@ -15,7 +15,7 @@ const ANALYSIS_SIDE = 256;
 /** A luminance step of about 32 levels across a pixel: a visible edge, not JPEG noise. */
 const EDGE_THRESHOLD = 128;
 
-export interface ImageComplexity {
+interface ImageComplexity {
   edgeDensity: number;
   entropyBits: number;
 }

@@ -21,13 +21,13 @@ import { permanentError } from './endpointError.js';
 import { classifyFailure } from './retryPolicy.js';
 import { lastAttemptError } from './sendCompletion.js';
 
-export interface BatchLimits {
+interface BatchLimits {
   maxRequests: number;
   maxBytes: number;
 }
 
 /** OpenAI's limits per batch input file. */
-export const OPENAI_BATCH_LIMITS: BatchLimits = { maxRequests: 50_000, maxBytes: 200 * 1024 * 1024 };
+const OPENAI_BATCH_LIMITS: BatchLimits = { maxRequests: 50_000, maxBytes: 200 * 1024 * 1024 };
 
 const ENDPOINT = '/v1/chat/completions';
 const COMPLETION_WINDOW = '24h';
@@ -92,7 +92,7 @@ export interface BatchFile {
 // ---------------------------------------------------------------------------------------
 // custom_id
 
-export interface BatchCallId {
+interface BatchCallId {
   sampleId: string;
   stage: ModelRole;
   /** What the line asks for (its prompt's kind): a batch line has no headers, so its id names it (the simulator reads it). */
@@ -155,7 +155,7 @@ export function planBatchFiles(requests: readonly BatchRequest[], limits: BatchL
 // ---------------------------------------------------------------------------------------
 // Submitting and polling
 
-export interface SubmittedBatch {
+interface SubmittedBatch {
   batchId: string;
   inputFileId: string;
   model: string;
@@ -257,7 +257,7 @@ function progressOf(batch: OpenAI.Batches.Batch): BatchProgress {
 // ---------------------------------------------------------------------------------------
 // Results
 
-export interface BatchLineError {
+interface BatchLineError {
   code: string | null;
   message: string;
   /** The HTTP status the request got, when it ran. */
@@ -268,7 +268,7 @@ export interface BatchLineError {
  * A custom_id missing from the results never ran (a cancelled batch, a failed one): treat it like
  * `expired`, i.e. resubmit it or let the synchronous path make the call.
  */
-export type BatchOutcome = { status: 'ok'; reply: ChatCompletion } | { status: 'failed'; error: BatchLineError } | { status: 'expired' };
+type BatchOutcome = { status: 'ok'; reply: ChatCompletion } | { status: 'failed'; error: BatchLineError } | { status: 'expired' };
 
 /** The outcome of every line in a finished batch's output and error files, by custom_id. */
 export async function collectBatch(client: OpenAI, batchId: string): Promise<Map<string, BatchOutcome>> {

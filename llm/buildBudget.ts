@@ -11,7 +11,7 @@ import { getJson, putIfChanged, type ObjectStore } from '../storage/objectStore.
 import { SpendLedger, type Spend } from './spendLedger.js';
 import { PermanentError } from '../domain/errors.js';
 
-export interface BudgetLimits {
+interface BudgetLimits {
   maxUsd?: number;
   maxRequests?: number;
 }
@@ -27,7 +27,7 @@ export class BudgetExhausted extends PermanentError {
  * The one line a spent budget fails with: `budget exhausted: $X of $Y spent`, or for requests
  * `budget exhausted: N of M requests sent ($X spent)` (N: paid, and in flight from this worker).
  */
-export function budgetMessage(spent: Spend, sent: number, limits: BudgetLimits): string {
+function budgetMessage(spent: Spend, sent: number, limits: BudgetLimits): string {
   if (limits.maxUsd !== undefined && spent.usd >= limits.maxUsd) return `budget exhausted: ${usd(spent.usd)} of ${usd(limits.maxUsd)} spent`;
   return `budget exhausted: ${sent} of ${limits.maxRequests} requests sent (${usd(spent.usd)} spent)`;
 }

@@ -46,7 +46,7 @@ export interface CallRecord extends Usage {
 }
 
 /** How a reply was obtained: sent now, a cache hit, or a cache hit paid by a lost attempt of this very execution. */
-export type Obtained = 'paid' | 'cached' | 'recovered';
+type Obtained = 'paid' | 'cached' | 'recovered';
 
 /** `baseUrl`: the endpoint that answered, when known (it tells the price table the provider). */
 export function callRecord(role: ModelRole, reply: CachedReply, cached: boolean, prices: PriceOverrides, baseUrl?: string): CallRecord {

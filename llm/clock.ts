@@ -15,7 +15,7 @@ export interface Clock {
  * a longer one is set to 1 ms with a TimeoutOverflowWarning. A longer wait is a timer of this length; the
  * limiter then finds it has more to wait and sets another.
  */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export const systemClock: Clock = {
   now: () => Date.now(),

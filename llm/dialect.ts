@@ -17,14 +17,14 @@ import { JSON_ONLY_TEXT } from '../prompts/departures.js';
 import { IMAGE_ID_FIELD, isOpenAiService, withImageIds, type ServiceTarget } from './imageIds.js';
 
 /** How a JSON reply is asked for: a schema, any JSON object, or only the prompt's words. */
-export type StructuredForm = 'json_schema' | 'json_object' | 'prompt';
+type StructuredForm = 'json_schema' | 'json_object' | 'prompt';
 
 /** Parameters a dialect can leave out of a body (never the ones a request cannot do without). */
 const OMITTABLE = ['temperature', 'top_p', 'seed', 'reasoning_effort'] as const;
-export type OmittableParam = (typeof OMITTABLE)[number];
+type OmittableParam = (typeof OMITTABLE)[number];
 
 /** What was learned from one refusal: the parameter, what is sent instead, and the refusal's words. */
-export interface Lesson {
+interface Lesson {
   param: string;
   change: string;
   refusal: string;

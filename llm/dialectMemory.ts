@@ -14,7 +14,7 @@ import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/ch
 import { adapt, baseDialect, refusedParameter, type Dialect } from './dialect.js';
 import type { ServiceTarget } from './imageIds.js';
 
-export interface DialectTarget extends ServiceTarget {
+interface DialectTarget extends ServiceTarget {
   model: string;
 }
 

@@ -11,7 +11,7 @@ import type { ResolvedEndpoint, ResolvedReplica } from './resolvedEndpoint.js';
 import { endpointReplicas } from '../config/endpointReplicas.js';
 import { readSecret } from '../config/secrets.js';
 
-export const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
 /**
  * The base URL an endpoint is known by (its reply cache key, dialect memory and messages): its own,

@@ -16,13 +16,13 @@ import { UnusableReply } from './replyCheck.js';
 const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
 
 /** Told of a request's progress: `stamp` marks events for tracing, `replied` the whole reply's arrival (status and headers). */
-export interface ReplyObserver {
+interface ReplyObserver {
   stamp(event: string): void;
   replied(status: number, headers: Headers): void;
 }
 
 /** The observer of the request being sent now (called as each request starts), if any. */
-export type ObserverOf = () => ReplyObserver | undefined;
+type ObserverOf = () => ReplyObserver | undefined;
 
 const none: ObserverOf = () => undefined;
 

@@ -13,10 +13,10 @@
 import { imageSchema } from '../config/imageConfig.js';
 import { dataUrlImageSize, type ImageSize } from '../image/dimensions.js';
 
-export type ImageDetail = 'auto' | 'low' | 'high';
+type ImageDetail = 'auto' | 'low' | 'high';
 
 /** How a family counts an image. */
-export type ImageTokenRule =
+type ImageTokenRule =
   /** Scaled into 2048x2048, then its shortest side to 768; `base` plus `tile` per 512-px tile (`base` alone at low detail). */
   | { kind: 'tiles'; base: number; tile: number }
   /** 32-px patches covering the image, at most 1536 (scaled down to fit), times `multiplier`; detail does not apply. */

@@ -41,7 +41,7 @@ import { namesBaseUrl, replicaUrls } from '../config/endpointReplicas.js';
 /** Model roles that send the sample's image (verifier selection and the compatibility pass are text only). */
 const IMAGE_ROLES: ReadonlySet<ModelRole> = new Set(['instruction', 'constraints', 'answer', 'rejected', 'judge', 'richness']);
 
-export interface PreflightTarget {
+interface PreflightTarget {
   endpoint: EndpointConfig;
   roles: ModelRole[];
   withImage: boolean;

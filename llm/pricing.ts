@@ -18,10 +18,10 @@ export const PRICE_TABLE = { package: '@pydantic/genai-prices', version: '0.1.8'
  * OpenAI's is half price ("50% lower costs", https://platform.openai.com/docs/guides/batch), and
  * the Batch API this engine speaks is OpenAI's /v1/batches.
  */
-export const BATCH_DISCOUNT = 0.5;
+const BATCH_DISCOUNT = 0.5;
 
 /** A per-model price from the build config (`llm.prices`): USD per million tokens. */
-export interface PriceOverride {
+interface PriceOverride {
   inputPerMTok: number;
   outputPerMTok: number;
   /** Prompt tokens served from the provider's prompt cache; unset: the input price. */
@@ -31,7 +31,7 @@ export interface PriceOverride {
 
 export type PriceOverrides = Readonly<Record<string, PriceOverride>>;
 
-export interface PricedCall extends Usage {
+interface PricedCall extends Usage {
   model: string;
   /** Made through the Batch API: priced with its discount. */
   batch: boolean;
@@ -50,7 +50,7 @@ export interface PricedCall extends Usage {
  */
 export type CostSource = 'provider' | 'config' | 'table';
 
-export type CallCost = { usd: number; source: CostSource } | { usd: undefined; source: 'unpriced' };
+type CallCost = { usd: number; source: CostSource } | { usd: undefined; source: 'unpriced' };
 
 /**
  * The price of one call. Each call is priced by itself, as providers bill: tiered prices (e.g.
@@ -80,11 +80,6 @@ export function overrideFor(model: string, overrides: PriceOverrides): PriceOver
     .filter((name) => model.startsWith(`${name}-`))
     .sort((a, b) => b.length - a.length)[0];
   return base === undefined ? undefined : overrides[base];
-}
-
-/** Whether the table or the config can price a model (for forecasts before any call is made). */
-export function isPriced(model: string, overrides: PriceOverrides = {}, baseUrl?: string): boolean {
-  return costOf({ model, promptTokens: 1, completionTokens: 1, batch: false, ...(baseUrl ? { baseUrl } : {}) }, overrides).source !== 'unpriced';
 }
 
 /**

@@ -16,7 +16,7 @@ export interface BudgetReport {
   resetMs?: number;
 }
 
-export interface RateLimitReport {
+interface RateLimitReport {
   requests: BudgetReport;
   tokens: BudgetReport;
 }

@@ -6,7 +6,7 @@
  * usage.completion_tokens_details.reasoning_tokens (usage.ts).
  */
 
-export interface Separated {
+interface Separated {
   answer: string;
   /** The thinking, when the reply carried any (joined when it came in several places). */
   reasoning?: string;

@@ -56,7 +56,7 @@ export function toCachedReply(completion: ChatCompletion, requestedModel: string
   };
 }
 
-export interface KeyedRequest {
+interface KeyedRequest {
   prompt: RenderedPrompt;
   image?: MessageImage;
 }

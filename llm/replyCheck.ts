@@ -9,7 +9,7 @@
 import type { ChatCompletion } from 'openai/resources/chat/completions';
 import { RecordError } from '../domain/errors.js';
 
-export type UnusableKind = 'not-a-completion' | 'reply-too-large';
+type UnusableKind = 'not-a-completion' | 'reply-too-large';
 
 export class UnusableReply extends RecordError {
   override name = 'UnusableReply';

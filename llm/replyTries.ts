@@ -20,7 +20,7 @@ export interface ReplyTry {
 }
 
 /** How one try went: the value, or why its reply cannot be used (and which endpoint gave it). */
-export type TryOutcome<T> = { ok: true; value: T } | { ok: false; problem: ReplyProblem; detail: string; endpoint: ResolvedEndpoint };
+type TryOutcome<T> = { ok: true; value: T } | { ok: false; problem: ReplyProblem; detail: string; endpoint: ResolvedEndpoint };
 
 export interface TryPass {
   /** Re-request unusable replies stored by another build instead of replaying them. */
@@ -30,7 +30,7 @@ export interface TryPass {
 }
 
 /** The part of a reply its usability depends on. */
-export interface ReplyText {
+interface ReplyText {
   content: string;
   finishReason: string;
   /** The model returned thinking (taken apart from `content`, reasoning.ts). */
@@ -127,7 +127,7 @@ export function parseJsonReply<T>(reply: ReplyText, schema: z.ZodType<T>): Parse
 }
 
 /** The start and the end of an unusable reply quoted back in a repair request; a reply no longer than both together is quoted whole. */
-export const REPAIR_QUOTE = { headChars: 2048, tailChars: 512 } as const;
+const REPAIR_QUOTE = { headChars: 2048, tailChars: 512 } as const;
 
 /**
  * An unusable reply as the repair request quotes it back: whole when short, else its first 2 KB and

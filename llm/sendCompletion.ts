@@ -47,7 +47,7 @@ export class RequestRefused extends SampleRejection {
   }
 }
 
-export interface Sending {
+interface Sending {
   role: ModelRole;
   /** What the request asks for: its `x-mmif-request-kind` header. */
   kind: PromptKind;
@@ -222,7 +222,7 @@ export async function requestCompletion(
 }
 
 /** A reply the endpoint sent that cannot be used: the sample is rejected, as a model call's fault, naming the endpoint. */
-export function unusableRejection(role: ModelRole, unusable: UnusableReply, endpoint: ResolvedEndpoint): SampleRejection {
+function unusableRejection(role: ModelRole, unusable: UnusableReply, endpoint: ResolvedEndpoint): SampleRejection {
   const detail = maskedExcerpt(unusable.detail, endpoint);
   // Not tried again: the same request gets the same reply (replyCheck.ts).
   const fault = { endpoint: endpoint.baseURL, model: endpoint.model, status: 200, excerpt: `${unusable.kind}: ${detail}`, tries: 1 };

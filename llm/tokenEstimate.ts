@@ -10,7 +10,7 @@ import { imageUrlTokens } from './imageTokens.js';
 
 const CHARS_PER_TOKEN = 4;
 
-export type EstimatedBody = Pick<ChatCompletionCreateParamsNonStreaming, 'model' | 'messages' | 'max_tokens' | 'max_completion_tokens'>;
+type EstimatedBody = Pick<ChatCompletionCreateParamsNonStreaming, 'model' | 'messages' | 'max_tokens' | 'max_completion_tokens'>;
 
 /** The prompt's tokens: its text at ~4 characters a token, and its images as the model counts them. */
 export function estimatePromptTokens(body: Pick<EstimatedBody, 'model' | 'messages'>): number {
@@ -30,7 +30,7 @@ export function estimatePromptTokens(body: Pick<EstimatedBody, 'model' | 'messag
 }
 
 /** The most tokens a reply may take: the request's limit under either name. */
-export function replyTokenLimit(body: Pick<EstimatedBody, 'max_tokens' | 'max_completion_tokens'>): number {
+function replyTokenLimit(body: Pick<EstimatedBody, 'max_tokens' | 'max_completion_tokens'>): number {
   return body.max_completion_tokens ?? body.max_tokens ?? 0;
 }
 

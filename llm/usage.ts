@@ -22,7 +22,7 @@ export interface Usage {
 }
 
 /** The request a reply answers and the reply's text: what the endpoint's counts are checked against and estimated from. */
-export interface UsageContext {
+interface UsageContext {
   /** The request's estimate (tokenEstimate.ts requestEstimate). */
   request: RequestEstimate;
   /** The reply's answer and thinking, as received. */

@@ -10,10 +10,9 @@ import { rendered, type RenderedPrompt } from './chat.js';
 export const chatQuestionsReplySchema = z.object({
   questions: z.array(z.string().min(1)).min(1),
 });
-export type ChatQuestionsReply = z.infer<typeof chatQuestionsReplySchema>;
 
 /** The simulator recognises the prompt by this opening (simulator/replies.ts). */
-export const CHAT_QUESTIONS_OPENING = 'You are an expert in writing questions about images for multi-turn conversations.';
+const CHAT_QUESTIONS_OPENING = 'You are an expert in writing questions about images for multi-turn conversations.';
 
 /** Precedes the number of questions asked for (the simulator reads the count after it). */
 export const CHAT_QUESTIONS_LABELS = { count: 'Write exactly' } as const;

@@ -19,7 +19,7 @@ export interface FigureChange {
 }
 
 /** A message no figure has, sent beside a figure's (or the answer prompt's) message. */
-export interface ExtraMessage {
+interface ExtraMessage {
   name: string;
   role: 'system' | 'user' | 'assistant' | 'user (text part)';
   /** Its words; `{name}` stands for a value filled in per request. */

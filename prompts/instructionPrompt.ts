@@ -5,7 +5,6 @@ import { rendered, type RenderedPrompt } from './chat.js';
 export const instructionReplySchema = z.object({
   instructions: z.array(z.string().min(1)).min(1),
 });
-export type InstructionReply = z.infer<typeof instructionReplySchema>;
 
 /** What fills Fig. 14's {output format}. */
 export const OUTPUT_FORMAT = '{"instructions": ["<instruction 1>", "<instruction 2>", "..."]}';

@@ -52,7 +52,7 @@ export const PLACEHOLDER_RENDERS: { readonly [K in PromptKind]: () => RenderedPr
 };
 
 /** The prompts a build sends: those of its mode's stages, and the tagging prompt when a source selects images by VLM tags. */
-export function promptsOf(config: BuildConfig): PromptKind[] {
+function promptsOf(config: BuildConfig): PromptKind[] {
   const kinds = new Set<PromptKind>(STAGES[config.mode].flatMap((s) => s.prompts));
   if (config.sources.some((s) => s.richness?.scorer === 'vlm-tags')) kinds.add('image_tags');
   return [...kinds].sort();

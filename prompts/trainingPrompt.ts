@@ -12,7 +12,7 @@ import { answerPromptText } from './answerPrompt.js';
 
 export type WrittenTemplate = Exclude<TrainingPromptTemplate, 'mixed'>;
 
-export function inlinePromptText(instruction: string, constraints: readonly Pick<Constraint, 'value'>[]): string {
+function inlinePromptText(instruction: string, constraints: readonly Pick<Constraint, 'value'>[]): string {
   return [instruction, ...constraints.map((c) => c.value)].join(' ');
 }
 

@@ -15,7 +15,7 @@ import type { Rng } from './rng.js';
 import type { ReplyTuning } from './replies.js';
 import { countWords, mentionCount, parseRule, type Range, type Rule } from './rules.js';
 
-export interface AnswerPrompt {
+interface AnswerPrompt {
   instruction: string;
   constraints: string[];
 }

@@ -20,7 +20,7 @@ export interface LineResult {
   usage?: { prompt_tokens: number; completion_tokens: number };
 }
 
-export interface BatchHost {
+interface BatchHost {
   readonly seed: number;
   faults(): FaultConfig;
   /** Answers one input line as POST /v1/chat/completions would, counted in the stats as a batch line. */
@@ -336,7 +336,7 @@ export class BatchService {
 }
 
 /** Checks an input file against the limits and OpenAI's line rules; errors name the line. */
-export function parseBatchInput(content: Buffer, limits: Pick<FaultConfig, 'batchMaxRequests' | 'batchMaxBytes'>): { lines: InputLine[] } | { errors: BatchErrorItem[] } {
+function parseBatchInput(content: Buffer, limits: Pick<FaultConfig, 'batchMaxRequests' | 'batchMaxBytes'>): { lines: InputLine[] } | { errors: BatchErrorItem[] } {
   const fail = (code: string, message: string, line: number | null = null): BatchErrorItem => ({ code, message, param: null, line });
   if (content.length > limits.batchMaxBytes) {
     return { errors: [fail('file_too_large', `The input file is ${content.length} bytes; a batch input file may be at most ${limits.batchMaxBytes} bytes.`)] };

@@ -96,7 +96,7 @@ const faultFields = {
   trickleMs: millis,
 } as const;
 
-export const FaultConfigSchema = z
+const FaultConfigSchema = z
   .object({
     latencyMs: faultFields.latencyMs.default(0),
     latencyJitterMs: faultFields.latencyJitterMs.default(0),
@@ -152,7 +152,7 @@ export function mergeFaults(base: FaultConfig, patch: unknown): FaultConfig {
 
 export type FaultKind = 'none' | 'rate429' | 'rate500' | 'hang' | 'malformed' | 'truncated' | 'rate400';
 
-export interface FaultDecision {
+interface FaultDecision {
   kind: FaultKind;
   /** Delay before the outcome is sent (latency plus jitter); a hang waits `hangMs` on top. */
   latencyMs: number;

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { ConfigError } from '../config/configError.js';
 import { envNumber, positiveEnvNumber } from '../config/envNumber.js';
 
-export interface GpuProfile {
+interface GpuProfile {
   /** Requests per second one GPU completes when full. */
   requestsPerSecond: number;
   /** Requests in flight that fill one GPU (its KV cache). */
@@ -29,7 +29,7 @@ export const GPU_PROFILES = {
   'qwen2.5-vl-7b': { requestsPerSecond: 8.59, slots: 256 },
 } as const satisfies Record<string, GpuProfile>;
 
-export type GpuProfileName = keyof typeof GPU_PROFILES;
+type GpuProfileName = keyof typeof GPU_PROFILES;
 
 /**
  * Work of one vision token in the encoder, against one token through the LLM: Qwen2.5-VL's ViT has

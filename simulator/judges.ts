@@ -14,7 +14,7 @@ import { checkRule, parseRule, verifierCandidates, type VerifierCall } from './r
 // ---------------------------------------------------------------------------------------
 // Direct judge
 
-export interface DirectJudgePrompt {
+interface DirectJudgePrompt {
   response: string;
   constraints: string[];
 }
@@ -64,7 +64,7 @@ function label(name: string, rng: Rng): string {
 // ---------------------------------------------------------------------------------------
 // Compare judge
 
-export interface CompareJudgePrompt {
+interface CompareJudgePrompt {
   withConstraint: string;
   withoutConstraint: string;
 }
@@ -99,7 +99,7 @@ export function writeCompareJudgement(prompt: CompareJudgePrompt, rng: Rng, leni
 // ---------------------------------------------------------------------------------------
 // Verifier selection
 
-export interface VerifierSelectionPrompt {
+interface VerifierSelectionPrompt {
   constraint: string;
   functions: string[];
 }

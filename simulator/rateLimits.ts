@@ -5,7 +5,7 @@
  * OpenAI estimates before generating. Every answer reports both budgets in x-ratelimit-* headers.
  */
 
-export interface RateLimitSettings {
+interface RateLimitSettings {
   /** Per minute; 0 = unlimited (and no headers for that budget). */
   rateLimitRequests: number;
   rateLimitTokens: number;

@@ -80,7 +80,7 @@ export interface ReplyTuning {
 
 export const DEFAULT_TUNING: Readonly<ReplyTuning> = Object.freeze({ complianceRate: 0.9, judgeLeniency: 0.9, persistence: 0.97 });
 
-export type FinishReason = 'stop' | 'length';
+type FinishReason = 'stop' | 'length';
 
 export interface Reply {
   id: string;
@@ -419,7 +419,7 @@ function writeChatQuestions(count: number, rng: Rng): string[] {
 // ---------------------------------------------------------------------------------------
 // Kind: constraints
 
-export interface OfferedConstraint {
+interface OfferedConstraint {
   key: string;
   name: string;
   description: string;
@@ -491,14 +491,14 @@ function constraintValue(item: OfferedConstraint, rng: Rng): string {
 // ---------------------------------------------------------------------------------------
 // Kind: compatibility
 
-export interface NumberedConstraint {
+interface NumberedConstraint {
   index: number;
   type: string;
   value: string;
 }
 
 /** Lines like `3. [tone_requirement] Use a formal tone.`. */
-export function parseNumberedConstraints(text: string): NumberedConstraint[] {
+function parseNumberedConstraints(text: string): NumberedConstraint[] {
   const byIndex = new Map<number, NumberedConstraint>();
   for (const match of text.matchAll(/^\s*(\d+)\.\s*\[([^\]]+)\]\s*(.*)$/gm)) {
     const index = Number(match[1]);

@@ -66,7 +66,7 @@ export interface SimulatorOptions {
  * Counters cover chat completions only (POST /v1/chat/completions and batch lines, which count like
  * them and again under `batch`), so polling the admin, file and batch routes does not skew them.
  */
-export interface SimulatorStats {
+interface SimulatorStats {
   requests: number;
   /** Replies sent with status 200 (including malformed and truncated ones). */
   completed: number;
@@ -87,7 +87,7 @@ export interface SimulatorStats {
 }
 
 /** Batch lines: those that ran (also counted above) and those that never did. */
-export interface BatchLineStats {
+interface BatchLineStats {
   requests: number;
   completed: number;
   /** Ran and answered with an error (in the error file). */
@@ -112,7 +112,7 @@ export interface SimulatorHandle {
   close(): Promise<void>;
 }
 
-export const SIMULATED_MODELS = ['mmif-sim-vlm', 'mmif-sim-vlm-mini', 'mmif-sim-llm'] as const;
+const SIMULATED_MODELS = ['mmif-sim-vlm', 'mmif-sim-vlm-mini', 'mmif-sim-llm'] as const;
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<SimulatorHandle> {
   const host = options.host ?? '127.0.0.1';

@@ -6,7 +6,7 @@
  * local stores so never load the S3 client (ADR 0070).
  */
 
-export interface S3Answer {
+interface S3Answer {
   /** The S3 error code (NoSuchKey, AccessDenied...), the SDK's error name. */
   name: string;
   /** The reply's HTTP status, when the SDK recorded one. */

@@ -187,7 +187,7 @@ export function recordAttempt(r: RequestLabels, seconds: number, attempt: number
   if (attempt > 1) retries.inc(r);
 }
 
-export interface PaidTokens {
+interface PaidTokens {
   promptTokens: number;
   completionTokens: number;
   cachedPromptTokens?: number;

@@ -31,7 +31,7 @@ export function metricsAddressOf(flag: string | undefined, env: NodeJS.ProcessEn
   return undefined;
 }
 
-export interface MetricsServer {
+interface MetricsServer {
   /** Where it listens, `host:port` (the port resolved when 0 was asked). */
   address: string;
   close(): Promise<void>;

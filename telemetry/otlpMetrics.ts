@@ -33,7 +33,7 @@ const DEFAULT_INTERVAL_MS = 60_000;
 /** OTEL_METRIC_EXPORT_TIMEOUT's default, ms (at most the interval). */
 const DEFAULT_TIMEOUT_MS = 30_000;
 
-export interface OtlpMetrics {
+interface OtlpMetrics {
   /** Sends the metrics once more and stops. */
   close(): Promise<void>;
 }

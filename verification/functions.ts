@@ -19,7 +19,7 @@ import { keywordCounts, paragraphs, paragraphSentences, pyRegExp, pyStrip, sente
 export type VerifierOutcome = { passed: boolean; vacuous: boolean } | { error: string };
 
 /** What the verifier-selection prompt lists (it matches prompts' FunctionDescription). */
-export interface VerifierDescription {
+interface VerifierDescription {
   name: string;
   aliases: readonly string[];
   /** Parameter list as `name:type, ...`. */
@@ -37,7 +37,7 @@ export interface VerifierDescription {
   referenceName?: string;
 }
 
-export interface VerifierFunction extends VerifierDescription {
+interface VerifierFunction extends VerifierDescription {
   /** Validates `params` and runs the check. */
   verify(response: string, params: unknown): VerifierOutcome;
 }

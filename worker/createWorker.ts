@@ -53,7 +53,7 @@ const HEARTBEAT_SEND_INTERVAL = '1s';
  */
 const SHUTDOWN_FORCE_TIME = '15s';
 
-export interface WorkerSetup {
+interface WorkerSetup {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;

@@ -37,7 +37,7 @@ export async function workerDeploymentVersion(bundle: WorkflowBundleWithSourceMa
 type WorkflowService = NativeConnection['workflowService'];
 
 /** What `becomeCurrentIfNone` found: this version made current, a version current already, or a manager owning the routing. */
-export type Currency = { made: true } | { made: false; current: WorkerDeploymentVersion } | { made: false; manager: string };
+type Currency = { made: true } | { made: false; current: WorkerDeploymentVersion } | { made: false; manager: string };
 
 /**
  * Makes `version` its deployment's current version if the deployment has none and no manager identity

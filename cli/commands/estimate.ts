@@ -65,7 +65,7 @@ export async function estimateCommand(args: string[]): Promise<number> {
  * requests) with its first `size` samples, under its own build id and output, sharing the build's
  * model cache. No targets (the forecast scales through the pilot's yield) and no budget.
  */
-export function pilotConfig(config: BuildConfig, size: number): BuildConfig {
+function pilotConfig(config: BuildConfig, size: number): BuildConfig {
   return {
     ...config,
     buildId: pilotBuildId(config.buildId, size),

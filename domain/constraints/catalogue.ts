@@ -4,11 +4,11 @@
  * carries its WildIFEval class (seed 003), generation guidance, the rule functions that can verify
  * it, and what it cannot be combined with.
  */
-export type MainCategory = 'Rhetoric & Logic' | 'Format limit' | 'Text Length limit' | 'Math limit' | 'Action limit' | 'Keyword';
+type MainCategory = 'Rhetoric & Logic' | 'Format limit' | 'Text Length limit' | 'Math limit' | 'Action limit' | 'Keyword';
 
-export type WildIfEvalClass = 'Include/Avoid' | 'Editing' | 'Ensure Quality' | 'Length' | 'Format and Structure' | 'Focus/Emphasis' | 'Persona and Role' | 'Style and Tone';
+type WildIfEvalClass = 'Include/Avoid' | 'Editing' | 'Ensure Quality' | 'Length' | 'Format and Structure' | 'Focus/Emphasis' | 'Persona and Role' | 'Style and Tone';
 
-export type EvaluationMethod = 'rule' | 'direct_judge' | 'compare_judge' | 'rule_and_direct_judge';
+type EvaluationMethod = 'rule' | 'direct_judge' | 'compare_judge' | 'rule_and_direct_judge';
 
 /** Kinds of instruction a constraint may not fit (see domain/constraints/compatibility.ts). */
 export type InstructionKind = 'short_answer' | 'short_text' | 'open';

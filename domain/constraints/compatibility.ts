@@ -30,11 +30,6 @@ export function typeSuitableFor(key: string, kind: InstructionKind): boolean {
   return !(constraintType(key)?.unsuitableFor.includes(kind) ?? true);
 }
 
-export interface Removal {
-  constraint: CheckedConstraint;
-  reason: string;
-}
-
 /** Removes constraints that do not fit the instruction or conflict with an earlier constraint. */
 export function removeConflicts<C extends CheckedConstraint>(constraints: readonly C[], kind: InstructionKind): { kept: C[]; removed: Array<{ constraint: C; reason: string }> } {
   const kept: C[] = [];

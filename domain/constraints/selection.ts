@@ -20,7 +20,7 @@ export function offeredConstraintTypes(rng: Rng, count: number, kind: Instructio
   return sampleK(rng, candidates, count);
 }
 
-export type ConstraintListVerdict = { ok: true; constraints: Constraint[]; trimmed: Constraint[] } | { ok: false; reason: string };
+type ConstraintListVerdict = { ok: true; constraints: Constraint[]; trimmed: Constraint[] } | { ok: false; reason: string };
 
 /**
  * Cleans the model's constraint list: unknown types, types not offered, empty values and repeated

@@ -24,7 +24,7 @@ import { llamaFactoryV1ChatLine, llamaFactoryV1ChatPairLine, llamaFactoryV1DpoLi
 export const EXPORT_FORMATS = ['trl', 'mmifeval', 'verl', 'rlvr', 'llamafactory-v1'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
-export interface ExportSummary {
+interface ExportSummary {
   format: ExportFormat;
   files: string[];
   rows: number;
@@ -101,7 +101,7 @@ async function exportChatTrl(store: ObjectStore, layout: BuildLayout, summary: E
   return summary;
 }
 
-export type RlFormat = 'verl' | 'rlvr' | 'llamafactory-v1';
+type RlFormat = 'verl' | 'rlvr' | 'llamafactory-v1';
 
 /**
  * The RL formats (verl, rlvr) and LLaMA-Factory v1's: the committed shards' accepted records (the
@@ -260,7 +260,7 @@ export async function exportMmifeval(store: ObjectStore, layout: BuildLayout, op
 }
 
 /** How a build reserved its split (config `mode`, `seed`, `holdout.fraction`), as its caller already knows it. */
-export interface ReservedSplit {
+interface ReservedSplit {
   multiturn: boolean;
   seed: number;
   fraction: number;

@@ -8,7 +8,7 @@
  */
 import type { FieldDefinition } from '@dsnp/parquetjs';
 
-export type HfFeature = Record<string, unknown> | HfFeature[];
+type HfFeature = Record<string, unknown> | HfFeature[];
 export type HfFeatures = Record<string, HfFeature>;
 
 const DTYPES: Record<string, string> = { UTF8: 'string', BYTE_ARRAY: 'binary', DOUBLE: 'float64', INT64: 'int64', BOOLEAN: 'bool' };

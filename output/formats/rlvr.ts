@@ -16,7 +16,7 @@ import type { ChatConversation } from './chatFormats.js';
 import { parquetTable, text, writeParquet } from './parquet.js';
 import { IMAGE_LIST_FEATURES, imageList, imageListField } from './trl.js';
 
-export const RLVR_DATASET = 'mmif';
+const RLVR_DATASET = 'mmif';
 
 const rlvrTable = parquetTable(
   {

@@ -27,7 +27,7 @@ export const IMAGE_LIST_FEATURES = { images: [{ _type: 'Image' }] };
 const dpoTable = parquetTable({ id: text, images: imageListField, prompt: messages, chosen: messages, rejected: messages }, IMAGE_LIST_FEATURES);
 const sftTable = parquetTable({ id: text, images: imageListField, messages }, IMAGE_LIST_FEATURES);
 
-export interface TrlPart {
+interface TrlPart {
   type: 'image' | 'text';
   text?: string;
 }
@@ -38,7 +38,7 @@ export interface TrlMessage {
 }
 type Message = TrlMessage;
 
-export function trlUserTurn(prompt: string, imageCount: number): Message {
+function trlUserTurn(prompt: string, imageCount: number): Message {
   return { role: 'user', content: [...Array.from({ length: imageCount }, (): Part => ({ type: 'image' })), { type: 'text', text: prompt }] };
 }
 

@@ -28,7 +28,7 @@ const verlTable = parquetTable(
 );
 
 /** The verl `data_source` of a record: one per build source, so verl's metrics split by source. */
-export const verlDataSource = (source: string): string => `mmif/${source}`;
+const verlDataSource = (source: string): string => `mmif/${source}`;
 
 /** One shard's prompts; `first`: the index of its first row over the whole export (verl's `extra_info.index`). */
 export function verlParquet(prompts: readonly RlvrPrompt[], imageBytes: (r: RlvrPrompt['image']) => Buffer, first: number): Promise<Buffer> {

@@ -18,7 +18,7 @@ import { replicaSharesLine } from '../../domain/replicaShares.js';
 import { PARQUET_COLUMNS } from '../formats/parquet.js';
 
 /** The configs `load_dataset(<root>, name)` offers, and where their Parquet shards are (relative to the root). */
-export const CARD_CONFIGS = [
+const CARD_CONFIGS = [
   { name: 'instruct', path: 'instruct/parquet/*.parquet', what: 'MM-IFInstruct: image, instruction with constraints, answer (SFT)' },
   { name: 'dpo', path: 'dpo/parquet/*.parquet', what: 'MM-IFDPO: the same prompts with a chosen and a rejected answer (preference pairs)' },
 ] as const;
@@ -111,7 +111,7 @@ function cardConfigs(config: BuildConfig | undefined): ReadonlyArray<{ name: str
   return config?.mode === 'multiturn' ? CHAT_CARD_CONFIGS : CARD_CONFIGS.map((c) => ({ ...c, features: CARD_FEATURES[c.name] }));
 }
 
-export interface CardInput {
+interface CardInput {
   report: BuildReport;
   quality: QualityReport;
   config?: BuildConfig;

@@ -9,7 +9,7 @@ import { constraintType } from '../../domain/constraints/catalogue.js';
 import type { ItemResult } from '../../pipeline/evaluation/evalSlice.js';
 import type { StageUsage } from '../contracts/manifest.js';
 
-export interface Accuracy {
+interface Accuracy {
   followed: number;
   scored: number;
   accuracy: number | null;

@@ -6,7 +6,7 @@
  */
 import type { MeanWithInterval, PifNk, PifReport } from '../../domain/multiturn/pif.js';
 
-export interface PifSection {
+interface PifSection {
   model: string;
   simulated: boolean;
   report: PifReport;

@@ -15,7 +15,7 @@ import type { ShardManifest, StrategyPairs } from '../contracts/manifest.js';
 import { emptyAgreement } from '../commit/qualityStats.js';
 import type { AgreementCount, NearMissEntry, PassCount, ShardQuality, TurnTally, VacuousCount, VisionTally } from '../contracts/quality.js';
 
-export const QUALITY_FORMAT = 'mmif-engine/quality@1';
+const QUALITY_FORMAT = 'mmif-engine/quality@1';
 
 /**
  * What the judge-vs-rule sample suggests for constraints of a type when no rule is available:
@@ -23,13 +23,13 @@ export const QUALITY_FORMAT = 'mmif-engine/quality@1';
  * the judge's false-pass rate (rule-failed verdicts the judge passed), the error that lets answers
  * through the post-filter.
  */
-export type JudgeAdvice = 'keep-judge' | 'second-judge' | 'require-rule' | 'too-few-samples';
+type JudgeAdvice = 'keep-judge' | 'second-judge' | 'require-rule' | 'too-few-samples';
 export const ADVICE_THRESHOLDS = { minRuleFailures: 10, keepJudgeAtMost: 0.1, secondJudgeAtMost: 0.3 } as const;
 
 type Distribution = ReturnType<typeof distribution>;
 type Rate = PassCount & { rate: number | null };
 
-export interface JudgeAgreement extends AgreementCount {
+interface JudgeAgreement extends AgreementCount {
   /** Share of scored verdicts where judge and rule agree. */
   agreement: number | null;
   /** Cohen's kappa of judge vs rule over the scored verdicts (agreement beyond chance). */
@@ -85,9 +85,9 @@ export interface QualityReport {
   richness: BuildReport['richness'] | null;
 }
 
-export type VisionRate = VisionTally & { independentRate: number | null };
+type VisionRate = VisionTally & { independentRate: number | null };
 
-export interface TurnQuality {
+interface TurnQuality {
   turn: number;
   chats: number;
   pif: number | null;

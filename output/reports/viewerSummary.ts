@@ -10,7 +10,7 @@ import { formatCost } from './costSummary.js';
 import type { QualityReport } from './qualityReport.js';
 import { esc, share } from '../viewer/html.js';
 
-export interface BuildReports {
+interface BuildReports {
   report?: BuildReport;
   quality?: QualityReport;
 }

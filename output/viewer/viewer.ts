@@ -17,7 +17,7 @@ import type { StageState } from '../../pipeline/run/stageState.js';
 import { mapLimit } from '../../domain/mapLimit.js';
 import { ViewerWriter, type FinishOptions, type RejectedContext, type ViewerFile, type ViewerPage } from './viewerPage.js';
 
-export interface ViewerOptions extends Omit<ViewerPage, 'buildId'>, Pick<FinishOptions, 'summary'> {
+interface ViewerOptions extends Omit<ViewerPage, 'buildId'>, Pick<FinishOptions, 'summary'> {
   /** Records shown of each kind (SFT records or chats, pairs); the rest are counted on the page. */
   limit?: number;
   put: (file: ViewerFile) => Promise<unknown>;

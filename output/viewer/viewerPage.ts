@@ -32,7 +32,7 @@ export interface ViewerFile {
 }
 
 /** The folder of a page's data files, beside it: `viewer.html` loads `viewer-data/`. */
-export const viewerDataDir = (pageName: string): string => `${pageName.replace(/\.html?$/, '')}-data`;
+const viewerDataDir = (pageName: string): string => `${pageName.replace(/\.html?$/, '')}-data`;
 
 /** Values numbered in the order first seen, so the index holds small integers. */
 class Interner {

@@ -27,7 +27,7 @@ export interface ChatInput {
   questions: string[];
 }
 
-export interface ChatItem {
+interface ChatItem {
   kind: 'chat';
   chat: ChatInput;
 }
@@ -39,7 +39,7 @@ interface StoredEvalConfig {
   config: EvalConfig;
 }
 
-export const SPLIT_KEY = `MM-IFEval/${MMIFEVAL_BENCH}.jsonl`;
+const SPLIT_KEY = `MM-IFEval/${MMIFEVAL_BENCH}.jsonl`;
 
 /**
  * Plans the run, or finds its plan: the same evalId with another config is refused (its stored

@@ -16,7 +16,7 @@ import type { SampleImage } from '../run/sampleImage.js';
 import type { EvalContext } from './evalContext.js';
 import type { SampleItem } from './evalItems.js';
 
-export const EVAL_PROMPT_VERSION = 'mmif-eval-v1';
+const EVAL_PROMPT_VERSION = 'mmif-eval-v1';
 
 export interface ConstraintVerdict {
   key: string;

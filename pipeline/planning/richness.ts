@@ -46,7 +46,7 @@ export interface RichnessTools {
   layout: BuildLayout;
 }
 
-export interface RichnessTaken {
+interface RichnessTaken {
   samples: SourceSample[];
   /** Ranks of the source's order consumed (scored), from the start. */
   ranked: number;

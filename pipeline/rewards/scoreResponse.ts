@@ -16,7 +16,7 @@ import type { SampleImage } from '../run/sampleImage.js';
 export const REWARD_MODES = ['fraction', 'all', 'vector'] as const;
 export type RewardMode = (typeof REWARD_MODES)[number];
 
-export interface ConstraintScore {
+interface ConstraintScore {
   index: number;
   type: string;
   method: GroundTruth['constraints'][number]['method'];
@@ -27,7 +27,7 @@ export interface ConstraintScore {
   detail: string;
 }
 
-export interface ResponseScore {
+interface ResponseScore {
   reward: number | Array<number | null>;
   constraints: ConstraintScore[];
 }

@@ -16,10 +16,10 @@ import type { StageResults } from '../run/stageState.js';
 export type PriorResults = Partial<StageResults>;
 
 /** Runs the stage for one sample. Throws a SampleRejection to reject it; pushes every model call it makes to `calls`. */
-export type StageRun<S extends StageName> = (ctx: StageContext, sample: SourceSample, prior: PriorResults, calls: CallRecord[]) => Promise<StageResults[S]>;
+type StageRun<S extends StageName> = (ctx: StageContext, sample: SourceSample, prior: PriorResults, calls: CallRecord[]) => Promise<StageResults[S]>;
 
 /** Its first model call for a sample, exactly as `run` sends it: what the Batch API sends ahead of the stage, or an earlier stage beside its own calls (`firstRequestBeside`). */
-export type FirstRequest = (ctx: StageContext, sample: SourceSample, prior: PriorResults) => Promise<StageRequest>;
+type FirstRequest = (ctx: StageContext, sample: SourceSample, prior: PriorResults) => Promise<StageRequest>;
 
 /** A stage's code: `run`, and `firstRequest` exactly when its descriptor says it is batchable. */
 export type StageCode<K extends StageKey> = { run: StageRun<StageOf<K>['name']> } & (StageOf<K>['batchable'] extends true

@@ -157,7 +157,7 @@ class Token {
 }
 
 /** A [start, end) span of a sentence, in UTF-16 offsets of the text. */
-export type Span = readonly [start: number, end: number];
+type Span = readonly [start: number, end: number];
 
 interface EndContext {
   /** Offset of the sentence-end character ([.?!]); match.end() is this + 1. */

@@ -20,7 +20,7 @@ import type { Verdict } from '../../../domain/verdict.js';
 import type { Task } from './answerRequest.js';
 import { priorJudgement, type PriorJudgement } from './priorJudgements.js';
 
-export interface AnswerUnderTest {
+interface AnswerUnderTest {
   task: Task;
   /** All the sample's constraints: compare judging regenerates answers without one of them. */
   constraints: readonly PlannedConstraint[];

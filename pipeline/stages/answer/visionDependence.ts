@@ -22,7 +22,7 @@ import type { CallRecord } from '../../../llm/callRecord.js';
 export const VISION_INDEPENDENT = 'vision-independent';
 
 /** The grounding check: what a blind answer cannot pass by guessing, judged with the image. */
-export const groundingCheck = (reference: string): string =>
+const groundingCheck = (reference: string): string =>
   `Every statement the answer makes about the image is correct for this image, and it answers the task as well as this reference answer does: "${reference}"`;
 
 export async function checkVisionDependence(

@@ -22,7 +22,7 @@ import type { SampleImage } from '../../run/sampleImage.js';
 import type { ChatResult, ChatTurnResult, PlannedConstraint, TurnPair } from '../../run/stageState.js';
 import { judgeTurnPair, scoreTurn, type TurnScore } from './turnScore.js';
 
-export interface ChatSettings {
+interface ChatSettings {
   /** Instructions per chat at most (1..6); the count and the turns are seeded per sample. */
   maxInstructions: number;
   /** A turn is kept when its PIF reaches this (1 for SFT data: every instruction followed). */

@@ -32,14 +32,14 @@ const TEMPLATES: readonly InstructionTemplate[] = [
 
 export type GlobalInstruction = RuleCheckedInstruction;
 
-export interface EvalChatPlan {
+interface EvalChatPlan {
   chatId: string;
   turns: number;
   /** In turn order; at most one per turn. */
   instructions: Array<ChatInstruction<GlobalInstruction>>;
 }
 
-export interface EvalChatPlanOptions {
+interface EvalChatPlanOptions {
   seed: string | number;
   turns: number;
   /** Seed 002 gives up to 6 per chat. */

@@ -12,7 +12,7 @@ import { sha256Hex } from '../../../domain/hashing.js';
 import { SampleRejection } from '../../../domain/rejection.js';
 import { getJson, type ObjectStore } from '../../../storage/objectStore.js';
 
-export interface ImageClaim {
+interface ImageClaim {
   sampleId: string;
   rank: string;
 }

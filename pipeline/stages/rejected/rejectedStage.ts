@@ -24,7 +24,7 @@ import { creditedRate, type Verdict } from '../../../domain/verdict.js';
 const DROP_FRACTION: Record<Exclude<DpoStrategy, 'no_image'>, number> = { drop33: 1 / 3, drop66: 2 / 3, drop100: 1 };
 
 /** The seeded DPO plan of a sample: its strategy and which constraints the rejected answer drops. */
-export function rejectedPlan(ctx: StageContext, sample: SourceSample, constraints: readonly PlannedConstraint[]) {
+function rejectedPlan(ctx: StageContext, sample: SourceSample, constraints: readonly PlannedConstraint[]) {
   const strategy = pickOne(sampleRng(ctx, sample.sampleId, 'dpo-strategy'), ctx.config.dpo.strategies);
   const { kept, dropped } =
     strategy === 'no_image'
