@@ -40,7 +40,8 @@ export interface CallRecord extends Usage {
   /**
    * Stands for a request an earlier, killed execution of this stage and sample sent and never saw
    * answered (its reply never reached the cache): providers answer and bill such requests, so it is
-   * counted, with the tokens of the same request made again now.
+   * counted, with the tokens of the same request made again now. One sent ahead for a later stage is
+   * recorded by the stage that sent it again (pipeline/run/sentAhead.ts).
    */
   lostInFlight?: boolean;
 }

@@ -15,7 +15,7 @@ import type { SourceSample } from '../../domain/sample.js';
 import type { CallRecord } from '../../llm/callRecord.js';
 import { createJson, getCreatedJson } from '../../storage/objectStore.js';
 import { ConsecutiveFaults } from './errorBudget.js';
-import { sendAhead, stagesSentBeside } from './sentAhead.js';
+import { leftToLaterStage, sendAhead, stagesSentBeside } from './sentAhead.js';
 import type { StageContext } from './context.js';
 import type { StageName } from '../../config/stages.js';
 import type { PriorResults } from '../stages/stageDefinition.js';
@@ -186,14 +186,15 @@ async function runOne(ctx: StageContext, stage: StageName, sample: SourceSample)
   if (ran.status === 'rejected') throw ran.reason;
   if (ahead.status === 'rejected') throw ahead.reason;
   const state = ran.value;
-  // Sent for a stage this sample now never runs: recorded here, where its cost is counted. A rerun
-  // that passes gives back what its first run recorded so: the later stage, running now, counts
-  // those replies as paid itself (recovered).
+  // Sent for a stage this sample now never runs: recorded here, where its cost is counted. A sample
+  // that passes leaves the replies to the later stage, which counts them as paid itself (recovered),
+  // and keeps the losses found in sending them (leftToLaterStage); a rerun that passes gives back so
+  // what its first run recorded.
   if (state.status === 'rejected') calls.push(...ahead.value);
   else if (existing) {
     const besideRoles = new Set<string | undefined>(stagesSentBeside(ctx.config, stage).map((d) => d.modelRoles[0]));
-    state.calls = calls.filter((c) => !besideRoles.has(c.stage));
-  }
+    state.calls = calls.filter((c) => !(besideRoles.has(c.stage) && leftToLaterStage(c)));
+  } else calls.push(...ahead.value.filter((c) => !leftToLaterStage(c)));
   await createJson(ctx.store, key, state);
   // The calls of earlier executions came first in `calls`: only the rest were sent now.
   const sent = calls.slice(existing?.calls.length ?? 0).filter((c) => !c.cached).length;

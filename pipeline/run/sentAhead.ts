@@ -7,7 +7,10 @@
  * Sent as that stage's own execution (its scope): the stage, running next, counts the reply as paid
  * (`recovered`), exactly once. A sample the earlier stage rejects never runs that stage, so the calls
  * sent ahead for it are handed back to be recorded in the earlier stage's state: never unreported.
- * A failed call sent ahead fails nothing: the stage asks again itself.
+ * A request lost in flight (a killed worker sent it ahead, and the earlier stage, run again, sent it
+ * again: llm/lostInFlight.ts) is found only by the execution that sends it again, so it is recorded
+ * in the earlier stage's state whatever the outcome: the later stage finds the reply in the cache and
+ * never sees the loss. A failed call sent ahead fails nothing: the stage asks again itself.
  */
 import type { BuildConfig } from '../../config/buildConfig.js';
 import { batchStages, stageTaskQueues } from '../../config/endpointRouting.js';
@@ -30,6 +33,11 @@ export function stagesSentBeside(config: BuildConfig, stage: StageName): StageDe
   return stageDefinitions(config.mode).filter(
     (d) => 'firstRequestBeside' in d && d.firstRequestBeside === stage && d.firstRequest && !batched.includes(d.name) && queues[d.name] === queues[stage],
   );
+}
+
+/** Whether a call sent ahead is left to the stage it was sent for (a reply it finds in the cache), or recorded by the stage that sent it (a loss). */
+export function leftToLaterStage(call: CallRecord): boolean {
+  return !call.lostInFlight;
 }
 
 /** Sends the first calls of the stages sent beside `stage` (stagesSentBeside); resolves with their calls. */
