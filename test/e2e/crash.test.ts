@@ -3,7 +3,10 @@
  * activities are in flight, a fresh one takes over, and the dataset must come out exactly as an
  * uninterrupted run with the same seed makes it: the planned sample ids, each once, byte-identical.
  * Its cost is never under-reported: calls the killed worker paid for but never recorded are counted
- * from the cache entries they left, checked against the requests the simulator answered.
+ * from the cache entries they left, checked against the requests the simulator answered. Requests a
+ * killed worker sent ahead for a later stage (pipeline/run/sentAhead.ts) and never saw answered are
+ * counted once as lost, and their requests made again once as paid: the rejected answer's endpoint
+ * (its own simulator, holding every reply until the kill) received exactly what the report counts.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,6 +18,8 @@ import { Client, Connection } from '@temporalio/client';
 import type { BuildConfigInput } from '../../config/buildConfig.js';
 import type { InstructRecord } from '../../output/contracts/records.js';
 import type { SourceSample } from '../../domain/sample.js';
+import { STAGE_NAMES } from '../../config/stages.js';
+import type { StageState } from '../../pipeline/run/stageState.js';
 import { startTemporalDevServer, stopProcess, type DevServer } from '../../local/temporalDevServer.js';
 import type { BuildReport } from '../../output/contracts/buildReport.js';
 import { buildLayout } from '../../storage/buildLayout.js';
@@ -29,13 +34,19 @@ const TASK_QUEUE = 'mmif-crash';
 
 let server: DevServer;
 let simulator: SimulatorHandle;
+/** Serves the rejected answers only, holding every reply (10 minutes) until the test lets go. */
+let held: SimulatorHandle;
 let connection: Connection;
 let client: Client;
 let dir: string;
 const workers: ChildProcess[] = [];
 
 before(async () => {
-  [server, simulator] = await Promise.all([startTemporalDevServer(), startSimulator({ seed: 9, faults: { latencyMs: 120 } })]);
+  [server, simulator, held] = await Promise.all([
+    startTemporalDevServer(),
+    startSimulator({ seed: 9, faults: { latencyMs: 120 } }),
+    startSimulator({ seed: 9, faults: { latencyMs: 600_000 } }),
+  ]);
   connection = await Connection.connect({ address: server.address });
   client = new Client({ connection });
   dir = await mkdtemp(path.join(tmpdir(), 'mmif-crash-'));
@@ -46,13 +57,13 @@ after(async () => {
   for (const w of workers) await stopProcess(w);
   await connection?.close();
   await server?.stop();
-  await simulator?.close();
+  await Promise.all([simulator?.close(), held?.close()]);
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 /** A worker in its own process, as production runs it. */
-async function startWorker(): Promise<ChildProcess> {
-  const child = await startWorkerProcess({ temporalAddress: server.address, taskQueue: TASK_QUEUE, baseUrl: simulator.url });
+async function startWorker(taskQueue = TASK_QUEUE): Promise<ChildProcess> {
+  const child = await startWorkerProcess({ temporalAddress: server.address, taskQueue, baseUrl: simulator.url });
   workers.push(child);
   return child;
 }
@@ -152,4 +163,59 @@ test('a worker SIGKILLed mid-shard is replaced and the dataset is byte-identical
   // ... and overcounts at most the requests the killed worker had in flight, which the endpoint may
   // have dropped unanswered: no more than the endpoint's concurrency cap (16 by default).
   assert.ok(counted.requests - answered <= 16, `${answered} answered, ${counted.requests} counted, ${inFlightAtKill} in flight at the endpoint`);
+});
+
+const BUILD = 'sent-ahead-crash';
+
+test('a rejected answer sent ahead by a SIGKILLed worker is counted once as lost, and its request made again once as paid', async () => {
+  // Its own task queue: the first test's workers take none of this build's activities.
+  const queue = `${TASK_QUEUE}-ahead`;
+  const first = await startWorker(queue);
+  const output = path.join(dir, 'sent-ahead');
+  const config: BuildConfigInput = {
+    buildId: BUILD,
+    seed: 12,
+    output,
+    sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m') }],
+    maxSamples: 4,
+    shardSize: 4,
+    sliceSize: 2,
+    retry: { maximumAttempts: 20, initialIntervalSeconds: 0.5, maximumIntervalSeconds: 1, heartbeatTimeoutSeconds: 3 },
+    models: { default: { model: 'mmif-sim-vlm' }, rejected: { model: 'mmif-sim-vlm', baseUrl: held.url } },
+    // Longer than the test waits for the kill: a held request is never timed out and sent again by the
+    // first worker. No pre-flight: its request to the held endpoint would be held too.
+    llm: { preflight: false, timeoutMs: 120_000, prices: { 'mmif-sim-vlm': { inputPerMTok: 2, outputPerMTok: 8, batchDiscount: 0.5 } } },
+  };
+  const handle = await client.workflow.start('buildDataset', { taskQueue: queue, workflowId: BUILD, args: [config] });
+
+  // A rejected answer is sent only beside its chosen answer: one held there means one sent ahead, in flight.
+  await eventually(() => held.stats().inFlight > 0, 120_000, 'a rejected answer sent ahead and held');
+  first.kill('SIGKILL');
+  await new Promise((r) => first.once('exit', r));
+  // Every request the held endpoint received so far was in flight at the kill: none was answered.
+  const lostAtKill = held.stats().requests;
+  assert.equal(held.stats().completed, 0);
+  held.setFaults({ latencyMs: 20 });
+  await startWorker(queue);
+
+  const report = (await handle.result()) as BuildReport;
+  assert.deepEqual(report.shards, { planned: 1, committed: 1, failed: 0 });
+
+  const usage = report.usage.rejected!;
+  const received = held.stats().requests;
+  assert.ok(received > lostAtKill, 'the worker that took over made the lost requests again');
+  assert.equal(usage.requests - usage.cachedRequests, received, `the rejected answer's endpoint received ${received} requests (${lostAtKill} lost at the kill)`);
+
+  // In the samples' stage states: each request lost at the kill once as lost in flight, none twice.
+  const store = new LocalStore(output);
+  const layout = buildLayout(BUILD);
+  const samples = (await getJson<SourceSample[]>(store, layout.shardPlan(0)))!;
+  let lost = 0;
+  for (const { sampleId } of samples) {
+    for (const stage of STAGE_NAMES) {
+      const state = await getJson<StageState>(store, layout.stageState(sampleId, stage));
+      lost += state?.calls.filter((c) => c.stage === 'rejected' && c.lostInFlight).length ?? 0;
+    }
+  }
+  assert.equal(lost, lostAtKill, 'each request lost at the kill counted once as lost in flight');
 });
