@@ -172,21 +172,16 @@ test('a rejected answer sent ahead by a SIGKILLed worker is counted once as lost
   const queue = `${TASK_QUEUE}-ahead`;
   const first = await startWorker(queue);
   const output = path.join(dir, 'sent-ahead');
-  const config: BuildConfigInput = {
-    buildId: BUILD,
-    seed: 12,
-    output,
-    sources: [{ type: 'cc3m', uri: path.join(dir, 'cc3m') }],
+  const crashConfig = config(BUILD, output);
+  const input: BuildConfigInput = {
+    ...crashConfig,
     maxSamples: 4,
-    shardSize: 4,
-    sliceSize: 2,
-    retry: { maximumAttempts: 20, initialIntervalSeconds: 0.5, maximumIntervalSeconds: 1, heartbeatTimeoutSeconds: 3 },
-    models: { default: { model: 'mmif-sim-vlm' }, rejected: { model: 'mmif-sim-vlm', baseUrl: held.url } },
+    models: { ...crashConfig.models, rejected: { model: 'mmif-sim-vlm', baseUrl: held.url } },
     // Longer than the test waits for the kill: a held request is never timed out and sent again by the
     // first worker. No pre-flight: its request to the held endpoint would be held too.
-    llm: { preflight: false, timeoutMs: 120_000, prices: { 'mmif-sim-vlm': { inputPerMTok: 2, outputPerMTok: 8, batchDiscount: 0.5 } } },
+    llm: { ...crashConfig.llm, preflight: false, timeoutMs: 120_000 },
   };
-  const handle = await client.workflow.start('buildDataset', { taskQueue: queue, workflowId: BUILD, args: [config] });
+  const handle = await client.workflow.start('buildDataset', { taskQueue: queue, workflowId: BUILD, args: [input] });
 
   // A rejected answer is sent only beside its chosen answer: one held there means one sent ahead, in flight.
   await eventually(() => held.stats().inFlight > 0, 120_000, 'a rejected answer sent ahead and held');
