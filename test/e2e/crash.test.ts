@@ -177,9 +177,9 @@ test('a rejected answer sent ahead by a SIGKILLed worker is counted once as lost
     ...crashConfig,
     maxSamples: 4,
     models: { ...crashConfig.models, rejected: { model: 'mmif-sim-vlm', baseUrl: held.url } },
-    // Longer than the test waits for the kill: a held request is never timed out and sent again by the
-    // first worker. No pre-flight: its request to the held endpoint would be held too.
-    llm: { ...crashConfig.llm, preflight: false, timeoutMs: 120_000 },
+    // No pre-flight: its request to the held endpoint would be held too. The kill follows the first
+    // held request within a poll, long before the first worker's attempt times out (10 s).
+    llm: { ...crashConfig.llm, preflight: false },
   };
   const handle = await client.workflow.start('buildDataset', { taskQueue: queue, workflowId: BUILD, args: [input] });
 
