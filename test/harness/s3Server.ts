@@ -67,7 +67,8 @@ export async function startS3Server(options: { host?: string } = {}): Promise<S3
 
 /** One versitygw process serving `dataDir`; resolves once it answers HTTP. */
 async function launch(host: string, port: number, dataDir: string, credentials: { accessKeyId: string; secretAccessKey: string }, endpoint: string) {
-  const child = spawn(BINARY, ['--port', `${host}:${port}`, 'posix', dataDir], {
+  // Connections kept alive as S3 keeps them (ADR 0081); no request log nobody reads.
+  const child = spawn(BINARY, ['--port', `${host}:${port}`, '--keep-alive', '--quiet', 'posix', dataDir], {
     env: { ...process.env, ROOT_ACCESS_KEY: credentials.accessKeyId, ROOT_SECRET_KEY: credentials.secretAccessKey },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
