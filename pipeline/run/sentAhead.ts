@@ -1,16 +1,12 @@
 /**
  * A later stage's first call sent beside an earlier stage's calls (its descriptor's
- * `firstRequestBeside`, config/stages.ts): the DPO rejected answer does not read the chosen answer, so
- * it is made while the chosen answer is made and judged, and the rejected stage then finds its reply
- * in the cache. A sample's chain of dependent calls is one long answer shorter (ADR 0074).
- *
- * Sent as that stage's own execution (its scope): the stage, running next, counts the reply as paid
- * (`recovered`), exactly once. A sample the earlier stage rejects never runs that stage, so the calls
- * sent ahead for it are handed back to be recorded in the earlier stage's state: never unreported.
- * A request lost in flight (a killed worker sent it ahead, and the earlier stage, run again, sent it
- * again: llm/lostInFlight.ts) is found only by the execution that sends it again, so it is recorded
- * in the earlier stage's state whatever the outcome: the later stage finds the reply in the cache and
- * never sees the loss. A failed call sent ahead fails nothing: the stage asks again itself.
+ * `firstRequestBeside`, config/stages.ts): the DPO rejected answer does not read the chosen answer,
+ * so it is made while the chosen answer is made and judged; the rejected stage, running next, finds
+ * its reply in the cache and counts it as paid (`recovered`), once (ADR 0074). A sample the earlier
+ * stage rejects never runs that stage: its calls sent ahead are recorded in the earlier stage's state.
+ * A request lost in flight (sent ahead by a killed worker, sent again by the earlier stage run again:
+ * llm/lostInFlight.ts) is seen only by the execution that sends it again, so that stage records the
+ * loss whatever the outcome. A failed call sent ahead fails nothing: the stage asks again itself.
  */
 import type { BuildConfig } from '../../config/buildConfig.js';
 import { batchStages, stageTaskQueues } from '../../config/endpointRouting.js';

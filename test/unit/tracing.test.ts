@@ -17,7 +17,7 @@ test('OTLP export follows the standard variables: an endpoint turns it on, http/
   assert.equal(otlpTarget('TRACES', { OTEL_EXPORTER_OTLP_ENDPOINT: URL, OTEL_TRACES_EXPORTER: 'none' }), undefined);
   assert.throws(
     () => otlpTarget('METRICS', { OTEL_EXPORTER_OTLP_ENDPOINT: URL, OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'grpc' }),
-    /^Error: OTEL_EXPORTER_OTLP_METRICS_PROTOCOL=grpc: mmif exports OTLP over http\/protobuf or http\/json only$/,
+    /^ConfigError: OTEL_EXPORTER_OTLP_METRICS_PROTOCOL=grpc: mmif exports OTLP over http\/protobuf or http\/json only$/,
   );
 });
 
