@@ -42,6 +42,7 @@ export async function writeBudget(store: ObjectStore, key: string, limits: Budge
 export class BuildBudget {
   private limits: BudgetLimits = {};
   private limitsReadAt = -Infinity;
+  private readingLimits?: Promise<void>;
   private inFlight = 0;
 
   constructor(
@@ -119,11 +120,18 @@ export class BuildBudget {
   }
 
   private async refresh(limitsNow = false): Promise<void> {
-    if (limitsNow || this.now() - this.limitsReadAt >= BUDGET_REFRESH_MS) {
-      this.limits = (await getJson<BudgetLimits>(this.store, this.budgetKey)) ?? {};
-      this.limitsReadAt = this.now();
-    }
+    // A read before refusing is a fresh one; otherwise one read at a time, which the requests
+    // admitted meanwhile wait for (without it, every request admitted as a second ran out read the
+    // budget again: ADR 0080).
+    if (limitsNow) await this.readLimits();
+    else if (this.now() - this.limitsReadAt >= BUDGET_REFRESH_MS) await (this.readingLimits ??= this.readLimits().finally(() => (this.readingLimits = undefined)));
     // Without a limit there is nothing to check against: only this process's spend is written.
     if (this.limits.maxUsd !== undefined || this.limits.maxRequests !== undefined) await this.ledger.refresh(BUDGET_REFRESH_MS);
+  }
+
+  private async readLimits(): Promise<void> {
+    const started = this.now();
+    this.limits = (await getJson<BudgetLimits>(this.store, this.budgetKey)) ?? {};
+    this.limitsReadAt = started;
   }
 }
