@@ -8,6 +8,7 @@ import type { BuildLayout } from '../../storage/buildLayout.js';
 import type { SourceReader } from '../../sources/contract.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
 import { rngFor, type Rng } from '../../domain/random.js';
+import type { SliceMemo } from './sliceMemo.js';
 
 /** Everything a stage needs, built once per activity call. */
 export interface StageContext {
@@ -18,6 +19,8 @@ export interface StageContext {
   models: ModelCaller;
   /** Readers by BuildConfig.sources index. */
   sources: readonly SourceReader[];
+  /** Within one execution of a slice (runSliceStages): the stage states and images it read or wrote. */
+  memo?: SliceMemo;
 }
 
 /** The generator for one random choice of one sample: independent of order, retries and workers. */

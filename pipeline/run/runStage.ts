@@ -15,6 +15,7 @@ import type { SourceSample } from '../../domain/sample.js';
 import type { CallRecord } from '../../llm/callRecord.js';
 import { createJson, getCreatedJson } from '../../storage/objectStore.js';
 import { ConsecutiveFaults } from './errorBudget.js';
+import { SliceMemo } from './sliceMemo.js';
 import { leftToLaterStage, sendAhead, stagesSentBeside } from './sentAhead.js';
 import type { StageContext } from './context.js';
 import type { StageName } from '../../config/stages.js';
@@ -80,16 +81,25 @@ export async function runSliceStages(
   lanes?: SliceLanes,
 ): Promise<SliceStagesOutcome> {
   const outcome: SliceStagesOutcome = { stages: {}, ...tallies };
+  // This execution's reads and writes of its samples' states and images, each sample's kept until it leaves.
+  const memo = new SliceMemo();
   const running = stages.map((stage) => {
     const counts: SliceOutcome = { ok: 0, rejected: 0, blocked: 0, requests: 0 };
     outcome.stages[stage] = counts;
     // The slice's executions of a stage note the requests they send in one log (ModelCaller.forSlice).
     const models = ctx.models.forSlice(`${stage} ${samples[0]?.sampleId}..${samples.at(-1)?.sampleId}`);
     const { buildsOn } = stageDefinition(ctx.config.mode, stage);
-    return { stage, buildsOn, counts, inARow: new ConsecutiveFaults(ctx.config.llm.errorBudget, `stage ${stage}`), ctx: { ...ctx, models } };
+    return { stage, buildsOn, counts, inARow: new ConsecutiveFaults(ctx.config.llm.errorBudget, `stage ${stage}`), ctx: { ...ctx, models, memo } };
   });
   const failing = () => running.some((s) => s.inARow.exceeded);
   const throughStages = async (sample: SourceSample) => {
+    try {
+      await throughEachStage(sample);
+    } finally {
+      memo.forget(sample.sampleId);
+    }
+  };
+  const throughEachStage = async (sample: SourceSample) => {
     // The stages that rejected or blocked this sample: a stage building on one of them is blocked.
     const stopped = new Set<StageName>();
     for (const one of running) {
@@ -147,7 +157,13 @@ export async function throughLanes(lanes: SliceLanes, samples: readonly SourceSa
 
 /** Whether a sample still needs this stage: no final state for it yet. */
 export async function stageDone(ctx: StageContext, stage: StageName, sample: SourceSample): Promise<boolean> {
-  return isFinal(await getCreatedJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, stage)));
+  return isFinal(await storedState(ctx, sample, stage));
+}
+
+/** The sample's state for `stage`: read from the store once per slice execution (sliceMemo.ts). */
+function storedState(ctx: StageContext, sample: SourceSample, stage: StageName): Promise<StageState | undefined> {
+  const read = () => getCreatedJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, stage));
+  return ctx.memo ? ctx.memo.state(sample.sampleId, stage, read) : read();
 }
 
 function isFinal(state: StageState | undefined): boolean {
@@ -158,8 +174,7 @@ type Status = 'ok' | 'rejected' | 'blocked';
 
 /** The sample's outcome, the state this call wrote (none when the stage was done or blocked) and the requests it sent. */
 async function runOne(ctx: StageContext, stage: StageName, sample: SourceSample): Promise<{ status: Status; fresh?: StageState; sent: number }> {
-  const key = ctx.layout.stageState(sample.sampleId, stage);
-  const existing = await getCreatedJson<StageState>(ctx.store, key);
+  const existing = await storedState(ctx, sample, stage);
   if (existing && isFinal(existing)) return { status: existing.status, sent: 0 };
 
   const prior = await loadPrior(ctx, stage, sample);
@@ -195,7 +210,8 @@ async function runOne(ctx: StageContext, stage: StageName, sample: SourceSample)
     const besideRoles = new Set<string | undefined>(stagesSentBeside(ctx.config, stage).map((d) => d.modelRoles[0]));
     state.calls = calls.filter((c) => !(besideRoles.has(c.stage) && leftToLaterStage(c)));
   } else calls.push(...ahead.value.filter((c) => !leftToLaterStage(c)));
-  await createJson(ctx.store, key, state);
+  await createJson(ctx.store, ctx.layout.stageState(sample.sampleId, stage), state);
+  ctx.memo?.wrote(sample.sampleId, stage, state);
   // The calls of earlier executions came first in `calls`: only the rest were sent now.
   const sent = calls.slice(existing?.calls.length ?? 0).filter((c) => !c.cached).length;
   return { status: state.status, fresh: state, sent };
@@ -205,7 +221,7 @@ async function runOne(ctx: StageContext, stage: StageName, sample: SourceSample)
 export async function loadPrior(ctx: StageContext, stage: StageName, sample: SourceSample): Promise<PriorResults | undefined> {
   const prior: PriorResults = {};
   for (const dep of stageDefinition(ctx.config.mode, stage).buildsOn) {
-    const state = await getCreatedJson<StageState>(ctx.store, ctx.layout.stageState(sample.sampleId, dep));
+    const state = await storedState(ctx, sample, dep);
     if (!state) throw new Error(`sample ${sample.sampleId}: stage '${stage}' ran before stage '${dep}'`);
     if (state.status === 'rejected') return undefined;
     (prior as Record<string, unknown>)[dep] = state.result;

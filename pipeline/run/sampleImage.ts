@@ -1,6 +1,7 @@
 /**
  * The normalized image the model stages send, loaded from where the image stage stored it: one
- * reader, so every stage sends the same bytes under the same hash.
+ * reader, so every stage sends the same bytes under the same hash; read once per slice execution
+ * (sliceMemo.ts).
  */
 import type { BuildLayout } from '../../storage/buildLayout.js';
 import type { ObjectStore } from '../../storage/objectStore.js';
@@ -13,8 +14,9 @@ export interface SampleImage {
   sha256: string;
 }
 
-export async function loadSampleImage(ctx: StageContext, image: ImageResult): Promise<SampleImage> {
-  return { jpeg: await loadNormalizedImage(ctx.store, ctx.layout, image.sha256), sha256: image.sha256 };
+export async function loadSampleImage(ctx: StageContext, sampleId: string, image: ImageResult): Promise<SampleImage> {
+  const read = () => loadNormalizedImage(ctx.store, ctx.layout, image.sha256);
+  return { jpeg: await (ctx.memo ? ctx.memo.image(sampleId, image.sha256, read) : read()), sha256: image.sha256 };
 }
 
 /**

@@ -30,6 +30,6 @@ export type StageCode<K extends StageKey> = { run: StageRun<StageOf<K>['name']> 
 export type StageDefinition = StageOf<StageKey> & { run: StageRun<StageName>; firstRequest?: FirstRequest };
 
 /** The sample's normalized image, for a stage that builds on the image stage. */
-export function priorImage(ctx: StageContext, prior: PriorResults): Promise<SampleImage> {
-  return loadSampleImage(ctx, prior.image!);
+export function priorImage(ctx: StageContext, sample: SourceSample, prior: PriorResults): Promise<SampleImage> {
+  return loadSampleImage(ctx, sample.sampleId, prior.image!);
 }

@@ -7,6 +7,6 @@ import { answerRequest, taskOf } from './answerRequest.js';
 import { runAnswerStage } from './answerStage.js';
 
 export const answerCode: StageCode<'answer'> = {
-  run: async (ctx, sample, prior, calls) => runAnswerStage(ctx, taskOf(sample, prior), prior.constraints!.constraints, await priorImage(ctx, prior), calls),
-  firstRequest: async (ctx, sample, prior) => answerRequest(ctx, 'answer', taskOf(sample, prior), prior.constraints!.constraints, await priorImage(ctx, prior), 0),
+  run: async (ctx, sample, prior, calls) => runAnswerStage(ctx, taskOf(sample, prior), prior.constraints!.constraints, await priorImage(ctx, sample, prior), calls),
+  firstRequest: async (ctx, sample, prior) => answerRequest(ctx, 'answer', taskOf(sample, prior), prior.constraints!.constraints, await priorImage(ctx, sample, prior), 0),
 };

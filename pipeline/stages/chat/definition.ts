@@ -9,7 +9,7 @@ import { runChatStage } from './chatStage.js';
 
 export const chatCode: StageCode<'chat'> = {
   async run(ctx, sample, prior, calls) {
-    const image = await priorImage(ctx, prior);
+    const image = await priorImage(ctx, sample, prior);
     const questions = prior.instruction!.questions;
     if (!questions) throw new Error(`sample ${sample.sampleId}: the chat stage needs the questions of a multiturn instruction stage`);
     const { maxInstructions, pifThreshold } = chatSettings(ctx.config);

@@ -7,6 +7,6 @@ import { priorImage, type StageCode } from '../stageDefinition.js';
 import { constraintRequest, runConstraintStage } from './constraintStage.js';
 
 export const constraintsCode: StageCode<'constraints'> = {
-  run: async (ctx, sample, prior, calls) => runConstraintStage(ctx, sample, prior.instruction!.instruction, await priorImage(ctx, prior), calls),
-  firstRequest: async (ctx, sample, prior) => constraintRequest(ctx, sample, prior.instruction!.instruction, await priorImage(ctx, prior)),
+  run: async (ctx, sample, prior, calls) => runConstraintStage(ctx, sample, prior.instruction!.instruction, await priorImage(ctx, sample, prior), calls),
+  firstRequest: async (ctx, sample, prior) => constraintRequest(ctx, sample, prior.instruction!.instruction, await priorImage(ctx, sample, prior)),
 };

@@ -38,6 +38,7 @@ export async function runImageStage(ctx: StageContext, sample: SourceSample): Pr
     await claimOrReject(ctx.store, ctx.layout.imageClaim(key), mine, policy, ctx.layout.lostClaim);
   }
   await ctx.store.put(ctx.layout.stagedImage(image.sha256), image.jpeg, 'image/jpeg');
+  ctx.memo?.storedImage(sample.sampleId, image.sha256, image.jpeg);
   return {
     sha256: image.sha256,
     origin: reader.origin(sample.image.locator),

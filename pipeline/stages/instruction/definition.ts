@@ -9,10 +9,10 @@ import { instructionRequest, runInstructionStage } from './instructionStage.js';
 
 export const instructionCode: StageCode<'instruction'> = {
   async run(ctx, sample, prior, calls) {
-    const result = await runInstructionStage(ctx, sample, await priorImage(ctx, prior), calls);
+    const result = await runInstructionStage(ctx, sample, await priorImage(ctx, sample, prior), calls);
     // The task as generated or refined: a copy of an evaluation question is contamination too.
     await rejectIfContaminated(ctx.config, { texts: [result.instruction], near: prior.image?.nearMisses });
     return result;
   },
-  firstRequest: async (ctx, sample, prior) => instructionRequest(ctx, sample, await priorImage(ctx, prior)),
+  firstRequest: async (ctx, sample, prior) => instructionRequest(ctx, sample, await priorImage(ctx, sample, prior)),
 };

@@ -9,7 +9,7 @@ import { runQuestionStage } from './questionStage.js';
 
 export const questionsCode: StageCode<'questions'> = {
   async run(ctx, sample, prior, calls) {
-    const result = await runQuestionStage(ctx, sample, await priorImage(ctx, prior), calls);
+    const result = await runQuestionStage(ctx, sample, await priorImage(ctx, sample, prior), calls);
     await rejectIfContaminated(ctx.config, { texts: [result.instruction, ...(result.questions ?? [])], near: prior.image?.nearMisses });
     return result;
   },

@@ -8,6 +8,6 @@ import { rejectedRequest, runRejectedStage } from './rejectedStage.js';
 
 export const rejectedCode: StageCode<'rejected'> = {
   run: async (ctx, sample, prior, calls) =>
-    runRejectedStage(ctx, sample, taskOf(sample, prior), prior.constraints!.constraints, prior.answer!, await priorImage(ctx, prior), calls),
-  firstRequest: async (ctx, sample, prior) => rejectedRequest(ctx, sample, taskOf(sample, prior), prior.constraints!.constraints, await priorImage(ctx, prior)),
+    runRejectedStage(ctx, sample, taskOf(sample, prior), prior.constraints!.constraints, prior.answer!, await priorImage(ctx, sample, prior), calls),
+  firstRequest: async (ctx, sample, prior) => rejectedRequest(ctx, sample, taskOf(sample, prior), prior.constraints!.constraints, await priorImage(ctx, sample, prior)),
 };
