@@ -7,6 +7,7 @@
 // each round and its tail, each top-up planning call, with no shard running, and finalize; requests
 // and tokens per accepted record; worker CPU and RSS; history events; objects and bytes written.
 // Run:   npx tsx bench/paperScale.ts [--scale 0.0625] [--gpus 2] [--speedup 4] [--workers 2] [--json /tmp/paper.json]
+//        [--cpu-prof DIR]: each worker is bench/benchWorker.ts, writing DIR/worker-N.cpuprofile on exit
 import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -35,6 +36,7 @@ const { values } = parseArgs({
     speedup: { type: 'string', default: '4' },
     workers: { type: 'string', default: '2' },
     json: { type: 'string' },
+    'cpu-prof': { type: 'string' },
   },
 });
 const SCALE = Number(values.scale);
@@ -70,7 +72,15 @@ const lanes = sampleLanes(SLOTS);
 const shardsInFlight = shardsToFeedLanes(SLOTS, { shardSize: SHARD_SIZE, sliceSize: SLICE_SIZE, parallelSlices: 4 });
 try {
   const taskQueue = 'bench-paper';
-  for (let i = 0; i < WORKERS; i++) workers.push(await startWorkerProcess({ address: temporal.address, taskQueue, simulatorUrl: simUrls.url }));
+  for (let i = 0; i < WORKERS; i++)
+    workers.push(
+      await startWorkerProcess({
+        address: temporal.address,
+        taskQueue,
+        simulatorUrl: simUrls.url,
+        ...(values['cpu-prof'] ? { cpuProfile: path.join(values['cpu-prof'], `worker-${i}.cpuprofile`) } : {}),
+      }),
+    );
   const connection = await Connection.connect({ address: temporal.address });
   const client = new Client({ connection });
   const config: BuildConfigInput = {
