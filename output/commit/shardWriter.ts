@@ -12,7 +12,7 @@ import type { SourceSample } from '../../domain/sample.js';
 import { sha256Hex } from '../../domain/hashing.js';
 import { mapLimit } from '../../domain/mapLimit.js';
 import type { CallRecord } from '../../llm/callRecord.js';
-import { ALL_STAGE_NAMES } from '../../config/stages.js';
+import { stagesFor, type StageName } from '../../config/stages.js';
 import { type StageState } from '../../pipeline/run/stageState.js';
 import { getCreatedJson, getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
 import { storedBody } from '../../storage/maskingStore.js';
@@ -59,7 +59,9 @@ export async function writeShard(store: ObjectStore, layout: BuildLayout, spec: 
   if (existing && existing.revision !== spec.replacesRevision) return existing;
   const started = performance.now();
 
-  const loaded = await mapLimit(spec.samples, 16, async (sample) => ({ sample, states: await loadStates(store, layout, sample) }));
+  // The states of the build's own stages: a single-turn build has no chat state to look for (ADR 0080).
+  const stages = stagesFor(spec.multiturn ? 'multiturn' : 'single');
+  const loaded = await mapLimit(spec.samples, 16, async (sample) => ({ sample, states: await loadStates(store, layout, sample, stages) }));
   const content = spec.multiturn ? await chatShardContent(store, layout, spec, loaded) : await singleTurnShardContent(store, layout, spec, loaded);
   const { files, rejects } = content;
   // Replies that came through the Batch API were paid when collected; the stages read them as cache hits.
@@ -267,9 +269,9 @@ async function claimLostTo(store: ObjectStore, layout: BuildLayout, sample: Sour
   return rejectRecord(sample, 'sample', 'image', duplicateReason(claim.policy, holder.sampleId));
 }
 
-async function loadStates(store: ObjectStore, layout: BuildLayout, sample: SourceSample): Promise<SampleStates> {
+async function loadStates(store: ObjectStore, layout: BuildLayout, sample: SourceSample, stages: readonly StageName[]): Promise<SampleStates> {
   const states: Record<string, StageState> = {};
-  for (const stage of ALL_STAGE_NAMES) {
+  for (const stage of stages) {
     const state = await getCreatedJson<StageState>(store, layout.stageState(sample.sampleId, stage));
     if (state) states[stage] = state;
   }

@@ -145,3 +145,21 @@ test('a shard with a model-call rejection is committed as revision 1 counting it
   const retried = await writeShard({ ...untouchable, put: () => Promise.reject(new Error('nothing may be written')) }, layout, spec({ replacesRevision: 1 }));
   assert.deepEqual(retried, second);
 });
+
+/** Counts the reads of each key. */
+class ReadCounts extends LocalStore {
+  readonly reads = new Map<string, number>();
+  override async get(key: string): Promise<Buffer | undefined> {
+    this.reads.set(key, (this.reads.get(key) ?? 0) + 1);
+    return super.get(key);
+  }
+}
+
+test("a single-turn commit reads each sample's state of each single-turn stage once, and looks for no chat state", async () => {
+  const counted = new ReadCounts(dir);
+  await writeShard(counted, layout, spec({ shard: 7 }));
+  const stateReads = [...counted.reads].filter(([key]) => key.includes('/_work/samples/'));
+  const read = (stage: string) => stateReads.filter(([key]) => key.endsWith(`/${stage}.json`)).map(([, n]) => n);
+  for (const stage of ['image', 'instruction', 'constraints', 'answer', 'rejected']) assert.deepEqual(read(stage), [1, 1], `${stage}: once per sample`);
+  assert.deepEqual(read('chat'), [], 'no chat state looked for');
+});
