@@ -10,6 +10,7 @@
  * keyed by the endpoint, not the replica (modelRequest.ts): a re-routed request is the same request.
  */
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import { connectFailureOf } from '../domain/connectFailure.js';
 import { systemClock } from './clock.js';
 import type { EndpointLimits } from './endpointLimits.js';
 import { limiterFor } from './limiter.js';
@@ -66,13 +67,15 @@ export function routeAttempt(endpoint: ResolvedEndpoint, key: string, limitsOf: 
 }
 
 /**
- * What a failed attempt says of the replica that made it: a connection refused, reset or dropped
- * says it is down; a 5xx may be one bad request, a run of them says it is failing. A timeout says
- * it is slow (its limiter's window answers that), and any other answer is the request's own.
+ * What a failed attempt says of the replica that made it: an address nothing answers at
+ * (domain/connectFailure.ts: refused, unknown host, TLS) says it is down; a connection reset or
+ * closed before the reply, or a 5xx, may be one bad moment (a kept-alive connection the server
+ * closed while idle gives a reset), a run of them says it is failing. A timeout says it is slow (its
+ * limiter's window answers that), and any other answer is the request's own.
  */
-function replicaFailureOf(err: unknown): ReplicaFailure | undefined {
+function replicaFailureOf(err: unknown, baseURL: string): ReplicaFailure | undefined {
   if (err instanceof APIConnectionTimeoutError) return undefined;
-  if (err instanceof APIConnectionError) return 'connect';
+  if (err instanceof APIConnectionError) return connectFailureOf(err, baseURL, false) ? 'unreachable' : 'dropped';
   if (err instanceof APIError && err.status !== undefined && err.status >= 500) return 'server-error';
   return undefined;
 }
@@ -82,6 +85,6 @@ export function attemptWent(endpoint: ResolvedEndpoint, replica: ResolvedEndpoin
   if (endpoint.replicas.length === 1) return;
   const router = routerFor(endpoint);
   if (err === undefined) return router.succeeded(replica.baseURL);
-  const failure = replicaFailureOf(err);
+  const failure = replicaFailureOf(err, replica.baseURL);
   if (failure && router.failed(replica.baseURL, failure)) tallyReplica(replica.baseURL, 'ejected');
 }

@@ -6,15 +6,15 @@
  * The sample's first request places the image by bounded load: its first replica, or the next in
  * its order when that one is at its limit (a spill), or the least loaded when all are; its later
  * requests stay where it was placed, queueing there, and move only when that replica is taken out
- * (a re-route) for failing (connection refused, or a run of 5xx replies): out for a back-off that
+ * (a re-route) for failing (a connection refused, or a run of 5xx replies or dropped connections): out for a back-off that
  * doubles per repeated failure, back on its own when it ends. Per worker; pure apart from the
  * injected clock.
  */
 import { sha256Hex } from '../domain/hashing.js';
 import type { Clock } from './clock.js';
 
-/** 5xx replies in a row that take a replica out (one refused connection does at once). */
-export const SERVER_ERROR_RUN = 3;
+/** Failures in a row (5xx replies, dropped connections) that take a replica out; one unreachable address does at once. */
+export const FAILURE_RUN = 3;
 /** The first back-off of a failed replica; doubled per failure in a row, up to the cap. */
 export const BACKOFF_MS = 5_000;
 export const MAX_BACKOFF_MS = 120_000;
@@ -25,7 +25,12 @@ export function replicaOrder(imageSha256: string, replicas: readonly string[]): 
   return scored.sort((a, b) => (a.score === b.score ? (a.url < b.url ? -1 : 1) : a.score < b.score ? 1 : -1)).map((s) => s.url);
 }
 
-export type ReplicaFailure = 'connect' | 'server-error';
+/**
+ * `unreachable`: nothing listens at the address (refused, unknown host, TLS refused), so the replica
+ * is down. `dropped`: a connection reset or closed before the reply, which a kept-alive connection
+ * the server closed while idle also gives; like a 5xx, it says the replica is failing only in a run.
+ */
+export type ReplicaFailure = 'unreachable' | 'dropped' | 'server-error';
 
 /** A replica picked for a request: `moved` when it is not the image's first (that one at its limit when the image was placed, or out). */
 export interface ReplicaPick {
@@ -40,7 +45,7 @@ interface ReplicaState {
   baseURL: string;
   /** Set while the replica is out: when it comes back (ms since the epoch). */
   outUntil?: number;
-  serverErrorRun: number;
+  failureRun: number;
   failuresInRow: number;
 }
 
@@ -54,7 +59,7 @@ export class ReplicaRouter {
     private readonly clock: Pick<Clock, 'now'>,
     private readonly maxPlaced = PLACED_IMAGES,
   ) {
-    for (const baseURL of replicas) this.states.set(baseURL, { baseURL, serverErrorRun: 0, failuresInRow: 0 });
+    for (const baseURL of replicas) this.states.set(baseURL, { baseURL, failureRun: 0, failuresInRow: 0 });
   }
 
   /**
@@ -93,14 +98,14 @@ export class ReplicaRouter {
   }
 
   /**
-   * A request to `baseURL` failed: a refused connection takes it out at once, a 5xx once it is the
-   * SERVER_ERROR_RUN-th in a row. True when this failure took it out.
+   * A request to `baseURL` failed: an unreachable address takes it out at once, a 5xx or a dropped
+   * connection once it is the FAILURE_RUN-th failure in a row. True when this failure took it out.
    */
   failed(baseURL: string, failure: ReplicaFailure): boolean {
     const s = this.states.get(baseURL);
     if (!s || s.outUntil !== undefined) return false;
-    if (failure === 'server-error' && ++s.serverErrorRun < SERVER_ERROR_RUN) return false;
-    s.serverErrorRun = 0;
+    if (failure !== 'unreachable' && ++s.failureRun < FAILURE_RUN) return false;
+    s.failureRun = 0;
     s.outUntil = this.clock.now() + Math.min(BACKOFF_MS * 2 ** s.failuresInRow, MAX_BACKOFF_MS);
     s.failuresInRow++;
     return true;
@@ -110,7 +115,7 @@ export class ReplicaRouter {
   succeeded(baseURL: string): void {
     const s = this.states.get(baseURL);
     if (!s) return;
-    s.serverErrorRun = 0;
+    s.failureRun = 0;
     s.failuresInRow = 0;
   }
 }

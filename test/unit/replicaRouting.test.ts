@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BACKOFF_MS, ReplicaRouter, SERVER_ERROR_RUN, replicaOrder, type ReplicaPick } from '../../llm/replicaRouting.js';
+import { BACKOFF_MS, ReplicaRouter, FAILURE_RUN, replicaOrder, type ReplicaPick } from '../../llm/replicaRouting.js';
 import { sha256Hex } from '../../domain/hashing.js';
 
 const urls = ['http://gpu0:8000/v1', 'http://gpu1:8000/v1', 'http://gpu2:8000/v1'];
@@ -113,8 +113,8 @@ test('a replica refusing connections is out for a back-off: its images re-route 
   const [image, ...more] = images.filter((i) => replicaOrder(i, urls)[0] === urls[0]);
   const [home, next] = replicaOrder(image!, urls);
   assert.deepEqual(router.pick(image!, idle), { baseURL: home });
-  assert.equal(router.failed(home!, 'connect'), true, 'taken out');
-  assert.equal(router.failed(home!, 'connect'), false, 'already out');
+  assert.equal(router.failed(home!, 'unreachable'), true, 'taken out');
+  assert.equal(router.failed(home!, 'unreachable'), false, 'already out');
   const rerouted: ReplicaPick = { baseURL: next!, moved: 'rerouted' };
   assert.deepEqual(router.pick(image!, idle), rerouted);
   clock.t += BACKOFF_MS - 1;
@@ -122,7 +122,7 @@ test('a replica refusing connections is out for a back-off: its images re-route 
   clock.t += 1;
   assert.deepEqual(router.pick(more[1]!, idle), { baseURL: home }, 'back: a new image of it goes there');
   assert.deepEqual(router.pick(image!, idle), rerouted, 'a re-routed image stays where its encoding now is');
-  router.failed(home!, 'connect');
+  router.failed(home!, 'unreachable');
   assert.equal(router.pick(more[1]!, idle).moved, 'rerouted', 'an image placed there moves when it is out again');
   clock.t += BACKOFF_MS;
   assert.equal(router.pick(more[2]!, idle).moved, 'rerouted', 'a second failure in a row doubles the back-off');
@@ -134,11 +134,23 @@ test('a run of 5xx replies takes a replica out; a reply in between ends the run'
   const router = new ReplicaRouter(urls, clockAt(0));
   const image = images[2]!;
   const [home] = replicaOrder(image, urls);
-  for (let i = 1; i < SERVER_ERROR_RUN; i++) assert.equal(router.failed(home!, 'server-error'), false);
+  for (let i = 1; i < FAILURE_RUN; i++) assert.equal(router.failed(home!, 'server-error'), false);
   router.succeeded(home!);
-  for (let i = 1; i < SERVER_ERROR_RUN; i++) router.failed(home!, 'server-error');
+  for (let i = 1; i < FAILURE_RUN; i++) router.failed(home!, 'server-error');
   assert.equal(router.pick(image, idle).baseURL, home);
   assert.equal(router.failed(home!, 'server-error'), true);
+  assert.deepEqual(router.pick(image, idle).moved, 'rerouted');
+});
+
+test('dropped connections count like 5xx replies: a run of them takes a replica out, mixed with 5xx too; one alone does not', () => {
+  const router = new ReplicaRouter(urls, clockAt(0));
+  const image = images[3]!;
+  const [home] = replicaOrder(image, urls);
+  assert.equal(router.failed(home!, 'dropped'), false, 'one reset (an idle kept-alive connection the server closed) is not a failing replica');
+  router.succeeded(home!);
+  for (let i = 1; i < FAILURE_RUN; i++) assert.equal(router.failed(home!, i % 2 ? 'dropped' : 'server-error'), false);
+  assert.equal(router.pick(image, idle).baseURL, home);
+  assert.equal(router.failed(home!, 'dropped'), true, 'the run takes it out');
   assert.deepEqual(router.pick(image, idle).moved, 'rerouted');
 });
 
@@ -146,10 +158,10 @@ test('with every replica out, a request goes to the one back soonest, and its im
   const clock = clockAt(0);
   const router = new ReplicaRouter(urls, clock);
   const image = images.find((i) => replicaOrder(i, urls)[0] !== urls[1])!;
-  router.failed(urls[1]!, 'connect');
+  router.failed(urls[1]!, 'unreachable');
   clock.t = 10;
-  router.failed(urls[0]!, 'connect');
-  router.failed(urls[2]!, 'connect');
+  router.failed(urls[0]!, 'unreachable');
+  router.failed(urls[2]!, 'unreachable');
   assert.deepEqual(router.pick(image, idle), { baseURL: urls[1], moved: 'rerouted' });
   clock.t = BACKOFF_MS + 10;
   assert.deepEqual(router.pick(image, idle), { baseURL: replicaOrder(image, urls)[0] }, 'not remembered on the replica it was sent to while all were out');
