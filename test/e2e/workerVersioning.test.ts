@@ -22,13 +22,16 @@ import { startStack, type Stack } from '../harness/stack.js';
 
 const BUILD_ID = 'versioned';
 const SHARDS = 3;
+const LATENCY_MS = 150;
+/** A reply's latency while version 2 starts: far beyond its start, well within a request's timeout. */
+const HOLD_MS = 30_000;
 
 let stack: Stack;
 let dir: string;
 
 before(async () => {
   // Latency keeps the first build in flight while version 2 is rolled out.
-  stack = await startStack({ simulator: { seed: 4, faults: { latencyMs: 150 } }, taskQueue: 'mmif-versioning' });
+  stack = await startStack({ simulator: { seed: 4, faults: { latencyMs: LATENCY_MS } }, taskQueue: 'mmif-versioning' });
   dir = await mkdtemp(path.join(tmpdir(), 'mmif-versioning-'));
   await writeCc3m(new LocalStore(path.join(dir, 'cc3m')), 'files', { perShard: 4, shards: SHARDS });
 });
@@ -109,6 +112,9 @@ test('a running build stays on the version that started it while a new build run
   const first = await stack.client.workflow.start('buildDataset', { taskQueue: stack.taskQueue, workflowId: BUILD_ID, args: [config(disturbed)] });
   const answered = stack.simulator.stats().completed;
   await eventually(() => stack.simulator.stats().completed > answered + 4, 120_000, 'the first build under way');
+  // Held in flight until version 2 is current: every reply from here takes 30 s, so the build cannot
+  // finish while version 2 starts (a 12-sample build otherwise can, on a fast machine).
+  stack.simulator.setFaults({ latencyMs: HOLD_MS });
 
   // Version 2 polls the same task queue, then becomes current, as `temporal worker deployment
   // set-current-version` does.
@@ -119,6 +125,7 @@ test('a running build stays on the version that started it while a new build run
   const rolledOutAt = Date.now();
   assert.equal(await currentVersion(), v2.buildId);
   assert.equal((await first.describe()).status.name, 'RUNNING', 'the first build is still in flight when version 2 becomes current');
+  stack.simulator.setFaults({ latencyMs: LATENCY_MS });
 
   const firstReport = (await first.result()) as BuildReport;
   assert.deepEqual(firstReport.shards, { planned: SHARDS, committed: SHARDS, failed: 0 });
