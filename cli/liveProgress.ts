@@ -11,6 +11,7 @@ import type { WorkflowClient, WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { sliceHeartbeat, type SliceHeartbeat } from '../activities/sliceHeartbeat.js';
 import type { StageName } from '../config/stages.js';
+import { causeChain } from '../domain/causeChain.js';
 import { addTallies, copyTallies } from '../domain/tallies.js';
 import type { BuildProgress } from '../workflows/buildProgress.js';
 import { requestRate, type ShardProgress } from '../workflows/shardProgress.js';
@@ -55,9 +56,8 @@ export async function withRunningShards(workflows: WorkflowClient, progress: Bui
 export function latestActivityFailure(pending: ReadonlyArray<PendingActivity>): AttemptFailure | undefined {
   let latest: AttemptFailure | undefined;
   for (const activity of pending) {
-    let failure = activity.lastFailure;
+    const failure = causeChain(activity.lastFailure).at(-1) as ProtoFailure | undefined;
     if (!failure) continue;
-    for (let depth = 0; failure.cause && depth < 20; depth++) failure = failure.cause;
     const at = Number(activity.lastAttemptCompleteTime?.seconds ?? 0) * 1000 + Math.floor((activity.lastAttemptCompleteTime?.nanos ?? 0) / 1e6);
     if (failure.message && (!latest || at > latest.at)) latest = { message: oneLine(failure.message), at };
   }

@@ -4,8 +4,8 @@
  * sha256, so all of a sample's requests meet its image's vision encoding and KV prefix on one
  * server. A replica is an endpoint of its own to everything after the pick: its own limiter (and so
  * its own leases, limiter.ts), client, metric label and limits (config/endpointReplicas.ts). What
- * each attempt's outcome says of the replica goes back to the router: a refused or dropped
- * connection or a run of 5xx replies takes it out, so the request's next attempt, and its samples'
+ * each attempt's outcome says of the replica goes back to the router: an unreachable address
+ * (refused, unknown host, TLS) takes it out, and so does a run of 5xx replies or dropped connections, so the request's next attempt, and its samples'
  * later requests, go to their next replica; a reply ends its run of failures. The reply cache is
  * keyed by the endpoint, not the replica (modelRequest.ts): a re-routed request is the same request.
  */

@@ -12,7 +12,6 @@ import { readConfig } from '../configFile.js';
 import { validation } from './validate.js';
 import { buildIdLengthProblem } from '../../config/buildIds.js';
 import { counted, mmifCommand } from '../wording.js';
-import { ConfigError } from '../../config/configError.js';
 import { SOURCE_TYPES } from '../../sources/registry.js';
 import { CliError, EXIT } from '../exitCodes.js';
 import { SCHEMA_FILE } from '../writeConfigReference.js';
@@ -64,12 +63,7 @@ export async function initCommand(args: string[]): Promise<number> {
   else throw new CliError(`give at least one --source TYPE=URI (or run it on a terminal to be asked)\n${INIT_USAGE}`, EXIT.usage);
 
   const config = starterConfig(answers, path.relative(path.dirname(file), SCHEMA_FILE));
-  try {
-    parseBuildConfig(config);
-  } catch (err) {
-    if (err instanceof ConfigError) throw new CliError(err.message, EXIT.usage);
-    throw err;
-  }
+  parseBuildConfig(config); // a ConfigError exits 2 with its message, as every input error does (cli/mmif.ts)
   const tooLong = buildIdLengthProblem(answers.buildId);
   if (tooLong) throw new CliError(tooLong, EXIT.usage);
   // `--out configs/new/build.json` names where the config goes: its folder is made, as an editor's "save as" would not refuse it.

@@ -36,9 +36,9 @@ export async function validateCommand(args: string[]): Promise<number> {
  */
 export async function validation(config: BuildConfig, file: string): Promise<{ problems: string[]; lines: string[] }> {
   // Extracted first, once: the checks and the layouts read the members, and a reader's view keeps the
-  // extractions it saw first.
-  const problems = await buildProblems(config, await extractEverySource(config.sources, config.s3));
-  const readable = await readableLayouts(config);
+  // extractions it saw first. Then both at once: neither extracts.
+  const unwritable = await extractEverySource(config.sources, config.s3);
+  const [problems, readable] = await Promise.all([buildProblems(config, unwritable), readableLayouts(config)]);
   if (problems.length > 0) return { problems: problems.map((problem) => `${file}: ${problem}`), lines: readable };
   const sources = config.sources.map((s) => `${s.type} ${s.uri}`).join(', ');
   return { problems, lines: [`${file}: ok (build ${config.buildId}: ${sources} -> ${config.output})`, ...readable] };

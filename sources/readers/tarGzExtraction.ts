@@ -16,10 +16,8 @@ import { SourceError } from '../contract.js';
 import { datasetKey } from './datasetPath.js';
 import { TarError, tarEntries } from './tar.js';
 
-/** The folder under a source's root holding what its archives unpack to (a root's listing leaves it out). */
-export const EXTRACTED = EXTRACTION_CACHE;
 /** Completion markers, one per archive (`<archive>.json`); no archive key can name this folder. */
-const MARKERS = `${EXTRACTED}/.complete/`;
+const MARKERS = `${EXTRACTION_CACHE}/.complete/`;
 /** Puts in flight while extracting (S3 puts are a round trip each). */
 const PUTS_IN_FLIGHT = 8;
 
@@ -59,7 +57,7 @@ export function tarGzArchives(objects: Iterable<ObjectInfo>): TarGzArchive[] {
 
 /** The folder an archive's members are written under, and the key of its completion marker. */
 export function extractionDir(archiveKey: string): string {
-  return `${EXTRACTED}/${archiveKey}`;
+  return `${EXTRACTION_CACHE}/${archiveKey}`;
 }
 
 function markerKey(archiveKey: string): string {

@@ -22,7 +22,7 @@ import { priorJudgement, type PriorJudgement } from './priorJudgements.js';
 
 interface AnswerUnderTest {
   task: Task;
-  /** All the sample's constraints: compare judging regenerates answers without one of them. */
+  /** All the sample's constraints (`indices` picks the ones to verify). */
   constraints: readonly PlannedConstraint[];
   answer: string;
   image: SampleImage;
