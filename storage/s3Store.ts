@@ -4,7 +4,7 @@
  * PUT (If-None-Match), large objects by multipart upload. The SDK is loaded on the store's first
  * request, not with this module: a command that opens no s3:// store never pays for it (ADR 0070).
  */
-import type { S3Client } from '@aws-sdk/client-s3';
+import type { ListObjectsV2CommandInput, ListObjectsV2CommandOutput, S3Client } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
 import { mapLimit } from '../domain/mapLimit.js';
 import { EXTRACTION_CACHE, listingSkips, StoreError, type ObjectInfo, type ObjectStore } from './objectStore.js';
@@ -162,28 +162,25 @@ export class S3Store implements ObjectStore {
    * key in the bucket", docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectsV2.html).
    */
   async *list(prefix: string): AsyncIterable<ObjectInfo> {
-    let token: string | undefined;
-    let startAfter: string | undefined;
-    let restart = false;
+    // The next request's page: the first, the next of a truncated listing, or the restart past the cache.
+    let page: Pick<ListObjectsV2CommandInput, 'ContinuationToken' | 'StartAfter'> | undefined = {};
+    let skipped = false;
     const strip = this.prefix ? this.prefix.length + 1 : 0;
     const { sdk, client } = await this.open();
     do {
-      restart = false;
-      const page = token ? { ContinuationToken: token } : { StartAfter: startAfter };
-      const res = await client.send(new sdk.ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.key(prefix), ...page }));
-      token = res.IsTruncated ? res.NextContinuationToken : undefined;
+      const res: ListObjectsV2CommandOutput = await client.send(new sdk.ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.key(prefix), ...page }));
+      page = res.IsTruncated ? { ContinuationToken: res.NextContinuationToken } : undefined;
       for (const obj of res.Contents ?? []) {
         const key = obj.Key!.slice(strip);
         if (!listingSkips(prefix, key)) yield { key, size: obj.Size ?? 0 };
-        else if (startAfter === undefined) {
-          startAfter = this.key(PAST_EXTRACTION_CACHE);
-          token = undefined;
-          restart = true;
+        else if (!skipped) {
+          skipped = true;
+          page = { StartAfter: this.key(PAST_EXTRACTION_CACHE) };
           break;
         }
         // else a key past the bound (its first character U+10FFFF): left out, not listed
       }
-    } while (token || restart);
+    } while (page);
   }
 
   async delete(key: string): Promise<void> {
