@@ -63,7 +63,8 @@ export class ArchiveFolder {
    */
   async find(path: string): Promise<ArchiveMemberRef | undefined> {
     const top = topFolder(path);
-    for (const listed of this.candidates(path)) {
+    const candidates = this.candidates(path);
+    for (const listed of candidates) {
       const archive = await this.archive(listed);
       if (typeof archive === 'string') continue;
       for (const prefix of prefixesOf(archive.key)) {
@@ -72,7 +73,7 @@ export class ArchiveFolder {
       }
     }
     const baseName = path.slice(path.lastIndexOf('/') + 1);
-    for (const listed of this.candidates(path)) {
+    for (const listed of candidates) {
       if (!listed.key.startsWith(top)) continue;
       const archive = await this.archive(listed);
       if (typeof archive === 'string') continue;
@@ -93,7 +94,7 @@ export class ArchiveFolder {
     return this.listed.filter(({ key }) => !key.includes('/') || key.startsWith(top));
   }
 
-  /** The archive opened (once per folder), or why it cannot be read: a damaged one is set aside, named where a path is not found. */
+  /** The archive opened (once per archive), or why it cannot be read: a damaged one is set aside, named where a path is not found. */
   private archive({ key, size }: ObjectInfo): Promise<MemberArchive | string> {
     let opening = this.opened.get(key);
     if (!opening) {

@@ -48,15 +48,18 @@ export function extractedView(base: ObjectStore): ObjectStore {
       const member = folder === '' ? key : key.startsWith(`${folder}/`) ? key.slice(folder.length + 1) : undefined;
       return member === undefined ? [] : [{ stored: `${cache}/${member}`, origin: { file: archive, member } }];
     });
-  /** The first extraction holding `key`, if any. */
-  const storedIn = async (key: string): Promise<string | undefined> => {
-    for (const { stored } of await cached(key)) if (await base.exists(stored)) return stored;
+  /** The first of `places` that is stored, if any. */
+  const firstStored = async (places: ReadonlyArray<{ stored: string }>): Promise<string | undefined> => {
+    for (const { stored } of places) if (await base.exists(stored)) return stored;
     return undefined;
   };
+  /** The first extraction holding `key`, if any. */
+  const storedIn = async (key: string): Promise<string | undefined> => firstStored(await cached(key));
   /** Where `key` is stored: itself when it exists (or nothing holds it), else the first extraction holding it. */
   const located = async (key: string): Promise<string> => {
-    if ((await cached(key)).length === 0 || (await base.exists(key))) return key;
-    return (await storedIn(key)) ?? key;
+    const places = await cached(key);
+    if (places.length === 0 || (await base.exists(key))) return key;
+    return (await firstStored(places)) ?? key;
   };
   const view: ObjectStore = {
     root: base.root,
