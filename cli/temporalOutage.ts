@@ -18,8 +18,10 @@ const NO_ANSWER = new Map([
 
 /** Why the server did not answer, when that is what `err` (or an error it wraps) says; else undefined. */
 export function noAnswerFrom(err: unknown): string | undefined {
-  const e = causeChain(err).find((c) => isGrpcServiceError(c) && NO_ANSWER.has(c.code));
-  return e && isGrpcServiceError(e) ? `${NO_ANSWER.get(e.code)}: ${e.details || e.message}` : undefined;
+  const e = causeChain(err)
+    .filter(isGrpcServiceError)
+    .find((c) => NO_ANSWER.has(c.code));
+  return e ? `${NO_ANSWER.get(e.code)}: ${e.details || e.message}` : undefined;
 }
 
 interface OutageOptions {

@@ -13,9 +13,10 @@ import { causeChain } from './causeChain.js';
 
 /** The system error codes (ECONNREFUSED, ...) in an error's causes, itself first: the SDK wraps the fetch error, which wraps the socket's. */
 export function causeCodes(err: unknown): string[] {
-  const codes: string[] = [];
-  causeWith(err, (code) => (codes.push(code), false));
-  return codes;
+  return causeChain(err).flatMap((e) => {
+    const code = (e as { code?: unknown }).code;
+    return e instanceof Error && typeof code === 'string' ? [code] : [];
+  });
 }
 
 export interface ConnectFailure {
