@@ -135,7 +135,6 @@ export const MULTITURN_STAGE_NAMES = namesOf(STAGES.multiturn);
 /** Every stage a sample can have a state for, whatever the build's mode. */
 export const ALL_STAGE_NAMES: readonly StageName[] = [...new Set(ALL_STAGES.map((s) => s.name))];
 
-/** The stages a build of this mode runs, by name, in order. */
 /** The stages whose rejection drops only a pair (rejectsPairOnly), by name. */
 const PAIR_ONLY_STAGES: ReadonlySet<StageName> = new Set(ALL_STAGES.filter((s) => 'rejectsPairOnly' in s).map((s) => s.name));
 
@@ -154,6 +153,7 @@ export function sampleFates(stages: Partial<Record<StageName, { ok: number; reje
   return { accepted, rejected };
 }
 
+/** The stages a build of this mode runs, by name, in order. */
 export function stagesFor(mode: BuildMode): readonly StageName[] {
   return STAGES[mode].map((s) => s.name);
 }

@@ -15,6 +15,7 @@ import type { CallRecord } from '../../llm/callRecord.js';
 import { renderAnswerPrompt } from '../../prompts/answerPrompt.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/server.js';
 import { LocalStore } from '../../storage/localStore.js';
+import { ReadCounts } from '../harness/readCounts.js';
 import { defaultLlmSettings } from '../harness/llmSettings.js';
 import { parseBuildConfig } from '../../config/buildConfig.js';
 import { parseEvalConfig } from '../../config/evalConfig.js';
@@ -85,30 +86,21 @@ test('requests are admitted until the budget is spent; in flight they count agai
   await assert.rejects(budget.admit(), (err: Error) => err.message === 'budget exhausted: $5.1000 of $5.0000 spent');
 });
 
-/** Counts the reads of the budget object. */
-class BudgetReads extends LocalStore {
-  reads = 0;
-  override async get(key: string): Promise<Buffer | undefined> {
-    if (key === BUDGET) this.reads += 1;
-    return super.get(key);
-  }
-}
-
 test('requests admitted together read the budget once per refresh, and once more before refusing', async () => {
-  const store = new BudgetReads(path.join(dir, 'together'));
+  const store = new ReadCounts(path.join(dir, 'together'));
   let now = 0;
   const budget = new BuildBudget(store, BUDGET, new SpendLedger(store, SPEND, () => now), () => now);
   await writeBudget(store, BUDGET, { maxRequests: 40 });
-  store.reads = 0; // writeBudget's own read
+  store.reads.clear(); // writeBudget's own read
   await Promise.all(Array.from({ length: 20 }, () => budget.admit()));
-  assert.equal(store.reads, 1, '20 requests admitted at once: one read');
+  assert.equal(store.readsOf(BUDGET), 1, '20 requests admitted at once: one read');
   await Promise.all(Array.from({ length: 10 }, () => budget.admit()));
-  assert.equal(store.reads, 1, 'within the refresh age: none');
+  assert.equal(store.readsOf(BUDGET), 1, 'within the refresh age: none');
   now += BUDGET_REFRESH_MS;
   await Promise.all(Array.from({ length: 10 }, () => budget.admit()));
-  assert.equal(store.reads, 2, 'a second later: one more');
+  assert.equal(store.readsOf(BUDGET), 2, 'a second later: one more');
   await assert.rejects(budget.admit(), /budget exhausted: 40 of 40 requests sent/);
-  assert.equal(store.reads, 3, 'read afresh before refusing');
+  assert.equal(store.readsOf(BUDGET), 3, 'read afresh before refusing');
 });
 
 test('a ModelCaller sends nothing once the budget is spent, and a raised budget lets it go on from its cache', async () => {

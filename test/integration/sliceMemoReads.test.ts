@@ -18,21 +18,8 @@ import { runSliceStages, runStage } from '../../pipeline/run/runStage.js';
 import type { StageState } from '../../pipeline/run/stageState.js';
 import { startSimulator } from '../../simulator/server.js';
 import { LocalStore } from '../../storage/localStore.js';
+import { ReadCounts } from '../harness/readCounts.js';
 import { getCreatedJson } from '../../storage/objectStore.js';
-
-/** A store that counts the reads of each key. */
-class ReadCounts extends LocalStore {
-  readonly reads = new Map<string, number>();
-  override async get(key: string): Promise<Buffer | undefined> {
-    this.reads.set(key, (this.reads.get(key) ?? 0) + 1);
-    return super.get(key);
-  }
-  /** The most reads of one key among those `pick` picks, and how many of them were read. */
-  most(pick: (key: string) => boolean): { most: number; keys: number } {
-    const counts = [...this.reads].filter(([key]) => pick(key)).map(([, n]) => n);
-    return { most: Math.max(0, ...counts), keys: counts.length };
-  }
-}
 
 test('a slice execution reads each stage state and staged image of its samples at most once; the next execution reads the store again', async () => {
   const output = await mkdtemp(path.join(tmpdir(), 'mmif-slice-memo-'));

@@ -21,6 +21,7 @@ import type { StageName } from '../../config/stages.js';
 import type { StageResults, StageState } from '../../pipeline/run/stageState.js';
 import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
 import { LocalStore } from '../../storage/localStore.js';
+import { ReadCounts } from '../harness/readCounts.js';
 import { assertCommittedShardsIntact } from '../harness/datasetChecks.js';
 
 const layout = buildLayout('revisions');
@@ -145,15 +146,6 @@ test('a shard with a model-call rejection is committed as revision 1 counting it
   const retried = await writeShard({ ...untouchable, put: () => Promise.reject(new Error('nothing may be written')) }, layout, spec({ replacesRevision: 1 }));
   assert.deepEqual(retried, second);
 });
-
-/** Counts the reads of each key. */
-class ReadCounts extends LocalStore {
-  readonly reads = new Map<string, number>();
-  override async get(key: string): Promise<Buffer | undefined> {
-    this.reads.set(key, (this.reads.get(key) ?? 0) + 1);
-    return super.get(key);
-  }
-}
 
 test("a single-turn commit reads each sample's state of each single-turn stage once, and looks for no chat state", async () => {
   const counted = new ReadCounts(dir);
