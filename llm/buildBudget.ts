@@ -7,6 +7,7 @@
  * The limits are read from the build's budget object, which each run writes from its config: the
  * budget is not in the fingerprint, so a run with a raised budget continues the build.
  */
+import { ThrottledRead } from './throttledRead.js';
 import { getJson, putIfChanged, type ObjectStore } from '../storage/objectStore.js';
 import { SpendLedger, type Spend } from './spendLedger.js';
 import { PermanentError } from '../domain/errors.js';
@@ -41,8 +42,7 @@ export async function writeBudget(store: ObjectStore, key: string, limits: Budge
 
 export class BuildBudget {
   private limits: BudgetLimits = {};
-  private limitsReadAt = -Infinity;
-  private readingLimits?: Promise<void>;
+  private readonly limitsRead: ThrottledRead;
   private inFlight = 0;
 
   constructor(
@@ -50,8 +50,12 @@ export class BuildBudget {
     /** The build's budget object (BuildLayout.budget). */
     private readonly budgetKey: string,
     readonly ledger: SpendLedger,
-    private readonly now: () => number = Date.now,
-  ) {}
+    now: () => number = Date.now,
+  ) {
+    this.limitsRead = new ThrottledRead(async () => {
+      this.limits = (await getJson<BudgetLimits>(this.store, this.budgetKey)) ?? {};
+    }, now);
+  }
 
   /**
    * Admits one request about to be sent, or throws BudgetExhausted. An admitted request must be
@@ -120,18 +124,9 @@ export class BuildBudget {
   }
 
   private async refresh(limitsNow = false): Promise<void> {
-    // A read before refusing is a fresh one; otherwise one read at a time, which the requests
-    // admitted meanwhile wait for (without it, every request admitted as a second ran out read the
-    // budget again: ADR 0080).
-    if (limitsNow) await this.readLimits();
-    else if (this.now() - this.limitsReadAt >= BUDGET_REFRESH_MS) await (this.readingLimits ??= this.readLimits().finally(() => (this.readingLimits = undefined)));
+    // A read before refusing is a fresh one; otherwise one read at a time (ADR 0080).
+    await (limitsNow ? this.limitsRead.fresh() : this.limitsRead.refresh(BUDGET_REFRESH_MS));
     // Without a limit there is nothing to check against: only this process's spend is written.
     if (this.limits.maxUsd !== undefined || this.limits.maxRequests !== undefined) await this.ledger.refresh(BUDGET_REFRESH_MS);
-  }
-
-  private async readLimits(): Promise<void> {
-    const started = this.now();
-    this.limits = (await getJson<BudgetLimits>(this.store, this.budgetKey)) ?? {};
-    this.limitsReadAt = started;
   }
 }

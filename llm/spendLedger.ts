@@ -7,6 +7,7 @@
  * restarts and resumes. Writes are coalesced (one in flight per process); a process killed before
  * its write loses at most the calls paid meanwhile from the total, and the retried stage pays nothing.
  */
+import { ThrottledRead } from './throttledRead.js';
 import { randomUUID } from 'node:crypto';
 import { getJson, putJson, type ObjectStore } from '../storage/objectStore.js';
 
@@ -20,8 +21,7 @@ const none = (): Spend => ({ usd: 0, requests: 0 });
 export class SpendLedger {
   private readonly own: Spend = none();
   private others: Spend = none();
-  private readAt = -Infinity;
-  private reading?: Promise<void>;
+  private readonly othersRead: ThrottledRead;
   private writing?: Promise<void>;
   private dirty = false;
   private readonly key: string;
@@ -30,10 +30,11 @@ export class SpendLedger {
     private readonly store: ObjectStore,
     /** The build's spend folder (BuildLayout.spendPrefix). */
     private readonly prefix: string,
-    private readonly now: () => number = Date.now,
+    now: () => number = Date.now,
     writer: string = randomUUID(),
   ) {
     this.key = `${prefix}${writer}.json`;
+    this.othersRead = new ThrottledRead(() => this.read(), now);
   }
 
   /** Adds a paid call (or the several requests of one) to this process's total, and writes it. */
@@ -50,9 +51,8 @@ export class SpendLedger {
   }
 
   /** Reads the other writers' totals again when the last read is older than `maxAgeMs`. */
-  async refresh(maxAgeMs: number): Promise<void> {
-    if (this.now() - this.readAt < maxAgeMs) return;
-    await (this.reading ??= this.read().finally(() => (this.reading = undefined)));
+  refresh(maxAgeMs: number): Promise<void> {
+    return this.othersRead.refresh(maxAgeMs);
   }
 
   /** Waits until this process's total is written. */
@@ -61,7 +61,6 @@ export class SpendLedger {
   }
 
   private async read(): Promise<void> {
-    const started = this.now();
     const others = none();
     for await (const { key } of this.store.list(this.prefix)) {
       if (key === this.key || !key.endsWith('.json')) continue;
@@ -70,7 +69,6 @@ export class SpendLedger {
       others.requests += spend?.requests ?? 0;
     }
     this.others = others;
-    this.readAt = started;
   }
 
   private async write(): Promise<void> {
