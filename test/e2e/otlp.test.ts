@@ -205,14 +205,3 @@ test("the worker pushes the engine's metrics over OTLP: the scrape's instruments
     JSON.stringify(attempts[0]),
   );
 });
-
-test('an OTLP protocol the engine cannot speak, or an export interval that is no positive number, fails the worker in one line naming the variable', async () => {
-  const refusals: Array<[Record<string, string>, string]> = [
-    [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, 'OTEL_EXPORTER_OTLP_PROTOCOL=grpc: mmif exports OTLP over http/protobuf or http/json only'],
-    [{ OTEL_METRIC_EXPORT_INTERVAL: 'soon' }, 'Invalid environment variable OTEL_METRIC_EXPORT_INTERVAL="soon": expected a positive number of milliseconds'],
-  ];
-  for (const [bad, line] of refusals) {
-    const refused = await runMmif(['worker'], { env: { TEMPORAL_ADDRESS: server.address, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ...bad } });
-    assert.deepEqual([refused.code, refused.stderr.trim()], [2, `mmif: ${line}`]);
-  }
-});
