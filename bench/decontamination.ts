@@ -11,6 +11,7 @@ import { mapLimit } from '../domain/mapLimit.js';
 import { rngFor } from '../domain/random.js';
 import { imageFingerprint } from '../image/perceptualHash.js';
 import { COPY_KINDS, copyOf, IMAGE_KINDS, kindImage, type ImageKind } from '../test/fixtures/imageKinds.js';
+import { quantile } from './harness.js';
 
 const { values } = parseArgs({
   options: { n: { type: 'string', default: '1000' }, copies: { type: 'string', default: '3' }, pairs: { type: 'string', default: '100000' }, kinds: { type: 'string' } },
@@ -19,7 +20,7 @@ const n = Number(values.n);
 const copiesEach = Number(values.copies);
 const pairBudget = Number(values.pairs);
 const kinds = values.kinds ? (values.kinds.split(',') as ImageKind[]) : IMAGE_KINDS;
-const q = (sorted: number[], p: number, digits = 2) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!.toFixed(digits) : '-');
+const q = (values: number[], p: number, digits = 2) => (values.length ? quantile(values, p).toFixed(digits) : '-');
 const matches = (a: Fingerprint, b: Fingerprint): { candidate: boolean; like?: Likeness } => {
   if (hammingDistance(a.dHash, b.dHash) > CANDIDATE_BITS) return { candidate: false };
   return { candidate: true, like: likeness(a.rendering, b.rendering) };

@@ -208,7 +208,7 @@ async function main(): Promise<void> {
       );
       const pct = (n: number) => `${fmt((100 * n) / CAP)}%`;
       const spells = reports.flatMap((r) => r.converged);
-      const times = spells.filter((t): t is number => t !== null).sort((a, b) => a - b);
+      const times = spells.filter((t): t is number => t !== null);
       const spellQuantile = (q: number) => (times.length === 0 ? '-' : `${fmt(quantile(times, q) / 1000, 2)} s`);
       const last = ticks.at(-1)!;
       const limit = CAP / (LATENCY_MS / 1000);

@@ -8,6 +8,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { hammingDistance } from '../domain/decontamination.js';
 import { dHash } from '../image/perceptualHash.js';
+import { quantile } from './harness.js';
 
 const dir = 'samples/cc3m/00000';
 const files = process.argv.slice(2).length > 0 ? process.argv.slice(2) : (await readdir(dir)).filter((f) => f.endsWith('.jpg')).map((f) => path.join(dir, f));
@@ -37,7 +38,5 @@ for (const [name, hash] of [
   const near = originals.map((h, i) => hammingDistance(h, copied[i]!));
   const far: number[] = [];
   for (let i = 0; i < originals.length; i++) for (let j = i + 1; j < originals.length; j++) far.push(hammingDistance(originals[i]!, originals[j]!));
-  console.log(
-    `${name}: ${ms.toFixed(1)} ms/image; copy distance max ${Math.max(...near)} (${near.join(',')}); distinct min ${Math.min(...far)}, median ${far.sort((a, b) => a - b)[far.length >> 1]}`,
-  );
+  console.log(`${name}: ${ms.toFixed(1)} ms/image; copy distance max ${Math.max(...near)} (${near.join(',')}); distinct min ${Math.min(...far)}, median ${quantile(far, 0.5)}`);
 }

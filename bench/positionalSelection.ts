@@ -18,6 +18,7 @@ import type { ObjectStore } from '../storage/objectStore.js';
 import { parquetMetadataAsync, parquetRead, type AsyncBuffer, type FileMetaData } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { startS3Server, useS3Env } from '../test/harness/s3Server.js';
+import { loadAverage } from './harness.js';
 
 const { values } = parseArgs({
   options: { samples: { type: 'string', default: '1000' }, sizes: { type: 'string', default: '30000,100000,300000' }, 'no-s3': { type: 'boolean' } },
@@ -169,7 +170,7 @@ if (!values['no-s3']) {
     },
   });
 }
-console.log(`positional selection of ${samples} samples; load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`);
+console.log(`positional selection of ${samples} samples; load ${loadAverage(1)}`);
 console.log('| backend | records | plan s | of which footers s | positions drawn | row groups decoded | parquet bytes read | peak RSS MiB |');
 console.log('|---|---|---|---|---|---|---|---|');
 try {

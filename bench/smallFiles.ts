@@ -6,12 +6,13 @@
 //
 // Run:   npx tsx bench/smallFiles.ts [--ops 3000] [--rounds 2]
 import { readFile as readFileCallback } from 'node:fs';
-import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { mapLimit } from '../domain/mapLimit.js';
 import { LocalStore } from '../storage/localStore.js';
+import { loadAverage } from './harness.js';
 
 const { values } = parseArgs({ options: { ops: { type: 'string', default: '3000' }, rounds: { type: 'string', default: '2' } } });
 const OPS = Number(values.ops);
@@ -49,7 +50,7 @@ async function measure(name: string, op: (i: number) => Promise<unknown>): Promi
 for (let round = 1; round <= Number(values.rounds); round++) {
   const dir = await mkdtemp(path.join(tmpdir(), 'mmif-small-files-'));
   try {
-    console.log(`round ${round} (${OPS} operations each, load average ${(await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ')})`);
+    console.log(`round ${round} (${OPS} operations each, load average ${loadAverage()})`);
     const puts = new LocalStore(path.join(dir, 'put'));
     const creates = new LocalStore(path.join(dir, 'create'));
     // In the order A B B A: file creation costs drift with what the rest of the machine does to the disk.
