@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import type { z } from 'zod';
 import { buildConfigSchema } from '../../config/buildConfig.js';
-import { envNumber, positiveEnvNumber } from '../../config/envNumber.js';
+import * as envReaders from '../../config/envNumber.js';
 import { MODEL_ROLES } from '../../config/modelsConfig.js';
 import { evalConfigSchema } from '../../config/evalConfig.js';
 import { BEGIN, END } from '../../cli/writeConfigReference.js';
@@ -307,8 +307,8 @@ const ENV_NAME = /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$/;
 const TEMPLATE_EXPANSIONS: Record<string, readonly string[]> = { MMIF_MODEL_: MODEL_ROLES.map((s) => s.toUpperCase()) };
 
 const isEnvObject = (e: ts.Expression) => /(^|\.)env$/.test(e.getText());
-/** Read a variable named by their argument (config/envNumber.ts): a call of one is a computed read. */
-const ENV_READERS = [envNumber.name, positiveEnvNumber.name];
+/** Every function config/envNumber.ts exports reads a variable named by its argument: a call of one is a computed read. */
+const ENV_READERS = Object.values(envReaders).map((reader) => reader.name);
 
 /**
  * The environment variables the production code reads: every production folder (the layers, local/,
