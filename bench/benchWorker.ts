@@ -6,7 +6,8 @@
  * leaseReports, slots}: event-loop delay, memory, CPU, limiter states, every 8th request's slot times;
  * read by bench/shareTrace.ts). BENCH_SPLIT_ONLY=1: limits split 1/N without leases. BENCH_CPU_PROF /
  * BENCH_HEAP_PROF=<file>: a V8 CPU profile / a sampling heap profile of objects that outlived a
- * young-generation collection, written on SIGTERM.
+ * young-generation collection, written on SIGTERM. BENCH_STORE_CALLS=<file>: its HTTP requests and
+ * connections counted (bench/storeCalls.ts), written as JSON on SIGTERM.
  * Run:   BENCH_MAX_ACTIVITIES=32 node --import tsx bench/benchWorker.ts
  */
 import { currentOnceSeen, versionedWorkerOptions, workerDeploymentVersion } from '../worker/deploymentVersion.js';
@@ -23,6 +24,7 @@ import { prebuiltWorkflowBundle } from '../worker/bundleProcess.js';
 import { createWorker, DEFAULT_ACTIVITY_SLOTS, limitHeapGrowth, withSmallWorkflowThreadHeap } from '../worker/createWorker.js';
 import { leaseReportsSent, shareEndpointLimits, splitAmongPollers } from '../worker/endpointSharing.js';
 import { temporalSettingsFromEnv } from '../worker/connectionFromEnv.js';
+import { countStoreCalls } from './storeCalls.js';
 
 const max = Number(process.env.BENCH_MAX_ACTIVITIES ?? DEFAULT_ACTIVITY_SLOTS);
 if (!Number.isInteger(max) || max < 1) throw new Error(`BENCH_MAX_ACTIVITIES must be a positive integer, got ${process.env.BENCH_MAX_ACTIVITIES}`);
@@ -30,6 +32,8 @@ const trace = process.env.BENCH_TRACE;
 const splitOnly = process.env.BENCH_SPLIT_ONLY === '1';
 const settings = temporalSettingsFromEnv();
 const connection = await NativeConnection.connect(settings.connection);
+const storeCallsFile = process.env.BENCH_STORE_CALLS;
+const storeCalls = storeCallsFile ? countStoreCalls() : undefined;
 const profile = process.env.BENCH_CPU_PROF;
 const profiler = profile ? new Session() : undefined;
 if (profiler) {
@@ -132,6 +136,7 @@ console.log(
   `worker polling task queue '${settings.taskQueue}' on ${settings.connection.address} (maxConcurrentActivities ${max}${trace ? `, trace ${trace}` : ''}${splitOnly ? ', limits split 1/N' : ''})`,
 );
 await worker.run();
+if (storeCalls) await writeFile(storeCallsFile!, JSON.stringify(storeCalls()));
 if (profiler) {
   const { profile: data } = await profiler.post('Profiler.stop');
   await writeFile(profile!, JSON.stringify(data));

@@ -130,6 +130,8 @@ export function startWorkerProcess(options: {
   maxConcurrentActivities?: number;
   trace?: string;
   cpuProfile?: string;
+  /** A file the worker writes its HTTP requests and connections to, counted (bench/storeCalls.ts). */
+  storeCalls?: string;
   heapProfile?: string;
   splitOnly?: boolean;
   /** `mmif worker --metrics <this>`: the worker records and serves its metrics. */
@@ -139,13 +141,14 @@ export function startWorkerProcess(options: {
 }): Promise<Proc> {
   const env: NodeJS.ProcessEnv = { TEMPORAL_ADDRESS: options.address, MMIF_TASK_QUEUE: options.taskQueue, OPENAI_BASE_URL: options.simulatorUrl, ...options.env };
   if (process.env.BENCH_WORKER_NODE_OPTIONS) env.NODE_OPTIONS = process.env.BENCH_WORKER_NODE_OPTIONS;
-  if (options.maxConcurrentActivities === undefined && !options.trace && !options.cpuProfile && !options.heapProfile && !options.splitOnly)
+  if (options.maxConcurrentActivities === undefined && !options.trace && !options.cpuProfile && !options.storeCalls && !options.heapProfile && !options.splitOnly)
     return startNodeProcess(CLI, ['worker', ...(options.metricsAt ? ['--metrics', options.metricsAt] : [])], env, 'worker polling', 120_000);
   if (options.metricsAt) throw new Error('metrics are measured on the real `mmif worker` (no --activities, --trace or profiles)');
   const extra: NodeJS.ProcessEnv = { BENCH_MAX_ACTIVITIES: String(options.maxConcurrentActivities ?? DEFAULT_ACTIVITY_SLOTS) };
   if (options.splitOnly) extra.BENCH_SPLIT_ONLY = '1';
   if (options.trace) extra.BENCH_TRACE = options.trace;
   if (options.cpuProfile) extra.BENCH_CPU_PROF = options.cpuProfile;
+  if (options.storeCalls) extra.BENCH_STORE_CALLS = options.storeCalls;
   if (options.heapProfile) extra.BENCH_HEAP_PROF = options.heapProfile;
   return startNodeProcess(BENCH_WORKER, [], { ...env, ...extra }, 'worker polling', 120_000);
 }

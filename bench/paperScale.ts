@@ -7,8 +7,9 @@
 // each round and its tail, each top-up planning call, with no shard running, and finalize; requests
 // and tokens per accepted record; worker CPU and RSS; history events; objects and bytes written.
 // Run:   npx tsx bench/paperScale.ts [--scale 0.0625] [--gpus 2] [--speedup 4] [--workers 2] [--json /tmp/paper.json]
-//        [--cpu-prof DIR]: each worker is bench/benchWorker.ts, writing DIR/worker-N.cpuprofile on exit
-import { readdirSync, statSync, writeFileSync } from 'node:fs';
+//        [--cpu-prof DIR] [--store-calls DIR]: each worker is bench/benchWorker.ts, writing DIR/worker-N.cpuprofile
+//        / DIR/worker-N.json (its HTTP requests and connections, bench/storeCalls.ts; printed per model request)
+import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -22,6 +23,7 @@ import { buildLayout } from '../storage/buildLayout.js';
 import { GPU_PROFILES } from '../simulator/gpuProfile.js';
 import { startS3Server, useS3Env } from '../test/harness/s3Server.js';
 import { CLI, fmt, loadAverage, pollSimulator, procUsage, simStats, startNodeProcess, startWorkerProcess, steadyState, type Proc } from './harness.js';
+import { perModelRequest, type StoreCalls } from './storeCalls.js';
 import { PAPER_SOURCE_SIZES, paperMix, paperSources, scaled } from './paperSources.js';
 import { sampleLanes, shardsToFeedLanes } from '../domain/sampleLanes.js';
 
@@ -37,6 +39,7 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '2' },
     json: { type: 'string' },
     'cpu-prof': { type: 'string' },
+    'store-calls': { type: 'string' },
   },
 });
 const SCALE = Number(values.scale);
@@ -66,6 +69,10 @@ const sim = await startNodeProcess(CLI, ['simulator'], simEnv, 'listening on');
 const simUrls = { url: `http://127.0.0.1:${simEnv.SIM_PORT}/v1`, admin: `http://127.0.0.1:${simEnv.SIM_PORT}/admin` };
 const workers: Proc[] = [];
 const WORKERS = Number(values.workers);
+const profileDir = values['cpu-prof'];
+const callsDir = values['store-calls'];
+for (const dir of [profileDir, callsDir]) if (dir) mkdirSync(dir, { recursive: true });
+let modelRequests = 0;
 // What the engine derives from the endpoint's slots (no lane knob is set below): reported, not configured.
 const SLOTS = GPUS * PROFILE.slots;
 const lanes = sampleLanes(SLOTS);
@@ -78,7 +85,8 @@ try {
         address: temporal.address,
         taskQueue,
         simulatorUrl: simUrls.url,
-        ...(values['cpu-prof'] ? { cpuProfile: path.join(values['cpu-prof'], `worker-${i}.cpuprofile`) } : {}),
+        ...(profileDir ? { cpuProfile: path.join(profileDir, `worker-${i}.cpuprofile`) } : {}),
+        ...(callsDir ? { storeCalls: path.join(callsDir, `worker-${i}.json`) } : {}),
       }),
     );
   const connection = await Connection.connect({ address: temporal.address });
@@ -133,7 +141,7 @@ try {
     loadAfter,
     wallSeconds: fmt(wallSeconds),
     capacity: fmt(CAPACITY, 2),
-    requests: stats.completed,
+    requests: (modelRequests = stats.completed),
     r429: stats.byStatus['429'] ?? 0,
     boundSeconds: fmt(bound),
     wholeBuildEfficiency: `${fmt((100 * bound) / wallSeconds)}%`,
@@ -158,6 +166,11 @@ try {
   await sim.stop();
   await temporal.stop();
   await s3Server.stop();
+}
+if (callsDir && modelRequests > 0) {
+  const all = workers.map((_, i) => JSON.parse(readFileSync(path.join(callsDir, `worker-${i}.json`), 'utf8')) as StoreCalls);
+  console.log(`store calls and connections per model request (${modelRequests} requests, ${workers.length} workers):`);
+  for (const [key, n] of perModelRequest(all, modelRequests).filter(([, n]) => n >= 0.01)) console.log(`  ${n.toFixed(2)}  ${key}`);
 }
 
 interface Phase {
