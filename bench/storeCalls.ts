@@ -40,8 +40,10 @@ export function countStoreCalls(): () => StoreCalls {
   } as typeof connect;
   const request = http.request;
   http.request = function (...args: unknown[]) {
-    const options = (typeof args[0] === 'object' && !(args[0] instanceof URL) ? args[0] : (args[1] ?? {})) as http.RequestOptions;
-    bump(`${options.method ?? 'GET'} ${options.port} ${keyShape(options.path ?? '')}`);
+    // http.request(options[, cb]) or http.request(url[, options][, cb]): the URL, when given, names port and path.
+    const url = typeof args[0] === 'string' || args[0] instanceof URL ? new URL(args[0]) : undefined;
+    const options = (url ? (typeof args[1] === 'object' ? args[1] : {}) : args[0]) as http.RequestOptions;
+    bump(`${options.method ?? 'GET'} ${url?.port ?? options.port} ${keyShape(url?.pathname ?? options.path ?? '')}`);
     return (request as (...a: unknown[]) => http.ClientRequest)(...args);
   } as typeof http.request;
   syncBuiltinESMExports(); // `import { request } from 'node:http'` sees the wrapper too
