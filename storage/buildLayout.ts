@@ -12,6 +12,11 @@ export function imagePathInDataset(sha256: string): string {
   return `images/${sha256.slice(0, 2)}/${sha256}.jpg`;
 }
 
+/** An image as the image stage stages it (under _work/), as a path inside the dataset root. */
+export function stagedImagePathInDataset(sha256: string): string {
+  return `_work/${imagePathInDataset(sha256)}`;
+}
+
 /** The bench name the MM-IFEval scripts are given (`--bench_name`). */
 export const MMIFEVAL_BENCH = 'mmif_holdout';
 
@@ -28,7 +33,7 @@ export function buildLayout(buildId: string) {
      * A normalized image as the image stage stores it, before any record uses it: a sample rejected
      * later leaves its image here, out of the folder that is uploaded.
      */
-    stagedImage: (sha256: string) => `${work}/${imagePathInDataset(sha256)}`,
+    stagedImage: (sha256: string) => `${root}/${stagedImagePathInDataset(sha256)}`,
     imageClaim: (dedupeKey: string) => `${work}/image-claims/${dedupeKey}.json`,
     /** A sample whose dedupe claim a lower rank took over (pipeline/stages/image/imageClaims.ts LostClaim). */
     lostClaim: (sampleId: string) => `${work}/image-claims-lost/${sampleId}.json`,

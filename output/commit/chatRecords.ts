@@ -3,22 +3,23 @@
  * with every turn's question, the instruction it adds, the answer, the verdicts on every instruction
  * in force and the turn's PIF; one turn-level pair per turn whose rejected answer (made with an earlier
  * instruction left out of its context) passed the pair rules; and a rejection for the sample or for
- * each discarded pair, naming the turn and the instructions. Pure: no I/O.
+ * each discarded pair, naming the turn and the instructions, with what the sample passed. Pure: no I/O.
  */
 import type { ModelRole } from '../../config/modelsConfig.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { pif } from '../../domain/multiturn/pif.js';
 import { MULTITURN_STAGE_NAMES } from '../../config/stages.js';
 import { MULTITURN_SYSTEM_TEXT } from '../../prompts/multiturnChat.js';
-import { rejectRecord, writtenCalls, writtenDetails, writtenVerdict, sourceFields } from './records.js';
+import { passedStages, rejectRecord, writtenCalls, writtenDetails, writtenVerdict, sourceFields } from './records.js';
 import { IMAGE_TOKEN, type AssembledChat, type ChatPairRecord, type ChatRecord, type ChatTurnRecord, type RejectRecord, type SampleStates } from '../contracts/records.js';
 
 export function assembleChat(sample: SourceSample, states: SampleStates): AssembledChat {
   const calls = MULTITURN_STAGE_NAMES.flatMap((s) => states[s]?.calls ?? []);
+  const passed = passedStages(states);
   for (const stage of MULTITURN_STAGE_NAMES) {
     const state = states[stage];
-    if (!state) return { pairs: [], calls, rejects: [rejectRecord(sample, 'sample', stage, `incomplete: stage '${stage}' never ran`)] };
-    if (state.status === 'rejected') return { pairs: [], calls, rejects: [rejectRecord(sample, 'sample', stage, state.reason, writtenDetails(state.details))] };
+    if (!state) return { pairs: [], calls, rejects: [rejectRecord(sample, passed, 'sample', stage, `incomplete: stage '${stage}' never ran`)] };
+    if (state.status === 'rejected') return { pairs: [], calls, rejects: [rejectRecord(sample, passed, 'sample', stage, state.reason, writtenDetails(state.details))] };
   }
   const image = states.image!.status === 'ok' ? states.image!.result : undefined;
   const result = states.chat!.status === 'ok' ? states.chat!.result : undefined;
@@ -38,7 +39,7 @@ export function assembleChat(sample: SourceSample, states: SampleStates): Assemb
     return {
       pairs: [],
       calls,
-      rejects: [rejectRecord(sample, 'sample', 'chat', `image-token-in-text: turn ${placeholder.turn} contains the literal ${IMAGE_TOKEN}, which trainers read as an image slot`)],
+      rejects: [rejectRecord(sample, passed, 'sample', 'chat', `image-token-in-text: turn ${placeholder.turn} contains the literal ${IMAGE_TOKEN}, which trainers read as an image slot`)],
     };
   }
   const simulated = calls.some((c) => c.simulated);
@@ -72,6 +73,7 @@ export function assembleChat(sample: SourceSample, states: SampleStates): Assemb
       rejects.push(
         rejectRecord(
           sample,
+          passed,
           'pair',
           'chat',
           `chat: ${judgement.rule}: turn ${t.turn}, answer made without turn ${forgotten.turn}'s instruction #${stake + 1} ${forgotten.constraint.type} ("${forgotten.constraint.value}"): ${judgement.detail}`,
@@ -85,7 +87,7 @@ export function assembleChat(sample: SourceSample, states: SampleStates): Assemb
     }
     if (t.pair.rejected.includes(IMAGE_TOKEN)) {
       rejects.push(
-        rejectRecord(sample, 'pair', 'chat', `image-token-in-text: turn ${t.turn}'s rejected answer contains the literal ${IMAGE_TOKEN}, which trainers read as an image slot`),
+        rejectRecord(sample, passed, 'pair', 'chat', `image-token-in-text: turn ${t.turn}'s rejected answer contains the literal ${IMAGE_TOKEN}, which trainers read as an image slot`),
       );
       continue;
     }

@@ -1,10 +1,11 @@
 /**
  * Turns a sample's stage states into output records: one MM-IFInstruct record (SFT), one MM-IFDPO
- * pair, or a rejection saying which stage refused the sample and why. Pure: no I/O.
+ * pair, or a rejection saying which stage refused the sample and why, with what it passed before
+ * (its staged image, instruction, constraints). Pure: no I/O.
  */
 import type { ModelRole } from '../../config/modelsConfig.js';
 import type { TrainingPromptTemplate } from '../../config/generationConfig.js';
-import { imagePathInDataset } from '../../storage/buildLayout.js';
+import { imagePathInDataset, stagedImagePathInDataset } from '../../storage/buildLayout.js';
 import { STAGE_NAMES, type StageName } from '../../config/stages.js';
 import type { Verdict } from '../../domain/verdict.js';
 import type { ImageResult, StageResults } from '../../pipeline/run/stageState.js';
@@ -13,7 +14,7 @@ import type { SourceSample } from '../../domain/sample.js';
 import type { VerifierCall } from '../../domain/constraints/compatibility.js';
 import { templateForSample, trainingPromptText } from '../../prompts/trainingPrompt.js';
 import { writtenFunctionName } from '../../verification/functions.js';
-import { IMAGE_TOKEN, type AssembledSample, type DpoRecord, type InstructRecord, type RejectRecord, type SampleStates, type SourcedRecord } from '../contracts/records.js';
+import { IMAGE_TOKEN, type AssembledSample, type DpoRecord, type InstructRecord, type RejectRecord, type RejectedContext, type SampleStates, type SourcedRecord } from '../contracts/records.js';
 
 /** A sample's source fields as every record writes them (all but the record's own id). */
 export function sourceFields(sample: SourceSample, image: Pick<ImageResult, 'sha256' | 'origin'>): Omit<SourcedRecord, 'id'> {
@@ -49,18 +50,37 @@ export function writtenDetails(details: RejectionDetails | undefined): Partial<R
   return written;
 }
 
-/** The rejection of a sample (or of its pair) as every build mode writes it; `details` already written. */
-export function rejectRecord(sample: SourceSample, kind: RejectRecord['kind'], stage: StageName, reason: string, details: Partial<RejectRecord> = {}): RejectRecord {
-  return { id: sample.sampleId, source: sample.source, source_id: sample.sourceId, kind, stage, reason, ...details };
+/** What a sample passed of the stages every mode runs first (image, instruction, constraints), as its rejection writes it. */
+export function passedStages(states: SampleStates): RejectedContext {
+  const passed: RejectedContext = {};
+  const { image, instruction, constraints } = states;
+  if (image?.status === 'ok') passed.staged_image_path = stagedImagePathInDataset(image.result.sha256);
+  if (instruction?.status === 'ok') passed.instruction = instruction.result.instruction;
+  if (constraints?.status === 'ok') passed.constraints = constraints.result.constraints.map(({ type, value, method }) => ({ type, value, method }));
+  return passed;
+}
+
+/** The rejection of a sample (or of its pair) as every build mode writes it, with what it passed; `details` already written. */
+export function rejectRecord(
+  sample: SourceSample,
+  passed: RejectedContext,
+  kind: RejectRecord['kind'],
+  stage: StageName,
+  reason: string,
+  details: Partial<RejectRecord> = {},
+): RejectRecord {
+  return { id: sample.sampleId, source: sample.source, source_id: sample.sourceId, kind, stage, reason, ...details, ...passed };
 }
 
 export function assembleSample(sample: SourceSample, states: SampleStates, training: TrainingPromptSettings): AssembledSample {
   const calls = STAGE_NAMES.flatMap((s) => states[s]?.calls ?? []);
+  const passed = passedStages(states);
+  const refuse = (kind: RejectRecord['kind'], stage: StageName, reason: string, details?: Partial<RejectRecord>) => rejectRecord(sample, passed, kind, stage, reason, details);
   const results: Partial<StageResults> = {};
   for (const stage of SAMPLE_STAGES) {
     const state = states[stage];
-    if (!state) return { calls, reject: rejectRecord(sample, 'sample', stage, `incomplete: stage '${stage}' never ran`) };
-    if (state.status === 'rejected') return { calls, reject: rejectRecord(sample, 'sample', stage, state.reason, writtenDetails(state.details)) };
+    if (!state) return { passed, calls, reject: refuse('sample', stage, `incomplete: stage '${stage}' never ran`) };
+    if (state.status === 'rejected') return { passed, calls, reject: refuse('sample', stage, state.reason, writtenDetails(state.details)) };
     (results as Record<string, unknown>)[stage] = state.result;
   }
   const { image, instruction, constraints, answer } = results as Omit<StageResults, 'rejected'>;
@@ -95,12 +115,12 @@ export function assembleSample(sample: SourceSample, states: SampleStates, train
     vision_dependent: answer.visionDependence?.dependent ?? null,
   };
   const placeholder = imageTokenIn({ prompt: instruct.prompt, answer: instruct.answer });
-  if (placeholder) return { calls, reject: rejectRecord(sample, 'sample', 'answer', placeholder) };
+  if (placeholder) return { passed, calls, reject: refuse('sample', 'answer', placeholder) };
   const rejected = states.rejected;
-  if (!rejected) return { calls, instruct, reject: rejectRecord(sample, 'pair', 'rejected', "incomplete: stage 'rejected' never ran") };
-  if (rejected.status === 'rejected') return { calls, instruct, reject: rejectRecord(sample, 'pair', 'rejected', rejected.reason, writtenDetails(rejected.details)) };
+  if (!rejected) return { passed, calls, instruct, reject: refuse('pair', 'rejected', "incomplete: stage 'rejected' never ran") };
+  if (rejected.status === 'rejected') return { passed, calls, instruct, reject: refuse('pair', 'rejected', rejected.reason, writtenDetails(rejected.details)) };
   const rejectedPlaceholder = imageTokenIn({ 'rejected answer': rejected.result.answer });
-  if (rejectedPlaceholder) return { calls, instruct, reject: rejectRecord(sample, 'pair', 'rejected', rejectedPlaceholder) };
+  if (rejectedPlaceholder) return { passed, calls, instruct, reject: refuse('pair', 'rejected', rejectedPlaceholder) };
   const { answer: _answer, models: _models, answer_attempts: _attempts, answer_reasoning: _reasoning, ...shared } = instruct;
   const dpo: DpoRecord = {
     ...shared,
@@ -119,7 +139,7 @@ export function assembleSample(sample: SourceSample, states: SampleStates, train
     pair_rule_rejections: rejected.result.ruleRejections,
     ...(answer.reasoning !== undefined ? { chosen_reasoning: answer.reasoning, rejected_reasoning: rejected.result.reasoning ?? null } : {}),
   };
-  return { calls, instruct, dpo };
+  return { passed, calls, instruct, dpo };
 }
 
 function imageTokenIn(texts: Record<string, string>): string | undefined {

@@ -6,7 +6,7 @@
  * the retry overwrites with the same bytes; a crash in a re-commit leaves the `revising` mark on the
  * standing manifest, which makes the next run re-open the shard and finish it.
  */
-import { assembleSample, rejectRecord, type TrainingPromptSettings } from './records.js';
+import { assembleSample, passedStages, rejectRecord, type TrainingPromptSettings } from './records.js';
 import type { DpoRecord, InstructRecord, RejectRecord, SampleStates } from '../contracts/records.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { sha256Hex } from '../../domain/hashing.js';
@@ -152,7 +152,7 @@ async function singleTurnShardContent(store: ObjectStore, layout: BuildLayout, s
   const assembled = await mapLimit(loaded, 16, async ({ sample, states }) => {
     const sampleRecords = assembleSample(sample, states, spec.training);
     const lostTo = await claimLostTo(store, layout, sample, states);
-    return lostTo ? { calls: sampleRecords.calls, reject: lostTo } : sampleRecords;
+    return lostTo ? { passed: sampleRecords.passed, calls: sampleRecords.calls, reject: lostTo } : sampleRecords;
   });
   checkBudget(
     spec,
@@ -266,7 +266,7 @@ async function claimLostTo(store: ObjectStore, layout: BuildLayout, sample: Sour
   if (!claim) return undefined;
   const holder = await claimHolder(store, layout.imageClaim(claim.key));
   if (!holder || holder.sampleId === sample.sampleId) return undefined;
-  return rejectRecord(sample, 'sample', 'image', duplicateReason(claim.policy, holder.sampleId));
+  return rejectRecord(sample, passedStages(states), 'sample', 'image', duplicateReason(claim.policy, holder.sampleId));
 }
 
 async function loadStates(store: ObjectStore, layout: BuildLayout, sample: SourceSample, stages: readonly StageName[]): Promise<SampleStates> {

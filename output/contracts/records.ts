@@ -85,7 +85,19 @@ export interface DpoRecord extends Omit<InstructRecord, 'answer' | 'models' | 'a
   rejected_reasoning?: string | null;
 }
 
-export interface RejectRecord {
+/**
+ * What a refused sample passed before it was refused, written on its rejection (each field absent
+ * when the sample never passed that stage): the rejects file shows what was refused without the
+ * resume state, and the viewer reads it from there.
+ */
+export interface RejectedContext {
+  /** The image stage's normalized copy (`_work/images/...`, relative to the dataset root): a refused sample's image is not published in images/. */
+  staged_image_path?: string;
+  instruction?: string;
+  constraints?: Array<Pick<PlannedConstraint, 'type' | 'value' | 'method'>>;
+}
+
+export interface RejectRecord extends RejectedContext {
   id: string;
   source: string;
   source_id: string;
@@ -109,6 +121,8 @@ export interface RejectRecord {
 export type SampleStates = Partial<{ [S in StageName]: StageState<S> }>;
 
 export interface AssembledSample {
+  /** What the sample passed: written on its rejection, by assembly or by a later trim (output/commit/overTarget.ts). */
+  passed: RejectedContext;
   instruct?: InstructRecord;
   dpo?: DpoRecord;
   reject?: RejectRecord;

@@ -111,12 +111,12 @@ export class ViewerWriter {
   }
 
   /**
-   * A rejected sample or discarded pair (rejects/shard-*.jsonl), with what the build's resume state
-   * (_work/) still holds of it: its instruction, constraints and staged image, when it got that far.
+   * A rejected sample or discarded pair (rejects/shard-*.jsonl), with what its line says it passed:
+   * its instruction, constraints and staged image, when it got that far.
    */
-  addRejected(r: RejectRecord, kept: RejectedContext): ViewerFile | undefined {
-    const types = [...(kept.constraints ?? []).map((c) => c.type), ...(r.verdicts ?? []).map((v) => v.type)];
-    return this.add('rejected', r.source, verdictTokens(r.verdicts ?? []), types, rejectedArticle(r, kept, this.page.imageSrc));
+  addRejected(r: RejectRecord): ViewerFile | undefined {
+    const types = [...(r.constraints ?? []).map((c) => c.type), ...(r.verdicts ?? []).map((v) => v.type)];
+    return this.add('rejected', r.source, verdictTokens(r.verdicts ?? []), types, rejectedArticle(r, this.page.imageSrc));
   }
 
   /** The last chunk, the index and the page. `omitted`: records left out by a display limit, said on the page. */
@@ -192,14 +192,6 @@ export interface FinishOptions {
   summary?: string;
 }
 
-/** What the resume state (_work/) holds of a rejected sample: absent for the stages it never passed. */
-export interface RejectedContext {
-  instruction?: string;
-  constraints?: ReadonlyArray<{ type: string; value: string; method: string }>;
-  /** The staged image (under _work/, relative to the dataset root). */
-  imagePath?: string;
-}
-
 const chunkName = (n: number) => `chunk-${String(n).padStart(5, '0')}.js`;
 const script = (path: string, body: string): ViewerFile => ({ path, body, contentType: 'text/javascript' });
 
@@ -249,12 +241,12 @@ ${header(r, imageSrc, `DPO · ${esc(r.strategy)}`)}
 </article>`;
 }
 
-function rejectedArticle(r: RejectRecord, kept: RejectedContext, imageSrc: ImageSrc): string {
+function rejectedArticle(r: RejectRecord, imageSrc: ImageSrc): string {
   const label = r.kind === 'pair' ? `discarded pair${r.strategy ? ` · ${esc(r.strategy)}` : ''}` : 'rejected sample';
   const atStake = new Set(r.at_stake ?? []);
-  const indices = [...new Set([...(kept.constraints ?? []).map((_, i) => i), ...(r.verdicts ?? []).map((v) => v.index)])].sort((a, b) => a - b);
+  const indices = [...new Set([...(r.constraints ?? []).map((_, i) => i), ...(r.verdicts ?? []).map((v) => v.index)])].sort((a, b) => a - b);
   const rows = indices.map((i) => {
-    const c = kept.constraints?.[i];
+    const c = r.constraints?.[i];
     const v = r.verdicts?.find((x) => x.index === i);
     const stake = atStake.has(i) ? ' <span class="badge drop">at stake</span>' : '';
     return `<tr><td>${i + 1}</td><td><code>${esc(c?.type ?? v?.type ?? '')}</code>${stake}</td><td>${esc(c?.value ?? '')}</td><td>${esc(c?.method ?? v?.method ?? '')}</td>${verdictCell(v)}</tr>`;
@@ -270,10 +262,10 @@ function rejectedArticle(r: RejectRecord, kept: RejectedContext, imageSrc: Image
       )}</p>`
     : '';
   return `<article ${sampleAttributes('rejected', `rejected-${r.kind}-${r.id}`, r.source, r.verdicts ?? [])} data-reason="${esc(r.reason)}">
-${kept.imagePath ? `<img src="${esc(imageSrc(kept.imagePath))}" alt="image of ${esc(r.id)}" loading="lazy">` : '<div class="no-image">no image kept</div>'}
+${r.staged_image_path ? `<img src="${esc(imageSrc(r.staged_image_path))}" alt="image of ${esc(r.id)}" loading="lazy">` : '<div class="no-image">no image kept</div>'}
 <div class="meta"><span class="badge drop">${label}</span> <code>${esc(r.id)}</code> · ${esc(r.source)} <code>${esc(r.source_id)}</code> · at stage <code>${esc(r.stage)}</code></div>
 <p class="reason"><strong>reason:</strong> <code>${esc(r.reason)}</code></p>
-${kept.instruction ? `<h2>${esc(kept.instruction)}</h2>` : ''}
+${r.instruction ? `<h2>${esc(r.instruction)}</h2>` : ''}
 ${rows.length ? `<table class="constraints"><thead><tr><th>#</th><th>type</th><th>constraint</th><th>method</th><th>${r.kind === 'pair' ? 'rejected answer' : 'last answer'}</th></tr></thead><tbody>${rows.join('')}</tbody></table>` : ''}
 ${call}${ruled}
 </article>`;

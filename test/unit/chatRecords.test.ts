@@ -100,6 +100,9 @@ test('a chat record, its kept pair and its discarded pair, and their sharegpt ro
       reason: `chat: uninformative-pair: turn 3, answer made without turn 1's instruction #1 mention ("${mention.value}"): the rejected answer satisfied every constraint at stake`,
       verdicts: chat.turns[2]!.pair!.rejectedVerdicts,
       at_stake: [0],
+      staged_image_path: `_work/images/ab/${'ab'.repeat(32)}.jpg`,
+      instruction: 'task',
+      constraints: [mention, short].map(({ type, value, method }) => ({ type, value, method })),
     },
   ]);
 
@@ -164,7 +167,7 @@ test('<image> in a turn rejects the chat naming the turn; in a rejected answer, 
   assert.ok(pairOnly.rejects.some((r) => r.kind === 'pair' && /turn 2's rejected answer contains the literal <image>/.test(r.reason)));
 });
 
-test("a rejected or unfinished stage becomes the sample's rejection, with its reason", () => {
+test("a rejected or unfinished stage becomes the sample's rejection, with its reason and what it passed", () => {
   const rejected = {
     ...states(chat),
     chat: { status: 'rejected', stage: 'chat', reason: 'chat: below-threshold: turn 4 PIF 0.50 < 1 after 3 attempts; failed: #2 mention (x)', calls: [] },
@@ -172,6 +175,12 @@ test("a rejected or unfinished stage becomes the sample's rejection, with its re
   assert.deepEqual(
     assembleChat(sample, rejected).rejects.map((r) => [r.kind, r.stage, r.reason]),
     [['sample', 'chat', 'chat: below-threshold: turn 4 PIF 0.50 < 1 after 3 attempts; failed: #2 mention (x)']],
+  );
+  // What the chat passed rides on its rejection, as on a single-turn one.
+  const [refused] = assembleChat(sample, rejected).rejects;
+  assert.deepEqual(
+    [refused!.staged_image_path, refused!.instruction, refused!.constraints],
+    [`_work/images/ab/${'ab'.repeat(32)}.jpg`, 'task', [mention, short].map(({ type, value, method }) => ({ type, value, method }))],
   );
   const { chat: _chat, ...unfinished } = states(chat);
   assert.deepEqual(

@@ -71,9 +71,9 @@ test("a build's held-out split is disjoint from its training records by image: s
   const assembled: AssembledSample[] = [];
   for (let i = 0; i < 400; i++) {
     const image_sha256 = `img${i >> 1}`;
-    assembled.push({ instruct: { id: `s${i}`, image_sha256 } as InstructRecord, dpo: { sample_id: `s${i}`, image_sha256 } as DpoRecord, calls: [] });
+    assembled.push({ instruct: { id: `s${i}`, image_sha256 } as InstructRecord, dpo: { sample_id: `s${i}`, image_sha256 } as DpoRecord, passed: {}, calls: [] });
   }
-  assembled.push({ reject: { id: 'r', source: 'cc3m', source_id: 'r', kind: 'sample', stage: 'image', reason: 'too-small' }, calls: [] });
+  assembled.push({ reject: { id: 'r', source: 'cc3m', source_id: 'r', kind: 'sample', stage: 'image', reason: 'too-small' }, passed: {}, calls: [] });
   const share = reserveHeldOut(assembled, { seed: 3, fraction: 0.2 });
   const heldImages = new Set(share.instruct.map((r) => r.image_sha256));
   const trainImages = new Set(assembled.flatMap((a) => [a.instruct?.image_sha256, a.dpo?.image_sha256].filter((x): x is string => x !== undefined)));

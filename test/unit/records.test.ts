@@ -1,7 +1,8 @@
 /**
  * Record assembly: the training prompt is written in the configured template while the generation
  * prompt is kept beside it; calls are written as MM-IFEval's scorer names them; a text holding the
- * literal `<image>` cannot become a training row and is rejected with its reason. Parquet's nested
+ * literal `<image>` cannot become a training row and is rejected with its reason; a rejection carries
+ * what its sample passed. Parquet's nested
  * fields, as Python reads them: test/integration/recordsParquet.test.ts.
  */
 import assert from 'node:assert/strict';
@@ -9,6 +10,7 @@ import { test } from 'node:test';
 import { assembleSample } from '../../output/commit/records.js';
 import { answerPromptText } from '../../prompts/answerPrompt.js';
 import { constraints, instruction, sample, states } from '../fixtures/recordStates.js';
+import type { SampleStates } from '../../output/contracts/records.js';
 
 test('inline: the user turn is make_prompt_v2 and the generation prompt stays numbered', () => {
   const { instruct, dpo } = assembleSample(sample, states(), { template: 'inline', seed: 0 });
@@ -52,4 +54,20 @@ test('a literal <image> in an answer rejects the sample, in a rejected answer th
   assert.ok(pairReject.instruct && !pairReject.dpo);
   assert.equal(pairReject.reject!.kind, 'pair');
   assert.match(pairReject.reject!.reason, /^image-token-in-text: the rejected answer contains/);
+});
+
+test('a rejection carries what its sample passed: the staged image, instruction and constraints of the stages that passed', () => {
+  const staged = `_work/images/ab/${'ab'.repeat(32)}.jpg`;
+  const written = constraints.map(({ type, value, method }) => ({ type, value, method }));
+  const pairReject = assembleSample(sample, states(undefined, 'Look: <image>'), { template: 'inline', seed: 0 }).reject!;
+  assert.deepEqual([pairReject.staged_image_path, pairReject.instruction, pairReject.constraints], [staged, instruction, written]);
+  const refused = { ...states(), constraints: { status: 'rejected', stage: 'constraints', reason: 'no-constraints', calls: [] } } as SampleStates;
+  const sampleReject = assembleSample(sample, refused, { template: 'inline', seed: 0 }).reject!;
+  assert.deepEqual([sampleReject.kind, sampleReject.staged_image_path, sampleReject.instruction, sampleReject.constraints], ['sample', staged, instruction, undefined]);
+  const { image: _image, ...imageless } = states();
+  const incomplete = assembleSample(sample, imageless as SampleStates, { template: 'inline', seed: 0 }).reject!;
+  assert.equal(incomplete.reason, "incomplete: stage 'image' never ran");
+  assert.equal(incomplete.staged_image_path, undefined);
+  // Written as a line of rejects/shard-<n>.jsonl: snake_case, nothing of the constraint's verifiers.
+  assert.deepEqual(Object.keys(JSON.parse(JSON.stringify(pairReject)) as object).sort(), ['constraints', 'id', 'instruction', 'kind', 'reason', 'source', 'source_id', 'stage', 'staged_image_path']);
 });

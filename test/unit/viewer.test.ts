@@ -149,39 +149,36 @@ test('records go to data files of VIEWER_CHUNK articles as they come, and the pa
   );
 });
 
-test('a rejected sample shows its reason, what the resume state kept of it, and its failed verdicts; a discarded pair its strategy and rule', () => {
+test('a rejected sample shows its reason, what its line says it passed, and its failed verdicts; a discarded pair its strategy and rule', () => {
   const writer = new ViewerWriter({ pageName: 'viewer.html', buildId: 'b', imageSrc: (p) => p });
   const files: ViewerFile[] = [];
   const push = (f: ViewerFile | undefined) => f && files.push(f);
   push(writer.addSft(record));
   push(
-    writer.addRejected(
-      {
-        id: 'cc3m-9',
-        source: 'cc3m',
-        source_id: '0009',
-        kind: 'sample',
-        stage: 'answer',
-        reason: 'below-threshold',
-        verdicts: [{ index: 0, type: 'mention', method: 'rule', passed: false, detail: 'no "hi"' }],
-      } as RejectRecord,
-      { instruction: 'Describe <i>it</i>.', constraints: [{ type: 'mention', value: 'Say <hi>', method: 'rule' }], imagePath: '_work/images/ab/ab.jpg' },
-    ),
+    writer.addRejected({
+      id: 'cc3m-9',
+      source: 'cc3m',
+      source_id: '0009',
+      kind: 'sample',
+      stage: 'answer',
+      reason: 'below-threshold',
+      verdicts: [{ index: 0, type: 'mention', method: 'rule', passed: false, detail: 'no "hi"' }],
+      instruction: 'Describe <i>it</i>.',
+      constraints: [{ type: 'mention', value: 'Say <hi>', method: 'rule' }],
+      staged_image_path: '_work/images/ab/ab.jpg',
+    } as RejectRecord),
   );
   push(
-    writer.addRejected(
-      {
-        id: 'cc3m-1',
-        source: 'cc3m',
-        source_id: '0001',
-        kind: 'pair',
-        stage: 'rejected',
-        reason: 'uninformative-pair',
-        strategy: 'drop33',
-        pair_rule_rejections: { 'uninformative-pair': 3 },
-      },
-      {},
-    ),
+    writer.addRejected({
+      id: 'cc3m-1',
+      source: 'cc3m',
+      source_id: '0001',
+      kind: 'pair',
+      stage: 'rejected',
+      reason: 'uninformative-pair',
+      strategy: 'drop33',
+      pair_rule_rejections: { 'uninformative-pair': 3 },
+    }),
   );
   files.push(...writer.finish({ simulated: false }));
   const articles = files.filter((f) => f.path.startsWith('viewer-data/chunk-')).flatMap((f) => chunkArticles(f.body));
