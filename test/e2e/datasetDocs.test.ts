@@ -2,7 +2,8 @@
  * What a user finds beside the data, from a real build (Temporal dev server, worker, simulator over
  * HTTP): the dataset card opened by Hugging Face `datasets` and `huggingface_hub` (tools venv), the
  * quality report checked against the records the build wrote, and `mmif view`'s page opened in
- * headless Chromium (its screenshot is kept in test-artifacts/viewer.png).
+ * headless Chromium (its screenshot is kept in test-artifacts/viewer.png), written without reading
+ * the resume state: a rejected sample's instruction, constraints and image come from its rejects line.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -27,6 +28,10 @@ import { startStack, type Stack } from '../harness/stack.js';
 import { HeadlessChromium } from '../harness/headlessChromium.js';
 import { mmif } from '../harness/mmifCli.js';
 import { chunkArticles, viewerIndex } from '../harness/viewerData.js';
+import { ReadCounts } from '../harness/readCounts.js';
+import { getJson } from '../../storage/objectStore.js';
+import type { StageState } from '../../pipeline/run/stageState.js';
+import { writeViewer } from '../../output/viewer/viewer.js';
 import { pathToFileURL } from 'node:url';
 
 const ARTIFACTS = path.join(process.cwd(), 'test-artifacts');
@@ -306,6 +311,18 @@ test('mmif view writes a page whose images render and whose filters work in head
       await tab.evaluate<string>(`document.getElementById(${JSON.stringify(`rejected-sample-${sampleReject.id}`)}).textContent`),
       new RegExp(`rejected sample ${sampleReject.id}.*reason: ${sampleReject.reason.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 's'),
     );
+    // What a rejected sample or discarded pair passed, from its rejects line: instruction, constraints, staged image.
+    const passedAll = rejects.filter((r) => r.instruction && r.constraints?.length && r.staged_image_path);
+    assert.ok(passedAll.length > 0, 'a rejection came after the constraints stage');
+    for (const r of passedAll) {
+      const article = `document.getElementById(${JSON.stringify(`rejected-${r.kind}-${r.id}`)})`;
+      assert.equal(await tab.evaluate<string>(`${article}.querySelector('h2').textContent`), r.instruction);
+      assert.deepEqual(
+        await tab.evaluate<string[]>(`[...${article}.querySelectorAll('table.constraints tbody tr')].map((tr) => tr.cells[2].textContent)`),
+        r.constraints!.map((c) => c.value),
+      );
+      assert.equal(await tab.evaluate<string>(`${article}.querySelector('img').getAttribute('src')`), r.staged_image_path);
+    }
     await tab.screenshot(await artifact('viewer-rejected.png'));
     await select('f-kind', '');
     await select('f-source', 'cc3m');
@@ -330,6 +347,32 @@ test('mmif view writes a page whose images render and whose filters work in head
     await tab.screenshot(await artifact('viewer-pairs.png'));
   } finally {
     await browser.close();
+  }
+});
+
+test("the viewer reads no resume state (_work/): the data files it writes from the committed shards alone are the build's", async () => {
+  const counted = new ReadCounts(path.join(dir, 'out'));
+  const layout = buildLayout('docs');
+  const written = new Map<string, string>();
+  await writeViewer(counted, layout, { pageName: 'viewer.html', imageSrc: (p) => p, put: async (f) => written.set(f.path, f.body) });
+  assert.deepEqual(
+    [...counted.reads.keys()].filter((key) => key.startsWith(`${layout.root}/_work/`)),
+    [],
+  );
+  assert.equal(counted.readsOf(layout.rejects(0)), 1, 'the rejects were read, once');
+  assert.equal(written.get('viewer-data/chunk-00000.js'), await readFile(path.join(root, 'viewer-data/chunk-00000.js'), 'utf8'));
+  // What a line says its sample passed is what the resume state holds of it.
+  const state = async <S extends 'image' | 'instruction' | 'constraints'>(id: string, stage: S) => {
+    const stored = await getJson<StageState<S>>(counted, layout.stageState(id, stage));
+    return stored?.status === 'ok' ? stored.result : undefined;
+  };
+  for (const r of rejects) {
+    const [image, instruction, constraints] = await Promise.all([state(r.id, 'image'), state(r.id, 'instruction'), state(r.id, 'constraints')]);
+    assert.deepEqual(
+      [r.staged_image_path, r.instruction, r.constraints],
+      [image && layout.inDataset(layout.stagedImage(image.sha256)), instruction?.instruction, constraints?.constraints.map(({ type, value, method }) => ({ type, value, method }))],
+      r.id,
+    );
   }
 });
 
