@@ -5,7 +5,7 @@
 // (simulator/gpuProfile.ts; --speedup divides its latencies). Reports, from this one run: wall time
 // against the endpoint bound (whole-build efficiency = bound / wall); time in pre-flight, planning,
 // each round and its tail, each top-up planning call, with no shard running, and finalize; requests
-// and tokens per accepted record; worker CPU and RSS; history events; objects and bytes written.
+// and tokens per accepted record; worker CPU and RSS; history events; objects and bytes written (and of rejects/).
 // Run:   npx tsx bench/paperScale.ts [--scale 0.0625] [--gpus 2] [--speedup 4] [--workers 2] [--json /tmp/paper.json]
 //        [--cpu-prof DIR] [--store-calls DIR]: each worker is bench/benchWorker.ts, writing DIR/worker-N.cpuprofile
 //        / DIR/worker-N.json (its HTTP requests and connections, bench/storeCalls.ts; printed per model request)
@@ -156,7 +156,7 @@ try {
     workers: usage.map((u) => ({ cpuSeconds: fmt(u.cpuMs / 1000), peakRssMiB: u.peakRssMiB })),
     phases: phases.map((p) => ({ ...p, from: fmt(p.from), seconds: fmt(p.seconds) })),
     historyEvents: events,
-    written: { objects: written.files.length, bytes: written.bytes },
+    written: { objects: written.files.length, bytes: written.bytes, rejectsBytes: written.files.filter((f) => /\/rejects\/shard-/.test(f.path)).reduce((a, f) => a + f.bytes, 0) },
     outputsAt,
   };
   console.log(JSON.stringify(result, null, 2));
