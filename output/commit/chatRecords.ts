@@ -39,7 +39,9 @@ export function assembleChat(sample: SourceSample, states: SampleStates): Assemb
     return {
       pairs: [],
       calls,
-      rejects: [rejectRecord(sample, passed, 'sample', 'chat', `image-token-in-text: turn ${placeholder.turn} contains the literal ${IMAGE_TOKEN}, which trainers read as an image slot`)],
+      rejects: [
+        rejectRecord(sample, passed, 'sample', 'chat', `image-token-in-text: turn ${placeholder.turn} contains the literal ${IMAGE_TOKEN}, which trainers read as an image slot`),
+      ],
     };
   }
   const simulated = calls.some((c) => c.simulated);
@@ -87,7 +89,13 @@ export function assembleChat(sample: SourceSample, states: SampleStates): Assemb
     }
     if (t.pair.rejected.includes(IMAGE_TOKEN)) {
       rejects.push(
-        rejectRecord(sample, passed, 'pair', 'chat', `image-token-in-text: turn ${t.turn}'s rejected answer contains the literal ${IMAGE_TOKEN}, which trainers read as an image slot`),
+        rejectRecord(
+          sample,
+          passed,
+          'pair',
+          'chat',
+          `image-token-in-text: turn ${t.turn}'s rejected answer contains the literal ${IMAGE_TOKEN}, which trainers read as an image slot`,
+        ),
       );
       continue;
     }

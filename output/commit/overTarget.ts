@@ -18,7 +18,16 @@ export function trimToCaps(assembled: AssembledSample[], caps: Goals): RejectRec
     }
     if (a.dpo && caps.dpo !== undefined && ++dpo > caps.dpo) {
       const { sample_id, source, source_id, strategy } = a.dpo;
-      trimmed.push({ id: sample_id, source, source_id, kind: 'pair', stage: 'rejected', strategy, reason: "over-target: the source's dpo target was met by lower-ranked samples", ...a.passed });
+      trimmed.push({
+        id: sample_id,
+        source,
+        source_id,
+        kind: 'pair',
+        stage: 'rejected',
+        strategy,
+        reason: "over-target: the source's dpo target was met by lower-ranked samples",
+        ...a.passed,
+      });
       a.dpo = undefined;
     }
   }

@@ -14,7 +14,16 @@ import type { SourceSample } from '../../domain/sample.js';
 import type { VerifierCall } from '../../domain/constraints/compatibility.js';
 import { templateForSample, trainingPromptText } from '../../prompts/trainingPrompt.js';
 import { writtenFunctionName } from '../../verification/functions.js';
-import { IMAGE_TOKEN, type AssembledSample, type DpoRecord, type InstructRecord, type RejectRecord, type RejectedContext, type SampleStates, type SourcedRecord } from '../contracts/records.js';
+import {
+  IMAGE_TOKEN,
+  type AssembledSample,
+  type DpoRecord,
+  type InstructRecord,
+  type RejectRecord,
+  type RejectedContext,
+  type SampleStates,
+  type SourcedRecord,
+} from '../contracts/records.js';
 
 /** A sample's source fields as every record writes them (all but the record's own id). */
 export function sourceFields(sample: SourceSample, image: Pick<ImageResult, 'sha256' | 'origin'>): Omit<SourcedRecord, 'id'> {

@@ -69,5 +69,15 @@ test('a rejection carries what its sample passed: the staged image, instruction 
   assert.equal(incomplete.reason, "incomplete: stage 'image' never ran");
   assert.equal(incomplete.staged_image_path, undefined);
   // Written as a line of rejects/shard-<n>.jsonl: snake_case, nothing of the constraint's verifiers.
-  assert.deepEqual(Object.keys(JSON.parse(JSON.stringify(pairReject)) as object).sort(), ['constraints', 'id', 'instruction', 'kind', 'reason', 'source', 'source_id', 'stage', 'staged_image_path']);
+  assert.deepEqual(Object.keys(JSON.parse(JSON.stringify(pairReject)) as object).sort(), [
+    'constraints',
+    'id',
+    'instruction',
+    'kind',
+    'reason',
+    'source',
+    'source_id',
+    'stage',
+    'staged_image_path',
+  ]);
 });

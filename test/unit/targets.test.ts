@@ -84,7 +84,11 @@ test('a shard keeps only what its source still owes, the lowest-ranked first, an
   assert.deepEqual(commitCaps({ dpo: 6 }, { instruct: 80, dpo: 1 }), { dpo: 5 });
   const record = (id: string) => ({ id, source: 'cc3m', source_id: id }) as InstructRecord;
   const pair = (id: string) => ({ id: `${id}-dpo`, sample_id: id, source: 'cc3m', source_id: id, strategy: 'drop33' }) as DpoRecord;
-  const passed = (id: string) => ({ staged_image_path: `_work/images/${id}.jpg`, instruction: `Describe ${id}.`, constraints: [{ type: 'length', value: 'Two lines.', method: 'rule' as const }] });
+  const passed = (id: string) => ({
+    staged_image_path: `_work/images/${id}.jpg`,
+    instruction: `Describe ${id}.`,
+    constraints: [{ type: 'length', value: 'Two lines.', method: 'rule' as const }],
+  });
   const assembled: AssembledSample[] = ['a', 'b', 'c', 'd'].map((id) => ({ instruct: record(id), ...(id !== 'b' ? { dpo: pair(id) } : {}), passed: passed(id), calls: [] }));
   const trimmed = trimToCaps(assembled, { instruct: 2, dpo: 1 });
   assert.deepEqual(
