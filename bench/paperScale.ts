@@ -7,8 +7,9 @@
 // each round and its tail, each top-up planning call, with no shard running, and finalize; requests
 // and tokens per accepted record; worker CPU and RSS; history events; objects and bytes written (and of rejects/).
 // Run:   npx tsx bench/paperScale.ts [--scale 0.0625] [--gpus 2] [--speedup 4] [--workers 2] [--json /tmp/paper.json]
-//        [--cpu-prof DIR] [--store-calls DIR]: each worker is bench/benchWorker.ts, writing DIR/worker-N.cpuprofile
-//        / DIR/worker-N.json (its HTTP requests and connections, bench/storeCalls.ts; printed per model request)
+//        [--cpu-prof DIR] [--heap-prof DIR] [--store-calls DIR]: each worker is bench/benchWorker.ts, writing
+//        DIR/worker-N.cpuprofile / DIR/worker-N.heapprofile (objects that outlived a young-generation collection) /
+//        DIR/worker-N.json (its HTTP requests and connections, bench/storeCalls.ts; printed per model request)
 import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -39,6 +40,7 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '2' },
     json: { type: 'string' },
     'cpu-prof': { type: 'string' },
+    'heap-prof': { type: 'string' },
     'store-calls': { type: 'string' },
   },
 });
@@ -70,8 +72,9 @@ const simUrls = { url: `http://127.0.0.1:${simEnv.SIM_PORT}/v1`, admin: `http://
 const workers: Proc[] = [];
 const WORKERS = Number(values.workers);
 const profileDir = values['cpu-prof'];
+const heapDir = values['heap-prof'];
 const callsDir = values['store-calls'];
-for (const dir of [profileDir, callsDir]) if (dir) mkdirSync(dir, { recursive: true });
+for (const dir of [profileDir, heapDir, callsDir]) if (dir) mkdirSync(dir, { recursive: true });
 let modelRequests = 0;
 // What the engine derives from the endpoint's slots (no lane knob is set below): reported, not configured.
 const SLOTS = GPUS * PROFILE.slots;
@@ -86,6 +89,7 @@ try {
         taskQueue,
         simulatorUrl: simUrls.url,
         ...(profileDir ? { cpuProfile: path.join(profileDir, `worker-${i}.cpuprofile`) } : {}),
+        ...(heapDir ? { heapProfile: path.join(heapDir, `worker-${i}.heapprofile`) } : {}),
         ...(callsDir ? { storeCalls: path.join(callsDir, `worker-${i}.json`) } : {}),
       }),
     );
