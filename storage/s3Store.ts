@@ -48,6 +48,8 @@ export class S3Store implements ObjectStore {
         region: this.region,
         forcePathStyle: this.options.forcePathStyle ?? Boolean(this.options.endpoint),
         maxAttempts: 5,
+        // Each command class's middleware stack resolved once, not per request (docs/adr/0084-*.md).
+        cacheMiddleware: true,
       }),
     }));
     return this.opened;
