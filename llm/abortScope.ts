@@ -5,10 +5,10 @@
  * loops over samples check it between items. Implicit because one cached ModelCaller serves many
  * activity calls at once, each with its own cancellation.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
+import { ScopedValue } from './workScope.js';
 
-const current = new AsyncLocalStorage<AbortSignal>();
+const current = new ScopedValue<AbortSignal>();
 
 /** Runs `work` with `signal` as the abort signal of everything it calls. */
 export function withAbortSignal<T>(signal: AbortSignal, work: () => Promise<T>): Promise<T> {
@@ -20,10 +20,10 @@ export function withAbortSignal<T>(signal: AbortSignal, work: () => Promise<T>):
 
 /** The signal of the work in progress, if it has one. */
 export function abortSignal(): AbortSignal | undefined {
-  return current.getStore();
+  return current.get();
 }
 
 /** Throws the abort reason when the work in progress was aborted: a loop calls it before each item. */
 export function throwIfAborted(): void {
-  current.getStore()?.throwIfAborted();
+  current.get()?.throwIfAborted();
 }

@@ -3,9 +3,9 @@
  * reply has arrived (httpFetch tells it through attemptSlot()); and, when bench tracing subscribes,
  * where its slot time went (wall-clock times from `performance`, for tracing only).
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import diagnosticsChannel from 'node:diagnostics_channel';
 import type { HeaderSource } from './rateLimitHeaders.js';
+import { ScopedValue } from './workScope.js';
 
 /** Where an admitted request's slot time went, by bench/benchWorker.ts --trace: ms since admission per event. */
 export interface SlotTimes {
@@ -73,7 +73,7 @@ export class Slot implements AttemptSlot {
 }
 
 /** The slot of the attempt running in this async context (limiter.run's `attempt`). */
-const slots = new AsyncLocalStorage<Slot>();
+const slots = new ScopedValue<Slot>();
 
 /** Runs an admitted request's attempt with its slot, for attemptSlot(). */
 export function runInSlot<T>(slot: Slot, attempt: () => Promise<T>): Promise<T> {
@@ -82,5 +82,5 @@ export function runInSlot<T>(slot: Slot, attempt: () => Promise<T>): Promise<T> 
 
 /** The slot of the attempt this code runs in, if any; take it synchronously where the call starts (emitter callbacks may run in another context). */
 export function attemptSlot(): AttemptSlot | undefined {
-  return slots.getStore();
+  return slots.get();
 }

@@ -4,9 +4,9 @@
  * row is not taken for stuck between two of its samples' stage changes. Carried implicitly, like the
  * slice's tallies (tallyScope.ts), because one cached ModelCaller serves many slices at once.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { ScopedValue } from './workScope.js';
 
-const current = new AsyncLocalStorage<() => void>();
+const current = new ScopedValue<() => void>();
 
 /** Runs `work` calling `onReply` whenever a model request it makes gets a reply. */
 export function withReplyProgress<T>(onReply: () => void, work: () => Promise<T>): Promise<T> {
@@ -14,5 +14,5 @@ export function withReplyProgress<T>(onReply: () => void, work: () => Promise<T>
 }
 
 export function noteReply(): void {
-  current.getStore()?.();
+  current.get()?.();
 }

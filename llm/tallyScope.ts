@@ -6,13 +6,13 @@
  * path (sendCompletion.ts, replicaRoute.ts) counts into them. Replicas are named by their metric
  * label (scheme, host, path: telemetry/metrics.ts endpointLabel), never with credentials or a query.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { noReplicaCounts } from '../domain/replicaShares.js';
 import type { Tallies } from '../domain/tallies.js';
 import { endpointLabel } from '../telemetry/metrics.js';
 import type { FailureKind } from '../domain/failureKind.js';
+import { ScopedValue } from './workScope.js';
 
-const current = new AsyncLocalStorage<Tallies>();
+const current = new ScopedValue<Tallies>();
 
 /** Runs `work` counting into `tallies` what every request it makes meets. */
 export function withTallies<T>(tallies: Tallies, work: () => Promise<T>): Promise<T> {
@@ -21,13 +21,13 @@ export function withTallies<T>(tallies: Tallies, work: () => Promise<T>): Promis
 
 /** One failed attempt, of `kind`. */
 export function tallyFailedAttempt(kind: FailureKind): void {
-  const tallies = current.getStore();
+  const tallies = current.get();
   if (tallies) tallies.failedAttempts[kind] = (tallies.failedAttempts[kind] ?? 0) + 1;
 }
 
 /** One attempt routed to `baseURL` (moved there, or not), or the replica taken out. */
 export function tallyReplica(baseURL: string, event: 'spilled' | 'rerouted' | 'ejected' | undefined): void {
-  const tallies = current.getStore();
+  const tallies = current.get();
   if (!tallies) return;
   const counts = (tallies.replicas[endpointLabel(baseURL)] ??= noReplicaCounts());
   if (event === 'ejected') counts.ejections++;
