@@ -12,9 +12,12 @@ export function imagePathInDataset(sha256: string): string {
   return `images/${sha256.slice(0, 2)}/${sha256}.jpg`;
 }
 
+/** The build's resume state, inside the dataset root: left out of what is uploaded. */
+const WORK = '_work';
+
 /** An image as the image stage stages it (under _work/), as a path inside the dataset root. */
 export function stagedImagePathInDataset(sha256: string): string {
-  return `_work/${imagePathInDataset(sha256)}`;
+  return `${WORK}/${imagePathInDataset(sha256)}`;
 }
 
 /** The bench name the MM-IFEval scripts are given (`--bench_name`). */
@@ -22,7 +25,7 @@ export const MMIFEVAL_BENCH = 'mmif_holdout';
 
 export function buildLayout(buildId: string) {
   const root = buildId;
-  const work = `${root}/_work`;
+  const work = `${root}/${WORK}`;
   return {
     root,
     /** `key` as a path inside the dataset root: what manifests list, what a store opened at the root reads. */
