@@ -75,6 +75,7 @@ const profileDir = values['cpu-prof'];
 const heapDir = values['heap-prof'];
 const callsDir = values['store-calls'];
 for (const dir of [profileDir, heapDir, callsDir]) if (dir) mkdirSync(dir, { recursive: true });
+/** The build's model requests, once it finished: the denominator of the store calls printed after the servers stop. */
 let modelRequests = 0;
 // What the engine derives from the endpoint's slots (no lane knob is set below): reported, not configured.
 const SLOTS = GPUS * PROFILE.slots;
@@ -145,7 +146,7 @@ try {
     loadAfter,
     wallSeconds: fmt(wallSeconds),
     capacity: fmt(CAPACITY, 2),
-    requests: (modelRequests = stats.completed),
+    requests: stats.completed,
     r429: stats.byStatus['429'] ?? 0,
     boundSeconds: fmt(bound),
     wholeBuildEfficiency: `${fmt((100 * bound) / wallSeconds)}%`,
@@ -163,6 +164,7 @@ try {
     written: { objects: written.files.length, bytes: written.bytes, rejectsBytes: written.files.filter((f) => /\/rejects\/shard-/.test(f.path)).reduce((a, f) => a + f.bytes, 0) },
     outputsAt,
   };
+  modelRequests = result.requests;
   console.log(JSON.stringify(result, null, 2));
   if (values.json) writeFileSync(values.json, JSON.stringify({ ...result, ticks }, null, 2));
 } finally {
