@@ -45,16 +45,47 @@ export function captureLogs(): { text(): string; stop(): void } {
   };
 }
 
-/** Every history of every workflow on the server (workflow ids starting with `prefix`), payload bytes as text. */
+/**
+ * Every history of the workflow `prefix` and of what it started (its earlier runs, its child workflows
+ * and their later runs), walked from the histories themselves, plus every workflow the server lists
+ * whose id starts with `prefix`; payload bytes as text. The walk does not wait on the server's
+ * visibility listing, which can lag a workflow started a moment ago.
+ */
 export async function historiesText(client: Client, prefix = ''): Promise<string> {
+  const read = new Set<string>();
   let text = '';
-  for await (const execution of client.workflow.list()) {
-    if (!execution.workflowId.startsWith(prefix)) continue;
-    const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
+  const visit = async (workflowId: string, runId: string): Promise<void> => {
+    read.add(`${workflowId}/${runId}`);
+    const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    const events = history.events ?? [];
+    const started = events[0]?.workflowExecutionStartedEventAttributes;
     // Payload bytes come as Uint8Array, or base64 in the JSON form of the history.
     const decoded = (key: string, value: unknown) =>
       value instanceof Uint8Array ? Buffer.from(value).toString('latin1') : key === 'data' && typeof value === 'string' ? Buffer.from(value, 'base64').toString('latin1') : value;
     text += `${JSON.stringify(history, decoded)}\n`;
+    const next: Array<[string, string]> = [];
+    if (started?.continuedExecutionRunId) next.push([workflowId, started.continuedExecutionRunId]);
+    for (const event of events) {
+      const newRun = event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
+      if (newRun) next.push([workflowId, newRun]);
+      const child = event.childWorkflowExecutionStartedEventAttributes?.workflowExecution;
+      if (child?.workflowId && child.runId) next.push([child.workflowId, child.runId]);
+    }
+    for (const [id, run] of next) if (!read.has(`${id}/${run}`)) await visit(id, run);
+  };
+  const latest =
+    prefix === ''
+      ? undefined
+      : await client.workflow
+          .getHandle(prefix)
+          .describe()
+          .catch((error: unknown) => {
+            if ((error as { name?: string }).name === 'WorkflowNotFoundError') return undefined;
+            throw error;
+          });
+  if (latest) await visit(prefix, latest.runId);
+  for await (const execution of client.workflow.list()) {
+    if (execution.workflowId.startsWith(prefix) && !read.has(`${execution.workflowId}/${execution.runId}`)) await visit(execution.workflowId, execution.runId);
   }
   return text;
 }
