@@ -308,21 +308,23 @@ async function commitAgain(ctx: StageContext, shard: number, manifest: ShardMani
 }
 
 /** Plans topping-up round `round`, or records why topping up stops; returns the plan as it stands. */
-export async function planTopUp(input: { config: unknown; round: number }): Promise<PlanShape> {
+export async function planTopUp(input: { config: unknown; round: number; forecast?: { lastWave: number } }): Promise<PlanShape> {
   return withHeartbeat(async () => {
     const ctx = contextFor(parseBuildConfig(input.config));
     const plan = await getJson<BuildPlan>(ctx.store, ctx.layout.planSummary);
-    // Only before the round is planned: a retry after it finds the round in the plan and changes nothing.
-    if (plan && plan.rounds.length <= input.round && !plan.targetsOutcome) {
+    // Only before the round is planned from exact counts: a retry after it finds the round in the
+    // plan and changes nothing; a forecast counts committed shards as they are.
+    if (!input.forecast && plan && plan.rounds.length <= input.round && !plan.targetsOutcome) {
       await dropLateDuplicates(ctx.store, ctx.layout, plan.shardCount, async () => ctx);
       // Every time, not only after a drop here: a run killed between the two steps finds no drop left.
       await recommitTrimmedShards(ctx.store, ctx.layout, plan, sourceGoals(ctx.config), (shard, manifest, caps) => commitAgain(ctx, shard, manifest, caps));
     }
-    const tallyOf = async (plan: BuildPlan) => {
-      const shards = Array.from({ length: plan.shardCount }, (_, shard) => shard);
-      return talliesFrom(plan, await mapLimit(shards, 32, (shard) => getJson<ShardManifest>(ctx.store, ctx.layout.manifest(shard))));
+    const tallyOf = async (plan: BuildPlan, shards: readonly number[]) => {
+      const manifests: Array<ShardManifest | undefined> = [];
+      await mapLimit([...shards], 32, async (shard) => (manifests[shard] = await getJson<ShardManifest>(ctx.store, ctx.layout.manifest(shard))));
+      return talliesFrom(plan, manifests);
     };
-    return planShape(await makeTopUpPlan(ctx.config, ctx.store, ctx.layout, ctx.sources, input.round, tallyOf, richnessTools(ctx)), ctx.layout.planSummary);
+    return planShape(await makeTopUpPlan(ctx.config, ctx.store, ctx.layout, ctx.sources, input.round, tallyOf, richnessTools(ctx), input.forecast), ctx.layout.planSummary);
   });
 }
 

@@ -188,7 +188,7 @@ interface Phase {
 
 /**
  * Pre-flight, planning, each round's shards (first start to last end) and tail (its last shard's
- * start to the round's last end), each top-up planning call (once all are committed), the time no shard ran between the first shard start and
+ * start to the round's last end), each top-up planning call (from a forecast, or once all are committed), the time no shard ran between the first shard start and
  * finalize (the endpoint idles there), the build's last tail, and finalize: from the parent's
  * activity and child-workflow events over all its runs. `rounds`: the first shard of each round
  * (the plan's `rounds`).
@@ -199,7 +199,7 @@ async function buildPhases(client: Client, workflowId: string, t0: number, round
     (Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6) - t0) / 1000;
   const roundOf = (shard: number) => rounds.filter((start) => start <= shard).length - 1;
   const shardOf = (id: string | null | undefined) => Number(/\/shard-(\d+)$/.exec(id ?? '')?.[1]);
-  const scheduled = new Map<string, { type: string; at: number }>();
+  const scheduled = new Map<string, { type: string; at: number; round?: number; forecast: boolean }>();
   const byRound = rounds.map(() => ({ firstStart: Number.NaN, lastStart: Number.NaN, lastEnd: Number.NaN }));
   const runs: string[] = [];
   for await (const execution of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs.push(execution.runId);
@@ -212,14 +212,12 @@ async function buildPhases(client: Client, workflowId: string, t0: number, round
   let lastStart = Number.NaN;
   let lastEnd = Number.NaN;
   let commitSeconds = 0;
-  let round = 0;
   for (const e of all) {
     const a = e.activityTaskScheduledEventAttributes;
     if (a) {
       const data = a.input?.payloads?.[0]?.data;
-      const input = data ? (JSON.parse(Buffer.from(data).toString()) as { round?: number }) : {};
-      scheduled.set(`${e.eventId}`, { type: a.activityType!.name!, at: at(e) });
-      if (a.activityType!.name === 'planTopUp') round = input.round ?? round;
+      const input = data ? (JSON.parse(Buffer.from(data).toString()) as { round?: number; forecast?: unknown }) : {};
+      scheduled.set(`${e.eventId}`, { type: a.activityType!.name!, at: at(e), round: input.round, forecast: input.forecast !== undefined });
     }
     const done = e.activityTaskCompletedEventAttributes;
     if (done) {
@@ -228,7 +226,7 @@ async function buildPhases(client: Client, workflowId: string, t0: number, round
       const names: Record<string, string> = {
         preflightEndpoints: 'pre-flight',
         planBuild: 'planning',
-        planTopUp: `round ${round} planning`,
+        planTopUp: `round ${s.round} planning${s.forecast ? ' (forecast)' : ''}`,
         finalizeBuild: 'finalize',
       };
       const name = names[s.type];

@@ -114,12 +114,19 @@ const SHORTFALL_RISK = 0.05;
 
 /**
  * The next round's samples per source, or why there is none. `round` counts rounds already
- * planned; `tallies` cover every committed shard. Each source gets the fewest samples that meet its
- * deficit with probability 1 - SHORTFALL_RISK / (sources owing) at the yield measured so far
- * (samplesForRecords: the measurement's own uncertainty included); twice what it planned so far
- * when nothing was accepted.
+ * planned; `tallies` cover the committed shards counted so far, `outstanding` the samples per source
+ * planned beyond them and not counted yet (a forecast, taken while the last wave of shards still
+ * runs: forecastBasis). Each source gets the fewest samples that, with its outstanding ones, meet
+ * its deficit with probability 1 - SHORTFALL_RISK / (sources owing) at the yield measured so far
+ * (samplesForRecords: the measurement's own uncertainty included); twice what it planned so far when
+ * nothing was accepted. A forecast whose outstanding samples are enough plans nothing ('targets-met').
  */
-export function nextRound(config: TargetsSettings, round: number, tallies: readonly SourceTally[]): { sizes: number[] } | { outcome: TargetsOutcome } {
+export function nextRound(
+  config: TargetsSettings,
+  round: number,
+  tallies: readonly SourceTally[],
+  outstanding: readonly number[] = [],
+): { sizes: number[] } | { outcome: TargetsOutcome } {
   const goals = sourceGoals(config);
   const owing = tallies.map((t, i) => RECORD_KINDS.some((k) => deficit(goals[i]!, t, k) > 0));
   if (!owing.some(Boolean)) return { outcome: 'targets-met' };
@@ -129,24 +136,56 @@ export function nextRound(config: TargetsSettings, round: number, tallies: reado
   const confidence = 1 - SHORTFALL_RISK / drawing;
   const wanted = tallies.map((t, i) => {
     if (!owing[i] || t.exhausted) return 0;
+    const more = outstanding[i] ?? 0;
     const needs = RECORD_KINDS.map((kind) => {
       const missing = deficit(goals[i]!, t, kind);
       if (missing === 0) return 0;
-      if (t[kind] === 0) return Math.max(1, 2 * t.planned);
-      return samplesForRecords(missing, t.planned, t[kind], confidence);
+      if (t[kind] === 0) return Math.max(1, 2 * (t.planned + more));
+      // The outstanding samples are draws of the same yield as the new ones: they count among them.
+      return Math.max(0, samplesForRecords(missing, t.planned, t[kind], confidence) - more);
     });
     return Math.max(...needs);
   });
   if (wanted.every((n) => n === 0)) return { outcome: 'targets-met' };
-  const planned = tallies.reduce((n, t) => n + t.planned, 0);
+  const planned = tallies.reduce((n, t) => n + t.planned, 0) + outstanding.reduce((n, m) => n + m, 0);
   const sizes = clampToBudget(wanted, config.maxSamples, planned);
   return sizes.some((n) => n > 0) ? { sizes } : { outcome: 'sample-limit' };
 }
 
-/** Where a plan's rounds start and each shard's source: what start order depends on. */
-interface RoundsShape {
+/** Where a plan's rounds start and each shard's source: what start order and the forecast's basis depend on. */
+export interface RoundsShape {
   rounds: readonly number[];
   shardSources: readonly number[];
+}
+
+/**
+ * The shards whose committed tallies the next round is forecast from: every shard of the earlier
+ * rounds and the last round's shards in start order (startOrder) but its last `lastWave`, the
+ * shards that run at once. Those commit about when the round's last shard starts, so the next round
+ * is planned while the last wave runs and its shards take the slots the wave leaves as it drains,
+ * instead of starting after it. Undefined when the last round has no more than `lastWave` shards:
+ * the next round is then planned from exact counts once everything is committed. A function of the
+ * plan and the config alone, so the forecast does not depend on timing.
+ */
+export function forecastBasis(plan: RoundsShape, lastWave: number): number[] | undefined {
+  const start = plan.rounds[plan.rounds.length - 1] ?? 0;
+  const size = plan.shardSources.length - start;
+  if (size <= lastWave) return undefined;
+  const round = startOrder(
+    plan,
+    Array.from({ length: size }, (_, i) => start + i),
+  );
+  const basis = Array.from({ length: start }, (_, shard) => shard);
+  basis.push(...round.slice(0, size - lastWave));
+  return basis.sort((a, b) => a - b);
+}
+
+/** Samples per source planned outside `basis`: what a forecast from the basis has yet to count. */
+export function outstandingSamples(plan: RoundsShape & { shardSizes: readonly number[] }, sources: number, basis: readonly number[]): number[] {
+  const rest = Array.from({ length: sources }, () => 0);
+  const inBasis = new Set(basis);
+  for (let shard = 0; shard < plan.shardSources.length; shard++) if (!inBasis.has(shard)) rest[plan.shardSources[shard]!]! += plan.shardSizes[shard]!;
+  return rest;
 }
 
 /**

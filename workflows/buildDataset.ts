@@ -35,7 +35,7 @@ import { capsWhenDue, type Kept } from '../domain/commitOrder.js';
 import { expandPlan, shapeOf, type ExpandedPlan, type PlanShape } from '../domain/planShape.js';
 import { MIN_SHARDS_IN_FLIGHT, shardsToFeedLanes } from '../domain/sampleLanes.js';
 import { stagesFor } from '../config/stages.js';
-import { sourceGoals, startOrder } from '../domain/targets.js';
+import { forecastBasis, sourceGoals, startOrder } from '../domain/targets.js';
 import { archiveActivityOptions, pipelineActivityOptions } from './activityOptions.js';
 import { newProgress, recordCommittedShard, restartRate, type BuildPhase, type BuildProgress } from './buildProgress.js';
 import { addTallies } from '../domain/tallies.js';
@@ -63,6 +63,8 @@ export interface CarriedProgress {
   progress: BuildProgress;
   /** A targets build's shards that have run and wait to commit behind an earlier shard of their source (domain/commitOrder.ts). */
   finished?: number[];
+  /** A targets build: how many rounds its plan had when the next one was last planned from a forecast (0: never). */
+  forecastAt?: number;
 }
 
 export const progressQuery = defineQuery<BuildProgress>('progress');
@@ -131,14 +133,22 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
   let plan: ExpandedPlan | undefined;
   let build: BuildRef | undefined;
   try {
-    // Before planning, once per build (not again after continue-as-new).
-    if (!carried && config.llm.preflight) await preflightEndpoints(config);
-    if (!carried) {
-      // A root whose extraction cache cannot be written fails the build in its one line (ADR 0079).
-      const unextracted = await extractArchives(config);
-      if (unextracted.length > 0) throw ApplicationFailure.nonRetryable(unextracted.map((u) => u.problem).join('; '), 'SourceError');
+    if (carried) plan = expandPlan(carried.plan);
+    else {
+      // Once per build (not again after continue-as-new). Pre-flight runs beside extraction and
+      // planning, which call no model: whichever fails first ends the build in its one line (a
+      // failed pre-flight cancels planning), and no shard starts before pre-flight has passed (ADR 0086).
+      const planning = new CancellationScope();
+      const planned = planning.run(async () => {
+        // A root whose extraction cache cannot be written fails the build in its one line (ADR 0079).
+        const unextracted = await extractArchives(config);
+        if (unextracted.length > 0) throw ApplicationFailure.nonRetryable(unextracted.map((u) => u.problem).join('; '), 'SourceError');
+        return planBuild(config);
+      });
+      const checked = config.llm.preflight ? preflightEndpoints(config) : Promise.resolve();
+      checked.catch(() => planning.cancel());
+      plan = expandPlan((await Promise.all([checked, planned]))[1]);
     }
-    plan = expandPlan(carried?.plan ?? (await planBuild(config)));
     build = { buildId: config.buildId, output: config.output, s3: config.s3, configFingerprint: plan.configFingerprint };
     progress.shards.planned = plan.shardCount;
     progress.samples.planned = plan.sampleCount;
@@ -162,7 +172,10 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
     const queue: ShardQueue = { order: shardOrder(config, plan), cursor: carried?.cursor ?? 0, skip: committed };
     const inFlight = shardsInFlight(config);
     if (config.targets) {
-      plan = await targetRounds({ config, build, progress, retryQueue, setPhase, inFlight }, { plan, queue, kept: keptAtStart, finished: carried?.finished ?? [] });
+      plan = await targetRounds(
+        { config, build, progress, retryQueue, setPhase, inFlight },
+        { plan, queue, kept: keptAtStart, finished: carried?.finished ?? [], forecastAt: carried?.forecastAt ?? 0 },
+      );
     } else {
       let startedThisRun = 0;
       const rollOver = () => workflowInfo().continueAsNewSuggested || startedThisRun >= config.shardsPerRun;
@@ -236,16 +249,19 @@ interface RoundsContext {
 }
 
 /**
- * A targets build's rounds, one after another. Each shard commits as soon as rank order allows
- * (domain/commitOrder.ts), not in a stop at the end of its round. Once every shard is committed,
- * the exact tallies decide: the targets are met (or cannot be), or one more round is planned from
- * them (pipeline/planning/topUp.ts) and its shards start. The records kept are the lowest-ranked
- * accepted ones: a shard's caps are a function of the plan and committed counts. Returns the plan as
+ * A targets build's rounds, overlapped. Each shard commits as soon as rank order allows
+ * (domain/commitOrder.ts), not in a stop at the end of its round. Once every shard of the last round
+ * but its last wave (the shards that run at once) is committed, the next round is planned from a
+ * forecast of what the wave will keep (domain/targets.ts forecastBasis, pipeline/planning/topUp.ts),
+ * so its shards take the slots the wave leaves as it drains. Once every shard is committed, the
+ * exact tallies decide: the targets are met (or cannot be), or one more round is planned from them.
+ * The records kept are the lowest-ranked accepted ones: the forecast only decides how many ranks are
+ * planned, and a shard's caps are a function of the plan and committed counts. Returns the plan as
  * it ends.
  */
 async function targetRounds(
   ctx: RoundsContext,
-  start: { plan: ExpandedPlan; queue: ShardQueue; kept: Array<[shard: number, instruct: number, dpo: number]>; finished: number[] },
+  start: { plan: ExpandedPlan; queue: ShardQueue; kept: Array<[shard: number, instruct: number, dpo: number]>; finished: number[]; forecastAt: number },
 ): Promise<ExpandedPlan> {
   const { config, build, progress, retryQueue } = ctx;
   const { commitShard, committedShards, planTopUp } = proxyActivities<typeof activities>(pipelineActivityOptions(config.retry));
@@ -254,7 +270,10 @@ async function targetRounds(
   let { plan } = start;
   const kept = new Map<number, Kept>(start.kept.map(([shard, instruct, dpo]) => [shard, { instruct, dpo }]));
   let finished = [...start.finished];
+  let { forecastAt } = start;
   let committing = 0;
+  let planning = false;
+  let planningFailed: unknown;
   let startedThisRun = 0;
 
   const grow = (shape: PlanShape) => {
@@ -297,13 +316,33 @@ async function targetRounds(
     commitDue();
   };
 
+  let basis: { shards: number; of: number[] | undefined } | undefined;
+  const forecastDue = () => {
+    if (planning || forecastAt >= plan.rounds.length || progress.budgetExhausted) return false;
+    if (basis?.shards !== plan.shardCount) basis = { shards: plan.shardCount, of: forecastBasis(plan, ctx.inFlight) };
+    return basis.of !== undefined && basis.of.every((shard) => kept.has(shard));
+  };
+  const forecastNext = async () => {
+    planning = true;
+    forecastAt = plan.rounds.length;
+    try {
+      grow(await planTopUp({ config, round: plan.rounds.length, forecast: { lastWave: ctx.inFlight } }));
+    } catch (err) {
+      planningFailed = err;
+    } finally {
+      planning = false;
+    }
+  };
+
   const work = () => retryQueue.length > 0 || hasNext(queue);
   const rollOver = () => workflowInfo().continueAsNewSuggested || startedThisRun >= config.shardsPerRun;
   const canStart = () => work() && !rollOver() && !progress.budgetExhausted && progress.shards.running < ctx.inFlight;
-  const settled = () => progress.shards.running === 0 && committing === 0;
+  const settled = () => progress.shards.running === 0 && committing === 0 && !planning;
   commitDue(); // shards that ran in an earlier run of this build
   for (;;) {
-    await condition(() => canStart() || settled());
+    await condition(() => planningFailed !== undefined || forecastDue() || canStart() || settled());
+    if (planningFailed !== undefined) throw planningFailed;
+    if (forecastDue()) void forecastNext();
     if (canStart()) {
       const shard = retryQueue.shift() ?? takeNext(queue);
       startedThisRun += 1;
@@ -311,9 +350,9 @@ async function targetRounds(
       continue;
     }
     if (!settled()) continue;
-    // Nothing runs or commits, and nothing more can start in this run.
+    // Nothing runs, commits or is being planned, and nothing more can start in this run.
     if (progress.budgetExhausted) return plan;
-    if (work()) await continueAsNew<typeof buildDataset>(config, { plan: shapeOf(plan), cursor: queue.cursor, retryQueue, progress, finished });
+    if (work()) await continueAsNew<typeof buildDataset>(config, { plan: shapeOf(plan), cursor: queue.cursor, retryQueue, progress, finished, forecastAt });
     if (progress.shards.failed === 0) {
       // Every planned shard is committed: the exact tallies decide.
       const grown = await planTopUp({ config, round: plan.rounds.length });

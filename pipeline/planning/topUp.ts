@@ -6,7 +6,7 @@
 import type { BuildConfig } from '../../config/buildConfig.js';
 import { addCounts } from '../../domain/counts.js';
 import type { SourceSample } from '../../domain/sample.js';
-import { nextRound, type SourceTally } from '../../domain/targets.js';
+import { forecastBasis, nextRound, outstandingSamples, type SourceTally } from '../../domain/targets.js';
 import type { BuildLayout } from '../../storage/buildLayout.js';
 import type { SourceReader } from '../../sources/contract.js';
 import { getJson, putJson, type ObjectStore } from '../../storage/objectStore.js';
@@ -16,7 +16,11 @@ import { takeRichSamples, type RichnessTools } from './richness.js';
 
 /**
  * Plans round `round` (1 = the first top-up) once every shard of the earlier rounds is committed,
- * or records why topping up stops. Returns the plan as it now stands.
+ * or records why topping up stops. With `forecast`, plans it once the forecast's basis is committed
+ * (domain/targets.ts forecastBasis) while the last wave of shards still runs, counting what those
+ * will keep with confidence (nextRound): only a round is ever written then, never an outcome (a
+ * forecast that meets the targets plans nothing; the exact call after the last round decides).
+ * Returns the plan as it now stands.
  */
 export async function makeTopUpPlan(
   config: BuildConfig,
@@ -24,21 +28,26 @@ export async function makeTopUpPlan(
   layout: BuildLayout,
   sources: readonly SourceReader[],
   round: number,
-  /** What each source's committed shards of `plan`, all of them, hold (read from their manifests, output/reports/sourceTallies.ts). */
-  tallyOf: (plan: BuildPlan) => Promise<SourceTally[]>,
+  /** What each source's committed shards among `shards` hold (read from their manifests, output/reports/sourceTallies.ts). */
+  tallyOf: (plan: BuildPlan, shards: readonly number[]) => Promise<SourceTally[]>,
   richness?: RichnessTools,
+  /** Plan from a forecast whose basis leaves out the last round's last `lastWave` shards in start order. */
+  forecast?: { lastWave: number },
 ): Promise<BuildPlan> {
   const plan = await getJson<BuildPlan>(store, layout.planSummary);
   if (!plan) throw new Error(`build '${config.buildId}': no plan in ${store.root} to top up`);
   if (plan.rounds.length > round || plan.targetsOutcome) return plan;
 
-  const tallies = await tallyOf(plan);
+  const basis = forecast ? forecastBasis(plan, forecast.lastWave) : Array.from({ length: plan.shardCount }, (_, shard) => shard);
+  if (!basis) return plan; // a round too small to forecast from
+  const tallies = await tallyOf(plan, basis);
   const committed = tallies.reduce((n, t) => n + t.planned, 0);
-  const planned = plan.shardSizes.reduce((n, size) => n + size, 0);
+  const planned = basis.reduce((n, shard) => n + plan.shardSizes[shard]!, 0);
   if (committed !== planned) {
     throw new Error(`build '${config.buildId}': round ${round} is planned from committed shards only, but ${planned - committed} planned samples are not committed`);
   }
-  const next = nextRound(config, plan.rounds.length, tallies);
+  const next = nextRound(config, plan.rounds.length, tallies, forecast ? outstandingSamples(plan, plan.sources.length, basis) : []);
+  if (forecast && 'outcome' in next) return plan;
   if ('outcome' in next) {
     const done: BuildPlan = { ...plan, targetsOutcome: next.outcome };
     await putJson(store, layout.planSummary, done);

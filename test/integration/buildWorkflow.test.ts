@@ -4,7 +4,8 @@
  *   is finalizing, the update's validator refuses it (no trace in history) and the build completes;
  *   with no update, the build fails with its one line when the window ends;
  * - top-up rounds: whatever order the shards finish in, each shard keeps the same records (the
- *   lowest-ranked accepted ones), the plan grows the same rounds, and the targets are met exactly.
+ *   lowest-ranked accepted ones), the plan grows the same rounds (the next one forecast while the
+ *   last wave of shards runs), and the targets are met exactly.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +14,7 @@ import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/clie
 import proto from '@temporalio/proto';
 import type { ShardSummary } from '../../activities/buildRef.js';
 import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
-import { nextRound, RECORD_KINDS, sourceGoals, firstRoundSizes, type Goals, type SourceTally } from '../../domain/targets.js';
+import { forecastBasis, nextRound, outstandingSamples, RECORD_KINDS, sourceGoals, firstRoundSizes, type Goals, type SourceTally } from '../../domain/targets.js';
 import { planShape } from '../../domain/planShape.js';
 import type { ReplicaTally } from '../../domain/replicaShares.js';
 import type { BuildPlan } from '../../pipeline/planning/planBuild.types.js';
@@ -43,6 +44,8 @@ interface StubBuild {
   replicas?: ReplicaTally;
   goals?: Goals[];
   config?: ReturnType<typeof parseBuildConfig>;
+  /** Each round planned from a forecast, with the shards not committed when it was. */
+  forecasts: Array<{ round: number; uncommitted: number }>;
 }
 
 const builds = new Map<string, StubBuild>();
@@ -80,14 +83,20 @@ const stubs: BuildActivities = {
     b.committed.set(shard, summary);
     return summary;
   },
-  planTopUp: async ({ config, round }) => {
+  planTopUp: async ({ config, round, forecast }) => {
     const buildId = (config as { buildId: string }).buildId;
     const b = builds.get(buildId)!;
     if (b.plan.rounds.length > round) return shapeOf(buildId);
-    assert.equal(b.committed.size, b.plan.shardCount, `round ${round} is planned once every shard is committed`);
-    const next = nextRound(b.config!, b.plan.rounds.length, tallies(b, b.plan, range(b.plan.shardCount)));
+    const counted = forecast ? forecastBasis(b.plan, forecast.lastWave) : range(b.plan.shardCount);
+    assert.ok(counted, `round ${round} is forecast only from a round larger than its last wave`);
+    assert.ok(
+      counted.every((shard) => b.committed.has(shard)),
+      `round ${round} is planned once ${forecast ? 'its basis' : 'every shard'} is committed`,
+    );
+    if (forecast) b.forecasts.push({ round, uncommitted: b.plan.shardCount - b.committed.size });
+    const next = nextRound(b.config!, b.plan.rounds.length, tallies(b, b.plan, counted), forecast ? outstandingSamples(b.plan, sourcesOf(b).length, counted) : []);
     if ('outcome' in next) {
-      b.plan = { ...b.plan, targetsOutcome: next.outcome };
+      if (!forecast) b.plan = { ...b.plan, targetsOutcome: next.outcome };
       return shapeOf(buildId);
     }
     b.plan = addRound(b.plan, next.sizes, b.config!.shardSize);
@@ -179,6 +188,7 @@ test('the retry window: the update re-runs a failed shard; once finalizing, the 
     attempts: new Map(),
     accepted: () => ({ instruct: 2, dpo: 1 }),
     committed: new Map(),
+    forecasts: [],
     finalizeGate: new Promise<void>((resolve) => (open = resolve)),
   });
   const handle = await run(input);
@@ -212,6 +222,7 @@ test('the retry window ends with no update: finalizing starts when it ends, and 
     attempts: new Map(),
     accepted: () => ({ instruct: 2, dpo: 2 }),
     committed: new Map(),
+    forecasts: [],
   };
   builds.set(input.buildId, b);
   const startedAt = await stack.env.currentTimeMs();
@@ -232,8 +243,8 @@ const ORDERINGS: Record<string, (shard: number) => number> = {
   'odd shards first': (shard) => (shard % 2 === 1 ? 60 + shard : 3000 + shard),
 };
 
-test('top-up rounds: whatever order the shards finish in, each keeps the same records, the rounds are the same and the targets are met exactly', async () => {
-  const results: Record<string, { kept: string; rounds: number[]; finishOrder: number[] }> = {};
+test('top-up rounds: whatever order the shards finish in, each keeps the same records, the rounds are the same (forecast while the last wave runs) and the targets are met exactly', async () => {
+  const results: Record<string, { kept: string; rounds: number[]; forecasts: number[]; finishOrder: number[] }> = {};
   for (const [name, seconds] of Object.entries(ORDERINGS)) {
     const input = config(`rounds-${name.replace(/ /g, '-')}`, {
       sources: [
@@ -253,6 +264,7 @@ test('top-up rounds: whatever order the shards finish in, each keeps the same re
       // A yield that varies by shard: the first round falls short and the build tops up.
       accepted: (shard) => ({ instruct: [1, 3, 2, 4][shard % 4]!, dpo: [0, 2, 2, 3][shard % 4]! }),
       committed: new Map(),
+      forecasts: [],
       goals: sourceGoals(resolved),
       config: resolved,
     };
@@ -264,6 +276,9 @@ test('top-up rounds: whatever order the shards finish in, each keeps the same re
     const goals = b.goals!;
     assert.equal(b.plan.targetsOutcome, 'targets-met', name);
     assert.ok(b.plan.rounds.length > 1, `${name}: the build topped up`);
+    // Round 1 was planned from a forecast while round 0's last wave still ran (3 shards at once).
+    assert.equal(b.forecasts[0]?.round, 1, `${name}: round 1 forecast`);
+    assert.ok(b.forecasts[0]!.uncommitted > 0, `${name}: forecast with ${b.forecasts[0]!.uncommitted} shards of round 0 not committed`);
     assert.equal(b.committed.size, b.plan.shardCount, `${name}: every shard committed`);
     assert.equal(
       b.replicas?.[REPLICA]?.routed,
@@ -293,6 +308,7 @@ test('top-up rounds: whatever order the shards finish in, each keeps the same re
     results[name] = {
       kept: JSON.stringify([...b.committed.values()].sort((x, y) => x.shard - y.shard).map((s) => [s.shard, s.instruct, s.dpo])),
       rounds: b.plan.rounds,
+      forecasts: b.forecasts.map((f) => f.round),
       finishOrder,
     };
   }
@@ -300,6 +316,7 @@ test('top-up rounds: whatever order the shards finish in, each keeps the same re
   for (const [name, result] of others) {
     assert.equal(result.kept, first![1].kept, `${name} keeps what ${first![0]} keeps`);
     assert.deepEqual(result.rounds, first![1].rounds, `${name} plans the rounds ${first![0]} plans`);
+    assert.deepEqual(result.forecasts, first![1].forecasts, `${name} forecasts the rounds ${first![0]} forecasts`);
     assert.notDeepEqual(result.finishOrder, first![1].finishOrder, `${name}: the shards finished in another order`);
   }
 });

@@ -1,7 +1,7 @@
 /**
  * Records the histories the replay test (test/unit/workflowReplay.test.ts) replays: real runs on a dev
  * server, the simulator and a local output, a small set reaching every workflow (a build continuing as
- * new, a targets build with a top-up round, a Batch API build, a cancelled build, a dated
+ * new, a targets build with a top-up round planned from a forecast, a Batch API build, a cancelled build, a dated
  * run, an evaluation, a lease desk to its idle end). They guard today's code against accidental
  * nondeterminism and are re-recorded whenever workflow code changes on purpose
  * (docs/adr/0017-compatibility-reset.md). Each execution is saved as `histories/<workflowId>@<runId>.json`,
@@ -191,11 +191,11 @@ try {
 
   // A plain build of three shards, one per run: it continues as new twice.
   if (recording('build')) await run('replay-build', config('replay-build', { shardsPerRun: 1, maxParallelShards: 1 }));
-  // A targets build: most answers break a constraint, so the first round falls short and the next
-  // is planned once it is committed.
+  // A targets build: most answers break a constraint, so the first round falls short; one shard at a
+  // time, the next is planned from a forecast once every shard of the round but the last is committed.
   if (recording('targets')) {
     stack.simulator.setFaults({ complianceRate: 0.2 });
-    await run('replay-targets', config('replay-targets', { maxSamples: 6, shardSize: 1, targets: { instruct: 3, expectedYield: 1, maxRounds: 4 } }));
+    await run('replay-targets', config('replay-targets', { maxSamples: 6, shardSize: 1, maxParallelShards: 1, targets: { instruct: 3, expectedYield: 1, maxRounds: 4 } }));
     stack.simulator.setFaults({ complianceRate: DEFAULT_TUNING.complianceRate });
   }
   // The Batch API: its shard goes stage by stage, one activity waiting for each batch.

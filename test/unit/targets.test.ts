@@ -8,7 +8,7 @@ import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfi
 import { sampleIdFor } from '../../domain/hashing.js';
 import type { SourceSample } from '../../domain/sample.js';
 import { capsToRecommit, capsWhenDue } from '../../domain/commitOrder.js';
-import { commitCaps, firstRoundSizes, nextRound, sourceGoals, startOrder, type SourceTally } from '../../domain/targets.js';
+import { commitCaps, firstRoundSizes, forecastBasis, nextRound, outstandingSamples, sourceGoals, startOrder, type SourceTally } from '../../domain/targets.js';
 import { buildLayout } from '../../storage/buildLayout.js';
 import { trimToCaps } from '../../output/commit/overTarget.js';
 import type { AssembledSample, DpoRecord, InstructRecord } from '../../output/contracts/records.js';
@@ -185,6 +185,21 @@ test("a round's shards start with their sources side by side, each source's in r
   assert.deepEqual(startOrder(mixed, [0, 1, 2, 3, 4, 5, 6, 7, 8]), [0, 6, 7, 8, 1, 2, 3, 4, 5]);
 });
 
+test("a forecast is taken from every earlier round and the last round's shards in start order but its last wave", () => {
+  // Round 0: source 0 in shards 0-3, source 1 in 4-5 (start order 0 4 1 2 5 3); round 1: source 0 in 6-8, source 1 in 9 (6 9 7 8).
+  const plan = { rounds: [0, 6], shardSources: [0, 0, 0, 0, 1, 1, 0, 0, 0, 1] };
+  const round0 = { rounds: [0], shardSources: plan.shardSources.slice(0, 6) };
+  assert.deepEqual(forecastBasis(round0, 2), [0, 1, 2, 4], 'round 0 but its last 2 to start, 5 and 3');
+  assert.deepEqual(forecastBasis(round0, 5), [0], 'one shard left to count');
+  assert.equal(forecastBasis(round0, 6), undefined, 'a round of one wave is not forecast: its end is exact');
+  assert.deepEqual(forecastBasis(plan, 2), [0, 1, 2, 3, 4, 5, 6, 9], 'every earlier round, and round 1 but 7 and 8');
+  assert.equal(forecastBasis(plan, 4), undefined);
+  // The samples a forecast has yet to count, per source.
+  const sized = { ...plan, shardSizes: [4, 4, 4, 4, 3, 3, 4, 4, 2, 1] };
+  assert.deepEqual(outstandingSamples(sized, 2, forecastBasis(plan, 2)!), [6, 0]);
+  assert.deepEqual(outstandingSamples(sized, 3, [0, 1, 2, 3]), [10, 7, 0]);
+});
+
 test('the next round meets the deficit with 95% confidence at the measured yield, twice what was planned when nothing was kept, within maxSamples', () => {
   // 80 of 200 kept and 20 SFT records missing take 70 samples to be 95% sure.
   const c = config({ targets: { instruct: 100, expectedYield: 0.5 } });
@@ -192,6 +207,14 @@ test('the next round meets the deficit with 95% confidence at the measured yield
   assert.deepEqual(nextRound(c, 1, [tally(20, 0, 0)]), { sizes: [40] });
   assert.deepEqual(nextRound(config({ maxSamples: 205, targets: { instruct: 100, expectedYield: 0.5 } }), 1, [tally(200, 80, 0)]), { sizes: [5] });
   assert.deepEqual(nextRound(config({ maxSamples: 200, targets: { instruct: 100, expectedYield: 0.5 } }), 1, [tally(200, 80, 0)]), { outcome: 'sample-limit' });
+  // A forecast counts the samples planned beyond its tallies towards the bound: with 60 of the 70
+  // still outstanding, 10 more; with 100, none (the exact count after the round decides).
+  assert.deepEqual(nextRound(c, 1, [tally(200, 80, 0)], [60]), { sizes: [10] });
+  assert.deepEqual(nextRound(c, 1, [tally(200, 80, 0)], [100]), { outcome: 'targets-met' });
+  // Nothing kept yet: twice everything planned, the outstanding samples included.
+  assert.deepEqual(nextRound(c, 1, [tally(20, 0, 0)], [30]), { sizes: [100] });
+  // maxSamples counts the outstanding samples too.
+  assert.deepEqual(nextRound(config({ maxSamples: 265, targets: { instruct: 100, expectedYield: 0.5 } }), 1, [tally(200, 80, 0)], [60]), { sizes: [5] });
 });
 
 test('commit order: a shard that can never be trimmed commits at once, any other once the earlier shards of its source have', () => {
@@ -242,6 +265,44 @@ test('a top-up round is planned from every shard committed, never from a part of
     assert.equal((await getJson<BuildPlan>(store, layout.planSummary))!.rounds.length, 1, 'nothing planned');
     const grown = await makeTopUpPlan(c, store, layout, readers, 1, async () => [tally(6, 3, 0)]);
     assert.deepEqual([grown.shardSizes.length > 2, grown.rounds], [true, [0, 2]]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('a top-up round planned from a forecast: from the basis only, never an outcome, and the exact call after it decides', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'mmif-topup-forecast-'));
+  try {
+    const store = new LocalStore(dir);
+    const c = config({ targets: { instruct: 6, expectedYield: 1 } });
+    const layout = buildLayout(c.buildId);
+    const readers = [source(40)];
+    assert.deepEqual((await makeBuildPlan(c, store, layout, readers)).shardSizes, [4, 2]);
+    // A wave of one shard: the basis is shard 0, which kept 3 of 4. 3 are missing, which shard 1's 2
+    // samples and 6 more meet with 95% confidence.
+    const seen: Array<readonly number[]> = [];
+    const forecast = { lastWave: 1 };
+    const grown = await makeTopUpPlan(c, store, layout, readers, 1, async (_p, shards) => (seen.push(shards), [tally(4, 3, 0)]), undefined, forecast);
+    assert.deepEqual(seen, [[0]], 'tallied over the basis only');
+    assert.deepEqual(
+      [grown.shardSizes, grown.rounds],
+      [
+        [4, 2, 4, 2],
+        [0, 2],
+      ],
+    );
+    // A forecast that meets the targets plans nothing and records no outcome.
+    const met = await makeTopUpPlan(c, store, layout, readers, 2, async () => [tally(10, 6, 0)], undefined, forecast);
+    assert.deepEqual([met.shardCount, met.targetsOutcome], [4, undefined]);
+    // The basis must be committed.
+    await assert.rejects(
+      makeTopUpPlan(c, store, layout, readers, 2, async () => [tally(4, 2, 0)], undefined, forecast),
+      /6 planned samples are not committed/,
+    );
+    // A round no larger than the wave is not forecast from.
+    assert.equal((await makeTopUpPlan(c, store, layout, readers, 2, async () => assert.fail('no basis to tally'), undefined, { lastWave: 2 })).shardCount, 4);
+    // The exact call once everything is committed records the outcome.
+    assert.equal((await makeTopUpPlan(c, store, layout, readers, 2, async () => [tally(12, 6, 0)])).targetsOutcome, 'targets-met');
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
