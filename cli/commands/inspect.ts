@@ -104,7 +104,10 @@ export function moreLine(shown: number, total: number, what: string, args: reado
   return `... ${total - shown} more ${what} (${total} in all): \`mmif inspect ${[...rest, '-n', String(total)].join(' ')}\` shows them all`;
 }
 
-function formatConstraints(r: Pick<InstructRecord, 'constraints' | 'verdicts'>): string[] {
+function formatConstraints(r: {
+  constraints: ReadonlyArray<Pick<InstructRecord['constraints'][number], 'type' | 'method' | 'value'>>;
+  verdicts: ReadonlyArray<InstructRecord['verdicts'][number] | undefined>;
+}): string[] {
   return r.constraints.map((c, i) => {
     const v = r.verdicts[i];
     const verdict = v ? `${v.passed ? 'PASS' : 'FAIL'} (${v.detail})` : '';
@@ -192,8 +195,21 @@ function formatChatPair(row: ChatPairSharegptRow): string {
 }
 
 /** One reject: what was left out (a sample or a pair), at which stage and why (its reason without that stage repeated). */
+/** A reject's line, then what its sample passed before it was rejected (RejectedContext), as far as it got. */
 export function formatReject(r: RejectRecord): string {
-  return `${r.id}  (${r.source} ${r.source_id}) ${r.kind} rejected at the ${stageLabel(r.stage)} stage: ${reasonAfterStage(r.reason, r.stage)}`;
+  const lines = [`${r.id}  (${r.source} ${r.source_id}) ${r.kind} rejected at the ${stageLabel(r.stage)} stage: ${reasonAfterStage(r.reason, r.stage)}`];
+  if (r.staged_image_path) lines.push(`image (staged, not published): ${r.staged_image_path}`);
+  if (r.instruction) lines.push(`instruction: ${r.instruction}`);
+  if (r.constraints) {
+    // A refused sample's verdicts are its last answer's (each names its constraint); a refused pair's are its rejected answer's.
+    const verdicts = r.kind === 'sample' ? (r.verdicts ?? []) : [];
+    const byConstraint = r.constraints.map((_, i) => verdicts.find((v) => v.index === i));
+    lines.push(
+      verdicts.length > 0 ? "constraints, with the last answer's verdicts:" : 'constraints:',
+      ...formatConstraints({ constraints: r.constraints, verdicts: byConstraint }),
+    );
+  }
+  return lines.join('\n');
 }
 
 const indent = (text: string) =>

@@ -61,6 +61,42 @@ test('inspect --rejects: what was left out, at which step, and its reason withou
     formatReject({ ...base, kind: 'sample', stage: 'answer', reason: 'judge: invalid-json: after repair' }),
     's-1  (chartqa c7) sample rejected at the answer stage: judge: invalid-json: after repair',
   );
+  // What the sample passed before it was refused, as far as it got: the staged image, the instruction, the constraints with the last answer's verdicts.
+  const constraints = [
+    { type: 'length', value: 'at most 50 words', method: 'rule' as const },
+    { type: 'tone', value: 'formal', method: 'direct_judge' as const },
+  ];
+  assert.equal(
+    formatReject({
+      ...base,
+      kind: 'sample',
+      stage: 'answer',
+      reason: 'answer: constraints-failed: 1 of 2 after 3 attempts',
+      staged_image_path: '_work/images/ab/abcd.jpg',
+      instruction: 'Describe the chart.',
+      constraints,
+      // In the order the verifiers answered: each verdict names its constraint.
+      verdicts: [
+        { index: 1, type: 'tone', method: 'direct_judge', passed: false, detail: 'casual' },
+        { index: 0, type: 'length', method: 'rule', passed: true, detail: '42 words' },
+      ],
+    }),
+    [
+      's-1  (chartqa c7) sample rejected at the answer stage: constraints-failed: 1 of 2 after 3 attempts',
+      'image (staged, not published): _work/images/ab/abcd.jpg',
+      'instruction: Describe the chart.',
+      "constraints, with the last answer's verdicts:",
+      '  1. [length, rule] at most 50 words  PASS (42 words)',
+      '  2. [tone, direct_judge] formal  FAIL (casual)',
+    ].join('\n'),
+  );
+  assert.equal(
+    formatReject({ ...base, kind: 'pair', stage: 'rejected', reason: 'rejected: uninformative-pair: x', instruction: 'Describe the chart.', constraints, verdicts: [] })
+      .split('\n')
+      .slice(2)
+      .join('\n'),
+    ['constraints:', '  1. [length, rule] at most 50 words  ', '  2. [tone, direct_judge] formal  '].join('\n'),
+  );
   assert.equal(reasonCode('constraints: too-few-constraints: 2 left'), 'too-few-constraints');
   assert.equal(reasonCode('over-target: met'), 'over-target');
 });
