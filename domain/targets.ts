@@ -165,7 +165,7 @@ export interface RoundsShape {
  * is planned while the last wave runs and its shards take the slots the wave leaves as it drains,
  * instead of starting after it. Undefined when the last round has no more than `lastWave` shards:
  * the next round is then planned from exact counts once everything is committed. A function of the
- * plan and the config alone, so the forecast does not depend on timing.
+ * plan and the config alone, never of which shards happen to be done.
  */
 export function forecastBasis(plan: RoundsShape, lastWave: number): number[] | undefined {
   const start = plan.rounds[plan.rounds.length - 1] ?? 0;

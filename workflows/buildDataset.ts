@@ -19,6 +19,7 @@ import {
   defineUpdate,
   executeChild,
   isCancellation,
+  log,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
@@ -273,7 +274,6 @@ async function targetRounds(
   let { forecastAt } = start;
   let committing = 0;
   let planning = false;
-  let planningFailed: unknown;
   let startedThisRun = 0;
 
   const grow = (shape: PlanShape) => {
@@ -322,13 +322,17 @@ async function targetRounds(
     if (basis?.shards !== plan.shardCount) basis = { shards: plan.shardCount, of: forecastBasis(plan, ctx.inFlight) };
     return basis.of !== undefined && basis.of.every((shard) => kept.has(shard));
   };
+  // A forecast only starts the next round early: one that fails (after its retries) is logged and
+  // left to the exact call once every shard is committed, which fails the build if the cause stays.
   const forecastNext = async () => {
     planning = true;
     forecastAt = plan.rounds.length;
     try {
       grow(await planTopUp({ config, round: plan.rounds.length, forecast: { lastWave: ctx.inFlight } }));
     } catch (err) {
-      planningFailed = err;
+      // Cancelled with the build: the build's own flow handles that.
+      if (!isCancellation(err))
+        log.warn(`build ${config.buildId}: round ${forecastAt} was not planned from a forecast; it is planned once every shard is committed`, { error: String(err) });
     } finally {
       planning = false;
     }
@@ -340,8 +344,7 @@ async function targetRounds(
   const settled = () => progress.shards.running === 0 && committing === 0 && !planning;
   commitDue(); // shards that ran in an earlier run of this build
   for (;;) {
-    await condition(() => planningFailed !== undefined || forecastDue() || canStart() || settled());
-    if (planningFailed !== undefined) throw planningFailed;
+    await condition(() => forecastDue() || canStart() || settled());
     if (forecastDue()) void forecastNext();
     if (canStart()) {
       const shard = retryQueue.shift() ?? takeNext(queue);

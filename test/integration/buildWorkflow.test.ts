@@ -11,6 +11,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { WorkflowHandle } from '@temporalio/client';
 import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import type { ShardSummary } from '../../activities/buildRef.js';
 import { parseBuildConfig, type BuildConfigInput } from '../../config/buildConfig.js';
@@ -46,6 +47,8 @@ interface StubBuild {
   config?: ReturnType<typeof parseBuildConfig>;
   /** Each round planned from a forecast, with the shards not committed when it was. */
   forecasts: Array<{ round: number; uncommitted: number }>;
+  /** Every forecast fails: the exact call plans each round. */
+  forecastFails?: boolean;
 }
 
 const builds = new Map<string, StubBuild>();
@@ -94,6 +97,7 @@ const stubs: BuildActivities = {
       `round ${round} is planned once ${forecast ? 'its basis' : 'every shard'} is committed`,
     );
     if (forecast) b.forecasts.push({ round, uncommitted: b.plan.shardCount - b.committed.size });
+    if (forecast && b.forecastFails) throw ApplicationFailure.nonRetryable('the stub forecast failed');
     const next = nextRound(b.config!, b.plan.rounds.length, tallies(b, b.plan, counted), forecast ? outstandingSamples(b.plan, sourcesOf(b).length, counted) : []);
     if ('outcome' in next) {
       if (!forecast) b.plan = { ...b.plan, targetsOutcome: next.outcome };
@@ -319,4 +323,37 @@ test('top-up rounds: whatever order the shards finish in, each keeps the same re
     assert.deepEqual(result.forecasts, first![1].forecasts, `${name} forecasts the rounds ${first![0]} forecasts`);
     assert.notDeepEqual(result.finishOrder, first![1].finishOrder, `${name}: the shards finished in another order`);
   }
+});
+
+test('a failed forecast leaves its round to the exact call: the build tops up once every shard is committed and meets its targets', async () => {
+  const input = config('rounds-forecast-fails', {
+    sources: [{ type: 'cc3m', uri: '/nonexistent/a' }],
+    maxSamples: 400,
+    shardSize: 4,
+    maxParallelShards: 3,
+    targets: { instruct: 20, expectedYield: 0.9 },
+  });
+  const resolved = parseBuildConfig(input);
+  const b: StubBuild = {
+    plan: stubPlan([]),
+    outcome: (shard) => ({ seconds: 60 + shard }),
+    attempts: new Map(),
+    accepted: (shard) => ({ instruct: [1, 3, 2, 4][shard % 4]!, dpo: [0, 2, 2, 3][shard % 4]! }),
+    committed: new Map(),
+    forecasts: [],
+    forecastFails: true,
+    goals: sourceGoals(resolved),
+    config: resolved,
+  };
+  b.plan = addRound({ ...stubPlan([]), rounds: [] }, firstRoundSizes(resolved), resolved.shardSize);
+  builds.set(input.buildId, b);
+  const handle = await run(input);
+  await handle.result();
+  assert.ok(b.forecasts.length > 0, 'a forecast was tried');
+  assert.ok(b.plan.rounds.length > 1, 'the exact call planned the next round');
+  assert.equal(b.plan.targetsOutcome, 'targets-met');
+  assert.equal(
+    [...b.committed.values()].reduce((n, s) => n + s.instruct, 0),
+    20,
+  );
 });
