@@ -134,22 +134,14 @@ export async function buildDataset(input: unknown, carried?: CarriedProgress): P
   let plan: ExpandedPlan | undefined;
   let build: BuildRef | undefined;
   try {
-    if (carried) plan = expandPlan(carried.plan);
-    else {
-      // Once per build (not again after continue-as-new). Pre-flight runs beside extraction and
-      // planning, which call no model: whichever fails first ends the build in its one line (a
-      // failed pre-flight cancels planning), and no shard starts before pre-flight has passed (ADR 0086).
-      const planning = new CancellationScope();
-      const planned = planning.run(async () => {
-        // A root whose extraction cache cannot be written fails the build in its one line (ADR 0079).
-        const unextracted = await extractArchives(config);
-        if (unextracted.length > 0) throw ApplicationFailure.nonRetryable(unextracted.map((u) => u.problem).join('; '), 'SourceError');
-        return planBuild(config);
-      });
-      const checked = config.llm.preflight ? preflightEndpoints(config) : Promise.resolve();
-      checked.catch(() => planning.cancel());
-      plan = expandPlan((await Promise.all([checked, planned]))[1]);
+    // Before planning, once per build (not again after continue-as-new).
+    if (!carried && config.llm.preflight) await preflightEndpoints(config);
+    if (!carried) {
+      // A root whose extraction cache cannot be written fails the build in its one line (ADR 0079).
+      const unextracted = await extractArchives(config);
+      if (unextracted.length > 0) throw ApplicationFailure.nonRetryable(unextracted.map((u) => u.problem).join('; '), 'SourceError');
     }
+    plan = expandPlan(carried?.plan ?? (await planBuild(config)));
     build = { buildId: config.buildId, output: config.output, s3: config.s3, configFingerprint: plan.configFingerprint };
     progress.shards.planned = plan.shardCount;
     progress.samples.planned = plan.sampleCount;

@@ -452,8 +452,11 @@ test('SIGTERM stops an `mmif worker` without waiting out the 2-minute Retry-Afte
     });
     await withFaults({ rate429: 1, retryAfterSeconds: 120 }, async () => {
       const before = stack.simulator.stats().byStatus['429'] ?? 0;
-      const handle = await stack.client.workflow.start('buildDataset', { taskQueue, workflowId: 'sigterm', args: [config('sigterm', { llm: { preflight: false } })] });
-      // Every model call now waits in the worker's limiter for the endpoint's Retry-After.
+      // One request in flight at a time: once the first 429 is answered, every other call waits in the
+      // worker's limiter for the endpoint's Retry-After (with more, some sent with the first would
+      // still be on their way when the count below is taken).
+      const input = config('sigterm', { llm: { preflight: false }, models: { default: { model: 'mmif-sim-vlm', concurrency: 1 } } });
+      const handle = await stack.client.workflow.start('buildDataset', { taskQueue, workflowId: 'sigterm', args: [input] });
       await eventually(() => (stack.simulator.stats().byStatus['429'] ?? 0) > before, 60_000, 'a rate-limited request');
       const sent = stack.simulator.stats().requests;
       worker.kill('SIGTERM');
