@@ -321,7 +321,7 @@ export async function planTopUp(input: { config: unknown; round: number; forecas
     }
     const tallyOf = async (plan: BuildPlan, shards: readonly number[]) => {
       const manifests: Array<ShardManifest | undefined> = [];
-      await mapLimit([...shards], 32, async (shard) => (manifests[shard] = await getJson<ShardManifest>(ctx.store, ctx.layout.manifest(shard))));
+      await mapLimit(shards, 32, async (shard) => (manifests[shard] = await getJson<ShardManifest>(ctx.store, ctx.layout.manifest(shard))));
       return talliesFrom(plan, manifests);
     };
     return planShape(await makeTopUpPlan(ctx.config, ctx.store, ctx.layout, ctx.sources, input.round, tallyOf, richnessTools(ctx), input.forecast), ctx.layout.planSummary);

@@ -308,11 +308,15 @@ async function targetRounds(
     commitDue();
   };
 
-  let basis: { shards: number; of: number[] | undefined } | undefined;
+  // Checked on every activation: the basis is recomputed only when the plan grows, and `committed`
+  // counts its shards found committed so far (commits never go away), so each check resumes there.
+  let basis: { shards: number; of: number[] | undefined; committed: number } | undefined;
   const forecastDue = () => {
     if (planning || forecastAt >= plan.rounds.length || progress.budgetExhausted) return false;
-    if (basis?.shards !== plan.shardCount) basis = { shards: plan.shardCount, of: forecastBasis(plan, ctx.inFlight) };
-    return basis.of !== undefined && basis.of.every((shard) => kept.has(shard));
+    if (basis?.shards !== plan.shardCount) basis = { shards: plan.shardCount, of: forecastBasis(plan, ctx.inFlight), committed: 0 };
+    if (!basis.of) return false;
+    while (basis.committed < basis.of.length && kept.has(basis.of[basis.committed]!)) basis.committed += 1;
+    return basis.committed === basis.of.length;
   };
   // A forecast only starts the next round early: one that fails (after its retries) is logged and
   // left to the exact call once every shard is committed, which fails the build if the cause stays.

@@ -240,6 +240,33 @@ test('the retry window ends with no update: finalizing starts when it ends, and 
   assert.equal(b.attempts.get(0), 1, 'nothing re-ran the failed shard');
 });
 
+/**
+ * A targets build of shards of 4 samples, 3 at once, over `sources`, its round 0 planned: a yield
+ * that varies by shard, so the first round falls short and the build tops up. Registered for the stubs.
+ */
+function roundsBuild(buildId: string, seconds: (shard: number) => number, { sources, instruct }: { sources: string[]; instruct: number }) {
+  const input = config(buildId, {
+    sources: sources.map((uri) => ({ type: 'cc3m', uri })),
+    maxSamples: 400,
+    shardSize: 4,
+    maxParallelShards: 3,
+    targets: { instruct, expectedYield: 0.9 },
+  });
+  const resolved = parseBuildConfig(input);
+  const b: StubBuild = {
+    plan: addRound({ ...stubPlan([]), rounds: [] }, firstRoundSizes(resolved), resolved.shardSize),
+    outcome: (shard) => ({ seconds: seconds(shard) }),
+    attempts: new Map(),
+    accepted: (shard) => ({ instruct: [1, 3, 2, 4][shard % 4]!, dpo: [0, 2, 2, 3][shard % 4]! }),
+    committed: new Map(),
+    forecasts: [],
+    goals: sourceGoals(resolved),
+    config: resolved,
+  };
+  builds.set(input.buildId, b);
+  return { input, b };
+}
+
 /** Seconds each shard runs, so that shards finish in rank order, in reverse, or odd ones first. */
 const ORDERINGS: Record<string, (shard: number) => number> = {
   'rank order': (shard) => 60 + shard,
@@ -250,30 +277,7 @@ const ORDERINGS: Record<string, (shard: number) => number> = {
 test('top-up rounds: whatever order the shards finish in, each keeps the same records, the rounds are the same (forecast while the last wave runs) and the targets are met exactly', async () => {
   const results: Record<string, { kept: string; rounds: number[]; forecasts: number[]; finishOrder: number[] }> = {};
   for (const [name, seconds] of Object.entries(ORDERINGS)) {
-    const input = config(`rounds-${name.replace(/ /g, '-')}`, {
-      sources: [
-        { type: 'cc3m', uri: '/nonexistent/a' },
-        { type: 'cc3m', uri: '/nonexistent/b' },
-      ],
-      maxSamples: 400,
-      shardSize: 4,
-      maxParallelShards: 3,
-      targets: { instruct: 40, expectedYield: 0.9 },
-    });
-    const resolved = parseBuildConfig(input);
-    const b: StubBuild = {
-      plan: stubPlan([]),
-      outcome: (shard) => ({ seconds: seconds(shard) }),
-      attempts: new Map(),
-      // A yield that varies by shard: the first round falls short and the build tops up.
-      accepted: (shard) => ({ instruct: [1, 3, 2, 4][shard % 4]!, dpo: [0, 2, 2, 3][shard % 4]! }),
-      committed: new Map(),
-      forecasts: [],
-      goals: sourceGoals(resolved),
-      config: resolved,
-    };
-    b.plan = addRound({ ...stubPlan([]), rounds: [] }, firstRoundSizes(resolved), resolved.shardSize);
-    builds.set(input.buildId, b);
+    const { input, b } = roundsBuild(`rounds-${name.replace(/ /g, '-')}`, seconds, { sources: ['/nonexistent/a', '/nonexistent/b'], instruct: 40 });
     const handle = await run(input);
     await handle.result();
 
@@ -326,27 +330,8 @@ test('top-up rounds: whatever order the shards finish in, each keeps the same re
 });
 
 test('a failed forecast leaves its round to the exact call: the build tops up once every shard is committed and meets its targets', async () => {
-  const input = config('rounds-forecast-fails', {
-    sources: [{ type: 'cc3m', uri: '/nonexistent/a' }],
-    maxSamples: 400,
-    shardSize: 4,
-    maxParallelShards: 3,
-    targets: { instruct: 20, expectedYield: 0.9 },
-  });
-  const resolved = parseBuildConfig(input);
-  const b: StubBuild = {
-    plan: stubPlan([]),
-    outcome: (shard) => ({ seconds: 60 + shard }),
-    attempts: new Map(),
-    accepted: (shard) => ({ instruct: [1, 3, 2, 4][shard % 4]!, dpo: [0, 2, 2, 3][shard % 4]! }),
-    committed: new Map(),
-    forecasts: [],
-    forecastFails: true,
-    goals: sourceGoals(resolved),
-    config: resolved,
-  };
-  b.plan = addRound({ ...stubPlan([]), rounds: [] }, firstRoundSizes(resolved), resolved.shardSize);
-  builds.set(input.buildId, b);
+  const { input, b } = roundsBuild('rounds-forecast-fails', ORDERINGS['rank order']!, { sources: ['/nonexistent/a'], instruct: 20 });
+  b.forecastFails = true;
   const handle = await run(input);
   await handle.result();
   assert.ok(b.forecasts.length > 0, 'a forecast was tried');

@@ -248,14 +248,25 @@ test('a committed shard is committed again when what the earlier shards of its s
   assert.equal(capsToRecommit({}, { instruct: 0, dpo: 0 }, trimmedShard), undefined, 'a source without goals is never trimmed');
 });
 
-test('a top-up round is planned from every shard committed, never from a part of the round', async () => {
-  const dir = await mkdtemp(path.join(tmpdir(), 'mmif-topup-committed-'));
+/** Targets of 6 SFT records at yield 1 over a source of 40: round 0 planned as shards of 4 and 2 samples, in a folder removed after `work`. */
+async function withSixTargetPlan(
+  work: (p: { c: ReturnType<typeof config>; store: LocalStore; layout: ReturnType<typeof buildLayout>; readers: ReturnType<typeof source>[] }) => Promise<void>,
+): Promise<void> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'mmif-topup-'));
   try {
     const store = new LocalStore(dir);
     const c = config({ targets: { instruct: 6, expectedYield: 1 } });
     const layout = buildLayout(c.buildId);
     const readers = [source(40)];
     assert.deepEqual((await makeBuildPlan(c, store, layout, readers)).shardSizes, [4, 2]);
+    await work({ c, store, layout, readers });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+test('a top-up round is planned from every shard committed, never from a part of the round', () =>
+  withSixTargetPlan(async ({ c, store, layout, readers }) => {
     const seen: number[] = [];
     await assert.rejects(
       makeTopUpPlan(c, store, layout, readers, 1, async (p) => (seen.push(p.shardCount), [tally(4, 3, 0)])),
@@ -265,19 +276,10 @@ test('a top-up round is planned from every shard committed, never from a part of
     assert.equal((await getJson<BuildPlan>(store, layout.planSummary))!.rounds.length, 1, 'nothing planned');
     const grown = await makeTopUpPlan(c, store, layout, readers, 1, async () => [tally(6, 3, 0)]);
     assert.deepEqual([grown.shardSizes.length > 2, grown.rounds], [true, [0, 2]]);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
-test('a top-up round planned from a forecast: from the basis only, never an outcome, and the exact call after it decides', async () => {
-  const dir = await mkdtemp(path.join(tmpdir(), 'mmif-topup-forecast-'));
-  try {
-    const store = new LocalStore(dir);
-    const c = config({ targets: { instruct: 6, expectedYield: 1 } });
-    const layout = buildLayout(c.buildId);
-    const readers = [source(40)];
-    assert.deepEqual((await makeBuildPlan(c, store, layout, readers)).shardSizes, [4, 2]);
+test('a top-up round planned from a forecast: from the basis only, never an outcome, and the exact call after it decides', () =>
+  withSixTargetPlan(async ({ c, store, layout, readers }) => {
     // A wave of one shard: the basis is shard 0, which kept 3 of 4. 3 are missing, which shard 1's 2
     // samples and 6 more meet with 95% confidence.
     const seen: Array<readonly number[]> = [];
@@ -303,10 +305,7 @@ test('a top-up round planned from a forecast: from the basis only, never an outc
     assert.equal((await makeTopUpPlan(c, store, layout, readers, 2, async () => assert.fail('no basis to tally'), undefined, { lastWave: 2 })).shardCount, 4);
     // The exact call once everything is committed records the outcome.
     assert.equal((await makeTopUpPlan(c, store, layout, readers, 2, async () => [tally(12, 6, 0)])).targetsOutcome, 'targets-met');
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
 test('a source with fewer ranks than round 0 and its reserve is known exhausted from the reserve, without a scan', async () => {
   const dir = await mkdtemp(path.join(tmpdir(), 'mmif-topup-reserve-'));
